@@ -1,0 +1,250 @@
+//! The `Host` trait: the only way probes touch a machine.
+//!
+//! `SystemHost` touches this machine, `ReplayHost` answers from a recorded fixture folder, and
+//! `RecordingHost` wraps `SystemHost` and writes such a folder.
+
+mod fixture;
+pub mod nvml;
+mod recording;
+mod replay;
+mod system;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+pub use fixture::{CommandRecord, FIXTURE_FILE, Fixture, NvmlAnswer};
+pub use nvml::{NvmlDevice, NvmlProcess, NvmlReport};
+pub use recording::RecordingHost;
+pub use replay::ReplayHost;
+pub use system::SystemHost;
+
+/// Largest file `read_file` returns; longer files are an error (sysfs and version files are tiny).
+pub const MAX_FILE_BYTES: usize = 8 * 1024 * 1024;
+/// Largest stdout or stderr a command may print before the rest is cut.
+pub const MAX_OUTPUT_BYTES: usize = 8 * 1024 * 1024;
+
+/// Why a host could not answer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum HostError {
+    /// The path or program does not exist.
+    #[error("not found: {what}")]
+    NotFound { what: String },
+    /// The OS refused or failed the operation.
+    #[error("{message}: {what}")]
+    Io { message: String, what: String },
+    /// A program ran past its time limit and was killed.
+    #[error("timed out after {after_ms} ms: {what}")]
+    Timeout { after_ms: u64, what: String },
+    /// A replay fixture does not hold this answer.
+    #[error("not recorded in the replay fixture: {what}")]
+    NotRecorded { what: String },
+    /// This host cannot do this here (e.g. NVML without a driver library).
+    #[error("{message}")]
+    Unavailable { message: String },
+}
+
+impl HostError {
+    /// True when the error means "there is nothing there" rather than a failure.
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, Self::NotFound { .. })
+    }
+}
+
+/// The operating system family.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OsFamily {
+    Linux,
+    Windows,
+    Macos,
+    Other,
+}
+
+/// What kind of machine the host is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Platform {
+    /// OS family.
+    pub os: OsFamily,
+    /// CPU architecture as Rust names it (`x86_64`, `aarch64`).
+    pub arch: String,
+}
+
+impl Platform {
+    /// The platform this binary runs on.
+    pub fn current() -> Self {
+        let os = match std::env::consts::OS {
+            "linux" => OsFamily::Linux,
+            "windows" => OsFamily::Windows,
+            "macos" => OsFamily::Macos,
+            _ => OsFamily::Other,
+        };
+        Self { os, arch: std::env::consts::ARCH.to_owned() }
+    }
+}
+
+/// Machine facts from the OS (through `sysinfo` on a real machine).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct SystemInfo {
+    /// OS name, e.g. `Debian GNU/Linux`; `None` when the OS did not say.
+    pub os_name: Option<String>,
+    /// OS version, e.g. `12`.
+    pub os_version: Option<String>,
+    /// Kernel release, e.g. `6.1.0-18-amd64`.
+    pub kernel_version: Option<String>,
+    /// Host name (redacted in recordings).
+    pub host_name: Option<String>,
+    /// CPU model name.
+    pub cpu_model: Option<String>,
+    /// Physical CPU cores; `None` when unknown.
+    pub cpu_physical_cores: Option<u32>,
+    /// Logical CPUs.
+    pub cpu_logical_cores: u32,
+    /// Installed memory in bytes.
+    pub memory_total_bytes: u64,
+}
+
+/// One program run: argv (no shell), optional standard input, a time limit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cmd {
+    /// Program and arguments; the program is a name looked up on PATH or a path.
+    pub argv: Vec<String>,
+    /// Text written to standard input, which is then closed.
+    pub stdin: Option<String>,
+    /// The run is killed after this long.
+    pub timeout: Duration,
+}
+
+impl Cmd {
+    /// A command with the default time limit of 10 s.
+    pub fn new<I, S>(argv: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        Self { argv: argv.into_iter().map(Into::into).collect(), stdin: None, timeout: Duration::from_secs(10) }
+    }
+
+    /// Sets the time limit.
+    #[must_use]
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// Sets standard input.
+    #[must_use]
+    pub fn stdin(mut self, text: impl Into<String>) -> Self {
+        self.stdin = Some(text.into());
+        self
+    }
+
+    /// The command line, for messages.
+    pub fn display(&self) -> String {
+        self.argv.join(" ")
+    }
+}
+
+/// What a finished program printed.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct CmdOutput {
+    /// Exit code; `None` when killed by a signal.
+    pub status: Option<i32>,
+    /// Standard output, lossily decoded, capped at `MAX_OUTPUT_BYTES`.
+    pub stdout: String,
+    /// Standard error, likewise.
+    pub stderr: String,
+}
+
+impl CmdOutput {
+    /// True when the program exited with status 0.
+    pub fn success(&self) -> bool {
+        self.status == Some(0)
+    }
+}
+
+/// What kind of file a path names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FileKind {
+    File,
+    Dir,
+    Symlink,
+}
+
+/// One entry of a directory listing.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct DirEntry {
+    /// The entry's file name.
+    pub name: String,
+    /// Its kind, not following a symlink.
+    pub kind: FileKind,
+}
+
+/// Everything a probe may ask of a machine.
+pub trait Host: Send + Sync {
+    /// The OS family and CPU architecture.
+    fn platform(&self) -> Platform;
+    /// Seconds since the Unix epoch (a replay answers its recording time).
+    fn now_unix_secs(&self) -> u64;
+    /// OS, CPU and memory facts.
+    fn system_info(&self) -> SystemInfo;
+    /// One environment variable; `None` when unset or not Unicode.
+    fn env_var(&self, name: &str) -> Option<String>;
+    /// All environment variables (a recording keeps only those `probe::env::is_relevant` names).
+    fn env_vars(&self) -> BTreeMap<String, String>;
+    /// A text file, lossily decoded; at most `MAX_FILE_BYTES`.
+    fn read_file(&self, path: &Path) -> Result<String, HostError>;
+    /// Where a symlink points, as stored in the link.
+    fn read_link(&self, path: &Path) -> Result<PathBuf, HostError>;
+    /// A directory's entries, sorted by name.
+    fn list_dir(&self, path: &Path) -> Result<Vec<DirEntry>, HostError>;
+    /// What the path names after following symlinks; `None` when nothing is there.
+    fn file_kind(&self, path: &Path) -> Option<FileKind>;
+    /// Runs a program without a shell, killing it at its time limit.
+    fn run(&self, cmd: &Cmd) -> Result<CmdOutput, HostError>;
+    /// Everything NVML answers about the driver and each device.
+    fn nvml(&self) -> Result<NvmlReport, HostError>;
+}
+
+/// Finds a program the way a shell would: a path is taken as is, a bare name is looked up on
+/// `PATH` (with `PATHEXT` on Windows). `None` when not found.
+pub fn which(host: &dyn Host, program: &str) -> Option<PathBuf> {
+    let platform = host.platform();
+    let p = Path::new(program);
+    if p.components().count() > 1 {
+        return (host.file_kind(p) == Some(FileKind::File)).then(|| p.to_path_buf());
+    }
+    let windows = platform.os == OsFamily::Windows;
+    let sep = if windows { ';' } else { ':' };
+    let exts: Vec<String> = if windows {
+        let pathext = host.env_var("PATHEXT").unwrap_or_else(|| ".EXE;.BAT;.CMD".to_owned());
+        std::iter::once(String::new()).chain(pathext.split(';').map(str::to_lowercase)).collect()
+    } else {
+        vec![String::new()]
+    };
+    let path = host.env_var("PATH")?;
+    path.split(sep).filter(|d| !d.is_empty()).find_map(|dir| {
+        exts.iter().find_map(|ext| {
+            let candidate = Path::new(dir).join(format!("{program}{ext}"));
+            (host.file_kind(&candidate) == Some(FileKind::File)).then_some(candidate)
+        })
+    })
+}
+
+/// The user's home folder from `HOME` (or `USERPROFILE` on Windows).
+pub fn home_dir(host: &dyn Host) -> Option<PathBuf> {
+    let var = if host.platform().os == OsFamily::Windows { "USERPROFILE" } else { "HOME" };
+    host.env_var(var).filter(|h| !h.is_empty()).map(PathBuf::from)
+}
+
+/// The directories on `PATH`, in order.
+pub fn path_dirs(host: &dyn Host) -> Vec<PathBuf> {
+    let sep = if host.platform().os == OsFamily::Windows { ';' } else { ':' };
+    host.env_var("PATH")
+        .map(|p| p.split(sep).filter(|d| !d.is_empty()).map(PathBuf::from).collect())
+        .unwrap_or_default()
+}

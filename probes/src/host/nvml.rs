@@ -1,0 +1,228 @@
+//! NVML answers as plain data, so that replay and recording can carry them.
+//!
+//! `query()` asks the real library one function at a time: a function that an old driver lacks
+//! (or that a GPU does not support) leaves its field `None` and notes why in `unreported`,
+//! so everything else is still reported.
+
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+use nvml_wrapper::enum_wrappers::device::{Clock, PcieUtilCounter, TemperatureSensor};
+use nvml_wrapper::enums::device::UsedGpuMemory;
+use nvml_wrapper::error::NvmlError;
+use nvml_wrapper::{Device, Nvml};
+use serde::{Deserialize, Serialize};
+
+use super::HostError;
+
+/// What NVML said about the driver and every device.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct NvmlReport {
+    /// `nvmlSystemGetDriverVersion`, e.g. `535.86.05`.
+    pub driver_version: Option<String>,
+    /// `nvmlSystemGetCudaDriverVersion_v2`: the newest CUDA the driver supports, e.g. `12020`.
+    pub cuda_driver_version: Option<i32>,
+    /// `nvmlSystemGetNVMLVersion`.
+    pub nvml_version: Option<String>,
+    /// One entry per device index.
+    pub devices: Vec<NvmlDevice>,
+    /// System-level functions that did not answer, with NVML's reason.
+    pub unreported: BTreeMap<String, String>,
+}
+
+/// What NVML said about one device. Every `None` has its reason in `unreported`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct NvmlDevice {
+    /// NVML device index.
+    pub index: u32,
+    /// Product name.
+    pub name: Option<String>,
+    /// `GPU-…` UUID.
+    pub uuid: Option<String>,
+    /// PCI bus id, e.g. `00000000:01:00.0`.
+    pub pci_bus_id: Option<String>,
+    /// Combined device and vendor id, e.g. `0x268410DE`.
+    pub pci_device_id: Option<u32>,
+    /// Compute capability (major, minor).
+    pub compute_capability: Option<(i32, i32)>,
+    /// Total framebuffer memory in bytes.
+    pub memory_total_bytes: Option<u64>,
+    /// Used framebuffer memory in bytes.
+    pub memory_used_bytes: Option<u64>,
+    /// Free framebuffer memory in bytes.
+    pub memory_free_bytes: Option<u64>,
+    /// PCIe generation now (may drop while idle).
+    pub pcie_gen_current: Option<u32>,
+    /// Highest PCIe generation for this GPU in this system.
+    pub pcie_gen_max: Option<u32>,
+    /// PCIe lanes now.
+    pub pcie_width_current: Option<u32>,
+    /// Widest PCIe link for this GPU in this system.
+    pub pcie_width_max: Option<u32>,
+    /// PCIe transmit throughput in KB/s (20 ms window).
+    pub pcie_tx_kbps: Option<u32>,
+    /// PCIe receive throughput in KB/s.
+    pub pcie_rx_kbps: Option<u32>,
+    /// SM clock now, MHz.
+    pub clock_sm_mhz: Option<u32>,
+    /// Highest SM clock, MHz.
+    pub clock_sm_max_mhz: Option<u32>,
+    /// Memory clock now, MHz.
+    pub clock_mem_mhz: Option<u32>,
+    /// Highest memory clock, MHz.
+    pub clock_mem_max_mhz: Option<u32>,
+    /// Power draw in milliwatts.
+    pub power_draw_mw: Option<u32>,
+    /// Enforced power limit in milliwatts.
+    pub power_limit_mw: Option<u32>,
+    /// GPU die temperature in °C.
+    pub temperature_c: Option<u32>,
+    /// GPU utilization in percent.
+    pub utilization_gpu_pct: Option<u32>,
+    /// Memory-controller utilization in percent.
+    pub utilization_mem_pct: Option<u32>,
+    /// ECC enabled now.
+    pub ecc_enabled: Option<bool>,
+    /// Persistence mode on.
+    pub persistence_mode: Option<bool>,
+    /// Compute mode, e.g. `Default`, `ExclusiveProcess`, `Prohibited`.
+    pub compute_mode: Option<String>,
+    /// MIG mode on now.
+    pub mig_enabled: Option<bool>,
+    /// A display is connected.
+    pub display_attached: Option<bool>,
+    /// VBIOS version.
+    pub vbios_version: Option<String>,
+    /// Windows driver model (`WDDM` or `TCC`); `None` on Linux.
+    pub driver_model: Option<String>,
+    /// Compute processes running now.
+    pub processes: Option<Vec<NvmlProcess>>,
+    /// Functions that did not answer for this device, with NVML's reason.
+    pub unreported: BTreeMap<String, String>,
+}
+
+/// One process using a GPU.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NvmlProcess {
+    /// Process id.
+    pub pid: u32,
+    /// GPU memory used in bytes; `None` under WDDM, where the OS manages memory.
+    pub used_memory_bytes: Option<u64>,
+}
+
+/// NVML, initialised once per process; the error is remembered as text.
+fn nvml() -> Result<&'static Nvml, HostError> {
+    static NVML: OnceLock<Result<Nvml, String>> = OnceLock::new();
+    NVML.get_or_init(|| Nvml::init().map_err(|e| describe_init_error(&e)))
+        .as_ref()
+        .map_err(|message| HostError::Unavailable { message: message.clone() })
+}
+
+fn describe_init_error(e: &NvmlError) -> String {
+    match e {
+        NvmlError::LibloadingError(inner) => {
+            format!("the NVML library (libnvidia-ml, part of the NVIDIA driver) could not be loaded: {inner}")
+        }
+        NvmlError::DriverNotLoaded => "NVML is installed but the NVIDIA kernel driver is not loaded".to_owned(),
+        NvmlError::NoPermission => "NVML refused access (no permission to the NVIDIA device files)".to_owned(),
+        other => format!("NVML failed to initialise: {other}"),
+    }
+}
+
+/// Records a call's value, or its error under `name`.
+fn take<T>(unreported: &mut BTreeMap<String, String>, name: &str, r: Result<T, NvmlError>) -> Option<T> {
+    match r {
+        Ok(v) => Some(v),
+        Err(e) => {
+            unreported.insert(name.to_owned(), e.to_string());
+            None
+        }
+    }
+}
+
+/// Asks the real NVML everything the probes use.
+pub(crate) fn query() -> Result<NvmlReport, HostError> {
+    let nvml = nvml()?;
+    let mut report = NvmlReport::default();
+    let u = &mut report.unreported;
+    report.driver_version = take(u, "driver_version", nvml.sys_driver_version());
+    report.cuda_driver_version = take(u, "cuda_driver_version", nvml.sys_cuda_driver_version());
+    report.nvml_version = take(u, "nvml_version", nvml.sys_nvml_version());
+    let count = nvml
+        .device_count()
+        .map_err(|e| HostError::Unavailable { message: format!("NVML could not count devices: {e}") })?;
+    for index in 0..count {
+        match nvml.device_by_index(index) {
+            Ok(device) => report.devices.push(query_device(index, &device)),
+            Err(e) => {
+                report.unreported.insert(format!("device {index}"), e.to_string());
+            }
+        }
+    }
+    Ok(report)
+}
+
+fn query_device(index: u32, d: &Device<'_>) -> NvmlDevice {
+    let mut u = BTreeMap::new();
+    let pci = take(&mut u, "pci_info", d.pci_info());
+    let memory = take(&mut u, "memory_info", d.memory_info());
+    let utilization = take(&mut u, "utilization_rates", d.utilization_rates());
+    let processes = d.running_compute_processes().or_else(|_| d.running_compute_processes_v2());
+    NvmlDevice {
+        index,
+        name: take(&mut u, "name", d.name()),
+        uuid: take(&mut u, "uuid", d.uuid()),
+        pci_bus_id: pci.as_ref().map(|p| p.bus_id.clone()),
+        pci_device_id: pci.as_ref().map(|p| p.pci_device_id),
+        compute_capability: take(&mut u, "cuda_compute_capability", d.cuda_compute_capability())
+            .map(|c| (c.major, c.minor)),
+        memory_total_bytes: memory.as_ref().map(|m| m.total),
+        memory_used_bytes: memory.as_ref().map(|m| m.used),
+        memory_free_bytes: memory.as_ref().map(|m| m.free),
+        pcie_gen_current: take(&mut u, "current_pcie_link_gen", d.current_pcie_link_gen()),
+        pcie_gen_max: take(&mut u, "max_pcie_link_gen", d.max_pcie_link_gen()),
+        pcie_width_current: take(&mut u, "current_pcie_link_width", d.current_pcie_link_width()),
+        pcie_width_max: take(&mut u, "max_pcie_link_width", d.max_pcie_link_width()),
+        pcie_tx_kbps: take(&mut u, "pcie_throughput_tx", d.pcie_throughput(PcieUtilCounter::Send)),
+        pcie_rx_kbps: take(&mut u, "pcie_throughput_rx", d.pcie_throughput(PcieUtilCounter::Receive)),
+        clock_sm_mhz: take(&mut u, "clock_info_sm", d.clock_info(Clock::SM)),
+        clock_sm_max_mhz: take(&mut u, "max_clock_info_sm", d.max_clock_info(Clock::SM)),
+        clock_mem_mhz: take(&mut u, "clock_info_mem", d.clock_info(Clock::Memory)),
+        clock_mem_max_mhz: take(&mut u, "max_clock_info_mem", d.max_clock_info(Clock::Memory)),
+        power_draw_mw: take(&mut u, "power_usage", d.power_usage()),
+        power_limit_mw: take(&mut u, "enforced_power_limit", d.enforced_power_limit()),
+        temperature_c: take(&mut u, "temperature", d.temperature(TemperatureSensor::Gpu)),
+        utilization_gpu_pct: utilization.as_ref().map(|x| x.gpu),
+        utilization_mem_pct: utilization.as_ref().map(|x| x.memory),
+        ecc_enabled: take(&mut u, "is_ecc_enabled", d.is_ecc_enabled()).map(|e| e.currently_enabled),
+        persistence_mode: take(&mut u, "is_in_persistent_mode", d.is_in_persistent_mode()),
+        compute_mode: take(&mut u, "compute_mode", d.compute_mode()).map(|m| format!("{m:?}")),
+        mig_enabled: take(&mut u, "mig_mode", d.mig_mode()).map(|m| m.current == 1),
+        display_attached: take(&mut u, "is_display_connected", d.is_display_connected()),
+        vbios_version: take(&mut u, "vbios_version", d.vbios_version()),
+        driver_model: driver_model(&mut u, d),
+        processes: take(&mut u, "running_compute_processes", processes).map(|ps| {
+            ps.into_iter()
+                .map(|p| NvmlProcess {
+                    pid: p.pid,
+                    used_memory_bytes: match p.used_gpu_memory {
+                        UsedGpuMemory::Used(b) => Some(b),
+                        UsedGpuMemory::Unavailable => None,
+                    },
+                })
+                .collect()
+        }),
+        unreported: u,
+    }
+}
+
+#[cfg(windows)]
+fn driver_model(u: &mut BTreeMap<String, String>, d: &Device<'_>) -> Option<String> {
+    take(u, "driver_model", d.driver_model()).map(|m| format!("{:?}", m.current))
+}
+
+/// Linux has no driver models.
+#[cfg(not(windows))]
+fn driver_model(_: &mut BTreeMap<String, String>, _: &Device<'_>) -> Option<String> {
+    None
+}

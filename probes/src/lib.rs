@@ -1,0 +1,20 @@
+//! What is on this machine: the `Snapshot` model, the `Host` trait, the probes and the text parsers.
+//!
+//! Probes never touch the OS directly; they ask a [`host::Host`]. [`probe::collect`] runs them all
+//! (concurrently where they do not depend on each other) and returns a [`Snapshot`].
+
+pub mod host;
+pub mod parse;
+pub mod probe;
+mod probed;
+mod report;
+mod snapshot;
+mod version;
+
+pub use probed::{Outcome, Probed, Trace, TraceEntry};
+pub use report::{Category, Finding, Report, Severity};
+pub use snapshot::{SCHEMA_VERSION, Snapshot};
+pub use version::{ComputeCapability, CudaVersion, CudnnVersion, DriverVersion, VersionError};
+
+/// This build's version, written into every snapshot and report.
+pub const TOOL_VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -1,0 +1,1 @@
+//! OWNER: toolkits helper. Stub until filled.
