@@ -50,19 +50,24 @@ impl ReplayHost {
         &self.fixture
     }
 
-    /// Follows recorded symlinks (at most 16) to the path they lead to.
+    /// Follows recorded symlinks in every component of `path` (at most 32 hops in all).
     fn resolve(&self, path: &Path) -> PathBuf {
-        let mut p = normalize(path);
-        for _ in 0..16 {
-            let Some(target) = self.fixture.links.get(&key(&p)) else { break };
-            let target = Path::new(target);
-            p = if target.is_absolute() || target.to_string_lossy().contains(':') {
-                normalize(target)
-            } else {
-                normalize(&p.parent().unwrap_or(Path::new("/")).join(target))
-            };
+        let mut hops = 0;
+        let mut out = PathBuf::new();
+        for c in normalize(path).components() {
+            out.push(c.as_os_str());
+            while hops < 32 {
+                let Some(target) = self.fixture.links.get(&key(&out)) else { break };
+                hops += 1;
+                let target = Path::new(target);
+                out = if target.is_absolute() || target.to_string_lossy().contains(':') {
+                    normalize(target)
+                } else {
+                    normalize(&out.parent().unwrap_or(Path::new("/")).join(target))
+                };
+            }
         }
-        p
+        out
     }
 
     /// The children that other recorded paths imply under `dir`.
