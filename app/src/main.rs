@@ -1,1 +1,121 @@
-fn main() {}
+//! gpu-doctor: checks an NVIDIA GPU machine for machine learning.
+
+mod cli;
+mod render;
+
+use std::io::Write;
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use clap::Parser;
+use gpu_doctor_probes::host::{Host, RecordingHost, ReplayHost, SystemHost};
+use gpu_doctor_probes::probe::{self, Options};
+use gpu_doctor_probes::{Report, Snapshot};
+
+use cli::{CheckArgs, Cli, Command, Format, ProbeArgs, RecordArgs, ReportArgs};
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_env("GPU_DOCTOR_LOG"))
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("gpu-doctor: {e:#}");
+            ExitCode::from(e.downcast_ref::<InputError>().map_or(1, |_| cli::EXIT_INPUT))
+        }
+    }
+}
+
+/// An input that could not be read (exit code 3).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct InputError(String);
+
+fn run(cli: Cli) -> Result<u8> {
+    let host: Box<dyn Host> = match &cli.replay {
+        Some(dir) => Box::new(ReplayHost::load(dir).map_err(|e| InputError(format!("{e}")))?),
+        None => Box::new(SystemHost::new()),
+    };
+    let this_machine = cli.replay.is_none();
+    match cli.command {
+        Some(Command::Check(args)) => check(host.as_ref(), &args),
+        Some(Command::Report(args)) => report(host.as_ref(), &args),
+        Some(Command::RecordFixture(args)) => record(&args, this_machine),
+        None => {
+            let no_display = std::env::var_os("DISPLAY").is_none() && std::env::var_os("WAYLAND_DISPLAY").is_none();
+            let hint = if no_display {
+                "no display found (DISPLAY and WAYLAND_DISPLAY are unset), so here is the terminal summary"
+            } else {
+                "this build has no window yet, so here is the terminal summary"
+            };
+            let code = check(host.as_ref(), &CheckArgs { probe: ProbeArgs::default(), json: false, verbose: false })?;
+            eprintln!("\nhint: {hint}; `gpu-doctor --help` lists the commands.");
+            Ok(code)
+        }
+    }
+}
+
+fn options(args: &ProbeArgs) -> Options {
+    Options { deep: args.deep, extra_pythons: args.pythons.clone(), cwd: std::env::current_dir().ok() }
+}
+
+fn snapshot(host: &dyn Host, args: &ProbeArgs) -> Snapshot {
+    probe::collect(host, &options(args))
+}
+
+fn check(host: &dyn Host, args: &CheckArgs) -> Result<u8> {
+    let snap = snapshot(host, &args.probe);
+    let report = Report::new(snap, Vec::new());
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &report).context("could not write the JSON report")?;
+        writeln!(out)?;
+    } else {
+        let color = std::env::var_os("NO_COLOR").is_none() && std::io::IsTerminal::is_terminal(&std::io::stdout());
+        out.write_all(render::text::summary(&report, color, args.verbose).as_bytes())?;
+    }
+    Ok(cli::EXIT_OK)
+}
+
+fn report(host: &dyn Host, args: &ReportArgs) -> Result<u8> {
+    let report = Report::new(snapshot(host, &args.probe), Vec::new());
+    let text = match args.format {
+        Format::Json => serde_json::to_string_pretty(&report).context("could not serialize the report")? + "\n",
+        Format::Md => render::markdown::report(&report),
+    };
+    match &args.output {
+        Some(path) => {
+            write_file(path, &text)?;
+            eprintln!("wrote {}", path.display());
+        }
+        None => std::io::stdout().lock().write_all(text.as_bytes())?,
+    }
+    Ok(cli::EXIT_OK)
+}
+
+fn record(args: &RecordArgs, this_machine: bool) -> Result<u8> {
+    anyhow::ensure!(this_machine, "record-fixture records this machine; it cannot be combined with --replay");
+    let host = RecordingHost::new(probe::env::is_relevant);
+    let snap = snapshot(&host, &args.probe);
+    let path =
+        host.write(&args.dir).with_context(|| format!("could not write the fixture to {}", args.dir.display()))?;
+    eprintln!(
+        "recorded {} GPU(s), {} Python environment(s) into {}\nreplay it with: gpu-doctor --replay {} check",
+        snap.gpus.value().map_or(0, Vec::len),
+        snap.python_envs.value().map_or(0, Vec::len),
+        path.display(),
+        args.dir.display()
+    );
+    Ok(cli::EXIT_OK)
+}
+
+/// Writes a file through a temporary sibling, so a failed write never leaves half a report.
+fn write_file(path: &Path, text: &str) -> Result<()> {
+    let tmp = path.with_extension("tmp-gpu-doctor");
+    std::fs::write(&tmp, text).with_context(|| format!("could not write {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("could not move the report into place at {}", path.display()))
+}

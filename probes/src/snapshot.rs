@@ -23,6 +23,10 @@ pub struct Snapshot {
     pub platform: platform::PlatformFacts,
     /// The NVIDIA driver: version, the CUDA level it supports, its kernel module.
     pub driver: Probed<driver::DriverFacts>,
+    /// The NVIDIA kernel module: loaded, nouveau, built for the running kernel (Linux).
+    pub kernel_module: Probed<driver::KernelModuleFacts>,
+    /// UEFI Secure Boot, which refuses unsigned kernel modules (Linux, where `mokutil` exists).
+    pub secure_boot: Probed<driver::SecureBoot>,
     /// NVIDIA display and 3D controllers on the PCI bus, with the driver bound to each.
     pub pci_devices: Probed<Vec<pci::PciDevice>>,
     /// GPUs as the driver sees them.

@@ -215,7 +215,7 @@ impl ComputeCapability {
             (9, _) => "Hopper",
             (10, 3) => "Blackwell Ultra",
             (10, 7) => "Rubin",
-            (10 | 11 | 12, _) => "Blackwell",
+            (10..=12, _) => "Blackwell",
             _ => return None,
         })
     }

@@ -112,10 +112,8 @@ impl Host for RecordingHost {
 
     fn env_var(&self, name: &str) -> Option<String> {
         let value = self.inner.env_var(name);
-        if let Some(v) = &value {
-            if (self.keep_env)(name) {
-                self.rec().env.insert(name.to_owned(), v.clone());
-            }
+        if let Some(v) = value.as_ref().filter(|_| (self.keep_env)(name)) {
+            self.rec().env.insert(name.to_owned(), v.clone());
         }
         value
     }

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use crate::ComputeCapability;
 
 /// One GPU. Every `None` means the driver or device did not report it; the trace says why.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Gpu {
     /// Driver index (NVML order).
     pub index: u32,
@@ -74,4 +74,203 @@ pub struct GpuProcess {
     pub pid: u32,
     /// GPU memory in bytes; `None` under WDDM.
     pub used_memory_bytes: Option<u64>,
+}
+
+use crate::host::{Host, HostError, NvmlDevice, NvmlReport, OsFamily};
+use crate::parse::smi::SmiGpu;
+use crate::{Probed, Trace};
+
+use super::driver::SmiXml;
+use super::link::sysfs_link;
+
+/// Normalizes a PCI bus id to the sysfs form: `00000000:01:00.0` → `0000:01:00.0`, lowercase.
+pub fn normalize_bus_id(id: &str) -> String {
+    let id = id.trim().to_ascii_lowercase();
+    match id.split_once(':') {
+        Some((domain, rest)) if domain.len() > 4 && domain.is_ascii() => {
+            format!("{}:{rest}", &domain[domain.len() - 4..])
+        }
+        Some((domain, rest)) if domain.len() < 4 && rest.contains(':') => format!("{domain:0>4}:{rest}"),
+        Some(_) => id,
+        None => id,
+    }
+}
+
+fn from_nvml(d: &NvmlDevice) -> Gpu {
+    let compute_capability = d.compute_capability.and_then(|(major, minor)| {
+        Some(crate::ComputeCapability { major: u32::try_from(major).ok()?, minor: u32::try_from(minor).ok()? })
+    });
+    Gpu {
+        index: d.index,
+        name: d.name.clone(),
+        uuid: d.uuid.clone(),
+        pci_bus_id: d.pci_bus_id.as_deref().map(normalize_bus_id),
+        compute_capability,
+        architecture: compute_capability.and_then(crate::ComputeCapability::architecture).map(str::to_owned),
+        memory_total_bytes: d.memory_total_bytes,
+        memory_used_bytes: d.memory_used_bytes,
+        memory_free_bytes: d.memory_free_bytes,
+        pcie_gen_current: d.pcie_gen_current,
+        pcie_gen_max: d.pcie_gen_max,
+        pcie_width_current: d.pcie_width_current,
+        pcie_width_max: d.pcie_width_max,
+        clock_sm_mhz: d.clock_sm_mhz,
+        clock_sm_max_mhz: d.clock_sm_max_mhz,
+        clock_mem_mhz: d.clock_mem_mhz,
+        clock_mem_max_mhz: d.clock_mem_max_mhz,
+        power_draw_mw: d.power_draw_mw,
+        power_limit_mw: d.power_limit_mw,
+        temperature_c: d.temperature_c,
+        utilization_gpu_pct: d.utilization_gpu_pct,
+        ecc_enabled: d.ecc_enabled,
+        persistence_mode: d.persistence_mode,
+        compute_mode: d.compute_mode.clone(),
+        mig_enabled: d.mig_enabled,
+        display_attached: d.display_attached,
+        vbios_version: d.vbios_version.clone(),
+        driver_model: d.driver_model.clone(),
+        processes: d
+            .processes
+            .as_ref()
+            .map(|ps| ps.iter().map(|p| GpuProcess { pid: p.pid, used_memory_bytes: p.used_memory_bytes }).collect()),
+    }
+}
+
+const MIB: u64 = 1024 * 1024;
+
+/// Fills what NVML left out from what nvidia-smi printed for the same GPU.
+fn fill_from_smi(gpu: &mut Gpu, s: &SmiGpu) {
+    fn fill<T: Clone>(slot: &mut Option<T>, value: Option<&T>) {
+        if slot.is_none() {
+            *slot = value.cloned();
+        }
+    }
+    fill(&mut gpu.name, s.name.as_ref());
+    fill(&mut gpu.uuid, s.uuid.as_ref());
+    if gpu.pci_bus_id.is_none() {
+        gpu.pci_bus_id = s.pci_bus_id.as_deref().map(normalize_bus_id);
+    }
+    fill(&mut gpu.memory_total_bytes, s.memory_total_mib.map(|m| m * MIB).as_ref());
+    fill(&mut gpu.memory_used_bytes, s.memory_used_mib.map(|m| m * MIB).as_ref());
+    if gpu.memory_free_bytes.is_none()
+        && let (Some(t), Some(u)) = (gpu.memory_total_bytes, gpu.memory_used_bytes)
+    {
+        gpu.memory_free_bytes = Some(t.saturating_sub(u));
+    }
+    fill(&mut gpu.pcie_gen_current, s.pcie_gen_current.as_ref());
+    fill(&mut gpu.pcie_gen_max, s.pcie_gen_max.as_ref());
+    fill(&mut gpu.pcie_width_current, s.pcie_width_current.as_ref());
+    fill(&mut gpu.pcie_width_max, s.pcie_width_max.as_ref());
+    fill(&mut gpu.mig_enabled, s.mig_enabled.as_ref());
+}
+
+/// The fields an old driver's NVML may lack that nvidia-smi can still give.
+fn lacks_basics(g: &Gpu) -> bool {
+    g.name.is_none() || g.memory_total_bytes.is_none() || g.pcie_gen_max.is_none() || g.pcie_width_max.is_none()
+}
+
+/// Fills the PCIe link from sysfs when the driver did not report it (Linux).
+fn fill_from_sysfs(host: &dyn Host, gpu: &mut Gpu, trace: &mut Trace) {
+    let Some(bus) = gpu.pci_bus_id.clone() else { return };
+    if gpu.pcie_gen_max.is_some() && gpu.pcie_width_max.is_some() && gpu.pcie_gen_current.is_some() {
+        return;
+    }
+    match sysfs_link(host, &bus) {
+        Some(l) => {
+            gpu.pcie_gen_current = gpu.pcie_gen_current.or(l.gen_current);
+            gpu.pcie_gen_max = gpu.pcie_gen_max.or(l.gen_max);
+            gpu.pcie_width_current = gpu.pcie_width_current.or(l.width_current);
+            gpu.pcie_width_max = gpu.pcie_width_max.or(l.width_max);
+            trace.ok(format!("sysfs link {bus}"), "filled the PCIe link the driver did not report");
+        }
+        None => trace.miss(format!("sysfs link {bus}"), "no link files"),
+    }
+}
+
+/// Lists the GPUs: NVML, with gaps filled from `nvidia-smi -q -x` and sysfs; nvidia-smi alone
+/// when NVML is not usable.
+pub fn probe(
+    host: &dyn Host,
+    nvml: &Result<NvmlReport, HostError>,
+    smi: &SmiXml,
+    trace: &mut Trace,
+) -> Probed<Vec<Gpu>> {
+    if host.platform().os == OsFamily::Macos {
+        return Probed::Unsupported { reason: "macOS has no NVIDIA CUDA GPUs".into() };
+    }
+    let linux = host.platform().os == OsFamily::Linux;
+    let (mut gpus, source) = match nvml {
+        Ok(report) if !report.devices.is_empty() => {
+            for d in &report.devices {
+                let missing: Vec<&str> = d.unreported.keys().map(String::as_str).collect();
+                if missing.is_empty() {
+                    trace.ok(format!("nvml device {}", d.index), "every field answered");
+                } else {
+                    trace.ok(format!("nvml device {}", d.index), format!("not reported: {}", missing.join(", ")));
+                }
+            }
+            let mut gpus: Vec<Gpu> = report.devices.iter().map(from_nvml).collect();
+            if gpus.iter().any(lacks_basics)
+                && let Ok(r) = smi.get(host, trace)
+            {
+                for gpu in &mut gpus {
+                    let same = |s: &&SmiGpu| {
+                        s.uuid.is_some() && s.uuid == gpu.uuid
+                            || s.pci_bus_id.as_deref().map(normalize_bus_id).is_some_and(|b| Some(b) == gpu.pci_bus_id)
+                    };
+                    if let Some(s) = r.gpus.iter().find(same) {
+                        fill_from_smi(gpu, s);
+                    }
+                }
+            }
+            (gpus, "nvml")
+        }
+        Ok(_) => {
+            trace.miss("nvml", "the driver reports no GPUs");
+            return Probed::absent("the NVIDIA driver is running but reports no GPUs");
+        }
+        Err(e) => {
+            trace.miss("nvml", e.to_string());
+            match smi.get(host, trace) {
+                Ok(r) if !r.gpus.is_empty() => {
+                    let gpus = r
+                        .gpus
+                        .iter()
+                        .zip(0u32..)
+                        .map(|(s, index)| {
+                            let mut g = Gpu { index, ..Gpu::default() };
+                            fill_from_smi(&mut g, s);
+                            g
+                        })
+                        .collect();
+                    (gpus, "nvidia-smi -q -x")
+                }
+                Ok(_) => return Probed::absent("nvidia-smi lists no GPUs"),
+                Err(smi_err) => {
+                    return Probed::absent(format!("no GPU is visible to a driver: {e}; {smi_err}"));
+                }
+            }
+        }
+    };
+    if linux {
+        for gpu in &mut gpus {
+            fill_from_sysfs(host, gpu, trace);
+        }
+    }
+    Probed::found(gpus, source)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bus_ids_normalize_to_the_sysfs_form() {
+        assert_eq!(normalize_bus_id("00000000:01:00.0"), "0000:01:00.0");
+        assert_eq!(normalize_bus_id("00000000:C1:00.0"), "0000:c1:00.0");
+        assert_eq!(normalize_bus_id("0000:01:00.0"), "0000:01:00.0");
+        assert_eq!(normalize_bus_id("01:00.0"), "01:00.0");
+        assert_eq!(normalize_bus_id(""), "");
+        assert_eq!(normalize_bus_id("é€:x"), "é€:x");
+    }
 }

@@ -32,3 +32,141 @@ pub struct SitePackages {
     /// The folder.
     pub path: PathBuf,
 }
+
+use std::thread;
+
+use crate::host::Host;
+use crate::{Probed, SCHEMA_VERSION, Snapshot, TOOL_VERSION, Trace};
+
+/// Runs every probe and returns what they found.
+///
+/// Probes that do not depend on each other run on their own threads; the ones that need another's
+/// result (host links need the GPUs, cuDNN needs the toolkits and Python environments) run after it.
+/// Traces are gathered in a fixed order so the output does not depend on timing.
+pub fn collect(host: &dyn Host, opts: &Options) -> Snapshot {
+    let taken_at_unix_secs = host.now_unix_secs();
+    let smi = driver::SmiXml::default();
+    thread::scope(|s| {
+        let spawn = |name: &str| thread::Builder::new().name(format!("probe-{name}"));
+        let gpu_side = spawn("driver").spawn_scoped(s, || {
+            let mut t = Trace::new("driver");
+            let nvml = host.nvml();
+            let driver = driver::probe(host, &nvml, &smi, &mut t);
+            let mut tg = Trace::new("gpus");
+            let gpus = gpus::probe(host, &nvml, &smi, &mut tg);
+            (driver, gpus, t, tg)
+        });
+        let module_side = spawn("modules").spawn_scoped(s, || {
+            let mut t = Trace::new("kernel_module");
+            let module = driver::probe_kernel_module(host, &mut t);
+            let secure_boot = driver::probe_secure_boot(host, &mut t);
+            let mut tp = Trace::new("pci");
+            let pci = pci::probe(host, &mut tp);
+            (module, secure_boot, pci, t, tp)
+        });
+        let python_side = spawn("python").spawn_scoped(s, || {
+            let mut t = Trace::new("python");
+            let envs = python::probe(host, opts, &mut t);
+            let site = envs.value().map(|e| python::site_packages(e)).unwrap_or_default();
+            let mut tt = Trace::new("toolkits");
+            let toolkits = toolkits::probe(host, &site, &mut tt);
+            let mut tc = Trace::new("cudnn");
+            let cudnn = cudnn::probe(host, toolkits.value(), &site, &mut tc);
+            (envs, toolkits, cudnn, t, tt, tc)
+        });
+
+        let mut t_sys = Trace::new("system");
+        let system = system::probe(host, &mut t_sys);
+        let mut t_platform = Trace::new("platform");
+        let platform = platform::probe(host, &mut t_platform);
+        let mut t_env = Trace::new("env");
+        let env = env::probe(host, &mut t_env);
+
+        let (driver, gpus, t_driver, t_gpus) = join(gpu_side, "driver");
+        let (kernel_module, secure_boot, pci_devices, t_module, t_pci) = join(module_side, "modules");
+        let mut t_link = Trace::new("link");
+        let links = match (pci_devices.value(), gpus.value()) {
+            (Some(devices), gpus) => link::probe(host, devices, gpus.map_or(&[][..], Vec::as_slice), &mut t_link),
+            (None, _) => Probed::absent(format!(
+                "no NVIDIA device on the PCI bus to follow: {}",
+                pci_devices.why_not().unwrap_or("unknown")
+            )),
+        };
+        let (python_envs, toolkits, cudnn, t_python, t_toolkits, t_cudnn) = join(python_side, "python");
+
+        let trace =
+            [t_sys, t_platform, t_env, t_driver, t_module, t_pci, t_gpus, t_link, t_toolkits, t_cudnn, t_python]
+                .into_iter()
+                .flat_map(Trace::into_entries)
+                .collect();
+        Snapshot {
+            schema_version: SCHEMA_VERSION,
+            tool_version: TOOL_VERSION.to_owned(),
+            taken_at_unix_secs,
+            system,
+            platform,
+            driver,
+            kernel_module,
+            secure_boot,
+            pci_devices,
+            gpus,
+            links,
+            toolkits,
+            cudnn,
+            python_envs,
+            env,
+            trace,
+        }
+    })
+}
+
+/// The three probe threads' results type, named for `join`.
+trait Failing: Sized {
+    fn failed(error: String) -> Self;
+}
+
+impl<T> Failing for Probed<T> {
+    fn failed(error: String) -> Self {
+        Probed::Failed { error }
+    }
+}
+
+/// Joins a probe thread; a thread that could not start or panicked becomes `Failed` results.
+fn join<R: FromPanic>(handle: std::io::Result<thread::ScopedJoinHandle<'_, R>>, name: &str) -> R {
+    match handle {
+        Ok(h) => {
+            h.join().unwrap_or_else(|_| R::from_panic(format!("the {name} probe panicked (a bug: please report it)")))
+        }
+        Err(e) => R::from_panic(format!("could not start the {name} probe thread: {e}")),
+    }
+}
+
+/// Builds a result that says a probe thread failed.
+trait FromPanic {
+    fn from_panic(error: String) -> Self;
+}
+
+impl<A: Failing, B: Failing, C: Failing> FromPanic for (A, B, C, Trace, Trace) {
+    fn from_panic(error: String) -> Self {
+        (A::failed(error.clone()), B::failed(error.clone()), C::failed(error), Trace::default(), Trace::default())
+    }
+}
+
+impl<A: Failing, B: Failing> FromPanic for (A, B, Trace, Trace) {
+    fn from_panic(error: String) -> Self {
+        (A::failed(error.clone()), B::failed(error), Trace::default(), Trace::default())
+    }
+}
+
+impl<A: Failing, B: Failing, C: Failing> FromPanic for (A, B, C, Trace, Trace, Trace) {
+    fn from_panic(error: String) -> Self {
+        (
+            A::failed(error.clone()),
+            B::failed(error.clone()),
+            C::failed(error),
+            Trace::default(),
+            Trace::default(),
+            Trace::default(),
+        )
+    }
+}

@@ -1,0 +1,116 @@
+//! The command line: what each command and option means, written for someone new to the tool.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Exit code: the command ran.
+pub const EXIT_OK: u8 = 0;
+/// Exit code: the command line was wrong (clap uses it too).
+/// (Kept to document the code; clap exits with it itself.)
+#[allow(dead_code)]
+pub const EXIT_USAGE: u8 = 2;
+/// Exit code: an input (a replay folder, a file) could not be read.
+pub const EXIT_INPUT: u8 = 3;
+
+const ABOUT: &str = "Checks an NVIDIA GPU machine for machine learning: driver, GPUs, PCIe and Thunderbolt links, \
+CUDA toolkits, cuDNN, and the PyTorch, TensorFlow, JAX and CuPy installs in every Python environment.";
+
+const AFTER_HELP: &str = "\
+Examples:
+  gpu-doctor check                 summary of this machine in the terminal
+  gpu-doctor check --deep          also import the frameworks in each Python environment
+  gpu-doctor check --json          the full report as JSON (for scripts)
+  gpu-doctor report --format md -o report.md
+                                   a Markdown report to paste into a GitHub issue
+  gpu-doctor record-fixture ./my-machine
+                                   record what the probes saw, for a bug report
+  gpu-doctor --replay ./my-machine check
+                                   look at a recorded machine instead of this one
+
+Exit codes: 0 the command ran; 2 the command line was wrong; 3 an input could not be read.
+
+With no command, gpu-doctor opens its window where one can be shown; this build has no window yet,
+so it prints the `check` summary.";
+
+/// gpu-doctor: is this machine ready for GPU machine learning, and if not, why not?
+#[derive(Debug, Parser)]
+#[command(name = "gpu-doctor", version, about = ABOUT, after_help = AFTER_HELP)]
+pub struct Cli {
+    /// Look at a machine recorded with `record-fixture` (a folder) instead of this one.
+    #[arg(long, global = true, value_name = "DIR")]
+    pub replay: Option<PathBuf>,
+    /// What to do; without one, shows the `check` summary.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Probe this machine and print a summary: driver, GPUs and their links, CUDA toolkits, cuDNN,
+    /// and each Python environment with its frameworks.
+    Check(CheckArgs),
+    /// Write the full report as a file (JSON for tools, Markdown for GitHub issues).
+    Report(ReportArgs),
+    /// Record every command output, file and NVML answer the probes use into DIR, so the machine
+    /// can be replayed with `--replay DIR` (user and host names are replaced).
+    RecordFixture(RecordArgs),
+}
+
+/// What the probes look at.
+#[derive(Debug, Args, Clone, Default)]
+pub struct ProbeArgs {
+    /// Also start each Python interpreter and import its frameworks (slower: seconds per
+    /// environment), to learn what only an import tells: whether CUDA works, the compiled GPU
+    /// architectures, the cuDNN actually loaded.
+    #[arg(long)]
+    pub deep: bool,
+    /// Also look at this Python interpreter (repeat for more).
+    #[arg(long = "python", value_name = "PATH")]
+    pub pythons: Vec<PathBuf>,
+}
+
+/// `check`.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub probe: ProbeArgs,
+    /// Print the full report as JSON instead of the summary.
+    #[arg(long)]
+    pub json: bool,
+    /// Also print every method each probe tried and what it answered.
+    #[arg(long, short)]
+    pub verbose: bool,
+}
+
+/// Report formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// The full report as JSON.
+    Json,
+    /// Markdown for a GitHub issue: a summary table, details folded.
+    Md,
+}
+
+/// `report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    #[command(flatten)]
+    pub probe: ProbeArgs,
+    /// The format.
+    #[arg(long, value_enum, default_value = "md")]
+    pub format: Format,
+    /// Write to this file instead of standard output.
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+/// `record-fixture`.
+#[derive(Debug, Args)]
+pub struct RecordArgs {
+    #[command(flatten)]
+    pub probe: ProbeArgs,
+    /// The folder to write (created if missing); it gets a `host.json`.
+    pub dir: PathBuf,
+}

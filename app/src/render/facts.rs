@@ -1,0 +1,195 @@
+//! The report as labelled lines, shared by the terminal summary and the Markdown report.
+
+use gpu_doctor_probes::probe::gpus::Gpu;
+use gpu_doctor_probes::{Probed, Report};
+
+/// How a section reads at a glance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tone {
+    /// Found and fine.
+    Good,
+    /// Nothing to judge.
+    Plain,
+    /// Missing or odd, worth a look.
+    Warn,
+}
+
+/// One labelled section: a headline and detail lines.
+#[derive(Debug, Clone)]
+pub struct Section {
+    /// Short label, e.g. `Driver`.
+    pub label: &'static str,
+    /// One line.
+    pub headline: String,
+    /// How the headline reads.
+    pub tone: Tone,
+    /// Further lines.
+    pub details: Vec<String>,
+}
+
+impl Section {
+    fn new(label: &'static str, headline: impl Into<String>, tone: Tone) -> Self {
+        Self { label, headline: headline.into(), tone, details: Vec::new() }
+    }
+}
+
+/// Bytes as GiB with one decimal.
+pub fn gib(bytes: u64) -> String {
+    format!("{:.1} GiB", bytes as f64 / (1024.0 * 1024.0 * 1024.0))
+}
+
+fn or_q<T: ToString>(v: Option<T>) -> String {
+    v.map_or_else(|| "?".to_owned(), |v| v.to_string())
+}
+
+/// A headline for something not found.
+fn missing<T>(label: &'static str, p: &Probed<T>) -> Section {
+    let (word, tone) = match p {
+        Probed::Absent { .. } => ("not found", Tone::Warn),
+        Probed::Unsupported { .. } => ("not supported here", Tone::Plain),
+        Probed::Failed { .. } => ("could not be checked", Tone::Warn),
+        Probed::Found { .. } => ("found", Tone::Good),
+    };
+    let mut s = Section::new(label, word, tone);
+    if let Some(why) = p.why_not() {
+        s.details.push(why.to_owned());
+    }
+    s
+}
+
+/// The PCIe link of a GPU, e.g. `PCIe Gen1 x16 now (max Gen4 x16)`.
+pub fn link_text(g: &Gpu) -> String {
+    let now = format!("Gen{} x{}", or_q(g.pcie_gen_current), or_q(g.pcie_width_current));
+    let max = format!("Gen{} x{}", or_q(g.pcie_gen_max), or_q(g.pcie_width_max));
+    if now == max { format!("PCIe {now}") } else { format!("PCIe {now} now (max {max})") }
+}
+
+/// Every section of the summary, in reading order.
+pub fn sections(report: &Report) -> Vec<Section> {
+    let s = &report.snapshot;
+    let mut out = Vec::new();
+
+    out.push(match s.system.value() {
+        Some(sys) => {
+            let mut sec = Section::new(
+                "Machine",
+                format!(
+                    "{} {}, kernel {}, {}",
+                    sys.os_name.as_deref().unwrap_or("unknown OS"),
+                    sys.os_version.as_deref().unwrap_or(""),
+                    sys.kernel_version.as_deref().unwrap_or("?"),
+                    s.platform.platform.arch
+                ),
+                Tone::Plain,
+            );
+            sec.details.push(format!(
+                "{} ({} cores, {} threads), {} RAM",
+                sys.cpu_model.as_deref().unwrap_or("unknown CPU"),
+                or_q(sys.cpu_physical_cores),
+                sys.cpu_logical_cores,
+                gib(sys.memory_total_bytes)
+            ));
+            if let Some(wsl) = &s.platform.wsl {
+                sec.details.push(format!(
+                    "WSL{} {}; Windows driver libraries in /usr/lib/wsl/lib: {}",
+                    wsl.version,
+                    wsl.distro.as_deref().unwrap_or(""),
+                    if wsl.libcuda_files.is_empty() { "no libcuda".to_owned() } else { wsl.libcuda_files.join(", ") }
+                ));
+            }
+            if let Some(c) = &s.platform.container {
+                sec.details.push(format!("inside a {} container ({})", c.runtime, c.markers.join(", ")));
+                if !c.nvidia_runtime_vars.is_empty() {
+                    sec.details.push(format!("NVIDIA container runtime: {}", c.nvidia_runtime_vars.join(", ")));
+                }
+            }
+            sec
+        }
+        None => missing("Machine", &s.system),
+    });
+
+    let mut driver = match s.driver.value() {
+        Some(d) => Section::new(
+            "Driver",
+            format!(
+                "NVIDIA {} (supports CUDA up to {}), via {}",
+                d.version,
+                or_q(d.cuda_version),
+                match &s.driver {
+                    Probed::Found { source, .. } => source.as_str(),
+                    _ => "?",
+                }
+            ),
+            Tone::Good,
+        ),
+        None => missing("Driver", &s.driver),
+    };
+    if let Some(m) = s.kernel_module.value() {
+        driver.details.push(format!(
+            "kernel module: nvidia {}{}, nouveau {}",
+            if m.nvidia_loaded { "loaded" } else { "not loaded" },
+            m.loaded_version.as_deref().map(|v| format!(" ({v})")).unwrap_or_default(),
+            if m.nouveau_loaded { "LOADED (it blocks the NVIDIA driver)" } else { "not loaded" }
+        ));
+        match (&m.installed, &m.installed_note) {
+            (Some(i), _) => driver.details.push(format!(
+                "installed module {} built for kernel {} (running {}){}",
+                i.version.as_deref().unwrap_or("?"),
+                i.built_for_kernel.as_deref().unwrap_or("?"),
+                m.running_kernel.as_deref().unwrap_or("?"),
+                if i.signer.is_none() { ", unsigned" } else { "" }
+            )),
+            (None, Some(note)) => driver.details.push(format!("installed module: {note}")),
+            (None, None) => {}
+        }
+    }
+    if let Some(sb) = s.secure_boot.value() {
+        driver.details.push(format!("Secure Boot: {sb:?}").to_lowercase().replace("secure boot", "Secure Boot"));
+    }
+    out.push(driver);
+
+    out.push(match s.gpus.value() {
+        Some(gpus) => {
+            let mut sec = Section::new("GPUs", format!("{} visible to the driver", gpus.len()), Tone::Good);
+            for g in gpus {
+                sec.details.push(format!(
+                    "[{}] {} · {} · {} · {}",
+                    g.index,
+                    g.name.as_deref().unwrap_or("unknown GPU"),
+                    g.compute_capability.map_or_else(
+                        || "compute capability ?".to_owned(),
+                        |c| format!("sm_{}{} {}", c.major, c.minor, g.architecture.as_deref().unwrap_or(""))
+                    ),
+                    g.memory_total_bytes.map_or_else(|| "memory ?".to_owned(), gib),
+                    link_text(g)
+                ));
+            }
+            sec
+        }
+        None => missing("GPUs", &s.gpus),
+    });
+    if let Some(devices) = s.pci_devices.value() {
+        let unbound: Vec<String> = devices
+            .iter()
+            .filter(|d| d.driver.as_deref() != Some("nvidia"))
+            .map(|d| format!("{} (driver: {})", d.bus_id, d.driver.as_deref().unwrap_or("none")))
+            .collect();
+        if !unbound.is_empty() {
+            let mut sec = Section::new("PCI", "NVIDIA GPU(s) on the bus without the NVIDIA driver", Tone::Warn);
+            sec.details = unbound;
+            out.push(sec);
+        }
+    }
+    out.extend(super::facts_more::sections(report));
+
+    let mut env = Section::new("Variables", format!("{} CUDA-related", s.env.vars.len()), Tone::Plain);
+    env.details = s.env.vars.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    if !s.env.path_cuda_entries.is_empty() {
+        env.details.push(format!("PATH entries with CUDA: {}", s.env.path_cuda_entries.join(", ")));
+    }
+    if !s.env.ld_library_path.is_empty() {
+        env.details.push(format!("LD_LIBRARY_PATH: {}", s.env.ld_library_path.join(", ")));
+    }
+    out.push(env);
+    out
+}

@@ -1,0 +1,42 @@
+//! The Markdown report, for pasting into a GitHub issue: a summary table, then details folded.
+
+use std::fmt::Write;
+
+use gpu_doctor_probes::Report;
+
+use super::facts::sections;
+
+/// Escapes text for a table cell.
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|").replace('\n', " ")
+}
+
+/// The whole report.
+pub fn report(report: &Report) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "## gpu-doctor report\n");
+    let _ = writeln!(out, "gpu-doctor {}, schema {}\n", report.tool_version, report.schema_version);
+    let secs = sections(report);
+    let _ = writeln!(out, "| | |\n|---|---|");
+    for sec in &secs {
+        let _ = writeln!(out, "| **{}** | {} |", sec.label, cell(&sec.headline));
+    }
+    for sec in secs.iter().filter(|s| !s.details.is_empty()) {
+        let _ = writeln!(out, "\n<details><summary>{}: {}</summary>\n", sec.label, html_escape(&sec.headline));
+        for d in &sec.details {
+            let _ = writeln!(out, "- {}", d.replace('<', "&lt;"));
+        }
+        let _ = writeln!(out, "\n</details>");
+    }
+    let _ = writeln!(out, "\n<details><summary>Probe trace ({} attempts)</summary>\n", report.snapshot.trace.len());
+    let _ = writeln!(out, "| probe | method | outcome | answer |\n|---|---|---|---|");
+    for t in &report.snapshot.trace {
+        let _ = writeln!(out, "| {} | {} | {:?} | {} |", t.probe, cell(&t.method), t.outcome, cell(&t.detail));
+    }
+    let _ = writeln!(out, "\n</details>");
+    out
+}
+
+fn html_escape(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+}

@@ -1,0 +1,7 @@
+//! Turning a `Report` into text for people: the terminal summary and the Markdown report.
+//! Both are built from `facts`, so they always say the same things.
+
+pub mod facts;
+mod facts_more;
+pub mod markdown;
+pub mod text;

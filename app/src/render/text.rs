@@ -1,0 +1,50 @@
+//! The terminal summary of `gpu-doctor check`.
+
+use std::fmt::Write;
+
+use gpu_doctor_probes::{Outcome, Probed, Report};
+
+use super::facts::{Tone, sections};
+
+const LABEL_WIDTH: usize = 10;
+
+fn paint(text: &str, tone: Tone, color: bool) -> String {
+    if !color {
+        return text.to_owned();
+    }
+    let code = match tone {
+        Tone::Good => "32",
+        Tone::Plain => "0",
+        Tone::Warn => "33",
+    };
+    format!("\x1b[{code}m{text}\x1b[0m")
+}
+
+/// The summary: a headline per section with its details indented; with `verbose`, the probe trace.
+pub fn summary(report: &Report, color: bool, verbose: bool) -> String {
+    let mut out = String::new();
+    let s = &report.snapshot;
+    let _ = writeln!(out, "gpu-doctor {} · snapshot schema {}\n", report.tool_version, s.schema_version);
+    for sec in sections(report) {
+        let _ = writeln!(out, "{:<LABEL_WIDTH$}{}", sec.label, paint(&sec.headline, sec.tone, color));
+        for d in &sec.details {
+            let _ = writeln!(out, "{:<LABEL_WIDTH$}{d}", "");
+        }
+    }
+    let not_found = [matches!(s.driver, Probed::Found { .. }), matches!(s.gpus, Probed::Found { .. })];
+    if not_found.iter().any(|f| !f) {
+        let _ = writeln!(out, "\n`gpu-doctor check --verbose` shows every place that was looked at.");
+    }
+    if verbose {
+        let _ = writeln!(out, "\nProbe trace:");
+        for t in &s.trace {
+            let mark = match t.outcome {
+                Outcome::Ok => "ok  ",
+                Outcome::Miss => "miss",
+                Outcome::Error => "ERR ",
+            };
+            let _ = writeln!(out, "  {mark} {:<13} {:<40} {}", t.probe, t.method, t.detail);
+        }
+    }
+    out
+}
