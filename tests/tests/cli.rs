@@ -1,0 +1,110 @@
+//! The binary itself on the test machine, which has no NVIDIA GPU.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+fn gpu_doctor() -> Command {
+    let mut cmd = Command::cargo_bin("gpu-doctor").unwrap();
+    cmd.env_remove("DISPLAY").env_remove("WAYLAND_DISPLAY").env("NO_COLOR", "1");
+    cmd
+}
+
+fn python_on_path() -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("python3").is_file() || d.join("python").is_file()))
+}
+
+#[test]
+fn check_json_runs_without_a_gpu_and_says_why() {
+    let out = gpu_doctor().args(["check", "--json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    for key in ["schema_version", "tool_version", "snapshot", "findings"] {
+        assert!(report.get(key).is_some(), "missing top-level key {key}");
+    }
+    let snap = &report["snapshot"];
+    if snap["driver"]["status"] == "found" {
+        eprintln!("this machine has an NVIDIA driver; the no-driver assertions do not apply");
+        return;
+    }
+    assert_eq!(snap["driver"]["status"], "absent", "{}", snap["driver"]);
+    let reason = snap["driver"]["reason"].as_str().unwrap();
+    assert!(reason.contains("NVML"), "the reason should say NVML could not be used: {reason}");
+    assert!(reason.contains("nvidia-smi"), "the reason should say nvidia-smi was looked for: {reason}");
+    assert_ne!(snap["gpus"]["status"], "found");
+    let trace = snap["trace"].as_array().unwrap();
+    assert!(trace.iter().any(|t| t["probe"] == "driver" && t["method"] == "nvml"), "the trace should show the NVML attempt");
+    if python_on_path() {
+        assert_eq!(snap["python_envs"]["status"], "found", "{}", snap["python_envs"]);
+        assert!(!snap["python_envs"]["value"].as_array().unwrap().is_empty(), "the machine's Python should be listed");
+    }
+}
+
+#[test]
+fn check_summary_is_readable_text() {
+    let out = gpu_doctor().arg("check").output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).unwrap();
+    for label in ["Machine", "Driver", "GPUs", "Python"] {
+        assert!(text.lines().any(|l| l.starts_with(label)), "no {label} line in:\n{text}");
+    }
+    assert!(!text.contains('\x1b'), "NO_COLOR must turn colours off");
+}
+
+#[test]
+fn no_arguments_without_a_display_prints_the_summary_and_a_hint() {
+    let out = gpu_doctor().output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Driver"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no display"));
+}
+
+#[test]
+fn markdown_report_is_written_to_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("report.md");
+    gpu_doctor().args(["report", "--format", "md", "-o"]).arg(&path).assert().code(0);
+    let md = std::fs::read_to_string(&path).unwrap();
+    assert!(md.starts_with("## gpu-doctor report"));
+    assert!(md.contains("| **Driver** |"));
+    assert!(md.contains("<details><summary>Probe trace"));
+}
+
+#[test]
+fn usage_errors_exit_2_and_unreadable_replays_exit_3() {
+    gpu_doctor().args(["check", "--no-such-flag"]).assert().code(2);
+    let out = gpu_doctor().args(["--replay", "/no/such/fixture", "check"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/no/such/fixture"));
+}
+
+#[test]
+fn every_command_has_help() {
+    for args in [&["--help"][..], &["check", "--help"], &["report", "--help"], &["record-fixture", "--help"]] {
+        let out = gpu_doctor().args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        assert!(out.stdout.len() > 200, "{args:?} help is too thin");
+    }
+}
+
+#[test]
+fn a_recording_replays_to_the_same_snapshot() {
+    let dir = tempfile::tempdir().unwrap();
+    gpu_doctor().arg("record-fixture").arg(dir.path()).assert().code(0);
+    assert!(dir.path().join("host.json").is_file());
+    let live: Value =
+        serde_json::from_slice(&gpu_doctor().arg("--replay").arg(dir.path()).args(["check", "--json"]).output().unwrap().stdout)
+            .unwrap();
+    let text = std::fs::read_to_string(dir.path().join("host.json")).unwrap();
+    assert!(!text.contains("NotRecorded") && !text.contains("not_recorded"));
+    // Replaying twice gives the same answer, and nothing the probes asked was missing.
+    let again: Value =
+        serde_json::from_slice(&gpu_doctor().arg("--replay").arg(dir.path()).args(["check", "--json"]).output().unwrap().stdout)
+            .unwrap();
+    assert_eq!(live, again);
+    let trace = live["snapshot"]["trace"].as_array().unwrap();
+    let unrecorded: Vec<_> = trace.iter().filter(|t| t["detail"].as_str().unwrap_or("").contains("not recorded")).collect();
+    assert!(unrecorded.is_empty(), "the recording missed answers: {unrecorded:?}");
+}
