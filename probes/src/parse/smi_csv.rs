@@ -1,9 +1,97 @@
-//! OWNER: parsers helper. Stub until filled.
+//! `nvidia-smi --query-gpu=… --format=csv`: a header row of field names (with units such as
+//! `memory.total [MiB]`), then one row per GPU. Cells may carry units (`81559 MiB`) or not
+//! (`nounits`); `[N/A]` and `[Requested functionality has been deprecated]` mean no value.
+//! The `noheader` variant is not supported: without field names the columns cannot be known.
 
-use super::{ParseError, smi::SmiReport};
+use std::collections::BTreeMap;
 
-/// Parses this nvidia-smi format.
-pub fn parse(text: &str) -> Result<SmiReport, ParseError> {
-    let _ = text;
-    Err(ParseError::new("nvidia-smi output", "parser not written yet"))
+use super::ParseError;
+use super::smi::{self, SmiGpu, SmiReport};
+
+const FORMAT: &str = "nvidia-smi CSV";
+
+/// Splits the CSV into one map per GPU row, keyed by field name without its unit
+/// (`memory.total [MiB]` → `memory.total`), cells trimmed. Errors: empty text, a first row that
+/// is not a list of field names, or a row with a different number of cells than the header.
+pub fn parse_rows(text: &str) -> Result<Vec<BTreeMap<String, String>>, ParseError> {
+    let mut lines = text.lines().map(|l| l.trim_end_matches('\r')).filter(|l| !l.trim().is_empty());
+    let header = lines.next().ok_or_else(|| ParseError::new(FORMAT, "empty"))?;
+    let keys = header.split(',').map(field_name).collect::<Result<Vec<_>, _>>()?;
+    lines
+        .enumerate()
+        .map(|(n, line)| {
+            let cells: Vec<&str> = line.split(',').map(str::trim).collect();
+            if cells.len() != keys.len() {
+                return Err(ParseError::new(
+                    FORMAT,
+                    format!("row {} has {} cells, the header {}", n + 1, cells.len(), keys.len()),
+                ));
+            }
+            Ok(keys.iter().map(|k| (*k).to_owned()).zip(cells.into_iter().map(str::to_owned)).collect())
+        })
+        .collect()
 }
+
+/// The field name of a header cell: `memory.total [MiB]` → `memory.total`. Field names are made
+/// of ASCII letters, digits, `_` and `.`, starting with a letter.
+fn field_name(cell: &str) -> Result<&str, ParseError> {
+    let cell = cell.trim();
+    let name = match cell.split_once(' ') {
+        Some((name, unit)) if unit.trim_start().starts_with('[') && unit.ends_with(']') => name,
+        _ => cell,
+    };
+    let ok = name.starts_with(|c: char| c.is_ascii_alphabetic())
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
+    if ok {
+        Ok(name)
+    } else {
+        let shown: String = cell.chars().take(64).collect();
+        Err(ParseError::new(FORMAT, format!("header cell {shown:?} is not a query field name")))
+    }
+}
+
+/// Parses `--query-gpu` CSV with a header into a report. Unknown columns are ignored; the driver
+/// version comes from a `driver_version` column when there is one.
+pub fn parse(text: &str) -> Result<SmiReport, ParseError> {
+    let rows = parse_rows(text)?;
+    let driver_version = rows.iter().find_map(|r| r.get("driver_version").and_then(|v| smi::driver(v)));
+    Ok(SmiReport { driver_version, cuda_version: None, nvidia_smi_version: None, gpus: rows.iter().map(gpu).collect() })
+}
+
+fn gpu(row: &BTreeMap<String, String>) -> SmiGpu {
+    // The first of `keys` whose cell has a value (not `[N/A]`).
+    let get = |keys: &[&str]| keys.iter().filter_map(|k| row.get(*k)).find_map(|v| smi::value(v));
+    let num = |keys: &[&str], unit: &str| get(keys).and_then(|v| smi::int_with_unit::<u32>(v, unit));
+    SmiGpu {
+        name: get(&["name"]).map(str::to_owned),
+        uuid: get(&["uuid"]).map(str::to_owned),
+        pci_bus_id: get(&["pci.bus_id"]).map(str::to_owned),
+        memory_total_mib: get(&["memory.total"]).and_then(smi::mib),
+        memory_used_mib: get(&["memory.used"]).and_then(smi::mib),
+        pcie_gen_current: num(&["pcie.link.gen.current", "pcie.link.gen.gpucurrent"], ""),
+        pcie_gen_max: num(&["pcie.link.gen.max"], ""),
+        pcie_width_current: num(&["pcie.link.width.current"], "x"),
+        pcie_width_max: num(&["pcie.link.width.max"], "x"),
+        mig_enabled: get(&["mig.mode.current"]).and_then(smi::flag),
+        compute_mode: get(&["compute_mode"]).and_then(smi::compute_mode),
+        persistence_mode: get(&["persistence_mode"]).and_then(smi::flag),
+        driver_model: get(&["driver_model.current"]).map(str::to_owned),
+        display_attached: get(&["display_attached", "display_active"]).and_then(smi::flag),
+        vbios_version: get(&["vbios_version"]).map(str::to_owned),
+        temperature_c: num(&["temperature.gpu"], "C"),
+        power_draw_mw: get(&["power.draw", "power.draw.average", "power.draw.instant"]).and_then(smi::watts_to_mw),
+        power_limit_mw: get(&["enforced.power.limit", "power.limit"]).and_then(smi::watts_to_mw),
+        clock_sm_mhz: num(&["clocks.sm", "clocks.current.sm"], "MHz"),
+        clock_sm_max_mhz: num(&["clocks.max.sm", "clocks.max.sm_clock"], "MHz"),
+        clock_mem_mhz: num(&["clocks.mem", "clocks.current.memory"], "MHz"),
+        clock_mem_max_mhz: num(&["clocks.max.mem", "clocks.max.memory"], "MHz"),
+        utilization_gpu_pct: num(&["utilization.gpu"], "%"),
+        ecc_enabled: get(&["ecc.mode.current"]).and_then(smi::flag),
+        compute_capability: get(&["compute_cap"]).map(str::to_owned),
+        processes: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+pub(crate) mod tests;

@@ -1,9 +1,126 @@
-//! OWNER: parsers helper. Stub until filled.
+//! `nvidia-smi -q -x`: the XML report (schemas nvsmi_device_v9 to v13, drivers 390 to 590).
 
-use super::{ParseError, smi::SmiReport};
+use roxmltree::{Document, Node, ParsingOptions};
 
-/// Parses this nvidia-smi format.
+use super::ParseError;
+use super::smi::{self, SmiGpu, SmiProcess, SmiReport};
+
+const FORMAT: &str = "nvidia-smi XML";
+
+/// Bounds the node count so that a hostile DTD cannot make the parser eat all memory.
+const NODES_LIMIT: u32 = 2_000_000;
+
+/// Parses `nvidia-smi -q -x` output. Malformed, truncated or non-nvidia-smi XML is an error.
 pub fn parse(text: &str) -> Result<SmiReport, ParseError> {
-    let _ = text;
-    Err(ParseError::new("nvidia-smi output", "parser not written yet"))
+    // nvidia-smi writes a `<!DOCTYPE … SYSTEM "nvsmi_device_vN.dtd">` line; roxmltree refuses DTDs
+    // unless told otherwise. External DTDs are never fetched.
+    let opts = ParsingOptions { allow_dtd: true, nodes_limit: NODES_LIMIT };
+    let doc = Document::parse_with_options(text, opts).map_err(|e| ParseError::new(FORMAT, e.to_string()))?;
+    let root = doc.root_element();
+    if root.tag_name().name() != "nvidia_smi_log" {
+        return Err(ParseError::new(
+            FORMAT,
+            format!("root element is <{}>, not <nvidia_smi_log>", truncate(root.tag_name().name())),
+        ));
+    }
+    let top = |name: &str| child_text(root, name);
+    Ok(SmiReport {
+        driver_version: top("driver_version").and_then(smi::driver),
+        cuda_version: top("cuda_version").and_then(smi::cuda),
+        nvidia_smi_version: top("nvidia_smi_version").and_then(smi::text),
+        gpus: root.children().filter(|n| n.has_tag_name("gpu")).map(gpu).collect(),
+    })
 }
+
+/// At most 64 characters of `s`, for error messages.
+fn truncate(s: &str) -> String {
+    s.chars().take(64).collect()
+}
+
+/// The first child element called `name`.
+fn child<'a, 'i>(node: Node<'a, 'i>, name: &str) -> Option<Node<'a, 'i>> {
+    node.children().find(|n| n.has_tag_name(name))
+}
+
+/// The element at `path` below `node`, e.g. `["pci", "pci_gpu_link_info", "pcie_gen"]`.
+fn at<'a, 'i>(node: Node<'a, 'i>, path: &[&str]) -> Option<Node<'a, 'i>> {
+    path.iter().try_fold(node, |n, name| child(n, name))
+}
+
+/// The text of the child element called `name` (empty elements give `""`).
+fn child_text<'a>(node: Node<'a, '_>, name: &str) -> Option<&'a str> {
+    child(node, name).map(|n| n.text().unwrap_or(""))
+}
+
+/// The text of the element at `path`.
+fn text_at<'a>(node: Node<'a, '_>, path: &[&str]) -> Option<&'a str> {
+    at(node, path).map(|n| n.text().unwrap_or(""))
+}
+
+/// The first of `names` below `parent` that has a value (not `N/A`), parsed by `f`.
+fn first_of<T>(parent: Option<Node<'_, '_>>, names: &[&str], f: impl Fn(&str) -> Option<T>) -> Option<T> {
+    let parent = parent?;
+    names.iter().find_map(|name| child_text(parent, name).and_then(&f))
+}
+
+fn gpu(g: Node<'_, '_>) -> SmiGpu {
+    let t = |path: &[&str]| text_at(g, path);
+    let link = at(g, &["pci", "pci_gpu_link_info"]);
+    let link_text = |path: &[&str]| link.and_then(|l| text_at(l, path));
+    // v12+ report `gpu_power_readings` (and module/memory readings we skip); older `power_readings`.
+    // v13 replaced `power_draw` with `average_power_draw` / `instant_power_draw`, and the limit
+    // in force is `current_power_limit` (v12+) or `enforced_power_limit` (older).
+    let power = child(g, "gpu_power_readings").or_else(|| child(g, "power_readings"));
+    let display = t(&["display_attached"]).and_then(smi::flag).or_else(|| t(&["display_active"]).and_then(smi::flag));
+    SmiGpu {
+        name: t(&["product_name"]).and_then(smi::text),
+        uuid: t(&["uuid"]).and_then(smi::text),
+        pci_bus_id: t(&["pci", "pci_bus_id"]).and_then(smi::text).or_else(|| g.attribute("id").and_then(smi::text)),
+        memory_total_mib: t(&["fb_memory_usage", "total"]).and_then(smi::mib),
+        memory_used_mib: t(&["fb_memory_usage", "used"]).and_then(smi::mib),
+        pcie_gen_current: link_text(&["pcie_gen", "current_link_gen"]).and_then(|s| smi::int_with_unit(s, "")),
+        pcie_gen_max: link_text(&["pcie_gen", "max_link_gen"]).and_then(|s| smi::int_with_unit(s, "")),
+        pcie_width_current: link_text(&["link_widths", "current_link_width"]).and_then(|s| smi::int_with_unit(s, "x")),
+        pcie_width_max: link_text(&["link_widths", "max_link_width"]).and_then(|s| smi::int_with_unit(s, "x")),
+        mig_enabled: t(&["mig_mode", "current_mig"]).and_then(smi::flag),
+        compute_mode: t(&["compute_mode"]).and_then(smi::compute_mode),
+        persistence_mode: t(&["persistence_mode"]).and_then(smi::flag),
+        driver_model: t(&["driver_model", "current_dm"]).and_then(smi::text),
+        display_attached: display,
+        vbios_version: t(&["vbios_version"]).and_then(smi::text),
+        temperature_c: t(&["temperature", "gpu_temp"]).and_then(|s| smi::int_with_unit(s, "C")),
+        power_draw_mw: first_of(power, &["power_draw", "average_power_draw", "instant_power_draw"], smi::watts_to_mw),
+        power_limit_mw: first_of(
+            power,
+            &["current_power_limit", "enforced_power_limit", "power_limit"],
+            smi::watts_to_mw,
+        ),
+        clock_sm_mhz: t(&["clocks", "sm_clock"]).and_then(|s| smi::int_with_unit(s, "MHz")),
+        clock_sm_max_mhz: t(&["max_clocks", "sm_clock"]).and_then(|s| smi::int_with_unit(s, "MHz")),
+        clock_mem_mhz: t(&["clocks", "mem_clock"]).and_then(|s| smi::int_with_unit(s, "MHz")),
+        clock_mem_max_mhz: t(&["max_clocks", "mem_clock"]).and_then(|s| smi::int_with_unit(s, "MHz")),
+        utilization_gpu_pct: t(&["utilization", "gpu_util"]).and_then(|s| smi::int_with_unit(s, "%")),
+        ecc_enabled: t(&["ecc_mode", "current_ecc"]).and_then(smi::flag),
+        compute_capability: first_of(Some(g), &["compute_cap", "cuda_compute_capability"], smi::text),
+        processes: processes(g),
+    }
+}
+
+/// `processes/process_info` entries with a numeric pid.
+fn processes(g: Node<'_, '_>) -> Vec<SmiProcess> {
+    let Some(list) = child(g, "processes") else {
+        return Vec::new();
+    };
+    list.children()
+        .filter(|n| n.has_tag_name("process_info"))
+        .filter_map(|p| {
+            let pid = child_text(p, "pid").and_then(|s| smi::int_with_unit(s, ""))?;
+            let used_memory_mib = child_text(p, "used_memory").and_then(smi::mib);
+            Some(SmiProcess { pid, used_memory_mib })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+pub(crate) mod tests;
