@@ -10,6 +10,7 @@ use gpu_doctor_probes::probe::{Options, collect};
 use gpu_doctor_probes::{Probed, Snapshot};
 use gpu_doctor_tests::fixtures_dir;
 
+#[allow(dead_code)] // until the scenarios land
 fn scenario(name: &str) -> Snapshot {
     let host = ReplayHost::load(&fixtures_dir().join(name)).unwrap();
     let snap = collect(&host, &Options::default());
@@ -18,6 +19,7 @@ fn scenario(name: &str) -> Snapshot {
     snap
 }
 
+#[allow(dead_code)]
 fn check(name: &str) -> Snapshot {
     let snap = scenario(name);
     insta::assert_json_snapshot!(name, snap, { ".tool_version" => "[version]" });
