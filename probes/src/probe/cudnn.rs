@@ -1,19 +1,107 @@
-//! OWNER: toolkits helper. Stub until filled.
+//! cuDNN: every copy on the machine — headers, shared libraries, pip wheels, conda packages and
+//! Windows DLLs — each with its version when something tells it.
+//!
+//! Copies are deduplicated by real path (a `/usr/include/cudnn_version.h` alternatives link and the
+//! `…/x86_64-linux-gnu/cudnn_version_v9.h` it names are one header).
+
+#[cfg(test)]
+mod tests;
+
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use super::SitePackages;
-use super::toolkits::Toolkits;
-use crate::host::Host;
+use super::toolkits::fs::{conda_meta, dist_info, env_path, is_file, leading_version, names, real_path, text};
+use super::toolkits::{self, Toolkits};
+use crate::host::{Host, OsFamily};
 use crate::{CudnnVersion, Probed, Trace};
+
+/// The Windows cuDNN 9 installer's folder (`v9.1/bin/12.4/cudnn64_9.dll`).
+const WINDOWS_CUDNN: &str = "C:/Program Files/NVIDIA/CUDNN";
 
 /// One copy of cuDNN.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CudnnCopy {
-    /// Where it is.
+    /// Where it is: the header, library or DLL file, the wheel's `nvidia/cudnn` folder (or its
+    /// dist-info folder), or the `conda-meta` record.
     pub location: String,
-    /// Its version; `None` when it could not be read.
+    /// What kind of copy this is.
+    pub kind: CudnnKind,
+    /// Its version; `None` when it could not be read (e.g. a library named only `libcudnn.so.9`).
     pub version: Option<CudnnVersion>,
+    /// Its major version, also when the full version is unknown (from `libcudnn.so.9`,
+    /// `cudnn64_9.dll`); `None` when nothing tells.
+    pub major: Option<u32>,
+    /// Where `version` came from; `None` when `version` is `None`.
+    pub version_source: Option<CudnnVersionSource>,
+    /// The Python environment's display name for a pip wheel; `None` for every other kind.
+    pub env: Option<String>,
+    /// The CUDA major it was built for, from the package name (`nvidia-cudnn-cu12`), conda build
+    /// string (`cuda12_0`) or Windows folder (`bin/12.4`); `None` when unknown.
+    pub cuda_major: Option<u32>,
+}
+
+/// What kind of copy of cuDNN.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CudnnKind {
+    /// A `cudnn_version.h` (cuDNN 8, 9) or `cudnn.h` (cuDNN 7) header.
+    Header,
+    /// A `libcudnn.so*` shared library.
+    Library,
+    /// An `nvidia-cudnn-cu*` pip wheel.
+    PipWheel,
+    /// A `cudnn` or `libcudnn` conda package.
+    CondaPackage,
+    /// A Windows `cudnn64_<major>.dll`.
+    Dll,
+}
+
+/// Where a cuDNN copy's version came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CudnnVersionSource {
+    /// The `CUDNN_MAJOR`/`CUDNN_MINOR`/`CUDNN_PATCHLEVEL` defines of a header.
+    HeaderDefines,
+    /// A fully versioned library file name, e.g. `libcudnn.so.9.1.0`.
+    FileName,
+    /// A pip `*.dist-info` folder name.
+    DistInfo,
+    /// A `conda-meta/*.json` file name.
+    CondaMeta,
+}
+
+/// What the search has collected so far.
+#[derive(Debug, Default)]
+struct Found {
+    copies: Vec<CudnnCopy>,
+    seen: Vec<PathBuf>,
+    looked: Vec<String>,
+}
+
+impl Found {
+    /// True (and remembered) when the real path of `path` is new.
+    fn first_time(&mut self, host: &dyn Host, path: &Path) -> bool {
+        let real = real_path(host, path);
+        if self.seen.contains(&real) {
+            return false;
+        }
+        self.seen.push(real);
+        true
+    }
+
+    fn push(&mut self, location: &Path, kind: CudnnKind, version: Option<(CudnnVersion, CudnnVersionSource)>) {
+        self.copies.push(CudnnCopy {
+            location: text(location),
+            kind,
+            version: version.map(|v| v.0),
+            major: version.map(|v| v.0.major),
+            version_source: version.map(|v| v.1),
+            env: None,
+            cuda_major: None,
+        });
+    }
 }
 
 /// Finds every copy of cuDNN.
@@ -23,6 +111,242 @@ pub fn probe(
     site_packages: &[SitePackages],
     trace: &mut Trace,
 ) -> Probed<Vec<CudnnCopy>> {
-    let _ = (host, toolkits, site_packages, trace);
-    Probed::Failed { error: "not written yet".into() }
+    let os = host.platform().os;
+    if os == OsFamily::Macos {
+        trace.miss("platform", "macOS");
+        return Probed::Unsupported { reason: "cuDNN is not built for macOS".into() };
+    }
+    let mut found = Found::default();
+    let installs = toolkits.map(|t| t.installs.as_slice()).unwrap_or_default();
+    let conda = env_path(host, "CONDA_PREFIX");
+    let conda_root = conda.as_ref().map(|c| if os == OsFamily::Windows { c.join("Library") } else { c.clone() });
+
+    // Pip wheels first, so their headers and libraries are not counted again.
+    for sp in site_packages {
+        pip_wheel(host, sp, trace, &mut found);
+    }
+
+    let mut include_dirs: Vec<PathBuf> = Vec::new();
+    if os != OsFamily::Windows {
+        include_dirs.push("/usr/include".into());
+        include_dirs.push("/usr/local/include".into());
+    }
+    include_dirs.extend(installs.iter().map(|i| Path::new(&i.root).join("include")));
+    include_dirs.extend(conda_root.iter().map(|c| c.join("include")));
+    for dir in &include_dirs {
+        headers_in(host, dir, trace, &mut found);
+    }
+    if os != OsFamily::Windows {
+        for arch in ["x86_64-linux-gnu", "aarch64-linux-gnu"] {
+            let dir = Path::new("/usr/include").join(arch);
+            found.looked.push(format!("{}/cudnn_version_v*.h", text(&dir)));
+            for name in names(host, &dir).into_iter().filter(|n| n.starts_with("cudnn_version") && n.ends_with(".h")) {
+                header(host, &dir.join(name), trace, &mut found);
+            }
+        }
+    }
+
+    if os == OsFamily::Windows {
+        windows_dlls(host, installs, conda_root.as_deref(), trace, &mut found);
+    } else {
+        let owned;
+        let loader = match toolkits {
+            Some(t) => &t.loader_libraries,
+            None => {
+                owned = toolkits::loader_libraries(host, trace);
+                &owned
+            }
+        };
+        found.looked.push("the loader cache (ldconfig -p)".into());
+        for entry in loader.iter().filter(|e| e.name.starts_with("libcudnn.so")) {
+            library(host, Path::new(&entry.path), trace, &mut found);
+        }
+        let lib_dirs = installs.iter().flat_map(|i| i.lib_dirs.iter().map(PathBuf::from));
+        for dir in lib_dirs.chain(conda_root.iter().map(|c| c.join("lib"))).collect::<Vec<_>>() {
+            found.looked.push(text(&dir));
+            for name in names(host, &dir).into_iter().filter(|n| n.starts_with("libcudnn.so")) {
+                library(host, &dir.join(name), trace, &mut found);
+            }
+        }
+    }
+
+    if let Some(prefix) = &conda {
+        conda_packages(host, prefix, trace, &mut found);
+    }
+
+    if found.copies.is_empty() {
+        return Probed::absent(format!("no cuDNN found; looked at {}", found.looked.join(", ")));
+    }
+    Probed::found(found.copies, "filesystem")
+}
+
+/// `cudnn_version.h`, else `cudnn.h`, in one include folder.
+fn headers_in(host: &dyn Host, dir: &Path, trace: &mut Trace, found: &mut Found) {
+    found.looked.push(format!("{}/cudnn_version.h", text(dir)));
+    let version_h = dir.join("cudnn_version.h");
+    if is_file(host, &version_h) {
+        header(host, &version_h, trace, found);
+        return;
+    }
+    let cudnn_h = dir.join("cudnn.h");
+    if is_file(host, &cudnn_h) {
+        header(host, &cudnn_h, trace, found);
+    } else {
+        trace.miss(format!("look in {}", text(dir)), "no cudnn_version.h or cudnn.h");
+    }
+}
+
+/// The version defines of one header, as a copy.
+fn header(host: &dyn Host, path: &Path, trace: &mut Trace, found: &mut Found) {
+    if !found.first_time(host, path) {
+        return;
+    }
+    let version = read_header(host, path, trace);
+    found.push(path, CudnnKind::Header, version.map(|v| (v, CudnnVersionSource::HeaderDefines)));
+}
+
+fn read_header(host: &dyn Host, path: &Path, trace: &mut Trace) -> Option<CudnnVersion> {
+    let method = format!("read {}", text(path));
+    match host.read_file(path).map(|t| crate::parse::cudnn_header::parse(&t)) {
+        Ok(Ok(v)) => {
+            trace.ok(method, v.to_string());
+            Some(v)
+        }
+        Ok(Err(e)) => {
+            trace.error(method, e.to_string());
+            None
+        }
+        Err(e) if e.is_not_found() => {
+            trace.miss(method, "absent");
+            None
+        }
+        Err(e) => {
+            trace.error(method, e.to_string());
+            None
+        }
+    }
+}
+
+/// A cuDNN version from a library file name's suffix after `prefix` (`libcudnn.so.9.1.0` → 9.1.0).
+fn version_from_file_name(name: &str, prefix: &str) -> (Option<CudnnVersion>, Option<u32>) {
+    let suffix = name.strip_prefix(prefix).unwrap_or_default();
+    let parts: Vec<&str> = suffix.split('.').collect();
+    let major = parts.first().and_then(|p| p.parse().ok());
+    let full = (parts.len() >= 3).then(|| suffix.parse().ok()).flatten();
+    (full, major)
+}
+
+/// One shared library; its version from the name of the file it resolves to.
+fn library(host: &dyn Host, path: &Path, trace: &mut Trace, found: &mut Found) {
+    if !found.first_time(host, path) {
+        return;
+    }
+    let real = real_path(host, path);
+    let name = real.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let (version, major) = version_from_file_name(&name, "libcudnn.so.");
+    trace.ok(
+        format!("library {}", text(path)),
+        format!("{name}: {}", version.map_or("version unknown".into(), |v| v.to_string())),
+    );
+    found.push(path, CudnnKind::Library, version.map(|v| (v, CudnnVersionSource::FileName)));
+    if let Some(copy) = found.copies.last_mut() {
+        copy.major = major;
+    }
+}
+
+/// An `nvidia-cudnn-cu*` wheel in one site-packages folder.
+fn pip_wheel(host: &dyn Host, sp: &SitePackages, trace: &mut Trace, found: &mut Found) {
+    found.looked.push(format!("nvidia/cudnn in {}", text(&sp.path)));
+    let folder = sp.path.join("nvidia").join("cudnn");
+    let has_folder = host.file_kind(&folder).is_some();
+    let dist = names(host, &sp.path).into_iter().find_map(|n| {
+        let (package, version) = dist_info(&n)?;
+        let cuda = package.strip_prefix("nvidia_cudnn_cu").map(|m| m.parse::<u32>().ok());
+        (package == "nvidia_cudnn" || cuda.is_some()).then(|| (n, version, cuda.flatten()))
+    });
+    if dist.is_none() && !has_folder {
+        trace.miss(format!("look in {}", text(&sp.path)), "no nvidia-cudnn wheel");
+        return;
+    }
+    let (dist_name, raw, cuda_major) = dist.map_or((None, None, None), |(n, v, c)| (Some(n), Some(v), c));
+    let from_dist = raw.as_deref().and_then(leading_version).and_then(|v| v.parse::<CudnnVersion>().ok());
+    let version = match from_dist {
+        Some(v) => Some((v, CudnnVersionSource::DistInfo)),
+        None => read_header(host, &folder.join("include/cudnn_version.h"), trace)
+            .map(|v| (v, CudnnVersionSource::HeaderDefines)),
+    };
+    let location = if has_folder { folder.clone() } else { sp.path.join(dist_name.unwrap_or_default()) };
+    found.first_time(host, &folder);
+    trace.ok(
+        format!("pip wheel {}", text(&location)),
+        format!("{} ({})", version.map_or("version unknown".into(), |v| v.0.to_string()), sp.env),
+    );
+    found.push(&location, CudnnKind::PipWheel, version);
+    if let Some(copy) = found.copies.last_mut() {
+        copy.env = Some(sp.env.clone());
+        copy.cuda_major = cuda_major;
+    }
+}
+
+/// `cudnn-*.json` and `libcudnn-*.json` records in `$CONDA_PREFIX/conda-meta`.
+fn conda_packages(host: &dyn Host, prefix: &Path, trace: &mut Trace, found: &mut Found) {
+    let dir = prefix.join("conda-meta");
+    found.looked.push(format!("{}/cudnn-*.json", text(&dir)));
+    for name in names(host, &dir) {
+        let Some((raw, build)) = conda_meta(&name, "cudnn").or_else(|| conda_meta(&name, "libcudnn")) else { continue };
+        let version = leading_version(&raw).and_then(|v| v.parse::<CudnnVersion>().ok());
+        let cuda_major = build.split("cuda").nth(1).and_then(|r| {
+            let digits: String = r.chars().take_while(char::is_ascii_digit).collect();
+            digits.parse().ok()
+        });
+        trace.ok(format!("conda-meta {}", text(&dir)), &name);
+        found.push(&dir.join(&name), CudnnKind::CondaPackage, version.map(|v| (v, CudnnVersionSource::CondaMeta)));
+        if let Some(copy) = found.copies.last_mut() {
+            copy.cuda_major = cuda_major;
+        }
+    }
+}
+
+/// `cudnn64_<major>.dll` in toolkit and cuDNN installer `bin` folders.
+fn windows_dlls(
+    host: &dyn Host,
+    installs: &[toolkits::ToolkitInstall],
+    conda_root: Option<&Path>,
+    trace: &mut Trace,
+    found: &mut Found,
+) {
+    let mut bins: Vec<(PathBuf, Option<u32>)> =
+        installs.iter().map(|i| (Path::new(&i.root).join("bin"), None)).collect();
+    bins.extend(conda_root.map(|c| (c.join("bin"), None)));
+    let root = Path::new(WINDOWS_CUDNN);
+    for version in names(host, root) {
+        let bin = root.join(&version).join("bin");
+        // cuDNN 9 puts one folder per CUDA version under bin (bin/12.4); cuDNN 8 its DLLs in bin.
+        bins.push((bin.clone(), None));
+        for cuda in names(host, &bin).into_iter().filter(|n| !n.ends_with(".dll")) {
+            let major = cuda.split('.').next().and_then(|m| m.parse().ok());
+            bins.push((bin.join(cuda), major));
+        }
+        let include = root.join(&version).join("include");
+        headers_in(host, &include, trace, found);
+        for cuda in names(host, &include).into_iter().filter(|n| !n.ends_with(".h")) {
+            headers_in(host, &include.join(cuda), trace, found);
+        }
+    }
+    for (bin, cuda_major) in bins {
+        found.looked.push(format!("{}/cudnn64_*.dll", text(&bin)));
+        for name in names(host, &bin).into_iter().filter(|n| n.starts_with("cudnn64_") && n.ends_with(".dll")) {
+            let path = bin.join(&name);
+            if !found.first_time(host, &path) {
+                continue;
+            }
+            let major = name.trim_start_matches("cudnn64_").trim_end_matches(".dll").parse().ok();
+            trace.ok(format!("dll {}", text(&path)), format!("major {major:?}"));
+            found.push(&path, CudnnKind::Dll, None);
+            if let Some(copy) = found.copies.last_mut() {
+                copy.major = major;
+                copy.cuda_major = cuda_major;
+            }
+        }
+    }
 }

@@ -1,29 +1,302 @@
-//! OWNER: toolkits helper. Stub until filled.
+//! CUDA toolkits: every install on the machine, which one each name (PATH, `CUDA_HOME`,
+//! `LD_LIBRARY_PATH`, `/usr/local/cuda`) picks, and the CUDA libraries in the loader cache.
+//!
+//! Looks at nvcc on PATH, `CUDA_HOME`/`CUDA_PATH`/`CUDA_ROOT` (and `CUDA_PATH_V*` on Windows),
+//! `/usr/local/cuda`, `/usr/local/cuda-*`, `/opt/cuda`, `/usr/lib/cuda`, `/usr/bin/nvcc`, the Windows
+//! installer folder, `$CONDA_PREFIX` and the `nvidia/` pip wheels in each site-packages. Folders that
+//! resolve to the same real path are one install, listed with every name that points to it.
+
+mod candidates;
+pub(super) mod fs;
+mod inspect;
+mod version_files;
+
+#[cfg(test)]
+mod tests;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use self::candidates::{gather, nvccs_on_path, root_of_nvcc};
+use self::fs::{env_path, names, real_path, text};
+use self::inspect::{Group, inspect, is_cudart};
 use super::SitePackages;
-use crate::host::Host;
+use crate::host::{self, Cmd, Host, OsFamily};
+use crate::parse::ldconfig::LoaderEntry;
 use crate::{CudaVersion, Probed, Trace};
 
-/// Every CUDA toolkit found.
+/// How long `ldconfig -p` may take.
+pub const LDCONFIG_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Library name prefixes kept from the loader cache.
+const CUDA_LIBRARIES: &[&str] =
+    &["libcuda.so", "libcudart", "libcublas", "libcudnn", "libnvrtc", "libnvidia-ml", "libnccl"];
+
+/// Every CUDA toolkit found, and which one each name picks.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Toolkits {
-    /// Each install.
+    /// Each install, one per real folder, in the order found (PATH first).
     pub installs: Vec<ToolkitInstall>,
+    /// Which install each name would give a build or a program.
+    pub picks: ToolkitPicks,
+    /// CUDA-related libraries in the dynamic loader's cache (`ldconfig -p`); empty on Windows, or
+    /// when ldconfig could not be run (the trace says why).
+    pub loader_libraries: Vec<LoaderEntry>,
+}
+
+impl Toolkits {
+    /// The install whose (resolved) root is `root`; `None` when no install has that root.
+    pub fn install(&self, root: &str) -> Option<&ToolkitInstall> {
+        self.installs.iter().find(|i| i.root == root)
+    }
+
+    /// The distinct install roots the picks name, in pick order; more than one means the names
+    /// disagree about which toolkit is in use.
+    pub fn picked_roots(&self) -> Vec<&str> {
+        let p = &self.picks;
+        let mut out: Vec<&str> = Vec::new();
+        for pick in [&p.path, &p.cuda_home, &p.cuda_path, &p.ld_library_path, &p.usr_local_cuda].into_iter().flatten() {
+            if let Some(root) = pick.install_root.as_deref()
+                && !out.contains(&root)
+            {
+                out.push(root);
+            }
+        }
+        out
+    }
 }
 
 /// One CUDA toolkit install.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolkitInstall {
-    /// Its root folder.
+    /// Its root folder with symlinks resolved, e.g. `/usr/local/cuda-12.4` (`/usr` for a distribution
+    /// package, `…/site-packages/nvidia/cuda_runtime` for a pip wheel).
     pub root: String,
-    /// Its version; `None` when no version file or nvcc told.
+    /// How it was installed.
+    pub kind: ToolkitKind,
+    /// Its version; `None` when no version file, package name or nvcc told.
     pub version: Option<CudaVersion>,
+    /// Where `version` came from; `None` exactly when `version` is `None`.
+    pub version_source: Option<VersionSource>,
+    /// Its nvcc; `None` when it has none (a runtime-only install).
+    pub nvcc: Option<String>,
+    /// Its library folders that exist (`lib64`, `lib`, `targets/<arch>-linux/lib`, `lib/x64`).
+    pub lib_dirs: Vec<String>,
+    /// The names that point to it: `PATH`, `CUDA_HOME`, `CUDA_PATH`, `/usr/local/cuda`,
+    /// `LD_LIBRARY_PATH`, `CONDA_PREFIX`, `pip:<env>`. Empty when only a folder listing found it.
+    pub aliases: Vec<String>,
+    /// The Python environment's display name for a pip install; `None` otherwise.
+    pub python_env: Option<String>,
+}
+
+/// How a toolkit was installed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolkitKind {
+    /// NVIDIA's runfile or repository packages under `/usr/local/cuda-*`.
+    Local,
+    /// A distribution's package: `/usr/bin/nvcc`, `/usr/lib/cuda`, `/opt/cuda`.
+    Distro,
+    /// A conda environment's CUDA packages.
+    Conda,
+    /// `nvidia-cuda-*` pip wheels in a site-packages folder.
+    Pip,
+    /// NVIDIA's Windows installer under `Program Files`.
+    WindowsInstaller,
+    /// Somewhere else (named by `CUDA_HOME` or PATH).
+    Other,
+}
+
+/// Where a toolkit's version came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VersionSource {
+    /// `<root>/version.json` (CUDA 11.1 and later).
+    VersionJson,
+    /// `<root>/version.txt` (CUDA 11.0 and earlier).
+    VersionTxt,
+    /// Running `<root>/bin/nvcc --version`.
+    Nvcc,
+    /// A pip `*.dist-info` folder name.
+    DistInfo,
+    /// A pip package's `METADATA` `Version:` field.
+    PackageMetadata,
+    /// A conda package's `conda-meta/*.json` file name.
+    CondaMeta,
+}
+
+/// Which install each name picks.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ToolkitPicks {
+    /// The first nvcc on PATH; `None` when PATH has none.
+    pub path: Option<Pick>,
+    /// `CUDA_HOME`; `None` when unset.
+    pub cuda_home: Option<Pick>,
+    /// `CUDA_PATH`; `None` when unset.
+    pub cuda_path: Option<Pick>,
+    /// The first `LD_LIBRARY_PATH` folder holding `libcudart.so*`; `None` when none does (or on Windows).
+    pub ld_library_path: Option<Pick>,
+    /// Where `/usr/local/cuda` points; `None` when it does not exist.
+    pub usr_local_cuda: Option<Pick>,
+}
+
+/// What one name points at.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Pick {
+    /// What the name says: the nvcc path, the variable's value, the libcudart file, or the link target
+    /// as stored (the folder itself when `/usr/local/cuda` is not a link).
+    pub named: String,
+    /// The root of the install it leads to; `None` when it leads to no toolkit found.
+    pub install_root: Option<String>,
 }
 
 /// Finds CUDA toolkits.
 pub fn probe(host: &dyn Host, site_packages: &[SitePackages], trace: &mut Trace) -> Probed<Toolkits> {
-    let _ = (host, site_packages, trace);
-    Probed::Failed { error: "not written yet".into() }
+    let os = host.platform().os;
+    if os == OsFamily::Macos {
+        trace.miss("platform", "macOS");
+        return Probed::Unsupported { reason: "CUDA toolkits do not support macOS since CUDA 10.2".into() };
+    }
+    let mut looked = Vec::new();
+    let found = gather(host, site_packages, trace, &mut looked);
+    let mut groups: Vec<Group> = Vec::new();
+    for c in found {
+        let root = real_path(host, &c.path);
+        let i = match groups.iter().position(|g| g.root == root) {
+            Some(i) => i,
+            None => {
+                groups.push(Group {
+                    root,
+                    kind: ToolkitKind::Other,
+                    aliases: Vec::new(),
+                    env: None,
+                    packages: &[],
+                    pip_major: None,
+                });
+                groups.len() - 1
+            }
+        };
+        let g = &mut groups[i];
+        if g.kind == ToolkitKind::Other {
+            g.kind = c.kind;
+        }
+        if let Some(alias) = c.alias
+            && !g.aliases.contains(&alias)
+        {
+            g.aliases.push(alias);
+        }
+        g.env = g.env.take().or(c.env);
+        if g.packages.is_empty() {
+            g.packages = c.packages;
+            g.pip_major = c.pip_major;
+        }
+    }
+    let installs: Vec<ToolkitInstall> = groups.iter().filter_map(|g| inspect(host, g, trace)).collect();
+    let mut toolkits = Toolkits { installs, picks: ToolkitPicks::default(), loader_libraries: Vec::new() };
+    toolkits.picks = picks(host, &toolkits.installs, trace);
+    if let Some(lib) = toolkits.picks.ld_library_path.as_ref().and_then(|p| p.install_root.clone())
+        && let Some(install) = toolkits.installs.iter_mut().find(|i| i.root == lib)
+        && !install.aliases.iter().any(|a| a == "LD_LIBRARY_PATH")
+    {
+        install.aliases.push("LD_LIBRARY_PATH".into());
+    }
+    toolkits.loader_libraries = loader_libraries(host, trace);
+    if toolkits.installs.is_empty() {
+        return candidates::absent(&looked);
+    }
+    Probed::found(toolkits, "filesystem")
+}
+
+/// The install whose root a folder resolves to: its root exactly, one of its library folders, or
+/// (failing those) the install with the longest root above it.
+fn owner(host: &dyn Host, installs: &[ToolkitInstall], path: &Path) -> Option<String> {
+    let real = real_path(host, path);
+    let exact = installs
+        .iter()
+        .find(|i| Path::new(&i.root) == real || i.lib_dirs.iter().any(|d| real_path(host, Path::new(d)) == real));
+    exact
+        .or_else(|| installs.iter().filter(|i| real.starts_with(&i.root)).max_by_key(|i| i.root.len()))
+        .map(|i| i.root.clone())
+}
+
+fn picks(host: &dyn Host, installs: &[ToolkitInstall], trace: &mut Trace) -> ToolkitPicks {
+    let mut picks = ToolkitPicks::default();
+    if let Some(nvcc) = nvccs_on_path(host).into_iter().next() {
+        let root = root_of_nvcc(&nvcc).and_then(|r| owner(host, installs, &r));
+        picks.path = Some(Pick { named: text(&nvcc), install_root: root });
+    }
+    for (var, slot) in [("CUDA_HOME", &mut picks.cuda_home), ("CUDA_PATH", &mut picks.cuda_path)] {
+        if let Some(path) = env_path(host, var) {
+            let root = installs.iter().find(|i| Path::new(&i.root) == real_path(host, &path)).map(|i| i.root.clone());
+            if root.is_none() {
+                trace.error(format!("env {var}"), format!("{} is not a CUDA toolkit found here", text(&path)));
+            }
+            *slot = Some(Pick { named: text(&path), install_root: root });
+        }
+    }
+    if host.platform().os == OsFamily::Windows {
+        return picks;
+    }
+    if let Some(value) = host.env_var("LD_LIBRARY_PATH") {
+        let found = value.split(':').filter(|d| !d.is_empty()).find_map(|dir| {
+            let dir = PathBuf::from(dir);
+            names(host, &dir).into_iter().find(|n| is_cudart(n)).map(|n| (dir.join(n), dir))
+        });
+        match found {
+            Some((lib, dir)) => {
+                trace.ok("LD_LIBRARY_PATH libcudart", text(&lib));
+                picks.ld_library_path = Some(Pick { named: text(&lib), install_root: owner(host, installs, &dir) });
+            }
+            None => trace.miss("LD_LIBRARY_PATH libcudart", "no folder holds libcudart.so*"),
+        }
+    }
+    let usr_local_cuda = Path::new("/usr/local/cuda");
+    if host.file_kind(usr_local_cuda).is_some() {
+        let named = host.read_link(usr_local_cuda).map_or_else(|_| text(usr_local_cuda), |t| text(&t));
+        let root =
+            installs.iter().find(|i| Path::new(&i.root) == real_path(host, usr_local_cuda)).map(|i| i.root.clone());
+        picks.usr_local_cuda = Some(Pick { named, install_root: root });
+    }
+    picks
+}
+
+/// The CUDA-related entries of the loader cache (`ldconfig -p`); empty on Windows and macOS, or when
+/// ldconfig is missing or fails (recorded in `trace`).
+pub fn loader_libraries(host: &dyn Host, trace: &mut Trace) -> Vec<LoaderEntry> {
+    if matches!(host.platform().os, OsFamily::Windows | OsFamily::Macos) {
+        return Vec::new();
+    }
+    let ldconfig = host::which(host, "ldconfig")
+        .or_else(|| ["/sbin/ldconfig", "/usr/sbin/ldconfig"].iter().map(PathBuf::from).find(|p| fs::is_file(host, p)));
+    let Some(ldconfig) = ldconfig else {
+        trace.miss("ldconfig -p", "no ldconfig on PATH, in /sbin or /usr/sbin");
+        return Vec::new();
+    };
+    let cmd = Cmd::new([text(&ldconfig), "-p".into()]).timeout(LDCONFIG_TIMEOUT);
+    let method = format!("run {}", cmd.display());
+    let out = match host.run(&cmd) {
+        Ok(out) if out.success() => out,
+        Ok(out) => {
+            trace.error(method, format!("exit {:?}: {}", out.status, out.stderr));
+            return Vec::new();
+        }
+        Err(e) => {
+            trace.error(method, e.to_string());
+            return Vec::new();
+        }
+    };
+    match crate::parse::ldconfig::parse(&out.stdout) {
+        Ok(entries) => {
+            let kept: Vec<LoaderEntry> =
+                entries.into_iter().filter(|e| CUDA_LIBRARIES.iter().any(|p| e.name.starts_with(p))).collect();
+            trace.ok(method, format!("{} CUDA libraries", kept.len()));
+            kept
+        }
+        Err(e) => {
+            trace.error(method, e.to_string());
+            Vec::new()
+        }
+    }
 }

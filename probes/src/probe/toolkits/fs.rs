@@ -1,0 +1,136 @@
+//! Small file-system helpers over `Host`, shared by the toolkits and cuDNN probes.
+
+use std::path::{Component, Path, PathBuf};
+
+use crate::host::{FileKind, Host, OsFamily};
+
+/// Resolves `.` and `..` without touching any file system.
+pub(in crate::probe) fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+/// Follows symlinks in every component of `path` through `host.read_link` (at most 32 hops), like
+/// `realpath` without requiring the path to exist.
+pub(in crate::probe) fn real_path(host: &dyn Host, path: &Path) -> PathBuf {
+    let mut current = normalize(path);
+    for _ in 0..32 {
+        let components: Vec<Component<'_>> = current.components().collect();
+        let mut out = PathBuf::new();
+        let mut next = None;
+        for (i, c) in components.iter().enumerate() {
+            out.push(c.as_os_str());
+            if !matches!(c, Component::Normal(_)) {
+                continue;
+            }
+            let Ok(target) = host.read_link(&out) else { continue };
+            let absolute = target.is_absolute() || target.to_string_lossy().contains(':');
+            let mut joined = if absolute { target } else { out.parent().unwrap_or(Path::new("/")).join(target) };
+            for rest in &components[i + 1..] {
+                joined.push(rest.as_os_str());
+            }
+            next = Some(normalize(&joined));
+            break;
+        }
+        match next {
+            Some(n) => current = n,
+            None => return out,
+        }
+    }
+    current
+}
+
+/// A path as text with forward slashes kept as they are.
+pub(in crate::probe) fn text(path: &Path) -> String {
+    path.to_string_lossy().into_owned()
+}
+
+/// True when `path` names a file (after following links).
+pub(in crate::probe) fn is_file(host: &dyn Host, path: &Path) -> bool {
+    host.file_kind(path) == Some(FileKind::File)
+}
+
+/// True when `path` names a folder (after following links).
+pub(in crate::probe) fn is_dir(host: &dyn Host, path: &Path) -> bool {
+    host.file_kind(path) == Some(FileKind::Dir)
+}
+
+/// The names in a folder; empty when it cannot be listed.
+pub(in crate::probe) fn names(host: &dyn Host, dir: &Path) -> Vec<String> {
+    host.list_dir(dir).map(|entries| entries.into_iter().map(|e| e.name).collect()).unwrap_or_default()
+}
+
+/// An environment variable naming a path, with Windows backslashes turned into forward slashes;
+/// `None` when unset or empty.
+pub(in crate::probe) fn env_path(host: &dyn Host, name: &str) -> Option<PathBuf> {
+    let value = host.env_var(name).filter(|v| !v.trim().is_empty())?;
+    let value = value.trim();
+    let value = if host.platform().os == OsFamily::Windows { value.replace('\\', "/") } else { value.to_owned() };
+    Some(PathBuf::from(value.trim_end_matches('/')))
+}
+
+/// The leading `a.b[.c]` of a version-like string (`12.1.105.post1` → `12.1.105`); `None` when it
+/// does not start with a number.
+pub(in crate::probe) fn leading_version(s: &str) -> Option<String> {
+    let parts: Vec<&str> =
+        s.split('.').take_while(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit())).take(4).collect();
+    (!parts.is_empty()).then(|| parts.join("."))
+}
+
+/// Splits a `<package>-<version>.dist-info` folder name into the normalized package name
+/// (lowercase, `_` for `-` and `.`) and the version text.
+pub(in crate::probe) fn dist_info(name: &str) -> Option<(String, String)> {
+    let stem = name.strip_suffix(".dist-info")?;
+    let (package, version) = stem.split_once('-')?;
+    Some((package.to_lowercase().replace(['-', '.'], "_"), version.to_owned()))
+}
+
+/// The `Version:` field of a wheel's METADATA text.
+pub(in crate::probe) fn metadata_version(text: &str) -> Option<String> {
+    text.lines()
+        .take_while(|l| !l.trim().is_empty())
+        .find_map(|l| l.strip_prefix("Version:"))
+        .map(|v| v.trim().to_owned())
+}
+
+/// Splits a `conda-meta/<name>-<version>-<build>.json` file name into its version and build when
+/// the package is `package` (the version must start with a digit, so `cudnn-dev-…` is not `cudnn`).
+pub(in crate::probe) fn conda_meta(name: &str, package: &str) -> Option<(String, String)> {
+    let rest = name.strip_suffix(".json")?.strip_prefix(package)?.strip_prefix('-')?;
+    let (version, build) = rest.split_once('-').unwrap_or((rest, ""));
+    version.starts_with(|c: char| c.is_ascii_digit()).then(|| (version.to_owned(), build.to_owned()))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_split_into_versions() {
+        assert_eq!(leading_version("12.1.105.post1").as_deref(), Some("12.1.105"));
+        assert_eq!(leading_version("9.1.0.70").as_deref(), Some("9.1.0.70"));
+        assert_eq!(leading_version("dev"), None);
+        assert_eq!(
+            dist_info("nvidia_cuda_runtime_cu12-12.4.127.dist-info"),
+            Some(("nvidia_cuda_runtime_cu12".into(), "12.4.127".into()))
+        );
+        assert_eq!(dist_info("nvidia_cudnn_cu12-9.1.0.70"), None);
+        assert_eq!(conda_meta("cudnn-8.9.2.26-cuda12_0.json", "cudnn"), Some(("8.9.2.26".into(), "cuda12_0".into())));
+        assert_eq!(conda_meta("cudnn-dev-8.9.2.26-cuda12_0.json", "cudnn"), None);
+        assert_eq!(conda_meta("libcudnn-9.3.0.75-h0.json", "cudnn"), None);
+        assert_eq!(
+            metadata_version("Metadata-Version: 2.1\nName: x\nVersion: 12.4.127\n\nVersion: 1"),
+            Some("12.4.127".into())
+        );
+    }
+}
