@@ -1,0 +1,269 @@
+//! The deep tier: run `assets/python/probe.py` in each interpreter, in parallel, and parse its JSON.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::PythonEnv;
+use crate::host::{Cmd, Host};
+use crate::{Probed, Trace};
+
+/// The framework probe script, run as `python -I -` with this text on standard input.
+pub const PROBE_SCRIPT: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../assets/python/probe.py"));
+
+/// How long one interpreter may take to import its frameworks.
+const DEEP_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// What `probe.py` reported; a framework field is `None` when it is not installed there.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct DeepFacts {
+    /// The script's output format version.
+    pub probe_version: Option<u32>,
+    /// The interpreter itself.
+    pub python: Option<DeepPython>,
+    /// Why the interpreter facts could not be read.
+    pub python_error: Option<String>,
+    /// PyTorch.
+    pub torch: Option<DeepTorch>,
+    /// TensorFlow.
+    pub tensorflow: Option<DeepTensorflow>,
+    /// JAX.
+    pub jax: Option<DeepJax>,
+    /// CuPy.
+    pub cupy: Option<DeepCupy>,
+    /// ONNX Runtime.
+    pub onnxruntime: Option<DeepOnnxruntime>,
+}
+
+/// The interpreter as it describes itself.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct DeepPython {
+    /// `platform.python_version()`, e.g. `3.11.7`.
+    pub version: Option<String>,
+    /// `sys.executable`.
+    pub executable: Option<String>,
+    /// `sys.prefix`.
+    pub prefix: Option<String>,
+    /// `sys.base_prefix` (differs from `prefix` in a venv).
+    pub base_prefix: Option<String>,
+    /// `sys.platform`, e.g. `linux`.
+    pub platform: Option<String>,
+    /// `CPython`, `PyPy`.
+    pub implementation: Option<String>,
+}
+
+/// What importing torch said.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct DeepTorch {
+    /// `torch.__version__`.
+    pub version: Option<String>,
+    /// `torch.version.cuda`; `None` for a CPU or ROCm build.
+    pub cuda: Option<String>,
+    /// `torch.version.hip`; set for a ROCm build.
+    pub hip: Option<String>,
+    /// `torch.version.git_version`.
+    pub git_version: Option<String>,
+    /// `torch.backends.cudnn.version()`, encoded (`90100`); see `CudnnVersion::from_encoded`.
+    pub cudnn_version: Option<u32>,
+    /// `torch.cuda.is_available()`.
+    pub cuda_available: Option<bool>,
+    /// `torch.cuda.device_count()`.
+    pub device_count: Option<u32>,
+    /// `torch.cuda.get_arch_list()`, e.g. `["sm_80", "sm_90"]`.
+    pub arch_list: Option<Vec<String>>,
+    /// Each visible device.
+    pub devices: Option<Vec<DeepTorchDevice>>,
+    /// The import failed with this exception.
+    pub error: Option<String>,
+    /// CUDA initialization or a device query failed with this exception.
+    pub cuda_error: Option<String>,
+    /// `torch.backends.cudnn.version()` failed with this exception.
+    pub cudnn_error: Option<String>,
+}
+
+/// One device as torch sees it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct DeepTorchDevice {
+    /// CUDA device index.
+    pub index: u32,
+    /// `torch.cuda.get_device_name`.
+    pub name: Option<String>,
+    /// Compute capability, e.g. `8.9`.
+    pub capability: Option<String>,
+    /// Total memory in bytes.
+    pub total_memory_bytes: Option<u64>,
+}
+
+/// What importing tensorflow said.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct DeepTensorflow {
+    /// `tf.__version__`.
+    pub version: Option<String>,
+    /// `get_build_info()["cuda_version"]`.
+    pub cuda_version: Option<String>,
+    /// `get_build_info()["cudnn_version"]`.
+    pub cudnn_version: Option<String>,
+    /// `get_build_info()["is_cuda_build"]`.
+    pub is_cuda_build: Option<bool>,
+    /// `get_build_info()["is_rocm_build"]`.
+    pub is_rocm_build: Option<bool>,
+    /// `tf.config.list_physical_devices('GPU')` names.
+    pub gpus: Option<Vec<String>>,
+    /// The import failed with this exception.
+    pub error: Option<String>,
+    /// `get_build_info()` failed.
+    pub build_info_error: Option<String>,
+    /// Listing GPUs failed.
+    pub gpu_error: Option<String>,
+}
+
+/// What importing jax said.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct DeepJax {
+    /// `jax.__version__`.
+    pub version: Option<String>,
+    /// `jaxlib.__version__`.
+    pub jaxlib_version: Option<String>,
+    /// `jax.default_backend()`: `gpu`, `cpu`, `tpu`.
+    pub backend: Option<String>,
+    /// `jax.devices()`.
+    pub devices: Option<Vec<DeepJaxDevice>>,
+    /// The import failed with this exception.
+    pub error: Option<String>,
+    /// Backend initialization failed with this exception.
+    pub backend_error: Option<String>,
+}
+
+/// One device as jax sees it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct DeepJaxDevice {
+    /// Device id.
+    pub id: u32,
+    /// `gpu`, `cpu`, `tpu`.
+    pub platform: Option<String>,
+    /// `device_kind`, e.g. `NVIDIA H100 80GB HBM3`.
+    pub kind: Option<String>,
+}
+
+/// What importing cupy said.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct DeepCupy {
+    /// `cupy.__version__`.
+    pub version: Option<String>,
+    /// `runtimeGetVersion()`, encoded (`12040`); see `CudaVersion::from_api_int`.
+    pub runtime_version: Option<i32>,
+    /// `driverGetVersion()`, encoded like `runtime_version`.
+    pub driver_version: Option<i32>,
+    /// `getDeviceCount()`.
+    pub device_count: Option<u32>,
+    /// The import failed with this exception.
+    pub error: Option<String>,
+    /// A CUDA call failed with this exception.
+    pub cuda_error: Option<String>,
+}
+
+/// What importing onnxruntime said.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct DeepOnnxruntime {
+    /// `onnxruntime.__version__`.
+    pub version: Option<String>,
+    /// `get_available_providers()`, e.g. `CUDAExecutionProvider`.
+    pub providers: Option<Vec<String>>,
+    /// The import failed with this exception.
+    pub error: Option<String>,
+    /// Listing providers failed.
+    pub providers_error: Option<String>,
+}
+
+/// Parses `probe.py`'s output: the whole of stdout, or else its last line that is a JSON object.
+pub(super) fn parse_output(stdout: &str) -> Result<DeepFacts, String> {
+    let whole = serde_json::from_str::<DeepFacts>(stdout.trim());
+    whole.or_else(|e| {
+        stdout
+            .lines()
+            .rev()
+            .map(str::trim)
+            .find(|l| l.starts_with('{'))
+            .and_then(|l| serde_json::from_str::<DeepFacts>(l).ok())
+            .ok_or_else(|| format!("the output is not probe.py's JSON ({e})"))
+    })
+}
+
+/// The last few lines of a program's standard error, for a reason.
+fn tail(text: &str, lines: usize) -> String {
+    let all: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    all[all.len().saturating_sub(lines)..].join(" | ")
+}
+
+/// Runs the probe in one interpreter.
+pub(super) fn run_one(host: &dyn Host, interpreter: &str, trace: &mut Trace) -> Probed<DeepFacts> {
+    let cmd = Cmd::new([interpreter, "-I", "-"]).stdin(PROBE_SCRIPT).timeout(DEEP_TIMEOUT);
+    let method = format!("{interpreter} -I - < probe.py");
+    match host.run(&cmd) {
+        Ok(out) => match parse_output(&out.stdout) {
+            Ok(facts) => {
+                trace.ok(&method, format!("exit status {:?}", out.status));
+                Probed::found(facts, "probe.py")
+            }
+            Err(e) => {
+                let stderr = tail(&out.stderr, 5);
+                let error = format!("{e}; exit status {:?}; stderr: {stderr}", out.status);
+                trace.error(&method, &error);
+                Probed::Failed { error }
+            }
+        },
+        Err(e) => {
+            trace.error(&method, e.to_string());
+            Probed::Failed { error: e.to_string() }
+        }
+    }
+}
+
+/// Runs the probe in every environment with an interpreter, all at once.
+pub(super) fn run_all(host: &dyn Host, envs: &mut [PythonEnv], trace: &mut Trace) {
+    let results: Vec<(Probed<DeepFacts>, Trace)> = std::thread::scope(|s| {
+        let handles: Vec<_> = envs
+            .iter()
+            .map(|env| {
+                let interpreter = env.interpreter.clone();
+                let python2 = env.python_version.as_deref().is_some_and(|v| v.starts_with("2."));
+                std::thread::Builder::new().name("python-deep".into()).spawn_scoped(s, move || {
+                    let mut t = Trace::new("python");
+                    let r = match &interpreter {
+                        _ if python2 => {
+                            t.miss("probe.py", "Python 2 cannot run the deep probe");
+                            Probed::Unsupported { reason: "the deep probe needs Python 3".into() }
+                        }
+                        Some(i) => run_one(host, i, &mut t),
+                        None => Probed::absent("no interpreter in this environment"),
+                    };
+                    (r, t)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| match h {
+                Ok(handle) => handle.join().unwrap_or_else(|_| {
+                    (Probed::Failed { error: "the deep probe thread panicked".into() }, Trace::new("python"))
+                }),
+                Err(e) => (Probed::Failed { error: format!("could not start a thread: {e}") }, Trace::new("python")),
+            })
+            .collect()
+    });
+    for (env, (result, t)) in envs.iter_mut().zip(results) {
+        for entry in t.into_entries() {
+            trace.push(entry.method, entry.outcome, entry.detail);
+        }
+        env.deep = Some(result);
+    }
+}

@@ -1,0 +1,268 @@
+//! The fast tier: GPU frameworks and CUDA wheels from site-packages files, without starting Python.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::parse::{
+    PyValue, cuda_from_cu_tag, normalize_name, parse_assignments, parse_dist_folder, parse_metadata,
+    parse_tf_build_info, parse_torch_version_py,
+};
+use super::{Framework, FrameworkBuild, Package};
+use crate::Trace;
+use crate::host::{FileKind, Host};
+
+/// What the fast tier found in one environment.
+#[derive(Debug, Default)]
+pub(super) struct Scan {
+    pub frameworks: Vec<Framework>,
+    pub cuda_wheels: Vec<Package>,
+}
+
+/// One installed distribution.
+#[derive(Debug, Clone)]
+struct Dist {
+    version: String,
+    site_packages: PathBuf,
+    source: &'static str,
+}
+
+/// TensorFlow's distribution names.
+const TENSORFLOW: [&str; 7] = [
+    "tensorflow",
+    "tensorflow-cpu",
+    "tensorflow-gpu",
+    "tf-nightly",
+    "tf-nightly-cpu",
+    "tensorflow-intel",
+    "tensorflow-macos",
+];
+
+/// True for the distributions the fast tier reports.
+fn is_interesting(name: &str) -> bool {
+    matches!(name, "torch" | "jax" | "jaxlib" | "cupy" | "onnxruntime" | "onnxruntime-gpu")
+        || TENSORFLOW.contains(&name)
+        || name.starts_with("nvidia-")
+        || name.starts_with("cupy-")
+        || jax_plugin_cuda(name).is_some()
+}
+
+/// `12` from `jax-cuda12-plugin` or `jax-cuda12-pjrt`.
+fn jax_plugin_cuda(name: &str) -> Option<String> {
+    let rest = name.strip_prefix("jax-cuda")?;
+    let (major, kind) = rest.split_once('-')?;
+    let ok = matches!(kind, "plugin" | "pjrt") && !major.is_empty() && major.chars().all(|c| c.is_ascii_digit());
+    ok.then(|| major.to_owned())
+}
+
+/// The build a `cupy-*` wheel name says: `cupy-cuda12x` → CUDA 12, `cupy-cuda102` → 10.2,
+/// `cupy-rocm-5-0` → ROCm 5.0.
+fn cupy_build(name: &str) -> FrameworkBuild {
+    if let Some(tag) = name.strip_prefix("cupy-cuda") {
+        let version = match tag.strip_suffix('x') {
+            Some(major) => Some(major.to_owned()),
+            None => cuda_from_cu_tag(&format!("cu{tag}")),
+        };
+        return FrameworkBuild::Cuda { version };
+    }
+    if let Some(tag) = name.strip_prefix("cupy-rocm-") {
+        return FrameworkBuild::Rocm { version: Some(tag.replace('-', ".")) };
+    }
+    FrameworkBuild::Unknown
+}
+
+/// The build a local version tag says: `+cu121`, `+cpu`, `+rocm5.7`, jaxlib's `+cuda12.cudnn89`.
+fn build_from_local_tag(version: &str) -> Option<FrameworkBuild> {
+    let tag = version.split_once('+')?.1;
+    if tag == "cpu" || tag.starts_with("cpu.") {
+        return Some(FrameworkBuild::Cpu);
+    }
+    if let Some(rocm) = tag.strip_prefix("rocm") {
+        return Some(FrameworkBuild::Rocm { version: Some(rocm.to_owned()).filter(|r| !r.is_empty()) });
+    }
+    if let Some(cuda) = tag.strip_prefix("cuda") {
+        let major: String = cuda.chars().take_while(char::is_ascii_digit).collect();
+        return Some(FrameworkBuild::Cuda { version: Some(major).filter(|m| !m.is_empty()) });
+    }
+    cuda_from_cu_tag(tag).map(|v| FrameworkBuild::Cuda { version: Some(v) })
+}
+
+/// Reads every site-packages folder of one environment.
+pub(super) fn scan(host: &dyn Host, site_packages: &[PathBuf], trace: &mut Trace) -> Scan {
+    let mut dists: BTreeMap<String, Dist> = BTreeMap::new();
+    for sp in site_packages {
+        let entries = match host.list_dir(sp) {
+            Ok(e) => e,
+            Err(e) => {
+                trace.error(format!("list {}", sp.display()), e.to_string());
+                continue;
+            }
+        };
+        let mut seen = 0;
+        for e in entries {
+            let Some((folder_name, folder_version)) = parse_dist_folder(&e.name) else { continue };
+            let name = normalize_name(&folder_name);
+            if !is_interesting(&name) || dists.contains_key(&name) {
+                continue;
+            }
+            let path = sp.join(&e.name);
+            let (meta_path, source) = if e.name.ends_with(".dist-info") {
+                (path.join("METADATA"), "dist-info METADATA")
+            } else if host.file_kind(&path) == Some(FileKind::Dir) {
+                (path.join("PKG-INFO"), "egg-info PKG-INFO")
+            } else {
+                (path, "egg-info PKG-INFO")
+            };
+            let (version, source) = match host.read_file(&meta_path).ok().as_deref().and_then(parse_metadata) {
+                Some((meta_name, version)) if normalize_name(&meta_name) == name => (version, source),
+                _ => {
+                    trace.miss(format!("read {}", meta_path.display()), "no Name/Version; using the folder name");
+                    (folder_version, "dist-info folder name")
+                }
+            };
+            seen += 1;
+            dists.insert(name, Dist { version, site_packages: sp.clone(), source });
+        }
+        trace.ok(format!("scan {}", sp.display()), format!("{seen} GPU-related distributions"));
+    }
+    build(host, &dists, trace)
+}
+
+/// Turns the found distributions into frameworks and wheels.
+fn build(host: &dyn Host, dists: &BTreeMap<String, Dist>, trace: &mut Trace) -> Scan {
+    let mut out = Scan::default();
+    let jax_plugin_major =
+        dists.keys().filter_map(|n| jax_plugin_cuda(n)).max_by_key(|m| m.parse::<u32>().unwrap_or(0));
+    for (name, d) in dists {
+        if name.starts_with("nvidia-") {
+            out.cuda_wheels.push(Package { name: name.clone(), version: d.version.clone() });
+            continue;
+        }
+        let mut source = d.source.to_owned();
+        let mut cudnn_build = None;
+        let from_tag = build_from_local_tag(&d.version);
+        let build = if name == "torch" {
+            let file = d.site_packages.join("torch").join("version.py");
+            match read(host, &file, trace).as_deref().and_then(parse_torch_version_py) {
+                Some(v) => {
+                    source.push_str(" + torch/version.py");
+                    match (v.cuda, v.hip) {
+                        (Some(Some(cuda)), _) => FrameworkBuild::Cuda { version: Some(cuda) },
+                        (_, Some(Some(hip))) => FrameworkBuild::Rocm { version: Some(hip) },
+                        (Some(None), _) => FrameworkBuild::Cpu,
+                        _ => from_tag.unwrap_or(FrameworkBuild::Unknown),
+                    }
+                }
+                None => from_tag.unwrap_or(FrameworkBuild::Unknown),
+            }
+        } else if TENSORFLOW.contains(&name.as_str()) {
+            let file = d.site_packages.join("tensorflow/python/platform/build_info.py");
+            match read(host, &file, trace).as_deref().and_then(parse_tf_build_info) {
+                Some(info) => {
+                    source.push_str(" + tensorflow/python/platform/build_info.py");
+                    cudnn_build = text(&info, "cudnn_version");
+                    tf_build(&info)
+                }
+                None if name.ends_with("-cpu") => FrameworkBuild::Cpu,
+                None => FrameworkBuild::Unknown,
+            }
+        } else if name == "jax" {
+            match (&jax_plugin_major, dists.get("jaxlib").map(|j| build_from_local_tag(&j.version))) {
+                (Some(major), _) => FrameworkBuild::Cuda { version: Some(major.clone()) },
+                (None, Some(Some(b))) => b,
+                (None, Some(None)) => FrameworkBuild::Cpu,
+                (None, None) => FrameworkBuild::Unknown,
+            }
+        } else if let Some(major) = jax_plugin_cuda(name) {
+            FrameworkBuild::Cuda { version: Some(major) }
+        } else if name.starts_with("cupy") {
+            cupy_build(name)
+        } else if name == "onnxruntime-gpu" {
+            let file = d.site_packages.join("onnxruntime/capi/build_and_package_info.py");
+            let info = read(host, &file, trace).map(|t| parse_assignments(&t)).unwrap_or_default();
+            let cuda = info.get("cuda_version").and_then(PyValue::as_str).map(str::to_owned);
+            cudnn_build = info.get("cudnn_version").and_then(PyValue::as_str).map(str::to_owned);
+            if !info.is_empty() {
+                source.push_str(" + onnxruntime/capi/build_and_package_info.py");
+            }
+            FrameworkBuild::Cuda { version: cuda }
+        } else if name == "onnxruntime" {
+            FrameworkBuild::Cpu
+        } else {
+            from_tag.unwrap_or(FrameworkBuild::Unknown)
+        };
+        out.frameworks.push(Framework {
+            name: name.clone(),
+            version: d.version.clone(),
+            build,
+            cudnn_build,
+            source,
+            site_packages: d.site_packages.to_string_lossy().replace('\\', "/"),
+        });
+    }
+    out
+}
+
+/// TensorFlow's build from its `build_info` dict.
+fn tf_build(info: &BTreeMap<String, PyValue>) -> FrameworkBuild {
+    let flag = |k: &str| info.get(k).and_then(PyValue::as_bool);
+    if flag("is_rocm_build") == Some(true) {
+        return FrameworkBuild::Rocm { version: text(info, "rocm_version") };
+    }
+    match flag("is_cuda_build") {
+        Some(true) => FrameworkBuild::Cuda { version: text(info, "cuda_version") },
+        Some(false) => FrameworkBuild::Cpu,
+        None => match text(info, "cuda_version") {
+            Some(v) => FrameworkBuild::Cuda { version: Some(v) },
+            None => FrameworkBuild::Unknown,
+        },
+    }
+}
+
+fn text(info: &BTreeMap<String, PyValue>, key: &str) -> Option<String> {
+    info.get(key).and_then(PyValue::as_str).filter(|s| !s.is_empty()).map(str::to_owned)
+}
+
+/// Reads a version file, noting the attempt.
+fn read(host: &dyn Host, path: &Path, trace: &mut Trace) -> Option<String> {
+    match host.read_file(path) {
+        Ok(t) => {
+            trace.ok(format!("read {}", path.display()), "read");
+            Some(t)
+        }
+        Err(e) => {
+            if e.is_not_found() {
+                trace.miss(format!("read {}", path.display()), e.to_string());
+            } else {
+                trace.error(format!("read {}", path.display()), e.to_string());
+            }
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_tell_builds() {
+        assert_eq!(jax_plugin_cuda("jax-cuda12-plugin").as_deref(), Some("12"));
+        assert_eq!(jax_plugin_cuda("jax-cuda13-pjrt").as_deref(), Some("13"));
+        assert_eq!(jax_plugin_cuda("jax-cuda-plugin"), None);
+        assert_eq!(cupy_build("cupy-cuda12x"), FrameworkBuild::Cuda { version: Some("12".into()) });
+        assert_eq!(cupy_build("cupy-cuda102"), FrameworkBuild::Cuda { version: Some("10.2".into()) });
+        assert_eq!(cupy_build("cupy-rocm-5-0"), FrameworkBuild::Rocm { version: Some("5.0".into()) });
+        assert_eq!(cupy_build("cupy"), FrameworkBuild::Unknown);
+        assert_eq!(build_from_local_tag("2.3.0+cu121"), Some(FrameworkBuild::Cuda { version: Some("12.1".into()) }));
+        assert_eq!(build_from_local_tag("2.3.0+cpu"), Some(FrameworkBuild::Cpu));
+        assert_eq!(build_from_local_tag("2.3.0+rocm6.0"), Some(FrameworkBuild::Rocm { version: Some("6.0".into()) }));
+        assert_eq!(
+            build_from_local_tag("0.4.7+cuda12.cudnn88"),
+            Some(FrameworkBuild::Cuda { version: Some("12".into()) })
+        );
+        assert_eq!(build_from_local_tag("2.3.0"), None);
+        assert_eq!(build_from_local_tag("2.3.0+weird"), None);
+        assert!(is_interesting("nvidia-cudnn-cu12") && is_interesting("tf-nightly") && !is_interesting("numpy"));
+    }
+}
