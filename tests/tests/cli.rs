@@ -35,7 +35,10 @@ fn check_json_runs_without_a_gpu_and_says_why() {
     assert!(reason.contains("nvidia-smi"), "the reason should say nvidia-smi was looked for: {reason}");
     assert_ne!(snap["gpus"]["status"], "found");
     let trace = snap["trace"].as_array().unwrap();
-    assert!(trace.iter().any(|t| t["probe"] == "driver" && t["method"] == "nvml"), "the trace should show the NVML attempt");
+    assert!(
+        trace.iter().any(|t| t["probe"] == "driver" && t["method"] == "nvml"),
+        "the trace should show the NVML attempt"
+    );
     if python_on_path() {
         assert_eq!(snap["python_envs"]["status"], "found", "{}", snap["python_envs"]);
         assert!(!snap["python_envs"]["value"].as_array().unwrap().is_empty(), "the machine's Python should be listed");
@@ -94,17 +97,20 @@ fn a_recording_replays_to_the_same_snapshot() {
     let dir = tempfile::tempdir().unwrap();
     gpu_doctor().arg("record-fixture").arg(dir.path()).assert().code(0);
     assert!(dir.path().join("host.json").is_file());
-    let live: Value =
-        serde_json::from_slice(&gpu_doctor().arg("--replay").arg(dir.path()).args(["check", "--json"]).output().unwrap().stdout)
-            .unwrap();
+    let live: Value = serde_json::from_slice(
+        &gpu_doctor().arg("--replay").arg(dir.path()).args(["check", "--json"]).output().unwrap().stdout,
+    )
+    .unwrap();
     let text = std::fs::read_to_string(dir.path().join("host.json")).unwrap();
     assert!(!text.contains("NotRecorded") && !text.contains("not_recorded"));
     // Replaying twice gives the same answer, and nothing the probes asked was missing.
-    let again: Value =
-        serde_json::from_slice(&gpu_doctor().arg("--replay").arg(dir.path()).args(["check", "--json"]).output().unwrap().stdout)
-            .unwrap();
+    let again: Value = serde_json::from_slice(
+        &gpu_doctor().arg("--replay").arg(dir.path()).args(["check", "--json"]).output().unwrap().stdout,
+    )
+    .unwrap();
     assert_eq!(live, again);
     let trace = live["snapshot"]["trace"].as_array().unwrap();
-    let unrecorded: Vec<_> = trace.iter().filter(|t| t["detail"].as_str().unwrap_or("").contains("not recorded")).collect();
+    let unrecorded: Vec<_> =
+        trace.iter().filter(|t| t["detail"].as_str().unwrap_or("").contains("not recorded")).collect();
     assert!(unrecorded.is_empty(), "the recording missed answers: {unrecorded:?}");
 }

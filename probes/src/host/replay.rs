@@ -19,6 +19,13 @@ fn key(path: &Path) -> String {
     if s.len() > 1 { s.trim_end_matches('/').to_owned() } else { s.into_owned() }
 }
 
+/// `C:/…` or `C:\\…`: absolute on Windows, though not to the Linux `Path` that replays it.
+fn is_windows_absolute(path: &Path) -> bool {
+    let b = path.to_string_lossy();
+    let b = b.as_bytes();
+    b.len() >= 3 && b[0].is_ascii_alphabetic() && b[1] == b':' && (b[2] == b'/' || b[2] == b'\\')
+}
+
 /// Resolves `.` and `..` without touching any file system.
 fn normalize(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
@@ -60,7 +67,7 @@ impl ReplayHost {
                 let Some(target) = self.fixture.links.get(&key(&out)) else { break };
                 hops += 1;
                 let target = Path::new(target);
-                out = if target.is_absolute() || target.to_string_lossy().contains(':') {
+                out = if target.is_absolute() || is_windows_absolute(target) {
                     normalize(target)
                 } else {
                     normalize(&out.parent().unwrap_or(Path::new("/")).join(target))
@@ -221,6 +228,20 @@ mod tests {
             error: None,
         });
         ReplayHost::new(f)
+    }
+
+    #[test]
+    fn sysfs_links_with_colons_are_relative() {
+        let mut f = Fixture::new(Platform { os: OsFamily::Linux, arch: "x86_64".into() });
+        f.links.insert(
+            "/sys/bus/pci/devices/0000:01:00.0".into(),
+            "../../../devices/pci0000:00/0000:00:01.0/0000:01:00.0".into(),
+        );
+        f.files.insert("/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/vendor".into(), "0x10de\n".into());
+        let h = ReplayHost::new(f);
+        assert_eq!(h.read_file(Path::new("/sys/bus/pci/devices/0000:01:00.0/vendor")).unwrap(), "0x10de\n");
+        assert!(is_windows_absolute(Path::new("C:/Program Files")));
+        assert!(!is_windows_absolute(Path::new("pci0000:00/x")));
     }
 
     #[test]

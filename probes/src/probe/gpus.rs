@@ -82,19 +82,7 @@ use crate::{Probed, Trace};
 
 use super::driver::SmiXml;
 use super::link::sysfs_link;
-
-/// Normalizes a PCI bus id to the sysfs form: `00000000:01:00.0` → `0000:01:00.0`, lowercase.
-pub fn normalize_bus_id(id: &str) -> String {
-    let id = id.trim().to_ascii_lowercase();
-    match id.split_once(':') {
-        Some((domain, rest)) if domain.len() > 4 && domain.is_ascii() => {
-            format!("{}:{rest}", &domain[domain.len() - 4..])
-        }
-        Some((domain, rest)) if domain.len() < 4 && rest.contains(':') => format!("{domain:0>4}:{rest}"),
-        Some(_) => id,
-        None => id,
-    }
-}
+use super::pci::sysfs::normalize_bus_id;
 
 fn from_nvml(d: &NvmlDevice) -> Gpu {
     let compute_capability = d.compute_capability.and_then(|(major, minor)| {
@@ -104,7 +92,7 @@ fn from_nvml(d: &NvmlDevice) -> Gpu {
         index: d.index,
         name: d.name.clone(),
         uuid: d.uuid.clone(),
-        pci_bus_id: d.pci_bus_id.as_deref().map(normalize_bus_id),
+        pci_bus_id: d.pci_bus_id.as_deref().and_then(normalize_bus_id),
         compute_capability,
         architecture: compute_capability.and_then(crate::ComputeCapability::architecture).map(str::to_owned),
         memory_total_bytes: d.memory_total_bytes,
@@ -148,7 +136,7 @@ fn fill_from_smi(gpu: &mut Gpu, s: &SmiGpu) {
     fill(&mut gpu.name, s.name.as_ref());
     fill(&mut gpu.uuid, s.uuid.as_ref());
     if gpu.pci_bus_id.is_none() {
-        gpu.pci_bus_id = s.pci_bus_id.as_deref().map(normalize_bus_id);
+        gpu.pci_bus_id = s.pci_bus_id.as_deref().and_then(normalize_bus_id);
     }
     fill(&mut gpu.memory_total_bytes, s.memory_total_mib.map(|m| m * MIB).as_ref());
     fill(&mut gpu.memory_used_bytes, s.memory_used_mib.map(|m| m * MIB).as_ref());
@@ -216,7 +204,10 @@ pub fn probe(
                 for gpu in &mut gpus {
                     let same = |s: &&SmiGpu| {
                         s.uuid.is_some() && s.uuid == gpu.uuid
-                            || s.pci_bus_id.as_deref().map(normalize_bus_id).is_some_and(|b| Some(b) == gpu.pci_bus_id)
+                            || s.pci_bus_id
+                                .as_deref()
+                                .and_then(normalize_bus_id)
+                                .is_some_and(|b| Some(b) == gpu.pci_bus_id)
                     };
                     if let Some(s) = r.gpus.iter().find(same) {
                         fill_from_smi(gpu, s);
@@ -258,19 +249,4 @@ pub fn probe(
         }
     }
     Probed::found(gpus, source)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn bus_ids_normalize_to_the_sysfs_form() {
-        assert_eq!(normalize_bus_id("00000000:01:00.0"), "0000:01:00.0");
-        assert_eq!(normalize_bus_id("00000000:C1:00.0"), "0000:c1:00.0");
-        assert_eq!(normalize_bus_id("0000:01:00.0"), "0000:01:00.0");
-        assert_eq!(normalize_bus_id("01:00.0"), "01:00.0");
-        assert_eq!(normalize_bus_id(""), "");
-        assert_eq!(normalize_bus_id("é€:x"), "é€:x");
-    }
 }
