@@ -1,11 +1,216 @@
-//! Sections for links, toolkits, cuDNN and Python (filled once those probes land).
+//! Sections for host links, CUDA toolkits, cuDNN and Python environments.
 
-use gpu_doctor_probes::Report;
+use gpu_doctor_probes::probe::python::{DeepFacts, FrameworkBuild, PythonEnv};
+use gpu_doctor_probes::probe::toolkits::Toolkits;
+use gpu_doctor_probes::{CudnnVersion, Probed, Report};
 
-use super::facts::Section;
+use super::facts::{Section, Tone};
+
+/// A headline for a part that was not found (shared shape with `facts::missing`).
+fn missing<T>(label: &'static str, p: &Probed<T>, none_word: &str) -> Section {
+    let tone = if matches!(p, Probed::Failed { .. }) { Tone::Warn } else { Tone::Plain };
+    let headline = if matches!(p, Probed::Failed { .. }) { "could not be checked" } else { none_word };
+    Section {
+        label,
+        headline: headline.to_owned(),
+        tone,
+        details: p.why_not().map(str::to_owned).into_iter().collect(),
+    }
+}
 
 /// Link, toolkit, cuDNN and Python sections.
 pub fn sections(report: &Report) -> Vec<Section> {
-    let _ = report;
-    Vec::new()
+    let s = &report.snapshot;
+    let mut out = Vec::new();
+    if let Some(links) = s.links.value() {
+        out.push(links_section(links));
+    }
+    out.push(match s.toolkits.value() {
+        Some(t) => toolkits_section(t),
+        None => {
+            missing("Toolkits", &s.toolkits, "no CUDA toolkit (not needed for pip or conda PyTorch, TensorFlow, JAX)")
+        }
+    });
+    out.push(match s.cudnn.value() {
+        Some(copies) => {
+            let mut sec = Section {
+                label: "cuDNN",
+                headline: format!("{} cop{}", copies.len(), if copies.len() == 1 { "y" } else { "ies" }),
+                tone: Tone::Plain,
+                details: Vec::new(),
+            };
+            for c in copies {
+                let version = c
+                    .version
+                    .map(|v: CudnnVersion| v.to_string())
+                    .or_else(|| c.major.map(|m| format!("{m}.x")))
+                    .unwrap_or_else(|| "version ?".to_owned());
+                let env = c.env.as_deref().map(|e| format!(" in {e}")).unwrap_or_default();
+                sec.details
+                    .push(format!("{version} {:?}{env}: {}", c.kind, c.location).replace("PipWheel", "pip wheel"));
+            }
+            sec
+        }
+        None => missing("cuDNN", &s.cudnn, "none found"),
+    });
+    out.push(match s.python_envs.value() {
+        Some(envs) => python_section(envs),
+        None => missing("Python", &s.python_envs, "no Python found"),
+    });
+    out
+}
+
+fn links_section(links: &[gpu_doctor_probes::probe::link::HostLink]) -> Section {
+    let mut sec = Section { label: "Links", headline: String::new(), tone: Tone::Plain, details: Vec::new() };
+    let egpus = links.iter().filter(|l| l.egpu.is_some()).count();
+    sec.headline = match egpus {
+        0 => format!("{} GPU link(s)", links.len()),
+        n => format!("{} GPU link(s), {n} eGPU", links.len()),
+    };
+    let q = |v: Option<u32>| v.map_or_else(|| "?".to_owned(), |v| v.to_string());
+    for l in links {
+        let mut line = format!(
+            "{}: PCIe Gen{} x{} now, max Gen{} x{}",
+            l.bus_id,
+            q(l.gen_current),
+            q(l.width_current),
+            q(l.gen_max),
+            q(l.width_max)
+        );
+        if let Some(gbs) = l.theoretical_gbytes_per_s {
+            line.push_str(&format!(", up to {gbs:.2} GB/s each way"));
+        }
+        sec.details.push(line);
+        if let Some(e) = &l.egpu {
+            sec.details.push(format!(
+                "  eGPU via {:?}{}{}: {}",
+                e.via,
+                e.tb_generation.map(|g| format!(" (generation {g})")).unwrap_or_default(),
+                e.device_name.as_deref().map(|n| format!(", enclosure {n}")).unwrap_or_default(),
+                l.bandwidth_basis
+            ));
+        }
+        if let Some(note) = &l.idle_note {
+            sec.details.push(format!("  {note}"));
+        }
+    }
+    sec
+}
+
+fn toolkits_section(t: &Toolkits) -> Section {
+    let roots = t.picked_roots();
+    let tone = if roots.len() > 1 { Tone::Warn } else { Tone::Good };
+    let mut headline = format!("{} CUDA toolkit(s)", t.installs.len());
+    if roots.len() > 1 {
+        headline.push_str(", and PATH / CUDA_HOME / LD_LIBRARY_PATH / /usr/local/cuda do not agree");
+    }
+    let mut sec = Section { label: "Toolkits", headline, tone, details: Vec::new() };
+    for i in &t.installs {
+        sec.details.push(format!(
+            "CUDA {} ({:?}) at {}{}",
+            i.version.map_or_else(|| "?".to_owned(), |v| v.to_string()),
+            i.kind,
+            i.root,
+            i.python_env.as_deref().map(|e| format!(" in {e}")).unwrap_or_default()
+        ));
+    }
+    let p = &t.picks;
+    for (name, pick) in [
+        ("PATH (nvcc)", &p.path),
+        ("CUDA_HOME", &p.cuda_home),
+        ("CUDA_PATH", &p.cuda_path),
+        ("LD_LIBRARY_PATH (libcudart)", &p.ld_library_path),
+        ("/usr/local/cuda", &p.usr_local_cuda),
+    ] {
+        if let Some(pick) = pick {
+            sec.details.push(format!(
+                "{name} → {}",
+                pick.install_root
+                    .as_deref()
+                    .map_or_else(|| format!("{} (no toolkit there)", pick.named), str::to_owned)
+            ));
+        }
+    }
+    sec
+}
+
+fn build_text(b: &FrameworkBuild) -> String {
+    match b {
+        FrameworkBuild::Cuda { version } => format!("CUDA {}", version.as_deref().unwrap_or("?")),
+        FrameworkBuild::Cpu => "CPU only".to_owned(),
+        FrameworkBuild::Rocm { version } => format!("ROCm {}", version.as_deref().unwrap_or("?")),
+        FrameworkBuild::Unknown => "build unknown".to_owned(),
+    }
+}
+
+fn python_section(envs: &[PythonEnv]) -> Section {
+    let with: Vec<&PythonEnv> = envs.iter().filter(|e| !e.frameworks.is_empty() || e.deep.is_some()).collect();
+    let without: Vec<&str> =
+        envs.iter().filter(|e| e.frameworks.is_empty() && e.deep.is_none()).map(|e| e.name.as_str()).collect();
+    let mut sec = Section {
+        label: "Python",
+        headline: format!(
+            "{} environment(s), {} with GPU frameworks",
+            envs.len(),
+            with.iter().filter(|e| !e.frameworks.is_empty()).count()
+        ),
+        tone: Tone::Plain,
+        details: Vec::new(),
+    };
+    for e in with {
+        sec.details.push(format!("{} (Python {})", e.name, e.python_version.as_deref().unwrap_or("?")));
+        for f in &e.frameworks {
+            let cudnn = f.cudnn_build.as_deref().map(|c| format!(", cuDNN {c}")).unwrap_or_default();
+            sec.details.push(format!("  {} {} ({}{cudnn})", f.name, f.version, build_text(&f.build)));
+        }
+        if !e.cuda_wheels.is_empty() {
+            let wheels: Vec<String> = e.cuda_wheels.iter().map(|p| format!("{} {}", p.name, p.version)).collect();
+            sec.details.push(format!("  NVIDIA wheels: {}", wheels.join(", ")));
+        }
+        match &e.deep {
+            Some(Probed::Found { value, .. }) => sec.details.extend(deep_lines(value)),
+            Some(other) => sec.details.push(format!("  import check: {}", other.why_not().unwrap_or("?"))),
+            None => {}
+        }
+    }
+    if !without.is_empty() {
+        sec.details.push(format!("no GPU frameworks in: {}", without.join(", ")));
+    }
+    sec
+}
+
+fn deep_lines(d: &DeepFacts) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(t) = &d.torch {
+        match (&t.error, t.cuda_available) {
+            (Some(e), _) => out.push(format!("  import torch failed: {e}")),
+            (None, Some(ok)) => out.push(format!(
+                "  import torch: cuda.is_available() = {ok}, {} device(s), archs {}, cuDNN {}{}",
+                t.device_count.unwrap_or(0),
+                t.arch_list.as_ref().map_or_else(|| "?".to_owned(), |a| a.join(" ")),
+                t.cudnn_version.map_or_else(|| "none".to_owned(), |v| v.to_string()),
+                t.cuda_error.as_deref().map(|e| format!("; CUDA error: {e}")).unwrap_or_default()
+            )),
+            (None, None) => {}
+        }
+    }
+    if let Some(tf) = &d.tensorflow {
+        match &tf.error {
+            Some(e) => out.push(format!("  import tensorflow failed: {e}")),
+            None => out.push(format!("  import tensorflow: {} GPU(s) visible", tf.gpus.as_ref().map_or(0, Vec::len))),
+        }
+    }
+    if let Some(j) = &d.jax {
+        match &j.error {
+            Some(e) => out.push(format!("  import jax failed: {e}")),
+            None => out.push(format!("  import jax: backend {}", j.backend.as_deref().unwrap_or("?"))),
+        }
+    }
+    if let Some(c) = &d.cupy {
+        match &c.error {
+            Some(e) => out.push(format!("  import cupy failed: {e}")),
+            None => out.push(format!("  import cupy: {} device(s)", c.device_count.unwrap_or(0))),
+        }
+    }
+    out
 }

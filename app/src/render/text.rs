@@ -20,6 +20,16 @@ fn paint(text: &str, tone: Tone, color: bool) -> String {
     format!("\x1b[{code}m{text}\x1b[0m")
 }
 
+/// Cuts a long detail line; `--verbose` shows it whole.
+fn shorten(line: &str) -> String {
+    const MAX_CHARS: usize = 160;
+    if line.chars().count() <= MAX_CHARS {
+        return line.to_owned();
+    }
+    let cut: String = line.chars().take(MAX_CHARS).collect();
+    format!("{cut}… (--verbose shows all)")
+}
+
 /// The summary: a headline per section with its details indented; with `verbose`, the probe trace.
 pub fn summary(report: &Report, color: bool, verbose: bool) -> String {
     let mut out = String::new();
@@ -28,7 +38,7 @@ pub fn summary(report: &Report, color: bool, verbose: bool) -> String {
     for sec in sections(report) {
         let _ = writeln!(out, "{:<LABEL_WIDTH$}{}", sec.label, paint(&sec.headline, sec.tone, color));
         for d in &sec.details {
-            let _ = writeln!(out, "{:<LABEL_WIDTH$}{d}", "");
+            let _ = writeln!(out, "{:<LABEL_WIDTH$}{}", "", if verbose { d.clone() } else { shorten(d) });
         }
     }
     let not_found = [matches!(s.driver, Probed::Found { .. }), matches!(s.gpus, Probed::Found { .. })];
