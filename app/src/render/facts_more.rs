@@ -144,9 +144,17 @@ fn build_text(b: &FrameworkBuild) -> String {
 }
 
 fn python_section(envs: &[PythonEnv]) -> Section {
-    let with: Vec<&PythonEnv> = envs.iter().filter(|e| !e.frameworks.is_empty() || e.deep.is_some()).collect();
-    let without: Vec<&str> =
-        envs.iter().filter(|e| e.frameworks.is_empty() && e.deep.is_none()).map(|e| e.name.as_str()).collect();
+    // Worth a block: GPU frameworks on disk, an import check that found one, or one that failed.
+    let interesting = |e: &PythonEnv| {
+        !e.frameworks.is_empty()
+            || match &e.deep {
+                Some(Probed::Found { value, .. }) => !deep_lines(value).is_empty(),
+                Some(Probed::Failed { .. }) => true,
+                _ => false,
+            }
+    };
+    let with: Vec<&PythonEnv> = envs.iter().filter(|e| interesting(e)).collect();
+    let without: Vec<&str> = envs.iter().filter(|e| !interesting(e)).map(|e| e.name.as_str()).collect();
     let mut sec = Section {
         label: "Python",
         headline: format!(
