@@ -182,7 +182,11 @@ pub fn sections(report: &Report) -> Vec<Section> {
     }
     out.extend(super::facts_more::sections(report));
 
-    let mut env = Section::new("Variables", format!("{} CUDA-related", s.env.vars.len()), Tone::Plain);
+    let headline = match s.env.vars.len() {
+        0 => "no CUDA-related variables set".to_owned(),
+        n => format!("{n} CUDA-related set"),
+    };
+    let mut env = Section::new("Variables", headline, Tone::Plain);
     env.details = s.env.vars.iter().map(|(k, v)| format!("{k}={v}")).collect();
     if !s.env.path_cuda_entries.is_empty() {
         env.details.push(format!("PATH entries with CUDA: {}", s.env.path_cuda_entries.join(", ")));

@@ -5,6 +5,7 @@
 
 mod fixture;
 pub mod nvml;
+pub mod paths;
 mod recording;
 mod replay;
 mod system;

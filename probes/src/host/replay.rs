@@ -1,8 +1,9 @@
 //! `ReplayHost`: a recorded machine, answered from a fixture folder.
 
 use std::collections::BTreeMap;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
+use super::paths::{normalize, resolve_with};
 use super::{
     Cmd, CmdOutput, DirEntry, FileKind, Fixture, Host, HostError, NvmlAnswer, NvmlReport, Platform, SystemInfo,
 };
@@ -17,28 +18,6 @@ pub struct ReplayHost {
 fn key(path: &Path) -> String {
     let s = path.to_string_lossy();
     if s.len() > 1 { s.trim_end_matches('/').to_owned() } else { s.into_owned() }
-}
-
-/// `C:/…` or `C:\\…`: absolute on Windows, though not to the Linux `Path` that replays it.
-fn is_windows_absolute(path: &Path) -> bool {
-    let b = path.to_string_lossy();
-    let b = b.as_bytes();
-    b.len() >= 3 && b[0].is_ascii_alphabetic() && b[1] == b':' && (b[2] == b'/' || b[2] == b'\\')
-}
-
-/// Resolves `.` and `..` without touching any file system.
-fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
 }
 
 impl ReplayHost {
@@ -57,24 +36,9 @@ impl ReplayHost {
         &self.fixture
     }
 
-    /// Follows recorded symlinks in every component of `path` (at most 32 hops in all).
+    /// Follows recorded symlinks in every component of `path`.
     fn resolve(&self, path: &Path) -> PathBuf {
-        let mut hops = 0;
-        let mut out = PathBuf::new();
-        for c in normalize(path).components() {
-            out.push(c.as_os_str());
-            while hops < 32 {
-                let Some(target) = self.fixture.links.get(&key(&out)) else { break };
-                hops += 1;
-                let target = Path::new(target);
-                out = if target.is_absolute() || is_windows_absolute(target) {
-                    normalize(target)
-                } else {
-                    normalize(&out.parent().unwrap_or(Path::new("/")).join(target))
-                };
-            }
-        }
-        out
+        resolve_with(path, |p| self.fixture.links.get(&key(p)).map(PathBuf::from))
     }
 
     /// The children that other recorded paths imply under `dir`.
@@ -240,8 +204,6 @@ mod tests {
         f.files.insert("/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/vendor".into(), "0x10de\n".into());
         let h = ReplayHost::new(f);
         assert_eq!(h.read_file(Path::new("/sys/bus/pci/devices/0000:01:00.0/vendor")).unwrap(), "0x10de\n");
-        assert!(is_windows_absolute(Path::new("C:/Program Files")));
-        assert!(!is_windows_absolute(Path::new("pci0000:00/x")));
     }
 
     #[test]

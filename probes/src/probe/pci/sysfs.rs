@@ -3,27 +3,14 @@
 //! Paths are resolved lexically here (read the link, join it to the link's folder, fold `..`), so
 //! the probes work the same on a live machine and on a replayed fixture.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use crate::host::{Host, HostError};
 
 /// The folder that lists every PCI device as a symlink named by its bus id.
 pub const PCI_DEVICES: &str = "/sys/bus/pci/devices";
 
-/// Folds `.` and `..` out of a path without touching any file system.
-pub fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
-}
+pub use crate::host::paths::normalize;
 
 /// Where `dir/name` really lives: the target of the symlink, resolved against `dir`, or
 /// `dir/name` itself when it is not a symlink (or the link cannot be read).

@@ -1,7 +1,7 @@
 //! What one environment looks like on disk: its kind, interpreter, Python version and
 //! site-packages folders, all read from files without starting Python.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use super::EnvKind;
 use super::parse::{conda_meta_python, parse_pyvenv_cfg, python_version_prefix, version_from_name};
@@ -228,33 +228,9 @@ pub(super) fn is_python_name(name: &str, windows: bool) -> bool {
         || name.strip_prefix("python3.").is_some_and(|m| !m.is_empty() && m.chars().all(|c| c.is_ascii_digit()))
 }
 
-/// Follows symlinks in every component of `path` through the host (at most 40 hops).
+/// Follows symlinks in every component of `path` through the host.
 pub(super) fn canonicalize(host: &dyn Host, path: &Path) -> PathBuf {
-    let mut queue: Vec<PathBuf> = path.components().rev().map(|c| PathBuf::from(c.as_os_str())).collect();
-    let mut out = PathBuf::new();
-    let mut hops = 0;
-    while let Some(c) = queue.pop() {
-        match c.components().next() {
-            Some(Component::ParentDir) => {
-                out.pop();
-                continue;
-            }
-            Some(Component::CurDir) => continue,
-            _ => out.push(&c),
-        }
-        if hops >= 40 {
-            continue;
-        }
-        let Ok(target) = host.read_link(&out) else { continue };
-        hops += 1;
-        out.pop();
-        let t = target.to_string_lossy();
-        if target.is_absolute() || t.starts_with('/') || t.get(1..2) == Some(":") {
-            out = PathBuf::new();
-        }
-        queue.extend(target.components().rev().map(|c| PathBuf::from(c.as_os_str())));
-    }
-    out
+    crate::host::paths::real_path(host, path)
 }
 
 /// Python's version in an interpreter's file name (`python3.11`).

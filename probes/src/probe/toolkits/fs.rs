@@ -1,53 +1,10 @@
 //! Small file-system helpers over `Host`, shared by the toolkits and cuDNN probes.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use crate::host::{FileKind, Host, OsFamily};
 
-/// Resolves `.` and `..` without touching any file system.
-pub(in crate::probe) fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
-}
-
-/// Follows symlinks in every component of `path` through `host.read_link` (at most 32 hops), like
-/// `realpath` without requiring the path to exist.
-pub(in crate::probe) fn real_path(host: &dyn Host, path: &Path) -> PathBuf {
-    let mut current = normalize(path);
-    for _ in 0..32 {
-        let components: Vec<Component<'_>> = current.components().collect();
-        let mut out = PathBuf::new();
-        let mut next = None;
-        for (i, c) in components.iter().enumerate() {
-            out.push(c.as_os_str());
-            if !matches!(c, Component::Normal(_)) {
-                continue;
-            }
-            let Ok(target) = host.read_link(&out) else { continue };
-            let absolute = target.is_absolute() || target.to_string_lossy().contains(':');
-            let mut joined = if absolute { target } else { out.parent().unwrap_or(Path::new("/")).join(target) };
-            for rest in &components[i + 1..] {
-                joined.push(rest.as_os_str());
-            }
-            next = Some(normalize(&joined));
-            break;
-        }
-        match next {
-            Some(n) => current = n,
-            None => return out,
-        }
-    }
-    current
-}
+pub(in crate::probe) use crate::host::paths::real_path;
 
 /// A path as text with forward slashes kept as they are.
 pub(in crate::probe) fn text(path: &Path) -> String {
