@@ -367,4 +367,18 @@ mod tests {
         assert_eq!(parse_sb_state("EFI variables are not supported on this system"), Some(SecureBoot::NotEfi));
         assert_eq!(parse_sb_state("segfault"), None);
     }
+
+    proptest::proptest! {
+        #[test]
+        fn arbitrary_text_never_panics(text in "\\PC{0,400}", bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..400)) {
+            let lossy = String::from_utf8_lossy(&bytes);
+            for t in [text.as_str(), &lossy] {
+                let _ = parse_proc_version(t);
+                let _ = parse_modinfo(t);
+                let _ = parse_sb_state(t);
+                let _ = parse_proc_version(&format!("NVRM version: {t}"));
+                let _ = parse_modinfo(&format!("filename: {t}\nvermagic: {t}"));
+            }
+        }
+    }
 }
