@@ -82,8 +82,10 @@ pub fn collect(host: &dyn Host, opts: &Options) -> Snapshot {
         let mut t_env = Trace::new("env");
         let env = env::probe(host, &mut t_env);
 
-        let (driver, gpus, t_driver, t_gpus) = join(gpu_side, "driver");
-        let (kernel_module, secure_boot, pci_devices, t_module, t_pci) = join(module_side, "modules");
+        let (driver, gpus, t_driver, t_gpus) =
+            join(gpu_side, "driver", |e| (failed(&e), failed(&e), Trace::default(), Trace::default()));
+        let (kernel_module, secure_boot, pci_devices, t_module, t_pci) =
+            join(module_side, "modules", |e| (failed(&e), failed(&e), failed(&e), Trace::default(), Trace::default()));
         let mut t_link = Trace::new("link");
         let links = match (pci_devices.value(), gpus.value()) {
             (Some(devices), gpus) => link::probe(host, devices, gpus.map_or(&[][..], Vec::as_slice), &mut t_link),
@@ -92,7 +94,9 @@ pub fn collect(host: &dyn Host, opts: &Options) -> Snapshot {
                 pci_devices.why_not().unwrap_or("unknown")
             )),
         };
-        let (python_envs, toolkits, cudnn, t_python, t_toolkits, t_cudnn) = join(python_side, "python");
+        let (python_envs, toolkits, cudnn, t_python, t_toolkits, t_cudnn) = join(python_side, "python", |e| {
+            (failed(&e), failed(&e), failed(&e), Trace::default(), Trace::default(), Trace::default())
+        });
 
         let trace =
             [t_sys, t_platform, t_env, t_driver, t_module, t_pci, t_gpus, t_link, t_toolkits, t_cudnn, t_python]
@@ -120,53 +124,21 @@ pub fn collect(host: &dyn Host, opts: &Options) -> Snapshot {
     })
 }
 
-/// The three probe threads' results type, named for `join`.
-trait Failing: Sized {
-    fn failed(error: String) -> Self;
+/// Joins a probe thread; one that could not start or panicked gives `fallback`'s `Failed` results,
+/// so a bug in one probe cannot take the others down.
+fn join<R>(
+    handle: std::io::Result<thread::ScopedJoinHandle<'_, R>>,
+    name: &str,
+    fallback: impl FnOnce(String) -> R,
+) -> R {
+    let error = match handle.map(thread::ScopedJoinHandle::join) {
+        Ok(Ok(r)) => return r,
+        Ok(Err(_)) => format!("the {name} probe panicked (a bug: please report it)"),
+        Err(e) => format!("could not start the {name} probe thread: {e}"),
+    };
+    fallback(error)
 }
 
-impl<T> Failing for Probed<T> {
-    fn failed(error: String) -> Self {
-        Probed::Failed { error }
-    }
-}
-
-/// Joins a probe thread; a thread that could not start or panicked becomes `Failed` results.
-fn join<R: FromPanic>(handle: std::io::Result<thread::ScopedJoinHandle<'_, R>>, name: &str) -> R {
-    match handle {
-        Ok(h) => {
-            h.join().unwrap_or_else(|_| R::from_panic(format!("the {name} probe panicked (a bug: please report it)")))
-        }
-        Err(e) => R::from_panic(format!("could not start the {name} probe thread: {e}")),
-    }
-}
-
-/// Builds a result that says a probe thread failed.
-trait FromPanic {
-    fn from_panic(error: String) -> Self;
-}
-
-impl<A: Failing, B: Failing, C: Failing> FromPanic for (A, B, C, Trace, Trace) {
-    fn from_panic(error: String) -> Self {
-        (A::failed(error.clone()), B::failed(error.clone()), C::failed(error), Trace::default(), Trace::default())
-    }
-}
-
-impl<A: Failing, B: Failing> FromPanic for (A, B, Trace, Trace) {
-    fn from_panic(error: String) -> Self {
-        (A::failed(error.clone()), B::failed(error), Trace::default(), Trace::default())
-    }
-}
-
-impl<A: Failing, B: Failing, C: Failing> FromPanic for (A, B, C, Trace, Trace, Trace) {
-    fn from_panic(error: String) -> Self {
-        (
-            A::failed(error.clone()),
-            B::failed(error.clone()),
-            C::failed(error),
-            Trace::default(),
-            Trace::default(),
-            Trace::default(),
-        )
-    }
+fn failed<T>(error: &str) -> Probed<T> {
+    Probed::Failed { error: error.to_owned() }
 }
