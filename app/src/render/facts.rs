@@ -150,7 +150,10 @@ pub fn sections(report: &Report) -> Vec<Section> {
 
     out.push(match s.gpus.value() {
         Some(gpus) => {
-            let mut sec = Section::new("GPUs", format!("{} visible to the driver", gpus.len()), Tone::Good);
+            let mut names: Vec<String> =
+                gpus.iter().map(|g| g.name.clone().unwrap_or_else(|| "unknown GPU".into())).collect();
+            names.dedup();
+            let mut sec = Section::new("GPUs", format!("{} × {}", gpus.len(), names.join(", ")), Tone::Good);
             for g in gpus {
                 sec.details.push(format!(
                     "[{}] {} · {} · {} · {}",

@@ -35,7 +35,19 @@ pub fn sections(report: &Report) -> Vec<Section> {
         Some(copies) => {
             let mut sec = Section {
                 label: "cuDNN",
-                headline: format!("{} cop{}", copies.len(), if copies.len() == 1 { "y" } else { "ies" }),
+                headline: {
+                    let mut versions: Vec<String> = copies
+                        .iter()
+                        .filter_map(|c| c.version.map(|v| v.to_string()).or(c.major.map(|m| format!("{m}.x"))))
+                        .collect();
+                    versions.dedup();
+                    format!(
+                        "{} cop{}: {}",
+                        copies.len(),
+                        if copies.len() == 1 { "y" } else { "ies" },
+                        versions.join(", ")
+                    )
+                },
                 tone: Tone::Plain,
                 details: Vec::new(),
             };
@@ -100,7 +112,9 @@ fn links_section(links: &[gpu_doctor_probes::probe::link::HostLink]) -> Section 
 fn toolkits_section(t: &Toolkits) -> Section {
     let roots = t.picked_roots();
     let tone = if roots.len() > 1 { Tone::Warn } else { Tone::Good };
-    let mut headline = format!("{} CUDA toolkit(s)", t.installs.len());
+    let versions: Vec<String> =
+        t.installs.iter().map(|i| i.version.map_or_else(|| "?".to_owned(), |v| v.to_string())).collect();
+    let mut headline = format!("CUDA {}", versions.join(", "));
     if roots.len() > 1 {
         headline.push_str(", and PATH / CUDA_HOME / LD_LIBRARY_PATH / /usr/local/cuda do not agree");
     }
