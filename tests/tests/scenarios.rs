@@ -6,11 +6,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use gpu_doctor_probes::host::ReplayHost;
+use gpu_doctor_probes::probe::driver::SecureBoot;
+use gpu_doctor_probes::probe::python::FrameworkBuild;
+use gpu_doctor_probes::probe::toolkits::ToolkitKind;
 use gpu_doctor_probes::probe::{Options, collect};
 use gpu_doctor_probes::{Probed, Snapshot};
 use gpu_doctor_tests::fixtures_dir;
 
-#[allow(dead_code)] // until the scenarios land
 fn scenario(name: &str) -> Snapshot {
     let host = ReplayHost::load(&fixtures_dir().join(name)).unwrap();
     let snap = collect(&host, &Options::default());
@@ -19,7 +21,6 @@ fn scenario(name: &str) -> Snapshot {
     snap
 }
 
-#[allow(dead_code)]
 fn check(name: &str) -> Snapshot {
     let snap = scenario(name);
     insta::assert_json_snapshot!(name, snap, { ".tool_version" => "[version]" });
@@ -38,6 +39,257 @@ fn every_fixture_folder_has_a_test() {
     assert_eq!(names, SCENARIOS, "add a #[test] for each fixture folder (and list it in SCENARIOS)");
 }
 
-const SCENARIOS: &[&str] = &[];
+const SCENARIOS: &[&str] = &[
+    "consumer-gpu-torch-venv",
+    "egpu-thunderbolt",
+    "gpu-no-driver",
+    "no-driver",
+    "old-driver-nvml-gaps",
+    "two-toolkits",
+    "windows-wddm",
+    "wsl2",
+];
 
-fn _unused(_: Probed<()>) {}
+fn found<T>(p: &Probed<T>, what: &str) -> T
+where
+    T: Clone,
+{
+    match p {
+        Probed::Found { value, .. } => value.clone(),
+        other => panic!("{what} should be found, is {:?}", other.why_not()),
+    }
+}
+
+fn absent_reason<T>(p: &Probed<T>, what: &str) -> String {
+    match p {
+        Probed::Absent { reason } => reason.clone(),
+        other => panic!("{what} should be absent, is found: {}", other.why_not().is_none()),
+    }
+}
+
+fn source<T>(p: &Probed<T>) -> &str {
+    match p {
+        Probed::Found { source, .. } => source,
+        _ => "",
+    }
+}
+
+#[test]
+fn no_driver() {
+    let s = check("no-driver");
+    let why = absent_reason(&s.driver, "driver");
+    assert!(why.contains("could not be loaded"), "{why}");
+    assert!(why.contains("/proc/driver/nvidia/version does not exist"), "{why}");
+    assert!(why.contains("nvidia-smi not found"), "{why}");
+    absent_reason(&s.gpus, "gpus");
+    let pci = absent_reason(&s.pci_devices, "pci");
+    assert!(pci.contains("no NVIDIA display or 3D controller"), "{pci}");
+    absent_reason(&s.links, "links");
+    absent_reason(&s.toolkits, "toolkits");
+    absent_reason(&s.cudnn, "cudnn");
+    let module = found(&s.kernel_module, "kernel module");
+    assert!(!module.nvidia_loaded && !module.nouveau_loaded);
+    assert!(module.installed.is_none());
+    let envs = found(&s.python_envs, "python");
+    assert_eq!(envs.len(), 1, "{envs:#?}");
+    assert_eq!(envs[0].name, "system:/usr/bin/python3");
+    assert_eq!(envs[0].python_version.as_deref(), Some("3.12"));
+    assert!(envs[0].frameworks.is_empty() && envs[0].cuda_wheels.is_empty());
+    assert!(s.platform.wsl.is_none() && s.platform.container.is_none());
+}
+
+#[test]
+fn gpu_no_driver() {
+    let s = check("gpu-no-driver");
+    absent_reason(&s.driver, "driver");
+    absent_reason(&s.gpus, "gpus");
+    let pci = found(&s.pci_devices, "pci");
+    assert_eq!(pci.len(), 1, "the HDMI audio function is not a GPU: {pci:#?}");
+    assert_eq!((pci[0].bus_id.as_str(), pci[0].device_id, pci[0].class), ("0000:01:00.0", 0x2684, 0x030000));
+    assert_eq!(pci[0].driver, None);
+    let module = found(&s.kernel_module, "kernel module");
+    assert!(module.nouveau_loaded && !module.nvidia_loaded);
+    assert!(module.installed.is_none());
+    assert!(module.installed_note.as_deref().unwrap().contains("Module nvidia not found"));
+    assert_eq!(found(&s.secure_boot, "secure boot"), SecureBoot::Enabled);
+    let links = found(&s.links, "links");
+    assert_eq!((links[0].gen_max, links[0].width_max), (Some(4), Some(16)));
+    assert_eq!(links[0].values_from, "sysfs");
+    assert!(links[0].egpu.is_none());
+}
+
+#[test]
+fn consumer_gpu_torch_venv() {
+    let s = check("consumer-gpu-torch-venv");
+    let driver = found(&s.driver, "driver");
+    assert_eq!(driver.version.as_str(), "550.54.14");
+    assert_eq!(driver.cuda_version.unwrap().to_string(), "12.4");
+    assert_eq!(source(&s.driver), "nvml");
+    let gpus = found(&s.gpus, "gpus");
+    assert_eq!(gpus.len(), 1);
+    assert_eq!(gpus[0].name.as_deref(), Some("NVIDIA GeForce RTX 4090"));
+    assert_eq!(gpus[0].compute_capability.unwrap().to_string(), "8.9");
+    assert_eq!(gpus[0].architecture.as_deref(), Some("Ada Lovelace"));
+    assert_eq!(gpus[0].memory_total_bytes, Some(24 * 1024 * 1024 * 1024 - 12 * 1024 * 1024));
+    assert_eq!(gpus[0].pci_bus_id.as_deref(), Some("0000:01:00.0"));
+    let pci = found(&s.pci_devices, "pci");
+    assert_eq!(pci.len(), 1);
+    assert!(pci[0].has_nvidia_driver());
+    let module = found(&s.kernel_module, "kernel module");
+    assert!(module.nvidia_loaded && !module.nouveau_loaded);
+    assert_eq!(module.loaded_version.as_deref(), Some("550.54.14"));
+    assert_eq!(module.open_kernel_module, Some(false));
+    assert_eq!(module.installed.unwrap().built_for_kernel.as_deref(), Some("6.5.0-41-generic"));
+    let link = &found(&s.links, "links")[0];
+    assert_eq!(
+        (link.gen_current, link.gen_max, link.width_current, link.width_max),
+        (Some(1), Some(4), Some(16), Some(16))
+    );
+    assert!(link.idle_note.is_some());
+    assert!(link.egpu.is_none());
+    assert!((link.theoretical_gbytes_per_s.unwrap() - 31.508).abs() < 0.01);
+
+    let tk = found(&s.toolkits, "toolkits");
+    let local = tk.install("/usr/local/cuda-12.4").expect("the /usr/local toolkit");
+    assert_eq!(local.version.unwrap().to_string(), "12.4.1");
+    assert_eq!(local.kind, ToolkitKind::Local);
+    assert_eq!(tk.picks.path.as_ref().unwrap().install_root.as_deref(), Some("/usr/local/cuda-12.4"));
+    assert_eq!(tk.picks.usr_local_cuda.as_ref().unwrap().install_root.as_deref(), Some("/usr/local/cuda-12.4"));
+    assert_eq!(tk.picks.ld_library_path.as_ref().unwrap().install_root.as_deref(), Some("/usr/local/cuda-12.4"));
+    let pip = tk.installs.iter().find(|i| i.kind == ToolkitKind::Pip).expect("the cuda-runtime wheel");
+    assert_eq!(pip.version.unwrap().to_string(), "12.1.105");
+    assert_eq!(tk.installs.len(), 2, "{:#?}", tk.installs);
+
+    let envs = found(&s.python_envs, "python");
+    let venv = envs.iter().find(|e| e.name == "venv:/home/user/proj/.venv").expect("the venv");
+    assert_eq!(venv.python_version.as_deref(), Some("3.10.12"));
+    let torch = venv.frameworks.iter().find(|f| f.name == "torch").expect("torch");
+    assert_eq!(torch.version, "2.3.0+cu121");
+    assert_eq!(torch.build, FrameworkBuild::Cuda { version: Some("12.1".into()) });
+    let wheels: Vec<(&str, &str)> = venv.cuda_wheels.iter().map(|p| (p.name.as_str(), p.version.as_str())).collect();
+    assert!(wheels.contains(&("nvidia-cudnn-cu12", "8.9.2.26")), "{wheels:?}");
+    assert!(wheels.contains(&("nvidia-cuda-runtime-cu12", "12.1.105")), "{wheels:?}");
+    let cudnn = found(&s.cudnn, "cudnn");
+    assert_eq!(cudnn.len(), 1, "{cudnn:#?}");
+    assert_eq!(cudnn[0].version.unwrap().to_string(), "8.9.2");
+    assert_eq!(cudnn[0].cuda_major, Some(12));
+}
+
+#[test]
+fn two_toolkits() {
+    let s = check("two-toolkits");
+    let tk = found(&s.toolkits, "toolkits");
+    let roots: Vec<&str> = tk.installs.iter().map(|i| i.root.as_str()).collect();
+    assert_eq!(roots.len(), 2, "{roots:?}");
+    let distro = tk.install("/usr").expect("the distro toolkit");
+    assert_eq!(distro.kind, ToolkitKind::Distro);
+    assert_eq!(distro.version.unwrap().to_string(), "11.5.119");
+    assert_eq!(distro.lib_dirs, ["/usr/lib/x86_64-linux-gnu"]);
+    let local = tk.install("/usr/local/cuda-12.5").expect("CUDA 12.5");
+    assert_eq!(local.version.unwrap().to_string(), "12.5.1");
+    assert_eq!(tk.picks.path.as_ref().unwrap().named, "/usr/bin/nvcc");
+    assert_eq!(tk.picks.path.as_ref().unwrap().install_root.as_deref(), Some("/usr"));
+    assert_eq!(tk.picks.cuda_home.as_ref().unwrap().install_root.as_deref(), Some("/usr/local/cuda-12.5"));
+    assert_eq!(tk.picks.usr_local_cuda.as_ref().unwrap().install_root.as_deref(), Some("/usr/local/cuda-12.5"));
+    assert_eq!(tk.picked_roots(), ["/usr", "/usr/local/cuda-12.5"], "the picks disagree");
+    let driver = found(&s.driver, "driver");
+    assert_eq!(driver.version.as_str(), "535.183.01");
+}
+
+#[test]
+fn wsl2() {
+    let s = check("wsl2");
+    let wsl = s.platform.wsl.clone().expect("WSL");
+    assert_eq!(wsl.version, 2);
+    assert_eq!(wsl.distro.as_deref(), Some("Ubuntu"));
+    assert!(wsl.driver_lib_dir_present);
+    assert_eq!(wsl.libcuda_files, ["libcuda.so", "libcuda.so.1", "libcuda.so.1.1"]);
+    let driver = found(&s.driver, "driver");
+    assert_eq!(driver.version.as_str(), "555.97");
+    assert_eq!(driver.cuda_version.unwrap().to_string(), "12.5");
+    let gpus = found(&s.gpus, "gpus");
+    assert_eq!(gpus[0].name.as_deref(), Some("NVIDIA GeForce RTX 4070"));
+    assert_eq!(gpus[0].compute_capability.unwrap().to_string(), "8.9");
+    absent_reason(&s.pci_devices, "pci");
+    let module = found(&s.kernel_module, "kernel module");
+    assert!(!module.nvidia_loaded && !module.nouveau_loaded);
+    assert!(s.links.value().is_none());
+}
+
+#[test]
+fn egpu_thunderbolt() {
+    let s = check("egpu-thunderbolt");
+    let gpus = found(&s.gpus, "gpus");
+    assert_eq!(gpus[0].name.as_deref(), Some("NVIDIA GeForce RTX 3060"));
+    assert_eq!(gpus[0].compute_capability.unwrap().to_string(), "8.6");
+    assert_eq!(gpus[0].pci_bus_id.as_deref(), Some("0000:0a:00.0"));
+    let links = found(&s.links, "links");
+    assert_eq!(links.len(), 1);
+    let link = &links[0];
+    assert_eq!(
+        link.pci_path,
+        ["0000:00:1c.4", "0000:05:00.0", "0000:06:01.0", "0000:08:00.0", "0000:09:01.0", "0000:0a:00.0"]
+    );
+    assert_eq!((link.gen_max, link.width_max), (Some(3), Some(4)));
+    let egpu = link.egpu.clone().expect("an eGPU");
+    assert_eq!(egpu.tb_generation, Some(3));
+    assert_eq!(egpu.device_name.as_deref(), Some("Razer Core X Chroma"));
+    assert_eq!(egpu.vendor_name.as_deref(), Some("Razer"));
+    assert_eq!(egpu.authorized, Some(true));
+    assert_eq!(egpu.router.as_deref(), Some("0-1"));
+    assert_eq!(egpu.link_gbps, Some(40.0));
+    assert!(egpu.evidence.iter().any(|e| e.contains("Intel Thunderbolt bridge")), "{:?}", egpu.evidence);
+    assert!(egpu.evidence.iter().any(|e| e.contains("domain0")), "{:?}", egpu.evidence);
+    assert_eq!(link.theoretical_gbytes_per_s, Some(2.75));
+    assert!(link.bandwidth_basis.contains("capped by the tunnel"), "{}", link.bandwidth_basis);
+    assert!(link.idle_note.is_some());
+}
+
+#[test]
+fn old_driver_nvml_gaps() {
+    let s = check("old-driver-nvml-gaps");
+    let driver = found(&s.driver, "driver");
+    assert_eq!(driver.version.as_str(), "418.43");
+    assert_eq!(driver.cuda_version.unwrap().to_string(), "10.1");
+    let gpus = found(&s.gpus, "gpus");
+    assert_eq!(gpus.len(), 1);
+    let g = &gpus[0];
+    assert_eq!(g.name.as_deref(), Some("GeForce GTX 1660 Ti"), "the name comes from NVML");
+    assert_eq!(g.memory_total_bytes, Some(5944 * 1024 * 1024), "memory comes from nvidia-smi");
+    assert_eq!(g.memory_used_bytes, Some(235 * 1024 * 1024));
+    assert_eq!(g.memory_free_bytes, Some((5944 - 235) * 1024 * 1024));
+    assert_eq!(g.compute_capability, None, "NVML could not say and nvidia-smi 418 does not print it");
+    assert_eq!((g.pcie_gen_max, g.pcie_width_max), (Some(3), Some(16)));
+    assert!(s.trace.iter().any(|t| t.method == "nvidia-smi -q -x"), "nvidia-smi was asked");
+    let module = found(&s.kernel_module, "kernel module");
+    assert!(module.nvidia_loaded);
+    assert_eq!(module.installed.unwrap().version.as_deref(), Some("418.43"));
+}
+
+#[test]
+fn windows_wddm() {
+    let s = check("windows-wddm");
+    let driver = found(&s.driver, "driver");
+    assert_eq!(driver.version.as_str(), "552.22");
+    let gpus = found(&s.gpus, "gpus");
+    assert_eq!(gpus[0].driver_model.as_deref(), Some("WDDM"));
+    assert_eq!(gpus[0].compute_capability.unwrap().to_string(), "8.9");
+    assert!(matches!(s.kernel_module, Probed::Unsupported { .. }));
+    assert!(matches!(s.pci_devices, Probed::Unsupported { .. }));
+    assert!(matches!(s.links, Probed::Unsupported { .. }));
+    let tk = found(&s.toolkits, "toolkits");
+    let cu = "C:/Program Files/NVIDIA GPU Computing Toolkit/CUDA/v12.4";
+    let install = tk.install(cu).expect("CUDA 12.4");
+    assert_eq!(install.kind, ToolkitKind::WindowsInstaller);
+    assert_eq!(install.version.unwrap().to_string(), "12.4.1");
+    assert_eq!(tk.installs.len(), 1, "{:#?}", tk.installs);
+    assert_eq!(tk.picks.cuda_path.as_ref().unwrap().install_root.as_deref(), Some(cu));
+    assert_eq!(tk.picks.path.as_ref().unwrap().install_root.as_deref(), Some(cu));
+    let cudnn = found(&s.cudnn, "cudnn");
+    assert!(cudnn.iter().any(|c| c.major == Some(9) && c.cuda_major == Some(12)), "{cudnn:#?}");
+    let envs = found(&s.python_envs, "python");
+    assert_eq!(envs.len(), 1, "{envs:#?}");
+    assert_eq!(envs[0].python_version.as_deref(), Some("3.11"));
+    let torch = envs[0].frameworks.iter().find(|f| f.name == "torch").expect("torch");
+    assert_eq!(torch.build, FrameworkBuild::Cuda { version: Some("12.1".into()) });
+}

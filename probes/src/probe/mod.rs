@@ -89,6 +89,8 @@ pub fn collect(host: &dyn Host, opts: &Options) -> Snapshot {
         let mut t_link = Trace::new("link");
         let links = match (pci_devices.value(), gpus.value()) {
             (Some(devices), gpus) => link::probe(host, devices, gpus.map_or(&[][..], Vec::as_slice), &mut t_link),
+            // Not Linux: the link probe says why it does not apply here.
+            (None, _) if matches!(pci_devices, Probed::Unsupported { .. }) => link::probe(host, &[], &[], &mut t_link),
             (None, _) => Probed::absent(format!(
                 "no NVIDIA device on the PCI bus to follow: {}",
                 pci_devices.why_not().unwrap_or("unknown")

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use super::ToolkitKind;
-use super::fs::{env_path, is_file, names, text};
+use super::fs::{env_path, is_file, names, real_path, text};
 use crate::host::{self, FileKind, Host, OsFamily};
 use crate::probe::SitePackages;
 use crate::{Probed, Trace};
@@ -58,10 +58,18 @@ pub(super) fn nvccs_on_path(host: &dyn Host) -> Vec<PathBuf> {
     let exe = nvcc_name(host.platform().os);
     let windows = host.platform().os == OsFamily::Windows;
     let mut out: Vec<PathBuf> = Vec::new();
+    // Real folders already seen: on a merged-/usr system `/bin` is a link to `usr/bin`, so a PATH
+    // with both names lists one nvcc twice (and `/bin/nvcc` would make `/` look like a toolkit).
+    let mut seen: Vec<PathBuf> = Vec::new();
     for dir in host::path_dirs(host) {
         let dir = if windows { PathBuf::from(text(&dir).replace('\\', "/")) } else { dir };
         let nvcc = dir.join(exe);
-        if is_file(host, &nvcc) && !out.contains(&nvcc) {
+        if !is_file(host, &nvcc) {
+            continue;
+        }
+        let real_dir = real_path(host, &dir);
+        if !seen.contains(&real_dir) {
+            seen.push(real_dir);
             out.push(nvcc);
         }
     }
