@@ -198,6 +198,7 @@ pub fn probe(
                 }
             }
             let mut gpus: Vec<Gpu> = report.devices.iter().map(from_nvml).collect();
+            let mut source = "nvml";
             if gpus.iter().any(lacks_basics)
                 && let Ok(r) = smi.get(host, trace)
             {
@@ -211,10 +212,11 @@ pub fn probe(
                     };
                     if let Some(s) = r.gpus.iter().find(same) {
                         fill_from_smi(gpu, s);
+                        source = "nvml, gaps filled from nvidia-smi -q -x";
                     }
                 }
             }
-            (gpus, "nvml")
+            (gpus, source)
         }
         Ok(_) => {
             trace.miss("nvml", "the driver reports no GPUs");
