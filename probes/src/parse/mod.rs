@@ -24,3 +24,29 @@ impl ParseError {
         Self { format, message: message.into() }
     }
 }
+
+/// The shared fixtures folder: `../shared/fixtures` beside the checkout.
+#[cfg(test)]
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/fixtures");
+
+/// Every file in `FIXTURES/<dir>` as (file name, text), sorted by name; `None` (and a line on
+/// stdout saying so) when the folder is absent.
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+pub(crate) fn fixtures(dir: &str) -> Option<Vec<(String, String)>> {
+    let path = std::path::Path::new(FIXTURES).join(dir);
+    let Ok(entries) = std::fs::read_dir(&path) else {
+        println!("fixtures skipped: {} is absent", path.display());
+        return None;
+    };
+    let mut files: Vec<(String, String)> = entries
+        .map(|e| {
+            let e = e.unwrap();
+            let text = std::fs::read_to_string(e.path()).unwrap();
+            (e.file_name().to_string_lossy().into_owned(), text)
+        })
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "{} is empty", path.display());
+    Some(files)
+}

@@ -6,28 +6,7 @@ use proptest::sample::Index;
 use super::*;
 use crate::parse::{smi_csv, smi_table, smi_xml};
 
-/// The shared fixtures folder, `/work/shared/fixtures` from any checkout next to `shared/`.
-const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/fixtures");
-
-/// Every file in `FIXTURES/<dir>` as (file name, text), sorted by name; `None` (and a line on
-/// stdout saying so) when the folder is absent.
-pub(crate) fn fixtures(dir: &str) -> Option<Vec<(String, String)>> {
-    let path = std::path::Path::new(FIXTURES).join(dir);
-    let Ok(entries) = std::fs::read_dir(&path) else {
-        println!("fixtures skipped: {} is absent", path.display());
-        return None;
-    };
-    let mut files: Vec<(String, String)> = entries
-        .map(|e| {
-            let e = e.unwrap();
-            let text = std::fs::read_to_string(e.path()).unwrap();
-            (e.file_name().to_string_lossy().into_owned(), text)
-        })
-        .collect();
-    files.sort();
-    assert!(!files.is_empty(), "{} is empty", path.display());
-    Some(files)
-}
+use crate::parse::fixtures;
 
 #[test]
 fn no_value_spellings_are_none() {

@@ -1,5 +1,5 @@
 use super::*;
-use crate::parse::smi::tests::fixtures;
+use crate::parse::fixtures;
 
 /// A two-GPU new-layout table, also used by the no-panic property tests.
 pub(crate) const SAMPLE: &str = "\

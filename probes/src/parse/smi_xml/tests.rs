@@ -1,5 +1,5 @@
 use super::*;
-use crate::parse::smi::tests::fixtures;
+use crate::parse::fixtures;
 
 /// A small but complete v13-style report, also used by the no-panic property tests.
 pub(crate) const SAMPLE: &str = r#"<?xml version="1.0" ?>
