@@ -1,5 +1,4 @@
 //! What nvidia-smi reports, in any of its formats (XML, table, CSV), as one shape.
-//! OWNER: parsers helper. Fields may be added; do not rename the ones below (gpus.rs uses them).
 //!
 //! The small helpers here read nvidia-smi's value spellings (`N/A`, `[Not Supported]`,
 //! `24564 MiB`, `123.45 W`, `16x`, `Enabled`) the same way for every format.
