@@ -7,6 +7,7 @@ pub mod smi;
 pub mod smi_csv;
 pub mod smi_table;
 pub mod smi_xml;
+pub mod wheel;
 
 /// Text that is not in the format a parser expects.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

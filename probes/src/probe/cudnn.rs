@@ -12,9 +12,10 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::SitePackages;
-use super::toolkits::fs::{conda_meta, dist_info, env_path, is_file, leading_version, names, real_path, text};
+use super::toolkits::fs::{conda_meta, env_path, is_file, leading_version, names, real_path, text};
 use super::toolkits::{self, Toolkits};
 use crate::host::{Host, OsFamily};
+use crate::parse::wheel::{normalize_name, parse_dist_folder};
 use crate::{CudnnVersion, Probed, Trace};
 
 /// The Windows cuDNN 9 installer's folder (`v9.1/bin/12.4/cudnn64_9.dll`).
@@ -260,9 +261,10 @@ fn pip_wheel(host: &dyn Host, sp: &SitePackages, trace: &mut Trace, found: &mut 
     let folder = sp.path.join("nvidia").join("cudnn");
     let has_folder = host.file_kind(&folder).is_some();
     let dist = names(host, &sp.path).into_iter().find_map(|n| {
-        let (package, version) = dist_info(&n)?;
-        let cuda = package.strip_prefix("nvidia_cudnn_cu").map(|m| m.parse::<u32>().ok());
-        (package == "nvidia_cudnn" || cuda.is_some()).then(|| (n, version, cuda.flatten()))
+        let (package, version) = parse_dist_folder(&n)?;
+        let package = normalize_name(&package);
+        let cuda = package.strip_prefix("nvidia-cudnn-cu").map(|m| m.parse::<u32>().ok());
+        (package == "nvidia-cudnn" || cuda.is_some()).then(|| (n, version, cuda.flatten()))
     });
     if dist.is_none() && !has_folder {
         trace.miss(format!("look in {}", text(&sp.path)), "no nvidia-cudnn wheel");

@@ -3,13 +3,11 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::parse::{
-    PyValue, cuda_from_cu_tag, normalize_name, parse_assignments, parse_dist_folder, parse_metadata,
-    parse_tf_build_info, parse_torch_version_py,
-};
+use super::parse::{PyValue, cuda_from_cu_tag, parse_assignments, parse_tf_build_info, parse_torch_version_py};
 use super::{Framework, FrameworkBuild, Package};
 use crate::Trace;
 use crate::host::{FileKind, Host};
+use crate::parse::wheel::{normalize_name, parse_dist_folder, parse_metadata};
 
 /// What the fast tier found in one environment.
 #[derive(Debug, Default)]
@@ -99,7 +97,11 @@ pub(super) fn scan(host: &dyn Host, site_packages: &[PathBuf], trace: &mut Trace
         };
         let mut seen = 0;
         for e in entries {
-            let Some((folder_name, folder_version)) = parse_dist_folder(&e.name) else { continue };
+            let Some((folder_name, folder_version)) =
+                parse_dist_folder(&e.name).filter(|(_, v)| v.starts_with(|c: char| c.is_ascii_digit()))
+            else {
+                continue;
+            };
             let name = normalize_name(&folder_name);
             if !is_interesting(&name) || dists.contains_key(&name) {
                 continue;

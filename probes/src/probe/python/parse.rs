@@ -34,54 +34,6 @@ impl PyValue {
     }
 }
 
-/// PEP 503 normalization: lowercase, runs of `-`, `_` and `.` become one `-`.
-pub(super) fn normalize_name(name: &str) -> String {
-    let mut out = String::with_capacity(name.len());
-    let mut sep = false;
-    for c in name.trim().chars() {
-        if matches!(c, '-' | '_' | '.') {
-            sep = true;
-        } else {
-            if sep && !out.is_empty() {
-                out.push('-');
-            }
-            sep = false;
-            out.extend(c.to_lowercase());
-        }
-    }
-    out
-}
-
-/// `Name:` and `Version:` from a `METADATA` or `PKG-INFO` header; `None` when either is missing.
-pub(super) fn parse_metadata(text: &str) -> Option<(String, String)> {
-    let (mut name, mut version) = (None, None);
-    for line in text.lines() {
-        if line.trim().is_empty() {
-            break; // the body (long description) starts here
-        }
-        let Some((key, value)) = line.split_once(':') else { continue };
-        let value = value.trim();
-        if value.is_empty() {
-            continue;
-        }
-        if key.eq_ignore_ascii_case("name") && name.is_none() {
-            name = Some(value.to_owned());
-        } else if key.eq_ignore_ascii_case("version") && version.is_none() {
-            version = Some(value.to_owned());
-        }
-    }
-    Some((name?, version?))
-}
-
-/// Name and version from a folder such as `torch-2.3.0+cu121.dist-info` or `foo-1.0-py3.11.egg-info`.
-pub(super) fn parse_dist_folder(folder: &str) -> Option<(String, String)> {
-    let stem = folder.strip_suffix(".dist-info").or_else(|| folder.strip_suffix(".egg-info"))?;
-    let mut parts = stem.split('-');
-    let name = parts.next().filter(|n| !n.is_empty())?;
-    let version = parts.next().filter(|v| v.starts_with(|c: char| c.is_ascii_digit()))?;
-    Some((name.to_owned(), version.to_owned()))
-}
-
 /// Top-level `name = value` and `name: Type = value` lines of a Python file.
 pub(super) fn parse_assignments(text: &str) -> BTreeMap<String, PyValue> {
     let mut out = BTreeMap::new();

@@ -3,34 +3,6 @@ use proptest::prelude::*;
 use super::*;
 
 #[test]
-fn names_normalize_per_pep_503() {
-    assert_eq!(normalize_name("Nvidia_CUDNN.cu12"), "nvidia-cudnn-cu12");
-    assert_eq!(normalize_name("jax--cuda12__plugin"), "jax-cuda12-plugin");
-    assert_eq!(normalize_name("torch"), "torch");
-    assert_eq!(normalize_name("_x_"), "x");
-}
-
-#[test]
-fn metadata_gives_name_and_version_and_rejects_the_incomplete() {
-    let text = "Metadata-Version: 2.1\nName: torch\nVersion: 2.3.0+cu121\nSummary: x\n\nVersion: 9.9\n";
-    assert_eq!(parse_metadata(text), Some(("torch".into(), "2.3.0+cu121".into())));
-    assert_eq!(parse_metadata("Name: torch\n"), None);
-    assert_eq!(parse_metadata("Version: 1.0\n"), None);
-    assert_eq!(parse_metadata(""), None);
-    assert_eq!(parse_metadata("\nName: a\nVersion: 1\n"), None, "the body is not the header");
-    assert_eq!(parse_metadata("garbage\u{0}:::\nName:\nVersion:"), None);
-}
-
-#[test]
-fn dist_folders_split_into_name_and_version() {
-    assert_eq!(parse_dist_folder("torch-2.3.0+cu121.dist-info"), Some(("torch".into(), "2.3.0+cu121".into())));
-    assert_eq!(parse_dist_folder("foo-1.0-py3.11.egg-info"), Some(("foo".into(), "1.0".into())));
-    assert_eq!(parse_dist_folder("torch"), None);
-    assert_eq!(parse_dist_folder("-1.dist-info"), None);
-    assert_eq!(parse_dist_folder("torch.dist-info"), None);
-}
-
-#[test]
 fn torch_version_py_covers_cuda_cpu_rocm_and_annotations() {
     let cuda = "__version__ = '2.3.0+cu121'\ndebug = False\ncuda: Optional[str] = '12.1'\ngit_version = 'abc'\nhip: Optional[str] = None\n";
     let v = parse_torch_version_py(cuda).unwrap();
@@ -103,8 +75,6 @@ fn conda_lists_and_cu_tags() {
 proptest! {
     #[test]
     fn parsers_never_panic(text in "\\PC*") {
-        let _ = parse_metadata(&text);
-        let _ = parse_dist_folder(&text);
         let _ = parse_torch_version_py(&text);
         let _ = parse_tf_build_info(&text);
         let _ = parse_pyvenv_cfg(&text);
@@ -114,7 +84,6 @@ proptest! {
         let _ = parse_environments_txt(&text);
         let _ = parse_conda_env_list(&text);
         let _ = cuda_from_cu_tag(&text);
-        let _ = normalize_name(&text);
     }
 
     #[test]

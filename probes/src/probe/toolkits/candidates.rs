@@ -216,8 +216,8 @@ fn gather_pip(
             site_packages.len()
         ));
     }
-    const RUNTIME: &[&str] = &["nvidia_cuda_runtime", "nvidia_cuda_nvcc"];
-    const NVCC: &[&str] = &["nvidia_cuda_nvcc", "nvidia_cuda_runtime"];
+    const RUNTIME: &[&str] = &["nvidia-cuda-runtime", "nvidia-cuda-nvcc"];
+    const NVCC: &[&str] = &["nvidia-cuda-nvcc", "nvidia-cuda-runtime"];
     for sp in site_packages {
         let nvidia = sp.path.join("nvidia");
         let folders = names(host, &nvidia);

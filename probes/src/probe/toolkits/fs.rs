@@ -43,22 +43,6 @@ pub(in crate::probe) fn leading_version(s: &str) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join("."))
 }
 
-/// Splits a `<package>-<version>.dist-info` folder name into the normalized package name
-/// (lowercase, `_` for `-` and `.`) and the version text.
-pub(in crate::probe) fn dist_info(name: &str) -> Option<(String, String)> {
-    let stem = name.strip_suffix(".dist-info")?;
-    let (package, version) = stem.split_once('-')?;
-    Some((package.to_lowercase().replace(['-', '.'], "_"), version.to_owned()))
-}
-
-/// The `Version:` field of a wheel's METADATA text.
-pub(in crate::probe) fn metadata_version(text: &str) -> Option<String> {
-    text.lines()
-        .take_while(|l| !l.trim().is_empty())
-        .find_map(|l| l.strip_prefix("Version:"))
-        .map(|v| v.trim().to_owned())
-}
-
 /// Splits a `conda-meta/<name>-<version>-<build>.json` file name into its version and build when
 /// the package is `package` (the version must start with a digit, so `cudnn-dev-…` is not `cudnn`).
 pub(in crate::probe) fn conda_meta(name: &str, package: &str) -> Option<(String, String)> {
@@ -77,17 +61,8 @@ mod tests {
         assert_eq!(leading_version("12.1.105.post1").as_deref(), Some("12.1.105"));
         assert_eq!(leading_version("9.1.0.70").as_deref(), Some("9.1.0.70"));
         assert_eq!(leading_version("dev"), None);
-        assert_eq!(
-            dist_info("nvidia_cuda_runtime_cu12-12.4.127.dist-info"),
-            Some(("nvidia_cuda_runtime_cu12".into(), "12.4.127".into()))
-        );
-        assert_eq!(dist_info("nvidia_cudnn_cu12-9.1.0.70"), None);
         assert_eq!(conda_meta("cudnn-8.9.2.26-cuda12_0.json", "cudnn"), Some(("8.9.2.26".into(), "cuda12_0".into())));
         assert_eq!(conda_meta("cudnn-dev-8.9.2.26-cuda12_0.json", "cudnn"), None);
         assert_eq!(conda_meta("libcudnn-9.3.0.75-h0.json", "cudnn"), None);
-        assert_eq!(
-            metadata_version("Metadata-Version: 2.1\nName: x\nVersion: 12.4.127\n\nVersion: 1"),
-            Some("12.4.127".into())
-        );
     }
 }

@@ -4,10 +4,11 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::candidates::nvcc_name;
-use super::fs::{conda_meta, dist_info, is_dir, is_file, leading_version, metadata_version, names, text};
+use super::fs::{conda_meta, is_dir, is_file, leading_version, names, text};
 use super::version_files::{parse_cuda, parse_version_json, parse_version_txt};
 use super::{ToolkitInstall, ToolkitKind, VersionSource};
 use crate::host::{Cmd, Host, OsFamily};
+use crate::parse::wheel::{normalize_name, parse_dist_folder, parse_metadata};
 use crate::{CudaVersion, Trace};
 
 /// How long `nvcc --version` may take.
@@ -155,8 +156,9 @@ fn pip_version(host: &dyn Host, group: &Group, trace: &mut Trace) -> Option<(Cud
     let entries = names(host, site);
     for base in group.packages {
         for name in &entries {
-            let Some((package, raw)) = dist_info(name) else { continue };
-            if package != *base && !package.starts_with(&format!("{base}_cu")) {
+            let Some((package, raw)) = parse_dist_folder(name) else { continue };
+            let package = normalize_name(&package);
+            if package != *base && !package.starts_with(&format!("{base}-cu")) {
                 continue;
             }
             let method = format!("dist-info {}", text(&site.join(name)));
@@ -164,7 +166,7 @@ fn pip_version(host: &dyn Host, group: &Group, trace: &mut Trace) -> Option<(Cud
                 Ok(v) => (Some(v), VersionSource::DistInfo),
                 Err(_) => {
                     let meta = host.read_file(&site.join(name).join("METADATA")).ok();
-                    let v = meta.as_deref().and_then(metadata_version);
+                    let v = meta.as_deref().and_then(parse_metadata).map(|(_, version)| version);
                     (v.and_then(|v| parse_cuda("METADATA", &v).ok()), VersionSource::PackageMetadata)
                 }
             };
