@@ -6,10 +6,6 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// Exit code: the command ran.
 pub const EXIT_OK: u8 = 0;
-/// Exit code: the command line was wrong (clap uses it too).
-/// (Kept to document the code; clap exits with it itself.)
-#[allow(dead_code)]
-pub const EXIT_USAGE: u8 = 2;
 /// Exit code: an input (a replay folder, a file) could not be read.
 pub const EXIT_INPUT: u8 = 3;
 

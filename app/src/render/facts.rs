@@ -1,5 +1,6 @@
 //! The report as labelled lines, shared by the terminal summary and the Markdown report.
 
+use gpu_doctor_probes::probe::driver::SecureBoot;
 use gpu_doctor_probes::probe::gpus::Gpu;
 use gpu_doctor_probes::{Probed, Report};
 
@@ -42,10 +43,11 @@ fn or_q<T: ToString>(v: Option<T>) -> String {
     v.map_or_else(|| "?".to_owned(), |v| v.to_string())
 }
 
-/// A headline for something not found.
-fn missing<T>(label: &'static str, p: &Probed<T>) -> Section {
+/// A section for a part with no value: `absent` (in `absent_tone`) when it is not there,
+/// the platform's or the failure's wording otherwise; the reason goes below.
+pub(super) fn missing<T>(label: &'static str, p: &Probed<T>, absent: &str, absent_tone: Tone) -> Section {
     let (word, tone) = match p {
-        Probed::Absent { .. } => ("not found", Tone::Warn),
+        Probed::Absent { .. } => (absent, absent_tone),
         Probed::Unsupported { .. } => ("not supported here", Tone::Plain),
         Probed::Failed { .. } => ("could not be checked", Tone::Warn),
         Probed::Found { .. } => ("found", Tone::Good),
@@ -55,6 +57,11 @@ fn missing<T>(label: &'static str, p: &Probed<T>) -> Section {
         s.details.push(why.to_owned());
     }
     s
+}
+
+/// The name serde gives an enum value, spaced for reading: `PipWheel` → `pip wheel`.
+pub(super) fn label<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_value(value).ok().and_then(|v| v.as_str().map(|s| s.replace('_', " "))).unwrap_or_default()
 }
 
 /// The PCIe link of a GPU, e.g. `PCIe Gen1 x16 now (max Gen4 x16)`.
@@ -105,7 +112,7 @@ pub fn sections(report: &Report) -> Vec<Section> {
             }
             sec
         }
-        None => missing("Machine", &s.system),
+        None => missing("Machine", &s.system, "not found", Tone::Warn),
     });
 
     let mut driver = match s.driver.value() {
@@ -122,7 +129,7 @@ pub fn sections(report: &Report) -> Vec<Section> {
             ),
             Tone::Good,
         ),
-        None => missing("Driver", &s.driver),
+        None => missing("Driver", &s.driver, "not found", Tone::Warn),
     };
     if let Some(m) = s.kernel_module.value() {
         driver.details.push(format!(
@@ -144,7 +151,14 @@ pub fn sections(report: &Report) -> Vec<Section> {
         }
     }
     if let Some(sb) = s.secure_boot.value() {
-        driver.details.push(format!("Secure Boot: {sb:?}").to_lowercase().replace("secure boot", "Secure Boot"));
+        driver.details.push(format!(
+            "Secure Boot: {}",
+            match sb {
+                SecureBoot::Enabled => "enabled",
+                SecureBoot::Disabled => "disabled",
+                SecureBoot::NotEfi => "none (not booted through UEFI)",
+            }
+        ));
     }
     out.push(driver);
 
@@ -169,7 +183,7 @@ pub fn sections(report: &Report) -> Vec<Section> {
             }
             sec
         }
-        None => missing("GPUs", &s.gpus),
+        None => missing("GPUs", &s.gpus, "not found", Tone::Warn),
     });
     if let Some(devices) = s.pci_devices.value() {
         let unbound: Vec<String> = devices

@@ -4,19 +4,7 @@ use gpu_doctor_probes::probe::python::{DeepFacts, FrameworkBuild, PythonEnv};
 use gpu_doctor_probes::probe::toolkits::Toolkits;
 use gpu_doctor_probes::{CudnnVersion, Probed, Report};
 
-use super::facts::{Section, Tone};
-
-/// A headline for a part that was not found (shared shape with `facts::missing`).
-fn missing<T>(label: &'static str, p: &Probed<T>, none_word: &str) -> Section {
-    let tone = if matches!(p, Probed::Failed { .. }) { Tone::Warn } else { Tone::Plain };
-    let headline = if matches!(p, Probed::Failed { .. }) { "could not be checked" } else { none_word };
-    Section {
-        label,
-        headline: headline.to_owned(),
-        tone,
-        details: p.why_not().map(str::to_owned).into_iter().collect(),
-    }
-}
+use super::facts::{Section, Tone, label, missing};
 
 /// Link, toolkit, cuDNN and Python sections.
 pub fn sections(report: &Report) -> Vec<Section> {
@@ -27,9 +15,12 @@ pub fn sections(report: &Report) -> Vec<Section> {
     }
     out.push(match s.toolkits.value() {
         Some(t) => toolkits_section(t),
-        None => {
-            missing("Toolkits", &s.toolkits, "no CUDA toolkit (not needed for pip or conda PyTorch, TensorFlow, JAX)")
-        }
+        None => missing(
+            "Toolkits",
+            &s.toolkits,
+            "no CUDA toolkit (not needed for pip or conda PyTorch, TensorFlow, JAX)",
+            Tone::Plain,
+        ),
     });
     out.push(match s.cudnn.value() {
         Some(copies) => {
@@ -58,16 +49,15 @@ pub fn sections(report: &Report) -> Vec<Section> {
                     .or_else(|| c.major.map(|m| format!("{m}.x")))
                     .unwrap_or_else(|| "version ?".to_owned());
                 let env = c.env.as_deref().map(|e| format!(" in {e}")).unwrap_or_default();
-                sec.details
-                    .push(format!("{version} {:?}{env}: {}", c.kind, c.location).replace("PipWheel", "pip wheel"));
+                sec.details.push(format!("{version} {}{env}: {}", label(&c.kind), c.location));
             }
             sec
         }
-        None => missing("cuDNN", &s.cudnn, "none found"),
+        None => missing("cuDNN", &s.cudnn, "none found", Tone::Plain),
     });
     out.push(match s.python_envs.value() {
         Some(envs) => python_section(envs),
-        None => missing("Python", &s.python_envs, "no Python found"),
+        None => missing("Python", &s.python_envs, "no Python found", Tone::Plain),
     });
     out
 }
@@ -95,8 +85,8 @@ fn links_section(links: &[gpu_doctor_probes::probe::link::HostLink]) -> Section 
         sec.details.push(line);
         if let Some(e) = &l.egpu {
             sec.details.push(format!(
-                "  eGPU via {:?}{}{}: {}",
-                e.via,
+                "  eGPU via {}{}{}: {}",
+                label(&e.via),
                 e.tb_generation.map(|g| format!(" (generation {g})")).unwrap_or_default(),
                 e.device_name.as_deref().map(|n| format!(", enclosure {n}")).unwrap_or_default(),
                 l.bandwidth_basis
@@ -121,9 +111,9 @@ fn toolkits_section(t: &Toolkits) -> Section {
     let mut sec = Section { label: "Toolkits", headline, tone, details: Vec::new() };
     for i in &t.installs {
         sec.details.push(format!(
-            "CUDA {} ({:?}) at {}{}",
+            "CUDA {} ({}) at {}{}",
             i.version.map_or_else(|| "?".to_owned(), |v| v.to_string()),
-            i.kind,
+            label(&i.kind),
             i.root,
             i.python_env.as_deref().map(|e| format!(" in {e}")).unwrap_or_default()
         ));

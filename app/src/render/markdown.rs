@@ -4,7 +4,7 @@ use std::fmt::Write;
 
 use gpu_doctor_probes::Report;
 
-use super::facts::sections;
+use super::facts::{label, sections};
 
 /// Escapes text for a table cell.
 fn cell(text: &str) -> String {
@@ -31,7 +31,7 @@ pub fn report(report: &Report) -> String {
     let _ = writeln!(out, "\n<details><summary>Probe trace ({} attempts)</summary>\n", report.snapshot.trace.len());
     let _ = writeln!(out, "| probe | method | outcome | answer |\n|---|---|---|---|");
     for t in &report.snapshot.trace {
-        let _ = writeln!(out, "| {} | {} | {:?} | {} |", t.probe, cell(&t.method), t.outcome, cell(&t.detail));
+        let _ = writeln!(out, "| {} | {} | {} | {} |", t.probe, cell(&t.method), label(&t.outcome), cell(&t.detail));
     }
     let _ = writeln!(out, "\n</details>");
     out

@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use gpu_doctor_probes::{Outcome, Probed, Report};
+use gpu_doctor_probes::{Outcome, Report};
 
 use super::facts::{Tone, sections};
 
@@ -41,8 +41,7 @@ pub fn summary(report: &Report, color: bool, verbose: bool) -> String {
             let _ = writeln!(out, "{:<LABEL_WIDTH$}{}", "", if verbose { d.clone() } else { shorten(d) });
         }
     }
-    let not_found = [matches!(s.driver, Probed::Found { .. }), matches!(s.gpus, Probed::Found { .. })];
-    if not_found.iter().any(|f| !f) {
+    if s.driver.value().is_none() || s.gpus.value().is_none() {
         let _ = writeln!(out, "\n`gpu-doctor check --verbose` shows every place that was looked at.");
     }
     if verbose {
