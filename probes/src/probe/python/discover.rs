@@ -3,9 +3,10 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::layout::{Inspector, Layout, canonicalize, is_python_name};
+use super::layout::{Inspector, Layout, is_python_name};
 use super::parse::{parse_conda_env_list, parse_environments_txt};
 use crate::Trace;
+use crate::host::paths::real_path;
 use crate::host::{Cmd, FileKind, Host, OsFamily, home_dir, path_dirs, which};
 use crate::probe::Options;
 
@@ -89,7 +90,7 @@ pub(super) fn discover(host: &dyn Host, opts: &Options, trace: &mut Trace) -> (V
     if windows {
         version_dirs.extend(pyenv_roots.iter().map(|r| r.join("pyenv-win").join("versions")));
     }
-    let pyenv_versions = version_dirs.iter().map(|d| canonicalize(host, d)).collect();
+    let pyenv_versions = version_dirs.iter().map(|d| real_path(host, d)).collect();
     let mut d = Discovery { inspector: Inspector { host, windows, pyenv_versions }, found: Vec::new() };
     let mut looked = Vec::new();
 

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::EnvKind;
 use super::parse::{conda_meta_python, parse_pyvenv_cfg, python_version_prefix, version_from_name};
+use crate::host::paths::real_path;
 use crate::host::{FileKind, Host, home_dir};
 
 /// One environment found on disk.
@@ -58,7 +59,7 @@ impl Inspector<'_> {
         if self.is_file(&literal.join("pyvenv.cfg")) || self.is_dir(&literal.join("conda-meta")) {
             return self.inspect_prefix(&literal, Some(path), how);
         }
-        let resolved = canonicalize(self.host, path);
+        let resolved = real_path(self.host, path);
         let prefix = self.prefix_of(&resolved).ok_or_else(|| format!("{} has no prefix folder", resolved.display()))?;
         self.inspect_prefix(&prefix, Some(path), how)
     }
@@ -70,7 +71,7 @@ impl Inspector<'_> {
         }
         let cfg = self.host.read_file(&prefix.join("pyvenv.cfg")).ok().map(|t| parse_pyvenv_cfg(&t));
         let conda = self.is_dir(&prefix.join("conda-meta"));
-        let resolved_prefix = canonicalize(self.host, prefix);
+        let resolved_prefix = real_path(self.host, prefix);
         let pyenv = resolved_prefix.parent().is_some_and(|p| self.pyenv_versions.iter().any(|v| v == p));
         let kind = match (&cfg, conda, pyenv) {
             (Some(_), _, _) => EnvKind::Venv,
@@ -79,7 +80,7 @@ impl Inspector<'_> {
             _ => EnvKind::System,
         };
         let interpreter = interpreter.map(Path::to_path_buf).or_else(|| self.find_interpreter(prefix, kind));
-        let resolved_interpreter = interpreter.as_deref().map(|i| canonicalize(self.host, i));
+        let resolved_interpreter = interpreter.as_deref().map(|i| real_path(self.host, i));
         let pyenv_version = (kind == EnvKind::Pyenv).then(|| python_version_prefix(&file_name(prefix))).flatten();
         let python_version = cfg
             .as_ref()
@@ -226,11 +227,6 @@ pub(super) fn is_python_name(name: &str, windows: bool) -> bool {
     name == "python"
         || name == "python3"
         || name.strip_prefix("python3.").is_some_and(|m| !m.is_empty() && m.chars().all(|c| c.is_ascii_digit()))
-}
-
-/// Follows symlinks in every component of `path` through the host.
-pub(super) fn canonicalize(host: &dyn Host, path: &Path) -> PathBuf {
-    crate::host::paths::real_path(host, path)
 }
 
 /// Python's version in an interpreter's file name (`python3.11`).
