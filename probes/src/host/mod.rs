@@ -211,13 +211,28 @@ pub trait Host: Send + Sync {
     fn nvml(&self) -> Result<NvmlReport, HostError>;
 }
 
+/// True when `path` names a file (after following links).
+pub fn is_file(host: &dyn Host, path: &Path) -> bool {
+    host.file_kind(path) == Some(FileKind::File)
+}
+
+/// True when `path` names a folder (after following links).
+pub fn is_dir(host: &dyn Host, path: &Path) -> bool {
+    host.file_kind(path) == Some(FileKind::Dir)
+}
+
+/// The names in a folder; empty when it cannot be listed.
+pub fn dir_names(host: &dyn Host, dir: &Path) -> Vec<String> {
+    host.list_dir(dir).map(|entries| entries.into_iter().map(|e| e.name).collect()).unwrap_or_default()
+}
+
 /// Finds a program the way a shell would: a path is taken as is, a bare name is looked up on
 /// `PATH` (with `PATHEXT` on Windows). `None` when not found.
 pub fn which(host: &dyn Host, program: &str) -> Option<PathBuf> {
     let platform = host.platform();
     let p = Path::new(program);
     if p.components().count() > 1 {
-        return (host.file_kind(p) == Some(FileKind::File)).then(|| p.to_path_buf());
+        return is_file(host, p).then(|| p.to_path_buf());
     }
     let windows = platform.os == OsFamily::Windows;
     let sep = if windows { ';' } else { ':' };
@@ -231,7 +246,7 @@ pub fn which(host: &dyn Host, program: &str) -> Option<PathBuf> {
     path.split(sep).filter(|d| !d.is_empty()).find_map(|dir| {
         exts.iter().find_map(|ext| {
             let candidate = Path::new(dir).join(format!("{program}{ext}"));
-            (host.file_kind(&candidate) == Some(FileKind::File)).then_some(candidate)
+            is_file(host, &candidate).then_some(candidate)
         })
     })
 }

@@ -12,9 +12,10 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::SitePackages;
-use super::toolkits::fs::{conda_meta, env_path, is_file, leading_version, names, real_path, text};
+use super::toolkits::fs::{conda_meta, env_path, leading_version, real_path, text};
 use super::toolkits::{self, Toolkits};
 use crate::host::{Host, OsFamily};
+use crate::host::{dir_names, is_file};
 use crate::parse::wheel::{normalize_name, parse_dist_folder};
 use crate::{CudnnVersion, Probed, Trace};
 
@@ -141,7 +142,9 @@ pub fn probe(
         for arch in ["x86_64-linux-gnu", "aarch64-linux-gnu"] {
             let dir = Path::new("/usr/include").join(arch);
             found.looked.push(format!("{}/cudnn_version_v*.h", text(&dir)));
-            for name in names(host, &dir).into_iter().filter(|n| n.starts_with("cudnn_version") && n.ends_with(".h")) {
+            for name in
+                dir_names(host, &dir).into_iter().filter(|n| n.starts_with("cudnn_version") && n.ends_with(".h"))
+            {
                 header(host, &dir.join(name), trace, &mut found);
             }
         }
@@ -165,7 +168,7 @@ pub fn probe(
         let lib_dirs = installs.iter().flat_map(|i| i.lib_dirs.iter().map(PathBuf::from));
         for dir in lib_dirs.chain(conda_root.iter().map(|c| c.join("lib"))).collect::<Vec<_>>() {
             found.looked.push(text(&dir));
-            for name in names(host, &dir).into_iter().filter(|n| n.starts_with("libcudnn.so")) {
+            for name in dir_names(host, &dir).into_iter().filter(|n| n.starts_with("libcudnn.so")) {
                 library(host, &dir.join(name), trace, &mut found);
             }
         }
@@ -260,7 +263,7 @@ fn pip_wheel(host: &dyn Host, sp: &SitePackages, trace: &mut Trace, found: &mut 
     found.looked.push(format!("nvidia/cudnn in {}", text(&sp.path)));
     let folder = sp.path.join("nvidia").join("cudnn");
     let has_folder = host.file_kind(&folder).is_some();
-    let dist = names(host, &sp.path).into_iter().find_map(|n| {
+    let dist = dir_names(host, &sp.path).into_iter().find_map(|n| {
         let (package, version) = parse_dist_folder(&n)?;
         let package = normalize_name(&package);
         let cuda = package.strip_prefix("nvidia-cudnn-cu").map(|m| m.parse::<u32>().ok());
@@ -294,7 +297,7 @@ fn pip_wheel(host: &dyn Host, sp: &SitePackages, trace: &mut Trace, found: &mut 
 fn conda_packages(host: &dyn Host, prefix: &Path, trace: &mut Trace, found: &mut Found) {
     let dir = prefix.join("conda-meta");
     found.looked.push(format!("{}/cudnn-*.json", text(&dir)));
-    for name in names(host, &dir) {
+    for name in dir_names(host, &dir) {
         let Some((raw, build)) = conda_meta(&name, "cudnn").or_else(|| conda_meta(&name, "libcudnn")) else { continue };
         let version = leading_version(&raw).and_then(|v| v.parse::<CudnnVersion>().ok());
         let cuda_major = build.split("cuda").nth(1).and_then(|r| {
@@ -321,23 +324,23 @@ fn windows_dlls(
         installs.iter().map(|i| (Path::new(&i.root).join("bin"), None)).collect();
     bins.extend(conda_root.map(|c| (c.join("bin"), None)));
     let root = Path::new(WINDOWS_CUDNN);
-    for version in names(host, root) {
+    for version in dir_names(host, root) {
         let bin = root.join(&version).join("bin");
         // cuDNN 9 puts one folder per CUDA version under bin (bin/12.4); cuDNN 8 its DLLs in bin.
         bins.push((bin.clone(), None));
-        for cuda in names(host, &bin).into_iter().filter(|n| !n.ends_with(".dll")) {
+        for cuda in dir_names(host, &bin).into_iter().filter(|n| !n.ends_with(".dll")) {
             let major = cuda.split('.').next().and_then(|m| m.parse().ok());
             bins.push((bin.join(cuda), major));
         }
         let include = root.join(&version).join("include");
         headers_in(host, &include, trace, found);
-        for cuda in names(host, &include).into_iter().filter(|n| !n.ends_with(".h")) {
+        for cuda in dir_names(host, &include).into_iter().filter(|n| !n.ends_with(".h")) {
             headers_in(host, &include.join(cuda), trace, found);
         }
     }
     for (bin, cuda_major) in bins {
         found.looked.push(format!("{}/cudnn64_*.dll", text(&bin)));
-        for name in names(host, &bin).into_iter().filter(|n| n.starts_with("cudnn64_") && n.ends_with(".dll")) {
+        for name in dir_names(host, &bin).into_iter().filter(|n| n.starts_with("cudnn64_") && n.ends_with(".dll")) {
             let path = bin.join(&name);
             if !found.first_time(host, &path) {
                 continue;

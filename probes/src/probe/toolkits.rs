@@ -20,10 +20,10 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use self::candidates::{gather, nvccs_on_path, root_of_nvcc};
-use self::fs::{env_path, names, real_path, text};
+use self::fs::{env_path, real_path, text};
 use self::inspect::{Group, inspect, is_cudart};
 use super::SitePackages;
-use crate::host::{self, Cmd, Host, OsFamily};
+use crate::host::{self, Cmd, Host, OsFamily, dir_names};
 use crate::parse::ldconfig::LoaderEntry;
 use crate::{CudaVersion, Probed, Trace};
 
@@ -242,7 +242,7 @@ fn picks(host: &dyn Host, installs: &[ToolkitInstall], trace: &mut Trace) -> Too
     if let Some(value) = host.env_var("LD_LIBRARY_PATH") {
         let found = value.split(':').filter(|d| !d.is_empty()).find_map(|dir| {
             let dir = PathBuf::from(dir);
-            names(host, &dir).into_iter().find(|n| is_cudart(n)).map(|n| (dir.join(n), dir))
+            dir_names(host, &dir).into_iter().find(|n| is_cudart(n)).map(|n| (dir.join(n), dir))
         });
         match found {
             Some((lib, dir)) => {
@@ -268,8 +268,9 @@ pub fn loader_libraries(host: &dyn Host, trace: &mut Trace) -> Vec<LoaderEntry> 
     if matches!(host.platform().os, OsFamily::Windows | OsFamily::Macos) {
         return Vec::new();
     }
-    let ldconfig = host::which(host, "ldconfig")
-        .or_else(|| ["/sbin/ldconfig", "/usr/sbin/ldconfig"].iter().map(PathBuf::from).find(|p| fs::is_file(host, p)));
+    let ldconfig = host::which(host, "ldconfig").or_else(|| {
+        ["/sbin/ldconfig", "/usr/sbin/ldconfig"].iter().map(PathBuf::from).find(|p| host::is_file(host, p))
+    });
     let Some(ldconfig) = ldconfig else {
         trace.miss("ldconfig -p", "no ldconfig on PATH, in /sbin or /usr/sbin");
         return Vec::new();

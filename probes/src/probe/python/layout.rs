@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use super::EnvKind;
 use super::parse::{conda_meta_python, parse_pyvenv_cfg, python_version_prefix, version_from_name};
 use crate::host::paths::real_path;
-use crate::host::{FileKind, Host, home_dir};
+use crate::host::{Host, home_dir, is_dir, is_file};
 
 /// One environment found on disk.
 #[derive(Debug, Clone)]
@@ -34,11 +34,11 @@ pub(super) struct Inspector<'a> {
 
 impl Inspector<'_> {
     fn is_dir(&self, p: &Path) -> bool {
-        self.host.file_kind(p) == Some(FileKind::Dir)
+        is_dir(self.host, p)
     }
 
     fn is_file(&self, p: &Path) -> bool {
-        self.host.file_kind(p) == Some(FileKind::File)
+        is_file(self.host, p)
     }
 
     /// The prefix an interpreter path implies: `<prefix>/bin/python3`, or on Windows

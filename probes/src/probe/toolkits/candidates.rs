@@ -3,8 +3,9 @@
 use std::path::{Path, PathBuf};
 
 use super::ToolkitKind;
-use super::fs::{env_path, is_file, names, real_path, text};
+use super::fs::{env_path, real_path, text};
 use crate::host::{self, FileKind, Host, OsFamily};
+use crate::host::{dir_names, is_file};
 use crate::probe::SitePackages;
 use crate::{Probed, Trace};
 
@@ -134,7 +135,7 @@ pub(super) fn gather(
 fn gather_windows(host: &dyn Host, trace: &mut Trace, looked: &mut Vec<String>, out: &mut Vec<Candidate>) {
     looked.push(format!("{WINDOWS_TOOLKITS}/v*"));
     let dir = Path::new(WINDOWS_TOOLKITS);
-    let versions: Vec<String> = names(host, dir).into_iter().filter(|n| n.starts_with('v')).collect();
+    let versions: Vec<String> = dir_names(host, dir).into_iter().filter(|n| n.starts_with('v')).collect();
     if versions.is_empty() {
         trace.miss(format!("list {WINDOWS_TOOLKITS}"), "no v* folders");
     }
@@ -220,7 +221,7 @@ fn gather_pip(
     const NVCC: &[&str] = &["nvidia-cuda-nvcc", "nvidia-cuda-runtime"];
     for sp in site_packages {
         let nvidia = sp.path.join("nvidia");
-        let folders = names(host, &nvidia);
+        let folders = dir_names(host, &nvidia);
         let mut any = false;
         for (folder, packages, major) in
             [("cuda_runtime", RUNTIME, None), ("cuda_nvcc", NVCC, None), ("cu13", RUNTIME, Some(13))]

@@ -2,28 +2,13 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::host::{FileKind, Host, OsFamily};
+use crate::host::{Host, OsFamily};
 
 pub(in crate::probe) use crate::host::paths::real_path;
 
 /// A path as text with forward slashes kept as they are.
 pub(in crate::probe) fn text(path: &Path) -> String {
     path.to_string_lossy().into_owned()
-}
-
-/// True when `path` names a file (after following links).
-pub(in crate::probe) fn is_file(host: &dyn Host, path: &Path) -> bool {
-    host.file_kind(path) == Some(FileKind::File)
-}
-
-/// True when `path` names a folder (after following links).
-pub(in crate::probe) fn is_dir(host: &dyn Host, path: &Path) -> bool {
-    host.file_kind(path) == Some(FileKind::Dir)
-}
-
-/// The names in a folder; empty when it cannot be listed.
-pub(in crate::probe) fn names(host: &dyn Host, dir: &Path) -> Vec<String> {
-    host.list_dir(dir).map(|entries| entries.into_iter().map(|e| e.name).collect()).unwrap_or_default()
 }
 
 /// An environment variable naming a path, with Windows backslashes turned into forward slashes;

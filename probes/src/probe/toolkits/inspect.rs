@@ -4,10 +4,11 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::candidates::nvcc_name;
-use super::fs::{conda_meta, is_dir, is_file, leading_version, names, text};
+use super::fs::{conda_meta, leading_version, text};
 use super::version_files::{parse_cuda, parse_version_json, parse_version_txt};
 use super::{ToolkitInstall, ToolkitKind, VersionSource};
 use crate::host::{Cmd, Host, OsFamily};
+use crate::host::{dir_names, is_dir, is_file};
 use crate::parse::wheel::{normalize_name, parse_dist_folder, parse_metadata};
 use crate::{CudaVersion, Trace};
 
@@ -52,13 +53,13 @@ fn lib_dirs(host: &dyn Host, root: &Path) -> Vec<PathBuf> {
         return [format!("lib/{arch}-linux-gnu"), "lib64".into(), "lib".into()]
             .iter()
             .map(|d| root.join(d))
-            .filter(|d| names(host, d).iter().any(|n| is_cudart(n)))
+            .filter(|d| dir_names(host, d).iter().any(|n| is_cudart(n)))
             .collect();
     } else {
         dirs.push(root.join("lib64"));
         dirs.push(root.join("lib"));
         let targets = root.join("targets");
-        dirs.extend(names(host, &targets).into_iter().map(|t| targets.join(t).join("lib")));
+        dirs.extend(dir_names(host, &targets).into_iter().map(|t| targets.join(t).join("lib")));
     }
     dirs.into_iter().filter(|d| is_dir(host, d)).collect()
 }
@@ -69,9 +70,9 @@ pub(super) fn inspect(host: &dyn Host, group: &Group, trace: &mut Trace) -> Opti
     let os = host.platform().os;
     let nvcc = Some(root.join("bin").join(nvcc_name(os))).filter(|p| is_file(host, p));
     let libs = lib_dirs(host, root);
-    let mut runtime = libs.iter().any(|d| names(host, d).iter().any(|n| is_cudart(n)));
+    let mut runtime = libs.iter().any(|d| dir_names(host, d).iter().any(|n| is_cudart(n)));
     if os == OsFamily::Windows {
-        runtime |= names(host, &root.join("bin")).iter().any(|n| is_cudart(n));
+        runtime |= dir_names(host, &root.join("bin")).iter().any(|n| is_cudart(n));
     }
     let version_file = ["version.json", "version.txt"].iter().any(|f| is_file(host, &root.join(f)));
     if nvcc.is_none() && !runtime && !version_file {
@@ -153,7 +154,7 @@ fn version(
 fn pip_version(host: &dyn Host, group: &Group, trace: &mut Trace) -> Option<(CudaVersion, VersionSource)> {
     let site = group.root.parent()?.parent()?;
     let want13 = group.pip_major == Some(13);
-    let entries = names(host, site);
+    let entries = dir_names(host, site);
     for base in group.packages {
         for name in &entries {
             let Some((package, raw)) = parse_dist_folder(name) else { continue };
@@ -188,7 +189,7 @@ fn pip_version(host: &dyn Host, group: &Group, trace: &mut Trace) -> Option<(Cud
 fn conda_version(host: &dyn Host, root: &Path, trace: &mut Trace) -> Option<(CudaVersion, VersionSource)> {
     let dirs = [Some(root.join("conda-meta")), root.parent().map(|p| p.join("conda-meta"))];
     for dir in dirs.into_iter().flatten() {
-        let entries = names(host, &dir);
+        let entries = dir_names(host, &dir);
         for package in ["cuda-nvcc", "cuda-cudart", "cudatoolkit", "cuda-version"] {
             let found = entries.iter().find_map(|n| conda_meta(n, package));
             if let Some(v) =
