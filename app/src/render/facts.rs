@@ -39,7 +39,8 @@ pub fn gib(bytes: u64) -> String {
     format!("{:.1} GiB", bytes as f64 / (1024.0 * 1024.0 * 1024.0))
 }
 
-fn or_q<T: ToString>(v: Option<T>) -> String {
+/// The value as text, or `?` when it was not reported.
+pub(super) fn or_q<T: ToString>(v: Option<T>) -> String {
     v.map_or_else(|| "?".to_owned(), |v| v.to_string())
 }
 

@@ -4,7 +4,7 @@ use gpu_doctor_probes::probe::python::{DeepFacts, FrameworkBuild, PythonEnv};
 use gpu_doctor_probes::probe::toolkits::Toolkits;
 use gpu_doctor_probes::{CudnnVersion, Probed, Report};
 
-use super::facts::{Section, Tone, label, missing};
+use super::facts::{Section, Tone, label, missing, or_q};
 
 /// Link, toolkit, cuDNN and Python sections.
 pub fn sections(report: &Report) -> Vec<Section> {
@@ -69,15 +69,14 @@ fn links_section(links: &[gpu_doctor_probes::probe::link::HostLink]) -> Section 
         0 => format!("{} GPU link(s)", links.len()),
         n => format!("{} GPU link(s), {n} eGPU", links.len()),
     };
-    let q = |v: Option<u32>| v.map_or_else(|| "?".to_owned(), |v| v.to_string());
     for l in links {
         let mut line = format!(
             "{}: PCIe Gen{} x{} now, max Gen{} x{}",
             l.bus_id,
-            q(l.gen_current),
-            q(l.width_current),
-            q(l.gen_max),
-            q(l.width_max)
+            or_q(l.gen_current),
+            or_q(l.width_current),
+            or_q(l.gen_max),
+            or_q(l.width_max)
         );
         if let Some(gbs) = l.theoretical_gbytes_per_s {
             line.push_str(&format!(", up to {gbs:.2} GB/s each way"));
