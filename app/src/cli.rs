@@ -38,8 +38,9 @@ Exit codes (check and diagnose): 0 no error found; 1 at least one error-level fi
 line was wrong; 3 the input could not be read; 4 gpu-doctor itself failed. Other commands exit 0 when
 they ran, and 2, 3 or 4 likewise.
 
-With no command, gpu-doctor opens its window where one can be shown; this build has no window yet,
-so it prints the `check` summary.";
+With no command, gpu-doctor opens its window (F5 checks again, Ctrl+S exports the report); without a
+display it prints the `check` summary. `gpu-doctor --screenshot shot.png --page checks` saves a picture
+of a page once the probes are done.";
 
 const EXIT_HELP: &str = "\
 Exit codes: 0 no error-level finding; 1 at least one error-level finding; 2 the command line was
@@ -52,7 +53,13 @@ pub struct Cli {
     /// Look at a machine recorded with `record-fixture` (a folder) instead of this one.
     #[arg(long, global = true, value_name = "DIR")]
     pub replay: Option<PathBuf>,
-    /// What to do; without one, shows the `check` summary.
+    /// Window only: once the probes are done, save a PNG of the window to PATH and exit.
+    #[arg(long, value_name = "PATH")]
+    pub screenshot: Option<PathBuf>,
+    /// Window only: the page to open (and to take with `--screenshot`).
+    #[arg(long, value_enum, value_name = "NAME", default_value = "overview")]
+    pub page: crate::gui::Page,
+    /// What to do; without one, opens the window (or, without a display, shows the `check` summary).
     #[command(subcommand)]
     pub command: Option<Command>,
 }

@@ -2,11 +2,14 @@
 
 mod bench;
 mod cli;
+mod gui;
 mod render;
 
 use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Instant;
 
 use anyhow::{Context, Result};
 use clap::Parser;
@@ -19,12 +22,13 @@ use gpu_doctor_probes::{Finding, Report, Severity, Snapshot};
 use cli::{CheckArgs, Cli, Command, DiagnoseArgs, Format, ProbeArgs, RecordArgs, ReportArgs};
 
 fn main() -> ExitCode {
+    let started = Instant::now();
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::from_env("GPU_DOCTOR_LOG"))
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
-    match run(cli) {
+    match run(cli, started) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
             eprintln!("gpu-doctor: {e:#}");
@@ -38,10 +42,10 @@ fn main() -> ExitCode {
 #[error("{0}")]
 struct InputError(String);
 
-fn run(cli: Cli) -> Result<u8> {
-    let host: Box<dyn Host> = match &cli.replay {
-        Some(dir) => Box::new(ReplayHost::load(dir).map_err(|e| InputError(format!("{e}")))?),
-        None => Box::new(SystemHost::new()),
+fn run(cli: Cli, started: Instant) -> Result<u8> {
+    let host: Arc<dyn Host> = match &cli.replay {
+        Some(dir) => Arc::new(ReplayHost::load(dir).map_err(|e| InputError(format!("{e}")))?),
+        None => Arc::new(SystemHost::new()),
     };
     let this_machine = cli.replay.is_none();
     match cli.command {
@@ -53,13 +57,20 @@ fn run(cli: Cli) -> Result<u8> {
         Some(Command::BenchWorker) => Ok(bench::worker()),
         None => {
             let no_display = std::env::var_os("DISPLAY").is_none() && std::env::var_os("WAYLAND_DISPLAY").is_none();
-            let hint = if no_display {
-                "no display found (DISPLAY and WAYLAND_DISPLAY are unset), so here is the terminal summary"
-            } else {
-                "this build has no window yet, so here is the terminal summary"
-            };
+            if !no_display {
+                let screenshot = cli.screenshot.map(|path| gui::ScreenshotRequest::new(path, cli.page));
+                let options = options(&ProbeArgs::default());
+                return gui::run(gui::Launch { host, replay: cli.replay, options, screenshot, started });
+            }
+            anyhow::ensure!(
+                cli.screenshot.is_none(),
+                "--screenshot needs a display (DISPLAY or WAYLAND_DISPLAY); under CI, run it with xvfb-run"
+            );
             let code = check(host.as_ref(), &CheckArgs { probe: ProbeArgs::default(), json: false, verbose: false })?;
-            eprintln!("\nhint: {hint}; `gpu-doctor --help` lists the commands.");
+            eprintln!(
+                "\nhint: no display found (DISPLAY and WAYLAND_DISPLAY are unset), so here is the terminal summary; \
+                 `gpu-doctor --help` lists the commands."
+            );
             Ok(code)
         }
     }

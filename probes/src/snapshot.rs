@@ -56,12 +56,21 @@ impl Snapshot {
     /// A snapshot of another machine where nothing is known yet: every part `unknown`, the platform
     /// `unknown`. Parsers of pasted text fill in what the text says.
     pub fn unknown(formats: Vec<String>) -> Self {
-        let why = "not in the pasted text";
+        Self::all_unknown(Origin::Pasted { formats }, "not in the pasted text")
+    }
+
+    /// A snapshot of this machine before any probe has answered: every part `unknown` ("still
+    /// probing"); `probe::Part::apply` fills it in as the probes finish.
+    pub fn pending() -> Self {
+        Self::all_unknown(Origin::ThisMachine, "still probing")
+    }
+
+    fn all_unknown(origin: Origin, why: &str) -> Self {
         Self {
             schema_version: SCHEMA_VERSION,
             tool_version: crate::TOOL_VERSION.to_owned(),
             taken_at_unix_secs: 0,
-            origin: Origin::Pasted { formats },
+            origin,
             system: Probed::unknown(why),
             platform: platform::PlatformFacts {
                 platform: crate::host::Platform { os: crate::host::OsFamily::Unknown, arch: "unknown".to_owned() },

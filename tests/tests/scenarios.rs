@@ -333,3 +333,29 @@ fn torch_cu130_on_r550() {
     assert!(fix.contains("/home/user/proj/.venv/bin/python3 -m pip install"), "{fix}");
     assert!(fix.contains("https://download.pytorch.org/whl/cu124"), "{fix}");
 }
+
+/// The window fills a pending snapshot from the parts `collect_streaming` hands out as each probe
+/// group finishes; once every part is in, it must equal what `collect` returns (but for the trace).
+#[test]
+fn streamed_parts_rebuild_the_whole_snapshot() {
+    use gpu_doctor_probes::probe::{Options, Part, collect_streaming};
+    use std::sync::Mutex;
+    for name in ["consumer-gpu-torch-venv", "egpu-thunderbolt", "no-driver"] {
+        let host = ReplayHost::load(&fixtures_dir().join(name)).unwrap();
+        let parts = Mutex::new(Vec::new());
+        let whole = collect_streaming(&host, &Options::default(), &|p| parts.lock().unwrap().push(p));
+        let parts = parts.into_inner().unwrap();
+        let mut names: Vec<&str> = parts.iter().map(Part::name).collect();
+        names.sort_unstable();
+        let mut want = Part::NAMES.to_vec();
+        want.sort_unstable();
+        assert_eq!(names, want, "{name}: every part exactly once");
+        let mut rebuilt = Snapshot::pending();
+        for p in parts {
+            p.apply(&mut rebuilt);
+        }
+        rebuilt.taken_at_unix_secs = whole.taken_at_unix_secs;
+        rebuilt.trace.clone_from(&whole.trace);
+        assert_eq!(rebuilt, whole, "{name}");
+    }
+}

@@ -2,7 +2,7 @@
 
 use gpu_doctor_probes::probe::driver::SecureBoot;
 use gpu_doctor_probes::probe::gpus::Gpu;
-use gpu_doctor_probes::{Probed, Report};
+use gpu_doctor_probes::{Probed, Report, Snapshot};
 
 /// How a section reads at a glance.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,7 +62,7 @@ pub(super) fn missing<T>(label: &'static str, p: &Probed<T>, absent: &str, absen
 }
 
 /// The name serde gives an enum value, spaced for reading: `PipWheel` → `pip wheel`.
-pub(super) fn label<T: serde::Serialize>(value: &T) -> String {
+pub fn label<T: serde::Serialize>(value: &T) -> String {
     serde_name(value).replace('_', " ")
 }
 
@@ -81,7 +81,11 @@ pub fn link_text(g: &Gpu) -> String {
 
 /// Every section of the summary, in reading order.
 pub fn sections(report: &Report) -> Vec<Section> {
-    let s = &report.snapshot;
+    snapshot_sections(&report.snapshot)
+}
+
+/// Every section of a snapshot (also a partial one, while probes still run), in reading order.
+pub fn snapshot_sections(s: &Snapshot) -> Vec<Section> {
     let mut out = Vec::new();
 
     out.push(match s.system.value() {
@@ -205,7 +209,7 @@ pub fn sections(report: &Report) -> Vec<Section> {
             out.push(sec);
         }
     }
-    out.extend(super::facts_more::sections(report));
+    out.extend(super::facts_more::sections(s));
 
     let headline = match s.env.vars.len() {
         0 => "no CUDA-related variables set".to_owned(),

@@ -2,13 +2,12 @@
 
 use gpu_doctor_probes::probe::python::{DeepFacts, FrameworkBuild, PythonEnv};
 use gpu_doctor_probes::probe::toolkits::Toolkits;
-use gpu_doctor_probes::{CudnnVersion, Probed, Report};
+use gpu_doctor_probes::{CudnnVersion, Probed, Snapshot};
 
 use super::facts::{Section, Tone, label, missing, or_q};
 
 /// Link, toolkit, cuDNN and Python sections.
-pub fn sections(report: &Report) -> Vec<Section> {
-    let s = &report.snapshot;
+pub fn sections(s: &Snapshot) -> Vec<Section> {
     let mut out = Vec::new();
     if let Some(links) = s.links.value() {
         out.push(links_section(links));

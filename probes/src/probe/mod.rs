@@ -38,12 +38,80 @@ use std::thread;
 use crate::host::Host;
 use crate::{Probed, SCHEMA_VERSION, Snapshot, TOOL_VERSION, Trace};
 
+/// One group of probes' results, handed out as soon as the group finishes (see `collect_streaming`).
+#[derive(Debug, Clone)]
+pub enum Part {
+    /// OS, kernel, CPU and memory.
+    System(Probed<system::SystemFacts>),
+    /// OS family, WSL and container.
+    Platform(platform::PlatformFacts),
+    /// CUDA-relevant environment variables.
+    Env(env::EnvFacts),
+    /// The driver and the GPUs it sees.
+    Gpus { driver: Probed<driver::DriverFacts>, gpus: Probed<Vec<gpus::Gpu>> },
+    /// The kernel module, Secure Boot and the PCI bus.
+    Modules {
+        kernel_module: Probed<driver::KernelModuleFacts>,
+        secure_boot: Probed<driver::SecureBoot>,
+        pci_devices: Probed<Vec<pci::PciDevice>>,
+    },
+    /// Each GPU's host link.
+    Links(Probed<Vec<link::HostLink>>),
+    /// Python environments, CUDA toolkits and cuDNN.
+    Python {
+        python_envs: Probed<Vec<python::PythonEnv>>,
+        toolkits: Probed<toolkits::Toolkits>,
+        cudnn: Probed<Vec<cudnn::CudnnCopy>>,
+    },
+}
+
+impl Part {
+    /// Every part's name, in the order a summary shows them.
+    pub const NAMES: [&'static str; 7] = ["system", "platform", "env", "gpus", "modules", "links", "python"];
+
+    /// This part's name (one of `NAMES`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Part::System(_) => "system",
+            Part::Platform(_) => "platform",
+            Part::Env(_) => "env",
+            Part::Gpus { .. } => "gpus",
+            Part::Modules { .. } => "modules",
+            Part::Links(_) => "links",
+            Part::Python { .. } => "python",
+        }
+    }
+
+    /// Writes this part into a snapshot that is being filled in.
+    pub fn apply(self, snap: &mut Snapshot) {
+        match self {
+            Part::System(v) => snap.system = v,
+            Part::Platform(v) => snap.platform = v,
+            Part::Env(v) => snap.env = v,
+            Part::Gpus { driver, gpus } => (snap.driver, snap.gpus) = (driver, gpus),
+            Part::Modules { kernel_module, secure_boot, pci_devices } => {
+                (snap.kernel_module, snap.secure_boot, snap.pci_devices) = (kernel_module, secure_boot, pci_devices);
+            }
+            Part::Links(v) => snap.links = v,
+            Part::Python { python_envs, toolkits, cudnn } => {
+                (snap.python_envs, snap.toolkits, snap.cudnn) = (python_envs, toolkits, cudnn);
+            }
+        }
+    }
+}
+
 /// Runs every probe and returns what they found.
+pub fn collect(host: &dyn Host, opts: &Options) -> Snapshot {
+    collect_streaming(host, opts, &|_| {})
+}
+
+/// Runs every probe, handing each group's results to `on_part` as soon as the group finishes (from
+/// the probe threads, so `on_part` must be `Sync`), and returns the whole snapshot.
 ///
 /// Probes that do not depend on each other run on their own threads; the ones that need another's
 /// result (host links need the GPUs, cuDNN needs the toolkits and Python environments) run after it.
 /// Traces are gathered in a fixed order so the output does not depend on timing.
-pub fn collect(host: &dyn Host, opts: &Options) -> Snapshot {
+pub fn collect_streaming(host: &dyn Host, opts: &Options, on_part: &(dyn Fn(Part) + Sync)) -> Snapshot {
     let taken_at_unix_secs = host.now_unix_secs();
     let smi = driver::SmiXml::default();
     thread::scope(|s| {
@@ -54,6 +122,7 @@ pub fn collect(host: &dyn Host, opts: &Options) -> Snapshot {
             let driver = driver::probe(host, &nvml, &smi, &mut t);
             let mut tg = Trace::new("gpus");
             let gpus = gpus::probe(host, &nvml, &smi, &mut tg);
+            on_part(Part::Gpus { driver: driver.clone(), gpus: gpus.clone() });
             (driver, gpus, t, tg)
         });
         let module_side = spawn("modules").spawn_scoped(s, || {
@@ -62,6 +131,11 @@ pub fn collect(host: &dyn Host, opts: &Options) -> Snapshot {
             let secure_boot = driver::probe_secure_boot(host, &mut t);
             let mut tp = Trace::new("pci");
             let pci = pci::probe(host, &mut tp);
+            on_part(Part::Modules {
+                kernel_module: module.clone(),
+                secure_boot: secure_boot.clone(),
+                pci_devices: pci.clone(),
+            });
             (module, secure_boot, pci, t, tp)
         });
         let python_side = spawn("python").spawn_scoped(s, || {
@@ -72,15 +146,19 @@ pub fn collect(host: &dyn Host, opts: &Options) -> Snapshot {
             let toolkits = toolkits::probe(host, &site, &mut tt);
             let mut tc = Trace::new("cudnn");
             let cudnn = cudnn::probe(host, toolkits.value(), &site, &mut tc);
+            on_part(Part::Python { python_envs: envs.clone(), toolkits: toolkits.clone(), cudnn: cudnn.clone() });
             (envs, toolkits, cudnn, t, tt, tc)
         });
 
         let mut t_sys = Trace::new("system");
         let system = system::probe(host, &mut t_sys);
+        on_part(Part::System(system.clone()));
         let mut t_platform = Trace::new("platform");
         let platform = platform::probe(host, &mut t_platform);
+        on_part(Part::Platform(platform.clone()));
         let mut t_env = Trace::new("env");
         let env = env::probe(host, &mut t_env);
+        on_part(Part::Env(env.clone()));
 
         let (driver, gpus, t_driver, t_gpus) =
             join(gpu_side, "driver", |e| (failed(&e), failed(&e), Trace::default(), Trace::default()));
@@ -96,6 +174,7 @@ pub fn collect(host: &dyn Host, opts: &Options) -> Snapshot {
                 pci_devices.why_not().unwrap_or("unknown")
             )),
         };
+        on_part(Part::Links(links.clone()));
         let (python_envs, toolkits, cudnn, t_python, t_toolkits, t_cudnn) = join(python_side, "python", |e| {
             (failed(&e), failed(&e), failed(&e), Trace::default(), Trace::default(), Trace::default())
         });

@@ -1,0 +1,235 @@
+//! The machine the window shows: this one (probed in the background, its parts streaming in as the
+//! probe groups finish) or another one, read from a report file or pasted text.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::mpsc::{self, Receiver, TryRecvError};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use gpu_doctor_probes::compat::Kb;
+use gpu_doctor_probes::diagnose::diagnose;
+use gpu_doctor_probes::host::Host;
+use gpu_doctor_probes::probe::{Options, Part, collect_streaming};
+use gpu_doctor_probes::{Report, Snapshot};
+
+use super::task::Task;
+
+/// What the probe thread sends.
+enum ProbeMsg {
+    Part(Part),
+    Done(Result<Report, String>),
+}
+
+/// Probing this machine (or the replayed recording), streamed.
+#[derive(Debug)]
+pub struct MachineProbe {
+    /// The last complete, diagnosed report; kept on screen while a new probe runs.
+    pub report: Option<Report>,
+    /// The snapshot being filled in by the run under way (`Snapshot::pending` at its start).
+    pub partial: Snapshot,
+    /// Probe groups (`Part::NAMES`) the run under way has not answered yet; empty when idle.
+    pub pending: BTreeSet<&'static str>,
+    /// Why the last run failed.
+    pub error: Option<String>,
+    /// How long the last complete run took.
+    pub last_duration: Option<Duration>,
+    started: Option<Instant>,
+    rx: Option<Receiver<ProbeMsg>>,
+}
+
+impl Default for MachineProbe {
+    fn default() -> Self {
+        Self {
+            report: None,
+            partial: Snapshot::pending(),
+            pending: BTreeSet::new(),
+            error: None,
+            last_duration: None,
+            started: None,
+            rx: None,
+        }
+    }
+}
+
+impl MachineProbe {
+    /// Starts a probe run on a named thread unless one is running; `false` when one was.
+    pub fn start(&mut self, host: &Arc<dyn Host>, opts: &Options, ctx: &egui::Context) -> bool {
+        if self.is_running() {
+            return false;
+        }
+        let (tx, rx) = mpsc::sync_channel::<ProbeMsg>(Part::NAMES.len() + 1);
+        let (host, opts, ctx) = (Arc::clone(host), opts.clone(), ctx.clone());
+        let spawned = thread::Builder::new().name("gpu-doctor-probe".into()).spawn(move || {
+            let snap = collect_streaming(host.as_ref(), &opts, &|part| {
+                let _ = tx.send(ProbeMsg::Part(part));
+                ctx.request_repaint();
+            });
+            let report = Kb::get().map(|kb| {
+                let findings = diagnose(&snap, kb);
+                Report::new(snap, findings)
+            });
+            let _ = tx.send(ProbeMsg::Done(report.map_err(|e| format!("the knowledge base did not load: {e}"))));
+            ctx.request_repaint();
+        });
+        match spawned {
+            Ok(_) => {
+                self.partial = Snapshot::pending();
+                self.pending = Part::NAMES.into_iter().collect();
+                self.error = None;
+                self.started = Some(Instant::now());
+                self.rx = Some(rx);
+            }
+            Err(e) => self.error = Some(format!("could not start the probe thread: {e}")),
+        }
+        true
+    }
+
+    /// Whether a probe run is under way.
+    pub fn is_running(&self) -> bool {
+        self.rx.is_some()
+    }
+
+    /// Takes in what the probe thread sent; true when anything changed.
+    pub fn poll(&mut self) -> bool {
+        let mut changed = false;
+        while let Some(rx) = &self.rx {
+            match rx.try_recv() {
+                Ok(ProbeMsg::Part(part)) => {
+                    self.pending.remove(part.name());
+                    part.apply(&mut self.partial);
+                }
+                Ok(ProbeMsg::Done(result)) => {
+                    self.finish(result);
+                }
+                Err(TryRecvError::Empty) => break,
+                Err(TryRecvError::Disconnected) => {
+                    self.finish(Err("the probe thread stopped without an answer (a bug: please report it)".into()));
+                }
+            }
+            changed = true;
+        }
+        changed
+    }
+
+    fn finish(&mut self, result: Result<Report, String>) {
+        self.rx = None;
+        self.pending.clear();
+        self.last_duration = self.started.take().map(|s| s.elapsed());
+        match result {
+            Ok(report) => self.report = Some(report),
+            Err(e) => self.error = Some(e),
+        }
+    }
+
+    /// The snapshot to draw: the finished report's, or while the first run goes on, the partial one.
+    pub fn snapshot(&self) -> &Snapshot {
+        self.report.as_ref().map_or(&self.partial, |r| &r.snapshot)
+    }
+
+    /// Whether the part `name` is still being probed and nothing older can stand in for it.
+    pub fn waiting_for(&self, name: &str) -> bool {
+        self.pending.contains(name)
+    }
+}
+
+/// Where another machine's facts came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OtherSource {
+    /// A file the user opened (a gpu-doctor JSON report or any text the paste reader knows).
+    File(PathBuf),
+    /// Text pasted into the window.
+    Pasted,
+}
+
+impl OtherSource {
+    /// How the banner names it.
+    pub fn label(&self) -> String {
+        match self {
+            OtherSource::File(p) => {
+                p.file_name().map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().into_owned())
+            }
+            OtherSource::Pasted => "pasted text".to_owned(),
+        }
+    }
+}
+
+/// Another machine, diagnosed from its text.
+#[derive(Debug)]
+pub struct OtherMachine {
+    /// Where it came from.
+    pub source: OtherSource,
+    /// What was read and concluded.
+    pub report: Report,
+}
+
+/// Reads another machine from a file (off the UI thread).
+pub fn open_file(task: &mut Task<OtherMachine>, ctx: &egui::Context, path: PathBuf) -> bool {
+    task.spawn("open-report", ctx, move || {
+        let bytes = std::fs::read(&path).map_err(|e| format!("could not read {}: {e}", path.display()))?;
+        let text = String::from_utf8_lossy(&bytes);
+        let report = read_text(text.trim_start_matches('\u{feff}')).map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok(OtherMachine { source: OtherSource::File(path), report })
+    })
+}
+
+/// Diagnoses pasted text (off the UI thread).
+pub fn read_paste(task: &mut Task<OtherMachine>, ctx: &egui::Context, text: String) -> bool {
+    task.spawn("read-paste", ctx, move || {
+        let report = read_text(&text)?;
+        Ok(OtherMachine { source: OtherSource::Pasted, report })
+    })
+}
+
+/// Text from another machine → a diagnosed report. A gpu-doctor JSON report is taken as it is
+/// (its findings re-derived with this version's rules); anything else goes through the paste reader.
+pub fn read_text(text: &str) -> Result<Report, String> {
+    let kb = Kb::get().map_err(|e| format!("the knowledge base did not load: {e}"))?;
+    let snap = gpu_doctor_probes::parse::paste::read_pasted(text, kb).map_err(|e| e.to_string())?;
+    let findings = diagnose(&snap, kb);
+    let mut report = Report::new(snap, findings);
+    // A saved report may carry a benchmark run; keep it.
+    if let Ok(saved) = serde_json::from_str::<Report>(text) {
+        report.bench = saved.bench;
+    }
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use gpu_doctor_probes::host::ReplayHost;
+
+    fn fixture(name: &str) -> Arc<dyn Host> {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures").join(name);
+        Arc::new(ReplayHost::load(&dir).unwrap())
+    }
+
+    #[test]
+    fn parts_stream_in_then_the_report_lands() {
+        let ctx = egui::Context::default();
+        let mut probe = MachineProbe::default();
+        assert!(probe.start(&fixture("consumer-gpu-torch-venv"), &Options::default(), &ctx));
+        assert!(probe.is_running());
+        assert_eq!(probe.pending.len(), Part::NAMES.len());
+        assert!(!probe.start(&fixture("no-driver"), &Options::default(), &ctx), "one run at a time");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while probe.is_running() {
+            probe.poll();
+            assert!(Instant::now() < deadline);
+            thread::sleep(Duration::from_millis(5));
+        }
+        let report = probe.report.as_ref().unwrap();
+        assert!(probe.pending.is_empty() && probe.error.is_none());
+        assert!(report.snapshot.gpus.value().is_some_and(|g| !g.is_empty()));
+        assert_eq!(probe.partial.gpus, report.snapshot.gpus, "the streamed parts match the report");
+    }
+
+    #[test]
+    fn prose_is_refused_with_a_reason() {
+        let err = read_text("hello, my gpu is slow, any ideas?").unwrap_err();
+        assert!(!err.is_empty());
+    }
+}

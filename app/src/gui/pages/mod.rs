@@ -1,0 +1,108 @@
+//! The pages. Each draws from `Shown` and asks for app-level changes through `Action`s; a page's own
+//! background jobs live in its state and are polled in `logic`.
+
+mod benchmarks;
+mod checks;
+mod environments;
+mod overview;
+mod report;
+mod telemetry;
+
+use egui::Ui;
+
+use super::telemetry::TelemetryFeed;
+use super::{Action, Shown};
+
+/// A page of the window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Page {
+    /// The verdict, the machine and a card per GPU.
+    Overview,
+    /// Findings by severity, with evidence and fixes.
+    Checks,
+    /// Python environments and their frameworks against the GPUs.
+    Environments,
+    /// Run benchmarks and plot them.
+    Benchmarks,
+    /// Live GPU telemetry.
+    Telemetry,
+    /// Preview, export and copy the report; read another machine.
+    Report,
+}
+
+impl Page {
+    /// Every page, in tab order.
+    pub const ALL: [Page; 6] =
+        [Page::Overview, Page::Checks, Page::Environments, Page::Benchmarks, Page::Telemetry, Page::Report];
+
+    /// The tab's title.
+    pub fn title(self) -> &'static str {
+        match self {
+            Page::Overview => "Overview",
+            Page::Checks => "Checks",
+            Page::Environments => "Environments",
+            Page::Benchmarks => "Benchmarks",
+            Page::Telemetry => "Telemetry",
+            Page::Report => "Report",
+        }
+    }
+}
+
+/// Every page's own state.
+#[derive(Debug, Default)]
+pub struct Pages {
+    /// Checks: expanded findings, filters.
+    pub checks: checks::ChecksPage,
+    /// Environments: the interpreter list, deep probes.
+    pub envs: environments::EnvPage,
+    /// Benchmarks: runs, past runs, plots.
+    pub bench: benchmarks::BenchPage,
+    /// Telemetry: pause, window.
+    pub telemetry: telemetry::TelemetryPage,
+    /// Report: format, redaction, export, paste.
+    pub report: report::ReportPage,
+}
+
+impl Pages {
+    /// Fresh page state.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Starts the pages' startup jobs (loading settings and past runs, off the UI thread).
+    pub fn start(&mut self, ctx: &egui::Context) {
+        self.envs.start(ctx);
+        self.bench.start(ctx);
+    }
+
+    /// Whether a page job is under way.
+    pub fn busy(&self) -> bool {
+        self.envs.busy() || self.bench.busy() || self.report.busy()
+    }
+
+    /// Polls the pages' jobs.
+    pub fn logic(&mut self, ctx: &egui::Context, shown: &Shown<'_>, actions: &mut Vec<Action>) {
+        self.envs.logic(ctx, shown, actions);
+        self.bench.logic(ctx, shown);
+        self.report.logic(ctx, shown, self.bench.latest_run());
+    }
+
+    /// Draws one page.
+    pub fn page_ui(
+        &mut self,
+        page: Page,
+        ui: &mut Ui,
+        shown: &Shown<'_>,
+        feed: &TelemetryFeed,
+        actions: &mut Vec<Action>,
+    ) {
+        match page {
+            Page::Overview => overview::overview_ui(ui, shown, feed, actions),
+            Page::Checks => self.checks.checks_ui(ui, shown, actions),
+            Page::Environments => self.envs.environments_ui(ui, shown, actions),
+            Page::Benchmarks => self.bench.benchmarks_ui(ui, shown),
+            Page::Telemetry => self.telemetry.telemetry_ui(ui, shown, feed),
+            Page::Report => self.report.report_ui(ui, shown, self.bench.latest_run(), actions),
+        }
+    }
+}
