@@ -133,7 +133,7 @@ pub struct DiagnoseArgs {
 }
 
 /// Report formats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, ValueEnum)]
 pub enum Format {
     /// The full report as JSON.
     Json,

@@ -35,6 +35,8 @@ pub struct MachineProbe {
     pub error: Option<String>,
     /// How long the last complete run took.
     pub last_duration: Option<Duration>,
+    /// How many runs have finished.
+    pub runs_finished: u32,
     started: Option<Instant>,
     rx: Option<Receiver<ProbeMsg>>,
 }
@@ -47,6 +49,7 @@ impl Default for MachineProbe {
             pending: BTreeSet::new(),
             error: None,
             last_duration: None,
+            runs_finished: 0,
             started: None,
             rx: None,
         }
@@ -117,6 +120,7 @@ impl MachineProbe {
         self.rx = None;
         self.pending.clear();
         self.last_duration = self.started.take().map(|s| s.elapsed());
+        self.runs_finished += 1;
         match result {
             Ok(report) => self.report = Some(report),
             Err(e) => self.error = Some(e),
@@ -126,11 +130,6 @@ impl MachineProbe {
     /// The snapshot to draw: the finished report's, or while the first run goes on, the partial one.
     pub fn snapshot(&self) -> &Snapshot {
         self.report.as_ref().map_or(&self.partial, |r| &r.snapshot)
-    }
-
-    /// Whether the part `name` is still being probed and nothing older can stand in for it.
-    pub fn waiting_for(&self, name: &str) -> bool {
-        self.pending.contains(name)
     }
 }
 

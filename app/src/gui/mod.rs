@@ -136,6 +136,7 @@ impl App {
     }
 
     /// What the pages draw.
+    #[cfg(test)]
     pub fn shown(&self) -> Shown<'_> {
         shown_from(&self.machine, &self.other, self.showing_other, self.replay.is_some(), &self.host, &self.options)
     }
@@ -222,9 +223,11 @@ impl App {
             });
         });
         self.actions.extend(actions);
-        if let Some(shooter) = &mut self.screenshot {
-            let busy = self.machine.is_running() || self.pages.busy() || !self.actions.is_empty();
-            shooter.step(ui.ctx(), busy);
+        {
+            let busy = self.busy();
+            if let Some(shooter) = &mut self.screenshot {
+                shooter.step(ui.ctx(), busy);
+            }
         }
     }
 
@@ -308,11 +311,11 @@ impl std::fmt::Debug for App {
 fn theme_ui(ui: &mut Ui) {
     let mut pref = ui.ctx().options(|o| o.theme_preference);
     let text = match pref {
-        egui::ThemePreference::System => "Theme: system",
-        egui::ThemePreference::Dark => "Theme: dark",
-        egui::ThemePreference::Light => "Theme: light",
+        egui::ThemePreference::System => "system",
+        egui::ThemePreference::Dark => "dark",
+        egui::ThemePreference::Light => "light",
     };
-    egui::ComboBox::from_id_salt("theme").selected_text(text).show_ui(ui, |ui| {
+    egui::ComboBox::new("theme", "Theme").selected_text(text).show_ui(ui, |ui| {
         ui.selectable_value(&mut pref, egui::ThemePreference::System, "Follow the system");
         ui.selectable_value(&mut pref, egui::ThemePreference::Dark, "Dark");
         ui.selectable_value(&mut pref, egui::ThemePreference::Light, "Light");

@@ -6,7 +6,6 @@
 
 use std::sync::mpsc::{self, Receiver, TryRecvError};
 use std::thread;
-use std::time::{Duration, Instant};
 
 /// A background job and its last result.
 #[derive(Debug)]
@@ -19,7 +18,7 @@ enum State<T> {
     /// Never asked.
     Idle,
     /// Running; `previous` is the last value, shown meanwhile.
-    Running { previous: Option<T>, rx: Receiver<Result<T, String>>, started: Instant },
+    Running { previous: Option<T>, rx: Receiver<Result<T, String>> },
     /// The last run gave this.
     Done(T),
     /// The last run failed; `previous` is the value before it.
@@ -53,7 +52,7 @@ impl<T: Send + 'static> Task<T> {
         });
         let previous = self.take_value();
         self.state = match spawned {
-            Ok(_) => State::Running { previous, rx, started: Instant::now() },
+            Ok(_) => State::Running { previous, rx },
             Err(e) => State::Failed { previous, error: format!("could not start the {name} thread: {e}") },
         };
         true
@@ -93,14 +92,6 @@ impl<T> Task<T> {
         matches!(self.state, State::Running { .. })
     }
 
-    /// How long the current run has taken so far; `None` when none is running.
-    pub fn running_for(&self) -> Option<Duration> {
-        match &self.state {
-            State::Running { started, .. } => Some(started.elapsed()),
-            _ => None,
-        }
-    }
-
     /// Why the last run failed; `None` unless it did.
     pub fn error(&self) -> Option<&str> {
         match &self.state {
@@ -130,6 +121,7 @@ impl<T> Task<T> {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use std::time::{Duration, Instant};
 
     fn wait<T: Send + 'static>(task: &mut Task<T>) {
         let deadline = Instant::now() + Duration::from_secs(10);

@@ -1,1 +1,172 @@
-//! GUI flows driven through egui_kittest: the real `App` on a replayed machine, clicked by label.
+//! GUI flows driven through egui_kittest: the real `App` (its `eframe::App` impl) on a replayed
+//! machine, clicked by accessible label, with assertions on its state.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable;
+use gpu_doctor_probes::Severity;
+use gpu_doctor_probes::host::ReplayHost;
+use gpu_doctor_probes::probe::Options;
+
+use super::{App, Launch, Page};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures").join(name)
+}
+
+/// The window on a recorded machine, sized like a laptop screen.
+fn harness(name: &str) -> Harness<'static, App> {
+    let dir = fixture(name);
+    let host = Arc::new(ReplayHost::load(&dir).unwrap());
+    let launch =
+        Launch { host, replay: Some(dir), options: Options::default(), screenshot: None, started: Instant::now() };
+    Harness::builder().with_size([1280.0, 800.0]).build_eframe(|cc| App::new(&cc.egui_ctx, launch))
+}
+
+/// Steps the harness until no job runs (the workers answer on their own threads).
+fn settle(h: &mut Harness<'_, App>) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        h.step();
+        if !h.state().busy() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the window stayed busy for a minute");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    h.run_steps(3);
+}
+
+#[test]
+fn the_overview_shows_the_verdict_and_the_gpu_card_once_probed() {
+    let mut h = harness("consumer-gpu-torch-venv");
+    // The first frame comes before any probe has finished.
+    h.step();
+    assert!(h.state().machine.is_running() || h.state().machine.report.is_some());
+    settle(&mut h);
+    let report = h.state().machine.report.as_ref().expect("a report");
+    assert!(report.findings.iter().all(|f| f.severity != Severity::Error));
+    h.get_by_label_contains("Ready: PyTorch 2.3.0+cu121");
+    h.get_by_label("NVIDIA GeForce RTX 4090");
+    h.get_by_label("8.9 · Ada Lovelace");
+}
+
+#[test]
+fn run_the_checks_and_expand_a_finding() {
+    let mut h = harness("torch-cu130-on-r550");
+    settle(&mut h);
+    h.get_by_label("Checks").click();
+    h.run_steps(2);
+    assert_eq!(h.state().page, Page::Checks);
+    let finding = h
+        .state()
+        .machine
+        .report
+        .as_ref()
+        .unwrap()
+        .findings
+        .iter()
+        .find(|f| f.id == "driver.too_old_for_runtime")
+        .cloned()
+        .expect("the driver finding");
+    assert_eq!(finding.severity, Severity::Error);
+    assert!(h.query_by_label("Evidence").is_none(), "findings start folded");
+
+    h.get_by_label_contains(&finding.summary).click();
+    h.run_steps(2);
+    assert!(h.state().pages.checks.expanded.contains(&finding.id));
+    h.get_by_label("Evidence");
+    h.get_by_label("Fix");
+
+    // Copy puts the fix on the clipboard.
+    h.get_by_label("Copy").click();
+    h.run_steps(1);
+    assert_eq!(h.state().pages.checks.copied.as_deref(), Some(finding.id.as_str()));
+
+    // Run the checks again: a new probe starts, and the last findings stay on screen meanwhile.
+    h.get_by_label("Run the checks again").click();
+    h.step();
+    h.step();
+    assert!(h.state().machine.report.is_some(), "the old report stays while a new probe runs");
+    settle(&mut h);
+    assert_eq!(h.state().machine.runs_finished, 2, "the checks ran again");
+    assert!(h.state().machine.report.as_ref().unwrap().findings.iter().any(|f| f.id == finding.id));
+}
+
+#[test]
+fn f5_probes_again() {
+    let mut h = harness("no-driver");
+    settle(&mut h);
+    assert_eq!(h.state().machine.runs_finished, 1);
+    h.key_press(egui::Key::F5);
+    settle(&mut h);
+    assert_eq!(h.state().machine.runs_finished, 2, "F5 probed again");
+}
+
+#[test]
+fn export_a_report_to_a_file_and_read_it_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("exported.json");
+    let mut h = harness("torch-cu130-on-r550");
+    settle(&mut h);
+    h.get_by_label("Report").click();
+    h.run_steps(2);
+    h.get_by_label("JSON").click();
+    h.run_steps(1);
+    h.state_mut().pages.report.fallback_path = path.display().to_string();
+    h.get_by_label("Save to this path").click();
+    settle(&mut h);
+    assert_eq!(h.state().pages.report.export.value(), Some(&path));
+    let text = std::fs::read_to_string(&path).unwrap();
+    let back: gpu_doctor_probes::Report = serde_json::from_str(&text).unwrap();
+    assert_eq!(&back, h.state().machine.report.as_ref().unwrap());
+    h.get_by_label_contains("Saved ");
+}
+
+#[test]
+fn ctrl_s_exports_to_the_fallback_path_without_a_dialog() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("report.md");
+    let mut h = harness("egpu-thunderbolt");
+    settle(&mut h);
+    h.state_mut().pages.report.fallback_path = path.display().to_string();
+    h.state_mut().pages.report.set_dialogs(false);
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::S);
+    settle(&mut h);
+    assert_eq!(h.state().page, Page::Report);
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.starts_with("## gpu-doctor report"), "{text}");
+    assert!(text.contains("RTX 3060"));
+}
+
+#[test]
+fn pasted_text_is_shown_as_another_machine_and_back() {
+    let mut h = harness("consumer-gpu-torch-venv");
+    settle(&mut h);
+    let sample = include_str!("../../../probes/src/parse/paste/samples/support_thread.md");
+    h.state_mut().act(super::Action::Paste(sample.to_owned()));
+    settle(&mut h);
+    assert!(h.state().shown().other);
+    assert_eq!(h.state().page, Page::Checks);
+    h.get_by_label("NOT THIS MACHINE");
+    h.get_by_label("Back to this machine").click();
+    h.run_steps(2);
+    assert!(!h.state().shown().other);
+    assert!(h.query_by_label("NOT THIS MACHINE").is_none());
+}
+
+#[test]
+fn every_page_draws_on_a_machine_without_a_driver() {
+    let mut h = harness("no-driver");
+    settle(&mut h);
+    for page in Page::ALL {
+        h.get_by_label(page.title()).click();
+        h.run_steps(2);
+        assert_eq!(h.state().page, page);
+    }
+}

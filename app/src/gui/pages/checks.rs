@@ -72,7 +72,7 @@ impl ChecksPage {
     fn filter_ui(&mut self, ui: &mut Ui, findings: &[Finding]) {
         let present: BTreeSet<String> = findings.iter().map(|f| label(&f.category)).collect();
         let current = self.category.map_or_else(|| "all categories".to_owned(), |c| label(&c));
-        egui::ComboBox::from_id_salt("category").selected_text(current).show_ui(ui, |ui| {
+        egui::ComboBox::new("category", "Category").selected_text(current).show_ui(ui, |ui| {
             ui.selectable_value(&mut self.category, None, "all categories");
             for c in ALL_CATEGORIES {
                 let name = label(&c);
@@ -81,7 +81,6 @@ impl ChecksPage {
                 }
             }
         });
-        ui.label("Show:");
     }
 
     fn finding_ui(&mut self, ui: &mut Ui, f: &Finding) {
@@ -95,7 +94,7 @@ impl ChecksPage {
                 ui.set_width(ui.available_width());
                 ui.horizontal(|ui| {
                     badge_ui(ui, tone, severity_word(f.severity));
-                    let arrow = if open { "▼" } else { "▶" };
+                    let arrow = if open { "−" } else { "+" };
                     let header = ui
                         .add(egui::Button::new(RichText::new(format!("{arrow} {}", f.summary)).strong()).frame(false));
                     if header.on_hover_text(format!("{} · {}", f.id, label(&f.category))).clicked() {

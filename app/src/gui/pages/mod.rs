@@ -84,7 +84,7 @@ impl Pages {
     pub fn logic(&mut self, ctx: &egui::Context, shown: &Shown<'_>, actions: &mut Vec<Action>) {
         self.envs.logic(ctx, shown, actions);
         self.bench.logic(ctx, shown);
-        self.report.logic(ctx, shown, self.bench.latest_run());
+        self.report.logic(ctx, shown, self.bench.latest_run(), actions);
     }
 
     /// Draws one page.
