@@ -2,6 +2,9 @@
 
 mod bench;
 mod cli;
+// Used by the HTML report and the window, which land after it.
+#[allow(dead_code)]
+mod plots;
 mod render;
 
 use std::io::Write;
