@@ -132,6 +132,8 @@ pub enum Format {
     Json,
     /// Markdown for a GitHub issue: a summary table, details folded.
     Md,
+    /// One self-contained HTML page (works offline), with the benchmark run's plots.
+    Html,
 }
 
 /// `report`.

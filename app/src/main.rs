@@ -2,8 +2,6 @@
 
 mod bench;
 mod cli;
-// Used by the HTML report and the window, which land after it.
-#[allow(dead_code)]
 mod plots;
 mod render;
 
@@ -140,6 +138,7 @@ fn report(host: &dyn Host, args: &ReportArgs) -> Result<u8> {
     let mut text = match args.format {
         Format::Json => serde_json::to_string_pretty(&report).context("could not serialize the report")? + "\n",
         Format::Md => render::markdown::report(&report),
+        Format::Html => render::html::report(&report),
     };
     if let (Format::Md, Some(run)) = (args.format, &saved) {
         text.push_str(&bench::markdown(run));

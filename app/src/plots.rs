@@ -175,7 +175,7 @@ pub fn gemm_plot(run: &BenchRun) -> Option<PlotSpec> {
     Some(PlotSpec {
         id: "gemm",
         title: "GEMM throughput (cuBLAS)".to_owned(),
-        x: Axis::log("matrix size n (n×n by n×n)"),
+        x: Axis::log("matrix size n (n×n matrices)"),
         y: Axis::linear("throughput (TFLOP/s)"),
         series,
     })
@@ -259,7 +259,7 @@ pub fn run_plots(run: &BenchRun) -> Vec<PlotSpec> {
 #[allow(clippy::unwrap_used)]
 pub(crate) mod tests {
     use gpu_doctor_kernels::BenchPlan;
-    use gpu_doctor_kernels::protocol::{BenchEvent, TestResult};
+    use gpu_doctor_kernels::protocol::{BenchEvent, Measurement, Metric, TestResult};
     use gpu_doctor_kernels::runner::{RunRecord, TelemetryPoint, TimedEvent};
     use gpu_doctor_kernels::stats::Stats;
     use gpu_doctor_kernels::verdict::{Facts, PeakOps};
@@ -284,7 +284,20 @@ pub(crate) mod tests {
     }
 
     fn finished(test: TestKind) -> TimedEvent {
-        TimedEvent { t_ms: 2, event: BenchEvent::Finished { test, result: TestResult::default() } }
+        let measurements = match test {
+            TestKind::H2d => vec![Measurement {
+                metric: Metric::HostToDevice { pinned: true },
+                label: "pinned, plateau".into(),
+                value: 20.0,
+                unit: Unit::GbPerS,
+                stats: None,
+            }],
+            _ => Vec::new(),
+        };
+        TimedEvent {
+            t_ms: 2,
+            event: BenchEvent::Finished { test, result: TestResult { measurements, ..TestResult::default() } },
+        }
     }
 
     /// A run with transfer, GEMM and sustained points and four telemetry samples (no power).
