@@ -304,7 +304,7 @@ fn trace(out: &mut String, report: &Report) {
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
-mod tests {
+pub(crate) mod tests {
     use std::path::Path;
 
     use gpu_doctor_probes::compat::Kb;
