@@ -17,9 +17,9 @@ use regex::{Captures, Regex};
 /// What a serial number is replaced with.
 pub const REDACTED: &str = "redacted";
 
-/// Account names that identify nobody or are words this report uses, so they are not replaced as
-/// words (their home folders are still shortened to `~`).
-const COMMON_NAMES: [&str; 24] = [
+/// Account and host names that identify nobody or are words a report uses (`Ubuntu 22.04`), so
+/// they are replaced only where they are a whole value (a home folder still becomes `~`).
+const COMMON_NAMES: [&str; 36] = [
     "root",
     "user",
     "users",
@@ -29,9 +29,21 @@ const COMMON_NAMES: [&str; 24] = [
     "debian",
     "fedora",
     "centos",
+    "rocky",
+    "alma",
+    "arch",
+    "archlinux",
+    "manjaro",
+    "mint",
+    "kali",
+    "pop-os",
+    "opensuse",
+    "linux",
+    "raspberrypi",
     "runner",
     "guest",
     "home",
+    "host",
     "test",
     "dev",
     "data",
@@ -141,7 +153,10 @@ impl Redactor {
 
         let host = snap.system.value().and_then(|s| s.host_name.clone()).map(|h| h.trim().to_owned());
         let host = host.filter(|h| !h.is_empty() && !h.eq_ignore_ascii_case("localhost"));
-        let host_word = match host.as_deref().filter(|h| h.chars().count() >= 3) {
+        let host_word = match host
+            .as_deref()
+            .filter(|h| h.chars().count() >= 3 && !COMMON_NAMES.contains(&h.to_lowercase().as_str()))
+        {
             Some(h) => Some(Regex::new(&format!(r"(?i)\b{}\b", regex::escape(h)))?),
             None => None,
         };
@@ -387,23 +402,28 @@ mod tests {
 
     #[test]
     fn short_or_common_names_are_only_replaced_where_they_are_the_value() {
-        let mut r = fixture_report("no-driver");
-        if let Probed::Found { value, .. } = &mut r.snapshot.system {
-            value.host_name = Some("vm".into());
+        for host in ["vm", "ubuntu"] {
+            let mut r = fixture_report("no-driver");
+            if let Probed::Found { value, .. } = &mut r.snapshot.system {
+                value.host_name = Some(host.into());
+                value.os_name = Some("Ubuntu".into());
+            }
+            r.snapshot.env.vars.insert("HOME".into(), "/home/ubuntu".into());
+            r.findings.push(Finding {
+                id: "x".into(),
+                category: Category::Other,
+                severity: Severity::Info,
+                summary: "Ubuntu on a vm; ubuntu-drivers lists nvm".into(),
+                detail: String::new(),
+                evidence: Vec::new(),
+                fix: None,
+            });
+            let after = redact(&r).unwrap();
+            let system = after.snapshot.system.value().unwrap();
+            assert_eq!(system.host_name.as_deref(), Some("host"));
+            assert_eq!(system.os_name.as_deref(), Some("Ubuntu"));
+            assert_eq!(after.snapshot.env.vars["HOME"], "~");
+            assert_eq!(after.findings.last().unwrap().summary, "Ubuntu on a vm; ubuntu-drivers lists nvm");
         }
-        r.snapshot.env.vars.insert("HOME".into(), "/home/ubuntu".into());
-        r.findings.push(Finding {
-            id: "x".into(),
-            category: Category::Other,
-            severity: Severity::Info,
-            summary: "Ubuntu on a vm; ubuntu-drivers lists nvm".into(),
-            detail: String::new(),
-            evidence: Vec::new(),
-            fix: None,
-        });
-        let after = redact(&r).unwrap();
-        assert_eq!(after.snapshot.system.value().unwrap().host_name.as_deref(), Some("host"));
-        assert_eq!(after.snapshot.env.vars["HOME"], "~");
-        assert_eq!(after.findings.last().unwrap().summary, "Ubuntu on a vm; ubuntu-drivers lists nvm");
     }
 }
