@@ -333,7 +333,13 @@ pub fn plot(spec: &PlotSpec) -> String {
     for ((s, pts), colour) in spec.series.iter().zip(&points).zip(&colours) {
         let coords: Vec<(f64, f64)> = pts.iter().map(|&(x, y)| (to_x(x), to_y(y))).collect();
         let _ = write!(out, r#"<g class="series"><title>{}</title>"#, escape(&s.name));
-        let markers = s.style == SeriesStyle::Points || coords.len() == 1 || coords.len() <= MARKER_LIMIT;
+        // Markers on measured points (unless there are too many to tell apart), and on a line of
+        // one point, which has nothing to connect.
+        let markers = match s.style {
+            SeriesStyle::Points => true,
+            SeriesStyle::Line => coords.len() <= MARKER_LIMIT,
+            SeriesStyle::Dashed => coords.len() == 1,
+        };
         if s.style != SeriesStyle::Points && coords.len() >= 2 {
             let dash = if s.style == SeriesStyle::Dashed { r#" stroke-dasharray="6 4""# } else { "" };
             let list: Vec<String> = coords.iter().map(|(x, y)| format!("{x:.1},{y:.1}")).collect();
@@ -343,7 +349,7 @@ pub fn plot(spec: &PlotSpec) -> String {
                 list.join(" ")
             );
         }
-        if markers && !(s.style == SeriesStyle::Dashed && coords.len() >= 2) {
+        if markers {
             let r = if s.style == SeriesStyle::Points { 3.5 } else { 2.5 };
             for (x, y) in &coords {
                 let _ = write!(out, r#"<circle cx="{x:.1}" cy="{y:.1}" r="{r}" fill="{colour}"/>"#);
