@@ -270,7 +270,7 @@ fn show(value: f64, unit: Unit) -> String {
 }
 
 /// One row per judged measurement: test, measurement, measured, expected, percent, verdict.
-fn rows(run: &BenchRun) -> Vec<[String; 6]> {
+pub(crate) fn rows(run: &BenchRun) -> Vec<[String; 6]> {
     let mut rows = Vec::new();
     for t in &run.tests {
         for j in &t.judged {
@@ -292,7 +292,7 @@ fn rows(run: &BenchRun) -> Vec<[String; 6]> {
     rows
 }
 
-fn headline(run: &BenchRun) -> String {
+pub(crate) fn headline(run: &BenchRun) -> String {
     let d = run.device.as_ref();
     let mut parts = vec![format!("GPU {}", run.plan.gpu)];
     if let Some(cc) = d.and_then(|d| d.compute_capability) {

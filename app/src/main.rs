@@ -3,6 +3,8 @@
 mod bench;
 mod cli;
 mod gui;
+mod plots;
+mod redact;
 mod render;
 
 use std::io::Write;
@@ -19,7 +21,7 @@ use gpu_doctor_probes::host::{Host, RecordingHost, ReplayHost, SystemHost};
 use gpu_doctor_probes::probe::{self, Options};
 use gpu_doctor_probes::{Finding, Report, Severity, Snapshot};
 
-use cli::{CheckArgs, Cli, Command, DiagnoseArgs, Format, ProbeArgs, RecordArgs, ReportArgs};
+use cli::{CheckArgs, Cli, Command, DiagnoseArgs, ProbeArgs, RecordArgs, ReportArgs};
 
 fn main() -> ExitCode {
     let started = Instant::now();
@@ -143,15 +145,8 @@ fn report(host: &dyn Host, args: &ReportArgs) -> Result<u8> {
         Some(path) => Some(bench::load(path).map_err(|e| InputError(format!("{e:#}")))?),
         None => None,
     };
-    let mut report = judged(snapshot(host, &args.probe))?;
-    report.bench = saved.as_ref().map(serde_json::to_value).transpose().context("could not serialize the bench run")?;
-    let mut text = match args.format {
-        Format::Json => serde_json::to_string_pretty(&report).context("could not serialize the report")? + "\n",
-        Format::Md => render::markdown::report(&report),
-    };
-    if let (Format::Md, Some(run)) = (args.format, &saved) {
-        text.push_str(&bench::markdown(run));
-    }
+    let report = judged(snapshot(host, &args.probe))?;
+    let text = render::document::document(&report, saved.as_ref(), args.format, args.redact)?;
     match &args.output {
         Some(path) => {
             write_file(path, &text)?;

@@ -170,3 +170,28 @@ fn every_page_draws_on_a_machine_without_a_driver() {
         assert_eq!(h.state().page, page);
     }
 }
+
+#[test]
+fn export_redacted_html() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("report.html");
+    let mut h = harness("consumer-gpu-torch-venv");
+    settle(&mut h);
+    assert!(
+        serde_json::to_string(h.state().machine.report.as_ref().unwrap()).unwrap().contains("/home/user"),
+        "the fixture has a home path to redact"
+    );
+    h.get_by_label("Report").click();
+    h.run_steps(2);
+    h.get_by_label("HTML").click();
+    h.get_by_label("Redact personal data").click();
+    h.run_steps(2);
+    assert!(h.state().pages.report.redact);
+    h.state_mut().pages.report.fallback_path = path.display().to_string();
+    h.get_by_label("Save to this path").click();
+    settle(&mut h);
+    let html = std::fs::read_to_string(&path).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>") || html.starts_with("<!doctype html>"), "{}", &html[..80]);
+    assert!(html.contains("RTX 4090"));
+    assert!(!html.contains("/home/user"), "the home path is redacted");
+}

@@ -73,28 +73,13 @@ fn extension(format: Format) -> &'static str {
     match format {
         Format::Json => "json",
         Format::Md => "md",
+        Format::Html => "html",
     }
 }
 
-/// The document to export: the report with the benchmark run, in `format`, redacted on request.
-pub fn document(report: &Report, bench: Option<&BenchRun>, format: Format, redact: bool) -> Result<String, String> {
-    let mut report = report.clone();
-    if let Some(run) = bench {
-        report.bench = Some(serde_json::to_value(run).map_err(|e| format!("could not serialize the run: {e}"))?);
-    }
-    let _ = redact;
-    match format {
-        Format::Json => serde_json::to_string_pretty(&report)
-            .map(|t| t + "\n")
-            .map_err(|e| format!("could not serialize the report: {e}")),
-        Format::Md => {
-            let mut text = crate::render::markdown::report(&report);
-            if let Some(run) = bench {
-                text.push_str(&crate::bench::markdown(run));
-            }
-            Ok(text)
-        }
-    }
+/// The document to export (shared with `gpu-doctor report`).
+fn document(report: &Report, bench: Option<&BenchRun>, format: Format, redact: bool) -> Result<String, String> {
+    crate::render::document::document(report, bench, format, redact).map_err(|e| format!("{e:#}"))
 }
 
 impl ReportPage {
@@ -187,6 +172,8 @@ impl ReportPage {
             let before = self.format;
             ui.radio_value(&mut self.format, Format::Md, "Markdown");
             ui.radio_value(&mut self.format, Format::Json, "JSON");
+            ui.radio_value(&mut self.format, Format::Html, "HTML")
+                .on_hover_text("One self-contained page with the plots inline; opens offline in any browser");
             if self.format != before {
                 let path = PathBuf::from(&self.fallback_path).with_extension(extension(self.format));
                 self.fallback_path = path.display().to_string();

@@ -1,0 +1,37 @@
+//! The exported report in any format, with an optional benchmark run and redaction: one function
+//! shared by `gpu-doctor report` and the window's Report page, so both write the same file.
+
+use anyhow::{Context, Result};
+use gpu_doctor_kernels::run::BenchRun;
+use gpu_doctor_probes::Report;
+
+use crate::cli::Format;
+
+/// The document for `report` with `bench` included (replacing any run it carries), redacted on request.
+pub fn document(report: &Report, bench: Option<&BenchRun>, format: Format, redact: bool) -> Result<String> {
+    let mut report = report.clone();
+    if let Some(run) = bench {
+        report.bench = Some(serde_json::to_value(run).context("could not serialize the bench run")?);
+    }
+    if redact {
+        report = crate::redact::redact(&report).context("could not redact the report")?;
+    }
+    Ok(match format {
+        Format::Json => serde_json::to_string_pretty(&report).context("could not serialize the report")? + "\n",
+        Format::Md => {
+            let mut text = super::markdown::report(&report);
+            // The run as it stands in the (possibly redacted) report.
+            let run: Option<BenchRun> = report
+                .bench
+                .clone()
+                .map(serde_json::from_value)
+                .transpose()
+                .context("could not read the bench run back")?;
+            if let Some(run) = &run {
+                text.push_str(&crate::bench::markdown(run));
+            }
+            text
+        }
+        Format::Html => super::html::report(&report),
+    })
+}
