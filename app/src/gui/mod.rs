@@ -178,8 +178,13 @@ impl App {
             }
         }
         let gpus = self.machine.snapshot().gpus.value().map_or(0, Vec::len);
-        let wants_live =
-            self.replay.is_none() && !self.showing_other && matches!(self.page, Page::Overview | Page::Telemetry);
+        let wants_live = self.replay.is_none()
+            && !self.showing_other
+            && match self.page {
+                Page::Overview => true,
+                Page::Telemetry => !self.telemetry.paused,
+                _ => false,
+            };
         self.telemetry.set_wanted(wants_live, gpus, ctx);
         self.telemetry.poll();
         let shown = shown_from(
@@ -218,7 +223,7 @@ impl App {
                 &self.options,
             );
             egui::ScrollArea::vertical().auto_shrink(false).show(ui, |ui| {
-                self.pages.page_ui(self.page, ui, &shown, &self.telemetry, &mut actions);
+                self.pages.page_ui(self.page, ui, &shown, &mut self.telemetry, &mut actions);
             });
         });
         self.actions.extend(actions);
