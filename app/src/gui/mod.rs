@@ -9,6 +9,7 @@
 mod machine;
 mod pages;
 mod screenshot;
+mod settings;
 mod storage;
 mod task;
 mod telemetry;
@@ -165,6 +166,8 @@ impl App {
                 }
                 Action::Goto(p) => self.page = p,
                 Action::BackToThisMachine => self.showing_other = false,
+                // One probe at a time: wait for the run under way, then probe with the new list.
+                Action::SetPythons(p) if self.machine.is_running() => self.actions.push(Action::SetPythons(p)),
                 Action::SetPythons(p) => {
                     self.options.extra_pythons = p;
                     self.machine.start(&self.host, &self.options, ctx);
