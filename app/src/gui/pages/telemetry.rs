@@ -95,8 +95,8 @@ const QUANTITIES: [Quantity; 6] = [
         title: "PCIe throughput",
         unit: "MB/s",
         lines: &[
-            ("host → GPU", |t| t.pcie_rx_kbps.map(|k| f64::from(k) / 1000.0)),
-            ("GPU → host", |t| t.pcie_tx_kbps.map(|k| f64::from(k) / 1000.0)),
+            ("to GPU", |t| t.pcie_rx_kbps.map(|k| f64::from(k) / 1000.0)),
+            ("to host", |t| t.pcie_tx_kbps.map(|k| f64::from(k) / 1000.0)),
         ],
         decimals: 1,
     },
@@ -227,17 +227,16 @@ fn notice_ui(ui: &mut Ui, tone: Tone, text: &str) {
         });
 }
 
-/// The current values of a quantity, e.g. `GPU 35 % · memory 12 %`.
-fn current_text(q: &Quantity, latest: Option<&GpuTelemetry>) -> String {
-    let values: Vec<String> = q
-        .lines
+/// The current value of each line of a quantity, e.g. `GPU 35 %`, `memory 12 %` (a lone line
+/// without its name); `—` for a value not reported.
+fn current_values(q: &Quantity, latest: Option<&GpuTelemetry>) -> Vec<String> {
+    q.lines
         .iter()
         .map(|(name, read)| {
             let v = latest.and_then(read).map_or_else(|| "—".to_owned(), |v| format!("{v:.*} {}", q.decimals, q.unit));
             if q.lines.len() > 1 { format!("{name} {v}") } else { v }
         })
-        .collect();
-    values.join(" · ")
+        .collect()
 }
 
 /// Where the plot's y axis should at least reach: the GPU's limit for that quantity, when known.
@@ -247,6 +246,7 @@ fn y_top(gpu: &Gpu, q: &Quantity) -> Option<f64> {
         "memory" => gpu.memory_total_bytes.map(|b| b as f64 / GIB),
         "clocks" => gpu.clock_mem_max_mhz.max(gpu.clock_sm_max_mhz).map(f64::from),
         "power" => gpu.power_limit_mw.map(|mw| f64::from(mw) / 1000.0),
+        "temperature" => Some(100.0),
         _ => None,
     }
 }
@@ -261,9 +261,13 @@ fn quantity_ui(
     link: Id,
 ) {
     let latest = recent.last().map(|(_, t)| *t);
+    // The current values, each in its line's colour, stand in for a legend.
+    let colors = [Tone::Info.color(ui), Tone::Warn.color(ui)];
     ui.horizontal(|ui| {
         ui.label(RichText::new(q.title).strong());
-        ui.label(current_text(q, latest));
+        for (value, color) in current_values(q, latest).into_iter().zip(colors) {
+            ui.label(RichText::new(value).color(color));
+        }
     });
     if recent.iter().all(|(_, t)| q.lines.iter().all(|(_, read)| read(t).is_none())) {
         ui.add_sized([width, PLOT_HEIGHT], egui::Label::new(toned(ui, Tone::Muted, "not reported by this GPU")));
@@ -294,7 +298,6 @@ fn quantity_ui(
     if let Some(top) = y_top(gpu, q) {
         plot = plot.include_y(top);
     }
-    let colors = [Tone::Info.color(ui), Tone::Warn.color(ui)];
     let limit_color = Tone::Bad.color(ui);
     plot.show(ui, |p| {
         for ((name, read), color) in q.lines.iter().zip(colors) {
@@ -325,9 +328,10 @@ mod tests {
             pcie_rx_kbps: Some(2500),
             ..GpuTelemetry::default()
         };
-        assert_eq!(current_text(&QUANTITIES[0], Some(&t)), "GPU 35 % · memory —");
-        assert_eq!(current_text(&QUANTITIES[1], Some(&t)), "3.00 GiB");
-        assert_eq!(current_text(&QUANTITIES[5], Some(&t)), "host → GPU 2.5 MB/s · GPU → host —");
-        assert_eq!(current_text(&QUANTITIES[4], None), "—");
+        let text = |q: usize, t: Option<&GpuTelemetry>| current_values(&QUANTITIES[q], t).join(" · ");
+        assert_eq!(text(0, Some(&t)), "GPU 35 % · memory —");
+        assert_eq!(text(1, Some(&t)), "3.00 GiB");
+        assert_eq!(text(5, Some(&t)), "to GPU 2.5 MB/s · to host —");
+        assert_eq!(text(4, None), "—");
     }
 }
