@@ -141,7 +141,14 @@ impl EnvPage {
             if let Some(e) = self.load.error() {
                 self.settings_note = Some(e.to_owned());
             }
-            let loaded = self.load.value().cloned().unwrap_or_default();
+            let mut loaded = self.load.value().cloned().unwrap_or_default();
+            // Anything added before the file was read stays (and is saved with the rest).
+            for p in self.settings.take().map(|s| s.extra_pythons).unwrap_or_default() {
+                if !loaded.extra_pythons.contains(&p) {
+                    loaded.extra_pythons.push(p);
+                    self.save_queued = true;
+                }
+            }
             self.send_pythons |= !loaded.extra_pythons.is_empty();
             self.settings = Some(loaded);
         }
