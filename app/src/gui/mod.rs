@@ -9,6 +9,7 @@
 mod machine;
 mod pages;
 mod screenshot;
+mod settings;
 mod storage;
 mod task;
 mod telemetry;
@@ -166,6 +167,8 @@ impl App {
                 }
                 Action::Goto(p) => self.page = p,
                 Action::BackToThisMachine => self.showing_other = false,
+                // One probe at a time: wait for the run under way, then probe with the new list.
+                Action::SetPythons(p) if self.machine.is_running() => self.actions.push(Action::SetPythons(p)),
                 Action::SetPythons(p) => {
                     self.options.extra_pythons = p;
                     self.machine.start(&self.host, &self.options, ctx);
@@ -179,8 +182,13 @@ impl App {
             }
         }
         let gpus = self.machine.snapshot().gpus.value().map_or(0, Vec::len);
-        let wants_live =
-            self.replay.is_none() && !self.showing_other && matches!(self.page, Page::Overview | Page::Telemetry);
+        let wants_live = self.replay.is_none()
+            && !self.showing_other
+            && match self.page {
+                Page::Overview => true,
+                Page::Telemetry => !self.telemetry.paused,
+                _ => false,
+            };
         self.telemetry.set_wanted(wants_live, gpus, ctx);
         self.telemetry.poll();
         let shown = shown_from(
@@ -219,7 +227,7 @@ impl App {
                 &self.options,
             );
             egui::ScrollArea::vertical().auto_shrink(false).show(ui, |ui| {
-                self.pages.page_ui(self.page, ui, &shown, &self.telemetry, &mut actions);
+                self.pages.page_ui(self.page, ui, &shown, &mut self.telemetry, &mut actions);
             });
         });
         self.actions.extend(actions);

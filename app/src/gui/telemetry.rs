@@ -1,10 +1,13 @@
 //! Live NVML telemetry of this machine's GPUs: a named thread samples every GPU twice a second while
 //! a page that shows live values is open, and the UI keeps a rolling window per GPU.
+//!
+//! The sampler is a function (`SampleFn`): NVML in the app, a fake in tests, so the window's
+//! trimming, pause and the stop on errors are tested without a GPU.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, Receiver, TryRecvError};
+use std::sync::mpsc::{self, Receiver, TryRecvError, TrySendError};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -15,26 +18,66 @@ pub const INTERVAL: Duration = Duration::from_millis(500);
 /// How much history is kept per GPU, seconds.
 pub const WINDOW_SECS: f64 = 300.0;
 
+/// Samples GPU `index` (NVML order) now, or says why not.
+pub type SampleFn = Arc<dyn Fn(u32) -> Result<GpuTelemetry, String> + Send + Sync>;
+
 enum Msg {
     Sample { t_secs: f64, gpu: u32, sample: GpuTelemetry },
     Stopped(String),
 }
 
 /// The rolling window of samples and the sampler thread.
-#[derive(Debug, Default)]
 pub struct TelemetryFeed {
-    /// Samples per GPU index: (seconds since the feed started, sample).
+    /// Samples per GPU index, oldest first: (seconds since the feed started, sample); at most
+    /// `WINDOW_SECS` old, counted from each GPU's newest sample.
     pub series: BTreeMap<u32, VecDeque<(f64, GpuTelemetry)>>,
-    /// Why sampling stopped or cannot start (no driver, NVML error); `None` while it runs.
+    /// Why sampling stopped or cannot start (no driver, NVML error); `None` while it runs. Once set,
+    /// sampling is not tried again in this run of the window.
     pub note: Option<String>,
-    /// When set, new samples are dropped (the page's pause button); the thread keeps running.
+    /// When set, samples are not added to `series` (the plots hold still); `latest` still follows
+    /// the GPUs while the sampler runs for another page.
     pub paused: bool,
+    latest: BTreeMap<u32, GpuTelemetry>,
+    source: SampleFn,
+    interval: Duration,
     started: Option<Instant>,
     running: Option<(Arc<AtomicBool>, Receiver<Msg>)>,
 }
 
+impl Default for TelemetryFeed {
+    fn default() -> Self {
+        Self::with_source(Arc::new(|gpu| sample(gpu).map_err(|e| e.to_string())), INTERVAL)
+    }
+}
+
+impl std::fmt::Debug for TelemetryFeed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TelemetryFeed")
+            .field("gpus", &self.series.keys().collect::<Vec<_>>())
+            .field("note", &self.note)
+            .field("paused", &self.paused)
+            .field("running", &self.running.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
 impl TelemetryFeed {
-    /// Starts or stops the sampler: it runs while `wanted` and there is a GPU to sample.
+    /// A feed that samples with `source` every `interval` (the app uses NVML and `INTERVAL`).
+    pub fn with_source(source: SampleFn, interval: Duration) -> Self {
+        Self {
+            series: BTreeMap::new(),
+            note: None,
+            paused: false,
+            latest: BTreeMap::new(),
+            source,
+            interval,
+            started: None,
+            running: None,
+        }
+    }
+
+    /// Starts or stops the sampler: it runs while `wanted` and there is a GPU to sample, unless it
+    /// already stopped with a note.
     pub fn set_wanted(&mut self, wanted: bool, gpu_count: usize, ctx: &egui::Context) {
         let run = wanted && gpu_count > 0;
         match (&self.running, run) {
@@ -51,29 +94,37 @@ impl TelemetryFeed {
         let stop = Arc::new(AtomicBool::new(false));
         let (tx, rx) = mpsc::sync_channel::<Msg>(64);
         let started = *self.started.get_or_insert_with(Instant::now);
-        let (flag, ctx) = (Arc::clone(&stop), ctx.clone());
+        let (flag, ctx, source, interval) = (Arc::clone(&stop), ctx.clone(), Arc::clone(&self.source), self.interval);
         let count = u32::try_from(gpu_count).unwrap_or(u32::MAX);
         let spawned = thread::Builder::new().name("gpu-doctor-telemetry".into()).spawn(move || {
             while !flag.load(Ordering::Relaxed) {
-                let mut errors = Vec::new();
+                let mut first_error = None;
+                let mut answered = 0;
                 for gpu in 0..count {
-                    match sample(gpu) {
+                    match source(gpu) {
                         Ok(sample) => {
+                            answered += 1;
                             let t_secs = started.elapsed().as_secs_f64();
                             // A full channel means the UI is behind; dropping a sample is fine.
-                            let _ = tx.try_send(Msg::Sample { t_secs, gpu, sample });
+                            // A closed one means the feed is gone.
+                            if let Err(TrySendError::Disconnected(_)) = tx.try_send(Msg::Sample { t_secs, gpu, sample })
+                            {
+                                return;
+                            }
                         }
-                        Err(e) => errors.push(e.to_string()),
+                        Err(e) => {
+                            first_error.get_or_insert(e);
+                        }
                     }
                 }
-                if errors.len() == count as usize {
-                    let why = errors.into_iter().next().unwrap_or_default();
-                    let _ = tx.send(Msg::Stopped(format!("live telemetry stopped: {why}")));
+                if answered == 0 {
+                    let why = first_error.unwrap_or_else(|| "no GPU answered".to_owned());
+                    let _ = tx.send(Msg::Stopped(format!("Live telemetry stopped: {why}")));
                     ctx.request_repaint();
                     return;
                 }
                 ctx.request_repaint();
-                thread::sleep(INTERVAL);
+                thread::sleep(interval);
             }
         });
         match spawned {
@@ -82,20 +133,12 @@ impl TelemetryFeed {
         }
     }
 
-    /// Takes in new samples; true when any arrived.
+    /// Takes in new samples; true when anything arrived.
     pub fn poll(&mut self) -> bool {
         let mut changed = false;
         while let Some((_, rx)) = &self.running {
             match rx.try_recv() {
-                Ok(Msg::Sample { t_secs, gpu, sample }) => {
-                    if !self.paused {
-                        let s = self.series.entry(gpu).or_default();
-                        s.push_back((t_secs, sample));
-                        while s.front().is_some_and(|(t, _)| t_secs - t > WINDOW_SECS) {
-                            s.pop_front();
-                        }
-                    }
-                }
+                Ok(Msg::Sample { t_secs, gpu, sample }) => self.accept(t_secs, gpu, sample),
                 Ok(Msg::Stopped(why)) => {
                     self.note = Some(why);
                     self.running = None;
@@ -108,9 +151,22 @@ impl TelemetryFeed {
         changed
     }
 
-    /// The newest sample of GPU `gpu`; `None` before the first.
+    /// Takes in one sample: always the newest value; into the window unless paused, dropping what
+    /// is older than `WINDOW_SECS`.
+    fn accept(&mut self, t_secs: f64, gpu: u32, sample: GpuTelemetry) {
+        if !self.paused {
+            let s = self.series.entry(gpu).or_default();
+            s.push_back((t_secs, sample.clone()));
+            while s.front().is_some_and(|(t, _)| t_secs - t > WINDOW_SECS) {
+                s.pop_front();
+            }
+        }
+        self.latest.insert(gpu, sample);
+    }
+
+    /// The newest sample of GPU `gpu`, paused or not; `None` before the first.
     pub fn latest(&self, gpu: u32) -> Option<&GpuTelemetry> {
-        self.series.get(&gpu).and_then(|s| s.back()).map(|(_, t)| t)
+        self.latest.get(&gpu)
     }
 
     /// Whether the sampler thread runs.
@@ -124,5 +180,107 @@ impl Drop for TelemetryFeed {
         if let Some((stop, _)) = &self.running {
             stop.store(true, Ordering::Relaxed);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use std::sync::atomic::AtomicUsize;
+
+    use super::*;
+
+    fn util(pct: u32) -> GpuTelemetry {
+        GpuTelemetry { utilization_gpu_pct: Some(pct), ..GpuTelemetry::default() }
+    }
+
+    /// Polls until `done` holds; fails after 10 s.
+    fn poll_until(feed: &mut TelemetryFeed, done: impl Fn(&TelemetryFeed) -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !done(feed) {
+            assert!(Instant::now() < deadline, "the feed never got there: {feed:?}");
+            feed.poll();
+            thread::sleep(Duration::from_millis(2));
+        }
+    }
+
+    #[test]
+    fn the_window_keeps_only_the_last_five_minutes() {
+        let mut feed = TelemetryFeed::with_source(Arc::new(|_| Ok(util(0))), INTERVAL);
+        for i in 0..=1000 {
+            feed.accept(f64::from(i), 0, util(i));
+        }
+        let s = &feed.series[&0];
+        assert_eq!(s.front().map(|(t, _)| *t), Some(1000.0 - WINDOW_SECS));
+        assert_eq!(s.back().map(|(t, _)| *t), Some(1000.0));
+        assert_eq!(s.len(), 301);
+        assert_eq!(feed.latest(0), Some(&util(1000)));
+        assert!(feed.latest(1).is_none());
+    }
+
+    #[test]
+    fn pause_keeps_the_plots_still_but_follows_the_newest_value() {
+        let mut feed = TelemetryFeed::with_source(Arc::new(|_| Ok(util(0))), INTERVAL);
+        feed.accept(1.0, 0, util(10));
+        feed.paused = true;
+        feed.accept(2.0, 0, util(20));
+        assert_eq!(feed.series[&0].len(), 1, "a sample while paused is dropped from the plots");
+        assert_eq!(feed.latest(0), Some(&util(20)));
+        feed.paused = false;
+        feed.accept(3.0, 0, util(30));
+        assert_eq!(feed.series[&0].iter().map(|(t, _)| *t).collect::<Vec<_>>(), [1.0, 3.0]);
+    }
+
+    #[test]
+    fn a_fake_source_streams_samples_for_every_gpu_until_not_wanted() {
+        let ctx = egui::Context::default();
+        let calls = Arc::new(AtomicUsize::new(0));
+        let counter = Arc::clone(&calls);
+        let source: SampleFn = Arc::new(move |gpu| {
+            let n = counter.fetch_add(1, Ordering::Relaxed);
+            Ok(util(gpu * 100 + u32::try_from(n).unwrap_or(0)))
+        });
+        let mut feed = TelemetryFeed::with_source(source, Duration::from_millis(1));
+        feed.set_wanted(true, 0, &ctx);
+        assert!(!feed.is_running(), "no GPU, no sampler");
+        feed.set_wanted(true, 2, &ctx);
+        assert!(feed.is_running());
+        poll_until(&mut feed, |f| f.series.get(&1).is_some_and(|s| s.len() >= 3));
+        let times: Vec<f64> = feed.series[&0].iter().map(|(t, _)| *t).collect();
+        assert!(times.windows(2).all(|w| w[0] <= w[1]), "{times:?}");
+        feed.set_wanted(false, 2, &ctx);
+        assert!(!feed.is_running() && feed.note.is_none());
+    }
+
+    #[test]
+    fn a_source_that_always_fails_stops_with_a_note_and_is_not_retried() {
+        let ctx = egui::Context::default();
+        let calls = Arc::new(AtomicUsize::new(0));
+        let counter = Arc::clone(&calls);
+        let source: SampleFn = Arc::new(move |_| {
+            counter.fetch_add(1, Ordering::Relaxed);
+            Err("NVML could not be loaded: libnvidia-ml.so.1 not found".to_owned())
+        });
+        let mut feed = TelemetryFeed::with_source(source, Duration::from_millis(1));
+        feed.set_wanted(true, 2, &ctx);
+        poll_until(&mut feed, |f| f.note.is_some());
+        assert!(!feed.is_running());
+        assert!(feed.note.as_deref().unwrap().contains("libnvidia-ml.so.1"), "{:?}", feed.note);
+        thread::sleep(Duration::from_millis(20));
+        assert_eq!(calls.load(Ordering::Relaxed), 2, "one round over both GPUs, then it stopped");
+        feed.set_wanted(true, 2, &ctx);
+        assert!(!feed.is_running(), "a stopped feed does not start again");
+        assert_eq!(calls.load(Ordering::Relaxed), 2);
+        assert!(feed.series.is_empty());
+    }
+
+    #[test]
+    fn one_failing_gpu_does_not_stop_the_others() {
+        let ctx = egui::Context::default();
+        let source: SampleFn = Arc::new(|gpu| if gpu == 0 { Err("lost".to_owned()) } else { Ok(util(5)) });
+        let mut feed = TelemetryFeed::with_source(source, Duration::from_millis(1));
+        feed.set_wanted(true, 2, &ctx);
+        poll_until(&mut feed, |f| f.series.get(&1).is_some_and(|s| s.len() >= 2));
+        assert!(feed.is_running() && feed.note.is_none() && !feed.series.contains_key(&0));
     }
 }

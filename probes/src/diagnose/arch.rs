@@ -2,8 +2,8 @@
 
 use super::context::{GpuView, build_cuda, describe_framework};
 use super::{Ctx, Rule, fix};
-use crate::compat::{Coverage, coverage, split_arch_list};
-use crate::probe::python::{Framework, PythonEnv};
+use crate::compat::{Coverage, JaxPlugin, Kb, coverage, split_arch_list};
+use crate::probe::python::{Framework, FrameworkBuild, PythonEnv};
 use crate::{Category, ComputeCapability, Finding, Severity};
 
 const SOURCE: &str = "NVIDIA Blackwell/Hopper compatibility guides (cubin and PTX rules); PyTorch's compiled \
@@ -30,46 +30,111 @@ pub(super) const PTX_ONLY: Rule = Rule {
 pub(super) const RULES: &[Rule] = &[NOT_IN_BUILD, PTX_ONLY];
 
 /// A framework's compiled architectures, and where the list came from.
-struct ArchList {
-    sass: Vec<ComputeCapability>,
-    ptx: Vec<ComputeCapability>,
-    from: String,
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArchList {
+    /// Capabilities it carries machine code (SASS) for.
+    pub sass: Vec<ComputeCapability>,
+    /// Capabilities it carries PTX for.
+    pub ptx: Vec<ComputeCapability>,
+    /// The list as torch prints it: `sm_80`, `sm_90`, `compute_90`.
+    pub names: Vec<String>,
+    /// True when the installed build said it (`torch.cuda.get_arch_list()` in the deep tier); false
+    /// when it is the knowledge base's list for that wheel.
+    pub from_deep: bool,
+    /// One sentence saying where the list came from, for evidence.
+    pub from: String,
+}
+
+/// How a framework build can run on one GPU, by the rules of this module.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GpuFit {
+    /// Machine code for this GPU: the SASS of this capability (same major, minor at or below).
+    Sass(ComputeCapability),
+    /// Only PTX of this capability, compiled by the driver at first use (`arch.ptx_jit_only`).
+    PtxOnly(ComputeCapability),
+    /// Not compiled for this GPU, or below the framework's minimum (`arch.not_in_build`).
+    NotInBuild,
+    /// At or above the framework's minimum capability, this one (JAX plugins: the knowledge base
+    /// has no architecture list for them, only the minimum).
+    AboveMinimum(ComputeCapability),
+    /// A CPU-only build (`framework.cpu_only_build` when the machine has an NVIDIA GPU).
+    CpuOnly,
+    /// A ROCm build, for AMD GPUs.
+    Rocm,
+    /// A CUDA build whose architectures neither the installed files nor the knowledge base tell.
+    Unknown,
+}
+
+/// How `fw` in `env` can run on a GPU of capability `cc`: the judgement `arch.not_in_build` and
+/// `arch.ptx_jit_only` make, for drawing it per GPU.
+pub fn gpu_fit(kb: &Kb, env: &PythonEnv, fw: &Framework, cc: ComputeCapability) -> GpuFit {
+    match &fw.build {
+        FrameworkBuild::Cpu => return GpuFit::CpuOnly,
+        FrameworkBuild::Rocm { .. } => return GpuFit::Rocm,
+        _ if fw.name == "tensorflow-cpu" => return GpuFit::CpuOnly,
+        _ => {}
+    }
+    if fw.name == "torch" {
+        return match torch_arch_list(kb, env, fw).map(|l| coverage(&l.sass, &l.ptx, cc)) {
+            Some(Coverage::Sass(c)) => GpuFit::Sass(c),
+            Some(Coverage::Ptx(c)) => GpuFit::PtxOnly(c),
+            Some(Coverage::None) => GpuFit::NotInBuild,
+            None => GpuFit::Unknown,
+        };
+    }
+    match jax_plugin(kb, fw) {
+        Some(p) if cc < p.min_cc => GpuFit::NotInBuild,
+        Some(p) => GpuFit::AboveMinimum(p.min_cc),
+        None => GpuFit::Unknown,
+    }
+}
+
+/// The knowledge base's row of a JAX CUDA plugin (`jax-cuda12-plugin`); `None` for anything else.
+fn jax_plugin<'k>(kb: &'k Kb, fw: &Framework) -> Option<&'k JaxPlugin> {
+    let name = fw.name.as_str();
+    if !(name.starts_with("jax-cuda") && name.ends_with("-plugin")) {
+        return None;
+    }
+    kb.jax.plugin.iter().find(|p| p.package == fw.name)
 }
 
 pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     for (env, fw) in cx.frameworks() {
-        match fw.name.as_str() {
-            "torch" => {
-                if let Some(list) = torch_arch_list(cx, env, fw) {
-                    judge_list(cx, env, fw, &list, out);
-                }
+        if fw.name == "torch" {
+            if let Some(list) = torch_arch_list(cx.kb, env, fw) {
+                judge_list(cx, env, fw, &list, out);
             }
-            name if name.starts_with("jax-cuda") && name.ends_with("-plugin") => judge_jax(cx, env, fw, out),
-            _ => {}
+        } else if let Some(plugin) = jax_plugin(cx.kb, fw) {
+            judge_jax(cx, env, fw, plugin, out);
         }
     }
 }
 
-fn torch_arch_list(cx: &Ctx<'_>, env: &PythonEnv, fw: &Framework) -> Option<ArchList> {
+/// The compiled architectures of a torch build: what `torch.cuda.get_arch_list()` said in the deep
+/// tier, else the knowledge base's list for its release and CUDA; `None` when neither is known.
+pub fn torch_arch_list(kb: &Kb, env: &PythonEnv, fw: &Framework) -> Option<ArchList> {
     let deep = env.deep.as_ref().and_then(|d| d.value()).and_then(|d| d.torch.as_ref());
     if let Some(list) = deep.and_then(|t| t.arch_list.as_ref()).filter(|l| !l.is_empty()) {
         let (sass, ptx) = split_arch_list(list);
-        return Some(ArchList { sass, ptx, from: format!("torch.cuda.get_arch_list() = [{}]", list.join(", ")) });
+        return Some(ArchList {
+            sass,
+            ptx,
+            names: list.clone(),
+            from_deep: true,
+            from: format!("torch.cuda.get_arch_list() = [{}]", list.join(", ")),
+        });
     }
     let (cuda, false) = build_cuda(fw)? else { return None };
-    let v = cx.kb.pytorch.variant(&fw.version, cuda)?;
+    let v = kb.pytorch.variant(&fw.version, cuda)?;
     let names: Vec<String> =
         v.arch.iter().map(|c| c.sm()).chain(v.ptx.map(|c| format!("compute_{}{}", c.major, c.minor))).collect();
-    Some(ArchList {
-        sass: v.arch.clone(),
-        ptx: v.ptx_list(),
-        from: format!(
-            "the knowledge base's arch list for torch {} {} wheels: [{}] (the installed files were not asked)",
-            v.torch,
-            crate::compat::index_tag(v.cuda),
-            names.join(", ")
-        ),
-    })
+    let from = format!(
+        "the knowledge base's arch list for torch {} {} wheels: [{}] (the installed files were not asked)",
+        v.torch,
+        crate::compat::index_tag(v.cuda),
+        names.join(", ")
+    );
+    Some(ArchList { sass: v.arch.clone(), ptx: v.ptx_list(), names, from_deep: false, from })
 }
 
 fn judge_list(cx: &Ctx<'_>, env: &PythonEnv, fw: &Framework, list: &ArchList, out: &mut Vec<Finding>) {
@@ -127,8 +192,7 @@ fn not_in_build(
     )
 }
 
-fn judge_jax(cx: &Ctx<'_>, env: &PythonEnv, fw: &Framework, out: &mut Vec<Finding>) {
-    let Some(plugin) = cx.kb.jax.plugin.iter().find(|p| p.package == fw.name) else { return };
+fn judge_jax(cx: &Ctx<'_>, env: &PythonEnv, fw: &Framework, plugin: &JaxPlugin, out: &mut Vec<Finding>) {
     for gpu in &cx.gpus {
         let Some(cc) = gpu.cc.filter(|cc| *cc < plugin.min_cc) else { continue };
         out.push(NOT_IN_BUILD.finding(

@@ -10,8 +10,8 @@ use crate::probe::python::{Framework, Package, PythonEnv};
 use crate::{Category, ComputeCapability, CudaVersion, DriverVersion, Finding, Probed, Snapshot};
 
 /// A GPU with its compute capability, from the driver or looked up by name.
-#[derive(Debug, Clone)]
-pub(crate) struct GpuView {
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GpuView {
     /// The driver's index.
     pub index: u32,
     /// Product name, or `GPU <index>`.
@@ -64,7 +64,7 @@ pub(crate) struct Ctx<'a> {
 impl<'a> Ctx<'a> {
     /// Gathers the facts rules share.
     pub fn new(s: &'a Snapshot, kb: &'a Kb) -> Self {
-        let gpus = s.gpus.value().map(|g| g.iter().map(|g| gpu_view(g, kb)).collect()).unwrap_or_default();
+        let gpus = gpu_views(s, kb);
         let driver = driver_view(s, kb);
         Self { s, kb, os: s.platform.platform.os, gpus, driver }
     }
@@ -156,6 +156,12 @@ fn parts_for(category: Category) -> &'static [PartCheck] {
         Category::PcieLinkDegraded => &[GPUS, LINKS],
         Category::Other => &[],
     }
+}
+
+/// The snapshot's GPUs as the rules see them: each with its capability, from the driver or else by
+/// product name; empty when the GPU list is not known.
+pub fn gpu_views(s: &Snapshot, kb: &Kb) -> Vec<GpuView> {
+    s.gpus.value().map(|g| g.iter().map(|g| gpu_view(g, kb)).collect()).unwrap_or_default()
 }
 
 fn gpu_view(g: &Gpu, kb: &Kb) -> GpuView {

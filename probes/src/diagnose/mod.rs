@@ -25,7 +25,9 @@ mod wsl;
 use crate::compat::Kb;
 use crate::{Category, Finding, Severity, Snapshot};
 
+pub use arch::{ArchList, GpuFit, gpu_fit, torch_arch_list};
 pub(crate) use context::Ctx;
+pub use context::{GpuView, gpu_views};
 
 /// One rule: what the documentation says of it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -93,7 +93,7 @@ impl Pages {
         page: Page,
         ui: &mut Ui,
         shown: &Shown<'_>,
-        feed: &TelemetryFeed,
+        feed: &mut TelemetryFeed,
         actions: &mut Vec<Action>,
     ) {
         match page {

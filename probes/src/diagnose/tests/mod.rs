@@ -4,6 +4,7 @@ mod builder;
 mod cudnn;
 mod env_vars;
 mod first;
+mod fit;
 mod link;
 mod presence;
 mod toolkits;

@@ -228,24 +228,29 @@ pub(super) fn run_one(host: &dyn Host, interpreter: &str, trace: &mut Trace) -> 
     }
 }
 
+/// Runs the probe in one environment's interpreter; an environment without one, or with Python 2,
+/// gets the reason instead.
+pub(super) fn run_env(host: &dyn Host, env: &PythonEnv, trace: &mut Trace) -> Probed<DeepFacts> {
+    let python2 = env.python_version.as_deref().is_some_and(|v| v.starts_with("2."));
+    match &env.interpreter {
+        _ if python2 => {
+            trace.miss("probe.py", "Python 2 cannot run the deep probe");
+            Probed::Unsupported { reason: "the deep probe needs Python 3".into() }
+        }
+        Some(i) => run_one(host, i, trace),
+        None => Probed::absent("no interpreter in this environment"),
+    }
+}
+
 /// Runs the probe in every environment with an interpreter, all at once.
 pub(super) fn run_all(host: &dyn Host, envs: &mut [PythonEnv], trace: &mut Trace) {
     let results: Vec<(Probed<DeepFacts>, Trace)> = std::thread::scope(|s| {
         let handles: Vec<_> = envs
             .iter()
             .map(|env| {
-                let interpreter = env.interpreter.clone();
-                let python2 = env.python_version.as_deref().is_some_and(|v| v.starts_with("2."));
                 std::thread::Builder::new().name("python-deep".into()).spawn_scoped(s, move || {
                     let mut t = Trace::new("python");
-                    let r = match &interpreter {
-                        _ if python2 => {
-                            t.miss("probe.py", "Python 2 cannot run the deep probe");
-                            Probed::Unsupported { reason: "the deep probe needs Python 3".into() }
-                        }
-                        Some(i) => run_one(host, i, &mut t),
-                        None => Probed::absent("no interpreter in this environment"),
-                    };
+                    let r = run_env(host, env, &mut t);
                     (r, t)
                 })
             })

@@ -155,6 +155,12 @@ pub fn probe(host: &dyn Host, opts: &Options, trace: &mut Trace) -> Probed<Vec<P
     Probed::found(envs, source)
 }
 
+/// Runs the deep tier (`probe.py`) in one environment found earlier, e.g. when the window asks for
+/// it on demand; the environment's `deep` field is left to the caller.
+pub fn deep_probe(host: &dyn Host, env: &PythonEnv, trace: &mut Trace) -> Probed<DeepFacts> {
+    deep::run_env(host, env, trace)
+}
+
 /// Every site-packages folder of every environment.
 pub fn site_packages(envs: &[PythonEnv]) -> Vec<SitePackages> {
     envs.iter()

@@ -339,3 +339,27 @@ fn probe_py_runs_in_this_machines_python() {
     // The whole probe must not panic on a real machine either.
     let _ = probe(&host, &Options::default(), &mut trace);
 }
+
+#[test]
+fn e_deep_probe_of_one_environment_on_demand() {
+    let mut f = venv_machine();
+    let stdout =
+        r#"{"probe_version": 1, "torch": {"version": "2.3.0+cu121", "cuda_available": false, "arch_list": ["sm_86"]}}"#;
+    f.commands.push(CommandRecord { argv: deep_argv(), output: json_output(stdout, "", 0), error: None });
+    let host = ReplayHost::new(f.clone());
+    let found = envs(f, &Options::default());
+    let venv = found.iter().find(|e| e.prefix == VENV).expect("the venv");
+    assert!(venv.deep.is_none(), "the fast tier leaves the deep facts out");
+    let mut trace = Trace::new("python");
+    let deep = deep_probe(&host, venv, &mut trace);
+    let torch = deep.value().and_then(|d| d.torch.as_ref()).expect("torch facts");
+    assert_eq!(torch.cuda_available, Some(false));
+    assert!(trace.into_entries().iter().any(|e| e.method.contains("probe.py")));
+
+    let mut without = venv.clone();
+    without.interpreter = None;
+    assert!(matches!(deep_probe(&host, &without, &mut Trace::new("python")), Probed::Absent { .. }));
+    without.interpreter = venv.interpreter.clone();
+    without.python_version = Some("2.7.18".into());
+    assert!(matches!(deep_probe(&host, &without, &mut Trace::new("python")), Probed::Unsupported { .. }));
+}
