@@ -178,9 +178,8 @@ fn gpus_ui(ui: &mut Ui, shown: &Shown<'_>, feed: &TelemetryFeed) {
                 ui.spinner();
                 ui.label("Looking for GPUs…");
             });
-        } else {
-            ui.label(toned(ui, Tone::Warn, format!("No GPU: {}", snap.gpus.why_not().unwrap_or("unknown"))));
         }
+        // Otherwise the verdict banner already says why there is no GPU.
         return;
     };
     let links = snap.links.value().map_or(&[][..], Vec::as_slice);
