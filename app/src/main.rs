@@ -3,6 +3,9 @@
 mod bench;
 mod cli;
 mod gui;
+// Used by the HTML report and the window, which land after it.
+#[allow(dead_code)]
+mod plots;
 mod render;
 
 use std::io::Write;
