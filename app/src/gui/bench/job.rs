@@ -172,7 +172,9 @@ impl BenchJob {
                 Ok(Msg::Done(outcome)) => return Some(*outcome),
                 Err(TryRecvError::Empty) => return None,
                 Err(TryRecvError::Disconnected) => {
-                    return Some(Err("the benchmark thread stopped without an answer (a bug: please report it)".into()));
+                    return Some(
+                        Err("the benchmark thread stopped without an answer (a bug: please report it)".into()),
+                    );
                 }
             }
         }

@@ -168,7 +168,13 @@ pub fn plot_ui(ui: &mut Ui, spec: &PlotSpec, overlays: &[(&str, &PlotSpec)], siz
     let mut items: Vec<Item> = Vec::new();
     for s in &spec.series {
         let colour = colour(ui, &names, &s.name);
-        items.push(Item { name: s.name.clone(), points: points(spec, &s.points), colour, style: s.style, overlay: false });
+        items.push(Item {
+            name: s.name.clone(),
+            points: points(spec, &s.points),
+            colour,
+            style: s.style,
+            overlay: false,
+        });
     }
     for (label, other) in overlays {
         for s in other.series.iter().filter(|s| s.style != SeriesStyle::Dashed) {

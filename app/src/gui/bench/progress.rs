@@ -99,11 +99,8 @@ pub struct RunProgress {
 impl RunProgress {
     /// A run of `plan` with nothing started.
     pub fn new(plan: BenchPlan) -> Self {
-        let tests = plan
-            .tests
-            .iter()
-            .map(|&test| TestProgress { test, state: TestState::Waiting, started_ms: None })
-            .collect();
+        let tests =
+            plan.tests.iter().map(|&test| TestProgress { test, state: TestState::Waiting, started_ms: None }).collect();
         Self { plan, tests, events: Vec::new(), telemetry: Vec::new(), generation: 0 }
     }
 
@@ -166,11 +163,8 @@ impl RunProgress {
     /// The run so far, assembled as a finished one would be (for the live plots; tests that have
     /// not ended carry a placeholder failure there).
     pub fn snapshot_run(&self, facts: impl FnOnce(Option<&DeviceInfo>) -> Facts) -> BenchRun {
-        let record = RunRecord {
-            events: self.events.clone(),
-            telemetry: self.telemetry.clone(),
-            ..RunRecord::default()
-        };
+        let record =
+            RunRecord { events: self.events.clone(), telemetry: self.telemetry.clone(), ..RunRecord::default() };
         BenchRun::assemble(&self.plan, record, facts)
     }
 }

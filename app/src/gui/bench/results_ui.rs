@@ -115,8 +115,7 @@ pub fn progress_ui(ui: &mut Ui, progress: &RunProgress, state: RunState, elapsed
 /// The judged table and what follows it.
 pub fn results_ui(ui: &mut Ui, run: &BenchRun) {
     let rows = rows(run);
-    let failed: Vec<_> =
-        run.tests.iter().filter(|t| t.status == TestStatus::Failed && t.failure.is_some()).collect();
+    let failed: Vec<_> = run.tests.iter().filter(|t| t.status == TestStatus::Failed && t.failure.is_some()).collect();
     if rows.is_empty() && failed.is_empty() {
         ui.label(toned(ui, Tone::Muted, "No test produced a measurement."));
     }
@@ -132,7 +131,8 @@ pub fn results_ui(ui: &mut Ui, run: &BenchRun) {
                 ui.label(RichText::new(&r.measured).monospace());
                 ui.label(RichText::new(&r.expected).monospace());
                 ui.label(RichText::new(&r.percent).monospace());
-                ui.label(toned(ui, verdict_tone(r.verdict), &r.verdict_text).strong()).on_hover_text(drawable(&r.comment));
+                ui.label(toned(ui, verdict_tone(r.verdict), &r.verdict_text).strong())
+                    .on_hover_text(drawable(&r.comment));
                 ui.end_row();
             }
             for t in &failed {
@@ -201,16 +201,17 @@ fn details_ui(ui: &mut Ui, run: &BenchRun) {
         .chain(run.library_notes.iter().map(|n| format!("libraries: {n}")))
         .collect();
     if !notes.is_empty() || !not_run.is_empty() {
-        egui::CollapsingHeader::new(format!("Notes ({})", notes.len() + not_run.len()))
-            .id_salt("bench-notes")
-            .show(ui, |ui| {
+        egui::CollapsingHeader::new(format!("Notes ({})", notes.len() + not_run.len())).id_salt("bench-notes").show(
+            ui,
+            |ui| {
                 for (why, tests) in &not_run {
                     ui.label(format!("{} did not run — {}", tests.join(", "), drawable(why)));
                 }
                 for n in &notes {
                     ui.label(toned(ui, Tone::Muted, drawable(n)));
                 }
-            });
+            },
+        );
     }
 }
 

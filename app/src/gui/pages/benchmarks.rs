@@ -125,8 +125,16 @@ impl Default for BenchPage {
 impl BenchPage {
     /// Starts loading past runs from `<data dir>/runs`.
     pub fn start(&mut self, ctx: &egui::Context) {
-        self.runs_dir = storage::data_dir().map(|d| d.join("runs"));
-        if let Some(dir) = self.runs_dir.clone() {
+        self.set_runs_dir(ctx, storage::data_dir().map(|d| d.join("runs")));
+    }
+
+    /// Keeps runs in `dir` from now on (`None`: nowhere) and lists the runs there; UI tests point
+    /// it at a temporary folder. The runs listed before are forgotten.
+    pub fn set_runs_dir(&mut self, ctx: &egui::Context, dir: Option<PathBuf>) {
+        self.history.clear();
+        self.history_error = None;
+        self.runs_dir.clone_from(&dir);
+        if let Some(dir) = dir {
             self.loading.spawn("bench-history", ctx, move || history::load_all(&dir));
         }
     }
@@ -349,7 +357,7 @@ impl BenchPage {
         egui::Frame::group(ui.style()).inner_margin(10).corner_radius(6.0).show(ui, |ui| {
             ui.set_width(ui.available_width());
             ui.horizontal(|ui| {
-                ui.label(RichText::new("GPU").strong());
+                let gpu_label = ui.label(RichText::new("GPU").strong());
                 let selected = gpus
                     .iter()
                     .find(|(i, _)| Some(*i) == self.choice.gpu)
@@ -358,14 +366,13 @@ impl BenchPage {
                     ui.label(toned(ui, Tone::Muted, "none found"));
                 } else {
                     ui.add_enabled_ui(blocked.is_none() && !running && gpus.len() > 1, |ui| {
-                        egui::ComboBox::from_id_salt("bench-gpu").selected_text(selected).width(320.0).show_ui(
-                            ui,
-                            |ui| {
-                                for (i, name) in &gpus {
-                                    ui.selectable_value(&mut self.choice.gpu, Some(*i), name);
-                                }
-                            },
-                        );
+                        let combo = egui::ComboBox::from_id_salt("bench-gpu").selected_text(selected).width(320.0);
+                        let shown = combo.show_ui(ui, |ui| {
+                            for (i, name) in &gpus {
+                                ui.selectable_value(&mut self.choice.gpu, Some(*i), name);
+                            }
+                        });
+                        shown.response.labelled_by(gpu_label.id);
                     });
                 }
                 ui.separator();
