@@ -350,8 +350,8 @@ pub struct Row {
 }
 
 impl Row {
-    /// The six cells of the terminal and Markdown tables.
-    fn cells(&self) -> [String; 6] {
+    /// The six cells of the terminal, Markdown and HTML tables.
+    pub fn cells(&self) -> [String; 6] {
         [
             self.test.name().to_owned(),
             self.measurement.clone(),
@@ -363,8 +363,13 @@ impl Row {
     }
 }
 
+/// One row per judged measurement as cells: test, measurement, measured, expected, %, verdict.
+pub fn rows(run: &BenchRun) -> Vec<[String; 6]> {
+    judged_rows(run).iter().map(Row::cells).collect()
+}
+
 /// One row per judged measurement, in test order.
-pub fn rows(run: &BenchRun) -> Vec<Row> {
+pub fn judged_rows(run: &BenchRun) -> Vec<Row> {
     let mut rows = Vec::new();
     for t in &run.tests {
         for j in &t.judged {
@@ -428,7 +433,7 @@ pub fn table(run: &BenchRun) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "\ngpu-doctor bench · {}\n", headline(run));
     let header = ["Test", "Measurement", "Measured", "Expected", "%", "Verdict"].map(str::to_owned);
-    let rows: Vec<[String; 6]> = rows(run).iter().map(Row::cells).collect();
+    let rows = rows(run);
     let mut widths = header.clone().map(|h| h.chars().count());
     for r in &rows {
         for (w, c) in widths.iter_mut().zip(r) {
@@ -539,7 +544,7 @@ pub fn markdown(run: &BenchRun) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "\n### Benchmarks\n\n{}\n", cell(&headline(run)));
     let _ = writeln!(out, "| test | measurement | measured | expected | % | verdict |\n|---|---|--:|--:|--:|---|");
-    for r in rows(run).iter().map(Row::cells) {
+    for r in rows(run) {
         let _ = writeln!(out, "| {} |", r.iter().map(|c| cell(c)).collect::<Vec<_>>().join(" | "));
     }
     for t in run.tests.iter().filter(|t| t.status == TestStatus::Failed) {

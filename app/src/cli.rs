@@ -23,6 +23,8 @@ Examples:
   gpu-doctor check --json          the full report as JSON (for scripts)
   gpu-doctor report --format md -o report.md
                                    a Markdown report to paste into a GitHub issue
+  gpu-doctor report --format html --redact -o report.html
+                                   one page to open offline or attach, without names or serials
   gpu-doctor diagnose --from support-thread.txt
                                    diagnose another machine from pasted collect_env, nvidia-smi,
                                    pip list, tracebacks or a gpu-doctor report
@@ -77,7 +79,8 @@ pub enum Command {
     /// error lines, or a gpu-doctor report, pasted together in any order.
     #[command(after_help = EXIT_HELP)]
     Diagnose(DiagnoseArgs),
-    /// Write the full report as a file (JSON for tools, Markdown for GitHub issues).
+    /// Write the full report as a file (JSON for tools, Markdown for GitHub issues, HTML to open
+    /// in a browser); `--redact` hides who and which machine it came from.
     Report(ReportArgs),
     /// Record every command output, file and NVML answer the probes use into DIR, so the machine
     /// can be replayed with `--replay DIR` (user and host names are replaced).
@@ -139,6 +142,8 @@ pub enum Format {
     Json,
     /// Markdown for a GitHub issue: a summary table, details folded.
     Md,
+    /// One self-contained HTML page (works offline), with the benchmark run's plots.
+    Html,
 }
 
 /// `report`.
@@ -155,6 +160,10 @@ pub struct ReportArgs {
     /// Include a benchmark run saved with `gpu-doctor bench -o FILE`.
     #[arg(long, value_name = "FILE")]
     pub bench: Option<PathBuf>,
+    /// Replace user and host names, home folders (with `~`), serial numbers and UUIDs, so the
+    /// report can be shared in public.
+    #[arg(long)]
+    pub redact: bool,
 }
 
 /// `record-fixture`.

@@ -3,9 +3,8 @@
 mod bench;
 mod cli;
 mod gui;
-// Used by the HTML report and the window, which land after it.
-#[allow(dead_code)]
 mod plots;
+mod redact;
 mod render;
 
 use std::io::Write;
@@ -142,15 +141,21 @@ fn diagnose_text(args: &DiagnoseArgs) -> Result<u8> {
 }
 
 fn report(host: &dyn Host, args: &ReportArgs) -> Result<u8> {
-    let saved = match &args.bench {
+    let mut saved = match &args.bench {
         Some(path) => Some(bench::load(path).map_err(|e| InputError(format!("{e:#}")))?),
         None => None,
     };
     let mut report = judged(snapshot(host, &args.probe))?;
     report.bench = saved.as_ref().map(serde_json::to_value).transpose().context("could not serialize the bench run")?;
+    if args.redact {
+        report = redact::redact(&report).context("could not redact the report")?;
+        saved =
+            report.bench.clone().map(serde_json::from_value).transpose().context("could not redact the bench run")?;
+    }
     let mut text = match args.format {
         Format::Json => serde_json::to_string_pretty(&report).context("could not serialize the report")? + "\n",
         Format::Md => render::markdown::report(&report),
+        Format::Html => render::html::report(&report),
     };
     if let (Format::Md, Some(run)) = (args.format, &saved) {
         text.push_str(&bench::markdown(run));

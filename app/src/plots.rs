@@ -114,9 +114,9 @@ fn median_in(p: &Point, unit: Unit) -> Option<f64> {
     (p.unit == unit).then_some(p.value.median)
 }
 
-/// The smallest and largest x of some series; `None` when they have no points.
-fn x_range(series: &[Series]) -> Option<(f64, f64)> {
-    let xs = series.iter().flat_map(|s| &s.points).map(|p| p[0]).filter(|x| x.is_finite());
+/// The smallest and largest x of some points; `None` when there are none.
+fn x_range<'a>(points: impl IntoIterator<Item = &'a [f64; 2]>) -> Option<(f64, f64)> {
+    let xs = points.into_iter().map(|p| p[0]).filter(|x| x.is_finite());
     xs.fold(None, |acc, x| match acc {
         None => Some((x, x)),
         Some((lo, hi)) => Some((f64::min(lo, x), f64::max(hi, x))),
@@ -141,7 +141,7 @@ pub fn transfer_plot(run: &BenchRun) -> Option<PlotSpec> {
             }
         }
     }
-    let range = x_range(&series)?;
+    let range = x_range(series.iter().flat_map(|s| &s.points))?;
     if let Some(link) = run.facts.link_gbytes_per_s.filter(|g| g.is_finite() && *g > 0.0) {
         series.push(reference("link, theoretical per direction".to_owned(), link, range));
     }
@@ -166,7 +166,7 @@ pub fn gemm_plot(run: &BenchRun) -> Option<PlotSpec> {
             measured.push(p);
         }
     }
-    let range = x_range(&series)?;
+    let range = x_range(series.iter().flat_map(|s| &s.points))?;
     for p in measured {
         if let Some((peak, _basis)) = run.facts.peak_tflops(p).filter(|(t, _)| t.is_finite() && *t > 0.0) {
             series.push(reference(format!("{} peak", p.label()), peak, range));
@@ -175,7 +175,7 @@ pub fn gemm_plot(run: &BenchRun) -> Option<PlotSpec> {
     Some(PlotSpec {
         id: "gemm",
         title: "GEMM throughput (cuBLAS)".to_owned(),
-        x: Axis::log("matrix size n (n×n by n×n)"),
+        x: Axis::log("matrix size n (n×n matrices)"),
         y: Axis::linear("throughput (TFLOP/s)"),
         series,
     })
@@ -190,7 +190,7 @@ pub fn sustained_plot(run: &BenchRun) -> Option<PlotSpec> {
         if points.is_empty() {
             continue;
         }
-        let range = x_range(&[Series { name: String::new(), points: points.clone(), style: SeriesStyle::Line }]);
+        let range = x_range(&points);
         series.push(Series { name: p.label().to_owned(), points, style: SeriesStyle::Line });
         if let (Some((peak, _)), Some(range)) = (run.facts.peak_tflops(p), range)
             && peak.is_finite()
@@ -259,7 +259,7 @@ pub fn run_plots(run: &BenchRun) -> Vec<PlotSpec> {
 #[allow(clippy::unwrap_used)]
 pub(crate) mod tests {
     use gpu_doctor_kernels::BenchPlan;
-    use gpu_doctor_kernels::protocol::{BenchEvent, TestResult};
+    use gpu_doctor_kernels::protocol::{BenchEvent, Measurement, Metric, TestResult};
     use gpu_doctor_kernels::runner::{RunRecord, TelemetryPoint, TimedEvent};
     use gpu_doctor_kernels::stats::Stats;
     use gpu_doctor_kernels::verdict::{Facts, PeakOps};
@@ -284,7 +284,20 @@ pub(crate) mod tests {
     }
 
     fn finished(test: TestKind) -> TimedEvent {
-        TimedEvent { t_ms: 2, event: BenchEvent::Finished { test, result: TestResult::default() } }
+        let measurements = match test {
+            TestKind::H2d => vec![Measurement {
+                metric: Metric::HostToDevice { pinned: true },
+                label: "pinned, plateau".into(),
+                value: 20.0,
+                unit: Unit::GbPerS,
+                stats: None,
+            }],
+            _ => Vec::new(),
+        };
+        TimedEvent {
+            t_ms: 2,
+            event: BenchEvent::Finished { test, result: TestResult { measurements, ..TestResult::default() } },
+        }
     }
 
     /// A run with transfer, GEMM and sustained points and four telemetry samples (no power).

@@ -169,3 +169,40 @@ fn diagnose_without_from_is_a_usage_error() {
     let out = gpu_doctor().args(["diagnose"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+fn fixture(name: &str) -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures").join(name)
+}
+
+#[test]
+fn a_redacted_html_report_has_the_findings_and_no_home_paths_or_uuids() {
+    let machine = fixture("torch-cu130-on-r550");
+    let out = gpu_doctor().arg("--replay").arg(&machine).args(["report", "--format", "json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let plain = String::from_utf8(out.stdout).unwrap();
+    let uuid = regex::Regex::new(r"GPU-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}").unwrap();
+    let uuid = uuid.find(&plain).expect("the fixture names its GPU by UUID").as_str().to_owned();
+    assert!(plain.contains("/home/"), "the fixture has home paths to hide");
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("report.html");
+    gpu_doctor()
+        .arg("--replay")
+        .arg(&machine)
+        .args(["report", "--format", "html", "--redact", "-o"])
+        .arg(&path)
+        .assert()
+        .code(0);
+    let html = std::fs::read_to_string(&path).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert!(!html.contains("/home/"), "a home path survived");
+    assert!(!html.contains(&uuid), "the GPU's UUID survived");
+    assert!(!html.to_ascii_lowercase().contains("<script"));
+    let report: Value = serde_json::from_str(&plain).unwrap();
+    let findings = report["findings"].as_array().unwrap();
+    assert!(!findings.is_empty());
+    for f in findings {
+        let id = f["id"].as_str().unwrap();
+        assert!(html.contains(&format!("id=\"finding-{id}\"")), "finding {id} missing");
+    }
+}

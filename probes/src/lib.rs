@@ -10,6 +10,7 @@ pub mod parse;
 pub mod probe;
 mod probed;
 mod report;
+pub mod rewrite;
 mod snapshot;
 mod version;
 

@@ -4,5 +4,7 @@
 pub mod facts;
 mod facts_more;
 pub mod findings;
+pub mod html;
 pub mod markdown;
+pub mod svg;
 pub mod text;

@@ -69,28 +69,10 @@ pub(crate) fn redact(fixture: Fixture, user: Option<&str>, home: Option<&Path>, 
         swaps.push((user.to_owned(), "user".to_owned()));
     }
     let Ok(mut value) = serde_json::to_value(&fixture) else { return fixture };
-    redact_value(&mut value, &swaps);
+    crate::rewrite::strings(&mut value, &mut |_, s| {
+        swaps.iter().fold(s.to_owned(), |acc, (from, to)| acc.replace(from.as_str(), to))
+    });
     serde_json::from_value(value).unwrap_or(fixture)
-}
-
-fn redact_str(s: &str, swaps: &[(String, String)]) -> String {
-    swaps.iter().fold(s.to_owned(), |acc, (from, to)| acc.replace(from.as_str(), to))
-}
-
-fn redact_value(v: &mut serde_json::Value, swaps: &[(String, String)]) {
-    use serde_json::Value;
-    match v {
-        Value::String(s) => *s = redact_str(s, swaps),
-        Value::Array(items) => items.iter_mut().for_each(|i| redact_value(i, swaps)),
-        Value::Object(map) => {
-            let old = std::mem::take(map);
-            for (k, mut val) in old {
-                redact_value(&mut val, swaps);
-                map.insert(redact_str(&k, swaps), val);
-            }
-        }
-        _ => {}
-    }
 }
 
 impl Host for RecordingHost {

@@ -11,7 +11,7 @@ use gpu_doctor_kernels::{BenchRun, TestStatus};
 
 use super::job::RunState;
 use super::progress::{RunProgress, TestState};
-use crate::bench::{not_run, rows, show};
+use crate::bench::{judged_rows, not_run, show};
 use crate::gui::theme::{Tone, toned};
 
 /// Text as egui's bundled fonts can draw it: they have no `→` (U+2192), which the kernels' labels
@@ -114,7 +114,7 @@ pub fn progress_ui(ui: &mut Ui, progress: &RunProgress, state: RunState, elapsed
 
 /// The judged table and what follows it.
 pub fn results_ui(ui: &mut Ui, run: &BenchRun) {
-    let rows = rows(run);
+    let rows = judged_rows(run);
     let failed: Vec<_> = run.tests.iter().filter(|t| t.status == TestStatus::Failed && t.failure.is_some()).collect();
     if rows.is_empty() && failed.is_empty() {
         ui.label(toned(ui, Tone::Muted, "No test produced a measurement."));
