@@ -112,12 +112,12 @@ fn colour_names<'s>(specs: impl Iterator<Item = &'s PlotSpec>) -> Vec<&'s str> {
 }
 
 /// A series' colour: its place among the measured series; a reference line takes the colour of the
-/// series it belongs to (`BF16 peak` of `BF16`), else the muted text colour.
+/// series it belongs to (`BF16 peak` of `BF16`), else a dimmed text colour.
 fn colour(ui: &Ui, names: &[&str], name: &str) -> Color32 {
     let base = name.strip_suffix(" peak").unwrap_or(name);
     match names.iter().position(|n| *n == base) {
         Some(i) => PALETTE[i % PALETTE.len()],
-        None => ui.visuals().weak_text_color(),
+        None => ui.visuals().text_color().gamma_multiply(0.7),
     }
 }
 

@@ -91,7 +91,10 @@ pub struct BenchPage {
     error: Option<String>,
     /// `<data dir>/runs`; `None` when no home folder is known.
     runs_dir: Option<PathBuf>,
-    loading: Task<Vec<Entry>>,
+    /// Listing the runs folder: the folder and what is in it.
+    loading: Task<(PathBuf, Vec<Entry>)>,
+    /// The runs folder changed while a listing was under way: list it again after.
+    reload_pending: bool,
     history: Vec<Entry>,
     history_error: Option<String>,
     io_queue: VecDeque<IoJob>,
@@ -113,6 +116,7 @@ impl Default for BenchPage {
             error: None,
             runs_dir: None,
             loading: Task::default(),
+            reload_pending: false,
             history: Vec::new(),
             history_error: None,
             io_queue: VecDeque::new(),
@@ -133,10 +137,18 @@ impl BenchPage {
     pub fn set_runs_dir(&mut self, ctx: &egui::Context, dir: Option<PathBuf>) {
         self.history.clear();
         self.history_error = None;
-        self.runs_dir.clone_from(&dir);
-        if let Some(dir) = dir {
-            self.loading.spawn("bench-history", ctx, move || history::load_all(&dir));
-        }
+        self.runs_dir = dir;
+        self.reload_pending = self.runs_dir.is_some();
+        self.load_history(ctx);
+    }
+
+    /// Lists the runs folder on a worker thread, once the listing under way (if any) has landed.
+    fn load_history(&mut self, ctx: &egui::Context) {
+        let Some(dir) = self.runs_dir.clone().filter(|_| self.reload_pending && !self.loading.is_running()) else {
+            return;
+        };
+        self.reload_pending = false;
+        self.loading.spawn("bench-history", ctx, move || history::load_all(&dir).map(|entries| (dir, entries)));
     }
 
     /// Whether a run, a load or a file job is under way.
@@ -144,6 +156,7 @@ impl BenchPage {
         self.job.is_some()
             || !self.requests.is_empty()
             || self.loading.is_running()
+            || self.reload_pending
             || self.io.is_running()
             || !self.io_queue.is_empty()
     }
@@ -177,7 +190,7 @@ impl BenchPage {
             }
         }
         self.poll_job(ctx);
-        self.poll_history();
+        self.poll_history(ctx);
         self.poll_io(ctx);
     }
 
@@ -260,14 +273,15 @@ impl BenchPage {
             Live { generation: p.generation, built: Some(Instant::now()), plots: crate::plots::run_plots(&run) };
     }
 
-    fn poll_history(&mut self) {
+    fn poll_history(&mut self, ctx: &egui::Context) {
         if !self.loading.poll() {
             return;
         }
         if let Some(e) = self.loading.error() {
             self.history_error = Some(e.to_owned());
         }
-        if let Some(loaded) = self.loading.value() {
+        // A listing of a folder no longer in use (the runs folder changed meanwhile) is dropped.
+        if let Some((_, loaded)) = self.loading.value().filter(|(dir, _)| Some(dir) == self.runs_dir.as_ref()) {
             for e in loaded {
                 if !self.history.iter().any(|h| h.path == e.path) {
                     self.history.push(e.clone());
@@ -276,6 +290,7 @@ impl BenchPage {
             sort_newest_first(&mut self.history);
         }
         self.loading.clear();
+        self.load_history(ctx);
     }
 
     fn poll_io(&mut self, ctx: &egui::Context) {
@@ -653,9 +668,8 @@ mod tests {
         assert_eq!(progress.tests[0].state.fraction(), 1.0);
 
         // Read back from the folder, as on the next start.
-        let mut next = BenchPage { runs_dir: Some(dir.path().join("runs")), ..BenchPage::default() };
-        let runs = dir.path().join("runs");
-        next.loading.spawn("test-history", &ctx, move || history::load_all(&runs));
+        let mut next = BenchPage::default();
+        next.set_runs_dir(&ctx, Some(dir.path().join("runs")));
         step_until(&mut next, &ctx, |p| !p.busy());
         let (read_back, ran) = (next.latest_run().unwrap(), page.latest_run().unwrap());
         assert!(same_run(read_back, ran), "the report gets the newest saved run");
@@ -663,6 +677,25 @@ mod tests {
         next.requests.push(Request::Delete(path.clone()));
         step_until(&mut next, &ctx, |p| !p.busy());
         assert!(next.history.is_empty() && !path.exists() && next.io_error.is_none());
+    }
+
+    #[test]
+    fn a_listing_of_a_folder_no_longer_in_use_is_dropped() {
+        let ctx = egui::Context::default();
+        let (old, new) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let plan = BenchPlan::preset(0, vec![TestKind::Cpu], true);
+        let run = BenchRun::assemble(&plan, Default::default(), |_| Default::default());
+        history::save(old.path(), run).unwrap();
+        let mut page = BenchPage::default();
+        page.set_runs_dir(&ctx, Some(old.path().to_owned()));
+        page.set_runs_dir(&ctx, Some(new.path().to_owned()));
+        step_until(&mut page, &ctx, |p| !p.busy());
+        assert!(page.history.is_empty(), "the old folder's run is not listed");
+        std::fs::write(new.path().join("bad.json"), "[]").unwrap();
+        page.set_runs_dir(&ctx, Some(new.path().to_owned()));
+        step_until(&mut page, &ctx, |p| !p.busy());
+        assert_eq!(page.history.len(), 1);
+        assert!(page.history[0].loaded.is_err());
     }
 
     #[test]
