@@ -17,6 +17,7 @@ use gpu_doctor_kernels::protocol::{BenchEvent, Unit};
 use gpu_doctor_kernels::run::{BENCH_SCHEMA_VERSION, TestStatus};
 use gpu_doctor_kernels::verdict::Verdict;
 use gpu_doctor_kernels::{BenchPlan, BenchRun, RunOptions, TelemetrySource, TestKind, WorkerSpec, facts, format};
+use gpu_doctor_probes::Snapshot;
 use gpu_doctor_probes::compat::Kb;
 use gpu_doctor_probes::host::Host;
 use gpu_doctor_probes::host::telemetry::{self, GpuTelemetry};
@@ -102,14 +103,19 @@ pub fn worker() -> u8 {
     u8::try_from(code).unwrap_or(EXIT_INTERNAL)
 }
 
-/// NVML telemetry of one GPU through the probes.
+/// NVML telemetry of one GPU through the probes, shown to `tap` as it is taken.
 struct NvmlTelemetry {
     index: u32,
+    tap: Option<TelemetryTap>,
 }
 
 impl TelemetrySource for NvmlTelemetry {
     fn sample(&mut self) -> Result<GpuTelemetry, String> {
-        telemetry::sample(self.index).map_err(|e| e.to_string())
+        let sample = telemetry::sample(self.index).map_err(|e| e.to_string())?;
+        if let Some(tap) = &mut self.tap {
+            tap(&sample);
+        }
+        Ok(sample)
     }
 }
 
@@ -151,25 +157,9 @@ fn run(host: &dyn Host, args: &BenchArgs, plan: &BenchPlan) -> Result<BenchRun> 
     let snapshot = needs_gpu.then(|| {
         probe::collect(host, &Options { deep: false, extra_pythons: Vec::new(), cwd: std::env::current_dir().ok() })
     });
-    let libraries = PreparedLibraries::prepare(snapshot.as_ref());
-    let program = std::env::current_exe().context("could not find gpu-doctor's own executable to start the worker")?;
-    let path_var = if cfg!(windows) { "PATH" } else { "LD_LIBRARY_PATH" };
-    let mut env: Vec<(OsString, OsString)> = vec![("CUDA_DEVICE_ORDER".into(), "PCI_BUS_ID".into())];
-    if let Some(path) = libraries.search_path(std::env::var_os(path_var).as_deref()) {
-        env.push((path_var.into(), path));
-    }
-    let spec = WorkerSpec { program, args: vec!["bench-worker".into()], env };
-    let opts = RunOptions {
-        timeout: args.timeout.map_or_else(|| plan.time_limit(), Duration::from_secs),
-        cancel: Arc::new(AtomicBool::new(false)),
-        telemetry: needs_gpu.then(|| Box::new(NvmlTelemetry { index: plan.gpu }) as Box<dyn TelemetrySource>),
-        telemetry_interval: Duration::from_millis(100),
-    };
     let mut progress = Progress::new(std::io::stderr().is_terminal());
-    let record = gpu_doctor_kernels::runner::run(plan, &spec, opts, &mut |e| progress.show(e));
-    let kb = Kb::get().ok();
-    let mut run = BenchRun::assemble(plan, record, |device| facts::gather(snapshot.as_ref(), plan.gpu, device, kb));
-    run.library_notes.clone_from(&libraries.plan.notes);
+    let how = Measure { timeout: args.timeout.map(Duration::from_secs), ..Measure::default() };
+    let run = measure(snapshot.as_ref(), plan, how, &mut |e| progress.show(e))?;
 
     if let Some(path) = &args.output {
         let json = serde_json::to_string_pretty(&run).context("could not serialize the run")? + "\n";
@@ -184,6 +174,75 @@ fn run(host: &dyn Host, args: &BenchArgs, plan: &BenchPlan) -> Result<BenchRun> 
         out.write_all(table(&run).as_bytes())?;
     }
     Ok(run)
+}
+
+/// Sees each telemetry sample as it is taken (the window plots them live).
+pub type TelemetryTap = Box<dyn FnMut(&GpuTelemetry) + Send>;
+
+/// How `measure` runs a plan.
+#[derive(Default)]
+pub struct Measure {
+    /// Set to stop the run; the tests not yet ended fail as cancelled.
+    pub cancel: Arc<AtomicBool>,
+    /// Longest the GPU tests may take; `None`: the plan's own budget (`BenchPlan::time_limit`).
+    pub timeout: Option<Duration>,
+    /// Called with every telemetry sample of the benchmarked GPU; `None`: nobody watches.
+    pub telemetry_tap: Option<TelemetryTap>,
+}
+
+impl std::fmt::Debug for Measure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Measure")
+            .field("timeout", &self.timeout)
+            .field("telemetry_tap", &self.telemetry_tap.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Runs a validated plan on this machine and assembles the judged run: prepares the CUDA library
+/// path, starts the worker for the GPU tests (none is started when no test needs the GPU), samples
+/// telemetry while it runs, runs the CPU baselines here, and judges every number against the
+/// facts of `snapshot` (this machine's probe; `None` when no GPU test runs). `on_event` sees every
+/// event as it arrives. Shared by `gpu-doctor bench` and the window; it blocks until the run ends.
+pub fn measure(
+    snapshot: Option<&Snapshot>,
+    plan: &BenchPlan,
+    how: Measure,
+    on_event: &mut dyn FnMut(&BenchEvent),
+) -> Result<BenchRun> {
+    let needs_gpu = !plan.gpu_tests().is_empty();
+    let libraries = PreparedLibraries::prepare(snapshot);
+    let spec = if needs_gpu {
+        worker_spec(&libraries)?
+    } else {
+        // Never started: the runner starts a worker only for GPU tests.
+        WorkerSpec { program: PathBuf::new(), args: Vec::new(), env: Vec::new() }
+    };
+    let telemetry = needs_gpu
+        .then(|| Box::new(NvmlTelemetry { index: plan.gpu, tap: how.telemetry_tap }) as Box<dyn TelemetrySource>);
+    let opts = RunOptions {
+        timeout: how.timeout.unwrap_or_else(|| plan.time_limit()),
+        cancel: how.cancel,
+        telemetry,
+        telemetry_interval: Duration::from_millis(100),
+    };
+    let record = gpu_doctor_kernels::runner::run(plan, &spec, opts, on_event);
+    let kb = Kb::get().ok();
+    let mut run = BenchRun::assemble(plan, record, |device| facts::gather(snapshot, plan.gpu, device, kb));
+    run.library_notes.clone_from(&libraries.plan.notes);
+    Ok(run)
+}
+
+/// How to start `gpu-doctor bench-worker`: this executable, with the prepared library path and
+/// `CUDA_DEVICE_ORDER=PCI_BUS_ID` so that CUDA counts GPUs as NVML does.
+fn worker_spec(libraries: &PreparedLibraries) -> Result<WorkerSpec> {
+    let program = std::env::current_exe().context("could not find gpu-doctor's own executable to start the worker")?;
+    let path_var = if cfg!(windows) { "PATH" } else { "LD_LIBRARY_PATH" };
+    let mut env: Vec<(OsString, OsString)> = vec![("CUDA_DEVICE_ORDER".into(), "PCI_BUS_ID".into())];
+    if let Some(path) = libraries.search_path(std::env::var_os(path_var).as_deref()) {
+        env.push((path_var.into(), path));
+    }
+    Ok(WorkerSpec { program, args: vec!["bench-worker".into()], env })
 }
 
 /// Writes a file through a temporary sibling, so a failed write never leaves half a file.
@@ -260,7 +319,7 @@ impl Progress {
 }
 
 /// A value with its unit, sizes in binary units.
-fn show(value: f64, unit: Unit) -> String {
+pub fn show(value: f64, unit: Unit) -> String {
     match unit {
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
         Unit::Bytes => format::bytes(value.max(0.0) as u64),
@@ -269,30 +328,89 @@ fn show(value: f64, unit: Unit) -> String {
     }
 }
 
-/// One row per judged measurement: test, measurement, measured, expected, percent, verdict.
-pub(crate) fn rows(run: &BenchRun) -> Vec<[String; 6]> {
+/// One judged measurement as words, shared by the terminal table, Markdown and the window.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    /// The test it came from.
+    pub test: TestKind,
+    /// What was measured, e.g. `pinned, 256 MiB and larger`.
+    pub measurement: String,
+    /// The measured value with its unit.
+    pub measured: String,
+    /// The expected value with its unit; `—` without one.
+    pub expected: String,
+    /// Measured as a share of expected, e.g. `84 %`; `—` without an expectation.
+    pub percent: String,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// The verdict in words; `—` when there was nothing to compare with.
+    pub verdict_text: String,
+    /// Why, in one sentence.
+    pub comment: String,
+}
+
+impl Row {
+    /// The six cells of the terminal, Markdown and HTML tables.
+    pub fn cells(&self) -> [String; 6] {
+        [
+            self.test.name().to_owned(),
+            self.measurement.clone(),
+            self.measured.clone(),
+            self.expected.clone(),
+            self.percent.clone(),
+            self.verdict_text.clone(),
+        ]
+    }
+}
+
+/// One row per judged measurement as cells: test, measurement, measured, expected, %, verdict.
+pub fn rows(run: &BenchRun) -> Vec<[String; 6]> {
+    judged_rows(run).iter().map(Row::cells).collect()
+}
+
+/// One row per judged measurement, in test order.
+pub fn judged_rows(run: &BenchRun) -> Vec<Row> {
     let mut rows = Vec::new();
     for t in &run.tests {
         for j in &t.judged {
             let m = &j.measurement;
-            let verdict = match j.judgement.verdict {
+            let verdict_text = match j.judgement.verdict {
                 Verdict::NoReference => "—".to_owned(),
                 v => v.label().to_owned(),
             };
-            rows.push([
-                t.test.name().to_owned(),
-                m.label.clone(),
-                show(m.value, m.unit),
-                j.judgement.expected.as_ref().map_or_else(|| "—".to_owned(), |e| show(e.value, e.unit)),
-                j.judgement.percent_of_expected.map_or_else(|| "—".to_owned(), |p| format!("{p:.0} %")),
-                verdict,
-            ]);
+            rows.push(Row {
+                test: t.test,
+                measurement: m.label.clone(),
+                measured: show(m.value, m.unit),
+                expected: j.judgement.expected.as_ref().map_or_else(|| "—".to_owned(), |e| show(e.value, e.unit)),
+                percent: j.judgement.percent_of_expected.map_or_else(|| "—".to_owned(), |p| format!("{p:.0} %")),
+                verdict: j.judgement.verdict,
+                verdict_text,
+                comment: j.judgement.comment.clone(),
+            });
         }
     }
     rows
 }
 
-pub(crate) fn headline(run: &BenchRun) -> String {
+/// The tests that did not run, grouped by reason (`kind: reason`), so that tests that failed for
+/// the same reason (no CUDA driver, say) share one line.
+pub fn not_run(run: &BenchRun) -> Vec<(String, Vec<&'static str>)> {
+    let mut failed: Vec<(String, Vec<&'static str>)> = Vec::new();
+    for t in run.tests.iter().filter(|t| t.status == TestStatus::Failed) {
+        if let Some(f) = &t.failure {
+            let why = format!("{}: {}", f.kind.label(), f.reason);
+            match failed.iter_mut().find(|(w, _)| *w == why) {
+                Some((_, tests)) => tests.push(t.test.name()),
+                None => failed.push((why, vec![t.test.name()])),
+            }
+        }
+    }
+    failed
+}
+
+/// One line saying what was measured: the device, the preset and how long it took.
+pub fn headline(run: &BenchRun) -> String {
     let d = run.device.as_ref();
     let mut parts = vec![format!("GPU {}", run.plan.gpu)];
     if let Some(cc) = d.and_then(|d| d.compute_capability) {
@@ -345,17 +463,7 @@ pub fn table(run: &BenchRun) -> String {
             let _ = writeln!(out, "{}", line(r));
         }
     }
-    // Tests that failed for the same reason (no CUDA driver, say) share one line.
-    let mut failed: Vec<(String, Vec<&str>)> = Vec::new();
-    for t in run.tests.iter().filter(|t| t.status == TestStatus::Failed) {
-        if let Some(f) = &t.failure {
-            let why = format!("{}: {}", f.kind.label(), f.reason);
-            match failed.iter_mut().find(|(w, _)| *w == why) {
-                Some((_, tests)) => tests.push(t.test.name()),
-                None => failed.push((why, vec![t.test.name()])),
-            }
-        }
-    }
+    let failed = not_run(run);
     if !failed.is_empty() {
         let _ = writeln!(out, "\nDid not run:");
         for (why, tests) in failed {

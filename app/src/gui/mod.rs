@@ -6,6 +6,7 @@
 //! streaming job on a named thread that asks for a repaint when it has news. With nothing running,
 //! egui repaints only on input, so an idle window costs almost nothing.
 
+mod bench;
 mod machine;
 mod pages;
 mod screenshot;

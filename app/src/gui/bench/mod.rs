@@ -1,0 +1,11 @@
+//! The Benchmarks page's machinery: the run on its own thread (`job`), where each planned test
+//! stands (`progress`), past runs on disk (`history`), and drawing (`plots_ui`, `results_ui`).
+//! The page itself (`pages/benchmarks.rs`) holds the state and lays these out.
+
+pub mod history;
+pub mod job;
+pub mod plots_ui;
+pub mod progress;
+pub mod results_ui;
+
+pub use job::RunState;
