@@ -62,7 +62,7 @@ fn run(cli: Cli, started: Instant) -> Result<u8> {
             if !no_display {
                 let screenshot = cli.screenshot.map(|path| gui::ScreenshotRequest::new(path, cli.page));
                 let options = options(&ProbeArgs::default());
-                return gui::run(gui::Launch { host, replay: cli.replay, options, screenshot, started });
+                return gui::run(gui::Launch { host, replay: cli.replay, options, screenshot, started, storage: None });
             }
             anyhow::ensure!(
                 cli.screenshot.is_none(),

@@ -18,8 +18,8 @@ use super::task::Task;
 
 /// What the probe thread sends.
 enum ProbeMsg {
-    Part(Part),
-    Done(Result<Report, String>),
+    Part(Box<Part>),
+    Done(Box<Result<Report, String>>),
 }
 
 /// Probing this machine (or the replayed recording), streamed.
@@ -66,14 +66,15 @@ impl MachineProbe {
         let (host, opts, ctx) = (Arc::clone(host), opts.clone(), ctx.clone());
         let spawned = thread::Builder::new().name("gpu-doctor-probe".into()).spawn(move || {
             let snap = collect_streaming(host.as_ref(), &opts, &|part| {
-                let _ = tx.send(ProbeMsg::Part(part));
+                let _ = tx.send(ProbeMsg::Part(Box::new(part)));
                 ctx.request_repaint();
             });
             let report = Kb::get().map(|kb| {
                 let findings = diagnose(&snap, kb);
                 Report::new(snap, findings)
             });
-            let _ = tx.send(ProbeMsg::Done(report.map_err(|e| format!("the knowledge base did not load: {e}"))));
+            let _ =
+                tx.send(ProbeMsg::Done(Box::new(report.map_err(|e| format!("the knowledge base did not load: {e}")))));
             ctx.request_repaint();
         });
         match spawned {
@@ -101,10 +102,10 @@ impl MachineProbe {
             match rx.try_recv() {
                 Ok(ProbeMsg::Part(part)) => {
                     self.pending.remove(part.name());
-                    part.apply(&mut self.partial);
+                    (*part).apply(&mut self.partial);
                 }
                 Ok(ProbeMsg::Done(result)) => {
-                    self.finish(result);
+                    self.finish(*result);
                 }
                 Err(TryRecvError::Empty) => break,
                 Err(TryRecvError::Disconnected) => {

@@ -51,6 +51,9 @@ pub struct Launch {
     pub screenshot: Option<screenshot::Request>,
     /// When the process started, for the first-frame time.
     pub started: Instant,
+    /// Keep settings and past runs in this folder instead of the user's config and data folders
+    /// (tests); `None` for the usual places.
+    pub storage: Option<PathBuf>,
 }
 
 pub use screenshot::Request as ScreenshotRequest;
@@ -118,6 +121,7 @@ pub struct App {
 impl App {
     /// A window state that starts probing at once.
     pub fn new(ctx: &egui::Context, launch: Launch) -> Self {
+        let storage = launch.storage;
         let mut app = Self {
             page: launch.screenshot.as_ref().map_or(Page::Overview, |s| s.page),
             host: launch.host,
@@ -133,7 +137,7 @@ impl App {
             started: launch.started,
             first_frame_logged: false,
         };
-        app.pages.start(ctx);
+        app.pages.start(ctx, storage.as_deref());
         app
     }
 

@@ -19,12 +19,21 @@ fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures").join(name)
 }
 
-/// The window on a recorded machine, sized like a laptop screen.
+/// The window on a recorded machine, sized like a laptop screen, with its settings and past runs
+/// in a temporary folder instead of the user's.
 fn harness(name: &str) -> Harness<'static, App> {
     let dir = fixture(name);
     let host = Arc::new(ReplayHost::load(&dir).unwrap());
-    let launch =
-        Launch { host, replay: Some(dir), options: Options::default(), screenshot: None, started: Instant::now() };
+    // The folder must outlive the harness; the OS cleans its temporary folder.
+    let storage = tempfile::tempdir().unwrap().keep();
+    let launch = Launch {
+        host,
+        replay: Some(dir),
+        options: Options::default(),
+        screenshot: None,
+        started: Instant::now(),
+        storage: Some(storage),
+    };
     Harness::builder().with_size([1280.0, 800.0]).build_eframe(|cc| App::new(&cc.egui_ctx, launch))
 }
 
@@ -194,4 +203,29 @@ fn export_redacted_html() {
     assert!(html.starts_with("<!DOCTYPE html>") || html.starts_with("<!doctype html>"), "{}", &html[..80]);
     assert!(html.contains("RTX 4090"));
     assert!(!html.contains("/home/user"), "the home path is redacted");
+}
+
+#[test]
+fn start_and_cancel_a_cpu_baseline_benchmark() {
+    use super::bench::RunState;
+    let mut h = harness("consumer-gpu-torch-venv");
+    settle(&mut h);
+    h.get_by_label("Benchmarks").click();
+    h.run_steps(2);
+    assert_eq!(h.state().pages.bench.run_state(), RunState::Idle);
+    h.get_by_label("Run benchmarks").click();
+    h.run_steps(2);
+    assert_eq!(h.state().pages.bench.run_state(), RunState::Running);
+    assert!(h.state().busy());
+    h.get_by_label("Cancel").click();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while h.state().pages.bench.run_state() != RunState::Cancelled {
+        assert!(Instant::now() < deadline, "the run never ended: {:?}", h.state().pages.bench.run_state());
+        h.step();
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    h.run_steps(3);
+    h.get_by_label("CANCELLED");
+    h.get_by_label("Run benchmarks");
+    assert!(h.state().pages.bench.latest_run().is_none(), "a cancelled run is not kept as a result");
 }

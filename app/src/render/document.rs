@@ -21,12 +21,8 @@ pub fn document(report: &Report, bench: Option<&BenchRun>, format: Format, redac
         Format::Md => {
             let mut text = super::markdown::report(&report);
             // The run as it stands in the (possibly redacted) report.
-            let run: Option<BenchRun> = report
-                .bench
-                .clone()
-                .map(serde_json::from_value)
-                .transpose()
-                .context("could not read the bench run back")?;
+            let run: Option<BenchRun> =
+                report.bench.map(serde_json::from_value).transpose().context("could not read the bench run back")?;
             if let Some(run) = &run {
                 text.push_str(&crate::bench::markdown(run));
             }

@@ -69,10 +69,19 @@ impl Pages {
         Self::default()
     }
 
-    /// Starts the pages' startup jobs (loading settings and past runs, off the UI thread).
-    pub fn start(&mut self, ctx: &egui::Context) {
-        self.envs.start(ctx);
-        self.bench.start(ctx);
+    /// Starts the pages' startup jobs (loading settings and past runs, off the UI thread);
+    /// `storage` replaces the user's config and data folders (tests pass a temporary folder).
+    pub fn start(&mut self, ctx: &egui::Context, storage: Option<&std::path::Path>) {
+        match storage {
+            Some(dir) => {
+                self.envs.start_with_dir(ctx, Ok(dir.join("config")));
+                self.bench.set_runs_dir(ctx, Some(dir.join("runs")));
+            }
+            None => {
+                self.envs.start(ctx);
+                self.bench.start(ctx);
+            }
+        }
     }
 
     /// Whether a page job is under way.
