@@ -122,6 +122,7 @@ impl App {
     /// A window state that starts probing at once.
     pub fn new(ctx: &egui::Context, launch: Launch) -> Self {
         let storage = launch.storage;
+        theme::install_fonts(ctx);
         let mut app = Self {
             page: launch.screenshot.as_ref().map_or(Page::Overview, |s| s.page),
             host: launch.host,

@@ -229,3 +229,33 @@ fn start_and_cancel_a_cpu_baseline_benchmark() {
     h.get_by_label("Run benchmarks");
     assert!(h.state().pages.bench.latest_run().is_none(), "a cancelled run is not kept as a result");
 }
+
+/// Every non-ASCII character in the knowledge base and in the code's strings can be drawn with the
+/// fonts the window installs (kittest fails on a missing glyph instead of drawing a box).
+#[test]
+fn every_character_the_program_prints_has_a_glyph() {
+    fn walk(dir: &Path, out: &mut std::collections::BTreeSet<char>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|e| e == "rs" || e == "toml") {
+                out.extend(std::fs::read_to_string(&path).unwrap().chars().filter(|c| !c.is_ascii()));
+            }
+        }
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut chars = std::collections::BTreeSet::new();
+    for dir in ["assets/compat", "probes/src", "kernels/src", "app/src"] {
+        walk(&root.join(dir), &mut chars);
+    }
+    assert!(chars.contains(&'→') && chars.contains(&'…'), "the scan found the usual suspects");
+    let text: String = chars.iter().collect();
+    for family in [egui::FontFamily::Proportional, egui::FontFamily::Monospace] {
+        let text = text.clone();
+        let mut h = Harness::builder().with_context_setup(super::theme::install_fonts).build_ui(move |ui| {
+            ui.label(egui::RichText::new(text.as_str()).family(family.clone()));
+        });
+        h.run_steps(2);
+    }
+}

@@ -67,3 +67,17 @@ pub fn badge_ui(ui: &mut Ui, tone: Tone, text: &str) -> egui::Response {
         .show(ui, |ui| ui.label(toned(ui, tone, text).small().strong()))
         .response
 }
+
+/// Adds the bundled monospace font (Hack) as the last fallback of the proportional family: it has
+/// the arrows (`→`, `←`) the knowledge base and the benchmark labels use, which the proportional
+/// font and the emoji fonts lack. Hack is loaded for monospace text anyway, so this costs nothing.
+pub fn install_fonts(ctx: &egui::Context) {
+    let mut fonts = egui::FontDefinitions::default();
+    let mono = fonts.families.get(&egui::FontFamily::Monospace).and_then(|f| f.first().cloned());
+    if let (Some(mono), Some(prop)) = (mono, fonts.families.get_mut(&egui::FontFamily::Proportional))
+        && !prop.contains(&mono)
+    {
+        prop.push(mono);
+    }
+    ctx.set_fonts(fonts);
+}

@@ -14,15 +14,9 @@ use super::progress::{RunProgress, TestState};
 use crate::bench::{judged_rows, not_run, show};
 use crate::gui::theme::{Tone, toned};
 
-/// Text as egui's bundled fonts can draw it: they have no `→` (U+2192), which the kernels' labels
-/// and notes use (`host → device copy`, `1800 → 1700 MHz`).
-pub fn drawable(text: &str) -> String {
-    text.replace(" → ", " to ").replace('→', "->")
-}
-
-/// A test's label for the window, e.g. `host to device copy`.
+/// A test's label for the window, e.g. `host → device copy`.
 pub fn test_label(t: gpu_doctor_kernels::TestKind) -> String {
-    drawable(t.label())
+    t.label().to_owned()
 }
 
 /// The colour of a verdict.
@@ -47,12 +41,11 @@ fn state_tone(s: &TestState) -> Option<Tone> {
     }
 }
 
-/// The first `max` characters of `text`, with `…` when cut, drawable.
+/// The first `max` characters of `text`, with `…` when cut.
 fn shorten(text: &str, max: usize) -> String {
-    let text = drawable(text);
     match text.char_indices().nth(max) {
         Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text,
+        None => text.to_owned(),
     }
 }
 
@@ -101,7 +94,7 @@ pub fn progress_ui(ui: &mut Ui, progress: &RunProgress, state: RunState, elapsed
             ui.add(bar);
             match &t.state {
                 TestState::Failed { kind, reason } if *kind != FailureKind::Cancelled => {
-                    ui.label(toned(ui, Tone::Bad, shorten(reason, 90))).on_hover_text(drawable(reason));
+                    ui.label(toned(ui, Tone::Bad, shorten(reason, 90))).on_hover_text(reason);
                 }
                 _ => {
                     ui.label("");
@@ -127,19 +120,18 @@ pub fn results_ui(ui: &mut Ui, run: &BenchRun) {
             ui.end_row();
             for r in &rows {
                 ui.label(r.test.name()).on_hover_text(test_label(r.test));
-                ui.label(drawable(&r.measurement));
+                ui.label(&r.measurement);
                 ui.label(RichText::new(&r.measured).monospace());
                 ui.label(RichText::new(&r.expected).monospace());
                 ui.label(RichText::new(&r.percent).monospace());
-                ui.label(toned(ui, verdict_tone(r.verdict), &r.verdict_text).strong())
-                    .on_hover_text(drawable(&r.comment));
+                ui.label(toned(ui, verdict_tone(r.verdict), &r.verdict_text).strong()).on_hover_text(&r.comment);
                 ui.end_row();
             }
             for t in &failed {
                 let Some(f) = &t.failure else { continue };
                 let tone = if f.kind == FailureKind::Cancelled { Tone::Muted } else { Tone::Bad };
                 ui.label(t.test.name()).on_hover_text(test_label(t.test));
-                ui.label(toned(ui, Tone::Muted, shorten(&f.reason, 70))).on_hover_text(drawable(&f.reason));
+                ui.label(toned(ui, Tone::Muted, shorten(&f.reason, 70))).on_hover_text(&f.reason);
                 ui.label("—");
                 ui.label("—");
                 ui.label("");
@@ -160,8 +152,8 @@ fn details_ui(ui: &mut Ui, run: &BenchRun) {
             let (tone, word) = if c.passed { (Tone::Good, "✔ passed") } else { (Tone::Bad, "⚠ FAILED") };
             ui.horizontal_wrapped(|ui| {
                 ui.label(toned(ui, tone, word));
-                ui.label(drawable(&c.name));
-                ui.label(toned(ui, Tone::Muted, drawable(&c.detail)));
+                ui.label(&c.name);
+                ui.label(toned(ui, Tone::Muted, &c.detail));
             });
         }
     }
@@ -169,14 +161,14 @@ fn details_ui(ui: &mut Ui, run: &BenchRun) {
         ui.add_space(6.0);
         ui.label(RichText::new("GPU against CPU").strong());
         for c in &run.comparisons {
-            let what = drawable(&c.label);
+            let what = &c.label;
             ui.label(format!("{:.0}× — {what}: {} against {}", c.times, show(c.gpu, c.unit), show(c.cpu, c.unit)));
         }
     }
     if let Some(c) = &run.clocks_under_load {
         let tone = if c.throttled { Tone::Warn } else { Tone::Good };
         ui.add_space(6.0);
-        ui.label(toned(ui, tone, format!("Clocks under load: {}", drawable(&c.summary))));
+        ui.label(toned(ui, tone, format!("Clocks under load: {}", &c.summary)));
     }
     if !run.findings.is_empty() {
         ui.add_space(6.0);
@@ -184,10 +176,10 @@ fn details_ui(ui: &mut Ui, run: &BenchRun) {
         for f in &run.findings {
             ui.horizontal_wrapped(|ui| {
                 crate::gui::theme::badge_ui(ui, Tone::of(f.severity), &format!("{:?}", f.severity).to_lowercase());
-                ui.label(drawable(&f.summary)).on_hover_text(drawable(&f.evidence.join("\n")));
+                ui.label(&f.summary).on_hover_text(&f.evidence.join("\n"));
             });
             if let Some(fix) = &f.fix {
-                ui.label(toned(ui, Tone::Muted, format!("    fix: {}", drawable(fix))));
+                ui.label(toned(ui, Tone::Muted, format!("    fix: {}", fix)));
             }
         }
     }
@@ -205,10 +197,10 @@ fn details_ui(ui: &mut Ui, run: &BenchRun) {
             ui,
             |ui| {
                 for (why, tests) in &not_run {
-                    ui.label(format!("{} did not run — {}", tests.join(", "), drawable(why)));
+                    ui.label(format!("{} did not run — {}", tests.join(", "), why));
                 }
                 for n in &notes {
-                    ui.label(toned(ui, Tone::Muted, drawable(n)));
+                    ui.label(toned(ui, Tone::Muted, n));
                 }
             },
         );
@@ -226,9 +218,7 @@ mod tests {
     }
 
     #[test]
-    fn text_is_drawable_and_shortened_on_a_character_boundary() {
-        assert_eq!(test_label(gpu_doctor_kernels::TestKind::H2d), "host to device copy");
-        assert_eq!(drawable("libcublas.so→x"), "libcublas.so->x");
+    fn text_is_shortened_on_a_character_boundary() {
         assert_eq!(shorten("ééééé", 3), "ééé…");
         assert_eq!(shorten("abc", 3), "abc");
     }

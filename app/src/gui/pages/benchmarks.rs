@@ -540,7 +540,7 @@ impl BenchPage {
                 match &e.loaded {
                     Ok(saved) => {
                         ui.checkbox(&mut e.overlay, saved.date.as_str()).on_hover_text("Overlay on the plots");
-                        ui.label(results_ui::drawable(&saved.summary)).on_hover_text(e.path.display().to_string());
+                        ui.label(&saved.summary).on_hover_text(e.path.display().to_string());
                     }
                     Err(err) => {
                         ui.label(toned(ui, Tone::Bad, format!("⚠ {}", e.file_name())));
