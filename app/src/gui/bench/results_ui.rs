@@ -176,7 +176,7 @@ fn details_ui(ui: &mut Ui, run: &BenchRun) {
         for f in &run.findings {
             ui.horizontal_wrapped(|ui| {
                 crate::gui::theme::badge_ui(ui, Tone::of(f.severity), &format!("{:?}", f.severity).to_lowercase());
-                ui.label(&f.summary).on_hover_text(&f.evidence.join("\n"));
+                ui.label(&f.summary).on_hover_text(f.evidence.join("\n"));
             });
             if let Some(fix) = &f.fix {
                 ui.label(toned(ui, Tone::Muted, format!("    fix: {}", fix)));
