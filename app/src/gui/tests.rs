@@ -84,13 +84,22 @@ fn run_the_checks_and_expand_a_finding() {
         .cloned()
         .expect("the driver finding");
     assert_eq!(finding.severity, Severity::Error);
-    assert!(h.query_by_label("Evidence").is_none(), "findings start folded");
-
-    h.get_by_label_contains(&finding.summary).click();
-    h.run_steps(2);
+    // Errors open by themselves, so their fix is in view; notes start folded.
     assert!(h.state().pages.checks.expanded.contains(&finding.id));
     h.get_by_label("Evidence");
     h.get_by_label("Fix");
+    let note =
+        h.state().machine.report.as_ref().unwrap().findings.iter().find(|f| f.severity == Severity::Info).cloned();
+    let note = note.expect("the fixture has a note");
+    assert!(!h.state().pages.checks.expanded.contains(&note.id));
+    h.get_by_label_contains(&note.summary).click();
+    h.run_steps(2);
+    assert!(h.state().pages.checks.expanded.contains(&note.id), "a click opens a finding");
+    h.get_by_label_contains(&finding.summary).click();
+    h.run_steps(2);
+    assert!(!h.state().pages.checks.expanded.contains(&finding.id), "a second click folds it");
+    h.get_by_label_contains(&finding.summary).click();
+    h.run_steps(2);
 
     // Copy puts the fix on the clipboard.
     h.get_by_label("Copy").click();

@@ -19,6 +19,9 @@ pub struct ChecksPage {
     pub category: Option<Category>,
     /// The last fix copied to the clipboard (its finding's id), for the "copied" mark.
     pub copied: Option<String>,
+    /// The report the errors were last opened for (when it was taken, and whether it is another
+    /// machine's): errors open by themselves once per report, so their fix is in view.
+    opened_for: Option<(u64, bool)>,
 }
 
 const SEVERITIES: [(Severity, &str); 3] =
@@ -34,6 +37,12 @@ impl ChecksPage {
             });
             return;
         };
+        let key = (report.snapshot.taken_at_unix_secs, shown.other);
+        if self.opened_for != Some(key) {
+            self.opened_for = Some(key);
+            let errors = report.findings.iter().filter(|f| f.severity == Severity::Error);
+            self.expanded.extend(errors.map(|f| f.id.clone()));
+        }
         ui.horizontal(|ui| {
             ui.heading(format!("Checks: {}", tally(&report.findings)));
             ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
@@ -115,17 +124,21 @@ impl ChecksPage {
                         }
                     }
                     if let Some(fix) = &f.fix {
-                        ui.label(RichText::new("Fix").strong());
                         ui.horizontal(|ui| {
-                            egui::Frame::new().fill(ui.visuals().extreme_bg_color).inner_margin(6).show(ui, |ui| {
-                                ui.add(egui::Label::new(RichText::new(fix).monospace()).wrap());
-                            });
+                            ui.label(RichText::new("Fix").strong());
                             let copied = self.copied.as_deref() == Some(f.id.as_str());
-                            if ui.button(if copied { "Copied" } else { "Copy" }).on_hover_text("Copy the fix").clicked()
+                            if ui
+                                .small_button(if copied { "Copied" } else { "Copy" })
+                                .on_hover_text("Copy the fix")
+                                .clicked()
                             {
                                 ui.ctx().copy_text(fix.clone());
                                 self.copied = Some(f.id.clone());
                             }
+                        });
+                        egui::Frame::new().fill(ui.visuals().extreme_bg_color).inner_margin(6).show(ui, |ui| {
+                            ui.set_width(ui.available_width());
+                            ui.add(egui::Label::new(RichText::new(fix).monospace()).wrap());
                         });
                     }
                     ui.label(toned(ui, Tone::Muted, format!("{} · {}", f.id, label(&f.category))).small());
