@@ -122,6 +122,9 @@ impl MachineProbe {
         self.pending.clear();
         self.last_duration = self.started.take().map(|s| s.elapsed());
         self.runs_finished += 1;
+        if let Some(d) = self.last_duration {
+            tracing::info!(target: "gpu_doctor::timing", "probes and diagnosis done in {} ms", d.as_millis());
+        }
         match result {
             Ok(report) => self.report = Some(report),
             Err(e) => self.error = Some(e),
