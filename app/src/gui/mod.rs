@@ -197,6 +197,12 @@ impl App {
             };
         self.telemetry.set_wanted(wants_live, gpus, ctx);
         self.telemetry.poll();
+        let (shown, pages, _, actions) = self.parts();
+        pages.logic(ctx, &shown, actions);
+    }
+
+    /// The machine on screen, borrowed beside the parts of the app a page may change.
+    fn parts(&mut self) -> (Shown<'_>, &mut pages::Pages, &mut telemetry::TelemetryFeed, &mut Vec<Action>) {
         let shown = shown_from(
             &self.machine,
             &self.other,
@@ -205,7 +211,7 @@ impl App {
             &self.host,
             &self.options,
         );
-        self.pages.logic(ctx, &shown, &mut self.actions);
+        (shown, &mut self.pages, &mut self.telemetry, &mut self.actions)
     }
 
     /// Draws the whole window.
@@ -223,20 +229,14 @@ impl App {
         }
         let mut actions = Vec::new();
         egui::Panel::top("top").show(ui, |ui| self.top_bar_ui(ui, &mut actions));
-        egui::CentralPanel::default().show(ui, |ui| {
-            let shown = shown_from(
-                &self.machine,
-                &self.other,
-                self.showing_other,
-                self.replay.is_some(),
-                &self.host,
-                &self.options,
-            );
-            egui::ScrollArea::vertical().auto_shrink(false).show(ui, |ui| {
-                self.pages.page_ui(self.page, ui, &shown, &mut self.telemetry, &mut actions);
-            });
-        });
         self.actions.extend(actions);
+        let page = self.page;
+        egui::CentralPanel::default().show(ui, |ui| {
+            let (shown, pages, feed, actions) = self.parts();
+            egui::ScrollArea::vertical()
+                .auto_shrink(false)
+                .show(ui, |ui| pages.page_ui(page, ui, &shown, feed, actions));
+        });
         {
             let busy = self.busy();
             if let Some(shooter) = &mut self.screenshot {
