@@ -4,10 +4,11 @@
 //! Runs in the parent process: it needs no CUDA, so it still runs where the GPU tests cannot.
 
 use std::hint::black_box;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use crate::plan::{BenchPlan, MIB, TestKind};
-use crate::protocol::{BenchEvent, Check, Measurement, Metric, Point, TestResult, Unit};
+use crate::protocol::{BenchEvent, Check, Failure, FailureKind, Measurement, Metric, Point, TestResult, Unit};
 use crate::rng::SplitMix64;
 use crate::stats::Stats;
 
@@ -107,9 +108,17 @@ pub fn gemm_threads() -> usize {
 }
 
 /// Runs the CPU baselines of `plan`, reporting events through `emit`.
-pub fn run(plan: &BenchPlan, emit: &mut dyn FnMut(BenchEvent)) {
+pub fn run(plan: &BenchPlan, cancel: &AtomicBool, emit: &mut dyn FnMut(BenchEvent)) {
     let test = TestKind::Cpu;
     emit(BenchEvent::Started { test, device: None });
+    // Checked between the three parts (each takes at most a few seconds).
+    let cancelled = |emit: &mut dyn FnMut(BenchEvent)| {
+        let stop = cancel.load(Ordering::Relaxed);
+        if stop {
+            emit(BenchEvent::Failed { test, failure: Failure::new(FailureKind::Cancelled, "cancelled by the user") });
+        }
+        stop
+    };
     let total = 3;
     let mut result = TestResult::default();
 
@@ -133,6 +142,9 @@ pub fn run(plan: &BenchPlan, emit: &mut dyn FnMut(BenchEvent)) {
         ));
     }
     emit(BenchEvent::Progress { test, done: 1, total, what: format!("SGEMM {n}³") });
+    if cancelled(emit) {
+        return;
+    }
 
     // The naive loop at a smaller size, which also checks the library's answer.
     let m = plan.cpu_naive_size as usize;
@@ -169,6 +181,9 @@ pub fn run(plan: &BenchPlan, emit: &mut dyn FnMut(BenchEvent)) {
         ));
     }
     emit(BenchEvent::Progress { test, done: 2, total, what: format!("naive GEMM {m}³") });
+    if cancelled(emit) {
+        return;
+    }
 
     // Host memcpy.
     let bytes = usize::try_from(plan.cpu_memcpy_bytes).unwrap_or(usize::MAX);
@@ -230,7 +245,7 @@ mod tests {
         plan.cpu_memcpy_bytes = 8 * MIB;
         plan.repetitions = 3;
         let mut events = Vec::new();
-        run(&plan, &mut |e| events.push(e));
+        run(&plan, &AtomicBool::new(false), &mut |e| events.push(e));
         assert!(matches!(events.first(), Some(BenchEvent::Started { test: TestKind::Cpu, device: None })));
         let Some(BenchEvent::Finished { result, .. }) = events.last() else { panic!("no finished event") };
         let value = |metric: Metric| result.measurements.iter().find(|m| m.metric == metric).unwrap().value;
@@ -240,6 +255,21 @@ mod tests {
         assert!(naive > 0.01 && naive < fast * 10.0, "{naive} GFLOP/s");
         assert!(memcpy > 0.1 && memcpy < 10_000.0, "{memcpy} GB/s");
         assert!(result.checks.iter().all(|c| c.passed), "{:?}", result.checks);
+    }
+
+    #[test]
+    fn a_cancel_stops_after_the_part_under_way() {
+        let mut plan = BenchPlan::preset(0, vec![TestKind::Cpu], true);
+        (plan.cpu_gemm_size, plan.cpu_naive_size, plan.cpu_memcpy_bytes, plan.repetitions) = (64, 32, MIB, 3);
+        let mut events = Vec::new();
+        run(&plan, &AtomicBool::new(true), &mut |e| events.push(e));
+        let progress = events.iter().filter(|e| matches!(e, BenchEvent::Progress { .. })).count();
+        assert_eq!(progress, 1, "only the first part ran: {events:?}");
+        assert!(
+            matches!(events.last(), Some(BenchEvent::Failed { failure, .. }) if failure.kind == FailureKind::Cancelled),
+            "{events:?}"
+        );
+        assert!(!events.iter().any(|e| matches!(e, BenchEvent::Finished { .. })));
     }
 
     #[test]

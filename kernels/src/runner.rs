@@ -168,7 +168,9 @@ pub fn run(
                 failure: Failure::new(FailureKind::Cancelled, "cancelled before the CPU baselines"),
             });
         } else {
-            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| crate::cpu::run(plan, &mut push)));
+            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                crate::cpu::run(plan, &opts.cancel, &mut push)
+            }));
             if let Err(panic) = outcome {
                 let reason = format!("the CPU baselines panicked: {}", crate::worker::panic_message(panic.as_ref()));
                 push(BenchEvent::Failed { test: TestKind::Cpu, failure: Failure::new(FailureKind::Panic, reason) });

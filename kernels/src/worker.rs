@@ -5,6 +5,7 @@
 use std::any::Any;
 use std::io::{Read, Write};
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::AtomicBool;
 
 use crate::gpu::{self, Gpu};
 use crate::plan::{BenchPlan, TestKind};
@@ -67,7 +68,8 @@ pub fn run_plan(plan: &BenchPlan, emit: &mut dyn FnMut(BenchEvent)) {
     let mut device: Option<Result<Gpu, Failure>> = None;
     for &test in &plan.tests {
         if test == TestKind::Cpu {
-            if let Err(panic) = catch_unwind(AssertUnwindSafe(|| crate::cpu::run(plan, emit))) {
+            if let Err(panic) = catch_unwind(AssertUnwindSafe(|| crate::cpu::run(plan, &AtomicBool::new(false), emit)))
+            {
                 emit(BenchEvent::Failed { test, failure: panic_failure(panic.as_ref(), "the CPU baselines") });
             }
             continue;
