@@ -59,20 +59,30 @@ fn run(cli: Cli, started: Instant) -> Result<u8> {
         Some(Command::BenchWorker) => Ok(bench::worker()),
         None => {
             let no_display = std::env::var_os("DISPLAY").is_none() && std::env::var_os("WAYLAND_DISPLAY").is_none();
-            if !no_display {
-                let screenshot = cli.screenshot.map(|path| gui::ScreenshotRequest::new(path, cli.page));
+            let why = if no_display {
+                "no display found (DISPLAY and WAYLAND_DISPLAY are unset)".to_owned()
+            } else {
+                let screenshot = cli.screenshot.clone().map(|path| gui::ScreenshotRequest::new(path, cli.page));
                 let options = options(&ProbeArgs::default());
-                return gui::run(gui::Launch { host, replay: cli.replay, options, screenshot, started, storage: None });
-            }
+                let launch = gui::Launch {
+                    host: Arc::clone(&host),
+                    replay: cli.replay,
+                    options,
+                    screenshot,
+                    started,
+                    storage: None,
+                };
+                match gui::run(launch) {
+                    Err(e) if cli.screenshot.is_none() => format!("{e:#}"),
+                    result => return result,
+                }
+            };
             anyhow::ensure!(
                 cli.screenshot.is_none(),
                 "--screenshot needs a display (DISPLAY or WAYLAND_DISPLAY); under CI, run it with xvfb-run"
             );
             let code = check(host.as_ref(), &CheckArgs { probe: ProbeArgs::default(), json: false, verbose: false })?;
-            eprintln!(
-                "\nhint: no display found (DISPLAY and WAYLAND_DISPLAY are unset), so here is the terminal summary; \
-                 `gpu-doctor --help` lists the commands."
-            );
+            eprintln!("\nhint: {why}, so here is the terminal summary; `gpu-doctor --help` lists the commands.");
             Ok(code)
         }
     }

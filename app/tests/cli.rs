@@ -65,6 +65,19 @@ fn no_arguments_without_a_display_prints_the_summary_and_a_hint() {
 }
 
 #[test]
+fn a_display_that_cannot_be_opened_falls_back_to_the_summary() {
+    // No X server answers on display 987: the window cannot open, and that is said, not fatal.
+    let out = gpu_doctor().env("DISPLAY", ":987").output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Driver"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("could not open the window"));
+    // A screenshot cannot fall back: it fails with the reason.
+    let out = gpu_doctor().env("DISPLAY", ":987").args(["--screenshot", "/tmp/never.png"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(4));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("could not open the window"));
+}
+
+#[test]
 fn markdown_report_is_written_to_a_file() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("report.md");
