@@ -74,8 +74,13 @@ pub(super) fn serde_name<T: serde::Serialize>(value: &T) -> String {
 
 /// The PCIe link of a GPU, e.g. `PCIe Gen1 x16 now (max Gen4 x16)`.
 pub fn link_text(g: &Gpu) -> String {
-    let now = format!("Gen{} x{}", or_q(g.pcie_gen_current), or_q(g.pcie_width_current));
-    let max = format!("Gen{} x{}", or_q(g.pcie_gen_max), or_q(g.pcie_width_max));
+    pcie_text([g.pcie_gen_current, g.pcie_width_current], [g.pcie_gen_max, g.pcie_width_max])
+}
+
+/// A PCIe link from its `[generation, width]` now and at most, e.g. `PCIe Gen1 x16 now (max Gen4 x16)`.
+pub fn pcie_text(now: [Option<u32>; 2], max: [Option<u32>; 2]) -> String {
+    let now = format!("Gen{} x{}", or_q(now[0]), or_q(now[1]));
+    let max = format!("Gen{} x{}", or_q(max[0]), or_q(max[1]));
     if now == max { format!("PCIe {now}") } else { format!("PCIe {now} now (max {max})") }
 }
 

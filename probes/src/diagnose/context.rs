@@ -164,7 +164,8 @@ pub fn gpu_views(s: &Snapshot, kb: &Kb) -> Vec<GpuView> {
     s.gpus.value().map(|g| g.iter().map(|g| gpu_view(g, kb)).collect()).unwrap_or_default()
 }
 
-fn gpu_view(g: &Gpu, kb: &Kb) -> GpuView {
+/// One GPU as the rules see it: its capability from the driver, or else by product name.
+pub fn gpu_view(g: &Gpu, kb: &Kb) -> GpuView {
     let name = g.name.clone().unwrap_or_else(|| format!("GPU {}", g.index));
     let by_name = || g.name.as_deref().and_then(|n| kb.gpus.cc_for_name(n));
     let (cc, cc_by_name) = match g.compute_capability {

@@ -27,7 +27,7 @@ use crate::{Category, Finding, Severity, Snapshot};
 
 pub use arch::{ArchList, GpuFit, gpu_fit, torch_arch_list};
 pub(crate) use context::Ctx;
-pub use context::{GpuView, gpu_views};
+pub use context::{GpuView, gpu_view, gpu_views};
 
 /// One rule: what the documentation says of it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

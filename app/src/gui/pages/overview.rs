@@ -10,7 +10,7 @@ use gpu_doctor_probes::{Probed, Report, Severity, Snapshot};
 use crate::gui::telemetry::TelemetryFeed;
 use crate::gui::theme::{Tone, badge_ui, toned};
 use crate::gui::{Action, Page, Shown};
-use crate::render::facts::{gib, link_text, snapshot_sections};
+use crate::render::facts::{gib, link_text, pcie_text, snapshot_sections};
 
 /// What the probe groups are called while they run.
 const PART_LABELS: [(&str, &str); 7] = [
@@ -241,12 +241,12 @@ fn gpu_card_body_ui(ui: &mut Ui, shown: &Shown<'_>, gpu: &Gpu, link: Option<&Hos
 }
 
 fn capability_text(gpu: &Gpu) -> String {
-    let kb = Kb::get().ok();
-    let cc =
-        gpu.compute_capability.or_else(|| kb.and_then(|kb| gpu.name.as_deref().and_then(|n| kb.gpus.cc_for_name(n))));
-    let Some(cc) = cc else { return "not reported".to_owned() };
-    let arch = gpu.architecture.clone().or_else(|| kb.and_then(|kb| kb.gpus.row(cc)).map(|r| r.arch.clone()));
-    let by_name = if gpu.compute_capability.is_none() { " (by its name)" } else { "" };
+    let Ok(kb) = Kb::get() else { return "not known (the knowledge base did not load)".to_owned() };
+    // The same lookup the rules make: the driver's answer, else the product name.
+    let view = gpu_doctor_probes::diagnose::gpu_view(gpu, kb);
+    let Some(cc) = view.cc else { return "not reported".to_owned() };
+    let arch = gpu.architecture.clone().or_else(|| kb.gpus.row(cc).map(|r| r.arch.clone()));
+    let by_name = if view.cc_by_name { " (by its name)" } else { "" };
     match arch {
         Some(a) => format!("{cc} · {a}{by_name}"),
         None => format!("{cc}{by_name}"),
@@ -255,11 +255,9 @@ fn capability_text(gpu: &Gpu) -> String {
 
 fn link_line(gpu: &Gpu, link: Option<&HostLink>) -> String {
     let mut text = match link {
+        // The host link's values, which the link probe merged from NVML and sysfs.
         Some(l) if l.gen_current.is_some() || l.gen_max.is_some() => {
-            let q = |v: Option<u32>| v.map_or_else(|| "?".to_owned(), |v| v.to_string());
-            let now = format!("Gen{} x{}", q(l.gen_current), q(l.width_current));
-            let max = format!("Gen{} x{}", q(l.gen_max), q(l.width_max));
-            if now == max { format!("PCIe {now}") } else { format!("PCIe {now} now, max {max}") }
+            pcie_text([l.gen_current, l.width_current], [l.gen_max, l.width_max])
         }
         _ => link_text(gpu),
     };
