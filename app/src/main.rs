@@ -98,7 +98,7 @@ fn snapshot(host: &dyn Host, args: &ProbeArgs) -> Snapshot {
 
 /// A snapshot with the findings of every rule.
 fn judged(snap: Snapshot) -> Result<Report> {
-    let kb = Kb::get().map_err(|e| anyhow::anyhow!("{e}"))?;
+    let kb = Kb::get().map_err(|e| anyhow::anyhow!("the knowledge base did not load: {e}"))?;
     let findings = diagnose(&snap, kb);
     Ok(Report::new(snap, findings))
 }
@@ -136,10 +136,14 @@ fn read_input(path: &Path) -> Result<String> {
     } else {
         std::fs::read(path).map_err(|e| InputError(format!("could not read {}: {e}", path.display())))?
     };
-    // Text pasted from Windows may carry a byte-order mark; invalid UTF-8 is replaced, not refused,
-    // since a stray byte in prose must not hide the facts around it.
-    let text = String::from_utf8_lossy(&bytes);
-    Ok(text.trim_start_matches('\u{feff}').to_owned())
+    Ok(decode_text(&bytes))
+}
+
+/// Text from another machine as a string. Text pasted from Windows may carry a byte-order mark;
+/// invalid UTF-8 is replaced, not refused, since a stray byte in prose must not hide the facts
+/// around it.
+fn decode_text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).trim_start_matches('\u{feff}').to_owned()
 }
 
 fn diagnose_text(args: &DiagnoseArgs) -> Result<u8> {

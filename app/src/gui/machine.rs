@@ -9,7 +9,6 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use gpu_doctor_probes::compat::Kb;
-use gpu_doctor_probes::diagnose::diagnose;
 use gpu_doctor_probes::host::Host;
 use gpu_doctor_probes::probe::{Options, Part, collect_streaming};
 use gpu_doctor_probes::{Report, Snapshot};
@@ -69,12 +68,8 @@ impl MachineProbe {
                 let _ = tx.send(ProbeMsg::Part(Box::new(part)));
                 ctx.request_repaint();
             });
-            let report = Kb::get().map(|kb| {
-                let findings = diagnose(&snap, kb);
-                Report::new(snap, findings)
-            });
-            let _ =
-                tx.send(ProbeMsg::Done(Box::new(report.map_err(|e| format!("the knowledge base did not load: {e}")))));
+            let report = crate::judged(snap).map_err(|e| format!("{e:#}"));
+            let _ = tx.send(ProbeMsg::Done(Box::new(report)));
             ctx.request_repaint();
         });
         match spawned {
@@ -171,8 +166,7 @@ pub struct OtherMachine {
 pub fn open_file(task: &mut Task<OtherMachine>, ctx: &egui::Context, path: PathBuf) -> bool {
     task.spawn("open-report", ctx, move || {
         let bytes = std::fs::read(&path).map_err(|e| format!("could not read {}: {e}", path.display()))?;
-        let text = String::from_utf8_lossy(&bytes);
-        let report = read_text(text.trim_start_matches('\u{feff}')).map_err(|e| format!("{}: {e}", path.display()))?;
+        let report = read_text(&crate::decode_text(&bytes)).map_err(|e| format!("{}: {e}", path.display()))?;
         Ok(OtherMachine { source: OtherSource::File(path), report })
     })
 }
@@ -190,8 +184,7 @@ pub fn read_paste(task: &mut Task<OtherMachine>, ctx: &egui::Context, text: Stri
 pub fn read_text(text: &str) -> Result<Report, String> {
     let kb = Kb::get().map_err(|e| format!("the knowledge base did not load: {e}"))?;
     let snap = gpu_doctor_probes::parse::paste::read_pasted(text, kb).map_err(|e| e.to_string())?;
-    let findings = diagnose(&snap, kb);
-    let mut report = Report::new(snap, findings);
+    let mut report = crate::judged(snap).map_err(|e| format!("{e:#}"))?;
     // A saved report may carry a benchmark run; keep it.
     if let Ok(saved) = serde_json::from_str::<Report>(text) {
         report.bench = saved.bench;
