@@ -182,10 +182,21 @@ fn pasted_text_is_shown_as_another_machine_and_back() {
 fn every_page_draws_on_a_machine_without_a_driver() {
     let mut h = harness("no-driver");
     settle(&mut h);
-    for page in Page::ALL {
+    // What each page says of a machine without a driver (a page that drew nothing would fail).
+    let says = [
+        (Page::Overview, "No NVIDIA GPU to use"),
+        (Page::Checks, "Checks: "),
+        (Page::Environments, "Python environments"),
+        (Page::Benchmarks, "Run benchmarks"),
+        (Page::Telemetry, "off while a recorded machine is on screen"),
+        (Page::Report, "## gpu-doctor report"),
+    ];
+    assert_eq!(says.map(|(p, _)| p), Page::ALL);
+    for (page, text) in says {
         h.get_by_label(page.title()).click();
         h.run_steps(2);
         assert_eq!(h.state().page, page);
+        assert!(h.query_all_by_label_contains(text).next().is_some(), "{page:?} does not say {text:?}");
     }
 }
 
