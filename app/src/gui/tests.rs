@@ -21,11 +21,12 @@ fn fixture(name: &str) -> PathBuf {
 
 /// The window on a recorded machine, sized like a laptop screen, with its settings and past runs
 /// in a temporary folder instead of the user's.
-fn harness(name: &str) -> Harness<'static, App> {
+fn harness(name: &str) -> (Harness<'static, App>, tempfile::TempDir) {
     let dir = fixture(name);
     let host = Arc::new(ReplayHost::load(&dir).unwrap());
-    // The folder must outlive the harness; the OS cleans its temporary folder.
-    let storage = tempfile::tempdir().unwrap().keep();
+    // Returned beside the harness, so it lives as long as the test and is removed after it.
+    let home = tempfile::tempdir().unwrap();
+    let storage = home.path().to_owned();
     let launch = Launch {
         host,
         replay: Some(dir),
@@ -34,7 +35,7 @@ fn harness(name: &str) -> Harness<'static, App> {
         started: Instant::now(),
         storage: Some(storage),
     };
-    Harness::builder().with_size([1280.0, 800.0]).build_eframe(|cc| App::new(&cc.egui_ctx, launch))
+    (Harness::builder().with_size([1280.0, 800.0]).build_eframe(|cc| App::new(&cc.egui_ctx, launch)), home)
 }
 
 /// Steps the harness until no job runs (the workers answer on their own threads).
@@ -53,7 +54,7 @@ fn settle(h: &mut Harness<'_, App>) {
 
 #[test]
 fn the_overview_shows_the_verdict_and_the_gpu_card_once_probed() {
-    let mut h = harness("consumer-gpu-torch-venv");
+    let (mut h, _home) = harness("consumer-gpu-torch-venv");
     // The first frame comes before any probe has finished.
     h.step();
     assert!(h.state().machine.is_running() || h.state().machine.report.is_some());
@@ -67,7 +68,7 @@ fn the_overview_shows_the_verdict_and_the_gpu_card_once_probed() {
 
 #[test]
 fn run_the_checks_and_expand_a_finding() {
-    let mut h = harness("torch-cu130-on-r550");
+    let (mut h, _home) = harness("torch-cu130-on-r550");
     settle(&mut h);
     h.get_by_label("Checks").click();
     h.run_steps(2);
@@ -118,7 +119,7 @@ fn run_the_checks_and_expand_a_finding() {
 
 #[test]
 fn f5_probes_again() {
-    let mut h = harness("no-driver");
+    let (mut h, _home) = harness("no-driver");
     settle(&mut h);
     assert_eq!(h.state().machine.runs_finished, 1);
     h.key_press(egui::Key::F5);
@@ -130,7 +131,7 @@ fn f5_probes_again() {
 fn export_a_report_to_a_file_and_read_it_back() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("exported.json");
-    let mut h = harness("torch-cu130-on-r550");
+    let (mut h, _home) = harness("torch-cu130-on-r550");
     settle(&mut h);
     h.get_by_label("Report").click();
     h.run_steps(2);
@@ -150,7 +151,7 @@ fn export_a_report_to_a_file_and_read_it_back() {
 fn ctrl_s_exports_to_the_fallback_path_without_a_dialog() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("report.md");
-    let mut h = harness("egpu-thunderbolt");
+    let (mut h, _home) = harness("egpu-thunderbolt");
     settle(&mut h);
     h.state_mut().pages.report.fallback_path = path.display().to_string();
     h.state_mut().pages.report.set_dialogs(false);
@@ -164,7 +165,7 @@ fn ctrl_s_exports_to_the_fallback_path_without_a_dialog() {
 
 #[test]
 fn pasted_text_is_shown_as_another_machine_and_back() {
-    let mut h = harness("consumer-gpu-torch-venv");
+    let (mut h, _home) = harness("consumer-gpu-torch-venv");
     settle(&mut h);
     let sample = include_str!("../../../probes/src/parse/paste/samples/support_thread.md");
     h.state_mut().act(super::Action::Paste(sample.to_owned()));
@@ -180,7 +181,7 @@ fn pasted_text_is_shown_as_another_machine_and_back() {
 
 #[test]
 fn every_page_draws_on_a_machine_without_a_driver() {
-    let mut h = harness("no-driver");
+    let (mut h, _home) = harness("no-driver");
     settle(&mut h);
     // What each page says of a machine without a driver (a page that drew nothing would fail).
     let says = [
@@ -204,7 +205,7 @@ fn every_page_draws_on_a_machine_without_a_driver() {
 fn export_redacted_html() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("report.html");
-    let mut h = harness("consumer-gpu-torch-venv");
+    let (mut h, _home) = harness("consumer-gpu-torch-venv");
     settle(&mut h);
     assert!(
         serde_json::to_string(h.state().machine.report.as_ref().unwrap()).unwrap().contains("/home/user"),
@@ -228,7 +229,7 @@ fn export_redacted_html() {
 #[test]
 fn start_and_cancel_a_cpu_baseline_benchmark() {
     use super::bench::RunState;
-    let mut h = harness("consumer-gpu-torch-venv");
+    let (mut h, _home) = harness("consumer-gpu-torch-venv");
     settle(&mut h);
     h.get_by_label("Benchmarks").click();
     h.run_steps(2);
