@@ -163,7 +163,7 @@ fn run(host: &dyn Host, args: &BenchArgs, plan: &BenchPlan) -> Result<BenchRun> 
 
     if let Some(path) = &args.output {
         let json = serde_json::to_string_pretty(&run).context("could not serialize the run")? + "\n";
-        write_file(path, &json)?;
+        crate::write_file(path, &json)?;
         eprintln!("wrote {}", path.display());
     }
     let mut out = std::io::stdout().lock();
@@ -243,13 +243,6 @@ fn worker_spec(libraries: &PreparedLibraries) -> Result<WorkerSpec> {
         env.push((path_var.into(), path));
     }
     Ok(WorkerSpec { program, args: vec!["bench-worker".into()], env })
-}
-
-/// Writes a file through a temporary sibling, so a failed write never leaves half a file.
-fn write_file(path: &Path, text: &str) -> Result<()> {
-    let tmp = path.with_extension("tmp-gpu-doctor");
-    std::fs::write(&tmp, text).with_context(|| format!("could not write {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("could not move the run into place at {}", path.display()))
 }
 
 /// Reads a run saved with `bench -o FILE`.

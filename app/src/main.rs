@@ -187,9 +187,10 @@ fn record(args: &RecordArgs, this_machine: bool) -> Result<u8> {
     Ok(cli::EXIT_OK)
 }
 
-/// Writes a file through a temporary sibling, so a failed write never leaves half a report.
-fn write_file(path: &Path, text: &str) -> Result<()> {
+/// Writes a file through a temporary sibling, so a failed write never leaves half a file behind.
+/// The one writer of every file gpu-doctor makes (reports, runs, settings, screenshots).
+fn write_file(path: &Path, bytes: impl AsRef<[u8]>) -> Result<()> {
     let tmp = path.with_extension("tmp-gpu-doctor");
-    std::fs::write(&tmp, text).with_context(|| format!("could not write {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("could not move the report into place at {}", path.display()))
+    std::fs::write(&tmp, bytes).with_context(|| format!("could not write {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("could not move {} into place", path.display()))
 }

@@ -31,15 +31,12 @@ fn base_dir(xdg: &str, home_rel: &str, windows: &str) -> Option<PathBuf> {
     base.map(|b| b.join("gpu-doctor"))
 }
 
-/// Writes a file through a temporary sibling, creating its folder, so a failed write never leaves
-/// half a file behind.
+/// Writes a file through a temporary sibling (`crate::write_file`), creating its folder first.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(|e| format!("could not create {}: {e}", dir.display()))?;
     }
-    let tmp = path.with_extension("tmp-gpu-doctor");
-    std::fs::write(&tmp, bytes).map_err(|e| format!("could not write {}: {e}", tmp.display()))?;
-    std::fs::rename(&tmp, path).map_err(|e| format!("could not move {} into place: {e}", path.display()))
+    crate::write_file(path, bytes).map_err(|e| format!("{e:#}"))
 }
 
 #[cfg(test)]
