@@ -321,6 +321,13 @@ impl std::fmt::Debug for App {
     }
 }
 
+/// Whether a native open/save dialog can be shown: always on Windows and macOS; on Linux the XDG
+/// desktop portal needs a session bus. Where not, the pages offer a typed path instead.
+pub fn native_dialogs() -> bool {
+    cfg!(any(windows, target_os = "macos"))
+        || std::env::var_os("DBUS_SESSION_BUS_ADDRESS").is_some_and(|v| !v.is_empty())
+}
+
 /// Theme: follow the system (the default), or dark or light.
 fn theme_ui(ui: &mut Ui) {
     let mut pref = ui.ctx().options(|o| o.theme_preference);

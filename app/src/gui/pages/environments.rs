@@ -76,7 +76,7 @@ impl EnvPage {
 
     /// Starts loading the remembered interpreters from `dir` (tests pass a temporary folder).
     pub fn start_with_dir(&mut self, ctx: &egui::Context, dir: Result<PathBuf, String>) {
-        self.portal = std::env::var_os("DBUS_SESSION_BUS_ADDRESS").is_some_and(|v| !v.is_empty());
+        self.portal = crate::gui::native_dialogs();
         match dir {
             Ok(dir) => {
                 self.settings_dir = Some(dir.clone());

@@ -63,7 +63,7 @@ impl Default for ReportPage {
             open_dialog: Task::default(),
             export_requested: false,
             preview: None,
-            dialogs: cfg!(any(windows, target_os = "macos")) || std::env::var_os("DBUS_SESSION_BUS_ADDRESS").is_some(),
+            dialogs: crate::gui::native_dialogs(),
         }
     }
 }
