@@ -6,6 +6,7 @@
 mod fixture;
 pub mod nvml;
 pub mod paths;
+pub mod process;
 mod recording;
 mod replay;
 mod system;

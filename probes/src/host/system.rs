@@ -7,6 +7,7 @@ use std::process::{Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use super::process::{self, Drain};
 use super::{
     Cmd, CmdOutput, DirEntry, FileKind, Host, HostError, MAX_FILE_BYTES, MAX_OUTPUT_BYTES, NvmlReport, Platform,
     SystemInfo,
@@ -42,21 +43,11 @@ fn kind_of(ft: std::fs::FileType) -> FileKind {
     }
 }
 
-/// Reads a pipe to its end, keeping at most `MAX_OUTPUT_BYTES`.
-fn read_capped(mut pipe: impl Read) -> String {
-    let mut kept = Vec::new();
-    let mut buf = [0u8; 16 * 1024];
-    loop {
-        match pipe.read(&mut buf) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => {
-                let room = MAX_OUTPUT_BYTES.saturating_sub(kept.len());
-                kept.extend_from_slice(&buf[..n.min(room)]);
-            }
-        }
-    }
-    String::from_utf8_lossy(&kept).into_owned()
-}
+/// After a program exits, how long a process it left behind may keep its output open before the
+/// group is killed and what was read is taken as the answer.
+const LEFT_OPEN_GRACE: Duration = Duration::from_millis(500);
+/// After a group was killed, how long to wait for its pipes to close.
+const KILLED_GRACE: Duration = Duration::from_millis(200);
 
 impl Host for SystemHost {
     fn platform(&self) -> Platform {
@@ -134,51 +125,67 @@ impl Host for SystemHost {
             .argv
             .split_first()
             .ok_or_else(|| HostError::Io { message: "empty command".to_owned(), what: what.clone() })?;
-        let mut child = Command::new(program)
-            .args(args)
-            .stdin(if cmd.stdin.is_some() { Stdio::piped() } else { Stdio::null() })
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| {
-                if e.kind() == std::io::ErrorKind::NotFound {
-                    HostError::NotFound { what: program.clone() }
-                } else {
-                    HostError::Io { message: format!("could not start: {e}"), what: what.clone() }
-                }
-            })?;
+        let mut command = Command::new(program);
+        command.args(args).stdin(if cmd.stdin.is_some() { Stdio::piped() } else { Stdio::null() });
+        command.stdout(Stdio::piped()).stderr(Stdio::piped());
+        let mut group = process::spawn(&mut command).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                HostError::NotFound { what: program.clone() }
+            } else {
+                HostError::Io { message: format!("could not start: {e}"), what: what.clone() }
+            }
+        })?;
+        let child = group.child();
         if let (Some(text), Some(mut stdin)) = (cmd.stdin.clone(), child.stdin.take()) {
             // A writer thread, so a program that does not read its input cannot block us.
             let _ = thread::Builder::new().name("host-stdin".into()).spawn(move || {
                 let _ = stdin.write_all(text.as_bytes());
             });
         }
-        let stdout = child
-            .stdout
-            .take()
-            .map(|p| thread::Builder::new().name("host-stdout".into()).spawn(move || read_capped(p)));
-        let stderr = child
-            .stderr
-            .take()
-            .map(|p| thread::Builder::new().name("host-stderr".into()).spawn(move || read_capped(p)));
+        let stdout = child.stdout.take().map(|p| Drain::start("host-stdout", p, MAX_OUTPUT_BYTES));
+        let stderr = child.stderr.take().map(|p| Drain::start("host-stderr", p, MAX_OUTPUT_BYTES));
+        let drained = |d: &Option<Drain>| d.as_ref().is_none_or(Drain::is_done);
         let deadline = Instant::now() + cmd.timeout;
-        let status = loop {
-            match child.try_wait() {
-                Ok(Some(status)) => break status,
-                Ok(None) if Instant::now() >= deadline => {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    // The reader threads are left to finish on their own: a grandchild may hold the pipes.
+        let mut exited: Option<(std::process::ExitStatus, Instant)> = None;
+        // The output has the same deadline as the program: one that exits while a child it started
+        // keeps the pipes open must not hold the probe past its limit.
+        loop {
+            if exited.is_none() {
+                match group.child().try_wait() {
+                    Ok(Some(status)) => exited = Some((status, Instant::now())),
+                    Ok(None) => {}
+                    Err(e) => {
+                        group.kill_group();
+                        return Err(HostError::Io { message: format!("could not wait: {e}"), what });
+                    }
+                }
+            }
+            let now = Instant::now();
+            match exited {
+                Some(_) if drained(&stdout) && drained(&stderr) => break,
+                Some((_, at)) if now >= deadline || now >= at + LEFT_OPEN_GRACE => {
+                    // It answered and exited; what it left behind is not part of the answer.
+                    group.kill_group();
+                    let until = Instant::now() + KILLED_GRACE;
+                    while !(drained(&stdout) && drained(&stderr)) && Instant::now() < until {
+                        thread::sleep(Duration::from_millis(5));
+                    }
+                    break;
+                }
+                None if now >= deadline => {
+                    group.kill_group();
+                    let _ = group.wait_or_kill(KILLED_GRACE);
                     return Err(HostError::Timeout { after_ms: cmd.timeout.as_millis() as u64, what });
                 }
-                Ok(None) => thread::sleep(Duration::from_millis(5)),
-                Err(e) => return Err(HostError::Io { message: format!("could not wait: {e}"), what }),
+                _ => thread::sleep(Duration::from_millis(5)),
             }
-        };
-        let collect = |h: Option<std::io::Result<thread::JoinHandle<String>>>| {
-            h.and_then(Result::ok).and_then(|h| h.join().ok()).unwrap_or_default()
-        };
-        Ok(CmdOutput { status: status.code(), stdout: collect(stdout), stderr: collect(stderr) })
+        }
+        let status = exited.and_then(|(status, _)| status.code());
+        Ok(CmdOutput {
+            status,
+            stdout: stdout.map(Drain::take).unwrap_or_default(),
+            stderr: stderr.map(Drain::take).unwrap_or_default(),
+        })
     }
 
     fn nvml(&self) -> Result<NvmlReport, HostError> {
@@ -197,6 +204,46 @@ mod tests {
         let err = SystemHost.run(&Cmd::new(["sleep", "5"]).timeout(Duration::from_millis(200))).unwrap_err();
         assert!(matches!(err, HostError::Timeout { .. }), "{err:?}");
         assert!(started.elapsed() < Duration::from_secs(3));
+    }
+
+    /// True while `pid` is a process that still runs (a zombie waiting to be reaped has ended).
+    fn alive(pid: &str) -> bool {
+        std::fs::read_to_string(format!("/proc/{}/stat", pid.trim()))
+            .is_ok_and(|stat| stat.rsplit(')').next().is_some_and(|rest| !rest.trim_start().starts_with('Z')))
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_program_that_leaves_a_child_holding_its_output_answers_at_once_and_the_child_dies() {
+        let started = Instant::now();
+        let out = SystemHost.run(&Cmd::new(["sh", "-c", "sleep 30 & echo $!"]).timeout(Duration::from_secs(20))).unwrap();
+        assert!(started.elapsed() < Duration::from_secs(5), "waited {:?} for a leftover child", started.elapsed());
+        assert!(out.success(), "{out:?}");
+        let pid = out.stdout.trim().to_owned();
+        assert!(!pid.is_empty() && pid.chars().all(|c| c.is_ascii_digit()), "{out:?}");
+        let until = Instant::now() + Duration::from_secs(2);
+        while alive(&pid) && Instant::now() < until {
+            thread::sleep(Duration::from_millis(20));
+        }
+        assert!(!alive(&pid), "the child {pid} the program left behind still runs");
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_timed_out_program_dies_with_everything_it_started() {
+        let dir = tempfile::tempdir().unwrap();
+        let pidfile = dir.path().join("pid");
+        let script = format!("sleep 30 & echo $! > '{}'; sleep 30", pidfile.display());
+        let started = Instant::now();
+        let err = SystemHost.run(&Cmd::new(["sh", "-c", &script]).timeout(Duration::from_millis(500))).unwrap_err();
+        assert!(matches!(err, HostError::Timeout { .. }), "{err:?}");
+        assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+        let pid = std::fs::read_to_string(&pidfile).unwrap();
+        let until = Instant::now() + Duration::from_secs(2);
+        while alive(&pid) && Instant::now() < until {
+            thread::sleep(Duration::from_millis(20));
+        }
+        assert!(!alive(&pid), "the grandchild {} outlived its timed-out parent", pid.trim());
     }
 
     #[test]
