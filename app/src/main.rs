@@ -29,6 +29,10 @@ fn main() -> ExitCode {
         .with_env_filter(tracing_subscriber::EnvFilter::from_env("GPU_DOCTOR_LOG"))
         .with_writer(std::io::stderr)
         .init();
+    // Children run in their own process groups; pass a Ctrl+C or a SIGTERM on to them before exiting.
+    if let Err(e) = gpu_doctor_probes::host::process::forward_signals() {
+        tracing::warn!("could not watch for SIGINT and SIGTERM: {e}");
+    }
     let cli = Cli::parse();
     match run(cli, started) {
         Ok(code) => ExitCode::from(code),

@@ -7,13 +7,14 @@ use std::collections::BTreeSet;
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use gpu_doctor_probes::host::process;
 use gpu_doctor_probes::host::telemetry::GpuTelemetry;
 use serde::{Deserialize, Serialize};
 
@@ -219,7 +220,9 @@ fn run_worker(
     for (k, v) in &spec.env {
         cmd.env(k, v);
     }
-    let mut child = match cmd.spawn() {
+    cmd.env(crate::worker::PARENT_PID_VAR, std::process::id().to_string());
+    // Its own process group: a stop ends whatever the worker started too.
+    let mut group = match process::spawn(&mut cmd) {
         Ok(c) => c,
         Err(e) => {
             let f = Failure::new(
@@ -231,6 +234,7 @@ fn run_worker(
         }
     };
     record.worker.started = true;
+    let child = group.child();
     let (tx, rx) = mpsc::sync_channel::<Line>(256);
     let stdout = child.stdout.take();
     let reader = stdout.map(|out| {
@@ -252,9 +256,11 @@ fn run_worker(
         let tail = Arc::clone(&stderr_tail);
         thread::Builder::new().name("bench-worker-stderr".into()).spawn(move || keep_tail(err, &tail))
     });
-    // The plan is small; write it and close standard input so the worker sees its end.
-    if let Some(mut stdin) = child.stdin.take()
-        && let Err(e) = stdin.write_all(plan_json.as_bytes())
+    // The plan is one line. Standard input then stays open until the run ends: the worker exits
+    // when it closes, so it cannot outlive this process.
+    let mut stdin = child.stdin.take();
+    if let Some(pipe) = &mut stdin
+        && let Err(e) = pipe.write_all(format!("{plan_json}\n").as_bytes()).and_then(|()| pipe.flush())
     {
         tracing::warn!("could not send the plan to the worker: {e}");
     }
@@ -303,11 +309,12 @@ fn run_worker(
             if stop_reason.is_some() {
                 record.worker.stopped_by_parent = true;
                 killed_at = Some(Instant::now());
-                let _ = child.kill();
+                group.kill_group();
             }
         }
     }
-    let status = wait_briefly(&mut child);
+    let status = group.wait_or_kill(Duration::from_secs(5));
+    drop(stdin);
     // Join the readers once their pipes closed; one still blocked (see above) is left to end on
     // its own when the pipe finally closes.
     let until = Instant::now() + KILL_GRACE;
@@ -327,22 +334,6 @@ fn run_worker(
     if ended.len() < plan.tests.len() {
         let failure = stop_reason.unwrap_or_else(|| died(&record.worker));
         fail_rest(plan, &ended, current, &failure, &mut |ev| emit(ev, record));
-    }
-}
-
-/// Waits up to 5 s for the child to exit after its output closed, then kills it.
-fn wait_briefly(child: &mut Child) -> Option<ExitStatus> {
-    let until = Instant::now() + Duration::from_secs(5);
-    loop {
-        match child.try_wait() {
-            Ok(Some(status)) => return Some(status),
-            Ok(None) if Instant::now() < until => thread::sleep(Duration::from_millis(20)),
-            Ok(None) => {
-                let _ = child.kill();
-                return child.wait().ok();
-            }
-            Err(_) => return None,
-        }
     }
 }
 
@@ -524,7 +515,7 @@ mod tests {
     #[test]
     fn a_crashing_worker_fails_the_running_test_and_skips_the_rest() {
         let plan = BenchPlan::preset(0, vec![TestKind::H2d, TestKind::D2h], true);
-        let script = r#"cat >/dev/null; echo '{"event":"started","test":"h2d"}'; echo 'stray output'; echo 'segfault here' >&2; kill -SEGV $$"#;
+        let script = r#"head -n 1 >/dev/null; echo '{"event":"started","test":"h2d"}'; echo 'stray output'; echo 'segfault here' >&2; kill -SEGV $$"#;
         let record = run(&plan, &sh(script), opts(Duration::from_secs(20)), &mut |_| {});
         let h2d = terminal(&record, TestKind::H2d);
         assert_eq!(h2d.len(), 1);
@@ -544,7 +535,7 @@ mod tests {
     #[test]
     fn a_hanging_worker_is_stopped_at_the_time_limit() {
         let plan = BenchPlan::preset(0, vec![TestKind::Gemm], true);
-        let script = r#"cat >/dev/null; echo '{"event":"started","test":"gemm"}'; sleep 30"#;
+        let script = r#"head -n 1 >/dev/null; echo '{"event":"started","test":"gemm"}'; sleep 30"#;
         let t = Instant::now();
         let record = run(&plan, &sh(script), opts(Duration::from_millis(500)), &mut |_| {});
         assert!(t.elapsed() < Duration::from_secs(10));
@@ -563,14 +554,58 @@ mod tests {
         let o = opts(Duration::from_secs(60));
         let cancel = Arc::clone(&o.cancel);
         let mut seen = 0;
-        let record =
-            run(&plan, &sh(r#"cat >/dev/null; echo '{"event":"started","test":"gemm"}'; sleep 30"#), o, &mut |_| {
+        let record = run(
+            &plan,
+            &sh(r#"head -n 1 >/dev/null; echo '{"event":"started","test":"gemm"}'; sleep 30"#),
+            o,
+            &mut |_| {
                 seen += 1;
                 cancel.store(true, Ordering::Relaxed);
-            });
+            },
+        );
         assert!(seen >= 2);
         let BenchEvent::Failed { failure, .. } = terminal(&record, TestKind::Gemm)[0] else { panic!() };
         assert_eq!(failure.kind, FailureKind::Cancelled);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_stopped_worker_takes_what_it_started_with_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let pidfile = dir.path().join("pid");
+        let plan = BenchPlan::preset(0, vec![TestKind::Gemm], true);
+        let script = format!(
+            r#"head -n 1 >/dev/null; sleep 30 & echo $! > '{}'; echo '{{"event":"started","test":"gemm"}}'; sleep 30"#,
+            pidfile.display()
+        );
+        let record = run(&plan, &sh(&script), opts(Duration::from_millis(500)), &mut |_| {});
+        assert!(record.worker.stopped_by_parent);
+        let pid = std::fs::read_to_string(&pidfile).unwrap();
+        let stat = format!("/proc/{}/stat", pid.trim());
+        let running = || {
+            std::fs::read_to_string(&stat)
+                .is_ok_and(|s| s.rsplit(')').next().is_some_and(|rest| !rest.trim_start().starts_with('Z')))
+        };
+        let until = Instant::now() + Duration::from_secs(2);
+        while running() && Instant::now() < until {
+            thread::sleep(Duration::from_millis(20));
+        }
+        assert!(!running(), "the worker's child {} outlived the stopped worker", pid.trim());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn the_worker_gets_the_plan_as_one_line_and_its_input_stays_open_while_it_runs() {
+        let plan = BenchPlan::preset(0, vec![TestKind::Gemm], true);
+        // Reads the plan line, then checks that nothing more comes and the pipe is still open.
+        let script = r#"head -n 1 >/dev/null
+            if timeout 0.3 cat >/dev/null; then echo closed-early >&2; exit 9; fi
+            echo '{"event":"started","test":"gemm"}'
+            echo '{"event":"failed","test":"gemm","failure":{"kind":"internal","reason":"fine"}}'"#;
+        let record = run(&plan, &sh(script), opts(Duration::from_secs(20)), &mut |_| {});
+        assert_eq!(record.worker.exit_code, Some(0), "{:?}", record.worker);
+        let BenchEvent::Failed { failure, .. } = terminal(&record, TestKind::Gemm)[0] else { panic!() };
+        assert_eq!(failure.reason, "fine");
     }
 
     #[test]

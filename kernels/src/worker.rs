@@ -17,6 +17,11 @@ pub const WORKER_EXIT_OK: i32 = 0;
 pub const WORKER_EXIT_BAD_PLAN: i32 = 3;
 /// Exit code: standard output was closed (the parent went away).
 pub const WORKER_EXIT_OUTPUT: i32 = 4;
+/// Exit code: the parent closed standard input after the plan, or died: the worker stops at once.
+pub const WORKER_EXIT_PARENT_GONE: i32 = gpu_doctor_probes::host::process::PARENT_GONE;
+/// The variable through which the runner tells the worker its pid, so the worker can tell whether
+/// its parent died before it armed the parent-death signal.
+pub const PARENT_PID_VAR: &str = "GPU_DOCTOR_PARENT_PID";
 
 /// Largest plan accepted on standard input.
 const MAX_PLAN_BYTES: u64 = 1024 * 1024;
@@ -34,12 +39,43 @@ fn panic_failure(payload: &(dyn Any + Send), during: &str) -> Failure {
     Failure::new(FailureKind::Panic, format!("{during} panicked: {}", panic_message(payload)))
 }
 
+/// Reads the plan: one line, or everything up to the end of input. True in the second place when
+/// the line ended with a newline, i.e. the parent keeps the pipe open while the worker runs.
+fn read_plan(input: &mut dyn Read) -> std::io::Result<(String, bool)> {
+    let mut bytes = Vec::new();
+    let mut byte = [0u8; 1];
+    while (bytes.len() as u64) < MAX_PLAN_BYTES {
+        match input.read(&mut byte) {
+            Ok(0) => return Ok((String::from_utf8_lossy(&bytes).into_owned(), false)),
+            Ok(_) if byte[0] == b'\n' => return Ok((String::from_utf8_lossy(&bytes).into_owned(), true)),
+            Ok(_) => bytes.push(byte[0]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok((String::from_utf8_lossy(&bytes).into_owned(), false))
+}
+
 /// Runs the worker: reads the plan from `input`, runs it, writes events to `output`. Returns the
 /// process exit code.
-pub fn worker_main(input: &mut dyn Read, output: &mut dyn Write) -> i32 {
-    let mut text = String::new();
-    if let Err(e) = input.take(MAX_PLAN_BYTES).read_to_string(&mut text) {
-        eprintln!("gpu-doctor bench-worker: could not read the plan from standard input: {e}");
+///
+/// The parent writes the plan as one line and keeps standard input open while the worker runs;
+/// when it closes (the parent was killed, or it stopped the run), the worker exits at once with
+/// `WORKER_EXIT_PARENT_GONE`, so a GPU load never runs on with nobody watching. A plan that ends
+/// at the end of input (no newline) is run without that watch. On Linux the worker also asks to
+/// be killed when its parent dies.
+pub fn worker_main(mut input: impl Read + Send + 'static, output: &mut dyn Write) -> i32 {
+    let parent = std::env::var(PARENT_PID_VAR).ok().and_then(|p| p.parse().ok());
+    gpu_doctor_probes::host::process::die_with_parent(parent);
+    let (text, watched) = match read_plan(&mut input) {
+        Ok(read) => read,
+        Err(e) => {
+            eprintln!("gpu-doctor bench-worker: could not read the plan from standard input: {e}");
+            return WORKER_EXIT_BAD_PLAN;
+        }
+    };
+    if watched && let Err(e) = gpu_doctor_probes::host::process::exit_when_closed(input) {
+        eprintln!("gpu-doctor bench-worker: could not watch standard input: {e}");
         return WORKER_EXIT_BAD_PLAN;
     }
     let plan = match BenchPlan::from_json(&text) {
@@ -105,12 +141,12 @@ mod tests {
     #[test]
     fn a_bad_plan_is_refused_with_exit_3() {
         let mut out = Vec::new();
-        assert_eq!(worker_main(&mut "not json".as_bytes(), &mut out), WORKER_EXIT_BAD_PLAN);
+        assert_eq!(worker_main("not json".as_bytes(), &mut out), WORKER_EXIT_BAD_PLAN);
         assert!(out.is_empty());
         let mut plan = BenchPlan::preset(0, vec![TestKind::Cpu], true);
         plan.protocol = 42;
         let text = serde_json::to_string(&plan).unwrap();
-        assert_eq!(worker_main(&mut text.as_bytes(), &mut out), WORKER_EXIT_BAD_PLAN);
+        assert_eq!(worker_main(std::io::Cursor::new(text), &mut out), WORKER_EXIT_BAD_PLAN);
     }
 
     #[test]
@@ -125,7 +161,7 @@ mod tests {
         plan.cpu_memcpy_bytes = 1 << 20;
         let text = serde_json::to_string(&plan).unwrap();
         let mut out = Vec::new();
-        assert_eq!(worker_main(&mut text.as_bytes(), &mut out), WORKER_EXIT_OK);
+        assert_eq!(worker_main(std::io::Cursor::new(text), &mut out), WORKER_EXIT_OK);
         let events: Vec<BenchEvent> =
             String::from_utf8(out).unwrap().lines().map(|l| BenchEvent::from_line(l).unwrap()).collect();
         for test in [TestKind::H2d, TestKind::Gemm] {

@@ -216,7 +216,8 @@ mod tests {
     #[test]
     fn a_program_that_leaves_a_child_holding_its_output_answers_at_once_and_the_child_dies() {
         let started = Instant::now();
-        let out = SystemHost.run(&Cmd::new(["sh", "-c", "sleep 30 & echo $!"]).timeout(Duration::from_secs(20))).unwrap();
+        let out =
+            SystemHost.run(&Cmd::new(["sh", "-c", "sleep 30 & echo $!"]).timeout(Duration::from_secs(20))).unwrap();
         assert!(started.elapsed() < Duration::from_secs(5), "waited {:?} for a leftover child", started.elapsed());
         assert!(out.success(), "{out:?}");
         let pid = out.stdout.trim().to_owned();
