@@ -28,10 +28,10 @@ pub const EXIT_ALL_RAN: u8 = 0;
 /// Exit code: some test did not run, failed, or failed a check.
 pub const EXIT_INCOMPLETE: u8 = 1;
 /// Exit code: the command line was wrong.
-pub const EXIT_USAGE: u8 = 2;
+pub const EXIT_USAGE: u8 = crate::cli::EXIT_USAGE;
 /// Exit code: something went wrong inside gpu-doctor (the worker could not be found, the output
 /// could not be written).
-pub const EXIT_INTERNAL: u8 = 4;
+pub const EXIT_INTERNAL: u8 = crate::cli::EXIT_INTERNAL;
 
 /// `bench --help` text after the options.
 pub const AFTER_HELP: &str = "\
@@ -163,7 +163,7 @@ fn run(host: &dyn Host, args: &BenchArgs, plan: &BenchPlan) -> Result<BenchRun> 
 
     if let Some(path) = &args.output {
         let json = serde_json::to_string_pretty(&run).context("could not serialize the run")? + "\n";
-        crate::write_file(path, &json)?;
+        crate::files::write_file(path, &json)?;
         eprintln!("wrote {}", path.display());
     }
     let mut out = std::io::stdout().lock();

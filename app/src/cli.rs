@@ -8,6 +8,9 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 pub const EXIT_OK: u8 = 0;
 /// Exit code of `check` and `diagnose`: at least one error-level finding.
 pub const EXIT_FINDINGS: u8 = 1;
+/// Exit code: the command line was wrong (clap's own usage errors, and combinations it cannot see,
+/// such as `--replay` with `record-fixture` or `--screenshot` without a display).
+pub const EXIT_USAGE: u8 = 2;
 /// Exit code: an input (a replay folder, a file, pasted text) could not be read.
 pub const EXIT_INPUT: u8 = 3;
 /// Exit code: gpu-doctor itself failed (a report could not be written, a bug).
@@ -37,8 +40,10 @@ Examples:
   gpu-doctor bench --quick         measure the GPU and judge every number
 
 Exit codes (check and diagnose): 0 no error found; 1 at least one error-level finding; 2 the command
-line was wrong; 3 the input could not be read; 4 gpu-doctor itself failed. Other commands exit 0 when
-they ran, and 2, 3 or 4 likewise.
+line was wrong (also `--replay` with record-fixture, `--screenshot` without a display); 3 the input
+could not be read (also a `--python` that is not there); 4 gpu-doctor itself failed. Other commands
+exit 0 when they ran, and 2, 3 or 4 likewise. Output cut short by its reader (`check | head`) ends
+quietly with the code the command would have had.
 
 With no command, gpu-doctor opens its window (F5 checks again, Ctrl+S exports the report); without a
 display it prints the `check` summary. `gpu-doctor --screenshot shot.png --page checks` saves a picture
@@ -83,7 +88,8 @@ pub enum Command {
     /// in a browser); `--redact` hides who and which machine it came from.
     Report(ReportArgs),
     /// Record every command output, file and NVML answer the probes use into DIR, so the machine
-    /// can be replayed with `--replay DIR` (user and host names are replaced).
+    /// can be replayed with `--replay DIR` from any folder (user and host names are replaced). The
+    /// options (`--deep`, `--python`, the working folder) are recorded too, and replayed.
     RecordFixture(RecordArgs),
     /// Measure what the GPU delivers (transfers, memory bandwidth, GEMM, compute, memory test) and
     /// judge each number against what this hardware should reach.
@@ -103,7 +109,9 @@ pub struct ProbeArgs {
     /// architectures, the cuDNN actually loaded.
     #[arg(long)]
     pub deep: bool,
-    /// Also look at this Python interpreter (repeat for more).
+    /// Also look at this Python interpreter or environment folder (repeat for more); one that is not
+    /// there is an error (exit code 3). With `--deep`, environments inside the working folder are
+    /// only imported when named here.
     #[arg(long = "python", value_name = "PATH")]
     pub pythons: Vec<PathBuf>,
 }
@@ -173,4 +181,7 @@ pub struct RecordArgs {
     pub probe: ProbeArgs,
     /// The folder to write (created if missing); it gets a `host.json`.
     pub dir: PathBuf,
+    /// Replace the `host.json` already in DIR (never a symbolic link).
+    #[arg(long)]
+    pub force: bool,
 }

@@ -2,6 +2,7 @@
 
 mod bench;
 mod cli;
+mod files;
 mod gui;
 mod plots;
 mod redact;
@@ -17,9 +18,9 @@ use anyhow::{Context, Result};
 use clap::Parser;
 use gpu_doctor_probes::compat::Kb;
 use gpu_doctor_probes::diagnose::diagnose;
-use gpu_doctor_probes::host::{Host, RecordingHost, ReplayHost, SystemHost};
+use gpu_doctor_probes::host::{FIXTURE_FILE, Host, RecordingHost, ReplayHost, SystemHost};
 use gpu_doctor_probes::probe::{self, Options};
-use gpu_doctor_probes::{Finding, Report, Severity, Snapshot};
+use gpu_doctor_probes::{Finding, Outcome, Report, Severity, Snapshot};
 
 use cli::{CheckArgs, Cli, Command, DiagnoseArgs, ProbeArgs, RecordArgs, ReportArgs};
 
@@ -38,7 +39,7 @@ fn main() -> ExitCode {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
             eprintln!("gpu-doctor: {e:#}");
-            ExitCode::from(e.downcast_ref::<InputError>().map_or(cli::EXIT_INTERNAL, |_| cli::EXIT_INPUT))
+            ExitCode::from(exit_for_error(&e))
         }
     }
 }
@@ -48,15 +49,37 @@ fn main() -> ExitCode {
 #[error("{0}")]
 struct InputError(String);
 
+/// A command line that cannot be carried out as given, beyond what clap checks (exit code 2).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct UsageError(String);
+
+/// 2 for a usage error (also a file that needs `--force`), 3 for an input error, else 4.
+fn exit_for_error(e: &anyhow::Error) -> u8 {
+    if e.downcast_ref::<UsageError>().is_some() || e.downcast_ref::<files::AlreadyThere>().is_some() {
+        cli::EXIT_USAGE
+    } else if e.downcast_ref::<InputError>().is_some() {
+        cli::EXIT_INPUT
+    } else {
+        cli::EXIT_INTERNAL
+    }
+}
+
 fn run(cli: Cli, started: Instant) -> Result<u8> {
-    let host: Arc<dyn Host> = match &cli.replay {
-        Some(dir) => Arc::new(ReplayHost::load(dir).map_err(|e| InputError(format!("{e}")))?),
-        None => Arc::new(SystemHost::new()),
+    // A replay probes with the options the fixture was recorded with (none for an old fixture).
+    let (host, recorded): (Arc<dyn Host>, Option<Options>) = match &cli.replay {
+        Some(dir) => {
+            let replay = ReplayHost::load(dir).map_err(|e| InputError(format!("{e}")))?;
+            let recorded = replay.fixture().recorded_with.clone().unwrap_or_default();
+            (Arc::new(replay), Some(recorded))
+        }
+        None => (Arc::new(SystemHost::new()), None),
     };
     let this_machine = cli.replay.is_none();
+    let recorded = recorded.as_ref();
     match cli.command {
-        Some(Command::Check(args)) => check(host.as_ref(), &args),
-        Some(Command::Report(args)) => report(host.as_ref(), &args),
+        Some(Command::Check(args)) => check(host.as_ref(), &args, recorded),
+        Some(Command::Report(args)) => report(host.as_ref(), &args, recorded),
         Some(Command::Diagnose(args)) => diagnose_text(&args),
         Some(Command::RecordFixture(args)) => record(&args, this_machine),
         Some(Command::Bench(args)) => Ok(bench::bench(host.as_ref(), &args, this_machine)),
@@ -67,7 +90,7 @@ fn run(cli: Cli, started: Instant) -> Result<u8> {
                 "no display found (DISPLAY and WAYLAND_DISPLAY are unset)".to_owned()
             } else {
                 let screenshot = cli.screenshot.clone().map(|path| gui::ScreenshotRequest::new(path, cli.page));
-                let options = options(&ProbeArgs::default());
+                let options = options(&ProbeArgs::default(), recorded);
                 let launch = gui::Launch {
                     host: Arc::clone(&host),
                     replay: cli.replay,
@@ -81,23 +104,47 @@ fn run(cli: Cli, started: Instant) -> Result<u8> {
                     result => return result,
                 }
             };
-            anyhow::ensure!(
-                cli.screenshot.is_none(),
-                "--screenshot needs a display (DISPLAY or WAYLAND_DISPLAY); under CI, run it with xvfb-run"
-            );
-            let code = check(host.as_ref(), &CheckArgs { probe: ProbeArgs::default(), json: false, verbose: false })?;
+            if cli.screenshot.is_some() {
+                return Err(UsageError(
+                    "--screenshot needs a display (DISPLAY or WAYLAND_DISPLAY); under CI, run it with xvfb-run".into(),
+                )
+                .into());
+            }
+            let args = CheckArgs { probe: ProbeArgs::default(), json: false, verbose: false };
+            let code = check(host.as_ref(), &args, recorded)?;
             eprintln!("\nhint: {why}, so here is the terminal summary; `gpu-doctor --help` lists the commands.");
             Ok(code)
         }
     }
 }
 
-fn options(args: &ProbeArgs) -> Options {
-    Options { deep: args.deep, extra_pythons: args.pythons.clone(), cwd: std::env::current_dir().ok() }
+/// What to probe. On this machine: the command line's options, in the current folder. On a
+/// replay (`recorded`): the options the fixture was recorded with, its working folder rather than
+/// this one, plus what this command line adds.
+fn options(args: &ProbeArgs, recorded: Option<&Options>) -> Options {
+    match recorded {
+        None => Options {
+            deep: args.deep,
+            extra_pythons: args.pythons.iter().map(|p| std::path::absolute(p).unwrap_or_else(|_| p.clone())).collect(),
+            cwd: std::env::current_dir().ok(),
+        },
+        Some(recorded) => {
+            let mut extra_pythons = recorded.extra_pythons.clone();
+            extra_pythons.extend(args.pythons.iter().filter(|p| !recorded.extra_pythons.contains(p)).cloned());
+            Options { deep: args.deep || recorded.deep, extra_pythons, cwd: recorded.cwd.clone() }
+        }
+    }
 }
 
-fn snapshot(host: &dyn Host, args: &ProbeArgs) -> Snapshot {
-    probe::collect(host, &options(args))
+/// Probes the machine; a `--python` that is not there, or is no Python, is an `InputError`.
+fn snapshot(host: &dyn Host, opts: &Options) -> Result<Snapshot> {
+    let snap = probe::collect(host, opts);
+    let unusable =
+        snap.trace.iter().find(|t| t.probe == "python" && t.method == "--python" && t.outcome != Outcome::Ok);
+    if let Some(t) = unusable {
+        return Err(InputError(format!("--python: {}", t.detail)).into());
+    }
+    Ok(snap)
 }
 
 /// A snapshot with the findings of every rule.
@@ -112,22 +159,31 @@ fn exit_for(findings: &[Finding]) -> u8 {
     if findings.iter().any(|f| f.severity == Severity::Error) { cli::EXIT_FINDINGS } else { cli::EXIT_OK }
 }
 
-fn check(host: &dyn Host, args: &CheckArgs) -> Result<u8> {
-    let report = judged(snapshot(host, &args.probe))?;
+fn check(host: &dyn Host, args: &CheckArgs, recorded: Option<&Options>) -> Result<u8> {
+    let report = judged(snapshot(host, &options(&args.probe, recorded))?)?;
     print_report(&report, args.json, args.verbose)
 }
 
 /// Prints a report as JSON or as the summary; the exit code follows its findings.
 fn print_report(report: &Report, json: bool, verbose: bool) -> Result<u8> {
-    let mut out = std::io::stdout().lock();
-    if json {
-        serde_json::to_writer_pretty(&mut out, report).context("could not write the JSON report")?;
-        writeln!(out)?;
+    let text = if json {
+        serde_json::to_string_pretty(report).context("could not write the JSON report")? + "\n"
     } else {
         let color = std::env::var_os("NO_COLOR").is_none() && std::io::IsTerminal::is_terminal(&std::io::stdout());
-        out.write_all(render::text::summary(report, color, verbose).as_bytes())?;
-    }
+        render::text::summary(report, color, verbose)
+    };
+    to_stdout(text.as_bytes())?;
     Ok(exit_for(&report.findings))
+}
+
+/// Writes to standard output. A reader that stopped reading (`gpu-doctor check | head`) is not an
+/// error: the output ends there, quietly.
+fn to_stdout(bytes: &[u8]) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(bytes).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        result => result.context("could not write to standard output"),
+    }
 }
 
 /// Reads text from a file or standard input (`-`); unreadable or non-UTF-8 input is an `InputError`.
@@ -158,29 +214,43 @@ fn diagnose_text(args: &DiagnoseArgs) -> Result<u8> {
     print_report(&judged(snap)?, args.json, args.verbose)
 }
 
-fn report(host: &dyn Host, args: &ReportArgs) -> Result<u8> {
+fn report(host: &dyn Host, args: &ReportArgs, recorded: Option<&Options>) -> Result<u8> {
     let saved = match &args.bench {
         Some(path) => Some(bench::load(path).map_err(|e| InputError(format!("{e:#}")))?),
         None => None,
     };
-    let report = judged(snapshot(host, &args.probe))?;
+    let report = judged(snapshot(host, &options(&args.probe, recorded))?)?;
     let text = render::document::document(&report, saved.as_ref(), args.format, args.redact)?;
     match &args.output {
         Some(path) => {
-            write_file(path, &text)?;
+            files::write_file(path, &text)?;
             eprintln!("wrote {}", path.display());
         }
-        None => std::io::stdout().lock().write_all(text.as_bytes())?,
+        None => to_stdout(text.as_bytes())?,
     }
     Ok(cli::EXIT_OK)
 }
 
+/// Records this machine into `DIR/host.json`, with the options it was probed with. The file is
+/// replaced only with `--force`, never through a symlink, and atomically (a full disk keeps the
+/// previous fixture).
 fn record(args: &RecordArgs, this_machine: bool) -> Result<u8> {
-    anyhow::ensure!(this_machine, "record-fixture records this machine; it cannot be combined with --replay");
+    if !this_machine {
+        return Err(
+            UsageError("record-fixture records this machine; it cannot be combined with --replay".into()).into()
+        );
+    }
+    let path = args.dir.join(FIXTURE_FILE);
+    // Refuse before minutes of probing, and again when writing.
+    files::check_own_file(&path, args.force)?;
     let host = RecordingHost::new(probe::env::is_relevant);
-    let snap = snapshot(&host, &args.probe);
-    let path =
-        host.write(&args.dir).with_context(|| format!("could not write the fixture to {}", args.dir.display()))?;
+    let opts = options(&args.probe, None);
+    let snap = snapshot(&host, &opts)?;
+    host.note_options(&opts);
+    let text = host.to_json().context("could not turn the recording into JSON")?;
+    std::fs::create_dir_all(&args.dir).with_context(|| format!("could not create {}", args.dir.display()))?;
+    files::write_own_file(&path, text, args.force)
+        .with_context(|| format!("could not write the fixture to {}", args.dir.display()))?;
     eprintln!(
         "recorded {} GPU(s), {} Python environment(s) into {}\nreplay it with: gpu-doctor --replay {} check",
         snap.gpus.value().map_or(0, Vec::len),
@@ -189,12 +259,4 @@ fn record(args: &RecordArgs, this_machine: bool) -> Result<u8> {
         args.dir.display()
     );
     Ok(cli::EXIT_OK)
-}
-
-/// Writes a file through a temporary sibling, so a failed write never leaves half a file behind.
-/// The one writer of every file gpu-doctor makes (reports, runs, settings, screenshots).
-fn write_file(path: &Path, bytes: impl AsRef<[u8]>) -> Result<()> {
-    let tmp = path.with_extension("tmp-gpu-doctor");
-    std::fs::write(&tmp, bytes).with_context(|| format!("could not write {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("could not move {} into place", path.display()))
 }

@@ -31,12 +31,12 @@ fn base_dir(xdg: &str, home_rel: &str, windows: &str) -> Option<PathBuf> {
     base.map(|b| b.join("gpu-doctor"))
 }
 
-/// Writes a file through a temporary sibling (`crate::write_file`), creating its folder first.
+/// Writes a file through a temporary sibling (`crate::files::write_file`), creating its folder first.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(|e| format!("could not create {}: {e}", dir.display()))?;
     }
-    crate::write_file(path, bytes).map_err(|e| format!("{e:#}"))
+    crate::files::write_file(path, bytes).map_err(|e| format!("{e:#}"))
 }
 
 #[cfg(test)]

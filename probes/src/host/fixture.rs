@@ -9,6 +9,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::{CmdOutput, DirEntry, FileKind, HostError, NvmlReport, Platform, SystemInfo};
+use crate::probe::Options;
 
 /// The file inside a fixture folder that holds the recording.
 pub const FIXTURE_FILE: &str = "host.json";
@@ -53,6 +54,11 @@ pub struct Fixture {
     /// What NVML answered.
     #[serde(default)]
     pub nvml: NvmlAnswer,
+    /// The options it was recorded with (`--deep`, `--python`, the working folder), which a replay
+    /// uses so that it sees what the recording saw from any folder; `None` in fixtures made by hand
+    /// and before gpu-doctor wrote it (replayed without a working folder).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recorded_with: Option<Options>,
 }
 
 impl Fixture {
@@ -72,6 +78,7 @@ impl Fixture {
             kinds: BTreeMap::new(),
             commands: Vec::new(),
             nvml: NvmlAnswer::default(),
+            recorded_with: None,
         }
     }
 

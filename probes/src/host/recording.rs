@@ -4,9 +4,11 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
+use crate::probe::Options;
+
 use super::{
-    Cmd, CmdOutput, CommandRecord, DirEntry, FIXTURE_FILE, FileKind, Fixture, Host, HostError, NvmlAnswer, NvmlReport,
-    Platform, SystemHost, SystemInfo,
+    Cmd, CmdOutput, CommandRecord, DirEntry, FileKind, Fixture, Host, HostError, NvmlAnswer, NvmlReport, Platform,
+    SystemHost, SystemInfo,
 };
 
 /// Wraps `SystemHost` and records each answer into a `Fixture`.
@@ -43,13 +45,15 @@ impl RecordingHost {
         redact(fixture, user.as_deref(), home.as_deref(), host.as_deref())
     }
 
-    /// Writes the redacted recording to `DIR/host.json`, creating `DIR`.
-    pub fn write(&self, dir: &Path) -> std::io::Result<PathBuf> {
-        std::fs::create_dir_all(dir)?;
-        let path = dir.join(FIXTURE_FILE);
-        let text = serde_json::to_string_pretty(&self.finish()).map_err(std::io::Error::other)?;
-        std::fs::write(&path, text + "\n")?;
-        Ok(path)
+    /// Writes down the options the probes ran with, so a replay runs with the same ones.
+    pub fn note_options(&self, options: &Options) {
+        self.rec().recorded_with = Some(options.clone());
+    }
+
+    /// The redacted recording as the text of a `host.json` (`FIXTURE_FILE`); the caller writes it
+    /// (gpu-doctor's one file writer lives in the app).
+    pub fn to_json(&self) -> Result<String, serde_json::Error> {
+        serde_json::to_string_pretty(&self.finish()).map(|text| text + "\n")
     }
 }
 

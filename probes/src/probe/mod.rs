@@ -13,14 +13,17 @@ pub mod toolkits;
 
 use std::path::PathBuf;
 
-/// What to probe beyond the defaults.
-#[derive(Debug, Clone, Default)]
+/// What to probe beyond the defaults. A recording keeps them (`Fixture::recorded_with`).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct Options {
-    /// Also import the frameworks in each Python interpreter (the deep tier).
+    /// Also import the frameworks in each Python interpreter (the deep tier); environments inside
+    /// `cwd` only when named in `extra_pythons`.
     pub deep: bool,
     /// Interpreters named on the command line with `--python`.
     pub extra_pythons: Vec<PathBuf>,
-    /// The folder to look for a `.venv` in; `None` to skip.
+    /// The working folder: where to look for a `.venv`, and whose environments the deep tier does
+    /// not start unless named; `None` to skip both.
     pub cwd: Option<PathBuf>,
 }
 

@@ -4,8 +4,12 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use std::path::{Path, PathBuf};
+
 use super::PythonEnv;
-use crate::host::{Cmd, Host};
+use crate::host::paths::real_path;
+use crate::host::{Cmd, Host, OsFamily, home_dir};
+use crate::probe::Options;
 use crate::{Probed, Trace};
 
 /// The framework probe script, run as `python -I -` with this text on standard input.
@@ -242,14 +246,59 @@ pub(super) fn run_env(host: &dyn Host, env: &PythonEnv, trace: &mut Trace) -> Pr
     }
 }
 
-/// Runs the probe in every environment with an interpreter, all at once.
-pub(super) fn run_all(host: &dyn Host, envs: &mut [PythonEnv], trace: &mut Trace) {
+/// The working folder whose environments the deep tier leaves alone: starting one's Python runs
+/// code from that folder (its `.pth` files, its packages), which in a checkout made by someone
+/// else is theirs. `None` when there is none, or when it is the home folder or above it, where
+/// every environment of the user's lies and none came with a checkout.
+fn guarded_folder(host: &dyn Host, opts: &Options) -> Option<(PathBuf, PathBuf)> {
+    let cwd = opts.cwd.as_ref()?;
+    let home = home_dir(host);
+    if home.as_ref().is_some_and(|h| h.starts_with(cwd) || real_path(host, h).starts_with(real_path(host, cwd))) {
+        return None;
+    }
+    Some((cwd.clone(), real_path(host, cwd)))
+}
+
+/// Why the deep tier must not start this environment's Python: it lies in the working folder
+/// (its prefix or interpreter, as written or with links followed) and was not named with
+/// `--python`.
+fn inside_working_folder(host: &dyn Host, env: &PythonEnv, folder: &(PathBuf, PathBuf)) -> Option<String> {
+    if env.found_by.iter().any(|how| how == "--python") {
+        return None;
+    }
+    let windows = host.platform().os == OsFamily::Windows;
+    let paths = std::iter::once(env.prefix.as_str()).chain(env.interpreter.as_deref());
+    let inside = paths.map(Path::new).any(|p| {
+        // A relative path (from a relative PATH entry such as `.`) is relative to the working folder.
+        (!windows && p.is_relative())
+            || [p.to_path_buf(), real_path(host, p)]
+                .iter()
+                .any(|q| q.starts_with(&folder.0) || q.starts_with(&folder.1))
+    });
+    inside.then(|| {
+        format!(
+            "not started: it is inside the working folder {}, and starting its Python would run code from \
+             that folder; name it with --python to import its frameworks",
+            folder.0.display()
+        )
+    })
+}
+
+/// Runs the probe in every environment with an interpreter, all at once, except those inside the
+/// working folder that the user did not name (`guarded_folder`).
+pub(super) fn run_all(host: &dyn Host, envs: &mut [PythonEnv], opts: &Options, trace: &mut Trace) {
+    let folder = guarded_folder(host, opts);
     let results: Vec<(Probed<DeepFacts>, Trace)> = std::thread::scope(|s| {
         let handles: Vec<_> = envs
             .iter()
             .map(|env| {
+                let folder = folder.as_ref();
                 std::thread::Builder::new().name("python-deep".into()).spawn_scoped(s, move || {
                     let mut t = Trace::new("python");
+                    if let Some(reason) = folder.and_then(|f| inside_working_folder(host, env, f)) {
+                        t.miss("probe.py", format!("{}: {reason}", env.name));
+                        return (Probed::Unsupported { reason }, t);
+                    }
                     let r = run_env(host, env, &mut t);
                     (r, t)
                 })

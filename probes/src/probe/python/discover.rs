@@ -113,10 +113,10 @@ pub(super) fn discover(host: &dyn Host, opts: &Options, trace: &mut Trace) -> (V
     }
 
     for extra in &opts.extra_pythons {
-        if host.file_kind(extra) == Some(FileKind::Dir) {
-            d.add_prefix(extra, "--python", "--python", trace);
-        } else {
-            d.add_interpreter(extra, "--python", "--python", trace);
+        match host.file_kind(extra) {
+            Some(FileKind::Dir) => d.add_prefix(extra, "--python", "--python", trace),
+            Some(_) => d.add_interpreter(extra, "--python", "--python", trace),
+            None => trace.miss("--python", format!("{} does not exist", extra.display())),
         }
         looked.push(format!("--python {}", extra.display()));
     }

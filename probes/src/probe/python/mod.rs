@@ -148,7 +148,7 @@ pub fn probe(host: &dyn Host, opts: &Options, trace: &mut Trace) -> Probed<Vec<P
         })
         .collect();
     if opts.deep {
-        deep::run_all(host, &mut envs, trace);
+        deep::run_all(host, &mut envs, opts, trace);
     }
     let source =
         if opts.deep { "discovery + site-packages metadata + probe.py" } else { "discovery + site-packages metadata" };

@@ -363,3 +363,35 @@ fn e_deep_probe_of_one_environment_on_demand() {
     without.python_version = Some("2.7.18".into());
     assert!(matches!(deep_probe(&host, &without, &mut Trace::new("python")), Probed::Unsupported { .. }));
 }
+
+/// The deep tier would run `.venv/bin/python` of the working folder: in a checkout someone else
+/// made, that is their code. It runs only when the user names the environment with `--python`.
+#[test]
+fn deep_tier_leaves_a_venv_inside_the_working_folder_alone_unless_named() {
+    let torch = r#"{"probe_version": 1, "torch": {"version": "2.3.0+cu121", "cuda": "12.1"}}"#;
+    let with_answer = || {
+        let mut f = venv_machine();
+        f.commands.push(CommandRecord { argv: deep_argv(), output: json_output(torch, "", 0), error: None });
+        f
+    };
+    let in_proj = Options { deep: true, cwd: Some("/home/u/proj".into()), ..Options::default() };
+    let found = envs(with_answer(), &in_proj);
+    let venv = found.iter().find(|e| e.prefix == VENV).expect("the venv is still found and read");
+    assert_eq!(fw(venv, "torch").version, "2.3.0+cu121", "the fast tier still reads its files");
+    match &venv.deep {
+        Some(Probed::Unsupported { reason }) => {
+            assert!(reason.contains("working folder") && reason.contains("--python"), "{reason}");
+        }
+        other => panic!("the working folder's venv must not be run, got {other:?}"),
+    }
+
+    let named = Options { extra_pythons: vec![VENV.into()], ..in_proj.clone() };
+    let found = envs(with_answer(), &named);
+    let venv = found.iter().find(|e| e.prefix == VENV).expect("venv");
+    assert!(matches!(venv.deep, Some(Probed::Found { .. })), "named with --python, it runs: {:?}", venv.deep);
+
+    // Started from the home folder, every environment of the user's is below it: not a checkout.
+    let from_home = Options { cwd: Some("/home/u".into()), ..in_proj };
+    let found = envs(with_answer(), &from_home);
+    assert!(matches!(found[0].deep, Some(Probed::Found { .. })), "{:?}", found[0].deep);
+}
