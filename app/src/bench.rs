@@ -289,9 +289,10 @@ impl Progress {
                     let filled = (*done as usize * BAR / *total as usize).min(BAR);
                     let _ = write!(
                         err,
-                        "\r\x1b[2K  {name:<10}[{}{}] {done}/{total} {what}",
+                        "\r\x1b[2K  {name:<10}[{}{}] {done}/{total} {}",
                         "#".repeat(filled),
-                        " ".repeat(BAR - filled)
+                        " ".repeat(BAR - filled),
+                        crate::render::text::clean(what)
                     );
                     self.last_draw = Some(Instant::now());
                 }
@@ -421,8 +422,23 @@ pub fn headline(run: &BenchRun) -> String {
     format!("{what}, {preset} preset, {:.0} s", run.duration_secs)
 }
 
-/// The terminal table and what follows it.
+/// The terminal table and what follows it. The run's texts come from the worker, the GPU's driver
+/// or a saved file, so each goes through `render::text::clean` first (one line, no control
+/// characters), and so does every line printed.
 pub fn table(run: &BenchRun) -> String {
+    let cleaned = serde_json::to_value(run).ok().and_then(|mut v| {
+        gpu_doctor_probes::rewrite::strings(&mut v, &mut |_, s| crate::render::text::clean(s));
+        serde_json::from_value::<BenchRun>(v).ok()
+    });
+    let mut out = String::new();
+    for line in table_lines(cleaned.as_ref().unwrap_or(run)).lines() {
+        out.push_str(&crate::render::text::clean(line));
+        out.push('\n');
+    }
+    out
+}
+
+fn table_lines(run: &BenchRun) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "\ngpu-doctor bench · {}\n", headline(run));
     let header = ["Test", "Measurement", "Measured", "Expected", "%", "Verdict"].map(str::to_owned);
@@ -528,12 +544,10 @@ pub fn table(run: &BenchRun) -> String {
     out
 }
 
-fn cell(text: &str) -> String {
-    text.replace('|', "\\|").replace('\n', " ")
-}
-
-/// The run as a Markdown section for `report --bench FILE --format md`.
+/// The run as a Markdown section for `report --bench FILE --format md`; every text from the run
+/// (which may come from another machine's file) through `markdown::escape`.
 pub fn markdown(run: &BenchRun) -> String {
+    use crate::render::markdown::escape as cell;
     let mut out = String::new();
     let _ = writeln!(out, "\n### Benchmarks\n\n{}\n", cell(&headline(run)));
     let _ = writeln!(out, "| test | measurement | measured | expected | % | verdict |\n|---|---|--:|--:|--:|---|");
@@ -548,7 +562,7 @@ pub fn markdown(run: &BenchRun) -> String {
     if !run.comparisons.is_empty() {
         let _ = writeln!(out);
         for c in &run.comparisons {
-            let _ = writeln!(out, "- GPU against CPU, {}: **{:.0}×**", c.label, c.times);
+            let _ = writeln!(out, "- GPU against CPU, {}: **{:.0}×**", cell(&c.label), c.times);
         }
     }
     if !run.findings.is_empty() {

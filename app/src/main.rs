@@ -33,7 +33,7 @@ fn main() -> ExitCode {
     match run(cli, started) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            eprintln!("gpu-doctor: {e:#}");
+            eprintln!("gpu-doctor: {}", render::text::clean(&format!("{e:#}")));
             ExitCode::from(e.downcast_ref::<InputError>().map_or(cli::EXIT_INTERNAL, |_| cli::EXIT_INPUT))
         }
     }
