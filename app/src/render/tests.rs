@@ -206,3 +206,55 @@ fn one_sanitiser_for_the_terminal_and_one_escape_for_markdown() {
     assert_eq!(code("a\nb\u{1b}"), r"`a b\u{1b}`");
     assert_eq!(outside_code(&format!("x {} y `z", code("echo `<b>`"))), "x  y `z");
 }
+
+// One fact, one wording: what the terminal and the Markdown report say agrees with the findings
+// and the window.
+
+/// The detail lines of a section of `report`.
+fn details(report: &Report, label: &str) -> Vec<String> {
+    super::facts::sections(report).into_iter().find(|s| s.label == label).map(|s| s.details).unwrap_or_default()
+}
+
+#[test]
+fn a_capability_known_by_the_name_is_shown_as_the_findings_know_it() {
+    // The RTX 3090 of a machine (or a paste) that did not report its compute capability.
+    let mut report = crate::render::html::tests::fixture_report("two-toolkits");
+    let mut snap = report.snapshot.clone();
+    if let gpu_doctor_probes::Probed::Found { value, .. } = &mut snap.gpus {
+        value[0].compute_capability = None;
+        value[0].architecture = None;
+    }
+    report.snapshot = snap;
+    let kb = gpu_doctor_probes::compat::Kb::get().unwrap();
+    let view = gpu_doctor_probes::diagnose::gpu_view(&report.snapshot.gpus.value().unwrap()[0], kb);
+    assert!(view.describe().contains("compute capability 8.6 by its name"), "{}", view.describe());
+    let line = details(&report, "GPUs").remove(0);
+    assert!(line.contains("compute capability 8.6 (Ampere, by its name)"), "{line}");
+    assert!(super::text::summary(&report, false, false).contains("8.6 (Ampere, by its name)"));
+    assert!(super::markdown::report(&report).contains("8.6 (Ampere, by its name)"));
+    // Reported by the driver: no "by its name".
+    let plain = crate::render::html::tests::fixture_report("two-toolkits");
+    assert!(details(&plain, "GPUs")[0].contains("compute capability 8.6 (Ampere) ·"), "{:?}", details(&plain, "GPUs"));
+}
+
+#[test]
+fn the_deep_probe_cudnn_reads_as_a_version() {
+    use gpu_doctor_probes::probe::python::{DeepFacts, DeepTorch};
+    let mut report = crate::render::html::tests::fixture_report("consumer-gpu-torch-venv");
+    let mut snap = report.snapshot.clone();
+    if let gpu_doctor_probes::Probed::Found { value, .. } = &mut snap.python_envs {
+        let env = value.iter_mut().find(|e| !e.frameworks.is_empty()).unwrap();
+        let torch = DeepTorch {
+            cuda_available: Some(true),
+            device_count: Some(1),
+            cudnn_version: Some(92600),
+            ..DeepTorch::default()
+        };
+        env.deep =
+            Some(gpu_doctor_probes::Probed::found(DeepFacts { torch: Some(torch), ..DeepFacts::default() }, "probe"));
+    }
+    report.snapshot = snap;
+    let lines = details(&report, "Python");
+    let deep = lines.iter().find(|l| l.contains("import torch")).unwrap();
+    assert!(deep.contains("cuDNN 9.26.0") && !deep.contains("92600"), "{deep}");
+}

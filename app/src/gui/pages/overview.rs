@@ -1,7 +1,6 @@
 //! Overview: the verdict, the machine, and a card per GPU with its live state.
 
 use egui::{RichText, Ui};
-use gpu_doctor_probes::compat::Kb;
 use gpu_doctor_probes::probe::gpus::Gpu;
 use gpu_doctor_probes::probe::link::HostLink;
 use gpu_doctor_probes::probe::python::FrameworkBuild;
@@ -220,7 +219,7 @@ fn gpu_card_body_ui(ui: &mut Ui, shown: &Shown<'_>, gpu: &Gpu, link: Option<&Hos
                 ui.end_row();
             };
             row(ui, "Index", format!("{}  {}", gpu.index, gpu.pci_bus_id.as_deref().unwrap_or("")));
-            row(ui, "Compute capability", capability_text(gpu));
+            row(ui, "Compute capability", crate::render::facts::capability_text(gpu));
             row(ui, "Memory", gpu.memory_total_bytes.map_or_else(|| "not reported".to_owned(), gib));
             row(
                 ui,
@@ -237,19 +236,6 @@ fn gpu_card_body_ui(ui: &mut Ui, shown: &Shown<'_>, gpu: &Gpu, link: Option<&Hos
             row(ui, "Host link", link_line(gpu, link));
             live_rows(ui, shown, gpu, feed);
         });
-    }
-}
-
-fn capability_text(gpu: &Gpu) -> String {
-    let Ok(kb) = Kb::get() else { return "not known (the knowledge base did not load)".to_owned() };
-    // The same lookup the rules make: the driver's answer, else the product name.
-    let view = gpu_doctor_probes::diagnose::gpu_view(gpu, kb);
-    let Some(cc) = view.cc else { return "not reported".to_owned() };
-    let arch = gpu.architecture.clone().or_else(|| kb.gpus.row(cc).map(|r| r.arch.clone()));
-    let by_name = if view.cc_by_name { " (by its name)" } else { "" };
-    match arch {
-        Some(a) => format!("{cc} · {a}{by_name}"),
-        None => format!("{cc}{by_name}"),
     }
 }
 
