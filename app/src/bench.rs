@@ -403,7 +403,8 @@ pub fn not_run(run: &BenchRun) -> Vec<(String, Vec<&'static str>)> {
     failed
 }
 
-/// One line saying what was measured: the device, the preset and how long it took.
+/// One line saying what was measured: the device, the preset and how long it took; on a machine
+/// where no GPU test got to a GPU, that no GPU was reached.
 pub fn headline(run: &BenchRun) -> String {
     let d = run.device.as_ref();
     let mut parts = vec![format!("GPU {}", run.plan.gpu)];
@@ -414,9 +415,13 @@ pub fn headline(run: &BenchRun) -> String {
         parts.push(format!("{sms} SMs"));
     }
     let preset = if run.plan.quick { "quick" } else { "full" };
+    // Reached: the worker named the device, or some GPU test got past starting.
+    let reached = d.is_some()
+        || run.tests.iter().any(|t| t.test.needs_gpu() && t.status != TestStatus::Failed);
     let what = match d.and_then(|d| d.name.as_deref()) {
         Some(name) => format!("{name} ({})", parts.join(", ")),
         None if run.plan.gpu_tests().is_empty() => "CPU baselines only".to_owned(),
+        None if !reached => format!("no GPU reached (GPU {} was asked for)", run.plan.gpu),
         None => parts.join(", "),
     };
     format!("{what}, {preset} preset, {:.0} s", run.duration_secs)
@@ -642,6 +647,31 @@ mod tests {
         assert!(md.starts_with("\n### Benchmarks"));
         assert!(md.contains("| h2d | h2d plateau | 2.30 GB/s | 2.75 GB/s | 84 % | normal |"), "{md}");
         assert!(md.contains("| fma | not run |"), "{md}");
+    }
+
+    #[test]
+    fn the_headline_says_when_no_gpu_was_reached() {
+        let plan = BenchPlan::preset(0, vec![TestKind::H2d, TestKind::Cpu], true);
+        let record = RunRecord {
+            events: vec![TimedEvent {
+                t_ms: 1,
+                event: BenchEvent::Failed {
+                    test: TestKind::H2d,
+                    failure: Failure::new(FailureKind::MissingLibrary, "libcuda.so not found"),
+                },
+            }],
+            ..RunRecord::default()
+        };
+        let run = BenchRun::assemble(&plan, record, |_| Facts::default());
+        let line = headline(&run);
+        assert!(line.starts_with("no GPU reached (GPU 0 was asked for)"), "{line}");
+        assert!(table(&run).contains(&line));
+        // A GPU test that ran: the GPU is named as before.
+        assert!(headline(&sample_run()).starts_with("GPU 0, quick preset"), "{}", headline(&sample_run()));
+        let cpu = BenchRun::assemble(&BenchPlan::preset(0, vec![TestKind::Cpu], true), RunRecord::default(), |_| {
+            Facts::default()
+        });
+        assert!(headline(&cpu).starts_with("CPU baselines only"), "{}", headline(&cpu));
     }
 
     #[test]
