@@ -416,8 +416,7 @@ pub fn headline(run: &BenchRun) -> String {
     }
     let preset = if run.plan.quick { "quick" } else { "full" };
     // Reached: the worker named the device, or some GPU test got past starting.
-    let reached = d.is_some()
-        || run.tests.iter().any(|t| t.test.needs_gpu() && t.status != TestStatus::Failed);
+    let reached = d.is_some() || run.tests.iter().any(|t| t.test.needs_gpu() && t.status != TestStatus::Failed);
     let what = match d.and_then(|d| d.name.as_deref()) {
         Some(name) => format!("{name} ({})", parts.join(", ")),
         None if run.plan.gpu_tests().is_empty() => "CPU baselines only".to_owned(),

@@ -63,9 +63,12 @@ pub fn verdict(report: &Report) -> Verdict {
         if warnings > 0 { format!(", with {} to look at", plural(warnings, "warning")) } else { String::new() };
     let gpus = s.gpus.value().map_or(&[][..], Vec::as_slice);
     let Some(gpu) = gpus.first() else {
-        let why = match &s.gpus {
-            Probed::Found { .. } => "the driver lists no GPU".to_owned(),
-            other => other.why_not().unwrap_or("unknown").to_owned(),
+        // The finding's words (what `check` prints), not the probe's raw reason (a dlopen error).
+        let presence = report.findings.iter().find(|f| f.id.starts_with("presence.")).map(|f| f.summary.clone());
+        let why = match (presence, &s.gpus) {
+            (Some(summary), _) => summary,
+            (None, Probed::Found { .. }) => "the driver lists no GPU".to_owned(),
+            (None, other) => other.why_not().unwrap_or("unknown").to_owned(),
         };
         return Verdict {
             tone: if matches!(s.gpus, Probed::Unknown { .. }) { Tone::Muted } else { Tone::Warn },
@@ -282,6 +285,17 @@ fn live_rows(ui: &mut Ui, shown: &Shown<'_>, gpu: &Gpu, feed: &TelemetryFeed) {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    #[test]
+    fn the_no_gpu_banner_says_what_the_finding_says() {
+        let report = crate::render::html::tests::fixture_report("no-driver");
+        let v = verdict(&report);
+        assert_eq!(v.headline, "No NVIDIA GPU to use");
+        let finding = report.findings.iter().find(|f| f.id == "presence.no_nvidia_gpu").unwrap();
+        let detail = v.detail.unwrap();
+        assert!(detail.starts_with(&finding.summary), "{detail}");
+        assert!(!detail.contains("cannot open shared object") && !detail.contains("libnvidia-ml.so"), "{detail}");
+    }
 
     #[test]
     fn bus_ids_match_across_nvml_and_sysfs_spellings() {
