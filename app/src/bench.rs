@@ -36,27 +36,35 @@ pub const EXIT_INTERNAL: u8 = 4;
 /// `bench --help` text after the options.
 pub const AFTER_HELP: &str = "\
 Tests (--tests, comma-separated; default: all but sustained):
-  h2d, d2h   host↔device copies, pageable and pinned, 4 KiB–1 GiB, against the link's bandwidth
+  h2d, d2h   host↔device copies, pageable and pinned, 4 KiB–1 GiB, against the
+             link's bandwidth
   bidir      both directions at once (pinned)
   d2d        device memory bandwidth: the driver's memcpy and a copy kernel
-  gemm       cuBLAS FP32/TF32/FP16/BF16, 256–8192, against the GPU's peak; checked on the CPU
+  gemm       cuBLAS FP32/TF32/FP16/BF16, 256–8192, against the GPU's peak;
+             checked on the CPU
   fma        FP32 FMA peak (needs NVRTC)
   latency    kernel launch latency (needs NVRTC)
-  memtest    largest allocation; a pattern test over --memtest-share of free memory
-  cpu        CPU baselines: multithreaded SGEMM and host memcpy, for GPU-vs-CPU ratios
-  sustained  a GEMM loop for --sustained-secs; clocks, temperature and power sampled
+  memtest    largest allocation; a pattern test over --memtest-share of free
+             memory
+  cpu        CPU baselines: multithreaded SGEMM and host memcpy, for GPU-vs-CPU
+             ratios
+  sustained  a GEMM loop for --sustained-secs; clocks, temperature and power
+             sampled
 
-CUDA runs only in a separate worker process, so a crash, a missing library or an out-of-memory
-error fails one test with a reason instead of crashing gpu-doctor. --gpu is the nvidia-smi index
-(the worker sets CUDA_DEVICE_ORDER=PCI_BUS_ID so that CUDA counts the same way).
+CUDA runs only in a separate worker process, so a crash, a missing library or an out-of-memory \
+error fails one test with a reason instead of crashing gpu-doctor. --gpu is the nvidia-smi index \
+(the worker sets CUDA_DEVICE_ORDER=PCI_BUS_ID so that CUDA counts the same way). bench always \
+measures this machine, so it takes no --replay.
 
 Examples:
-  gpu-doctor bench --quick                      every default test, fewer sizes (about a minute)
-  gpu-doctor bench --tests h2d,d2h,bidir        is this eGPU's link as fast as it should be?
+  gpu-doctor bench --quick
+      every default test, fewer sizes (about a minute)
+  gpu-doctor bench --tests h2d,d2h,bidir
+      is this eGPU's link as fast as it should be?
   gpu-doctor bench --tests sustained --sustained-secs 300
-  gpu-doctor bench -o run.json && gpu-doctor report --bench run.json -o report.md
+  gpu-doctor bench -o run.json && gpu-doctor report --bench run.json -o r.md
 
-Exit codes: 0 every requested test ran; 1 some test did not run or failed (the table says why);
+Exit codes: 0 every requested test ran; 1 some test did not run or failed (the table says why); \
 2 the command line was wrong; 3 an input could not be read; 4 an internal error.";
 
 /// `bench`.

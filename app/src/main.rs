@@ -14,7 +14,6 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use clap::Parser;
 use gpu_doctor_probes::compat::Kb;
 use gpu_doctor_probes::diagnose::diagnose;
 use gpu_doctor_probes::host::{Host, RecordingHost, ReplayHost, SystemHost};
@@ -29,7 +28,7 @@ fn main() -> ExitCode {
         .with_env_filter(tracing_subscriber::EnvFilter::from_env("GPU_DOCTOR_LOG"))
         .with_writer(std::io::stderr)
         .init();
-    let cli = Cli::parse();
+    let cli = Cli::parse_checked();
     match run(cli, started) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
@@ -45,11 +44,12 @@ fn main() -> ExitCode {
 struct InputError(String);
 
 fn run(cli: Cli, started: Instant) -> Result<u8> {
-    let host: Arc<dyn Host> = match &cli.replay {
+    let replay = cli.replay_dir().cloned();
+    let host: Arc<dyn Host> = match &replay {
         Some(dir) => Arc::new(ReplayHost::load(dir).map_err(|e| InputError(format!("{e}")))?),
         None => Arc::new(SystemHost::new()),
     };
-    let this_machine = cli.replay.is_none();
+    let this_machine = replay.is_none();
     match cli.command {
         Some(Command::Check(args)) => check(host.as_ref(), &args),
         Some(Command::Report(args)) => report(host.as_ref(), &args),
@@ -63,15 +63,9 @@ fn run(cli: Cli, started: Instant) -> Result<u8> {
                 "no display found (DISPLAY and WAYLAND_DISPLAY are unset)".to_owned()
             } else {
                 let screenshot = cli.screenshot.clone().map(|path| gui::ScreenshotRequest::new(path, cli.page));
-                let options = options(&ProbeArgs::default());
-                let launch = gui::Launch {
-                    host: Arc::clone(&host),
-                    replay: cli.replay,
-                    options,
-                    screenshot,
-                    started,
-                    storage: None,
-                };
+                let options = options(&cli.window_probe());
+                let launch =
+                    gui::Launch { host: Arc::clone(&host), replay, options, screenshot, started, storage: None };
                 match gui::run(launch) {
                     Err(e) if cli.screenshot.is_none() => format!("{e:#}"),
                     result => return result,
@@ -81,7 +75,9 @@ fn run(cli: Cli, started: Instant) -> Result<u8> {
                 cli.screenshot.is_none(),
                 "--screenshot needs a display (DISPLAY or WAYLAND_DISPLAY); under CI, run it with xvfb-run"
             );
-            let code = check(host.as_ref(), &CheckArgs { probe: ProbeArgs::default(), json: false, verbose: false })?;
+            let args =
+                CheckArgs { probe: cli.window_probe(), replay: cli::ReplayArg::default(), json: false, verbose: false };
+            let code = check(host.as_ref(), &args)?;
             eprintln!("\nhint: {why}, so here is the terminal summary; `gpu-doctor --help` lists the commands.");
             Ok(code)
         }
