@@ -78,6 +78,7 @@ fn run(cli: Cli, started: Instant) -> Result<u8> {
             let args =
                 CheckArgs { probe: cli.window_probe(), replay: cli::ReplayArg::default(), json: false, verbose: false };
             let code = check(host.as_ref(), &args)?;
+            let why = render::text::clean(&why);
             eprintln!("\nhint: {why}, so here is the terminal summary; `gpu-doctor --help` lists the commands.");
             Ok(code)
         }

@@ -210,10 +210,10 @@ pub fn snapshot_sections(s: &Snapshot) -> Vec<Section> {
             let mut sec = Section::new("GPUs", format!("{} × {}", gpus.len(), names.join(", ")), Tone::Good);
             for g in gpus {
                 sec.details.push(format!(
-                    "[{}] {} · {} · {} · {}",
+                    "[{}] {} · compute capability {} · {} · {}",
                     g.index,
                     g.name.as_deref().unwrap_or("unknown GPU"),
-                    format!("compute capability {}", capability_text(g)),
+                    capability_text(g),
                     g.memory_total_bytes.map_or_else(|| "memory ?".to_owned(), gib),
                     link_text(g)
                 ));
