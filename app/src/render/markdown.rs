@@ -12,7 +12,7 @@ use super::findings::{severity_word, tally};
 
 /// Text made inert for any place in the Markdown report: a table cell, a list item, a heading or
 /// the HTML of a `<details>` fold. HTML and the characters that start Markdown structure or
-/// formatting (`|`, `#`, `` ` ``, `*`, `[`, `]`, a backslash before punctuation) become HTML
+/// formatting (`|`, `#`, `` ` ``, `*`, the `]` of `](`, a backslash before punctuation) become HTML
 /// character references, which Markdown and HTML both read back as the character itself; line
 /// breaks become spaces, so nothing can start a heading or a block; other control characters and
 /// bidirectional overrides are shown as their escape (`\u{1b}`). `_` and `~` stay, as paths and
@@ -29,8 +29,8 @@ pub fn escape(text: &str) -> String {
             '#' => out.push_str("&#35;"),
             '`' => out.push_str("&#96;"),
             '*' => out.push_str("&#42;"),
-            '[' => out.push_str("&#91;"),
-            ']' => out.push_str("&#93;"),
+            // A link or image needs `](` (a reference definition would have to start a line).
+            ']' if chars.peek() == Some(&'(') => out.push_str("&#93;"),
             '\\' if chars.peek().is_none_or(char::is_ascii_punctuation) => out.push_str("&#92;"),
             c => out.push_str(&super::text::clean(c.encode_utf8(&mut [0; 4]))),
         }

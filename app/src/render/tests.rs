@@ -11,8 +11,8 @@ use serde_json::Value;
 use crate::cli::Format;
 
 /// Screen clear, window title (OSC 0), clipboard write (OSC 52), bell, carriage return, HTML that
-/// closes the fold, a table separator and a line break that starts a heading.
-const PAYLOAD: &str = "\u{1b}[2J\u{1b}]0;owned\u{7}\u{1b}]52;c;ZWNobyBvd25lZA==\u{7}\rX<script>alert(1)</script></details>|cell\n# heading\u{9b}31m";
+/// closes the fold, a table separator, a tracking image and a line break that starts a heading.
+const PAYLOAD: &str = "![t](https://example.com/t.png)\u{1b}[2J\u{1b}]0;owned\u{7}\u{1b}]52;c;ZWNobyBvd25lZA==\u{7}\rX<script>alert(1)</script></details>|cell\n# heading\u{9b}31m";
 
 /// The JSON pointers of every string in `value`.
 fn string_pointers(value: &Value, at: &str, out: &mut Vec<String>) {
@@ -150,6 +150,7 @@ fn the_markdown_report_escapes_every_cell_summary_and_trace() {
         assert!(!prose.to_ascii_lowercase().contains("<script"), "raw HTML in the Markdown report");
         assert_eq!(prose.matches("<details>").count(), prose.matches("</details>").count(), "a fold closed early");
         assert!(md.contains("&lt;script&gt;"), "the text itself is still shown, escaped");
+        assert!(!prose.contains("]("), "a link or image from the text");
         for line in md.lines() {
             assert!(
                 !line.starts_with('#')
@@ -196,9 +197,10 @@ fn one_sanitiser_for_the_terminal_and_one_escape_for_markdown() {
     assert_eq!(clean("CUDA 12.8 · RTX 4090 → /usr/local/cuda"), "CUDA 12.8 · RTX 4090 → /usr/local/cuda");
     assert_eq!(
         escape("a|b <i>\n# h [x](y) `c` *d* \\| e_f ~/g"),
-        "a&#124;b &lt;i&gt; &#35; h &#91;x&#93;(y) &#96;c&#96; &#42;d&#42; &#92;&#124; e_f ~/g"
+        "a&#124;b &lt;i&gt; &#35; h [x&#93;(y) &#96;c&#96; &#42;d&#42; &#92;&#124; e_f ~/g"
     );
     assert_eq!(escape("LD_LIBRARY_PATH=/usr/lib C:\\CUDA"), "LD_LIBRARY_PATH=/usr/lib C:\\CUDA");
+    assert_eq!(escape("[0] RTX 4090 ![i](http://x/y.png)"), "[0] RTX 4090 ![i&#93;(http://x/y.png)");
     // A code span keeps the command as it is, backticks included, on one line.
     assert_eq!(code("echo `id` | tee"), "``echo `id` | tee``");
     assert_eq!(code("`id`"), "`` `id` ``");
