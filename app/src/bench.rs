@@ -36,27 +36,35 @@ pub const EXIT_INTERNAL: u8 = crate::cli::EXIT_INTERNAL;
 /// `bench --help` text after the options.
 pub const AFTER_HELP: &str = "\
 Tests (--tests, comma-separated; default: all but sustained):
-  h2d, d2h   host↔device copies, pageable and pinned, 4 KiB–1 GiB, against the link's bandwidth
+  h2d, d2h   host↔device copies, pageable and pinned, 4 KiB–1 GiB, against the
+             link's bandwidth
   bidir      both directions at once (pinned)
   d2d        device memory bandwidth: the driver's memcpy and a copy kernel
-  gemm       cuBLAS FP32/TF32/FP16/BF16, 256–8192, against the GPU's peak; checked on the CPU
+  gemm       cuBLAS FP32/TF32/FP16/BF16, 256–8192, against the GPU's peak;
+             checked on the CPU
   fma        FP32 FMA peak (needs NVRTC)
   latency    kernel launch latency (needs NVRTC)
-  memtest    largest allocation; a pattern test over --memtest-share of free memory
-  cpu        CPU baselines: multithreaded SGEMM and host memcpy, for GPU-vs-CPU ratios
-  sustained  a GEMM loop for --sustained-secs; clocks, temperature and power sampled
+  memtest    largest allocation; a pattern test over --memtest-share of free
+             memory
+  cpu        CPU baselines: multithreaded SGEMM and host memcpy, for GPU-vs-CPU
+             ratios
+  sustained  a GEMM loop for --sustained-secs; clocks, temperature and power
+             sampled
 
-CUDA runs only in a separate worker process, so a crash, a missing library or an out-of-memory
-error fails one test with a reason instead of crashing gpu-doctor. --gpu is the nvidia-smi index
-(the worker sets CUDA_DEVICE_ORDER=PCI_BUS_ID so that CUDA counts the same way).
+CUDA runs only in a separate worker process, so a crash, a missing library or an out-of-memory \
+error fails one test with a reason instead of crashing gpu-doctor. --gpu is the nvidia-smi index \
+(the worker sets CUDA_DEVICE_ORDER=PCI_BUS_ID so that CUDA counts the same way). bench always \
+measures this machine, so it takes no --replay.
 
 Examples:
-  gpu-doctor bench --quick                      every default test, fewer sizes (about a minute)
-  gpu-doctor bench --tests h2d,d2h,bidir        is this eGPU's link as fast as it should be?
+  gpu-doctor bench --quick
+      every default test, fewer sizes (about a minute)
+  gpu-doctor bench --tests h2d,d2h,bidir
+      is this eGPU's link as fast as it should be?
   gpu-doctor bench --tests sustained --sustained-secs 300
-  gpu-doctor bench -o run.json && gpu-doctor report --bench run.json -o report.md
+  gpu-doctor bench -o run.json && gpu-doctor report --bench run.json -o r.md
 
-Exit codes: 0 every requested test ran; 1 some test did not run or failed (the table says why);
+Exit codes: 0 every requested test ran; 1 some test did not run or failed (the table says why); \
 2 the command line was wrong; 3 an input could not be read; 4 an internal error.";
 
 /// `bench`.
@@ -289,9 +297,10 @@ impl Progress {
                     let filled = (*done as usize * BAR / *total as usize).min(BAR);
                     let _ = write!(
                         err,
-                        "\r\x1b[2K  {name:<10}[{}{}] {done}/{total} {what}",
+                        "\r\x1b[2K  {name:<10}[{}{}] {done}/{total} {}",
                         "#".repeat(filled),
-                        " ".repeat(BAR - filled)
+                        " ".repeat(BAR - filled),
+                        crate::render::text::clean(what)
                     );
                     self.last_draw = Some(Instant::now());
                 }
@@ -402,7 +411,8 @@ pub fn not_run(run: &BenchRun) -> Vec<(String, Vec<&'static str>)> {
     failed
 }
 
-/// One line saying what was measured: the device, the preset and how long it took.
+/// One line saying what was measured: the device, the preset and how long it took; on a machine
+/// where no GPU test got to a GPU, that no GPU was reached.
 pub fn headline(run: &BenchRun) -> String {
     let d = run.device.as_ref();
     let mut parts = vec![format!("GPU {}", run.plan.gpu)];
@@ -413,16 +423,34 @@ pub fn headline(run: &BenchRun) -> String {
         parts.push(format!("{sms} SMs"));
     }
     let preset = if run.plan.quick { "quick" } else { "full" };
+    // Reached: the worker named the device, or some GPU test got past starting.
+    let reached = d.is_some() || run.tests.iter().any(|t| t.test.needs_gpu() && t.status != TestStatus::Failed);
     let what = match d.and_then(|d| d.name.as_deref()) {
         Some(name) => format!("{name} ({})", parts.join(", ")),
         None if run.plan.gpu_tests().is_empty() => "CPU baselines only".to_owned(),
+        None if !reached => format!("no GPU reached (GPU {} was asked for)", run.plan.gpu),
         None => parts.join(", "),
     };
     format!("{what}, {preset} preset, {:.0} s", run.duration_secs)
 }
 
-/// The terminal table and what follows it.
+/// The terminal table and what follows it. The run's texts come from the worker, the GPU's driver
+/// or a saved file, so each goes through `render::text::clean` first (one line, no control
+/// characters), and so does every line printed.
 pub fn table(run: &BenchRun) -> String {
+    let cleaned = serde_json::to_value(run).ok().and_then(|mut v| {
+        gpu_doctor_probes::rewrite::strings(&mut v, &mut |_, s| crate::render::text::clean(s));
+        serde_json::from_value::<BenchRun>(v).ok()
+    });
+    let mut out = String::new();
+    for line in table_lines(cleaned.as_ref().unwrap_or(run)).lines() {
+        out.push_str(&crate::render::text::clean(line));
+        out.push('\n');
+    }
+    out
+}
+
+fn table_lines(run: &BenchRun) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "\ngpu-doctor bench · {}\n", headline(run));
     let header = ["Test", "Measurement", "Measured", "Expected", "%", "Verdict"].map(str::to_owned);
@@ -528,12 +556,10 @@ pub fn table(run: &BenchRun) -> String {
     out
 }
 
-fn cell(text: &str) -> String {
-    text.replace('|', "\\|").replace('\n', " ")
-}
-
-/// The run as a Markdown section for `report --bench FILE --format md`.
+/// The run as a Markdown section for `report --bench FILE --format md`; every text from the run
+/// (which may come from another machine's file) through `markdown::escape`.
 pub fn markdown(run: &BenchRun) -> String {
+    use crate::render::markdown::escape as cell;
     let mut out = String::new();
     let _ = writeln!(out, "\n### Benchmarks\n\n{}\n", cell(&headline(run)));
     let _ = writeln!(out, "| test | measurement | measured | expected | % | verdict |\n|---|---|--:|--:|--:|---|");
@@ -548,7 +574,7 @@ pub fn markdown(run: &BenchRun) -> String {
     if !run.comparisons.is_empty() {
         let _ = writeln!(out);
         for c in &run.comparisons {
-            let _ = writeln!(out, "- GPU against CPU, {}: **{:.0}×**", c.label, c.times);
+            let _ = writeln!(out, "- GPU against CPU, {}: **{:.0}×**", cell(&c.label), c.times);
         }
     }
     if !run.findings.is_empty() {
@@ -628,6 +654,31 @@ mod tests {
         assert!(md.starts_with("\n### Benchmarks"));
         assert!(md.contains("| h2d | h2d plateau | 2.30 GB/s | 2.75 GB/s | 84 % | normal |"), "{md}");
         assert!(md.contains("| fma | not run |"), "{md}");
+    }
+
+    #[test]
+    fn the_headline_says_when_no_gpu_was_reached() {
+        let plan = BenchPlan::preset(0, vec![TestKind::H2d, TestKind::Cpu], true);
+        let record = RunRecord {
+            events: vec![TimedEvent {
+                t_ms: 1,
+                event: BenchEvent::Failed {
+                    test: TestKind::H2d,
+                    failure: Failure::new(FailureKind::MissingLibrary, "libcuda.so not found"),
+                },
+            }],
+            ..RunRecord::default()
+        };
+        let run = BenchRun::assemble(&plan, record, |_| Facts::default());
+        let line = headline(&run);
+        assert!(line.starts_with("no GPU reached (GPU 0 was asked for)"), "{line}");
+        assert!(table(&run).contains(&line));
+        // A GPU test that ran: the GPU is named as before.
+        assert!(headline(&sample_run()).starts_with("GPU 0, quick preset"), "{}", headline(&sample_run()));
+        let cpu = BenchRun::assemble(&BenchPlan::preset(0, vec![TestKind::Cpu], true), RunRecord::default(), |_| {
+            Facts::default()
+        });
+        assert!(headline(&cpu).starts_with("CPU baselines only"), "{}", headline(&cpu));
     }
 
     #[test]

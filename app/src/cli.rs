@@ -22,44 +22,57 @@ CUDA toolkits, cuDNN, and the PyTorch, TensorFlow, JAX and CuPy installs in ever
 const AFTER_HELP: &str = "\
 Examples:
   gpu-doctor check                 summary of this machine in the terminal
-  gpu-doctor check --deep          also import the frameworks in each Python environment
+  gpu-doctor check --deep          also import the frameworks in each Python
+                                   environment
   gpu-doctor check --json          the full report as JSON (for scripts)
   gpu-doctor report --format md -o report.md
-                                   a Markdown report to paste into a GitHub issue
+                                   a Markdown report to paste into a GitHub
+                                   issue
   gpu-doctor report --format html --redact -o report.html
-                                   one page to open offline or attach, without names or serials
+                                   one page to open offline or attach, without
+                                   names or serials
   gpu-doctor diagnose --from support-thread.txt
-                                   diagnose another machine from pasted collect_env, nvidia-smi,
-                                   pip list, tracebacks or a gpu-doctor report
+                                   diagnose another machine from pasted
+                                   collect_env, nvidia-smi, pip list,
+                                   tracebacks or a gpu-doctor report
   pbpaste | gpu-doctor diagnose --from -
                                    the same from standard input
   gpu-doctor record-fixture ./my-machine
                                    record what the probes saw, for a bug report
   gpu-doctor --replay ./my-machine check
-                                   look at a recorded machine instead of this one
+                                   look at a recorded machine instead of this
+                                   one
   gpu-doctor bench --quick         measure the GPU and judge every number
+  gpu-doctor --python ~/venv/bin/python --deep
+                                   the window, also looking at (and importing
+                                   in) that interpreter
 
-Exit codes (check and diagnose): 0 no error found; 1 at least one error-level finding; 2 the command
-line was wrong (also `--replay` with record-fixture, `--screenshot` without a display); 3 the input
-could not be read (also a `--python` that is not there); 4 gpu-doctor itself failed. Other commands
-exit 0 when they ran, and 2, 3 or 4 likewise. Output cut short by its reader (`check | head`) ends
+Exit codes (check and diagnose): 0 no error found; 1 at least one error-level finding; 2 the command \
+line was wrong (also `--replay` with record-fixture, `--screenshot` without a display); 3 the input \
+could not be read (also a `--python` that is not there); 4 gpu-doctor itself failed. Other commands \
+exit 0 when they ran, and 2, 3 or 4 likewise. Output cut short by its reader (`check | head`) ends \
 quietly with the code the command would have had.
 
-With no command, gpu-doctor opens its window (F5 checks again, Ctrl+S exports the report); without a
-display it prints the `check` summary. `gpu-doctor --screenshot shot.png --page checks` saves a picture
+With no command, gpu-doctor opens its window (F5 checks again, Ctrl+S exports the report); without a \
+display it prints the `check` summary. `gpu-doctor --screenshot shot.png --page checks` saves a picture \
 of a page once the probes are done.";
 
 const EXIT_HELP: &str = "\
-Exit codes: 0 no error-level finding; 1 at least one error-level finding; 2 the command line was
+Exit codes: 0 no error-level finding; 1 at least one error-level finding; 2 the command line was \
 wrong; 3 the input could not be read; 4 gpu-doctor itself failed.";
 
 /// gpu-doctor: is this machine ready for GPU machine learning, and if not, why not?
 #[derive(Debug, Parser)]
 #[command(name = "gpu-doctor", version, about = ABOUT, after_help = AFTER_HELP)]
 pub struct Cli {
-    /// Look at a machine recorded with `record-fixture` (a folder) instead of this one.
-    #[arg(long, global = true, value_name = "DIR")]
+    /// Look at a machine recorded with `record-fixture` (a folder) instead of this one: in the
+    /// window, `check` and `report` (which also take it after the command).
+    #[arg(long, value_name = "DIR")]
     pub replay: Option<PathBuf>,
+    /// What the window's probes look at (and the summary printed without a display); a command
+    /// takes its own after its name.
+    #[command(flatten)]
+    pub probe: ProbeArgs,
     /// Window only: once the probes are done, save a PNG of the window to PATH and exit.
     #[arg(long, value_name = "PATH")]
     pub screenshot: Option<PathBuf>,
@@ -116,11 +129,22 @@ pub struct ProbeArgs {
     pub pythons: Vec<PathBuf>,
 }
 
+/// `--replay` where a command reads it (`check`, `report`); `bench`, `diagnose` and
+/// `record-fixture` do not, so their help does not offer it.
+#[derive(Debug, Args, Clone, Default)]
+pub struct ReplayArg {
+    /// Look at a machine recorded with `record-fixture` (a folder) instead of this one.
+    #[arg(long = "replay", value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+}
+
 /// `check`.
 #[derive(Debug, Args)]
 pub struct CheckArgs {
     #[command(flatten)]
     pub probe: ProbeArgs,
+    #[command(flatten)]
+    pub replay: ReplayArg,
     /// Print the full report as JSON instead of the summary.
     #[arg(long)]
     pub json: bool,
@@ -159,6 +183,8 @@ pub enum Format {
 pub struct ReportArgs {
     #[command(flatten)]
     pub probe: ProbeArgs,
+    #[command(flatten)]
+    pub replay: ReplayArg,
     /// The format.
     #[arg(long, value_enum, default_value = "md")]
     pub format: Format,
@@ -185,3 +211,63 @@ pub struct RecordArgs {
     #[arg(long)]
     pub force: bool,
 }
+
+impl Cli {
+    /// The command line, with the checks clap cannot make: `--deep` and `--python` before a
+    /// command belong to the window, so with a command they are a usage error (exit 2).
+    pub fn parse_checked() -> Self {
+        let cli = Self::parse();
+        if let Err(e) = cli.check() {
+            e.exit();
+        }
+        cli
+    }
+
+    fn check(&self) -> Result<(), clap::Error> {
+        let window_only = self.probe.deep || !self.probe.pythons.is_empty();
+        match &self.command {
+            Some(c) if window_only => Err(<Self as clap::CommandFactory>::command().error(
+                clap::error::ErrorKind::ArgumentConflict,
+                format!(
+                    "--deep and --python before the command are for the window; put them after it: \
+                     gpu-doctor {} --deep",
+                    c.name()
+                ),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// The recorded machine to look at: `--replay DIR` before the command, or after `check` or
+    /// `report`.
+    pub fn replay_dir(&self) -> Option<&PathBuf> {
+        let after = match &self.command {
+            Some(Command::Check(a)) => a.replay.dir.as_ref(),
+            Some(Command::Report(a)) => a.replay.dir.as_ref(),
+            _ => None,
+        };
+        self.replay.as_ref().or(after)
+    }
+
+    /// What the window probes: `--deep` and `--python` given without a command.
+    pub fn window_probe(&self) -> ProbeArgs {
+        self.probe.clone()
+    }
+}
+
+impl Command {
+    /// The command's name as typed.
+    fn name(&self) -> &'static str {
+        match self {
+            Self::Check(_) => "check",
+            Self::Diagnose(_) => "diagnose",
+            Self::Report(_) => "report",
+            Self::RecordFixture(_) => "record-fixture",
+            Self::Bench(_) => "bench",
+            Self::BenchWorker => "bench-worker",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

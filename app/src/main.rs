@@ -15,7 +15,6 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use clap::Parser;
 use gpu_doctor_probes::compat::Kb;
 use gpu_doctor_probes::diagnose::diagnose;
 use gpu_doctor_probes::host::{FIXTURE_FILE, Host, RecordingHost, ReplayHost, SystemHost};
@@ -34,11 +33,11 @@ fn main() -> ExitCode {
     if let Err(e) = gpu_doctor_probes::host::process::forward_signals() {
         tracing::warn!("could not watch for SIGINT and SIGTERM: {e}");
     }
-    let cli = Cli::parse();
+    let cli = Cli::parse_checked();
     match run(cli, started) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            eprintln!("gpu-doctor: {e:#}");
+            eprintln!("gpu-doctor: {}", render::text::clean(&format!("{e:#}")));
             ExitCode::from(exit_for_error(&e))
         }
     }
@@ -67,7 +66,8 @@ fn exit_for_error(e: &anyhow::Error) -> u8 {
 
 fn run(cli: Cli, started: Instant) -> Result<u8> {
     // A replay probes with the options the fixture was recorded with (none for an old fixture).
-    let (host, recorded): (Arc<dyn Host>, Option<Options>) = match &cli.replay {
+    let replay = cli.replay_dir().cloned();
+    let (host, recorded): (Arc<dyn Host>, Option<Options>) = match &replay {
         Some(dir) => {
             let replay = ReplayHost::load(dir).map_err(|e| InputError(format!("{e}")))?;
             let recorded = replay.fixture().recorded_with.clone().unwrap_or_default();
@@ -75,7 +75,7 @@ fn run(cli: Cli, started: Instant) -> Result<u8> {
         }
         None => (Arc::new(SystemHost::new()), None),
     };
-    let this_machine = cli.replay.is_none();
+    let this_machine = replay.is_none();
     let recorded = recorded.as_ref();
     match cli.command {
         Some(Command::Check(args)) => check(host.as_ref(), &args, recorded),
@@ -90,15 +90,9 @@ fn run(cli: Cli, started: Instant) -> Result<u8> {
                 "no display found (DISPLAY and WAYLAND_DISPLAY are unset)".to_owned()
             } else {
                 let screenshot = cli.screenshot.clone().map(|path| gui::ScreenshotRequest::new(path, cli.page));
-                let options = options(&ProbeArgs::default(), recorded);
-                let launch = gui::Launch {
-                    host: Arc::clone(&host),
-                    replay: cli.replay,
-                    options,
-                    screenshot,
-                    started,
-                    storage: None,
-                };
+                let options = options(&cli.window_probe(), recorded);
+                let launch =
+                    gui::Launch { host: Arc::clone(&host), replay, options, screenshot, started, storage: None };
                 match gui::run(launch) {
                     Err(e) if cli.screenshot.is_none() => format!("{e:#}"),
                     result => return result,
@@ -110,8 +104,10 @@ fn run(cli: Cli, started: Instant) -> Result<u8> {
                 )
                 .into());
             }
-            let args = CheckArgs { probe: ProbeArgs::default(), json: false, verbose: false };
+            let args =
+                CheckArgs { probe: cli.window_probe(), replay: cli::ReplayArg::default(), json: false, verbose: false };
             let code = check(host.as_ref(), &args, recorded)?;
+            let why = render::text::clean(&why);
             eprintln!("\nhint: {why}, so here is the terminal summary; `gpu-doctor --help` lists the commands.");
             Ok(code)
         }

@@ -63,7 +63,7 @@ fn the_overview_shows_the_verdict_and_the_gpu_card_once_probed() {
     assert!(report.findings.iter().all(|f| f.severity != Severity::Error));
     h.get_by_label_contains("Ready: PyTorch 2.3.0+cu121");
     h.get_by_label("NVIDIA GeForce RTX 4090");
-    h.get_by_label("8.9 · Ada Lovelace");
+    h.get_by_label("8.9 (Ada Lovelace)");
 }
 
 #[test]

@@ -84,6 +84,29 @@ pub fn pcie_text(now: [Option<u32>; 2], max: [Option<u32>; 2]) -> String {
     if now == max { format!("PCIe {now}") } else { format!("PCIe {now} now (max {max})") }
 }
 
+/// A GPU's compute capability as every view words it: `8.9 (Ada Lovelace)`, `8.6 (Ampere, by its
+/// name)` when the machine did not report it and the knowledge base knows the product (the lookup
+/// the rules make, `diagnose::gpu_view`), `not reported` otherwise.
+pub fn capability_text(g: &Gpu) -> String {
+    let kb = gpu_doctor_probes::compat::Kb::get().ok();
+    let view = kb.map(|kb| gpu_doctor_probes::diagnose::gpu_view(g, kb));
+    let Some(cc) = g.compute_capability.or_else(|| view.as_ref().and_then(|v| v.cc)) else {
+        return "not reported".to_owned();
+    };
+    let by_name = g.compute_capability.is_none();
+    let arch = g
+        .architecture
+        .clone()
+        .or_else(|| kb.and_then(|kb| kb.gpus.row(cc)).map(|r| r.arch.clone()))
+        .or_else(|| cc.architecture().map(str::to_owned));
+    match (arch, by_name) {
+        (Some(a), true) => format!("{cc} ({a}, by its name)"),
+        (Some(a), false) => format!("{cc} ({a})"),
+        (None, true) => format!("{cc} (by its name)"),
+        (None, false) => cc.to_string(),
+    }
+}
+
 /// Every section of the summary, in reading order.
 pub fn sections(report: &Report) -> Vec<Section> {
     snapshot_sections(&report.snapshot)
@@ -187,13 +210,10 @@ pub fn snapshot_sections(s: &Snapshot) -> Vec<Section> {
             let mut sec = Section::new("GPUs", format!("{} × {}", gpus.len(), names.join(", ")), Tone::Good);
             for g in gpus {
                 sec.details.push(format!(
-                    "[{}] {} · {} · {} · {}",
+                    "[{}] {} · compute capability {} · {} · {}",
                     g.index,
                     g.name.as_deref().unwrap_or("unknown GPU"),
-                    g.compute_capability.map_or_else(
-                        || "compute capability ?".to_owned(),
-                        |c| format!("sm_{}{} {}", c.major, c.minor, g.architecture.as_deref().unwrap_or(""))
-                    ),
+                    capability_text(g),
                     g.memory_total_bytes.map_or_else(|| "memory ?".to_owned(), gib),
                     link_text(g)
                 ));

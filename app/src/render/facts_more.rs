@@ -198,7 +198,10 @@ fn deep_lines(d: &DeepFacts) -> Vec<String> {
                 "  import torch: cuda.is_available() = {ok}, {} device(s), archs {}, cuDNN {}{}",
                 t.device_count.unwrap_or(0),
                 t.arch_list.as_ref().map_or_else(|| "?".to_owned(), |a| a.join(" ")),
-                t.cudnn_version.map_or_else(|| "none".to_owned(), |v| v.to_string()),
+                t.cudnn_version.map_or_else(
+                    || "none".to_owned(),
+                    |v| CudnnVersion::from_encoded(v).map_or_else(|| v.to_string(), |c| c.to_string())
+                ),
                 t.cuda_error.as_deref().map(|e| format!("; CUDA error: {e}")).unwrap_or_default()
             )),
             (None, None) => {}

@@ -8,4 +8,6 @@ pub mod findings;
 pub mod html;
 pub mod markdown;
 pub mod svg;
+#[cfg(test)]
+mod tests;
 pub mod text;

@@ -29,11 +29,15 @@ const EPS: f64 = 1e-9;
 /// Series with more points than this are drawn without markers.
 const MARKER_LIMIT: usize = 40;
 
-/// Escapes text for SVG and HTML content and attribute values.
+/// Escapes text for SVG and HTML content and attribute values. Control characters other than
+/// line breaks and tabs (which XML does not allow at all) and bidirectional overrides are shown as
+/// their escape (`\u{1b}`).
 pub fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
+            '\r' => out.push(' '),
+            c if c != '\n' && c != '\t' && super::text::is_hidden(c) => out.extend(c.escape_default()),
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),

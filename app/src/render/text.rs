@@ -9,9 +9,32 @@ use super::findings::{severity_word, tally};
 
 const LABEL_WIDTH: usize = 10;
 
+/// Text from the machine, a paste or a file, made safe to print on a terminal as one line: line
+/// breaks and tabs become spaces; every other control character (ESC, BEL, CR, DEL, the 8-bit
+/// CSI) and the bidirectional overrides are shown as their escape (`\u{1b}`), so no screen clear,
+/// title change, clipboard write (OSC 52), overwritten line or reordered text gets through.
+/// Everything gpu-doctor prints from outside goes through here; its own colours come afterwards.
+pub fn clean(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\n' | '\r' | '\t' => out.push(' '),
+            c if is_hidden(c) => out.extend(c.escape_default()),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Control characters and the characters that reorder text on screen (embeddings, overrides,
+/// isolates): never written as they are.
+pub(crate) fn is_hidden(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
 fn paint(text: &str, tone: Tone, color: bool) -> String {
+    let text = clean(text);
     if !color {
-        return text.to_owned();
+        return text;
     }
     let code = match tone {
         Tone::Good => "32",
@@ -24,8 +47,9 @@ fn paint(text: &str, tone: Tone, color: bool) -> String {
 /// Cuts a long detail line; `--verbose` shows it whole.
 fn shorten(line: &str) -> String {
     const MAX_CHARS: usize = 160;
+    let line = clean(line);
     if line.chars().count() <= MAX_CHARS {
-        return line.to_owned();
+        return line;
     }
     let cut: String = line.chars().take(MAX_CHARS).collect();
     format!("{cut}… (--verbose shows all)")
@@ -39,15 +63,21 @@ fn findings(out: &mut String, report: &Report, color: bool, verbose: bool) {
             Severity::Error | Severity::Warning => Tone::Warn,
             Severity::Info => Tone::Plain,
         };
-        let _ = writeln!(out, "\n  {} {}  [{}]", paint(severity_word(f.severity), tone, color), f.summary, f.id);
+        let _ = writeln!(
+            out,
+            "\n  {} {}  [{}]",
+            paint(severity_word(f.severity), tone, color),
+            clean(&f.summary),
+            clean(&f.id)
+        );
         if verbose || f.severity != Severity::Info {
-            let _ = writeln!(out, "    {}", if verbose { f.detail.clone() } else { shorten(&f.detail) });
+            let _ = writeln!(out, "    {}", if verbose { clean(&f.detail) } else { shorten(&f.detail) });
         }
         for e in &f.evidence {
-            let _ = writeln!(out, "    · {}", if verbose { e.clone() } else { shorten(e) });
+            let _ = writeln!(out, "    · {}", if verbose { clean(e) } else { shorten(e) });
         }
         if let Some(fix) = &f.fix {
-            let _ = writeln!(out, "    fix: {fix}");
+            let _ = writeln!(out, "    fix: {}", clean(fix));
         }
     }
 }
@@ -56,18 +86,18 @@ fn findings(out: &mut String, report: &Report, color: bool, verbose: bool) {
 pub fn summary(report: &Report, color: bool, verbose: bool) -> String {
     let mut out = String::new();
     let s = &report.snapshot;
-    let _ = writeln!(out, "gpu-doctor {} · snapshot schema {}\n", report.tool_version, s.schema_version);
+    let _ = writeln!(out, "gpu-doctor {} · snapshot schema {}\n", clean(&report.tool_version), s.schema_version);
     if let Origin::Pasted { formats } = &s.origin {
         let _ = writeln!(
             out,
             "Another machine, from pasted text ({}); parts it did not show are unknown.\n",
-            formats.join(", ")
+            clean(&formats.join(", "))
         );
     }
     for sec in sections(report) {
         let _ = writeln!(out, "{:<LABEL_WIDTH$}{}", sec.label, paint(&sec.headline, sec.tone, color));
         for d in &sec.details {
-            let _ = writeln!(out, "{:<LABEL_WIDTH$}{}", "", if verbose { d.clone() } else { shorten(d) });
+            let _ = writeln!(out, "{:<LABEL_WIDTH$}{}", "", if verbose { clean(d) } else { shorten(d) });
         }
     }
     findings(&mut out, report, color, verbose);
@@ -82,7 +112,7 @@ pub fn summary(report: &Report, color: bool, verbose: bool) -> String {
                 Outcome::Miss => "miss",
                 Outcome::Error => "ERR ",
             };
-            let _ = writeln!(out, "  {mark} {:<13} {:<40} {}", t.probe, t.method, t.detail);
+            let _ = writeln!(out, "  {mark} {:<13} {:<40} {}", clean(&t.probe), clean(&t.method), clean(&t.detail));
         }
     }
     out

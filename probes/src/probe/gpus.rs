@@ -176,19 +176,26 @@ impl Gpu {
     }
 }
 
-/// Fills what NVML left out from what nvidia-smi printed for the same GPU.
+/// Fills every field NVML left out (or, without NVML, every field) from what nvidia-smi printed
+/// for the same GPU; the architecture follows from the compute capability.
 fn fill_from_smi(gpu: &mut Gpu, s: &SmiGpu) {
     let smi = Gpu::from_smi(gpu.index, s);
     macro_rules! fill {
         ($($f:ident),*) => { $( if gpu.$f.is_none() { gpu.$f = smi.$f; } )* };
     }
-    fill!(name, uuid, pci_bus_id, memory_total_bytes, memory_used_bytes);
+    fill!(name, uuid, pci_bus_id, compute_capability, memory_total_bytes, memory_used_bytes);
     if gpu.memory_free_bytes.is_none()
         && let (Some(t), Some(u)) = (gpu.memory_total_bytes, gpu.memory_used_bytes)
     {
         gpu.memory_free_bytes = Some(t.saturating_sub(u));
     }
     fill!(pcie_gen_current, pcie_gen_max, pcie_width_current, pcie_width_max, mig_enabled);
+    fill!(clock_sm_mhz, clock_sm_max_mhz, clock_mem_mhz, clock_mem_max_mhz, memory_bus_width_bits);
+    fill!(power_draw_mw, power_limit_mw, temperature_c, utilization_gpu_pct, ecc_enabled, persistence_mode);
+    fill!(compute_mode, display_attached, vbios_version, driver_model, processes);
+    if gpu.architecture.is_none() {
+        gpu.architecture = gpu.compute_capability.and_then(crate::ComputeCapability::architecture).map(str::to_owned);
+    }
 }
 
 /// The fields an old driver's NVML may lack that nvidia-smi can still give.
@@ -290,4 +297,81 @@ pub fn probe(
         }
     }
     Probed::found(gpus, source)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::host::{CmdOutput, CommandRecord, Fixture, NvmlAnswer, Platform, ReplayHost};
+    use crate::parse::smi_xml::tests::SAMPLE;
+
+    /// A Linux machine whose `nvidia-smi -q -x` prints the RTX A5000 sample, with NVML's answer.
+    fn machine(nvml: NvmlAnswer) -> ReplayHost {
+        let mut f = Fixture::new(Platform { os: OsFamily::Linux, arch: "x86_64".into() });
+        f.env.insert("PATH".into(), "/usr/bin".into());
+        f.files.insert("/usr/bin/nvidia-smi".into(), String::new());
+        f.commands.push(CommandRecord {
+            argv: vec!["/usr/bin/nvidia-smi".into(), "-q".into(), "-x".into()],
+            output: Some(CmdOutput { status: Some(0), stdout: SAMPLE.into(), stderr: String::new() }),
+            error: None,
+        });
+        f.nvml = nvml;
+        ReplayHost::new(f)
+    }
+
+    fn gpus(host: &ReplayHost) -> (Vec<Gpu>, String) {
+        let mut trace = Trace::new("gpus");
+        match probe(host, &host.nvml(), &SmiXml::default(), &mut trace) {
+            Probed::Found { value, source } => (value, source),
+            other => panic!("no GPUs: {other:?}"),
+        }
+    }
+
+    /// Everything nvidia-smi printed that the card and the rules use.
+    fn assert_everything_from_smi(g: &Gpu) {
+        assert_eq!(g.name.as_deref(), Some("NVIDIA RTX A5000"));
+        assert_eq!(g.compute_capability.map(|c| c.to_string()).as_deref(), Some("8.6"));
+        assert_eq!(g.architecture.as_deref(), Some("Ampere"));
+        assert_eq!((g.clock_sm_mhz, g.clock_sm_max_mhz), (Some(210), Some(2100)));
+        assert_eq!((g.clock_mem_mhz, g.clock_mem_max_mhz), (Some(405), Some(8001)));
+        assert_eq!((g.power_draw_mw, g.power_limit_mw), (Some(6410), Some(230_000)));
+        assert_eq!(g.temperature_c, Some(13));
+        assert_eq!(g.utilization_gpu_pct, Some(7));
+        assert_eq!(g.ecc_enabled, Some(true));
+        assert_eq!(g.persistence_mode, Some(true));
+        assert_eq!(g.compute_mode.as_deref(), Some("Exclusive_Process"));
+        assert_eq!(g.vbios_version.as_deref(), Some("94.02.6D.00.0D"));
+        assert_eq!(g.display_attached, Some(true));
+        assert_eq!(g.driver_model.as_deref(), Some("TCC"));
+        let pids: Vec<u32> = g.processes.iter().flatten().map(|p| p.pid).collect();
+        assert_eq!(pids, [100_477, 4242]);
+    }
+
+    #[test]
+    fn without_nvml_every_field_nvidia_smi_printed_is_kept() {
+        let host = machine(NvmlAnswer::Error("libnvidia-ml.so.1: cannot open shared object file".into()));
+        let (gpus, source) = gpus(&host);
+        assert_eq!(source, "nvidia-smi -q -x");
+        assert_eq!(gpus.len(), 1);
+        assert_everything_from_smi(&gpus[0]);
+    }
+
+    #[test]
+    fn an_old_nvml_has_its_gaps_filled_from_nvidia_smi() {
+        let device = NvmlDevice {
+            index: 0,
+            uuid: Some("GPU-12345678-aaaa-bbbb-cccc-0123456789ab".into()),
+            clock_sm_mhz: Some(300),
+            ..NvmlDevice::default()
+        };
+        let host = machine(NvmlAnswer::Report(NvmlReport { devices: vec![device], ..NvmlReport::default() }));
+        let (gpus, source) = gpus(&host);
+        assert_eq!(source, "nvml, gaps filled from nvidia-smi -q -x");
+        let g = &gpus[0];
+        assert_eq!(g.clock_sm_mhz, Some(300), "what NVML answered stays");
+        assert_eq!(g.clock_sm_max_mhz, Some(2100));
+        let from_smi = Gpu { clock_sm_mhz: Some(210), ..g.clone() };
+        assert_everything_from_smi(&from_smi);
+    }
 }

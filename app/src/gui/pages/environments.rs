@@ -368,7 +368,7 @@ impl EnvPage {
             if env.frameworks.is_empty() {
                 ui.label(toned(ui, Tone::Muted, "No GPU framework installed here."));
             } else {
-                table::frameworks_grid_ui(ui, kb, env, gpus, &findings);
+                table::frameworks_grid_ui(ui, kb, shown.snapshot, env, gpus, &findings);
             }
             if ours.is_some_and(Task::is_running) {
                 ui.horizontal(|ui| {

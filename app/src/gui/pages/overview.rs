@@ -1,7 +1,6 @@
 //! Overview: the verdict, the machine, and a card per GPU with its live state.
 
 use egui::{RichText, Ui};
-use gpu_doctor_probes::compat::Kb;
 use gpu_doctor_probes::probe::gpus::Gpu;
 use gpu_doctor_probes::probe::link::HostLink;
 use gpu_doctor_probes::probe::python::FrameworkBuild;
@@ -64,9 +63,12 @@ pub fn verdict(report: &Report) -> Verdict {
         if warnings > 0 { format!(", with {} to look at", plural(warnings, "warning")) } else { String::new() };
     let gpus = s.gpus.value().map_or(&[][..], Vec::as_slice);
     let Some(gpu) = gpus.first() else {
-        let why = match &s.gpus {
-            Probed::Found { .. } => "the driver lists no GPU".to_owned(),
-            other => other.why_not().unwrap_or("unknown").to_owned(),
+        // The finding's words (what `check` prints), not the probe's raw reason (a dlopen error).
+        let presence = report.findings.iter().find(|f| f.id.starts_with("presence.")).map(|f| f.summary.clone());
+        let why = match (presence, &s.gpus) {
+            (Some(summary), _) => summary,
+            (None, Probed::Found { .. }) => "the driver lists no GPU".to_owned(),
+            (None, other) => other.why_not().unwrap_or("unknown").to_owned(),
         };
         return Verdict {
             tone: if matches!(s.gpus, Probed::Unknown { .. }) { Tone::Muted } else { Tone::Warn },
@@ -220,7 +222,7 @@ fn gpu_card_body_ui(ui: &mut Ui, shown: &Shown<'_>, gpu: &Gpu, link: Option<&Hos
                 ui.end_row();
             };
             row(ui, "Index", format!("{}  {}", gpu.index, gpu.pci_bus_id.as_deref().unwrap_or("")));
-            row(ui, "Compute capability", capability_text(gpu));
+            row(ui, "Compute capability", crate::render::facts::capability_text(gpu));
             row(ui, "Memory", gpu.memory_total_bytes.map_or_else(|| "not reported".to_owned(), gib));
             row(
                 ui,
@@ -237,19 +239,6 @@ fn gpu_card_body_ui(ui: &mut Ui, shown: &Shown<'_>, gpu: &Gpu, link: Option<&Hos
             row(ui, "Host link", link_line(gpu, link));
             live_rows(ui, shown, gpu, feed);
         });
-    }
-}
-
-fn capability_text(gpu: &Gpu) -> String {
-    let Ok(kb) = Kb::get() else { return "not known (the knowledge base did not load)".to_owned() };
-    // The same lookup the rules make: the driver's answer, else the product name.
-    let view = gpu_doctor_probes::diagnose::gpu_view(gpu, kb);
-    let Some(cc) = view.cc else { return "not reported".to_owned() };
-    let arch = gpu.architecture.clone().or_else(|| kb.gpus.row(cc).map(|r| r.arch.clone()));
-    let by_name = if view.cc_by_name { " (by its name)" } else { "" };
-    match arch {
-        Some(a) => format!("{cc} · {a}{by_name}"),
-        None => format!("{cc}{by_name}"),
     }
 }
 
@@ -296,6 +285,17 @@ fn live_rows(ui: &mut Ui, shown: &Shown<'_>, gpu: &Gpu, feed: &TelemetryFeed) {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    #[test]
+    fn the_no_gpu_banner_says_what_the_finding_says() {
+        let report = crate::render::html::tests::fixture_report("no-driver");
+        let v = verdict(&report);
+        assert_eq!(v.headline, "No NVIDIA GPU to use");
+        let finding = report.findings.iter().find(|f| f.id == "presence.no_nvidia_gpu").unwrap();
+        let detail = v.detail.unwrap();
+        assert!(detail.starts_with(&finding.summary), "{detail}");
+        assert!(!detail.contains("cannot open shared object") && !detail.contains("libnvidia-ml.so"), "{detail}");
+    }
 
     #[test]
     fn bus_ids_match_across_nvml_and_sysfs_spellings() {

@@ -3,6 +3,7 @@
 
 use gpu_doctor_probes::compat::{Kb, release_line};
 use gpu_doctor_probes::diagnose::{GpuFit, GpuView, gpu_fit, torch_arch_list};
+use gpu_doctor_probes::probe::cudnn::{CudnnCopy, CudnnKind};
 use gpu_doctor_probes::probe::python::{Framework, FrameworkBuild, PythonEnv};
 use gpu_doctor_probes::{CudaVersion, CudnnVersion};
 
@@ -134,8 +135,9 @@ pub fn arch_cell(kb: &Kb, env: &PythonEnv, fw: &Framework) -> Cell {
     Cell::new(Tone::Info, text, format!("{}\nFrom {from}.", list.names.join(", ")))
 }
 
-/// The cuDNN column: what the files say, else what torch loaded (deep tier), else what the wheel pins.
-pub fn cudnn_cell(kb: &Kb, env: &PythonEnv, fw: &Framework) -> Cell {
+/// The cuDNN column: what the files say, else what torch loaded (deep tier), else the cuDNN wheel
+/// installed in the environment (the copy `check` lists for it), else what the wheel pins.
+pub fn cudnn_cell(kb: &Kb, env: &PythonEnv, fw: &Framework, copies: &[CudnnCopy]) -> Cell {
     if let Some(v) = &fw.cudnn_build {
         return Cell::new(Tone::Info, v.clone(), "The cuDNN version it was built against, from its files.");
     }
@@ -144,6 +146,21 @@ pub fn cudnn_cell(kb: &Kb, env: &PythonEnv, fw: &Framework) -> Cell {
         if let Some(v) = deep.and_then(|t| t.cudnn_version).and_then(CudnnVersion::from_encoded) {
             return Cell::new(Tone::Info, format!("{v} loaded"), "torch.backends.cudnn.version() in the deep probe.");
         }
+    }
+    let wheel = copies.iter().find(|c| c.kind == CudnnKind::PipWheel && c.env.as_deref() == Some(env.name.as_str()));
+    if let Some(c) = wheel
+        && matches!(fw.build, FrameworkBuild::Cuda { .. })
+    {
+        let version = c.version.map(|v| v.to_string()).or_else(|| c.major.map(|m| format!("{m}.x")));
+        if let Some(v) = version {
+            return Cell::new(
+                Tone::Info,
+                v,
+                format!("The cuDNN pip wheel installed in this environment: {}", c.location),
+            );
+        }
+    }
+    if fw.name == "torch" {
         let cuda = fw.build.cuda_version().and_then(|v| v.parse::<CudaVersion>().ok());
         if let Some(pin) = cuda.and_then(|c| kb.pytorch.variant(&fw.version, c)).and_then(|v| v.cudnn.clone()) {
             let line = release_line(&fw.version).unwrap_or_default();
@@ -237,7 +254,7 @@ mod tests {
         let arch = arch_cell(Kb::get().unwrap(), &ptx, &ptx.frameworks[0]);
         assert_eq!(arch.text, "sm_80…sm_90 (2) + compute_90");
         assert!(arch.hover.contains("installed build"));
-        assert_eq!(cudnn_cell(Kb::get().unwrap(), &ptx, &ptx.frameworks[0]).text, "9.1.0 loaded");
+        assert_eq!(cudnn_cell(Kb::get().unwrap(), &ptx, &ptx.frameworks[0], &[]).text, "9.1.0 loaded");
     }
 
     #[test]
@@ -246,7 +263,33 @@ mod tests {
         assert_eq!([tone(&e, "8.9"), tone(&e, "9.0"), tone(&e, "12.0")], [Tone::Good, Tone::Good, Tone::Bad]);
         let arch = arch_cell(Kb::get().unwrap(), &e, &e.frameworks[0]);
         assert!(arch.text.starts_with("sm_50…sm_90") && arch.hover.contains("knowledge base"), "{arch:?}");
-        assert_eq!(cudnn_cell(Kb::get().unwrap(), &e, &e.frameworks[0]).text, "8.9.2.26");
+        assert_eq!(cudnn_cell(Kb::get().unwrap(), &e, &e.frameworks[0], &[]).text, "8.9.2.26");
+    }
+
+    /// The pip cuDNN wheel of an environment, as the cuDNN probe (and so `check`) reports it.
+    fn pip_cudnn(env: &str, version: &str) -> CudnnCopy {
+        CudnnCopy {
+            location: "/p/.venv/lib/python3.12/site-packages/nvidia/cudnn".into(),
+            kind: CudnnKind::PipWheel,
+            version: Some(version.parse().unwrap()),
+            major: Some(9),
+            version_source: None,
+            env: Some(env.into()),
+            cuda_major: Some(13),
+        }
+    }
+
+    #[test]
+    fn the_cudnn_wheel_check_reports_shows_in_its_environment() {
+        let kb = Kb::get().unwrap();
+        let e = env(vec![fw("torch", "2.9.0+cu130", cuda("13.0"))], None);
+        let copies = [pip_cudnn("venv:/elsewhere", "8.9.7"), pip_cudnn("venv:/p/.venv", "9.26.0")];
+        let cell = cudnn_cell(kb, &e, &e.frameworks[0], &copies);
+        assert_eq!(cell.text, "9.26.0", "{cell:?}");
+        assert!(cell.hover.contains("pip"), "{cell:?}");
+        // Without it, the knowledge base's pin (or nothing) as before.
+        let old = env(vec![fw("torch", "2.3.0+cu121", cuda("12.1"))], None);
+        assert_eq!(cudnn_cell(kb, &old, &old.frameworks[0], &copies[..1]).text, "8.9.2.26");
     }
 
     #[test]

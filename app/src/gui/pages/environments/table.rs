@@ -39,7 +39,15 @@ pub fn gpus_line_ui(ui: &mut Ui, snap: &Snapshot, gpus: &[GpuView]) {
 
 /// The frameworks of one environment: a row each, a column per GPU; a framework a finding names
 /// shows that finding's severity.
-pub fn frameworks_grid_ui(ui: &mut Ui, kb: &Kb, env: &PythonEnv, gpus: &[GpuView], findings: &[&Finding]) {
+pub fn frameworks_grid_ui(
+    ui: &mut Ui,
+    kb: &Kb,
+    snap: &Snapshot,
+    env: &PythonEnv,
+    gpus: &[GpuView],
+    findings: &[&Finding],
+) {
+    let cudnn_copies = snap.cudnn.value().map_or(&[][..], Vec::as_slice);
     egui::Grid::new(("frameworks", env.name.as_str())).striped(true).spacing([14.0, 4.0]).show(ui, |ui| {
         for h in ["Framework", "Version", "Build", "cuDNN", "Compiled for"] {
             ui.label(toned(ui, Tone::Muted, h).strong());
@@ -65,7 +73,7 @@ pub fn frameworks_grid_ui(ui: &mut Ui, kb: &Kb, env: &PythonEnv, gpus: &[GpuView
             ui.label(name).on_hover_text(hover);
             ui.label(&fw.version);
             cell_ui(ui, &cells::build_cell(fw));
-            cell_ui(ui, &cells::cudnn_cell(kb, env, fw));
+            cell_ui(ui, &cells::cudnn_cell(kb, env, fw, cudnn_copies));
             cell_ui(ui, &cells::arch_cell(kb, env, fw));
             for g in gpus {
                 cell_ui(ui, &cells::gpu_cell(kb, env, fw, g));

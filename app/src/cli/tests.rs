@@ -1,0 +1,84 @@
+//! The help texts and the options, as people see them.
+
+#![allow(clippy::unwrap_used)]
+
+use clap::{CommandFactory, Parser};
+
+use super::*;
+
+/// Every command's long help at `width` columns.
+fn helps(width: usize) -> Vec<(String, String)> {
+    let mut cmd = Cli::command().term_width(width);
+    cmd.build();
+    let mut out = vec![("gpu-doctor".to_owned(), cmd.render_long_help().to_string())];
+    for sub in cmd.get_subcommands_mut() {
+        let name = sub.get_name().to_owned();
+        out.push((name, sub.clone().term_width(width).render_long_help().to_string()));
+    }
+    out
+}
+
+fn indent(line: &str) -> usize {
+    line.len() - line.trim_start().len()
+}
+
+/// A line break in running text that the width did not call for: the next line of the same
+/// paragraph would have fitted its first word on this one. Running text starts at the margin;
+/// indented lines (examples, the list of tests) are broken by hand and must fit 80 columns as
+/// they are.
+#[test]
+fn help_text_has_no_stray_line_breaks() {
+    for width in [80, 100, 120] {
+        for (name, help) in helps(width) {
+            let lines: Vec<&str> = help.lines().collect();
+            for pair in lines.windows(2) {
+                let (this, next) = (pair[0].trim_end(), pair[1].trim_end());
+                let prose = |l: &str| !l.is_empty() && indent(l) == 0 && !l.contains("  ") && !l.ends_with(':');
+                if !prose(this) || !prose(next) {
+                    continue;
+                }
+                let word = next.split_whitespace().next().unwrap_or_default();
+                let room = this.chars().count() + 1 + word.chars().count() > width;
+                assert!(room, "`{name} --help` at {width} columns breaks {this:?} before {word:?}");
+            }
+        }
+    }
+    let helps = helps(80);
+    for text in [AFTER_HELP, EXIT_HELP, crate::bench::AFTER_HELP] {
+        for line in text.lines().filter(|l| indent(l) > 0) {
+            assert!(line.chars().count() <= 80, "{line:?} is wider than 80 columns");
+            assert!(helps.iter().any(|(_, h)| h.lines().any(|l| l == line)), "{line:?} was wrapped at 80 columns");
+        }
+    }
+}
+
+#[test]
+fn bench_help_offers_only_what_bench_accepts() {
+    for (name, help) in helps(100) {
+        let offers = help.contains("--replay <DIR>");
+        match name.as_str() {
+            "gpu-doctor" | "check" | "report" => assert!(offers, "{name} takes --replay"),
+            "bench" | "diagnose" => assert!(!offers, "`{name} --help` offers --replay:\n{help}"),
+            _ => {}
+        }
+    }
+    assert!(Cli::try_parse_from(["gpu-doctor", "bench", "--replay", "dir"]).is_err());
+    // --replay before or after the command that reads it.
+    for args in [&["gpu-doctor", "--replay", "dir", "check"][..], &["gpu-doctor", "check", "--replay", "dir"]] {
+        assert_eq!(Cli::try_parse_from(args).unwrap().replay_dir(), Some(PathBuf::from("dir")).as_ref(), "{args:?}");
+    }
+    let report = Cli::try_parse_from(["gpu-doctor", "report", "--replay", "dir"]).unwrap();
+    assert_eq!(report.replay_dir(), Some(&PathBuf::from("dir")));
+}
+
+#[test]
+fn the_window_takes_python_and_deep() {
+    let cli = Cli::try_parse_from(["gpu-doctor", "--python", "/opt/py/bin/python3", "--deep"]).unwrap();
+    let probe = cli.window_probe();
+    assert!(probe.deep);
+    assert_eq!(probe.pythons, [PathBuf::from("/opt/py/bin/python3")]);
+    // The commands keep their own.
+    let cli = Cli::try_parse_from(["gpu-doctor", "check", "--python", "/p", "--deep"]).unwrap();
+    let Some(Command::Check(args)) = &cli.command else { panic!("{cli:?}") };
+    assert!(args.probe.deep && args.probe.pythons == [PathBuf::from("/p")]);
+}
