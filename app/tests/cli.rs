@@ -219,3 +219,57 @@ fn a_redacted_html_report_has_the_findings_and_no_home_paths_or_uuids() {
         assert!(html.contains(&format!("id=\"finding-{id}\"")), "finding {id} missing");
     }
 }
+
+/// Credential-like variables a CUDA user may well have set, and a proxy URL with a password.
+const SECRET_ENV: &[(&str, &str)] = &[
+    ("NVIDIA_API_KEY", "nvapi-s3cr3t-1"),
+    ("CUDA_AUTH_TOKEN", "s3cr3t-2"),
+    ("TORCH_HUB_PASSWORD", "s3cr3t-3"),
+    ("CUDA_PROXY", "http://alice:s3cr3t-4@proxy.example:3128"),
+];
+
+#[test]
+fn credentials_in_the_environment_are_never_recorded_or_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut record = gpu_doctor();
+    record.arg("record-fixture").arg(dir.path());
+    for (k, v) in SECRET_ENV {
+        record.env(k, v);
+    }
+    record.assert().code(0);
+    let host_json = std::fs::read_to_string(dir.path().join("host.json")).unwrap();
+    assert!(!host_json.contains("s3cr3t"), "record-fixture wrote a credential: {host_json}");
+    let fixture: Value = serde_json::from_str(&host_json).unwrap();
+    assert!(fixture["env"].get("NVIDIA_API_KEY").is_some(), "the variable is still listed, masked");
+
+    // A recording made before masking (or by hand) still holds the secrets: reports hide them too.
+    let mut fixture = fixture;
+    for (k, v) in SECRET_ENV {
+        fixture["env"][k] = Value::String((*v).to_owned());
+    }
+    std::fs::write(dir.path().join("host.json"), serde_json::to_string(&fixture).unwrap()).unwrap();
+    let replay = |args: &[&str]| {
+        let out = gpu_doctor().arg("--replay").arg(dir.path()).args(args).output().unwrap();
+        assert!(matches!(out.status.code(), Some(0 | 1)), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    for args in [
+        &["check", "--json"][..],
+        &["report", "--format", "json"],
+        &["report", "--format", "json", "--redact"],
+        &["report"],
+        &["report", "--redact"],
+    ] {
+        let text = replay(args);
+        assert!(text.contains("NVIDIA_API_KEY") || !args.contains(&"json"), "{args:?} should list the variable");
+        assert!(!text.contains("s3cr3t"), "{args:?} shows a credential:\n{text}");
+    }
+    // The live machine, probed with the same environment.
+    let mut check = gpu_doctor();
+    check.args(["check", "--json"]);
+    for (k, v) in SECRET_ENV {
+        check.env(k, v);
+    }
+    let out = check.output().unwrap();
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("s3cr3t"));
+}
