@@ -73,9 +73,9 @@ pub fn quote_posix(word: &str) -> String {
 /// The characters PowerShell reads as a single quote.
 const POWERSHELL_SINGLE_QUOTES: [char; 5] = ['\'', '\u{2018}', '\u{2019}', '\u{201a}', '\u{201b}'];
 
-/// One word for PowerShell: as is when plain (and not `@…` or `-…`-like tokens PowerShell reads
-/// itself), else a single-quoted string, where only the quote characters are special (PowerShell
-/// also reads the typographic `‘ ’ ‚ ‛` as quotes) and each is doubled.
+/// One word for PowerShell: as is when it holds only letters, digits and `_ - . / : + = \`, else a
+/// single-quoted string, where only the quote characters are special (PowerShell
+/// also reads the typographic quotes U+2018 to U+201B as quotes) and each is doubled.
 pub fn quote_powershell(word: &str) -> String {
     let bare = !word.is_empty()
         && word
@@ -270,8 +270,8 @@ mod tests {
         "--%",
         "@splat",
         "$env:PATH",
-        "‘curly’ ‚low‛",
-        "café/日本",
+        "\u{2018}curly\u{2019} \u{201a}low\u{201b}",
+        "caf\u{e9}/\u{65e5}\u{672c}",
     ];
 
     #[test]
@@ -318,7 +318,7 @@ mod tests {
     fn powershell_quoting_doubles_every_single_quote_and_calls_quoted_programs() {
         assert_eq!(quote_powershell(r"C:\Python312\python.exe"), r"C:\Python312\python.exe");
         assert_eq!(quote_powershell("o'brien"), "'o''brien'");
-        assert_eq!(quote_powershell("a‘b’c"), "'a‘‘b’’c'");
+        assert_eq!(quote_powershell("a\u{2018}b\u{2019}c"), "'a\u{2018}\u{2018}b\u{2019}\u{2019}c'");
         assert_eq!(quote_powershell("$(calc)"), "'$(calc)'");
         assert_eq!(quote_powershell("a;b"), "'a;b'");
         assert_eq!(quote_powershell("--%"), "'--%'");
