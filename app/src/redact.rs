@@ -59,6 +59,8 @@ const COMMON_NAMES: [&str; 36] = [
 ];
 /// Folders under a home root that belong to nobody.
 const SHARED_HOMES: [&str; 6] = ["shared", "public", "default", "default user", "all users", "linuxbrew"];
+/// Folders that may be a service account's home but hold the system's own files.
+const SYSTEM_FOLDERS: [&str; 6] = ["/usr/local", "/usr/lib", "/usr/share", "/var/lib", "/var/empty", "/var/run"];
 /// Characters that may stand before a path that starts a value (`PATH=/home/…`, `"/home/…`).
 const PATH_STARTS_AFTER: &str = " \t\r\n=:;,\"'`([{<>|";
 
@@ -172,7 +174,12 @@ impl Redactor {
             let last = home.rsplit(['/', '\\']).next().unwrap_or_default();
             let user = user.unwrap_or(last).trim();
             let absolute = home.starts_with('/') || home.get(1..3).is_some_and(|s| s == ":\\" || s == ":/");
-            if absolute && home.len() > 3 && !user.is_empty() && !known_homes.iter().any(|(h, _)| h == home) {
+            // A home that is a system folder (`/`, `/usr`, `/var/lib`: service accounts) would hide the
+            // system's own paths; root's is the one home of a single component.
+            let parts = home.split(['/', '\\']).filter(|p| !p.is_empty()).count();
+            let system = SYSTEM_FOLDERS.contains(&home.to_ascii_lowercase().as_str());
+            let real = (parts >= 2 || home == "/root") && !system;
+            if absolute && real && !user.is_empty() && !known_homes.iter().any(|(h, _)| h == home) {
                 known_homes.push((home.to_owned(), user.to_owned()));
             }
         };
@@ -533,6 +540,17 @@ mod tests {
             "PATH=~/bin:/usr/bin; ~; /scratch/userbob stays; /mnt/root stays".replace("userbob", "alicebob")
         );
         assert_eq!(f.fix.as_deref(), Some("~/envs/a/bin/python -m pip install x"));
+    }
+
+    #[test]
+    fn a_home_that_is_a_system_folder_hides_nothing() {
+        let before = cluster_report();
+        for home in ["/", "/usr", "/tmp", "/usr/local", "/var/lib"] {
+            let me = Identity { user: Some("svc".into()), home: Some(home.into()) };
+            let after = redact_as(&before, &me).unwrap();
+            assert_eq!(after.snapshot.env.path[1], "/usr/local/sbin", "{home}");
+            assert_eq!(after.snapshot.env.path[4], "/usr/bin", "{home}");
+        }
     }
 
     #[test]

@@ -10,6 +10,10 @@
 //! POSIX sh and PowerShell can quote every string. cmd.exe cannot: `%` expands even inside quotes,
 //! `!` does under delayed expansion, a `"` inside a quoted word cannot be escaped, and a line break
 //! ends the command; [`quote_cmd`] refuses those rather than emit something unsafe.
+//!
+//! PowerShell quoting makes each word one literal string, so nothing in it runs. Windows
+//! PowerShell 5.1 then passes arguments to native programs without escaping embedded `"` and drops
+//! empty ones; Windows paths cannot hold `"`, and no fix passes an empty argument.
 
 use std::fmt;
 
