@@ -273,3 +273,37 @@ fn credentials_in_the_environment_are_never_recorded_or_reported() {
     let out = check.output().unwrap();
     assert!(!String::from_utf8_lossy(&out.stdout).contains("s3cr3t"));
 }
+
+#[test]
+fn a_pasted_report_says_its_fix_paths_are_another_machines_and_hides_its_credentials() {
+    let out =
+        gpu_doctor().arg("--replay").arg(fixture("torch-cu130-on-r550")).args(["check", "--json"]).output().unwrap();
+    let mut report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    // An older gpu-doctor recorded credentials as they were.
+    report["snapshot"]["env"]["vars"]["NVIDIA_API_KEY"] = Value::String("nvapi-s3cr3t-9".into());
+    let live_fix = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["fix"].as_str())
+        .find(|f| f.contains("/bin/python"));
+    let live_fix = live_fix.expect("the replayed machine has a fix with its interpreter").to_owned();
+    assert!(!live_fix.contains("another machine"), "{live_fix}");
+
+    let out = gpu_doctor()
+        .args(["diagnose", "--json", "--from", "-"])
+        .write_stdin(serde_json::to_string_pretty(&report).unwrap())
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(!text.contains("s3cr3t"), "a pasted credential is shown: {text}");
+    let pasted: Value = serde_json::from_str(&text).unwrap();
+    let fix = pasted["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["fix"].as_str())
+        .find(|f| f.contains("/bin/python"));
+    let fix = fix.expect("the pasted report keeps the fix");
+    assert!(fix.contains("another machine"), "{fix}");
+}

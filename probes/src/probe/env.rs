@@ -21,6 +21,16 @@ pub struct EnvFacts {
     pub path_cuda_entries: Vec<String>,
 }
 
+impl EnvFacts {
+    /// Masks credentials in the variables (see `mask_secret`): for facts that did not come from this
+    /// build's probe, such as a pasted report of an older version.
+    pub fn mask_secrets(&mut self) {
+        for (name, value) in &mut self.vars {
+            *value = mask_secret(name, value);
+        }
+    }
+}
+
 /// True for variable names worth recording: CUDA, NVIDIA, cuDNN, XLA/JAX, TensorFlow, PyTorch,
 /// the loader path, PATH and the Python environment markers.
 pub fn is_relevant(name: &str) -> bool {

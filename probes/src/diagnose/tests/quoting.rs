@@ -116,6 +116,14 @@ fn hostile_machines() -> Vec<(&'static str, Machine)> {
                 .loader_lib("libcuda.so.1", &format!("{H}/libcuda.so.1")),
         ),
         ("WSL1", wsl1),
+        (
+            "a cuDNN release that dropped the GPU",
+            Machine::linux()
+                .gpu("NVIDIA GeForce GTX 1080", "6.1")
+                .env_prefix(&format!("{H}/.venv"))
+                .torch("2.11.0+cu128")
+                .wheel("nvidia-cudnn-cu12", "9.17.1.4"),
+        ),
     ]
 }
 
@@ -126,10 +134,39 @@ fn prose(fix: &str, shown: &[super::super::Shown]) -> String {
     texts.iter().fold(fix.to_owned(), |acc, t| acc.replace(t, "<cmd>"))
 }
 
+/// What some fix of each case shows, so each case is known to reach the fix it is there for.
+const REACHED: &[(&str, &str)] = &[
+    ("torch CPU build", "pip install --force-reinstall torch=="),
+    ("tensorflow-cpu", "pip uninstall -y tensorflow-cpu"),
+    ("jax without plugin", "pip install -U 'jax[cuda12]'"),
+    ("driver too old for torch", "to keep this driver"),
+    ("arch not in build", "--index-url"),
+    ("tensorflow without cuDNN", "'tensorflow[and-cuda]==2.18.0'"),
+    ("jax without cuDNN", "pip install -U 'jax[cuda12]'"),
+    ("tensorflow with an old cuDNN on the loader path", "export LD_LIBRARY_PATH=/opt/x"),
+    ("torch loads another cuDNN major", "nvidia-cudnn-cu12==9.1.0.70"),
+    ("torch loads another cuDNN minor", "nvidia-cudnn-cu12==9.1.0.70"),
+    ("torch and jax of two majors", "jax-cuda13-pjrt"),
+    ("torch and cupy of two majors", "cupy-cuda12x"),
+    ("tensorflow and torch of two majors", "'torch==2.9.*'"),
+    ("duplicate wheels", "--no-deps"),
+    ("toolkits disagree, framework major", "sudo ln -sfn"),
+    ("toolkits disagree, newest", "export PATH="),
+    ("stale library path", "Drop the folder from the loader path: export LD_LIBRARY_PATH="),
+    ("extensions need another toolkit", "export CUDA_HOME="),
+    ("a Linux driver inside WSL2", "dpkg -S"),
+    ("WSL1", "wsl --set-version"),
+    ("a cuDNN release that dropped the GPU", "'nvidia-cudnn-cu12==9.10.*'"),
+];
+
 fn check(name: &str, m: &Machine, parse_back: bool) {
     let (findings, shown) = super::super::diagnose_shown(&m.0, Kb::get().unwrap());
     let fixes: Vec<&str> = findings.iter().filter_map(|f| f.fix.as_deref()).collect();
     assert!(fixes.iter().any(|f| f.contains(MARK)), "{name}: no fix shows the hostile path: {findings:#?}");
+    if parse_back {
+        let (_, want) = REACHED.iter().find(|(n, _)| *n == name).unwrap_or_else(|| panic!("{name} has no REACHED"));
+        assert!(fixes.iter().any(|f| f.contains(want)), "{name}: no fix shows {want}: {fixes:#?}");
+    }
     for s in &shown {
         if parse_back && let Some(argv) = &s.argv {
             assert_eq!(shlex::split(&s.text).as_ref(), Some(argv), "{name}: {:?} does not read back", s.text);
