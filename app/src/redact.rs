@@ -2,10 +2,10 @@
 //! names, home-folder paths, serial numbers and UUIDs, everywhere (facts, findings, the probe
 //! trace, the included benchmark run).
 //!
-//! Who to hide comes from the report itself, never from the running process, since the report
-//! may describe another machine: the host name in the system facts, the home folder and user
-//! variables in the environment facts, and every `/home/NAME`, `/Users/NAME` or `C:\Users\NAME`
-//! path in it. Placeholders are stable within a report: the first user's home is `~` and the
+//! Who to hide comes from the report itself: the host name in the system facts, the home folder
+//! and user variables in the environment facts, and every `/home/NAME`, `/Users/NAME` or
+//! `C:\Users\NAME` path in it. Since a home can lie anywhere (`/scratch/NAME` on clusters), the
+//! home and name of the user running gpu-doctor are hidden too, and `/root` is always a home. Placeholders are stable within a report: the first user's home is `~` and the
 //! next ones `~user2`, `~user3`; each distinct UUID gets its own number (`GPU-redacted-1`,
 //! `GPU-redacted-2`), so two GPUs stay two GPUs.
 
@@ -59,6 +59,8 @@ const COMMON_NAMES: [&str; 36] = [
 ];
 /// Folders under a home root that belong to nobody.
 const SHARED_HOMES: [&str; 6] = ["shared", "public", "default", "default user", "all users", "linuxbrew"];
+/// Folders that may be a service account's home but hold the system's own files.
+const SYSTEM_FOLDERS: [&str; 6] = ["/usr/local", "/usr/lib", "/usr/share", "/var/lib", "/var/empty", "/var/run"];
 /// Characters that may stand before a path that starts a value (`PATH=/home/…`, `"/home/…`).
 const PATH_STARTS_AFTER: &str = " \t\r\n=:;,\"'`([{<>|";
 
@@ -73,10 +75,37 @@ pub enum RedactError {
     Pattern(#[from] regex::Error),
 }
 
-/// The report with user and host names, home folders, serial numbers and UUIDs replaced.
+/// Who runs gpu-doctor: a report of this machine names them wherever their home lies.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Identity {
+    /// The user name.
+    pub user: Option<String>,
+    /// The home folder.
+    pub home: Option<String>,
+}
+
+impl Identity {
+    /// The user running this process: `HOME` (`USERPROFILE` on Windows) and `USER`, `USERNAME` or `LOGNAME`.
+    pub fn of_process() -> Self {
+        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+        Self {
+            user: ["USER", "USERNAME", "LOGNAME"].into_iter().find_map(var),
+            home: if cfg!(windows) { var("USERPROFILE") } else { var("HOME") },
+        }
+    }
+}
+
+/// The report with user and host names, home folders, serial numbers and UUIDs replaced, hiding
+/// also the user running gpu-doctor.
 pub fn redact(report: &Report) -> Result<Report, RedactError> {
+    redact_as(report, &Identity::of_process())
+}
+
+/// The report with user and host names, home folders, serial numbers and UUIDs replaced, as seen by
+/// `me` (whose home and name are hidden too, wherever the home lies).
+pub fn redact_as(report: &Report, me: &Identity) -> Result<Report, RedactError> {
     let mut value = serde_json::to_value(report)?;
-    let mut redactor = Redactor::new(report, &value)?;
+    let mut redactor = Redactor::new(report, &value, me)?;
     gpu_doctor_probes::rewrite::strings(&mut value, &mut |field, text| redactor.text(field, text));
     Ok(serde_json::from_value(value)?)
 }
@@ -89,6 +118,8 @@ struct Redactor {
     host: Option<String>,
     /// Home-folder paths: `root` and `name`.
     homes: Regex,
+    /// Home folders known as whole paths (`/scratch/alice`, `/root`) and their users, longest first.
+    known_homes: Vec<(String, String)>,
     /// User names in placeholder order.
     users: Vec<String>,
     /// The user names worth replacing as whole words.
@@ -110,7 +141,7 @@ fn not_a_value(text: &str) -> bool {
 }
 
 impl Redactor {
-    fn new(report: &Report, value: &serde_json::Value) -> Result<Self, regex::Error> {
+    fn new(report: &Report, value: &serde_json::Value, me: &Identity) -> Result<Self, regex::Error> {
         let homes = Regex::new(
             r#"(?P<root>/home|/var/home|/Users|[A-Za-z]:[\\/]Users)[\\/](?P<name>[^\\/\s"'`:;,=()<>|*?$%{}\[\]]+)"#,
         )?;
@@ -135,6 +166,37 @@ impl Redactor {
                 add(u);
             }
         }
+        // Homes wherever they lie (clusters use /scratch/NAME, /data/NAME, …): the report's own home
+        // variables, then the running user's (both before the names found in paths), and root's.
+        let mut known_homes: Vec<(String, String)> = Vec::new();
+        let add_home = |known_homes: &mut Vec<(String, String)>, home: &str, user: Option<&str>| {
+            let home = home.trim().trim_end_matches(['/', '\\']);
+            let last = home.rsplit(['/', '\\']).next().unwrap_or_default();
+            let user = user.unwrap_or(last).trim();
+            let absolute = home.starts_with('/') || home.get(1..3).is_some_and(|s| s == ":\\" || s == ":/");
+            // A home that is a system folder (`/`, `/usr`, `/var/lib`: service accounts) would hide the
+            // system's own paths; root's is the one home of a single component.
+            let parts = home.split(['/', '\\']).filter(|p| !p.is_empty()).count();
+            let system = SYSTEM_FOLDERS.contains(&home.to_ascii_lowercase().as_str());
+            let real = (parts >= 2 || home == "/root") && !system;
+            if absolute && real && !user.is_empty() && !known_homes.iter().any(|(h, _)| h == home) {
+                known_homes.push((home.to_owned(), user.to_owned()));
+            }
+        };
+        for var in ["HOME", "USERPROFILE"] {
+            if let Some(h) = snap.env.vars.get(var) {
+                add_home(&mut known_homes, h, None);
+            }
+        }
+        if let Some(h) = &me.home {
+            add_home(&mut known_homes, h, me.user.as_deref());
+        }
+        for (_, user) in &known_homes {
+            add(user);
+        }
+        if let Some(u) = &me.user {
+            add(u);
+        }
         let mut scan = value.clone();
         gpu_doctor_probes::rewrite::strings(&mut scan, &mut |_, text| {
             for c in homes.captures_iter(text) {
@@ -142,6 +204,9 @@ impl Redactor {
             }
             String::new()
         });
+        add_home(&mut known_homes, "/root", Some("root"));
+        add("root");
+        known_homes.sort_by_key(|(h, _)| std::cmp::Reverse(h.len()));
 
         let words: Vec<String> = users
             .iter()
@@ -165,6 +230,7 @@ impl Redactor {
             host_word,
             host,
             homes,
+            known_homes,
             users,
             user_words,
             uuids: Regex::new(
@@ -219,8 +285,14 @@ impl Redactor {
     }
 
     /// Home folders: `~` (or `~user2`) where the path starts a value, else only the name replaced
-    /// (`/mnt/c/Users/user`).
+    /// (`/mnt/c/Users/user`). Homes known as whole paths are replaced only where they start a value
+    /// and end at a path separator or the end of the value.
     fn home_paths(&self, text: &str) -> String {
+        let mut text = text.to_owned();
+        for (home, user) in &self.known_homes {
+            text = self.known_home(&text, home, user);
+        }
+        let text = text.as_str();
         let mut out = String::with_capacity(text.len());
         let mut last = 0;
         for c in self.homes.captures_iter(text) {
@@ -241,6 +313,33 @@ impl Redactor {
                 out.push_str(&placeholder);
             }
             last = all.end();
+        }
+        out.push_str(&text[last..]);
+        out
+    }
+
+    /// `home` replaced with `~` (or `~user2`) where it is a whole path at the start of a value.
+    fn known_home(&self, text: &str, home: &str, user: &str) -> String {
+        let mut out = String::with_capacity(text.len());
+        let mut last = 0;
+        for (at, _) in text.match_indices(home) {
+            let end = at + home.len();
+            if at < last {
+                continue;
+            }
+            let starts_value = text[..at].chars().last().is_none_or(|p| PATH_STARTS_AFTER.contains(p));
+            let whole =
+                text[end..].chars().next().is_none_or(|n| n == '/' || n == '\\' || PATH_STARTS_AFTER.contains(n));
+            if !(starts_value && whole) {
+                continue;
+            }
+            out.push_str(&text[last..at]);
+            out.push('~');
+            let placeholder = self.user(user);
+            if placeholder != "user" {
+                out.push_str(&placeholder);
+            }
+            last = end;
         }
         out.push_str(&text[last..]);
         out
@@ -323,7 +422,7 @@ mod tests {
         for needle in ["alice", "/home/", GPU_A, "1324023012345"] {
             assert!(text.contains(needle), "the test report should contain {needle}");
         }
-        let after = redact(&before).unwrap();
+        let after = redact_as(&before, &Identity::default()).unwrap();
         let text = serde_json::to_string(&after).unwrap();
         for gone in [
             "alice",
@@ -395,9 +494,73 @@ mod tests {
             let snap = gpu_doctor_probes::parse::paste::read_pasted(text, kb).unwrap();
             let report = Report::new(snap.clone(), gpu_doctor_probes::diagnose::diagnose(&snap, kb));
             findings += report.findings.len();
-            assert!(redact(&report).unwrap() == report, "sample {i} has nothing to hide, yet it changed");
+            assert!(
+                redact_as(&report, &Identity::default()).unwrap() == report,
+                "sample {i} has nothing to hide, yet it changed"
+            );
         }
         assert!(findings > 0, "the samples should give findings to leave alone");
+    }
+
+    /// A report of a cluster node, where homes live outside `/home`, with root's files too.
+    fn cluster_report() -> Report {
+        let mut r = fixture_report("egpu-thunderbolt");
+        let s = &mut r.snapshot;
+        s.env.path.insert(0, "/scratch/alice/.local/bin".into());
+        s.env.path.push("/root/miniconda3/bin".into());
+        s.env.vars.insert("CUDA_HOME".into(), "/scratch/alice/cuda-12.4".into());
+        r.findings.push(Finding {
+            id: "x.cluster".into(),
+            category: Category::Other,
+            severity: Severity::Info,
+            summary: "an environment at /scratch/alice/envs/a and one at /root/.venv".into(),
+            detail: "PATH=/scratch/alice/bin:/usr/bin; /scratch/alice; /scratch/alicebob stays; /mnt/root stays".into(),
+            evidence: Vec::new(),
+            fix: Some("/scratch/alice/envs/a/bin/python -m pip install x".into()),
+        });
+        r
+    }
+
+    #[test]
+    fn homes_outside_home_come_from_the_process_and_root_is_a_home_too() {
+        let me = Identity { user: Some("alice".into()), home: Some("/scratch/alice".into()) };
+        let after = redact_as(&cluster_report(), &me).unwrap();
+        let text = serde_json::to_string(&after).unwrap();
+        assert!(!text.contains("alice\"") && !text.contains("/scratch/alice/"), "{text}");
+        assert!(!text.contains("/root/"), "root's home survived: {text}");
+        let s = &after.snapshot;
+        assert_eq!(s.env.path[0], "~/.local/bin");
+        assert_eq!(s.env.vars["CUDA_HOME"], "~/cuda-12.4");
+        let root = s.env.path.last().unwrap();
+        assert!(root.starts_with("~user") && root.ends_with("/miniconda3/bin"), "{root}");
+        let f = after.findings.last().unwrap();
+        assert_eq!(f.summary, format!("an environment at ~/envs/a and one at {}/.venv", &root[..root.len() - 15]));
+        assert_eq!(
+            f.detail,
+            "PATH=~/bin:/usr/bin; ~; /scratch/userbob stays; /mnt/root stays".replace("userbob", "alicebob")
+        );
+        assert_eq!(f.fix.as_deref(), Some("~/envs/a/bin/python -m pip install x"));
+    }
+
+    #[test]
+    fn a_home_that_is_a_system_folder_hides_nothing() {
+        let before = cluster_report();
+        for home in ["/", "/usr", "/tmp", "/usr/local", "/var/lib"] {
+            let me = Identity { user: Some("svc".into()), home: Some(home.into()) };
+            let after = redact_as(&before, &me).unwrap();
+            assert_eq!(after.snapshot.env.path[1], "/usr/local/sbin", "{home}");
+            assert_eq!(after.snapshot.env.path[4], "/usr/bin", "{home}");
+        }
+    }
+
+    #[test]
+    fn the_home_variable_of_the_report_counts_wherever_it_lies() {
+        let mut r = cluster_report();
+        r.snapshot.env.vars.insert("HOME".into(), "/scratch/alice".into());
+        let after = redact_as(&r, &Identity::default()).unwrap();
+        let text = serde_json::to_string(&after).unwrap();
+        assert!(!text.contains("/scratch/alice/"), "{text}");
+        assert_eq!(after.snapshot.env.vars["HOME"], "~");
     }
 
     #[test]
@@ -418,7 +581,7 @@ mod tests {
                 evidence: Vec::new(),
                 fix: None,
             });
-            let after = redact(&r).unwrap();
+            let after = redact_as(&r, &Identity::default()).unwrap();
             let system = after.snapshot.system.value().unwrap();
             assert_eq!(system.host_name.as_deref(), Some("host"));
             assert_eq!(system.os_name.as_deref(), Some("Ubuntu"));

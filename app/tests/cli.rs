@@ -460,3 +460,91 @@ fn a_recording_carries_its_options_and_replays_from_any_folder() {
     assert_eq!(live["python_envs"], replayed["python_envs"]);
     assert_eq!(live, replayed, "replaying from another folder must see what the live run saw");
 }
+
+/// Credential-like variables a CUDA user may well have set, and a proxy URL with a password.
+const SECRET_ENV: &[(&str, &str)] = &[
+    ("NVIDIA_API_KEY", "nvapi-s3cr3t-1"),
+    ("CUDA_AUTH_TOKEN", "s3cr3t-2"),
+    ("TORCH_HUB_PASSWORD", "s3cr3t-3"),
+    ("CUDA_PROXY", "http://alice:s3cr3t-4@proxy.example:3128"),
+];
+
+#[test]
+fn credentials_in_the_environment_are_never_recorded_or_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut record = gpu_doctor();
+    record.arg("record-fixture").arg(dir.path());
+    for (k, v) in SECRET_ENV {
+        record.env(k, v);
+    }
+    record.assert().code(0);
+    let host_json = std::fs::read_to_string(dir.path().join("host.json")).unwrap();
+    assert!(!host_json.contains("s3cr3t"), "record-fixture wrote a credential: {host_json}");
+    let fixture: Value = serde_json::from_str(&host_json).unwrap();
+    assert!(fixture["env"].get("NVIDIA_API_KEY").is_some(), "the variable is still listed, masked");
+
+    // A recording made before masking (or by hand) still holds the secrets: reports hide them too.
+    let mut fixture = fixture;
+    for (k, v) in SECRET_ENV {
+        fixture["env"][k] = Value::String((*v).to_owned());
+    }
+    std::fs::write(dir.path().join("host.json"), serde_json::to_string(&fixture).unwrap()).unwrap();
+    let replay = |args: &[&str]| {
+        let out = gpu_doctor().arg("--replay").arg(dir.path()).args(args).output().unwrap();
+        assert!(matches!(out.status.code(), Some(0 | 1)), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    for args in [
+        &["check", "--json"][..],
+        &["report", "--format", "json"],
+        &["report", "--format", "json", "--redact"],
+        &["report"],
+        &["report", "--redact"],
+    ] {
+        let text = replay(args);
+        assert!(text.contains("NVIDIA_API_KEY") || !args.contains(&"json"), "{args:?} should list the variable");
+        assert!(!text.contains("s3cr3t"), "{args:?} shows a credential:\n{text}");
+    }
+    // The live machine, probed with the same environment.
+    let mut check = gpu_doctor();
+    check.args(["check", "--json"]);
+    for (k, v) in SECRET_ENV {
+        check.env(k, v);
+    }
+    let out = check.output().unwrap();
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("s3cr3t"));
+}
+
+#[test]
+fn a_pasted_report_says_its_fix_paths_are_another_machines_and_hides_its_credentials() {
+    let out =
+        gpu_doctor().arg("--replay").arg(fixture("torch-cu130-on-r550")).args(["check", "--json"]).output().unwrap();
+    let mut report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    // An older gpu-doctor recorded credentials as they were.
+    report["snapshot"]["env"]["vars"]["NVIDIA_API_KEY"] = Value::String("nvapi-s3cr3t-9".into());
+    let live_fix = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["fix"].as_str())
+        .find(|f| f.contains("/bin/python"));
+    let live_fix = live_fix.expect("the replayed machine has a fix with its interpreter").to_owned();
+    assert!(!live_fix.contains("another machine"), "{live_fix}");
+
+    let out = gpu_doctor()
+        .args(["diagnose", "--json", "--from", "-"])
+        .write_stdin(serde_json::to_string_pretty(&report).unwrap())
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(!text.contains("s3cr3t"), "a pasted credential is shown: {text}");
+    let pasted: Value = serde_json::from_str(&text).unwrap();
+    let fix = pasted["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["fix"].as_str())
+        .find(|f| f.contains("/bin/python"));
+    let fix = fix.expect("the pasted report keeps the fix");
+    assert!(fix.contains("another machine"), "{fix}");
+}

@@ -11,6 +11,7 @@ pub mod probe;
 mod probed;
 mod report;
 pub mod rewrite;
+pub mod shell;
 mod snapshot;
 mod version;
 

@@ -23,8 +23,11 @@ pub struct Report {
 }
 
 impl Report {
-    /// A report of a snapshot with the given findings.
+    /// A report of a snapshot with the given findings; credentials in its environment variables
+    /// are masked, wherever the snapshot came from.
     pub fn new(snapshot: Snapshot, findings: Vec<Finding>) -> Self {
+        let mut snapshot = snapshot;
+        snapshot.env.mask_secrets();
         Self { schema_version: SCHEMA_VERSION, tool_version: TOOL_VERSION.to_owned(), snapshot, findings, bench: None }
     }
 }

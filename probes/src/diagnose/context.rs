@@ -1,12 +1,15 @@
 //! What the rules read, gathered once: the OS, the GPUs with their capability, the driver level,
 //! the frameworks of every environment.
 
+use std::cell::RefCell;
+
 use crate::compat::{DriverLevel, Kb};
 use crate::host::OsFamily;
 use crate::parse::ldconfig::LoaderEntry;
 use crate::probe::cudnn::CudnnCopy;
 use crate::probe::gpus::Gpu;
 use crate::probe::python::{Framework, Package, PythonEnv};
+use crate::shell::Shell;
 use crate::{Category, ComputeCapability, CudaVersion, DriverVersion, Finding, Probed, Snapshot};
 
 /// A GPU with its compute capability, from the driver or looked up by name.
@@ -59,6 +62,10 @@ pub(crate) struct Ctx<'a> {
     pub gpus: Vec<GpuView>,
     /// The driver.
     pub driver: DriverView,
+    /// The shell fixes are written for: PowerShell on Windows, POSIX sh elsewhere.
+    pub shell: Shell,
+    /// Every command and path the fixes so far show.
+    pub shown: RefCell<Vec<super::fix::Shown>>,
 }
 
 impl<'a> Ctx<'a> {
@@ -66,7 +73,8 @@ impl<'a> Ctx<'a> {
     pub fn new(s: &'a Snapshot, kb: &'a Kb) -> Self {
         let gpus = gpu_views(s, kb);
         let driver = driver_view(s, kb);
-        Self { s, kb, os: s.platform.platform.os, gpus, driver }
+        let os = s.platform.platform.os;
+        Self { s, kb, os, gpus, driver, shell: Shell::for_os(os), shown: RefCell::new(Vec::new()) }
     }
 
     /// The driver level for `CudaTable::judge`.
@@ -124,6 +132,22 @@ impl<'a> Ctx<'a> {
             parts_for(f.category).iter().filter(|(_, unknown)| unknown(self.s)).map(|(name, _)| *name).collect();
         if !unseen.is_empty() {
             f.detail.push_str(&format!(" Not in the pasted text, so not checked: {}.", unseen.join(", ")));
+        }
+    }
+}
+
+impl Ctx<'_> {
+    /// For a snapshot of another machine, says that the paths in a fix's commands are that machine's.
+    pub fn note_foreign_paths(&self, f: &mut Finding) {
+        if self.s.origin.is_this_machine() {
+            return;
+        }
+        let Some(fix) = f.fix.as_mut() else { return };
+        if self.shown.borrow().iter().any(|s| s.machine && fix.contains(&s.text)) {
+            fix.push_str(
+                "   (The paths in this fix come from another machine, read from pasted text: check them before \
+                 running anything.)",
+            );
         }
     }
 }

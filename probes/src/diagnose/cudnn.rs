@@ -166,7 +166,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
                     format!("{} {} in {} finds no cuDNN", fw.name, fw.version, env.name),
                     format!("It needs {}, and there is none in the environment or on the system.", need.text()),
                     vec![describe_framework(env, fw), need.from.clone(), looked(cx)],
-                    Some(install_cmd(env, fw, &need)),
+                    Some(install_cmd(cx, env, fw, &need)),
                 ));
             } else if !found.is_empty() && !found.iter().any(|c| need.accepts(c)) {
                 let mut evidence = vec![describe_framework(env, fw), need.from.clone()];
@@ -177,7 +177,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
                      (\"Loaded runtime CuDNN library: X but source was compiled with: Y\"), and then runs without GPU \
                      convolutions or fails to start.",
                     evidence,
-                    Some(with_path_fix(cx, &found, pip_cudnn(env, &need))),
+                    Some(with_path_fix(cx, &found, pip_cudnn(cx, env, &need))),
                 ));
             }
         }
@@ -192,17 +192,17 @@ fn looked(cx: &Ctx<'_>) -> String {
     }
 }
 
-fn install_cmd(env: &PythonEnv, fw: &Framework, need: &Need) -> String {
+fn install_cmd(cx: &Ctx<'_>, env: &PythonEnv, fw: &Framework, need: &Need) -> String {
     if fw.name.starts_with("jax-cuda") {
-        fix::pip_install(env, &format!("-U \"jax[cuda{}]\"", need.cuda_major))
+        fix::pip_install(cx, env, ["-U".to_owned(), format!("jax[cuda{}]", need.cuda_major)])
     } else {
-        fix::pip_install(env, &format!("\"tensorflow[and-cuda]=={}\"", fw.version))
+        fix::pip_install(cx, env, [format!("tensorflow[and-cuda]=={}", fw.version)])
     }
 }
 
-fn pip_cudnn(env: &PythonEnv, need: &Need) -> String {
+fn pip_cudnn(cx: &Ctx<'_>, env: &PythonEnv, need: &Need) -> String {
     let floor = need.min.map_or_else(|| format!("{}", need.major), |m| format!("{}.{}", m.major, m.minor));
-    fix::pip_install(env, &format!("\"nvidia-cudnn-cu{}>={floor},<{}\"", need.cuda_major, need.major + 1))
+    fix::pip_install(cx, env, [format!("nvidia-cudnn-cu{}>={floor},<{}", need.cuda_major, need.major + 1)])
 }
 
 /// Adds dropping the candidates' LD_LIBRARY_PATH folders to a fix.
@@ -231,7 +231,7 @@ fn torch(cx: &Ctx<'_>, env: &PythonEnv, fw: &Framework, out: &mut Vec<Finding>) 
     let drop_dir =
         source.map(|c| parent_dir(&c.location)).filter(|d| cx.s.env.ld_library_path.iter().any(|p| same_dir(p, d)));
     let restore = |name: &str, pin: &str| {
-        let cmd = fix::pip_install(env, &format!("--force-reinstall \"{name}=={pin}\""));
+        let cmd = fix::pip_install(cx, env, ["--force-reinstall".to_owned(), format!("{name}=={pin}")]);
         match drop_dir {
             Some(d) => format!("{}; and {cmd}", fix::ld_library_path_without(cx, &[d], None)),
             None => cmd,
@@ -282,7 +282,7 @@ fn gpu_support(cx: &Ctx<'_>, env: &PythonEnv, found: &[Candidate], out: &mut Vec
             let older = cx.kb.cudnn.release.iter().filter(lists).max_by_key(|r| r.version);
             let fix = match (older, &c.wheel) {
                 (Some(r), Some((name, _))) => {
-                    fix::pip_install(env, &format!("\"{name}=={}.{}.*\"", r.version.major, r.version.minor))
+                    fix::pip_install(cx, env, [format!("{name}=={}.{}.*", r.version.major, r.version.minor)])
                 }
                 _ => format!(
                     "Use a cuDNN release whose support matrix still lists compute capability {cc} \

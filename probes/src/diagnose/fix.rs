@@ -1,23 +1,78 @@
 //! Fix commands for this machine: pip with the right index, the driver branch for this distribution.
+//!
+//! Every command that holds text of the machine (a path, a package name) is built as a
+//! [`ShellCommand`] and rendered for the machine's shell (PowerShell on Windows, POSIX sh elsewhere)
+//! with every word quoted; fixed text with shell syntax (`$(uname -r)`) never holds machine text.
+//! Each rendered command is noted in the [`Ctx`], so a fix for pasted text can say where its paths
+//! came from, and tests can parse every command back.
 
 use super::Ctx;
 use super::context::same_dir;
 use crate::compat::{index_tag, release_line};
 use crate::host::OsFamily;
 use crate::probe::python::{Framework, PythonEnv};
+use crate::shell::{self, Shell, ShellCommand, Unquotable};
 
-/// The interpreter to run pip with: the environment's own, so the fix lands in the right place.
-pub(crate) fn python(env: &PythonEnv) -> String {
-    match env.interpreter.as_deref() {
-        Some(p) if p.contains(' ') => format!("\"{p}\""),
-        Some(p) => p.to_owned(),
-        None => "python".to_owned(),
+/// A command or word shown in a fix.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Shown {
+    /// The text as it appears in the fix.
+    pub text: String,
+    /// The words a POSIX shell makes of it; `None` for other shells.
+    pub argv: Option<Vec<String>>,
+    /// True when it holds a path or name read from the machine.
+    pub machine: bool,
+}
+
+/// Notes a rendered text and returns it; a text that could not be rendered safely says so instead.
+fn note(cx: &Ctx<'_>, text: Result<String, Unquotable>, argv: Vec<String>, machine: bool) -> String {
+    note_for(cx, cx.shell, text, argv, machine)
+}
+
+fn note_for(cx: &Ctx<'_>, shell: Shell, text: Result<String, Unquotable>, argv: Vec<String>, machine: bool) -> String {
+    match text {
+        Ok(text) => {
+            let argv = (shell == Shell::Posix).then_some(argv);
+            cx.shown.borrow_mut().push(Shown { text: text.clone(), argv, machine });
+            text
+        }
+        Err(e) => format!("(a command is left out: {e})"),
     }
 }
 
+/// A command, quoted for this machine's shell. `machine`: it holds text read from the machine.
+pub(crate) fn command(cx: &Ctx<'_>, cmd: &ShellCommand, machine: bool) -> String {
+    note(cx, cmd.render(cx.shell), cmd.argv(), machine)
+}
+
+/// A command for another shell than this machine's (WSL's Windows side: PowerShell).
+pub(crate) fn command_for(cx: &Ctx<'_>, shell: Shell, cmd: &ShellCommand, machine: bool) -> String {
+    note_for(cx, shell, cmd.render(shell), cmd.argv(), machine)
+}
+
+/// A path of the machine named in prose, quoted as the shell would need it.
+pub(crate) fn word(cx: &Ctx<'_>, text: &str) -> String {
+    note(cx, shell::quote(cx.shell, text), vec![text.to_owned()], true)
+}
+
+/// The interpreter to run pip with: the environment's own, so the fix lands in the right place.
+fn python(env: &PythonEnv) -> ShellCommand {
+    ShellCommand::new(env.interpreter.as_deref().unwrap_or("python"))
+}
+
+/// `<python> -m pip <verb> <args>`.
+fn pip<I: IntoIterator<Item = S>, S: Into<String>>(cx: &Ctx<'_>, env: &PythonEnv, verb: &[&str], args: I) -> String {
+    let cmd = python(env).args(["-m", "pip"]).args(verb.iter().copied()).args(args);
+    command(cx, &cmd, env.interpreter.is_some())
+}
+
 /// `<python> -m pip install <args>`.
-pub(crate) fn pip_install(env: &PythonEnv, args: &str) -> String {
-    format!("{} -m pip install {args}", python(env))
+pub(crate) fn pip_install<I: IntoIterator<Item = S>, S: Into<String>>(
+    cx: &Ctx<'_>,
+    env: &PythonEnv,
+    args: I,
+) -> String {
+    pip(cx, env, &["install"], args)
 }
 
 /// A torch wheel that has machine code for every GPU here and runs on this driver, as a pip command:
@@ -35,13 +90,17 @@ pub(crate) fn torch_wheel(cx: &Ctx<'_>, env: &PythonEnv, torch: &Framework) -> O
         // Another line, or a nightly or release candidate, which the stable index does not carry.
         format!("{}.*", v.torch)
     };
-    Some(pip_install(
-        env,
-        &format!(
-            "--force-reinstall \"torch=={pin}\" --index-url https://download.pytorch.org/whl/{}",
-            index_tag(v.cuda)
-        ),
-    ))
+    Some(pip_install(cx, env, torch_args(&pin, v.cuda)))
+}
+
+/// `--force-reinstall torch==<pin> --index-url <the index of that CUDA variant>`.
+pub(crate) fn torch_args(pin: &str, cuda: crate::CudaVersion) -> [String; 4] {
+    [
+        "--force-reinstall".to_owned(),
+        format!("torch=={pin}"),
+        "--index-url".to_owned(),
+        format!("https://download.pytorch.org/whl/{}", index_tag(cuda)),
+    ]
 }
 
 /// How to install driver branch `branch` (or newer) on this machine.
@@ -78,8 +137,12 @@ pub(crate) fn install_driver(cx: &Ctx<'_>, branch: u32) -> String {
 }
 
 /// `<python> -m pip uninstall -y <args>`.
-pub(crate) fn pip_uninstall(env: &PythonEnv, args: &str) -> String {
-    format!("{} -m pip uninstall -y {args}", python(env))
+pub(crate) fn pip_uninstall<I: IntoIterator<Item = S>, S: Into<String>>(
+    cx: &Ctx<'_>,
+    env: &PythonEnv,
+    args: I,
+) -> String {
+    pip(cx, env, &["uninstall", "-y"], args)
 }
 
 /// The line that sets `LD_LIBRARY_PATH` to its current folders without `remove` (and with `prepend`
@@ -91,11 +154,7 @@ pub(crate) fn ld_library_path_without(cx: &Ctx<'_>, remove: &[&str], prepend: Op
             dirs.push(d);
         }
     }
-    if dirs.is_empty() {
-        "unset LD_LIBRARY_PATH".to_owned()
-    } else {
-        format!("export LD_LIBRARY_PATH={}", dirs.join(":"))
-    }
+    if dirs.is_empty() { unset_var(cx, "LD_LIBRARY_PATH") } else { set_var(cx, "LD_LIBRARY_PATH", &dirs.join(":")) }
 }
 
 /// How to build the NVIDIA kernel module for the running kernel on this distribution.
@@ -170,12 +229,19 @@ pub(crate) fn enroll_module_key(cx: &Ctx<'_>) -> String {
 }
 
 /// The line that sets an environment variable in this machine's shell: `export NAME=value`, or
-/// PowerShell's `$env:NAME = "value"` on Windows.
+/// PowerShell's `$env:NAME = 'value'` on Windows, the value quoted.
 pub(crate) fn set_var(cx: &Ctx<'_>, name: &str, value: &str) -> String {
-    if cx.os == OsFamily::Windows { format!("$env:{name} = \"{value}\"") } else { format!("export {name}={value}") }
+    let path = value.contains(['/', '\\']);
+    note(cx, shell::set_var(cx.shell, name, value), vec!["export".to_owned(), format!("{name}={value}")], path)
 }
 
 /// The line that removes an environment variable: `unset NAME`, or PowerShell's `Remove-Item Env:NAME`.
 pub(crate) fn unset_var(cx: &Ctx<'_>, name: &str) -> String {
-    if cx.os == OsFamily::Windows { format!("Remove-Item Env:{name}") } else { format!("unset {name}") }
+    note(cx, shell::unset_var(cx.shell, name), vec!["unset".to_owned(), name.to_owned()], false)
+}
+
+/// The line that puts `dir` first in PATH: `export PATH=dir:"$PATH"`, or PowerShell's
+/// `$env:PATH = 'dir;' + $env:PATH`.
+pub(crate) fn prepend_path(cx: &Ctx<'_>, dir: &str) -> String {
+    note(cx, shell::prepend_var(cx.shell, "PATH", dir), vec!["export".to_owned(), format!("PATH={dir}:$PATH")], true)
 }

@@ -49,14 +49,18 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
                     format!("{} {} in {} is a CPU-only build", fw.name, fw.version, env.name),
                     "tensorflow-cpu has no GPU kernels; tf.config.list_physical_devices('GPU') is empty.",
                     evidence,
-                    Some(fix::pip_install(env, "\"tensorflow[and-cuda]\"  (after: pip uninstall tensorflow-cpu)")),
+                    Some(format!(
+                        "{} && {}",
+                        fix::pip_uninstall(cx, env, [fw.name.as_str()]),
+                        fix::pip_install(cx, env, ["tensorflow[and-cuda]"])
+                    )),
                 )),
                 "jax" if fw.build == FrameworkBuild::Cpu => out.push(CPU_ONLY.finding(
                     format!("jax {} in {} has no CUDA plugin", fw.version, env.name),
                     "Without jax-cuda12-plugin or jax-cuda13-plugin, JAX runs on the CPU (\"An NVIDIA GPU may be \
                      present on this machine, but a CUDA-enabled jaxlib is not installed. Falling back to cpu.\").",
                     evidence,
-                    Some(fix::pip_install(env, &format!("-U \"jax[{}]\"", jax_extra(cx)))),
+                    Some(fix::pip_install(cx, env, ["-U".to_owned(), format!("jax[{}]", jax_extra(cx))])),
                 )),
                 _ => {}
             }

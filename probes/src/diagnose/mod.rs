@@ -97,18 +97,33 @@ pub fn observed_rules(kb: &Kb) -> Vec<(String, Category, Severity)> {
         .collect()
 }
 
+#[cfg(test)]
+pub(crate) use fix::Shown;
+
 /// Applies every rule to a snapshot. Findings come errors first, then warnings, then information,
 /// each group by id.
 pub fn diagnose(snapshot: &Snapshot, kb: &Kb) -> Vec<Finding> {
+    diagnose_in(&Ctx::new(snapshot, kb))
+}
+
+/// [`diagnose`], with every command and path its fixes show.
+#[cfg(test)]
+pub(crate) fn diagnose_shown(snapshot: &Snapshot, kb: &Kb) -> (Vec<Finding>, Vec<Shown>) {
     let cx = Ctx::new(snapshot, kb);
+    let findings = diagnose_in(&cx);
+    (findings, cx.shown.take())
+}
+
+fn diagnose_in(cx: &Ctx<'_>) -> Vec<Finding> {
     let mut out = Vec::new();
     for (_, run) in FAMILIES {
-        run(&cx, &mut out);
+        run(cx, &mut out);
     }
-    messages::cite(&cx, &mut out);
-    messages::run(&cx, &mut out);
+    messages::cite(cx, &mut out);
+    messages::run(cx, &mut out);
     for f in &mut out {
         cx.note_unseen(f);
+        cx.note_foreign_paths(f);
     }
     out.sort_by(|a, b| (a.severity, &a.id).cmp(&(b.severity, &b.id)));
     out.dedup();

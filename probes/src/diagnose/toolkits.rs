@@ -7,6 +7,7 @@ use crate::compat::RuntimeVerdict;
 use crate::host::OsFamily;
 use crate::probe::python::PythonEnv;
 use crate::probe::toolkits::{Pick, ToolkitInstall, Toolkits};
+use crate::shell::ShellCommand;
 use crate::{Category, CudaVersion, Finding, Severity};
 
 pub(super) const CONFLICT: Rule = Rule {
@@ -100,7 +101,12 @@ fn conflict(cx: &Ctx<'_>, t: &Toolkits, out: &mut Vec<Finding>) {
         } else {
             "the newest"
         };
-        format!("Use {} ({}, {why}) everywhere: {}", target.root, version_of(target), agree_lines(cx, t, target))
+        format!(
+            "Use {} ({}, {why}) everywhere: {}",
+            fix::word(cx, &target.root),
+            version_of(target),
+            agree_lines(cx, t, target)
+        )
     });
     out.push(CONFLICT.finding(
         format!("The names that choose a CUDA toolkit pick {} different releases", versions.len()),
@@ -119,14 +125,14 @@ fn agree_lines(cx: &Ctx<'_>, t: &Toolkits, target: &ToolkitInstall) -> String {
     let windows = cx.os == OsFamily::Windows;
     let mut lines = Vec::new();
     if off(&t.picks.path) {
-        lines.push(if windows { format!("put {bin} first in PATH") } else { format!("export PATH={bin}:$PATH") });
+        lines.push(fix::prepend_path(cx, &bin));
     }
     for (name, pick) in [("CUDA_HOME", &t.picks.cuda_home), ("CUDA_PATH", &t.picks.cuda_path)] {
         if off(pick) {
             lines.push(if windows {
-                format!("setx {name} \"{}\"", target.root)
+                fix::command(cx, &ShellCommand::new("setx").args([name, target.root.as_str()]), true)
             } else {
-                format!("export {name}={}", target.root)
+                fix::set_var(cx, name, &target.root)
             });
         }
     }
@@ -141,7 +147,8 @@ fn agree_lines(cx: &Ctx<'_>, t: &Toolkits, target: &ToolkitInstall) -> String {
         && p.named != "/usr/local/cuda"
         && target.root.starts_with("/usr/local/cuda-")
     {
-        lines.push(format!("sudo ln -sfn {} /usr/local/cuda", target.root));
+        let ln = ShellCommand::new("sudo").args(["ln", "-sfn", target.root.as_str(), "/usr/local/cuda"]);
+        lines.push(fix::command(cx, &ln, true));
     }
     lines.join("; ")
 }

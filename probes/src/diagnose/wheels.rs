@@ -3,7 +3,7 @@
 
 use super::context::{build_cuda, describe_framework, wheel_cuda_major, wheel_library};
 use super::{Ctx, Rule, fix};
-use crate::compat::{index_tag, release_line};
+use crate::compat::release_line;
 use crate::probe::python::{Framework, Package, PythonEnv};
 use crate::{Category, CudaVersion, Finding, Severity};
 
@@ -60,13 +60,13 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
             let why = "Each CUDA major has its own nvidia-* wheels, and a framework uses those of its own major; the \
                        other set is left over from a framework or an upgrade of the other major, and a framework that \
                        finds its libraries first fails to load them.";
-            out.push(duplicate(env, &DUPLICATE, &other, target, ("CUDA library", why)));
+            out.push(duplicate(cx, env, &DUPLICATE, &other, target, ("CUDA library", why)));
         }
         if !cudnn.is_empty() {
             let why = "nvidia-cudnn of every CUDA major installs into the same nvidia/cudnn folder, so the wheel \
                        installed last replaced the other's libraries (a framework of the other major then loads a \
                        cuDNN built for the wrong CUDA), and uninstalling either removes files the other needs.";
-            out.push(duplicate(env, &DUPLICATE_CUDNN, &cudnn, target, ("cuDNN", why)));
+            out.push(duplicate(cx, env, &DUPLICATE_CUDNN, &cudnn, target, ("cuDNN", why)));
         }
     }
 }
@@ -110,11 +110,18 @@ fn mixed(
         let switch: Vec<String> = odd.iter().map(|f| switch_cmd(cx, env, f, t)).collect();
         let own = odd.first().map_or_else(String::new, |f| {
             let spec = match f.name.strip_prefix("jax-cuda").and_then(|r| r.strip_suffix("-plugin")) {
-                Some(major) => format!("\"jax[cuda{major}]\""),
-                None => format!("\"{}=={}\"", f.name, f.version),
+                Some(major) => format!("jax[cuda{major}]"),
+                None => format!("{}=={}", f.name, f.version),
             };
-            let dir = format!("~/venvs/{}", f.name);
-            format!(". Or give {} an environment of its own: python3 -m venv {dir} && {dir}/bin/python -m pip install {spec}", f.name)
+            // `~` must stay unquoted for the shell to expand it, so the folder name keeps only plain characters.
+            let folder: String =
+                f.name.chars().filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')).collect();
+            let dir = format!("~/venvs/{}", folder.trim_start_matches('.'));
+            format!(
+                ". Or give {} an environment of its own: python3 -m venv {dir} && {dir}/bin/python -m pip install {}",
+                f.name,
+                fix::word(cx, &spec)
+            )
         });
         format!("Settle on CUDA {t}: {}{own}", switch.join("; "))
     });
@@ -139,15 +146,15 @@ fn switch_cmd(cx: &Ctx<'_>, env: &PythonEnv, f: &Framework, major: u32) -> Strin
         let old = rest.trim_end_matches("-plugin");
         return format!(
             "{} && {}",
-            fix::pip_uninstall(env, &format!("jax-cuda{old}-plugin jax-cuda{old}-pjrt")),
-            fix::pip_install(env, &format!("-U \"jax[cuda{major}]\""))
+            fix::pip_uninstall(cx, env, [format!("jax-cuda{old}-plugin"), format!("jax-cuda{old}-pjrt")]),
+            fix::pip_install(cx, env, ["-U".to_owned(), format!("jax[cuda{major}]")])
         );
     }
     if name.starts_with("cupy-cuda") {
         return format!(
             "{} && {}",
-            fix::pip_uninstall(env, name),
-            fix::pip_install(env, &format!("cupy-cuda{major}x"))
+            fix::pip_uninstall(cx, env, [name]),
+            fix::pip_install(cx, env, [format!("cupy-cuda{major}x")])
         );
     }
     if name == "torch" {
@@ -156,14 +163,7 @@ fn switch_cmd(cx: &Ctx<'_>, env: &PythonEnv, f: &Framework, major: u32) -> Strin
         let line = release_line(&f.version);
         let pick = cx.kb.pytorch.recommend(&cx.capabilities(), Some(cap), line.as_deref());
         if let Some(v) = pick.filter(|v| v.cuda.major == major) {
-            return fix::pip_install(
-                env,
-                &format!(
-                    "--force-reinstall \"torch=={}.*\" --index-url https://download.pytorch.org/whl/{}",
-                    v.torch,
-                    index_tag(v.cuda)
-                ),
-            );
+            return fix::pip_install(cx, env, fix::torch_args(&format!("{}.*", v.torch), v.cuda));
         }
     }
     format!("install a CUDA {major} build of {name}")
@@ -175,6 +175,7 @@ fn wheel_list(list: &[(&Package, u32)]) -> String {
 }
 
 fn duplicate(
+    cx: &Ctx<'_>,
     env: &PythonEnv,
     rule: &Rule,
     libs: &[(String, Vec<(&Package, u32)>)],
@@ -185,12 +186,11 @@ fn duplicate(
     let all: Vec<(&Package, u32)> = libs.iter().flat_map(|(_, l)| l.iter().copied()).collect();
     let remove_all_but = |keep: u32| {
         let drop: Vec<&str> = all.iter().filter(|(_, m)| *m != keep).map(|(p, _)| p.name.as_str()).collect();
-        let kept: Vec<String> =
-            all.iter().filter(|(_, m)| *m == keep).map(|(p, _)| format!("\"{}=={}\"", p.name, p.version)).collect();
+        let kept = all.iter().filter(|(_, m)| *m == keep).map(|(p, _)| format!("{}=={}", p.name, p.version));
         format!(
             "{} && {}",
-            fix::pip_uninstall(env, &drop.join(" ")),
-            fix::pip_install(env, &format!("--force-reinstall --no-deps {}", kept.join(" ")))
+            fix::pip_uninstall(cx, env, drop),
+            fix::pip_install(cx, env, ["--force-reinstall".to_owned(), "--no-deps".to_owned()].into_iter().chain(kept))
         )
     };
     let mut majors: Vec<u32> = all.iter().map(|(_, m)| *m).collect();

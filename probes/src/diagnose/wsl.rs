@@ -4,6 +4,7 @@
 use super::{Ctx, Rule, fix};
 use crate::parse::ldconfig::LoaderEntry;
 use crate::probe::platform::WslFacts;
+use crate::shell::{Shell, ShellCommand};
 use crate::{Category, Finding, Severity};
 
 /// Where WSL2 maps the Windows driver's libraries in.
@@ -50,8 +51,14 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
              Converting keeps the distribution's files.",
             vec![format!("WSL version 1 ({distro})")],
             Some(format!(
-                "In PowerShell on Windows: wsl --set-version {distro} 2   (wsl -l -v lists the distributions and their \
-                 versions)"
+                "In PowerShell on Windows: {}   (wsl -l -v lists the distributions and their versions)",
+                match wsl.distro.as_deref() {
+                    Some(d) => {
+                        let cmd = ShellCommand::new("wsl").args(["--set-version", d, "2"]);
+                        fix::command_for(cx, Shell::PowerShell, &cmd, true)
+                    }
+                    None => "wsl --set-version <distro> 2".to_owned(),
+                }
             )),
         ));
         return;
@@ -84,7 +91,13 @@ fn linux_driver(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let remove = if fix::os_name(cx).contains("fedora") {
         "sudo dnf remove 'nvidia-driver*' 'xorg-x11-drv-nvidia*' 'akmod-nvidia*'".to_owned()
     } else {
-        let owner = libs.first().map(|e| format!("dpkg -S {} names the package; then: ", e.path)).unwrap_or_default();
+        let owner = libs
+            .first()
+            .map(|e| {
+                let dpkg = fix::command(cx, &ShellCommand::new("dpkg").args(["-S", e.path.as_str()]), true);
+                format!("{dpkg} names the package; then: ")
+            })
+            .unwrap_or_default();
         format!(
             "{owner}sudo apt remove --purge 'nvidia-driver-*' 'nvidia-utils-*' 'nvidia-dkms-*' 'libnvidia-compute-*' \
              'cuda-drivers*'"

@@ -25,6 +25,7 @@ fn key(path: &Path) -> String {
 
 impl RecordingHost {
     /// Records this machine; `keep_env` says which environment variables may be written down.
+    /// Credentials among them are always masked (`probe::env::mask_secret`).
     pub fn new(keep_env: fn(&str) -> bool) -> Self {
         let inner = SystemHost::new();
         let mut fixture = Fixture::new(inner.platform());
@@ -99,7 +100,7 @@ impl Host for RecordingHost {
     fn env_var(&self, name: &str) -> Option<String> {
         let value = self.inner.env_var(name);
         if let Some(v) = value.as_ref().filter(|_| (self.keep_env)(name)) {
-            self.rec().env.insert(name.to_owned(), v.clone());
+            self.rec().env.insert(name.to_owned(), crate::probe::env::mask_secret(name, v));
         }
         value
     }
@@ -108,7 +109,7 @@ impl Host for RecordingHost {
         let all = self.inner.env_vars();
         let mut rec = self.rec();
         for (k, v) in all.iter().filter(|(k, _)| (self.keep_env)(k)) {
-            rec.env.insert(k.clone(), v.clone());
+            rec.env.insert(k.clone(), crate::probe::env::mask_secret(k, v));
         }
         all
     }

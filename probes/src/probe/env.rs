@@ -11,7 +11,7 @@ use crate::host::{Host, OsFamily};
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct EnvFacts {
     /// Relevant variables and their values (see `is_relevant`), without PATH and the loader path,
-    /// which are split into entries below.
+    /// which are split into entries below. Credentials are masked (see `mask_secret`).
     pub vars: BTreeMap<String, String>,
     /// PATH entries, in order.
     pub path: Vec<String>,
@@ -19,6 +19,16 @@ pub struct EnvFacts {
     pub ld_library_path: Vec<String>,
     /// PATH entries that look like CUDA (contain `cuda` or `nvidia`).
     pub path_cuda_entries: Vec<String>,
+}
+
+impl EnvFacts {
+    /// Masks credentials in the variables (see `mask_secret`): for facts that did not come from this
+    /// build's probe, such as a pasted report of an older version.
+    pub fn mask_secrets(&mut self) {
+        for (name, value) in &mut self.vars {
+            *value = mask_secret(name, value);
+        }
+    }
 }
 
 /// True for variable names worth recording: CUDA, NVIDIA, cuDNN, XLA/JAX, TensorFlow, PyTorch,
@@ -53,6 +63,46 @@ pub fn is_relevant(name: &str) -> bool {
     EXACT.contains(&name) || PREFIXES.iter().chain(TENSORFLOW).any(|p| name.starts_with(p))
 }
 
+/// What a credential is replaced with.
+pub const MASKED: &str = "[masked]";
+
+/// Parts of a variable name that say its value is a credential.
+const SECRET_NAME_PARTS: &[&str] = &["KEY", "TOKEN", "SECRET", "PASS", "AUTH", "CREDENTIAL"];
+
+/// True when a variable's name says its value is a credential (`NVIDIA_API_KEY`, `CUDA_AUTH_TOKEN`).
+pub fn looks_secret(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    SECRET_NAME_PARTS.iter().any(|p| upper.contains(p))
+}
+
+/// The value as it may be recorded or shown: [`MASKED`] for a variable whose name looks like a
+/// credential, else the value with the `user:password@` part of every URL in it masked.
+pub fn mask_secret(name: &str, value: &str) -> String {
+    if looks_secret(name) { MASKED.to_owned() } else { mask_url_credentials(value) }
+}
+
+/// `scheme://user:password@host/…` → `scheme://[masked]@host/…`, for every URL in the text.
+pub fn mask_url_credentials(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("://") {
+        let (head, tail) = rest.split_at(at + 3);
+        out.push_str(head);
+        // The authority ends at the path, query, fragment or the end of the URL.
+        let end =
+            tail.find(|c: char| matches!(c, '/' | '?' | '#') || c.is_whitespace() || c == ',').unwrap_or(tail.len());
+        match tail[..end].rfind('@') {
+            Some(userinfo) => {
+                out.push_str(MASKED);
+                rest = &tail[userinfo..];
+            }
+            None => rest = tail,
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Names that only help other probes find things; they say nothing about the GPU setup.
 fn is_locator(name: &str) -> bool {
     matches!(
@@ -77,8 +127,11 @@ pub fn probe(host: &dyn Host, trace: &mut Trace) -> EnvFacts {
         v.map(|v| v.split(sep).filter(|s| !s.is_empty()).map(str::to_owned).collect()).unwrap_or_default()
     };
     let all = host.env_vars();
-    let vars: BTreeMap<String, String> =
-        all.iter().filter(|(k, _)| is_relevant(k) && !is_locator(k)).map(|(k, v)| (k.clone(), v.clone())).collect();
+    let vars: BTreeMap<String, String> = all
+        .iter()
+        .filter(|(k, _)| is_relevant(k) && !is_locator(k))
+        .map(|(k, v)| (k.clone(), mask_secret(k, v)))
+        .collect();
     let path = split(all.get("PATH").cloned());
     let ld_library_path = split(all.get("LD_LIBRARY_PATH").cloned());
     let path_cuda_entries = path
@@ -112,5 +165,60 @@ mod tests {
         for no in ["TF_CLI_CONFIG_FILE", "AWS_SECRET_ACCESS_KEY", "GITHUB_TOKEN", "SSH_AUTH_SOCK", "USER"] {
             assert!(!is_relevant(no), "{no}");
         }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod secret_tests {
+    use super::*;
+    use crate::host::{Fixture, Platform, ReplayHost};
+
+    const SECRETS: &[(&str, &str)] = &[
+        ("NVIDIA_API_KEY", "nvapi-s3cr3t-value"),
+        ("CUDA_AUTH_TOKEN", "tok-s3cr3t-value"),
+        ("TORCH_HUB_PASSWORD", "pw-s3cr3t-value"),
+        ("NCCL_SECRET", "nccl-s3cr3t-value"),
+        ("CUDA_CREDENTIALS", "cred-s3cr3t-value"),
+    ];
+
+    #[test]
+    fn credential_like_variables_and_url_passwords_never_reach_the_snapshot() {
+        let mut f = Fixture::new(Platform { os: OsFamily::Linux, arch: "x86_64".into() });
+        for (k, v) in SECRETS {
+            f.env.insert((*k).into(), (*v).into());
+        }
+        f.env.insert("CUDA_PROXY".into(), "http://alice:hunter2@proxy.example:3128".into());
+        f.env.insert("NVIDIA_MIRROR".into(), "https://u:pw-in-url@a.example/x, https://b.example/y".into());
+        f.env.insert("CUDA_VISIBLE_DEVICES".into(), "0,1".into());
+        let facts = probe(&ReplayHost::new(f), &mut Trace::default());
+        let text = serde_json::to_string(&facts).unwrap();
+        for secret in ["s3cr3t", "hunter2", "pw-in-url", "alice"] {
+            assert!(!text.contains(secret), "{secret} survived: {text}");
+        }
+        for (k, _) in SECRETS {
+            assert_eq!(facts.vars[*k], MASKED, "{k} is still listed, masked");
+        }
+        assert_eq!(facts.vars["CUDA_PROXY"], format!("http://{MASKED}@proxy.example:3128"));
+        assert_eq!(facts.vars["NVIDIA_MIRROR"], format!("https://{MASKED}@a.example/x, https://b.example/y"));
+        assert_eq!(facts.vars["CUDA_VISIBLE_DEVICES"], "0,1", "ordinary values stay");
+    }
+
+    #[test]
+    fn masking_leaves_ordinary_values_and_urls_alone() {
+        for (name, value) in [
+            ("CUDA_HOME", "/usr/local/cuda"),
+            ("XLA_FLAGS", "--xla_gpu_cuda_data_dir=/opt/cuda"),
+            ("TORCH_HOME", "https://example.com/a@b"),
+            ("NVIDIA_URL", "mailto:someone@example.com"),
+        ] {
+            assert_eq!(mask_secret(name, value), value, "{name}");
+        }
+        assert_eq!(mask_secret("X", "ftp://user@h/"), format!("ftp://{MASKED}@h/"));
+        assert_eq!(
+            mask_secret("X", "ftp://a:b@h/ and http://c:d@e"),
+            format!("ftp://{MASKED}@h/ and http://{MASKED}@e")
+        );
+        assert_eq!(mask_secret("Cuda_Api_Key", "x"), MASKED);
     }
 }

@@ -103,6 +103,20 @@ impl Machine {
         &mut envs[0]
     }
 
+    /// Moves the environment to `prefix` (interpreter, site-packages and frameworks with it).
+    pub fn env_prefix(mut self, prefix: &str) -> Self {
+        let env = self.env_mut();
+        let old = env.prefix.clone();
+        env.name = format!("venv:{prefix}");
+        env.prefix = prefix.into();
+        env.interpreter = Some(format!("{prefix}/bin/python"));
+        env.site_packages = vec![format!("{prefix}/lib/python3.12/site-packages")];
+        for fw in &mut env.frameworks {
+            fw.site_packages = fw.site_packages.replace(&old, prefix);
+        }
+        self
+    }
+
     /// A framework in the environment; the build follows the version's local tag (`+cu124`, `+cpu`) unless given.
     pub fn framework(mut self, name: &str, version: &str, build: Option<FrameworkBuild>) -> Self {
         let build = build.unwrap_or_else(|| match version.split_once('+').map(|(_, t)| t) {
@@ -113,13 +127,14 @@ impl Machine {
             }
             _ => FrameworkBuild::Unknown,
         });
+        let env_site = self.env_mut().site_packages.first().cloned().unwrap_or_default();
         self.env_mut().frameworks.push(Framework {
             name: name.into(),
             version: version.into(),
             build,
             cudnn_build: None,
             source: "test".into(),
-            site_packages: "/home/u/proj/.venv/lib/python3.12/site-packages".into(),
+            site_packages: env_site,
         });
         self
     }

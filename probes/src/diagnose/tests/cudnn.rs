@@ -78,12 +78,12 @@ fn tensorflow_and_jax_need_a_cudnn_of_their_major_and_minor() {
 #[test]
 fn fixes_install_the_cudnn_the_framework_needs() {
     let f = tf218(rig()).finding(MISSING);
-    assert_eq!(f.fix.as_deref(), Some("/home/u/proj/.venv/bin/python -m pip install \"tensorflow[and-cuda]==2.18.0\""));
+    assert_eq!(f.fix.as_deref(), Some("/home/u/proj/.venv/bin/python -m pip install 'tensorflow[and-cuda]==2.18.0'"));
     assert!(f.evidence.iter().any(|e| e.contains("cuDNN 9.3")), "{:?}", f.evidence);
     let f = jax(rig()).finding(MISSING);
-    assert_eq!(f.fix.as_deref(), Some("/home/u/proj/.venv/bin/python -m pip install -U \"jax[cuda12]\""));
+    assert_eq!(f.fix.as_deref(), Some("/home/u/proj/.venv/bin/python -m pip install -U 'jax[cuda12]'"));
     let f = jax(rig()).wheel("nvidia-cudnn-cu12", "9.1.0.70").finding(MISMATCH);
-    assert_eq!(f.fix.as_deref(), Some("/home/u/proj/.venv/bin/python -m pip install \"nvidia-cudnn-cu12>=9.8,<10\""));
+    assert_eq!(f.fix.as_deref(), Some("/home/u/proj/.venv/bin/python -m pip install 'nvidia-cudnn-cu12>=9.8,<10'"));
     assert!(f.evidence.iter().any(|e| e == "found: nvidia-cudnn-cu12 9.1.0.70"), "{:?}", f.evidence);
     // A system copy on LD_LIBRARY_PATH is dropped from it too.
     let m = tf218(rig()).env("LD_LIBRARY_PATH", "/opt/cudnn-9.1/lib:/opt/x").cudnn(
@@ -93,7 +93,7 @@ fn fixes_install_the_cudnn_the_framework_needs() {
         None,
     );
     let fix = m.finding(MISMATCH).fix.unwrap();
-    assert!(fix.contains("\"nvidia-cudnn-cu12>=9.3,<10\"") && fix.ends_with("export LD_LIBRARY_PATH=/opt/x"), "{fix}");
+    assert!(fix.contains("'nvidia-cudnn-cu12>=9.3,<10'") && fix.ends_with("export LD_LIBRARY_PATH=/opt/x"), "{fix}");
 }
 
 /// torch 2.5.1+cu124 (pins cuDNN 9.1.0.70) with its wheel, having loaded `encoded`.
@@ -123,7 +123,7 @@ fn torch_loading_another_cudnn_than_its_wheel() {
     }
     let fix = on_path(torch_loaded(8907), "8.9.7").finding(MISMATCH).fix.unwrap();
     assert!(fix.starts_with("unset LD_LIBRARY_PATH; and "), "{fix}");
-    assert!(fix.contains("--force-reinstall \"nvidia-cudnn-cu12==9.1.0.70\""), "{fix}");
+    assert!(fix.contains("--force-reinstall nvidia-cudnn-cu12==9.1.0.70"), "{fix}");
     let f = on_path(torch_loaded(90300), "9.3.0").finding(WRONG_COPY);
     assert!(f.evidence.iter().any(|e| e.contains("9.3.0 (loaded)")), "{:?}", f.evidence);
     assert!(f.fix.unwrap().contains("nvidia-cudnn-cu12==9.1.0.70"));

@@ -76,7 +76,7 @@ fn fixes_give_the_value_meant() {
 fn windows_fixes_are_powershell_lines() {
     let m = Machine::windows().gpu("NVIDIA GeForce RTX 4090", "8.9").env("CUDA_VISIBLE_DEVICES", "cuda:0");
     let fix = m.finding(HIDES_ALL).fix.unwrap();
-    assert_eq!(fix, "Remove-Item Env:CUDA_VISIBLE_DEVICES   (or: $env:CUDA_VISIBLE_DEVICES = \"0\")");
+    assert_eq!(fix, "Remove-Item Env:CUDA_VISIBLE_DEVICES   (or: $env:CUDA_VISIBLE_DEVICES = '0')");
 }
 
 #[test]

@@ -7,6 +7,7 @@ mod first;
 mod fit;
 mod link;
 mod presence;
+mod quoting;
 mod toolkits;
 mod wheels;
 mod whole;

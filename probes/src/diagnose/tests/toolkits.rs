@@ -66,7 +66,7 @@ fn the_conflict_fix_makes_every_name_agree_on_the_framework_major() {
     assert!(f.evidence.iter().any(|e| e == "CUDA_HOME: /usr/local/cuda-12.4 → /usr/local/cuda-12.4 (CUDA 12.4)"));
     // Without one, the newest.
     let fix = two().finding("toolkits.names_disagree").fix.unwrap();
-    assert!(fix.contains("export PATH=/usr/local/cuda-12.4/bin:$PATH"), "{fix}");
+    assert!(fix.contains("export PATH=/usr/local/cuda-12.4/bin:\"$PATH\""), "{fix}");
     assert!(fix.contains("export LD_LIBRARY_PATH=/usr/local/cuda-12.4/lib64:/opt/tools/lib"), "{fix}");
     assert!(!fix.contains("CUDA_HOME=") && !fix.contains("ln -sfn"), "{fix}");
 }

@@ -72,11 +72,11 @@ fn the_fix_moves_the_odd_framework_to_the_others_major() {
     assert!(fix.starts_with("Settle on CUDA 12: "), "{fix}");
     assert!(
         fix.contains(&format!(
-            "{PY} -m pip uninstall -y jax-cuda13-plugin jax-cuda13-pjrt && {PY} -m pip install -U \"jax[cuda12]\""
+            "{PY} -m pip uninstall -y jax-cuda13-plugin jax-cuda13-pjrt && {PY} -m pip install -U 'jax[cuda12]'"
         )),
         "{fix}"
     );
-    assert!(fix.contains("python3 -m venv ~/venvs/jax-cuda13-plugin && ~/venvs/jax-cuda13-plugin/bin/python -m pip install \"jax[cuda13]\""), "{fix}");
+    assert!(fix.contains("python3 -m venv ~/venvs/jax-cuda13-plugin && ~/venvs/jax-cuda13-plugin/bin/python -m pip install 'jax[cuda13]'"), "{fix}");
     assert!(f.evidence.iter().any(|e| e.contains("jax-cuda13-plugin 0.7.2 (CUDA 13 build)")), "{:?}", f.evidence);
 
     let fix = rig().torch("2.5.1+cu124").framework("cupy-cuda13x", "14.0.0", major("13")).finding(MIXED).fix.unwrap();
@@ -92,7 +92,7 @@ fn the_fix_moves_the_odd_framework_to_the_others_major() {
         .torch("2.9.0+cu130");
     let fix = tf.finding(MIXED).fix.unwrap();
     assert!(
-        fix.contains("--force-reinstall \"torch==2.9.*\" --index-url https://download.pytorch.org/whl/cu128"),
+        fix.contains("--force-reinstall 'torch==2.9.*' --index-url https://download.pytorch.org/whl/cu128"),
         "{fix}"
     );
 
@@ -109,7 +109,7 @@ fn duplicate_wheels_keep_the_frameworks_major() {
         fix,
         format!(
             "Keep the CUDA 12 wheels your frameworks use: {PY} -m pip uninstall -y nvidia-cudnn-cu13 && {PY} -m pip \
-             install --force-reinstall --no-deps \"nvidia-cudnn-cu12==9.1.0.70\""
+             install --force-reinstall --no-deps nvidia-cudnn-cu12==9.1.0.70"
         )
     );
     // With no framework to tell, both ways are offered.
