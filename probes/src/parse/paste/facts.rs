@@ -17,6 +17,10 @@ use super::packages::Pkg;
 /// The root every toolkit, framework and environment from pasted text gets.
 pub(super) const PASTED: &str = "(pasted)";
 
+/// The most toolkits or cuDNN copies read from one paste: far more than any machine has, few
+/// enough that checking each new one against the others stays quick.
+pub(super) const MAX_LIST: usize = 64;
+
 /// Everything found so far. Readers add; [`Facts::into_snapshot`] settles conflicts (the first
 /// value found wins) and fills in what the knowledge base knows.
 #[derive(Debug, Default)]
@@ -75,9 +79,12 @@ impl Facts {
         }
     }
 
-    /// Adds a toolkit whose nvcc printed `version`, unless one with that version is there.
+    /// Adds a toolkit whose nvcc printed `version`, unless one with that version is there or
+    /// [`MAX_LIST`] toolkits are known already.
     pub fn nvcc_toolkit(&mut self, version: CudaVersion) {
-        if self.toolkits.iter().any(|t| t.kind == ToolkitKind::Pasted && t.version == Some(version)) {
+        if self.toolkits.len() >= MAX_LIST
+            || self.toolkits.iter().any(|t| t.kind == ToolkitKind::Pasted && t.version == Some(version))
+        {
             return;
         }
         self.toolkits.push(ToolkitInstall {

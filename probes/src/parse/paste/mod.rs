@@ -21,6 +21,8 @@ mod report;
 mod smi;
 mod tensorflow;
 
+use std::collections::HashSet;
+
 use super::ParseError;
 use crate::Snapshot;
 use crate::compat::Kb;
@@ -39,8 +41,10 @@ pub fn read_pasted(text: &str, kb: &Kb) -> Result<Snapshot, ParseError> {
     let lines = clean::lines(text);
     let joined = lines.join("\n");
     if let Some((mut snap, rest)) = report::find(&joined) {
+        let mut known: HashSet<(String, String)> =
+            snap.messages.iter().map(|o| (o.id.clone(), o.line.clone())).collect();
         for (_, m) in matcher.scan(&clean::lines(&rest)) {
-            if !snap.messages.iter().any(|o| o.id == m.id && o.line == m.line) {
+            if known.insert((m.id.clone(), m.line.clone())) {
                 snap.messages.push(m);
             }
         }

@@ -16,8 +16,7 @@ pub(super) fn find(text: &str) -> Option<(Snapshot, String)> {
     if !text.contains("\"schema_version\"") {
         return None;
     }
-    let starts = text.char_indices().filter(|&(i, c)| c == '{' && starts_line(text, i)).map(|(i, _)| i);
-    for start in starts.take(TRIES) {
+    for start in line_starts(text).take(TRIES) {
         let Some(json) = text.get(start..) else { continue };
         let mut values = serde_json::Deserializer::from_str(json).into_iter::<serde_json::Value>();
         let Some(Ok(value)) = values.next() else { continue };
@@ -37,8 +36,14 @@ pub(super) fn find(text: &str) -> Option<(Snapshot, String)> {
     None
 }
 
-/// True when only blanks stand between the line's start and byte `i`.
-fn starts_line(text: &str, i: usize) -> bool {
-    let before = text.get(..i).unwrap_or("");
-    before.rsplit('\n').next().unwrap_or("").trim().is_empty()
+/// The byte offsets of the `{` that open a line (after blanks), in order; each line is looked at
+/// once, so the search is linear however many `{` a line holds.
+fn line_starts(text: &str) -> impl Iterator<Item = usize> + '_ {
+    let mut at = 0;
+    text.split('\n').filter_map(move |line| {
+        let start = at;
+        at += line.len() + 1;
+        let blanks = line.len() - line.trim_start().len();
+        line.trim_start().starts_with('{').then_some(start + blanks)
+    })
 }

@@ -2,7 +2,7 @@
 //! and `nvcc --version`, found inside pasted text with the existing parsers.
 
 use super::facts::Facts;
-use super::gpus::from_smi;
+use super::gpus::{MAX_GPUS, from_smi};
 use crate::parse::smi::SmiReport;
 use crate::parse::{nvcc, smi_csv, smi_q, smi_table, smi_xml};
 
@@ -77,19 +77,34 @@ const CSV_FIELDS: &[&str] = &[
     "power.draw",
 ];
 
+/// How many header-like lines are tried as the start of a CSV; each try reads at most
+/// [`MAX_GPUS`] rows, so text full of header-like lines costs no more than a few CSVs.
+const CSV_TRIES: usize = 16;
+
 /// A `--query-gpu` CSV: a header of field names, then rows with as many cells.
 fn csv(lines: &[String], facts: &mut Facts) {
-    for (i, line) in lines.iter().enumerate() {
-        let known = line.split(',').filter(|c| CSV_FIELDS.contains(&c.split(" [").next().unwrap_or("").trim())).count();
-        if known < 2 {
-            continue;
-        }
+    let headers = lines.iter().enumerate().filter(|(_, line)| {
+        line.split(',').filter(|c| CSV_FIELDS.contains(&c.split(" [").next().unwrap_or("").trim())).count() >= 2
+    });
+    let mut tries = 0;
+    for (i, line) in headers {
         let cells = line.split(',').count();
         let block: Vec<&str> = std::iter::once(line.as_str())
-            .chain(lines.iter().skip(i + 1).map(String::as_str).take_while(|l| l.split(',').count() == cells))
+            .chain(
+                lines
+                    .iter()
+                    .skip(i + 1)
+                    .take(MAX_GPUS)
+                    .map(String::as_str)
+                    .take_while(|l| l.split(',').count() == cells),
+            )
             .collect();
         if block.len() < 2 {
             continue;
+        }
+        tries += 1;
+        if tries > CSV_TRIES {
+            return;
         }
         if let Ok(r) = smi_csv::parse(&block.join("\n")) {
             add(facts, i, "nvidia-smi CSV", &r, &[]);

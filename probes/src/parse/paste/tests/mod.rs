@@ -2,6 +2,7 @@
 //! negative controls and no-panic properties.
 
 mod formats;
+mod linear;
 mod messages;
 mod mixed;
 mod props;
