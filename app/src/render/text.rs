@@ -81,6 +81,7 @@ pub fn summary(report: &Report, color: bool, verbose: bool) -> String {
                 Outcome::Ok => "ok  ",
                 Outcome::Miss => "miss",
                 Outcome::Error => "ERR ",
+                Outcome::Unknown => "?   ",
             };
             let _ = writeln!(out, "  {mark} {:<13} {:<40} {}", t.probe, t.method, t.detail);
         }

@@ -49,6 +49,8 @@ pub(super) struct Facts {
     pub os: Option<OsFamily>,
     pub arch: Option<String>,
     pub messages: Vec<ObservedMessage>,
+    /// What could not be read whole, one sentence each (the snapshot's `notes`).
+    pub notes: Vec<String>,
 }
 
 impl Facts {
@@ -187,6 +189,7 @@ impl Facts {
             snap.platform.platform.arch = arch;
         }
         snap.messages = self.messages;
+        snap.notes = self.notes;
         snap
     }
 }

@@ -13,13 +13,18 @@ pub(super) fn read(lines: &[String], text: &str, facts: &mut Facts) {
     {
         add(facts, at, "nvidia-smi table", &r, &[]);
     }
-    if let Some(start) = text.find("<nvidia_smi_log")
-        && let Some(len) = text.get(start..).and_then(|t| t.find("</nvidia_smi_log>"))
-        && let Some(xml) = text.get(start..start + len + "</nvidia_smi_log>".len())
-        && let Ok(r) = smi_xml::parse(xml)
-    {
+    if let Some(start) = text.find("<nvidia_smi_log") {
         let at = line_of(lines, "<nvidia_smi_log");
-        add(facts, at, "nvidia-smi XML", &r, &[]);
+        const END: &str = "</nvidia_smi_log>";
+        let xml = text.get(start..).and_then(|t| t.find(END)).and_then(|len| text.get(start..start + len + END.len()));
+        match xml.map(smi_xml::parse) {
+            Some(Ok(r)) => add(facts, at, "nvidia-smi XML", &r, &[]),
+            Some(Err(e)) => facts.notes.push(format!("the nvidia-smi XML report at line {} was not read: {e}", at + 1)),
+            None => facts.notes.push(format!(
+                "the nvidia-smi XML report at line {} is cut short (it has no closing {END}), so it was not read",
+                at + 1
+            )),
+        }
     }
     if let Some(at) = lines.iter().position(|l| l.contains("NVSMI LOG") || is_q_gpu_line(l))
         && let Ok((r, archs)) = smi_q::parse_full(&lines[at..].join("\n"))

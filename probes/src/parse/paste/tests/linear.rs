@@ -131,3 +131,21 @@ fn non_ascii_text_costs_about_what_ascii_costs() {
         "{LARGE} bytes of non-ASCII text took more than {limit:?}; the same amount of ASCII took {ascii_time:?}"
     );
 }
+
+/// Text past the limit is cut there; what came before it is read, and a note says how much.
+#[test]
+fn text_past_the_limit_is_cut_and_says_how_much_was_read() {
+    let mut text = COLLECT_ENV_CU124.to_owned();
+    if text.len() % 2 == 0 {
+        text.push(' ');
+    }
+    // Two bytes each from an odd offset: the limit falls inside a character, which is not cut.
+    text.push_str(&"é".repeat(MAX_TEXT_BYTES));
+    let s = read(&text);
+    assert_eq!(framework(&s, "torch").build, cuda("12.4"), "the facts before the cut are read");
+    let note = s.notes.join("\n");
+    assert!(note.contains("8 MiB") && note.contains(&format!("first {} bytes", MAX_TEXT_BYTES - 1)), "{note}");
+    // With nothing recognised before the cut, the error says the text was cut.
+    let err = read_pasted(&"\0".repeat(MAX_TEXT_BYTES + 1), kb()).unwrap_err().to_string();
+    assert!(err.contains("nothing gpu-doctor recognises") && err.contains("8 MiB"), "{err}");
+}
