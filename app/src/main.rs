@@ -3,6 +3,7 @@
 mod bench;
 mod cli;
 mod gui;
+mod input;
 mod plots;
 mod redact;
 mod render;
@@ -20,6 +21,9 @@ use gpu_doctor_probes::diagnose::diagnose;
 use gpu_doctor_probes::host::{Host, RecordingHost, ReplayHost, SystemHost};
 use gpu_doctor_probes::probe::{self, Options};
 use gpu_doctor_probes::{Finding, Report, Severity, Snapshot};
+
+pub(crate) use input::decode_text;
+use input::read_input;
 
 use cli::{CheckArgs, Cli, Command, DiagnoseArgs, ProbeArgs, RecordArgs, ReportArgs};
 
@@ -124,26 +128,6 @@ fn print_report(report: &Report, json: bool, verbose: bool) -> Result<u8> {
         out.write_all(render::text::summary(report, color, verbose).as_bytes())?;
     }
     Ok(exit_for(&report.findings))
-}
-
-/// Reads text from a file or standard input (`-`); unreadable or non-UTF-8 input is an `InputError`.
-fn read_input(path: &Path) -> Result<String> {
-    let bytes = if path == Path::new("-") {
-        let mut buf = Vec::new();
-        std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut buf)
-            .map_err(|e| InputError(format!("could not read standard input: {e}")))?;
-        buf
-    } else {
-        std::fs::read(path).map_err(|e| InputError(format!("could not read {}: {e}", path.display())))?
-    };
-    Ok(decode_text(&bytes))
-}
-
-/// Text from another machine as a string. Text pasted from Windows may carry a byte-order mark;
-/// invalid UTF-8 is replaced, not refused, since a stray byte in prose must not hide the facts
-/// around it.
-fn decode_text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).trim_start_matches('\u{feff}').to_owned()
 }
 
 fn diagnose_text(args: &DiagnoseArgs) -> Result<u8> {
