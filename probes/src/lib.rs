@@ -12,6 +12,9 @@ mod probed;
 mod report;
 pub mod rewrite;
 mod snapshot;
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod test_util;
 mod version;
 
 pub use probed::{Outcome, Probed, Trace, TraceEntry};

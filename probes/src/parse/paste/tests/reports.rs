@@ -24,7 +24,7 @@ const SCENARIOS: &[&str] = &[
 ];
 
 /// A whole report of a replayed machine, as JSON.
-fn report_of(scenario: &str) -> Value {
+pub(super) fn report_of(scenario: &str) -> Value {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures").join(scenario);
     let host = ReplayHost::load(&dir).unwrap();
     let snap = collect(&host, &Options::default());
