@@ -30,7 +30,7 @@ mod tests {
 
     #[test]
     fn a_case_past_its_limit_fails_as_a_hang() {
-        let hang = std::panic::catch_unwind(|| bounded(Duration::from_millis(50), || std::thread::park()));
+        let hang = std::panic::catch_unwind(|| bounded(Duration::from_millis(50), std::thread::park));
         let message = hang.unwrap_err();
         assert!(message.downcast_ref::<String>().is_some_and(|m| m.contains("hang")));
     }
