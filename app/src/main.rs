@@ -4,12 +4,12 @@ mod bench;
 mod cli;
 mod files;
 mod gui;
+mod input;
 mod plots;
 mod redact;
 mod render;
 
 use std::io::Write;
-use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
@@ -20,6 +20,9 @@ use gpu_doctor_probes::diagnose::diagnose;
 use gpu_doctor_probes::host::{FIXTURE_FILE, Host, RecordingHost, ReplayHost, SystemHost};
 use gpu_doctor_probes::probe::{self, Options};
 use gpu_doctor_probes::{Finding, Outcome, Report, Severity, Snapshot};
+
+pub(crate) use input::decode_text;
+use input::read_input;
 
 use cli::{CheckArgs, Cli, Command, DiagnoseArgs, ProbeArgs, RecordArgs, ReportArgs};
 
@@ -180,26 +183,6 @@ fn to_stdout(bytes: &[u8]) -> Result<()> {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         result => result.context("could not write to standard output"),
     }
-}
-
-/// Reads text from a file or standard input (`-`); unreadable or non-UTF-8 input is an `InputError`.
-fn read_input(path: &Path) -> Result<String> {
-    let bytes = if path == Path::new("-") {
-        let mut buf = Vec::new();
-        std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut buf)
-            .map_err(|e| InputError(format!("could not read standard input: {e}")))?;
-        buf
-    } else {
-        std::fs::read(path).map_err(|e| InputError(format!("could not read {}: {e}", path.display())))?
-    };
-    Ok(decode_text(&bytes))
-}
-
-/// Text from another machine as a string. Text pasted from Windows may carry a byte-order mark;
-/// invalid UTF-8 is replaced, not refused, since a stray byte in prose must not hide the facts
-/// around it.
-fn decode_text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).trim_start_matches('\u{feff}').to_owned()
 }
 
 fn diagnose_text(args: &DiagnoseArgs) -> Result<u8> {

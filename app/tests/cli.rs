@@ -182,6 +182,45 @@ fn diagnose_exits_3_for_unreadable_or_unrecognised_input() {
     assert!(String::from_utf8_lossy(&prose.stderr).contains("nothing gpu-doctor recognises"));
 }
 
+/// Endless input stops at the size limit, promptly, with a message that says how much was read.
+#[test]
+fn diagnose_from_dev_zero_stops_at_the_limit_and_says_how_much_was_read() {
+    if !std::path::Path::new("/dev/zero").exists() {
+        return;
+    }
+    let out = gpu_doctor()
+        .args(["diagnose", "--from", "/dev/zero"])
+        .timeout(std::time::Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "stderr: {stderr}");
+    assert!(stderr.contains("/dev/zero") && stderr.contains("8 MiB") && stderr.contains("read"), "{stderr}");
+}
+
+/// PowerShell's `>` writes UTF-16 with a byte-order mark; it reads like the same text in UTF-8.
+#[test]
+fn diagnose_reads_utf16_as_powershell_writes_it() {
+    let text = std::fs::read_to_string(sample("healthy.txt")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut want = None;
+    for (name, bom, unit) in [
+        ("le.txt", [0xFF, 0xFE], u16::to_le_bytes as fn(u16) -> [u8; 2]),
+        ("be.txt", [0xFE, 0xFF], u16::to_be_bytes as fn(u16) -> [u8; 2]),
+    ] {
+        let mut bytes = bom.to_vec();
+        bytes.extend(text.replace('\n', "\r\n").encode_utf16().flat_map(unit));
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        let out = gpu_doctor().args(["diagnose", "--json", "--from"]).arg(&path).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{name}: {}", String::from_utf8_lossy(&out.stderr));
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let formats = report["snapshot"]["origin"]["formats"].clone();
+        assert!(formats.as_array().is_some_and(|f| !f.is_empty()), "{name}: {formats}");
+        assert_eq!(*want.get_or_insert_with(|| formats.clone()), formats, "{name}");
+    }
+}
+
 #[test]
 fn diagnose_without_from_is_a_usage_error() {
     let out = gpu_doctor().args(["diagnose"]).output().unwrap();

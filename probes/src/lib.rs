@@ -13,6 +13,9 @@ mod report;
 pub mod rewrite;
 pub mod shell;
 mod snapshot;
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod test_util;
 mod version;
 
 pub use probed::{Outcome, Probed, Trace, TraceEntry};

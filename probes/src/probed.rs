@@ -1,11 +1,12 @@
 //! `Probed<T>`: the outcome of one probe, and the trace of every attempt behind it.
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 
 /// What a probe found out about one part of the machine.
 ///
-/// A machine without a GPU, driver or Python is a valid `Absent`, never an error.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// A machine without a GPU, driver or Python is a valid `Absent`, never an error. A `status` this
+/// version does not know (a report from a newer gpu-doctor) reads as `Unknown`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum Probed<T> {
     /// The thing is there; `source` names the method that answered (e.g. `nvml`, `nvidia-smi -q -x`).
@@ -19,6 +20,42 @@ pub enum Probed<T> {
     /// Nothing was said about it: the facts came from pasted text or a report that did not cover this
     /// part. Rules never conclude anything from an unknown part.
     Unknown { reason: String },
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Probed<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        /// `Probed` as written, plus any other status.
+        #[derive(Deserialize)]
+        #[serde(tag = "status", rename_all = "snake_case")]
+        enum Written<T> {
+            Found {
+                value: T,
+                source: String,
+            },
+            Absent {
+                reason: String,
+            },
+            Unsupported {
+                reason: String,
+            },
+            Failed {
+                error: String,
+            },
+            Unknown {
+                reason: String,
+            },
+            #[serde(other)]
+            Other,
+        }
+        Ok(match Written::<T>::deserialize(deserializer)? {
+            Written::Found { value, source } => Self::Found { value, source },
+            Written::Absent { reason } => Self::Absent { reason },
+            Written::Unsupported { reason } => Self::Unsupported { reason },
+            Written::Failed { error } => Self::Failed { error },
+            Written::Unknown { reason } => Self::Unknown { reason },
+            Written::Other => Self::Unknown { reason: "a status this version of gpu-doctor does not know".to_owned() },
+        })
+    }
 }
 
 impl<T> Probed<T> {
@@ -76,6 +113,9 @@ pub enum Outcome {
     Miss,
     /// The method failed (timeout, parse error, permission denied).
     Error,
+    /// A value this version of gpu-doctor does not know, read from a report written by a newer one.
+    #[serde(other)]
+    Unknown,
 }
 
 /// One attempt: which probe tried what, and what it answered.

@@ -50,6 +50,11 @@ pub struct Snapshot {
     pub messages: Vec<ObservedMessage>,
     /// Every method each probe tried, in order.
     pub trace: Vec<TraceEntry>,
+    /// What reading another machine's text could not take in whole, one sentence each: text cut at
+    /// the size limit, an nvidia-smi XML report cut short, a report from a newer gpu-doctor, values
+    /// this version does not know (read as `unknown`). Empty for a live machine.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 impl Snapshot {
@@ -89,6 +94,7 @@ impl Snapshot {
             env: env::EnvFacts::default(),
             messages: Vec::new(),
             trace: Vec::new(),
+            notes: Vec::new(),
         }
     }
 }
@@ -105,6 +111,9 @@ pub enum Origin {
         /// The formats recognised in the text, in the order first seen, e.g. `collect_env`, `nvidia-smi table`.
         formats: Vec<String>,
     },
+    /// A value this version of gpu-doctor does not know, read from a report written by a newer one.
+    #[serde(other)]
+    Unknown,
 }
 
 impl Origin {

@@ -165,7 +165,10 @@ pub struct OtherMachine {
 /// Reads another machine from a file (off the UI thread).
 pub fn open_file(task: &mut Task<OtherMachine>, ctx: &egui::Context, path: PathBuf) -> bool {
     task.spawn("open-report", ctx, move || {
-        let bytes = std::fs::read(&path).map_err(|e| format!("could not read {}: {e}", path.display()))?;
+        // At most the paste limit (and one byte more, so the reader notes the cut).
+        let (bytes, _) = std::fs::File::open(&path)
+            .and_then(crate::input::read_capped)
+            .map_err(|e| format!("could not read {}: {e}", path.display()))?;
         let report = read_text(&crate::decode_text(&bytes)).map_err(|e| format!("{}: {e}", path.display()))?;
         Ok(OtherMachine { source: OtherSource::File(path), report })
     })

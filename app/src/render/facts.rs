@@ -197,6 +197,7 @@ pub fn snapshot_sections(s: &Snapshot) -> Vec<Section> {
                 SecureBoot::Enabled => "enabled",
                 SecureBoot::Disabled => "disabled",
                 SecureBoot::NotEfi => "none (not booted through UEFI)",
+                SecureBoot::Unknown => "unknown",
             }
         ));
     }

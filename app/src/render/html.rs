@@ -286,7 +286,7 @@ fn trace(out: &mut String, report: &Report) {
     );
     for t in trace {
         let class = match t.outcome {
-            Outcome::Ok => "",
+            Outcome::Ok | Outcome::Unknown => "",
             Outcome::Miss => " class=\"outcome-miss\"",
             Outcome::Error => " class=\"outcome-error\"",
         };

@@ -111,6 +111,7 @@ pub fn summary(report: &Report, color: bool, verbose: bool) -> String {
                 Outcome::Ok => "ok  ",
                 Outcome::Miss => "miss",
                 Outcome::Error => "ERR ",
+                Outcome::Unknown => "?   ",
             };
             let _ = writeln!(out, "  {mark} {:<13} {:<40} {}", clean(&t.probe), clean(&t.method), clean(&t.detail));
         }

@@ -16,6 +16,7 @@ mod frameworks;
 mod link;
 mod messages;
 mod presence;
+mod reading;
 #[cfg(test)]
 mod tests;
 mod toolkits;
@@ -79,6 +80,7 @@ const FAMILIES: &[Family] = &[
     (link::RULES, link::run),
     (cudnn::RULES, cudnn::run),
     (wheels::RULES, wheels::run),
+    (reading::RULES, reading::run),
 ];
 
 /// Every rule, in family order. Findings made from known error lines (`observed.*`) are listed by

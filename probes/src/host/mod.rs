@@ -65,7 +65,9 @@ pub enum OsFamily {
     Windows,
     Macos,
     Other,
-    /// Not known: pasted text from another machine that did not say.
+    /// Not known: pasted text from another machine that did not say, or a family this version does
+    /// not know (a report from a newer gpu-doctor).
+    #[serde(other)]
     Unknown,
 }
 

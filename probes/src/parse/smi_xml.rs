@@ -10,8 +10,16 @@ const FORMAT: &str = "nvidia-smi XML";
 /// Bounds the node count so that a hostile DTD cannot make the parser eat all memory.
 const NODES_LIMIT: u32 = 2_000_000;
 
-/// Parses `nvidia-smi -q -x` output. Malformed, truncated or non-nvidia-smi XML is an error.
+/// How deep elements may nest. nvidia-smi's reports go five deep; roxmltree descends one call per
+/// level, so text nested thousands deep would overflow the stack before it could say no.
+const DEPTH_LIMIT: usize = 64;
+
+/// Parses `nvidia-smi -q -x` output. Malformed, truncated, too deeply nested or non-nvidia-smi XML
+/// is an error.
 pub fn parse(text: &str) -> Result<SmiReport, ParseError> {
+    if nests_deeper_than(text, DEPTH_LIMIT) {
+        return Err(ParseError::new(FORMAT, format!("elements are nested more than {DEPTH_LIMIT} deep")));
+    }
     // nvidia-smi writes a `<!DOCTYPE … SYSTEM "nvsmi_device_vN.dtd">` line; roxmltree refuses DTDs
     // unless told otherwise. External DTDs are never fetched.
     let opts = ParsingOptions { allow_dtd: true, nodes_limit: NODES_LIMIT };
@@ -30,6 +38,48 @@ pub fn parse(text: &str) -> Result<SmiReport, ParseError> {
         nvidia_smi_version: top("nvidia_smi_version").and_then(smi::text),
         gpus: root.children().filter(|n| n.has_tag_name("gpu")).map(gpu).collect(),
     })
+}
+
+/// True when the open tags in `text` nest more than `limit` deep. One pass, skipping quoted
+/// attribute values; comments, DOCTYPE and processing instructions are not counted as elements,
+/// but a tag inside them is (which can only make the answer stricter).
+fn nests_deeper_than(text: &str, limit: usize) -> bool {
+    let b = text.as_bytes();
+    let mut depth = 0usize;
+    let mut i = 0;
+    while let Some(off) = b.get(i..).and_then(|rest| rest.iter().position(|&c| c == b'<')) {
+        i += off + 1;
+        match b.get(i) {
+            Some(b'/') => depth = depth.saturating_sub(1),
+            Some(b'!' | b'?') | None => {}
+            Some(_) => {
+                let mut quote = None;
+                let mut prev = 0u8;
+                let mut self_closing = false;
+                while let Some(&c) = b.get(i) {
+                    match quote {
+                        Some(q) if c == q => quote = None,
+                        Some(_) => {}
+                        None if c == b'"' || c == b'\'' => quote = Some(c),
+                        None if c == b'>' => {
+                            self_closing = prev == b'/';
+                            break;
+                        }
+                        None => {}
+                    }
+                    prev = c;
+                    i += 1;
+                }
+                if !self_closing {
+                    depth += 1;
+                    if depth > limit {
+                        return true;
+                    }
+                }
+            }
+        }
+    }
+    false
 }
 
 /// At most 64 characters of `s`, for error messages.

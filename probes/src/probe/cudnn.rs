@@ -58,6 +58,9 @@ pub enum CudnnKind {
     CondaPackage,
     /// A Windows `cudnn64_<major>.dll`.
     Dll,
+    /// A value this version of gpu-doctor does not know, read from a report written by a newer one.
+    #[serde(other)]
+    Unknown,
 }
 
 /// Where a cuDNN copy's version came from.
@@ -72,6 +75,9 @@ pub enum CudnnVersionSource {
     DistInfo,
     /// A `conda-meta/*.json` file name.
     CondaMeta,
+    /// A value this version of gpu-doctor does not know, read from a report written by a newer one.
+    #[serde(other)]
+    Unknown,
 }
 
 /// What the search has collected so far.

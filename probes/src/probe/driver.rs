@@ -65,6 +65,9 @@ pub enum SecureBoot {
     Disabled,
     /// Not booted through UEFI, so there is no Secure Boot.
     NotEfi,
+    /// A value this version of gpu-doctor does not know, read from a report written by a newer one.
+    #[serde(other)]
+    Unknown,
 }
 
 /// `nvidia-smi -q -x`, run at most once per snapshot and shared by the driver and GPU probes.

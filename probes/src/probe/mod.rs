@@ -206,6 +206,7 @@ pub fn collect_streaming(host: &dyn Host, opts: &Options, on_part: &(dyn Fn(Part
             env,
             messages: Vec::new(),
             trace,
+            notes: Vec::new(),
         }
     })
 }

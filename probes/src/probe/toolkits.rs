@@ -111,6 +111,9 @@ pub enum ToolkitKind {
     /// "CUDA runtime version"): an nvcc ran there, but where and how it was installed is not known.
     /// Its `root` is `(pasted)`.
     Pasted,
+    /// A value this version of gpu-doctor does not know, read from a report written by a newer one.
+    #[serde(other)]
+    Unknown,
 }
 
 /// Where a toolkit's version came from.
@@ -129,6 +132,9 @@ pub enum VersionSource {
     PackageMetadata,
     /// A conda package's `conda-meta/*.json` file name.
     CondaMeta,
+    /// A value this version of gpu-doctor does not know, read from a report written by a newer one.
+    #[serde(other)]
+    Unknown,
 }
 
 /// Which install each name picks.

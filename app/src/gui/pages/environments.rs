@@ -452,6 +452,7 @@ fn kind_word(kind: EnvKind) -> &'static str {
         EnvKind::Venv => "venv",
         EnvKind::Pyenv => "pyenv",
         EnvKind::System => "system",
+        EnvKind::Unknown => "unknown kind",
     }
 }
 

@@ -5,7 +5,7 @@
 //! (one library path or `Probably one of the following:` and a list), and `[pip3]` / `[conda]` rows.
 //! The field names are from pytorch/pytorch `torch/utils/collect_env.py` (`env_info_fmt`).
 
-use super::facts::Facts;
+use super::facts::{Facts, MAX_LIST};
 use super::packages;
 use crate::host::OsFamily;
 use crate::probe::cudnn::{CudnnCopy, CudnnKind, CudnnVersionSource};
@@ -163,7 +163,7 @@ fn cudnn(lines: &[String], facts: &mut Facts) {
         Vec::new()
     };
     let mut seen: Vec<(String, Option<CudnnVersion>, Option<u32>)> = Vec::new();
-    for path in paths {
+    for path in paths.into_iter().take(MAX_LIST) {
         let path = path.replace('\\', "/");
         let Some(copy) = copy_from_path(&path) else { continue };
         let dir = path.rsplit_once('/').map_or("", |(d, _)| d).to_owned();

@@ -17,6 +17,10 @@ use super::packages::Pkg;
 /// The root every toolkit, framework and environment from pasted text gets.
 pub(super) const PASTED: &str = "(pasted)";
 
+/// The most toolkits or cuDNN copies read from one paste: far more than any machine has, few
+/// enough that checking each new one against the others stays quick.
+pub(super) const MAX_LIST: usize = 64;
+
 /// Everything found so far. Readers add; [`Facts::into_snapshot`] settles conflicts (the first
 /// value found wins) and fills in what the knowledge base knows.
 #[derive(Debug, Default)]
@@ -45,6 +49,8 @@ pub(super) struct Facts {
     pub os: Option<OsFamily>,
     pub arch: Option<String>,
     pub messages: Vec<ObservedMessage>,
+    /// What could not be read whole, one sentence each (the snapshot's `notes`).
+    pub notes: Vec<String>,
 }
 
 impl Facts {
@@ -75,9 +81,12 @@ impl Facts {
         }
     }
 
-    /// Adds a toolkit whose nvcc printed `version`, unless one with that version is there.
+    /// Adds a toolkit whose nvcc printed `version`, unless one with that version is there or
+    /// [`MAX_LIST`] toolkits are known already.
     pub fn nvcc_toolkit(&mut self, version: CudaVersion) {
-        if self.toolkits.iter().any(|t| t.kind == ToolkitKind::Pasted && t.version == Some(version)) {
+        if self.toolkits.len() >= MAX_LIST
+            || self.toolkits.iter().any(|t| t.kind == ToolkitKind::Pasted && t.version == Some(version))
+        {
             return;
         }
         self.toolkits.push(ToolkitInstall {
@@ -180,6 +189,7 @@ impl Facts {
             snap.platform.platform.arch = arch;
         }
         snap.messages = self.messages;
+        snap.notes = self.notes;
         snap
     }
 }

@@ -25,11 +25,16 @@ pub(super) fn from_smi(index: u32, s: &SmiGpu, arch: Option<String>) -> Gpu {
     Gpu { architecture: arch, ..Gpu::from_smi(index, s) }
 }
 
+/// The most GPUs read from one paste, and the most framework facts about them: far more than any
+/// machine has, few enough that merging them (each against each) stays quick.
+pub(super) const MAX_GPUS: usize = 256;
+
 /// Merges the listed GPUs (the same GPU listed twice, by bus id or by index and name, becomes one),
 /// applies the framework facts, then fills capability and architecture from the knowledge base.
+/// Only the first [`MAX_GPUS`] listed GPUs and facts are taken.
 pub(super) fn merge(listed: Vec<Gpu>, facts: &[GpuFact], kb: &Kb) -> Vec<Gpu> {
     let mut out: Vec<Gpu> = Vec::new();
-    for g in listed {
+    for g in listed.into_iter().take(MAX_GPUS) {
         let same = out.iter_mut().find(|e| match (&e.pci_bus_id, &g.pci_bus_id) {
             (Some(a), Some(b)) => a == b,
             _ => e.index == g.index && names_match(e.name.as_deref(), g.name.as_deref()),
@@ -39,7 +44,7 @@ pub(super) fn merge(listed: Vec<Gpu>, facts: &[GpuFact], kb: &Kb) -> Vec<Gpu> {
             None => out.push(g),
         }
     }
-    for f in facts {
+    for f in facts.iter().take(MAX_GPUS) {
         let bus = f.bus_id.as_deref().and_then(normalize_bus_id);
         let by_bus = bus.is_some() && out.iter().any(|g| g.pci_bus_id == bus);
         let same = |g: &Gpu| {

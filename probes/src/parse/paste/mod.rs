@@ -21,6 +21,8 @@ mod report;
 mod smi;
 mod tensorflow;
 
+use std::collections::HashSet;
+
 use super::ParseError;
 use crate::Snapshot;
 use crate::compat::Kb;
@@ -30,23 +32,52 @@ use messages::Matcher;
 /// The format name recorded when the text holds known error or warning lines.
 const MESSAGES: &str = "error messages";
 
+/// The most text read from one paste: 8 MiB, like every file the probes read. Longer text is cut
+/// there (at a character boundary) and a note says so; what came before the cut is read.
+pub const MAX_TEXT_BYTES: usize = 8 * 1024 * 1024;
+
 /// Reads whatever gpu-doctor recognises in `text` into a snapshot whose origin is
 /// [`crate::Origin::Pasted`] with the formats found, in the order first seen. A pasted gpu-doctor
 /// report or snapshot is taken as it is (its origin set to pasted), with known messages from the
-/// text around it added. Errs only when nothing at all is recognised; never panics.
+/// text around it added. What could not be read whole (text past [`MAX_TEXT_BYTES`], XML cut
+/// short, a report from a newer gpu-doctor) is said in the snapshot's `notes`. Errs only when
+/// nothing at all is recognised, or on a gpu-doctor report this version cannot read; never panics,
+/// and takes time in proportion to the text.
 pub fn read_pasted(text: &str, kb: &Kb) -> Result<Snapshot, ParseError> {
+    let mut notes = Vec::new();
+    let mut text = text;
+    if text.len() > MAX_TEXT_BYTES {
+        let mut end = MAX_TEXT_BYTES;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text = text.get(..end).unwrap_or("");
+        notes.push(format!(
+            "the text is longer than {} MiB: only its first {end} bytes were read",
+            MAX_TEXT_BYTES / (1024 * 1024)
+        ));
+    }
     let matcher = Matcher::for_kb(kb);
     let lines = clean::lines(text);
     let joined = lines.join("\n");
-    if let Some((mut snap, rest)) = report::find(&joined) {
-        for (_, m) in matcher.scan(&clean::lines(&rest)) {
-            if !snap.messages.iter().any(|o| o.id == m.id && o.line == m.line) {
-                snap.messages.push(m);
+    match report::find(&joined) {
+        Some(report::Found::Read { mut snap, rest }) => {
+            let mut known: HashSet<(String, String)> =
+                snap.messages.iter().map(|o| (o.id.clone(), o.line.clone())).collect();
+            for (_, m) in matcher.scan(&clean::lines(&rest)) {
+                if known.insert((m.id.clone(), m.line.clone())) {
+                    snap.messages.push(m);
+                }
             }
+            notes.append(&mut snap.notes);
+            snap.notes = notes;
+            return Ok(*snap);
         }
-        return Ok(snap);
+        Some(report::Found::Unreadable(why)) => return Err(error(why, &notes)),
+        None => {}
     }
     let mut facts = facts::Facts::default();
+    facts.notes = notes;
     collect_env::read(&lines, &mut facts);
     smi::read(&lines, &joined, &mut facts);
     packages::read(&lines, &mut facts);
@@ -58,14 +89,25 @@ pub fn read_pasted(text: &str, kb: &Kb) -> Result<Snapshot, ParseError> {
     }
     facts.messages = found.into_iter().map(|(_, m)| m).collect();
     if facts.is_empty() {
-        return Err(ParseError::new(
-            "pasted text",
+        return Err(error(
             "nothing gpu-doctor recognises: expected collect_env, nvidia-smi (table, -q, -q -x or CSV), \
              nvcc --version, pip list / pip freeze / conda list, jax.print_environment_info(), TensorFlow's \
-             build info or device lines, a known CUDA or framework error message, or a gpu-doctor report",
+             build info or device lines, a known CUDA or framework error message, or a gpu-doctor report"
+                .to_owned(),
+            &facts.notes,
         ));
     }
     Ok(facts.into_snapshot(kb))
+}
+
+/// The error for pasted text, with what reading it noted (a cut, a newer schema) after it.
+fn error(why: String, notes: &[String]) -> ParseError {
+    let mut message = why;
+    for n in notes {
+        message.push_str("; ");
+        message.push_str(n);
+    }
+    ParseError::new("pasted text", message)
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! and `nvcc --version`, found inside pasted text with the existing parsers.
 
 use super::facts::Facts;
-use super::gpus::from_smi;
+use super::gpus::{MAX_GPUS, from_smi};
 use crate::parse::smi::SmiReport;
 use crate::parse::{nvcc, smi_csv, smi_q, smi_table, smi_xml};
 
@@ -13,13 +13,18 @@ pub(super) fn read(lines: &[String], text: &str, facts: &mut Facts) {
     {
         add(facts, at, "nvidia-smi table", &r, &[]);
     }
-    if let Some(start) = text.find("<nvidia_smi_log")
-        && let Some(len) = text.get(start..).and_then(|t| t.find("</nvidia_smi_log>"))
-        && let Some(xml) = text.get(start..start + len + "</nvidia_smi_log>".len())
-        && let Ok(r) = smi_xml::parse(xml)
-    {
+    if let Some(start) = text.find("<nvidia_smi_log") {
         let at = line_of(lines, "<nvidia_smi_log");
-        add(facts, at, "nvidia-smi XML", &r, &[]);
+        const END: &str = "</nvidia_smi_log>";
+        let xml = text.get(start..).and_then(|t| t.find(END)).and_then(|len| text.get(start..start + len + END.len()));
+        match xml.map(smi_xml::parse) {
+            Some(Ok(r)) => add(facts, at, "nvidia-smi XML", &r, &[]),
+            Some(Err(e)) => facts.notes.push(format!("the nvidia-smi XML report at line {} was not read: {e}", at + 1)),
+            None => facts.notes.push(format!(
+                "the nvidia-smi XML report at line {} is cut short (it has no closing {END}), so it was not read",
+                at + 1
+            )),
+        }
     }
     if let Some(at) = lines.iter().position(|l| l.contains("NVSMI LOG") || is_q_gpu_line(l))
         && let Ok((r, archs)) = smi_q::parse_full(&lines[at..].join("\n"))
@@ -77,19 +82,34 @@ const CSV_FIELDS: &[&str] = &[
     "power.draw",
 ];
 
+/// How many header-like lines are tried as the start of a CSV; each try reads at most
+/// [`MAX_GPUS`] rows, so text full of header-like lines costs no more than a few CSVs.
+const CSV_TRIES: usize = 16;
+
 /// A `--query-gpu` CSV: a header of field names, then rows with as many cells.
 fn csv(lines: &[String], facts: &mut Facts) {
-    for (i, line) in lines.iter().enumerate() {
-        let known = line.split(',').filter(|c| CSV_FIELDS.contains(&c.split(" [").next().unwrap_or("").trim())).count();
-        if known < 2 {
-            continue;
-        }
+    let headers = lines.iter().enumerate().filter(|(_, line)| {
+        line.split(',').filter(|c| CSV_FIELDS.contains(&c.split(" [").next().unwrap_or("").trim())).count() >= 2
+    });
+    let mut tries = 0;
+    for (i, line) in headers {
         let cells = line.split(',').count();
         let block: Vec<&str> = std::iter::once(line.as_str())
-            .chain(lines.iter().skip(i + 1).map(String::as_str).take_while(|l| l.split(',').count() == cells))
+            .chain(
+                lines
+                    .iter()
+                    .skip(i + 1)
+                    .take(MAX_GPUS)
+                    .map(String::as_str)
+                    .take_while(|l| l.split(',').count() == cells),
+            )
             .collect();
         if block.len() < 2 {
             continue;
+        }
+        tries += 1;
+        if tries > CSV_TRIES {
+            return;
         }
         if let Ok(r) = smi_csv::parse(&block.join("\n")) {
             add(facts, i, "nvidia-smi CSV", &r, &[]);

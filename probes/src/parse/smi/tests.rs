@@ -82,11 +82,15 @@ fn flags_and_modes() {
 }
 
 /// Runs all three parsers; the results do not matter, only that none panics.
+/// Every nvidia-smi parser on `text`, on a thread with a time limit, so a hang fails the case.
 fn parse_all(text: &str) {
-    let _ = smi_xml::parse(text);
-    let _ = smi_table::parse(text);
-    let _ = smi_csv::parse(text);
-    let _ = smi_csv::parse_rows(text);
+    let text = text.to_owned();
+    crate::test_util::bounded(crate::test_util::CASE_LIMIT, move || {
+        let _ = smi_xml::parse(&text);
+        let _ = smi_table::parse(&text);
+        let _ = smi_csv::parse(&text);
+        let _ = smi_csv::parse_rows(&text);
+    });
 }
 
 /// Real captures (when the fixtures are there) plus small inline samples of each format.

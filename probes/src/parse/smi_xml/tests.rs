@@ -128,6 +128,20 @@ fn bad_input_is_an_error() {
     assert!(parse(cut).is_err());
 }
 
+/// roxmltree descends one call per open element, so text nested a hundred thousand deep would
+/// overflow the stack (an abort, not an error) if it reached the parser.
+#[test]
+fn deep_nesting_is_an_error_not_a_stack_overflow() {
+    let n = 100_000;
+    let deep = format!("<nvidia_smi_log>{}{}</nvidia_smi_log>", "<gpu>".repeat(n), "</gpu>".repeat(n));
+    let err = parse(&deep).unwrap_err().to_string();
+    assert!(err.contains("nested"), "{err}");
+    // Quoted `/>` in an attribute does not make a tag look self-closing.
+    let sneaky = format!("<nvidia_smi_log>{}</nvidia_smi_log>", "<gpu a=\"/>\" b='>'>".repeat(n));
+    assert!(parse(&sneaky).unwrap_err().to_string().contains("nested"));
+    // The real reports (every_xml_fixture) are shallow and still parse.
+}
+
 #[test]
 fn entity_bombs_are_refused_or_bounded() {
     let bomb = r#"<?xml version="1.0"?>

@@ -64,14 +64,19 @@ pub enum TunnelKind {
     Thunderbolt,
     /// USB4 or Thunderbolt 4/5 (router generation 4 or later).
     Usb4,
+    /// A value this version of gpu-doctor does not know, read from a report written by a newer one.
+    #[serde(other)]
+    Unknown,
 }
 
 impl TunnelKind {
-    /// The name people know it by: `Thunderbolt` or `USB4`.
+    /// The name people know it by: `Thunderbolt` or `USB4` (`unknown tunnel` for a kind this
+    /// version does not know).
     pub fn label(self) -> &'static str {
         match self {
             Self::Thunderbolt => "Thunderbolt",
             Self::Usb4 => "USB4",
+            Self::Unknown => "unknown tunnel",
         }
     }
 }

@@ -98,7 +98,7 @@ impl Inspector<'_> {
             EnvKind::Venv => format!("venv:{}", slashes(prefix)),
             EnvKind::Conda => self.conda_name(prefix),
             EnvKind::Pyenv => format!("pyenv:{}", file_name(prefix)),
-            EnvKind::System => {
+            EnvKind::System | EnvKind::Unknown => {
                 format!("system:{}", interpreter.as_deref().map(slashes).unwrap_or_else(|| slashes(prefix)))
             }
         };

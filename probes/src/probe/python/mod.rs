@@ -34,6 +34,9 @@ pub enum EnvKind {
     Pyenv,
     /// Any other interpreter: the OS's, a python.org install, one built from source.
     System,
+    /// A value this version of gpu-doctor does not know, read from a report written by a newer one.
+    #[serde(other)]
+    Unknown,
 }
 
 /// What a framework was built against, as far as its files tell.
@@ -47,7 +50,9 @@ pub enum FrameworkBuild {
     Cpu,
     /// A ROCm build; `version` when the files say it.
     Rocm { version: Option<String> },
-    /// The files do not say.
+    /// The files do not say, or a kind of build this version does not know (a report from a newer
+    /// gpu-doctor).
+    #[serde(other)]
     Unknown,
 }
 

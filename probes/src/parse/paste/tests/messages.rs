@@ -319,6 +319,16 @@ fn every_pattern_compiles_and_every_group_is_explained() {
     assert_eq!(Matcher::for_kb(kb()).ids().len(), kb().errors.message.len(), "a pattern failed to compile");
 }
 
+/// A Unicode word boundary makes the regex crate's fast engines give up on any line with a
+/// non-ASCII character; one such row sends every such line of a paste through the slow one.
+#[test]
+fn no_pattern_has_a_unicode_word_boundary() {
+    for m in &kb().errors.message {
+        let ascii_only = m.pattern.replace("(?-u:\\b)", "").replace("(?-u:\\B)", "");
+        assert!(!ascii_only.contains("\\b") && !ascii_only.contains("\\B"), "{}: write `(?-u:\\b)`", m.id);
+    }
+}
+
 #[test]
 fn ids_are_unique_and_every_row_has_a_sample() {
     let rows: Vec<&str> = kb().errors.message.iter().map(|m| m.id.as_str()).collect();

@@ -2,9 +2,11 @@
 //! negative controls and no-panic properties.
 
 mod formats;
+mod linear;
 mod messages;
 mod mixed;
 mod props;
+mod reports;
 mod shared_fixtures;
 
 use super::*;
@@ -51,7 +53,7 @@ pub(super) fn read(text: &str) -> Snapshot {
 pub(super) fn formats(s: &Snapshot) -> Vec<&str> {
     match &s.origin {
         Origin::Pasted { formats } => formats.iter().map(String::as_str).collect(),
-        Origin::ThisMachine => panic!("not pasted"),
+        other => panic!("not pasted: {other:?}"),
     }
 }
 

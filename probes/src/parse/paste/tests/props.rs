@@ -1,8 +1,67 @@
-//! `read_pasted` never panics: arbitrary text, and realistic pastes cut short or mangled.
+//! `read_pasted` never panics and never hangs: arbitrary text, and realistic pastes, gpu-doctor
+//! reports and the shared captures cut short or mangled. Each case runs on its own thread with a
+//! time limit ([`CASE_LIMIT`]), far beyond what it needs, so a hang fails instead of stalling.
+
+use std::sync::OnceLock;
 
 use proptest::prelude::*;
 
 use super::*;
+use crate::test_util::{CASE_LIMIT, bounded};
+
+/// Reads `text` (and diagnoses what it gives) within the time limit.
+fn read_bounded(text: String) {
+    bounded(CASE_LIMIT, move || {
+        if let Ok(s) = read_pasted(&text, kb()) {
+            let _ = crate::diagnose::diagnose(&s, kb());
+        }
+    });
+}
+
+/// Replaces, for each edit, `len` bytes at `at` with `insert`, or (when `repeat` is above 1) with
+/// that many copies of the bytes it replaces: cut, garbled and repeated structure.
+fn mangle(text: &str, edits: &[(usize, usize, String, usize)]) -> String {
+    let mut text = text.to_owned();
+    for (at, len, insert, repeat) in edits {
+        let at = *at % (text.len() + 1);
+        let end = (at + len).min(text.len());
+        if text.is_char_boundary(at) && text.is_char_boundary(end) {
+            let with = if *repeat > 1 { text[at..end].repeat(*repeat) } else { insert.clone() };
+            text.replace_range(at..end, &with);
+        }
+    }
+    text
+}
+
+/// Edits for [`mangle`] anywhere in a text of up to `size` bytes.
+fn edits(size: usize) -> impl Strategy<Value = Vec<(usize, usize, String, usize)>> {
+    proptest::collection::vec((0..size, 0usize..200, "\\PC{0,6}", 0usize..40), 0..8)
+}
+
+/// Reports of three replayed machines, as `report --json` writes them, made once.
+fn reports() -> &'static [String] {
+    static REPORTS: OnceLock<Vec<String>> = OnceLock::new();
+    REPORTS.get_or_init(|| {
+        ["egpu-thunderbolt", "two-toolkits", "consumer-gpu-torch-venv"]
+            .iter()
+            .map(|s| serde_json::to_string_pretty(&super::reports::report_of(s)).unwrap())
+            .collect()
+    })
+}
+
+/// The shared captures (nvidia-smi table, XML, CSV, nvcc), pasted into a post; empty when the
+/// shared folder is absent.
+fn captures() -> &'static [String] {
+    static CAPTURES: OnceLock<Vec<String>> = OnceLock::new();
+    CAPTURES.get_or_init(|| {
+        ["nvidia-smi-table", "nvidia-smi-xml", "nvidia-smi-csv", "nvcc"]
+            .iter()
+            .filter_map(|dir| crate::parse::fixtures(dir))
+            .flatten()
+            .map(|(_, text)| format!("Here is my machine:\n```\n{text}\n```\n"))
+            .collect()
+    })
+}
 
 /// Every sample cut at every 37th byte boundary gives partial facts or an error, never a panic.
 #[test]
@@ -31,29 +90,30 @@ proptest! {
 
     #[test]
     fn arbitrary_text_never_panics(s in "\\PC{0,400}") {
-        let _ = read_pasted(&s, kb());
+        read_bounded(s);
     }
 
     #[test]
     fn near_miss_text_never_panics(
         s in "(PyTorch version: |CUDA used to build PyTorch: |GPU [0-9]: |Driver Version |NVIDIA-SMI |\\| |\\+---|GPU 0000:01:00.0|    Max : |jaxlib: |jax: |Package  Version|---- ----|# packages in environment at|==|cuda[0-9]{0,4}|[0-9.]{0,8}|'cuda_version': |found version |sm_[0-9]{0,3}|\\{|\\}|\"schema_version\"|> |```|\n){0,60}"
     ) {
-        let _ = read_pasted(&s, kb());
+        read_bounded(s);
     }
 
     #[test]
-    fn mangled_samples_never_panic(
-        which in 0..SAMPLES.len(),
-        cuts in proptest::collection::vec((0usize..6000, 0usize..40, "\\PC{0,6}"), 0..8)
-    ) {
-        let mut text = SAMPLES[which].to_owned();
-        for (at, len, insert) in cuts {
-            let at = at.min(text.len());
-            let end = (at + len).min(text.len());
-            if text.is_char_boundary(at) && text.is_char_boundary(end) {
-                text.replace_range(at..end, &insert);
-            }
+    fn mangled_samples_never_panic(which in 0..SAMPLES.len(), edits in edits(6000)) {
+        read_bounded(mangle(SAMPLES[which], &edits));
+    }
+
+    #[test]
+    fn mangled_reports_never_panic_or_hang(which in 0..3usize, edits in edits(60_000)) {
+        read_bounded(mangle(&reports()[which], &edits));
+    }
+
+    #[test]
+    fn mangled_captures_never_panic_or_hang(which: proptest::sample::Index, edits in edits(20_000)) {
+        if !captures().is_empty() {
+            read_bounded(mangle(&captures()[which.index(captures().len())], &edits));
         }
-        let _ = read_pasted(&text, kb());
     }
 }

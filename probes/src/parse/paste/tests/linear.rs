@@ -1,0 +1,155 @@
+//! `read_pasted` takes time in proportion to its input: hostile shapes of text (a line followed by
+//! a million `{`, thousands of CSV headers, non-ASCII prose) are measured at two sizes, and the
+//! larger must not take much more than its share. Timings are compared with each other, never with
+//! a fixed number of seconds, so a slow or busy machine does not fail them.
+
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use super::*;
+
+/// The small and the large size, in bytes; linear work grows 32 times, quadratic 1024 times.
+const SMALL: usize = 8 * 1024;
+const LARGE: usize = 256 * 1024;
+/// How many times the small case's time the large case may take: 4 times linear, an eighth of
+/// quadratic.
+const ALLOWED: u32 = 128;
+/// Below this, timings are noise; a large case may always take this long.
+const FLOOR: Duration = Duration::from_millis(1500);
+
+/// `unit` repeated, after `head`, until the text is at least `size` bytes.
+fn repeat(head: &str, unit: &str, size: usize) -> String {
+    let mut s = head.to_owned();
+    while s.len() < size {
+        s.push_str(unit);
+    }
+    s
+}
+
+/// The hostile shapes, each as a function of the size.
+#[allow(clippy::type_complexity)]
+fn shapes() -> Vec<(&'static str, Box<dyn Fn(usize) -> String>)> {
+    vec![
+        ("a report key, then one line of `{`", Box::new(|n| repeat("\"schema_version\"\nx", "{", n))),
+        ("a report key, then lines of `{`", Box::new(|n| repeat("\"schema_version\"\n", "{\n", n))),
+        ("an unclosed report", Box::new(|n| repeat("{\"schema_version\": 1, \"trace\": [", "1,", n))),
+        ("quote markers", Box::new(|n| repeat("", "> ", n))),
+        ("CSV headers", Box::new(|n| repeat("", "index,name\n", n))),
+        ("CSV headers that do not parse", Box::new(|n| repeat("", "index,name,not a field\n", n))),
+        ("pip list headers", Box::new(|n| repeat("", "Package Version\n------- -------\n", n))),
+        ("conda headers", Box::new(|n| repeat("", "# packages in environment at /x:\n", n))),
+        ("-q GPU lines", Box::new(|n| repeat("", "GPU 00000000:01:00.0\n    Product Name : X\n", n))),
+        ("unclosed XML", Box::new(|n| repeat("<nvidia_smi_log>\n", "<gpu>", n))),
+        ("nested XML", Box::new(|n| repeat("<nvidia_smi_log>\n", "<gpu>", n) + "</nvidia_smi_log>\n")),
+        (
+            "nvcc versions",
+            Box::new(|n| numbered(n, |i| format!("Cuda compilation tools, release 12.{i}, V12.{i}.1\n"))),
+        ),
+        (
+            "collect_env cuDNN paths",
+            Box::new(|n| {
+                let head =
+                    "PyTorch version: 2.3.0\nIs CUDA available: True\ncuDNN version: Probably one of the following:\n";
+                head.to_owned() + &numbered(n, |i| format!("/usr/lib/x{i}/libcudnn.so.8.9.{i}\n"))
+            }),
+        ),
+        (
+            "framework GPU warnings",
+            Box::new(|n| numbered(n, |i| format!("Found GPU{i} Tesla K{i} which is of cuda capability 3.5.\n"))),
+        ),
+        (
+            "collect_env GPU lines",
+            Box::new(|n| {
+                let head = "PyTorch version: 2.3.0\nIs CUDA available: True\nGPU models and configuration:\n";
+                head.to_owned() + &numbered(n, |i| format!("GPU {i}: NVIDIA Tesla K{i}\n"))
+            }),
+        ),
+        ("every sample", Box::new(|n| repeat("", &SAMPLES.join("\n"), n))),
+    ]
+}
+
+/// Lines made by `line` for 0, 1, 2… until the text is at least `size` bytes.
+fn numbered(size: usize, line: impl Fn(usize) -> String) -> String {
+    let mut s = String::new();
+    let mut i = 0;
+    while s.len() < size {
+        s.push_str(&line(i));
+        i += 1;
+    }
+    s
+}
+
+/// The shortest of three runs of `read_pasted` on `text`.
+fn best_of_three(text: &str) -> Duration {
+    (0..3)
+        .map(|_| {
+            let t = Instant::now();
+            let _ = read_pasted(text, kb());
+            t.elapsed()
+        })
+        .min()
+        .unwrap_or_default()
+}
+
+/// Reads `text` on a thread and waits at most `limit`; the time it took, or `None` past the limit
+/// (the thread is left to finish on its own).
+fn within(text: String, limit: Duration) -> Option<Duration> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let t = Instant::now();
+        let _ = read_pasted(&text, kb());
+        let _ = tx.send(t.elapsed());
+    });
+    rx.recv_timeout(limit).ok()
+}
+
+#[test]
+fn hostile_shapes_take_linear_time() {
+    let mut slow = Vec::new();
+    for (name, make) in shapes() {
+        let small = best_of_three(&make(SMALL));
+        let limit = (small * ALLOWED).max(FLOOR);
+        match within(make(LARGE), limit) {
+            Some(large) => eprintln!("{name}: {small:?} for {SMALL} bytes, {large:?} for {LARGE} bytes"),
+            None => slow.push(format!("{name}: {small:?} for {SMALL} bytes, more than {limit:?} for {LARGE} bytes")),
+        }
+    }
+    assert!(slow.is_empty(), "not linear:\n{}", slow.join("\n"));
+}
+
+/// Prose in other scripts must not take the regex engines' slow path: it costs about what the same
+/// amount of ASCII prose costs.
+#[test]
+fn non_ascii_text_costs_about_what_ascii_costs() {
+    let ascii = repeat("", "the quick brown fox jumps over the lazy dog, again and again\n", LARGE);
+    let other = repeat(
+        "",
+        "Gr\u{f6}\u{df}en\u{e4}nderung fehlgeschlagen: donn\u{e9}es n\u{e3}o dispon\u{ed}veis, \u{8bbe}\u{5907}\u{4e0d}\u{53ef}\u{7528}\n",
+        LARGE,
+    );
+    let ascii_time = best_of_three(&ascii);
+    let limit = (ascii_time * 4).max(FLOOR);
+    let other_time = within(other, limit);
+    assert!(
+        other_time.is_some(),
+        "{LARGE} bytes of non-ASCII text took more than {limit:?}; the same amount of ASCII took {ascii_time:?}"
+    );
+}
+
+/// Text past the limit is cut there; what came before it is read, and a note says how much.
+#[test]
+fn text_past_the_limit_is_cut_and_says_how_much_was_read() {
+    let mut text = COLLECT_ENV_CU124.to_owned();
+    if text.len().is_multiple_of(2) {
+        text.push(' ');
+    }
+    // Two bytes each from an odd offset: the limit falls inside a character, which is not cut.
+    text.push_str(&"\u{e9}".repeat(MAX_TEXT_BYTES));
+    let s = read(&text);
+    assert_eq!(framework(&s, "torch").build, cuda("12.4"), "the facts before the cut are read");
+    let note = s.notes.join("\n");
+    assert!(note.contains("8 MiB") && note.contains(&format!("first {} bytes", MAX_TEXT_BYTES - 1)), "{note}");
+    // With nothing recognised before the cut, the error says the text was cut.
+    let err = read_pasted(&"\0".repeat(MAX_TEXT_BYTES + 1), kb()).unwrap_err().to_string();
+    assert!(err.contains("nothing gpu-doctor recognises") && err.contains("8 MiB"), "{err}");
+}
