@@ -10,22 +10,25 @@ use super::*;
 use crate::host::ReplayHost;
 use crate::probe::{Options, collect};
 
-/// The replay scenarios, between them every kind of value a report carries.
-const SCENARIOS: &[&str] = &[
-    "consumer-gpu-torch-venv",
-    "egpu-thunderbolt",
-    "gpu-no-driver",
-    "no-driver",
-    "old-driver-nvml-gaps",
-    "torch-cu130-on-r550",
-    "two-toolkits",
-    "windows-wddm",
-    "wsl2",
-];
+fn fixtures() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures")
+}
+
+/// The replay scenarios (every folder of `tests/fixtures`), between them every kind of value a
+/// report carries.
+fn scenarios() -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(fixtures())
+        .unwrap()
+        .filter_map(|e| e.ok().filter(|e| e.path().is_dir()).map(|e| e.file_name().to_string_lossy().into_owned()))
+        .collect();
+    names.sort();
+    assert!(names.len() >= 9, "the replay scenarios are missing: {names:?}");
+    names
+}
 
 /// A whole report of a replayed machine, as JSON.
 pub(super) fn report_of(scenario: &str) -> Value {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures").join(scenario);
+    let dir = fixtures().join(scenario);
     let host = ReplayHost::load(&dir).unwrap();
     let snap = collect(&host, &Options::default());
     let findings = crate::diagnose::diagnose(&snap, kb());
@@ -73,8 +76,8 @@ fn notes(s: &Snapshot) -> String {
 fn a_value_this_version_does_not_know_reads_as_unknown() {
     let mut tried = HashSet::new();
     let mut enums = HashSet::new();
-    for scenario in SCENARIOS {
-        let report = report_of(scenario);
+    for scenario in scenarios() {
+        let report = report_of(&scenario);
         let mut all = Vec::new();
         strings(&report, &mut Vec::new(), &mut all);
         for (path, original) in all {
