@@ -142,7 +142,13 @@ mod tests {
         assert_eq!(judge("12.8", Some("525.60.12"), None, linux), TooOld { floor: Some(d("525.60.13")), full });
         assert_eq!(
             judge("12.8", Some("525.60.13"), None, OsFamily::Windows),
-            TooOld { floor: Some(d("528.33")), full: Some(d("570.65")) }
+            TooOld { floor: Some(d("527.41")), full: Some(d("570.65")) }
+        );
+        // 527.41 shipped with CUDA 12.0: it starts CUDA 12 programs, though one copy of NVIDIA's
+        // table says 528.33.
+        assert_eq!(
+            judge("12.8", Some("527.41"), None, OsFamily::Windows),
+            MinorVersionCompatible { full: Some(d("570.65")) }
         );
     }
 

@@ -148,13 +148,13 @@ fn family_floors_match_their_compatibility_flag() {
     }
 }
 
-/// The family floor is what the GA driver of every minor (from `floor_from_minor` on) meets; the one
-/// known exception is NVIDIA's own: the 12.x Windows floor (528.33) is above the driver 12.0 GA
-/// shipped with (527.41).
+/// The family floor is what the GA driver of every minor (from `floor_from_minor` on) meets, with no
+/// exception: where NVIDIA's documents disagree (the 12.x Windows floor: 528.33 in the compatibility
+/// page, 527.41 shipped with 12.0 GA) the lower one is kept.
 #[test]
 fn family_floors_sit_at_or_below_each_minors_own_driver() {
     let kb = kb();
-    let known_exceptions = [(12, 0, "windows")];
+    let known_exceptions: [(u32, u32, &str); 0] = [];
     for f in kb.cuda.family.iter().filter(|f| f.minor_version_compatibility) {
         for t in kb.cuda.toolkit.iter().filter(|t| t.version.major == f.major && t.update == 0) {
             if f.floor_from_minor.is_some_and(|m| t.version.minor < m) {
@@ -678,4 +678,31 @@ fn the_probes_pcie_arithmetic_agrees_with_links_toml() {
             row.gbytes_per_s_per_lane
         );
     }
+}
+
+// ------------------------------------------------- rows read from release metadata (issue 17)
+
+/// Rows once taken from nightlies or trunk, now read from the release wheels' metadata: each of
+/// these was wrong before 2026-11-23.
+#[test]
+fn release_rows_match_the_release_wheels_not_the_nightlies() {
+    let kb = kb();
+    let release = |v: &str| kb.pytorch.release.iter().find(|r| r.version == v).unwrap();
+    let variant = |t: &str, cuda: &str| {
+        let cuda: CudaVersion = cuda.parse().unwrap();
+        kb.pytorch.variant.iter().find(|r| r.torch == t && r.cuda == cuda).unwrap()
+    };
+    // torch 2.14.0 on PyPI requires cuda-toolkit==13.0.3.
+    assert_eq!(release("2.14").pypi_linux, "cu130");
+    // torch 2.11.0+cu130 pins nvidia-cudnn-cu13==9.19.0.56; the cu128 wheel keeps 9.17.1.4.
+    assert_eq!(variant("2.11", "13.0").cudnn.as_deref(), Some("9.19.0.56"));
+    assert_eq!(variant("2.11", "12.8").cudnn.as_deref(), Some("9.17.1.4"));
+    // get_arch_list() on 2.7.0+cu128 ends in compute_120.
+    assert_eq!(variant("2.7", "12.8").ptx, Some("12.0".parse::<ComputeCapability>().unwrap()));
+    // CuPy v14.1-14.2 list CUDA 13.2 for cupy-cuda13x.
+    let cupy13 = kb.cupy.package.iter().find(|p| p.name == "cupy-cuda13x").unwrap();
+    assert_eq!(cupy13.cuda_max, "13.2".parse::<CudaVersion>().unwrap());
+    // The 12.x Windows floor is the driver CUDA 12.0 shipped with, the lower of NVIDIA's two figures.
+    let f12 = kb.cuda.family.iter().find(|f| f.major == 12).unwrap();
+    assert_eq!(f12.windows_floor, Some("527.41".parse::<DriverVersion>().unwrap()));
 }
