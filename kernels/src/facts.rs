@@ -96,8 +96,22 @@ pub fn gather(snapshot: Option<&Snapshot>, gpu_index: u32, device: Option<&Devic
         match kb.gpus.cc.iter().find(|row| row.cc == cc) {
             Some(row) => match row.ops_per_clock_per_sm {
                 Some(ops) => {
-                    facts.peak_ops = Some(PeakOps::from(ops));
+                    let mut peak = PeakOps::from(ops);
                     sources.push(format!("operations per clock per SM for {cc} ({}): {}", row.arch, row.source));
+                    let name = gpu.and_then(|g| g.name.as_deref()).or_else(|| device.and_then(|d| d.name.as_deref()));
+                    let product = name.and_then(|n| kb.gpus.product_for_name(n));
+                    if let (Some(product), Some(divisor)) = (product.filter(|p| p.geforce), ops.geforce_tensor_divisor)
+                    {
+                        peak = peak.tensor_divided_by(divisor);
+                        let note = format!(
+                            "÷ {divisor}: a GeForce board ({}) runs tensor cores with FP32 accumulation at 1/{divisor} \
+                             of the rate of its capability",
+                            product.name
+                        );
+                        sources.push(format!("tensor rates {note}: {}", product.source));
+                        facts.tensor_rate_note = Some(note);
+                    }
+                    facts.peak_ops = Some(peak);
                 }
                 None => {
                     sources.push(format!("the knowledge base has no throughput figures for compute capability {cc}"))
@@ -114,6 +128,9 @@ pub fn gather(snapshot: Option<&Snapshot>, gpu_index: u32, device: Option<&Devic
 #[allow(clippy::unwrap_used)]
 mod tests {
     use gpu_doctor_probes::ComputeCapability;
+    use gpu_doctor_probes::compat::Kb;
+
+    use crate::plan::Precision;
 
     use super::*;
 
@@ -166,5 +183,35 @@ mod tests {
         assert_eq!(facts.memory_free_bytes, Some(100));
         assert!(facts.link_gbytes_per_s.is_none());
         assert!(facts.sources.iter().any(|s| s.contains("CUDA device attribute")));
+    }
+
+    /// A healthy RTX 4090 reaches about 165 TFLOP/s BF16 with FP32 accumulation (128 SMs × 2520 MHz ×
+    /// 512): it must be judged against that, not against the 330 of the full Ada rate, which an
+    /// RTX 6000 Ada (the same AD102 chip on a workstation board) does run at.
+    #[test]
+    fn a_geforce_board_is_judged_against_its_halved_tensor_rate_from_its_product_row() {
+        let kb = Kb::get().unwrap();
+        let device = |name: &str| DeviceInfo {
+            name: Some(name.into()),
+            sm_count: Some(128),
+            clock_sm_max_mhz: Some(2520),
+            compute_capability: Some(ComputeCapability { major: 8, minor: 9 }),
+            ..DeviceInfo::default()
+        };
+        let geforce = gather(None, 0, Some(&device("NVIDIA GeForce RTX 4090")), Some(kb));
+        let (bf16, basis) = geforce.peak_tflops(Precision::Bf16).unwrap();
+        assert!((bf16 - 165.2).abs() < 0.5, "{bf16} TFLOP/s: {basis}");
+        assert!(basis.contains("GeForce") && basis.contains("RTX 4090"), "{basis}");
+        let (fp32, fp32_basis) = geforce.peak_tflops(Precision::Fp32).unwrap();
+        assert!((fp32 - 82.6).abs() < 0.5, "FP32 is not a tensor rate: {fp32}");
+        assert!(!fp32_basis.contains("GeForce"), "{fp32_basis}");
+
+        let workstation = gather(None, 0, Some(&device("NVIDIA RTX 6000 Ada Generation")), Some(kb));
+        let (bf16, basis) = workstation.peak_tflops(Precision::Bf16).unwrap();
+        assert!((bf16 - 330.3).abs() < 0.5, "{bf16} TFLOP/s: {basis}");
+        assert!(workstation.tensor_rate_note.is_none());
+        // The divisor comes from the knowledge base's product rows, not from the word in the name.
+        let unknown = gather(None, 0, Some(&device("NVIDIA GeForce Something 9999")), Some(kb));
+        assert!(unknown.tensor_rate_note.is_none());
     }
 }

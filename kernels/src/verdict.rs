@@ -61,6 +61,13 @@ impl From<OpsPerClock> for PeakOps {
 }
 
 impl PeakOps {
+    /// The tensor-core rates (TF32, FP16, BF16) divided by `divisor`; FP32 on CUDA cores unchanged.
+    #[must_use]
+    pub fn tensor_divided_by(self, divisor: u32) -> Self {
+        let div = |v: Option<u32>| v.map(|v| v / divisor.max(1));
+        Self { fp32: self.fp32, tf32: div(self.tf32), fp16: div(self.fp16), bf16: div(self.bf16) }
+    }
+
     /// Operations per clock per SM for a precision; `None` when unknown or not supported.
     pub fn for_precision(&self, p: Precision) -> Option<u32> {
         match p {
@@ -88,8 +95,12 @@ pub struct Facts {
     pub sm_count: Option<u32>,
     /// Highest SM clock, MHz.
     pub clock_sm_max_mhz: Option<u32>,
-    /// Dense operations per clock per SM.
+    /// Dense operations per clock per SM (tensor rates already divided for a GeForce board).
     pub peak_ops: Option<PeakOps>,
+    /// Why the tensor rates in `peak_ops` are below the capability's (a GeForce board); `None`
+    /// when they are the capability's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tensor_rate_note: Option<String>,
     /// Free GPU memory when the run started, bytes.
     pub memory_free_bytes: Option<u64>,
     /// Where each fact came from, one line each.
@@ -111,7 +122,12 @@ impl Facts {
         let sms = self.sm_count?;
         let mhz = self.clock_sm_max_mhz?;
         let tflops = f64::from(ops) * f64::from(sms) * f64::from(mhz) * 1e6 / 1e12;
-        Some((tflops, format!("{} dense: {ops} ops/clock/SM × {sms} SMs × {mhz} MHz = {tflops:.1} TFLOP/s", p.label())))
+        let mut basis =
+            format!("{} dense: {ops} ops/clock/SM × {sms} SMs × {mhz} MHz = {tflops:.1} TFLOP/s", p.label());
+        if let Some(note) = self.tensor_rate_note.as_deref().filter(|_| p != Precision::Fp32) {
+            basis.push_str(&format!(" ({note})"));
+        }
+        Some((tflops, basis))
     }
 }
 

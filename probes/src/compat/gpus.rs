@@ -1,6 +1,6 @@
 //! Queries on the GPU table: a capability's row, and the capability a product name stands for.
 
-use super::{CcRow, GpuTable};
+use super::{CcRow, GpuTable, ProductRow};
 use crate::ComputeCapability;
 
 impl GpuTable {
@@ -18,23 +18,37 @@ impl GpuTable {
     /// pattern that could win (the longest one inside the visible text, and any longer one that
     /// continues past the cut) names the same capability.
     pub fn cc_for_name(&self, name: &str) -> Option<ComputeCapability> {
+        let candidates = self.candidates(name);
+        let first = candidates.first()?.cc;
+        candidates.iter().all(|p| p.cc == first).then_some(first)
+    }
+
+    /// The product row a GPU named `name` matches, by the same rule as `cc_for_name`; `None` when
+    /// nothing matches or the rows that could win are not all the same product line (`geforce`).
+    pub fn product_for_name(&self, name: &str) -> Option<&ProductRow> {
+        let candidates = self.candidates(name);
+        let first = *candidates.first()?;
+        candidates.iter().all(|p| p.cc == first.cc && p.geforce == first.geforce).then_some(first)
+    }
+
+    /// Every product row that could be the longest match for `name` (see `cc_for_name`).
+    fn candidates(&self, name: &str) -> Vec<&ProductRow> {
         let lower = name.trim().to_lowercase();
         let (text, cut) = match lower.strip_suffix("...") {
             Some(t) => (t, true),
             None => (lower.as_str(), false),
         };
         if text.trim().is_empty() {
-            return None;
+            return Vec::new();
         }
-        let patterns: Vec<(String, ComputeCapability)> =
-            self.product.iter().map(|p| (p.name.to_lowercase(), p.cc)).collect();
+        let patterns: Vec<(String, &ProductRow)> = self.product.iter().map(|p| (p.name.to_lowercase(), p)).collect();
 
         // The longest patterns inside the visible text.
         let inside_len = patterns.iter().filter(|(p, _)| text.contains(p.as_str())).map(|(p, _)| p.len()).max();
-        let mut candidates: Vec<ComputeCapability> = patterns
+        let mut candidates: Vec<&ProductRow> = patterns
             .iter()
             .filter(|(p, _)| Some(p.len()) == inside_len && text.contains(p.as_str()))
-            .map(|(_, cc)| *cc)
+            .map(|(_, row)| *row)
             .collect();
 
         // Longer patterns that start inside the visible text and continue past the cut.
@@ -44,11 +58,9 @@ impl GpuTable {
                     .iter()
                     .filter(|(p, _)| inside_len.is_none_or(|l| p.len() >= l) && !text.contains(p.as_str()))
                     .filter(|(p, _)| (1..p.len()).any(|k| p.is_char_boundary(k) && text.ends_with(&p[..k])))
-                    .map(|(_, cc)| *cc),
+                    .map(|(_, row)| *row),
             );
         }
-
-        let first = *candidates.first()?;
-        candidates.iter().all(|cc| *cc == first).then_some(first)
+        candidates
     }
 }

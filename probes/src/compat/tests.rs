@@ -706,3 +706,27 @@ fn release_rows_match_the_release_wheels_not_the_nightlies() {
     let f12 = kb.cuda.family.iter().find(|f| f.major == 12).unwrap();
     assert_eq!(f12.windows_floor, Some("527.41".parse::<DriverVersion>().unwrap()));
 }
+
+/// A product marked `geforce` is one whose capability has a GeForce divisor to apply, and the name
+/// lookup finds the marked row for the names boards report.
+#[test]
+fn geforce_products_have_a_divisor_to_apply() {
+    let kb = kb();
+    for p in kb.gpus.product.iter().filter(|p| p.geforce) {
+        let row = kb.gpus.row(p.cc).unwrap_or_else(|| panic!("gpus.toml: no cc row for {p:?}"));
+        assert!(
+            row.ops_per_clock_per_sm.is_some_and(|o| o.geforce_tensor_divisor.is_some()),
+            "gpus.toml: {} is marked geforce but cc {} has no geforce_tensor_divisor",
+            p.name,
+            p.cc
+        );
+    }
+    let geforce = |name: &str| kb.gpus.product_for_name(name).is_some_and(|p| p.geforce);
+    assert!(geforce("NVIDIA GeForce RTX 4090"));
+    assert!(geforce("NVIDIA GeForce RTX 3080 Ti Laptop GPU"));
+    assert!(geforce("NVIDIA GeForce RTX 2080 Ti"));
+    assert!(!geforce("NVIDIA RTX 6000 Ada Generation"));
+    assert!(!geforce("NVIDIA RTX A6000"));
+    assert!(!geforce("NVIDIA TITAN RTX"));
+    assert!(!geforce("NVIDIA H100 80GB HBM3"));
+}

@@ -134,6 +134,11 @@ pub struct ProductRow {
     pub name: String,
     /// Its capability.
     pub cc: ComputeCapability,
+    /// A GeForce board: its tensor cores run TF32, FP16 and BF16 with FP32 accumulation at the
+    /// capability's rate divided by `geforce_tensor_divisor`. False (the default) for datacenter,
+    /// workstation and TITAN boards, which run the full rate.
+    #[serde(default)]
+    pub geforce: bool,
     /// URL or `owner/repo:path` the row was read in.
     pub source: String,
     /// Confidence.
