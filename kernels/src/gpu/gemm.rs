@@ -199,7 +199,6 @@ impl Operands {
 
 /// The GEMM sweep.
 pub(crate) fn sweep(gpu: &mut Gpu, plan: &BenchPlan, emit: Emit<'_>) -> Result<TestResult, Failure> {
-    let test = TestKind::Gemm;
     cublas_library()?;
     let blas = Blas::new(&gpu.stream)?;
     gpu.info.cublas_version = blas.version();
@@ -223,24 +222,51 @@ pub(crate) fn sweep(gpu: &mut Gpu, plan: &BenchPlan, emit: Emit<'_>) -> Result<T
     let max_n = largest as usize;
     let (a, b) = (random_matrix(max_n, 0xA), random_matrix(max_n, 0xB));
     let cc = gpu.info.compute_capability.map(|c| (c.major, c.minor));
-    let total = u32::try_from(sizes.len() * plan.gemm_precisions.len()).unwrap_or(u32::MAX);
-    let mut done = 0;
+    let mut uploaded: Option<(Precision, Operands)> = None;
+    let time = |p: Precision, n: usize| -> Result<Vec<f64>, Failure> {
+        if uploaded.as_ref().is_none_or(|(q, _)| *q != p) {
+            uploaded = Some((p, Operands::upload(gpu, p, max_n, &a, &b)?));
+        }
+        let Some((_, ops)) = &uploaded else { return Err(Failure::new(FailureKind::Internal, "no operands")) };
+        time_reps(gpu, plan.warmup, plan.repetitions, || blas.gemm(p, n, &ops.a, &ops.b, &ops.c))
+    };
+    let check = |p: Precision, n: usize| check(gpu, &blas, p, n, &a, &b);
+    measure_precisions(&plan.gemm_precisions, &sizes, cc, &mut result, emit, time, check)?;
+    Ok(result)
+}
 
-    for &p in &plan.gemm_precisions {
+/// Times every precision at every size through `time`, keeping the best size of each, and checks
+/// the smallest size of each through `check`. A precision the GPU or cuBLAS refuses
+/// (`FailureKind::Unsupported`) becomes a note and the sweep goes on with the next precision: the
+/// precisions already measured, and the sizes of this one measured before the refusal, are kept.
+/// Any other failure ends the sweep.
+fn measure_precisions(
+    precisions: &[Precision],
+    sizes: &[u32],
+    cc: Option<(u32, u32)>,
+    result: &mut TestResult,
+    emit: Emit<'_>,
+    mut time: impl FnMut(Precision, usize) -> Result<Vec<f64>, Failure>,
+    mut check: impl FnMut(Precision, usize) -> Result<Check, Failure>,
+) -> Result<(), Failure> {
+    let test = TestKind::Gemm;
+    let total = u32::try_from(sizes.len() * precisions.len()).unwrap_or(u32::MAX);
+    let mut done = 0;
+    for &p in precisions {
         if let Err(why) = supported(p, cc) {
             result.notes.push(format!("{} not run: {why}", p.label()));
             done += u32::try_from(sizes.len()).unwrap_or(0);
             continue;
         }
-        let ops = Operands::upload(gpu, p, max_n, &a, &b)?;
         let mut best: Option<(u32, Stats)> = None;
-        for &n in &sizes {
+        let mut refused = false;
+        for &n in sizes {
             let nn = n as usize;
-            let times = match time_reps(gpu, plan.warmup, plan.repetitions, || blas.gemm(p, nn, &ops.a, &ops.b, &ops.c))
-            {
+            let times = match time(p, nn) {
                 Ok(t) => t,
                 Err(f) if f.kind == FailureKind::Unsupported => {
-                    result.notes.push(format!("{} not run: {}", p.label(), f.reason));
+                    result.notes.push(format!("{} not run from {n}³ on: {}", p.label(), f.reason));
+                    refused = true;
                     break;
                 }
                 Err(f) => return Err(f),
@@ -272,9 +298,18 @@ pub(crate) fn sweep(gpu: &mut Gpu, plan: &BenchPlan, emit: Emit<'_>) -> Result<T
                 Unit::TflopPerS,
             ));
         }
+        if refused {
+            continue;
+        }
         if let Some(&n) = sizes.first() {
             if n <= MAX_CHECKED_N {
-                result.checks.push(check(gpu, &blas, p, n as usize, &a, &b)?);
+                match check(p, n as usize) {
+                    Ok(c) => result.checks.push(c),
+                    Err(f) if f.kind == FailureKind::Unsupported => {
+                        result.notes.push(format!("{}: not checked against the CPU: {}", p.label(), f.reason));
+                    }
+                    Err(f) => return Err(f),
+                }
             } else {
                 result
                     .notes
@@ -282,7 +317,7 @@ pub(crate) fn sweep(gpu: &mut Gpu, plan: &BenchPlan, emit: Emit<'_>) -> Result<T
             }
         }
     }
-    Ok(result)
+    Ok(())
 }
 
 /// Runs one n×n product on fresh matrices (the first n² elements of `a`, `b`) and compares it with
@@ -348,6 +383,56 @@ mod tests {
         assert!(supported(Precision::Tf32, Some((8, 0))).is_ok());
         assert!(supported(Precision::Fp16, Some((6, 1))).is_ok());
         assert!(supported(Precision::Bf16, None).is_ok());
+    }
+
+    /// cuBLAS refusing one precision part-way (CUBLAS_STATUS_NOT_SUPPORTED) keeps what was measured
+    /// before and after it; before, the sweep re-ran the refused GEMM for its check and lost every
+    /// precision.
+    #[test]
+    fn one_refused_precision_keeps_the_others() {
+        let mut result = TestResult::default();
+        let mut events = Vec::new();
+        let mut checked = Vec::new();
+        let time = |p: Precision, n: usize| {
+            if p == Precision::Tf32 && n == 512 {
+                Err(Failure::new(FailureKind::Unsupported, "CUBLAS_STATUS_NOT_SUPPORTED"))
+            } else {
+                Ok(vec![1e-3; 5])
+            }
+        };
+        let check = |p: Precision, n: usize| {
+            checked.push(p);
+            if p == Precision::Tf32 {
+                Err(Failure::new(FailureKind::Unsupported, "refused again"))
+            } else {
+                Ok(Check { name: format!("{p:?} {n}"), passed: true, detail: String::new() })
+            }
+        };
+        let precisions = [Precision::Fp32, Precision::Tf32, Precision::Bf16];
+        let outcome = measure_precisions(
+            &precisions,
+            &[256, 512],
+            Some((9, 0)),
+            &mut result,
+            &mut |e| events.push(e),
+            time,
+            check,
+        );
+        assert!(outcome.is_ok(), "{outcome:?}");
+        let measured: Vec<Precision> = result
+            .measurements
+            .iter()
+            .filter_map(|m| match m.metric {
+                Metric::Gemm { precision, .. } => Some(precision),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(measured, precisions, "TF32 keeps its 256³ result; FP32 and BF16 are kept");
+        assert_eq!(checked, [Precision::Fp32, Precision::Bf16], "the refused precision is not run again");
+        assert_eq!(result.checks.len(), 2);
+        assert!(result.notes.iter().any(|n| n.contains("TF32") && n.contains("NOT_SUPPORTED")), "{:?}", result.notes);
+        // 2 sizes × FP32, 1 × TF32, 2 × BF16.
+        assert_eq!(events.iter().filter(|e| matches!(e, BenchEvent::Sample { .. })).count(), 5);
     }
 
     #[test]
