@@ -230,12 +230,19 @@ fn record(args: &RecordArgs, this_machine: bool) -> Result<u8> {
     std::fs::create_dir_all(&args.dir).with_context(|| format!("could not create {}", args.dir.display()))?;
     files::write_own_file(&path, text, args.force)
         .with_context(|| format!("could not write the fixture to {}", args.dir.display()))?;
+    // The folder is the user's own text, but the line is for pasting into a shell: quote it.
+    let replay = gpu_doctor_probes::shell::ShellCommand::new("gpu-doctor")
+        .arg("--replay")
+        .arg(args.dir.to_string_lossy())
+        .arg("check")
+        .render(gpu_doctor_probes::shell::Shell::for_os(gpu_doctor_probes::host::Platform::current().os))
+        .unwrap_or_else(|_| format!("gpu-doctor --replay {} check", args.dir.display()));
     eprintln!(
-        "recorded {} GPU(s), {} Python environment(s) into {}\nreplay it with: gpu-doctor --replay {} check",
+        "recorded {} GPU(s), {} Python environment(s) into {}\nreplay it with: {}",
         snap.gpus.value().map_or(0, Vec::len),
         snap.python_envs.value().map_or(0, Vec::len),
-        path.display(),
-        args.dir.display()
+        render::text::clean(&path.display().to_string()),
+        render::text::clean(&replay)
     );
     Ok(cli::EXIT_OK)
 }

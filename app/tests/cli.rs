@@ -587,3 +587,17 @@ fn a_pasted_report_says_its_fix_paths_are_another_machines_and_hides_its_credent
     let fix = fix.expect("the pasted report keeps the fix");
     assert!(fix.contains("another machine"), "{fix}");
 }
+
+/// The replay line `record-fixture` prints is for pasting into a shell: a folder with `;`, `$(…)`,
+/// a quote and a space reads back as one word.
+#[test]
+fn the_replay_line_record_fixture_prints_is_quoted() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("my fx; touch PWNED $(id) 'q'");
+    let out = gpu_doctor().arg("record-fixture").arg(&dir).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    let stderr = stderr_of(&out);
+    let line = stderr.lines().find_map(|l| l.strip_prefix("replay it with: ")).expect("a replay line");
+    let argv = shlex::split(line).expect("a line sh can parse");
+    assert_eq!(argv, ["gpu-doctor", "--replay", &dir.to_string_lossy(), "check"], "{line}");
+}
