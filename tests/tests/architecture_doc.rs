@@ -3,6 +3,9 @@
 //! the one crate whose manifest lists each of those dependencies, and a crate is "empty" in the
 //! table exactly when its `lib.rs` holds nothing but doc comments, and waits on no stage that exists.
 
+// Helpers outside #[test] functions are not "in tests" for clippy's allow-unwrap-in-tests.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::{Path, PathBuf};
 
 fn root() -> PathBuf {
