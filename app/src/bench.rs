@@ -323,7 +323,7 @@ impl Progress {
 /// A value with its unit, sizes in binary units.
 pub fn show(value: f64, unit: Unit) -> String {
     match unit {
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        #[expect(clippy::cast_possible_truncation, clippy::cast_sign_loss, reason = "non-negative; `as` saturates")]
         Unit::Bytes => format::bytes(value.max(0.0) as u64),
         Unit::Count => format::value(value),
         _ => format!("{} {}", format::value(value), unit.symbol()),
@@ -450,6 +450,7 @@ pub fn table(run: &BenchRun) -> String {
     out
 }
 
+#[expect(clippy::too_many_lines, reason = "to be split with the rest of bench.rs")]
 fn table_lines(run: &BenchRun) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "\ngpu-doctor bench · {}\n", headline(run));

@@ -248,11 +248,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let fifo = dir.path().join("pipe");
         assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
-        let (tx, rx) = std::sync::mpsc::channel();
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
         {
             let fifo = fifo.clone();
             // Waits for a writer; if the fifo was replaced, none ever comes, hence the timeout below.
-            std::thread::spawn(move || tx.send(std::fs::read_to_string(fifo).unwrap()));
+            let reader = move || tx.send(std::fs::read_to_string(fifo).unwrap());
+            std::thread::Builder::new().name("fifo-reader".into()).spawn(reader).unwrap();
         }
         let written = write_file(&fifo, "through the pipe");
         assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo(), "the fifo was replaced");

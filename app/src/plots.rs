@@ -72,7 +72,7 @@ impl Axis {
     /// A tick value as text: sizes in binary units on a byte axis, else a short number.
     pub fn tick_label(&self, v: f64) -> String {
         if self.is_bytes() && v.is_finite() && v >= 0.0 {
-            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // finite and non-negative
+            #[expect(clippy::cast_possible_truncation, clippy::cast_sign_loss, reason = "finite and non-negative")]
             return gpu_doctor_kernels::format::bytes(v.round() as u64);
         }
         short_number(v)
@@ -217,7 +217,6 @@ type Quantity = (&'static str, &'static str, &'static str, &'static str, fn(&Gpu
 /// The telemetry quantities plotted, in display order.
 const QUANTITIES: [Quantity; 4] = [
     ("telemetry.memory", "GPU memory in use", "memory used (GiB)", "memory used", |s| {
-        #[allow(clippy::cast_precision_loss)] // memory sizes far below 2^52
         s.memory_used_bytes.map(|b| b as f64 / GIB)
     }),
     ("telemetry.sm_clock", "SM clock", "SM clock (MHz)", "SM clock", |s| s.clock_sm_mhz.map(f64::from)),
@@ -233,7 +232,6 @@ pub fn telemetry_plots(run: &BenchRun) -> Vec<PlotSpec> {
     QUANTITIES
         .iter()
         .filter_map(|&(id, title, label, name, read)| {
-            #[allow(clippy::cast_precision_loss)] // milliseconds of a run, far below 2^52
             let points: Vec<[f64; 2]> =
                 run.telemetry.iter().filter_map(|t| Some([t.t_ms as f64 / 1000.0, read(&t.sample)?])).collect();
             (!points.is_empty()).then(|| PlotSpec {

@@ -67,7 +67,6 @@ pub fn max_abs_diff(x: &[f32], y: &[f32]) -> f32 {
 
 /// GFLOP/s of an n³ product done in `secs`.
 pub fn gemm_gflops(n: usize, secs: f64) -> f64 {
-    #[allow(clippy::cast_precision_loss)]
     let flops = 2.0 * (n as f64).powi(3);
     flops / secs / 1e9
 }
@@ -88,13 +87,13 @@ fn time_runs(warmup: u32, reps: u32, mut f: impl FnMut()) -> Vec<f64> {
 
 /// Host memcpy bandwidth, GB/s counting bytes read plus bytes written (as the device copy counts).
 pub fn memcpy_gbps(bytes: usize, warmup: u32, reps: u32) -> Option<Stats> {
+    #[expect(clippy::cast_possible_truncation, reason = "i % 251 fits a u8")]
     let src: Vec<u8> = (0..bytes).map(|i| (i % 251) as u8).collect();
     let mut dst = vec![0u8; bytes];
     let times = time_runs(warmup, reps, || {
         dst.copy_from_slice(black_box(&src));
         black_box(&mut dst);
     });
-    #[allow(clippy::cast_precision_loss)]
     let moved = 2.0 * bytes as f64;
     Stats::from_samples(&times).map(|t| t.map_decreasing(|secs| moved / secs / 1e9))
 }
@@ -167,7 +166,6 @@ pub fn run(plan: &BenchPlan, cancel: &AtomicBool, emit: &mut dyn FnMut(BenchEven
     let mut c = vec![0.0f32; m * m];
     sgemm(m, &a, &b, &mut c);
     let err = max_abs_diff(&c, &reference);
-    #[allow(clippy::cast_precision_loss)]
     let tolerance = 1e-5 * m as f32;
     result.checks.push(Check {
         name: format!("SGEMM {m}³ against the naive loop"),
@@ -188,7 +186,6 @@ pub fn run(plan: &BenchPlan, cancel: &AtomicBool, emit: &mut dyn FnMut(BenchEven
     // Host memcpy.
     let bytes = usize::try_from(plan.cpu_memcpy_bytes).unwrap_or(usize::MAX);
     if let Some(s) = memcpy_gbps(bytes, 2, plan.repetitions.clamp(3, 20)) {
-        #[allow(clippy::cast_precision_loss)]
         let x = bytes as f64;
         emit(BenchEvent::Sample { test, point: point("memcpy", x, Unit::Bytes, s, Unit::GbPerS) });
         result.measurements.push(Measurement::median(
@@ -218,7 +215,6 @@ mod tests {
             let (mut fast, mut slow) = (vec![0.0; n * n], vec![0.0; n * n]);
             sgemm(n, &a, &b, &mut fast);
             naive_gemm(n, &a, &b, &mut slow);
-            #[allow(clippy::cast_precision_loss)]
             let tol = 1e-5 * n as f32;
             assert!(max_abs_diff(&fast, &slow) <= tol, "n={n}");
         }

@@ -3,7 +3,6 @@
 /// `4096` → `4 KiB`, `1610612736` → `1.5 GiB`.
 pub fn bytes(b: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    #[allow(clippy::cast_precision_loss)]
     let mut v = b as f64;
     let mut unit = 0;
     while v >= 1024.0 && unit < UNITS.len() - 1 {

@@ -31,7 +31,6 @@ impl SplitMix64 {
     /// A float uniformly in [-1, 1).
     pub fn next_f32_signed(&mut self) -> f32 {
         // 24 random bits give every float in [0, 1) with spacing 2^-24.
-        #[allow(clippy::cast_precision_loss)]
         let unit = (self.next_u64() >> 40) as f32 / (1u64 << 24) as f32;
         unit * 2.0 - 1.0
     }

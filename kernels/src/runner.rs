@@ -188,6 +188,7 @@ enum Line {
     Noise(String),
 }
 
+#[expect(clippy::too_many_lines, reason = "the worker's whole life in one place; split it when it grows")]
 fn run_worker(
     plan: &BenchPlan,
     spec: &WorkerSpec,

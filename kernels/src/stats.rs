@@ -34,7 +34,6 @@ impl Stats {
         let p25 = percentile_sorted(&v, 0.25);
         let p75 = percentile_sorted(&v, 0.75);
         let n = u32::try_from(v.len()).unwrap_or(u32::MAX);
-        #[allow(clippy::cast_precision_loss)] // counts far below 2^52
         let mean = v.iter().sum::<f64>() / v.len() as f64;
         Some(Self {
             n,
@@ -86,7 +85,7 @@ impl Stats {
 
 /// The `q` quantile (0–1) of sorted, non-empty values, interpolating linearly between neighbours.
 fn percentile_sorted(sorted: &[f64], q: f64) -> f64 {
-    #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    #[expect(clippy::cast_possible_truncation, clippy::cast_sign_loss, reason = "pos is clamped to 0..=len-1")]
     {
         let pos = q.clamp(0.0, 1.0) * (sorted.len() - 1) as f64;
         let lo = pos.floor() as usize;

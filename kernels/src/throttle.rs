@@ -47,6 +47,7 @@ pub fn analyze(points: &[TelemetryPoint], from_ms: u64, to_ms: u64) -> Option<Cl
         return None;
     }
     let span = to_ms.saturating_sub(from_ms).max(1);
+    #[expect(clippy::cast_possible_truncation, clippy::cast_sign_loss, reason = "a share in 0..=1 of span")]
     let at = |share: f64| from_ms + (span as f64 * share) as u64;
     let median_clock = |lo: u64, hi: u64| {
         let clocks: Vec<f64> = window

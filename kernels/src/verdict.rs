@@ -276,7 +276,6 @@ fn rule(metric: &Metric, facts: &Facts) -> Rule {
             ),
         },
         Metric::LargestAllocation => match facts.memory_free_bytes {
-            #[allow(clippy::cast_precision_loss)] // memory sizes far below 2^52
             Some(free) => Rule::AtLeast {
                 expected: expected(free as f64, Unit::Bytes, "free GPU memory when the run started"),
                 share: ALLOC_NORMAL_SHARE,
@@ -464,7 +463,6 @@ mod tests {
         let f = Facts { memory_free_bytes: Some(80 << 30), ..Facts::default() };
         assert_eq!(judge(&m(Metric::MemtestErrors, 0.0, Unit::Count), &f).verdict, Verdict::Normal);
         assert_eq!(judge(&m(Metric::MemtestErrors, 3.0, Unit::Count), &f).verdict, Verdict::Failed);
-        #[allow(clippy::cast_precision_loss)]
         let alloc = |b: u64| judge(&m(Metric::LargestAllocation, b as f64, Unit::Bytes), &f).verdict;
         assert_eq!(alloc(78 << 30), Verdict::Normal);
         assert_eq!(alloc(20 << 30), Verdict::Low);

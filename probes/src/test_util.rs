@@ -10,10 +10,13 @@ pub(crate) const CASE_LIMIT: Duration = Duration::from_secs(20);
 /// Runs `f` on its own thread and returns its answer; a panic in `f` is raised again here, and a
 /// run past `limit` panics as a hang (the thread is left to finish on its own).
 pub(crate) fn bounded<T: Send + 'static>(limit: Duration, f: impl FnOnce() -> T + Send + 'static) -> T {
-    let (tx, rx) = mpsc::channel();
-    let worker = std::thread::spawn(move || {
-        let _ = tx.send(f());
-    });
+    let (tx, rx) = mpsc::sync_channel(1);
+    let worker = std::thread::Builder::new()
+        .name("bounded-case".into())
+        .spawn(move || {
+            let _ = tx.send(f());
+        })
+        .unwrap();
     match rx.recv_timeout(limit) {
         Ok(v) => v,
         Err(mpsc::RecvTimeoutError::Disconnected) => match worker.join() {

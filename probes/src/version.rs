@@ -103,10 +103,7 @@ impl CudaVersion {
 
     /// Decodes the driver API integer (`cudaDriverGetVersion`, NVML): `12080` → 12.8.
     pub fn from_api_int(v: i32) -> Option<Self> {
-        if v <= 0 {
-            return None;
-        }
-        let v = v as u32;
+        let v = u32::try_from(v).ok().filter(|&v| v > 0)?;
         Some(Self::new(v / 1000, (v % 1000) / 10))
     }
 

@@ -140,7 +140,7 @@ mod tests {
         wait(&mut task);
         assert_eq!(task.value(), Some(&1));
 
-        let (go_tx, go_rx) = mpsc::channel::<()>();
+        let (go_tx, go_rx) = mpsc::sync_channel::<()>(1);
         assert!(task.spawn("two", &ctx, move || {
             go_rx.recv().unwrap();
             Err("it broke".to_owned())

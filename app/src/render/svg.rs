@@ -132,7 +132,6 @@ impl Scale {
         }
         let (first, last) = ((self.lo - EPS).ceil(), (self.hi + EPS).floor());
         if last - first >= 1.0 {
-            #[allow(clippy::cast_precision_loss)] // a small count
             let every = ((last - first + 1.0) / MAX_TICKS as f64).ceil();
             return stepped(first, last, every).map(|d| 10f64.powf(d)).collect();
         }
@@ -209,7 +208,6 @@ fn colours(series: &[Series]) -> Vec<String> {
 
 /// Rough width of a legend entry, in SVG units.
 fn legend_width(name: &str) -> f64 {
-    #[allow(clippy::cast_precision_loss)] // names are short
     let chars = name.chars().count() as f64;
     30.0 + 6.8 * chars
 }
@@ -226,7 +224,6 @@ fn legend_layout(series: &[Series]) -> (Vec<(f64, f64)>, usize) {
             rows += 1;
             x = LEFT;
         }
-        #[allow(clippy::cast_precision_loss)] // a handful of rows
         out.push((x, (rows - 1) as f64));
         x += w + 12.0;
     }
@@ -234,9 +231,9 @@ fn legend_layout(series: &[Series]) -> (Vec<(f64, f64)>, usize) {
 }
 
 /// The plot as an inline `<svg>` element.
+#[expect(clippy::too_many_lines, reason = "to be split with the rest of render/")]
 pub fn plot(spec: &PlotSpec) -> String {
     let (legend, legend_rows) = legend_layout(&spec.series);
-    #[allow(clippy::cast_precision_loss)] // a handful of rows
     let height = if legend_rows == 0 { HEIGHT } else { HEIGHT + LEGEND_GAP + legend_rows as f64 * LEGEND_ROW };
     let (px0, px1, py0, py1) = (LEFT, WIDTH - RIGHT, HEIGHT - BOTTOM, TOP);
     let mut out = String::new();

@@ -139,11 +139,10 @@ pub(crate) fn fma(gpu: &mut Gpu, plan: &BenchPlan, emit: Emit<'_>) -> Result<Tes
     let timer = Timer::new(gpu)?;
     let probe_iters: c_int = 1024;
     let probe_secs = timer.time(&gpu.stream, || launch(probe_iters))?.max(1e-6);
-    #[allow(clippy::cast_possible_truncation)]
+    #[expect(clippy::cast_possible_truncation, reason = "clamped to 1024..=1e7")]
     let iters = ((0.05 / probe_secs) * f64::from(probe_iters)).clamp(1024.0, 1e7) as c_int;
     emit(BenchEvent::Progress { test, done: 1, total: 2, what: format!("calibrated: {iters} iterations") });
     let times = time_reps(gpu, plan.warmup, plan.repetitions.clamp(3, 20), || launch(iters))?;
-    #[allow(clippy::cast_precision_loss)]
     let flop = threads as f64 * f64::from(iters) * FMA_FLOP_PER_ITER;
     let mut result = TestResult::default();
     if let Some(t) = Stats::from_samples(&times) {

@@ -31,6 +31,7 @@ pub(crate) fn host_device(gpu: &Gpu, plan: &BenchPlan, h2d: bool, emit: Emit<'_>
     let device = DeviceBuffer::new(largest)?;
     let mut result = TestResult::default();
     // Pageable memory, every page touched so first-touch faults do not land in the timing.
+    #[expect(clippy::cast_possible_truncation, reason = "i % 251 fits a u8")]
     let mut pageable: Vec<u8> = (0..largest).map(|i| (i % 251) as u8).collect();
     // Page-locking a large buffer can fail where the locked-memory limit is low (some
     // containers); the pageable series still runs then.
@@ -63,9 +64,7 @@ pub(crate) fn host_device(gpu: &Gpu, plan: &BenchPlan, h2d: bool, emit: Emit<'_>
                 if h2d { copy_htod(&device, &host[..n], stream) } else { copy_dtoh(&mut host[..n], &device, stream) }
             })?;
             let Some(t) = Stats::from_samples(&times) else { continue };
-            #[allow(clippy::cast_precision_loss)]
             let bw = t.map_decreasing(|secs| gbps(size as f64, secs));
-            #[allow(clippy::cast_precision_loss)]
             emit(BenchEvent::Sample {
                 test,
                 point: Point {
@@ -150,9 +149,7 @@ pub(crate) fn bidirectional(gpu: &Gpu, plan: &BenchPlan, emit: Emit<'_>) -> Resu
     other.synchronize().map_err(|e| cuda_failure(e, "synchronizing the second stream"))?;
     let mut result = TestResult::default();
     if let Some(t) = Stats::from_samples(&times) {
-        #[allow(clippy::cast_precision_loss)]
         let bw = t.map_decreasing(|secs| gbps(2.0 * size as f64, secs));
-        #[allow(clippy::cast_precision_loss)]
         emit(BenchEvent::Sample {
             test,
             point: Point {
@@ -224,10 +221,8 @@ pub(crate) fn device_copy(gpu: &mut Gpu, plan: &BenchPlan, emit: Emit<'_>) -> Re
 /// Emits the sample of one device-copy method and returns its measurement (read + write bytes).
 fn device_copy_measurement(method: CopyMethod, times: &[f64], n: usize, emit: Emit<'_>) -> Option<Measurement> {
     let t = Stats::from_samples(times)?;
-    #[allow(clippy::cast_precision_loss)]
     let bw = t.map_decreasing(|secs| gbps(2.0 * n as f64, secs));
     let series = crate::verdict::copy_method_label(method);
-    #[allow(clippy::cast_precision_loss)]
     emit(BenchEvent::Sample {
         test: TestKind::D2d,
         point: Point {

@@ -169,7 +169,6 @@ pub(crate) fn supported(p: Precision, cc: Option<(u32, u32)>) -> Result<(), Stri
 
 /// 2n³ / seconds in TFLOP/s.
 pub(crate) fn tflops(n: usize, secs: f64) -> f64 {
-    #[allow(clippy::cast_precision_loss)]
     let flop = 2.0 * (n as f64).powi(3);
     flop / secs / 1e12
 }
@@ -333,7 +332,6 @@ fn check(gpu: &Gpu, blas: &Blas, p: Precision, n: usize, a: &[f32], b: &[f32]) -
     let mut want = vec![0.0f32; n * n];
     naive_gemm(n, &ra, &rb, &mut want);
     let err = crate::cpu::max_abs_diff(&got, &want);
-    #[allow(clippy::cast_precision_loss)]
     let allowed = tolerance_per_sqrt_k(p) * (n as f32).sqrt();
     Ok(Check {
         name: format!("{} GEMM {n}³ against a CPU reference", p.label()),
@@ -368,7 +366,6 @@ mod tests {
             let mut exact = vec![0.0f32; n * n];
             naive_gemm(n, &ra, &rb, &mut exact);
             let stored = decode(p, &encode(p, &exact));
-            #[allow(clippy::cast_precision_loss)]
             let allowed = tolerance_per_sqrt_k(p) * (n as f32).sqrt();
             assert!(crate::cpu::max_abs_diff(&stored, &exact) <= allowed, "{p:?}: output rounding must pass");
             let mut wrong = vec![0.0f32; n * n];

@@ -53,7 +53,6 @@ pub(crate) fn run(gpu: &Gpu, plan: &BenchPlan, emit: Emit<'_>) -> Result<TestRes
     if let Some(e) = oom_error {
         return Err(cuda_failure(e, "searching for the largest allocation"));
     }
-    #[allow(clippy::cast_precision_loss)]
     result.measurements.push(Measurement {
         metric: Metric::LargestAllocation,
         label: format!(
@@ -74,7 +73,6 @@ pub(crate) fn run(gpu: &Gpu, plan: &BenchPlan, emit: Emit<'_>) -> Result<TestRes
     });
 
     let report = memtest(gpu, plan, free, emit)?;
-    #[allow(clippy::cast_precision_loss)]
     {
         result.measurements.push(Measurement {
             metric: Metric::MemtestBytes,
@@ -111,7 +109,7 @@ pub(crate) fn run(gpu: &Gpu, plan: &BenchPlan, emit: Emit<'_>) -> Result<TestRes
 /// Writes and verifies every pattern over `plan.memtest_share` of `free` bytes.
 fn memtest(gpu: &Gpu, plan: &BenchPlan, free: u64, emit: Emit<'_>) -> Result<MemtestReport, Failure> {
     let test = TestKind::Memtest;
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_precision_loss)]
+    #[expect(clippy::cast_sign_loss, reason = "a non-negative share of the free memory")]
     let target = ((free as f64 * plan.memtest_share) as u64 / STEP).max(1) * STEP;
     let mut chunks: Vec<DeviceBuffer> = Vec::new();
     let mut allocated = 0u64;

@@ -5,6 +5,11 @@
 //! worker runs each test inside `catch_unwind`. Raw driver calls (`result`, `sys`) are used for
 //! the timed work so that nothing but the measured operation sits between two events.
 
+#![expect(
+    clippy::cast_possible_truncation,
+    reason = "CUDA runs on 64-bit hosts only, where its u64 sizes and usize are the same width"
+)]
+
 mod buffers;
 mod compiled;
 mod copies;

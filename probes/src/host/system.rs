@@ -175,7 +175,10 @@ impl Host for SystemHost {
                 None if now >= deadline => {
                     group.kill_group();
                     let _ = group.wait_or_kill(KILLED_GRACE);
-                    return Err(HostError::Timeout { after_ms: cmd.timeout.as_millis() as u64, what });
+                    return Err(HostError::Timeout {
+                        after_ms: u64::try_from(cmd.timeout.as_millis()).unwrap_or(u64::MAX),
+                        what,
+                    });
                 }
                 _ => thread::sleep(Duration::from_millis(5)),
             }

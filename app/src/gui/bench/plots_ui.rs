@@ -55,7 +55,7 @@ pub fn power_of_two_marks(bounds: (f64, f64)) -> Vec<GridMark> {
     if !lo.is_finite() || !hi.is_finite() {
         return Vec::new();
     }
-    #[allow(clippy::cast_possible_truncation)] // bounded by the checks below
+    #[expect(clippy::cast_possible_truncation, reason = "bounded by the checks below")]
     let (first, last) = ((lo / OCTAVE).ceil() as i64, (hi / OCTAVE).floor() as i64);
     if last < first || last - first > 400 {
         return Vec::new();
@@ -69,7 +69,6 @@ pub fn power_of_two_marks(bounds: (f64, f64)) -> Vec<GridMark> {
             } else {
                 1.0
             };
-            #[allow(clippy::cast_precision_loss)] // |k| ≤ a few thousand
             GridMark { value: k as f64 * OCTAVE, step_size: octaves * OCTAVE }
         })
         .collect()
@@ -226,7 +225,6 @@ fn points(spec: &PlotSpec, pts: &[[f64; 2]]) -> Vec<[f64; 2]> {
 pub fn plot_grid_ui(ui: &mut Ui, specs: &[&PlotSpec], overlays: &[(&str, &[PlotSpec])], columns: usize, height: f32) {
     let columns = columns.max(1);
     let gap = ui.spacing().item_spacing.x * 2.0;
-    #[allow(clippy::cast_precision_loss)] // a few columns
     let width = ((ui.available_width() - gap * (columns as f32 - 1.0)) / columns as f32).max(200.0);
     for row in specs.chunks(columns) {
         ui.horizontal_top(|ui| {

@@ -41,7 +41,6 @@ impl TestState {
     pub fn fraction(&self) -> f32 {
         match self {
             Self::Waiting => 0.0,
-            #[allow(clippy::cast_precision_loss)] // step counts are small
             Self::Running { done, total, .. } if *total > 0 => (*done as f32 / *total as f32).clamp(0.0, 1.0),
             Self::Running { .. } => 0.0,
             Self::Done { .. } | Self::Failed { .. } => 1.0,
@@ -118,7 +117,6 @@ impl RunProgress {
                 }
                 BenchEvent::Progress { .. } | BenchEvent::Sample { .. } => {}
                 BenchEvent::Finished { result, .. } => {
-                    #[allow(clippy::cast_precision_loss)] // milliseconds of a run
                     let secs = t.started_ms.map(|s| t_ms.saturating_sub(s) as f64 / 1000.0);
                     t.state = TestState::Done { secs, checks_failed: result.checks.iter().any(|c| !c.passed) };
                 }
@@ -142,7 +140,6 @@ impl RunProgress {
         if self.tests.is_empty() {
             return 1.0;
         }
-        #[allow(clippy::cast_precision_loss)] // a handful of tests
         let n = self.tests.len() as f32;
         self.tests.iter().map(|t| t.state.fraction()).sum::<f32>() / n
     }

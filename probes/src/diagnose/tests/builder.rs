@@ -71,7 +71,7 @@ impl Machine {
     pub fn gpu(mut self, name: &str, cc: &str) -> Self {
         let mut gpus = self.0.gpus.value().cloned().unwrap_or_default();
         gpus.push(Gpu {
-            index: gpus.len() as u32,
+            index: u32::try_from(gpus.len()).unwrap(),
             name: Some(name.into()),
             compute_capability: cc.parse().ok(),
             ..Gpu::default()

@@ -76,6 +76,7 @@ impl Discovery<'_> {
 }
 
 /// Finds every environment; also returns where it looked, for an `Absent` reason.
+#[expect(clippy::too_many_lines, reason = "one walk over every kind of environment; split it when it grows")]
 pub(super) fn discover(host: &dyn Host, opts: &Options, trace: &mut Trace) -> (Vec<Layout>, Vec<String>) {
     let windows = host.platform().os == OsFamily::Windows;
     let home = home_dir(host);

@@ -94,12 +94,13 @@ fn best_of_three(text: &str) -> Duration {
 /// Reads `text` on a thread and waits at most `limit`; the time it took, or `None` past the limit
 /// (the thread is left to finish on its own).
 fn within(text: String, limit: Duration) -> Option<Duration> {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
+    let (tx, rx) = mpsc::sync_channel(1);
+    let read = move || {
         let t = Instant::now();
         let _ = read_pasted(&text, kb());
         let _ = tx.send(t.elapsed());
-    });
+    };
+    std::thread::Builder::new().name("timed-read".into()).spawn(read).unwrap();
     rx.recv_timeout(limit).ok()
 }
 
