@@ -5,7 +5,6 @@
 pub mod bench;
 pub mod document;
 pub mod facts;
-mod facts_more;
 pub mod findings;
 pub mod html;
 pub mod markdown;
