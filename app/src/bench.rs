@@ -13,7 +13,7 @@ use gpu_doctor_probes::host::Host;
 use gpu_doctor_probes::probe::{self, Options};
 
 use crate::exit;
-use crate::ops::bench::{Measure, measure};
+use crate::ops::bench::{Measure, measure, to_json};
 use crate::render::bench::table;
 
 /// `bench --help` text after the options.
@@ -137,14 +137,12 @@ fn run(host: &dyn Host, args: &BenchArgs, plan: &BenchPlan) -> Result<BenchRun> 
     let run = measure(snapshot.as_ref(), plan, how, &mut |e| progress.show(e))?;
 
     if let Some(path) = &args.output {
-        let json = serde_json::to_string_pretty(&run).context("could not serialize the run")? + "\n";
-        crate::files::write_file(path, &json)?;
+        crate::files::write_file(path, &to_json(&run)?)?;
         eprintln!("wrote {}", path.display());
     }
     let mut out = std::io::stdout().lock();
     if args.json {
-        serde_json::to_writer_pretty(&mut out, &run).context("could not write the JSON")?;
-        writeln!(out)?;
+        out.write_all(to_json(&run)?.as_bytes()).context("could not write the JSON")?;
     } else {
         out.write_all(table(&run).as_bytes())?;
     }

@@ -101,6 +101,12 @@ fn worker_spec(libraries: &PreparedLibraries) -> Result<WorkerSpec> {
     Ok(WorkerSpec { program, args: vec!["bench-worker".into()], env })
 }
 
+/// A run as the text `bench -o FILE`, `bench --json` and the window's history write, and `load`
+/// reads back.
+pub fn to_json(run: &BenchRun) -> Result<String> {
+    Ok(serde_json::to_string_pretty(run).context("could not serialize the run")? + "\n")
+}
+
 /// Reads a run saved with `bench -o FILE`.
 pub fn load(path: &Path) -> Result<BenchRun> {
     let text = std::fs::read_to_string(path).with_context(|| format!("could not read {}", path.display()))?;
@@ -113,4 +119,28 @@ pub fn load(path: &Path) -> Result<BenchRun> {
         run.schema_version
     );
     Ok(run)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn a_saved_run_reads_back_as_it_was() {
+        let run = crate::plots::tests::full_run(crate::plots::tests::known_facts());
+        let text = to_json(&run).unwrap();
+        assert!(text.ends_with("}\n"));
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("run.json");
+        std::fs::write(&path, &text).unwrap();
+        assert_eq!(to_json(&load(&path).unwrap()).unwrap(), text);
+        std::fs::write(
+            &path,
+            text.replace(&format!("\"schema_version\": {BENCH_SCHEMA_VERSION}"), "\"schema_version\": 0"),
+        )
+        .unwrap();
+        assert!(format!("{:#}", load(&path).unwrap_err()).contains("bench schema 0"));
+    }
 }

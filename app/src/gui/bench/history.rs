@@ -59,7 +59,7 @@ pub fn file_name(run: &BenchRun) -> String {
 
 /// Writes `run` into `dir` (created if needed) without overwriting another run; returns its entry.
 pub fn save(dir: &Path, run: BenchRun) -> Result<Entry, String> {
-    let json = serde_json::to_string_pretty(&run).map_err(|e| format!("could not serialize the run: {e}"))? + "\n";
+    let json = crate::ops::bench::to_json(&run).map_err(|e| format!("{e:#}"))?;
     let name = file_name(&run);
     let stem = name.trim_end_matches(".json");
     let mut path = dir.join(&name);
