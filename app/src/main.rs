@@ -1,4 +1,8 @@
 //! gpu-doctor: checks an NVIDIA GPU machine for machine learning.
+//!
+//! This file is command code: it picks the host and runs `check`, `diagnose`, `report` and
+//! `record-fixture` (`bench.rs` runs `bench`) through the services below it (`ops`, `render`,
+//! `exit`, `files`), which the window (`gui`) uses too; nothing below uses this file (`layers.rs`).
 
 mod bench;
 mod cli;
