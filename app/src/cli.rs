@@ -2,19 +2,9 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand};
 
-/// Exit code: the command ran (for `check` and `diagnose`: and found no error).
-pub const EXIT_OK: u8 = 0;
-/// Exit code of `check` and `diagnose`: at least one error-level finding.
-pub const EXIT_FINDINGS: u8 = 1;
-/// Exit code: the command line was wrong (clap's own usage errors, and combinations it cannot see,
-/// such as `--replay` with `record-fixture` or `--screenshot` without a display).
-pub const EXIT_USAGE: u8 = 2;
-/// Exit code: an input (a replay folder, a file, pasted text) could not be read.
-pub const EXIT_INPUT: u8 = 3;
-/// Exit code: gpu-doctor itself failed (a report could not be written, a bug).
-pub const EXIT_INTERNAL: u8 = 4;
+use crate::render::document::Format;
 
 const ABOUT: &str = "Checks an NVIDIA GPU machine for machine learning: driver, GPUs, PCIe and Thunderbolt links, \
 CUDA toolkits, cuDNN, and the PyTorch, TensorFlow, JAX and CuPy installs in every Python environment.";
@@ -165,17 +155,6 @@ pub struct DiagnoseArgs {
     /// Show details in full.
     #[arg(long, short)]
     pub verbose: bool,
-}
-
-/// Report formats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, ValueEnum)]
-pub enum Format {
-    /// The full report as JSON.
-    Json,
-    /// Markdown for a GitHub issue: a summary table, details folded.
-    Md,
-    /// One self-contained HTML page (works offline), with the benchmark run's plots.
-    Html,
 }
 
 /// `report`.

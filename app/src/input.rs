@@ -6,7 +6,7 @@ use std::path::Path;
 use anyhow::Result;
 use gpu_doctor_probes::parse::paste::MAX_TEXT_BYTES;
 
-use crate::InputError;
+use crate::exit::InputError;
 
 /// Reads text from a file or standard input (`-`), at most [`MAX_TEXT_BYTES`] of it; unreadable
 /// input is an `InputError`. Longer input is cut there with a warning on standard error that says

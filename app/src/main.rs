@@ -1,10 +1,18 @@
 //! gpu-doctor: checks an NVIDIA GPU machine for machine learning.
+//!
+//! This file is command code: it picks the host and runs `check`, `diagnose`, `report` and
+//! `record-fixture` (`bench.rs` runs `bench`) through the services below it (`ops`, `render`,
+//! `exit`, `files`), which the window (`gui`) uses too; nothing below uses this file (`layers.rs`).
 
 mod bench;
 mod cli;
+mod exit;
 mod files;
 mod gui;
 mod input;
+#[cfg(test)]
+mod layers;
+mod ops;
 mod plots;
 mod redact;
 mod render;
@@ -15,16 +23,13 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use gpu_doctor_probes::compat::Kb;
-use gpu_doctor_probes::diagnose::diagnose;
+use gpu_doctor_probes::Report;
 use gpu_doctor_probes::host::{FIXTURE_FILE, Host, RecordingHost, ReplayHost, SystemHost};
 use gpu_doctor_probes::probe::{self, Options};
-use gpu_doctor_probes::{Finding, Outcome, Report, Severity, Snapshot};
-
-pub(crate) use input::decode_text;
-use input::read_input;
 
 use cli::{CheckArgs, Cli, Command, DiagnoseArgs, ProbeArgs, RecordArgs, ReportArgs};
+use exit::{InputError, UsageError};
+use input::read_input;
 
 fn main() -> ExitCode {
     let started = Instant::now();
@@ -41,29 +46,8 @@ fn main() -> ExitCode {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
             eprintln!("gpu-doctor: {}", render::text::clean(&format!("{e:#}")));
-            ExitCode::from(exit_for_error(&e))
+            ExitCode::from(exit::for_error(&e))
         }
-    }
-}
-
-/// An input that could not be read (exit code 3).
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-struct InputError(String);
-
-/// A command line that cannot be carried out as given, beyond what clap checks (exit code 2).
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-struct UsageError(String);
-
-/// 2 for a usage error (also a file that needs `--force`), 3 for an input error, else 4.
-fn exit_for_error(e: &anyhow::Error) -> u8 {
-    if e.downcast_ref::<UsageError>().is_some() || e.downcast_ref::<files::AlreadyThere>().is_some() {
-        cli::EXIT_USAGE
-    } else if e.downcast_ref::<InputError>().is_some() {
-        cli::EXIT_INPUT
-    } else {
-        cli::EXIT_INTERNAL
     }
 }
 
@@ -135,31 +119,8 @@ fn options(args: &ProbeArgs, recorded: Option<&Options>) -> Options {
     }
 }
 
-/// Probes the machine; a `--python` that is not there, or is no Python, is an `InputError`.
-fn snapshot(host: &dyn Host, opts: &Options) -> Result<Snapshot> {
-    let snap = probe::collect(host, opts);
-    let unusable =
-        snap.trace.iter().find(|t| t.probe == "python" && t.method == "--python" && t.outcome != Outcome::Ok);
-    if let Some(t) = unusable {
-        return Err(InputError(format!("--python: {}", t.detail)).into());
-    }
-    Ok(snap)
-}
-
-/// A snapshot with the findings of every rule.
-fn judged(snap: Snapshot) -> Result<Report> {
-    let kb = Kb::get().map_err(|e| anyhow::anyhow!("the knowledge base did not load: {e}"))?;
-    let findings = diagnose(&snap, kb);
-    Ok(Report::new(snap, findings))
-}
-
-/// 1 when any finding is an error, else 0.
-fn exit_for(findings: &[Finding]) -> u8 {
-    if findings.iter().any(|f| f.severity == Severity::Error) { cli::EXIT_FINDINGS } else { cli::EXIT_OK }
-}
-
 fn check(host: &dyn Host, args: &CheckArgs, recorded: Option<&Options>) -> Result<u8> {
-    let report = judged(snapshot(host, &options(&args.probe, recorded))?)?;
+    let report = ops::check(host, &options(&args.probe, recorded))?;
     print_report(&report, args.json, args.verbose)
 }
 
@@ -172,7 +133,7 @@ fn print_report(report: &Report, json: bool, verbose: bool) -> Result<u8> {
         render::text::summary(report, color, verbose)
     };
     to_stdout(text.as_bytes())?;
-    Ok(exit_for(&report.findings))
+    Ok(exit::for_findings(&report.findings))
 }
 
 /// Writes to standard output. A reader that stopped reading (`gpu-doctor check | head`) is not an
@@ -187,18 +148,16 @@ fn to_stdout(bytes: &[u8]) -> Result<()> {
 
 fn diagnose_text(args: &DiagnoseArgs) -> Result<u8> {
     let text = read_input(&args.from)?;
-    let kb = Kb::get().map_err(|e| anyhow::anyhow!("{e}"))?;
-    let snap = gpu_doctor_probes::parse::paste::read_pasted(&text, kb)
-        .map_err(|e| InputError(format!("{}: {e}", args.from.display())))?;
-    print_report(&judged(snap)?, args.json, args.verbose)
+    let report = ops::diagnose(&text).with_context(|| args.from.display().to_string())?;
+    print_report(&report, args.json, args.verbose)
 }
 
 fn report(host: &dyn Host, args: &ReportArgs, recorded: Option<&Options>) -> Result<u8> {
     let saved = match &args.bench {
-        Some(path) => Some(bench::load(path).map_err(|e| InputError(format!("{e:#}")))?),
+        Some(path) => Some(ops::bench::load(path).map_err(|e| InputError(format!("{e:#}")))?),
         None => None,
     };
-    let report = judged(snapshot(host, &options(&args.probe, recorded))?)?;
+    let report = ops::check(host, &options(&args.probe, recorded))?;
     let text = render::document::document(&report, saved.as_ref(), args.format, args.redact)?;
     match &args.output {
         Some(path) => {
@@ -207,7 +166,7 @@ fn report(host: &dyn Host, args: &ReportArgs, recorded: Option<&Options>) -> Res
         }
         None => to_stdout(text.as_bytes())?,
     }
-    Ok(cli::EXIT_OK)
+    Ok(exit::OK)
 }
 
 /// Records this machine into `DIR/host.json`, with the options it was probed with. The file is
@@ -224,7 +183,7 @@ fn record(args: &RecordArgs, this_machine: bool) -> Result<u8> {
     files::check_own_file(&path, args.force)?;
     let host = RecordingHost::new(probe::env::is_relevant);
     let opts = options(&args.probe, None);
-    let snap = snapshot(&host, &opts)?;
+    let snap = ops::snapshot(&host, &opts)?;
     host.note_options(&opts);
     let text = host.to_json().context("could not turn the recording into JSON")?;
     std::fs::create_dir_all(&args.dir).with_context(|| format!("could not create {}", args.dir.display()))?;
@@ -244,5 +203,5 @@ fn record(args: &RecordArgs, this_machine: bool) -> Result<u8> {
         render::text::clean(&path.display().to_string()),
         render::text::clean(&replay)
     );
-    Ok(cli::EXIT_OK)
+    Ok(exit::OK)
 }

@@ -82,3 +82,30 @@ fn the_window_takes_python_and_deep() {
     let Some(Command::Check(args)) = &cli.command else { panic!("{cli:?}") };
     assert!(args.probe.deep && args.probe.pythons == [PathBuf::from("/p")]);
 }
+
+/// The help texts word the exit codes; the numbers come from `exit.rs`, so they must say the same.
+#[test]
+fn help_texts_name_the_exit_codes_of_exit_rs() {
+    use crate::exit;
+    let words = [
+        (EXIT_HELP, exit::OK, "no error-level finding"),
+        (EXIT_HELP, exit::FINDINGS, "at least one error-level finding"),
+        (EXIT_HELP, exit::USAGE, "the command line was wrong"),
+        (EXIT_HELP, exit::INPUT, "the input could not be read"),
+        (EXIT_HELP, exit::INTERNAL, "gpu-doctor itself failed"),
+        (AFTER_HELP, exit::OK, "no error found"),
+        (AFTER_HELP, exit::FINDINGS, "at least one error-level finding"),
+        (AFTER_HELP, exit::USAGE, "the command line was wrong"),
+        (AFTER_HELP, exit::INPUT, "the input could not be read"),
+        (AFTER_HELP, exit::INTERNAL, "gpu-doctor itself failed"),
+        (crate::bench::AFTER_HELP, exit::OK, "every requested test ran"),
+        (crate::bench::AFTER_HELP, exit::INCOMPLETE, "some test did not run"),
+        (crate::bench::AFTER_HELP, exit::USAGE, "the command line was wrong"),
+        (crate::bench::AFTER_HELP, exit::INPUT, "an input could not be read"),
+        (crate::bench::AFTER_HELP, exit::INTERNAL, "an internal error"),
+    ];
+    for (text, code, what) in words {
+        let said = format!("{code} {what}");
+        assert!(text.replace('\n', " ").contains(&said), "the help text does not say {said:?}");
+    }
+}

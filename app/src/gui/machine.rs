@@ -8,7 +8,6 @@ use std::sync::mpsc::{self, Receiver, TryRecvError};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use gpu_doctor_probes::compat::Kb;
 use gpu_doctor_probes::host::Host;
 use gpu_doctor_probes::probe::{Options, Part, collect_streaming};
 use gpu_doctor_probes::{Report, Snapshot};
@@ -68,7 +67,7 @@ impl MachineProbe {
                 let _ = tx.send(ProbeMsg::Part(Box::new(part)));
                 ctx.request_repaint();
             });
-            let report = crate::judged(snap).map_err(|e| format!("{e:#}"));
+            let report = crate::ops::judged(snap).map_err(|e| format!("{e:#}"));
             let _ = tx.send(ProbeMsg::Done(Box::new(report)));
             ctx.request_repaint();
         });
@@ -169,7 +168,7 @@ pub fn open_file(task: &mut Task<OtherMachine>, ctx: &egui::Context, path: PathB
         let (bytes, _) = std::fs::File::open(&path)
             .and_then(crate::input::read_capped)
             .map_err(|e| format!("could not read {}: {e}", path.display()))?;
-        let report = read_text(&crate::decode_text(&bytes)).map_err(|e| format!("{}: {e}", path.display()))?;
+        let report = read_text(&crate::input::decode_text(&bytes)).map_err(|e| format!("{}: {e}", path.display()))?;
         Ok(OtherMachine { source: OtherSource::File(path), report })
     })
 }
@@ -185,9 +184,7 @@ pub fn read_paste(task: &mut Task<OtherMachine>, ctx: &egui::Context, text: Stri
 /// Text from another machine → a diagnosed report. A gpu-doctor JSON report is taken as it is
 /// (its findings re-derived with this version's rules); anything else goes through the paste reader.
 pub fn read_text(text: &str) -> Result<Report, String> {
-    let kb = Kb::get().map_err(|e| format!("the knowledge base did not load: {e}"))?;
-    let snap = gpu_doctor_probes::parse::paste::read_pasted(text, kb).map_err(|e| e.to_string())?;
-    let mut report = crate::judged(snap).map_err(|e| format!("{e:#}"))?;
+    let mut report = crate::ops::diagnose(text).map_err(|e| format!("{e:#}"))?;
     // A saved report may carry a benchmark run; keep it.
     if let Ok(saved) = serde_json::from_str::<Report>(text) {
         report.bench = saved.bench;

@@ -401,10 +401,10 @@ pub fn run(launch: Launch) -> Result<u8> {
     eframe::run_native("gpu-doctor", options, Box::new(|cc| Ok(Box::new(App::new(&cc.egui_ctx, launch)))))
         .map_err(|e| anyhow::anyhow!("could not open the window: {e}"))?;
     match outcome.map(|o| o.lock().map(|g| g.clone()).unwrap_or(None)) {
-        None => Ok(crate::cli::EXIT_OK),
+        None => Ok(crate::exit::OK),
         Some(Some(Ok(path))) => {
             eprintln!("wrote {}", path.display());
-            Ok(crate::cli::EXIT_OK)
+            Ok(crate::exit::OK)
         }
         Some(Some(Err(e))) => Err(anyhow::anyhow!("{e}")),
         Some(None) => Err(anyhow::anyhow!("the window closed before the screenshot was taken")),

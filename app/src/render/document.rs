@@ -5,7 +5,16 @@ use anyhow::{Context, Result};
 use gpu_doctor_kernels::run::BenchRun;
 use gpu_doctor_probes::Report;
 
-use crate::cli::Format;
+/// Report formats (`report --format`, the window's Report page).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum)]
+pub enum Format {
+    /// The full report as JSON.
+    Json,
+    /// Markdown for a GitHub issue: a summary table, details folded.
+    Md,
+    /// One self-contained HTML page (works offline), with the benchmark run's plots.
+    Html,
+}
 
 /// The document for `report` with `bench` included (replacing any run it carries), redacted on request.
 pub fn document(report: &Report, bench: Option<&BenchRun>, format: Format, redact: bool) -> Result<String> {
@@ -24,7 +33,7 @@ pub fn document(report: &Report, bench: Option<&BenchRun>, format: Format, redac
             let run: Option<BenchRun> =
                 report.bench.map(serde_json::from_value).transpose().context("could not read the bench run back")?;
             if let Some(run) = &run {
-                text.push_str(&crate::bench::markdown(run));
+                text.push_str(&super::bench::markdown(run));
             }
             text
         }

@@ -9,10 +9,11 @@ use gpu_doctor_kernels::run::TestStatus;
 use gpu_doctor_kernels::verdict::Verdict;
 use gpu_doctor_probes::{Finding, Origin, Outcome, Report, Severity};
 
+use super::bench;
 use super::facts::{Tone, label, sections, serde_name};
 use super::findings::{severity_word, tally};
 use super::svg::{self, escape};
-use crate::{bench, plots};
+use crate::plots;
 
 /// The page's styles: one severity palette (error red, warning amber, info blue), light and dark.
 const STYLE: &str = r"

@@ -1,9 +1,10 @@
-//! Turning a `Report` into text for people: the terminal summary and the Markdown report.
-//! Both are built from `facts`, so they always say the same things.
+//! Turning a `Report` and a benchmark run into text for people: the terminal summary, the
+//! Markdown report and the HTML page, all built from `facts` (and a run from `bench`), so they
+//! always say the same things; `document` makes the exported file in each `Format`.
 
+pub mod bench;
 pub mod document;
 pub mod facts;
-mod facts_more;
 pub mod findings;
 pub mod html;
 pub mod markdown;

@@ -8,7 +8,7 @@ use gpu_doctor_probes::{Origin, Report};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::cli::Format;
+use super::document::Format;
 
 /// Screen clear, window title (OSC 0), clipboard write (OSC 52), bell, carriage return, HTML that
 /// closes the fold, a table separator, a tracking image and a line break that starts a heading.
@@ -102,7 +102,7 @@ fn the_terminal_summary_carries_no_escape_sequences() {
 #[test]
 fn the_bench_table_carries_no_escape_sequences() {
     for (_, run) in hostile_reports().into_iter().take(1) {
-        let table = crate::bench::table(&run);
+        let table = super::bench::table(&run);
         assert_no_controls(&table, "bench table");
         assert!(!table.lines().any(|l| l.trim_start().starts_with("# heading")));
     }

@@ -26,7 +26,7 @@ impl Saved {
     pub fn new(run: BenchRun) -> Self {
         let plots = run_plots(&run);
         let date = date_label(run.started_at_unix_secs);
-        let summary = crate::bench::headline(&run);
+        let summary = crate::render::bench::headline(&run);
         Self { run, plots, date, summary }
     }
 }
@@ -59,7 +59,7 @@ pub fn file_name(run: &BenchRun) -> String {
 
 /// Writes `run` into `dir` (created if needed) without overwriting another run; returns its entry.
 pub fn save(dir: &Path, run: BenchRun) -> Result<Entry, String> {
-    let json = serde_json::to_string_pretty(&run).map_err(|e| format!("could not serialize the run: {e}"))? + "\n";
+    let json = crate::ops::bench::to_json(&run).map_err(|e| format!("{e:#}"))?;
     let name = file_name(&run);
     let stem = name.trim_end_matches(".json");
     let mut path = dir.join(&name);
@@ -90,7 +90,7 @@ pub fn load_all(dir: &Path) -> Result<Vec<Entry>, String> {
     Ok(paths
         .into_iter()
         .map(|path| {
-            let loaded = crate::bench::load(&path).map(Saved::new).map_err(|e| format!("{e:#}"));
+            let loaded = crate::ops::bench::load(&path).map(Saved::new).map_err(|e| format!("{e:#}"));
             Entry { path, loaded, overlay: false }
         })
         .collect())

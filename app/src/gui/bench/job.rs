@@ -1,4 +1,4 @@
-//! A benchmark run off the UI thread: `bench::measure` on a thread named `gpu-doctor-bench`, its
+//! A benchmark run off the UI thread: `ops::bench::measure` on a thread named `gpu-doctor-bench`, its
 //! events and telemetry streamed to the UI over a bounded channel, a repaint asked for on each, and
 //! cancellation through the runner's `Arc<AtomicBool>`.
 //!
@@ -18,7 +18,7 @@ use gpu_doctor_kernels::{BenchEvent, BenchPlan, BenchRun};
 use gpu_doctor_probes::Snapshot;
 
 use super::progress::RunProgress;
-use crate::bench::{Measure, measure};
+use crate::ops::bench::{Measure, measure};
 
 /// Messages in flight between the bench thread and the UI.
 const CHANNEL_CAPACITY: usize = 512;

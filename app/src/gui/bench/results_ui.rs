@@ -11,8 +11,8 @@ use gpu_doctor_kernels::{BenchRun, TestStatus};
 
 use super::job::RunState;
 use super::progress::{RunProgress, TestState};
-use crate::bench::{judged_rows, not_run, show};
 use crate::gui::theme::{Tone, toned};
+use crate::render::bench::{judged_rows, not_run, show};
 
 /// A test's label for the window, e.g. `host → device copy`.
 pub fn test_label(t: gpu_doctor_kernels::TestKind) -> String {

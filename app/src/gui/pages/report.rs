@@ -7,11 +7,11 @@ use egui::{RichText, Ui};
 use gpu_doctor_kernels::run::BenchRun;
 use gpu_doctor_probes::Report;
 
-use crate::cli::Format;
 use crate::gui::storage::write_atomic;
 use crate::gui::task::Task;
 use crate::gui::theme::{Tone, toned};
 use crate::gui::{Action, Shown};
+use crate::render::document::Format;
 
 /// The Report page's state.
 #[derive(Debug)]

@@ -1,76 +1,13 @@
-//! The report as labelled lines, shared by the terminal summary and the Markdown report.
+//! Sections for the hardware: the machine, the driver (kernel module, Secure Boot), the GPUs, NVIDIA
+//! devices on the PCI bus without the driver, and the host links; and how a GPU's link and compute
+//! capability are worded everywhere.
 
 use gpu_doctor_probes::probe::driver::SecureBoot;
 use gpu_doctor_probes::probe::gpus::Gpu;
-use gpu_doctor_probes::{Probed, Report, Snapshot};
+use gpu_doctor_probes::probe::link::HostLink;
+use gpu_doctor_probes::{Probed, Snapshot};
 
-/// How a section reads at a glance.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Tone {
-    /// Found and fine.
-    Good,
-    /// Nothing to judge.
-    Plain,
-    /// Missing or odd, worth a look.
-    Warn,
-}
-
-/// One labelled section: a headline and detail lines.
-#[derive(Debug, Clone)]
-pub struct Section {
-    /// Short label, e.g. `Driver`.
-    pub label: &'static str,
-    /// One line.
-    pub headline: String,
-    /// How the headline reads.
-    pub tone: Tone,
-    /// Further lines.
-    pub details: Vec<String>,
-}
-
-impl Section {
-    fn new(label: &'static str, headline: impl Into<String>, tone: Tone) -> Self {
-        Self { label, headline: headline.into(), tone, details: Vec::new() }
-    }
-}
-
-/// Bytes as GiB with one decimal.
-pub fn gib(bytes: u64) -> String {
-    format!("{:.1} GiB", bytes as f64 / (1024.0 * 1024.0 * 1024.0))
-}
-
-/// The value as text, or `?` when it was not reported.
-pub(super) fn or_q<T: ToString>(v: Option<T>) -> String {
-    v.map_or_else(|| "?".to_owned(), |v| v.to_string())
-}
-
-/// A section for a part with no value: `absent` (in `absent_tone`) when it is not there,
-/// the platform's or the failure's wording otherwise; the reason goes below.
-pub(super) fn missing<T>(label: &'static str, p: &Probed<T>, absent: &str, absent_tone: Tone) -> Section {
-    let (word, tone) = match p {
-        Probed::Absent { .. } => (absent, absent_tone),
-        Probed::Unsupported { .. } => ("not supported here", Tone::Plain),
-        Probed::Failed { .. } => ("could not be checked", Tone::Warn),
-        Probed::Unknown { .. } => ("unknown", Tone::Plain),
-        Probed::Found { .. } => ("found", Tone::Good),
-    };
-    let mut s = Section::new(label, word, tone);
-    if let Some(why) = p.why_not() {
-        s.details.push(why.to_owned());
-    }
-    s
-}
-
-/// The name serde gives an enum value, spaced for reading: `PipWheel` → `pip wheel`.
-pub fn label<T: serde::Serialize>(value: &T) -> String {
-    serde_name(value).replace('_', " ")
-}
-
-/// The name serde gives an enum value, as every export spells it: `DriverTooOldForRuntime` →
-/// `driver_too_old_for_runtime`.
-pub(super) fn serde_name<T: serde::Serialize>(value: &T) -> String {
-    serde_json::to_value(value).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
-}
+use super::{Section, Tone, gib, label, missing, or_q};
 
 /// The PCIe link of a GPU, e.g. `PCIe Gen1 x16 now (max Gen4 x16)`.
 pub fn link_text(g: &Gpu) -> String {
@@ -107,17 +44,19 @@ pub fn capability_text(g: &Gpu) -> String {
     }
 }
 
-/// Every section of the summary, in reading order.
-pub fn sections(report: &Report) -> Vec<Section> {
-    snapshot_sections(&report.snapshot)
+/// Machine, driver, GPU, PCI and link sections, in reading order.
+pub(super) fn sections(s: &Snapshot) -> Vec<Section> {
+    let mut out = vec![machine_section(s), driver_section(s), gpus_section(s)];
+    out.extend(unbound_pci_section(s));
+    if let Some(links) = s.links.value() {
+        out.push(links_section(links));
+    }
+    out
 }
 
-/// Every section of a snapshot (also a partial one, while probes still run), in reading order.
-#[expect(clippy::too_many_lines, reason = "one section per part of the snapshot; to be split with the rest of render/")]
-pub fn snapshot_sections(s: &Snapshot) -> Vec<Section> {
-    let mut out = Vec::new();
-
-    out.push(match s.system.value() {
+/// OS, kernel, CPU, memory, WSL and container.
+fn machine_section(s: &Snapshot) -> Section {
+    match s.system.value() {
         Some(sys) => {
             let mut sec = Section::new(
                 "Machine",
@@ -154,8 +93,11 @@ pub fn snapshot_sections(s: &Snapshot) -> Vec<Section> {
             sec
         }
         None => missing("Machine", &s.system, "not found", Tone::Warn),
-    });
+    }
+}
 
+/// The driver, its kernel module and Secure Boot.
+fn driver_section(s: &Snapshot) -> Section {
     let mut driver = match s.driver.value() {
         Some(d) => Section::new(
             "Driver",
@@ -202,9 +144,12 @@ pub fn snapshot_sections(s: &Snapshot) -> Vec<Section> {
             }
         ));
     }
-    out.push(driver);
+    driver
+}
 
-    out.push(match s.gpus.value() {
+/// One line per GPU.
+fn gpus_section(s: &Snapshot) -> Section {
+    match s.gpus.value() {
         Some(gpus) => {
             let mut names: Vec<String> =
                 gpus.iter().map(|g| g.name.clone().unwrap_or_else(|| "unknown GPU".into())).collect();
@@ -223,33 +168,57 @@ pub fn snapshot_sections(s: &Snapshot) -> Vec<Section> {
             sec
         }
         None => missing("GPUs", &s.gpus, "not found", Tone::Warn),
-    });
-    if let Some(devices) = s.pci_devices.value() {
-        let unbound: Vec<String> = devices
-            .iter()
-            .filter(|d| d.driver.as_deref() != Some("nvidia"))
-            .map(|d| format!("{} (driver: {})", d.bus_id, d.driver.as_deref().unwrap_or("none")))
-            .collect();
-        if !unbound.is_empty() {
-            let mut sec = Section::new("PCI", "NVIDIA GPU(s) on the bus without the NVIDIA driver", Tone::Warn);
-            sec.details = unbound;
-            out.push(sec);
+    }
+}
+
+/// NVIDIA devices on the bus that the NVIDIA driver does not hold.
+fn unbound_pci_section(s: &Snapshot) -> Option<Section> {
+    let devices = s.pci_devices.value()?;
+    let unbound: Vec<String> = devices
+        .iter()
+        .filter(|d| d.driver.as_deref() != Some("nvidia"))
+        .map(|d| format!("{} (driver: {})", d.bus_id, d.driver.as_deref().unwrap_or("none")))
+        .collect();
+    if unbound.is_empty() {
+        return None;
+    }
+    let mut sec = Section::new("PCI", "NVIDIA GPU(s) on the bus without the NVIDIA driver", Tone::Warn);
+    sec.details = unbound;
+    Some(sec)
+}
+
+fn links_section(links: &[HostLink]) -> Section {
+    let mut sec = Section { label: "Links", headline: String::new(), tone: Tone::Plain, details: Vec::new() };
+    let egpus = links.iter().filter(|l| l.egpu.is_some()).count();
+    sec.headline = match egpus {
+        0 => format!("{} GPU link(s)", links.len()),
+        n => format!("{} GPU link(s), {n} eGPU", links.len()),
+    };
+    for l in links {
+        let mut line = format!(
+            "{}: PCIe Gen{} x{} now, max Gen{} x{}",
+            l.bus_id,
+            or_q(l.gen_current),
+            or_q(l.width_current),
+            or_q(l.gen_max),
+            or_q(l.width_max)
+        );
+        if let Some(gbs) = l.theoretical_gbytes_per_s {
+            line.push_str(&format!(", up to {gbs:.2} GB/s each way"));
+        }
+        sec.details.push(line);
+        if let Some(e) = &l.egpu {
+            sec.details.push(format!(
+                "  eGPU via {}{}{}: {}",
+                label(&e.via),
+                e.tb_generation.map(|g| format!(" (generation {g})")).unwrap_or_default(),
+                e.device_name.as_deref().map(|n| format!(", enclosure {n}")).unwrap_or_default(),
+                l.bandwidth_basis
+            ));
+        }
+        if let Some(note) = &l.idle_note {
+            sec.details.push(format!("  {note}"));
         }
     }
-    out.extend(super::facts_more::sections(s));
-
-    let headline = match s.env.vars.len() {
-        0 => "no CUDA-related variables set".to_owned(),
-        n => format!("{n} CUDA-related set"),
-    };
-    let mut env = Section::new("Variables", headline, Tone::Plain);
-    env.details = s.env.vars.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    if !s.env.path_cuda_entries.is_empty() {
-        env.details.push(format!("PATH entries with CUDA: {}", s.env.path_cuda_entries.join(", ")));
-    }
-    if !s.env.ld_library_path.is_empty() {
-        env.details.push(format!("LD_LIBRARY_PATH: {}", s.env.ld_library_path.join(", ")));
-    }
-    out.push(env);
-    out
+    sec
 }

@@ -1,17 +1,15 @@
-//! Sections for host links, CUDA toolkits, cuDNN and Python environments.
+//! Sections for the software: CUDA toolkits, cuDNN, Python environments with their frameworks,
+//! and the CUDA-related environment variables.
 
 use gpu_doctor_probes::probe::python::{DeepFacts, FrameworkBuild, PythonEnv};
 use gpu_doctor_probes::probe::toolkits::Toolkits;
 use gpu_doctor_probes::{CudnnVersion, Probed, Snapshot};
 
-use super::facts::{Section, Tone, label, missing, or_q};
+use super::{Section, Tone, label, missing};
 
-/// Link, toolkit, cuDNN and Python sections.
-pub fn sections(s: &Snapshot) -> Vec<Section> {
+/// Toolkit, cuDNN, Python and variable sections, in reading order.
+pub(super) fn sections(s: &Snapshot) -> Vec<Section> {
     let mut out = Vec::new();
-    if let Some(links) = s.links.value() {
-        out.push(links_section(links));
-    }
     out.push(match s.toolkits.value() {
         Some(t) => toolkits_section(t),
         None => missing(
@@ -58,43 +56,20 @@ pub fn sections(s: &Snapshot) -> Vec<Section> {
         Some(envs) => python_section(envs),
         None => missing("Python", &s.python_envs, "no Python found", Tone::Plain),
     });
-    out
-}
-
-fn links_section(links: &[gpu_doctor_probes::probe::link::HostLink]) -> Section {
-    let mut sec = Section { label: "Links", headline: String::new(), tone: Tone::Plain, details: Vec::new() };
-    let egpus = links.iter().filter(|l| l.egpu.is_some()).count();
-    sec.headline = match egpus {
-        0 => format!("{} GPU link(s)", links.len()),
-        n => format!("{} GPU link(s), {n} eGPU", links.len()),
+    let headline = match s.env.vars.len() {
+        0 => "no CUDA-related variables set".to_owned(),
+        n => format!("{n} CUDA-related set"),
     };
-    for l in links {
-        let mut line = format!(
-            "{}: PCIe Gen{} x{} now, max Gen{} x{}",
-            l.bus_id,
-            or_q(l.gen_current),
-            or_q(l.width_current),
-            or_q(l.gen_max),
-            or_q(l.width_max)
-        );
-        if let Some(gbs) = l.theoretical_gbytes_per_s {
-            line.push_str(&format!(", up to {gbs:.2} GB/s each way"));
-        }
-        sec.details.push(line);
-        if let Some(e) = &l.egpu {
-            sec.details.push(format!(
-                "  eGPU via {}{}{}: {}",
-                label(&e.via),
-                e.tb_generation.map(|g| format!(" (generation {g})")).unwrap_or_default(),
-                e.device_name.as_deref().map(|n| format!(", enclosure {n}")).unwrap_or_default(),
-                l.bandwidth_basis
-            ));
-        }
-        if let Some(note) = &l.idle_note {
-            sec.details.push(format!("  {note}"));
-        }
+    let mut env = Section::new("Variables", headline, Tone::Plain);
+    env.details = s.env.vars.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    if !s.env.path_cuda_entries.is_empty() {
+        env.details.push(format!("PATH entries with CUDA: {}", s.env.path_cuda_entries.join(", ")));
     }
-    sec
+    if !s.env.ld_library_path.is_empty() {
+        env.details.push(format!("LD_LIBRARY_PATH: {}", s.env.ld_library_path.join(", ")));
+    }
+    out.push(env);
+    out
 }
 
 fn toolkits_section(t: &Toolkits) -> Section {

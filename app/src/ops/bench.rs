@@ -1,0 +1,146 @@
+//! Benchmarks as a service: one run of a plan on this machine (`measure`), shared by
+//! `gpu-doctor bench` and the window's Benchmarks page, and reading a saved run back (`load`).
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use gpu_doctor_kernels::libs::PreparedLibraries;
+use gpu_doctor_kernels::protocol::BenchEvent;
+use gpu_doctor_kernels::run::BENCH_SCHEMA_VERSION;
+use gpu_doctor_kernels::{BenchPlan, BenchRun, RunOptions, TelemetrySource, WorkerSpec, facts};
+use gpu_doctor_probes::Snapshot;
+use gpu_doctor_probes::compat::Kb;
+use gpu_doctor_probes::host::telemetry::{self, GpuTelemetry};
+
+/// NVML telemetry of one GPU through the probes, shown to `tap` as it is taken.
+struct NvmlTelemetry {
+    index: u32,
+    tap: Option<TelemetryTap>,
+}
+
+impl TelemetrySource for NvmlTelemetry {
+    fn sample(&mut self) -> Result<GpuTelemetry, String> {
+        let sample = telemetry::sample(self.index).map_err(|e| e.to_string())?;
+        if let Some(tap) = &mut self.tap {
+            tap(&sample);
+        }
+        Ok(sample)
+    }
+}
+
+/// Sees each telemetry sample as it is taken (the window plots them live).
+pub type TelemetryTap = Box<dyn FnMut(&GpuTelemetry) + Send>;
+
+/// How `measure` runs a plan.
+#[derive(Default)]
+pub struct Measure {
+    /// Set to stop the run; the tests not yet ended fail as cancelled.
+    pub cancel: Arc<AtomicBool>,
+    /// Longest the GPU tests may take; `None`: the plan's own budget (`BenchPlan::time_limit`).
+    pub timeout: Option<Duration>,
+    /// Called with every telemetry sample of the benchmarked GPU; `None`: nobody watches.
+    pub telemetry_tap: Option<TelemetryTap>,
+}
+
+impl std::fmt::Debug for Measure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Measure")
+            .field("timeout", &self.timeout)
+            .field("telemetry_tap", &self.telemetry_tap.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Runs a validated plan on this machine and assembles the judged run: prepares the CUDA library
+/// path, starts the worker for the GPU tests (none is started when no test needs the GPU), samples
+/// telemetry while it runs, runs the CPU baselines here, and judges every number against the
+/// facts of `snapshot` (this machine's probe; `None` when no GPU test runs). `on_event` sees every
+/// event as it arrives. Shared by `gpu-doctor bench` and the window; it blocks until the run ends.
+pub fn measure(
+    snapshot: Option<&Snapshot>,
+    plan: &BenchPlan,
+    how: Measure,
+    on_event: &mut dyn FnMut(&BenchEvent),
+) -> Result<BenchRun> {
+    let needs_gpu = !plan.gpu_tests().is_empty();
+    let libraries = PreparedLibraries::prepare(snapshot);
+    let spec = if needs_gpu {
+        worker_spec(&libraries)?
+    } else {
+        // Never started: the runner starts a worker only for GPU tests.
+        WorkerSpec { program: PathBuf::new(), args: Vec::new(), env: Vec::new() }
+    };
+    let telemetry = needs_gpu
+        .then(|| Box::new(NvmlTelemetry { index: plan.gpu, tap: how.telemetry_tap }) as Box<dyn TelemetrySource>);
+    let opts = RunOptions {
+        timeout: how.timeout.unwrap_or_else(|| plan.time_limit()),
+        cancel: how.cancel,
+        telemetry,
+        telemetry_interval: Duration::from_millis(100),
+    };
+    let record = gpu_doctor_kernels::runner::run(plan, &spec, opts, on_event);
+    let kb = Kb::get().ok();
+    let mut run = BenchRun::assemble(plan, record, |device| facts::gather(snapshot, plan.gpu, device, kb));
+    run.library_notes.clone_from(&libraries.plan.notes);
+    Ok(run)
+}
+
+/// How to start `gpu-doctor bench-worker`: this executable, with the prepared library path and
+/// `CUDA_DEVICE_ORDER=PCI_BUS_ID` so that CUDA counts GPUs as NVML does.
+fn worker_spec(libraries: &PreparedLibraries) -> Result<WorkerSpec> {
+    let program = std::env::current_exe().context("could not find gpu-doctor's own executable to start the worker")?;
+    let path_var = if cfg!(windows) { "PATH" } else { "LD_LIBRARY_PATH" };
+    let mut env: Vec<(OsString, OsString)> = vec![("CUDA_DEVICE_ORDER".into(), "PCI_BUS_ID".into())];
+    if let Some(path) = libraries.search_path(std::env::var_os(path_var).as_deref()) {
+        env.push((path_var.into(), path));
+    }
+    Ok(WorkerSpec { program, args: vec!["bench-worker".into()], env })
+}
+
+/// A run as the text `bench -o FILE`, `bench --json` and the window's history write, and `load`
+/// reads back.
+pub fn to_json(run: &BenchRun) -> Result<String> {
+    Ok(serde_json::to_string_pretty(run).context("could not serialize the run")? + "\n")
+}
+
+/// Reads a run saved with `bench -o FILE`.
+pub fn load(path: &Path) -> Result<BenchRun> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("could not read {}", path.display()))?;
+    let run: BenchRun = serde_json::from_str(&text)
+        .with_context(|| format!("{} is not a run saved by `gpu-doctor bench -o`", path.display()))?;
+    anyhow::ensure!(
+        run.schema_version == BENCH_SCHEMA_VERSION,
+        "{} has bench schema {}, this gpu-doctor reads schema {BENCH_SCHEMA_VERSION}",
+        path.display(),
+        run.schema_version
+    );
+    Ok(run)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn a_saved_run_reads_back_as_it_was() {
+        let run = crate::plots::tests::full_run(crate::plots::tests::known_facts());
+        let text = to_json(&run).unwrap();
+        assert!(text.ends_with("}\n"));
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("run.json");
+        std::fs::write(&path, &text).unwrap();
+        assert_eq!(to_json(&load(&path).unwrap()).unwrap(), text);
+        std::fs::write(
+            &path,
+            text.replace(&format!("\"schema_version\": {BENCH_SCHEMA_VERSION}"), "\"schema_version\": 0"),
+        )
+        .unwrap();
+        assert!(format!("{:#}", load(&path).unwrap_err()).contains("bench schema 0"));
+    }
+}

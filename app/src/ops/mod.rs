@@ -1,0 +1,48 @@
+//! What the commands do, callable from the command line and the window alike: probe and judge a
+//! machine (`check`), judge another machine's text (`diagnose`), and measure one (`bench`). The
+//! exported document (`report`) is `render::document`. Nothing here prints or knows the command
+//! line; `main.rs` and `bench.rs` wrap these in commands, the window in its tasks.
+
+pub mod bench;
+
+use anyhow::Result;
+use gpu_doctor_probes::compat::Kb;
+use gpu_doctor_probes::host::Host;
+use gpu_doctor_probes::probe::{self, Options};
+use gpu_doctor_probes::{Outcome, Report, Snapshot};
+
+use crate::exit::InputError;
+
+/// The knowledge base, or why it did not load (a bug in shipped data).
+fn kb() -> Result<&'static Kb> {
+    Kb::get().map_err(|e| anyhow::anyhow!("the knowledge base did not load: {e}"))
+}
+
+/// Probes the machine; a `--python` that is not there, or is no Python, is an `InputError`.
+pub fn snapshot(host: &dyn Host, opts: &Options) -> Result<Snapshot> {
+    let snap = probe::collect(host, opts);
+    let unusable =
+        snap.trace.iter().find(|t| t.probe == "python" && t.method == "--python" && t.outcome != Outcome::Ok);
+    if let Some(t) = unusable {
+        return Err(InputError(format!("--python: {}", t.detail)).into());
+    }
+    Ok(snap)
+}
+
+/// A snapshot with the findings of every rule.
+pub fn judged(snap: Snapshot) -> Result<Report> {
+    let findings = gpu_doctor_probes::diagnose::diagnose(&snap, kb()?);
+    Ok(Report::new(snap, findings))
+}
+
+/// `check`: the machine behind `host`, probed and judged.
+pub fn check(host: &dyn Host, opts: &Options) -> Result<Report> {
+    judged(snapshot(host, opts)?)
+}
+
+/// `diagnose`: another machine read from pasted text (or a saved report) and judged; text in
+/// which nothing is recognised is an `InputError`.
+pub fn diagnose(text: &str) -> Result<Report> {
+    let snap = gpu_doctor_probes::parse::paste::read_pasted(text, kb()?).map_err(|e| InputError(e.to_string()))?;
+    judged(snap)
+}
