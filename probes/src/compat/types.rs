@@ -332,8 +332,9 @@ pub struct PcieGen {
     pub generation: u32,
     /// Transfer rate per lane, GT/s.
     pub gt_per_s: f64,
-    /// Payload per lane per direction after encoding, GB/s.
-    pub gbytes_per_s_per_lane: f64,
+    /// The share of the line that carries payload, as `[payload, line]` units: `[8, 10]` for 8b/10b,
+    /// `[128, 130]` for 128b/130b, `[242, 256]` for Gen6's FLIT (242 of 256 bytes carry data).
+    pub payload_per_line: [u32; 2],
     /// URL or `owner/repo:path` the row was read in.
     pub source: String,
     /// Confidence.
@@ -346,6 +347,9 @@ pub struct PcieGen {
 pub struct LinkRow {
     /// Stable key, e.g. `thunderbolt3`, `pcie4_x16`.
     pub key: String,
+    /// Tunnels only: how the tunnel carries PCIe, one phrase; the probes cap a link behind it at
+    /// `theoretical_gbytes_per_s` and give this as the reason.
+    pub pcie_tunnel: Option<String>,
     /// Display name.
     pub name: String,
     /// Theoretical payload, one direction, GB/s.
