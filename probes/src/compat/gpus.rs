@@ -15,6 +15,12 @@ impl GpuTable {
         self.row(cc).map(|r| r.arch.as_str())
     }
 
+    /// The lowest capability whose tensor cores take `precision` (`fp16`, `bf16`, `tf32`); `None`
+    /// when the table has no row for it.
+    pub fn tensor_min_cc(&self, precision: &str) -> Option<ComputeCapability> {
+        self.tensor.iter().find(|t| t.precision == precision).map(|t| t.min_cc)
+    }
+
     /// The capability of a GPU named `name` (as `nvidia-smi` or a framework prints it), by the rule
     /// documented on [`super::ProductRow`]: patterns are matched case-insensitively as substrings and
     /// the longest match wins. `None` when nothing matches, or when the longest matches disagree.

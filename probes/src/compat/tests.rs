@@ -417,6 +417,7 @@ fn every_row_names_a_source() {
     );
     all.extend(kb.cuda.family.iter().map(|r| (format!("cuda.toml family {}", r.major), r.source.as_str())));
     all.extend(kb.gpus.cc.iter().map(|r| (format!("gpus.toml cc {}", r.cc), r.source.as_str())));
+    all.extend(kb.gpus.tensor.iter().map(|r| (format!("gpus.toml tensor {}", r.precision), r.source.as_str())));
     all.extend(kb.gpus.product.iter().map(|r| (format!("gpus.toml product {:?}", r.name), r.source.as_str())));
     all.extend(kb.pytorch.release.iter().map(|r| (format!("pytorch.toml release {}", r.version), r.source.as_str())));
     all.extend(
@@ -643,6 +644,23 @@ fn every_captured_gpu_name_maps_to_a_capability() {
             got.unwrap_or_else(|| panic!("{file}: GPU name {name:?} maps to no capability; add a [[product]] row"));
         if let Some((_, want)) = expected.iter().find(|(n, _)| n == name) {
             assert_eq!(got, cc(want), "{file}: {name:?}");
+        }
+    }
+}
+
+/// A capability with a tensor rate for a type sits at or above that type's `[[tensor]]` row.
+#[test]
+fn tensor_rates_sit_at_or_above_their_types_first_capability() {
+    let gpus = &kb().gpus;
+    let mut kinds: Vec<&str> = gpus.tensor.iter().map(|t| t.precision.as_str()).collect();
+    kinds.sort_unstable();
+    assert_eq!(kinds, ["bf16", "fp16", "tf32"], "gpus.toml [[tensor]]");
+    for r in &gpus.cc {
+        let Some(o) = r.ops_per_clock_per_sm else { continue };
+        for (kind, rate) in [("fp16", o.fp16_tensor), ("bf16", o.bf16_tensor), ("tf32", o.tf32_tensor)] {
+            if rate.is_some() {
+                assert!(gpus.tensor_min_cc(kind).is_some_and(|min| r.cc >= min), "gpus.toml: {kind} rate at {}", r.cc);
+            }
         }
     }
 }

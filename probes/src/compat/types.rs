@@ -77,6 +77,22 @@ pub struct GpuTable {
     pub cc: Vec<CcRow>,
     /// Product names → compute capability, for text that names the GPU but not its capability.
     pub product: Vec<ProductRow>,
+    /// Tensor-core element types and the first capability that has them.
+    pub tensor: Vec<TensorRow>,
+}
+
+/// A tensor-core element type and the lowest capability whose tensor cores take it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TensorRow {
+    /// `fp16`, `bf16`, `tf32`.
+    pub precision: String,
+    /// The lowest capability.
+    pub min_cc: ComputeCapability,
+    /// URL or `owner/repo:path` the row was read in.
+    pub source: String,
+    /// Confidence.
+    pub tag: Tag,
 }
 
 /// What one compute capability is and what supports it.
