@@ -125,7 +125,7 @@ fn the_native_windows_tensorflow_limit_is_read_from_the_knowledge_base() {
     let mut kb = crate::compat::Kb::get().unwrap().clone();
     let row = kb.tensorflow.release.iter_mut().find(|r| r.version == "2.11").unwrap();
     row.windows_native_gpu = true;
-    let (cuda, cudnn) = (row.cuda, row.cudnn.clone());
+    let (cuda, cudnn) = (row.cuda, row.cudnn);
     assert!(tf("2.11.0").findings_with(&kb).iter().all(|f| f.id != id), "2.11 now has a Windows GPU build");
     let f = tf("2.12.0").findings_with(&kb).into_iter().find(|f| f.id == id).unwrap();
     assert!(f.detail.contains("TensorFlow 2.11 was the last"), "{f:#?}");
