@@ -199,22 +199,10 @@ pub struct ComputeCapability {
 }
 
 impl ComputeCapability {
-    /// The architecture family name for this capability, or `None` when unknown to this build.
+    /// The architecture name of this capability: its row in the knowledge base (`gpus.toml`), or
+    /// `None` when the table has no row for it (or did not load).
     pub fn architecture(self) -> Option<&'static str> {
-        Some(match (self.major, self.minor) {
-            (3, _) => "Kepler",
-            (5, _) => "Maxwell",
-            (6, _) => "Pascal",
-            (7, 0 | 2) => "Volta",
-            (7, 5) => "Turing",
-            (8, 9) => "Ada Lovelace",
-            (8, _) => "Ampere",
-            (9, _) => "Hopper",
-            (10, 3) => "Blackwell Ultra",
-            (10, 7) => "Rubin",
-            (10..=12, _) => "Blackwell",
-            _ => return None,
-        })
+        crate::compat::Kb::get().ok()?.gpus.architecture(self)
     }
 
     /// The `sm_XY` name.
@@ -288,14 +276,17 @@ mod tests {
     }
 
     #[test]
-    fn compute_capability_names_its_architecture() {
+    fn compute_capability_names_its_architecture_from_gpus_toml() {
         let cc = |s: &str| s.parse::<ComputeCapability>().unwrap();
-        assert_eq!(cc("8.9").architecture(), Some("Ada Lovelace"));
-        assert_eq!(cc("8.6").architecture(), Some("Ampere"));
-        assert_eq!(cc("9.0").architecture(), Some("Hopper"));
-        assert_eq!(cc("12.0").architecture(), Some("Blackwell"));
-        assert_eq!(cc("7.5").architecture(), Some("Turing"));
-        assert_eq!(cc("2.1").architecture(), None);
+        let kb = crate::compat::Kb::get().unwrap();
+        for row in &kb.gpus.cc {
+            assert_eq!(row.cc.architecture(), Some(row.arch.as_str()), "gpus.toml cc {}", row.cc);
+        }
+        // Capabilities without a row have no name, even where a family guess would be easy.
+        for unknown in ["2.1", "3.3", "8.8", "12.2", "13.0"] {
+            assert!(kb.gpus.row(cc(unknown)).is_none(), "{unknown} now has a row; pick another");
+            assert_eq!(cc(unknown).architecture(), None, "{unknown}");
+        }
         assert_eq!(cc("12.0").sm(), "sm_120");
     }
 }

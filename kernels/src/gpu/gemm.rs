@@ -8,6 +8,8 @@ use cudarc::cublas::sys::{
     cudaDataType_t as DataType,
 };
 use cudarc::driver::CudaStream;
+use gpu_doctor_probes::ComputeCapability;
+use gpu_doctor_probes::compat::{GpuTable, Kb};
 use half::{bf16, f16};
 
 use super::buffers::{copy_dtoh, copy_htod};
@@ -156,15 +158,37 @@ pub(crate) fn tolerance_per_sqrt_k(p: Precision) -> f32 {
     }
 }
 
-/// Whether this compute capability runs the precision on the hardware it is meant for.
-pub(crate) fn supported(p: Precision, cc: Option<(u32, u32)>) -> Result<(), String> {
-    let Some((major, _)) = cc else { return Ok(()) };
+/// The knowledge base's name of a tensor-core element type (`gpus.toml` `[[tensor]]`).
+pub(crate) fn tensor_key(p: Precision) -> Option<&'static str> {
     match p {
-        Precision::Tf32 | Precision::Bf16 if major < 8 => {
-            Err(format!("{} tensor cores need compute capability 8.0 or newer", p.label()))
-        }
-        _ => Ok(()),
+        Precision::Fp32 => None,
+        Precision::Tf32 => Some("tf32"),
+        Precision::Fp16 => Some("fp16"),
+        Precision::Bf16 => Some("bf16"),
     }
+}
+
+/// Whether this compute capability runs the precision on the hardware it is meant for, by the
+/// embedded knowledge base (see [`supported_in`]); nothing is refused when it did not load.
+pub(crate) fn supported(p: Precision, cc: Option<(u32, u32)>) -> Result<(), String> {
+    match Kb::get() {
+        Ok(kb) => supported_in(&kb.gpus, p, cc),
+        Err(_) => Ok(()),
+    }
+}
+
+/// TF32 and BF16 exist only on tensor cores, so they are refused below the capability whose tensor
+/// cores take them (`gpus.toml` `[[tensor]]`); FP32 and FP16 run on CUDA cores anywhere.
+pub(crate) fn supported_in(table: &GpuTable, p: Precision, cc: Option<(u32, u32)>) -> Result<(), String> {
+    let Some((major, minor)) = cc else { return Ok(()) };
+    if !matches!(p, Precision::Tf32 | Precision::Bf16) {
+        return Ok(());
+    }
+    let Some(min) = tensor_key(p).and_then(|k| table.tensor_min_cc(k)) else { return Ok(()) };
+    if (ComputeCapability { major, minor }) < min {
+        return Err(format!("{} tensor cores need compute capability {min} or newer", p.label()));
+    }
+    Ok(())
 }
 
 /// 2n³ / seconds in TFLOP/s.
@@ -430,6 +454,23 @@ mod tests {
         assert!(result.notes.iter().any(|n| n.contains("TF32") && n.contains("NOT_SUPPORTED")), "{:?}", result.notes);
         // 2 sizes × FP32, 1 × TF32, 2 × BF16.
         assert_eq!(events.iter().filter(|e| matches!(e, BenchEvent::Sample { .. })).count(), 5);
+    }
+
+    #[test]
+    fn precision_support_comes_from_the_tensor_rows() {
+        let kb = Kb::get().unwrap();
+        for p in [Precision::Tf32, Precision::Bf16] {
+            let min = kb.gpus.tensor_min_cc(tensor_key(p).unwrap()).unwrap();
+            assert!(supported(p, Some((min.major, min.minor))).is_ok(), "{p:?} at {min}");
+            let below = if min.minor > 0 { (min.major, min.minor - 1) } else { (min.major - 1, 9) };
+            let why = supported(p, Some(below)).unwrap_err();
+            assert!(why.contains(&min.to_string()), "{why}");
+        }
+        // Changing nothing but a row changes the answer.
+        let mut table = kb.gpus.clone();
+        table.tensor.iter_mut().filter(|t| t.precision == "bf16").for_each(|t| t.min_cc = "9.0".parse().unwrap());
+        assert!(supported_in(&table, Precision::Bf16, Some((8, 6))).unwrap_err().contains("9.0"));
+        assert!(supported_in(&table, Precision::Tf32, Some((8, 6))).is_ok());
     }
 
     #[test]

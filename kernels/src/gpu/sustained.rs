@@ -3,22 +3,33 @@
 
 use std::time::{Duration, Instant};
 
-use super::gemm::{Blas, Operands, tflops};
+use gpu_doctor_probes::ComputeCapability;
+use gpu_doctor_probes::compat::GpuTable;
+
+use super::gemm::{Blas, Operands, tensor_key, tflops};
 use super::{Emit, Gpu, Timer, cublas_library, cuda_failure};
 use crate::cpu::random_matrix;
 use crate::plan::{BenchPlan, Precision, TestKind};
 use crate::protocol::{BenchEvent, Failure, Measurement, Metric, Point, TestResult, Unit};
 use crate::stats::Stats;
 
-/// The precision that loads the GPU hardest: BF16 tensor cores from Ampere, FP16 on Volta and
-/// Turing, FP32 before.
+/// The precision that loads the GPU hardest: BF16 where its tensor cores take it, else FP16 where
+/// they take that, else FP32 (by `gpus.toml` `[[tensor]]`); FP16 when the capability is unknown.
 pub(crate) fn load_precision(cc: Option<(u32, u32)>) -> Precision {
-    match cc {
-        Some((major, _)) if major >= 8 => Precision::Bf16,
-        Some((7, _)) => Precision::Fp16,
-        Some(_) => Precision::Fp32,
-        None => Precision::Fp16,
+    match gpu_doctor_probes::compat::Kb::get() {
+        Ok(kb) => load_precision_in(&kb.gpus, cc),
+        Err(_) => Precision::Fp16,
     }
+}
+
+/// [`load_precision`] against a given table.
+pub(crate) fn load_precision_in(table: &GpuTable, cc: Option<(u32, u32)>) -> Precision {
+    let Some((major, minor)) = cc else { return Precision::Fp16 };
+    let cc = ComputeCapability { major, minor };
+    [Precision::Bf16, Precision::Fp16]
+        .into_iter()
+        .find(|p| tensor_key(*p).and_then(|k| table.tensor_min_cc(k)).is_some_and(|min| cc >= min))
+        .unwrap_or(Precision::Fp32)
 }
 
 /// The sustained-load loop.
@@ -92,6 +103,7 @@ pub(crate) fn run(gpu: &mut Gpu, plan: &BenchPlan, emit: Emit<'_>) -> Result<Tes
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
 
@@ -100,5 +112,16 @@ mod tests {
         assert_eq!(load_precision(Some((9, 0))), Precision::Bf16);
         assert_eq!(load_precision(Some((7, 5))), Precision::Fp16);
         assert_eq!(load_precision(Some((6, 1))), Precision::Fp32);
+    }
+
+    #[test]
+    fn the_load_precision_follows_the_tensor_rows() {
+        let kb = gpu_doctor_probes::compat::Kb::get().unwrap();
+        let mut table = kb.gpus.clone();
+        assert_eq!(load_precision_in(&table, Some((8, 0))), Precision::Bf16);
+        table.tensor.iter_mut().filter(|t| t.precision == "bf16").for_each(|t| t.min_cc = "9.0".parse().unwrap());
+        assert_eq!(load_precision_in(&table, Some((8, 0))), Precision::Fp16);
+        table.tensor.iter_mut().filter(|t| t.precision == "fp16").for_each(|t| t.min_cc = "8.0".parse().unwrap());
+        assert_eq!(load_precision_in(&table, Some((7, 5))), Precision::Fp32);
     }
 }

@@ -9,6 +9,18 @@ impl GpuTable {
         self.cc.iter().find(|r| r.cc == cc)
     }
 
+    /// The architecture name of exactly this capability, e.g. `Ada Lovelace` for 8.9; `None`
+    /// without a row. [`ComputeCapability::architecture`] asks this of the embedded table.
+    pub fn architecture(&self, cc: ComputeCapability) -> Option<&str> {
+        self.row(cc).map(|r| r.arch.as_str())
+    }
+
+    /// The lowest capability whose tensor cores take `precision` (`fp16`, `bf16`, `tf32`); `None`
+    /// when the table has no row for it.
+    pub fn tensor_min_cc(&self, precision: &str) -> Option<ComputeCapability> {
+        self.tensor.iter().find(|t| t.precision == precision).map(|t| t.min_cc)
+    }
+
     /// The capability of a GPU named `name` (as `nvidia-smi` or a framework prints it), by the rule
     /// documented on [`super::ProductRow`]: patterns are matched case-insensitively as substrings and
     /// the longest match wins. `None` when nothing matches, or when the longest matches disagree.
@@ -62,5 +74,26 @@ impl GpuTable {
             );
         }
         candidates
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::GpuTable;
+    use crate::ComputeCapability;
+
+    const GPUS: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../assets/compat/gpus.toml"));
+
+    #[test]
+    fn architecture_names_come_from_the_rows() {
+        let cc = |s: &str| s.parse::<ComputeCapability>().unwrap();
+        let table: GpuTable = toml::from_str(GPUS).unwrap();
+        assert_eq!(table.architecture(cc("8.9")), Some("Ada Lovelace"));
+        let from = "cc = \"8.9\"\narch = \"Ada Lovelace\"";
+        assert!(GPUS.contains(from), "gpus.toml's 8.9 row moved");
+        let edited: GpuTable = toml::from_str(&GPUS.replacen(from, "cc = \"8.9\"\narch = \"Lovelace\"", 1)).unwrap();
+        assert_eq!(edited.architecture(cc("8.9")), Some("Lovelace"));
+        assert_eq!(edited.architecture(cc("8.8")), None);
     }
 }

@@ -6,6 +6,7 @@
 
 mod cuda;
 mod gpus;
+mod links;
 mod torch;
 mod types;
 

@@ -77,6 +77,22 @@ pub struct GpuTable {
     pub cc: Vec<CcRow>,
     /// Product names → compute capability, for text that names the GPU but not its capability.
     pub product: Vec<ProductRow>,
+    /// Tensor-core element types and the first capability that has them.
+    pub tensor: Vec<TensorRow>,
+}
+
+/// A tensor-core element type and the lowest capability whose tensor cores take it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TensorRow {
+    /// `fp16`, `bf16`, `tf32`.
+    pub precision: String,
+    /// The lowest capability.
+    pub min_cc: ComputeCapability,
+    /// URL or `owner/repo:path` the row was read in.
+    pub source: String,
+    /// Confidence.
+    pub tag: Tag,
 }
 
 /// What one compute capability is and what supports it.
@@ -337,8 +353,9 @@ pub struct PcieGen {
     pub generation: u32,
     /// Transfer rate per lane, GT/s.
     pub gt_per_s: f64,
-    /// Payload per lane per direction after encoding, GB/s.
-    pub gbytes_per_s_per_lane: f64,
+    /// The share of the line that carries payload, as `[payload, line]` units: `[8, 10]` for 8b/10b,
+    /// `[128, 130]` for 128b/130b, `[242, 256]` for Gen6's FLIT (242 of 256 bytes carry data).
+    pub payload_per_line: [u32; 2],
     /// URL or `owner/repo:path` the row was read in.
     pub source: String,
     /// Confidence.
@@ -351,6 +368,9 @@ pub struct PcieGen {
 pub struct LinkRow {
     /// Stable key, e.g. `thunderbolt3`, `pcie4_x16`.
     pub key: String,
+    /// Tunnels only: how the tunnel carries PCIe, one phrase; the probes cap a link behind it at
+    /// `theoretical_gbytes_per_s` and give this as the reason.
+    pub pcie_tunnel: Option<String>,
     /// Display name.
     pub name: String,
     /// Theoretical payload, one direction, GB/s.

@@ -166,7 +166,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
                     format!("{} {} in {} finds no cuDNN", fw.name, fw.version, env.name),
                     format!("It needs {}, and there is none in the environment or on the system.", need.text()),
                     vec![describe_framework(env, fw), need.from.clone(), looked(cx)],
-                    Some(install_cmd(cx, env, fw, &need)),
+                    Some(install_cmd(cx, env, fw)),
                 ));
             } else if !found.is_empty() && !found.iter().any(|c| need.accepts(c)) {
                 let mut evidence = vec![describe_framework(env, fw), need.from.clone()];
@@ -192,9 +192,9 @@ fn looked(cx: &Ctx<'_>) -> String {
     }
 }
 
-fn install_cmd(cx: &Ctx<'_>, env: &PythonEnv, fw: &Framework, need: &Need) -> String {
-    if fw.name.starts_with("jax-cuda") {
-        fix::pip_install(cx, env, ["-U".to_owned(), format!("jax[cuda{}]", need.cuda_major)])
+fn install_cmd(cx: &Ctx<'_>, env: &PythonEnv, fw: &Framework) -> String {
+    if let Some(p) = cx.kb.jax.plugin.iter().find(|p| p.package == fw.name) {
+        fix::pip_install(cx, env, ["-U".to_owned(), format!("jax[{}]", p.extra)])
     } else {
         fix::pip_install(cx, env, [format!("tensorflow[and-cuda]=={}", fw.version)])
     }

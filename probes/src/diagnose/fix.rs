@@ -103,6 +103,81 @@ pub(crate) fn torch_args(pin: &str, cuda: crate::CudaVersion) -> [String; 4] {
     ]
 }
 
+/// A distribution family and its commands: the one table [`install_driver`], [`rebuild_module`],
+/// [`rebuild_initramfs`] and [`enroll_module_key`] read.
+pub(crate) struct Distro {
+    /// Lowercase pieces of the OS name that select this family (the first family that matches wins).
+    pub names: &'static [&'static str],
+    /// How to install driver `{branch}` (or newer), then reboot.
+    pub install_driver: &'static str,
+    /// How to build the NVIDIA kernel module for the running kernel.
+    pub rebuild_module: &'static str,
+    /// How to rebuild the initramfs.
+    pub rebuild_initramfs: &'static str,
+    /// The key locally built modules are signed with, and the command that rebuilds them signed.
+    pub module_key: (&'static str, &'static str),
+}
+
+const DKMS_KEY: (&str, &str) = ("/var/lib/dkms/mok.pub", "sudo dkms autoinstall");
+
+/// The families, in the order they are tried; [`OTHER_DISTRO`] when none matches.
+pub(crate) static DISTROS: &[Distro] = &[
+    Distro {
+        names: &["ubuntu", "pop!_os", "mint"],
+        install_driver: "sudo ubuntu-drivers install nvidia:{branch} (or: sudo apt install nvidia-driver-{branch}), then reboot.",
+        rebuild_module: "sudo apt install linux-headers-$(uname -r) && sudo dkms autoinstall, then sudo modprobe nvidia (or reboot)",
+        rebuild_initramfs: "sudo update-initramfs -u",
+        module_key: DKMS_KEY,
+    },
+    Distro {
+        names: &["debian"],
+        install_driver: "Add NVIDIA's CUDA apt repository for this Debian release (https://developer.nvidia.com/cuda-downloads), \
+                         then: sudo apt install cuda-drivers-{branch}, and reboot.",
+        rebuild_module: "sudo apt install linux-headers-$(uname -r) && sudo dkms autoinstall, then sudo modprobe nvidia (or reboot)",
+        rebuild_initramfs: "sudo update-initramfs -u",
+        module_key: DKMS_KEY,
+    },
+    Distro {
+        names: &["fedora"],
+        install_driver: "sudo dnf install akmod-nvidia (RPM Fusion, the current branch), then reboot.",
+        rebuild_module: "sudo dnf install kernel-devel-$(uname -r) && sudo akmods --force, then reboot",
+        rebuild_initramfs: "sudo dracut --force",
+        module_key: ("/etc/pki/akmods/certs/public_key.der", "sudo akmods --force"),
+    },
+    Distro {
+        names: &["red hat", "rocky", "alma", "centos"],
+        install_driver: "sudo dnf module install nvidia-driver:{branch}-open (NVIDIA's CUDA repository), then reboot.",
+        rebuild_module: "sudo dnf install kernel-devel-$(uname -r) kernel-headers-$(uname -r) && sudo dkms autoinstall, then reboot",
+        rebuild_initramfs: "sudo dracut --force",
+        module_key: DKMS_KEY,
+    },
+    Distro {
+        names: &["arch", "manjaro", "endeavour"],
+        install_driver: "sudo pacman -Syu nvidia-open (the current branch), then reboot.",
+        rebuild_module: "sudo pacman -S --needed linux-headers && sudo dkms autoinstall, then reboot",
+        rebuild_initramfs: "sudo mkinitcpio -P",
+        module_key: DKMS_KEY,
+    },
+];
+
+/// Any other Linux.
+pub(crate) static OTHER_DISTRO: Distro = Distro {
+    names: &[],
+    install_driver: "Install NVIDIA driver {branch} or newer from your distribution or NVIDIA, then reboot.",
+    rebuild_module: "Install the kernel headers for $(uname -r), then: sudo dkms autoinstall, and reboot",
+    rebuild_initramfs: "sudo update-initramfs -u",
+    module_key: DKMS_KEY,
+};
+
+/// The family of a lowercase OS name.
+pub(crate) fn distro(os_name: &str) -> &'static Distro {
+    DISTROS.iter().find(|d| d.names.iter().any(|n| os_name.contains(n))).unwrap_or(&OTHER_DISTRO)
+}
+
+fn is_ubuntu_like(os_name: &str) -> bool {
+    std::ptr::eq(distro(os_name), &DISTROS[0])
+}
+
 /// How to install driver branch `branch` (or newer) on this machine.
 pub(crate) fn install_driver(cx: &Ctx<'_>, branch: u32) -> String {
     if cx.s.platform.wsl.is_some() {
@@ -111,29 +186,10 @@ pub(crate) fn install_driver(cx: &Ctx<'_>, branch: u32) -> String {
              WSL2 uses it, so install no Linux driver inside WSL."
         );
     }
-    let os_name = os_name(cx);
-    match cx.os {
-        OsFamily::Windows => {
-            format!("Install NVIDIA driver {branch} or newer for this GPU from https://www.nvidia.com/drivers.")
-        }
-        _ if ubuntu_like(&os_name) => format!(
-            "sudo ubuntu-drivers install nvidia:{branch} (or: sudo apt install nvidia-driver-{branch}), then reboot."
-        ),
-        _ if os_name.contains("debian") => format!(
-            "Add NVIDIA's CUDA apt repository for this Debian release (https://developer.nvidia.com/cuda-downloads), \
-             then: sudo apt install cuda-drivers-{branch}, and reboot."
-        ),
-        _ if os_name.contains("fedora") => {
-            "sudo dnf install akmod-nvidia (RPM Fusion, the current branch), then reboot.".to_owned()
-        }
-        _ if os_name.contains("red hat") || os_name.contains("rocky") || os_name.contains("alma") => {
-            format!("sudo dnf module install nvidia-driver:{branch}-open (NVIDIA's CUDA repository), then reboot.")
-        }
-        _ if os_name.contains("arch") || os_name.contains("manjaro") || os_name.contains("endeavour") => {
-            "sudo pacman -Syu nvidia-open (the current branch), then reboot.".to_owned()
-        }
-        _ => format!("Install NVIDIA driver {branch} or newer from your distribution or NVIDIA, then reboot."),
+    if cx.os == OsFamily::Windows {
+        return format!("Install NVIDIA driver {branch} or newer for this GPU from https://www.nvidia.com/drivers.");
     }
+    distro(&os_name(cx)).install_driver.replace("{branch}", &branch.to_string())
 }
 
 /// `<python> -m pip uninstall -y <args>`.
@@ -159,20 +215,7 @@ pub(crate) fn ld_library_path_without(cx: &Ctx<'_>, remove: &[&str], prepend: Op
 
 /// How to build the NVIDIA kernel module for the running kernel on this distribution.
 pub(crate) fn rebuild_module(cx: &Ctx<'_>) -> String {
-    let os_name = os_name(cx);
-    if ubuntu_like(&os_name) || os_name.contains("debian") {
-        "sudo apt install linux-headers-$(uname -r) && sudo dkms autoinstall, then sudo modprobe nvidia (or reboot)"
-            .to_owned()
-    } else if os_name.contains("fedora") {
-        "sudo dnf install kernel-devel-$(uname -r) && sudo akmods --force, then reboot".to_owned()
-    } else if os_name.contains("arch") || os_name.contains("manjaro") || os_name.contains("endeavour") {
-        "sudo pacman -S --needed linux-headers && sudo dkms autoinstall, then reboot".to_owned()
-    } else if os_name.contains("red hat") || os_name.contains("rocky") || os_name.contains("alma") {
-        "sudo dnf install kernel-devel-$(uname -r) kernel-headers-$(uname -r) && sudo dkms autoinstall, then reboot"
-            .to_owned()
-    } else {
-        "Install the kernel headers for $(uname -r), then: sudo dkms autoinstall, and reboot".to_owned()
-    }
+    distro(&os_name(cx)).rebuild_module.to_owned()
 }
 
 /// How to install the driver these GPUs need: the legacy branch when a GPU here is only supported up to
@@ -183,7 +226,7 @@ pub(crate) fn install_recommended_driver(cx: &Ctx<'_>) -> String {
     if let Some(branch) = legacy {
         return install_driver(cx, branch);
     }
-    if cx.s.platform.wsl.is_none() && cx.os == OsFamily::Linux && ubuntu_like(&os_name(cx)) {
+    if cx.s.platform.wsl.is_none() && cx.os == OsFamily::Linux && is_ubuntu_like(&os_name(cx)) {
         return "sudo ubuntu-drivers install (installs the driver Ubuntu recommends for this GPU), then reboot"
             .to_owned();
     }
@@ -199,29 +242,14 @@ pub(crate) fn os_name(cx: &Ctx<'_>) -> String {
     cx.s.system.value().and_then(|s| s.os_name.as_deref()).unwrap_or_default().to_ascii_lowercase()
 }
 
-fn ubuntu_like(os_name: &str) -> bool {
-    os_name.contains("ubuntu") || os_name.contains("pop!_os") || os_name.contains("mint")
-}
-
 /// The command that rebuilds the initramfs on this distribution.
 pub(crate) fn rebuild_initramfs(cx: &Ctx<'_>) -> &'static str {
-    let os = os_name(cx);
-    if ["fedora", "red hat", "rocky", "alma", "centos"].iter().any(|d| os.contains(d)) {
-        "sudo dracut --force"
-    } else if ["arch", "manjaro", "endeavour"].iter().any(|d| os.contains(d)) {
-        "sudo mkinitcpio -P"
-    } else {
-        "sudo update-initramfs -u"
-    }
+    distro(&os_name(cx)).rebuild_initramfs
 }
 
 /// How to enroll the key this distribution signs locally built modules with, and rebuild the module signed.
 pub(crate) fn enroll_module_key(cx: &Ctx<'_>) -> String {
-    let (key, rebuild) = if os_name(cx).contains("fedora") {
-        ("/etc/pki/akmods/certs/public_key.der", "sudo akmods --force")
-    } else {
-        ("/var/lib/dkms/mok.pub", "sudo dkms autoinstall")
-    };
+    let (key, rebuild) = distro(&os_name(cx)).module_key;
     format!(
         "Enroll the key locally built modules are signed with: sudo mokutil --import {key} (choose a one-time \
          password), reboot and pick \"Enroll MOK\" in the blue MOK manager, then rebuild the module signed: {rebuild}"
@@ -244,4 +272,30 @@ pub(crate) fn unset_var(cx: &Ctx<'_>, name: &str) -> String {
 /// `$env:PATH = 'dir;' + $env:PATH`.
 pub(crate) fn prepend_path(cx: &Ctx<'_>, dir: &str) -> String {
     note(cx, shell::prepend_var(cx.shell, "PATH", dir), vec!["export".to_owned(), format!("PATH={dir}:$PATH")], true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{DISTROS, OTHER_DISTRO, distro};
+
+    /// Every name of every family selects that family, for all four commands at once.
+    #[test]
+    fn each_name_selects_its_row() {
+        for d in DISTROS {
+            for name in d.names {
+                assert!(std::ptr::eq(distro(&format!("{name} linux 9")), d), "{name}");
+            }
+        }
+        assert!(std::ptr::eq(distro("gentoo"), &OTHER_DISTRO));
+        assert!(std::ptr::eq(distro(""), &OTHER_DISTRO));
+    }
+
+    /// CentOS Stream is one family with RHEL for every command (it used to be only for the initramfs).
+    #[test]
+    fn centos_is_rhel_for_every_command() {
+        let d = distro("centos stream 9");
+        assert!(d.install_driver.contains("dnf module install"), "{}", d.install_driver);
+        assert!(d.rebuild_module.contains("kernel-devel"), "{}", d.rebuild_module);
+        assert_eq!(d.rebuild_initramfs, "sudo dracut --force");
+    }
 }

@@ -19,7 +19,8 @@ pub(super) const TF_WINDOWS: Rule = Rule {
     id: "framework.tensorflow_windows_native_no_gpu",
     category: Category::CpuOnlyBuild,
     severity: Severity::Error,
-    trigger: "TensorFlow newer than 2.10 on native Windows, where it has no GPU support.",
+    trigger: "TensorFlow newer than the last release with a native-Windows GPU build (`windows_native_gpu` in \
+              tensorflow.toml) on native Windows, where it has no GPU support.",
     source: "tensorflow/docs site/en/install/pip.md (\"TensorFlow 2.10 was the last TensorFlow release that supported \
              GPU on native-Windows\")",
 };
@@ -43,7 +44,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
                     fix::torch_wheel(cx, env, fw),
                 )),
                 "tensorflow" | "tensorflow-cpu" | "tensorflow-intel" if cx.os == OsFamily::Windows => {
-                    tensorflow_windows(env, fw, evidence, out);
+                    tensorflow_windows(cx, env, fw, evidence, out);
                 }
                 "tensorflow-cpu" => out.push(CPU_ONLY.finding(
                     format!("{} {} in {} is a CPU-only build", fw.name, fw.version, env.name),
@@ -57,10 +58,13 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 )),
                 "jax" if fw.build == FrameworkBuild::Cpu => out.push(CPU_ONLY.finding(
                     format!("jax {} in {} has no CUDA plugin", fw.version, env.name),
-                    "Without jax-cuda12-plugin or jax-cuda13-plugin, JAX runs on the CPU (\"An NVIDIA GPU may be \
-                     present on this machine, but a CUDA-enabled jaxlib is not installed. Falling back to cpu.\").",
+                    format!(
+                        "Without {}, JAX runs on the CPU (\"An NVIDIA GPU may be present on this machine, but a \
+                         CUDA-enabled jaxlib is not installed. Falling back to cpu.\").",
+                        jax_plugins(cx)
+                    ),
                     evidence,
-                    Some(fix::pip_install(cx, env, ["-U".to_owned(), format!("jax[{}]", jax_extra(cx))])),
+                    jax_extra(cx).map(|extra| fix::pip_install(cx, env, ["-U".to_owned(), format!("jax[{extra}]")])),
                 )),
                 _ => {}
             }
@@ -68,26 +72,57 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     }
 }
 
-fn tensorflow_windows(env: &PythonEnv, fw: &Framework, evidence: Vec<String>, out: &mut Vec<Finding>) {
-    let newer_than_2_10 = crate::compat::release_line(&fw.version)
-        .and_then(|l| l.split_once('.').and_then(|(a, b)| Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?))))
-        .is_some_and(|v| v > (2, 10));
-    if !newer_than_2_10 && fw.name == "tensorflow" {
+/// A release line as numbers: `2.10` → (2, 10).
+fn line_number(line: &str) -> Option<(u32, u32)> {
+    let (a, b) = line.split_once('.')?;
+    Some((a.parse().ok()?, b.parse().ok()?))
+}
+
+fn tensorflow_windows(cx: &Ctx<'_>, env: &PythonEnv, fw: &Framework, evidence: Vec<String>, out: &mut Vec<Finding>) {
+    // The newest release with a native-Windows GPU build (tensorflow.toml `windows_native_gpu`).
+    let Some(last) = cx
+        .kb
+        .tensorflow
+        .release
+        .iter()
+        .filter(|r| r.windows_native_gpu)
+        .filter_map(|r| Some((line_number(&r.version)?, r)))
+        .max_by_key(|(n, _)| *n)
+    else {
+        return;
+    };
+    let newer = crate::compat::release_line(&fw.version).and_then(|l| line_number(&l)).is_some_and(|v| v > last.0);
+    if !newer && fw.name == "tensorflow" {
         return;
     }
+    let last = last.1;
     out.push(TF_WINDOWS.finding(
         format!("{} {} in {} on native Windows cannot use the GPU", fw.name, fw.version, env.name),
-        "TensorFlow 2.10 was the last release with GPU support on native Windows; newer releases run on the CPU there.",
-        evidence,
-        Some(
-            "Run TensorFlow in WSL2 (wsl --install, then inside Ubuntu: pip install \"tensorflow[and-cuda]\"), or \
-             install tensorflow==2.10.* with CUDA 11.2 and cuDNN 8.1 on Windows."
-                .to_owned(),
+        format!(
+            "TensorFlow {} was the last release with GPU support on native Windows; newer releases run on the CPU there.",
+            last.version
         ),
+        evidence,
+        Some(format!(
+            "Run TensorFlow in WSL2 (wsl --install, then inside Ubuntu: pip install \"tensorflow[and-cuda]\"), or \
+             install tensorflow=={}.* with CUDA {} and cuDNN {} on Windows.",
+            last.version, last.cuda, last.cudnn
+        )),
     ));
 }
 
-/// `cuda13` when the driver supports CUDA 13, else `cuda12`.
-fn jax_extra(cx: &Ctx<'_>) -> &'static str {
-    if cx.driver.cuda.is_some_and(|c| c.major >= 13) { "cuda13" } else { "cuda12" }
+/// The JAX install extra (jax.toml `extra`) for this driver: the plugin of the highest CUDA major the
+/// driver supports, else the lowest plugin (also when the driver's CUDA level is unknown).
+fn jax_extra<'k>(cx: &Ctx<'k>) -> Option<&'k str> {
+    let plugins = &cx.kb.jax.plugin;
+    let fits =
+        cx.driver.cuda.and_then(|c| plugins.iter().filter(|p| p.cuda_major <= c.major).max_by_key(|p| p.cuda_major));
+    fits.or_else(|| plugins.iter().min_by_key(|p| p.cuda_major)).map(|p| p.extra.as_str())
+}
+
+/// The CUDA plugin packages jax.toml knows, for prose: `jax-cuda12-plugin or jax-cuda13-plugin`.
+fn jax_plugins(cx: &Ctx<'_>) -> String {
+    let mut names: Vec<&str> = cx.kb.jax.plugin.iter().map(|p| p.package.as_str()).collect();
+    names.sort_unstable();
+    names.join(" or ")
 }

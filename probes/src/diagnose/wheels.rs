@@ -109,8 +109,8 @@ fn mixed(
         let odd: Vec<&Framework> = frameworks.iter().filter(|(_, m)| *m != t).map(|(f, _)| *f).collect();
         let switch: Vec<String> = odd.iter().map(|f| switch_cmd(cx, env, f, t)).collect();
         let own = odd.first().map_or_else(String::new, |f| {
-            let spec = match f.name.strip_prefix("jax-cuda").and_then(|r| r.strip_suffix("-plugin")) {
-                Some(major) => format!("jax[cuda{major}]"),
+            let spec = match cx.kb.jax.plugin.iter().find(|p| p.package == f.name) {
+                Some(p) => format!("jax[{}]", p.extra),
                 None => format!("{}=={}", f.name, f.version),
             };
             // `~` must stay unquoted for the shell to expand it, so the folder name keeps only plain characters.

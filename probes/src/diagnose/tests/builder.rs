@@ -332,7 +332,12 @@ impl Machine {
     }
 
     pub fn findings(&self) -> Vec<Finding> {
-        super::super::diagnose(&self.0, Kb::get().unwrap())
+        self.findings_with(Kb::get().unwrap())
+    }
+
+    /// Its findings against another knowledge base (an edited copy of the embedded one).
+    pub fn findings_with(&self, kb: &Kb) -> Vec<Finding> {
+        super::super::diagnose(&self.0, kb)
     }
 
     /// The ids of its findings, sorted.

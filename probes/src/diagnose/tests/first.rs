@@ -109,6 +109,49 @@ fn tensorflow_after_2_10_on_native_windows_has_no_gpu() {
     assert_eq!(old.ids(), Vec::<String>::new());
 }
 
+/// The native-Windows limit and the fix's tested build are tensorflow.toml's `windows_native_gpu` rows.
+#[test]
+fn the_native_windows_tensorflow_limit_is_read_from_the_knowledge_base() {
+    let tf = |version: &str| {
+        Machine::windows().gpu("NVIDIA GeForce RTX 4090", "8.9").driver("571.96", "12.8").framework(
+            "tensorflow",
+            version,
+            Some(crate::probe::python::FrameworkBuild::Unknown),
+        )
+    };
+    let id = "framework.tensorflow_windows_native_no_gpu";
+    let fix = tf("2.17.0").finding(id).fix.unwrap();
+    assert!(fix.contains("tensorflow==2.10.* with CUDA 11.2 and cuDNN 8.1"), "{fix}");
+    let mut kb = crate::compat::Kb::get().unwrap().clone();
+    let row = kb.tensorflow.release.iter_mut().find(|r| r.version == "2.11").unwrap();
+    row.windows_native_gpu = true;
+    let (cuda, cudnn) = (row.cuda, row.cudnn);
+    assert!(tf("2.11.0").findings_with(&kb).iter().all(|f| f.id != id), "2.11 now has a Windows GPU build");
+    let f = tf("2.12.0").findings_with(&kb).into_iter().find(|f| f.id == id).unwrap();
+    assert!(f.detail.contains("TensorFlow 2.11 was the last"), "{f:#?}");
+    let fix = f.fix.unwrap();
+    assert!(fix.contains(&format!("tensorflow==2.11.* with CUDA {cuda} and cuDNN {cudnn}")), "{fix}");
+}
+
+/// The extra `pip install jax[...]` names is jax.toml's `extra` of the plugin for the driver's CUDA major.
+#[test]
+fn the_jax_extra_is_read_from_the_knowledge_base() {
+    let jax = |cuda: &str| {
+        rtx4090().driver("580.65.06", cuda).framework("jax", "0.7.2", Some(crate::probe::python::FrameworkBuild::Cpu))
+    };
+    let id = "framework.cpu_only_build";
+    assert!(jax("13.0").finding(id).fix.unwrap().ends_with("'jax[cuda13]'"));
+    assert!(jax("12.8").finding(id).fix.unwrap().ends_with("'jax[cuda12]'"));
+    let mut kb = crate::compat::Kb::get().unwrap().clone();
+    for p in &mut kb.jax.plugin {
+        p.extra = format!("cuda{}-pip", p.cuda_major);
+        p.package = format!("jax-cuda{}-pjrt-plugin", p.cuda_major);
+    }
+    let f = jax("13.0").findings_with(&kb).into_iter().find(|f| f.id == id).unwrap();
+    assert!(f.fix.as_deref().unwrap().ends_with("'jax[cuda13-pip]'"), "{f:#?}");
+    assert!(f.detail.contains("jax-cuda12-pjrt-plugin or jax-cuda13-pjrt-plugin"), "{f:#?}");
+}
+
 #[test]
 fn pasted_text_without_a_driver_concludes_nothing_about_the_driver() {
     let mut m = Machine::pasted().gpu("NVIDIA GeForce RTX 4090", "");

@@ -112,9 +112,9 @@ fn names_match(a: Option<&str>, b: Option<&str>) -> bool {
     }
 }
 
-/// The architecture of a capability: the knowledge base's row, else the built-in names.
+/// The architecture of a capability: the knowledge base's row.
 fn architecture(kb: &Kb, cc: ComputeCapability) -> Option<String> {
-    kb.gpus.row(cc).map(|r| r.arch.clone()).or_else(|| cc.architecture().map(str::to_owned))
+    kb.gpus.architecture(cc).map(str::to_owned)
 }
 
 /// GPU facts carried by known messages: PyTorch's and TensorFlow's capability warnings.
