@@ -25,6 +25,7 @@ use std::time::Instant;
 use anyhow::Result;
 use egui::{Key, KeyboardShortcut, Modifiers, Ui};
 use gpu_doctor_probes::host::Host;
+use gpu_doctor_probes::host::telemetry::Detail;
 use gpu_doctor_probes::probe::Options;
 use gpu_doctor_probes::{Report, Snapshot};
 
@@ -187,7 +188,9 @@ impl App {
                 }
             }
         }
-        let gpus = self.machine.snapshot().gpus.value().map_or(0, Vec::len);
+        let targets: Vec<telemetry::Target> = self.machine.snapshot().gpus.value().map_or_else(Vec::new, |gpus| {
+            gpus.iter().map(|g| telemetry::Target { index: g.index, bus_id: g.pci_bus_id.clone() }).collect()
+        });
         let wants_live = self.replay.is_none()
             && !self.showing_other
             && match self.page {
@@ -195,7 +198,9 @@ impl App {
                 Page::Telemetry => !self.telemetry.paused,
                 _ => false,
             };
-        self.telemetry.set_wanted(wants_live, gpus, ctx);
+        // The Overview's cards show no PCIe throughput: skip the counters (20 ms each) there.
+        let detail = if self.page == Page::Telemetry { Detail::Full } else { Detail::Card };
+        self.telemetry.set_wanted(wants_live, &targets, detail, ctx);
         self.telemetry.poll();
         let (shown, pages, _, actions) = self.parts();
         pages.logic(ctx, &shown, actions);

@@ -11,18 +11,30 @@ use std::sync::mpsc::{self, Receiver, TryRecvError, TrySendError};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use gpu_doctor_probes::host::telemetry::{GpuTelemetry, sample};
+use gpu_doctor_probes::host::telemetry::{Detail, GpuTelemetry, runtime_suspended, sample_detail};
 
 /// How often each GPU is sampled.
 pub const INTERVAL: Duration = Duration::from_millis(500);
 /// How much history is kept per GPU, seconds.
 pub const WINDOW_SECS: f64 = 300.0;
 
-/// Samples GPU `index` (NVML order) now, or says why not.
-pub type SampleFn = Arc<dyn Fn(u32) -> Result<GpuTelemetry, String> + Send + Sync>;
+/// Samples GPU `index` (NVML order) now, asking what `Detail` says, or says why not.
+pub type SampleFn = Arc<dyn Fn(u32, Detail) -> Result<GpuTelemetry, String> + Send + Sync>;
+/// True when the GPU at this PCI bus id sleeps (runtime suspend) and must not be woken by asking.
+pub type AsleepFn = Arc<dyn Fn(&str) -> bool + Send + Sync>;
+
+/// A GPU the feed samples: its NVML index and, where known, its PCI bus id (for the sleep check).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// NVML index.
+    pub index: u32,
+    /// PCI bus id, e.g. `00000000:01:00.0`.
+    pub bus_id: Option<String>,
+}
 
 enum Msg {
     Sample { t_secs: f64, gpu: u32, sample: GpuTelemetry },
+    Asleep(u32),
     Stopped(String),
 }
 
@@ -38,15 +50,23 @@ pub struct TelemetryFeed {
     /// the GPUs while the sampler runs for another page.
     pub paused: bool,
     latest: BTreeMap<u32, GpuTelemetry>,
+    /// GPUs found asleep at the last look (not sampled, so they stay asleep).
+    asleep: std::collections::BTreeSet<u32>,
     source: SampleFn,
+    is_asleep: AsleepFn,
     interval: Duration,
+    /// What the running sampler was started for.
+    running_for: Option<(Vec<Target>, Detail)>,
     started: Option<Instant>,
     running: Option<(Arc<AtomicBool>, Receiver<Msg>)>,
 }
 
 impl Default for TelemetryFeed {
     fn default() -> Self {
-        Self::with_source(Arc::new(|gpu| sample(gpu).map_err(|e| e.to_string())), INTERVAL)
+        let mut feed =
+            Self::with_source(Arc::new(|gpu, detail| sample_detail(gpu, detail).map_err(|e| e.to_string())), INTERVAL);
+        feed.is_asleep = Arc::new(runtime_suspended);
+        feed
     }
 }
 
@@ -69,39 +89,68 @@ impl TelemetryFeed {
             note: None,
             paused: false,
             latest: BTreeMap::new(),
+            asleep: std::collections::BTreeSet::new(),
             source,
+            is_asleep: Arc::new(|_| false),
             interval,
+            running_for: None,
             started: None,
             running: None,
         }
     }
 
-    /// Starts or stops the sampler: it runs while `wanted` and there is a GPU to sample, unless it
-    /// already stopped with a note.
-    pub fn set_wanted(&mut self, wanted: bool, gpu_count: usize, ctx: &egui::Context) {
-        let run = wanted && gpu_count > 0;
-        match (&self.running, run) {
-            (Some((stop, _)), false) => {
+    /// Uses `is_asleep` to tell a sleeping GPU (the app reads the PCI power state from sysfs).
+    #[cfg(test)]
+    #[must_use]
+    pub fn with_sleep_check(mut self, is_asleep: AsleepFn) -> Self {
+        self.is_asleep = is_asleep;
+        self
+    }
+
+    /// Starts, restarts or stops the sampler: it runs while `wanted` and there is a GPU to sample,
+    /// unless it already stopped with a note, and asks only what `detail` needs (a page that shows
+    /// no PCIe throughput does not pay for the counters).
+    pub fn set_wanted(&mut self, wanted: bool, targets: &[Target], detail: Detail, ctx: &egui::Context) {
+        let run = wanted && !targets.is_empty();
+        let same = self.running_for.as_ref().is_some_and(|(t, d)| t == targets && *d == detail);
+        if self.running.is_some() && (!run || !same) {
+            if let Some((stop, _)) = self.running.take() {
                 stop.store(true, Ordering::Relaxed);
-                self.running = None;
             }
-            (None, true) if self.note.is_none() => self.start(gpu_count, ctx),
-            _ => {}
+            self.running_for = None;
+        }
+        if run && self.running.is_none() && self.note.is_none() {
+            self.start(targets.to_vec(), detail, ctx);
         }
     }
 
-    fn start(&mut self, gpu_count: usize, ctx: &egui::Context) {
+    /// Whether GPU `gpu` was asleep at the last look (and so was not sampled).
+    pub fn is_asleep(&self, gpu: u32) -> bool {
+        self.asleep.contains(&gpu)
+    }
+
+    fn start(&mut self, targets: Vec<Target>, detail: Detail, ctx: &egui::Context) {
         let stop = Arc::new(AtomicBool::new(false));
         let (tx, rx) = mpsc::sync_channel::<Msg>(64);
         let started = *self.started.get_or_insert_with(Instant::now);
         let (flag, ctx, source, interval) = (Arc::clone(&stop), ctx.clone(), Arc::clone(&self.source), self.interval);
-        let count = u32::try_from(gpu_count).unwrap_or(u32::MAX);
+        let is_asleep = Arc::clone(&self.is_asleep);
+        self.running_for = Some((targets.clone(), detail));
         let spawned = thread::Builder::new().name("gpu-doctor-telemetry".into()).spawn(move || {
             while !flag.load(Ordering::Relaxed) {
                 let mut first_error = None;
                 let mut answered = 0;
-                for gpu in 0..count {
-                    match source(gpu) {
+                for target in &targets {
+                    let gpu = target.index;
+                    // Asking NVML about a suspended GPU wakes it; a sleeping GPU counts as answered.
+                    if target.bus_id.as_deref().is_some_and(|b| is_asleep(b)) {
+                        answered += 1;
+                        if let Err(TrySendError::Disconnected(_)) = tx.try_send(Msg::Asleep(gpu)) {
+                            return;
+                        }
+                        continue;
+                    }
+                    match source(gpu, detail) {
                         Ok(sample) => {
                             answered += 1;
                             let t_secs = started.elapsed().as_secs_f64();
@@ -138,7 +187,13 @@ impl TelemetryFeed {
         let mut changed = false;
         while let Some((_, rx)) = &self.running {
             match rx.try_recv() {
-                Ok(Msg::Sample { t_secs, gpu, sample }) => self.accept(t_secs, gpu, sample),
+                Ok(Msg::Sample { t_secs, gpu, sample }) => {
+                    self.asleep.remove(&gpu);
+                    self.accept(t_secs, gpu, sample);
+                }
+                Ok(Msg::Asleep(gpu)) => {
+                    self.asleep.insert(gpu);
+                }
                 Ok(Msg::Stopped(why)) => {
                     self.note = Some(why);
                     self.running = None;
@@ -186,12 +241,17 @@ impl Drop for TelemetryFeed {
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
+    use std::sync::Mutex;
     use std::sync::atomic::AtomicUsize;
 
     use super::*;
 
     fn util(pct: u32) -> GpuTelemetry {
         GpuTelemetry { utilization_gpu_pct: Some(pct), ..GpuTelemetry::default() }
+    }
+
+    fn two() -> Vec<Target> {
+        (0..2).map(|index| Target { index, bus_id: Some(format!("00000000:0{}:00.0", index + 1)) }).collect()
     }
 
     /// Polls until `done` holds; fails after 10 s.
@@ -206,7 +266,7 @@ mod tests {
 
     #[test]
     fn the_window_keeps_only_the_last_five_minutes() {
-        let mut feed = TelemetryFeed::with_source(Arc::new(|_| Ok(util(0))), INTERVAL);
+        let mut feed = TelemetryFeed::with_source(Arc::new(|_, _| Ok(util(0))), INTERVAL);
         for i in 0..=1000 {
             feed.accept(f64::from(i), 0, util(i));
         }
@@ -220,7 +280,7 @@ mod tests {
 
     #[test]
     fn pause_keeps_the_plots_still_but_follows_the_newest_value() {
-        let mut feed = TelemetryFeed::with_source(Arc::new(|_| Ok(util(0))), INTERVAL);
+        let mut feed = TelemetryFeed::with_source(Arc::new(|_, _| Ok(util(0))), INTERVAL);
         feed.accept(1.0, 0, util(10));
         feed.paused = true;
         feed.accept(2.0, 0, util(20));
@@ -236,19 +296,19 @@ mod tests {
         let ctx = egui::Context::default();
         let calls = Arc::new(AtomicUsize::new(0));
         let counter = Arc::clone(&calls);
-        let source: SampleFn = Arc::new(move |gpu| {
+        let source: SampleFn = Arc::new(move |gpu, _| {
             let n = counter.fetch_add(1, Ordering::Relaxed);
             Ok(util(gpu * 100 + u32::try_from(n).unwrap_or(0)))
         });
         let mut feed = TelemetryFeed::with_source(source, Duration::from_millis(1));
-        feed.set_wanted(true, 0, &ctx);
+        feed.set_wanted(true, &[], Detail::Full, &ctx);
         assert!(!feed.is_running(), "no GPU, no sampler");
-        feed.set_wanted(true, 2, &ctx);
+        feed.set_wanted(true, &two(), Detail::Full, &ctx);
         assert!(feed.is_running());
         poll_until(&mut feed, |f| f.series.get(&1).is_some_and(|s| s.len() >= 3));
         let times: Vec<f64> = feed.series[&0].iter().map(|(t, _)| *t).collect();
         assert!(times.windows(2).all(|w| w[0] <= w[1]), "{times:?}");
-        feed.set_wanted(false, 2, &ctx);
+        feed.set_wanted(false, &two(), Detail::Full, &ctx);
         assert!(!feed.is_running() && feed.note.is_none());
     }
 
@@ -257,18 +317,18 @@ mod tests {
         let ctx = egui::Context::default();
         let calls = Arc::new(AtomicUsize::new(0));
         let counter = Arc::clone(&calls);
-        let source: SampleFn = Arc::new(move |_| {
+        let source: SampleFn = Arc::new(move |_, _| {
             counter.fetch_add(1, Ordering::Relaxed);
             Err("NVML could not be loaded: libnvidia-ml.so.1 not found".to_owned())
         });
         let mut feed = TelemetryFeed::with_source(source, Duration::from_millis(1));
-        feed.set_wanted(true, 2, &ctx);
+        feed.set_wanted(true, &two(), Detail::Full, &ctx);
         poll_until(&mut feed, |f| f.note.is_some());
         assert!(!feed.is_running());
         assert!(feed.note.as_deref().unwrap().contains("libnvidia-ml.so.1"), "{:?}", feed.note);
         thread::sleep(Duration::from_millis(20));
         assert_eq!(calls.load(Ordering::Relaxed), 2, "one round over both GPUs, then it stopped");
-        feed.set_wanted(true, 2, &ctx);
+        feed.set_wanted(true, &two(), Detail::Full, &ctx);
         assert!(!feed.is_running(), "a stopped feed does not start again");
         assert_eq!(calls.load(Ordering::Relaxed), 2);
         assert!(feed.series.is_empty());
@@ -277,10 +337,51 @@ mod tests {
     #[test]
     fn one_failing_gpu_does_not_stop_the_others() {
         let ctx = egui::Context::default();
-        let source: SampleFn = Arc::new(|gpu| if gpu == 0 { Err("lost".to_owned()) } else { Ok(util(5)) });
+        let source: SampleFn = Arc::new(|gpu, _| if gpu == 0 { Err("lost".to_owned()) } else { Ok(util(5)) });
         let mut feed = TelemetryFeed::with_source(source, Duration::from_millis(1));
-        feed.set_wanted(true, 2, &ctx);
+        feed.set_wanted(true, &two(), Detail::Full, &ctx);
         poll_until(&mut feed, |f| f.series.get(&1).is_some_and(|s| s.len() >= 2));
         assert!(feed.is_running() && feed.note.is_none() && !feed.series.contains_key(&0));
+    }
+
+    /// A laptop's discrete GPU in runtime suspend is not asked (asking NVML wakes it); the other
+    /// GPU is sampled, and the sleeping one is not an error that stops the feed.
+    #[test]
+    fn a_sleeping_gpu_is_not_woken_to_sample_it() {
+        let ctx = egui::Context::default();
+        let asked = Arc::new(Mutex::new(Vec::new()));
+        let log = Arc::clone(&asked);
+        let source: SampleFn = Arc::new(move |gpu, _| {
+            log.lock().unwrap().push(gpu);
+            Ok(util(1))
+        });
+        let asleep: AsleepFn = Arc::new(|bus: &str| bus == "00000000:01:00.0");
+        let mut feed = TelemetryFeed::with_source(source, Duration::from_millis(1)).with_sleep_check(asleep);
+        feed.set_wanted(true, &two(), Detail::Card, &ctx);
+        poll_until(&mut feed, |f| f.series.get(&1).is_some_and(|s| s.len() >= 3) && f.is_asleep(0));
+        assert!(!asked.lock().unwrap().contains(&0), "the sleeping GPU was asked");
+        assert!(feed.is_running() && feed.note.is_none());
+        assert!(!feed.is_asleep(1));
+    }
+
+    /// The Overview asks for cards, the Telemetry page for everything: switching restarts the
+    /// sampler with the detail the page shows.
+    #[test]
+    fn the_sampler_asks_what_the_page_shows() {
+        let ctx = egui::Context::default();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let log = Arc::clone(&seen);
+        let source: SampleFn = Arc::new(move |_, detail| {
+            log.lock().unwrap().push(detail);
+            Ok(util(1))
+        });
+        let mut feed = TelemetryFeed::with_source(source, Duration::from_millis(1));
+        feed.set_wanted(true, &two(), Detail::Card, &ctx);
+        poll_until(&mut feed, |f| f.series.get(&1).is_some_and(|s| s.len() >= 2));
+        feed.set_wanted(true, &two(), Detail::Full, &ctx);
+        poll_until(&mut feed, |_| seen.lock().unwrap().last() == Some(&Detail::Full));
+        let seen = seen.lock().unwrap();
+        assert_eq!(seen.first(), Some(&Detail::Card));
+        assert!(seen.contains(&Detail::Full), "{seen:?}");
     }
 }

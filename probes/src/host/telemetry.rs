@@ -53,9 +53,34 @@ pub fn throttle_reason_names(bits: u64) -> Vec<String> {
     THROTTLE_REASONS.iter().filter(|(bit, _)| bits & bit != 0).map(|(_, name)| (*name).to_owned()).collect()
 }
 
+/// How much to ask: a card shows memory, clocks, temperature, power, utilization and throttle
+/// reasons; the full sample adds the two PCIe counters, which take 20 ms each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Detail {
+    /// Without the PCIe counters (the Overview's cards).
+    Card,
+    /// Everything (the Telemetry page, benchmarks).
+    Full,
+}
+
+/// True when the kernel has put the PCI device at `bus_id` into runtime suspend (a laptop's
+/// discrete GPU with nothing on it). Asking NVML about it would wake it, so a sampler skips it, as
+/// `bottom` does. Reads `/sys/bus/pci/devices/BUS/power/runtime_status`; false where there is no
+/// such file (other systems, or no runtime power management).
+pub fn runtime_suspended(bus_id: &str) -> bool {
+    let Some(bus) = crate::probe::pci::sysfs::normalize_bus_id(bus_id) else { return false };
+    std::fs::read_to_string(format!("/sys/bus/pci/devices/{bus}/power/runtime_status"))
+        .is_ok_and(|status| status.trim() == "suspended")
+}
+
 /// Asks NVML about GPU `index` (NVML order) now. Takes about 40 ms: the two PCIe counters each
 /// average over 20 ms.
 pub fn sample(index: u32) -> Result<GpuTelemetry, HostError> {
+    sample_detail(index, Detail::Full)
+}
+
+/// `sample`, asking only what `detail` needs.
+pub fn sample_detail(index: u32, detail: Detail) -> Result<GpuTelemetry, HostError> {
     let nvml = nvml()?;
     let d = nvml
         .device_by_index(index)
@@ -69,8 +94,8 @@ pub fn sample(index: u32) -> Result<GpuTelemetry, HostError> {
         power_draw_mw: d.power_usage().ok(),
         utilization_gpu_pct: utilization.as_ref().map(|u| u.gpu),
         utilization_mem_pct: utilization.as_ref().map(|u| u.memory),
-        pcie_tx_kbps: d.pcie_throughput(PcieUtilCounter::Send).ok(),
-        pcie_rx_kbps: d.pcie_throughput(PcieUtilCounter::Receive).ok(),
+        pcie_tx_kbps: (detail == Detail::Full).then(|| d.pcie_throughput(PcieUtilCounter::Send).ok()).flatten(),
+        pcie_rx_kbps: (detail == Detail::Full).then(|| d.pcie_throughput(PcieUtilCounter::Receive).ok()).flatten(),
         throttle_reasons: d.current_throttle_reasons().ok().map(|r| throttle_reason_names(r.bits())),
     })
 }

@@ -261,6 +261,12 @@ fn link_line(gpu: &Gpu, link: Option<&HostLink>) -> String {
 }
 
 fn live_rows(ui: &mut Ui, shown: &Shown<'_>, gpu: &Gpu, feed: &TelemetryFeed) {
+    if shown.live && feed.is_asleep(gpu.index) {
+        ui.label(toned(ui, Tone::Muted, "Live values"));
+        ui.label("asleep (runtime suspend): not woken to read it");
+        ui.end_row();
+        return;
+    }
     let live = shown.live.then(|| feed.latest(gpu.index)).flatten();
     let (temp, power, clock, when) = match live {
         Some(t) => (t.temperature_c, t.power_draw_mw, t.clock_sm_mhz, "live"),
