@@ -178,8 +178,14 @@ pub struct BenchPlan {
     /// `PROTOCOL_VERSION` of the program that wrote it.
     pub protocol: u32,
     /// CUDA device ordinal. CUDA orders devices fastest first unless `CUDA_DEVICE_ORDER=PCI_BUS_ID`
-    /// is set, which the parent sets so that this matches NVML's (and `nvidia-smi`'s) index.
+    /// is set, which the parent sets so that this matches NVML's (and `nvidia-smi`'s) index, as
+    /// long as `CUDA_VISIBLE_DEVICES` hides no GPU.
     pub gpu: u32,
+    /// The PCI bus id of the GPU meant (from the probes). When set, the worker opens the device at
+    /// this bus id whatever its ordinal: under `CUDA_VISIBLE_DEVICES` (set by SLURM and Kubernetes)
+    /// the ordinal `gpu` would name another GPU, or none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_pci_bus_id: Option<String>,
     /// The tests, in the order they run.
     pub tests: Vec<TestKind>,
     /// Whether this is the quick preset (fewer sizes, fewer repetitions).
@@ -247,6 +253,7 @@ impl BenchPlan {
         Self {
             protocol: PROTOCOL_VERSION,
             gpu,
+            gpu_pci_bus_id: None,
             tests,
             quick,
             warmup: if quick { 2 } else { 3 },

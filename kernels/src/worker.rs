@@ -111,7 +111,7 @@ pub fn run_plan(plan: &BenchPlan, emit: &mut dyn FnMut(BenchEvent)) {
             continue;
         }
         let opened = device.get_or_insert_with(|| {
-            catch_unwind(AssertUnwindSafe(|| gpu::open(plan.gpu)))
+            catch_unwind(AssertUnwindSafe(|| gpu::open(plan.gpu, plan.gpu_pci_bus_id.as_deref())))
                 .unwrap_or_else(|panic| Err(panic_failure(panic.as_ref(), "opening the GPU")))
         });
         let gpu = match opened {

@@ -14,17 +14,23 @@ use gpu_doctor_kernels::run::BENCH_SCHEMA_VERSION;
 use gpu_doctor_kernels::{BenchPlan, BenchRun, RunOptions, TelemetrySource, WorkerSpec, facts};
 use gpu_doctor_probes::Snapshot;
 use gpu_doctor_probes::compat::Kb;
-use gpu_doctor_probes::host::telemetry::{self, GpuTelemetry};
+use gpu_doctor_probes::host::telemetry::{self, Detail, GpuTelemetry};
 
-/// NVML telemetry of one GPU through the probes, shown to `tap` as it is taken.
+/// NVML telemetry of one GPU through the probes, shown to `tap` as it is taken: by PCI bus id
+/// where the probes know it (the GPU the worker opens), else by NVML index.
 struct NvmlTelemetry {
     index: u32,
+    bus_id: Option<String>,
     tap: Option<TelemetryTap>,
 }
 
 impl TelemetrySource for NvmlTelemetry {
     fn sample(&mut self) -> Result<GpuTelemetry, String> {
-        let sample = telemetry::sample(self.index).map_err(|e| e.to_string())?;
+        let sample = match &self.bus_id {
+            Some(bus) => telemetry::sample_bus(bus, Detail::Full),
+            None => telemetry::sample(self.index),
+        }
+        .map_err(|e| e.to_string())?;
         if let Some(tap) = &mut self.tap {
             tap(&sample);
         }
@@ -66,6 +72,7 @@ pub fn measure(
     how: Measure,
     on_event: &mut dyn FnMut(&BenchEvent),
 ) -> Result<BenchRun> {
+    let plan = &aimed(snapshot, plan);
     let needs_gpu = !plan.gpu_tests().is_empty();
     let libraries = PreparedLibraries::prepare(snapshot);
     let spec = if needs_gpu {
@@ -74,8 +81,10 @@ pub fn measure(
         // Never started: the runner starts a worker only for GPU tests.
         WorkerSpec { program: PathBuf::new(), args: Vec::new(), env: Vec::new() }
     };
-    let telemetry = needs_gpu
-        .then(|| Box::new(NvmlTelemetry { index: plan.gpu, tap: how.telemetry_tap }) as Box<dyn TelemetrySource>);
+    let telemetry = needs_gpu.then(|| {
+        let bus_id = plan.gpu_pci_bus_id.clone();
+        Box::new(NvmlTelemetry { index: plan.gpu, bus_id, tap: how.telemetry_tap }) as Box<dyn TelemetrySource>
+    });
     let opts = RunOptions {
         timeout: how.timeout.unwrap_or_else(|| plan.time_limit()),
         cancel: how.cancel,
@@ -87,6 +96,19 @@ pub fn measure(
     let mut run = BenchRun::assemble(plan, record, |device| facts::gather(snapshot, plan.gpu, device, kb));
     run.library_notes.clone_from(&libraries.plan.notes);
     Ok(run)
+}
+
+/// `plan` aimed at a physical GPU: the PCI bus id the probes found for NVML index `plan.gpu`, so
+/// the worker opens that GPU even where `CUDA_VISIBLE_DEVICES` renumbers them (SLURM, Kubernetes).
+fn aimed(snapshot: Option<&Snapshot>, plan: &BenchPlan) -> BenchPlan {
+    let mut plan = plan.clone();
+    if plan.gpu_pci_bus_id.is_none() {
+        plan.gpu_pci_bus_id = snapshot
+            .and_then(|s| s.gpus.value())
+            .and_then(|gpus| gpus.iter().find(|g| g.index == plan.gpu))
+            .and_then(|g| g.pci_bus_id.clone());
+    }
+    plan
 }
 
 /// How to start `gpu-doctor bench-worker`: this executable, with the prepared library path and
@@ -126,6 +148,25 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
+    use gpu_doctor_kernels::TestKind;
+
+    /// Under `CUDA_VISIBLE_DEVICES` the CUDA ordinal of NVML GPU N is not N; the plan names the
+    /// physical GPU by its PCI bus id, which the worker opens (`cuDeviceGetByPCIBusId`) and the
+    /// telemetry samples.
+    #[test]
+    fn the_plan_names_the_gpu_by_its_bus_id() {
+        let report = crate::render::html::tests::fixture_report("consumer-gpu-torch-venv");
+        let gpu = &report.snapshot.gpus.value().unwrap()[0];
+        let bus = gpu.pci_bus_id.clone().unwrap();
+        let plan = aimed(Some(&report.snapshot), &BenchPlan::preset(gpu.index, vec![TestKind::H2d], true));
+        assert_eq!(plan.gpu_pci_bus_id.as_deref(), Some(bus.as_str()));
+        let line = serde_json::to_string(&plan).unwrap();
+        assert!(BenchPlan::from_json(&line).unwrap().gpu_pci_bus_id == Some(bus), "the worker reads it back");
+        // A GPU the probes do not know keeps the ordinal alone.
+        let unknown = aimed(Some(&report.snapshot), &BenchPlan::preset(7, vec![TestKind::H2d], true));
+        assert_eq!(unknown.gpu_pci_bus_id, None);
+        assert_eq!(aimed(None, &BenchPlan::preset(0, vec![TestKind::H2d], true)).gpu_pci_bus_id, None);
+    }
 
     #[test]
     fn a_saved_run_reads_back_as_it_was() {

@@ -173,11 +173,46 @@ fn driver_cuda_version() -> Option<CudaVersion> {
     (r == CUresult::CUDA_SUCCESS).then(|| CudaVersion::from_api_int(v)).flatten()
 }
 
+/// The CUDA ordinal, among the devices this process sees, of the GPU at PCI bus id `bus`
+/// (`cuDeviceGetByPCIBusId`). `nvml_index` is only for the message when CUDA does not see it.
+fn ordinal_at_bus(bus: &str, nvml_index: u32) -> Result<u32, Failure> {
+    let text = std::ffi::CString::new(bus)
+        .map_err(|_| Failure::new(FailureKind::Internal, format!("the PCI bus id {bus:?} holds a NUL byte")))?;
+    let mut dev: cudarc::driver::sys::CUdevice = 0;
+    // SAFETY: `dev` is a valid place for one CUdevice, `text` is NUL-terminated and outlives the
+    // call, and cuInit succeeded above (the function exists in every driver that has cuInit).
+    #[allow(unsafe_code)]
+    let found = unsafe { cudarc::driver::sys::cuDeviceGetByPCIBusId(&raw mut dev, text.as_ptr()) }.result();
+    match found {
+        // A CUdevice is the device's ordinal among the visible ones.
+        Ok(()) => u32::try_from(dev)
+            .map_err(|_| Failure::new(FailureKind::Internal, format!("CUDA named the GPU at {bus} device {dev}"))),
+        Err(e) => {
+            let visible = std::env::var("CUDA_VISIBLE_DEVICES").ok();
+            let mut f = cuda_failure(e, "finding the GPU by its PCI bus id");
+            f.kind = FailureKind::NoDevice;
+            f.reason = match visible {
+                Some(v) => format!(
+                    "GPU {nvml_index} (PCI {bus}) is not visible to CUDA in this process: CUDA_VISIBLE_DEVICES={v} hides \
+                     it (under SLURM or Kubernetes, ask the scheduler for that GPU); {}",
+                    f.reason
+                ),
+                None => format!("GPU {nvml_index} (PCI {bus}) is not visible to CUDA: {}", f.reason),
+            };
+            Err(f)
+        }
+    }
+}
+
 /// Loads the driver, checks the ordinal and the compute mode, and opens the device's primary
 /// context with one stream.
-pub(crate) fn open(ordinal: u32) -> Result<Gpu, Failure> {
+pub(crate) fn open(ordinal: u32, bus_id: Option<&str>) -> Result<Gpu, Failure> {
     driver_library()?;
     cudarc::driver::result::init().map_err(|e| cuda_failure(e, "cuInit (starting the CUDA driver)"))?;
+    let ordinal = match bus_id {
+        Some(bus) => ordinal_at_bus(bus, ordinal)?,
+        None => ordinal,
+    };
     let count = CudaContext::device_count().map_err(|e| cuda_failure(e, "counting CUDA devices"))?;
     if i64::from(ordinal) >= i64::from(count) {
         return Err(Failure::new(

@@ -85,8 +85,22 @@ pub fn sample_detail(index: u32, detail: Detail) -> Result<GpuTelemetry, HostErr
     let d = nvml
         .device_by_index(index)
         .map_err(|e| HostError::Unavailable { message: format!("NVML has no GPU {index}: {e}") })?;
+    Ok(read(&d, detail))
+}
+
+/// Asks NVML about the GPU at PCI bus id `bus` now: the one a benchmark worker opened by that bus
+/// id, whatever the indices under `CUDA_VISIBLE_DEVICES`.
+pub fn sample_bus(bus: &str, detail: Detail) -> Result<GpuTelemetry, HostError> {
+    let nvml = nvml()?;
+    let d = nvml
+        .device_by_pci_bus_id(bus)
+        .map_err(|e| HostError::Unavailable { message: format!("NVML has no GPU at PCI {bus}: {e}") })?;
+    Ok(read(&d, detail))
+}
+
+fn read(d: &nvml_wrapper::Device<'_>, detail: Detail) -> GpuTelemetry {
     let utilization = d.utilization_rates().ok();
-    Ok(GpuTelemetry {
+    GpuTelemetry {
         memory_used_bytes: d.memory_info().ok().map(|m| m.used),
         clock_sm_mhz: d.clock_info(Clock::SM).ok(),
         clock_mem_mhz: d.clock_info(Clock::Memory).ok(),
@@ -97,7 +111,7 @@ pub fn sample_detail(index: u32, detail: Detail) -> Result<GpuTelemetry, HostErr
         pcie_tx_kbps: (detail == Detail::Full).then(|| d.pcie_throughput(PcieUtilCounter::Send).ok()).flatten(),
         pcie_rx_kbps: (detail == Detail::Full).then(|| d.pcie_throughput(PcieUtilCounter::Receive).ok()).flatten(),
         throttle_reasons: d.current_throttle_reasons().ok().map(|r| throttle_reason_names(r.bits())),
-    })
+    }
 }
 
 #[cfg(test)]
