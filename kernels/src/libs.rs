@@ -115,17 +115,18 @@ pub fn candidate_dirs(snapshot: &Snapshot) -> Vec<PathBuf> {
     if let Some(envs) = snapshot.python_envs.value() {
         for env in envs {
             for sp in &env.site_packages {
-                let nvidia = Path::new(sp).join("nvidia");
-                for name in list(&nvidia) {
-                    let lib = nvidia.join(name).join("lib");
-                    if lib.is_dir() {
-                        push(lib);
-                    }
-                }
+                wheel_lib_dirs(Path::new(sp)).into_iter().for_each(&mut push);
             }
         }
     }
     dirs
+}
+
+/// The library folders of NVIDIA's pip wheels under one site-packages folder (or `pip install
+/// --target` folder): every `nvidia/*/lib`, e.g. `nvidia/cublas/lib` (CUDA 12) or `nvidia/cu13/lib`.
+pub fn wheel_lib_dirs(site_packages: &Path) -> Vec<PathBuf> {
+    let nvidia = site_packages.join("nvidia");
+    list(&nvidia).into_iter().map(|name| nvidia.join(name).join("lib")).filter(|lib| lib.is_dir()).collect()
 }
 
 fn list(dir: &Path) -> Vec<String> {
@@ -148,8 +149,13 @@ impl PreparedLibraries {
     /// Lists the candidate folders, plans, and makes the private folder of links (Unix only).
     pub fn prepare(snapshot: Option<&Snapshot>) -> Self {
         let dirs = snapshot.map(candidate_dirs).unwrap_or_default();
-        let listings: Vec<(PathBuf, Vec<String>)> = dirs.into_iter().map(|d| (d.clone(), list(&d))).collect();
         let driver_major = snapshot.and_then(|s| s.driver.value()).and_then(|d| d.cuda_version).map(|v| v.major);
+        Self::from_dirs(dirs, driver_major)
+    }
+
+    /// Lists `dirs` (the candidate folders), plans, and makes the private folder of links.
+    pub fn from_dirs(dirs: Vec<PathBuf>, driver_major: Option<u32>) -> Self {
+        let listings: Vec<(PathBuf, Vec<String>)> = dirs.into_iter().map(|d| (d.clone(), list(&d))).collect();
         let mut plan = plan(&listings, driver_major);
         let link_dir = if plan.links.is_empty() { None } else { make_links(&plan.links, &mut plan.notes) };
         Self { link_dir, plan }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use cudarc::driver::{CudaFunction, CudaModule, LaunchConfig, PushKernelArg};
-use cudarc::nvrtc::{CompileOptions, compile_ptx_with_opts};
+use cudarc::nvrtc::{CompileOptions, Ptx, compile_ptx_with_opts};
 
 use super::{DeviceBuffer, Emit, Gpu, Timer, cuda_failure, nvrtc_library, time_reps};
 use crate::plan::{BenchPlan, TestKind};
@@ -48,23 +48,36 @@ pub(crate) const FMA_FLOP_PER_ITER: f64 = 256.0;
 /// Threads per block for the compiled kernels.
 const BLOCK: u32 = 256;
 
-/// Compiles `SOURCE` for this GPU (or, when NVRTC does not know its architecture, for NVRTC's
-/// default, which the driver then compiles further) and loads it.
-fn module(gpu: &mut Gpu) -> Result<Arc<CudaModule>, Failure> {
+/// The kernels in `SOURCE`, by the names they are loaded with.
+pub(crate) const COPY_KERNEL: &str = "copy16";
+pub(crate) const FMA_KERNEL: &str = "fma_peak";
+pub(crate) const EMPTY_KERNEL: &str = "empty_kernel";
+/// Every entry point of `SOURCE`; the NVRTC check (tests below) finds each one in the PTX.
+#[cfg(test)]
+pub(crate) const ENTRY_POINTS: [&str; 3] = [COPY_KERNEL, FMA_KERNEL, EMPTY_KERNEL];
+
+/// Compiles `SOURCE` to PTX for `compute_<arch>` (e.g. `90`), or, when NVRTC does not know that
+/// architecture or none is given, for NVRTC's default, which the driver then compiles further.
+pub(crate) fn compile(arch: Option<String>) -> Result<Ptx, Failure> {
     nvrtc_library()?;
-    gpu.info.nvrtc_version = nvrtc_version();
-    let arch = gpu.info.compute_capability.map(|cc| format!("--gpu-architecture=compute_{}{}", cc.major, cc.minor));
     let compile = |options: Vec<String>| {
         compile_ptx_with_opts(
             SOURCE,
             CompileOptions { options, name: Some("gpu_doctor.cu".into()), ..Default::default() },
         )
     };
-    let ptx = match arch {
-        Some(a) => compile(vec![a]).or_else(|_| compile(Vec::new())),
+    match arch {
+        Some(a) => compile(vec![format!("--gpu-architecture=compute_{a}")]).or_else(|_| compile(Vec::new())),
         None => compile(Vec::new()),
     }
-    .map_err(|e| Failure::new(FailureKind::CudaError, format!("NVRTC could not compile the benchmark kernels: {e}")))?;
+    .map_err(|e| Failure::new(FailureKind::CudaError, format!("NVRTC could not compile the benchmark kernels: {e}")))
+}
+
+/// Compiles `SOURCE` for this GPU and loads it.
+fn module(gpu: &mut Gpu) -> Result<Arc<CudaModule>, Failure> {
+    nvrtc_library()?;
+    gpu.info.nvrtc_version = nvrtc_version();
+    let ptx = compile(gpu.info.compute_capability.map(|cc| format!("{}{}", cc.major, cc.minor)))?;
     gpu.ctx.load_module(ptx).map_err(|e| cuda_failure(e, "loading the compiled kernels (cuModuleLoadData)"))
 }
 
@@ -97,7 +110,7 @@ impl CopyKernel {
     /// Compiles and loads it.
     pub fn load(gpu: &mut Gpu) -> Result<Self, Failure> {
         let m = module(gpu)?;
-        let func = function(&m, "copy16")?;
+        let func = function(&m, COPY_KERNEL)?;
         let grid = full_grid(gpu, &func);
         Ok(Self { func, grid })
     }
@@ -121,7 +134,7 @@ impl CopyKernel {
 pub(crate) fn fma(gpu: &mut Gpu, plan: &BenchPlan, emit: Emit<'_>) -> Result<TestResult, Failure> {
     let test = TestKind::Fma;
     let m = module(gpu)?;
-    let func = function(&m, "fma_peak")?;
+    let func = function(&m, FMA_KERNEL)?;
     let grid = full_grid(gpu, &func);
     let threads = u64::from(grid) * u64::from(BLOCK);
     let out = DeviceBuffer::new(usize::try_from(threads * 4).unwrap_or(usize::MAX))?;
@@ -174,7 +187,7 @@ pub(crate) fn fma(gpu: &mut Gpu, plan: &BenchPlan, emit: Emit<'_>) -> Result<Tes
 pub(crate) fn latency(gpu: &mut Gpu, plan: &BenchPlan, emit: Emit<'_>) -> Result<TestResult, Failure> {
     let test = TestKind::Latency;
     let m = module(gpu)?;
-    let func = function(&m, "empty_kernel")?;
+    let func = function(&m, EMPTY_KERNEL)?;
     let cfg = LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1, 1, 1), shared_mem_bytes: 0 };
     let launch = || -> Result<(), Failure> {
         let mut l = gpu.stream.launch_builder(&func);
@@ -233,4 +246,139 @@ pub(crate) fn latency(gpu: &mut Gpu, plan: &BenchPlan, emit: Emit<'_>) -> Result
         }
     }
     Ok(result)
+}
+
+/// NVRTC needs no driver and no GPU, so these run on every machine with NVIDIA's pip wheels:
+/// `.ci/run` installs `nvidia-cuda-nvrtc` and `nvidia-cublas` into a folder and names it in
+/// `GPU_DOCTOR_CUDA_WHEELS`. The parent test finds the libraries there with the worker's own code
+/// (`libs::wheel_lib_dirs`, `PreparedLibraries`: the private folder of `libnvrtc.so` /
+/// `libcublas.so` links and the search path), then runs the child test in a fresh process with that
+/// `LD_LIBRARY_PATH`, as the runner starts the worker, since the loader reads it only at start.
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use std::io::Read;
+    use std::path::Path;
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+
+    use super::*;
+    use crate::gpu::cublas_library;
+    use crate::libs::{PreparedLibraries, wheel_lib_dirs};
+
+    const WHEELS: &str = "GPU_DOCTOR_CUDA_WHEELS";
+    const CHILD: &str = "GPU_DOCTOR_NVRTC_CHILD";
+    const CHILD_TEST: &str = "gpu::compiled::tests::child_compiles_every_entry_point";
+    const CHILD_OK: &str = "nvrtc check passed:";
+
+    #[test]
+    fn entry_points_name_every_kernel_in_the_source() {
+        let mut in_source: Vec<&str> = SOURCE
+            .split("extern \"C\" __global__ void ")
+            .skip(1)
+            .map(|rest| rest.split('(').next().unwrap().trim())
+            .collect();
+        in_source.sort_unstable();
+        let mut listed = ENTRY_POINTS.to_vec();
+        listed.sort_unstable();
+        assert_eq!(in_source, listed);
+    }
+
+    #[test]
+    fn kernel_source_compiles_with_the_nvrtc_wheel() {
+        let Some(dir) = std::env::var_os(WHEELS).filter(|v| !v.is_empty()) else {
+            let why = format!(
+                "{WHEELS} is not set: install the wheels with `pip install --target DIR nvidia-cuda-nvrtc \
+                 nvidia-cublas` and set {WHEELS}=DIR (.ci/run does)"
+            );
+            assert!(std::env::var("CI").as_deref() != Ok("true"), "CI must run the NVRTC check: {why}");
+            eprintln!("SKIPPED kernel_source_compiles_with_the_nvrtc_wheel: {why}");
+            return;
+        };
+        let libs = PreparedLibraries::from_dirs(wheel_lib_dirs(Path::new(&dir)), None);
+        let linked: Vec<&str> = libs.plan.links.iter().map(|(name, _)| name.as_str()).collect();
+        assert_eq!(linked, ["libcublas.so", "libnvrtc.so"], "in {}: {:?}", Path::new(&dir).display(), libs.plan.notes);
+        let search_path = libs.search_path(None).unwrap();
+
+        let mut child = Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", CHILD_TEST, "--nocapture", "--test-threads=1"])
+            .env(CHILD, "1")
+            .env("LD_LIBRARY_PATH", &search_path)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let (mut out, mut err) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+        let out = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = out.read_to_string(&mut s);
+            s
+        });
+        let err = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = err.read_to_string(&mut s);
+            s
+        });
+        let deadline = Instant::now() + Duration::from_secs(180);
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("the NVRTC child did not finish within 180 s");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        let (out, err) = (out.join().unwrap(), err.join().unwrap());
+        assert!(status.success() && out.contains(CHILD_OK), "{status}\n{out}\n{err}\nnotes: {:?}", libs.plan.notes);
+        let line = out.lines().find(|l| l.contains(CHILD_OK)).unwrap_or_default();
+        eprintln!("{line} (libraries: {})", libs.plan.notes.join("; "));
+    }
+
+    /// Runs only as the child of the test above (it returns at once otherwise).
+    #[test]
+    fn child_compiles_every_entry_point() {
+        if std::env::var_os(CHILD).is_none() {
+            return;
+        }
+        cublas_library().unwrap();
+        let mut cublas = [0; 3];
+        for (prop, v) in [
+            cudarc::cublas::sys::libraryPropertyType::MAJOR_VERSION,
+            cudarc::cublas::sys::libraryPropertyType::MINOR_VERSION,
+            cudarc::cublas::sys::libraryPropertyType::PATCH_LEVEL,
+        ]
+        .into_iter()
+        .zip(cublas.iter_mut())
+        {
+            // SAFETY: cublasGetProperty writes one int through a pointer to a live local; it needs
+            // no handle and no GPU.
+            #[allow(unsafe_code)]
+            let r = unsafe { cudarc::cublas::sys::cublasGetProperty(prop, v) };
+            assert_eq!(r, cudarc::cublas::sys::cublasStatus_t::CUBLAS_STATUS_SUCCESS);
+        }
+        assert!(cublas[0] >= 12, "cuBLAS {cublas:?}");
+        let nvrtc = nvrtc_version().expect("NVRTC loaded but nvrtcVersion failed");
+        // No architecture (NVRTC's default), and the data-centre GPUs the benchmarks target.
+        for arch in [None, Some("80"), Some("90")] {
+            let ptx = compile(arch.map(str::to_owned)).unwrap();
+            let text = String::from_utf8_lossy(ptx.as_bytes().unwrap());
+            if let Some(a) = arch {
+                assert!(text.contains(&format!(".target sm_{a}")), "compute_{a} was not honoured:\n{text}");
+            }
+            for name in ENTRY_POINTS {
+                assert!(text.contains(&format!(".entry {name}(")), "{name} is not in the PTX for {arch:?}:\n{text}");
+            }
+        }
+        println!(
+            "{CHILD_OK} NVRTC {nvrtc} compiled {} for the default, compute_80 and compute_90; cuBLAS {}.{}.{} loaded",
+            ENTRY_POINTS.join(", "),
+            cublas[0],
+            cublas[1],
+            cublas[2]
+        );
+    }
 }

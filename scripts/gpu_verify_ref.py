@@ -1,0 +1,287 @@
+#!/usr/bin/env python3
+"""The reference side of scripts/gpu-verify: PyTorch and CuPy doing what `gpu-doctor bench` does, at
+the sizes of the plan in gpu-doctor's own run (never copied by hand), and the one-page summary.
+
+  gpu_verify_ref.py measure BENCH_JSON REF_JSON   time the same operations in PyTorch and CuPy
+  gpu_verify_ref.py summary OUT_DIR               write OUT_DIR/summary.md from bench.json, ref.json
+
+Operations, chosen to match gpu-doctor's: pinned host memory and `copy_(non_blocking=True)` for
+host<->device copies (every size of the plan's `transfer_sizes_bytes`); a device-to-device
+`copy_` of `d2d_bytes`, counted as bytes read plus written; `torch.matmul` at every `gemm_sizes` size
+and precision (FP32 without TF32, TF32, FP16 and BF16 with FP32 accumulation, as cublasGemmEx with
+CUBLAS_COMPUTE_32F). Timing: CUDA events around each call, the plan's warm-up count, then the
+median of max(repetitions, 5) calls. A missing framework or GPU is written into the output as a
+note, never a crash: the summary says what was not measured.
+"""
+
+import json
+import os
+import sys
+import time
+
+
+def median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
+
+
+def timed(fn, warmup, reps, event, sync):
+    """Median seconds of fn() between two events, after warm-up calls."""
+    for _ in range(max(warmup, 1)):
+        fn()
+    sync()
+    times = []
+    for _ in range(reps):
+        start, end = event(), event()
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) / 1e3)
+    return median(times)
+
+
+def measure_torch(plan, reps, notes):
+    import torch
+
+    if not torch.cuda.is_available():
+        notes.append(f"PyTorch {torch.__version__}: CUDA is not available")
+        return None
+    dev = torch.device("cuda", 0)
+    torch.cuda.set_device(dev)
+    event = lambda: torch.cuda.Event(enable_timing=True)  # noqa: E731
+    sync = torch.cuda.synchronize
+    warmup = plan.get("warmup", 2)
+    points = []
+    big = max(plan["transfer_sizes_bytes"])
+    host = torch.empty(big, dtype=torch.uint8, pin_memory=True)
+    device = torch.empty(big, dtype=torch.uint8, device=dev)
+    for size in plan["transfer_sizes_bytes"]:
+        h, d = host[:size], device[:size]
+        t = timed(lambda: d.copy_(h, non_blocking=True), warmup, reps, event, sync)
+        points.append({"op": "h2d", "x": size, "value": size / t / 1e9, "unit": "GB/s"})
+        t = timed(lambda: h.copy_(d, non_blocking=True), warmup, reps, event, sync)
+        points.append({"op": "d2h", "x": size, "value": size / t / 1e9, "unit": "GB/s"})
+    del host, device
+    n = plan["d2d_bytes"]
+    a, b = torch.empty(n, dtype=torch.uint8, device=dev), torch.empty(n, dtype=torch.uint8, device=dev)
+    t = timed(lambda: b.copy_(a), warmup, reps, event, sync)
+    points.append({"op": "d2d", "x": n, "value": 2 * n / t / 1e9, "unit": "GB/s"})
+    del a, b
+    matmul = torch.backends.cuda.matmul
+    dtypes = {"fp32": torch.float32, "tf32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
+    for p in plan["gemm_precisions"]:
+        matmul.allow_tf32 = p == "tf32"
+        # FP32 accumulation, as gpu-doctor's cublasGemmEx calls.
+        matmul.allow_fp16_reduced_precision_reduction = False
+        matmul.allow_bf16_reduced_precision_reduction = False
+        for k in plan["gemm_sizes"]:
+            x = torch.randn(k, k, device=dev, dtype=torch.float32).to(dtypes[p])
+            y = torch.randn_like(x)
+            out = torch.empty_like(x)
+            t = timed(lambda: torch.matmul(x, y, out=out), warmup, reps, event, sync)
+            points.append({"op": "gemm", "precision": p, "x": k, "value": 2 * k**3 / t / 1e12, "unit": "TFLOP/s"})
+            del x, y, out
+    matmul.allow_tf32 = False
+    torch.cuda.empty_cache()
+    return {
+        "framework": f"PyTorch {torch.__version__} (CUDA {torch.version.cuda})",
+        "device": torch.cuda.get_device_name(dev),
+        "points": points,
+    }
+
+
+def measure_cupy(plan, reps, notes):
+    import cupy as cp
+    import cupyx
+
+    if cp.cuda.runtime.getDeviceCount() < 1:
+        notes.append("CuPy: no CUDA device")
+        return None
+    event = cp.cuda.Event
+    sync = cp.cuda.Device().synchronize
+    stream = cp.cuda.get_current_stream()
+
+    class Ev:  # cupy's events have the same shape as torch's except elapsed_time
+        def __init__(self):
+            self.e = event()
+
+        def record(self):
+            self.e.record(stream)
+
+        def synchronize(self):
+            self.e.synchronize()
+
+        def elapsed_time(self, other):
+            return cp.cuda.get_elapsed_time(self.e, other.e)
+
+    warmup = plan.get("warmup", 2)
+    points = []
+    big = max(plan["transfer_sizes_bytes"])
+    host = cupyx.empty_pinned((big,), dtype=cp.uint8)
+    device = cp.empty(big, dtype=cp.uint8)
+    for size in plan["transfer_sizes_bytes"]:
+        h, d = host[:size], device[:size]
+        t = timed(lambda: d.set(h, stream=stream), warmup, reps, Ev, sync)
+        points.append({"op": "h2d", "x": size, "value": size / t / 1e9, "unit": "GB/s"})
+        t = timed(lambda: d.get(stream=stream, out=h), warmup, reps, Ev, sync)
+        points.append({"op": "d2h", "x": size, "value": size / t / 1e9, "unit": "GB/s"})
+    del host, device
+    n = plan["d2d_bytes"]
+    a, b = cp.empty(n, dtype=cp.uint8), cp.empty(n, dtype=cp.uint8)
+    t = timed(lambda: b.data.copy_from_device_async(a.data, n, stream), warmup, reps, Ev, sync)
+    points.append({"op": "d2d", "x": n, "value": 2 * n / t / 1e9, "unit": "GB/s"})
+    del a, b
+    dtypes = {"fp32": cp.float32, "fp16": cp.float16}
+    for p in plan["gemm_precisions"]:
+        if p not in dtypes:
+            notes.append(f"CuPy: {p} GEMM not measured (CuPy has no bfloat16; TF32 needs CUPY_TF32=1 at import)")
+            continue
+        for k in plan["gemm_sizes"]:
+            x = cp.random.rand(k, k, dtype=cp.float32).astype(dtypes[p])
+            y = cp.random.rand(k, k, dtype=cp.float32).astype(dtypes[p])
+            out = cp.empty_like(x)
+            t = timed(lambda: cp.matmul(x, y, out=out), warmup, reps, Ev, sync)
+            points.append({"op": "gemm", "precision": p, "x": k, "value": 2 * k**3 / t / 1e12, "unit": "TFLOP/s"})
+            del x, y, out
+    cp.get_default_memory_pool().free_all_blocks()
+    name = cp.cuda.runtime.getDeviceProperties(0)["name"]
+    return {
+        "framework": f"CuPy {cp.__version__} (CUDA runtime {cp.cuda.runtime.runtimeGetVersion()})",
+        "device": name.decode() if isinstance(name, bytes) else name,
+        "points": points,
+    }
+
+
+def measure(bench_json, ref_json):
+    with open(bench_json) as f:
+        plan = json.load(f)["plan"]
+    reps = max(int(plan.get("repetitions", 5)), 5)
+    result = {"plan": plan, "notes": []}
+    for name, fn in (("torch", measure_torch), ("cupy", measure_cupy)):
+        started = time.monotonic()
+        try:
+            result[name] = fn(plan, reps, result["notes"])
+        except ImportError as e:
+            result[name] = None
+            result["notes"].append(f"{name}: not installed ({e})")
+        except Exception as e:  # a framework failing is reported, the other still runs
+            result[name] = None
+            result["notes"].append(f"{name}: failed: {type(e).__name__}: {e}")
+        if result[name]:
+            result[name]["secs"] = round(time.monotonic() - started, 1)
+    with open(ref_json, "w") as f:
+        json.dump(result, f, indent=1)
+    for n in result["notes"]:
+        print(f"reference: {n}")
+    return 0
+
+
+# ---- summary ---------------------------------------------------------------------------------
+
+
+def human_bytes(n):
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size:
+            return f"{n / size:g} {unit}"
+    return f"{n} B"
+
+
+def ref_value(ref, op, x, precision=None):
+    if not ref:
+        return None
+    for p in ref["points"]:
+        if p["op"] == op and p["x"] == x and p.get("precision") == precision:
+            return p["value"]
+    return None
+
+
+def fmt(v):
+    if v is None:
+        return "–"
+    return f"{v:,.1f}" if v >= 10 else f"{v:.3g}"
+
+
+def ratio(ours, theirs):
+    return f"{100 * ours / theirs:.0f} %" if ours is not None and theirs else "–"
+
+
+def headline_rows(bench, ref):
+    """(figure, gpu-doctor value, unit, op, x, precision) for each comparable judged measurement."""
+    rows = []
+    for test in bench.get("tests", []):
+        result = test.get("result") or {}
+        points = test.get("points", [])
+        for m in result.get("measurements", []):
+            kind = m["metric"].get("kind")
+            if kind in ("host_to_device", "device_to_host") and m["metric"].get("pinned"):
+                op = "h2d" if kind == "host_to_device" else "d2h"
+                # The plateau's size: the pinned point whose median is the measurement.
+                x = next((p["x"] for p in points if p["series"] == "pinned" and p["value"]["median"] == m["value"]), None)
+                rows.append((m["label"] + (f" [{human_bytes(int(x))}]" if x else ""), m["value"], m["unit"], op, x, None))
+            elif kind == "device_copy":
+                rows.append((m["label"], m["value"], m["unit"], "d2d", bench["plan"]["d2d_bytes"], None))
+            elif kind == "gemm":
+                p, n = m["metric"]["precision"], m["metric"]["n"]
+                rows.append((m["label"], m["value"], m["unit"], "gemm", n, p))
+    return rows
+
+
+def summary(out_dir):
+    def load(name):
+        try:
+            with open(os.path.join(out_dir, name)) as f:
+                return json.load(f)
+        except (OSError, ValueError):
+            return None
+
+    bench, ref = load("bench.json"), load("ref.json") or {}
+    torch, cupy = ref.get("torch"), ref.get("cupy")
+    lines = ["# gpu-verify summary", ""]
+    info = os.path.join(out_dir, "machine.txt")
+    if os.path.exists(info):
+        lines += ["```", open(info).read().strip(), "```", ""]
+    if bench:
+        dev = bench.get("device") or {}
+        lines.append(f"gpu-doctor {bench.get('tool_version', '?')}, device: {dev.get('name', 'none reported')}, "
+                     f"{bench.get('duration_secs', 0):.0f} s; full preset: {not bench['plan'].get('quick')}")
+    for name, r in (("PyTorch", torch), ("CuPy", cupy)):
+        if r:
+            lines.append(f"{name}: {r['framework']} on {r['device']}, {r.get('secs', '?')} s")
+    lines.append("")
+    if bench:
+        lines += ["## Each figure beside PyTorch's and CuPy's (ratio = gpu-doctor / reference; target ≥ 95 %)", "",
+                  "| figure | gpu-doctor | PyTorch | ratio | CuPy | ratio |", "|---|--:|--:|--:|--:|--:|"]
+        for label, value, unit, op, x, prec in headline_rows(bench, ref):
+            t, c = ref_value(torch, op, x, prec), ref_value(cupy, op, x, prec)
+            lines.append(f"| {label} | {fmt(value)} {unit} | {fmt(t)} | {ratio(value, t)} | {fmt(c)} | {ratio(value, c)} |")
+        lines += ["", "## Every test", "", "| test | status | figures |", "|---|---|---|"]
+        for test in bench.get("tests", []):
+            result = test.get("result") or {}
+            figs = "; ".join(f"{m['label']}: {fmt(m['value'])} {m['unit']}" for m in result.get("measurements", []))
+            why = (test.get("failure") or {}).get("reason", "") if isinstance(test.get("failure"), dict) else ""
+            lines.append(f"| {test['test']} | {test.get('status')} | {(figs or why).replace('|', '/')[:400]} |")
+        findings = bench.get("findings") or []
+        if findings:
+            lines += ["", "Findings: " + "; ".join(f.get("id", "?") for f in findings)]
+    else:
+        lines.append("No bench.json: gpu-doctor's benchmark did not run.")
+    if ref.get("notes"):
+        lines += ["", "Reference notes: " + "; ".join(ref["notes"])]
+    skipped = os.path.join(out_dir, "skipped.txt")
+    if os.path.exists(skipped) and os.path.getsize(skipped):
+        lines += ["", "## Not done", ""] + [f"- {l.strip()}" for l in open(skipped) if l.strip()]
+    lines += ["", "Files: " + ", ".join(sorted(os.listdir(out_dir)))]
+    with open(os.path.join(out_dir, "summary.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 4 and sys.argv[1] == "measure":
+        sys.exit(measure(sys.argv[2], sys.argv[3]))
+    if len(sys.argv) == 3 and sys.argv[1] == "summary":
+        sys.exit(summary(sys.argv[2]))
+    print(__doc__, file=sys.stderr)
+    sys.exit(2)
