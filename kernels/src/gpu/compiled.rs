@@ -310,16 +310,22 @@ mod tests {
             .spawn()
             .unwrap();
         let (mut out, mut err) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
-        let out = std::thread::spawn(move || {
-            let mut s = String::new();
-            let _ = out.read_to_string(&mut s);
-            s
-        });
-        let err = std::thread::spawn(move || {
-            let mut s = String::new();
-            let _ = err.read_to_string(&mut s);
-            s
-        });
+        let out = std::thread::Builder::new()
+            .name("nvrtc-child-stdout".into())
+            .spawn(move || {
+                let mut s = String::new();
+                let _ = out.read_to_string(&mut s);
+                s
+            })
+            .unwrap();
+        let err = std::thread::Builder::new()
+            .name("nvrtc-child-stderr".into())
+            .spawn(move || {
+                let mut s = String::new();
+                let _ = err.read_to_string(&mut s);
+                s
+            })
+            .unwrap();
         let deadline = Instant::now() + Duration::from_secs(180);
         let status = loop {
             if let Some(status) = child.try_wait().unwrap() {
