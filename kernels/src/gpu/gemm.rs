@@ -247,10 +247,15 @@ pub(crate) fn sweep(gpu: &mut Gpu, plan: &BenchPlan, emit: Emit<'_>) -> Result<T
     let cc = gpu.info.compute_capability.map(|c| (c.major, c.minor));
     let mut uploaded: Option<(Precision, Operands)> = None;
     let time = |p: Precision, n: usize| -> Result<Vec<f64>, Failure> {
-        if uploaded.as_ref().is_none_or(|(q, _)| *q != p) {
-            uploaded = Some((p, Operands::upload(gpu, p, max_n, &a, &b)?));
-        }
-        let Some((_, ops)) = &uploaded else { return Err(Failure::new(FailureKind::Internal, "no operands")) };
+        let ops = match &mut uploaded {
+            Some((q, ops)) if *q == p => ops,
+            slot => {
+                // Free the last precision's matrices before uploading this one's: both at once
+                // would not fit where the largest size only just does.
+                *slot = None;
+                &slot.insert((p, Operands::upload(gpu, p, max_n, &a, &b)?)).1
+            }
+        };
         time_reps(gpu, plan.warmup, plan.repetitions, || blas.gemm(p, n, &ops.a, &ops.b, &ops.c))
     };
     let check = |p: Precision, n: usize| check(gpu, &blas, p, n, &a, &b);
