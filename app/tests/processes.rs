@@ -15,32 +15,33 @@ use gpu_doctor_kernels::{BenchPlan, TestKind};
 
 const BIN: &str = env!("CARGO_BIN_EXE_gpu-doctor");
 
-/// PIDs of running processes whose command line contains `marker` (zombies have ended).
+/// True while process `pid` runs (a zombie waiting to be reaped has ended).
+fn running(pid: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{}/stat", pid.trim()))
+        .is_ok_and(|stat| stat.rsplit(')').next().is_some_and(|rest| !rest.trim_start().starts_with('Z')))
+}
+
+/// PIDs of running processes whose command line contains `marker`.
 fn running_with(marker: &str) -> Vec<u32> {
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Ok(pid) = name.parse::<u32>() else { continue };
         let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-        if !String::from_utf8_lossy(&cmdline).contains(marker) {
-            continue;
-        }
-        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
-        if stat.rsplit(')').next().is_some_and(|rest| !rest.trim_start().starts_with('Z')) {
+        if String::from_utf8_lossy(&cmdline).contains(marker) && running(&name) {
             found.push(pid);
         }
     }
     found
 }
 
-fn gone_within(marker: &str, limit: Duration) -> bool {
+/// Waits up to `limit` for `done`; true when it came.
+fn within(limit: Duration, done: impl Fn() -> bool) -> bool {
     let until = Instant::now() + limit;
-    while Instant::now() < until {
-        if running_with(marker).is_empty() {
-            return true;
-        }
-        thread::sleep(Duration::from_millis(50));
+    while !done() && Instant::now() < until {
+        thread::sleep(Duration::from_millis(20));
     }
-    running_with(marker).is_empty()
+    done()
 }
 
 /// A folder with an executable `nvidia-smi` that runs `body`.
@@ -63,8 +64,11 @@ fn check_with_path(dir: &Path) -> Command {
 #[test]
 fn a_tool_that_leaves_a_child_holding_its_output_does_not_hang_check() {
     let marker = "4242.0101";
+    let ran = tempfile::tempdir().unwrap();
+    let ran_file = ran.path().join("ran");
     let tools = fake_smi(&format!(
-        "sleep {marker} &\necho 'Failed to initialize NVML: Driver/library version mismatch'\nexit 9"
+        "touch '{}'\nsleep {marker} &\necho 'Failed to initialize NVML: Driver/library version mismatch'\nexit 9",
+        ran_file.display()
     ));
     let started = Instant::now();
     let mut child = check_with_path(tools.path()).spawn().unwrap();
@@ -81,6 +85,7 @@ fn a_tool_that_leaves_a_child_holding_its_output_does_not_hang_check() {
     for pid in &left {
         let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
     }
+    assert!(ran_file.exists(), "check never ran the fake nvidia-smi, so this proves nothing");
     assert!(status.code().is_some(), "{status:?}");
     assert!(took < Duration::from_secs(30), "check took {took:?}");
     assert!(left.is_empty(), "the tool's child {left:?} outlived check");
@@ -102,7 +107,7 @@ fn sigterm_to_gpu_doctor_ends_the_tool_it_is_waiting_for() {
     // SIGTERM to gpu-doctor alone, as a service manager or `kill PID` sends it.
     assert!(Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap().success());
     let status = child.wait().unwrap();
-    let gone = gone_within(marker, Duration::from_secs(3));
+    let gone = within(Duration::from_secs(3), || running_with(marker).is_empty());
     for pid in running_with(marker) {
         let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
     }
@@ -125,22 +130,13 @@ fn the_benchmark_worker_dies_with_its_parent() {
     let mut line = String::new();
     BufReader::new(parent.stdout.take().unwrap()).read_line(&mut line).unwrap();
     let worker = line.trim().to_owned();
-    let alive = || {
-        std::fs::read_to_string(format!("/proc/{worker}/stat"))
-            .is_ok_and(|s| s.rsplit(')').next().is_some_and(|rest| !rest.trim_start().starts_with('Z')))
-    };
-    let until = Instant::now() + Duration::from_secs(10);
-    while !std::fs::read_to_string(format!("/proc/{worker}/cmdline")).unwrap_or_default().contains("bench-worker") {
-        assert!(Instant::now() < until, "the worker {worker} never started");
-        thread::sleep(Duration::from_millis(20));
-    }
+    let started = within(Duration::from_secs(10), || {
+        std::fs::read_to_string(format!("/proc/{worker}/cmdline")).unwrap_or_default().contains("bench-worker")
+    });
+    assert!(started, "the worker {worker} never started");
     assert!(Command::new("kill").args(["-TERM", &parent.id().to_string()]).status().unwrap().success());
     let _ = parent.wait();
-    let until = Instant::now() + Duration::from_secs(3);
-    while alive() && Instant::now() < until {
-        thread::sleep(Duration::from_millis(20));
-    }
-    let survived = alive();
+    let survived = !within(Duration::from_secs(3), || !running(&worker));
     // Clean up the shell's group (the `sleep`, and the worker if it survived).
     let _ = Command::new("kill").args(["-9", "--", &format!("-{}", parent.id())]).status();
     assert!(!survived, "the benchmark worker {worker} outlived its parent");
