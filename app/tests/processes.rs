@@ -12,13 +12,13 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use gpu_doctor_kernels::{BenchPlan, TestKind};
+use gpu_doctor_probes::host::process::is_running;
 
 const BIN: &str = env!("CARGO_BIN_EXE_gpu-doctor");
 
 /// True while process `pid` runs (a zombie waiting to be reaped has ended).
 fn running(pid: &str) -> bool {
-    std::fs::read_to_string(format!("/proc/{}/stat", pid.trim()))
-        .is_ok_and(|stat| stat.rsplit(')').next().is_some_and(|rest| !rest.trim_start().starts_with('Z')))
+    is_running(pid.trim().parse().unwrap()).unwrap()
 }
 
 /// PIDs of running processes whose command line contains `marker`.

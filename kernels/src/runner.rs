@@ -582,16 +582,13 @@ mod tests {
         let record = run(&plan, &sh(&script), opts(Duration::from_millis(500)), &mut |_| {});
         assert!(record.worker.stopped_by_parent);
         let pid = std::fs::read_to_string(&pidfile).unwrap();
-        let stat = format!("/proc/{}/stat", pid.trim());
-        let running = || {
-            std::fs::read_to_string(&stat)
-                .is_ok_and(|s| s.rsplit(')').next().is_some_and(|rest| !rest.trim_start().starts_with('Z')))
-        };
+        let pid: u32 = pid.trim().parse().unwrap();
+        let running = || process::is_running(pid).unwrap();
         let until = Instant::now() + Duration::from_secs(2);
         while running() && Instant::now() < until {
             thread::sleep(Duration::from_millis(20));
         }
-        assert!(!running(), "the worker's child {} outlived the stopped worker", pid.trim());
+        assert!(!running(), "the worker's child {} outlived the stopped worker", pid);
     }
 
     #[cfg(unix)]

@@ -80,6 +80,18 @@ fn kill_group_id(pgid: u32) {
     }
 }
 
+/// Whether process `pid` still runs, from `/proc/PID/stat` (a zombie waiting to be reaped has
+/// ended). Linux only; elsewhere `None`.
+pub fn is_running(pid: u32) -> Option<bool> {
+    if !cfg!(target_os = "linux") {
+        return None;
+    }
+    Some(
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .is_ok_and(|stat| stat.rsplit(')').next().is_some_and(|rest| !rest.trim_start().starts_with('Z'))),
+    )
+}
+
 /// Ends every live child group. Called when gpu-doctor is told to stop.
 pub fn kill_all() {
     #[cfg(unix)]

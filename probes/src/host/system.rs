@@ -209,10 +209,8 @@ mod tests {
         assert!(started.elapsed() < Duration::from_secs(3));
     }
 
-    /// True while `pid` is a process that still runs (a zombie waiting to be reaped has ended).
     fn alive(pid: &str) -> bool {
-        std::fs::read_to_string(format!("/proc/{}/stat", pid.trim()))
-            .is_ok_and(|stat| stat.rsplit(')').next().is_some_and(|rest| !rest.trim_start().starts_with('Z')))
+        super::process::is_running(pid.trim().parse().unwrap()).unwrap()
     }
 
     #[cfg(target_os = "linux")]
