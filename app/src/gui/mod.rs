@@ -188,9 +188,6 @@ impl App {
                 }
             }
         }
-        let targets: Vec<telemetry::Target> = self.machine.snapshot().gpus.value().map_or_else(Vec::new, |gpus| {
-            gpus.iter().map(|g| telemetry::Target { index: g.index, bus_id: g.pci_bus_id.clone() }).collect()
-        });
         let wants_live = self.replay.is_none()
             && !self.showing_other
             && match self.page {
@@ -200,7 +197,8 @@ impl App {
             };
         // The Overview's cards show no PCIe throughput: skip the counters (20 ms each) there.
         let detail = if self.page == Page::Telemetry { Detail::Full } else { Detail::Card };
-        self.telemetry.set_wanted(wants_live, &targets, detail, ctx);
+        let gpus = self.machine.snapshot().gpus.value().map_or(&[][..], Vec::as_slice);
+        self.telemetry.set_wanted(wants_live, gpus, detail, ctx);
         self.telemetry.poll();
         let (shown, pages, _, actions) = self.parts();
         pages.logic(ctx, &shown, actions);

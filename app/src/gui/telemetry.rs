@@ -12,6 +12,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use gpu_doctor_probes::host::telemetry::{Detail, GpuTelemetry, runtime_suspended, sample_detail};
+use gpu_doctor_probes::probe::gpus::Gpu;
 
 /// How often each GPU is sampled.
 pub const INTERVAL: Duration = Duration::from_millis(500);
@@ -25,7 +26,7 @@ pub type AsleepFn = Arc<dyn Fn(&str) -> bool + Send + Sync>;
 
 /// A GPU the feed samples: its NVML index and, where known, its PCI bus id (for the sleep check).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Target {
+struct Target {
     /// NVML index.
     pub index: u32,
     /// PCI bus id, e.g. `00000000:01:00.0`.
@@ -110,9 +111,15 @@ impl TelemetryFeed {
     /// Starts, restarts or stops the sampler: it runs while `wanted` and there is a GPU to sample,
     /// unless it already stopped with a note, and asks only what `detail` needs (a page that shows
     /// no PCIe throughput does not pay for the counters).
-    pub fn set_wanted(&mut self, wanted: bool, targets: &[Target], detail: Detail, ctx: &egui::Context) {
-        let run = wanted && !targets.is_empty();
-        let same = self.running_for.as_ref().is_some_and(|(t, d)| t == targets && *d == detail);
+    /// Called every frame with the GPUs on screen; allocates only when it (re)starts the sampler.
+    pub fn set_wanted(&mut self, wanted: bool, gpus: &[Gpu], detail: Detail, ctx: &egui::Context) {
+        let run = wanted && !gpus.is_empty();
+        let same = self.running_for.as_ref().is_some_and(|(t, d)| {
+            *d == detail
+                && t.iter()
+                    .map(|t| (t.index, t.bus_id.as_deref()))
+                    .eq(gpus.iter().map(|g| (g.index, g.pci_bus_id.as_deref())))
+        });
         if self.running.is_some() && (!run || !same) {
             if let Some((stop, _)) = self.running.take() {
                 stop.store(true, Ordering::Relaxed);
@@ -120,7 +127,8 @@ impl TelemetryFeed {
             self.running_for = None;
         }
         if run && self.running.is_none() && self.note.is_none() {
-            self.start(targets.to_vec(), detail, ctx);
+            let targets = gpus.iter().map(|g| Target { index: g.index, bus_id: g.pci_bus_id.clone() }).collect();
+            self.start(targets, detail, ctx);
         }
     }
 
@@ -250,8 +258,10 @@ mod tests {
         GpuTelemetry { utilization_gpu_pct: Some(pct), ..GpuTelemetry::default() }
     }
 
-    fn two() -> Vec<Target> {
-        (0..2).map(|index| Target { index, bus_id: Some(format!("00000000:0{}:00.0", index + 1)) }).collect()
+    fn two() -> Vec<Gpu> {
+        (0..2)
+            .map(|index| Gpu { index, pci_bus_id: Some(format!("00000000:0{}:00.0", index + 1)), ..Gpu::default() })
+            .collect()
     }
 
     /// Polls until `done` holds; fails after 10 s.
