@@ -127,7 +127,7 @@ fn check(host: &dyn Host, args: &CheckArgs, recorded: Option<&Options>) -> Resul
 /// Prints a report as JSON or as the summary; the exit code follows its findings.
 fn print_report(report: &Report, json: bool, verbose: bool) -> Result<u8> {
     let text = if json {
-        serde_json::to_string_pretty(report).context("could not write the JSON report")? + "\n"
+        render::document::json(report).context("could not write the JSON report")?
     } else {
         let color = std::env::var_os("NO_COLOR").is_none() && std::io::IsTerminal::is_terminal(&std::io::stdout());
         render::text::summary(report, color, verbose)

@@ -16,6 +16,12 @@ pub enum Format {
     Html,
 }
 
+/// A report as JSON, the one way gpu-doctor writes it: `report --format json`, the window's
+/// export and `check --json` alike.
+pub fn json(report: &Report) -> serde_json::Result<String> {
+    serde_json::to_string_pretty(report).map(|text| text + "\n")
+}
+
 /// The document for `report` with `bench` included (replacing any run it carries), redacted on request.
 pub fn document(report: &Report, bench: Option<&BenchRun>, format: Format, redact: bool) -> Result<String> {
     let mut report = report.clone();
@@ -26,7 +32,7 @@ pub fn document(report: &Report, bench: Option<&BenchRun>, format: Format, redac
         report = crate::redact::redact(&report).context("could not redact the report")?;
     }
     Ok(match format {
-        Format::Json => serde_json::to_string_pretty(&report).context("could not serialize the report")? + "\n",
+        Format::Json => json(&report).context("could not serialize the report")?,
         Format::Md => {
             let mut text = super::markdown::report(&report);
             // The run as it stands in the (possibly redacted) report.
