@@ -10,6 +10,12 @@ pub(crate) const CASE_LIMIT: Duration = Duration::from_secs(20);
 /// Runs `f` on its own thread and returns its answer; a panic in `f` is raised again here, and a
 /// run past `limit` panics as a hang (the thread is left to finish on its own).
 pub(crate) fn bounded<T: Send + 'static>(limit: Duration, f: impl FnOnce() -> T + Send + 'static) -> T {
+    within(limit, f).unwrap_or_else(|| panic!("the case ran past {limit:?}: a hang"))
+}
+
+/// Runs `f` on its own thread and returns its answer, or `None` when it runs past `limit` (the
+/// thread is left to finish on its own); a panic in `f` is raised again here.
+pub(crate) fn within<T: Send + 'static>(limit: Duration, f: impl FnOnce() -> T + Send + 'static) -> Option<T> {
     let (tx, rx) = mpsc::sync_channel(1);
     let worker = std::thread::Builder::new()
         .name("bounded-case".into())
@@ -18,12 +24,12 @@ pub(crate) fn bounded<T: Send + 'static>(limit: Duration, f: impl FnOnce() -> T 
         })
         .unwrap();
     match rx.recv_timeout(limit) {
-        Ok(v) => v,
+        Ok(v) => Some(v),
         Err(mpsc::RecvTimeoutError::Disconnected) => match worker.join() {
             Err(panic) => std::panic::resume_unwind(panic),
             Ok(()) => panic!("the case ended without an answer"),
         },
-        Err(mpsc::RecvTimeoutError::Timeout) => panic!("the case ran past {limit:?}: a hang"),
+        Err(mpsc::RecvTimeoutError::Timeout) => None,
     }
 }
 

@@ -262,6 +262,8 @@ mod tests {
     use std::process::{Command, Stdio};
     use std::time::{Duration, Instant};
 
+    use gpu_doctor_probes::host::process;
+
     use super::*;
     use crate::gpu::cublas_library;
     use crate::libs::{PreparedLibraries, wheel_lib_dirs};
@@ -270,6 +272,19 @@ mod tests {
     const CHILD: &str = "GPU_DOCTOR_NVRTC_CHILD";
     const CHILD_TEST: &str = "gpu::compiled::tests::child_compiles_every_entry_point";
     const CHILD_OK: &str = "nvrtc check passed:";
+    const CHILD_LIMIT: Duration = Duration::from_secs(180);
+
+    /// Reads all of `pipe` on a thread named `name`.
+    fn read_all(name: &str, mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {
+        std::thread::Builder::new()
+            .name(name.to_owned())
+            .spawn(move || {
+                let mut s = String::new();
+                let _ = pipe.read_to_string(&mut s);
+                s
+            })
+            .unwrap()
+    }
 
     #[test]
     fn entry_points_name_every_kernel_in_the_source() {
@@ -300,44 +315,21 @@ mod tests {
         assert_eq!(linked, ["libcublas.so", "libnvrtc.so"], "in {}: {:?}", Path::new(&dir).display(), libs.plan.notes);
         let search_path = libs.search_path(None).unwrap();
 
-        let mut child = Command::new(std::env::current_exe().unwrap())
+        let mut command = Command::new(std::env::current_exe().unwrap());
+        command
             .args(["--exact", CHILD_TEST, "--nocapture", "--test-threads=1"])
             .env(CHILD, "1")
             .env("LD_LIBRARY_PATH", &search_path)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let (mut out, mut err) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
-        let out = std::thread::Builder::new()
-            .name("nvrtc-child-stdout".into())
-            .spawn(move || {
-                let mut s = String::new();
-                let _ = out.read_to_string(&mut s);
-                s
-            })
-            .unwrap();
-        let err = std::thread::Builder::new()
-            .name("nvrtc-child-stderr".into())
-            .spawn(move || {
-                let mut s = String::new();
-                let _ = err.read_to_string(&mut s);
-                s
-            })
-            .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(180);
-        let status = loop {
-            if let Some(status) = child.try_wait().unwrap() {
-                break status;
-            }
-            if Instant::now() > deadline {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!("the NVRTC child did not finish within 180 s");
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        };
+            .stderr(Stdio::piped());
+        let mut group = process::spawn(&mut command).unwrap();
+        let child = group.child();
+        let out = read_all("nvrtc-child-stdout", child.stdout.take().unwrap());
+        let err = read_all("nvrtc-child-stderr", child.stderr.take().unwrap());
+        let started = Instant::now();
+        let status = group.wait_or_kill(CHILD_LIMIT).unwrap();
+        assert!(started.elapsed() < CHILD_LIMIT, "the NVRTC child did not finish within {CHILD_LIMIT:?}");
         let (out, err) = (out.join().unwrap(), err.join().unwrap());
         assert!(status.success() && out.contains(CHILD_OK), "{status}\n{out}\n{err}\nnotes: {:?}", libs.plan.notes);
         let line = out.lines().find(|l| l.contains(CHILD_OK)).unwrap_or_default();

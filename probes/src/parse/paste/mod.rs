@@ -34,7 +34,7 @@ const MESSAGES: &str = "error messages";
 
 /// The most text read from one paste: 8 MiB, like every file the probes read. Longer text is cut
 /// there (at a character boundary) and a note says so; what came before the cut is read.
-pub const MAX_TEXT_BYTES: usize = 8 * 1024 * 1024;
+pub const MAX_TEXT_BYTES: usize = crate::host::MAX_FILE_BYTES;
 
 /// Reads whatever gpu-doctor recognises in `text` into a snapshot whose origin is
 /// [`crate::Origin::Pasted`] with the formats found, in the order first seen. A pasted gpu-doctor
@@ -47,10 +47,7 @@ pub fn read_pasted(text: &str, kb: &Kb) -> Result<Snapshot, ParseError> {
     let mut notes = Vec::new();
     let mut text = text;
     if text.len() > MAX_TEXT_BYTES {
-        let mut end = MAX_TEXT_BYTES;
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
+        let end = text.floor_char_boundary(MAX_TEXT_BYTES);
         text = text.get(..end).unwrap_or("");
         notes.push(format!(
             "the text is longer than {} MiB: only its first {end} bytes were read",

@@ -3,7 +3,6 @@
 //! larger must not take much more than its share. Timings are compared with each other, never with
 //! a fixed number of seconds, so a slow or busy machine does not fail them.
 
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use super::*;
@@ -96,14 +95,11 @@ fn best_of_three(text: &str) -> Duration {
 /// Reads `text` on a thread and waits at most `limit`; the time it took, or `None` past the limit
 /// (the thread is left to finish on its own).
 fn within(text: String, limit: Duration) -> Option<Duration> {
-    let (tx, rx) = mpsc::sync_channel(1);
-    let read = move || {
+    crate::test_util::within(limit, move || {
         let t = Instant::now();
         let _ = read_pasted(&text, kb());
-        let _ = tx.send(t.elapsed());
-    };
-    std::thread::Builder::new().name("timed-read".into()).spawn(read).unwrap();
-    rx.recv_timeout(limit).ok()
+        t.elapsed()
+    })
 }
 
 #[test]
