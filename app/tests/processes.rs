@@ -12,7 +12,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use gpu_doctor_kernels::{BenchPlan, TestKind};
-use gpu_doctor_probes::host::process::is_running;
+use gpu_doctor_probes::host::process::{self, is_running};
 
 const BIN: &str = env!("CARGO_BIN_EXE_gpu-doctor");
 
@@ -144,33 +144,19 @@ fn the_benchmark_worker_dies_with_its_parent() {
 
 #[test]
 fn the_benchmark_worker_stops_when_its_parent_closes_the_pipe() {
-    let mut worker = Command::new(BIN)
-        .arg("bench-worker")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn()
-        .unwrap();
-    let mut stdin = worker.stdin.take().unwrap();
+    let mut command = Command::new(BIN);
+    command.arg("bench-worker").stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::null());
+    let mut worker = process::spawn(&mut command).unwrap();
+    let mut stdin = worker.child().stdin.take().unwrap();
     // A CPU plan long enough to still be running when the pipe closes, as one line.
     let mut plan = BenchPlan::preset(0, vec![TestKind::Cpu], false);
     plan.cpu_gemm_size = 4096;
     let text = format!("{}\n", serde_json::to_string(&plan).unwrap());
     stdin.write_all(text.as_bytes()).unwrap();
     thread::sleep(Duration::from_millis(500));
-    assert!(worker.try_wait().unwrap().is_none(), "the worker ended before the pipe closed");
+    assert!(worker.child().try_wait().unwrap().is_none(), "the worker ended before the pipe closed");
     drop(stdin);
-    let until = Instant::now() + Duration::from_secs(5);
-    let status = loop {
-        if let Some(status) = worker.try_wait().unwrap() {
-            break status;
-        }
-        if Instant::now() > until {
-            let _ = worker.kill();
-            panic!("the worker ran on after its parent closed the pipe");
-        }
-        thread::sleep(Duration::from_millis(20));
-    };
-    assert_eq!(status.code(), Some(5), "{status:?}");
+    // Killed (no exit code) if it runs on past 5 s.
+    let status = worker.wait_or_kill(Duration::from_secs(5));
+    assert_eq!(status.and_then(|s| s.code()), Some(5), "the worker did not stop when the pipe closed: {status:?}");
 }
