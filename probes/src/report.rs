@@ -23,11 +23,9 @@ pub struct Report {
 }
 
 impl Report {
-    /// A report of a snapshot with the given findings; credentials in its environment variables
-    /// are masked, wherever the snapshot came from.
+    /// A report of a snapshot with the given findings. Its environment's credentials are already
+    /// masked where snapshots are made: by the env probe, and where a pasted one is read.
     pub fn new(snapshot: Snapshot, findings: Vec<Finding>) -> Self {
-        let mut snapshot = snapshot;
-        snapshot.env.mask_secrets();
         Self { schema_version: SCHEMA_VERSION, tool_version: TOOL_VERSION.to_owned(), snapshot, findings, bench: None }
     }
 }

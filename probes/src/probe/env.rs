@@ -23,7 +23,7 @@ pub struct EnvFacts {
 
 impl EnvFacts {
     /// Masks credentials in the variables (see `mask_secret`): for facts that did not come from this
-    /// build's probe, such as a pasted report of an older version.
+    /// build's probe, such as a pasted report of an older version (`parse::paste`).
     pub fn mask_secrets(&mut self) {
         for (name, value) in &mut self.vars {
             *value = mask_secret(name, value);

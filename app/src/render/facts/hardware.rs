@@ -26,11 +26,12 @@ pub fn pcie_text(now: [Option<u32>; 2], max: [Option<u32>; 2]) -> String {
 /// the rules make, `diagnose::gpu_view`), `not reported` otherwise.
 pub fn capability_text(g: &Gpu) -> String {
     let kb = gpu_doctor_probes::compat::Kb::get().ok();
-    let view = kb.map(|kb| gpu_doctor_probes::diagnose::gpu_view(g, kb));
-    let Some(cc) = g.compute_capability.or_else(|| view.as_ref().and_then(|v| v.cc)) else {
-        return "not reported".to_owned();
+    // Without the knowledge base, only what the machine reported.
+    let (cc, by_name) = match kb.map(|kb| gpu_doctor_probes::diagnose::gpu_view(g, kb)) {
+        Some(view) => (view.cc, view.cc_by_name),
+        None => (g.compute_capability, false),
     };
-    let by_name = g.compute_capability.is_none();
+    let Some(cc) = cc else { return "not reported".to_owned() };
     let arch = g
         .architecture
         .clone()

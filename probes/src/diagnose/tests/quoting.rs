@@ -160,6 +160,27 @@ const REACHED: &[(&str, &str)] = &[
     ("a cuDNN release that dropped the GPU", "'nvidia-cudnn-cu12==9.10.*'"),
 ];
 
+/// The text of a PowerShell line outside its single-quoted strings, in which nothing runs (a quote
+/// character doubled is a quote inside one; PowerShell also reads U+2018 to U+201B as quotes).
+fn outside_powershell_quotes(line: &str) -> String {
+    const QUOTES: [char; 5] = ['\'', '\u{2018}', '\u{2019}', '\u{201a}', '\u{201b}'];
+    let mut out = String::new();
+    let mut quoted = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        if !QUOTES.contains(&c) {
+            if !quoted {
+                out.push(c);
+            }
+        } else if quoted && chars.peek().is_some_and(|n| QUOTES.contains(n)) {
+            chars.next();
+        } else {
+            quoted = !quoted;
+        }
+    }
+    out
+}
+
 fn check(name: &str, m: &Machine, parse_back: bool) {
     let (findings, shown) = super::super::diagnose_shown(&m.0, Kb::get().unwrap());
     let fixes: Vec<&str> = findings.iter().filter_map(|f| f.fix.as_deref()).collect();
@@ -171,6 +192,11 @@ fn check(name: &str, m: &Machine, parse_back: bool) {
     for s in &shown {
         if parse_back && let Some(argv) = &s.argv {
             assert_eq!(shlex::split(&s.text).as_ref(), Some(argv), "{name}: {:?} does not read back", s.text);
+        }
+        // PowerShell (the only other shell fixes use): the machine text only inside literals.
+        if s.argv.is_none() {
+            let bare = outside_powershell_quotes(&s.text);
+            assert!(!bare.contains(MARK), "{name}: PowerShell would run part of {:?}: {bare}", s.text);
         }
     }
     for fix in fixes {
@@ -193,14 +219,17 @@ fn every_fix_quotes_hostile_paths_for_powershell_on_windows() {
         m.0.platform.platform.os = crate::host::OsFamily::Windows;
         m
     };
+    let mut checked = 0;
     for (name, m) in hostile_machines() {
         let m = windows(m);
         // Rules that do not apply on Windows (WSL, the Linux loader) leave nothing to check.
         let (findings, _) = super::super::diagnose_shown(&m.0, Kb::get().unwrap());
         if findings.iter().filter_map(|f| f.fix.as_deref()).any(|f| f.contains(MARK)) {
             check(name, &m, false);
+            checked += 1;
         }
     }
+    assert!(checked > 10, "only {checked} machines show a hostile path in a Windows fix");
 }
 
 #[test]

@@ -22,8 +22,8 @@ const NAMED: usize = 5;
 /// What the text holds.
 #[derive(Debug)]
 pub(super) enum Found {
-    /// A report or snapshot (its origin set to pasted, its notes filled in), and the text before and
-    /// after it.
+    /// A report or snapshot (its origin set to pasted, its notes filled in, credentials in its
+    /// environment masked), and the text before and after it.
     Read { snap: Box<Snapshot>, rest: String },
     /// JSON that is plainly a gpu-doctor report or snapshot, which this version cannot read: why.
     Unreadable(String),
@@ -78,6 +78,8 @@ pub(super) fn find(text: &str) -> Option<Found> {
         }
         notes.append(&mut snap.notes);
         snap.notes = notes;
+        // An older gpu-doctor (or a hand-edited report) may hold credentials as they were.
+        snap.env.mask_secrets();
         snap.origin = Origin::Pasted { formats: vec![FORMAT.to_owned()] };
         let rest = format!("{}\n{}", text.get(..start).unwrap_or(""), text.get(end..).unwrap_or(""));
         return Some(Found::Read { snap: Box::new(snap), rest });

@@ -178,3 +178,18 @@ fn nvidia_smi_xml_cut_short_says_so() {
     let err = read_pasted(cut, kb()).unwrap_err().to_string();
     assert!(err.contains("nvidia-smi XML") && err.contains("cut"), "{err}");
 }
+
+/// A report written before credentials were masked (or edited by hand) is masked as it is read, so
+/// the rules and every view see what a live probe would give them.
+#[test]
+fn a_pasted_reports_credentials_are_masked_as_it_is_read() {
+    let mut report = report_of("consumer-gpu-torch-venv");
+    let vars = &mut report["snapshot"]["env"]["vars"];
+    vars["NVIDIA_API_KEY"] = Value::String("nvapi-s3cr3t-1".into());
+    vars["CUDA_PROXY"] = Value::String("http://alice:s3cr3t-2@proxy.example:3128".into());
+    let s = read(&serde_json::to_string_pretty(&report).unwrap());
+    let text = serde_json::to_string(&s).unwrap();
+    assert!(!text.contains("s3cr3t"), "{text}");
+    assert_eq!(s.env.vars["NVIDIA_API_KEY"], crate::probe::env::MASKED);
+    assert_eq!(s.env.vars["CUDA_PROXY"], format!("http://{}@proxy.example:3128", crate::probe::env::MASKED));
+}
