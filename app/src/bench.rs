@@ -5,7 +5,7 @@ use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
 use gpu_doctor_kernels::protocol::BenchEvent;
 use gpu_doctor_kernels::{BenchPlan, BenchRun, TestKind};
@@ -140,12 +140,8 @@ fn run(host: &dyn Host, args: &BenchArgs, plan: &BenchPlan) -> Result<BenchRun> 
         crate::files::write_file(path, &to_json(&run)?)?;
         eprintln!("wrote {}", path.display());
     }
-    let mut out = std::io::stdout().lock();
-    if args.json {
-        out.write_all(to_json(&run)?.as_bytes()).context("could not write the JSON")?;
-    } else {
-        out.write_all(table(&run).as_bytes())?;
-    }
+    let text = if args.json { to_json(&run)? } else { table(&run) };
+    crate::to_stdout(text.as_bytes())?;
     Ok(run)
 }
 

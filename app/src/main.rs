@@ -138,7 +138,7 @@ fn print_report(report: &Report, json: bool, verbose: bool) -> Result<u8> {
 
 /// Writes to standard output. A reader that stopped reading (`gpu-doctor check | head`) is not an
 /// error: the output ends there, quietly.
-fn to_stdout(bytes: &[u8]) -> Result<()> {
+pub(crate) fn to_stdout(bytes: &[u8]) -> Result<()> {
     let mut out = std::io::stdout().lock();
     match out.write_all(bytes).and_then(|()| out.flush()) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
