@@ -195,6 +195,14 @@ fn pasted_error_lines_of_a_findings_category_are_cited_as_its_evidence() {
     assert_eq!(m.ids(), vec!["driver.too_old_for_runtime".to_owned()], "no separate observed.* finding");
 }
 
+#[test]
+fn a_cuda_13_2_wheel_on_an_r575_driver_is_too_old_and_the_fix_offers_the_newest_cu129_wheel() {
+    let m = Machine::linux().gpu("NVIDIA GeForce RTX 5090", "12.0").driver("575.57.08", "12.9").torch("2.15.0+cu132");
+    assert_eq!(m.ids(), vec!["driver.too_old_for_runtime".to_owned()]);
+    let fix = m.finding("driver.too_old_for_runtime").fix.unwrap();
+    assert!(fix.contains("torch==2.13.*") && fix.contains("download.pytorch.org/whl/cu129"), "{fix}");
+}
+
 /// A JAX message that only some releases print is explained unless every JAX in the snapshot is
 /// outside those releases (the line then came from elsewhere).
 #[test]
