@@ -297,7 +297,7 @@ fn every_cuda_version_mentioned_is_a_toolkit_release() {
 fn torch_releases_and_variants_fit_together() {
     let kb = kb();
     let lines: Vec<_> = kb.pytorch.release.iter().map(|r| line(&r.version)).collect();
-    assert_contiguous_lines("pytorch.toml [[release]]", &lines, (1, 12), (2, 14));
+    assert_contiguous_lines("pytorch.toml [[release]]", &lines, (1, 12), (2, 15));
     for v in &kb.pytorch.variant {
         assert!(
             kb.pytorch.release.iter().any(|r| r.version == v.torch),
@@ -690,6 +690,58 @@ fn release_rows_match_the_release_wheels_not_the_nightlies() {
     // The 12.x Windows floor is the driver CUDA 12.0 shipped with, the lower of NVIDIA's two figures.
     let f12 = kb.cuda.family.iter().find(|f| f.major == 12).unwrap();
     assert_eq!(f12.windows_floor, Some("527.41".parse::<DriverVersion>().unwrap()));
+}
+
+/// Rows issue 17 found missing: CUDA 13.2 Update 2, the 2.11 and 2.13 cu129 wheels, PyTorch 2.15 as
+/// PyPI installs it, and where in JAX's history its two retired messages were printed.
+#[test]
+fn rows_missing_before_issue_17_are_there_and_drive_the_answers() {
+    let kb = kb();
+    let linux = crate::host::OsFamily::Linux;
+    let driver = |d: &str| d.parse::<DriverVersion>().unwrap();
+    let u2 = kb.cuda.toolkit.iter().find(|t| t.version == cuda("13.2") && t.update == 2).unwrap();
+    assert_eq!(u2.linux_driver, driver("595.71.05"));
+    assert_eq!(kb.cuda.max_cuda_for_driver(&driver("595.71.05"), linux), Some(cuda("13.2")));
+
+    let variant = |t: &str, c: &str| kb.pytorch.variant(t, cuda(c));
+    assert!(variant("2.11", "12.9").is_some() && variant("2.13", "12.9").is_some());
+    assert_eq!(kb.pytorch.release("2.15.0+cu132").unwrap().pypi_linux, "cu132");
+    let v215 = variant("2.15", "13.2").unwrap();
+    assert_eq!(v215.cudnn.as_deref(), Some("9.26.0.51"));
+    assert_eq!(v215.arch, ["7.5", "8.0", "8.6", "9.0", "10.0", "12.0"].map(cc));
+    assert_eq!(v215.ptx, None, "2.15.0+cu132's get_arch_list() has no compute_ entry");
+
+    // The wheel recommended for an RTX 5090 (12.0) and a V100 (7.0) by the driver's CUDA level.
+    let pick = |gpu: &str, max: &str| {
+        let v = kb.pytorch.recommend(&[cc(gpu)], Some(cuda(max)), None).unwrap();
+        (v.torch.as_str(), index_tag(v.cuda))
+    };
+    assert_eq!(pick("12.0", "13.0"), ("2.14", "cu130".to_owned()), "R580 cannot run 2.15's cu132");
+    assert_eq!(pick("12.0", "13.2"), ("2.15", "cu132".to_owned()));
+    assert_eq!(pick("12.0", "12.9"), ("2.13", "cu129".to_owned()), "R575 runs the newest cu129 wheel");
+    assert_eq!(pick("7.0", "12.9"), ("2.14", "cu126".to_owned()), "no cu129 row claims sm_70");
+    // 2.15.0+cu132 needs CUDA 13: an R575 driver (CUDA 12.9) does not start it.
+    let r575 = driver("575.57.08");
+    let level = DriverLevel { version: Some(&r575), cuda: Some(cuda("12.9")) };
+    assert!(matches!(kb.cuda.judge(v215.cuda, level, linux), RuntimeVerdict::TooOld { .. }));
+
+    // JAX's retired messages carry the releases that print them, and their source is that code.
+    let printed_by = |id: &str| {
+        let m = kb.errors.message.iter().find(|m| m.id == id).unwrap();
+        assert!(m.source.starts_with("https://github.com/jax-ml/jax/blob/jax-v"), "{id}: {}", m.source);
+        m.printed_by.clone().unwrap_or_else(|| panic!("{id} has no printed_by"))
+    };
+    let fallback = printed_by("jax.no_gpu_fallback");
+    assert_eq!(fallback.package, "jax");
+    for (version, printed) in [("0.2.0", true), ("0.4.16", true), ("0.4.17", false), ("0.7.2", false)] {
+        assert_eq!(fallback.contains(version), Some(printed), "no_gpu_fallback in jax {version}");
+    }
+    let cc_low = printed_by("jax.device_cc_too_low");
+    for (version, printed) in
+        [("0.4.25", false), ("0.4.26", true), ("0.5.3+cuda12", true), ("0.5", true), ("0.6.0", false), ("x", false)]
+    {
+        assert_eq!(cc_low.contains(version), (version != "x").then_some(printed), "device_cc_too_low in jax {version}");
+    }
 }
 
 /// A product marked `geforce` is one whose capability has a GeForce divisor to apply, and the name

@@ -410,8 +410,54 @@ pub struct KnownMessage {
     pub meaning: String,
     /// The finding category it is evidence for.
     pub category: Category,
+    /// The releases that print it, where upstream added or removed it; `None`: no such limit known.
+    #[serde(default)]
+    pub printed_by: Option<PrintedBy>,
     /// Where the wording comes from: URL or `owner/repo:path`.
     pub source: String,
     /// Confidence.
     pub tag: Tag,
+}
+
+/// The releases of one Python package that print a message, both ends included.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PrintedBy {
+    /// Distribution name, as environments list it, e.g. `jax`.
+    pub package: String,
+    /// The first release that prints it; `None`: every release up to `last`.
+    pub first: Option<String>,
+    /// The last release that prints it; `None`: still printed.
+    pub last: Option<String>,
+}
+
+impl PrintedBy {
+    /// Whether `version` (`0.4.26`, `0.5.3+cuda12`, `0.4.36.dev20241112`) is in the range, compared by its
+    /// leading numeric parts (`0.5` is `0.5.0`); `None` when it does not start with a number.
+    pub fn contains(&self, version: &str) -> Option<bool> {
+        fn parts(v: &str) -> Vec<u32> {
+            let mut out = Vec::new();
+            for p in v.trim().split('.') {
+                let digits = p.len() - p.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+                let Ok(n) = p[..digits].parse() else { break };
+                out.push(n);
+                if digits < p.len() {
+                    break;
+                }
+            }
+            out
+        }
+        fn cmp(a: &[u32], b: &[u32]) -> std::cmp::Ordering {
+            let len = a.len().max(b.len());
+            let pad = |v: &[u32]| (0..len).map(|i| v.get(i).copied().unwrap_or(0)).collect::<Vec<_>>();
+            pad(a).cmp(&pad(b))
+        }
+        let v = parts(version);
+        if v.is_empty() {
+            return None;
+        }
+        let after_first = self.first.as_deref().is_none_or(|f| cmp(&v, &parts(f)).is_ge());
+        let before_last = self.last.as_deref().is_none_or(|l| cmp(&v, &parts(l)).is_le());
+        Some(after_first && before_last)
+    }
 }

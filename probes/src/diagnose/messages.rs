@@ -1,6 +1,7 @@
 //! Known error lines from pasted text that no fact-based finding already explains.
 
 use super::Ctx;
+use crate::compat::KnownMessage;
 use crate::{Category, Finding, Severity};
 
 /// The finding id of a known message: `observed.<message id>`.
@@ -16,11 +17,21 @@ pub(super) fn severity(category: Category) -> Severity {
     }
 }
 
+/// False when the message has a known range of releases that print it and every version of that
+/// package in the snapshot is outside it: the line then came from somewhere else (another
+/// environment, an old log), so its explanation would not fit this machine.
+fn printed_here(cx: &Ctx<'_>, known: &KnownMessage) -> bool {
+    let Some(range) = &known.printed_by else { return true };
+    let versions: Vec<&str> =
+        cx.frameworks().filter(|(_, f)| f.name == range.package).map(|(_, f)| f.version.as_str()).collect();
+    versions.is_empty() || versions.iter().any(|v| range.contains(v) != Some(false))
+}
+
 /// One finding per known message whose category no other finding covers, citing every line of it.
 pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let covered: Vec<Category> = out.iter().map(|f| f.category).collect();
     for known in &cx.kb.errors.message {
-        if covered.contains(&known.category) {
+        if covered.contains(&known.category) || !printed_here(cx, known) {
             continue;
         }
         let lines: Vec<String> =
@@ -51,7 +62,9 @@ pub(super) fn cite(cx: &Ctx<'_>, out: &mut [Finding]) {
         let lines =
             cx.s.messages
                 .iter()
-                .filter(|m| cx.kb.errors.message.iter().any(|k| k.id == m.id && k.category == f.category))
+                .filter(|m| {
+                    cx.kb.errors.message.iter().any(|k| k.id == m.id && k.category == f.category && printed_here(cx, k))
+                })
                 .map(|m| format!("pasted line: {}", m.line))
                 .take(3);
         f.evidence.extend(lines);

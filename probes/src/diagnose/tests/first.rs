@@ -194,3 +194,34 @@ fn pasted_error_lines_of_a_findings_category_are_cited_as_its_evidence() {
     assert!(f.evidence.iter().any(|e| e.starts_with("pasted line: The NVIDIA driver")), "{:?}", f.evidence);
     assert_eq!(m.ids(), vec!["driver.too_old_for_runtime".to_owned()], "no separate observed.* finding");
 }
+
+#[test]
+fn a_cuda_13_2_wheel_on_an_r575_driver_is_too_old_and_the_fix_offers_the_newest_cu129_wheel() {
+    let m = Machine::linux().gpu("NVIDIA GeForce RTX 5090", "12.0").driver("575.57.08", "12.9").torch("2.15.0+cu132");
+    assert_eq!(m.ids(), vec!["driver.too_old_for_runtime".to_owned()]);
+    let fix = m.finding("driver.too_old_for_runtime").fix.unwrap();
+    assert!(fix.contains("torch==2.13.*") && fix.contains("download.pytorch.org/whl/cu129"), "{fix}");
+}
+
+/// A JAX message that only some releases print is explained unless every JAX in the snapshot is
+/// outside those releases (the line then came from elsewhere).
+#[test]
+fn a_jax_message_is_explained_only_next_to_a_jax_that_prints_it() {
+    let pasted = |jax: Option<&str>, id: &str, line: &str| {
+        let mut m = Machine::pasted();
+        if let Some(v) = jax {
+            m = m.framework("jax", v, None);
+        }
+        m.0.messages.push(crate::ObservedMessage { id: id.into(), line: line.into(), values: Default::default() });
+        m.ids().contains(&format!("observed.{id}"))
+    };
+    let fallback = "WARNING:absl:No GPU/TPU found, falling back to CPU.";
+    assert!(pasted(Some("0.4.16"), "jax.no_gpu_fallback", fallback));
+    assert!(pasted(None, "jax.no_gpu_fallback", fallback), "no JAX version known: the line is explained");
+    assert!(!pasted(Some("0.7.2"), "jax.no_gpu_fallback", fallback), "removed in 0.4.17");
+    let cc_low =
+        "Device 0 has CUDA compute capability 5.0 which is lower than the minimum supported compute capability 5.2.";
+    assert!(pasted(Some("0.5.3"), "jax.device_cc_too_low", cc_low));
+    assert!(!pasted(Some("0.6.0"), "jax.device_cc_too_low", cc_low), "not printed from 0.6.0");
+    assert!(!pasted(Some("0.4.25"), "jax.device_cc_too_low", cc_low), "added in 0.4.26");
+}
