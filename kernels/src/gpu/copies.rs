@@ -113,7 +113,7 @@ pub(crate) fn host_device(gpu: &Gpu, plan: &BenchPlan, h2d: bool, emit: Emit<'_>
         if is_pinned && let Some((size, us)) = first_time {
             result.measurements.push(Measurement::median(
                 Metric::TransferLatency { h2d },
-                format!("one pinned {} copy", crate::format::bytes(size)),
+                format!("one pinned {} copy (GPU time, timed back to back)", crate::format::bytes(size)),
                 us,
                 Unit::Micros,
             ));
