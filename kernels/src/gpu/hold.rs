@@ -18,9 +18,12 @@ use gpu_doctor_probes::CudaVersion;
 use super::cuda_failure;
 use crate::protocol::Failure;
 
-/// The oldest driver whose `libcuda` has `cuStreamWaitValue32_v2` (CUDA 12.0; cudarc panics on a
-/// missing symbol, so older drivers are not asked).
-const NEWEST_WITHOUT: (u32, u32) = (11, 8);
+/// Whether a driver of this CUDA level surely has `cuStreamWaitValue32_v2` with stream memory
+/// operations on by default: CUDA 12.0 or newer. cudarc panics on a missing symbol, so older (or
+/// unknown) drivers are not asked, and their windows are timed without a hold.
+pub(crate) fn has_stream_waits(driver: Option<CudaVersion>) -> bool {
+    driver.is_some_and(|v| v.major >= 12)
+}
 
 /// A flag in pinned, device-mapped host memory that streams can be told to wait on.
 pub(crate) struct StreamHold {
@@ -41,7 +44,7 @@ impl std::fmt::Debug for StreamHold {
 impl StreamHold {
     /// A hold for the current context; `None` when the driver is too old to have stream waits.
     pub fn new(driver: Option<CudaVersion>) -> Result<Option<Self>, Failure> {
-        if driver.is_none_or(|v| (v.major, v.minor) <= NEWEST_WITHOUT) {
+        if !has_stream_waits(driver) {
             return Ok(None);
         }
         // SAFETY: cuMemHostAlloc returns 4 bytes of page-aligned, device-mapped host memory or an
@@ -117,5 +120,18 @@ impl Drop for StreamHold {
         if let Err(e) = unsafe { result::free_host(self.host.cast()) } {
             tracing::warn!("could not free the stream-hold flag: {e}");
         }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_drivers_of_cuda_12_or_newer_are_asked_for_stream_waits() {
+        let v = |s: &str| Some(s.parse::<CudaVersion>().unwrap());
+        assert!(has_stream_waits(v("12.0")) && has_stream_waits(v("13.1")));
+        assert!(!has_stream_waits(v("11.8")) && !has_stream_waits(None));
     }
 }

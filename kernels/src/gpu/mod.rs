@@ -328,7 +328,10 @@ impl Timer {
 
     /// Seconds the GPU spent on what `work` enqueued on `stream`, between two events.
     pub fn time(&self, stream: &CudaStream, work: impl FnOnce() -> Result<(), Failure>) -> Result<f64, Failure> {
-        let held = self.hold.as_ref().filter(|h| h.hold(stream.cu_stream()));
+        let held = match &self.hold {
+            Some(h) if h.hold(stream.cu_stream()) => Some(h),
+            _ => None,
+        };
         let enqueued = (|| {
             self.start.record(stream).map_err(|e| cuda_failure(e, "recording a timing event"))?;
             work()?;
