@@ -228,6 +228,51 @@ def headline_rows(bench, ref):
     return rows
 
 
+def method_checks(bench, torch):
+    """(check, PASS/FAIL/–, detail) for what only a GPU can show about how gpu-doctor measures
+    (issue 17 items 2, 6, 7, 12)."""
+    rows = []
+    tests = {t["test"]: t for t in bench.get("tests", [])}
+    # 7: small pinned copies are timed behind a stream hold, so they must not read slower than
+    # PyTorch's copy_ timed with its enqueue inside the event window.
+    sizes = sorted(bench["plan"].get("transfer_sizes_bytes", []))[:2]
+    for test, op in (("h2d", "h2d"), ("d2h", "d2h")):
+        points = (tests.get(test) or {}).get("points", [])
+        for size in sizes:
+            ours = next((p["value"]["median"] for p in points if p["series"] == "pinned" and p["x"] == size), None)
+            theirs = ref_value(torch, op, size)
+            if ours is None or not theirs:
+                rows.append((f"{op} pinned {human_bytes(size)} ≥ 95 % of PyTorch (stream held while enqueuing)", "–",
+                             "not measured by both"))
+                continue
+            rows.append((f"{op} pinned {human_bytes(size)} ≥ 95 % of PyTorch (stream held while enqueuing)",
+                         "PASS" if ours >= 0.95 * theirs else "FAIL", f"{fmt(ours)} vs {fmt(theirs)} GB/s"))
+    # 12: device copies stream from memory, never faster than the memory allows.
+    d2d = tests.get("d2d") or {}
+    for j in d2d.get("judged", []):
+        exp = (j.get("judgement") or {}).get("expected") or {}
+        v = j["measurement"]["value"]
+        ok = bool(exp) and v <= exp["value"]
+        rows.append((f"{j['measurement']['label']} ≤ theoretical memory bandwidth", "PASS" if ok else "FAIL",
+                     f"{fmt(v)} of {fmt(exp.get('value'))} GB/s" if exp else "no theoretical value"))
+    notes = "; ".join((d2d.get("result") or {}).get("notes", []))
+    if notes:
+        rows.append(("device copy size", "–", notes))
+    # 2 and 6: compute expectations on the rated boost clock, with the clock measured beside it;
+    # FMA (calibrated after a 250 ms warm-up) normal against that peak.
+    for test in ("fma", "gemm"):
+        for j in (tests.get(test) or {}).get("judged", [])[:1]:
+            basis = ((j.get("judgement") or {}).get("expected") or {}).get("basis", "")
+            ok = "rated boost clock" in basis and "measured during the test" in basis
+            rows.append((f"{test}: expectation on the rated boost clock, measured clock beside it",
+                         "PASS" if ok else "FAIL", basis))
+            if test == "fma":
+                pct = (j.get("judgement") or {}).get("percent_of_expected")
+                rows.append(("FMA ≥ 80 % of the rated-clock FP32 peak", "PASS" if pct and pct >= 80 else "FAIL",
+                             f"{pct:.0f} %" if pct else "no percentage"))
+    return rows
+
+
 def summary(out_dir):
     def load(name):
         try:
@@ -256,6 +301,10 @@ def summary(out_dir):
         for label, value, unit, op, x, prec in headline_rows(bench, ref):
             t, c = ref_value(torch, op, x, prec), ref_value(cupy, op, x, prec)
             lines.append(f"| {label} | {fmt(value)} {unit} | {fmt(t)} | {ratio(value, t)} | {fmt(c)} | {ratio(value, c)} |")
+        lines += ["", "## Measurement-method checks (issue 17: clock basis, warm-up, event window, L2)", "",
+                  "| check | result | detail |", "|---|---|---|"]
+        for check, result, detail in method_checks(bench, torch):
+            lines.append(f"| {check} | {result} | {str(detail).replace('|', '/')[:400]} |")
         lines += ["", "## Every test", "", "| test | status | figures |", "|---|---|---|"]
         for test in bench.get("tests", []):
             result = test.get("result") or {}

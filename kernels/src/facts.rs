@@ -40,6 +40,18 @@ pub fn benchmarked_gpu<'a>(snapshot: &'a Snapshot, index: u32, device: Option<&D
     by_bus.or_else(|| probed_gpu(snapshot, index))
 }
 
+/// The rated boost clock, MHz, and where it came from: NVML's max customer boost clock, else
+/// CUDA's clock-rate attribute (`CU_DEVICE_ATTRIBUTE_CLOCK_RATE`, the same rating). NVML's highest
+/// SM clock is not a rating: on GeForce boards it is the top of the voltage/frequency table
+/// (3105 MHz on an RTX 4090 rated at 2520), so it is left to `Facts::reference_sm_clock`'s fallback.
+fn rated_sm_clock(nvml_boost: Option<u32>, cuda_clock_rate: Option<u32>) -> Option<(u32, &'static str)> {
+    match (nvml_boost.filter(|m| *m > 0), cuda_clock_rate.filter(|m| *m > 0)) {
+        (Some(mhz), _) => Some((mhz, "NVML's max customer boost clock")),
+        (None, Some(mhz)) => Some((mhz, "CUDA's clock-rate attribute")),
+        (None, None) => None,
+    }
+}
+
 /// Puts together what the run is judged against. NVML's figures (from the snapshot) come first;
 /// CUDA's device attributes fill gaps; the SM count comes from CUDA only.
 pub fn gather(snapshot: Option<&Snapshot>, gpu_index: u32, device: Option<&DeviceInfo>, kb: Option<&Kb>) -> Facts {
@@ -81,12 +93,14 @@ pub fn gather(snapshot: Option<&Snapshot>, gpu_index: u32, device: Option<&Devic
         "highest memory clock, MHz",
         &mut sources,
     );
-    facts.clock_sm_max_mhz = pick(
-        gpu.and_then(|g| g.clock_sm_max_mhz),
-        device.and_then(|d| d.clock_sm_max_mhz),
-        "highest SM clock, MHz",
-        &mut sources,
-    );
+    facts.clock_sm_max_mhz = pick(gpu.and_then(|g| g.clock_sm_max_mhz), None, "highest SM clock, MHz", &mut sources);
+    if let Some((mhz, source)) =
+        rated_sm_clock(gpu.and_then(|g| g.clock_sm_boost_mhz), device.and_then(|d| d.clock_sm_max_mhz))
+    {
+        sources.push(format!("rated boost clock, MHz: {mhz} ({source})"));
+        facts.clock_sm_rated_mhz = Some(mhz);
+        facts.clock_sm_rated_source = Some(source.to_owned());
+    }
     facts.sm_count = pick(None, device.and_then(|d| d.sm_count), "streaming multiprocessors", &mut sources);
     facts.memory_free_bytes =
         device.and_then(|d| d.memory_free_bytes).or_else(|| gpu.and_then(|g| g.memory_free_bytes));
@@ -131,6 +145,8 @@ mod tests {
     use gpu_doctor_probes::compat::Kb;
 
     use crate::plan::Precision;
+    use crate::protocol::{Measurement, Metric, Unit};
+    use crate::verdict::{Verdict, judge};
 
     use super::*;
 
@@ -183,6 +199,65 @@ mod tests {
         assert_eq!(facts.memory_free_bytes, Some(100));
         assert!(facts.link_gbytes_per_s.is_none());
         assert!(facts.sources.iter().any(|s| s.contains("CUDA device attribute")));
+    }
+
+    fn rtx_4090(boost: Option<u32>, cuda_clock_rate: Option<u32>) -> Facts {
+        let mut snap = Snapshot::unknown(Vec::new());
+        let gpu = Gpu {
+            index: 0,
+            name: Some("NVIDIA GeForce RTX 4090".into()),
+            clock_sm_max_mhz: Some(3105),
+            clock_sm_boost_mhz: boost,
+            ..Gpu::default()
+        };
+        snap.gpus = gpu_doctor_probes::Probed::found(vec![gpu], "test");
+        let device = DeviceInfo {
+            name: Some("NVIDIA GeForce RTX 4090".into()),
+            sm_count: Some(128),
+            clock_sm_max_mhz: cuda_clock_rate,
+            compute_capability: Some(ComputeCapability { major: 8, minor: 9 }),
+            ..DeviceInfo::default()
+        };
+        gather(Some(&snap), 0, Some(&device), Some(Kb::get().unwrap()))
+    }
+
+    /// NVML's highest SM clock on an RTX 4090 is 3105 MHz, the top of its voltage/frequency table;
+    /// the board is rated at 2520. FP32 is 128 ops/clock/SM × 128 SMs: 82.6 TFLOP/s at the rated
+    /// clock, not 101.7 at the table's top, so an FMA run at 80 TFLOP/s is normal, not low.
+    #[test]
+    fn compute_peaks_use_the_rated_boost_clock_not_the_highest() {
+        let facts = rtx_4090(Some(2520), Some(2520));
+        let (fp32, basis) = facts.peak_tflops(Precision::Fp32).unwrap();
+        assert!((fp32 - 82.6).abs() < 0.1, "{fp32}: {basis}");
+        assert!(basis.contains("2520 MHz: the rated boost clock (NVML's max customer boost clock)"), "{basis}");
+        assert!(facts.sources.iter().any(|s| s.contains("rated boost clock, MHz: 2520")), "{:?}", facts.sources);
+        let fma = |value: f64| Measurement {
+            metric: Metric::FmaPeak,
+            label: String::new(),
+            value,
+            unit: Unit::TflopPerS,
+            stats: None,
+        };
+        assert_eq!(judge(&fma(80.0), &facts).verdict, Verdict::Normal);
+        // Boosting past its rating (≈ 2.85 GHz) is allowed up to the table's top, not "above theory".
+        assert_eq!(judge(&fma(93.0), &facts).verdict, Verdict::Normal);
+        assert_eq!(judge(&fma(115.0), &facts).verdict, Verdict::AboveTheory);
+
+        // Without NVML's customer boost clock, CUDA's clock-rate attribute gives the same rating.
+        let (_, basis) = rtx_4090(None, Some(2520)).peak_tflops(Precision::Fp32).unwrap();
+        assert!(basis.contains("2520 MHz: the rated boost clock (CUDA's clock-rate attribute)"), "{basis}");
+    }
+
+    /// With no rated clock at all, the highest SM clock is used and the basis says why and what
+    /// that means.
+    #[test]
+    fn without_a_rated_clock_the_highest_is_used_and_the_basis_says_so() {
+        let facts = rtx_4090(None, None);
+        assert_eq!(facts.clock_sm_rated_mhz, None);
+        let (fp32, basis) = facts.peak_tflops(Precision::Fp32).unwrap();
+        assert!((fp32 - 101.7).abs() < 0.1, "{fp32}");
+        assert!(basis.contains("3105 MHz: NVML's highest SM clock, because no rated boost clock"), "{basis}");
+        assert!(basis.contains("may be 20–30 % too high"), "{basis}");
     }
 
     /// A healthy RTX 4090 reaches about 165 TFLOP/s BF16 with FP32 accumulation (128 SMs × 2520 MHz ×

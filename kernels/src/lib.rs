@@ -8,7 +8,8 @@
 //!   enforces a time limit and cancellation, samples NVML telemetry, runs the CPU baselines ([`cpu`]).
 //! - [`run`]: the saved `BenchRun`, each measurement judged ([`verdict`], [`facts`]) and clocks under
 //!   load analysed ([`throttle`]).
-//! - [`stats`]: median and spread of repetitions.
+//! - [`stats`]: median and spread of repetitions; [`timing`]: how long to warm up and how many
+//!   operations one pair of timing events spans.
 //!
 //! `unsafe` is denied in the workspace; this crate allows it block by block (`#[allow(unsafe_code)]`)
 //! around FFI calls, each with a `// SAFETY:` comment, which clippy enforces here.
@@ -27,6 +28,7 @@ pub mod run;
 pub mod runner;
 pub mod stats;
 pub mod throttle;
+pub mod timing;
 pub mod verdict;
 pub mod worker;
 

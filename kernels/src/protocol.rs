@@ -99,7 +99,8 @@ pub struct DeviceInfo {
     pub compute_capability: Option<ComputeCapability>,
     /// Streaming multiprocessors (`CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT`).
     pub sm_count: Option<u32>,
-    /// Peak SM clock, MHz (`CU_DEVICE_ATTRIBUTE_CLOCK_RATE`; deprecated in CUDA 13, may be absent).
+    /// Rated boost SM clock, MHz (`CU_DEVICE_ATTRIBUTE_CLOCK_RATE`: 2520 on an RTX 4090, not the
+    /// 3105 NVML gives as its highest; deprecated in CUDA 13, may be absent).
     pub clock_sm_max_mhz: Option<u32>,
     /// Peak memory clock, MHz (`CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE`; may be absent).
     pub clock_mem_max_mhz: Option<u32>,

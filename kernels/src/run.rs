@@ -154,6 +154,7 @@ impl BenchRun {
                 ));
             }
         }
+        note_measured_clocks(&mut tests, &record.telemetry, &facts);
         let clocks_under_load = tests
             .iter()
             .find(|t| t.test == TestKind::Sustained && t.result.is_some())
@@ -314,6 +315,31 @@ impl BenchRun {
     }
 }
 
+/// Adds the SM clock NVML measured while each compute test ran to the basis of its expectations,
+/// beside the rated clock they are computed with: a board running below its rating (a laptop, an
+/// eGPU, a power cap) shows why it reads low, one boosting past it why it reads high.
+fn note_measured_clocks(tests: &mut [TestRun], telemetry: &[TelemetryPoint], facts: &Facts) {
+    for t in tests.iter_mut().filter(|t| matches!(t.test, TestKind::Gemm | TestKind::Fma | TestKind::Sustained)) {
+        let Some((mhz, samples)) =
+            t.started_ms.zip(t.ended_ms).and_then(|(a, b)| throttle::median_sm_clock(telemetry, a, b))
+        else {
+            continue;
+        };
+        let mut note = format!("; SM clock measured during the test: median {mhz:.0} MHz ({samples} NVML samples)");
+        if let Some((rated, _)) = facts.reference_sm_clock() {
+            note.push_str(&format!(
+                ", {:.0} % of the {rated} MHz the expectation uses",
+                mhz / f64::from(rated.max(1)) * 100.0
+            ));
+        }
+        for e in t.judged.iter_mut().filter_map(|j| j.judgement.expected.as_mut()) {
+            if e.unit == Unit::TflopPerS {
+                e.basis.push_str(&note);
+            }
+        }
+    }
+}
+
 fn detail(test: TestKind, verdict: Verdict) -> &'static str {
     match (test, verdict) {
         (_, Verdict::AboveTheory) => {
@@ -406,6 +432,57 @@ mod tests {
         let json = serde_json::to_string(&run).unwrap();
         let back: BenchRun = serde_json::from_str(&json).unwrap();
         assert_eq!(back, run);
+    }
+
+    /// A laptop board rated at 2520 MHz that ran the FMA test at 1500 MHz: its basis names both.
+    #[test]
+    fn compute_expectations_name_the_clock_measured_during_the_test() {
+        use gpu_doctor_probes::host::telemetry::GpuTelemetry;
+
+        let plan = BenchPlan::preset(0, vec![TestKind::Fma, TestKind::H2d], true);
+        let fma = TestResult { measurements: vec![m(Metric::FmaPeak, 45.0, Unit::TflopPerS)], ..TestResult::default() };
+        let h2d = TestResult {
+            measurements: vec![m(Metric::HostToDevice { pinned: true }, 20.0, Unit::GbPerS)],
+            ..TestResult::default()
+        };
+        let sample = |t_ms: u64, mhz: u32| TelemetryPoint {
+            t_ms,
+            sample: GpuTelemetry { clock_sm_mhz: Some(mhz), ..GpuTelemetry::default() },
+        };
+        let record = RunRecord {
+            events: vec![
+                ev(1000, BenchEvent::Started { test: TestKind::Fma, device: None }),
+                ev(2000, BenchEvent::Finished { test: TestKind::Fma, result: fma }),
+                ev(2100, BenchEvent::Started { test: TestKind::H2d, device: None }),
+                ev(3000, BenchEvent::Finished { test: TestKind::H2d, result: h2d }),
+            ],
+            // Idle before the test, 1500 MHz during it, 2800 MHz after it.
+            telemetry: vec![
+                sample(900, 210),
+                sample(1100, 1500),
+                sample(1500, 1490),
+                sample(1900, 1510),
+                sample(2500, 2800),
+            ],
+            ..RunRecord::default()
+        };
+        let run = BenchRun::assemble(&plan, record, |_| Facts {
+            sm_count: Some(128),
+            clock_sm_max_mhz: Some(3105),
+            clock_sm_rated_mhz: Some(2520),
+            clock_sm_rated_source: Some("NVML's max customer boost clock".into()),
+            peak_ops: Some(crate::verdict::PeakOps { fp32: Some(128), ..Default::default() }),
+            link_gbytes_per_s: Some(25.0),
+            ..Facts::default()
+        });
+        let basis = &run.tests[0].judged[0].judgement.expected.as_ref().unwrap().basis;
+        assert!(basis.contains("2520 MHz: the rated boost clock"), "{basis}");
+        assert!(
+            basis.contains("measured during the test: median 1500 MHz (3 NVML samples), 60 % of the 2520 MHz"),
+            "{basis}"
+        );
+        let h2d_basis = &run.tests[1].judged[0].judgement.expected.as_ref().unwrap().basis;
+        assert!(!h2d_basis.contains("SM clock"), "{h2d_basis}");
     }
 
     #[test]

@@ -40,6 +40,17 @@ pub struct ClockAnalysis {
     pub summary: String,
 }
 
+/// The median SM clock NVML reported between `from_ms` and `to_ms`, MHz, and how many samples
+/// carried one; `None` without any.
+pub fn median_sm_clock(points: &[TelemetryPoint], from_ms: u64, to_ms: u64) -> Option<(f64, usize)> {
+    let clocks: Vec<f64> = points
+        .iter()
+        .filter(|p| p.t_ms >= from_ms && p.t_ms <= to_ms)
+        .filter_map(|p| p.sample.clock_sm_mhz.map(f64::from))
+        .collect();
+    Stats::from_samples(&clocks).map(|s| (s.median, clocks.len()))
+}
+
 /// Analyses the telemetry between `from_ms` and `to_ms`; `None` without samples in the window.
 pub fn analyze(points: &[TelemetryPoint], from_ms: u64, to_ms: u64) -> Option<ClockAnalysis> {
     let window: Vec<&TelemetryPoint> = points.iter().filter(|p| p.t_ms >= from_ms && p.t_ms <= to_ms).collect();

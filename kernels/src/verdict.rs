@@ -6,7 +6,11 @@
 //!   Thunderbolt/USB4 tunnel), per direction;
 //! - device memory: bus width ÷ 8 × memory clock × 2 (NVML and CUDA report the memory clock so
 //!   that its double data rate gives the transfer rate, for GDDR and HBM alike);
-//! - compute: dense operations per clock per SM (knowledge base) × SMs × highest SM clock.
+//! - compute: dense operations per clock per SM (knowledge base) × SMs × the rated boost clock
+//!   (NVML's max customer boost clock, else CUDA's clock-rate attribute). NVML's highest SM clock
+//!   is the top of the voltage/frequency table (≈ 3.1 GHz on an RTX 4090 rated at 2520 MHz): it
+//!   is used only as the ceiling above which a result is "above theory", or as the reference when
+//!   no rated clock was reported, which the basis then says.
 
 use gpu_doctor_probes::compat::OpsPerClock;
 use serde::{Deserialize, Serialize};
@@ -93,8 +97,16 @@ pub struct Facts {
     pub clock_mem_max_mhz: Option<u32>,
     /// Streaming multiprocessors.
     pub sm_count: Option<u32>,
-    /// Highest SM clock, MHz.
+    /// Highest SM clock (NVML's, the top of the voltage/frequency table on GeForce boards), MHz:
+    /// the ceiling of the compute peaks, and their reference only when `clock_sm_rated_mhz` is
+    /// unknown.
     pub clock_sm_max_mhz: Option<u32>,
+    /// The rated boost clock the compute peaks are computed with, MHz.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_sm_rated_mhz: Option<u32>,
+    /// Where `clock_sm_rated_mhz` came from, for the basis of the compute expectations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_sm_rated_source: Option<String>,
     /// Dense operations per clock per SM (tensor rates already divided for a GeForce board).
     pub peak_ops: Option<PeakOps>,
     /// Why the tensor rates in `peak_ops` are below the capability's (a GeForce board); `None`
@@ -116,18 +128,51 @@ impl Facts {
         Some((gbps, format!("{bits}-bit bus ÷ 8 × {mhz} MHz × 2 (double data rate) = {gbps:.0} GB/s")))
     }
 
+    /// The SM clock the compute peaks are computed with, MHz, and what it is: the rated boost
+    /// clock, or, when no source reported one, the highest SM clock, said to be so.
+    pub fn reference_sm_clock(&self) -> Option<(u32, String)> {
+        match (self.clock_sm_rated_mhz, self.clock_sm_max_mhz) {
+            (Some(mhz), _) => Some((
+                mhz,
+                format!(
+                    "{mhz} MHz: the rated boost clock ({})",
+                    self.clock_sm_rated_source.as_deref().unwrap_or("source not recorded")
+                ),
+            )),
+            (None, Some(mhz)) => Some((
+                mhz,
+                format!(
+                    "{mhz} MHz: NVML's highest SM clock, because no rated boost clock was reported (neither NVML's \
+                     max customer boost clock nor CUDA's clock-rate attribute); on GeForce boards that is the top \
+                     of the voltage/frequency table, so this expectation may be 20–30 % too high"
+                ),
+            )),
+            (None, None) => None,
+        }
+    }
+
     /// Dense peak for a precision, TFLOP/s, and how it was computed.
     pub fn peak_tflops(&self, p: Precision) -> Option<(f64, String)> {
         let ops = self.peak_ops?.for_precision(p)?;
         let sms = self.sm_count?;
-        let mhz = self.clock_sm_max_mhz?;
+        let (mhz, clock) = self.reference_sm_clock()?;
         let tflops = f64::from(ops) * f64::from(sms) * f64::from(mhz) * 1e6 / 1e12;
         let mut basis =
-            format!("{} dense: {ops} ops/clock/SM × {sms} SMs × {mhz} MHz = {tflops:.1} TFLOP/s", p.label());
+            format!("{} dense: {ops} ops/clock/SM × {sms} SMs × {mhz} MHz = {tflops:.1} TFLOP/s ({clock})", p.label());
         if let Some(note) = self.tensor_rate_note.as_deref().filter(|_| p != Precision::Fp32) {
             basis.push_str(&format!(" ({note})"));
         }
         Some((tflops, basis))
+    }
+
+    /// The most a precision can reach, TFLOP/s: the peak at the highest SM clock where that is
+    /// above the rated one (a GeForce board boosts past its rating while cool and under its power
+    /// limit), else the peak itself.
+    pub fn ceiling_tflops(&self, p: Precision) -> Option<f64> {
+        let (peak, _) = self.peak_tflops(p)?;
+        let (reference, _) = self.reference_sm_clock()?;
+        let highest = self.clock_sm_max_mhz.unwrap_or(reference).max(reference);
+        Some(peak * f64::from(highest) / f64::from(reference.max(1)))
     }
 }
 
@@ -195,8 +240,9 @@ pub struct Judged {
 
 /// How a metric is judged: against what, and how much of it is normal.
 enum Rule {
-    /// Higher is better; at least `share` of `expected` is normal.
-    AtLeast { expected: Expected, share: f64, theoretical: bool },
+    /// Higher is better; at least `share` of `expected` is normal; clearly above `ceiling` (the
+    /// most the hardware allows, when there is such a limit) is above theory.
+    AtLeast { expected: Expected, share: f64, ceiling: Option<f64> },
     /// Lower is better; at most `limit` is normal.
     AtMost { limit: Expected },
     /// Zero is the only normal value.
@@ -217,7 +263,7 @@ fn rule(metric: &Metric, facts: &Facts) -> Rule {
             Some((g, basis)) => Rule::AtLeast {
                 expected: expected(g, Unit::GbPerS, basis),
                 share: if pinned { LINK_NORMAL_SHARE } else { PAGEABLE_NORMAL_SHARE },
-                theoretical: true,
+                ceiling: Some(g),
             },
             None => no_link(),
         },
@@ -225,7 +271,7 @@ fn rule(metric: &Metric, facts: &Facts) -> Rule {
             Some((g, basis)) => Rule::AtLeast {
                 expected: expected(2.0 * g, Unit::GbPerS, format!("both directions of the link: 2 × ({basis})")),
                 share: BIDIR_NORMAL_SHARE,
-                theoretical: true,
+                ceiling: Some(2.0 * g),
             },
             None => no_link(),
         },
@@ -233,7 +279,7 @@ fn rule(metric: &Metric, facts: &Facts) -> Rule {
             Some((g, basis)) => Rule::AtLeast {
                 expected: expected(g, Unit::GbPerS, basis),
                 share: MEMORY_NORMAL_SHARE,
-                theoretical: true,
+                ceiling: Some(g),
             },
             None => Rule::None("the memory bus width or memory clock is unknown".to_owned()),
         },
@@ -241,7 +287,7 @@ fn rule(metric: &Metric, facts: &Facts) -> Rule {
             Some((t, basis)) => Rule::AtLeast {
                 expected: expected(t, Unit::TflopPerS, basis),
                 share: if n >= GEMM_LARGE_N { GEMM_NORMAL_SHARE } else { GEMM_SMALL_NORMAL_SHARE },
-                theoretical: true,
+                ceiling: facts.ceiling_tflops(precision),
             },
             None => Rule::None(format!("the {} peak of this GPU is unknown", precision.label())),
         },
@@ -249,7 +295,7 @@ fn rule(metric: &Metric, facts: &Facts) -> Rule {
             Some((t, basis)) => Rule::AtLeast {
                 expected: expected(t, Unit::TflopPerS, basis),
                 share: GEMM_NORMAL_SHARE,
-                theoretical: true,
+                ceiling: facts.ceiling_tflops(precision),
             },
             None => Rule::None(format!("the {} peak of this GPU is unknown", precision.label())),
         },
@@ -257,7 +303,7 @@ fn rule(metric: &Metric, facts: &Facts) -> Rule {
             Some((t, basis)) => Rule::AtLeast {
                 expected: expected(t, Unit::TflopPerS, basis),
                 share: FMA_NORMAL_SHARE,
-                theoretical: true,
+                ceiling: facts.ceiling_tflops(Precision::Fp32),
             },
             None => Rule::None("the FP32 peak of this GPU is unknown".to_owned()),
         },
@@ -279,7 +325,7 @@ fn rule(metric: &Metric, facts: &Facts) -> Rule {
             Some(free) => Rule::AtLeast {
                 expected: expected(free as f64, Unit::Bytes, "free GPU memory when the run started"),
                 share: ALLOC_NORMAL_SHARE,
-                theoretical: false,
+                ceiling: None,
             },
             None => Rule::None("free memory is unknown".to_owned()),
         },
@@ -295,11 +341,11 @@ fn rule(metric: &Metric, facts: &Facts) -> Rule {
 /// Judges one measurement against what the facts say this hardware should reach.
 pub fn judge(m: &Measurement, facts: &Facts) -> Judgement {
     match rule(&m.metric, facts) {
-        Rule::AtLeast { expected, share, theoretical } => {
+        Rule::AtLeast { expected, share, ceiling } => {
             let pct = if expected.value > 0.0 { m.value / expected.value * 100.0 } else { f64::NAN };
             let (verdict, comment) = if !pct.is_finite() {
                 (Verdict::NoReference, "the expected value is zero".to_owned())
-            } else if theoretical && m.value > expected.value * ABOVE_THEORY_FACTOR {
+            } else if ceiling.is_some_and(|c| m.value > c * ABOVE_THEORY_FACTOR) {
                 (
                     Verdict::AboveTheory,
                     format!(

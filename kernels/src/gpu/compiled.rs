@@ -8,7 +8,7 @@ use std::time::Instant;
 use cudarc::driver::{CudaFunction, CudaModule, LaunchConfig, PushKernelArg};
 use cudarc::nvrtc::{CompileOptions, Ptx, compile_ptx_with_opts};
 
-use super::{DeviceBuffer, Emit, Gpu, Timer, cuda_failure, nvrtc_library, time_reps};
+use super::{DeviceBuffer, Emit, Enqueue, Gpu, Timer, cuda_failure, nvrtc_library, time_reps, warm_up};
 use crate::plan::{BenchPlan, TestKind};
 use crate::protocol::{BenchEvent, Failure, FailureKind, Measurement, Metric, Point, TestResult, Unit};
 use crate::stats::Stats;
@@ -151,11 +151,13 @@ pub(crate) fn fma(gpu: &mut Gpu, plan: &BenchPlan, emit: Emit<'_>) -> Result<Tes
     };
     let timer = Timer::new(gpu)?;
     let probe_iters: c_int = 1024;
+    // Calibrated at idle clocks, the launches would run far longer than planned.
+    warm_up(gpu, || launch(probe_iters))?;
     let probe_secs = timer.time(&gpu.stream, || launch(probe_iters))?.max(1e-6);
     #[expect(clippy::cast_possible_truncation, reason = "clamped to 1024..=1e7")]
     let iters = ((0.05 / probe_secs) * f64::from(probe_iters)).clamp(1024.0, 1e7) as c_int;
     emit(BenchEvent::Progress { test, done: 1, total: 2, what: format!("calibrated: {iters} iterations") });
-    let times = time_reps(gpu, plan.warmup, plan.repetitions.clamp(3, 20), || launch(iters))?;
+    let times = time_reps(gpu, Enqueue::Held, plan.warmup, plan.repetitions.clamp(3, 20), || launch(iters))?;
     let flop = threads as f64 * f64::from(iters) * FMA_FLOP_PER_ITER;
     let mut result = TestResult::default();
     if let Some(t) = Stats::from_samples(&times) {

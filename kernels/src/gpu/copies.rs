@@ -5,13 +5,16 @@ use cudarc::driver::result;
 use cudarc::driver::sys;
 
 use super::buffers::{copy_dtoh, copy_htod, human_bytes};
-use super::{DeviceBuffer, Emit, Gpu, PinnedBuffer, Timer, compiled, cuda_failure, time_reps};
+use super::{DeviceBuffer, Emit, Enqueue, Gpu, PinnedBuffer, Timer, compiled, cuda_failure, time_reps, warm_up};
 use crate::plan::{BenchPlan, MIB, TestKind};
 use crate::protocol::{BenchEvent, CopyMethod, Failure, Measurement, Metric, Point, TestResult, Unit};
 use crate::stats::Stats;
 
 /// Sizes from which a transfer counts toward the plateau.
 const PLATEAU_FROM: u64 = 16 * MIB;
+/// Each device-copy buffer holds at least this many times the L2 cache, so the copy streams from
+/// memory rather than from cache (2 × 64 MiB nearly fits the 72 MB L2 of an RTX 4090).
+pub(crate) const L2_MULTIPLE: u64 = 4;
 
 /// Bytes per second as GB/s.
 fn gbps(bytes: f64, secs: f64) -> f64 {
@@ -47,6 +50,14 @@ pub(crate) fn host_device(gpu: &Gpu, plan: &BenchPlan, h2d: bool, emit: Emit<'_>
     };
     let stream = gpu.stream.cu_stream();
     let total = u32::try_from(sizes.len() * if pinned.is_some() { 2 } else { 1 }).unwrap_or(u32::MAX);
+    // The largest copy for `WARMUP_MIN`, so the first (smallest) sizes are not measured at idle clocks.
+    {
+        let host: &mut [u8] = match pinned.as_mut() {
+            Some(p) => p.as_bytes_mut(),
+            None => &mut pageable,
+        };
+        warm_up(gpu, || if h2d { copy_htod(&device, host, stream) } else { copy_dtoh(host, &device, stream) })?;
+    }
     let mut done = 0;
 
     for is_pinned in [true, false] {
@@ -60,7 +71,8 @@ pub(crate) fn host_device(gpu: &Gpu, plan: &BenchPlan, h2d: bool, emit: Emit<'_>
         let mut first_time: Option<(u64, Stats)> = None;
         for &size in sizes {
             let n = usize::try_from(size).unwrap_or(usize::MAX);
-            let times = time_reps(gpu, plan.warmup, reps_for(plan, size), || {
+            let enqueue = if is_pinned { Enqueue::Held } else { Enqueue::Plain };
+            let times = time_reps(gpu, enqueue, plan.warmup, reps_for(plan, size), || {
                 if h2d { copy_htod(&device, &host[..n], stream) } else { copy_dtoh(&mut host[..n], &device, stream) }
             })?;
             let Some(t) = Stats::from_samples(&times) else { continue };
@@ -101,7 +113,7 @@ pub(crate) fn host_device(gpu: &Gpu, plan: &BenchPlan, h2d: bool, emit: Emit<'_>
         if is_pinned && let Some((size, us)) = first_time {
             result.measurements.push(Measurement::median(
                 Metric::TransferLatency { h2d },
-                format!("one pinned {} copy", crate::format::bytes(size)),
+                format!("one pinned {} copy (GPU time, timed back to back)", crate::format::bytes(size)),
                 us,
                 Unit::Micros,
             ));
@@ -142,9 +154,7 @@ pub(crate) fn bidirectional(gpu: &Gpu, plan: &BenchPlan, emit: Emit<'_>) -> Resu
         let ms = timer.start().elapsed_ms(timer.end()).map_err(|e| cuda_failure(e, "reading a timing event"))?;
         Ok(f64::from(ms) / 1e3)
     };
-    for _ in 0..plan.warmup {
-        once()?;
-    }
+    warm_up(gpu, || once().map(|_| ()))?;
     let times = (0..plan.repetitions).map(|_| once()).collect::<Result<Vec<f64>, Failure>>()?;
     other.synchronize().map_err(|e| cuda_failure(e, "synchronizing the second stream"))?;
     let mut result = TestResult::default();
@@ -178,18 +188,9 @@ pub(crate) fn device_copy(gpu: &mut Gpu, plan: &BenchPlan, emit: Emit<'_>) -> Re
     let test = TestKind::D2d;
     let mut result = TestResult::default();
     let free = gpu.ctx.mem_get_info().map_err(|e| cuda_failure(e, "asking for free memory"))?.0 as u64;
-    let mut size = plan.d2d_bytes;
-    while size > MIB && 2 * size > free / 2 {
-        size /= 2;
-    }
-    if size < plan.d2d_bytes {
-        result.notes.push(format!(
-            "copied {} instead of {}: only {} of GPU memory was free",
-            crate::format::bytes(size),
-            crate::format::bytes(plan.d2d_bytes),
-            crate::format::bytes(free)
-        ));
-    }
+    let l2 = super::attr(&gpu.ctx, sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE).filter(|b| *b > 0);
+    let (size, notes) = device_copy_bytes(plan.d2d_bytes, l2.map(u64::from), free);
+    result.notes.extend(notes);
     let n = usize::try_from(size).unwrap_or(usize::MAX);
     let (src, dst) = (DeviceBuffer::new(n)?, DeviceBuffer::new(n)?);
     let stream = gpu.stream.cu_stream();
@@ -197,25 +198,66 @@ pub(crate) fn device_copy(gpu: &mut Gpu, plan: &BenchPlan, emit: Emit<'_>) -> Re
     #[allow(unsafe_code)]
     unsafe { result::memset_d8_async(src.ptr(), 0x5a, n, stream) }
         .map_err(|e| cuda_failure(e, "filling GPU memory"))?;
-    let times = time_reps(gpu, plan.warmup, plan.repetitions, || {
+    let memcpy = || {
         // SAFETY: both buffers hold `n` bytes and live until after the timer synchronizes.
         #[allow(unsafe_code)]
         unsafe { result::memcpy_dtod_async(dst.ptr(), src.ptr(), n, stream) }
             .map_err(|e| cuda_failure(e, "copying device to device"))
-    })?;
+    };
+    warm_up(gpu, memcpy)?;
+    let times = time_reps(gpu, Enqueue::Held, plan.warmup, plan.repetitions, memcpy)?;
     result.measurements.extend(device_copy_measurement(CopyMethod::Memcpy, &times, n, emit));
     emit(BenchEvent::Progress { test, done: 1, total: 2, what: "driver memcpy".into() });
 
     match compiled::CopyKernel::load(gpu) {
         Ok(kernel) => {
             let gpu = &*gpu;
-            let times = time_reps(gpu, plan.warmup, plan.repetitions, || kernel.launch(gpu, &src, &dst, n))?;
+            let times =
+                time_reps(gpu, Enqueue::Held, plan.warmup, plan.repetitions, || kernel.launch(gpu, &src, &dst, n))?;
             result.measurements.extend(device_copy_measurement(CopyMethod::Kernel, &times, n, emit));
         }
         Err(f) => result.notes.push(format!("the copy kernel did not run: {}", f.reason)),
     }
     emit(BenchEvent::Progress { test, done: 2, total: 2, what: "copy kernel".into() });
     Ok(result)
+}
+
+/// Bytes per device-copy buffer, and notes on why it is not the planned size: at least
+/// `L2_MULTIPLE` × the L2 cache (`l2`, bytes; rounded up to a power of two), then halved until two
+/// buffers fit in half the free memory.
+pub(crate) fn device_copy_bytes(planned: u64, l2: Option<u64>, free: u64) -> (u64, Vec<String>) {
+    let bytes = crate::format::bytes;
+    let floor = l2.map_or(0, |l| l.saturating_mul(L2_MULTIPLE).next_power_of_two());
+    let mut size = planned.max(floor);
+    while size > MIB && 2 * size > free / 2 {
+        size /= 2;
+    }
+    let mut notes = Vec::new();
+    if let Some(l2) = l2.filter(|_| size > planned) {
+        notes.push(format!(
+            "copied {} instead of the planned {}: each buffer holds at least {L2_MULTIPLE} × the {} L2 cache, so \
+             the copy runs from memory, not from cache",
+            bytes(size),
+            bytes(planned),
+            bytes(l2)
+        ));
+    }
+    if size < planned.max(floor) {
+        notes.push(format!(
+            "copied {} instead of {}: only {} of GPU memory was free",
+            bytes(size),
+            bytes(planned.max(floor)),
+            bytes(free)
+        ));
+    }
+    if let Some(l2) = l2.filter(|_| size < floor) {
+        notes.push(format!(
+            "the buffers are smaller than {L2_MULTIPLE} × the {} L2 cache: part of the copy may run from cache and read \
+             above the memory's bandwidth",
+            bytes(l2)
+        ));
+    }
+    (size, notes)
 }
 
 /// Emits the sample of one device-copy method and returns its measurement (read + write bytes).
@@ -258,5 +300,24 @@ mod tests {
         let small = vec![(4096, s(0.5)), (MIB, s(9.0))];
         assert_eq!(plateau(&small).unwrap().0, MIB, "a sweep ending below 16 MiB uses its largest size");
         assert!(plateau(&[]).is_none());
+    }
+
+    /// The GPU test's 64 MiB buffers nearly fit an RTX 4090's 72 MB L2 (and exceed an H100's 50 MB
+    /// only just); each buffer now holds at least four times the L2.
+    #[test]
+    fn device_copy_buffers_are_sized_from_the_l2_cache() {
+        let (gib, l2_4090, l2_h100) = (1024 * MIB, 72 * 1000 * 1000, 50 * MIB);
+        let (size, notes) = device_copy_bytes(64 * MIB, Some(l2_4090), 24 * gib);
+        assert_eq!(size, 512 * MIB, "4 × 72 MB = 288 MB, rounded up to a power of two");
+        assert!(notes.len() == 1 && notes[0].contains("4 × the 68.7 MiB L2"), "{notes:?}");
+        assert_eq!(device_copy_bytes(64 * MIB, Some(l2_h100), 80 * gib).0, 256 * MIB);
+        // The plan's size stands when it is already large enough, and without an L2 figure.
+        assert_eq!(device_copy_bytes(gib, Some(l2_h100), 80 * gib), (gib, Vec::new()));
+        assert_eq!(device_copy_bytes(64 * MIB, None, 80 * gib), (64 * MIB, Vec::new()));
+        // Little free memory wins over the L2 floor, and says what that costs.
+        let (size, notes) = device_copy_bytes(64 * MIB, Some(l2_h100), 512 * MIB);
+        assert_eq!(size, 128 * MIB);
+        assert!(notes.iter().any(|n| n.contains("only 512 MiB of GPU memory was free")), "{notes:?}");
+        assert!(notes.iter().any(|n| n.contains("may run from cache")), "{notes:?}");
     }
 }

@@ -13,7 +13,7 @@ use gpu_doctor_probes::compat::{GpuTable, Kb};
 use half::{bf16, f16};
 
 use super::buffers::{copy_dtoh, copy_htod};
-use super::{DeviceBuffer, Emit, Gpu, cublas_library, cuda_failure, time_reps};
+use super::{DeviceBuffer, Emit, Enqueue, Gpu, cublas_library, cuda_failure, time_reps, warm_up};
 use crate::cpu::{naive_gemm, random_matrix};
 use crate::plan::{BenchPlan, Precision, TestKind};
 use crate::protocol::{BenchEvent, Check, Failure, FailureKind, Measurement, Metric, Point, TestResult, Unit};
@@ -246,6 +246,7 @@ pub(crate) fn sweep(gpu: &mut Gpu, plan: &BenchPlan, emit: Emit<'_>) -> Result<T
     let (a, b) = (random_matrix(max_n, 0xA), random_matrix(max_n, 0xB));
     let cc = gpu.info.compute_capability.map(|c| (c.major, c.minor));
     let mut uploaded: Option<(Precision, Operands)> = None;
+    let mut warmed = false;
     let time = |p: Precision, n: usize| -> Result<Vec<f64>, Failure> {
         let ops = match &mut uploaded {
             Some((q, ops)) if *q == p => ops,
@@ -256,7 +257,14 @@ pub(crate) fn sweep(gpu: &mut Gpu, plan: &BenchPlan, emit: Emit<'_>) -> Result<T
                 &slot.insert((p, Operands::upload(gpu, p, max_n, &a, &b)?)).1
             }
         };
-        time_reps(gpu, plan.warmup, plan.repetitions, || blas.gemm(p, n, &ops.a, &ops.b, &ops.c))
+        if !warmed {
+            // The largest product for `WARMUP_MIN`, so the first sizes are not measured at idle
+            // clocks; a precision cuBLAS refuses leaves it to the next one.
+            warm_up(gpu, || blas.gemm(p, max_n, &ops.a, &ops.b, &ops.c))?;
+            warmed = true;
+        }
+        // cuBLAS calls may wait for the GPU (workspace, kernel loading), so the stream is not held.
+        time_reps(gpu, Enqueue::Plain, plan.warmup, plan.repetitions, || blas.gemm(p, n, &ops.a, &ops.b, &ops.c))
     };
     let check = |p: Precision, n: usize| check(gpu, &blas, p, n, &a, &b);
     measure_precisions(&plan.gemm_precisions, &sizes, cc, &mut result, emit, time, check)?;

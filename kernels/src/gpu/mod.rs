@@ -14,6 +14,7 @@ mod buffers;
 mod compiled;
 mod copies;
 mod gemm;
+mod hold;
 mod memory;
 mod sustained;
 
@@ -27,6 +28,7 @@ use gpu_doctor_probes::{ComputeCapability, CudaVersion};
 
 use crate::plan::{BenchPlan, TestKind};
 use crate::protocol::{BenchEvent, DeviceInfo, Failure, FailureKind, TestResult};
+use crate::timing::{self, WARMUP_MAX_OPS, WARMUP_MIN, WarmUp};
 
 pub(crate) use buffers::{DeviceBuffer, PinnedBuffer};
 
@@ -152,7 +154,7 @@ pub(crate) fn cuda_failure(e: DriverError, during: &str) -> Failure {
     Failure::new(kind, format!("{during}: {name} ({text}){hint}"))
 }
 
-fn attr(ctx: &CudaContext, a: Attr) -> Option<u32> {
+pub(crate) fn attr(ctx: &CudaContext, a: Attr) -> Option<u32> {
     ctx.attribute(a).ok().and_then(|v| u32::try_from(v).ok())
 }
 
@@ -286,28 +288,60 @@ fn device_info(ctx: &CudaContext, ordinal: u32) -> DeviceInfo {
     }
 }
 
-/// A pair of timing events (created with timing enabled) on one stream.
+/// A pair of timing events (created with timing enabled) on one stream, and, where the work
+/// allows it, a hold that keeps the stream waiting while the work is enqueued.
 pub(crate) struct Timer {
     start: CudaEvent,
     end: CudaEvent,
+    hold: Option<hold::StreamHold>,
+}
+
+/// How timed work may be enqueued.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Enqueue {
+    /// Behind a stream hold: the work's enqueuing never waits for the GPU (pinned and device
+    /// copies, kernels).
+    Held,
+    /// Without one: enqueuing can wait for the GPU (pageable copies, library calls).
+    Plain,
 }
 
 impl Timer {
-    /// Two events with timing enabled.
+    /// Two events with timing enabled, without a hold.
     pub fn new(gpu: &Gpu) -> Result<Self, Failure> {
         let make = || {
             gpu.ctx
                 .new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
                 .map_err(|e| cuda_failure(e, "creating a timing event"))
         };
-        Ok(Self { start: make()?, end: make()? })
+        Ok(Self { start: make()?, end: make()?, hold: None })
+    }
+
+    /// Two events, with a hold when `enqueue` allows one and the driver has stream waits.
+    pub fn for_work(gpu: &Gpu, enqueue: Enqueue) -> Result<Self, Failure> {
+        let mut timer = Self::new(gpu)?;
+        if enqueue == Enqueue::Held {
+            timer.hold = hold::StreamHold::new(gpu.info.driver_cuda_version)?;
+        }
+        Ok(timer)
     }
 
     /// Seconds the GPU spent on what `work` enqueued on `stream`, between two events.
     pub fn time(&self, stream: &CudaStream, work: impl FnOnce() -> Result<(), Failure>) -> Result<f64, Failure> {
-        self.start.record(stream).map_err(|e| cuda_failure(e, "recording a timing event"))?;
-        work()?;
-        self.end.record(stream).map_err(|e| cuda_failure(e, "recording a timing event"))?;
+        let held = match &self.hold {
+            Some(h) if h.hold(stream.cu_stream()) => Some(h),
+            _ => None,
+        };
+        let enqueued = (|| {
+            self.start.record(stream).map_err(|e| cuda_failure(e, "recording a timing event"))?;
+            work()?;
+            self.end.record(stream).map_err(|e| cuda_failure(e, "recording a timing event"))
+        })();
+        // Released whatever happened, so the stream never waits forever.
+        if let Some(h) = held {
+            h.release();
+        }
+        enqueued?;
         let ms = self.start.elapsed_ms(&self.end).map_err(|e| cuda_failure(e, "reading a timing event"))?;
         Ok(f64::from(ms) / 1e3)
     }
@@ -323,19 +357,44 @@ impl Timer {
     }
 }
 
-/// Runs `warmup` untimed and `reps` timed repetitions of `work`; seconds per repetition.
+/// Runs `work` for at least `WARMUP_MIN` of GPU time (batches enqueued, then waited for), so the
+/// clocks have left idle before anything is measured.
+pub(crate) fn warm_up(gpu: &Gpu, mut work: impl FnMut() -> Result<(), Failure>) -> Result<WarmUp, Failure> {
+    let t0 = std::time::Instant::now();
+    timing::warm_up(
+        WARMUP_MIN,
+        WARMUP_MAX_OPS,
+        || t0.elapsed(),
+        |k| {
+            (0..k).try_for_each(|_| work())?;
+            gpu.stream.synchronize().map_err(|e| cuda_failure(e, "synchronizing during the warm-up"))
+        },
+    )
+}
+
+/// Seconds per repetition of `work`, `reps` samples. One untimed run first (kernels that load
+/// lazily load then, outside any hold), then `warmup` runs between one pair of events, which say
+/// how long one takes; each sample then times as many runs between one pair of events as fill
+/// `timing::MIN_WINDOW_SECS`, behind a stream hold when `enqueue` allows.
 pub(crate) fn time_reps(
     gpu: &Gpu,
+    enqueue: Enqueue,
     warmup: u32,
     reps: u32,
     mut work: impl FnMut() -> Result<(), Failure>,
 ) -> Result<Vec<f64>, Failure> {
-    let timer = Timer::new(gpu)?;
-    for _ in 0..warmup {
-        work()?;
-    }
+    work()?;
     gpu.stream.synchronize().map_err(|e| cuda_failure(e, "synchronizing after the warm-up"))?;
-    (0..reps).map(|_| timer.time(&gpu.stream, &mut work)).collect()
+    let timer = Timer::for_work(gpu, enqueue)?;
+    let warmup = warmup.max(1);
+    let warm_secs = timer.time(&gpu.stream, || (0..warmup).try_for_each(|_| work()))?;
+    let per_window = timing::ops_per_window(Some(warm_secs / f64::from(warmup)));
+    (0..reps)
+        .map(|_| {
+            let secs = timer.time(&gpu.stream, || (0..per_window).try_for_each(|_| work()))?;
+            Ok(secs / f64::from(per_window))
+        })
+        .collect()
 }
 
 /// Runs one GPU test on an open device.

@@ -65,8 +65,14 @@ pub struct NvmlDevice {
     pub pcie_rx_kbps: Option<u32>,
     /// SM clock now, MHz.
     pub clock_sm_mhz: Option<u32>,
-    /// Highest SM clock, MHz.
+    /// Highest SM clock, MHz (`nvmlDeviceGetMaxClockInfo`): on GeForce boards the top of the
+    /// voltage/frequency table (≈ 3.1 GHz on an RTX 4090), well above what the board sustains.
     pub clock_sm_max_mhz: Option<u32>,
+    /// The rated boost clock, MHz (`nvmlDeviceGetMaxCustomerBoostClock`, SM or else graphics
+    /// domain; 2520 on an RTX 4090); `None` when not reported (and in recordings made before the
+    /// field existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_sm_boost_mhz: Option<u32>,
     /// Memory clock now, MHz.
     pub clock_mem_mhz: Option<u32>,
     /// Highest memory clock, MHz.
@@ -191,6 +197,11 @@ fn query_device(index: u32, d: &Device<'_>) -> NvmlDevice {
         pcie_rx_kbps: take(&mut u, "pcie_throughput_rx", d.pcie_throughput(PcieUtilCounter::Receive)),
         clock_sm_mhz: take(&mut u, "clock_info_sm", d.clock_info(Clock::SM)),
         clock_sm_max_mhz: take(&mut u, "max_clock_info_sm", d.max_clock_info(Clock::SM)),
+        clock_sm_boost_mhz: take(
+            &mut u,
+            "max_customer_boost_clock",
+            d.max_customer_boost_clock(Clock::SM).or_else(|_| d.max_customer_boost_clock(Clock::Graphics)),
+        ),
         clock_mem_mhz: take(&mut u, "clock_info_mem", d.clock_info(Clock::Memory)),
         clock_mem_max_mhz: take(&mut u, "max_clock_info_mem", d.max_clock_info(Clock::Memory)),
         memory_bus_width_bits: take(&mut u, "memory_bus_width", d.memory_bus_width()),

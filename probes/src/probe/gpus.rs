@@ -35,8 +35,12 @@ pub struct Gpu {
     pub pcie_width_max: Option<u32>,
     /// SM clock now, MHz.
     pub clock_sm_mhz: Option<u32>,
-    /// Highest SM clock, MHz.
+    /// Highest SM clock, MHz: on GeForce boards the top of the voltage/frequency table, above the
+    /// rated boost clock.
     pub clock_sm_max_mhz: Option<u32>,
+    /// The rated boost clock, MHz (NVML's max customer boost clock); `None` when not reported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_sm_boost_mhz: Option<u32>,
     /// Memory clock now, MHz.
     pub clock_mem_mhz: Option<u32>,
     /// Highest memory clock, MHz.
@@ -108,6 +112,7 @@ fn from_nvml(d: &NvmlDevice) -> Gpu {
         pcie_width_max: d.pcie_width_max,
         clock_sm_mhz: d.clock_sm_mhz,
         clock_sm_max_mhz: d.clock_sm_max_mhz,
+        clock_sm_boost_mhz: d.clock_sm_boost_mhz,
         clock_mem_mhz: d.clock_mem_mhz,
         clock_mem_max_mhz: d.clock_mem_max_mhz,
         memory_bus_width_bits: d.memory_bus_width_bits,
@@ -157,6 +162,7 @@ impl Gpu {
             pcie_width_max: s.pcie_width_max,
             clock_sm_mhz: s.clock_sm_mhz,
             clock_sm_max_mhz: s.clock_sm_max_mhz,
+            clock_sm_boost_mhz: None,
             clock_mem_mhz: s.clock_mem_mhz,
             clock_mem_max_mhz: s.clock_mem_max_mhz,
             power_draw_mw: s.power_draw_mw,
@@ -373,5 +379,25 @@ mod tests {
         assert_eq!(g.clock_sm_max_mhz, Some(2100));
         let from_smi = Gpu { clock_sm_mhz: Some(210), ..g.clone() };
         assert_everything_from_smi(&from_smi);
+    }
+
+    /// An RTX 4090 as NVML answers it: the top of its voltage/frequency table (3105 MHz) and its
+    /// rated boost clock (2520 MHz) are both kept; a recording made before the boost clock was
+    /// asked for reads as not reported.
+    #[test]
+    fn the_rated_boost_clock_is_kept_beside_the_highest_clock() {
+        let device = NvmlDevice {
+            index: 0,
+            name: Some("NVIDIA GeForce RTX 4090".into()),
+            clock_sm_max_mhz: Some(3105),
+            clock_sm_boost_mhz: Some(2520),
+            ..NvmlDevice::default()
+        };
+        let g = from_nvml(&device);
+        assert_eq!((g.clock_sm_max_mhz, g.clock_sm_boost_mhz), (Some(3105), Some(2520)));
+        let old: NvmlDevice = serde_json::from_str(r#"{"index":0,"clock_sm_max_mhz":3105,"unreported":{}}"#).unwrap();
+        assert_eq!((old.clock_sm_max_mhz, old.clock_sm_boost_mhz), (Some(3105), None));
+        let json = serde_json::to_string(&from_nvml(&old)).unwrap();
+        assert!(!json.contains("clock_sm_boost_mhz"), "an unreported boost clock is left out: {json}");
     }
 }
