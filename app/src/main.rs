@@ -78,8 +78,16 @@ fn run(cli: Cli, started: Instant) -> Result<u8> {
             } else {
                 let screenshot = cli.screenshot.clone().map(|path| gui::ScreenshotRequest::new(path, cli.page));
                 let options = options(&cli.window_probe(), recorded);
-                let launch =
-                    gui::Launch { host: Arc::clone(&host), replay, options, screenshot, started, storage: None };
+                let telemetry = Arc::new(gpu_doctor_probes::host::telemetry::NvmlSource::default());
+                let launch = gui::Launch {
+                    host: Arc::clone(&host),
+                    replay,
+                    options,
+                    screenshot,
+                    started,
+                    storage: None,
+                    telemetry,
+                };
                 match gui::run(launch) {
                     Err(e) if cli.screenshot.is_none() => format!("{e:#}"),
                     result => return result,

@@ -35,5 +35,5 @@ pub mod worker;
 pub use plan::{BenchPlan, PlanError, Precision, TestKind};
 pub use protocol::{BenchEvent, Failure, FailureKind};
 pub use run::{BenchRun, TestStatus};
-pub use runner::{RunOptions, RunRecord, TelemetrySource, WorkerSpec};
+pub use runner::{RunOptions, RunRecord, RunTelemetry, WorkerSpec};
 pub use worker::worker_main;

@@ -1,5 +1,5 @@
-//! The parent side: starts the worker, feeds it the plan, reads its events, samples NVML telemetry
-//! on a thread, enforces the time limit and cancellation, and turns every way the worker can die
+//! The parent side: starts the worker, feeds it the plan, reads its events, samples telemetry
+//! (the probes' `Sampler`) while it runs, enforces the time limit and cancellation, and turns every way the worker can die
 //! into a `failed` event with a plain reason. Every planned test ends with exactly one `finished`
 //! or `failed` event in the record.
 
@@ -15,16 +15,32 @@ use std::thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use gpu_doctor_probes::host::process;
-use gpu_doctor_probes::host::telemetry::GpuTelemetry;
+use gpu_doctor_probes::host::telemetry::{Detail, GpuTelemetry, Reading, Sampler, Target, TelemetrySource};
 use serde::{Deserialize, Serialize};
 
 use crate::plan::{BenchPlan, TestKind};
 use crate::protocol::{BenchEvent, Failure, FailureKind};
 
-/// Where NVML telemetry comes from (the probes' sampler in the app; a fake in tests).
-pub trait TelemetrySource: Send {
-    /// One sample of the benchmarked GPU now.
-    fn sample(&mut self) -> Result<GpuTelemetry, String>;
+/// Sees each telemetry sample of a run as it is taken.
+pub type OnSample = Box<dyn FnMut(&TelemetryPoint) + Send>;
+
+/// What to sample while the worker runs.
+pub struct RunTelemetry {
+    /// Where samples come from (NVML in the app, a fake in tests).
+    pub source: Arc<dyn TelemetrySource>,
+    /// The benchmarked GPU.
+    pub gpu: Target,
+    /// Sees each sample as it is taken (the window shows them live); `None`: nobody watches.
+    pub on_sample: Option<OnSample>,
+}
+
+impl std::fmt::Debug for RunTelemetry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunTelemetry")
+            .field("gpu", &self.gpu)
+            .field("on_sample", &self.on_sample.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 /// One telemetry sample with its time since the run started.
@@ -100,8 +116,8 @@ pub struct RunOptions {
     pub timeout: Duration,
     /// Set to stop the run.
     pub cancel: Arc<AtomicBool>,
-    /// Telemetry, sampled while the worker runs.
-    pub telemetry: Option<Box<dyn TelemetrySource>>,
+    /// Telemetry of the benchmarked GPU (every detail), sampled while the worker runs.
+    pub telemetry: Option<RunTelemetry>,
     /// Time between telemetry samples (100 ms gives 10 Hz).
     pub telemetry_interval: Duration,
 }
@@ -422,50 +438,43 @@ fn keep_tail(mut r: impl Read, tail: &Mutex<String>) {
     }
 }
 
-/// The telemetry thread.
+/// Telemetry while the worker runs: the samples so far and why sampling stopped early.
+type Taken = Arc<Mutex<(Vec<TelemetryPoint>, Option<String>)>>;
+
+/// The telemetry sampler of one run.
 struct Telemetry {
-    stop: Arc<AtomicBool>,
-    handle: Option<thread::JoinHandle<(Vec<TelemetryPoint>, Option<String>)>>,
+    sampler: std::io::Result<Sampler>,
+    taken: Taken,
 }
 
 impl Telemetry {
-    fn start(mut source: Box<dyn TelemetrySource>, interval: Duration, t0: Instant) -> Self {
-        let stop = Arc::new(AtomicBool::new(false));
-        let flag = Arc::clone(&stop);
-        let handle = thread::Builder::new()
-            .name("bench-telemetry".into())
-            .spawn(move || {
-                let mut points = Vec::new();
-                let mut note = None;
-                let mut next = Instant::now();
-                while !flag.load(Ordering::Relaxed) {
-                    match source.sample() {
-                        Ok(sample) => points.push(TelemetryPoint { t_ms: ms_since(t0), sample }),
-                        Err(e) => {
-                            note = Some(format!("telemetry stopped: {e}"));
-                            break;
-                        }
+    fn start(telemetry: RunTelemetry, interval: Duration, t0: Instant) -> Self {
+        let taken = Taken::default();
+        let into = Arc::clone(&taken);
+        let RunTelemetry { source, gpu, mut on_sample } = telemetry;
+        let sampler = Sampler::start("bench-telemetry", source, vec![gpu], Detail::Full, interval, move |reading| {
+            let Ok(mut taken) = into.lock() else { return false };
+            match reading {
+                Reading::Sample { sample, .. } => {
+                    let point = TelemetryPoint { t_ms: ms_since(t0), sample };
+                    if let Some(see) = &mut on_sample {
+                        see(&point);
                     }
-                    next += interval;
-                    let now = Instant::now();
-                    if next > now {
-                        thread::sleep(next - now);
-                    } else {
-                        next = now; // a slow sample: do not try to catch up in a burst
-                    }
+                    taken.0.push(point);
                 }
-                (points, note)
-            })
-            .ok();
-        Self { stop, handle }
+                Reading::Asleep { .. } => {}
+                Reading::Stopped(why) => taken.1 = Some(format!("telemetry stopped: {why}")),
+            }
+            true
+        });
+        Self { sampler, taken }
     }
 
-    fn stop(mut self) -> (Vec<TelemetryPoint>, Option<String>) {
-        self.stop.store(true, Ordering::Relaxed);
-        match self.handle.take().map(thread::JoinHandle::join) {
-            Some(Ok(out)) => out,
-            Some(Err(_)) => (Vec::new(), Some("the telemetry thread panicked".to_owned())),
-            None => (Vec::new(), Some("the telemetry thread could not be started".to_owned())),
+    fn stop(self) -> (Vec<TelemetryPoint>, Option<String>) {
+        match self.sampler.map(Sampler::finish) {
+            Ok(true) => self.taken.lock().map(|mut t| std::mem::take(&mut *t)).unwrap_or_default(),
+            Ok(false) => (Vec::new(), Some("the telemetry thread panicked".to_owned())),
+            Err(_) => (Vec::new(), Some("the telemetry thread could not be started".to_owned())),
         }
     }
 }
@@ -475,12 +484,17 @@ impl Telemetry {
 mod tests {
     use super::*;
 
-    struct Fake(u32);
+    /// Counts the times it was asked.
+    #[derive(Default)]
+    struct Fake(std::sync::atomic::AtomicU32);
 
     impl TelemetrySource for Fake {
-        fn sample(&mut self) -> Result<GpuTelemetry, String> {
-            self.0 += 1;
-            Ok(GpuTelemetry { clock_sm_mhz: Some(self.0), ..GpuTelemetry::default() })
+        fn sample(&self, _: &Target, _: Detail) -> Result<GpuTelemetry, String> {
+            let n = self.0.fetch_add(1, Ordering::Relaxed) + 1;
+            Ok(GpuTelemetry { clock_sm_mhz: Some(n), ..GpuTelemetry::default() })
+        }
+        fn is_asleep(&self, _: &Target) -> bool {
+            false
         }
     }
 
@@ -494,10 +508,14 @@ mod tests {
     }
 
     fn opts(timeout: Duration) -> RunOptions {
+        opts_with(timeout, Arc::new(Fake::default()))
+    }
+
+    fn opts_with(timeout: Duration, source: Arc<Fake>) -> RunOptions {
         RunOptions {
             timeout,
             cancel: Arc::new(AtomicBool::new(false)),
-            telemetry: Some(Box::new(Fake(0))),
+            telemetry: Some(RunTelemetry { source, gpu: Target { index: 0, bus_id: None }, on_sample: None }),
             telemetry_interval: Duration::from_millis(20),
         }
     }
@@ -538,14 +556,20 @@ mod tests {
         let plan = BenchPlan::preset(0, vec![TestKind::Gemm], true);
         let script = r#"head -n 1 >/dev/null; echo '{"event":"started","test":"gemm"}'; sleep 30"#;
         let t = Instant::now();
-        let record = run(&plan, &sh(script), opts(Duration::from_millis(500)), &mut |_| {});
-        assert!(t.elapsed() < Duration::from_secs(10));
+        let source = Arc::new(Fake::default());
+        let record = run(&plan, &sh(script), opts_with(Duration::from_millis(500), Arc::clone(&source)), &mut |_| {});
+        let took = t.elapsed();
+        assert!(took < Duration::from_secs(10));
         let BenchEvent::Failed { failure, .. } = terminal(&record, TestKind::Gemm)[0] else { panic!() };
         assert_eq!(failure.kind, FailureKind::Timeout);
         assert!(record.worker.stopped_by_parent);
         // 500 ms at one sample per 20 ms: telemetry ran at well over 10 Hz.
         assert!(record.telemetry.len() >= 5, "{} samples", record.telemetry.len());
         assert!(record.telemetry.windows(2).all(|w| w[0].t_ms <= w[1].t_ms));
+        // Asked once per interval, and every answer is in the record.
+        let asked = source.0.load(Ordering::Relaxed);
+        assert_eq!(usize::try_from(asked).unwrap(), record.telemetry.len());
+        assert!(u128::from(asked) <= took.as_millis() / 20 + 1, "{asked} samples in {took:?}");
     }
 
     #[cfg(unix)]

@@ -140,3 +140,47 @@ fn events_of_a_run_round_trip() {
     assert_eq!(back, run);
     assert!(BenchEvent::from_line("{}").is_none());
 }
+
+/// The runner and the window sample through one `NvmlSource`, by the PCI bus id the probes found:
+/// it names a GPU NVML knows, as the index does, and the one sampler loop keeps its interval with
+/// real NVML calls (a full sample takes about 40 ms).
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn the_telemetry_source_samples_every_gpu_by_bus_id_at_its_interval() {
+    use std::sync::{Arc, Mutex};
+    use std::time::Duration;
+
+    use gpu_doctor_probes::host::SystemHost;
+    use gpu_doctor_probes::host::telemetry::{Detail, NvmlSource, Reading, Sampler, Target, TelemetrySource};
+
+    let snapshot = gpu_doctor_probes::probe::collect(&SystemHost::new(), &gpu_doctor_probes::probe::Options::default());
+    let gpus = snapshot.gpus.value().expect("the probes found the GPUs");
+    let source = Arc::new(NvmlSource::default());
+    let mut targets = Vec::new();
+    for gpu in gpus {
+        let by_bus = Target { index: gpu.index, bus_id: gpu.pci_bus_id.clone() };
+        assert!(by_bus.bus_id.is_some(), "GPU {} has no bus id", gpu.index);
+        if source.is_asleep(&by_bus) {
+            continue;
+        }
+        let full = source.sample(&by_bus, Detail::Full).unwrap();
+        assert!(full.memory_used_bytes.is_some() && full.pcie_rx_kbps.is_some(), "{full:?}");
+        let card = source.sample(&Target { bus_id: None, ..by_bus.clone() }, Detail::Card).unwrap();
+        assert!(card.memory_used_bytes.is_some() && card.pcie_rx_kbps.is_none(), "{card:?}");
+        targets.push(by_bus);
+    }
+    let Some(first) = targets.first().cloned() else { return };
+    let readings = Arc::new(Mutex::new(Vec::new()));
+    let into = Arc::clone(&readings);
+    let sampler =
+        Sampler::start("gpu-test-telemetry", source, vec![first], Detail::Full, Duration::from_millis(100), move |r| {
+            into.lock().unwrap().push(r);
+            true
+        })
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1050));
+    assert!(sampler.finish());
+    let readings = readings.lock().unwrap();
+    let samples = readings.iter().filter(|r| matches!(r, Reading::Sample { .. })).count();
+    assert!((9..=12).contains(&samples), "{samples} samples in 1.05 s at 100 ms: {readings:?}");
+}

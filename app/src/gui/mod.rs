@@ -25,7 +25,7 @@ use std::time::Instant;
 use anyhow::Result;
 use egui::{Key, KeyboardShortcut, Modifiers, Ui};
 use gpu_doctor_probes::host::Host;
-use gpu_doctor_probes::host::telemetry::Detail;
+use gpu_doctor_probes::host::telemetry::{Detail, TelemetrySource};
 use gpu_doctor_probes::probe::Options;
 use gpu_doctor_probes::{Report, Snapshot};
 
@@ -55,6 +55,9 @@ pub struct Launch {
     /// Keep settings and past runs in this folder instead of the user's config and data folders
     /// (tests); `None` for the usual places.
     pub storage: Option<PathBuf>,
+    /// Where live telemetry comes from, for the Overview, the Telemetry page and benchmark runs
+    /// alike: NVML (`NvmlSource`), a fake in tests.
+    pub telemetry: Arc<dyn TelemetrySource>,
 }
 
 pub use screenshot::Request as ScreenshotRequest;
@@ -133,7 +136,7 @@ impl App {
             other: Task::default(),
             showing_other: false,
             pages: pages::Pages::new(),
-            telemetry: telemetry::TelemetryFeed::default(),
+            telemetry: telemetry::TelemetryFeed::new(launch.telemetry, telemetry::INTERVAL),
             actions: vec![Action::Rerun],
             screenshot: launch.screenshot.map(screenshot::Shooter::new),
             started: launch.started,
@@ -149,9 +152,14 @@ impl App {
         shown_from(&self.machine, &self.other, self.showing_other, self.replay.is_some(), &self.host, &self.options)
     }
 
-    /// Whether any job is still under way (the screenshot waits for none).
+    /// Whether any job is still under way, or live telemetry has not answered yet (the screenshot
+    /// waits for none).
     pub fn busy(&self) -> bool {
-        self.machine.is_running() || self.other.is_running() || !self.actions.is_empty() || self.pages.busy()
+        self.machine.is_running()
+            || self.other.is_running()
+            || !self.actions.is_empty()
+            || self.pages.busy()
+            || self.telemetry.is_waiting()
     }
 
     /// Queues an action, as a click would.
@@ -188,6 +196,11 @@ impl App {
                 }
             }
         }
+        let (shown, pages, feed, actions) = self.parts();
+        pages.logic(ctx, &shown, feed.source(), actions);
+        // Only the pages that show live values sample, and only the GPUs they show: the Overview
+        // has a card per GPU, the Telemetry page plots each. A benchmark run samples its GPU itself.
+        self.telemetry.follow_run(self.pages.bench.run_telemetry());
         let wants_live = self.replay.is_none()
             && !self.showing_other
             && match self.page {
@@ -200,8 +213,6 @@ impl App {
         let gpus = self.machine.snapshot().gpus.value().map_or(&[][..], Vec::as_slice);
         self.telemetry.set_wanted(wants_live, gpus, detail, ctx);
         self.telemetry.poll();
-        let (shown, pages, _, actions) = self.parts();
-        pages.logic(ctx, &shown, actions);
     }
 
     /// The machine on screen, borrowed beside the parts of the app a page may change.

@@ -1,17 +1,20 @@
-//! Live NVML telemetry of this machine's GPUs: a named thread samples every GPU twice a second while
-//! a page that shows live values is open, and the UI keeps a rolling window per GPU.
+//! Live telemetry of this machine's GPUs: the probes' `Sampler` asks the GPUs a visible page
+//! shows twice a second on a named thread, and the UI keeps a rolling window per GPU. While a
+//! benchmark's GPU tests run, the GPU they measure is not asked here: the run samples it anyway (ten
+//! times a second, every detail), and its samples fill that GPU's window, so the driver is asked
+//! once, not twice.
 //!
-//! The sampler is a function (`SampleFn`): NVML in the app, a fake in tests, so the window's
-//! trimming, pause and the stop on errors are tested without a GPU.
+//! The source is the `TelemetrySource` the benchmark runner uses too: NVML in the app, a fake in
+//! tests, so the window's trimming, pause, the stop on errors and the hand-over to a run are tested
+//! without a GPU.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, TryRecvError, TrySendError};
-use std::thread;
 use std::time::{Duration, Instant};
 
-use gpu_doctor_probes::host::telemetry::{Detail, GpuTelemetry, runtime_suspended, sample_detail};
+use gpu_doctor_kernels::runner::TelemetryPoint;
+use gpu_doctor_probes::host::telemetry::{Detail, GpuTelemetry, Reading, Sampler, Target, TelemetrySource};
 use gpu_doctor_probes::probe::gpus::Gpu;
 
 /// How often each GPU is sampled.
@@ -19,29 +22,20 @@ pub const INTERVAL: Duration = Duration::from_millis(500);
 /// How much history is kept per GPU, seconds.
 pub const WINDOW_SECS: f64 = 300.0;
 
-/// Samples GPU `index` (NVML order) now, asking what `Detail` says, or says why not.
-pub type SampleFn = Arc<dyn Fn(u32, Detail) -> Result<GpuTelemetry, String> + Send + Sync>;
-/// True when the GPU at this PCI bus id sleeps (runtime suspend) and must not be woken by asking.
-pub type AsleepFn = Arc<dyn Fn(&str) -> bool + Send + Sync>;
-
-/// A GPU the feed samples: its NVML index and, where known, its PCI bus id (for the sleep check).
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Target {
-    /// NVML index.
-    pub index: u32,
-    /// PCI bus id, e.g. `00000000:01:00.0`.
-    pub bus_id: Option<String>,
+/// A benchmark run's telemetry while its GPU tests run.
+#[derive(Debug, Clone, Copy)]
+pub struct RunSamples<'a> {
+    /// The GPU it samples (NVML index).
+    pub gpu: u32,
+    /// When the run started: its samples' `t_ms` count from here.
+    pub started: Instant,
+    /// Its samples so far, oldest first.
+    pub points: &'a [TelemetryPoint],
 }
 
-enum Msg {
-    Sample { t_secs: f64, gpu: u32, sample: GpuTelemetry },
-    Asleep(u32),
-    Stopped(String),
-}
-
-/// The rolling window of samples and the sampler thread.
+/// The rolling window of samples and the sampler.
 pub struct TelemetryFeed {
-    /// Samples per GPU index, oldest first: (seconds since the feed started, sample); at most
+    /// Samples per GPU index, oldest first: (seconds since the feed was made, sample); at most
     /// `WINDOW_SECS` old, counted from each GPU's newest sample.
     pub series: BTreeMap<u32, VecDeque<(f64, GpuTelemetry)>>,
     /// Why sampling stopped or cannot start (no driver, NVML error); `None` while it runs. Once set,
@@ -52,23 +46,17 @@ pub struct TelemetryFeed {
     pub paused: bool,
     latest: BTreeMap<u32, GpuTelemetry>,
     /// GPUs found asleep at the last look (not sampled, so they stay asleep).
-    asleep: std::collections::BTreeSet<u32>,
-    source: SampleFn,
-    is_asleep: AsleepFn,
+    asleep: BTreeSet<u32>,
+    source: Arc<dyn TelemetrySource>,
     interval: Duration,
+    /// When the feed was made: the clock of `series`.
+    epoch: Instant,
     /// What the running sampler was started for.
     running_for: Option<(Vec<Target>, Detail)>,
-    started: Option<Instant>,
-    running: Option<(Arc<AtomicBool>, Receiver<Msg>)>,
-}
-
-impl Default for TelemetryFeed {
-    fn default() -> Self {
-        let mut feed =
-            Self::with_source(Arc::new(|gpu, detail| sample_detail(gpu, detail).map_err(|e| e.to_string())), INTERVAL);
-        feed.is_asleep = Arc::new(runtime_suspended);
-        feed
-    }
+    running: Option<(Sampler, Receiver<(f64, Reading)>)>,
+    /// The benchmark run whose samples stand in for asking its GPU: the GPU, the run's start, and
+    /// how many of its samples were taken in.
+    run: Option<(u32, Instant, usize)>,
 }
 
 impl std::fmt::Debug for TelemetryFeed {
@@ -78,56 +66,56 @@ impl std::fmt::Debug for TelemetryFeed {
             .field("note", &self.note)
             .field("paused", &self.paused)
             .field("running", &self.running.is_some())
+            .field("run", &self.run)
             .finish_non_exhaustive()
     }
 }
 
 impl TelemetryFeed {
-    /// A feed that samples with `source` every `interval` (the app uses NVML and `INTERVAL`).
-    pub fn with_source(source: SampleFn, interval: Duration) -> Self {
+    /// A feed that samples `source` every `interval` (the app uses NVML and `INTERVAL`).
+    pub fn new(source: Arc<dyn TelemetrySource>, interval: Duration) -> Self {
         Self {
             series: BTreeMap::new(),
             note: None,
             paused: false,
             latest: BTreeMap::new(),
-            asleep: std::collections::BTreeSet::new(),
+            asleep: BTreeSet::new(),
             source,
-            is_asleep: Arc::new(|_| false),
             interval,
+            epoch: Instant::now(),
             running_for: None,
-            started: None,
             running: None,
+            run: None,
         }
     }
 
-    /// Uses `is_asleep` to tell a sleeping GPU (the app reads the PCI power state from sysfs).
-    #[cfg(test)]
-    #[must_use]
-    pub fn with_sleep_check(mut self, is_asleep: AsleepFn) -> Self {
-        self.is_asleep = is_asleep;
-        self
+    /// The source the feed samples, which a benchmark run started from the window samples too.
+    pub fn source(&self) -> &Arc<dyn TelemetrySource> {
+        &self.source
     }
 
-    /// Starts, restarts or stops the sampler: it runs while `wanted` and there is a GPU to sample,
-    /// unless it already stopped with a note, and asks only what `detail` needs (a page that shows
-    /// no PCIe throughput does not pay for the counters).
+    /// Starts, restarts or stops the sampler: it runs while `wanted` and there is a GPU to ask (one
+    /// of `gpus`, the GPUs the page shows, that no benchmark run samples), unless it already
+    /// stopped with a note, and asks only what `detail` needs (a page that shows no PCIe throughput
+    /// does not pay for the counters).
     /// Called every frame with the GPUs on screen; allocates only when it (re)starts the sampler.
     pub fn set_wanted(&mut self, wanted: bool, gpus: &[Gpu], detail: Detail, ctx: &egui::Context) {
-        let run = wanted && !gpus.is_empty();
+        let lent = self.run_gpu();
+        let asked = gpus.iter().filter(|g| Some(g.index) != lent);
+        let run = wanted && asked.clone().next().is_some();
         let same = self.running_for.as_ref().is_some_and(|(t, d)| {
             *d == detail
                 && t.iter()
                     .map(|t| (t.index, t.bus_id.as_deref()))
-                    .eq(gpus.iter().map(|g| (g.index, g.pci_bus_id.as_deref())))
+                    .eq(asked.clone().map(|g| (g.index, g.pci_bus_id.as_deref())))
         });
         if self.running.is_some() && (!run || !same) {
-            if let Some((stop, _)) = self.running.take() {
-                stop.store(true, Ordering::Relaxed);
-            }
+            // Dropping the sampler stops it.
+            self.running = None;
             self.running_for = None;
         }
         if run && self.running.is_none() && self.note.is_none() {
-            let targets = gpus.iter().map(|g| Target { index: g.index, bus_id: g.pci_bus_id.clone() }).collect();
+            let targets = asked.map(|g| Target { index: g.index, bus_id: g.pci_bus_id.clone() }).collect();
             self.start(targets, detail, ctx);
         }
     }
@@ -138,54 +126,24 @@ impl TelemetryFeed {
     }
 
     fn start(&mut self, targets: Vec<Target>, detail: Detail, ctx: &egui::Context) {
-        let stop = Arc::new(AtomicBool::new(false));
-        let (tx, rx) = mpsc::sync_channel::<Msg>(64);
-        let started = *self.started.get_or_insert_with(Instant::now);
-        let (flag, ctx, source, interval) = (Arc::clone(&stop), ctx.clone(), Arc::clone(&self.source), self.interval);
-        let is_asleep = Arc::clone(&self.is_asleep);
+        let (tx, rx) = mpsc::sync_channel::<(f64, Reading)>(64);
+        let (epoch, ctx) = (self.epoch, ctx.clone());
         self.running_for = Some((targets.clone(), detail));
-        let spawned = thread::Builder::new().name("gpu-doctor-telemetry".into()).spawn(move || {
-            while !flag.load(Ordering::Relaxed) {
-                let mut first_error = None;
-                let mut answered = 0;
-                for target in &targets {
-                    let gpu = target.index;
-                    // Asking NVML about a suspended GPU wakes it; a sleeping GPU counts as answered.
-                    if target.bus_id.as_deref().is_some_and(|b| is_asleep(b)) {
-                        answered += 1;
-                        if let Err(TrySendError::Disconnected(_)) = tx.try_send(Msg::Asleep(gpu)) {
-                            return;
-                        }
-                        continue;
-                    }
-                    match source(gpu, detail) {
-                        Ok(sample) => {
-                            answered += 1;
-                            let t_secs = started.elapsed().as_secs_f64();
-                            // A full channel means the UI is behind; dropping a sample is fine.
-                            // A closed one means the feed is gone.
-                            if let Err(TrySendError::Disconnected(_)) = tx.try_send(Msg::Sample { t_secs, gpu, sample })
-                            {
-                                return;
-                            }
-                        }
-                        Err(e) => {
-                            first_error.get_or_insert(e);
-                        }
-                    }
-                }
-                if answered == 0 {
-                    let why = first_error.unwrap_or_else(|| "no GPU answered".to_owned());
-                    let _ = tx.send(Msg::Stopped(format!("Live telemetry stopped: {why}")));
-                    ctx.request_repaint();
-                    return;
-                }
-                ctx.request_repaint();
-                thread::sleep(interval);
-            }
-        });
-        match spawned {
-            Ok(_) => self.running = Some((stop, rx)),
+        let sink = move |reading: Reading| {
+            let t_secs = epoch.elapsed().as_secs_f64();
+            let open = if matches!(reading, Reading::Stopped(_)) {
+                tx.send((t_secs, reading)).is_ok()
+            } else {
+                // A full channel means the UI is behind; dropping a sample is fine. A closed one
+                // means the feed is gone.
+                !matches!(tx.try_send((t_secs, reading)), Err(TrySendError::Disconnected(_)))
+            };
+            ctx.request_repaint();
+            open
+        };
+        let source = Arc::clone(&self.source);
+        match Sampler::start("gpu-doctor-telemetry", source, targets, detail, self.interval, sink) {
+            Ok(sampler) => self.running = Some((sampler, rx)),
             Err(e) => self.note = Some(format!("could not start the telemetry thread: {e}")),
         }
     }
@@ -195,15 +153,15 @@ impl TelemetryFeed {
         let mut changed = false;
         while let Some((_, rx)) = &self.running {
             match rx.try_recv() {
-                Ok(Msg::Sample { t_secs, gpu, sample }) => {
+                Ok((t_secs, Reading::Sample { gpu, sample })) => {
                     self.asleep.remove(&gpu);
                     self.accept(t_secs, gpu, sample);
                 }
-                Ok(Msg::Asleep(gpu)) => {
+                Ok((_, Reading::Asleep { gpu })) => {
                     self.asleep.insert(gpu);
                 }
-                Ok(Msg::Stopped(why)) => {
-                    self.note = Some(why);
+                Ok((_, Reading::Stopped(why))) => {
+                    self.note = Some(format!("Live telemetry stopped: {why}"));
                     self.running = None;
                 }
                 Err(TryRecvError::Empty) => break,
@@ -212,6 +170,38 @@ impl TelemetryFeed {
             changed = true;
         }
         changed
+    }
+
+    /// Takes in the samples a benchmark run took since the last call, as if sampled here; from now
+    /// until it is called with `None`, `set_wanted` leaves the run's GPU to the run. Called every
+    /// frame before `set_wanted`.
+    pub fn follow_run(&mut self, run: Option<RunSamples<'_>>) {
+        let Some(run) = run else {
+            self.run = None;
+            return;
+        };
+        let taken = match self.run {
+            Some((gpu, started, taken)) if gpu == run.gpu && started == run.started => taken,
+            _ => 0,
+        };
+        let offset = run.started.saturating_duration_since(self.epoch);
+        for point in run.points.get(taken..).unwrap_or_default() {
+            self.asleep.remove(&run.gpu);
+            let t_secs = (offset + Duration::from_millis(point.t_ms)).as_secs_f64();
+            self.accept(t_secs, run.gpu, point.sample.clone());
+        }
+        self.run = Some((run.gpu, run.started, run.points.len()));
+    }
+
+    /// The GPU whose samples come from a benchmark run now, if any.
+    pub fn run_gpu(&self) -> Option<u32> {
+        self.run.map(|(gpu, ..)| gpu)
+    }
+
+    /// Whether the sampler runs but nothing has come back yet (a screenshot waits for the first
+    /// samples).
+    pub fn is_waiting(&self) -> bool {
+        self.running.is_some() && self.latest.is_empty() && self.asleep.is_empty()
     }
 
     /// Takes in one sample: always the newest value; into the window unless paused, dropping what
@@ -238,24 +228,45 @@ impl TelemetryFeed {
     }
 }
 
-impl Drop for TelemetryFeed {
-    fn drop(&mut self) {
-        if let Some((stop, _)) = &self.running {
-            stop.store(true, Ordering::Relaxed);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
     use std::sync::Mutex;
-    use std::sync::atomic::AtomicUsize;
+    use std::thread;
 
     use super::*;
 
     fn util(pct: u32) -> GpuTelemetry {
         GpuTelemetry { utilization_gpu_pct: Some(pct), ..GpuTelemetry::default() }
+    }
+
+    /// A source that answers with `answer` and keeps every question; the GPU at `asleep_bus`, if
+    /// any, sleeps.
+    struct Fake {
+        answer: fn(u32) -> Result<GpuTelemetry, String>,
+        asleep_bus: Option<&'static str>,
+        asked: Mutex<Vec<(u32, Detail)>>,
+    }
+
+    impl Fake {
+        fn new(answer: fn(u32) -> Result<GpuTelemetry, String>) -> Arc<Self> {
+            Arc::new(Self { answer, asleep_bus: None, asked: Mutex::default() })
+        }
+
+        /// How many times GPU `gpu` was asked.
+        fn asked(&self, gpu: u32) -> usize {
+            self.asked.lock().unwrap().iter().filter(|(g, _)| *g == gpu).count()
+        }
+    }
+
+    impl TelemetrySource for Fake {
+        fn sample(&self, gpu: &Target, detail: Detail) -> Result<GpuTelemetry, String> {
+            self.asked.lock().unwrap().push((gpu.index, detail));
+            (self.answer)(gpu.index)
+        }
+        fn is_asleep(&self, gpu: &Target) -> bool {
+            self.asleep_bus.is_some_and(|b| gpu.bus_id.as_deref() == Some(b))
+        }
     }
 
     fn two() -> Vec<Gpu> {
@@ -276,7 +287,7 @@ mod tests {
 
     #[test]
     fn the_window_keeps_only_the_last_five_minutes() {
-        let mut feed = TelemetryFeed::with_source(Arc::new(|_, _| Ok(util(0))), INTERVAL);
+        let mut feed = TelemetryFeed::new(Fake::new(|_| Ok(util(0))), INTERVAL);
         for i in 0..=1000 {
             feed.accept(f64::from(i), 0, util(i));
         }
@@ -290,7 +301,7 @@ mod tests {
 
     #[test]
     fn pause_keeps_the_plots_still_but_follows_the_newest_value() {
-        let mut feed = TelemetryFeed::with_source(Arc::new(|_, _| Ok(util(0))), INTERVAL);
+        let mut feed = TelemetryFeed::new(Fake::new(|_| Ok(util(0))), INTERVAL);
         feed.accept(1.0, 0, util(10));
         feed.paused = true;
         feed.accept(2.0, 0, util(20));
@@ -304,13 +315,7 @@ mod tests {
     #[test]
     fn a_fake_source_streams_samples_for_every_gpu_until_not_wanted() {
         let ctx = egui::Context::default();
-        let calls = Arc::new(AtomicUsize::new(0));
-        let counter = Arc::clone(&calls);
-        let source: SampleFn = Arc::new(move |gpu, _| {
-            let n = counter.fetch_add(1, Ordering::Relaxed);
-            Ok(util(gpu * 100 + u32::try_from(n).unwrap_or(0)))
-        });
-        let mut feed = TelemetryFeed::with_source(source, Duration::from_millis(1));
+        let mut feed = TelemetryFeed::new(Fake::new(|gpu| Ok(util(gpu * 100))), Duration::from_millis(1));
         feed.set_wanted(true, &[], Detail::Full, &ctx);
         assert!(!feed.is_running(), "no GPU, no sampler");
         feed.set_wanted(true, &two(), Detail::Full, &ctx);
@@ -318,6 +323,7 @@ mod tests {
         poll_until(&mut feed, |f| f.series.get(&1).is_some_and(|s| s.len() >= 3));
         let times: Vec<f64> = feed.series[&0].iter().map(|(t, _)| *t).collect();
         assert!(times.windows(2).all(|w| w[0] <= w[1]), "{times:?}");
+        assert_eq!(feed.latest(1), Some(&util(100)));
         feed.set_wanted(false, &two(), Detail::Full, &ctx);
         assert!(!feed.is_running() && feed.note.is_none());
     }
@@ -325,30 +331,27 @@ mod tests {
     #[test]
     fn a_source_that_always_fails_stops_with_a_note_and_is_not_retried() {
         let ctx = egui::Context::default();
-        let calls = Arc::new(AtomicUsize::new(0));
-        let counter = Arc::clone(&calls);
-        let source: SampleFn = Arc::new(move |_, _| {
-            counter.fetch_add(1, Ordering::Relaxed);
-            Err("NVML could not be loaded: libnvidia-ml.so.1 not found".to_owned())
-        });
-        let mut feed = TelemetryFeed::with_source(source, Duration::from_millis(1));
+        let source = Fake::new(|_| Err("NVML could not be loaded: libnvidia-ml.so.1 not found".to_owned()));
+        let mut feed = TelemetryFeed::new(Arc::clone(&source) as Arc<dyn TelemetrySource>, Duration::from_millis(1));
         feed.set_wanted(true, &two(), Detail::Full, &ctx);
+        assert!(feed.is_waiting());
         poll_until(&mut feed, |f| f.note.is_some());
-        assert!(!feed.is_running());
+        assert!(!feed.is_running() && !feed.is_waiting());
         assert!(feed.note.as_deref().unwrap().contains("libnvidia-ml.so.1"), "{:?}", feed.note);
         thread::sleep(Duration::from_millis(20));
-        assert_eq!(calls.load(Ordering::Relaxed), 2, "one round over both GPUs, then it stopped");
+        let calls = || source.asked.lock().unwrap().len();
+        assert_eq!(calls(), 2, "one round over both GPUs, then it stopped");
         feed.set_wanted(true, &two(), Detail::Full, &ctx);
         assert!(!feed.is_running(), "a stopped feed does not start again");
-        assert_eq!(calls.load(Ordering::Relaxed), 2);
+        assert_eq!(calls(), 2);
         assert!(feed.series.is_empty());
     }
 
     #[test]
     fn one_failing_gpu_does_not_stop_the_others() {
         let ctx = egui::Context::default();
-        let source: SampleFn = Arc::new(|gpu, _| if gpu == 0 { Err("lost".to_owned()) } else { Ok(util(5)) });
-        let mut feed = TelemetryFeed::with_source(source, Duration::from_millis(1));
+        let source = Fake::new(|gpu| if gpu == 0 { Err("lost".to_owned()) } else { Ok(util(5)) });
+        let mut feed = TelemetryFeed::new(source, Duration::from_millis(1));
         feed.set_wanted(true, &two(), Detail::Full, &ctx);
         poll_until(&mut feed, |f| f.series.get(&1).is_some_and(|s| s.len() >= 2));
         assert!(feed.is_running() && feed.note.is_none() && !feed.series.contains_key(&0));
@@ -359,17 +362,12 @@ mod tests {
     #[test]
     fn a_sleeping_gpu_is_not_woken_to_sample_it() {
         let ctx = egui::Context::default();
-        let asked = Arc::new(Mutex::new(Vec::new()));
-        let log = Arc::clone(&asked);
-        let source: SampleFn = Arc::new(move |gpu, _| {
-            log.lock().unwrap().push(gpu);
-            Ok(util(1))
-        });
-        let asleep: AsleepFn = Arc::new(|bus: &str| bus == "00000000:01:00.0");
-        let mut feed = TelemetryFeed::with_source(source, Duration::from_millis(1)).with_sleep_check(asleep);
+        let source =
+            Arc::new(Fake { answer: |_| Ok(util(1)), asleep_bus: Some("00000000:01:00.0"), asked: Mutex::default() });
+        let mut feed = TelemetryFeed::new(Arc::clone(&source) as Arc<dyn TelemetrySource>, Duration::from_millis(1));
         feed.set_wanted(true, &two(), Detail::Card, &ctx);
         poll_until(&mut feed, |f| f.series.get(&1).is_some_and(|s| s.len() >= 3) && f.is_asleep(0));
-        assert!(!asked.lock().unwrap().contains(&0), "the sleeping GPU was asked");
+        assert_eq!(source.asked(0), 0, "the sleeping GPU was asked");
         assert!(feed.is_running() && feed.note.is_none());
         assert!(!feed.is_asleep(1));
     }
@@ -379,19 +377,80 @@ mod tests {
     #[test]
     fn the_sampler_asks_what_the_page_shows() {
         let ctx = egui::Context::default();
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let log = Arc::clone(&seen);
-        let source: SampleFn = Arc::new(move |_, detail| {
-            log.lock().unwrap().push(detail);
-            Ok(util(1))
-        });
-        let mut feed = TelemetryFeed::with_source(source, Duration::from_millis(1));
+        let source = Fake::new(|_| Ok(util(1)));
+        let mut feed = TelemetryFeed::new(Arc::clone(&source) as Arc<dyn TelemetrySource>, Duration::from_millis(1));
         feed.set_wanted(true, &two(), Detail::Card, &ctx);
         poll_until(&mut feed, |f| f.series.get(&1).is_some_and(|s| s.len() >= 2));
         feed.set_wanted(true, &two(), Detail::Full, &ctx);
-        poll_until(&mut feed, |_| seen.lock().unwrap().last() == Some(&Detail::Full));
-        let seen = seen.lock().unwrap();
-        assert_eq!(seen.first(), Some(&Detail::Card));
-        assert!(seen.contains(&Detail::Full), "{seen:?}");
+        let last = || source.asked.lock().unwrap().last().map(|(_, d)| *d);
+        poll_until(&mut feed, |_| last() == Some(Detail::Full));
+        let seen = source.asked.lock().unwrap();
+        assert_eq!(seen.first().map(|(_, d)| *d), Some(Detail::Card));
+    }
+
+    /// During a benchmark run the runner samples the GPU it measures, through the same source, and
+    /// the window shows those samples instead of asking that GPU again: the driver is asked about it
+    /// once per interval, not twice. The other GPU is still sampled here, and the benchmarked one
+    /// again once the run lets it go.
+    #[cfg(unix)]
+    #[test]
+    fn during_a_run_the_driver_is_asked_once_per_interval_not_twice() {
+        use gpu_doctor_kernels::runner::{self, RunOptions, RunTelemetry, WorkerSpec};
+        use gpu_doctor_kernels::{BenchPlan, TestKind};
+
+        let interval = Duration::from_millis(20);
+        let ctx = egui::Context::default();
+        let source = Fake::new(|gpu| Ok(util(gpu)));
+        let mut feed = TelemetryFeed::new(Arc::clone(&source) as Arc<dyn TelemetrySource>, interval);
+        let (tx, rx) = mpsc::sync_channel(1024);
+        let opts = RunOptions {
+            timeout: Duration::from_secs(30),
+            cancel: Arc::default(),
+            telemetry: Some(RunTelemetry {
+                source: Arc::clone(&source) as Arc<dyn TelemetrySource>,
+                gpu: Target { index: 0, bus_id: two()[0].pci_bus_id.clone() },
+                on_sample: Some(Box::new(move |p: &TelemetryPoint| tx.try_send(p.clone()).unwrap())),
+            }),
+            telemetry_interval: interval,
+        };
+        // A worker that takes half a second and says nothing.
+        let worker = WorkerSpec {
+            program: "/bin/sh".into(),
+            args: vec!["-c".into(), "head -n 1 >/dev/null; sleep 0.5".into()],
+            env: Vec::new(),
+        };
+        let started = Instant::now();
+        let run = thread::Builder::new()
+            .name("test-run".into())
+            .spawn(move || {
+                let plan = BenchPlan::preset(0, vec![TestKind::Gemm], true);
+                runner::run(&plan, &worker, opts, &mut |_| {})
+            })
+            .unwrap();
+        let mut points = Vec::new();
+        while !run.is_finished() {
+            // What the window does every frame while the run's GPU tests go on.
+            points.extend(rx.try_iter());
+            feed.follow_run(Some(RunSamples { gpu: 0, started, points: &points }));
+            feed.set_wanted(true, &two(), Detail::Full, &ctx);
+            feed.poll();
+            thread::sleep(Duration::from_millis(2));
+        }
+        let took = started.elapsed();
+        let record = run.join().unwrap();
+        points.extend(rx.try_iter());
+        feed.follow_run(Some(RunSamples { gpu: 0, started, points: &points }));
+
+        assert!(record.telemetry.len() >= 5, "{} samples", record.telemetry.len());
+        assert_eq!(source.asked(0), record.telemetry.len(), "GPU 0 was asked by the run only");
+        assert!(source.asked(0) <= usize::try_from(took.as_millis() / 20).unwrap() + 1, "{took:?}");
+        assert_eq!(feed.series[&0].len(), record.telemetry.len(), "the window shows the run's samples");
+        assert_eq!(feed.latest(0), record.telemetry.last().map(|p| &p.sample));
+        assert!(source.asked(1) >= 5, "the other GPU is still sampled");
+
+        feed.follow_run(None);
+        let before = source.asked(0);
+        feed.set_wanted(true, &two(), Detail::Full, &ctx);
+        poll_until(&mut feed, |_| source.asked(0) > before);
     }
 }

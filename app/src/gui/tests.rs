@@ -11,6 +11,7 @@ use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use gpu_doctor_probes::Severity;
 use gpu_doctor_probes::host::ReplayHost;
+use gpu_doctor_probes::host::telemetry::{Detail, GpuTelemetry, NvmlSource, Target, TelemetrySource};
 use gpu_doctor_probes::probe::Options;
 
 use super::{App, Launch, Page};
@@ -22,18 +23,26 @@ fn fixture(name: &str) -> PathBuf {
 /// The window on a recorded machine, sized like a laptop screen, with its settings and past runs
 /// in a temporary folder instead of the user's.
 fn harness(name: &str) -> (Harness<'static, App>, tempfile::TempDir) {
+    launch(name, None)
+}
+
+/// The window on a recorded machine, as if it were this one (live: the pages sample telemetry
+/// from `telemetry`) when `telemetry` is given.
+fn launch(name: &str, telemetry: Option<Arc<dyn TelemetrySource>>) -> (Harness<'static, App>, tempfile::TempDir) {
     let dir = fixture(name);
     let host = Arc::new(ReplayHost::load(&dir).unwrap());
     // Returned beside the harness, so it lives as long as the test and is removed after it.
     let home = tempfile::tempdir().unwrap();
     let storage = home.path().to_owned();
+    let live = telemetry.is_some();
     let launch = Launch {
         host,
-        replay: Some(dir),
+        replay: (!live).then_some(dir),
         options: Options::default(),
         screenshot: None,
         started: Instant::now(),
         storage: Some(storage),
+        telemetry: telemetry.unwrap_or_else(|| Arc::new(NvmlSource::default())),
     };
     (Harness::builder().with_size([1280.0, 800.0]).build_eframe(|cc| App::new(&cc.egui_ctx, launch)), home)
 }
@@ -249,6 +258,89 @@ fn start_and_cancel_a_cpu_baseline_benchmark() {
     h.get_by_label("CANCELLED");
     h.get_by_label("Run benchmarks");
     assert!(h.state().pages.bench.latest_run().is_none(), "a cancelled run is not kept as a result");
+}
+
+/// A telemetry source that counts its questions and answers only once opened.
+#[derive(Default)]
+struct Gated {
+    open: std::sync::atomic::AtomicBool,
+    asked: std::sync::Mutex<Vec<Detail>>,
+}
+
+impl Gated {
+    fn opened() -> Arc<Self> {
+        let gated = Arc::new(Self::default());
+        gated.open.store(true, std::sync::atomic::Ordering::Relaxed);
+        gated
+    }
+
+    fn asked(&self) -> Vec<Detail> {
+        self.asked.lock().unwrap().clone()
+    }
+}
+
+impl TelemetrySource for Gated {
+    fn sample(&self, _: &Target, detail: Detail) -> Result<GpuTelemetry, String> {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !self.open.load(std::sync::atomic::Ordering::Relaxed) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        self.asked.lock().unwrap().push(detail);
+        Ok(GpuTelemetry { temperature_c: Some(41), ..GpuTelemetry::default() })
+    }
+    fn is_asleep(&self, _: &Target) -> bool {
+        false
+    }
+}
+
+/// Live, the Overview samples its GPU card (without the PCIe counters), a page that shows no
+/// telemetry samples nothing, and the Telemetry page samples everything.
+#[test]
+fn only_a_page_that_shows_telemetry_samples() {
+    let source = Gated::opened();
+    let (mut h, _home) = launch("consumer-gpu-torch-venv", Some(Arc::clone(&source) as Arc<dyn TelemetrySource>));
+    settle(&mut h);
+    assert_eq!(h.state().page, Page::Overview);
+    assert!(h.state().telemetry.latest(0).is_some(), "settled before the first sample");
+    assert!(!source.asked().is_empty() && source.asked().iter().all(|d| *d == Detail::Card), "{:?}", source.asked());
+
+    h.get_by_label("Checks").click();
+    h.run_steps(2);
+    assert!(!h.state().telemetry.is_running());
+    std::thread::sleep(Duration::from_millis(50));
+    let asked = source.asked().len();
+    std::thread::sleep(super::telemetry::INTERVAL * 2);
+    h.run_steps(2);
+    assert_eq!(source.asked().len(), asked, "the Checks page shows no telemetry, yet the GPU was asked");
+
+    h.get_by_label("Telemetry").click();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while source.asked().last() != Some(&Detail::Full) {
+        assert!(Instant::now() < deadline, "the Telemetry page never sampled");
+        h.step();
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// `--screenshot --page telemetry` waits for the first sample instead of drawing "Waiting for the
+/// first samples…".
+#[test]
+fn the_window_is_busy_until_the_first_telemetry_sample() {
+    let source = Arc::new(Gated::default());
+    let (mut h, _home) = launch("consumer-gpu-torch-venv", Some(Arc::clone(&source) as Arc<dyn TelemetrySource>));
+    h.state_mut().page = Page::Telemetry;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while h.state().machine.is_running() || !h.state().telemetry.is_running() {
+        assert!(Instant::now() < deadline, "the probe never ended or the sampler never started");
+        h.step();
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    h.run_steps(3);
+    assert!(h.state().busy(), "busy while the first sample is still being taken");
+    source.open.store(true, std::sync::atomic::Ordering::Relaxed);
+    settle(&mut h);
+    assert!(h.state().telemetry.latest(0).is_some());
+    assert_eq!(source.asked().first(), Some(&Detail::Full));
 }
 
 /// Every non-ASCII character in the knowledge base and in the code's strings can be drawn with the

@@ -11,52 +11,36 @@ use anyhow::{Context, Result};
 use gpu_doctor_kernels::libs::PreparedLibraries;
 use gpu_doctor_kernels::protocol::BenchEvent;
 use gpu_doctor_kernels::run::BENCH_SCHEMA_VERSION;
-use gpu_doctor_kernels::{BenchPlan, BenchRun, RunOptions, TelemetrySource, WorkerSpec, facts};
+use gpu_doctor_kernels::runner::OnSample;
+use gpu_doctor_kernels::{BenchPlan, BenchRun, RunOptions, RunTelemetry, WorkerSpec, facts};
 use gpu_doctor_probes::Snapshot;
 use gpu_doctor_probes::compat::Kb;
-use gpu_doctor_probes::host::telemetry::{self, Detail, GpuTelemetry};
-
-/// NVML telemetry of one GPU through the probes, shown to `tap` as it is taken: by PCI bus id
-/// where the probes know it (the GPU the worker opens), else by NVML index.
-struct NvmlTelemetry {
-    index: u32,
-    bus_id: Option<String>,
-    tap: Option<TelemetryTap>,
-}
-
-impl TelemetrySource for NvmlTelemetry {
-    fn sample(&mut self) -> Result<GpuTelemetry, String> {
-        let sample = match &self.bus_id {
-            Some(bus) => telemetry::sample_bus(bus, Detail::Full),
-            None => telemetry::sample(self.index),
-        }
-        .map_err(|e| e.to_string())?;
-        if let Some(tap) = &mut self.tap {
-            tap(&sample);
-        }
-        Ok(sample)
-    }
-}
-
-/// Sees each telemetry sample as it is taken (the window plots them live).
-pub type TelemetryTap = Box<dyn FnMut(&GpuTelemetry) + Send>;
+use gpu_doctor_probes::host::telemetry::{NvmlSource, Target, TelemetrySource};
 
 /// How `measure` runs a plan.
-#[derive(Default)]
 pub struct Measure {
     /// Set to stop the run; the tests not yet ended fail as cancelled.
     pub cancel: Arc<AtomicBool>,
     /// Longest the GPU tests may take; `None`: the plan's own budget (`BenchPlan::time_limit`).
     pub timeout: Option<Duration>,
-    /// Called with every telemetry sample of the benchmarked GPU; `None`: nobody watches.
-    pub telemetry_tap: Option<TelemetryTap>,
+    /// Where the benchmarked GPU's telemetry comes from: NVML (`NvmlSource`), or the window's
+    /// source, which is a fake in its tests.
+    pub telemetry: Arc<dyn TelemetrySource>,
+    /// Sees every telemetry sample of the benchmarked GPU as it is taken; `None`: nobody watches.
+    pub on_telemetry: Option<OnSample>,
+}
+
+impl Default for Measure {
+    fn default() -> Self {
+        Self { cancel: Arc::default(), timeout: None, telemetry: Arc::new(NvmlSource::default()), on_telemetry: None }
+    }
 }
 
 impl std::fmt::Debug for Measure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Measure")
             .field("timeout", &self.timeout)
-            .field("telemetry_tap", &self.telemetry_tap.is_some())
+            .field("on_telemetry", &self.on_telemetry.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -81,9 +65,11 @@ pub fn measure(
         // Never started: the runner starts a worker only for GPU tests.
         WorkerSpec { program: PathBuf::new(), args: Vec::new(), env: Vec::new() }
     };
-    let telemetry = needs_gpu.then(|| {
-        let bus_id = plan.gpu_pci_bus_id.clone();
-        Box::new(NvmlTelemetry { index: plan.gpu, bus_id, tap: how.telemetry_tap }) as Box<dyn TelemetrySource>
+    // By PCI bus id where the probes know it: the GPU the worker opens.
+    let telemetry = needs_gpu.then(|| RunTelemetry {
+        source: how.telemetry,
+        gpu: Target { index: plan.gpu, bus_id: plan.gpu_pci_bus_id.clone() },
+        on_sample: how.on_telemetry,
     });
     let opts = RunOptions {
         timeout: how.timeout.unwrap_or_else(|| plan.time_limit()),

@@ -1,7 +1,17 @@
 //! Live GPU telemetry from NVML: one small sample per call, cheap enough for 10 samples a second,
 //! so a benchmark can plot memory, clocks, temperature and power over time.
 //!
+//! This is the one place that asks the driver for telemetry. Whoever samples (the benchmark runner,
+//! the window) does it through a [`TelemetrySource`] ([`NvmlSource`] here, a fake in tests) and one
+//! [`Sampler`] loop, which leaves a GPU in runtime suspend asleep.
+//!
 //! NVML is safe to ask in-process: without a driver `Nvml::init` returns an error, which is kept.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread;
+use std::time::{Duration, Instant};
 
 use nvml_wrapper::enum_wrappers::device::{Clock, PcieUtilCounter, TemperatureSensor};
 use serde::{Deserialize, Serialize};
@@ -65,21 +75,182 @@ pub enum Detail {
 
 /// True when the kernel has put the PCI device at `bus_id` into runtime suspend (a laptop's
 /// discrete GPU with nothing on it). Asking NVML about it would wake it, so a sampler skips it, as
-/// `bottom` does. Reads `/sys/bus/pci/devices/BUS/power/runtime_status`; false where there is no
-/// such file (other systems, or no runtime power management).
-pub fn runtime_suspended(bus_id: &str) -> bool {
+/// `bottom` does. Reads `SYSFS/bus/pci/devices/BUS/power/runtime_status` (`sysfs` is `/sys` on a
+/// live machine); false where there is no such file (other systems, or no runtime power
+/// management) or the bus id is not one.
+pub fn runtime_suspended(sysfs: &Path, bus_id: &str) -> bool {
     let Some(bus) = crate::probe::pci::sysfs::normalize_bus_id(bus_id) else { return false };
-    std::fs::read_to_string(format!("/sys/bus/pci/devices/{bus}/power/runtime_status"))
+    std::fs::read_to_string(sysfs.join("bus/pci/devices").join(bus).join("power/runtime_status"))
         .is_ok_and(|status| status.trim() == "suspended")
 }
 
-/// Asks NVML about GPU `index` (NVML order) now. Takes about 40 ms: the two PCIe counters each
-/// average over 20 ms.
-pub fn sample(index: u32) -> Result<GpuTelemetry, HostError> {
-    sample_detail(index, Detail::Full)
+/// A GPU to sample: its NVML index and, where known, its PCI bus id (which names the same GPU to
+/// NVML whatever the indices, and says where its power state is in sysfs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// NVML index.
+    pub index: u32,
+    /// PCI bus id, e.g. `00000000:01:00.0`.
+    pub bus_id: Option<String>,
 }
 
-/// `sample`, asking only what `detail` needs.
+/// Where telemetry comes from: NVML on this machine ([`NvmlSource`]), a fake in tests. The
+/// benchmark runner and the window both sample through it.
+pub trait TelemetrySource: Send + Sync {
+    /// Asks about `gpu` now, only what `detail` needs, or says why not.
+    fn sample(&self, gpu: &Target, detail: Detail) -> Result<GpuTelemetry, String>;
+    /// True when `gpu` sleeps (runtime suspend): asking would wake it, so the sampler does not.
+    fn is_asleep(&self, gpu: &Target) -> bool;
+}
+
+/// NVML on this machine, by PCI bus id where known (else by index), with the power state read
+/// from sysfs.
+#[derive(Debug, Clone)]
+pub struct NvmlSource {
+    /// Where sysfs is mounted: `/sys`, or a folder that fakes it in tests.
+    pub sysfs: PathBuf,
+}
+
+impl Default for NvmlSource {
+    fn default() -> Self {
+        Self { sysfs: PathBuf::from("/sys") }
+    }
+}
+
+impl TelemetrySource for NvmlSource {
+    fn sample(&self, gpu: &Target, detail: Detail) -> Result<GpuTelemetry, String> {
+        match &gpu.bus_id {
+            Some(bus) => sample_bus(bus, detail),
+            None => sample_detail(gpu.index, detail),
+        }
+        .map_err(|e| e.to_string())
+    }
+
+    fn is_asleep(&self, gpu: &Target) -> bool {
+        gpu.bus_id.as_deref().is_some_and(|bus| runtime_suspended(&self.sysfs, bus))
+    }
+}
+
+/// What the sampler hands its sink.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reading {
+    /// GPU `gpu` (NVML index) answered.
+    Sample {
+        /// NVML index.
+        gpu: u32,
+        /// What it said.
+        sample: GpuTelemetry,
+    },
+    /// GPU `gpu` sleeps and was not asked.
+    Asleep {
+        /// NVML index.
+        gpu: u32,
+    },
+    /// No GPU answered in one round (the first error says why); the sampler has ended. Always the
+    /// last reading.
+    Stopped(String),
+}
+
+/// The one sampling loop, on a named thread: every `interval` it asks each target that is not
+/// asleep and hands every reading to its sink, until stopped, until the sink returns false, or
+/// until a round in which no GPU answered (one failing GPU does not stop the others). A sleeping
+/// GPU counts as answered. Stopped when dropped.
+#[derive(Debug)]
+pub struct Sampler {
+    stop: Arc<AtomicBool>,
+    handle: Option<thread::JoinHandle<()>>,
+}
+
+impl Sampler {
+    /// Starts sampling `targets` from `source` on a thread called `name`.
+    pub fn start(
+        name: &str,
+        source: Arc<dyn TelemetrySource>,
+        targets: Vec<Target>,
+        detail: Detail,
+        interval: Duration,
+        mut sink: impl FnMut(Reading) -> bool + Send + 'static,
+    ) -> std::io::Result<Self> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&stop);
+        let handle = thread::Builder::new().name(name.to_owned()).spawn(move || {
+            let mut next = Instant::now();
+            while !flag.load(Ordering::Relaxed) {
+                match round(source.as_ref(), &targets, detail, &mut sink) {
+                    Round::Answered => {}
+                    Round::SinkGone => return,
+                    Round::NoAnswer(why) => {
+                        sink(Reading::Stopped(why));
+                        return;
+                    }
+                }
+                next += interval;
+                let now = Instant::now();
+                if next > now {
+                    thread::sleep(next - now);
+                } else {
+                    next = now; // a slow round: do not try to catch up in a burst
+                }
+            }
+        })?;
+        Ok(Self { stop, handle: Some(handle) })
+    }
+
+    /// Stops sampling and waits for the thread (at most one interval); false when it panicked.
+    pub fn finish(mut self) -> bool {
+        self.stop.store(true, Ordering::Relaxed);
+        self.handle.take().is_none_or(|h| h.join().is_ok())
+    }
+}
+
+impl Drop for Sampler {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+enum Round {
+    Answered,
+    SinkGone,
+    NoAnswer(String),
+}
+
+/// Asks every target once.
+fn round(
+    source: &dyn TelemetrySource,
+    targets: &[Target],
+    detail: Detail,
+    sink: &mut impl FnMut(Reading) -> bool,
+) -> Round {
+    let mut first_error = None;
+    let mut answered = false;
+    for target in targets {
+        let gpu = target.index;
+        let reading = if source.is_asleep(target) {
+            Reading::Asleep { gpu }
+        } else {
+            match source.sample(target, detail) {
+                Ok(sample) => Reading::Sample { gpu, sample },
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                    continue;
+                }
+            }
+        };
+        answered = true;
+        if !sink(reading) {
+            return Round::SinkGone;
+        }
+    }
+    if answered {
+        Round::Answered
+    } else {
+        Round::NoAnswer(first_error.unwrap_or_else(|| "no GPU answered".to_owned()))
+    }
+}
+
+/// Asks NVML about GPU `index` (NVML order) now, only what `detail` needs. A full sample takes
+/// about 40 ms: the two PCIe counters each average over 20 ms.
 pub fn sample_detail(index: u32, detail: Detail) -> Result<GpuTelemetry, HostError> {
     let nvml = nvml()?;
     let d = nvml
@@ -116,7 +287,95 @@ fn read(d: &nvml_wrapper::Device<'_>, detail: Detail) -> GpuTelemetry {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Mutex;
+    use std::sync::mpsc;
+
     use super::*;
+
+    /// Answers for GPU 1 and fails for GPU 0, counting what it was asked; sleeps where the fake
+    /// sysfs says so, as `NvmlSource` does.
+    struct Fake {
+        sysfs: PathBuf,
+        asked: Mutex<Vec<u32>>,
+    }
+
+    impl TelemetrySource for Fake {
+        fn sample(&self, gpu: &Target, _: Detail) -> Result<GpuTelemetry, String> {
+            self.asked.lock().unwrap().push(gpu.index);
+            if gpu.index == 0 { Err("lost".to_owned()) } else { Ok(GpuTelemetry::default()) }
+        }
+        fn is_asleep(&self, gpu: &Target) -> bool {
+            NvmlSource { sysfs: self.sysfs.clone() }.is_asleep(gpu)
+        }
+    }
+
+    fn target(index: u32) -> Target {
+        Target { index, bus_id: Some(format!("00000000:0{}:00.0", index + 1)) }
+    }
+
+    /// A fake sysfs in which the GPU at `0000:01:00.0` has runtime status `status`.
+    fn sysfs(status: &str) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let power = dir.path().join("bus/pci/devices/0000:01:00.0/power");
+        std::fs::create_dir_all(&power).unwrap();
+        std::fs::write(power.join("runtime_status"), status).unwrap();
+        dir
+    }
+
+    #[test]
+    fn the_power_state_is_read_from_sysfs() {
+        let suspended = sysfs("suspended\n");
+        assert!(runtime_suspended(suspended.path(), "00000000:01:00.0"), "NVML's form of the bus id");
+        assert!(runtime_suspended(suspended.path(), "0000:01:00.0"));
+        assert!(!runtime_suspended(suspended.path(), "0000:02:00.0"), "no such device");
+        assert!(!runtime_suspended(suspended.path(), "not a bus id"));
+        assert!(!runtime_suspended(sysfs("active\n").path(), "0000:01:00.0"));
+        let source = NvmlSource { sysfs: suspended.path().to_owned() };
+        assert!(source.is_asleep(&target(0)) && !source.is_asleep(&Target { index: 0, bus_id: None }));
+    }
+
+    /// Runs the sampler over GPUs 0 and 1 until `enough` readings arrived or it stopped.
+    fn readings(source: Arc<Fake>, enough: usize) -> Vec<Reading> {
+        let (tx, rx) = mpsc::sync_channel(enough);
+        let sampler = Sampler::start(
+            "test-sampler",
+            source,
+            vec![target(0), target(1)],
+            Detail::Card,
+            Duration::ZERO,
+            move |r| tx.try_send(r).is_ok(),
+        )
+        .unwrap();
+        let got: Vec<Reading> = rx.iter().take(enough).collect();
+        assert!(sampler.finish());
+        got
+    }
+
+    #[test]
+    fn a_suspended_gpu_is_not_asked() {
+        let dir = sysfs("suspended");
+        let source = Arc::new(Fake { sysfs: dir.path().to_owned(), asked: Mutex::default() });
+        let got = readings(Arc::clone(&source), 6);
+        assert_eq!(got.iter().filter(|r| **r == Reading::Asleep { gpu: 0 }).count(), 3, "{got:?}");
+        assert_eq!(got.iter().filter(|r| matches!(r, Reading::Sample { gpu: 1, .. })).count(), 3, "{got:?}");
+        assert!(!source.asked.lock().unwrap().contains(&0), "the sleeping GPU was woken");
+    }
+
+    #[test]
+    fn one_failing_gpu_does_not_stop_the_others_and_none_answering_stops_the_sampler() {
+        let dir = sysfs("active");
+        let source = Arc::new(Fake { sysfs: dir.path().to_owned(), asked: Mutex::default() });
+        let got = readings(Arc::clone(&source), 3);
+        assert!(got.iter().all(|r| matches!(r, Reading::Sample { gpu: 1, .. })), "{got:?}");
+
+        let (tx, rx) = mpsc::sync_channel(8);
+        let lost = Sampler::start("test-sampler", source, vec![target(0)], Detail::Full, Duration::ZERO, move |r| {
+            tx.try_send(r).is_ok()
+        })
+        .unwrap();
+        assert_eq!(rx.iter().collect::<Vec<_>>(), [Reading::Stopped("lost".to_owned())], "one round, then it ended");
+        assert!(lost.finish());
+    }
 
     #[test]
     fn throttle_bits_name_the_reasons() {

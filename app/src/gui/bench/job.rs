@@ -16,8 +16,10 @@ use std::time::{Duration, Instant};
 use gpu_doctor_kernels::runner::TelemetryPoint;
 use gpu_doctor_kernels::{BenchEvent, BenchPlan, BenchRun};
 use gpu_doctor_probes::Snapshot;
+use gpu_doctor_probes::host::telemetry::TelemetrySource;
 
 use super::progress::RunProgress;
+use crate::gui::telemetry::RunSamples;
 use crate::ops::bench::{Measure, measure};
 
 /// Messages in flight between the bench thread and the UI.
@@ -117,8 +119,14 @@ pub struct BenchJob {
 
 impl BenchJob {
     /// Starts `plan` on the `gpu-doctor-bench` thread. `snapshot` is this machine's probe for the
-    /// GPU tests (library folders, facts to judge against); `None` when only the CPU runs.
-    pub fn start(ctx: &egui::Context, plan: BenchPlan, snapshot: Option<Snapshot>) -> Result<Self, String> {
+    /// GPU tests (library folders, facts to judge against); `None` when only the CPU runs. The run
+    /// samples the benchmarked GPU's telemetry from `telemetry` (the window's source).
+    pub fn start(
+        ctx: &egui::Context,
+        plan: BenchPlan,
+        snapshot: Option<Snapshot>,
+        telemetry: Arc<dyn TelemetrySource>,
+    ) -> Result<Self, String> {
         let (tx, rx) = mpsc::sync_channel(CHANNEL_CAPACITY);
         let cancel = Arc::new(AtomicBool::new(false));
         let started = Instant::now();
@@ -129,15 +137,16 @@ impl BenchJob {
             .spawn(move || {
                 let tap_tx = tx.clone();
                 let tap_ctx = ctx.clone();
-                let telemetry_tap = Box::new(move |sample: &gpu_doctor_probes::host::telemetry::GpuTelemetry| {
-                    let point = TelemetryPoint { t_ms: ms_since(started), sample: sample.clone() };
+                // On the job's clock, as the events are.
+                let on_telemetry = Box::new(move |point: &TelemetryPoint| {
+                    let point = TelemetryPoint { t_ms: ms_since(started), sample: point.sample.clone() };
                     // Dropped when the UI is behind: the finished run has every sample.
                     if tap_tx.try_send(Msg::Telemetry(point)).is_ok() {
                         tap_ctx.request_repaint();
                     }
                 });
                 let mut outbox = Outbox { tx, backlog: VecDeque::new(), ctx };
-                let how = Measure { cancel: flag, timeout: None, telemetry_tap: Some(telemetry_tap) };
+                let how = Measure { cancel: flag, timeout: None, telemetry, on_telemetry: Some(on_telemetry) };
                 let outcome = measure(snapshot.as_ref(), &plan, how, &mut |event| {
                     outbox.send(Msg::Event { t_ms: ms_since(started), event: event.clone() });
                 })
@@ -161,6 +170,17 @@ impl BenchJob {
     /// How long it has run.
     pub fn elapsed(&self) -> Duration {
         self.started.elapsed()
+    }
+
+    /// The benchmarked GPU and the run's telemetry samples so far, while its GPU tests run (the run
+    /// samples that GPU then, so the window need not); `None` once they ended or when there are none.
+    pub fn telemetry(&self) -> Option<RunSamples<'_>> {
+        let p = &self.progress;
+        p.tests.iter().any(|t| t.test.needs_gpu() && !t.state.ended()).then(|| RunSamples {
+            gpu: p.plan.gpu,
+            started: self.started,
+            points: &p.telemetry,
+        })
     }
 
     /// Takes in everything that arrived; returns the outcome once the run is over.
@@ -225,7 +245,9 @@ mod tests {
     fn a_cpu_run_streams_events_and_ends_cancelled_when_asked() {
         let ctx = egui::Context::default();
         let plan = BenchPlan::preset(0, vec![TestKind::Cpu], true);
-        let mut job = BenchJob::start(&ctx, plan, None).unwrap();
+        let source = Arc::new(gpu_doctor_probes::host::telemetry::NvmlSource::default());
+        let mut job = BenchJob::start(&ctx, plan, None, source).unwrap();
+        assert!(job.telemetry().is_none(), "the CPU baselines sample no GPU");
         job.cancel();
         assert!(job.cancelled());
         let deadline = Instant::now() + Duration::from_secs(120);

@@ -6,11 +6,13 @@
 
 use std::collections::{BTreeSet, VecDeque};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use egui::{RichText, Ui};
 use gpu_doctor_kernels::run::BenchRun;
 use gpu_doctor_kernels::{BenchPlan, TestKind};
+use gpu_doctor_probes::host::telemetry::TelemetrySource;
 use gpu_doctor_probes::{Probed, Snapshot};
 
 use crate::gui::Shown;
@@ -20,6 +22,7 @@ use crate::gui::bench::progress::RunProgress;
 use crate::gui::bench::{RunState, plots_ui, results_ui};
 use crate::gui::storage;
 use crate::gui::task::Task;
+use crate::gui::telemetry::RunSamples;
 use crate::gui::theme::{Tone, badge_ui, toned};
 use crate::plots::PlotSpec;
 
@@ -167,16 +170,22 @@ impl BenchPage {
         self.state
     }
 
-    /// Takes in the bench thread's events and the file jobs' results; carries out requests.
-    pub fn logic(&mut self, ctx: &egui::Context, shown: &Shown<'_>) {
+    /// Takes in the bench thread's events and the file jobs' results; carries out requests. A run
+    /// samples the benchmarked GPU's telemetry from `telemetry`.
+    pub fn logic(&mut self, ctx: &egui::Context, shown: &Shown<'_>, telemetry: &Arc<dyn TelemetrySource>) {
         let _ = shown;
-        self.step(ctx);
+        self.step(ctx, telemetry);
     }
 
-    fn step(&mut self, ctx: &egui::Context) {
+    /// The run's telemetry while its GPU tests go on (see `BenchJob::telemetry`).
+    pub fn run_telemetry(&self) -> Option<RunSamples<'_>> {
+        self.job.as_ref().and_then(BenchJob::telemetry)
+    }
+
+    fn step(&mut self, ctx: &egui::Context, telemetry: &Arc<dyn TelemetrySource>) {
         for request in std::mem::take(&mut self.requests) {
             match request {
-                Request::Run(plan, snapshot) => self.start_run(ctx, *plan, *snapshot),
+                Request::Run(plan, snapshot) => self.start_run(ctx, *plan, *snapshot, telemetry),
                 Request::Cancel => {
                     if let Some(job) = &self.job {
                         job.cancel();
@@ -194,7 +203,13 @@ impl BenchPage {
         self.poll_io(ctx);
     }
 
-    fn start_run(&mut self, ctx: &egui::Context, plan: BenchPlan, snapshot: Option<Snapshot>) {
+    fn start_run(
+        &mut self,
+        ctx: &egui::Context,
+        plan: BenchPlan,
+        snapshot: Option<Snapshot>,
+        telemetry: &Arc<dyn TelemetrySource>,
+    ) {
         if self.job.is_some() {
             return;
         }
@@ -204,7 +219,7 @@ impl BenchPage {
             return;
         }
         self.error = None;
-        match BenchJob::start(ctx, plan, snapshot.clone()) {
+        match BenchJob::start(ctx, plan, snapshot.clone(), Arc::clone(telemetry)) {
             Ok(job) => {
                 self.job = Some(job);
                 self.job_snapshot = snapshot;

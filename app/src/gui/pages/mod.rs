@@ -8,7 +8,10 @@ mod overview;
 mod report;
 mod telemetry;
 
+use std::sync::Arc;
+
 use egui::Ui;
+use gpu_doctor_probes::host::telemetry::TelemetrySource;
 
 use super::telemetry::TelemetryFeed;
 use super::{Action, Shown};
@@ -89,10 +92,16 @@ impl Pages {
         self.envs.busy() || self.bench.busy() || self.report.busy()
     }
 
-    /// Polls the pages' jobs.
-    pub fn logic(&mut self, ctx: &egui::Context, shown: &Shown<'_>, actions: &mut Vec<Action>) {
+    /// Polls the pages' jobs; a benchmark run samples telemetry from `telemetry`.
+    pub fn logic(
+        &mut self,
+        ctx: &egui::Context,
+        shown: &Shown<'_>,
+        telemetry: &Arc<dyn TelemetrySource>,
+        actions: &mut Vec<Action>,
+    ) {
         self.envs.logic(ctx, shown, actions);
-        self.bench.logic(ctx, shown);
+        self.bench.logic(ctx, shown, telemetry);
         self.report.logic(ctx, shown, self.bench.latest_run(), actions);
     }
 

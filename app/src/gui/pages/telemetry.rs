@@ -178,6 +178,9 @@ impl TelemetryPage {
             } else if feed.is_running() {
                 ui.label(toned(ui, Tone::Muted, format!("sampled every {:.1} s through NVML", INTERVAL.as_secs_f64())));
             }
+            if let Some(gpu) = feed.run_gpu() {
+                ui.label(toned(ui, Tone::Muted, format!("GPU {gpu}: the benchmark run's samples")));
+            }
         });
     }
 

@@ -16,12 +16,17 @@ fn a_plan_leaves_out_gpu_tests_that_cannot_run() {
     assert!(none.plan(false).is_none(), "nothing left to run");
 }
 
+/// The telemetry source a run would sample (a CPU run samples none).
+fn nvml() -> Arc<dyn TelemetrySource> {
+    Arc::new(gpu_doctor_probes::host::telemetry::NvmlSource::default())
+}
+
 /// Steps the page like frames would until `done` says so.
 fn step_until(page: &mut BenchPage, ctx: &egui::Context, done: impl Fn(&BenchPage) -> bool) {
     let deadline = Instant::now() + Duration::from_secs(300);
     while !done(page) {
         assert!(Instant::now() < deadline, "stuck in {:?}", page.run_state());
-        page.step(ctx);
+        page.step(ctx, &nvml());
         std::thread::sleep(Duration::from_millis(5));
     }
 }
@@ -38,7 +43,7 @@ fn a_finished_cpu_run_is_saved_listed_and_reported() {
     let mut page = BenchPage { runs_dir: Some(dir.path().join("runs")), ..BenchPage::default() };
     assert_eq!(page.run_state(), RunState::Idle);
     cpu_run(&mut page);
-    page.step(&ctx);
+    page.step(&ctx, &nvml());
     assert_eq!(page.run_state(), RunState::Running);
     assert!(page.busy());
     step_until(&mut page, &ctx, |p| !p.busy());
@@ -87,9 +92,9 @@ fn a_cancelled_run_shows_as_cancelled_and_is_not_saved() {
     let dir = tempfile::tempdir().unwrap();
     let mut page = BenchPage { runs_dir: Some(dir.path().join("runs")), ..BenchPage::default() };
     cpu_run(&mut page);
-    page.step(&ctx);
+    page.step(&ctx, &nvml());
     page.requests.push(Request::Cancel);
-    page.step(&ctx);
+    page.step(&ctx, &nvml());
     assert!(matches!(page.run_state(), RunState::Cancelling | RunState::Cancelled));
     step_until(&mut page, &ctx, |p| !p.busy());
     assert_eq!(page.run_state(), RunState::Cancelled);
