@@ -16,35 +16,15 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use gpu_doctor_probes::host::process;
 use gpu_doctor_probes::host::telemetry::GpuTelemetry;
-use serde::{Deserialize, Serialize};
 
 use crate::plan::{BenchPlan, TestKind};
 use crate::protocol::{BenchEvent, Failure, FailureKind};
+pub use gpu_doctor_probes::bench::record::{RunRecord, TelemetryPoint, TimedEvent, WorkerOutcome};
 
 /// Where NVML telemetry comes from (the probes' sampler in the app; a fake in tests).
 pub trait TelemetrySource: Send {
     /// One sample of the benchmarked GPU now.
     fn sample(&mut self) -> Result<GpuTelemetry, String>;
-}
-
-/// One telemetry sample with its time since the run started.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TelemetryPoint {
-    /// Milliseconds since the run started.
-    pub t_ms: u64,
-    /// What NVML said.
-    #[serde(flatten)]
-    pub sample: GpuTelemetry,
-}
-
-/// An event with its arrival time.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TimedEvent {
-    /// Milliseconds since the run started.
-    pub t_ms: u64,
-    /// The event.
-    #[serde(flatten)]
-    pub event: BenchEvent,
 }
 
 /// How to start the worker.
@@ -56,42 +36,6 @@ pub struct WorkerSpec {
     pub args: Vec<OsString>,
     /// Variables to set for it, e.g. `LD_LIBRARY_PATH`.
     pub env: Vec<(OsString, OsString)>,
-}
-
-/// How the worker process ended.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct WorkerOutcome {
-    /// Whether a worker was started (false when no test needed the GPU or it could not start).
-    pub started: bool,
-    /// Its exit code; `None` when killed by a signal or not started.
-    pub exit_code: Option<i32>,
-    /// The signal that killed it (Unix); `None` otherwise.
-    pub signal: Option<i32>,
-    /// Whether the parent stopped it (time limit or cancellation).
-    pub stopped_by_parent: bool,
-    /// The end of its standard error (at most 4 KiB).
-    pub stderr_tail: String,
-    /// Output lines that were not events (at most 20).
-    pub noise: Vec<String>,
-    /// The library search path it was given.
-    pub library_path: Option<String>,
-}
-
-/// Everything the runner collected.
-#[derive(Debug, Clone, Default)]
-pub struct RunRecord {
-    /// Unix seconds when the run started.
-    pub started_at_unix_secs: u64,
-    /// How long it took, seconds.
-    pub duration_secs: f64,
-    /// Every event, GPU and CPU tests, in arrival order.
-    pub events: Vec<TimedEvent>,
-    /// Telemetry samples.
-    pub telemetry: Vec<TelemetryPoint>,
-    /// Why there is no telemetry (or why it stopped); `None` when it ran.
-    pub telemetry_note: Option<String>,
-    /// The worker process.
-    pub worker: WorkerOutcome,
 }
 
 /// Options of one run.

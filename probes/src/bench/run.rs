@@ -1,14 +1,14 @@
 //! `BenchRun`: one finished run as saved with `-o FILE` and included in reports: the plan, what
 //! every test gave, each number judged against the hardware, telemetry, and findings.
 
-use gpu_doctor_probes::{Category, Finding, Severity};
 use serde::{Deserialize, Serialize};
 
-use crate::plan::{BenchPlan, Precision, TestKind};
-use crate::protocol::{BenchEvent, DeviceInfo, Failure, Metric, Point, TestResult, Unit};
-use crate::runner::{RunRecord, TelemetryPoint, WorkerOutcome};
-use crate::throttle::{self, ClockAnalysis};
-use crate::verdict::{Facts, Judged, Verdict, judge};
+use super::plan::{BenchPlan, Precision, TestKind};
+use super::protocol::{BenchEvent, DeviceInfo, Failure, Metric, Point, TestResult, Unit};
+use super::record::{RunRecord, TelemetryPoint, WorkerOutcome};
+use super::throttle::{self, ClockAnalysis};
+use super::verdict::{Facts, Judged, Verdict, judge};
+use crate::{Category, Finding, Severity};
 
 /// Version of the saved run's JSON; bumped on any breaking change.
 pub const BENCH_SCHEMA_VERSION: u32 = 1;
@@ -149,7 +149,7 @@ impl BenchRun {
         for t in &mut tests {
             if t.result.is_none() && t.failure.is_none() {
                 t.failure = Some(Failure::new(
-                    crate::protocol::FailureKind::Internal,
+                    super::protocol::FailureKind::Internal,
                     "no result and no failure was reported for this test",
                 ));
             }
@@ -160,7 +160,7 @@ impl BenchRun {
             .and_then(|t| throttle::analyze(&record.telemetry, t.started_ms?, t.ended_ms?));
         let mut run = Self {
             schema_version: BENCH_SCHEMA_VERSION,
-            tool_version: gpu_doctor_probes::TOOL_VERSION.to_owned(),
+            tool_version: crate::TOOL_VERSION.to_owned(),
             started_at_unix_secs: record.started_at_unix_secs,
             duration_secs: record.duration_secs,
             plan: plan.clone(),
@@ -243,11 +243,11 @@ impl BenchRun {
                     continue;
                 }
                 let m = &j.measurement;
-                let mut evidence = vec![format!("measured {} {}", crate::format::value(m.value), m.unit.symbol())];
+                let mut evidence = vec![format!("measured {} {}", super::format::value(m.value), m.unit.symbol())];
                 if let Some(e) = &j.judgement.expected {
                     evidence.push(format!(
                         "expected {} {} ({})",
-                        crate::format::value(e.value),
+                        super::format::value(e.value),
                         e.unit.symbol(),
                         e.basis
                     ));
@@ -356,8 +356,8 @@ fn fix(test: TestKind, verdict: Verdict) -> Option<&'static str> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::protocol::{Check, FailureKind, Measurement};
-    use crate::runner::TimedEvent;
+    use crate::bench::protocol::{Check, FailureKind, Measurement};
+    use crate::bench::record::TimedEvent;
 
     fn ev(t_ms: u64, event: BenchEvent) -> TimedEvent {
         TimedEvent { t_ms, event }

@@ -8,11 +8,11 @@
 //!   that its double data rate gives the transfer rate, for GDDR and HBM alike);
 //! - compute: dense operations per clock per SM (knowledge base) × SMs × highest SM clock.
 
-use gpu_doctor_probes::compat::OpsPerClock;
+use crate::compat::OpsPerClock;
 use serde::{Deserialize, Serialize};
 
-use crate::plan::Precision;
-use crate::protocol::{CopyMethod, Measurement, Metric, Unit};
+use super::plan::Precision;
+use super::protocol::{CopyMethod, Measurement, Metric, Unit};
 
 /// Share of the theoretical link bandwidth a pinned copy normally reaches (PCIe protocol overhead
 /// leaves 75–90 %; a Thunderbolt 3 enclosure ≈ 2.2–2.5 of 2.75 GB/s).
