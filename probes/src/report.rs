@@ -53,6 +53,8 @@ pub enum Category {
     NoDriverOrGpuNotVisible,
     WslSpecific,
     PcieLinkDegraded,
+    /// A benchmark measured less (or more) than the hardware should give, or a result was wrong.
+    Benchmark,
     Other,
 }
 
