@@ -364,9 +364,12 @@ impl Redactor {
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::panic)]
 mod tests {
+    use gpu_doctor_kernels::run::BenchRun;
+    use gpu_doctor_kernels::runner::{RunRecord, WorkerOutcome};
+    use gpu_doctor_kernels::verdict::Facts;
+    use gpu_doctor_kernels::{BenchPlan, TestKind};
     use gpu_doctor_probes::compat::Kb;
     use gpu_doctor_probes::{Category, Finding, Outcome, Probed, Severity, TraceEntry};
-    use serde_json::json;
 
     use super::*;
     use crate::render::html::tests::fixture_report;
@@ -408,11 +411,21 @@ mod tests {
             evidence: vec![format!("{GPU_A} again"), "Serial Number: N/A".into()],
             fix: Some("ssh alice@alice-laptop 'ls /home/alice'".into()),
         });
-        r.bench = Some(json!({
-            "worker": {"library_path": "/home/alice/.venv/lib/python3.12/site-packages/nvidia/cublas/lib"},
-            "device": {"board_serial": "PX1234567", "serial": "N/A", "uuid": GPU_B[4..].to_uppercase()},
-        }));
+        r.bench = Some(personal_run());
         r
+    }
+
+    /// A benchmark run whose worker saw a home folder, a bare UUID and a serial number.
+    fn personal_run() -> BenchRun {
+        let record = RunRecord {
+            worker: WorkerOutcome {
+                library_path: Some("/home/alice/.venv/lib/python3.12/site-packages/nvidia/cublas/lib".into()),
+                stderr_tail: format!("CUDA error on {}, serial=PX1234567", GPU_B[4..].to_uppercase()),
+                ..WorkerOutcome::default()
+            },
+            ..RunRecord::default()
+        };
+        BenchRun::assemble(&BenchPlan::preset(0, vec![TestKind::Cpu], true), record, |_| Facts::default())
     }
 
     #[test]
@@ -464,17 +477,16 @@ mod tests {
         let a = s.gpus.value().unwrap()[0].uuid.clone().unwrap();
         assert!(a.starts_with("GPU-redacted-"), "{a}");
         assert_eq!(f.evidence[0], format!("{a} again"));
-        let bench = after.bench.as_ref().unwrap();
-        let b = bench["device"]["uuid"].as_str().unwrap().strip_prefix("uuid-redacted-").unwrap();
+        let worker = &after.bench.as_ref().unwrap().worker;
+        let b = Regex::new(r"^CUDA error on uuid-redacted-(\d+), serial=redacted$").unwrap();
+        let b = &b.captures(&worker.stderr_tail).unwrap_or_else(|| panic!("{}", worker.stderr_tail))[1];
         assert_ne!(format!("GPU-redacted-{b}"), a);
         let trace = &s.trace.last().unwrap().detail;
         assert_eq!(
             trace,
             &format!("Serial Number : redacted; GPU UUID : GPU-redacted-{b}; <serial>redacted</serial> on host")
         );
-        assert_eq!(bench["device"]["board_serial"], "redacted");
-        assert_eq!(bench["device"]["serial"], "N/A");
-        assert!(bench["worker"]["library_path"].as_str().unwrap().starts_with("~/.venv/"));
+        assert!(worker.library_path.as_deref().unwrap().starts_with("~/.venv/"));
     }
 
     #[test]

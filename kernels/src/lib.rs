@@ -1,35 +1,31 @@
 //! GPU benchmarks judged against the hardware, run in an isolated worker process.
 //!
-//! - [`plan`]: what to measure (`BenchPlan`, presets, validation).
-//! - [`protocol`]: the worker's JSON-lines events (`BenchEvent`).
+//! The benchmark's data (the plan, the worker's events, the judged run with its verdicts) is the
+//! probes crate's `bench` model, so that a `Report` can carry a run as typed data; it is
+//! re-exported here under the same names (`plan`, `protocol`, `run`, `verdict`, `throttle`,
+//! `stats`, `format`). This crate does the measuring:
+//!
 //! - [`worker`]: the worker's main loop (`gpu-doctor bench-worker`); the only code that loads CUDA,
 //!   through the private `gpu` module (cudarc: driver, cuBLAS, NVRTC).
 //! - [`runner`]: the parent side: starts the worker with a prepared library path ([`libs`]),
 //!   enforces a time limit and cancellation, samples NVML telemetry, runs the CPU baselines ([`cpu`]).
-//! - [`run`]: the saved `BenchRun`, each measurement judged ([`verdict`], [`facts`]) and clocks under
-//!   load analysed ([`throttle`]).
-//! - [`stats`]: median and spread of repetitions; [`timing`]: how long to warm up and how many
-//!   operations one pair of timing events spans.
+//! - [`facts`]: what the numbers are judged against, from the snapshot and CUDA's description.
+//! - [`timing`]: how long to warm up and how many operations one pair of timing events spans.
 //!
 //! `unsafe` is denied in the workspace; this crate allows it block by block (`#[allow(unsafe_code)]`)
 //! around FFI calls, each with a `// SAFETY:` comment, which clippy enforces here.
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+pub use gpu_doctor_probes::bench::{format, plan, protocol, run, stats, throttle, verdict};
+
 pub mod cpu;
 pub mod facts;
-pub mod format;
 mod gpu;
 pub mod libs;
 pub mod patterns;
-pub mod plan;
-pub mod protocol;
 pub mod rng;
-pub mod run;
 pub mod runner;
-pub mod stats;
-pub mod throttle;
 pub mod timing;
-pub mod verdict;
 pub mod worker;
 
 pub use plan::{BenchPlan, PlanError, Precision, TestKind};

@@ -15,11 +15,11 @@ use std::thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use gpu_doctor_probes::host::process;
-use gpu_doctor_probes::host::telemetry::{Detail, GpuTelemetry, Reading, Sampler, Target, TelemetrySource};
-use serde::{Deserialize, Serialize};
+use gpu_doctor_probes::host::telemetry::{Detail, Reading, Sampler, Target, TelemetrySource};
 
 use crate::plan::{BenchPlan, TestKind};
 use crate::protocol::{BenchEvent, Failure, FailureKind};
+pub use gpu_doctor_probes::bench::record::{RunRecord, TelemetryPoint, TimedEvent, WorkerOutcome};
 
 /// Sees each telemetry sample of a run as it is taken.
 pub type OnSample = Box<dyn FnMut(&TelemetryPoint) + Send>;
@@ -43,26 +43,6 @@ impl std::fmt::Debug for RunTelemetry {
     }
 }
 
-/// One telemetry sample with its time since the run started.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TelemetryPoint {
-    /// Milliseconds since the run started.
-    pub t_ms: u64,
-    /// What NVML said.
-    #[serde(flatten)]
-    pub sample: GpuTelemetry,
-}
-
-/// An event with its arrival time.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TimedEvent {
-    /// Milliseconds since the run started.
-    pub t_ms: u64,
-    /// The event.
-    #[serde(flatten)]
-    pub event: BenchEvent,
-}
-
 /// How to start the worker.
 #[derive(Debug, Clone)]
 pub struct WorkerSpec {
@@ -72,42 +52,6 @@ pub struct WorkerSpec {
     pub args: Vec<OsString>,
     /// Variables to set for it, e.g. `LD_LIBRARY_PATH`.
     pub env: Vec<(OsString, OsString)>,
-}
-
-/// How the worker process ended.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct WorkerOutcome {
-    /// Whether a worker was started (false when no test needed the GPU or it could not start).
-    pub started: bool,
-    /// Its exit code; `None` when killed by a signal or not started.
-    pub exit_code: Option<i32>,
-    /// The signal that killed it (Unix); `None` otherwise.
-    pub signal: Option<i32>,
-    /// Whether the parent stopped it (time limit or cancellation).
-    pub stopped_by_parent: bool,
-    /// The end of its standard error (at most 4 KiB).
-    pub stderr_tail: String,
-    /// Output lines that were not events (at most 20).
-    pub noise: Vec<String>,
-    /// The library search path it was given.
-    pub library_path: Option<String>,
-}
-
-/// Everything the runner collected.
-#[derive(Debug, Clone, Default)]
-pub struct RunRecord {
-    /// Unix seconds when the run started.
-    pub started_at_unix_secs: u64,
-    /// How long it took, seconds.
-    pub duration_secs: f64,
-    /// Every event, GPU and CPU tests, in arrival order.
-    pub events: Vec<TimedEvent>,
-    /// Telemetry samples.
-    pub telemetry: Vec<TelemetryPoint>,
-    /// Why there is no telemetry (or why it stopped); `None` when it ran.
-    pub telemetry_note: Option<String>,
-    /// The worker process.
-    pub worker: WorkerOutcome,
 }
 
 /// Options of one run.
@@ -483,6 +427,7 @@ impl Telemetry {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use gpu_doctor_probes::host::telemetry::GpuTelemetry;
 
     /// Counts the times it was asked.
     #[derive(Default)]

@@ -3,6 +3,7 @@
 //! Probes never touch the OS directly; they ask a [`host::Host`]. [`probe::collect`] runs them all
 //! (concurrently where they do not depend on each other) and returns a [`Snapshot`].
 
+pub mod bench;
 pub mod compat;
 pub mod diagnose;
 pub mod host;

@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::bench::run::BenchRun;
 use crate::{SCHEMA_VERSION, Snapshot, TOOL_VERSION};
 
 /// A snapshot with what was concluded from it.
@@ -15,11 +16,10 @@ pub struct Report {
     pub snapshot: Snapshot,
     /// Problems and explanations; empty until diagnosis rules run.
     pub findings: Vec<Finding>,
-    /// A saved benchmark run (`gpu-doctor bench -o FILE`, then `report --bench FILE`), kept as the
-    /// JSON the bench command wrote: its type lives in the kernels crate, which depends on this one.
-    /// `None` when no run was included.
+    /// A saved benchmark run (`gpu-doctor bench -o FILE`, then `report --bench FILE`); `None` when
+    /// no run was included.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub bench: Option<serde_json::Value>,
+    pub bench: Option<BenchRun>,
 }
 
 impl Report {
@@ -53,6 +53,8 @@ pub enum Category {
     NoDriverOrGpuNotVisible,
     WslSpecific,
     PcieLinkDegraded,
+    /// A benchmark measured less (or more) than the hardware should give, or a result was wrong.
+    Benchmark,
     Other,
 }
 
@@ -73,4 +75,30 @@ pub struct Finding {
     pub evidence: Vec<String>,
     /// The exact step to take on this machine.
     pub fix: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::bench::plan::{BenchPlan, TestKind};
+    use crate::bench::record::RunRecord;
+
+    /// The run is part of the report's type: it serializes as the run itself and reads back equal.
+    #[test]
+    fn a_report_with_a_bench_run_round_trips_as_typed_data() {
+        let run = BenchRun::assemble(&BenchPlan::preset(0, vec![TestKind::H2d], true), RunRecord::default(), |_| {
+            crate::bench::verdict::Facts::default()
+        });
+        let mut report = Report::new(Snapshot::unknown(vec!["test".into()]), Vec::new());
+        report.bench = Some(run.clone());
+        let json = serde_json::to_value(&report).unwrap();
+        assert_eq!(json["bench"], serde_json::to_value(&run).unwrap());
+        let back: Report = serde_json::from_value(json).unwrap();
+        assert_eq!(back, report);
+        assert_eq!(back.bench.unwrap().tests[0].test, TestKind::H2d);
+        // Without a run, no `bench` key at all.
+        report.bench = None;
+        assert!(serde_json::to_value(&report).unwrap().get("bench").is_none());
+    }
 }

@@ -185,9 +185,9 @@ pub fn read_paste(task: &mut Task<OtherMachine>, ctx: &egui::Context, text: Stri
 /// (its findings re-derived with this version's rules); anything else goes through the paste reader.
 pub fn read_text(text: &str) -> Result<Report, String> {
     let mut report = crate::ops::diagnose(text).map_err(|e| format!("{e:#}"))?;
-    // A saved report may carry a benchmark run; keep it.
+    // A saved report may carry a benchmark run; keep it, its findings made by this version's rules.
     if let Ok(saved) = serde_json::from_str::<Report>(text) {
-        report.bench = saved.bench;
+        report.bench = saved.bench.map(crate::ops::bench::rejudged);
     }
     Ok(report)
 }
@@ -221,6 +221,20 @@ mod tests {
         assert!(probe.pending.is_empty() && probe.error.is_none());
         assert!(report.snapshot.gpus.value().is_some_and(|g| !g.is_empty()));
         assert_eq!(probe.partial.gpus, report.snapshot.gpus, "the streamed parts match the report");
+    }
+
+    /// A report with a benchmark run, written by gpu-doctor 0.1.0 before the run became typed data
+    /// (`report --bench FILE --format json`), opens with its run.
+    #[test]
+    fn a_saved_report_keeps_its_benchmark_run() {
+        let text = include_str!("../ops/testdata/report-with-bench-0.1.0.json");
+        let report = read_text(text).unwrap();
+        let run = report.bench.as_ref().expect("the run is kept");
+        assert_eq!(run.tests.len(), 1);
+        assert_eq!(run.tests[0].status, gpu_doctor_kernels::TestStatus::Passed);
+        assert!(!run.tests[0].judged.is_empty());
+        let html = crate::render::document::document(&report, None, crate::render::document::Format::Html, false);
+        assert!(html.unwrap().contains("<h2 id=\"bench\">Benchmarks</h2>"), "the report page shows the run");
     }
 
     #[test]

@@ -115,7 +115,14 @@ pub fn to_json(run: &BenchRun) -> Result<String> {
     Ok(serde_json::to_string_pretty(run).context("could not serialize the run")? + "\n")
 }
 
-/// Reads a run saved with `bench -o FILE`.
+/// A saved run with its findings made by this version's `bench.*` rules, as a saved report's
+/// findings are re-derived when it is read.
+pub fn rejudged(mut run: BenchRun) -> BenchRun {
+    run.findings = gpu_doctor_probes::diagnose::bench_findings(&run);
+    run
+}
+
+/// Reads a run saved with `bench -o FILE`, its findings made by this version's rules.
 pub fn load(path: &Path) -> Result<BenchRun> {
     let text = std::fs::read_to_string(path).with_context(|| format!("could not read {}", path.display()))?;
     let run: BenchRun = serde_json::from_str(&text)
@@ -126,7 +133,7 @@ pub fn load(path: &Path) -> Result<BenchRun> {
         path.display(),
         run.schema_version
     );
-    Ok(run)
+    Ok(rejudged(run))
 }
 
 #[cfg(test)]
@@ -152,6 +159,41 @@ mod tests {
         let unknown = aimed(Some(&report.snapshot), &BenchPlan::preset(7, vec![TestKind::H2d], true));
         assert_eq!(unknown.gpu_pci_bus_id, None);
         assert_eq!(aimed(None, &BenchPlan::preset(0, vec![TestKind::H2d], true)).gpu_pci_bus_id, None);
+    }
+
+    /// A run saved by gpu-doctor 0.1.0 (`bench --tests cpu --quick -o FILE`) reads as typed data
+    /// and writes back the same text.
+    #[test]
+    fn a_run_saved_by_an_earlier_version_reads() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/ops/testdata/bench-run-0.1.0.json");
+        let run = load(&path).unwrap();
+        assert_eq!(run.plan.tests, [TestKind::Cpu]);
+        assert!(run.all_ran());
+        assert_eq!(to_json(&run).unwrap(), std::fs::read_to_string(&path).unwrap());
+    }
+
+    /// A saved run's findings are made again by this version's `bench.*` rules: the ones an
+    /// earlier version wrote (`bench.h2d.below_expected`, category `other`) do not survive.
+    #[test]
+    fn a_loaded_run_gets_this_versions_findings() {
+        let facts =
+            gpu_doctor_kernels::verdict::Facts { link_gbytes_per_s: Some(100.0), ..crate::plots::tests::known_facts() };
+        let mut run = crate::plots::tests::full_run(facts);
+        let current = gpu_doctor_probes::diagnose::bench_findings(&run);
+        assert!(current.iter().any(|f| f.id == "bench.link.below_expected"), "{current:?}");
+        run.findings = vec![gpu_doctor_probes::Finding {
+            id: "bench.h2d.below_expected".into(),
+            category: gpu_doctor_probes::Category::Other,
+            severity: gpu_doctor_probes::Severity::Warning,
+            summary: "old".into(),
+            detail: "old".into(),
+            evidence: Vec::new(),
+            fix: None,
+        }];
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("run.json");
+        std::fs::write(&path, to_json(&run).unwrap()).unwrap();
+        assert_eq!(load(&path).unwrap().findings, current);
     }
 
     #[test]

@@ -26,7 +26,7 @@ pub fn json(report: &Report) -> serde_json::Result<String> {
 pub fn document(report: &Report, bench: Option<&BenchRun>, format: Format, redact: bool) -> Result<String> {
     let mut report = report.clone();
     if let Some(run) = bench {
-        report.bench = Some(serde_json::to_value(run).context("could not serialize the bench run")?);
+        report.bench = Some(run.clone());
     }
     if redact {
         report = crate::redact::redact(&report).context("could not redact the report")?;
@@ -36,9 +36,7 @@ pub fn document(report: &Report, bench: Option<&BenchRun>, format: Format, redac
         Format::Md => {
             let mut text = super::markdown::report(&report);
             // The run as it stands in the (possibly redacted) report.
-            let run: Option<BenchRun> =
-                report.bench.map(serde_json::from_value).transpose().context("could not read the bench run back")?;
-            if let Some(run) = &run {
+            if let Some(run) = &report.bench {
                 text.push_str(&super::bench::markdown(run));
             }
             text

@@ -178,7 +178,7 @@ fn parts_for(category: Category) -> &'static [PartCheck] {
         Category::NoDriverOrGpuNotVisible => &[DRIVER, MODULE, PCI],
         Category::WslSpecific => &[DRIVER, TOOLKITS],
         Category::PcieLinkDegraded => &[GPUS, LINKS],
-        Category::Other => &[],
+        Category::Benchmark | Category::Other => &[],
     }
 }
 

@@ -1,4 +1,5 @@
-//! Diagnosis: pure functions of a [`Snapshot`] and the knowledge base that return [`Finding`]s.
+//! Diagnosis: pure functions of a [`Snapshot`] and the knowledge base that return [`Finding`]s, and
+//! of a benchmark run ([`bench_findings`]).
 //!
 //! One file per family of rules. Each family lists its rules (`RULES`: id, category, severity, what
 //! triggers it, its source) and a `run` function; a finding is always made from its rule, so its id,
@@ -7,6 +8,7 @@
 //! depends on says so.
 
 mod arch;
+mod bench;
 mod context;
 mod cudnn;
 mod driver;
@@ -27,6 +29,7 @@ use crate::compat::Kb;
 use crate::{Category, Finding, Severity, Snapshot};
 
 pub use arch::{ArchList, GpuFit, gpu_fit, torch_arch_list};
+pub use bench::bench_findings;
 pub(crate) use context::Ctx;
 pub use context::{GpuView, gpu_view, gpu_views};
 
@@ -83,10 +86,11 @@ const FAMILIES: &[Family] = &[
     (reading::RULES, reading::run),
 ];
 
-/// Every rule, in family order. Findings made from known error lines (`observed.*`) are listed by
+/// Every rule, in family order, the benchmark rules (`bench.*`, which [`bench_findings`] applies
+/// to a run) last. Findings made from known error lines (`observed.*`) are listed by
 /// [`observed_rules`].
 pub fn rules() -> impl Iterator<Item = &'static Rule> {
-    FAMILIES.iter().flat_map(|(rules, _)| rules.iter())
+    FAMILIES.iter().flat_map(|(rules, _)| rules.iter()).chain(bench::RULES)
 }
 
 /// The `observed.<message id>` findings, one per known message of the knowledge base: id, category,

@@ -148,7 +148,7 @@ impl ChecksPage {
 }
 
 /// Every category, in the order the filter lists them.
-const ALL_CATEGORIES: [Category; 11] = [
+const ALL_CATEGORIES: [Category; 12] = [
     Category::DriverTooOldForRuntime,
     Category::ArchNotInBuild,
     Category::CpuOnlyBuild,
@@ -159,5 +159,6 @@ const ALL_CATEGORIES: [Category; 11] = [
     Category::NoDriverOrGpuNotVisible,
     Category::WslSpecific,
     Category::PcieLinkDegraded,
+    Category::Benchmark,
     Category::Other,
 ];

@@ -1,5 +1,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod bench;
 mod builder;
 mod cudnn;
 mod env_vars;
@@ -30,9 +31,9 @@ fn rule_ids_are_unique_dotted_and_documented() {
 
 #[test]
 fn each_family_names_its_rules_alike() {
-    for (rules, _) in FAMILIES {
+    for rules in FAMILIES.iter().map(|(rules, _)| *rules).chain([super::bench::RULES]) {
         let family = rules[0].id.split('.').next().unwrap();
-        for r in *rules {
+        for r in rules {
             assert!(r.id.starts_with(&format!("{family}.")), "{} is listed with the {family} rules", r.id);
             assert!(r.trigger.ends_with('.'), "{}: a trigger is one sentence", r.id);
         }

@@ -3,8 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::runner::TelemetryPoint;
-use crate::stats::Stats;
+use super::record::TelemetryPoint;
+use super::stats::Stats;
 
 /// A fall of the SM clock from the early to the late part of the load by this share or more is a
 /// finding.
@@ -114,7 +114,7 @@ pub fn analyze(points: &[TelemetryPoint], from_ms: u64, to_ms: u64) -> Option<Cl
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
-    use gpu_doctor_probes::host::telemetry::GpuTelemetry;
+    use crate::host::telemetry::GpuTelemetry;
 
     use super::*;
 

@@ -1,14 +1,14 @@
 //! `BenchRun`: one finished run as saved with `-o FILE` and included in reports: the plan, what
 //! every test gave, each number judged against the hardware, telemetry, and findings.
 
-use gpu_doctor_probes::{Category, Finding, Severity};
 use serde::{Deserialize, Serialize};
 
-use crate::plan::{BenchPlan, Precision, TestKind};
-use crate::protocol::{BenchEvent, DeviceInfo, Failure, Metric, Point, TestResult, Unit};
-use crate::runner::{RunRecord, TelemetryPoint, WorkerOutcome};
-use crate::throttle::{self, ClockAnalysis};
-use crate::verdict::{Facts, Judged, Verdict, judge};
+use super::plan::{BenchPlan, Precision, TestKind};
+use super::protocol::{BenchEvent, DeviceInfo, Failure, Metric, Point, TestResult, Unit};
+use super::record::{RunRecord, TelemetryPoint, WorkerOutcome};
+use super::throttle::{self, ClockAnalysis};
+use super::verdict::{Facts, Judged, judge};
+use crate::Finding;
 
 /// Version of the saved run's JSON; bumped on any breaking change.
 pub const BENCH_SCHEMA_VERSION: u32 = 1;
@@ -149,7 +149,7 @@ impl BenchRun {
         for t in &mut tests {
             if t.result.is_none() && t.failure.is_none() {
                 t.failure = Some(Failure::new(
-                    crate::protocol::FailureKind::Internal,
+                    super::protocol::FailureKind::Internal,
                     "no result and no failure was reported for this test",
                 ));
             }
@@ -161,7 +161,7 @@ impl BenchRun {
             .and_then(|t| throttle::analyze(&record.telemetry, t.started_ms?, t.ended_ms?));
         let mut run = Self {
             schema_version: BENCH_SCHEMA_VERSION,
-            tool_version: gpu_doctor_probes::TOOL_VERSION.to_owned(),
+            tool_version: crate::TOOL_VERSION.to_owned(),
             started_at_unix_secs: record.started_at_unix_secs,
             duration_secs: record.duration_secs,
             plan: plan.clone(),
@@ -177,7 +177,7 @@ impl BenchRun {
             library_notes: Vec::new(),
         };
         run.comparisons = run.compare();
-        run.findings = run.find();
+        run.findings = crate::diagnose::bench_findings(&run);
         run
     }
 
@@ -224,95 +224,6 @@ impl BenchRun {
         }
         out
     }
-
-    fn find(&self) -> Vec<Finding> {
-        let mut out = Vec::new();
-        for t in &self.tests {
-            let category = match t.test {
-                TestKind::H2d | TestKind::D2h | TestKind::Bidir => Category::PcieLinkDegraded,
-                _ => Category::Other,
-            };
-            for j in &t.judged {
-                let (severity, what) = match j.judgement.verdict {
-                    Verdict::Low => (Severity::Warning, "below_expected"),
-                    Verdict::Failed => (Severity::Error, "failed"),
-                    Verdict::AboveTheory => (Severity::Info, "above_theory"),
-                    Verdict::Normal | Verdict::NoReference => continue,
-                };
-                let id = format!("bench.{}.{what}", t.test.name());
-                if out.iter().any(|f: &Finding| f.id == id) {
-                    continue;
-                }
-                let m = &j.measurement;
-                let mut evidence = vec![format!("measured {} {}", crate::format::value(m.value), m.unit.symbol())];
-                if let Some(e) = &j.judgement.expected {
-                    evidence.push(format!(
-                        "expected {} {} ({})",
-                        crate::format::value(e.value),
-                        e.unit.symbol(),
-                        e.basis
-                    ));
-                }
-                out.push(Finding {
-                    id,
-                    category,
-                    severity,
-                    summary: format!("{}: {} — {}", t.test.label(), m.label, j.judgement.comment),
-                    detail: detail(t.test, j.judgement.verdict).to_owned(),
-                    evidence,
-                    fix: fix(t.test, j.judgement.verdict).map(str::to_owned),
-                });
-            }
-            if t.status == TestStatus::ChecksFailed
-                && let Some(r) = &t.result
-            {
-                let failed: Vec<String> =
-                    r.checks.iter().filter(|c| !c.passed).map(|c| format!("{}: {}", c.name, c.detail)).collect();
-                out.push(Finding {
-                    id: format!("bench.{}.check_failed", t.test.name()),
-                    category: Category::Other,
-                    severity: Severity::Error,
-                    summary: format!("{}: a correctness check failed", t.test.label()),
-                    detail: "The GPU computed or stored wrong values. Results from this GPU cannot be trusted until \
-                             the cause (faulty memory, overclocking, overheating, a broken library) is found."
-                        .to_owned(),
-                    evidence: failed,
-                    fix: Some(
-                        "Remove any overclock, check temperatures under load, and run `gpu-doctor bench --tests \
-                         memtest,gemm` again; persistent errors point to faulty hardware."
-                            .to_owned(),
-                    ),
-                });
-            }
-        }
-        if let Some(c) = &self.clocks_under_load
-            && c.throttled
-        {
-            let mut evidence = vec![c.summary.clone()];
-            if let Some(t) = c.max_temperature_c {
-                evidence.push(format!("hottest temperature {t} °C"));
-            }
-            if !c.reasons.is_empty() {
-                evidence.push(format!("throttle reasons reported: {}", c.reasons.join(", ")));
-            }
-            out.push(Finding {
-                id: "bench.sustained.clocks_fell".to_owned(),
-                category: Category::Other,
-                severity: Severity::Warning,
-                summary: format!("Clocks fell under sustained load: {}", c.summary),
-                detail: "Under a long load the GPU lowered its clocks, so long training runs will be slower than \
-                         short benchmarks suggest."
-                    .to_owned(),
-                evidence,
-                fix: Some(
-                    "Improve cooling (airflow, fan curve, dust), check the power limit with `nvidia-smi -q -d \
-                     POWER,PERFORMANCE`, and for an eGPU make sure the enclosure's power supply is sufficient."
-                        .to_owned(),
-                ),
-            });
-        }
-        out
-    }
 }
 
 /// Adds the SM clock NVML measured while each compute test ran to the basis of its expectations,
@@ -340,50 +251,14 @@ fn note_measured_clocks(tests: &mut [TestRun], telemetry: &[TelemetryPoint], fac
     }
 }
 
-fn detail(test: TestKind, verdict: Verdict) -> &'static str {
-    match (test, verdict) {
-        (_, Verdict::AboveTheory) => {
-            "The measurement is above what the reported hardware allows, so one of the facts it was judged against \
-             (link width or generation, memory clock, SM count) is probably misreported."
-        }
-        (TestKind::H2d | TestKind::D2h | TestKind::Bidir, _) => {
-            "Host↔device copies are slower than this link normally allows: data loading and CPU↔GPU transfers \
-             will be slower than they should be."
-        }
-        (TestKind::D2d, _) => "Device memory bandwidth is below what this GPU's memory normally delivers.",
-        (TestKind::Gemm | TestKind::Fma | TestKind::Sustained, _) => {
-            "Compute throughput is below what this GPU normally reaches."
-        }
-        (TestKind::Memtest, _) => "The memory test found a problem with this GPU's memory.",
-        _ => "A measurement is outside its normal range.",
-    }
-}
-
-fn fix(test: TestKind, verdict: Verdict) -> Option<&'static str> {
-    if verdict == Verdict::AboveTheory {
-        return None;
-    }
-    Some(match test {
-        TestKind::H2d | TestKind::D2h | TestKind::Bidir => {
-            "Check the link under load with `nvidia-smi -q -d PCIE` (generation and width should reach their \
-             maximum), reseat the card or the Thunderbolt cable, use a CPU-attached slot, and check BIOS PCIe settings."
-        }
-        TestKind::D2d | TestKind::Gemm | TestKind::Fma | TestKind::Sustained => {
-            "Check `nvidia-smi -q -d PERFORMANCE,CLOCK` for throttling or locked clocks, close other GPU processes, \
-             and check cooling and the power limit."
-        }
-        TestKind::Latency => "Other processes, MPS or a virtualised GPU add launch latency; retry on an idle GPU.",
-        TestKind::Memtest => "Free GPU memory (close other GPU processes) and run the test again.",
-        TestKind::Cpu => return None,
-    })
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::protocol::{Check, FailureKind, Measurement};
-    use crate::runner::TimedEvent;
+    use crate::Category;
+    use crate::bench::protocol::{Check, FailureKind, Measurement};
+    use crate::bench::record::TimedEvent;
+    use crate::bench::verdict::Verdict;
 
     fn ev(t_ms: u64, event: BenchEvent) -> TimedEvent {
         TimedEvent { t_ms, event }
@@ -437,7 +312,7 @@ mod tests {
     /// A laptop board rated at 2520 MHz that ran the FMA test at 1500 MHz: its basis names both.
     #[test]
     fn compute_expectations_name_the_clock_measured_during_the_test() {
-        use gpu_doctor_probes::host::telemetry::GpuTelemetry;
+        use crate::host::telemetry::GpuTelemetry;
 
         let plan = BenchPlan::preset(0, vec![TestKind::Fma, TestKind::H2d], true);
         let fma = TestResult { measurements: vec![m(Metric::FmaPeak, 45.0, Unit::TflopPerS)], ..TestResult::default() };
@@ -471,7 +346,7 @@ mod tests {
             clock_sm_max_mhz: Some(3105),
             clock_sm_rated_mhz: Some(2520),
             clock_sm_rated_source: Some("NVML's max customer boost clock".into()),
-            peak_ops: Some(crate::verdict::PeakOps { fp32: Some(128), ..Default::default() }),
+            peak_ops: Some(super::super::verdict::PeakOps { fp32: Some(128), ..Default::default() }),
             link_gbytes_per_s: Some(25.0),
             ..Facts::default()
         });
@@ -527,8 +402,8 @@ mod tests {
         assert!(!run.all_ran());
         assert_eq!(run.tests[1].status, TestStatus::ChecksFailed);
         let ids: Vec<&str> = run.findings.iter().map(|f| f.id.as_str()).collect();
-        assert_eq!(ids, ["bench.h2d.below_expected", "bench.gemm.check_failed"]);
-        assert_eq!(run.findings[0].category, Category::PcieLinkDegraded);
+        assert_eq!(ids, ["bench.check_failed", "bench.link.below_expected"]);
+        assert_eq!(run.findings[1].category, Category::PcieLinkDegraded);
         assert_eq!(run.comparisons.len(), 1);
         assert!((run.comparisons[0].times - 100.0).abs() < 1e-9);
     }

@@ -6,11 +6,11 @@
 
 use std::fmt;
 
-use gpu_doctor_probes::{ComputeCapability, CudaVersion};
+use crate::{ComputeCapability, CudaVersion};
 use serde::{Deserialize, Serialize};
 
-use crate::plan::{Precision, TestKind};
-use crate::stats::Stats;
+use super::plan::{Precision, TestKind};
+use super::stats::Stats;
 
 /// One line of the worker's output.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -12,11 +12,11 @@
 //!   is used only as the ceiling above which a result is "above theory", or as the reference when
 //!   no rated clock was reported, which the basis then says.
 
-use gpu_doctor_probes::compat::OpsPerClock;
+use crate::compat::OpsPerClock;
 use serde::{Deserialize, Serialize};
 
-use crate::plan::Precision;
-use crate::protocol::{CopyMethod, Measurement, Metric, Unit};
+use super::plan::Precision;
+use super::protocol::{CopyMethod, Measurement, Metric, Unit};
 
 /// Share of the theoretical link bandwidth a pinned copy normally reaches (PCIe protocol overhead
 /// leaves 75–90 %; a Thunderbolt 3 enclosure ≈ 2.2–2.5 of 2.75 GB/s).

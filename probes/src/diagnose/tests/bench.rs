@@ -1,0 +1,216 @@
+//! The `bench.*` rules on fake runs: a healthy run makes no finding, and each rule fires on a run
+//! broken in the one way it names, alone.
+
+use super::*;
+use crate::bench::plan::{BenchPlan, Precision, TestKind};
+use crate::bench::protocol::{BenchEvent, Check, CopyMethod, Measurement, Metric, TestResult, Unit};
+use crate::bench::record::{RunRecord, TelemetryPoint, TimedEvent};
+use crate::bench::run::BenchRun;
+use crate::bench::verdict::{Facts, PeakOps};
+use crate::host::telemetry::GpuTelemetry;
+
+const FREE: f64 = 8.0 * 1024.0 * 1024.0 * 1024.0;
+
+/// A GPU whose link (31.5 GB/s), memory (640 GB/s), FP32 peak (51.2 TFLOP/s) and free memory are known.
+fn facts() -> Facts {
+    Facts {
+        link_gbytes_per_s: Some(31.5),
+        link_basis: Some("PCIe Gen4 x16".into()),
+        memory_bus_width_bits: Some(256),
+        clock_mem_max_mhz: Some(10_000),
+        sm_count: Some(100),
+        clock_sm_max_mhz: Some(2000),
+        peak_ops: Some(PeakOps { fp32: Some(256), ..PeakOps::default() }),
+        memory_free_bytes: Some(8 * 1024 * 1024 * 1024),
+        ..Facts::default()
+    }
+}
+
+/// What one fake run measured; `healthy()` is normal everywhere.
+struct Fake {
+    values: Vec<(TestKind, Metric, f64, Unit)>,
+    failed_check: Option<TestKind>,
+    /// The SM clock in the late part of the sustained load (2000 MHz early).
+    late_clock_mhz: u32,
+}
+
+fn healthy() -> Fake {
+    use Metric as M;
+    use TestKind as T;
+    let gemm = M::Gemm { precision: Precision::Fp32, n: 4096 };
+    Fake {
+        values: vec![
+            (T::H2d, M::HostToDevice { pinned: true }, 25.0, Unit::GbPerS),
+            (T::D2h, M::DeviceToHost { pinned: true }, 25.0, Unit::GbPerS),
+            (T::Bidir, M::Bidirectional, 40.0, Unit::GbPerS),
+            (T::D2d, M::DeviceCopy { method: CopyMethod::Memcpy }, 550.0, Unit::GbPerS),
+            (T::Gemm, gemm, 40.0, Unit::TflopPerS),
+            (T::Fma, M::FmaPeak, 45.0, Unit::TflopPerS),
+            (T::Latency, M::LaunchLatency, 8.0, Unit::Micros),
+            (T::Latency, M::LaunchInterval, 4.0, Unit::Micros),
+            (T::Memtest, M::LargestAllocation, 0.9 * FREE, Unit::Bytes),
+            (T::Memtest, M::MemtestErrors, 0.0, Unit::Count),
+            (T::Sustained, M::SustainedGemm { precision: Precision::Fp32 }, 35.0, Unit::TflopPerS),
+            (T::Cpu, M::CpuGemm, 100.0, Unit::GflopPerS),
+        ],
+        failed_check: None,
+        late_clock_mhz: 1990,
+    }
+}
+
+impl Fake {
+    fn with(mut self, metric: Metric, value: f64) -> Self {
+        let v = self.values.iter_mut().find(|v| v.1 == metric).unwrap();
+        v.2 = value;
+        self
+    }
+
+    /// The run assembled as the runner's record would give it: each test 1 s long, one after the
+    /// other, telemetry every 100 ms over the sustained test.
+    fn run(&self) -> BenchRun {
+        let tests: Vec<TestKind> = TestKind::ALL.to_vec();
+        let mut events = Vec::new();
+        let mut sustained = (0, 0);
+        for (i, &test) in tests.iter().enumerate() {
+            let start = 1000 * u64::try_from(i).unwrap();
+            let measurements = self
+                .values
+                .iter()
+                .filter(|v| v.0 == test)
+                .map(|&(_, metric, value, unit)| Measurement {
+                    metric,
+                    label: format!("{metric:?}"),
+                    value,
+                    unit,
+                    stats: None,
+                })
+                .collect();
+            let checks = vec![Check {
+                name: "result against a reference".into(),
+                passed: self.failed_check != Some(test),
+                detail: "largest difference 0.5".into(),
+            }];
+            let result = TestResult { measurements, checks, ..TestResult::default() };
+            events.push(TimedEvent { t_ms: start, event: BenchEvent::Started { test, device: None } });
+            events.push(TimedEvent { t_ms: start + 1000, event: BenchEvent::Finished { test, result } });
+            if test == TestKind::Sustained {
+                sustained = (start, start + 1000);
+            }
+        }
+        let telemetry = (0..=10)
+            .map(|k| {
+                let t_ms = sustained.0 + 100 * k;
+                let mhz = if t_ms < sustained.0 + 500 { 2000 } else { self.late_clock_mhz };
+                TelemetryPoint { t_ms, sample: GpuTelemetry { clock_sm_mhz: Some(mhz), ..GpuTelemetry::default() } }
+            })
+            .collect();
+        let record = RunRecord { events, telemetry, ..RunRecord::default() };
+        BenchRun::assemble(&BenchPlan::preset(0, tests, true), record, |_| facts())
+    }
+}
+
+fn ids(run: &BenchRun) -> Vec<&str> {
+    run.findings.iter().map(|f| f.id.as_str()).collect()
+}
+
+#[test]
+fn a_healthy_run_makes_no_finding() {
+    let run = healthy().run();
+    assert!(run.tests.iter().all(|t| t.judged.iter().all(|j| !matches!(
+        j.judgement.verdict,
+        crate::bench::verdict::Verdict::Low
+            | crate::bench::verdict::Verdict::Failed
+            | crate::bench::verdict::Verdict::AboveTheory
+    ))));
+    assert!(run.clocks_under_load.as_ref().is_some_and(|c| !c.throttled), "{:?}", run.clocks_under_load);
+    assert_eq!(ids(&run), Vec::<&str>::new());
+    assert_eq!(bench_findings(&run), Vec::new());
+}
+
+#[test]
+fn each_bench_rule_fires_alone_on_the_run_it_names() {
+    use Metric as M;
+    let cases: Vec<(&str, Fake)> = vec![
+        ("bench.link.below_expected", healthy().with(M::HostToDevice { pinned: true }, 5.0)),
+        ("bench.memory.below_expected", healthy().with(M::DeviceCopy { method: CopyMethod::Memcpy }, 100.0)),
+        ("bench.compute.below_expected", healthy().with(M::FmaPeak, 10.0)),
+        ("bench.latency.above_usual", healthy().with(M::LaunchLatency, 100.0)),
+        ("bench.memtest.allocation_below_free", healthy().with(M::LargestAllocation, 0.1 * FREE)),
+        ("bench.memtest.errors", healthy().with(M::MemtestErrors, 3.0)),
+        ("bench.above_theory", healthy().with(M::Bidirectional, 90.0)),
+        ("bench.check_failed", Fake { failed_check: Some(TestKind::Gemm), ..healthy() }),
+        ("bench.sustained.clocks_fell", Fake { late_clock_mhz: 1500, ..healthy() }),
+    ];
+    let bench_ids: Vec<&str> = crate::diagnose::bench::RULES.iter().map(|r| r.id).collect();
+    let covered: Vec<&str> = cases.iter().map(|c| c.0).collect();
+    assert_eq!(covered, bench_ids, "every bench rule has a case, in table order");
+    for (id, fake) in cases {
+        let run = fake.run();
+        assert_eq!(ids(&run), [id], "{id}");
+        let rule = rules().find(|r| r.id == id).unwrap();
+        let f = &run.findings[0];
+        assert_eq!((f.category, f.severity), (rule.category, rule.severity), "{id}");
+        assert!(!f.summary.is_empty() && !f.detail.is_empty() && !f.evidence.is_empty(), "{id}: {f:?}");
+    }
+}
+
+#[test]
+fn a_rule_fired_by_several_measurements_is_one_finding_naming_each() {
+    let run = healthy()
+        .with(Metric::HostToDevice { pinned: true }, 5.0)
+        .with(Metric::DeviceToHost { pinned: true }, 4.0)
+        .run();
+    assert_eq!(ids(&run), ["bench.link.below_expected"]);
+    let f = &run.findings[0];
+    assert_eq!(f.category, Category::PcieLinkDegraded);
+    assert_eq!(f.evidence.len(), 2, "{:?}", f.evidence);
+    assert!(
+        f.evidence[0].starts_with("host → device copy: ") && f.evidence[0].contains("measured 5"),
+        "{:?}",
+        f.evidence
+    );
+    assert!(f.evidence[1].starts_with("device → host copy: ") && f.evidence[1].contains("expected 31.5 GB/s"));
+    assert!(f.summary.starts_with("host → device copy: "), "{}", f.summary);
+}
+
+#[test]
+fn findings_come_errors_first() {
+    let run = Fake { failed_check: Some(TestKind::Gemm), ..healthy() }
+        .with(Metric::HostToDevice { pinned: true }, 5.0)
+        .with(Metric::Bidirectional, 90.0)
+        .run();
+    assert_eq!(ids(&run), ["bench.check_failed", "bench.link.below_expected", "bench.above_theory"]);
+}
+
+/// The triggers in docs/diagnosis.md quote the shares and limits the verdicts use; a change to one
+/// of those constants must change the rule's text too.
+#[test]
+fn the_rule_texts_name_the_judging_constants() {
+    use crate::bench::throttle::CLOCK_DROP_FINDING_PCT;
+    use crate::bench::verdict::*;
+    let trigger = |id: &str| rules().find(|r| r.id == id).unwrap().trigger;
+    let pct = |share: f64| format!("{:.0} %", share * 100.0);
+    let cases = [
+        (
+            "bench.link.below_expected",
+            vec![pct(LINK_NORMAL_SHARE), pct(PAGEABLE_NORMAL_SHARE), pct(BIDIR_NORMAL_SHARE)],
+        ),
+        ("bench.memory.below_expected", vec![pct(MEMORY_NORMAL_SHARE)]),
+        (
+            "bench.compute.below_expected",
+            vec![pct(GEMM_NORMAL_SHARE), pct(GEMM_SMALL_NORMAL_SHARE), pct(FMA_NORMAL_SHARE)],
+        ),
+        (
+            "bench.latency.above_usual",
+            vec![format!("{LAUNCH_LATENCY_REFERENCE_US:.0} µs"), format!("{LAUNCH_INTERVAL_REFERENCE_US:.0} µs")],
+        ),
+        ("bench.memtest.allocation_below_free", vec![pct(ALLOC_NORMAL_SHARE)]),
+        ("bench.above_theory", vec![pct(ABOVE_THEORY_FACTOR)]),
+        ("bench.sustained.clocks_fell", vec![format!("{CLOCK_DROP_FINDING_PCT:.0} %")]),
+    ];
+    for (id, needles) in cases {
+        for needle in needles {
+            assert!(trigger(id).contains(&needle), "{id}'s trigger does not say {needle}");
+        }
+    }
+}
