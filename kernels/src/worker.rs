@@ -39,6 +39,41 @@ fn panic_failure(payload: &(dyn Any + Send), during: &str) -> Failure {
     Failure::new(FailureKind::Panic, format!("{during} panicked: {}", panic_message(payload)))
 }
 
+/// The worker process's main: the plan from standard input, the events on standard output, which
+/// is set aside for them first (`event_output`).
+pub fn worker_process() -> i32 {
+    match event_output() {
+        Ok(mut out) => worker_main(std::io::stdin(), &mut out),
+        Err(e) => {
+            eprintln!(
+                "gpu-doctor bench-worker: could not set standard output aside for the events ({e}); \
+                 anything else printed there may break an event"
+            );
+            worker_main(std::io::stdin(), &mut std::io::stdout().lock())
+        }
+    }
+}
+
+/// Standard output for the events alone. File descriptor 1 is duplicated for the events and then
+/// pointed at standard error, so whatever else in the process writes to standard output (cuBLAS
+/// logging, a library's `printf`, a stray `println!`) lands on standard error and cannot split an
+/// event line or glue itself to one. Elsewhere than Unix: standard output itself.
+#[cfg(unix)]
+pub fn event_output() -> std::io::Result<std::io::BufWriter<std::fs::File>> {
+    use std::os::fd::AsFd;
+    let stdout = std::io::stdout();
+    stdout.lock().flush()?;
+    let events = stdout.as_fd().try_clone_to_owned()?;
+    rustix::stdio::dup2_stdout(std::io::stderr().as_fd())?;
+    Ok(std::io::BufWriter::new(std::fs::File::from(events)))
+}
+
+/// Standard output for the events alone; elsewhere than Unix, standard output itself.
+#[cfg(not(unix))]
+pub fn event_output() -> std::io::Result<std::io::Stdout> {
+    Ok(std::io::stdout())
+}
+
 /// Reads the plan: one line, or everything up to the end of input. True in the second place when
 /// the line ended with a newline, i.e. the parent keeps the pipe open while the worker runs.
 fn read_plan(input: &mut dyn Read) -> std::io::Result<(String, bool)> {
@@ -321,6 +356,72 @@ mod tests {
         let events = run_fake(&TESTS, &mut device);
         assert_eq!(device.ran, TESTS);
         assert!(failure_of(&events, TestKind::Latency).is_none());
+    }
+
+    const FD_CHILD: &str = "GPU_DOCTOR_FD_CHILD";
+    const FD_CHILD_TEST: &str = "worker::tests::child_writes_events_between_stray_output";
+    const STRAY: &str = "cuBLAS log line without its newline ";
+
+    /// Runs only as the child of the test below (it returns at once otherwise): each event written
+    /// after a partial line on standard output, as a native library's logging would leave it,
+    /// through `event_output` or, with `plain`, through standard output itself.
+    #[test]
+    fn child_writes_events_between_stray_output() {
+        let Ok(mode) = std::env::var(FD_CHILD) else { return };
+        let mut out: Box<dyn Write> =
+            if mode == "plain" { Box::new(std::io::stdout()) } else { Box::new(event_output().unwrap()) };
+        for test in [TestKind::H2d, TestKind::D2h] {
+            for event in [
+                BenchEvent::Started { test, device: None },
+                BenchEvent::Finished { test, result: TestResult::default() },
+            ] {
+                let mut stdout = std::io::stdout();
+                stdout.write_all(STRAY.as_bytes()).and_then(|()| stdout.flush()).unwrap();
+                writeln!(out, "{}", event.to_line()).and_then(|()| out.flush()).unwrap();
+            }
+        }
+    }
+
+    /// The child above as the benchmark worker, through the runner; the record.
+    fn run_fd_child(mode: &str) -> crate::runner::RunRecord {
+        let spec = crate::runner::WorkerSpec {
+            program: std::env::current_exe().unwrap(),
+            args: ["--exact", FD_CHILD_TEST, "--nocapture", "--test-threads=1", "-q"].map(Into::into).to_vec(),
+            env: vec![(FD_CHILD.into(), mode.into())],
+        };
+        let opts = crate::runner::RunOptions {
+            timeout: std::time::Duration::from_secs(60),
+            cancel: std::sync::Arc::default(),
+            telemetry: None,
+            telemetry_interval: std::time::Duration::from_millis(100),
+            stall_limit: None,
+        };
+        let plan = BenchPlan::preset(0, vec![TestKind::H2d, TestKind::D2h], true);
+        crate::runner::run(&plan, &spec, opts, &mut |_| {})
+    }
+
+    fn finished(record: &crate::runner::RunRecord) -> Vec<TestKind> {
+        record
+            .events
+            .iter()
+            .filter_map(|e| match e.event {
+                BenchEvent::Finished { test, .. } => Some(test),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn what_else_writes_to_standard_output_cannot_break_an_event() {
+        let record = run_fd_child("events");
+        assert_eq!(finished(&record), [TestKind::H2d, TestKind::D2h], "{:?}", record.worker);
+        assert!(record.worker.noise.iter().all(|n| !n.contains(STRAY)), "{:?}", record.worker.noise);
+        assert!(record.worker.stderr_tail.contains(STRAY), "{:?}", record.worker.stderr_tail);
+        // Without setting standard output aside, the stray text glues itself to the events.
+        let plain = run_fd_child("plain");
+        assert!(finished(&plain).is_empty(), "{:?}", plain.events);
+        assert!(plain.worker.noise.iter().any(|n| n.contains(STRAY)), "{:?}", plain.worker.noise);
     }
 
     #[test]

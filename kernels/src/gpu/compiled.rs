@@ -130,7 +130,10 @@ pub(crate) fn compile(target: Target) -> Result<Vec<u8>, Failure> {
         Failure::new(FailureKind::CudaError, format!("NVRTC could not compile the benchmark kernels ({target}): {e}"))
     };
     match target {
-        Target::Cubin(cc) => cubin(&format!("--gpu-architecture={}", cc.sm())).map_err(failed),
+        // cudarc panics on a missing symbol: nvrtcGetCUBIN is there from NVRTC 11.1 on.
+        Target::Cubin(cc) => std::panic::catch_unwind(|| cubin(&format!("--gpu-architecture={}", cc.sm())))
+            .unwrap_or_else(|_| Err("this NVRTC has no nvrtcGetCUBIN (it is older than 11.1)".to_owned()))
+            .map_err(failed),
         Target::Ptx(arch) => {
             let options = arch.map(|cc| format!("--gpu-architecture=compute_{}{}", cc.major, cc.minor));
             let ptx = compile_ptx_with_opts(
