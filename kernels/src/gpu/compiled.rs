@@ -122,6 +122,26 @@ pub(crate) fn targets(
     out
 }
 
+/// Why `targets` left out CUBINs or PTX for this NVRTC and driver, with what to do about it.
+fn not_tried(nvrtc: Option<CudaVersion>, driver: Option<CudaVersion>) -> Vec<String> {
+    let (Some(n), Some(d)) = (nvrtc, driver) else { return Vec::new() };
+    let mut out = Vec::new();
+    if !cubin_loads(nvrtc, driver) {
+        out.push(format!(
+            "no CUBIN was tried: NVRTC {n} is of a newer CUDA major than this driver (CUDA {d}), which loads none of \
+             its output"
+        ));
+    }
+    if !ptx_loads(nvrtc, driver) {
+        out.push(format!(
+            "PTX was not tried: NVRTC {n} writes PTX that this driver (CUDA {d}) refuses, since a driver compiles PTX \
+             only from its own CUDA version or older; update the NVIDIA driver, or put an NVRTC no newer than CUDA {d} \
+             first on the library path"
+        ));
+    }
+    out
+}
+
 /// Compiles `SOURCE` for `target`: the CUBIN, or the PTX text with its closing NUL, either of
 /// which `cuModuleLoadData` takes.
 pub(crate) fn compile(target: Target) -> Result<Vec<u8>, Failure> {
@@ -213,13 +233,7 @@ fn module(gpu: &mut Gpu) -> Result<Arc<CudaModule>, Failure> {
             }
         }
     }
-    if !ptx_loads(nvrtc, driver) {
-        tried.push(format!(
-            "PTX was not tried: NVRTC {} writes PTX this driver (CUDA {}) refuses{PTX_TOO_NEW}",
-            nvrtc.map_or_else(|| "?".to_owned(), |v| v.to_string()),
-            driver.map_or_else(|| "?".to_owned(), |v| v.to_string()),
-        ));
-    }
+    tried.extend(not_tried(nvrtc, driver));
     Err(Failure::new(FailureKind::CudaError, tried.join("; ")))
 }
 
@@ -456,6 +470,14 @@ mod tests {
         // Another major: not even a CUBIN loads.
         assert!(targets(cuda(13, 0), cuda(12, 9), Some(h100)).is_empty());
         assert_eq!(Target::Cubin(h100).to_string(), "CUBIN for sm_90");
+        // What the failure says when the CUBIN did not work either.
+        let why = not_tried(cuda(12, 8), cuda(12, 2));
+        assert!(
+            matches!(&why[..], [ptx] if ptx.starts_with("PTX was not tried: NVRTC 12.8 writes PTX that this driver (CUDA 12.2) refuses")),
+            "{why:?}"
+        );
+        assert_eq!(not_tried(cuda(13, 0), cuda(12, 9)).len(), 2);
+        assert!(not_tried(cuda(12, 2), cuda(12, 8)).is_empty());
     }
 
     #[test]
