@@ -90,7 +90,7 @@ fn parse_tests(text: &str) -> Result<TestList, String> {
 
 /// The hidden `bench-worker` subcommand.
 pub fn worker() -> u8 {
-    let code = gpu_doctor_kernels::worker_main(std::io::stdin(), &mut std::io::stdout().lock());
+    let code = gpu_doctor_kernels::worker::worker_process();
     u8::try_from(code).unwrap_or(exit::INTERNAL)
 }
 

@@ -64,6 +64,9 @@ pub struct RunOptions {
     pub telemetry: Option<RunTelemetry>,
     /// Time between telemetry samples (100 ms gives 10 Hz).
     pub telemetry_interval: Duration,
+    /// Longest the worker may send no event before it is stopped as hung; `None`: each test's own
+    /// limit (`BenchPlan::stall_limit`).
+    pub stall_limit: Option<Duration>,
 }
 
 impl std::fmt::Debug for RunOptions {
@@ -72,6 +75,7 @@ impl std::fmt::Debug for RunOptions {
             .field("timeout", &self.timeout)
             .field("telemetry", &self.telemetry.is_some())
             .field("telemetry_interval", &self.telemetry_interval)
+            .field("stall_limit", &self.stall_limit)
             .finish_non_exhaustive()
     }
 }
@@ -227,11 +231,13 @@ fn run_worker(
     }
 
     let deadline = start + opts.timeout;
+    let mut watchdog = Watchdog::new(opts.stall_limit);
     let mut stop_reason: Option<Failure> = None;
     let mut killed_at: Option<Instant> = None;
     loop {
         match rx.recv_timeout(Duration::from_millis(50)) {
             Ok(Line::Event(event)) => {
+                watchdog.saw(&event);
                 match &event {
                     BenchEvent::Started { test, .. } => current = Some(*test),
                     BenchEvent::Finished { test, .. } | BenchEvent::Failed { test, .. } => {
@@ -266,6 +272,8 @@ fn run_worker(
                         opts.timeout.as_secs()
                     ),
                 ));
+            } else {
+                stop_reason = watchdog.check(plan, current, &ended);
             }
             if stop_reason.is_some() {
                 record.worker.stopped_by_parent = true;
@@ -295,6 +303,54 @@ fn run_worker(
     if ended.len() < plan.tests.len() {
         let failure = stop_reason.unwrap_or_else(|| died(&record.worker));
         fail_rest(plan, &ended, current, &failure, &mut |ev| emit(ev, record));
+    }
+}
+
+/// The no-progress watchdog: a worker that sends no event (a progress step, a sample) for longer
+/// than the test's limit is stopped, so a hung GPU is reported within minutes rather than at the
+/// whole run's time limit.
+struct Watchdog {
+    last_event: Instant,
+    last_step: Option<String>,
+    limit: Option<Duration>,
+}
+
+impl Watchdog {
+    fn new(limit: Option<Duration>) -> Self {
+        Self { last_event: Instant::now(), last_step: None, limit }
+    }
+
+    fn saw(&mut self, event: &BenchEvent) {
+        self.last_event = Instant::now();
+        match event {
+            BenchEvent::Progress { what, .. } => self.last_step = Some(what.clone()),
+            BenchEvent::Started { .. } => self.last_step = None,
+            _ => {}
+        }
+    }
+
+    /// The failure when the worker has been silent too long in the test it is on: `running`, or,
+    /// between tests and while the GPU opens, the next one not ended.
+    fn check(&self, plan: &BenchPlan, running: Option<TestKind>, ended: &BTreeSet<TestKind>) -> Option<Failure> {
+        let test = running.or_else(|| plan.tests.iter().copied().find(|t| !ended.contains(t)))?;
+        let limit = self.limit.unwrap_or_else(|| plan.stall_limit(test));
+        if self.last_event.elapsed() <= limit {
+            return None;
+        }
+        let step = match (&self.last_step, running) {
+            (Some(step), _) => format!(" after \"{step}\""),
+            (None, Some(_)) => " after it started".to_owned(),
+            (None, None) => " (it had not started: the worker was opening the GPU)".to_owned(),
+        };
+        Some(Failure::new(
+            FailureKind::Timeout,
+            format!(
+                "the {} test made no progress for {} s{step} and the worker was stopped; the GPU may be hung: see \
+                 the kernel log for Xid (sudo dmesg | grep -i xid) and nvidia-smi",
+                test.label(),
+                limit.as_secs_f64()
+            ),
+        ))
     }
 }
 
@@ -462,6 +518,7 @@ mod tests {
             cancel: Arc::new(AtomicBool::new(false)),
             telemetry: Some(RunTelemetry { source, gpu: Target { index: 0, bus_id: None }, on_sample: None }),
             telemetry_interval: Duration::from_millis(20),
+            stall_limit: None,
         }
     }
 
@@ -515,6 +572,80 @@ mod tests {
         let asked = source.0.load(Ordering::Relaxed);
         assert_eq!(usize::try_from(asked).unwrap(), record.telemetry.len());
         assert!(u128::from(asked) <= took.as_millis() / 20 + 1, "{asked} samples in {took:?}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_worker_silent_past_the_stall_limit_is_stopped_long_before_the_time_limit() {
+        let plan = BenchPlan::preset(0, vec![TestKind::H2d, TestKind::D2h], true);
+        let script = r#"head -n 1 >/dev/null
+            echo '{"event":"started","test":"h2d"}'
+            echo '{"event":"progress","test":"h2d","done":1,"total":10,"what":"pinned 4 KiB"}'
+            sleep 30"#;
+        let mut o = opts(Duration::from_secs(60));
+        o.stall_limit = Some(Duration::from_millis(500));
+        let t = Instant::now();
+        let record = run(&plan, &sh(script), o, &mut |_| {});
+        assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+        assert!(record.worker.stopped_by_parent);
+        let BenchEvent::Failed { failure, .. } = terminal(&record, TestKind::H2d)[0] else { panic!() };
+        assert_eq!(failure.kind, FailureKind::Timeout);
+        assert!(
+            failure.reason.starts_with("the host → device copy test made no progress for 0.5 s after \"pinned 4 KiB\""),
+            "{}",
+            failure.reason
+        );
+        assert!(failure.reason.contains("Xid"), "{}", failure.reason);
+        let BenchEvent::Failed { failure, .. } = terminal(&record, TestKind::D2h)[0] else { panic!() };
+        assert!(
+            failure.reason.starts_with("not run: the host → device copy test made no progress"),
+            "{}",
+            failure.reason
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_worker_that_hangs_opening_the_gpu_is_stopped_naming_the_first_test() {
+        let plan = BenchPlan::preset(0, vec![TestKind::Gemm], true);
+        let mut o = opts(Duration::from_secs(60));
+        o.stall_limit = Some(Duration::from_millis(300));
+        let t = Instant::now();
+        let record = run(&plan, &sh("head -n 1 >/dev/null; sleep 30"), o, &mut |_| {});
+        assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+        let BenchEvent::Failed { failure, .. } = terminal(&record, TestKind::Gemm)[0] else { panic!() };
+        assert_eq!(failure.kind, FailureKind::Timeout);
+        assert!(failure.reason.contains("GEMM (cuBLAS) test made no progress"), "{}", failure.reason);
+        assert!(failure.reason.contains("opening the GPU"), "{}", failure.reason);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_worker_that_keeps_reporting_progress_is_not_stopped() {
+        let plan = BenchPlan::preset(0, vec![TestKind::Gemm], true);
+        // 1.5 s of work with an event every 100 ms, against a 500 ms stall limit.
+        let script = r#"head -n 1 >/dev/null
+            echo '{"event":"started","test":"gemm"}'
+            for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15; do
+                sleep 0.1
+                echo '{"event":"progress","test":"gemm","done":1,"total":2,"what":"FP32 256³"}'
+            done
+            echo '{"event":"finished","test":"gemm","result":{"measurements":[]}}'"#;
+        let mut o = opts(Duration::from_secs(60));
+        o.stall_limit = Some(Duration::from_millis(500));
+        let record = run(&plan, &sh(script), o, &mut |_| {});
+        assert!(!record.worker.stopped_by_parent);
+        assert!(matches!(terminal(&record, TestKind::Gemm)[..], [BenchEvent::Finished { .. }]), "{:?}", record.events);
+    }
+
+    #[test]
+    fn every_test_has_a_stall_limit_far_below_the_run_budget() {
+        let plan = BenchPlan::preset(0, TestKind::ALL.to_vec(), false);
+        for test in plan.gpu_tests() {
+            let limit = plan.stall_limit(test);
+            assert!(limit >= Duration::from_secs(60) && limit <= Duration::from_secs(300), "{test}: {limit:?}");
+            assert!(limit * 10 < plan.time_limit(), "{test}");
+        }
     }
 
     #[cfg(unix)]

@@ -7,9 +7,9 @@ use std::io::{Read, Write};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::AtomicBool;
 
-use crate::gpu::{self, Gpu};
+use crate::gpu;
 use crate::plan::{BenchPlan, TestKind};
-use crate::protocol::{BenchEvent, Failure, FailureKind};
+use crate::protocol::{BenchEvent, DeviceInfo, Failure, FailureKind, TestResult};
 
 /// Exit code: the plan ran (each test's outcome is in its events).
 pub const WORKER_EXIT_OK: i32 = 0;
@@ -37,6 +37,41 @@ pub fn panic_message(payload: &(dyn Any + Send)) -> String {
 
 fn panic_failure(payload: &(dyn Any + Send), during: &str) -> Failure {
     Failure::new(FailureKind::Panic, format!("{during} panicked: {}", panic_message(payload)))
+}
+
+/// The worker process's main: the plan from standard input, the events on standard output, which
+/// is set aside for them first (`event_output`).
+pub fn worker_process() -> i32 {
+    match event_output() {
+        Ok(mut out) => worker_main(std::io::stdin(), &mut out),
+        Err(e) => {
+            eprintln!(
+                "gpu-doctor bench-worker: could not set standard output aside for the events ({e}); \
+                 anything else printed there may break an event"
+            );
+            worker_main(std::io::stdin(), &mut std::io::stdout().lock())
+        }
+    }
+}
+
+/// Standard output for the events alone. File descriptor 1 is duplicated for the events and then
+/// pointed at standard error, so whatever else in the process writes to standard output (cuBLAS
+/// logging, a library's `printf`, a stray `println!`) lands on standard error and cannot split an
+/// event line or glue itself to one. Elsewhere than Unix: standard output itself.
+#[cfg(unix)]
+pub fn event_output() -> std::io::Result<std::io::BufWriter<std::fs::File>> {
+    use std::os::fd::AsFd;
+    let stdout = std::io::stdout();
+    stdout.lock().flush()?;
+    let events = stdout.as_fd().try_clone_to_owned()?;
+    rustix::stdio::dup2_stdout(std::io::stderr().as_fd())?;
+    Ok(std::io::BufWriter::new(std::fs::File::from(events)))
+}
+
+/// Standard output for the events alone; elsewhere than Unix, standard output itself.
+#[cfg(not(unix))]
+pub fn event_output() -> std::io::Result<std::io::Stdout> {
+    Ok(std::io::stdout())
 }
 
 /// Reads the plan: one line, or everything up to the end of input. True in the second place when
@@ -99,9 +134,37 @@ pub fn worker_main(mut input: impl Read + Send + 'static, output: &mut dyn Write
     if broken_pipe { WORKER_EXIT_OUTPUT } else { WORKER_EXIT_OK }
 }
 
+/// What the worker runs GPU tests on: the CUDA device, or a fake in tests.
+pub(crate) trait TestDevice {
+    /// What CUDA says about the device, for each test's `started` event.
+    fn info(&self) -> DeviceInfo;
+    /// Runs one test.
+    fn run(
+        &mut self,
+        test: TestKind,
+        plan: &BenchPlan,
+        emit: &mut dyn FnMut(BenchEvent),
+    ) -> Result<TestResult, Failure>;
+    /// Asked after a test failed: an error of kind `ContextLost` when the context no longer works.
+    fn check_context(&mut self) -> Result<(), Failure>;
+}
+
 /// Runs every test of `plan` in order, GPU tests on one device opened at the first of them.
 pub fn run_plan(plan: &BenchPlan, emit: &mut dyn FnMut(BenchEvent)) {
-    let mut device: Option<Result<Gpu, Failure>> = None;
+    run_plan_on(plan, emit, || gpu::open(plan.gpu, plan.gpu_pci_bus_id.as_deref()));
+}
+
+/// `run_plan` on the device `open` gives. After a sticky error (the failure's kind is
+/// `ContextLost`, or the context fails when asked after a failure) every later GPU test fails as
+/// not run: in that context each would only report the same error.
+fn run_plan_on<D: TestDevice>(
+    plan: &BenchPlan,
+    emit: &mut dyn FnMut(BenchEvent),
+    open: impl FnOnce() -> Result<D, Failure>,
+) {
+    let mut open = Some(open);
+    let mut device: Option<Result<D, Failure>> = None;
+    let mut lost: Option<TestKind> = None;
     for &test in &plan.tests {
         if test == TestKind::Cpu {
             if let Err(panic) = catch_unwind(AssertUnwindSafe(|| crate::cpu::run(plan, &AtomicBool::new(false), emit)))
@@ -110,9 +173,15 @@ pub fn run_plan(plan: &BenchPlan, emit: &mut dyn FnMut(BenchEvent)) {
             }
             continue;
         }
-        let opened = device.get_or_insert_with(|| {
-            catch_unwind(AssertUnwindSafe(|| gpu::open(plan.gpu, plan.gpu_pci_bus_id.as_deref())))
-                .unwrap_or_else(|panic| Err(panic_failure(panic.as_ref(), "opening the GPU")))
+        if let Some(cause) = lost {
+            emit(BenchEvent::Started { test, device: None });
+            emit(BenchEvent::Failed { test, failure: not_run_after_lost_context(cause) });
+            continue;
+        }
+        let opened = device.get_or_insert_with(|| match open.take() {
+            Some(open) => catch_unwind(AssertUnwindSafe(open))
+                .unwrap_or_else(|panic| Err(panic_failure(panic.as_ref(), "opening the GPU"))),
+            None => Err(Failure::new(FailureKind::Internal, "the GPU was opened twice")),
         });
         let gpu = match opened {
             Ok(gpu) => gpu,
@@ -122,15 +191,42 @@ pub fn run_plan(plan: &BenchPlan, emit: &mut dyn FnMut(BenchEvent)) {
                 continue;
             }
         };
-        emit(BenchEvent::Started { test, device: Some(gpu.info.clone()) });
-        let outcome = catch_unwind(AssertUnwindSafe(|| gpu::run_test(gpu, test, plan, emit)));
+        emit(BenchEvent::Started { test, device: Some(gpu.info()) });
+        let outcome = catch_unwind(AssertUnwindSafe(|| gpu.run(test, plan, emit)));
         let event = match outcome {
             Ok(Ok(result)) => BenchEvent::Finished { test, result },
             Ok(Err(failure)) => BenchEvent::Failed { test, failure },
             Err(panic) => BenchEvent::Failed { test, failure: panic_failure(panic.as_ref(), test.label()) },
         };
+        if let BenchEvent::Failed { failure, .. } = &event
+            && context_lost(gpu, failure)
+        {
+            lost = Some(test);
+        }
         emit(event);
     }
+}
+
+/// Whether the context is unusable after `failure`: the failure says so, or the context fails
+/// when asked (a cuBLAS status or a panic can hide the sticky error underneath).
+fn context_lost(device: &mut impl TestDevice, failure: &Failure) -> bool {
+    failure.kind == FailureKind::ContextLost
+        || matches!(
+            catch_unwind(AssertUnwindSafe(|| device.check_context())),
+            Ok(Err(f)) if f.kind == FailureKind::ContextLost
+        )
+}
+
+/// The failure of a test not run because the context was lost while `cause` ran.
+fn not_run_after_lost_context(cause: TestKind) -> Failure {
+    Failure::new(
+        FailureKind::ContextLost,
+        format!(
+            "not run: GPU context lost: see the kernel log for Xid (sudo dmesg | grep -i xid); the {} test \
+             left the GPU context unusable",
+            cause.label()
+        ),
+    )
 }
 
 #[cfg(test)]
@@ -176,6 +272,156 @@ mod tests {
             assert!(failure.reason.contains("libcuda.so"), "{}", failure.reason);
         }
         assert!(events.iter().any(|e| matches!(e, BenchEvent::Finished { test: TestKind::Cpu, .. })));
+    }
+
+    /// A device that records what it ran, fails the tests in `fails`, and answers `context` when
+    /// asked after a failure.
+    struct FakeDevice {
+        fails: Vec<(TestKind, Failure)>,
+        context: Result<(), Failure>,
+        ran: Vec<TestKind>,
+    }
+
+    impl TestDevice for &mut FakeDevice {
+        fn info(&self) -> DeviceInfo {
+            DeviceInfo { name: Some("fake".into()), ..DeviceInfo::default() }
+        }
+
+        fn run(&mut self, test: TestKind, _: &BenchPlan, _: &mut dyn FnMut(BenchEvent)) -> Result<TestResult, Failure> {
+            self.ran.push(test);
+            match self.fails.iter().find(|(t, _)| *t == test) {
+                Some((_, f)) => Err(f.clone()),
+                None => Ok(TestResult::default()),
+            }
+        }
+
+        fn check_context(&mut self) -> Result<(), Failure> {
+            self.context.clone()
+        }
+    }
+
+    fn run_fake(tests: &[TestKind], device: &mut FakeDevice) -> Vec<BenchEvent> {
+        let plan = BenchPlan::preset(0, tests.to_vec(), true);
+        let mut events = Vec::new();
+        run_plan_on(&plan, &mut |e| events.push(e), || Ok(device));
+        events
+    }
+
+    fn failure_of(events: &[BenchEvent], test: TestKind) -> Option<&Failure> {
+        events.iter().find_map(|e| match e {
+            BenchEvent::Failed { test: t, failure } if *t == test => Some(failure),
+            _ => None,
+        })
+    }
+
+    const TESTS: [TestKind; 4] = [TestKind::H2d, TestKind::Gemm, TestKind::Fma, TestKind::Latency];
+
+    #[test]
+    fn after_a_sticky_error_the_later_tests_are_not_run() {
+        let sticky = Failure::new(FailureKind::ContextLost, "launching the GEMM: CUDA_ERROR_ILLEGAL_ADDRESS");
+        let mut device = FakeDevice { fails: vec![(TestKind::Gemm, sticky.clone())], context: Ok(()), ran: vec![] };
+        let events = run_fake(&TESTS, &mut device);
+        assert_eq!(device.ran, [TestKind::H2d, TestKind::Gemm]);
+        assert_eq!(failure_of(&events, TestKind::Gemm), Some(&sticky));
+        for test in [TestKind::Fma, TestKind::Latency] {
+            let f = failure_of(&events, test).unwrap();
+            assert_eq!(f.kind, FailureKind::ContextLost);
+            assert!(f.reason.starts_with("not run: GPU context lost: see the kernel log for Xid"), "{}", f.reason);
+            assert!(f.reason.contains(TestKind::Gemm.label()), "{}", f.reason);
+            assert_eq!(events.iter().filter(|e| e.test() == test).count(), 2, "started and failed: {events:?}");
+        }
+    }
+
+    #[test]
+    fn a_failure_that_hides_a_lost_context_is_found_by_asking_the_context() {
+        // cuBLAS reports EXECUTION_FAILED; the context, asked, answers the sticky error beneath.
+        let lost = Failure::new(FailureKind::ContextLost, "checking the GPU context: CUDA_ERROR_LAUNCH_FAILED");
+        let mut device = FakeDevice {
+            fails: vec![(TestKind::H2d, Failure::new(FailureKind::CudaError, "CUBLAS_STATUS_EXECUTION_FAILED"))],
+            context: Err(lost),
+            ran: vec![],
+        };
+        let events = run_fake(&TESTS, &mut device);
+        assert_eq!(device.ran, [TestKind::H2d]);
+        assert_eq!(failure_of(&events, TestKind::Latency).unwrap().kind, FailureKind::ContextLost);
+    }
+
+    #[test]
+    fn an_ordinary_failure_leaves_the_later_tests_running() {
+        let mut device = FakeDevice {
+            fails: vec![(TestKind::H2d, Failure::new(FailureKind::OutOfMemory, "out of memory"))],
+            context: Err(Failure::new(FailureKind::CudaError, "not sticky")),
+            ran: vec![],
+        };
+        let events = run_fake(&TESTS, &mut device);
+        assert_eq!(device.ran, TESTS);
+        assert!(failure_of(&events, TestKind::Latency).is_none());
+    }
+
+    const FD_CHILD: &str = "GPU_DOCTOR_FD_CHILD";
+    const FD_CHILD_TEST: &str = "worker::tests::child_writes_events_between_stray_output";
+    const STRAY: &str = "cuBLAS log line without its newline ";
+
+    /// Runs only as the child of the test below (it returns at once otherwise): each event written
+    /// after a partial line on standard output, as a native library's logging would leave it,
+    /// through `event_output` or, with `plain`, through standard output itself.
+    #[test]
+    fn child_writes_events_between_stray_output() {
+        let Ok(mode) = std::env::var(FD_CHILD) else { return };
+        let mut out: Box<dyn Write> =
+            if mode == "plain" { Box::new(std::io::stdout()) } else { Box::new(event_output().unwrap()) };
+        for test in [TestKind::H2d, TestKind::D2h] {
+            for event in [
+                BenchEvent::Started { test, device: None },
+                BenchEvent::Finished { test, result: TestResult::default() },
+            ] {
+                let mut stdout = std::io::stdout();
+                stdout.write_all(STRAY.as_bytes()).and_then(|()| stdout.flush()).unwrap();
+                writeln!(out, "{}", event.to_line()).and_then(|()| out.flush()).unwrap();
+            }
+        }
+    }
+
+    /// The child above as the benchmark worker, through the runner; the record.
+    fn run_fd_child(mode: &str) -> crate::runner::RunRecord {
+        let spec = crate::runner::WorkerSpec {
+            program: std::env::current_exe().unwrap(),
+            args: ["--exact", FD_CHILD_TEST, "--nocapture", "--test-threads=1", "-q"].map(Into::into).to_vec(),
+            env: vec![(FD_CHILD.into(), mode.into())],
+        };
+        let opts = crate::runner::RunOptions {
+            timeout: std::time::Duration::from_secs(60),
+            cancel: std::sync::Arc::default(),
+            telemetry: None,
+            telemetry_interval: std::time::Duration::from_millis(100),
+            stall_limit: None,
+        };
+        let plan = BenchPlan::preset(0, vec![TestKind::H2d, TestKind::D2h], true);
+        crate::runner::run(&plan, &spec, opts, &mut |_| {})
+    }
+
+    fn finished(record: &crate::runner::RunRecord) -> Vec<TestKind> {
+        record
+            .events
+            .iter()
+            .filter_map(|e| match e.event {
+                BenchEvent::Finished { test, .. } => Some(test),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn what_else_writes_to_standard_output_cannot_break_an_event() {
+        let record = run_fd_child("events");
+        assert_eq!(finished(&record), [TestKind::H2d, TestKind::D2h], "{:?}", record.worker);
+        assert!(record.worker.noise.iter().all(|n| !n.contains(STRAY)), "{:?}", record.worker.noise);
+        assert!(record.worker.stderr_tail.contains(STRAY), "{:?}", record.worker.stderr_tail);
+        // Without setting standard output aside, the stray text glues itself to the events.
+        let plain = run_fd_child("plain");
+        assert!(finished(&plain).is_empty(), "{:?}", plain.events);
+        assert!(plain.worker.noise.iter().any(|n| n.contains(STRAY)), "{:?}", plain.worker.noise);
     }
 
     #[test]

@@ -412,6 +412,7 @@ mod tests {
                 on_sample: Some(Box::new(move |p: &TelemetryPoint| tx.try_send(p.clone()).unwrap())),
             }),
             telemetry_interval: interval,
+            stall_limit: None,
         };
         // A worker that takes half a second and says nothing.
         let worker = WorkerSpec {

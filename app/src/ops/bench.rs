@@ -76,6 +76,7 @@ pub fn measure(
         cancel: how.cancel,
         telemetry,
         telemetry_interval: Duration::from_millis(100),
+        stall_limit: None,
     };
     let record = gpu_doctor_kernels::runner::run(plan, &spec, opts, on_event);
     let kb = Kb::get().ok();

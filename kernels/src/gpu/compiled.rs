@@ -6,7 +6,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use cudarc::driver::{CudaFunction, CudaModule, LaunchConfig, PushKernelArg};
+use cudarc::nvrtc::result as nvrtc_result;
 use cudarc::nvrtc::{CompileOptions, Ptx, compile_ptx_with_opts};
+use gpu_doctor_probes::{ComputeCapability, CudaVersion};
 
 use super::{DeviceBuffer, Emit, Enqueue, Gpu, Timer, cuda_failure, nvrtc_library, time_reps, warm_up};
 use crate::plan::{BenchPlan, TestKind};
@@ -56,29 +58,183 @@ pub(crate) const EMPTY_KERNEL: &str = "empty_kernel";
 #[cfg(test)]
 pub(crate) const ENTRY_POINTS: [&str; 3] = [COPY_KERNEL, FMA_KERNEL, EMPTY_KERNEL];
 
-/// Compiles `SOURCE` to PTX for `compute_<arch>` (e.g. `90`), or, when NVRTC does not know that
-/// architecture or none is given, for NVRTC's default, which the driver then compiles further.
-pub(crate) fn compile(arch: Option<String>) -> Result<Ptx, Failure> {
-    nvrtc_library()?;
-    let compile = |options: Vec<String>| {
-        compile_ptx_with_opts(
-            SOURCE,
-            CompileOptions { options, name: Some("gpu_doctor.cu".into()), ..Default::default() },
-        )
-    };
-    match arch {
-        Some(a) => compile(vec![format!("--gpu-architecture=compute_{a}")]).or_else(|_| compile(Vec::new())),
-        None => compile(Vec::new()),
-    }
-    .map_err(|e| Failure::new(FailureKind::CudaError, format!("NVRTC could not compile the benchmark kernels: {e}")))
+/// Why a driver refuses PTX (`CUDA_ERROR_UNSUPPORTED_PTX_VERSION`, 222), in plain words.
+pub(crate) const PTX_TOO_NEW: &str = "; the kernels were compiled to PTX by an NVRTC newer than this driver: a driver \
+     compiles PTX only from its own CUDA version or older. Update the NVIDIA driver, or put an NVRTC no newer than the \
+     driver's CUDA version (nvidia-smi shows it) first on the library path";
+
+/// What NVRTC writes for the driver to load.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Target {
+    /// Machine code for exactly this architecture (`sm_XY`).
+    Cubin(ComputeCapability),
+    /// PTX for `compute_XY`, or NVRTC's default architecture, which the driver compiles further.
+    Ptx(Option<ComputeCapability>),
 }
 
-/// Compiles `SOURCE` for this GPU and loads it.
+impl std::fmt::Display for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Cubin(cc) => write!(f, "CUBIN for {}", cc.sm()),
+            Self::Ptx(Some(cc)) => write!(f, "PTX for compute_{}{}", cc.major, cc.minor),
+            Self::Ptx(None) => f.write_str("PTX for NVRTC's default architecture"),
+        }
+    }
+}
+
+/// Whether a driver of CUDA version `driver` loads PTX that NVRTC `nvrtc` wrote: only when NVRTC
+/// is no newer (by major.minor; NVRTC 12.8 writes PTX ISA 8.7, which a 535 driver, CUDA 12.2,
+/// refuses with error 222). Unknown versions are given the benefit of the doubt.
+pub(crate) fn ptx_loads(nvrtc: Option<CudaVersion>, driver: Option<CudaVersion>) -> bool {
+    match (nvrtc, driver) {
+        (Some(n), Some(d)) => n.major_minor() <= d.major_minor(),
+        _ => true,
+    }
+}
+
+/// Whether a driver of CUDA version `driver` loads a CUBIN that NVRTC `nvrtc` wrote: any driver of
+/// NVRTC's major or newer (CUDA's minor-version compatibility covers machine code, not PTX).
+pub(crate) fn cubin_loads(nvrtc: Option<CudaVersion>, driver: Option<CudaVersion>) -> bool {
+    match (nvrtc, driver) {
+        (Some(n), Some(d)) => n.major <= d.major,
+        _ => true,
+    }
+}
+
+/// What to ask NVRTC for, in the order to try, for a GPU of capability `cc`: a CUBIN for the GPU's
+/// own architecture, then PTX for it, then PTX for NVRTC's default (an NVRTC too old to know the
+/// GPU); each only where the driver would load it.
+pub(crate) fn targets(
+    nvrtc: Option<CudaVersion>,
+    driver: Option<CudaVersion>,
+    cc: Option<ComputeCapability>,
+) -> Vec<Target> {
+    let mut out = Vec::new();
+    if let Some(cc) = cc
+        && cubin_loads(nvrtc, driver)
+    {
+        out.push(Target::Cubin(cc));
+    }
+    if ptx_loads(nvrtc, driver) {
+        out.extend(cc.map(|cc| Target::Ptx(Some(cc))));
+        out.push(Target::Ptx(None));
+    }
+    out
+}
+
+/// Why `targets` left out CUBINs or PTX for this NVRTC and driver, with what to do about it.
+fn not_tried(nvrtc: Option<CudaVersion>, driver: Option<CudaVersion>) -> Vec<String> {
+    let (Some(n), Some(d)) = (nvrtc, driver) else { return Vec::new() };
+    let mut out = Vec::new();
+    if !cubin_loads(nvrtc, driver) {
+        out.push(format!(
+            "no CUBIN was tried: NVRTC {n} is of a newer CUDA major than this driver (CUDA {d}), which loads none of \
+             its output"
+        ));
+    }
+    if !ptx_loads(nvrtc, driver) {
+        out.push(format!(
+            "PTX was not tried: NVRTC {n} writes PTX that this driver (CUDA {d}) refuses, since a driver compiles PTX \
+             only from its own CUDA version or older; update the NVIDIA driver, or put an NVRTC no newer than CUDA {d} \
+             first on the library path"
+        ));
+    }
+    out
+}
+
+/// Compiles `SOURCE` for `target`: the CUBIN, or the PTX text with its closing NUL, either of
+/// which `cuModuleLoadData` takes.
+pub(crate) fn compile(target: Target) -> Result<Vec<u8>, Failure> {
+    nvrtc_library()?;
+    let failed = |e: String| {
+        Failure::new(FailureKind::CudaError, format!("NVRTC could not compile the benchmark kernels ({target}): {e}"))
+    };
+    match target {
+        // cudarc panics on a missing symbol: nvrtcGetCUBIN is there from NVRTC 11.1 on.
+        Target::Cubin(cc) => std::panic::catch_unwind(|| cubin(&format!("--gpu-architecture={}", cc.sm())))
+            .unwrap_or_else(|_| Err("this NVRTC has no nvrtcGetCUBIN (it is older than 11.1)".to_owned()))
+            .map_err(failed),
+        Target::Ptx(arch) => {
+            let options = arch.map(|cc| format!("--gpu-architecture=compute_{}{}", cc.major, cc.minor));
+            let ptx = compile_ptx_with_opts(
+                SOURCE,
+                CompileOptions {
+                    options: options.into_iter().collect(),
+                    name: Some("gpu_doctor.cu".into()),
+                    ..Default::default()
+                },
+            )
+            .map_err(|e| failed(e.to_string()))?;
+            ptx.as_bytes().map(<[u8]>::to_vec).ok_or_else(|| failed("NVRTC returned no PTX".to_owned()))
+        }
+    }
+}
+
+/// An NVRTC program, destroyed on drop.
+struct Program(cudarc::nvrtc::sys::nvrtcProgram);
+
+impl Drop for Program {
+    fn drop(&mut self) {
+        // SAFETY: the program came from nvrtcCreateProgram and is destroyed only here.
+        #[allow(unsafe_code)]
+        let _ = unsafe { nvrtc_result::destroy_program(self.0) };
+    }
+}
+
+/// Compiles `SOURCE` with `option` (a real architecture) and returns the CUBIN (`nvrtcGetCUBIN`).
+fn cubin(option: &str) -> Result<Vec<u8>, String> {
+    use cudarc::nvrtc::sys::{nvrtcGetCUBIN, nvrtcGetCUBINSize};
+    let src = std::ffi::CString::new(SOURCE).map_err(|e| e.to_string())?;
+    let prog = Program(nvrtc_result::create_program(&src, Some(c"gpu_doctor.cu")).map_err(|e| format!("{e:?}"))?);
+    // SAFETY: `prog.0` is a live program from create_program (destroyed when `prog` drops).
+    #[allow(unsafe_code)]
+    if let Err(e) = unsafe { nvrtc_result::compile_program(prog.0, &[option]) } {
+        // SAFETY: as above.
+        #[allow(unsafe_code)]
+        let log = unsafe { nvrtc_result::get_program_log(prog.0) }.unwrap_or_default();
+        let log: Vec<u8> = log.iter().map(|c| u8::from_ne_bytes(c.to_ne_bytes())).take_while(|&b| b != 0).collect();
+        return Err(format!("{e:?} {}", String::from_utf8_lossy(&log).trim()));
+    }
+    let mut size = 0usize;
+    // SAFETY: as above; `size` is a live local for the one value written.
+    #[allow(unsafe_code)]
+    unsafe { nvrtcGetCUBINSize(prog.0, &raw mut size) }.result().map_err(|e| format!("{e:?}"))?;
+    let mut image = vec![0u8; size];
+    // SAFETY: as above; `image` holds the `size` bytes nvrtcGetCUBINSize asked for.
+    #[allow(unsafe_code)]
+    unsafe { nvrtcGetCUBIN(prog.0, image.as_mut_ptr().cast()) }.result().map_err(|e| format!("{e:?}"))?;
+    Ok(image)
+}
+
+/// Compiles `SOURCE` for this GPU and loads it: each of `targets` in turn until one compiles and
+/// loads (a load can fail where the compile did not: PTX newer than the driver, error 222).
 fn module(gpu: &mut Gpu) -> Result<Arc<CudaModule>, Failure> {
     nvrtc_library()?;
-    gpu.info.nvrtc_version = nvrtc_version();
-    let ptx = compile(gpu.info.compute_capability.map(|cc| format!("{}{}", cc.major, cc.minor)))?;
-    gpu.ctx.load_module(ptx).map_err(|e| cuda_failure(e, "loading the compiled kernels (cuModuleLoadData)"))
+    let nvrtc = nvrtc_version();
+    gpu.info.nvrtc_version = nvrtc.map(|v| v.to_string());
+    let driver = gpu.info.driver_cuda_version;
+    let mut tried = Vec::new();
+    for target in targets(nvrtc, driver, gpu.info.compute_capability) {
+        let image = match compile(target) {
+            Ok(image) => image,
+            Err(f) => {
+                tried.push(f.reason);
+                continue;
+            }
+        };
+        match gpu.ctx.load_module(Ptx::from_binary(image)) {
+            Ok(m) => return Ok(m),
+            Err(e) => {
+                let f = cuda_failure(e, &format!("loading the kernels compiled as {target} (cuModuleLoadData)"));
+                if f.kind == FailureKind::ContextLost {
+                    return Err(f);
+                }
+                tried.push(f.reason);
+            }
+        }
+    }
+    tried.extend(not_tried(nvrtc, driver));
+    Err(Failure::new(FailureKind::CudaError, tried.join("; ")))
 }
 
 fn function(module: &Arc<CudaModule>, name: &str) -> Result<CudaFunction, Failure> {
@@ -86,12 +242,15 @@ fn function(module: &Arc<CudaModule>, name: &str) -> Result<CudaFunction, Failur
 }
 
 /// NVRTC's version, e.g. `12.8`.
-fn nvrtc_version() -> Option<String> {
+fn nvrtc_version() -> Option<CudaVersion> {
     let (mut major, mut minor): (c_int, c_int) = (0, 0);
     // SAFETY: nvrtcVersion writes two ints through pointers to live locals.
     #[allow(unsafe_code)]
     let r = unsafe { cudarc::nvrtc::sys::nvrtcVersion(&raw mut major, &raw mut minor) };
-    (r == cudarc::nvrtc::sys::nvrtcResult::NVRTC_SUCCESS).then(|| format!("{major}.{minor}"))
+    if r != cudarc::nvrtc::sys::nvrtcResult::NVRTC_SUCCESS {
+        return None;
+    }
+    Some(CudaVersion::new(u32::try_from(major).ok()?, u32::try_from(minor).ok()?))
 }
 
 /// Blocks that fill every SM once for `f`, from the occupancy calculator (4 per SM if it fails).
@@ -288,6 +447,41 @@ mod tests {
             .unwrap()
     }
 
+    const fn cuda(major: u32, minor: u32) -> Option<CudaVersion> {
+        Some(CudaVersion::new(major, minor))
+    }
+
+    #[test]
+    fn a_535_driver_gets_a_cubin_where_the_ptx_of_nvrtc_12_8_would_be_refused() {
+        let h100 = ComputeCapability { major: 9, minor: 0 };
+        // Driver 535 supports CUDA 12.2; NVRTC 12.8 writes PTX ISA 8.7, which it refuses (222).
+        assert!(!ptx_loads(cuda(12, 8), cuda(12, 2)));
+        assert!(cubin_loads(cuda(12, 8), cuda(12, 2)));
+        assert_eq!(targets(cuda(12, 8), cuda(12, 2), Some(h100)), [Target::Cubin(h100)]);
+        // An NVRTC no newer than the driver may also write PTX, the fallback for an architecture
+        // it does not know.
+        for (nvrtc, driver) in [(cuda(12, 2), cuda(12, 2)), (cuda(12, 8), cuda(12, 8)), (cuda(12, 4), cuda(13, 0))] {
+            assert_eq!(
+                targets(nvrtc, driver, Some(h100)),
+                [Target::Cubin(h100), Target::Ptx(Some(h100)), Target::Ptx(None)],
+                "{nvrtc:?} on {driver:?}"
+            );
+        }
+        assert_eq!(targets(cuda(12, 2), cuda(12, 2), None), [Target::Ptx(None)]);
+        assert_eq!(targets(None, None, None), [Target::Ptx(None)]);
+        // Another major: not even a CUBIN loads.
+        assert!(targets(cuda(13, 0), cuda(12, 9), Some(h100)).is_empty());
+        assert_eq!(Target::Cubin(h100).to_string(), "CUBIN for sm_90");
+        // What the failure says when the CUBIN did not work either.
+        let why = not_tried(cuda(12, 8), cuda(12, 2));
+        assert!(
+            matches!(&why[..], [ptx] if ptx.starts_with("PTX was not tried: NVRTC 12.8 writes PTX that this driver (CUDA 12.2) refuses")),
+            "{why:?}"
+        );
+        assert_eq!(not_tried(cuda(13, 0), cuda(12, 9)).len(), 2);
+        assert!(not_tried(cuda(12, 2), cuda(12, 8)).is_empty());
+    }
+
     #[test]
     fn entry_points_name_every_kernel_in_the_source() {
         let mut in_source: Vec<&str> = SOURCE
@@ -362,19 +556,37 @@ mod tests {
         }
         assert!(cublas[0] >= 12, "cuBLAS {cublas:?}");
         let nvrtc = nvrtc_version().expect("NVRTC loaded but nvrtcVersion failed");
-        // No architecture (NVRTC's default), and the data-centre GPUs the benchmarks target.
-        for arch in [None, Some("80"), Some("90")] {
-            let ptx = compile(arch.map(str::to_owned)).unwrap();
-            let text = String::from_utf8_lossy(ptx.as_bytes().unwrap());
-            if let Some(a) = arch {
-                assert!(text.contains(&format!(".target sm_{a}")), "compute_{a} was not honoured:\n{text}");
-            }
-            for name in ENTRY_POINTS {
-                assert!(text.contains(&format!(".entry {name}(")), "{name} is not in the PTX for {arch:?}:\n{text}");
+        // No architecture (NVRTC's default), and the data-centre GPUs the benchmarks target, as PTX
+        // and as CUBINs (which need no driver to compile).
+        let cc = |major, minor| ComputeCapability { major, minor };
+        for target in [
+            Target::Ptx(None),
+            Target::Ptx(Some(cc(8, 0))),
+            Target::Ptx(Some(cc(9, 0))),
+            Target::Cubin(cc(8, 0)),
+            Target::Cubin(cc(9, 0)),
+        ] {
+            let image = compile(target).unwrap();
+            let text = String::from_utf8_lossy(&image);
+            match target {
+                Target::Ptx(arch) => {
+                    if let Some(cc) = arch {
+                        assert!(text.contains(&format!(".target {}", cc.sm())), "{target} was not honoured:\n{text}");
+                    }
+                    for name in ENTRY_POINTS {
+                        assert!(text.contains(&format!(".entry {name}(")), "{name} is not in the {target}:\n{text}");
+                    }
+                }
+                Target::Cubin(_) => {
+                    assert!(image.starts_with(b"\x7fELF"), "{target} is not an ELF image");
+                    for name in ENTRY_POINTS {
+                        assert!(text.contains(name), "{name} is not in the {target}");
+                    }
+                }
             }
         }
         println!(
-            "{CHILD_OK} NVRTC {nvrtc} compiled {} for the default, compute_80 and compute_90; cuBLAS {}.{}.{} loaded",
+            "{CHILD_OK} NVRTC {nvrtc} compiled {} to PTX for the default, compute_80 and compute_90 and to CUBINs for sm_80 and sm_90; cuBLAS {}.{}.{} loaded",
             ENTRY_POINTS.join(", "),
             cublas[0],
             cublas[1],

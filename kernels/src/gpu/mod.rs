@@ -129,7 +129,32 @@ pub(crate) fn nvrtc_library() -> Result<(), Failure> {
 pub(crate) fn cuda_failure(e: DriverError, during: &str) -> Failure {
     let name = e.error_name().map_or_else(|_| format!("{:?}", e.0), |s| s.to_string_lossy().into_owned());
     let text = e.error_string().map_or_else(|_| String::new(), |s| s.to_string_lossy().into_owned());
-    let (kind, hint) = match e.0 {
+    explain(e.0, &name, &text, during)
+}
+
+/// Errors after which the context is unusable: every later call in this process returns the same
+/// error ("the process must be terminated and relaunched", CUDA's documentation of each), and
+/// `CUDA_ERROR_UNKNOWN`, which is what a GPU that fell off the bus (Xid 79) answers.
+pub(crate) fn is_sticky(code: CUresult) -> bool {
+    matches!(
+        code,
+        CUresult::CUDA_ERROR_ECC_UNCORRECTABLE
+            | CUresult::CUDA_ERROR_ILLEGAL_ADDRESS
+            | CUresult::CUDA_ERROR_LAUNCH_TIMEOUT
+            | CUresult::CUDA_ERROR_HARDWARE_STACK_ERROR
+            | CUresult::CUDA_ERROR_ILLEGAL_INSTRUCTION
+            | CUresult::CUDA_ERROR_MISALIGNED_ADDRESS
+            | CUresult::CUDA_ERROR_INVALID_ADDRESS_SPACE
+            | CUresult::CUDA_ERROR_INVALID_PC
+            | CUresult::CUDA_ERROR_LAUNCH_FAILED
+            | CUresult::CUDA_ERROR_UNKNOWN
+    )
+}
+
+/// The failure for driver error `code` (named `name`, described `text`) while `during`: its kind
+/// and a hint where the error has a plain cause.
+fn explain(code: CUresult, name: &str, text: &str, during: &str) -> Failure {
+    let (kind, hint) = match code {
         CUresult::CUDA_ERROR_OUT_OF_MEMORY => {
             (FailureKind::OutOfMemory, "; other processes may hold GPU memory (see nvidia-smi)")
         }
@@ -148,6 +173,12 @@ pub(crate) fn cuda_failure(e: DriverError, during: &str) -> Failure {
             FailureKind::ComputeMode,
             "; the GPU is in exclusive-process compute mode and another process holds it \
              (nvidia-smi -q -d COMPUTE shows the mode; nvidia-smi -c DEFAULT resets it)",
+        ),
+        CUresult::CUDA_ERROR_UNSUPPORTED_PTX_VERSION => (FailureKind::CudaError, compiled::PTX_TOO_NEW),
+        c if is_sticky(c) => (
+            FailureKind::ContextLost,
+            "; after this error the GPU context is unusable and every later CUDA call fails the same way, \
+             so the remaining tests do not run: see the kernel log for an Xid (sudo dmesg | grep -i xid)",
         ),
         _ => (FailureKind::CudaError, ""),
     };
@@ -397,6 +428,20 @@ pub(crate) fn time_reps(
         .collect()
 }
 
+impl crate::worker::TestDevice for Gpu {
+    fn info(&self) -> DeviceInfo {
+        self.info.clone()
+    }
+
+    fn run(&mut self, test: TestKind, plan: &BenchPlan, emit: Emit<'_>) -> Result<TestResult, Failure> {
+        run_test(self, test, plan, emit)
+    }
+
+    fn check_context(&mut self) -> Result<(), Failure> {
+        self.ctx.synchronize().map_err(|e| cuda_failure(e, "checking the GPU context after the failure"))
+    }
+}
+
 /// Runs one GPU test on an open device.
 pub(crate) fn run_test(gpu: &mut Gpu, test: TestKind, plan: &BenchPlan, emit: Emit<'_>) -> Result<TestResult, Failure> {
     gpu.ctx.bind_to_thread().map_err(|e| cuda_failure(e, "making the CUDA context current"))?;
@@ -417,4 +462,47 @@ pub(crate) fn run_test(gpu: &mut Gpu, test: TestKind, plan: &BenchPlan, emit: Em
     // A failure inside the kernels surfaces at the next synchronize; catch it here, in this test.
     gpu.stream.synchronize().map_err(|e| cuda_failure(e, "finishing the test's GPU work"))?;
     Ok(result)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sticky_errors_lose_the_context_and_others_do_not() {
+        for code in [
+            CUresult::CUDA_ERROR_ILLEGAL_ADDRESS,
+            CUresult::CUDA_ERROR_LAUNCH_FAILED,
+            CUresult::CUDA_ERROR_ECC_UNCORRECTABLE,
+            CUresult::CUDA_ERROR_UNKNOWN,
+        ] {
+            assert!(is_sticky(code), "{code:?}");
+            let f = explain(code, &format!("{code:?}"), "text", "launching the FMA kernel");
+            assert_eq!(f.kind, FailureKind::ContextLost, "{code:?}");
+            assert!(f.reason.starts_with(&format!("launching the FMA kernel: {code:?} (text)")), "{}", f.reason);
+            assert!(f.reason.contains("kernel log for an Xid"), "{}", f.reason);
+        }
+        for code in [
+            CUresult::CUDA_ERROR_OUT_OF_MEMORY,
+            CUresult::CUDA_ERROR_INVALID_VALUE,
+            CUresult::CUDA_ERROR_UNSUPPORTED_PTX_VERSION,
+            CUresult::CUDA_ERROR_NOT_SUPPORTED,
+        ] {
+            assert!(!is_sticky(code), "{code:?}");
+            assert_ne!(explain(code, "E", "t", "x").kind, FailureKind::ContextLost, "{code:?}");
+        }
+    }
+
+    #[test]
+    fn error_222_says_the_ptx_is_newer_than_the_driver() {
+        let f = explain(
+            CUresult::CUDA_ERROR_UNSUPPORTED_PTX_VERSION,
+            "CUDA_ERROR_UNSUPPORTED_PTX_VERSION",
+            "the provided PTX was compiled with an unsupported toolchain.",
+            "loading the kernels compiled as PTX for compute_90 (cuModuleLoadData)",
+        );
+        assert_eq!(f.kind, FailureKind::CudaError);
+        assert!(f.reason.contains("compiled to PTX by an NVRTC newer than this driver"), "{}", f.reason);
+        assert!(f.reason.contains("Update the NVIDIA driver"), "{}", f.reason);
+    }
 }

@@ -374,6 +374,18 @@ impl BenchPlan {
             .sum();
         Duration::from_secs(60 + per_test)
     }
+
+    /// Longest `test` may go without sending an event (a progress step, a sample; opening the GPU
+    /// counts towards the first test) before the runner's watchdog stops the worker as hung. A
+    /// healthy test sends one every few seconds; GEMM and sustained load may wait on cuBLAS
+    /// compiling kernels for a GPU newer than it, and the memory test writes the whole region per
+    /// pattern between events.
+    pub fn stall_limit(&self, test: TestKind) -> Duration {
+        match test {
+            TestKind::Gemm | TestKind::Sustained | TestKind::Memtest => Duration::from_secs(300),
+            _ => Duration::from_secs(120),
+        }
+    }
 }
 
 #[cfg(test)]

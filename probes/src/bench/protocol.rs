@@ -351,6 +351,10 @@ pub enum FailureKind {
     OutOfMemory,
     /// A CUDA, cuBLAS or NVRTC call failed.
     CudaError,
+    /// A sticky CUDA error (an illegal address, a failed launch, an uncorrectable ECC error, a GPU
+    /// that fell off the bus) left the GPU context unusable: this test failed with it, and the
+    /// tests after it did not run.
+    ContextLost,
     /// The test panicked (caught in the worker).
     Panic,
     /// The worker process died (a crash, a signal) or stopped answering.
@@ -374,6 +378,7 @@ impl FailureKind {
             Self::ComputeMode => "compute mode",
             Self::OutOfMemory => "out of memory",
             Self::CudaError => "CUDA error",
+            Self::ContextLost => "GPU context lost",
             Self::Panic => "panic",
             Self::Crash => "worker crashed",
             Self::Timeout => "timed out",
