@@ -8,7 +8,7 @@ use crate::plan::{BenchPlan, Precision, TestKind};
 use crate::protocol::{BenchEvent, DeviceInfo, Failure, Metric, Point, TestResult, Unit};
 use crate::runner::{RunRecord, TelemetryPoint, WorkerOutcome};
 use crate::throttle::{self, ClockAnalysis};
-use crate::verdict::{Facts, Judged, Verdict, judge};
+use crate::verdict::{Facts, Judged, Verdict, judge_in};
 
 /// Version of the saved run's JSON; bumped on any breaking change.
 pub const BENCH_SCHEMA_VERSION: u32 = 1;
@@ -135,7 +135,10 @@ impl BenchRun {
                     t.judged = result
                         .measurements
                         .iter()
-                        .map(|m| Judged { measurement: m.clone(), judgement: judge(m, &facts) })
+                        .map(|m| Judged {
+                            measurement: m.clone(),
+                            judgement: judge_in(m, &result.measurements, &facts),
+                        })
                         .collect();
                     t.result = Some(result.clone());
                 }
