@@ -5,7 +5,8 @@
 //! - [`worker`]: the worker's main loop (`gpu-doctor bench-worker`); the only code that loads CUDA,
 //!   through the private `gpu` module (cudarc: driver, cuBLAS, NVRTC).
 //! - [`runner`]: the parent side: starts the worker with a prepared library path ([`libs`]),
-//!   enforces a time limit and cancellation, samples NVML telemetry, runs the CPU baselines ([`cpu`]).
+//!   enforces a time limit and cancellation, samples NVML telemetry, runs the CPU baselines ([`cpu`]),
+//!   and binds the worker to the GPU's NUMA node ([`numa`]).
 //! - [`run`]: the saved `BenchRun`, each measurement judged ([`verdict`], [`facts`]) and clocks under
 //!   load analysed ([`throttle`]).
 //! - [`stats`]: median and spread of repetitions.
@@ -19,6 +20,7 @@ pub mod facts;
 pub mod format;
 mod gpu;
 pub mod libs;
+pub mod numa;
 pub mod patterns;
 pub mod plan;
 pub mod protocol;
@@ -33,5 +35,5 @@ pub mod worker;
 pub use plan::{BenchPlan, PlanError, Precision, TestKind};
 pub use protocol::{BenchEvent, Failure, FailureKind};
 pub use run::{BenchRun, TestStatus};
-pub use runner::{RunOptions, RunRecord, TelemetrySource, WorkerSpec};
+pub use runner::{EccSource, RunOptions, RunRecord, TelemetrySource, WorkerSpec};
 pub use worker::worker_main;

@@ -1,11 +1,12 @@
 //! `BenchRun`: one finished run as saved with `-o FILE` and included in reports: the plan, what
 //! every test gave, each number judged against the hardware, telemetry, and findings.
 
+use gpu_doctor_probes::host::ecc::EccChange;
 use gpu_doctor_probes::{Category, Finding, Severity};
 use serde::{Deserialize, Serialize};
 
 use crate::plan::{BenchPlan, Precision, TestKind};
-use crate::protocol::{BenchEvent, DeviceInfo, Failure, Metric, Point, TestResult, Unit};
+use crate::protocol::{BenchEvent, Check, DeviceInfo, Failure, Metric, Point, TestResult, Unit};
 use crate::runner::{RunRecord, TelemetryPoint, WorkerOutcome};
 use crate::throttle::{self, ClockAnalysis};
 use crate::verdict::{Facts, Judged, Verdict, judge_in};
@@ -94,6 +95,10 @@ pub struct BenchRun {
     pub worker: WorkerOutcome,
     /// How the worker's libraries were picked.
     pub library_notes: Vec<String>,
+    /// How the GPU's memory-error counters (ECC, retired pages, remapped rows) changed over the
+    /// memory test; `None` when it did not run or they were not read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memtest_ecc: Option<EccChange>,
 }
 
 impl BenchRun {
@@ -149,6 +154,9 @@ impl BenchRun {
                 }
             }
         }
+        if let Some(change) = &record.memtest_ecc {
+            add_ecc_check(&mut tests, change);
+        }
         for t in &mut tests {
             if t.result.is_none() && t.failure.is_none() {
                 t.failure = Some(Failure::new(
@@ -177,9 +185,11 @@ impl BenchRun {
             telemetry_note: record.telemetry_note,
             worker: record.worker,
             library_notes: Vec::new(),
+            memtest_ecc: record.memtest_ecc,
         };
         run.comparisons = run.compare();
         run.findings = run.find();
+        run.findings.extend(ecc_findings(&run));
         run
     }
 
@@ -317,6 +327,67 @@ impl BenchRun {
     }
 }
 
+/// The memory-error counters judged as one check of a finished memory test: a new uncorrectable
+/// error, retired page or remapped row fails it (corrected errors do not: they were corrected, and
+/// `ecc_findings` warns of them); counters the GPU does not have are a note.
+fn add_ecc_check(tests: &mut [TestRun], change: &EccChange) {
+    let Some(t) = tests.iter_mut().find(|t| t.test == TestKind::Memtest) else { return };
+    let Some(result) = &mut t.result else { return };
+    if change.compared() {
+        result.checks.push(Check {
+            name: "memory-error counters (NVML) over the memory test".to_owned(),
+            passed: !change.failed(),
+            detail: change.summary(),
+        });
+        if change.failed() {
+            t.status = TestStatus::ChecksFailed;
+        }
+    } else {
+        result.notes.push(format!("the memory-error counters were not compared: {}", change.not_read.join("; ")));
+    }
+}
+
+/// Findings from the memory-error counters: new corrected errors are a warning; new uncorrectable
+/// errors, retired pages or remapped rows are an error where no failed check of the memory test
+/// already says so (the test broke off).
+fn ecc_findings(run: &BenchRun) -> Vec<Finding> {
+    let Some(change) = &run.memtest_ecc else { return Vec::new() };
+    let checked = run.tests.iter().any(|t| t.test == TestKind::Memtest && t.status == TestStatus::ChecksFailed);
+    let fix = "Note the GPU's serial, run `nvidia-smi -q -d ECC,PAGE_RETIREMENT,ROW_REMAPPER` and the kernel log for \
+               Xid 48, 63, 64, 92, 94 or 95; reset the GPU to apply pending retirements or remaps, and have a board \
+               with growing counts replaced.";
+    if change.failed() && !checked {
+        return vec![Finding {
+            id: "bench.memtest.ecc_errors".to_owned(),
+            category: Category::Other,
+            severity: Severity::Error,
+            summary: format!(
+                "GPU memory reported errors ECC could not hide during the memory test: {}",
+                change.summary()
+            ),
+            detail: "New uncorrectable ECC errors, retired pages or remapped rows mean part of this GPU's memory \
+                     is failing."
+                .to_owned(),
+            evidence: vec![change.summary()],
+            fix: Some(fix.to_owned()),
+        }];
+    }
+    if change.corrected.unwrap_or(0) > 0 && !change.failed() {
+        return vec![Finding {
+            id: "bench.memtest.ecc_corrected".to_owned(),
+            category: Category::Other,
+            severity: Severity::Warning,
+            summary: format!("ECC corrected memory errors during the memory test: {}", change.summary()),
+            detail: "ECC fixed these errors, so no result was wrong, but memory that needs correcting under a test \
+                     may get worse; a count that keeps growing precedes retired pages or remapped rows."
+                .to_owned(),
+            evidence: vec![change.summary()],
+            fix: Some(fix.to_owned()),
+        }];
+    }
+    Vec::new()
+}
+
 fn detail(test: TestKind, verdict: Verdict) -> &'static str {
     match (test, verdict) {
         (_, Verdict::AboveTheory) => {
@@ -409,6 +480,103 @@ mod tests {
         let json = serde_json::to_string(&run).unwrap();
         let back: BenchRun = serde_json::from_str(&json).unwrap();
         assert_eq!(back, run);
+    }
+
+    /// A memory test that finished clean, with the counters' change as the runner recorded it.
+    fn memtest_run(change: Option<EccChange>) -> BenchRun {
+        let plan = BenchPlan::preset(0, vec![TestKind::Memtest], true);
+        let result =
+            TestResult { measurements: vec![m(Metric::MemtestErrors, 0.0, Unit::Count)], ..TestResult::default() };
+        let record = RunRecord {
+            events: vec![
+                ev(1, BenchEvent::Started { test: TestKind::Memtest, device: None }),
+                ev(2, BenchEvent::Finished { test: TestKind::Memtest, result }),
+            ],
+            memtest_ecc: change,
+            ..RunRecord::default()
+        };
+        BenchRun::assemble(&plan, record, |_| Facts::default())
+    }
+
+    fn change(corrected: u64, uncorrected: u64) -> EccChange {
+        EccChange { corrected: Some(corrected), uncorrected: Some(uncorrected), ..EccChange::default() }
+    }
+
+    #[test]
+    fn memory_errors_ecc_hid_fail_a_clean_memory_test() {
+        let clean = memtest_run(Some(change(0, 0)));
+        assert!(clean.all_ran() && clean.findings.is_empty(), "{:?}", clean.findings);
+        let checks = &clean.tests[0].result.as_ref().unwrap().checks;
+        assert!(checks.iter().any(|c| c.passed && c.name.contains("memory-error counters")), "{checks:?}");
+
+        let uncorrected = memtest_run(Some(change(0, 1)));
+        assert!(!uncorrected.all_ran());
+        assert_eq!(uncorrected.tests[0].status, TestStatus::ChecksFailed);
+        let ids: Vec<&str> = uncorrected.findings.iter().map(|f| f.id.as_str()).collect();
+        assert_eq!(ids, ["bench.memtest.check_failed"]);
+        assert!(uncorrected.findings[0].evidence[0].contains("1 new uncorrected errors"));
+
+        let remapped = memtest_run(Some(EccChange { remapped_rows: Some(1), ..change(0, 0) }));
+        assert_eq!(remapped.tests[0].status, TestStatus::ChecksFailed);
+
+        let corrected = memtest_run(Some(change(3, 0)));
+        assert!(corrected.all_ran(), "corrected errors do not fail the test");
+        assert_eq!(corrected.findings.len(), 1);
+        assert_eq!(corrected.findings[0].id, "bench.memtest.ecc_corrected");
+        assert_eq!(corrected.findings[0].severity, Severity::Warning);
+
+        let json = serde_json::to_string(&corrected).unwrap();
+        assert_eq!(serde_json::from_str::<BenchRun>(&json).unwrap(), corrected);
+    }
+
+    #[test]
+    fn counters_a_geforce_lacks_are_a_note_and_a_broken_off_test_still_reports_errors() {
+        let geforce = memtest_run(Some(EccChange::unread("not supported by this GPU")));
+        assert!(geforce.all_ran() && geforce.findings.is_empty());
+        let notes = &geforce.tests[0].result.as_ref().unwrap().notes;
+        assert!(notes.iter().any(|n| n.contains("not supported by this GPU")), "{notes:?}");
+        assert!(memtest_run(None).tests[0].result.as_ref().unwrap().checks.is_empty());
+
+        let plan = BenchPlan::preset(0, vec![TestKind::Memtest], true);
+        let record = RunRecord {
+            events: vec![
+                ev(1, BenchEvent::Started { test: TestKind::Memtest, device: None }),
+                ev(
+                    2,
+                    BenchEvent::Failed {
+                        test: TestKind::Memtest,
+                        failure: Failure::new(FailureKind::Crash, "the worker was killed"),
+                    },
+                ),
+            ],
+            memtest_ecc: Some(change(0, 2)),
+            ..RunRecord::default()
+        };
+        let run = BenchRun::assemble(&plan, record, |_| Facts::default());
+        let ids: Vec<&str> = run.findings.iter().map(|f| f.id.as_str()).collect();
+        assert_eq!(ids, ["bench.memtest.ecc_errors"]);
+        assert_eq!(run.findings[0].severity, Severity::Error);
+    }
+
+    #[test]
+    fn pageable_copies_are_judged_within_their_test() {
+        let plan = BenchPlan::preset(0, vec![TestKind::H2d], true);
+        let result = TestResult {
+            measurements: vec![
+                m(Metric::HostToDevice { pinned: true }, 50.0, Unit::GbPerS),
+                m(Metric::HostToDevice { pinned: false }, 10.0, Unit::GbPerS),
+                m(Metric::StagingCopy { h2d: true }, 12.0, Unit::GbPerS),
+            ],
+            ..TestResult::default()
+        };
+        let record = RunRecord {
+            events: vec![ev(1, BenchEvent::Finished { test: TestKind::H2d, result })],
+            ..RunRecord::default()
+        };
+        let run = BenchRun::assemble(&plan, record, |_| Facts { link_gbytes_per_s: Some(63.0), ..Facts::default() });
+        let pageable = run.find_metric(|m| *m == Metric::HostToDevice { pinned: false }).unwrap();
+        assert_eq!(pageable.judgement.verdict, Verdict::Normal, "{:?}", pageable.judgement);
+        assert!(run.findings.is_empty(), "{:?}", run.findings);
     }
 
     #[test]
