@@ -75,7 +75,7 @@ pub struct EccChange {
     pub newly_pending: bool,
     /// A row remap failed that had not before.
     pub remap_failed: bool,
-    /// What could not be compared, and why, e.g. `error counts: not supported by this GPU`.
+    /// What could not be compared, and why, e.g. `corrected errors: not supported by this GPU`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_read: Vec<String>,
 }
@@ -132,15 +132,14 @@ impl EccChange {
             ),
         );
         let became = |b: Option<bool>, a: Option<bool>| a == Some(true) && b != Some(true);
-        let (before, after) = (b, a);
         Self {
             corrected,
             uncorrected,
             retired_pages,
             remapped_rows,
-            newly_pending: became(before.retired_pages_pending, after.retired_pages_pending)
-                || became(before.remapped_rows_pending, after.remapped_rows_pending),
-            remap_failed: became(before.remapped_rows_failure, after.remapped_rows_failure),
+            newly_pending: became(b.retired_pages_pending, a.retired_pages_pending)
+                || became(b.remapped_rows_pending, a.remapped_rows_pending),
+            remap_failed: became(b.remapped_rows_failure, a.remapped_rows_failure),
             not_read,
         }
     }
