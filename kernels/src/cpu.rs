@@ -90,11 +90,22 @@ pub fn memcpy_gbps(bytes: usize, warmup: u32, reps: u32) -> Option<Stats> {
     #[expect(clippy::cast_possible_truncation, reason = "i % 251 fits a u8")]
     let src: Vec<u8> = (0..bytes).map(|i| (i % 251) as u8).collect();
     let mut dst = vec![0u8; bytes];
+    copy_gbps(&src, &mut dst, warmup, reps).map(|s| s.scale(2.0))
+}
+
+/// Copies `src` into `dst` `reps` times after `warmup` untimed copies; GB/s counting each byte
+/// once, as a host↔device transfer counts it. The transfer tests time this between their pageable
+/// and pinned buffers: it is the step the driver adds to a pageable copy (staging through pinned
+/// memory), so it bounds the pageable bandwidth. `None` when the lengths differ or `reps` is 0.
+pub fn copy_gbps(src: &[u8], dst: &mut [u8], warmup: u32, reps: u32) -> Option<Stats> {
+    if src.len() != dst.len() {
+        return None;
+    }
     let times = time_runs(warmup, reps, || {
-        dst.copy_from_slice(black_box(&src));
-        black_box(&mut dst);
+        dst.copy_from_slice(black_box(src));
+        black_box(&mut *dst);
     });
-    let moved = 2.0 * bytes as f64;
+    let moved = src.len() as f64;
     Stats::from_samples(&times).map(|t| t.map_decreasing(|secs| moved / secs / 1e9))
 }
 
@@ -266,6 +277,19 @@ mod tests {
             "{events:?}"
         );
         assert!(!events.iter().any(|e| matches!(e, BenchEvent::Finished { .. })));
+    }
+
+    #[test]
+    fn copy_gbps_copies_and_counts_each_byte_once() {
+        #[expect(clippy::cast_possible_truncation, reason = "i % 251 fits a u8")]
+        let src: Vec<u8> = (0..MIB as usize).map(|i| (i % 251) as u8).collect();
+        let mut dst = vec![0u8; src.len()];
+        let s = copy_gbps(&src, &mut dst, 1, 3).unwrap();
+        assert_eq!(dst, src);
+        assert_eq!(s.n, 3);
+        assert!(s.median > 0.0 && s.median.is_finite(), "{s:?}");
+        assert!(copy_gbps(&src, &mut dst[1..], 0, 3).is_none(), "lengths differ");
+        assert!(copy_gbps(&src, &mut dst, 0, 0).is_none(), "no repetitions");
     }
 
     #[test]

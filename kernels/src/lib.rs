@@ -8,7 +8,8 @@
 //! - [`worker`]: the worker's main loop (`gpu-doctor bench-worker`); the only code that loads CUDA,
 //!   through the private `gpu` module (cudarc: driver, cuBLAS, NVRTC).
 //! - [`runner`]: the parent side: starts the worker with a prepared library path ([`libs`]),
-//!   enforces a time limit and cancellation, samples NVML telemetry, runs the CPU baselines ([`cpu`]).
+//!   enforces a time limit and cancellation, samples NVML telemetry, runs the CPU baselines ([`cpu`]),
+//!   and binds the worker to the GPU's NUMA node ([`numa`]).
 //! - [`facts`]: what the numbers are judged against, from the snapshot and CUDA's description.
 //! - [`timing`]: how long to warm up and how many operations one pair of timing events spans.
 //!
@@ -22,6 +23,7 @@ pub mod cpu;
 pub mod facts;
 mod gpu;
 pub mod libs;
+pub mod numa;
 pub mod patterns;
 pub mod rng;
 pub mod runner;
@@ -31,5 +33,5 @@ pub mod worker;
 pub use plan::{BenchPlan, PlanError, Precision, TestKind};
 pub use protocol::{BenchEvent, Failure, FailureKind};
 pub use run::{BenchRun, TestStatus};
-pub use runner::{RunOptions, RunRecord, RunTelemetry, WorkerSpec};
+pub use runner::{EccSource, RunOptions, RunRecord, RunTelemetry, WorkerSpec};
 pub use worker::worker_main;

@@ -14,9 +14,11 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use gpu_doctor_probes::host::ecc::{EccChange, EccCounters};
 use gpu_doctor_probes::host::process;
 use gpu_doctor_probes::host::telemetry::{Detail, Reading, Sampler, Target, TelemetrySource};
 
+use crate::numa::{self, Placement};
 use crate::plan::{BenchPlan, TestKind};
 use crate::protocol::{BenchEvent, Failure, FailureKind};
 pub use gpu_doctor_probes::bench::record::{RunRecord, TelemetryPoint, TimedEvent, WorkerOutcome};
@@ -43,6 +45,13 @@ impl std::fmt::Debug for RunTelemetry {
     }
 }
 
+/// Where the GPU's memory-error counters come from (NVML through the probes in the app; a fake in
+/// tests). Read when the memory test starts and when it ends.
+pub trait EccSource: Send {
+    /// The counters of the benchmarked GPU now, or why they could not be read.
+    fn read(&self) -> Result<EccCounters, String>;
+}
+
 /// How to start the worker.
 #[derive(Debug, Clone)]
 pub struct WorkerSpec {
@@ -67,6 +76,11 @@ pub struct RunOptions {
     /// Longest the worker may send no event before it is stopped as hung; `None`: each test's own
     /// limit (`BenchPlan::stall_limit`).
     pub stall_limit: Option<Duration>,
+    /// The GPU's NUMA node to bind the worker to (`numa::placement`), or why there is none;
+    /// `None`: the worker runs where the system puts it, and the run does not mention it.
+    pub numa: Option<Result<Placement, String>>,
+    /// The GPU's memory-error counters, read around the memory test; `None`: not read.
+    pub ecc: Option<Box<dyn EccSource>>,
 }
 
 impl std::fmt::Debug for RunOptions {
@@ -76,6 +90,8 @@ impl std::fmt::Debug for RunOptions {
             .field("telemetry", &self.telemetry.is_some())
             .field("telemetry_interval", &self.telemetry_interval)
             .field("stall_limit", &self.stall_limit)
+            .field("numa", &self.numa)
+            .field("ecc", &self.ecc.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -199,6 +215,8 @@ fn run_worker(
         }
     };
     record.worker.started = true;
+    // Bound before it reads the plan, so everything it allocates is placed by the bound CPUs.
+    record.worker.numa = opts.numa.as_ref().map(|placement| bind_worker(&group, placement));
     let child = group.child();
     let (tx, rx) = mpsc::sync_channel::<Line>(256);
     let stdout = child.stdout.take();
@@ -232,6 +250,7 @@ fn run_worker(
 
     let deadline = start + opts.timeout;
     let mut watchdog = Watchdog::new(opts.stall_limit);
+    let mut ecc = EccWindow::default();
     let mut stop_reason: Option<Failure> = None;
     let mut killed_at: Option<Instant> = None;
     loop {
@@ -246,6 +265,7 @@ fn run_worker(
                     }
                     BenchEvent::Sample { .. } | BenchEvent::Progress { .. } => {}
                 }
+                ecc.observe(&event, opts.ecc.as_deref());
                 emit(event, record);
             }
             Ok(Line::Noise(line)) => {
@@ -283,6 +303,7 @@ fn run_worker(
         }
     }
     let status = group.wait_or_kill(Duration::from_secs(5));
+    record.memtest_ecc = opts.ecc.as_deref().and_then(|source| ecc.change(source));
     drop(stdin);
     // Join the readers once their pipes closed; one still blocked (see above) is left to end on
     // its own when the pipe finally closes.
@@ -352,6 +373,54 @@ impl Watchdog {
             ),
         ))
     }
+}
+
+/// The memory-error counters when the memory test started and when it ended.
+#[derive(Default)]
+struct EccWindow {
+    before: Option<Result<EccCounters, String>>,
+    after: Option<Result<EccCounters, String>>,
+}
+
+impl EccWindow {
+    /// Reads the counters when `event` starts or ends the memory test.
+    fn observe(&mut self, event: &BenchEvent, source: Option<&dyn EccSource>) {
+        let Some(source) = source else { return };
+        match event {
+            BenchEvent::Started { test: TestKind::Memtest, .. } if self.before.is_none() => {
+                self.before = Some(source.read());
+            }
+            BenchEvent::Finished { test: TestKind::Memtest, .. }
+            | BenchEvent::Failed { test: TestKind::Memtest, .. }
+                if self.before.is_some() && self.after.is_none() =>
+            {
+                self.after = Some(source.read());
+            }
+            _ => {}
+        }
+    }
+
+    /// The change over the memory test; read the end now when the worker died inside it.
+    fn change(self, source: &dyn EccSource) -> Option<EccChange> {
+        let before = self.before?;
+        let after = self.after.unwrap_or_else(|| source.read());
+        Some(match (before, after) {
+            (Ok(b), Ok(a)) => EccChange::between(&b, &a),
+            (Err(why), _) | (_, Err(why)) => EccChange::unread(&why),
+        })
+    }
+}
+
+/// Binds the started worker to the CPUs of the GPU's NUMA node that this process may use; the
+/// words for the run either way.
+fn bind_worker(group: &process::GroupChild, placement: &Result<Placement, String>) -> String {
+    let bound = placement.clone().and_then(|p| {
+        let allowed = process::allowed_cpus().ok();
+        let cpus = numa::cpus_to_bind(&p, allowed.as_deref())?;
+        group.set_cpu_affinity(&cpus).map_err(|e| format!("the system refused the CPU affinity: {e}"))?;
+        Ok(format!("bound to the GPU's NUMA node {}: CPUs {}", p.node, numa::format_cpulist(&cpus)))
+    });
+    bound.unwrap_or_else(|why| format!("not bound to the GPU's NUMA node: {why}"))
 }
 
 #[cfg(unix)]
@@ -519,6 +588,8 @@ mod tests {
             telemetry: Some(RunTelemetry { source, gpu: Target { index: 0, bus_id: None }, on_sample: None }),
             telemetry_interval: Duration::from_millis(20),
             stall_limit: None,
+            numa: None,
+            ecc: None,
         }
     }
 
@@ -718,6 +789,80 @@ mod tests {
         assert_eq!(failure.kind, FailureKind::Internal);
         assert!(failure.reason.contains("/no/such/gpu-doctor"));
         assert!(matches!(terminal(&record, TestKind::Cpu)[0], BenchEvent::Finished { .. }));
+    }
+
+    /// The worker is bound to the GPU's node before it reads the plan: a fake worker reports the
+    /// CPUs it may use, and a placement that cannot be had is a reason, not an error.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_worker_runs_on_the_cpus_of_the_gpus_node() {
+        let plan = BenchPlan::preset(0, vec![TestKind::H2d], true);
+        let script = r#"head -n 1 >/dev/null; grep Cpus_allowed_list /proc/self/status"#;
+        let allowed = process::allowed_cpus().unwrap();
+        let cpu = *allowed.last().unwrap();
+        let mut o = opts(Duration::from_secs(20));
+        o.numa = Some(Ok(Placement { node: 1, cpus: vec![cpu] }));
+        let record = run(&plan, &sh(script), o, &mut |_| {});
+        assert_eq!(record.worker.numa, Some(format!("bound to the GPU's NUMA node 1: CPUs {cpu}")));
+        let line = record.worker.noise.iter().find(|l| l.starts_with("Cpus_allowed_list")).unwrap();
+        assert_eq!(line.split_whitespace().last(), Some(cpu.to_string().as_str()), "{line}");
+        // This process is not bound by it.
+        assert_eq!(process::allowed_cpus().unwrap(), allowed);
+
+        let mut o = opts(Duration::from_secs(20));
+        o.numa = Some(Err("numa_node is -1".to_owned()));
+        let record = run(&plan, &sh(script), o, &mut |_| {});
+        assert_eq!(record.worker.numa.as_deref(), Some("not bound to the GPU's NUMA node: numa_node is -1"));
+        let line = record.worker.noise.iter().find(|l| l.starts_with("Cpus_allowed_list")).unwrap();
+        assert!(line.ends_with(&numa::format_cpulist(&allowed)), "unbound: {line}");
+    }
+
+    /// Recorded NVML answers, one per read, and how many reads there were.
+    struct RecordedEcc(Mutex<Vec<EccCounters>>);
+
+    impl EccSource for RecordedEcc {
+        fn read(&self) -> Result<EccCounters, String> {
+            let mut answers = self.0.lock().unwrap();
+            if answers.is_empty() { Err("no more recorded answers".to_owned()) } else { Ok(answers.remove(0)) }
+        }
+    }
+
+    fn counters(corrected: u64, uncorrected: u64) -> EccCounters {
+        EccCounters {
+            corrected_volatile: Some(corrected),
+            uncorrected_volatile: Some(uncorrected),
+            ..EccCounters::default()
+        }
+    }
+
+    /// The counters are read when the memory test starts and when it ends (also when the worker
+    /// dies inside it), and only around it.
+    #[cfg(unix)]
+    #[test]
+    fn memory_error_counters_are_read_around_the_memory_test() {
+        let plan = BenchPlan::preset(0, vec![TestKind::H2d, TestKind::Memtest], true);
+        let finished = r#"head -n 1 >/dev/null
+            echo '{"event":"started","test":"h2d"}'
+            echo '{"event":"failed","test":"h2d","failure":{"kind":"internal","reason":"x"}}'
+            echo '{"event":"started","test":"memtest"}'
+            echo '{"event":"finished","test":"memtest","result":{"measurements":[]}}'"#;
+        let mut o = opts(Duration::from_secs(20));
+        o.ecc = Some(Box::new(RecordedEcc(Mutex::new(vec![counters(5, 0), counters(9, 1), counters(99, 99)]))));
+        let record = run(&plan, &sh(finished), o, &mut |_| {});
+        let change = record.memtest_ecc.unwrap();
+        assert_eq!((change.corrected, change.uncorrected), (Some(4), Some(1)), "{change:?}");
+
+        let crashed = r#"head -n 1 >/dev/null; echo '{"event":"started","test":"memtest"}'; kill -KILL $$"#;
+        let mut o = opts(Duration::from_secs(20));
+        o.ecc = Some(Box::new(RecordedEcc(Mutex::new(vec![counters(5, 0), counters(5, 2)]))));
+        let plan = BenchPlan::preset(0, vec![TestKind::Memtest], true);
+        assert!(run(&plan, &sh(crashed), o, &mut |_| {}).memtest_ecc.unwrap().failed());
+
+        let mut o = opts(Duration::from_secs(20));
+        o.ecc = Some(Box::new(RecordedEcc(Mutex::new(vec![counters(5, 0)]))));
+        let plan = BenchPlan::preset(0, vec![TestKind::H2d], true);
+        let no_memtest = r#"head -n 1 >/dev/null; echo '{"event":"started","test":"h2d"}'"#;
+        assert_eq!(run(&plan, &sh(no_memtest), o, &mut |_| {}).memtest_ecc, None);
     }
 
     #[test]

@@ -395,6 +395,8 @@ mod tests {
             telemetry: None,
             telemetry_interval: std::time::Duration::from_millis(100),
             stall_limit: None,
+            numa: None,
+            ecc: None,
         };
         let plan = BenchPlan::preset(0, vec![TestKind::H2d, TestKind::D2h], true);
         crate::runner::run(&plan, &spec, opts, &mut |_| {})

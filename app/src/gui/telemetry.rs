@@ -413,6 +413,8 @@ mod tests {
             }),
             telemetry_interval: interval,
             stall_limit: None,
+            numa: None,
+            ecc: None,
         };
         // A worker that takes half a second and says nothing.
         let worker = WorkerSpec {

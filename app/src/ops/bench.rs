@@ -12,10 +12,23 @@ use gpu_doctor_kernels::libs::PreparedLibraries;
 use gpu_doctor_kernels::protocol::BenchEvent;
 use gpu_doctor_kernels::run::BENCH_SCHEMA_VERSION;
 use gpu_doctor_kernels::runner::OnSample;
-use gpu_doctor_kernels::{BenchPlan, BenchRun, RunOptions, RunTelemetry, WorkerSpec, facts};
+use gpu_doctor_kernels::{BenchPlan, BenchRun, EccSource, RunOptions, RunTelemetry, WorkerSpec, facts, numa};
 use gpu_doctor_probes::Snapshot;
 use gpu_doctor_probes::compat::Kb;
+use gpu_doctor_probes::host::ecc::{self, EccCounters};
 use gpu_doctor_probes::host::telemetry::{NvmlSource, Target, TelemetrySource};
+
+/// The memory-error counters of the benchmarked GPU through the probes, by PCI bus id.
+struct NvmlEcc {
+    bus_id: Option<String>,
+}
+
+impl EccSource for NvmlEcc {
+    fn read(&self) -> Result<EccCounters, String> {
+        let bus = self.bus_id.as_deref().ok_or("the GPU's PCI bus id is unknown")?;
+        ecc::read_bus(bus).map_err(|e| e.to_string())
+    }
+}
 
 /// How `measure` runs a plan.
 pub struct Measure {
@@ -71,12 +84,19 @@ pub fn measure(
         gpu: Target { index: plan.gpu, bus_id: plan.gpu_pci_bus_id.clone() },
         on_sample: how.on_telemetry,
     });
+    let numa = needs_gpu.then(|| match &plan.gpu_pci_bus_id {
+        Some(bus) => numa::placement(Path::new("/sys"), bus),
+        None => Err("the GPU's PCI bus id is unknown".to_owned()),
+    });
+    let ecc = needs_gpu.then(|| Box::new(NvmlEcc { bus_id: plan.gpu_pci_bus_id.clone() }) as Box<dyn EccSource>);
     let opts = RunOptions {
         timeout: how.timeout.unwrap_or_else(|| plan.time_limit()),
         cancel: how.cancel,
         telemetry,
         telemetry_interval: Duration::from_millis(100),
         stall_limit: None,
+        numa,
+        ecc,
     };
     let record = gpu_doctor_kernels::runner::run(plan, &spec, opts, on_event);
     let kb = Kb::get().ok();

@@ -252,6 +252,9 @@ fn after_the_table(run: &BenchRun) -> String {
             let _ = writeln!(out, "  {b}");
         }
     }
+    if let Some(numa) = &run.worker.numa {
+        let _ = writeln!(out, "\nWorker: {numa}");
+    }
     if let Some(note) = &run.telemetry_note {
         let _ = writeln!(out, "\nTelemetry: {note}");
     } else if !run.telemetry.is_empty() {
@@ -384,6 +387,14 @@ mod tests {
             Facts::default()
         });
         assert!(headline(&cpu).starts_with("CPU baselines only"), "{}", headline(&cpu));
+    }
+
+    #[test]
+    fn the_table_says_where_the_worker_ran() {
+        let mut run = sample_run();
+        assert!(!table(&run).contains("Worker:"));
+        run.worker.numa = Some("bound to the GPU's NUMA node 1: CPUs 16-31".into());
+        assert!(table(&run).contains("\nWorker: bound to the GPU's NUMA node 1: CPUs 16-31\n"), "{}", table(&run));
     }
 
     #[test]

@@ -6,6 +6,7 @@ use cudarc::driver::sys;
 
 use super::buffers::{copy_dtoh, copy_htod, human_bytes};
 use super::{DeviceBuffer, Emit, Enqueue, Gpu, PinnedBuffer, Timer, compiled, cuda_failure, time_reps, warm_up};
+use crate::cpu;
 use crate::plan::{BenchPlan, MIB, TestKind};
 use crate::protocol::{BenchEvent, CopyMethod, Failure, Measurement, Metric, Point, TestResult, Unit};
 use crate::stats::Stats;
@@ -93,6 +94,9 @@ pub(crate) fn host_device(gpu: &Gpu, plan: &BenchPlan, h2d: bool, emit: Emit<'_>
             points.push((size, bw));
             first_time.get_or_insert((size, t.scale(1e6)));
         }
+        if !is_pinned {
+            result.measurements.extend(staging_copy(&mut pageable, pinned.as_mut(), plan, h2d));
+        }
         if let Some((size, s)) = plateau(&points) {
             result.measurements.push(Measurement {
                 metric: if h2d {
@@ -120,6 +124,36 @@ pub(crate) fn host_device(gpu: &Gpu, plan: &BenchPlan, h2d: bool, emit: Emit<'_>
         }
     }
     Ok(result)
+}
+
+/// Host memcpy between the pageable buffer and the pinned one (a fresh pageable buffer where
+/// page-locking failed), in the direction of the test, at the largest transfer size: the step the
+/// driver adds to a pageable copy, so the pageable result is judged against it. Runs in this
+/// worker, which the runner bound to the GPU's NUMA node, as the driver's copy runs.
+fn staging_copy(
+    pageable: &mut [u8],
+    pinned: Option<&mut PinnedBuffer>,
+    plan: &BenchPlan,
+    h2d: bool,
+) -> Option<Measurement> {
+    let mut fallback;
+    let (staging, into): (&mut [u8], &str) = match pinned {
+        Some(p) => (p.as_bytes_mut(), "pinned"),
+        None => {
+            fallback = vec![0u8; pageable.len()];
+            (&mut fallback, "pageable")
+        }
+    };
+    let reps = plan.repetitions.clamp(3, 10);
+    let stats =
+        if h2d { cpu::copy_gbps(pageable, staging, 1, reps) } else { cpu::copy_gbps(staging, pageable, 1, reps) }?;
+    let (from, to) = if h2d { ("pageable", into) } else { (into, "pageable") };
+    Some(Measurement::median(
+        Metric::StagingCopy { h2d },
+        format!("host memcpy {from} → {to}, {} (the driver's staging step)", human_bytes(pageable.len())),
+        stats,
+        Unit::GbPerS,
+    ))
 }
 
 /// The plateau of a sweep: the best median among sizes of `PLATEAU_FROM` or more (the largest

@@ -251,6 +251,13 @@ pub enum Metric {
     CpuNaiveGemm,
     /// Host memcpy bandwidth, bytes read plus written per second.
     HostMemcpy,
+    /// Host memcpy between the pageable and the pinned buffer of a transfer test, bytes copied per
+    /// second (counted once, as a transfer counts them): the step the driver adds to a pageable
+    /// copy, which goes through a pinned staging buffer.
+    StagingCopy {
+        /// Pageable into pinned (the host-to-device test), or pinned into pageable.
+        h2d: bool,
+    },
     /// GEMM throughput over the sustained-load run.
     SustainedGemm {
         /// The precision used.

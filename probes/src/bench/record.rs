@@ -43,6 +43,10 @@ pub struct WorkerOutcome {
     pub noise: Vec<String>,
     /// The library search path it was given.
     pub library_path: Option<String>,
+    /// Where it ran: bound to the GPU's NUMA node (which CPUs), or why not; `None` when no
+    /// placement was asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub numa: Option<String>,
 }
 
 /// Everything the runner collected.
@@ -60,4 +64,7 @@ pub struct RunRecord {
     pub telemetry_note: Option<String>,
     /// The worker process.
     pub worker: WorkerOutcome,
+    /// How the GPU's memory-error counters changed over the memory test; `None` when it did not
+    /// start or no source was given.
+    pub memtest_ecc: Option<crate::host::ecc::EccChange>,
 }

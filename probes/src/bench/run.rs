@@ -4,11 +4,12 @@
 use serde::{Deserialize, Serialize};
 
 use super::plan::{BenchPlan, Precision, TestKind};
-use super::protocol::{BenchEvent, DeviceInfo, Failure, Metric, Point, TestResult, Unit};
+use super::protocol::{BenchEvent, Check, DeviceInfo, Failure, Metric, Point, TestResult, Unit};
 use super::record::{RunRecord, TelemetryPoint, WorkerOutcome};
 use super::throttle::{self, ClockAnalysis};
-use super::verdict::{Facts, Judged, judge};
+use super::verdict::{Facts, Judged, judge_in};
 use crate::Finding;
+use crate::host::ecc::EccChange;
 
 /// Version of the saved run's JSON; bumped on any breaking change.
 pub const BENCH_SCHEMA_VERSION: u32 = 1;
@@ -94,6 +95,10 @@ pub struct BenchRun {
     pub worker: WorkerOutcome,
     /// How the worker's libraries were picked.
     pub library_notes: Vec<String>,
+    /// How the GPU's memory-error counters (ECC, retired pages, remapped rows) changed over the
+    /// memory test; `None` when it did not run or they were not read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memtest_ecc: Option<EccChange>,
 }
 
 impl BenchRun {
@@ -135,7 +140,10 @@ impl BenchRun {
                     t.judged = result
                         .measurements
                         .iter()
-                        .map(|m| Judged { measurement: m.clone(), judgement: judge(m, &facts) })
+                        .map(|m| Judged {
+                            measurement: m.clone(),
+                            judgement: judge_in(m, &result.measurements, &facts),
+                        })
                         .collect();
                     t.result = Some(result.clone());
                 }
@@ -145,6 +153,9 @@ impl BenchRun {
                     t.failure = Some(failure.clone());
                 }
             }
+        }
+        if let Some(change) = &record.memtest_ecc {
+            add_ecc_check(&mut tests, change);
         }
         for t in &mut tests {
             if t.result.is_none() && t.failure.is_none() {
@@ -175,6 +186,7 @@ impl BenchRun {
             telemetry_note: record.telemetry_note,
             worker: record.worker,
             library_notes: Vec::new(),
+            memtest_ecc: record.memtest_ecc,
         };
         run.comparisons = run.compare();
         run.findings = crate::diagnose::bench_findings(&run);
@@ -226,6 +238,26 @@ impl BenchRun {
     }
 }
 
+/// The memory-error counters judged as one check of a finished memory test: a new uncorrectable
+/// error, retired page or remapped row fails it (corrected errors do not: they were corrected, and
+/// the `bench.memtest.ecc_corrected` rule warns of them); counters the GPU does not have are a note.
+fn add_ecc_check(tests: &mut [TestRun], change: &EccChange) {
+    let Some(t) = tests.iter_mut().find(|t| t.test == TestKind::Memtest) else { return };
+    let Some(result) = &mut t.result else { return };
+    if change.compared() {
+        result.checks.push(Check {
+            name: "memory-error counters (NVML) over the memory test".to_owned(),
+            passed: !change.failed(),
+            detail: change.summary(),
+        });
+        if change.failed() {
+            t.status = TestStatus::ChecksFailed;
+        }
+    } else {
+        result.notes.push(format!("the memory-error counters were not compared: {}", change.not_read.join("; ")));
+    }
+}
+
 /// Adds the SM clock NVML measured while each compute test ran to the basis of its expectations,
 /// beside the rated clock they are computed with: a board running below its rating (a laptop, an
 /// eGPU, a power cap) shows why it reads low, one boosting past it why it reads high.
@@ -255,10 +287,10 @@ fn note_measured_clocks(tests: &mut [TestRun], telemetry: &[TelemetryPoint], fac
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::Category;
     use crate::bench::protocol::{Check, FailureKind, Measurement};
     use crate::bench::record::TimedEvent;
     use crate::bench::verdict::Verdict;
+    use crate::{Category, Severity};
 
     fn ev(t_ms: u64, event: BenchEvent) -> TimedEvent {
         TimedEvent { t_ms, event }
@@ -358,6 +390,103 @@ mod tests {
         );
         let h2d_basis = &run.tests[1].judged[0].judgement.expected.as_ref().unwrap().basis;
         assert!(!h2d_basis.contains("SM clock"), "{h2d_basis}");
+    }
+
+    /// A memory test that finished clean, with the counters' change as the runner recorded it.
+    fn memtest_run(change: Option<EccChange>) -> BenchRun {
+        let plan = BenchPlan::preset(0, vec![TestKind::Memtest], true);
+        let result =
+            TestResult { measurements: vec![m(Metric::MemtestErrors, 0.0, Unit::Count)], ..TestResult::default() };
+        let record = RunRecord {
+            events: vec![
+                ev(1, BenchEvent::Started { test: TestKind::Memtest, device: None }),
+                ev(2, BenchEvent::Finished { test: TestKind::Memtest, result }),
+            ],
+            memtest_ecc: change,
+            ..RunRecord::default()
+        };
+        BenchRun::assemble(&plan, record, |_| Facts::default())
+    }
+
+    fn change(corrected: u64, uncorrected: u64) -> EccChange {
+        EccChange { corrected: Some(corrected), uncorrected: Some(uncorrected), ..EccChange::default() }
+    }
+
+    #[test]
+    fn memory_errors_ecc_hid_fail_a_clean_memory_test() {
+        let clean = memtest_run(Some(change(0, 0)));
+        assert!(clean.all_ran() && clean.findings.is_empty(), "{:?}", clean.findings);
+        let checks = &clean.tests[0].result.as_ref().unwrap().checks;
+        assert!(checks.iter().any(|c| c.passed && c.name.contains("memory-error counters")), "{checks:?}");
+
+        let uncorrected = memtest_run(Some(change(0, 1)));
+        assert!(!uncorrected.all_ran());
+        assert_eq!(uncorrected.tests[0].status, TestStatus::ChecksFailed);
+        let ids: Vec<&str> = uncorrected.findings.iter().map(|f| f.id.as_str()).collect();
+        assert_eq!(ids, ["bench.check_failed"]);
+        assert!(uncorrected.findings[0].evidence[0].contains("1 new uncorrected errors"));
+
+        let remapped = memtest_run(Some(EccChange { remapped_rows: Some(1), ..change(0, 0) }));
+        assert_eq!(remapped.tests[0].status, TestStatus::ChecksFailed);
+
+        let corrected = memtest_run(Some(change(3, 0)));
+        assert!(corrected.all_ran(), "corrected errors do not fail the test");
+        assert_eq!(corrected.findings.len(), 1);
+        assert_eq!(corrected.findings[0].id, "bench.memtest.ecc_corrected");
+        assert_eq!(corrected.findings[0].severity, Severity::Warning);
+
+        let json = serde_json::to_string(&corrected).unwrap();
+        assert_eq!(serde_json::from_str::<BenchRun>(&json).unwrap(), corrected);
+    }
+
+    #[test]
+    fn counters_a_geforce_lacks_are_a_note_and_a_broken_off_test_still_reports_errors() {
+        let geforce = memtest_run(Some(EccChange::unread("not supported by this GPU")));
+        assert!(geforce.all_ran() && geforce.findings.is_empty());
+        let notes = &geforce.tests[0].result.as_ref().unwrap().notes;
+        assert!(notes.iter().any(|n| n.contains("not supported by this GPU")), "{notes:?}");
+        assert!(memtest_run(None).tests[0].result.as_ref().unwrap().checks.is_empty());
+
+        let plan = BenchPlan::preset(0, vec![TestKind::Memtest], true);
+        let record = RunRecord {
+            events: vec![
+                ev(1, BenchEvent::Started { test: TestKind::Memtest, device: None }),
+                ev(
+                    2,
+                    BenchEvent::Failed {
+                        test: TestKind::Memtest,
+                        failure: Failure::new(FailureKind::Crash, "the worker was killed"),
+                    },
+                ),
+            ],
+            memtest_ecc: Some(change(0, 2)),
+            ..RunRecord::default()
+        };
+        let run = BenchRun::assemble(&plan, record, |_| Facts::default());
+        let ids: Vec<&str> = run.findings.iter().map(|f| f.id.as_str()).collect();
+        assert_eq!(ids, ["bench.memtest.ecc_errors"]);
+        assert_eq!(run.findings[0].severity, Severity::Error);
+    }
+
+    #[test]
+    fn pageable_copies_are_judged_within_their_test() {
+        let plan = BenchPlan::preset(0, vec![TestKind::H2d], true);
+        let result = TestResult {
+            measurements: vec![
+                m(Metric::HostToDevice { pinned: true }, 50.0, Unit::GbPerS),
+                m(Metric::HostToDevice { pinned: false }, 10.0, Unit::GbPerS),
+                m(Metric::StagingCopy { h2d: true }, 12.0, Unit::GbPerS),
+            ],
+            ..TestResult::default()
+        };
+        let record = RunRecord {
+            events: vec![ev(1, BenchEvent::Finished { test: TestKind::H2d, result })],
+            ..RunRecord::default()
+        };
+        let run = BenchRun::assemble(&plan, record, |_| Facts { link_gbytes_per_s: Some(63.0), ..Facts::default() });
+        let pageable = run.find_metric(|m| *m == Metric::HostToDevice { pinned: false }).unwrap();
+        assert_eq!(pageable.judgement.verdict, Verdict::Normal, "{:?}", pageable.judgement);
+        assert!(run.findings.is_empty(), "{:?}", run.findings);
     }
 
     #[test]

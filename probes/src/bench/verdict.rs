@@ -3,7 +3,9 @@
 //! Every expectation comes from facts the probes or CUDA reported, with the arithmetic written
 //! into its `basis` so a reader can check it:
 //! - host link: the probes' theoretical payload bandwidth of the PCIe link (capped by a
-//!   Thunderbolt/USB4 tunnel), per direction;
+//!   Thunderbolt/USB4 tunnel), per direction, for pinned copies;
+//! - pageable copies: the slower of the same test's pinned copy and its host memcpy into the
+//!   staging buffer, the two steps a pageable copy goes through (`judge_in`);
 //! - device memory: bus width ÷ 8 × memory clock × 2 (NVML and CUDA report the memory clock so
 //!   that its double data rate gives the transfer rate, for GDDR and HBM alike);
 //! - compute: dense operations per clock per SM (knowledge base) × SMs × the rated boost clock
@@ -21,8 +23,11 @@ use super::protocol::{CopyMethod, Measurement, Metric, Unit};
 /// Share of the theoretical link bandwidth a pinned copy normally reaches (PCIe protocol overhead
 /// leaves 75–90 %; a Thunderbolt 3 enclosure ≈ 2.2–2.5 of 2.75 GB/s).
 pub const LINK_NORMAL_SHARE: f64 = 0.70;
-/// Share a pageable copy normally reaches (it is staged through a pinned buffer by the driver).
-pub const PAGEABLE_NORMAL_SHARE: f64 = 0.30;
+/// Share of the slower of its two steps a pageable copy normally reaches. The driver copies
+/// pageable memory into a pinned staging buffer on the CPU (host memcpy, rate `a`) and the GPU
+/// copies that as a pinned copy (rate `b`); even with no overlap at all the two in turn give
+/// 1 / (1/a + 1/b), at least half the slower; per-chunk overhead takes a little more.
+pub const PAGEABLE_NORMAL_SHARE: f64 = 0.40;
 /// Share of twice the link a simultaneous bidirectional copy normally reaches; GPUs with a single
 /// copy engine cannot overlap the two directions and land near half.
 pub const BIDIR_NORMAL_SHARE: f64 = 0.55;
@@ -255,16 +260,41 @@ fn expected(value: f64, unit: Unit, basis: impl Into<String>) -> Expected {
     Expected { value, unit, basis: basis.into() }
 }
 
-fn rule(metric: &Metric, facts: &Facts) -> Rule {
+/// A pageable copy against the slower of the steps it goes through, both measured by the same
+/// test (`siblings`): the pinned copy and host memcpy into the staging buffer. Not a theoretical
+/// limit: where the GPU reads host memory directly (Grace Hopper), pageable may beat both.
+fn pageable_rule(h2d: bool, siblings: &[Measurement]) -> Rule {
+    let pinned = if h2d { Metric::HostToDevice { pinned: true } } else { Metric::DeviceToHost { pinned: true } };
+    let steps: Vec<(f64, String)> =
+        [(pinned, "the pinned copy"), (Metric::StagingCopy { h2d }, "host memcpy between pageable and pinned memory")]
+            .into_iter()
+            .filter_map(|(metric, what)| {
+                let m = siblings.iter().find(|m| m.metric == metric && m.value > 0.0)?;
+                Some((m.value, format!("{what} ({} GB/s)", super::format::value(m.value))))
+            })
+            .collect();
+    let Some(slowest) = steps.iter().map(|(v, _)| *v).min_by(f64::total_cmp) else {
+        return Rule::None("neither the pinned copy nor host memcpy was measured to compare with".to_owned());
+    };
+    let words: Vec<&str> = steps.iter().map(|(_, w)| w.as_str()).collect();
+    let basis = format!(
+        "the slower of {}: a pageable copy is host memcpy into the driver's pinned staging buffer, then a \
+         pinned copy",
+        words.join(" and ")
+    );
+    Rule::AtLeast { expected: expected(slowest, Unit::GbPerS, basis), share: PAGEABLE_NORMAL_SHARE, ceiling: None }
+}
+
+fn rule(metric: &Metric, facts: &Facts, siblings: &[Measurement]) -> Rule {
     let link = || facts.link_gbytes_per_s.map(|g| (g, facts.link_basis.clone().unwrap_or_default()));
     let no_link = || Rule::None("the host link's theoretical bandwidth is unknown".to_owned());
     match *metric {
-        Metric::HostToDevice { pinned } | Metric::DeviceToHost { pinned } => match link() {
-            Some((g, basis)) => Rule::AtLeast {
-                expected: expected(g, Unit::GbPerS, basis),
-                share: if pinned { LINK_NORMAL_SHARE } else { PAGEABLE_NORMAL_SHARE },
-                ceiling: Some(g),
-            },
+        Metric::HostToDevice { pinned: false } => pageable_rule(true, siblings),
+        Metric::DeviceToHost { pinned: false } => pageable_rule(false, siblings),
+        Metric::HostToDevice { pinned: true } | Metric::DeviceToHost { pinned: true } => match link() {
+            Some((g, basis)) => {
+                Rule::AtLeast { expected: expected(g, Unit::GbPerS, basis), share: LINK_NORMAL_SHARE, ceiling: Some(g) }
+            }
             None => no_link(),
         },
         Metric::Bidirectional => match link() {
@@ -334,13 +364,20 @@ fn rule(metric: &Metric, facts: &Facts) -> Rule {
         | Metric::MemtestBytes
         | Metric::CpuGemm
         | Metric::CpuNaiveGemm
-        | Metric::HostMemcpy => Rule::None("a measurement to compare with, not a hardware limit".to_owned()),
+        | Metric::HostMemcpy
+        | Metric::StagingCopy { .. } => Rule::None("a measurement to compare with, not a hardware limit".to_owned()),
     }
 }
 
 /// Judges one measurement against what the facts say this hardware should reach.
 pub fn judge(m: &Measurement, facts: &Facts) -> Judgement {
-    match rule(&m.metric, facts) {
+    judge_in(m, &[], facts)
+}
+
+/// Judges one measurement of a test among the test's other measurements (`siblings`), which a
+/// pageable copy is judged against; everything else as `judge`.
+pub fn judge_in(m: &Measurement, siblings: &[Measurement], facts: &Facts) -> Judgement {
+    match rule(&m.metric, facts, siblings) {
         Rule::AtLeast { expected, share, ceiling } => {
             let pct = if expected.value > 0.0 { m.value / expected.value * 100.0 } else { f64::NAN };
             let (verdict, comment) = if !pct.is_finite() {
@@ -433,10 +470,64 @@ mod tests {
         assert!((low.percent_of_expected.unwrap() - 29.1).abs() < 0.1);
 
         let pageable = judge(&m(Metric::HostToDevice { pinned: false }, 0.9, Unit::GbPerS), &tb3());
-        assert_eq!(pageable.verdict, Verdict::Normal, "pageable copies are held to a lower share");
+        assert_eq!(pageable.verdict, Verdict::NoReference, "pageable copies are not judged against the link");
 
         let fast = judge(&m(Metric::HostToDevice { pinned: true }, 3.5, Unit::GbPerS), &tb3());
         assert_eq!(fast.verdict, Verdict::AboveTheory);
+    }
+
+    /// A Gen5 x16 server: the link allows 63 GB/s per direction, the pinned copy reaches 50, host
+    /// memcpy only 12; the driver's staging copy bounds the pageable copy, not the link.
+    fn gen5_server(pageable: f64, h2d: bool) -> (Measurement, Vec<Measurement>, Facts) {
+        let (pageable_metric, pinned_metric) = if h2d {
+            (Metric::HostToDevice { pinned: false }, Metric::HostToDevice { pinned: true })
+        } else {
+            (Metric::DeviceToHost { pinned: false }, Metric::DeviceToHost { pinned: true })
+        };
+        let siblings = vec![
+            m(pinned_metric, 50.0, Unit::GbPerS),
+            m(Metric::StagingCopy { h2d }, 12.0, Unit::GbPerS),
+            m(pageable_metric, pageable, Unit::GbPerS),
+        ];
+        let facts =
+            Facts { link_gbytes_per_s: Some(63.0), link_basis: Some("PCIe Gen5 x16".into()), ..Facts::default() };
+        (m(pageable_metric, pageable, Unit::GbPerS), siblings, facts)
+    }
+
+    #[test]
+    fn pageable_is_judged_against_pinned_and_host_memcpy_not_the_link() {
+        for h2d in [true, false] {
+            let (healthy, siblings, facts) = gen5_server(10.0, h2d);
+            let j = judge_in(&healthy, &siblings, &facts);
+            assert_eq!(j.verdict, Verdict::Normal, "{j:?}");
+            let e = j.expected.unwrap();
+            assert_eq!(e.value, 12.0, "the slower step, host memcpy");
+            assert!(e.basis.contains("pinned copy (50.0 GB/s)") && e.basis.contains("host memcpy"), "{}", e.basis);
+            assert!(!e.basis.contains("Gen5"), "not the link: {}", e.basis);
+
+            let (slow, siblings, facts) = gen5_server(2.0, h2d);
+            let j = judge_in(&slow, &siblings, &facts);
+            assert_eq!(j.verdict, Verdict::Low, "{j:?}");
+            assert!((j.percent_of_expected.unwrap() - 16.7).abs() < 0.1);
+            assert!(j.expected.unwrap().basis.contains("memcpy"));
+        }
+    }
+
+    #[test]
+    fn pageable_uses_what_was_measured_and_may_beat_it() {
+        let (pageable, siblings, facts) = gen5_server(10.0, true);
+        // Without host memcpy (page-locking failed and so on), the pinned copy alone.
+        let pinned_only: Vec<Measurement> =
+            siblings.iter().filter(|s| !matches!(s.metric, Metric::StagingCopy { .. })).cloned().collect();
+        let j = judge_in(&pageable, &pinned_only, &facts);
+        assert_eq!(j.expected.as_ref().unwrap().value, 50.0);
+        assert_eq!(j.verdict, Verdict::Low);
+        // A GPU that reads pageable memory itself (Grace Hopper) beats memcpy: not suspicious.
+        let coherent = m(Metric::HostToDevice { pinned: false }, 45.0, Unit::GbPerS);
+        assert_eq!(judge_in(&coherent, &siblings, &facts).verdict, Verdict::Normal);
+        // The other direction's steps are not this one's.
+        let j = judge_in(&m(Metric::DeviceToHost { pinned: false }, 10.0, Unit::GbPerS), &siblings, &facts);
+        assert_eq!(j.verdict, Verdict::NoReference, "{j:?}");
     }
 
     #[test]

@@ -5,7 +5,7 @@
 use super::Rule;
 use crate::bench::format;
 use crate::bench::plan::TestKind;
-use crate::bench::protocol::Unit;
+use crate::bench::protocol::{Metric, Unit};
 use crate::bench::run::{BenchRun, TestStatus};
 use crate::bench::verdict::{Judged, Verdict};
 use crate::{Category, Finding, Severity};
@@ -28,8 +28,8 @@ const LINK_LOW: VerdictRule = VerdictRule {
         id: "bench.link.below_expected",
         category: Category::PcieLinkDegraded,
         severity: Severity::Warning,
-        trigger: "A host↔device copy (h2d, d2h, bidir) is judged LOW: below its normal share of the host link's \
-                  theoretical bandwidth (70 % pinned, 30 % pageable, 55 % of both directions at once).",
+        trigger: "A pinned host↔device copy (h2d, d2h, bidir) is judged LOW: below its normal share of the host \
+                  link's theoretical bandwidth (70 % one way, 55 % of both directions at once).",
         source: SOURCE,
     },
     detail: "Host↔device copies are slower than this link normally allows: data loading and CPU↔GPU transfers will \
@@ -37,6 +37,24 @@ const LINK_LOW: VerdictRule = VerdictRule {
     fix: Some(
         "Check the link under load with `nvidia-smi -q -d PCIE` (generation and width should reach their maximum), \
          reseat the card or the Thunderbolt cable, use a CPU-attached slot, and check BIOS PCIe settings.",
+    ),
+};
+
+const PAGEABLE_LOW: VerdictRule = VerdictRule {
+    rule: Rule {
+        id: "bench.pageable.below_expected",
+        category: Category::Benchmark,
+        severity: Severity::Warning,
+        trigger: "A pageable host↔device copy (h2d, d2h) is judged LOW: below 40 % of the slower of the same test's \
+                  pinned copy and its host memcpy between pageable and pinned memory (the driver's staging step).",
+        source: SOURCE,
+    },
+    detail: "Copies from ordinary (pageable) host memory are slower than the pinned copy and the host's own memcpy \
+             allow, so the host side (the driver's staging, memory bandwidth, the CPU the copy runs on) holds them \
+             back, not the link.",
+    fix: Some(
+        "Use pinned memory for transfers (PyTorch: `DataLoader(pin_memory=True)`, `tensor.pin_memory()`), see under \
+         the bench table whether the worker ran on the GPU's NUMA node, and close memory-heavy processes.",
     ),
 };
 
@@ -140,8 +158,32 @@ const CLOCKS_FELL: Rule = Rule {
     source: "NVML telemetry sampled during `gpu-doctor bench --tests sustained` (`probes/src/bench/throttle.rs`)",
 };
 
+const ECC_FIX: &str = "Note the GPU's serial, run `nvidia-smi -q -d ECC,PAGE_RETIREMENT,ROW_REMAPPER` and read the kernel \
+                       log for Xid 48, 63, 64, 92, 94 or 95; reset the GPU to apply pending retirements or remaps, and \
+                       have a board with growing counts replaced.";
+
+const ECC_ERRORS: Rule = Rule {
+    id: "bench.memtest.ecc_errors",
+    category: Category::Benchmark,
+    severity: Severity::Error,
+    trigger: "Over a memory test that broke off, NVML's counters show new uncorrectable ECC errors, retired pages or \
+              remapped rows (a finished memory test fails its counter check instead: bench.check_failed).",
+    source: "NVML's ECC, page-retirement and row-remapping counters read before and after the memory test \
+             (`probes/src/host/ecc.rs`)",
+};
+
+const ECC_CORRECTED: Rule = Rule {
+    id: "bench.memtest.ecc_corrected",
+    category: Category::Benchmark,
+    severity: Severity::Warning,
+    trigger: "Over the memory test, NVML's counters show new corrected ECC errors and nothing worse.",
+    source: "NVML's ECC, page-retirement and row-remapping counters read before and after the memory test \
+             (`probes/src/host/ecc.rs`)",
+};
+
 pub(super) const RULES: &[Rule] = &[
     LINK_LOW.rule,
+    PAGEABLE_LOW.rule,
     MEMORY_LOW.rule,
     COMPUTE_LOW.rule,
     LATENCY_SLOW.rule,
@@ -150,15 +192,20 @@ pub(super) const RULES: &[Rule] = &[
     ABOVE_THEORY.rule,
     CHECK_FAILED,
     CLOCKS_FELL,
+    ECC_ERRORS,
+    ECC_CORRECTED,
 ];
 
 /// The rule a judged measurement of `test` triggers; `None` for a normal or unjudged one.
-fn rule_for(test: TestKind, verdict: Verdict) -> Option<&'static VerdictRule> {
-    match verdict {
+fn rule_for(test: TestKind, j: &Judged) -> Option<&'static VerdictRule> {
+    let pageable =
+        matches!(j.measurement.metric, Metric::HostToDevice { pinned: false } | Metric::DeviceToHost { pinned: false });
+    match j.judgement.verdict {
         Verdict::Normal | Verdict::NoReference => None,
         Verdict::AboveTheory => Some(&ABOVE_THEORY),
         Verdict::Failed => Some(&MEMORY_ERRORS),
         Verdict::Low => match test {
+            TestKind::H2d | TestKind::D2h if pageable => Some(&PAGEABLE_LOW),
             TestKind::H2d | TestKind::D2h | TestKind::Bidir => Some(&LINK_LOW),
             TestKind::D2d => Some(&MEMORY_LOW),
             TestKind::Gemm | TestKind::Fma | TestKind::Sustained => Some(&COMPUTE_LOW),
@@ -187,7 +234,7 @@ pub fn bench_findings(run: &BenchRun) -> Vec<Finding> {
     let mut out: Vec<Finding> = Vec::new();
     for t in &run.tests {
         for j in &t.judged {
-            let Some(r) = rule_for(t.test, j.judgement.verdict) else { continue };
+            let Some(r) = rule_for(t.test, j) else { continue };
             if let Some(f) = out.iter_mut().find(|f| f.id == r.rule.id) {
                 f.evidence.push(evidence(t.test, j));
                 continue;
@@ -241,6 +288,36 @@ pub fn bench_findings(run: &BenchRun) -> Vec<Finding> {
             ),
         );
     }
+    out.extend(ecc_finding(run));
     out.sort_by(|a, b| (a.severity, &a.id).cmp(&(b.severity, &b.id)));
     out
+}
+
+/// The memory-error counters over the memory test: new corrected errors are a warning; new
+/// uncorrectable errors, retired pages or remapped rows an error where no failed check of the memory
+/// test already says so (the test broke off before its counter check).
+fn ecc_finding(run: &BenchRun) -> Option<Finding> {
+    let change = run.memtest_ecc.as_ref()?;
+    let checked = run.tests.iter().any(|t| t.test == TestKind::Memtest && t.status == TestStatus::ChecksFailed);
+    let evidence = vec![change.summary()];
+    if change.failed() {
+        return (!checked).then(|| {
+            ECC_ERRORS.finding(
+                format!("GPU memory reported errors ECC could not hide during the memory test: {}", change.summary()),
+                "New uncorrectable ECC errors, retired pages or remapped rows mean part of this GPU's memory is \
+                 failing.",
+                evidence,
+                Some(ECC_FIX.to_owned()),
+            )
+        });
+    }
+    (change.corrected.unwrap_or(0) > 0).then(|| {
+        ECC_CORRECTED.finding(
+            format!("ECC corrected memory errors during the memory test: {}", change.summary()),
+            "ECC fixed these errors, so no result was wrong, but memory that needs correcting under a test may get \
+             worse; a count that keeps growing precedes retired pages or remapped rows.",
+            evidence,
+            Some(ECC_FIX.to_owned()),
+        )
+    })
 }

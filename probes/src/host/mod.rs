@@ -3,6 +3,7 @@
 //! `SystemHost` touches this machine, `ReplayHost` answers from a recorded fixture folder, and
 //! `RecordingHost` wraps `SystemHost` and writes such a folder.
 
+pub mod ecc;
 mod fixture;
 pub mod nvml;
 pub mod paths;

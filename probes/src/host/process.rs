@@ -72,6 +72,49 @@ impl Drop for GroupChild {
     }
 }
 
+impl GroupChild {
+    /// Lets the child run only on `cpus` (Linux `sched_setaffinity`). Threads and processes it
+    /// starts afterwards inherit the set, and memory it first touches then lands on the CPUs' NUMA
+    /// node. Call it before the child starts its work; elsewhere than Linux, `Unsupported`.
+    pub fn set_cpu_affinity(&self, cpus: &[usize]) -> std::io::Result<()> {
+        #[cfg(target_os = "linux")]
+        {
+            use rustix::process::Pid;
+            use rustix::thread::{CpuSet, sched_setaffinity};
+            let pid = i32::try_from(self.child.id()).ok().and_then(Pid::from_raw);
+            let mut set = CpuSet::new();
+            for &cpu in cpus {
+                if cpu >= CpuSet::MAX_CPU {
+                    return Err(std::io::Error::other(format!(
+                        "CPU {cpu} is beyond the {} a CPU set holds",
+                        CpuSet::MAX_CPU
+                    )));
+                }
+                set.set(cpu);
+            }
+            Ok(sched_setaffinity(pid, &set)?)
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = cpus;
+            Err(std::io::Error::new(std::io::ErrorKind::Unsupported, "CPU affinity is set on Linux only"))
+        }
+    }
+}
+
+/// The CPUs this process may run on now (Linux `sched_getaffinity`: what `taskset`, a cgroup
+/// cpuset or a batch scheduler left it); elsewhere `Unsupported`.
+pub fn allowed_cpus() -> std::io::Result<Vec<usize>> {
+    #[cfg(target_os = "linux")]
+    {
+        use rustix::thread::{CpuSet, sched_getaffinity};
+        let set = sched_getaffinity(None)?;
+        Ok((0..CpuSet::MAX_CPU).filter(|&cpu| set.is_set(cpu)).collect())
+    }
+    #[cfg(not(target_os = "linux"))]
+    Err(std::io::Error::new(std::io::ErrorKind::Unsupported, "CPU affinity is read on Linux only"))
+}
+
 #[cfg(unix)]
 fn kill_group_id(pgid: u32) {
     use rustix::process::{Pid, Signal, kill_process_group};

@@ -4,10 +4,17 @@
 use super::*;
 use crate::bench::plan::{BenchPlan, Precision, TestKind};
 use crate::bench::protocol::{BenchEvent, Check, CopyMethod, Measurement, Metric, TestResult, Unit};
+use crate::bench::protocol::{Failure, FailureKind};
 use crate::bench::record::{RunRecord, TelemetryPoint, TimedEvent};
 use crate::bench::run::BenchRun;
 use crate::bench::verdict::{Facts, PeakOps};
+use crate::host::ecc::EccChange;
 use crate::host::telemetry::GpuTelemetry;
+
+/// Counters that changed by `corrected` corrected and `uncorrected` uncorrectable errors.
+fn ecc(corrected: u64, uncorrected: u64) -> Option<EccChange> {
+    Some(EccChange { corrected: Some(corrected), uncorrected: Some(uncorrected), ..EccChange::default() })
+}
 
 const FREE: f64 = 8.0 * 1024.0 * 1024.0 * 1024.0;
 
@@ -32,6 +39,10 @@ struct Fake {
     failed_check: Option<TestKind>,
     /// The SM clock in the late part of the sustained load (2000 MHz early).
     late_clock_mhz: u32,
+    /// How the memory-error counters changed over the memory test.
+    ecc: Option<EccChange>,
+    /// The memory test broke off (failed) instead of finishing.
+    memtest_broke_off: bool,
 }
 
 fn healthy() -> Fake {
@@ -41,6 +52,8 @@ fn healthy() -> Fake {
     Fake {
         values: vec![
             (T::H2d, M::HostToDevice { pinned: true }, 25.0, Unit::GbPerS),
+            (T::H2d, M::HostToDevice { pinned: false }, 10.0, Unit::GbPerS),
+            (T::H2d, M::StagingCopy { h2d: true }, 12.0, Unit::GbPerS),
             (T::D2h, M::DeviceToHost { pinned: true }, 25.0, Unit::GbPerS),
             (T::Bidir, M::Bidirectional, 40.0, Unit::GbPerS),
             (T::D2d, M::DeviceCopy { method: CopyMethod::Memcpy }, 550.0, Unit::GbPerS),
@@ -55,6 +68,8 @@ fn healthy() -> Fake {
         ],
         failed_check: None,
         late_clock_mhz: 1990,
+        ecc: Some(EccChange { corrected: Some(0), uncorrected: Some(0), ..EccChange::default() }),
+        memtest_broke_off: false,
     }
 }
 
@@ -92,7 +107,12 @@ impl Fake {
             }];
             let result = TestResult { measurements, checks, ..TestResult::default() };
             events.push(TimedEvent { t_ms: start, event: BenchEvent::Started { test, device: None } });
-            events.push(TimedEvent { t_ms: start + 1000, event: BenchEvent::Finished { test, result } });
+            let end = if test == TestKind::Memtest && self.memtest_broke_off {
+                BenchEvent::Failed { test, failure: Failure::new(FailureKind::Crash, "the worker died") }
+            } else {
+                BenchEvent::Finished { test, result }
+            };
+            events.push(TimedEvent { t_ms: start + 1000, event: end });
             if test == TestKind::Sustained {
                 sustained = (start, start + 1000);
             }
@@ -104,7 +124,7 @@ impl Fake {
                 TelemetryPoint { t_ms, sample: GpuTelemetry { clock_sm_mhz: Some(mhz), ..GpuTelemetry::default() } }
             })
             .collect();
-        let record = RunRecord { events, telemetry, ..RunRecord::default() };
+        let record = RunRecord { events, telemetry, memtest_ecc: self.ecc.clone(), ..RunRecord::default() };
         BenchRun::assemble(&BenchPlan::preset(0, tests, true), record, |_| facts())
     }
 }
@@ -132,6 +152,7 @@ fn each_bench_rule_fires_alone_on_the_run_it_names() {
     use Metric as M;
     let cases: Vec<(&str, Fake)> = vec![
         ("bench.link.below_expected", healthy().with(M::HostToDevice { pinned: true }, 5.0)),
+        ("bench.pageable.below_expected", healthy().with(M::HostToDevice { pinned: false }, 2.0)),
         ("bench.memory.below_expected", healthy().with(M::DeviceCopy { method: CopyMethod::Memcpy }, 100.0)),
         ("bench.compute.below_expected", healthy().with(M::FmaPeak, 10.0)),
         ("bench.latency.above_usual", healthy().with(M::LaunchLatency, 100.0)),
@@ -140,6 +161,8 @@ fn each_bench_rule_fires_alone_on_the_run_it_names() {
         ("bench.above_theory", healthy().with(M::Bidirectional, 90.0)),
         ("bench.check_failed", Fake { failed_check: Some(TestKind::Gemm), ..healthy() }),
         ("bench.sustained.clocks_fell", Fake { late_clock_mhz: 1500, ..healthy() }),
+        ("bench.memtest.ecc_errors", Fake { ecc: ecc(0, 2), memtest_broke_off: true, ..healthy() }),
+        ("bench.memtest.ecc_corrected", Fake { ecc: ecc(5, 0), ..healthy() }),
     ];
     let bench_ids: Vec<&str> = crate::diagnose::bench::RULES.iter().map(|r| r.id).collect();
     let covered: Vec<&str> = cases.iter().map(|c| c.0).collect();
@@ -191,10 +214,8 @@ fn the_rule_texts_name_the_judging_constants() {
     let trigger = |id: &str| rules().find(|r| r.id == id).unwrap().trigger;
     let pct = |share: f64| format!("{:.0} %", share * 100.0);
     let cases = [
-        (
-            "bench.link.below_expected",
-            vec![pct(LINK_NORMAL_SHARE), pct(PAGEABLE_NORMAL_SHARE), pct(BIDIR_NORMAL_SHARE)],
-        ),
+        ("bench.link.below_expected", vec![pct(LINK_NORMAL_SHARE), pct(BIDIR_NORMAL_SHARE)]),
+        ("bench.pageable.below_expected", vec![pct(PAGEABLE_NORMAL_SHARE)]),
         ("bench.memory.below_expected", vec![pct(MEMORY_NORMAL_SHARE)]),
         (
             "bench.compute.below_expected",
@@ -213,4 +234,34 @@ fn the_rule_texts_name_the_judging_constants() {
             assert!(trigger(id).contains(&needle), "{id}'s trigger does not say {needle}");
         }
     }
+}
+
+/// An uncorrectable error over a finished memory test fails its counter check (one error finding,
+/// `bench.check_failed`), not a second finding; a broken-off test has no check, so the counters
+/// speak for themselves; counters that did not move or were not read make no finding.
+#[test]
+fn memory_error_counters_make_one_finding_however_the_memory_test_ended() {
+    let finished = Fake { ecc: ecc(1, 1), ..healthy() }.run();
+    assert_eq!(ids(&finished), ["bench.check_failed"]);
+    assert!(
+        finished.findings[0].evidence.iter().any(|e| e.contains("memory-error counters")),
+        "{:?}",
+        finished.findings
+    );
+    let broke_off = Fake { ecc: ecc(1, 1), memtest_broke_off: true, ..healthy() }.run();
+    assert_eq!(ids(&broke_off), ["bench.memtest.ecc_errors"]);
+    for quiet in [None, Some(EccChange::unread("NVML: not supported by this GPU"))] {
+        assert_eq!(ids(&Fake { ecc: quiet, ..healthy() }.run()), Vec::<&str>::new());
+    }
+}
+
+/// A pageable copy that is slow next to a healthy pinned copy is the host's doing: its own rule,
+/// never the link's.
+#[test]
+fn a_slow_pageable_copy_does_not_blame_the_link() {
+    let run = healthy().with(Metric::HostToDevice { pinned: false }, 2.0).run();
+    assert_eq!(ids(&run), ["bench.pageable.below_expected"]);
+    let f = &run.findings[0];
+    assert!(f.evidence[0].contains("host memcpy"), "{:?}", f.evidence);
+    assert!(!f.fix.as_deref().unwrap_or_default().contains("reseat"), "{:?}", f.fix);
 }

@@ -1,0 +1,423 @@
+//! A GPU's memory-error counters from NVML, read before and after the benchmark's memory test,
+//! and what changed between the two readings.
+//!
+//! With ECC on, a flipped bit is corrected on the fly, so a memory test that reads back what it
+//! wrote sees nothing; only these counters show it. Uncorrectable errors, retired pages (Volta and
+//! earlier) and remapped rows (Ampere and later) mean failing memory. GeForce boards have none of
+//! these counters: NVML answers "not supported", which is a normal result.
+
+use std::collections::BTreeMap;
+
+use nvml_wrapper::Device;
+use nvml_wrapper::enum_wrappers::device::{EccCounter, MemoryError, RetirementCause};
+use nvml_wrapper::enums::device::SampleValue;
+use nvml_wrapper::error::NvmlError;
+use nvml_wrapper::struct_wrappers::device::FieldValueSample;
+use nvml_wrapper::structs::device::FieldId;
+use serde::{Deserialize, Serialize};
+
+use super::HostError;
+use super::nvml::nvml;
+
+/// NVML field ids of the row-remapping counters (`nvmlDeviceGetRemappedRows` has no wrapper in
+/// nvml-wrapper 0.13; the field values carry the same numbers).
+const FI_REMAPPED_CORRECTED: u32 = 142;
+const FI_REMAPPED_UNCORRECTED: u32 = 143;
+const FI_REMAPPED_PENDING: u32 = 144;
+const FI_REMAPPED_FAILURE: u32 = 145;
+
+/// What NVML said about one GPU's memory errors at one moment. Every `None` has NVML's reason in
+/// `unreported` ("not supported by this GPU" on boards without ECC).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct EccCounters {
+    /// ECC is on now.
+    pub ecc_enabled: Option<bool>,
+    /// Corrected (single-bit) errors since the driver loaded.
+    pub corrected_volatile: Option<u64>,
+    /// Corrected errors over the board's life.
+    pub corrected_aggregate: Option<u64>,
+    /// Uncorrected (double-bit) errors since the driver loaded.
+    pub uncorrected_volatile: Option<u64>,
+    /// Uncorrected errors over the board's life.
+    pub uncorrected_aggregate: Option<u64>,
+    /// Pages retired after repeated single-bit errors (pending ones included).
+    pub retired_pages_single_bit: Option<u64>,
+    /// Pages retired after a double-bit error (pending ones included).
+    pub retired_pages_double_bit: Option<u64>,
+    /// Pages wait for a reset to be retired.
+    pub retired_pages_pending: Option<bool>,
+    /// Rows remapped after correctable errors.
+    pub remapped_rows_corrected: Option<u64>,
+    /// Rows remapped after uncorrectable errors.
+    pub remapped_rows_uncorrected: Option<u64>,
+    /// A remapping waits for a reset.
+    pub remapped_rows_pending: Option<bool>,
+    /// A remapping failed (no spare row left).
+    pub remapped_rows_failure: Option<bool>,
+    /// Counters that did not answer, with NVML's reason.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub unreported: BTreeMap<String, String>,
+}
+
+/// What changed between two readings. A count is `None` when it could not be compared (its reason
+/// is in `not_read`).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct EccChange {
+    /// New corrected errors.
+    pub corrected: Option<u64>,
+    /// New uncorrected errors.
+    pub uncorrected: Option<u64>,
+    /// Newly retired pages.
+    pub retired_pages: Option<u64>,
+    /// Newly remapped rows.
+    pub remapped_rows: Option<u64>,
+    /// A page retirement or row remap became pending.
+    pub newly_pending: bool,
+    /// A row remap failed that had not before.
+    pub remap_failed: bool,
+    /// What could not be compared, and why, e.g. `corrected errors: not supported by this GPU`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_read: Vec<String>,
+}
+
+impl EccChange {
+    /// The change from `before` to `after`. For the error counts, the larger of the volatile and
+    /// aggregate differences: the volatile count restarts when the driver reloads, and the
+    /// aggregate one may be written to the board's storage later.
+    pub fn between(before: &EccCounters, after: &EccCounters) -> Self {
+        let (b, a) = (before, after);
+        let d = |b: Option<u64>, a: Option<u64>| Some(a?.saturating_sub(b?));
+        let mut not_read = Vec::new();
+        let mut noted = |what: &str, key: &str, value: Option<u64>| {
+            if value.is_none() {
+                let why = a.unreported.get(key).or_else(|| b.unreported.get(key));
+                not_read.push(format!("{what}: {}", why.map_or("not reported", String::as_str)));
+            }
+            value
+        };
+        let corrected = noted(
+            "corrected errors",
+            "corrected_volatile",
+            either(
+                d(b.corrected_volatile, a.corrected_volatile),
+                d(b.corrected_aggregate, a.corrected_aggregate),
+                u64::max,
+            ),
+        );
+        let uncorrected = noted(
+            "uncorrected errors",
+            "uncorrected_volatile",
+            either(
+                d(b.uncorrected_volatile, a.uncorrected_volatile),
+                d(b.uncorrected_aggregate, a.uncorrected_aggregate),
+                u64::max,
+            ),
+        );
+        let retired_pages = noted(
+            "retired pages",
+            "retired_pages_single_bit",
+            either(
+                d(b.retired_pages_single_bit, a.retired_pages_single_bit),
+                d(b.retired_pages_double_bit, a.retired_pages_double_bit),
+                u64::saturating_add,
+            ),
+        );
+        let remapped_rows = noted(
+            "remapped rows",
+            "remapped_rows_corrected",
+            either(
+                d(b.remapped_rows_corrected, a.remapped_rows_corrected),
+                d(b.remapped_rows_uncorrected, a.remapped_rows_uncorrected),
+                u64::saturating_add,
+            ),
+        );
+        let became = |b: Option<bool>, a: Option<bool>| a == Some(true) && b != Some(true);
+        Self {
+            corrected,
+            uncorrected,
+            retired_pages,
+            remapped_rows,
+            newly_pending: became(b.retired_pages_pending, a.retired_pages_pending)
+                || became(b.remapped_rows_pending, a.remapped_rows_pending),
+            remap_failed: became(b.remapped_rows_failure, a.remapped_rows_failure),
+            not_read,
+        }
+    }
+
+    /// Nothing could be compared, for `reason` (NVML could not be asked).
+    pub fn unread(reason: &str) -> Self {
+        Self { not_read: vec![format!("memory-error counters: {reason}")], ..Self::default() }
+    }
+
+    /// Whether any counter was compared.
+    pub fn compared(&self) -> bool {
+        self.corrected.is_some()
+            || self.uncorrected.is_some()
+            || self.retired_pages.is_some()
+            || self.remapped_rows.is_some()
+    }
+
+    /// Memory failed: a new uncorrectable error, retired page or remapped row (or one pending, or a
+    /// failed remap).
+    pub fn failed(&self) -> bool {
+        self.uncorrected.unwrap_or(0) > 0
+            || self.retired_pages.unwrap_or(0) > 0
+            || self.remapped_rows.unwrap_or(0) > 0
+            || self.newly_pending
+            || self.remap_failed
+    }
+
+    /// The changes in words, e.g. `3 corrected errors, 0 uncorrected errors, …`.
+    pub fn summary(&self) -> String {
+        let mut parts: Vec<String> = [
+            (self.corrected, "corrected errors"),
+            (self.uncorrected, "uncorrected errors"),
+            (self.retired_pages, "retired pages"),
+            (self.remapped_rows, "remapped rows"),
+        ]
+        .into_iter()
+        .filter_map(|(n, what)| n.map(|n| format!("{n} new {what}")))
+        .collect();
+        if self.newly_pending {
+            parts.push("a page retirement or row remap is pending (it needs a GPU reset)".to_owned());
+        }
+        if self.remap_failed {
+            parts.push("a row remap failed".to_owned());
+        }
+        parts.extend(self.not_read.iter().map(|n| format!("not read: {n}")));
+        parts.join("; ")
+    }
+}
+
+/// `f` of both values, or the one there is.
+fn either(x: Option<u64>, y: Option<u64>, f: fn(u64, u64) -> u64) -> Option<u64> {
+    match (x, y) {
+        (Some(x), Some(y)) => Some(f(x, y)),
+        (x, y) => x.or(y),
+    }
+}
+
+/// NVML's reason in words; an unsupported counter is a normal answer on boards without ECC.
+fn reason(e: &NvmlError) -> String {
+    match e {
+        NvmlError::NotSupported => "not supported by this GPU".to_owned(),
+        other => other.to_string(),
+    }
+}
+
+fn take<T>(unreported: &mut BTreeMap<String, String>, name: &str, r: Result<T, NvmlError>) -> Option<T> {
+    keep(unreported, name, r.map_err(|e| reason(&e)))
+}
+
+fn keep<T>(unreported: &mut BTreeMap<String, String>, name: &str, r: Result<T, String>) -> Option<T> {
+    r.map_err(|why| unreported.insert(name.to_owned(), why)).ok()
+}
+
+/// One field value as a count.
+fn field_u64(sample: Option<&Result<FieldValueSample, NvmlError>>) -> Result<u64, String> {
+    let value = match sample {
+        None => return Err("not answered".to_owned()),
+        Some(Err(e)) => return Err(reason(e)),
+        Some(Ok(s)) => s.value.as_ref().map_err(reason)?,
+    };
+    match value {
+        SampleValue::U32(v) => Ok(u64::from(*v)),
+        SampleValue::U64(v) => Ok(*v),
+        SampleValue::I64(v) => u64::try_from(*v).map_err(|_| format!("a negative count ({v})")),
+        SampleValue::F64(v) => Err(format!("a fractional count ({v})")),
+    }
+}
+
+/// Reads the memory-error counters of the GPU at PCI bus id `bus` now.
+pub fn read_bus(bus: &str) -> Result<EccCounters, HostError> {
+    let nvml = nvml()?;
+    let d = nvml
+        .device_by_pci_bus_id(bus)
+        .map_err(|e| HostError::Unavailable { message: format!("NVML has no GPU at PCI {bus}: {e}") })?;
+    Ok(read(&d))
+}
+
+fn read(d: &Device<'_>) -> EccCounters {
+    let mut u = BTreeMap::new();
+    let mut c = EccCounters {
+        ecc_enabled: take(&mut u, "ecc_enabled", d.is_ecc_enabled().map(|m| m.currently_enabled)),
+        corrected_volatile: take(
+            &mut u,
+            "corrected_volatile",
+            d.total_ecc_errors(MemoryError::Corrected, EccCounter::Volatile),
+        ),
+        corrected_aggregate: take(
+            &mut u,
+            "corrected_aggregate",
+            d.total_ecc_errors(MemoryError::Corrected, EccCounter::Aggregate),
+        ),
+        uncorrected_volatile: take(
+            &mut u,
+            "uncorrected_volatile",
+            d.total_ecc_errors(MemoryError::Uncorrected, EccCounter::Volatile),
+        ),
+        uncorrected_aggregate: take(
+            &mut u,
+            "uncorrected_aggregate",
+            d.total_ecc_errors(MemoryError::Uncorrected, EccCounter::Aggregate),
+        ),
+        retired_pages_single_bit: take(
+            &mut u,
+            "retired_pages_single_bit",
+            d.retired_pages(RetirementCause::MultipleSingleBitEccErrors).map(|p| p.len() as u64),
+        ),
+        retired_pages_double_bit: take(
+            &mut u,
+            "retired_pages_double_bit",
+            d.retired_pages(RetirementCause::DoubleBitEccError).map(|p| p.len() as u64),
+        ),
+        retired_pages_pending: take(&mut u, "retired_pages_pending", d.are_pages_pending_retired()),
+        ..EccCounters::default()
+    };
+    let ids = [FI_REMAPPED_CORRECTED, FI_REMAPPED_UNCORRECTED, FI_REMAPPED_PENDING, FI_REMAPPED_FAILURE].map(FieldId);
+    match d.field_values_for(&ids) {
+        Ok(values) => {
+            c.remapped_rows_corrected = keep(&mut u, "remapped_rows_corrected", field_u64(values.first()));
+            c.remapped_rows_uncorrected = keep(&mut u, "remapped_rows_uncorrected", field_u64(values.get(1)));
+            c.remapped_rows_pending = keep(&mut u, "remapped_rows_pending", field_u64(values.get(2)).map(|v| v != 0));
+            c.remapped_rows_failure = keep(&mut u, "remapped_rows_failure", field_u64(values.get(3)).map(|v| v != 0));
+        }
+        Err(e) => {
+            for key in [
+                "remapped_rows_corrected",
+                "remapped_rows_uncorrected",
+                "remapped_rows_pending",
+                "remapped_rows_failure",
+            ] {
+                u.insert(key.to_owned(), reason(&e));
+            }
+        }
+    }
+    c.unreported = u;
+    c
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    /// Counters of an H100 (ECC, row remapping, no page retirement), as NVML answers them.
+    fn h100(corrected: u64, uncorrected: u64, remapped: (u64, u64)) -> EccCounters {
+        let mut unreported = BTreeMap::new();
+        for key in ["retired_pages_single_bit", "retired_pages_double_bit", "retired_pages_pending"] {
+            unreported.insert(key.to_owned(), "not supported by this GPU".to_owned());
+        }
+        EccCounters {
+            ecc_enabled: Some(true),
+            corrected_volatile: Some(corrected),
+            corrected_aggregate: Some(100 + corrected),
+            uncorrected_volatile: Some(uncorrected),
+            uncorrected_aggregate: Some(uncorrected),
+            remapped_rows_corrected: Some(remapped.0),
+            remapped_rows_uncorrected: Some(remapped.1),
+            remapped_rows_pending: Some(false),
+            remapped_rows_failure: Some(false),
+            unreported,
+            ..EccCounters::default()
+        }
+    }
+
+    /// A GeForce board: every counter "not supported".
+    fn geforce() -> EccCounters {
+        let keys = [
+            "ecc_enabled",
+            "corrected_volatile",
+            "corrected_aggregate",
+            "uncorrected_volatile",
+            "uncorrected_aggregate",
+            "retired_pages_single_bit",
+            "retired_pages_double_bit",
+            "retired_pages_pending",
+            "remapped_rows_corrected",
+            "remapped_rows_uncorrected",
+            "remapped_rows_pending",
+            "remapped_rows_failure",
+        ];
+        let unreported = keys.iter().map(|k| ((*k).to_owned(), "not supported by this GPU".to_owned())).collect();
+        EccCounters { unreported, ..EccCounters::default() }
+    }
+
+    #[test]
+    fn a_clean_run_changes_nothing() {
+        let c = EccChange::between(&h100(5, 0, (1, 0)), &h100(5, 0, (1, 0)));
+        assert_eq!(c.corrected, Some(0));
+        assert_eq!(c.uncorrected, Some(0));
+        assert_eq!(c.remapped_rows, Some(0));
+        assert_eq!(c.retired_pages, None);
+        assert_eq!(c.not_read, ["retired pages: not supported by this GPU"]);
+        assert!(c.compared() && !c.failed());
+    }
+
+    #[test]
+    fn corrected_errors_are_counted_and_not_a_failure() {
+        let c = EccChange::between(&h100(5, 0, (1, 0)), &h100(12, 0, (1, 0)));
+        assert_eq!(c.corrected, Some(7));
+        assert!(!c.failed());
+        assert!(c.summary().contains("7 new corrected errors"), "{}", c.summary());
+    }
+
+    #[test]
+    fn uncorrected_errors_and_remapped_rows_are_failures() {
+        let c = EccChange::between(&h100(5, 0, (1, 0)), &h100(5, 2, (1, 0)));
+        assert_eq!(c.uncorrected, Some(2));
+        assert!(c.failed());
+        let c = EccChange::between(&h100(5, 0, (1, 0)), &h100(5, 0, (2, 1)));
+        assert_eq!(c.remapped_rows, Some(2));
+        assert!(c.failed());
+        let mut pending = h100(5, 0, (1, 0));
+        pending.remapped_rows_pending = Some(true);
+        let c = EccChange::between(&h100(5, 0, (1, 0)), &pending);
+        assert!(c.newly_pending && c.failed(), "{c:?}");
+        // Already pending before the test: not new.
+        assert!(!EccChange::between(&pending, &pending).failed());
+    }
+
+    #[test]
+    fn retired_pages_count_both_causes() {
+        let v100 = |single: u64, double: u64| EccCounters {
+            corrected_volatile: Some(0),
+            uncorrected_volatile: Some(0),
+            retired_pages_single_bit: Some(single),
+            retired_pages_double_bit: Some(double),
+            retired_pages_pending: Some(false),
+            ..EccCounters::default()
+        };
+        let c = EccChange::between(&v100(1, 0), &v100(2, 1));
+        assert_eq!(c.retired_pages, Some(2));
+        assert!(c.failed());
+        assert!(c.not_read.iter().any(|n| n.starts_with("remapped rows: not reported")), "{:?}", c.not_read);
+    }
+
+    #[test]
+    fn a_driver_reload_between_readings_is_seen_in_the_aggregate_count() {
+        let before = h100(40, 0, (0, 0));
+        let mut after = h100(0, 0, (0, 0));
+        after.corrected_aggregate = Some(143);
+        let c = EccChange::between(&before, &after);
+        assert_eq!(c.corrected, Some(3), "volatile restarted at 0; the aggregate went 140 → 143");
+    }
+
+    #[test]
+    fn geforce_is_not_supported_not_a_failure() {
+        let c = EccChange::between(&geforce(), &geforce());
+        assert!(!c.compared() && !c.failed());
+        assert_eq!(c.not_read.len(), 4);
+        assert!(c.not_read.iter().all(|n| n.ends_with("not supported by this GPU")), "{:?}", c.not_read);
+        let u = EccChange::unread("NVML is not available");
+        assert!(!u.compared() && !u.failed());
+        assert!(u.summary().contains("NVML is not available"));
+    }
+
+    #[test]
+    fn counters_survive_json() {
+        let c = h100(1, 2, (3, 4));
+        let back: EccCounters = serde_json::from_str(&serde_json::to_string(&c).unwrap()).unwrap();
+        assert_eq!(back, c);
+    }
+}
