@@ -6,6 +6,7 @@
 pub mod compat;
 pub mod diagnose;
 pub mod host;
+pub mod model;
 pub mod parse;
 pub mod probe;
 mod probed;

@@ -68,7 +68,7 @@ pub enum Detail {
 /// `bottom` does. Reads `/sys/bus/pci/devices/BUS/power/runtime_status`; false where there is no
 /// such file (other systems, or no runtime power management).
 pub fn runtime_suspended(bus_id: &str) -> bool {
-    let Some(bus) = crate::probe::pci::sysfs::normalize_bus_id(bus_id) else { return false };
+    let Ok(bus) = crate::model::PciBusId::parse(bus_id) else { return false };
     std::fs::read_to_string(format!("/sys/bus/pci/devices/{bus}/power/runtime_status"))
         .is_ok_and(|status| status.trim() == "suspended")
 }

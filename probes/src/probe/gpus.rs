@@ -86,7 +86,7 @@ use crate::{Probed, Trace};
 
 use super::driver::SmiXml;
 use super::link::sysfs_link;
-use super::pci::sysfs::normalize_bus_id;
+use crate::model::PciBusId;
 
 fn from_nvml(d: &NvmlDevice) -> Gpu {
     let compute_capability = d.compute_capability.and_then(|(major, minor)| {
@@ -96,7 +96,7 @@ fn from_nvml(d: &NvmlDevice) -> Gpu {
         index: d.index,
         name: d.name.clone(),
         uuid: d.uuid.clone(),
-        pci_bus_id: d.pci_bus_id.as_deref().and_then(normalize_bus_id),
+        pci_bus_id: d.pci_bus_id.as_deref().and_then(sysfs_form),
         compute_capability,
         architecture: compute_capability.and_then(crate::ComputeCapability::architecture).map(str::to_owned),
         memory_total_bytes: d.memory_total_bytes,
@@ -129,6 +129,11 @@ fn from_nvml(d: &NvmlDevice) -> Gpu {
     }
 }
 
+/// A bus id in sysfs form; `None` when the text is not one.
+fn sysfs_form(text: &str) -> Option<String> {
+    PciBusId::parse(text).ok().map(String::from)
+}
+
 const MIB: u64 = 1024 * 1024;
 
 impl Gpu {
@@ -145,7 +150,7 @@ impl Gpu {
             index,
             name: s.name.clone(),
             uuid: s.uuid.clone(),
-            pci_bus_id: s.pci_bus_id.as_deref().and_then(normalize_bus_id),
+            pci_bus_id: s.pci_bus_id.as_deref().and_then(sysfs_form),
             compute_capability: s.compute_capability.as_deref().and_then(|c| c.parse().ok()),
             architecture: None,
             memory_total_bytes: total,
@@ -253,8 +258,8 @@ pub fn probe(
                         s.uuid.is_some() && s.uuid == gpu.uuid
                             || s.pci_bus_id
                                 .as_deref()
-                                .and_then(normalize_bus_id)
-                                .is_some_and(|b| Some(b) == gpu.pci_bus_id)
+                                .zip(gpu.pci_bus_id.as_deref())
+                                .is_some_and(|(a, b)| PciBusId::same(a, b))
                     };
                     if let Some(s) = r.gpus.iter().find(same) {
                         fill_from_smi(gpu, s);

@@ -14,8 +14,9 @@ use serde::{Deserialize, Serialize};
 
 use super::gpus::Gpu;
 use super::pci::PciDevice;
-use super::pci::sysfs::{PCI_DEVICES, bus_ids_in, normalize, normalize_bus_id, parse_hex_u16, read_attr};
+use super::pci::sysfs::{PCI_DEVICES, normalize, parse_hex_u16, read_attr};
 use crate::host::{Host, OsFamily};
+use crate::model::PciBusId;
 use crate::{Probed, Trace};
 
 pub use bandwidth::{parse_link_speed, parse_link_width, pcie_gbytes_per_s};
@@ -164,8 +165,8 @@ pub fn probe(host: &dyn Host, devices: &[PciDevice], gpus: &[Gpu], trace: &mut T
         return Probed::Unsupported { reason: reason.to_owned() };
     }
     let mut ids: Vec<String> =
-        devices.iter().map(|d| normalize_bus_id(&d.bus_id).unwrap_or_else(|| d.bus_id.to_lowercase())).collect();
-    for id in gpus.iter().filter_map(|g| g.pci_bus_id.as_deref().and_then(normalize_bus_id)) {
+        devices.iter().map(|d| normalized(&d.bus_id).unwrap_or_else(|| d.bus_id.to_lowercase())).collect();
+    for id in gpus.iter().filter_map(|g| g.pci_bus_id.as_deref().and_then(normalized)) {
         if !ids.contains(&id) {
             ids.push(id);
         }
@@ -179,12 +180,22 @@ pub fn probe(host: &dyn Host, devices: &[PciDevice], gpus: &[Gpu], trace: &mut T
     let links: Vec<HostLink> = ids
         .iter()
         .map(|id| {
-            let gpu = gpus.iter().find(|g| g.pci_bus_id.as_deref().and_then(normalize_bus_id).as_ref() == Some(id));
+            let gpu = gpus.iter().find(|g| g.pci_bus_id.as_deref().is_some_and(|b| PciBusId::same(b, id)));
             host_link(host, id, gpu, &tb, trace)
         })
         .collect();
     let source = if links.iter().any(|l| l.values_from.contains("nvml")) { "sysfs and nvml" } else { "sysfs" };
     Probed::found(links, source)
+}
+
+/// The sysfs form of a bus id; `None` when the text is not one.
+fn normalized(text: &str) -> Option<String> {
+    PciBusId::parse(text).ok().map(String::from)
+}
+
+/// The bus ids named in a sysfs device path, root port first.
+pub(super) fn bus_ids_in(path: &Path) -> Vec<String> {
+    PciBusId::all_in_path(path).into_iter().map(String::from).collect()
 }
 
 /// The lower of two optional values, or whichever is known.
