@@ -10,7 +10,7 @@ use crate::probe::cudnn::CudnnCopy;
 use crate::probe::gpus::Gpu;
 use crate::probe::python::{Framework, Package, PythonEnv};
 use crate::shell::Shell;
-use crate::{Category, ComputeCapability, CudaVersion, DriverVersion, Finding, Probed, Snapshot};
+use crate::{Category, ComputeCapability, CudaVersion, Finding, Probed, Snapshot};
 
 /// A GPU with its compute capability, from the driver or looked up by name.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,17 +38,6 @@ impl GpuView {
     }
 }
 
-/// What is known of the driver: from the driver probe, or from an error line that carried it.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct DriverView {
-    /// Its version.
-    pub version: Option<DriverVersion>,
-    /// The newest CUDA it supports.
-    pub cuda: Option<CudaVersion>,
-    /// One line saying what is known and where from.
-    pub evidence: Option<String>,
-}
-
 /// Everything a rule reads.
 #[derive(Debug)]
 pub(crate) struct Ctx<'a> {
@@ -61,7 +50,7 @@ pub(crate) struct Ctx<'a> {
     /// GPUs the driver sees.
     pub gpus: Vec<GpuView>,
     /// The driver.
-    pub driver: DriverView,
+    pub driver: DriverLevel,
     /// The shell fixes are written for: PowerShell on Windows, POSIX sh elsewhere.
     pub shell: Shell,
     /// Every command and path the fixes so far show.
@@ -72,14 +61,9 @@ impl<'a> Ctx<'a> {
     /// Gathers the facts rules share.
     pub fn new(s: &'a Snapshot, kb: &'a Kb) -> Self {
         let gpus = gpu_views(s, kb);
-        let driver = driver_view(s, kb);
+        let driver = driver_level(s, kb);
         let os = s.platform.platform.os;
         Self { s, kb, os, gpus, driver, shell: Shell::for_os(os), shown: RefCell::new(Vec::new()) }
-    }
-
-    /// The driver level for `CudaTable::judge`.
-    pub fn level(&self) -> DriverLevel<'_> {
-        DriverLevel { version: self.driver.version.as_ref(), cuda: self.driver.cuda }
     }
 
     /// Capabilities of the GPUs whose capability is known, without repeats.
@@ -199,34 +183,32 @@ pub fn gpu_view(g: &Gpu, kb: &Kb) -> GpuView {
     GpuView { index: g.index, name, cc, cc_by_name: cc_by_name && cc.is_some() }
 }
 
-fn driver_view(s: &Snapshot, kb: &Kb) -> DriverView {
+fn driver_level(s: &Snapshot, kb: &Kb) -> DriverLevel {
     if let Some(d) = s.driver.value() {
-        let os = s.platform.platform.os;
-        let cuda = d.cuda_version.or_else(|| kb.cuda.max_cuda_for_driver(&d.version, os));
-        let level = cuda.map_or_else(String::new, |c| format!(", which supports CUDA up to {c}"));
+        // Snapshots written before the probes stored the level derived from the version lack it.
+        let mut d = d.clone();
+        d.derive_cuda_version(kb, s.platform.platform.os);
+        let level = d.cuda_version.map_or_else(String::new, |c| format!(", which supports CUDA up to {c}"));
         let source = match &s.driver {
             Probed::Found { source, .. } => source.as_str(),
             _ => "",
         };
-        return DriverView {
-            version: Some(d.version.clone()),
-            cuda,
-            evidence: Some(format!("NVIDIA driver {}{level} (from {source})", d.version)),
-        };
+        let evidence = Some(format!("NVIDIA driver {}{level} (from {source})", d.version));
+        return DriverLevel { version: Some(d.version), cuda: d.cuda_version, evidence };
     }
     // PyTorch's "driver on your system is too old (found version 12080)" carries the driver's CUDA level.
     for m in &s.messages {
         if let Some(v) = m.values.get("found_version").and_then(|v| v.parse::<i32>().ok())
             && let Some(cuda) = CudaVersion::from_api_int(v)
         {
-            return DriverView {
+            return DriverLevel {
                 version: None,
                 cuda: Some(cuda),
                 evidence: Some(format!("the driver supports CUDA up to {cuda}, as this line says: {}", m.line)),
             };
         }
     }
-    DriverView::default()
+    DriverLevel::default()
 }
 
 /// A framework's CUDA build version: `12.4`, or `12.0` standing for a build that names only its major

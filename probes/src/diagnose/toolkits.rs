@@ -259,7 +259,7 @@ fn explain(cx: &Ctx<'_>, t: &Toolkits, out: &mut Vec<Finding>) {
     }
     if let Some(driver) = cx.driver.cuda.map(CudaVersion::major_minor).filter(|d| *d != version) {
         evidence.push(cx.driver.evidence.clone().unwrap_or_else(|| format!("driver supports CUDA up to {driver}")));
-        let runs = match cx.kb.cuda.judge(version, cx.level(), cx.os) {
+        let runs = match cx.kb.cuda.judge(version, &cx.driver, cx.os) {
             RuntimeVerdict::Supported | RuntimeVerdict::Unknown => String::new(),
             RuntimeVerdict::MinorVersionCompatible { .. } => format!(
                 " Programs built with nvcc {version} run on this driver only through minor-version compatibility \

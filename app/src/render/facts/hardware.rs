@@ -103,9 +103,10 @@ fn driver_section(s: &Snapshot) -> Section {
         Some(d) => Section::new(
             "Driver",
             format!(
-                "NVIDIA {} (supports CUDA up to {}), via {}",
+                "NVIDIA {} (supports CUDA up to {}{}), via {}",
                 d.version,
                 or_q(d.cuda_version),
+                if d.cuda_version_derived { ", by its version" } else { "" },
                 match &s.driver {
                     Probed::Found { source, .. } => source.as_str(),
                     _ => "?",

@@ -60,10 +60,7 @@ impl Machine {
 
     /// Driver `version` supporting CUDA `cuda` (`""` when not reported).
     pub fn driver(mut self, version: &str, cuda: &str) -> Self {
-        self.0.driver = Probed::found(
-            DriverFacts { version: version.parse().unwrap(), cuda_version: cuda.parse().ok(), nvml_version: None },
-            "nvml",
-        );
+        self.0.driver = Probed::found(DriverFacts::reported(version.parse().unwrap(), cuda.parse().ok(), None), "nvml");
         self
     }
 

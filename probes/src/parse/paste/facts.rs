@@ -134,7 +134,7 @@ impl Facts {
                 None => driver_cuda_from_messages(&self.messages).map(|c| (c, MESSAGES)),
             };
             let sources = join_sources([source].into_iter().chain(cuda.map(|(_, s)| s)));
-            let facts = DriverFacts { version, cuda_version: cuda.map(|(c, _)| c), nvml_version: None };
+            let facts = DriverFacts::reported(version, cuda.map(|(c, _)| c), None);
             snap.driver = Probed::found(facts, sources);
         }
 
@@ -187,6 +187,9 @@ impl Facts {
         }
         if let Some(arch) = self.arch {
             snap.platform.platform.arch = arch;
+        }
+        if let Probed::Found { value, .. } = &mut snap.driver {
+            value.derive_cuda_version(kb, snap.platform.platform.os);
         }
         snap.messages = self.messages;
         snap.notes = self.notes;
