@@ -85,10 +85,7 @@ fn absent_reason<T>(p: &Probed<T>, what: &str) -> String {
 }
 
 fn source<T>(p: &Probed<T>) -> &str {
-    match p {
-        Probed::Found { source, .. } => source,
-        _ => "",
-    }
+    p.source().unwrap_or_default()
 }
 
 #[test]

@@ -95,15 +95,11 @@ impl<'a> Ctx<'a> {
     }
 
     /// The CUDA libraries in the loader cache, when `ldconfig -p` is known to have answered; `None` when
-    /// the toolkits part was not found or ldconfig did not run (an empty list alone does not tell which).
+    /// the toolkits part was not found or ldconfig did not run (an empty list alone does not tell which;
+    /// a list with entries does, also in snapshots written before `loader_cache_read` existed).
     pub fn loader_cache(&self) -> Option<&'a [LoaderEntry]> {
         let t = self.s.toolkits.value()?;
-        let ran =
-            !t.loader_libraries.is_empty()
-                || self.s.trace.iter().any(|e| {
-                    e.probe == "toolkits" && e.method.ends_with("ldconfig -p") && e.outcome == crate::Outcome::Ok
-                });
-        ran.then_some(t.loader_libraries.as_slice())
+        (t.loader_cache_read || !t.loader_libraries.is_empty()).then_some(t.loader_libraries.as_slice())
     }
 
     /// For a snapshot of another machine, appends to a finding's detail the parts its category depends on
@@ -189,10 +185,7 @@ fn driver_level(s: &Snapshot, kb: &Kb) -> DriverLevel {
         let mut d = d.clone();
         d.derive_cuda_version(kb, s.platform.platform.os);
         let level = d.cuda_version.map_or_else(String::new, |c| format!(", which supports CUDA up to {c}"));
-        let source = match &s.driver {
-            Probed::Found { source, .. } => source.as_str(),
-            _ => "",
-        };
+        let source = s.driver.source().unwrap_or_default();
         let evidence = Some(format!("NVIDIA driver {}{level} (from {source})", d.version));
         return DriverLevel { version: Some(d.version), cuda: d.cuda_version, evidence };
     }

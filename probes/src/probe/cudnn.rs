@@ -163,7 +163,7 @@ pub fn probe(
         let loader = match toolkits {
             Some(t) => &t.loader_libraries,
             None => {
-                owned = toolkits::loader_libraries(host, trace);
+                owned = toolkits::loader_libraries(host, trace).unwrap_or_default();
                 &owned
             }
         };

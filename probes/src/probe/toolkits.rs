@@ -35,7 +35,7 @@ const CUDA_LIBRARIES: &[&str] =
     &["libcuda.so", "libcudart", "libcublas", "libcudnn", "libnvrtc", "libnvidia-ml", "libnccl"];
 
 /// Every CUDA toolkit found, and which one each name picks.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Toolkits {
     /// Each install, one per real folder, in the order found (PATH first).
     pub installs: Vec<ToolkitInstall>,
@@ -44,6 +44,11 @@ pub struct Toolkits {
     /// CUDA-related libraries in the dynamic loader's cache (`ldconfig -p`); empty on Windows, or
     /// when ldconfig could not be run (the trace says why).
     pub loader_libraries: Vec<LoaderEntry>,
+    /// True when `ldconfig -p` answered, so that an empty `loader_libraries` means the cache holds no
+    /// CUDA library; false when it did not run (Windows, macOS, pasted text, no ldconfig) or failed,
+    /// and in snapshots written before this field existed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub loader_cache_read: bool,
 }
 
 impl Toolkits {
@@ -204,7 +209,7 @@ pub fn probe(host: &dyn Host, site_packages: &[SitePackages], trace: &mut Trace)
         }
     }
     let installs: Vec<ToolkitInstall> = groups.iter().filter_map(|g| inspect(host, g, trace)).collect();
-    let mut toolkits = Toolkits { installs, picks: ToolkitPicks::default(), loader_libraries: Vec::new() };
+    let mut toolkits = Toolkits { installs, ..Toolkits::default() };
     toolkits.picks = picks(host, &toolkits.installs, trace);
     if let Some(lib) = toolkits.picks.ld_library_path.as_ref().and_then(|p| p.install_root.clone())
         && let Some(install) = toolkits.installs.iter_mut().find(|i| i.root == lib)
@@ -212,7 +217,10 @@ pub fn probe(host: &dyn Host, site_packages: &[SitePackages], trace: &mut Trace)
     {
         install.aliases.push("LD_LIBRARY_PATH".into());
     }
-    toolkits.loader_libraries = loader_libraries(host, trace);
+    if let Some(libraries) = loader_libraries(host, trace) {
+        toolkits.loader_libraries = libraries;
+        toolkits.loader_cache_read = true;
+    }
     if toolkits.installs.is_empty() {
         return candidates::absent(&looked);
     }
@@ -272,18 +280,18 @@ fn picks(host: &dyn Host, installs: &[ToolkitInstall], trace: &mut Trace) -> Too
     picks
 }
 
-/// The CUDA-related entries of the loader cache (`ldconfig -p`); empty on Windows and macOS, or when
+/// The CUDA-related entries of the loader cache (`ldconfig -p`); `None` on Windows and macOS, or when
 /// ldconfig is missing or fails (recorded in `trace`).
-pub fn loader_libraries(host: &dyn Host, trace: &mut Trace) -> Vec<LoaderEntry> {
+pub fn loader_libraries(host: &dyn Host, trace: &mut Trace) -> Option<Vec<LoaderEntry>> {
     if matches!(host.platform().os, OsFamily::Windows | OsFamily::Macos) {
-        return Vec::new();
+        return None;
     }
     let ldconfig = host::which(host, "ldconfig").or_else(|| {
         ["/sbin/ldconfig", "/usr/sbin/ldconfig"].iter().map(PathBuf::from).find(|p| host::is_file(host, p))
     });
     let Some(ldconfig) = ldconfig else {
         trace.miss("ldconfig -p", "no ldconfig on PATH, in /sbin or /usr/sbin");
-        return Vec::new();
+        return None;
     };
     let cmd = Cmd::new([text(&ldconfig), "-p".into()]).timeout(LDCONFIG_TIMEOUT);
     let method = format!("run {}", cmd.display());
@@ -291,11 +299,11 @@ pub fn loader_libraries(host: &dyn Host, trace: &mut Trace) -> Vec<LoaderEntry> 
         Ok(out) if out.success() => out,
         Ok(out) => {
             trace.error(method, format!("exit {:?}: {}", out.status, out.stderr));
-            return Vec::new();
+            return None;
         }
         Err(e) => {
             trace.error(method, e.to_string());
-            return Vec::new();
+            return None;
         }
     };
     match crate::parse::ldconfig::parse(&out.stdout) {
@@ -303,11 +311,11 @@ pub fn loader_libraries(host: &dyn Host, trace: &mut Trace) -> Vec<LoaderEntry> 
             let kept: Vec<LoaderEntry> =
                 entries.into_iter().filter(|e| CUDA_LIBRARIES.iter().any(|p| e.name.starts_with(p))).collect();
             trace.ok(method, format!("{} CUDA libraries", kept.len()));
-            kept
+            Some(kept)
         }
         Err(e) => {
             trace.error(method, e.to_string());
-            Vec::new()
+            None
         }
     }
 }

@@ -107,10 +107,7 @@ fn driver_section(s: &Snapshot) -> Section {
                 d.version,
                 or_q(d.cuda_version),
                 if d.cuda_version_derived { ", by its version" } else { "" },
-                match &s.driver {
-                    Probed::Found { source, .. } => source.as_str(),
-                    _ => "?",
-                }
+                s.driver.source().unwrap_or("?")
             ),
             Tone::Good,
         ),

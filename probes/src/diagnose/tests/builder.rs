@@ -10,7 +10,7 @@ use crate::probe::link::HostLink;
 use crate::probe::pci::PciDevice;
 use crate::probe::platform::WslFacts;
 use crate::probe::python::{DeepFacts, DeepTorch, EnvKind, Framework, FrameworkBuild, Package, PythonEnv};
-use crate::probe::toolkits::{Pick, ToolkitInstall, ToolkitKind, ToolkitPicks, Toolkits};
+use crate::probe::toolkits::{Pick, ToolkitInstall, ToolkitKind, Toolkits};
 use crate::{Finding, Origin, Probed, Snapshot};
 
 /// A Linux machine where every part is absent until a call adds it.
@@ -224,9 +224,9 @@ impl Machine {
         self
     }
 
-    fn toolkits_mut(&mut self) -> &mut Toolkits {
+    pub(super) fn toolkits_mut(&mut self) -> &mut Toolkits {
         if self.0.toolkits.value().is_none() {
-            let empty = Toolkits { installs: Vec::new(), picks: ToolkitPicks::default(), loader_libraries: Vec::new() };
+            let empty = Toolkits::default();
             self.0.toolkits = Probed::found(empty, "filesystem");
         }
         let Probed::Found { value, .. } = &mut self.0.toolkits else { unreachable!() };
@@ -271,7 +271,9 @@ impl Machine {
     /// A library in the loader cache (`ldconfig -p`).
     pub fn loader_lib(mut self, name: &str, path: &str) -> Self {
         let entry = LoaderEntry { name: name.into(), arch: "libc6,x86-64".into(), path: path.into() };
-        self.toolkits_mut().loader_libraries.push(entry);
+        let toolkits = self.toolkits_mut();
+        toolkits.loader_libraries.push(entry);
+        toolkits.loader_cache_read = true;
         self
     }
 

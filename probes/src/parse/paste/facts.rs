@@ -155,8 +155,7 @@ impl Facts {
         let built = frameworks(&self.packages, &hints);
         self.toolkits.extend(built.toolkits);
         if !self.toolkits.is_empty() {
-            let toolkits =
-                Toolkits { installs: self.toolkits, picks: Default::default(), loader_libraries: Vec::new() };
+            let toolkits = Toolkits { installs: self.toolkits, ..Toolkits::default() };
             snap.toolkits = Probed::found(toolkits, "pasted text");
         }
         self.cudnn.extend(built.cudnn);

@@ -43,6 +43,7 @@ fn toolkit(root: &str, lib: &str, loader: Vec<LoaderEntry>) -> Toolkits {
         }],
         picks: ToolkitPicks::default(),
         loader_libraries: loader,
+        loader_cache_read: true,
     }
 }
 
