@@ -5,7 +5,7 @@
 use gpu_doctor_probes::probe::driver::SecureBoot;
 use gpu_doctor_probes::probe::gpus::Gpu;
 use gpu_doctor_probes::probe::link::HostLink;
-use gpu_doctor_probes::{Probed, Snapshot};
+use gpu_doctor_probes::Snapshot;
 
 use super::{Section, Tone, gib, label, missing, or_q};
 
