@@ -19,7 +19,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 pub use fixture::{CommandRecord, FIXTURE_FILE, Fixture, NvmlAnswer};
-pub use nvml::{NvmlDevice, NvmlProcess, NvmlReport};
+pub use nvml::{NvmlDevice, NvmlReport};
 pub use recording::RecordingHost;
 pub use replay::ReplayHost;
 pub use system::SystemHost;

@@ -2,10 +2,10 @@
 //! devices on the PCI bus without the driver, and the host links; and how a GPU's link and compute
 //! capability are worded everywhere.
 
+use gpu_doctor_probes::Snapshot;
 use gpu_doctor_probes::probe::driver::SecureBoot;
 use gpu_doctor_probes::probe::gpus::Gpu;
 use gpu_doctor_probes::probe::link::HostLink;
-use gpu_doctor_probes::Snapshot;
 
 use super::{Section, Tone, gib, label, missing, or_q};
 
