@@ -3,9 +3,9 @@
 
 use gpu_doctor_probes::Snapshot;
 use gpu_doctor_probes::compat::Kb;
+use gpu_doctor_probes::model::Gpu;
+use gpu_doctor_probes::model::HostLink;
 use gpu_doctor_probes::model::PciBusId;
-use gpu_doctor_probes::probe::gpus::Gpu;
-use gpu_doctor_probes::probe::link::HostLink;
 
 use crate::protocol::DeviceInfo;
 use crate::verdict::{Facts, PeakOps};

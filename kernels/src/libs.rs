@@ -256,7 +256,8 @@ mod tests {
     /// CUDA level; the driver probe looks it up, so a CUDA 13 wheel is not picked for a 535 driver.
     #[test]
     fn a_driver_found_through_proc_limits_the_libraries() {
-        use gpu_doctor_probes::host::{Fixture, Host, NvmlAnswer, OsFamily, Platform, ReplayHost};
+        use gpu_doctor_probes::host::{Fixture, Host, NvmlAnswer, ReplayHost};
+        use gpu_doctor_probes::model::{OsFamily, Platform};
         use gpu_doctor_probes::probe::driver::{SmiXml, probe};
         let mut f = Fixture::new(Platform { os: OsFamily::Linux, arch: "x86_64".into() });
         let line = "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.86.05  Fri Jul 14 2023\n";

@@ -12,7 +12,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use gpu_doctor_probes::host::telemetry::{Detail, GpuTelemetry, runtime_suspended, sample_detail};
-use gpu_doctor_probes::probe::gpus::Gpu;
+use gpu_doctor_probes::model::Gpu;
 
 /// How often each GPU is sampled.
 pub const INTERVAL: Duration = Duration::from_millis(500);

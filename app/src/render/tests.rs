@@ -240,8 +240,9 @@ fn a_capability_known_by_the_name_is_shown_as_the_findings_know_it() {
 }
 
 /// The driver probe of a Linux machine whose only word on the driver is `/proc/driver/nvidia/version`.
-fn driver_from_proc_only(version: &str) -> gpu_doctor_probes::Probed<gpu_doctor_probes::probe::driver::DriverFacts> {
-    use gpu_doctor_probes::host::{Fixture, Host, NvmlAnswer, OsFamily, Platform, ReplayHost};
+fn driver_from_proc_only(version: &str) -> gpu_doctor_probes::Probed<gpu_doctor_probes::model::DriverFacts> {
+    use gpu_doctor_probes::host::{Fixture, Host, NvmlAnswer, ReplayHost};
+    use gpu_doctor_probes::model::{OsFamily, Platform};
     use gpu_doctor_probes::probe::driver::{SmiXml, probe};
     let mut f = Fixture::new(Platform { os: OsFamily::Linux, arch: "x86_64".into() });
     let line = format!("NVRM version: NVIDIA UNIX x86_64 Kernel Module  {version}  Fri Jul 14 2023\n");
@@ -270,7 +271,7 @@ fn a_driver_found_through_proc_shows_the_cuda_level_the_findings_use() {
 
 #[test]
 fn the_deep_probe_cudnn_reads_as_a_version() {
-    use gpu_doctor_probes::probe::python::{DeepFacts, DeepTorch};
+    use gpu_doctor_probes::model::{DeepFacts, DeepTorch};
     let mut report = crate::render::html::tests::fixture_report("consumer-gpu-torch-venv");
     let mut snap = report.snapshot.clone();
     if let gpu_doctor_probes::Probed::Found { value, .. } = &mut snap.python_envs {

@@ -1,7 +1,7 @@
 //! Queries on the CUDA table: which driver a CUDA runtime needs, and what a driver supports.
 
 use super::{CudaFamily, CudaTable, ToolkitRelease};
-use crate::host::OsFamily;
+use crate::model::OsFamily;
 use crate::{CudaVersion, DriverVersion};
 
 /// What the driver side of a machine is known to be, from the driver probe or from an error line

@@ -4,11 +4,11 @@
 use std::cell::RefCell;
 
 use crate::compat::{DriverLevel, Kb};
-use crate::host::OsFamily;
+use crate::model::CudnnCopy;
+use crate::model::Gpu;
+use crate::model::OsFamily;
+use crate::model::{Framework, Package, PythonEnv};
 use crate::parse::ldconfig::LoaderEntry;
-use crate::probe::cudnn::CudnnCopy;
-use crate::probe::gpus::Gpu;
-use crate::probe::python::{Framework, Package, PythonEnv};
 use crate::shell::Shell;
 use crate::{Category, ComputeCapability, CudaVersion, Finding, Probed, Snapshot};
 
@@ -216,7 +216,7 @@ pub(crate) fn build_cuda(f: &Framework) -> Option<(CudaVersion, bool)> {
 
 /// `torch 2.5.1+cu124 (CUDA 12.4 build) in venv:/home/u/.venv`.
 pub(crate) fn describe_framework(env: &PythonEnv, f: &Framework) -> String {
-    use crate::probe::python::FrameworkBuild;
+    use crate::model::FrameworkBuild;
     let build = match (&f.build, build_cuda(f)) {
         (_, Some((c, false))) => format!("CUDA {c} build"),
         (_, Some((c, true))) => format!("CUDA {} build", c.major),

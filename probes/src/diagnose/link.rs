@@ -2,9 +2,10 @@
 //! the bandwidth cap of a Thunderbolt/USB4 eGPU tunnel (normal).
 
 use super::{Ctx, Rule};
+use crate::model::EgpuFacts;
+use crate::model::Gpu;
 use crate::model::PciBusId;
-use crate::probe::gpus::Gpu;
-use crate::probe::link::{EgpuFacts, pcie_gbytes_per_s};
+use crate::probe::link::pcie_gbytes_per_s;
 use crate::{Category, Finding, Severity};
 
 /// GPU utilization, percent, from which a sample counts as taken under load.

@@ -4,9 +4,9 @@
 use super::context::{build_cuda, cudnn_version_text, describe_framework, parent_dir, same_dir, wheel_cuda_major};
 use super::{Ctx, Rule, fix};
 use crate::compat::RuntimeVerdict;
-use crate::host::OsFamily;
-use crate::probe::python::PythonEnv;
-use crate::probe::toolkits::{Pick, ToolkitInstall, Toolkits};
+use crate::model::OsFamily;
+use crate::model::PythonEnv;
+use crate::model::{Pick, ToolkitInstall, Toolkits};
 use crate::shell::ShellCommand;
 use crate::{Category, CudaVersion, Finding, Severity};
 

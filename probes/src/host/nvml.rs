@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use super::HostError;
 use crate::ComputeCapability;
-use crate::probe::gpus::{Gpu, GpuProcess};
+use crate::model::{Gpu, GpuProcess};
 
 /// What NVML said about the driver and every device.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]

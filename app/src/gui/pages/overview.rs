@@ -1,10 +1,10 @@
 //! Overview: the verdict, the machine, and a card per GPU with its live state.
 
 use egui::{RichText, Ui};
+use gpu_doctor_probes::model::FrameworkBuild;
+use gpu_doctor_probes::model::Gpu;
+use gpu_doctor_probes::model::HostLink;
 use gpu_doctor_probes::model::PciBusId;
-use gpu_doctor_probes::probe::gpus::Gpu;
-use gpu_doctor_probes::probe::link::HostLink;
-use gpu_doctor_probes::probe::python::FrameworkBuild;
 use gpu_doctor_probes::{Probed, Report, Severity, Snapshot};
 
 use crate::gui::telemetry::TelemetryFeed;

@@ -3,9 +3,9 @@
 //! capability are worded everywhere.
 
 use gpu_doctor_probes::Snapshot;
-use gpu_doctor_probes::probe::driver::SecureBoot;
-use gpu_doctor_probes::probe::gpus::Gpu;
-use gpu_doctor_probes::probe::link::HostLink;
+use gpu_doctor_probes::model::Gpu;
+use gpu_doctor_probes::model::HostLink;
+use gpu_doctor_probes::model::SecureBoot;
 
 use super::{Section, Tone, gib, label, missing, or_q};
 

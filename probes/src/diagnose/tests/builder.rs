@@ -1,16 +1,16 @@
 //! A machine described in a few calls, for rule tests.
 
 use crate::compat::Kb;
-use crate::host::{OsFamily, Platform, SystemInfo};
+use crate::model::Gpu;
+use crate::model::HostLink;
+use crate::model::PciDevice;
+use crate::model::WslFacts;
+use crate::model::{CudnnCopy, CudnnKind};
+use crate::model::{DeepFacts, DeepTorch, EnvKind, Framework, FrameworkBuild, Package, PythonEnv};
+use crate::model::{DriverFacts, KernelModuleFacts, SecureBoot};
+use crate::model::{OsFamily, Platform, SystemInfo};
+use crate::model::{Pick, ToolkitInstall, ToolkitKind, Toolkits};
 use crate::parse::ldconfig::LoaderEntry;
-use crate::probe::cudnn::{CudnnCopy, CudnnKind};
-use crate::probe::driver::{DriverFacts, KernelModuleFacts, SecureBoot};
-use crate::probe::gpus::Gpu;
-use crate::probe::link::HostLink;
-use crate::probe::pci::PciDevice;
-use crate::probe::platform::WslFacts;
-use crate::probe::python::{DeepFacts, DeepTorch, EnvKind, Framework, FrameworkBuild, Package, PythonEnv};
-use crate::probe::toolkits::{Pick, ToolkitInstall, ToolkitKind, Toolkits};
 use crate::{Finding, Origin, Probed, Snapshot};
 
 /// A Linux machine where every part is absent until a call adds it.
@@ -190,7 +190,7 @@ impl Machine {
             loaded_version: Some("570.124.06".into()),
             open_kernel_module: Some(true),
             running_kernel: Some(kernel.clone()),
-            installed: Some(crate::probe::driver::InstalledModule {
+            installed: Some(crate::model::InstalledModule {
                 filename: format!("/lib/modules/{kernel}/updates/dkms/nvidia.ko.zst"),
                 version: Some("570.124.06".into()),
                 built_for_kernel: Some(kernel),

@@ -4,9 +4,9 @@
 use super::builder::Machine;
 use crate::Probed;
 use crate::Severity;
-use crate::probe::cudnn::CudnnKind;
-use crate::probe::driver::SecureBoot;
-use crate::probe::python::FrameworkBuild;
+use crate::model::CudnnKind;
+use crate::model::FrameworkBuild;
+use crate::model::SecureBoot;
 
 const BUS: &str = "0000:01:00.0";
 

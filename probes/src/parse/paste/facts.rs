@@ -1,12 +1,12 @@
 //! What the format readers found, gathered before it becomes a [`Snapshot`].
 
 use crate::compat::Kb;
-use crate::host::OsFamily;
-use crate::probe::cudnn::CudnnCopy;
-use crate::probe::driver::DriverFacts;
-use crate::probe::gpus::Gpu;
-use crate::probe::python::{DeepFacts, EnvKind, PythonEnv};
-use crate::probe::toolkits::{ToolkitInstall, ToolkitKind, Toolkits, VersionSource};
+use crate::model::CudnnCopy;
+use crate::model::DriverFacts;
+use crate::model::Gpu;
+use crate::model::OsFamily;
+use crate::model::{DeepFacts, EnvKind, PythonEnv};
+use crate::model::{ToolkitInstall, ToolkitKind, Toolkits, VersionSource};
 use crate::{CudaVersion, DriverVersion, ObservedMessage, Probed, Snapshot};
 
 use super::MESSAGES;
@@ -39,7 +39,7 @@ pub(super) struct Facts {
     /// A whole package list (pip list, pip freeze, conda list) was pasted, so a package missing from
     /// it is not installed. collect_env's `[pip3]` lines are filtered and do not count.
     pub complete_package_list: bool,
-    pub torch_build: Option<crate::probe::python::FrameworkBuild>,
+    pub torch_build: Option<crate::model::FrameworkBuild>,
     pub tf_build_info: Option<std::collections::BTreeMap<String, crate::probe::python::parse::PyValue>>,
     pub deep: DeepFacts,
     pub deep_sources: Vec<&'static str>,

@@ -2,9 +2,9 @@
 //! its compute capability) applied, and the knowledge base's product table for the rest.
 
 use crate::compat::Kb;
+use crate::model::Gpu;
 use crate::model::PciBusId;
 use crate::parse::smi::SmiGpu;
-use crate::probe::gpus::Gpu;
 use crate::{ComputeCapability, ObservedMessage};
 
 /// What a framework said about one GPU.

@@ -5,9 +5,10 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::{EgpuFacts, TunnelKind, UpstreamPort, bus_ids_in};
+use super::bus_ids_in;
 use crate::Trace;
 use crate::host::Host;
+use crate::model::{EgpuFacts, TunnelKind, UpstreamPort};
 use crate::probe::pci::sysfs::{read_attr, resolve};
 
 /// The folder that lists Thunderbolt domains, routers, ports and services.

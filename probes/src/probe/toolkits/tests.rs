@@ -1,7 +1,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use super::*;
-use crate::host::{CmdOutput, CommandRecord, Fixture, Platform, ReplayHost};
+use crate::host::{CmdOutput, CommandRecord, Fixture, ReplayHost};
+use crate::model::Platform;
+use crate::model::{ToolkitKind, Toolkits, VersionSource};
 
 fn linux() -> Fixture {
     Fixture::new(Platform { os: OsFamily::Linux, arch: "x86_64".into() })

@@ -1,9 +1,9 @@
 //! One realistic sample per format and the facts it must give.
 
 use super::*;
-use crate::host::OsFamily;
-use crate::probe::cudnn::CudnnKind;
-use crate::probe::toolkits::{ToolkitKind, VersionSource};
+use crate::model::CudnnKind;
+use crate::model::OsFamily;
+use crate::model::{ToolkitKind, VersionSource};
 use crate::{ComputeCapability, CudaVersion};
 
 #[test]
