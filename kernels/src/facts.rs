@@ -3,9 +3,7 @@
 
 use gpu_doctor_probes::Snapshot;
 use gpu_doctor_probes::compat::Kb;
-use gpu_doctor_probes::model::Gpu;
-use gpu_doctor_probes::model::HostLink;
-use gpu_doctor_probes::model::PciBusId;
+use gpu_doctor_probes::model::{Gpu, HostLink, PciBusId};
 
 use crate::protocol::DeviceInfo;
 use crate::verdict::{Facts, PeakOps};

@@ -4,10 +4,7 @@
 use std::cell::RefCell;
 
 use crate::compat::{DriverLevel, Kb};
-use crate::model::CudnnCopy;
-use crate::model::Gpu;
-use crate::model::OsFamily;
-use crate::model::{Framework, Package, PythonEnv};
+use crate::model::{CudnnCopy, Framework, Gpu, OsFamily, Package, PythonEnv};
 use crate::parse::ldconfig::LoaderEntry;
 use crate::shell::Shell;
 use crate::{Category, ComputeCapability, CudaVersion, Finding, Probed, Snapshot};

@@ -2,9 +2,7 @@
 //! the bandwidth cap of a Thunderbolt/USB4 eGPU tunnel (normal).
 
 use super::{Ctx, Rule};
-use crate::model::EgpuFacts;
-use crate::model::Gpu;
-use crate::model::PciBusId;
+use crate::model::{EgpuFacts, Gpu, PciBusId};
 use crate::probe::link::pcie_gbytes_per_s;
 use crate::{Category, Finding, Severity};
 

@@ -3,9 +3,7 @@
 //! the plain statement that this machine has no NVIDIA GPU.
 
 use super::{Ctx, Rule, fix};
-use crate::model::OsFamily;
-use crate::model::PciDevice;
-use crate::model::{KernelModuleFacts, SecureBoot};
+use crate::model::{KernelModuleFacts, OsFamily, PciDevice, SecureBoot};
 use crate::probe::pci::is_display_class;
 use crate::{Category, Finding, Probed, Severity};
 

@@ -4,9 +4,7 @@
 use super::context::{build_cuda, cudnn_version_text, describe_framework, parent_dir, same_dir, wheel_cuda_major};
 use super::{Ctx, Rule, fix};
 use crate::compat::RuntimeVerdict;
-use crate::model::OsFamily;
-use crate::model::PythonEnv;
-use crate::model::{Pick, ToolkitInstall, Toolkits};
+use crate::model::{OsFamily, Pick, PythonEnv, ToolkitInstall, Toolkits};
 use crate::shell::ShellCommand;
 use crate::{Category, CudaVersion, Finding, Severity};
 

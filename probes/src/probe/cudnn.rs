@@ -14,9 +14,7 @@ use super::toolkits;
 use super::toolkits::fs::{conda_meta, env_path, leading_version, real_path, text};
 use crate::host::Host;
 use crate::host::{dir_names, is_file};
-use crate::model::OsFamily;
-use crate::model::Toolkits;
-use crate::model::{CudnnCopy, CudnnKind, CudnnVersionSource};
+use crate::model::{CudnnCopy, CudnnKind, CudnnVersionSource, OsFamily, Toolkits};
 use crate::parse::wheel::{normalize_name, parse_dist_folder};
 use crate::{CudnnVersion, Probed, Trace};
 

@@ -7,8 +7,7 @@ use std::time::Duration;
 
 use crate::compat::Kb;
 use crate::host::{Cmd, Host, HostError, NvmlReport, which};
-use crate::model::OsFamily;
-use crate::model::{DriverFacts, InstalledModule, KernelModuleFacts, SecureBoot};
+use crate::model::{DriverFacts, InstalledModule, KernelModuleFacts, OsFamily, SecureBoot};
 use crate::parse::smi::SmiReport;
 use crate::parse::smi_xml;
 use crate::{CudaVersion, DriverVersion, Probed, Trace};

@@ -4,8 +4,7 @@ use std::collections::BTreeMap;
 
 use crate::Trace;
 use crate::host::Host;
-use crate::model::EnvFacts;
-use crate::model::OsFamily;
+use crate::model::{EnvFacts, OsFamily};
 
 /// True for variable names worth recording: CUDA, NVIDIA, cuDNN, XLA/JAX, TensorFlow, PyTorch,
 /// the loader path, PATH and the Python environment markers.

@@ -1,14 +1,12 @@
 //! GPUs as the driver sees them: NVML first, `nvidia-smi -q -x` for what NVML cannot tell.
 
 use crate::host::{Host, HostError, NvmlDevice, NvmlReport};
-use crate::model::OsFamily;
+use crate::model::{Gpu, GpuProcess, OsFamily, PciBusId};
 use crate::parse::smi::SmiGpu;
 use crate::{Probed, Trace};
 
 use super::driver::SmiXml;
 use super::link::sysfs_link;
-use crate::model::PciBusId;
-use crate::model::{Gpu, GpuProcess};
 
 /// The GPU NVML reported, with its bus id in sysfs form and its architecture named.
 fn from_nvml(d: &NvmlDevice) -> Gpu {

@@ -4,8 +4,7 @@ use std::path::Path;
 
 use crate::Trace;
 use crate::host::{FileKind, Host};
-use crate::model::OsFamily;
-use crate::model::{ContainerFacts, PlatformFacts, WslFacts};
+use crate::model::{ContainerFacts, OsFamily, PlatformFacts, WslFacts};
 
 /// Detects WSL and containers.
 pub fn probe(host: &dyn Host, trace: &mut Trace) -> PlatformFacts {

@@ -22,8 +22,7 @@ use self::fs::{env_path, real_path, text};
 use self::inspect::{Group, inspect, is_cudart};
 use super::SitePackages;
 use crate::host::{self, Cmd, Host, dir_names};
-use crate::model::OsFamily;
-use crate::model::{Pick, ToolkitInstall, ToolkitKind, ToolkitPicks, Toolkits};
+use crate::model::{OsFamily, Pick, ToolkitInstall, ToolkitKind, ToolkitPicks, Toolkits};
 use crate::parse::ldconfig::LoaderEntry;
 use crate::{Probed, Trace};
 

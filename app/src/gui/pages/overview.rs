@@ -1,10 +1,7 @@
 //! Overview: the verdict, the machine, and a card per GPU with its live state.
 
 use egui::{RichText, Ui};
-use gpu_doctor_probes::model::FrameworkBuild;
-use gpu_doctor_probes::model::Gpu;
-use gpu_doctor_probes::model::HostLink;
-use gpu_doctor_probes::model::PciBusId;
+use gpu_doctor_probes::model::{FrameworkBuild, Gpu, HostLink, PciBusId};
 use gpu_doctor_probes::{Probed, Report, Severity, Snapshot};
 
 use crate::gui::telemetry::TelemetryFeed;

@@ -3,9 +3,7 @@
 //! capability are worded everywhere.
 
 use gpu_doctor_probes::Snapshot;
-use gpu_doctor_probes::model::Gpu;
-use gpu_doctor_probes::model::HostLink;
-use gpu_doctor_probes::model::SecureBoot;
+use gpu_doctor_probes::model::{Gpu, HostLink, SecureBoot};
 
 use super::{Section, Tone, gib, label, missing, or_q};
 

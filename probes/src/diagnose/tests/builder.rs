@@ -1,15 +1,11 @@
 //! A machine described in a few calls, for rule tests.
 
 use crate::compat::Kb;
-use crate::model::Gpu;
-use crate::model::HostLink;
-use crate::model::PciDevice;
-use crate::model::WslFacts;
-use crate::model::{CudnnCopy, CudnnKind};
-use crate::model::{DeepFacts, DeepTorch, EnvKind, Framework, FrameworkBuild, Package, PythonEnv};
-use crate::model::{DriverFacts, KernelModuleFacts, SecureBoot};
-use crate::model::{OsFamily, Platform, SystemInfo};
-use crate::model::{Pick, ToolkitInstall, ToolkitKind, Toolkits};
+use crate::model::{
+    CudnnCopy, CudnnKind, DeepFacts, DeepTorch, DriverFacts, EnvKind, Framework, FrameworkBuild, Gpu, HostLink,
+    KernelModuleFacts, OsFamily, Package, PciDevice, Pick, Platform, PythonEnv, SecureBoot, SystemInfo, ToolkitInstall,
+    ToolkitKind, Toolkits, WslFacts,
+};
 use crate::parse::ldconfig::LoaderEntry;
 use crate::{Finding, Origin, Probed, Snapshot};
 

@@ -3,8 +3,7 @@
 
 use super::builder::Machine;
 use crate::compat::Kb;
-use crate::model::CudnnKind;
-use crate::model::FrameworkBuild;
+use crate::model::{CudnnKind, FrameworkBuild};
 
 /// A folder name that runs commands when pasted unquoted, inside single quotes, or inside double quotes.
 const H: &str = "/home/u/p;touch${IFS}PWNED;#'$(touch PWNED) x\n`touch PWNED`";

@@ -4,9 +4,7 @@
 use super::builder::Machine;
 use crate::Probed;
 use crate::Severity;
-use crate::model::CudnnKind;
-use crate::model::FrameworkBuild;
-use crate::model::SecureBoot;
+use crate::model::{CudnnKind, FrameworkBuild, SecureBoot};
 
 const BUS: &str = "0000:01:00.0";
 

@@ -7,10 +7,7 @@
 
 use super::facts::{Facts, MAX_LIST};
 use super::packages;
-use crate::model::Gpu;
-use crate::model::OsFamily;
-use crate::model::{CudnnCopy, CudnnKind, CudnnVersionSource};
-use crate::model::{DeepPython, DeepTorch, FrameworkBuild};
+use crate::model::{CudnnCopy, CudnnKind, CudnnVersionSource, DeepPython, DeepTorch, FrameworkBuild, Gpu, OsFamily};
 use crate::probe::python::parse::python_version_prefix;
 use crate::{CudaVersion, CudnnVersion, DriverVersion};
 

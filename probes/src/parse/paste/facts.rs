@@ -1,12 +1,10 @@
 //! What the format readers found, gathered before it becomes a [`Snapshot`].
 
 use crate::compat::Kb;
-use crate::model::CudnnCopy;
-use crate::model::DriverFacts;
-use crate::model::Gpu;
-use crate::model::OsFamily;
-use crate::model::{DeepFacts, EnvKind, PythonEnv};
-use crate::model::{ToolkitInstall, ToolkitKind, Toolkits, VersionSource};
+use crate::model::{
+    CudnnCopy, DeepFacts, DriverFacts, EnvKind, Gpu, OsFamily, PythonEnv, ToolkitInstall, ToolkitKind, Toolkits,
+    VersionSource,
+};
 use crate::{CudaVersion, DriverVersion, ObservedMessage, Probed, Snapshot};
 
 use super::MESSAGES;

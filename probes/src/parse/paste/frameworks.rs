@@ -6,9 +6,10 @@ use std::collections::BTreeMap;
 
 use super::facts::PASTED;
 use super::packages::Pkg;
-use crate::model::{CudnnCopy, CudnnKind, CudnnVersionSource};
-use crate::model::{Framework, FrameworkBuild, Package};
-use crate::model::{ToolkitInstall, ToolkitKind, VersionSource};
+use crate::model::{
+    CudnnCopy, CudnnKind, CudnnVersionSource, Framework, FrameworkBuild, Package, ToolkitInstall, ToolkitKind,
+    VersionSource,
+};
 use crate::probe::python::fast::{TENSORFLOW, build_from_local_tag, cupy_build, jax_plugin_cuda, tf_build};
 use crate::probe::python::parse::{PyValue, cuda_from_cu_tag};
 use crate::{CudaVersion, CudnnVersion};

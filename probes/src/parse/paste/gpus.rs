@@ -2,8 +2,7 @@
 //! its compute capability) applied, and the knowledge base's product table for the rest.
 
 use crate::compat::Kb;
-use crate::model::Gpu;
-use crate::model::PciBusId;
+use crate::model::{Gpu, PciBusId};
 use crate::parse::smi::SmiGpu;
 use crate::{ComputeCapability, ObservedMessage};
 

@@ -2,10 +2,9 @@
 
 use super::*;
 use crate::host::{CmdOutput, CommandRecord, Fixture, ReplayHost};
-use crate::model::Platform;
-use crate::model::Toolkits;
-use crate::model::{CudnnCopy, CudnnKind, CudnnVersionSource};
-use crate::model::{ToolkitInstall, ToolkitKind, ToolkitPicks};
+use crate::model::{
+    CudnnCopy, CudnnKind, CudnnVersionSource, Platform, ToolkitInstall, ToolkitKind, ToolkitPicks, Toolkits,
+};
 use crate::parse::ldconfig::LoaderEntry;
 
 const V8: &str = "#define CUDNN_MAJOR 8\n#define CUDNN_MINOR 9\n#define CUDNN_PATCHLEVEL 7\n\

@@ -12,13 +12,9 @@ use std::path::{Path, PathBuf};
 
 use super::pci::sysfs::{PCI_DEVICES, normalize, parse_hex_u16, read_attr};
 use crate::host::Host;
-use crate::model::OsFamily;
-use crate::model::PciBusId;
+use crate::model::{EgpuFacts, Gpu, HostLink, OsFamily, PciBusId, PciDevice, SysfsLink, UpstreamPort};
 use crate::{Probed, Trace};
 
-use crate::model::SysfsLink;
-use crate::model::{EgpuFacts, HostLink, UpstreamPort};
-use crate::model::{Gpu, PciDevice};
 pub use bandwidth::{parse_link_speed, parse_link_width, pcie_gbytes_per_s};
 pub use thunderbolt::{ThunderboltBus, ThunderboltDevice, ThunderboltDomain};
 

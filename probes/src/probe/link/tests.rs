@@ -4,10 +4,7 @@ use serde_json::json;
 
 use super::*;
 use crate::host::Fixture;
-use crate::model::Platform;
-use crate::model::SysfsLink;
-use crate::model::{Gpu, PciDevice};
-use crate::model::{HostLink, TunnelKind};
+use crate::model::{Gpu, HostLink, PciDevice, Platform, SysfsLink, TunnelKind};
 use crate::probe::pci::testkit::{add_device, host, linux, set_attr, set_driver, set_link};
 
 const ROOT_CLASS: u32 = 0x060400;

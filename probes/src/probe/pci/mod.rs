@@ -12,10 +12,9 @@ mod tests;
 use std::path::Path;
 
 use crate::host::Host;
-use crate::model::OsFamily;
+use crate::model::{OsFamily, PciDevice};
 use crate::{Probed, Trace};
 
-use crate::model::PciDevice;
 use sysfs::{PCI_DEVICES, parse_hex, parse_hex_u16, read_attr};
 
 /// NVIDIA's PCI vendor id.

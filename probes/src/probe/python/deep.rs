@@ -7,8 +7,7 @@ use std::path::{Path, PathBuf};
 use super::PythonEnv;
 use crate::host::paths::real_path;
 use crate::host::{Cmd, Host, home_dir};
-use crate::model::DeepFacts;
-use crate::model::OsFamily;
+use crate::model::{DeepFacts, OsFamily};
 use crate::probe::Options;
 use crate::{Probed, Trace};
 

@@ -15,8 +15,7 @@ pub use deep::PROBE_SCRIPT;
 
 use super::{Options, SitePackages};
 use crate::host::Host;
-use crate::model::DeepFacts;
-use crate::model::PythonEnv;
+use crate::model::{DeepFacts, PythonEnv};
 use crate::{Probed, Trace};
 
 /// Finds Python environments and the GPU frameworks in them.

@@ -8,8 +8,7 @@ use super::fs::{conda_meta, leading_version, text};
 use super::version_files::{parse_cuda, parse_version_json, parse_version_txt};
 use crate::host::{Cmd, Host};
 use crate::host::{dir_names, is_dir, is_file};
-use crate::model::OsFamily;
-use crate::model::{ToolkitInstall, ToolkitKind, VersionSource};
+use crate::model::{OsFamily, ToolkitInstall, ToolkitKind, VersionSource};
 use crate::parse::wheel::{normalize_name, parse_dist_folder, parse_metadata};
 use crate::{CudaVersion, Trace};
 

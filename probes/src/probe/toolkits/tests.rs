@@ -2,8 +2,7 @@
 
 use super::*;
 use crate::host::{CmdOutput, CommandRecord, Fixture, ReplayHost};
-use crate::model::Platform;
-use crate::model::{ToolkitKind, Toolkits, VersionSource};
+use crate::model::{Platform, ToolkitKind, Toolkits, VersionSource};
 
 fn linux() -> Fixture {
     Fixture::new(Platform { os: OsFamily::Linux, arch: "x86_64".into() })

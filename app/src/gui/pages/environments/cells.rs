@@ -3,8 +3,7 @@
 
 use gpu_doctor_probes::compat::{Kb, release_line};
 use gpu_doctor_probes::diagnose::{GpuFit, GpuView, gpu_fit, torch_arch_list};
-use gpu_doctor_probes::model::{CudnnCopy, CudnnKind};
-use gpu_doctor_probes::model::{Framework, FrameworkBuild, PythonEnv};
+use gpu_doctor_probes::model::{CudnnCopy, CudnnKind, Framework, FrameworkBuild, PythonEnv};
 use gpu_doctor_probes::{CudaVersion, CudnnVersion};
 
 use crate::gui::theme::Tone;

@@ -1,9 +1,7 @@
 //! One realistic sample per format and the facts it must give.
 
 use super::*;
-use crate::model::CudnnKind;
-use crate::model::OsFamily;
-use crate::model::{ToolkitKind, VersionSource};
+use crate::model::{CudnnKind, OsFamily, ToolkitKind, VersionSource};
 use crate::{ComputeCapability, CudaVersion};
 
 #[test]
