@@ -134,6 +134,19 @@ mod tests {
         assert_eq!(PciBusId::parse(&long).unwrap_err().text.chars().count(), 40);
     }
 
+    proptest::proptest! {
+        /// Any text parses or is an error, never a panic; what parses is already in sysfs form.
+        #[test]
+        fn arbitrary_text_never_panics(text in "\\PC{0,40}", shaped in "[0-9a-fA-F]{0,9}:[0-9a-fA-F]{0,3}:[0-9a-fA-F]{0,3}\\.[0-9]{0,2}") {
+            for t in [text.as_str(), shaped.as_str()] {
+                if let Ok(id) = PciBusId::parse(t) {
+                    proptest::prop_assert_eq!(PciBusId::parse(id.as_str()), Ok(id.clone()));
+                    proptest::prop_assert_eq!(id.as_str(), id.as_str().to_ascii_lowercase());
+                }
+            }
+        }
+    }
+
     #[test]
     fn device_paths_name_their_bus_ids_in_order() {
         let p = Path::new("/sys/devices/pci0000:00/0000:00:1c.4/0000:05:00.0/0000:06:01.0/0000:07:00.0/0000:08:00.0");
