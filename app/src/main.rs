@@ -202,7 +202,7 @@ fn record(args: &RecordArgs, this_machine: bool) -> Result<u8> {
         .arg("--replay")
         .arg(args.dir.to_string_lossy())
         .arg("check")
-        .render(gpu_doctor_probes::shell::Shell::for_os(gpu_doctor_probes::host::Platform::current().os))
+        .render(gpu_doctor_probes::shell::Shell::for_os(gpu_doctor_probes::model::Platform::current().os))
         .unwrap_or_else(|_| format!("gpu-doctor --replay {} check", args.dir.display()));
     eprintln!(
         "recorded {} GPU(s), {} Python environment(s) into {}\nreplay it with: {}",

@@ -3,39 +3,27 @@
 
 use gpu_doctor_probes::Snapshot;
 use gpu_doctor_probes::compat::Kb;
-use gpu_doctor_probes::probe::gpus::Gpu;
-use gpu_doctor_probes::probe::link::HostLink;
+use gpu_doctor_probes::model::{Gpu, HostLink, PciBusId};
 
 use crate::protocol::DeviceInfo;
 use crate::verdict::{Facts, PeakOps};
-
-/// Lower-case sysfs form of a PCI bus id with an 8-digit domain, for matching CUDA's
-/// `0000:3B:00.0` against sysfs's `0000:3b:00.0` and NVML's `00000000:3B:00.0`.
-pub fn normalize_bus_id(id: &str) -> String {
-    let id = id.trim().to_ascii_lowercase();
-    match id.split_once(':') {
-        Some((domain, rest)) if domain.len() > 4 => format!("{}:{rest}", &domain[domain.len() - 4..]),
-        _ => id,
-    }
-}
 
 /// The probed GPU with NVML index `index`.
 pub fn probed_gpu(snapshot: &Snapshot, index: u32) -> Option<&Gpu> {
     snapshot.gpus.value()?.iter().find(|g| g.index == index)
 }
 
-/// The host link of the GPU with this bus id.
+/// The host link of the GPU with this bus id (CUDA's `0000:3B:00.0`, NVML's `00000000:3B:00.0` and
+/// sysfs's `0000:3b:00.0` are the same).
 pub fn link_for<'a>(snapshot: &'a Snapshot, bus_id: &str) -> Option<&'a HostLink> {
-    let want = normalize_bus_id(bus_id);
-    snapshot.links.value()?.iter().find(|l| normalize_bus_id(&l.bus_id) == want)
+    snapshot.links.value()?.iter().find(|l| PciBusId::same(&l.bus_id, bus_id))
 }
 
 /// The probed GPU CUDA benchmarked: the one with the device's PCI bus id, else NVML index `index`
 /// (the same GPU when `CUDA_VISIBLE_DEVICES` does not renumber CUDA's devices).
 pub fn benchmarked_gpu<'a>(snapshot: &'a Snapshot, index: u32, device: Option<&DeviceInfo>) -> Option<&'a Gpu> {
     let by_bus = device.and_then(|d| d.pci_bus_id.as_deref()).and_then(|bus| {
-        let want = normalize_bus_id(bus);
-        snapshot.gpus.value()?.iter().find(|g| g.pci_bus_id.as_deref().map(normalize_bus_id) == Some(want.clone()))
+        snapshot.gpus.value()?.iter().find(|g| g.pci_bus_id.as_deref().is_some_and(|b| PciBusId::same(b, bus)))
     });
     by_bus.or_else(|| probed_gpu(snapshot, index))
 }
@@ -151,13 +139,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn bus_ids_normalize_across_sources() {
-        assert_eq!(normalize_bus_id("00000000:3B:00.0"), "0000:3b:00.0");
-        assert_eq!(normalize_bus_id("0000:3B:00.0"), "0000:3b:00.0");
-        assert_eq!(normalize_bus_id("0000:3b:00.0\n"), "0000:3b:00.0");
-    }
-
-    #[test]
     fn the_snapshot_gpu_is_found_by_bus_id_and_nvml_facts_come_first() {
         let gpu = |index: u32, bus: &str, width: u32| Gpu {
             index,
@@ -180,6 +161,26 @@ mod tests {
         assert!(facts.sources.iter().any(|s| s.contains("(NVML)")));
         // Without a bus id, the index decides.
         assert_eq!(gather(Some(&snap), 0, None, None).memory_bus_width_bits, Some(256));
+    }
+
+    /// A GPU behind an Intel VMD domain (`10000:e0:00.0`) and one on domain 0 at the same bus
+    /// number are different devices: CUDA's `10000:E0:00.0` must find the VMD link, not the other.
+    #[test]
+    fn a_wide_pci_domain_is_not_cut_to_four_digits_when_matching_links() {
+        let link = |bus: &str, gbytes: f64| {
+            serde_json::from_value::<HostLink>(serde_json::json!({
+                "bus_id": bus, "pci_path": [bus], "upstream": [], "numa_node": null, "gen_current": 4,
+                "gen_max": 4, "width_current": 16, "width_max": 16, "values_from": "sysfs", "egpu": null,
+                "theoretical_gbytes_per_s": gbytes, "bandwidth_basis": "test", "idle_note": null
+            }))
+            .unwrap()
+        };
+        let mut snap = Snapshot::unknown(Vec::new());
+        snap.links =
+            gpu_doctor_probes::Probed::found(vec![link("0000:e0:00.0", 1.0), link("10000:e0:00.0", 2.0)], "test");
+        assert_eq!(link_for(&snap, "10000:E0:00.0").map(|l| l.bus_id.as_str()), Some("10000:e0:00.0"));
+        assert_eq!(link_for(&snap, "00000000:E0:00.0").map(|l| l.bus_id.as_str()), Some("0000:e0:00.0"));
+        assert!(link_for(&snap, "N/A").is_none());
     }
 
     #[test]

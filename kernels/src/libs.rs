@@ -137,6 +137,12 @@ fn list(dir: &Path) -> Vec<String> {
 }
 
 /// A private folder of library links, removed on drop.
+/// The CUDA major the snapshot's driver supports, reported by the driver or looked up from its
+/// version by the driver probe; `None` when neither is known.
+pub fn driver_cuda_major(snapshot: &Snapshot) -> Option<u32> {
+    snapshot.driver.value().and_then(|d| d.cuda_version).map(|v| v.major)
+}
+
 #[derive(Debug)]
 pub struct PreparedLibraries {
     /// The private folder, when one was made.
@@ -149,8 +155,7 @@ impl PreparedLibraries {
     /// Lists the candidate folders, plans, and makes the private folder of links (Unix only).
     pub fn prepare(snapshot: Option<&Snapshot>) -> Self {
         let dirs = snapshot.map(candidate_dirs).unwrap_or_default();
-        let driver_major = snapshot.and_then(|s| s.driver.value()).and_then(|d| d.cuda_version).map(|v| v.major);
-        Self::from_dirs(dirs, driver_major)
+        Self::from_dirs(dirs, snapshot.and_then(driver_cuda_major))
     }
 
     /// Lists `dirs` (the candidate folders), plans, and makes the private folder of links.
@@ -245,6 +250,29 @@ mod tests {
         assert_eq!(old_driver.links[0].1, PathBuf::from("/usr/local/cuda-12.8/lib64/libcublas.so.12"));
         let unknown = plan(&listings, None);
         assert!(unknown.links[0].1.ends_with("libcublas.so.13"));
+    }
+
+    /// A driver found only through `/proc/driver/nvidia/version` (no NVML, no nvidia-smi) reports no
+    /// CUDA level; the driver probe looks it up, so a CUDA 13 wheel is not picked for a 535 driver.
+    #[test]
+    fn a_driver_found_through_proc_limits_the_libraries() {
+        use gpu_doctor_probes::host::{Fixture, Host, NvmlAnswer, ReplayHost};
+        use gpu_doctor_probes::model::{OsFamily, Platform};
+        use gpu_doctor_probes::probe::driver::{SmiXml, probe};
+        let mut f = Fixture::new(Platform { os: OsFamily::Linux, arch: "x86_64".into() });
+        let line = "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.86.05  Fri Jul 14 2023\n";
+        f.files.insert("/proc/driver/nvidia/version".into(), line.into());
+        f.nvml = NvmlAnswer::Error("libnvidia-ml.so.1: cannot open shared object file".into());
+        let host = ReplayHost::new(f);
+        let mut snap = Snapshot::unknown(Vec::new());
+        snap.driver = probe(&host, &host.nvml(), &SmiXml::default(), &mut gpu_doctor_probes::Trace::new("driver"));
+        assert_eq!(driver_cuda_major(&snap), Some(12));
+        let listings = vec![
+            listing("/usr/local/cuda-12.8/lib64", &["libcublas.so.12", "libnvrtc.so.12"]),
+            listing("/env/site-packages/nvidia/cu13/lib", &["libcublas.so.13", "libnvrtc.so.13"]),
+        ];
+        let p = plan(&listings, driver_cuda_major(&snap));
+        assert_eq!(p.links[0].1, PathBuf::from("/usr/local/cuda-12.8/lib64/libcublas.so.12"));
     }
 
     #[test]

@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use gpu_doctor_probes::probe::pci::sysfs::normalize_bus_id;
+use gpu_doctor_probes::model::PciBusId;
 
 /// CPU numbers above this are refused as malformed (Linux's largest `NR_CPUS` is 8192).
 const MAX_CPU: usize = 1 << 16;
@@ -71,8 +71,8 @@ pub fn format_cpulist(cpus: &[usize]) -> String {
 /// The NUMA node of the PCI device `bus_id` and its CPUs, from the sysfs tree at `sysfs` (`/sys`
 /// on a live machine). `Err` says in words why there is none to bind to.
 pub fn placement(sysfs: &Path, bus_id: &str) -> Result<Placement, String> {
-    let bus = normalize_bus_id(bus_id).ok_or_else(|| format!("'{bus_id}' is not a PCI bus id"))?;
-    let dir = sysfs.join("bus/pci/devices").join(&bus);
+    let bus = PciBusId::parse(bus_id).map_err(|_| format!("'{bus_id}' is not a PCI bus id"))?;
+    let dir = sysfs.join("bus/pci/devices").join(bus.to_string());
     let read = |name: &str| {
         let path = dir.join(name);
         std::fs::read_to_string(&path).map_err(|e| format!("{} could not be read: {e}", path.display()))

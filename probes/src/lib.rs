@@ -1,4 +1,4 @@
-//! What is on this machine: the `Snapshot` model, the `Host` trait, the probes and the text parsers.
+//! What is on this machine: the `Snapshot` model (`model`), the `Host` trait, the probes and the text parsers.
 //!
 //! Probes never touch the OS directly; they ask a [`host::Host`]. [`probe::collect`] runs them all
 //! (concurrently where they do not depend on each other) and returns a [`Snapshot`].
@@ -7,22 +7,21 @@ pub mod bench;
 pub mod compat;
 pub mod diagnose;
 pub mod host;
+pub mod model;
 pub mod parse;
 pub mod probe;
-mod probed;
 mod report;
 pub mod rewrite;
 pub mod shell;
-mod snapshot;
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod test_util;
-mod version;
 
-pub use probed::{Outcome, Probed, Trace, TraceEntry};
+pub use model::{
+    ComputeCapability, CudaVersion, CudnnVersion, DriverVersion, ObservedMessage, Origin, Outcome, Probed,
+    SCHEMA_VERSION, Snapshot, Trace, TraceEntry, VersionError,
+};
 pub use report::{Category, Finding, Report, Severity};
-pub use snapshot::{ObservedMessage, Origin, SCHEMA_VERSION, Snapshot};
-pub use version::{ComputeCapability, CudaVersion, CudnnVersion, DriverVersion, VersionError};
 
 /// This build's version, written into every snapshot and report.
 pub const TOOL_VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -17,7 +17,7 @@
 
 use std::fmt;
 
-use crate::host::OsFamily;
+use crate::model::OsFamily;
 
 /// The shell a command is written for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

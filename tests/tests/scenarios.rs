@@ -9,9 +9,7 @@ use Severity::{Error, Info, Warning};
 use gpu_doctor_probes::compat::Kb;
 use gpu_doctor_probes::diagnose::diagnose;
 use gpu_doctor_probes::host::ReplayHost;
-use gpu_doctor_probes::probe::driver::SecureBoot;
-use gpu_doctor_probes::probe::python::FrameworkBuild;
-use gpu_doctor_probes::probe::toolkits::ToolkitKind;
+use gpu_doctor_probes::model::{FrameworkBuild, SecureBoot, ToolkitKind};
 use gpu_doctor_probes::probe::{Options, collect};
 use gpu_doctor_probes::{Probed, Severity, Snapshot};
 use gpu_doctor_tests::fixtures_dir;
@@ -85,10 +83,7 @@ fn absent_reason<T>(p: &Probed<T>, what: &str) -> String {
 }
 
 fn source<T>(p: &Probed<T>) -> &str {
-    match p {
-        Probed::Found { source, .. } => source,
-        _ => "",
-    }
+    p.source().unwrap_or_default()
 }
 
 #[test]

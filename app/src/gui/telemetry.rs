@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use gpu_doctor_kernels::runner::TelemetryPoint;
 use gpu_doctor_probes::host::telemetry::{Detail, GpuTelemetry, Reading, Sampler, Target, TelemetrySource};
-use gpu_doctor_probes::probe::gpus::Gpu;
+use gpu_doctor_probes::model::Gpu;
 
 /// How often each GPU is sampled.
 pub const INTERVAL: Duration = Duration::from_millis(500);

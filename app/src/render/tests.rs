@@ -239,9 +239,39 @@ fn a_capability_known_by_the_name_is_shown_as_the_findings_know_it() {
     assert!(details(&plain, "GPUs")[0].contains("compute capability 8.6 (Ampere) ·"), "{:?}", details(&plain, "GPUs"));
 }
 
+/// The driver probe of a Linux machine whose only word on the driver is `/proc/driver/nvidia/version`.
+fn driver_from_proc_only(version: &str) -> gpu_doctor_probes::Probed<gpu_doctor_probes::model::DriverFacts> {
+    use gpu_doctor_probes::host::{Fixture, Host, NvmlAnswer, ReplayHost};
+    use gpu_doctor_probes::model::{OsFamily, Platform};
+    use gpu_doctor_probes::probe::driver::{SmiXml, probe};
+    let mut f = Fixture::new(Platform { os: OsFamily::Linux, arch: "x86_64".into() });
+    let line = format!("NVRM version: NVIDIA UNIX x86_64 Kernel Module  {version}  Fri Jul 14 2023\n");
+    f.files.insert("/proc/driver/nvidia/version".into(), line);
+    f.nvml = NvmlAnswer::Error("libnvidia-ml.so.1: cannot open shared object file".into());
+    let host = ReplayHost::new(f);
+    probe(&host, &host.nvml(), &SmiXml::default(), &mut gpu_doctor_probes::Trace::new("driver"))
+}
+
+#[test]
+fn a_driver_found_through_proc_shows_the_cuda_level_the_findings_use() {
+    let mut report = crate::render::html::tests::fixture_report("two-toolkits");
+    report.snapshot.driver = driver_from_proc_only("535.86.05");
+    let headline = super::facts::sections(&report).into_iter().find(|s| s.label == "Driver").unwrap().headline;
+    assert_eq!(
+        headline,
+        "NVIDIA 535.86.05 (supports CUDA up to 12.2, by its version), via /proc/driver/nvidia/version"
+    );
+    assert!(super::text::summary(&report, false, false).contains("supports CUDA up to 12.2, by its version"));
+    assert!(super::markdown::report(&report).contains("supports CUDA up to 12.2, by its version"));
+    // A driver that reports its level says so without the note.
+    let plain = crate::render::html::tests::fixture_report("two-toolkits");
+    let headline = super::facts::sections(&plain).into_iter().find(|s| s.label == "Driver").unwrap().headline;
+    assert!(headline.contains("(supports CUDA up to 12.2), via nvml"), "{headline}");
+}
+
 #[test]
 fn the_deep_probe_cudnn_reads_as_a_version() {
-    use gpu_doctor_probes::probe::python::{DeepFacts, DeepTorch};
+    use gpu_doctor_probes::model::{DeepFacts, DeepTorch};
     let mut report = crate::render::html::tests::fixture_report("consumer-gpu-torch-venv");
     let mut snap = report.snapshot.clone();
     if let gpu_doctor_probes::Probed::Found { value, .. } = &mut snap.python_envs {

@@ -1,16 +1,19 @@
 //! Queries on the CUDA table: which driver a CUDA runtime needs, and what a driver supports.
 
 use super::{CudaFamily, CudaTable, ToolkitRelease};
-use crate::host::OsFamily;
+use crate::model::OsFamily;
 use crate::{CudaVersion, DriverVersion};
 
-/// What the driver side of a machine is known to be; either part may be missing in pasted text.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct DriverLevel<'a> {
+/// What the driver side of a machine is known to be, from the driver probe or from an error line
+/// that carried it; either part may be missing in pasted text.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct DriverLevel {
     /// The driver version, e.g. `535.86.05`.
-    pub version: Option<&'a DriverVersion>,
+    pub version: Option<DriverVersion>,
     /// The newest CUDA the driver supports (`nvidia-smi`'s "CUDA Version").
     pub cuda: Option<CudaVersion>,
+    /// One line saying what is known and where from; `None` when nothing is.
+    pub evidence: Option<String>,
 }
 
 /// Whether a CUDA runtime starts on a driver.
@@ -69,11 +72,11 @@ impl CudaTable {
     /// Whether a process built with CUDA `runtime` starts on `driver` (minor-version compatibility
     /// included; forward compatibility, which needs a data-center GPU and the `cuda-compat` package,
     /// is not assumed).
-    pub fn judge(&self, runtime: CudaVersion, driver: DriverLevel<'_>, os: OsFamily) -> RuntimeVerdict {
+    pub fn judge(&self, runtime: CudaVersion, driver: &DriverLevel, os: OsFamily) -> RuntimeVerdict {
         let runtime = runtime.major_minor();
         let full = self.full_driver(runtime, os).cloned();
         let floor = self.floor(runtime.major, os).cloned();
-        let level = driver.cuda.or_else(|| driver.version.and_then(|d| self.max_cuda_for_driver(d, os)));
+        let level = driver.cuda.or_else(|| driver.version.as_ref().and_then(|d| self.max_cuda_for_driver(d, os)));
         let Some(level) = level.map(CudaVersion::major_minor) else {
             // A known driver older than every release in the table supports none of them.
             return if driver.version.is_some() {
@@ -90,7 +93,7 @@ impl CudaTable {
         {
             // A driver of the same major meets the floor when its version says so, or, with only its CUDA
             // level known, when that level's own GA driver does.
-            let meets = match driver.version {
+            let meets = match &driver.version {
                 Some(d) => d >= f,
                 None => self.full_driver(level, os).is_some_and(|d| d >= f),
             };
@@ -115,9 +118,8 @@ mod tests {
 
     fn judge(runtime: &str, version: Option<&str>, cuda: Option<&str>, os: OsFamily) -> RuntimeVerdict {
         let kb = Kb::get().unwrap();
-        let version = version.map(d);
-        let level = DriverLevel { version: version.as_ref(), cuda: cuda.map(|c| c.parse().unwrap()) };
-        kb.cuda.judge(runtime.parse().unwrap(), level, os)
+        let level = DriverLevel { version: version.map(d), cuda: cuda.map(|c| c.parse().unwrap()), evidence: None };
+        kb.cuda.judge(runtime.parse().unwrap(), &level, os)
     }
 
     #[test]

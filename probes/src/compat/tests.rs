@@ -697,7 +697,7 @@ fn release_rows_match_the_release_wheels_not_the_nightlies() {
 #[test]
 fn rows_missing_before_issue_17_are_there_and_drive_the_answers() {
     let kb = kb();
-    let linux = crate::host::OsFamily::Linux;
+    let linux = crate::model::OsFamily::Linux;
     let driver = |d: &str| d.parse::<DriverVersion>().unwrap();
     let u2 = kb.cuda.toolkit.iter().find(|t| t.version == cuda("13.2") && t.update == 2).unwrap();
     assert_eq!(u2.linux_driver, driver("595.71.05"));
@@ -722,8 +722,8 @@ fn rows_missing_before_issue_17_are_there_and_drive_the_answers() {
     assert_eq!(pick("7.0", "12.9"), ("2.14", "cu126".to_owned()), "no cu129 row claims sm_70");
     // 2.15.0+cu132 needs CUDA 13: an R575 driver (CUDA 12.9) does not start it.
     let r575 = driver("575.57.08");
-    let level = DriverLevel { version: Some(&r575), cuda: Some(cuda("12.9")) };
-    assert!(matches!(kb.cuda.judge(v215.cuda, level, linux), RuntimeVerdict::TooOld { .. }));
+    let level = DriverLevel { version: Some(r575), cuda: Some(cuda("12.9")), evidence: None };
+    assert!(matches!(kb.cuda.judge(v215.cuda, &level, linux), RuntimeVerdict::TooOld { .. }));
 
     // JAX's retired messages carry the releases that print them, and their source is that code.
     let printed_by = |id: &str| {

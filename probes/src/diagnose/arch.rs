@@ -3,7 +3,7 @@
 use super::context::{GpuView, build_cuda, describe_framework};
 use super::{Ctx, Rule, fix};
 use crate::compat::{Coverage, JaxPlugin, Kb, coverage, split_arch_list};
-use crate::probe::python::{Framework, FrameworkBuild, PythonEnv};
+use crate::model::{Framework, FrameworkBuild, PythonEnv};
 use crate::{Category, ComputeCapability, Finding, Severity};
 
 const SOURCE: &str = "NVIDIA Blackwell/Hopper compatibility guides (cubin and PTX rules); PyTorch's compiled \

@@ -4,13 +4,10 @@
 use std::cell::RefCell;
 
 use crate::compat::{DriverLevel, Kb};
-use crate::host::OsFamily;
+use crate::model::{CudnnCopy, Framework, Gpu, OsFamily, Package, PythonEnv};
 use crate::parse::ldconfig::LoaderEntry;
-use crate::probe::cudnn::CudnnCopy;
-use crate::probe::gpus::Gpu;
-use crate::probe::python::{Framework, Package, PythonEnv};
 use crate::shell::Shell;
-use crate::{Category, ComputeCapability, CudaVersion, DriverVersion, Finding, Probed, Snapshot};
+use crate::{Category, ComputeCapability, CudaVersion, Finding, Probed, Snapshot};
 
 /// A GPU with its compute capability, from the driver or looked up by name.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,17 +35,6 @@ impl GpuView {
     }
 }
 
-/// What is known of the driver: from the driver probe, or from an error line that carried it.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct DriverView {
-    /// Its version.
-    pub version: Option<DriverVersion>,
-    /// The newest CUDA it supports.
-    pub cuda: Option<CudaVersion>,
-    /// One line saying what is known and where from.
-    pub evidence: Option<String>,
-}
-
 /// Everything a rule reads.
 #[derive(Debug)]
 pub(crate) struct Ctx<'a> {
@@ -61,7 +47,7 @@ pub(crate) struct Ctx<'a> {
     /// GPUs the driver sees.
     pub gpus: Vec<GpuView>,
     /// The driver.
-    pub driver: DriverView,
+    pub driver: DriverLevel,
     /// The shell fixes are written for: PowerShell on Windows, POSIX sh elsewhere.
     pub shell: Shell,
     /// Every command and path the fixes so far show.
@@ -72,14 +58,9 @@ impl<'a> Ctx<'a> {
     /// Gathers the facts rules share.
     pub fn new(s: &'a Snapshot, kb: &'a Kb) -> Self {
         let gpus = gpu_views(s, kb);
-        let driver = driver_view(s, kb);
+        let driver = driver_level(s, kb);
         let os = s.platform.platform.os;
         Self { s, kb, os, gpus, driver, shell: Shell::for_os(os), shown: RefCell::new(Vec::new()) }
-    }
-
-    /// The driver level for `CudaTable::judge`.
-    pub fn level(&self) -> DriverLevel<'_> {
-        DriverLevel { version: self.driver.version.as_ref(), cuda: self.driver.cuda }
     }
 
     /// Capabilities of the GPUs whose capability is known, without repeats.
@@ -111,15 +92,11 @@ impl<'a> Ctx<'a> {
     }
 
     /// The CUDA libraries in the loader cache, when `ldconfig -p` is known to have answered; `None` when
-    /// the toolkits part was not found or ldconfig did not run (an empty list alone does not tell which).
+    /// the toolkits part was not found or ldconfig did not run (an empty list alone does not tell which;
+    /// a list with entries does, also in snapshots written before `loader_cache_read` existed).
     pub fn loader_cache(&self) -> Option<&'a [LoaderEntry]> {
         let t = self.s.toolkits.value()?;
-        let ran =
-            !t.loader_libraries.is_empty()
-                || self.s.trace.iter().any(|e| {
-                    e.probe == "toolkits" && e.method.ends_with("ldconfig -p") && e.outcome == crate::Outcome::Ok
-                });
-        ran.then_some(t.loader_libraries.as_slice())
+        (t.loader_cache_read || !t.loader_libraries.is_empty()).then_some(t.loader_libraries.as_slice())
     }
 
     /// For a snapshot of another machine, appends to a finding's detail the parts its category depends on
@@ -199,34 +176,29 @@ pub fn gpu_view(g: &Gpu, kb: &Kb) -> GpuView {
     GpuView { index: g.index, name, cc, cc_by_name: cc_by_name && cc.is_some() }
 }
 
-fn driver_view(s: &Snapshot, kb: &Kb) -> DriverView {
+fn driver_level(s: &Snapshot, kb: &Kb) -> DriverLevel {
     if let Some(d) = s.driver.value() {
-        let os = s.platform.platform.os;
-        let cuda = d.cuda_version.or_else(|| kb.cuda.max_cuda_for_driver(&d.version, os));
-        let level = cuda.map_or_else(String::new, |c| format!(", which supports CUDA up to {c}"));
-        let source = match &s.driver {
-            Probed::Found { source, .. } => source.as_str(),
-            _ => "",
-        };
-        return DriverView {
-            version: Some(d.version.clone()),
-            cuda,
-            evidence: Some(format!("NVIDIA driver {}{level} (from {source})", d.version)),
-        };
+        // Snapshots written before the probes stored the level derived from the version lack it.
+        let mut d = d.clone();
+        d.derive_cuda_version(kb, s.platform.platform.os);
+        let level = d.cuda_version.map_or_else(String::new, |c| format!(", which supports CUDA up to {c}"));
+        let source = s.driver.source().unwrap_or_default();
+        let evidence = Some(format!("NVIDIA driver {}{level} (from {source})", d.version));
+        return DriverLevel { version: Some(d.version), cuda: d.cuda_version, evidence };
     }
     // PyTorch's "driver on your system is too old (found version 12080)" carries the driver's CUDA level.
     for m in &s.messages {
         if let Some(v) = m.values.get("found_version").and_then(|v| v.parse::<i32>().ok())
             && let Some(cuda) = CudaVersion::from_api_int(v)
         {
-            return DriverView {
+            return DriverLevel {
                 version: None,
                 cuda: Some(cuda),
                 evidence: Some(format!("the driver supports CUDA up to {cuda}, as this line says: {}", m.line)),
             };
         }
     }
-    DriverView::default()
+    DriverLevel::default()
 }
 
 /// A framework's CUDA build version: `12.4`, or `12.0` standing for a build that names only its major
@@ -241,7 +213,7 @@ pub(crate) fn build_cuda(f: &Framework) -> Option<(CudaVersion, bool)> {
 
 /// `torch 2.5.1+cu124 (CUDA 12.4 build) in venv:/home/u/.venv`.
 pub(crate) fn describe_framework(env: &PythonEnv, f: &Framework) -> String {
-    use crate::probe::python::FrameworkBuild;
+    use crate::model::FrameworkBuild;
     let build = match (&f.build, build_cuda(f)) {
         (_, Some((c, false))) => format!("CUDA {c} build"),
         (_, Some((c, true))) => format!("CUDA {} build", c.major),

@@ -4,9 +4,7 @@
 use super::context::{build_cuda, cudnn_version_text, describe_framework, parent_dir, same_dir, wheel_library};
 use super::{Ctx, Rule, fix};
 use crate::compat::{CudnnRelease, index_tag, release_line};
-use crate::host::OsFamily;
-use crate::probe::cudnn::{CudnnCopy, CudnnKind};
-use crate::probe::python::{Framework, PythonEnv};
+use crate::model::{CudnnCopy, CudnnKind, Framework, OsFamily, PythonEnv};
 use crate::{Category, CudnnVersion, Finding, Probed, Severity};
 
 const CATEGORY: Category = Category::CudnnMissingOrMismatch;

@@ -41,7 +41,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
         {
             evidence.push("torch.cuda.is_available() returned False".to_owned());
         }
-        match cx.kb.cuda.judge(runtime, cx.level(), cx.os) {
+        match cx.kb.cuda.judge(runtime, &cx.driver, cx.os) {
             RuntimeVerdict::Supported | RuntimeVerdict::Unknown => {}
             RuntimeVerdict::MinorVersionCompatible { .. } if major_only => {}
             RuntimeVerdict::MinorVersionCompatible { full } => {

@@ -2,7 +2,7 @@
 //! uses a form CUDA does not read; `CUDA_LAUNCH_BLOCKING=1` left set.
 
 use super::{Ctx, Rule, fix};
-use crate::probe::gpus::Gpu;
+use crate::model::Gpu;
 use crate::{Category, Finding, Severity};
 
 const SOURCE: &str = "CUDA Programming Guide, CUDA environment variables \

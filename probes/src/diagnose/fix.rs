@@ -9,8 +9,7 @@
 use super::Ctx;
 use super::context::same_dir;
 use crate::compat::{index_tag, release_line};
-use crate::host::OsFamily;
-use crate::probe::python::{Framework, PythonEnv};
+use crate::model::{Framework, OsFamily, PythonEnv};
 use crate::shell::{self, Shell, ShellCommand, Unquotable};
 
 /// A command or word shown in a fix.

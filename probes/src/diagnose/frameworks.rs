@@ -2,8 +2,7 @@
 
 use super::context::describe_framework;
 use super::{Ctx, Rule, fix};
-use crate::host::OsFamily;
-use crate::probe::python::{Framework, FrameworkBuild, PythonEnv};
+use crate::model::{Framework, FrameworkBuild, OsFamily, PythonEnv};
 use crate::{Category, Finding, Severity};
 
 pub(super) const CPU_ONLY: Rule = Rule {

@@ -3,9 +3,8 @@
 //! the plain statement that this machine has no NVIDIA GPU.
 
 use super::{Ctx, Rule, fix};
-use crate::host::OsFamily;
-use crate::probe::driver::{KernelModuleFacts, SecureBoot};
-use crate::probe::pci::{PciDevice, is_display_class};
+use crate::model::{KernelModuleFacts, OsFamily, PciDevice, SecureBoot};
+use crate::probe::pci::is_display_class;
 use crate::{Category, Finding, Probed, Severity};
 
 const CATEGORY: Category = Category::NoDriverOrGpuNotVisible;

@@ -4,9 +4,7 @@
 use super::context::{build_cuda, cudnn_version_text, describe_framework, parent_dir, same_dir, wheel_cuda_major};
 use super::{Ctx, Rule, fix};
 use crate::compat::RuntimeVerdict;
-use crate::host::OsFamily;
-use crate::probe::python::PythonEnv;
-use crate::probe::toolkits::{Pick, ToolkitInstall, Toolkits};
+use crate::model::{OsFamily, Pick, PythonEnv, ToolkitInstall, Toolkits};
 use crate::shell::ShellCommand;
 use crate::{Category, CudaVersion, Finding, Severity};
 
@@ -259,7 +257,7 @@ fn explain(cx: &Ctx<'_>, t: &Toolkits, out: &mut Vec<Finding>) {
     }
     if let Some(driver) = cx.driver.cuda.map(CudaVersion::major_minor).filter(|d| *d != version) {
         evidence.push(cx.driver.evidence.clone().unwrap_or_else(|| format!("driver supports CUDA up to {driver}")));
-        let runs = match cx.kb.cuda.judge(version, cx.level(), cx.os) {
+        let runs = match cx.kb.cuda.judge(version, &cx.driver, cx.os) {
             RuntimeVerdict::Supported | RuntimeVerdict::Unknown => String::new(),
             RuntimeVerdict::MinorVersionCompatible { .. } => format!(
                 " Programs built with nvcc {version} run on this driver only through minor-version compatibility \

@@ -4,7 +4,7 @@
 use super::context::{build_cuda, describe_framework, wheel_cuda_major, wheel_library};
 use super::{Ctx, Rule, fix};
 use crate::compat::release_line;
-use crate::probe::python::{Framework, Package, PythonEnv};
+use crate::model::{Framework, Package, PythonEnv};
 use crate::{Category, CudaVersion, Finding, Severity};
 
 const SOURCE: &str = "PyTorch, JAX and CuPy install docs (each CUDA major has its own nvidia-*-cuNN wheels); \

@@ -2,8 +2,8 @@
 //! loader path, and WSL1, which has no GPU support.
 
 use super::{Ctx, Rule, fix};
+use crate::model::WslFacts;
 use crate::parse::ldconfig::LoaderEntry;
-use crate::probe::platform::WslFacts;
 use crate::shell::{Shell, ShellCommand};
 use crate::{Category, Finding, Severity};
 

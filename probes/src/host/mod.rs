@@ -19,8 +19,9 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::model::{OsFamily, Platform, SystemInfo};
 pub use fixture::{CommandRecord, FIXTURE_FILE, Fixture, NvmlAnswer};
-pub use nvml::{NvmlDevice, NvmlProcess, NvmlReport};
+pub use nvml::{NvmlDevice, NvmlReport};
 pub use recording::RecordingHost;
 pub use replay::ReplayHost;
 pub use system::SystemHost;
@@ -56,63 +57,6 @@ impl HostError {
     pub fn is_not_found(&self) -> bool {
         matches!(self, Self::NotFound { .. })
     }
-}
-
-/// The operating system family.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum OsFamily {
-    Linux,
-    Windows,
-    Macos,
-    Other,
-    /// Not known: pasted text from another machine that did not say, or a family this version does
-    /// not know (a report from a newer gpu-doctor).
-    #[serde(other)]
-    Unknown,
-}
-
-/// What kind of machine the host is.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Platform {
-    /// OS family.
-    pub os: OsFamily,
-    /// CPU architecture as Rust names it (`x86_64`, `aarch64`).
-    pub arch: String,
-}
-
-impl Platform {
-    /// The platform this binary runs on.
-    pub fn current() -> Self {
-        let os = match std::env::consts::OS {
-            "linux" => OsFamily::Linux,
-            "windows" => OsFamily::Windows,
-            "macos" => OsFamily::Macos,
-            _ => OsFamily::Other,
-        };
-        Self { os, arch: std::env::consts::ARCH.to_owned() }
-    }
-}
-
-/// Machine facts from the OS (through `sysinfo` on a real machine).
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct SystemInfo {
-    /// OS name, e.g. `Debian GNU/Linux`; `None` when the OS did not say.
-    pub os_name: Option<String>,
-    /// OS version, e.g. `12`.
-    pub os_version: Option<String>,
-    /// Kernel release, e.g. `6.1.0-18-amd64`.
-    pub kernel_version: Option<String>,
-    /// Host name (redacted in recordings).
-    pub host_name: Option<String>,
-    /// CPU model name.
-    pub cpu_model: Option<String>,
-    /// Physical CPU cores; `None` when unknown.
-    pub cpu_physical_cores: Option<u32>,
-    /// Logical CPUs.
-    pub cpu_logical_cores: u32,
-    /// Installed memory in bytes.
-    pub memory_total_bytes: u64,
 }
 
 /// One program run: argv (no shell), optional standard input, a time limit.

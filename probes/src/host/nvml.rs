@@ -14,6 +14,8 @@ use nvml_wrapper::{Device, Nvml};
 use serde::{Deserialize, Serialize};
 
 use super::HostError;
+use crate::ComputeCapability;
+use crate::model::{Gpu, GpuProcess};
 
 /// What NVML said about the driver and every device.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -31,93 +33,25 @@ pub struct NvmlReport {
 }
 
 /// What NVML said about one device. Every `None` has its reason in `unreported`.
+///
+/// `gpu` holds every fact the probes keep, as NVML answered it: the bus id in NVML's spelling
+/// (`00000000:01:00.0`), no architecture (the gpus probe names both). Its fields are written inline,
+/// beside NVML's own extras, as before `gpu` held them.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct NvmlDevice {
-    /// NVML device index.
-    pub index: u32,
-    /// Product name.
-    pub name: Option<String>,
-    /// `GPU-…` UUID.
-    pub uuid: Option<String>,
-    /// PCI bus id, e.g. `00000000:01:00.0`.
-    pub pci_bus_id: Option<String>,
+    /// The device as the probes keep it.
+    #[serde(flatten)]
+    pub gpu: Gpu,
     /// Combined device and vendor id, e.g. `0x268410DE`.
     pub pci_device_id: Option<u32>,
-    /// Compute capability (major, minor).
-    pub compute_capability: Option<(i32, i32)>,
-    /// Total framebuffer memory in bytes.
-    pub memory_total_bytes: Option<u64>,
-    /// Used framebuffer memory in bytes.
-    pub memory_used_bytes: Option<u64>,
-    /// Free framebuffer memory in bytes.
-    pub memory_free_bytes: Option<u64>,
-    /// PCIe generation now (may drop while idle).
-    pub pcie_gen_current: Option<u32>,
-    /// Highest PCIe generation for this GPU in this system.
-    pub pcie_gen_max: Option<u32>,
-    /// PCIe lanes now.
-    pub pcie_width_current: Option<u32>,
-    /// Widest PCIe link for this GPU in this system.
-    pub pcie_width_max: Option<u32>,
     /// PCIe transmit throughput in KB/s (20 ms window).
     pub pcie_tx_kbps: Option<u32>,
     /// PCIe receive throughput in KB/s.
     pub pcie_rx_kbps: Option<u32>,
-    /// SM clock now, MHz.
-    pub clock_sm_mhz: Option<u32>,
-    /// Highest SM clock, MHz (`nvmlDeviceGetMaxClockInfo`): on GeForce boards the top of the
-    /// voltage/frequency table (≈ 3.1 GHz on an RTX 4090), well above what the board sustains.
-    pub clock_sm_max_mhz: Option<u32>,
-    /// The rated boost clock, MHz (`nvmlDeviceGetMaxCustomerBoostClock`, SM or else graphics
-    /// domain; 2520 on an RTX 4090); `None` when not reported (and in recordings made before the
-    /// field existed).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub clock_sm_boost_mhz: Option<u32>,
-    /// Memory clock now, MHz.
-    pub clock_mem_mhz: Option<u32>,
-    /// Highest memory clock, MHz.
-    pub clock_mem_max_mhz: Option<u32>,
-    /// Memory bus width in bits (`nvmlDeviceGetMemoryBusWidth`); `None` when not reported (and in
-    /// recordings made before the field existed).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub memory_bus_width_bits: Option<u32>,
-    /// Power draw in milliwatts.
-    pub power_draw_mw: Option<u32>,
-    /// Enforced power limit in milliwatts.
-    pub power_limit_mw: Option<u32>,
-    /// GPU die temperature in °C.
-    pub temperature_c: Option<u32>,
-    /// GPU utilization in percent.
-    pub utilization_gpu_pct: Option<u32>,
     /// Memory-controller utilization in percent.
     pub utilization_mem_pct: Option<u32>,
-    /// ECC enabled now.
-    pub ecc_enabled: Option<bool>,
-    /// Persistence mode on.
-    pub persistence_mode: Option<bool>,
-    /// Compute mode, e.g. `Default`, `ExclusiveProcess`, `Prohibited`.
-    pub compute_mode: Option<String>,
-    /// MIG mode on now.
-    pub mig_enabled: Option<bool>,
-    /// A display is connected.
-    pub display_attached: Option<bool>,
-    /// VBIOS version.
-    pub vbios_version: Option<String>,
-    /// Windows driver model (`WDDM` or `TCC`); `None` on Linux.
-    pub driver_model: Option<String>,
-    /// Compute processes running now.
-    pub processes: Option<Vec<NvmlProcess>>,
     /// Functions that did not answer for this device, with NVML's reason.
     pub unreported: BTreeMap<String, String>,
-}
-
-/// One process using a GPU.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct NvmlProcess {
-    /// Process id.
-    pub pid: u32,
-    /// GPU memory used in bytes; `None` under WDDM, where the OS manages memory.
-    pub used_memory_bytes: Option<u64>,
 }
 
 /// NVML, initialised once per process; the error is remembered as text.
@@ -178,14 +112,15 @@ fn query_device(index: u32, d: &Device<'_>) -> NvmlDevice {
     let memory = take(&mut u, "memory_info", d.memory_info());
     let utilization = take(&mut u, "utilization_rates", d.utilization_rates());
     let processes = d.running_compute_processes().or_else(|_| d.running_compute_processes_v2());
-    NvmlDevice {
+    let gpu = Gpu {
         index,
         name: take(&mut u, "name", d.name()),
         uuid: take(&mut u, "uuid", d.uuid()),
         pci_bus_id: pci.as_ref().map(|p| p.bus_id.clone()),
-        pci_device_id: pci.as_ref().map(|p| p.pci_device_id),
-        compute_capability: take(&mut u, "cuda_compute_capability", d.cuda_compute_capability())
-            .map(|c| (c.major, c.minor)),
+        compute_capability: take(&mut u, "cuda_compute_capability", d.cuda_compute_capability()).and_then(|c| {
+            Some(ComputeCapability { major: u32::try_from(c.major).ok()?, minor: u32::try_from(c.minor).ok()? })
+        }),
+        architecture: None,
         memory_total_bytes: memory.as_ref().map(|m| m.total),
         memory_used_bytes: memory.as_ref().map(|m| m.used),
         memory_free_bytes: memory.as_ref().map(|m| m.free),
@@ -193,8 +128,6 @@ fn query_device(index: u32, d: &Device<'_>) -> NvmlDevice {
         pcie_gen_max: take(&mut u, "max_pcie_link_gen", d.max_pcie_link_gen()),
         pcie_width_current: take(&mut u, "current_pcie_link_width", d.current_pcie_link_width()),
         pcie_width_max: take(&mut u, "max_pcie_link_width", d.max_pcie_link_width()),
-        pcie_tx_kbps: take(&mut u, "pcie_throughput_tx", d.pcie_throughput(PcieUtilCounter::Send)),
-        pcie_rx_kbps: take(&mut u, "pcie_throughput_rx", d.pcie_throughput(PcieUtilCounter::Receive)),
         clock_sm_mhz: take(&mut u, "clock_info_sm", d.clock_info(Clock::SM)),
         clock_sm_max_mhz: take(&mut u, "max_clock_info_sm", d.max_clock_info(Clock::SM)),
         clock_sm_boost_mhz: take(
@@ -209,7 +142,6 @@ fn query_device(index: u32, d: &Device<'_>) -> NvmlDevice {
         power_limit_mw: take(&mut u, "enforced_power_limit", d.enforced_power_limit()),
         temperature_c: take(&mut u, "temperature", d.temperature(TemperatureSensor::Gpu)),
         utilization_gpu_pct: utilization.as_ref().map(|x| x.gpu),
-        utilization_mem_pct: utilization.as_ref().map(|x| x.memory),
         ecc_enabled: take(&mut u, "is_ecc_enabled", d.is_ecc_enabled()).map(|e| e.currently_enabled),
         persistence_mode: take(&mut u, "is_in_persistent_mode", d.is_in_persistent_mode()),
         compute_mode: take(&mut u, "compute_mode", d.compute_mode()).map(|m| format!("{m:?}")),
@@ -219,7 +151,7 @@ fn query_device(index: u32, d: &Device<'_>) -> NvmlDevice {
         driver_model: driver_model(&mut u, d),
         processes: take(&mut u, "running_compute_processes", processes).map(|ps| {
             ps.into_iter()
-                .map(|p| NvmlProcess {
+                .map(|p| GpuProcess {
                     pid: p.pid,
                     used_memory_bytes: match p.used_gpu_memory {
                         UsedGpuMemory::Used(b) => Some(b),
@@ -228,6 +160,13 @@ fn query_device(index: u32, d: &Device<'_>) -> NvmlDevice {
                 })
                 .collect()
         }),
+    };
+    NvmlDevice {
+        gpu,
+        pci_device_id: pci.as_ref().map(|p| p.pci_device_id),
+        pcie_tx_kbps: take(&mut u, "pcie_throughput_tx", d.pcie_throughput(PcieUtilCounter::Send)),
+        pcie_rx_kbps: take(&mut u, "pcie_throughput_rx", d.pcie_throughput(PcieUtilCounter::Receive)),
+        utilization_mem_pct: utilization.as_ref().map(|x| x.memory),
         unreported: u,
     }
 }

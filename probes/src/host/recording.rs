@@ -184,7 +184,7 @@ impl Host for RecordingHost {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::host::OsFamily;
+    use crate::model::OsFamily;
 
     #[test]
     fn redaction_replaces_home_user_and_host_in_keys_and_values() {

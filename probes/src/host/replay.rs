@@ -177,7 +177,8 @@ impl Host for ReplayHost {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::host::{CommandRecord, OsFamily};
+    use crate::host::CommandRecord;
+    use crate::model::OsFamily;
 
     fn machine() -> ReplayHost {
         let mut f = Fixture::new(Platform { os: OsFamily::Linux, arch: "x86_64".into() });

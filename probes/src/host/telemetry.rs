@@ -79,8 +79,8 @@ pub enum Detail {
 /// live machine); false where there is no such file (other systems, or no runtime power
 /// management) or the bus id is not one.
 pub fn runtime_suspended(sysfs: &Path, bus_id: &str) -> bool {
-    let Some(bus) = crate::probe::pci::sysfs::normalize_bus_id(bus_id) else { return false };
-    std::fs::read_to_string(sysfs.join("bus/pci/devices").join(bus).join("power/runtime_status"))
+    let Ok(bus) = crate::model::PciBusId::parse(bus_id) else { return false };
+    std::fs::read_to_string(sysfs.join("bus/pci/devices").join(bus.to_string()).join("power/runtime_status"))
         .is_ok_and(|status| status.trim() == "suspended")
 }
 

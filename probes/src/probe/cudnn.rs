@@ -9,76 +9,17 @@ mod tests;
 
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
-
 use super::SitePackages;
+use super::toolkits;
 use super::toolkits::fs::{conda_meta, env_path, leading_version, real_path, text};
-use super::toolkits::{self, Toolkits};
-use crate::host::{Host, OsFamily};
+use crate::host::Host;
 use crate::host::{dir_names, is_file};
+use crate::model::{CudnnCopy, CudnnKind, CudnnVersionSource, OsFamily, Toolkits};
 use crate::parse::wheel::{normalize_name, parse_dist_folder};
 use crate::{CudnnVersion, Probed, Trace};
 
 /// The Windows cuDNN 9 installer's folder (`v9.1/bin/12.4/cudnn64_9.dll`).
 const WINDOWS_CUDNN: &str = "C:/Program Files/NVIDIA/CUDNN";
-
-/// One copy of cuDNN.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CudnnCopy {
-    /// Where it is: the header, library or DLL file, the wheel's `nvidia/cudnn` folder (or its
-    /// dist-info folder), or the `conda-meta` record.
-    pub location: String,
-    /// What kind of copy this is.
-    pub kind: CudnnKind,
-    /// Its version; `None` when it could not be read (e.g. a library named only `libcudnn.so.9`).
-    pub version: Option<CudnnVersion>,
-    /// Its major version, also when the full version is unknown (from `libcudnn.so.9`,
-    /// `cudnn64_9.dll`); `None` when nothing tells.
-    pub major: Option<u32>,
-    /// Where `version` came from; `None` when `version` is `None`.
-    pub version_source: Option<CudnnVersionSource>,
-    /// The Python environment's display name for a pip wheel; `None` for every other kind.
-    pub env: Option<String>,
-    /// The CUDA major it was built for, from the package name (`nvidia-cudnn-cu12`), conda build
-    /// string (`cuda12_0`) or Windows folder (`bin/12.4`); `None` when unknown.
-    pub cuda_major: Option<u32>,
-}
-
-/// What kind of copy of cuDNN.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CudnnKind {
-    /// A `cudnn_version.h` (cuDNN 8, 9) or `cudnn.h` (cuDNN 7) header.
-    Header,
-    /// A `libcudnn.so*` shared library.
-    Library,
-    /// An `nvidia-cudnn-cu*` pip wheel.
-    PipWheel,
-    /// A `cudnn` or `libcudnn` conda package.
-    CondaPackage,
-    /// A Windows `cudnn64_<major>.dll`.
-    Dll,
-    /// A value this version of gpu-doctor does not know, read from a report written by a newer one.
-    #[serde(other)]
-    Unknown,
-}
-
-/// Where a cuDNN copy's version came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CudnnVersionSource {
-    /// The `CUDNN_MAJOR`/`CUDNN_MINOR`/`CUDNN_PATCHLEVEL` defines of a header.
-    HeaderDefines,
-    /// A fully versioned library file name, e.g. `libcudnn.so.9.1.0`.
-    FileName,
-    /// A pip `*.dist-info` folder name.
-    DistInfo,
-    /// A `conda-meta/*.json` file name.
-    CondaMeta,
-    /// A value this version of gpu-doctor does not know, read from a report written by a newer one.
-    #[serde(other)]
-    Unknown,
-}
 
 /// What the search has collected so far.
 #[derive(Debug, Default)]
@@ -163,7 +104,7 @@ pub fn probe(
         let loader = match toolkits {
             Some(t) => &t.loader_libraries,
             None => {
-                owned = toolkits::loader_libraries(host, trace);
+                owned = toolkits::loader_libraries(host, trace).unwrap_or_default();
                 &owned
             }
         };
@@ -321,7 +262,7 @@ fn conda_packages(host: &dyn Host, prefix: &Path, trace: &mut Trace, found: &mut
 /// `cudnn64_<major>.dll` in toolkit and cuDNN installer `bin` folders.
 fn windows_dlls(
     host: &dyn Host,
-    installs: &[toolkits::ToolkitInstall],
+    installs: &[crate::model::ToolkitInstall],
     conda_root: Option<&Path>,
     trace: &mut Trace,
     found: &mut Found,

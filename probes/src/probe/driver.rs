@@ -5,70 +5,12 @@ use std::path::Path;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
-
-use crate::host::{Cmd, Host, HostError, NvmlReport, OsFamily, which};
+use crate::compat::Kb;
+use crate::host::{Cmd, Host, HostError, NvmlReport, which};
+use crate::model::{DriverFacts, InstalledModule, KernelModuleFacts, OsFamily, SecureBoot};
 use crate::parse::smi::SmiReport;
 use crate::parse::smi_xml;
 use crate::{CudaVersion, DriverVersion, Probed, Trace};
-
-/// The NVIDIA driver.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct DriverFacts {
-    /// Driver version, e.g. `535.86.05`.
-    pub version: DriverVersion,
-    /// Newest CUDA the driver supports (what `nvidia-smi` prints as "CUDA Version"; not a toolkit);
-    /// `None` when the source did not say (drivers before 410 and `/proc` do not).
-    pub cuda_version: Option<CudaVersion>,
-    /// NVML library version; `None` when NVML was not usable.
-    pub nvml_version: Option<String>,
-}
-
-/// The NVIDIA kernel module on Linux.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct KernelModuleFacts {
-    /// `nvidia` is in `/proc/modules`.
-    pub nvidia_loaded: bool,
-    /// `nouveau` (the open-source driver that blocks NVIDIA's) is in `/proc/modules`.
-    pub nouveau_loaded: bool,
-    /// Version of the loaded module (`/sys/module/nvidia/version`); `None` when not loaded.
-    pub loaded_version: Option<String>,
-    /// The loaded module is NVIDIA's open kernel module; `None` when unknown.
-    pub open_kernel_module: Option<bool>,
-    /// The running kernel release.
-    pub running_kernel: Option<String>,
-    /// An installed `nvidia` module for the running kernel, as `modinfo` reports it;
-    /// `None` when `modinfo` found none or could not run.
-    pub installed: Option<InstalledModule>,
-    /// Why `installed` is `None`, in one line.
-    pub installed_note: Option<String>,
-}
-
-/// An `nvidia` module file installed for a kernel (`modinfo nvidia`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct InstalledModule {
-    /// Module file path.
-    pub filename: String,
-    /// Module version.
-    pub version: Option<String>,
-    /// Kernel release it was built for (first word of `vermagic`).
-    pub built_for_kernel: Option<String>,
-    /// Who signed it; `None` when unsigned (Secure Boot then refuses to load it).
-    pub signer: Option<String>,
-}
-
-/// UEFI Secure Boot state (`mokutil --sb-state`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SecureBoot {
-    Enabled,
-    Disabled,
-    /// Not booted through UEFI, so there is no Secure Boot.
-    NotEfi,
-    /// A value this version of gpu-doctor does not know, read from a report written by a newer one.
-    #[serde(other)]
-    Unknown,
-}
 
 /// `nvidia-smi -q -x`, run at most once per snapshot and shared by the driver and GPU probes.
 #[derive(Debug, Default)]
@@ -116,13 +58,27 @@ fn run_smi_xml(host: &dyn Host) -> Result<SmiReport, String> {
     smi_xml::parse(&out.stdout).map_err(|e| e.to_string())
 }
 
-/// Finds the driver version through NVML, then `/proc/driver/nvidia/version`, then nvidia-smi.
+/// Finds the driver version through NVML, then `/proc/driver/nvidia/version`, then nvidia-smi; a
+/// CUDA level none of them reported is looked up from the version in the knowledge base.
 pub fn probe(
     host: &dyn Host,
     nvml: &Result<NvmlReport, HostError>,
     smi: &SmiXml,
     trace: &mut Trace,
 ) -> Probed<DriverFacts> {
+    let found = find(host, nvml, smi, trace);
+    let Ok(kb) = Kb::get() else { return found };
+    found.map(|mut d| {
+        d.derive_cuda_version(kb, host.platform().os);
+        if let Some(cuda) = d.cuda_version.filter(|_| d.cuda_version_derived) {
+            trace.ok("cuda.toml", format!("driver {} supports CUDA up to {cuda}", d.version));
+        }
+        d
+    })
+}
+
+/// The driver as the first source that answers reports it.
+fn find(host: &dyn Host, nvml: &Result<NvmlReport, HostError>, smi: &SmiXml, trace: &mut Trace) -> Probed<DriverFacts> {
     if host.platform().os == OsFamily::Macos {
         trace.miss("platform", "macOS has no NVIDIA CUDA driver");
         return Probed::Unsupported {
@@ -140,7 +96,7 @@ pub fn probe(
                     format!("driver {version}, CUDA {}", cuda_version.map_or("?".into(), |c| c.to_string())),
                 );
                 return Probed::found(
-                    DriverFacts { version, cuda_version, nvml_version: report.nvml_version.clone() },
+                    DriverFacts::reported(version, cuda_version, report.nvml_version.clone()),
                     "nvml",
                 );
             }
@@ -161,7 +117,7 @@ pub fn probe(
                     // /proc knows no CUDA level; nvidia-smi may add it.
                     let cuda_version = smi.get(host, trace).ok().and_then(|r| r.cuda_version);
                     return Probed::found(
-                        DriverFacts { version, cuda_version, nvml_version: None },
+                        DriverFacts::reported(version, cuda_version, None),
                         "/proc/driver/nvidia/version",
                     );
                 }
@@ -180,10 +136,7 @@ pub fn probe(
     match smi.get(host, trace) {
         Ok(r) => match r.driver_version.clone() {
             Some(version) => {
-                return Probed::found(
-                    DriverFacts { version, cuda_version: r.cuda_version, nvml_version: None },
-                    "nvidia-smi -q -x",
-                );
+                return Probed::found(DriverFacts::reported(version, r.cuda_version, None), "nvidia-smi -q -x");
             }
             None => why_not.push("nvidia-smi printed no driver version".into()),
         },
@@ -350,6 +303,36 @@ mod tests {
         {
             assert_eq!(parse_proc_version(bad), None, "{bad}");
         }
+    }
+
+    /// A Linux machine whose only word on the driver is `/proc/driver/nvidia/version`.
+    fn proc_only(os: OsFamily, version: &str) -> Probed<DriverFacts> {
+        use crate::host::{Fixture, NvmlAnswer, ReplayHost};
+        use crate::model::Platform;
+        let mut f = Fixture::new(Platform { os, arch: "x86_64".into() });
+        let line = format!("NVRM version: NVIDIA UNIX x86_64 Kernel Module  {version}  Fri Jul 14 2023\n");
+        f.files.insert("/proc/driver/nvidia/version".into(), line);
+        f.nvml = NvmlAnswer::Error("libnvidia-ml.so.1: cannot open shared object file".into());
+        let host = ReplayHost::new(f);
+        probe(&host, &host.nvml(), &SmiXml::default(), &mut Trace::new("driver"))
+    }
+
+    #[test]
+    fn a_driver_found_through_proc_gets_its_cuda_level_from_the_knowledge_base() {
+        let found = proc_only(OsFamily::Linux, "535.86.05");
+        assert!(matches!(&found, Probed::Found { source, .. } if source == "/proc/driver/nvidia/version"), "{found:?}");
+        let d = found.value().unwrap();
+        assert_eq!((d.cuda_version, d.cuda_version_derived), (Some(CudaVersion::new(12, 2)), true));
+        // The flag is written only when set, so snapshots of drivers that report their level keep their shape.
+        let json = serde_json::to_value(d).unwrap();
+        assert_eq!(json["cuda_version"], "12.2");
+        assert_eq!(json["cuda_version_derived"], true);
+        let mut reported = d.clone();
+        reported.cuda_version_derived = false;
+        assert!(serde_json::to_value(&reported).unwrap().get("cuda_version_derived").is_none());
+        // A driver older than every release in the table has no level to derive.
+        let ancient = proc_only(OsFamily::Linux, "340.108");
+        assert_eq!(ancient.value().map(|d| (d.cuda_version, d.cuda_version_derived)), Some((None, false)));
     }
 
     #[test]

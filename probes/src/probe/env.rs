@@ -2,34 +2,9 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
-
 use crate::Trace;
-use crate::host::{Host, OsFamily};
-
-/// The environment variables that change how CUDA and the frameworks behave.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct EnvFacts {
-    /// Relevant variables and their values (see `is_relevant`), without PATH and the loader path,
-    /// which are split into entries below. Credentials are masked (see `mask_secret`).
-    pub vars: BTreeMap<String, String>,
-    /// PATH entries, in order.
-    pub path: Vec<String>,
-    /// `LD_LIBRARY_PATH` entries, in order; empty when unset.
-    pub ld_library_path: Vec<String>,
-    /// PATH entries that look like CUDA (contain `cuda` or `nvidia`).
-    pub path_cuda_entries: Vec<String>,
-}
-
-impl EnvFacts {
-    /// Masks credentials in the variables (see `mask_secret`): for facts that did not come from this
-    /// build's probe, such as a pasted report of an older version (`parse::paste`).
-    pub fn mask_secrets(&mut self) {
-        for (name, value) in &mut self.vars {
-            *value = mask_secret(name, value);
-        }
-    }
-}
+use crate::host::Host;
+use crate::model::{EnvFacts, OsFamily};
 
 /// True for variable names worth recording: CUDA, NVIDIA, cuDNN, XLA/JAX, TensorFlow, PyTorch,
 /// the loader path, PATH and the Python environment markers.
@@ -172,7 +147,8 @@ mod tests {
 #[allow(clippy::unwrap_used)]
 mod secret_tests {
     use super::*;
-    use crate::host::{Fixture, Platform, ReplayHost};
+    use crate::host::{Fixture, ReplayHost};
+    use crate::model::Platform;
 
     const SECRETS: &[(&str, &str)] = &[
         ("NVIDIA_API_KEY", "nvapi-s3cr3t-value"),

@@ -1,137 +1,24 @@
 //! GPUs as the driver sees them: NVML first, `nvidia-smi -q -x` for what NVML cannot tell.
 
-use serde::{Deserialize, Serialize};
-
-use crate::ComputeCapability;
-
-/// One GPU. Every `None` means the driver or device did not report it; the trace says why.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct Gpu {
-    /// Driver index (NVML order).
-    pub index: u32,
-    /// Product name.
-    pub name: Option<String>,
-    /// `GPU-…` UUID.
-    pub uuid: Option<String>,
-    /// PCI bus id in sysfs form, e.g. `0000:01:00.0`.
-    pub pci_bus_id: Option<String>,
-    /// Compute capability, e.g. 8.9.
-    pub compute_capability: Option<ComputeCapability>,
-    /// Architecture name from the compute capability, e.g. `Ada Lovelace`.
-    pub architecture: Option<String>,
-    /// Total memory in bytes.
-    pub memory_total_bytes: Option<u64>,
-    /// Used memory in bytes.
-    pub memory_used_bytes: Option<u64>,
-    /// Free memory in bytes.
-    pub memory_free_bytes: Option<u64>,
-    /// PCIe link generation now (drops while idle to save power).
-    pub pcie_gen_current: Option<u32>,
-    /// Highest PCIe generation for this GPU in this system.
-    pub pcie_gen_max: Option<u32>,
-    /// PCIe lanes now.
-    pub pcie_width_current: Option<u32>,
-    /// Most PCIe lanes for this GPU in this system.
-    pub pcie_width_max: Option<u32>,
-    /// SM clock now, MHz.
-    pub clock_sm_mhz: Option<u32>,
-    /// Highest SM clock, MHz: on GeForce boards the top of the voltage/frequency table, above the
-    /// rated boost clock.
-    pub clock_sm_max_mhz: Option<u32>,
-    /// The rated boost clock, MHz (NVML's max customer boost clock); `None` when not reported.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub clock_sm_boost_mhz: Option<u32>,
-    /// Memory clock now, MHz.
-    pub clock_mem_mhz: Option<u32>,
-    /// Highest memory clock, MHz.
-    pub clock_mem_max_mhz: Option<u32>,
-    /// Memory bus width in bits; with `clock_mem_max_mhz` it gives the theoretical memory bandwidth.
-    /// `None` when NVML did not report it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub memory_bus_width_bits: Option<u32>,
-    /// Power draw, milliwatts.
-    pub power_draw_mw: Option<u32>,
-    /// Enforced power limit, milliwatts.
-    pub power_limit_mw: Option<u32>,
-    /// Die temperature, °C.
-    pub temperature_c: Option<u32>,
-    /// GPU utilization, percent.
-    pub utilization_gpu_pct: Option<u32>,
-    /// ECC on.
-    pub ecc_enabled: Option<bool>,
-    /// Persistence mode on.
-    pub persistence_mode: Option<bool>,
-    /// Compute mode, e.g. `Default`, `ExclusiveProcess`.
-    pub compute_mode: Option<String>,
-    /// MIG mode on.
-    pub mig_enabled: Option<bool>,
-    /// A display is attached.
-    pub display_attached: Option<bool>,
-    /// VBIOS version.
-    pub vbios_version: Option<String>,
-    /// Windows driver model (`WDDM`/`TCC`).
-    pub driver_model: Option<String>,
-    /// Compute processes running now.
-    pub processes: Option<Vec<GpuProcess>>,
-}
-
-/// A process using a GPU.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct GpuProcess {
-    /// Process id.
-    pub pid: u32,
-    /// GPU memory in bytes; `None` under WDDM.
-    pub used_memory_bytes: Option<u64>,
-}
-
-use crate::host::{Host, HostError, NvmlDevice, NvmlReport, OsFamily};
+use crate::host::{Host, HostError, NvmlDevice, NvmlReport};
+use crate::model::{Gpu, GpuProcess, OsFamily, PciBusId};
 use crate::parse::smi::SmiGpu;
 use crate::{Probed, Trace};
 
 use super::driver::SmiXml;
 use super::link::sysfs_link;
-use super::pci::sysfs::normalize_bus_id;
 
+/// The GPU NVML reported, with its bus id in sysfs form and its architecture named.
 fn from_nvml(d: &NvmlDevice) -> Gpu {
-    let compute_capability = d.compute_capability.and_then(|(major, minor)| {
-        Some(crate::ComputeCapability { major: u32::try_from(major).ok()?, minor: u32::try_from(minor).ok()? })
-    });
-    Gpu {
-        index: d.index,
-        name: d.name.clone(),
-        uuid: d.uuid.clone(),
-        pci_bus_id: d.pci_bus_id.as_deref().and_then(normalize_bus_id),
-        compute_capability,
-        architecture: compute_capability.and_then(crate::ComputeCapability::architecture).map(str::to_owned),
-        memory_total_bytes: d.memory_total_bytes,
-        memory_used_bytes: d.memory_used_bytes,
-        memory_free_bytes: d.memory_free_bytes,
-        pcie_gen_current: d.pcie_gen_current,
-        pcie_gen_max: d.pcie_gen_max,
-        pcie_width_current: d.pcie_width_current,
-        pcie_width_max: d.pcie_width_max,
-        clock_sm_mhz: d.clock_sm_mhz,
-        clock_sm_max_mhz: d.clock_sm_max_mhz,
-        clock_sm_boost_mhz: d.clock_sm_boost_mhz,
-        clock_mem_mhz: d.clock_mem_mhz,
-        clock_mem_max_mhz: d.clock_mem_max_mhz,
-        memory_bus_width_bits: d.memory_bus_width_bits,
-        power_draw_mw: d.power_draw_mw,
-        power_limit_mw: d.power_limit_mw,
-        temperature_c: d.temperature_c,
-        utilization_gpu_pct: d.utilization_gpu_pct,
-        ecc_enabled: d.ecc_enabled,
-        persistence_mode: d.persistence_mode,
-        compute_mode: d.compute_mode.clone(),
-        mig_enabled: d.mig_enabled,
-        display_attached: d.display_attached,
-        vbios_version: d.vbios_version.clone(),
-        driver_model: d.driver_model.clone(),
-        processes: d
-            .processes
-            .as_ref()
-            .map(|ps| ps.iter().map(|p| GpuProcess { pid: p.pid, used_memory_bytes: p.used_memory_bytes }).collect()),
-    }
+    let mut gpu = d.gpu.clone();
+    gpu.pci_bus_id = gpu.pci_bus_id.as_deref().and_then(sysfs_form);
+    gpu.architecture = gpu.compute_capability.and_then(crate::ComputeCapability::architecture).map(str::to_owned);
+    gpu
+}
+
+/// A bus id in sysfs form; `None` when the text is not one.
+fn sysfs_form(text: &str) -> Option<String> {
+    PciBusId::parse(text).ok().map(String::from)
 }
 
 const MIB: u64 = 1024 * 1024;
@@ -150,7 +37,7 @@ impl Gpu {
             index,
             name: s.name.clone(),
             uuid: s.uuid.clone(),
-            pci_bus_id: s.pci_bus_id.as_deref().and_then(normalize_bus_id),
+            pci_bus_id: s.pci_bus_id.as_deref().and_then(sysfs_form),
             compute_capability: s.compute_capability.as_deref().and_then(|c| c.parse().ok()),
             architecture: None,
             memory_total_bytes: total,
@@ -244,9 +131,9 @@ pub fn probe(
             for d in &report.devices {
                 let missing: Vec<&str> = d.unreported.keys().map(String::as_str).collect();
                 if missing.is_empty() {
-                    trace.ok(format!("nvml device {}", d.index), "every field answered");
+                    trace.ok(format!("nvml device {}", d.gpu.index), "every field answered");
                 } else {
-                    trace.ok(format!("nvml device {}", d.index), format!("not reported: {}", missing.join(", ")));
+                    trace.ok(format!("nvml device {}", d.gpu.index), format!("not reported: {}", missing.join(", ")));
                 }
             }
             let mut gpus: Vec<Gpu> = report.devices.iter().map(from_nvml).collect();
@@ -259,8 +146,8 @@ pub fn probe(
                         s.uuid.is_some() && s.uuid == gpu.uuid
                             || s.pci_bus_id
                                 .as_deref()
-                                .and_then(normalize_bus_id)
-                                .is_some_and(|b| Some(b) == gpu.pci_bus_id)
+                                .zip(gpu.pci_bus_id.as_deref())
+                                .is_some_and(|(a, b)| PciBusId::same(a, b))
                     };
                     if let Some(s) = r.gpus.iter().find(same) {
                         fill_from_smi(gpu, s);
@@ -309,7 +196,8 @@ pub fn probe(
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::host::{CmdOutput, CommandRecord, Fixture, NvmlAnswer, Platform, ReplayHost};
+    use crate::host::{CmdOutput, CommandRecord, Fixture, NvmlAnswer, ReplayHost};
+    use crate::model::Platform;
     use crate::parse::smi_xml::tests::SAMPLE;
 
     /// A Linux machine whose `nvidia-smi -q -x` prints the RTX A5000 sample, with NVML's answer.
@@ -363,14 +251,43 @@ mod tests {
         assert_everything_from_smi(&gpus[0]);
     }
 
+    /// Recordings keep NVML's device flat, as written before `NvmlDevice` held a `Gpu`: the old
+    /// capability pair still reads, and a device writes its fields inline, not under `gpu`.
+    #[test]
+    fn an_nvml_device_reads_and_writes_its_fields_inline() {
+        let recorded = serde_json::json!({
+            "index": 1, "name": "NVIDIA GeForce RTX 4090", "uuid": null, "pci_bus_id": "00000000:01:00.0",
+            "pci_device_id": 0x2684_10de_u32, "compute_capability": [8, 9], "memory_total_bytes": 25_757_220_864_u64,
+            "memory_used_bytes": null, "memory_free_bytes": null, "pcie_gen_current": 1, "pcie_gen_max": 4,
+            "pcie_width_current": 16, "pcie_width_max": 16, "pcie_tx_kbps": 10, "pcie_rx_kbps": 20,
+            "clock_sm_mhz": null, "clock_sm_max_mhz": null, "clock_mem_mhz": null, "clock_mem_max_mhz": null,
+            "power_draw_mw": null, "power_limit_mw": null, "temperature_c": null, "utilization_gpu_pct": 3,
+            "utilization_mem_pct": 4, "ecc_enabled": null, "persistence_mode": null, "compute_mode": null,
+            "mig_enabled": null, "display_attached": null, "vbios_version": null, "driver_model": null,
+            "processes": [{"pid": 7, "used_memory_bytes": null}], "unreported": {"uuid": "Not supported"}
+        });
+        let d: NvmlDevice = serde_json::from_value(recorded).unwrap();
+        assert_eq!((d.gpu.index, d.gpu.compute_capability.map(|c| c.to_string())), (1, Some("8.9".to_owned())));
+        assert_eq!((d.pci_device_id, d.pcie_rx_kbps, d.utilization_mem_pct), (Some(0x2684_10de), Some(20), Some(4)));
+        assert_eq!(d.gpu.processes.as_ref().map(|p| p[0].pid), Some(7));
+        let g = from_nvml(&d);
+        assert_eq!(g.pci_bus_id.as_deref(), Some("0000:01:00.0"));
+        assert_eq!(g.architecture.as_deref(), Some("Ada Lovelace"));
+        let written = serde_json::to_value(&d).unwrap();
+        assert!(written.get("gpu").is_none() && written["name"] == "NVIDIA GeForce RTX 4090", "{written}");
+        assert_eq!(serde_json::from_value::<NvmlDevice>(written).unwrap(), d);
+        let negative = serde_json::json!({"index": 0, "compute_capability": [-1, 0], "unreported": {}});
+        assert_eq!(serde_json::from_value::<NvmlDevice>(negative).unwrap().gpu.compute_capability, None);
+    }
+
     #[test]
     fn an_old_nvml_has_its_gaps_filled_from_nvidia_smi() {
-        let device = NvmlDevice {
-            index: 0,
+        let gpu = Gpu {
             uuid: Some("GPU-12345678-aaaa-bbbb-cccc-0123456789ab".into()),
             clock_sm_mhz: Some(300),
-            ..NvmlDevice::default()
+            ..Gpu::default()
         };
+        let device = NvmlDevice { gpu, ..NvmlDevice::default() };
         let host = machine(NvmlAnswer::Report(NvmlReport { devices: vec![device], ..NvmlReport::default() }));
         let (gpus, source) = gpus(&host);
         assert_eq!(source, "nvml, gaps filled from nvidia-smi -q -x");
@@ -387,16 +304,19 @@ mod tests {
     #[test]
     fn the_rated_boost_clock_is_kept_beside_the_highest_clock() {
         let device = NvmlDevice {
-            index: 0,
-            name: Some("NVIDIA GeForce RTX 4090".into()),
-            clock_sm_max_mhz: Some(3105),
-            clock_sm_boost_mhz: Some(2520),
+            gpu: Gpu {
+                index: 0,
+                name: Some("NVIDIA GeForce RTX 4090".into()),
+                clock_sm_max_mhz: Some(3105),
+                clock_sm_boost_mhz: Some(2520),
+                ..Gpu::default()
+            },
             ..NvmlDevice::default()
         };
         let g = from_nvml(&device);
         assert_eq!((g.clock_sm_max_mhz, g.clock_sm_boost_mhz), (Some(3105), Some(2520)));
         let old: NvmlDevice = serde_json::from_str(r#"{"index":0,"clock_sm_max_mhz":3105,"unreported":{}}"#).unwrap();
-        assert_eq!((old.clock_sm_max_mhz, old.clock_sm_boost_mhz), (Some(3105), None));
+        assert_eq!((old.gpu.clock_sm_max_mhz, old.gpu.clock_sm_boost_mhz), (Some(3105), None));
         let json = serde_json::to_string(&from_nvml(&old)).unwrap();
         assert!(!json.contains("clock_sm_boost_mhz"), "an unreported boost clock is left out: {json}");
     }

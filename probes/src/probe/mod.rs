@@ -45,26 +45,26 @@ use crate::{Probed, SCHEMA_VERSION, Snapshot, TOOL_VERSION, Trace};
 #[derive(Debug, Clone)]
 pub enum Part {
     /// OS, kernel, CPU and memory.
-    System(Probed<system::SystemFacts>),
+    System(Probed<crate::model::SystemFacts>),
     /// OS family, WSL and container.
-    Platform(platform::PlatformFacts),
+    Platform(crate::model::PlatformFacts),
     /// CUDA-relevant environment variables.
-    Env(env::EnvFacts),
+    Env(crate::model::EnvFacts),
     /// The driver and the GPUs it sees.
-    Gpus { driver: Probed<driver::DriverFacts>, gpus: Probed<Vec<gpus::Gpu>> },
+    Gpus { driver: Probed<crate::model::DriverFacts>, gpus: Probed<Vec<crate::model::Gpu>> },
     /// The kernel module, Secure Boot and the PCI bus.
     Modules {
-        kernel_module: Probed<driver::KernelModuleFacts>,
-        secure_boot: Probed<driver::SecureBoot>,
-        pci_devices: Probed<Vec<pci::PciDevice>>,
+        kernel_module: Probed<crate::model::KernelModuleFacts>,
+        secure_boot: Probed<crate::model::SecureBoot>,
+        pci_devices: Probed<Vec<crate::model::PciDevice>>,
     },
     /// Each GPU's host link.
-    Links(Probed<Vec<link::HostLink>>),
+    Links(Probed<Vec<crate::model::HostLink>>),
     /// Python environments, CUDA toolkits and cuDNN.
     Python {
-        python_envs: Probed<Vec<python::PythonEnv>>,
-        toolkits: Probed<toolkits::Toolkits>,
-        cudnn: Probed<Vec<cudnn::CudnnCopy>>,
+        python_envs: Probed<Vec<crate::model::PythonEnv>>,
+        toolkits: Probed<crate::model::Toolkits>,
+        cudnn: Probed<Vec<crate::model::CudnnCopy>>,
     },
 }
 

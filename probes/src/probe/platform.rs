@@ -2,45 +2,9 @@
 
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
-
 use crate::Trace;
-use crate::host::{FileKind, Host, OsFamily, Platform};
-
-/// Where this machine runs.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PlatformFacts {
-    /// OS family and CPU architecture.
-    pub platform: Platform,
-    /// WSL facts; `None` when not under WSL.
-    pub wsl: Option<WslFacts>,
-    /// Container facts; `None` when no container marker was found.
-    pub container: Option<ContainerFacts>,
-}
-
-/// Windows Subsystem for Linux.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct WslFacts {
-    /// 2 for WSL2 (a real Linux kernel, GPU paravirtualisation), 1 for WSL1 (no GPU support).
-    pub version: u32,
-    /// `WSL_DISTRO_NAME`; `None` when unset.
-    pub distro: Option<String>,
-    /// `/usr/lib/wsl/lib` exists: the Windows driver's libraries are mapped in.
-    pub driver_lib_dir_present: bool,
-    /// `libcuda.so*` files in `/usr/lib/wsl/lib`.
-    pub libcuda_files: Vec<String>,
-}
-
-/// A container runtime.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ContainerFacts {
-    /// `docker`, `podman`, `kubernetes`, `containerd`, `lxc`, or `unknown`.
-    pub runtime: String,
-    /// The markers that gave it away.
-    pub markers: Vec<String>,
-    /// The NVIDIA container runtime variables set (`NVIDIA_VISIBLE_DEVICES`, …).
-    pub nvidia_runtime_vars: Vec<String>,
-}
+use crate::host::{FileKind, Host};
+use crate::model::{ContainerFacts, OsFamily, PlatformFacts, WslFacts};
 
 /// Detects WSL and containers.
 pub fn probe(host: &dyn Host, trace: &mut Trace) -> PlatformFacts {

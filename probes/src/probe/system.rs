@@ -1,10 +1,8 @@
 //! OS, kernel, CPU and memory, from the host's `system_info`.
 
-use crate::host::{Host, SystemInfo};
+use crate::host::Host;
+use crate::model::SystemFacts;
 use crate::{Probed, Trace};
-
-/// OS, kernel, CPU and memory facts.
-pub type SystemFacts = SystemInfo;
 
 /// Reads the machine facts.
 pub fn probe(host: &dyn Host, trace: &mut Trace) -> Probed<SystemFacts> {

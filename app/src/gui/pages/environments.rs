@@ -20,7 +20,8 @@ use std::sync::Arc;
 use egui::{RichText, Ui};
 use gpu_doctor_probes::compat::Kb;
 use gpu_doctor_probes::diagnose::{GpuView, gpu_views};
-use gpu_doctor_probes::probe::python::{DeepFacts, EnvKind, PythonEnv, deep_probe};
+use gpu_doctor_probes::model::{DeepFacts, EnvKind, PythonEnv};
+use gpu_doctor_probes::probe::python::deep_probe;
 use gpu_doctor_probes::{Probed, Snapshot, Trace};
 
 use crate::gui::settings::{self, Settings};

@@ -1,9 +1,7 @@
 //! Overview: the verdict, the machine, and a card per GPU with its live state.
 
 use egui::{RichText, Ui};
-use gpu_doctor_probes::probe::gpus::Gpu;
-use gpu_doctor_probes::probe::link::HostLink;
-use gpu_doctor_probes::probe::python::FrameworkBuild;
+use gpu_doctor_probes::model::{FrameworkBuild, Gpu, HostLink, PciBusId};
 use gpu_doctor_probes::{Probed, Report, Severity, Snapshot};
 
 use crate::gui::telemetry::TelemetryFeed;
@@ -187,16 +185,10 @@ fn gpus_ui(ui: &mut Ui, shown: &Shown<'_>, feed: &TelemetryFeed) {
     let links = snap.links.value().map_or(&[][..], Vec::as_slice);
     ui.horizontal_wrapped(|ui| {
         for gpu in gpus {
-            let link = links.iter().find(|l| gpu.pci_bus_id.as_deref().is_some_and(|b| same_bus(b, &l.bus_id)));
+            let link = links.iter().find(|l| gpu.pci_bus_id.as_deref().is_some_and(|b| PciBusId::same(b, &l.bus_id)));
             gpu_card_ui(ui, shown, gpu, link, feed);
         }
     });
-}
-
-/// NVML writes `00000000:01:00.0`, sysfs `0000:01:00.0`.
-fn same_bus(a: &str, b: &str) -> bool {
-    let norm = gpu_doctor_probes::probe::pci::sysfs::normalize_bus_id;
-    norm(a).is_some_and(|a| norm(b).as_ref() == Some(&a))
 }
 
 fn gpu_card_ui(ui: &mut Ui, shown: &Shown<'_>, gpu: &Gpu, link: Option<&HostLink>, feed: &TelemetryFeed) {
@@ -301,11 +293,5 @@ mod tests {
         let detail = v.detail.unwrap();
         assert!(detail.starts_with(&finding.summary), "{detail}");
         assert!(!detail.contains("cannot open shared object") && !detail.contains("libnvidia-ml.so"), "{detail}");
-    }
-
-    #[test]
-    fn bus_ids_match_across_nvml_and_sysfs_spellings() {
-        assert!(same_bus("00000000:01:00.0", "0000:01:00.0"));
-        assert!(!same_bus("00000000:01:00.0", "0000:02:00.0"));
     }
 }

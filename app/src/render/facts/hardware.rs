@@ -2,10 +2,8 @@
 //! devices on the PCI bus without the driver, and the host links; and how a GPU's link and compute
 //! capability are worded everywhere.
 
-use gpu_doctor_probes::probe::driver::SecureBoot;
-use gpu_doctor_probes::probe::gpus::Gpu;
-use gpu_doctor_probes::probe::link::HostLink;
-use gpu_doctor_probes::{Probed, Snapshot};
+use gpu_doctor_probes::Snapshot;
+use gpu_doctor_probes::model::{Gpu, HostLink, SecureBoot};
 
 use super::{Section, Tone, gib, label, missing, or_q};
 
@@ -103,13 +101,11 @@ fn driver_section(s: &Snapshot) -> Section {
         Some(d) => Section::new(
             "Driver",
             format!(
-                "NVIDIA {} (supports CUDA up to {}), via {}",
+                "NVIDIA {} (supports CUDA up to {}{}), via {}",
                 d.version,
                 or_q(d.cuda_version),
-                match &s.driver {
-                    Probed::Found { source, .. } => source.as_str(),
-                    _ => "?",
-                }
+                if d.cuda_version_derived { ", by its version" } else { "" },
+                s.driver.source().unwrap_or("?")
             ),
             Tone::Good,
         ),

@@ -1,8 +1,7 @@
 //! Sections for the software: CUDA toolkits, cuDNN, Python environments with their frameworks,
 //! and the CUDA-related environment variables.
 
-use gpu_doctor_probes::probe::python::{DeepFacts, FrameworkBuild, PythonEnv};
-use gpu_doctor_probes::probe::toolkits::Toolkits;
+use gpu_doctor_probes::model::{DeepFacts, FrameworkBuild, PythonEnv, Toolkits};
 use gpu_doctor_probes::{CudnnVersion, Probed, Snapshot};
 
 use super::{Section, Tone, label, missing};

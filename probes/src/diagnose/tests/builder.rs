@@ -1,16 +1,12 @@
 //! A machine described in a few calls, for rule tests.
 
 use crate::compat::Kb;
-use crate::host::{OsFamily, Platform, SystemInfo};
+use crate::model::{
+    CudnnCopy, CudnnKind, DeepFacts, DeepTorch, DriverFacts, EnvKind, Framework, FrameworkBuild, Gpu, HostLink,
+    KernelModuleFacts, OsFamily, Package, PciDevice, Pick, Platform, PythonEnv, SecureBoot, SystemInfo, ToolkitInstall,
+    ToolkitKind, Toolkits, WslFacts,
+};
 use crate::parse::ldconfig::LoaderEntry;
-use crate::probe::cudnn::{CudnnCopy, CudnnKind};
-use crate::probe::driver::{DriverFacts, KernelModuleFacts, SecureBoot};
-use crate::probe::gpus::Gpu;
-use crate::probe::link::HostLink;
-use crate::probe::pci::PciDevice;
-use crate::probe::platform::WslFacts;
-use crate::probe::python::{DeepFacts, DeepTorch, EnvKind, Framework, FrameworkBuild, Package, PythonEnv};
-use crate::probe::toolkits::{Pick, ToolkitInstall, ToolkitKind, ToolkitPicks, Toolkits};
 use crate::{Finding, Origin, Probed, Snapshot};
 
 /// A Linux machine where every part is absent until a call adds it.
@@ -60,10 +56,7 @@ impl Machine {
 
     /// Driver `version` supporting CUDA `cuda` (`""` when not reported).
     pub fn driver(mut self, version: &str, cuda: &str) -> Self {
-        self.0.driver = Probed::found(
-            DriverFacts { version: version.parse().unwrap(), cuda_version: cuda.parse().ok(), nvml_version: None },
-            "nvml",
-        );
+        self.0.driver = Probed::found(DriverFacts::reported(version.parse().unwrap(), cuda.parse().ok(), None), "nvml");
         self
     }
 
@@ -193,7 +186,7 @@ impl Machine {
             loaded_version: Some("570.124.06".into()),
             open_kernel_module: Some(true),
             running_kernel: Some(kernel.clone()),
-            installed: Some(crate::probe::driver::InstalledModule {
+            installed: Some(crate::model::InstalledModule {
                 filename: format!("/lib/modules/{kernel}/updates/dkms/nvidia.ko.zst"),
                 version: Some("570.124.06".into()),
                 built_for_kernel: Some(kernel),
@@ -227,9 +220,9 @@ impl Machine {
         self
     }
 
-    fn toolkits_mut(&mut self) -> &mut Toolkits {
+    pub(super) fn toolkits_mut(&mut self) -> &mut Toolkits {
         if self.0.toolkits.value().is_none() {
-            let empty = Toolkits { installs: Vec::new(), picks: ToolkitPicks::default(), loader_libraries: Vec::new() };
+            let empty = Toolkits::default();
             self.0.toolkits = Probed::found(empty, "filesystem");
         }
         let Probed::Found { value, .. } = &mut self.0.toolkits else { unreachable!() };
@@ -274,7 +267,9 @@ impl Machine {
     /// A library in the loader cache (`ldconfig -p`).
     pub fn loader_lib(mut self, name: &str, path: &str) -> Self {
         let entry = LoaderEntry { name: name.into(), arch: "libc6,x86-64".into(), path: path.into() };
-        self.toolkits_mut().loader_libraries.push(entry);
+        let toolkits = self.toolkits_mut();
+        toolkits.loader_libraries.push(entry);
+        toolkits.loader_cache_read = true;
         self
     }
 

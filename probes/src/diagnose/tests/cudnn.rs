@@ -2,8 +2,7 @@
 
 use super::builder::Machine;
 use crate::Probed;
-use crate::probe::cudnn::CudnnKind;
-use crate::probe::python::FrameworkBuild;
+use crate::model::{CudnnKind, FrameworkBuild};
 
 const MISSING: &str = "cudnn.missing";
 const MISMATCH: &str = "cudnn.version_mismatch";

@@ -22,7 +22,7 @@ fn a_cuda_13_wheel_on_an_r570_driver_is_too_old() {
     let m = Machine(m.0).framework(
         "cupy-cuda13x",
         "14.0.0",
-        Some(crate::probe::python::FrameworkBuild::Cuda { version: Some("13".into()) }),
+        Some(crate::model::FrameworkBuild::Cuda { version: Some("13".into()) }),
     );
     let ids = m.ids();
     assert_eq!(ids, vec!["driver.too_old_for_runtime".to_owned()]);
@@ -98,13 +98,13 @@ fn tensorflow_after_2_10_on_native_windows_has_no_gpu() {
     let new = Machine::windows().gpu("NVIDIA GeForce RTX 4090", "8.9").driver("571.96", "12.8").framework(
         "tensorflow",
         "2.17.0",
-        Some(crate::probe::python::FrameworkBuild::Unknown),
+        Some(crate::model::FrameworkBuild::Unknown),
     );
     assert_eq!(new.ids(), vec!["framework.tensorflow_windows_native_no_gpu".to_owned()]);
     let old = Machine::windows().gpu("NVIDIA GeForce RTX 4090", "8.9").driver("571.96", "12.8").framework(
         "tensorflow",
         "2.10.1",
-        Some(crate::probe::python::FrameworkBuild::Unknown),
+        Some(crate::model::FrameworkBuild::Unknown),
     );
     assert_eq!(old.ids(), Vec::<String>::new());
 }
@@ -116,7 +116,7 @@ fn the_native_windows_tensorflow_limit_is_read_from_the_knowledge_base() {
         Machine::windows().gpu("NVIDIA GeForce RTX 4090", "8.9").driver("571.96", "12.8").framework(
             "tensorflow",
             version,
-            Some(crate::probe::python::FrameworkBuild::Unknown),
+            Some(crate::model::FrameworkBuild::Unknown),
         )
     };
     let id = "framework.tensorflow_windows_native_no_gpu";
@@ -137,7 +137,7 @@ fn the_native_windows_tensorflow_limit_is_read_from_the_knowledge_base() {
 #[test]
 fn the_jax_extra_is_read_from_the_knowledge_base() {
     let jax = |cuda: &str| {
-        rtx4090().driver("580.65.06", cuda).framework("jax", "0.7.2", Some(crate::probe::python::FrameworkBuild::Cpu))
+        rtx4090().driver("580.65.06", cuda).framework("jax", "0.7.2", Some(crate::model::FrameworkBuild::Cpu))
     };
     let id = "framework.cpu_only_build";
     assert!(jax("13.0").finding(id).fix.unwrap().ends_with("'jax[cuda13]'"));

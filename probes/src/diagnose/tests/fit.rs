@@ -4,7 +4,7 @@ use super::builder::Machine;
 use crate::ComputeCapability;
 use crate::compat::Kb;
 use crate::diagnose::{GpuFit, gpu_fit, gpu_views, torch_arch_list};
-use crate::probe::python::FrameworkBuild;
+use crate::model::FrameworkBuild;
 
 fn cc(text: &str) -> ComputeCapability {
     text.parse().unwrap()

@@ -2,7 +2,7 @@
 
 use super::builder::Machine;
 use crate::Severity;
-use crate::probe::link::{EgpuFacts, TunnelKind};
+use crate::model::{EgpuFacts, TunnelKind};
 
 const BUS: &str = "0000:01:00.0";
 

@@ -4,7 +4,7 @@
 use super::builder::Machine;
 use crate::Probed;
 use crate::Severity;
-use crate::probe::driver::SecureBoot;
+use crate::model::SecureBoot;
 
 const BUS: &str = "0000:01:00.0";
 

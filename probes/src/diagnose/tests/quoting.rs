@@ -3,8 +3,7 @@
 
 use super::builder::Machine;
 use crate::compat::Kb;
-use crate::probe::cudnn::CudnnKind;
-use crate::probe::python::FrameworkBuild;
+use crate::model::{CudnnKind, FrameworkBuild};
 
 /// A folder name that runs commands when pasted unquoted, inside single quotes, or inside double quotes.
 const H: &str = "/home/u/p;touch${IFS}PWNED;#'$(touch PWNED) x\n`touch PWNED`";
@@ -216,7 +215,7 @@ fn every_fix_quotes_hostile_paths_for_posix_sh() {
 fn every_fix_quotes_hostile_paths_for_powershell_on_windows() {
     let windows = |m: Machine| {
         let mut m = m;
-        m.0.platform.platform.os = crate::host::OsFamily::Windows;
+        m.0.platform.platform.os = crate::model::OsFamily::Windows;
         m
     };
     let mut checked = 0;

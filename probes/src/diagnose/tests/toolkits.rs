@@ -2,7 +2,7 @@
 
 use super::builder::Machine;
 use crate::Severity;
-use crate::probe::cudnn::CudnnKind;
+use crate::model::CudnnKind;
 
 fn ids(list: &[&str]) -> Vec<String> {
     list.iter().map(|s| (*s).to_owned()).collect()
@@ -127,7 +127,7 @@ fn version_differences_are_explained_as_information() {
             nvcc124().framework(
                 "cupy-cuda12x",
                 "13.3.0",
-                Some(crate::probe::python::FrameworkBuild::Cuda { version: Some("12".into()) }),
+                Some(crate::model::FrameworkBuild::Cuda { version: Some("12".into()) }),
             ),
             vec![],
         ),

@@ -1,7 +1,7 @@
 //! One environment, two CUDA majors.
 
 use super::builder::Machine;
-use crate::probe::python::FrameworkBuild;
+use crate::model::FrameworkBuild;
 
 const MIXED: &str = "wheels.mixed_cuda_majors";
 const DUPLICATE: &str = "wheels.duplicate_cuda_library";

@@ -4,9 +4,7 @@
 use super::builder::Machine;
 use crate::Probed;
 use crate::Severity;
-use crate::probe::cudnn::CudnnKind;
-use crate::probe::driver::SecureBoot;
-use crate::probe::python::FrameworkBuild;
+use crate::model::{CudnnKind, FrameworkBuild, SecureBoot};
 
 const BUS: &str = "0000:01:00.0";
 

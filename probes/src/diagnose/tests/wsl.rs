@@ -94,13 +94,17 @@ fn an_empty_loader_cache_counts_only_when_ldconfig_answered() {
     };
     assert_eq!(empty().ids(), Vec::<String>::new());
     let mut answered = empty();
-    answered.0.trace.push(TraceEntry {
+    answered.toolkits_mut().loader_cache_read = true;
+    assert_eq!(answered.ids(), ids(&["wsl.driver_libs_not_on_loader_path"]));
+    // The trace is a log, not a fact: a line saying ldconfig ran does not stand in for the flag.
+    let mut traced = empty();
+    traced.0.trace.push(TraceEntry {
         probe: "toolkits".into(),
         method: "run /usr/sbin/ldconfig -p".into(),
         outcome: Outcome::Ok,
         detail: "0 CUDA libraries".into(),
     });
-    assert_eq!(answered.ids(), ids(&["wsl.driver_libs_not_on_loader_path"]));
+    assert_eq!(traced.ids(), Vec::<String>::new());
 }
 
 #[test]

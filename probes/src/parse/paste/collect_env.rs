@@ -7,11 +7,8 @@
 
 use super::facts::{Facts, MAX_LIST};
 use super::packages;
-use crate::host::OsFamily;
-use crate::probe::cudnn::{CudnnCopy, CudnnKind, CudnnVersionSource};
-use crate::probe::gpus::Gpu;
+use crate::model::{CudnnCopy, CudnnKind, CudnnVersionSource, DeepPython, DeepTorch, FrameworkBuild, Gpu, OsFamily};
 use crate::probe::python::parse::python_version_prefix;
-use crate::probe::python::{DeepPython, DeepTorch, FrameworkBuild};
 use crate::{CudaVersion, CudnnVersion, DriverVersion};
 
 const FORMAT: &str = "collect_env";

@@ -1,12 +1,10 @@
 //! What the format readers found, gathered before it becomes a [`Snapshot`].
 
 use crate::compat::Kb;
-use crate::host::OsFamily;
-use crate::probe::cudnn::CudnnCopy;
-use crate::probe::driver::DriverFacts;
-use crate::probe::gpus::Gpu;
-use crate::probe::python::{DeepFacts, EnvKind, PythonEnv};
-use crate::probe::toolkits::{ToolkitInstall, ToolkitKind, Toolkits, VersionSource};
+use crate::model::{
+    CudnnCopy, DeepFacts, DriverFacts, EnvKind, Gpu, OsFamily, PythonEnv, ToolkitInstall, ToolkitKind, Toolkits,
+    VersionSource,
+};
 use crate::{CudaVersion, DriverVersion, ObservedMessage, Probed, Snapshot};
 
 use super::MESSAGES;
@@ -39,7 +37,7 @@ pub(super) struct Facts {
     /// A whole package list (pip list, pip freeze, conda list) was pasted, so a package missing from
     /// it is not installed. collect_env's `[pip3]` lines are filtered and do not count.
     pub complete_package_list: bool,
-    pub torch_build: Option<crate::probe::python::FrameworkBuild>,
+    pub torch_build: Option<crate::model::FrameworkBuild>,
     pub tf_build_info: Option<std::collections::BTreeMap<String, crate::probe::python::parse::PyValue>>,
     pub deep: DeepFacts,
     pub deep_sources: Vec<&'static str>,
@@ -134,7 +132,7 @@ impl Facts {
                 None => driver_cuda_from_messages(&self.messages).map(|c| (c, MESSAGES)),
             };
             let sources = join_sources([source].into_iter().chain(cuda.map(|(_, s)| s)));
-            let facts = DriverFacts { version, cuda_version: cuda.map(|(c, _)| c), nvml_version: None };
+            let facts = DriverFacts::reported(version, cuda.map(|(c, _)| c), None);
             snap.driver = Probed::found(facts, sources);
         }
 
@@ -155,8 +153,7 @@ impl Facts {
         let built = frameworks(&self.packages, &hints);
         self.toolkits.extend(built.toolkits);
         if !self.toolkits.is_empty() {
-            let toolkits =
-                Toolkits { installs: self.toolkits, picks: Default::default(), loader_libraries: Vec::new() };
+            let toolkits = Toolkits { installs: self.toolkits, ..Toolkits::default() };
             snap.toolkits = Probed::found(toolkits, "pasted text");
         }
         self.cudnn.extend(built.cudnn);
@@ -187,6 +184,9 @@ impl Facts {
         }
         if let Some(arch) = self.arch {
             snap.platform.platform.arch = arch;
+        }
+        if let Probed::Found { value, .. } = &mut snap.driver {
+            value.derive_cuda_version(kb, snap.platform.platform.os);
         }
         snap.messages = self.messages;
         snap.notes = self.notes;

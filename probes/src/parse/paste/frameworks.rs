@@ -6,11 +6,12 @@ use std::collections::BTreeMap;
 
 use super::facts::PASTED;
 use super::packages::Pkg;
-use crate::probe::cudnn::{CudnnCopy, CudnnKind, CudnnVersionSource};
+use crate::model::{
+    CudnnCopy, CudnnKind, CudnnVersionSource, Framework, FrameworkBuild, Package, ToolkitInstall, ToolkitKind,
+    VersionSource,
+};
 use crate::probe::python::fast::{TENSORFLOW, build_from_local_tag, cupy_build, jax_plugin_cuda, tf_build};
 use crate::probe::python::parse::{PyValue, cuda_from_cu_tag};
-use crate::probe::python::{Framework, FrameworkBuild, Package};
-use crate::probe::toolkits::{ToolkitInstall, ToolkitKind, VersionSource};
 use crate::{CudaVersion, CudnnVersion};
 
 /// What the text said beyond the package lists.

@@ -2,9 +2,8 @@
 //! its compute capability) applied, and the knowledge base's product table for the rest.
 
 use crate::compat::Kb;
+use crate::model::{Gpu, PciBusId};
 use crate::parse::smi::SmiGpu;
-use crate::probe::gpus::Gpu;
-use crate::probe::pci::sysfs::normalize_bus_id;
 use crate::{ComputeCapability, ObservedMessage};
 
 /// What a framework said about one GPU.
@@ -45,7 +44,7 @@ pub(super) fn merge(listed: Vec<Gpu>, facts: &[GpuFact], kb: &Kb) -> Vec<Gpu> {
         }
     }
     for f in facts.iter().take(MAX_GPUS) {
-        let bus = f.bus_id.as_deref().and_then(normalize_bus_id);
+        let bus = f.bus_id.as_deref().and_then(|b| PciBusId::parse(b).ok()).map(String::from);
         let by_bus = bus.is_some() && out.iter().any(|g| g.pci_bus_id == bus);
         let same = |g: &Gpu| {
             if by_bus {

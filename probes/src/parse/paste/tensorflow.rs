@@ -10,7 +10,7 @@ use regex::Regex;
 
 use super::facts::Facts;
 use super::gpus::GpuFact;
-use crate::probe::python::DeepTensorflow;
+use crate::model::DeepTensorflow;
 use crate::probe::python::parse::PyValue;
 
 #[allow(clippy::unwrap_used)] // literal patterns, exercised by the tests

@@ -1,9 +1,11 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use super::*;
-use crate::host::{CmdOutput, CommandRecord, Fixture, Platform, ReplayHost};
+use crate::host::{CmdOutput, CommandRecord, Fixture, ReplayHost};
+use crate::model::{
+    CudnnCopy, CudnnKind, CudnnVersionSource, Platform, ToolkitInstall, ToolkitKind, ToolkitPicks, Toolkits,
+};
 use crate::parse::ldconfig::LoaderEntry;
-use crate::probe::toolkits::{ToolkitInstall, ToolkitKind, ToolkitPicks};
 
 const V8: &str = "#define CUDNN_MAJOR 8\n#define CUDNN_MINOR 9\n#define CUDNN_PATCHLEVEL 7\n\
     #define CUDNN_VERSION (CUDNN_MAJOR * 1000 + CUDNN_MINOR * 100 + CUDNN_PATCHLEVEL)\n";
@@ -43,6 +45,7 @@ fn toolkit(root: &str, lib: &str, loader: Vec<LoaderEntry>) -> Toolkits {
         }],
         picks: ToolkitPicks::default(),
         loader_libraries: loader,
+        loader_cache_read: true,
     }
 }
 

@@ -3,7 +3,8 @@
 use serde_json::json;
 
 use super::*;
-use crate::host::{Fixture, Platform};
+use crate::host::Fixture;
+use crate::model::{Gpu, HostLink, PciDevice, Platform, SysfsLink, TunnelKind};
 use crate::probe::pci::testkit::{add_device, host, linux, set_attr, set_driver, set_link};
 
 const ROOT_CLASS: u32 = 0x060400;

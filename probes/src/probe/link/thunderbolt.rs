@@ -5,10 +5,11 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::{EgpuFacts, TunnelKind, UpstreamPort};
+use super::bus_ids_in;
 use crate::Trace;
 use crate::host::Host;
-use crate::probe::pci::sysfs::{bus_ids_in, read_attr, resolve};
+use crate::model::{EgpuFacts, TunnelKind, UpstreamPort};
+use crate::probe::pci::sysfs::{read_attr, resolve};
 
 /// The folder that lists Thunderbolt domains, routers, ports and services.
 pub const TB_DEVICES: &str = "/sys/bus/thunderbolt/devices";

@@ -3,7 +3,7 @@
 use super::testkit::{add_device, host, linux, set_attr, set_driver};
 use super::*;
 use crate::Outcome;
-use crate::host::Platform;
+use crate::model::{PciDevice, Platform};
 
 fn probe_of(f: crate::host::Fixture) -> (Probed<Vec<PciDevice>>, Vec<crate::TraceEntry>) {
     let mut trace = Trace::new("pci");

@@ -2,13 +2,12 @@
 
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
-
 use std::path::{Path, PathBuf};
 
 use super::PythonEnv;
 use crate::host::paths::real_path;
-use crate::host::{Cmd, Host, OsFamily, home_dir};
+use crate::host::{Cmd, Host, home_dir};
+use crate::model::{DeepFacts, OsFamily};
 use crate::probe::Options;
 use crate::{Probed, Trace};
 
@@ -17,176 +16,6 @@ pub const PROBE_SCRIPT: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), 
 
 /// How long one interpreter may take to import its frameworks.
 const DEEP_TIMEOUT: Duration = Duration::from_secs(60);
-
-/// What `probe.py` reported; a framework field is `None` when it is not installed there.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct DeepFacts {
-    /// The script's output format version.
-    pub probe_version: Option<u32>,
-    /// The interpreter itself.
-    pub python: Option<DeepPython>,
-    /// Why the interpreter facts could not be read.
-    pub python_error: Option<String>,
-    /// PyTorch.
-    pub torch: Option<DeepTorch>,
-    /// TensorFlow.
-    pub tensorflow: Option<DeepTensorflow>,
-    /// JAX.
-    pub jax: Option<DeepJax>,
-    /// CuPy.
-    pub cupy: Option<DeepCupy>,
-    /// ONNX Runtime.
-    pub onnxruntime: Option<DeepOnnxruntime>,
-}
-
-/// The interpreter as it describes itself.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct DeepPython {
-    /// `platform.python_version()`, e.g. `3.11.7`.
-    pub version: Option<String>,
-    /// `sys.executable`.
-    pub executable: Option<String>,
-    /// `sys.prefix`.
-    pub prefix: Option<String>,
-    /// `sys.base_prefix` (differs from `prefix` in a venv).
-    pub base_prefix: Option<String>,
-    /// `sys.platform`, e.g. `linux`.
-    pub platform: Option<String>,
-    /// `CPython`, `PyPy`.
-    pub implementation: Option<String>,
-}
-
-/// What importing torch said.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct DeepTorch {
-    /// `torch.__version__`.
-    pub version: Option<String>,
-    /// `torch.version.cuda`; `None` for a CPU or ROCm build.
-    pub cuda: Option<String>,
-    /// `torch.version.hip`; set for a ROCm build.
-    pub hip: Option<String>,
-    /// `torch.version.git_version`.
-    pub git_version: Option<String>,
-    /// `torch.backends.cudnn.version()`, encoded (`90100`); see `CudnnVersion::from_encoded`.
-    pub cudnn_version: Option<u32>,
-    /// `torch.cuda.is_available()`.
-    pub cuda_available: Option<bool>,
-    /// `torch.cuda.device_count()`.
-    pub device_count: Option<u32>,
-    /// `torch.cuda.get_arch_list()`, e.g. `["sm_80", "sm_90"]`.
-    pub arch_list: Option<Vec<String>>,
-    /// Each visible device.
-    pub devices: Option<Vec<DeepTorchDevice>>,
-    /// The import failed with this exception.
-    pub error: Option<String>,
-    /// CUDA initialization or a device query failed with this exception.
-    pub cuda_error: Option<String>,
-    /// `torch.backends.cudnn.version()` failed with this exception.
-    pub cudnn_error: Option<String>,
-}
-
-/// One device as torch sees it.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct DeepTorchDevice {
-    /// CUDA device index.
-    pub index: u32,
-    /// `torch.cuda.get_device_name`.
-    pub name: Option<String>,
-    /// Compute capability, e.g. `8.9`.
-    pub capability: Option<String>,
-    /// Total memory in bytes.
-    pub total_memory_bytes: Option<u64>,
-}
-
-/// What importing tensorflow said.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct DeepTensorflow {
-    /// `tf.__version__`.
-    pub version: Option<String>,
-    /// `get_build_info()["cuda_version"]`.
-    pub cuda_version: Option<String>,
-    /// `get_build_info()["cudnn_version"]`.
-    pub cudnn_version: Option<String>,
-    /// `get_build_info()["is_cuda_build"]`.
-    pub is_cuda_build: Option<bool>,
-    /// `get_build_info()["is_rocm_build"]`.
-    pub is_rocm_build: Option<bool>,
-    /// `tf.config.list_physical_devices('GPU')` names.
-    pub gpus: Option<Vec<String>>,
-    /// The import failed with this exception.
-    pub error: Option<String>,
-    /// `get_build_info()` failed.
-    pub build_info_error: Option<String>,
-    /// Listing GPUs failed.
-    pub gpu_error: Option<String>,
-}
-
-/// What importing jax said.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct DeepJax {
-    /// `jax.__version__`.
-    pub version: Option<String>,
-    /// `jaxlib.__version__`.
-    pub jaxlib_version: Option<String>,
-    /// `jax.default_backend()`: `gpu`, `cpu`, `tpu`.
-    pub backend: Option<String>,
-    /// `jax.devices()`.
-    pub devices: Option<Vec<DeepJaxDevice>>,
-    /// The import failed with this exception.
-    pub error: Option<String>,
-    /// Backend initialization failed with this exception.
-    pub backend_error: Option<String>,
-}
-
-/// One device as jax sees it.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct DeepJaxDevice {
-    /// Device id.
-    pub id: u32,
-    /// `gpu`, `cpu`, `tpu`.
-    pub platform: Option<String>,
-    /// `device_kind`, e.g. `NVIDIA H100 80GB HBM3`.
-    pub kind: Option<String>,
-}
-
-/// What importing cupy said.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct DeepCupy {
-    /// `cupy.__version__`.
-    pub version: Option<String>,
-    /// `runtimeGetVersion()`, encoded (`12040`); see `CudaVersion::from_api_int`.
-    pub runtime_version: Option<i32>,
-    /// `driverGetVersion()`, encoded like `runtime_version`.
-    pub driver_version: Option<i32>,
-    /// `getDeviceCount()`.
-    pub device_count: Option<u32>,
-    /// The import failed with this exception.
-    pub error: Option<String>,
-    /// A CUDA call failed with this exception.
-    pub cuda_error: Option<String>,
-}
-
-/// What importing onnxruntime said.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct DeepOnnxruntime {
-    /// `onnxruntime.__version__`.
-    pub version: Option<String>,
-    /// `get_available_providers()`, e.g. `CUDAExecutionProvider`.
-    pub providers: Option<Vec<String>>,
-    /// The import failed with this exception.
-    pub error: Option<String>,
-    /// Listing providers failed.
-    pub providers_error: Option<String>,
-}
 
 /// Parses `probe.py`'s output: the whole of stdout, or else its last line that is a JSON object.
 pub(super) fn parse_output(stdout: &str) -> Result<DeepFacts, String> {

@@ -7,7 +7,8 @@ use super::layout::{Inspector, Layout, is_python_name};
 use super::parse::{parse_conda_env_list, parse_environments_txt};
 use crate::Trace;
 use crate::host::paths::real_path;
-use crate::host::{Cmd, FileKind, Host, OsFamily, home_dir, path_dirs, which};
+use crate::host::{Cmd, FileKind, Host, home_dir, path_dirs, which};
+use crate::model::OsFamily;
 use crate::probe::Options;
 
 /// Conda installs' usual folders under the home folder.

@@ -4,9 +4,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::parse::{PyValue, cuda_from_cu_tag, parse_assignments, parse_tf_build_info, parse_torch_version_py};
-use super::{Framework, FrameworkBuild, Package};
 use crate::Trace;
 use crate::host::{FileKind, Host};
+use crate::model::{Framework, FrameworkBuild, Package};
 use crate::parse::wheel::{normalize_name, parse_dist_folder, parse_metadata};
 
 /// What the fast tier found in one environment.

@@ -3,7 +3,8 @@
 use std::path::PathBuf;
 
 use super::*;
-use crate::host::{CmdOutput, CommandRecord, Fixture, HostError, OsFamily, Platform, ReplayHost, SystemHost};
+use crate::host::{CmdOutput, CommandRecord, Fixture, HostError, ReplayHost, SystemHost};
+use crate::model::{EnvKind, Framework, FrameworkBuild, OsFamily, Platform, PythonEnv};
 
 fn machine(os: OsFamily) -> Fixture {
     let mut f = Fixture::new(Platform { os, arch: "x86_64".into() });

@@ -4,8 +4,9 @@ use std::path::{Path, PathBuf};
 
 use super::ToolkitKind;
 use super::fs::{env_path, real_path, text};
-use crate::host::{self, FileKind, Host, OsFamily};
+use crate::host::{self, FileKind, Host};
 use crate::host::{dir_names, is_file};
+use crate::model::OsFamily;
 use crate::probe::SitePackages;
 use crate::{Probed, Trace};
 

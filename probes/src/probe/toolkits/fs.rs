@@ -2,7 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::host::{Host, OsFamily};
+use crate::host::Host;
+use crate::model::OsFamily;
 
 pub(in crate::probe) use crate::host::paths::real_path;
 

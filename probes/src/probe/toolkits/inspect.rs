@@ -6,9 +6,9 @@ use std::time::Duration;
 use super::candidates::nvcc_name;
 use super::fs::{conda_meta, leading_version, text};
 use super::version_files::{parse_cuda, parse_version_json, parse_version_txt};
-use super::{ToolkitInstall, ToolkitKind, VersionSource};
-use crate::host::{Cmd, Host, OsFamily};
+use crate::host::{Cmd, Host};
 use crate::host::{dir_names, is_dir, is_file};
+use crate::model::{OsFamily, ToolkitInstall, ToolkitKind, VersionSource};
 use crate::parse::wheel::{normalize_name, parse_dist_folder, parse_metadata};
 use crate::{CudaVersion, Trace};
 

@@ -1,7 +1,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use super::*;
-use crate::host::{CmdOutput, CommandRecord, Fixture, Platform, ReplayHost};
+use crate::host::{CmdOutput, CommandRecord, Fixture, ReplayHost};
+use crate::model::{Platform, ToolkitKind, Toolkits, VersionSource};
 
 fn linux() -> Fixture {
     Fixture::new(Platform { os: OsFamily::Linux, arch: "x86_64".into() })
@@ -87,6 +88,7 @@ fn two_toolkits_are_both_found_and_the_picks_disagree() {
 
     let names: Vec<&str> = t.loader_libraries.iter().map(|e| e.name.as_str()).collect();
     assert_eq!(names, vec!["libcudnn.so.8", "libcudart.so.12", "libcuda.so.1"]);
+    assert!(t.loader_cache_read);
     assert!(trace.iter().any(|e| e.method == "run /sbin/ldconfig -p"), "{trace:#?}");
 }
 
@@ -110,6 +112,7 @@ fn a_distro_toolkit_gets_its_version_from_running_nvcc() {
     assert_eq!(i.lib_dirs, vec!["/usr/lib/x86_64-linux-gnu"]);
     assert_eq!(t.picks.path.as_ref().unwrap().install_root.as_deref(), Some("/usr"));
     assert!(t.loader_libraries.is_empty());
+    assert!(!t.loader_cache_read, "no ldconfig: the empty list does not say the cache is empty");
     assert!(trace.iter().any(|e| e.method == "read /usr/version.json" && e.outcome == crate::Outcome::Miss));
     assert!(trace.iter().any(|e| e.method == "ldconfig -p" && e.outcome == crate::Outcome::Miss), "{trace:#?}");
 }
@@ -178,6 +181,7 @@ fn windows_toolkits_are_found_through_cuda_path_and_program_files() {
     assert_eq!(t.picks.cuda_path.as_ref().unwrap().install_root.as_deref(), Some(v124));
     assert_eq!(t.picks.path.as_ref().unwrap().install_root.as_deref(), Some(v124));
     assert!(t.loader_libraries.is_empty());
+    assert!(!t.loader_cache_read, "Windows has no ldconfig");
 }
 
 #[test]

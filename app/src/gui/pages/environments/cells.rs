@@ -3,8 +3,7 @@
 
 use gpu_doctor_probes::compat::{Kb, release_line};
 use gpu_doctor_probes::diagnose::{GpuFit, GpuView, gpu_fit, torch_arch_list};
-use gpu_doctor_probes::probe::cudnn::{CudnnCopy, CudnnKind};
-use gpu_doctor_probes::probe::python::{Framework, FrameworkBuild, PythonEnv};
+use gpu_doctor_probes::model::{CudnnCopy, CudnnKind, Framework, FrameworkBuild, PythonEnv};
 use gpu_doctor_probes::{CudaVersion, CudnnVersion};
 
 use crate::gui::theme::Tone;
@@ -191,7 +190,7 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
     use gpu_doctor_probes::Probed;
-    use gpu_doctor_probes::probe::python::{DeepFacts, DeepTorch, EnvKind};
+    use gpu_doctor_probes::model::{DeepFacts, DeepTorch, EnvKind};
 
     fn env(frameworks: Vec<Framework>, arch_list: Option<&[&str]>) -> PythonEnv {
         PythonEnv {

@@ -1,6 +1,6 @@
 //! What the deep probe (`probe.py`) of one environment said, as short toned lines for its card.
 
-use gpu_doctor_probes::probe::python::{DeepCupy, DeepFacts, DeepJax, DeepOnnxruntime, DeepTensorflow, DeepTorch};
+use gpu_doctor_probes::model::{DeepCupy, DeepFacts, DeepJax, DeepOnnxruntime, DeepTensorflow, DeepTorch};
 use gpu_doctor_probes::{CudaVersion, CudnnVersion, Probed};
 
 use crate::gui::theme::Tone;
@@ -147,7 +147,7 @@ fn onnxruntime_lines(o: &DeepOnnxruntime, out: &mut Vec<Line>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gpu_doctor_probes::probe::python::DeepTorchDevice;
+    use gpu_doctor_probes::model::DeepTorchDevice;
 
     #[test]
     fn torch_answers_read_as_one_line_plus_errors() {

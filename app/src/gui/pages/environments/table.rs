@@ -4,7 +4,7 @@
 use egui::{RichText, Ui};
 use gpu_doctor_probes::compat::Kb;
 use gpu_doctor_probes::diagnose::GpuView;
-use gpu_doctor_probes::probe::python::PythonEnv;
+use gpu_doctor_probes::model::PythonEnv;
 use gpu_doctor_probes::{Finding, Probed, Report, Severity, Snapshot};
 
 use super::cells;

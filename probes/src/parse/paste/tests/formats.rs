@@ -1,9 +1,7 @@
 //! One realistic sample per format and the facts it must give.
 
 use super::*;
-use crate::host::OsFamily;
-use crate::probe::cudnn::CudnnKind;
-use crate::probe::toolkits::{ToolkitKind, VersionSource};
+use crate::model::{CudnnKind, OsFamily, ToolkitKind, VersionSource};
 use crate::{ComputeCapability, CudaVersion};
 
 #[test]
@@ -12,9 +10,9 @@ fn collect_env_current_layout() {
     assert_eq!(formats(&s), ["collect_env"]);
     let d = s.driver.value().unwrap();
     assert_eq!(
-        (d.version.as_str(), d.cuda_version),
-        ("550.90.07", None),
-        "collect_env does not print the driver's CUDA"
+        (d.version.as_str(), d.cuda_version, d.cuda_version_derived),
+        ("550.90.07", Some(CudaVersion::new(12, 4)), true),
+        "collect_env does not print the driver's CUDA: it is looked up from the version"
     );
     let g = gpus(&s);
     assert_eq!(g.len(), 1);

@@ -122,7 +122,7 @@ fn every_part_the_text_does_not_cover_stays_unknown() {
     ] {
         assert!(unknown, "{part}");
     }
-    assert_eq!(s.platform.platform.os, crate::host::OsFamily::Unknown);
+    assert_eq!(s.platform.platform.os, crate::model::OsFamily::Unknown);
 }
 
 #[test]

@@ -10,8 +10,7 @@ mod reports;
 mod shared_fixtures;
 
 use super::*;
-use crate::probe::gpus::Gpu;
-use crate::probe::python::{Framework, FrameworkBuild, PythonEnv};
+use crate::model::{Framework, FrameworkBuild, Gpu, PythonEnv};
 use crate::{Origin, Probed};
 
 pub(super) const COLLECT_ENV_CU124: &str = include_str!("../samples/collect_env_linux_cu124.txt");

@@ -2,8 +2,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::probe::{cudnn, driver, env, gpus, link, pci, platform, python, system, toolkits};
-use crate::{Probed, TraceEntry};
+use super::{
+    CudnnCopy, DriverFacts, EnvFacts, Gpu, HostLink, KernelModuleFacts, OsFamily, PciDevice, Platform, PlatformFacts,
+    Probed, PythonEnv, SecureBoot, SystemFacts, Toolkits, TraceEntry,
+};
 
 /// Version of the snapshot and report JSON; bumped on any breaking change.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -21,29 +23,29 @@ pub struct Snapshot {
     #[serde(default)]
     pub origin: Origin,
     /// OS, kernel, CPU and memory.
-    pub system: Probed<system::SystemFacts>,
+    pub system: Probed<SystemFacts>,
     /// OS family, WSL and container.
-    pub platform: platform::PlatformFacts,
+    pub platform: PlatformFacts,
     /// The NVIDIA driver: version, the CUDA level it supports, its kernel module.
-    pub driver: Probed<driver::DriverFacts>,
+    pub driver: Probed<DriverFacts>,
     /// The NVIDIA kernel module: loaded, nouveau, built for the running kernel (Linux).
-    pub kernel_module: Probed<driver::KernelModuleFacts>,
+    pub kernel_module: Probed<KernelModuleFacts>,
     /// UEFI Secure Boot, which refuses unsigned kernel modules (Linux, where `mokutil` exists).
-    pub secure_boot: Probed<driver::SecureBoot>,
+    pub secure_boot: Probed<SecureBoot>,
     /// NVIDIA display and 3D controllers on the PCI bus, with the driver bound to each.
-    pub pci_devices: Probed<Vec<pci::PciDevice>>,
+    pub pci_devices: Probed<Vec<PciDevice>>,
     /// GPUs as the driver sees them.
-    pub gpus: Probed<Vec<gpus::Gpu>>,
+    pub gpus: Probed<Vec<Gpu>>,
     /// Each GPU's path to the CPU: PCIe link, Thunderbolt tunnel, theoretical bandwidth.
-    pub links: Probed<Vec<link::HostLink>>,
+    pub links: Probed<Vec<HostLink>>,
     /// Every CUDA toolkit found, and which one each variable picks.
-    pub toolkits: Probed<toolkits::Toolkits>,
+    pub toolkits: Probed<Toolkits>,
     /// Every copy of cuDNN found.
-    pub cudnn: Probed<Vec<cudnn::CudnnCopy>>,
+    pub cudnn: Probed<Vec<CudnnCopy>>,
     /// Python environments and the GPU frameworks in them.
-    pub python_envs: Probed<Vec<python::PythonEnv>>,
+    pub python_envs: Probed<Vec<PythonEnv>>,
     /// CUDA-relevant environment variables.
-    pub env: env::EnvFacts,
+    pub env: EnvFacts,
     /// Error and warning lines from the frameworks and the CUDA runtime found in pasted text, each
     /// matched to a known message. Empty for a live machine.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -77,8 +79,8 @@ impl Snapshot {
             taken_at_unix_secs: 0,
             origin,
             system: Probed::unknown(why),
-            platform: platform::PlatformFacts {
-                platform: crate::host::Platform { os: crate::host::OsFamily::Unknown, arch: "unknown".to_owned() },
+            platform: PlatformFacts {
+                platform: Platform { os: OsFamily::Unknown, arch: "unknown".to_owned() },
                 wsl: None,
                 container: None,
             },
@@ -91,7 +93,7 @@ impl Snapshot {
             toolkits: Probed::unknown(why),
             cudnn: Probed::unknown(why),
             python_envs: Probed::unknown(why),
-            env: env::EnvFacts::default(),
+            env: EnvFacts::default(),
             messages: Vec::new(),
             trace: Vec::new(),
             notes: Vec::new(),

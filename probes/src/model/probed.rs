@@ -82,6 +82,14 @@ impl<T> Probed<T> {
         }
     }
 
+    /// The method that answered, e.g. `nvml`; `None` when not found.
+    pub fn source(&self) -> Option<&str> {
+        match self {
+            Self::Found { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+
     /// Why there is no value, or `None` when found.
     pub fn why_not(&self) -> Option<&str> {
         match self {
@@ -180,4 +188,16 @@ fn one_line(text: &str) -> String {
         out.push('…');
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_found_part_has_a_source() {
+        assert_eq!(Probed::found(1, "nvml").source(), Some("nvml"));
+        assert_eq!(Probed::<u32>::absent("no driver").source(), None);
+        assert_eq!(Probed::<u32>::Failed { error: "timeout".into() }.source(), None);
+    }
 }

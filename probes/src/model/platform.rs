@@ -1,0 +1,74 @@
+//! The OS family, the architecture, WSL and containers.
+
+use serde::{Deserialize, Serialize};
+
+/// The operating system family.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OsFamily {
+    Linux,
+    Windows,
+    Macos,
+    Other,
+    /// Not known: pasted text from another machine that did not say, or a family this version does
+    /// not know (a report from a newer gpu-doctor).
+    #[serde(other)]
+    Unknown,
+}
+
+/// What kind of machine the host is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Platform {
+    /// OS family.
+    pub os: OsFamily,
+    /// CPU architecture as Rust names it (`x86_64`, `aarch64`).
+    pub arch: String,
+}
+
+impl Platform {
+    /// The platform this binary runs on.
+    pub fn current() -> Self {
+        let os = match std::env::consts::OS {
+            "linux" => OsFamily::Linux,
+            "windows" => OsFamily::Windows,
+            "macos" => OsFamily::Macos,
+            _ => OsFamily::Other,
+        };
+        Self { os, arch: std::env::consts::ARCH.to_owned() }
+    }
+}
+
+/// Where this machine runs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlatformFacts {
+    /// OS family and CPU architecture.
+    pub platform: Platform,
+    /// WSL facts; `None` when not under WSL.
+    pub wsl: Option<WslFacts>,
+    /// Container facts; `None` when no container marker was found.
+    pub container: Option<ContainerFacts>,
+}
+
+/// Windows Subsystem for Linux.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WslFacts {
+    /// 2 for WSL2 (a real Linux kernel, GPU paravirtualisation), 1 for WSL1 (no GPU support).
+    pub version: u32,
+    /// `WSL_DISTRO_NAME`; `None` when unset.
+    pub distro: Option<String>,
+    /// `/usr/lib/wsl/lib` exists: the Windows driver's libraries are mapped in.
+    pub driver_lib_dir_present: bool,
+    /// `libcuda.so*` files in `/usr/lib/wsl/lib`.
+    pub libcuda_files: Vec<String>,
+}
+
+/// A container runtime.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ContainerFacts {
+    /// `docker`, `podman`, `kubernetes`, `containerd`, `lxc`, or `unknown`.
+    pub runtime: String,
+    /// The markers that gave it away.
+    pub markers: Vec<String>,
+    /// The NVIDIA container runtime variables set (`NVIDIA_VISIBLE_DEVICES`, …).
+    pub nvidia_runtime_vars: Vec<String>,
+}
