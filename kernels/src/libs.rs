@@ -10,6 +10,7 @@ use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
 use gpu_doctor_probes::Snapshot;
+use gpu_doctor_probes::compat::Kb;
 
 /// One library the worker may need.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -143,6 +144,20 @@ pub fn driver_cuda_major(snapshot: &Snapshot) -> Option<u32> {
     snapshot.driver.value().and_then(|d| d.cuda_version).map(|v| v.major)
 }
 
+/// The newest CUDA major whose libraries serve GPU `gpu`: the driver's (`driver_cuda_major`), and
+/// no newer than the last toolkit that builds for the GPU's compute capability (`gpus.toml`'s
+/// `last_toolkit`): CUDA 13 dropped Maxwell, Pascal and Volta, so a V100 on an R580 driver (CUDA 13)
+/// needs cuBLAS and NVRTC 12, whose NVRTC 13 cannot compile for `sm_70`. `None` when neither is known.
+pub fn usable_cuda_major(snapshot: &Snapshot, kb: Option<&Kb>, gpu: u32) -> Option<u32> {
+    let driver = driver_cuda_major(snapshot);
+    let cc = snapshot.gpus.value().and_then(|g| g.iter().find(|g| g.index == gpu)).and_then(|g| g.compute_capability);
+    let last = kb.zip(cc).and_then(|(kb, cc)| kb.gpus.row(cc)).and_then(|r| r.last_toolkit).map(|v| v.major);
+    match (driver, last) {
+        (Some(d), Some(l)) => Some(d.min(l)),
+        (d, l) => d.or(l),
+    }
+}
+
 #[derive(Debug)]
 pub struct PreparedLibraries {
     /// The private folder, when one was made.
@@ -152,10 +167,12 @@ pub struct PreparedLibraries {
 }
 
 impl PreparedLibraries {
-    /// Lists the candidate folders, plans, and makes the private folder of links (Unix only).
-    pub fn prepare(snapshot: Option<&Snapshot>) -> Self {
+    /// Lists the candidate folders, plans for GPU `gpu` (`usable_cuda_major`), and makes the
+    /// private folder of links (Unix only).
+    pub fn prepare(snapshot: Option<&Snapshot>, gpu: u32) -> Self {
         let dirs = snapshot.map(candidate_dirs).unwrap_or_default();
-        Self::from_dirs(dirs, snapshot.and_then(driver_cuda_major))
+        let major = snapshot.and_then(|s| usable_cuda_major(s, Kb::get().ok(), gpu));
+        Self::from_dirs(dirs, major)
     }
 
     /// Lists `dirs` (the candidate folders), plans, and makes the private folder of links.
@@ -273,6 +290,33 @@ mod tests {
         ];
         let p = plan(&listings, driver_cuda_major(&snap));
         assert_eq!(p.links[0].1, PathBuf::from("/usr/local/cuda-12.8/lib64/libcublas.so.12"));
+    }
+
+    /// A V100 (7.0) on an R580 driver (CUDA 13.0): CUDA 13's libraries do not serve Volta, so
+    /// cuBLAS and NVRTC 12 are linked; an RTX 4090 (8.9) on the same driver gets 13.
+    #[test]
+    fn a_gpu_cuda_13_dropped_gets_cuda_12_libraries_on_a_cuda_13_driver() {
+        use gpu_doctor_probes::model::{DriverFacts, Gpu};
+        use gpu_doctor_probes::{ComputeCapability, Probed};
+        let kb = Kb::get().unwrap();
+        let mut snap = Snapshot::unknown(Vec::new());
+        let facts = DriverFacts::reported("580.65.06".parse().unwrap(), Some("13.0".parse().unwrap()), None);
+        snap.driver = Probed::found(facts, "test");
+        let gpu = |index, major, minor| Gpu {
+            index,
+            compute_capability: Some(ComputeCapability { major, minor }),
+            ..Gpu::default()
+        };
+        snap.gpus = Probed::found(vec![gpu(0, 7, 0), gpu(1, 8, 9)], "test");
+        assert_eq!(usable_cuda_major(&snap, Some(kb), 0), Some(12));
+        assert_eq!(usable_cuda_major(&snap, Some(kb), 1), Some(13));
+        assert_eq!(usable_cuda_major(&snap, None, 0), Some(13), "without the table only the driver limits");
+        let listings = vec![
+            listing("/usr/local/cuda-12.8/lib64", &["libcublas.so.12", "libnvrtc.so.12"]),
+            listing("/env/site-packages/nvidia/cu13/lib", &["libcublas.so.13", "libnvrtc.so.13"]),
+        ];
+        let p = plan(&listings, usable_cuda_major(&snap, Some(kb), 0));
+        assert_eq!(p.links[1].1, PathBuf::from("/usr/local/cuda-12.8/lib64/libnvrtc.so.12"));
     }
 
     #[test]

@@ -71,7 +71,7 @@ pub fn measure(
 ) -> Result<BenchRun> {
     let plan = &aimed(snapshot, plan);
     let needs_gpu = !plan.gpu_tests().is_empty();
-    let libraries = PreparedLibraries::prepare(snapshot);
+    let libraries = PreparedLibraries::prepare(snapshot, plan.gpu);
     let spec = if needs_gpu {
         worker_spec(&libraries)?
     } else {
