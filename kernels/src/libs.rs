@@ -137,7 +137,6 @@ fn list(dir: &Path) -> Vec<String> {
     names
 }
 
-/// A private folder of library links, removed on drop.
 /// The CUDA major the snapshot's driver supports, reported by the driver or looked up from its
 /// version by the driver probe; `None` when neither is known.
 pub fn driver_cuda_major(snapshot: &Snapshot) -> Option<u32> {
@@ -158,6 +157,7 @@ pub fn usable_cuda_major(snapshot: &Snapshot, kb: Option<&Kb>, gpu: u32) -> Opti
     }
 }
 
+/// A private folder of library links, removed on drop.
 #[derive(Debug)]
 pub struct PreparedLibraries {
     /// The private folder, when one was made.

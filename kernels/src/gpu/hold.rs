@@ -82,8 +82,9 @@ impl StreamHold {
             return false;
         }
         let value = self.next.get();
-        // SAFETY: `device` maps the live flag, which outlives every wait (drop releases and
-        // synchronizes before freeing it); GEQ on a value the host sets later is a plain wait.
+        // SAFETY: `device` maps the live flag, which outlives every wait (every hold is released,
+        // and drop synchronizes the context before freeing it); GEQ on a value the host sets later
+        // is a plain wait.
         #[allow(unsafe_code)]
         let r = unsafe {
             sys::cuStreamWaitValue32_v2(
@@ -112,10 +113,16 @@ impl StreamHold {
 
 impl Drop for StreamHold {
     fn drop(&mut self) {
-        self.flag().store(u32::MAX, Ordering::SeqCst);
-        // SAFETY: `host` came from cuMemHostAlloc and is freed once. Every hold is released before
-        // its window's end event is waited for, and the flag was just set past every value, so no
-        // stream waits on it any more.
+        // Every hold was released (`Timer::time` releases whatever happened), but where the timed
+        // work failed nobody waited for the window's end event: the GPU may not have read the
+        // flag yet. Wait for the context's work first, so the flag is not freed under a stream
+        // still polling it (a read of freed memory would lose the context). A context already lost
+        // answers at once with its error; the flag is freed then too.
+        if let Err(e) = result::ctx::synchronize() {
+            tracing::warn!("could not synchronize before freeing the stream-hold flag: {e}");
+        }
+        // SAFETY: `host` came from cuMemHostAlloc and is freed once; every hold on it was released
+        // and the context was synchronized above, so no stream reads it any more.
         #[allow(unsafe_code)]
         if let Err(e) = unsafe { result::free_host(self.host.cast()) } {
             tracing::warn!("could not free the stream-hold flag: {e}");

@@ -125,11 +125,39 @@ pub(crate) fn nvrtc_library() -> Result<(), Failure> {
     }
 }
 
-/// A plain reason for a failed driver call made while `during`.
-pub(crate) fn cuda_failure(e: DriverError, during: &str) -> Failure {
+/// The error's name (e.g. `CUDA_ERROR_UNKNOWN`) and CUDA's description of it.
+fn error_words(e: &DriverError) -> (String, String) {
     let name = e.error_name().map_or_else(|_| format!("{:?}", e.0), |s| s.to_string_lossy().into_owned());
     let text = e.error_string().map_or_else(|_| String::new(), |s| s.to_string_lossy().into_owned());
+    (name, text)
+}
+
+/// A plain reason for a failed driver call made while `during`.
+pub(crate) fn cuda_failure(e: DriverError, during: &str) -> Failure {
+    let (name, text) = error_words(&e);
     explain(e.0, &name, &text, during)
+}
+
+/// A plain reason for a driver call that failed while `during` opening the device (`open`).
+fn opening_failure(e: DriverError, during: &str) -> Failure {
+    let (name, text) = error_words(&e);
+    explain_opening(e.0, &name, &text, during)
+}
+
+/// Why `CUDA_ERROR_UNKNOWN` comes back before any context exists, most often from cuInit.
+const UNKNOWN_WHILE_OPENING: &str = "; before any GPU work this usually means the nvidia-uvm kernel module is \
+     not loaded or /dev/nvidia-uvm is missing (sudo modprobe nvidia-uvm; in a container, the NVIDIA container \
+     toolkit provides it), the machine was suspended and resumed, or the driver was updated without a reboot; a GPU \
+     that fell off the bus answers it too: see the kernel log for an Xid (sudo dmesg | grep -i xid)";
+
+/// As `explain`, for an error while opening the device: no context exists yet, so none was lost,
+/// whatever the code (cuInit answers `CUDA_ERROR_UNKNOWN` where nvidia-uvm is missing).
+fn explain_opening(code: CUresult, name: &str, text: &str, during: &str) -> Failure {
+    if !is_sticky(code) {
+        return explain(code, name, text, during);
+    }
+    let hint = if code == CUresult::CUDA_ERROR_UNKNOWN { UNKNOWN_WHILE_OPENING } else { "" };
+    Failure::new(FailureKind::CudaError, format!("{during}: {name} ({text}){hint}"))
 }
 
 /// Errors after which the context is unusable: every later call in this process returns the same
@@ -222,7 +250,7 @@ fn ordinal_at_bus(bus: &str, nvml_index: u32) -> Result<u32, Failure> {
             .map_err(|_| Failure::new(FailureKind::Internal, format!("CUDA named the GPU at {bus} device {dev}"))),
         Err(e) => {
             let visible = std::env::var("CUDA_VISIBLE_DEVICES").ok();
-            let mut f = cuda_failure(e, "finding the GPU by its PCI bus id");
+            let mut f = opening_failure(e, "finding the GPU by its PCI bus id");
             f.kind = FailureKind::NoDevice;
             f.reason = match visible {
                 Some(v) => format!(
@@ -241,12 +269,12 @@ fn ordinal_at_bus(bus: &str, nvml_index: u32) -> Result<u32, Failure> {
 /// context with one stream.
 pub(crate) fn open(ordinal: u32, bus_id: Option<&str>) -> Result<Gpu, Failure> {
     driver_library()?;
-    cudarc::driver::result::init().map_err(|e| cuda_failure(e, "cuInit (starting the CUDA driver)"))?;
+    cudarc::driver::result::init().map_err(|e| opening_failure(e, "cuInit (starting the CUDA driver)"))?;
     let ordinal = match bus_id {
         Some(bus) => ordinal_at_bus(bus, ordinal)?,
         None => ordinal,
     };
-    let count = CudaContext::device_count().map_err(|e| cuda_failure(e, "counting CUDA devices"))?;
+    let count = CudaContext::device_count().map_err(|e| opening_failure(e, "counting CUDA devices"))?;
     if i64::from(ordinal) >= i64::from(count) {
         return Err(Failure::new(
             FailureKind::NoDevice,
@@ -254,7 +282,7 @@ pub(crate) fn open(ordinal: u32, bus_id: Option<&str>) -> Result<Gpu, Failure> {
         ));
     }
     let index = c_int::try_from(ordinal).unwrap_or(c_int::MAX);
-    let dev = cudarc::driver::result::device::get(index).map_err(|e| cuda_failure(e, "cuDeviceGet"))?;
+    let dev = cudarc::driver::result::device::get(index).map_err(|e| opening_failure(e, "cuDeviceGet"))?;
     // SAFETY: `dev` is a valid device handle from cuDeviceGet, and the attribute is a plain int.
     #[allow(unsafe_code)]
     let mode = unsafe { cudarc::driver::result::device::get_attribute(dev, Attr::CU_DEVICE_ATTRIBUTE_COMPUTE_MODE) };
@@ -268,7 +296,7 @@ pub(crate) fn open(ordinal: u32, bus_id: Option<&str>) -> Result<Gpu, Failure> {
         ));
     }
     let ctx = CudaContext::new(ordinal as usize).map_err(|e| {
-        let mut f = cuda_failure(e, "creating a CUDA context");
+        let mut f = opening_failure(e, "creating a CUDA context");
         if mode == Ok(3) {
             f.kind = FailureKind::ComputeMode;
         }
@@ -491,6 +519,23 @@ mod tests {
             assert!(!is_sticky(code), "{code:?}");
             assert_ne!(explain(code, "E", "t", "x").kind, FailureKind::ContextLost, "{code:?}");
         }
+    }
+
+    /// cuInit answers CUDA_ERROR_UNKNOWN where nvidia-uvm is not loaded (a container without
+    /// /dev/nvidia-uvm, a driver updated without a reboot): no context exists then, so the failure
+    /// must not say one was lost, and it names the usual causes.
+    #[test]
+    fn an_unknown_error_while_opening_is_not_a_lost_context() {
+        let code = CUresult::CUDA_ERROR_UNKNOWN;
+        let f = explain_opening(code, "CUDA_ERROR_UNKNOWN", "unknown error", "cuInit (starting the CUDA driver)");
+        assert_eq!(f.kind, FailureKind::CudaError, "{f:?}");
+        assert!(f.reason.starts_with("cuInit (starting the CUDA driver): CUDA_ERROR_UNKNOWN (unknown error)"));
+        assert!(f.reason.contains("nvidia-uvm") && !f.reason.contains("context is unusable"), "{}", f.reason);
+        let lost = explain_opening(CUresult::CUDA_ERROR_ECC_UNCORRECTABLE, "E", "t", "creating a CUDA context");
+        assert_eq!(lost.kind, FailureKind::CudaError);
+        // Anything else reads as it does after the device is open.
+        let oom = CUresult::CUDA_ERROR_OUT_OF_MEMORY;
+        assert_eq!(explain_opening(oom, "E", "t", "x"), explain(oom, "E", "t", "x"));
     }
 
     #[test]

@@ -132,8 +132,10 @@ const ABOVE_THEORY: VerdictRule = VerdictRule {
         id: "bench.above_theory",
         category: Category::Benchmark,
         severity: Severity::Info,
-        trigger: "A measurement is more than 110 % of the theoretical value it was judged against, so a fact behind \
-                  that value (link width or generation, memory clock, SM count) is probably misreported.",
+        trigger: "A measurement is more than 110 % of the most the reported hardware allows: the theoretical value \
+                  it was judged against, or for compute the peak at NVML's highest SM clock where that is above the \
+                  rated boost clock the peak uses (GeForce boards boost past their rating). A fact behind that value \
+                  (link width or generation, memory clock, SM count) is then probably misreported.",
         source: SOURCE,
     },
     detail: "The measurement is above what the reported hardware allows, so one of the facts it was judged against \

@@ -265,3 +265,26 @@ fn a_slow_pageable_copy_does_not_blame_the_link() {
     assert!(f.evidence[0].contains("host memcpy"), "{:?}", f.evidence);
     assert!(!f.fix.as_deref().unwrap_or_default().contains("reseat"), "{:?}", f.fix);
 }
+
+/// A compute peak uses the rated boost clock, and a GeForce board boosts past it up to NVML's
+/// highest SM clock: a result in between is normal, not above theory, so the rule's text must name
+/// that ceiling rather than "110 % of the value it was judged against".
+#[test]
+fn above_theory_for_compute_is_past_the_highest_sm_clock_as_the_rule_says() {
+    use crate::bench::verdict::{Verdict, judge};
+    // FP32: 256 ops/clock/SM × 100 SMs × 1600 MHz = 40.96 TFLOP/s rated; 51.2 at the highest 2000 MHz.
+    let facts = Facts { clock_sm_rated_mhz: Some(1600), clock_sm_rated_source: Some("test".into()), ..facts() };
+    let fma = |value: f64| Measurement {
+        metric: Metric::FmaPeak,
+        label: String::new(),
+        value,
+        unit: Unit::TflopPerS,
+        stats: None,
+    };
+    let boosted = judge(&fma(48.0), &facts);
+    assert!(boosted.percent_of_expected.unwrap() > 110.0, "{boosted:?}");
+    assert_eq!(boosted.verdict, Verdict::Normal, "{boosted:?}");
+    assert_eq!(judge(&fma(57.0), &facts).verdict, Verdict::AboveTheory);
+    let trigger = rules().find(|r| r.id == "bench.above_theory").unwrap().trigger;
+    assert!(trigger.contains("highest SM clock") && trigger.contains("rated boost clock"), "{trigger}");
+}
