@@ -72,7 +72,7 @@ fn run(cli: Cli, started: Instant) -> Result<u8> {
         Some(Command::Report(args)) => report(host.as_ref(), &args, recorded, quiet),
         Some(Command::Diagnose(args)) => diagnose_text(&args, color),
         Some(Command::RecordFixture(args)) => record(&args, this_machine, quiet),
-        Some(Command::Bench(args)) => Ok(bench::bench(host.as_ref(), &args, this_machine, quiet)),
+        Some(Command::Bench(args)) => Ok(bench::bench(host.as_ref(), &args, this_machine, quiet, cli.color)),
         Some(Command::BenchWorker) => Ok(bench::worker()),
         Some(Command::Completions { shell }) => cli::generate::print_completions(shell),
         Some(Command::Man { dir }) => cli::generate::man(dir.as_deref(), quiet),

@@ -714,11 +714,15 @@ fn color_never_and_no_color_keep_a_terminal_plain() {
     assert!(has_escape(&auto), "auto on a terminal should colour (or `script` made no terminal)");
     let empty = under_a_terminal(&["check"], Some("")).unwrap();
     assert!(has_escape(&empty), "an empty NO_COLOR does not turn colours off");
+    let bench = under_a_terminal(&["bench", "--tests", "cpu", "--quick", "--json"], None).unwrap();
+    assert!(has_escape(&bench), "bench redraws its progress bar on a terminal");
     for (args, no_color) in [
         (&["--color", "never", "check"][..], None),
         (&["check", "--color=never"], None),
         (&["check"], Some("1")),
         (&["--color", "never", "--help"], None),
+        // Nor do bench's progress bars redraw with escape sequences (the terminal shows standard error too).
+        (&["--color", "never", "bench", "--tests", "cpu", "--quick"], None),
         (&["--help"], Some("1")),
     ] {
         let out = under_a_terminal(args, no_color).unwrap();
