@@ -737,20 +737,20 @@ fn quiet_keeps_standard_error_for_errors() {
     assert!(!out.stdout.is_empty(), "the table still goes to standard output");
     assert!(out.stderr.is_empty(), "--quiet bench wrote to standard error: {}", stderr_of(&out));
 
+    // No hint without a display, no `wrote FILE`, no replay line.
     let dir = tempfile::tempdir().unwrap();
     let report = dir.path().join("r.md");
     let fixture_dir = dir.path().join("fx");
-    let no_hint = ["-q"].map(std::ffi::OsStr::new);
-    let report_args = ["report", "-q", "-o"].map(std::ffi::OsStr::new);
-    let record_args = ["record-fixture", "--quiet"].map(std::ffi::OsStr::new);
-    for args in [
-        &no_hint[..],
-        &[&report_args[..], &[report.as_os_str()]].concat(),
-        &[&record_args[..], &[fixture_dir.as_os_str()]].concat(),
-    ] {
-        let out = gpu_doctor().args(args).output().unwrap();
-        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr_of(&out));
-        assert!(out.stderr.is_empty(), "{args:?} wrote to standard error: {}", stderr_of(&out));
+    let mut report_cmd = gpu_doctor();
+    report_cmd.args(["report", "-q", "-o"]).arg(&report);
+    let mut record_cmd = gpu_doctor();
+    record_cmd.args(["record-fixture", "--quiet"]).arg(&fixture_dir);
+    let mut window_cmd = gpu_doctor();
+    window_cmd.arg("-q");
+    for mut cmd in [window_cmd, report_cmd, record_cmd] {
+        let out = cmd.output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{cmd:?}: {}", stderr_of(&out));
+        assert!(out.stderr.is_empty(), "{cmd:?} wrote to standard error: {}", stderr_of(&out));
     }
     assert!(report.is_file() && fixture_dir.join("host.json").is_file());
 
