@@ -12,6 +12,7 @@ use gpu_doctor_kernels::{BenchPlan, BenchRun, TestKind};
 use gpu_doctor_probes::host::Host;
 use gpu_doctor_probes::probe::{self, Options};
 
+use crate::cli::ColorWhen;
 use crate::exit;
 use crate::ops::bench::{Measure, measure, to_json};
 use crate::render::bench::table;
@@ -94,8 +95,9 @@ pub fn worker() -> u8 {
     u8::try_from(code).unwrap_or(exit::INTERNAL)
 }
 
-/// `bench`: returns the exit code.
-pub fn bench(host: &dyn Host, args: &BenchArgs, this_machine: bool) -> u8 {
+/// `bench`: returns the exit code. `quiet`: no progress and no `wrote FILE` on standard error;
+/// `--color never`: no escape sequence either, so a line per test even on a terminal.
+pub fn bench(host: &dyn Host, args: &BenchArgs, this_machine: bool, quiet: bool, color: ColorWhen) -> u8 {
     if !this_machine {
         eprintln!("gpu-doctor: bench measures this machine; it cannot be combined with --replay");
         return exit::USAGE;
@@ -112,7 +114,9 @@ pub fn bench(host: &dyn Host, args: &BenchArgs, this_machine: bool) -> u8 {
         eprintln!("gpu-doctor: {e}");
         return exit::USAGE;
     }
-    match run(host, args, &plan) {
+    let bar = color != ColorWhen::Never && std::io::stderr().is_terminal();
+    let progress = (!quiet).then(|| Progress::new(bar));
+    match run(host, args, &plan, progress) {
         Ok(run) => {
             if run.all_ran() {
                 exit::OK
@@ -127,18 +131,24 @@ pub fn bench(host: &dyn Host, args: &BenchArgs, this_machine: bool) -> u8 {
     }
 }
 
-fn run(host: &dyn Host, args: &BenchArgs, plan: &BenchPlan) -> Result<BenchRun> {
+/// Runs the plan and prints the result; `progress`, where given, shows the events and the saved file.
+fn run(host: &dyn Host, args: &BenchArgs, plan: &BenchPlan, mut progress: Option<Progress>) -> Result<BenchRun> {
     let needs_gpu = !plan.gpu_tests().is_empty();
     let snapshot = needs_gpu.then(|| {
         probe::collect(host, &Options { deep: false, extra_pythons: Vec::new(), cwd: std::env::current_dir().ok() })
     });
-    let mut progress = Progress::new(std::io::stderr().is_terminal());
     let how = Measure { timeout: args.timeout.map(Duration::from_secs), ..Measure::default() };
-    let run = measure(snapshot.as_ref(), plan, how, &mut |e| progress.show(e))?;
+    let run = measure(snapshot.as_ref(), plan, how, &mut |e| {
+        if let Some(progress) = progress.as_mut() {
+            progress.show(e);
+        }
+    })?;
 
     if let Some(path) = &args.output {
         crate::files::write_file(path, &to_json(&run)?)?;
-        eprintln!("wrote {}", path.display());
+        if progress.is_some() {
+            eprintln!("wrote {}", path.display());
+        }
     }
     let text = if args.json { to_json(&run)? } else { table(&run) };
     crate::to_stdout(text.as_bytes())?;

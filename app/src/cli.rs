@@ -1,8 +1,9 @@
 //! The command line: what each command and option means, written for someone new to the tool.
 
+use std::ffi::{OsStr, OsString};
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::render::document::Format;
 
@@ -69,9 +70,62 @@ pub struct Cli {
     /// Window only: the page to open (and to take with `--screenshot`).
     #[arg(long, value_enum, value_name = "NAME", default_value = "overview")]
     pub page: crate::gui::Page,
+    /// When to colour the terminal summary and the help: auto (on a terminal, unless NO_COLOR is
+    /// set and not empty), always (also into a pipe or a file, whatever NO_COLOR says) or never.
+    #[arg(long, global = true, value_enum, value_name = "WHEN", default_value = "auto", hide_possible_values = true)]
+    pub color: ColorWhen,
+    /// No progress bars or informational lines (`wrote FILE`, hints) on standard error; warnings
+    /// and errors are still printed.
+    #[arg(long, short, global = true)]
+    pub quiet: bool,
     /// What to do; without one, opens the window (or, without a display, shows the `check` summary).
     #[command(subcommand)]
     pub command: Option<Command>,
+}
+
+/// `--color`: when the terminal summary (and clap's help and errors) are coloured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorWhen {
+    /// On a terminal, unless NO_COLOR is set and not empty.
+    Auto,
+    /// Always, whatever NO_COLOR says.
+    Always,
+    /// Never.
+    Never,
+}
+
+/// `--color` as typed (the last one wins), for clap's help and errors, which are written before
+/// the parse is done. Anything else is clap's to report.
+fn clap_color(args: &[OsString]) -> clap::ColorChoice {
+    let mut choice = clap::ColorChoice::Auto;
+    let mut args = args.iter().skip(1).map(|a| a.to_str());
+    while let Some(arg) = args.next() {
+        let value = match arg {
+            Some("--") => break,
+            Some("--color") => args.next().flatten(),
+            Some(a) => a.strip_prefix("--color="),
+            None => None,
+        };
+        match value.and_then(|v| <ColorWhen as clap::ValueEnum>::from_str(v, false).ok()) {
+            Some(ColorWhen::Auto) => choice = clap::ColorChoice::Auto,
+            Some(ColorWhen::Always) => choice = clap::ColorChoice::Always,
+            Some(ColorWhen::Never) => choice = clap::ColorChoice::Never,
+            None => {}
+        }
+    }
+    choice
+}
+
+impl ColorWhen {
+    /// Whether to colour, given the `NO_COLOR` variable (`None`: unset) and whether standard
+    /// output is a terminal.
+    pub fn enabled(self, no_color: Option<&OsStr>, terminal: bool) -> bool {
+        match self {
+            Self::Always => true,
+            Self::Never => false,
+            Self::Auto => terminal && no_color.is_none_or(OsStr::is_empty),
+        }
+    }
 }
 
 /// The commands.
@@ -102,6 +156,20 @@ pub enum Command {
     /// output. `bench` starts it, so CUDA never loads in the main process.
     #[command(hide = true)]
     BenchWorker,
+    /// For packaging: print the completion script for SHELL on standard output.
+    #[command(hide = true)]
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// For packaging: print the man page gpu-doctor.1 on standard output, or write it and a page
+    /// per command (gpu-doctor-check.1, ...) into DIR.
+    #[command(hide = true)]
+    Man {
+        /// Write every page into this folder instead.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
 }
 
 /// What the probes look at.
@@ -193,19 +261,26 @@ pub struct RecordArgs {
 
 impl Cli {
     /// The command line, with the checks clap cannot make: `--deep` and `--python` before a
-    /// command belong to the window, so with a command they are a usage error (exit 2).
+    /// command belong to the window, so with a command they are a usage error (exit 2). clap's
+    /// own help and errors follow `--color` too.
     pub fn parse_checked() -> Self {
-        let cli = Self::parse();
-        if let Err(e) = cli.check() {
+        let args: Vec<OsString> = std::env::args_os().collect();
+        let mut cmd = <Self as CommandFactory>::command().color(clap_color(&args));
+        let cli = cmd
+            .clone()
+            .try_get_matches_from(args)
+            .and_then(|m| <Self as FromArgMatches>::from_arg_matches(&m))
+            .unwrap_or_else(|e| e.format(&mut cmd).exit());
+        if let Err(e) = cli.check(&mut cmd) {
             e.exit();
         }
         cli
     }
 
-    fn check(&self) -> Result<(), clap::Error> {
+    fn check(&self, cmd: &mut clap::Command) -> Result<(), clap::Error> {
         let window_only = self.probe.deep || !self.probe.pythons.is_empty();
         match &self.command {
-            Some(c) if window_only => Err(<Self as clap::CommandFactory>::command().error(
+            Some(c) if window_only => Err(cmd.error(
                 clap::error::ErrorKind::ArgumentConflict,
                 format!(
                     "--deep and --python before the command are for the window; put them after it: \
@@ -244,9 +319,12 @@ impl Command {
             Self::RecordFixture(_) => "record-fixture",
             Self::Bench(_) => "bench",
             Self::BenchWorker => "bench-worker",
+            Self::Completions { .. } => "completions",
+            Self::Man { .. } => "man",
         }
     }
 }
 
+pub mod generate;
 #[cfg(test)]
 mod tests;

@@ -1,8 +1,9 @@
 //! gpu-doctor: checks an NVIDIA GPU machine for machine learning.
 //!
 //! This file is command code: it picks the host and runs `check`, `diagnose`, `report` and
-//! `record-fixture` (`bench.rs` runs `bench`) through the services below it (`ops`, `render`,
-//! `exit`, `files`), which the window (`gui`) uses too; nothing below uses this file (`layers.rs`).
+//! `record-fixture` (`bench.rs` runs `bench`; `cli/generate.rs` the hidden `completions` and
+//! `man`) through the services below it (`ops`, `render`, `exit`, `files`), which the window
+//! (`gui`) uses too; nothing below uses this file (`layers.rs`).
 
 mod bench;
 mod cli;
@@ -17,7 +18,7 @@ mod plots;
 mod redact;
 mod render;
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
@@ -64,13 +65,17 @@ fn run(cli: Cli, started: Instant) -> Result<u8> {
     };
     let this_machine = replay.is_none();
     let recorded = recorded.as_ref();
+    let color = cli.color.enabled(std::env::var_os("NO_COLOR").as_deref(), std::io::stdout().is_terminal());
+    let quiet = cli.quiet;
     match cli.command {
-        Some(Command::Check(args)) => check(host.as_ref(), &args, recorded),
-        Some(Command::Report(args)) => report(host.as_ref(), &args, recorded),
-        Some(Command::Diagnose(args)) => diagnose_text(&args),
-        Some(Command::RecordFixture(args)) => record(&args, this_machine),
-        Some(Command::Bench(args)) => Ok(bench::bench(host.as_ref(), &args, this_machine)),
+        Some(Command::Check(args)) => check(host.as_ref(), &args, recorded, color),
+        Some(Command::Report(args)) => report(host.as_ref(), &args, recorded, quiet),
+        Some(Command::Diagnose(args)) => diagnose_text(&args, color),
+        Some(Command::RecordFixture(args)) => record(&args, this_machine, quiet),
+        Some(Command::Bench(args)) => Ok(bench::bench(host.as_ref(), &args, this_machine, quiet, cli.color)),
         Some(Command::BenchWorker) => Ok(bench::worker()),
+        Some(Command::Completions { shell }) => cli::generate::print_completions(shell),
+        Some(Command::Man { dir }) => cli::generate::man(dir.as_deref(), quiet),
         None => {
             let no_display = std::env::var_os("DISPLAY").is_none() && std::env::var_os("WAYLAND_DISPLAY").is_none();
             let why = if no_display {
@@ -88,9 +93,15 @@ fn run(cli: Cli, started: Instant) -> Result<u8> {
                     storage: None,
                     telemetry,
                 };
-                match gui::run(launch) {
-                    Err(e) if cli.screenshot.is_none() => format!("{e:#}"),
-                    result => return result,
+                match (gui::run(launch), &cli.screenshot) {
+                    (Err(e), None) => format!("{e:#}"),
+                    (Ok(code), Some(path)) => {
+                        if !quiet {
+                            eprintln!("wrote {}", path.display());
+                        }
+                        return Ok(code);
+                    }
+                    (result, _) => return result,
                 }
             };
             if cli.screenshot.is_some() {
@@ -101,9 +112,11 @@ fn run(cli: Cli, started: Instant) -> Result<u8> {
             }
             let args =
                 CheckArgs { probe: cli.window_probe(), replay: cli::ReplayArg::default(), json: false, verbose: false };
-            let code = check(host.as_ref(), &args, recorded)?;
-            let why = render::text::clean(&why);
-            eprintln!("\nhint: {why}, so here is the terminal summary; `gpu-doctor --help` lists the commands.");
+            let code = check(host.as_ref(), &args, recorded, color)?;
+            if !quiet {
+                let why = render::text::clean(&why);
+                eprintln!("\nhint: {why}, so here is the terminal summary; `gpu-doctor --help` lists the commands.");
+            }
             Ok(code)
         }
     }
@@ -127,17 +140,17 @@ fn options(args: &ProbeArgs, recorded: Option<&Options>) -> Options {
     }
 }
 
-fn check(host: &dyn Host, args: &CheckArgs, recorded: Option<&Options>) -> Result<u8> {
+fn check(host: &dyn Host, args: &CheckArgs, recorded: Option<&Options>, color: bool) -> Result<u8> {
     let report = ops::check(host, &options(&args.probe, recorded))?;
-    print_report(&report, args.json, args.verbose)
+    print_report(&report, args.json, args.verbose, color)
 }
 
-/// Prints a report as JSON or as the summary; the exit code follows its findings.
-fn print_report(report: &Report, json: bool, verbose: bool) -> Result<u8> {
+/// Prints a report as JSON or as the summary (coloured with `color`); the exit code follows its
+/// findings.
+fn print_report(report: &Report, json: bool, verbose: bool, color: bool) -> Result<u8> {
     let text = if json {
         render::document::json(report).context("could not write the JSON report")?
     } else {
-        let color = std::env::var_os("NO_COLOR").is_none() && std::io::IsTerminal::is_terminal(&std::io::stdout());
         render::text::summary(report, color, verbose)
     };
     to_stdout(text.as_bytes())?;
@@ -154,13 +167,13 @@ pub(crate) fn to_stdout(bytes: &[u8]) -> Result<()> {
     }
 }
 
-fn diagnose_text(args: &DiagnoseArgs) -> Result<u8> {
+fn diagnose_text(args: &DiagnoseArgs, color: bool) -> Result<u8> {
     let text = read_input(&args.from)?;
     let report = ops::diagnose(&text).with_context(|| args.from.display().to_string())?;
-    print_report(&report, args.json, args.verbose)
+    print_report(&report, args.json, args.verbose, color)
 }
 
-fn report(host: &dyn Host, args: &ReportArgs, recorded: Option<&Options>) -> Result<u8> {
+fn report(host: &dyn Host, args: &ReportArgs, recorded: Option<&Options>, quiet: bool) -> Result<u8> {
     let saved = match &args.bench {
         Some(path) => Some(ops::bench::load(path).map_err(|e| InputError(format!("{e:#}")))?),
         None => None,
@@ -170,7 +183,9 @@ fn report(host: &dyn Host, args: &ReportArgs, recorded: Option<&Options>) -> Res
     match &args.output {
         Some(path) => {
             files::write_file(path, &text)?;
-            eprintln!("wrote {}", path.display());
+            if !quiet {
+                eprintln!("wrote {}", path.display());
+            }
         }
         None => to_stdout(text.as_bytes())?,
     }
@@ -180,7 +195,7 @@ fn report(host: &dyn Host, args: &ReportArgs, recorded: Option<&Options>) -> Res
 /// Records this machine into `DIR/host.json`, with the options it was probed with. The file is
 /// replaced only with `--force`, never through a symlink, and atomically (a full disk keeps the
 /// previous fixture).
-fn record(args: &RecordArgs, this_machine: bool) -> Result<u8> {
+fn record(args: &RecordArgs, this_machine: bool, quiet: bool) -> Result<u8> {
     if !this_machine {
         return Err(
             UsageError("record-fixture records this machine; it cannot be combined with --replay".into()).into()
@@ -197,6 +212,9 @@ fn record(args: &RecordArgs, this_machine: bool) -> Result<u8> {
     std::fs::create_dir_all(&args.dir).with_context(|| format!("could not create {}", args.dir.display()))?;
     files::write_own_file(&path, text, args.force)
         .with_context(|| format!("could not write the fixture to {}", args.dir.display()))?;
+    if quiet {
+        return Ok(exit::OK);
+    }
     // The folder is the user's own text, but the line is for pasting into a shell: quote it.
     let replay = gpu_doctor_probes::shell::ShellCommand::new("gpu-doctor")
         .arg("--replay")

@@ -610,3 +610,151 @@ fn the_replay_line_record_fixture_prints_is_quoted() {
     let argv = shlex::split(line).expect("a line sh can parse");
     assert_eq!(argv, ["gpu-doctor", "--replay", &dir.to_string_lossy(), "check"], "{line}");
 }
+
+/// The commands `--help` lists (without `help`): what completions and man pages must name.
+fn listed_commands() -> Vec<String> {
+    let out = gpu_doctor().arg("--help").output().unwrap();
+    let help = String::from_utf8(out.stdout).unwrap();
+    let commands: Vec<String> = help
+        .lines()
+        .skip_while(|l| *l != "Commands:")
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|c| *c != "help")
+        .map(str::to_owned)
+        .collect();
+    assert!(commands.len() >= 5 && commands.iter().any(|c| c == "record-fixture"), "{help}");
+    commands
+}
+
+#[test]
+fn completions_and_man_pages_name_every_command() {
+    let commands = listed_commands();
+    for shell in ["bash", "zsh", "fish", "powershell"] {
+        let out = gpu_doctor().args(["completions", shell]).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{shell}: {}", stderr_of(&out));
+        let script = String::from_utf8(out.stdout).unwrap();
+        for command in &commands {
+            assert!(script.contains(command.as_str()), "the {shell} completions do not name {command}");
+        }
+        for option in ["color", "quiet"] {
+            // fish spells a long option `-l NAME`.
+            let spelled = if shell == "fish" { format!("-l {option}") } else { format!("--{option}") };
+            assert!(script.contains(&spelled), "the {shell} completions do not offer --{option}");
+        }
+    }
+    // roff writes a hyphen as `\-`.
+    let out = gpu_doctor().arg("man").output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    let page = String::from_utf8(out.stdout).unwrap().replace("\\-", "-");
+    assert!(page.starts_with(".ie") && page.contains(".TH gpu-doctor 1"), "{page}");
+    for command in &commands {
+        assert!(page.contains(&format!("gpu-doctor-{command}(1)")), "the man page does not name {command}");
+    }
+    // Packaging writes every page: the one above and one per command it points to.
+    let dir = tempfile::tempdir().unwrap();
+    let out = gpu_doctor().args(["--quiet", "man", "--dir"]).arg(dir.path()).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    assert!(out.stderr.is_empty(), "{}", stderr_of(&out));
+    let main = std::fs::read_to_string(dir.path().join("gpu-doctor.1")).unwrap().replace("\\-", "-");
+    assert_eq!(main, page);
+    for command in &commands {
+        let sub = std::fs::read_to_string(dir.path().join(format!("gpu-doctor-{command}.1"))).unwrap();
+        assert!(sub.replace("\\-", "-").contains(&format!(".TH gpu-doctor-{command} 1")), "{sub}");
+    }
+    let pages = std::fs::read_dir(dir.path()).unwrap().count();
+    assert_eq!(pages, commands.len() + 1, "one page per command and gpu-doctor.1");
+}
+
+fn has_escape(bytes: &[u8]) -> bool {
+    bytes.contains(&0x1b)
+}
+
+#[test]
+fn color_always_colours_a_pipe_and_never_or_no_color_do_not() {
+    // `bin()` sets NO_COLOR=1: `always` overrides it.
+    let always = gpu_doctor().args(["check", "--color", "always"]).output().unwrap();
+    assert_eq!(always.status.code(), Some(0), "{}", stderr_of(&always));
+    assert!(has_escape(&always.stdout), "--color always must colour a pipe");
+    let help = gpu_doctor().args(["--color=always", "--help"]).output().unwrap();
+    assert!(has_escape(&help.stdout), "--color always must colour clap's help too");
+    for args in [&["--color", "never", "check"][..], &["check"], &["--color", "auto", "check"]] {
+        let out = gpu_doctor().args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr_of(&out));
+        assert!(!has_escape(&out.stdout) && !has_escape(&out.stderr), "{args:?} must not colour");
+    }
+    let piped = gpu_doctor().env_remove("NO_COLOR").arg("check").output().unwrap();
+    assert!(!has_escape(&piped.stdout), "auto must not colour a pipe");
+}
+
+/// `gpu-doctor ARGS` under a terminal (util-linux `script`), with NO_COLOR as given; None where
+/// `script` is missing.
+fn under_a_terminal(args: &[&str], no_color: Option<&str>) -> Option<Vec<u8>> {
+    let command = std::iter::once(env!("CARGO_BIN_EXE_gpu-doctor")).chain(args.iter().copied());
+    let command = shlex::try_join(command).unwrap();
+    let mut script = std::process::Command::new("script");
+    script.args(["-qec", &command, "/dev/null"]).env_remove("DISPLAY").env_remove("WAYLAND_DISPLAY");
+    match no_color {
+        Some(v) => script.env("NO_COLOR", v),
+        None => script.env_remove("NO_COLOR"),
+    };
+    let out = script.output().ok()?;
+    assert!(out.status.success(), "{args:?} under script: {}", stderr_of(&out));
+    Some(out.stdout)
+}
+
+#[test]
+fn color_never_and_no_color_keep_a_terminal_plain() {
+    let Some(auto) = under_a_terminal(&["check"], None) else {
+        eprintln!("SKIPPED: no util-linux `script` to make a terminal");
+        return;
+    };
+    assert!(has_escape(&auto), "auto on a terminal should colour (or `script` made no terminal)");
+    let empty = under_a_terminal(&["check"], Some("")).unwrap();
+    assert!(has_escape(&empty), "an empty NO_COLOR does not turn colours off");
+    let bench = under_a_terminal(&["bench", "--tests", "cpu", "--quick", "--json"], None).unwrap();
+    assert!(has_escape(&bench), "bench redraws its progress bar on a terminal");
+    for (args, no_color) in [
+        (&["--color", "never", "check"][..], None),
+        (&["check", "--color=never"], None),
+        (&["check"], Some("1")),
+        (&["--color", "never", "--help"], None),
+        // Nor do bench's progress bars redraw with escape sequences (the terminal shows standard error too).
+        (&["--color", "never", "bench", "--tests", "cpu", "--quick"], None),
+        (&["--help"], Some("1")),
+    ] {
+        let out = under_a_terminal(args, no_color).unwrap();
+        assert!(!has_escape(&out), "{args:?} with NO_COLOR={no_color:?} wrote an escape on a terminal");
+    }
+}
+
+#[test]
+fn quiet_keeps_standard_error_for_errors() {
+    let out = gpu_doctor().args(["--quiet", "bench", "--tests", "cpu", "--quick"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    assert!(!out.stdout.is_empty(), "the table still goes to standard output");
+    assert!(out.stderr.is_empty(), "--quiet bench wrote to standard error: {}", stderr_of(&out));
+
+    // No hint without a display, no `wrote FILE`, no replay line.
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("r.md");
+    let fixture_dir = dir.path().join("fx");
+    let mut report_cmd = gpu_doctor();
+    report_cmd.args(["report", "-q", "-o"]).arg(&report);
+    let mut record_cmd = gpu_doctor();
+    record_cmd.args(["record-fixture", "--quiet"]).arg(&fixture_dir);
+    let mut window_cmd = gpu_doctor();
+    window_cmd.arg("-q");
+    for mut cmd in [window_cmd, report_cmd, record_cmd] {
+        let out = cmd.output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{cmd:?}: {}", stderr_of(&out));
+        assert!(out.stderr.is_empty(), "{cmd:?} wrote to standard error: {}", stderr_of(&out));
+    }
+    assert!(report.is_file() && fixture_dir.join("host.json").is_file());
+
+    let out = gpu_doctor().args(["--quiet", "--replay", "/no/such/fixture", "check"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    assert!(stderr_of(&out).contains("/no/such/fixture"), "errors are still printed");
+}

@@ -109,3 +109,65 @@ fn help_texts_name_the_exit_codes_of_exit_rs() {
         assert!(text.replace('\n', " ").contains(&said), "the help text does not say {said:?}");
     }
 }
+
+#[test]
+fn color_follows_the_option_no_color_and_the_terminal() {
+    let set = Some(OsStr::new("1"));
+    let empty = Some(OsStr::new(""));
+    for (when, no_color, terminal, colour) in [
+        (ColorWhen::Auto, None, true, true),
+        (ColorWhen::Auto, None, false, false),
+        (ColorWhen::Auto, set, true, false),
+        // NO_COLOR counts when it is set to something (no-color.org).
+        (ColorWhen::Auto, empty, true, true),
+        (ColorWhen::Always, set, false, true),
+        (ColorWhen::Never, None, true, false),
+    ] {
+        assert_eq!(when.enabled(no_color, terminal), colour, "{when:?} NO_COLOR={no_color:?} terminal={terminal}");
+    }
+}
+
+#[test]
+fn color_and_quiet_are_global_and_seen_before_the_parse() {
+    let parse = |args: &[&str]| Cli::try_parse_from(args).unwrap();
+    let cli = parse(&["gpu-doctor", "check", "--color", "never", "-q"]);
+    assert_eq!((cli.color, cli.quiet), (ColorWhen::Never, true));
+    let cli = parse(&["gpu-doctor", "--color=always", "--quiet", "bench", "--quick"]);
+    assert_eq!((cli.color, cli.quiet), (ColorWhen::Always, true));
+    assert_eq!((parse(&["gpu-doctor"]).color, parse(&["gpu-doctor"]).quiet), (ColorWhen::Auto, false));
+    assert!(Cli::try_parse_from(["gpu-doctor", "--color", "sometimes"]).is_err());
+
+    let os = |args: &[&str]| args.iter().map(OsString::from).collect::<Vec<_>>();
+    for (args, choice) in [
+        (&["gpu-doctor", "--help"][..], clap::ColorChoice::Auto),
+        (&["gpu-doctor", "--color", "never", "--help"], clap::ColorChoice::Never),
+        (&["gpu-doctor", "check", "--color=always", "--nope"], clap::ColorChoice::Always),
+        (&["gpu-doctor", "--color=always", "--color", "never"], clap::ColorChoice::Never),
+        (&["gpu-doctor", "--color", "sometimes"], clap::ColorChoice::Auto),
+        (&["gpu-doctor", "diagnose", "--from", "-", "--", "--color=never"], clap::ColorChoice::Auto),
+    ] {
+        assert_eq!(clap_color(&os(args)), choice, "{args:?}");
+    }
+}
+
+#[test]
+fn completions_and_man_pages_name_every_command() {
+    let cmd = Cli::command();
+    let visible: Vec<&str> = cmd.get_subcommands().filter(|s| !s.is_hide_set()).map(clap::Command::get_name).collect();
+    assert!(visible.contains(&"bench") && !visible.contains(&"completions"), "{visible:?}");
+    for shell in <clap_complete::Shell as clap::ValueEnum>::value_variants() {
+        let script = String::from_utf8(generate::completions(*shell)).unwrap();
+        for name in &visible {
+            assert!(script.contains(name), "the {shell} completions do not name {name}");
+        }
+    }
+    let pages = generate::man_pages().unwrap();
+    let names: Vec<&str> = pages.iter().map(|(name, _)| name.as_str()).collect();
+    let mut wanted = vec!["gpu-doctor.1".to_owned()];
+    wanted.extend(visible.iter().map(|c| format!("gpu-doctor-{c}.1")));
+    assert_eq!(names, wanted);
+    let main = String::from_utf8(pages[0].1.clone()).unwrap().replace("\\-", "-");
+    for name in &visible {
+        assert!(main.contains(&format!("gpu-doctor-{name}(1)")), "gpu-doctor.1 does not point to {name}");
+    }
+}

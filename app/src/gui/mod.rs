@@ -415,11 +415,7 @@ pub fn run(launch: Launch) -> Result<u8> {
     eframe::run_native("gpu-doctor", options, Box::new(|cc| Ok(Box::new(App::new(&cc.egui_ctx, launch)))))
         .map_err(|e| anyhow::anyhow!("could not open the window: {e}"))?;
     match outcome.map(|o| o.lock().map(|g| g.clone()).unwrap_or(None)) {
-        None => Ok(crate::exit::OK),
-        Some(Some(Ok(path))) => {
-            eprintln!("wrote {}", path.display());
-            Ok(crate::exit::OK)
-        }
+        None | Some(Some(Ok(_))) => Ok(crate::exit::OK),
         Some(Some(Err(e))) => Err(anyhow::anyhow!("{e}")),
         Some(None) => Err(anyhow::anyhow!("the window closed before the screenshot was taken")),
     }
