@@ -334,6 +334,21 @@ fn each_named_path_is_found_or_unused_with_its_reason() {
 }
 
 #[test]
+fn the_snapshot_carries_unused_pythons_and_writes_them_only_when_there_are_some() {
+    let f = machine(OsFamily::Linux);
+    let named = Options { extra_pythons: vec!["/nowhere/python3".into()], ..Options::default() };
+    let snap = crate::probe::collect(&ReplayHost::new(f.clone()), &named);
+    let missing = UnusedPython { path: "/nowhere/python3".into(), reason: "/nowhere/python3 does not exist".into() };
+    assert_eq!(snap.unused_pythons, vec![missing]);
+    let json = serde_json::to_value(&snap).unwrap();
+    assert_eq!(json["unused_pythons"][0]["path"], "/nowhere/python3");
+    let back: crate::Snapshot = serde_json::from_value(json).unwrap();
+    assert_eq!(back.unused_pythons, snap.unused_pythons);
+    let plain = crate::probe::collect(&ReplayHost::new(f), &Options::default());
+    assert!(serde_json::to_value(&plain).unwrap().get("unused_pythons").is_none());
+}
+
+#[test]
 fn windows_python_org_install_and_conda() {
     let mut f = machine(OsFamily::Windows);
     f.env.insert("LOCALAPPDATA".into(), "C:/Users/u/AppData/Local".into());
