@@ -57,7 +57,7 @@ impl Inspector<'_> {
         }
         if !python_like_name(path) && !python_like_name(&real_path(self.host, path)) {
             return Err(format!(
-                "{} is not a Python interpreter (its name does not start with python or pypy)",
+                "{} is not a Python interpreter (its name has neither python nor pypy in it)",
                 path.display()
             ));
         }
@@ -235,11 +235,12 @@ pub(super) fn is_python_name(name: &str, windows: bool) -> bool {
         || name.strip_prefix("python3.").is_some_and(|m| !m.is_empty() && m.chars().all(|c| c.is_ascii_digit()))
 }
 
-/// Whether a file's name could be an interpreter's, of any version or build: `python…` or `pypy…`
-/// in any case, `.exe` or not. Looser than `is_python_name`, for paths the user named.
+/// Whether a file's name could be an interpreter's, of any version or build: it has `python` or
+/// `pypy` in it, in any case (`python3.13t`, `pythonw.exe`, `platform-python`, `pypy3`). Looser
+/// than `is_python_name`, for paths the user named.
 fn python_like_name(path: &Path) -> bool {
     let name = file_name(path).to_ascii_lowercase();
-    name.starts_with("python") || name.starts_with("pypy")
+    name.contains("python") || name.contains("pypy")
 }
 
 /// Python's version in an interpreter's file name (`python3.11`).

@@ -318,7 +318,7 @@ fn each_named_path_is_found_or_unused_with_its_reason() {
             unused_pair("/nowhere/bin/python3", "/nowhere/bin/python3 does not exist"),
             unused_pair(
                 "/home/u/notes.txt",
-                "/home/u/notes.txt is not a Python interpreter (its name does not start with python or pypy)"
+                "/home/u/notes.txt is not a Python interpreter (its name has neither python nor pypy in it)"
             ),
             unused_pair("/srv/empty", "no Python interpreter in /srv/empty"),
         ]
