@@ -450,6 +450,12 @@ fn a_python_that_is_not_there_is_an_input_error() {
     // A folder without an interpreter is not an environment either.
     let out = gpu_doctor().args(["check", "--python"]).arg(dir.path()).output().unwrap();
     assert_eq!(out.status.code(), Some(3), "{}", stderr_of(&out));
+    // Nor is a file that is no Python.
+    let notes = dir.path().join("notes.txt");
+    std::fs::write(&notes, "not a program").unwrap();
+    let out = gpu_doctor().args(["check", "--python"]).arg(&notes).output().unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", stderr_of(&out));
+    assert!(stderr_of(&out).contains("is not a Python interpreter"), "{}", stderr_of(&out));
 }
 
 /// A venv made of files only (nothing here is ever run): torch for CUDA 12.1, cuDNN and cuBLAS wheels.

@@ -9,7 +9,7 @@ use anyhow::Result;
 use gpu_doctor_probes::compat::Kb;
 use gpu_doctor_probes::host::Host;
 use gpu_doctor_probes::probe::{self, Options};
-use gpu_doctor_probes::{Outcome, Report, Snapshot};
+use gpu_doctor_probes::{Report, Snapshot};
 
 use crate::exit::InputError;
 
@@ -21,10 +21,8 @@ fn kb() -> Result<&'static Kb> {
 /// Probes the machine; a `--python` that is not there, or is no Python, is an `InputError`.
 pub fn snapshot(host: &dyn Host, opts: &Options) -> Result<Snapshot> {
     let snap = probe::collect(host, opts);
-    let unusable =
-        snap.trace.iter().find(|t| t.probe == "python" && t.method == "--python" && t.outcome != Outcome::Ok);
-    if let Some(t) = unusable {
-        return Err(InputError(format!("--python: {}", t.detail)).into());
+    if let Some(unused) = snap.unused_pythons.first() {
+        return Err(InputError(format!("--python: {}", unused.reason)).into());
     }
     Ok(snap)
 }

@@ -28,7 +28,7 @@ pub use platform::{ContainerFacts, OsFamily, Platform, PlatformFacts, WslFacts};
 pub use probed::{Outcome, Probed, Trace, TraceEntry};
 pub use python::{
     DeepCupy, DeepFacts, DeepJax, DeepJaxDevice, DeepOnnxruntime, DeepPython, DeepTensorflow, DeepTorch,
-    DeepTorchDevice, EnvKind, Framework, FrameworkBuild, Package, PythonEnv,
+    DeepTorchDevice, EnvKind, Framework, FrameworkBuild, Package, PythonEnv, UnusedPython,
 };
 pub use snapshot::{ObservedMessage, Origin, SCHEMA_VERSION, Snapshot};
 pub use system::{SystemFacts, SystemInfo};

@@ -278,3 +278,12 @@ pub struct DeepOnnxruntime {
     /// Listing providers failed.
     pub providers_error: Option<String>,
 }
+
+/// An interpreter or environment folder named with `--python` that discovery could not use.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UnusedPython {
+    /// The path as given, with forward slashes.
+    pub path: String,
+    /// Why it was not used, e.g. `/opt/py/bin/python3 does not exist`.
+    pub reason: String,
+}

@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     CudnnCopy, DriverFacts, EnvFacts, Gpu, HostLink, KernelModuleFacts, OsFamily, PciDevice, Platform, PlatformFacts,
-    Probed, PythonEnv, SecureBoot, SystemFacts, Toolkits, TraceEntry,
+    Probed, PythonEnv, SecureBoot, SystemFacts, Toolkits, TraceEntry, UnusedPython,
 };
 
 /// Version of the snapshot and report JSON; bumped on any breaking change.
@@ -44,6 +44,10 @@ pub struct Snapshot {
     pub cudnn: Probed<Vec<CudnnCopy>>,
     /// Python environments and the GPU frameworks in them.
     pub python_envs: Probed<Vec<PythonEnv>>,
+    /// Each path named with `--python` that is not an environment found (one whose `found_by` has
+    /// `--python`), and why. Empty when every named path was used, or none was named.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unused_pythons: Vec<UnusedPython>,
     /// CUDA-relevant environment variables.
     pub env: EnvFacts,
     /// Error and warning lines from the frameworks and the CUDA runtime found in pasted text, each
@@ -93,6 +97,7 @@ impl Snapshot {
             toolkits: Probed::unknown(why),
             cudnn: Probed::unknown(why),
             python_envs: Probed::unknown(why),
+            unused_pythons: Vec::new(),
             env: EnvFacts::default(),
             messages: Vec::new(),
             trace: Vec::new(),

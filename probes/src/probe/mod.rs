@@ -63,6 +63,7 @@ pub enum Part {
     /// Python environments, CUDA toolkits and cuDNN.
     Python {
         python_envs: Probed<Vec<crate::model::PythonEnv>>,
+        unused_pythons: Vec<crate::model::UnusedPython>,
         toolkits: Probed<crate::model::Toolkits>,
         cudnn: Probed<Vec<crate::model::CudnnCopy>>,
     },
@@ -96,8 +97,9 @@ impl Part {
                 (snap.kernel_module, snap.secure_boot, snap.pci_devices) = (kernel_module, secure_boot, pci_devices);
             }
             Part::Links(v) => snap.links = v,
-            Part::Python { python_envs, toolkits, cudnn } => {
-                (snap.python_envs, snap.toolkits, snap.cudnn) = (python_envs, toolkits, cudnn);
+            Part::Python { python_envs, unused_pythons, toolkits, cudnn } => {
+                (snap.python_envs, snap.unused_pythons) = (python_envs, unused_pythons);
+                (snap.toolkits, snap.cudnn) = (toolkits, cudnn);
             }
         }
     }
@@ -143,14 +145,19 @@ pub fn collect_streaming(host: &dyn Host, opts: &Options, on_part: &(dyn Fn(Part
         });
         let python_side = spawn("python").spawn_scoped(s, || {
             let mut t = Trace::new("python");
-            let envs = python::probe(host, opts, &mut t);
+            let (envs, unused) = python::probe(host, opts, &mut t);
             let site = envs.value().map(|e| python::site_packages(e)).unwrap_or_default();
             let mut tt = Trace::new("toolkits");
             let toolkits = toolkits::probe(host, &site, &mut tt);
             let mut tc = Trace::new("cudnn");
             let cudnn = cudnn::probe(host, toolkits.value(), &site, &mut tc);
-            on_part(Part::Python { python_envs: envs.clone(), toolkits: toolkits.clone(), cudnn: cudnn.clone() });
-            (envs, toolkits, cudnn, t, tt, tc)
+            on_part(Part::Python {
+                python_envs: envs.clone(),
+                unused_pythons: unused.clone(),
+                toolkits: toolkits.clone(),
+                cudnn: cudnn.clone(),
+            });
+            (envs, unused, toolkits, cudnn, t, tt, tc)
         });
 
         let mut t_sys = Trace::new("system");
@@ -178,9 +185,10 @@ pub fn collect_streaming(host: &dyn Host, opts: &Options, on_part: &(dyn Fn(Part
             )),
         };
         on_part(Part::Links(links.clone()));
-        let (python_envs, toolkits, cudnn, t_python, t_toolkits, t_cudnn) = join(python_side, "python", |e| {
-            (failed(&e), failed(&e), failed(&e), Trace::default(), Trace::default(), Trace::default())
-        });
+        let (python_envs, unused_pythons, toolkits, cudnn, t_python, t_toolkits, t_cudnn) =
+            join(python_side, "python", |e| {
+                (failed(&e), Vec::new(), failed(&e), failed(&e), Trace::default(), Trace::default(), Trace::default())
+            });
 
         let trace =
             [t_sys, t_platform, t_env, t_driver, t_module, t_pci, t_gpus, t_link, t_toolkits, t_cudnn, t_python]
@@ -203,6 +211,7 @@ pub fn collect_streaming(host: &dyn Host, opts: &Options, on_part: &(dyn Fn(Part
             toolkits,
             cudnn,
             python_envs,
+            unused_pythons,
             env,
             messages: Vec::new(),
             trace,

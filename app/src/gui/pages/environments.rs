@@ -470,9 +470,8 @@ fn added_status(shown: &Shown<'_>, path: &std::path::Path) -> (Tone, String) {
     if !shown.pending.is_empty() {
         return (Tone::Muted, "probing…".to_owned());
     }
-    let miss = shown.snapshot.trace.iter().find(|t| t.method == "--python" && t.detail.contains(text.as_str()));
-    match miss {
-        Some(t) => (Tone::Warn, format!("not used: {}", t.detail)),
+    match shown.snapshot.unused_pythons.iter().find(|u| u.path == text) {
+        Some(unused) => (Tone::Warn, format!("not used: {}", unused.reason)),
         None if !shown.live => (Tone::Muted, "used on this machine only".to_owned()),
         None => (Tone::Muted, "not probed yet".to_owned()),
     }

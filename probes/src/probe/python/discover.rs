@@ -5,10 +5,11 @@ use std::time::Duration;
 
 use super::layout::{Inspector, Layout, is_python_name};
 use super::parse::{parse_conda_env_list, parse_environments_txt};
+use super::path_text;
 use crate::Trace;
 use crate::host::paths::real_path;
 use crate::host::{Cmd, FileKind, Host, home_dir, path_dirs, which};
-use crate::model::OsFamily;
+use crate::model::{OsFamily, UnusedPython};
 use crate::probe::Options;
 
 /// Conda installs' usual folders under the home folder.
@@ -41,17 +42,28 @@ impl Discovery<'_> {
         }
     }
 
-    fn add_prefix(&mut self, prefix: &Path, method: &str, how: &str, trace: &mut Trace) {
-        match self.inspector.inspect_prefix(prefix, None, how) {
-            Ok(layout) => self.keep(layout, method, trace),
-            Err(why) => trace.miss(method, why),
-        }
+    /// Keeps the environment at a prefix; `Some(why)` when there is none to keep.
+    fn add_prefix(&mut self, prefix: &Path, method: &str, how: &str, trace: &mut Trace) -> Option<String> {
+        let found = self.inspector.inspect_prefix(prefix, None, how);
+        self.keep_or_miss(found, method, trace)
     }
 
-    fn add_interpreter(&mut self, interpreter: &Path, method: &str, how: &str, trace: &mut Trace) {
-        match self.inspector.inspect_interpreter(interpreter, how) {
-            Ok(layout) => self.keep(layout, method, trace),
-            Err(why) => trace.miss(method, why),
+    /// Keeps an interpreter's environment; `Some(why)` when there is none to keep.
+    fn add_interpreter(&mut self, interpreter: &Path, method: &str, how: &str, trace: &mut Trace) -> Option<String> {
+        let found = self.inspector.inspect_interpreter(interpreter, how);
+        self.keep_or_miss(found, method, trace)
+    }
+
+    fn keep_or_miss(&mut self, found: Result<Layout, String>, method: &str, trace: &mut Trace) -> Option<String> {
+        match found {
+            Ok(layout) => {
+                self.keep(layout, method, trace);
+                None
+            }
+            Err(why) => {
+                trace.miss(method, &why);
+                Some(why)
+            }
         }
     }
 
@@ -76,9 +88,19 @@ impl Discovery<'_> {
     }
 }
 
-/// Finds every environment; also returns where it looked, for an `Absent` reason.
+/// What discovery found, where it looked, and which named paths it could not use.
+pub(super) struct Discovered {
+    /// Every environment, each once.
+    pub found: Vec<Layout>,
+    /// Where it looked, for an `Absent` reason.
+    pub looked: Vec<String>,
+    /// Each `--python` path that gave no environment, and why.
+    pub unused: Vec<UnusedPython>,
+}
+
+/// Finds every environment.
 #[expect(clippy::too_many_lines, reason = "one walk over every kind of environment; split it when it grows")]
-pub(super) fn discover(host: &dyn Host, opts: &Options, trace: &mut Trace) -> (Vec<Layout>, Vec<String>) {
+pub(super) fn discover(host: &dyn Host, opts: &Options, trace: &mut Trace) -> Discovered {
     let windows = host.platform().os == OsFamily::Windows;
     let home = home_dir(host);
     let mut pyenv_roots: Vec<PathBuf> = Vec::new();
@@ -95,10 +117,13 @@ pub(super) fn discover(host: &dyn Host, opts: &Options, trace: &mut Trace) -> (V
     let pyenv_versions = version_dirs.iter().map(|d| real_path(host, d)).collect();
     let mut d = Discovery { inspector: Inspector { host, windows, pyenv_versions }, found: Vec::new() };
     let mut looked = Vec::new();
+    let mut unused = Vec::new();
 
     for var in ["VIRTUAL_ENV", "CONDA_PREFIX"] {
         match host.env_var(var).filter(|v| !v.is_empty()) {
-            Some(p) => d.add_prefix(Path::new(&p), &format!("${var}"), var, trace),
+            Some(p) => {
+                d.add_prefix(Path::new(&p), &format!("${var}"), var, trace);
+            }
             None => trace.miss(format!("${var}"), "not set"),
         }
     }
@@ -115,10 +140,17 @@ pub(super) fn discover(host: &dyn Host, opts: &Options, trace: &mut Trace) -> (V
     }
 
     for extra in &opts.extra_pythons {
-        match host.file_kind(extra) {
+        let why_not = match host.file_kind(extra) {
             Some(FileKind::Dir) => d.add_prefix(extra, "--python", "--python", trace),
             Some(_) => d.add_interpreter(extra, "--python", "--python", trace),
-            None => trace.miss("--python", format!("{} does not exist", extra.display())),
+            None => {
+                let why = format!("{} does not exist", extra.display());
+                trace.miss("--python", &why);
+                Some(why)
+            }
+        };
+        if let Some(reason) = why_not {
+            unused.push(UnusedPython { path: path_text(extra), reason });
         }
         looked.push(format!("--python {}", extra.display()));
     }
@@ -193,7 +225,7 @@ pub(super) fn discover(host: &dyn Host, opts: &Options, trace: &mut Trace) -> (V
 
     let mut found = d.found;
     make_names_unique(&mut found);
-    (found, looked)
+    Discovered { found, looked, unused }
 }
 
 /// Asks conda itself for its environments, when a conda executable can be found.

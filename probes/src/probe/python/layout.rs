@@ -55,6 +55,12 @@ impl Inspector<'_> {
         if !self.is_file(path) {
             return Err(format!("{} is not a file", path.display()));
         }
+        if !python_like_name(path) && !python_like_name(&real_path(self.host, path)) {
+            return Err(format!(
+                "{} is not a Python interpreter (its name has neither python nor pypy in it)",
+                path.display()
+            ));
+        }
         let literal = self.prefix_of(path).ok_or_else(|| format!("{} has no prefix folder", path.display()))?;
         if self.is_file(&literal.join("pyvenv.cfg")) || self.is_dir(&literal.join("conda-meta")) {
             return self.inspect_prefix(&literal, Some(path), how);
@@ -227,6 +233,14 @@ pub(super) fn is_python_name(name: &str, windows: bool) -> bool {
     name == "python"
         || name == "python3"
         || name.strip_prefix("python3.").is_some_and(|m| !m.is_empty() && m.chars().all(|c| c.is_ascii_digit()))
+}
+
+/// Whether a file's name could be an interpreter's, of any version or build: it has `python` or
+/// `pypy` in it, in any case (`python3.13t`, `pythonw.exe`, `platform-python`, `pypy3`). Looser
+/// than `is_python_name`, for paths the user named.
+fn python_like_name(path: &Path) -> bool {
+    let name = file_name(path).to_ascii_lowercase();
+    name.contains("python") || name.contains("pypy")
 }
 
 /// Python's version in an interpreter's file name (`python3.11`).

@@ -15,14 +15,15 @@ pub use deep::PROBE_SCRIPT;
 
 use super::{Options, SitePackages};
 use crate::host::Host;
-use crate::model::{DeepFacts, PythonEnv};
+use crate::model::{DeepFacts, PythonEnv, UnusedPython};
 use crate::{Probed, Trace};
 
-/// Finds Python environments and the GPU frameworks in them.
-pub fn probe(host: &dyn Host, opts: &Options, trace: &mut Trace) -> Probed<Vec<PythonEnv>> {
-    let (layouts, looked) = discover::discover(host, opts, trace);
+/// Finds Python environments and the GPU frameworks in them; also returns each `--python` path
+/// that gave no environment, and why.
+pub fn probe(host: &dyn Host, opts: &Options, trace: &mut Trace) -> (Probed<Vec<PythonEnv>>, Vec<UnusedPython>) {
+    let discover::Discovered { found: layouts, looked, unused } = discover::discover(host, opts, trace);
     if layouts.is_empty() {
-        return Probed::absent(format!("no Python interpreter found; looked in {}", looked.join(", ")));
+        return (Probed::absent(format!("no Python interpreter found; looked in {}", looked.join(", "))), unused);
     }
     let mut envs: Vec<PythonEnv> = layouts
         .into_iter()
@@ -48,7 +49,7 @@ pub fn probe(host: &dyn Host, opts: &Options, trace: &mut Trace) -> Probed<Vec<P
     }
     let source =
         if opts.deep { "discovery + site-packages metadata + probe.py" } else { "discovery + site-packages metadata" };
-    Probed::found(envs, source)
+    (Probed::found(envs, source), unused)
 }
 
 /// Runs the deep tier (`probe.py`) in one environment found earlier, e.g. when the window asks for

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use super::*;
 use crate::host::{CmdOutput, CommandRecord, Fixture, HostError, ReplayHost, SystemHost};
-use crate::model::{EnvKind, Framework, FrameworkBuild, OsFamily, Platform, PythonEnv};
+use crate::model::{EnvKind, Framework, FrameworkBuild, OsFamily, Platform, PythonEnv, UnusedPython};
 
 fn machine(os: OsFamily) -> Fixture {
     let mut f = Fixture::new(Platform { os, arch: "x86_64".into() });
@@ -28,7 +28,7 @@ fn dist(f: &mut Fixture, sp: &str, folder: &str, name: &str, version: &str) {
 fn probe_with(f: Fixture, opts: &Options) -> (Probed<Vec<PythonEnv>>, Vec<crate::TraceEntry>) {
     let host = ReplayHost::new(f);
     let mut trace = Trace::new("python");
-    let r = probe(&host, opts, &mut trace);
+    let (r, _unused) = probe(&host, opts, &mut trace);
     (r, trace.into_entries())
 }
 
@@ -293,6 +293,59 @@ fn pyenv_cwd_venv_extra_python_and_conda_env_list() {
     assert_eq!(found[3].kind, EnvKind::Pyenv);
     assert_eq!(found[3].python_version.as_deref(), Some("3.12.1"));
     assert_eq!(found[3].site_packages, vec!["/home/u/.pyenv/versions/3.12.1/lib/python3.12/site-packages".to_owned()]);
+}
+
+#[test]
+fn each_named_path_is_found_or_unused_with_its_reason() {
+    let mut f = machine(OsFamily::Linux);
+    file(&mut f, "/srv/py/bin/python3.13", "");
+    f.links.insert("/home/u/bin/py".into(), "/srv/py/bin/python3.13".into());
+    file(&mut f, "/home/u/notes.txt", "not a program");
+    file(&mut f, "/srv/empty/README", "");
+    let named = ["/srv/py/bin/python3.13", "/home/u/bin/py", "/nowhere/bin/python3", "/home/u/notes.txt", "/srv/empty"];
+    let opts = Options { extra_pythons: named.iter().map(PathBuf::from).collect(), ..Options::default() };
+    let host = ReplayHost::new(f);
+    let mut trace = Trace::new("python");
+    let (envs, unused) = probe(&host, &opts, &mut trace);
+
+    let found = envs.value().expect("the good interpreter is found");
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!(found[0].found_by, vec!["--python".to_owned()]);
+    let unused_pair = |path: &str, reason: &str| UnusedPython { path: path.into(), reason: reason.into() };
+    assert_eq!(
+        unused,
+        vec![
+            unused_pair("/nowhere/bin/python3", "/nowhere/bin/python3 does not exist"),
+            unused_pair(
+                "/home/u/notes.txt",
+                "/home/u/notes.txt is not a Python interpreter (its name has neither python nor pypy in it)"
+            ),
+            unused_pair("/srv/empty", "no Python interpreter in /srv/empty"),
+        ]
+    );
+    // The trace still says the same, for people.
+    let misses: Vec<String> = trace
+        .into_entries()
+        .into_iter()
+        .filter(|t| t.method == "--python" && t.outcome != crate::Outcome::Ok)
+        .map(|t| t.detail)
+        .collect();
+    assert_eq!(misses, unused.iter().map(|u| u.reason.clone()).collect::<Vec<_>>());
+}
+
+#[test]
+fn the_snapshot_carries_unused_pythons_and_writes_them_only_when_there_are_some() {
+    let f = machine(OsFamily::Linux);
+    let named = Options { extra_pythons: vec!["/nowhere/python3".into()], ..Options::default() };
+    let snap = crate::probe::collect(&ReplayHost::new(f.clone()), &named);
+    let missing = UnusedPython { path: "/nowhere/python3".into(), reason: "/nowhere/python3 does not exist".into() };
+    assert_eq!(snap.unused_pythons, vec![missing]);
+    let json = serde_json::to_value(&snap).unwrap();
+    assert_eq!(json["unused_pythons"][0]["path"], "/nowhere/python3");
+    let back: crate::Snapshot = serde_json::from_value(json).unwrap();
+    assert_eq!(back.unused_pythons, snap.unused_pythons);
+    let plain = crate::probe::collect(&ReplayHost::new(f), &Options::default());
+    assert!(serde_json::to_value(&plain).unwrap().get("unused_pythons").is_none());
 }
 
 #[test]

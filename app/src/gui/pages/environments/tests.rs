@@ -159,3 +159,21 @@ fn the_deep_probe_of_one_environment_runs_on_demand_and_feeds_the_colours() {
     world.settle(&mut page, &ctx);
     assert!(matches!(page.deep_result("system:/usr/bin/python3"), Some(Probed::Failed { .. })));
 }
+
+#[test]
+fn an_added_interpreter_that_was_not_used_shows_why_from_the_snapshot() {
+    let mut world = World::new(true);
+    // The recorded machine has no /cli/python3 (the probe says so in the snapshot), but has the venv.
+    let venv = "/home/user/proj/.venv/bin/python3";
+    world.options.extra_pythons.push(venv.into());
+    world.snap = collect(world.host.as_ref(), &world.options);
+    assert_eq!(world.snap.unused_pythons.len(), 1, "{:?}", world.snap.unused_pythons);
+    let status = added_status(&world.shown(), std::path::Path::new(venv));
+    assert_eq!(status.0, Tone::Good, "{status:?}");
+    let status = added_status(&world.shown(), std::path::Path::new("/cli/python3"));
+    assert_eq!(status, (Tone::Warn, "not used: /cli/python3 does not exist".to_owned()));
+    // Only the typed fact counts: a snapshot without it (say, from before) does not guess from the trace.
+    world.snap.unused_pythons.clear();
+    let status = added_status(&world.shown(), std::path::Path::new("/cli/python3"));
+    assert_eq!(status, (Tone::Muted, "not probed yet".to_owned()));
+}
