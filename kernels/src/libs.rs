@@ -149,7 +149,7 @@ pub fn driver_cuda_major(snapshot: &Snapshot) -> Option<u32> {
 /// needs cuBLAS and NVRTC 12, whose NVRTC 13 cannot compile for `sm_70`. `None` when neither is known.
 pub fn usable_cuda_major(snapshot: &Snapshot, kb: Option<&Kb>, gpu: u32) -> Option<u32> {
     let driver = driver_cuda_major(snapshot);
-    let cc = snapshot.gpus.value().and_then(|g| g.iter().find(|g| g.index == gpu)).and_then(|g| g.compute_capability);
+    let cc = crate::facts::probed_gpu(snapshot, gpu).and_then(|g| g.compute_capability);
     let last = kb.zip(cc).and_then(|(kb, cc)| kb.gpus.row(cc)).and_then(|r| r.last_toolkit).map(|v| v.major);
     match (driver, last) {
         (Some(d), Some(l)) => Some(d.min(l)),

@@ -158,14 +158,16 @@ pub(crate) fn tolerance_per_sqrt_k(p: Precision) -> f32 {
     }
 }
 
-/// The knowledge base's name of a tensor-core element type (`gpus.toml` `[[tensor]]`).
-pub(crate) fn tensor_key(p: Precision) -> Option<&'static str> {
-    match p {
-        Precision::Fp32 => None,
-        Precision::Tf32 => Some("tf32"),
-        Precision::Fp16 => Some("fp16"),
-        Precision::Bf16 => Some("bf16"),
-    }
+/// The lowest compute capability whose tensor cores take `p`, by `table`'s `[[tensor]]` rows
+/// (`gpus.toml`); `None` for FP32, which has no tensor-core row, or a precision the table lacks.
+pub(crate) fn tensor_min_cc(table: &GpuTable, p: Precision) -> Option<ComputeCapability> {
+    let key = match p {
+        Precision::Fp32 => return None,
+        Precision::Tf32 => "tf32",
+        Precision::Fp16 => "fp16",
+        Precision::Bf16 => "bf16",
+    };
+    table.tensor_min_cc(key)
 }
 
 /// Whether this compute capability runs the precision on the hardware it is meant for, by the
@@ -184,7 +186,7 @@ pub(crate) fn supported_in(table: &GpuTable, p: Precision, cc: Option<(u32, u32)
     if !matches!(p, Precision::Tf32 | Precision::Bf16) {
         return Ok(());
     }
-    let Some(min) = tensor_key(p).and_then(|k| table.tensor_min_cc(k)) else { return Ok(()) };
+    let Some(min) = tensor_min_cc(table, p) else { return Ok(()) };
     if (ComputeCapability { major, minor }) < min {
         return Err(format!("{} tensor cores need compute capability {min} or newer", p.label()));
     }
@@ -473,7 +475,7 @@ mod tests {
     fn precision_support_comes_from_the_tensor_rows() {
         let kb = Kb::get().unwrap();
         for p in [Precision::Tf32, Precision::Bf16] {
-            let min = kb.gpus.tensor_min_cc(tensor_key(p).unwrap()).unwrap();
+            let min = tensor_min_cc(&kb.gpus, p).unwrap();
             assert!(supported(p, Some((min.major, min.minor))).is_ok(), "{p:?} at {min}");
             let below = if min.minor > 0 { (min.major, min.minor - 1) } else { (min.major - 1, 9) };
             let why = supported(p, Some(below)).unwrap_err();

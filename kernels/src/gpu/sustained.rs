@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use gpu_doctor_probes::ComputeCapability;
 use gpu_doctor_probes::compat::GpuTable;
 
-use super::gemm::{Blas, Operands, tensor_key, tflops};
+use super::gemm::{Blas, Operands, tensor_min_cc, tflops};
 use super::{Emit, Gpu, Timer, cublas_library, cuda_failure};
 use crate::cpu::random_matrix;
 use crate::plan::{BenchPlan, Precision, TestKind};
@@ -28,7 +28,7 @@ pub(crate) fn load_precision_in(table: &GpuTable, cc: Option<(u32, u32)>) -> Pre
     let cc = ComputeCapability { major, minor };
     [Precision::Bf16, Precision::Fp16]
         .into_iter()
-        .find(|p| tensor_key(*p).and_then(|k| table.tensor_min_cc(k)).is_some_and(|min| cc >= min))
+        .find(|p| tensor_min_cc(table, *p).is_some_and(|min| cc >= min))
         .unwrap_or(Precision::Fp32)
 }
 
