@@ -447,7 +447,7 @@ mod tests {
     use super::*;
 
     fn m(metric: Metric, value: f64, unit: Unit) -> Measurement {
-        Measurement { metric, label: String::new(), value, unit, stats: None }
+        Measurement::single(metric, "", value, unit)
     }
 
     fn tb3() -> Facts {
