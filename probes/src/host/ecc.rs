@@ -17,7 +17,7 @@ use nvml_wrapper::structs::device::FieldId;
 use serde::{Deserialize, Serialize};
 
 use super::HostError;
-use super::nvml::nvml;
+use super::nvml::device_by_bus;
 
 /// NVML field ids of the row-remapping counters (`nvmlDeviceGetRemappedRows` has no wrapper in
 /// nvml-wrapper 0.13; the field values carry the same numbers).
@@ -230,11 +230,7 @@ fn field_u64(sample: Option<&Result<FieldValueSample, NvmlError>>) -> Result<u64
 
 /// Reads the memory-error counters of the GPU at PCI bus id `bus` now.
 pub fn read_bus(bus: &str) -> Result<EccCounters, HostError> {
-    let nvml = nvml()?;
-    let d = nvml
-        .device_by_pci_bus_id(bus)
-        .map_err(|e| HostError::Unavailable { message: format!("NVML has no GPU at PCI {bus}: {e}") })?;
-    Ok(read(&d))
+    Ok(read(&device_by_bus(bus)?))
 }
 
 fn read(d: &Device<'_>) -> EccCounters {
