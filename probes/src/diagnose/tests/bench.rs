@@ -68,7 +68,7 @@ fn healthy() -> Fake {
         ],
         failed_check: None,
         late_clock_mhz: 1990,
-        ecc: Some(EccChange { corrected: Some(0), uncorrected: Some(0), ..EccChange::default() }),
+        ecc: ecc(0, 0),
         memtest_broke_off: false,
     }
 }
