@@ -232,13 +232,7 @@ mod tests {
         assert!((fp32 - 82.6).abs() < 0.1, "{fp32}: {basis}");
         assert!(basis.contains("2520 MHz: the rated boost clock (NVML's max customer boost clock)"), "{basis}");
         assert!(facts.sources.iter().any(|s| s.contains("rated boost clock, MHz: 2520")), "{:?}", facts.sources);
-        let fma = |value: f64| Measurement {
-            metric: Metric::FmaPeak,
-            label: String::new(),
-            value,
-            unit: Unit::TflopPerS,
-            stats: None,
-        };
+        let fma = |value: f64| Measurement::single(Metric::FmaPeak, "", value, Unit::TflopPerS);
         assert_eq!(judge(&fma(80.0), &facts).verdict, Verdict::Normal);
         // Boosting past its rating (≈ 2.85 GHz) is allowed up to the table's top, not "above theory".
         assert_eq!(judge(&fma(93.0), &facts).verdict, Verdict::Normal);

@@ -286,6 +286,11 @@ impl Measurement {
     pub fn median(metric: Metric, label: impl Into<String>, stats: Stats, unit: Unit) -> Self {
         Self { metric, label: label.into(), value: stats.median, unit, stats: Some(stats) }
     }
+
+    /// A measurement of a single value, without repetitions.
+    pub fn single(metric: Metric, label: impl Into<String>, value: f64, unit: Unit) -> Self {
+        Self { metric, label: label.into(), value, unit, stats: None }
+    }
 }
 
 /// A correctness check inside a test (a GEMM against a CPU reference, a memory pattern).

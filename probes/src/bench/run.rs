@@ -297,7 +297,7 @@ mod tests {
     }
 
     fn m(metric: Metric, value: f64, unit: Unit) -> Measurement {
-        Measurement { metric, label: "x".into(), value, unit, stats: None }
+        Measurement::single(metric, "x", value, unit)
     }
 
     #[test]

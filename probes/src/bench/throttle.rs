@@ -60,14 +60,8 @@ pub fn analyze(points: &[TelemetryPoint], from_ms: u64, to_ms: u64) -> Option<Cl
     let span = to_ms.saturating_sub(from_ms).max(1);
     #[expect(clippy::cast_possible_truncation, clippy::cast_sign_loss, reason = "a share in 0..=1 of span")]
     let at = |share: f64| from_ms + (span as f64 * share) as u64;
-    let median_clock = |lo: u64, hi: u64| {
-        let clocks: Vec<f64> = window
-            .iter()
-            .filter(|p| p.t_ms >= lo && p.t_ms <= hi)
-            .filter_map(|p| p.sample.clock_sm_mhz.map(f64::from))
-            .collect();
-        Stats::from_samples(&clocks).map(|s| s.median)
-    };
+    // Both parts lie inside the window.
+    let median_clock = |lo: u64, hi: u64| median_sm_clock(points, lo, hi).map(|(mhz, _)| mhz);
     let early = median_clock(at(0.10), at(0.325));
     let late = median_clock(at(0.75), to_ms);
     let drop_pct = early.zip(late).filter(|(e, _)| *e > 0.0).map(|(e, l)| (e - l) / e * 100.0);

@@ -285,6 +285,19 @@ fn pageable_rule(h2d: bool, siblings: &[Measurement]) -> Rule {
     Rule::AtLeast { expected: expected(slowest, Unit::GbPerS, basis), share: PAGEABLE_NORMAL_SHARE, ceiling: None }
 }
 
+/// A compute throughput against the dense peak of `precision`: at least `share` of it is normal,
+/// past the ceiling (the peak at the highest SM clock) above theory.
+fn compute_rule(facts: &Facts, precision: Precision, share: f64) -> Rule {
+    match facts.peak_tflops(precision) {
+        Some((t, basis)) => Rule::AtLeast {
+            expected: expected(t, Unit::TflopPerS, basis),
+            share,
+            ceiling: facts.ceiling_tflops(precision),
+        },
+        None => Rule::None(format!("the {} peak of this GPU is unknown", precision.label())),
+    }
+}
+
 fn rule(metric: &Metric, facts: &Facts, siblings: &[Measurement]) -> Rule {
     let link = || facts.link_gbytes_per_s.map(|g| (g, facts.link_basis.clone().unwrap_or_default()));
     let no_link = || Rule::None("the host link's theoretical bandwidth is unknown".to_owned());
@@ -313,30 +326,11 @@ fn rule(metric: &Metric, facts: &Facts, siblings: &[Measurement]) -> Rule {
             },
             None => Rule::None("the memory bus width or memory clock is unknown".to_owned()),
         },
-        Metric::Gemm { precision, n } => match facts.peak_tflops(precision) {
-            Some((t, basis)) => Rule::AtLeast {
-                expected: expected(t, Unit::TflopPerS, basis),
-                share: if n >= GEMM_LARGE_N { GEMM_NORMAL_SHARE } else { GEMM_SMALL_NORMAL_SHARE },
-                ceiling: facts.ceiling_tflops(precision),
-            },
-            None => Rule::None(format!("the {} peak of this GPU is unknown", precision.label())),
-        },
-        Metric::SustainedGemm { precision } => match facts.peak_tflops(precision) {
-            Some((t, basis)) => Rule::AtLeast {
-                expected: expected(t, Unit::TflopPerS, basis),
-                share: GEMM_NORMAL_SHARE,
-                ceiling: facts.ceiling_tflops(precision),
-            },
-            None => Rule::None(format!("the {} peak of this GPU is unknown", precision.label())),
-        },
-        Metric::FmaPeak => match facts.peak_tflops(Precision::Fp32) {
-            Some((t, basis)) => Rule::AtLeast {
-                expected: expected(t, Unit::TflopPerS, basis),
-                share: FMA_NORMAL_SHARE,
-                ceiling: facts.ceiling_tflops(Precision::Fp32),
-            },
-            None => Rule::None("the FP32 peak of this GPU is unknown".to_owned()),
-        },
+        Metric::Gemm { precision, n } => {
+            compute_rule(facts, precision, if n >= GEMM_LARGE_N { GEMM_NORMAL_SHARE } else { GEMM_SMALL_NORMAL_SHARE })
+        }
+        Metric::SustainedGemm { precision } => compute_rule(facts, precision, GEMM_NORMAL_SHARE),
+        Metric::FmaPeak => compute_rule(facts, Precision::Fp32, FMA_NORMAL_SHARE),
         Metric::LaunchLatency => Rule::AtMost {
             limit: expected(
                 LAUNCH_LATENCY_REFERENCE_US,
@@ -447,7 +441,7 @@ mod tests {
     use super::*;
 
     fn m(metric: Metric, value: f64, unit: Unit) -> Measurement {
-        Measurement { metric, label: String::new(), value, unit, stats: None }
+        Measurement::single(metric, "", value, unit)
     }
 
     fn tb3() -> Facts {

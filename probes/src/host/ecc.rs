@@ -17,7 +17,7 @@ use nvml_wrapper::structs::device::FieldId;
 use serde::{Deserialize, Serialize};
 
 use super::HostError;
-use super::nvml::nvml;
+use super::nvml::device_by_bus;
 
 /// NVML field ids of the row-remapping counters (`nvmlDeviceGetRemappedRows` has no wrapper in
 /// nvml-wrapper 0.13; the field values carry the same numbers).
@@ -86,50 +86,46 @@ impl EccChange {
     /// aggregate one may be written to the board's storage later.
     pub fn between(before: &EccCounters, after: &EccCounters) -> Self {
         let (b, a) = (before, after);
-        let d = |b: Option<u64>, a: Option<u64>| Some(a?.saturating_sub(b?));
         let mut not_read = Vec::new();
-        let mut noted = |what: &str, key: &str, value: Option<u64>| {
+        // The change of two counters (`x` and `y`) combined with `f`, or of the one that was read;
+        // when neither was, why, under `key`.
+        type Counter = fn(&EccCounters) -> Option<u64>;
+        let mut change = |what: &str, key: &str, x: Counter, y: Counter, f: fn(u64, u64) -> u64| {
+            let d = |c: Counter| Some(c(a)?.saturating_sub(c(b)?));
+            let value = either(d(x), d(y), f);
             if value.is_none() {
                 let why = a.unreported.get(key).or_else(|| b.unreported.get(key));
                 not_read.push(format!("{what}: {}", why.map_or("not reported", String::as_str)));
             }
             value
         };
-        let corrected = noted(
+        let corrected = change(
             "corrected errors",
             "corrected_volatile",
-            either(
-                d(b.corrected_volatile, a.corrected_volatile),
-                d(b.corrected_aggregate, a.corrected_aggregate),
-                u64::max,
-            ),
+            |c| c.corrected_volatile,
+            |c| c.corrected_aggregate,
+            u64::max,
         );
-        let uncorrected = noted(
+        let uncorrected = change(
             "uncorrected errors",
             "uncorrected_volatile",
-            either(
-                d(b.uncorrected_volatile, a.uncorrected_volatile),
-                d(b.uncorrected_aggregate, a.uncorrected_aggregate),
-                u64::max,
-            ),
+            |c| c.uncorrected_volatile,
+            |c| c.uncorrected_aggregate,
+            u64::max,
         );
-        let retired_pages = noted(
+        let retired_pages = change(
             "retired pages",
             "retired_pages_single_bit",
-            either(
-                d(b.retired_pages_single_bit, a.retired_pages_single_bit),
-                d(b.retired_pages_double_bit, a.retired_pages_double_bit),
-                u64::saturating_add,
-            ),
+            |c| c.retired_pages_single_bit,
+            |c| c.retired_pages_double_bit,
+            u64::saturating_add,
         );
-        let remapped_rows = noted(
+        let remapped_rows = change(
             "remapped rows",
             "remapped_rows_corrected",
-            either(
-                d(b.remapped_rows_corrected, a.remapped_rows_corrected),
-                d(b.remapped_rows_uncorrected, a.remapped_rows_uncorrected),
-                u64::saturating_add,
-            ),
+            |c| c.remapped_rows_corrected,
+            |c| c.remapped_rows_uncorrected,
+            u64::saturating_add,
         );
         let became = |b: Option<bool>, a: Option<bool>| a == Some(true) && b != Some(true);
         Self {
@@ -230,11 +226,7 @@ fn field_u64(sample: Option<&Result<FieldValueSample, NvmlError>>) -> Result<u64
 
 /// Reads the memory-error counters of the GPU at PCI bus id `bus` now.
 pub fn read_bus(bus: &str) -> Result<EccCounters, HostError> {
-    let nvml = nvml()?;
-    let d = nvml
-        .device_by_pci_bus_id(bus)
-        .map_err(|e| HostError::Unavailable { message: format!("NVML has no GPU at PCI {bus}: {e}") })?;
-    Ok(read(&d))
+    Ok(read(&device_by_bus(bus)?))
 }
 
 fn read(d: &Device<'_>) -> EccCounters {

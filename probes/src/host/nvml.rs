@@ -62,6 +62,14 @@ pub(super) fn nvml() -> Result<&'static Nvml, HostError> {
         .map_err(|message| HostError::Unavailable { message: message.clone() })
 }
 
+/// The GPU at PCI bus id `bus` (the ECC counters and telemetry of the GPU a benchmark worker opened
+/// by that bus id, whatever the indices under `CUDA_VISIBLE_DEVICES`).
+pub(super) fn device_by_bus(bus: &str) -> Result<Device<'static>, HostError> {
+    nvml()?
+        .device_by_pci_bus_id(bus)
+        .map_err(|e| HostError::Unavailable { message: format!("NVML has no GPU at PCI {bus}: {e}") })
+}
+
 fn describe_init_error(e: &NvmlError) -> String {
     match e {
         NvmlError::LibloadingError(inner) => {

@@ -17,7 +17,7 @@ use nvml_wrapper::enum_wrappers::device::{Clock, PcieUtilCounter, TemperatureSen
 use serde::{Deserialize, Serialize};
 
 use super::HostError;
-use super::nvml::nvml;
+use super::nvml::{device_by_bus, nvml};
 
 /// What one GPU reported at one moment. Every `None` means NVML did not answer that question.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -262,11 +262,7 @@ pub fn sample_detail(index: u32, detail: Detail) -> Result<GpuTelemetry, HostErr
 /// Asks NVML about the GPU at PCI bus id `bus` now: the one a benchmark worker opened by that bus
 /// id, whatever the indices under `CUDA_VISIBLE_DEVICES`.
 pub fn sample_bus(bus: &str, detail: Detail) -> Result<GpuTelemetry, HostError> {
-    let nvml = nvml()?;
-    let d = nvml
-        .device_by_pci_bus_id(bus)
-        .map_err(|e| HostError::Unavailable { message: format!("NVML has no GPU at PCI {bus}: {e}") })?;
-    Ok(read(&d, detail))
+    Ok(read(&device_by_bus(bus)?, detail))
 }
 
 fn read(d: &nvml_wrapper::Device<'_>, detail: Detail) -> GpuTelemetry {

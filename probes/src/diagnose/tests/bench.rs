@@ -68,7 +68,7 @@ fn healthy() -> Fake {
         ],
         failed_check: None,
         late_clock_mhz: 1990,
-        ecc: Some(EccChange { corrected: Some(0), uncorrected: Some(0), ..EccChange::default() }),
+        ecc: ecc(0, 0),
         memtest_broke_off: false,
     }
 }
@@ -92,13 +92,7 @@ impl Fake {
                 .values
                 .iter()
                 .filter(|v| v.0 == test)
-                .map(|&(_, metric, value, unit)| Measurement {
-                    metric,
-                    label: format!("{metric:?}"),
-                    value,
-                    unit,
-                    stats: None,
-                })
+                .map(|&(_, metric, value, unit)| Measurement::single(metric, format!("{metric:?}"), value, unit))
                 .collect();
             let checks = vec![Check {
                 name: "result against a reference".into(),
@@ -274,13 +268,7 @@ fn above_theory_for_compute_is_past_the_highest_sm_clock_as_the_rule_says() {
     use crate::bench::verdict::{Verdict, judge};
     // FP32: 256 ops/clock/SM × 100 SMs × 1600 MHz = 40.96 TFLOP/s rated; 51.2 at the highest 2000 MHz.
     let facts = Facts { clock_sm_rated_mhz: Some(1600), clock_sm_rated_source: Some("test".into()), ..facts() };
-    let fma = |value: f64| Measurement {
-        metric: Metric::FmaPeak,
-        label: String::new(),
-        value,
-        unit: Unit::TflopPerS,
-        stats: None,
-    };
+    let fma = |value: f64| Measurement::single(Metric::FmaPeak, "", value, Unit::TflopPerS);
     let boosted = judge(&fma(48.0), &facts);
     assert!(boosted.percent_of_expected.unwrap() > 110.0, "{boosted:?}");
     assert_eq!(boosted.verdict, Verdict::Normal, "{boosted:?}");
