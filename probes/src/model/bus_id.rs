@@ -46,6 +46,11 @@ impl PciBusId {
         Ok(Self(format!("{domain}:{bus}:{dev}.{func}")))
     }
 
+    /// Any of the spellings above rewritten in sysfs form; `None` when the text is not a bus id.
+    pub fn sysfs_form(text: &str) -> Option<String> {
+        Self::parse(text).ok().map(String::from)
+    }
+
     /// The sysfs form, e.g. `0000:01:00.0`.
     pub fn as_str(&self) -> &str {
         &self.0
@@ -88,7 +93,7 @@ mod tests {
     use super::*;
 
     fn parsed(text: &str) -> Option<String> {
-        PciBusId::parse(text).ok().map(String::from)
+        PciBusId::sysfs_form(text)
     }
 
     /// The spellings of `../shared/fixtures` (nvidia-smi XML, table and CSV: `00000000:2D:00.0`),

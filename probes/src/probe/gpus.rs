@@ -11,14 +11,9 @@ use super::link::sysfs_link;
 /// The GPU NVML reported, with its bus id in sysfs form and its architecture named.
 fn from_nvml(d: &NvmlDevice) -> Gpu {
     let mut gpu = d.gpu.clone();
-    gpu.pci_bus_id = gpu.pci_bus_id.as_deref().and_then(sysfs_form);
+    gpu.pci_bus_id = gpu.pci_bus_id.as_deref().and_then(PciBusId::sysfs_form);
     gpu.architecture = gpu.compute_capability.and_then(crate::ComputeCapability::architecture).map(str::to_owned);
     gpu
-}
-
-/// A bus id in sysfs form; `None` when the text is not one.
-fn sysfs_form(text: &str) -> Option<String> {
-    PciBusId::parse(text).ok().map(String::from)
 }
 
 const MIB: u64 = 1024 * 1024;
@@ -37,7 +32,7 @@ impl Gpu {
             index,
             name: s.name.clone(),
             uuid: s.uuid.clone(),
-            pci_bus_id: s.pci_bus_id.as_deref().and_then(sysfs_form),
+            pci_bus_id: s.pci_bus_id.as_deref().and_then(PciBusId::sysfs_form),
             compute_capability: s.compute_capability.as_deref().and_then(|c| c.parse().ok()),
             architecture: None,
             memory_total_bytes: total,

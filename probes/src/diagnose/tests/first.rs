@@ -53,6 +53,21 @@ fn the_too_old_fix_offers_a_driver_and_a_wheel_for_this_driver() {
     assert!(f.evidence.iter().any(|e| e.contains("NVIDIA driver 550.54.14")), "{:?}", f.evidence);
 }
 
+/// A snapshot written before the probes stored the level derived from the driver version (no
+/// `cuda_version`) is diagnosed as if the level had been stored: the same finding, evidence and fix.
+#[test]
+fn a_driver_without_its_cuda_level_is_judged_by_the_level_its_version_implies() {
+    let stored = rtx4090().driver("550.54.14", "12.4").torch("2.9.0+cu130");
+    let old = rtx4090().driver("550.54.14", "").torch("2.9.0+cu130");
+    let f = old.finding("driver.too_old_for_runtime");
+    assert!(
+        f.evidence.iter().any(|e| e.contains("NVIDIA driver 550.54.14, which supports CUDA up to 12.4")),
+        "{:?}",
+        f.evidence
+    );
+    assert_eq!(f, stored.finding("driver.too_old_for_runtime"));
+}
+
 #[test]
 fn an_arch_list_without_the_gpu_major_and_no_ptx_is_not_in_build() {
     let m = Machine::linux().gpu("NVIDIA GeForce RTX 5090", "12.0").driver("570.124.06", "12.8").torch("2.5.1+cu124");

@@ -44,7 +44,7 @@ pub(super) fn merge(listed: Vec<Gpu>, facts: &[GpuFact], kb: &Kb) -> Vec<Gpu> {
         }
     }
     for f in facts.iter().take(MAX_GPUS) {
-        let bus = f.bus_id.as_deref().and_then(|b| PciBusId::parse(b).ok()).map(String::from);
+        let bus = f.bus_id.as_deref().and_then(PciBusId::sysfs_form);
         let by_bus = bus.is_some() && out.iter().any(|g| g.pci_bus_id == bus);
         let same = |g: &Gpu| {
             if by_bus {

@@ -26,11 +26,6 @@ pub fn parse_link_width(text: &str) -> Option<u32> {
     text.trim().parse::<u32>().ok().filter(|w| (1..=32).contains(w))
 }
 
-/// The per-lane rate of a generation in GT/s; `None` for an unknown generation.
-pub fn gt_per_s(generation: u32) -> Option<f64> {
-    links()?.pcie_gen(generation).map(|p| p.gt_per_s)
-}
-
 /// Theoretical payload bandwidth of a PCIe link in GB/s per direction:
 /// rate (GT/s) × lanes × payload share of the line code ÷ 8. `None` for an unknown generation or 0
 /// or more than 32 lanes.

@@ -50,8 +50,8 @@ pub fn probe(host: &dyn Host, devices: &[PciDevice], gpus: &[Gpu], trace: &mut T
         return Probed::Unsupported { reason: reason.to_owned() };
     }
     let mut ids: Vec<String> =
-        devices.iter().map(|d| normalized(&d.bus_id).unwrap_or_else(|| d.bus_id.to_lowercase())).collect();
-    for id in gpus.iter().filter_map(|g| g.pci_bus_id.as_deref().and_then(normalized)) {
+        devices.iter().map(|d| PciBusId::sysfs_form(&d.bus_id).unwrap_or_else(|| d.bus_id.to_lowercase())).collect();
+    for id in gpus.iter().filter_map(|g| g.pci_bus_id.as_deref().and_then(PciBusId::sysfs_form)) {
         if !ids.contains(&id) {
             ids.push(id);
         }
@@ -71,11 +71,6 @@ pub fn probe(host: &dyn Host, devices: &[PciDevice], gpus: &[Gpu], trace: &mut T
         .collect();
     let source = if links.iter().any(|l| l.values_from.contains("nvml")) { "sysfs and nvml" } else { "sysfs" };
     Probed::found(links, source)
-}
-
-/// The sysfs form of a bus id; `None` when the text is not one.
-fn normalized(text: &str) -> Option<String> {
-    PciBusId::parse(text).ok().map(String::from)
 }
 
 /// The bus ids named in a sysfs device path, root port first.
