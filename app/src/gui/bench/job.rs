@@ -241,6 +241,32 @@ mod tests {
         assert_eq!(rest, ["h2d false", "d2h true", "done"], "the backlog first, in order, then the outcome");
     }
 
+    /// The hand-over to the window's telemetry: while a GPU test has not ended, the job offers its
+    /// GPU and samples (on the job's clock); once the GPU tests ended it offers none, even with the
+    /// CPU baselines still to run, so the window samples that GPU again.
+    #[test]
+    fn the_runs_telemetry_is_offered_only_while_its_gpu_tests_go_on() {
+        use gpu_doctor_probes::host::telemetry::GpuTelemetry;
+
+        let (tx, rx) = mpsc::sync_channel(16);
+        let plan = BenchPlan::preset(1, vec![TestKind::H2d, TestKind::Cpu], true);
+        let mut job =
+            BenchJob { rx, cancel: Arc::default(), started: Instant::now(), progress: RunProgress::new(plan) };
+        let point = |t_ms| Msg::Telemetry(TelemetryPoint { t_ms, sample: GpuTelemetry::default() });
+        tx.send(point(100)).unwrap();
+        tx.send(point(200)).unwrap();
+        assert!(job.poll().is_none());
+        let run = job.telemetry().expect("the GPU test has not ended");
+        assert_eq!((run.gpu, run.started), (1, job.started));
+        assert_eq!(run.points.iter().map(|p| p.t_ms).collect::<Vec<_>>(), [100, 200]);
+
+        let finished = BenchEvent::Finished { test: TestKind::H2d, result: TestResult::default() };
+        tx.send(Msg::Event { t_ms: 300, event: finished }).unwrap();
+        assert!(job.poll().is_none());
+        assert!(!job.progress.tests[1].state.ended(), "the CPU baseline is still to run");
+        assert!(job.telemetry().is_none(), "the GPU tests ended: the window samples the GPU again");
+    }
+
     #[test]
     fn a_cpu_run_streams_events_and_ends_cancelled_when_asked() {
         let ctx = egui::Context::default();
