@@ -144,13 +144,18 @@ fn run(host: &dyn Host, args: &BenchArgs, plan: &BenchPlan, mut progress: Option
         }
     })?;
 
-    if let Some(path) = &args.output {
-        crate::files::write_file(path, &to_json(&run)?)?;
+    // Serialized once, for the file and standard output alike.
+    let json = if args.output.is_some() || args.json { Some(to_json(&run)?) } else { None };
+    if let (Some(path), Some(json)) = (&args.output, &json) {
+        crate::files::write_file(path, json)?;
         if progress.is_some() {
             eprintln!("wrote {}", path.display());
         }
     }
-    let text = if args.json { to_json(&run)? } else { table(&run) };
+    let text = match json {
+        Some(json) if args.json => json,
+        _ => table(&run),
+    };
     crate::to_stdout(text.as_bytes())?;
     Ok(run)
 }

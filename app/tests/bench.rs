@@ -67,6 +67,18 @@ fn a_saved_run_goes_into_the_report() {
     assert_eq!(test(&report["bench"], "cpu")["status"], "passed");
 }
 
+/// `--json` with `-o`: the file and standard output carry the same run.
+#[test]
+fn json_and_output_write_the_same_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let saved = dir.path().join("run.json");
+    let out = gpu_doctor().args(["bench", "--tests", "cpu", "--quick", "--json", "-o"]).arg(&saved).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    let file = std::fs::read_to_string(&saved).unwrap();
+    assert!(file.starts_with('{') && file.ends_with("}\n"), "{file}");
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), file);
+}
+
 #[test]
 fn bad_input_exits_2_or_3() {
     gpu_doctor().args(["bench", "--tests", "h2d,warp"]).assert().code(2);
