@@ -10,9 +10,9 @@ use clap::Args;
 use gpu_doctor_kernels::protocol::BenchEvent;
 use gpu_doctor_kernels::{BenchPlan, BenchRun, TestKind};
 use gpu_doctor_probes::host::Host;
-use gpu_doctor_probes::probe::{self, Options};
+use gpu_doctor_probes::probe;
 
-use crate::cli::ColorWhen;
+use crate::cli::{ColorWhen, ProbeArgs};
 use crate::exit;
 use crate::ops::bench::{Measure, measure, to_json};
 use crate::render::bench::table;
@@ -134,9 +134,8 @@ pub fn bench(host: &dyn Host, args: &BenchArgs, this_machine: bool, quiet: bool,
 /// Runs the plan and prints the result; `progress`, where given, shows the events and the saved file.
 fn run(host: &dyn Host, args: &BenchArgs, plan: &BenchPlan, mut progress: Option<Progress>) -> Result<BenchRun> {
     let needs_gpu = !plan.gpu_tests().is_empty();
-    let snapshot = needs_gpu.then(|| {
-        probe::collect(host, &Options { deep: false, extra_pythons: Vec::new(), cwd: std::env::current_dir().ok() })
-    });
+    // This machine, probed as `check` probes it without options.
+    let snapshot = needs_gpu.then(|| probe::collect(host, &crate::options(&ProbeArgs::default(), None)));
     let how = Measure { timeout: args.timeout.map(Duration::from_secs), ..Measure::default() };
     let run = measure(snapshot.as_ref(), plan, how, &mut |e| {
         if let Some(progress) = progress.as_mut() {
