@@ -206,9 +206,19 @@ fn cubin(option: &str) -> Result<Vec<u8>, String> {
     Ok(image)
 }
 
-/// Compiles `SOURCE` for this GPU and loads it: each of `targets` in turn until one compiles and
-/// loads (a load can fail where the compile did not: PTX newer than the driver, error 222).
+/// Compiles `SOURCE` for this GPU and loads it, once per run: each of `targets` in turn until one
+/// compiles and loads (a load can fail where the compile did not: PTX newer than the driver, error
+/// 222). The loaded module is kept on `gpu` for the tests after the first.
 fn module(gpu: &mut Gpu) -> Result<Arc<CudaModule>, Failure> {
+    if let Some(m) = &gpu.kernels {
+        return Ok(Arc::clone(m));
+    }
+    let m = compile_and_load(gpu)?;
+    gpu.kernels = Some(Arc::clone(&m));
+    Ok(m)
+}
+
+fn compile_and_load(gpu: &mut Gpu) -> Result<Arc<CudaModule>, Failure> {
     nvrtc_library()?;
     let nvrtc = nvrtc_version();
     gpu.info.nvrtc_version = nvrtc.map(|v| v.to_string());

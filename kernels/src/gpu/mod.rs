@@ -40,6 +40,8 @@ pub(crate) struct Gpu {
     pub ctx: Arc<CudaContext>,
     pub stream: Arc<CudaStream>,
     pub info: DeviceInfo,
+    /// The run-time kernels once compiled and loaded (`compiled::module`), kept for the later tests.
+    pub kernels: Option<Arc<cudarc::driver::CudaModule>>,
 }
 
 impl std::fmt::Debug for Gpu {
@@ -311,7 +313,7 @@ pub(crate) fn open(ordinal: u32, bus_id: Option<&str>) -> Result<Gpu, Failure> {
     }
     let stream = ctx.new_stream().map_err(|e| cuda_failure(e, "creating a CUDA stream"))?;
     let info = device_info(&ctx, ordinal);
-    Ok(Gpu { ctx, stream, info })
+    Ok(Gpu { ctx, stream, info, kernels: None })
 }
 
 fn device_info(ctx: &CudaContext, ordinal: u32) -> DeviceInfo {
