@@ -6,6 +6,7 @@
 pub mod bench;
 pub mod compat;
 pub mod diagnose;
+pub mod fleet;
 pub mod host;
 pub mod model;
 pub mod parse;
