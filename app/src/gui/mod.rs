@@ -407,6 +407,8 @@ pub fn run(launch: Launch) -> Result<u8> {
     let options = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default()
             .with_title("gpu-doctor")
+            // The desktop entry's name (assets/linux/gpu-doctor.desktop), so the menu's icon is the window's.
+            .with_app_id("gpu-doctor")
             .with_inner_size([1280.0, 800.0])
             .with_min_inner_size([800.0, 500.0]),
         renderer: eframe::Renderer::Glow,
