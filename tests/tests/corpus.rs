@@ -58,8 +58,7 @@ fn category_name(c: Category) -> String {
 
 /// Every finding id the project has, with its category.
 fn known_ids(kb: &Kb) -> BTreeMap<String, String> {
-    let mut ids: BTreeMap<String, String> =
-        rules().map(|r| (r.id.to_owned(), category_name(r.category))).collect();
+    let mut ids: BTreeMap<String, String> = rules().map(|r| (r.id.to_owned(), category_name(r.category))).collect();
     ids.extend(observed_rules(kb).into_iter().map(|(id, c, _)| (id, category_name(c))));
     ids
 }
@@ -104,7 +103,12 @@ fn parse_case(category: &str, name: String, content: &str, known: &BTreeMap<Stri
 
 /// The `expected:` ids, checked: `none` for healthy cases; otherwise ids this project has (or, for
 /// one it should have, an id the note names), at least one of the folder's category when all are known.
-fn expected_ids(category: &str, field: &str, note: &str, known: &BTreeMap<String, String>) -> Result<Vec<String>, String> {
+fn expected_ids(
+    category: &str,
+    field: &str,
+    note: &str,
+    known: &BTreeMap<String, String>,
+) -> Result<Vec<String>, String> {
     if category == HEALTHY {
         return if field == "none" { Ok(Vec::new()) } else { Err("a healthy case expects `none`".to_owned()) };
     }
@@ -253,8 +257,12 @@ fn table(s: &Score, r: &Ratchet) -> String {
     let o = s.overall;
     writeln!(out, "{:<40} {:>5} {:>5} {:>6.1} % {:>6.1} %", "overall", o.cases, o.named, o.recall(), r.overall_recall)
         .unwrap();
-    writeln!(out, "healthy: {} cases, {} with a false error (at most {})", s.healthy, s.false_errors, r.max_false_errors)
-        .unwrap();
+    writeln!(
+        out,
+        "healthy: {} cases, {} with a false error (at most {})",
+        s.healthy, s.false_errors, r.max_false_errors
+    )
+    .unwrap();
     if !s.misses.is_empty() {
         writeln!(out, "\nnot named right ({}):", s.misses.len()).unwrap();
         for m in &s.misses {

@@ -219,7 +219,7 @@ fn gpu_doctor_report_json_is_taken_whole() {
 #[test]
 fn python_prints_beside_collect_env() {
     let s = read(PYTHON_PRINTS);
-    assert_eq!(formats(&s), ["nvcc", "python prints", "collect_env"]);
+    assert_eq!(formats(&s), ["nvcc --version", "python prints", "collect_env"]);
     let env = &s.python_envs.value().unwrap()[0];
     let deep = env.deep.as_ref().and_then(|d| d.value()).unwrap();
     let torch = deep.torch.as_ref().unwrap();
@@ -240,6 +240,7 @@ fn repl_bare_pair_and_docker_lines_are_recognised() {
     let env = &s.python_envs.value().unwrap()[0];
     assert_eq!(env.frameworks[0].version, "2.3.0+cu121");
     assert_eq!(env.frameworks[0].build, FrameworkBuild::Cuda { version: Some("12.1".to_owned()) });
-    let s = read("docker: Error response from daemon: could not select device driver \"\" with capabilities: [[gpu]].\n");
+    let s =
+        read("docker: Error response from daemon: could not select device driver \"\" with capabilities: [[gpu]].\n");
     assert_eq!(s.messages[0].id, "docker.no_gpu_device_driver");
 }
