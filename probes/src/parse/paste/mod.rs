@@ -2,7 +2,8 @@
 //!
 //! The text may mix, in any order and amid prose, markdown fences, `>` quotes and shell prompts:
 //! PyTorch's collect_env; nvidia-smi's table, `-q` text, `-q -x` XML or `--query-gpu` CSV;
-//! `nvcc --version`; `pip list`, `pip freeze`, `conda list`; `jax.print_environment_info()`;
+//! `nvcc --version`; `pip list`, `pip freeze`, `conda list`; PyTorch's REPL and `python -c` prints;
+//! `jax.print_environment_info()`;
 //! TensorFlow's build info, version, device list and device log lines; error and warning lines
 //! known to `assets/compat/errors.toml`; or gpu-doctor's own report JSON. Every part of the
 //! snapshot the text says nothing about stays `unknown`; nothing is inferred about this machine.
@@ -17,6 +18,7 @@ mod gpus;
 mod jax_env;
 mod messages;
 mod packages;
+mod python_prints;
 mod report;
 mod smi;
 mod tensorflow;
@@ -76,6 +78,7 @@ pub fn read_pasted(text: &str, kb: &Kb) -> Result<Snapshot, ParseError> {
     let mut facts = facts::Facts::default();
     facts.notes = notes;
     collect_env::read(&lines, &mut facts);
+    python_prints::read(&lines, &mut facts);
     smi::read(&lines, &joined, &mut facts);
     packages::read(&lines, &mut facts);
     jax_env::read(&lines, &mut facts);
@@ -88,7 +91,7 @@ pub fn read_pasted(text: &str, kb: &Kb) -> Result<Snapshot, ParseError> {
     if facts.is_empty() {
         return Err(error(
             "nothing gpu-doctor recognises: expected collect_env, nvidia-smi (table, -q, -q -x or CSV), \
-             nvcc --version, pip list / pip freeze / conda list, jax.print_environment_info(), TensorFlow's \
+             nvcc --version, pip list / pip freeze / conda list, PyTorch's printed torch.__version__ or is_available(), jax.print_environment_info(), TensorFlow's \
              build info or device lines, a known CUDA or framework error message, or a gpu-doctor report"
                 .to_owned(),
             &facts.notes,

@@ -213,3 +213,34 @@ fn gpu_doctor_report_json_is_taken_whole() {
     assert_eq!(formats(&s), ["gpu-doctor report"], "a quoted report after a line with braces");
     assert_eq!(ids(&s), ["cudnn.unable_to_load_any"]);
 }
+
+/// A real post (pytorch/pytorch#31876): REPL answers in backticks beside collect_env. What only the
+/// prints said (is_available) joins collect_env's facts; collect_env's own stay.
+#[test]
+fn python_prints_beside_collect_env() {
+    let s = read(PYTHON_PRINTS);
+    assert_eq!(formats(&s), ["nvcc --version", "python prints", "collect_env"]);
+    let env = &s.python_envs.value().unwrap()[0];
+    let deep = env.deep.as_ref().and_then(|d| d.value()).unwrap();
+    let torch = deep.torch.as_ref().unwrap();
+    assert_eq!(torch.version.as_deref(), Some("1.2.0"));
+    assert_eq!(torch.cuda.as_deref(), Some("10.0"));
+    assert_eq!(torch.cuda_available, Some(false));
+}
+
+/// The three inputs that read as nothing before: a REPL session, a bare version pair and
+/// Docker's missing GPU driver.
+#[test]
+fn repl_bare_pair_and_docker_lines_are_recognised() {
+    let s = read(">>> torch.__version__\n'2.5.1+cpu'\n>>> torch.cuda.is_available()\nFalse\n");
+    let env = &s.python_envs.value().unwrap()[0];
+    assert_eq!(env.frameworks[0].name, "torch");
+    assert_eq!(env.frameworks[0].build, FrameworkBuild::Cpu);
+    let s = read("2.3.0+cu121\nFalse\n");
+    let env = &s.python_envs.value().unwrap()[0];
+    assert_eq!(env.frameworks[0].version, "2.3.0+cu121");
+    assert_eq!(env.frameworks[0].build, FrameworkBuild::Cuda { version: Some("12.1".to_owned()) });
+    let s =
+        read("docker: Error response from daemon: could not select device driver \"\" with capabilities: [[gpu]].\n");
+    assert_eq!(s.messages[0].id, "docker.no_gpu_device_driver");
+}

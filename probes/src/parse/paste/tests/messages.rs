@@ -282,6 +282,12 @@ const CASES: &[Case] = &[
         &[],
     ),
     (
+        "docker.no_gpu_device_driver",
+        "docker: Error response from daemon: could not select device driver \"\" with capabilities: [[gpu]].",
+        &[],
+        &[],
+    ),
+    (
         "cupy.insufficient_driver",
         "cupy.cuda.runtime.CUDARuntimeError: cudaErrorInsufficientDriver: CUDA driver version is insufficient for CUDA runtime version",
         &[],

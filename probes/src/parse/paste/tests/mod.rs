@@ -24,6 +24,9 @@ pub(super) const JAX_ENV: &str = include_str!("../samples/jax_env.txt");
 pub(super) const TF_PRINTS: &str = include_str!("../samples/tf_prints.txt");
 pub(super) const SUPPORT_THREAD: &str = include_str!("../samples/support_thread.md");
 pub(super) const HEALTHY: &str = include_str!("../samples/healthy.txt");
+/// pytorch/pytorch#31876 (tests/corpus/arch_not_in_build/pytorch-31876-geforce-210.txt): nvcc, REPL
+/// prints in backticks, collect_env.
+pub(super) const PYTHON_PRINTS: &str = include_str!("../samples/python_prints_pytorch_31876.txt");
 
 /// Every sample, for the whole-corpus tests.
 pub(super) const SAMPLES: &[&str] = &[
@@ -38,6 +41,7 @@ pub(super) const SAMPLES: &[&str] = &[
     TF_PRINTS,
     SUPPORT_THREAD,
     HEALTHY,
+    PYTHON_PRINTS,
 ];
 
 pub(super) fn kb() -> &'static Kb {

@@ -1,0 +1,244 @@
+//! What PyTorch answers in a Python REPL or to `python -c`: `>>> torch.__version__` then
+//! `'2.5.1+cpu'`, `torch.cuda.is_available()` then `False`, `python -c "import torch;
+//! print(torch.__version__); print(torch.version.cuda)"` then one answer per line (or all on one
+//! line, space-separated); and the bare pair people paste without the question, a version with a
+//! local tag then `True`/`False` (`2.3.0+cu121`, `False`).
+//!
+//! An answer is the next non-empty line after the question, taken only when it has the form that
+//! question prints (a version, `True`/`False`, a count, `['sm_80', …]`, `(8, 6)`); anything else
+//! leaves the question unanswered.
+
+use super::facts::Facts;
+use super::packages;
+use crate::model::DeepTorch;
+
+const FORMAT: &str = "python prints";
+
+/// The questions read, in the form they are asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ask {
+    Version,
+    Cuda,
+    Available,
+    DeviceCount,
+    ArchList,
+    Capability,
+}
+
+const ASKS: [(&str, Ask); 6] = [
+    ("torch.__version__", Ask::Version),
+    ("torch.version.cuda", Ask::Cuda),
+    ("torch.cuda.is_available()", Ask::Available),
+    ("torch.cuda.device_count()", Ask::DeviceCount),
+    ("torch.cuda.get_arch_list()", Ask::ArchList),
+    ("torch.cuda.get_device_capability(", Ask::Capability),
+];
+
+/// The questions on one line, in the order they are asked.
+fn asks(line: &str) -> Vec<Ask> {
+    let mut found: Vec<(usize, Ask)> =
+        ASKS.iter().flat_map(|(text, ask)| line.match_indices(text).map(move |(at, _)| (at, *ask))).collect();
+    found.sort_by_key(|(at, _)| *at);
+    found.into_iter().map(|(_, a)| a).collect()
+}
+
+/// A printed value without the backticks, quotes and spaces a post puts around it.
+fn value(line: &str) -> &str {
+    line.trim().trim_matches('`').trim().trim_matches(['\'', '"'])
+}
+
+/// A version as `torch.__version__` prints it: digits and dots first, no spaces.
+fn is_version(v: &str) -> bool {
+    let mut parts = v.split(['+', '-']).next().unwrap_or("").split('.');
+    let numeric = |p: Option<&str>| p.is_some_and(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()));
+    numeric(parts.next()) && numeric(parts.next()) && !v.contains(char::is_whitespace)
+}
+
+fn boolean(v: &str) -> Option<bool> {
+    match v {
+        "True" => Some(true),
+        "False" => Some(false),
+        _ => None,
+    }
+}
+
+/// `['sm_50', 'sm_60']` → the names; `[]` → empty.
+fn arch_list(v: &str) -> Option<Vec<String>> {
+    let inner = v.strip_prefix('[')?.strip_suffix(']')?;
+    let items: Vec<String> =
+        inner.split(',').map(|s| s.trim().trim_matches(['\'', '"']).to_owned()).filter(|s| !s.is_empty()).collect();
+    items.iter().all(|s| s.starts_with("sm_") || s.starts_with("compute_")).then_some(items)
+}
+
+/// `(8, 6)` → `8.6`.
+fn capability(v: &str) -> Option<String> {
+    let (major, minor) = v.strip_prefix('(')?.strip_suffix(')')?.split_once(',')?;
+    let (major, minor) = (major.trim().parse::<u32>().ok()?, minor.trim().parse::<u32>().ok()?);
+    Some(format!("{major}.{minor}"))
+}
+
+/// Records `answer` to `ask`; false when it is not an answer of that form.
+fn answer(torch: &mut DeepTorch, ask: Ask, answer: &str) -> bool {
+    match ask {
+        Ask::Version if is_version(answer) => torch.version = Some(answer.to_owned()),
+        Ask::Cuda if answer == "None" => torch.cuda = None,
+        Ask::Cuda if is_version(answer) => torch.cuda = Some(answer.to_owned()),
+        Ask::Available if boolean(answer).is_some() => torch.cuda_available = boolean(answer),
+        Ask::DeviceCount if answer.parse::<u32>().is_ok() => torch.device_count = answer.parse().ok(),
+        Ask::ArchList if arch_list(answer).is_some() => torch.arch_list = arch_list(answer),
+        Ask::Capability if capability(answer).is_some() => {
+            let cc = capability(answer);
+            torch.devices.get_or_insert_with(Vec::new).push(crate::model::DeepTorchDevice {
+                index: 0,
+                capability: cc,
+                ..Default::default()
+            });
+        }
+        _ => return false,
+    }
+    true
+}
+
+/// The next non-empty line after `i`, with its index.
+fn next_line(lines: &[String], i: usize) -> Option<(usize, &str)> {
+    lines.iter().enumerate().skip(i + 1).find(|(_, l)| !value(l).is_empty()).map(|(j, l)| (j, l.as_str()))
+}
+
+/// Answers the questions on line `i` from the lines after it; the index of the last line used.
+fn answer_line(lines: &[String], i: usize, asked: &[Ask], torch: &mut DeepTorch) -> Option<usize> {
+    let (first_at, first) = next_line(lines, i)?;
+    let words: Vec<&str> = value(first).split_whitespace().collect();
+    if asked.len() > 1 && words.len() == asked.len() {
+        let all = asked.iter().zip(&words).all(|(a, w)| answer(torch, *a, value(w)));
+        return all.then_some(first_at);
+    }
+    let mut at = i;
+    let mut used = None;
+    for ask in asked {
+        let Some((j, line)) = next_line(lines, at) else { break };
+        if !answer(torch, *ask, value(line)) {
+            break;
+        }
+        at = j;
+        used = Some(j);
+    }
+    used
+}
+
+/// `2.3.0+cu121` followed by `True` or `False`: torch's version and `is_available()`, printed
+/// without the question.
+fn bare_pair(lines: &[String], i: usize, torch: &mut DeepTorch) -> Option<usize> {
+    let v = value(&lines[i]);
+    let (_, tag) = v.split_once('+')?;
+    let tagged = tag == "cpu" || tag.starts_with("cu") || tag.starts_with("rocm");
+    if !tagged || !is_version(v) {
+        return None;
+    }
+    let (j, next) = next_line(lines, i)?;
+    let available = boolean(value(next))?;
+    torch.version = Some(v.to_owned());
+    torch.cuda_available = Some(available);
+    Some(j)
+}
+
+/// Reads PyTorch's printed answers into the framework facts and the `torch` package.
+pub(super) fn read(lines: &[String], facts: &mut Facts) {
+    let mut torch = DeepTorch::default();
+    let mut first = None;
+    let mut i = 0;
+    while i < lines.len() {
+        let asked = asks(&lines[i]);
+        let used =
+            if asked.is_empty() { bare_pair(lines, i, &mut torch) } else { answer_line(lines, i, &asked, &mut torch) };
+        if let Some(last) = used {
+            first.get_or_insert(i);
+            i = last;
+        }
+        i += 1;
+    }
+    let Some(at) = first else { return };
+    facts.saw(at, FORMAT);
+    if let Some(v) = &torch.version {
+        packages::add(facts, "torch", v, None, FORMAT);
+    }
+    match &mut facts.deep.torch {
+        Some(known) => fill(known, torch),
+        None => facts.deep.torch = Some(torch),
+    }
+    facts.deep_from(FORMAT);
+}
+
+/// Adds to what another format (collect_env) said what only the prints said; theirs stays.
+fn fill(known: &mut DeepTorch, printed: DeepTorch) {
+    known.version = known.version.take().or(printed.version);
+    known.cuda = known.cuda.take().or(printed.cuda);
+    known.cuda_available = known.cuda_available.or(printed.cuda_available);
+    known.device_count = known.device_count.or(printed.device_count);
+    known.arch_list = known.arch_list.take().or(printed.arch_list);
+    known.devices = known.devices.take().or(printed.devices);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read_lines(text: &str) -> Facts {
+        let mut facts = Facts::default();
+        read(&super::super::clean::lines(text), &mut facts);
+        facts
+    }
+
+    fn torch(facts: &Facts) -> &DeepTorch {
+        facts.deep.torch.as_ref().expect("torch facts")
+    }
+
+    #[test]
+    fn repl_questions_and_answers_are_read() {
+        let f = read_lines(">>> torch.__version__\n'2.5.1+cpu'\n>>> torch.cuda.is_available()\nFalse\n");
+        assert_eq!(torch(&f).version.as_deref(), Some("2.5.1+cpu"));
+        assert_eq!(torch(&f).cuda_available, Some(false));
+        assert_eq!(f.packages[0].name, "torch");
+        assert_eq!(f.packages[0].version, "2.5.1+cpu");
+    }
+
+    #[test]
+    fn python_c_answers_in_order_on_lines_or_one_line() {
+        let f = read_lines(
+            "$ python -c \"import torch; print(torch.__version__); print(torch.version.cuda); \
+             print(torch.cuda.get_arch_list())\"\n2.3.0+cu121\n12.1\n['sm_50', 'sm_80', 'sm_90']\n",
+        );
+        let t = torch(&f);
+        assert_eq!(t.version.as_deref(), Some("2.3.0+cu121"));
+        assert_eq!(t.cuda.as_deref(), Some("12.1"));
+        assert_eq!(t.arch_list.as_deref().map(<[String]>::len), Some(3));
+        let f = read_lines(
+            "python -c \"import torch; print(torch.__version__, torch.cuda.is_available(), torch.cuda.device_count())\"\n\
+             2.1.0+cpu False 0\n",
+        );
+        assert_eq!(torch(&f).version.as_deref(), Some("2.1.0+cpu"));
+        assert_eq!(torch(&f).device_count, Some(0));
+    }
+
+    #[test]
+    fn bare_version_then_boolean_is_torch() {
+        let f = read_lines("2.3.0+cu121\nFalse\n");
+        assert_eq!(torch(&f).version.as_deref(), Some("2.3.0+cu121"));
+        assert_eq!(torch(&f).cuda_available, Some(false));
+        assert!(read_lines("2.3.0\nFalse\n").deep.torch.is_none(), "no local tag, no claim it is torch");
+        assert!(read_lines("1.2.3+cpu\nmaybe\n").deep.torch.is_none());
+    }
+
+    #[test]
+    fn a_question_without_its_form_of_answer_is_not_read() {
+        assert!(read_lines(">>> torch.cuda.is_available()\nTraceback (most recent call last):\n").deep.torch.is_none());
+        assert!(read_lines("print(torch.cuda.is_available()) return false\n").deep.torch.is_none());
+        assert!(read_lines(">>> torch.__version__\n").deep.torch.is_none(), "cut after the question");
+    }
+
+    #[test]
+    fn capability_tuple_is_read() {
+        let f = read_lines(">>> torch.cuda.get_device_capability(0)\n(8, 6)\n");
+        let devices = torch(&f).devices.as_ref().unwrap();
+        assert_eq!(devices[0].capability.as_deref(), Some("8.6"));
+    }
+}

@@ -1,0 +1,372 @@
+//! The real-world paste corpus (`tests/corpus/`, see its README): every case is read and judged the
+//! way `gpu-doctor diagnose --from FILE` does (`parse::paste::read_pasted`, then `diagnose`), and
+//! scored per category: cases, named right (every expected id among the findings) and recall; over
+//! `healthy`, the false errors (an error-level finding). The test prints the table and fails when a
+//! figure falls below the one recorded in `tests/corpus/ratchet.toml`, or when a case file is
+//! malformed. It says when a recorded figure can be raised; raising it means editing that file.
+//!
+//! `scripts/corpus-score` prints the same table (`cargo test -p gpu-doctor-tests --test corpus --
+//! --nocapture`).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use gpu_doctor_probes::compat::Kb;
+use gpu_doctor_probes::diagnose::{diagnose, observed_rules, rules};
+use gpu_doctor_probes::parse::paste::read_pasted;
+use gpu_doctor_probes::{Category, Finding, Severity};
+
+/// The eleven finding categories a case can be filed under, besides `healthy`.
+const CATEGORIES: [&str; 11] = [
+    "driver_too_old_for_runtime",
+    "arch_not_in_build",
+    "cpu_only_build",
+    "cudnn_missing_or_mismatch",
+    "toolkit_vs_framework_mismatch_harmless",
+    "multiple_toolkits_conflict",
+    "env_var_misconfig",
+    "no_driver_or_gpu_not_visible",
+    "wsl_specific",
+    "pcie_link_degraded",
+    "other",
+];
+const HEALTHY: &str = "healthy";
+const PLATFORMS: [&str; 5] = ["linux", "windows", "wsl", "container", "macos"];
+const REQUIRED: [&str; 5] = ["source", "established", "expected", "platform", "year"];
+const OPTIONAL: [&str; 1] = ["note"];
+
+fn corpus_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("corpus")
+}
+
+/// One case file.
+#[derive(Debug)]
+struct Case {
+    /// `category/slug.txt`.
+    name: String,
+    category: String,
+    expected: Vec<String>,
+    text: String,
+}
+
+fn category_name(c: Category) -> String {
+    serde_json::to_value(c).unwrap().as_str().unwrap().to_owned()
+}
+
+/// Every finding id the project has, with its category.
+fn known_ids(kb: &Kb) -> BTreeMap<String, String> {
+    let mut ids: BTreeMap<String, String> = rules().map(|r| (r.id.to_owned(), category_name(r.category))).collect();
+    ids.extend(observed_rules(kb).into_iter().map(|(id, c, _)| (id, category_name(c))));
+    ids
+}
+
+/// Reads one case file; `Err` says what is wrong with it.
+fn parse_case(category: &str, name: String, content: &str, known: &BTreeMap<String, String>) -> Result<Case, String> {
+    if category != HEALTHY && !CATEGORIES.contains(&category) {
+        return Err(format!("unknown category folder `{category}`"));
+    }
+    let content = content.replace("\r\n", "\n");
+    let (head, text) = content.split_once("\n---\n").ok_or("no `---` line between the header and the text")?;
+    let mut fields: BTreeMap<&str, &str> = BTreeMap::new();
+    for line in head.lines().filter(|l| !l.trim().is_empty()) {
+        let (key, value) = line.split_once(": ").ok_or_else(|| format!("header line without `key: value`: {line}"))?;
+        if !REQUIRED.contains(&key) && !OPTIONAL.contains(&key) {
+            return Err(format!("unknown header field `{key}`"));
+        }
+        if fields.insert(key, value.trim()).is_some() {
+            return Err(format!("header field `{key}` given twice"));
+        }
+    }
+    for key in REQUIRED {
+        if fields.get(key).is_none_or(|v| v.is_empty()) {
+            return Err(format!("missing header field `{key}`"));
+        }
+    }
+    if !fields["source"].starts_with("https://") {
+        return Err("source is not an https URL".to_owned());
+    }
+    if !PLATFORMS.contains(&fields["platform"]) {
+        return Err(format!("platform `{}` is not one of {PLATFORMS:?}", fields["platform"]));
+    }
+    if !fields["year"].parse::<u16>().is_ok_and(|y| (2010..=2030).contains(&y)) {
+        return Err(format!("year `{}` is not a year", fields["year"]));
+    }
+    if text.trim().is_empty() {
+        return Err("the pasted text is empty".to_owned());
+    }
+    let expected = expected_ids(category, fields["expected"], fields.get("note").copied().unwrap_or(""), known)?;
+    Ok(Case { name, category: category.to_owned(), expected, text: text.to_owned() })
+}
+
+/// The `expected:` ids, checked: `none` for healthy cases; otherwise ids this project has (or, for
+/// one it should have, an id the note names), at least one of the folder's category when all are known.
+fn expected_ids(
+    category: &str,
+    field: &str,
+    note: &str,
+    known: &BTreeMap<String, String>,
+) -> Result<Vec<String>, String> {
+    if category == HEALTHY {
+        return if field == "none" { Ok(Vec::new()) } else { Err("a healthy case expects `none`".to_owned()) };
+    }
+    let ids: Vec<String> = field.split(',').map(|s| s.trim().to_owned()).filter(|s| !s.is_empty()).collect();
+    if ids.is_empty() || ids.iter().any(|i| i == "none") {
+        return Err("expected names no finding id".to_owned());
+    }
+    for id in &ids {
+        if !known.contains_key(id) && !note.contains(id.as_str()) {
+            return Err(format!("`{id}` is no finding id of this project (a new one must be named in `note:`)"));
+        }
+    }
+    let all_known = ids.iter().all(|i| known.contains_key(i));
+    if all_known && !ids.iter().any(|i| known[i] == category) {
+        return Err(format!("no expected id is of category `{category}`"));
+    }
+    Ok(ids)
+}
+
+/// Every case under `dir`, and the errors of the malformed ones.
+fn load(dir: &Path, known: &BTreeMap<String, String>) -> (Vec<Case>, Vec<String>) {
+    let mut cases = Vec::new();
+    let mut errors = Vec::new();
+    let mut folders: Vec<PathBuf> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.is_dir()).collect();
+    folders.sort();
+    for folder in folders {
+        let category = folder.file_name().unwrap().to_string_lossy().into_owned();
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&folder).unwrap().map(|e| e.unwrap().path()).collect();
+        files.sort();
+        for file in files {
+            let name = format!("{category}/{}", file.file_name().unwrap().to_string_lossy());
+            if file.extension().is_none_or(|e| e != "txt") {
+                errors.push(format!("{name}: not a .txt case file"));
+                continue;
+            }
+            let content = std::fs::read_to_string(&file).unwrap_or_default();
+            match parse_case(&category, name.clone(), &content, known) {
+                Ok(case) => cases.push(case),
+                Err(e) => errors.push(format!("{name}: {e}")),
+            }
+        }
+    }
+    (cases, errors)
+}
+
+/// What gpu-doctor made of one case.
+#[derive(Debug)]
+struct Judged {
+    /// Every expected id is among the findings.
+    named: bool,
+    /// An error-level finding (counted on healthy cases).
+    false_error: bool,
+    /// The finding ids, or why the text was not read.
+    got: String,
+}
+
+fn judge(case: &Case, kb: &Kb) -> Judged {
+    let findings: Vec<Finding> = match read_pasted(&case.text, kb) {
+        Ok(snap) => diagnose(&snap, kb),
+        Err(_) => return Judged { named: false, false_error: false, got: "nothing recognised (exit 3)".to_owned() },
+    };
+    let ids: BTreeSet<&str> = findings.iter().map(|f| f.id.as_str()).collect();
+    Judged {
+        named: case.expected.iter().all(|e| ids.contains(e.as_str())),
+        false_error: findings.iter().any(|f| f.severity == Severity::Error),
+        got: if ids.is_empty() { "no finding".to_owned() } else { ids.into_iter().collect::<Vec<_>>().join(", ") },
+    }
+}
+
+/// The recorded floor: `tests/corpus/ratchet.toml`.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Ratchet {
+    /// When the figures were last raised.
+    #[allow(dead_code)]
+    date: String,
+    /// Recall over every non-healthy case, in percent.
+    overall_recall: f64,
+    /// Error-level findings on healthy cases, at most.
+    max_false_errors: u32,
+    /// Recall per category, in percent.
+    recall: BTreeMap<String, f64>,
+}
+
+/// One row of the table: cases and named right.
+#[derive(Debug, Default, Clone, Copy)]
+struct Row {
+    cases: u32,
+    named: u32,
+}
+
+impl Row {
+    /// Recall in percent, rounded down to a tenth (the form the ratchet records).
+    fn recall(self) -> f64 {
+        if self.cases == 0 {
+            return 0.0;
+        }
+        (f64::from(self.named) * 1000.0 / f64::from(self.cases)).floor() / 10.0
+    }
+}
+
+/// The score: rows per category, the overall row, false errors over healthy cases and the misses.
+#[derive(Debug, Default)]
+struct Score {
+    rows: BTreeMap<String, Row>,
+    overall: Row,
+    healthy: u32,
+    false_errors: u32,
+    misses: Vec<String>,
+}
+
+fn score(cases: &[Case], kb: &Kb) -> Score {
+    let mut s = Score::default();
+    for case in cases {
+        let j = judge(case, kb);
+        if case.category == HEALTHY {
+            s.healthy += 1;
+            if j.false_error {
+                s.false_errors += 1;
+                s.misses.push(format!("{}: error on a healthy paste: {}", case.name, j.got));
+            }
+            continue;
+        }
+        let row = s.rows.entry(case.category.clone()).or_default();
+        row.cases += 1;
+        s.overall.cases += 1;
+        if j.named {
+            row.named += 1;
+            s.overall.named += 1;
+        } else {
+            s.misses.push(format!("{}: expected {}; got {}", case.name, case.expected.join(", "), j.got));
+        }
+    }
+    s
+}
+
+fn table(s: &Score, r: &Ratchet) -> String {
+    let mut out = format!("{:<40} {:>5} {:>5} {:>8} {:>8}\n", "category", "cases", "named", "recall", "floor");
+    for c in CATEGORIES {
+        let row = s.rows.get(c).copied().unwrap_or_default();
+        let floor = r.recall.get(c).map_or_else(|| "-".to_owned(), |f| format!("{f:.1} %"));
+        let recall = if row.cases == 0 { "-".to_owned() } else { format!("{:.1} %", row.recall()) };
+        writeln!(out, "{c:<40} {:>5} {:>5} {recall:>8} {floor:>8}", row.cases, row.named).unwrap();
+    }
+    let o = s.overall;
+    writeln!(out, "{:<40} {:>5} {:>5} {:>6.1} % {:>6.1} %", "overall", o.cases, o.named, o.recall(), r.overall_recall)
+        .unwrap();
+    writeln!(
+        out,
+        "healthy: {} cases, {} with a false error (at most {})",
+        s.healthy, s.false_errors, r.max_false_errors
+    )
+    .unwrap();
+    if !s.misses.is_empty() {
+        writeln!(out, "\nnot named right ({}):", s.misses.len()).unwrap();
+        for m in &s.misses {
+            writeln!(out, "  {m}").unwrap();
+        }
+    }
+    out
+}
+
+/// What fell below the ratchet (failures) and what rose above it (figures that can be raised).
+fn against(s: &Score, r: &Ratchet) -> (Vec<String>, Vec<String>) {
+    let (mut fell, mut rose) = (Vec::new(), Vec::new());
+    let mut compare = |what: &str, now: f64, floor: f64, fell: &mut Vec<String>| {
+        if now < floor {
+            fell.push(format!("{what}: recall {now:.1} % is below the recorded {floor:.1} %"));
+        } else if now > floor {
+            rose.push(format!("{what}: recall {now:.1} % is above the recorded {floor:.1} %: raise it"));
+        }
+    };
+    compare("overall", s.overall.recall(), r.overall_recall, &mut fell);
+    for c in CATEGORIES {
+        match (s.rows.get(c), r.recall.get(c)) {
+            (Some(row), floor) => compare(c, row.recall(), floor.copied().unwrap_or(0.0), &mut fell),
+            (None, Some(_)) => fell.push(format!("{c}: a recall is recorded but the category has no case now")),
+            (None, None) => {}
+        }
+    }
+    for c in r.recall.keys().filter(|c| !CATEGORIES.contains(&c.as_str())) {
+        fell.push(format!("ratchet.toml names `{c}`, which is no category"));
+    }
+    if s.false_errors > r.max_false_errors {
+        fell.push(format!("{} healthy cases raise an error; at most {} may", s.false_errors, r.max_false_errors));
+    } else if s.false_errors < r.max_false_errors {
+        rose.push(format!("max_false_errors can be lowered to {}", s.false_errors));
+    }
+    (fell, rose)
+}
+
+#[test]
+fn corpus_score_holds_the_ratchet() {
+    let kb = Kb::get().unwrap();
+    let known = known_ids(kb);
+    let (cases, malformed) = load(&corpus_dir(), &known);
+    assert!(malformed.is_empty(), "malformed corpus cases:\n{}", malformed.join("\n"));
+    assert!(!cases.is_empty(), "the corpus is empty");
+    let ratchet = std::fs::read_to_string(corpus_dir().join("ratchet.toml")).unwrap();
+    let ratchet: Ratchet = toml::from_str(&ratchet).expect("tests/corpus/ratchet.toml");
+    let s = score(&cases, kb);
+    println!("{}", table(&s, &ratchet));
+    let (fell, rose) = against(&s, &ratchet);
+    for r in &rose {
+        println!("can be raised in tests/corpus/ratchet.toml: {r}");
+    }
+    assert!(fell.is_empty(), "the corpus score fell below tests/corpus/ratchet.toml:\n{}", fell.join("\n"));
+}
+
+fn parse(category: &str, content: &str) -> Result<Case, String> {
+    parse_case(category, format!("{category}/x.txt"), content, &known_ids(Kb::get().unwrap()))
+}
+
+const GOOD_HEAD: &str = "source: https://github.com/o/r/issues/1\nestablished: maintainer: 'CPU wheel'\n\
+    expected: framework.cpu_only_build\nplatform: linux\nyear: 2024\n";
+
+#[test]
+fn a_well_formed_case_reads() {
+    let case = parse("cpu_only_build", &format!("{GOOD_HEAD}---\n'2.5.1+cpu'\n")).unwrap();
+    assert_eq!(case.expected, ["framework.cpu_only_build"]);
+    assert_eq!(case.text, "'2.5.1+cpu'\n");
+}
+
+#[test]
+fn malformed_cases_are_refused() {
+    let body = "---\ntext\n";
+    let missing = GOOD_HEAD.replace("year: 2024\n", "");
+    assert!(parse("cpu_only_build", &format!("{missing}{body}")).unwrap_err().contains("year"));
+    assert!(parse("no_such_category", &format!("{GOOD_HEAD}{body}")).unwrap_err().contains("category"));
+    assert!(parse("cpu_only_build", &format!("{GOOD_HEAD}---\n  \n")).unwrap_err().contains("empty"));
+    assert!(parse("cpu_only_build", GOOD_HEAD).unwrap_err().contains("---"));
+    let unknown_id = GOOD_HEAD.replace("framework.cpu_only_build", "framework.made_up");
+    assert!(parse("cpu_only_build", &format!("{unknown_id}{body}")).unwrap_err().contains("made_up"));
+    let noted = format!("{unknown_id}note: needs framework.made_up, which the project lacks\n{body}");
+    assert!(parse("cpu_only_build", &noted).is_ok());
+    assert!(parse("arch_not_in_build", &format!("{GOOD_HEAD}{body}")).unwrap_err().contains("category"));
+    assert!(parse(HEALTHY, &format!("{GOOD_HEAD}{body}")).unwrap_err().contains("none"));
+    let extra = format!("{GOOD_HEAD}colour: blue\n{body}");
+    assert!(parse("cpu_only_build", &extra).unwrap_err().contains("colour"));
+}
+
+#[test]
+fn the_ratchet_fails_on_a_fall_and_says_when_to_raise() {
+    let mut s = Score { overall: Row { cases: 10, named: 5 }, healthy: 3, false_errors: 1, ..Score::default() };
+    s.rows.insert("cpu_only_build".to_owned(), Row { cases: 10, named: 5 });
+    let ratchet = |overall: f64, cpu: f64, max: u32| Ratchet {
+        date: String::new(),
+        overall_recall: overall,
+        max_false_errors: max,
+        recall: BTreeMap::from([("cpu_only_build".to_owned(), cpu)]),
+    };
+    let (fell, rose) = against(&s, &ratchet(50.0, 50.0, 1));
+    assert!(fell.is_empty() && rose.is_empty(), "{fell:?} {rose:?}");
+    let (fell, _) = against(&s, &ratchet(50.0, 60.0, 0));
+    assert_eq!(fell.len(), 2, "{fell:?}");
+    let (fell, rose) = against(&s, &ratchet(40.0, 50.0, 2));
+    assert!(fell.is_empty());
+    assert_eq!(rose.len(), 2, "{rose:?}");
+    assert_eq!(Row { cases: 3, named: 2 }.recall(), 66.6);
+}
