@@ -4,6 +4,7 @@
 //! line; `main.rs` and `bench.rs` wrap these in commands, the window in its tasks.
 
 pub mod bench;
+pub mod fleet;
 
 use anyhow::Result;
 use gpu_doctor_probes::compat::Kb;
