@@ -295,7 +295,11 @@ fn run_slurm(a: &SlurmArgs, runner: &Runner<'_>, progress: &mut Progress) -> Res
     let mut folder = Folder::open(&dir, "slurm", now_rfc3339(), a.missing_only)?;
     if a.collect {
         let result = slurm::collect(&dir, None, &SrunEnd::Ok, None, runner, &mut folder, &mut |e, _| progress.node(e));
-        return finish(&folder, result.map(|_| ()), progress.quiet);
+        let result = result.and_then(|known| match known {
+            0 => Err(InputError(format!("no node wrote into {}", dir.join(slurm::RAW_DIR).display())).into()),
+            _ => Ok(()),
+        });
+        return finish(&folder, result, progress.quiet);
     }
     if a.missing_only {
         let missing = folder.missing();
@@ -332,4 +336,69 @@ fn write_out(path: &Path, text: &str, quiet: bool) -> Result<u8> {
         }
     }
     Ok(exit::OK)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use clap::Parser;
+
+    use super::*;
+    use crate::cli::{Cli, Command};
+
+    fn engine(args: &[&str]) -> Result<Engine, clap::Error> {
+        let cli = Cli::try_parse_from([&["gpu-doctor", "fleet"][..], args].concat())?;
+        match cli.command {
+            Some(Command::Fleet(f)) => Ok(f.engine),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn slurm_takes_srun_options_after_dashes_and_one_way_to_pick_nodes() {
+        let Engine::Slurm(a) =
+            engine(&["slurm", "-p", "gpu", "-N", "4", "-o", "f", "--", "--gres=gpu:1", "-t", "5"]).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!((a.partition.as_deref(), a.nodes), (Some("gpu"), Some(4)));
+        assert_eq!(a.srun_args, ["--gres=gpu:1", "-t", "5"]);
+        assert!(engine(&["slurm", "-N", "4", "-w", "gpu[1-4]", "-o", "f"]).is_err());
+        assert!(engine(&["slurm", "--missing-only", "-w", "gpu1", "-o", "f"]).is_err());
+        assert!(engine(&["slurm", "--collect", "--write-sbatch", "x", "-o", "f"]).is_err());
+        assert!(engine(&["slurm"]).is_err(), "the folder is required");
+    }
+
+    #[test]
+    fn ssh_and_k8s_defaults() {
+        let Engine::Ssh(a) = engine(&["ssh", "a", "b", "-o", "f"]).unwrap() else { panic!() };
+        assert_eq!((a.hosts.len(), a.jobs, a.timeout, a.remote_bin.as_str()), (2, 16, 120, "gpu-doctor"));
+        let Engine::K8s(K8sCommand::Manifest(m)) = engine(&["k8s", "manifest", "-o", "-"]).unwrap() else { panic!() };
+        assert_eq!((m.kind, m.namespace.as_str(), m.gpu_request), (Kind::Daemonset, "default", 0));
+        let Engine::K8s(K8sCommand::Collect(c)) = engine(&["k8s", "collect", "-o", "d"]).unwrap() else { panic!() };
+        assert_eq!(c.selector, k8s::LABEL);
+    }
+
+    #[test]
+    fn collecting_a_folder_no_node_wrote_into_is_an_input_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let Engine::Slurm(a) = engine(&["slurm", "--collect", "-o", dir.path().to_str().unwrap()]).unwrap() else {
+            panic!()
+        };
+        let never = |_: &Cmd| -> Result<CmdOutput, HostError> { panic!("nothing may run") };
+        let mut progress = Progress { quiet: true, total: 0, ok: 0, not: 0 };
+        let err = run_slurm(&a, &never, &mut progress).unwrap_err();
+        assert_eq!(exit::for_error(&err), exit::INPUT, "{err:#}");
+    }
+
+    #[test]
+    fn ssh_without_hosts_is_a_usage_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let Engine::Ssh(a) = engine(&["ssh", "-o", dir.path().to_str().unwrap()]).unwrap() else { panic!() };
+        let never = |_: &Cmd| -> Result<CmdOutput, HostError> { panic!("nothing may run") };
+        let mut progress = Progress { quiet: true, total: 0, ok: 0, not: 0 };
+        let err = run_ssh(&a, &never, &mut progress).unwrap_err();
+        assert_eq!(exit::for_error(&err), exit::USAGE);
+    }
 }
