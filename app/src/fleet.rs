@@ -294,7 +294,7 @@ fn run_slurm(a: &SlurmArgs, runner: &Runner<'_>, progress: &mut Progress) -> Res
     }
     let mut folder = Folder::open(&dir, "slurm", now_rfc3339(), a.missing_only)?;
     if a.collect {
-        let result = slurm::collect(&dir, None, &SrunEnd::Ok, None, runner, &mut folder, &mut |e, _| progress.node(e));
+        let result = slurm::collect(&dir, None, &SrunEnd::Ok, runner, &mut folder, &mut |e, _| progress.node(e));
         let result = result.and_then(|known| match known {
             0 => Err(InputError(format!("no node wrote into {}", dir.join(slurm::RAW_DIR).display())).into()),
             _ => Ok(()),

@@ -42,7 +42,10 @@ pub fn judge(out: &CmdOutput) -> NodeResult {
         return NodeResult::Report { text: out.stdout[start..].trim_end().to_owned() + "\n", host };
     }
     let said = last_line(&out.stderr);
-    let outcome = if out.status == Some(127) || said.contains("command not found") || said.ends_with("not found") {
+    // 127 is the shell's "no such command"; without an exit code (SLURM's files), its words.
+    let no_command = said.contains("command not found")
+        || (said.contains("exec: ") && (said.ends_with(": not found") || said.ends_with("No such file or directory")));
+    let outcome = if out.status == Some(127) || no_command {
         NodeOutcome::NoGpuDoctor { reason: or_exit(said, out.status) }
     } else {
         let why = if said.is_empty() && out.status == Some(0) {

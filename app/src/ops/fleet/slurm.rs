@@ -10,12 +10,12 @@
 //! same steps as a batch script that ends with `gpu-doctor fleet slurm --collect`.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use gpu_doctor_probes::fleet::{NodeEntry, NodeOutcome};
 use gpu_doctor_probes::host::{Cmd, CmdOutput, HostError};
-use gpu_doctor_probes::shell::{ShellCommand, quote_posix};
+use gpu_doctor_probes::shell::quote_posix;
 
 use super::{Folder, NodeResult, Runner, judge, last_line};
 
@@ -97,7 +97,7 @@ impl SlurmPlan {
     /// The sh lines that stage the binary (`$1`), run the step on the staged copy, run `then`
     /// (sh text that may use `"$staged"`) and remove the copies, exiting with the step's status.
     fn staged_step(&self, then: &str) -> String {
-        let srun = ShellCommand::new("srun").args(self.step(false).into_iter().skip(1)).render_posix();
+        let srun = sh_line(self.step(false));
         format!(
             "staged={STAGED}\nsbcast --force \"$1\" \"$staged\" || exit 1\n{srun} \"$staged\" {list}\nstatus=$?\n{then}\
              srun --ntasks-per-node=1 --output=/dev/null rm -f \"$staged\"\nexit $status\n",
@@ -135,15 +135,17 @@ impl SlurmPlan {
             script.push_str(&format!("#SBATCH {arg}\n"));
         }
         script.push_str(&format!("set -u\nset -- {}\n", quote_posix(&self.bin)));
-        let collect = ShellCommand::new("fleet")
-            .args(["slurm", "--collect", "-o"])
-            .arg(self.dir.display().to_string())
-            .render_posix();
+        let collect = sh_line(
+            ["fleet", "slurm", "--collect", "-o"]
+                .map(str::to_owned)
+                .into_iter()
+                .chain([self.dir.display().to_string()]),
+        );
         if self.sbcast {
             // The batch node is a node of the allocation: it collects with its staged copy.
             script.push_str(&self.staged_step(&format!("\"$staged\" {collect}\n")));
         } else {
-            let srun = ShellCommand::new("srun").args(self.step(false).into_iter().skip(1)).render_posix();
+            let srun = sh_line(self.step(false));
             script.push_str(&format!("{srun} \"$1\" {}\n", quote_posix(&self.nodelist_path())));
             script.push_str(&format!("\"$1\" {collect}\n"));
         }
@@ -151,15 +153,9 @@ impl SlurmPlan {
     }
 }
 
-/// Small helper: render for POSIX sh, which quotes every word and cannot fail.
-trait RenderPosix {
-    fn render_posix(&self) -> String;
-}
-
-impl RenderPosix for ShellCommand {
-    fn render_posix(&self) -> String {
-        self.render(gpu_doctor_probes::shell::Shell::Posix).unwrap_or_default()
-    }
+/// Words as one POSIX sh line, each quoted (sh can quote anything).
+fn sh_line(words: impl IntoIterator<Item = String>) -> String {
+    words.into_iter().map(|w| quote_posix(&w)).collect::<Vec<_>>().join(" ")
 }
 
 /// Empties the raw folder of an earlier run's node output (kept with `missing_only`: those nodes
@@ -185,16 +181,14 @@ pub fn run(
     folder: &mut Folder,
     progress: &mut dyn FnMut(&NodeEntry, usize),
 ) -> Result<()> {
-    let started = Instant::now();
     let answer = runner(&plan.command());
-    let seconds = started.elapsed().as_secs_f64();
     let srun = match &answer {
         Ok(out) if out.success() => SrunEnd::Ok,
         Ok(out) => SrunEnd::Failed(last_line(&out.stderr)),
         Err(HostError::Timeout { .. }) => SrunEnd::TimedOut,
         Err(e) => SrunEnd::Failed(e.to_string()),
     };
-    let known = collect(&plan.dir, plan.nodelist.as_deref(), &srun, Some(seconds), runner, folder, progress)?;
+    let known = collect(&plan.dir, plan.nodelist.as_deref(), &srun, runner, folder, progress)?;
     if known == 0 {
         let said = match &srun {
             SrunEnd::Failed(why) => why.clone(),
@@ -219,12 +213,12 @@ pub enum SrunEnd {
 
 /// Builds the rows from `DIR/.slurm`: every node of the allocation's node list (or of `nodelist`
 /// when the list never arrived), and any other node that left output there. A node whose report
-/// is already in `folder` (a `missing_only` run) is kept as it is. Returns how many nodes are known.
+/// is already in `folder` (a `missing_only` run) is kept as it is. Rows have no seconds: the nodes
+/// ran at once, in one step. Returns how many nodes are known.
 pub fn collect(
     dir: &Path,
     nodelist: Option<&str>,
     srun: &SrunEnd,
-    seconds: Option<f64>,
     runner: &Runner<'_>,
     folder: &mut Folder,
     progress: &mut dyn FnMut(&NodeEntry, usize),
@@ -252,7 +246,7 @@ pub fn collect(
             continue;
         }
         let result = node_result(&raw, node, srun, dir);
-        let entry = folder.add(node, result, seconds)?;
+        let entry = folder.add(node, result, None)?;
         done += 1;
         progress(&entry, done);
     }

@@ -17,6 +17,22 @@ fn printed(status: i32, stdout: &str, stderr: &str) -> CmdOutput {
 }
 
 #[test]
+fn a_missing_gpu_doctor_is_known_by_its_exit_code_or_the_shells_words() {
+    let no_exit_code = |stderr: &str| CmdOutput { status: None, stdout: String::new(), stderr: stderr.into() };
+    for said in [
+        "gpu-doctor-fleet: 1: exec: gpu-doctor: not found",
+        "gpu-doctor-fleet: line 1: exec: /opt/gd/gpu-doctor: cannot execute: No such file or directory",
+        "bash: line 1: gpu-doctor: command not found",
+    ] {
+        assert_eq!(judge(&no_exit_code(said)), NodeResult::Outcome(NodeOutcome::NoGpuDoctor { reason: said.into() }));
+    }
+    // gpu-doctor's own complaint about a file is not a missing gpu-doctor.
+    let own = "gpu-doctor: --python: /opt/venv/bin/python: not found";
+    assert_eq!(judge(&printed(3, "", own)), NodeResult::Outcome(NodeOutcome::Failed { reason: own.into() }));
+    assert!(matches!(judge(&printed(127, "", "")), NodeResult::Outcome(NodeOutcome::NoGpuDoctor { .. })));
+}
+
+#[test]
 fn file_names_are_safe_and_never_the_manifest() {
     assert_eq!(file_stem("gpu-07.cluster.local"), "gpu-07.cluster.local");
     assert_eq!(file_stem("../../etc/passwd"), "_._.._etc_passwd");

@@ -157,8 +157,7 @@ fn collect_gives_every_allocated_node_a_row() {
     let runner = scontrol(&calls);
     let mut folder = Folder::open(dir.path(), "slurm", "t".into(), false).unwrap();
     let mut ended = 0;
-    let known =
-        collect(dir.path(), None, &SrunEnd::Ok, Some(3.0), &runner, &mut folder, &mut |_, n| ended = n).unwrap();
+    let known = collect(dir.path(), None, &SrunEnd::Ok, &runner, &mut folder, &mut |_, n| ended = n).unwrap();
     assert_eq!((known, ended), (4, 4));
     let rows: Vec<(&str, &str, String)> = folder
         .manifest()
@@ -183,10 +182,10 @@ fn a_timed_out_or_failed_srun_is_the_reason_of_the_nodes_without_output() {
     let runner = scontrol(&calls);
     let mut folder = Folder::open(dir.path(), "slurm", "t".into(), false).unwrap();
     // No node list arrived: the one asked for is used.
-    collect(dir.path(), Some("gpu[01-02]"), &SrunEnd::TimedOut, None, &runner, &mut folder, &mut |_, _| {}).unwrap();
+    collect(dir.path(), Some("gpu[01-02]"), &SrunEnd::TimedOut, &runner, &mut folder, &mut |_, _| {}).unwrap();
     assert!(folder.manifest().nodes.iter().all(|n| n.outcome == NodeOutcome::TimedOut));
     let failed = SrunEnd::Failed("srun: error: Unable to allocate resources: Invalid partition name specified".into());
-    collect(dir.path(), Some("gpu[01-02]"), &failed, None, &runner, &mut folder, &mut |_, _| {}).unwrap();
+    collect(dir.path(), Some("gpu[01-02]"), &failed, &runner, &mut folder, &mut |_, _| {}).unwrap();
     assert_eq!(
         folder.manifest().nodes[0].outcome.describe(),
         "failed: no output: srun: error: Unable to allocate resources: Invalid partition name specified"
