@@ -152,6 +152,9 @@ pub enum Command {
     /// judge each number against what this hardware should reach.
     #[command(after_help = crate::bench::AFTER_HELP)]
     Bench(crate::bench::BenchArgs),
+    /// Check many machines: run `report --format json` on each node of a SLURM allocation, a
+    /// Kubernetes GPU node pool or a list of SSH hosts, and collect one report per node into a folder.
+    Fleet(crate::fleet::FleetArgs),
     /// Internal: run a benchmark plan read as JSON on standard input, writing events on standard
     /// output. `bench` starts it, so CUDA never loads in the main process.
     #[command(hide = true)]
@@ -318,6 +321,7 @@ impl Command {
             Self::Report(_) => "report",
             Self::RecordFixture(_) => "record-fixture",
             Self::Bench(_) => "bench",
+            Self::Fleet(_) => "fleet",
             Self::BenchWorker => "bench-worker",
             Self::Completions { .. } => "completions",
             Self::Man { .. } => "man",

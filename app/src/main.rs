@@ -1,14 +1,15 @@
 //! gpu-doctor: checks an NVIDIA GPU machine for machine learning.
 //!
 //! This file is command code: it picks the host and runs `check`, `diagnose`, `report` and
-//! `record-fixture` (`bench.rs` runs `bench`; `cli/generate.rs` the hidden `completions` and
-//! `man`) through the services below it (`ops`, `render`, `exit`, `files`), which the window
+//! `record-fixture` (`bench.rs` runs `bench`, `fleet.rs` runs `fleet`; `cli/generate.rs` the
+//! hidden `completions` and `man`) through the services below it (`ops`, `render`, `exit`, `files`), which the window
 //! (`gui`) uses too; nothing below uses this file (`layers.rs`).
 
 mod bench;
 mod cli;
 mod exit;
 mod files;
+mod fleet;
 mod gui;
 mod input;
 #[cfg(test)]
@@ -73,6 +74,7 @@ fn run(cli: Cli, started: Instant) -> Result<u8> {
         Some(Command::Diagnose(args)) => diagnose_text(&args, color),
         Some(Command::RecordFixture(args)) => record(&args, this_machine, quiet),
         Some(Command::Bench(args)) => Ok(bench::bench(host.as_ref(), &args, this_machine, quiet, cli.color)),
+        Some(Command::Fleet(args)) => fleet::fleet(&args, quiet),
         Some(Command::BenchWorker) => Ok(bench::worker()),
         Some(Command::Completions { shell }) => cli::generate::print_completions(shell),
         Some(Command::Man { dir }) => cli::generate::man(dir.as_deref(), quiet),

@@ -1,9 +1,11 @@
 //! What the commands do, callable from the command line and the window alike: probe and judge a
-//! machine (`check`), judge another machine's text (`diagnose`), and measure one (`bench`). The
-//! exported document (`report`) is `render::document`. Nothing here prints or knows the command
-//! line; `main.rs` and `bench.rs` wrap these in commands, the window in its tasks.
+//! machine (`check`), judge another machine's text (`diagnose`), measure one (`bench`), and collect
+//! the reports of many (`fleet`). The exported document (`report`) is `render::document`. Nothing
+//! here prints or knows the command line; `main.rs`, `bench.rs` and `fleet.rs` wrap these in
+//! commands, the window in its tasks.
 
 pub mod bench;
+pub mod fleet;
 
 use anyhow::Result;
 use gpu_doctor_probes::compat::Kb;

@@ -12,3 +12,4 @@ pub mod svg;
 #[cfg(test)]
 mod tests;
 pub mod text;
+pub mod time;

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use gpu_doctor_kernels::BenchRun;
 
 use crate::plots::{PlotSpec, run_plots};
+use crate::render::time::utc;
 
 /// One saved run that read back: the run, its plots, and how it is named on screen.
 #[derive(Debug, Clone)]
@@ -105,24 +106,6 @@ pub fn delete(path: &Path) -> Result<(), String> {
 pub fn date_label(unix_secs: u64) -> String {
     let (y, mo, d, h, mi, _) = utc(unix_secs);
     format!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02} UTC")
-}
-
-/// Unix seconds as UTC (year, month, day, hour, minute, second), by the proleptic Gregorian
-/// calendar (Howard Hinnant's `civil_from_days`).
-fn utc(unix_secs: u64) -> (i64, u32, u32, u32, u32, u32) {
-    let secs = i64::try_from(unix_secs).unwrap_or(i64::MAX);
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    let small = |v: i64| u32::try_from(v).unwrap_or(0);
-    (year, small(month), small(day), small(rem / 3600), small(rem % 3600 / 60), small(rem % 60))
 }
 
 #[cfg(test)]

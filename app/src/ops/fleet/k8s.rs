@@ -1,0 +1,227 @@
+//! `fleet k8s`: a Job or DaemonSet that runs `gpu-doctor report --format json` on GPU nodes
+//! (`manifest`), and the reports gathered from its pods' logs (`collect`).
+//!
+//! The pods select GPU nodes by the label NVIDIA's GPU feature discovery (and the GPU operator)
+//! sets, `nvidia.com/gpu.present=true`, tolerate the usual `nvidia.com/gpu` taint, and see every GPU
+//! of their node through `NVIDIA_VISIBLE_DEVICES=all` without taking one from the scheduler (a
+//! `nvidia.com/gpu` limit, `--gpu-request`, is for clusters that refuse that variable; the pod then
+//! sees only the GPUs it was given). A Job runs one pod per node (`--count` nodes, spread by a
+//! required anti-affinity on the host name); a DaemonSet runs on every GPU node and sleeps after
+//! its report so that it is not restarted. The YAML is written here by hand: every value from the
+//! command line is a JSON string, which YAML reads as the same string.
+
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use gpu_doctor_probes::fleet::{NodeEntry, NodeOutcome};
+use gpu_doctor_probes::host::{Cmd, CmdOutput};
+use serde_json::Value;
+
+use super::{Folder, NodeResult, Runner, judge, last_line};
+
+/// The label every object and pod carries; `collect`'s default selector.
+pub const LABEL: &str = "app.kubernetes.io/name=gpu-doctor";
+
+/// Which workload `manifest` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Kind {
+    /// One pod per node on `--count` GPU nodes; its pods end after the report.
+    Job,
+    /// A pod on every GPU node, now and as nodes join.
+    Daemonset,
+}
+
+/// What `fleet k8s manifest` writes.
+#[derive(Debug, Clone)]
+pub struct ManifestPlan {
+    pub kind: Kind,
+    /// An image with gpu-doctor on its PATH (and `sh`).
+    pub image: String,
+    pub namespace: String,
+    /// For a Job: how many nodes.
+    pub count: Option<u32>,
+    /// A `nvidia.com/gpu` limit per pod; 0 for none.
+    pub gpu_request: u32,
+}
+
+/// Whether `name` is a Kubernetes DNS label (namespaces).
+fn dns_label(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 63
+        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        && !name.starts_with('-')
+        && !name.ends_with('-')
+}
+
+/// A YAML scalar for any text: a JSON string.
+fn scalar(text: &str) -> String {
+    Value::String(text.to_owned()).to_string()
+}
+
+/// The pod template's `spec`, indented for its place under `template:`.
+fn pod_spec(plan: &ManifestPlan, job: bool) -> String {
+    let script = if job {
+        "gpu-doctor report --format json".to_owned()
+    } else {
+        "gpu-doctor report --format json; while :; do sleep 3600; done".to_owned()
+    };
+    let mut spec = String::from(
+        "    spec:\n      nodeSelector:\n        nvidia.com/gpu.present: \"true\"\n      tolerations:\n        \
+         - key: nvidia.com/gpu\n          operator: Exists\n          effect: NoSchedule\n",
+    );
+    if job {
+        spec.push_str(
+            "      restartPolicy: Never\n      affinity:\n        podAntiAffinity:\n          \
+             requiredDuringSchedulingIgnoredDuringExecution:\n            - topologyKey: kubernetes.io/hostname\n              \
+             labelSelector:\n                matchLabels:\n                  app.kubernetes.io/name: gpu-doctor\n",
+        );
+    }
+    spec.push_str(&format!(
+        "      containers:\n        - name: gpu-doctor\n          image: {image}\n          \
+         command: [\"sh\", \"-c\", {script}]\n          env:\n            - name: NVIDIA_VISIBLE_DEVICES\n              \
+         value: all\n            - name: NVIDIA_DRIVER_CAPABILITIES\n              value: compute,utility\n",
+        image = scalar(&plan.image),
+        script = scalar(&script),
+    ));
+    if plan.gpu_request > 0 {
+        spec.push_str(&format!(
+            "          resources:\n            limits:\n              nvidia.com/gpu: {}\n",
+            plan.gpu_request
+        ));
+    }
+    spec
+}
+
+/// The manifest's YAML.
+pub fn manifest(plan: &ManifestPlan) -> Result<String> {
+    if !dns_label(&plan.namespace) {
+        bail!("{:?} is not a Kubernetes namespace name (lower-case letters, digits and -)", plan.namespace);
+    }
+    if plan.image.trim().is_empty() || plan.image.chars().any(char::is_control) {
+        bail!("the image name {:?} is empty or holds control characters", plan.image);
+    }
+    let head = |api: &str, kind: &str| {
+        format!(
+            "# Written by gpu-doctor fleet k8s manifest; apply with kubectl apply -f FILE, then\n\
+             # gpu-doctor fleet k8s collect --namespace {ns} -o DIR\n\
+             apiVersion: {api}\nkind: {kind}\nmetadata:\n  name: gpu-doctor\n  namespace: {ns_yaml}\n  \
+             labels:\n    app.kubernetes.io/name: gpu-doctor\nspec:\n",
+            ns = plan.namespace,
+            ns_yaml = scalar(&plan.namespace),
+        )
+    };
+    let template = "  template:\n    metadata:\n      labels:\n        app.kubernetes.io/name: gpu-doctor\n";
+    Ok(match plan.kind {
+        Kind::Job => {
+            let Some(count) = plan.count.filter(|&n| n > 0) else {
+                bail!("a Job needs --count N: on how many GPU nodes to run (a DaemonSet runs on all)");
+            };
+            format!(
+                "{}  completions: {count}\n  parallelism: {count}\n  backoffLimit: 0\n{template}{}",
+                head("batch/v1", "Job"),
+                pod_spec(plan, true)
+            )
+        }
+        Kind::Daemonset => format!(
+            "{}  selector:\n    matchLabels:\n      app.kubernetes.io/name: gpu-doctor\n{template}{}",
+            head("apps/v1", "DaemonSet"),
+            pod_spec(plan, false)
+        ),
+    })
+}
+
+/// One pod of `kubectl get pods -o json`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pod {
+    pub name: String,
+    pub node: Option<String>,
+    pub phase: String,
+    /// The container's exit code, once it ended.
+    pub exit_code: Option<i64>,
+}
+
+/// The pods of `kubectl get pods -o json` (a `List` of `Pod`s), by node name, then pod name.
+pub fn pods(json: &str) -> Result<Vec<Pod>> {
+    let list: Value = serde_json::from_str(json).context("kubectl get pods did not print JSON")?;
+    let Some(items) = list.get("items").and_then(Value::as_array) else {
+        bail!("kubectl get pods printed JSON without an items list");
+    };
+    let text = |v: &Value, path: &[&str]| -> Option<String> {
+        path.iter().try_fold(v, |v, k| v.get(k)).and_then(Value::as_str).map(str::to_owned)
+    };
+    let mut pods: Vec<Pod> = items
+        .iter()
+        .filter_map(|item| {
+            let exit_code = item
+                .pointer("/status/containerStatuses")
+                .and_then(Value::as_array)
+                .and_then(|all| all.iter().find(|c| c.get("name").and_then(Value::as_str) == Some("gpu-doctor")))
+                .and_then(|c| c.pointer("/state/terminated/exitCode"))
+                .and_then(Value::as_i64);
+            Some(Pod {
+                name: text(item, &["metadata", "name"])?,
+                node: text(item, &["spec", "nodeName"]),
+                phase: text(item, &["status", "phase"]).unwrap_or_else(|| "Unknown".to_owned()),
+                exit_code,
+            })
+        })
+        .collect();
+    pods.sort_by(|a, b| (&a.node, &a.name).cmp(&(&b.node, &b.name)));
+    Ok(pods)
+}
+
+/// Gathers a report from every pod matching `selector` in `namespace`: `kubectl get pods -o json`
+/// for the pods and their nodes, then `kubectl logs` of each. A pod that is not scheduled, printed
+/// no report, or found no gpu-doctor is a row with that reason. Rows are named `NODE/POD`.
+pub fn collect(
+    namespace: &str,
+    selector: &str,
+    runner: &Runner<'_>,
+    folder: &mut Folder,
+    progress: &mut dyn FnMut(&NodeEntry, usize),
+) -> Result<()> {
+    let timeout = Duration::from_secs(60);
+    let get = Cmd::new(["kubectl", "get", "pods", "--namespace", namespace, "--selector", selector, "-o", "json"])
+        .timeout(timeout);
+    let out = runner(&get).map_err(|e| anyhow::anyhow!("could not run kubectl: {e}"))?;
+    if !out.success() {
+        bail!("kubectl get pods failed: {}", last_line(&out.stderr));
+    }
+    let pods = pods(&out.stdout)?;
+    if pods.is_empty() {
+        bail!("no pod in namespace {namespace} matches {selector}; was the manifest applied?");
+    }
+    for (done, pod) in pods.iter().enumerate() {
+        let name = format!("{}/{}", pod.node.as_deref().unwrap_or("(no node)"), pod.name);
+        let result = match &pod.node {
+            None => NodeResult::Outcome(NodeOutcome::Unreachable {
+                reason: format!("pod {} is {} and on no node yet", pod.name, pod.phase),
+            }),
+            Some(_) => {
+                let logs = Cmd::new(["kubectl", "logs", "--namespace", namespace, &pod.name, "-c", "gpu-doctor"])
+                    .timeout(timeout);
+                match runner(&logs) {
+                    Err(e) => NodeResult::Outcome(NodeOutcome::Failed { reason: format!("kubectl logs: {e}") }),
+                    Ok(out) if !out.success() => NodeResult::Outcome(NodeOutcome::Failed {
+                        reason: format!("kubectl logs: {}", last_line(&out.stderr)),
+                    }),
+                    Ok(out) if out.stdout.trim().is_empty() => NodeResult::Outcome(NodeOutcome::Failed {
+                        reason: format!("pod {} ({}) printed no report yet", pod.name, pod.phase),
+                    }),
+                    // The log mixes the container's output and errors; its exit code says more than kubectl's.
+                    Ok(out) => judge(&CmdOutput {
+                        status: pod.exit_code.and_then(|c| i32::try_from(c).ok()),
+                        stderr: out.stdout.clone(),
+                        stdout: out.stdout,
+                    }),
+                }
+            }
+        };
+        let entry = folder.add(&name, result, None)?;
+        progress(&entry, done + 1);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,113 @@
+#![allow(clippy::unwrap_used)]
+
+use gpu_doctor_probes::model::SystemInfo;
+use gpu_doctor_probes::{Probed, Report, Snapshot};
+
+use super::*;
+
+/// A report as `gpu-doctor report --format json` prints it, naming `host` (or no host).
+pub fn report_json(host: Option<&str>) -> String {
+    let mut snap = Snapshot::unknown(vec![]);
+    snap.system = Probed::found(SystemInfo { host_name: host.map(str::to_owned), ..SystemInfo::default() }, "test");
+    serde_json::to_string_pretty(&Report::new(snap, vec![])).unwrap() + "\n"
+}
+
+fn printed(status: i32, stdout: &str, stderr: &str) -> CmdOutput {
+    CmdOutput { status: Some(status), stdout: stdout.into(), stderr: stderr.into() }
+}
+
+#[test]
+fn a_missing_gpu_doctor_is_known_by_its_exit_code_or_the_shells_words() {
+    let no_exit_code = |stderr: &str| CmdOutput { status: None, stdout: String::new(), stderr: stderr.into() };
+    for said in [
+        "gpu-doctor-fleet: 1: exec: gpu-doctor: not found",
+        "gpu-doctor-fleet: line 1: exec: /opt/gd/gpu-doctor: cannot execute: No such file or directory",
+        "bash: line 1: gpu-doctor: command not found",
+    ] {
+        assert_eq!(judge(&no_exit_code(said)), NodeResult::Outcome(NodeOutcome::NoGpuDoctor { reason: said.into() }));
+    }
+    // gpu-doctor's own complaint about a file is not a missing gpu-doctor.
+    let own = "gpu-doctor: --python: /opt/venv/bin/python: not found";
+    assert_eq!(judge(&printed(3, "", own)), NodeResult::Outcome(NodeOutcome::Failed { reason: own.into() }));
+    assert!(matches!(judge(&printed(127, "", "")), NodeResult::Outcome(NodeOutcome::NoGpuDoctor { .. })));
+}
+
+#[test]
+fn file_names_are_safe_and_never_the_manifest() {
+    assert_eq!(file_stem("gpu-07.cluster.local"), "gpu-07.cluster.local");
+    assert_eq!(file_stem("../../etc/passwd"), "_._.._etc_passwd");
+    assert_eq!(file_stem("a b/c\\d\n"), "a_b_c_d_");
+    assert_eq!(file_stem(".hidden"), "_hidden");
+    assert_eq!(file_stem(""), "node-");
+    assert_eq!(file_stem("fleet"), "node-fleet");
+    assert_eq!(file_stem(&"x".repeat(300)).len(), 100);
+}
+
+#[test]
+fn a_report_after_a_login_banner_is_a_report_named_by_its_host() {
+    let out = printed(0, &format!("Welcome to rack 3\n{}", report_json(Some("gpu07"))), "");
+    match judge(&out) {
+        NodeResult::Report { text, host } => {
+            assert_eq!(host.as_deref(), Some("gpu07"));
+            assert!(text.starts_with('{'));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        judge(&printed(0, "{\"not\": \"a report\"}", "")),
+        NodeResult::Outcome(NodeOutcome::Failed { reason: "the output is not a gpu-doctor report".into() })
+    );
+    assert_eq!(judge(&printed(2, "", "")), NodeResult::Outcome(NodeOutcome::Failed { reason: "exit code 2".into() }));
+}
+
+#[test]
+fn reports_are_written_by_host_and_two_nodes_with_one_host_name_keep_both() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut folder = Folder::open(dir.path(), "ssh", "2026-11-23T00:00:00Z".into(), false).unwrap();
+    let report = |host: Option<&str>| NodeResult::Report { text: report_json(host), host: host.map(str::to_owned) };
+    let a = folder.add("me@10.0.0.1", report(Some("gpu01")), Some(1.0)).unwrap();
+    let b = folder.add("10.0.0.2", report(Some("gpu01")), Some(1.0)).unwrap();
+    let c = folder.add("n3", report(None), None).unwrap();
+    assert_eq!(a.outcome, NodeOutcome::Reported { file: "gpu01.json".into() });
+    assert_eq!(b.outcome, NodeOutcome::Reported { file: "gpu01-2.json".into() });
+    assert_eq!((c.host.as_str(), c.outcome.clone()), ("n3", NodeOutcome::Reported { file: "n3.json".into() }));
+    // The same node again keeps its own file.
+    let a2 = folder.add("me@10.0.0.1", report(Some("gpu01")), None).unwrap();
+    assert_eq!(a2.outcome, NodeOutcome::Reported { file: "gpu01.json".into() });
+    folder.finish().unwrap();
+    for f in ["gpu01.json", "gpu01-2.json", "n3.json"] {
+        assert!(parse_report(&std::fs::read_to_string(dir.path().join(f)).unwrap()).is_some(), "{f}");
+    }
+    let manifest: Manifest =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join(MANIFEST_FILE)).unwrap()).unwrap();
+    assert_eq!(manifest.engine, "ssh");
+    assert_eq!(manifest.nodes.len(), 3);
+}
+
+#[test]
+fn missing_only_keeps_the_reported_nodes_and_replaces_the_others_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut first = Folder::open(dir.path(), "ssh", "t0".into(), false).unwrap();
+    first.add("a", NodeResult::Report { text: report_json(Some("a")), host: Some("a".into()) }, None).unwrap();
+    first.add("b", NodeResult::Outcome(NodeOutcome::TimedOut), None).unwrap();
+    first.add("c", NodeResult::Outcome(NodeOutcome::Unreachable { reason: "no route".into() }), None).unwrap();
+    first.finish().unwrap();
+
+    assert!(Folder::open(&dir.path().join("none"), "ssh", "t1".into(), true).is_err());
+    let mut again = Folder::open(dir.path(), "ssh", "t1".into(), true).unwrap();
+    assert_eq!(again.missing(), ["b", "c"]);
+    again.add("b", NodeResult::Report { text: report_json(Some("b")), host: Some("b".into()) }, None).unwrap();
+    again.finish().unwrap();
+    let nodes = &again.manifest().nodes;
+    assert_eq!(nodes.iter().map(|n| n.engine_name.as_str()).collect::<Vec<_>>(), ["a", "b", "c"]);
+    assert_eq!(again.missing(), ["c"]);
+    assert_eq!(counts(again.manifest()), (2, 1));
+    assert_eq!(again.manifest().started, "t1");
+}
+
+#[test]
+fn the_start_time_is_rfc3339_utc() {
+    let now = now_rfc3339();
+    assert_eq!(now.len(), 20, "{now}");
+    assert!(now.ends_with('Z') && now.as_bytes()[10] == b'T', "{now}");
+}

@@ -1,0 +1,336 @@
+//! `gpu-doctor fleet` against real engines where this machine has them: a local sshd on
+//! 127.0.0.1, a one-node SLURM cluster (`.ci/slurm-cluster`, run by `.ci/run`), and Kubernetes
+//! through a recorded `kubectl` on PATH, its manifests checked by `kubernetes-validate`.
+//! Nothing here connects anywhere but 127.0.0.1.
+#![cfg(target_os = "linux")]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::net::TcpListener;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use gpu_doctor_probes::fleet::{MANIFEST_FILE, Manifest, NodeOutcome};
+
+const BIN: &str = env!("CARGO_BIN_EXE_gpu-doctor");
+
+/// Under CI a missing tool is a failure; elsewhere the test says why it skips.
+fn skip(why: &str) {
+    assert!(std::env::var_os("CI").is_none_or(|v| v.is_empty()), "CI must have this: {why}");
+    eprintln!("skipped: {why}");
+}
+
+fn write_script(path: &Path, text: &str) {
+    std::fs::write(path, text).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// A `gpu-doctor` for the nodes: this build replaying a recorded GPU machine.
+fn fake_gpu_doctor(dir: &Path) -> PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/consumer-gpu-torch-venv");
+    let path = dir.join("gpu-doctor");
+    write_script(&path, &format!("#!/bin/sh\nexec '{BIN}' --replay '{}' \"$@\"\n", fixture.display()));
+    path
+}
+
+fn manifest(dir: &Path) -> Manifest {
+    serde_json::from_str(&std::fs::read_to_string(dir.join(MANIFEST_FILE)).unwrap()).unwrap()
+}
+
+fn outcome<'a>(m: &'a Manifest, engine_name: &str) -> &'a NodeOutcome {
+    &m.nodes.iter().find(|n| n.engine_name == engine_name).unwrap_or_else(|| panic!("{engine_name}: {m:#?}")).outcome
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+fn which(program: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain([PathBuf::from("/usr/sbin"), PathBuf::from("/sbin")])
+        .map(|d| d.join(program))
+        .find(|p| p.is_file())
+}
+
+/// sshd in the foreground, ended when dropped.
+struct Sshd(Child);
+
+impl Drop for Sshd {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn keygen(path: &Path) {
+    let ok =
+        Command::new("ssh-keygen").args(["-q", "-t", "ed25519", "-N", "", "-f"]).arg(path).status().unwrap().success();
+    assert!(ok, "ssh-keygen failed");
+}
+
+/// An sshd on `ports` of 127.0.0.1 with a throwaway host key, letting in `user_key`; on the first
+/// port the remote PATH starts with `bin`, on the second it has no gpu-doctor.
+fn start_sshd(sshd: &Path, dir: &Path, ports: [u16; 2], bin: &Path) -> Sshd {
+    keygen(&dir.join("host_key"));
+    // Privilege separation wants this folder when sshd runs as root.
+    let _ = std::fs::create_dir_all("/run/sshd");
+    let config = format!(
+        "ListenAddress 127.0.0.1\nPort {}\nPort {}\nHostKey {d}/host_key\nAuthorizedKeysFile {d}/user_key.pub\n\
+         StrictModes no\nUsePAM no\nPasswordAuthentication no\nKbdInteractiveAuthentication no\nPidFile none\n\
+         Match LocalPort {}\n  SetEnv PATH={}:/usr/bin:/bin\n",
+        ports[0],
+        ports[1],
+        ports[0],
+        bin.display(),
+        d = dir.display(),
+    );
+    std::fs::write(dir.join("sshd_config"), config).unwrap();
+    let child = Command::new(sshd)
+        .args(["-D", "-e", "-f"])
+        .arg(dir.join("sshd_config"))
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(dir.join("sshd.log")).unwrap())
+        .spawn()
+        .unwrap();
+    let guard = Sshd(child);
+    let until = Instant::now() + Duration::from_secs(10);
+    while std::net::TcpStream::connect(("127.0.0.1", ports[1])).is_err() {
+        assert!(
+            Instant::now() < until,
+            "sshd did not start: {}",
+            std::fs::read_to_string(dir.join("sshd.log")).unwrap()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    guard
+}
+
+#[test]
+fn fleet_ssh_reports_refused_hanging_and_gpu_doctor_less_hosts_each_with_its_outcome() {
+    let Some(sshd) = which("sshd") else { return skip("no sshd (apt-get install openssh-server)") };
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    keygen(&dir.join("user_key"));
+    let bin = dir.join("bin");
+    fake_gpu_doctor(&bin);
+    let ports = [free_port(), free_port()];
+    let _sshd = start_sshd(&sshd, dir, ports, &bin);
+    let refused = free_port();
+    // Accepts and never speaks.
+    let hang = TcpListener::bind("127.0.0.1:0").unwrap();
+    let hang_port = hang.local_addr().unwrap().port();
+    std::thread::Builder::new()
+        .name("silent-listener".into())
+        .spawn(move || {
+            let mut held = Vec::new();
+            for stream in hang.incoming() {
+                held.push(stream);
+            }
+        })
+        .unwrap();
+    let ssh_config = format!(
+        "Host works\n  Port {}\nHost nogd\n  Port {}\nHost refuses\n  Port {refused}\nHost hangs\n  Port {hang_port}\n\
+         Host *\n  HostName 127.0.0.1\n  IdentityFile {d}/user_key\n  IdentitiesOnly yes\n  \
+         UserKnownHostsFile /dev/null\n  StrictHostKeyChecking no\n  LogLevel ERROR\n",
+        ports[0],
+        ports[1],
+        d = dir.display(),
+    );
+    std::fs::write(dir.join("ssh_config"), ssh_config).unwrap();
+    let out_dir = dir.join("fleet");
+    let run = |extra: &[&str]| {
+        Command::new(BIN)
+            .args(["fleet", "ssh", "works", "nogd", "refuses", "hangs", "--timeout", "6", "-F"])
+            .arg(dir.join("ssh_config"))
+            .arg("-o")
+            .arg(&out_dir)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let started = Instant::now();
+    let out = run(&[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(30), "the hosts ran one after another");
+    let m = manifest(&out_dir);
+    assert_eq!(m.engine, "ssh");
+    let NodeOutcome::Reported { file } = outcome(&m, "works") else { panic!("{m:#?}\n{stderr}") };
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join(file)).unwrap()).unwrap();
+    assert!(report["snapshot"]["gpus"].is_object(), "{report}");
+    assert!(matches!(outcome(&m, "nogd"), NodeOutcome::NoGpuDoctor { reason } if reason.contains("not found")));
+    assert!(
+        matches!(outcome(&m, "refuses"), NodeOutcome::Unreachable { reason } if reason.contains("refused")),
+        "{m:#?}"
+    );
+    assert_eq!(outcome(&m, "hangs"), &NodeOutcome::TimedOut);
+    assert!(stderr.contains("[4/4, 1 ok, 3 not]"), "{stderr}");
+    assert!(stderr.contains("1 of 4 nodes reported"), "{stderr}");
+
+    // Again, only the nodes without a report: the one that worked is not asked (its gpu-doctor
+    // now fails, and its row stays as it was).
+    write_script(&bin.join("gpu-doctor"), "#!/bin/sh\nexit 4\n");
+    let again = run(&["--missing-only"]);
+    let stderr = String::from_utf8_lossy(&again.stderr);
+    assert_eq!(again.status.code(), Some(1), "{stderr}");
+    let m2 = manifest(&out_dir);
+    assert_eq!(outcome(&m2, "works"), outcome(&m, "works"));
+    assert!(stderr.contains("[3/3, 0 ok, 3 not]") && !stderr.contains("works"), "{stderr}");
+}
+
+#[test]
+fn fleet_slurm_on_a_one_node_cluster() {
+    if std::env::var_os("GPU_DOCTOR_SLURM_TEST").is_none() {
+        eprintln!("skipped: set GPU_DOCTOR_SLURM_TEST=1 (and SLURM_CONF) with a cluster up (.ci/slurm-cluster)");
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let bin = fake_gpu_doctor(&tmp.path().join("bin"));
+    let node = String::from_utf8(Command::new("hostname").arg("-s").output().unwrap().stdout).unwrap();
+    let node = node.trim();
+
+    // srun, the binary on the nodes' side at --bin.
+    let out_dir = tmp.path().join("srun");
+    let out = Command::new(BIN)
+        .args(["fleet", "slurm", "--nodes", "1", "--timeout", "120", "--bin"])
+        .arg(&bin)
+        .arg("-o")
+        .arg(&out_dir)
+        .args(["--", "--job-name=gpu-doctor-test"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let m = manifest(&out_dir);
+    assert_eq!((m.engine.as_str(), m.nodes.len()), ("slurm", 1), "{m:#?}");
+    let NodeOutcome::Reported { file } = outcome(&m, node) else { panic!("{m:#?}") };
+    assert!(out_dir.join(file).is_file());
+
+    // --sbcast stages it; a missing binary is a row, not a lost run.
+    let staged = tmp.path().join("sbcast");
+    let out = Command::new(BIN)
+        .args(["fleet", "slurm", "--sbcast", "--timeout", "120", "--bin"])
+        .arg(&bin)
+        .arg("-o")
+        .arg(&staged)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(matches!(outcome(&manifest(&staged), node), NodeOutcome::Reported { .. }));
+    let missing = tmp.path().join("missing");
+    let out = Command::new(BIN)
+        .args(["fleet", "slurm", "--timeout", "120", "--bin", "/nonexistent/gpu-doctor", "-o"])
+        .arg(&missing)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(matches!(outcome(&manifest(&missing), node), NodeOutcome::NoGpuDoctor { .. }));
+
+    // The sbatch script, submitted for real; its last step collects the folder.
+    let batch = tmp.path().join("batch");
+    let script = tmp.path().join("fleet.sbatch");
+    let out = Command::new(BIN)
+        .args(["fleet", "slurm", "--nodes", "1", "--bin"])
+        .arg(&bin)
+        .arg("-o")
+        .arg(&batch)
+        .arg("--write-sbatch")
+        .arg(&script)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let submitted = Command::new("timeout").args(["120", "sbatch", "--wait"]).arg(&script).output().unwrap();
+    assert!(submitted.status.success(), "{}", String::from_utf8_lossy(&submitted.stderr));
+    assert!(matches!(outcome(&manifest(&batch), node), NodeOutcome::Reported { .. }));
+}
+
+/// `kubernetes-validate`, from GPU_DOCTOR_K8S_VALIDATE or PATH.
+fn validator() -> Option<PathBuf> {
+    std::env::var_os("GPU_DOCTOR_K8S_VALIDATE").map(PathBuf::from).or_else(|| which("kubernetes-validate"))
+}
+
+#[test]
+fn fleet_k8s_manifests_validate_against_the_kubernetes_schema() {
+    let Some(validate) = validator() else {
+        return skip("no kubernetes-validate (pip install kubernetes-validate, or set GPU_DOCTOR_K8S_VALIDATE)");
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let cases: [&[&str]; 3] = [
+        &["--kind", "daemonset"],
+        &["--kind", "job", "--count", "16", "--gpu-request", "1", "--namespace", "ml-ops"],
+        &["--kind", "daemonset", "--image", "registry.example:5000/team/gpu-doctor:0.4"],
+    ];
+    for (i, args) in cases.iter().enumerate() {
+        let file = tmp.path().join(format!("m{i}.yaml"));
+        let out =
+            Command::new(BIN).args(["fleet", "k8s", "manifest"]).args(*args).arg("-o").arg(&file).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let checked = Command::new(&validate).arg("--strict").arg(&file).output().unwrap();
+        assert!(
+            checked.status.success(),
+            "{args:?}: {}{}\n{}",
+            String::from_utf8_lossy(&checked.stdout),
+            String::from_utf8_lossy(&checked.stderr),
+            std::fs::read_to_string(&file).unwrap()
+        );
+    }
+    // The validator does reject a broken manifest (so a pass above means something).
+    let broken = tmp.path().join("broken.yaml");
+    let good = std::fs::read_to_string(tmp.path().join("m0.yaml")).unwrap();
+    std::fs::write(&broken, good.replace("nodeSelector:", "nodeSelectr:")).unwrap();
+    assert!(!Command::new(&validate).arg("--strict").arg(&broken).output().unwrap().status.success());
+}
+
+#[test]
+fn fleet_k8s_collect_reads_recorded_kubectl_output() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fakebin = tmp.path().join("fakebin");
+    std::fs::create_dir_all(&fakebin).unwrap();
+    let recorded = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/ops/fleet/testdata/kubectl-get-pods.json");
+    let logs = tmp.path().join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    let report =
+        Command::new(fake_gpu_doctor(&tmp.path().join("bin"))).args(["report", "--format", "json"]).output().unwrap();
+    assert!(report.status.success());
+    std::fs::write(logs.join("gpu-doctor-4mz9q"), &report.stdout).unwrap();
+    std::fs::write(logs.join("gpu-doctor-x7k2p"), "sh: 1: gpu-doctor: not found\n").unwrap();
+    std::fs::write(logs.join("gpu-doctor-c2w5n"), "").unwrap();
+    // Answers `get pods` with the recording and `logs POD` with that pod's log, as kubectl prints them.
+    write_script(
+        &fakebin.join("kubectl"),
+        &format!(
+            "#!/bin/sh\necho \"$*\" >> '{calls}'\ncase \"$1\" in\n  get) cat '{pods}' ;;\n  logs) cat '{logs}'/\"$4\" ;;\n  \
+             *) echo \"unexpected: $*\" >&2; exit 1 ;;\nesac\n",
+            calls = tmp.path().join("calls").display(),
+            pods = recorded.display(),
+            logs = logs.display(),
+        ),
+    );
+    let path = format!("{}:{}", fakebin.display(), std::env::var("PATH").unwrap_or_default());
+    let out_dir = tmp.path().join("fleet");
+    let out = Command::new(BIN)
+        .args(["fleet", "k8s", "collect", "--namespace", "gpu-doctor", "-o"])
+        .arg(&out_dir)
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let m = manifest(&out_dir);
+    assert_eq!(m.engine, "k8s");
+    let NodeOutcome::Reported { file } = outcome(&m, "gpu-a/gpu-doctor-4mz9q") else { panic!("{m:#?}") };
+    assert!(out_dir.join(file).is_file());
+    assert!(matches!(outcome(&m, "gpu-b/gpu-doctor-x7k2p"), NodeOutcome::NoGpuDoctor { .. }));
+    assert!(matches!(outcome(&m, "(no node)/gpu-doctor-pq8rt"), NodeOutcome::Unreachable { .. }));
+    assert!(matches!(outcome(&m, "gpu-c/gpu-doctor-c2w5n"), NodeOutcome::Failed { .. }));
+    let calls = std::fs::read_to_string(tmp.path().join("calls")).unwrap();
+    assert!(
+        calls.starts_with("get pods --namespace gpu-doctor --selector app.kubernetes.io/name=gpu-doctor -o json\n"),
+        "{calls}"
+    );
+    assert!(calls.contains("logs --namespace gpu-doctor gpu-doctor-4mz9q -c gpu-doctor\n"), "{calls}");
+}
