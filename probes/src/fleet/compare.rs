@@ -202,19 +202,24 @@ fn fact_differs(
         h.sort();
         h
     };
-    let what = label.to_lowercase();
+    // `Driver` reads `driver` in a sentence; `GPU0 link` and `CUDA toolkits` stay as they are.
+    let mut chars = label.chars();
+    let what = match (chars.next(), chars.next()) {
+        (Some(first), Some(second)) if second.is_lowercase() => {
+            format!("{}{}", first.to_lowercase(), &label[first.len_utf8()..])
+        }
+        _ => label.to_owned(),
+    };
     let rest = if count * 2 > total {
-        format!("the rest have {}", shown(reference))
+        reference.map_or_else(|| "the rest report none".to_owned(), |r| format!("the rest have {r}"))
     } else {
         format!("the most common is {} ({count} nodes)", shown(reference))
     };
     let summary = match minority.iter().next() {
-        Some((value, on)) if minority.len() == 1 => format!(
-            "{} of {total} nodes have {what} {} while {rest}: {}",
-            on.len(),
-            shown(value.as_deref()),
-            host_list(on)
-        ),
+        Some((value, on)) if minority.len() == 1 => {
+            let have = value.as_ref().map_or_else(|| format!("report no {what}"), |v| format!("have {what} {v}"));
+            format!("{} of {total} nodes {have} while {rest}: {}", on.len(), host_list(on))
+        }
         _ => {
             let each: Vec<String> =
                 minority.iter().map(|(v, on)| format!("{} on {}", shown(v.as_deref()), host_list(on))).collect();
