@@ -70,9 +70,8 @@ pub fn compare(mut nodes: Vec<NodeInput>) -> Comparison {
         }
     }
     // Every node's facts and metrics, keyed by column.
-    let node_facts: Vec<Option<BTreeMap<ColumnId, (String, Option<String>)>>> =
-        nodes.iter().map(|n| n.report.as_ref().map(facts::facts)).collect();
-    let node_metrics: Vec<Option<BTreeMap<ColumnId, (metrics::MetricDef, f64)>>> =
+    let node_facts: Vec<Option<facts::Facts>> = nodes.iter().map(|n| n.report.as_ref().map(facts::facts)).collect();
+    let node_metrics: Vec<Option<metrics::Figures>> =
         nodes.iter().map(|n| n.report.as_ref().map(metrics::metrics)).collect();
 
     let mut fact_ids: BTreeMap<ColumnId, String> = BTreeMap::new();

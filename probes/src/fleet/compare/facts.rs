@@ -22,7 +22,7 @@ const CUDNN: u8 = 6;
 const ENV: u8 = 7;
 const FINDINGS: u8 = 8;
 
-type Facts = BTreeMap<ColumnId, (String, Option<String>)>;
+pub(crate) type Facts = BTreeMap<ColumnId, (String, Option<String>)>;
 
 fn put(out: &mut Facts, rank: (u8, u32), key: String, label: String, value: Option<String>) {
     out.insert(ColumnId { rank, key }, (label, value));

@@ -32,7 +32,7 @@ pub(crate) struct MetricDef {
 }
 
 /// The headline figure of each test that ran, keyed by column.
-pub(crate) fn metrics(report: &Report) -> BTreeMap<ColumnId, (MetricDef, f64)> {
+pub(crate) fn metrics(report: &Report) -> Figures {
     let mut out = BTreeMap::new();
     let Some(run) = &report.bench else { return out };
     for t in &run.tests {
@@ -46,6 +46,8 @@ pub(crate) fn metrics(report: &Report) -> BTreeMap<ColumnId, (MetricDef, f64)> {
     }
     out
 }
+
+pub(crate) type Figures = BTreeMap<ColumnId, (MetricDef, f64)>;
 
 type Pick = fn(&Metric) -> bool;
 
