@@ -34,6 +34,8 @@ Examples:
                                    look at a recorded machine instead of this
                                    one
   gpu-doctor bench --quick         measure the GPU and judge every number
+  gpu-doctor compare fleet/        which node of a fleet is not like the others
+                                   (a folder of `report --format json` files)
   gpu-doctor --python ~/venv/bin/python --deep
                                    the window, also looking at (and importing
                                    in) that interpreter
@@ -51,6 +53,11 @@ of a page once the probes are done.";
 const EXIT_HELP: &str = "\
 Exit codes: 0 no error-level finding; 1 at least one error-level finding; 2 the command line was \
 wrong; 3 the input could not be read; 4 gpu-doctor itself failed.";
+
+const COMPARE_EXIT_HELP: &str = "\
+Exit codes: 0 no error-level fleet finding; 1 at least one (a node without a report, a node with \
+error-level findings); 2 the command line was wrong; 3 no report could be read; 4 gpu-doctor itself \
+failed.";
 
 /// gpu-doctor: is this machine ready for GPU machine learning, and if not, why not?
 #[derive(Debug, Parser)]
@@ -155,6 +162,12 @@ pub enum Command {
     /// Check many machines: run `report --format json` on each node of a SLURM allocation, a
     /// Kubernetes GPU node pool or a list of SSH hosts, and collect one report per node into a folder.
     Fleet(crate::fleet::FleetArgs),
+    /// Compare many machines: a folder of reports (`report --format json`, one per node, or a
+    /// `gpu-doctor fleet` folder with its fleet.json) or report files. Shows what every node
+    /// shares, groups identical nodes, marks every value that differs from the majority, compares
+    /// benchmark runs (a node more than 15 % worse than the median is slow), and names each outlier.
+    #[command(after_help = COMPARE_EXIT_HELP)]
+    Compare(CompareArgs),
     /// Internal: run a benchmark plan read as JSON on standard input, writing events on standard
     /// output. `bench` starts it, so CUDA never loads in the main process.
     #[command(hide = true)]
@@ -250,6 +263,20 @@ pub struct ReportArgs {
     pub redact: bool,
 }
 
+/// `compare`.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// A folder of reports (with or without fleet.json) or report files; more than one adds up.
+    #[arg(value_name = "FOLDER|FILE", required = true)]
+    pub paths: Vec<PathBuf>,
+    /// The format.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: crate::render::compare::CompareFormat,
+    /// Write to this file instead of standard output.
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
 /// `record-fixture`.
 #[derive(Debug, Args)]
 pub struct RecordArgs {
@@ -322,6 +349,7 @@ impl Command {
             Self::RecordFixture(_) => "record-fixture",
             Self::Bench(_) => "bench",
             Self::Fleet(_) => "fleet",
+            Self::Compare(_) => "compare",
             Self::BenchWorker => "bench-worker",
             Self::Completions { .. } => "completions",
             Self::Man { .. } => "man",

@@ -1,7 +1,7 @@
 //! gpu-doctor: checks an NVIDIA GPU machine for machine learning.
 //!
-//! This file is command code: it picks the host and runs `check`, `diagnose`, `report` and
-//! `record-fixture` (`bench.rs` runs `bench`, `fleet.rs` runs `fleet`; `cli/generate.rs` the
+//! This file is command code: it picks the host and runs `check`, `diagnose`, `report`,
+//! `record-fixture` and `compare` (`bench.rs` runs `bench`, `fleet.rs` runs `fleet`; `cli/generate.rs` the
 //! hidden `completions` and `man`) through the services below it (`ops`, `render`, `exit`, `files`), which the window
 //! (`gui`) uses too; nothing below uses this file (`layers.rs`).
 
@@ -29,7 +29,7 @@ use gpu_doctor_probes::Report;
 use gpu_doctor_probes::host::{FIXTURE_FILE, Host, RecordingHost, ReplayHost, SystemHost};
 use gpu_doctor_probes::probe::{self, Options};
 
-use cli::{CheckArgs, Cli, Command, DiagnoseArgs, ProbeArgs, RecordArgs, ReportArgs};
+use cli::{CheckArgs, Cli, Command, CompareArgs, DiagnoseArgs, ProbeArgs, RecordArgs, ReportArgs};
 use exit::{InputError, UsageError};
 use input::read_input;
 
@@ -75,6 +75,7 @@ fn run(cli: Cli, started: Instant) -> Result<u8> {
         Some(Command::RecordFixture(args)) => record(&args, this_machine, quiet),
         Some(Command::Bench(args)) => Ok(bench::bench(host.as_ref(), &args, this_machine, quiet, cli.color)),
         Some(Command::Fleet(args)) => fleet::fleet(&args, quiet),
+        Some(Command::Compare(args)) => compare(&args, cli.color, quiet),
         Some(Command::BenchWorker) => Ok(bench::worker()),
         Some(Command::Completions { shell }) => cli::generate::print_completions(shell),
         Some(Command::Man { dir }) => cli::generate::man(dir.as_deref(), quiet),
@@ -192,6 +193,28 @@ fn report(host: &dyn Host, args: &ReportArgs, recorded: Option<&Options>, quiet:
         None => to_stdout(text.as_bytes())?,
     }
     Ok(exit::OK)
+}
+
+/// Compares a fleet's reports and prints or writes the comparison. Colour follows `--color` for
+/// standard output, and only `--color always` colours a file. Exit 1 when a fleet finding is an
+/// error, 3 when no report could be read.
+fn compare(args: &CompareArgs, color: cli::ColorWhen, quiet: bool) -> Result<u8> {
+    let comparison = ops::compare(&args.paths)?;
+    let no_color = std::env::var_os("NO_COLOR");
+    let terminal = args.output.is_none() && std::io::stdout().is_terminal();
+    let text = render::compare::document(&comparison, args.format, color.enabled(no_color.as_deref(), terminal))
+        .context("could not serialize the comparison")?;
+    match &args.output {
+        Some(path) => {
+            files::write_file(path, &text)?;
+            if !quiet {
+                eprintln!("wrote {}", path.display());
+            }
+        }
+        None => to_stdout(text.as_bytes())?,
+    }
+    let error = comparison.findings.iter().any(|f| f.severity == gpu_doctor_probes::Severity::Error);
+    Ok(if error { exit::FINDINGS } else { exit::OK })
 }
 
 /// Records this machine into `DIR/host.json`, with the options it was probed with. The file is

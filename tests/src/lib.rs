@@ -8,3 +8,5 @@ use std::path::PathBuf;
 pub fn fixtures_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures")
 }
+
+pub mod fleet;

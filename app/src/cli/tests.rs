@@ -103,6 +103,11 @@ fn help_texts_name_the_exit_codes_of_exit_rs() {
         (crate::bench::AFTER_HELP, exit::USAGE, "the command line was wrong"),
         (crate::bench::AFTER_HELP, exit::INPUT, "an input could not be read"),
         (crate::bench::AFTER_HELP, exit::INTERNAL, "an internal error"),
+        (COMPARE_EXIT_HELP, exit::OK, "no error-level fleet finding"),
+        (COMPARE_EXIT_HELP, exit::FINDINGS, "at least one"),
+        (COMPARE_EXIT_HELP, exit::USAGE, "the command line was wrong"),
+        (COMPARE_EXIT_HELP, exit::INPUT, "no report could be read"),
+        (COMPARE_EXIT_HELP, exit::INTERNAL, "gpu-doctor itself failed"),
     ];
     for (text, code, what) in words {
         let said = format!("{code} {what}");

@@ -1,8 +1,8 @@
 //! What the commands do, callable from the command line and the window alike: probe and judge a
-//! machine (`check`), judge another machine's text (`diagnose`), measure one (`bench`), and collect
-//! the reports of many (`fleet`). The exported document (`report`) is `render::document`. Nothing
-//! here prints or knows the command line; `main.rs`, `bench.rs` and `fleet.rs` wrap these in
-//! commands, the window in its tasks.
+//! machine (`check`), judge another machine's text (`diagnose`), measure one (`bench`), collect
+//! the reports of many (`fleet`) and compare them (`compare`). The exported document (`report`) is
+//! `render::document`. Nothing here prints or knows the command line; `main.rs`, `bench.rs` and
+//! `fleet.rs` wrap these in commands, the window in its tasks.
 
 pub mod bench;
 pub mod fleet;
@@ -45,4 +45,17 @@ pub fn check(host: &dyn Host, opts: &Options) -> Result<Report> {
 pub fn diagnose(text: &str) -> Result<Report> {
     let snap = gpu_doctor_probes::parse::paste::read_pasted(text, kb()?).map_err(|e| InputError(e.to_string()))?;
     judged(snap)
+}
+
+/// `compare`: the nodes in the given folders and files, compared. A path that is not there, a
+/// folder that cannot be listed, a broken `fleet.json`, or no readable report at all is an
+/// `InputError`; a file that is not a report is a node with the reason.
+pub fn compare(paths: &[std::path::PathBuf]) -> Result<gpu_doctor_probes::fleet::Comparison> {
+    use gpu_doctor_probes::fleet::compare;
+    let nodes = compare::read_paths(paths).map_err(InputError)?;
+    if !nodes.iter().any(|n| n.report.is_some()) {
+        let why = nodes.first().map_or_else(|| "no *.json file in it".to_owned(), |n| n.outcome.describe());
+        return Err(InputError(format!("no report could be read ({} node(s); first: {why})", nodes.len())).into());
+    }
+    Ok(compare::compare(nodes))
 }

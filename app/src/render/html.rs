@@ -16,7 +16,7 @@ use super::svg::{self, escape};
 use crate::plots;
 
 /// The page's styles: one severity palette (error red, warning amber, info blue), light and dark.
-const STYLE: &str = r"
+pub(super) const STYLE: &str = r"
 :root { color-scheme: light dark; --bg: #ffffff; --fg: #1f2328; --muted: #59636e; --border: #d1d9e0;
   --code-bg: #f6f8fa; --good: #1a7f37; --error: #cf222e; --error-bg: #ffebe9; --warning: #9a6700;
   --warning-bg: #fff8c5; --info: #0969da; --info-bg: #ddf4ff; }
@@ -126,7 +126,7 @@ fn facts(out: &mut String, report: &Report) {
 }
 
 /// CSS class of a severity.
-fn severity_class(s: Severity) -> &'static str {
+pub(super) fn severity_class(s: Severity) -> &'static str {
     match s {
         Severity::Error => "error",
         Severity::Warning => "warning",

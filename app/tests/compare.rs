@@ -1,0 +1,95 @@
+//! `gpu-doctor compare` end to end: reports written by the binary itself from a replayed machine,
+//! a few of them changed, compared in every format, with the exit codes.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use serde_json::Value;
+
+fn bin() -> std::process::Command {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_gpu-doctor"));
+    cmd.env_remove("NO_COLOR");
+    cmd
+}
+
+/// A report of the replayed `consumer-gpu-torch-venv` machine, as JSON.
+fn base_report() -> Value {
+    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/consumer-gpu-torch-venv");
+    let out = bin().arg("--replay").arg(fixture).args(["report", "--format", "json"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// Writes `host.json` with the host name set and `edit` applied.
+fn write(dir: &Path, base: &Value, host: &str, edit: impl FnOnce(&mut Value)) {
+    let mut r = base.clone();
+    r["snapshot"]["system"]["value"]["host_name"] = Value::from(host);
+    edit(&mut r);
+    std::fs::write(dir.join(format!("{host}.json")), serde_json::to_string(&r).unwrap()).unwrap();
+}
+
+fn compare(args: &[&str]) -> Output {
+    bin().arg("compare").args(args).output().unwrap()
+}
+
+fn text(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn compare_marks_the_odd_node_in_every_format_and_exits_by_its_findings() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let base = base_report();
+    for h in ["a1", "a2", "a3"] {
+        write(d, &base, h, |_| {});
+    }
+    // Host text from outside, with markup and an escape sequence.
+    write(d, &base, "odd<b>|\u{1b}[2J", |r| r["snapshot"]["driver"]["value"]["version"] = Value::from("535.104.05"));
+    let dir_arg = d.to_str().unwrap();
+
+    let json = compare(&[dir_arg, "--format", "json"]);
+    assert_eq!(json.status.code(), Some(0), "a differing driver is a warning: {}", text(&json));
+    let c: Value = serde_json::from_str(&text(&json)).unwrap();
+    let ids: Vec<(&str, &str)> = c["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["id"].as_str().unwrap(), f["key"].as_str().unwrap()))
+        .collect();
+    assert_eq!(ids, [("fleet.fact_differs", "driver.version")]);
+
+    let plain = text(&compare(&[dir_arg, "--color", "never"]));
+    assert!(plain.contains("*535.104.05"), "{plain}");
+    assert!(!plain.contains('\u{1b}'), "no escape sequence, not even the node's: {plain}");
+    let coloured = text(&compare(&[dir_arg, "--color", "always"]));
+    assert!(coloured.contains("\u{1b}[33m535.104.05"), "{coloured}");
+    assert!(!coloured.contains("\u{1b}[2J"), "the node's own escape is shown, not sent: {coloured}");
+
+    let md = text(&compare(&[dir_arg, "--format", "markdown"]));
+    assert!(md.contains("odd&lt;b&gt;&#124;"), "{md}");
+    assert!(md.contains("**535.104.05**"), "{md}");
+    let html = text(&compare(&[dir_arg, "--format", "html"]));
+    assert!(html.contains("odd&lt;b&gt;|"), "{html}");
+    assert!(html.contains("<td class=\"differs\">535.104.05</td>"), "{html}");
+    assert!(!html.contains("<b>"), "{html}");
+
+    // A file that is not a report is a node without a report: an error-level fleet finding.
+    std::fs::write(d.join("broken.json"), "{").unwrap();
+    let out = compare(&[dir_arg, "--format", "json", "-o", d.join("out.txt").to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let written = std::fs::read_to_string(d.join("out.txt")).unwrap();
+    assert!(written.contains("fleet.node_failed") && written.contains("broken.json"), "{written}");
+}
+
+#[test]
+fn compare_exits_3_when_nothing_can_be_read() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("x.json"), "not json").unwrap();
+    for args in [vec![dir.path().to_str().unwrap()], vec!["/nonexistent/fleet"]] {
+        let out = compare(&args);
+        assert_eq!(out.status.code(), Some(3), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+}
