@@ -98,8 +98,10 @@ pub struct Browse {
     pub metric: usize,
     /// Scroll the table to this node on the next frame.
     scroll_to: Option<String>,
-    /// The rows drawn last frame, as indices into `Comparison::nodes`, in table order.
+    /// The rows to draw, as indices into `Comparison::nodes`, in table order.
     rows: Vec<usize>,
+    /// The view `rows` were chosen for; `None` until they are (a new fleet resets it).
+    rows_for: Option<View>,
 }
 
 /// The Fleet page's state.
@@ -194,7 +196,11 @@ impl FleetPage {
         let cmp = &loaded.comparison;
         findings_ui(ui, cmp, browse);
         ui.separator();
-        browse.rows = table::visible_rows(cmp, &browse.view);
+        // Filtering and sorting a thousand rows every frame would cost more than drawing the few in view.
+        if browse.rows_for.as_ref() != Some(&browse.view) {
+            browse.rows = table::visible_rows(cmp, &browse.view);
+            browse.rows_for = Some(browse.view.clone());
+        }
         table::controls_ui(ui, cmp, browse, &loaded.dir, actions);
         let chart_height = if cmp.metrics.is_empty() { 0.0 } else { chart::HEIGHT + 40.0 };
         let table_height = (ui.available_height() - chart_height).max(120.0);

@@ -202,12 +202,13 @@ pub fn table_ui(
             let offset = pos as f32 * (row_h + spacing);
             rows = rows.vertical_scroll_offset(offset);
         }
-        let shown = browse.rows.clone();
+        let shown = std::mem::take(&mut browse.rows);
         rows.show_rows(ui, row_h, shown.len(), |ui, range| {
             for &i in &shown[range] {
                 row_ui(ui, cmp, &cmp.nodes[i], browse, dir, row_h, actions);
             }
         });
+        browse.rows = shown;
     });
 }
 
