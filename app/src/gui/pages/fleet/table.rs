@@ -4,7 +4,7 @@
 use std::cmp::Ordering;
 use std::path::Path;
 
-use egui::{Align, Color32, Layout, RichText, Sense, Ui, UiBuilder, vec2};
+use egui::{Align, Color32, Layout, RichText, Ui, vec2};
 use gpu_doctor_probes::fleet::{Comparison, NodeOutcome, NodeRow};
 
 use super::{Browse, report_file};
@@ -18,7 +18,7 @@ pub const SLOW: &str = "▼";
 
 const HOST_W: f32 = 170.0;
 const OUTCOME_W: f32 = 150.0;
-const FACT_W: f32 = 170.0;
+const FACT_W: f32 = 210.0;
 const METRIC_W: f32 = 130.0;
 const FINDINGS_W: f32 = 110.0;
 
@@ -222,7 +222,8 @@ fn heading_ui(ui: &mut Ui, cmp: &Comparison, browse: &mut Browse, h: f32) {
             };
             let text = RichText::new(format!("{label}{arrow}")).strong();
             let button = egui::Button::new(text).frame(false).truncate();
-            if ui.add_sized([width, h], button).on_hover_text(format!("Sort by {label}")).clicked() {
+            let clicked = cell(ui, width, h, None, |ui| ui.add(button)).inner;
+            if clicked.on_hover_text(format!("Sort by {label}")).clicked() {
                 browse.view.click(key);
                 if let SortKey::Metric(m) = key {
                     browse.metric = m;
@@ -252,7 +253,12 @@ fn row_ui(
 ) {
     ui.horizontal(|ui| {
         let selected = browse.selected.as_deref() == Some(n.host.as_str());
-        let host = ui.add_sized([HOST_W, h], egui::Button::selectable(selected, n.host.as_str()).truncate());
+        // The whole cell is the button, its text on the left.
+        let button = egui::Button::selectable(selected, n.host.as_str())
+            .truncate()
+            .right_text(egui::Atom::grow())
+            .min_size(vec2(HOST_W - 8.0, h - 2.0));
+        let host = cell(ui, HOST_W, h, None, |ui| ui.add(button)).inner;
         if host.clicked() {
             browse.selected = Some(n.host.clone());
         }
@@ -263,7 +269,7 @@ fn row_ui(
         }
         let reported = matches!(n.outcome, NodeOutcome::Reported { .. });
         let outcome_tone = if reported { Tone::Good } else { Tone::Bad };
-        cell(ui, OUTCOME_W, h, None, toned(ui, outcome_tone, n.outcome.describe()));
+        text_cell(ui, OUTCOME_W, h, None, toned(ui, outcome_tone, n.outcome.describe()));
         for i in 0..cmp.facts.len() {
             let value = n.values.get(i).cloned().flatten();
             let differs = n.differs.get(i).copied().unwrap_or(false);
@@ -273,7 +279,7 @@ fn row_ui(
                 None if differs => (toned(ui, Tone::Warn, format!("{DIFFERS} none")), Some(Tone::Warn.fill(ui))),
                 None => (toned(ui, Tone::Muted, "—"), None),
             };
-            cell(ui, FACT_W, h, fill, text);
+            text_cell(ui, FACT_W, h, fill, text);
         }
         for (i, m) in cmp.metrics.iter().enumerate() {
             let value = n.metrics.get(i).copied().flatten();
@@ -283,7 +289,7 @@ fn row_ui(
                 Some(v) => RichText::new(figure(v, &m.unit)),
                 None => toned(ui, Tone::Muted, "—"),
             };
-            cell(ui, METRIC_W, h, slow.then(|| Tone::Bad.fill(ui)), text);
+            text_cell(ui, METRIC_W, h, slow.then(|| Tone::Bad.fill(ui)), text);
         }
         let [e, w, i] = n.findings;
         let tone = if e > 0 {
@@ -294,7 +300,7 @@ fn row_ui(
             Tone::Muted
         };
         let text = if reported { toned(ui, tone, format!("{e} / {w} / {i}")) } else { toned(ui, Tone::Muted, "—") };
-        cell(ui, FINDINGS_W, h, None, text).on_hover_text("errors / warnings / notes");
+        text_cell(ui, FINDINGS_W, h, None, text).on_hover_text("errors / warnings / notes");
     });
 }
 
@@ -310,16 +316,26 @@ pub fn figure(v: f64, unit: &str) -> String {
     format!("{v:.digits$} {unit}")
 }
 
-/// One cell: a fixed width, an optional background, the text left-aligned and cut with "…" (the
-/// whole text on hover).
-fn cell(ui: &mut Ui, width: f32, h: f32, fill: Option<Color32>, text: RichText) -> egui::Response {
-    let (rect, response) = ui.allocate_exact_size(vec2(width, h), Sense::hover());
-    if let Some(fill) = fill {
-        ui.painter().rect_filled(rect, 2.0, fill);
-    }
-    let inner = rect.shrink2(vec2(4.0, 0.0));
-    ui.scope_builder(UiBuilder::new().max_rect(inner).layout(Layout::left_to_right(Align::Center)), |ui| {
-        ui.add(egui::Label::new(text).truncate());
-    });
-    response
+/// One cell: a fixed width whatever its content (so the rows line up under the heading), an
+/// optional background, the content left-aligned.
+fn cell<R>(
+    ui: &mut Ui,
+    width: f32,
+    h: f32,
+    fill: Option<Color32>,
+    add: impl FnOnce(&mut Ui) -> R,
+) -> egui::InnerResponse<R> {
+    ui.allocate_ui_with_layout(vec2(width, h), Layout::left_to_right(Align::Center), |ui| {
+        ui.set_min_size(vec2(width, h));
+        if let Some(fill) = fill {
+            ui.painter().rect_filled(ui.max_rect(), 2.0, fill);
+        }
+        ui.add_space(4.0);
+        add(ui)
+    })
+}
+
+/// A cell of text, cut with "…" where it does not fit (the whole text on hover).
+fn text_cell(ui: &mut Ui, width: f32, h: f32, fill: Option<Color32>, text: RichText) -> egui::Response {
+    cell(ui, width, h, fill, |ui| ui.add(egui::Label::new(text).truncate())).inner
 }
