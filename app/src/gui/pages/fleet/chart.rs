@@ -25,6 +25,21 @@ pub fn bars(cmp: &Comparison, rows: &[usize], metric: usize) -> Vec<(usize, f64,
         .collect()
 }
 
+/// Up to this many bars are named under the axis.
+const MAX_NAMED: usize = 24;
+
+/// The host under a grid mark at `x`, when `x` is a bar's place; else nothing.
+pub fn host_at(names: &[String], x: f64) -> String {
+    let place = x.round();
+    if (x - place).abs() > 1e-6 || place < 0.0 {
+        return String::new();
+    }
+    // A non-negative whole number; places beyond the names give nothing.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let place = place as usize;
+    names.get(place).cloned().unwrap_or_default()
+}
+
 /// The figure picker and the chart.
 pub fn chart_ui(ui: &mut Ui, cmp: &Comparison, browse: &mut Browse) {
     let Some(metric) = cmp.metrics.get(browse.metric) else { return };
@@ -47,7 +62,14 @@ pub fn chart_ui(ui: &mut Ui, cmp: &Comparison, browse: &mut Browse) {
     let median_colour = Tone::Good.color(ui);
     let selected = browse.selected.as_deref();
     let unit = metric.unit.clone();
-    let bars: Vec<Bar> = bars(cmp, &browse.rows, browse.metric)
+    let bars = bars(cmp, &browse.rows, browse.metric);
+    // Host names under the bars while they fit; the place in the table means nothing to anyone.
+    let names: Vec<String> = if bars.len() <= MAX_NAMED {
+        browse.rows.iter().map(|&i| cmp.nodes[i].host.clone()).collect()
+    } else {
+        Vec::new()
+    };
+    let bars: Vec<Bar> = bars
         .into_iter()
         .map(|(x, v, host, slow)| {
             let colour = if selected == Some(host.as_str()) {
@@ -71,6 +93,7 @@ pub fn chart_ui(ui: &mut Ui, cmp: &Comparison, browse: &mut Browse) {
         .allow_zoom([true, false])
         .include_y(0.0)
         .show_x(false)
+        .x_axis_formatter(move |mark, _| host_at(&names, mark.value))
         .show(ui, |p| {
             p.bar_chart(chart);
             if let Some(median) = metric.median {

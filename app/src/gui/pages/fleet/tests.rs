@@ -285,6 +285,11 @@ fn the_chart_has_a_bar_per_node_with_the_figure_in_table_order() {
     let bars = super::chart::bars(&cmp, &rows, 0);
     let got: Vec<(usize, &str, bool)> = bars.iter().map(|(x, _, h, slow)| (*x, h.as_str(), *slow)).collect();
     assert_eq!(got, [(0, "node-c", true), (1, "node-b", false), (2, "node-a", false)], "node-d has no figure, no bar");
+    let names = ["node-c".to_owned(), "node-b".to_owned()];
+    assert_eq!(super::chart::host_at(&names, 1.0), "node-b", "a bar's host under it");
+    assert_eq!(super::chart::host_at(&names, 0.5), "", "no name between bars");
+    assert_eq!(super::chart::host_at(&names, -1.0), "");
+    assert_eq!(super::chart::host_at(&names, 7.0), "");
 }
 
 /// The stand-in for F1's `compare` over a real folder: reports named by host, a broken file and a
