@@ -167,6 +167,43 @@ fn the_page_marks_the_differing_cell_the_slow_figure_and_shows_the_fleet_finding
     assert_eq!(h.state().pages.fleet.shown_hosts(), ["node-a", "node-b", "node-c", "node-d"]);
 }
 
+/// Lets `held` finish.
+static RELEASE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// A loader that has read one report of two and waits to be let go.
+fn held(_: &Path, progress: &Progress) -> Result<Comparison, String> {
+    progress.set_total(2);
+    progress.add_done();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !RELEASE.load(std::sync::atomic::Ordering::Relaxed) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    Ok(three_nodes())
+}
+
+#[test]
+fn the_folder_loads_off_the_ui_thread_with_its_progress() {
+    let (mut h, _home) = harness("no-driver");
+    settle(&mut h);
+    h.get_by_label("Fleet").click();
+    h.run_steps(2);
+    h.state_mut().pages.fleet.loader = held;
+    h.state_mut().pages.fleet.folder = "/fleet".into();
+    h.get_by_label("Open this folder").click();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    // The window keeps drawing while the loader waits, and says how far it got.
+    while h.query_by_label("Read 1 of 2 reports…").is_none() {
+        assert!(Instant::now() < deadline, "no progress shown");
+        h.step();
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(h.state().busy());
+    RELEASE.store(true, std::sync::atomic::Ordering::Relaxed);
+    settle(&mut h);
+    h.get_by_label("≠ 535.104.05");
+    assert!(h.query_by_label("Read 1 of 2 reports…").is_none());
+}
+
 #[test]
 fn filter_toggle_and_sort_change_the_rows() {
     let (mut h, _home) = harness("no-driver");
