@@ -34,7 +34,14 @@ pub fn compare(dir: &Path, progress: &Progress) -> Result<Comparison, String> {
     for entry in manifest.and_then(|t| serde_json::from_str::<Manifest>(&t).ok()).map(|m| m.nodes).unwrap_or_default() {
         match nodes.iter_mut().find(|n| n.host == entry.host) {
             Some(n) => n.engine_name = Some(entry.engine_name),
-            None => nodes.push(row(entry.host, Some(entry.engine_name), entry.outcome, Vec::new(), [0; 3])),
+            None => {
+                // The manifest may name a report that is not (or no longer) in the folder.
+                let outcome = match entry.outcome {
+                    NodeOutcome::Reported { file } => NodeOutcome::Failed { reason: format!("{file} is missing") },
+                    other => other,
+                };
+                nodes.push(row(entry.host, Some(entry.engine_name), outcome, Vec::new(), [0; 3]));
+            }
         }
     }
     if nodes.is_empty() {

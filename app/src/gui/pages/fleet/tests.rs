@@ -353,7 +353,11 @@ fn the_stand_in_loader_reads_a_folder() {
     let manifest = Manifest {
         engine: "ssh".into(),
         started: "2026-11-23T00:00:00Z".into(),
-        nodes: vec![entry("a", NodeOutcome::Reported { file: "a.json".into() }), entry("d", NodeOutcome::TimedOut)],
+        nodes: vec![
+            entry("a", NodeOutcome::Reported { file: "a.json".into() }),
+            entry("d", NodeOutcome::TimedOut),
+            entry("e", NodeOutcome::Reported { file: "e.json".into() }),
+        ],
     };
     std::fs::write(dir.path().join(MANIFEST_FILE), serde_json::to_string(&manifest).unwrap()).unwrap();
 
@@ -361,19 +365,24 @@ fn the_stand_in_loader_reads_a_folder() {
     let cmp = super::compare_folder(dir.path(), &progress).unwrap();
     assert_eq!(progress.get(), (4, 4));
     let hosts: Vec<&str> = cmp.nodes.iter().map(|n| n.host.as_str()).collect();
-    assert_eq!(hosts, ["a", "b", "bad", "c", "d"]);
+    assert_eq!(hosts, ["a", "b", "bad", "c", "d", "e"]);
     assert_eq!(cmp.nodes[0].engine_name.as_deref(), Some("a-slurm"));
     assert!(
         matches!(&cmp.nodes[2].outcome, NodeOutcome::Failed { reason } if reason.contains("not a gpu-doctor report"))
     );
     assert_eq!(cmp.nodes[4].outcome, NodeOutcome::TimedOut);
+    assert_eq!(
+        cmp.nodes[5].outcome,
+        NodeOutcome::Failed { reason: "e.json is missing".into() },
+        "not a reported row without values"
+    );
     assert_eq!(cmp.facts[1].label, "GPUs");
     assert_eq!(
         cmp.nodes.iter().map(|n| n.differs.get(1).copied().unwrap_or(false)).collect::<Vec<_>>(),
-        [false, false, false, true, false]
+        [false, false, false, true, false, false]
     );
     assert!(cmp.nodes[3].values[1].as_deref().is_some_and(|v| v.contains("3060")));
-    assert_eq!(cmp.findings[0].hosts, ["bad", "d"], "the nodes without a report come first");
+    assert_eq!(cmp.findings[0].hosts, ["bad", "d", "e"], "the nodes without a report come first");
     assert!(cmp.findings.iter().any(|f| f.key.as_deref() == Some("gpu.models") && f.hosts == ["c"]));
     assert_eq!(cmp.groups[0].hosts, ["a", "b"]);
 }
