@@ -247,9 +247,13 @@ impl App {
         let page = self.page;
         egui::CentralPanel::default().show(ui, |ui| {
             let (shown, pages, feed, actions) = self.parts();
-            egui::ScrollArea::vertical()
-                .auto_shrink(false)
-                .show(ui, |ui| pages.page_ui(page, ui, &shown, feed, actions));
+            if page.scrolls() {
+                egui::ScrollArea::vertical()
+                    .auto_shrink(false)
+                    .show(ui, |ui| pages.page_ui(page, ui, &shown, feed, actions));
+            } else {
+                pages.page_ui(page, ui, &shown, feed, actions);
+            }
         });
         {
             let busy = self.busy();

@@ -22,7 +22,7 @@ fn fixture(name: &str) -> PathBuf {
 
 /// The window on a recorded machine, sized like a laptop screen, with its settings and past runs
 /// in a temporary folder instead of the user's.
-fn harness(name: &str) -> (Harness<'static, App>, tempfile::TempDir) {
+pub(crate) fn harness(name: &str) -> (Harness<'static, App>, tempfile::TempDir) {
     launch(name, None)
 }
 
@@ -48,7 +48,7 @@ fn launch(name: &str, telemetry: Option<Arc<dyn TelemetrySource>>) -> (Harness<'
 }
 
 /// Steps the harness until no job runs (the workers answer on their own threads).
-fn settle(h: &mut Harness<'_, App>) {
+pub(crate) fn settle(h: &mut Harness<'_, App>) {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         h.step();
@@ -200,6 +200,7 @@ fn every_page_draws_on_a_machine_without_a_driver() {
         (Page::Benchmarks, "Run benchmarks"),
         (Page::Telemetry, "off while a recorded machine is on screen"),
         (Page::Report, "## gpu-doctor report"),
+        (Page::Fleet, "Open a folder of gpu-doctor JSON reports"),
     ];
     assert_eq!(says.map(|(p, _)| p), Page::ALL);
     for (page, text) in says {

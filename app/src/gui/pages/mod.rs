@@ -4,6 +4,7 @@
 mod benchmarks;
 mod checks;
 mod environments;
+mod fleet;
 mod overview;
 mod report;
 mod telemetry;
@@ -31,12 +32,21 @@ pub enum Page {
     Telemetry,
     /// Preview, export and copy the report; read another machine.
     Report,
+    /// Compare a folder of reports from many machines.
+    Fleet,
 }
 
 impl Page {
     /// Every page, in tab order.
-    pub const ALL: [Page; 6] =
-        [Page::Overview, Page::Checks, Page::Environments, Page::Benchmarks, Page::Telemetry, Page::Report];
+    pub const ALL: [Page; 7] = [
+        Page::Overview,
+        Page::Checks,
+        Page::Environments,
+        Page::Benchmarks,
+        Page::Telemetry,
+        Page::Report,
+        Page::Fleet,
+    ];
 
     /// The tab's title.
     pub fn title(self) -> &'static str {
@@ -47,7 +57,14 @@ impl Page {
             Page::Benchmarks => "Benchmarks",
             Page::Telemetry => "Telemetry",
             Page::Report => "Report",
+            Page::Fleet => "Fleet",
         }
+    }
+
+    /// Whether the window scrolls the page; the Fleet page fills the window and scrolls its table
+    /// itself, drawing only the rows in view.
+    pub fn scrolls(self) -> bool {
+        self != Page::Fleet
     }
 }
 
@@ -64,6 +81,8 @@ pub struct Pages {
     pub telemetry: telemetry::TelemetryPage,
     /// Report: format, redaction, export, paste.
     pub report: report::ReportPage,
+    /// Fleet: a folder of reports compared.
+    pub fleet: fleet::FleetPage,
 }
 
 impl Pages {
@@ -89,7 +108,7 @@ impl Pages {
 
     /// Whether a page job is under way.
     pub fn busy(&self) -> bool {
-        self.envs.busy() || self.bench.busy() || self.report.busy()
+        self.envs.busy() || self.bench.busy() || self.report.busy() || self.fleet.busy()
     }
 
     /// Polls the pages' jobs; a benchmark run samples telemetry from `telemetry`.
@@ -103,6 +122,7 @@ impl Pages {
         self.envs.logic(ctx, shown, actions);
         self.bench.logic(ctx, shown, telemetry);
         self.report.logic(ctx, shown, self.bench.latest_run(), actions);
+        self.fleet.logic(ctx);
     }
 
     /// Draws one page.
@@ -121,6 +141,7 @@ impl Pages {
             Page::Benchmarks => self.bench.benchmarks_ui(ui, shown),
             Page::Telemetry => self.telemetry.telemetry_ui(ui, shown, feed),
             Page::Report => self.report.report_ui(ui, shown, self.bench.latest_run(), actions),
+            Page::Fleet => self.fleet.fleet_ui(ui, actions),
         }
     }
 }
