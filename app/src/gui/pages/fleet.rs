@@ -8,7 +8,6 @@
 //! ([`compare_folder`] unless a test swaps it), never on the UI thread.
 
 mod chart;
-mod stand_in;
 mod table;
 #[cfg(test)]
 mod tests;
@@ -71,11 +70,10 @@ pub type Loader = fn(&Path, &Progress) -> Result<Comparison, String>;
 
 /// The loader the window uses.
 ///
-/// STAND-IN: `gpu_doctor_probes::fleet::compare` (task F1) is not on this branch yet, so this reads
-/// the folder with `stand_in::compare` (driver version and GPU models only, no benchmark figures).
-/// At the merge, call the real `compare` here (one line) and delete `fleet/stand_in.rs`.
-pub fn compare_folder(dir: &Path, progress: &Progress) -> Result<Comparison, String> {
-    stand_in::compare(dir, progress)
+/// The window's loader: `compare`'s own reading (the manifest, else every `*.json`; parsed on a few
+/// threads) and comparison. It reports no per-file progress, so the page shows its spinner.
+pub fn compare_folder(dir: &Path, _progress: &Progress) -> Result<Comparison, String> {
+    gpu_doctor_probes::fleet::compare::read_folder(dir).map(gpu_doctor_probes::fleet::compare::compare)
 }
 
 /// A compared folder.
