@@ -20,7 +20,7 @@ mod tests;
 use std::collections::{BTreeMap, HashMap};
 
 pub use metrics::SLOW_THRESHOLD;
-pub use read::{read_files, read_folder, read_paths};
+pub use read::{ReadProgress, read_files, read_folder, read_folder_counted, read_paths};
 
 use super::model::{Comparison, FactColumn, FleetFinding, MetricColumn, NodeGroup, NodeOutcome, NodeRow};
 use crate::{Report, Severity};

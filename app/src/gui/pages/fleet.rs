@@ -71,9 +71,19 @@ pub type Loader = fn(&Path, &Progress) -> Result<Comparison, String>;
 /// The loader the window uses.
 ///
 /// The window's loader: `compare`'s own reading (the manifest, else every `*.json`; parsed on a few
-/// threads) and comparison. It reports no per-file progress, so the page shows its spinner.
-pub fn compare_folder(dir: &Path, _progress: &Progress) -> Result<Comparison, String> {
-    gpu_doctor_probes::fleet::compare::read_folder(dir).map(gpu_doctor_probes::fleet::compare::compare)
+/// threads, each report counted into `progress`) and comparison.
+pub fn compare_folder(dir: &Path, progress: &Progress) -> Result<Comparison, String> {
+    gpu_doctor_probes::fleet::compare::read_folder_counted(dir, progress)
+        .map(gpu_doctor_probes::fleet::compare::compare)
+}
+
+impl gpu_doctor_probes::fleet::compare::ReadProgress for Progress {
+    fn total(&self, files: usize) {
+        self.set_total(files);
+    }
+    fn parsed(&self) {
+        self.add_done();
+    }
 }
 
 /// A compared folder.

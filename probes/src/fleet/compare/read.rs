@@ -16,6 +16,20 @@ const FILES_PER_THREAD: usize = 16;
 /// Reading threads, at most.
 const MAX_THREADS: usize = 16;
 
+/// Told how many reports a read will parse, then once per report parsed (from the reading threads):
+/// the window's progress. `()` counts nothing.
+pub trait ReadProgress: Sync {
+    /// `files` reports are to be parsed.
+    fn total(&self, files: usize);
+    /// One more was parsed (or failed to be).
+    fn parsed(&self);
+}
+
+impl ReadProgress for () {
+    fn total(&self, _files: usize) {}
+    fn parsed(&self) {}
+}
+
 /// Each path a folder (read with [`read_folder`]) or a report file; the nodes of all of them.
 pub fn read_paths(paths: &[PathBuf]) -> Result<Vec<NodeInput>, String> {
     let mut nodes = Vec::new();
@@ -36,12 +50,17 @@ pub fn read_paths(paths: &[PathBuf]) -> Result<Vec<NodeInput>, String> {
 /// A fleet folder: the manifest's nodes when `fleet.json` is there (each `Reported` file read,
 /// every other outcome kept), else one node per `*.json` file, in name order.
 pub fn read_folder(dir: &Path) -> Result<Vec<NodeInput>, String> {
+    read_folder_counted(dir, &())
+}
+
+/// [`read_folder`], telling `progress` what it parses.
+pub fn read_folder_counted(dir: &Path, progress: &dyn ReadProgress) -> Result<Vec<NodeInput>, String> {
     let manifest_path = dir.join(MANIFEST_FILE);
     if manifest_path.is_file() {
         let text = std::fs::read_to_string(&manifest_path).map_err(|e| format!("{}: {e}", manifest_path.display()))?;
         let manifest: Manifest = serde_json::from_str(&text)
             .map_err(|e| format!("{}: not a fleet manifest: {e}", manifest_path.display()))?;
-        return Ok(from_manifest(dir, manifest));
+        return Ok(from_manifest(dir, manifest, progress));
     }
     let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let mut files: Vec<PathBuf> = entries
@@ -50,11 +69,11 @@ pub fn read_folder(dir: &Path) -> Result<Vec<NodeInput>, String> {
         .filter(|p| p.extension().is_some_and(|e| e == "json") && p.is_file())
         .collect();
     files.sort();
-    Ok(read_files(&files))
+    Ok(nodes_of(&files, parse_all(&files, progress)))
 }
 
 /// The manifest's nodes, with the reports it names read from `dir`.
-fn from_manifest(dir: &Path, manifest: Manifest) -> Vec<NodeInput> {
+fn from_manifest(dir: &Path, manifest: Manifest, progress: &dyn ReadProgress) -> Vec<NodeInput> {
     let files: Vec<PathBuf> = manifest
         .nodes
         .iter()
@@ -63,7 +82,7 @@ fn from_manifest(dir: &Path, manifest: Manifest) -> Vec<NodeInput> {
             _ => None,
         })
         .collect();
-    let mut reports = parse_all(&files).into_iter();
+    let mut reports = parse_all(&files, progress).into_iter();
     manifest
         .nodes
         .into_iter()
@@ -84,7 +103,11 @@ fn from_manifest(dir: &Path, manifest: Manifest) -> Vec<NodeInput> {
 /// One node per file, named by the report's host name, else (no host name, or one that another file
 /// has too) by the file's name.
 pub fn read_files(files: &[PathBuf]) -> Vec<NodeInput> {
-    let parsed = parse_all(files);
+    nodes_of(files, parse_all(files, &()))
+}
+
+/// The nodes of `files`, parsed into `parsed` (same order).
+fn nodes_of(files: &[PathBuf], parsed: Vec<Result<Box<Report>, String>>) -> Vec<NodeInput> {
     let host_of = |r: &Result<Box<Report>, String>| {
         r.as_ref().ok().and_then(|r| r.snapshot.system.value()).and_then(|s| s.host_name.clone())
     };
@@ -115,11 +138,17 @@ pub fn read_files(files: &[PathBuf]) -> Vec<NodeInput> {
 }
 
 /// Parses every file, in order, on up to [`MAX_THREADS`] named threads.
-fn parse_all(files: &[PathBuf]) -> Vec<Result<Box<Report>, String>> {
+fn parse_all(files: &[PathBuf], progress: &dyn ReadProgress) -> Vec<Result<Box<Report>, String>> {
+    progress.total(files.len());
+    let parse = |f: &PathBuf| {
+        let report = parse(f);
+        progress.parsed();
+        report
+    };
     let threads = std::thread::available_parallelism().map_or(1, usize::from).min(MAX_THREADS);
     let threads = threads.min(files.len().div_ceil(FILES_PER_THREAD)).max(1);
     if threads == 1 {
-        return files.iter().map(|f| parse(f)).collect();
+        return files.iter().map(parse).collect();
     }
     let chunk = files.len().div_ceil(threads);
     std::thread::scope(|scope| {
@@ -127,7 +156,7 @@ fn parse_all(files: &[PathBuf]) -> Vec<Result<Box<Report>, String>> {
             .chunks(chunk)
             .enumerate()
             .map(|(i, part)| {
-                let work = move || part.iter().map(|f| parse(f)).collect::<Vec<_>>();
+                let work = move || part.iter().map(parse).collect::<Vec<_>>();
                 (part, std::thread::Builder::new().name(format!("fleet-read-{i}")).spawn_scoped(scope, work))
             })
             .collect();
@@ -137,7 +166,7 @@ fn parse_all(files: &[PathBuf]) -> Vec<Result<Box<Report>, String>> {
                 Ok(Ok(reports)) => reports,
                 // A thread that could not start: its share is read here. One that panicked: its files
                 // are nodes with the reason.
-                Err(_) => part.iter().map(|f| parse(f)).collect(),
+                Err(_) => part.iter().map(parse).collect(),
                 Ok(Err(_)) => part.iter().map(|f| Err(format!("reading {} failed", f.display()))).collect(),
             })
             .collect()

@@ -346,7 +346,9 @@ fn the_loader_compares_a_real_folder() {
         std::fs::write(dir.path().join(name), text).unwrap();
     }
 
-    let cmp = super::compare_folder(dir.path(), &Progress::default()).unwrap();
+    let progress = Progress::default();
+    let cmp = super::compare_folder(dir.path(), &progress).unwrap();
+    assert_eq!(progress.get(), (4, 4), "every file counted");
     let hosts: Vec<&str> = cmp.nodes.iter().map(|n| n.host.as_str()).collect();
     assert_eq!(hosts, ["a.json", "b.json", "bad.json", "c.json"]);
     assert!(
