@@ -281,7 +281,7 @@ fn findings_ui(ui: &mut Ui, cmp: &Comparison, browse: &mut Browse) {
         for f in &cmp.findings {
             ui.horizontal(|ui| {
                 badge_ui(ui, Tone::of(f.severity), severity_word(f.severity));
-                let text = toned(ui, Tone::of(f.severity), finding_line(&f.summary, &f.hosts));
+                let text = toned(ui, Tone::of(f.severity), f.summary.as_str());
                 let first = f.hosts.first();
                 let clicked = ui
                     .add(egui::Label::new(text).truncate().sense(egui::Sense::click()))
@@ -294,16 +294,6 @@ fn findings_ui(ui: &mut Ui, cmp: &Comparison, browse: &mut Browse) {
             });
         }
     });
-}
-
-/// A finding's line: its summary and the nodes it names (the first few).
-fn finding_line(summary: &str, hosts: &[String]) -> String {
-    const SHOWN: usize = 6;
-    match hosts.len() {
-        0 => summary.to_owned(),
-        n if n <= SHOWN => format!("{summary}: {}", hosts.join(", ")),
-        n => format!("{summary}: {} and {} more", hosts[..SHOWN].join(", "), n - SHOWN),
-    }
 }
 
 /// The severity badge's word.
