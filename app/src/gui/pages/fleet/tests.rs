@@ -89,17 +89,17 @@ fn three_nodes() -> Comparison {
             NodeGroup { hosts: vec!["node-b".into()] },
         ],
         findings: vec![
-            finding("fleet.node_failed", Severity::Error, "1 of 4 nodes gave no report", "node-d"),
+            finding("fleet.node_failed", Severity::Error, "1 of 4 nodes gave no report: node-d", "node-d"),
             finding(
                 "fleet.driver_differs",
                 Severity::Warning,
-                "1 of 3 nodes run driver 535.104.05 while the rest run 570.86.15",
+                "1 of 3 nodes run driver 535.104.05 while the rest run 570.86.15: node-b",
                 "node-b",
             ),
             finding(
                 "fleet.bench_slow",
                 Severity::Warning,
-                "1 of 3 nodes copy device memory at half the fleet's speed",
+                "1 of 3 nodes copy device memory at half the fleet's speed: node-c",
                 "node-c",
             ),
         ],
@@ -162,6 +162,7 @@ fn the_page_marks_the_differing_cell_the_slow_figure_and_shows_the_fleet_finding
     h.get_by_label("1510 GB/s");
     h.get_by_label_contains("1 of 3 nodes run driver 535.104.05 while the rest run 570.86.15: node-b");
     h.get_by_label_contains("1 of 4 nodes gave no report: node-d");
+    assert!(h.query_by_label_contains("node-d: node-d").is_none(), "the summary names its hosts once");
     h.get_by_label("unreachable: ssh: connect to host node-d port 22: Connection refused");
     h.get_by_label("error");
     assert_eq!(h.state().pages.fleet.shown_hosts(), ["node-a", "node-b", "node-c", "node-d"]);
