@@ -282,6 +282,12 @@ const CASES: &[Case] = &[
         &[],
     ),
     (
+        "torch.cuda_home_not_set",
+        "OSError: CUDA_HOME environment variable is not set. Please set it to your CUDA install root.",
+        &[],
+        &[],
+    ),
+    (
         "docker.no_gpu_device_driver",
         "docker: Error response from daemon: could not select device driver \"\" with capabilities: [[gpu]].",
         &[],
