@@ -183,20 +183,20 @@ fn report(host: &dyn Host, args: &ReportArgs, recorded: Option<&Options>, quiet:
     };
     let report = ops::check(host, &options(&args.probe, recorded))?;
     let text = render::document::document(&report, saved.as_ref(), args.format, args.redact)?;
-    emit(args.output.as_deref(), &text, quiet)?;
+    emit(args.output.as_deref(), text, quiet)?;
     Ok(exit::OK)
 }
 
-/// Writes `text` to `output` (saying so unless quiet), or to standard output.
-fn emit(output: Option<&std::path::Path>, text: &str, quiet: bool) -> Result<()> {
+/// Writes `bytes` to `output` (saying so unless quiet), or to standard output.
+fn emit(output: Option<&std::path::Path>, bytes: impl AsRef<[u8]>, quiet: bool) -> Result<()> {
     match output {
         Some(path) => {
-            files::write_file(path, text)?;
+            files::write_file(path, bytes)?;
             if !quiet {
                 eprintln!("wrote {}", path.display());
             }
         }
-        None => to_stdout(text.as_bytes())?,
+        None => to_stdout(bytes.as_ref())?,
     }
     Ok(())
 }
@@ -210,7 +210,7 @@ fn compare(args: &CompareArgs, color: cli::ColorWhen, quiet: bool) -> Result<u8>
     let terminal = args.output.is_none() && std::io::stdout().is_terminal();
     let text = render::compare::document(&comparison, args.format, color.enabled(no_color.as_deref(), terminal))
         .context("could not serialize the comparison")?;
-    emit(args.output.as_deref(), &text, quiet)?;
+    emit(args.output.as_deref(), text, quiet)?;
     let error = comparison.findings.iter().any(|f| f.severity == gpu_doctor_probes::Severity::Error);
     Ok(if error { exit::FINDINGS } else { exit::OK })
 }

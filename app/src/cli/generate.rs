@@ -52,11 +52,7 @@ pub fn man(dir: Option<&Path>, quiet: bool) -> Result<u8> {
     };
     std::fs::create_dir_all(dir).with_context(|| format!("could not create {}", dir.display()))?;
     for (name, roff) in &pages {
-        let path = dir.join(name);
-        crate::files::write_file(&path, roff)?;
-        if !quiet {
-            eprintln!("wrote {}", path.display());
-        }
+        crate::emit(Some(&dir.join(name)), roff, quiet)?;
     }
     Ok(exit::OK)
 }
