@@ -2,7 +2,7 @@
 //! the bandwidth cap of a Thunderbolt/USB4 eGPU tunnel (normal).
 
 use super::{Ctx, Rule};
-use crate::model::{EgpuFacts, Gpu, PciBusId};
+use crate::model::{EgpuFacts, Gpu};
 use crate::probe::link::pcie_gbytes_per_s;
 use crate::{Category, Finding, Severity};
 
@@ -62,7 +62,7 @@ fn views<'a>(cx: &Ctx<'a>) -> Vec<View<'a>> {
         return links
             .iter()
             .map(|l| {
-                let gpu = gpus.iter().find(|g| g.pci_bus_id.as_deref().is_some_and(|b| PciBusId::same(b, &l.bus_id)));
+                let gpu = gpus.iter().find(|g| g.has_bus_id(&l.bus_id));
                 View {
                     name: name(gpu, &l.bus_id),
                     bus: l.bus_id.clone(),

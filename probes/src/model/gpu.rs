@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Deserializer, Serialize};
 
-use super::ComputeCapability;
+use super::{ComputeCapability, PciBusId};
 
 /// One GPU. Every `None` means the driver or device did not report it; the trace says why.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -76,6 +76,14 @@ pub struct Gpu {
     pub processes: Option<Vec<GpuProcess>>,
 }
 
+impl Gpu {
+    /// True when `bus_id`, in any spelling [`PciBusId`] reads, names this GPU's PCI address; false
+    /// when the GPU has no bus id or either text is not one.
+    pub fn has_bus_id(&self, bus_id: &str) -> bool {
+        self.pci_bus_id.as_deref().is_some_and(|b| PciBusId::same(b, bus_id))
+    }
+}
+
 /// A compute capability written as `"8.9"`, or as NVML's `[8, 9]` (recordings made before
 /// `NvmlDevice` held a `Gpu`); a negative pair reads as not reported.
 fn capability_as_text_or_pair<'de, D: Deserializer<'de>>(d: D) -> Result<Option<ComputeCapability>, D::Error> {
@@ -102,4 +110,19 @@ pub struct GpuProcess {
     pub pid: u32,
     /// GPU memory in bytes; `None` under WDDM.
     pub used_memory_bytes: Option<u64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_gpu_is_named_by_its_bus_id_in_any_spelling() {
+        let gpu = Gpu { pci_bus_id: Some("0000:3b:00.0".into()), ..Gpu::default() };
+        assert!(gpu.has_bus_id("00000000:3B:00.0"), "NVML's spelling");
+        assert!(gpu.has_bus_id("0000:3B:00.0"), "CUDA's spelling");
+        assert!(!gpu.has_bus_id("0000:3c:00.0"));
+        assert!(!gpu.has_bus_id("N/A"));
+        assert!(!Gpu::default().has_bus_id("0000:3b:00.0"), "a GPU without a bus id matches none");
+    }
 }

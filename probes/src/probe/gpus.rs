@@ -139,10 +139,7 @@ pub fn probe(
                 for gpu in &mut gpus {
                     let same = |s: &&SmiGpu| {
                         s.uuid.is_some() && s.uuid == gpu.uuid
-                            || s.pci_bus_id
-                                .as_deref()
-                                .zip(gpu.pci_bus_id.as_deref())
-                                .is_some_and(|(a, b)| PciBusId::same(a, b))
+                            || s.pci_bus_id.as_deref().is_some_and(|b| gpu.has_bus_id(b))
                     };
                     if let Some(s) = r.gpus.iter().find(same) {
                         fill_from_smi(gpu, s);

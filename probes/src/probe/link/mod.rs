@@ -65,7 +65,7 @@ pub fn probe(host: &dyn Host, devices: &[PciDevice], gpus: &[Gpu], trace: &mut T
     let links: Vec<HostLink> = ids
         .iter()
         .map(|id| {
-            let gpu = gpus.iter().find(|g| g.pci_bus_id.as_deref().is_some_and(|b| PciBusId::same(b, id)));
+            let gpu = gpus.iter().find(|g| g.has_bus_id(id));
             host_link(host, id, gpu, &tb, trace)
         })
         .collect();
