@@ -1,7 +1,7 @@
 //! Overview: the verdict, the machine, and a card per GPU with its live state.
 
 use egui::{RichText, Ui};
-use gpu_doctor_probes::model::{FrameworkBuild, Gpu, HostLink, PciBusId};
+use gpu_doctor_probes::model::{FrameworkBuild, Gpu, HostLink};
 use gpu_doctor_probes::{Probed, Report, Severity, Snapshot};
 
 use crate::gui::telemetry::TelemetryFeed;
@@ -185,7 +185,7 @@ fn gpus_ui(ui: &mut Ui, shown: &Shown<'_>, feed: &TelemetryFeed) {
     let links = snap.links.value().map_or(&[][..], Vec::as_slice);
     ui.horizontal_wrapped(|ui| {
         for gpu in gpus {
-            let link = links.iter().find(|l| gpu.pci_bus_id.as_deref().is_some_and(|b| PciBusId::same(b, &l.bus_id)));
+            let link = links.iter().find(|l| gpu.has_bus_id(&l.bus_id));
             gpu_card_ui(ui, shown, gpu, link, feed);
         }
     });
