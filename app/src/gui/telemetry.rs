@@ -51,12 +51,19 @@ pub struct TelemetryFeed {
     interval: Duration,
     /// When the feed was made: the clock of `series`.
     epoch: Instant,
-    /// What the running sampler was started for.
-    running_for: Option<(Vec<Target>, Detail)>,
-    running: Option<(Sampler, Receiver<(f64, Reading)>)>,
+    running: Option<Running>,
     /// The benchmark run whose samples stand in for asking its GPU: the GPU, the run's start, and
     /// how many of its samples were taken in.
     run: Option<(u32, Instant, usize)>,
+}
+
+/// The running sampler, what it hands over, and what it was started for.
+struct Running {
+    /// Stops the sampler when dropped.
+    _sampler: Sampler,
+    rx: Receiver<(f64, Reading)>,
+    targets: Vec<Target>,
+    detail: Detail,
 }
 
 impl std::fmt::Debug for TelemetryFeed {
@@ -83,7 +90,6 @@ impl TelemetryFeed {
             source,
             interval,
             epoch: Instant::now(),
-            running_for: None,
             running: None,
             run: None,
         }
@@ -103,16 +109,16 @@ impl TelemetryFeed {
         let lent = self.run_gpu();
         let asked = gpus.iter().filter(|g| Some(g.index) != lent);
         let run = wanted && asked.clone().next().is_some();
-        let same = self.running_for.as_ref().is_some_and(|(t, d)| {
-            *d == detail
-                && t.iter()
+        let same = self.running.as_ref().is_some_and(|r| {
+            r.detail == detail
+                && r.targets
+                    .iter()
                     .map(|t| (t.index, t.bus_id.as_deref()))
                     .eq(asked.clone().map(|g| (g.index, g.pci_bus_id.as_deref())))
         });
         if self.running.is_some() && (!run || !same) {
             // Dropping the sampler stops it.
             self.running = None;
-            self.running_for = None;
         }
         if run && self.running.is_none() && self.note.is_none() {
             let targets = asked.map(|g| Target { index: g.index, bus_id: g.pci_bus_id.clone() }).collect();
@@ -128,7 +134,6 @@ impl TelemetryFeed {
     fn start(&mut self, targets: Vec<Target>, detail: Detail, ctx: &egui::Context) {
         let (tx, rx) = mpsc::sync_channel::<(f64, Reading)>(64);
         let (epoch, ctx) = (self.epoch, ctx.clone());
-        self.running_for = Some((targets.clone(), detail));
         let sink = move |reading: Reading| {
             let t_secs = epoch.elapsed().as_secs_f64();
             let open = if matches!(reading, Reading::Stopped(_)) {
@@ -142,8 +147,8 @@ impl TelemetryFeed {
             open
         };
         let source = Arc::clone(&self.source);
-        match Sampler::start("gpu-doctor-telemetry", source, targets, detail, self.interval, sink) {
-            Ok(sampler) => self.running = Some((sampler, rx)),
+        match Sampler::start("gpu-doctor-telemetry", source, targets.clone(), detail, self.interval, sink) {
+            Ok(sampler) => self.running = Some(Running { _sampler: sampler, rx, targets, detail }),
             Err(e) => self.note = Some(format!("could not start the telemetry thread: {e}")),
         }
     }
@@ -151,8 +156,8 @@ impl TelemetryFeed {
     /// Takes in new samples; true when anything arrived.
     pub fn poll(&mut self) -> bool {
         let mut changed = false;
-        while let Some((_, rx)) = &self.running {
-            match rx.try_recv() {
+        while let Some(running) = &self.running {
+            match running.rx.try_recv() {
                 Ok((t_secs, Reading::Sample { gpu, sample })) => {
                     self.asleep.remove(&gpu);
                     self.accept(t_secs, gpu, sample);

@@ -267,24 +267,15 @@ fn read(d: &Device<'_>) -> EccCounters {
         ..EccCounters::default()
     };
     let ids = [FI_REMAPPED_CORRECTED, FI_REMAPPED_UNCORRECTED, FI_REMAPPED_PENDING, FI_REMAPPED_FAILURE].map(FieldId);
-    match d.field_values_for(&ids) {
-        Ok(values) => {
-            c.remapped_rows_corrected = keep(&mut u, "remapped_rows_corrected", field_u64(values.first()));
-            c.remapped_rows_uncorrected = keep(&mut u, "remapped_rows_uncorrected", field_u64(values.get(1)));
-            c.remapped_rows_pending = keep(&mut u, "remapped_rows_pending", field_u64(values.get(2)).map(|v| v != 0));
-            c.remapped_rows_failure = keep(&mut u, "remapped_rows_failure", field_u64(values.get(3)).map(|v| v != 0));
-        }
-        Err(e) => {
-            for key in [
-                "remapped_rows_corrected",
-                "remapped_rows_uncorrected",
-                "remapped_rows_pending",
-                "remapped_rows_failure",
-            ] {
-                u.insert(key.to_owned(), reason(&e));
-            }
-        }
-    }
+    // One call for the four fields; when it fails, each field keeps the call's reason.
+    let values = d.field_values_for(&ids).map_err(|e| reason(&e));
+    let mut field = |key: &str, i: usize| {
+        keep(&mut u, key, values.as_ref().map_err(String::clone).and_then(|v| field_u64(v.get(i))))
+    };
+    c.remapped_rows_corrected = field("remapped_rows_corrected", 0);
+    c.remapped_rows_uncorrected = field("remapped_rows_uncorrected", 1);
+    c.remapped_rows_pending = field("remapped_rows_pending", 2).map(|v| v != 0);
+    c.remapped_rows_failure = field("remapped_rows_failure", 3).map(|v| v != 0);
     c.unreported = u;
     c
 }
