@@ -179,7 +179,7 @@ pub fn run(
     plan: &SlurmPlan,
     runner: &Runner<'_>,
     folder: &mut Folder,
-    progress: &mut dyn FnMut(&NodeEntry, usize),
+    progress: &mut dyn FnMut(&NodeEntry),
 ) -> Result<()> {
     let answer = runner(&plan.command());
     let srun = match &answer {
@@ -221,7 +221,7 @@ pub fn collect(
     srun: &SrunEnd,
     runner: &Runner<'_>,
     folder: &mut Folder,
-    progress: &mut dyn FnMut(&NodeEntry, usize),
+    progress: &mut dyn FnMut(&NodeEntry),
 ) -> Result<usize> {
     let raw = dir.join(RAW_DIR);
     let written = std::fs::read_to_string(raw.join(NODELIST_FILE)).ok();
@@ -240,15 +240,13 @@ pub fn collect(
             nodes.push(node);
         }
     }
-    let mut done = 0;
     for node in &nodes {
         if folder.has_report(node) {
             continue;
         }
         let result = node_result(&raw, node, srun, dir);
         let entry = folder.add(node, result, None)?;
-        done += 1;
-        progress(&entry, done);
+        progress(&entry);
     }
     Ok(nodes.len())
 }
