@@ -181,7 +181,8 @@ pub fn run(
     folder: &mut Folder,
     progress: &mut dyn FnMut(&NodeEntry),
 ) -> Result<()> {
-    let answer = runner(&plan.command());
+    let cmd = plan.command();
+    let answer = runner(&cmd);
     let srun = match &answer {
         Ok(out) if out.success() => SrunEnd::Ok,
         Ok(out) => SrunEnd::Failed(last_line(&out.stderr)),
@@ -195,7 +196,7 @@ pub fn run(
             SrunEnd::TimedOut => format!("timed out after {} s", plan.timeout.as_secs()),
             SrunEnd::Ok => "no node wrote anything".to_owned(),
         };
-        bail!("{} gave no node: {said}", plan.command().argv.first().map_or("srun", String::as_str));
+        bail!("{} gave no node: {said}", cmd.argv[0]);
     }
     Ok(())
 }
