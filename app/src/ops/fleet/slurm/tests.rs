@@ -183,7 +183,8 @@ fn a_timed_out_or_failed_srun_is_the_reason_of_the_nodes_without_output() {
     let mut folder = Folder::open(dir.path(), "slurm", "t".into(), false).unwrap();
     // No node list arrived: the one asked for is used.
     collect(dir.path(), Some("gpu[01-02]"), &SrunEnd::TimedOut, &runner, &mut folder, &mut |_| {}).unwrap();
-    assert!(folder.manifest().nodes.iter().all(|n| n.outcome == NodeOutcome::TimedOut));
+    let outcomes: Vec<&NodeOutcome> = folder.manifest().nodes.iter().map(|n| &n.outcome).collect();
+    assert_eq!(outcomes, [&NodeOutcome::TimedOut, &NodeOutcome::TimedOut]);
     let failed = SrunEnd::Failed("srun: error: Unable to allocate resources: Invalid partition name specified".into());
     collect(dir.path(), Some("gpu[01-02]"), &failed, &runner, &mut folder, &mut |_| {}).unwrap();
     assert_eq!(
