@@ -187,8 +187,7 @@ fn fleet_ssh_reports_refused_hanging_and_gpu_doctor_less_hosts_each_with_its_out
 #[test]
 fn fleet_slurm_on_a_one_node_cluster() {
     if std::env::var_os("GPU_DOCTOR_SLURM_TEST").is_none() {
-        eprintln!("skipped: set GPU_DOCTOR_SLURM_TEST=1 (and SLURM_CONF) with a cluster up (.ci/slurm-cluster)");
-        return;
+        return skip("set GPU_DOCTOR_SLURM_TEST=1 (and SLURM_CONF) with a cluster up (.ci/slurm-cluster)");
     }
     let tmp = tempfile::tempdir().unwrap();
     let bin = fake_gpu_doctor(&tmp.path().join("bin"));
