@@ -180,7 +180,7 @@ pub fn fleet(args: &FleetArgs, quiet: bool) -> Result<u8> {
         Engine::K8s(K8sCommand::Manifest(a)) => write_manifest(a, quiet),
         Engine::K8s(K8sCommand::Collect(a)) => {
             let mut folder = Folder::open(&a.output, "k8s", now_rfc3339(), false)?;
-            let result = k8s::collect(&a.namespace, &a.selector, &runner, &mut folder, &mut |e, _| progress.node(e));
+            let result = k8s::collect(&a.namespace, &a.selector, &runner, &mut folder, &mut |e| progress.node(e));
             finish(&folder, result, quiet)
         }
     }
@@ -265,7 +265,7 @@ fn run_ssh(a: &SshArgs, runner: &Runner<'_>, progress: &mut Progress) -> Result<
         remote_bin: a.remote_bin.clone(),
         ssh_options,
     };
-    let result = ssh::run(&plan, runner, &mut folder, &mut |e, _| progress.node(e));
+    let result = ssh::run(&plan, runner, &mut folder, &mut |e| progress.node(e));
     finish(&folder, result, progress.quiet)
 }
 
@@ -294,7 +294,7 @@ fn run_slurm(a: &SlurmArgs, runner: &Runner<'_>, progress: &mut Progress) -> Res
     }
     let mut folder = Folder::open(&dir, "slurm", now_rfc3339(), a.missing_only)?;
     if a.collect {
-        let result = slurm::collect(&dir, None, &SrunEnd::Ok, runner, &mut folder, &mut |e, _| progress.node(e));
+        let result = slurm::collect(&dir, None, &SrunEnd::Ok, runner, &mut folder, &mut |e| progress.node(e));
         let result = result.and_then(|known| match known {
             0 => Err(InputError(format!("no node wrote into {}", dir.join(slurm::RAW_DIR).display())).into()),
             _ => Ok(()),
@@ -309,7 +309,7 @@ fn run_slurm(a: &SlurmArgs, runner: &Runner<'_>, progress: &mut Progress) -> Res
         plan.nodelist = Some(missing.join(","));
     }
     slurm::prepare(&plan, a.missing_only)?;
-    let result = slurm::run(&plan, runner, &mut folder, &mut |e, _| progress.node(e));
+    let result = slurm::run(&plan, runner, &mut folder, &mut |e| progress.node(e));
     finish(&folder, result, progress.quiet)
 }
 

@@ -12,6 +12,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use gpu_doctor_probes::fleet::{MANIFEST_FILE, Manifest, NodeOutcome};
+use gpu_doctor_probes::shell::{Shell, ShellCommand, quote_posix};
 
 const BIN: &str = env!("CARGO_BIN_EXE_gpu-doctor");
 
@@ -31,7 +32,8 @@ fn fake_gpu_doctor(dir: &Path) -> PathBuf {
     std::fs::create_dir_all(dir).unwrap();
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/consumer-gpu-torch-venv");
     let path = dir.join("gpu-doctor");
-    write_script(&path, &format!("#!/bin/sh\nexec '{BIN}' --replay '{}' \"$@\"\n", fixture.display()));
+    let replay = ShellCommand::new(BIN).arg("--replay").arg(fixture.display().to_string());
+    write_script(&path, &format!("#!/bin/sh\nexec {} \"$@\"\n", replay.render(Shell::Posix).unwrap()));
     path
 }
 
@@ -185,8 +187,7 @@ fn fleet_ssh_reports_refused_hanging_and_gpu_doctor_less_hosts_each_with_its_out
 #[test]
 fn fleet_slurm_on_a_one_node_cluster() {
     if std::env::var_os("GPU_DOCTOR_SLURM_TEST").is_none() {
-        eprintln!("skipped: set GPU_DOCTOR_SLURM_TEST=1 (and SLURM_CONF) with a cluster up (.ci/slurm-cluster)");
-        return;
+        return skip("set GPU_DOCTOR_SLURM_TEST=1 (and SLURM_CONF) with a cluster up (.ci/slurm-cluster)");
     }
     let tmp = tempfile::tempdir().unwrap();
     let bin = fake_gpu_doctor(&tmp.path().join("bin"));
@@ -303,11 +304,11 @@ fn fleet_k8s_collect_reads_recorded_kubectl_output() {
     write_script(
         &fakebin.join("kubectl"),
         &format!(
-            "#!/bin/sh\necho \"$*\" >> '{calls}'\ncase \"$1\" in\n  get) cat '{pods}' ;;\n  logs) cat '{logs}'/\"$4\" ;;\n  \
+            "#!/bin/sh\necho \"$*\" >> {calls}\ncase \"$1\" in\n  get) cat {pods} ;;\n  logs) cat {logs}/\"$4\" ;;\n  \
              *) echo \"unexpected: $*\" >&2; exit 1 ;;\nesac\n",
-            calls = tmp.path().join("calls").display(),
-            pods = recorded.display(),
-            logs = logs.display(),
+            calls = quote_posix(&tmp.path().join("calls").display().to_string()),
+            pods = quote_posix(&recorded.display().to_string()),
+            logs = quote_posix(&logs.display().to_string()),
         ),
     );
     let path = format!("{}:{}", fakebin.display(), std::env::var("PATH").unwrap_or_default());

@@ -178,7 +178,7 @@ pub fn collect(
     selector: &str,
     runner: &Runner<'_>,
     folder: &mut Folder,
-    progress: &mut dyn FnMut(&NodeEntry, usize),
+    progress: &mut dyn FnMut(&NodeEntry),
 ) -> Result<()> {
     let timeout = Duration::from_secs(60);
     let get = Cmd::new(["kubectl", "get", "pods", "--namespace", namespace, "--selector", selector, "-o", "json"])
@@ -191,7 +191,7 @@ pub fn collect(
     if pods.is_empty() {
         bail!("no pod in namespace {namespace} matches {selector}; was the manifest applied?");
     }
-    for (done, pod) in pods.iter().enumerate() {
+    for pod in &pods {
         let name = format!("{}/{}", pod.node.as_deref().unwrap_or("(no node)"), pod.name);
         let result = match &pod.node {
             None => NodeResult::Outcome(NodeOutcome::Unreachable {
@@ -218,7 +218,7 @@ pub fn collect(
             }
         };
         let entry = folder.add(&name, result, None)?;
-        progress(&entry, done + 1);
+        progress(&entry);
     }
     Ok(())
 }

@@ -204,8 +204,12 @@ pub fn counts(manifest: &Manifest) -> (usize, usize) {
 
 /// Now, as RFC 3339 in UTC (`2026-11-23T21:53:35Z`).
 pub fn now_rfc3339() -> String {
-    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    let (y, mo, d, h, mi, s) = crate::render::time::utc(secs);
+    rfc3339(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs()))
+}
+
+/// Unix seconds as RFC 3339 in UTC.
+fn rfc3339(unix_secs: u64) -> String {
+    let (y, mo, d, h, mi, s) = crate::render::time::utc(unix_secs);
     format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z")
 }
 

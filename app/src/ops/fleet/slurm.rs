@@ -179,9 +179,10 @@ pub fn run(
     plan: &SlurmPlan,
     runner: &Runner<'_>,
     folder: &mut Folder,
-    progress: &mut dyn FnMut(&NodeEntry, usize),
+    progress: &mut dyn FnMut(&NodeEntry),
 ) -> Result<()> {
-    let answer = runner(&plan.command());
+    let cmd = plan.command();
+    let answer = runner(&cmd);
     let srun = match &answer {
         Ok(out) if out.success() => SrunEnd::Ok,
         Ok(out) => SrunEnd::Failed(last_line(&out.stderr)),
@@ -195,7 +196,7 @@ pub fn run(
             SrunEnd::TimedOut => format!("timed out after {} s", plan.timeout.as_secs()),
             SrunEnd::Ok => "no node wrote anything".to_owned(),
         };
-        bail!("{} gave no node: {said}", plan.command().argv.first().map_or("srun", String::as_str));
+        bail!("{} gave no node: {said}", cmd.argv[0]);
     }
     Ok(())
 }
@@ -221,7 +222,7 @@ pub fn collect(
     srun: &SrunEnd,
     runner: &Runner<'_>,
     folder: &mut Folder,
-    progress: &mut dyn FnMut(&NodeEntry, usize),
+    progress: &mut dyn FnMut(&NodeEntry),
 ) -> Result<usize> {
     let raw = dir.join(RAW_DIR);
     let written = std::fs::read_to_string(raw.join(NODELIST_FILE)).ok();
@@ -240,15 +241,13 @@ pub fn collect(
             nodes.push(node);
         }
     }
-    let mut done = 0;
     for node in &nodes {
         if folder.has_report(node) {
             continue;
         }
         let result = node_result(&raw, node, srun, dir);
         let entry = folder.add(node, result, None)?;
-        done += 1;
-        progress(&entry, done);
+        progress(&entry);
     }
     Ok(nodes.len())
 }

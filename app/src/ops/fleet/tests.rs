@@ -110,4 +110,7 @@ fn the_start_time_is_rfc3339_utc() {
     let now = now_rfc3339();
     assert_eq!(now.len(), 20, "{now}");
     assert!(now.ends_with('Z') && now.as_bytes()[10] == b'T', "{now}");
+    assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
+    assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
+    assert_eq!(rfc3339(1_795_470_815), "2026-11-23T21:53:35Z");
 }

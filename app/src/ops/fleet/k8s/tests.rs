@@ -104,7 +104,7 @@ fn collect_reads_each_pods_log_into_a_row() {
     };
     let dir = tempfile::tempdir().unwrap();
     let mut folder = Folder::open(dir.path(), "k8s", "t".into(), false).unwrap();
-    collect("gpu-doctor", LABEL, &kubectl, &mut folder, &mut |_, _| {}).unwrap();
+    collect("gpu-doctor", LABEL, &kubectl, &mut folder, &mut |_| {}).unwrap();
     let rows: Vec<(&str, String)> =
         folder.manifest().nodes.iter().map(|n| (n.engine_name.as_str(), n.outcome.describe())).collect();
     assert_eq!(
@@ -126,7 +126,7 @@ fn collect_without_pods_or_kubectl_is_an_error() {
     };
     let dir = tempfile::tempdir().unwrap();
     let mut folder = Folder::open(dir.path(), "k8s", "t".into(), false).unwrap();
-    assert!(collect("default", LABEL, &none, &mut folder, &mut |_, _| {}).unwrap_err().to_string().contains("no pod"));
+    assert!(collect("default", LABEL, &none, &mut folder, &mut |_| {}).unwrap_err().to_string().contains("no pod"));
     let absent = |_: &Cmd| Err(HostError::NotFound { what: "kubectl".into() });
-    assert!(collect("default", LABEL, &absent, &mut folder, &mut |_, _| {}).is_err());
+    assert!(collect("default", LABEL, &absent, &mut folder, &mut |_| {}).is_err());
 }

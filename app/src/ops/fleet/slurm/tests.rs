@@ -157,7 +157,7 @@ fn collect_gives_every_allocated_node_a_row() {
     let runner = scontrol(&calls);
     let mut folder = Folder::open(dir.path(), "slurm", "t".into(), false).unwrap();
     let mut ended = 0;
-    let known = collect(dir.path(), None, &SrunEnd::Ok, &runner, &mut folder, &mut |_, n| ended = n).unwrap();
+    let known = collect(dir.path(), None, &SrunEnd::Ok, &runner, &mut folder, &mut |_| ended += 1).unwrap();
     assert_eq!((known, ended), (4, 4));
     let rows: Vec<(&str, &str, String)> = folder
         .manifest()
@@ -182,10 +182,11 @@ fn a_timed_out_or_failed_srun_is_the_reason_of_the_nodes_without_output() {
     let runner = scontrol(&calls);
     let mut folder = Folder::open(dir.path(), "slurm", "t".into(), false).unwrap();
     // No node list arrived: the one asked for is used.
-    collect(dir.path(), Some("gpu[01-02]"), &SrunEnd::TimedOut, &runner, &mut folder, &mut |_, _| {}).unwrap();
-    assert!(folder.manifest().nodes.iter().all(|n| n.outcome == NodeOutcome::TimedOut));
+    collect(dir.path(), Some("gpu[01-02]"), &SrunEnd::TimedOut, &runner, &mut folder, &mut |_| {}).unwrap();
+    let outcomes: Vec<&NodeOutcome> = folder.manifest().nodes.iter().map(|n| &n.outcome).collect();
+    assert_eq!(outcomes, [&NodeOutcome::TimedOut, &NodeOutcome::TimedOut]);
     let failed = SrunEnd::Failed("srun: error: Unable to allocate resources: Invalid partition name specified".into());
-    collect(dir.path(), Some("gpu[01-02]"), &failed, &runner, &mut folder, &mut |_, _| {}).unwrap();
+    collect(dir.path(), Some("gpu[01-02]"), &failed, &runner, &mut folder, &mut |_| {}).unwrap();
     assert_eq!(
         folder.manifest().nodes[0].outcome.describe(),
         "failed: no output: srun: error: Unable to allocate resources: Invalid partition name specified"
@@ -206,7 +207,7 @@ fn run_fails_loudly_when_srun_knows_no_node() {
     let p = SlurmPlan { nodelist: None, ..plan(dir.path()) };
     prepare(&p, false).unwrap();
     let mut folder = Folder::open(dir.path(), "slurm", "t".into(), false).unwrap();
-    let err = run(&p, &runner, &mut folder, &mut |_, _| {}).unwrap_err().to_string();
+    let err = run(&p, &runner, &mut folder, &mut |_| {}).unwrap_err().to_string();
     assert!(err.contains("Invalid partition name"), "{err}");
 }
 
