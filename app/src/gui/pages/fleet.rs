@@ -22,6 +22,7 @@ use gpu_doctor_probes::fleet::{Comparison, NodeOutcome};
 use crate::gui::Action;
 use crate::gui::task::Task;
 use crate::gui::theme::{Tone, badge_ui, toned};
+use crate::render::findings::severity_word;
 
 pub use table::View;
 
@@ -294,15 +295,6 @@ fn findings_ui(ui: &mut Ui, cmp: &Comparison, browse: &mut Browse) {
             });
         }
     });
-}
-
-/// The severity badge's word.
-fn severity_word(s: gpu_doctor_probes::Severity) -> &'static str {
-    match s {
-        gpu_doctor_probes::Severity::Error => "error",
-        gpu_doctor_probes::Severity::Warning => "warning",
-        gpu_doctor_probes::Severity::Info => "info",
-    }
 }
 
 /// The report file of a node that has one, inside `dir`; `None` for a node without a report, or
