@@ -304,16 +304,9 @@ fn row_ui(
     });
 }
 
-/// A benchmark figure with its unit, to three significant digits or so.
+/// A benchmark figure with its unit, to three significant digits or so (as `compare` writes them).
 pub fn figure(v: f64, unit: &str) -> String {
-    let digits = if v.abs() >= 100.0 {
-        0
-    } else if v.abs() >= 10.0 {
-        1
-    } else {
-        2
-    };
-    format!("{v:.digits$} {unit}")
+    format!("{} {unit}", gpu_doctor_probes::bench::format::value(v))
 }
 
 /// One cell: a fixed width whatever its content (so the rows line up under the heading), an
