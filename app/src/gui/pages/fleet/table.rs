@@ -84,8 +84,8 @@ pub fn visible_rows(cmp: &Comparison, view: &View) -> Vec<usize> {
             SortKey::Host => natural(&a.host, &b.host),
             SortKey::Outcome => a.outcome.describe().cmp(&b.outcome.describe()),
             SortKey::Fact(i) => {
-                let value = |n: &NodeRow| n.values.get(i).cloned().flatten();
-                missing_last(value(a), value(b), view.descending, |x, y| natural(&x, &y))
+                let (x, y) = (a.values.get(i).and_then(Option::as_deref), b.values.get(i).and_then(Option::as_deref));
+                missing_last(x, y, view.descending, natural)
             }
             SortKey::Metric(i) => {
                 let value = |n: &NodeRow| n.metrics.get(i).copied().flatten();
