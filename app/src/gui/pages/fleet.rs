@@ -17,6 +17,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use egui::{RichText, Ui};
+use gpu_doctor_probes::fleet::compare::ReadProgress;
 use gpu_doctor_probes::fleet::{Comparison, NodeOutcome};
 
 use crate::gui::Action;
@@ -39,18 +40,6 @@ impl Progress {
     /// A count that repaints `ctx` as it moves.
     fn repainting(ctx: &egui::Context) -> Self {
         Self { repaint: Some(ctx.clone()), ..Self::default() }
-    }
-
-    /// The folder holds `n` reports to read.
-    pub fn set_total(&self, n: usize) {
-        self.total.store(n, Ordering::Relaxed);
-        self.ask_repaint();
-    }
-
-    /// One more report read.
-    pub fn add_done(&self) {
-        self.done.fetch_add(1, Ordering::Relaxed);
-        self.ask_repaint();
     }
 
     /// Read so far, and in all.
@@ -78,12 +67,17 @@ pub fn compare_folder(dir: &Path, progress: &Progress) -> Result<Comparison, Str
         .map(gpu_doctor_probes::fleet::compare::compare)
 }
 
-impl gpu_doctor_probes::fleet::compare::ReadProgress for Progress {
+impl ReadProgress for Progress {
+    /// The folder holds `files` reports to read.
     fn total(&self, files: usize) {
-        self.set_total(files);
+        self.total.store(files, Ordering::Relaxed);
+        self.ask_repaint();
     }
+
+    /// One more report read.
     fn parsed(&self) {
-        self.add_done();
+        self.done.fetch_add(1, Ordering::Relaxed);
+        self.ask_repaint();
     }
 }
 

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use gpu_doctor_probes::Severity;
+use gpu_doctor_probes::fleet::compare::ReadProgress as _;
 use gpu_doctor_probes::fleet::{
     Comparison, FactColumn, FleetFinding, MANIFEST_FILE, Manifest, MetricColumn, NodeEntry, NodeGroup, NodeOutcome,
     NodeRow,
@@ -173,8 +174,8 @@ static RELEASE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::n
 
 /// A loader that has read one report of two and waits to be let go.
 fn held(_: &Path, progress: &Progress) -> Result<Comparison, String> {
-    progress.set_total(2);
-    progress.add_done();
+    progress.total(2);
+    progress.parsed();
     let deadline = Instant::now() + Duration::from_secs(30);
     while !RELEASE.load(std::sync::atomic::Ordering::Relaxed) && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(2));
