@@ -247,6 +247,28 @@ fn filter_toggle_and_sort_change_the_rows() {
     assert_eq!(hosts(&h)[0], "node-b", "the node with a warning first");
 }
 
+/// A second folder replaces the first: its rows are chosen anew (the old ones are places in the
+/// first fleet) and the old selection goes; the filter, toggle and sort stay.
+#[test]
+fn a_new_folder_chooses_its_rows_anew_and_keeps_the_view() {
+    let (mut h, _home) = harness("no-driver");
+    settle(&mut h);
+    open_fleet(&mut h, three, Path::new("/fleet"));
+    h.get_by_label("node-b").click();
+    h.get_by_label("Only nodes that differ").click();
+    h.run_steps(2);
+    assert_eq!(h.state().pages.fleet.shown_hosts(), ["node-b", "node-c", "node-d"]);
+    assert_eq!(h.state().pages.fleet.browse.selected.as_deref(), Some("node-b"));
+
+    h.state_mut().pages.fleet.loader = thousand;
+    h.get_by_label("Open this folder").click();
+    settle(&mut h);
+    h.run_steps(2);
+    assert_eq!(h.state().pages.fleet.shown_hosts(), ["node-0999"], "the one node of the new fleet that differs");
+    assert!(h.state().pages.fleet.browse.view.only_differing, "the toggle stays");
+    assert_eq!(h.state().pages.fleet.browse.selected, None, "node-b is not in the new fleet");
+}
+
 #[test]
 fn a_thousand_rows_lay_out_only_the_rows_in_view() {
     let (mut h, _home) = harness("no-driver");
