@@ -17,11 +17,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use egui::{RichText, Ui};
+use gpu_doctor_probes::fleet::compare::ReadProgress;
 use gpu_doctor_probes::fleet::{Comparison, NodeOutcome};
 
 use crate::gui::Action;
 use crate::gui::task::Task;
 use crate::gui::theme::{Tone, badge_ui, toned};
+use crate::render::findings::severity_word;
 
 pub use table::View;
 
@@ -38,18 +40,6 @@ impl Progress {
     /// A count that repaints `ctx` as it moves.
     fn repainting(ctx: &egui::Context) -> Self {
         Self { repaint: Some(ctx.clone()), ..Self::default() }
-    }
-
-    /// The folder holds `n` reports to read.
-    pub fn set_total(&self, n: usize) {
-        self.total.store(n, Ordering::Relaxed);
-        self.ask_repaint();
-    }
-
-    /// One more report read.
-    pub fn add_done(&self) {
-        self.done.fetch_add(1, Ordering::Relaxed);
-        self.ask_repaint();
     }
 
     /// Read so far, and in all.
@@ -77,12 +67,17 @@ pub fn compare_folder(dir: &Path, progress: &Progress) -> Result<Comparison, Str
         .map(gpu_doctor_probes::fleet::compare::compare)
 }
 
-impl gpu_doctor_probes::fleet::compare::ReadProgress for Progress {
+impl ReadProgress for Progress {
+    /// The folder holds `files` reports to read.
     fn total(&self, files: usize) {
-        self.set_total(files);
+        self.total.store(files, Ordering::Relaxed);
+        self.ask_repaint();
     }
+
+    /// One more report read.
     fn parsed(&self) {
-        self.add_done();
+        self.done.fetch_add(1, Ordering::Relaxed);
+        self.ask_repaint();
     }
 }
 
@@ -294,15 +289,6 @@ fn findings_ui(ui: &mut Ui, cmp: &Comparison, browse: &mut Browse) {
             });
         }
     });
-}
-
-/// The severity badge's word.
-fn severity_word(s: gpu_doctor_probes::Severity) -> &'static str {
-    match s {
-        gpu_doctor_probes::Severity::Error => "error",
-        gpu_doctor_probes::Severity::Warning => "warning",
-        gpu_doctor_probes::Severity::Info => "info",
-    }
 }
 
 /// The report file of a node that has one, inside `dir`; `None` for a node without a report, or

@@ -84,8 +84,8 @@ pub fn visible_rows(cmp: &Comparison, view: &View) -> Vec<usize> {
             SortKey::Host => natural(&a.host, &b.host),
             SortKey::Outcome => a.outcome.describe().cmp(&b.outcome.describe()),
             SortKey::Fact(i) => {
-                let value = |n: &NodeRow| n.values.get(i).cloned().flatten();
-                missing_last(value(a), value(b), view.descending, |x, y| natural(&x, &y))
+                let (x, y) = (a.values.get(i).and_then(Option::as_deref), b.values.get(i).and_then(Option::as_deref));
+                missing_last(x, y, view.descending, natural)
             }
             SortKey::Metric(i) => {
                 let value = |n: &NodeRow| n.metrics.get(i).copied().flatten();
@@ -304,16 +304,9 @@ fn row_ui(
     });
 }
 
-/// A benchmark figure with its unit, to three significant digits or so.
+/// A benchmark figure with its unit, to three significant digits or so (as `compare` writes them).
 pub fn figure(v: f64, unit: &str) -> String {
-    let digits = if v.abs() >= 100.0 {
-        0
-    } else if v.abs() >= 10.0 {
-        1
-    } else {
-        2
-    };
-    format!("{v:.digits$} {unit}")
+    format!("{} {unit}", gpu_doctor_probes::bench::format::value(v))
 }
 
 /// One cell: a fixed width whatever its content (so the rows line up under the heading), an

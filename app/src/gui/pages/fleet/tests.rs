@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use gpu_doctor_probes::Severity;
+use gpu_doctor_probes::fleet::compare::ReadProgress as _;
 use gpu_doctor_probes::fleet::{
     Comparison, FactColumn, FleetFinding, MANIFEST_FILE, Manifest, MetricColumn, NodeEntry, NodeGroup, NodeOutcome,
     NodeRow,
@@ -173,8 +174,8 @@ static RELEASE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::n
 
 /// A loader that has read one report of two and waits to be let go.
 fn held(_: &Path, progress: &Progress) -> Result<Comparison, String> {
-    progress.set_total(2);
-    progress.add_done();
+    progress.total(2);
+    progress.parsed();
     let deadline = Instant::now() + Duration::from_secs(30);
     while !RELEASE.load(std::sync::atomic::Ordering::Relaxed) && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(2));
@@ -244,6 +245,28 @@ fn filter_toggle_and_sort_change_the_rows() {
         View { sort: SortKey::Findings, descending: true, ..View::default() }
     );
     assert_eq!(hosts(&h)[0], "node-b", "the node with a warning first");
+}
+
+/// A second folder replaces the first: its rows are chosen anew (the old ones are places in the
+/// first fleet) and the old selection goes; the filter, toggle and sort stay.
+#[test]
+fn a_new_folder_chooses_its_rows_anew_and_keeps_the_view() {
+    let (mut h, _home) = harness("no-driver");
+    settle(&mut h);
+    open_fleet(&mut h, three, Path::new("/fleet"));
+    h.get_by_label("node-b").click();
+    h.get_by_label("Only nodes that differ").click();
+    h.run_steps(2);
+    assert_eq!(h.state().pages.fleet.shown_hosts(), ["node-b", "node-c", "node-d"]);
+    assert_eq!(h.state().pages.fleet.browse.selected.as_deref(), Some("node-b"));
+
+    h.state_mut().pages.fleet.loader = thousand;
+    h.get_by_label("Open this folder").click();
+    settle(&mut h);
+    h.run_steps(2);
+    assert_eq!(h.state().pages.fleet.shown_hosts(), ["node-0999"], "the one node of the new fleet that differs");
+    assert!(h.state().pages.fleet.browse.view.only_differing, "the toggle stays");
+    assert_eq!(h.state().pages.fleet.browse.selected, None, "node-b is not in the new fleet");
 }
 
 #[test]
