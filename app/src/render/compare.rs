@@ -10,7 +10,7 @@ use std::fmt::Write;
 use gpu_doctor_probes::Severity;
 use gpu_doctor_probes::bench::format::value as number;
 use gpu_doctor_probes::fleet::compare::SLOW_THRESHOLD;
-use gpu_doctor_probes::fleet::{Comparison, NodeOutcome, NodeRow};
+use gpu_doctor_probes::fleet::{Comparison, MetricColumn, NodeOutcome, NodeRow};
 
 use super::findings::severity_word;
 use super::markdown::{code, escape as md};
@@ -95,6 +95,17 @@ fn slow_nodes(c: &Comparison, i: usize) -> Vec<String> {
         .collect()
 }
 
+/// The median of metric `m` with its unit; `-` when no node measured it.
+fn median(m: &MetricColumn) -> String {
+    m.median.map_or_else(|| "-".to_owned(), |v| format!("{} {}", number(v), m.unit))
+}
+
+/// The slow nodes of metric `i` for a table cell: `host value, …`, or `none`.
+fn slow_cell(c: &Comparison, i: usize) -> String {
+    let slow = slow_nodes(c, i);
+    if slow.is_empty() { "none".to_owned() } else { slow.join(", ") }
+}
+
 fn cut(text: &str) -> String {
     let text = clean(text);
     if text.chars().count() <= CELL_CHARS {
@@ -169,14 +180,13 @@ pub fn text(c: &Comparison, color: bool) -> String {
             SLOW_THRESHOLD * 100.0
         );
         for (i, m) in c.metrics.iter().enumerate() {
-            let median = m.median.map_or_else(|| "-".to_owned(), |v| format!("{} {}", number(v), m.unit));
             let slow = slow_nodes(c, i);
             let slow = if slow.is_empty() {
                 "none slow".to_owned()
             } else {
                 paint(clean(&format!("slow: {}", slow.join(", "))), "33")
             };
-            let _ = writeln!(out, "  {:<16} {:>14}  {slow}", clean(&m.label), clean(&median));
+            let _ = writeln!(out, "  {:<16} {:>14}  {slow}", clean(&m.label), clean(&median(m)));
         }
     }
     let _ = writeln!(out, "\nFleet findings: {}", tally(c));
@@ -253,10 +263,7 @@ pub fn markdown(c: &Comparison) -> String {
             SLOW_THRESHOLD * 100.0
         );
         for (i, m) in c.metrics.iter().enumerate() {
-            let median = m.median.map_or_else(|| "-".to_owned(), |v| format!("{} {}", number(v), m.unit));
-            let slow = slow_nodes(c, i);
-            let slow = if slow.is_empty() { "none".to_owned() } else { slow.join(", ") };
-            let _ = writeln!(out, "| {} | {} | {} |", md(&m.label), md(&median), md(&slow));
+            let _ = writeln!(out, "| {} | {} | {} |", md(&m.label), md(&median(m)), md(&slow_cell(c, i)));
         }
     }
     out
@@ -319,15 +326,12 @@ pub fn page(c: &Comparison) -> String {
             SLOW_THRESHOLD * 100.0
         );
         for (i, m) in c.metrics.iter().enumerate() {
-            let median = m.median.map_or_else(|| "-".to_owned(), |v| format!("{} {}", number(v), m.unit));
-            let slow = slow_nodes(c, i);
-            let slow = if slow.is_empty() { "none".to_owned() } else { slow.join(", ") };
             let _ = writeln!(
                 out,
                 "<tr><td>{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
                 html(&m.label),
-                html(&median),
-                html(&slow)
+                html(&median(m)),
+                html(&slow_cell(c, i))
             );
         }
         out.push_str("</table>\n");
