@@ -46,9 +46,9 @@ pub fn document(c: &Comparison, format: CompareFormat, color: bool) -> serde_jso
     })
 }
 
-/// The columns in which some node differs.
-fn differing(c: &Comparison) -> Vec<usize> {
-    (0..c.facts.len()).filter(|&i| c.nodes.iter().any(|r| r.differs.get(i).copied().unwrap_or(false))).collect()
+/// The fact columns in which some node differs, and the rest (the same on every reported node).
+fn columns(c: &Comparison) -> (Vec<usize>, Vec<usize>) {
+    (0..c.facts.len()).partition(|&i| c.nodes.iter().any(|r| r.differs.get(i).copied().unwrap_or(false)))
 }
 
 /// `64 nodes: 63 reported, 1 without a report; 5 groups`.
@@ -121,8 +121,7 @@ pub fn text(c: &Comparison, color: bool) -> String {
     let paint = |text: String, code: &str| if color { format!("\x1b[{code}m{text}\x1b[0m") } else { text };
     let mut out = String::new();
     let _ = writeln!(out, "gpu-doctor compare · {}\n", headline(c));
-    let cols = differing(c);
-    let same: Vec<usize> = (0..c.facts.len()).filter(|i| !cols.contains(i)).collect();
+    let (cols, same) = columns(c);
     if !same.is_empty() {
         let _ = writeln!(out, "Same on every reported node:");
         let width = same.iter().map(|&i| clean(&c.facts[i].label).chars().count()).max().unwrap_or(0);
@@ -221,8 +220,7 @@ pub fn markdown(c: &Comparison) -> String {
     for f in &c.findings {
         let _ = writeln!(out, "- **{}** {} ({})", severity_word(f.severity), md(&f.summary), code(&f.id));
     }
-    let cols = differing(c);
-    let same: Vec<usize> = (0..c.facts.len()).filter(|i| !cols.contains(i)).collect();
+    let (cols, same) = columns(c);
     if !same.is_empty() {
         let _ = writeln!(out, "\n### Same on every reported node\n\n| fact | value |\n|---|---|");
         for &i in &same {
@@ -291,7 +289,7 @@ pub fn page(c: &Comparison) -> String {
             html(&f.id)
         );
     }
-    let cols = differing(c);
+    let (cols, _) = columns(c);
     let _ = writeln!(
         out,
         "<h2>Where nodes differ</h2>\n<p class=\"muted\">One row per group of identical nodes; a value unlike the majority is highlighted.</p>"
