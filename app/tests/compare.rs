@@ -147,3 +147,16 @@ fn compare_shows_the_benchmark_median_and_the_slow_node_in_every_format() {
     assert!(text(&compare(&args("markdown"))).contains("| CPU SGEMM | 0.925 GFLOP/s | none |"));
     assert!(text(&compare(&args("html"))).contains("<td class=\"num\">0.925 GFLOP/s</td><td>none</td></tr>"));
 }
+
+#[test]
+fn a_host_name_in_two_folders_shows_each_group_with_its_own_values() {
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let base = base_report();
+    for h in ["n1", "n2", "n3"] {
+        write(a.path(), &base, h, |_| {});
+    }
+    // Another node called n1 in another folder, with another driver: a group of its own.
+    write(b.path(), &base, "n1", |r| r["snapshot"]["driver"]["value"]["version"] = Value::from("535.104.05"));
+    let plain = text(&compare(&[a.path().to_str().unwrap(), b.path().to_str().unwrap(), "--color", "never"]));
+    assert!(plain.contains("*535.104.05"), "the second group's row is its own node's: {plain}");
+}

@@ -67,8 +67,10 @@ fn headline(c: &Comparison) -> String {
 fn group_rows(c: &Comparison) -> Vec<(&NodeRow, usize, String)> {
     c.groups
         .iter()
-        .filter_map(|g| {
-            let first = c.nodes.iter().find(|r| Some(&r.host) == g.hosts.first())?;
+        .enumerate()
+        .filter_map(|(i, g)| {
+            // By the row's group, not its host name: two folders can each have a node of that name.
+            let first = c.nodes.iter().find(|r| r.group == Some(i))?;
             let mut hosts = g.hosts.iter().take(GROUP_HOSTS).cloned().collect::<Vec<_>>().join(", ");
             if g.hosts.len() > GROUP_HOSTS {
                 let _ = write!(hosts, " +{}", g.hosts.len() - GROUP_HOSTS);
