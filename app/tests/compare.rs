@@ -16,8 +16,13 @@ fn bin() -> std::process::Command {
 
 /// A report of the replayed `consumer-gpu-torch-venv` machine, as JSON.
 fn base_report() -> Value {
+    report_with(&[])
+}
+
+/// [`base_report`] with more `report` arguments.
+fn report_with(args: &[&str]) -> Value {
     let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/consumer-gpu-torch-venv");
-    let out = bin().arg("--replay").arg(fixture).args(["report", "--format", "json"]).output().unwrap();
+    let out = bin().arg("--replay").arg(fixture).args(["report", "--format", "json"]).args(args).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     serde_json::from_slice(&out.stdout).unwrap()
 }
@@ -92,4 +97,66 @@ fn compare_exits_3_when_nothing_can_be_read() {
         let out = compare(&args);
         assert_eq!(out.status.code(), Some(3), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
     }
+}
+
+#[test]
+fn compare_shows_the_benchmark_median_and_the_slow_node_in_every_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // The app's saved CPU run: its headline is CPU SGEMM, 0.9247… GFLOP/s.
+    let run = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src/ops/testdata/bench-run-0.1.0.json");
+    let base = report_with(&["--bench", run.to_str().unwrap()]);
+    for h in ["b1", "b2", "b3"] {
+        write(d, &base, h, |_| {});
+    }
+    // Half the others' figure: more than 15 % below the median.
+    write(d, &base, "slow", |r| r["bench"]["tests"][0]["result"]["measurements"][0]["value"] = Value::from(0.46));
+    let dir_arg = d.to_str().unwrap();
+
+    let json = compare(&[dir_arg, "--format", "json"]);
+    assert_eq!(json.status.code(), Some(0), "a slow node is a warning: {}", text(&json));
+    let c: Value = serde_json::from_str(&text(&json)).unwrap();
+    assert_eq!(c["metrics"][0]["key"], "bench.cpu", "{c}");
+    let slow: Vec<(&str, &str, Vec<&str>)> = c["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            let hosts = f["hosts"].as_array().unwrap().iter().map(|h| h.as_str().unwrap()).collect();
+            (f["id"].as_str().unwrap(), f["key"].as_str().unwrap(), hosts)
+        })
+        .collect();
+    assert_eq!(slow, [("fleet.bench_slow", "bench.cpu", vec!["slow"])]);
+
+    let plain = text(&compare(&[dir_arg, "--color", "never"]));
+    assert!(plain.contains("  CPU SGEMM         0.925 GFLOP/s  slow: slow 0.460\n"), "{plain}");
+    let md = text(&compare(&[dir_arg, "--format", "markdown"]));
+    assert!(md.contains("| CPU SGEMM | 0.925 GFLOP/s | slow 0.460 |"), "{md}");
+    let html = text(&compare(&[dir_arg, "--format", "html"]));
+    assert!(
+        html.contains("<tr><td>CPU SGEMM</td><td class=\"num\">0.925 GFLOP/s</td><td>slow 0.460</td></tr>"),
+        "{html}"
+    );
+
+    // Without the slow node, every format says none is slow.
+    let files: Vec<String> =
+        ["b1", "b2", "b3"].iter().map(|h| d.join(format!("{h}.json")).to_str().unwrap().to_owned()).collect();
+    let files: Vec<&str> = files.iter().map(String::as_str).collect();
+    let args = |format: &'static str| [files.as_slice(), &["--color", "never", "--format", format]].concat();
+    assert!(text(&compare(&args("text"))).contains("  CPU SGEMM         0.925 GFLOP/s  none slow\n"));
+    assert!(text(&compare(&args("markdown"))).contains("| CPU SGEMM | 0.925 GFLOP/s | none |"));
+    assert!(text(&compare(&args("html"))).contains("<td class=\"num\">0.925 GFLOP/s</td><td>none</td></tr>"));
+}
+
+#[test]
+fn a_host_name_in_two_folders_shows_each_group_with_its_own_values() {
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let base = base_report();
+    for h in ["n1", "n2", "n3"] {
+        write(a.path(), &base, h, |_| {});
+    }
+    // Another node called n1 in another folder, with another driver: a group of its own.
+    write(b.path(), &base, "n1", |r| r["snapshot"]["driver"]["value"]["version"] = Value::from("535.104.05"));
+    let plain = text(&compare(&[a.path().to_str().unwrap(), b.path().to_str().unwrap(), "--color", "never"]));
+    assert!(plain.contains("*535.104.05"), "the second group's row is its own node's: {plain}");
 }

@@ -10,7 +10,7 @@ use std::fmt::Write;
 use gpu_doctor_probes::Severity;
 use gpu_doctor_probes::bench::format::value as number;
 use gpu_doctor_probes::fleet::compare::SLOW_THRESHOLD;
-use gpu_doctor_probes::fleet::{Comparison, NodeOutcome, NodeRow};
+use gpu_doctor_probes::fleet::{Comparison, MetricColumn, NodeOutcome, NodeRow};
 
 use super::findings::severity_word;
 use super::markdown::{code, escape as md};
@@ -46,9 +46,9 @@ pub fn document(c: &Comparison, format: CompareFormat, color: bool) -> serde_jso
     })
 }
 
-/// The columns in which some node differs.
-fn differing(c: &Comparison) -> Vec<usize> {
-    (0..c.facts.len()).filter(|&i| c.nodes.iter().any(|r| r.differs.get(i).copied().unwrap_or(false))).collect()
+/// The fact columns in which some node differs, and the rest (the same on every reported node).
+fn columns(c: &Comparison) -> (Vec<usize>, Vec<usize>) {
+    (0..c.facts.len()).partition(|&i| c.nodes.iter().any(|r| r.differs.get(i).copied().unwrap_or(false)))
 }
 
 /// `64 nodes: 63 reported, 1 without a report; 5 groups`.
@@ -67,8 +67,10 @@ fn headline(c: &Comparison) -> String {
 fn group_rows(c: &Comparison) -> Vec<(&NodeRow, usize, String)> {
     c.groups
         .iter()
-        .filter_map(|g| {
-            let first = c.nodes.iter().find(|r| Some(&r.host) == g.hosts.first())?;
+        .enumerate()
+        .filter_map(|(i, g)| {
+            // By the row's group, not its host name: two folders can each have a node of that name.
+            let first = c.nodes.iter().find(|r| r.group == Some(i))?;
             let mut hosts = g.hosts.iter().take(GROUP_HOSTS).cloned().collect::<Vec<_>>().join(", ");
             if g.hosts.len() > GROUP_HOSTS {
                 let _ = write!(hosts, " +{}", g.hosts.len() - GROUP_HOSTS);
@@ -95,6 +97,17 @@ fn slow_nodes(c: &Comparison, i: usize) -> Vec<String> {
         .collect()
 }
 
+/// The median of metric `m` with its unit; `-` when no node measured it.
+fn median(m: &MetricColumn) -> String {
+    m.median.map_or_else(|| "-".to_owned(), |v| format!("{} {}", number(v), m.unit))
+}
+
+/// The slow nodes of metric `i` for a table cell: `host value, …`, or `none`.
+fn slow_cell(c: &Comparison, i: usize) -> String {
+    let slow = slow_nodes(c, i);
+    if slow.is_empty() { "none".to_owned() } else { slow.join(", ") }
+}
+
 fn cut(text: &str) -> String {
     let text = clean(text);
     if text.chars().count() <= CELL_CHARS {
@@ -110,8 +123,7 @@ pub fn text(c: &Comparison, color: bool) -> String {
     let paint = |text: String, code: &str| if color { format!("\x1b[{code}m{text}\x1b[0m") } else { text };
     let mut out = String::new();
     let _ = writeln!(out, "gpu-doctor compare · {}\n", headline(c));
-    let cols = differing(c);
-    let same: Vec<usize> = (0..c.facts.len()).filter(|i| !cols.contains(i)).collect();
+    let (cols, same) = columns(c);
     if !same.is_empty() {
         let _ = writeln!(out, "Same on every reported node:");
         let width = same.iter().map(|&i| clean(&c.facts[i].label).chars().count()).max().unwrap_or(0);
@@ -169,14 +181,13 @@ pub fn text(c: &Comparison, color: bool) -> String {
             SLOW_THRESHOLD * 100.0
         );
         for (i, m) in c.metrics.iter().enumerate() {
-            let median = m.median.map_or_else(|| "-".to_owned(), |v| format!("{} {}", number(v), m.unit));
             let slow = slow_nodes(c, i);
             let slow = if slow.is_empty() {
                 "none slow".to_owned()
             } else {
                 paint(clean(&format!("slow: {}", slow.join(", "))), "33")
             };
-            let _ = writeln!(out, "  {:<16} {:>14}  {slow}", clean(&m.label), clean(&median));
+            let _ = writeln!(out, "  {:<16} {:>14}  {slow}", clean(&m.label), clean(&median(m)));
         }
     }
     let _ = writeln!(out, "\nFleet findings: {}", tally(c));
@@ -211,8 +222,7 @@ pub fn markdown(c: &Comparison) -> String {
     for f in &c.findings {
         let _ = writeln!(out, "- **{}** {} ({})", severity_word(f.severity), md(&f.summary), code(&f.id));
     }
-    let cols = differing(c);
-    let same: Vec<usize> = (0..c.facts.len()).filter(|i| !cols.contains(i)).collect();
+    let (cols, same) = columns(c);
     if !same.is_empty() {
         let _ = writeln!(out, "\n### Same on every reported node\n\n| fact | value |\n|---|---|");
         for &i in &same {
@@ -253,10 +263,7 @@ pub fn markdown(c: &Comparison) -> String {
             SLOW_THRESHOLD * 100.0
         );
         for (i, m) in c.metrics.iter().enumerate() {
-            let median = m.median.map_or_else(|| "-".to_owned(), |v| format!("{} {}", number(v), m.unit));
-            let slow = slow_nodes(c, i);
-            let slow = if slow.is_empty() { "none".to_owned() } else { slow.join(", ") };
-            let _ = writeln!(out, "| {} | {} | {} |", md(&m.label), md(&median), md(&slow));
+            let _ = writeln!(out, "| {} | {} | {} |", md(&m.label), md(&median(m)), md(&slow_cell(c, i)));
         }
     }
     out
@@ -284,7 +291,7 @@ pub fn page(c: &Comparison) -> String {
             html(&f.id)
         );
     }
-    let cols = differing(c);
+    let (cols, _) = columns(c);
     let _ = writeln!(
         out,
         "<h2>Where nodes differ</h2>\n<p class=\"muted\">One row per group of identical nodes; a value unlike the majority is highlighted.</p>"
@@ -319,15 +326,12 @@ pub fn page(c: &Comparison) -> String {
             SLOW_THRESHOLD * 100.0
         );
         for (i, m) in c.metrics.iter().enumerate() {
-            let median = m.median.map_or_else(|| "-".to_owned(), |v| format!("{} {}", number(v), m.unit));
-            let slow = slow_nodes(c, i);
-            let slow = if slow.is_empty() { "none".to_owned() } else { slow.join(", ") };
             let _ = writeln!(
                 out,
                 "<tr><td>{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
                 html(&m.label),
-                html(&median),
-                html(&slow)
+                html(&median(m)),
+                html(&slow_cell(c, i))
             );
         }
         out.push_str("</table>\n");

@@ -179,13 +179,19 @@ fn shown(value: Option<&str>) -> &str {
     value.unwrap_or("not reported")
 }
 
-/// `a, b, c and 4 more`.
-fn host_list(hosts: &[String]) -> String {
-    let mut text = hosts.iter().take(HOSTS_IN_SUMMARY).cloned().collect::<Vec<_>>().join(", ");
-    if hosts.len() > HOSTS_IN_SUMMARY {
-        text.push_str(&format!(" and {} more", hosts.len() - HOSTS_IN_SUMMARY));
+/// The first [`HOSTS_IN_SUMMARY`] items, each written by `each`, then `and N more`:
+/// `a, b, c, d, e and 4 more`.
+fn listed<T>(items: &[T], each: impl Fn(&T) -> String) -> String {
+    let mut text = items.iter().take(HOSTS_IN_SUMMARY).map(each).collect::<Vec<_>>().join(", ");
+    if items.len() > HOSTS_IN_SUMMARY {
+        text.push_str(&format!(" and {} more", items.len() - HOSTS_IN_SUMMARY));
     }
     text
+}
+
+/// `a, b, c, d, e and 4 more`.
+fn host_list(hosts: &[String]) -> String {
+    listed(hosts, String::clone)
 }
 
 /// "3 of 64 nodes have driver 535.104.05 while the rest have 570.124.06".
@@ -268,14 +274,11 @@ fn metric_columns(
 fn node_findings(nodes: &[NodeInput], rows: &[NodeRow], findings: &mut Vec<FleetFinding>) {
     let failed: Vec<&NodeRow> = rows.iter().filter(|r| !matches!(r.outcome, NodeOutcome::Reported { .. })).collect();
     if !failed.is_empty() {
-        let each: Vec<String> =
-            failed.iter().take(HOSTS_IN_SUMMARY).map(|r| format!("{} ({})", r.host, r.outcome.describe())).collect();
-        let more = failed.len().saturating_sub(HOSTS_IN_SUMMARY);
-        let more = if more > 0 { format!(" and {more} more") } else { String::new() };
+        let each = listed(&failed, |r| format!("{} ({})", r.host, r.outcome.describe()));
         findings.push(FleetFinding {
             id: NODE_FAILED.to_owned(),
             severity: Severity::Error,
-            summary: format!("{} of {} nodes gave no report: {}{more}", failed.len(), rows.len(), each.join(", ")),
+            summary: format!("{} of {} nodes gave no report: {each}", failed.len(), rows.len()),
             key: None,
             hosts: failed.iter().map(|r| r.host.clone()).collect(),
         });

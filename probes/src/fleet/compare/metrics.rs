@@ -105,32 +105,20 @@ pub(crate) fn slow_finding(
     measured: usize,
 ) -> FleetFinding {
     let fmt = crate::bench::format::value;
-    let each: Vec<String> = slow
-        .iter()
-        .take(super::HOSTS_IN_SUMMARY)
-        .map(|(host, v)| {
-            let off = ((v - median) / median * 100.0).abs();
-            format!(
-                "{host} {} {} ({off:.0} % {})",
-                fmt(*v),
-                def.unit,
-                if def.lower_is_better { "more" } else { "less" }
-            )
-        })
-        .collect();
-    let more = slow.len().saturating_sub(super::HOSTS_IN_SUMMARY);
-    let more = if more > 0 { format!(" and {more} more") } else { String::new() };
+    let each = super::listed(slow, |(host, v)| {
+        let off = ((v - median) / median * 100.0).abs();
+        format!("{host} {} {} ({off:.0} % {})", fmt(*v), def.unit, if def.lower_is_better { "more" } else { "less" })
+    });
     FleetFinding {
         id: super::BENCH_SLOW.to_owned(),
         severity: crate::Severity::Warning,
         summary: format!(
-            "{} of {measured} nodes are more than {:.0} % worse than the fleet median of {} {} on {}: {}{more}",
+            "{} of {measured} nodes are more than {:.0} % worse than the fleet median of {} {} on {}: {each}",
             slow.len(),
             SLOW_THRESHOLD * 100.0,
             fmt(median),
             def.unit,
             def.label,
-            each.join(", ")
         ),
         key: Some(key.to_owned()),
         hosts: slow.iter().map(|(h, _)| h.clone()).collect(),

@@ -239,3 +239,38 @@ fn many_files_are_read_in_order_across_threads() {
 fn a_missing_path_is_an_error() {
     assert!(read_paths(&[PathBuf::from("/nonexistent/fleet")]).unwrap_err().contains("no such file or folder"));
 }
+
+#[test]
+fn a_long_list_of_hosts_names_five_and_counts_the_rest() {
+    let mut nodes: Vec<NodeInput> = (0..20)
+        .map(|i| {
+            let driver = if i < 6 { "535.1" } else { "570.1" };
+            node(report(&format!("n{i:02}"), driver, Some(if i >= 14 { 10.0 } else { 25.0 })))
+        })
+        .collect();
+    nodes.extend((0..6).map(|i| NodeInput {
+        host: format!("f{i}"),
+        engine_name: None,
+        outcome: NodeOutcome::TimedOut,
+        report: None,
+    }));
+    let c = compare(nodes);
+    let summary = |id: &str| c.findings.iter().find(|f| f.id == id).unwrap().summary.clone();
+    assert_eq!(
+        summary(FACT_DIFFERS),
+        "6 of 20 nodes have driver 535.1 while the rest have 570.1: n00, n01, n02, n03, n04 and 1 more"
+    );
+    assert_eq!(
+        summary(NODE_FAILED),
+        "6 of 26 nodes gave no report: f0 (timed out), f1 (timed out), f2 (timed out), f3 (timed out), \
+         f4 (timed out) and 1 more"
+    );
+    assert_eq!(
+        summary(BENCH_SLOW),
+        "6 of 20 nodes are more than 15 % worse than the fleet median of 25.0 GB/s on H2D pinned: \
+         n14 10.0 GB/s (60 % less), n15 10.0 GB/s (60 % less), n16 10.0 GB/s (60 % less), \
+         n17 10.0 GB/s (60 % less), n18 10.0 GB/s (60 % less) and 1 more"
+    );
+    let hosts = |id: &str| c.findings.iter().find(|f| f.id == id).unwrap().hosts.len();
+    assert_eq!((hosts(FACT_DIFFERS), hosts(NODE_FAILED), hosts(BENCH_SLOW)), (6, 6, 6), "hosts has them all");
+}
