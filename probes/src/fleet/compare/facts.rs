@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use super::ColumnId;
 use crate::Report;
-use crate::model::{FrameworkBuild, Gpu, HostLink, PciBusId, ToolkitKind};
+use crate::model::{FrameworkBuild, Gpu, HostLink, ToolkitKind};
 
 /// Column families, in display order.
 const DRIVER: u8 = 0;
@@ -44,12 +44,7 @@ pub(crate) fn facts(report: &Report) -> Facts {
     let gpus = s.gpus.value();
     put(&mut out, (GPUS, 0), "gpu.models".into(), "GPUs".into(), gpus.map(|g| models(g)));
     for gpu in gpus.into_iter().flatten() {
-        let link = s
-            .links
-            .value()
-            .into_iter()
-            .flatten()
-            .find(|l| gpu.pci_bus_id.as_deref().is_some_and(|id| PciBusId::same(id, &l.bus_id)));
+        let link = s.links.value().into_iter().flatten().find(|l| gpu.has_bus_id(&l.bus_id));
         let i = gpu.index;
         put(&mut out, (LINK, i), format!("gpu{i}.link"), format!("GPU{i} link"), link_value(gpu, link));
     }
