@@ -22,9 +22,9 @@ pub fn link_for<'a>(snapshot: &'a Snapshot, bus_id: &str) -> Option<&'a HostLink
 /// The probed GPU CUDA benchmarked: the one with the device's PCI bus id, else NVML index `index`
 /// (the same GPU when `CUDA_VISIBLE_DEVICES` does not renumber CUDA's devices).
 pub fn benchmarked_gpu<'a>(snapshot: &'a Snapshot, index: u32, device: Option<&DeviceInfo>) -> Option<&'a Gpu> {
-    let by_bus = device.and_then(|d| d.pci_bus_id.as_deref()).and_then(|bus| {
-        snapshot.gpus.value()?.iter().find(|g| g.has_bus_id(bus))
-    });
+    let by_bus = device
+        .and_then(|d| d.pci_bus_id.as_deref())
+        .and_then(|bus| snapshot.gpus.value()?.iter().find(|g| g.has_bus_id(bus)));
     by_bus.or_else(|| probed_gpu(snapshot, index))
 }
 

@@ -54,6 +54,14 @@ pub enum NodeOutcome {
 }
 
 impl NodeOutcome {
+    /// The report's path inside the fleet folder `dir`: only for `Reported`, and only when `file` is
+    /// a bare file name, so a manifest cannot point a reader outside its folder (`../x.json`).
+    pub fn report_path(&self, dir: &std::path::Path) -> Option<std::path::PathBuf> {
+        let Self::Reported { file } = self else { return None };
+        let name = std::path::Path::new(file);
+        (name.file_name() == Some(name.as_os_str())).then(|| dir.join(name))
+    }
+
     /// One line for a table cell: `ok`, `timed out`, or the reason.
     pub fn describe(&self) -> String {
         match self {

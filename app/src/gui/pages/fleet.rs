@@ -290,11 +290,3 @@ fn findings_ui(ui: &mut Ui, cmp: &Comparison, browse: &mut Browse) {
         }
     });
 }
-
-/// The report file of a node that has one, inside `dir`; `None` for a node without a report, or
-/// one whose file name would lead out of the folder.
-pub fn report_file(dir: &Path, outcome: &NodeOutcome) -> Option<PathBuf> {
-    let NodeOutcome::Reported { file } = outcome else { return None };
-    let name = Path::new(file);
-    (name.file_name() == Some(name.as_os_str())).then(|| dir.join(name))
-}

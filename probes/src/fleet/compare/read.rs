@@ -74,26 +74,22 @@ pub fn read_folder_counted(dir: &Path, progress: &dyn ReadProgress) -> Result<Ve
 
 /// The manifest's nodes, with the reports it names read from `dir`.
 fn from_manifest(dir: &Path, manifest: Manifest, progress: &dyn ReadProgress) -> Vec<NodeInput> {
-    let files: Vec<PathBuf> = manifest
-        .nodes
-        .iter()
-        .filter_map(|n| match &n.outcome {
-            NodeOutcome::Reported { file } => Some(dir.join(file)),
-            _ => None,
-        })
-        .collect();
+    let files: Vec<PathBuf> = manifest.nodes.iter().filter_map(|n| n.outcome.report_path(dir)).collect();
     let mut reports = parse_all(&files, progress).into_iter();
     manifest
         .nodes
         .into_iter()
         .map(|n| {
-            let (outcome, report) = match n.outcome {
-                NodeOutcome::Reported { file } => match reports.next() {
+            let (outcome, report) = match (n.outcome.report_path(dir), n.outcome) {
+                (Some(_), NodeOutcome::Reported { file }) => match reports.next() {
                     Some(Ok(report)) => (NodeOutcome::Reported { file }, Some(report)),
                     Some(Err(reason)) => (NodeOutcome::Failed { reason }, None),
                     None => (NodeOutcome::Failed { reason: format!("{file} was not read") }, None),
                 },
-                other => (other, None),
+                (None, NodeOutcome::Reported { file }) => {
+                    (NodeOutcome::Failed { reason: format!("{file} is not a file name inside the folder") }, None)
+                }
+                (_, other) => (other, None),
             };
             NodeInput { host: n.host, engine_name: Some(n.engine_name), outcome, report: report.map(|r| *r) }
         })

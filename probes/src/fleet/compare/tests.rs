@@ -187,8 +187,13 @@ fn reports_with_the_same_host_name_are_named_by_their_files() {
 #[test]
 fn a_manifest_gives_the_outcomes_and_a_missing_report_is_a_failed_node() {
     use crate::fleet::model::{Manifest, NodeEntry};
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("a.json"), serde_json::to_string(&report("a", "570.1", None)).unwrap()).unwrap();
+    let base = tempfile::tempdir().unwrap();
+    let dir = base.path().join("fleet");
+    std::fs::create_dir(&dir).unwrap();
+    let a = serde_json::to_string(&report("a", "570.1", None)).unwrap();
+    std::fs::write(dir.join("a.json"), &a).unwrap();
+    // A real report beside the folder, which a manifest must not reach.
+    std::fs::write(base.path().join("outside.json"), &a).unwrap();
     let entry = |host: &str, outcome| NodeEntry {
         host: host.into(),
         engine_name: format!("slurm-{host}"),
@@ -202,15 +207,29 @@ fn a_manifest_gives_the_outcomes_and_a_missing_report_is_a_failed_node() {
             entry("a", NodeOutcome::Reported { file: "a.json".into() }),
             entry("b", NodeOutcome::Reported { file: "b.json".into() }),
             entry("c", NodeOutcome::Unreachable { reason: "no route to host".into() }),
+            entry("d", NodeOutcome::Reported { file: "../outside.json".into() }),
         ],
     };
-    std::fs::write(dir.path().join("fleet.json"), serde_json::to_string(&manifest).unwrap()).unwrap();
-    let nodes = read_paths(&[dir.path().to_owned()]).unwrap();
+    std::fs::write(dir.join("fleet.json"), serde_json::to_string(&manifest).unwrap()).unwrap();
+    let nodes = read_paths(std::slice::from_ref(&dir)).unwrap();
     let got: Vec<(&str, Option<&str>, bool)> =
         nodes.iter().map(|n| (n.host.as_str(), n.engine_name.as_deref(), n.report.is_some())).collect();
-    assert_eq!(got, [("a", Some("slurm-a"), true), ("b", Some("slurm-b"), false), ("c", Some("slurm-c"), false)]);
+    assert_eq!(
+        got,
+        [
+            ("a", Some("slurm-a"), true),
+            ("b", Some("slurm-b"), false),
+            ("c", Some("slurm-c"), false),
+            ("d", Some("slurm-d"), false)
+        ]
+    );
     assert!(matches!(&nodes[1].outcome, NodeOutcome::Failed { reason } if reason.contains("b.json")));
     assert_eq!(nodes[2].outcome, NodeOutcome::Unreachable { reason: "no route to host".into() });
+    assert!(
+        matches!(&nodes[3].outcome, NodeOutcome::Failed { reason } if reason.contains("not a file name inside the folder")),
+        "{:?}",
+        nodes[3].outcome
+    );
 }
 
 #[test]

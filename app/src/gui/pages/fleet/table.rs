@@ -7,7 +7,7 @@ use std::path::Path;
 use egui::{Align, Color32, Layout, RichText, Ui, vec2};
 use gpu_doctor_probes::fleet::{Comparison, NodeOutcome, NodeRow};
 
-use super::{Browse, report_file};
+use super::Browse;
 use crate::gui::Action;
 use crate::gui::theme::{Tone, toned};
 
@@ -156,7 +156,7 @@ pub fn controls_ui(ui: &mut Ui, cmp: &Comparison, browse: &mut Browse, dir: &Pat
         ui.label(toned(ui, Tone::Muted, format!("{} of {} nodes", browse.rows.len(), cmp.nodes.len())));
         ui.separator();
         let node = browse.selected.as_deref().and_then(|h| cmp.nodes.iter().find(|n| n.host == h));
-        let file = node.and_then(|n| report_file(dir, &n.outcome));
+        let file = node.and_then(|n| n.outcome.report_path(dir));
         let open = ui
             .add_enabled(file.is_some(), egui::Button::new("Open as another machine"))
             .on_hover_text("Show this node's report in every page, as a report opened on the Report page")
@@ -263,7 +263,7 @@ fn row_ui(
             browse.selected = Some(n.host.clone());
         }
         if host.double_clicked()
-            && let Some(file) = report_file(dir, &n.outcome)
+            && let Some(file) = n.outcome.report_path(dir)
         {
             actions.push(Action::OpenOther(file));
         }

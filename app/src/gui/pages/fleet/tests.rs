@@ -320,10 +320,10 @@ fn open_as_another_machine_shows_the_node_in_the_other_pages() {
 fn a_node_without_a_report_cannot_be_opened() {
     let dir = Path::new("/fleet");
     let cmp = three_nodes();
-    assert!(super::report_file(dir, &cmp.nodes[3].outcome).is_none());
-    assert_eq!(super::report_file(dir, &cmp.nodes[1].outcome), Some(dir.join("node-b.json")));
+    assert!(cmp.nodes[3].outcome.report_path(dir).is_none());
+    assert_eq!(cmp.nodes[1].outcome.report_path(dir), Some(dir.join("node-b.json")));
     let outside = NodeOutcome::Reported { file: "../etc/passwd".into() };
-    assert!(super::report_file(dir, &outside).is_none(), "a file name never leads out of the folder");
+    assert!(outside.report_path(dir).is_none(), "a file name never leads out of the folder");
 }
 
 #[test]
