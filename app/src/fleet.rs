@@ -10,7 +10,6 @@ use gpu_doctor_probes::fleet::{NodeEntry, NodeOutcome};
 use gpu_doctor_probes::host::{Cmd, CmdOutput, Host, HostError, SystemHost};
 
 use crate::exit::{self, InputError, UsageError};
-use crate::files;
 use crate::ops::fleet::k8s::{self, Kind, ManifestPlan};
 use crate::ops::fleet::slurm::{self, SlurmPlan, SrunEnd};
 use crate::ops::fleet::ssh::{self, SshPlan};
@@ -327,14 +326,7 @@ fn write_manifest(a: &K8sManifestArgs, quiet: bool) -> Result<u8> {
 
 /// Writes `text` to `path` (`-`: standard output).
 fn write_out(path: &Path, text: &str, quiet: bool) -> Result<u8> {
-    if path == Path::new("-") {
-        crate::to_stdout(text.as_bytes())?;
-    } else {
-        files::write_file(path, text)?;
-        if !quiet {
-            eprintln!("wrote {}", crate::render::text::clean(&path.display().to_string()));
-        }
-    }
+    crate::emit((path != Path::new("-")).then_some(path), text, quiet)?;
     Ok(exit::OK)
 }
 

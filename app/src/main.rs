@@ -193,7 +193,7 @@ fn emit(output: Option<&std::path::Path>, bytes: impl AsRef<[u8]>, quiet: bool) 
         Some(path) => {
             files::write_file(path, bytes)?;
             if !quiet {
-                eprintln!("wrote {}", path.display());
+                eprintln!("wrote {}", render::text::clean(&path.display().to_string()));
             }
         }
         None => to_stdout(bytes.as_ref())?,
