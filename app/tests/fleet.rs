@@ -6,7 +6,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::net::TcpListener;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -22,10 +21,8 @@ fn skip(why: &str) {
     eprintln!("skipped: {why}");
 }
 
-fn write_script(path: &Path, text: &str) {
-    std::fs::write(path, text).unwrap();
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
-}
+mod support;
+use support::write_executable as write_script;
 
 /// A `gpu-doctor` for the nodes: this build replaying a recorded GPU machine.
 fn fake_gpu_doctor(dir: &Path) -> PathBuf {

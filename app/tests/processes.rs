@@ -4,12 +4,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::{BufRead, BufReader, Write};
-use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
+
+mod support;
 
 use gpu_doctor_kernels::{BenchPlan, TestKind};
 use gpu_doctor_probes::host::process::{self, is_running};
@@ -48,8 +49,7 @@ fn within(limit: Duration, done: impl Fn() -> bool) -> bool {
 fn fake_smi(body: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("nvidia-smi");
-    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    support::write_executable(&path, &format!("#!/bin/sh\n{body}\n"));
     dir
 }
 

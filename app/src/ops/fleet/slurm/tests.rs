@@ -3,6 +3,9 @@
 use std::sync::Mutex;
 
 use super::*;
+
+#[path = "../../../../tests/support/mod.rs"]
+mod support;
 use crate::ops::fleet::tests::report_json;
 
 fn plan(dir: &Path) -> SlurmPlan {
@@ -60,8 +63,7 @@ fn the_wrapper_writes_the_node_list_from_task_0_only_and_becomes_gpu_doctor() {
     let dir = tempfile::tempdir().unwrap();
     let list = dir.path().join("nodelist");
     let bin = dir.path().join("fake");
-    std::fs::write(&bin, "#!/bin/sh\necho \"ran: $*\"\n").unwrap();
-    std::fs::set_permissions(&bin, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    support::write_executable(&bin, "#!/bin/sh\necho \"ran: $*\"\n");
     let run = |procid: &str| {
         std::process::Command::new("sh")
             .args(["-c", WRAP, "gpu-doctor-fleet"])

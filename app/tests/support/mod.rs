@@ -1,0 +1,17 @@
+//! Helpers shared by the app's test binaries.
+#![allow(clippy::unwrap_used, dead_code)]
+
+use std::path::Path;
+use std::process::Command;
+
+/// Writes an executable script. Linux refuses to exec a file that any process holds open for
+/// writing (ETXTBSY), and a file written by this process stays open in every child another test
+/// thread forks at that moment until that child execs. So the bytes go to a side file and
+/// `install` (a child of its own) writes the script: no process that can fork holds it open.
+pub fn write_executable(path: &Path, text: &str) {
+    let side = path.with_extension("text");
+    std::fs::write(&side, text).unwrap();
+    let status = Command::new("install").arg("-m").arg("0755").arg(&side).arg(path).status().unwrap();
+    assert!(status.success(), "install {} failed", path.display());
+    std::fs::remove_file(&side).unwrap();
+}
