@@ -410,6 +410,7 @@ mod tests {
             detail: format!("device {BARE} and {MIG}; PATH=/home/bob/bin:/usr/bin"),
             evidence: vec![format!("{GPU_A} again"), "Serial Number: N/A".into()],
             fix: Some("ssh alice@alice-laptop 'ls /home/alice'".into()),
+            plan: None,
         });
         r.bench = Some(personal_run());
         r
@@ -529,6 +530,7 @@ mod tests {
             detail: "PATH=/scratch/alice/bin:/usr/bin; /scratch/alice; /scratch/alicebob stays; /mnt/root stays".into(),
             evidence: Vec::new(),
             fix: Some("/scratch/alice/envs/a/bin/python -m pip install x".into()),
+            plan: None,
         });
         r
     }
@@ -592,6 +594,7 @@ mod tests {
                 detail: String::new(),
                 evidence: Vec::new(),
                 fix: None,
+                plan: None,
             });
             let after = redact_as(&r, &Identity::default()).unwrap();
             let system = after.snapshot.system.value().unwrap();

@@ -1,4 +1,17 @@
-//! Fix plans (pip, uv, conda, driver, toolkit recipes) and the step runner that carries them out.
+//! Fix plans and the runner that carries them out.
 //!
-//! Empty for now: diagnosis (`probes::diagnose`) produces findings to fix, but no fix plan is
-//! written yet, and the CLI offers no fix command until there is one.
+//! A [`Plan`] answers findings with ordered [`Step`]s: user steps gpu-doctor may run (an argv,
+//! never a shell string), root steps it only shows and writes to a script for review, manual steps
+//! (reboot, enroll a key) and a verify step. Planners (`planners`) turn a finding's
+//! [`PlanRef`](gpu_doctor_probes::PlanRef) into a plan, and [`attach`] writes each planned
+//! finding's fix prose from its plan, so the two cannot disagree. The chooser (`choose`) picks a
+//! framework build for this machine's GPUs, driver and Python from the knowledge base, with the
+//! reason for every candidate it turned down.
+
+pub mod apply;
+pub mod choose;
+pub mod plan;
+pub mod planners;
+
+pub use plan::{Plan, Step, StepKind, UserAction};
+pub use planners::{attach, plans};

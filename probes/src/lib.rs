@@ -22,7 +22,7 @@ pub use model::{
     ComputeCapability, CudaVersion, CudnnVersion, DriverVersion, ObservedMessage, Origin, Outcome, Probed,
     SCHEMA_VERSION, Snapshot, Trace, TraceEntry, VersionError,
 };
-pub use report::{Category, Finding, Report, Severity};
+pub use report::{Category, DriverLoadProblem, Finding, PlanRef, PlanTarget, Report, Severity};
 
 /// This build's version, written into every snapshot and report.
 pub const TOOL_VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -73,8 +73,60 @@ pub struct Finding {
     pub detail: String,
     /// The facts it rests on.
     pub evidence: Vec<String>,
-    /// The exact step to take on this machine.
+    /// The exact step to take on this machine. For a finding with a [`PlanRef`] it is the prose of
+    /// that plan (`gpu-doctor-installers` writes it), so the two cannot disagree.
     pub fix: Option<String>,
+    /// The fix plan this finding has: what it acts on, set by the rule; `gpu-doctor-installers`
+    /// builds the plan from it and gives it its id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<PlanRef>,
+}
+
+impl Finding {
+    /// This finding, answered by a plan for `target`.
+    #[must_use]
+    pub fn with_plan(mut self, target: PlanTarget) -> Self {
+        self.plan = Some(PlanRef { id: String::new(), target });
+        self
+    }
+}
+
+/// A finding's fix plan: the plan's id (`gpu-doctor fix ID`) and what it acts on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanRef {
+    /// Unique within a report; empty until `gpu-doctor-installers` planned it.
+    #[serde(default)]
+    pub id: String,
+    /// What the plan changes.
+    pub target: PlanTarget,
+}
+
+/// What a fix plan acts on, as the rule that found the problem names it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum PlanTarget {
+    /// Reinstall `framework` (its package name: `torch`, `jax`, `tensorflow`, `cupy-cuda12x`) in the
+    /// environment at `env` (its prefix) with a build that runs on this driver and these GPUs.
+    FrameworkBuild { env: String, framework: String },
+    /// Install or change the NVIDIA driver (root steps): at least branch `min_branch` when a
+    /// framework needs one.
+    Driver { min_branch: Option<u32> },
+    /// Make the installed driver load: nouveau, Secure Boot signing, the module for this kernel.
+    DriverLoad { problem: DriverLoadProblem },
+    /// Authorize a Thunderbolt-attached GPU (`boltctl`).
+    Thunderbolt,
+}
+
+/// Why an installed NVIDIA driver does not load.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DriverLoadProblem {
+    /// nouveau holds the GPU.
+    Nouveau,
+    /// Secure Boot refuses the unsigned module.
+    SecureBootUnsigned,
+    /// The module was built for another kernel than the running one.
+    ModuleForOtherKernel,
 }
 
 #[cfg(test)]

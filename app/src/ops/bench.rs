@@ -210,6 +210,7 @@ mod tests {
             detail: "old".into(),
             evidence: Vec::new(),
             fix: None,
+            plan: None,
         }];
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("run.json");

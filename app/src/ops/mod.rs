@@ -29,10 +29,13 @@ pub fn snapshot(host: &dyn Host, opts: &Options) -> Result<Snapshot> {
     Ok(snap)
 }
 
-/// A snapshot with the findings of every rule.
+/// A snapshot with the findings of every rule, each planned finding with its plan's id and prose.
 pub fn judged(snap: Snapshot) -> Result<Report> {
-    let findings = gpu_doctor_probes::diagnose::diagnose(&snap, kb()?);
-    Ok(Report::new(snap, findings))
+    let kb = kb()?;
+    let findings = gpu_doctor_probes::diagnose::diagnose(&snap, kb);
+    let mut report = Report::new(snap, findings);
+    gpu_doctor_installers::attach(&mut report, kb);
+    Ok(report)
 }
 
 /// `check`: the machine behind `host`, probed and judged.

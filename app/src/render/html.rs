@@ -381,6 +381,7 @@ pub(crate) mod tests {
             detail: "a & b".into(),
             evidence: vec!["\"quoted\" <b>".into()],
             fix: Some("echo '<a href=\"https://example.com\">'".into()),
+            plan: None,
         });
         let html = super::report(&report);
         assert_self_contained(&html);

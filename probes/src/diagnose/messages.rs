@@ -51,6 +51,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
             ),
             evidence: lines,
             fix: None,
+            plan: None,
         });
     }
 }

@@ -65,6 +65,7 @@ impl Rule {
             detail: detail.into(),
             evidence,
             fix,
+            plan: None,
         }
     }
 }

@@ -119,6 +119,7 @@ fn error_findings_of_a_node_are_a_fleet_error() {
         detail: String::new(),
         evidence: vec![],
         fix: None,
+        plan: None,
     });
     let nodes = vec![node(report("n0", "570.1", None)), node(bad), node(report("n2", "570.1", None))];
     let c = compare(nodes);

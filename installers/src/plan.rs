@@ -1,0 +1,181 @@
+//! The plan model: what a fix does, step by step, and the prose shown for it.
+
+use std::path::PathBuf;
+
+use gpu_doctor_probes::shell::{Shell, ShellCommand};
+use serde::{Deserialize, Serialize};
+
+use crate::choose::Choice;
+
+/// What gpu-doctor would do (or tell the user to do) to answer some findings.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Plan {
+    /// Unique within one report: the first finding's id, with `-2`, `-3` … when several findings of
+    /// one rule each have a plan (`gpu-doctor fix ID`).
+    pub id: String,
+    /// One line: what the machine is like when the plan is done.
+    pub goal: String,
+    /// The ids of the findings it answers.
+    pub answers: Vec<String>,
+    /// The Python environment it changes (its prefix), when it changes one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub env: Option<PathBuf>,
+    /// The steps, in order.
+    pub steps: Vec<Step>,
+    /// For a framework install: the build chosen, and every candidate turned down with its reason.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub choice: Option<Choice>,
+}
+
+/// One step of a plan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Step {
+    /// What is done.
+    pub kind: StepKind,
+    /// Why it is needed.
+    pub why: String,
+    /// What it changes on the machine ("the torch package in /home/u/venv").
+    pub changes: String,
+    /// How it is undone.
+    pub undo: String,
+}
+
+/// The four kinds of step. Only [`StepKind::User`] and [`StepKind::Verify`] are ever run by gpu-doctor.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum StepKind {
+    /// Run as the user, without a shell.
+    User { action: UserAction },
+    /// Needs root: shown, copied, written to a reviewable script, never run by gpu-doctor. A shell
+    /// line, because root steps use shell syntax (`$(uname -r)`); it never holds text read from
+    /// another machine unquoted.
+    Root { command: String },
+    /// Something only a person can do: reboot, pick "Enroll MOK", replug the eGPU.
+    Manual { text: String },
+    /// Prove the result: the deep probe of `python`'s environment and the GPU smoke test of
+    /// `frameworks` (package names) in it.
+    Verify { python: PathBuf, frameworks: Vec<String> },
+}
+
+/// A user step's action.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum UserAction {
+    /// Run `argv[0]` with the rest as its arguments.
+    Run { argv: Vec<String> },
+    /// Write `text` to `path` (an activation hook), replacing what is there.
+    Write { path: PathBuf, text: String },
+}
+
+impl Step {
+    /// A user step that runs `argv`.
+    pub fn run(argv: Vec<String>, why: impl Into<String>, changes: impl Into<String>, undo: impl Into<String>) -> Self {
+        Self {
+            kind: StepKind::User { action: UserAction::Run { argv } },
+            why: why.into(),
+            changes: changes.into(),
+            undo: undo.into(),
+        }
+    }
+
+    /// A root step: shown, never run.
+    pub fn root(
+        command: impl Into<String>,
+        why: impl Into<String>,
+        changes: impl Into<String>,
+        undo: impl Into<String>,
+    ) -> Self {
+        Self {
+            kind: StepKind::Root { command: command.into() },
+            why: why.into(),
+            changes: changes.into(),
+            undo: undo.into(),
+        }
+    }
+
+    /// A manual step.
+    pub fn manual(text: impl Into<String>, why: impl Into<String>) -> Self {
+        Self {
+            kind: StepKind::Manual { text: text.into() },
+            why: why.into(),
+            changes: String::new(),
+            undo: String::new(),
+        }
+    }
+
+    /// True for the steps gpu-doctor runs itself.
+    pub fn is_run_by_gpu_doctor(&self) -> bool {
+        matches!(self.kind, StepKind::User { .. } | StepKind::Verify { .. })
+    }
+
+    /// The step as one line for a person: a command quoted for `shell`, a root line prefixed as
+    /// such, or the manual text. `Err` when an argument cannot be quoted safely for that shell.
+    pub fn render(&self, shell: Shell) -> Result<String, String> {
+        match &self.kind {
+            StepKind::User { action: UserAction::Run { argv } } => render_argv(argv, shell),
+            StepKind::User { action: UserAction::Write { path, .. } } => Ok(format!("write {}", path.display())),
+            StepKind::Root { command } => Ok(command.clone()),
+            StepKind::Manual { text } => Ok(text.clone()),
+            StepKind::Verify { python, .. } => render_argv(
+                &["gpu-doctor".into(), "check".into(), "--python".into(), python.display().to_string()],
+                shell,
+            ),
+        }
+    }
+}
+
+fn render_argv(argv: &[String], shell: Shell) -> Result<String, String> {
+    let Some((program, args)) = argv.split_first() else { return Err("an empty command".into()) };
+    ShellCommand::new(program.clone()).args(args.iter().cloned()).render(shell).map_err(|e| e.to_string())
+}
+
+impl Plan {
+    /// The plan as the one paragraph a finding's `fix` shows: its commands in order, root and
+    /// manual steps said as such. Generated from the steps, never written separately.
+    pub fn prose(&self, shell: Shell) -> String {
+        let mut parts = Vec::new();
+        for step in &self.steps {
+            let line = match step.render(shell) {
+                Ok(line) => line,
+                Err(e) => format!("(a command is left out: {e})"),
+            };
+            parts.push(match &step.kind {
+                StepKind::User { action: UserAction::Run { .. } } => line,
+                StepKind::User { action: UserAction::Write { path, .. } } => format!("write {}", path.display()),
+                StepKind::Root { .. } => format!("as root: {line}"),
+                StepKind::Manual { .. } => line,
+                StepKind::Verify { .. } => format!("then check: {line}"),
+            });
+        }
+        let mut text = parts.join("; ");
+        if let Some(alt) = self.choice.as_ref().and_then(|c| c.chosen.as_ref())
+            && !alt.beyond_kb.is_empty()
+        {
+            text.push_str(&format!(" ({})", alt.beyond_kb));
+        }
+        text
+    }
+
+    /// The root steps as a script a person reviews and runs: `#!/bin/sh`, `set -e`, each step's
+    /// reason as a comment.
+    pub fn root_script(&self) -> Option<String> {
+        let roots: Vec<&Step> = self.steps.iter().filter(|s| matches!(s.kind, StepKind::Root { .. })).collect();
+        if roots.is_empty() {
+            return None;
+        }
+        let mut out = format!(
+            "#!/bin/sh\n# gpu-doctor plan {}: {}\n# Review every line before running it as root.\nset -e\n",
+            self.id, self.goal
+        );
+        for step in roots {
+            if let StepKind::Root { command } = &step.kind {
+                out.push_str(&format!(
+                    "\n# {}\n# undo: {}\n{command}\n",
+                    step.why.replace('\n', " "),
+                    step.undo.replace('\n', " ")
+                ));
+            }
+        }
+        Some(out)
+    }
+}

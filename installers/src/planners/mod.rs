@@ -1,0 +1,55 @@
+//! From findings to plans: each [`PlanTarget`] has a planner, and [`attach`] gives every planned
+//! finding its plan's id and prose.
+
+use gpu_doctor_probes::compat::Kb;
+use gpu_doctor_probes::shell::Shell;
+use gpu_doctor_probes::{PlanTarget, Report};
+
+use crate::plan::Plan;
+
+/// The plan for one finding's target on the machine of `report`; `None` when no plan can be
+/// made there (the finding keeps the prose its rule wrote, which says why).
+fn plan_for(report: &Report, kb: &Kb, target: &PlanTarget, finding_id: &str) -> Option<Plan> {
+    let _ = (report, kb, target, finding_id);
+    None
+}
+
+/// The shell commands are shown for: PowerShell on Windows, POSIX sh elsewhere.
+pub fn shell_of(report: &Report) -> Shell {
+    Shell::for_os(report.snapshot.platform.platform.os)
+}
+
+/// The plan of each finding of `report` (`None` where it has none), ids given.
+fn plan_each(report: &Report, kb: &Kb) -> Vec<Option<Plan>> {
+    let mut out: Vec<Option<Plan>> = Vec::new();
+    for f in &report.findings {
+        let plan = f.plan.as_ref().and_then(|r| plan_for(report, kb, &r.target, &f.id)).map(|mut plan| {
+            let same = out.iter().flatten().filter(|p| p.answers.first() == Some(&f.id)).count();
+            plan.id = if same == 0 { f.id.clone() } else { format!("{}-{}", f.id, same + 1) };
+            plan
+        });
+        out.push(plan);
+    }
+    out
+}
+
+/// Every plan for the findings of `report`, in finding order, with their ids.
+pub fn plans(report: &Report, kb: &Kb) -> Vec<Plan> {
+    plan_each(report, kb).into_iter().flatten().collect()
+}
+
+/// Plans every finding of `report` that has a target: sets its plan id and writes its `fix` from
+/// the plan. A finding whose plan cannot be made keeps its rule's prose and loses its plan ref.
+pub fn attach(report: &mut Report, kb: &Kb) {
+    let shell = shell_of(report);
+    let each = plan_each(report, kb);
+    for (f, plan) in report.findings.iter_mut().zip(each) {
+        match (plan, &mut f.plan) {
+            (Some(plan), Some(r)) => {
+                r.id = plan.id.clone();
+                f.fix = Some(plan.prose(shell));
+            }
+            _ => f.plan = None,
+        }
+    }
+}
