@@ -10,6 +10,7 @@
 
 pub mod apply;
 pub mod choose;
+pub mod envtool;
 pub mod plan;
 pub mod planners;
 

@@ -1,0 +1,160 @@
+//! The environment tools a plan's user steps run: uv when it is on PATH (fastest), else the
+//! environment's own `python -m pip` (and `python -m venv` for a new one), or conda / mamba /
+//! micromamba for a conda environment (the pip wheel installed inside it: PyTorch's own conda
+//! channel stopped at 2.5). Every command is an argv, never a shell string.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// Which tool installs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "tool", rename_all = "snake_case")]
+pub enum Tool {
+    /// `uv` at this path.
+    Uv { uv: PathBuf },
+    /// The environment's own `python -m pip`.
+    Pip,
+    /// conda, mamba or micromamba at this path (creates the environment; pip installs into it).
+    Conda { conda: PathBuf },
+}
+
+/// Where packages come from.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Source {
+    /// The index (`https://download.pytorch.org/whl/cu128`); `None` for PyPI.
+    pub index_url: Option<String>,
+    /// A local folder of wheels, and no index at all (`--no-index --find-links DIR`): the offline route.
+    pub find_links: Option<PathBuf>,
+}
+
+impl Source {
+    /// The index and find-links arguments pip and `uv pip` share.
+    fn args(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Some(dir) = &self.find_links {
+            out.extend(["--no-index".to_owned(), "--find-links".to_owned(), dir.display().to_string()]);
+        } else if let Some(url) = &self.index_url {
+            out.extend(["--index-url".to_owned(), url.clone()]);
+        }
+        out
+    }
+}
+
+/// The interpreter inside the environment at `prefix`.
+pub fn python_in(prefix: &Path) -> PathBuf {
+    if cfg!(windows) { prefix.join("python.exe") } else { prefix.join("bin").join("python") }
+}
+
+/// `requirements` installed into the environment of `python`. A requirement names the exact build
+/// (`torch==2.5.1+cu124`: the local label differs from the installed `+cpu`, so the build is
+/// replaced) and no reinstall flag is passed: dependencies that already fit stay as they are.
+pub fn install(tool: &Tool, python: &Path, requirements: &[String], source: &Source) -> Vec<String> {
+    let mut argv = match tool {
+        Tool::Uv { uv } => {
+            vec![
+                uv.display().to_string(),
+                "pip".into(),
+                "install".into(),
+                "--python".into(),
+                python.display().to_string(),
+            ]
+        }
+        Tool::Pip | Tool::Conda { .. } => {
+            vec![python.display().to_string(), "-m".into(), "pip".into(), "install".into()]
+        }
+    };
+    argv.extend(source.args());
+    argv.extend(requirements.iter().cloned());
+    argv
+}
+
+/// A new environment at `prefix` made with `python` (the interpreter to base it on).
+pub fn create(tool: &Tool, python: &Path, prefix: &Path) -> Vec<String> {
+    match tool {
+        Tool::Uv { uv } => vec![
+            uv.display().to_string(),
+            "venv".into(),
+            "--python".into(),
+            python.display().to_string(),
+            prefix.display().to_string(),
+        ],
+        Tool::Pip => vec![python.display().to_string(), "-m".into(), "venv".into(), prefix.display().to_string()],
+        Tool::Conda { conda } => vec![
+            conda.display().to_string(),
+            "create".into(),
+            "--yes".into(),
+            "--prefix".into(),
+            prefix.display().to_string(),
+            "python".into(),
+            "pip".into(),
+        ],
+    }
+}
+
+/// The command that prints the environment's package list in a form [`install`] can take back
+/// (`name==version` lines).
+pub fn freeze(tool: &Tool, python: &Path) -> Vec<String> {
+    match tool {
+        Tool::Uv { uv } => {
+            vec![
+                uv.display().to_string(),
+                "pip".into(),
+                "freeze".into(),
+                "--python".into(),
+                python.display().to_string(),
+            ]
+        }
+        Tool::Pip | Tool::Conda { .. } => {
+            vec![python.display().to_string(), "-m".into(), "pip".into(), "freeze".into(), "--all".into()]
+        }
+    }
+}
+
+/// The distribution name of a requirement (`torch==2.5.1` → `torch`, `jax[cuda12]` → `jax`).
+pub fn package_name(requirement: &str) -> &str {
+    let end = requirement
+        .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
+        .unwrap_or(requirement.len());
+    &requirement[..end]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn package_names_drop_pins_and_extras() {
+        assert_eq!(package_name("torch==2.5.1"), "torch");
+        assert_eq!(package_name("jax[cuda12]==0.7.2"), "jax");
+        assert_eq!(package_name("cupy-cuda12x>=13"), "cupy-cuda12x");
+    }
+
+    #[test]
+    fn find_links_means_no_index_and_the_index_is_passed_otherwise() {
+        let uv = Tool::Uv { uv: "/usr/bin/uv".into() };
+        let src =
+            Source { index_url: Some("https://download.pytorch.org/whl/cu128".into()), find_links: Some("/w".into()) };
+        let argv = install(&uv, Path::new("/e/bin/python"), &["torch==2.9.1+cu128".into()], &src);
+        assert_eq!(
+            argv,
+            [
+                "/usr/bin/uv",
+                "pip",
+                "install",
+                "--python",
+                "/e/bin/python",
+                "--no-index",
+                "--find-links",
+                "/w",
+                "torch==2.9.1+cu128"
+            ]
+        );
+        let src = Source { index_url: Some("https://x/cu128".into()), find_links: None };
+        let pip = install(&Tool::Pip, Path::new("/e/bin/python"), &["torch==2.9.1+cu128".into()], &src);
+        assert_eq!(
+            pip,
+            ["/e/bin/python", "-m", "pip", "install", "--index-url", "https://x/cu128", "torch==2.9.1+cu128"]
+        );
+    }
+}
