@@ -168,6 +168,11 @@ pub enum Command {
     /// benchmark runs (a node more than 15 % worse than the median is slow), and names each outlier.
     #[command(after_help = COMPARE_EXIT_HELP)]
     Compare(CompareArgs),
+    /// Fix what check found: the plan for each finding that has one (install the framework build
+    /// that runs on this GPU and driver, the driver this GPU needs, …), shown step by step, and
+    /// carried out with --apply, then checked again.
+    #[command(after_help = crate::fix::AFTER_HELP)]
+    Fix(crate::fix::FixArgs),
     /// Internal: run a benchmark plan read as JSON on standard input, writing events on standard
     /// output. `bench` starts it, so CUDA never loads in the main process.
     #[command(hide = true)]
@@ -328,6 +333,7 @@ impl Cli {
         let after = match &self.command {
             Some(Command::Check(a)) => a.replay.dir.as_ref(),
             Some(Command::Report(a)) => a.replay.dir.as_ref(),
+            Some(Command::Fix(a)) => a.replay.dir.as_ref(),
             _ => None,
         };
         self.replay.as_ref().or(after)
@@ -350,6 +356,7 @@ impl Command {
             Self::Bench(_) => "bench",
             Self::Fleet(_) => "fleet",
             Self::Compare(_) => "compare",
+            Self::Fix(_) => "fix",
             Self::BenchWorker => "bench-worker",
             Self::Completions { .. } => "completions",
             Self::Man { .. } => "man",

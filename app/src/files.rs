@@ -19,6 +19,34 @@ use anyhow::{Context, Result, bail};
 #[error("{} already exists; add --force to replace it", .0.display())]
 pub struct AlreadyThere(pub PathBuf);
 
+/// `$XDG_CONFIG_HOME/gpu-doctor` (or `~/.config/gpu-doctor`; `%APPDATA%\gpu-doctor` on Windows);
+/// `None` when no home folder is known.
+pub fn config_dir() -> Option<PathBuf> {
+    base_dir("XDG_CONFIG_HOME", ".config", "APPDATA")
+}
+
+/// `$XDG_DATA_HOME/gpu-doctor` (or `~/.local/share/gpu-doctor`; `%LOCALAPPDATA%\gpu-doctor` on
+/// Windows); `None` when no home folder is known.
+pub fn data_dir() -> Option<PathBuf> {
+    base_dir("XDG_DATA_HOME", ".local/share", "LOCALAPPDATA")
+}
+
+fn base_dir(xdg: &str, home_rel: &str, windows: &str) -> Option<PathBuf> {
+    // `GPU_DOCTOR_HOME` puts everything in one folder: for tests, and for portable use.
+    if let Some(dir) = std::env::var_os("GPU_DOCTOR_HOME").filter(|v| !v.is_empty()) {
+        return Some(PathBuf::from(dir));
+    }
+    let base = if cfg!(windows) {
+        std::env::var_os(windows).map(PathBuf::from)
+    } else {
+        std::env::var_os(xdg)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(home_rel)))
+    };
+    base.map(|b| b.join("gpu-doctor"))
+}
+
 /// Writes `bytes` to `path` (see the module's notes): a regular file is replaced atomically and
 /// keeps its permissions, a symlink is followed to its target, a device or fifo is written into.
 pub fn write_file(path: &Path, bytes: impl AsRef<[u8]>) -> Result<()> {

@@ -1,7 +1,7 @@
 //! gpu-doctor: checks an NVIDIA GPU machine for machine learning.
 //!
 //! This file is command code: it picks the host and runs `check`, `diagnose`, `report`,
-//! `record-fixture` and `compare` (`bench.rs` runs `bench`, `fleet.rs` runs `fleet`; `cli/generate.rs` the
+//! `record-fixture` and `compare` (`bench.rs` runs `bench`, `fleet.rs` runs `fleet`, `fix.rs` runs `fix`; `cli/generate.rs` the
 //! hidden `completions` and `man`) through the services below it (`ops`, `render`, `exit`, `files`), which the window
 //! (`gui`) uses too; nothing below uses this file (`layers.rs`).
 
@@ -9,6 +9,7 @@ mod bench;
 mod cli;
 mod exit;
 mod files;
+mod fix;
 mod fleet;
 mod gui;
 mod input;
@@ -76,6 +77,9 @@ fn run(cli: Cli, started: Instant) -> Result<u8> {
         Some(Command::Bench(args)) => Ok(bench::bench(host.as_ref(), &args, this_machine, quiet, cli.color)),
         Some(Command::Fleet(args)) => fleet::fleet(&args, quiet),
         Some(Command::Compare(args)) => compare(&args, cli.color, quiet),
+        Some(Command::Fix(args)) => {
+            fix::fix(host.as_ref(), &args, &options(&args.probe, recorded), this_machine, quiet)
+        }
         Some(Command::BenchWorker) => Ok(bench::worker()),
         Some(Command::Completions { shell }) => cli::generate::print_completions(shell),
         Some(Command::Man { dir }) => cli::generate::man(dir.as_deref(), quiet),

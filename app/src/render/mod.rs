@@ -10,6 +10,7 @@ pub mod facts;
 pub mod findings;
 pub mod html;
 pub mod markdown;
+pub mod plan;
 pub mod svg;
 #[cfg(test)]
 mod tests;

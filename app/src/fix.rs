@@ -1,0 +1,195 @@
+//! The `fix` command: the plans for this machine's findings, one shown (a dry run, the default),
+//! one carried out with `--apply`, its root steps written for review with `--root-script`; then
+//! the machine checked again, to say whether the findings the plan answers are gone.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use gpu_doctor_installers::apply::{self, ApplyOptions, Event, Outcome, StepStatus};
+use gpu_doctor_installers::{Plan, planners};
+use gpu_doctor_probes::Report;
+use gpu_doctor_probes::compat::Kb;
+use gpu_doctor_probes::host::Host;
+use gpu_doctor_probes::probe::Options;
+use serde::Serialize;
+
+use crate::cli::{ProbeArgs, ReplayArg};
+use crate::exit::{self, InputError, UsageError};
+use crate::render::text::clean;
+
+pub const AFTER_HELP: &str = "\
+Without ID: the plans for this machine's findings. With ID: that plan, step by step (nothing is \
+changed). With --apply: gpu-doctor runs the steps it may run (installs into a Python environment, as \
+you, never with a shell), saves the environment's package list first so the change can be undone, \
+stops at the first failing step, and checks the machine again. Root steps (a driver, a kernel \
+module) are never run: they are shown, and --root-script writes them to a file for you to review.
+
+Exit codes: 0 the plan was shown, or applied and its findings are gone; 1 a step failed, or a \
+finding it answers is still there; 2 the command line was wrong (an unknown ID); 3 an input could \
+not be read; 4 gpu-doctor itself failed.";
+
+/// `fix`.
+#[derive(Debug, Args)]
+pub struct FixArgs {
+    #[command(flatten)]
+    pub probe: ProbeArgs,
+    #[command(flatten)]
+    pub replay: ReplayArg,
+    /// The plan to show or apply (as `gpu-doctor fix` lists them).
+    #[arg(value_name = "ID")]
+    pub id: Option<String>,
+    /// Carry the plan out (asks first unless --yes).
+    #[arg(long)]
+    pub apply: bool,
+    /// With --apply: do not ask.
+    #[arg(long, requires = "apply")]
+    pub yes: bool,
+    /// Write the plan's root steps to FILE as a script to review (never run by gpu-doctor).
+    #[arg(long, value_name = "FILE", requires = "id")]
+    pub root_script: Option<PathBuf>,
+    /// Print the plans (or the plan, and with --apply what each step did) as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// What `fix ID --apply --json` prints.
+#[derive(Serialize)]
+struct Applied<'a> {
+    plan: &'a Plan,
+    outcome: &'a Outcome,
+    /// The ids of the findings the plan answers that the check after it still finds.
+    still_found: Vec<String>,
+}
+
+/// Runs `fix` on the report of `host`.
+pub fn fix(host: &dyn Host, args: &FixArgs, opts: &Options, this_machine: bool, quiet: bool) -> Result<u8> {
+    let kb = Kb::get().map_err(|e| anyhow::anyhow!("the knowledge base did not load: {e}"))?;
+    let report = crate::ops::check(host, opts)?;
+    let plans = planners::plans(&report, kb);
+    let shell = planners::shell_of(&report);
+    let Some(id) = &args.id else {
+        let text =
+            if args.json { serde_json::to_string_pretty(&plans)? + "\n" } else { crate::render::plan::list(&plans) };
+        crate::to_stdout(text.as_bytes())?;
+        return Ok(exit::OK);
+    };
+    let Some(plan) = plans.iter().find(|p| &p.id == id) else {
+        let known: Vec<&str> = plans.iter().map(|p| p.id.as_str()).collect();
+        let known = if known.is_empty() { "none here".to_owned() } else { known.join(", ") };
+        return Err(UsageError(format!("no plan '{}' for this machine (plans: {known})", clean(id))).into());
+    };
+    if let Some(path) = &args.root_script {
+        write_root_script(plan, path, quiet)?;
+    }
+    if !args.apply {
+        let text =
+            if args.json { serde_json::to_string_pretty(plan)? + "\n" } else { crate::render::plan::plan(plan, shell) };
+        crate::to_stdout(text.as_bytes())?;
+        return Ok(exit::OK);
+    }
+    if !this_machine {
+        return Err(UsageError("--apply changes this machine; it cannot be combined with --replay".into()).into());
+    }
+    if !args.yes && !confirm(plan)? {
+        eprintln!("nothing changed");
+        return Ok(exit::OK);
+    }
+    let outcome = run(plan, quiet)?;
+    let after = crate::ops::check(host, opts)?;
+    let still: Vec<String> =
+        plan.answers.iter().filter(|a| after.findings.iter().any(|f| &f.id == *a)).cloned().collect();
+    if args.json {
+        let text = serde_json::to_string_pretty(&Applied { plan, outcome: &outcome, still_found: still.clone() })?;
+        crate::to_stdout((text + "\n").as_bytes())?;
+    } else {
+        crate::to_stdout(summary(plan, &outcome, &still, &after).as_bytes())?;
+    }
+    let failed = outcome.steps.iter().any(|s| !matches!(s, StepStatus::Done | StepStatus::LeftToYou));
+    Ok(if failed || !still.is_empty() { exit::FINDINGS } else { exit::OK })
+}
+
+fn write_root_script(plan: &Plan, path: &Path, quiet: bool) -> Result<()> {
+    let Some(script) = plan.root_script() else {
+        return Err(UsageError(format!("plan {} has no root step", plan.id)).into());
+    };
+    crate::files::write_file(path, script)?;
+    if !quiet {
+        eprintln!("wrote the root steps to {} (review them, then run it as root)", clean(&path.display().to_string()));
+    }
+    Ok(())
+}
+
+/// Asks on the terminal; refuses without one.
+fn confirm(plan: &Plan) -> Result<bool> {
+    if !std::io::stdin().is_terminal() {
+        return Err(UsageError("--apply asks before changing anything; without a terminal, add --yes".into()).into());
+    }
+    let ours = plan.steps.iter().filter(|s| s.is_run_by_gpu_doctor()).count();
+    let place = plan.env.as_ref().map_or_else(String::new, |e| format!(" to {}", e.display()));
+    eprint!("Apply plan {} ({ours} step(s)){}? [y/N] ", plan.id, clean(&place));
+    std::io::stderr().flush().ok();
+    let mut answer = String::new();
+    std::io::stdin().lock().read_line(&mut answer).context("could not read the answer")?;
+    Ok(matches!(answer.trim(), "y" | "Y" | "yes"))
+}
+
+/// Applies the plan, printing each step, its output and progress on standard error.
+fn run(plan: &Plan, quiet: bool) -> Result<Outcome> {
+    let log_dir = crate::files::data_dir()
+        .map(|d| d.join("installs"))
+        .ok_or_else(|| InputError("no home folder is known, so there is nowhere to keep the log and backup".into()))?;
+    let opts = ApplyOptions { log_dir, step_timeout: Duration::from_secs(3600) };
+    let cancel = AtomicBool::new(false);
+    let mut on_event = |e: Event| {
+        if quiet {
+            return;
+        }
+        match e {
+            Event::Started { index, total, line } => eprintln!("[{}/{total}] {}", index + 1, clean(&line)),
+            Event::Line { text, .. } => eprintln!("    {}", clean(&text)),
+            Event::Progress { .. } => {}
+            Event::Ended { index, status } => match status {
+                StepStatus::Failed { reason } => eprintln!("[{}] failed: {}", index + 1, clean(&reason)),
+                StepStatus::LeftToYou => eprintln!("[{}] left to you (shown above)", index + 1),
+                _ => {}
+            },
+        }
+    };
+    let outcome = apply::apply(plan, &opts, &cancel, &mut on_event);
+    if !quiet {
+        if let Some(backup) = &outcome.backup {
+            eprintln!("the environment's package list before: {}", clean(&backup.display().to_string()));
+        }
+        if let Some(log) = &outcome.log {
+            eprintln!("log: {}", clean(&log.display().to_string()));
+        }
+    }
+    Ok(outcome)
+}
+
+/// What was done, what was not, and what the check after it says.
+fn summary(plan: &Plan, outcome: &Outcome, still: &[String], after: &Report) -> String {
+    let mut out = format!("Plan {}:\n", plan.id);
+    for (step, status) in plan.steps.iter().zip(&outcome.steps) {
+        let what = match status {
+            StepStatus::Done => "done".to_owned(),
+            StepStatus::Failed { reason } => format!("FAILED: {}", clean(reason)),
+            StepStatus::LeftToYou => "left to you".to_owned(),
+            StepStatus::NotRun => "not run".to_owned(),
+            StepStatus::Cancelled => "cancelled".to_owned(),
+        };
+        out.push_str(&format!("  {:<18} {what}\n", crate::render::plan::step_label(&step.kind)));
+    }
+    if still.is_empty() {
+        out.push_str(&format!("\nChecked again: the finding(s) it answers are gone ({}).\n", plan.answers.join(", ")));
+    } else {
+        out.push_str(&format!("\nChecked again: still found: {}.\n", still.join(", ")));
+    }
+    let errors = after.findings.iter().filter(|f| f.severity == gpu_doctor_probes::Severity::Error).count();
+    out.push_str(&format!("{errors} error-level finding(s) now; `gpu-doctor check` shows them.\n"));
+    out
+}
