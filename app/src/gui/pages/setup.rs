@@ -70,6 +70,8 @@ pub struct Planned {
     pub plans: Vec<Plan>,
     /// The report they were made from: the "before" of the re-check.
     pub report: Report,
+    /// It was another machine's report: the plans are shown, never applied here.
+    pub other: bool,
 }
 
 /// The Setup page's state.
@@ -155,10 +157,13 @@ impl SetupPage {
             self.run = None;
             self.recheck = None;
         }
-        if let Some(report) = shown.report
+        // One plan at a time, and never new plans under a run: they would replace the ones it applies.
+        let running = self.planned.is_running() || self.run.as_ref().is_some_and(ApplyRun::is_running);
+        if !running
+            && let Some(report) = shown.report
             && let Some(want) = self.wanted.take()
         {
-            self.make_plans(ctx, report.clone(), want);
+            self.make_plans(ctx, report.clone(), shown.other, want);
         }
         if let Some(run) = &mut self.run
             && run.poll()
@@ -172,7 +177,7 @@ impl SetupPage {
         }
     }
 
-    fn make_plans(&mut self, ctx: &egui::Context, report: Report, want: Want) {
+    fn make_plans(&mut self, ctx: &egui::Context, report: Report, other: bool, want: Want) {
         let (provider, planner) = (self.provider, self.planner);
         self.planned.spawn("plan", ctx, move || {
             let plans = match want {
@@ -182,7 +187,7 @@ impl SetupPage {
                 }
                 Want::NewEnv(request) => planner(&report, &request)?,
             };
-            Ok(Planned { plans, report })
+            Ok(Planned { plans, report, other })
         });
     }
 
@@ -231,7 +236,8 @@ impl SetupPage {
         egui::CollapsingHeader::new(RichText::new("A new environment").strong()).default_open(true).show(ui, |ui| {
             self.form.form_ui(ui);
             ui.horizontal(|ui| {
-                let ready = shown.report.is_some() && !self.planned.is_running();
+                let running = self.run.as_ref().is_some_and(ApplyRun::is_running);
+                let ready = shown.report.is_some() && !self.planned.is_running() && !running;
                 if ui.add_enabled(ready, egui::Button::new("Make the plan")).clicked() {
                     match self.form.request() {
                         Ok(request) => {
@@ -251,7 +257,8 @@ impl SetupPage {
     /// Apply and Cancel, the run's state and its log.
     fn apply_ui(&mut self, ui: &mut Ui, shown: &Shown<'_>) {
         let running = self.run.as_ref().is_some_and(ApplyRun::is_running);
-        let why_not = if !shown.live || shown.other {
+        let planned_other = self.planned.value().is_some_and(|p| p.other);
+        let why_not = if !shown.live || shown.other || planned_other {
             Some("Apply changes this machine: not offered for a recorded or another machine's report.")
         } else if self.install_dir.is_none() {
             Some("No data folder for the install log and the package-list backup.")
