@@ -77,6 +77,8 @@ pub enum Action {
     OpenOther(PathBuf),
     /// Diagnose pasted text from another machine.
     Paste(String),
+    /// Show a finding's fix plan (by plan id) on the Setup page.
+    OpenPlan(String),
 }
 
 /// What the pages read: the machine on screen and how it may be measured.
@@ -193,6 +195,10 @@ impl App {
                 }
                 Action::Paste(text) => {
                     machine::read_paste(&mut self.other, ctx, text);
+                }
+                Action::OpenPlan(id) => {
+                    self.page = Page::Setup;
+                    self.pages.setup.open_plan(id);
                 }
             }
         }

@@ -28,7 +28,10 @@ pub(crate) fn harness(name: &str) -> (Harness<'static, App>, tempfile::TempDir) 
 
 /// The window on a recorded machine, as if it were this one (live: the pages sample telemetry
 /// from `telemetry`) when `telemetry` is given.
-fn launch(name: &str, telemetry: Option<Arc<dyn TelemetrySource>>) -> (Harness<'static, App>, tempfile::TempDir) {
+pub(crate) fn launch(
+    name: &str,
+    telemetry: Option<Arc<dyn TelemetrySource>>,
+) -> (Harness<'static, App>, tempfile::TempDir) {
     let dir = fixture(name);
     let host = Arc::new(ReplayHost::load(&dir).unwrap());
     // Returned beside the harness, so it lives as long as the test and is removed after it.
@@ -197,6 +200,7 @@ fn every_page_draws_on_a_machine_without_a_driver() {
         (Page::Overview, "No NVIDIA GPU to use"),
         (Page::Checks, "Checks: "),
         (Page::Environments, "Python environments"),
+        (Page::Setup, "Set up an environment"),
         (Page::Benchmarks, "Run benchmarks"),
         (Page::Telemetry, "off while a recorded machine is on screen"),
         (Page::Report, "## gpu-doctor report"),
@@ -263,13 +267,13 @@ fn start_and_cancel_a_cpu_baseline_benchmark() {
 
 /// A telemetry source that counts its questions and answers only once opened.
 #[derive(Default)]
-struct Gated {
+pub(crate) struct Gated {
     open: std::sync::atomic::AtomicBool,
     asked: std::sync::Mutex<Vec<Detail>>,
 }
 
 impl Gated {
-    fn opened() -> Arc<Self> {
+    pub(crate) fn opened() -> Arc<Self> {
         let gated = Arc::new(Self::default());
         gated.open.store(true, std::sync::atomic::Ordering::Relaxed);
         gated

@@ -73,7 +73,7 @@ impl ChecksPage {
             ui.add_space(8.0);
             ui.label(toned(ui, Tone::of(severity), format!("{title} ({})", group.len())).strong().size(16.0));
             for f in group {
-                self.finding_ui(ui, f);
+                self.finding_ui(ui, f, actions);
             }
         }
     }
@@ -92,7 +92,7 @@ impl ChecksPage {
         });
     }
 
-    fn finding_ui(&mut self, ui: &mut Ui, f: &Finding) {
+    fn finding_ui(&mut self, ui: &mut Ui, f: &Finding, actions: &mut Vec<Action>) {
         let open = self.expanded.contains(&f.id);
         let tone = Tone::of(f.severity);
         egui::Frame::new()
@@ -113,6 +113,7 @@ impl ChecksPage {
                             self.expanded.insert(f.id.clone());
                         }
                     }
+                    fix_button_ui(ui, f, actions);
                 });
                 if open {
                     ui.add_space(4.0);
@@ -144,6 +145,14 @@ impl ChecksPage {
                     ui.label(toned(ui, Tone::Muted, format!("{} · {}", f.id, label(&f.category))).small());
                 }
             });
+    }
+}
+
+/// "Fix…" on a finding that has a plan: opens the plan on the Setup page.
+pub fn fix_button_ui(ui: &mut Ui, f: &Finding, actions: &mut Vec<Action>) {
+    let Some(plan) = f.plan.as_ref().filter(|p| !p.id.is_empty()) else { return };
+    if ui.button("Fix…").on_hover_text(format!("Open plan {} on the Setup page", plan.id)).clicked() {
+        actions.push(Action::OpenPlan(plan.id.clone()));
     }
 }
 

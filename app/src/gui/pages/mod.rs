@@ -7,6 +7,7 @@ mod environments;
 mod fleet;
 mod overview;
 mod report;
+mod setup;
 mod telemetry;
 
 use std::sync::Arc;
@@ -26,6 +27,8 @@ pub enum Page {
     Checks,
     /// Python environments and their frameworks against the GPUs.
     Environments,
+    /// Plans: a finding's fix or a new environment, applied and checked again.
+    Setup,
     /// Run benchmarks and plot them.
     Benchmarks,
     /// Live GPU telemetry.
@@ -38,10 +41,11 @@ pub enum Page {
 
 impl Page {
     /// Every page, in tab order.
-    pub const ALL: [Page; 7] = [
+    pub const ALL: [Page; 8] = [
         Page::Overview,
         Page::Checks,
         Page::Environments,
+        Page::Setup,
         Page::Benchmarks,
         Page::Telemetry,
         Page::Report,
@@ -54,6 +58,7 @@ impl Page {
             Page::Overview => "Overview",
             Page::Checks => "Checks",
             Page::Environments => "Environments",
+            Page::Setup => "Setup",
             Page::Benchmarks => "Benchmarks",
             Page::Telemetry => "Telemetry",
             Page::Report => "Report",
@@ -75,6 +80,8 @@ pub struct Pages {
     pub checks: checks::ChecksPage,
     /// Environments: the interpreter list, deep probes.
     pub envs: environments::EnvPage,
+    /// Setup: the plans on screen, the apply run, the re-check.
+    pub setup: setup::SetupPage,
     /// Benchmarks: runs, past runs, plots.
     pub bench: benchmarks::BenchPage,
     /// Telemetry: pause, window.
@@ -98,17 +105,19 @@ impl Pages {
             Some(dir) => {
                 self.envs.start_with_dir(ctx, Ok(dir.join("config")));
                 self.bench.set_runs_dir(ctx, Some(dir.join("runs")));
+                self.setup.start(ctx, Some(dir.join("installs")));
             }
             None => {
                 self.envs.start(ctx);
                 self.bench.start(ctx);
+                self.setup.start(ctx, super::storage::data_dir().map(|d| d.join("installs")));
             }
         }
     }
 
     /// Whether a page job is under way.
     pub fn busy(&self) -> bool {
-        self.envs.busy() || self.bench.busy() || self.report.busy() || self.fleet.busy()
+        self.envs.busy() || self.bench.busy() || self.report.busy() || self.fleet.busy() || self.setup.busy()
     }
 
     /// Polls the pages' jobs; a benchmark run samples telemetry from `telemetry`.
@@ -120,6 +129,7 @@ impl Pages {
         actions: &mut Vec<Action>,
     ) {
         self.envs.logic(ctx, shown, actions);
+        self.setup.logic(ctx, shown, actions);
         self.bench.logic(ctx, shown, telemetry);
         self.report.logic(ctx, shown, self.bench.latest_run(), actions);
         self.fleet.logic(ctx);
@@ -138,6 +148,7 @@ impl Pages {
             Page::Overview => overview::overview_ui(ui, shown, feed, actions),
             Page::Checks => self.checks.checks_ui(ui, shown, actions),
             Page::Environments => self.envs.environments_ui(ui, shown, actions),
+            Page::Setup => self.setup.setup_ui(ui, shown),
             Page::Benchmarks => self.bench.benchmarks_ui(ui, shown),
             Page::Telemetry => self.telemetry.telemetry_ui(ui, shown, feed),
             Page::Report => self.report.report_ui(ui, shown, self.bench.latest_run(), actions),

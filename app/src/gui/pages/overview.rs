@@ -90,6 +90,14 @@ pub fn verdict(report: &Report) -> Verdict {
     Verdict { tone, headline, detail: None }
 }
 
+/// A machine whose GPU works (the driver loaded and lists GPUs) but with no framework in any
+/// Python environment: the Overview offers to set one up.
+pub fn needs_environment(snap: &Snapshot) -> bool {
+    let gpus = snap.gpus.value().is_some_and(|g| !g.is_empty());
+    let frameworks = snap.python_envs.value().into_iter().flatten().any(|env| !env.frameworks.is_empty());
+    snap.driver.value().is_some() && gpus && !frameworks
+}
+
 fn framework_rank(name: &str) -> usize {
     ["torch", "jax", "tensorflow", "cupy"].iter().position(|n| name.starts_with(n)).unwrap_or(9)
 }
@@ -123,7 +131,22 @@ fn verdict_ui(ui: &mut Ui, shown: &Shown<'_>, actions: &mut Vec<Action>) {
                 ui.label(toned(ui, v.tone, &v.headline).size(20.0).strong());
             });
             if let Some(d) = &v.detail {
-                ui.label(d);
+                ui.horizontal_wrapped(|ui| {
+                    ui.label(d);
+                    // The first error is the one the detail names.
+                    let first = shown.report.and_then(|r| r.findings.iter().find(|f| f.severity == Severity::Error));
+                    if let Some(f) = first {
+                        super::checks::fix_button_ui(ui, f, actions);
+                    }
+                });
+            }
+            if !shown.other && shown.report.is_some() && needs_environment(shown.snapshot) {
+                ui.horizontal(|ui| {
+                    ui.label("No framework in any Python environment yet.");
+                    if ui.button("Set up an environment").clicked() {
+                        actions.push(Action::Goto(Page::Setup));
+                    }
+                });
             }
             if let Some(r) = shown.report.filter(|r| !r.findings.is_empty()) {
                 ui.horizontal(|ui| {
@@ -283,6 +306,15 @@ fn live_rows(ui: &mut Ui, shown: &Shown<'_>, gpu: &Gpu, feed: &TelemetryFeed) {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    #[test]
+    fn setting_up_is_offered_with_a_working_gpu_and_no_framework_only() {
+        let offered = |name: &str| needs_environment(&crate::render::html::tests::fixture_report(name).snapshot);
+        assert!(offered("egpu-thunderbolt"), "a working RTX 3060 and no framework");
+        assert!(!offered("consumer-gpu-torch-venv"), "torch is installed");
+        assert!(!offered("no-driver"), "no GPU to use");
+        assert!(!offered("gpu-no-driver"), "the driver is not loaded");
+    }
 
     #[test]
     fn the_no_gpu_banner_says_what_the_finding_says() {
