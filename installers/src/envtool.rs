@@ -3,6 +3,7 @@
 //! micromamba for a conda environment (the pip wheel installed inside it: PyTorch's own conda
 //! channel stopped at 2.5). Every command is an argv, never a shell string.
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -29,8 +30,9 @@ pub struct Source {
 }
 
 impl Source {
-    /// The index and find-links arguments pip and `uv pip` share.
-    fn args(&self) -> Vec<String> {
+    /// The index and find-links arguments pip and `uv pip` share (also valid as lines of a
+    /// requirements file).
+    pub fn args(&self) -> Vec<String> {
         let mut out = Vec::new();
         if let Some(dir) = &self.find_links {
             out.extend(["--no-index".to_owned(), "--find-links".to_owned(), dir.display().to_string()]);
@@ -38,6 +40,41 @@ impl Source {
             out.extend(["--index-url".to_owned(), url.clone()]);
         }
         out
+    }
+}
+
+/// The tool to use: `prefer` when given (`uv`, `pip`, `conda`, `mamba`, `micromamba`), else uv when
+/// it is on PATH (fastest), else the environment's own pip. `Err` names a preferred tool that is
+/// not on PATH or not known.
+pub fn detect(prefer: Option<&str>) -> Result<Tool, String> {
+    detect_for(prefer, None)
+}
+
+/// As [`detect`], for the environment at `env`: a conda environment (one with `conda-meta/`) gets
+/// conda, mamba or micromamba when no tool is preferred (the environment's pip when none is on PATH).
+pub fn detect_for(prefer: Option<&str>, env: Option<&Path>) -> Result<Tool, String> {
+    detect_in(prefer, env, std::env::var_os("PATH"))
+}
+
+/// The conda-like tools, in the order they are looked for.
+const CONDAS: [&str; 3] = ["conda", "mamba", "micromamba"];
+
+fn detect_in(prefer: Option<&str>, env: Option<&Path>, path: Option<OsString>) -> Result<Tool, String> {
+    let find = |name: &str| {
+        let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+        path.as_ref().and_then(|p| which::which_in(name, Some(p), cwd).ok())
+    };
+    match prefer {
+        Some("pip") => Ok(Tool::Pip),
+        Some("uv") => find("uv").map(|uv| Tool::Uv { uv }).ok_or_else(|| "uv is not on PATH".to_owned()),
+        Some(name) if CONDAS.contains(&name) => {
+            find(name).map(|conda| Tool::Conda { conda }).ok_or_else(|| format!("{name} is not on PATH"))
+        }
+        Some(other) => Err(format!("unknown tool {other:?}: uv, pip, conda, mamba or micromamba")),
+        None if env.is_some_and(|e| e.join("conda-meta").is_dir()) => {
+            Ok(CONDAS.iter().find_map(|name| find(name)).map_or(Tool::Pip, |conda| Tool::Conda { conda }))
+        }
+        None => Ok(find("uv").map_or(Tool::Pip, |uv| Tool::Uv { uv })),
     }
 }
 
@@ -66,6 +103,33 @@ pub fn install(tool: &Tool, python: &Path, requirements: &[String], source: &Sou
     };
     argv.extend(source.args());
     argv.extend(requirements.iter().cloned());
+    argv
+}
+
+/// `pins` (lines of a saved package list, `name==version`) installed exactly, their dependencies
+/// left alone (`--no-deps`): how [`crate::apply::undo`] puts a package list back.
+pub fn install_pins(tool: &Tool, python: &Path, pins: &[String], source: &Source) -> Vec<String> {
+    let mut argv = install(tool, python, &[], source);
+    argv.push("--no-deps".into());
+    argv.extend(pins.iter().cloned());
+    argv
+}
+
+/// The distributions `names` removed from the environment of `python`, without asking.
+pub fn uninstall(tool: &Tool, python: &Path, names: &[String]) -> Vec<String> {
+    let mut argv = match tool {
+        Tool::Uv { uv } => vec![
+            uv.display().to_string(),
+            "pip".into(),
+            "uninstall".into(),
+            "--python".into(),
+            python.display().to_string(),
+        ],
+        Tool::Pip | Tool::Conda { .. } => {
+            vec![python.display().to_string(), "-m".into(), "pip".into(), "uninstall".into(), "--yes".into()]
+        }
+    };
+    argv.extend(names.iter().cloned());
     argv
 }
 
