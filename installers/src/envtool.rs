@@ -221,4 +221,71 @@ mod tests {
             ["/e/bin/python", "-m", "pip", "install", "--index-url", "https://x/cu128", "torch==2.9.1+cu128"]
         );
     }
+
+    /// A folder holding empty executables named `names`, as PATH.
+    fn path_with(dir: &Path, names: &[&str]) -> Option<OsString> {
+        use std::os::unix::fs::PermissionsExt;
+        for name in names {
+            let file = dir.join(name);
+            std::fs::write(&file, "").unwrap();
+            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        Some(dir.as_os_str().to_owned())
+    }
+
+    #[test]
+    fn uv_on_path_comes_first_else_pip() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(detect_in(None, None, path_with(dir.path(), &["conda"])), Ok(Tool::Pip));
+        let path = path_with(dir.path(), &["uv"]);
+        assert_eq!(detect_in(None, None, path.clone()), Ok(Tool::Uv { uv: dir.path().join("uv") }));
+        assert_eq!(detect_in(Some("pip"), None, path), Ok(Tool::Pip));
+    }
+
+    #[test]
+    fn a_conda_environment_gets_a_conda_tool_and_a_tool_asked_for_must_be_there() {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("bin");
+        let env = dir.path().join("env");
+        std::fs::create_dir_all(env.join("conda-meta")).unwrap();
+        std::fs::create_dir(&bin).unwrap();
+        let path = path_with(&bin, &["uv", "mamba"]);
+        assert_eq!(detect_in(None, Some(&env), path.clone()), Ok(Tool::Conda { conda: bin.join("mamba") }));
+        assert_eq!(detect_in(None, Some(dir.path()), path.clone()), Ok(Tool::Uv { uv: bin.join("uv") }));
+        assert_eq!(detect_in(Some("micromamba"), None, path.clone()), Err("micromamba is not on PATH".to_owned()));
+        assert_eq!(detect_in(Some("mamba"), None, path.clone()), Ok(Tool::Conda { conda: bin.join("mamba") }));
+        assert!(detect_in(Some("poetry"), None, path).unwrap_err().starts_with("unknown tool"));
+        // A conda environment without any conda tool on PATH is still served by its own pip.
+        let empty = tempfile::tempdir().unwrap();
+        assert_eq!(detect_in(None, Some(&env), Some(empty.path().as_os_str().to_owned())), Ok(Tool::Pip));
+    }
+
+    #[test]
+    fn undo_argv_removes_without_asking_and_reinstalls_pins_without_dependencies() {
+        let uv = Tool::Uv { uv: "/usr/bin/uv".into() };
+        let py = Path::new("/e/bin/python");
+        assert_eq!(
+            uninstall(&uv, py, &["jax".into()]),
+            ["/usr/bin/uv", "pip", "uninstall", "--python", "/e/bin/python", "jax"]
+        );
+        assert_eq!(
+            uninstall(&Tool::Pip, py, &["jax".into()]),
+            ["/e/bin/python", "-m", "pip", "uninstall", "--yes", "jax"]
+        );
+        let src = Source { index_url: None, find_links: Some("/w".into()) };
+        assert_eq!(
+            install_pins(&Tool::Pip, py, &["torch==2.5.1+cu121".into()], &src),
+            [
+                "/e/bin/python",
+                "-m",
+                "pip",
+                "install",
+                "--no-index",
+                "--find-links",
+                "/w",
+                "--no-deps",
+                "torch==2.5.1+cu121"
+            ]
+        );
+    }
 }
