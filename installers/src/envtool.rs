@@ -3,7 +3,7 @@
 //! micromamba for a conda environment (the pip wheel installed inside it: PyTorch's own conda
 //! channel stopped at 2.5). Every command is an argv, never a shell string.
 
-use std::ffi::OsString;
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -53,16 +53,16 @@ pub fn detect(prefer: Option<&str>) -> Result<Tool, String> {
 /// As [`detect`], for the environment at `env`: a conda environment (one with `conda-meta/`) gets
 /// conda, mamba or micromamba when no tool is preferred (the environment's pip when none is on PATH).
 pub fn detect_for(prefer: Option<&str>, env: Option<&Path>) -> Result<Tool, String> {
-    detect_in(prefer, env, std::env::var_os("PATH"))
+    detect_in(prefer, env, std::env::var_os("PATH").as_deref())
 }
 
 /// The conda-like tools, in the order they are looked for.
 const CONDAS: [&str; 3] = ["conda", "mamba", "micromamba"];
 
-fn detect_in(prefer: Option<&str>, env: Option<&Path>, path: Option<OsString>) -> Result<Tool, String> {
+fn detect_in(prefer: Option<&str>, env: Option<&Path>, path: Option<&OsStr>) -> Result<Tool, String> {
     let find = |name: &str| {
         let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
-        path.as_ref().and_then(|p| which::which_in(name, Some(p), cwd).ok())
+        path.and_then(|p| which::which_in(name, Some(p), cwd).ok())
     };
     match prefer {
         Some("pip") => Ok(Tool::Pip),
@@ -223,14 +223,14 @@ mod tests {
     }
 
     /// A folder holding empty executables named `names`, as PATH.
-    fn path_with(dir: &Path, names: &[&str]) -> Option<OsString> {
+    fn path_with<'a>(dir: &'a Path, names: &[&str]) -> Option<&'a OsStr> {
         use std::os::unix::fs::PermissionsExt;
         for name in names {
             let file = dir.join(name);
             std::fs::write(&file, "").unwrap();
             std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o755)).unwrap();
         }
-        Some(dir.as_os_str().to_owned())
+        Some(dir.as_os_str())
     }
 
     #[test]
@@ -238,7 +238,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         assert_eq!(detect_in(None, None, path_with(dir.path(), &["conda"])), Ok(Tool::Pip));
         let path = path_with(dir.path(), &["uv"]);
-        assert_eq!(detect_in(None, None, path.clone()), Ok(Tool::Uv { uv: dir.path().join("uv") }));
+        assert_eq!(detect_in(None, None, path), Ok(Tool::Uv { uv: dir.path().join("uv") }));
         assert_eq!(detect_in(Some("pip"), None, path), Ok(Tool::Pip));
     }
 
@@ -250,14 +250,14 @@ mod tests {
         std::fs::create_dir_all(env.join("conda-meta")).unwrap();
         std::fs::create_dir(&bin).unwrap();
         let path = path_with(&bin, &["uv", "mamba"]);
-        assert_eq!(detect_in(None, Some(&env), path.clone()), Ok(Tool::Conda { conda: bin.join("mamba") }));
-        assert_eq!(detect_in(None, Some(dir.path()), path.clone()), Ok(Tool::Uv { uv: bin.join("uv") }));
-        assert_eq!(detect_in(Some("micromamba"), None, path.clone()), Err("micromamba is not on PATH".to_owned()));
-        assert_eq!(detect_in(Some("mamba"), None, path.clone()), Ok(Tool::Conda { conda: bin.join("mamba") }));
+        assert_eq!(detect_in(None, Some(&env), path), Ok(Tool::Conda { conda: bin.join("mamba") }));
+        assert_eq!(detect_in(None, Some(dir.path()), path), Ok(Tool::Uv { uv: bin.join("uv") }));
+        assert_eq!(detect_in(Some("micromamba"), None, path), Err("micromamba is not on PATH".to_owned()));
+        assert_eq!(detect_in(Some("mamba"), None, path), Ok(Tool::Conda { conda: bin.join("mamba") }));
         assert!(detect_in(Some("poetry"), None, path).unwrap_err().starts_with("unknown tool"));
         // A conda environment without any conda tool on PATH is still served by its own pip.
         let empty = tempfile::tempdir().unwrap();
-        assert_eq!(detect_in(None, Some(&env), Some(empty.path().as_os_str().to_owned())), Ok(Tool::Pip));
+        assert_eq!(detect_in(None, Some(&env), Some(empty.path().as_os_str())), Ok(Tool::Pip));
     }
 
     #[test]

@@ -163,7 +163,8 @@ fn watch(
 /// Reads `pipe` line by line on a thread named `name`, sending each (lossily decoded, without its
 /// line end, cut at `LINE_CAP`) until the pipe ends or nobody listens.
 fn read_lines(name: &str, pipe: impl Read + Send + 'static, stream: Stream, tx: SyncSender<(Stream, String)>) {
-    let spawned = thread::Builder::new().name(name.to_owned()).spawn(move || {
+    // Should the thread not start, the pipe closes with it: the program's writes fail and it ends.
+    let _ = thread::Builder::new().name(name.to_owned()).spawn(move || {
         let mut reader = BufReader::new(pipe);
         let mut buf = Vec::new();
         loop {
@@ -186,8 +187,6 @@ fn read_lines(name: &str, pipe: impl Read + Send + 'static, stream: Stream, tx: 
             }
         }
     });
-    // Without its reader the pipe is never drained: the program blocks and meets its deadline.
-    let _ = spawned;
 }
 
 #[cfg(test)]
