@@ -3,6 +3,7 @@
 //! micromamba for a conda environment (the pip wheel installed inside it: PyTorch's own conda
 //! channel stopped at 2.5). Every command is an argv, never a shell string.
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -29,8 +30,9 @@ pub struct Source {
 }
 
 impl Source {
-    /// The index and find-links arguments pip and `uv pip` share.
-    fn args(&self) -> Vec<String> {
+    /// The index and find-links arguments pip and `uv pip` share (also valid as lines of a
+    /// requirements file).
+    pub fn args(&self) -> Vec<String> {
         let mut out = Vec::new();
         if let Some(dir) = &self.find_links {
             out.extend(["--no-index".to_owned(), "--find-links".to_owned(), dir.display().to_string()]);
@@ -38,6 +40,41 @@ impl Source {
             out.extend(["--index-url".to_owned(), url.clone()]);
         }
         out
+    }
+}
+
+/// The tool to use: `prefer` when given (`uv`, `pip`, `conda`, `mamba`, `micromamba`), else uv when
+/// it is on PATH (fastest), else the environment's own pip. `Err` names a preferred tool that is
+/// not on PATH or not known.
+pub fn detect(prefer: Option<&str>) -> Result<Tool, String> {
+    detect_for(prefer, None)
+}
+
+/// As [`detect`], for the environment at `env`: a conda environment (one with `conda-meta/`) gets
+/// conda, mamba or micromamba when no tool is preferred (the environment's pip when none is on PATH).
+pub fn detect_for(prefer: Option<&str>, env: Option<&Path>) -> Result<Tool, String> {
+    detect_in(prefer, env, std::env::var_os("PATH").as_deref())
+}
+
+/// The conda-like tools, in the order they are looked for.
+const CONDAS: [&str; 3] = ["conda", "mamba", "micromamba"];
+
+fn detect_in(prefer: Option<&str>, env: Option<&Path>, path: Option<&OsStr>) -> Result<Tool, String> {
+    let find = |name: &str| {
+        let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+        path.and_then(|p| which::which_in(name, Some(p), cwd).ok())
+    };
+    match prefer {
+        Some("pip") => Ok(Tool::Pip),
+        Some("uv") => find("uv").map(|uv| Tool::Uv { uv }).ok_or_else(|| "uv is not on PATH".to_owned()),
+        Some(name) if CONDAS.contains(&name) => {
+            find(name).map(|conda| Tool::Conda { conda }).ok_or_else(|| format!("{name} is not on PATH"))
+        }
+        Some(other) => Err(format!("unknown tool {other:?}: uv, pip, conda, mamba or micromamba")),
+        None if env.is_some_and(|e| e.join("conda-meta").is_dir()) => {
+            Ok(CONDAS.iter().find_map(|name| find(name)).map_or(Tool::Pip, |conda| Tool::Conda { conda }))
+        }
+        None => Ok(find("uv").map_or(Tool::Pip, |uv| Tool::Uv { uv })),
     }
 }
 
@@ -66,6 +103,33 @@ pub fn install(tool: &Tool, python: &Path, requirements: &[String], source: &Sou
     };
     argv.extend(source.args());
     argv.extend(requirements.iter().cloned());
+    argv
+}
+
+/// `pins` (lines of a saved package list, `name==version`) installed exactly, their dependencies
+/// left alone (`--no-deps`): how [`crate::apply::undo`] puts a package list back.
+pub fn install_pins(tool: &Tool, python: &Path, pins: &[String], source: &Source) -> Vec<String> {
+    let mut argv = install(tool, python, &[], source);
+    argv.push("--no-deps".into());
+    argv.extend(pins.iter().cloned());
+    argv
+}
+
+/// The distributions `names` removed from the environment of `python`, without asking.
+pub fn uninstall(tool: &Tool, python: &Path, names: &[String]) -> Vec<String> {
+    let mut argv = match tool {
+        Tool::Uv { uv } => vec![
+            uv.display().to_string(),
+            "pip".into(),
+            "uninstall".into(),
+            "--python".into(),
+            python.display().to_string(),
+        ],
+        Tool::Pip | Tool::Conda { .. } => {
+            vec![python.display().to_string(), "-m".into(), "pip".into(), "uninstall".into(), "--yes".into()]
+        }
+    };
+    argv.extend(names.iter().cloned());
     argv
 }
 
@@ -155,6 +219,73 @@ mod tests {
         assert_eq!(
             pip,
             ["/e/bin/python", "-m", "pip", "install", "--index-url", "https://x/cu128", "torch==2.9.1+cu128"]
+        );
+    }
+
+    /// A folder holding empty executables named `names`, as PATH.
+    fn path_with<'a>(dir: &'a Path, names: &[&str]) -> Option<&'a OsStr> {
+        use std::os::unix::fs::PermissionsExt;
+        for name in names {
+            let file = dir.join(name);
+            std::fs::write(&file, "").unwrap();
+            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        Some(dir.as_os_str())
+    }
+
+    #[test]
+    fn uv_on_path_comes_first_else_pip() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(detect_in(None, None, path_with(dir.path(), &["conda"])), Ok(Tool::Pip));
+        let path = path_with(dir.path(), &["uv"]);
+        assert_eq!(detect_in(None, None, path), Ok(Tool::Uv { uv: dir.path().join("uv") }));
+        assert_eq!(detect_in(Some("pip"), None, path), Ok(Tool::Pip));
+    }
+
+    #[test]
+    fn a_conda_environment_gets_a_conda_tool_and_a_tool_asked_for_must_be_there() {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("bin");
+        let env = dir.path().join("env");
+        std::fs::create_dir_all(env.join("conda-meta")).unwrap();
+        std::fs::create_dir(&bin).unwrap();
+        let path = path_with(&bin, &["uv", "mamba"]);
+        assert_eq!(detect_in(None, Some(&env), path), Ok(Tool::Conda { conda: bin.join("mamba") }));
+        assert_eq!(detect_in(None, Some(dir.path()), path), Ok(Tool::Uv { uv: bin.join("uv") }));
+        assert_eq!(detect_in(Some("micromamba"), None, path), Err("micromamba is not on PATH".to_owned()));
+        assert_eq!(detect_in(Some("mamba"), None, path), Ok(Tool::Conda { conda: bin.join("mamba") }));
+        assert!(detect_in(Some("poetry"), None, path).unwrap_err().starts_with("unknown tool"));
+        // A conda environment without any conda tool on PATH is still served by its own pip.
+        let empty = tempfile::tempdir().unwrap();
+        assert_eq!(detect_in(None, Some(&env), Some(empty.path().as_os_str())), Ok(Tool::Pip));
+    }
+
+    #[test]
+    fn undo_argv_removes_without_asking_and_reinstalls_pins_without_dependencies() {
+        let uv = Tool::Uv { uv: "/usr/bin/uv".into() };
+        let py = Path::new("/e/bin/python");
+        assert_eq!(
+            uninstall(&uv, py, &["jax".into()]),
+            ["/usr/bin/uv", "pip", "uninstall", "--python", "/e/bin/python", "jax"]
+        );
+        assert_eq!(
+            uninstall(&Tool::Pip, py, &["jax".into()]),
+            ["/e/bin/python", "-m", "pip", "uninstall", "--yes", "jax"]
+        );
+        let src = Source { index_url: None, find_links: Some("/w".into()) };
+        assert_eq!(
+            install_pins(&Tool::Pip, py, &["torch==2.5.1+cu121".into()], &src),
+            [
+                "/e/bin/python",
+                "-m",
+                "pip",
+                "install",
+                "--no-index",
+                "--find-links",
+                "/w",
+                "--no-deps",
+                "torch==2.5.1+cu121"
+            ]
         );
     }
 }

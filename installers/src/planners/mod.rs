@@ -7,6 +7,8 @@ use gpu_doctor_probes::{PlanTarget, Report};
 
 use crate::plan::Plan;
 
+pub mod setup;
+
 /// The plan for one finding's target on the machine of `report`; `None` when no plan can be
 /// made there (the finding keeps the prose its rule wrote, which says why).
 fn plan_for(report: &Report, kb: &Kb, target: &PlanTarget, finding_id: &str) -> Option<Plan> {

@@ -1,0 +1,275 @@
+//! One user step's program: started through `probes::host::process` (its own process group, no
+//! shell), its standard output and error read line by line on named threads and handed over a
+//! bounded channel, a deadline, and Cancel.
+
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Read};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, sync_channel};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use gpu_doctor_probes::host::process::{self, GroupChild};
+
+/// The longest line passed on; the rest of it is dropped.
+const LINE_CAP: usize = 4096;
+/// The most output one step passes on and logs; past it lines are read and dropped.
+const OUTPUT_CAP: usize = 16 * 1024 * 1024;
+/// Lines kept for a failure's reason.
+const TAIL: usize = 12;
+/// How long the pipes may stay open after the program exited (something it started holds them).
+const GRACE: Duration = Duration::from_millis(500);
+
+/// Which pipe a line came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stream {
+    Out,
+    Err,
+}
+
+/// How the program ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum End {
+    /// It exited with this status (`None`: killed by a signal).
+    Exited(Option<i32>),
+    /// It could not be started.
+    NotStarted(String),
+    /// It ran past the deadline and was killed.
+    TimedOut,
+    /// Cancel was set; it was killed.
+    Cancelled,
+}
+
+/// What a run gave.
+#[derive(Debug)]
+pub(crate) struct Ran {
+    pub(crate) end: End,
+    /// The last lines of both streams, for a failure's reason.
+    pub(crate) tail: VecDeque<String>,
+}
+
+impl Ran {
+    pub(crate) fn succeeded(&self) -> bool {
+        self.end == End::Exited(Some(0))
+    }
+
+    /// Why it failed, with its last lines.
+    pub(crate) fn failure(&self, program: &str) -> String {
+        let how = match &self.end {
+            End::Exited(Some(code)) => format!("{program} exited with status {code}"),
+            End::Exited(None) => format!("{program} was killed by a signal"),
+            End::NotStarted(e) => return format!("could not start {program}: {e}"),
+            End::TimedOut => format!("{program} ran past its time limit and was stopped"),
+            End::Cancelled => format!("{program} was cancelled"),
+        };
+        if self.tail.is_empty() {
+            return how;
+        }
+        let tail: Vec<&str> = self.tail.iter().map(String::as_str).collect();
+        format!("{how}; its last lines:\n{}", tail.join("\n"))
+    }
+}
+
+/// Runs `argv` (no shell, standard input closed) until it ends, `limit` passes or `cancel` is set,
+/// calling `on_line` with each line as it comes.
+pub(crate) fn run(argv: &[String], limit: Duration, cancel: &AtomicBool, on_line: &mut dyn FnMut(Stream, &str)) -> Ran {
+    let mut tail = VecDeque::new();
+    let Some((program, args)) = argv.split_first() else {
+        return Ran { end: End::NotStarted("an empty command".into()), tail };
+    };
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        // pip must never wait for an answer, nor ask the network about its own version.
+        .env("PIP_NO_INPUT", "1")
+        .env("PIP_DISABLE_PIP_VERSION_CHECK", "1");
+    let mut child = match process::spawn(&mut cmd) {
+        Ok(child) => child,
+        Err(e) => return Ran { end: End::NotStarted(e.to_string()), tail },
+    };
+    let (tx, rx) = sync_channel(256);
+    if let Some(out) = child.child().stdout.take() {
+        read_lines("apply-stdout", out, Stream::Out, tx.clone());
+    }
+    if let Some(err) = child.child().stderr.take() {
+        read_lines("apply-stderr", err, Stream::Err, tx);
+    }
+    let mut passed = 0usize;
+    let mut pass = |stream: Stream, line: String| {
+        if passed < OUTPUT_CAP {
+            passed += line.len() + 1;
+            on_line(stream, &line);
+            if tail.len() == TAIL {
+                tail.pop_front();
+            }
+            tail.push_back(line);
+        }
+    };
+    let end = watch(&mut child, &rx, Instant::now() + limit, cancel, &mut pass);
+    while let Ok((stream, line)) = rx.try_recv() {
+        pass(stream, line);
+    }
+    Ran { end, tail }
+}
+
+/// Passes lines on until the program ends and its pipes close; kills the group at the deadline,
+/// on Cancel, or when the pipes stay open past the grace after it exited.
+fn watch(
+    child: &mut GroupChild,
+    rx: &Receiver<(Stream, String)>,
+    deadline: Instant,
+    cancel: &AtomicBool,
+    pass: &mut dyn FnMut(Stream, String),
+) -> End {
+    let mut exited: Option<(Option<i32>, Instant)> = None;
+    loop {
+        match rx.recv_timeout(Duration::from_millis(20)) {
+            Ok((stream, line)) => pass(stream, line),
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => break,
+        }
+        if cancel.load(Ordering::SeqCst) {
+            child.kill_group();
+            let _ = child.child().wait();
+            return End::Cancelled;
+        }
+        if exited.is_none()
+            && let Ok(Some(status)) = child.child().try_wait()
+        {
+            exited = Some((status.code(), Instant::now()));
+        }
+        match exited {
+            Some((_, at)) if at.elapsed() > GRACE => {
+                child.kill_group();
+                break;
+            }
+            None if Instant::now() > deadline => {
+                child.kill_group();
+                let _ = child.child().wait();
+                return End::TimedOut;
+            }
+            _ => {}
+        }
+    }
+    match exited {
+        Some((code, _)) => End::Exited(code),
+        None => End::Exited(child.child().wait().ok().and_then(|s| s.code())),
+    }
+}
+
+/// Reads `pipe` line by line on a thread named `name`, sending each (lossily decoded, without its
+/// line end, cut at `LINE_CAP`) until the pipe ends or nobody listens.
+fn read_lines(name: &str, pipe: impl Read + Send + 'static, stream: Stream, tx: SyncSender<(Stream, String)>) {
+    // Should the thread not start, the pipe closes with it: the program's writes fail and it ends.
+    let _ = thread::Builder::new().name(name.to_owned()).spawn(move || {
+        let mut reader = BufReader::new(pipe);
+        let mut buf = Vec::new();
+        loop {
+            buf.clear();
+            match reader.read_until(b'\n', &mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
+            let text = String::from_utf8_lossy(&buf);
+            let mut line = text.trim_end_matches(['\n', '\r']).to_owned();
+            if line.len() > LINE_CAP {
+                let mut cut = LINE_CAP;
+                while !line.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                line.truncate(cut);
+            }
+            if tx.send((stream, line)).is_err() {
+                break;
+            }
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sh(script: &str) -> Vec<String> {
+        vec!["/bin/sh".into(), "-c".into(), script.into()]
+    }
+
+    #[test]
+    fn lines_of_both_streams_come_in_order_and_the_exit_status_is_kept() {
+        let mut lines = Vec::new();
+        let ran = run(
+            &sh("echo one; echo two >&2; printf 'three'; exit 3"),
+            Duration::from_secs(20),
+            &AtomicBool::new(false),
+            &mut |s, l| lines.push((s, l.to_owned())),
+        );
+        assert_eq!(ran.end, End::Exited(Some(3)));
+        lines.sort_by_key(|(s, _)| *s == Stream::Err);
+        assert_eq!(
+            lines,
+            [(Stream::Out, "one".to_owned()), (Stream::Out, "three".to_owned()), (Stream::Err, "two".to_owned())]
+        );
+        let reason = ran.failure("sh");
+        assert!(reason.starts_with("sh exited with status 3; its last lines:\n"), "{reason}");
+        assert!(reason.contains("three"), "{reason}");
+    }
+
+    #[test]
+    fn the_deadline_kills_the_whole_group() {
+        let started = Instant::now();
+        let ran = run(&sh("sleep 30 & sleep 30"), Duration::from_millis(300), &AtomicBool::new(false), &mut |_, _| {});
+        assert_eq!(ran.end, End::TimedOut);
+        assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    }
+
+    #[test]
+    fn a_program_that_exits_while_its_child_holds_the_pipes_ends_after_the_grace() {
+        let started = Instant::now();
+        let ran = run(&sh("sleep 30 & echo gone"), Duration::from_secs(60), &AtomicBool::new(false), &mut |_, _| {});
+        assert_eq!(ran.end, End::Exited(Some(0)));
+        assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    }
+
+    #[test]
+    fn cancel_set_by_a_line_stops_the_program_at_once() {
+        let cancel = AtomicBool::new(false);
+        let started = Instant::now();
+        let ran = run(&sh("echo started; sleep 30"), Duration::from_secs(60), &cancel, &mut |_, l| {
+            if l == "started" {
+                cancel.store(true, Ordering::SeqCst);
+            }
+        });
+        assert_eq!(ran.end, End::Cancelled);
+        assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    }
+
+    #[test]
+    fn a_missing_program_is_not_started_and_says_why() {
+        let ran = run(
+            &["/nonexistent/gpu-doctor-test".to_owned()],
+            Duration::from_secs(5),
+            &AtomicBool::new(false),
+            &mut |_, _| {},
+        );
+        assert!(matches!(ran.end, End::NotStarted(_)), "{:?}", ran.end);
+        assert!(ran.failure("x").starts_with("could not start x: "));
+    }
+
+    #[test]
+    fn long_lines_are_cut_and_invalid_utf8_is_replaced() {
+        let mut lines = Vec::new();
+        let ran = run(
+            &sh("head -c 10000 /dev/zero | tr '\\0' a; echo; printf '\\377ok\\n'"),
+            Duration::from_secs(20),
+            &AtomicBool::new(false),
+            &mut |_, l| lines.push(l.to_owned()),
+        );
+        assert!(ran.succeeded());
+        assert_eq!(lines.len(), 2);
+        assert_eq!(lines[0].len(), LINE_CAP);
+        assert_eq!(lines[1], "\u{fffd}ok");
+    }
+}

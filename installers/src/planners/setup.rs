@@ -1,0 +1,265 @@
+//! `gpu-doctor setup`: a new environment for this machine, with the framework build the chooser
+//! picks, then verified.
+
+use std::path::{Path, PathBuf};
+
+use gpu_doctor_probes::Snapshot;
+use gpu_doctor_probes::compat::Kb;
+
+use crate::choose::{self, Choice, Framework, Machine, Want};
+use crate::envtool::{self, Source, Tool};
+use crate::plan::{Plan, Step, StepKind};
+
+/// What the user asked `setup` for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SetupRequest {
+    /// The framework to install.
+    pub framework: Framework,
+    /// Where the environment goes: a folder that does not exist yet, an empty one, or an existing
+    /// environment (then nothing is created and the install goes into it).
+    pub env: PathBuf,
+    /// The tool that creates it and installs into it.
+    pub tool: Tool,
+    /// The interpreter to base the environment on.
+    pub python: PathBuf,
+    /// Install from this folder of wheels and no index (`--find-links DIR`, the offline route).
+    pub find_links: Option<PathBuf>,
+    /// The file names of the wheels in `find_links` ([`wheel_files`]), among which the chooser picks.
+    pub wheelhouse: Vec<String>,
+}
+
+/// The plan for `req` on the machine of `snapshot`: the build is the chooser's. `Err` says why no
+/// plan can be made (the folder is not usable, or no build fits, with each candidate's reason).
+pub fn setup_plan(snapshot: &Snapshot, kb: &Kb, req: &SetupRequest) -> Result<Plan, String> {
+    let want = Want {
+        framework: req.framework,
+        keep_line: None,
+        wheelhouse: req.find_links.is_some().then(|| req.wheelhouse.clone()),
+    };
+    let choice = choose::choose(kb, &machine(snapshot, &req.python), &want);
+    setup_plan_with(req, choice)
+}
+
+/// The plan for `req` installing the build `choice` chose (the chooser's, or one the user picked
+/// from its candidates).
+pub fn setup_plan_with(req: &SetupRequest, choice: Choice) -> Result<Plan, String> {
+    let framework = req.framework.name();
+    let Some(chosen) = &choice.chosen else {
+        let reasons: Vec<String> = choice.rejected.iter().map(|r| format!("{}: {}", r.label, r.reason)).collect();
+        return Err(format!("no {framework} build fits this machine ({})", reasons.join("; ")));
+    };
+    let env = &req.env;
+    let shown = env.display();
+    let python = envtool::python_in(env);
+    let mut steps = Vec::new();
+    if !is_environment(env)? {
+        steps.push(Step::run(
+            envtool::create(&req.tool, &req.python, env),
+            format!("{framework} goes into an environment of its own, apart from the system's packages"),
+            format!("creates the folder {shown}"),
+            format!("delete the folder {shown}"),
+        ));
+    }
+    let source = Source { index_url: chosen.index_url.clone(), find_links: req.find_links.clone() };
+    steps.push(Step::run(
+        envtool::install(&req.tool, &python, &chosen.requirements, &source),
+        chosen.why.clone(),
+        format!("installs {} into {shown}", chosen.requirements.join(", ")),
+        "apply undoes it from the package list it saves first; a new environment is deleted".to_owned(),
+    ));
+    steps.push(Step {
+        kind: StepKind::Verify { python, frameworks: vec![framework.to_owned()] },
+        why: format!("proves that {framework} imports and sees the GPU"),
+        changes: String::new(),
+        undo: String::new(),
+    });
+    Ok(Plan {
+        id: format!("setup-{framework}"),
+        goal: format!("{shown} runs {framework} {}", chosen.label),
+        answers: Vec::new(),
+        env: Some(env.clone()),
+        steps,
+        choice: Some(choice),
+    })
+}
+
+/// Whether `dir` is already a Python environment (a venv's `pyvenv.cfg` or conda's `conda-meta/`);
+/// `Err` for a file, or a folder with files in it that is not one.
+fn is_environment(dir: &Path) -> Result<bool, String> {
+    if dir.join("pyvenv.cfg").is_file() || dir.join("conda-meta").is_dir() {
+        return Ok(true);
+    }
+    match std::fs::read_dir(dir).map(|mut entries| entries.next().is_none()) {
+        Ok(true) => Ok(false),
+        Ok(false) => {
+            Err(format!("{} has files in it and is not a Python environment: choose another folder", dir.display()))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(format!("{} cannot be used: {e}", dir.display())),
+    }
+}
+
+/// What the build must fit: the GPUs, driver and platform of `snapshot`, the Python of `python`
+/// when the snapshot found that interpreter.
+fn machine(snapshot: &Snapshot, python: &Path) -> Machine {
+    let driver = snapshot.driver.value();
+    let python_version = snapshot.python_envs.value().and_then(|envs| {
+        let env = envs.iter().find(|e| e.interpreter.as_deref().is_some_and(|i| Path::new(i) == python))?;
+        let mut parts = env.python_version.as_deref()?.split('.').map(str::parse::<u32>);
+        Some((parts.next()?.ok()?, parts.next()?.ok()?))
+    });
+    Machine {
+        gpus: snapshot
+            .gpus
+            .value()
+            .map(|g| g.iter().filter_map(|g| g.compute_capability).collect())
+            .unwrap_or_default(),
+        driver_cuda: driver.and_then(|d| d.cuda_version),
+        driver_version: driver.map(|d| d.version.to_string()),
+        python: python_version,
+        os: snapshot.platform.platform.os,
+        cpu: snapshot.platform.platform.arch.clone(),
+    }
+}
+
+/// The file names of the wheels in `dir`, sorted.
+pub fn wheel_files(dir: &Path) -> Result<Vec<String>, String> {
+    let entries = std::fs::read_dir(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
+    let mut names: Vec<String> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".whl"))
+        .collect();
+    names.sort();
+    Ok(names)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::choose::Candidate;
+
+    fn request(env: &Path, wheelhouse: &[&str]) -> SetupRequest {
+        SetupRequest {
+            framework: Framework::Torch,
+            env: env.to_owned(),
+            tool: Tool::Uv { uv: "/usr/bin/uv".into() },
+            python: "/usr/bin/python3".into(),
+            find_links: Some("/wheels".into()),
+            wheelhouse: wheelhouse.iter().map(|s| (*s).to_owned()).collect(),
+        }
+    }
+
+    fn cpu_choice() -> Choice {
+        Choice {
+            framework: "torch".into(),
+            chosen: Some(Candidate {
+                label: "2.5.1+cpu".into(),
+                requirements: vec!["torch==2.5.1+cpu".into(), "torchvision==0.20.1+cpu".into()],
+                index_url: Some("https://download.pytorch.org/whl/cpu".into()),
+                why: "no GPU here".into(),
+                beyond_kb: String::new(),
+            }),
+            rejected: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_new_environment_is_created_then_gets_the_chosen_build_then_is_verified() {
+        let dir = tempfile::tempdir().unwrap();
+        let env = dir.path().join("venv");
+        let plan = setup_plan_with(&request(&env, &[]), cpu_choice()).unwrap();
+        let argv = |i: usize| match &plan.steps[i].kind {
+            StepKind::User { action: crate::UserAction::Run { argv } } => argv.clone(),
+            other => panic!("{other:?}"),
+        };
+        let python = env.join("bin/python").display().to_string();
+        assert_eq!(argv(0), ["/usr/bin/uv", "venv", "--python", "/usr/bin/python3", &env.display().to_string()]);
+        assert_eq!(
+            argv(1),
+            [
+                "/usr/bin/uv",
+                "pip",
+                "install",
+                "--python",
+                &python,
+                "--no-index",
+                "--find-links",
+                "/wheels",
+                "torch==2.5.1+cpu",
+                "torchvision==0.20.1+cpu"
+            ]
+        );
+        assert_eq!(
+            plan.steps[2].kind,
+            StepKind::Verify { python: env.join("bin/python"), frameworks: vec!["torch".into()] }
+        );
+        assert_eq!(plan.choice, Some(cpu_choice()));
+        assert_eq!(plan.env.as_deref(), Some(env.as_path()));
+    }
+
+    #[test]
+    fn an_existing_environment_is_installed_into_and_a_folder_with_other_files_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("pyvenv.cfg"), "home = /usr/bin\n").unwrap();
+        let plan = setup_plan_with(&request(dir.path(), &[]), cpu_choice()).unwrap();
+        assert_eq!(plan.steps.len(), 2, "{plan:#?}");
+        assert!(format!("{:?}", plan.steps[0].kind).contains("install"));
+        let other = tempfile::tempdir().unwrap();
+        std::fs::write(other.path().join("notes.txt"), "mine").unwrap();
+        let err = setup_plan_with(&request(other.path(), &[]), cpu_choice()).unwrap_err();
+        assert!(err.contains("is not a Python environment"), "{err}");
+    }
+
+    #[test]
+    fn without_a_fitting_build_no_plan_is_made_and_every_reason_is_said() {
+        let choice = Choice {
+            framework: "torch".into(),
+            chosen: None,
+            rejected: vec![choose::Rejected { label: "2.5.1+cu121".into(), reason: "no sm_120".into() }],
+        };
+        let err = setup_plan_with(&request(Path::new("/nonexistent/env"), &[]), choice).unwrap_err();
+        assert_eq!(err, "no torch build fits this machine (2.5.1+cu121: no sm_120)");
+    }
+
+    /// Whatever the chooser decides for a machine without a GPU and a wheelhouse whose only torch is
+    /// `+cpu`, the plan installs exactly that, or says each reason why not.
+    #[test]
+    fn the_plan_installs_what_the_chooser_chose() {
+        let kb = Kb::load().unwrap();
+        let snapshot = Snapshot::unknown(Vec::new());
+        let wheels = ["torch-2.5.1+cpu-py3-none-any.whl", "torchvision-0.20.1+cpu-py3-none-any.whl"];
+        let req = request(Path::new("/nonexistent/env"), &wheels);
+        let want =
+            Want { framework: Framework::Torch, keep_line: None, wheelhouse: Some(wheels.map(str::to_owned).to_vec()) };
+        let choice = choose::choose(&kb, &machine(&snapshot, &req.python), &want);
+        match (setup_plan(&snapshot, &kb, &req), &choice.chosen) {
+            (Ok(plan), Some(chosen)) => {
+                let install = format!("{:?}", plan.steps[1].kind);
+                assert!(chosen.requirements.iter().all(|r| install.contains(r.as_str())), "{install}");
+                assert_eq!(plan.choice.as_ref(), Some(&choice));
+            }
+            (Err(e), None) => assert!(choice.rejected.iter().all(|r| e.contains(&r.reason)), "{e}"),
+            (plan, _) => panic!("the plan disagrees with the choice {choice:?}: {plan:?}"),
+        }
+    }
+
+    #[test]
+    fn the_python_version_is_the_snapshots_for_that_interpreter() {
+        let text = r#"{"name":"system:/usr/bin/python3","kind":"system","prefix":"/usr","interpreter":"/usr/bin/python3","python_version":"3.12.4","site_packages":[]}"#;
+        let env: gpu_doctor_probes::model::PythonEnv = serde_json::from_str(text).unwrap();
+        let mut snapshot = Snapshot::unknown(Vec::new());
+        snapshot.python_envs = gpu_doctor_probes::Probed::found(vec![env], "test");
+        assert_eq!(machine(&snapshot, Path::new("/usr/bin/python3")).python, Some((3, 12)));
+        assert_eq!(machine(&snapshot, Path::new("/opt/python3")).python, None);
+    }
+
+    #[test]
+    fn wheel_files_lists_only_wheels_sorted() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["b-1-py3-none-any.whl", "notes.txt", "a-1-py3-none-any.whl"] {
+            std::fs::write(dir.path().join(name), "").unwrap();
+        }
+        assert_eq!(wheel_files(dir.path()).unwrap(), ["a-1-py3-none-any.whl", "b-1-py3-none-any.whl"]);
+    }
+}

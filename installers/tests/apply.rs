@@ -1,0 +1,239 @@
+//! Applying plans for real, offline: the tests' wheelhouse (tiny real wheels whose modules answer
+//! the deep probe like torch does), installed with `--no-index --find-links` by pip and by uv into
+//! real environments; then the deep probe, the package-list backup and undo.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use gpu_doctor_installers::apply::{self, Event, StepStatus};
+use gpu_doctor_installers::choose::{Candidate, Choice, Framework};
+use gpu_doctor_installers::envtool::{self, Source, Tool};
+use gpu_doctor_installers::plan::{Plan, Step, StepKind};
+use gpu_doctor_installers::planners::setup::{SetupRequest, setup_plan_with};
+use support::*;
+
+fn torch_choice(variant: &str) -> Choice {
+    let torchvision = format!("torchvision==0.20.1+{variant}");
+    Choice {
+        framework: "torch".into(),
+        chosen: Some(Candidate {
+            label: format!("2.5.1+{variant}"),
+            requirements: vec![format!("torch==2.5.1+{variant}"), torchvision],
+            index_url: None,
+            why: "the test's choice".into(),
+            beyond_kb: String::new(),
+        }),
+        rejected: Vec::new(),
+    }
+}
+
+fn plan(env: Option<&Path>, steps: Vec<Step>) -> Plan {
+    Plan {
+        id: "test".into(),
+        goal: "a test".into(),
+        answers: Vec::new(),
+        env: env.map(Path::to_owned),
+        steps,
+        choice: None,
+    }
+}
+
+fn verify(python: &Path) -> Step {
+    Step {
+        kind: StepKind::Verify { python: python.to_owned(), frameworks: vec!["torch".into()] },
+        ..Step::manual("", "")
+    }
+}
+
+fn install(tool: &Tool, python: &Path, wheels: &Path, requirements: &[&str]) -> Step {
+    let source = Source { index_url: None, find_links: Some(wheels.to_owned()) };
+    let requirements: Vec<String> = requirements.iter().map(|r| (*r).to_owned()).collect();
+    Step::run(envtool::install(tool, python, &requirements, &source), "test", "test", "undo")
+}
+
+fn progress_reached_the_end(events: &[Event]) -> bool {
+    events.iter().any(|e| matches!(e, Event::Progress { fraction, .. } if (*fraction - 1.0).abs() < 1e-6))
+}
+
+/// setup's plan for a new environment from the wheelhouse, applied; the deep probe sees the
+/// build; a second plan swaps the build in the now existing environment (its package list saved
+/// first); undo puts the first build back, package for package.
+fn end_to_end(tool: &Tool, base: &Path) {
+    let dir = tempfile::tempdir().unwrap();
+    let wheels = wheelhouse(&dir.path().join("wheels"));
+    let opts = options(&dir.path().join("logs"));
+    let env = dir.path().join("env");
+    let python = envtool::python_in(&env);
+    let req = SetupRequest {
+        framework: Framework::Torch,
+        env,
+        tool: tool.clone(),
+        python: base.to_owned(),
+        find_links: Some(wheels.clone()),
+        wheelhouse: gpu_doctor_installers::planners::setup::wheel_files(&wheels).unwrap(),
+    };
+    let first = setup_plan_with(&req, torch_choice("cu121")).unwrap();
+    let (outcome, events) = apply_all(&first, &opts);
+    assert_eq!(outcome.steps, [StepStatus::Done, StepStatus::Done, StepStatus::NotRun], "{events:#?}");
+    assert_eq!(outcome.backup, None, "a new environment has nothing to back up");
+    assert!(progress_reached_the_end(&events), "{events:#?}");
+    let log = std::fs::read_to_string(outcome.log.unwrap()).unwrap();
+    assert!(log.contains("torch-2.5.1+cu121") || log.contains("torch==2.5.1+cu121"), "{log}");
+    let torch = deep_torch(&python);
+    assert_eq!(torch.version.as_deref(), Some("2.5.1+cu121"));
+    assert_eq!(torch.cuda.as_deref(), Some("12.1"));
+    assert!(torch.arch_list.unwrap().contains(&"sm_90".to_owned()));
+    assert_eq!(torch.cuda_available, Some(false));
+
+    let before = freeze(tool, &python);
+    let second = setup_plan_with(&req, torch_choice("cpu")).unwrap();
+    assert_eq!(second.steps.len(), 2, "an existing environment is not created again");
+    let (outcome, events) = apply_all(&second, &opts);
+    assert_eq!(outcome.steps, [StepStatus::Done, StepStatus::NotRun], "{events:#?}");
+    let torch = deep_torch(&python);
+    assert_eq!((torch.version.as_deref(), torch.cuda), (Some("2.5.1+cpu"), None));
+    assert!(freeze(tool, &python).contains(&"torchvision==0.20.1+cpu".to_owned()));
+
+    let backup = outcome.backup.expect("the existing environment's package list was saved");
+    let (undone, events) = undo_all(&python, &backup, &opts);
+    assert_eq!(undone.steps, [const { StepStatus::Done }; 3], "{events:#?}");
+    assert_eq!(freeze(tool, &python), before);
+    assert_eq!(deep_torch(&python).version.as_deref(), Some("2.5.1+cu121"));
+}
+
+#[test]
+fn pip_builds_an_environment_the_deep_probe_sees_and_undo_restores_it() {
+    let Some(base) = base_python() else { return skip("python3 with venv and ensurepip") };
+    end_to_end(&Tool::Pip, &base);
+}
+
+#[test]
+fn uv_builds_an_environment_the_deep_probe_sees_and_undo_restores_it() {
+    let Some(base) = base_python() else { return skip("python3 with venv and ensurepip") };
+    let Ok(tool) = envtool::detect(Some("uv")) else { return skip("uv on PATH (.ci/run installs it)") };
+    end_to_end(&tool, &base);
+}
+
+#[test]
+fn a_failing_step_stops_the_plan_and_undo_restores_the_exact_package_list() {
+    let Some(base) = base_python() else { return skip("python3 with venv and ensurepip") };
+    let dir = tempfile::tempdir().unwrap();
+    let wheels = wheelhouse(&dir.path().join("wheels"));
+    let env = dir.path().join("env");
+    let python = venv_with(&base, &env, &wheels, &["torch==2.5.1+cu121"]);
+    let before = freeze(&Tool::Pip, &python);
+    let steps = vec![
+        install(&Tool::Pip, &python, &wheels, &["torch==2.5.1+cpu", "torchvision==0.20.1+cpu"]),
+        install(&Tool::Pip, &python, &wheels, &["broken==1.0"]),
+        Step::root("touch /should-never-exist", "test", "test", "test"),
+        verify(&python),
+    ];
+    let opts = options(&dir.path().join("logs"));
+    let (outcome, events) = apply_all(&plan(Some(&env), steps), &opts);
+    let [done, StepStatus::Failed { reason }, StepStatus::NotRun, StepStatus::NotRun] = outcome.steps.as_slice() else {
+        panic!("{:?}", outcome.steps)
+    };
+    assert_eq!(done, &StepStatus::Done);
+    assert!(reason.contains("exited with status 1") && reason.contains("gpu-doctor-test-missing"), "{reason}");
+    assert!(events.iter().any(|e| matches!(e, Event::Ended { index: 1, status: StepStatus::Failed { .. } })));
+    assert_ne!(freeze(&Tool::Pip, &python), before, "the first step changed the environment");
+
+    let backup = outcome.backup.expect("backup taken");
+    let saved = std::fs::read_to_string(&backup).unwrap();
+    assert!(saved.contains("torch==2.5.1+cu121\n") && saved.contains(&format!("--find-links {}", wheels.display())));
+    let (undone, events) = undo_all(&python, &backup, &opts);
+    assert_eq!(undone.steps, [const { StepStatus::Done }; 3], "{events:#?}");
+    assert_eq!(freeze(&Tool::Pip, &python), before);
+}
+
+#[test]
+fn cancel_mid_install_leaves_the_environment_as_the_undo_list_describes() {
+    let Some(base) = base_python() else { return skip("python3 with venv and ensurepip") };
+    let dir = tempfile::tempdir().unwrap();
+    let wheels = wheelhouse(&dir.path().join("wheels"));
+    let env = dir.path().join("env");
+    let python = venv_with(&base, &env, &wheels, &["torch==2.5.1+cu121"]);
+    let before = freeze(&Tool::Pip, &python);
+    let steps =
+        vec![install(&Tool::Pip, &python, &wheels, &["torch==2.5.1+cpu", "torchvision==0.20.1+cpu"]), verify(&python)];
+    let opts = options(&dir.path().join("logs"));
+    let cancel = AtomicBool::new(false);
+    // Cancel as soon as pip says it is working on a wheel: pip is still running then.
+    let outcome = apply::apply(&plan(Some(&env), steps), &opts, &cancel, &mut |e| {
+        if matches!(&e, Event::Line { text, .. } if text.starts_with("Processing ")) {
+            cancel.store(true, Ordering::SeqCst);
+        }
+    });
+    assert_eq!(outcome.steps, [StepStatus::Cancelled, StepStatus::NotRun]);
+    let backup = outcome.backup.expect("backup taken before the install started");
+    let (undone, events) = undo_all(&python, &backup, &opts);
+    assert!(undone.steps.iter().all(|s| *s == StepStatus::Done), "{events:#?}");
+    assert_eq!(freeze(&Tool::Pip, &python), before);
+}
+
+#[test]
+fn cancel_stops_a_running_step_at_once_and_nothing_after_it_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("after");
+    let sleep = Step::run(vec!["/bin/sh".into(), "-c".into(), "echo sleeping; sleep 30".into()], "t", "t", "t");
+    let after = Step::run(vec!["/bin/sh".into(), "-c".into(), format!("touch '{}'", marker.display())], "t", "t", "t");
+    let cancel = AtomicBool::new(false);
+    let started = Instant::now();
+    let outcome = apply::apply(&plan(None, vec![sleep, after]), &options(dir.path()), &cancel, &mut |e| {
+        if matches!(&e, Event::Line { text, .. } if text == "sleeping") {
+            cancel.store(true, Ordering::SeqCst);
+        }
+    });
+    assert_eq!(outcome.steps, [StepStatus::Cancelled, StepStatus::NotRun]);
+    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    assert!(!marker.exists());
+    let log = std::fs::read_to_string(outcome.log.unwrap()).unwrap();
+    assert!(log.contains("sleeping") && log.contains("cancelled"), "{log}");
+}
+
+#[test]
+fn a_step_past_its_time_limit_fails_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let sleep = Step::run(vec!["/bin/sh".into(), "-c".into(), "sleep 30".into()], "t", "t", "t");
+    let mut opts = options(dir.path());
+    opts.step_timeout = Duration::from_millis(300);
+    let (outcome, _) = apply_all(&plan(None, vec![sleep]), &opts);
+    let [StepStatus::Failed { reason }] = outcome.steps.as_slice() else { panic!("{:?}", outcome.steps) };
+    assert!(reason.contains("time limit"), "{reason}");
+}
+
+/// pip against a port where nothing listens (a real connection error, no network needed).
+#[test]
+fn an_unreachable_index_is_named_with_the_offline_route() {
+    let Some(base) = base_python() else { return skip("python3 with venv and ensurepip") };
+    let dir = tempfile::tempdir().unwrap();
+    let python = venv_with(&base, &dir.path().join("env"), dir.path(), &[]);
+    let index = "http://127.0.0.1:9/simple";
+    let mut argv = envtool::install(
+        &Tool::Pip,
+        &python,
+        &["gpu-doctor-test-absent".into()],
+        &Source { index_url: Some(index.into()), find_links: None },
+    );
+    argv.extend(["--retries".into(), "1".into()]);
+    let (outcome, _) = apply_all(&plan(None, vec![Step::run(argv, "t", "t", "t")]), &options(dir.path()));
+    let [StepStatus::Failed { reason }] = outcome.steps.as_slice() else { panic!("{:?}", outcome.steps) };
+    assert!(reason.starts_with(&format!("could not reach {index} (")), "{reason}");
+    assert!(reason.contains("--find-links DIR"), "{reason}");
+}
+
+#[test]
+fn a_log_folder_that_cannot_be_made_fails_the_first_step_and_runs_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("file");
+    std::fs::write(&file, "").unwrap();
+    let marker = dir.path().join("ran");
+    let touch = Step::run(vec!["/bin/sh".into(), "-c".into(), format!("touch '{}'", marker.display())], "t", "t", "t");
+    let (outcome, _) = apply_all(&plan(None, vec![Step::manual("reboot", "t"), touch]), &options(&file.join("logs")));
+    assert!(matches!(outcome.steps.as_slice(), [StepStatus::NotRun, StepStatus::Failed { .. }]), "{:?}", outcome.steps);
+    assert!(!marker.exists());
+}
