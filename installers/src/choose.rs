@@ -125,31 +125,36 @@ pub fn choose(kb: &Kb, machine: &Machine, want: &Want) -> Choice {
         Some(files) => candidates::from_wheelhouse(kb, want.framework, files),
         None => candidates::from_kb(kb, want.framework),
     };
-    let mut rejected = Vec::new();
-    let mut fits: Vec<(Build, Fit)> = Vec::new();
+    // Each rejection keeps its candidate's place (newest first) to be listed in that order.
+    let mut rejected: Vec<(usize, Rejected)> = Vec::new();
+    let mut fits: Vec<(usize, Build, Fit)> = Vec::new();
+    let mut order = 0_usize..;
     for line in lines {
-        let (ok, turned): (Vec<_>, Vec<_>) =
-            line.builds.into_iter().map(|b| (judge(kb, machine, &b), b)).partition(|(r, _)| r.is_ok());
+        let (ok, turned): (Vec<_>, Vec<_>) = line
+            .builds
+            .into_iter()
+            .map(|b| (judge(kb, machine, &b), b, order.next().unwrap_or_default()))
+            .partition(|(r, _, _)| r.is_ok());
         // A whole line that has no wheel for this Python or platform is turned down once.
         let platform: Vec<String> = turned
             .iter()
-            .filter_map(|(r, _)| match r {
+            .filter_map(|(r, _, _)| match r {
                 Err(Why::Platform(reason)) => Some(reason.clone()),
                 _ => None,
             })
             .collect();
         if ok.is_empty() && !turned.is_empty() && platform.len() == turned.len() && all_same(&platform) {
-            rejected.push(Rejected { label: line.label.clone(), reason: platform[0].clone() });
+            rejected.push((turned[0].2, Rejected { label: line.label.clone(), reason: platform[0].clone() }));
         } else {
-            for (r, b) in turned {
+            for (r, b, i) in turned {
                 if let Err(why) = r {
-                    rejected.push(Rejected { label: b.label, reason: why.text() });
+                    rejected.push((i, Rejected { label: b.label, reason: why.text() }));
                 }
             }
         }
-        fits.extend(ok.into_iter().filter_map(|(r, b)| r.ok().map(|f| (b, f))));
+        fits.extend(ok.into_iter().filter_map(|(r, b, i)| r.ok().map(|f| (i, b, f))));
     }
-    let rank = |(b, f): &(Build, Fit)| {
+    let rank = |(_, b, f): &(usize, Build, Fit)| {
         let keep = want.keep_line.as_deref().is_some_and(|l| b.line == l);
         let own_major = machine.driver_cuda.zip(b.cuda).is_some_and(|(d, c)| d.major == c.major);
         (keep, f.full, f.sass_all, own_major, wheel::version_key(&b.version), b.cuda)
@@ -157,16 +162,17 @@ pub fn choose(kb: &Kb, machine: &Machine, want: &Want) -> Choice {
     fits.sort_by_key(|c| std::cmp::Reverse(rank(c)));
     let mut fits = fits.into_iter();
     let chosen = fits.next();
-    if let Some((best, best_fit)) = &chosen {
-        for (b, f) in fits {
+    if let Some((_, best, best_fit)) = &chosen {
+        for (i, b, f) in fits {
             let reason = passed_over(want, best, best_fit, &b, &f);
-            rejected.push(Rejected { label: b.label, reason });
+            rejected.push((i, Rejected { label: b.label, reason }));
         }
     }
+    rejected.sort_by_key(|(i, _)| *i);
     Choice {
         framework: want.framework.name().to_owned(),
-        chosen: chosen.map(|(b, f)| b.into_candidate(machine, want, &f)),
-        rejected,
+        chosen: chosen.map(|(_, b, f)| b.into_candidate(machine, want, &f)),
+        rejected: rejected.into_iter().map(|(_, r)| r).collect(),
     }
 }
 

@@ -309,7 +309,7 @@ fn machines() -> impl Strategy<Value = Machine> {
     let ccs: Vec<ComputeCapability> = kb().gpus.cc.iter().map(|r| r.cc).collect();
     let drivers: Vec<String> = kb().cuda.toolkit.iter().map(|t| t.linux_driver.to_string()).collect();
     (
-        proptest::sample::subsequence(ccs.clone(), 0..3),
+        proptest::sample::subsequence(ccs, 0..3),
         proptest::option::of(proptest::sample::select(drivers)),
         proptest::option::of((6_u32..16).prop_map(|m| (3_u32, m))),
         prop_oneof![Just(OsFamily::Linux), Just(OsFamily::Windows)],

@@ -45,7 +45,7 @@ pub fn machine(snapshot: &Snapshot, kb: &Kb, env: Option<&PythonEnv>) -> Machine
         driver_version: driver.map(|d| d.version.to_string()),
         python: env.and_then(|e| e.python_version.as_deref()).and_then(python_version),
         os,
-        cpu: format!("{}", snapshot.platform.platform.arch),
+        cpu: snapshot.platform.platform.arch.clone(),
     }
 }
 
@@ -66,7 +66,11 @@ pub fn plan(report: &Report, kb: &Kb, env: &str, framework: &str, options: &Opti
     let machine = machine(&report.snapshot, kb, Some(pyenv));
     let choice = choose(kb, &machine, &want);
     let chosen = choice.chosen.as_ref()?;
-    if installed.is_some_and(|f| chosen.requirements.first().is_some_and(|r| pinned_to(r, &f.version))) {
+    if let Some(f) = installed
+        && chosen.requirements.first().is_some_and(|r| same_build(r, &f.version))
+        && !replaced(pyenv, fw, &chosen.requirements).contains(&wheel::normalize(&f.name))
+    {
+        // The installed build is the one that fits (a newer patch of it is no fix).
         return None;
     }
     let python = pyenv.interpreter.as_ref().map_or_else(|| envtool::python_in(Path::new(env)), PathBuf::from);
@@ -93,7 +97,7 @@ pub fn plan(report: &Report, kb: &Kb, env: &str, framework: &str, options: &Opti
         UNDO,
     ));
     steps.push(Step {
-        kind: StepKind::Verify { python: python.clone(), frameworks: vec![fw.name().to_owned()] },
+        kind: StepKind::Verify { python, frameworks: vec![fw.name().to_owned()] },
         why: format!("proves {} imports and runs on the GPU here", chosen.label),
         changes: "nothing".into(),
         undo: String::new(),
@@ -108,9 +112,12 @@ pub fn plan(report: &Report, kb: &Kb, env: &str, framework: &str, options: &Opti
     })
 }
 
-/// Whether a requirement `name==version` pins exactly `installed` (`2.5.1+cu124`).
-fn pinned_to(requirement: &str, installed: &str) -> bool {
-    requirement.split_once("==").is_some_and(|(_, v)| v == installed)
+/// Whether a requirement `name==version` pins the release line and local label (`+cu124`) of
+/// `installed`.
+fn same_build(requirement: &str, installed: &str) -> bool {
+    let Some((_, pinned)) = requirement.split_once("==") else { return false };
+    let label = |v: &str| v.split_once('+').map(|(_, l)| l.to_owned());
+    release_line(pinned) == release_line(installed) && label(pinned) == label(installed)
 }
 
 /// The installed distributions of framework `fw` that the chosen `requirements` neither name nor

@@ -21,7 +21,6 @@ fn rig() -> Machine {
 }
 
 /// A machine per fix that holds a path (or other text) of the machine.
-#[expect(clippy::too_many_lines, reason = "a table of machines, one entry per fix")]
 fn hostile_machines() -> Vec<(&'static str, Machine)> {
     let venv_lib = format!("{H}/cudnn/lib");
     let c118 = format!("/usr/local/cuda-11.8{H}");
