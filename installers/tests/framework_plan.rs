@@ -183,3 +183,21 @@ fn uv_and_a_wheelhouse_install_offline_from_the_folder() {
         ["/usr/bin/uv", "pip", "install", "--python", PY, "--no-index", "--find-links", "/wh", "torch==2.5.1+cu121"]
     );
 }
+
+/// A pasted support thread (a cu130 nightly on R570): the plan keeps the 2.9 line on the cu128
+/// index, and says the paths are the other machine's.
+#[test]
+fn a_pasted_support_thread_gets_a_plan_for_its_driver() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../probes/src/parse/paste/samples");
+    let text = std::fs::read_to_string(dir.join("support_thread.md")).unwrap();
+    let s = gpu_doctor_probes::parse::paste::read_pasted(&text, kb()).unwrap();
+    let r = judged(s);
+    let f = finding(&r, "driver.too_old_for_runtime");
+    let fix = f.fix.as_deref().unwrap();
+    assert!(f.plan.is_some(), "{f:#?}");
+    assert!(
+        fix.contains("--index-url https://download.pytorch.org/whl/cu128 torch==2.9.1+cu128 torchvision==0.24.1+cu128"),
+        "{fix}"
+    );
+    assert!(fix.contains("another machine"), "{fix}");
+}
