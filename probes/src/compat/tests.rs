@@ -781,12 +781,8 @@ fn the_chooser_rows_fit_their_tables() {
             None => assert!(r.torchvision.is_none() && r.torchaudio.is_none(), "torch {}", r.version),
         }
     }
-    let versions: Vec<Vec<u32>> = kb
-        .jax
-        .release
-        .iter()
-        .map(|r| r.version.split('.').map(|p| p.parse().unwrap()).collect())
-        .collect();
+    let versions: Vec<Vec<u32>> =
+        kb.jax.release.iter().map(|r| r.version.split('.').map(|p| p.parse().unwrap()).collect()).collect();
     assert_strictly_increasing("jax.toml release", &versions);
     for r in &kb.jax.release {
         assert!(!r.extras.is_empty(), "jax {}", r.version);
