@@ -2,9 +2,12 @@
 //! release line) whose build runs on this driver, has machine code or PTX for every GPU here, and
 //! supports the environment's Python and OS/CPU. Every candidate turned down keeps its reason.
 
-use gpu_doctor_probes::compat::Kb;
+mod candidates;
+pub mod wheel;
+
+use gpu_doctor_probes::compat::{Coverage, DriverLevel, Kb, RuntimeVerdict, coverage};
 use gpu_doctor_probes::model::OsFamily;
-use gpu_doctor_probes::{ComputeCapability, CudaVersion};
+use gpu_doctor_probes::{ComputeCapability, CudaVersion, DriverVersion};
 use serde::{Deserialize, Serialize};
 
 /// A framework gpu-doctor can install.
@@ -98,12 +101,371 @@ pub struct Rejected {
     pub reason: String,
 }
 
-/// Chooses a build of `want.framework` for `machine`.
+impl Framework {
+    /// The framework a distribution belongs to: `torch`, `jax` and its plugins, `tensorflow` and
+    /// `tensorflow-cpu`, `cupy-cuda12x`.
+    pub fn of_package(name: &str) -> Option<Self> {
+        let name = wheel::normalize(name);
+        match name.as_str() {
+            "torch" => Some(Framework::Torch),
+            "jax" | "jaxlib" => Some(Framework::Jax),
+            "tensorflow" | "tensorflow-cpu" | "tensorflow-gpu" | "tensorflow-intel" => Some(Framework::Tensorflow),
+            n if n.starts_with("jax-cuda") => Some(Framework::Jax),
+            n if n == "cupy" || n.starts_with("cupy-cuda") => Some(Framework::Cupy),
+            _ => None,
+        }
+    }
+}
+
+/// Chooses a build of `want.framework` for `machine`: among the knowledge base's builds, or among
+/// the wheels of `want.wheelhouse` when given, by the same rules. Every candidate is either the
+/// one chosen or in `rejected` with its reason.
 pub fn choose(kb: &Kb, machine: &Machine, want: &Want) -> Choice {
-    let _ = (kb, machine);
+    let lines = match &want.wheelhouse {
+        Some(files) => candidates::from_wheelhouse(kb, want.framework, files),
+        None => candidates::from_kb(kb, want.framework),
+    };
+    // Each rejection keeps its candidate's place (newest first) to be listed in that order.
+    let mut rejected: Vec<(usize, Rejected)> = Vec::new();
+    let mut fits: Vec<(usize, Build, Fit)> = Vec::new();
+    let mut order = 0_usize..;
+    for line in lines {
+        let (ok, turned): (Vec<_>, Vec<_>) = line
+            .builds
+            .into_iter()
+            .map(|b| (judge(kb, machine, &b), b, order.next().unwrap_or_default()))
+            .partition(|(r, _, _)| r.is_ok());
+        // A whole line that has no wheel for this Python or platform is turned down once.
+        let platform: Vec<String> = turned
+            .iter()
+            .filter_map(|(r, _, _)| match r {
+                Err(Why::Platform(reason)) => Some(reason.clone()),
+                _ => None,
+            })
+            .collect();
+        if ok.is_empty() && !turned.is_empty() && platform.len() == turned.len() && all_same(&platform) {
+            rejected.push((turned[0].2, Rejected { label: line.label.clone(), reason: platform[0].clone() }));
+        } else {
+            for (r, b, i) in turned {
+                if let Err(why) = r {
+                    rejected.push((i, Rejected { label: b.label, reason: why.text() }));
+                }
+            }
+        }
+        fits.extend(ok.into_iter().filter_map(|(r, b, i)| r.ok().map(|f| (i, b, f))));
+    }
+    let rank = |(_, b, f): &(usize, Build, Fit)| {
+        let keep = want.keep_line.as_deref().is_some_and(|l| b.line == l);
+        let own_major = machine.driver_cuda.zip(b.cuda).is_some_and(|(d, c)| d.major == c.major);
+        (keep, f.full, f.sass_all, own_major, wheel::version_key(&b.version), b.cuda)
+    };
+    fits.sort_by_key(|c| std::cmp::Reverse(rank(c)));
+    let mut fits = fits.into_iter();
+    let chosen = fits.next();
+    if let Some((_, best, best_fit)) = &chosen {
+        for (i, b, f) in fits {
+            let reason = passed_over(want, best, best_fit, &b, &f);
+            rejected.push((i, Rejected { label: b.label, reason }));
+        }
+    }
+    rejected.sort_by_key(|(i, _)| *i);
     Choice {
         framework: want.framework.name().to_owned(),
-        chosen: None,
-        rejected: vec![Rejected { label: "*".into(), reason: "the chooser is being written".into() }],
+        chosen: chosen.map(|(_, b, f)| b.into_candidate(machine, want, &f)),
+        rejected: rejected.into_iter().map(|(_, r)| r).collect(),
+    }
+}
+
+fn all_same(v: &[String]) -> bool {
+    v.windows(2).all(|w| w[0] == w[1])
+}
+
+/// Why a build that fits was not the one chosen.
+fn passed_over(want: &Want, best: &Build, best_fit: &Fit, b: &Build, f: &Fit) -> String {
+    let kept = want.keep_line.as_deref().filter(|l| best.line == *l && b.line != *l);
+    if let Some(line) = kept {
+        format!("fits, but {} stays on the installed {line} line", best.label)
+    } else if best_fit.full && !f.full {
+        format!("runs only through minor-version compatibility; {} runs on this driver in full", best.label)
+    } else if best_fit.sass_all && !f.sass_all {
+        format!("has only PTX for {}; {} has machine code for every GPU", f.ptx_only.join(", "), best.label)
+    } else if b.version != best.version {
+        format!("fits, but {} is newer", best.label)
+    } else if best.cuda.map(|c| c.major) != b.cuda.map(|c| c.major) {
+        format!("fits, but {} is built for the driver's own CUDA major", best.label)
+    } else {
+        format!("fits, but {} is built with a newer CUDA", best.label)
+    }
+}
+
+/// A release line (or a wheelhouse version) and its builds.
+#[derive(Debug, Clone)]
+pub(crate) struct Line {
+    /// `2.9`, `jax 0.7.2`: the label a whole-line rejection carries.
+    pub label: String,
+    /// Its builds.
+    pub builds: Vec<Build>,
+}
+
+/// One installable build, before it is judged.
+#[derive(Debug, Clone)]
+pub(crate) struct Build {
+    /// As [`Candidate::label`].
+    pub label: String,
+    /// Its full version (`2.5.1`), for ordering.
+    pub version: String,
+    /// Its release line (`2.5`), for `keep_line`.
+    pub line: String,
+    /// The CUDA runtime it needs; `None`: not known.
+    pub cuda: Option<CudaVersion>,
+    /// A driver it needs beyond the CUDA rules (JAX's stated floor).
+    pub driver_min: Option<DriverVersion>,
+    /// What it was compiled for.
+    pub gpus: Gpus,
+    /// Where it installs.
+    pub wheels: Wheels,
+    /// As [`Candidate::requirements`].
+    pub requirements: Vec<String>,
+    /// As [`Candidate::index_url`].
+    pub index_url: Option<String>,
+    /// As [`Candidate::beyond_kb`].
+    pub beyond_kb: String,
+    /// Said in the choice's why: companions not pinned, and the like.
+    pub notes: Vec<String>,
+}
+
+/// What a build was compiled for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Gpus {
+    /// Its architecture list: SASS and PTX capabilities.
+    Arch { sass: Vec<ComputeCapability>, ptx: Vec<ComputeCapability> },
+    /// Every capability at or above this one.
+    MinCc(ComputeCapability),
+    /// Every capability a CUDA toolkit of this range can build for (CuPy: what the CUDA range supports).
+    CudaRange { min: CudaVersion, max: CudaVersion },
+    /// Not known (a build newer than the knowledge base): assumed to cover every GPU, said as such.
+    Unknown,
+    /// A build without CUDA (`+cpu`, ROCm): never chosen, for this reason.
+    NoCuda(String),
+}
+
+/// Where a build installs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Wheels {
+    /// The knowledge base's Python range and the (OS, CPU) pairs it has wheels for.
+    Kb { python: Option<((u32, u32), (u32, u32))>, platforms: Vec<(OsFamily, &'static str)> },
+    /// The wheel files of a wheelhouse.
+    Files(Vec<wheel::WheelName>),
+}
+
+/// How a build fits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Fit {
+    /// The driver supports its CUDA in full (not only through minor-version compatibility).
+    pub full: bool,
+    /// Machine code for every GPU (not only PTX).
+    pub sass_all: bool,
+    /// The GPUs covered only by PTX (`sm_120`).
+    pub ptx_only: Vec<String>,
+    /// Each GPU and how it is covered, for the why: `sm_89 (sm_86 machine code)`.
+    pub per_gpu: Vec<String>,
+    /// The driver part of the why.
+    pub driver: String,
+}
+
+/// Why a build does not fit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Why {
+    /// No wheel for this Python or OS/CPU.
+    Platform(String),
+    /// Anything else: a GPU not covered, a driver too old.
+    Other(String),
+}
+
+impl Why {
+    fn text(self) -> String {
+        match self {
+            Why::Platform(s) | Why::Other(s) => s,
+        }
+    }
+}
+
+/// `3.12` → (3, 12); `3.10.12` → (3, 10).
+pub fn python_version(text: &str) -> Option<(u32, u32)> {
+    let mut parts = text.trim().split('.');
+    let major = parts.next()?.parse().ok()?;
+    let minor = parts.next()?.trim_end_matches(|c: char| !c.is_ascii_digit()).parse().ok()?;
+    Some((major, minor))
+}
+
+fn os_name(os: OsFamily) -> &'static str {
+    match os {
+        OsFamily::Linux => "Linux",
+        OsFamily::Windows => "Windows",
+        OsFamily::Macos => "macOS",
+        OsFamily::Other | OsFamily::Unknown => "this OS",
+    }
+}
+
+/// Python and OS/CPU: `Err` with the reason when no wheel installs here.
+fn judge_wheels(machine: &Machine, wheels: &Wheels) -> Result<(), Why> {
+    let cpu = wheel::normalize_cpu(&machine.cpu);
+    let py = machine.python.map(|(a, b)| format!("Python {a}.{b}"));
+    match wheels {
+        Wheels::Kb { python, platforms } => {
+            // An unknown OS (pasted text) does not turn a build down.
+            if machine.os != OsFamily::Unknown && !platforms.iter().any(|(os, c)| *os == machine.os && *c == cpu) {
+                return Err(Why::Platform(format!("no GPU wheel for {} {cpu}", os_name(machine.os))));
+            }
+            if let (Some((lo, hi)), Some(p)) = (python, machine.python)
+                && !(*lo <= p && p <= *hi)
+            {
+                let py = py.unwrap_or_default();
+                return Err(Why::Platform(format!(
+                    "no wheel for {py} (it supports {}.{} to {}.{})",
+                    lo.0, lo.1, hi.0, hi.1
+                )));
+            }
+            Ok(())
+        }
+        Wheels::Files(files) => {
+            let os_ok = machine.os == OsFamily::Unknown || files.iter().any(|f| f.fits_platform(machine.os, cpu));
+            if !os_ok {
+                return Err(Why::Platform(format!("no wheel for {} {cpu} here", os_name(machine.os))));
+            }
+            let both = files.iter().any(|f| {
+                f.fits_python(machine.python) && (machine.os == OsFamily::Unknown || f.fits_platform(machine.os, cpu))
+            });
+            if both { Ok(()) } else { Err(Why::Platform(format!("no wheel for {} here", py.unwrap_or_default()))) }
+        }
+    }
+}
+
+/// Judges one build: its wheels, then every GPU, then the driver.
+fn judge(kb: &Kb, machine: &Machine, b: &Build) -> Result<Fit, Why> {
+    judge_wheels(machine, &b.wheels)?;
+    let mut fit = judge_gpus(kb, machine, &b.gpus)?;
+    let driver = machine.driver_version.as_deref().and_then(|v| v.parse::<DriverVersion>().ok());
+    let have = match (&driver, machine.driver_cuda) {
+        (Some(d), _) => format!("driver {}", d.major()),
+        (None, Some(c)) => format!("a driver for CUDA {c}"),
+        (None, None) => String::new(),
+    };
+    if let (Some(min), Some(d)) = (&b.driver_min, &driver)
+        && d < min
+    {
+        return Err(Why::Other(short_driver(d, min)));
+    }
+    let Some(cuda) = b.cuda else {
+        fit.full = true;
+        fit.driver = "its CUDA level is not known, so the driver could not be checked".into();
+        return Ok(fit);
+    };
+    let level = DriverLevel { version: driver.clone(), cuda: machine.driver_cuda, evidence: None };
+    match kb.cuda.judge(cuda, &level, machine.os) {
+        RuntimeVerdict::Supported => {
+            fit.full = true;
+            fit.driver = format!("{have} runs CUDA {cuda} in full");
+        }
+        RuntimeVerdict::Unknown => {
+            fit.full = true;
+            let need = kb.cuda.full_driver(cuda, machine.os).map_or_else(String::new, |d| format!(" ({d} or newer)"));
+            fit.driver = format!("the driver is not known: CUDA {cuda} needs one for CUDA {cuda}{need}");
+        }
+        RuntimeVerdict::MinorVersionCompatible { .. } if !fit.ptx_only.is_empty() => {
+            return Err(Why::Other(format!(
+                "{} only as PTX built by CUDA {cuda}, which {have} cannot compile (minor-version compatibility)",
+                fit.ptx_only.join(", ")
+            )));
+        }
+        RuntimeVerdict::MinorVersionCompatible { .. } => {
+            fit.driver = format!("{have} runs CUDA {cuda} through minor-version compatibility");
+        }
+        RuntimeVerdict::TooOld { floor, full } => {
+            let need = floor.or(full);
+            return Err(Why::Other(match (&driver, need) {
+                (Some(d), Some(n)) => short_driver(d, &n),
+                (None, Some(n)) => format!("{have} < {} (CUDA {cuda})", n.major()),
+                (_, None) => format!("{have} does not run CUDA {cuda}"),
+            }));
+        }
+    }
+    Ok(fit)
+}
+
+/// `driver 550 < 580`, or the full versions when the branches are the same.
+fn short_driver(have: &DriverVersion, need: &DriverVersion) -> String {
+    if have.major() == need.major() {
+        format!("driver {have} < {need}")
+    } else {
+        format!("driver {} < {}", have.major(), need.major())
+    }
+}
+
+/// Every GPU must have machine code or PTX in the build.
+fn judge_gpus(kb: &Kb, machine: &Machine, gpus: &Gpus) -> Result<Fit, Why> {
+    let mut fit = Fit { full: false, sass_all: true, ptx_only: Vec::new(), per_gpu: Vec::new(), driver: String::new() };
+    if let Gpus::NoCuda(why) = gpus {
+        return Err(Why::Other(why.clone()));
+    }
+    let mut missing = Vec::new();
+    let mut ccs = machine.gpus.clone();
+    ccs.sort();
+    ccs.dedup();
+    for cc in ccs {
+        match gpus {
+            Gpus::Arch { sass, ptx } => match coverage(sass, ptx, cc) {
+                Coverage::Sass(c) if c == cc => fit.per_gpu.push(format!("{} (machine code)", cc.sm())),
+                Coverage::Sass(c) => fit.per_gpu.push(format!("{} ({} machine code)", cc.sm(), c.sm())),
+                Coverage::Ptx(c) => {
+                    fit.sass_all = false;
+                    fit.ptx_only.push(cc.sm());
+                    fit.per_gpu.push(format!("{} (compute_{}{} PTX only)", cc.sm(), c.major, c.minor));
+                }
+                Coverage::None => missing.push(cc.sm()),
+            },
+            Gpus::MinCc(min) if cc < *min => {
+                return Err(Why::Other(format!("needs compute capability {min} or newer; {} is older", cc.sm())));
+            }
+            Gpus::MinCc(min) => fit.per_gpu.push(format!("{} (≥ {min})", cc.sm())),
+            Gpus::CudaRange { min, max } => {
+                let row = kb.gpus.row(cc);
+                let too_new = row.is_some_and(|r| r.first_toolkit.major_minor() > max.major_minor());
+                let dropped = row.and_then(|r| r.last_toolkit).is_some_and(|last| last.major_minor() < *min);
+                if too_new || dropped {
+                    missing.push(cc.sm());
+                } else {
+                    fit.per_gpu.push(format!("{} (CUDA {}.x supports it)", cc.sm(), min.major));
+                }
+            }
+            Gpus::Unknown | Gpus::NoCuda(_) => fit.per_gpu.push(format!("{} (assumed)", cc.sm())),
+        }
+    }
+    if missing.is_empty() { Ok(fit) } else { Err(Why::Other(format!("no {}", missing.join(", ")))) }
+}
+
+impl Build {
+    fn into_candidate(self, machine: &Machine, want: &Want, fit: &Fit) -> Candidate {
+        let mut why = vec![];
+        if !fit.per_gpu.is_empty() {
+            why.push(format!("covers {}", fit.per_gpu.join(", ")));
+        }
+        if !fit.driver.is_empty() {
+            why.push(fit.driver.clone());
+        }
+        if let Some((a, b)) = machine.python {
+            why.push(format!("has a wheel for Python {a}.{b}"));
+        }
+        if want.keep_line.as_deref() == Some(self.line.as_str()) {
+            why.push(format!("stays on the installed {} line", self.line));
+        }
+        why.extend(self.notes);
+        Candidate {
+            label: self.label,
+            requirements: self.requirements,
+            index_url: self.index_url,
+            why: format!("{}.", why.join("; ")),
+            beyond_kb: self.beyond_kb,
+        }
     }
 }

@@ -323,10 +323,17 @@ fn torch_cu130_on_r550() {
     );
     let f = diagnose(&s, Kb::get().unwrap()).into_iter().find(|f| f.id == "driver.too_old_for_runtime").unwrap();
     assert!(f.evidence.iter().any(|e| e.contains("550.54.14") && e.contains("12.4")), "{:?}", f.evidence);
-    let fix = f.fix.unwrap();
+    let fix = f.fix.clone().unwrap();
     assert!(fix.contains("nvidia-driver-580"), "{fix}");
-    assert!(fix.contains("/home/user/proj/.venv/bin/python3 -m pip install"), "{fix}");
-    assert!(fix.contains("https://download.pytorch.org/whl/cu124"), "{fix}");
+    // The build for this driver is the framework plan's (installers/tests/framework_plan.rs).
+    let target = f.plan.map(|p| p.target);
+    assert_eq!(
+        target,
+        Some(gpu_doctor_probes::PlanTarget::FrameworkBuild {
+            env: "/home/user/proj/.venv".into(),
+            framework: "torch".into()
+        })
+    );
 }
 
 /// The window fills a pending snapshot from the parts `collect_streaming` hands out as each probe

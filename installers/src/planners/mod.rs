@@ -7,13 +7,20 @@ use gpu_doctor_probes::{PlanTarget, Report};
 
 use crate::plan::Plan;
 
+pub mod framework;
 pub mod setup;
 
 /// The plan for one finding's target on the machine of `report`; `None` when no plan can be
 /// made there (the finding keeps the prose its rule wrote, which says why).
 fn plan_for(report: &Report, kb: &Kb, target: &PlanTarget, finding_id: &str) -> Option<Plan> {
-    let _ = (report, kb, target, finding_id);
-    None
+    let mut plan = match target {
+        PlanTarget::FrameworkBuild { env, framework } => {
+            framework::plan(report, kb, env, framework, &framework::Options::default())
+        }
+        _ => None,
+    }?;
+    plan.answers = vec![finding_id.to_owned()];
+    Some(plan)
 }
 
 /// The shell commands are shown for: PowerShell on Windows, POSIX sh elsewhere.
@@ -44,12 +51,21 @@ pub fn plans(report: &Report, kb: &Kb) -> Vec<Plan> {
 /// the plan. A finding whose plan cannot be made keeps its rule's prose and loses its plan ref.
 pub fn attach(report: &mut Report, kb: &Kb) {
     let shell = shell_of(report);
+    let foreign = !report.snapshot.origin.is_this_machine();
     let each = plan_each(report, kb);
     for (f, plan) in report.findings.iter_mut().zip(each) {
         match (plan, &mut f.plan) {
             (Some(plan), Some(r)) => {
                 r.id = plan.id.clone();
-                f.fix = Some(plan.prose(shell));
+                let mut prose = plan.prose(shell);
+                // As the probes say of their own fixes for pasted text: the paths are that machine's.
+                if foreign && plan.env.is_some() {
+                    prose.push_str(
+                        "   (The paths in this fix come from another machine, read from pasted text: check them \
+                         before running anything.)",
+                    );
+                }
+                f.fix = Some(prose);
             }
             _ => f.plan = None,
         }

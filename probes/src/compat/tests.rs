@@ -767,3 +767,35 @@ fn geforce_products_have_a_divisor_to_apply() {
     assert!(!geforce("NVIDIA TITAN RTX"));
     assert!(!geforce("NVIDIA H100 80GB HBM3"));
 }
+
+/// What the chooser installs: each newest release belongs to its line, companions only beside one,
+/// every JAX extra has its plugin, every installable TensorFlow has an arch list, every offered
+/// CuPy package its Python range.
+#[test]
+fn the_chooser_rows_fit_their_tables() {
+    let kb = kb();
+    assert!(kb.pytorch.index.starts_with("https://"), "{}", kb.pytorch.index);
+    for r in &kb.pytorch.release {
+        match &r.latest {
+            Some(l) => assert_eq!(release_line(l).as_deref(), Some(r.version.as_str()), "torch {l}"),
+            None => assert!(r.torchvision.is_none() && r.torchaudio.is_none(), "torch {}", r.version),
+        }
+    }
+    let versions: Vec<Vec<u32>> =
+        kb.jax.release.iter().map(|r| r.version.split('.').map(|p| p.parse().unwrap()).collect()).collect();
+    assert_strictly_increasing("jax.toml release", &versions);
+    for r in &kb.jax.release {
+        assert!(!r.extras.is_empty(), "jax {}", r.version);
+        for e in &r.extras {
+            assert!(kb.jax.plugin.iter().any(|p| &p.extra == e), "jax {} extra {e} has no plugin row", r.version);
+        }
+    }
+    for r in kb.tensorflow.release.iter().filter(|r| r.latest.is_some()) {
+        let latest = r.latest.as_deref().unwrap();
+        assert_eq!(release_line(latest).as_deref(), Some(r.version.as_str()), "tensorflow {latest}");
+        assert!(!r.arch.is_empty(), "tensorflow {latest} has no arch list");
+    }
+    for p in kb.cupy.package.iter().filter(|p| p.latest.is_some()) {
+        assert!(p.python_min.is_some() && p.python_max.is_some(), "{}", p.name);
+    }
+}

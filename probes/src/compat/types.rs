@@ -167,6 +167,8 @@ pub struct ProductRow {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PytorchTable {
+    /// The base of PyTorch's wheel indexes; a variant's index is this plus `/cu124`.
+    pub index: String,
     /// Releases by major.minor, oldest first.
     pub release: Vec<TorchRelease>,
     /// Wheel variants, sorted by release then CUDA version.
@@ -187,6 +189,15 @@ pub struct TorchRelease {
     pub pypi_linux: String,
     /// The same on Windows (`cpu`: CUDA needs the download.pytorch.org index).
     pub pypi_windows: String,
+    /// The newest release of the line the chooser installs (`2.5.1`); `None`: not recorded.
+    #[serde(default)]
+    pub latest: Option<String>,
+    /// The torchvision release built against `latest` (`0.20.1`).
+    #[serde(default)]
+    pub torchvision: Option<String>,
+    /// The torchaudio release built against `latest` (`2.5.1`); `None` where none was found.
+    #[serde(default)]
+    pub torchaudio: Option<String>,
     /// URL or `owner/repo:path` the row was read in.
     pub source: String,
     /// Confidence.
@@ -239,6 +250,16 @@ pub struct TfRelease {
     pub cudnn: CudnnVersion,
     /// Whether native Windows has a GPU build of this release (≤ 2.10).
     pub windows_native_gpu: bool,
+    /// The newest release of the line the chooser installs (`2.20.0`); `None`: not installable
+    /// with its CUDA libraries from PyPI (before the `and-cuda` extra).
+    #[serde(default)]
+    pub latest: Option<String>,
+    /// Compute capabilities with SASS in the Linux wheel (`TF_CUDA_COMPUTE_CAPABILITIES`).
+    #[serde(default)]
+    pub arch: Vec<ComputeCapability>,
+    /// The capability whose PTX is also shipped.
+    #[serde(default)]
+    pub ptx: Option<ComputeCapability>,
     /// URL or `owner/repo:path` the row was read in.
     pub source: String,
     /// Confidence.
@@ -253,6 +274,26 @@ pub struct TfRelease {
 pub struct JaxTable {
     /// CUDA plugin packages.
     pub plugin: Vec<JaxPlugin>,
+    /// JAX releases the chooser installs, oldest first.
+    pub release: Vec<JaxRelease>,
+}
+
+/// A JAX release: `jax[cudaNN]==version` pins `jaxlib` and `jax-cudaNN-plugin` to the same release.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JaxRelease {
+    /// e.g. `0.7.2`.
+    pub version: String,
+    /// Lowest supported Python.
+    pub python_min: String,
+    /// Highest supported Python.
+    pub python_max: String,
+    /// The CUDA extras it has plugins for (`cuda12`, `cuda13`: `extra` in the plugin rows).
+    pub extras: Vec<String>,
+    /// URL or `owner/repo:path` the row was read in.
+    pub source: String,
+    /// Confidence.
+    pub tag: Tag,
 }
 
 /// A JAX CUDA plugin (`jax-cuda12-plugin`) and what it needs.
@@ -299,6 +340,18 @@ pub struct CupyPackage {
     pub cuda_min: CudaVersion,
     /// Highest CUDA.
     pub cuda_max: CudaVersion,
+    /// The newest release the chooser installs (`13.6.0`); `None` for packages it does not offer.
+    #[serde(default)]
+    pub latest: Option<String>,
+    /// Lowest Python of `latest`.
+    #[serde(default)]
+    pub python_min: Option<String>,
+    /// Highest Python of `latest`.
+    #[serde(default)]
+    pub python_max: Option<String>,
+    /// Whether `latest` has Windows x86_64 wheels.
+    #[serde(default)]
+    pub windows: bool,
     /// URL or `owner/repo:path` the row was read in.
     pub source: String,
     /// Confidence.

@@ -151,15 +151,15 @@ fn judge_list(cx: &Ctx<'_>, env: &PythonEnv, fw: &Framework, list: &ArchList, ou
                     p.major, p.minor
                 ),
                 evidence,
-                fix::torch_wheel(cx, env, fw),
-            )),
-            Coverage::None => out.push(not_in_build(cx, env, fw, gpu, cc, &list.sass, evidence)),
+                Some(format!("Install a {} build with machine code for {}.", fw.name, cc.sm())),
+            )
+            .with_plan(fix::framework_build(env, fw))),
+            Coverage::None => out.push(not_in_build(env, fw, gpu, cc, &list.sass, evidence)),
         }
     }
 }
 
 fn not_in_build(
-    cx: &Ctx<'_>,
     env: &PythonEnv,
     fw: &Framework,
     gpu: &GpuView,
@@ -181,15 +181,15 @@ fn not_in_build(
             cc.sm()
         ),
     };
-    let fix = if fw.name == "torch" { fix::torch_wheel(cx, env, fw) } else { None };
-    let fix =
-        fix.or_else(|| Some(format!("Install a {} build compiled for {}, or build it from source.", fw.name, cc.sm())));
-    NOT_IN_BUILD.finding(
-        format!("{} {} was not compiled for {} ({})", fw.name, fw.version, gpu.name, cc.sm()),
-        why,
-        evidence,
-        fix,
-    )
+    let fix = format!("Install a {} build compiled for {}, or build it from source.", fw.name, cc.sm());
+    NOT_IN_BUILD
+        .finding(
+            format!("{} {} was not compiled for {} ({})", fw.name, fw.version, gpu.name, cc.sm()),
+            why,
+            evidence,
+            Some(fix),
+        )
+        .with_plan(fix::framework_build(env, fw))
 }
 
 fn judge_jax(cx: &Ctx<'_>, env: &PythonEnv, fw: &Framework, plugin: &JaxPlugin, out: &mut Vec<Finding>) {
@@ -212,6 +212,7 @@ fn judge_jax(cx: &Ctx<'_>, env: &PythonEnv, fw: &Framework, plugin: &JaxPlugin, 
                 cc.sm(),
                 plugin.min_cc
             )),
-        ));
+        )
+        .with_plan(fix::framework_build(env, fw)));
     }
 }

@@ -72,14 +72,6 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
                         fix::install_driver(cx, d.major())
                     ));
                 }
-                if fw.name == "torch"
-                    && let Some(cmd) = fix::torch_wheel(cx, env, fw)
-                {
-                    fixes.push(format!(
-                        "Or, to keep this driver, install a torch built for CUDA {}: {cmd}",
-                        level_text(cx)
-                    ));
-                }
                 let build = if major_only { format!("CUDA {}", runtime.major) } else { format!("CUDA {runtime}") };
                 out.push(TOO_OLD.finding(
                     format!("{} {} needs a newer NVIDIA driver than the one installed", fw.name, fw.version),
@@ -92,7 +84,10 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
                     ),
                     evidence,
                     (!fixes.is_empty()).then(|| fixes.join(" ")),
-                ));
+                )
+                // A build for this driver, where one exists, keeps the driver: the plan says which;
+                // where none does, the plan is not made and the driver update above stays the fix.
+                .with_plan(fix::framework_build(env, fw)));
             }
         }
     }

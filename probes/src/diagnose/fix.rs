@@ -8,7 +8,7 @@
 
 use super::Ctx;
 use super::context::same_dir;
-use crate::compat::{index_tag, release_line};
+use crate::compat::index_tag;
 use crate::model::{Framework, OsFamily, PythonEnv};
 use crate::shell::{self, Shell, ShellCommand, Unquotable};
 
@@ -74,25 +74,14 @@ pub(crate) fn pip_install<I: IntoIterator<Item = S>, S: Into<String>>(
     pip(cx, env, &["install"], args)
 }
 
-/// A torch wheel that has machine code for every GPU here and runs on this driver, as a pip command:
-/// the same release line when one of its variants fits, else the newest that does. `None` when no
-/// variant in the knowledge base fits.
-pub(crate) fn torch_wheel(cx: &Ctx<'_>, env: &PythonEnv, torch: &Framework) -> Option<String> {
-    let line = release_line(&torch.version);
-    let v = cx.kb.pytorch.recommend(&cx.capabilities(), cx.driver.cuda, line.as_deref())?;
-    let base = torch.version.split('+').next().unwrap_or(&torch.version);
-    let release = base.chars().all(|c| c.is_ascii_digit() || c == '.');
-    let pin = if line.as_deref() == Some(v.torch.as_str()) && release {
-        // Keep the installed release; only its CUDA variant changes.
-        base.to_owned()
-    } else {
-        // Another line, or a nightly or release candidate, which the stable index does not carry.
-        format!("{}.*", v.torch)
-    };
-    Some(pip_install(cx, env, torch_args(&pin, v.cuda)))
+/// The plan target of a finding whose fix is another build of `fw` in `env`: `gpu-doctor-installers`
+/// chooses the build and writes the fix from its plan; where no build fits, the rule's own prose stays.
+pub(crate) fn framework_build(env: &PythonEnv, fw: &Framework) -> crate::PlanTarget {
+    crate::PlanTarget::FrameworkBuild { env: env.prefix.clone(), framework: fw.name.clone() }
 }
 
-/// `--force-reinstall torch==<pin> --index-url <the index of that CUDA variant>`.
+/// `--force-reinstall torch==<pin> --index-url <the index of that CUDA variant>` (the switch of
+/// `wheels.mixed_cuda_majors`).
 pub(crate) fn torch_args(pin: &str, cuda: crate::CudaVersion) -> [String; 4] {
     [
         "--force-reinstall".to_owned(),

@@ -40,8 +40,13 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
                     "It cannot use the GPU: torch.cuda.is_available() is False and .cuda() raises \"Torch not compiled \
                      with CUDA enabled\". Plain `pip install torch` gives this build on Windows and macOS.",
                     evidence,
-                    fix::torch_wheel(cx, env, fw),
-                )),
+                    Some(
+                        "Install a CUDA build of torch that covers this GPU and runs on this driver, from the \
+                         index https://pytorch.org/get-started/locally/ names for it."
+                            .to_owned(),
+                    ),
+                )
+                .with_plan(fix::framework_build(env, fw))),
                 "tensorflow" | "tensorflow-cpu" | "tensorflow-intel" if cx.os == OsFamily::Windows => {
                     tensorflow_windows(cx, env, fw, evidence, out);
                 }
@@ -54,7 +59,8 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
                         fix::pip_uninstall(cx, env, [fw.name.as_str()]),
                         fix::pip_install(cx, env, ["tensorflow[and-cuda]"])
                     )),
-                )),
+                )
+                .with_plan(fix::framework_build(env, fw))),
                 "jax" if fw.build == FrameworkBuild::Cpu => out.push(CPU_ONLY.finding(
                     format!("jax {} in {} has no CUDA plugin", fw.version, env.name),
                     format!(
@@ -64,7 +70,8 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
                     ),
                     evidence,
                     jax_extra(cx).map(|extra| fix::pip_install(cx, env, ["-U".to_owned(), format!("jax[{extra}]")])),
-                )),
+                )
+                .with_plan(fix::framework_build(env, fw))),
                 _ => {}
             }
         }

@@ -42,14 +42,20 @@ fn the_driver_floor_is_walked_exactly() {
     assert_eq!(at_full.ids(), Vec::<String>::new());
 }
 
+/// The rule's own fix is the driver; the finding also names the build to replace, which
+/// gpu-doctor-installers plans (a wheel for this driver, when one fits) and writes the fix from.
 #[test]
-fn the_too_old_fix_offers_a_driver_and_a_wheel_for_this_driver() {
+fn the_too_old_fix_offers_a_driver_and_a_plan_for_a_build_for_this_driver() {
     let m = rtx4090().driver("550.54.14", "12.4").torch("2.9.0+cu130");
     let f = m.finding("driver.too_old_for_runtime");
-    let fix = f.fix.unwrap();
+    let fix = f.fix.clone().unwrap();
     assert!(fix.contains("sudo ubuntu-drivers install nvidia:580"), "{fix}");
-    assert!(fix.contains("/home/u/proj/.venv/bin/python -m pip install"), "{fix}");
-    assert!(fix.contains("download.pytorch.org/whl/cu12"), "{fix}");
+    assert!(!fix.contains("pip install"), "the wheel is the plan's to choose: {fix}");
+    let target = f.plan.map(|p| p.target);
+    assert_eq!(
+        target,
+        Some(crate::PlanTarget::FrameworkBuild { env: "/home/u/proj/.venv".into(), framework: "torch".into() })
+    );
     assert!(f.evidence.iter().any(|e| e.contains("NVIDIA driver 550.54.14")), "{:?}", f.evidence);
 }
 
@@ -210,12 +216,12 @@ fn pasted_error_lines_of_a_findings_category_are_cited_as_its_evidence() {
     assert_eq!(m.ids(), vec!["driver.too_old_for_runtime".to_owned()], "no separate observed.* finding");
 }
 
+/// The wheel it gets (2.13.0+cu129) is checked in installers/tests/choose.rs.
 #[test]
-fn a_cuda_13_2_wheel_on_an_r575_driver_is_too_old_and_the_fix_offers_the_newest_cu129_wheel() {
+fn a_cuda_13_2_wheel_on_an_r575_driver_is_too_old_and_gets_a_plan() {
     let m = Machine::linux().gpu("NVIDIA GeForce RTX 5090", "12.0").driver("575.57.08", "12.9").torch("2.15.0+cu132");
     assert_eq!(m.ids(), vec!["driver.too_old_for_runtime".to_owned()]);
-    let fix = m.finding("driver.too_old_for_runtime").fix.unwrap();
-    assert!(fix.contains("torch==2.13.*") && fix.contains("download.pytorch.org/whl/cu129"), "{fix}");
+    assert!(m.finding("driver.too_old_for_runtime").plan.is_some());
 }
 
 /// A JAX message that only some releases print is explained unless every JAX in the snapshot is

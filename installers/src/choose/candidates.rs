@@ -1,0 +1,396 @@
+//! The candidates of each framework: from the knowledge base, or from the wheel file names of a
+//! wheelhouse (`--find-links DIR`). Newest first.
+
+use gpu_doctor_probes::CudaVersion;
+use gpu_doctor_probes::compat::{Kb, TorchVariant, index_tag, release_line};
+use gpu_doctor_probes::model::OsFamily;
+
+use super::wheel::{WheelName, cuda_tag, version_key};
+use super::{Build, Framework, Gpus, Line, Wheels};
+
+const LINUX: (OsFamily, &str) = (OsFamily::Linux, "x86_64");
+const LINUX_ARM: (OsFamily, &str) = (OsFamily::Linux, "aarch64");
+const WINDOWS: (OsFamily, &str) = (OsFamily::Windows, "x86_64");
+
+fn range(min: &str, max: &str) -> Option<((u32, u32), (u32, u32))> {
+    Some((super::python_version(min)?, super::python_version(max)?))
+}
+
+fn newest_first(mut lines: Vec<Line>) -> Vec<Line> {
+    lines.sort_by_key(|l| std::cmp::Reverse(l.builds.first().map(|b| version_key(&b.version))));
+    lines
+}
+
+/// The knowledge base's candidates for `framework`.
+pub(crate) fn from_kb(kb: &Kb, framework: Framework) -> Vec<Line> {
+    let lines = match framework {
+        Framework::Torch => torch_kb(kb),
+        Framework::Jax => jax_kb(kb),
+        Framework::Tensorflow => tensorflow_kb(kb),
+        Framework::Cupy => cupy_kb(kb),
+    };
+    newest_first(lines)
+}
+
+fn torch_requirements(kb: &Kb, line: &str, version: &str, tag: &str) -> (Vec<String>, Vec<String>) {
+    let mut reqs = vec![format!("torch=={version}+{tag}")];
+    let mut notes = Vec::new();
+    let release = kb.pytorch.release(line).filter(|r| r.latest.as_deref() == Some(version));
+    for (name, v) in [
+        ("torchvision", release.and_then(|r| r.torchvision.as_deref())),
+        ("torchaudio", release.and_then(|r| r.torchaudio.as_deref())),
+    ] {
+        match v {
+            Some(v) => reqs.push(format!("{name}=={v}+{tag}")),
+            None => notes.push(format!("no {name} release is recorded for torch {line}, so none is pinned")),
+        }
+    }
+    (reqs, notes)
+}
+
+fn torch_kb(kb: &Kb) -> Vec<Line> {
+    let mut out = Vec::new();
+    for r in &kb.pytorch.release {
+        let Some(latest) = r.latest.as_deref() else { continue };
+        let variants = kb.pytorch.variant.iter().filter(|v| v.torch == r.version);
+        let builds = variants
+            .map(|v| {
+                let tag = index_tag(v.cuda);
+                let (requirements, notes) = torch_requirements(kb, &r.version, latest, &tag);
+                Build {
+                    label: format!("{latest}+{tag}"),
+                    version: latest.to_owned(),
+                    line: r.version.clone(),
+                    cuda: Some(v.cuda),
+                    driver_min: None,
+                    gpus: Gpus::Arch { sass: v.arch.clone(), ptx: v.ptx_list() },
+                    wheels: Wheels::Kb { python: range(&r.python_min, &r.python_max), platforms: vec![LINUX, WINDOWS] },
+                    requirements,
+                    index_url: Some(format!("{}/{tag}", kb.pytorch.index.trim_end_matches('/'))),
+                    beyond_kb: String::new(),
+                    notes,
+                }
+            })
+            .rev()
+            .collect();
+        out.push(Line { label: r.version.clone(), builds });
+    }
+    out
+}
+
+fn jax_kb(kb: &Kb) -> Vec<Line> {
+    let mut out = Vec::new();
+    for r in &kb.jax.release {
+        let builds = r
+            .extras
+            .iter()
+            .rev()
+            .filter_map(|extra| kb.jax.plugin.iter().find(|p| &p.extra == extra))
+            .map(|p| Build {
+                label: format!("jax[{}] {}", p.extra, r.version),
+                version: r.version.clone(),
+                line: release_line(&r.version).unwrap_or_default(),
+                cuda: Some(p.cuda_min),
+                driver_min: Some(p.linux_driver_min.clone()),
+                gpus: Gpus::MinCc(p.min_cc),
+                wheels: Wheels::Kb { python: range(&r.python_min, &r.python_max), platforms: vec![LINUX, LINUX_ARM] },
+                requirements: vec![format!("jax[{}]=={}", p.extra, r.version)],
+                index_url: None,
+                beyond_kb: String::new(),
+                notes: vec![format!("jaxlib and {} move with it (jax pins them to {})", p.package, r.version)],
+            })
+            .collect();
+        out.push(Line { label: format!("jax {}", r.version), builds });
+    }
+    out
+}
+
+fn tensorflow_kb(kb: &Kb) -> Vec<Line> {
+    let mut out = Vec::new();
+    for r in &kb.tensorflow.release {
+        let Some(latest) = r.latest.as_deref() else { continue };
+        let build = Build {
+            label: format!("tensorflow {latest} (CUDA {})", r.cuda),
+            version: latest.to_owned(),
+            line: r.version.clone(),
+            cuda: Some(r.cuda),
+            driver_min: None,
+            gpus: Gpus::Arch { sass: r.arch.clone(), ptx: r.ptx.into_iter().collect() },
+            wheels: Wheels::Kb { python: range(&r.python_min, &r.python_max), platforms: vec![LINUX] },
+            requirements: vec![format!("tensorflow[and-cuda]=={latest}")],
+            index_url: None,
+            beyond_kb: String::new(),
+            notes: vec!["the and-cuda extra pins the nvidia-* CUDA wheels it was tested with".into()],
+        };
+        out.push(Line { label: r.version.clone(), builds: vec![build] });
+    }
+    out
+}
+
+fn cupy_kb(kb: &Kb) -> Vec<Line> {
+    let mut out = Vec::new();
+    for p in &kb.cupy.package {
+        let Some(latest) = p.latest.as_deref() else { continue };
+        let python = p.python_min.as_deref().zip(p.python_max.as_deref()).and_then(|(a, b)| range(a, b));
+        let mut platforms = vec![LINUX, LINUX_ARM];
+        if p.windows {
+            platforms.push(WINDOWS);
+        }
+        let build = Build {
+            label: format!("{} {latest}", p.name),
+            version: latest.to_owned(),
+            line: release_line(latest).unwrap_or_default(),
+            cuda: Some(p.cuda_min),
+            driver_min: None,
+            gpus: Gpus::CudaRange { min: p.cuda_min, max: p.cuda_max },
+            wheels: Wheels::Kb { python, platforms },
+            requirements: vec![format!("{}=={latest}", p.name)],
+            index_url: None,
+            beyond_kb: String::new(),
+            notes: Vec::new(),
+        };
+        out.push(Line { label: p.name.clone(), builds: vec![build] });
+    }
+    // Same CuPy release for two CUDA majors: the newer CUDA first.
+    out.sort_by_key(|l| std::cmp::Reverse(l.builds.first().and_then(|b| b.cuda)));
+    out
+}
+
+/// The candidates among the wheel files `files` (names or paths).
+pub(crate) fn from_wheelhouse(kb: &Kb, framework: Framework, files: &[String]) -> Vec<Line> {
+    let wheels: Vec<WheelName> = files.iter().filter_map(|f| WheelName::parse(f)).collect();
+    let lines = match framework {
+        Framework::Torch => torch_files(kb, &wheels),
+        Framework::Jax => jax_files(kb, &wheels),
+        Framework::Tensorflow => tensorflow_files(kb, &wheels),
+        Framework::Cupy => cupy_files(kb, &wheels),
+    };
+    newest_first(lines)
+}
+
+/// Groups `wheels` of `name` by (version, local label), newest version first.
+fn groups<'w>(wheels: &'w [WheelName], name: &str) -> Vec<(String, Option<String>, Vec<&'w WheelName>)> {
+    let mut out: Vec<(String, Option<String>, Vec<&WheelName>)> = Vec::new();
+    for w in wheels.iter().filter(|w| w.name == name) {
+        match out.iter_mut().find(|(v, l, _)| *v == w.version && *l == w.local) {
+            Some((_, _, list)) => list.push(w),
+            None => out.push((w.version.clone(), w.local.clone(), vec![w])),
+        }
+    }
+    out.sort_by_key(|(v, l, _)| std::cmp::Reverse((version_key(v), l.clone())));
+    out
+}
+
+/// Puts builds into lines by version.
+fn by_version(builds: Vec<Build>, label: impl Fn(&str) -> String) -> Vec<Line> {
+    let mut out: Vec<Line> = Vec::new();
+    for b in builds {
+        match out.iter_mut().find(|l| l.builds.first().is_some_and(|x| x.version == b.version)) {
+            Some(line) => line.builds.push(b),
+            None => out.push(Line { label: label(&b.version), builds: vec![b] }),
+        }
+    }
+    out
+}
+
+/// The knowledge base's variant for a torch version and CUDA, or the newest known variant of that
+/// CUDA level (else of that major) for one it does not know, with the sentence saying so.
+fn torch_arch(kb: &Kb, version: &str, cuda: CudaVersion) -> (Gpus, String) {
+    if let Some(v) = kb.pytorch.variant(version, cuda) {
+        return (Gpus::Arch { sass: v.arch.clone(), ptx: v.ptx_list() }, String::new());
+    }
+    let line = release_line(version).unwrap_or_else(|| version.to_owned());
+    let newer = kb.pytorch.release(version).is_none();
+    let what = if newer {
+        format!("{line} is newer than gpu-doctor's knowledge base")
+    } else {
+        format!("{line} {} is not in gpu-doctor's knowledge base", index_tag(cuda))
+    };
+    let newest = |same: &dyn Fn(&TorchVariant) -> bool| {
+        kb.pytorch.variant.iter().filter(|v| same(v)).max_by_key(|v| version_key(&v.torch))
+    };
+    let from =
+        newest(&|v| v.cuda.major_minor() == cuda.major_minor()).or_else(|| newest(&|v| v.cuda.major == cuda.major));
+    match from {
+        Some(v) => (
+            Gpus::Arch { sass: v.arch.clone(), ptx: v.ptx_list() },
+            format!("{what}; its arch list is assumed from {} of {}", index_tag(v.cuda), v.torch),
+        ),
+        None => (Gpus::Unknown, format!("{what}; no CUDA {} build is known, so its arch list is unknown", cuda.major)),
+    }
+}
+
+fn torch_files(kb: &Kb, wheels: &[WheelName]) -> Vec<Line> {
+    let mut builds = Vec::new();
+    for (version, local, files) in groups(wheels, "torch") {
+        let line = release_line(&version).unwrap_or_else(|| version.clone());
+        let label = match &local {
+            Some(l) => format!("{version}+{l}"),
+            None => version.clone(),
+        };
+        let cuda = local.as_deref().and_then(cuda_tag);
+        let (gpus, beyond_kb, cuda) = match (local.as_deref(), cuda) {
+            (_, Some(c)) => {
+                let (g, b) = torch_arch(kb, &version, c);
+                (g, b, Some(c))
+            }
+            // A build without a CUDA label is a CPU or ROCm build, or PyPI's own: not offered.
+            (Some(l), None) => (Gpus::NoCuda(format!("a {l} build, without CUDA")), String::new(), None),
+            (None, None) => {
+                (Gpus::NoCuda("no CUDA label (+cuXYZ): its build is not known".into()), String::new(), None)
+            }
+        };
+        let pin = |name: &str| -> Option<String> {
+            let want = kb.pytorch.release(&line).filter(|r| r.latest.as_deref() == Some(version.as_str()));
+            let want =
+                want.and_then(|r| if name == "torchvision" { r.torchvision.clone() } else { r.torchaudio.clone() });
+            let same: Vec<(String, Option<String>, Vec<&WheelName>)> =
+                groups(wheels, name).into_iter().filter(|(_, l, _)| *l == local).collect();
+            let (v, _, _) = match want {
+                Some(w) => same.into_iter().find(|(v, _, _)| *v == w)?,
+                None => same.into_iter().next()?,
+            };
+            Some(format!("{name}=={v}{}", local.as_deref().map(|l| format!("+{l}")).unwrap_or_default()))
+        };
+        let mut requirements = vec![format!("torch=={label}")];
+        let mut notes = Vec::new();
+        for name in ["torchvision", "torchaudio"] {
+            match pin(name) {
+                Some(r) => requirements.push(r),
+                None => notes.push(format!("no matching {name} wheel is in the wheelhouse, so none is pinned")),
+            }
+        }
+        builds.push(Build {
+            label,
+            version,
+            line,
+            cuda,
+            driver_min: None,
+            gpus,
+            wheels: Wheels::Files(files.into_iter().cloned().collect()),
+            requirements,
+            index_url: None,
+            beyond_kb,
+            notes,
+        });
+    }
+    by_version(builds, str::to_owned)
+}
+
+fn jax_files(kb: &Kb, wheels: &[WheelName]) -> Vec<Line> {
+    let mut builds = Vec::new();
+    for (version, _, _) in groups(wheels, "jax") {
+        let jaxlib = wheels.iter().any(|w| w.name == "jaxlib" && w.version == version);
+        for major in [14_u32, 13, 12, 11] {
+            let package = format!("jax-cuda{major}-plugin");
+            let files: Vec<WheelName> =
+                wheels.iter().filter(|w| w.name == package && w.version == version).cloned().collect();
+            if files.is_empty() {
+                continue;
+            }
+            let extra = format!("cuda{major}");
+            let row = kb.jax.plugin.iter().find(|p| p.package == package);
+            let known = kb.jax.release.iter().any(|r| r.version == version);
+            let mut beyond_kb = String::new();
+            if !known || row.is_none() {
+                beyond_kb = format!(
+                    "jax {version} is newer than gpu-doctor's knowledge base; reasoned from its wheel tags and {}",
+                    row.map_or_else(
+                        || format!("no {package} row (its GPUs are not known)"),
+                        |_| format!("the {package} row")
+                    )
+                );
+            }
+            let mut notes = vec![format!("jaxlib and {package} move with it (jax pins them to {version})")];
+            if !jaxlib {
+                notes.push(format!("no jaxlib {version} wheel is in the wheelhouse"));
+            }
+            builds.push(Build {
+                label: format!("jax[{extra}] {version}"),
+                version: version.clone(),
+                line: release_line(&version).unwrap_or_default(),
+                cuda: Some(row.map_or(CudaVersion::new(major, 0), |p| p.cuda_min)),
+                driver_min: row.map(|p| p.linux_driver_min.clone()),
+                gpus: row.map_or(Gpus::Unknown, |p| Gpus::MinCc(p.min_cc)),
+                wheels: Wheels::Files(files),
+                requirements: vec![format!("jax[{extra}]=={version}")],
+                index_url: None,
+                beyond_kb,
+                notes,
+            });
+        }
+    }
+    by_version(builds, |v| format!("jax {v}"))
+}
+
+fn tensorflow_files(kb: &Kb, wheels: &[WheelName]) -> Vec<Line> {
+    let mut builds = Vec::new();
+    for (version, _, files) in groups(wheels, "tensorflow") {
+        let line = release_line(&version).unwrap_or_default();
+        let row = kb.tensorflow.release.iter().find(|r| r.version == line);
+        let newest =
+            kb.tensorflow.release.iter().filter(|r| r.latest.is_some()).max_by_key(|r| version_key(&r.version));
+        let (row, beyond_kb) = match (row, newest) {
+            (Some(r), _) => (Some(r), String::new()),
+            (None, Some(n)) => (
+                Some(n),
+                format!(
+                    "{line} is newer than gpu-doctor's knowledge base; its CUDA and arch list are assumed from {}",
+                    n.version
+                ),
+            ),
+            (None, None) => (None, format!("{line} is newer than gpu-doctor's knowledge base")),
+        };
+        builds.push(Build {
+            label: format!("tensorflow {version}"),
+            version: version.clone(),
+            line,
+            cuda: row.map(|r| r.cuda),
+            driver_min: None,
+            gpus: row.map_or(Gpus::Unknown, |r| Gpus::Arch { sass: r.arch.clone(), ptx: r.ptx.into_iter().collect() }),
+            wheels: Wheels::Files(files.into_iter().cloned().collect()),
+            requirements: vec![format!("tensorflow[and-cuda]=={version}")],
+            index_url: None,
+            beyond_kb,
+            notes: vec!["the and-cuda extra needs its nvidia-* wheels in the wheelhouse too".into()],
+        });
+    }
+    by_version(builds, str::to_owned)
+}
+
+fn cupy_files(kb: &Kb, wheels: &[WheelName]) -> Vec<Line> {
+    let mut builds = Vec::new();
+    let mut names: Vec<&str> = wheels.iter().map(|w| w.name.as_str()).filter(|n| n.starts_with("cupy-cuda")).collect();
+    names.sort_unstable();
+    names.dedup();
+    for name in names {
+        let row = kb.cupy.package.iter().find(|p| p.name == name);
+        let major = name.trim_start_matches("cupy-cuda").trim_end_matches('x').get(..2).and_then(|m| m.parse().ok());
+        let range = row
+            .map(|p| (p.cuda_min, p.cuda_max))
+            .or_else(|| major.map(|m: u32| (CudaVersion::new(m, 0), CudaVersion::new(m, 9))));
+        for (version, _, files) in groups(wheels, name) {
+            let beyond_kb = match row {
+                Some(_) => String::new(),
+                None => {
+                    format!("{name} is newer than gpu-doctor's knowledge base; reasoned from its name and wheel tags")
+                }
+            };
+            builds.push(Build {
+                label: format!("{name} {version}"),
+                version: version.clone(),
+                line: release_line(&version).unwrap_or_default(),
+                cuda: range.map(|(min, _)| min),
+                driver_min: None,
+                gpus: range.map_or(Gpus::Unknown, |(min, max)| Gpus::CudaRange { min, max }),
+                wheels: Wheels::Files(files.into_iter().cloned().collect()),
+                requirements: vec![format!("{name}=={version}")],
+                index_url: None,
+                beyond_kb,
+                notes: Vec::new(),
+            });
+        }
+    }
+    builds.sort_by_key(|b| std::cmp::Reverse((version_key(&b.version), b.cuda)));
+    by_version(builds, |v| format!("cupy {v}"))
+}

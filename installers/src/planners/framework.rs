@@ -1,0 +1,161 @@
+//! The plan for [`PlanTarget::FrameworkBuild`](gpu_doctor_probes::PlanTarget): reinstall a
+//! framework in an existing environment with the build the chooser picks for this machine, its
+//! companions pinned with it, then verify. Pure: the tool and the wheelhouse come from the caller.
+
+use std::path::{Path, PathBuf};
+
+use gpu_doctor_probes::compat::{Kb, release_line};
+use gpu_doctor_probes::diagnose::gpu_views;
+use gpu_doctor_probes::model::PythonEnv;
+use gpu_doctor_probes::{Report, Snapshot};
+
+use crate::choose::{Framework, Machine, Want, choose, python_version, wheel};
+use crate::envtool::{self, Source, Tool};
+use crate::plan::{Plan, Step, StepKind};
+
+/// How to plan: the tool that installs, and an offline wheelhouse.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Options {
+    /// The tool ([`Tool::Pip`] with the environment's own interpreter for `attach`).
+    pub tool: Tool,
+    /// A folder of wheels (`--find-links DIR`) and the file names in it: the choice is made among them.
+    pub wheelhouse: Option<(PathBuf, Vec<String>)>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self { tool: Tool::Pip, wheelhouse: None }
+    }
+}
+
+/// What undoes an install into an existing environment: the runner saved its package list first.
+pub const UNDO: &str = "reinstall the saved package list with gpu-doctor fix --undo";
+
+/// The machine of `snapshot` as the chooser needs it, for the environment `env` (its Python).
+pub fn machine(snapshot: &Snapshot, kb: &Kb, env: Option<&PythonEnv>) -> Machine {
+    let os = snapshot.platform.platform.os;
+    let driver = snapshot.driver.value().map(|d| {
+        let mut d = d.clone();
+        d.derive_cuda_version(kb, os);
+        d
+    });
+    Machine {
+        gpus: gpu_views(snapshot, kb).iter().filter_map(|g| g.cc).collect(),
+        driver_cuda: driver.as_ref().and_then(|d| d.cuda_version),
+        driver_version: driver.map(|d| d.version.to_string()),
+        python: env.and_then(|e| e.python_version.as_deref()).and_then(python_version),
+        os,
+        cpu: snapshot.platform.platform.arch.clone(),
+    }
+}
+
+/// The plan that reinstalls `framework` (a package name: `torch`, `tensorflow-cpu`,
+/// `jax-cuda12-plugin`) in the environment whose prefix is `env`. `None` when that environment is
+/// not in the report, the package is not a framework the chooser knows, no build fits, or the
+/// build that fits is the one installed.
+pub fn plan(report: &Report, kb: &Kb, env: &str, framework: &str, options: &Options) -> Option<Plan> {
+    let envs = report.snapshot.python_envs.value()?;
+    let pyenv = envs.iter().find(|e| e.prefix == env)?;
+    let fw = Framework::of_package(framework)?;
+    let installed = pyenv.frameworks.iter().find(|f| f.name == framework);
+    let want = Want {
+        framework: fw,
+        keep_line: installed.and_then(|f| release_line(&f.version)),
+        wheelhouse: options.wheelhouse.as_ref().map(|(_, files)| files.clone()),
+    };
+    let machine = machine(&report.snapshot, kb, Some(pyenv));
+    let choice = choose(kb, &machine, &want);
+    let chosen = choice.chosen.as_ref()?;
+    if let Some(f) = installed
+        && chosen.requirements.first().is_some_and(|r| same_build(r, &f.version))
+        && !replaced(pyenv, fw, &chosen.requirements).contains(&wheel::normalize(&f.name))
+    {
+        // The installed build is the one that fits (a newer patch of it is no fix).
+        return None;
+    }
+    let python = pyenv.interpreter.as_ref().map_or_else(|| envtool::python_in(Path::new(env)), PathBuf::from);
+    let source = Source {
+        index_url: chosen.index_url.clone(),
+        find_links: options.wheelhouse.as_ref().map(|(dir, _)| dir.clone()),
+    };
+    let mut steps = Vec::new();
+    // A distribution that the new one replaces but does not upgrade (tensorflow-cpu, cupy-cuda11x,
+    // the other CUDA major's jax plugin) is removed first, or both stay and clash.
+    for old in replaced(pyenv, fw, &chosen.requirements) {
+        steps.push(Step::run(
+            uninstall(&options.tool, &python, &old),
+            format!("{old} provides the same module as {} and would stay beside it", chosen.label),
+            format!("removes {old} from {env}"),
+            UNDO,
+        ));
+    }
+    let names: Vec<&str> = chosen.requirements.iter().map(|r| envtool::package_name(r)).collect();
+    steps.push(Step::run(
+        envtool::install(&options.tool, &python, &chosen.requirements, &source),
+        chosen.why.clone(),
+        format!("{} in {env}", names.join(", ")),
+        UNDO,
+    ));
+    steps.push(Step {
+        kind: StepKind::Verify { python, frameworks: vec![fw.name().to_owned()] },
+        why: format!("proves {} imports and runs on the GPU here", chosen.label),
+        changes: "nothing".into(),
+        undo: String::new(),
+    });
+    Some(Plan {
+        id: String::new(),
+        goal: format!("{} in {}, built for this machine's GPUs and driver", chosen.label, pyenv.name),
+        answers: Vec::new(),
+        env: Some(PathBuf::from(env)),
+        steps,
+        choice: Some(choice),
+    })
+}
+
+/// Whether a requirement `name==version` pins the release line and local label (`+cu124`) of
+/// `installed`.
+fn same_build(requirement: &str, installed: &str) -> bool {
+    let Some((_, pinned)) = requirement.split_once("==") else { return false };
+    let label = |v: &str| v.split_once('+').map(|(_, l)| l.to_owned());
+    release_line(pinned) == release_line(installed) && label(pinned) == label(installed)
+}
+
+/// The installed distributions of framework `fw` that the chosen `requirements` neither name nor
+/// pin through an extra (`jax[cuda12]` pins jaxlib and the cuda12 plugin and pjrt).
+fn replaced(env: &PythonEnv, fw: Framework, requirements: &[String]) -> Vec<String> {
+    let mut kept: Vec<String> = requirements.iter().map(|r| wheel::normalize(envtool::package_name(r))).collect();
+    for r in requirements {
+        if let Some(extra) = r.split_once('[').and_then(|(_, rest)| rest.split_once(']')).map(|(e, _)| e) {
+            kept.extend(["jaxlib".to_owned(), format!("jax-{extra}-plugin"), format!("jax-{extra}-pjrt")]);
+        }
+    }
+    env.frameworks
+        .iter()
+        .map(|f| wheel::normalize(&f.name))
+        .filter(|n| Framework::of_package(n) == Some(fw) && !kept.contains(n))
+        .collect()
+}
+
+/// `pip uninstall -y NAME` (or `uv pip uninstall`) in the environment of `python`.
+fn uninstall(tool: &Tool, python: &Path, name: &str) -> Vec<String> {
+    match tool {
+        Tool::Uv { uv } => vec![
+            uv.display().to_string(),
+            "pip".into(),
+            "uninstall".into(),
+            "--python".into(),
+            python.display().to_string(),
+            name.to_owned(),
+        ],
+        Tool::Pip | Tool::Conda { .. } => {
+            vec![
+                python.display().to_string(),
+                "-m".into(),
+                "pip".into(),
+                "uninstall".into(),
+                "-y".into(),
+                name.to_owned(),
+            ]
+        }
+    }
+}

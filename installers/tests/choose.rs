@@ -1,0 +1,382 @@
+//! The chooser, table-driven over the knowledge base: every replay scenario of `tests/fixtures/`
+//! (read as the replay host reads it) with its expected choice, the edge cases, a wheelhouse, and
+//! properties over random machines.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::PathBuf;
+
+use gpu_doctor_installers::choose::{Choice, Framework, Machine, Want, choose};
+use gpu_doctor_installers::planners::framework;
+use gpu_doctor_probes::compat::{Coverage, DriverLevel, Kb, RuntimeVerdict, index_tag};
+use gpu_doctor_probes::host::ReplayHost;
+use gpu_doctor_probes::model::OsFamily;
+use gpu_doctor_probes::probe::{Options, collect};
+use gpu_doctor_probes::{ComputeCapability, CudaVersion, Snapshot};
+use proptest::prelude::*;
+
+fn kb() -> &'static Kb {
+    Kb::get().unwrap()
+}
+
+fn fixtures() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures")
+}
+
+/// A replay scenario's snapshot, collected as `tests/tests/scenarios.rs` does.
+pub fn scenario(name: &str) -> Snapshot {
+    let host = ReplayHost::load(&fixtures().join(name)).unwrap();
+    collect(&host, &Options::default())
+}
+
+fn cc(s: &str) -> ComputeCapability {
+    s.parse().unwrap()
+}
+
+fn want(framework: Framework, keep: Option<&str>) -> Want {
+    Want { framework, keep_line: keep.map(str::to_owned), wheelhouse: None }
+}
+
+fn chosen(c: &Choice) -> &str {
+    c.chosen.as_ref().map_or("-", |c| c.label.as_str())
+}
+
+fn reason<'c>(c: &'c Choice, label: &str) -> &'c str {
+    c.rejected
+        .iter()
+        .find(|r| r.label == label)
+        .map(|r| r.reason.as_str())
+        .unwrap_or_else(|| panic!("{label} is not rejected: {c:#?}"))
+}
+
+/// The machine of a scenario, with the Python of its first environment that has a framework (else
+/// its first environment), and the installed torch's line.
+fn scenario_machine(name: &str) -> (Machine, Option<String>) {
+    let s = scenario(name);
+    let envs = s.python_envs.value().cloned().unwrap_or_default();
+    let env = envs.iter().find(|e| !e.frameworks.is_empty()).or(envs.first());
+    let torch = env.and_then(|e| e.frameworks.iter().find(|f| f.name == "torch"));
+    let keep = torch.and_then(|t| gpu_doctor_probes::compat::release_line(&t.version));
+    (framework::machine(&s, kb(), env), keep)
+}
+
+/// Every scenario, per framework: the build chosen (the installed torch line kept where there is
+/// one) and some rejected candidates with their reasons.
+#[test]
+fn every_scenario_gets_its_expected_choice() {
+    use Framework::{Cupy, Jax, Tensorflow, Torch};
+    type Row = (&'static str, Framework, &'static str, &'static [(&'static str, &'static str)]);
+    const PY36: &str = "no wheel for Python 3.6 (it supports 3.7 to 3.10)";
+    let table: &[Row] = &[
+        (
+            "consumer-gpu-torch-venv",
+            Torch,
+            "2.3.1+cu121",
+            &[("2.3.1+cu118", "fits, but 2.3.1+cu121 is built for the driver's own CUDA major")],
+        ),
+        ("consumer-gpu-torch-venv", Cupy, "cupy-cuda12x 14.2.0", &[("cupy-cuda13x 14.2.0", "driver 550 < 580")]),
+        (
+            "egpu-thunderbolt",
+            Torch,
+            "2.5.1+cu121",
+            &[(
+                "2.5.1+cu124",
+                "runs only through minor-version compatibility; 2.5.1+cu121 runs on this driver in full",
+            )],
+        ),
+        ("gpu-no-driver", Torch, "2.15.0+cu132", &[]),
+        ("no-driver", Tensorflow, "tensorflow 2.21.0 (CUDA 12.5)", &[]),
+        ("old-driver-nvml-gaps", Torch, "-", &[("1.12", PY36), ("1.13", PY36)]),
+        ("old-driver-nvml-gaps", Cupy, "-", &[("cupy-cuda11x", "no wheel for Python 3.6 (it supports 3.9 to 3.13)")]),
+        (
+            "torch-cu130-on-r550",
+            Torch,
+            "2.9.1+cu128",
+            &[
+                ("2.9.1+cu130", "driver 550 < 580"),
+                ("2.6.0+cu124", "fits, but 2.9.1+cu128 stays on the installed 2.9 line"),
+            ],
+        ),
+        (
+            "torch-cu130-on-r550",
+            Jax,
+            "jax[cuda12] 0.6.2",
+            &[("jax 0.7.2", "no wheel for Python 3.10 (it supports 3.11 to 3.13)")],
+        ),
+        (
+            "torch-cu130-on-r550",
+            Tensorflow,
+            "tensorflow 2.17.1 (CUDA 12.3)",
+            &[(
+                "tensorflow 2.21.0 (CUDA 12.5)",
+                "runs only through minor-version compatibility; tensorflow 2.17.1 (CUDA 12.3) runs on this driver in full",
+            )],
+        ),
+        ("two-toolkits", Torch, "2.5.1+cu121", &[]),
+        ("windows-wddm", Torch, "2.3.1+cu121", &[]),
+        ("windows-wddm", Jax, "-", &[("jax 0.6.2", "no GPU wheel for Windows x86_64")]),
+        ("windows-wddm", Tensorflow, "-", &[("2.21", "no GPU wheel for Windows x86_64")]),
+        ("wsl2", Torch, "2.6.0+cu124", &[("2.15.0+cu132", "driver 555 < 580")]),
+    ];
+    for (name, fw, want_chosen, want_rejected) in table {
+        let (machine, keep) = scenario_machine(name);
+        let keep = if *fw == Torch { keep } else { None };
+        let c = choose(kb(), &machine, &want(*fw, keep.as_deref()));
+        assert_eq!(chosen(&c), *want_chosen, "{name} {fw:?}: {c:#?}");
+        for (label, why) in *want_rejected {
+            assert_eq!(reason(&c, label), *why, "{name} {fw:?} {label}");
+        }
+    }
+}
+
+/// Every scenario folder is in the table above (a new fixture needs its expected choice).
+#[test]
+fn every_scenario_folder_is_in_the_table() {
+    let mut names: Vec<String> = std::fs::read_dir(fixtures())
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|e| e.path().join("host.json").is_file())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    let src = include_str!("choose.rs");
+    for n in names {
+        assert!(src.contains(&format!("\"{n}\",")), "{n} has no row in every_scenario_gets_its_expected_choice");
+    }
+}
+
+fn linux(gpus: &[&str], driver: Option<&str>, cuda: Option<&str>, python: (u32, u32)) -> Machine {
+    Machine {
+        gpus: gpus.iter().map(|g| cc(g)).collect(),
+        driver_cuda: cuda.map(|c| c.parse().unwrap()),
+        driver_version: driver.map(str::to_owned),
+        python: Some(python),
+        os: OsFamily::Linux,
+        cpu: "x86_64".into(),
+    }
+}
+
+#[test]
+fn sm_120_needs_cu128_or_newer() {
+    let m = linux(&["12.0"], Some("570.26"), Some("12.8"), (3, 12));
+    let c = choose(kb(), &m, &want(Framework::Torch, Some("2.5")));
+    assert_eq!(chosen(&c), "2.11.0+cu128");
+    assert_eq!(reason(&c, "2.5.1+cu124"), "no sm_120");
+    assert_eq!(reason(&c, "2.11.0+cu126"), "no sm_120");
+    assert_eq!(reason(&c, "2.12.0+cu130"), "driver 570 < 580");
+    let req = &c.chosen.as_ref().unwrap().requirements;
+    assert_eq!(req, &["torch==2.11.0+cu128", "torchvision==0.26.0+cu128", "torchaudio==2.11.0+cu128"]);
+    assert_eq!(c.chosen.as_ref().unwrap().index_url.as_deref(), Some("https://download.pytorch.org/whl/cu128"));
+}
+
+/// RTX 5090 on R575 (CUDA 12.9) with a cu132 torch: the newest build with sm_120 for this driver.
+#[test]
+fn a_cu132_torch_on_r575_moves_to_the_newest_cu129_build() {
+    let m = linux(&["12.0"], Some("575.57.08"), Some("12.9"), (3, 12));
+    let c = choose(kb(), &m, &want(Framework::Torch, Some("2.15")));
+    assert_eq!(chosen(&c), "2.13.0+cu129");
+    assert_eq!(reason(&c, "2.15.0+cu132"), "driver 575 < 580");
+}
+
+#[test]
+fn pascal_stays_on_the_newest_cu126_build_the_newest_wheels_dropped_it() {
+    let m = linux(&["6.1"], Some("580.95.05"), None, (3, 12));
+    let c = choose(kb(), &m, &want(Framework::Torch, None));
+    assert_eq!(chosen(&c), "2.14.0+cu126");
+    assert_eq!(reason(&c, "2.15.0+cu132"), "no sm_61");
+    assert_eq!(reason(&c, "2.14.0+cu130"), "no sm_61");
+    let why = &c.chosen.as_ref().unwrap().why;
+    assert!(why.contains("sm_61 (sm_60 machine code)") && why.contains("no torchvision release"), "{why}");
+    // JAX's CUDA 13 plugin needs 7.5; its CUDA 12 plugin takes Pascal.
+    let j = choose(kb(), &m, &want(Framework::Jax, None));
+    assert_eq!(chosen(&j), "jax[cuda12] 0.7.2");
+    assert_eq!(reason(&j, "jax[cuda13] 0.7.2"), "needs compute capability 7.5 or newer; sm_61 is older");
+}
+
+#[test]
+fn python_3_14_with_no_wheel_yet() {
+    let m = linux(&["8.9"], Some("580.95.05"), None, (3, 14));
+    let c = choose(kb(), &m, &want(Framework::Torch, Some("2.8")));
+    assert_eq!(reason(&c, "2.8"), "no wheel for Python 3.14 (it supports 3.9 to 3.13)");
+    assert!(chosen(&c).starts_with("2.14.0+"), "{c:#?}");
+    let j = choose(kb(), &m, &want(Framework::Jax, None));
+    assert_eq!(chosen(&j), "-");
+    assert_eq!(reason(&j, "jax 0.7.2"), "no wheel for Python 3.14 (it supports 3.11 to 3.13)");
+    let t = choose(kb(), &m, &want(Framework::Tensorflow, None));
+    assert_eq!(chosen(&t), "-", "{t:#?}");
+}
+
+#[test]
+fn a_driver_that_supports_only_cuda_11_8_gets_cu118() {
+    let m = linux(&["8.6"], Some("520.61.05"), None, (3, 10));
+    let c = choose(kb(), &m, &want(Framework::Torch, None));
+    assert_eq!(chosen(&c), "2.7.1+cu118");
+    assert_eq!(reason(&c, "2.7.1+cu126"), "driver 520 < 525");
+    let cp = choose(kb(), &m, &want(Framework::Cupy, None));
+    assert_eq!(chosen(&cp), "cupy-cuda11x 13.6.0");
+}
+
+/// A build that covers a GPU only by PTX, on a driver that runs it only through minor-version
+/// compatibility, cannot compile that PTX (TensorFlow ships compute_90 PTX and SASS up to sm_89).
+#[test]
+fn ptx_only_under_minor_version_compatibility_is_turned_down() {
+    let m = linux(&["12.0"], Some("550.54.14"), None, (3, 12));
+    let c = choose(kb(), &m, &want(Framework::Tensorflow, None));
+    assert_eq!(
+        reason(&c, "tensorflow 2.21.0 (CUDA 12.5)"),
+        "sm_120 only as PTX built by CUDA 12.5, which driver 550 cannot compile (minor-version compatibility)"
+    );
+    assert_eq!(chosen(&c), "tensorflow 2.17.1 (CUDA 12.3)", "CUDA 12.3 runs in full, so its PTX compiles");
+    assert!(c.chosen.unwrap().why.contains("sm_120 (compute_90 PTX only)"));
+}
+
+const WHEELHOUSE: &[&str] = &[
+    "torch-2.16.0+cu132-cp312-cp312-manylinux_2_28_x86_64.whl",
+    "torchvision-0.31.0+cu132-cp312-cp312-manylinux_2_28_x86_64.whl",
+    "torch-2.16.0+cpu-cp312-cp312-manylinux_2_28_x86_64.whl",
+    "torch-2.15.0+cu132-cp312-cp312-manylinux_2_28_x86_64.whl",
+    "torch-2.5.1+cu121-cp310-cp310-linux_x86_64.whl",
+    "torch-2.5.1+cu121-cp312",
+    "not-a-wheel.txt",
+];
+
+#[test]
+fn a_wheelhouse_with_a_torch_newer_than_the_knowledge_base_is_reasoned_from_its_tags() {
+    let m = linux(&["8.9"], None, Some("13.2"), (3, 12));
+    let files: Vec<String> = WHEELHOUSE.iter().map(|f| format!("/wh/{f}")).collect();
+    let w = Want { framework: Framework::Torch, keep_line: None, wheelhouse: Some(files) };
+    let c = choose(kb(), &m, &w);
+    let got = c.chosen.as_ref().unwrap();
+    assert_eq!(got.label, "2.16.0+cu132");
+    assert_eq!(got.requirements, ["torch==2.16.0+cu132", "torchvision==0.31.0+cu132"]);
+    assert_eq!(
+        got.beyond_kb,
+        "2.16 is newer than gpu-doctor's knowledge base; its arch list is assumed from cu132 of 2.15"
+    );
+    assert_eq!(got.index_url, None, "a wheelhouse is installed from with --find-links, no index");
+    assert_eq!(reason(&c, "2.16.0+cpu"), "a cpu build, without CUDA");
+    assert_eq!(
+        reason(&c, "2.5.1"),
+        "no wheel for Python 3.12 here",
+        "a version with no wheel here is turned down once"
+    );
+    assert_eq!(reason(&c, "2.15.0+cu132"), "fits, but 2.16.0+cu132 is newer");
+    // The same Blackwell GPU: the assumed arch list has sm_120.
+    let b = choose(kb(), &linux(&["12.0"], None, Some("13.2"), (3, 12)), &w);
+    assert_eq!(chosen(&b), "2.16.0+cu132");
+}
+
+#[test]
+fn a_wheelhouse_of_jax_and_cupy_wheels() {
+    let files: Vec<String> = [
+        "jax-0.9.0-py3-none-any.whl",
+        "jaxlib-0.9.0-cp312-cp312-manylinux_2_27_x86_64.whl",
+        "jax_cuda13_plugin-0.9.0-cp312-cp312-manylinux_2_27_x86_64.whl",
+        "jax_cuda12_plugin-0.9.0-cp312-cp312-manylinux_2_27_x86_64.whl",
+        "cupy_cuda12x-14.2.0-cp312-cp312-manylinux2014_x86_64.whl",
+        "cupy_cuda13x-14.2.0-cp312-cp312-manylinux2014_x86_64.whl",
+    ]
+    .map(str::to_owned)
+    .to_vec();
+    let m = linux(&["8.9"], Some("550.54.14"), None, (3, 12));
+    let w = |framework| Want { framework, keep_line: None, wheelhouse: Some(files.clone()) };
+    let j = choose(kb(), &m, &w(Framework::Jax));
+    let got = j.chosen.as_ref().unwrap();
+    assert_eq!(
+        (got.label.as_str(), got.requirements.as_slice()),
+        ("jax[cuda12] 0.9.0", &["jax[cuda12]==0.9.0".to_owned()][..])
+    );
+    assert!(got.beyond_kb.contains("newer than gpu-doctor's knowledge base"), "{got:#?}");
+    assert_eq!(reason(&j, "jax[cuda13] 0.9.0"), "driver 550 < 580");
+    let c = choose(kb(), &m, &w(Framework::Cupy));
+    assert_eq!(chosen(&c), "cupy-cuda12x 14.2.0");
+}
+
+/// The framework's candidates as labels, from the knowledge base (torch: every variant of every
+/// line that names its newest release).
+fn torch_labels(kb: &Kb) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for r in &kb.pytorch.release {
+        let Some(latest) = &r.latest else { continue };
+        for v in kb.pytorch.variant.iter().filter(|v| v.torch == r.version) {
+            out.push((r.version.clone(), format!("{latest}+{}", index_tag(v.cuda))));
+        }
+    }
+    out
+}
+
+fn machines() -> impl Strategy<Value = Machine> {
+    let ccs: Vec<ComputeCapability> = kb().gpus.cc.iter().map(|r| r.cc).collect();
+    let drivers: Vec<String> = kb().cuda.toolkit.iter().map(|t| t.linux_driver.to_string()).collect();
+    (
+        proptest::sample::subsequence(ccs, 0..3),
+        proptest::option::of(proptest::sample::select(drivers)),
+        proptest::option::of((6_u32..16).prop_map(|m| (3_u32, m))),
+        prop_oneof![Just(OsFamily::Linux), Just(OsFamily::Windows)],
+    )
+        .prop_map(|(gpus, driver, python, os)| Machine {
+            gpus,
+            driver_cuda: None,
+            driver_version: driver,
+            python,
+            os,
+            cpu: "x86_64".into(),
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// A chosen torch build covers every GPU and runs on the driver; every candidate is chosen or
+    /// rejected with a reason.
+    #[test]
+    fn a_chosen_torch_covers_every_gpu_and_runs_on_the_driver(m in machines(), keep in proptest::option::of(0_usize..20)) {
+        let kb = kb();
+        let lines: Vec<&str> = kb.pytorch.release.iter().map(|r| r.version.as_str()).collect();
+        let keep = keep.and_then(|i| lines.get(i).copied());
+        let c = choose(kb, &m, &want(Framework::Torch, keep));
+        for r in &c.rejected {
+            prop_assert!(!r.reason.is_empty(), "{r:?}");
+        }
+        for (line, label) in torch_labels(kb) {
+            let seen = c.chosen.as_ref().is_some_and(|x| x.label == label)
+                || c.rejected.iter().any(|r| r.label == label || r.label == line);
+            prop_assert!(seen, "{label} neither chosen nor rejected: {c:#?}");
+        }
+        if let Some(x) = &c.chosen {
+            let (version, tag) = x.label.split_once('+').unwrap();
+            let cuda: CudaVersion = format!("{}.{}", &tag[2..tag.len() - 1], &tag[tag.len() - 1..]).parse().unwrap();
+            let v = kb.pytorch.variant(version, cuda).unwrap();
+            for g in &m.gpus {
+                prop_assert!(v.coverage(*g) != Coverage::None, "{} does not cover {g}", x.label);
+            }
+            let level = DriverLevel { version: m.driver_version.as_ref().map(|d| d.parse().unwrap()), cuda: None, evidence: None };
+            let verdict = kb.cuda.judge(cuda, &level, m.os);
+            prop_assert!(!matches!(verdict, RuntimeVerdict::TooOld { .. }), "{} on {:?}: {verdict:?}", x.label, m.driver_version);
+        }
+    }
+
+    /// Where `recommend` (the probes' query: machine code for every GPU, a CUDA the driver runs in
+    /// full) finds a wheel, the chooser picks the same one when nothing else narrows the choice.
+    #[test]
+    fn the_chooser_agrees_with_recommend(gpus in proptest::sample::subsequence(kb().gpus.cc.iter().map(|r| r.cc).collect::<Vec<_>>(), 1..3), cuda in proptest::sample::select(kb().cuda.toolkit.iter().map(|t| t.version).collect::<Vec<_>>())) {
+        let kb = kb();
+        let m = Machine { gpus: gpus.clone(), driver_cuda: Some(cuda), driver_version: None, python: None, os: OsFamily::Linux, cpu: "x86_64".into() };
+        let c = choose(kb, &m, &want(Framework::Torch, None));
+        if let Some(v) = kb.pytorch.recommend(&gpus, Some(cuda), None) {
+            let latest = kb.pytorch.release(&v.torch).and_then(|r| r.latest.clone()).unwrap();
+            prop_assert_eq!(chosen(&c), format!("{latest}+{}", index_tag(v.cuda)));
+        }
+    }
+
+    /// Every framework: whatever the machine, a choice never panics, and a chosen build has a
+    /// requirement pinned to one version.
+    #[test]
+    fn every_framework_chooses_a_pinned_build_or_says_why_not(m in machines(), fw in proptest::sample::select(Framework::ALL.to_vec())) {
+        let c = choose(kb(), &m, &want(fw, None));
+        match &c.chosen {
+            Some(x) => prop_assert!(x.requirements.first().is_some_and(|r| r.contains("==")), "{x:?}"),
+            None => prop_assert!(!c.rejected.is_empty()),
+        }
+    }
+}

@@ -1,0 +1,203 @@
+//! The framework planner over the replay scenarios: the findings whose fix is another framework
+//! build get a plan (install the chosen build with its companions, then verify), and the fix
+//! prose is that plan's.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::PathBuf;
+
+use gpu_doctor_installers::envtool::Tool;
+use gpu_doctor_installers::planners::framework::{self, Options};
+use gpu_doctor_installers::{Plan, StepKind, UserAction, attach, plans};
+use gpu_doctor_probes::compat::Kb;
+use gpu_doctor_probes::diagnose::diagnose;
+use gpu_doctor_probes::host::ReplayHost;
+use gpu_doctor_probes::model::{Framework, FrameworkBuild, PythonEnv};
+use gpu_doctor_probes::probe::{Options as ProbeOptions, collect};
+use gpu_doctor_probes::shell::Shell;
+use gpu_doctor_probes::{Finding, Origin, Probed, Report, Snapshot};
+
+fn kb() -> &'static Kb {
+    Kb::get().unwrap()
+}
+
+fn scenario(name: &str) -> Snapshot {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures").join(name);
+    collect(&ReplayHost::load(&dir).unwrap(), &ProbeOptions::default())
+}
+
+fn venv(s: &mut Snapshot) -> &mut PythonEnv {
+    let Probed::Found { value, .. } = &mut s.python_envs else { panic!("no environments") };
+    value.iter_mut().find(|e| e.name.starts_with("venv:")).unwrap()
+}
+
+/// `name` in the scenario's venv, replacing what is there.
+fn with_framework(mut s: Snapshot, name: &str, version: &str, build: FrameworkBuild) -> Snapshot {
+    let env = venv(&mut s);
+    let site = env.site_packages.first().cloned().unwrap_or_default();
+    env.frameworks = vec![Framework {
+        name: name.into(),
+        version: version.into(),
+        build,
+        cudnn_build: None,
+        source: "test".into(),
+        site_packages: site,
+    }];
+    s
+}
+
+fn judged(s: Snapshot) -> Report {
+    let findings = diagnose(&s, kb());
+    let mut report = Report::new(s, findings);
+    attach(&mut report, kb());
+    report
+}
+
+fn finding<'r>(r: &'r Report, id: &str) -> &'r Finding {
+    r.findings.iter().find(|f| f.id == id).unwrap_or_else(|| panic!("no {id}: {:#?}", r.findings))
+}
+
+fn argv(plan: &Plan, i: usize) -> Vec<String> {
+    match &plan.steps[i].kind {
+        StepKind::User { action: UserAction::Run { argv } } => argv.clone(),
+        other => panic!("step {i} is {other:?}"),
+    }
+}
+
+const PY: &str = "/home/user/proj/.venv/bin/python3";
+
+#[test]
+fn a_cu130_torch_on_r550_gets_a_plan_for_its_line_built_for_this_driver() {
+    let r = judged(scenario("torch-cu130-on-r550"));
+    let f = finding(&r, "driver.too_old_for_runtime");
+    assert_eq!(f.plan.as_ref().map(|p| p.id.as_str()), Some("driver.too_old_for_runtime"));
+    let fix = f.fix.as_deref().unwrap();
+    assert_eq!(
+        fix,
+        format!(
+            "{PY} -m pip install --index-url https://download.pytorch.org/whl/cu128 torch==2.9.1+cu128 \
+             torchvision==0.24.1+cu128 torchaudio==2.9.1+cu128; then check: gpu-doctor check --python {PY}"
+        )
+    );
+    let all = plans(&r, kb());
+    assert_eq!(all.len(), 1);
+    let plan = &all[0];
+    assert_eq!(plan.answers, ["driver.too_old_for_runtime"]);
+    assert_eq!(plan.env.as_deref(), Some(std::path::Path::new("/home/user/proj/.venv")));
+    assert_eq!(plan.steps.len(), 2);
+    assert!(plan.steps.iter().all(|s| s.is_run_by_gpu_doctor()), "no root or manual step for a framework build");
+    assert!(plan.steps[0].undo.contains("gpu-doctor fix --undo") && plan.steps[0].why.contains("sm_89"));
+    assert!(plan.steps[0].changes.contains("torch, torchvision, torchaudio"), "{}", plan.steps[0].changes);
+    assert!(matches!(&plan.steps[1].kind, StepKind::Verify { frameworks, .. } if frameworks == &["torch"]));
+    let choice = plan.choice.as_ref().unwrap();
+    assert!(choice.rejected.iter().any(|r| r.label == "2.9.1+cu130" && r.reason == "driver 550 < 580"));
+    assert_eq!(plan.prose(Shell::Posix), fix, "the fix is the plan's prose");
+}
+
+#[test]
+fn a_cpu_only_torch_gets_the_cuda_build_of_its_release_with_its_companions() {
+    let s = with_framework(scenario("consumer-gpu-torch-venv"), "torch", "2.3.0+cpu", FrameworkBuild::Cpu);
+    let r = judged(s);
+    let fix = finding(&r, "framework.cpu_only_build").fix.clone().unwrap();
+    assert!(
+        fix.starts_with(&format!(
+            "{PY} -m pip install --index-url https://download.pytorch.org/whl/cu121 torch==2.3.1+cu121 \
+             torchvision==0.18.1+cu121 torchaudio==2.3.1+cu121"
+        )),
+        "{fix}"
+    );
+    assert!(!fix.contains("--force-reinstall"), "the exact build replaces +cpu without reinstall flags: {fix}");
+}
+
+#[test]
+fn tensorflow_cpu_is_removed_before_the_cuda_build_goes_in() {
+    let s = with_framework(scenario("consumer-gpu-torch-venv"), "tensorflow-cpu", "2.17.0", FrameworkBuild::Cpu);
+    let r = judged(s);
+    let plan = plans(&r, kb()).into_iter().find(|p| p.answers == ["framework.cpu_only_build"]).unwrap();
+    assert_eq!(argv(&plan, 0), [PY, "-m", "pip", "uninstall", "-y", "tensorflow-cpu"]);
+    assert_eq!(argv(&plan, 1), [PY, "-m", "pip", "install", "tensorflow[and-cuda]==2.17.1"]);
+}
+
+#[test]
+fn a_jax_plugin_of_a_major_the_driver_lacks_moves_to_the_other_plugin() {
+    let build = FrameworkBuild::Cuda { version: Some("13".into()) };
+    let s = with_framework(scenario("torch-cu130-on-r550"), "jax-cuda13-plugin", "0.7.2", build);
+    let r = judged(s);
+    let plan = plans(&r, kb()).into_iter().find(|p| p.answers == ["driver.too_old_for_runtime"]).unwrap();
+    // Python 3.10 here: jax 0.7 needs 3.11, so the newest jax for it, with its CUDA 12 plugin.
+    assert_eq!(argv(&plan, 0), [PY, "-m", "pip", "uninstall", "-y", "jax-cuda13-plugin"]);
+    assert_eq!(argv(&plan, 1), [PY, "-m", "pip", "install", "jax[cuda12]==0.6.2"]);
+}
+
+/// A build that already fits needs no plan: the finding keeps its rule's prose and loses its ref.
+#[test]
+fn no_plan_when_the_chosen_build_is_the_installed_one() {
+    let s = scenario("consumer-gpu-torch-venv");
+    let r = Report::new(s, Vec::new());
+    assert_eq!(framework::plan(&r, kb(), "/home/user/proj/.venv", "torch", &Options::default()), None);
+}
+
+#[test]
+fn a_hostile_prefix_reads_back_as_the_same_argv() {
+    const H: &str = "/home/u/p;touch${IFS}PWNED;#'$(touch PWNED) x\n`touch PWNED`/.venv";
+    let mut s = with_framework(scenario("consumer-gpu-torch-venv"), "torch", "2.3.0+cpu", FrameworkBuild::Cpu);
+    let env = venv(&mut s);
+    env.prefix = H.into();
+    env.interpreter = Some(format!("{H}/bin/python"));
+    let r = judged(s);
+    let plan = plans(&r, kb()).into_iter().next().unwrap();
+    for step in &plan.steps {
+        let line = step.render(Shell::Posix).unwrap();
+        let want = match &step.kind {
+            StepKind::User { action: UserAction::Run { argv } } => argv.clone(),
+            StepKind::Verify { python, .. } => {
+                vec!["gpu-doctor".into(), "check".into(), "--python".into(), python.display().to_string()]
+            }
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(shlex::split(&line), Some(want), "{line}");
+    }
+}
+
+#[test]
+fn a_plan_for_pasted_text_says_its_paths_came_from_another_machine() {
+    let mut s = with_framework(scenario("consumer-gpu-torch-venv"), "torch", "2.3.0+cpu", FrameworkBuild::Cpu);
+    s.origin = Origin::Pasted { formats: vec!["collect_env".into()] };
+    let r = judged(s);
+    let fix = finding(&r, "framework.cpu_only_build").fix.clone().unwrap();
+    assert!(fix.contains("another machine"), "{fix}");
+}
+
+#[test]
+fn uv_and_a_wheelhouse_install_offline_from_the_folder() {
+    let s = with_framework(scenario("consumer-gpu-torch-venv"), "torch", "2.3.0+cpu", FrameworkBuild::Cpu);
+    let r = Report::new(s, Vec::new());
+    let files = vec![
+        "torch-2.5.1+cu121-cp310-cp310-linux_x86_64.whl".to_owned(),
+        "torch-2.5.1+cpu-cp310-cp310-linux_x86_64.whl".to_owned(),
+    ];
+    let options = Options { tool: Tool::Uv { uv: "/usr/bin/uv".into() }, wheelhouse: Some(("/wh".into(), files)) };
+    let plan = framework::plan(&r, kb(), "/home/user/proj/.venv", "torch", &options).unwrap();
+    assert_eq!(
+        argv(&plan, 0),
+        ["/usr/bin/uv", "pip", "install", "--python", PY, "--no-index", "--find-links", "/wh", "torch==2.5.1+cu121"]
+    );
+}
+
+/// A pasted support thread (a cu130 nightly on R570): the plan keeps the 2.9 line on the cu128
+/// index, and says the paths are the other machine's.
+#[test]
+fn a_pasted_support_thread_gets_a_plan_for_its_driver() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../probes/src/parse/paste/samples");
+    let text = std::fs::read_to_string(dir.join("support_thread.md")).unwrap();
+    let s = gpu_doctor_probes::parse::paste::read_pasted(&text, kb()).unwrap();
+    let r = judged(s);
+    let f = finding(&r, "driver.too_old_for_runtime");
+    let fix = f.fix.as_deref().unwrap();
+    assert!(f.plan.is_some(), "{f:#?}");
+    assert!(
+        fix.contains("--index-url https://download.pytorch.org/whl/cu128 torch==2.9.1+cu128 torchvision==0.24.1+cu128"),
+        "{fix}"
+    );
+    assert!(fix.contains("another machine"), "{fix}");
+}
