@@ -173,6 +173,11 @@ pub enum Command {
     /// carried out with --apply, then checked again.
     #[command(after_help = crate::fix::AFTER_HELP)]
     Fix(crate::fix::FixArgs),
+    /// Build a new Python environment for this machine: the framework build that runs on its GPUs
+    /// and driver (with the reason for every build turned down), shown as a plan, and with --apply
+    /// made, then proven on the GPU.
+    #[command(after_help = crate::setup::AFTER_HELP)]
+    Setup(crate::setup::SetupArgs),
     /// Internal: run a benchmark plan read as JSON on standard input, writing events on standard
     /// output. `bench` starts it, so CUDA never loads in the main process.
     #[command(hide = true)]
@@ -357,6 +362,7 @@ impl Command {
             Self::Fleet(_) => "fleet",
             Self::Compare(_) => "compare",
             Self::Fix(_) => "fix",
+            Self::Setup(_) => "setup",
             Self::BenchWorker => "bench-worker",
             Self::Completions { .. } => "completions",
             Self::Man { .. } => "man",

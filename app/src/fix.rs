@@ -98,11 +98,23 @@ pub fn fix(host: &dyn Host, args: &FixArgs, opts: &Options, this_machine: bool, 
         eprintln!("nothing changed");
         return Ok(exit::OK);
     }
+    finish(host, opts, plan, args.json, quiet)
+}
+
+/// Applies `plan`, checks the machine again (the plan's environment included, imported), prints
+/// what was done and what the check says, and returns the exit code: 1 when a step failed or a
+/// finding the plan answers is still there.
+pub(crate) fn finish(host: &dyn Host, opts: &Options, plan: &Plan, json: bool, quiet: bool) -> Result<u8> {
     let outcome = run(plan, quiet)?;
-    let after = crate::ops::check(host, opts)?;
+    let mut opts = opts.clone();
+    if let Some(env) = &plan.env {
+        opts.extra_pythons.push(gpu_doctor_installers::envtool::python_in(env));
+        opts.deep = true;
+    }
+    let after = crate::ops::check(host, &opts)?;
     let still: Vec<String> =
         plan.answers.iter().filter(|a| after.findings.iter().any(|f| &f.id == *a)).cloned().collect();
-    if args.json {
+    if json {
         let text = serde_json::to_string_pretty(&Applied { plan, outcome: &outcome, still_found: still.clone() })?;
         crate::to_stdout((text + "\n").as_bytes())?;
     } else {
@@ -124,7 +136,7 @@ fn write_root_script(plan: &Plan, path: &Path, quiet: bool) -> Result<()> {
 }
 
 /// Asks on the terminal; refuses without one.
-fn confirm(plan: &Plan) -> Result<bool> {
+pub(crate) fn confirm(plan: &Plan) -> Result<bool> {
     if !std::io::stdin().is_terminal() {
         return Err(UsageError("--apply asks before changing anything; without a terminal, add --yes".into()).into());
     }
@@ -184,10 +196,13 @@ fn summary(plan: &Plan, outcome: &Outcome, still: &[String], after: &Report) -> 
         };
         out.push_str(&format!("  {:<18} {what}\n", crate::render::plan::step_label(&step.kind)));
     }
-    if still.is_empty() {
-        out.push_str(&format!("\nChecked again: the finding(s) it answers are gone ({}).\n", plan.answers.join(", ")));
-    } else {
-        out.push_str(&format!("\nChecked again: still found: {}.\n", still.join(", ")));
+    if !plan.answers.is_empty() {
+        let answers = plan.answers.join(", ");
+        out.push_str(&if still.is_empty() {
+            format!("\nChecked again: the finding(s) it answers are gone ({answers}).\n")
+        } else {
+            format!("\nChecked again: still found: {}.\n", still.join(", "))
+        });
     }
     let errors = after.findings.iter().filter(|f| f.severity == gpu_doctor_probes::Severity::Error).count();
     out.push_str(&format!("{errors} error-level finding(s) now; `gpu-doctor check` shows them.\n"));

@@ -1,7 +1,7 @@
 //! gpu-doctor: checks an NVIDIA GPU machine for machine learning.
 //!
 //! This file is command code: it picks the host and runs `check`, `diagnose`, `report`,
-//! `record-fixture` and `compare` (`bench.rs` runs `bench`, `fleet.rs` runs `fleet`, `fix.rs` runs `fix`; `cli/generate.rs` the
+//! `record-fixture` and `compare` (`bench.rs` runs `bench`, `fleet.rs` runs `fleet`, `fix.rs` runs `fix`, `setup.rs` `setup`; `cli/generate.rs` the
 //! hidden `completions` and `man`) through the services below it (`ops`, `render`, `exit`, `files`), which the window
 //! (`gui`) uses too; nothing below uses this file (`layers.rs`).
 
@@ -19,6 +19,7 @@ mod ops;
 mod plots;
 mod redact;
 mod render;
+mod setup;
 
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
@@ -79,6 +80,9 @@ fn run(cli: Cli, started: Instant) -> Result<u8> {
         Some(Command::Compare(args)) => compare(&args, cli.color, quiet),
         Some(Command::Fix(args)) => {
             fix::fix(host.as_ref(), &args, &options(&args.probe, recorded), this_machine, quiet)
+        }
+        Some(Command::Setup(args)) => {
+            setup::setup(host.as_ref(), &args, &options(&ProbeArgs::default(), recorded), this_machine, quiet)
         }
         Some(Command::BenchWorker) => Ok(bench::worker()),
         Some(Command::Completions { shell }) => cli::generate::print_completions(shell),

@@ -56,6 +56,13 @@ pub fn detect_for(prefer: Option<&str>, env: Option<&Path>) -> Result<Tool, Stri
     detect_in(prefer, env, std::env::var_os("PATH").as_deref())
 }
 
+/// The interpreter a new environment is based on when none is named: `python3` on PATH, else `python`.
+pub fn base_python() -> Result<PathBuf, String> {
+    which::which("python3")
+        .or_else(|_| which::which("python"))
+        .map_err(|_| "no python3 or python on PATH; name the interpreter to base the environment on".to_owned())
+}
+
 /// The conda-like tools, in the order they are looked for.
 const CONDAS: [&str; 3] = ["conda", "mamba", "micromamba"];
 

@@ -47,7 +47,9 @@ pub fn list(plans: &[Plan]) -> String {
 pub fn plan(p: &Plan, shell: Shell) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "Plan {}: {}", p.id, clean(&p.goal));
-    let _ = writeln!(out, "answers: {}", p.answers.join(", "));
+    if !p.answers.is_empty() {
+        let _ = writeln!(out, "answers: {}", p.answers.join(", "));
+    }
     if let Some(env) = &p.env {
         let _ = writeln!(out, "environment: {}", clean(&env.display().to_string()));
     }

@@ -1,0 +1,141 @@
+//! The `setup` command: a new Python environment for this machine, with the framework build
+//! that runs on its GPUs and driver (chosen from the knowledge base, or among the wheels of
+//! `--find-links DIR`), shown as a plan and, with `--apply`, built and verified.
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::{Args, ValueEnum};
+use gpu_doctor_installers::choose::Framework;
+use gpu_doctor_installers::envtool;
+use gpu_doctor_installers::planners::setup::{SetupRequest, setup_plan, wheel_files};
+use gpu_doctor_probes::compat::Kb;
+use gpu_doctor_probes::host::Host;
+use gpu_doctor_probes::probe::Options;
+
+use crate::exit::{self, InputError, UsageError};
+use crate::fix::{confirm, finish};
+
+pub const AFTER_HELP: &str = "\
+Examples:
+  gpu-doctor setup --framework torch --env ~/venvs/torch
+                                   the plan: which build and why (and why not the
+                                   others), the steps; nothing is changed
+  gpu-doctor setup --framework torch --env ~/venvs/torch --apply
+                                   build it, then prove it on the GPU
+  gpu-doctor setup --framework jax --env ./jax-env --find-links ./wheels --apply
+                                   offline: choose among the wheels in ./wheels
+
+Exit codes: 0 the plan was shown, or applied and verified; 1 a step failed or the check could not \
+prove GPU use; 2 the command line was wrong; 3 an input could not be read (no build fits, the folder \
+holds other files); 4 gpu-doctor itself failed.";
+
+/// A framework on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FrameworkArg {
+    Torch,
+    Jax,
+    Tensorflow,
+    Cupy,
+}
+
+impl From<FrameworkArg> for Framework {
+    fn from(f: FrameworkArg) -> Self {
+        match f {
+            FrameworkArg::Torch => Framework::Torch,
+            FrameworkArg::Jax => Framework::Jax,
+            FrameworkArg::Tensorflow => Framework::Tensorflow,
+            FrameworkArg::Cupy => Framework::Cupy,
+        }
+    }
+}
+
+/// The tool on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ToolArg {
+    Uv,
+    Pip,
+    Conda,
+}
+
+impl ToolArg {
+    fn name(self) -> &'static str {
+        match self {
+            ToolArg::Uv => "uv",
+            ToolArg::Pip => "pip",
+            ToolArg::Conda => "conda",
+        }
+    }
+}
+
+/// `setup`.
+#[derive(Debug, Args)]
+pub struct SetupArgs {
+    /// The framework to install.
+    #[arg(long, value_enum)]
+    pub framework: FrameworkArg,
+    /// Where the environment goes: a new or empty folder, or an existing environment to install into.
+    #[arg(long, value_name = "PATH")]
+    pub env: PathBuf,
+    /// The tool that makes the environment and installs (default: uv when it is on PATH, else pip).
+    #[arg(long, value_enum)]
+    pub tool: Option<ToolArg>,
+    /// The Python the new environment is based on (default: python3 on PATH).
+    #[arg(long, value_name = "PATH")]
+    pub base_python: Option<PathBuf>,
+    /// Install from this folder of wheels and no index (offline); the build is chosen among them.
+    #[arg(long, value_name = "DIR")]
+    pub find_links: Option<PathBuf>,
+    /// Carry the plan out (asks first unless --yes).
+    #[arg(long)]
+    pub apply: bool,
+    /// With --apply: do not ask.
+    #[arg(long, requires = "apply")]
+    pub yes: bool,
+    /// Print the plan (and with --apply what each step did) as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `setup` for the machine behind `host`.
+pub fn setup(host: &dyn Host, args: &SetupArgs, opts: &Options, this_machine: bool, quiet: bool) -> Result<u8> {
+    let kb = Kb::get().map_err(|e| anyhow::anyhow!("the knowledge base did not load: {e}"))?;
+    let env = std::path::absolute(&args.env).unwrap_or_else(|_| args.env.clone());
+    let tool = envtool::detect_for(args.tool.map(ToolArg::name), Some(&env)).map_err(InputError)?;
+    let python = match &args.base_python {
+        Some(p) => p.clone(),
+        None => envtool::base_python().map_err(|e| InputError(format!("{e} (--base-python)")))?,
+    };
+    let wheelhouse = match &args.find_links {
+        Some(dir) => wheel_files(dir).map_err(InputError)?,
+        None => Vec::new(),
+    };
+    let req = SetupRequest {
+        framework: args.framework.into(),
+        env,
+        tool,
+        python,
+        find_links: args.find_links.clone(),
+        wheelhouse,
+    };
+    let before = crate::ops::check(host, opts)?;
+    let plan = setup_plan(&before.snapshot, kb, &req).map_err(InputError)?;
+    if !args.apply {
+        let shell = gpu_doctor_installers::planners::shell_of(&before);
+        let text = if args.json {
+            serde_json::to_string_pretty(&plan)? + "\n"
+        } else {
+            crate::render::plan::plan(&plan, shell)
+        };
+        crate::to_stdout(text.as_bytes())?;
+        return Ok(exit::OK);
+    }
+    if !this_machine {
+        return Err(UsageError("--apply changes this machine; it cannot be combined with --replay".into()).into());
+    }
+    if !args.yes && !confirm(&plan)? {
+        eprintln!("nothing changed");
+        return Ok(exit::OK);
+    }
+    finish(host, opts, &plan, args.json, quiet)
+}
