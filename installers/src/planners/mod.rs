@@ -7,11 +7,17 @@ use gpu_doctor_probes::{PlanTarget, Report};
 
 use crate::plan::Plan;
 
+mod driver;
+
 /// The plan for one finding's target on the machine of `report`; `None` when no plan can be
 /// made there (the finding keeps the prose its rule wrote, which says why).
 fn plan_for(report: &Report, kb: &Kb, target: &PlanTarget, finding_id: &str) -> Option<Plan> {
-    let _ = (report, kb, target, finding_id);
-    None
+    match target {
+        PlanTarget::Driver { .. } | PlanTarget::DriverLoad { .. } | PlanTarget::Thunderbolt => {
+            driver::plan(report, kb, target, finding_id)
+        }
+        PlanTarget::FrameworkBuild { .. } => None,
+    }
 }
 
 /// The shell commands are shown for: PowerShell on Windows, POSIX sh elsewhere.
