@@ -49,8 +49,7 @@ impl<'a> Here<'a> {
         if !matches!(os, OsFamily::Linux | OsFamily::Windows) {
             return None;
         }
-        let os_name =
-            s.system.value().and_then(|v| v.os_name.as_deref()).unwrap_or_default().to_ascii_lowercase();
+        let os_name = s.system.value().and_then(|v| v.os_name.as_deref()).unwrap_or_default().to_ascii_lowercase();
         let table = &kb.drivers;
         Some(Self {
             report,
@@ -112,8 +111,12 @@ impl<'a> Here<'a> {
             None => format!("The newest NVIDIA driver ({}) drives every GPU here", flavor_name(flavor)),
         };
         steps.extend(self.install_steps(branch, flavor, legacy.is_some() && branch == legacy, min_branch));
-        steps.extend(self.secure_boot_steps());
-        steps.push(reboot("the new kernel module loads at boot"));
+        let enroll = self.secure_boot_steps();
+        if enroll.is_empty() {
+            steps.push(reboot("the new kernel module loads at boot"));
+        }
+        // Enrolling the key ends in a reboot of its own.
+        steps.extend(enroll);
         (goal, steps)
     }
 
@@ -241,7 +244,10 @@ impl<'a> Here<'a> {
                     "queues the module signing key for enrollment in the machine owner key list",
                     sb.undo.replace("{key}", key),
                 ));
-                steps.push(Step::manual(sb.manual.clone(), "the key is enrolled only at boot, by a person at the console"));
+                steps.push(Step::manual(
+                    sb.manual.clone(),
+                    "the key is enrolled only at boot, by a person at the console",
+                ));
                 steps.push(Step::root(
                     d.sign_rebuild.clone(),
                     "rebuilds the module signed with the enrolled key",
@@ -340,8 +346,12 @@ fn install_why(branch: Option<u32>, flavor: ModuleFlavor, legacy: bool, min: Opt
         (None, _, _) => "the newest driver for this GPU".to_owned(),
     };
     let module = match flavor {
-        ModuleFlavor::Open => "the open kernel module: Turing and newer use it (NVIDIA's default since R560), Blackwell needs it",
-        ModuleFlavor::Proprietary => "the proprietary kernel module: Maxwell, Pascal and Volta are not supported by the open one",
+        ModuleFlavor::Open => {
+            "the open kernel module: Turing and newer use it (NVIDIA's default since R560), Blackwell needs it"
+        }
+        ModuleFlavor::Proprietary => {
+            "the proprietary kernel module: Maxwell, Pascal and Volta are not supported by the open one"
+        }
     };
     format!("{what}; {module}")
 }

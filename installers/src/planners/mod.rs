@@ -59,3 +59,6 @@ pub fn attach(report: &mut Report, kb: &Kb) {
         }
     }
 }
+
+#[cfg(test)]
+mod driver_tests;

@@ -275,12 +275,20 @@ impl DistroRow {
                 return Install::Manual(fill(t, Some(b)));
             }
         }
-        let chosen = if open { self.install_branch_open.as_ref().or(self.install_branch.as_ref()) } else { self.install_branch.as_ref() };
+        let chosen = if open {
+            self.install_branch_open.as_ref().or(self.install_branch.as_ref())
+        } else {
+            self.install_branch.as_ref()
+        };
         match chosen {
             Some(t) => Install::Root(fill(t, Some(b))),
             // A rolling distribution carries only its current branch, which is at least `b`.
             None if !legacy => latest().map_or_else(
-                || Install::Manual(format!("Install NVIDIA driver {b} or newer from your distribution or NVIDIA, then reboot.")),
+                || {
+                    Install::Manual(format!(
+                        "Install NVIDIA driver {b} or newer from your distribution or NVIDIA, then reboot."
+                    ))
+                },
                 |t| Install::Root(fill(t, None)),
             ),
             None => Install::Manual(format!(
@@ -291,6 +299,10 @@ impl DistroRow {
 
     /// The manual step that comes before the install, when the family needs one.
     pub fn setup_note(&self, branch: Option<u32>) -> Option<&str> {
-        if branch.is_some() && self.install_branch.is_some() { self.branch_setup.as_deref() } else { self.latest_setup.as_deref() }
+        if branch.is_some() && self.install_branch.is_some() {
+            self.branch_setup.as_deref()
+        } else {
+            self.latest_setup.as_deref()
+        }
     }
 }

@@ -812,7 +812,10 @@ fn install_lines_per_family() {
     assert_eq!(line("ubuntu", Some(580), ModuleFlavor::Open, false), "sudo ubuntu-drivers install nvidia:580-open");
     assert_eq!(line("ubuntu", Some(580), ModuleFlavor::Proprietary, true), "sudo ubuntu-drivers install nvidia:580");
     assert_eq!(line("ubuntu", None, ModuleFlavor::Open, false), "sudo ubuntu-drivers install");
-    assert_eq!(line("rocky linux", Some(580), ModuleFlavor::Open, false), "sudo dnf module install nvidia-driver:580-open");
+    assert_eq!(
+        line("rocky linux", Some(580), ModuleFlavor::Open, false),
+        "sudo dnf module install nvidia-driver:580-open"
+    );
     assert_eq!(line("fedora linux", Some(580), ModuleFlavor::Open, false), "sudo dnf install akmod-nvidia");
     assert_eq!(line("fedora linux", Some(470), ModuleFlavor::Proprietary, true), "sudo dnf install akmod-nvidia-470xx");
     assert_eq!(line("arch linux", Some(590), ModuleFlavor::Open, false), "sudo pacman -Syu nvidia-open-dkms");

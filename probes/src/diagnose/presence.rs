@@ -161,8 +161,9 @@ fn no_driver(cx: &Ctx<'_>, unclaimed: &[&PciDevice]) -> Finding {
     if module.is_some_and(|m| m.nouveau_loaded) {
         evidence.push("nouveau is loaded (/proc/modules), bound to no NVIDIA GPU".to_owned());
     }
-    let install =
-        || Some((PlanTarget::Driver { min_branch: None }, planned("Install the NVIDIA driver for this GPU, then reboot")));
+    let install = || {
+        Some((PlanTarget::Driver { min_branch: None }, planned("Install the NVIDIA driver for this GPU, then reboot")))
+    };
     let (detail, plan) = if cx.s.driver.value().is_some() {
         (
             "NVIDIA's driver is running but did not take this GPU. The kernel log says why; usually this driver \
@@ -221,21 +222,28 @@ fn arch_dropped(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     for gpu in &cx.gpus {
         let Some(row) = gpu.cc.and_then(|cc| cx.kb.gpus.row(cc)) else { continue };
         let Some(last) = row.last_driver_branch.filter(|last| *last < driver.major()) else { continue };
-        out.push(ARCH_DROPPED.finding(
-            format!("Driver {driver} no longer supports {} ({})", gpu.name, row.arch),
-            format!(
-                "{} GPUs are supported up to the R{last} driver branch; R{} does not drive them, so the GPU is \
+        out.push(
+            ARCH_DROPPED
+                .finding(
+                    format!("Driver {driver} no longer supports {} ({})", gpu.name, row.arch),
+                    format!(
+                        "{} GPUs are supported up to the R{last} driver branch; R{} does not drive them, so the GPU is \
                  missing from nvidia-smi or CUDA reports no device.",
-                row.arch,
-                driver.major()
-            ),
-            vec![
-                gpu.describe(),
-                format!("NVIDIA driver {driver}"),
-                format!("{}: last driver branch R{last} ({})", row.arch, row.source),
-            ],
-            Some(planned(&format!("Install the R{last} driver branch and stay on it: newer branches do not support {}", row.arch))),
-        ).with_plan(PlanTarget::Driver { min_branch: None }));
+                        row.arch,
+                        driver.major()
+                    ),
+                    vec![
+                        gpu.describe(),
+                        format!("NVIDIA driver {driver}"),
+                        format!("{}: last driver branch R{last} ({})", row.arch, row.source),
+                    ],
+                    Some(planned(&format!(
+                        "Install the R{last} driver branch and stay on it: newer branches do not support {}",
+                        row.arch
+                    ))),
+                )
+                .with_plan(PlanTarget::Driver { min_branch: None }),
+        );
     }
 }
 

@@ -3,9 +3,9 @@
 
 use super::builder::Machine;
 use crate::Probed;
-use crate::{DriverLoadProblem, PlanTarget};
 use crate::Severity;
 use crate::model::SecureBoot;
+use crate::{DriverLoadProblem, PlanTarget};
 
 const BUS: &str = "0000:01:00.0";
 
