@@ -110,9 +110,15 @@ fn each_distribution_family_installs_the_driver_its_own_way() {
         for w in *want {
             assert!(prose.contains(w), "{os}: no {w:?} in\n{prose}");
         }
-        assert!(prose.ends_with("Reboot."), "{os}: {prose}");
+        // The fixture has Secure Boot on: the key is enrolled, and that reboot is the only one.
+        assert!(prose.contains("Reboot; in the blue MOK manager") && !prose.contains("Reboot."), "{os}: {prose}");
         assert!(plan.root_script().is_some() || *os == "Gentoo", "{os}");
     }
+    // Without Secure Boot: no key, one plain reboot at the end.
+    let mut s = no_driver("Ubuntu");
+    s.secure_boot = Probed::Found { value: SecureBoot::Disabled, source: "test".into() };
+    let (_, prose) = plan_of(&judged(s), "presence.gpu_without_driver");
+    assert!(prose.ends_with("as root: sudo ubuntu-drivers install; Reboot."), "{prose}");
 }
 
 #[test]
