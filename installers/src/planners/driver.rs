@@ -144,7 +144,13 @@ impl<'a> Here<'a> {
                 "remove the headers package again (harmless to keep)",
             ));
         }
-        let why = install_why(branch, flavor, legacy, min);
+        let mut why = install_why(branch, flavor, legacy, min);
+        if self.caps.is_empty() && flavor == ModuleFlavor::Open {
+            why.push_str(
+                ". No driver answered, so the GPU's generation is not known here: for a GPU older than Turing \
+                 (GeForce GTX 10 series and older) install the proprietary driver instead",
+            );
+        }
         let undo = d.remove.clone().unwrap_or_else(|| "remove the driver packages with your package manager".into());
         steps.push(match d.install(branch, flavor, legacy) {
             Install::Root(line) => Step::root(line, why, "installs the NVIDIA driver and its kernel module", undo),
