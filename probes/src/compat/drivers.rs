@@ -151,6 +151,9 @@ pub struct DistroRow {
     /// A chosen branch (`{branch}`, `{open}`).
     #[serde(default)]
     pub install_branch: Option<String>,
+    /// Another way to install a chosen branch, shown beside `install_branch` (`apt install nvidia-driver-580`).
+    #[serde(default)]
+    pub branch_alternative: Option<String>,
     /// A chosen branch with the open module, where it is another package.
     #[serde(default)]
     pub install_branch_open: Option<String>,
@@ -295,6 +298,12 @@ impl DistroRow {
                 "Install NVIDIA driver branch {b} (the last one for this GPU) from https://www.nvidia.com/drivers, then reboot."
             )),
         }
+    }
+
+    /// The other way to install `branch` with `flavor`, when the family has one.
+    pub fn alternative(&self, branch: u32, flavor: ModuleFlavor) -> Option<String> {
+        let suffix = if flavor == ModuleFlavor::Open { self.open_suffix.as_str() } else { "" };
+        self.branch_alternative.as_ref().map(|t| t.replace("{branch}", &branch.to_string()).replace("{open}", suffix))
     }
 
     /// The manual step that comes before the install, when the family needs one.
