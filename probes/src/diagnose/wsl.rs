@@ -101,18 +101,15 @@ fn linux_driver(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
             .unwrap_or_default();
         format!("{owner}{}", table.remove_apt)
     };
-    out.push(
-        LINUX_DRIVER
-            .finding(
-                "A Linux NVIDIA driver is installed inside WSL2",
-                "WSL2 uses the Windows NVIDIA driver, whose libcuda is mapped in at /usr/lib/wsl/lib. A Linux driver's \
+    let finding = LINUX_DRIVER.finding(
+        "A Linux NVIDIA driver is installed inside WSL2",
+        "WSL2 uses the Windows NVIDIA driver, whose libcuda is mapped in at /usr/lib/wsl/lib. A Linux driver's \
          libcuda found first does not work in WSL (CUDA reports no device or a driver mismatch). Installing the `cuda` \
          or `cuda-drivers` package does this; in WSL install only `cuda-toolkit-<version>`.",
-                evidence,
-                Some(format!("{remove} && sudo ldconfig   — keep the Windows driver; WSL maps it in")),
-            )
-            .with_plan(PlanTarget::Driver { min_branch: None }),
+        evidence,
+        Some(format!("{remove} && sudo ldconfig   — keep the Windows driver; WSL maps it in")),
     );
+    out.push(finding.with_plan(PlanTarget::Driver { min_branch: None }));
 }
 
 fn not_on_loader_path(cx: &Ctx<'_>, wsl: &WslFacts, out: &mut Vec<Finding>) {
