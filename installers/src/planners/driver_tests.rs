@@ -331,3 +331,47 @@ fn driver_plans_only_show_root_steps_and_hold_no_machine_text() {
     }
     assert!(planned > 100, "only {planned} plans");
 }
+
+/// The GPUs of real `nvidia-smi -q -x` captures (`../shared/fixtures/nvidia-smi-xml/`, sources in
+/// its SOURCES.md), put into a replayed Ubuntu machine on driver `driver`, their capability looked up
+/// by product name as for pasted text.
+fn with_captured_gpus(xml: &str, driver: &str) -> Snapshot {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures/nvidia-smi-xml").join(xml);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let smi = gpu_doctor_probes::parse::smi_xml::parse(&text).unwrap();
+    let mut s = with_gpu("8.9", "placeholder", driver);
+    if let Probed::Found { value, .. } = &mut s.gpus {
+        let template = value[0].clone();
+        *value = smi
+            .gpus
+            .iter()
+            .zip(0..)
+            .map(|(g, index)| Gpu { index, name: g.name.clone(), compute_capability: None, ..template.clone() })
+            .collect();
+    }
+    s
+}
+
+/// Real captures, table-driven: a legacy GPU past its last branch gets that branch with the
+/// proprietary module; current GPUs asked for R580 get its open module.
+#[test]
+fn captured_machines_get_the_branch_and_module_of_their_generation() {
+    let dropped = [("gt-1030_470.74.xml", "Pascal"), ("tesla-m10-x4_390.94_vgpu-host.xml", "Maxwell")];
+    for (xml, arch) in dropped {
+        let report = judged(with_captured_gpus(xml, "590.44.01"));
+        let (plan, prose) = plan_of(&report, "presence.gpu_dropped_by_driver");
+        assert!(prose.contains("as root: sudo ubuntu-drivers install nvidia:580;"), "{xml}: {prose}");
+        assert!(plan.goal.contains("R580 (proprietary kernel module)"), "{xml} ({arch}): {}", plan.goal);
+    }
+    let current = [
+        "rtx-4090_535.86.05.xml",
+        "rtx-3060_570.124.04.xml",
+        "dual-rtx-a5000_590.44.01.xml",
+        "rtx-pro-6000-blackwell-maxq_590.44.01.xml",
+    ];
+    for xml in current {
+        let (plan, prose) = direct(with_captured_gpus(xml, "550.54.14"), &PlanTarget::Driver { min_branch: Some(580) });
+        assert!(prose.contains("as root: sudo ubuntu-drivers install nvidia:580-open;"), "{xml}: {prose}");
+        assert!(plan.goal.contains("open kernel module"), "{xml}: {}", plan.goal);
+    }
+}
