@@ -7,6 +7,7 @@ use gpu_doctor_probes::{PlanTarget, Report};
 
 use crate::plan::Plan;
 
+mod driver;
 pub mod framework;
 pub mod setup;
 
@@ -17,7 +18,9 @@ fn plan_for(report: &Report, kb: &Kb, target: &PlanTarget, finding_id: &str) -> 
         PlanTarget::FrameworkBuild { env, framework } => {
             framework::plan(report, kb, env, framework, &framework::Options::default())
         }
-        _ => None,
+        PlanTarget::Driver { .. } | PlanTarget::DriverLoad { .. } | PlanTarget::Thunderbolt => {
+            driver::plan(report, kb, target, finding_id)
+        }
     }?;
     plan.answers = vec![finding_id.to_owned()];
     Some(plan)
@@ -71,3 +74,6 @@ pub fn attach(report: &mut Report, kb: &Kb) {
         }
     }
 }
+
+#[cfg(test)]
+mod driver_tests;

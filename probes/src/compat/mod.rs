@@ -5,6 +5,7 @@
 //! plain data; the queries rules need live next to them, in this module's files.
 
 mod cuda;
+mod drivers;
 mod gpus;
 mod links;
 mod torch;
@@ -13,6 +14,10 @@ mod types;
 use std::sync::OnceLock;
 
 pub use cuda::{DriverLevel, RuntimeVerdict};
+pub use drivers::{
+    DistroRow, DriverTable, Install, ModuleFlavor, ModuleRules, NouveauRow, SecureBootRow, ThunderboltRow, WindowsRow,
+    WslRow,
+};
 pub use torch::{Coverage, coverage, index_tag, release_line, split_arch_list};
 pub use types::*;
 
@@ -37,6 +42,7 @@ const CUPY: Embedded = embed!("cupy.toml");
 const CUDNN: Embedded = embed!("cudnn.toml");
 const LINKS: Embedded = embed!("links.toml");
 const ERRORS: Embedded = embed!("errors.toml");
+const DRIVERS: Embedded = embed!("drivers.toml");
 
 /// An embedded table did not parse: a bug in the shipped data, caught by the table tests.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -73,6 +79,8 @@ pub struct Kb {
     pub links: LinkTable,
     /// Well-known error and warning messages of the frameworks and the CUDA runtime.
     pub errors: ErrorTable,
+    /// Installing, loading and signing the driver per distribution; module flavors by GPU generation.
+    pub drivers: DriverTable,
 }
 
 impl Kb {
@@ -88,6 +96,7 @@ impl Kb {
             cudnn: parse(&CUDNN)?,
             links: parse(&LINKS)?,
             errors: parse(&ERRORS)?,
+            drivers: parse(&DRIVERS)?,
         })
     }
 

@@ -799,3 +799,58 @@ fn the_chooser_rows_fit_their_tables() {
         assert!(p.python_min.is_some() && p.python_max.is_some(), "{}", p.name);
     }
 }
+
+/// Every name of every distribution family selects that family; an unknown name the catch-all row,
+/// which is last and has no names.
+#[test]
+fn each_distro_name_selects_its_row() {
+    let t = &kb().drivers;
+    for d in &t.distro {
+        for name in &d.names {
+            assert_eq!(t.distro(&format!("{name} linux 9")).key, d.key, "{name}");
+        }
+        assert!(!d.source.is_empty(), "{}", d.key);
+    }
+    assert_eq!(t.distro.last().map(|d| d.names.is_empty()), Some(true));
+    assert_eq!(t.distro("gentoo").key, "other");
+    assert_eq!(t.distro("").key, "other");
+    // CentOS Stream is RHEL for every command.
+    assert_eq!(t.distro("centos stream 9").key, "rhel");
+}
+
+/// Module flavors by generation: Maxwell/Pascal/Volta proprietary, Turing to Hopper open, Blackwell
+/// open (required), a mix of Pascal and Blackwell no single driver; a branch before R515 proprietary.
+#[test]
+fn the_module_flavor_follows_the_gpu_generation() {
+    let (t, g) = (&kb().drivers, &kb().gpus);
+    assert_eq!(t.flavor(g, &[cc("6.1")], Some(580)), Ok(ModuleFlavor::Proprietary));
+    assert_eq!(t.flavor(g, &[cc("7.0")], None), Ok(ModuleFlavor::Proprietary));
+    assert_eq!(t.flavor(g, &[cc("7.5"), cc("8.9")], None), Ok(ModuleFlavor::Open));
+    assert_eq!(t.flavor(g, &[cc("12.0")], Some(580)), Ok(ModuleFlavor::Open));
+    assert_eq!(t.flavor(g, &[cc("8.6")], Some(510)), Ok(ModuleFlavor::Proprietary));
+    let mixed = t.flavor(g, &[cc("6.1"), cc("12.0")], None).unwrap_err();
+    assert!(mixed.contains("Pascal") && mixed.contains("Blackwell"), "{mixed}");
+    assert_eq!(DriverTable::legacy_branch(g, &[cc("6.1"), cc("3.5"), cc("8.9")]), Some(470));
+    assert_eq!(DriverTable::legacy_branch(g, &[cc("8.9")]), None);
+}
+
+/// Install lines per family: a branch, its open module, the newest, a legacy branch.
+#[test]
+fn install_lines_per_family() {
+    let t = &kb().drivers;
+    let line = |os: &str, b, f, legacy| match t.distro(os).install(b, f, legacy) {
+        Install::Root(l) | Install::Manual(l) => l,
+    };
+    assert_eq!(line("ubuntu", Some(580), ModuleFlavor::Open, false), "sudo ubuntu-drivers install nvidia:580-open");
+    assert_eq!(line("ubuntu", Some(580), ModuleFlavor::Proprietary, true), "sudo ubuntu-drivers install nvidia:580");
+    assert_eq!(line("ubuntu", None, ModuleFlavor::Open, false), "sudo ubuntu-drivers install");
+    assert_eq!(
+        line("rocky linux", Some(580), ModuleFlavor::Open, false),
+        "sudo dnf module install nvidia-driver:580-open"
+    );
+    assert_eq!(line("fedora linux", Some(580), ModuleFlavor::Open, false), "sudo dnf install akmod-nvidia");
+    assert_eq!(line("fedora linux", Some(470), ModuleFlavor::Proprietary, true), "sudo dnf install akmod-nvidia-470xx");
+    assert_eq!(line("arch linux", Some(590), ModuleFlavor::Open, false), "sudo pacman -Syu nvidia-open-dkms");
+    assert!(line("arch linux", Some(580), ModuleFlavor::Proprietary, true).contains("nvidia-580xx-dkms"));
+    assert!(matches!(t.distro("gentoo").install(Some(580), ModuleFlavor::Open, false), Install::Manual(_)));
+}

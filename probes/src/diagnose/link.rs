@@ -4,7 +4,7 @@
 use super::{Ctx, Rule};
 use crate::model::{EgpuFacts, Gpu};
 use crate::probe::link::pcie_gbytes_per_s;
-use crate::{Category, Finding, Severity};
+use crate::{Category, Finding, PlanTarget, Severity};
 
 /// GPU utilization, percent, from which a sample counts as taken under load.
 pub(super) const LOAD_PCT: u32 = 30;
@@ -181,7 +181,7 @@ fn egpu_finding(cx: &Ctx<'_>, v: &View<'_>, e: &EgpuFacts, cap: Option<f64>, bas
         .unwrap_or_default();
     let mut evidence = vec![format!("{} is behind {}{enclosure}", v.bus, e.via.label()), basis.to_owned()];
     evidence.extend(e.evidence.iter().cloned());
-    EGPU.finding(
+    let f = EGPU.finding(
         format!("{} is an eGPU: the {} tunnel limits host↔device bandwidth", v.name, e.via.label()),
         format!(
             "Over {}, {limit}, a fraction of a desktop x16 slot; that is how eGPUs work, not a fault.{typical} Work that \
@@ -190,5 +190,7 @@ fn egpu_finding(cx: &Ctx<'_>, v: &View<'_>, e: &EgpuFacts, cap: Option<f64>, bas
         ),
         evidence,
         None,
-    )
+    );
+    // An enclosure known to be unauthorized tunnels no PCIe until it is: a plan authorizes it.
+    if e.authorized == Some(false) { f.with_plan(PlanTarget::Thunderbolt) } else { f }
 }

@@ -5,7 +5,7 @@
 use super::{Ctx, Rule, fix};
 use crate::model::{KernelModuleFacts, OsFamily, PciDevice, SecureBoot};
 use crate::probe::pci::is_display_class;
-use crate::{Category, Finding, Probed, Severity};
+use crate::{Category, DriverLoadProblem, Finding, PlanTarget, Probed, Severity};
 
 const CATEGORY: Category = Category::NoDriverOrGpuNotVisible;
 
@@ -114,13 +114,8 @@ fn nouveau(cx: &Ctx<'_>, devices: &[&PciDevice], out: &mut Vec<Finding>) {
         "nouveau and NVIDIA's module cannot both drive the card, and CUDA needs NVIDIA's. Blacklist nouveau, rebuild \
          the initramfs so it is not loaded at boot, and install NVIDIA's driver.",
         evidence,
-        Some(format!(
-            "printf 'blacklist nouveau\\noptions nouveau modeset=0\\n' | sudo tee /etc/modprobe.d/blacklist-nouveau.conf \
-             && {}; then install the driver: {}",
-            fix::rebuild_initramfs(cx),
-            fix::install_recommended_driver(cx)
-        )),
-    ));
+        Some(planned("Blacklist nouveau, rebuild the initramfs, install NVIDIA's driver and reboot")),
+    ).with_plan(PlanTarget::DriverLoad { problem: DriverLoadProblem::Nouveau }));
 }
 
 fn module_rules(cx: &Ctx<'_>, m: &KernelModuleFacts, out: &mut Vec<Finding>) {
@@ -133,12 +128,12 @@ fn module_rules(cx: &Ctx<'_>, m: &KernelModuleFacts, out: &mut Vec<Finding>) {
             "With Secure Boot on, the kernel loads only modules signed by a key it trusts. This nvidia module has no \
              signature, so it is not loaded and no CUDA program can reach the GPU.",
             vec!["Secure Boot is enabled (mokutil --sb-state)".to_owned(), format!("{module}: unsigned"), not_loaded()],
-            Some(format!(
-                "{}. Or use your distribution's signed driver packages: {}",
-                fix::enroll_module_key(cx),
-                fix::install_recommended_driver(cx)
+            Some(planned(
+                "Enroll the key the module is signed with (mokutil --import, then \"Enroll MOK\" at the next boot) and \
+                 rebuild the module signed, or install your distribution's signed driver packages",
             )),
-        ));
+        )
+        .with_plan(PlanTarget::DriverLoad { problem: DriverLoadProblem::SecureBootUnsigned }));
     }
     if let (Some(built), Some(running)) = (installed.built_for_kernel.as_deref(), m.running_kernel.as_deref())
         && built != running
@@ -148,8 +143,9 @@ fn module_rules(cx: &Ctx<'_>, m: &KernelModuleFacts, out: &mut Vec<Finding>) {
             "A module loads only into the kernel it was built for. After a kernel update DKMS rebuilds it, unless the \
              new kernel's headers are missing; until then the driver does not start.",
             vec![format!("{module}, built for {built}"), format!("running kernel {running}"), not_loaded()],
-            Some(fix::rebuild_module(cx)),
-        ));
+            Some(planned("Install the running kernel's headers and build the module for it (DKMS or akmods), then reboot")),
+        )
+        .with_plan(PlanTarget::DriverLoad { problem: DriverLoadProblem::ModuleForOtherKernel }));
     }
 }
 
@@ -165,31 +161,43 @@ fn no_driver(cx: &Ctx<'_>, unclaimed: &[&PciDevice]) -> Finding {
     if module.is_some_and(|m| m.nouveau_loaded) {
         evidence.push("nouveau is loaded (/proc/modules), bound to no NVIDIA GPU".to_owned());
     }
-    let (detail, fix) = if cx.s.driver.value().is_some() {
+    let install = || {
+        Some((PlanTarget::Driver { min_branch: None }, planned("Install the NVIDIA driver for this GPU, then reboot")))
+    };
+    let (detail, plan) = if cx.s.driver.value().is_some() {
         (
             "NVIDIA's driver is running but did not take this GPU. The kernel log says why; usually this driver \
              branch no longer supports the GPU and names the legacy branch that does.",
-            legacy_hint(cx),
+            None,
         )
     } else if module.is_some_and(|m| m.installed.is_some()) {
-        (
-            "NVIDIA's module is installed but not loaded, so CUDA cannot reach the GPU.",
-            "sudo modprobe nvidia   — if it fails, sudo dmesg | grep -i -E 'nvrm|nvidia' says why".to_owned(),
-        )
+        ("NVIDIA's module is installed but not loaded, so CUDA cannot reach the GPU.", None)
     } else if module.is_some_and(|m| m.installed.is_none()) {
         (
             "No NVIDIA module is installed for the running kernel: either the driver was never installed, or it was \
              not rebuilt after a kernel update.",
-            format!(
-                "Install the driver: {} — or, if it is installed, build its module for this kernel: {}",
-                fix::install_recommended_driver(cx),
-                fix::rebuild_module(cx)
-            ),
+            install(),
         )
     } else {
-        ("No NVIDIA driver holds the GPU, so CUDA cannot use it.", fix::install_recommended_driver(cx))
+        ("No NVIDIA driver holds the GPU, so CUDA cannot use it.", install())
     };
-    NO_DRIVER.finding("An NVIDIA GPU is installed but no NVIDIA driver is using it", detail, evidence, Some(fix))
+    let summary = "An NVIDIA GPU is installed but no NVIDIA driver is using it";
+    match plan {
+        Some((target, fix)) => NO_DRIVER.finding(summary, detail, evidence, Some(fix)).with_plan(target),
+        None if cx.s.driver.value().is_some() => NO_DRIVER.finding(summary, detail, evidence, Some(legacy_hint(cx))),
+        None => NO_DRIVER.finding(
+            summary,
+            detail,
+            evidence,
+            Some("sudo modprobe nvidia   — if it fails, sudo dmesg | grep -i -E 'nvrm|nvidia' says why".to_owned()),
+        ),
+    }
+}
+
+/// The fix text of a finding that has a plan: what to do, in words; the plan (`gpu-doctor fix`) holds
+/// the commands for this machine and replaces this text when the report is planned.
+fn planned(what: &str) -> String {
+    format!("{what} (gpu-doctor fix shows the commands for this machine).")
 }
 
 /// Where to read why the running driver left a GPU alone, with the newest legacy branch below it.
@@ -201,7 +209,7 @@ fn legacy_hint(cx: &Ctx<'_>) -> String {
         Some((b, row)) => format!(
             "sudo dmesg | grep -i nvrm   — it names the branch this GPU needs; for {} GPUs that is {b}: {}",
             row.arch,
-            fix::install_driver(cx, b)
+            fix::install_legacy_driver(cx, b)
         ),
         None => {
             "sudo dmesg | grep -i nvrm   — it names the driver branch this GPU needs; install that branch".to_owned()
@@ -214,25 +222,28 @@ fn arch_dropped(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     for gpu in &cx.gpus {
         let Some(row) = gpu.cc.and_then(|cc| cx.kb.gpus.row(cc)) else { continue };
         let Some(last) = row.last_driver_branch.filter(|last| *last < driver.major()) else { continue };
-        out.push(ARCH_DROPPED.finding(
-            format!("Driver {driver} no longer supports {} ({})", gpu.name, row.arch),
-            format!(
-                "{} GPUs are supported up to the R{last} driver branch; R{} does not drive them, so the GPU is \
+        out.push(
+            ARCH_DROPPED
+                .finding(
+                    format!("Driver {driver} no longer supports {} ({})", gpu.name, row.arch),
+                    format!(
+                        "{} GPUs are supported up to the R{last} driver branch; R{} does not drive them, so the GPU is \
                  missing from nvidia-smi or CUDA reports no device.",
-                row.arch,
-                driver.major()
-            ),
-            vec![
-                gpu.describe(),
-                format!("NVIDIA driver {driver}"),
-                format!("{}: last driver branch R{last} ({})", row.arch, row.source),
-            ],
-            Some(format!(
-                "{} — stay on the {last} branch: newer branches do not support {}",
-                fix::install_driver(cx, last),
-                row.arch
-            )),
-        ));
+                        row.arch,
+                        driver.major()
+                    ),
+                    vec![
+                        gpu.describe(),
+                        format!("NVIDIA driver {driver}"),
+                        format!("{}: last driver branch R{last} ({})", row.arch, row.source),
+                    ],
+                    Some(planned(&format!(
+                        "Install the R{last} driver branch and stay on it: newer branches do not support {}",
+                        row.arch
+                    ))),
+                )
+                .with_plan(PlanTarget::Driver { min_branch: None }),
+        );
     }
 }
 
@@ -268,8 +279,9 @@ fn no_gpu(cx: &Ctx<'_>) -> Finding {
              /usr/lib/wsl/lib. No driver answered here, so either the Windows machine has no NVIDIA GPU or its NVIDIA \
              driver is not installed. WSL2 needs no Linux driver.",
             evidence,
-            Some(fix::install_recommended_driver(cx)),
-        );
+            Some(planned("Install NVIDIA's Windows driver on the Windows side; WSL2 uses it, so install no Linux driver inside WSL")),
+        )
+        .with_plan(PlanTarget::Driver { min_branch: None });
     }
     let detail = if cx.os == OsFamily::Macos {
         "macOS has no NVIDIA CUDA driver (NVIDIA ended CUDA for macOS), so CUDA has nothing to use here; frameworks \

@@ -5,7 +5,7 @@ use super::{Ctx, Rule, fix};
 use crate::model::WslFacts;
 use crate::parse::ldconfig::LoaderEntry;
 use crate::shell::{Shell, ShellCommand};
-use crate::{Category, Finding, Severity};
+use crate::{Category, Finding, PlanTarget, Severity};
 
 /// Where WSL2 maps the Windows driver's libraries in.
 const WSL_LIB: &str = "/usr/lib/wsl/lib";
@@ -88,8 +88,9 @@ fn linux_driver(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     if evidence.is_empty() {
         return;
     }
+    let table = &cx.kb.drivers.wsl;
     let remove = if fix::os_name(cx).contains("fedora") {
-        "sudo dnf remove 'nvidia-driver*' 'xorg-x11-drv-nvidia*' 'akmod-nvidia*'".to_owned()
+        table.remove_dnf.clone()
     } else {
         let owner = libs
             .first()
@@ -98,19 +99,17 @@ fn linux_driver(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 format!("{dpkg} names the package; then: ")
             })
             .unwrap_or_default();
-        format!(
-            "{owner}sudo apt remove --purge 'nvidia-driver-*' 'nvidia-utils-*' 'nvidia-dkms-*' 'libnvidia-compute-*' \
-             'cuda-drivers*'"
-        )
+        format!("{owner}{}", table.remove_apt)
     };
-    out.push(LINUX_DRIVER.finding(
+    let finding = LINUX_DRIVER.finding(
         "A Linux NVIDIA driver is installed inside WSL2",
         "WSL2 uses the Windows NVIDIA driver, whose libcuda is mapped in at /usr/lib/wsl/lib. A Linux driver's \
          libcuda found first does not work in WSL (CUDA reports no device or a driver mismatch). Installing the `cuda` \
          or `cuda-drivers` package does this; in WSL install only `cuda-toolkit-<version>`.",
         evidence,
         Some(format!("{remove} && sudo ldconfig   — keep the Windows driver; WSL maps it in")),
-    ));
+    );
+    out.push(finding.with_plan(PlanTarget::Driver { min_branch: None }));
 }
 
 fn not_on_loader_path(cx: &Ctx<'_>, wsl: &WslFacts, out: &mut Vec<Finding>) {

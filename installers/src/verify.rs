@@ -1,0 +1,233 @@
+//! Verify: the GPU smoke test (`assets/python/smoke.py`) run in an environment's interpreter, and
+//! what it proved, said honestly.
+//!
+//! The script is shipped inside the binary and handed to `python -I -` on standard input; the
+//! interpreter runs through `gpu_doctor_probes::host` (no shell, a time limit, its own process group).
+//! Its one JSON object is parsed into [`SmokeReport`]; output that is not that object is an error
+//! of the run, never a panic.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use gpu_doctor_probes::host::{Cmd, Host, SystemHost};
+use serde::{Deserialize, Serialize};
+
+/// The smoke test, as shipped.
+pub const SMOKE_PY: &str = include_str!("../../assets/python/smoke.py");
+
+/// The frameworks the smoke test knows, by the module it imports.
+pub const FRAMEWORKS: &[&str] = &["torch", "jax", "tensorflow", "cupy"];
+
+/// What one run of the smoke test found, or why it did not run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Verified {
+    /// The interpreter it ran in.
+    pub python: PathBuf,
+    /// The frameworks asked for (module names).
+    pub frameworks: Vec<String>,
+    /// What the script reported; `Err` when it did not run or its output was not its JSON.
+    pub outcome: Result<SmokeReport, String>,
+}
+
+/// The script's JSON.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SmokeReport {
+    /// `SMOKE_VERSION` of the script.
+    pub smoke_version: u32,
+    /// The interpreter's version.
+    pub python: String,
+    /// Per framework asked for.
+    pub frameworks: BTreeMap<String, FrameworkSmoke>,
+}
+
+/// One framework's result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FrameworkSmoke {
+    /// Its version; `None` when it did not import.
+    pub version: Option<String>,
+    /// Why it did not import.
+    pub import_error: Option<String>,
+    /// An error after importing, before any GPU was tried.
+    pub error: Option<String>,
+    /// The CUDA runtime it loaded or was built with (`12.4`).
+    pub cuda_runtime: Option<String>,
+    /// The cuDNN it loaded (`90100`).
+    pub cudnn: Option<String>,
+    /// The build's architecture list (`torch.cuda.get_arch_list()`, TensorFlow's build info).
+    #[serde(default)]
+    pub arch_list: Vec<String>,
+    /// Why no GPU is visible to it (`CUDA not available`); `None` when one is.
+    pub no_gpu: Option<String>,
+    /// Its matrix product on the CPU; `None` where it has no CPU path (CuPy) or did not get there.
+    pub cpu: Option<Check>,
+    /// Its matrix product on each visible GPU.
+    #[serde(default)]
+    pub gpus: Vec<GpuCheck>,
+}
+
+/// A product compared with the one computed in Python.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Check {
+    /// Within the tolerance.
+    pub ok: bool,
+    /// The largest difference, relative to the largest entry.
+    pub max_error: Option<f64>,
+    /// What went wrong.
+    pub error: Option<String>,
+}
+
+/// The product on one GPU.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GpuCheck {
+    /// The framework's device index.
+    pub index: u32,
+    /// The device name.
+    pub name: Option<String>,
+    /// Its compute capability (`8.9`).
+    pub capability: Option<String>,
+    /// The comparison.
+    #[serde(flatten)]
+    pub check: Check,
+}
+
+/// The module a framework package imports as: `cupy-cuda12x` → `cupy`, `jax[cuda12]` → `jax`,
+/// `tensorflow[and-cuda]` → `tensorflow`; the name itself otherwise.
+pub fn module_of(package: &str) -> String {
+    let base = package.split(['[', '=', '<', '>', ' ']).next().unwrap_or(package).to_ascii_lowercase();
+    FRAMEWORKS.iter().find(|m| base == **m || base.starts_with(&format!("{m}-"))).map_or(base, |m| (*m).to_owned())
+}
+
+/// Runs the smoke test of `frameworks` (package or module names) with interpreter `python`,
+/// killed after `timeout`.
+pub fn run(python: &Path, frameworks: &[String], timeout: Duration) -> Verified {
+    run_on(&SystemHost::new(), python, frameworks, timeout)
+}
+
+/// [`run`] through any host.
+pub fn run_on(host: &dyn Host, python: &Path, frameworks: &[String], timeout: Duration) -> Verified {
+    let modules: Vec<String> = frameworks.iter().map(|f| module_of(f)).collect();
+    let mut argv = vec![python.display().to_string(), "-I".to_owned(), "-".to_owned()];
+    argv.extend(modules.iter().cloned());
+    let mut cmd = Cmd::new(argv).timeout(timeout);
+    cmd.stdin = Some(SMOKE_PY.to_owned());
+    let outcome = match host.run(&cmd) {
+        Err(e) => Err(format!("{} did not run: {e}", python.display())),
+        Ok(out) => parse(&out.stdout).map_err(|e| {
+            let status = out.status.map_or_else(|| "killed".to_owned(), |s| format!("exit status {s}"));
+            let tail: String = last_line(&out.stderr).chars().take(300).collect();
+            let tail = if tail.is_empty() { String::new() } else { format!("; it said: {tail}") };
+            format!("the smoke test gave no result ({e}; {status}){tail}")
+        }),
+    };
+    Verified { python: python.to_path_buf(), frameworks: modules, outcome }
+}
+
+fn last_line(text: &str) -> &str {
+    text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim()
+}
+
+/// The script's JSON from its standard output (its last line that is not empty).
+pub fn parse(stdout: &str) -> Result<SmokeReport, String> {
+    let line = last_line(stdout);
+    if line.is_empty() {
+        return Err("no output".into());
+    }
+    serde_json::from_str(line).map_err(|e| format!("not the smoke test's JSON: {e}"))
+}
+
+impl FrameworkSmoke {
+    /// True when it ran on at least one GPU and every GPU's product was right.
+    pub fn proved(&self) -> bool {
+        !self.gpus.is_empty() && self.gpus.iter().all(|g| g.check.ok)
+    }
+
+    fn label(&self, name: &str) -> String {
+        self.version.as_ref().map_or_else(|| name.to_owned(), |v| format!("{name} {v}"))
+    }
+}
+
+impl Verified {
+    /// True when every framework asked for computed correctly on a GPU.
+    pub fn proved(&self) -> bool {
+        self.outcome.as_ref().is_ok_and(|r| {
+            !self.frameworks.is_empty()
+                && self.frameworks.iter().all(|f| r.frameworks.get(f).is_some_and(|s| s.proved()))
+        })
+    }
+
+    /// One paragraph: what was proven on which GPU, and where GPU use could not be proven, why not
+    /// and what was checked instead.
+    pub fn summary(&self) -> String {
+        let report = match &self.outcome {
+            Ok(r) => r,
+            Err(e) => return format!("GPU use could not be proven: {e}"),
+        };
+        let (mut proven, mut not, mut checked) = (Vec::new(), Vec::new(), Vec::new());
+        for name in &self.frameworks {
+            let Some(s) = report.frameworks.get(name) else {
+                not.push(format!("{name} gave no result"));
+                continue;
+            };
+            if let Some(e) = &s.import_error {
+                not.push(format!("{name} does not import ({e})"));
+                continue;
+            }
+            let label = s.label(name);
+            if let Some(e) = &s.error {
+                not.push(format!("{label} failed ({e})"));
+            }
+            for g in &s.gpus {
+                let gpu = gpu_label(g);
+                match (&g.check.ok, &g.check.error) {
+                    (true, _) => proven.push(format!("{label} on {gpu}")),
+                    (false, e) => not.push(format!(
+                        "{label} on {gpu} gave a wrong or no result ({})",
+                        e.as_deref().unwrap_or("no reason given")
+                    )),
+                }
+            }
+            if s.gpus.is_empty() && s.error.is_none() {
+                let why = s.no_gpu.as_deref().unwrap_or("none found");
+                not.push(format!("no GPU visible to {name} ({why})"));
+            }
+            checked.push(match &s.cpu {
+                Some(c) if c.ok => format!("{label} imports, CPU matmul ok"),
+                Some(c) => {
+                    format!("{label} imports, CPU matmul failed ({})", c.error.as_deref().unwrap_or("wrong result"))
+                }
+                None => format!("{label} imports"),
+            });
+        }
+        let mut text = String::new();
+        if !proven.is_empty() {
+            text.push_str(&format!("GPU use proven: {} (matrix product matches the CPU's)", proven.join(", ")));
+        }
+        if !not.is_empty() {
+            if !text.is_empty() {
+                text.push_str(". ");
+            }
+            let here = if proven.is_empty() { " here" } else { " for the rest" };
+            text.push_str(&format!("GPU use could not be proven{here}: {}", not.join(", ")));
+            if !checked.is_empty() {
+                text.push_str(&format!("; checked: {}", checked.join(", ")));
+            }
+        }
+        if text.is_empty() {
+            text.push_str("GPU use could not be proven here: no framework was checked");
+        }
+        text
+    }
+}
+
+fn gpu_label(g: &GpuCheck) -> String {
+    let name = g.name.clone().unwrap_or_else(|| format!("GPU {}", g.index));
+    match &g.capability {
+        Some(cc) => format!("GPU {} {name} ({cc})", g.index),
+        None => format!("GPU {} {name}", g.index),
+    }
+}
+
+#[cfg(test)]
+#[path = "verify_tests.rs"]
+mod tests;
