@@ -193,6 +193,7 @@ fn summary(plan: &Plan, outcome: &Outcome, still: &[String], after: &Report) -> 
             StepStatus::LeftToYou => "left to you".to_owned(),
             StepStatus::NotRun => "not run".to_owned(),
             StepStatus::Cancelled => "cancelled".to_owned(),
+            StepStatus::Unproven { summary } => format!("not proven: {}", clean(summary)),
         };
         out.push_str(&format!("  {:<18} {what}\n", crate::render::plan::step_label(&step.kind)));
     }

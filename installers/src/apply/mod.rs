@@ -24,6 +24,9 @@ use backup::Backup;
 use log::Log;
 use run::{End, Stream};
 
+/// The longest the GPU smoke test may take: importing a framework and one product per GPU.
+const VERIFY_TIMEOUT: Duration = Duration::from_secs(300);
+
 /// How to apply.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ApplyOptions {
@@ -60,6 +63,9 @@ pub enum StepStatus {
     NotRun,
     /// Stopped by Cancel.
     Cancelled,
+    /// A verify step ran but could not prove GPU use (no GPU here, CUDA not available, a wrong
+    /// product): what it did check and why not.
+    Unproven { summary: String },
 }
 
 /// What applying did.
@@ -76,7 +82,8 @@ pub struct Outcome {
 /// Runs the plan's user steps in order until one fails or `cancel` is set; root and manual steps
 /// are left to the person. Before the first user step, an existing environment (`plan.env` with
 /// its Python in it) has its package list saved into `opts.log_dir` ([`Outcome::backup`]).
-/// Verify steps are not run by this build (their status says `NotRun`, a line says why).
+/// A verify step runs the GPU smoke test in the environment (`verify`); one that cannot prove GPU
+/// use ends `Unproven` with what it did check.
 pub fn apply(plan: &Plan, opts: &ApplyOptions, cancel: &AtomicBool, events: &mut dyn FnMut(Event)) -> Outcome {
     let total = plan.steps.len();
     let mut outcome = Outcome { steps: vec![StepStatus::NotRun; total], backup: None, log: None };
@@ -256,6 +263,7 @@ impl<'a> Runner<'a> {
             StepStatus::LeftToYou => "left to you (not run by gpu-doctor)".to_owned(),
             StepStatus::NotRun => "not run".to_owned(),
             StepStatus::Cancelled => "cancelled".to_owned(),
+            StepStatus::Unproven { summary } => format!("not proven: {summary}"),
         };
         self.log.line(&format!("== step {}: {word}", index + 1));
         self.log.flush();
@@ -267,12 +275,11 @@ impl<'a> Runner<'a> {
     fn step(&mut self, index: usize, plan: &Plan, existing: Option<&Path>, backup: &mut Option<PathBuf>) -> StepStatus {
         let action = match &plan.steps[index].kind {
             StepKind::User { action } => action,
-            StepKind::Verify { .. } => {
-                self.line(
-                    index,
-                    "not run: this build of gpu-doctor cannot verify yet; check the environment with the command shown",
-                );
-                return StepStatus::NotRun;
+            StepKind::Verify { python, frameworks } => {
+                let verified = crate::verify::run(python, frameworks, self.opts.step_timeout.min(VERIFY_TIMEOUT));
+                let summary = verified.summary();
+                self.line(index, &summary);
+                return if verified.proved() { StepStatus::Done } else { StepStatus::Unproven { summary } };
             }
             StepKind::Root { .. } | StepKind::Manual { .. } => return StepStatus::LeftToYou,
         };

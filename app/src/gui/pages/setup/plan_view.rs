@@ -30,6 +30,7 @@ pub fn status_text(status: &StepStatus) -> (Tone, String) {
         StepStatus::LeftToYou => (Tone::Warn, "Left to you".into()),
         StepStatus::NotRun => (Tone::Muted, "Not run".into()),
         StepStatus::Cancelled => (Tone::Warn, "Cancelled".into()),
+        StepStatus::Unproven { summary } => (Tone::Warn, format!("Not proven: {summary}")),
     }
 }
 
