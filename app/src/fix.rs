@@ -40,8 +40,12 @@ pub struct FixArgs {
     #[command(flatten)]
     pub replay: ReplayArg,
     /// The plan to show or apply (as `gpu-doctor fix` lists them).
-    #[arg(value_name = "ID")]
+    #[arg(value_name = "ID", conflicts_with = "undo")]
     pub id: Option<String>,
+    /// Put an environment's packages back as they were before a plan changed them, from the list
+    /// `--apply` saved (its path is printed after the run, and it is in the data folder's installs/).
+    #[arg(long, value_name = "BACKUP")]
+    pub undo: Option<PathBuf>,
     /// Carry the plan out (asks first unless --yes).
     #[arg(long)]
     pub apply: bool,
@@ -67,6 +71,9 @@ struct Applied<'a> {
 
 /// Runs `fix` on the report of `host`.
 pub fn fix(host: &dyn Host, args: &FixArgs, opts: &Options, this_machine: bool, quiet: bool) -> Result<u8> {
+    if let Some(backup) = &args.undo {
+        return undo(backup, this_machine, quiet);
+    }
     let kb = Kb::get().map_err(|e| anyhow::anyhow!("the knowledge base did not load: {e}"))?;
     let report = crate::ops::check(host, opts)?;
     let plans = planners::plans(&report, kb);
@@ -124,13 +131,46 @@ pub(crate) fn finish(host: &dyn Host, opts: &Options, plan: &Plan, json: bool, q
     Ok(if failed || !still.is_empty() { exit::FINDINGS } else { exit::OK })
 }
 
+/// `fix --undo BACKUP`: the environment's package list put back as the backup has it.
+fn undo(backup: &Path, this_machine: bool, quiet: bool) -> Result<u8> {
+    if !this_machine {
+        return Err(UsageError("--undo changes this machine; it cannot be combined with --replay".into()).into());
+    }
+    let text = std::fs::read_to_string(backup)
+        .map_err(|e| InputError(format!("could not read {}: {e}", clean(&backup.display().to_string()))))?;
+    let python = apply::python_of(&text).ok_or_else(|| {
+        InputError(format!("{} is not a package list gpu-doctor saved", clean(&backup.display().to_string())))
+    })?;
+    let cancel = AtomicBool::new(false);
+    let outcome = apply::undo(&python, backup, &apply_options()?, &cancel, &mut |e| print_event(e, quiet));
+    let failed = outcome.steps.iter().find_map(|s| match s {
+        StepStatus::Failed { reason } => Some(reason.clone()),
+        _ => None,
+    });
+    match failed {
+        Some(reason) => {
+            eprintln!("undo failed: {}", clean(&reason));
+            Ok(exit::FINDINGS)
+        }
+        None => {
+            if !quiet {
+                eprintln!("{}: the packages are as the list has them", clean(&python.display().to_string()));
+            }
+            Ok(exit::OK)
+        }
+    }
+}
+
 fn write_root_script(plan: &Plan, path: &Path, quiet: bool) -> Result<()> {
     let Some(script) = plan.root_script() else {
         return Err(UsageError(format!("plan {} has no root step", plan.id)).into());
     };
     crate::files::write_file(path, script)?;
     if !quiet {
-        eprintln!("wrote the root steps to {} (review them, then run it as root)", clean(&path.display().to_string()));
+        eprintln!(
+            "wrote the root steps to {} (review it, then run it: its lines use sudo)",
+            clean(&path.display().to_string())
+        );
     }
     Ok(())
 }
@@ -149,32 +189,42 @@ pub(crate) fn confirm(plan: &Plan) -> Result<bool> {
     Ok(matches!(answer.trim(), "y" | "Y" | "yes"))
 }
 
-/// Applies the plan, printing each step, its output and progress on standard error.
-fn run(plan: &Plan, quiet: bool) -> Result<Outcome> {
+/// Where the runner logs and saves: the data folder's `installs/`, one hour per step at most.
+fn apply_options() -> Result<ApplyOptions> {
     let log_dir = crate::files::data_dir()
         .map(|d| d.join("installs"))
         .ok_or_else(|| InputError("no home folder is known, so there is nowhere to keep the log and backup".into()))?;
-    let opts = ApplyOptions { log_dir, step_timeout: Duration::from_secs(3600) };
+    Ok(ApplyOptions { log_dir, step_timeout: Duration::from_secs(3600) })
+}
+
+/// Prints a runner event on standard error: each step as it starts, its output, failures.
+fn print_event(e: Event, quiet: bool) {
+    if quiet {
+        return;
+    }
+    match e {
+        Event::Started { index, total, line } => eprintln!("[{}/{total}] {}", index + 1, clean(&line)),
+        Event::Line { text, .. } => eprintln!("    {}", clean(&text)),
+        Event::Progress { .. } => {}
+        Event::Ended { index, status } => match status {
+            StepStatus::Failed { reason } => eprintln!("[{}] failed: {}", index + 1, clean(&reason)),
+            StepStatus::LeftToYou => eprintln!("[{}] left to you (shown above)", index + 1),
+            _ => {}
+        },
+    }
+}
+
+/// Applies the plan, printing each step, its output and progress on standard error.
+fn run(plan: &Plan, quiet: bool) -> Result<Outcome> {
     let cancel = AtomicBool::new(false);
-    let mut on_event = |e: Event| {
-        if quiet {
-            return;
-        }
-        match e {
-            Event::Started { index, total, line } => eprintln!("[{}/{total}] {}", index + 1, clean(&line)),
-            Event::Line { text, .. } => eprintln!("    {}", clean(&text)),
-            Event::Progress { .. } => {}
-            Event::Ended { index, status } => match status {
-                StepStatus::Failed { reason } => eprintln!("[{}] failed: {}", index + 1, clean(&reason)),
-                StepStatus::LeftToYou => eprintln!("[{}] left to you (shown above)", index + 1),
-                _ => {}
-            },
-        }
-    };
-    let outcome = apply::apply(plan, &opts, &cancel, &mut on_event);
+    let outcome = apply::apply(plan, &apply_options()?, &cancel, &mut |e| print_event(e, quiet));
     if !quiet {
         if let Some(backup) = &outcome.backup {
-            eprintln!("the environment's package list before: {}", clean(&backup.display().to_string()));
+            eprintln!(
+                "the environment's package list before: {}\n  undo with: gpu-doctor fix --undo {}",
+                clean(&backup.display().to_string()),
+                clean(&gpu_doctor_probes::shell::quote_posix(&backup.display().to_string()))
+            );
         }
         if let Some(log) = &outcome.log {
             eprintln!("log: {}", clean(&log.display().to_string()));

@@ -63,4 +63,32 @@ fn setup_builds_a_working_venv_from_a_wheelhouse_and_says_gpu_use_is_not_proven_
     // The log of the run is kept in the data folder.
     let logs: Vec<_> = std::fs::read_dir(home.join("installs")).unwrap().collect();
     assert!(!logs.is_empty());
+
+    // Into the environment that now exists: its package list is saved first, and `fix --undo`
+    // puts it back, removing what was installed after it.
+    let again = run(&["--apply", "--yes"]);
+    let err = String::from_utf8_lossy(&again.stderr);
+    let backup = err
+        .lines()
+        .find_map(|l| l.strip_prefix("the environment's package list before: "))
+        .unwrap_or_else(|| panic!("no backup named: {err}"))
+        .to_owned();
+    let python = env.join("bin/python");
+    let extra = Command::new(&python)
+        .args(["-m", "pip", "install", "--no-index", "--find-links"])
+        .arg(&wheels)
+        .arg("jax==0.4.35")
+        .env_remove("PIP_FIND_LINKS")
+        .output()
+        .unwrap();
+    assert!(extra.status.success(), "{}", String::from_utf8_lossy(&extra.stderr));
+    let freeze = || {
+        let out = Command::new(&python).args(["-m", "pip", "freeze", "--all"]).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert!(freeze().contains("jax=="));
+    let undone = Command::new(BIN).args(["fix", "--undo", &backup]).env("GPU_DOCTOR_HOME", &home).output().unwrap();
+    assert!(undone.status.success(), "{}", String::from_utf8_lossy(&undone.stderr));
+    let after = freeze();
+    assert!(!after.contains("jax==") && after.contains(&format!("torch=={chosen}")), "{after}");
 }

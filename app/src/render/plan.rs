@@ -8,6 +8,9 @@ use gpu_doctor_probes::shell::Shell;
 
 use super::text::clean;
 
+/// How many turned-down builds the text names.
+const REJECTED_SHOWN: usize = 12;
+
 /// What kind of step, as a person reads it.
 pub fn step_label(kind: &StepKind) -> &'static str {
     match kind {
@@ -65,8 +68,25 @@ pub fn plan(p: &Plan, shell: Shell) -> String {
                 let _ = writeln!(out, "\nno build of {} fits this machine", clean(&choice.framework));
             }
         }
-        for r in &choice.rejected {
+        // The builds that do not run here, each with its reason; the ones that would run but lost
+        // to the chosen one (an older line, another CUDA) only counted: `--json` lists them all.
+        let (fit, not_fit): (Vec<_>, Vec<_>) = choice.rejected.iter().partition(|r| r.reason.starts_with("fits, but"));
+        for r in not_fit.iter().take(REJECTED_SHOWN) {
             let _ = writeln!(out, "  not {}: {}", clean(&r.label), clean(&r.reason));
+        }
+        if not_fit.len() > REJECTED_SHOWN {
+            let _ = writeln!(
+                out,
+                "  … and {} more that do not run here (--json lists them)",
+                not_fit.len() - REJECTED_SHOWN
+            );
+        }
+        if !fit.is_empty() {
+            let _ = writeln!(
+                out,
+                "  {} other build(s) would run here too; the chosen one is the smallest change",
+                fit.len()
+            );
         }
     }
     out.push('\n');

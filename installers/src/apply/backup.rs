@@ -10,6 +10,14 @@ use crate::envtool::{Source, Tool};
 
 /// The comment line that names the tool.
 const TOOL_LINE: &str = "# gpu-doctor-tool: ";
+/// The comment line that names the environment's interpreter.
+const PYTHON_LINE: &str = "# gpu-doctor-python: ";
+
+/// The interpreter of the environment a saved package list belongs to; `None` when the text is no
+/// gpu-doctor backup.
+pub fn python_of(text: &str) -> Option<PathBuf> {
+    text.lines().find_map(|l| l.strip_prefix(PYTHON_LINE)).map(|p| PathBuf::from(p.trim_end_matches(['\r', '\n'])))
+}
 
 /// A saved package list.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,7 +36,9 @@ impl Backup {
         };
         let mut out = format!(
             "# gpu-doctor: the packages of {} before a plan changed them.\n\
-             # Put back with `gpu-doctor` undo, or by hand: pip install --no-deps -r THIS_FILE\n{TOOL_LINE}{tool}\n",
+             # Put back with `gpu-doctor fix --undo THIS_FILE`, or by hand: pip install --no-deps -r THIS_FILE\n\
+             {PYTHON_LINE}{}\n{TOOL_LINE}{tool}\n",
+            python.display(),
             python.display()
         );
         let mut args = self.source.args().into_iter().peekable();
@@ -138,6 +148,8 @@ mod tests {
         let text = backup.to_text(Path::new("/e/bin/python"));
         assert!(text.contains("\n--no-index\n--find-links /w h\n"), "{text}");
         assert_eq!(Backup::parse(&text), backup);
+        assert_eq!(python_of(&text), Some(PathBuf::from("/e/bin/python")));
+        assert_eq!(python_of("torch==2.5.1\n"), None);
         let pip = Backup {
             tool: Tool::Pip,
             source: Source { index_url: Some("https://download.pytorch.org/whl/cu124".into()), find_links: None },

@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 use crate::envtool::{self, Source, Tool};
 use crate::plan::{Plan, StepKind, UserAction};
 use backup::Backup;
+pub use backup::python_of;
 use log::Log;
 use run::{End, Stream};
 
