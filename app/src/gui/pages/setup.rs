@@ -121,6 +121,8 @@ pub struct SetupPage {
     /// Where the runner's logs and backups go (the data folder's `installs/`); `None` without one.
     install_dir: Option<PathBuf>,
     wanted: Option<Want>,
+    /// The first finding's plan was opened by itself (once per page, on the first report with one).
+    opened_first: bool,
     form_error: Option<String>,
     dialogs: bool,
 }
@@ -139,6 +141,7 @@ impl Default for SetupPage {
             script: Task::default(),
             install_dir: None,
             wanted: None,
+            opened_first: false,
             form_error: None,
             dialogs: crate::gui::native_dialogs(),
         }
@@ -179,6 +182,16 @@ impl SetupPage {
             // New plans: the last run and re-check were about the old ones.
             self.run = None;
             self.recheck = None;
+        }
+        // A page opened on a machine whose findings have plans shows the first one.
+        if !self.opened_first
+            && self.wanted.is_none()
+            && self.planned.value().is_none()
+            && let Some(id) =
+                shown.report.and_then(|r| r.findings.iter().find_map(|f| f.plan.as_ref())).map(|p| p.id.clone())
+        {
+            self.opened_first = true;
+            self.wanted = Some(Want::Finding(id));
         }
         // One plan at a time, and never new plans under a run: they would replace the ones it applies.
         let running = self.planned.is_running() || self.run.as_ref().is_some_and(ApplyRun::is_running);
@@ -223,6 +236,7 @@ impl SetupPage {
             "gpu-doctor runs only the steps marked RUN, WRITE and VERIFY, as you; root steps are shown for you to run.",
         ));
         ui.add_space(6.0);
+        self.findings_ui(ui, shown);
         self.form_ui(ui, shown);
         ui.add_space(8.0);
         if self.planned.is_running() {
@@ -253,6 +267,33 @@ impl SetupPage {
             let mut state = plan_view::ViewState { copied: &mut self.copied, progress };
             plan_view::plan_ui(ui, plan, shell, &mut state);
         }
+    }
+
+    /// The findings that have a plan, each with a button that shows it.
+    fn findings_ui(&mut self, ui: &mut Ui, shown: &Shown<'_>) {
+        let Some(report) = shown.report else { return };
+        let planned: Vec<(&str, &str)> = report
+            .findings
+            .iter()
+            .filter_map(|f| f.plan.as_ref().map(|p| (p.id.as_str(), f.summary.as_str())))
+            .filter(|(id, _)| !id.is_empty())
+            .collect();
+        if planned.is_empty() {
+            return;
+        }
+        egui::CollapsingHeader::new(RichText::new("Fixes for this machine's findings").strong())
+            .default_open(true)
+            .show(ui, |ui| {
+                for (id, summary) in planned {
+                    ui.horizontal(|ui| {
+                        let busy = self.planned.is_running() || self.run.as_ref().is_some_and(ApplyRun::is_running);
+                        if ui.add_enabled(!busy, egui::Button::new("Show plan")).clicked() {
+                            self.wanted = Some(Want::Finding(id.to_owned()));
+                        }
+                        ui.label(summary);
+                    });
+                }
+            });
     }
 
     fn form_ui(&mut self, ui: &mut Ui, shown: &Shown<'_>) {

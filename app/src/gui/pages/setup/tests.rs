@@ -105,7 +105,7 @@ fn fix_on_a_finding_opens_its_plan_on_the_setup_page() {
     settle(&mut h);
     let first = h.state().machine.report.as_ref().unwrap().findings.iter().find(|f| f.severity == Severity::Error);
     assert_eq!(first.map(|f| f.id.clone()), Some(first_error_id()));
-    assert!(h.query_by_label("Fix…").is_none(), "no finding has a plan yet");
+    assert!(h.query_by_label("Fix…").is_some(), "the installers planned the finding");
     tag(&mut h, &first_error_id());
     h.state_mut().pages.setup.provider = two_plans;
 
@@ -279,4 +279,20 @@ fn cancel_sets_the_runners_flag_and_the_page_marks_the_steps() {
     h.get_by_label("Cancelled");
     assert_eq!(h.query_all_by_label("Not run").count(), 3);
     assert!(h.query_by_label("Cancel").is_none(), "nothing left to cancel");
+}
+
+/// Opened on a machine whose findings have plans, the page lists them and shows the first one,
+/// made by the real planners: the torch build for this driver, with the builds turned down.
+#[test]
+fn the_page_lists_the_findings_plans_and_opens_the_first() {
+    let (mut h, _home) = harness("torch-cu130-on-r550");
+    settle(&mut h);
+    h.get_by_label("Setup").click();
+    settle(&mut h);
+    h.get_by_label("Fixes for this machine's findings");
+    let planned = h.state().pages.setup.planned.value().expect("the first finding's plan");
+    assert_eq!(planned.plans.iter().map(|p| p.id.as_str()).collect::<Vec<_>>(), [first_error_id()]);
+    let choice = planned.plans[0].choice.as_ref().expect("a framework plan has the chooser's choice");
+    assert!(choice.chosen.as_ref().is_some_and(|c| c.label.contains("+cu12")), "{choice:?}");
+    assert!(choice.rejected.iter().any(|r| r.reason.contains("driver 550 < 580")), "{choice:?}");
 }
