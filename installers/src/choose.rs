@@ -99,6 +99,9 @@ pub struct Rejected {
     pub label: String,
     /// Why: `no sm_120`, `driver 550 < 580`, `no wheel for Python 3.14`.
     pub reason: String,
+    /// It would run here too; it lost to the chosen one (another line, an older release).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fits: bool,
 }
 
 impl Framework {
@@ -144,11 +147,12 @@ pub fn choose(kb: &Kb, machine: &Machine, want: &Want) -> Choice {
             })
             .collect();
         if ok.is_empty() && !turned.is_empty() && platform.len() == turned.len() && all_same(&platform) {
-            rejected.push((turned[0].2, Rejected { label: line.label.clone(), reason: platform[0].clone() }));
+            rejected
+                .push((turned[0].2, Rejected { label: line.label.clone(), reason: platform[0].clone(), fits: false }));
         } else {
             for (r, b, i) in turned {
                 if let Err(why) = r {
-                    rejected.push((i, Rejected { label: b.label, reason: why.text() }));
+                    rejected.push((i, Rejected { label: b.label, reason: why.text(), fits: false }));
                 }
             }
         }
@@ -165,7 +169,7 @@ pub fn choose(kb: &Kb, machine: &Machine, want: &Want) -> Choice {
     if let Some((_, best, best_fit)) = &chosen {
         for (i, b, f) in fits {
             let reason = passed_over(want, best, best_fit, &b, &f);
-            rejected.push((i, Rejected { label: b.label, reason }));
+            rejected.push((i, Rejected { label: b.label, reason, fits: true }));
         }
     }
     rejected.sort_by_key(|(i, _)| *i);

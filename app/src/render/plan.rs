@@ -70,7 +70,7 @@ pub fn plan(p: &Plan, shell: Shell) -> String {
         }
         // The builds that do not run here, each with its reason; the ones that would run but lost
         // to the chosen one (an older line, another CUDA) only counted: `--json` lists them all.
-        let (fit, not_fit): (Vec<_>, Vec<_>) = choice.rejected.iter().partition(|r| r.reason.starts_with("fits, but"));
+        let (fit, not_fit): (Vec<_>, Vec<_>) = choice.rejected.iter().partition(|r| r.fits);
         for r in not_fit.iter().take(REJECTED_SHOWN) {
             let _ = writeln!(out, "  not {}: {}", clean(&r.label), clean(&r.reason));
         }

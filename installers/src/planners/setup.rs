@@ -216,7 +216,7 @@ mod tests {
         let choice = Choice {
             framework: "torch".into(),
             chosen: None,
-            rejected: vec![choose::Rejected { label: "2.5.1+cu121".into(), reason: "no sm_120".into() }],
+            rejected: vec![choose::Rejected { label: "2.5.1+cu121".into(), reason: "no sm_120".into(), fits: false }],
         };
         let err = setup_plan_with(&request(Path::new("/nonexistent/env"), &[]), choice).unwrap_err();
         assert_eq!(err, "no torch build fits this machine (2.5.1+cu121: no sm_120)");

@@ -82,11 +82,23 @@ fn choice_ui(ui: &mut Ui, choice: &Choice) {
             ui.label(toned(ui, Tone::Bad, format!("✖ No build of {} fits this machine.", choice.framework)));
         }
     }
-    if !choice.rejected.is_empty() {
+    let (fit, not_fit): (Vec<_>, Vec<_>) = choice.rejected.iter().partition(|r| r.fits);
+    if !not_fit.is_empty() {
         ui.label(RichText::new("Why not the others").strong());
-        for r in &choice.rejected {
+        for r in &not_fit {
             ui.label(format!("• {}: {}", r.label, r.reason));
         }
+    }
+    if !fit.is_empty() {
+        let title = format!("{} other build(s) would run here too; the chosen one is the smallest change", fit.len());
+        egui::CollapsingHeader::new(title)
+            .id_salt(("fits", &choice.framework, choice.chosen.as_ref().map(|c| &c.label)))
+            .default_open(false)
+            .show(ui, |ui| {
+                for r in &fit {
+                    ui.label(format!("• {}: {}", r.label, r.reason));
+                }
+            });
     }
 }
 

@@ -60,8 +60,8 @@ fn sample_plan(id: &str) -> Plan {
                 beyond_kb: String::new(),
             }),
             rejected: vec![
-                Rejected { label: "2.9.0+cu130".into(), reason: "driver 550 < 580".into() },
-                Rejected { label: "2.8.0+cu118".into(), reason: "no sm_120".into() },
+                Rejected { label: "2.9.0+cu130".into(), reason: "driver 550 < 580".into(), fits: false },
+                Rejected { label: "2.8.0+cu118".into(), reason: "no sm_120".into(), fits: false },
             ],
         }),
     }
