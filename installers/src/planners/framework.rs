@@ -73,7 +73,12 @@ pub fn plan(report: &Report, kb: &Kb, env: &str, framework: &str, options: &Opti
         // The installed build is the one that fits (a newer patch of it is no fix).
         return None;
     }
-    let python = pyenv.interpreter.as_ref().map_or_else(|| envtool::python_in(Path::new(env)), PathBuf::from);
+    // A pasted environment has no interpreter and no real prefix: the person runs `python` there.
+    let python = match &pyenv.interpreter {
+        Some(p) => PathBuf::from(p),
+        None if Path::new(env).is_absolute() => envtool::python_in(Path::new(env)),
+        None => PathBuf::from("python"),
+    };
     let source = Source {
         index_url: chosen.index_url.clone(),
         find_links: options.wheelhouse.as_ref().map(|(dir, _)| dir.clone()),
