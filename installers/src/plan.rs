@@ -116,8 +116,18 @@ impl Step {
             StepKind::User { action: UserAction::Write { path, .. } } => Ok(format!("write {}", path.display())),
             StepKind::Root { command } => Ok(command.clone()),
             StepKind::Manual { text } => Ok(text.clone()),
+            // A bare `python` (pasted text: the other machine's own) is the one on its PATH.
+            StepKind::Verify { python, .. } if python.components().count() == 1 => {
+                render_argv(&["gpu-doctor".into(), "check".into(), "--deep".into()], shell)
+            }
             StepKind::Verify { python, .. } => render_argv(
-                &["gpu-doctor".into(), "check".into(), "--python".into(), python.display().to_string()],
+                &[
+                    "gpu-doctor".into(),
+                    "check".into(),
+                    "--deep".into(),
+                    "--python".into(),
+                    python.display().to_string(),
+                ],
                 shell,
             ),
         }

@@ -76,7 +76,7 @@ fn a_cu130_torch_on_r550_gets_a_plan_for_its_line_built_for_this_driver() {
         fix,
         format!(
             "{PY} -m pip install --index-url https://download.pytorch.org/whl/cu128 torch==2.9.1+cu128 \
-             torchvision==0.24.1+cu128 torchaudio==2.9.1+cu128; then check: gpu-doctor check --python {PY}"
+             torchvision==0.24.1+cu128 torchaudio==2.9.1+cu128; then check: gpu-doctor check --deep --python {PY}"
         )
     );
     let all = plans(&r, kb());
