@@ -151,7 +151,13 @@ fn a_hostile_prefix_reads_back_as_the_same_argv() {
         let want = match &step.kind {
             StepKind::User { action: UserAction::Run { argv } } => argv.clone(),
             StepKind::Verify { python, .. } => {
-                vec!["gpu-doctor".into(), "check".into(), "--python".into(), python.display().to_string()]
+                vec![
+                    "gpu-doctor".into(),
+                    "check".into(),
+                    "--deep".into(),
+                    "--python".into(),
+                    python.display().to_string(),
+                ]
             }
             other => panic!("{other:?}"),
         };
