@@ -135,6 +135,8 @@ fn assignment(line: &str) -> Option<(&str, &str)> {
 
 fn set_var(facts: &mut Facts, at: usize, name: &str, value: &str) {
     facts.saw(at, ENV);
+    // Markdown bold pasted around part of a value (`/usr/local/cuda-10.0**/bin**`) is not part of it.
+    let value = &value.replace("**", "");
     let list = |v: &str| -> Vec<String> {
         v.split(':').filter(|e| !e.is_empty() && !e.contains('$')).take(MAX_VARS).map(str::to_owned).collect()
     };
