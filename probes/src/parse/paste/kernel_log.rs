@@ -46,11 +46,16 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
     }
 }
 
-/// `nouveau 0000:01:00.0: NVIDIA GM204 (124020a1)`: nouveau identified the chip, so it holds the GPU.
+/// `nouveau 0000:01:00.0: NVIDIA GM204 (124020a1)`, `nouveau 0000:01:00.0: DRM: VRAM: 4096 MiB`,
+/// `nouveau 0000:01:00.0: gr: init failed, -110`: nouveau runs on that device, so it holds the GPU. Not
+/// `unknown chipset`, which nouveau prints when it leaves a GPU alone.
 fn nouveau_chip(line: &str) -> Option<String> {
     let at = line.find("nouveau ")?;
     let (bus, rest) = line.get(at + "nouveau ".len()..)?.split_once(": ")?;
-    rest.starts_with("NVIDIA ").then(|| PciBusId::sysfs_form(bus)).flatten()
+    let subsystem =
+        rest.split_once(": ").is_some_and(|(s, _)| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric()));
+    let holds = (rest.starts_with("NVIDIA ") || subsystem) && !rest.contains("unknown chipset");
+    holds.then(|| PciBusId::sysfs_form(bus)).flatten()
 }
 
 /// `could not insert 'nvidia': Key was rejected by service` (or `Required key not available`), or

@@ -288,6 +288,12 @@ const CASES: &[Case] = &[
         &[],
     ),
     (
+        "nvrm.api_mismatch",
+        "[    9.424670] NVRM: API mismatch: the client 'kwin_wayland' (pid 1005)\n               NVRM: has the version 595.84, but this kernel module has",
+        &[("client_version", "595.84")],
+        &[],
+    ),
+    (
         "nvrm.probe_not_called",
         "[188549.976351] NVRM: The NVIDIA probe routine was not called for 3 device(s).",
         &[("count", "3")],

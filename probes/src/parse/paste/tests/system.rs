@@ -73,6 +73,16 @@ fn nouveau_naming_the_chip_in_the_kernel_log_holds_the_gpu() {
 }
 
 #[test]
+fn nouveau_lines_of_its_subsystems_hold_the_gpu_and_an_unknown_chipset_does_not() {
+    // clearlinux/distribution#867 (tests/corpus/no_driver_or_gpu_not_visible/clearlinux-867-…).
+    let s = read("[   68.836524] nouveau 0000:01:00.0: gr: init failed, -110\n");
+    assert_eq!(s.pci_devices.value().unwrap()[0].driver.as_deref(), Some("nouveau"));
+    assert_eq!(finding_ids(&s), ["presence.nouveau_loaded"]);
+    let s = read_pasted("[    2.100000] nouveau 0000:01:00.0: unknown chipset (172000a1)\n", kb());
+    assert!(s.is_err(), "{s:?}");
+}
+
+#[test]
 fn a_rejected_module_key_is_secure_boot_refusing_the_unsigned_module() {
     let s = read(KEY_REJECTED);
     assert_eq!(s.secure_boot.value(), Some(&SecureBoot::Enabled));
