@@ -47,7 +47,17 @@ pub(super) const LAUNCH_BLOCKING: Rule = Rule {
     source: "CUDA Programming Guide, CUDA environment variables (CUDA_LAUNCH_BLOCKING)",
 };
 
-pub(super) const RULES: &[Rule] = &[HIDES_ALL, UNKNOWN_DEVICE, FORM, LAUNCH_BLOCKING];
+pub(super) const TOOLKIT_ROOT: Rule = Rule {
+    id: "env.cuda_home_not_a_toolkit_root",
+    category: Category::EnvVarMisconfig,
+    severity: Severity::Warning,
+    trigger: "CUDA_HOME or CUDA_PATH is not one toolkit folder: a list (`/usr/local/cuda:` or `…:$CUDA_HOME`), a \
+              `$VAR` left unexpanded, or the toolkit's `bin` folder or nvcc itself instead of the folder above them.",
+    source: "torch.utils.cpp_extension (CUDA_HOME/bin/nvcc, CUDA_HOME/include); CUDA Installation Guide, \
+             post-installation actions; facebookresearch/maskrcnn-benchmark#132 and feihuzhang/GANet#8",
+};
+
+pub(super) const RULES: &[Rule] = &[HIDES_ALL, UNKNOWN_DEVICE, FORM, LAUNCH_BLOCKING, TOOLKIT_ROOT];
 
 /// One entry of the list, as CUDA reads it.
 #[derive(Debug, PartialEq)]
@@ -167,6 +177,7 @@ fn uuid_matches(prefix: &str, gpus: &[Gpu]) -> Option<usize> {
 }
 
 pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    toolkit_roots(cx, out);
     let vars = &cx.s.env.vars;
     if vars.get("CUDA_LAUNCH_BLOCKING").is_some_and(|v| v.trim() == "1") {
         out.push(LAUNCH_BLOCKING.finding(
@@ -300,4 +311,52 @@ fn gpu_list(gpus: &[Gpu]) -> String {
     let names: Vec<String> =
         gpus.iter().map(|g| format!("{} {}", g.index, g.name.as_deref().unwrap_or("(name unknown)"))).collect();
     names.join(", ")
+}
+
+/// What is wrong with a CUDA_HOME / CUDA_PATH value as a toolkit root, and the root it names; `None` when
+/// it is one folder (which may or may not exist: that is for the toolkit probe to say).
+fn root_problem(value: &str) -> Option<(&'static str, String)> {
+    let v = value.trim();
+    // A drive letter (`C:\`, `C:/`) is not a list separator.
+    let drive = v.len() >= 2 && v.as_bytes()[0].is_ascii_alphabetic() && v.as_bytes()[1] == b':';
+    let first = if drive {
+        v.splitn(3, [':', ';']).take(2).collect::<Vec<_>>().join(":")
+    } else {
+        v.split([':', ';']).next().unwrap_or("").to_owned()
+    };
+    let is_list = first.len() < v.len();
+    let root = |p: &str| {
+        let p = p.trim_end_matches(['/', '\\']);
+        let p = p.strip_suffix("nvcc.exe").or_else(|| p.strip_suffix("nvcc")).unwrap_or(p);
+        let p = p.trim_end_matches(['/', '\\']);
+        p.strip_suffix("bin").filter(|r| r.ends_with(['/', '\\'])).unwrap_or(p).trim_end_matches(['/', '\\']).to_owned()
+    };
+    let fixed = root(&first);
+    if v.contains('$') {
+        Some(("it holds a `$VAR` the shell did not expand", fixed))
+    } else if is_list {
+        Some(("it is a list (a `:` or `;` joins more than one entry), not one folder", fixed))
+    } else if fixed != first.trim_end_matches(['/', '\\']) {
+        Some(("it names the toolkit's `bin` folder or nvcc itself, not the folder above them", fixed))
+    } else {
+        None
+    }
+}
+
+fn toolkit_roots(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    for name in ["CUDA_HOME", "CUDA_PATH"] {
+        let Some(value) = cx.s.env.vars.get(name) else { continue };
+        let Some((why, fixed)) = root_problem(value) else { continue };
+        let fix = (!fixed.is_empty()).then(|| fix::set_var(cx, name, &fixed));
+        out.push(TOOLKIT_ROOT.finding(
+            format!("{name} is not a CUDA toolkit folder: {why}"),
+            format!(
+                "Build tools (PyTorch's cpp_extension, CMake, setup.py scripts) take {name} as the toolkit's root and \
+                 run {name}/bin/nvcc and read {name}/include, so a value that is not that one folder makes them fail \
+                 to find nvcc (\"…/bin/bin/nvcc: No such file\") or the headers."
+            ),
+            vec![format!("{name}=\"{value}\"")],
+            fix,
+        ));
+    }
 }

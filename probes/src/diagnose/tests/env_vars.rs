@@ -99,3 +99,28 @@ fn launch_blocking_left_on_is_flagged() {
     assert!(m.finding("env.cuda_launch_blocking").fix.unwrap().starts_with("unset CUDA_LAUNCH_BLOCKING"));
     assert_eq!(two_gpus().env("CUDA_LAUNCH_BLOCKING", "0").ids(), Vec::<String>::new());
 }
+
+#[test]
+fn cuda_home_that_is_not_one_toolkit_folder_is_flagged_with_the_root_meant() {
+    const ROOT: &str = "env.cuda_home_not_a_toolkit_root";
+    let home = |value: &str| Machine::pasted().env("CUDA_HOME", value);
+    for (value, fixed) in [
+        ("/usr/local/cuda:", "/usr/local/cuda"),
+        ("/usr/local/cuda:$CUDA_HOME", "/usr/local/cuda"),
+        ("/usr/local/cuda-10.0/bin", "/usr/local/cuda-10.0"),
+        ("/usr/local/cuda-10.0/bin/", "/usr/local/cuda-10.0"),
+        ("/usr/local/cuda-12.1/bin/nvcc", "/usr/local/cuda-12.1"),
+    ] {
+        let m = home(value);
+        assert_eq!(m.ids(), vec![ROOT.to_owned()], "{value:?}");
+        let fix = m.finding(ROOT).fix.unwrap();
+        assert!(fix.starts_with(&format!("export CUDA_HOME={fixed}   (")), "{value:?}: {fix}");
+    }
+    for value in ["/usr/local/cuda", "/usr/local/cuda-12.1/", "/opt/cuda", "/usr/local/cuda-binaries"] {
+        assert_eq!(home(value).ids(), Vec::<String>::new(), "{value:?}");
+    }
+    let windows = |value: &str| Machine::windows().gpu("NVIDIA GeForce RTX 4090", "8.9").env("CUDA_PATH", value);
+    assert_eq!(windows(r"C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA\v12.4").ids(), Vec::<String>::new());
+    assert_eq!(windows(r"C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA\v12.4\bin").ids(), vec![ROOT.to_owned()]);
+    assert_eq!(windows(r"C:\CUDA\v11.8;C:\CUDA\v12.4").ids(), vec![ROOT.to_owned()]);
+}

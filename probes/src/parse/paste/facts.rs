@@ -2,9 +2,10 @@
 
 use crate::compat::Kb;
 use crate::model::{
-    CudnnCopy, DeepFacts, DriverFacts, EnvKind, Gpu, OsFamily, PythonEnv, ToolkitInstall, ToolkitKind, Toolkits,
-    VersionSource,
+    CudnnCopy, DeepFacts, DriverFacts, EnvFacts, EnvKind, Gpu, HostLink, KernelModuleFacts, OsFamily, PciDevice, Pick,
+    PythonEnv, SecureBoot, ToolkitInstall, ToolkitKind, ToolkitPicks, Toolkits, VersionSource, WslFacts,
 };
+use crate::parse::ldconfig::LoaderEntry;
 use crate::{CudaVersion, DriverVersion, ObservedMessage, Probed, Snapshot};
 
 use super::MESSAGES;
@@ -47,6 +48,22 @@ pub(super) struct Facts {
     pub os: Option<OsFamily>,
     pub arch: Option<String>,
     pub messages: Vec<ObservedMessage>,
+    /// NVIDIA display devices from `lspci -k`/`-v` or the kernel log, with the driver that holds each.
+    pub pci_devices: Vec<PciDevice>,
+    /// PCIe links from `lspci -vv`.
+    pub links: Vec<HostLink>,
+    /// Variables from `env`, `export` and `echo $VAR` lines.
+    pub env: EnvFacts,
+    /// Which toolkit `which nvcc` and the `/usr/local/cuda` link pick (CUDA_HOME, CUDA_PATH and
+    /// LD_LIBRARY_PATH are settled from `env` when the snapshot is built).
+    pub picks: ToolkitPicks,
+    /// Loader cache entries from `ldconfig -p` lines.
+    pub loader: Vec<LoaderEntry>,
+    /// `ldconfig -p`'s header was pasted: the entries are the whole cache (not a grep of it).
+    pub loader_cache_read: bool,
+    pub secure_boot: Option<SecureBoot>,
+    pub kernel_module: Option<KernelModuleFacts>,
+    pub wsl: Option<WslFacts>,
     /// What could not be read whole, one sentence each (the snapshot's `notes`).
     pub notes: Vec<String>,
 }
@@ -118,14 +135,99 @@ impl Facts {
         }
     }
 
+    /// Settles which toolkit each name picks. `nvcc --version` ran the nvcc `which` found first, so
+    /// its version is that install's. CUDA_HOME, CUDA_PATH and the first LD_LIBRARY_PATH folder of a
+    /// CUDA toolkit pick the install they lead to (one is added for a `cuda-X.Y` folder not seen yet).
+    fn settle_picks(&mut self) {
+        let nvcc: Vec<usize> =
+            (0..self.toolkits.len()).filter(|i| self.toolkits[*i].kind == ToolkitKind::Pasted).collect();
+        let on_path = self.picks.path.as_ref().and_then(|p| p.install_root.clone());
+        if let ([pasted], Some(root)) = (nvcc.as_slice(), on_path)
+            && let Some(at) = self.toolkits.iter().position(|t| t.root == root && t.version.is_none())
+        {
+            let version = self.toolkits[*pasted].version;
+            self.toolkits[at].version = version;
+            self.toolkits[at].version_source = Some(VersionSource::Nvcc);
+            self.toolkits.remove(*pasted);
+        }
+        // An nvcc version tied to a path repeats the bare `nvcc --version` entry for it.
+        let attributed: Vec<CudaVersion> = self
+            .toolkits
+            .iter()
+            .filter(|t| t.kind != ToolkitKind::Pasted && t.version_source == Some(VersionSource::Nvcc))
+            .filter_map(|t| t.version)
+            .collect();
+        self.toolkits.retain(|t| t.kind != ToolkitKind::Pasted || t.version.is_none_or(|v| !attributed.contains(&v)));
+        if self.picks.path.is_none() {
+            self.picks.path = self.env.path.iter().find_map(|dir| {
+                let nvcc = format!("{}/nvcc", dir.trim_end_matches('/'));
+                let t = self.toolkits.iter().find(|t| t.nvcc.as_deref() == Some(nvcc.as_str()))?;
+                Some(Pick { named: nvcc, install_root: Some(t.root.clone()) })
+            });
+        }
+        if self.picks.usr_local_cuda.is_none() && self.toolkits.iter().any(|t| t.root == "/usr/local/cuda") {
+            let root = Some("/usr/local/cuda".to_owned());
+            self.picks.usr_local_cuda = Some(Pick { named: "/usr/local/cuda".to_owned(), install_root: root });
+        }
+        for (name, field) in [("CUDA_HOME", 0), ("CUDA_PATH", 1)] {
+            let Some(value) = self.env.vars.get(name).cloned() else { continue };
+            let pick = self.pick_for(&value, &value);
+            match field {
+                0 => self.picks.cuda_home = Some(pick),
+                _ => self.picks.cuda_path = Some(pick),
+            }
+        }
+        let lib = self.env.ld_library_path.iter().find_map(|d| toolkit_root_of_lib(d).map(|r| (d.clone(), r)));
+        if let Some((dir, root)) = lib {
+            let pick = self.pick_for(&format!("{}/libcudart.so", dir.trim_end_matches('/')), &root);
+            if let Some(i) = pick.install_root.as_deref().and_then(|r| self.toolkits.iter_mut().find(|t| t.root == r))
+                && !i.lib_dirs.contains(&dir)
+            {
+                i.lib_dirs.push(dir);
+            }
+            self.picks.ld_library_path = Some(pick);
+        }
+    }
+
+    /// The pick of `named`, which leads to the toolkit at `root`: an install known by that root or
+    /// alias, or a new one for a `cuda-X.Y` folder; no install when neither.
+    fn pick_for(&mut self, named: &str, root: &str) -> Pick {
+        let root = root.trim_end_matches('/');
+        let known = self.toolkits.iter().find(|t| t.root == root || t.aliases.iter().any(|a| a == root));
+        let install_root = match known {
+            Some(t) => Some(t.root.clone()),
+            None => match root.rsplit('/').next().and_then(|n| n.strip_prefix("cuda-")).and_then(|v| v.parse().ok()) {
+                Some(version) if self.toolkits.len() < MAX_LIST => {
+                    self.toolkits.push(ToolkitInstall {
+                        root: root.to_owned(),
+                        kind: ToolkitKind::Local,
+                        version: Some(version),
+                        version_source: None,
+                        nvcc: None,
+                        lib_dirs: Vec::new(),
+                        aliases: Vec::new(),
+                        python_env: None,
+                    });
+                    Some(root.to_owned())
+                }
+                _ => None,
+            },
+        };
+        Pick { named: named.to_owned(), install_root }
+    }
+
     /// The snapshot these facts describe; parts nothing spoke of stay `unknown`.
     pub fn into_snapshot(mut self, kb: &Kb) -> Snapshot {
         self.formats.sort_by_key(|(line, _)| *line);
         let formats: Vec<String> = self.formats.iter().map(|(_, f)| (*f).to_owned()).collect();
         let mut snap = Snapshot::unknown(formats);
+        self.settle_picks();
         let facts_from_messages = gpus::facts_from_messages(&self.messages);
         self.gpu_facts.extend(facts_from_messages);
 
+        if self.driver_version.is_none() {
+            self.driver_version = driver_from_messages(&self.messages).map(|v| (v, MESSAGES));
+        }
         if let Some((version, source)) = self.driver_version.clone() {
             let cuda = match self.driver_cuda {
                 Some((c, s)) => Some((c, s)),
@@ -152,8 +254,13 @@ impl Facts {
         };
         let built = frameworks(&self.packages, &hints);
         self.toolkits.extend(built.toolkits);
-        if !self.toolkits.is_empty() {
-            let toolkits = Toolkits { installs: self.toolkits, ..Toolkits::default() };
+        if !self.toolkits.is_empty() || !self.loader.is_empty() || self.loader_cache_read {
+            let toolkits = Toolkits {
+                installs: self.toolkits,
+                picks: self.picks,
+                loader_libraries: self.loader,
+                loader_cache_read: self.loader_cache_read,
+            };
             snap.toolkits = Probed::found(toolkits, "pasted text");
         }
         self.cudnn.extend(built.cudnn);
@@ -179,6 +286,20 @@ impl Facts {
             snap.python_envs = Probed::found(vec![env], "pasted text");
         }
 
+        if !self.pci_devices.is_empty() {
+            snap.pci_devices = Probed::found(self.pci_devices, "pasted lspci or kernel log");
+        }
+        if !self.links.is_empty() {
+            snap.links = Probed::found(self.links, "pasted lspci -vv");
+        }
+        if let Some(sb) = self.secure_boot {
+            snap.secure_boot = Probed::found(sb, "pasted kernel log (the kernel refused an unsigned module)");
+        }
+        if let Some(m) = self.kernel_module {
+            snap.kernel_module = Probed::found(m, "pasted kernel log");
+        }
+        snap.platform.wsl = self.wsl;
+        snap.env = self.env;
         if let Some(os) = self.os {
             snap.platform.platform.os = os;
         }
@@ -192,6 +313,14 @@ impl Facts {
         snap.notes = self.notes;
         snap
     }
+}
+
+/// The toolkit folder a library folder belongs to: `/usr/local/cuda-11.8/lib64` and
+/// `/usr/local/cuda/targets/x86_64-linux/lib` → the folder above `lib64` or `targets`.
+fn toolkit_root_of_lib(dir: &str) -> Option<String> {
+    let dir = dir.trim_end_matches('/');
+    let root = dir.strip_suffix("/lib64").or_else(|| dir.split_once("/targets/").map(|(r, _)| r))?;
+    root.rsplit('/').next().is_some_and(|n| n == "cuda" || n.starts_with("cuda-")).then(|| root.to_owned())
 }
 
 /// `pasted <format>`, the source of a part that came from pasted text.
@@ -208,6 +337,15 @@ fn join_sources<'a>(sources: impl Iterator<Item = &'a str>) -> String {
         }
     }
     pasted(&seen.join(" + "))
+}
+
+/// The running driver's version as a kernel message states it: `The 535.129.03 NVIDIA driver will
+/// ignore this GPU`.
+fn driver_from_messages(messages: &[ObservedMessage]) -> Option<DriverVersion> {
+    messages
+        .iter()
+        .filter(|m| m.id == "nvrm.driver_ignores_gpu")
+        .find_map(|m| m.values.get("driver_version")?.parse().ok())
 }
 
 /// The driver's CUDA level as an error message states it: PyTorch's `found version 12080`, XLA's

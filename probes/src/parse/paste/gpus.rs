@@ -127,6 +127,8 @@ pub(super) fn facts_from_messages(messages: &[ObservedMessage]) -> Vec<GpuFact> 
                 "torch.gpu_too_old" | "torch.cc_not_supported" | "tf.gpu_ignored_min_cc" => {
                     v("cc").and_then(|c| c.parse().ok())
                 }
+                // The kernel names a GPU its driver dropped; the rules look its capability up by name.
+                "nvrm.legacy_gpu" => None,
                 _ => return None,
             };
             Some(GpuFact {

@@ -4,8 +4,10 @@
 //! PyTorch's collect_env; nvidia-smi's table, `-q` text, `-q -x` XML or `--query-gpu` CSV;
 //! `nvcc --version`; `pip list`, `pip freeze`, `conda list`; PyTorch's REPL and `python -c` prints;
 //! `jax.print_environment_info()`;
-//! TensorFlow's build info, version, device list and device log lines; error and warning lines
-//! known to `assets/compat/errors.toml`; or gpu-doctor's own report JSON. Every part of the
+//! TensorFlow's build info, version, device list and device log lines; `lspci -k`/`-vv` blocks and
+//! kernel log lines (nouveau, a refused unsigned module); `env`, `export`, `echo $PATH`,
+//! `which -a nvcc` and `ls -l /usr/local/cuda*`; `ldconfig -p` lines and WSL2's `/usr/lib/wsl/lib`;
+//! error and warning lines known to `assets/compat/errors.toml`; or gpu-doctor's own report JSON. Every part of the
 //! snapshot the text says nothing about stays `unknown`; nothing is inferred about this machine.
 //!
 //! One file per format; `facts` gathers what they find and builds the snapshot.
@@ -16,10 +18,14 @@ mod facts;
 mod frameworks;
 mod gpus;
 mod jax_env;
+mod kernel_log;
+mod loader;
+mod lspci;
 mod messages;
 mod packages;
 mod python_prints;
 mod report;
+mod shell_env;
 mod smi;
 mod tensorflow;
 
@@ -83,6 +89,10 @@ pub fn read_pasted(text: &str, kb: &Kb) -> Result<Snapshot, ParseError> {
     packages::read(&lines, &mut facts);
     jax_env::read(&lines, &mut facts);
     tensorflow::read(&lines, &mut facts);
+    lspci::read(&lines, &mut facts);
+    kernel_log::read(&lines, &mut facts);
+    shell_env::read(&lines, &mut facts);
+    loader::read(&lines, &mut facts);
     let found = matcher.scan(&lines);
     if let Some((at, _)) = found.first() {
         facts.saw(*at, MESSAGES);
@@ -92,7 +102,8 @@ pub fn read_pasted(text: &str, kb: &Kb) -> Result<Snapshot, ParseError> {
         return Err(error(
             "nothing gpu-doctor recognises: expected collect_env, nvidia-smi (table, -q, -q -x or CSV), \
              nvcc --version, pip list / pip freeze / conda list, PyTorch's printed torch.__version__ or is_available(), jax.print_environment_info(), TensorFlow's \
-             build info or device lines, a known CUDA or framework error message, or a gpu-doctor report"
+             build info or device lines, lspci -k / -vv, kernel log lines, env / echo $PATH / which -a nvcc / \
+             ls -l /usr/local/cuda*, ldconfig -p, a known CUDA, framework or kernel error message, or a gpu-doctor report"
                 .to_owned(),
             &facts.notes,
         ));

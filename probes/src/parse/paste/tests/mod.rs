@@ -8,6 +8,7 @@ mod mixed;
 mod props;
 mod reports;
 mod shared_fixtures;
+mod system;
 
 use super::*;
 use crate::model::{Framework, FrameworkBuild, Gpu, PythonEnv};
@@ -27,6 +28,20 @@ pub(super) const HEALTHY: &str = include_str!("../samples/healthy.txt");
 /// pytorch/pytorch#31876 (tests/corpus/arch_not_in_build/pytorch-31876-geforce-210.txt): nvcc, REPL
 /// prints in backticks, collect_env.
 pub(super) const PYTHON_PRINTS: &str = include_str!("../samples/python_prints_pytorch_31876.txt");
+/// The system-level inputs, each from its corpus case (tests/corpus/…): `lspci -vv` with nouveau in use
+/// (negativo17-nvidia-driver-73-lspci-vv-nouveau-in-use), the kernel's legacy-GPU message
+/// (nixos-hardware-1828), a refused module key (canonical-nvidia-graphics-drivers-62), nvcc run by path and
+/// `echo $PATH` (comfyui-nvidia-docker-36), `ldconfig -p` under WSL2 (wsl-8587), `CUDA_VISIBLE_DEVICES`
+/// before a command beside nvidia-smi (pytorch-examples-115).
+pub(super) const LSPCI_NOUVEAU: &str = include_str!("../samples/lspci_vv_nouveau_negativo17_73.txt");
+pub(super) const LEGACY_GPU: &str = include_str!("../samples/kernel_legacy_gpu_nixos_hardware_1828.txt");
+pub(super) const KEY_REJECTED: &str = include_str!("../samples/kernel_key_rejected_canonical_62.txt");
+pub(super) const NVCC_PATHS: &str = include_str!("../samples/nvcc_paths_comfyui_docker_36.txt");
+pub(super) const LDCONFIG_WSL: &str = include_str!("../samples/ldconfig_wsl_8587.txt");
+pub(super) const VISIBLE_DEVICES: &str = include_str!("../samples/cuda_visible_devices_pytorch_examples_115.txt");
+/// `lspci -vv` link lines: the RTX 4090's header and driver lines from tinygrad/open-gpu-kernel-modules#6,
+/// its `LnkCap`/`LnkSta` lines from janhq/jan#183 (real lines of two threads, joined into one block).
+pub(super) const LSPCI_LINK: &str = include_str!("../samples/lspci_vv_link_lines.txt");
 
 /// Every sample, for the whole-corpus tests.
 pub(super) const SAMPLES: &[&str] = &[
@@ -42,6 +57,13 @@ pub(super) const SAMPLES: &[&str] = &[
     SUPPORT_THREAD,
     HEALTHY,
     PYTHON_PRINTS,
+    LSPCI_NOUVEAU,
+    LEGACY_GPU,
+    KEY_REJECTED,
+    NVCC_PATHS,
+    LDCONFIG_WSL,
+    VISIBLE_DEVICES,
+    LSPCI_LINK,
 ];
 
 pub(super) fn kb() -> &'static Kb {

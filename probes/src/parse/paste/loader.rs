@@ -1,0 +1,63 @@
+//! The dynamic loader's view: `ldconfig -p | grep cuda` lines (→ the loader cache's CUDA entries),
+//! and paths under `/usr/lib/wsl/lib`, where WSL2 maps the Windows driver's libraries (→ this is
+//! WSL2, and which libcuda files are there). `ldd`'s `libcudart.so.11.0 => not found` is a row of
+//! `assets/compat/errors.toml`.
+//!
+//! ```text
+//! $ ldconfig -p | grep libcuda
+//!         libcuda.so.1 (libc6,x86-64) => /usr/lib/wsl/lib/libcuda.so.1
+//! ```
+
+use super::facts::{Facts, MAX_LIST};
+use crate::model::{OsFamily, WslFacts};
+use crate::parse::ldconfig::LoaderEntry;
+
+const FORMAT: &str = "ldconfig -p";
+
+/// Where WSL2 maps the Windows driver's user-space libraries.
+const WSL_LIB: &str = "/usr/lib/wsl/lib/";
+
+/// Reads loader cache lines and WSL2's driver folder.
+pub(super) fn read(lines: &[String], facts: &mut Facts) {
+    for (i, line) in lines.iter().enumerate() {
+        let t = line.trim();
+        if t.contains("libs found in cache") {
+            facts.saw(i, FORMAT);
+            facts.loader_cache_read = true;
+        } else if let Some(entry) = cache_entry(t) {
+            facts.saw(i, FORMAT);
+            if facts.loader.len() < MAX_LIST && !facts.loader.contains(&entry) {
+                facts.loader.push(entry);
+            }
+        }
+        if let Some(at) = t.find(WSL_LIB) {
+            wsl_file(facts, t.get(at + WSL_LIB.len()..).unwrap_or(""));
+        }
+    }
+}
+
+/// `libcuda.so.1 (libc6,x86-64) => /usr/lib/wsl/lib/libcuda.so.1`.
+fn cache_entry(line: &str) -> Option<LoaderEntry> {
+    let (left, path) = line.split_once(" => ")?;
+    let (name, flags) = left.split_once(" (")?;
+    let flags = flags.strip_suffix(')')?;
+    let path = path.trim();
+    let ok = name.starts_with("lib") && !name.contains(' ') && flags.starts_with("libc") && path.starts_with('/');
+    ok.then(|| LoaderEntry { name: name.to_owned(), arch: flags.to_owned(), path: path.to_owned() })
+}
+
+/// Notes a file named under WSL2's driver folder: the machine is WSL2, and a `libcuda.so*` there is
+/// the Windows driver's.
+fn wsl_file(facts: &mut Facts, rest: &str) {
+    facts.os.get_or_insert(OsFamily::Linux);
+    let wsl = facts.wsl.get_or_insert_with(|| WslFacts {
+        version: 2,
+        distro: None,
+        driver_lib_dir_present: true,
+        libcuda_files: Vec::new(),
+    });
+    let name: String = rest.chars().take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')).collect();
+    if name.starts_with("libcuda.so") && wsl.libcuda_files.len() < MAX_LIST && !wsl.libcuda_files.contains(&name) {
+        wsl.libcuda_files.push(name);
+    }
+}

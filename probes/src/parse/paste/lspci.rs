@@ -1,0 +1,168 @@
+//! `lspci -k`, `-v` and `-vv` blocks of NVIDIA display devices: the kernel driver bound to each
+//! (`Kernel driver in use: nouveau`, or only `Kernel modules:` when none is), and the PCIe link
+//! the device has (`LnkCap`) against the one it runs now (`LnkSta`).
+//!
+//! ```text
+//! 01:00.0 VGA compatible controller [0300]: NVIDIA Corporation GP107 [GeForce GTX 1050] [10de:1c81] (rev a1)
+//!     Subsystem: Micro-Star International Co., Ltd. [MSI] GP107 [GeForce GTX 1050] [1462:8c96]
+//!         LnkCap:    Port #0, Speed 8GT/s, Width x16, ASPM L0s L1, Exit Latency L0s <512ns, L1 <4us
+//!         LnkSta:    Speed 2.5GT/s (downgraded), Width x16 (ok)
+//!     Kernel driver in use: nouveau
+//!     Kernel modules: nvidiafb, nouveau
+//! ```
+//!
+//! A device is listed only when its block says which driver holds it: a bare `lspci` line, or a
+//! block cut before its `Kernel` lines, says nothing about the driver.
+
+use super::facts::{Facts, MAX_LIST};
+use crate::model::{HostLink, PciBusId, PciDevice};
+use crate::probe::link::bandwidth::pcie_formula;
+use crate::probe::link::{IDLE_NOTE, parse_link_speed, pcie_gbytes_per_s};
+use crate::probe::pci::NVIDIA_VENDOR_ID;
+
+const FORMAT: &str = "lspci";
+
+/// The PCI classes lspci names for a GPU, with their class codes.
+const CLASSES: &[(&str, u32)] =
+    &[("VGA compatible controller", 0x03_0000), ("3D controller", 0x03_0200), ("Display controller", 0x03_8000)];
+
+/// One NVIDIA display device's block.
+#[derive(Debug, Default)]
+struct Block {
+    bus_id: String,
+    class: u32,
+    device_id: Option<u16>,
+    driver: Option<String>,
+    /// A `Kernel driver in use:` or `Kernel modules:` line was seen: the driver is known.
+    driver_known: bool,
+    cap: (Option<u32>, Option<u32>),
+    sta: (Option<u32>, Option<u32>),
+}
+
+/// Reads every NVIDIA display device's block.
+pub(super) fn read(lines: &[String], facts: &mut Facts) {
+    let mut current: Option<(usize, Block)> = None;
+    for (i, line) in lines.iter().enumerate() {
+        if let Some(block) = header(line) {
+            if let Some((at, b)) = current.take() {
+                add(facts, at, b);
+            }
+            current = Some((i, block));
+            continue;
+        }
+        if line.trim().is_empty() || is_other_device(line) {
+            if let Some((at, b)) = current.take() {
+                add(facts, at, b);
+            }
+            continue;
+        }
+        if let Some((_, b)) = current.as_mut() {
+            detail(line.trim(), b);
+        }
+    }
+    if let Some((at, b)) = current.take() {
+        add(facts, at, b);
+    }
+}
+
+/// The block an NVIDIA display device's header line starts: `01:00.0 VGA compatible controller: NVIDIA …`,
+/// with or without the domain (`-D`) and the numeric ids (`-nn`).
+fn header(line: &str) -> Option<Block> {
+    let (bus, rest) = line.trim_start().split_once(' ')?;
+    let bus_id = PciBusId::sysfs_form(bus)?;
+    let (class_text, name) = rest.split_once(": ")?;
+    let class = CLASSES.iter().find(|(c, _)| class_text.starts_with(c)).map(|(_, code)| *code)?;
+    let lower = name.to_ascii_lowercase();
+    let ids = format!("[{NVIDIA_VENDOR_ID:04x}:");
+    if !lower.starts_with("nvidia corporation") && !lower.contains(&ids) {
+        return None;
+    }
+    let device_id = lower.find(&ids).and_then(|at| lower.get(at + ids.len()..at + ids.len() + 4));
+    let device_id = device_id.and_then(|d| u16::from_str_radix(d, 16).ok());
+    Some(Block { bus_id, class, device_id, ..Block::default() })
+}
+
+/// Another device's header line (`00:02.0 Host bridge: …`), which ends the block before it.
+fn is_other_device(line: &str) -> bool {
+    !line.starts_with([' ', '\t'])
+        && line.split_once(' ').is_some_and(|(bus, rest)| PciBusId::sysfs_form(bus).is_some() && rest.contains(": "))
+}
+
+fn detail(line: &str, b: &mut Block) {
+    if let Some(driver) = line.strip_prefix("Kernel driver in use:") {
+        let driver = driver.trim();
+        b.driver = (!driver.is_empty()).then(|| driver.to_owned());
+        b.driver_known = true;
+    } else if line.starts_with("Kernel modules:") {
+        b.driver_known = true;
+    } else if let Some(cap) = line.strip_prefix("LnkCap:") {
+        b.cap = speed_width(cap);
+    } else if let Some(sta) = line.strip_prefix("LnkSta:") {
+        b.sta = speed_width(sta);
+    }
+}
+
+/// The generation and lanes of `Port #0, Speed 8GT/s, Width x16, …` or `Speed 2.5GT/s (downgraded), Width x8 (downgraded)`.
+fn speed_width(text: &str) -> (Option<u32>, Option<u32>) {
+    let mut generation = None;
+    let mut width = None;
+    for part in text.split(',').map(str::trim) {
+        if let Some(speed) = part.strip_prefix("Speed ") {
+            let rate = speed.split("GT/s").next().unwrap_or("").trim();
+            generation = parse_link_speed(&format!("{rate} GT/s"));
+        } else if let Some(w) = part.strip_prefix("Width x") {
+            let digits: String = w.chars().take_while(char::is_ascii_digit).collect();
+            width = digits.parse::<u32>().ok().filter(|w| (1..=32).contains(w));
+        }
+    }
+    (generation, width)
+}
+
+fn add(facts: &mut Facts, at: usize, b: Block) {
+    let has_link = b.cap != (None, None) && b.sta != (None, None);
+    if !b.driver_known && !has_link {
+        return;
+    }
+    facts.saw(at, FORMAT);
+    facts.os.get_or_insert(crate::model::OsFamily::Linux);
+    if b.driver_known && facts.pci_devices.len() < MAX_LIST && !facts.pci_devices.iter().any(|d| d.bus_id == b.bus_id) {
+        facts.pci_devices.push(PciDevice {
+            bus_id: b.bus_id.clone(),
+            vendor_id: NVIDIA_VENDOR_ID,
+            device_id: b.device_id.unwrap_or(0),
+            class: b.class,
+            subsystem_vendor_id: None,
+            subsystem_device_id: None,
+            driver: b.driver,
+        });
+    }
+    if has_link && facts.links.len() < MAX_LIST && !facts.links.iter().any(|l| l.bus_id == b.bus_id) {
+        facts.links.push(link(b.bus_id, b.cap, b.sta));
+    }
+}
+
+fn link(bus_id: String, cap: (Option<u32>, Option<u32>), sta: (Option<u32>, Option<u32>)) -> HostLink {
+    let below = |now: Option<u32>, max: Option<u32>| now.zip(max).is_some_and(|(n, m)| n < m);
+    let (theoretical, basis) = match cap {
+        (Some(g), Some(w)) => (
+            pcie_gbytes_per_s(g, w),
+            pcie_formula(g, w).map_or_else(|| "lspci LnkCap".to_owned(), |f| format!("{f} (lspci LnkCap)")),
+        ),
+        _ => (None, "the link's maximum is not in the pasted lspci block".to_owned()),
+    };
+    HostLink {
+        pci_path: vec![bus_id.clone()],
+        bus_id,
+        upstream: Vec::new(),
+        numa_node: None,
+        gen_current: sta.0,
+        gen_max: cap.0,
+        width_current: sta.1,
+        width_max: cap.1,
+        values_from: "lspci -vv".to_owned(),
+        egpu: None,
+        theoretical_gbytes_per_s: theoretical,
+        bandwidth_basis: basis,
+        idle_note: (below(sta.0, cap.0) || below(sta.1, cap.1)).then(|| IDLE_NOTE.to_owned()),
+    }
+}

@@ -1,0 +1,259 @@
+//! The shell's view of CUDA: `echo $PATH`, `echo $LD_LIBRARY_PATH`, `env | grep -i cuda` and
+//! `export` lines (→ the environment variables), `which -a nvcc` (→ the nvcc on PATH), and
+//! `ls -l /usr/local/cuda*` (→ the toolkit folders and where the `/usr/local/cuda` link points).
+//!
+//! ```text
+//! $ echo $LD_LIBRARY_PATH
+//! /usr/local/cuda-11.8/lib64:
+//! $ env | grep -i cuda
+//! CUDA_HOME=/usr/local/cuda
+//! $ which -a nvcc
+//! /usr/bin/nvcc
+//! /usr/local/cuda-12.1/bin/nvcc
+//! $ ls -l /usr/local/ | grep cuda
+//! lrwxrwxrwx  1 root root   21 Mar  1 12:00 cuda -> /usr/local/cuda-12.1/
+//! drwxr-xr-x 17 root root 4096 Mar  1 12:00 cuda-12.1
+//! ```
+
+use super::facts::{Facts, MAX_LIST};
+use crate::CudaVersion;
+use crate::model::{Pick, ToolkitInstall, ToolkitKind};
+use crate::probe::env::is_relevant;
+
+const ENV: &str = "environment variables";
+const WHICH: &str = "which nvcc";
+const LS: &str = "ls -l /usr/local/cuda*";
+
+/// The most variables read from one paste.
+const MAX_VARS: usize = 64;
+
+/// Reads every variable, nvcc path and CUDA folder listing in the text.
+pub(super) fn read(lines: &[String], facts: &mut Facts) {
+    let mut which = false;
+    let mut nvcc_run: Option<&str> = None;
+    for (i, line) in lines.iter().enumerate() {
+        let t = line.trim();
+        if let Some(path) = nvcc_command(t) {
+            nvcc_run = Some(path);
+            continue;
+        }
+        if let Some(path) = nvcc_run
+            && t.contains("Cuda compilation tools, release")
+        {
+            nvcc_run = None;
+            if let Ok(version) = crate::parse::nvcc::parse(t) {
+                facts.saw(i, WHICH);
+                ran_nvcc(facts, path, version);
+            }
+            continue;
+        }
+        if let Some(name) = echoed(t) {
+            if let Some(value) = lines.get(i + 1).map(|l| l.trim()).filter(|v| is_echoed_value(v)) {
+                set_var(facts, i, name, value);
+            }
+            continue;
+        }
+        if t.starts_with("which ") || t.starts_with("whereis nvcc") || t.starts_with("type -a nvcc") {
+            which = t.contains("nvcc");
+            continue;
+        }
+        if which && let Some(path) = nvcc_path(t) {
+            facts.saw(i, WHICH);
+            add_nvcc(facts, path);
+            continue;
+        }
+        which = false;
+        if let Some((name, value)) = assignment(t).or_else(|| t.split_once("$ ").and_then(|(_, cmd)| assignment(cmd))) {
+            set_var(facts, i, name, value);
+        } else if let Some((name, target)) = ls_entry(t) {
+            facts.saw(i, LS);
+            add_cuda_dir(facts, &name, target.as_deref());
+        }
+    }
+}
+
+/// `/usr/local/cuda/bin/nvcc -V` (or `--version`): an nvcc run by its full path, whose version the
+/// next `Cuda compilation tools` line gives.
+fn nvcc_command(line: &str) -> Option<&str> {
+    let (path, flag) = line.split_once(' ')?;
+    let ok = path.starts_with('/') && path.ends_with("/bin/nvcc") && matches!(flag.trim(), "-V" | "--version");
+    ok.then_some(path)
+}
+
+/// The install `path` belongs to has nvcc `version`.
+fn ran_nvcc(facts: &mut Facts, path: &str, version: CudaVersion) {
+    let root = path.trim_end_matches("/bin/nvcc");
+    let root = if root.is_empty() { "/" } else { root };
+    if let Some(install) = install_for(facts, root) {
+        install.nvcc = Some(path.to_owned());
+        install.version = Some(version);
+        install.version_source = Some(crate::model::VersionSource::Nvcc);
+    }
+}
+
+/// `echo $PATH`, `echo ${LD_LIBRARY_PATH}`, `echo "$CUDA_HOME"` → the variable's name.
+fn echoed(line: &str) -> Option<&str> {
+    let rest = line.strip_prefix("echo ")?.trim().trim_matches('"');
+    let name = rest.strip_prefix('$')?.trim_start_matches('{').trim_end_matches('}');
+    (is_name(name) && is_relevant(name)).then_some(name)
+}
+
+/// A line that can be what `echo` printed: no prompt, no spaces (paths with spaces are rare in these).
+fn is_echoed_value(v: &str) -> bool {
+    !v.is_empty() && !v.contains(' ') && (v.starts_with('/') || v.starts_with(':') || v.contains(":/"))
+}
+
+fn is_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !name.starts_with(|c: char| c.is_ascii_digit())
+}
+
+/// `CUDA_HOME=/usr/local/cuda` (env), `export CUDA_HOME="/usr/local/cuda"`, `declare -x …`, the
+/// assignment in front of a command (`CUDA_VISIBLE_DEVICES=1 python train.py`), or an `export` quoted
+/// inside a sentence (`removing "export CUDA_VISIBLE_DEVICES=2" from the script`): a relevant variable.
+fn assignment(line: &str) -> Option<(&str, &str)> {
+    let line = line.trim_matches('`');
+    let rest = match line.strip_prefix("declare -x ") {
+        Some(rest) => rest,
+        None => match line.find("export ") {
+            Some(0) => &line["export ".len()..],
+            Some(at) if line[..at].ends_with([' ', '`', '"', '\'', '(']) => &line[at + "export ".len()..],
+            _ => line,
+        },
+    };
+    let (name, value) = rest.split_once('=')?;
+    if !is_name(name) || !is_relevant(name) {
+        return None;
+    }
+    let value = match value.strip_prefix(['"', '\'']) {
+        Some(quoted) => quoted.split(['"', '\'']).next().unwrap_or(""),
+        None => value.split(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '`')).next().unwrap_or(""),
+    };
+    Some((name, value))
+}
+
+fn set_var(facts: &mut Facts, at: usize, name: &str, value: &str) {
+    facts.saw(at, ENV);
+    // Markdown bold pasted around part of a value (`/usr/local/cuda-10.0**/bin**`) is not part of it.
+    let value = &value.replace("**", "");
+    let list = |v: &str| -> Vec<String> {
+        v.split(':').filter(|e| !e.is_empty() && !e.contains('$')).take(MAX_VARS).map(str::to_owned).collect()
+    };
+    let env = &mut facts.env;
+    match name {
+        "PATH" if env.path.is_empty() => {
+            env.path = list(value);
+            env.path_cuda_entries = env
+                .path
+                .iter()
+                .filter(|p| {
+                    let l = p.to_ascii_lowercase();
+                    l.contains("cuda") || l.contains("nvidia")
+                })
+                .cloned()
+                .collect();
+        }
+        "LD_LIBRARY_PATH" if env.ld_library_path.is_empty() => env.ld_library_path = list(value),
+        "PATH" | "LD_LIBRARY_PATH" => {}
+        _ if env.vars.len() < MAX_VARS => {
+            env.vars.entry(name.to_owned()).or_insert_with(|| crate::probe::env::mask_secret(name, value));
+        }
+        _ => {}
+    }
+}
+
+/// `/usr/local/cuda-12.1/bin/nvcc`, or `nvcc is /usr/bin/nvcc` (`type -a`), or whereis's `nvcc: /usr/bin/nvcc …`.
+fn nvcc_path(line: &str) -> Option<&str> {
+    let path = line.strip_prefix("nvcc is ").or_else(|| line.strip_prefix("nvcc: ")).unwrap_or(line);
+    let path = path.split_whitespace().next()?;
+    (path.starts_with('/') && path.ends_with("/bin/nvcc")).then_some(path)
+}
+
+/// The CUDA version a folder's name carries: `/usr/local/cuda-11.8` → 11.8.
+fn version_of_dir(dir: &str) -> Option<CudaVersion> {
+    let name = dir.trim_end_matches('/').rsplit('/').next()?;
+    name.strip_prefix("cuda-")?.parse().ok()
+}
+
+fn install_for<'a>(facts: &'a mut Facts, root: &str) -> Option<&'a mut ToolkitInstall> {
+    if !facts.toolkits.iter().any(|t| t.root == root) {
+        if facts.toolkits.len() >= MAX_LIST {
+            return None;
+        }
+        let kind = if root.starts_with("/usr/local/cuda") { ToolkitKind::Local } else { ToolkitKind::Other };
+        facts.toolkits.push(ToolkitInstall {
+            root: root.to_owned(),
+            kind,
+            version: version_of_dir(root),
+            version_source: None,
+            nvcc: None,
+            lib_dirs: Vec::new(),
+            aliases: Vec::new(),
+            python_env: None,
+        });
+    }
+    facts.toolkits.iter_mut().find(|t| t.root == root)
+}
+
+fn add_nvcc(facts: &mut Facts, path: &str) {
+    let root = path.trim_end_matches("/bin/nvcc");
+    let root = if root.is_empty() { "/" } else { root };
+    if let Some(install) = install_for(facts, root) {
+        install.nvcc = Some(path.to_owned());
+    }
+    facts.picks.path.get_or_insert_with(|| Pick { named: path.to_owned(), install_root: Some(root.to_owned()) });
+}
+
+/// An `ls -l` line of a CUDA folder under /usr/local: its full path, and where it points when it is a
+/// link. Also the `/usr/local/cuda-12.1:` header `ls` prints above a folder's listing.
+fn ls_entry(line: &str) -> Option<(String, Option<String>)> {
+    if let Some(dir) = line.strip_suffix(':').filter(|d| d.starts_with("/usr/local/cuda-") && !d.contains(' ')) {
+        return version_of_dir(dir).map(|_| (dir.to_owned(), None));
+    }
+    let mut words = line.split_whitespace();
+    let mode = words.next()?;
+    let perms = mode.get(1..10).filter(|_| mode.starts_with(['d', 'l']))?;
+    if !perms.chars().all(|c| "rwxsStT-".contains(c)) {
+        return None;
+    }
+    let words: Vec<&str> = words.collect();
+    let (name, target) = match words.iter().position(|w| *w == "->") {
+        Some(arrow) => (*words.get(arrow.checked_sub(1)?)?, words.get(arrow + 1).copied()),
+        None => (*words.last()?, None),
+    };
+    let full = if name.starts_with('/') { name.to_owned() } else { format!("/usr/local/{name}") };
+    let full = full.trim_end_matches('/').to_owned();
+    let is_cuda = full == "/usr/local/cuda" || version_of_dir(&full).is_some();
+    if !is_cuda || !full.starts_with("/usr/local/") {
+        return None;
+    }
+    let target = target.map(|t| {
+        let t = t.trim_end_matches('/');
+        if t.starts_with('/') { t.to_owned() } else { format!("/usr/local/{t}") }
+    });
+    Some((full, target))
+}
+
+fn add_cuda_dir(facts: &mut Facts, name: &str, target: Option<&str>) {
+    match target {
+        Some(target) => {
+            let root = if version_of_dir(target).is_some() { target } else { name };
+            if let Some(install) = install_for(facts, root)
+                && root != name
+                && !install.aliases.iter().any(|a| a == name)
+            {
+                install.aliases.push(name.to_owned());
+            }
+            if name == "/usr/local/cuda" {
+                facts.picks.usr_local_cuda = Some(Pick { named: name.to_owned(), install_root: Some(root.to_owned()) });
+            }
+        }
+        None => {
+            let _ = install_for(facts, name);
+            if name == "/usr/local/cuda" && facts.picks.usr_local_cuda.is_none() {
+                facts.picks.usr_local_cuda = Some(Pick { named: name.to_owned(), install_root: Some(name.to_owned()) });
+            }
+        }
+    }
+}

@@ -1,0 +1,197 @@
+//! System-level inputs: `lspci -k`/`-vv`, kernel log lines, `env`/`export`/`echo $PATH`,
+//! `which -a nvcc` and nvcc run by path, `ls -l /usr/local/cuda*`, `ldconfig -p` lines. Each real
+//! sample gives the facts the rules read, and the finding those facts lead to.
+
+use super::*;
+use crate::model::{OsFamily, SecureBoot, ToolkitKind};
+use crate::{CudaVersion, Finding};
+
+fn findings(s: &Snapshot) -> Vec<Finding> {
+    crate::diagnose::diagnose(s, kb())
+}
+
+fn finding_ids(s: &Snapshot) -> Vec<String> {
+    findings(s).into_iter().map(|f| f.id).collect()
+}
+
+#[test]
+fn lspci_vv_with_nouveau_in_use_gives_the_device_and_the_nouveau_finding() {
+    let s = read(LSPCI_NOUVEAU);
+    assert_eq!(formats(&s), ["lspci"]);
+    let d = s.pci_devices.value().unwrap();
+    assert_eq!(d.len(), 1);
+    assert_eq!(
+        (d[0].bus_id.as_str(), d[0].class, d[0].driver.as_deref()),
+        ("0000:01:00.0", 0x03_0000, Some("nouveau"))
+    );
+    assert_eq!(s.platform.platform.os, OsFamily::Linux);
+    assert!(is_unknown(&s.links), "`Capabilities: <access denied>`: no link lines");
+    assert_eq!(finding_ids(&s), ["presence.nouveau_loaded"]);
+}
+
+#[test]
+fn lspci_device_ids_and_a_device_no_driver_holds() {
+    // `lspci -nnk` of a GPU with no driver bound: only the modules that could take it are listed.
+    let text = "01:00.0 VGA compatible controller [0300]: NVIDIA Corporation TU117 [GeForce GTX 1650] [10de:1f82] (rev a1)\n\
+                \tSubsystem: Micro-Star International Co., Ltd. [MSI] TU117 [GeForce GTX 1650] [1462:8d92]\n\
+                \tKernel modules: nvidiafb, nouveau\n\
+                01:00.1 Audio device [0403]: NVIDIA Corporation Device [10de:10fa] (rev a1)\n\
+                \tKernel driver in use: snd_hda_intel\n";
+    let s = read(text);
+    let d = s.pci_devices.value().unwrap();
+    assert_eq!(d.len(), 1, "the HDMI audio function is not a GPU");
+    assert_eq!((d[0].device_id, d[0].driver.as_deref()), (0x1f82, None));
+    assert_eq!(finding_ids(&s), ["presence.gpu_without_driver"]);
+}
+
+#[test]
+fn lspci_lines_that_do_not_say_which_driver_list_nothing() {
+    // A bare `lspci | grep -i nvidia` says nothing about the driver; other vendors' GPUs are not listed.
+    let text = "0000:5a:00.0 3D controller: NVIDIA Corporation Device 1db6 (rev a1)\n\
+                00:02.0 VGA compatible controller: Intel Corporation UHD Graphics 630 (rev 02)\n\
+                \tKernel driver in use: i915\n";
+    assert!(read_pasted(text, kb()).is_err());
+}
+
+#[test]
+fn lspci_vv_link_lines_give_the_link_and_the_idle_finding() {
+    let s = read(LSPCI_LINK);
+    let l = &s.links.value().unwrap()[0];
+    assert_eq!(l.bus_id, "0000:62:00.0");
+    assert_eq!((l.gen_current, l.width_current, l.gen_max, l.width_max), (Some(1), Some(16), Some(4), Some(16)));
+    assert!(l.idle_note.is_some());
+    assert_eq!(s.pci_devices.value().unwrap()[0].driver.as_deref(), Some("nvidia"));
+    assert_eq!(finding_ids(&s), ["link.below_max_idle"], "utilization is not in lspci: not a fault");
+}
+
+#[test]
+fn nouveau_naming_the_chip_in_the_kernel_log_holds_the_gpu() {
+    let s = read("[    5.436312] nouveau 0000:01:00.0: NVIDIA GM204 (124020a1)\n");
+    assert_eq!(formats(&s), ["kernel log"]);
+    assert_eq!(s.pci_devices.value().unwrap()[0].driver.as_deref(), Some("nouveau"));
+    assert_eq!(finding_ids(&s), ["presence.nouveau_loaded"]);
+}
+
+#[test]
+fn nouveau_lines_of_its_subsystems_hold_the_gpu_and_an_unknown_chipset_does_not() {
+    // clearlinux/distribution#867 (tests/corpus/no_driver_or_gpu_not_visible/clearlinux-867-…).
+    let s = read("[   68.836524] nouveau 0000:01:00.0: gr: init failed, -110\n");
+    assert_eq!(s.pci_devices.value().unwrap()[0].driver.as_deref(), Some("nouveau"));
+    assert_eq!(finding_ids(&s), ["presence.nouveau_loaded"]);
+    let s = read_pasted("[    2.100000] nouveau 0000:01:00.0: unknown chipset (172000a1)\n", kb());
+    assert!(s.is_err(), "{s:?}");
+}
+
+#[test]
+fn a_rejected_module_key_is_secure_boot_refusing_the_unsigned_module() {
+    let s = read(KEY_REJECTED);
+    assert_eq!(s.secure_boot.value(), Some(&SecureBoot::Enabled));
+    let m = s.kernel_module.value().unwrap();
+    assert!(!m.nvidia_loaded && m.installed.as_ref().is_some_and(|i| i.signer.is_none()));
+    assert_eq!(ids(&s), ["nvml.cannot_communicate", "kernel.module_key_rejected"]);
+    assert_eq!(
+        finding_ids(&s),
+        ["presence.secure_boot_unsigned_module"],
+        "the fact-based finding covers the category; the error lines become its evidence"
+    );
+}
+
+#[test]
+fn another_module_refused_says_nothing_about_nvidias() {
+    let s = read("modprobe: ERROR: could not insert 'px1800kbd': Key was rejected by service\n");
+    assert!(is_unknown(&s.secure_boot) && is_unknown(&s.kernel_module));
+    assert_eq!(finding_ids(&s), ["observed.kernel.module_key_rejected"]);
+}
+
+#[test]
+fn a_legacy_gpu_message_gives_the_gpu_and_the_driver_that_dropped_it() {
+    let s = read(LEGACY_GPU);
+    assert_eq!(s.driver.value().unwrap().version.as_str(), "595.58.03");
+    assert_eq!(gpus(&s)[0].name.as_deref(), Some("NVIDIA GeForce GTX 1050"));
+    let f = findings(&s);
+    assert_eq!(f[0].id, "presence.gpu_dropped_by_driver", "{f:#?}");
+    assert!(f[0].summary.contains("595.58.03"), "{}", f[0].summary);
+}
+
+#[test]
+fn nvcc_run_by_path_and_path_order_pick_two_toolkits() {
+    let s = read(NVCC_PATHS);
+    let t = s.toolkits.value().unwrap();
+    let by_root = |r: &str| t.install(r).unwrap_or_else(|| panic!("no {r}: {t:#?}"));
+    assert_eq!(by_root("/usr").version.map(CudaVersion::major_minor), Some(CudaVersion::new(12, 0)));
+    assert_eq!(by_root("/usr/local/cuda").version.map(CudaVersion::major_minor), Some(CudaVersion::new(12, 8)));
+    assert!(t.installs.iter().all(|i| i.kind != ToolkitKind::Pasted), "the bare nvcc entries are tied to paths");
+    assert_eq!(t.picks.path.as_ref().and_then(|p| p.install_root.as_deref()), Some("/usr"));
+    assert_eq!(t.picks.usr_local_cuda.as_ref().and_then(|p| p.install_root.as_deref()), Some("/usr/local/cuda"));
+    assert_eq!(s.env.path.first().map(String::as_str), Some("/comfy/mnt/venv/bin"));
+    assert!(finding_ids(&s).contains(&"toolkits.names_disagree".to_owned()));
+}
+
+#[test]
+fn which_ls_and_env_lines_pick_toolkits_by_every_name() {
+    let text = "$ which -a nvcc\n/usr/local/cuda-11.8/bin/nvcc\n/usr/bin/nvcc\n\
+                $ ls -l /usr/local/ | grep cuda\n\
+                lrwxrwxrwx  1 root root   21 Mar  1 12:00 cuda -> /usr/local/cuda-12.1/\n\
+                drwxr-xr-x 17 root root 4096 Mar  1 12:00 cuda-11.8\n\
+                drwxr-xr-x 17 root root 4096 Mar  1 12:00 cuda-12.1\n\
+                $ env | grep -i cuda\nCUDA_HOME=/usr/local/cuda\n\
+                LD_LIBRARY_PATH=/usr/local/cuda-11.8/lib64:$LD_LIBRARY_PATH\n";
+    let s = read(text);
+    let t = s.toolkits.value().unwrap();
+    let root = |p: &Option<crate::model::Pick>| p.as_ref().and_then(|p| p.install_root.clone());
+    assert_eq!(root(&t.picks.path).as_deref(), Some("/usr/local/cuda-11.8"), "which -a lists PATH order");
+    assert_eq!(root(&t.picks.usr_local_cuda).as_deref(), Some("/usr/local/cuda-12.1"));
+    assert_eq!(root(&t.picks.cuda_home).as_deref(), Some("/usr/local/cuda-12.1"), "through the link's alias");
+    assert_eq!(root(&t.picks.ld_library_path).as_deref(), Some("/usr/local/cuda-11.8"));
+    assert_eq!(s.env.ld_library_path, ["/usr/local/cuda-11.8/lib64"], "the unexpanded $VAR is dropped");
+    assert_eq!(t.install("/usr/local/cuda-12.1").unwrap().aliases, ["/usr/local/cuda"]);
+    assert!(finding_ids(&s).contains(&"toolkits.names_disagree".to_owned()));
+}
+
+#[test]
+fn cuda_visible_devices_before_a_command_hides_the_only_gpu() {
+    let s = read(VISIBLE_DEVICES);
+    assert_eq!(s.env.vars.get("CUDA_VISIBLE_DEVICES").map(String::as_str), Some("2"));
+    assert_eq!(gpus(&s).len(), 1);
+    assert!(finding_ids(&s).contains(&"env.cuda_visible_devices_hides_all".to_owned()));
+}
+
+#[test]
+fn export_lines_and_an_export_quoted_in_prose_are_read() {
+    let s = read(
+        "export CUDA_HOME=\"/usr/local/cuda-11.8\"\nI removed \"export CUDA_VISIBLE_DEVICES=2\" from the script.\n",
+    );
+    assert_eq!(s.env.vars.get("CUDA_HOME").map(String::as_str), Some("/usr/local/cuda-11.8"));
+    assert_eq!(s.env.vars.get("CUDA_VISIBLE_DEVICES").map(String::as_str), Some("2"));
+    // Ordinary assignments of other names, and `==` pins, are not variables.
+    assert!(read_pasted("HOSTNAME=box\nx = export_total=3\n", kb()).is_err());
+}
+
+#[test]
+fn ldconfig_lines_give_the_loader_cache_and_wsl2() {
+    let s = read(LDCONFIG_WSL);
+    let t = s.toolkits.value().unwrap();
+    let names: Vec<&str> = t.loader_libraries.iter().map(|e| e.name.as_str()).collect();
+    assert_eq!(names, ["libcudart.so.11.0", "libcudart.so", "libcuda.so.1"]);
+    assert_eq!(t.loader_libraries[2].path, "/usr/lib/wsl/lib/libcuda.so.1");
+    let wsl = s.platform.wsl.as_ref().unwrap();
+    assert_eq!(wsl.version, 2);
+    assert_eq!(wsl.libcuda_files, ["libcuda.so.1", "libcuda.so", "libcuda.so.1.1"]);
+    let f = finding_ids(&s);
+    assert!(!f.iter().any(|id| id.starts_with("wsl.")), "libcuda.so.1 is in the cache: {f:?}");
+}
+
+#[test]
+fn a_linux_libcuda_in_a_wsl_loader_cache_is_a_linux_driver_inside_wsl() {
+    let text = "$ ldconfig -p | grep libcuda\n\
+                \tlibcuda.so.1 (libc6,x86-64) => /usr/lib/x86_64-linux-gnu/libcuda.so.1\n\
+                \tlibcuda.so.1 (libc6,x86-64) => /usr/lib/wsl/lib/libcuda.so.1\n";
+    assert_eq!(finding_ids(&read(text)), ["wsl.linux_driver_installed"]);
+}
+
+#[test]
+fn a_line_like_an_ls_mode_with_a_wide_character_does_not_panic() {
+    // Found by the near-miss property test: the mode column was sliced by bytes.
+    let _ = read_pasted("libcuda\u{10000}soA1 (libc6,x86-64) => ", kb());
+    let _ = read_pasted("l\u{e9}\u{e9}\u{e9}\u{e9}\u{e9} 1 root root 21 Mar  1 12:00 cuda -> cuda-12.1\n", kb());
+}
