@@ -55,6 +55,13 @@ pub struct FixArgs {
     /// Write the plan's root steps to FILE as a script to review (never run by gpu-doctor).
     #[arg(long, value_name = "FILE", requires = "id")]
     pub root_script: Option<PathBuf>,
+    /// Install from this folder of wheels and no index (offline): a framework build is chosen
+    /// among its wheels.
+    #[arg(long, value_name = "DIR")]
+    pub find_links: Option<PathBuf>,
+    /// The tool that installs into an environment (default: the environment's own pip).
+    #[arg(long, value_enum)]
+    pub tool: Option<crate::setup::ToolArg>,
     /// Print the plans (or the plan, and with --apply what each step did) as JSON.
     #[arg(long)]
     pub json: bool,
@@ -76,7 +83,7 @@ pub fn fix(host: &dyn Host, args: &FixArgs, opts: &Options, this_machine: bool, 
     }
     let kb = Kb::get().map_err(|e| anyhow::anyhow!("the knowledge base did not load: {e}"))?;
     let report = crate::ops::check(host, opts)?;
-    let plans = planners::plans(&report, kb);
+    let plans = planners::plans_with(&report, kb, &plan_options(args)?);
     let shell = planners::shell_of(&report);
     let Some(id) = &args.id else {
         let text =
@@ -129,6 +136,19 @@ pub(crate) fn finish(host: &dyn Host, opts: &Options, plan: &Plan, json: bool, q
     }
     let failed = outcome.steps.iter().any(|s| !matches!(s, StepStatus::Done | StepStatus::LeftToYou));
     Ok(if failed || !still.is_empty() { exit::FINDINGS } else { exit::OK })
+}
+
+/// The tool and the wheelhouse the plans install with.
+fn plan_options(args: &FixArgs) -> Result<planners::framework::Options> {
+    let tool = match args.tool {
+        Some(t) => gpu_doctor_installers::envtool::detect(Some(t.name())).map_err(InputError)?,
+        None => gpu_doctor_installers::envtool::Tool::Pip,
+    };
+    let wheelhouse = match &args.find_links {
+        Some(dir) => Some((dir.clone(), planners::setup::wheel_files(dir).map_err(InputError)?)),
+        None => None,
+    };
+    Ok(planners::framework::Options { tool, wheelhouse })
 }
 
 /// `fix --undo BACKUP`: the environment's package list put back as the backup has it.

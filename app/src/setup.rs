@@ -59,7 +59,8 @@ pub enum ToolArg {
 }
 
 impl ToolArg {
-    fn name(self) -> &'static str {
+    /// The name `envtool::detect` takes.
+    pub fn name(self) -> &'static str {
         match self {
             ToolArg::Uv => "uv",
             ToolArg::Pip => "pip",

@@ -92,3 +92,65 @@ fn setup_builds_a_working_venv_from_a_wheelhouse_and_says_gpu_use_is_not_proven_
     let after = freeze();
     assert!(!after.contains("jax==") && after.contains(&format!("torch=={chosen}")), "{after}");
 }
+
+fn fixture(name: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures").join(name)
+}
+
+#[test]
+fn fix_lists_shows_and_writes_root_steps_without_changing_anything() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fix = |fixture_name: &str, args: &[&str]| {
+        Command::new(BIN)
+            .arg("--replay")
+            .arg(fixture(fixture_name))
+            .arg("fix")
+            .args(args)
+            .env("GPU_DOCTOR_HOME", tmp.path())
+            .output()
+            .unwrap()
+    };
+    let listed = fix("torch-cu130-on-r550", &[]);
+    let text = String::from_utf8_lossy(&listed.stdout);
+    assert!(listed.status.success() && text.starts_with("driver.too_old_for_runtime "), "{text}");
+    // --apply on a recorded machine is refused: it would change this one.
+    let refused = fix("torch-cu130-on-r550", &["driver.too_old_for_runtime", "--apply", "--yes"]);
+    assert_eq!(refused.status.code(), Some(2), "{}", String::from_utf8_lossy(&refused.stderr));
+    assert_eq!(fix("torch-cu130-on-r550", &["no.such.plan"]).status.code(), Some(2));
+    // A driver plan: its root steps go to a script for review, and only they.
+    let script = tmp.path().join("root.sh");
+    let written = fix("gpu-no-driver", &["presence.gpu_without_driver", "--root-script", script.to_str().unwrap()]);
+    assert!(written.status.success(), "{}", String::from_utf8_lossy(&written.stderr));
+    let body = std::fs::read_to_string(&script).unwrap();
+    assert!(body.starts_with("#!/bin/sh\n") && body.contains("set -e") && body.contains("sudo "), "{body}");
+    assert!(!body.contains("Reboot"), "manual steps are not script lines: {body}");
+}
+
+#[test]
+fn fix_with_a_wheelhouse_chooses_among_its_wheels_and_installs_offline() {
+    let tmp = tempfile::tempdir().unwrap();
+    let wheels = tmp.path().join("wheels");
+    std::fs::create_dir_all(&wheels).unwrap();
+    for name in [
+        "torch-2.9.0+cu130-cp310-cp310-manylinux_2_28_x86_64.whl",
+        "torch-2.9.1+cu126-cp310-cp310-manylinux_2_28_x86_64.whl",
+    ] {
+        std::fs::write(wheels.join(name), b"").unwrap();
+    }
+    let out = Command::new(BIN)
+        .arg("--replay")
+        .arg(fixture("torch-cu130-on-r550"))
+        .args(["fix", "driver.too_old_for_runtime", "--json", "--find-links"])
+        .arg(&wheels)
+        .env("GPU_DOCTOR_HOME", tmp.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let plan: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let argv: Vec<String> = serde_json::from_value(plan["steps"][0]["kind"]["action"]["argv"].clone()).unwrap();
+    let dir = wheels.display().to_string();
+    assert!(argv.windows(3).any(|w| w == ["--no-index", "--find-links", dir.as_str()]), "{argv:?}");
+    assert!(argv.iter().any(|a| a == "torch==2.9.1+cu126"), "{argv:?}");
+    let rejected = plan["choice"]["rejected"].to_string();
+    assert!(rejected.contains("2.9.0+cu130") && rejected.contains("driver 550 < 580"), "{rejected}");
+}

@@ -61,7 +61,7 @@ fn plan_of(report: &Report, id: &str) -> (Plan, String) {
 /// A plan for `target` made directly (targets other helpers' rules name, like a minimum branch).
 fn direct(snap: Snapshot, target: &PlanTarget) -> (Plan, String) {
     let report = judged(snap);
-    let plan = plan_for(&report, kb(), target, "test").unwrap();
+    let plan = plan_for(&report, kb(), target, "test", &super::framework::Options::default()).unwrap();
     let prose = plan.prose(Shell::Posix);
     (plan, prose)
 }
@@ -310,7 +310,11 @@ fn driver_plans_only_show_root_steps_and_hold_no_machine_text() {
             s.secure_boot = Probed::Found { value: SecureBoot::Enabled, source: "test".into() };
             let report = judged(s);
             let mut all: Vec<Plan> = plans(&report, kb());
-            all.extend(targets.iter().filter_map(|t| plan_for(&report, kb(), t, "test")));
+            all.extend(
+                targets
+                    .iter()
+                    .filter_map(|t| plan_for(&report, kb(), t, "test", &super::framework::Options::default())),
+            );
             for plan in all {
                 planned += 1;
                 assert!(!plan.steps.is_empty(), "{name}/{os}: an empty plan");

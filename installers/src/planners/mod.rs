@@ -13,11 +13,15 @@ pub mod setup;
 
 /// The plan for one finding's target on the machine of `report`; `None` when no plan can be
 /// made there (the finding keeps the prose its rule wrote, which says why).
-fn plan_for(report: &Report, kb: &Kb, target: &PlanTarget, finding_id: &str) -> Option<Plan> {
+fn plan_for(
+    report: &Report,
+    kb: &Kb,
+    target: &PlanTarget,
+    finding_id: &str,
+    options: &framework::Options,
+) -> Option<Plan> {
     let mut plan = match target {
-        PlanTarget::FrameworkBuild { env, framework } => {
-            framework::plan(report, kb, env, framework, &framework::Options::default())
-        }
+        PlanTarget::FrameworkBuild { env, framework } => framework::plan(report, kb, env, framework, options),
         PlanTarget::Driver { .. } | PlanTarget::DriverLoad { .. } | PlanTarget::Thunderbolt => {
             driver::plan(report, kb, target, finding_id)
         }
@@ -32,10 +36,10 @@ pub fn shell_of(report: &Report) -> Shell {
 }
 
 /// The plan of each finding of `report` (`None` where it has none), ids given.
-fn plan_each(report: &Report, kb: &Kb) -> Vec<Option<Plan>> {
+fn plan_each(report: &Report, kb: &Kb, options: &framework::Options) -> Vec<Option<Plan>> {
     let mut out: Vec<Option<Plan>> = Vec::new();
     for f in &report.findings {
-        let plan = f.plan.as_ref().and_then(|r| plan_for(report, kb, &r.target, &f.id)).map(|mut plan| {
+        let plan = f.plan.as_ref().and_then(|r| plan_for(report, kb, &r.target, &f.id, options)).map(|mut plan| {
             let same = out.iter().flatten().filter(|p| p.answers.first() == Some(&f.id)).count();
             plan.id = if same == 0 { f.id.clone() } else { format!("{}-{}", f.id, same + 1) };
             plan
@@ -47,7 +51,13 @@ fn plan_each(report: &Report, kb: &Kb) -> Vec<Option<Plan>> {
 
 /// Every plan for the findings of `report`, in finding order, with their ids.
 pub fn plans(report: &Report, kb: &Kb) -> Vec<Plan> {
-    plan_each(report, kb).into_iter().flatten().collect()
+    plans_with(report, kb, &framework::Options::default())
+}
+
+/// [`plans`] with another tool or a wheelhouse (`fix --tool`, `fix --find-links DIR`): framework
+/// builds are then chosen among the wheels of that folder and installed from it, offline.
+pub fn plans_with(report: &Report, kb: &Kb, options: &framework::Options) -> Vec<Plan> {
+    plan_each(report, kb, options).into_iter().flatten().collect()
 }
 
 /// Plans every finding of `report` that has a target: sets its plan id and writes its `fix` from
@@ -55,7 +65,7 @@ pub fn plans(report: &Report, kb: &Kb) -> Vec<Plan> {
 pub fn attach(report: &mut Report, kb: &Kb) {
     let shell = shell_of(report);
     let foreign = !report.snapshot.origin.is_this_machine();
-    let each = plan_each(report, kb);
+    let each = plan_each(report, kb, &framework::Options::default());
     for (f, plan) in report.findings.iter_mut().zip(each) {
         match (plan, &mut f.plan) {
             (Some(plan), Some(r)) => {

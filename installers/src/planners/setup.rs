@@ -36,7 +36,7 @@ pub fn setup_plan(snapshot: &Snapshot, kb: &Kb, req: &SetupRequest) -> Result<Pl
         keep_line: None,
         wheelhouse: req.find_links.is_some().then(|| req.wheelhouse.clone()),
     };
-    let choice = choose::choose(kb, &machine(snapshot, &req.python), &want);
+    let choice = choose::choose(kb, &machine(snapshot, kb, &req.python), &want);
     setup_plan_with(req, choice)
 }
 
@@ -99,27 +99,13 @@ fn is_environment(dir: &Path) -> Result<bool, String> {
     }
 }
 
-/// What the build must fit: the GPUs, driver and platform of `snapshot`, the Python of `python`
-/// when the snapshot found that interpreter.
-fn machine(snapshot: &Snapshot, python: &Path) -> Machine {
-    let driver = snapshot.driver.value();
-    let python_version = snapshot.python_envs.value().and_then(|envs| {
-        let env = envs.iter().find(|e| e.interpreter.as_deref().is_some_and(|i| Path::new(i) == python))?;
-        let mut parts = env.python_version.as_deref()?.split('.').map(str::parse::<u32>);
-        Some((parts.next()?.ok()?, parts.next()?.ok()?))
-    });
-    Machine {
-        gpus: snapshot
-            .gpus
-            .value()
-            .map(|g| g.iter().filter_map(|g| g.compute_capability).collect())
-            .unwrap_or_default(),
-        driver_cuda: driver.and_then(|d| d.cuda_version),
-        driver_version: driver.map(|d| d.version.to_string()),
-        python: python_version,
-        os: snapshot.platform.platform.os,
-        cpu: snapshot.platform.platform.arch.clone(),
-    }
+/// The machine of `snapshot` for an environment based on `python`: its Python version is known
+/// when the probes saw that interpreter.
+fn machine(snapshot: &Snapshot, kb: &Kb, python: &Path) -> Machine {
+    let envs = snapshot.python_envs.value();
+    let env =
+        envs.and_then(|envs| envs.iter().find(|e| e.interpreter.as_deref().is_some_and(|i| Path::new(i) == python)));
+    super::framework::machine(snapshot, kb, env)
 }
 
 /// The file names of the wheels in `dir`, sorted.
@@ -232,7 +218,7 @@ mod tests {
         let req = request(Path::new("/nonexistent/env"), &wheels);
         let want =
             Want { framework: Framework::Torch, keep_line: None, wheelhouse: Some(wheels.map(str::to_owned).to_vec()) };
-        let choice = choose::choose(&kb, &machine(&snapshot, &req.python), &want);
+        let choice = choose::choose(&kb, &machine(&snapshot, &kb, &req.python), &want);
         match (setup_plan(&snapshot, &kb, &req), &choice.chosen) {
             (Ok(plan), Some(chosen)) => {
                 let install = format!("{:?}", plan.steps[1].kind);
@@ -250,8 +236,9 @@ mod tests {
         let env: gpu_doctor_probes::model::PythonEnv = serde_json::from_str(text).unwrap();
         let mut snapshot = Snapshot::unknown(Vec::new());
         snapshot.python_envs = gpu_doctor_probes::Probed::found(vec![env], "test");
-        assert_eq!(machine(&snapshot, Path::new("/usr/bin/python3")).python, Some((3, 12)));
-        assert_eq!(machine(&snapshot, Path::new("/opt/python3")).python, None);
+        let kb = Kb::load().unwrap();
+        assert_eq!(machine(&snapshot, &kb, Path::new("/usr/bin/python3")).python, Some((3, 12)));
+        assert_eq!(machine(&snapshot, &kb, Path::new("/opt/python3")).python, None);
     }
 
     #[test]
