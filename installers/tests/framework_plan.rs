@@ -208,3 +208,37 @@ fn a_pasted_support_thread_gets_a_plan_for_its_driver() {
     assert!(fix.contains("another machine"), "{fix}"); // The pasted environment has no interpreter: the person runs their own `python`, not a made-up path.
     assert!(fix.starts_with("python -m pip install"), "{fix}");
 }
+
+/// Every planned finding of every replay scenario (and of the CPU-only and support-thread variants)
+/// shows its plan's prose as its fix, and every plan id is unique: the fix text and the plan cannot
+/// disagree.
+#[test]
+fn every_planned_fix_is_its_plans_prose() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures");
+    let mut reports: Vec<Report> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| judged(collect(&ReplayHost::load(&e.unwrap().path()).unwrap(), &ProbeOptions::default())))
+        .collect();
+    let cpu = with_framework(scenario("consumer-gpu-torch-venv"), "torch", "2.3.0+cpu", FrameworkBuild::Cpu);
+    reports.push(judged(cpu));
+    let mut planned = 0;
+    for r in &reports {
+        let all = plans(r, kb());
+        let mut ids: Vec<&str> = all.iter().map(|p| p.id.as_str()).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), all.len(), "plan ids are unique");
+        for f in r.findings.iter().filter(|f| f.plan.is_some()) {
+            let id = &f.plan.as_ref().unwrap().id;
+            let plan = all.iter().find(|p| &p.id == id).unwrap_or_else(|| panic!("{id}: no such plan"));
+            assert_eq!(
+                f.fix.as_deref(),
+                Some(plan.prose(gpu_doctor_installers::planners::shell_of(r)).as_str()),
+                "{id}"
+            );
+            assert_eq!(plan.answers, [f.id.clone()]);
+            planned += 1;
+        }
+    }
+    assert!(planned >= 3, "the scenarios have planned findings: {planned}");
+}
