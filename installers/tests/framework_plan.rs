@@ -236,7 +236,7 @@ fn every_planned_fix_is_its_plans_prose() {
                 Some(plan.prose(gpu_doctor_installers::planners::shell_of(r)).as_str()),
                 "{id}"
             );
-            assert_eq!(plan.answers, [f.id.clone()]);
+            assert_eq!(plan.answers, std::slice::from_ref(&f.id));
             planned += 1;
         }
     }
