@@ -106,6 +106,13 @@ impl Default for Form {
 }
 
 impl Form {
+    /// Picks the tool, as the radio buttons do: it no longer follows what was found on PATH.
+    #[cfg(test)]
+    pub fn pick_tool(&mut self, tool: ToolPick) {
+        self.tool = tool;
+        self.tool_picked = true;
+    }
+
     /// Looks for the tools on PATH (once).
     pub fn start(&mut self, ctx: &egui::Context) {
         let path = std::env::var_os("PATH").unwrap_or_default();

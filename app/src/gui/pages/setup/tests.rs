@@ -296,3 +296,51 @@ fn the_page_lists_the_findings_plans_and_opens_the_first() {
     assert!(choice.chosen.as_ref().is_some_and(|c| c.label.contains("+cu12")), "{choice:?}");
     assert!(choice.rejected.iter().any(|r| r.reason.contains("driver 550 < 580")), "{choice:?}");
 }
+
+/// The real planner and runner on the tests' wheelhouse: Make the plan, Apply, and the page runs
+/// pip into a new venv, the smoke test in it (no GPU here: "Not proven", with what it checked),
+/// then the re-check, before and after.
+#[test]
+fn apply_on_the_wheelhouse_builds_the_environment_and_runs_to_the_recheck() {
+    if std::process::Command::new("python3")
+        .args(["-c", "import ensurepip, venv"])
+        .status()
+        .map_or(true, |s| !s.success())
+    {
+        assert!(std::env::var_os("CI").is_none_or(|v| v.is_empty()), "CI must have python3-venv");
+        return eprintln!("skipped: python3 with venv and ensurepip (python3-venv)");
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (wheels, env) = (tmp.path().join("wheels"), tmp.path().join("env"));
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../installers/tests/support/wheelhouse.py");
+    assert!(std::process::Command::new("python3").arg(script).arg(&wheels).status().unwrap().success());
+    let (mut h, _home) = launch("egpu-thunderbolt", Some(Gated::opened() as Arc<dyn TelemetrySource>));
+    settle(&mut h);
+    h.state_mut().page = Page::Setup;
+    h.run_steps(2);
+    {
+        let form = &mut h.state_mut().pages.setup.form;
+        form.env = env.display().to_string();
+        form.find_links = wheels.display().to_string();
+        form.pick_tool(super::form::ToolPick::Pip);
+    }
+    h.get_by_label("Make the plan").click();
+    settle(&mut h);
+    let planned = h.state().pages.setup.planned.value().expect("the plan");
+    assert_eq!(planned.plans.len(), 1);
+    h.get_by_label("Apply").click();
+    settle(&mut h);
+    let run = h.state().pages.setup.run.as_ref().unwrap();
+    assert_eq!(run.state, RunState::Finished, "{:?}", run.log);
+    let statuses: Vec<_> = run.steps[0].iter().map(|s| s.status.clone().unwrap()).collect();
+    assert_eq!(statuses[..2], [StepStatus::Done, StepStatus::Done], "{:?}", run.log);
+    assert!(
+        matches!(&statuses[2], StepStatus::Unproven { summary } if summary.contains("CPU matmul ok")),
+        "{statuses:?}"
+    );
+    assert!(h.query_by_label_contains("Not proven: GPU use could not be proven here").is_some());
+    assert!(env.join("bin/python").exists());
+    let recheck = h.state().pages.setup.recheck.as_ref().expect("a re-check");
+    assert!(recheck.after.is_some());
+    h.get_by_label("After");
+}
