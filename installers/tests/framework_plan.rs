@@ -114,7 +114,7 @@ fn tensorflow_cpu_is_removed_before_the_cuda_build_goes_in() {
     let s = with_framework(scenario("consumer-gpu-torch-venv"), "tensorflow-cpu", "2.17.0", FrameworkBuild::Cpu);
     let r = judged(s);
     let plan = plans(&r, kb()).into_iter().find(|p| p.answers == ["framework.cpu_only_build"]).unwrap();
-    assert_eq!(argv(&plan, 0), [PY, "-m", "pip", "uninstall", "-y", "tensorflow-cpu"]);
+    assert_eq!(argv(&plan, 0), [PY, "-m", "pip", "uninstall", "--yes", "tensorflow-cpu"]);
     assert_eq!(argv(&plan, 1), [PY, "-m", "pip", "install", "tensorflow[and-cuda]==2.17.1"]);
 }
 
@@ -125,7 +125,7 @@ fn a_jax_plugin_of_a_major_the_driver_lacks_moves_to_the_other_plugin() {
     let r = judged(s);
     let plan = plans(&r, kb()).into_iter().find(|p| p.answers == ["driver.too_old_for_runtime"]).unwrap();
     // Python 3.10 here: jax 0.7 needs 3.11, so the newest jax for it, with its CUDA 12 plugin.
-    assert_eq!(argv(&plan, 0), [PY, "-m", "pip", "uninstall", "-y", "jax-cuda13-plugin"]);
+    assert_eq!(argv(&plan, 0), [PY, "-m", "pip", "uninstall", "--yes", "jax-cuda13-plugin"]);
     assert_eq!(argv(&plan, 1), [PY, "-m", "pip", "install", "jax[cuda12]==0.6.2"]);
 }
 

@@ -17,6 +17,7 @@ pub mod shell;
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod test_util;
+pub mod time;
 
 pub use model::{
     ComputeCapability, CudaVersion, CudnnVersion, DriverVersion, ObservedMessage, Origin, Outcome, Probed,

@@ -15,4 +15,3 @@ pub mod svg;
 #[cfg(test)]
 mod tests;
 pub mod text;
-pub mod time;

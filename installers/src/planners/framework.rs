@@ -88,7 +88,7 @@ pub fn plan(report: &Report, kb: &Kb, env: &str, framework: &str, options: &Opti
     // the other CUDA major's jax plugin) is removed first, or both stay and clash.
     for old in replaced(pyenv, fw, &chosen.requirements) {
         steps.push(Step::run(
-            uninstall(&options.tool, &python, &old),
+            envtool::uninstall(&options.tool, &python, std::slice::from_ref(&old)),
             format!("{old} provides the same module as {} and would stay beside it", chosen.label),
             format!("removes {old} from {env}"),
             UNDO,
@@ -139,28 +139,4 @@ fn replaced(env: &PythonEnv, fw: Framework, requirements: &[String]) -> Vec<Stri
         .map(|f| wheel::normalize(&f.name))
         .filter(|n| Framework::of_package(n) == Some(fw) && !kept.contains(n))
         .collect()
-}
-
-/// `pip uninstall -y NAME` (or `uv pip uninstall`) in the environment of `python`.
-fn uninstall(tool: &Tool, python: &Path, name: &str) -> Vec<String> {
-    match tool {
-        Tool::Uv { uv } => vec![
-            uv.display().to_string(),
-            "pip".into(),
-            "uninstall".into(),
-            "--python".into(),
-            python.display().to_string(),
-            name.to_owned(),
-        ],
-        Tool::Pip | Tool::Conda { .. } => {
-            vec![
-                python.display().to_string(),
-                "-m".into(),
-                "pip".into(),
-                "uninstall".into(),
-                "-y".into(),
-                name.to_owned(),
-            ]
-        }
-    }
 }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use gpu_doctor_kernels::BenchRun;
 
 use crate::plots::{PlotSpec, run_plots};
-use crate::render::time::utc;
+use gpu_doctor_probes::time::utc;
 
 /// One saved run that read back: the run, its plots, and how it is named on screen.
 #[derive(Debug, Clone)]

@@ -209,7 +209,7 @@ pub fn now_rfc3339() -> String {
 
 /// Unix seconds as RFC 3339 in UTC.
 fn rfc3339(unix_secs: u64) -> String {
-    let (y, mo, d, h, mi, s) = crate::render::time::utc(unix_secs);
+    let (y, mo, d, h, mi, s) = gpu_doctor_probes::time::utc(unix_secs);
     format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z")
 }
 
