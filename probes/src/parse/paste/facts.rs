@@ -149,6 +149,8 @@ impl Facts {
             tf_version: self.deep.tensorflow.as_ref().and_then(|t| t.version.as_deref()),
             jax_cuda_devices: self.jax_cuda_devices,
             complete: self.complete_package_list,
+            windows: self.os == Some(OsFamily::Windows),
+            torch_cuda_available: self.deep.torch.as_ref().and_then(|t| t.cuda_available) == Some(true),
         };
         let built = frameworks(&self.packages, &hints);
         self.toolkits.extend(built.toolkits);

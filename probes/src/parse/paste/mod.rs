@@ -3,21 +3,26 @@
 //! The text may mix, in any order and amid prose, markdown fences, `>` quotes and shell prompts:
 //! PyTorch's collect_env; nvidia-smi's table, `-q` text, `-q -x` XML or `--query-gpu` CSV;
 //! `nvcc --version`; `pip list`, `pip freeze`, `conda list`; PyTorch's REPL and `python -c` prints;
-//! `jax.print_environment_info()`;
+//! `jax.print_environment_info()`; llama.cpp's and ollama's device lines; gpustat and nvtop lines;
+//! `ptxas --version`;
 //! TensorFlow's build info, version, device list and device log lines; error and warning lines
 //! known to `assets/compat/errors.toml`; or gpu-doctor's own report JSON. Every part of the
 //! snapshot the text says nothing about stays `unknown`; nothing is inferred about this machine.
 //!
 //! One file per format; `facts` gathers what they find and builds the snapshot.
 
+mod ask;
 mod clean;
 mod collect_env;
 mod facts;
 mod frameworks;
 mod gpus;
 mod jax_env;
+mod llama_cpp;
 mod messages;
+mod monitors;
 mod packages;
+mod ptxas;
 mod python_prints;
 mod report;
 mod smi;
@@ -30,6 +35,8 @@ use crate::Snapshot;
 use crate::compat::Kb;
 
 use messages::Matcher;
+
+pub use ask::{LS_CUDA, NVIDIA_SMI, NextPaste, PYTHON_TORCH, next_paste};
 
 /// The format name recorded when the text holds known error or warning lines.
 const MESSAGES: &str = "error messages";
@@ -83,6 +90,9 @@ pub fn read_pasted(text: &str, kb: &Kb) -> Result<Snapshot, ParseError> {
     packages::read(&lines, &mut facts);
     jax_env::read(&lines, &mut facts);
     tensorflow::read(&lines, &mut facts);
+    llama_cpp::read(&lines, &mut facts);
+    monitors::read(&lines, &mut facts);
+    ptxas::read(&lines, &mut facts);
     let found = matcher.scan(&lines);
     if let Some((at, _)) = found.first() {
         facts.saw(*at, MESSAGES);

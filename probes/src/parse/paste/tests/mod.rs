@@ -2,6 +2,7 @@
 //! negative controls and no-panic properties.
 
 mod formats;
+mod inference;
 mod linear;
 mod messages;
 mod mixed;
@@ -27,6 +28,12 @@ pub(super) const HEALTHY: &str = include_str!("../samples/healthy.txt");
 /// pytorch/pytorch#31876 (tests/corpus/arch_not_in_build/pytorch-31876-geforce-210.txt): nvcc, REPL
 /// prints in backticks, collect_env.
 pub(super) const PYTHON_PRINTS: &str = include_str!("../samples/python_prints_pytorch_31876.txt");
+/// pytorch/pytorch#122924: collect_env on Windows with PyPI's torch (no local tag, `Could not collect`).
+pub(super) const COLLECT_ENV_WINDOWS_PYPI: &str = include_str!("../samples/collect_env_windows_pypi_122924.txt");
+/// vllm-project/vllm#25539: vLLM's collect_env, names padded before the colon.
+pub(super) const COLLECT_ENV_VLLM: &str = include_str!("../samples/collect_env_vllm_sections.txt");
+/// llama.cpp, ollama, gpustat, nvtop and ptxas lines from public threads.
+pub(super) const TOOL_LINES: &str = include_str!("../samples/tool_lines.txt");
 
 /// Every sample, for the whole-corpus tests.
 pub(super) const SAMPLES: &[&str] = &[
@@ -42,6 +49,9 @@ pub(super) const SAMPLES: &[&str] = &[
     SUPPORT_THREAD,
     HEALTHY,
     PYTHON_PRINTS,
+    COLLECT_ENV_WINDOWS_PYPI,
+    COLLECT_ENV_VLLM,
+    TOOL_LINES,
 ];
 
 pub(super) fn kb() -> &'static Kb {
