@@ -251,6 +251,12 @@ const CASES: &[Case] = &[
         &[],
     ),
     (
+        "cudnn.zlib_dll_not_found",
+        "Could not locate zlibwapi.dll. Please make sure it is in your library path!",
+        &[],
+        &[],
+    ),
+    (
         "ld.libcuda_missing",
         "ImportError: libcuda.so.1: cannot open shared object file: No such file or directory",
         &[],
