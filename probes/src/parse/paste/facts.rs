@@ -2,8 +2,8 @@
 
 use crate::compat::Kb;
 use crate::model::{
-    CudnnCopy, DeepFacts, DriverFacts, EnvKind, Gpu, OsFamily, PythonEnv, ToolkitInstall, ToolkitKind, Toolkits,
-    VersionSource,
+    CudnnCopy, DeepFacts, DriverFacts, EnvKind, Gpu, OsFamily, Pick, PythonEnv, ToolkitInstall, ToolkitKind,
+    ToolkitPicks, Toolkits, VersionSource,
 };
 use crate::{CudaVersion, DriverVersion, ObservedMessage, Probed, Snapshot};
 
@@ -155,7 +155,14 @@ impl Facts {
         let built = frameworks(&self.packages, &hints);
         self.toolkits.extend(built.toolkits);
         if !self.toolkits.is_empty() {
-            let toolkits = Toolkits { installs: self.toolkits, ..Toolkits::default() };
+            // A pasted `nvcc --version` ran the nvcc on PATH: with one such version, that is the pick.
+            let mut pasted = self.toolkits.iter().filter(|t| t.kind == ToolkitKind::Pasted);
+            let path = match (pasted.next(), pasted.next()) {
+                (Some(only), None) => Some(Pick { named: "nvcc".to_owned(), install_root: Some(only.root.clone()) }),
+                _ => None,
+            };
+            let picks = ToolkitPicks { path, ..ToolkitPicks::default() };
+            let toolkits = Toolkits { installs: self.toolkits, picks, ..Toolkits::default() };
             snap.toolkits = Probed::found(toolkits, "pasted text");
         }
         self.cudnn.extend(built.cudnn);

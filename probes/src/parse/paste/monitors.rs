@@ -45,7 +45,7 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
             let num = |k: usize| c.get(k).and_then(|m| m.as_str().parse::<u64>().ok());
             // With `--show-fan` the fan's percentage comes first: utilization is the last one.
             let util = c.get(4).and_then(|m| {
-                m.as_str().split(',').filter_map(|p| p.trim().trim_end_matches('%').trim().parse().ok()).last()
+                m.as_str().split(',').filter_map(|p| p.trim().trim_end_matches('%').trim().parse().ok()).next_back()
             });
             let gpu = Gpu {
                 index: c.get(1).and_then(|m| m.as_str().parse().ok()).unwrap_or(0),

@@ -94,3 +94,22 @@ fn vllm_collect_env_with_padded_names() {
     assert_eq!(gpus(&s).len(), 5);
     assert_eq!(s.platform.platform.os, OsFamily::Linux);
 }
+
+/// mlverse/torch#336: nvidia-smi's header line pasted alone, between `...` lines, still gives the
+/// driver and the CUDA level it supports; with nvcc beside it, the harmless difference is explained.
+#[test]
+fn nvidia_smi_header_line_alone() {
+    let text = "nvcc: NVIDIA (R) Cuda compiler driver\nCopyright (c) 2005-2019 NVIDIA Corporation\n\
+                Built on Sun_Jul_28_19:07:16_PDT_2019\nCuda compilation tools, release 10.1, V10.1.243\n...    \n\
+                | NVIDIA-SMI 450.66       Driver Version: 450.66       CUDA Version: 11.0     |\n....\n";
+    let s = read(text);
+    let d = s.driver.value().unwrap();
+    assert_eq!((d.version.as_str(), d.cuda_version), ("450.66", Some(crate::CudaVersion::new(11, 0))));
+    let ids: Vec<String> = crate::diagnose::diagnose(&s, kb()).into_iter().map(|f| f.id).collect();
+    assert!(ids.iter().any(|i| i == "toolkits.versions_explained"), "{ids:?}");
+    // pytorch/pytorch#85332: the header run into a label, no table borders.
+    let s = read("nvidia-smi:NVIDIA-SMI 450.51.05    Driver Version: 450.51.05    CUDA Version: 11.0 \n");
+    assert_eq!(formats(&s), ["nvidia-smi header"]);
+    let d = s.driver.value().unwrap();
+    assert_eq!((d.version.as_str(), d.cuda_version), ("450.51.05", Some(crate::CudaVersion::new(11, 0))));
+}
