@@ -115,7 +115,7 @@ pub fn summary(report: &Report, color: bool, verbose: bool) -> String {
         let _ = writeln!(out, "\nTo settle this, paste the output of this command too: {}", next.command);
         let _ = writeln!(out, "  (it shows {})", next.shows);
     }
-    if s.driver.value().is_none() || s.gpus.value().is_none() {
+    if !pasted && (s.driver.value().is_none() || s.gpus.value().is_none()) {
         let _ = writeln!(out, "\n`gpu-doctor check --verbose` shows every place that was looked at.");
     }
     if verbose {
@@ -166,6 +166,7 @@ mod tests {
         assert!(not_shown[0].contains("Driver") && not_shown[0].contains("GPUs"), "{out}");
         assert!(out.contains("observed.torch.driver_too_old"), "{out}");
         assert!(out.contains("paste the output of this command too: nvidia-smi\n"), "{out}");
+        assert!(!out.contains("gpu-doctor check --verbose"), "a paste was not checked here:\n{out}");
     }
 
     /// A paste that shows the driver and GPUs asks for nothing more about them.

@@ -30,7 +30,8 @@ pub const LS_CUDA: NextPaste = NextPaste {
 };
 
 /// The command whose output would settle the first warning or error of a pasted text that rests
-/// on a part the text did not show; `None` for a machine's own report, or when nothing is missing.
+/// on a part the text did not show, or that would tell whether a PyTorch that cannot use a GPU is
+/// a problem (the GPUs unknown); `None` for a machine's own report, or when nothing is missing.
 #[must_use]
 pub fn next_paste(snap: &Snapshot, findings: &[Finding]) -> Option<NextPaste> {
     if !matches!(snap.origin, Origin::Pasted { .. }) {
@@ -41,7 +42,7 @@ pub fn next_paste(snap: &Snapshot, findings: &[Finding]) -> Option<NextPaste> {
     let no_toolkits = unknown(&snap.toolkits);
     let mut serious: Vec<&Finding> = findings.iter().filter(|f| f.severity != Severity::Info).collect();
     serious.sort_by_key(|f| f.severity != Severity::Error);
-    serious.into_iter().find_map(|f| {
+    let for_findings = serious.into_iter().find_map(|f| {
         let needs: &[(bool, NextPaste)] = match f.category {
             Category::DriverTooOldForRuntime | Category::ArchNotInBuild => {
                 &[(no_driver, NVIDIA_SMI), (torch_unknown, PYTHON_TORCH)]
@@ -57,6 +58,24 @@ pub fn next_paste(snap: &Snapshot, findings: &[Finding]) -> Option<NextPaste> {
             Category::Benchmark | Category::Other => &[],
         };
         needs.iter().find(|(missing, _)| *missing).map(|(_, ask)| *ask)
+    });
+    // PyTorch that cannot use a GPU (a CPU build, or `is_available()` False) says nothing until the
+    // GPUs are known: only then is it a problem.
+    for_findings.or_else(|| (no_driver && torch_without_gpu(snap)).then_some(NVIDIA_SMI))
+}
+
+/// True when the pasted PyTorch is a CPU build or said CUDA is not available.
+fn torch_without_gpu(snap: &Snapshot) -> bool {
+    let Some(envs) = snap.python_envs.value() else { return false };
+    envs.iter().any(|e| {
+        let cpu = e.frameworks.iter().any(|f| f.name == "torch" && matches!(f.build, FrameworkBuild::Cpu));
+        let unavailable = e
+            .deep
+            .as_ref()
+            .and_then(|d| d.value())
+            .and_then(|d| d.torch.as_ref())
+            .is_some_and(|t| t.cuda_available == Some(false));
+        cpu || unavailable
     })
 }
 

@@ -56,6 +56,17 @@ fn what_to_paste_next() {
     assert_eq!(next_paste(&s, &[]), None, "nothing to settle");
 }
 
+/// The issue's own example: a CPU build that says CUDA is not available gives no finding while the
+/// GPUs are unknown, so the paste asks for nvidia-smi; with a GPU listed it asks for nothing.
+#[test]
+fn a_torch_without_gpu_asks_for_nvidia_smi() {
+    let kb = Kb::get().unwrap();
+    let s = read(">>> torch.__version__\n'2.5.1+cpu'\n>>> torch.cuda.is_available()\nFalse\n");
+    assert_eq!(next_paste(&s, &crate::diagnose::diagnose(&s, kb)), Some(NVIDIA_SMI));
+    let s = read(COLLECT_ENV_WINDOWS_CPU);
+    assert_eq!(next_paste(&s, &crate::diagnose::diagnose(&s, kb)), None, "the GPU and driver are listed");
+}
+
 /// The python line offered is one the paste reader reads back.
 #[test]
 fn the_offered_python_line_is_read_back() {
