@@ -78,11 +78,14 @@ fn the_offered_python_line_is_read_back() {
 }
 
 /// The tools' lines together: GPUs from llama.cpp and ollama with their capability, nvtop's
-/// current links, ollama's driver CUDA level kept until a driver version is known.
+/// current links, ptxas's banner (its release line is read as the toolkit, as nvcc's is).
 #[test]
 fn tool_lines_from_threads() {
     let s = read(TOOL_LINES);
-    assert_eq!(formats(&s), ["llama.cpp device list", "ollama inference compute", "nvtop"]);
+    assert_eq!(
+        formats(&s),
+        ["llama.cpp device list", "ollama inference compute", "nvtop", "ptxas --version", "nvcc --version"]
+    );
     let g = gpus(&s);
     let rtx3090: Vec<_> = g.iter().filter(|g| g.name.as_deref() == Some("NVIDIA GeForce RTX 3090")).collect();
     // Framework facts name a product: two devices of one name give that name its capability.
