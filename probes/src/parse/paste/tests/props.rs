@@ -95,7 +95,7 @@ proptest! {
 
     #[test]
     fn near_miss_text_never_panics(
-        s in "(PyTorch version: |CUDA used to build PyTorch: |GPU [0-9]: |Driver Version |NVIDIA-SMI |\\| |\\+---|GPU 0000:01:00.0|    Max : |jaxlib: |jax: |Package  Version|---- ----|# packages in environment at|==|cuda[0-9]{0,4}|[0-9.]{0,8}|'cuda_version': |found version |sm_[0-9]{0,3}|\\{|\\}|\"schema_version\"|> |```|>>> |torch.__version__|torch.version.cuda|torch.cuda.is_available\\(\\)|torch.cuda.get_arch_list\\(\\)|torch.cuda.get_device_capability\\(|python -c \"|print\\(|\\(8, |\\['sm_|True|False|\\+cpu|\\+cu121|`|could not select device driver \"\" with capabilities: |\\n){0,60}"
+        s in "(PyTorch version: |CUDA used to build PyTorch: |GPU [0-9]: |Driver Version |NVIDIA-SMI |\\| |\\+---|GPU 0000:01:00.0|    Max : |jaxlib: |jax: |Package  Version|---- ----|# packages in environment at|==|cuda[0-9]{0,4}|[0-9.]{0,8}|'cuda_version': |found version |sm_[0-9]{0,3}|\\{|\\}|\"schema_version\"|> |```|>>> |torch.__version__|torch.version.cuda|torch.cuda.is_available\\(\\)|torch.cuda.get_arch_list\\(\\)|torch.cuda.get_device_capability\\(|python -c \"|print\\(|\\(8, |\\['sm_|True|False|\\+cpu|\\+cu121|`|could not select device driver \"\" with capabilities: |ggml_cuda_init: found [0-9] CUDA devices:|  Device [0-9]: |, compute capability |, VMM: yes|msg=\"inference compute\" |library=cuda |compute=[0-9.]{0,4} |driver=[0-9.]{0,5} |name=\"|Device [0-9] \\[|\\] PCIe GEN [0-9]@[0-9]{0,2}x|\\[[0-9]\\] | \\| [0-9]{0,3}'C, |[0-9]{0,3} % |[0-9]{0,5} / [0-9]{0,5} MB|ptxas: NVIDIA \\(R\\) Ptx optimizing assembler|Cuda compilation tools, release |Is CUDA available            : |\\n){0,60}"
     ) {
         read_bounded(s);
     }
