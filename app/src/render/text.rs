@@ -2,12 +2,16 @@
 
 use std::fmt::Write;
 
+use gpu_doctor_probes::parse::paste::next_paste;
 use gpu_doctor_probes::{Origin, Outcome, Report, Severity};
 
 use super::facts::{Tone, sections};
 use super::findings::{severity_word, tally};
 
 const LABEL_WIDTH: usize = 10;
+
+/// The headline of a section whose part the source did not speak of (`facts::missing`).
+const UNKNOWN: &str = "unknown";
 
 /// Text from the machine, a paste or a file, made safe to print on a terminal as one line: line
 /// breaks and tabs become spaces; every other control character (ESC, BEL, CR, DEL, the 8-bit
@@ -87,21 +91,31 @@ pub fn summary(report: &Report, color: bool, verbose: bool) -> String {
     let mut out = String::new();
     let s = &report.snapshot;
     let _ = writeln!(out, "gpu-doctor {} · snapshot schema {}\n", clean(&report.tool_version), s.schema_version);
+    let pasted = matches!(s.origin, Origin::Pasted { .. });
     if let Origin::Pasted { formats } = &s.origin {
-        let _ = writeln!(
-            out,
-            "Another machine, from pasted text ({}); parts it did not show are unknown.\n",
-            clean(&formats.join(", "))
-        );
+        let _ = writeln!(out, "Another machine, from pasted text ({}).\n", clean(&formats.join(", ")));
     }
+    // A paste shows what it held; the parts it did not show are named once, on one line.
+    let mut not_shown = Vec::new();
     for sec in sections(report) {
+        if pasted && sec.headline == UNKNOWN {
+            not_shown.push(sec.label);
+            continue;
+        }
         let _ = writeln!(out, "{:<LABEL_WIDTH$}{}", sec.label, paint(&sec.headline, sec.tone, color));
         for d in &sec.details {
             let _ = writeln!(out, "{:<LABEL_WIDTH$}{}", "", if verbose { clean(d) } else { shorten(d) });
         }
     }
+    if !not_shown.is_empty() {
+        let _ = writeln!(out, "{:<LABEL_WIDTH$}{}", "Not shown", not_shown.join(", "));
+    }
     findings(&mut out, report, color, verbose);
-    if s.driver.value().is_none() || s.gpus.value().is_none() {
+    if let Some(next) = next_paste(s, &report.findings) {
+        let _ = writeln!(out, "\nTo settle this, paste the output of this command too: {}", next.command);
+        let _ = writeln!(out, "  (it shows {})", next.shows);
+    }
+    if !pasted && (s.driver.value().is_none() || s.gpus.value().is_none()) {
         let _ = writeln!(out, "\n`gpu-doctor check --verbose` shows every place that was looked at.");
     }
     if verbose {
@@ -117,4 +131,50 @@ pub fn summary(report: &Report, color: bool, verbose: bool) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use gpu_doctor_probes::compat::Kb;
+    use gpu_doctor_probes::diagnose::diagnose;
+    use gpu_doctor_probes::parse::paste::read_pasted;
+
+    use super::*;
+
+    fn pasted_summary(text: &str) -> String {
+        let kb = Kb::get().unwrap();
+        let snap = read_pasted(text, kb).unwrap();
+        let findings = diagnose(&snap, kb);
+        summary(&Report::new(snap, findings), false, false)
+    }
+
+    /// zai-org/ChatGLM3#100 (tests/corpus/driver_too_old_for_runtime/chatglm3-100-found-11060.txt):
+    /// one error line shows the finding, one line for the parts it did not show, and the command
+    /// that would show the driver.
+    #[test]
+    fn one_error_line_names_what_was_not_shown_once_and_what_to_paste() {
+        let out = pasted_summary(
+            "RuntimeError: The NVIDIA driver on your system is too old (found version 11060). Please update your \
+             GPU driver by downloading and installing a new version from the URL: \
+             http://www.nvidia.com/Download/index.aspx Alternatively, go to: https://pytorch.org to install a \
+             PyTorch version that has been compiled with your version of the CUDA driver.",
+        );
+        assert!(!out.lines().any(|l| l.trim_end().ends_with(UNKNOWN)), "no line per unknown part:\n{out}");
+        let not_shown: Vec<&str> = out.lines().filter(|l| l.starts_with("Not shown")).collect();
+        assert_eq!(not_shown.len(), 1, "{out}");
+        assert!(not_shown[0].contains("Driver") && not_shown[0].contains("GPUs"), "{out}");
+        assert!(out.contains("observed.torch.driver_too_old"), "{out}");
+        assert!(out.contains("paste the output of this command too: nvidia-smi\n"), "{out}");
+        assert!(!out.contains("gpu-doctor check --verbose"), "a paste was not checked here:\n{out}");
+    }
+
+    /// A paste that shows the driver and GPUs asks for nothing more about them.
+    #[test]
+    fn a_paste_with_the_driver_does_not_ask_for_nvidia_smi() {
+        let text = include_str!("../../../probes/src/parse/paste/samples/support_thread.md");
+        let out = pasted_summary(text);
+        assert!(!out.contains("this command too: nvidia-smi"), "{out}");
+        assert!(out.lines().filter(|l| l.starts_with("Not shown")).count() <= 1, "{out}");
+    }
 }

@@ -14,8 +14,14 @@ use crate::{CudaVersion, CudnnVersion, DriverVersion};
 const FORMAT: &str = "collect_env";
 
 /// The value after `key` on the first line that starts with it, with its line number.
+/// vLLM's collect_env (2025 on) pads the name before the colon (`Is CUDA available            : True`).
 fn field<'a>(lines: &'a [String], key: &str) -> Option<(usize, &'a str)> {
-    lines.iter().enumerate().find_map(|(i, l)| l.trim().strip_prefix(key).map(|v| (i, v.trim())))
+    let name = key.strip_suffix(':').unwrap_or(key);
+    lines.iter().enumerate().find_map(|(i, l)| {
+        let rest = l.trim().strip_prefix(name)?;
+        let value = rest.strip_prefix(':').or_else(|| rest.trim_start_matches(' ').strip_prefix(':'))?;
+        Some((i, value.trim()))
+    })
 }
 
 /// collect_env's words for "no value".
@@ -52,6 +58,17 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
             "No" | "False" => Some(false),
             _ => None,
         });
+        // Older collect_env printed every `None` as `Could not collect`: with a GPU or a driver
+        // listed and CUDA not available, torch.version.cuda was None, a CPU build.
+        let gpu_listed = get("GPU models and configuration:").is_some() || get("Nvidia driver version:").is_some();
+        if facts.torch_build.is_none()
+            && built_with == Some("Could not collect")
+            && rocm_build.is_none()
+            && available == Some(false)
+            && gpu_listed
+        {
+            facts.torch_build = Some(FrameworkBuild::Cpu);
+        }
         facts.deep.torch = Some(DeepTorch {
             version: Some(torch_version.to_owned()),
             cuda: cuda_build.map(str::to_owned),

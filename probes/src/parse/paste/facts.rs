@@ -165,6 +165,13 @@ impl Facts {
                 Some(Pick { named: nvcc, install_root: Some(t.root.clone()) })
             });
         }
+        if self.picks.path.is_none() {
+            // A pasted `nvcc --version` ran the nvcc on PATH: with one such version, that is the pick.
+            let mut pasted = self.toolkits.iter().filter(|t| t.kind == ToolkitKind::Pasted);
+            if let (Some(only), None) = (pasted.next(), pasted.next()) {
+                self.picks.path = Some(Pick { named: "nvcc".to_owned(), install_root: Some(only.root.clone()) });
+            }
+        }
         if self.picks.usr_local_cuda.is_none() && self.toolkits.iter().any(|t| t.root == "/usr/local/cuda") {
             let root = Some("/usr/local/cuda".to_owned());
             self.picks.usr_local_cuda = Some(Pick { named: "/usr/local/cuda".to_owned(), install_root: root });
@@ -251,6 +258,8 @@ impl Facts {
             tf_version: self.deep.tensorflow.as_ref().and_then(|t| t.version.as_deref()),
             jax_cuda_devices: self.jax_cuda_devices,
             complete: self.complete_package_list,
+            windows: self.os == Some(OsFamily::Windows),
+            torch_cuda_available: self.deep.torch.as_ref().and_then(|t| t.cuda_available) == Some(true),
         };
         let built = frameworks(&self.packages, &hints);
         self.toolkits.extend(built.toolkits);

@@ -27,6 +27,10 @@ pub(super) struct Hints<'a> {
     pub jax_cuda_devices: bool,
     /// A whole package list was pasted, so a missing package is not installed.
     pub complete: bool,
+    /// The text says the machine runs Windows, where PyPI's `torch` wheels are CPU builds.
+    pub windows: bool,
+    /// PyTorch said CUDA is available, which no CPU build says.
+    pub torch_cuda_available: bool,
 }
 
 /// What the packages add up to.
@@ -95,7 +99,7 @@ fn framework(
                 }
                 b.clone()
             }
-            None => from_conda.or(from_tag).unwrap_or(FrameworkBuild::Unknown),
+            None => from_conda.or(from_tag).unwrap_or_else(|| windows_pypi_torch(p, hints)),
         }
     } else if TENSORFLOW.contains(&name) {
         match hints.tf_info {
@@ -136,6 +140,18 @@ fn framework(
         cudnn_build,
         source,
         site_packages: PASTED.to_owned(),
+    }
+}
+
+/// A `torch` with no local version tag and no conda build string: on Windows that is PyPI's wheel,
+/// which is built for the CPU only (PyTorch's CUDA wheels for Windows come from its own index and
+/// carry `+cuXYZ`); elsewhere PyPI's wheel is a CUDA build of unknown level, so it stays unknown.
+fn windows_pypi_torch(p: &Pkg, hints: &Hints<'_>) -> FrameworkBuild {
+    let tagged = p.version.contains('+');
+    if hints.windows && !hints.torch_cuda_available && !tagged && p.conda_build.is_none() && p.source != "conda list" {
+        FrameworkBuild::Cpu
+    } else {
+        FrameworkBuild::Unknown
     }
 }
 

@@ -3,7 +3,8 @@
 //! The text may mix, in any order and amid prose, markdown fences, `>` quotes and shell prompts:
 //! PyTorch's collect_env; nvidia-smi's table, `-q` text, `-q -x` XML or `--query-gpu` CSV;
 //! `nvcc --version`; `pip list`, `pip freeze`, `conda list`; PyTorch's REPL and `python -c` prints;
-//! `jax.print_environment_info()`;
+//! `jax.print_environment_info()`; llama.cpp's and ollama's device lines; gpustat and nvtop lines;
+//! `ptxas --version`;
 //! TensorFlow's build info, version, device list and device log lines; `lspci -k`/`-vv` blocks and
 //! kernel log lines (nouveau, a refused unsigned module); `env`, `export`, `echo $PATH`,
 //! `which -a nvcc` and `ls -l /usr/local/cuda*`; `ldconfig -p` lines and WSL2's `/usr/lib/wsl/lib`;
@@ -12,6 +13,7 @@
 //!
 //! One file per format; `facts` gathers what they find and builds the snapshot.
 
+mod ask;
 mod clean;
 mod collect_env;
 mod facts;
@@ -19,10 +21,13 @@ mod frameworks;
 mod gpus;
 mod jax_env;
 mod kernel_log;
+mod llama_cpp;
 mod loader;
 mod lspci;
 mod messages;
+mod monitors;
 mod packages;
+mod ptxas;
 mod python_prints;
 mod report;
 mod shell_env;
@@ -36,6 +41,8 @@ use crate::Snapshot;
 use crate::compat::Kb;
 
 use messages::Matcher;
+
+pub use ask::{LS_CUDA, NVIDIA_SMI, NextPaste, PYTHON_TORCH, next_paste};
 
 /// The format name recorded when the text holds known error or warning lines.
 const MESSAGES: &str = "error messages";
@@ -93,6 +100,9 @@ pub fn read_pasted(text: &str, kb: &Kb) -> Result<Snapshot, ParseError> {
     kernel_log::read(&lines, &mut facts);
     shell_env::read(&lines, &mut facts);
     loader::read(&lines, &mut facts);
+    llama_cpp::read(&lines, &mut facts);
+    monitors::read(&lines, &mut facts);
+    ptxas::read(&lines, &mut facts);
     let found = matcher.scan(&lines);
     if let Some((at, _)) = found.first() {
         facts.saw(*at, MESSAGES);

@@ -67,6 +67,13 @@ const CASES: &[Case] = &[
         &[],
     ),
     (
+        // andimarafioti/faster-qwen3-tts#113: the line wrapped where the PR quoted it.
+        "torch.driver_too_old",
+        ".../torch/cuda/__init__.py:187: UserWarning: CUDA initialization: The NVIDIA driver on your\nsystem is too old (found version 12040). ...",
+        &[("found_version", "12040")],
+        &[],
+    ),
+    (
         "torch.driver_init_failed",
         "RuntimeError: CUDA driver initialization failed, you might not have a CUDA gpu.",
         &[],
@@ -229,7 +236,7 @@ const CASES: &[Case] = &[
         "cudnn.could_not_load_library",
         "Could not load library libcudnn_ops_infer.so.8. Error: libcudnn_ops_infer.so.8: cannot open shared object file: No such file or directory",
         &[("library", "libcudnn_ops_infer.so.8")],
-        &[],
+        &["ld.cudnn_library_missing"],
     ),
     (
         "cudnn.unable_to_load_any",
@@ -244,6 +251,12 @@ const CASES: &[Case] = &[
         &[],
     ),
     (
+        "cudnn.zlib_dll_not_found",
+        "Could not locate zlibwapi.dll. Please make sure it is in your library path!",
+        &[],
+        &[],
+    ),
+    (
         "ld.libcuda_missing",
         "ImportError: libcuda.so.1: cannot open shared object file: No such file or directory",
         &[],
@@ -253,6 +266,12 @@ const CASES: &[Case] = &[
         "ld.cuda_library_missing",
         "OSError: libcudart.so.12: cannot open shared object file: No such file or directory",
         &[("library", "libcudart.so.12")],
+        &[],
+    ),
+    (
+        "ld.cudnn_library_missing",
+        "ImportError: libcudnn.so.8: cannot open shared object file: No such file or directory",
+        &[("library", "libcudnn.so.8")],
         &[],
     ),
     (

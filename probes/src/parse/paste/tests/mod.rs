@@ -2,6 +2,7 @@
 //! negative controls and no-panic properties.
 
 mod formats;
+mod inference;
 mod linear;
 mod messages;
 mod mixed;
@@ -42,6 +43,12 @@ pub(super) const VISIBLE_DEVICES: &str = include_str!("../samples/cuda_visible_d
 /// `lspci -vv` link lines: the RTX 4090's header and driver lines from tinygrad/open-gpu-kernel-modules#6,
 /// its `LnkCap`/`LnkSta` lines from janhq/jan#183 (real lines of two threads, joined into one block).
 pub(super) const LSPCI_LINK: &str = include_str!("../samples/lspci_vv_link_lines.txt");
+/// pytorch/pytorch#122924: collect_env on Windows with PyPI's torch (no local tag, `Could not collect`).
+pub(super) const COLLECT_ENV_WINDOWS_PYPI: &str = include_str!("../samples/collect_env_windows_pypi_122924.txt");
+/// vllm-project/vllm#25539: vLLM's collect_env, names padded before the colon.
+pub(super) const COLLECT_ENV_VLLM: &str = include_str!("../samples/collect_env_vllm_sections.txt");
+/// llama.cpp, ollama, gpustat, nvtop and ptxas lines from public threads.
+pub(super) const TOOL_LINES: &str = include_str!("../samples/tool_lines.txt");
 
 /// Every sample, for the whole-corpus tests.
 pub(super) const SAMPLES: &[&str] = &[
@@ -64,6 +71,9 @@ pub(super) const SAMPLES: &[&str] = &[
     LDCONFIG_WSL,
     VISIBLE_DEVICES,
     LSPCI_LINK,
+    COLLECT_ENV_WINDOWS_PYPI,
+    COLLECT_ENV_VLLM,
+    TOOL_LINES,
 ];
 
 pub(super) fn kb() -> &'static Kb {

@@ -1,0 +1,93 @@
+//! What to paste next: when a pasted text's findings rest on a part the text did not show, the one
+//! command whose output settles it. `diagnose --from` prints it under the findings.
+
+use crate::model::FrameworkBuild;
+use crate::{Category, Finding, Origin, Probed, Severity, Snapshot};
+
+/// One command to run on the machine and paste, and what its output would settle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NextPaste {
+    /// The command, as it is typed.
+    pub command: &'static str,
+    /// What its output shows, as the end of a sentence (`the driver version …`).
+    pub shows: &'static str,
+}
+
+/// nvidia-smi: the driver, the CUDA level it supports, the GPUs.
+pub const NVIDIA_SMI: NextPaste =
+    NextPaste { command: "nvidia-smi", shows: "the driver version, the newest CUDA it supports and the GPUs it sees" };
+
+/// PyTorch's build and what it sees, on one line (the paste reader reads its answer).
+pub const PYTHON_TORCH: NextPaste = NextPaste {
+    command: "python -c \"import torch; print(torch.__version__, torch.version.cuda, torch.cuda.is_available())\"",
+    shows: "which PyTorch build is installed and whether it sees a GPU",
+};
+
+/// The CUDA toolkits installed and where `/usr/local/cuda` points.
+pub const LS_CUDA: NextPaste = NextPaste {
+    command: "ls -l /usr/local/cuda*",
+    shows: "which CUDA toolkits are installed and which one /usr/local/cuda points to",
+};
+
+/// The command whose output would settle the first warning or error of a pasted text that rests
+/// on a part the text did not show, or that would tell whether a PyTorch that cannot use a GPU is
+/// a problem (the GPUs unknown); `None` for a machine's own report, or when nothing is missing.
+#[must_use]
+pub fn next_paste(snap: &Snapshot, findings: &[Finding]) -> Option<NextPaste> {
+    if !matches!(snap.origin, Origin::Pasted { .. }) {
+        return None;
+    }
+    let no_driver = unknown(&snap.driver) || unknown(&snap.gpus);
+    let torch_unknown = torch_build_unknown(snap);
+    let no_toolkits = unknown(&snap.toolkits);
+    let mut serious: Vec<&Finding> = findings.iter().filter(|f| f.severity != Severity::Info).collect();
+    serious.sort_by_key(|f| f.severity != Severity::Error);
+    let for_findings = serious.into_iter().find_map(|f| {
+        let needs: &[(bool, NextPaste)] = match f.category {
+            Category::DriverTooOldForRuntime | Category::ArchNotInBuild => {
+                &[(no_driver, NVIDIA_SMI), (torch_unknown, PYTHON_TORCH)]
+            }
+            Category::CpuOnlyBuild => &[(torch_unknown, PYTHON_TORCH), (no_driver, NVIDIA_SMI)],
+            Category::NoDriverOrGpuNotVisible | Category::WslSpecific | Category::PcieLinkDegraded => {
+                &[(no_driver, NVIDIA_SMI)]
+            }
+            Category::MultipleToolkitsConflict
+            | Category::ToolkitVsFrameworkMismatchHarmless
+            | Category::EnvVarMisconfig => &[(no_toolkits, LS_CUDA), (no_driver, NVIDIA_SMI)],
+            Category::CudnnMissingOrMismatch => &[(torch_unknown, PYTHON_TORCH), (no_driver, NVIDIA_SMI)],
+            Category::Benchmark | Category::Other => &[],
+        };
+        needs.iter().find(|(missing, _)| *missing).map(|(_, ask)| *ask)
+    });
+    // PyTorch that cannot use a GPU (a CPU build, or `is_available()` False) says nothing until the
+    // GPUs are known: only then is it a problem.
+    for_findings.or_else(|| (no_driver && torch_without_gpu(snap)).then_some(NVIDIA_SMI))
+}
+
+/// True when the pasted PyTorch is a CPU build or said CUDA is not available.
+fn torch_without_gpu(snap: &Snapshot) -> bool {
+    let Some(envs) = snap.python_envs.value() else { return false };
+    envs.iter().any(|e| {
+        let cpu = e.frameworks.iter().any(|f| f.name == "torch" && matches!(f.build, FrameworkBuild::Cpu));
+        let unavailable = e
+            .deep
+            .as_ref()
+            .and_then(|d| d.value())
+            .and_then(|d| d.torch.as_ref())
+            .is_some_and(|t| t.cuda_available == Some(false));
+        cpu || unavailable
+    })
+}
+
+/// True for a part the text did not speak of.
+fn unknown<T>(p: &Probed<T>) -> bool {
+    matches!(p, Probed::Unknown { .. })
+}
+
+/// True when the text did not say which PyTorch build is installed (or named no framework at all).
+fn torch_build_unknown(snap: &Snapshot) -> bool {
+    let Some(envs) = snap.python_envs.value() else { return true };
+    let builds: Vec<&FrameworkBuild> =
+        envs.iter().flat_map(|e| &e.frameworks).filter(|f| f.name == "torch").map(|f| &f.build).collect();
+    builds.is_empty() || builds.iter().all(|b| matches!(b, FrameworkBuild::Unknown))
+}

@@ -1,0 +1,127 @@
+//! What llama.cpp (and ollama, which runs it) prints about the GPUs it starts on:
+//! `ggml_cuda_init: found 1 CUDA devices:` (older builds: `ggml_init_cublas:`) and under it
+//! `  Device 0: NVIDIA GeForce RTX 4070, compute capability 8.9, VMM: yes` (alone too, by its `VMM:`
+//! field); and ollama's
+//! `msg="inference compute" … library=cuda … compute=7.5 driver=12.1 name="NVIDIA GeForce RTX 2080 Ti"`,
+//! whose `driver=` is the newest CUDA the driver supports.
+
+use std::sync::OnceLock;
+
+use regex::Regex;
+
+use super::facts::Facts;
+use super::gpus::GpuFact;
+use crate::{ComputeCapability, CudaVersion};
+
+const LLAMA_CPP: &str = "llama.cpp device list";
+const OLLAMA: &str = "ollama inference compute";
+
+/// `Device 0: NAME, compute capability 8.9` (whatever follows).
+fn device_re() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    #[allow(clippy::unwrap_used)] // a literal pattern, exercised by every test
+    RE.get_or_init(|| Regex::new(r"^Device (\d{1,3}): (.{1,200}?), compute capability (\d{1,2}\.\d{1,2})\b").unwrap())
+}
+
+/// `key=value` or `key="value"` on an ollama log line.
+fn ollama_value<'a>(line: &'a str, key: &str) -> Option<&'a str> {
+    let at = line.match_indices(key).find(|(i, _)| *i == 0 || line[..*i].ends_with(' '))?.0;
+    let rest = line.get(at + key.len()..)?;
+    match rest.strip_prefix('"') {
+        Some(quoted) => quoted.split('"').next(),
+        None => rest.split_whitespace().next(),
+    }
+}
+
+/// Reads llama.cpp's device lines and ollama's `inference compute` lines.
+pub(super) fn read(lines: &[String], facts: &mut Facts) {
+    let mut in_list = false;
+    for (i, line) in lines.iter().enumerate() {
+        let t = line.trim();
+        if (t.starts_with("ggml_cuda_init: found") || t.starts_with("ggml_init_cublas: found"))
+            && t.contains("CUDA devices")
+        {
+            in_list = true;
+            continue;
+        }
+        // A device line also stands alone when it has llama.cpp's `VMM:` field.
+        if (in_list || t.contains(", VMM: "))
+            && let Some(c) = device_re().captures(t)
+        {
+            facts.saw(i, LLAMA_CPP);
+            facts.gpu_facts.push(GpuFact {
+                index: c.get(1).and_then(|m| m.as_str().parse().ok()),
+                name: c.get(2).map(|m| m.as_str().to_owned()),
+                bus_id: None,
+                cc: c.get(3).and_then(|m| m.as_str().parse::<ComputeCapability>().ok()),
+                source: LLAMA_CPP,
+            });
+            continue;
+        }
+        in_list = false;
+        if t.contains("msg=\"inference compute\"") && ollama_value(t, "library=") == Some("cuda") {
+            facts.saw(i, OLLAMA);
+            facts.gpu_facts.push(GpuFact {
+                index: None,
+                name: ollama_value(t, "name=").map(str::to_owned),
+                bus_id: None,
+                cc: ollama_value(t, "compute=").and_then(|v| v.parse::<ComputeCapability>().ok()),
+                source: OLLAMA,
+            });
+            let cuda = ollama_value(t, "driver=").and_then(|v| v.parse::<CudaVersion>().ok());
+            facts.driver(None, cuda, OLLAMA);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read_text(text: &str) -> Facts {
+        let mut facts = Facts::default();
+        read(&super::super::clean::lines(text), &mut facts);
+        facts
+    }
+
+    /// ggml-org/llama.cpp#9881 (tests/corpus/healthy/llama.cpp-9881-rtx4070-reference-run.txt).
+    #[test]
+    fn llama_cpp_device_lines_give_name_and_capability() {
+        let f = read_text(
+            "ggml_cuda_init: GGML_CUDA_FORCE_CUBLAS: no\nggml_cuda_init: found 1 CUDA devices:\n  \
+             Device 0: NVIDIA GeForce RTX 4070, compute capability 8.9, VMM: yes\n\
+             register_backend: registered backend CUDA (1 devices)\n",
+        );
+        assert_eq!(f.gpu_facts.len(), 1);
+        let g = &f.gpu_facts[0];
+        assert_eq!((g.index, g.name.as_deref()), (Some(0), Some("NVIDIA GeForce RTX 4070")));
+        assert_eq!(g.cc, "8.9".parse().ok());
+    }
+
+    /// ollama/ollama#1834: the older `ggml_init_cublas` header, no `VMM`.
+    #[test]
+    fn older_cublas_header_is_read() {
+        let f = read_text(
+            "ggml_init_cublas: found 1 CUDA devices:\n  Device 0: NVIDIA GeForce GTX 765M, compute capability 3.0\n",
+        );
+        assert_eq!(f.gpu_facts[0].cc, "3.0".parse().ok());
+        assert!(read_text("  Device 0: X, compute capability 3.0\n").gpu_facts.is_empty(), "no header, no claim");
+        // ggml-org/llama.cpp#16834: the device line alone, with its `VMM:` field.
+        let f = read_text("Device 0: NVIDIA GeForce RTX 4090, compute capability 8.9, VMM: yes\n");
+        assert_eq!(f.gpu_facts[0].name.as_deref(), Some("NVIDIA GeForce RTX 4090"));
+    }
+
+    /// ollama/ollama#10569 (tests/corpus/healthy/ollama-10569-oldest-driver-531-works.txt).
+    #[test]
+    fn ollama_inference_compute_line() {
+        let f = read_text(
+            "time=2025-05-05T16:11:49.763-07:00 level=INFO source=types.go:130 msg=\"inference compute\" \
+             id=GPU-d6de3398-9932-6902-11ec-fee8e424c8a2 library=cuda variant=v12 compute=7.5 driver=12.1 \
+             name=\"NVIDIA GeForce RTX 2080 Ti\" total=\"11.0 GiB\" available=\"9.9 GiB\"",
+        );
+        assert_eq!(f.gpu_facts[0].name.as_deref(), Some("NVIDIA GeForce RTX 2080 Ti"));
+        assert_eq!(f.gpu_facts[0].cc, "7.5".parse().ok());
+        assert_eq!(f.driver_cuda.map(|(c, _)| c), Some(CudaVersion::new(12, 1)));
+        assert!(read_text("msg=\"inference compute\" library=cpu compute=\"\"").gpu_facts.is_empty());
+    }
+}

@@ -1,0 +1,126 @@
+//! GPU monitors' lines: gpustat's `[0] NVIDIA GeForce RTX 3090 | 35'C,   0 % |   10 / 24576 MB | …`
+//! (after a header line ending in the driver version), and nvtop's device header
+//! `Device 0 [GeForce GTX 1080 Ti] PCIe GEN 3@16x …`, which states the link's current generation and
+//! width (not its maximum).
+
+use std::sync::OnceLock;
+
+use regex::Regex;
+
+use super::facts::Facts;
+use crate::DriverVersion;
+use crate::model::Gpu;
+
+const GPUSTAT: &str = "gpustat";
+const NVTOP: &str = "nvtop";
+
+/// gpustat's row: index, name, then `|`-separated temperature and utilization, memory.
+fn gpustat_re() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    #[allow(clippy::unwrap_used)] // a literal pattern, exercised by every test
+    RE.get_or_init(|| {
+        Regex::new(r"^\[(\d{1,3})\]\s+([^|]{1,120}?)\s*\|\s*(\d{1,3})\s*\S{0,2}C\s*((?:,\s*\d{1,3}\s*%\s*){1,2})[^|]{0,40}\|\s*(\d{1,9})\s*/\s*(\d{1,9})\s*MB")
+            .unwrap()
+    })
+}
+
+/// nvtop's device header.
+fn nvtop_re() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    #[allow(clippy::unwrap_used)] // a literal pattern, exercised by every test
+    RE.get_or_init(|| {
+        Regex::new(r"^Device (\d{1,3}) \[([^\]]{1,120})\][^A-Za-z0-9]{0,8}PCIe GEN (\d{1,2})@\s*(\d{1,2})x").unwrap()
+    })
+}
+
+const MIB: u64 = 1024 * 1024;
+
+/// Reads gpustat rows (and the driver version on the header before them) and nvtop headers.
+pub(super) fn read(lines: &[String], facts: &mut Facts) {
+    let mut gpustat_driver = None;
+    for (i, line) in lines.iter().enumerate() {
+        let t = line.trim();
+        if let Some(c) = gpustat_re().captures(t) {
+            facts.saw(i, GPUSTAT);
+            let num = |k: usize| c.get(k).and_then(|m| m.as_str().parse::<u64>().ok());
+            // With `--show-fan` the fan's percentage comes first: utilization is the last one.
+            let util = c.get(4).and_then(|m| {
+                m.as_str().split(',').filter_map(|p| p.trim().trim_end_matches('%').trim().parse().ok()).next_back()
+            });
+            let gpu = Gpu {
+                index: c.get(1).and_then(|m| m.as_str().parse().ok()).unwrap_or(0),
+                name: c.get(2).map(|m| m.as_str().to_owned()),
+                temperature_c: num(3).and_then(|v| u32::try_from(v).ok()),
+                utilization_gpu_pct: util,
+                memory_used_bytes: num(5).map(|v| v.saturating_mul(MIB)),
+                memory_total_bytes: num(6).map(|v| v.saturating_mul(MIB)),
+                ..Gpu::default()
+            };
+            facts.listed_gpus.push((gpu, GPUSTAT));
+            if i > 0 && gpustat_driver.is_none() {
+                gpustat_driver = header_driver(&lines[i - 1]);
+            }
+        } else if let Some(c) = nvtop_re().captures(t) {
+            facts.saw(i, NVTOP);
+            let num = |k: usize| c.get(k).and_then(|m| m.as_str().parse::<u32>().ok());
+            let gpu = Gpu {
+                index: num(1).unwrap_or(0),
+                name: c.get(2).map(|m| m.as_str().to_owned()),
+                pcie_gen_current: num(3),
+                pcie_width_current: num(4),
+                ..Gpu::default()
+            };
+            facts.listed_gpus.push((gpu, NVTOP));
+        }
+    }
+    facts.driver(gpustat_driver, None, GPUSTAT);
+}
+
+/// gpustat's header, `host  Wed Jun  5 14:12:01 2019  418.56`: the driver version at its end,
+/// after a clock time.
+fn header_driver(line: &str) -> Option<DriverVersion> {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let last = words.last()?;
+    let timed = words.iter().any(|w| w.len() == 8 && w.matches(':').count() == 2);
+    timed.then(|| last.parse::<DriverVersion>().ok()).flatten().filter(|d| d.major() >= 100)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read_text(text: &str) -> Facts {
+        let mut facts = Facts::default();
+        read(&super::super::clean::lines(text), &mut facts);
+        facts
+    }
+
+    #[test]
+    fn gpustat_rows_and_header() {
+        let f = read_text(
+            "server  Wed Jun  5 14:12:01 2019  418.56\n\
+             [0] GeForce GTX 1080 Ti | 65'C,  98 % | 10981 / 11178 MB | user(10971M)\n\
+             [1] GeForce GTX 1080 Ti | 30'C,  45 %,   0 % |     0 / 11178 MB |\n",
+        );
+        assert_eq!(f.listed_gpus.len(), 2);
+        let g = &f.listed_gpus[0].0;
+        assert_eq!((g.index, g.name.as_deref()), (0, Some("GeForce GTX 1080 Ti")));
+        assert_eq!((g.temperature_c, g.utilization_gpu_pct), (Some(65), Some(98)));
+        assert_eq!(g.memory_total_bytes, Some(11178 * MIB));
+        assert_eq!(f.listed_gpus[1].0.utilization_gpu_pct, Some(0), "the fan's percentage comes first");
+        assert_eq!(f.driver_version.as_ref().map(|(d, _)| d.as_str()), Some("418.56"));
+    }
+
+    /// Syllo/nvtop#6 (tests/corpus/pcie_link_degraded/nvtop-6-gen1-idle-1080ti.txt), the
+    /// reporter's markdown emphasis kept.
+    #[test]
+    fn nvtop_device_headers() {
+        let f = read_text(
+            "Device 0 [GeForce GTX 1080 Ti] PCIe GEN 3@16x \nDevice 1 [GeForce GTX 1080 Ti] _**PCIe GEN 1@16x**_ \n",
+        );
+        let links: Vec<_> =
+            f.listed_gpus.iter().map(|(g, _)| (g.index, g.pcie_gen_current, g.pcie_width_current)).collect();
+        assert_eq!(links, [(0, Some(3), Some(16)), (1, Some(1), Some(16))]);
+        assert!(f.listed_gpus.iter().all(|(g, _)| g.pcie_gen_max.is_none()), "nvtop does not say the maximum");
+    }
+}

@@ -1,0 +1,129 @@
+//! Builds inferred where the text is indirect, and what to paste next, on real samples.
+
+use super::*;
+use crate::compat::Kb;
+use crate::model::OsFamily;
+use crate::parse::paste::{NVIDIA_SMI, PYTHON_TORCH, next_paste};
+
+const WINDOWS_PYPI: &str = include_str!("../samples/collect_env_windows_pypi_122924.txt");
+
+fn torch_build(s: &Snapshot) -> FrameworkBuild {
+    env(s).frameworks.iter().find(|f| f.name == "torch").unwrap().build.clone()
+}
+
+/// Old collect_env printed a `None` torch.version.cuda as `Could not collect`: with a GPU listed
+/// and CUDA not available, that is a CPU build.
+#[test]
+fn could_not_collect_with_a_gpu_and_no_cuda_is_a_cpu_build() {
+    let s = read(WINDOWS_PYPI);
+    assert_eq!(torch_build(&s), FrameworkBuild::Cpu);
+    let ids = crate::diagnose::diagnose(&s, kb()).into_iter().map(|f| f.id).collect::<Vec<_>>();
+    assert!(ids.iter().any(|i| i == "framework.cpu_only_build"), "{ids:?}");
+    // With CUDA available neither that field nor the Windows wheel's missing tag makes it a CPU build.
+    let available = WINDOWS_PYPI.replace("Is CUDA available: False", "Is CUDA available: True");
+    assert_eq!(torch_build(&read(&available)), FrameworkBuild::Unknown);
+}
+
+/// Without the build line, the PyPI wheel on Windows (no `+cuXYZ`) is still a CPU build; the same
+/// text from Linux, where PyPI's wheel is a CUDA build, leaves the build unknown.
+#[test]
+fn windows_torch_from_pypi_without_a_local_tag_is_a_cpu_build() {
+    let without: String =
+        WINDOWS_PYPI.lines().filter(|l| !l.starts_with("CUDA used to build")).map(|l| format!("{l}\n")).collect();
+    let s = read(&without);
+    assert_eq!(s.platform.platform.os, OsFamily::Windows);
+    assert_eq!(torch_build(&s), FrameworkBuild::Cpu);
+    let linux = without.replace("OS: Microsoft Windows 11 Education", "OS: Ubuntu 22.04.4 LTS (x86_64)").replace(
+        "Python platform: Windows-10-10.0.22631-SP0",
+        "Python platform: Linux-5.15.0-97-generic-x86_64-with-glibc2.35",
+    );
+    assert_eq!(torch_build(&read(&linux)), FrameworkBuild::Unknown);
+}
+
+/// zai-org/ChatGLM3#100: one error line that needs the driver asks for nvidia-smi; with the
+/// driver there, a torch error whose build is unknown asks for the python line.
+#[test]
+fn what_to_paste_next() {
+    let kb = Kb::get().unwrap();
+    let line = "RuntimeError: The NVIDIA driver on your system is too old (found version 11060). Please update your \
+                GPU driver by downloading and installing a new version from the URL: \
+                http://www.nvidia.com/Download/index.aspx Alternatively, go to: https://pytorch.org to install a \
+                PyTorch version that has been compiled with your version of the CUDA driver.";
+    let s = read(line);
+    assert_eq!(next_paste(&s, &crate::diagnose::diagnose(&s, kb)), Some(NVIDIA_SMI));
+    let s = read(WINDOWS_PYPI);
+    assert_eq!(next_paste(&s, &crate::diagnose::diagnose(&s, kb)), None, "driver, GPU and build all shown");
+    assert_eq!(next_paste(&s, &[]), None, "nothing to settle");
+}
+
+/// The issue's own example: a CPU build that says CUDA is not available gives no finding while the
+/// GPUs are unknown, so the paste asks for nvidia-smi; with a GPU listed it asks for nothing.
+#[test]
+fn a_torch_without_gpu_asks_for_nvidia_smi() {
+    let kb = Kb::get().unwrap();
+    let s = read(">>> torch.__version__\n'2.5.1+cpu'\n>>> torch.cuda.is_available()\nFalse\n");
+    assert_eq!(next_paste(&s, &crate::diagnose::diagnose(&s, kb)), Some(NVIDIA_SMI));
+    let s = read(COLLECT_ENV_WINDOWS_CPU);
+    assert_eq!(next_paste(&s, &crate::diagnose::diagnose(&s, kb)), None, "the GPU and driver are listed");
+}
+
+/// The python line offered is one the paste reader reads back.
+#[test]
+fn the_offered_python_line_is_read_back() {
+    let text = format!("$ {}\n2.2.2+cpu None False\n", PYTHON_TORCH.command);
+    let s = read(&text);
+    assert_eq!(torch_build(&s), FrameworkBuild::Cpu);
+    let torch = env(&s).deep.as_ref().unwrap().value().unwrap().torch.clone().unwrap();
+    assert_eq!((torch.cuda, torch.cuda_available), (None, Some(false)));
+}
+
+/// The tools' lines together: GPUs from llama.cpp and ollama with their capability, nvtop's
+/// current links, ptxas's banner (its release line is read as the toolkit, as nvcc's is).
+#[test]
+fn tool_lines_from_threads() {
+    let s = read(TOOL_LINES);
+    assert_eq!(
+        formats(&s),
+        ["llama.cpp device list", "ollama inference compute", "nvtop", "ptxas --version", "nvcc --version"]
+    );
+    let g = gpus(&s);
+    let rtx3090: Vec<_> = g.iter().filter(|g| g.name.as_deref() == Some("NVIDIA GeForce RTX 3090")).collect();
+    // Framework facts name a product: two devices of one name give that name its capability.
+    assert!(!rtx3090.is_empty(), "{g:?}");
+    assert!(rtx3090.iter().all(|g| g.compute_capability == "8.6".parse().ok()));
+    let ti = g.iter().find(|g| g.name.as_deref() == Some("NVIDIA GeForce RTX 2080 Ti")).unwrap();
+    assert_eq!(ti.compute_capability, "7.5".parse().ok());
+    let nvtop: Vec<_> = g.iter().filter(|g| g.pcie_gen_current.is_some()).map(|g| g.pcie_gen_current).collect();
+    assert_eq!(nvtop, [Some(3), Some(1)]);
+}
+
+/// vLLM's collect_env pads each name before its colon; it reads like PyTorch's.
+#[test]
+fn vllm_collect_env_with_padded_names() {
+    let s = read(COLLECT_ENV_VLLM);
+    assert_eq!(formats(&s), ["collect_env"]);
+    assert_eq!(torch_build(&s), FrameworkBuild::Cuda { version: Some("12.8".to_owned()) });
+    let torch = env(&s).deep.as_ref().unwrap().value().unwrap().torch.clone().unwrap();
+    assert_eq!(torch.cuda_available, Some(true));
+    assert_eq!(gpus(&s).len(), 5);
+    assert_eq!(s.platform.platform.os, OsFamily::Linux);
+}
+
+/// mlverse/torch#336: nvidia-smi's header line pasted alone, between `...` lines, still gives the
+/// driver and the CUDA level it supports; with nvcc beside it, the harmless difference is explained.
+#[test]
+fn nvidia_smi_header_line_alone() {
+    let text = "nvcc: NVIDIA (R) Cuda compiler driver\nCopyright (c) 2005-2019 NVIDIA Corporation\n\
+                Built on Sun_Jul_28_19:07:16_PDT_2019\nCuda compilation tools, release 10.1, V10.1.243\n...    \n\
+                | NVIDIA-SMI 450.66       Driver Version: 450.66       CUDA Version: 11.0     |\n....\n";
+    let s = read(text);
+    let d = s.driver.value().unwrap();
+    assert_eq!((d.version.as_str(), d.cuda_version), ("450.66", Some(crate::CudaVersion::new(11, 0))));
+    let ids: Vec<String> = crate::diagnose::diagnose(&s, kb()).into_iter().map(|f| f.id).collect();
+    assert!(ids.iter().any(|i| i == "toolkits.versions_explained"), "{ids:?}");
+    // pytorch/pytorch#85332: the header run into a label, no table borders.
+    let s = read("nvidia-smi:NVIDIA-SMI 450.51.05    Driver Version: 450.51.05    CUDA Version: 11.0 \n");
+    assert_eq!(formats(&s), ["nvidia-smi header"]);
+    let d = s.driver.value().unwrap();
+    assert_eq!((d.version.as_str(), d.cuda_version), ("450.51.05", Some(crate::CudaVersion::new(11, 0))));
+}
