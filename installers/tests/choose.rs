@@ -292,6 +292,20 @@ fn a_wheelhouse_of_jax_and_cupy_wheels() {
     assert_eq!(chosen(&c), "cupy-cuda12x 14.2.0");
 }
 
+/// A jax older than the knowledge base's newest row but not one of its rows is "not in" it, never
+/// "newer than" it (it said so for jax 0.4.35 while the rows go up to 0.7).
+#[test]
+fn an_older_version_missing_from_the_knowledge_base_is_not_called_newer() {
+    let files: Vec<String> =
+        ["jax-0.4.35-py3-none-any.whl", "jaxlib-0.4.35-py3-none-any.whl", "jax_cuda12_plugin-0.4.35-py3-none-any.whl"]
+            .map(str::to_owned)
+            .to_vec();
+    let m = linux(&["8.9"], Some("550.54.14"), None, (3, 12));
+    let j = choose(kb(), &m, &Want { framework: Framework::Jax, keep_line: None, wheelhouse: Some(files) });
+    let got = j.chosen.as_ref().unwrap();
+    assert!(got.beyond_kb.starts_with("jax 0.4.35 is not in gpu-doctor's knowledge base"), "{got:#?}");
+}
+
 /// The framework's candidates as labels, from the knowledge base (torch: every variant of every
 /// line that names its newest release).
 fn torch_labels(kb: &Kb) -> Vec<(String, String)> {

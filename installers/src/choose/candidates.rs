@@ -193,6 +193,16 @@ fn by_version(builds: Vec<Build>, label: impl Fn(&str) -> String) -> Vec<Line> {
     out
 }
 
+/// How a version the knowledge base has no row for is described: newer than its newest row (a
+/// release that came out after it), or only missing from it (an older or skipped one).
+fn unknown_version(what: &str, newest_known: Option<&str>) -> String {
+    let version = what.rsplit(' ').next().unwrap_or(what);
+    match newest_known {
+        Some(n) if version_key(version) <= version_key(n) => format!("{what} is not in gpu-doctor's knowledge base"),
+        _ => format!("{what} is newer than gpu-doctor's knowledge base"),
+    }
+}
+
 /// The knowledge base's variant for a torch version and CUDA, or the newest known variant of that
 /// CUDA level (else of that major) for one it does not know, with the sentence saying so.
 fn torch_arch(kb: &Kb, version: &str, cuda: CudaVersion) -> (Gpus, String) {
@@ -200,9 +210,9 @@ fn torch_arch(kb: &Kb, version: &str, cuda: CudaVersion) -> (Gpus, String) {
         return (Gpus::Arch { sass: v.arch.clone(), ptx: v.ptx_list() }, String::new());
     }
     let line = release_line(version).unwrap_or_else(|| version.to_owned());
-    let newer = kb.pytorch.release(version).is_none();
-    let what = if newer {
-        format!("{line} is newer than gpu-doctor's knowledge base")
+    let what = if kb.pytorch.release(version).is_none() {
+        let newest = kb.pytorch.release.iter().map(|r| r.version.as_str()).max_by_key(|v| version_key(v));
+        unknown_version(&line, newest)
     } else {
         format!("{line} {} is not in gpu-doctor's knowledge base", index_tag(cuda))
     };
@@ -293,13 +303,17 @@ fn jax_files(kb: &Kb, wheels: &[WheelName]) -> Vec<Line> {
             let known = kb.jax.release.iter().any(|r| r.version == version);
             let mut beyond_kb = String::new();
             if !known || row.is_none() {
-                beyond_kb = format!(
-                    "jax {version} is newer than gpu-doctor's knowledge base; reasoned from its wheel tags and {}",
-                    row.map_or_else(
-                        || format!("no {package} row (its GPUs are not known)"),
-                        |_| format!("the {package} row")
-                    )
+                let newest = kb.jax.release.iter().map(|r| r.version.as_str()).max_by_key(|v| version_key(v));
+                let what = if known {
+                    format!("jax {version} is in gpu-doctor's knowledge base, {package} is not")
+                } else {
+                    unknown_version(&format!("jax {version}"), newest)
+                };
+                let from = row.map_or_else(
+                    || format!("no {package} row (its GPUs are not known)"),
+                    |_| format!("the {package} row"),
                 );
+                beyond_kb = format!("{what}; reasoned from its wheel tags and {from}");
             }
             let mut notes = vec![format!("jaxlib and {package} move with it (jax pins them to {version})")];
             if !jaxlib {
@@ -335,7 +349,8 @@ fn tensorflow_files(kb: &Kb, wheels: &[WheelName]) -> Vec<Line> {
             (None, Some(n)) => (
                 Some(n),
                 format!(
-                    "{line} is newer than gpu-doctor's knowledge base; its CUDA and arch list are assumed from {}",
+                    "{}; its CUDA and arch list are assumed from {}",
+                    unknown_version(&line, Some(&n.version)),
                     n.version
                 ),
             ),
