@@ -28,6 +28,15 @@ pub(super) const RULES: &[Rule] = &[CPU_ONLY, TF_WINDOWS];
 
 pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     if !cx.has_nvidia_gpu() {
+        // Pasted text that names no GPU: TensorFlow on native Windows is still a finding, since it
+        // holds without any GPU fact (an issue form asking why TensorFlow sees no GPU).
+        if cx.s.gpus.value().is_none() && !cx.s.origin.is_this_machine() && cx.os == OsFamily::Windows {
+            for env in cx.envs() {
+                for fw in env.frameworks.iter().filter(|f| f.name.starts_with("tensorflow")) {
+                    tensorflow_windows(cx, env, fw, vec![describe_framework(env, fw)], out);
+                }
+            }
+        }
         return;
     }
     let gpu = cx.gpus.first().map_or_else(|| "an NVIDIA GPU on the PCI bus".to_owned(), |g| g.describe());

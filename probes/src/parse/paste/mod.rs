@@ -19,6 +19,7 @@ mod collect_env;
 mod facts;
 mod frameworks;
 mod gpus;
+mod issue_form;
 mod jax_env;
 mod kernel_log;
 mod llama_cpp;
@@ -96,6 +97,7 @@ pub fn read_pasted(text: &str, kb: &Kb) -> Result<Snapshot, ParseError> {
     packages::read(&lines, &mut facts);
     jax_env::read(&lines, &mut facts);
     tensorflow::read(&lines, &mut facts);
+    issue_form::read(&lines, &mut facts);
     lspci::read(&lines, &mut facts);
     kernel_log::read(&lines, &mut facts);
     shell_env::read(&lines, &mut facts);

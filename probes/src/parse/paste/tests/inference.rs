@@ -127,3 +127,23 @@ fn nvidia_smi_header_line_alone() {
     let d = s.driver.value().unwrap();
     assert_eq!((d.version.as_str(), d.cuda_version), ("450.51.05", Some(crate::CudaVersion::new(11, 0))));
 }
+
+/// tensorflow/tensorflow#60156's issue form (answers verbatim): TensorFlow 2.11 on Windows 11 is
+/// read from the form, and names the native-Windows finding although the form names no GPU.
+#[test]
+fn a_tensorflow_issue_form_on_windows_names_the_native_windows_finding() {
+    let form = "### Tensorflow Version\n\n2.11.0\n\n### OS Platform and Distribution\n\nWindows 11\n\n\
+                ### Python version\n\n3.9.10\n\n### CUDA/cuDNN version\n\n11.6r11.6/8.6\n";
+    let s = read(form);
+    assert_eq!(s.platform.platform.os, OsFamily::Windows);
+    assert_eq!(framework(&s, "tensorflow").version, "2.11.0");
+    assert_eq!(env(&s).python_version.as_deref(), Some("3.9.10"));
+    let ids = crate::diagnose::diagnose(&s, kb()).into_iter().map(|f| f.id).collect::<Vec<_>>();
+    assert!(ids.iter().any(|i| i == "framework.tensorflow_windows_native_no_gpu"), "{ids:?}");
+    // The same form from Linux is no finding; a form cut after its label reads nothing from it.
+    let linux = read(&form.replace("Windows 11", "Ubuntu 22.04"));
+    assert!(
+        crate::diagnose::diagnose(&linux, kb()).iter().all(|f| f.id != "framework.tensorflow_windows_native_no_gpu")
+    );
+    assert!(read_pasted("### Tensorflow Version\n", kb()).is_err());
+}
