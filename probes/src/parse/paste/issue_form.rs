@@ -17,14 +17,14 @@ fn answer(lines: &[String], label_at: usize) -> Option<&str> {
 /// The last `X.Y` or `X.Y.Z` in an answer (`v2.12.0-rc1-12-g0db597d0d75 2.12.0` → `2.12.0`,
 /// `tf 2.16` → `2.16`); `None` when it holds none.
 fn version_in(text: &str) -> Option<String> {
-    text.split(|c: char| c.is_whitespace() || c == ',' || c == '/')
+    text.rsplit(|c: char| c.is_whitespace() || c == ',' || c == '/')
         .map(|w| w.trim_start_matches(['v', 'V']).trim_end_matches(['.', ')']))
         .filter(|w| {
             let parts: Vec<&str> = w.split('.').collect();
             (2..=3).contains(&parts.len())
                 && parts.iter().all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
         })
-        .last()
+        .next()
         .map(str::to_owned)
 }
 
