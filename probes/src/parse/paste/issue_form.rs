@@ -19,12 +19,11 @@ fn answer(lines: &[String], label_at: usize) -> Option<&str> {
 fn version_in(text: &str) -> Option<String> {
     text.rsplit(|c: char| c.is_whitespace() || c == ',' || c == '/')
         .map(|w| w.trim_start_matches(['v', 'V']).trim_end_matches(['.', ')']))
-        .filter(|w| {
+        .find(|w| {
             let parts: Vec<&str> = w.split('.').collect();
             (2..=3).contains(&parts.len())
                 && parts.iter().all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
         })
-        .next()
         .map(str::to_owned)
 }
 
