@@ -7,6 +7,7 @@ pub mod wheel;
 
 use gpu_doctor_probes::compat::{Coverage, DriverLevel, Kb, RuntimeVerdict, coverage};
 use gpu_doctor_probes::model::OsFamily;
+use gpu_doctor_probes::parse::wheel::normalize_name;
 use gpu_doctor_probes::{ComputeCapability, CudaVersion, DriverVersion};
 use serde::{Deserialize, Serialize};
 
@@ -108,7 +109,7 @@ impl Framework {
     /// The framework a distribution belongs to: `torch`, `jax` and its plugins, `tensorflow` and
     /// `tensorflow-cpu`, `cupy-cuda12x`.
     pub fn of_package(name: &str) -> Option<Self> {
-        let name = wheel::normalize(name);
+        let name = normalize_name(name);
         match name.as_str() {
             "torch" => Some(Framework::Torch),
             "jax" | "jaxlib" => Some(Framework::Jax),

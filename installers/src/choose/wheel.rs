@@ -4,6 +4,7 @@
 
 use gpu_doctor_probes::CudaVersion;
 use gpu_doctor_probes::model::OsFamily;
+use gpu_doctor_probes::parse::wheel::normalize_name;
 
 /// One parsed wheel file name.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,7 +46,7 @@ impl WheelName {
         };
         let split = |s: &str| s.split('.').map(str::to_ascii_lowercase).collect::<Vec<_>>();
         Some(Self {
-            name: normalize(name),
+            name: normalize_name(name),
             version: version.to_owned(),
             local,
             python: split(py),
@@ -104,21 +105,6 @@ impl WheelName {
             on == os && arch == cpu
         })
     }
-}
-
-/// A distribution name as pip compares it: lowercase, runs of `_`, `.`, `-` as one `-`.
-pub fn normalize(name: &str) -> String {
-    let mut out = String::with_capacity(name.len());
-    for c in name.chars() {
-        if matches!(c, '_' | '.' | '-') {
-            if !out.ends_with('-') {
-                out.push('-');
-            }
-        } else {
-            out.push(c.to_ascii_lowercase());
-        }
-    }
-    out
 }
 
 /// `x86_64` for `amd64`/`x64`, `aarch64` for `arm64`, else as given.

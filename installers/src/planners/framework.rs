@@ -7,9 +7,10 @@ use std::path::{Path, PathBuf};
 use gpu_doctor_probes::compat::{Kb, release_line};
 use gpu_doctor_probes::diagnose::gpu_views;
 use gpu_doctor_probes::model::PythonEnv;
+use gpu_doctor_probes::parse::wheel::normalize_name;
 use gpu_doctor_probes::{Report, Snapshot};
 
-use crate::choose::{Framework, Machine, Want, choose, python_version, wheel};
+use crate::choose::{Framework, Machine, Want, choose, python_version};
 use crate::envtool::{self, Source, Tool};
 use crate::plan::{Plan, Step, StepKind};
 
@@ -68,7 +69,7 @@ pub fn plan(report: &Report, kb: &Kb, env: &str, framework: &str, options: &Opti
     let chosen = choice.chosen.as_ref()?;
     if let Some(f) = installed
         && chosen.requirements.first().is_some_and(|r| same_build(r, &f.version))
-        && !replaced(pyenv, fw, &chosen.requirements).contains(&wheel::normalize(&f.name))
+        && !replaced(pyenv, fw, &chosen.requirements).contains(&normalize_name(&f.name))
     {
         // The installed build is the one that fits (a newer patch of it is no fix).
         return None;
@@ -128,7 +129,7 @@ fn same_build(requirement: &str, installed: &str) -> bool {
 /// The installed distributions of framework `fw` that the chosen `requirements` neither name nor
 /// pin through an extra (`jax[cuda12]` pins jaxlib and the cuda12 plugin and pjrt).
 fn replaced(env: &PythonEnv, fw: Framework, requirements: &[String]) -> Vec<String> {
-    let mut kept: Vec<String> = requirements.iter().map(|r| wheel::normalize(envtool::package_name(r))).collect();
+    let mut kept: Vec<String> = requirements.iter().map(|r| normalize_name(envtool::package_name(r))).collect();
     for r in requirements {
         if let Some(extra) = r.split_once('[').and_then(|(_, rest)| rest.split_once(']')).map(|(e, _)| e) {
             kept.extend(["jaxlib".to_owned(), format!("jax-{extra}-plugin"), format!("jax-{extra}-pjrt")]);
@@ -136,7 +137,7 @@ fn replaced(env: &PythonEnv, fw: Framework, requirements: &[String]) -> Vec<Stri
     }
     env.frameworks
         .iter()
-        .map(|f| wheel::normalize(&f.name))
+        .map(|f| normalize_name(&f.name))
         .filter(|n| Framework::of_package(n) == Some(fw) && !kept.contains(n))
         .collect()
 }
