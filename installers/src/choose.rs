@@ -162,7 +162,7 @@ pub fn choose(kb: &Kb, machine: &Machine, want: &Want) -> Choice {
     let rank = |(_, b, f): &(usize, Build, Fit)| {
         let keep = want.keep_line.as_deref().is_some_and(|l| b.line == l);
         let own_major = machine.driver_cuda.zip(b.cuda).is_some_and(|(d, c)| d.major == c.major);
-        (keep, f.full, f.sass_all, own_major, wheel::version_key(&b.version), b.cuda)
+        (keep, f.full, f.sass_all(), own_major, wheel::version_key(&b.version), b.cuda)
     };
     fits.sort_by_key(|c| std::cmp::Reverse(rank(c)));
     let mut fits = fits.into_iter();
@@ -192,7 +192,7 @@ fn passed_over(want: &Want, best: &Build, best_fit: &Fit, b: &Build, f: &Fit) ->
         format!("fits, but {} stays on the installed {line} line", best.label)
     } else if best_fit.full && !f.full {
         format!("runs only through minor-version compatibility; {} runs on this driver in full", best.label)
-    } else if best_fit.sass_all && !f.sass_all {
+    } else if best_fit.sass_all() && !f.sass_all() {
         format!("has only PTX for {}; {} has machine code for every GPU", f.ptx_only.join(", "), best.label)
     } else if b.version != best.version {
         format!("fits, but {} is newer", best.label)
@@ -268,14 +268,19 @@ pub(crate) enum Wheels {
 pub(crate) struct Fit {
     /// The driver supports its CUDA in full (not only through minor-version compatibility).
     pub full: bool,
-    /// Machine code for every GPU (not only PTX).
-    pub sass_all: bool,
     /// The GPUs covered only by PTX (`sm_120`).
     pub ptx_only: Vec<String>,
     /// Each GPU and how it is covered, for the why: `sm_89 (sm_86 machine code)`.
     pub per_gpu: Vec<String>,
     /// The driver part of the why.
     pub driver: String,
+}
+
+impl Fit {
+    /// Machine code for every GPU (not only PTX).
+    fn sass_all(&self) -> bool {
+        self.ptx_only.is_empty()
+    }
 }
 
 /// Why a build does not fit.
@@ -409,7 +414,7 @@ fn short_driver(have: &DriverVersion, need: &DriverVersion) -> String {
 
 /// Every GPU must have machine code or PTX in the build.
 fn judge_gpus(kb: &Kb, machine: &Machine, gpus: &Gpus) -> Result<Fit, Why> {
-    let mut fit = Fit { full: false, sass_all: true, ptx_only: Vec::new(), per_gpu: Vec::new(), driver: String::new() };
+    let mut fit = Fit { full: false, ptx_only: Vec::new(), per_gpu: Vec::new(), driver: String::new() };
     if let Gpus::NoCuda(why) = gpus {
         return Err(Why::Other(why.clone()));
     }
@@ -423,7 +428,6 @@ fn judge_gpus(kb: &Kb, machine: &Machine, gpus: &Gpus) -> Result<Fit, Why> {
                 Coverage::Sass(c) if c == cc => fit.per_gpu.push(format!("{} (machine code)", cc.sm())),
                 Coverage::Sass(c) => fit.per_gpu.push(format!("{} ({} machine code)", cc.sm(), c.sm())),
                 Coverage::Ptx(c) => {
-                    fit.sass_all = false;
                     fit.ptx_only.push(cc.sm());
                     fit.per_gpu.push(format!("{} (compute_{}{} PTX only)", cc.sm(), c.major, c.minor));
                 }
