@@ -67,9 +67,10 @@ pub fn plan(report: &Report, kb: &Kb, env: &str, framework: &str, options: &Opti
     let machine = machine(&report.snapshot, kb, Some(pyenv));
     let choice = choose(kb, &machine, &want);
     let chosen = choice.chosen.as_ref()?;
+    let replaced = replaced(pyenv, fw, &chosen.requirements);
     if let Some(f) = installed
         && chosen.requirements.first().is_some_and(|r| same_build(r, &f.version))
-        && !replaced(pyenv, fw, &chosen.requirements).contains(&normalize_name(&f.name))
+        && !replaced.contains(&normalize_name(&f.name))
     {
         // The installed build is the one that fits (a newer patch of it is no fix).
         return None;
@@ -87,7 +88,7 @@ pub fn plan(report: &Report, kb: &Kb, env: &str, framework: &str, options: &Opti
     let mut steps = Vec::new();
     // A distribution that the new one replaces but does not upgrade (tensorflow-cpu, cupy-cuda11x,
     // the other CUDA major's jax plugin) is removed first, or both stay and clash.
-    for old in replaced(pyenv, fw, &chosen.requirements) {
+    for old in replaced {
         steps.push(Step::run(
             envtool::uninstall(&options.tool, &python, std::slice::from_ref(&old)),
             format!("{old} provides the same module as {} and would stay beside it", chosen.label),
