@@ -135,6 +135,11 @@ fn no_plan_when_the_chosen_build_is_the_installed_one() {
     let s = scenario("consumer-gpu-torch-venv");
     let r = Report::new(s, Vec::new());
     assert_eq!(framework::plan(&r, kb(), "/home/user/proj/.venv", "torch", &Options::default()), None);
+    // The same environment with another build of torch does get a plan: the None above is the
+    // installed build fitting, not the environment or the framework going unfound.
+    let cpu = with_framework(scenario("consumer-gpu-torch-venv"), "torch", "2.3.0+cpu", FrameworkBuild::Cpu);
+    let r = Report::new(cpu, Vec::new());
+    assert!(framework::plan(&r, kb(), "/home/user/proj/.venv", "torch", &Options::default()).is_some());
 }
 
 #[test]
