@@ -150,10 +150,8 @@ impl Plan {
                 Err(e) => format!("(a command is left out: {e})"),
             };
             parts.push(match &step.kind {
-                StepKind::User { action: UserAction::Run { .. } } => line,
-                StepKind::User { action: UserAction::Write { path, .. } } => format!("write {}", path.display()),
+                StepKind::User { .. } | StepKind::Manual { .. } => line,
                 StepKind::Root { .. } => format!("as root: {line}"),
-                StepKind::Manual { .. } => line,
                 StepKind::Verify { .. } => format!("then check: {line}"),
             });
         }
@@ -187,5 +185,40 @@ impl Plan {
             }
         }
         Some(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each kind of step in the prose: a written file, a root line, a manual step and the check.
+    #[test]
+    fn the_prose_says_each_kind_of_step() {
+        let write = Step {
+            kind: StepKind::User { action: UserAction::Write { path: "/e/etc/hook.sh".into(), text: "x".into() } },
+            why: String::new(),
+            changes: String::new(),
+            undo: String::new(),
+        };
+        let verify = Step {
+            kind: StepKind::Verify { python: "/e/bin/python".into(), frameworks: vec!["torch".into()] },
+            why: String::new(),
+            changes: String::new(),
+            undo: String::new(),
+        };
+        let plan = Plan {
+            id: "x".into(),
+            goal: String::new(),
+            answers: Vec::new(),
+            env: None,
+            steps: vec![write, Step::root("modprobe nvidia", "", "", ""), Step::manual("Reboot.", ""), verify],
+            choice: None,
+        };
+        assert_eq!(
+            plan.prose(Shell::Posix),
+            "write /e/etc/hook.sh; as root: modprobe nvidia; Reboot.; then check: gpu-doctor check --deep --python \
+             /e/bin/python"
+        );
     }
 }
