@@ -32,15 +32,18 @@ pub(crate) fn from_kb(kb: &Kb, framework: Framework) -> Vec<Line> {
     newest_first(lines)
 }
 
+/// The `torchvision` or `torchaudio` release the knowledge base records beside torch `version` of
+/// `line`; `None` when it records none, or `version` is not the line's newest release.
+fn companion<'k>(kb: &'k Kb, line: &str, version: &str, name: &str) -> Option<&'k str> {
+    let release = kb.pytorch.release(line).filter(|r| r.latest.as_deref() == Some(version))?;
+    if name == "torchvision" { release.torchvision.as_deref() } else { release.torchaudio.as_deref() }
+}
+
 fn torch_requirements(kb: &Kb, line: &str, version: &str, tag: &str) -> (Vec<String>, Vec<String>) {
     let mut reqs = vec![format!("torch=={version}+{tag}")];
     let mut notes = Vec::new();
-    let release = kb.pytorch.release(line).filter(|r| r.latest.as_deref() == Some(version));
-    for (name, v) in [
-        ("torchvision", release.and_then(|r| r.torchvision.as_deref())),
-        ("torchaudio", release.and_then(|r| r.torchaudio.as_deref())),
-    ] {
-        match v {
+    for name in ["torchvision", "torchaudio"] {
+        match companion(kb, line, version, name) {
             Some(v) => reqs.push(format!("{name}=={v}+{tag}")),
             None => notes.push(format!("no {name} release is recorded for torch {line}, so none is pinned")),
         }
@@ -251,9 +254,7 @@ fn torch_files(kb: &Kb, wheels: &[WheelName]) -> Vec<Line> {
             }
         };
         let pin = |name: &str| -> Option<String> {
-            let want = kb.pytorch.release(&line).filter(|r| r.latest.as_deref() == Some(version.as_str()));
-            let want =
-                want.and_then(|r| if name == "torchvision" { r.torchvision.clone() } else { r.torchaudio.clone() });
+            let want = companion(kb, &line, &version, name);
             let same: Vec<(String, Option<String>, Vec<&WheelName>)> =
                 groups(wheels, name).into_iter().filter(|(_, l, _)| *l == local).collect();
             let (v, _, _) = match want {
