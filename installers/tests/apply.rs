@@ -5,7 +5,7 @@
 
 mod support;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -53,6 +53,29 @@ fn install(tool: &Tool, python: &Path, wheels: &Path, requirements: &[&str]) -> 
     let source = Source { index_url: None, find_links: Some(wheels.to_owned()) };
     let requirements: Vec<String> = requirements.iter().map(|r| (*r).to_owned()).collect();
     Step::run(envtool::install(tool, python, &requirements, &source), "test", "test", "undo")
+}
+
+/// An existing environment: a venv with torch 2.5.1+cu121 from the wheelhouse, and its package list.
+struct Existing {
+    dir: tempfile::TempDir,
+    wheels: PathBuf,
+    env: PathBuf,
+    python: PathBuf,
+    before: Vec<String>,
+}
+
+/// [`Existing`], or `None` (the test skipped) without a python3 that can make it.
+fn existing_env() -> Option<Existing> {
+    let Some(base) = base_python() else {
+        skip("python3 with venv and ensurepip");
+        return None;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let wheels = wheelhouse(&dir.path().join("wheels"));
+    let env = dir.path().join("env");
+    let python = venv_with(&base, &env, &wheels, &["torch==2.5.1+cu121"]);
+    let before = freeze(&Tool::Pip, &python);
+    Some(Existing { dir, wheels, env, python, before })
 }
 
 fn progress_reached_the_end(events: &[Event]) -> bool {
@@ -128,12 +151,7 @@ fn uv_builds_an_environment_the_deep_probe_sees_and_undo_restores_it() {
 
 #[test]
 fn a_failing_step_stops_the_plan_and_undo_restores_the_exact_package_list() {
-    let Some(base) = base_python() else { return skip("python3 with venv and ensurepip") };
-    let dir = tempfile::tempdir().unwrap();
-    let wheels = wheelhouse(&dir.path().join("wheels"));
-    let env = dir.path().join("env");
-    let python = venv_with(&base, &env, &wheels, &["torch==2.5.1+cu121"]);
-    let before = freeze(&Tool::Pip, &python);
+    let Some(Existing { dir, wheels, env, python, before }) = existing_env() else { return };
     let steps = vec![
         install(&Tool::Pip, &python, &wheels, &["torch==2.5.1+cpu", "torchvision==0.20.1+cpu"]),
         install(&Tool::Pip, &python, &wheels, &["broken==1.0"]),
@@ -160,12 +178,7 @@ fn a_failing_step_stops_the_plan_and_undo_restores_the_exact_package_list() {
 
 #[test]
 fn cancel_mid_install_leaves_the_environment_as_the_undo_list_describes() {
-    let Some(base) = base_python() else { return skip("python3 with venv and ensurepip") };
-    let dir = tempfile::tempdir().unwrap();
-    let wheels = wheelhouse(&dir.path().join("wheels"));
-    let env = dir.path().join("env");
-    let python = venv_with(&base, &env, &wheels, &["torch==2.5.1+cu121"]);
-    let before = freeze(&Tool::Pip, &python);
+    let Some(Existing { dir, wheels, env, python, before }) = existing_env() else { return };
     let steps =
         vec![install(&Tool::Pip, &python, &wheels, &["torch==2.5.1+cpu", "torchvision==0.20.1+cpu"]), verify(&python)];
     let opts = options(&dir.path().join("logs"));
