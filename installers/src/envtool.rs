@@ -94,20 +94,7 @@ pub fn python_in(prefix: &Path) -> PathBuf {
 /// (`torch==2.5.1+cu124`: the local label differs from the installed `+cpu`, so the build is
 /// replaced) and no reinstall flag is passed: dependencies that already fit stay as they are.
 pub fn install(tool: &Tool, python: &Path, requirements: &[String], source: &Source) -> Vec<String> {
-    let mut argv = match tool {
-        Tool::Uv { uv } => {
-            vec![
-                uv.display().to_string(),
-                "pip".into(),
-                "install".into(),
-                "--python".into(),
-                python.display().to_string(),
-            ]
-        }
-        Tool::Pip | Tool::Conda { .. } => {
-            vec![python.display().to_string(), "-m".into(), "pip".into(), "install".into()]
-        }
-    };
+    let mut argv = pip(tool, python, "install", &[]);
     argv.extend(source.args());
     argv.extend(requirements.iter().cloned());
     argv
@@ -124,18 +111,7 @@ pub fn install_pins(tool: &Tool, python: &Path, pins: &[String], source: &Source
 
 /// The distributions `names` removed from the environment of `python`, without asking.
 pub fn uninstall(tool: &Tool, python: &Path, names: &[String]) -> Vec<String> {
-    let mut argv = match tool {
-        Tool::Uv { uv } => vec![
-            uv.display().to_string(),
-            "pip".into(),
-            "uninstall".into(),
-            "--python".into(),
-            python.display().to_string(),
-        ],
-        Tool::Pip | Tool::Conda { .. } => {
-            vec![python.display().to_string(), "-m".into(), "pip".into(), "uninstall".into(), "--yes".into()]
-        }
-    };
+    let mut argv = pip(tool, python, "uninstall", &["--yes"]);
     argv.extend(names.iter().cloned());
     argv
 }
@@ -166,18 +142,17 @@ pub fn create(tool: &Tool, python: &Path, prefix: &Path) -> Vec<String> {
 /// The command that prints the environment's package list in a form [`install`] can take back
 /// (`name==version` lines).
 pub fn freeze(tool: &Tool, python: &Path) -> Vec<String> {
+    pip(tool, python, "freeze", &["--all"])
+}
+
+/// pip's `command` for the environment of `python`: `uv pip COMMAND --python PYTHON` with uv, else
+/// `PYTHON -m pip COMMAND` followed by `pip_flags` (what pip needs and uv does without).
+fn pip(tool: &Tool, python: &Path, command: &str, pip_flags: &[&str]) -> Vec<String> {
+    let python = python.display().to_string();
     match tool {
-        Tool::Uv { uv } => {
-            vec![
-                uv.display().to_string(),
-                "pip".into(),
-                "freeze".into(),
-                "--python".into(),
-                python.display().to_string(),
-            ]
-        }
+        Tool::Uv { uv } => vec![uv.display().to_string(), "pip".into(), command.into(), "--python".into(), python],
         Tool::Pip | Tool::Conda { .. } => {
-            vec![python.display().to_string(), "-m".into(), "pip".into(), "freeze".into(), "--all".into()]
+            [python.as_str(), "-m", "pip", command].iter().chain(pip_flags).map(|&a| a.to_owned()).collect()
         }
     }
 }
@@ -279,6 +254,8 @@ mod tests {
             uninstall(&Tool::Pip, py, &["jax".into()]),
             ["/e/bin/python", "-m", "pip", "uninstall", "--yes", "jax"]
         );
+        assert_eq!(freeze(&uv, py), ["/usr/bin/uv", "pip", "freeze", "--python", "/e/bin/python"]);
+        assert_eq!(freeze(&Tool::Pip, py), ["/e/bin/python", "-m", "pip", "freeze", "--all"]);
         let src = Source { index_url: None, find_links: Some("/w".into()) };
         assert_eq!(
             install_pins(&Tool::Pip, py, &["torch==2.5.1+cu121".into()], &src),

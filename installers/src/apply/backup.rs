@@ -6,6 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
+use gpu_doctor_probes::parse::wheel::normalize_name;
+
 use crate::envtool::{Source, Tool};
 
 /// The comment line that names the tool.
@@ -78,30 +80,15 @@ impl Backup {
     }
 }
 
-/// A distribution's name as pip compares them (PEP 503): lower case, runs of `-_.` as one `-`.
-pub(crate) fn normalize(name: &str) -> String {
-    let mut out = String::new();
-    for c in name.trim().chars() {
-        if matches!(c, '-' | '_' | '.') {
-            if !out.ends_with('-') {
-                out.push('-');
-            }
-        } else {
-            out.push(c.to_ascii_lowercase());
-        }
-    }
-    out
-}
-
 /// The normalized name of a freeze line (`Torch_Vision==0.2` → `torch-vision`; `x @ file:…` → `x`;
 /// an editable `-e …#egg=x` → `x`).
 pub(crate) fn name_of(line: &str) -> String {
     let line = line.trim();
     if let Some(spec) = line.strip_prefix("-e ").or_else(|| line.strip_prefix("--editable ")) {
         let egg = spec.rsplit_once("#egg=").map_or(spec, |(_, egg)| egg);
-        return normalize(crate::envtool::package_name(egg.trim()));
+        return normalize_name(crate::envtool::package_name(egg.trim()));
     }
-    normalize(crate::envtool::package_name(line))
+    normalize_name(crate::envtool::package_name(line))
 }
 
 /// What undoing takes: the distributions to remove (installed now, not in the backup) and the

@@ -228,12 +228,6 @@ struct Runner<'a> {
     log: Log,
 }
 
-impl std::fmt::Debug for Runner<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Runner").field("log", &self.log).finish_non_exhaustive()
-    }
-}
-
 impl<'a> Runner<'a> {
     fn new(
         opts: &'a ApplyOptions,
