@@ -9,11 +9,8 @@ use std::process::Command;
 
 const BIN: &str = env!("CARGO_BIN_EXE_gpu-doctor");
 
-/// Under CI a missing tool is a failure; elsewhere the test says why it skips.
-fn skip(why: &str) {
-    assert!(std::env::var_os("CI").is_none_or(|v| v.is_empty()), "CI must have this: {why}");
-    eprintln!("skipped: {why}");
-}
+mod support;
+use support::skip;
 
 fn wheelhouse(dir: &Path) {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../installers/tests/support/wheelhouse.py");

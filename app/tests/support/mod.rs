@@ -4,6 +4,12 @@
 use std::path::Path;
 use std::process::Command;
 
+/// Says why a test did nothing; under CI (`CI` set) that fails it: CI must have what it needs.
+pub fn skip(why: &str) {
+    assert!(std::env::var_os("CI").is_none_or(|v| v.is_empty()), "CI must have this: {why}");
+    eprintln!("skipped: {why}");
+}
+
 /// Writes an executable script. Linux refuses to exec a file that any process holds open for
 /// writing (ETXTBSY), and a file written by this process stays open in every child another test
 /// thread forks at that moment until that child execs. So the bytes go to a side file and
