@@ -12,7 +12,6 @@ use clap::Args;
 use gpu_doctor_installers::apply::{self, ApplyOptions, Event, Outcome, StepStatus};
 use gpu_doctor_installers::{Plan, planners};
 use gpu_doctor_probes::Report;
-use gpu_doctor_probes::compat::Kb;
 use gpu_doctor_probes::host::Host;
 use gpu_doctor_probes::probe::Options;
 use gpu_doctor_probes::shell::Shell;
@@ -82,7 +81,7 @@ pub fn fix(host: &dyn Host, args: &FixArgs, opts: &Options, this_machine: bool, 
     if let Some(backup) = &args.undo {
         return undo(backup, this_machine, quiet);
     }
-    let kb = Kb::get().map_err(|e| anyhow::anyhow!("the knowledge base did not load: {e}"))?;
+    let kb = crate::ops::kb()?;
     let report = crate::ops::check(host, opts)?;
     let plans = planners::plans_with(&report, kb, &plan_options(args)?);
     let shell = planners::shell_of(&report);

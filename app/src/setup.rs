@@ -9,7 +9,6 @@ use clap::{Args, ValueEnum};
 use gpu_doctor_installers::choose::Framework;
 use gpu_doctor_installers::envtool;
 use gpu_doctor_installers::planners::setup::{SetupRequest, setup_plan, wheel_files};
-use gpu_doctor_probes::compat::Kb;
 use gpu_doctor_probes::host::Host;
 use gpu_doctor_probes::probe::Options;
 
@@ -100,7 +99,7 @@ pub struct SetupArgs {
 
 /// Runs `setup` for the machine behind `host`.
 pub fn setup(host: &dyn Host, args: &SetupArgs, opts: &Options, this_machine: bool, quiet: bool) -> Result<u8> {
-    let kb = Kb::get().map_err(|e| anyhow::anyhow!("the knowledge base did not load: {e}"))?;
+    let kb = crate::ops::kb()?;
     let env = std::path::absolute(&args.env).unwrap_or_else(|_| args.env.clone());
     let tool = envtool::detect_for(args.tool.map(ToolArg::name), Some(&env)).map_err(InputError)?;
     let python = match &args.base_python {
