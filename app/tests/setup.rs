@@ -10,7 +10,7 @@ use std::process::Command;
 const BIN: &str = env!("CARGO_BIN_EXE_gpu-doctor");
 
 mod support;
-use support::skip;
+use support::{fixture, skip};
 
 fn wheelhouse(dir: &Path) {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../installers/tests/support/wheelhouse.py");
@@ -88,10 +88,6 @@ fn setup_builds_a_working_venv_from_a_wheelhouse_and_says_gpu_use_is_not_proven_
     assert!(undone.status.success(), "{}", String::from_utf8_lossy(&undone.stderr));
     let after = freeze();
     assert!(!after.contains("jax==") && after.contains(&format!("torch=={chosen}")), "{after}");
-}
-
-fn fixture(name: &str) -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures").join(name)
 }
 
 #[test]

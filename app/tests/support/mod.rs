@@ -1,8 +1,13 @@
 //! Helpers shared by the app's test binaries.
 #![allow(clippy::unwrap_used, dead_code)]
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
+
+/// A recorded machine of the shared fixtures (`tests/fixtures/NAME`), for `--replay`.
+pub fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures").join(name)
+}
 
 /// Says why a test did nothing; under CI (`CI` set) that fails it: CI must have what it needs.
 pub fn skip(why: &str) {
