@@ -114,6 +114,10 @@ fn fix_lists_shows_and_writes_root_steps_without_changing_anything() {
     let script = tmp.path().join("root.sh");
     let written = fix("gpu-no-driver", &["presence.gpu_without_driver", "--root-script", script.to_str().unwrap()]);
     assert!(written.status.success(), "{}", String::from_utf8_lossy(&written.stderr));
+    // The plan itself is shown, step by step, with each step's kind and why.
+    let shown = String::from_utf8_lossy(&written.stdout);
+    assert!(shown.starts_with("Plan presence.gpu_without_driver: "), "{shown}");
+    assert!(shown.contains("\n1. [root (you run it)] sudo ") && shown.contains("\n   why: "), "{shown}");
     let body = std::fs::read_to_string(&script).unwrap();
     assert!(body.starts_with("#!/bin/sh\n") && body.contains("set -e") && body.contains("sudo "), "{body}");
     assert!(!body.contains("Reboot"), "manual steps are not script lines: {body}");
