@@ -12,9 +12,9 @@ use clap::Args;
 use gpu_doctor_installers::apply::{self, ApplyOptions, Event, Outcome, StepStatus};
 use gpu_doctor_installers::{Plan, planners};
 use gpu_doctor_probes::Report;
-use gpu_doctor_probes::compat::Kb;
 use gpu_doctor_probes::host::Host;
 use gpu_doctor_probes::probe::Options;
+use gpu_doctor_probes::shell::Shell;
 use serde::Serialize;
 
 use crate::cli::{ProbeArgs, ReplayArg};
@@ -81,7 +81,7 @@ pub fn fix(host: &dyn Host, args: &FixArgs, opts: &Options, this_machine: bool, 
     if let Some(backup) = &args.undo {
         return undo(backup, this_machine, quiet);
     }
-    let kb = Kb::get().map_err(|e| anyhow::anyhow!("the knowledge base did not load: {e}"))?;
+    let kb = crate::ops::kb()?;
     let report = crate::ops::check(host, opts)?;
     let plans = planners::plans_with(&report, kb, &plan_options(args)?);
     let shell = planners::shell_of(&report);
@@ -100,25 +100,43 @@ pub fn fix(host: &dyn Host, args: &FixArgs, opts: &Options, this_machine: bool, 
         write_root_script(plan, path, quiet)?;
     }
     if !args.apply {
-        let text =
-            if args.json { serde_json::to_string_pretty(plan)? + "\n" } else { crate::render::plan::plan(plan, shell) };
-        crate::to_stdout(text.as_bytes())?;
-        return Ok(exit::OK);
+        return show(plan, shell, args.json);
     }
+    apply_asked(host, opts, plan, this_machine, args.yes, args.json, quiet)
+}
+
+/// Prints `plan` step by step (as JSON with `json`); nothing is changed.
+pub(crate) fn show(plan: &Plan, shell: Shell, json: bool) -> Result<u8> {
+    let text = if json { serde_json::to_string_pretty(plan)? + "\n" } else { crate::render::plan::plan(plan, shell) };
+    crate::to_stdout(text.as_bytes())?;
+    Ok(exit::OK)
+}
+
+/// `--apply`: refused for a recorded machine, asked on the terminal unless `yes`, then applied
+/// and checked again ([`finish`]).
+pub(crate) fn apply_asked(
+    host: &dyn Host,
+    opts: &Options,
+    plan: &Plan,
+    this_machine: bool,
+    yes: bool,
+    json: bool,
+    quiet: bool,
+) -> Result<u8> {
     if !this_machine {
         return Err(UsageError("--apply changes this machine; it cannot be combined with --replay".into()).into());
     }
-    if !args.yes && !confirm(plan)? {
+    if !yes && !confirm(plan)? {
         eprintln!("nothing changed");
         return Ok(exit::OK);
     }
-    finish(host, opts, plan, args.json, quiet)
+    finish(host, opts, plan, json, quiet)
 }
 
 /// Applies `plan`, checks the machine again (the plan's environment included, imported), prints
 /// what was done and what the check says, and returns the exit code: 1 when a step failed or a
 /// finding the plan answers is still there.
-pub(crate) fn finish(host: &dyn Host, opts: &Options, plan: &Plan, json: bool, quiet: bool) -> Result<u8> {
+fn finish(host: &dyn Host, opts: &Options, plan: &Plan, json: bool, quiet: bool) -> Result<u8> {
     let outcome = run(plan, quiet)?;
     let mut opts = opts.clone();
     if let Some(env) = &plan.env {
@@ -196,7 +214,7 @@ fn write_root_script(plan: &Plan, path: &Path, quiet: bool) -> Result<()> {
 }
 
 /// Asks on the terminal; refuses without one.
-pub(crate) fn confirm(plan: &Plan) -> Result<bool> {
+fn confirm(plan: &Plan) -> Result<bool> {
     if !std::io::stdin().is_terminal() {
         return Err(UsageError("--apply asks before changing anything; without a terminal, add --yes".into()).into());
     }

@@ -9,12 +9,11 @@ use clap::{Args, ValueEnum};
 use gpu_doctor_installers::choose::Framework;
 use gpu_doctor_installers::envtool;
 use gpu_doctor_installers::planners::setup::{SetupRequest, setup_plan, wheel_files};
-use gpu_doctor_probes::compat::Kb;
 use gpu_doctor_probes::host::Host;
 use gpu_doctor_probes::probe::Options;
 
-use crate::exit::{self, InputError, UsageError};
-use crate::fix::{confirm, finish};
+use crate::exit::InputError;
+use crate::fix::{apply_asked, show};
 
 pub const AFTER_HELP: &str = "\
 Examples:
@@ -100,7 +99,7 @@ pub struct SetupArgs {
 
 /// Runs `setup` for the machine behind `host`.
 pub fn setup(host: &dyn Host, args: &SetupArgs, opts: &Options, this_machine: bool, quiet: bool) -> Result<u8> {
-    let kb = Kb::get().map_err(|e| anyhow::anyhow!("the knowledge base did not load: {e}"))?;
+    let kb = crate::ops::kb()?;
     let env = std::path::absolute(&args.env).unwrap_or_else(|_| args.env.clone());
     let tool = envtool::detect_for(args.tool.map(ToolArg::name), Some(&env)).map_err(InputError)?;
     let python = match &args.base_python {
@@ -122,21 +121,7 @@ pub fn setup(host: &dyn Host, args: &SetupArgs, opts: &Options, this_machine: bo
     let before = crate::ops::check(host, opts)?;
     let plan = setup_plan(&before.snapshot, kb, &req).map_err(InputError)?;
     if !args.apply {
-        let shell = gpu_doctor_installers::planners::shell_of(&before);
-        let text = if args.json {
-            serde_json::to_string_pretty(&plan)? + "\n"
-        } else {
-            crate::render::plan::plan(&plan, shell)
-        };
-        crate::to_stdout(text.as_bytes())?;
-        return Ok(exit::OK);
+        return show(&plan, gpu_doctor_installers::planners::shell_of(&before), args.json);
     }
-    if !this_machine {
-        return Err(UsageError("--apply changes this machine; it cannot be combined with --replay".into()).into());
-    }
-    if !args.yes && !confirm(&plan)? {
-        eprintln!("nothing changed");
-        return Ok(exit::OK);
-    }
-    finish(host, opts, &plan, args.json, quiet)
+    apply_asked(host, opts, &plan, this_machine, args.yes, args.json, quiet)
 }

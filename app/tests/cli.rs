@@ -5,6 +5,9 @@
 use assert_cmd::Command;
 use serde_json::Value;
 
+mod support;
+use support::fixture;
+
 /// The binary without a display and without colour, as a plain `std` command (for what
 /// `assert_cmd` cannot set up, such as a standard output of the test's own).
 fn bin() -> std::process::Command {
@@ -236,10 +239,6 @@ fn diagnose_reads_utf16_as_powershell_writes_it() {
 fn diagnose_without_from_is_a_usage_error() {
     let out = gpu_doctor().args(["diagnose"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
-}
-
-fn fixture(name: &str) -> std::path::PathBuf {
-    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures").join(name)
 }
 
 #[test]

@@ -15,14 +15,8 @@ use gpu_doctor_probes::shell::{Shell, ShellCommand, quote_posix};
 
 const BIN: &str = env!("CARGO_BIN_EXE_gpu-doctor");
 
-/// Under CI a missing tool is a failure; elsewhere the test says why it skips.
-fn skip(why: &str) {
-    assert!(std::env::var_os("CI").is_none_or(|v| v.is_empty()), "CI must have this: {why}");
-    eprintln!("skipped: {why}");
-}
-
 mod support;
-use support::write_executable as write_script;
+use support::{skip, write_executable as write_script};
 
 /// A `gpu-doctor` for the nodes: this build replaying a recorded GPU machine.
 fn fake_gpu_doctor(dir: &Path) -> PathBuf {

@@ -9,11 +9,8 @@ use std::process::Command;
 
 const BIN: &str = env!("CARGO_BIN_EXE_gpu-doctor");
 
-/// Under CI a missing tool is a failure; elsewhere the test says why it skips.
-fn skip(why: &str) {
-    assert!(std::env::var_os("CI").is_none_or(|v| v.is_empty()), "CI must have this: {why}");
-    eprintln!("skipped: {why}");
-}
+mod support;
+use support::{fixture, skip};
 
 fn wheelhouse(dir: &Path) {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../installers/tests/support/wheelhouse.py");
@@ -93,10 +90,6 @@ fn setup_builds_a_working_venv_from_a_wheelhouse_and_says_gpu_use_is_not_proven_
     assert!(!after.contains("jax==") && after.contains(&format!("torch=={chosen}")), "{after}");
 }
 
-fn fixture(name: &str) -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures").join(name)
-}
-
 #[test]
 fn fix_lists_shows_and_writes_root_steps_without_changing_anything() {
     let tmp = tempfile::tempdir().unwrap();
@@ -121,6 +114,10 @@ fn fix_lists_shows_and_writes_root_steps_without_changing_anything() {
     let script = tmp.path().join("root.sh");
     let written = fix("gpu-no-driver", &["presence.gpu_without_driver", "--root-script", script.to_str().unwrap()]);
     assert!(written.status.success(), "{}", String::from_utf8_lossy(&written.stderr));
+    // The plan itself is shown, step by step, with each step's kind and why.
+    let shown = String::from_utf8_lossy(&written.stdout);
+    assert!(shown.starts_with("Plan presence.gpu_without_driver: "), "{shown}");
+    assert!(shown.contains("\n1. [root (you run it)] sudo ") && shown.contains("\n   why: "), "{shown}");
     let body = std::fs::read_to_string(&script).unwrap();
     assert!(body.starts_with("#!/bin/sh\n") && body.contains("set -e") && body.contains("sudo "), "{body}");
     assert!(!body.contains("Reboot"), "manual steps are not script lines: {body}");

@@ -64,9 +64,10 @@ pub fn base_python() -> Result<PathBuf, String> {
 }
 
 /// The conda-like tools, in the order they are looked for.
-const CONDAS: [&str; 3] = ["conda", "mamba", "micromamba"];
+pub const CONDAS: [&str; 3] = ["conda", "mamba", "micromamba"];
 
-fn detect_in(prefer: Option<&str>, env: Option<&Path>, path: Option<&OsStr>) -> Result<Tool, String> {
+/// As [`detect_for`], looking in the folders of `path` (a `PATH` value) instead of this process's.
+pub fn detect_in(prefer: Option<&str>, env: Option<&Path>, path: Option<&OsStr>) -> Result<Tool, String> {
     let find = |name: &str| {
         let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
         path.and_then(|p| which::which_in(name, Some(p), cwd).ok())

@@ -16,7 +16,7 @@ use gpu_doctor_probes::{Report, Snapshot};
 use crate::exit::InputError;
 
 /// The knowledge base, or why it did not load (a bug in shipped data).
-fn kb() -> Result<&'static Kb> {
+pub fn kb() -> Result<&'static Kb> {
     Kb::get().map_err(|e| anyhow::anyhow!("the knowledge base did not load: {e}"))
 }
 

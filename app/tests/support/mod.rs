@@ -1,8 +1,19 @@
 //! Helpers shared by the app's test binaries.
 #![allow(clippy::unwrap_used, dead_code)]
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
+
+/// A recorded machine of the shared fixtures (`tests/fixtures/NAME`), for `--replay`.
+pub fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures").join(name)
+}
+
+/// Says why a test did nothing; under CI (`CI` set) that fails it: CI must have what it needs.
+pub fn skip(why: &str) {
+    assert!(std::env::var_os("CI").is_none_or(|v| v.is_empty()), "CI must have this: {why}");
+    eprintln!("skipped: {why}");
+}
 
 /// Writes an executable script. Linux refuses to exec a file that any process holds open for
 /// writing (ETXTBSY), and a file written by this process stays open in every child another test

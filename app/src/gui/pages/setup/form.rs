@@ -1,11 +1,11 @@
 //! The new-environment form: which frameworks, where the environment goes, which tool makes it,
 //! and an optional folder of wheels to install from instead of an index.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use egui::Ui;
 use gpu_doctor_installers::choose::Framework;
-use gpu_doctor_installers::envtool::Tool;
+use gpu_doctor_installers::envtool::{self, Tool};
 
 use crate::gui::task::Task;
 use crate::gui::theme::{Tone, toned};
@@ -43,29 +43,19 @@ pub struct FoundTools {
     pub conda: Option<PathBuf>,
 }
 
-/// Looks for the tools in the folders of `path` (a `PATH` value). Touches the file system: only on
-/// a worker thread.
+/// Looks for the tools in the folders of `path` (a `PATH` value) as the installers do
+/// (`envtool::detect_in`). Touches the file system: only on a worker thread.
 pub fn find_tools(path: &std::ffi::OsStr) -> FoundTools {
-    let find = |name: &str| {
-        std::env::split_paths(path).map(|d| d.join(name)).find(|p| is_program(p)).or_else(|| {
-            cfg!(windows)
-                .then(|| std::env::split_paths(path).map(|d| d.join(format!("{name}.exe"))).find(|p| is_program(p)))
-                .flatten()
-        })
+    let find = |name: &str| envtool::detect_in(Some(name), None, Some(path));
+    let uv = match find("uv") {
+        Ok(Tool::Uv { uv }) => Some(uv),
+        _ => None,
     };
-    FoundTools { uv: find("uv"), conda: ["conda", "mamba", "micromamba"].into_iter().find_map(find) }
-}
-
-fn is_program(p: &Path) -> bool {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        p.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    }
-    #[cfg(not(unix))]
-    {
-        p.is_file()
-    }
+    let conda = envtool::CONDAS.into_iter().find_map(|name| match find(name) {
+        Ok(Tool::Conda { conda }) => Some(conda),
+        _ => None,
+    });
+    FoundTools { uv, conda }
 }
 
 /// The form's state.
