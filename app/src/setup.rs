@@ -8,7 +8,7 @@ use anyhow::Result;
 use clap::{Args, ValueEnum};
 use gpu_doctor_installers::choose::Framework;
 use gpu_doctor_installers::envtool;
-use gpu_doctor_installers::planners::setup::{SetupRequest, setup_plan, wheel_files};
+use gpu_doctor_installers::planners::setup::{SetupRequest, setup_plan};
 use gpu_doctor_probes::host::Host;
 use gpu_doctor_probes::probe::Options;
 
@@ -106,18 +106,8 @@ pub fn setup(host: &dyn Host, args: &SetupArgs, opts: &Options, this_machine: bo
         Some(p) => p.clone(),
         None => envtool::base_python().map_err(|e| InputError(format!("{e} (--base-python)")))?,
     };
-    let wheelhouse = match &args.find_links {
-        Some(dir) => wheel_files(dir).map_err(InputError)?,
-        None => Vec::new(),
-    };
-    let req = SetupRequest {
-        framework: args.framework.into(),
-        env,
-        tool,
-        python,
-        find_links: args.find_links.clone(),
-        wheelhouse,
-    };
+    let req = SetupRequest::new(args.framework.into(), env, tool, Some(python), args.find_links.clone())
+        .map_err(InputError)?;
     let before = crate::ops::check(host, opts)?;
     let plan = setup_plan(&before.snapshot, kb, &req).map_err(InputError)?;
     if !args.apply {

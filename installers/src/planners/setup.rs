@@ -28,21 +28,71 @@ pub struct SetupRequest {
     pub wheelhouse: Vec<String>,
 }
 
+impl SetupRequest {
+    /// A request for `framework` in `env`: the environment based on `python` (else `python3` on
+    /// PATH), the build chosen among the wheels of `find_links` when given. `Err` says which of
+    /// the two could not be found.
+    pub fn new(
+        framework: Framework,
+        env: PathBuf,
+        tool: Tool,
+        python: Option<PathBuf>,
+        find_links: Option<PathBuf>,
+    ) -> Result<Self, String> {
+        let python = match python {
+            Some(p) => p,
+            None => envtool::base_python()?,
+        };
+        let wheelhouse = match &find_links {
+            Some(dir) => wheel_files(dir)?,
+            None => Vec::new(),
+        };
+        Ok(Self { framework, env, tool, python, find_links, wheelhouse })
+    }
+}
+
 /// The plan for `req` on the machine of `snapshot`: the build is the chooser's. `Err` says why no
 /// plan can be made (the folder is not usable, or no build fits, with each candidate's reason).
 pub fn setup_plan(snapshot: &Snapshot, kb: &Kb, req: &SetupRequest) -> Result<Plan, String> {
+    setup_plan_with(req, choice_for(snapshot, kb, req))
+}
+
+/// The plans that put each of `frameworks` into the environment of `req`, in order: only the
+/// first creates the environment when it is not one yet.
+pub fn setup_plans(
+    snapshot: &Snapshot,
+    kb: &Kb,
+    req: &SetupRequest,
+    frameworks: &[Framework],
+) -> Result<Vec<Plan>, String> {
+    let create = !is_environment(&req.env)?;
+    let mut plans = Vec::new();
+    for (i, framework) in frameworks.iter().enumerate() {
+        let req = SetupRequest { framework: *framework, ..req.clone() };
+        plans.push(plan(&req, choice_for(snapshot, kb, &req), create && i == 0)?);
+    }
+    Ok(plans)
+}
+
+/// The chooser's build for `req` on the machine of `snapshot`.
+fn choice_for(snapshot: &Snapshot, kb: &Kb, req: &SetupRequest) -> Choice {
     let want = Want {
         framework: req.framework,
         keep_line: None,
         wheelhouse: req.find_links.is_some().then(|| req.wheelhouse.clone()),
     };
-    let choice = choose::choose(kb, &machine(snapshot, kb, &req.python), &want);
-    setup_plan_with(req, choice)
+    choose::choose(kb, &machine(snapshot, kb, &req.python), &want)
 }
 
 /// The plan for `req` installing the build `choice` chose (the chooser's, or one the user picked
 /// from its candidates).
 pub fn setup_plan_with(req: &SetupRequest, choice: Choice) -> Result<Plan, String> {
+    let create = !is_environment(&req.env)?;
+    plan(req, choice, create)
+}
+
+/// The plan: the create step when `create`, the install of the chosen build, the verify step.
+fn plan(req: &SetupRequest, choice: Choice, create: bool) -> Result<Plan, String> {
     let framework = req.framework.name();
     let Some(chosen) = &choice.chosen else {
         let reasons: Vec<String> = choice.rejected.iter().map(|r| format!("{}: {}", r.label, r.reason)).collect();
@@ -52,7 +102,7 @@ pub fn setup_plan_with(req: &SetupRequest, choice: Choice) -> Result<Plan, Strin
     let shown = env.display();
     let python = envtool::python_in(env);
     let mut steps = Vec::new();
-    if !is_environment(env)? {
+    if create {
         steps.push(Step::run(
             envtool::create(&req.tool, &req.python, env),
             format!("{framework} goes into an environment of its own, apart from the system's packages"),
@@ -134,6 +184,26 @@ mod tests {
             find_links: Some("/wheels".into()),
             wheelhouse: wheelhouse.iter().map(|s| (*s).to_owned()).collect(),
         }
+    }
+
+    /// Several frameworks into one new environment: only the first plan creates it.
+    #[test]
+    fn only_the_first_of_several_plans_creates_the_environment() {
+        let kb = Kb::load().unwrap();
+        let wheels = [
+            "torch-2.5.1+cu121-py3-none-any.whl",
+            "jax-0.4.35-py3-none-any.whl",
+            "jaxlib-0.4.35-py3-none-any.whl",
+            "jax_cuda12_plugin-0.4.35-py3-none-any.whl",
+        ];
+        let req = request(Path::new("/nonexistent/env"), &wheels);
+        let snapshot = Snapshot::unknown(Vec::new());
+        let plans = setup_plans(&snapshot, &kb, &req, &[Framework::Torch, Framework::Jax]).unwrap();
+        let creates = |p: &Plan| p.steps.iter().any(|s| format!("{:?}", s.kind).contains("\"venv\""));
+        assert_eq!(
+            plans.iter().map(|p| (p.id.as_str(), creates(p))).collect::<Vec<_>>(),
+            [("setup-torch", true), ("setup-jax", false)]
+        );
     }
 
     fn cpu_choice() -> Choice {

@@ -49,32 +49,12 @@ pub fn finding_plans(report: &Report) -> Result<Vec<Plan>, String> {
 /// The window's new-environment planner: one `installers::planners::setup` plan per framework,
 /// in order; only the first creates the environment, the others install into it.
 pub fn new_environment_plans(report: &Report, request: &SetupRequest) -> Result<Vec<Plan>, String> {
-    use gpu_doctor_installers::envtool;
-    use gpu_doctor_installers::planners::setup::{self, setup_plan};
+    use gpu_doctor_installers::planners::setup;
     let kb = gpu_doctor_probes::compat::Kb::get().map_err(|e| e.to_string())?;
-    let python = envtool::base_python()?;
-    let wheelhouse = match &request.find_links {
-        Some(dir) => setup::wheel_files(dir)?,
-        None => Vec::new(),
-    };
-    let create = envtool::create(&request.tool, &python, &request.env);
-    let mut plans = Vec::new();
-    for (i, framework) in request.frameworks.iter().enumerate() {
-        let req = setup::SetupRequest {
-            framework: *framework,
-            env: request.env.clone(),
-            tool: request.tool.clone(),
-            python: python.clone(),
-            find_links: request.find_links.clone(),
-            wheelhouse: wheelhouse.clone(),
-        };
-        let mut plan = setup_plan(&report.snapshot, kb, &req)?;
-        if i > 0 {
-            plan.steps.retain(|s| !matches!(&s.kind, gpu_doctor_installers::StepKind::User { action: gpu_doctor_installers::UserAction::Run { argv } } if *argv == create));
-        }
-        plans.push(plan);
-    }
-    Ok(plans)
+    let Some(first) = request.frameworks.first() else { return Ok(Vec::new()) };
+    let base =
+        setup::SetupRequest::new(*first, request.env.clone(), request.tool.clone(), None, request.find_links.clone())?;
+    setup::setup_plans(&report.snapshot, kb, &base, &request.frameworks)
 }
 
 /// What plans the page was asked for.
