@@ -172,14 +172,22 @@ impl<'a> Here<'a> {
         if !self.secure_boot() {
             return Vec::new();
         }
+        self.enroll_key_steps(
+            "Secure Boot is on: the kernel loads only modules signed by a key it trusts, and locally built \
+             modules are signed with this one (choose a one-time password; skip this if the install already \
+             asked for one)",
+        )
+    }
+
+    /// Queue this distribution's module signing key for enrollment (`why` says why), and enroll it at
+    /// the next boot.
+    fn enroll_key_steps(&self, why: &str) -> Vec<Step> {
         let key = &self.distro.module_key;
         let sb = &self.table.secure_boot;
         vec![
             Step::root(
                 sb.import.replace("{key}", key),
-                "Secure Boot is on: the kernel loads only modules signed by a key it trusts, and locally built \
-                 modules are signed with this one (choose a one-time password; skip this if the install already \
-                 asked for one)",
+                why,
                 "queues the module signing key for enrollment in the machine owner key list",
                 sb.undo.replace("{key}", key),
             ),
@@ -245,19 +253,10 @@ impl<'a> Here<'a> {
                 "nouveau no longer holds the GPU and NVIDIA's driver does"
             }
             DriverLoadProblem::SecureBootUnsigned => {
-                let sb = &self.table.secure_boot;
-                let key = &d.module_key;
-                steps.push(Step::root(
-                    sb.import.replace("{key}", key),
+                steps.extend(self.enroll_key_steps(
                     "Secure Boot loads only modules signed by a key it trusts: enroll the key locally built modules \
                      are signed with (choose a one-time password). Or install your distribution's signed driver \
                      packages instead",
-                    "queues the module signing key for enrollment in the machine owner key list",
-                    sb.undo.replace("{key}", key),
-                ));
-                steps.push(Step::manual(
-                    sb.manual.clone(),
-                    "the key is enrolled only at boot, by a person at the console",
                 ));
                 steps.push(Step::root(
                     d.sign_rebuild.clone(),
