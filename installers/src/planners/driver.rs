@@ -136,14 +136,9 @@ impl<'a> Here<'a> {
                 d.setup_undo.clone().unwrap_or_else(|| "remove the repository again".into()),
             ));
         }
-        if let Some(h) = &d.headers {
-            steps.push(Step::root(
-                h.clone(),
-                "the kernel module is built (DKMS, akmods) for the running kernel from its headers",
-                "installs the running kernel's headers",
-                "remove the headers package again (harmless to keep)",
-            ));
-        }
+        steps.extend(
+            self.headers_step("the kernel module is built (DKMS, akmods) for the running kernel from its headers"),
+        );
         let mut why = install_why(branch, flavor, legacy, min);
         if self.caps.is_empty() && flavor == ModuleFlavor::Open {
             why.push_str(
@@ -165,6 +160,19 @@ impl<'a> Here<'a> {
             steps.push(Step::manual(after.clone(), "the module is built after the packages are installed"));
         }
         steps
+    }
+
+    /// The root step that installs the running kernel's headers (`why` says what needs them), when the
+    /// family has a package for them.
+    fn headers_step(&self, why: &str) -> Option<Step> {
+        self.distro.headers.as_ref().map(|h| {
+            Step::root(
+                h.clone(),
+                why,
+                "installs the running kernel's headers",
+                "remove the headers package again (harmless to keep)",
+            )
+        })
     }
 
     /// Enrolling the key the locally built module is signed with, when Secure Boot is on.
@@ -268,18 +276,14 @@ impl<'a> Here<'a> {
                 "The NVIDIA module is signed with an enrolled key and loads under Secure Boot"
             }
             DriverLoadProblem::ModuleForOtherKernel => {
-                steps.push(match &d.headers {
-                    Some(h) => Step::root(
-                        h.clone(),
-                        "the module is built for the running kernel from its headers, which are missing",
-                        "installs the running kernel's headers",
-                        "remove the headers package again (harmless to keep)",
-                    ),
-                    None => Step::manual(
+                let headers =
+                    self.headers_step("the module is built for the running kernel from its headers, which are missing");
+                steps.push(headers.unwrap_or_else(|| {
+                    Step::manual(
                         "Install the kernel headers of the running kernel (uname -r names it) with your package manager.",
                         "the module is built for the running kernel from its headers",
-                    ),
-                });
+                    )
+                }));
                 steps.push(Step::root(
                     d.rebuild_module.clone(),
                     "builds the NVIDIA module for the running kernel (it was built for another one)",
