@@ -208,7 +208,7 @@ impl<'a> Here<'a> {
         let w = &self.table.wsl;
         let mut steps = Vec::new();
         if self.has_finding("wsl.linux_driver_installed") {
-            let remove = if self.os_name.contains("fedora") { &w.remove_dnf } else { &w.remove_apt };
+            let remove = w.remove(&self.os_name);
             steps.push(Step::root(
                 format!("{remove} && sudo ldconfig"),
                 "a Linux NVIDIA driver inside WSL2 shadows the Windows driver's libcuda in /usr/lib/wsl/lib; CUDA \

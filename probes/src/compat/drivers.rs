@@ -88,6 +88,13 @@ pub struct WslRow {
     pub tag: Tag,
 }
 
+impl WslRow {
+    /// The line that removes a Linux driver inside WSL for a lowercase OS name: dnf on Fedora, else apt.
+    pub fn remove(&self, os_name: &str) -> &str {
+        if os_name.contains("fedora") { &self.remove_dnf } else { &self.remove_apt }
+    }
+}
+
 /// `[windows]`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
