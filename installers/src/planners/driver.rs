@@ -146,9 +146,7 @@ impl<'a> Here<'a> {
                  (GeForce GTX 10 series and older) install the proprietary driver instead",
             );
         }
-        if let Some(alt) =
-            branch.filter(|_| !legacy || d.install_legacy.is_none()).and_then(|b| d.alternative(b, flavor))
-        {
+        if let Some(alt) = branch.and_then(|b| d.alternative(b, flavor, legacy)) {
             why.push_str(&format!(" (the same as: {alt})"));
         }
         let undo = d.remove.clone().unwrap_or_else(|| "remove the driver packages with your package manager".into());

@@ -307,8 +307,12 @@ impl DistroRow {
         }
     }
 
-    /// The other way to install `branch` with `flavor`, when the family has one.
-    pub fn alternative(&self, branch: u32, flavor: ModuleFlavor) -> Option<String> {
+    /// The other way to install `branch` with `flavor`, when the family has one; none for a `legacy`
+    /// branch the family installs with `install_legacy` instead.
+    pub fn alternative(&self, branch: u32, flavor: ModuleFlavor, legacy: bool) -> Option<String> {
+        if legacy && self.install_legacy.is_some() {
+            return None;
+        }
         let suffix = if flavor == ModuleFlavor::Open { self.open_suffix.as_str() } else { "" };
         self.branch_alternative.as_ref().map(|t| t.replace("{branch}", &branch.to_string()).replace("{open}", suffix))
     }
