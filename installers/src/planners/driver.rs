@@ -136,14 +136,9 @@ impl<'a> Here<'a> {
                 d.setup_undo.clone().unwrap_or_else(|| "remove the repository again".into()),
             ));
         }
-        if let Some(h) = &d.headers {
-            steps.push(Step::root(
-                h.clone(),
-                "the kernel module is built (DKMS, akmods) for the running kernel from its headers",
-                "installs the running kernel's headers",
-                "remove the headers package again (harmless to keep)",
-            ));
-        }
+        steps.extend(
+            self.headers_step("the kernel module is built (DKMS, akmods) for the running kernel from its headers"),
+        );
         let mut why = install_why(branch, flavor, legacy, min);
         if self.caps.is_empty() && flavor == ModuleFlavor::Open {
             why.push_str(
@@ -151,9 +146,7 @@ impl<'a> Here<'a> {
                  (GeForce GTX 10 series and older) install the proprietary driver instead",
             );
         }
-        if let Some(alt) =
-            branch.filter(|_| !legacy || d.install_legacy.is_none()).and_then(|b| d.alternative(b, flavor))
-        {
+        if let Some(alt) = branch.and_then(|b| d.alternative(b, flavor, legacy)) {
             why.push_str(&format!(" (the same as: {alt})"));
         }
         let undo = d.remove.clone().unwrap_or_else(|| "remove the driver packages with your package manager".into());
@@ -167,19 +160,40 @@ impl<'a> Here<'a> {
         steps
     }
 
+    /// The root step that installs the running kernel's headers (`why` says what needs them), when the
+    /// family has a package for them.
+    fn headers_step(&self, why: &str) -> Option<Step> {
+        self.distro.headers.as_ref().map(|h| {
+            Step::root(
+                h.clone(),
+                why,
+                "installs the running kernel's headers",
+                "remove the headers package again (harmless to keep)",
+            )
+        })
+    }
+
     /// Enrolling the key the locally built module is signed with, when Secure Boot is on.
     fn secure_boot_steps(&self) -> Vec<Step> {
         if !self.secure_boot() {
             return Vec::new();
         }
+        self.enroll_key_steps(
+            "Secure Boot is on: the kernel loads only modules signed by a key it trusts, and locally built \
+             modules are signed with this one (choose a one-time password; skip this if the install already \
+             asked for one)",
+        )
+    }
+
+    /// Queue this distribution's module signing key for enrollment (`why` says why), and enroll it at
+    /// the next boot.
+    fn enroll_key_steps(&self, why: &str) -> Vec<Step> {
         let key = &self.distro.module_key;
         let sb = &self.table.secure_boot;
         vec![
             Step::root(
                 sb.import.replace("{key}", key),
-                "Secure Boot is on: the kernel loads only modules signed by a key it trusts, and locally built \
-                 modules are signed with this one (choose a one-time password; skip this if the install already \
-                 asked for one)",
+                why,
                 "queues the module signing key for enrollment in the machine owner key list",
                 sb.undo.replace("{key}", key),
             ),
@@ -192,7 +206,7 @@ impl<'a> Here<'a> {
         let w = &self.table.wsl;
         let mut steps = Vec::new();
         if self.has_finding("wsl.linux_driver_installed") {
-            let remove = if self.os_name.contains("fedora") { &w.remove_dnf } else { &w.remove_apt };
+            let remove = w.remove(&self.os_name);
             steps.push(Step::root(
                 format!("{remove} && sudo ldconfig"),
                 "a Linux NVIDIA driver inside WSL2 shadows the Windows driver's libcuda in /usr/lib/wsl/lib; CUDA \
@@ -245,19 +259,10 @@ impl<'a> Here<'a> {
                 "nouveau no longer holds the GPU and NVIDIA's driver does"
             }
             DriverLoadProblem::SecureBootUnsigned => {
-                let sb = &self.table.secure_boot;
-                let key = &d.module_key;
-                steps.push(Step::root(
-                    sb.import.replace("{key}", key),
+                steps.extend(self.enroll_key_steps(
                     "Secure Boot loads only modules signed by a key it trusts: enroll the key locally built modules \
                      are signed with (choose a one-time password). Or install your distribution's signed driver \
                      packages instead",
-                    "queues the module signing key for enrollment in the machine owner key list",
-                    sb.undo.replace("{key}", key),
-                ));
-                steps.push(Step::manual(
-                    sb.manual.clone(),
-                    "the key is enrolled only at boot, by a person at the console",
                 ));
                 steps.push(Step::root(
                     d.sign_rebuild.clone(),
@@ -269,18 +274,14 @@ impl<'a> Here<'a> {
                 "The NVIDIA module is signed with an enrolled key and loads under Secure Boot"
             }
             DriverLoadProblem::ModuleForOtherKernel => {
-                steps.push(match &d.headers {
-                    Some(h) => Step::root(
-                        h.clone(),
-                        "the module is built for the running kernel from its headers, which are missing",
-                        "installs the running kernel's headers",
-                        "remove the headers package again (harmless to keep)",
-                    ),
-                    None => Step::manual(
+                let headers =
+                    self.headers_step("the module is built for the running kernel from its headers, which are missing");
+                steps.push(headers.unwrap_or_else(|| {
+                    Step::manual(
                         "Install the kernel headers of the running kernel (uname -r names it) with your package manager.",
                         "the module is built for the running kernel from its headers",
-                    ),
-                });
+                    )
+                }));
                 steps.push(Step::root(
                     d.rebuild_module.clone(),
                     "builds the NVIDIA module for the running kernel (it was built for another one)",

@@ -88,6 +88,13 @@ pub struct WslRow {
     pub tag: Tag,
 }
 
+impl WslRow {
+    /// The line that removes a Linux driver inside WSL for a lowercase OS name: dnf on Fedora, else apt.
+    pub fn remove(&self, os_name: &str) -> &str {
+        if os_name.contains("fedora") { &self.remove_dnf } else { &self.remove_apt }
+    }
+}
+
 /// `[windows]`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -300,8 +307,12 @@ impl DistroRow {
         }
     }
 
-    /// The other way to install `branch` with `flavor`, when the family has one.
-    pub fn alternative(&self, branch: u32, flavor: ModuleFlavor) -> Option<String> {
+    /// The other way to install `branch` with `flavor`, when the family has one; none for a `legacy`
+    /// branch the family installs with `install_legacy` instead.
+    pub fn alternative(&self, branch: u32, flavor: ModuleFlavor, legacy: bool) -> Option<String> {
+        if legacy && self.install_legacy.is_some() {
+            return None;
+        }
         let suffix = if flavor == ModuleFlavor::Open { self.open_suffix.as_str() } else { "" };
         self.branch_alternative.as_ref().map(|t| t.replace("{branch}", &branch.to_string()).replace("{open}", suffix))
     }

@@ -853,4 +853,15 @@ fn install_lines_per_family() {
     assert_eq!(line("arch linux", Some(590), ModuleFlavor::Open, false), "sudo pacman -Syu nvidia-open-dkms");
     assert!(line("arch linux", Some(580), ModuleFlavor::Proprietary, true).contains("nvidia-580xx-dkms"));
     assert!(matches!(t.distro("gentoo").install(Some(580), ModuleFlavor::Open, false), Install::Manual(_)));
+    // The other way to install a branch, except a legacy one the family installs with its own template.
+    let mut ubuntu = t.distro("ubuntu").clone();
+    let alt = ubuntu.alternative(580, ModuleFlavor::Open, false);
+    assert_eq!(alt.as_deref(), Some("sudo apt install nvidia-driver-580-open"));
+    assert_eq!(
+        ubuntu.alternative(580, ModuleFlavor::Proprietary, true).as_deref(),
+        Some("sudo apt install nvidia-driver-580")
+    );
+    ubuntu.install_legacy = Some("sudo apt install nvidia-driver-{branch}".into());
+    assert_eq!(ubuntu.alternative(580, ModuleFlavor::Proprietary, true), None);
+    assert!(ubuntu.alternative(580, ModuleFlavor::Proprietary, false).is_some());
 }

@@ -122,7 +122,7 @@ fn install_branch(cx: &Ctx<'_>, branch: u32, flavor: ModuleFlavor, legacy: bool)
             let mut lines: Vec<&str> = row.setup.iter().map(String::as_str).collect();
             lines.push(&line);
             let first = row.setup_note(Some(branch)).map_or_else(String::new, |n| format!("{n} Then: "));
-            let alt = row.alternative(branch, flavor).map_or_else(String::new, |a| format!(" (or: {a})"));
+            let alt = row.alternative(branch, flavor, legacy).map_or_else(String::new, |a| format!(" (or: {a})"));
             format!("{first}{}{alt}, then reboot.", lines.join(" && "))
         }
         Install::Manual(text) => text,

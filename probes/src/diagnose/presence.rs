@@ -162,16 +162,19 @@ fn no_driver(cx: &Ctx<'_>, unclaimed: &[&PciDevice]) -> Finding {
         evidence.push("nouveau is loaded (/proc/modules), bound to no NVIDIA GPU".to_owned());
     }
     let install = || {
-        Some((PlanTarget::Driver { min_branch: None }, planned("Install the NVIDIA driver for this GPU, then reboot")))
+        (planned("Install the NVIDIA driver for this GPU, then reboot"), Some(PlanTarget::Driver { min_branch: None }))
     };
-    let (detail, plan) = if cx.s.driver.value().is_some() {
+    let (detail, (fix, plan)) = if cx.s.driver.value().is_some() {
         (
             "NVIDIA's driver is running but did not take this GPU. The kernel log says why; usually this driver \
              branch no longer supports the GPU and names the legacy branch that does.",
-            None,
+            (legacy_hint(cx), None),
         )
     } else if module.is_some_and(|m| m.installed.is_some()) {
-        ("NVIDIA's module is installed but not loaded, so CUDA cannot reach the GPU.", None)
+        (
+            "NVIDIA's module is installed but not loaded, so CUDA cannot reach the GPU.",
+            ("sudo modprobe nvidia   — if it fails, sudo dmesg | grep -i -E 'nvrm|nvidia' says why".to_owned(), None),
+        )
     } else if module.is_some_and(|m| m.installed.is_none()) {
         (
             "No NVIDIA module is installed for the running kernel: either the driver was never installed, or it was \
@@ -181,16 +184,11 @@ fn no_driver(cx: &Ctx<'_>, unclaimed: &[&PciDevice]) -> Finding {
     } else {
         ("No NVIDIA driver holds the GPU, so CUDA cannot use it.", install())
     };
-    let summary = "An NVIDIA GPU is installed but no NVIDIA driver is using it";
+    let finding =
+        NO_DRIVER.finding("An NVIDIA GPU is installed but no NVIDIA driver is using it", detail, evidence, Some(fix));
     match plan {
-        Some((target, fix)) => NO_DRIVER.finding(summary, detail, evidence, Some(fix)).with_plan(target),
-        None if cx.s.driver.value().is_some() => NO_DRIVER.finding(summary, detail, evidence, Some(legacy_hint(cx))),
-        None => NO_DRIVER.finding(
-            summary,
-            detail,
-            evidence,
-            Some("sudo modprobe nvidia   — if it fails, sudo dmesg | grep -i -E 'nvrm|nvidia' says why".to_owned()),
-        ),
+        Some(target) => finding.with_plan(target),
+        None => finding,
     }
 }
 

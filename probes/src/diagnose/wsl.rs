@@ -89,25 +89,23 @@ fn linux_driver(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
         return;
     }
     let table = &cx.kb.drivers.wsl;
-    let remove = if fix::os_name(cx).contains("fedora") {
-        table.remove_dnf.clone()
-    } else {
-        let owner = libs
-            .first()
-            .map(|e| {
-                let dpkg = fix::command(cx, &ShellCommand::new("dpkg").args(["-S", e.path.as_str()]), true);
-                format!("{dpkg} names the package; then: ")
-            })
-            .unwrap_or_default();
-        format!("{owner}{}", table.remove_apt)
-    };
+    let remove = table.remove(&fix::os_name(cx));
+    // With apt, dpkg names the package the Linux libcuda came with.
+    let owner = libs
+        .first()
+        .filter(|_| remove == table.remove_apt)
+        .map(|e| {
+            let dpkg = fix::command(cx, &ShellCommand::new("dpkg").args(["-S", e.path.as_str()]), true);
+            format!("{dpkg} names the package; then: ")
+        })
+        .unwrap_or_default();
     let finding = LINUX_DRIVER.finding(
         "A Linux NVIDIA driver is installed inside WSL2",
         "WSL2 uses the Windows NVIDIA driver, whose libcuda is mapped in at /usr/lib/wsl/lib. A Linux driver's \
          libcuda found first does not work in WSL (CUDA reports no device or a driver mismatch). Installing the `cuda` \
          or `cuda-drivers` package does this; in WSL install only `cuda-toolkit-<version>`.",
         evidence,
-        Some(format!("{remove} && sudo ldconfig   — keep the Windows driver; WSL maps it in")),
+        Some(format!("{owner}{remove} && sudo ldconfig   — keep the Windows driver; WSL maps it in")),
     );
     out.push(finding.with_plan(PlanTarget::Driver { min_branch: None }));
 }

@@ -72,6 +72,13 @@ fn fixes_are_the_wsl_commands() {
     let fix = f.fix.unwrap();
     assert!(fix.starts_with(&format!("dpkg -S {LINUX_LIBCUDA} names the package")), "{fix}");
     assert!(fix.contains("sudo apt remove --purge 'nvidia-driver-*'") && fix.contains("sudo ldconfig"), "{fix}");
+    // Fedora removes with dnf, which dpkg knows nothing of.
+    let mut fedora = wsl2().loader_lib("libcuda.so.1", LINUX_LIBCUDA);
+    if let crate::Probed::Found { value, .. } = &mut fedora.0.system {
+        value.os_name = Some("Fedora Linux".into());
+    }
+    let fix = fedora.finding("wsl.linux_driver_installed").fix.unwrap();
+    assert!(fix.starts_with("sudo dnf remove 'nvidia-driver*'") && fix.contains("&& sudo ldconfig"), "{fix}");
     assert!(f.evidence.iter().any(|e| e.contains(LINUX_LIBCUDA)), "{:?}", f.evidence);
     // The Linux libcuda also means the WSL one is missing from the cache here.
     assert!(m.ids().contains(&"wsl.driver_libs_not_on_loader_path".to_owned()));
