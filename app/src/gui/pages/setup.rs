@@ -163,16 +163,6 @@ impl SetupPage {
             self.run = None;
             self.recheck = None;
         }
-        // A page opened on a machine whose findings have plans shows the first one.
-        if !self.opened_first
-            && self.wanted.is_none()
-            && self.planned.value().is_none()
-            && let Some(id) =
-                shown.report.and_then(|r| r.findings.iter().find_map(|f| f.plan.as_ref())).map(|p| p.id.clone())
-        {
-            self.opened_first = true;
-            self.wanted = Some(Want::Finding(id));
-        }
         // One plan at a time, and never new plans under a run: they would replace the ones it applies.
         let running = self.planned.is_running() || self.run.as_ref().is_some_and(ApplyRun::is_running);
         if !running
@@ -209,6 +199,18 @@ impl SetupPage {
 
     /// Draws the page.
     pub fn setup_ui(&mut self, ui: &mut Ui, shown: &Shown<'_>) {
+        // A page opened on a machine whose findings have plans shows the first one: asked for
+        // when the page is first drawn, so a window that never shows it plans nothing.
+        if !self.opened_first
+            && self.wanted.is_none()
+            && self.planned.value().is_none()
+            && let Some(id) =
+                shown.report.and_then(|r| r.findings.iter().find_map(|f| f.plan.as_ref())).map(|p| p.id.clone())
+        {
+            self.opened_first = true;
+            self.wanted = Some(Want::Finding(id));
+            ui.ctx().request_repaint();
+        }
         ui.heading("Set up an environment");
         ui.label(toned(
             ui,
