@@ -69,7 +69,7 @@ fn torch_kb(kb: &Kb) -> Vec<Line> {
                     gpus: Gpus::Arch { sass: v.arch.clone(), ptx: v.ptx_list() },
                     wheels: Wheels::Kb { python: range(&r.python_min, &r.python_max), platforms: vec![LINUX, WINDOWS] },
                     requirements,
-                    index_url: Some(format!("{}/{tag}", kb.pytorch.index.trim_end_matches('/'))),
+                    index_url: Some(kb.pytorch.index_url(v.cuda)),
                     beyond_kb: String::new(),
                     notes,
                 }

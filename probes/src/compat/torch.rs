@@ -80,6 +80,11 @@ impl TorchVariant {
 }
 
 impl PytorchTable {
+    /// The wheel index of the builds for `cuda`: `https://download.pytorch.org/whl/cu124`.
+    pub fn index_url(&self, cuda: CudaVersion) -> String {
+        format!("{}/{}", self.index.trim_end_matches('/'), super::index_tag(cuda))
+    }
+
     /// The release row of a line (`2.5`) or version (`2.5.1+cu124`).
     pub fn release(&self, version: &str) -> Option<&TorchRelease> {
         let line = release_line(version)?;

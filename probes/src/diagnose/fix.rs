@@ -9,7 +9,7 @@
 
 use super::Ctx;
 use super::context::same_dir;
-use crate::compat::{DriverTable, Install, ModuleFlavor, index_tag};
+use crate::compat::{DriverTable, Install, ModuleFlavor};
 use crate::model::{Framework, OsFamily, PythonEnv};
 use crate::shell::{self, Shell, ShellCommand, Unquotable};
 
@@ -83,13 +83,8 @@ pub(crate) fn framework_build(env: &PythonEnv, fw: &Framework) -> crate::PlanTar
 
 /// `--force-reinstall torch==<pin> --index-url <the index of that CUDA variant>` (the switch of
 /// `wheels.mixed_cuda_majors`).
-pub(crate) fn torch_args(pin: &str, cuda: crate::CudaVersion) -> [String; 4] {
-    [
-        "--force-reinstall".to_owned(),
-        format!("torch=={pin}"),
-        "--index-url".to_owned(),
-        format!("https://download.pytorch.org/whl/{}", index_tag(cuda)),
-    ]
+pub(crate) fn torch_args(kb: &crate::compat::Kb, pin: &str, cuda: crate::CudaVersion) -> [String; 4] {
+    ["--force-reinstall".to_owned(), format!("torch=={pin}"), "--index-url".to_owned(), kb.pytorch.index_url(cuda)]
 }
 
 /// How to install driver branch `branch` (or newer) on this machine, as one line: the prose of the

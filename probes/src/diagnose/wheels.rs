@@ -163,7 +163,7 @@ fn switch_cmd(cx: &Ctx<'_>, env: &PythonEnv, f: &Framework, major: u32) -> Strin
         let line = release_line(&f.version);
         let pick = cx.kb.pytorch.recommend(&cx.capabilities(), Some(cap), line.as_deref());
         if let Some(v) = pick.filter(|v| v.cuda.major == major) {
-            return fix::pip_install(cx, env, fix::torch_args(&format!("{}.*", v.torch), v.cuda));
+            return fix::pip_install(cx, env, fix::torch_args(cx.kb, &format!("{}.*", v.torch), v.cuda));
         }
     }
     format!("install a CUDA {major} build of {name}")
