@@ -18,7 +18,7 @@
 use super::facts::{Facts, MAX_LIST};
 use crate::CudaVersion;
 use crate::model::{Pick, ToolkitInstall, ToolkitKind};
-use crate::probe::env::is_relevant;
+use crate::probe::env::{cuda_entries, is_relevant};
 
 const ENV: &str = "environment variables";
 const WHICH: &str = "which nvcc";
@@ -144,15 +144,7 @@ fn set_var(facts: &mut Facts, at: usize, name: &str, value: &str) {
     match name {
         "PATH" if env.path.is_empty() => {
             env.path = list(value);
-            env.path_cuda_entries = env
-                .path
-                .iter()
-                .filter(|p| {
-                    let l = p.to_ascii_lowercase();
-                    l.contains("cuda") || l.contains("nvidia")
-                })
-                .cloned()
-                .collect();
+            env.path_cuda_entries = cuda_entries(&env.path);
         }
         "LD_LIBRARY_PATH" if env.ld_library_path.is_empty() => env.ld_library_path = list(value),
         "PATH" | "LD_LIBRARY_PATH" => {}

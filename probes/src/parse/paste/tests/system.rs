@@ -157,6 +157,13 @@ fn cuda_visible_devices_before_a_command_hides_the_only_gpu() {
 }
 
 #[test]
+fn an_echoed_path_keeps_its_cuda_entries() {
+    let s = read("$ echo $PATH\n/usr/local/cuda-11.8/bin:/usr/bin:/opt/NVIDIA/bin\n");
+    assert_eq!(s.env.path, ["/usr/local/cuda-11.8/bin", "/usr/bin", "/opt/NVIDIA/bin"]);
+    assert_eq!(s.env.path_cuda_entries, ["/usr/local/cuda-11.8/bin", "/opt/NVIDIA/bin"]);
+}
+
+#[test]
 fn export_lines_and_an_export_quoted_in_prose_are_read() {
     let s = read(
         "export CUDA_HOME=\"/usr/local/cuda-11.8\"\nI removed \"export CUDA_VISIBLE_DEVICES=2\" from the script.\n",
