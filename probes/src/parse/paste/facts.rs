@@ -324,6 +324,16 @@ impl Facts {
     }
 }
 
+#[cfg(test)]
+impl Facts {
+    /// What one format reader finds in `text` alone (its unit tests).
+    pub(super) fn read_by(read: fn(&[String], &mut Facts), text: &str) -> Facts {
+        let mut facts = Facts::default();
+        read(&super::clean::lines(text), &mut facts);
+        facts
+    }
+}
+
 /// The toolkit folder a library folder belongs to: `/usr/local/cuda-11.8/lib64` and
 /// `/usr/local/cuda/targets/x86_64-linux/lib` → the folder above `lib64` or `targets`.
 fn toolkit_root_of_lib(dir: &str) -> Option<String> {
