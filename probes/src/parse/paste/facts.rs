@@ -203,7 +203,7 @@ impl Facts {
         let known = self.toolkits.iter().find(|t| t.root == root || t.aliases.iter().any(|a| a == root));
         let install_root = match known {
             Some(t) => Some(t.root.clone()),
-            None => match root.rsplit('/').next().and_then(|n| n.strip_prefix("cuda-")).and_then(|v| v.parse().ok()) {
+            None => match version_of_dir(root) {
                 Some(version) if self.toolkits.len() < MAX_LIST => {
                     self.toolkits.push(ToolkitInstall {
                         root: root.to_owned(),
@@ -332,6 +332,12 @@ impl Facts {
         read(&super::clean::lines(text), &mut facts);
         facts
     }
+}
+
+/// The CUDA version a folder's name carries: `/usr/local/cuda-11.8` → 11.8.
+pub(super) fn version_of_dir(dir: &str) -> Option<CudaVersion> {
+    let name = dir.trim_end_matches('/').rsplit('/').next()?;
+    name.strip_prefix("cuda-")?.parse().ok()
 }
 
 /// The toolkit folder a library folder belongs to: `/usr/local/cuda-11.8/lib64` and

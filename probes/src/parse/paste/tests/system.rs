@@ -170,6 +170,12 @@ fn export_lines_and_an_export_quoted_in_prose_are_read() {
     );
     assert_eq!(s.env.vars.get("CUDA_HOME").map(String::as_str), Some("/usr/local/cuda-11.8"));
     assert_eq!(s.env.vars.get("CUDA_VISIBLE_DEVICES").map(String::as_str), Some("2"));
+    // CUDA_HOME names a `cuda-X.Y` folder not seen otherwise: it is added, with the folder's version.
+    let t = s.toolkits.value().unwrap();
+    let v = t.install("/usr/local/cuda-11.8").unwrap().version.map(CudaVersion::major_minor);
+    assert_eq!(v, Some(CudaVersion::new(11, 8)));
+    let home = t.picks.cuda_home.as_ref().and_then(|p| p.install_root.as_deref());
+    assert_eq!(home, Some("/usr/local/cuda-11.8"));
     // Ordinary assignments of other names, and `==` pins, are not variables.
     assert!(read_pasted("HOSTNAME=box\nx = export_total=3\n", kb()).is_err());
 }
