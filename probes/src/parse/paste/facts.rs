@@ -128,6 +128,14 @@ impl Facts {
         }
     }
 
+    /// Adds an NVIDIA display device unless one at its bus id is there or [`MAX_LIST`] are known
+    /// already (the first reader to name a device wins).
+    pub fn pci_device(&mut self, device: PciDevice) {
+        if self.pci_devices.len() < MAX_LIST && !self.pci_devices.iter().any(|d| d.bus_id == device.bus_id) {
+            self.pci_devices.push(device);
+        }
+    }
+
     /// Notes that `source` contributed framework facts.
     pub fn deep_from(&mut self, source: &'static str) {
         if !self.deep_sources.contains(&source) {

@@ -73,6 +73,19 @@ fn nouveau_naming_the_chip_in_the_kernel_log_holds_the_gpu() {
 }
 
 #[test]
+fn a_device_named_by_lspci_and_the_kernel_log_is_listed_once() {
+    let s = read(
+        "01:00.0 VGA compatible controller: NVIDIA Corporation GM204 [GeForce GTX 970] (rev a1)\n\
+         \tKernel driver in use: nvidia\n\n\
+         [    5.436312] nouveau 0000:01:00.0: NVIDIA GM204 (124020a1)\n",
+    );
+    assert_eq!(formats(&s), ["lspci", "kernel log"]);
+    let d = s.pci_devices.value().unwrap();
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!(d[0].driver.as_deref(), Some("nvidia"), "the first reader to name the device wins");
+}
+
+#[test]
 fn nouveau_lines_of_its_subsystems_hold_the_gpu_and_an_unknown_chipset_does_not() {
     // clearlinux/distribution#867 (tests/corpus/no_driver_or_gpu_not_visible/clearlinux-867-…).
     let s = read("[   68.836524] nouveau 0000:01:00.0: gr: init failed, -110\n");
