@@ -110,6 +110,19 @@ fn a_rejected_module_key_is_secure_boot_refusing_the_unsigned_module() {
 }
 
 #[test]
+fn a_refusal_without_a_key_message_is_secure_boot_only_beside_lockdown() {
+    let refused = "modprobe: ERROR: could not insert 'nvidia': Operation not permitted\n";
+    let alone = read_pasted(refused, kb()).ok();
+    assert!(alone.as_ref().is_none_or(|s| is_unknown(&s.secure_boot)), "{alone:?}");
+    let lockdown =
+        "[  398.381052] Lockdown: modprobe: unsigned module loading is restricted; see man kernel_lockdown.7\n";
+    let s = read(&format!("{lockdown}{refused}"));
+    assert_eq!(s.secure_boot.value(), Some(&SecureBoot::Enabled));
+    let s = read("modprobe: ERROR: could not insert 'nvidia': Required key not available\n");
+    assert_eq!(s.secure_boot.value(), Some(&SecureBoot::Enabled));
+}
+
+#[test]
 fn another_module_refused_says_nothing_about_nvidias() {
     let s = read("modprobe: ERROR: could not insert 'px1800kbd': Key was rejected by service\n");
     assert!(is_unknown(&s.secure_boot) && is_unknown(&s.kernel_module));
