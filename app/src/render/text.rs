@@ -5,13 +5,10 @@ use std::fmt::Write;
 use gpu_doctor_probes::parse::paste::next_paste;
 use gpu_doctor_probes::{Origin, Outcome, Report, Severity};
 
-use super::facts::{Tone, sections};
+use super::facts::{Tone, UNKNOWN, sections};
 use super::findings::{severity_word, tally};
 
 const LABEL_WIDTH: usize = 10;
-
-/// The headline of a section whose part the source did not speak of (`facts::missing`).
-const UNKNOWN: &str = "unknown";
 
 /// Text from the machine, a paste or a file, made safe to print on a terminal as one line: line
 /// breaks and tabs become spaces; every other control character (ESC, BEL, CR, DEL, the 8-bit

@@ -95,6 +95,17 @@ fn is_locator(name: &str) -> bool {
     )
 }
 
+/// The PATH entries that name CUDA or NVIDIA (in any case).
+pub fn cuda_entries(path: &[String]) -> Vec<String> {
+    path.iter()
+        .filter(|p| {
+            let l = p.to_ascii_lowercase();
+            l.contains("cuda") || l.contains("nvidia")
+        })
+        .cloned()
+        .collect()
+}
+
 /// Reads the relevant variables.
 pub fn probe(host: &dyn Host, trace: &mut Trace) -> EnvFacts {
     let sep = if host.platform().os == OsFamily::Windows { ';' } else { ':' };
@@ -109,14 +120,7 @@ pub fn probe(host: &dyn Host, trace: &mut Trace) -> EnvFacts {
         .collect();
     let path = split(all.get("PATH").cloned());
     let ld_library_path = split(all.get("LD_LIBRARY_PATH").cloned());
-    let path_cuda_entries = path
-        .iter()
-        .filter(|p| {
-            let l = p.to_ascii_lowercase();
-            l.contains("cuda") || l.contains("nvidia")
-        })
-        .cloned()
-        .collect();
+    let path_cuda_entries = cuda_entries(&path);
     trace.ok("environment", format!("{} relevant variables, {} PATH entries", vars.len(), path.len()));
     EnvFacts { vars, path, ld_library_path, path_cuda_entries }
 }

@@ -49,6 +49,9 @@ fn or_q<T: ToString>(v: Option<T>) -> String {
     v.map_or_else(|| "?".to_owned(), |v| v.to_string())
 }
 
+/// The headline of a section whose part the source did not speak of.
+pub const UNKNOWN: &str = "unknown";
+
 /// A section for a part with no value: `absent` (in `absent_tone`) when it is not there,
 /// the platform's or the failure's wording otherwise; the reason goes below.
 fn missing<T>(label: &'static str, p: &Probed<T>, absent: &str, absent_tone: Tone) -> Section {
@@ -56,7 +59,7 @@ fn missing<T>(label: &'static str, p: &Probed<T>, absent: &str, absent_tone: Ton
         Probed::Absent { .. } => (absent, absent_tone),
         Probed::Unsupported { .. } => ("not supported here", Tone::Plain),
         Probed::Failed { .. } => ("could not be checked", Tone::Warn),
-        Probed::Unknown { .. } => ("unknown", Tone::Plain),
+        Probed::Unknown { .. } => (UNKNOWN, Tone::Plain),
         Probed::Found { .. } => ("found", Tone::Good),
     };
     let mut s = Section::new(label, word, tone);

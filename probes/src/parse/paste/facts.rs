@@ -128,6 +128,14 @@ impl Facts {
         }
     }
 
+    /// Adds an NVIDIA display device unless one at its bus id is there or [`MAX_LIST`] are known
+    /// already (the first reader to name a device wins).
+    pub fn pci_device(&mut self, device: PciDevice) {
+        if self.pci_devices.len() < MAX_LIST && !self.pci_devices.iter().any(|d| d.bus_id == device.bus_id) {
+            self.pci_devices.push(device);
+        }
+    }
+
     /// Notes that `source` contributed framework facts.
     pub fn deep_from(&mut self, source: &'static str) {
         if !self.deep_sources.contains(&source) {
@@ -203,7 +211,7 @@ impl Facts {
         let known = self.toolkits.iter().find(|t| t.root == root || t.aliases.iter().any(|a| a == root));
         let install_root = match known {
             Some(t) => Some(t.root.clone()),
-            None => match root.rsplit('/').next().and_then(|n| n.strip_prefix("cuda-")).and_then(|v| v.parse().ok()) {
+            None => match version_of_dir(root) {
                 Some(version) if self.toolkits.len() < MAX_LIST => {
                     self.toolkits.push(ToolkitInstall {
                         root: root.to_owned(),
@@ -322,6 +330,22 @@ impl Facts {
         snap.notes = self.notes;
         snap
     }
+}
+
+#[cfg(test)]
+impl Facts {
+    /// What one format reader finds in `text` alone (its unit tests).
+    pub(super) fn read_by(read: fn(&[String], &mut Facts), text: &str) -> Facts {
+        let mut facts = Facts::default();
+        read(&super::clean::lines(text), &mut facts);
+        facts
+    }
+}
+
+/// The CUDA version a folder's name carries: `/usr/local/cuda-11.8` → 11.8.
+pub(super) fn version_of_dir(dir: &str) -> Option<CudaVersion> {
+    let name = dir.trim_end_matches('/').rsplit('/').next()?;
+    name.strip_prefix("cuda-")?.parse().ok()
 }
 
 /// The toolkit folder a library folder belongs to: `/usr/local/cuda-11.8/lib64` and

@@ -9,7 +9,7 @@
 //! Lockdown: modprobe: unsigned module loading is restricted; see man kernel_lockdown.7
 //! ```
 
-use super::facts::{Facts, MAX_LIST};
+use super::facts::Facts;
 use crate::model::{InstalledModule, KernelModuleFacts, OsFamily, PciBusId, PciDevice, SecureBoot};
 use crate::probe::pci::NVIDIA_VENDOR_ID;
 
@@ -26,17 +26,15 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
         if let Some(bus_id) = nouveau_chip(line) {
             facts.saw(i, FORMAT);
             facts.os.get_or_insert(OsFamily::Linux);
-            if facts.pci_devices.len() < MAX_LIST && !facts.pci_devices.iter().any(|d| d.bus_id == bus_id) {
-                facts.pci_devices.push(PciDevice {
-                    bus_id,
-                    vendor_id: NVIDIA_VENDOR_ID,
-                    device_id: 0,
-                    class: DISPLAY_CLASS,
-                    subsystem_vendor_id: None,
-                    subsystem_device_id: None,
-                    driver: Some("nouveau".to_owned()),
-                });
-            }
+            facts.pci_device(PciDevice {
+                bus_id,
+                vendor_id: NVIDIA_VENDOR_ID,
+                device_id: 0,
+                class: DISPLAY_CLASS,
+                subsystem_vendor_id: None,
+                subsystem_device_id: None,
+                driver: Some("nouveau".to_owned()),
+            });
         } else if refused_nvidia(line, lockdown) {
             facts.saw(i, FORMAT);
             facts.os.get_or_insert(OsFamily::Linux);

@@ -79,9 +79,7 @@ mod tests {
     use super::*;
 
     fn read_text(text: &str) -> Facts {
-        let mut facts = Facts::default();
-        read(&super::super::clean::lines(text), &mut facts);
-        facts
+        Facts::read_by(read, text)
     }
 
     /// ggml-org/llama.cpp#9881 (tests/corpus/healthy/llama.cpp-9881-rtx4070-reference-run.txt).

@@ -125,8 +125,8 @@ fn add(facts: &mut Facts, at: usize, b: Block) {
     }
     facts.saw(at, FORMAT);
     facts.os.get_or_insert(crate::model::OsFamily::Linux);
-    if b.driver_known && facts.pci_devices.len() < MAX_LIST && !facts.pci_devices.iter().any(|d| d.bus_id == b.bus_id) {
-        facts.pci_devices.push(PciDevice {
+    if b.driver_known {
+        facts.pci_device(PciDevice {
             bus_id: b.bus_id.clone(),
             vendor_id: NVIDIA_VENDOR_ID,
             device_id: b.device_id.unwrap_or(0),

@@ -90,9 +90,7 @@ mod tests {
     use super::*;
 
     fn read_text(text: &str) -> Facts {
-        let mut facts = Facts::default();
-        read(&super::super::clean::lines(text), &mut facts);
-        facts
+        Facts::read_by(read, text)
     }
 
     #[test]

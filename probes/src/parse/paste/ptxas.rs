@@ -34,8 +34,7 @@ mod tests {
         assert!(formats.iter().any(|f| f == FORMAT), "{formats:?}");
         let t = s.toolkits.value().expect("toolkit");
         assert_eq!(t.installs[0].version.map(crate::CudaVersion::major_minor), Some(crate::CudaVersion::new(12, 9)));
-        let mut facts = Facts::default();
-        read(&super::super::clean::lines("ptxas: NVIDIA (R) Ptx optimizing assembler\n"), &mut facts);
+        let facts = Facts::read_by(read, "ptxas: NVIDIA (R) Ptx optimizing assembler\n");
         assert!(facts.is_empty(), "a banner without its release line is not read");
     }
 }

@@ -15,10 +15,10 @@
 //! drwxr-xr-x 17 root root 4096 Mar  1 12:00 cuda-12.1
 //! ```
 
-use super::facts::{Facts, MAX_LIST};
+use super::facts::{Facts, MAX_LIST, version_of_dir};
 use crate::CudaVersion;
 use crate::model::{Pick, ToolkitInstall, ToolkitKind};
-use crate::probe::env::is_relevant;
+use crate::probe::env::{cuda_entries, is_relevant};
 
 const ENV: &str = "environment variables";
 const WHICH: &str = "which nvcc";
@@ -144,15 +144,7 @@ fn set_var(facts: &mut Facts, at: usize, name: &str, value: &str) {
     match name {
         "PATH" if env.path.is_empty() => {
             env.path = list(value);
-            env.path_cuda_entries = env
-                .path
-                .iter()
-                .filter(|p| {
-                    let l = p.to_ascii_lowercase();
-                    l.contains("cuda") || l.contains("nvidia")
-                })
-                .cloned()
-                .collect();
+            env.path_cuda_entries = cuda_entries(&env.path);
         }
         "LD_LIBRARY_PATH" if env.ld_library_path.is_empty() => env.ld_library_path = list(value),
         "PATH" | "LD_LIBRARY_PATH" => {}
@@ -168,12 +160,6 @@ fn nvcc_path(line: &str) -> Option<&str> {
     let path = line.strip_prefix("nvcc is ").or_else(|| line.strip_prefix("nvcc: ")).unwrap_or(line);
     let path = path.split_whitespace().next()?;
     (path.starts_with('/') && path.ends_with("/bin/nvcc")).then_some(path)
-}
-
-/// The CUDA version a folder's name carries: `/usr/local/cuda-11.8` → 11.8.
-fn version_of_dir(dir: &str) -> Option<CudaVersion> {
-    let name = dir.trim_end_matches('/').rsplit('/').next()?;
-    name.strip_prefix("cuda-")?.parse().ok()
 }
 
 fn install_for<'a>(facts: &'a mut Facts, root: &str) -> Option<&'a mut ToolkitInstall> {

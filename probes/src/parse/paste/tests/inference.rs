@@ -5,8 +5,6 @@ use crate::compat::Kb;
 use crate::model::OsFamily;
 use crate::parse::paste::{NVIDIA_SMI, PYTHON_TORCH, next_paste};
 
-const WINDOWS_PYPI: &str = include_str!("../samples/collect_env_windows_pypi_122924.txt");
-
 fn torch_build(s: &Snapshot) -> FrameworkBuild {
     env(s).frameworks.iter().find(|f| f.name == "torch").unwrap().build.clone()
 }
@@ -15,12 +13,12 @@ fn torch_build(s: &Snapshot) -> FrameworkBuild {
 /// and CUDA not available, that is a CPU build.
 #[test]
 fn could_not_collect_with_a_gpu_and_no_cuda_is_a_cpu_build() {
-    let s = read(WINDOWS_PYPI);
+    let s = read(COLLECT_ENV_WINDOWS_PYPI);
     assert_eq!(torch_build(&s), FrameworkBuild::Cpu);
     let ids = crate::diagnose::diagnose(&s, kb()).into_iter().map(|f| f.id).collect::<Vec<_>>();
     assert!(ids.iter().any(|i| i == "framework.cpu_only_build"), "{ids:?}");
     // With CUDA available neither that field nor the Windows wheel's missing tag makes it a CPU build.
-    let available = WINDOWS_PYPI.replace("Is CUDA available: False", "Is CUDA available: True");
+    let available = COLLECT_ENV_WINDOWS_PYPI.replace("Is CUDA available: False", "Is CUDA available: True");
     assert_eq!(torch_build(&read(&available)), FrameworkBuild::Unknown);
 }
 
@@ -28,8 +26,11 @@ fn could_not_collect_with_a_gpu_and_no_cuda_is_a_cpu_build() {
 /// text from Linux, where PyPI's wheel is a CUDA build, leaves the build unknown.
 #[test]
 fn windows_torch_from_pypi_without_a_local_tag_is_a_cpu_build() {
-    let without: String =
-        WINDOWS_PYPI.lines().filter(|l| !l.starts_with("CUDA used to build")).map(|l| format!("{l}\n")).collect();
+    let without: String = COLLECT_ENV_WINDOWS_PYPI
+        .lines()
+        .filter(|l| !l.starts_with("CUDA used to build"))
+        .map(|l| format!("{l}\n"))
+        .collect();
     let s = read(&without);
     assert_eq!(s.platform.platform.os, OsFamily::Windows);
     assert_eq!(torch_build(&s), FrameworkBuild::Cpu);
@@ -51,7 +52,7 @@ fn what_to_paste_next() {
                 PyTorch version that has been compiled with your version of the CUDA driver.";
     let s = read(line);
     assert_eq!(next_paste(&s, &crate::diagnose::diagnose(&s, kb)), Some(NVIDIA_SMI));
-    let s = read(WINDOWS_PYPI);
+    let s = read(COLLECT_ENV_WINDOWS_PYPI);
     assert_eq!(next_paste(&s, &crate::diagnose::diagnose(&s, kb)), None, "driver, GPU and build all shown");
     assert_eq!(next_paste(&s, &[]), None, "nothing to settle");
 }

@@ -73,6 +73,19 @@ fn nouveau_naming_the_chip_in_the_kernel_log_holds_the_gpu() {
 }
 
 #[test]
+fn a_device_named_by_lspci_and_the_kernel_log_is_listed_once() {
+    let s = read(
+        "01:00.0 VGA compatible controller: NVIDIA Corporation GM204 [GeForce GTX 970] (rev a1)\n\
+         \tKernel driver in use: nvidia\n\n\
+         [    5.436312] nouveau 0000:01:00.0: NVIDIA GM204 (124020a1)\n",
+    );
+    assert_eq!(formats(&s), ["lspci", "kernel log"]);
+    let d = s.pci_devices.value().unwrap();
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!(d[0].driver.as_deref(), Some("nvidia"), "the first reader to name the device wins");
+}
+
+#[test]
 fn nouveau_lines_of_its_subsystems_hold_the_gpu_and_an_unknown_chipset_does_not() {
     // clearlinux/distribution#867 (tests/corpus/no_driver_or_gpu_not_visible/clearlinux-867-…).
     let s = read("[   68.836524] nouveau 0000:01:00.0: gr: init failed, -110\n");
@@ -94,6 +107,19 @@ fn a_rejected_module_key_is_secure_boot_refusing_the_unsigned_module() {
         ["presence.secure_boot_unsigned_module"],
         "the fact-based finding covers the category; the error lines become its evidence"
     );
+}
+
+#[test]
+fn a_refusal_without_a_key_message_is_secure_boot_only_beside_lockdown() {
+    let refused = "modprobe: ERROR: could not insert 'nvidia': Operation not permitted\n";
+    let alone = read_pasted(refused, kb()).ok();
+    assert!(alone.as_ref().is_none_or(|s| is_unknown(&s.secure_boot)), "{alone:?}");
+    let lockdown =
+        "[  398.381052] Lockdown: modprobe: unsigned module loading is restricted; see man kernel_lockdown.7\n";
+    let s = read(&format!("{lockdown}{refused}"));
+    assert_eq!(s.secure_boot.value(), Some(&SecureBoot::Enabled));
+    let s = read("modprobe: ERROR: could not insert 'nvidia': Required key not available\n");
+    assert_eq!(s.secure_boot.value(), Some(&SecureBoot::Enabled));
 }
 
 #[test]
@@ -157,12 +183,25 @@ fn cuda_visible_devices_before_a_command_hides_the_only_gpu() {
 }
 
 #[test]
+fn an_echoed_path_keeps_its_cuda_entries() {
+    let s = read("$ echo $PATH\n/usr/local/cuda-11.8/bin:/usr/bin:/opt/NVIDIA/bin\n");
+    assert_eq!(s.env.path, ["/usr/local/cuda-11.8/bin", "/usr/bin", "/opt/NVIDIA/bin"]);
+    assert_eq!(s.env.path_cuda_entries, ["/usr/local/cuda-11.8/bin", "/opt/NVIDIA/bin"]);
+}
+
+#[test]
 fn export_lines_and_an_export_quoted_in_prose_are_read() {
     let s = read(
         "export CUDA_HOME=\"/usr/local/cuda-11.8\"\nI removed \"export CUDA_VISIBLE_DEVICES=2\" from the script.\n",
     );
     assert_eq!(s.env.vars.get("CUDA_HOME").map(String::as_str), Some("/usr/local/cuda-11.8"));
     assert_eq!(s.env.vars.get("CUDA_VISIBLE_DEVICES").map(String::as_str), Some("2"));
+    // CUDA_HOME names a `cuda-X.Y` folder not seen otherwise: it is added, with the folder's version.
+    let t = s.toolkits.value().unwrap();
+    let v = t.install("/usr/local/cuda-11.8").unwrap().version.map(CudaVersion::major_minor);
+    assert_eq!(v, Some(CudaVersion::new(11, 8)));
+    let home = t.picks.cuda_home.as_ref().and_then(|p| p.install_root.as_deref());
+    assert_eq!(home, Some("/usr/local/cuda-11.8"));
     // Ordinary assignments of other names, and `==` pins, are not variables.
     assert!(read_pasted("HOSTNAME=box\nx = export_total=3\n", kb()).is_err());
 }
