@@ -183,9 +183,7 @@ mod tests {
     use super::*;
 
     fn read_lines(text: &str) -> Facts {
-        let mut facts = Facts::default();
-        read(&super::super::clean::lines(text), &mut facts);
-        facts
+        Facts::read_by(read, text)
     }
 
     fn torch(facts: &Facts) -> &DeepTorch {
