@@ -6,6 +6,7 @@
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
+use gpu_doctor_probes::InstallFlag;
 use serde::{Deserialize, Serialize};
 
 /// Which tool installs.
@@ -95,10 +96,7 @@ pub fn python_in(prefix: &Path) -> PathBuf {
 /// (`torch==2.5.1+cu124`: the local label differs from the installed `+cpu`, so the build is
 /// replaced) and no reinstall flag is passed: dependencies that already fit stay as they are.
 pub fn install(tool: &Tool, python: &Path, requirements: &[String], source: &Source) -> Vec<String> {
-    let mut argv = pip(tool, python, "install", &[]);
-    argv.extend(source.args());
-    argv.extend(requirements.iter().cloned());
-    argv
+    install_with(tool, python, requirements, source, &[])
 }
 
 /// `pins` (lines of a saved package list, `name==version`) installed exactly, their dependencies
@@ -140,6 +138,32 @@ pub fn create(tool: &Tool, python: &Path, prefix: &Path) -> Vec<String> {
     }
 }
 
+/// As [`install`], with `flags` (`-U`, `--force-reinstall`, `--no-deps`, in the tool's spelling)
+/// before the source and the requirements.
+pub fn install_with(
+    tool: &Tool,
+    python: &Path,
+    requirements: &[String],
+    source: &Source,
+    flags: &[InstallFlag],
+) -> Vec<String> {
+    let mut argv = pip(tool, python, "install", &[]);
+    let uv = matches!(tool, Tool::Uv { .. });
+    argv.extend(flags.iter().map(|flag| {
+        match flag {
+            InstallFlag::Upgrade if uv => "--upgrade",
+            InstallFlag::Upgrade => "-U",
+            InstallFlag::Reinstall if uv => "--reinstall",
+            InstallFlag::Reinstall => "--force-reinstall",
+            InstallFlag::NoDeps => "--no-deps",
+        }
+        .to_owned()
+    }));
+    argv.extend(source.args());
+    argv.extend(requirements.iter().cloned());
+    argv
+}
+
 /// The command that prints the environment's package list in a form [`install`] can take back
 /// (`name==version` lines).
 pub fn freeze(tool: &Tool, python: &Path) -> Vec<String> {
@@ -175,6 +199,17 @@ mod tests {
         assert_eq!(package_name("torch==2.5.1"), "torch");
         assert_eq!(package_name("jax[cuda12]==0.7.2"), "jax");
         assert_eq!(package_name("cupy-cuda12x>=13"), "cupy-cuda12x");
+    }
+
+    #[test]
+    fn install_flags_are_spelled_as_each_tool_reads_them() {
+        let flags = [InstallFlag::Upgrade, InstallFlag::Reinstall, InstallFlag::NoDeps];
+        let reqs = ["x==1".to_owned()];
+        let py = Path::new("/e/bin/python");
+        let pip = install_with(&Tool::Pip, py, &reqs, &Source::default(), &flags);
+        assert_eq!(pip, ["/e/bin/python", "-m", "pip", "install", "-U", "--force-reinstall", "--no-deps", "x==1"]);
+        let uv = install_with(&Tool::Uv { uv: "uv".into() }, py, &reqs, &Source::default(), &flags);
+        assert_eq!(uv[5..], ["--upgrade", "--reinstall", "--no-deps", "x==1"]);
     }
 
     #[test]

@@ -17,13 +17,16 @@ pub mod shell;
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod test_util;
+#[cfg(any(test, feature = "test-support"))]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::missing_panics_doc)]
+pub mod testing;
 pub mod time;
 
 pub use model::{
     ComputeCapability, CudaVersion, CudnnVersion, DriverVersion, ObservedMessage, Origin, Outcome, Probed,
     SCHEMA_VERSION, Snapshot, Trace, TraceEntry, VersionError,
 };
-pub use report::{Category, DriverLoadProblem, Finding, PlanRef, PlanTarget, Report, Severity};
+pub use report::{Category, Change, DriverLoadProblem, Finding, InstallFlag, PlanRef, PlanTarget, Report, Severity};
 
 /// This build's version, written into every snapshot and report.
 pub const TOOL_VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -107,7 +107,14 @@ pub struct PlanRef {
 pub enum PlanTarget {
     /// Reinstall `framework` (its package name: `torch`, `jax`, `tensorflow`, `cupy-cuda12x`) in the
     /// environment at `env` (its prefix) with a build that runs on this driver and these GPUs.
-    FrameworkBuild { env: String, framework: String },
+    /// When no build fits, the driver branch that the installed build needs instead: the plan then
+    /// updates the driver.
+    FrameworkBuild {
+        env: String,
+        framework: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        or_driver: Option<u32>,
+    },
     /// Install or change the NVIDIA driver (root steps): at least branch `min_branch` when a
     /// framework needs one.
     Driver { min_branch: Option<u32> },
@@ -115,6 +122,58 @@ pub enum PlanTarget {
     DriverLoad { problem: DriverLoadProblem },
     /// Authorize a Thunderbolt-attached GPU (`boltctl`).
     Thunderbolt,
+    /// The changes a rule names, in order, to the environment at `env` (its prefix; `None` when only
+    /// the shell or the system changes): `gpu-doctor-installers` writes each one's command for the
+    /// environment's tool and the machine's shell.
+    Change {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        env: Option<String>,
+        /// What the machine is like when they are done.
+        goal: String,
+        changes: Vec<Change>,
+    },
+}
+
+/// One change of a [`PlanTarget::Change`]: what to change, not the command that does it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "change", rename_all = "snake_case")]
+pub enum Change {
+    /// Remove these distributions from the environment.
+    Uninstall { packages: Vec<String> },
+    /// Install these requirements into the environment (from `index_url` when set, else PyPI).
+    Install {
+        requirements: Vec<String>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        flags: Vec<InstallFlag>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        index_url: Option<String>,
+    },
+    /// Set an environment variable in the shell that runs the programs.
+    SetVar { name: String, value: String },
+    /// Remove an environment variable from that shell.
+    UnsetVar { name: String },
+    /// Put a folder first in `PATH`.
+    PrependPath { dir: String },
+    /// A command only root may run (shown, never run by gpu-doctor), as argv.
+    Root { argv: Vec<String> },
+    /// A command the person runs in PowerShell on Windows (the Windows side of WSL), as argv.
+    Windows { argv: Vec<String> },
+    /// A command the person runs to learn something first (`dpkg -S FILE`), as argv.
+    Look { argv: Vec<String> },
+    /// Something only a person can do, in words.
+    Manual { text: String },
+}
+
+/// How an [`Change::Install`] treats what is installed already.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InstallFlag {
+    /// Upgrade to the newest that fits (`-U`).
+    Upgrade,
+    /// Install again even when the same version is there (`--force-reinstall`).
+    Reinstall,
+    /// Leave dependencies as they are (`--no-deps`).
+    NoDeps,
 }
 
 /// Why an installed NVIDIA driver does not load.

@@ -331,7 +331,8 @@ fn torch_cu130_on_r550() {
         target,
         Some(gpu_doctor_probes::PlanTarget::FrameworkBuild {
             env: "/home/user/proj/.venv".into(),
-            framework: "torch".into()
+            framework: "torch".into(),
+            or_driver: Some(580)
         })
     );
 }

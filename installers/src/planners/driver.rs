@@ -22,7 +22,7 @@ pub(super) fn plan(report: &Report, kb: &Kb, target: &PlanTarget, finding_id: &s
         PlanTarget::Driver { min_branch } => here.driver(*min_branch),
         PlanTarget::DriverLoad { problem } => here.load(*problem)?,
         PlanTarget::Thunderbolt => here.thunderbolt()?,
-        PlanTarget::FrameworkBuild { .. } => return None,
+        PlanTarget::FrameworkBuild { .. } | PlanTarget::Change { .. } => return None,
     };
     Some(Plan { id: String::new(), goal, answers: vec![finding_id.to_owned()], env: None, steps, choice: None })
 }

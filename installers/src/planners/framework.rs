@@ -2,7 +2,7 @@
 //! framework in an existing environment with the build the chooser picks for this machine, its
 //! companions pinned with it, then verify. Pure: the tool and the wheelhouse come from the caller.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use gpu_doctor_probes::compat::{Kb, release_line};
 use gpu_doctor_probes::diagnose::gpu_views;
@@ -75,12 +75,7 @@ pub fn plan(report: &Report, kb: &Kb, env: &str, framework: &str, options: &Opti
         // The installed build is the one that fits (a newer patch of it is no fix).
         return None;
     }
-    // A pasted environment has no interpreter and no real prefix: the person runs `python` there.
-    let python = match &pyenv.interpreter {
-        Some(p) => PathBuf::from(p),
-        None if Path::new(env).is_absolute() => envtool::python_in(Path::new(env)),
-        None => PathBuf::from("python"),
-    };
+    let python = super::python_of(pyenv);
     let source = Source {
         index_url: chosen.index_url.clone(),
         find_links: options.wheelhouse.as_ref().map(|(dir, _)| dir.clone()),

@@ -1,12 +1,16 @@
 //! From findings to plans: each [`PlanTarget`] has a planner, and [`attach`] gives every planned
 //! finding its plan's id and prose.
 
+use std::path::{Path, PathBuf};
+
 use gpu_doctor_probes::compat::Kb;
+use gpu_doctor_probes::model::PythonEnv;
 use gpu_doctor_probes::shell::Shell;
 use gpu_doctor_probes::{PlanTarget, Report};
 
 use crate::plan::Plan;
 
+mod change;
 mod driver;
 pub mod framework;
 pub mod setup;
@@ -21,13 +25,31 @@ fn plan_for(
     options: &framework::Options,
 ) -> Option<Plan> {
     let mut plan = match target {
-        PlanTarget::FrameworkBuild { env, framework } => framework::plan(report, kb, env, framework, options),
+        PlanTarget::FrameworkBuild { env, framework, or_driver } => {
+            framework::plan(report, kb, env, framework, options).or_else(|| {
+                let driver = PlanTarget::Driver { min_branch: Some((*or_driver)?) };
+                driver::plan(report, kb, &driver, finding_id)
+            })
+        }
         PlanTarget::Driver { .. } | PlanTarget::DriverLoad { .. } | PlanTarget::Thunderbolt => {
             driver::plan(report, kb, target, finding_id)
+        }
+        PlanTarget::Change { env, goal, changes } => {
+            change::plan(report, env.as_deref(), goal, changes, options, shell_of(report))
         }
     }?;
     plan.answers = vec![finding_id.to_owned()];
     Some(plan)
+}
+
+/// The interpreter of an environment as a plan runs it: its own, else the one in its prefix, else
+/// (pasted text: the other machine's environment) the `python` on that machine's PATH.
+pub(crate) fn python_of(env: &PythonEnv) -> PathBuf {
+    match &env.interpreter {
+        Some(p) => PathBuf::from(p),
+        None if Path::new(&env.prefix).is_absolute() => crate::envtool::python_in(Path::new(&env.prefix)),
+        None => PathBuf::from("python"),
+    }
 }
 
 /// The shell commands are shown for: PowerShell on Windows, POSIX sh elsewhere.
@@ -72,7 +94,7 @@ pub fn attach(report: &mut Report, kb: &Kb) {
                 r.id = plan.id.clone();
                 let mut prose = plan.prose(shell);
                 // As the probes say of their own fixes for pasted text: the paths are that machine's.
-                if foreign && plan.env.is_some() {
+                if foreign && (plan.env.is_some() || matches!(r.target, PlanTarget::Change { .. })) {
                     prose.push_str(
                         "   (The paths in this fix come from another machine, read from pasted text: check them \
                          before running anything.)",

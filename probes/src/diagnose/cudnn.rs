@@ -5,7 +5,7 @@ use super::context::{build_cuda, cudnn_version_text, describe_framework, parent_
 use super::{Ctx, Rule, fix};
 use crate::compat::{CudnnRelease, index_tag, release_line};
 use crate::model::{CudnnCopy, CudnnKind, Framework, OsFamily, PythonEnv};
-use crate::{Category, CudnnVersion, Finding, Probed, Severity};
+use crate::{Category, Change, CudnnVersion, Finding, InstallFlag, Probed, Severity};
 
 const CATEGORY: Category = Category::CudnnMissingOrMismatch;
 
@@ -160,12 +160,20 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
             }
             let Some(need) = need(cx, fw) else { continue };
             if found.is_empty() && copies_known {
-                out.push(MISSING.finding(
-                    format!("{} {} in {} finds no cuDNN", fw.name, fw.version, env.name),
-                    format!("It needs {}, and there is none in the environment or on the system.", need.text()),
-                    vec![describe_framework(env, fw), need.from.clone(), looked(cx)],
-                    Some(install_cmd(cx, env, fw)),
-                ));
+                out.push(
+                    MISSING
+                        .finding(
+                            format!("{} {} in {} finds no cuDNN", fw.name, fw.version, env.name),
+                            format!("It needs {}, and there is none in the environment or on the system.", need.text()),
+                            vec![describe_framework(env, fw), need.from.clone(), looked(cx)],
+                            None,
+                        )
+                        .with_plan(fix::change(
+                            Some(env),
+                            format!("{} in {} finds cuDNN", fw.name, env.name),
+                            vec![install(cx, fw)],
+                        )),
+                );
             } else if !found.is_empty() && !found.iter().any(|c| need.accepts(c)) {
                 let mut evidence = vec![describe_framework(env, fw), need.from.clone()];
                 evidence.extend(found.iter().map(|c| format!("found: {}", c.what)));
@@ -175,8 +183,13 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
                      (\"Loaded runtime CuDNN library: X but source was compiled with: Y\"), and then runs without GPU \
                      convolutions or fails to start.",
                     evidence,
-                    Some(with_path_fix(cx, &found, pip_cudnn(cx, env, &need))),
-                ));
+                    None,
+                )
+                .with_plan(fix::change(
+                    Some(env),
+                    format!("{} in {} loads cuDNN {}", fw.name, env.name, need.text()),
+                    with_path_fix(cx, &found, pip_cudnn(&need)),
+                )));
             }
         }
         gpu_support(cx, env, &found, out);
@@ -190,31 +203,32 @@ fn looked(cx: &Ctx<'_>) -> String {
     }
 }
 
-fn install_cmd(cx: &Ctx<'_>, env: &PythonEnv, fw: &Framework) -> String {
+/// The framework installed again with the cuDNN wheel it pins (`jax[cuda12]`, `tensorflow[and-cuda]`).
+fn install(cx: &Ctx<'_>, fw: &Framework) -> Change {
     if let Some(p) = cx.kb.jax.plugin.iter().find(|p| p.package == fw.name) {
-        fix::pip_install(cx, env, ["-U".to_owned(), format!("jax[{}]", p.extra)])
+        fix::install(&[InstallFlag::Upgrade], [format!("jax[{}]", p.extra)])
     } else {
-        fix::pip_install(cx, env, [format!("tensorflow[and-cuda]=={}", fw.version)])
+        fix::install(&[], [format!("tensorflow[and-cuda]=={}", fw.version)])
     }
 }
 
-fn pip_cudnn(cx: &Ctx<'_>, env: &PythonEnv, need: &Need) -> String {
+fn pip_cudnn(need: &Need) -> Change {
     let floor = need.min.map_or_else(|| format!("{}", need.major), |m| format!("{}.{}", m.major, m.minor));
-    fix::pip_install(cx, env, [format!("nvidia-cudnn-cu{}>={floor},<{}", need.cuda_major, need.major + 1)])
+    fix::install(&[], [format!("nvidia-cudnn-cu{}>={floor},<{}", need.cuda_major, need.major + 1)])
 }
 
-/// Adds dropping the candidates' LD_LIBRARY_PATH folders to a fix.
-fn with_path_fix(cx: &Ctx<'_>, found: &[Candidate], fix: String) -> String {
+/// `install`, then the candidates' folders dropped from LD_LIBRARY_PATH (the old copy found first).
+fn with_path_fix(cx: &Ctx<'_>, found: &[Candidate], install: Change) -> Vec<Change> {
     let dirs: Vec<&str> = found
         .iter()
         .filter_map(|c| c.dir.as_deref())
         .filter(|d| cx.s.env.ld_library_path.iter().any(|p| same_dir(p, d)))
         .collect();
-    if dirs.is_empty() {
-        fix
-    } else {
-        format!("{fix}; and drop the old copy from the loader path: {}", fix::ld_library_path_without(cx, &dirs, None))
+    let mut changes = vec![install];
+    if !dirs.is_empty() {
+        changes.push(fix::ld_library_path_without(cx, &dirs, None));
     }
+    changes
 }
 
 /// torch: the loaded cuDNN (deep tier) against the variant's pin and the environment's wheel.
@@ -229,11 +243,10 @@ fn torch(cx: &Ctx<'_>, env: &PythonEnv, fw: &Framework, out: &mut Vec<Finding>) 
     let drop_dir =
         source.map(|c| parent_dir(&c.location)).filter(|d| cx.s.env.ld_library_path.iter().any(|p| same_dir(p, d)));
     let restore = |name: &str, pin: &str| {
-        let cmd = fix::pip_install(cx, env, ["--force-reinstall".to_owned(), format!("{name}=={pin}")]);
-        match drop_dir {
-            Some(d) => format!("{}; and {cmd}", fix::ld_library_path_without(cx, &[d], None)),
-            None => cmd,
-        }
+        let mut changes: Vec<Change> =
+            drop_dir.map(|d| fix::ld_library_path_without(cx, &[d], None)).into_iter().collect();
+        changes.push(fix::install(&[InstallFlag::Reinstall], [format!("{name}=={pin}")]));
+        fix::change(Some(env), format!("torch in {} loads the cuDNN its wheel pins", env.name), changes)
     };
     let variant = build_cuda(fw).and_then(|(c, _)| cx.kb.pytorch.variant(&fw.version, c));
     if let Some(v) = variant
@@ -242,12 +255,19 @@ fn torch(cx: &Ctx<'_>, env: &PythonEnv, fw: &Framework, out: &mut Vec<Finding>) 
         && built.major != loaded.major
     {
         evidence.push(format!("torch {} {} wheels pin cuDNN {pin} ({})", v.torch, index_tag(v.cuda), v.source));
-        out.push(MISMATCH.finding(
-            format!("torch {} loaded cuDNN {loaded}, but it was built for cuDNN {}", fw.version, built.major),
-            "PyTorch refuses a cuDNN of another major (\"cuDNN version incompatibility\"); convolutions fail.",
-            evidence,
-            Some(restore(&wheel.map_or_else(|| format!("nvidia-cudnn-cu{}", v.cuda.major), |((n, _), _)| n), pin)),
-        ));
+        out.push(
+            MISMATCH
+                .finding(
+                    format!("torch {} loaded cuDNN {loaded}, but it was built for cuDNN {}", fw.version, built.major),
+                    "PyTorch refuses a cuDNN of another major (\"cuDNN version incompatibility\"); convolutions fail.",
+                    evidence,
+                    None,
+                )
+                .with_plan(restore(
+                    &wheel.map_or_else(|| format!("nvidia-cudnn-cu{}", v.cuda.major), |((n, _), _)| n),
+                    pin,
+                )),
+        );
         return;
     }
     if let (Some(((name, pin), version)), Some(_)) = (&wheel, source)
@@ -259,8 +279,9 @@ fn torch(cx: &Ctx<'_>, env: &PythonEnv, fw: &Framework, out: &mut Vec<Finding>) 
              (through LD_LIBRARY_PATH, LD_PRELOAD or a broken wheel) is used instead, which breaks on version \
              differences.",
             evidence,
-            Some(restore(name, pin)),
-        ));
+            None,
+        )
+        .with_plan(restore(name, pin)));
     }
 }
 
@@ -278,16 +299,21 @@ fn gpu_support(cx: &Ctx<'_>, env: &PythonEnv, found: &[Candidate], out: &mut Vec
             // The newest release of this major that still lists the GPU, for a wheel.
             let lists = |r: &&CudnnRelease| r.version.major == v.major && r.min_cc <= cc && cc <= r.max_cc;
             let older = cx.kb.cudnn.release.iter().filter(lists).max_by_key(|r| r.version);
-            let fix = match (older, &c.wheel) {
-                (Some(r), Some((name, _))) => {
-                    fix::pip_install(cx, env, [format!("{name}=={}.{}.*", r.version.major, r.version.minor)])
-                }
-                _ => format!(
+            let plan = match (older, &c.wheel) {
+                (Some(r), Some((name, _))) => Some(fix::change(
+                    Some(env),
+                    format!("{} loads a cuDNN that supports {}", env.name, gpu.name),
+                    vec![fix::install(&[], [format!("{name}=={}.{}.*", r.version.major, r.version.minor)])],
+                )),
+                _ => None,
+            };
+            let fix = plan.is_none().then(|| {
+                format!(
                     "Use a cuDNN release whose support matrix still lists compute capability {cc} \
                      (https://docs.nvidia.com/deeplearning/cudnn/), with a framework build that pins it."
-                ),
-            };
-            out.push(GPU_UNSUPPORTED.finding(
+                )
+            });
+            let finding = GPU_UNSUPPORTED.finding(
                 format!("cuDNN {v} in {} does not support {}", env.name, gpu.name),
                 format!(
                     "cuDNN {}.{} supports compute capability {} to {}; this GPU has {cc}, so cuDNN calls fail \
@@ -302,8 +328,12 @@ fn gpu_support(cx: &Ctx<'_>, env: &PythonEnv, found: &[Candidate], out: &mut Vec
                         row.version, row.min_cc, row.max_cc, row.source
                     ),
                 ],
-                Some(fix),
-            ));
+                fix,
+            );
+            out.push(match plan {
+                Some(plan) => finding.with_plan(plan),
+                None => finding,
+            });
         }
     }
 }

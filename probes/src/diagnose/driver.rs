@@ -3,7 +3,7 @@
 use super::context::{build_cuda, describe_framework};
 use super::{Ctx, Rule, fix};
 use crate::compat::RuntimeVerdict;
-use crate::{Category, CudaVersion, DriverVersion, Finding, Severity};
+use crate::{Category, CudaVersion, DriverVersion, Finding, PlanTarget, Severity};
 
 const SOURCE: &str = "NVIDIA CUDA Compatibility guide (minor-version compatibility, \
     https://docs.nvidia.com/deploy/cuda-compatibility/) and the CUDA release notes' driver table";
@@ -47,8 +47,9 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
             RuntimeVerdict::MinorVersionCompatible { full } => {
                 let full_text =
                     full.as_ref().map_or_else(String::new, |d| format!(" Driver {d} or newer supports it in full."));
-                let fix = full.map(|d| fix::install_driver(cx, d.major()));
-                out.push(MINOR_COMPAT.finding(
+                let fix = full.as_ref().map(|d| fix::install_driver(cx, d.major()));
+                let plan = full.as_ref().map(|d| PlanTarget::Driver { min_branch: Some(d.major()) });
+                let finding = MINOR_COMPAT.finding(
                     format!("{} {} runs on this driver only through minor-version compatibility", fw.name, fw.version),
                     format!(
                         "It was built with CUDA {runtime}, newer than the CUDA {} this driver supports. CUDA {} programs \
@@ -60,7 +61,11 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
                     ),
                     evidence,
                     fix,
-                ));
+                );
+                out.push(match plan {
+                    Some(plan) => finding.with_plan(plan),
+                    None => finding,
+                });
             }
             RuntimeVerdict::TooOld { floor, full } => {
                 let needed = floor.clone().or(full.clone());
@@ -86,8 +91,12 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
                     (!fixes.is_empty()).then(|| fixes.join(" ")),
                 )
                 // A build for this driver, where one exists, keeps the driver: the plan says which;
-                // where none does, the plan is not made and the driver update above stays the fix.
-                .with_plan(fix::framework_build(env, fw)));
+                // where none does, the plan updates the driver.
+                .with_plan(PlanTarget::FrameworkBuild {
+                    env: env.prefix.clone(),
+                    framework: fw.name.clone(),
+                    or_driver: full.as_ref().or(floor.as_ref()).map(DriverVersion::major),
+                }));
             }
         }
     }

@@ -3,7 +3,7 @@
 
 use super::{Ctx, Rule, fix};
 use crate::model::Gpu;
-use crate::{Category, Finding, Severity};
+use crate::{Category, Change, Finding, PlanTarget, Severity};
 
 const SOURCE: &str = "CUDA Programming Guide, CUDA environment variables \
     (https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#env-vars): a comma-separated list of indices, \
@@ -185,11 +185,16 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
             "It is meant for debugging (errors are reported at the launch that caused them). Left set, every launch \
              is synchronous and GPU work runs much slower.",
             vec!["CUDA_LAUNCH_BLOCKING=1".to_owned()],
-            Some(format!(
-                "{}   (and remove it from your shell profile or notebook settings)",
-                fix::unset_var(cx, "CUDA_LAUNCH_BLOCKING")
-            )),
-        ));
+            None,
+        )
+        .with_plan(fix::change(
+            None,
+            "kernel launches asynchronous again",
+            vec![
+                Change::UnsetVar { name: "CUDA_LAUNCH_BLOCKING".into() },
+                Change::Manual { text: "Remove it from your shell profile or notebook settings.".into() },
+            ],
+        )));
     }
     let Some(value) = vars.get(VAR) else { return };
     let entries: Vec<Entry> = match value.as_str() {
@@ -203,7 +208,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
         let (n, stop) = visible(&entries, gpus);
         let hides_all = n == 0 && matches!(stop, Stop::Hidden | Stop::Invalid(_) | Stop::Missing(_));
         if hides_all {
-            out.push(hides_all_finding(cx, value, &stop, &entries, gpus, evidence));
+            out.push(hides_all_finding(value, &stop, &entries, gpus, evidence));
             return;
         }
         if let Stop::Missing(what) = &stop {
@@ -219,8 +224,9 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
                     }
                 ),
                 evidence.clone(),
-                Some(fix::set_var(cx, VAR, &corrected(&entries, Some(gpus)))),
-            ));
+                None,
+            )
+            .with_plan(visible_devices(&corrected(&entries, Some(gpus)))));
         }
     }
     let odd: Vec<String> = entries
@@ -239,19 +245,18 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
              parse, so the GPUs meant from there on may be hidden, and frameworks that read the variable themselves \
              reject such values.",
             evidence,
-            Some(fix::set_var(cx, VAR, &corrected(&entries, gpus))),
-        ));
+            None,
+        )
+        .with_plan(visible_devices(&corrected(&entries, gpus))));
     }
 }
 
-fn hides_all_finding(
-    cx: &Ctx<'_>,
-    value: &str,
-    stop: &Stop,
-    entries: &[Entry],
-    gpus: &[Gpu],
-    evidence: Vec<String>,
-) -> Finding {
+/// The plan that sets CUDA_VISIBLE_DEVICES to `list`.
+fn visible_devices(list: &str) -> PlanTarget {
+    fix::change(None, format!("CUDA sees GPUs {list}"), vec![fix::set_var(VAR, list)])
+}
+
+fn hides_all_finding(value: &str, stop: &Stop, entries: &[Entry], gpus: &[Gpu], evidence: Vec<String>) -> Finding {
     let why = match stop {
         _ if value.is_empty() => "An empty CUDA_VISIBLE_DEVICES hides every GPU.".to_owned(),
         _ if value == "NoDevFiles" => {
@@ -266,17 +271,24 @@ fn hides_all_finding(
         _ => String::new(),
     };
     let fixed = corrected(entries, Some(gpus));
-    let scheduler = if value == "NoDevFiles" {
-        " — or ask the scheduler for a GPU (Slurm: --gpus=1) and check its GRES File= lines"
-    } else {
-        ""
-    };
-    HIDES_ALL.finding(
-        "CUDA_VISIBLE_DEVICES hides every GPU",
-        format!("{why} CUDA programs see no device (\"no CUDA-capable device is detected\"), though the driver lists {} GPU(s).", gpus.len()),
-        evidence,
-        Some(format!("{}   (or: {}){scheduler}", fix::unset_var(cx, VAR), fix::set_var(cx, VAR, &fixed))),
-    )
+    let mut changes = vec![Change::UnsetVar { name: VAR.into() }];
+    if value == "NoDevFiles" {
+        changes.push(Change::Manual {
+            text: "Or ask the scheduler for a GPU (Slurm: --gpus=1) and check its GRES File= lines.".into(),
+        });
+    }
+    HIDES_ALL
+        .finding(
+            "CUDA_VISIBLE_DEVICES hides every GPU",
+            format!(
+                "{why} CUDA programs see no device (\"no CUDA-capable device is detected\"), though the driver lists \
+                 {} GPU(s). Unset, it shows every GPU; to keep a list, set it to {fixed}.",
+                gpus.len()
+            ),
+            evidence,
+            None,
+        )
+        .with_plan(fix::change(None, "CUDA sees the GPUs", changes))
 }
 
 /// The list as meant: each entry in a form CUDA reads, without devices that do not exist; every GPU when
@@ -347,8 +359,9 @@ fn toolkit_roots(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     for name in ["CUDA_HOME", "CUDA_PATH"] {
         let Some(value) = cx.s.env.vars.get(name) else { continue };
         let Some((why, fixed)) = root_problem(value) else { continue };
-        let fix = (!fixed.is_empty()).then(|| fix::set_var(cx, name, &fixed));
-        out.push(TOOLKIT_ROOT.finding(
+        let plan = (!fixed.is_empty())
+            .then(|| fix::change(None, format!("{name} names the toolkit's root"), vec![fix::set_var(name, &fixed)]));
+        let finding = TOOLKIT_ROOT.finding(
             format!("{name} is not a CUDA toolkit folder: {why}"),
             format!(
                 "Build tools (PyTorch's cpp_extension, CMake, setup.py scripts) take {name} as the toolkit's root and \
@@ -356,7 +369,11 @@ fn toolkit_roots(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
                  to find nvcc (\"…/bin/bin/nvcc: No such file\") or the headers."
             ),
             vec![format!("{name}=\"{value}\"")],
-            fix,
-        ));
+            None,
+        );
+        out.push(match plan {
+            Some(plan) => finding.with_plan(plan),
+            None => finding,
+        });
     }
 }

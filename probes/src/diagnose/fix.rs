@@ -12,6 +12,7 @@ use super::context::same_dir;
 use crate::compat::{DriverTable, Install, ModuleFlavor};
 use crate::model::{Framework, OsFamily, PythonEnv};
 use crate::shell::{self, Shell, ShellCommand, Unquotable};
+use crate::{Change, InstallFlag};
 
 /// A command or word shown in a fix.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,46 +46,15 @@ pub(crate) fn command(cx: &Ctx<'_>, cmd: &ShellCommand, machine: bool) -> String
     note(cx, cmd.render(cx.shell), cmd.argv(), machine)
 }
 
-/// A command for another shell than this machine's (WSL's Windows side: PowerShell).
-pub(crate) fn command_for(cx: &Ctx<'_>, shell: Shell, cmd: &ShellCommand, machine: bool) -> String {
-    note_for(cx, shell, cmd.render(shell), cmd.argv(), machine)
-}
-
 /// A path of the machine named in prose, quoted as the shell would need it.
 pub(crate) fn word(cx: &Ctx<'_>, text: &str) -> String {
     note(cx, shell::quote(cx.shell, text), vec![text.to_owned()], true)
 }
 
-/// The interpreter to run pip with: the environment's own, so the fix lands in the right place.
-fn python(env: &PythonEnv) -> ShellCommand {
-    ShellCommand::new(env.interpreter.as_deref().unwrap_or("python"))
-}
-
-/// `<python> -m pip <verb> <args>`.
-fn pip<I: IntoIterator<Item = S>, S: Into<String>>(cx: &Ctx<'_>, env: &PythonEnv, verb: &[&str], args: I) -> String {
-    let cmd = python(env).args(["-m", "pip"]).args(verb.iter().copied()).args(args);
-    command(cx, &cmd, env.interpreter.is_some())
-}
-
-/// `<python> -m pip install <args>`.
-pub(crate) fn pip_install<I: IntoIterator<Item = S>, S: Into<String>>(
-    cx: &Ctx<'_>,
-    env: &PythonEnv,
-    args: I,
-) -> String {
-    pip(cx, env, &["install"], args)
-}
-
 /// The plan target of a finding whose fix is another build of `fw` in `env`: `gpu-doctor-installers`
 /// chooses the build and writes the fix from its plan; where no build fits, the rule's own prose stays.
 pub(crate) fn framework_build(env: &PythonEnv, fw: &Framework) -> crate::PlanTarget {
-    crate::PlanTarget::FrameworkBuild { env: env.prefix.clone(), framework: fw.name.clone() }
-}
-
-/// `--force-reinstall torch==<pin> --index-url <the index of that CUDA variant>` (the switch of
-/// `wheels.mixed_cuda_majors`).
-pub(crate) fn torch_args(kb: &crate::compat::Kb, pin: &str, cuda: crate::CudaVersion) -> [String; 4] {
-    ["--force-reinstall".to_owned(), format!("torch=={pin}"), "--index-url".to_owned(), kb.pytorch.index_url(cuda)]
+    crate::PlanTarget::FrameworkBuild { env: env.prefix.clone(), framework: fw.name.clone(), or_driver: None }
 }
 
 /// How to install driver branch `branch` (or newer) on this machine, as one line: the prose of the
@@ -124,46 +94,55 @@ fn install_branch(cx: &Ctx<'_>, branch: u32, flavor: ModuleFlavor, legacy: bool)
     }
 }
 
-/// `<python> -m pip uninstall -y <args>`.
-pub(crate) fn pip_uninstall<I: IntoIterator<Item = S>, S: Into<String>>(
-    cx: &Ctx<'_>,
-    env: &PythonEnv,
-    args: I,
-) -> String {
-    pip(cx, env, &["uninstall", "-y"], args)
+/// The distribution's name, lowercase (`ubuntu`), or empty when unknown.
+pub(crate) fn os_name(cx: &Ctx<'_>) -> String {
+    cx.s.system.value().and_then(|s| s.os_name.as_deref()).unwrap_or_default().to_ascii_lowercase()
 }
 
-/// The line that sets `LD_LIBRARY_PATH` to its current folders without `remove` (and with `prepend`
-/// first), or `unset LD_LIBRARY_PATH` when nothing is left.
-pub(crate) fn ld_library_path_without(cx: &Ctx<'_>, remove: &[&str], prepend: Option<&str>) -> String {
+/// A plan target: make `changes` in `env` (its packages), or only in the shell and the system when
+/// `None`. `gpu-doctor-installers` writes the commands and the fix prose from it.
+pub(crate) fn change(env: Option<&PythonEnv>, goal: impl Into<String>, changes: Vec<Change>) -> crate::PlanTarget {
+    crate::PlanTarget::Change { env: env.map(|e| e.prefix.clone()), goal: goal.into(), changes }
+}
+
+/// Install `requirements` with `flags`.
+pub(crate) fn install<I: IntoIterator<Item = S>, S: Into<String>>(flags: &[InstallFlag], requirements: I) -> Change {
+    Change::Install {
+        requirements: requirements.into_iter().map(Into::into).collect(),
+        flags: flags.to_vec(),
+        index_url: None,
+    }
+}
+
+/// Remove `packages`.
+pub(crate) fn uninstall<I: IntoIterator<Item = S>, S: Into<String>>(packages: I) -> Change {
+    Change::Uninstall { packages: packages.into_iter().map(Into::into).collect() }
+}
+
+/// `torch==<pin>` from the index of CUDA variant `cuda`, reinstalled (the switch of
+/// `wheels.mixed_cuda_majors`).
+pub(crate) fn torch_variant(kb: &crate::compat::Kb, pin: &str, cuda: crate::CudaVersion) -> Change {
+    Change::Install {
+        requirements: vec![format!("torch=={pin}")],
+        flags: vec![InstallFlag::Reinstall],
+        index_url: Some(kb.pytorch.index_url(cuda)),
+    }
+}
+
+/// `LD_LIBRARY_PATH` set to its current folders without `remove` (and with `prepend` first), or
+/// removed when nothing is left.
+pub(crate) fn ld_library_path_without(cx: &Ctx<'_>, remove: &[&str], prepend: Option<&str>) -> Change {
     let mut dirs: Vec<&str> = prepend.into_iter().collect();
     for d in &cx.s.env.ld_library_path {
         if !remove.iter().chain(&dirs).any(|r| same_dir(r, d)) {
             dirs.push(d);
         }
     }
-    if dirs.is_empty() { unset_var(cx, "LD_LIBRARY_PATH") } else { set_var(cx, "LD_LIBRARY_PATH", &dirs.join(":")) }
+    let name = "LD_LIBRARY_PATH".to_owned();
+    if dirs.is_empty() { Change::UnsetVar { name } } else { Change::SetVar { name, value: dirs.join(":") } }
 }
 
-/// The distribution's name, lowercase (`ubuntu`), or empty when unknown.
-pub(crate) fn os_name(cx: &Ctx<'_>) -> String {
-    cx.s.system.value().and_then(|s| s.os_name.as_deref()).unwrap_or_default().to_ascii_lowercase()
-}
-
-/// The line that sets an environment variable in this machine's shell: `export NAME=value`, or
-/// PowerShell's `$env:NAME = 'value'` on Windows, the value quoted.
-pub(crate) fn set_var(cx: &Ctx<'_>, name: &str, value: &str) -> String {
-    let path = value.contains(['/', '\\']);
-    note(cx, shell::set_var(cx.shell, name, value), vec!["export".to_owned(), format!("{name}={value}")], path)
-}
-
-/// The line that removes an environment variable: `unset NAME`, or PowerShell's `Remove-Item Env:NAME`.
-pub(crate) fn unset_var(cx: &Ctx<'_>, name: &str) -> String {
-    note(cx, shell::unset_var(cx.shell, name), vec!["unset".to_owned(), name.to_owned()], false)
-}
-
-/// The line that puts `dir` first in PATH: `export PATH=dir:"$PATH"`, or PowerShell's
-/// `$env:PATH = 'dir;' + $env:PATH`.
-pub(crate) fn prepend_path(cx: &Ctx<'_>, dir: &str) -> String {
-    note(cx, shell::prepend_var(cx.shell, "PATH", dir), vec!["export".to_owned(), format!("PATH={dir}:$PATH")], true)
+/// Set variable `name` to `value`.
+pub(crate) fn set_var(name: &str, value: &str) -> Change {
+    Change::SetVar { name: name.to_owned(), value: value.to_owned() }
 }

@@ -64,9 +64,9 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
                     "tensorflow-cpu has no GPU kernels; tf.config.list_physical_devices('GPU') is empty.",
                     evidence,
                     Some(format!(
-                        "{} && {}",
-                        fix::pip_uninstall(cx, env, [fw.name.as_str()]),
-                        fix::pip_install(cx, env, ["tensorflow[and-cuda]"])
+                        "Remove {} and install tensorflow[and-cuda] (the GPU build with the CUDA and cuDNN wheels it \
+                         pins) in its place.",
+                        fw.name
                     )),
                 )
                 .with_plan(fix::framework_build(env, fw))),
@@ -78,7 +78,9 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
                         jax_plugins(cx)
                     ),
                     evidence,
-                    jax_extra(cx).map(|extra| fix::pip_install(cx, env, ["-U".to_owned(), format!("jax[{extra}]")])),
+                    jax_extra(cx).map(|extra| {
+                        format!("Install jax[{extra}] (jax with the CUDA plugin and the CUDA wheels it pins).")
+                    }),
                 )
                 .with_plan(fix::framework_build(env, fw))),
                 _ => {}

@@ -5,8 +5,7 @@ use super::context::{build_cuda, cudnn_version_text, describe_framework, parent_
 use super::{Ctx, Rule, fix};
 use crate::compat::RuntimeVerdict;
 use crate::model::{OsFamily, Pick, PythonEnv, ToolkitInstall, Toolkits};
-use crate::shell::ShellCommand;
-use crate::{Category, CudaVersion, Finding, Severity};
+use crate::{Category, Change, CudaVersion, Finding, PlanTarget, Severity};
 
 pub(super) const CONFLICT: Rule = Rule {
     id: "toolkits.names_disagree",
@@ -93,44 +92,45 @@ fn conflict(cx: &Ctx<'_>, t: &Toolkits, out: &mut Vec<Finding>) {
         .max_by_key(|i| i.version)
         .or_else(|| pool.iter().max_by_key(|i| i.version))
         .copied();
-    let fix = target.map(|target| {
+    let plan = target.map(|target| {
         let why = if target.version.is_some_and(|v| majors.contains(&v.major)) {
             "it matches your framework's CUDA major"
         } else {
             "the newest"
         };
-        format!(
-            "Use {} ({}, {why}) everywhere: {}",
-            fix::word(cx, &target.root),
-            version_of(target),
-            agree_lines(cx, t, target)
-        )
+        let goal = format!("every name picks {} ({}, {why})", target.root, version_of(target));
+        fix::change(None, goal, agree_changes(cx, t, target))
     });
-    out.push(CONFLICT.finding(
+    let finding = CONFLICT.finding(
         format!("The names that choose a CUDA toolkit pick {} different releases", versions.len()),
         "Each name below leads to a different toolkit release. A build then takes nvcc from one, headers from \
          another and libraries from a third, which ends in version errors or undefined symbols when compiling CUDA \
          extensions or programs.",
         evidence,
-        fix,
-    ));
+        None,
+    );
+    out.push(match plan {
+        Some(plan) => finding.with_plan(plan),
+        None => finding,
+    });
 }
 
-/// The lines that make every name pick `target`.
-fn agree_lines(cx: &Ctx<'_>, t: &Toolkits, target: &ToolkitInstall) -> String {
+/// The changes that make every name pick `target`.
+fn agree_changes(cx: &Ctx<'_>, t: &Toolkits, target: &ToolkitInstall) -> Vec<Change> {
     let off = |pick: &Option<Pick>| pick.as_ref().is_some_and(|p| p.install_root.as_deref() != Some(&target.root));
     let bin = target.nvcc.as_deref().map_or_else(|| format!("{}/bin", target.root), |n| parent_dir(n).to_owned());
     let windows = cx.os == OsFamily::Windows;
     let mut lines = Vec::new();
     if off(&t.picks.path) {
-        lines.push(fix::prepend_path(cx, &bin));
+        lines.push(Change::PrependPath { dir: bin });
     }
     for (name, pick) in [("CUDA_HOME", &t.picks.cuda_home), ("CUDA_PATH", &t.picks.cuda_path)] {
         if off(pick) {
             lines.push(if windows {
-                fix::command(cx, &ShellCommand::new("setx").args([name, target.root.as_str()]), true)
+                // `setx` keeps it for every new shell of this user.
+                Change::Windows { argv: vec!["setx".into(), name.into(), target.root.clone()] }
             } else {
-                fix::set_var(cx, name, &target.root)
+                fix::set_var(name, &target.root)
             });
         }
     }
@@ -145,10 +145,11 @@ fn agree_lines(cx: &Ctx<'_>, t: &Toolkits, target: &ToolkitInstall) -> String {
         && p.named != "/usr/local/cuda"
         && target.root.starts_with("/usr/local/cuda-")
     {
-        let ln = ShellCommand::new("sudo").args(["ln", "-sfn", target.root.as_str(), "/usr/local/cuda"]);
-        lines.push(fix::command(cx, &ln, true));
+        lines.push(Change::Root {
+            argv: vec!["ln".into(), "-sfn".into(), target.root.clone(), "/usr/local/cuda".into()],
+        });
     }
-    lines.join("; ")
+    lines
 }
 
 /// The CUDA majors the frameworks of every environment were built for.
@@ -203,11 +204,13 @@ fn stale_paths(cx: &Ctx<'_>, installs: &[ToolkitInstall], out: &mut Vec<Finding>
                      major. The results are undefined-symbol errors at import or CUDA errors at first use."
                 ),
                 evidence,
-                Some(format!(
-                    "Drop the folder from the loader path: {}",
-                    fix::ld_library_path_without(cx, &[dir], None)
-                )),
-            ));
+                None,
+            )
+            .with_plan(fix::change(
+                None,
+                format!("{dir} out of the loader path"),
+                vec![fix::ld_library_path_without(cx, &[dir], None)],
+            )));
         }
     }
 }
@@ -237,7 +240,7 @@ fn explain(cx: &Ctx<'_>, t: &Toolkits, out: &mut Vec<Finding>) {
          their own CUDA runtime and never run nvcc, so its version does not have to match theirs; it matters only \
          when compiling CUDA code or extensions."
     )];
-    let mut fix = None;
+    let mut plan = None;
     for (env, fw) in cx.frameworks().filter(|(_, f)| f.name != "jax") {
         let Some((build, major_only)) = build_cuda(fw) else { continue };
         let differs = if major_only { build.major != version.major } else { build.major_minor() != version };
@@ -252,7 +255,7 @@ fn explain(cx: &Ctx<'_>, t: &Toolkits, out: &mut Vec<Finding>) {
                  warns.",
                 fw.name, fw.version, version.major, build.major
             ));
-            fix = Some(cuda_home_for(cx, t, build));
+            plan = Some(cuda_home_for(cx, t, build));
         }
     }
     if let Some(driver) = cx.driver.cuda.map(CudaVersion::major_minor).filter(|d| *d != version) {
@@ -273,25 +276,25 @@ fn explain(cx: &Ctx<'_>, t: &Toolkits, out: &mut Vec<Finding>) {
     if evidence.len() < 2 {
         return;
     }
-    out.push(HARMLESS.finding(
+    let finding = HARMLESS.finding(
         "The CUDA versions shown by nvcc, the driver and the frameworks differ, which is normal",
         detail.join(" "),
         evidence,
-        fix,
-    ));
+        None,
+    );
+    out.push(match plan {
+        Some(plan) => finding.with_plan(plan),
+        None => finding,
+    });
 }
 
-/// The line that sets `CUDA_HOME` to an installed toolkit of the build's major, or where to get one.
-fn cuda_home_for(cx: &Ctx<'_>, t: &Toolkits, build: CudaVersion) -> String {
+/// The plan that points `CUDA_HOME` at an installed toolkit of the build's major, or installs one.
+fn cuda_home_for(cx: &Ctx<'_>, t: &Toolkits, build: CudaVersion) -> PlanTarget {
     let major = build.major;
+    let goal = format!("extensions build against the CUDA {major} toolkit");
     let found = t.installs.iter().filter(|i| i.nvcc.is_some() && i.version.is_some_and(|v| v.major == major));
     match found.max_by_key(|i| i.version) {
-        Some(i) => {
-            format!(
-                "To build extensions, point the build at the CUDA {major} toolkit: {}",
-                fix::set_var(cx, "CUDA_HOME", &i.root)
-            )
-        }
+        Some(i) => fix::change(None, goal, vec![fix::set_var("CUDA_HOME", &i.root)]),
         None => {
             let v = build.major_minor();
             let root = if cx.os == OsFamily::Windows {
@@ -299,11 +302,10 @@ fn cuda_home_for(cx: &Ctx<'_>, t: &Toolkits, build: CudaVersion) -> String {
             } else {
                 format!("/usr/local/cuda-{v}")
             };
-            format!(
-                "To build extensions, install CUDA toolkit {v} (https://developer.nvidia.com/cuda-toolkit-archive), \
-                 then: {}",
-                fix::set_var(cx, "CUDA_HOME", &root)
-            )
+            let install = Change::Manual {
+                text: format!("Install CUDA toolkit {v} (https://developer.nvidia.com/cuda-toolkit-archive)."),
+            };
+            fix::change(None, goal, vec![install, fix::set_var("CUDA_HOME", &root)])
         }
     }
 }

@@ -5,7 +5,7 @@ use super::context::{build_cuda, describe_framework, wheel_cuda_major, wheel_lib
 use super::{Ctx, Rule, fix};
 use crate::compat::release_line;
 use crate::model::{Framework, Package, PythonEnv};
-use crate::{Category, CudaVersion, Finding, Severity};
+use crate::{Category, Change, CudaVersion, Finding, InstallFlag, Severity};
 
 const SOURCE: &str = "PyTorch, JAX and CuPy install docs (each CUDA major has its own nvidia-*-cuNN wheels); \
     reference §7.2 (nvidia-cudnn-cu11/-cu12/-cu13 all install into site-packages/nvidia/cudnn)";
@@ -60,13 +60,13 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
             let why = "Each CUDA major has its own nvidia-* wheels, and a framework uses those of its own major; the \
                        other set is left over from a framework or an upgrade of the other major, and a framework that \
                        finds its libraries first fails to load them.";
-            out.push(duplicate(cx, env, &DUPLICATE, &other, target, ("CUDA library", why)));
+            out.push(duplicate(env, &DUPLICATE, &other, target, ("CUDA library", why)));
         }
         if !cudnn.is_empty() {
             let why = "nvidia-cudnn of every CUDA major installs into the same nvidia/cudnn folder, so the wheel \
                        installed last replaced the other's libraries (a framework of the other major then loads a \
                        cuDNN built for the wrong CUDA), and uninstalling either removes files the other needs.";
-            out.push(duplicate(cx, env, &DUPLICATE_CUDNN, &cudnn, target, ("cuDNN", why)));
+            out.push(duplicate(env, &DUPLICATE_CUDNN, &cudnn, target, ("cuDNN", why)));
         }
     }
 }
@@ -105,10 +105,16 @@ fn mixed(
 ) -> Finding {
     let mut evidence: Vec<String> = frameworks.iter().map(|(f, _)| describe_framework(env, f)).collect();
     evidence.extend(libs.iter().map(|(lib, list)| format!("{lib} wheels: {}", wheel_list(list))));
-    let fix = target.map(|t| {
+    let majors: Vec<String> = frameworks.iter().map(|(f, m)| format!("{} CUDA {m}", f.name)).collect();
+    let mut detail = format!(
+        "{}. Each pulls the nvidia-* wheels of its own CUDA major; both sets land in the same site-packages \
+         (nvidia-cudnn of every major installs into nvidia/cudnn), so whichever was installed last can replace \
+         libraries the other needs, and one process importing both loads two CUDA runtimes.",
+        majors.join(", ")
+    );
+    let plan = target.map(|t| {
         let odd: Vec<&Framework> = frameworks.iter().filter(|(_, m)| *m != t).map(|(f, _)| *f).collect();
-        let switch: Vec<String> = odd.iter().map(|f| switch_cmd(cx, env, f, t)).collect();
-        let own = odd.first().map_or_else(String::new, |f| {
+        if let Some(f) = odd.first() {
             let spec = match cx.kb.jax.plugin.iter().find(|p| p.package == f.name) {
                 Some(p) => format!("jax[{}]", p.extra),
                 None => format!("{}=={}", f.name, f.version),
@@ -117,45 +123,36 @@ fn mixed(
             let folder: String =
                 f.name.chars().filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')).collect();
             let dir = format!("~/venvs/{}", folder.trim_start_matches('.'));
-            format!(
-                ". Or give {} an environment of its own: python3 -m venv {dir} && {dir}/bin/python -m pip install {}",
+            detail.push_str(&format!(
+                " Instead of settling on one major, {} can have an environment of its own: python3 -m venv {dir} && \
+                 {dir}/bin/python -m pip install {}",
                 f.name,
                 fix::word(cx, &spec)
-            )
-        });
-        format!("Settle on CUDA {t}: {}{own}", switch.join("; "))
+            ));
+        }
+        let changes = odd.iter().flat_map(|f| switch(cx, f, t)).collect();
+        fix::change(Some(env), format!("every framework in {} on CUDA {t}", env.name), changes)
     });
-    let majors: Vec<String> = frameworks.iter().map(|(f, m)| format!("{} CUDA {m}", f.name)).collect();
-    MIXED.finding(
-        format!("{} mixes frameworks built for different CUDA majors", env.name),
-        format!(
-            "{}. Each pulls the nvidia-* wheels of its own CUDA major; both sets land in the same site-packages \
-             (nvidia-cudnn of every major installs into nvidia/cudnn), so whichever was installed last can replace \
-             libraries the other needs, and one process importing both loads two CUDA runtimes.",
-            majors.join(", ")
-        ),
-        evidence,
-        fix,
-    )
+    let finding =
+        MIXED.finding(format!("{} mixes frameworks built for different CUDA majors", env.name), detail, evidence, None);
+    match plan {
+        Some(plan) => finding.with_plan(plan),
+        None => finding,
+    }
 }
 
-/// The pip command that moves one framework to CUDA `major`.
-fn switch_cmd(cx: &Ctx<'_>, env: &PythonEnv, f: &Framework, major: u32) -> String {
+/// The changes that move one framework to CUDA `major`.
+fn switch(cx: &Ctx<'_>, f: &Framework, major: u32) -> Vec<Change> {
     let name = f.name.as_str();
     if let Some(rest) = name.strip_prefix("jax-cuda") {
         let old = rest.trim_end_matches("-plugin");
-        return format!(
-            "{} && {}",
-            fix::pip_uninstall(cx, env, [format!("jax-cuda{old}-plugin"), format!("jax-cuda{old}-pjrt")]),
-            fix::pip_install(cx, env, ["-U".to_owned(), format!("jax[cuda{major}]")])
-        );
+        return vec![
+            fix::uninstall([format!("jax-cuda{old}-plugin"), format!("jax-cuda{old}-pjrt")]),
+            fix::install(&[InstallFlag::Upgrade], [format!("jax[cuda{major}]")]),
+        ];
     }
     if name.starts_with("cupy-cuda") {
-        return format!(
-            "{} && {}",
-            fix::pip_uninstall(cx, env, [name]),
-            fix::pip_install(cx, env, [format!("cupy-cuda{major}x")])
-        );
+        return vec![fix::uninstall([name]), fix::install(&[], [format!("cupy-cuda{major}x")])];
     }
     if name == "torch" {
         // The newest variant of that major that has machine code for these GPUs, within the driver's level.
@@ -163,10 +160,10 @@ fn switch_cmd(cx: &Ctx<'_>, env: &PythonEnv, f: &Framework, major: u32) -> Strin
         let line = release_line(&f.version);
         let pick = cx.kb.pytorch.recommend(&cx.capabilities(), Some(cap), line.as_deref());
         if let Some(v) = pick.filter(|v| v.cuda.major == major) {
-            return fix::pip_install(cx, env, fix::torch_args(cx.kb, &format!("{}.*", v.torch), v.cuda));
+            return vec![fix::torch_variant(cx.kb, &format!("{}.*", v.torch), v.cuda)];
         }
     }
-    format!("install a CUDA {major} build of {name}")
+    vec![Change::Manual { text: format!("Install a CUDA {major} build of {name}.") }]
 }
 
 fn wheel_list(list: &[(&Package, u32)]) -> String {
@@ -175,7 +172,6 @@ fn wheel_list(list: &[(&Package, u32)]) -> String {
 }
 
 fn duplicate(
-    cx: &Ctx<'_>,
     env: &PythonEnv,
     rule: &Rule,
     libs: &[(String, Vec<(&Package, u32)>)],
@@ -184,27 +180,34 @@ fn duplicate(
 ) -> Finding {
     let evidence: Vec<String> = libs.iter().map(|(lib, list)| format!("{lib}: {}", wheel_list(list))).collect();
     let all: Vec<(&Package, u32)> = libs.iter().flat_map(|(_, l)| l.iter().copied()).collect();
-    let remove_all_but = |keep: u32| {
-        let drop: Vec<&str> = all.iter().filter(|(_, m)| *m != keep).map(|(p, _)| p.name.as_str()).collect();
-        let kept = all.iter().filter(|(_, m)| *m == keep).map(|(p, _)| format!("{}=={}", p.name, p.version));
-        format!(
-            "{} && {}",
-            fix::pip_uninstall(cx, env, drop),
-            fix::pip_install(cx, env, ["--force-reinstall".to_owned(), "--no-deps".to_owned()].into_iter().chain(kept))
-        )
-    };
+    let of_major = |m: u32| all.iter().filter(move |(_, x)| *x == m).map(|(p, _)| p);
     let mut majors: Vec<u32> = all.iter().map(|(_, m)| *m).collect();
     majors.sort_unstable();
     majors.dedup();
-    let fix = match target {
+    let summary = format!("{} holds {what} wheels for two CUDA majors", env.name);
+    match target {
         Some(t) if majors.contains(&t) => {
-            format!("Keep the CUDA {t} wheels your frameworks use: {}", remove_all_but(t))
+            let drop: Vec<&str> = all.iter().filter(|(_, m)| *m != t).map(|(p, _)| p.name.as_str()).collect();
+            let kept: Vec<String> = of_major(t).map(|p| format!("{}=={}", p.name, p.version)).collect();
+            let changes =
+                vec![fix::uninstall(drop), fix::install(&[InstallFlag::Reinstall, InstallFlag::NoDeps], kept)];
+            let goal = format!("only the CUDA {t} wheels your frameworks use in {}", env.name);
+            rule.finding(summary, why, evidence, None).with_plan(fix::change(Some(env), goal, changes))
         }
         _ => {
-            let options: Vec<String> =
-                majors.iter().map(|m| format!("to keep CUDA {m}: {}", remove_all_but(*m))).collect();
-            format!("Keep the set your framework needs — {}", options.join("; or "))
+            let sets: Vec<String> = majors
+                .iter()
+                .map(|m| {
+                    let names: Vec<&str> = of_major(*m).map(|p| p.name.as_str()).collect();
+                    format!("CUDA {m}: {}", names.join(", "))
+                })
+                .collect();
+            let fix = format!(
+                "Keep the set your framework needs ({}): uninstall the other set, then reinstall the kept wheels \
+                 with --force-reinstall --no-deps (uninstalling removes files both share).",
+                sets.join("; ")
+            );
+            rule.finding(summary, why, evidence, Some(fix))
         }
-    };
-    rule.finding(format!("{} holds {what} wheels for two CUDA majors", env.name), why, evidence, Some(fix))
+    }
 }

@@ -4,8 +4,8 @@
 use super::{Ctx, Rule, fix};
 use crate::model::WslFacts;
 use crate::parse::ldconfig::LoaderEntry;
-use crate::shell::{Shell, ShellCommand};
-use crate::{Category, Finding, PlanTarget, Severity};
+use crate::shell::ShellCommand;
+use crate::{Category, Change, Finding, PlanTarget, Severity};
 
 /// Where WSL2 maps the Windows driver's libraries in.
 const WSL_LIB: &str = "/usr/lib/wsl/lib";
@@ -45,22 +45,26 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let Some(wsl) = cx.s.platform.wsl.as_ref() else { return };
     let distro = wsl.distro.as_deref().unwrap_or("<distro>");
     if wsl.version == 1 {
-        out.push(WSL1.finding(
-            format!("{distro} runs under WSL1, which cannot use the GPU"),
-            "Only WSL2 (a real Linux kernel with GPU paravirtualization) exposes the NVIDIA GPU to Linux programs. \
-             Converting keeps the distribution's files.",
-            vec![format!("WSL version 1 ({distro})")],
-            Some(format!(
-                "In PowerShell on Windows: {}   (wsl -l -v lists the distributions and their versions)",
-                match wsl.distro.as_deref() {
+        out.push(
+            WSL1.finding(
+                format!("{distro} runs under WSL1, which cannot use the GPU"),
+                "Only WSL2 (a real Linux kernel with GPU paravirtualization) exposes the NVIDIA GPU to Linux programs. \
+             Converting keeps the distribution's files; `wsl -l -v` in PowerShell lists the distributions and their \
+             versions.",
+                vec![format!("WSL version 1 ({distro})")],
+                None,
+            )
+            .with_plan(fix::change(
+                None,
+                format!("{distro} runs under WSL2"),
+                vec![match wsl.distro.as_deref() {
                     Some(d) => {
-                        let cmd = ShellCommand::new("wsl").args(["--set-version", d, "2"]);
-                        fix::command_for(cx, Shell::PowerShell, &cmd, true)
+                        Change::Windows { argv: vec!["wsl".into(), "--set-version".into(), d.into(), "2".into()] }
                     }
-                    None => "wsl --set-version <distro> 2".to_owned(),
-                }
+                    None => Change::Manual { text: "In PowerShell on Windows: wsl --set-version <distro> 2".into() },
+                }],
             )),
-        ));
+        );
         return;
     }
     linux_driver(cx, out);

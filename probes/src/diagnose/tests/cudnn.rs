@@ -1,8 +1,9 @@
 //! cuDNN: missing, another version than the build, the wrong copy loaded, a GPU the release dropped.
 
 use super::builder::Machine;
-use crate::Probed;
+use crate::diagnose::fix;
 use crate::model::{CudnnKind, FrameworkBuild};
+use crate::{Change, InstallFlag, Probed};
 
 const MISSING: &str = "cudnn.missing";
 const MISMATCH: &str = "cudnn.version_mismatch";
@@ -77,12 +78,12 @@ fn tensorflow_and_jax_need_a_cudnn_of_their_major_and_minor() {
 #[test]
 fn fixes_install_the_cudnn_the_framework_needs() {
     let f = tf218(rig()).finding(MISSING);
-    assert_eq!(f.fix.as_deref(), Some("/home/u/proj/.venv/bin/python -m pip install 'tensorflow[and-cuda]==2.18.0'"));
+    assert_eq!(tf218(rig()).changes(MISSING), [fix::install(&[], ["tensorflow[and-cuda]==2.18.0"])]);
     assert!(f.evidence.iter().any(|e| e.contains("cuDNN 9.3")), "{:?}", f.evidence);
-    let f = jax(rig()).finding(MISSING);
-    assert_eq!(f.fix.as_deref(), Some("/home/u/proj/.venv/bin/python -m pip install -U 'jax[cuda12]'"));
-    let f = jax(rig()).wheel("nvidia-cudnn-cu12", "9.1.0.70").finding(MISMATCH);
-    assert_eq!(f.fix.as_deref(), Some("/home/u/proj/.venv/bin/python -m pip install 'nvidia-cudnn-cu12>=9.8,<10'"));
+    assert_eq!(jax(rig()).changes(MISSING), [fix::install(&[InstallFlag::Upgrade], ["jax[cuda12]"])]);
+    let m = jax(rig()).wheel("nvidia-cudnn-cu12", "9.1.0.70");
+    assert_eq!(m.changes(MISMATCH), [fix::install(&[], ["nvidia-cudnn-cu12>=9.8,<10"])]);
+    let f = m.finding(MISMATCH);
     assert!(f.evidence.iter().any(|e| e == "found: nvidia-cudnn-cu12 9.1.0.70"), "{:?}", f.evidence);
     // A system copy on LD_LIBRARY_PATH is dropped from it too.
     let m = tf218(rig()).env("LD_LIBRARY_PATH", "/opt/cudnn-9.1/lib:/opt/x").cudnn(
@@ -91,8 +92,10 @@ fn fixes_install_the_cudnn_the_framework_needs() {
         "9.1.0",
         None,
     );
-    let fix = m.finding(MISMATCH).fix.unwrap();
-    assert!(fix.contains("'nvidia-cudnn-cu12>=9.3,<10'") && fix.ends_with("export LD_LIBRARY_PATH=/opt/x"), "{fix}");
+    assert_eq!(
+        m.changes(MISMATCH),
+        [fix::install(&[], ["nvidia-cudnn-cu12>=9.3,<10"]), fix::set_var("LD_LIBRARY_PATH", "/opt/x")]
+    );
 }
 
 /// torch 2.5.1+cu124 (pins cuDNN 9.1.0.70) with its wheel, having loaded `encoded`.
@@ -120,12 +123,15 @@ fn torch_loading_another_cudnn_than_its_wheel() {
     for (name, m, want) in cases {
         assert_eq!(m.ids(), want, "{name}");
     }
-    let fix = on_path(torch_loaded(8907), "8.9.7").finding(MISMATCH).fix.unwrap();
-    assert!(fix.starts_with("unset LD_LIBRARY_PATH; and "), "{fix}");
-    assert!(fix.contains("--force-reinstall nvidia-cudnn-cu12==9.1.0.70"), "{fix}");
-    let f = on_path(torch_loaded(90300), "9.3.0").finding(WRONG_COPY);
+    let restore = fix::install(&[InstallFlag::Reinstall], ["nvidia-cudnn-cu12==9.1.0.70"]);
+    assert_eq!(
+        on_path(torch_loaded(8907), "8.9.7").changes(MISMATCH),
+        [Change::UnsetVar { name: "LD_LIBRARY_PATH".into() }, restore.clone()]
+    );
+    let m = on_path(torch_loaded(90300), "9.3.0");
+    let f = m.finding(WRONG_COPY);
     assert!(f.evidence.iter().any(|e| e.contains("9.3.0 (loaded)")), "{:?}", f.evidence);
-    assert!(f.fix.unwrap().contains("nvidia-cudnn-cu12==9.1.0.70"));
+    assert_eq!(m.changes(WRONG_COPY).last(), Some(&restore));
 }
 
 #[test]

@@ -1,6 +1,15 @@
 //! CUDA_VISIBLE_DEVICES and CUDA_LAUNCH_BLOCKING.
 
 use super::builder::Machine;
+use crate::Change;
+
+fn set(name: &str, value: &str) -> Vec<Change> {
+    vec![Change::SetVar { name: name.into(), value: value.into() }]
+}
+
+fn unset(name: &str) -> Change {
+    Change::UnsetVar { name: name.into() }
+}
 
 /// Two GPUs with known UUIDs.
 fn two_gpus() -> Machine {
@@ -57,14 +66,17 @@ fn every_value_gives_exactly_its_finding() {
 
 #[test]
 fn fixes_give_the_value_meant() {
-    let fix = |value: &str, id: &str| visible(value).finding(id).fix.unwrap();
-    assert_eq!(fix("2", HIDES_ALL), "unset CUDA_VISIBLE_DEVICES   (or: export CUDA_VISIBLE_DEVICES=0,1)");
-    assert_eq!(fix("cuda:1", HIDES_ALL), "unset CUDA_VISIBLE_DEVICES   (or: export CUDA_VISIBLE_DEVICES=1)");
-    assert!(fix("NoDevFiles", HIDES_ALL).contains("--gpus=1"));
-    assert_eq!(fix("0,2,1", UNKNOWN), "export CUDA_VISIBLE_DEVICES=0,1");
-    assert_eq!(fix("0, 1", FORM), "export CUDA_VISIBLE_DEVICES=0,1");
-    assert_eq!(fix("0-1", FORM), "export CUDA_VISIBLE_DEVICES=0,1");
-    assert_eq!(fix("0,cuda:1", FORM), "export CUDA_VISIBLE_DEVICES=0,1");
+    let changes = |value: &str, id: &str| visible(value).changes(id);
+    const VAR: &str = "CUDA_VISIBLE_DEVICES";
+    assert_eq!(changes("2", HIDES_ALL), [unset(VAR)]);
+    assert!(visible("2").finding(HIDES_ALL).detail.ends_with("to keep a list, set it to 0,1."));
+    assert!(visible("cuda:1").finding(HIDES_ALL).detail.ends_with("to keep a list, set it to 1."));
+    let slurm = changes("NoDevFiles", HIDES_ALL);
+    assert!(matches!(&slurm[..], [_, Change::Manual { text }] if text.contains("--gpus=1")), "{slurm:?}");
+    assert_eq!(changes("0,2,1", UNKNOWN), set(VAR, "0,1"));
+    assert_eq!(changes("0, 1", FORM), set(VAR, "0,1"));
+    assert_eq!(changes("0-1", FORM), set(VAR, "0,1"));
+    assert_eq!(changes("0,cuda:1", FORM), set(VAR, "0,1"));
     let f = visible("0,2,1").finding(UNKNOWN);
     assert!(f.summary.contains("index 2") && f.detail.contains("the entry after it is ignored"), "{f:#?}");
     assert!(f.evidence.iter().any(|e| e.contains("2 GPU(s)")), "{:?}", f.evidence);
@@ -73,17 +85,10 @@ fn fixes_give_the_value_meant() {
 }
 
 #[test]
-fn windows_fixes_are_powershell_lines() {
-    let m = Machine::windows().gpu("NVIDIA GeForce RTX 4090", "8.9").env("CUDA_VISIBLE_DEVICES", "cuda:0");
-    let fix = m.finding(HIDES_ALL).fix.unwrap();
-    assert_eq!(fix, "Remove-Item Env:CUDA_VISIBLE_DEVICES   (or: $env:CUDA_VISIBLE_DEVICES = '0')");
-}
-
-#[test]
 fn without_the_gpu_list_only_the_form_is_judged() {
     let pasted = |value: &str| Machine::pasted().env("CUDA_VISIBLE_DEVICES", value);
     assert_eq!(pasted("cuda:0").ids(), vec![FORM.to_owned()]);
-    assert_eq!(pasted("cuda:0").finding(FORM).fix.as_deref(), Some("export CUDA_VISIBLE_DEVICES=0"));
+    assert_eq!(pasted("cuda:0").changes(FORM), set("CUDA_VISIBLE_DEVICES", "0"));
     for value in ["", "-1", "7", "GPU-cccc", "NoDevFiles"] {
         assert_eq!(pasted(value).ids(), Vec::<String>::new(), "{value:?}");
     }
@@ -96,7 +101,7 @@ fn without_the_gpu_list_only_the_form_is_judged() {
 fn launch_blocking_left_on_is_flagged() {
     let m = two_gpus().env("CUDA_LAUNCH_BLOCKING", "1");
     assert_eq!(m.ids(), vec!["env.cuda_launch_blocking".to_owned()]);
-    assert!(m.finding("env.cuda_launch_blocking").fix.unwrap().starts_with("unset CUDA_LAUNCH_BLOCKING"));
+    assert_eq!(m.changes("env.cuda_launch_blocking")[0], unset("CUDA_LAUNCH_BLOCKING"));
     assert_eq!(two_gpus().env("CUDA_LAUNCH_BLOCKING", "0").ids(), Vec::<String>::new());
 }
 
@@ -113,8 +118,7 @@ fn cuda_home_that_is_not_one_toolkit_folder_is_flagged_with_the_root_meant() {
     ] {
         let m = home(value);
         assert_eq!(m.ids(), vec![ROOT.to_owned()], "{value:?}");
-        let fix = m.finding(ROOT).fix.unwrap();
-        assert!(fix.starts_with(&format!("export CUDA_HOME={fixed}   (")), "{value:?}: {fix}");
+        assert_eq!(m.changes(ROOT), set("CUDA_HOME", fixed), "{value:?}");
     }
     for value in ["/usr/local/cuda", "/usr/local/cuda-12.1/", "/opt/cuda", "/usr/local/cuda-binaries"] {
         assert_eq!(home(value).ids(), Vec::<String>::new(), "{value:?}");

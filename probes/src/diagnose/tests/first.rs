@@ -54,7 +54,11 @@ fn the_too_old_fix_offers_a_driver_and_a_plan_for_a_build_for_this_driver() {
     let target = f.plan.map(|p| p.target);
     assert_eq!(
         target,
-        Some(crate::PlanTarget::FrameworkBuild { env: "/home/u/proj/.venv".into(), framework: "torch".into() })
+        Some(crate::PlanTarget::FrameworkBuild {
+            env: "/home/u/proj/.venv".into(),
+            framework: "torch".into(),
+            or_driver: Some(580)
+        })
     );
     assert!(f.evidence.iter().any(|e| e.contains("NVIDIA driver 550.54.14")), "{:?}", f.evidence);
 }
@@ -161,15 +165,15 @@ fn the_jax_extra_is_read_from_the_knowledge_base() {
         rtx4090().driver("580.65.06", cuda).framework("jax", "0.7.2", Some(crate::model::FrameworkBuild::Cpu))
     };
     let id = "framework.cpu_only_build";
-    assert!(jax("13.0").finding(id).fix.unwrap().ends_with("'jax[cuda13]'"));
-    assert!(jax("12.8").finding(id).fix.unwrap().ends_with("'jax[cuda12]'"));
+    assert!(jax("13.0").finding(id).fix.unwrap().starts_with("Install jax[cuda13] "));
+    assert!(jax("12.8").finding(id).fix.unwrap().starts_with("Install jax[cuda12] "));
     let mut kb = crate::compat::Kb::get().unwrap().clone();
     for p in &mut kb.jax.plugin {
         p.extra = format!("cuda{}-pip", p.cuda_major);
         p.package = format!("jax-cuda{}-pjrt-plugin", p.cuda_major);
     }
     let f = jax("13.0").findings_with(&kb).into_iter().find(|f| f.id == id).unwrap();
-    assert!(f.fix.as_deref().unwrap().ends_with("'jax[cuda13-pip]'"), "{f:#?}");
+    assert!(f.fix.as_deref().unwrap().starts_with("Install jax[cuda13-pip] "), "{f:#?}");
     assert!(f.detail.contains("jax-cuda12-pjrt-plugin or jax-cuda13-pjrt-plugin"), "{f:#?}");
 }
 

@@ -1,7 +1,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod bench;
-mod builder;
+use crate::testing as builder;
 mod cudnn;
 mod env_vars;
 mod first;

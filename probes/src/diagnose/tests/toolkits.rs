@@ -1,8 +1,9 @@
 //! CUDA toolkits: names that disagree, stale library paths, and the harmless version differences.
 
 use super::builder::Machine;
-use crate::Severity;
+use crate::diagnose::fix;
 use crate::model::CudnnKind;
+use crate::{Change, PlanTarget, Severity};
 
 fn ids(list: &[&str]) -> Vec<String> {
     list.iter().map(|s| (*s).to_owned()).collect()
@@ -58,17 +59,19 @@ fn the_conflict_fix_makes_every_name_agree_on_the_framework_major() {
     };
     // With a CUDA 11 framework the 11.8 toolkit is the one to keep.
     let f = two().torch("2.0.1+cu118").finding("toolkits.names_disagree");
-    let fix = f.fix.unwrap();
-    assert!(fix.starts_with("Use /usr/local/cuda-11.8 (CUDA 11.8, it matches"), "{fix}");
-    assert!(fix.contains("export CUDA_HOME=/usr/local/cuda-11.8"), "{fix}");
-    assert!(fix.contains("sudo ln -sfn /usr/local/cuda-11.8 /usr/local/cuda"), "{fix}");
-    assert!(!fix.contains("export PATH") && !fix.contains("LD_LIBRARY_PATH="), "{fix}");
+    let Some(PlanTarget::Change { goal, changes, .. }) = f.plan.map(|p| p.target) else { panic!("no change plan") };
+    assert!(goal.starts_with("every name picks /usr/local/cuda-11.8 (CUDA 11.8, it matches"), "{goal}");
+    let root = ["ln", "-sfn", "/usr/local/cuda-11.8", "/usr/local/cuda"].map(String::from).to_vec();
+    assert_eq!(changes, [fix::set_var("CUDA_HOME", "/usr/local/cuda-11.8"), Change::Root { argv: root }]);
     assert!(f.evidence.iter().any(|e| e == "CUDA_HOME: /usr/local/cuda-12.4 → /usr/local/cuda-12.4 (CUDA 12.4)"));
     // Without one, the newest.
-    let fix = two().finding("toolkits.names_disagree").fix.unwrap();
-    assert!(fix.contains("export PATH=/usr/local/cuda-12.4/bin:\"$PATH\""), "{fix}");
-    assert!(fix.contains("export LD_LIBRARY_PATH=/usr/local/cuda-12.4/lib64:/opt/tools/lib"), "{fix}");
-    assert!(!fix.contains("CUDA_HOME=") && !fix.contains("ln -sfn"), "{fix}");
+    assert_eq!(
+        two().changes("toolkits.names_disagree"),
+        [
+            Change::PrependPath { dir: "/usr/local/cuda-12.4/bin".into() },
+            fix::set_var("LD_LIBRARY_PATH", "/usr/local/cuda-12.4/lib64:/opt/tools/lib")
+        ]
+    );
 }
 
 fn cu13_env() -> Machine {
@@ -80,15 +83,12 @@ fn a_library_folder_of_another_major_shadows_the_wheels() {
     let m = cu13_env().env("LD_LIBRARY_PATH", "/opt/tools/lib").toolkit(C124, "12.4", &["LD_LIBRARY_PATH"]);
     assert_eq!(m.ids(), ids(&["toolkits.stale_library_path"]));
     let f = m.finding("toolkits.stale_library_path");
-    assert_eq!(f.fix.as_deref(), Some("Drop the folder from the loader path: export LD_LIBRARY_PATH=/opt/tools/lib"));
+    assert_eq!(m.changes("toolkits.stale_library_path"), [fix::set_var("LD_LIBRARY_PATH", "/opt/tools/lib")]);
     assert!(f.evidence[0].contains("/usr/local/cuda-12.4/lib64: CUDA 12.4 toolkit libraries"), "{:?}", f.evidence);
     assert!(f.evidence.iter().any(|e| e.contains("nvidia-cudnn-cu13 9.13.0.50")), "{:?}", f.evidence);
 
     let only = cu13_env().toolkit(C124, "12.4", &["LD_LIBRARY_PATH"]);
-    assert_eq!(
-        only.finding("toolkits.stale_library_path").fix.as_deref(),
-        Some("Drop the folder from the loader path: unset LD_LIBRARY_PATH")
-    );
+    assert_eq!(only.changes("toolkits.stale_library_path"), [Change::UnsetVar { name: "LD_LIBRARY_PATH".into() }]);
 
     // A cuDNN library of the other major in a plain folder.
     let cudnn = cu13_env().env("LD_LIBRARY_PATH", "/opt/cudnn/lib").cudnn(
@@ -158,22 +158,16 @@ fn another_major_than_torch_says_extensions_will_not_build() {
     let f = m.finding("toolkits.versions_explained");
     assert_eq!(f.severity, Severity::Info);
     assert!(f.detail.contains("will fail") && f.detail.contains("refuses a CUDA major (12)"), "{f:#?}");
-    let fix = f.fix.unwrap();
-    assert!(
-        fix.contains("install CUDA toolkit 13.0") && fix.contains("export CUDA_HOME=/usr/local/cuda-13.0"),
-        "{fix}"
-    );
+    let changes = m.changes("toolkits.versions_explained");
+    assert!(matches!(&changes[0], Change::Manual { text } if text.starts_with("Install CUDA toolkit 13.0")));
+    assert_eq!(changes[1], fix::set_var("CUDA_HOME", "/usr/local/cuda-13.0"));
     // With a 13.0 toolkit installed, the fix points at it.
     let m = rig()
         .toolkit(C124, "12.4", &["CUDA_HOME"])
         .toolkit(C130, "13.0", &[])
         .driver("580.65.06", "13.0")
         .torch("2.9.0+cu130");
-    let fix = m.finding("toolkits.versions_explained").fix.unwrap();
-    assert_eq!(
-        fix,
-        "To build extensions, point the build at the CUDA 13 toolkit: export CUDA_HOME=/usr/local/cuda-13.0"
-    );
+    assert_eq!(m.changes("toolkits.versions_explained"), [fix::set_var("CUDA_HOME", "/usr/local/cuda-13.0")]);
 }
 
 #[test]

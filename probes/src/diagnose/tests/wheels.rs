@@ -1,13 +1,13 @@
 //! One environment, two CUDA majors.
 
 use super::builder::Machine;
+use crate::diagnose::fix;
 use crate::model::FrameworkBuild;
+use crate::{Change, InstallFlag};
 
 const MIXED: &str = "wheels.mixed_cuda_majors";
 const DUPLICATE: &str = "wheels.duplicate_cuda_library";
 const DUPLICATE_CUDNN: &str = "wheels.duplicate_cudnn";
-const PY: &str = "/home/u/proj/.venv/bin/python";
-
 fn rig() -> Machine {
     Machine::linux().gpu("NVIDIA GeForce RTX 4090", "8.9")
 }
@@ -67,53 +67,53 @@ fn each_mix_gives_exactly_its_finding() {
 
 #[test]
 fn the_fix_moves_the_odd_framework_to_the_others_major() {
-    let f = jax13(rig().torch("2.5.1+cu124")).finding(MIXED);
-    let fix = f.fix.unwrap();
-    assert!(fix.starts_with("Settle on CUDA 12: "), "{fix}");
-    assert!(
-        fix.contains(&format!(
-            "{PY} -m pip uninstall -y jax-cuda13-plugin jax-cuda13-pjrt && {PY} -m pip install -U 'jax[cuda12]'"
-        )),
-        "{fix}"
+    let m = jax13(rig().torch("2.5.1+cu124"));
+    assert_eq!(
+        m.changes(MIXED),
+        [
+            fix::uninstall(["jax-cuda13-plugin", "jax-cuda13-pjrt"]),
+            fix::install(&[InstallFlag::Upgrade], ["jax[cuda12]"])
+        ]
     );
-    assert!(fix.contains("python3 -m venv ~/venvs/jax-cuda13-plugin && ~/venvs/jax-cuda13-plugin/bin/python -m pip install 'jax[cuda13]'"), "{fix}");
+    let f = m.finding(MIXED);
+    assert!(f.detail.contains("python3 -m venv ~/venvs/jax-cuda13-plugin && ~/venvs/jax-cuda13-plugin/bin/python -m pip install 'jax[cuda13]'"), "{}", f.detail);
     assert!(f.evidence.iter().any(|e| e.contains("jax-cuda13-plugin 0.7.2 (CUDA 13 build)")), "{:?}", f.evidence);
 
-    let fix = rig().torch("2.5.1+cu124").framework("cupy-cuda13x", "14.0.0", major("13")).finding(MIXED).fix.unwrap();
-    assert!(
-        fix.contains(&format!("{PY} -m pip uninstall -y cupy-cuda13x && {PY} -m pip install cupy-cuda12x")),
-        "{fix}"
-    );
+    let cupy = rig().torch("2.5.1+cu124").framework("cupy-cuda13x", "14.0.0", major("13"));
+    assert_eq!(cupy.changes(MIXED), [fix::uninstall(["cupy-cuda13x"]), fix::install(&[], ["cupy-cuda12x"])]);
 
     // TensorFlow has no other major, so torch moves.
     let tf = rig()
         .framework("tensorflow", "2.18.0", major("12.5.1"))
         .wheel("nvidia-cudnn-cu12", "9.3.0.75")
         .torch("2.9.0+cu130");
-    let fix = tf.finding(MIXED).fix.unwrap();
-    assert!(
-        fix.contains("--force-reinstall 'torch==2.9.*' --index-url https://download.pytorch.org/whl/cu128"),
-        "{fix}"
+    assert_eq!(
+        tf.changes(MIXED),
+        [Change::Install {
+            requirements: vec!["torch==2.9.*".into()],
+            flags: vec![InstallFlag::Reinstall],
+            index_url: Some("https://download.pytorch.org/whl/cu128".into())
+        }]
     );
 
     // Without torch or TensorFlow, the major most frameworks use (the newer on a tie).
-    let fix = jax13(rig()).framework("cupy-cuda12x", "13.3.0", major("12")).finding(MIXED).fix.unwrap();
-    assert!(fix.contains("pip install cupy-cuda13x"), "{fix}");
+    let both = jax13(rig()).framework("cupy-cuda12x", "13.3.0", major("12"));
+    assert_eq!(both.changes(MIXED), [fix::uninstall(["cupy-cuda12x"]), fix::install(&[], ["cupy-cuda13x"])]);
 }
 
 #[test]
 fn duplicate_wheels_keep_the_frameworks_major() {
     let m = rig().torch("2.5.1+cu124").wheel("nvidia-cudnn-cu12", "9.1.0.70").wheel("nvidia-cudnn-cu13", "9.13.0.50");
-    let fix = m.finding(DUPLICATE_CUDNN).fix.unwrap();
     assert_eq!(
-        fix,
-        format!(
-            "Keep the CUDA 12 wheels your frameworks use: {PY} -m pip uninstall -y nvidia-cudnn-cu13 && {PY} -m pip \
-             install --force-reinstall --no-deps nvidia-cudnn-cu12==9.1.0.70"
-        )
+        m.changes(DUPLICATE_CUDNN),
+        [
+            fix::uninstall(["nvidia-cudnn-cu13"]),
+            fix::install(&[InstallFlag::Reinstall, InstallFlag::NoDeps], ["nvidia-cudnn-cu12==9.1.0.70"])
+        ]
     );
-    // With no framework to tell, both ways are offered.
+    // With no framework to tell, both sets are named and no plan picks one.
     let m = rig().wheel("nvidia-cudnn-cu12", "9.1.0.70").wheel("nvidia-cudnn-cu13", "9.13.0.50");
-    let fix = m.finding(DUPLICATE_CUDNN).fix.unwrap();
-    assert!(fix.contains("to keep CUDA 12: ") && fix.contains("; or to keep CUDA 13: "), "{fix}");
+    let f = m.finding(DUPLICATE_CUDNN);
+    let fix = f.fix.unwrap();
+    assert!(f.plan.is_none() && fix.contains("CUDA 12: nvidia-cudnn-cu12; CUDA 13: nvidia-cudnn-cu13"), "{fix}");
 }

@@ -86,8 +86,8 @@ fn fixes_are_the_wsl_commands() {
     let fix = wsl2().finding("wsl.driver_libs_not_on_loader_path").fix.unwrap();
     assert_eq!(fix, "echo /usr/lib/wsl/lib | sudo tee /etc/ld.so.conf.d/ld.wsl.conf && sudo ldconfig");
 
-    let fix = Machine::linux().wsl(1, &[]).finding("wsl.version_one").fix.unwrap();
-    assert!(fix.contains("wsl --set-version Ubuntu-24.04 2"), "{fix}");
+    let argv = ["wsl", "--set-version", "Ubuntu-24.04", "2"].map(String::from).to_vec();
+    assert_eq!(Machine::linux().wsl(1, &[]).changes("wsl.version_one"), [crate::Change::Windows { argv }]);
 }
 
 #[test]

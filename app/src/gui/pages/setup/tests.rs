@@ -85,7 +85,7 @@ fn first_error_id() -> String {
 fn tag(h: &mut Harness<'static, App>, id: &str) {
     let report = h.state_mut().machine.report.as_mut().unwrap();
     let f = report.findings.iter_mut().find(|f| f.id == id).unwrap();
-    let target = PlanTarget::FrameworkBuild { env: VENV.into(), framework: "torch".into() };
+    let target = PlanTarget::FrameworkBuild { env: VENV.into(), framework: "torch".into(), or_driver: None };
     f.plan = Some(PlanRef { id: id.into(), target });
 }
 
@@ -114,7 +114,8 @@ fn fix_on_a_finding_opens_its_plan_on_the_setup_page() {
     for page in ["Checks", "Overview"] {
         h.get_by_label(page).click();
         h.run_steps(2);
-        h.get_by_label("Fix…").click();
+        // The first finding's button: findings come errors first, and this one is the first error.
+        h.get_all_by_label("Fix…").next().expect("a Fix… button").click();
         settle(&mut h);
         assert_eq!(h.state().page, Page::Setup, "from the {page} page");
         let planned = h.state().pages.setup.planned.value().expect("the plan");

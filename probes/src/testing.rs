@@ -1,4 +1,5 @@
-//! A machine described in a few calls, for rule tests.
+//! A machine described in a few calls, for the rule tests and (feature `test-support`) the plan tests
+//! of `gpu-doctor-installers`.
 
 use crate::compat::Kb;
 use crate::model::{
@@ -10,7 +11,8 @@ use crate::parse::ldconfig::LoaderEntry;
 use crate::{Finding, Origin, Probed, Snapshot};
 
 /// A Linux machine where every part is absent until a call adds it.
-pub(crate) struct Machine(pub Snapshot);
+#[derive(Debug)]
+pub struct Machine(pub Snapshot);
 
 impl Machine {
     pub fn linux() -> Self {
@@ -332,7 +334,7 @@ impl Machine {
 
     /// Its findings against another knowledge base (an edited copy of the embedded one).
     pub fn findings_with(&self, kb: &Kb) -> Vec<Finding> {
-        super::super::diagnose(&self.0, kb)
+        crate::diagnose::diagnose(&self.0, kb)
     }
 
     /// The ids of its findings, sorted.
@@ -340,6 +342,15 @@ impl Machine {
         let mut ids: Vec<String> = self.findings().into_iter().map(|f| f.id).collect();
         ids.sort();
         ids
+    }
+
+    /// The changes the plan of the one finding with this id makes (its rule names them; the
+    /// installers' change planner writes the commands).
+    pub fn changes(&self, id: &str) -> Vec<crate::Change> {
+        match self.finding(id).plan.map(|p| p.target) {
+            Some(crate::PlanTarget::Change { changes, .. }) => changes,
+            other => panic!("{id} has no change plan: {other:?}"),
+        }
     }
 
     /// The one finding with this id.
@@ -354,4 +365,134 @@ impl Machine {
 
 fn major(version: &str) -> &str {
     version.split('.').next().unwrap_or(version)
+}
+
+/// A folder name (`testing::H`) that runs commands when pasted unquoted, inside single quotes, or inside double quotes.
+pub const H: &str = "/home/u/p;touch${IFS}PWNED;#'$(touch PWNED) x\n`touch PWNED`";
+pub const MARK: &str = "PWNED";
+
+fn hostile_cuda(version: &str) -> Option<FrameworkBuild> {
+    Some(FrameworkBuild::Cuda { version: Some(version.into()) })
+}
+
+fn hostile_rig() -> Machine {
+    Machine::linux()
+        .gpu("NVIDIA GeForce RTX 4090", "8.9")
+        .driver("570.124.06", "12.8")
+        .env_prefix(&format!("{H}/.venv"))
+}
+
+/// torch 2.5.1+cu124 with its cuDNN wheel, having loaded cuDNN `encoded` from a hostile folder.
+fn hostile_loaded(encoded: u32) -> Machine {
+    let venv_lib = format!("{H}/cudnn/lib");
+    hostile_rig()
+        .torch("2.5.1+cu124")
+        .wheel("nvidia-cudnn-cu12", "9.1.0.70")
+        .deep_torch(|t| t.cudnn_version = Some(encoded))
+        .env("LD_LIBRARY_PATH", &format!("{venv_lib}:/opt/x"))
+        .cudnn(&format!("{venv_lib}/libcudnn.so.8.9.7"), CudnnKind::Library, "8.9.7", None)
+}
+
+/// Two toolkits in hostile folders, picked by different names.
+fn hostile_toolkits(m: Machine) -> Machine {
+    m.env("LD_LIBRARY_PATH", &format!("{H}/tools/lib"))
+        .toolkit(&format!("/usr/local/cuda-11.8{H}"), "11.8", &["PATH", "LD_LIBRARY_PATH"])
+        .toolkit(&format!("/usr/local/cuda-12.4{H}"), "12.4", &["CUDA_HOME", "/usr/local/cuda"])
+}
+
+/// A machine per fix that holds a path (or other text) of the machine.
+pub fn hostile_machines() -> Vec<(&'static str, Machine)> {
+    let venv_lib = format!("{H}/cudnn/lib");
+    let c124 = format!("/usr/local/cuda-12.4{H}");
+    let (loaded, two_toolkits) = (hostile_loaded, hostile_toolkits);
+    let mut wsl1 = Machine::linux().wsl(1, &[]);
+    if let Some(w) = wsl1.0.platform.wsl.as_mut() {
+        w.distro = Some(format!("Ubuntu{H}"));
+    }
+    // A framework's CPU build, a torch too new for the driver and a torch not built for the GPU get
+    // their fix from a framework plan (installers' framework_plan tests): their rules' own prose names
+    // no path.
+    vec![
+        (
+            "tensorflow without cuDNN",
+            hostile_rig()
+                .framework("tensorflow", "2.18.0", hostile_cuda("12.5.1"))
+                .framework_with(|f| f.cudnn_build = Some("9".into())),
+        ),
+        ("jax without cuDNN", hostile_rig().framework("jax-cuda12-plugin", "0.6.2", hostile_cuda("12"))),
+        (
+            "tensorflow with an old cuDNN on the loader path",
+            hostile_rig()
+                .framework("tensorflow", "2.18.0", hostile_cuda("12.5.1"))
+                .framework_with(|f| f.cudnn_build = Some("9".into()))
+                .env("LD_LIBRARY_PATH", &format!("{venv_lib}:/opt/x"))
+                .cudnn(&format!("{venv_lib}/libcudnn.so.9.1.0"), CudnnKind::Library, "9.1.0", None),
+        ),
+        ("torch loads another cuDNN major", loaded(8907)),
+        (
+            "torch loads another cuDNN minor",
+            loaded(90300).cudnn(&format!("{venv_lib}/libcudnn.so.9.3.0"), CudnnKind::Library, "9.3.0", None),
+        ),
+        (
+            "torch and jax of two majors",
+            hostile_rig()
+                .torch("2.5.1+cu124")
+                .framework("jax-cuda13-plugin", "0.7.2", hostile_cuda("13"))
+                .framework("jax-cuda13-pjrt", "0.7.2", hostile_cuda("13"))
+                .wheel("nvidia-cudnn-cu13", "9.13.0.50")
+                .wheel("nvidia-cudnn-cu12", "9.1.0.70"),
+        ),
+        (
+            "torch and cupy of two majors",
+            hostile_rig().torch("2.5.1+cu124").framework("cupy-cuda13x", "14.0.0", hostile_cuda("13")),
+        ),
+        (
+            "tensorflow and torch of two majors",
+            hostile_rig()
+                .framework("tensorflow", "2.18.0", hostile_cuda("12.5.1"))
+                .wheel("nvidia-cudnn-cu12", "9.3.0.75")
+                .torch("2.9.0+cu130"),
+        ),
+        (
+            "duplicate wheels",
+            hostile_rig().wheel("nvidia-cublas-cu12", "12.4.5.8").wheel("nvidia-cublas-cu13", "13.0.0.19"),
+        ),
+        ("toolkits disagree, framework major", two_toolkits(hostile_rig().torch("2.0.1+cu118"))),
+        ("toolkits disagree, newest", two_toolkits(hostile_rig())),
+        (
+            "stale library path",
+            hostile_rig()
+                .torch("2.9.0+cu130")
+                .wheel("nvidia-cuda-runtime", "13.0.96")
+                .wheel("nvidia-cudnn-cu13", "9.13.0.50")
+                .env("LD_LIBRARY_PATH", &format!("{H}/tools/lib"))
+                .toolkit(&c124, "12.4", &["LD_LIBRARY_PATH"]),
+        ),
+        (
+            "extensions need another toolkit",
+            hostile_rig()
+                .driver("580.65.06", "13.0")
+                .toolkit(&c124, "12.4", &["CUDA_HOME"])
+                .toolkit(&format!("/usr/local/cuda-13.0{H}"), "13.0", &[])
+                .torch("2.9.0+cu130"),
+        ),
+        (
+            "a Linux driver inside WSL2",
+            Machine::linux()
+                .wsl(2, &["libcuda.so.1"])
+                .gpu("NVIDIA GeForce RTX 4070", "8.9")
+                .driver("555.97", "12.5")
+                .toolkit("/usr/local/cuda-12.5", "12.5", &["PATH"])
+                .loader_lib("libcuda.so.1", &format!("{H}/libcuda.so.1")),
+        ),
+        ("WSL1", wsl1),
+        (
+            "a cuDNN release that dropped the GPU",
+            Machine::linux()
+                .gpu("NVIDIA GeForce GTX 1080", "6.1")
+                .env_prefix(&format!("{H}/.venv"))
+                .torch("2.11.0+cu128")
+                .wheel("nvidia-cudnn-cu12", "9.17.1.4"),
+        ),
+    ]
 }
