@@ -5,7 +5,9 @@
 
 mod support;
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -199,6 +201,97 @@ fn cancel_mid_install_leaves_the_environment_as_the_undo_list_describes() {
     let (undone, events) = undo_all(&python, &backup, &opts);
     assert!(undone.steps.iter().all(|s| *s == StepStatus::Done), "{events:#?}");
     assert_eq!(freeze(&Tool::Pip, &python), before);
+}
+
+/// Freeze lines as a set, each its normalized name (`apply::name_of`) and the rest as written
+/// (`==2.5.1+cu121`, ` @ file:///….whl#sha256=…`).
+fn normalized(lines: &[String]) -> BTreeSet<String> {
+    lines
+        .iter()
+        .map(|line| format!("{}{}", apply::name_of(line), &line.trim()[envtool::package_name(line.trim()).len()..]))
+        .collect()
+}
+
+/// The lines of a saved package list that are packages (not its comments and option lines).
+fn saved_pins(backup: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(backup).unwrap();
+    text.lines().filter(|l| !l.starts_with('#') && !l.starts_with("--")).map(str::to_owned).collect()
+}
+
+/// Applies a plan whose one step changes nothing (an install of what is there) to the environment
+/// `env` and returns the lines of the package list it saved and its log.
+fn backup_of(tool: &Tool, env: &Path, wheels: &Path) -> (Vec<String>, String) {
+    let python = envtool::python_in(env);
+    let steps = vec![install(tool, &python, wheels, &["jaxlib==0.4.35"])];
+    let logs = env.parent().unwrap().join("logs");
+    let (outcome, events) = apply_all(&plan(Some(env), steps), &options(&logs));
+    assert_eq!(outcome.steps, [StepStatus::Done], "{events:#?}");
+    let log = std::fs::read_to_string(outcome.log.unwrap()).unwrap();
+    (saved_pins(&outcome.backup.expect("a backup")), log)
+}
+
+/// A venv of the wheelhouse's torch, jax and its CUDA plugin made by `tool`, and torchvision
+/// installed from its wheel's path (a PEP 610 `direct_url.json`: `name @ file://…`).
+fn tool_venv(tool: &Tool, base: &Path, env: &Path, wheels: &Path) {
+    let status = match tool {
+        Tool::Uv { uv } => Command::new(uv).args(["venv", "-q", "--python"]).arg(base).arg(env).status(),
+        _ => Command::new(base).args(["-m", "venv"]).arg(env).status(),
+    };
+    assert!(status.unwrap().success(), "the venv could not be made");
+    let python = envtool::python_in(env);
+    let reqs = ["torch==2.5.1+cu121", "jax==0.4.35", "jax_cuda12_plugin==0.4.35"].map(str::to_owned);
+    let wheel = wheels.join("torchvision-0.20.1+cpu-py3-none-any.whl").display().to_string();
+    let installs = [
+        envtool::install(tool, &python, &reqs, &Source { index_url: None, find_links: Some(wheels.into()) }),
+        envtool::install(tool, &python, &["--no-deps".into(), wheel], &Source::default()),
+    ];
+    for argv in installs {
+        let out = Command::new(&argv[0]).args(&argv[1..]).env("PIP_DISABLE_PIP_VERSION_CHECK", "1").output().unwrap();
+        assert!(out.status.success(), "{argv:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+}
+
+/// The list saved before a plan touches an existing venv is read from its `*.dist-info` folders
+/// (the log says so) and is what the tool's own freeze prints, `@ file://` install included.
+fn the_saved_list_is_what_the_tool_prints(tool: &Tool, base: &Path) {
+    let dir = tempfile::tempdir().unwrap();
+    let wheels = wheelhouse(&dir.path().join("wheels"));
+    let env = dir.path().join("env");
+    tool_venv(tool, base, &env, &wheels);
+    let frozen = freeze(tool, &envtool::python_in(&env));
+    assert!(frozen.iter().any(|l| l.starts_with("torchvision @ file://")), "{frozen:?}");
+    let (saved, log) = backup_of(tool, &env, &wheels);
+    assert!(log.contains("saving the package list first: read from the *.dist-info folders in "), "{log}");
+    assert_eq!(normalized(&saved), normalized(&frozen), "{log}");
+    assert_eq!(saved.len(), frozen.len());
+}
+
+#[test]
+fn pip_s_freeze_is_read_from_disk() {
+    let Some(base) = base_python() else { return skip("python3 with venv and ensurepip") };
+    the_saved_list_is_what_the_tool_prints(&Tool::Pip, &base);
+}
+
+#[test]
+fn uv_s_freeze_is_read_from_disk() {
+    let Some(base) = base_python() else { return skip("python3 with venv and ensurepip") };
+    let Ok(tool) = envtool::detect(Some("uv")) else { return skip("uv on PATH (.ci/run installs it)") };
+    the_saved_list_is_what_the_tool_prints(&tool, &base);
+}
+
+/// A venv that sees the system site-packages is listed by pip itself, and the log says why.
+#[test]
+fn a_venv_with_system_site_packages_is_frozen_by_the_tool() {
+    let Some(base) = base_python() else { return skip("python3 with venv and ensurepip") };
+    let dir = tempfile::tempdir().unwrap();
+    let wheels = wheelhouse(&dir.path().join("wheels"));
+    let env = dir.path().join("env");
+    let status = Command::new(&base).args(["-m", "venv", "--system-site-packages"]).arg(&env).status().unwrap();
+    assert!(status.success());
+    let frozen = freeze(&Tool::Pip, &envtool::python_in(&env));
+    let (saved, log) = backup_of(&Tool::Pip, &env, &wheels);
+    assert!(log.contains(" -m pip freeze --all (the venv sees the system site-packages: the tool lists it)"), "{log}");
+    assert_eq!(saved, frozen);
 }
 
 #[test]

@@ -82,7 +82,7 @@ impl Backup {
 
 /// The normalized name of a freeze line (`Torch_Vision==0.2` → `torch-vision`; `x @ file:…` → `x`;
 /// an editable `-e …#egg=x` → `x`).
-pub(crate) fn name_of(line: &str) -> String {
+pub fn name_of(line: &str) -> String {
     let line = line.trim();
     if let Some(spec) = line.strip_prefix("-e ").or_else(|| line.strip_prefix("--editable ")) {
         let egg = spec.rsplit_once("#egg=").map_or(spec, |(_, egg)| egg);

@@ -6,6 +6,7 @@
 //! or `log_dir`.
 
 mod backup;
+mod installed;
 mod log;
 mod progress;
 mod run;
@@ -21,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use crate::envtool::{self, Source, Tool};
 use crate::plan::{Plan, StepKind, UserAction};
 use backup::Backup;
-pub use backup::python_of;
+pub use backup::{name_of, python_of};
 use log::Log;
 use run::{End, Stream};
 
@@ -356,8 +357,27 @@ impl<'a> Runner<'a> {
     fn save_backup(&mut self, index: usize, python: &Path, plan: &Plan) -> Result<PathBuf, StepStatus> {
         let (tool, source) = tool_and_source(plan);
         let argv = envtool::freeze(&tool, python);
-        self.line(index, &format!("saving the package list first: {}", render(&argv)));
-        let pins = backup::freeze_lines(&self.capture(index, &argv)?);
+        let on_disk = plan.env.as_deref().ok_or_else(|| "no environment folder".to_owned());
+        let pins = match on_disk.and_then(|env| installed::freeze_from_disk(env, &tool)) {
+            Ok(listed) => {
+                self.line(
+                    index,
+                    &format!(
+                        "saving the package list first: read from the *.dist-info folders in {} (what `{}` prints)",
+                        listed.site.display(),
+                        render(&argv)
+                    ),
+                );
+                listed.pins
+            }
+            Err(why) => {
+                self.line(
+                    index,
+                    &format!("saving the package list first: {} ({why}: the tool lists it)", render(&argv)),
+                );
+                backup::freeze_lines(&self.capture(index, &argv)?)
+            }
+        };
         let path = self.log.path().with_extension("backup.txt");
         let text = Backup { tool, source, pins }.to_text(python);
         match std::fs::write(&path, text) {
