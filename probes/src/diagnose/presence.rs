@@ -54,7 +54,7 @@ pub(super) const ARCH_DROPPED: Rule = Rule {
     trigger: "A GPU's architecture is supported only up to an older driver branch than the one installed \
               (e.g. Pascal, last supported by R580, on R590).",
     source: "NVIDIA Unix driver deprecation schedule (R580 the last branch for Maxwell, Pascal and Volta; R470 for \
-             Kepler), reference §3.4",
+             Kepler; R390 for Fermi), reference §3.4",
 };
 
 pub(super) const NO_GPU: Rule = Rule {

@@ -139,6 +139,40 @@ fn a_legacy_gpu_message_gives_the_gpu_and_the_driver_that_dropped_it() {
     assert!(f[0].summary.contains("595.58.03"), "{}", f[0].summary);
 }
 
+/// siderolabs/talos#8764 and fgci-org/ansible-role-cuda#16 (tests/corpus/no_driver_or_gpu_not_visible/):
+/// a Kepler GeForce GT 710 on R535 and a Fermi Tesla M2070 on R396, named only by the kernel.
+#[test]
+fn legacy_kepler_and_fermi_boards_the_kernel_names_are_dropped_by_the_driver() {
+    for (text, name, arch, last) in [
+        (
+            "NVRM: The NVIDIA GeForce GT 710 GPU installed in this system is\n\
+             NVRM:  supported through the NVIDIA 470.xx Legacy drivers. Please\n\
+             NVRM:  visit http://www.nvidia.com/object/unix.html for more\n\
+             NVRM:  information.  The 535.129.03 NVIDIA driver will ignore\n\
+             NVRM:  this GPU.  Continuing probe...\n",
+            "GeForce GT 710",
+            "Kepler",
+            "R470",
+        ),
+        (
+            "[15280.304871] NVRM: The NVIDIA Tesla M2070 GPU installed in this system is\n\
+             NVRM:  supported through the NVIDIA 390.xx Legacy drivers. Please\n\
+             NVRM:  visit http://www.nvidia.com/object/unix.html for more\n\
+             NVRM:  information.  The 396.26 NVIDIA driver will ignore\n\
+             NVRM:  this GPU.  Continuing probe...\n",
+            "Tesla M2070",
+            "Fermi",
+            "R390",
+        ),
+    ] {
+        let s = read(text);
+        let f = findings(&s);
+        let dropped = f.iter().find(|f| f.id == "presence.gpu_dropped_by_driver").unwrap_or_else(|| panic!("{f:#?}"));
+        assert!(dropped.summary.contains(name) && dropped.summary.contains(arch), "{}", dropped.summary);
+        assert!(dropped.evidence.iter().any(|e| e.contains(last)), "{:?}", dropped.evidence);
+    }
+}
+
 #[test]
 fn nvcc_run_by_path_and_path_order_pick_two_toolkits() {
     let s = read(NVCC_PATHS);
