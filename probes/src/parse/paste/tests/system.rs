@@ -72,6 +72,22 @@ fn nouveau_naming_the_chip_in_the_kernel_log_holds_the_gpu() {
     assert_eq!(finding_ids(&s), ["presence.nouveau_loaded"]);
 }
 
+/// beclab/Olares#3963 (tests/corpus/no_driver_or_gpu_not_visible/olares-3963-nova-core-holds-gpu.txt):
+/// NVIDIA's module names the driver that holds the GPU, here nova-core; the finding blacklists nova,
+/// not nouveau, so it carries no nouveau plan.
+#[test]
+fn nvrm_naming_nova_core_as_the_driver_holding_the_gpu_is_the_open_driver_finding() {
+    let s = read(KERNEL_NOVA_CORE);
+    assert_eq!(s.pci_devices.value().unwrap()[0].driver.as_deref(), Some("NovaCore"));
+    let f = findings(&s);
+    assert_eq!(f.iter().map(|f| f.id.as_str()).collect::<Vec<_>>(), ["presence.nouveau_loaded"]);
+    assert!(f[0].summary.contains("nova-core"), "{f:?}");
+    assert!(f[0].fix.as_deref().unwrap_or("").contains("blacklist nova_core"), "{f:?}");
+    assert!(f[0].plan.is_none(), "the nouveau plan would blacklist the wrong driver");
+    let s = read_pasted("NVRM: GPU 0000:01:00.0 is already bound to .\n", kb());
+    assert!(s.is_err(), "no driver named: {s:?}");
+}
+
 #[test]
 fn a_device_named_by_lspci_and_the_kernel_log_is_listed_once() {
     let s = read(
