@@ -189,6 +189,26 @@ fn legacy_kepler_and_fermi_boards_the_kernel_names_are_dropped_by_the_driver() {
     }
 }
 
+/// AbdBarho/stable-diffusion-webui-docker#117 and microsoft/WSL#5554 (tests/corpus/wsl_specific/): WSL1
+/// named in words, or by its kernel release although the words say WSL2.
+#[test]
+fn wsl1_named_in_words_or_by_its_kernel_is_the_wsl1_finding() {
+    let s = read(
+        "I'm using Windows with WSL1\n\
+         nvidia-container-cli: initialization error: WSL environment detected but no adapters were found: unknown\n",
+    );
+    assert_eq!(s.platform.wsl.as_ref().map(|w| w.version), Some(1));
+    assert_eq!(finding_ids(&s), ["wsl.version_one"]);
+    let s = read(WSL_VERSION);
+    assert_eq!(s.platform.wsl.as_ref().map(|w| w.version), Some(1), "the kernel outweighs the word wsl2");
+    assert!(finding_ids(&s).contains(&"wsl.version_one".to_owned()), "{:?}", finding_ids(&s));
+    let s = read(
+        "Ubuntu 22.04 on WSL2\nnvidia-smi\n\
+         NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.\n",
+    );
+    assert!(!finding_ids(&s).contains(&"wsl.version_one".to_owned()));
+}
+
 #[test]
 fn nvcc_run_by_path_and_path_order_pick_two_toolkits() {
     let s = read(NVCC_PATHS);
