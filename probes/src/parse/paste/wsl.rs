@@ -38,7 +38,11 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
     });
     let Some((at, version, distro, format)) = found else { return };
     facts.saw(at, format);
-    facts.os.get_or_insert(OsFamily::Linux);
+    // Only the kernel's own release says the text came from inside Linux; a table printed by
+    // PowerShell or a sentence naming WSL may sit in a paste from native Windows.
+    if format == KERNEL {
+        facts.os.get_or_insert(OsFamily::Linux);
+    }
     let wsl = facts.wsl.get_or_insert_with(|| WslFacts {
         version,
         distro: None,
@@ -200,6 +204,18 @@ mod tests {
         assert_eq!(version(t), Some((1, None)));
         assert_eq!(version("Microsoft Windows [Version 10.0.19045.2728]\nWSL: Ubuntu\n"), None, "WSL2 exists there");
         assert_eq!(version("Microsoft Windows [Version 10.0.17763.292]\n"), None, "WSL not named");
+    }
+
+    #[test]
+    fn only_the_kernel_release_makes_the_paste_linux() {
+        assert_eq!(
+            Facts::read_by(read, "Linux version 5.15.153.1-microsoft-standard-WSL2\n").os,
+            Some(OsFamily::Linux)
+        );
+        for t in ["Windows 11; it works under WSL2 but not here\n", "  NAME STATE VERSION\n* Ubuntu Running 2\n"] {
+            let f = Facts::read_by(read, t);
+            assert_eq!((f.wsl.map(|w| w.version), f.os), (Some(2), None), "{t}");
+        }
     }
 
     #[test]
