@@ -511,6 +511,10 @@ fn product_names_map_to_their_capability() {
         ("NVIDIA H100 80GB HBM3", "9.0"),
         ("NVIDIA GH200 480GB", "9.0"),
         ("Tesla T4", "7.5"),
+        // Legacy boards the kernel's legacy-driver message names (siderolabs/talos#8764, fgci-org/ansible-role-cuda#16).
+        ("NVIDIA GeForce GT 710", "3.5"),
+        ("GeForce GT 710M", "2.1"),
+        ("Tesla M2070", "2.0"),
         ("Quadro RTX 6000", "7.5"),
         ("NVIDIA RTX 6000 Ada Generation", "8.9"),
         ("NVIDIA RTX PRO 6000 Blackwell Workstation Edition", "12.0"),

@@ -23,8 +23,8 @@ pub(super) const NOUVEAU: Rule = Rule {
     id: "presence.nouveau_loaded",
     category: CATEGORY,
     severity: Severity::Error,
-    trigger: "The open-source nouveau driver holds the GPU, or is loaded while NVIDIA's installed module is not: \
-              NVIDIA's module cannot load while it does.",
+    trigger: "The open-source nouveau driver (or nova-core, the kernel's newer open driver) holds the GPU, or nouveau \
+              is loaded while NVIDIA's installed module is not: NVIDIA's module cannot load while it does.",
     source: "NVIDIA Driver Installation Guide, \"Disabling Nouveau\" \
              (https://docs.nvidia.com/datacenter/tesla/driver-installation-guide/)",
 };
@@ -54,7 +54,7 @@ pub(super) const ARCH_DROPPED: Rule = Rule {
     trigger: "A GPU's architecture is supported only up to an older driver branch than the one installed \
               (e.g. Pascal, last supported by R580, on R590).",
     source: "NVIDIA Unix driver deprecation schedule (R580 the last branch for Maxwell, Pascal and Volta; R470 for \
-             Kepler), reference §3.4",
+             Kepler; R390 for Fermi), reference §3.4",
 };
 
 pub(super) const NO_GPU: Rule = Rule {
@@ -89,7 +89,31 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     }
 }
 
+/// The PCI driver names of nova-core, the kernel's Rust driver for NVIDIA GPUs (Linux 6.15 and later): its
+/// PCI driver is `NovaCore`, its module `nova_core`.
+const NOVA_CORE: [&str; 2] = ["NovaCore", "nova_core"];
+
 fn nouveau(cx: &Ctx<'_>, devices: &[&PciDevice], out: &mut Vec<Finding>) {
+    let on_nova: Vec<String> = devices
+        .iter()
+        .filter(|d| d.driver.as_deref().is_some_and(|n| NOVA_CORE.contains(&n)))
+        .map(|d| describe_device(d))
+        .collect();
+    if !on_nova.is_empty() {
+        out.push(NOUVEAU.finding(
+            "The kernel's nova-core driver holds the GPU, so NVIDIA's driver cannot load",
+            "nova-core (NovaCore), the open driver newer kernels enable, claims the GPU at boot; NVIDIA's module then \
+             finds no device (\"No NVIDIA devices probed\"). Blacklist nova-core and the nova DRM driver, rebuild the \
+             initramfs so they are not loaded at boot, and reboot.",
+            on_nova,
+            Some(
+                "Add `blacklist nova_core` and `blacklist nova_drm` to /etc/modprobe.d/blacklist-nova.conf, rebuild the \
+                 initramfs (update-initramfs -u, or dracut --force) and reboot"
+                    .to_owned(),
+            ),
+        ));
+        return;
+    }
     let on_nouveau: Vec<String> =
         devices.iter().filter(|d| d.driver.as_deref() == Some("nouveau")).map(|d| describe_device(d)).collect();
     let module = cx.s.kernel_module.value();

@@ -1,10 +1,12 @@
 //! Kernel log lines (`dmesg`, `journalctl -k`, a modprobe's error) that state the facts the
-//! presence rules read: nouveau holding a GPU, and the kernel refusing an unsigned nvidia module.
+//! presence rules read: nouveau (or another driver NVIDIA's module names) holding a GPU, and the
+//! kernel refusing an unsigned nvidia module.
 //! Other kernel messages (`NVRM: API mismatch`, `Xid`, the probe routine not called) are rows of
 //! `assets/compat/errors.toml`, matched like every known error line.
 //!
 //! ```text
 //! [    5.436312] nouveau 0000:01:00.0: NVIDIA GM204 (124020a1)
+//! [  201.910514] NVRM: GPU 0000:01:00.0 is already bound to NovaCore.
 //! modprobe: ERROR: could not insert 'nvidia': Key was rejected by service
 //! Lockdown: modprobe: unsigned module loading is restricted; see man kernel_lockdown.7
 //! ```
@@ -23,7 +25,8 @@ const DISPLAY_CLASS: u32 = 0x03_0000;
 pub(super) fn read(lines: &[String], facts: &mut Facts) {
     let lockdown = lines.iter().any(|l| l.contains("unsigned module loading is restricted"));
     for (i, line) in lines.iter().enumerate() {
-        if let Some(bus_id) = nouveau_chip(line) {
+        let held = nouveau_chip(line).map(|bus| (bus, "nouveau".to_owned())).or_else(|| already_bound(line));
+        if let Some((bus_id, driver)) = held {
             facts.saw(i, FORMAT);
             facts.os.get_or_insert(OsFamily::Linux);
             facts.pci_device(PciDevice {
@@ -33,7 +36,7 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
                 class: DISPLAY_CLASS,
                 subsystem_vendor_id: None,
                 subsystem_device_id: None,
-                driver: Some("nouveau".to_owned()),
+                driver: Some(driver),
             });
         } else if refused_nvidia(line, lockdown) {
             facts.saw(i, FORMAT);
@@ -54,6 +57,16 @@ fn nouveau_chip(line: &str) -> Option<String> {
         rest.split_once(": ").is_some_and(|(s, _)| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric()));
     let holds = (rest.starts_with("NVIDIA ") || subsystem) && !rest.contains("unknown chipset");
     holds.then(|| PciBusId::sysfs_form(bus)).flatten()
+}
+
+/// `NVRM: GPU 0000:01:00.0 is already bound to NovaCore.`: NVIDIA's module found the GPU held by
+/// another driver (its PCI driver name, e.g. `nouveau` or nova-core's `NovaCore`).
+fn already_bound(line: &str) -> Option<(String, String)> {
+    let at = line.find("NVRM: GPU ")?;
+    let (bus, rest) = line.get(at + "NVRM: GPU ".len()..)?.split_once(' ')?;
+    let driver = rest.strip_prefix("is already bound to ")?.trim().trim_end_matches('.');
+    let named = !driver.is_empty() && driver.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-'));
+    named.then(|| Some((PciBusId::sysfs_form(bus)?, driver.to_owned()))).flatten()
 }
 
 /// `could not insert 'nvidia': Key was rejected by service` (or `Required key not available`), or

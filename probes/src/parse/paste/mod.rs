@@ -8,6 +8,7 @@
 //! TensorFlow's build info, version, device list and device log lines; `lspci -k`/`-vv` blocks and
 //! kernel log lines (nouveau, a refused unsigned module); `env`, `export`, `echo $PATH`,
 //! `which -a nvcc` and `ls -l /usr/local/cuda*`; `ldconfig -p` lines and WSL2's `/usr/lib/wsl/lib`;
+//! the WSL version (`wsl -l -v`, the kernel release, `WSL1`/`WSL2` named in the text);
 //! error and warning lines known to `assets/compat/errors.toml`; or gpu-doctor's own report JSON. Every part of the
 //! snapshot the text says nothing about stays `unknown`; nothing is inferred about this machine.
 //!
@@ -34,6 +35,7 @@ mod report;
 mod shell_env;
 mod smi;
 mod tensorflow;
+mod wsl;
 
 use std::collections::HashSet;
 
@@ -102,6 +104,7 @@ pub fn read_pasted(text: &str, kb: &Kb) -> Result<Snapshot, ParseError> {
     kernel_log::read(&lines, &mut facts);
     shell_env::read(&lines, &mut facts);
     loader::read(&lines, &mut facts);
+    wsl::read(&lines, &mut facts);
     llama_cpp::read(&lines, &mut facts);
     monitors::read(&lines, &mut facts);
     ptxas::read(&lines, &mut facts);

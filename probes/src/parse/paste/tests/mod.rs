@@ -49,6 +49,10 @@ pub(super) const COLLECT_ENV_WINDOWS_PYPI: &str = include_str!("../samples/colle
 pub(super) const COLLECT_ENV_VLLM: &str = include_str!("../samples/collect_env_vllm_sections.txt");
 /// llama.cpp, ollama, gpustat, nvtop and ptxas lines from public threads.
 pub(super) const TOOL_LINES: &str = include_str!("../samples/tool_lines.txt");
+/// microsoft/WSL#5554: nvidia-smi failing on a WSL1 kernel whose user believed it was WSL2.
+pub(super) const WSL_VERSION: &str = include_str!("../samples/wsl_version_5554.txt");
+/// beclab/Olares#3963: NVIDIA's module finds the GPU bound to nova-core.
+pub(super) const KERNEL_NOVA_CORE: &str = include_str!("../samples/kernel_nova_core_olares_3963.txt");
 
 /// Every sample, for the whole-corpus tests.
 pub(super) const SAMPLES: &[&str] = &[
@@ -74,6 +78,8 @@ pub(super) const SAMPLES: &[&str] = &[
     COLLECT_ENV_WINDOWS_PYPI,
     COLLECT_ENV_VLLM,
     TOOL_LINES,
+    WSL_VERSION,
+    KERNEL_NOVA_CORE,
 ];
 
 pub(super) fn kb() -> &'static Kb {

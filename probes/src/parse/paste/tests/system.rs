@@ -72,6 +72,22 @@ fn nouveau_naming_the_chip_in_the_kernel_log_holds_the_gpu() {
     assert_eq!(finding_ids(&s), ["presence.nouveau_loaded"]);
 }
 
+/// beclab/Olares#3963 (tests/corpus/no_driver_or_gpu_not_visible/olares-3963-nova-core-holds-gpu.txt):
+/// NVIDIA's module names the driver that holds the GPU, here nova-core; the finding blacklists nova,
+/// not nouveau, so it carries no nouveau plan.
+#[test]
+fn nvrm_naming_nova_core_as_the_driver_holding_the_gpu_is_the_open_driver_finding() {
+    let s = read(KERNEL_NOVA_CORE);
+    assert_eq!(s.pci_devices.value().unwrap()[0].driver.as_deref(), Some("NovaCore"));
+    let f = findings(&s);
+    assert_eq!(f.iter().map(|f| f.id.as_str()).collect::<Vec<_>>(), ["presence.nouveau_loaded"]);
+    assert!(f[0].summary.contains("nova-core"), "{f:?}");
+    assert!(f[0].fix.as_deref().unwrap_or("").contains("blacklist nova_core"), "{f:?}");
+    assert!(f[0].plan.is_none(), "the nouveau plan would blacklist the wrong driver");
+    let s = read_pasted("NVRM: GPU 0000:01:00.0 is already bound to .\n", kb());
+    assert!(s.is_err(), "no driver named: {s:?}");
+}
+
 #[test]
 fn a_device_named_by_lspci_and_the_kernel_log_is_listed_once() {
     let s = read(
@@ -137,6 +153,60 @@ fn a_legacy_gpu_message_gives_the_gpu_and_the_driver_that_dropped_it() {
     let f = findings(&s);
     assert_eq!(f[0].id, "presence.gpu_dropped_by_driver", "{f:#?}");
     assert!(f[0].summary.contains("595.58.03"), "{}", f[0].summary);
+}
+
+/// siderolabs/talos#8764 and fgci-org/ansible-role-cuda#16 (tests/corpus/no_driver_or_gpu_not_visible/):
+/// a Kepler GeForce GT 710 on R535 and a Fermi Tesla M2070 on R396, named only by the kernel.
+#[test]
+fn legacy_kepler_and_fermi_boards_the_kernel_names_are_dropped_by_the_driver() {
+    for (text, name, arch, last) in [
+        (
+            "NVRM: The NVIDIA GeForce GT 710 GPU installed in this system is\n\
+             NVRM:  supported through the NVIDIA 470.xx Legacy drivers. Please\n\
+             NVRM:  visit http://www.nvidia.com/object/unix.html for more\n\
+             NVRM:  information.  The 535.129.03 NVIDIA driver will ignore\n\
+             NVRM:  this GPU.  Continuing probe...\n",
+            "GeForce GT 710",
+            "Kepler",
+            "R470",
+        ),
+        (
+            "[15280.304871] NVRM: The NVIDIA Tesla M2070 GPU installed in this system is\n\
+             NVRM:  supported through the NVIDIA 390.xx Legacy drivers. Please\n\
+             NVRM:  visit http://www.nvidia.com/object/unix.html for more\n\
+             NVRM:  information.  The 396.26 NVIDIA driver will ignore\n\
+             NVRM:  this GPU.  Continuing probe...\n",
+            "Tesla M2070",
+            "Fermi",
+            "R390",
+        ),
+    ] {
+        let s = read(text);
+        let f = findings(&s);
+        let dropped = f.iter().find(|f| f.id == "presence.gpu_dropped_by_driver").unwrap_or_else(|| panic!("{f:#?}"));
+        assert!(dropped.summary.contains(name) && dropped.summary.contains(arch), "{}", dropped.summary);
+        assert!(dropped.evidence.iter().any(|e| e.contains(last)), "{:?}", dropped.evidence);
+    }
+}
+
+/// AbdBarho/stable-diffusion-webui-docker#117 and microsoft/WSL#5554 (tests/corpus/wsl_specific/): WSL1
+/// named in words, or by its kernel release although the words say WSL2.
+#[test]
+fn wsl1_named_in_words_or_by_its_kernel_is_the_wsl1_finding() {
+    let s = read(
+        "I'm using Windows with WSL1\n\
+         nvidia-container-cli: initialization error: WSL environment detected but no adapters were found: unknown\n",
+    );
+    assert_eq!(s.platform.wsl.as_ref().map(|w| w.version), Some(1));
+    assert_eq!(finding_ids(&s), ["wsl.version_one"]);
+    let s = read(WSL_VERSION);
+    assert_eq!(s.platform.wsl.as_ref().map(|w| w.version), Some(1), "the kernel outweighs the word wsl2");
+    assert!(finding_ids(&s).contains(&"wsl.version_one".to_owned()), "{:?}", finding_ids(&s));
+    let s = read(
+        "Ubuntu 22.04 on WSL2\nnvidia-smi\n\
+         NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.\n",
+    );
+    assert!(!finding_ids(&s).contains(&"wsl.version_one".to_owned()));
 }
 
 #[test]
