@@ -233,6 +233,12 @@ const CASES: &[Case] = &[
         &[],
     ),
     (
+        "ollama.gpu_too_old",
+        "2024/01/06 21:52:17 gpu.go:89: CUDA GPU is too old. Falling back to CPU mode. Compute Capability detected: 3.0",
+        &[("cc", "3.0")],
+        &[],
+    ),
+    (
         "cudnn.could_not_load_library",
         "Could not load library libcudnn_ops_infer.so.8. Error: libcudnn_ops_infer.so.8: cannot open shared object file: No such file or directory",
         &[("library", "libcudnn_ops_infer.so.8")],
