@@ -207,6 +207,18 @@ const CASES: &[Case] = &[
         &[],
     ),
     (
+        "xla.driver_older_than_ptxas",
+        "The NVIDIA driver's CUDA version is 12.2 which is older than the PTX compiler version 12.6.77. Because ",
+        &[("driver_cuda", "12.2"), ("ptxas_version", "12.6.77")],
+        &[],
+    ),
+    (
+        "xla.driver_older_than_ptxas",
+        "The NVIDIA driver's CUDA version is 12.4 which is older than the PTX compiler version (12.6.85). Because the driver is older than the PTX compiler version, XLA is disabling parallel compilation, which may slow down compilation.",
+        &[("driver_cuda", "12.4"), ("ptxas_version", "12.6.85")],
+        &[],
+    ),
+    (
         "jax.cuda_jaxlib_missing",
         "WARNING:2025-05-01 14:20:42,754:jax._src.xla_bridge:969: An NVIDIA GPU may be present on this machine, but a CUDA-enabled jaxlib is not installed. Falling back to cpu.",
         &[],
