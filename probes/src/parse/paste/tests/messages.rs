@@ -159,6 +159,12 @@ const CASES: &[Case] = &[
         &[],
     ),
     (
+        "nvcc.no_generate_dependencies_with_compile",
+        "nvcc fatal   : Unknown option '-generate-dependencies-with-compile'",
+        &[],
+        &[],
+    ),
+    (
         "tf.dso_load_failed",
         "2020-03-09 21:09:38.011200: W tensorflow/stream_executor/platform/default/dso_loader.cc:55] Could not load dynamic library 'libcusolver.so.10'; dlerror: libcusolver.so.10: cannot open shared object file: No such file or directory",
         &[("library", "libcusolver.so.10")],
