@@ -30,8 +30,8 @@ pub const LS_CUDA: NextPaste = NextPaste {
 };
 
 /// The command whose output would settle the first warning or error of a pasted text that rests
-/// on a part the text did not show, or that would tell whether a PyTorch that cannot use a GPU is
-/// a problem (the GPUs unknown); `None` for a machine's own report, or when nothing is missing.
+/// on a part the text did not show, or that would tell whether a PyTorch that cannot use a GPU or a
+/// CUDA_VISIBLE_DEVICES is a problem (the GPUs unknown); `None` for a machine's own report, or when nothing is missing.
 #[must_use]
 pub fn next_paste(snap: &Snapshot, findings: &[Finding]) -> Option<NextPaste> {
     if !matches!(snap.origin, Origin::Pasted { .. }) {
@@ -60,8 +60,9 @@ pub fn next_paste(snap: &Snapshot, findings: &[Finding]) -> Option<NextPaste> {
         needs.iter().find(|(missing, _)| *missing).map(|(_, ask)| *ask)
     });
     // PyTorch that cannot use a GPU (a CPU build, or `is_available()` False) says nothing until the
-    // GPUs are known: only then is it a problem.
-    for_findings.or_else(|| (no_driver && torch_without_gpu(snap)).then_some(NVIDIA_SMI))
+    // GPUs are known: only then is it a problem. Nor does CUDA_VISIBLE_DEVICES, judged against the GPU list.
+    let visible_devices = snap.env.vars.contains_key("CUDA_VISIBLE_DEVICES");
+    for_findings.or_else(|| (no_driver && (torch_without_gpu(snap) || visible_devices)).then_some(NVIDIA_SMI))
 }
 
 /// True when the pasted PyTorch is a CPU build or said CUDA is not available.

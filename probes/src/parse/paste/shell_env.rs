@@ -1,5 +1,6 @@
-//! The shell's view of CUDA: `echo $PATH`, `echo $LD_LIBRARY_PATH`, `env | grep -i cuda` and
-//! `export` lines (→ the environment variables), `which -a nvcc` (→ the nvcc on PATH), and
+//! The shell's view of CUDA: `echo $PATH`, `echo $LD_LIBRARY_PATH`, `env | grep -i cuda`, `export`
+//! lines and Python's `os.environ["…"] = "…"` (→ the environment variables), `which -a nvcc` (→ the
+//! nvcc on PATH), and
 //! `ls -l /usr/local/cuda*` (→ the toolkit folders and where the `/usr/local/cuda` link points).
 //!
 //! ```text
@@ -63,7 +64,10 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
             continue;
         }
         which = false;
-        if let Some((name, value)) = assignment(t).or_else(|| t.split_once("$ ").and_then(|(_, cmd)| assignment(cmd))) {
+        let assigned = assignment(t)
+            .or_else(|| t.split_once("$ ").and_then(|(_, cmd)| assignment(cmd)))
+            .or_else(|| python_assignment(t));
+        if let Some((name, value)) = assigned {
             set_var(facts, i, name, value);
         } else if let Some((name, target)) = ls_entry(t) {
             facts.saw(i, LS);
@@ -131,6 +135,18 @@ fn assignment(line: &str) -> Option<(&str, &str)> {
         None => value.split(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '`')).next().unwrap_or(""),
     };
     Some((name, value))
+}
+
+/// Python setting a variable for itself, anywhere in a line: `os.environ["CUDA_VISIBLE_DEVICES"] = '1'`
+/// (also inside a sentence that quotes the script's line).
+fn python_assignment(line: &str) -> Option<(&str, &str)> {
+    let (_, rest) = line.split_once("os.environ[")?;
+    let rest = rest.strip_prefix(['"', '\''])?;
+    let (name, rest) = rest.split_once(['"', '\''])?;
+    let rest = rest.strip_prefix(']')?.trim_start().strip_prefix('=')?.trim_start();
+    let quote = rest.chars().next().filter(|c| matches!(c, '"' | '\''))?;
+    let value = rest[1..].split(quote).next()?;
+    (is_name(name) && is_relevant(name)).then_some((name, value))
 }
 
 fn set_var(facts: &mut Facts, at: usize, name: &str, value: &str) {

@@ -68,6 +68,19 @@ fn a_torch_without_gpu_asks_for_nvidia_smi() {
     assert_eq!(next_paste(&s, &crate::diagnose::diagnose(&s, kb)), None, "the GPU and driver are listed");
 }
 
+/// thuml/Autoformer#25: CUDA_VISIBLE_DEVICES=1, the one GPU said only in prose. The variable is
+/// judged against the GPU list, so the paste asks for nvidia-smi; with the list shown it does not.
+#[test]
+fn cuda_visible_devices_without_the_gpus_asks_for_nvidia_smi() {
+    let kb = Kb::get().unwrap();
+    let text = "I noticed though that on systems with 1 GPU, by default the scripts train on CPU. This is due to the \
+                bash files containing\n\n`export CUDA_VISIBLE_DEVICES=1`\n";
+    let s = read(text);
+    assert_eq!(next_paste(&s, &crate::diagnose::diagnose(&s, kb)), Some(NVIDIA_SMI));
+    let s = read(VISIBLE_DEVICES);
+    assert_ne!(next_paste(&s, &crate::diagnose::diagnose(&s, kb)), Some(NVIDIA_SMI), "the GPUs are listed");
+}
+
 /// The python line offered is one the paste reader reads back.
 #[test]
 fn the_offered_python_line_is_read_back() {

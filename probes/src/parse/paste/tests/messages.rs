@@ -159,6 +159,12 @@ const CASES: &[Case] = &[
         &[],
     ),
     (
+        "nvcc.no_generate_dependencies_with_compile",
+        "nvcc fatal   : Unknown option '-generate-dependencies-with-compile'",
+        &[],
+        &[],
+    ),
+    (
         "tf.dso_load_failed",
         "2020-03-09 21:09:38.011200: W tensorflow/stream_executor/platform/default/dso_loader.cc:55] Could not load dynamic library 'libcusolver.so.10'; dlerror: libcusolver.so.10: cannot open shared object file: No such file or directory",
         &[("library", "libcusolver.so.10")],
@@ -207,6 +213,18 @@ const CASES: &[Case] = &[
         &[],
     ),
     (
+        "xla.driver_older_than_ptxas",
+        "The NVIDIA driver's CUDA version is 12.2 which is older than the PTX compiler version 12.6.77. Because ",
+        &[("driver_cuda", "12.2"), ("ptxas_version", "12.6.77")],
+        &[],
+    ),
+    (
+        "xla.driver_older_than_ptxas",
+        "The NVIDIA driver's CUDA version is 12.4 which is older than the PTX compiler version (12.6.85). Because the driver is older than the PTX compiler version, XLA is disabling parallel compilation, which may slow down compilation.",
+        &[("driver_cuda", "12.4"), ("ptxas_version", "12.6.85")],
+        &[],
+    ),
+    (
         "jax.cuda_jaxlib_missing",
         "WARNING:2025-05-01 14:20:42,754:jax._src.xla_bridge:969: An NVIDIA GPU may be present on this machine, but a CUDA-enabled jaxlib is not installed. Falling back to cpu.",
         &[],
@@ -230,6 +248,12 @@ const CASES: &[Case] = &[
         "jax.device_cc_too_low",
         "RuntimeWarning: Device 0 has CUDA compute capability 5.0 which is lower than the minimum supported compute capability 5.2. See https://jax.readthedocs.io/en/latest/installation.html#nvidia-gpu for more details",
         &[("index", "0"), ("cc", "5.0"), ("min_cc", "5.2")],
+        &[],
+    ),
+    (
+        "ollama.gpu_too_old",
+        "2024/01/06 21:52:17 gpu.go:89: CUDA GPU is too old. Falling back to CPU mode. Compute Capability detected: 3.0",
+        &[("cc", "3.0")],
         &[],
     ),
     (

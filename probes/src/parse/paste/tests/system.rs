@@ -277,6 +277,26 @@ fn export_lines_and_an_export_quoted_in_prose_are_read() {
 }
 
 #[test]
+fn a_python_os_environ_assignment_is_a_variable() {
+    // Grace9994/CoMoSVC#6, the whole report.
+    let s = read(
+        "If not comment out the line `os.environ[\"CUDA_VISIBLE_DEVICES\"]='1'` in train.py, training will \
+         encounter an error: `RuntimeError: No CUDA GPUs are available`.\n",
+    );
+    assert_eq!(s.env.vars.get("CUDA_VISIBLE_DEVICES").map(String::as_str), Some("1"));
+    let s = read("os.environ['CUDA_HOME'] = \"/usr/local/cuda-11.8\"\n");
+    assert_eq!(s.env.vars.get("CUDA_HOME").map(String::as_str), Some("/usr/local/cuda-11.8"));
+    // A comparison, an unquoted value and another name are not assignments of a relevant variable.
+    for line in [
+        "if os.environ[\"CUDA_VISIBLE_DEVICES\"] == '1':",
+        "os.environ[\"CUDA_VISIBLE_DEVICES\"] = gpu",
+        "os.environ[\"WANDB_MODE\"] = 'offline'",
+    ] {
+        assert!(read_pasted(line, kb()).is_err(), "{line}");
+    }
+}
+
+#[test]
 fn ldconfig_lines_give_the_loader_cache_and_wsl2() {
     let s = read(LDCONFIG_WSL);
     let t = s.toolkits.value().unwrap();
