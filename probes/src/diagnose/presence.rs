@@ -5,7 +5,7 @@
 use super::{Ctx, Rule, fix};
 use crate::model::{KernelModuleFacts, OsFamily, PciDevice, SecureBoot};
 use crate::probe::pci::is_display_class;
-use crate::{Category, DriverLoadProblem, Finding, PlanTarget, Probed, Severity};
+use crate::{Category, Change, DriverLoadProblem, Finding, PlanTarget, Probed, Severity};
 
 const CATEGORY: Category = Category::NoDriverOrGpuNotVisible;
 
@@ -197,7 +197,19 @@ fn no_driver(cx: &Ctx<'_>, unclaimed: &[&PciDevice]) -> Finding {
     } else if module.is_some_and(|m| m.installed.is_some()) {
         (
             "NVIDIA's module is installed but not loaded, so CUDA cannot reach the GPU.",
-            ("sudo modprobe nvidia   — if it fails, sudo dmesg | grep -i -E 'nvrm|nvidia' says why".to_owned(), None),
+            (
+                planned("Load the module"),
+                Some(fix::change(
+                    None,
+                    "the nvidia module is loaded",
+                    vec![
+                        Change::Root { argv: vec!["modprobe".into(), "nvidia".into()] },
+                        Change::Manual {
+                            text: "If it fails, `sudo dmesg | grep -i -E 'nvrm|nvidia'` says why.".into(),
+                        },
+                    ],
+                )),
+            ),
         )
     } else if module.is_some_and(|m| m.installed.is_none()) {
         (

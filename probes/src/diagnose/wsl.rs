@@ -133,6 +133,18 @@ fn not_on_loader_path(cx: &Ctx<'_>, wsl: &WslFacts, out: &mut Vec<Finding>) {
             format!("the loader cache (ldconfig -p) has no libcuda from {WSL_LIB}"),
             "LD_LIBRARY_PATH does not include it".to_owned(),
         ],
-        Some(format!("echo {WSL_LIB} | sudo tee /etc/ld.so.conf.d/ld.wsl.conf && sudo ldconfig")),
-    ));
+        None,
+    )
+    .with_plan(fix::change(
+        None,
+        format!("the loader finds the Windows driver's libcuda in {WSL_LIB}"),
+        vec![
+            Change::Root {
+                argv: ["sh", "-c", &format!("echo {WSL_LIB} > /etc/ld.so.conf.d/ld.wsl.conf")]
+                    .map(String::from)
+                    .to_vec(),
+            },
+            Change::Root { argv: vec!["ldconfig".into()] },
+        ],
+    )));
 }

@@ -108,8 +108,8 @@ fn secure_boot_refuses_only_an_unsigned_module_while_it_is_on() {
     let f = on.finding("presence.secure_boot_unsigned_module");
     assert_eq!(f.plan.unwrap().target, PlanTarget::DriverLoad { problem: DriverLoadProblem::SecureBootUnsigned });
     assert_eq!(unsigned(SecureBoot::Disabled).ids(), ids(&["presence.gpu_without_driver"]));
-    let fix = unsigned(SecureBoot::Disabled).finding("presence.gpu_without_driver").fix.unwrap();
-    assert!(fix.contains("sudo modprobe nvidia"), "{fix}");
+    let changes = unsigned(SecureBoot::Disabled).changes("presence.gpu_without_driver");
+    assert_eq!(changes[0], crate::Change::Root { argv: vec!["modprobe".into(), "nvidia".into()] });
 }
 
 /// Each cause names the plan that answers it (`gpu-doctor-installers` writes the commands for this
@@ -134,9 +134,9 @@ fn each_cause_names_its_plan() {
     });
     let f = no_module.finding("presence.gpu_without_driver");
     assert_eq!(f.plan.unwrap().target, PlanTarget::Driver { min_branch: None });
-    // Installed but not loaded: no plan, the rule's own line.
-    let f = not_loaded(card_without_driver(None)).finding("presence.gpu_without_driver");
-    assert!(f.plan.is_none() && f.fix.unwrap().contains("sudo modprobe nvidia"));
+    // Installed but not loaded: load it (as root), and read the kernel log if that fails.
+    let changes = not_loaded(card_without_driver(None)).changes("presence.gpu_without_driver");
+    assert_eq!(changes[0], crate::Change::Root { argv: vec!["modprobe".into(), "nvidia".into()] });
     // No GPU at all: nothing to plan, except under WSL (the Windows driver).
     assert!(Machine::linux().finding("presence.no_nvidia_gpu").plan.is_none());
 }

@@ -83,8 +83,11 @@ fn fixes_are_the_wsl_commands() {
     // The Linux libcuda also means the WSL one is missing from the cache here.
     assert!(m.ids().contains(&"wsl.driver_libs_not_on_loader_path".to_owned()));
 
-    let fix = wsl2().finding("wsl.driver_libs_not_on_loader_path").fix.unwrap();
-    assert_eq!(fix, "echo /usr/lib/wsl/lib | sudo tee /etc/ld.so.conf.d/ld.wsl.conf && sudo ldconfig");
+    let register = ["sh", "-c", "echo /usr/lib/wsl/lib > /etc/ld.so.conf.d/ld.wsl.conf"].map(String::from).to_vec();
+    assert_eq!(
+        wsl2().changes("wsl.driver_libs_not_on_loader_path"),
+        [crate::Change::Root { argv: register }, crate::Change::Root { argv: vec!["ldconfig".into()] }]
+    );
 
     let argv = ["wsl", "--set-version", "Ubuntu-24.04", "2"].map(String::from).to_vec();
     assert_eq!(Machine::linux().wsl(1, &[]).changes("wsl.version_one"), [crate::Change::Windows { argv }]);
