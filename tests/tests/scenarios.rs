@@ -346,7 +346,11 @@ fn docker_no_container_toolkit() {
     let s = check("docker-no-container-toolkit");
     expect_findings(
         &s,
-        &[("containers.toolkit_missing", Warning), ("link.below_max_idle", Info), ("toolkits.versions_explained", Info)],
+        &[
+            ("containers.toolkit_missing", Warning),
+            ("link.below_max_idle", Info),
+            ("toolkits.versions_explained", Info),
+        ],
     );
     let c = found(&s.containers, "containers");
     assert_eq!(c.engines.len(), 1);
@@ -364,7 +368,11 @@ fn docker_toolkit_no_runtime() {
     let s = check("docker-toolkit-no-runtime");
     expect_findings(
         &s,
-        &[("containers.runtime_not_configured", Warning), ("link.below_max_idle", Info), ("toolkits.versions_explained", Info)],
+        &[
+            ("containers.runtime_not_configured", Warning),
+            ("link.below_max_idle", Info),
+            ("toolkits.versions_explained", Info),
+        ],
     );
     let c = found(&s.containers, "containers");
     assert_eq!(c.toolkit.version(), Some("1.12.0"));

@@ -118,20 +118,28 @@ fn toolkit_missing(cx: &Ctx<'_>, c: &ContainerSupport, out: &mut Vec<Finding>) {
 fn install_steps(os_name: &str, cx: &Ctx<'_>, docker: bool) -> String {
     let family = cx.kb.drivers.distro(os_name).key.as_str();
     let install = match family {
-        "ubuntu" | "debian" => "curl -fsSL https://nvidia.github.io/libnvidia-container/gpgkey | sudo gpg --dearmor -o \
+        "ubuntu" | "debian" => {
+            "curl -fsSL https://nvidia.github.io/libnvidia-container/gpgkey | sudo gpg --dearmor -o \
              /usr/share/keyrings/nvidia-container-toolkit-keyring.gpg && curl -s -L \
              https://nvidia.github.io/libnvidia-container/stable/deb/nvidia-container-toolkit.list | sed 's#deb \
              https://#deb [signed-by=/usr/share/keyrings/nvidia-container-toolkit-keyring.gpg] https://#g' | sudo tee \
              /etc/apt/sources.list.d/nvidia-container-toolkit.list\n  sudo apt-get update\n  sudo apt-get install -y \
              nvidia-container-toolkit"
-            .to_owned(),
-        "fedora" | "rhel" => "curl -s -L https://nvidia.github.io/libnvidia-container/stable/rpm/nvidia-container-toolkit.repo \
+                .to_owned()
+        }
+        "fedora" | "rhel" => {
+            "curl -s -L https://nvidia.github.io/libnvidia-container/stable/rpm/nvidia-container-toolkit.repo \
              | sudo tee /etc/yum.repos.d/nvidia-container-toolkit.repo\n  sudo dnf install -y nvidia-container-toolkit"
-            .to_owned(),
-        "opensuse" => "sudo zypper ar https://nvidia.github.io/libnvidia-container/stable/rpm/nvidia-container-toolkit.repo\n  \
+                .to_owned()
+        }
+        "opensuse" => {
+            "sudo zypper ar https://nvidia.github.io/libnvidia-container/stable/rpm/nvidia-container-toolkit.repo\n  \
              sudo zypper --gpg-auto-import-keys install -y nvidia-container-toolkit"
-            .to_owned(),
-        _ => format!("install the nvidia-container-toolkit package as NVIDIA's guide says for this distribution: {GUIDE}"),
+                .to_owned()
+        }
+        _ => format!(
+            "install the nvidia-container-toolkit package as NVIDIA's guide says for this distribution: {GUIDE}"
+        ),
     };
     let engine = if docker {
         "sudo nvidia-ctk runtime configure --runtime=docker\n  sudo systemctl restart docker"
@@ -271,20 +279,24 @@ fn cdi_stale(cx: &Ctx<'_>, c: &ContainerSupport, out: &mut Vec<Finding>) {
     for spec in c.cdi_specs.iter().filter(|s| s.is_nvidia_gpu() && s.error.is_none()) {
         let mut evidence = Vec::new();
         let uuids: Vec<&String> = spec.devices.iter().filter(|d| d.starts_with("GPU-")).collect();
-        let indexes: Vec<u32> = spec.devices.iter().filter_map(|d| d.strip_prefix("gpu").unwrap_or(d).parse().ok()).collect();
+        let indexes: Vec<u32> =
+            spec.devices.iter().filter_map(|d| d.strip_prefix("gpu").unwrap_or(d).parse().ok()).collect();
         for (index, uuid) in &gpus {
             let missing = match uuid {
                 Some(u) if !uuids.is_empty() => !uuids.iter().any(|s| s.eq_ignore_ascii_case(u)),
                 _ => !indexes.is_empty() && !indexes.contains(index),
             };
             if missing {
-                evidence.push(format!("GPU {index}{} is not in the spec", uuid.as_deref().map_or_else(String::new, |u| format!(" ({u})"))));
+                evidence.push(format!(
+                    "GPU {index}{} is not in the spec",
+                    uuid.as_deref().map_or_else(String::new, |u| format!(" ({u})"))
+                ));
             }
         }
-        if let (Some(spec_driver), Some(driver)) = (&spec.driver_version, &driver) {
-            if spec_driver != driver {
-                evidence.push(format!("the spec mounts driver {spec_driver}'s libraries; the driver is {driver}"));
-            }
+        if let (Some(spec_driver), Some(driver)) = (&spec.driver_version, &driver)
+            && spec_driver != driver
+        {
+            evidence.push(format!("the spec mounts driver {spec_driver}'s libraries; the driver is {driver}"));
         }
         if evidence.is_empty() {
             continue;
@@ -307,7 +319,10 @@ fn cdi_stale(cx: &Ctx<'_>, c: &ContainerSupport, out: &mut Vec<Finding>) {
 
 fn inside_rules(i: &InsideContainer, out: &mut Vec<Finding>) {
     let mut evidence = vec![
-        format!("/dev: {}", if i.dev_nodes.is_empty() { "no nvidia device node".to_owned() } else { i.dev_nodes.join(" ") }),
+        format!(
+            "/dev: {}",
+            if i.dev_nodes.is_empty() { "no nvidia device node".to_owned() } else { i.dev_nodes.join(" ") }
+        ),
         format!("NVIDIA_VISIBLE_DEVICES={}", i.visible_devices.as_deref().unwrap_or("(unset)")),
         format!("NVIDIA_DRIVER_CAPABILITIES={}", i.driver_capabilities.as_deref().unwrap_or("(unset)")),
     ];
@@ -324,20 +339,22 @@ fn inside_rules(i: &InsideContainer, out: &mut Vec<Finding>) {
         } else {
             "no GPU was passed to it: it was started without `--gpus` or a CDI device"
         };
-        out.push(NO_GPU_INSIDE.finding(
-            "This container has no GPU",
-            format!(
-                "Inside a container a GPU exists only when the engine passes its device node in; here {why}. \
+        out.push(
+            NO_GPU_INSIDE.finding(
+                "This container has no GPU",
+                format!(
+                    "Inside a container a GPU exists only when the engine passes its device node in; here {why}. \
                  NVIDIA_VISIBLE_DEVICES in an image (nvidia/cuda images set it to all) does not pass a GPU by itself."
-            ),
-            evidence,
-            Some(
-                "Start the container with a GPU: docker run --gpus all … (Podman or Docker with CDI: --device \
+                ),
+                evidence,
+                Some(
+                    "Start the container with a GPU: docker run --gpus all … (Podman or Docker with CDI: --device \
                  nvidia.com/gpu=all; Compose: deploy.resources.reservations.devices with capabilities: [gpu]; \
                  Kubernetes: resources.limits nvidia.com/gpu: 1). The host needs the NVIDIA Container Toolkit."
-                    .to_owned(),
+                        .to_owned(),
+                ),
             ),
-        ));
+        );
         return;
     }
     if !i.libcuda.is_empty() {

@@ -234,6 +234,8 @@ pub struct InsideContainer {
 impl InsideContainer {
     /// True when a GPU device node (`/dev/nvidia<N>`) was passed in.
     pub fn has_gpu_node(&self) -> bool {
-        self.dev_nodes.iter().any(|n| n.strip_prefix("nvidia").is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit())))
+        self.dev_nodes
+            .iter()
+            .any(|n| n.strip_prefix("nvidia").is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit())))
     }
 }

@@ -20,8 +20,8 @@ mod version;
 
 pub use bus_id::{PciBusId, PciBusIdError};
 pub use containers::{
-    CdiSpec, CliDevice, CliInfo, ContainerSupport, ContainerToolkit, Engine, EngineKind, InsideContainer, KubeletPlugins,
-    RuntimeConfig, ToolProgram,
+    CdiSpec, CliDevice, CliInfo, ContainerSupport, ContainerToolkit, Engine, EngineKind, InsideContainer,
+    KubeletPlugins, RuntimeConfig, ToolProgram,
 };
 pub use cudnn::{CudnnCopy, CudnnKind, CudnnVersionSource};
 pub use driver::{DriverFacts, InstalledModule, KernelModuleFacts, SecureBoot};

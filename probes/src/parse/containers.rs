@@ -38,10 +38,10 @@ pub fn docker_info(text: &str) -> DockerInfo {
             info.runtimes = Some(v.split_whitespace().map(str::to_owned).collect());
         } else if let Some(v) = t.strip_prefix("Default Runtime:") {
             info.default_runtime = non_empty(v);
-        } else if let Some(v) = t.strip_prefix("cdi:") {
-            if let Some(d) = non_empty(v) {
-                info.cdi_devices.push(d);
-            }
+        } else if let Some(v) = t.strip_prefix("cdi:")
+            && let Some(d) = non_empty(v)
+        {
+            info.cdi_devices.push(d);
         }
     }
     info
@@ -123,7 +123,8 @@ pub fn daemon_json(text: &str) -> Result<Runtimes, ParseError> {
 /// `io.containerd.cri.v1.runtime`, or a drop-in file): the names under any
 /// `…containerd.runtimes` table and `default_runtime_name`. An error when the text is not TOML.
 pub fn containerd_config(text: &str) -> Result<Runtimes, ParseError> {
-    let table: toml::Table = text.parse().map_err(|e: toml::de::Error| ParseError::new("containerd config.toml", e.message().to_owned()))?;
+    let table: toml::Table =
+        text.parse().map_err(|e: toml::de::Error| ParseError::new("containerd config.toml", e.message().to_owned()))?;
     let mut out = Runtimes::default();
     walk_containerd(&table, 0, &mut out);
     Ok(out)
@@ -167,7 +168,8 @@ pub fn cdi_spec(text: &str) -> Result<Cdi, ParseError> {
     let mut cdi = if text.trim_start().starts_with('{') { cdi_json(text)? } else { cdi_yaml(text) };
     static DRIVER: LazyLock<Option<Regex>> =
         LazyLock::new(|| Regex::new(r"lib(?:cuda|nvidia-ml)\.so\.([0-9]+\.[0-9]+(?:\.[0-9]+)?)").ok());
-    cdi.driver_version = DRIVER.as_ref().and_then(|re| re.captures(text)).and_then(|c| c.get(1)).map(|m| m.as_str().to_owned());
+    cdi.driver_version =
+        DRIVER.as_ref().and_then(|re| re.captures(text)).and_then(|c| c.get(1)).map(|m| m.as_str().to_owned());
     if cdi.kind.is_none() && cdi.devices.is_empty() {
         return Err(ParseError::new("CDI spec", "no kind and no devices"));
     }
@@ -175,7 +177,8 @@ pub fn cdi_spec(text: &str) -> Result<Cdi, ParseError> {
 }
 
 fn cdi_json(text: &str) -> Result<Cdi, ParseError> {
-    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| ParseError::new("CDI spec", e.to_string()))?;
+    let value: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| ParseError::new("CDI spec", e.to_string()))?;
     let kind = value.get("kind").and_then(serde_json::Value::as_str).map(str::to_owned);
     let devices = value
         .get("devices")
@@ -221,10 +224,10 @@ fn cdi_yaml(text: &str) -> Cdi {
         } else {
             continue;
         };
-        if let Some(v) = key.strip_prefix("name:") {
-            if let Some(name) = non_empty(unquote(v)) {
-                cdi.devices.push(name);
-            }
+        if let Some(v) = key.strip_prefix("name:")
+            && let Some(name) = non_empty(unquote(v))
+        {
+            cdi.devices.push(name);
         }
     }
     cdi
@@ -240,7 +243,10 @@ fn strip_comment(line: &str) -> &str {
 
 fn unquote(v: &str) -> &str {
     let v = v.trim();
-    v.strip_prefix('"').and_then(|s| s.strip_suffix('"')).or_else(|| v.strip_prefix('\'').and_then(|s| s.strip_suffix('\''))).unwrap_or(v)
+    v.strip_prefix('"')
+        .and_then(|s| s.strip_suffix('"'))
+        .or_else(|| v.strip_prefix('\'').and_then(|s| s.strip_suffix('\'')))
+        .unwrap_or(v)
 }
 
 fn non_empty(v: &str) -> Option<String> {

@@ -37,7 +37,9 @@ const LIB_DIRS: [&str; 6] = [
 /// kubelet or container.
 pub fn probe(host: &dyn Host, inside: bool, trace: &mut Trace) -> Probed<ContainerSupport> {
     if host.platform().os != OsFamily::Linux {
-        return Probed::Unsupported { reason: "GPU containers (NVIDIA Container Toolkit) run on Linux and WSL2".into() };
+        return Probed::Unsupported {
+            reason: "GPU containers (NVIDIA Container Toolkit) run on Linux and WSL2".into(),
+        };
     }
     let found = ContainerSupport {
         engines: engines(host, trace),
@@ -48,7 +50,9 @@ pub fn probe(host: &dyn Host, inside: bool, trace: &mut Trace) -> Probed<Contain
         inside: inside.then(|| inside_container(host, trace)),
     };
     if found == ContainerSupport::default() {
-        return Probed::absent("no container engine, NVIDIA Container Toolkit, CDI spec or kubelet found, and not in a container");
+        return Probed::absent(
+            "no container engine, NVIDIA Container Toolkit, CDI spec or kubelet found, and not in a container",
+        );
     }
     Probed::found(found, "PATH, sockets, configuration files")
 }
@@ -60,7 +64,10 @@ fn engines(host: &dyn Host, trace: &mut Trace) -> Vec<Engine> {
         (
             EngineKind::Docker,
             "docker",
-            ["/var/run/docker.sock".to_owned(), "/run/docker.sock".to_owned()].into_iter().chain(user_socket("docker.sock")).collect(),
+            ["/var/run/docker.sock".to_owned(), "/run/docker.sock".to_owned()]
+                .into_iter()
+                .chain(user_socket("docker.sock"))
+                .collect(),
         ),
         (
             EngineKind::Podman,
@@ -128,7 +135,8 @@ fn docker_info(host: &dyn Host, docker: &Path, engine: &mut Engine, trace: &mut 
         Ok(out) => {
             let info = parse::docker_info(&out.stdout);
             if info.runtimes.is_some() {
-                trace.ok(cmd.display(), format!("runtimes: {}", info.runtimes.as_deref().unwrap_or_default().join(" ")));
+                trace
+                    .ok(cmd.display(), format!("runtimes: {}", info.runtimes.as_deref().unwrap_or_default().join(" ")));
             } else {
                 let why = daemon_error(&out.stderr);
                 trace.error(cmd.display(), why.clone());
@@ -141,7 +149,9 @@ fn docker_info(host: &dyn Host, docker: &Path, engine: &mut Engine, trace: &mut 
         Err(e) => {
             trace.error(cmd.display(), e.to_string());
             engine.info_error = Some(match e {
-                HostError::Timeout { .. } => format!("the Docker daemon did not answer `docker info` within {} s", INFO_TIMEOUT.as_secs()),
+                HostError::Timeout { .. } => {
+                    format!("the Docker daemon did not answer `docker info` within {} s", INFO_TIMEOUT.as_secs())
+                }
                 other => other.to_string(),
             });
         }
@@ -199,7 +209,8 @@ fn toolkit(host: &dyn Host, inside: bool, trace: &mut Trace) -> ContainerToolkit
 }
 
 fn runtime_configs(host: &dyn Host, trace: &mut Trace) -> Vec<RuntimeConfig> {
-    let mut files: Vec<(EngineKind, PathBuf, bool)> = vec![(EngineKind::Docker, "/etc/docker/daemon.json".into(), false)];
+    let mut files: Vec<(EngineKind, PathBuf, bool)> =
+        vec![(EngineKind::Docker, "/etc/docker/daemon.json".into(), false)];
     if let Some(home) = host.env_var("HOME") {
         files.push((EngineKind::Docker, Path::new(&home).join(".config/docker/daemon.json"), true));
     }
@@ -242,17 +253,23 @@ fn cdi_specs(host: &dyn Host, trace: &mut Trace) -> Vec<CdiSpec> {
         for name in names.into_iter().filter(|n| [".yaml", ".yml", ".json"].iter().any(|e| n.ends_with(e))) {
             let path = Path::new(dir).join(&name);
             let shown = path.display().to_string();
-            let (kind, devices, driver_version, error) =
-                match host.read_file(&path).map_err(|e| e.to_string()).and_then(|t| parse::cdi_spec(&t).map_err(|e| e.to_string())) {
-                    Ok(c) => {
-                        trace.ok(format!("read {shown}"), format!("{}: {}", c.kind.as_deref().unwrap_or("no kind"), c.devices.join(" ")));
-                        (c.kind, c.devices, c.driver_version, None)
-                    }
-                    Err(e) => {
-                        trace.error(format!("read {shown}"), e.clone());
-                        (None, Vec::new(), None, Some(e))
-                    }
-                };
+            let (kind, devices, driver_version, error) = match host
+                .read_file(&path)
+                .map_err(|e| e.to_string())
+                .and_then(|t| parse::cdi_spec(&t).map_err(|e| e.to_string()))
+            {
+                Ok(c) => {
+                    trace.ok(
+                        format!("read {shown}"),
+                        format!("{}: {}", c.kind.as_deref().unwrap_or("no kind"), c.devices.join(" ")),
+                    );
+                    (c.kind, c.devices, c.driver_version, None)
+                }
+                Err(e) => {
+                    trace.error(format!("read {shown}"), e.clone());
+                    (None, Vec::new(), None, Some(e))
+                }
+            };
             out.push(CdiSpec { path: shown, kind, devices, driver_version, error });
         }
     }
@@ -270,7 +287,8 @@ fn kubelet(host: &dyn Host, trace: &mut Trace) -> Option<KubeletPlugins> {
 }
 
 fn inside_container(host: &dyn Host, trace: &mut Trace) -> InsideContainer {
-    let dev_nodes: Vec<String> = dir_names(host, Path::new("/dev")).into_iter().filter(|n| n.starts_with("nvidia")).collect();
+    let dev_nodes: Vec<String> =
+        dir_names(host, Path::new("/dev")).into_iter().filter(|n| n.starts_with("nvidia")).collect();
     if dev_nodes.is_empty() {
         trace.miss("list /dev", "no nvidia device node");
     } else {
@@ -279,7 +297,10 @@ fn inside_container(host: &dyn Host, trace: &mut Trace) -> InsideContainer {
     let libcuda: Vec<String> = LIB_DIRS
         .iter()
         .flat_map(|dir| {
-            dir_names(host, Path::new(dir)).into_iter().filter(|n| n.starts_with("libcuda.so")).map(move |n| format!("{dir}/{n}"))
+            dir_names(host, Path::new(dir))
+                .into_iter()
+                .filter(|n| n.starts_with("libcuda.so"))
+                .map(move |n| format!("{dir}/{n}"))
         })
         .collect();
     let libcuda_version = libcuda.iter().find_map(|p| p.rsplit('/').next().and_then(parse::libcuda_version));
@@ -300,5 +321,155 @@ fn inside_container(host: &dyn Host, trace: &mut Trace) -> InsideContainer {
         visible_devices: host.env_var("NVIDIA_VISIBLE_DEVICES"),
         driver_capabilities: host.env_var("NVIDIA_DRIVER_CAPABILITIES"),
         host_driver,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+    use crate::host::{CmdOutput, CommandRecord, DirEntry, FileKind, Fixture, ReplayHost};
+    use crate::model::Platform;
+
+    fn linux() -> Fixture {
+        let mut f = Fixture::new(Platform { os: OsFamily::Linux, arch: "x86_64".into() });
+        f.env.insert("PATH".into(), "/usr/bin".into());
+        f.env.insert("HOME".into(), "/home/user".into());
+        f
+    }
+
+    fn answer(f: &mut Fixture, argv: &[&str], out: Result<CmdOutput, HostError>) {
+        f.files.insert(argv[0].into(), String::new());
+        let argv = argv.iter().map(|a| (*a).to_owned()).collect();
+        f.commands.push(match out {
+            Ok(o) => CommandRecord { argv, output: Some(o), error: None },
+            Err(e) => CommandRecord { argv, output: None, error: Some(e) },
+        });
+    }
+
+    fn stdout(text: &str) -> Result<CmdOutput, HostError> {
+        Ok(CmdOutput { status: Some(0), stdout: text.into(), stderr: String::new() })
+    }
+
+    fn run(f: Fixture, inside: bool) -> (Probed<ContainerSupport>, Vec<crate::TraceEntry>) {
+        let mut t = Trace::new("containers");
+        let p = probe(&ReplayHost::new(f), inside, &mut t);
+        (p, t.into_entries())
+    }
+
+    #[test]
+    fn nothing_container_related_is_absent_and_windows_unsupported() {
+        assert!(matches!(run(linux(), false).0, Probed::Absent { .. }));
+        let windows = Fixture::new(Platform { os: OsFamily::Windows, arch: "x86_64".into() });
+        assert!(matches!(run(windows, false).0, Probed::Unsupported { .. }));
+    }
+
+    #[test]
+    fn a_refused_or_hung_docker_daemon_leaves_its_reason() {
+        let mut f = linux();
+        answer(&mut f, &["/usr/bin/docker", "--version"], stdout("Docker version 17.03.2-ce, build f5ec1e2\n"));
+        let denied = "permission denied while trying to connect to the Docker daemon socket at unix:///var/run/docker.sock: Get \"http://%2Fvar%2Frun%2Fdocker.sock/v1.24/info\": dial unix /var/run/docker.sock: connect: permission denied";
+        answer(
+            &mut f,
+            &["/usr/bin/docker", "info"],
+            Ok(CmdOutput {
+                status: Some(1),
+                stdout: "Client:\n Version:    24.0.5\n".into(),
+                stderr: format!("{denied}\n"),
+            }),
+        );
+        let (p, _) = run(f.clone(), false);
+        let e = &p.value().unwrap().engines[0];
+        assert_eq!(e.runtimes, None);
+        assert!(
+            e.info_error.as_deref().unwrap().starts_with("not permitted to ask the Docker daemon"),
+            "{:?}",
+            e.info_error
+        );
+
+        f.commands.retain(|c| c.argv[1] != "info");
+        answer(
+            &mut f,
+            &["/usr/bin/docker", "info"],
+            Err(HostError::Timeout { after_ms: 8000, what: "docker info".into() }),
+        );
+        let (p, trace) = run(f, false);
+        let e = &p.value().unwrap().engines[0];
+        assert!(e.info_error.as_deref().unwrap().contains("did not answer `docker info` within 8 s"));
+        assert!(trace.iter().any(|t| t.method == "/usr/bin/docker info" && t.outcome == crate::model::Outcome::Error));
+    }
+
+    #[test]
+    fn configs_specs_and_kubelet_are_read_and_bad_ones_say_why() {
+        let mut f = linux();
+        f.files.insert("/var/run/docker.sock".into(), String::new());
+        f.files.insert("/etc/docker/daemon.json".into(), "{\"runtimes\": [".into());
+        f.files.insert(
+            "/home/user/.config/docker/daemon.json".into(),
+            include_str!("../parse/containers/samples/daemon-json-default-nvidia.json").into(),
+        );
+        f.files.insert(
+            "/etc/containerd/conf.d/99-nvidia.toml".into(),
+            include_str!("../parse/containers/samples/containerd-dropin-nvidia.toml").into(),
+        );
+        f.files.insert(
+            "/etc/cdi/nvidia.yaml".into(),
+            include_str!("../parse/containers/samples/cdi-generate-expected.yaml").into(),
+        );
+        f.file_errors.insert("/var/run/cdi/nvidia.json".into(), "permission denied".into());
+        f.dirs.insert(
+            DEVICE_PLUGINS.into(),
+            ["kubelet.sock", "kubelet_internal_checkpoint", "nvidia-gpu.sock"]
+                .iter()
+                .map(|n| DirEntry { name: (*n).into(), kind: FileKind::File })
+                .collect(),
+        );
+        let (p, _) = run(f, false);
+        let c = p.value().unwrap();
+        assert_eq!(c.engines[0].kind, EngineKind::Docker);
+        assert_eq!(c.engines[0].info_error.as_deref(), Some("the docker program is not on PATH"));
+        let configs: Vec<(&str, bool, bool)> =
+            c.runtime_configs.iter().map(|r| (r.path.as_str(), r.error.is_some(), r.has_nvidia())).collect();
+        assert_eq!(
+            configs,
+            [
+                ("/etc/docker/daemon.json", true, false),
+                ("/home/user/.config/docker/daemon.json", false, true),
+                ("/etc/containerd/conf.d/99-nvidia.toml", false, true),
+            ]
+        );
+        assert!(c.runtime_configs[1].rootless);
+        assert_eq!(c.cdi_specs.len(), 2);
+        assert_eq!(c.cdi_specs[0].devices, ["0", "all"]);
+        assert!(c.cdi_specs[1].error.as_deref().unwrap().contains("permission denied"));
+        let k = c.kubernetes.as_ref().unwrap();
+        assert!(k.kubelet() && k.nvidia_plugin());
+        assert_eq!(k.sockets, ["kubelet.sock", "nvidia-gpu.sock"]);
+    }
+
+    #[test]
+    fn inside_a_container_with_a_gpu() {
+        let mut f = linux();
+        f.env.insert("NVIDIA_VISIBLE_DEVICES".into(), "GPU-a281f91d-a6ff-c999-bea8-4eff2389aad3".into());
+        f.env.insert("NVIDIA_DRIVER_CAPABILITIES".into(), "compute,utility".into());
+        for n in ["nvidia0", "nvidiactl", "nvidia-uvm", "null"] {
+            f.files.insert(format!("/dev/{n}"), String::new());
+        }
+        for n in ["libcuda.so.1", "libcuda.so.550.54.14", "libc.so.6"] {
+            f.files.insert(format!("/usr/lib/x86_64-linux-gnu/{n}"), String::new());
+        }
+        f.files.insert(
+            "/proc/driver/nvidia/version".into(),
+            "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.14  Thu Feb 22 01:44:30 UTC 2024\n".into(),
+        );
+        let (p, _) = run(f, true);
+        let i = p.value().unwrap().inside.clone().unwrap();
+        assert_eq!(i.dev_nodes, ["nvidia-uvm", "nvidia0", "nvidiactl"]);
+        assert!(i.has_gpu_node());
+        assert_eq!(i.libcuda.len(), 2);
+        assert_eq!(i.libcuda_version.as_deref(), Some("550.54.14"));
+        assert_eq!(i.host_driver.as_deref(), Some("550.54.14"));
+        assert_eq!(i.driver_capabilities.as_deref(), Some("compute,utility"));
     }
 }

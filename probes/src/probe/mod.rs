@@ -166,19 +166,7 @@ pub fn collect_streaming(host: &dyn Host, opts: &Options, on_part: &(dyn Fn(Part
             (envs, unused, toolkits, cudnn, t, tt, tc)
         });
 
-        let mut t_sys = Trace::new("system");
-        let system = system::probe(host, &mut t_sys);
-        on_part(Part::System(system.clone()));
-        let mut t_platform = Trace::new("platform");
-        let platform = platform::probe(host, &mut t_platform);
-        on_part(Part::Platform(platform.clone()));
-        let mut t_env = Trace::new("env");
-        let env = env::probe(host, &mut t_env);
-        on_part(Part::Env(env.clone()));
-        let mut t_containers = Trace::new("containers");
-        let containers = containers::probe(host, platform.container.is_some(), &mut t_containers);
-        on_part(Part::Containers(containers.clone()));
-
+        let (system, platform, env, containers, [t_sys, t_platform, t_env, t_containers]) = local_side(host, on_part);
         let (driver, gpus, t_driver, t_gpus) =
             join(gpu_side, "driver", |e| (failed(&e), failed(&e), Trace::default(), Trace::default()));
         let (kernel_module, secure_boot, pci_devices, t_module, t_pci) =
@@ -199,11 +187,20 @@ pub fn collect_streaming(host: &dyn Host, opts: &Options, on_part: &(dyn Fn(Part
                 (failed(&e), Vec::new(), failed(&e), failed(&e), Trace::default(), Trace::default(), Trace::default())
             });
 
-        let trace =
-            [t_sys, t_platform, t_env, t_driver, t_module, t_pci, t_gpus, t_link, t_toolkits, t_cudnn, t_python, t_containers]
-                .into_iter()
-                .flat_map(Trace::into_entries)
-                .collect();
+        let trace = entries([
+            t_sys,
+            t_platform,
+            t_env,
+            t_driver,
+            t_module,
+            t_pci,
+            t_gpus,
+            t_link,
+            t_toolkits,
+            t_cudnn,
+            t_python,
+            t_containers,
+        ]);
         Snapshot {
             schema_version: SCHEMA_VERSION,
             tool_version: TOOL_VERSION.to_owned(),
@@ -228,6 +225,38 @@ pub fn collect_streaming(host: &dyn Host, opts: &Options, on_part: &(dyn Fn(Part
             notes: Vec::new(),
         }
     })
+}
+
+/// The probes the calling thread runs while the others work: system, platform, variables, and
+/// containers (which need to know whether this is a container), each handed out when done.
+fn local_side(
+    host: &dyn Host,
+    on_part: &(dyn Fn(Part) + Sync),
+) -> (
+    Probed<crate::model::SystemFacts>,
+    crate::model::PlatformFacts,
+    crate::model::EnvFacts,
+    Probed<crate::model::ContainerSupport>,
+    [Trace; 4],
+) {
+    let mut t_sys = Trace::new("system");
+    let system = system::probe(host, &mut t_sys);
+    on_part(Part::System(system.clone()));
+    let mut t_platform = Trace::new("platform");
+    let platform = platform::probe(host, &mut t_platform);
+    on_part(Part::Platform(platform.clone()));
+    let mut t_env = Trace::new("env");
+    let env = env::probe(host, &mut t_env);
+    on_part(Part::Env(env.clone()));
+    let mut t_containers = Trace::new("containers");
+    let containers = containers::probe(host, platform.container.is_some(), &mut t_containers);
+    on_part(Part::Containers(containers.clone()));
+    (system, platform, env, containers, [t_sys, t_platform, t_env, t_containers])
+}
+
+/// Every probe's trace entries, in the order given.
+fn entries<const N: usize>(traces: [Trace; N]) -> Vec<crate::model::TraceEntry> {
+    traces.into_iter().flat_map(Trace::into_entries).collect()
 }
 
 /// Joins a probe thread; one that could not start or panicked gives `fallback`'s `Failed` results,

@@ -28,7 +28,7 @@ fn host_section(c: &ContainerSupport) -> Section {
         (true, None) => "NVIDIA Container Toolkit".to_owned(),
         (false, _) => "no NVIDIA Container Toolkit".to_owned(),
     };
-    let headline = if engines.is_empty() { toolkit.clone() } else { format!("{}; {toolkit}", engines.join(", ")) };
+    let headline = if engines.is_empty() { toolkit } else { format!("{}; {toolkit}", engines.join(", ")) };
     let tone = if !engines.is_empty() && !c.toolkit.installed() { Tone::Warn } else { Tone::Plain };
     let mut s = Section::new("Containers", headline, tone);
     for e in &c.engines {

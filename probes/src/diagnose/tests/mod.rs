@@ -2,6 +2,7 @@
 
 mod bench;
 mod builder;
+mod containers;
 mod cudnn;
 mod env_vars;
 mod first;
