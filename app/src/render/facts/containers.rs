@@ -125,3 +125,39 @@ fn inside_section(i: &InsideContainer) -> Section {
     }
     s
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use crate::render::html::tests::fixture_report;
+    use crate::render::{html, markdown, text};
+
+    /// The section's headline and first detail, as every format prints them.
+    #[test]
+    fn every_format_shows_the_containers_section() {
+        let report = fixture_report("docker-toolkit-no-runtime");
+        let section = super::super::sections(&report).into_iter().find(|s| s.label == "Containers").unwrap();
+        assert_eq!(section.headline, "Docker 17.03.2-ce; NVIDIA Container Toolkit 1.12.0");
+        assert_eq!(section.details[0], "Docker at /usr/bin/docker: runtimes io.containerd.runc.v2 runc (default runc)");
+        let json = serde_json::to_value(&report).unwrap();
+        assert_eq!(json["snapshot"]["containers"]["value"]["toolkit"]["ctk"]["version"], "1.12.0");
+        for (format, out) in [
+            ("text", text::summary(&report, false, true)),
+            ("markdown", markdown::report(&report)),
+            ("html", html::report(&report)),
+        ] {
+            assert!(out.contains("Docker 17.03.2-ce; NVIDIA Container Toolkit 1.12.0"), "{format}");
+            assert!(out.contains("runtimes io.containerd.runc.v2 runc"), "{format}: {out}");
+        }
+    }
+
+    #[test]
+    fn inside_a_container_without_a_gpu() {
+        let report = fixture_report("container-without-gpu");
+        let section = super::super::sections(&report).into_iter().find(|s| s.label == "Containers").unwrap();
+        assert_eq!(section.headline, "inside a container without a GPU");
+        assert!(section.details.contains(&"NVIDIA_VISIBLE_DEVICES=all".to_owned()), "{:?}", section.details);
+        assert!(section.details.contains(&"device nodes: none".to_owned()));
+    }
+}
