@@ -16,8 +16,8 @@ pub(super) const TOOLKIT_MISSING: Rule = Rule {
     id: "containers.toolkit_missing",
     category: CATEGORY,
     severity: Severity::Warning,
-    trigger: "Docker or Podman is installed on a host whose driver sees an NVIDIA GPU, but no part of the NVIDIA \
-              Container Toolkit (nvidia-ctk, nvidia-container-cli, nvidia-container-runtime, its hook) is on PATH: \
+    trigger: "Docker or Podman is installed on a host (not WSL, where Docker Desktop brings its own GPU support) whose \
+              driver sees an NVIDIA GPU, but no part of the NVIDIA Container Toolkit (nvidia-ctk, nvidia-container-cli, nvidia-container-runtime, its hook) is on PATH: \
               `docker run --gpus` fails with `could not select device driver \"\" with capabilities: [[gpu]]`.",
     source: "NVIDIA Container Toolkit install guide \
              (https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html); \
@@ -51,7 +51,7 @@ pub(super) const NO_GPU_INSIDE: Rule = Rule {
     id: "containers.started_without_gpu",
     category: CATEGORY,
     severity: Severity::Error,
-    trigger: "Inside a container there is no /dev/nvidia<N> device node, while the image asks for a GPU \
+    trigger: "Inside a container there is no /dev/nvidia<N> device node (nor WSL2's /dev/dxg), while the image asks for a GPU \
               (NVIDIA_VISIBLE_DEVICES set, as nvidia/cuda images do) or the host's NVIDIA driver shows through \
               /proc/driver/nvidia: the container was started without `--gpus` or a CDI device.",
     source: "NVIDIA Container Toolkit user guide (NVIDIA_VISIBLE_DEVICES, `--gpus`); NVIDIA/nvidia-docker#341",
@@ -96,7 +96,8 @@ fn toolkit_missing(cx: &Ctx<'_>, c: &ContainerSupport, out: &mut Vec<Finding>) {
     let users: Vec<&Engine> =
         c.engines.iter().filter(|e| matches!(e.kind, EngineKind::Docker | EngineKind::Podman)).collect();
     let gpus = driver_gpus(cx);
-    if users.is_empty() || c.toolkit.installed() || gpus.is_empty() {
+    // Under WSL2, Docker Desktop's own backend hands GPUs to containers without the toolkit.
+    if users.is_empty() || c.toolkit.installed() || gpus.is_empty() || cx.s.platform.wsl.is_some() {
         return;
     }
     let mut evidence: Vec<String> = users.iter().map(|e| engine_line(e)).collect();

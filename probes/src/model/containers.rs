@@ -216,7 +216,7 @@ impl KubeletPlugins {
 /// What a container was given of the GPU.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct InsideContainer {
-    /// The NVIDIA device nodes in `/dev` (`nvidia0`, `nvidiactl`, `nvidia-uvm`, …).
+    /// The NVIDIA device nodes in `/dev` (`nvidia0`, `nvidiactl`, `nvidia-uvm`, …; WSL2's `dxg`).
     pub dev_nodes: Vec<String>,
     /// Every `libcuda.so*` found in the usual library folders.
     pub libcuda: Vec<String>,
@@ -232,10 +232,11 @@ pub struct InsideContainer {
 }
 
 impl InsideContainer {
-    /// True when a GPU device node (`/dev/nvidia<N>`) was passed in.
+    /// True when a GPU device node was passed in: `/dev/nvidia<N>`, or WSL2's `/dev/dxg`.
     pub fn has_gpu_node(&self) -> bool {
-        self.dev_nodes
-            .iter()
-            .any(|n| n.strip_prefix("nvidia").is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit())))
+        self.dev_nodes.iter().any(|n| n == "dxg")
+            || self.dev_nodes.iter().any(|n| {
+                n.strip_prefix("nvidia").is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+            })
     }
 }

@@ -287,15 +287,24 @@ fn kubelet(host: &dyn Host, trace: &mut Trace) -> Option<KubeletPlugins> {
 }
 
 fn inside_container(host: &dyn Host, trace: &mut Trace) -> InsideContainer {
+    // WSL2 passes the GPU as /dev/dxg, with the driver's libraries under /usr/lib/wsl/drivers.
     let dev_nodes: Vec<String> =
-        dir_names(host, Path::new("/dev")).into_iter().filter(|n| n.starts_with("nvidia")).collect();
+        dir_names(host, Path::new("/dev")).into_iter().filter(|n| n.starts_with("nvidia") || n == "dxg").collect();
     if dev_nodes.is_empty() {
         trace.miss("list /dev", "no nvidia device node");
     } else {
         trace.ok("list /dev", dev_nodes.join(" "));
     }
+    let wsl_drivers = Path::new("/usr/lib/wsl/drivers");
+    let wsl_dirs: Vec<String> = if dev_nodes.iter().any(|n| n == "dxg") {
+        dir_names(host, wsl_drivers).into_iter().map(|d| wsl_drivers.join(d).display().to_string()).collect()
+    } else {
+        Vec::new()
+    };
     let libcuda: Vec<String> = LIB_DIRS
         .iter()
+        .copied()
+        .chain(wsl_dirs.iter().map(String::as_str))
         .flat_map(|dir| {
             dir_names(host, Path::new(dir))
                 .into_iter()
@@ -471,5 +480,21 @@ mod tests {
         assert_eq!(i.libcuda_version.as_deref(), Some("550.54.14"));
         assert_eq!(i.host_driver.as_deref(), Some("550.54.14"));
         assert_eq!(i.driver_capabilities.as_deref(), Some("compute,utility"));
+    }
+
+    #[test]
+    fn inside_a_wsl2_container_the_gpu_is_dxg() {
+        let mut f = linux();
+        f.env.insert("NVIDIA_VISIBLE_DEVICES".into(), "void".into());
+        f.files.insert("/dev/dxg".into(), String::new());
+        let drivers = "/usr/lib/wsl/drivers/nvmii.inf_amd64_c5b5db3e12daa5e3";
+        f.files.insert(format!("{drivers}/libcuda.so.1.1"), String::new());
+        f.files.insert("/usr/lib/wsl/lib/libdxcore.so".into(), String::new());
+        let (p, _) = run(f, true);
+        let i = p.value().unwrap().inside.clone().unwrap();
+        assert_eq!(i.dev_nodes, ["dxg"]);
+        assert!(i.has_gpu_node());
+        assert_eq!(i.libcuda, [format!("{drivers}/libcuda.so.1.1")]);
+        assert_eq!(i.libcuda_version, None);
     }
 }

@@ -78,6 +78,13 @@ fn docker_without_toolkit_needs_a_gpu_to_matter() {
 }
 
 #[test]
+fn docker_desktop_under_wsl_needs_no_toolkit() {
+    let c = ContainerSupport { engines: vec![docker(&["runc"])], ..Default::default() };
+    let m = host(1, c).wsl(2, &["libcuda.so.1"]);
+    assert!(container_ids(&m).is_empty());
+}
+
+#[test]
 fn toolkit_install_steps_follow_the_distribution() {
     let c = ContainerSupport { engines: vec![docker(&["runc"])], ..Default::default() };
     let mut m = host(1, c);
@@ -226,4 +233,14 @@ fn a_gpu_without_libcuda() {
     );
     let mounted = InsideContainer { libcuda: vec!["/usr/lib/x86_64-linux-gnu/libcuda.so.550.54.14".into()], ..gpu };
     assert!(container_ids(&inside(mounted)).is_empty());
+    // WSL2: the GPU is /dev/dxg and NVIDIA_VISIBLE_DEVICES is `void` on purpose.
+    let wsl = InsideContainer {
+        dev_nodes: vec!["dxg".into()],
+        visible_devices: Some("void".into()),
+        libcuda: vec!["/usr/lib/wsl/drivers/nvmii.inf_amd64_c5b5db3e12daa5e3/libcuda.so.1.1".into()],
+        ..Default::default()
+    };
+    assert!(container_ids(&inside(wsl.clone())).is_empty());
+    let wsl_no_lib = InsideContainer { libcuda: Vec::new(), ..wsl };
+    assert_eq!(container_ids(&inside(wsl_no_lib)), ids(&["containers.libcuda_not_mounted"]));
 }
