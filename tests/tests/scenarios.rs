@@ -55,6 +55,9 @@ fn every_fixture_folder_has_a_test() {
 
 const SCENARIOS: &[&str] = &[
     "consumer-gpu-torch-venv",
+    "container-without-gpu",
+    "docker-no-container-toolkit",
+    "docker-toolkit-no-runtime",
     "egpu-thunderbolt",
     "gpu-no-driver",
     "no-driver",
@@ -339,6 +342,59 @@ fn torch_cu130_on_r550() {
 
 /// The window fills a pending snapshot from the parts `collect_streaming` hands out as each probe
 /// group finishes; once every part is in, it must equal what `collect` returns (but for the trace).
+#[test]
+fn docker_no_container_toolkit() {
+    let s = check("docker-no-container-toolkit");
+    expect_findings(
+        &s,
+        &[
+            ("containers.toolkit_missing", Warning),
+            ("link.below_max_idle", Info),
+            ("toolkits.versions_explained", Info),
+        ],
+    );
+    let c = found(&s.containers, "containers");
+    assert_eq!(c.engines.len(), 1);
+    assert_eq!(c.engines[0].version.as_deref(), Some("17.03.2-ce"));
+    assert_eq!(c.engines[0].runtimes.as_deref(), Some(&["io.containerd.runc.v2".to_owned(), "runc".to_owned()][..]));
+    assert!(!c.toolkit.installed());
+    let f = diagnose(&s, Kb::get().unwrap()).into_iter().find(|f| f.id == "containers.toolkit_missing").unwrap();
+    let fix = f.fix.unwrap();
+    assert!(fix.contains("sudo apt-get install -y nvidia-container-toolkit"), "{fix}");
+    assert!(fix.contains("sudo nvidia-ctk runtime configure --runtime=docker"), "{fix}");
+}
+
+#[test]
+fn docker_toolkit_no_runtime() {
+    let s = check("docker-toolkit-no-runtime");
+    expect_findings(
+        &s,
+        &[
+            ("containers.runtime_not_configured", Warning),
+            ("link.below_max_idle", Info),
+            ("toolkits.versions_explained", Info),
+        ],
+    );
+    let c = found(&s.containers, "containers");
+    assert_eq!(c.toolkit.version(), Some("1.12.0"));
+    assert!(c.toolkit.runtime.is_some() && c.toolkit.hook.is_none());
+    assert!(c.runtime_configs.is_empty(), "no daemon.json: {:?}", c.runtime_configs);
+    let f = diagnose(&s, Kb::get().unwrap()).into_iter().find(|f| f.id == "containers.runtime_not_configured").unwrap();
+    assert!(f.evidence.iter().any(|e| e == "no /etc/docker/daemon.json"), "{:?}", f.evidence);
+    assert!(f.fix.unwrap().contains("sudo nvidia-ctk runtime configure --runtime=docker"));
+}
+
+#[test]
+fn container_without_gpu() {
+    let s = check("container-without-gpu");
+    expect_findings(&s, &[("containers.started_without_gpu", Error), ("presence.no_nvidia_gpu", Info)]);
+    assert_eq!(s.platform.container.as_ref().map(|c| c.runtime.as_str()), Some("docker"));
+    let inside = found(&s.containers, "containers").inside.expect("inside a container");
+    assert!(inside.dev_nodes.is_empty() && inside.libcuda.is_empty());
+    assert_eq!(inside.visible_devices.as_deref(), Some("all"));
+    assert_eq!(inside.driver_capabilities.as_deref(), Some("compute,utility"));
+}
+
 #[test]
 fn streamed_parts_rebuild_the_whole_snapshot() {
     use gpu_doctor_probes::probe::{Options, Part, collect_streaming};

@@ -9,6 +9,7 @@
 
 mod arch;
 mod bench;
+mod containers;
 mod context;
 mod cudnn;
 mod driver;
@@ -82,6 +83,7 @@ const FAMILIES: &[Family] = &[
     (env_vars::RULES, env_vars::run),
     (wsl::RULES, wsl::run),
     (link::RULES, link::run),
+    (containers::RULES, containers::run),
     (cudnn::RULES, cudnn::run),
     (wheels::RULES, wheels::run),
     (reading::RULES, reading::run),

@@ -3,6 +3,7 @@
 //! Nothing here touches the machine.
 
 mod bus_id;
+mod containers;
 mod cudnn;
 mod driver;
 mod env;
@@ -18,6 +19,10 @@ mod toolkits;
 mod version;
 
 pub use bus_id::{PciBusId, PciBusIdError};
+pub use containers::{
+    CdiSpec, CliDevice, CliInfo, ContainerSupport, ContainerToolkit, Engine, EngineKind, InsideContainer,
+    KubeletPlugins, RuntimeConfig, ToolProgram,
+};
 pub use cudnn::{CudnnCopy, CudnnKind, CudnnVersionSource};
 pub use driver::{DriverFacts, InstalledModule, KernelModuleFacts, SecureBoot};
 pub use env::EnvFacts;

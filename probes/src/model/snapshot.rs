@@ -3,8 +3,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::{
-    CudnnCopy, DriverFacts, EnvFacts, Gpu, HostLink, KernelModuleFacts, OsFamily, PciDevice, Platform, PlatformFacts,
-    Probed, PythonEnv, SecureBoot, SystemFacts, Toolkits, TraceEntry, UnusedPython,
+    ContainerSupport, CudnnCopy, DriverFacts, EnvFacts, Gpu, HostLink, KernelModuleFacts, OsFamily, PciDevice,
+    Platform, PlatformFacts, Probed, PythonEnv, SecureBoot, SystemFacts, Toolkits, TraceEntry, UnusedPython,
 };
 
 /// Version of the snapshot and report JSON; bumped on any breaking change.
@@ -50,6 +50,10 @@ pub struct Snapshot {
     pub unused_pythons: Vec<UnusedPython>,
     /// CUDA-relevant environment variables.
     pub env: EnvFacts,
+    /// Container engines, the NVIDIA Container Toolkit and their GPU setup; inside a container,
+    /// what it was given. `unknown` in reports written before gpu-doctor looked at containers.
+    #[serde(default = "containers_not_probed")]
+    pub containers: Probed<ContainerSupport>,
     /// Error and warning lines from the frameworks and the CUDA runtime found in pasted text, each
     /// matched to a known message. Empty for a live machine.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -99,11 +103,17 @@ impl Snapshot {
             python_envs: Probed::unknown(why),
             unused_pythons: Vec::new(),
             env: EnvFacts::default(),
+            containers: Probed::unknown(why),
             messages: Vec::new(),
             trace: Vec::new(),
             notes: Vec::new(),
         }
     }
+}
+
+/// What a report from before the containers probe says of containers.
+fn containers_not_probed() -> Probed<ContainerSupport> {
+    Probed::unknown("not probed: written by a gpu-doctor that did not look at containers")
 }
 
 /// Where a snapshot's facts came from.

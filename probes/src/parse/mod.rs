@@ -1,5 +1,6 @@
 //! Text parsers: each takes text, never a path, and returns an error rather than panicking.
 
+pub mod containers;
 pub mod cudnn_header;
 pub mod ldconfig;
 pub mod nvcc;

@@ -1,5 +1,6 @@
 //! The probes, and `collect`, which runs them all into a `Snapshot`.
 
+pub mod containers;
 pub mod cudnn;
 pub mod driver;
 pub mod env;
@@ -50,6 +51,8 @@ pub enum Part {
     Platform(crate::model::PlatformFacts),
     /// CUDA-relevant environment variables.
     Env(crate::model::EnvFacts),
+    /// Container engines, the NVIDIA Container Toolkit, and what a container was given.
+    Containers(Probed<crate::model::ContainerSupport>),
     /// The driver and the GPUs it sees.
     Gpus { driver: Probed<crate::model::DriverFacts>, gpus: Probed<Vec<crate::model::Gpu>> },
     /// The kernel module, Secure Boot and the PCI bus.
@@ -71,7 +74,8 @@ pub enum Part {
 
 impl Part {
     /// Every part's name, in the order a summary shows them.
-    pub const NAMES: [&'static str; 7] = ["system", "platform", "env", "gpus", "modules", "links", "python"];
+    pub const NAMES: [&'static str; 8] =
+        ["system", "platform", "env", "containers", "gpus", "modules", "links", "python"];
 
     /// This part's name (one of `NAMES`).
     pub fn name(&self) -> &'static str {
@@ -79,6 +83,7 @@ impl Part {
             Part::System(_) => "system",
             Part::Platform(_) => "platform",
             Part::Env(_) => "env",
+            Part::Containers(_) => "containers",
             Part::Gpus { .. } => "gpus",
             Part::Modules { .. } => "modules",
             Part::Links(_) => "links",
@@ -92,6 +97,7 @@ impl Part {
             Part::System(v) => snap.system = v,
             Part::Platform(v) => snap.platform = v,
             Part::Env(v) => snap.env = v,
+            Part::Containers(v) => snap.containers = v,
             Part::Gpus { driver, gpus } => (snap.driver, snap.gpus) = (driver, gpus),
             Part::Modules { kernel_module, secure_boot, pci_devices } => {
                 (snap.kernel_module, snap.secure_boot, snap.pci_devices) = (kernel_module, secure_boot, pci_devices);
@@ -160,16 +166,7 @@ pub fn collect_streaming(host: &dyn Host, opts: &Options, on_part: &(dyn Fn(Part
             (envs, unused, toolkits, cudnn, t, tt, tc)
         });
 
-        let mut t_sys = Trace::new("system");
-        let system = system::probe(host, &mut t_sys);
-        on_part(Part::System(system.clone()));
-        let mut t_platform = Trace::new("platform");
-        let platform = platform::probe(host, &mut t_platform);
-        on_part(Part::Platform(platform.clone()));
-        let mut t_env = Trace::new("env");
-        let env = env::probe(host, &mut t_env);
-        on_part(Part::Env(env.clone()));
-
+        let (system, platform, env, containers, [t_sys, t_platform, t_env, t_containers]) = local_side(host, on_part);
         let (driver, gpus, t_driver, t_gpus) =
             join(gpu_side, "driver", |e| (failed(&e), failed(&e), Trace::default(), Trace::default()));
         let (kernel_module, secure_boot, pci_devices, t_module, t_pci) =
@@ -190,11 +187,20 @@ pub fn collect_streaming(host: &dyn Host, opts: &Options, on_part: &(dyn Fn(Part
                 (failed(&e), Vec::new(), failed(&e), failed(&e), Trace::default(), Trace::default(), Trace::default())
             });
 
-        let trace =
-            [t_sys, t_platform, t_env, t_driver, t_module, t_pci, t_gpus, t_link, t_toolkits, t_cudnn, t_python]
-                .into_iter()
-                .flat_map(Trace::into_entries)
-                .collect();
+        let trace = entries([
+            t_sys,
+            t_platform,
+            t_env,
+            t_driver,
+            t_module,
+            t_pci,
+            t_gpus,
+            t_link,
+            t_toolkits,
+            t_cudnn,
+            t_python,
+            t_containers,
+        ]);
         Snapshot {
             schema_version: SCHEMA_VERSION,
             tool_version: TOOL_VERSION.to_owned(),
@@ -213,11 +219,44 @@ pub fn collect_streaming(host: &dyn Host, opts: &Options, on_part: &(dyn Fn(Part
             python_envs,
             unused_pythons,
             env,
+            containers,
             messages: Vec::new(),
             trace,
             notes: Vec::new(),
         }
     })
+}
+
+/// The probes the calling thread runs while the others work: system, platform, variables, and
+/// containers (which need to know whether this is a container), each handed out when done.
+fn local_side(
+    host: &dyn Host,
+    on_part: &(dyn Fn(Part) + Sync),
+) -> (
+    Probed<crate::model::SystemFacts>,
+    crate::model::PlatformFacts,
+    crate::model::EnvFacts,
+    Probed<crate::model::ContainerSupport>,
+    [Trace; 4],
+) {
+    let mut t_sys = Trace::new("system");
+    let system = system::probe(host, &mut t_sys);
+    on_part(Part::System(system.clone()));
+    let mut t_platform = Trace::new("platform");
+    let platform = platform::probe(host, &mut t_platform);
+    on_part(Part::Platform(platform.clone()));
+    let mut t_env = Trace::new("env");
+    let env = env::probe(host, &mut t_env);
+    on_part(Part::Env(env.clone()));
+    let mut t_containers = Trace::new("containers");
+    let containers = containers::probe(host, platform.container.is_some(), &mut t_containers);
+    on_part(Part::Containers(containers.clone()));
+    (system, platform, env, containers, [t_sys, t_platform, t_env, t_containers])
+}
+
+/// Every probe's trace entries, in the order given.
+fn entries<const N: usize>(traces: [Trace; N]) -> Vec<crate::model::TraceEntry> {
+    traces.into_iter().flat_map(Trace::into_entries).collect()
 }
 
 /// Joins a probe thread; one that could not start or panicked gives `fallback`'s `Failed` results,

@@ -1,7 +1,8 @@
 //! The report as labelled lines, shared by the terminal summary, the Markdown and HTML reports
 //! and the window: the machine's hardware (`hardware.rs`), then the software on it
-//! (`software.rs`), each a `Section`; the wording helpers they share are here.
+//! (`software.rs`), then containers (`containers.rs`), each a `Section`; the wording helpers they share are here.
 
+mod containers;
 mod hardware;
 mod software;
 
@@ -89,5 +90,6 @@ pub fn sections(report: &Report) -> Vec<Section> {
 pub fn snapshot_sections(s: &Snapshot) -> Vec<Section> {
     let mut out = hardware::sections(s);
     out.extend(software::sections(s));
+    out.push(containers::section(s));
     out
 }

@@ -2,6 +2,7 @@
 
 mod bench;
 use crate::testing as builder;
+mod containers;
 mod cudnn;
 mod env_vars;
 mod first;

@@ -385,6 +385,18 @@ const CASES: &[Case] = &[
         &[],
     ),
     (
+        "docker.unknown_nvidia_runtime",
+        "docker: Error response from daemon: unknown or invalid runtime name: nvidia.",
+        &[],
+        &[],
+    ),
+    (
+        "container.unresolvable_cdi_devices",
+        "  Warning  Failed     10s (x2 over 10s)  kubelet            Error: failed to create containerd task: failed to create shim task: OCI runtime create failed: could not apply required modification to OCI specification: error modifying OCI spec: failed to inject CDI devices: unresolvable CDI devices management.nvidia.com/gpu=GPU-e78e68c0-4e6a-737e-f9cc-4223fe50aead",
+        &[("device", "management.nvidia.com/gpu=GPU-e78e68c0-4e6a-737e-f9cc-4223fe50aead")],
+        &[],
+    ),
+    (
         "cupy.insufficient_driver",
         "cupy.cuda.runtime.CUDARuntimeError: cudaErrorInsufficientDriver: CUDA driver version is insufficient for CUDA runtime version",
         &[],
