@@ -381,7 +381,11 @@ fn docker_toolkit_no_runtime() {
     assert!(c.runtime_configs.is_empty(), "no daemon.json: {:?}", c.runtime_configs);
     let f = diagnose(&s, Kb::get().unwrap()).into_iter().find(|f| f.id == "containers.runtime_not_configured").unwrap();
     assert!(f.evidence.iter().any(|e| e == "no /etc/docker/daemon.json"), "{:?}", f.evidence);
-    assert!(f.fix.unwrap().contains("sudo nvidia-ctk runtime configure --runtime=docker"));
+    let Some(gpu_doctor_probes::PlanTarget::Change { changes, .. }) = f.plan.map(|p| p.target) else {
+        panic!("no change plan")
+    };
+    let configure = ["nvidia-ctk", "runtime", "configure", "--runtime=docker"].map(String::from).to_vec();
+    assert_eq!(changes[0], gpu_doctor_probes::Change::Root { argv: configure });
 }
 
 #[test]

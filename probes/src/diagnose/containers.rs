@@ -5,7 +5,7 @@
 
 use super::{Ctx, Rule, fix};
 use crate::model::{ContainerSupport, Engine, EngineKind, InsideContainer};
-use crate::{Category, Finding, Severity};
+use crate::{Category, Change, Finding, Severity};
 
 /// Containers that cannot see a GPU: the closest of the fixed categories.
 const CATEGORY: Category = Category::NoDriverOrGpuNotVisible;
@@ -168,7 +168,7 @@ fn not_configured(c: &ContainerSupport, out: &mut Vec<Finding>) {
             EngineKind::Podman => podman_problem(c),
             EngineKind::Unknown => None,
         };
-        let Some((summary, mut evidence, fix)) = problem else { continue };
+        let Some((summary, mut evidence, changes)) = problem else { continue };
         evidence.insert(0, engine_line(e));
         evidence.insert(1, toolkit.clone());
         out.push(NOT_CONFIGURED.finding(
@@ -181,12 +181,24 @@ fn not_configured(c: &ContainerSupport, out: &mut Vec<Finding>) {
                 e.kind.label()
             ),
             evidence,
-            Some(fix),
-        ));
+            None,
+        )
+        .with_plan(fix::change(None, format!("{} runs GPU containers", e.kind.label()), changes)));
     }
 }
 
-type Problem = Option<(String, Vec<String>, String)>;
+/// What is wrong with an engine: the summary, the evidence, and the changes that configure it.
+type Problem = Option<(String, Vec<String>, Vec<Change>)>;
+
+/// A root command.
+fn root(argv: &[&str]) -> Change {
+    Change::Root { argv: argv.iter().map(|a| (*a).to_owned()).collect() }
+}
+
+/// Something the person does or checks, in words.
+fn manual(text: &str) -> Change {
+    Change::Manual { text: text.to_owned() }
+}
 
 fn docker_problem(c: &ContainerSupport, e: &Engine) -> Problem {
     let configs: Vec<_> = c.runtime_configs.iter().filter(|r| r.engine == EngineKind::Docker).collect();
@@ -216,21 +228,33 @@ fn docker_problem(c: &ContainerSupport, e: &Engine) -> Problem {
         return Some((
             "Docker's daemon.json registers the nvidia runtime but the running daemon does not have it".to_owned(),
             evidence,
-            "Restart the daemon so it reads daemon.json again: sudo systemctl restart docker (rootless Docker: \
-             systemctl --user restart docker). If `docker info` still lists no nvidia runtime, the client talks to \
-             another daemon (Docker Desktop, a rootless or snap daemon): check `docker context ls`."
-                .to_owned(),
+            vec![
+                root(&["systemctl", "restart", "docker"]),
+                manual(
+                    "Rootless Docker restarts with systemctl --user restart docker. If `docker info` still lists no \
+                     nvidia runtime, the client talks to another daemon (Docker Desktop, a rootless or snap daemon): \
+                     check `docker context ls`.",
+                ),
+            ],
         ));
     }
-    let fix = if rootless {
-        "Rootless Docker: nvidia-ctk runtime configure --runtime=docker --config=$HOME/.config/docker/daemon.json, \
-         then systemctl --user restart docker, and as root: sudo nvidia-ctk config --set \
-         nvidia-container-cli.no-cgroups --in-place"
+    let changes = if rootless {
+        vec![
+            manual(
+                "Rootless Docker, as yourself: nvidia-ctk runtime configure --runtime=docker \
+                 --config=$HOME/.config/docker/daemon.json",
+            ),
+            root(&["nvidia-ctk", "config", "--set", "nvidia-container-cli.no-cgroups", "--in-place"]),
+            manual("Then: systemctl --user restart docker"),
+        ]
     } else {
-        "As root: sudo nvidia-ctk runtime configure --runtime=docker, then sudo systemctl restart docker; check with \
-         docker info | grep -i runtime"
+        vec![
+            root(&["nvidia-ctk", "runtime", "configure", "--runtime=docker"]),
+            root(&["systemctl", "restart", "docker"]),
+            manual("Check with: docker info | grep -i runtime"),
+        ]
     };
-    Some(("Docker is not configured with the NVIDIA runtime".to_owned(), evidence, fix.to_owned()))
+    Some(("Docker is not configured with the NVIDIA runtime".to_owned(), evidence, changes))
 }
 
 fn containerd_problem(c: &ContainerSupport) -> Problem {
@@ -251,9 +275,11 @@ fn containerd_problem(c: &ContainerSupport) -> Problem {
     Some((
         "containerd on this Kubernetes node has no nvidia runtime".to_owned(),
         evidence,
-        "As root: sudo nvidia-ctk runtime configure --runtime=containerd, then sudo systemctl restart containerd; \
-         pods then pick it with runtimeClassName: nvidia (or make it the default with --set-as-default)."
-            .to_owned(),
+        vec![
+            root(&["nvidia-ctk", "runtime", "configure", "--runtime=containerd"]),
+            root(&["systemctl", "restart", "containerd"]),
+            manual("Pods then pick it with runtimeClassName: nvidia (or make it the default with --set-as-default)."),
+        ],
     ))
 }
 
@@ -264,9 +290,10 @@ fn podman_problem(c: &ContainerSupport) -> Problem {
     Some((
         "Podman has no NVIDIA CDI spec to hand GPUs to containers".to_owned(),
         vec!["no nvidia.com/gpu spec in /etc/cdi or /var/run/cdi".to_owned()],
-        "As root: sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml; then podman run --device \
-         nvidia.com/gpu=all …"
-            .to_owned(),
+        vec![
+            root(&["nvidia-ctk", "cdi", "generate", "--output=/etc/cdi/nvidia.yaml"]),
+            manual("Then: podman run --device nvidia.com/gpu=all …"),
+        ],
     ))
 }
 
@@ -309,12 +336,29 @@ fn cdi_stale(cx: &Ctx<'_>, c: &ContainerSupport, out: &mut Vec<Finding>) {
              update or a GPU change, a device it lacks fails with `unresolvable CDI devices`, and libraries it names \
              may be gone.",
             evidence,
-            Some(format!(
-                "As root, regenerate it: sudo nvidia-ctk cdi generate --output={} (the nvidia-cdi-refresh service of \
-                 toolkit 1.18 and later does this at boot and after driver changes).",
-                if spec.path.starts_with("/var/run/cdi") { spec.path.as_str() } else { "/etc/cdi/nvidia.yaml" }
-            )),
-        ));
+            None,
+        )
+        .with_plan(fix::change(
+            None,
+            format!("{} lists this machine's GPUs and driver", spec.path),
+            vec![
+                Change::Root {
+                    argv: vec![
+                        "nvidia-ctk".into(),
+                        "cdi".into(),
+                        "generate".into(),
+                        format!(
+                            "--output={}",
+                            if spec.path.starts_with("/var/run/cdi") { spec.path.as_str() } else { "/etc/cdi/nvidia.yaml" }
+                        ),
+                    ],
+                },
+                manual(
+                    "The nvidia-cdi-refresh service of toolkit 1.18 and later does this at boot and after driver \
+                     changes.",
+                ),
+            ],
+        )));
     }
 }
 

@@ -116,15 +116,16 @@ fn docker_runtime_configured_or_not() {
     let m = host(1, base(docker(&["runc"]), vec![config(EngineKind::Docker, daemon, &["nvidia"])]));
     let f = m.finding("containers.runtime_not_configured");
     assert!(f.summary.contains("running daemon does not have it"), "{}", f.summary);
-    assert!(f.fix.unwrap().contains("systemctl restart docker"));
+    let restart = crate::Change::Root { argv: ["systemctl", "restart", "docker"].map(String::from).to_vec() };
+    assert_eq!(m.changes("containers.runtime_not_configured")[0], restart);
     // daemon.json has it and the daemon could not be asked: trust the file.
     let unasked = Engine { info_error: Some("permission denied".into()), ..engine(EngineKind::Docker) };
     assert!(container_ids(&host(1, base(unasked, vec![config(EngineKind::Docker, daemon, &["nvidia"])]))).is_empty());
     // Rootless Docker gets the rootless steps.
     let rootless = config(EngineKind::Docker, "/home/user/.config/docker/daemon.json", &[]);
-    let fix =
-        host(1, base(docker(&["runc"]), vec![rootless])).finding("containers.runtime_not_configured").fix.unwrap();
-    assert!(fix.contains("--config=$HOME/.config/docker/daemon.json") && fix.contains("no-cgroups"), "{fix}");
+    let changes = host(1, base(docker(&["runc"]), vec![rootless])).changes("containers.runtime_not_configured");
+    let text = format!("{changes:?}");
+    assert!(text.contains("--config=$HOME/.config/docker/daemon.json") && text.contains("no-cgroups"), "{text}");
 }
 
 #[test]
