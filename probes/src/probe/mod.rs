@@ -4,6 +4,7 @@ pub mod cudnn;
 pub mod driver;
 pub mod env;
 pub mod gpus;
+pub mod health;
 pub mod link;
 pub mod pci;
 pub mod platform;
@@ -52,6 +53,8 @@ pub enum Part {
     Env(crate::model::EnvFacts),
     /// The driver and the GPUs it sees.
     Gpus { driver: Probed<crate::model::DriverFacts>, gpus: Probed<Vec<crate::model::Gpu>> },
+    /// Each GPU's health and the kernel log's Xid events.
+    Health(crate::model::Health),
     /// The kernel module, Secure Boot and the PCI bus.
     Modules {
         kernel_module: Probed<crate::model::KernelModuleFacts>,
@@ -71,7 +74,7 @@ pub enum Part {
 
 impl Part {
     /// Every part's name, in the order a summary shows them.
-    pub const NAMES: [&'static str; 7] = ["system", "platform", "env", "gpus", "modules", "links", "python"];
+    pub const NAMES: [&'static str; 8] = ["system", "platform", "env", "gpus", "health", "modules", "links", "python"];
 
     /// This part's name (one of `NAMES`).
     pub fn name(&self) -> &'static str {
@@ -80,6 +83,7 @@ impl Part {
             Part::Platform(_) => "platform",
             Part::Env(_) => "env",
             Part::Gpus { .. } => "gpus",
+            Part::Health(_) => "health",
             Part::Modules { .. } => "modules",
             Part::Links(_) => "links",
             Part::Python { .. } => "python",
@@ -93,6 +97,7 @@ impl Part {
             Part::Platform(v) => snap.platform = v,
             Part::Env(v) => snap.env = v,
             Part::Gpus { driver, gpus } => (snap.driver, snap.gpus) = (driver, gpus),
+            Part::Health(v) => snap.health = v,
             Part::Modules { kernel_module, secure_boot, pci_devices } => {
                 (snap.kernel_module, snap.secure_boot, snap.pci_devices) = (kernel_module, secure_boot, pci_devices);
             }
@@ -128,7 +133,10 @@ pub fn collect_streaming(host: &dyn Host, opts: &Options, on_part: &(dyn Fn(Part
             let mut tg = Trace::new("gpus");
             let gpus = gpus::probe(host, &nvml, &smi, &mut tg);
             on_part(Part::Gpus { driver: driver.clone(), gpus: gpus.clone() });
-            (driver, gpus, t, tg)
+            let mut th = Trace::new("health");
+            let health = health::probe(host, &nvml, &smi, &gpus, &mut th);
+            on_part(Part::Health(health.clone()));
+            (driver, gpus, health, t, tg, th)
         });
         let module_side = spawn("modules").spawn_scoped(s, || {
             let mut t = Trace::new("kernel_module");
@@ -170,8 +178,10 @@ pub fn collect_streaming(host: &dyn Host, opts: &Options, on_part: &(dyn Fn(Part
         let env = env::probe(host, &mut t_env);
         on_part(Part::Env(env.clone()));
 
-        let (driver, gpus, t_driver, t_gpus) =
-            join(gpu_side, "driver", |e| (failed(&e), failed(&e), Trace::default(), Trace::default()));
+        let (driver, gpus, health, t_driver, t_gpus, t_health) = join(gpu_side, "driver", |e| {
+            let health = crate::model::Health { gpus: failed(&e), xid_events: failed(&e) };
+            (failed(&e), failed(&e), health, Trace::default(), Trace::default(), Trace::default())
+        });
         let (kernel_module, secure_boot, pci_devices, t_module, t_pci) =
             join(module_side, "modules", |e| (failed(&e), failed(&e), failed(&e), Trace::default(), Trace::default()));
         let mut t_link = Trace::new("link");
@@ -190,11 +200,13 @@ pub fn collect_streaming(host: &dyn Host, opts: &Options, on_part: &(dyn Fn(Part
                 (failed(&e), Vec::new(), failed(&e), failed(&e), Trace::default(), Trace::default(), Trace::default())
             });
 
-        let trace =
-            [t_sys, t_platform, t_env, t_driver, t_module, t_pci, t_gpus, t_link, t_toolkits, t_cudnn, t_python]
-                .into_iter()
-                .flat_map(Trace::into_entries)
-                .collect();
+        let trace = [
+            t_sys, t_platform, t_env, t_driver, t_module, t_pci, t_gpus, t_health, t_link, t_toolkits, t_cudnn,
+            t_python,
+        ]
+        .into_iter()
+        .flat_map(Trace::into_entries)
+        .collect();
         Snapshot {
             schema_version: SCHEMA_VERSION,
             tool_version: TOOL_VERSION.to_owned(),
@@ -208,6 +220,7 @@ pub fn collect_streaming(host: &dyn Host, opts: &Options, on_part: &(dyn Fn(Part
             pci_devices,
             gpus,
             links,
+            health,
             toolkits,
             cudnn,
             python_envs,
