@@ -15,6 +15,7 @@ mod driver;
 mod env_vars;
 mod fix;
 mod frameworks;
+mod health;
 mod link;
 mod messages;
 mod presence;
@@ -82,6 +83,7 @@ const FAMILIES: &[Family] = &[
     (env_vars::RULES, env_vars::run),
     (wsl::RULES, wsl::run),
     (link::RULES, link::run),
+    (health::RULES, health::run),
     (cudnn::RULES, cudnn::run),
     (wheels::RULES, wheels::run),
     (reading::RULES, reading::run),
