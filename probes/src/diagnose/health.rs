@@ -117,8 +117,9 @@ pub(super) const PERSISTENCE_OFF: Rule = Rule {
     id: "health.persistence_off",
     category: CATEGORY,
     severity: Severity::Info,
-    trigger: "Persistence mode is off on a Linux machine where no GPU drives a display: the driver tears the GPU \
-              down when the last program exits, so every CUDA start pays the initialisation again.",
+    trigger: "Persistence mode is off on a Linux machine where no GPU drives a display (and none is an eGPU): the \
+              driver tears the GPU down when the last program exits, so every CUDA start pays the initialisation \
+              again.",
     source: "https://docs.nvidia.com/deploy/driver-persistence/index.html",
 };
 
@@ -371,8 +372,10 @@ fn persistence(cx: &Ctx<'_>, gpus: &[Gpu], out: &mut Vec<Finding>) {
     if cx.s.platform.platform.os != OsFamily::Linux || cx.s.platform.wsl.is_some() {
         return;
     }
-    // Headless: every GPU says whether it drives a display, and none does.
-    let headless = !gpus.is_empty() && gpus.iter().all(|g| g.display_attached == Some(false));
+    // Headless: every GPU says whether it drives a display, and none does. Not for an eGPU: on a
+    // laptop, persistence would keep the GPU awake on battery.
+    let egpu = cx.s.links.value().is_some_and(|links| links.iter().any(|l| l.egpu.is_some()));
+    let headless = !egpu && !gpus.is_empty() && gpus.iter().all(|g| g.display_attached == Some(false));
     let off: Vec<&Gpu> = gpus.iter().filter(|g| g.persistence_mode == Some(false)).collect();
     if !headless || off.is_empty() {
         return;

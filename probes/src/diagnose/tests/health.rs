@@ -4,7 +4,7 @@
 use super::builder::Machine;
 use crate::Probed;
 use crate::Severity;
-use crate::model::{EccCounters, GpuHealth, Health, XidEvent};
+use crate::model::{EccCounters, EgpuFacts, GpuHealth, Health, TunnelKind, XidEvent};
 
 const BUS: &str = "0000:07:00.0";
 
@@ -198,6 +198,20 @@ fn persistence_off_is_information_on_a_headless_linux_machine_only() {
     });
     assert_eq!(windows.ids(), Vec::<String>::new());
     assert_eq!(rig(Some(false), Some(false)).finding("health.persistence_off").severity, Severity::Info);
+    let egpu =
+        rig(Some(false), Some(false)).gpu_with(|g| g.pci_bus_id = Some(BUS.into())).link(BUS, (3, 4), (3, 4), |l| {
+            l.egpu = Some(EgpuFacts {
+                via: TunnelKind::Thunderbolt,
+                tb_generation: Some(3),
+                device_name: None,
+                vendor_name: None,
+                authorized: Some(true),
+                link_gbps: Some(40.0),
+                router: None,
+                evidence: vec![],
+            });
+        });
+    assert!(!egpu.ids().contains(&"health.persistence_off".to_owned()), "an eGPU laptop: {:?}", egpu.ids());
 }
 
 #[test]
