@@ -167,7 +167,7 @@ fn health(g: Node<'_, '_>, power: Option<Node<'_, '_>>) -> GpuHealth {
     // `single_bit/total` and `double_bit/total` before about 450; then `sram_correctable`,
     // `dram_uncorrectable`, `sram_uncorrectable_parity`, … one element per memory.
     let errors = |scope: &str, kind: &str, old: &str| {
-        let Some(node) = at(g, &["ecc_errors", scope]) else { return None };
+        let node = at(g, &["ecc_errors", scope])?;
         if let Some(total) = text_at(node, &[old, "total"]).and_then(smi::count) {
             return Some(total);
         }

@@ -126,18 +126,7 @@ pub fn collect_streaming(host: &dyn Host, opts: &Options, on_part: &(dyn Fn(Part
     let smi = driver::SmiXml::default();
     thread::scope(|s| {
         let spawn = |name: &str| thread::Builder::new().name(format!("probe-{name}"));
-        let gpu_side = spawn("driver").spawn_scoped(s, || {
-            let mut t = Trace::new("driver");
-            let nvml = host.nvml();
-            let driver = driver::probe(host, &nvml, &smi, &mut t);
-            let mut tg = Trace::new("gpus");
-            let gpus = gpus::probe(host, &nvml, &smi, &mut tg);
-            on_part(Part::Gpus { driver: driver.clone(), gpus: gpus.clone() });
-            let mut th = Trace::new("health");
-            let health = health::probe(host, &nvml, &smi, &gpus, &mut th);
-            on_part(Part::Health(health.clone()));
-            (driver, gpus, health, t, tg, th)
-        });
+        let gpu_side = spawn("driver").spawn_scoped(s, || driver_side(host, &smi, on_part));
         let module_side = spawn("modules").spawn_scoped(s, || {
             let mut t = Trace::new("kernel_module");
             let module = driver::probe_kernel_module(host, &mut t);
@@ -231,6 +220,25 @@ pub fn collect_streaming(host: &dyn Host, opts: &Options, on_part: &(dyn Fn(Part
             notes: Vec::new(),
         }
     })
+}
+
+/// The driver thread's probes: NVML once, the driver, the GPUs, then their health, each group
+/// handed out as it finishes.
+fn driver_side(
+    host: &dyn Host,
+    smi: &driver::SmiXml,
+    on_part: &(dyn Fn(Part) + Sync),
+) -> (Probed<crate::model::DriverFacts>, Probed<Vec<crate::model::Gpu>>, crate::model::Health, Trace, Trace, Trace) {
+    let mut t = Trace::new("driver");
+    let nvml = host.nvml();
+    let driver = driver::probe(host, &nvml, smi, &mut t);
+    let mut tg = Trace::new("gpus");
+    let gpus = gpus::probe(host, &nvml, smi, &mut tg);
+    on_part(Part::Gpus { driver: driver.clone(), gpus: gpus.clone() });
+    let mut th = Trace::new("health");
+    let health = health::probe(host, &nvml, smi, &gpus, &mut th);
+    on_part(Part::Health(health.clone()));
+    (driver, gpus, health, t, tg, th)
 }
 
 /// Joins a probe thread; one that could not start or panicked gives `fallback`'s `Failed` results,
