@@ -54,6 +54,8 @@ fn every_fixture_folder_has_a_test() {
 }
 
 const SCENARIOS: &[&str] = &[
+    "a10-row-remap-pending-xid79",
+    "a100-ecc-row-remap-xid63",
     "consumer-gpu-torch-venv",
     "container-without-gpu",
     "docker-no-container-toolkit",
@@ -196,7 +198,14 @@ fn consumer_gpu_torch_venv() {
 #[test]
 fn two_toolkits() {
     let s = check("two-toolkits");
-    expect_findings(&s, &[("toolkits.names_disagree", Warning), ("toolkits.versions_explained", Info)]);
+    expect_findings(
+        &s,
+        &[
+            ("health.persistence_off", Info),
+            ("toolkits.names_disagree", Warning),
+            ("toolkits.versions_explained", Info),
+        ],
+    );
     let tk = found(&s.toolkits, "toolkits");
     let roots: Vec<&str> = tk.installs.iter().map(|i| i.root.as_str()).collect();
     assert_eq!(roots.len(), 2, "{roots:?}");
@@ -421,4 +430,52 @@ fn streamed_parts_rebuild_the_whole_snapshot() {
         rebuilt.trace.clone_from(&whole.trace);
         assert_eq!(rebuilt, whole, "{name}");
     }
+}
+
+/// The findings of a scenario with `id`.
+fn findings_of(s: &Snapshot, id: &str) -> Vec<gpu_doctor_probes::Finding> {
+    diagnose(s, Kb::get().unwrap()).into_iter().filter(|f| f.id == id).collect()
+}
+
+#[test]
+fn a10_row_remap_pending_xid79() {
+    let s = check("a10-row-remap-pending-xid79");
+    expect_findings(&s, &[("health.memory_repair_pending", Warning), ("health.xid_error", Error)]);
+    let health = found(&s.health.gpus, "health");
+    assert_eq!(source(&s.health.gpus), "nvml");
+    let m = &health[0].memory_errors;
+    assert_eq!(
+        (health[0].pci_bus_id.as_deref(), m.remapped_rows_uncorrected, m.remapped_rows_pending),
+        (Some("0000:07:00.0"), Some(4), Some(true))
+    );
+    let events = found(&s.health.xid_events, "xid events");
+    assert_eq!(source(&s.health.xid_events), "dmesg");
+    assert_eq!((events.len(), events[0].xid, events[0].pci_bus_id.as_deref()), (1, 79, Some("0000:91:00.0")));
+    let xid = &findings_of(&s, "health.xid_error")[0];
+    assert_eq!(xid.summary, "The NVIDIA driver logged Xid 79: GPU has fallen off the bus");
+    assert!(
+        xid.evidence[0].contains("the GPU at 0000:91:00.0, which the driver does not list now"),
+        "{:?}",
+        xid.evidence
+    );
+    let pending = &findings_of(&s, "health.memory_repair_pending")[0];
+    assert_eq!(pending.summary, "NVIDIA A10 (GPU 0, 0000:07:00.0) has a memory repair waiting for a GPU reset");
+    assert!(pending.evidence[0].contains("4 after uncorrectable ones; remap pending: yes"), "{:?}", pending.evidence);
+}
+
+#[test]
+fn a100_ecc_row_remap_xid63() {
+    let s = check("a100-ecc-row-remap-xid63");
+    expect_findings(
+        &s,
+        &[("health.ecc_corrected", Info), ("health.memory_repair_pending", Warning), ("health.xid_info", Info)],
+    );
+    let m = &found(&s.health.gpus, "health")[0].memory_errors;
+    assert_eq!(
+        (m.corrected_volatile, m.uncorrected_volatile, m.remapped_rows_corrected),
+        (Some(177), Some(0), Some(1))
+    );
+    let xid = &findings_of(&s, "health.xid_info")[0];
+    assert!(xid.evidence[0].contains("NVIDIA A100-SXM4-80GB (GPU 0, 0000:10:1c.0): 1 time(s)"), "{:?}", xid.evidence);
+    assert!(xid.summary.ends_with("Xid 63: ECC page retirement or row remapping recording event"), "{}", xid.summary);
 }

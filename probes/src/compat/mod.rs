@@ -10,6 +10,7 @@ mod gpus;
 mod links;
 mod torch;
 mod types;
+mod xid;
 
 use std::sync::OnceLock;
 
@@ -20,6 +21,7 @@ pub use drivers::{
 };
 pub use torch::{Coverage, coverage, index_tag, release_line, split_arch_list};
 pub use types::*;
+pub use xid::{XidRow, XidSeverity, XidTable};
 
 /// One embedded table file.
 struct Embedded {
@@ -43,6 +45,7 @@ const CUDNN: Embedded = embed!("cudnn.toml");
 const LINKS: Embedded = embed!("links.toml");
 const ERRORS: Embedded = embed!("errors.toml");
 const DRIVERS: Embedded = embed!("drivers.toml");
+const XID: Embedded = embed!("xid.toml");
 
 /// An embedded table did not parse: a bug in the shipped data, caught by the table tests.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -81,6 +84,8 @@ pub struct Kb {
     pub errors: ErrorTable,
     /// Installing, loading and signing the driver per distribution; module flavors by GPU generation.
     pub drivers: DriverTable,
+    /// Xid numbers of the NVIDIA driver: meaning, cause, what to do.
+    pub xid: XidTable,
 }
 
 impl Kb {
@@ -97,6 +102,7 @@ impl Kb {
             links: parse(&LINKS)?,
             errors: parse(&ERRORS)?,
             drivers: parse(&DRIVERS)?,
+            xid: parse(&XID)?,
         })
     }
 

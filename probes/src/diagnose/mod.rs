@@ -16,6 +16,7 @@ mod driver;
 mod env_vars;
 mod fix;
 mod frameworks;
+mod health;
 mod link;
 mod messages;
 mod presence;
@@ -84,6 +85,7 @@ const FAMILIES: &[Family] = &[
     (wsl::RULES, wsl::run),
     (link::RULES, link::run),
     (containers::RULES, containers::run),
+    (health::RULES, health::run),
     (cudnn::RULES, cudnn::run),
     (wheels::RULES, wheels::run),
     (reading::RULES, reading::run),

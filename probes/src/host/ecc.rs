@@ -7,6 +7,7 @@
 //! these counters: NVML answers "not supported", which is a normal result.
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use nvml_wrapper::Device;
 use nvml_wrapper::enum_wrappers::device::{EccCounter, MemoryError, RetirementCause};
@@ -17,7 +18,8 @@ use nvml_wrapper::structs::device::FieldId;
 use serde::{Deserialize, Serialize};
 
 use super::HostError;
-use super::nvml::device_by_bus;
+use super::nvml::{device_by_bus, with_deadline};
+pub use crate::model::EccCounters;
 
 /// NVML field ids of the row-remapping counters (`nvmlDeviceGetRemappedRows` has no wrapper in
 /// nvml-wrapper 0.13; the field values carry the same numbers).
@@ -25,39 +27,6 @@ const FI_REMAPPED_CORRECTED: u32 = 142;
 const FI_REMAPPED_UNCORRECTED: u32 = 143;
 const FI_REMAPPED_PENDING: u32 = 144;
 const FI_REMAPPED_FAILURE: u32 = 145;
-
-/// What NVML said about one GPU's memory errors at one moment. Every `None` has NVML's reason in
-/// `unreported` ("not supported by this GPU" on boards without ECC).
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct EccCounters {
-    /// ECC is on now.
-    pub ecc_enabled: Option<bool>,
-    /// Corrected (single-bit) errors since the driver loaded.
-    pub corrected_volatile: Option<u64>,
-    /// Corrected errors over the board's life.
-    pub corrected_aggregate: Option<u64>,
-    /// Uncorrected (double-bit) errors since the driver loaded.
-    pub uncorrected_volatile: Option<u64>,
-    /// Uncorrected errors over the board's life.
-    pub uncorrected_aggregate: Option<u64>,
-    /// Pages retired after repeated single-bit errors (pending ones included).
-    pub retired_pages_single_bit: Option<u64>,
-    /// Pages retired after a double-bit error (pending ones included).
-    pub retired_pages_double_bit: Option<u64>,
-    /// Pages wait for a reset to be retired.
-    pub retired_pages_pending: Option<bool>,
-    /// Rows remapped after correctable errors.
-    pub remapped_rows_corrected: Option<u64>,
-    /// Rows remapped after uncorrectable errors.
-    pub remapped_rows_uncorrected: Option<u64>,
-    /// A remapping waits for a reset.
-    pub remapped_rows_pending: Option<bool>,
-    /// A remapping failed (no spare row left).
-    pub remapped_rows_failure: Option<bool>,
-    /// Counters that did not answer, with NVML's reason.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub unreported: BTreeMap<String, String>,
-}
 
 /// What changed between two readings. A count is `None` when it could not be compared (its reason
 /// is in `not_read`).
@@ -224,12 +193,20 @@ fn field_u64(sample: Option<&Result<FieldValueSample, NvmlError>>) -> Result<u64
     }
 }
 
-/// Reads the memory-error counters of the GPU at PCI bus id `bus` now.
+/// How long one reading may take before the caller goes on without it.
+const READ_DEADLINE: Duration = Duration::from_secs(10);
+
+/// Reads the memory-error counters of the GPU at PCI bus id `bus` now; `HostError::Timeout` when
+/// NVML does not answer within 10 s (a GPU that fell off the bus can hold NVML for minutes).
 pub fn read_bus(bus: &str) -> Result<EccCounters, HostError> {
-    Ok(read(&device_by_bus(bus)?))
+    let owned = bus.to_owned();
+    with_deadline(&format!("NVML memory-error counters of {bus}"), READ_DEADLINE, move || {
+        Ok(read(&device_by_bus(&owned)?))
+    })
 }
 
-fn read(d: &Device<'_>) -> EccCounters {
+/// Reads one device's memory-error counters now.
+pub(super) fn read(d: &Device<'_>) -> EccCounters {
     let mut u = BTreeMap::new();
     let mut c = EccCounters {
         ecc_enabled: take(&mut u, "ecc_enabled", d.is_ecc_enabled().map(|m| m.currently_enabled)),

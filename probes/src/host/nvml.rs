@@ -5,9 +5,10 @@
 //! so everything else is still reported.
 
 use std::collections::BTreeMap;
-use std::sync::OnceLock;
+use std::sync::{OnceLock, mpsc};
+use std::time::Duration;
 
-use nvml_wrapper::enum_wrappers::device::{Clock, PcieUtilCounter, TemperatureSensor};
+use nvml_wrapper::enum_wrappers::device::{Clock, PcieUtilCounter, TemperatureSensor, TemperatureThreshold};
 use nvml_wrapper::enums::device::UsedGpuMemory;
 use nvml_wrapper::error::NvmlError;
 use nvml_wrapper::{Device, Nvml};
@@ -15,7 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use super::HostError;
 use crate::ComputeCapability;
-use crate::model::{Gpu, GpuProcess};
+use crate::model::{Gpu, GpuHealth, GpuProcess};
 
 /// What NVML said about the driver and every device.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -50,8 +51,40 @@ pub struct NvmlDevice {
     pub pcie_rx_kbps: Option<u32>,
     /// Memory-controller utilization in percent.
     pub utilization_mem_pct: Option<u32>,
+    /// Memory errors, clock-event reasons and limits; `None` in recordings made before gpu-doctor
+    /// read them (the health probe then says so).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub health: Option<GpuHealth>,
     /// Functions that did not answer for this device, with NVML's reason.
     pub unreported: BTreeMap<String, String>,
+}
+
+/// How long the whole NVML query (every device, every function) may take. A GPU that fell off
+/// the bus can leave NVML waiting on the driver for minutes; past this the probes go on without it.
+pub(super) const QUERY_DEADLINE: Duration = Duration::from_secs(30);
+
+/// Runs `ask` (an NVML call) on a named thread and waits at most `deadline` for its answer. NVML
+/// calls cannot be interrupted: a call past its deadline is left running on its thread, which ends
+/// when the driver answers, and the caller gets `HostError::Timeout` for `what`.
+pub(super) fn with_deadline<T: Send + 'static>(
+    what: &str,
+    deadline: Duration,
+    ask: impl FnOnce() -> Result<T, HostError> + Send + 'static,
+) -> Result<T, HostError> {
+    let (tx, rx) = mpsc::sync_channel(1);
+    std::thread::Builder::new()
+        .name("gpu-doctor-nvml".to_owned())
+        .spawn(move || {
+            // The receiver is gone when the caller stopped waiting: the answer is dropped.
+            let _ = tx.send(ask());
+        })
+        .map_err(|e| HostError::Unavailable { message: format!("could not start a thread to ask NVML: {e}") })?;
+    rx.recv_timeout(deadline).unwrap_or_else(|_| {
+        Err(HostError::Timeout {
+            after_ms: u64::try_from(deadline.as_millis()).unwrap_or(u64::MAX),
+            what: what.to_owned(),
+        })
+    })
 }
 
 /// NVML, initialised once per process; the error is remembered as text.
@@ -169,13 +202,38 @@ fn query_device(index: u32, d: &Device<'_>) -> NvmlDevice {
                 .collect()
         }),
     };
+    let health = health(&mut u, d, &gpu);
     NvmlDevice {
         gpu,
+        health: Some(health),
         pci_device_id: pci.as_ref().map(|p| p.pci_device_id),
         pcie_tx_kbps: take(&mut u, "pcie_throughput_tx", d.pcie_throughput(PcieUtilCounter::Send)),
         pcie_rx_kbps: take(&mut u, "pcie_throughput_rx", d.pcie_throughput(PcieUtilCounter::Receive)),
         utilization_mem_pct: utilization.as_ref().map(|x| x.memory),
         unreported: u,
+    }
+}
+
+/// The device's health: the memory-error counters (`ecc::read`), clock-event reasons, power limits,
+/// fan and temperature thresholds; what did not answer goes into `u`.
+fn health(u: &mut BTreeMap<String, String>, d: &Device<'_>, gpu: &Gpu) -> GpuHealth {
+    let constraints = take(u, "power_management_limit_constraints", d.power_management_limit_constraints());
+    let threshold = |u: &mut BTreeMap<String, String>, name: &str, t: TemperatureThreshold| {
+        take(u, name, d.temperature_threshold(t))
+    };
+    GpuHealth {
+        index: gpu.index,
+        pci_bus_id: gpu.pci_bus_id.clone(),
+        ecc_pending: take(u, "ecc_pending", d.is_ecc_enabled()).map(|e| e.pending_enabled),
+        memory_errors: super::ecc::read(d),
+        clock_event_reasons: take(u, "current_throttle_reasons", d.current_throttle_reasons())
+            .map(|r| super::telemetry::throttle_reason_names(r.bits())),
+        power_limit_default_mw: take(u, "power_management_limit_default", d.power_management_limit_default()),
+        power_limit_min_mw: constraints.as_ref().map(|c| c.min_limit),
+        power_limit_max_mw: constraints.as_ref().map(|c| c.max_limit),
+        fan_speed_pct: take(u, "fan_speed", d.fan_speed(0)),
+        temperature_slowdown_c: threshold(u, "temperature_threshold_slowdown", TemperatureThreshold::Slowdown),
+        temperature_shutdown_c: threshold(u, "temperature_threshold_shutdown", TemperatureThreshold::Shutdown),
     }
 }
 
@@ -188,4 +246,31 @@ fn driver_model(u: &mut BTreeMap<String, String>, d: &Device<'_>) -> Option<Stri
 #[cfg(not(windows))]
 fn driver_model(_: &mut BTreeMap<String, String>, _: &Device<'_>) -> Option<String> {
     None
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_answer_within_the_deadline_is_returned() {
+        let answer = with_deadline("a quick call", Duration::from_secs(5), || Ok(42));
+        assert_eq!(answer, Ok(42));
+        let failed: Result<u32, _> = with_deadline("a failing call", Duration::from_secs(5), || {
+            Err(HostError::Unavailable { message: "no NVML".into() })
+        });
+        assert_eq!(failed, Err(HostError::Unavailable { message: "no NVML".into() }));
+    }
+
+    #[test]
+    fn a_call_past_its_deadline_is_a_timeout_and_the_caller_goes_on() {
+        let started = std::time::Instant::now();
+        let answer = with_deadline("a hung NVML call", Duration::from_millis(100), || {
+            std::thread::sleep(Duration::from_secs(3));
+            Ok(1)
+        });
+        assert_eq!(answer, Err(HostError::Timeout { after_ms: 100, what: "a hung NVML call".into() }));
+        assert!(started.elapsed() < Duration::from_secs(2), "did not wait for the hung call");
+    }
 }

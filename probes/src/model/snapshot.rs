@@ -3,8 +3,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::{
-    ContainerSupport, CudnnCopy, DriverFacts, EnvFacts, Gpu, HostLink, KernelModuleFacts, OsFamily, PciDevice,
-    Platform, PlatformFacts, Probed, PythonEnv, SecureBoot, SystemFacts, Toolkits, TraceEntry, UnusedPython,
+    ContainerSupport, CudnnCopy, DriverFacts, EnvFacts, Gpu, Health, HostLink, KernelModuleFacts, OsFamily,
+    PciDevice, Platform, PlatformFacts, Probed, PythonEnv, SecureBoot, SystemFacts, Toolkits, TraceEntry,
+    UnusedPython,
 };
 
 /// Version of the snapshot and report JSON; bumped on any breaking change.
@@ -38,6 +39,10 @@ pub struct Snapshot {
     pub gpus: Probed<Vec<Gpu>>,
     /// Each GPU's path to the CPU: PCIe link, Thunderbolt tunnel, theoretical bandwidth.
     pub links: Probed<Vec<HostLink>>,
+    /// Each GPU's memory errors, clock-event reasons and limits, and the kernel log's Xid events;
+    /// `unknown` in reports written before gpu-doctor read them.
+    #[serde(default)]
+    pub health: Health,
     /// Every CUDA toolkit found, and which one each variable picks.
     pub toolkits: Probed<Toolkits>,
     /// Every copy of cuDNN found.
@@ -98,6 +103,7 @@ impl Snapshot {
             pci_devices: Probed::unknown(why),
             gpus: Probed::unknown(why),
             links: Probed::unknown(why),
+            health: Health::unknown(why),
             toolkits: Probed::unknown(why),
             cudnn: Probed::unknown(why),
             python_envs: Probed::unknown(why),

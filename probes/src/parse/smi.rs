@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::model::GpuHealth;
 use crate::{CudaVersion, DriverVersion};
 
 /// One nvidia-smi output.
@@ -78,6 +79,10 @@ pub struct SmiGpu {
     pub compute_capability: Option<String>,
     /// Processes using this GPU, as listed (XML `processes`, the table's process box).
     pub processes: Vec<SmiProcess>,
+    /// Memory errors, clock-event reasons and limits (`-q` and XML only); its index and bus id are
+    /// left for the caller.
+    #[serde(default)]
+    pub health: GpuHealth,
 }
 
 /// A process using a GPU, as nvidia-smi lists it.
@@ -189,6 +194,50 @@ pub(crate) fn compute_mode(raw: &str) -> Option<String> {
         "E. Thread" => "Exclusive_Thread".to_owned(),
         other => other.to_owned(),
     })
+}
+
+/// A count (`177`), or `None` for the no-value spellings.
+pub(crate) fn count(raw: &str) -> Option<u64> {
+    int_with_unit(raw, "")
+}
+
+/// Adds a count to a sum that may not have started yet (nvidia-smi splits the error counts by
+/// memory: SRAM and DRAM, and in newer drivers SRAM parity and SEC-DED).
+pub(crate) fn add_count(sum: &mut Option<u64>, raw: &str) {
+    if let Some(n) = count(raw) {
+        *sum = Some(sum.unwrap_or(0).saturating_add(n));
+    }
+}
+
+/// The report name of a clock-event ("throttle") reason as nvidia-smi spells it: the `-q` title
+/// (`SW Power Cap`, `HW Thermal Slowdown`, `Idle`) or the XML element's end
+/// (`sw_power_cap`, `gpu_idle`, `display_clocks_setting`). The names are
+/// `host::telemetry::THROTTLE_REASONS`', which NVML's bits decode to.
+pub(crate) fn clock_event_name(key: &str) -> Option<&'static str> {
+    let snake = key.trim().to_ascii_lowercase().replace([' ', '-'], "_");
+    let snake = match snake.as_str() {
+        "idle" => "gpu_idle",
+        "display_clocks_setting" => "display_clock_setting",
+        other => other,
+    };
+    crate::host::telemetry::THROTTLE_REASONS.iter().map(|(_, name)| *name).find(|name| *name == snake)
+}
+
+/// Records one clock-event reason's state (`Active` / `Not Active`) in `reasons`, kept in NVML's
+/// bit order; a reason nvidia-smi shows as `N/A` leaves them as they are.
+pub(crate) fn clock_event(reasons: &mut Option<Vec<String>>, key: &str, raw: &str) {
+    let Some(name) = clock_event_name(key) else { return };
+    let active = match value(raw) {
+        Some(v) if v.eq_ignore_ascii_case("active") => true,
+        Some(v) if v.eq_ignore_ascii_case("not active") => false,
+        _ => return,
+    };
+    let list = reasons.get_or_insert_with(Vec::new);
+    if active && !list.iter().any(|r| r == name) {
+        list.push(name.to_owned());
+        let order = |r: &String| crate::host::telemetry::THROTTLE_REASONS.iter().position(|(_, n)| n == r);
+        list.sort_by_key(order);
+    }
 }
 
 #[cfg(test)]

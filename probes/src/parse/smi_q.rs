@@ -167,6 +167,7 @@ fn assign(g: &mut SmiGpu, arch: &mut Option<String>, path: &[&str], v: &str) {
         ["Max Clocks", "Memory"] => set(&mut g.clock_mem_max_mhz, num("MHz")),
         ["Utilization", "Gpu"] => set(&mut g.utilization_gpu_pct, num("%")),
         ["ECC Mode", "Current"] => set(&mut g.ecc_enabled, smi::flag(v)),
+        [..] if assign_health(&mut g.health, path, v) => {}
         ["Processes", "Process ID"] => {
             if let Some(pid) = smi::int_with_unit(v, "") {
                 g.processes.push(SmiProcess { pid, used_memory_mib: None });
@@ -179,6 +180,70 @@ fn assign(g: &mut SmiGpu, arch: &mut Option<String>, path: &[&str], v: &str) {
         }
         _ => {}
     }
+}
+
+/// Stores a value of the health sections (ECC Mode, ECC Errors, Retired Pages, Remapped Rows,
+/// Clocks Event Reasons, Temperature, Power Readings, Fan Speed); false when `path` is none of them.
+fn assign_health(h: &mut crate::model::GpuHealth, path: &[&str], v: &str) -> bool {
+    fn set<T>(slot: &mut Option<T>, value: Option<T>) {
+        if slot.is_none() {
+            *slot = value;
+        }
+    }
+    let m = &mut h.memory_errors;
+    match path {
+        ["ECC Mode", "Pending"] => set(&mut h.ecc_pending, smi::flag(v)),
+        // Drivers before about 450: `Single Bit` / `Double Bit` sections, each with a `Total`.
+        ["ECC Errors", "Volatile", "Single Bit", "Total"] => set(&mut m.corrected_volatile, smi::count(v)),
+        ["ECC Errors", "Volatile", "Double Bit", "Total"] => set(&mut m.uncorrected_volatile, smi::count(v)),
+        ["ECC Errors", "Aggregate", "Single Bit", "Total"] => set(&mut m.corrected_aggregate, smi::count(v)),
+        ["ECC Errors", "Aggregate", "Double Bit", "Total"] => set(&mut m.uncorrected_aggregate, smi::count(v)),
+        // Newer drivers: one line per memory (`SRAM Correctable`, `DRAM Uncorrectable`,
+        // `SRAM Uncorrectable Parity`, `SRAM Uncorrectable SEC-DED`), summed as NVML's totals are.
+        ["ECC Errors", scope @ ("Volatile" | "Aggregate"), key] => {
+            let mut words = key.split_whitespace();
+            let (memory, kind) = (words.next(), words.next());
+            if !matches!(memory, Some("SRAM" | "DRAM")) {
+                return false;
+            }
+            let volatile = *scope == "Volatile";
+            match (kind, volatile) {
+                (Some("Correctable"), true) => smi::add_count(&mut m.corrected_volatile, v),
+                (Some("Correctable"), false) => smi::add_count(&mut m.corrected_aggregate, v),
+                (Some("Uncorrectable"), true) => smi::add_count(&mut m.uncorrected_volatile, v),
+                (Some("Uncorrectable"), false) => smi::add_count(&mut m.uncorrected_aggregate, v),
+                _ => return false,
+            }
+        }
+        ["Retired Pages", "Single Bit ECC"] => set(&mut m.retired_pages_single_bit, smi::count(v)),
+        ["Retired Pages", "Double Bit ECC"] => set(&mut m.retired_pages_double_bit, smi::count(v)),
+        ["Retired Pages", "Pending Page Blacklist" | "Pending Page Retirement"] => {
+            if let Some(pending) = smi::flag(v) {
+                m.retired_pages_pending = Some(pending || m.retired_pages_pending == Some(true));
+            }
+        }
+        ["Remapped Rows", "Correctable Error"] => set(&mut m.remapped_rows_corrected, smi::count(v)),
+        ["Remapped Rows", "Uncorrectable Error"] => set(&mut m.remapped_rows_uncorrected, smi::count(v)),
+        ["Remapped Rows", "Pending"] => set(&mut m.remapped_rows_pending, smi::flag(v)),
+        ["Remapped Rows", "Remapping Failure Occurred"] => set(&mut m.remapped_rows_failure, smi::flag(v)),
+        ["Clocks Event Reasons" | "Clocks Throttle Reasons", key] => {
+            smi::clock_event(&mut h.clock_event_reasons, key, v)
+        }
+        ["Fan Speed"] => set(&mut h.fan_speed_pct, smi::int_with_unit(v, "%")),
+        ["Temperature", "GPU Slowdown Temp"] => set(&mut h.temperature_slowdown_c, smi::int_with_unit(v, "C")),
+        ["Temperature", "GPU Shutdown Temp"] => set(&mut h.temperature_shutdown_c, smi::int_with_unit(v, "C")),
+        ["GPU Power Readings" | "Power Readings", key] => {
+            let slot = match *key {
+                "Default Power Limit" => &mut h.power_limit_default_mw,
+                "Min Power Limit" => &mut h.power_limit_min_mw,
+                "Max Power Limit" => &mut h.power_limit_max_mw,
+                _ => return false,
+            };
+            set(slot, smi::watts_to_mw(v));
+        }
+        _ => return false,
+    }
+    true
 }
 
 impl Block {

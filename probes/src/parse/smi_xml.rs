@@ -4,6 +4,7 @@ use roxmltree::{Document, Node, ParsingOptions};
 
 use super::ParseError;
 use super::smi::{self, SmiGpu, SmiProcess, SmiReport};
+use crate::model::{EccCounters, GpuHealth};
 
 const FORMAT: &str = "nvidia-smi XML";
 
@@ -153,6 +154,72 @@ fn gpu(g: Node<'_, '_>) -> SmiGpu {
         ecc_enabled: t(&["ecc_mode", "current_ecc"]).and_then(smi::flag),
         compute_capability: first_of(Some(g), &["compute_cap", "cuda_compute_capability"], smi::text),
         processes: processes(g),
+        health: health(g, power),
+    }
+}
+
+/// ECC, retired pages, remapped rows, clock-event reasons, fan, temperature thresholds and power
+/// limits; the error counts are summed over the memories listed (as NVML's totals are).
+fn health(g: Node<'_, '_>, power: Option<Node<'_, '_>>) -> GpuHealth {
+    let t = |path: &[&str]| text_at(g, path);
+    let count = |path: &[&str]| t(path).and_then(smi::count);
+    let flag = |path: &[&str]| t(path).and_then(smi::flag);
+    // `single_bit/total` and `double_bit/total` before about 450; then `sram_correctable`,
+    // `dram_uncorrectable`, `sram_uncorrectable_parity`, … one element per memory.
+    let errors = |scope: &str, kind: &str, old: &str| {
+        let node = at(g, &["ecc_errors", scope])?;
+        if let Some(total) = text_at(node, &[old, "total"]).and_then(smi::count) {
+            return Some(total);
+        }
+        let mut sum = None;
+        for n in node.children().filter(|n| {
+            let name = n.tag_name().name();
+            (name.starts_with("sram_") || name.starts_with("dram_"))
+                && name.get(5..).is_some_and(|rest| rest == kind || rest.starts_with(&format!("{kind}_")))
+        }) {
+            smi::add_count(&mut sum, n.text().unwrap_or(""));
+        }
+        sum
+    };
+    let pages = at(g, &["retired_pages"]);
+    let pending_pages = ["pending_blacklist", "pending_retirement"]
+        .iter()
+        .filter_map(|name| pages.and_then(|p| child_text(p, name)).and_then(smi::flag))
+        .reduce(|a, b| a || b);
+    let reasons = child(g, "clocks_event_reasons").or_else(|| child(g, "clocks_throttle_reasons"));
+    let mut clock_event_reasons = None;
+    for r in reasons.iter().flat_map(|r| r.children()).filter(Node::is_element) {
+        let name = r.tag_name().name();
+        let key = name.strip_prefix("clocks_event_reason_").or_else(|| name.strip_prefix("clocks_throttle_reason_"));
+        if let Some(key) = key {
+            smi::clock_event(&mut clock_event_reasons, key, r.text().unwrap_or(""));
+        }
+    }
+    GpuHealth {
+        ecc_pending: flag(&["ecc_mode", "pending_ecc"]),
+        memory_errors: EccCounters {
+            ecc_enabled: flag(&["ecc_mode", "current_ecc"]),
+            corrected_volatile: errors("volatile", "correctable", "single_bit"),
+            corrected_aggregate: errors("aggregate", "correctable", "single_bit"),
+            uncorrected_volatile: errors("volatile", "uncorrectable", "double_bit"),
+            uncorrected_aggregate: errors("aggregate", "uncorrectable", "double_bit"),
+            retired_pages_single_bit: count(&["retired_pages", "multiple_single_bit_retirement", "retired_count"]),
+            retired_pages_double_bit: count(&["retired_pages", "double_bit_retirement", "retired_count"]),
+            retired_pages_pending: pending_pages,
+            remapped_rows_corrected: count(&["remapped_rows", "remapped_row_corr"]),
+            remapped_rows_uncorrected: count(&["remapped_rows", "remapped_row_unc"]),
+            remapped_rows_pending: flag(&["remapped_rows", "remapped_row_pending"]),
+            remapped_rows_failure: flag(&["remapped_rows", "remapped_row_failure"]),
+            ..EccCounters::default()
+        },
+        clock_event_reasons,
+        power_limit_default_mw: first_of(power, &["default_power_limit"], smi::watts_to_mw),
+        power_limit_min_mw: first_of(power, &["min_power_limit"], smi::watts_to_mw),
+        power_limit_max_mw: first_of(power, &["max_power_limit"], smi::watts_to_mw),
+        fan_speed_pct: t(&["fan_speed"]).and_then(|s| smi::int_with_unit(s, "%")),
+        temperature_slowdown_c: t(&["temperature", "gpu_temp_slow_threshold"]).and_then(|s| smi::int_with_unit(s, "C")),
+        temperature_shutdown_c: t(&["temperature", "gpu_temp_max_threshold"]).and_then(|s| smi::int_with_unit(s, "C")),
+        ..GpuHealth::default()
     }
 }
 

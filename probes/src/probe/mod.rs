@@ -5,6 +5,7 @@ pub mod cudnn;
 pub mod driver;
 pub mod env;
 pub mod gpus;
+pub mod health;
 pub mod link;
 pub mod pci;
 pub mod platform;
@@ -55,6 +56,8 @@ pub enum Part {
     Containers(Probed<crate::model::ContainerSupport>),
     /// The driver and the GPUs it sees.
     Gpus { driver: Probed<crate::model::DriverFacts>, gpus: Probed<Vec<crate::model::Gpu>> },
+    /// Each GPU's health and the kernel log's Xid events.
+    Health(crate::model::Health),
     /// The kernel module, Secure Boot and the PCI bus.
     Modules {
         kernel_module: Probed<crate::model::KernelModuleFacts>,
@@ -74,8 +77,8 @@ pub enum Part {
 
 impl Part {
     /// Every part's name, in the order a summary shows them.
-    pub const NAMES: [&'static str; 8] =
-        ["system", "platform", "env", "containers", "gpus", "modules", "links", "python"];
+    pub const NAMES: [&'static str; 9] =
+        ["system", "platform", "env", "containers", "gpus", "health", "modules", "links", "python"];
 
     /// This part's name (one of `NAMES`).
     pub fn name(&self) -> &'static str {
@@ -85,6 +88,7 @@ impl Part {
             Part::Env(_) => "env",
             Part::Containers(_) => "containers",
             Part::Gpus { .. } => "gpus",
+            Part::Health(_) => "health",
             Part::Modules { .. } => "modules",
             Part::Links(_) => "links",
             Part::Python { .. } => "python",
@@ -99,6 +103,7 @@ impl Part {
             Part::Env(v) => snap.env = v,
             Part::Containers(v) => snap.containers = v,
             Part::Gpus { driver, gpus } => (snap.driver, snap.gpus) = (driver, gpus),
+            Part::Health(v) => snap.health = v,
             Part::Modules { kernel_module, secure_boot, pci_devices } => {
                 (snap.kernel_module, snap.secure_boot, snap.pci_devices) = (kernel_module, secure_boot, pci_devices);
             }
@@ -127,15 +132,7 @@ pub fn collect_streaming(host: &dyn Host, opts: &Options, on_part: &(dyn Fn(Part
     let smi = driver::SmiXml::default();
     thread::scope(|s| {
         let spawn = |name: &str| thread::Builder::new().name(format!("probe-{name}"));
-        let gpu_side = spawn("driver").spawn_scoped(s, || {
-            let mut t = Trace::new("driver");
-            let nvml = host.nvml();
-            let driver = driver::probe(host, &nvml, &smi, &mut t);
-            let mut tg = Trace::new("gpus");
-            let gpus = gpus::probe(host, &nvml, &smi, &mut tg);
-            on_part(Part::Gpus { driver: driver.clone(), gpus: gpus.clone() });
-            (driver, gpus, t, tg)
-        });
+        let gpu_side = spawn("driver").spawn_scoped(s, || driver_side(host, &smi, on_part));
         let module_side = spawn("modules").spawn_scoped(s, || {
             let mut t = Trace::new("kernel_module");
             let module = driver::probe_kernel_module(host, &mut t);
@@ -167,8 +164,10 @@ pub fn collect_streaming(host: &dyn Host, opts: &Options, on_part: &(dyn Fn(Part
         });
 
         let (system, platform, env, containers, [t_sys, t_platform, t_env, t_containers]) = local_side(host, on_part);
-        let (driver, gpus, t_driver, t_gpus) =
-            join(gpu_side, "driver", |e| (failed(&e), failed(&e), Trace::default(), Trace::default()));
+        let (driver, gpus, health, t_driver, t_gpus, t_health) = join(gpu_side, "driver", |e| {
+            let health = crate::model::Health { gpus: failed(&e), xid_events: failed(&e) };
+            (failed(&e), failed(&e), health, Trace::default(), Trace::default(), Trace::default())
+        });
         let (kernel_module, secure_boot, pci_devices, t_module, t_pci) =
             join(module_side, "modules", |e| (failed(&e), failed(&e), failed(&e), Trace::default(), Trace::default()));
         let mut t_link = Trace::new("link");
@@ -195,6 +194,7 @@ pub fn collect_streaming(host: &dyn Host, opts: &Options, on_part: &(dyn Fn(Part
             t_module,
             t_pci,
             t_gpus,
+            t_health,
             t_link,
             t_toolkits,
             t_cudnn,
@@ -214,6 +214,7 @@ pub fn collect_streaming(host: &dyn Host, opts: &Options, on_part: &(dyn Fn(Part
             pci_devices,
             gpus,
             links,
+            health,
             toolkits,
             cudnn,
             python_envs,
@@ -257,6 +258,25 @@ fn local_side(
 /// Every probe's trace entries, in the order given.
 fn entries<const N: usize>(traces: [Trace; N]) -> Vec<crate::model::TraceEntry> {
     traces.into_iter().flat_map(Trace::into_entries).collect()
+}
+
+/// The driver thread's probes: NVML once, the driver, the GPUs, then their health, each group
+/// handed out as it finishes.
+fn driver_side(
+    host: &dyn Host,
+    smi: &driver::SmiXml,
+    on_part: &(dyn Fn(Part) + Sync),
+) -> (Probed<crate::model::DriverFacts>, Probed<Vec<crate::model::Gpu>>, crate::model::Health, Trace, Trace, Trace) {
+    let mut t = Trace::new("driver");
+    let nvml = host.nvml();
+    let driver = driver::probe(host, &nvml, smi, &mut t);
+    let mut tg = Trace::new("gpus");
+    let gpus = gpus::probe(host, &nvml, smi, &mut tg);
+    on_part(Part::Gpus { driver: driver.clone(), gpus: gpus.clone() });
+    let mut th = Trace::new("health");
+    let health = health::probe(host, &nvml, smi, &gpus, &mut th);
+    on_part(Part::Health(health.clone()));
+    (driver, gpus, health, t, tg, th)
 }
 
 /// Joins a probe thread; one that could not start or panicked gives `fallback`'s `Failed` results,

@@ -10,11 +10,12 @@ use crate::gui::{Action, Page, Shown};
 use crate::render::facts::{gib, link_text, pcie_text, snapshot_sections};
 
 /// What the probe groups are called while they run.
-const PART_LABELS: [(&str, &str); 7] = [
+const PART_LABELS: [(&str, &str); 8] = [
     ("system", "machine"),
     ("platform", "platform"),
     ("env", "variables"),
     ("gpus", "driver and GPUs"),
+    ("health", "GPU health and kernel log"),
     ("modules", "kernel module and PCI bus"),
     ("links", "host links"),
     ("python", "Python, CUDA toolkits, cuDNN"),
@@ -306,6 +307,12 @@ fn live_rows(ui: &mut Ui, shown: &Shown<'_>, gpu: &Gpu, feed: &TelemetryFeed) {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    #[test]
+    fn every_probe_group_has_a_label() {
+        let labelled: Vec<&str> = PART_LABELS.iter().map(|(part, _)| *part).collect();
+        assert_eq!(labelled, gpu_doctor_probes::probe::Part::NAMES);
+    }
 
     #[test]
     fn setting_up_is_offered_with_a_working_gpu_and_no_framework_only() {

@@ -1,9 +1,11 @@
 //! The report as labelled lines, shared by the terminal summary, the Markdown and HTML reports
-//! and the window: the machine's hardware (`hardware.rs`), then the software on it
-//! (`software.rs`), then containers (`containers.rs`), each a `Section`; the wording helpers they share are here.
+//! and the window: the machine's hardware (`hardware.rs`), its health (`health.rs`), then the
+//! software on it (`software.rs`), then containers (`containers.rs`), each a `Section`; the wording
+//! helpers they share are here.
 
 mod containers;
 mod hardware;
+mod health;
 mod software;
 
 use gpu_doctor_probes::{Probed, Report, Snapshot};
@@ -89,6 +91,7 @@ pub fn sections(report: &Report) -> Vec<Section> {
 /// Every section of a snapshot (also a partial one, while probes still run), in reading order.
 pub fn snapshot_sections(s: &Snapshot) -> Vec<Section> {
     let mut out = hardware::sections(s);
+    out.extend(health::sections(s));
     out.extend(software::sections(s));
     out.push(containers::section(s));
     out

@@ -7,6 +7,7 @@ mod cudnn;
 mod env_vars;
 mod first;
 mod fit;
+mod health;
 mod link;
 mod presence;
 mod quoting;

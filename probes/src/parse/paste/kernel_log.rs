@@ -12,7 +12,9 @@
 //! ```
 
 use super::facts::Facts;
-use crate::model::{InstalledModule, KernelModuleFacts, OsFamily, PciBusId, PciDevice, SecureBoot};
+use super::messages::Matcher;
+use crate::compat::Kb;
+use crate::model::{InstalledModule, KernelModuleFacts, OsFamily, PciBusId, PciDevice, SecureBoot, XidEvent};
 use crate::probe::pci::NVIDIA_VENDOR_ID;
 
 const FORMAT: &str = "kernel log";
@@ -96,4 +98,24 @@ fn unsigned_module() -> KernelModuleFacts {
         }),
         installed_note: None,
     }
+}
+
+/// The `NVRM: Xid (PCI:0000:01:00): 79, …` lines among `lines`, as the knowledge base's `nvrm.xid`
+/// message reads them (the live health probe reads `dmesg` through this too). The driver prints
+/// the bus id without its function, which is 0 for a GPU.
+pub(crate) fn xid_events(lines: &[String], kb: &Kb) -> Vec<XidEvent> {
+    Matcher::for_kb(kb)
+        .scan(lines)
+        .into_iter()
+        .filter(|(_, m)| m.id == "nvrm.xid")
+        .filter_map(|(_, m)| {
+            let xid = m.values.get("xid")?.parse().ok()?;
+            let device = m.values.get("device").map(|d| d.trim_start_matches("PCI:"));
+            let pci_bus_id = device.and_then(|d| {
+                let with_function = if d.contains('.') { d.to_owned() } else { format!("{d}.0") };
+                PciBusId::sysfs_form(&with_function)
+            });
+            Some(XidEvent { xid, pci_bus_id, line: m.line })
+        })
+        .collect()
 }

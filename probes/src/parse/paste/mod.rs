@@ -46,6 +46,7 @@ use crate::compat::Kb;
 use messages::Matcher;
 
 pub use ask::{LS_CUDA, NVIDIA_SMI, NextPaste, PYTHON_TORCH, next_paste};
+pub(crate) use kernel_log::xid_events;
 
 /// The format name recorded when the text holds known error or warning lines.
 const MESSAGES: &str = "error messages";

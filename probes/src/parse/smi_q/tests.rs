@@ -84,10 +84,109 @@ fn truncated_reports_keep_what_they_have() {
     assert_eq!(r.gpus.len(), 1);
 }
 
+const A10: &str = include_str!("samples/a10_535.129.03_row-remap-pending.txt");
+const H100: &str = include_str!("samples/h100x8_535.161.08_hw-slowdown.txt");
+const RTX4090: &str = include_str!("samples/rtx4090x8_535.154.05.txt");
+const A100: &str = include_str!("samples/a100_510.73.08_row-remap-pending_excerpt.txt");
+
+#[test]
+fn a10_reads_a_pending_row_remap_thresholds_and_power_limits() {
+    let r = parse(A10).unwrap();
+    let h = &r.gpus[0].health;
+    let m = &h.memory_errors;
+    assert_eq!((m.corrected_volatile, m.uncorrected_volatile), (Some(0), Some(0)), "SRAM + DRAM, all 0");
+    assert_eq!((m.corrected_aggregate, m.uncorrected_aggregate), (Some(0), Some(0)));
+    assert_eq!((m.remapped_rows_corrected, m.remapped_rows_uncorrected), (Some(0), Some(4)));
+    assert_eq!((m.remapped_rows_pending, m.remapped_rows_failure), (Some(true), Some(false)));
+    assert_eq!((m.retired_pages_single_bit, m.retired_pages_pending), (None, None), "N/A on Ampere");
+    assert_eq!(h.ecc_pending, Some(true));
+    assert_eq!(h.clock_event_reasons.as_deref(), Some(&["gpu_idle".to_owned()][..]));
+    assert_eq!((h.temperature_slowdown_c, h.temperature_shutdown_c), (Some(98), Some(101)));
+    assert_eq!(
+        (h.power_limit_default_mw, h.power_limit_min_mw, h.power_limit_max_mw),
+        (Some(150_000), Some(100_000), Some(150_000))
+    );
+    assert_eq!(h.fan_speed_pct, Some(0));
+    assert_eq!(r.gpus[0].power_limit_mw, Some(150_000), "the enforced limit stays a Gpu field");
+}
+
+#[test]
+fn h100_reads_the_hardware_slowdown_and_power_brake() {
+    let r = parse(H100).unwrap();
+    assert_eq!(r.gpus.len(), 8);
+    let slowed: Vec<usize> = (0..8)
+        .filter(|&i| {
+            r.gpus[i].health.clock_event_reasons.as_deref()
+                == Some(&["hw_slowdown".to_owned(), "hw_power_brake_slowdown".to_owned()][..])
+        })
+        .collect();
+    assert_eq!(slowed, [0, 1, 2, 3, 4, 5, 6, 7], "HW Slowdown and HW Power Brake Slowdown, in NVML's bit order");
+    let h = &r.gpus[0].health;
+    assert_eq!(h.fan_speed_pct, None, "N/A: passively cooled");
+    assert_eq!(h.memory_errors.uncorrected_volatile, Some(0));
+    assert_eq!(h.memory_errors.remapped_rows_pending, Some(false));
+}
+
+#[test]
+fn geforce_has_no_ecc_counts_and_no_absolute_thresholds() {
+    let r = parse(RTX4090).unwrap();
+    let h = &r.gpus[0].health;
+    assert_eq!(h.ecc_pending, Some(false));
+    assert_eq!((h.memory_errors.corrected_volatile, h.memory_errors.uncorrected_aggregate), (None, None));
+    assert_eq!(
+        (h.memory_errors.remapped_rows_corrected, h.memory_errors.remapped_rows_pending),
+        (Some(0), Some(false))
+    );
+    assert_eq!((h.temperature_slowdown_c, h.temperature_shutdown_c), (None, None), "T.Limit lines are relative");
+    assert_eq!((h.fan_speed_pct, h.power_limit_default_mw), (Some(38), Some(450_000)));
+}
+
+#[test]
+fn an_excerpt_with_elisions_keeps_its_counts() {
+    let r = parse(A100).unwrap();
+    assert_eq!(r.gpus.len(), 1);
+    let m = &r.gpus[0].health.memory_errors;
+    assert_eq!((m.corrected_volatile, m.corrected_aggregate), (Some(177), Some(177)));
+    assert_eq!((m.remapped_rows_corrected, m.remapped_rows_pending), (Some(1), Some(true)));
+    assert_eq!(r.gpus[0].name.as_deref(), Some("NVIDIA A100-SXM4-80GB"));
+}
+
+#[test]
+fn old_single_and_double_bit_sections_and_pending_retirement() {
+    let text = "Driver Version : 418.67\nGPU 00000000:3B:00.0\n    ECC Errors\n        Volatile\n            Single Bit\n                Device Memory : 5\n                Total : 7\n            Double Bit\n                Total : 1\n    Retired Pages\n        Single Bit ECC : 2\n        Double Bit ECC : 0\n        Pending Page Blacklist : No\n        Pending Page Retirement : Yes\n    Clocks Throttle Reasons\n        SW Thermal Slowdown : Active\n";
+    let h = &parse(text).unwrap().gpus[0].health;
+    let m = &h.memory_errors;
+    assert_eq!((m.corrected_volatile, m.uncorrected_volatile), (Some(7), Some(1)), "the Total lines");
+    assert_eq!((m.retired_pages_single_bit, m.retired_pages_double_bit), (Some(2), Some(0)));
+    assert_eq!(m.retired_pages_pending, Some(true), "either pending line");
+    assert_eq!(h.clock_event_reasons.as_deref(), Some(&["sw_thermal_slowdown".to_owned()][..]));
+}
+
+/// The byte offset of the `i`-th char boundary of `s`.
+fn boundary(s: &str, i: proptest::sample::Index) -> usize {
+    let n = s.chars().count();
+    let k = i.index(n + 1);
+    s.char_indices().map(|(b, _)| b).chain(std::iter::once(s.len())).nth(k).unwrap_or(s.len())
+}
+
 proptest::proptest! {
     #[test]
     fn arbitrary_text_never_panics(s in "\\PC*") {
         let _ = parse_full(&s);
+    }
+
+    #[test]
+    fn health_section_noise_never_panics(
+        s in "( {0,16}|GPU 0000:0[0-9]:00.0|ECC Errors|Volatile|Aggregate|SRAM Correctable : |DRAM Uncorrectable|Single Bit|Total : |Retired Pages|Pending Page Blacklist : |Remapped Rows|Pending : |Clocks Event Reasons|HW Slowdown : |Active|Not Active|GPU Power Readings|Default Power Limit : |Fan Speed : |[0-9.%CW ]{0,8}|N/A|\n){0,60}"
+    ) {
+        let _ = parse_full(&s);
+    }
+
+    #[test]
+    fn truncated_health_captures_never_panic(file: proptest::sample::Index, at: proptest::sample::Index) {
+        let captures = [A10, H100, RTX4090, A100];
+        let text = captures[file.index(captures.len())];
+        let _ = parse_full(&text[..boundary(text, at)]);
     }
 
     #[test]

@@ -85,6 +85,10 @@ fn sample_reads_every_field() {
             SmiProcess { pid: 100477, used_memory_mib: Some(22430) },
             SmiProcess { pid: 4242, used_memory_mib: None },
         ],
+        health: crate::model::GpuHealth {
+            memory_errors: crate::model::EccCounters { ecc_enabled: Some(true), ..Default::default() },
+            ..Default::default()
+        },
     };
     assert_eq!(r.gpus, vec![expected]);
 }
@@ -260,4 +264,56 @@ fn fixture_details() {
     let buses: Vec<_> = m10.gpus.iter().map(|g| g.pci_bus_id.as_deref().unwrap()).collect();
     assert_eq!(buses, ["00000000:1A:00.0", "00000000:1B:00.0", "00000000:1C:00.0", "00000000:1D:00.0"]);
     assert_eq!(m10.gpus[0].power_draw_mw, Some(10_430));
+}
+
+#[test]
+fn captures_read_the_health_sections() {
+    let Some(files) = fixtures("nvidia-smi-xml") else { return };
+    let file = |name: &str| {
+        let (_, text) = files.iter().find(|(n, _)| n.contains(name)).unwrap();
+        parse(text).unwrap()
+    };
+    let a100 = file("a100-sxm4-80gb_535.54.03");
+    let h = &a100.gpus[0].health;
+    let m = &h.memory_errors;
+    assert_eq!((h.ecc_pending, m.ecc_enabled), (Some(true), Some(true)));
+    assert_eq!((m.corrected_volatile, m.uncorrected_volatile, m.uncorrected_aggregate), (Some(0), Some(0), Some(0)));
+    assert_eq!((m.remapped_rows_pending, m.retired_pages_pending), (None, None), "N/A");
+    assert_eq!((h.temperature_slowdown_c, h.temperature_shutdown_c), (Some(89), Some(92)));
+    assert_eq!((h.power_limit_default_mw, h.power_limit_min_mw), (Some(500_000), Some(100_000)));
+    assert_eq!(h.clock_event_reasons.as_deref(), Some(&[][..]), "every clocks_event_reason Not Active");
+    assert_eq!(h.fan_speed_pct, None);
+    let m10 = file("tesla-m10");
+    let h = &m10.gpus[0].health;
+    assert_eq!(h.clock_event_reasons.as_deref(), Some(&["gpu_idle".to_owned()][..]), "clocks_throttle_reasons");
+    assert_eq!(h.memory_errors.corrected_volatile, None, "single_bit/total N/A");
+    let a5000 = file("dual-rtx-a5000");
+    assert_eq!(a5000.gpus[1].health.fan_speed_pct, Some(30));
+}
+
+#[test]
+fn error_counts_sum_the_memories_or_take_the_old_total() {
+    let xml = "<nvidia_smi_log><gpu id=\"00000000:01:00.0\"><ecc_errors>\
+        <volatile><sram_correctable>2</sram_correctable><sram_uncorrectable_parity>1</sram_uncorrectable_parity>\
+        <sram_uncorrectable_secded>1</sram_uncorrectable_secded><dram_correctable>3</dram_correctable>\
+        <dram_uncorrectable>0</dram_uncorrectable></volatile>\
+        <aggregate><single_bit><device_memory>4</device_memory><total>9</total></single_bit>\
+        <double_bit><total>N/A</total></double_bit></aggregate></ecc_errors>\
+        <remapped_rows><remapped_row_corr>1</remapped_row_corr><remapped_row_unc>0</remapped_row_unc>\
+        <remapped_row_pending>Yes</remapped_row_pending><remapped_row_failure>No</remapped_row_failure></remapped_rows>\
+        <clocks_event_reasons><clocks_event_reason_sw_thermal_slowdown>Active</clocks_event_reason_sw_thermal_slowdown>\
+        <clocks_event_reason_display_clocks_setting>Active</clocks_event_reason_display_clocks_setting></clocks_event_reasons>\
+        </gpu></nvidia_smi_log>";
+    let h = &parse(xml).unwrap().gpus[0].health;
+    let m = &h.memory_errors;
+    assert_eq!((m.corrected_volatile, m.uncorrected_volatile), (Some(5), Some(2)), "SRAM + DRAM");
+    assert_eq!((m.corrected_aggregate, m.uncorrected_aggregate), (Some(9), None), "the old total");
+    assert_eq!(
+        (m.remapped_rows_corrected, m.remapped_rows_pending, m.remapped_rows_failure),
+        (Some(1), Some(true), Some(false))
+    );
+    assert_eq!(
+        h.clock_event_reasons.as_deref(),
+        Some(&["sw_thermal_slowdown".to_owned(), "display_clock_setting".to_owned()][..])
+    );
 }

@@ -1,0 +1,162 @@
+//! Each GPU's health (NVML's memory-error counters, clock-event reasons, limits, fan and
+//! temperature thresholds; `nvidia-smi -q -x` when NVML cannot be used) and the NVIDIA driver's
+//! Xid lines in the kernel log (`dmesg`, then `journalctl -k -b`).
+
+use std::time::Duration;
+
+use crate::compat::Kb;
+use crate::host::{Cmd, CmdOutput, Host, HostError, NvmlReport, which};
+use crate::model::{Gpu, GpuHealth, Health, OsFamily, XidEvent};
+use crate::{Probed, Trace};
+
+use super::driver::SmiXml;
+
+/// The longest a kernel-log reader may run.
+const LOG_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// At most this many Xid events are kept, the latest: a faulting program can log thousands.
+pub const MAX_XID_EVENTS: usize = 200;
+
+/// Reads every GPU's health and the kernel log's Xid events. `gpus` is what the gpus probe found,
+/// from the same NVML answer.
+pub fn probe(
+    host: &dyn Host,
+    nvml: &Result<NvmlReport, HostError>,
+    smi: &SmiXml,
+    gpus: &Probed<Vec<Gpu>>,
+    trace: &mut Trace,
+) -> Health {
+    Health { gpus: gpu_health(host, nvml, smi, gpus, trace), xid_events: xid_events(host, trace) }
+}
+
+fn gpu_health(
+    host: &dyn Host,
+    nvml: &Result<NvmlReport, HostError>,
+    smi: &SmiXml,
+    gpus: &Probed<Vec<Gpu>>,
+    trace: &mut Trace,
+) -> Probed<Vec<GpuHealth>> {
+    let listed = match gpus {
+        Probed::Found { value, .. } => value,
+        Probed::Unsupported { reason } => return Probed::Unsupported { reason: reason.clone() },
+        other => return Probed::absent(format!("no GPU to read: {}", other.why_not().unwrap_or("none listed"))),
+    };
+    let keyed = |mut h: GpuHealth, g: &Gpu| {
+        h.index = g.index;
+        h.pci_bus_id.clone_from(&g.pci_bus_id);
+        h
+    };
+    if let Ok(report) = nvml {
+        let found: Vec<GpuHealth> = listed
+            .iter()
+            .filter_map(|g| {
+                let device = report.devices.iter().find(|d| d.gpu.index == g.index)?;
+                Some(keyed(device.health.clone()?, g))
+            })
+            .collect();
+        if !found.is_empty() {
+            trace.ok("nvml health", format!("{} GPU(s)", found.len()));
+            return Probed::found(found, "nvml");
+        }
+        trace.miss("nvml health", "NVML's answer holds no health readings (recorded by an older gpu-doctor)");
+        return Probed::absent("NVML's answer holds no health readings: it was recorded by an older gpu-doctor");
+    }
+    match smi.get(host, trace) {
+        Ok(r) => {
+            let found: Vec<GpuHealth> = listed
+                .iter()
+                .filter_map(|g| {
+                    let same = |s: &&crate::parse::smi::SmiGpu| {
+                        s.uuid.is_some() && s.uuid == g.uuid || s.pci_bus_id.as_deref().is_some_and(|b| g.has_bus_id(b))
+                    };
+                    r.gpus.iter().find(same).map(|s| keyed(s.health.clone(), g))
+                })
+                .collect();
+            if found.is_empty() {
+                Probed::absent("nvidia-smi -q -x names none of the GPUs listed")
+            } else {
+                Probed::found(found, "nvidia-smi -q -x")
+            }
+        }
+        Err(e) => Probed::absent(format!("neither NVML nor nvidia-smi answered: {e}")),
+    }
+}
+
+/// The kernel log's Xid lines: `dmesg`, else `journalctl -k -b` (this boot). Not permitted is a
+/// normal answer (`kernel.dmesg_restrict` lets only root read the log), `Absent` with the reason.
+fn xid_events(host: &dyn Host, trace: &mut Trace) -> Probed<Vec<XidEvent>> {
+    match host.platform().os {
+        OsFamily::Linux => {}
+        OsFamily::Windows => {
+            return Probed::Unsupported {
+                reason:
+                    "on Windows the driver logs Xid events in the Windows event log, which gpu-doctor does not read"
+                        .to_owned(),
+            };
+        }
+        _ => return Probed::Unsupported { reason: "Xid events are read from the Linux kernel log".to_owned() },
+    }
+    let Ok(kb) = Kb::get() else {
+        return Probed::Failed { error: "the knowledge base did not load (a bug: please report it)".to_owned() };
+    };
+    let readers: [(&str, &[&str]); 2] = [("dmesg", &[]), ("journalctl", &["-k", "-b", "--no-pager"])];
+    let mut why_not = Vec::new();
+    for (program, args) in readers {
+        let name = std::iter::once(program).chain(args.iter().copied()).collect::<Vec<_>>().join(" ");
+        let Some(path) = which(host, program) else {
+            trace.miss(&name, "not found");
+            why_not.push(format!("{program}: not installed"));
+            continue;
+        };
+        let argv = std::iter::once(path.to_string_lossy().into_owned()).chain(args.iter().map(|a| (*a).to_owned()));
+        match host.run(&Cmd::new(argv).timeout(LOG_TIMEOUT)) {
+            Ok(out) => match refusal(&out) {
+                None => {
+                    let lines: Vec<String> = out.stdout.lines().map(str::to_owned).collect();
+                    let mut events = crate::parse::paste::xid_events(&lines, kb);
+                    let dropped = events.len().saturating_sub(MAX_XID_EVENTS);
+                    events.drain(..dropped);
+                    trace.ok(&name, format!("{} line(s), {} Xid line(s)", lines.len(), events.len() + dropped));
+                    return Probed::found(events, name);
+                }
+                Some(why) => {
+                    trace.miss(&name, why.clone());
+                    why_not.push(format!("{program}: {why}"));
+                }
+            },
+            Err(e) => {
+                trace.error(&name, e.to_string());
+                why_not.push(format!("{program}: {e}"));
+            }
+        }
+    }
+    if host.read_file(std::path::Path::new("/proc/sys/kernel/dmesg_restrict")).is_ok_and(|v| v.trim() == "1") {
+        why_not.push("kernel.dmesg_restrict is 1, so only root (or CAP_SYSLOG) may read the kernel log".to_owned());
+    }
+    Probed::absent(format!("the kernel log could not be read: {}", why_not.join("; ")))
+}
+
+/// Why a kernel-log reader's answer is not the log: it failed, or (journalctl) it could not open
+/// the system journal. `None` when it is the log.
+fn refusal(out: &CmdOutput) -> Option<String> {
+    let first_line = |text: &str| text.lines().map(str::trim).find(|l| !l.is_empty()).map(str::to_owned);
+    // journalctl says so on either stream, and still exits 0; a kernel log line may itself hold
+    // "Permission denied", so standard output is searched only for journalctl's own notices.
+    let journal = ["insufficient permissions", "not seeing messages from other users and the system"];
+    let denied = ["Operation not permitted", "Permission denied"];
+    let in_stderr = out.stderr.lines().find(|l| denied.iter().chain(&journal).any(|d| l.contains(d)));
+    let in_stdout = || out.stdout.lines().find(|l| journal.iter().any(|d| l.contains(d)));
+    if let Some(line) = in_stderr.or_else(in_stdout) {
+        return Some(format!("not permitted ({})", line.trim()));
+    }
+    if out.success() {
+        None
+    } else {
+        let status = out.status.map_or_else(|| "killed by a signal".to_owned(), |s| format!("exit status {s}"));
+        Some(first_line(&out.stderr).map_or(status.clone(), |l| format!("{status}: {l}")))
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests;
