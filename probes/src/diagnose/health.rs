@@ -5,7 +5,7 @@ use super::{Ctx, Rule, fix};
 use crate::compat::{XidRow, XidSeverity};
 use crate::model::{Gpu, GpuHealth, OsFamily, XidEvent};
 use crate::shell::{Shell, ShellCommand};
-use crate::{Category, Finding, Severity};
+use crate::{Category, Change, Finding, Severity};
 
 const CATEGORY: Category = Category::Other;
 
@@ -144,14 +144,14 @@ const SLOWDOWNS: [&str; 4] = ["hw_slowdown", "hw_thermal_slowdown", "hw_power_br
 pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let gpus = cx.raw_gpus().unwrap_or_default();
     for g in gpus {
-        compute_mode(cx, g, out);
+        compute_mode(g, out);
     }
     if let Some(health) = cx.s.health.gpus.value() {
         for h in health {
             let gpu = gpus.iter().find(|g| g.index == h.index);
             memory(cx, h, &name(gpu, h), out);
             if let Some(g) = gpu {
-                power_cap(cx, g, h, out);
+                power_cap(g, h, out);
                 throttled(g, h, out);
             }
         }
@@ -179,6 +179,13 @@ fn nvidia_smi(cx: &Ctx<'_>, index: u32, args: &[&str]) -> String {
     } else {
         fix::command(cx, &ShellCommand::new("sudo").args(smi.argv()), false)
     }
+}
+
+/// `nvidia-smi -i INDEX ARGS…` as a root step of a plan (root on Linux, Administrator on Windows).
+fn smi_root(index: u32, args: &[&str]) -> Change {
+    let mut argv = vec!["nvidia-smi".to_owned(), "-i".to_owned(), index.to_string()];
+    argv.extend(args.iter().map(|a| (*a).to_owned()));
+    Change::Root { argv }
 }
 
 fn count_text(n: Option<u64>) -> String {
@@ -219,10 +226,10 @@ fn memory(cx: &Ctx<'_>, h: &GpuHealth, who: &str, out: &mut Vec<Finding>) {
             None,
         ));
     }
-    repairs(h, who, &counts, &reset, out);
+    repairs(h, who, &counts, out);
 }
 
-fn repairs(h: &GpuHealth, who: &str, counts: &str, reset: &str, out: &mut Vec<Finding>) {
+fn repairs(h: &GpuHealth, who: &str, counts: &str, out: &mut Vec<Finding>) {
     let m = &h.memory_errors;
     let remaps = format!(
         "{who}: remapped rows: {} after correctable errors, {} after uncorrectable ones; remap pending: {}; remap \
@@ -260,11 +267,19 @@ fn repairs(h: &GpuHealth, who: &str, counts: &str, reset: &str, out: &mut Vec<Fi
              is reset or the machine reboots. Until then the programs running now are kept off it, but the repair \
              is not permanent.",
             vec![evidence, counts.to_owned()],
-            Some(format!(
-                "When nothing needs the GPU, reset it ({reset}; every program using it must be stopped first) or \
-                 reboot; then `nvidia-smi -q -d ROW_REMAPPER,PAGE_RETIREMENT` should show nothing pending."
-            )),
-        ));
+            None,
+        )
+        .with_plan(fix::change(
+            None,
+            format!("the memory repair of {who} applied"),
+            vec![
+                Change::Manual { text: "Stop every program using the GPU (or reboot instead of the reset).".into() },
+                smi_root(h.index, &["-r"]),
+                Change::Manual {
+                    text: "Then `nvidia-smi -q -d ROW_REMAPPER,PAGE_RETIREMENT` should show nothing pending.".into(),
+                },
+            ],
+        )));
     }
 }
 
@@ -276,30 +291,42 @@ fn yes_no(v: Option<bool>) -> &'static str {
     }
 }
 
-fn compute_mode(cx: &Ctx<'_>, g: &Gpu, out: &mut Vec<Finding>) {
+fn compute_mode(g: &Gpu, out: &mut Vec<Finding>) {
     let Some(mode) = g.compute_mode.as_deref() else { return };
     let plain = mode.replace('_', "").to_ascii_lowercase();
     let who = g.name.clone().map_or_else(|| format!("GPU {}", g.index), |n| format!("{n} (GPU {})", g.index));
     let evidence = vec![format!("{who}: compute mode {mode}")];
-    let fix = Some(format!(
-        "If nothing on this machine needs it (a job scheduler or MPS setup may have set it on purpose), set it back \
-         as root: {}. The setting does not survive a reboot unless a startup script sets it again.",
-        nvidia_smi(cx, g.index, &["-c", "DEFAULT"])
-    ));
+    let plan = fix::change(
+        None,
+        format!("{who} in the Default compute mode"),
+        vec![
+            Change::Manual {
+                text: "Check first that nothing here needs it (a job scheduler or an MPS setup may have set it on \
+                       purpose)."
+                    .into(),
+            },
+            smi_root(g.index, &["-c", "DEFAULT"]),
+            Change::Manual {
+                text: "The setting does not survive a reboot unless a startup script sets it again.".into(),
+            },
+        ],
+    );
     match plain.as_str() {
         "exclusiveprocess" | "exclusivethread" => out.push(EXCLUSIVE.finding(
             format!("{who} lets only one process use it (compute mode {mode})"),
             "In an exclusive compute mode a second process (a DataLoader worker touching CUDA, a second notebook, a \
              framework that opens two contexts) fails with 'all CUDA-capable devices are busy or unavailable'.",
             evidence,
-            fix,
-        )),
+            None,
+        )
+        .with_plan(plan)),
         "prohibited" => out.push(PROHIBITED.finding(
             format!("{who} allows no CUDA program at all (compute mode {mode})"),
             "In the Prohibited compute mode no process may create a CUDA context on this GPU.",
             evidence,
-            fix,
-        )),
+            None,
+        )
+        .with_plan(plan)),
         _ => {}
     }
 }
@@ -308,7 +335,7 @@ fn watts(mw: u32) -> String {
     format!("{:.0} W", f64::from(mw) / 1000.0)
 }
 
-fn power_cap(cx: &Ctx<'_>, g: &Gpu, h: &GpuHealth, out: &mut Vec<Finding>) {
+fn power_cap(g: &Gpu, h: &GpuHealth, out: &mut Vec<Finding>) {
     let (Some(now), Some(default)) = (g.power_limit_mw, h.power_limit_default_mw) else { return };
     // More than 1 % below: a limit that equals the default up to rounding is not a cap.
     if u64::from(now) * 100 >= u64::from(default) * 99 {
@@ -326,8 +353,9 @@ fn power_cap(cx: &Ctx<'_>, g: &Gpu, h: &GpuHealth, out: &mut Vec<Finding>) {
          compute-bound work runs slower than the board's rating. Someone (or a tool such as a mining or quiet-fan \
          profile, or a data-centre policy) set it on purpose; check before raising it.",
         vec![format!("{who}: enforced power limit {}, default {}{range}", watts(now), watts(default))],
-        Some(format!("To restore the default as root: {}.", nvidia_smi(cx, g.index, &["-pl", &default_w]))),
-    ));
+        None,
+    )
+    .with_plan(fix::change(None, format!("{who} at its default power limit"), vec![smi_root(g.index, &["-pl", &default_w])])));
 }
 
 fn throttled(g: &Gpu, h: &GpuHealth, out: &mut Vec<Finding>) {
@@ -387,8 +415,15 @@ fn persistence(cx: &Ctx<'_>, gpus: &[Gpu], out: &mut Vec<Finding>) {
          the next one, which adds seconds to every start (more with many GPUs) and loses settings such as clocks \
          applied with nvidia-smi.",
         off.iter().map(|g| format!("GPU {}: persistence mode off, no display attached", g.index)).collect(),
-        Some("Run NVIDIA's persistence daemon as root: `sudo systemctl enable --now nvidia-persistenced`.".to_owned()),
-    ));
+        None,
+    )
+    .with_plan(fix::change(
+        None,
+        "NVIDIA's persistence daemon keeps the GPUs set up",
+        vec![Change::Root {
+            argv: ["systemctl", "enable", "--now", "nvidia-persistenced"].map(String::from).to_vec(),
+        }],
+    )));
 }
 
 /// One finding per Xid number, its events on every GPU in its evidence (at most 3 lines per GPU).

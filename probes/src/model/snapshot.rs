@@ -3,9 +3,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::{
-    ContainerSupport, CudnnCopy, DriverFacts, EnvFacts, Gpu, Health, HostLink, KernelModuleFacts, OsFamily,
-    PciDevice, Platform, PlatformFacts, Probed, PythonEnv, SecureBoot, SystemFacts, Toolkits, TraceEntry,
-    UnusedPython,
+    ContainerSupport, CudnnCopy, DriverFacts, EnvFacts, Gpu, Health, HostLink, KernelModuleFacts, OsFamily, PciDevice,
+    Platform, PlatformFacts, Probed, PythonEnv, SecureBoot, SystemFacts, Toolkits, TraceEntry, UnusedPython,
 };
 
 /// Version of the snapshot and report JSON; bumped on any breaking change.

@@ -79,9 +79,10 @@ fn memory_errors_and_repairs_each_have_their_rule() {
     for (name, m, want) in cases {
         assert_eq!(m.ids(), want.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>(), "{name}");
     }
-    let f = a10(errors(|e| e.remapped_rows_pending = Some(true))).finding("health.memory_repair_pending");
+    let m = a10(errors(|e| e.remapped_rows_pending = Some(true)));
+    let f = m.finding("health.memory_repair_pending");
     assert_eq!(f.severity, Severity::Warning);
-    assert!(f.fix.as_deref().unwrap().contains("sudo nvidia-smi -i 0 -r"), "{:?}", f.fix);
+    assert_eq!(m.changes("health.memory_repair_pending")[1], smi(&["-r"]));
     assert!(f.evidence[0].contains("remap pending: yes"), "{:?}", f.evidence);
 }
 
@@ -137,15 +138,8 @@ fn compute_modes() {
         assert_eq!(mode(exclusive).ids(), ["health.compute_mode_exclusive"], "{exclusive}");
     }
     assert_eq!(mode("Prohibited").ids(), ["health.compute_mode_prohibited"]);
-    let f = mode("Exclusive_Process").finding("health.compute_mode_exclusive");
-    assert!(f.fix.as_deref().unwrap().contains("sudo nvidia-smi -i 0 -c DEFAULT"), "{:?}", f.fix);
-    let windows =
-        Machine::windows().gpu("NVIDIA A10", "8.6").gpu_with(|g| g.compute_mode = Some("ExclusiveProcess".into()));
-    let fix = windows.finding("health.compute_mode_exclusive").fix.unwrap();
-    assert!(
-        fix.contains("nvidia-smi -i 0 -c DEFAULT (in an Administrator PowerShell)") && !fix.contains("sudo"),
-        "{fix}"
-    );
+    assert_eq!(mode("Exclusive_Process").changes("health.compute_mode_exclusive")[1], smi(&["-c", "DEFAULT"]));
+    assert_eq!(mode("Prohibited").changes("health.compute_mode_prohibited")[1], smi(&["-c", "DEFAULT"]));
 }
 
 #[test]
@@ -161,7 +155,9 @@ fn a_power_cap_below_the_default_warns_past_one_percent() {
     .finding("health.power_cap_below_default");
     assert_eq!(f.summary, "NVIDIA A10 (GPU 0, 0000:07:00.0) is capped at 150 W of its default 300 W");
     assert!(f.evidence[0].ends_with("settable from 100 W to 300 W"), "{:?}", f.evidence);
-    assert!(f.fix.as_deref().unwrap().contains("sudo nvidia-smi -i 0 -pl 300"), "{:?}", f.fix);
+    assert!(f.plan.is_some());
+    let m = a10(|h| h.power_limit_default_mw = Some(300_000));
+    assert_eq!(m.changes("health.power_cap_below_default"), [smi(&["-pl", "300"])]);
 }
 
 #[test]
@@ -219,4 +215,11 @@ fn health_unknown_in_an_old_report_makes_no_finding() {
     let mut m = a10(errors(|e| e.uncorrected_volatile = Some(9)));
     m.0.health = Health::default();
     assert_eq!(m.ids(), Vec::<String>::new());
+}
+
+/// `nvidia-smi -i 0 ARGS…` as a plan's root step.
+fn smi(args: &[&str]) -> crate::Change {
+    let mut argv = vec!["nvidia-smi".to_owned(), "-i".to_owned(), "0".to_owned()];
+    argv.extend(args.iter().map(|a| (*a).to_owned()));
+    crate::Change::Root { argv }
 }
