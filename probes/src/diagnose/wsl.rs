@@ -39,7 +39,35 @@ pub(super) const WSL1: Rule = Rule {
     source: SOURCE,
 };
 
-pub(super) const RULES: &[Rule] = &[LINUX_DRIVER, NOT_ON_PATH, WSL1];
+pub(super) const NO_GPU: Rule = Rule {
+    id: "wsl.gpu_not_exposed",
+    category: Category::WslSpecific,
+    severity: Severity::Error,
+    trigger: "Inside WSL (not known to be WSL1), no Linux driver is installed, no GPU is listed, and a program says it \
+              reached no driver or device (nvidia-smi 'couldn't communicate with the NVIDIA driver', CUDA 'no \
+              CUDA-capable device', PyTorch 'Found no NVIDIA driver', cuInit failing): WSL does not hand the GPU to \
+              the guest.",
+    source: "NVIDIA CUDA on WSL User Guide (WSL2 on Windows 11 or Windows 10 21H2 and later, the Windows driver only); \
+             microsoft/WSL#6773 (a Windows build that broke GPU access); CompVis/stable-diffusion#161 (WSL1 taken for \
+             WSL2)",
+};
+
+pub(super) const LIBCUDA_SO: Rule = Rule {
+    id: "wsl.libcuda_so_not_in_cache",
+    category: Category::WslSpecific,
+    severity: Severity::Warning,
+    trigger: "A program failed to open `libcuda.so` (\"libcuda.so: cannot open shared object file\") inside WSL, where \
+              /usr/lib/wsl/lib holds libcuda.so but the loader cache lists only libcuda.so.1 from it (WSL ships \
+              libcuda.so as a plain copy, not a link, so ldconfig leaves the name out) and LD_LIBRARY_PATH lacks the \
+              folder. Without such an error it says nothing: CUDA itself opens libcuda.so.1.",
+    source: "microsoft/WSL#8587 (the reporter's ldconfig and ls output; LD_LIBRARY_PATH=/usr/lib/wsl/lib fixed it)",
+};
+
+pub(super) const RULES: &[Rule] = &[LINUX_DRIVER, NOT_ON_PATH, WSL1, NO_GPU, LIBCUDA_SO];
+
+/// Messages that say a program reached no NVIDIA driver or device (`assets/compat/errors.toml`).
+const NO_DEVICE_MESSAGES: [&str; 5] =
+    ["nvml.cannot_communicate", "cuda.no_device", "torch.no_driver", "tf.cuinit_failed", "nvml.blocked_by_os"];
 
 pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let Some(wsl) = cx.s.platform.wsl.as_ref() else { return };
@@ -67,11 +95,16 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
         );
         return;
     }
-    linux_driver(cx, out);
+    let linux = linux_driver(cx, out);
     not_on_loader_path(cx, wsl, out);
+    libcuda_so(cx, wsl, out);
+    if !linux {
+        gpu_not_exposed(cx, wsl, out);
+    }
 }
 
-fn linux_driver(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+/// The Linux driver finding, when one is installed; true when it was.
+fn linux_driver(cx: &Ctx<'_>, out: &mut Vec<Finding>) -> bool {
     let libs: Vec<&LoaderEntry> = cx
         .loader_cache()
         .unwrap_or_default()
@@ -90,7 +123,7 @@ fn linux_driver(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
         }
     }
     if evidence.is_empty() {
-        return;
+        return false;
     }
     let table = &cx.kb.drivers.wsl;
     let remove = table.remove(&fix::os_name(cx));
@@ -112,6 +145,92 @@ fn linux_driver(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
         Some(format!("{owner}{remove} && sudo ldconfig   — keep the Windows driver; WSL maps it in")),
     );
     out.push(finding.with_plan(PlanTarget::Driver { min_branch: None }));
+    true
+}
+
+fn gpu_not_exposed(cx: &Ctx<'_>, wsl: &WslFacts, out: &mut Vec<Finding>) {
+    if !cx.gpus.is_empty() {
+        return;
+    }
+    let said: Vec<String> =
+        cx.s.messages
+            .iter()
+            .filter(|m| NO_DEVICE_MESSAGES.contains(&m.id.as_str()))
+            .map(|m| format!("pasted: {}", m.line))
+            .collect();
+    if said.is_empty() {
+        return;
+    }
+    let version = if wsl.version == 2 { "WSL2" } else { "WSL (version not shown)" };
+    let mut evidence = vec![format!("{version}, and no GPU listed")];
+    evidence.extend(said);
+    out.push(
+        NO_GPU
+            .finding(
+                "WSL does not hand the GPU to this Linux guest",
+                "Inside WSL the GPU comes from the Windows driver through WSL2's paravirtualisation; no Linux driver \
+                 is installed here, yet programs find no driver or device. The usual causes: the distribution runs \
+                 under WSL1 (even when people think it is WSL2), a Windows build too old (Windows 10 before 21H2) or \
+                 one that broke GPU access, or a Windows driver too old for WSL.",
+                evidence,
+                None,
+            )
+            .with_plan(fix::change(
+                None,
+                "WSL2 hands the GPU to the guest",
+                vec![
+                    Change::Manual {
+                        text: "In PowerShell on Windows: wsl -l -v — the distribution's VERSION must be 2 (else \
+                               wsl --set-version <distro> 2)."
+                            .into(),
+                    },
+                    Change::Manual {
+                        text: "Update Windows (11, or 10 21H2 or later) and NVIDIA's Windows driver.".into(),
+                    },
+                    Change::Windows { argv: vec!["wsl".into(), "--shutdown".into()] },
+                ],
+            )),
+    );
+}
+
+fn libcuda_so(cx: &Ctx<'_>, wsl: &WslFacts, out: &mut Vec<Finding>) {
+    if !wsl.libcuda_files.iter().any(|f| f == "libcuda.so") {
+        return;
+    }
+    let Some(cache) = cx.loader_cache() else { return };
+    let from_wsl = |name: &str| cache.iter().any(|e| e.name == name && e.path.starts_with(WSL_LIB));
+    let in_env = cx.s.env.ld_library_path.iter().any(|d| super::context::same_dir(d, WSL_LIB));
+    // Only a program that opens the unversioned name fails; CUDA opens libcuda.so.1.
+    let failed: Vec<&str> =
+        cx.s.messages
+            .iter()
+            .filter(|m| m.id == "ld.libcuda_missing" && m.line.contains("libcuda.so:"))
+            .map(|m| m.line.as_str())
+            .collect();
+    if !from_wsl("libcuda.so.1") || from_wsl("libcuda.so") || in_env || failed.is_empty() {
+        return;
+    }
+    out.push(
+        LIBCUDA_SO
+            .finding(
+                "The loader cache has libcuda.so.1 from /usr/lib/wsl/lib but not libcuda.so",
+                "WSL maps the Windows driver's libcuda.so in as a plain file, not a link to libcuda.so.1, and ldconfig \
+                 only lists links by that name: opening `libcuda.so` (Triton, JIT compilers, ctypes) fails with \
+                 \"cannot open shared object file\" while CUDA programs, which open libcuda.so.1, run.",
+                vec![
+                    format!("{WSL_LIB} holds {}", wsl.libcuda_files.join(", ")),
+                    format!("the loader cache lists libcuda.so.1 from {WSL_LIB}, and no libcuda.so"),
+                    "LD_LIBRARY_PATH does not include it".to_owned(),
+                    format!("pasted: {}", failed[0]),
+                ],
+                None,
+            )
+            .with_plan(fix::change(
+                None,
+                format!("programs find libcuda.so in {WSL_LIB}"),
+                vec![fix::ld_library_path_without(cx, &[], Some(WSL_LIB))],
+            )),
+    );
 }
 
 fn not_on_loader_path(cx: &Ctx<'_>, wsl: &WslFacts, out: &mut Vec<Finding>) {

@@ -122,3 +122,52 @@ fn wsl_without_a_driver_is_explained_as_wsl() {
     let f = Machine::linux().wsl(2, &[]).finding("presence.no_nvidia_gpu");
     assert!(f.summary.contains("WSL") && f.fix.as_deref().unwrap().contains("Windows driver"), "{f:#?}");
 }
+
+/// WSL#8587: the loader cache lists libcuda.so.1 from /usr/lib/wsl/lib, not libcuda.so (a plain copy).
+#[test]
+fn libcuda_so_left_out_of_the_cache_is_put_on_the_loader_path() {
+    const ID: &str = "wsl.libcuda_so_not_in_cache";
+    let healthy = || wsl2().loader_lib("libcuda.so.1", "/usr/lib/wsl/lib/libcuda.so.1");
+    assert!(!healthy().ids().contains(&ID.to_owned()), "every WSL2 cache looks so: only a failed open counts");
+    let only_so1 = || {
+        let mut m = healthy();
+        m.0.messages.push(crate::model::ObservedMessage {
+            id: "ld.libcuda_missing".into(),
+            line: "OSError: libcuda.so: cannot open shared object file: No such file or directory".into(),
+            values: std::collections::BTreeMap::new(),
+        });
+        m
+    };
+    assert!(only_so1().ids().contains(&ID.to_owned()), "{:?}", only_so1().ids());
+    assert_eq!(
+        only_so1().changes(ID),
+        [crate::Change::SetVar { name: "LD_LIBRARY_PATH".into(), value: "/usr/lib/wsl/lib".into() }]
+    );
+    let both = only_so1().loader_lib("libcuda.so", "/usr/lib/wsl/lib/libcuda.so");
+    assert!(!both.ids().contains(&ID.to_owned()));
+    let on_path = only_so1().env("LD_LIBRARY_PATH", "/usr/lib/wsl/lib");
+    assert!(!on_path.ids().contains(&ID.to_owned()));
+}
+
+/// A WSL guest with no GPU listed whose programs reached no driver (WSL#6772, stable-diffusion#161).
+#[test]
+fn a_wsl_guest_that_sees_no_gpu_names_wsl_first() {
+    const ID: &str = "wsl.gpu_not_exposed";
+    let said = |m: Machine, id: &str| {
+        let mut m = m;
+        m.0.messages.push(crate::model::ObservedMessage {
+            id: id.into(),
+            line: "no CUDA-capable device is detected".into(),
+            values: std::collections::BTreeMap::new(),
+        });
+        m
+    };
+    let guest = || Machine::linux().wsl(2, &[]);
+    assert!(said(guest(), "cuda.no_device").ids().contains(&ID.to_owned()));
+    assert_eq!(said(guest(), "cuda.no_device").changes(ID).len(), 3);
+    // An unrelated message, a GPU listed, or a Linux driver inside WSL (its own finding) say nothing of it.
+    assert!(!said(guest(), "torch.driver_too_old").ids().contains(&ID.to_owned()));
+    assert!(!said(wsl2(), "cuda.no_device").ids().contains(&ID.to_owned()));
+    let linux = said(guest().loader_lib("libcuda.so.1", "/usr/lib/x86_64-linux-gnu/libcuda.so.1"), "cuda.no_device");
+    assert!(!linux.ids().contains(&ID.to_owned()), "{:?}", linux.ids());
+}
