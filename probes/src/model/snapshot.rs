@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     CudnnCopy, DriverFacts, EnvFacts, Gpu, HostLink, KernelModuleFacts, OsFamily, PciDevice, Platform, PlatformFacts,
-    Probed, PythonEnv, SecureBoot, SystemFacts, Toolkits, TraceEntry, UnusedPython,
+    Probed, PythonEnv, SecureBoot, SystemFacts, Toolkits, Topology, TraceEntry, UnusedPython,
 };
 
 /// Version of the snapshot and report JSON; bumped on any breaking change.
@@ -38,6 +38,9 @@ pub struct Snapshot {
     pub gpus: Probed<Vec<Gpu>>,
     /// Each GPU's path to the CPU: PCIe link, Thunderbolt tunnel, theoretical bandwidth.
     pub links: Probed<Vec<HostLink>>,
+    /// How the GPUs connect (pairs, NUMA, MIG, CUDA order). Reports written before it read as unknown.
+    #[serde(default = "topology_not_in_report")]
+    pub topology: Probed<Topology>,
     /// Every CUDA toolkit found, and which one each variable picks.
     pub toolkits: Probed<Toolkits>,
     /// Every copy of cuDNN found.
@@ -94,6 +97,7 @@ impl Snapshot {
             pci_devices: Probed::unknown(why),
             gpus: Probed::unknown(why),
             links: Probed::unknown(why),
+            topology: Probed::unknown(why),
             toolkits: Probed::unknown(why),
             cudnn: Probed::unknown(why),
             python_envs: Probed::unknown(why),
@@ -104,6 +108,11 @@ impl Snapshot {
             notes: Vec::new(),
         }
     }
+}
+
+/// The topology of a report written before gpu-doctor probed it.
+fn topology_not_in_report() -> Probed<Topology> {
+    Probed::unknown("not in this report (written before gpu-doctor looked at GPU topology)")
 }
 
 /// Where a snapshot's facts came from.

@@ -10,6 +10,7 @@ pub mod platform;
 pub mod python;
 pub mod system;
 pub mod toolkits;
+pub mod topology;
 
 use std::path::PathBuf;
 
@@ -60,6 +61,8 @@ pub enum Part {
     },
     /// Each GPU's host link.
     Links(Probed<Vec<crate::model::HostLink>>),
+    /// How the GPUs connect.
+    Topology(Probed<crate::model::Topology>),
     /// Python environments, CUDA toolkits and cuDNN.
     Python {
         python_envs: Probed<Vec<crate::model::PythonEnv>>,
@@ -71,7 +74,8 @@ pub enum Part {
 
 impl Part {
     /// Every part's name, in the order a summary shows them.
-    pub const NAMES: [&'static str; 7] = ["system", "platform", "env", "gpus", "modules", "links", "python"];
+    pub const NAMES: [&'static str; 8] =
+        ["system", "platform", "env", "gpus", "modules", "links", "topology", "python"];
 
     /// This part's name (one of `NAMES`).
     pub fn name(&self) -> &'static str {
@@ -82,6 +86,7 @@ impl Part {
             Part::Gpus { .. } => "gpus",
             Part::Modules { .. } => "modules",
             Part::Links(_) => "links",
+            Part::Topology(_) => "topology",
             Part::Python { .. } => "python",
         }
     }
@@ -97,6 +102,7 @@ impl Part {
                 (snap.kernel_module, snap.secure_boot, snap.pci_devices) = (kernel_module, secure_boot, pci_devices);
             }
             Part::Links(v) => snap.links = v,
+            Part::Topology(v) => snap.topology = v,
             Part::Python { python_envs, unused_pythons, toolkits, cudnn } => {
                 (snap.python_envs, snap.unused_pythons) = (python_envs, unused_pythons);
                 (snap.toolkits, snap.cudnn) = (toolkits, cudnn);
@@ -128,7 +134,7 @@ pub fn collect_streaming(host: &dyn Host, opts: &Options, on_part: &(dyn Fn(Part
             let mut tg = Trace::new("gpus");
             let gpus = gpus::probe(host, &nvml, &smi, &mut tg);
             on_part(Part::Gpus { driver: driver.clone(), gpus: gpus.clone() });
-            (driver, gpus, t, tg)
+            (driver, gpus, t, tg, nvml)
         });
         let module_side = spawn("modules").spawn_scoped(s, || {
             let mut t = Trace::new("kernel_module");
@@ -170,8 +176,13 @@ pub fn collect_streaming(host: &dyn Host, opts: &Options, on_part: &(dyn Fn(Part
         let env = env::probe(host, &mut t_env);
         on_part(Part::Env(env.clone()));
 
-        let (driver, gpus, t_driver, t_gpus) =
-            join(gpu_side, "driver", |e| (failed(&e), failed(&e), Trace::default(), Trace::default()));
+        let (driver, gpus, t_driver, t_gpus, nvml) = join(gpu_side, "driver", |e| {
+            let nvml = Err(crate::host::HostError::Unavailable { message: e.clone() });
+            (failed(&e), failed(&e), Trace::default(), Trace::default(), nvml)
+        });
+        let mut t_topology = Trace::new("topology");
+        let topology = topology::probe(host, &nvml, gpus.value().map(Vec::as_slice), &env, &mut t_topology);
+        on_part(Part::Topology(topology.clone()));
         let (kernel_module, secure_boot, pci_devices, t_module, t_pci) =
             join(module_side, "modules", |e| (failed(&e), failed(&e), failed(&e), Trace::default(), Trace::default()));
         let mut t_link = Trace::new("link");
@@ -190,11 +201,13 @@ pub fn collect_streaming(host: &dyn Host, opts: &Options, on_part: &(dyn Fn(Part
                 (failed(&e), Vec::new(), failed(&e), failed(&e), Trace::default(), Trace::default(), Trace::default())
             });
 
-        let trace =
-            [t_sys, t_platform, t_env, t_driver, t_module, t_pci, t_gpus, t_link, t_toolkits, t_cudnn, t_python]
-                .into_iter()
-                .flat_map(Trace::into_entries)
-                .collect();
+        let trace = [
+            t_sys, t_platform, t_env, t_driver, t_module, t_pci, t_gpus, t_link, t_topology, t_toolkits, t_cudnn,
+            t_python,
+        ]
+        .into_iter()
+        .flat_map(Trace::into_entries)
+        .collect();
         Snapshot {
             schema_version: SCHEMA_VERSION,
             tool_version: TOOL_VERSION.to_owned(),
@@ -208,6 +221,7 @@ pub fn collect_streaming(host: &dyn Host, opts: &Options, on_part: &(dyn Fn(Part
             pci_devices,
             gpus,
             links,
+            topology,
             toolkits,
             cudnn,
             python_envs,
