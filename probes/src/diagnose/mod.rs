@@ -22,6 +22,7 @@ mod reading;
 #[cfg(test)]
 mod tests;
 mod toolkits;
+mod topology;
 mod wheels;
 mod wsl;
 
@@ -82,6 +83,7 @@ const FAMILIES: &[Family] = &[
     (env_vars::RULES, env_vars::run),
     (wsl::RULES, wsl::run),
     (link::RULES, link::run),
+    (topology::RULES, topology::run),
     (cudnn::RULES, cudnn::run),
     (wheels::RULES, wheels::run),
     (reading::RULES, reading::run),
