@@ -4,6 +4,7 @@
 
 mod hardware;
 mod software;
+mod topology;
 
 use gpu_doctor_probes::{Probed, Report, Snapshot};
 
@@ -31,11 +32,13 @@ pub struct Section {
     pub tone: Tone,
     /// Further lines.
     pub details: Vec<String>,
+    /// Lines shown as they are, in a fixed-width font (the topology matrix); empty for most sections.
+    pub pre: Vec<String>,
 }
 
 impl Section {
     fn new(label: &'static str, headline: impl Into<String>, tone: Tone) -> Self {
-        Self { label, headline: headline.into(), tone, details: Vec::new() }
+        Self { label, headline: headline.into(), tone, details: Vec::new(), pre: Vec::new() }
     }
 }
 
@@ -88,6 +91,7 @@ pub fn sections(report: &Report) -> Vec<Section> {
 /// Every section of a snapshot (also a partial one, while probes still run), in reading order.
 pub fn snapshot_sections(s: &Snapshot) -> Vec<Section> {
     let mut out = hardware::sections(s);
+    out.extend(topology::section(s));
     out.extend(software::sections(s));
     out
 }
