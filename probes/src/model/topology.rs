@@ -266,6 +266,9 @@ pub enum DeviceOrder {
     FastestFirst,
     /// `CUDA_DEVICE_ORDER=PCI_BUS_ID`: nvidia-smi's order.
     PciBusId,
+    /// A value this version does not know, read from a report written by a newer one.
+    #[serde(other)]
+    Unknown,
 }
 
 /// Which physical GPU each CUDA index names.

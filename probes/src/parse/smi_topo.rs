@@ -165,5 +165,6 @@ fn matrix(text: &str, format: &'static str) -> Result<Matrix, ParseError> {
     Ok((header.to_owned(), columns, rows))
 }
 
+pub mod paste;
 #[cfg(test)]
 mod tests;

@@ -211,7 +211,7 @@ fn mig_from_list(host: &dyn Host, topo: &mut Topology, trace: &mut Trace) -> boo
     }
 }
 
-fn apply_rows(topo: &mut Topology, rows: &[TopoRow]) {
+pub(crate) fn apply_rows(topo: &mut Topology, rows: &[TopoRow]) {
     for row in rows {
         if let Some(g) = topo.gpus.iter_mut().find(|g| g.index == row.index) {
             g.numa_node = row.numa_node;

@@ -141,6 +141,7 @@ fn cuda_line(t: &Topology, o: &CudaOrder) -> String {
     let order = match o.order {
         DeviceOrder::PciBusId => "PCI bus order",
         DeviceOrder::FastestFirst => "fastest first",
+        DeviceOrder::Unknown => "an order this version does not know",
     };
     let var =
         |name: &str, v: &Option<String>| v.as_deref().map_or(format!("{name} unset"), |v| format!("{name}={v:?}"));
