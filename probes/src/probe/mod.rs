@@ -186,15 +186,7 @@ pub fn collect_streaming(host: &dyn Host, opts: &Options, on_part: &(dyn Fn(Part
         let (kernel_module, secure_boot, pci_devices, t_module, t_pci) =
             join(module_side, "modules", |e| (failed(&e), failed(&e), failed(&e), Trace::default(), Trace::default()));
         let mut t_link = Trace::new("link");
-        let links = match (pci_devices.value(), gpus.value()) {
-            (Some(devices), gpus) => link::probe(host, devices, gpus.map_or(&[][..], Vec::as_slice), &mut t_link),
-            // Not Linux: the link probe says why it does not apply here.
-            (None, _) if matches!(pci_devices, Probed::Unsupported { .. }) => link::probe(host, &[], &[], &mut t_link),
-            (None, _) => Probed::absent(format!(
-                "no NVIDIA device on the PCI bus to follow: {}",
-                pci_devices.why_not().unwrap_or("unknown")
-            )),
-        };
+        let links = links(host, &pci_devices, &gpus, &mut t_link);
         on_part(Part::Links(links.clone()));
         let (python_envs, unused_pythons, toolkits, cudnn, t_python, t_toolkits, t_cudnn) =
             join(python_side, "python", |e| {
@@ -232,6 +224,24 @@ pub fn collect_streaming(host: &dyn Host, opts: &Options, on_part: &(dyn Fn(Part
             notes: Vec::new(),
         }
     })
+}
+
+/// The host links of the PCI devices and GPUs found.
+fn links(
+    host: &dyn Host,
+    pci_devices: &Probed<Vec<crate::model::PciDevice>>,
+    gpus: &Probed<Vec<crate::model::Gpu>>,
+    trace: &mut Trace,
+) -> Probed<Vec<crate::model::HostLink>> {
+    match (pci_devices.value(), gpus.value()) {
+        (Some(devices), gpus) => link::probe(host, devices, gpus.map_or(&[][..], Vec::as_slice), trace),
+        // Not Linux: the link probe says why it does not apply here.
+        (None, _) if matches!(pci_devices, Probed::Unsupported { .. }) => link::probe(host, &[], &[], trace),
+        (None, _) => Probed::absent(format!(
+            "no NVIDIA device on the PCI bus to follow: {}",
+            pci_devices.why_not().unwrap_or("unknown")
+        )),
+    }
 }
 
 /// Joins a probe thread; one that could not start or panicked gives `fallback`'s `Failed` results,
