@@ -359,7 +359,7 @@ fn hgx_h100_nvlink() {
 #[test]
 fn pcie_2x5090_no_p2p() {
     let s = check("pcie-2x5090-no-p2p");
-    expect_findings(&s, &[("topology.p2p_not_offered_by_gpu", Info)]);
+    expect_findings(&s, &[("topology.peer_access_not_offered_by_gpu", Info)]);
     assert_eq!(source(&s.topology), "nvidia-smi");
     let t = found(&s.topology, "topology");
     assert_eq!(t.pairs.len(), 1);

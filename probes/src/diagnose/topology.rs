@@ -7,7 +7,7 @@ use crate::model::{GpuPair, LinkKind, P2pStatus, TopoGpu, Topology};
 use crate::{Category, Finding, Severity};
 
 pub(super) const P2P_BLOCKED: Rule = Rule {
-    id: "topology.p2p_blocked",
+    id: "topology.peer_access_blocked",
     category: Category::PcieLinkDegraded,
     severity: Severity::Warning,
     trigger: "Two GPUs on one PCIe switch (PIX/PXB) or NVLink report peer-to-peer reads or writes as not supported \
@@ -18,7 +18,7 @@ pub(super) const P2P_BLOCKED: Rule = Rule {
 };
 
 pub(super) const P2P_GPU: Rule = Rule {
-    id: "topology.p2p_not_offered_by_gpu",
+    id: "topology.peer_access_not_offered_by_gpu",
     category: Category::PcieLinkDegraded,
     severity: Severity::Info,
     trigger: "The driver reports peer-to-peer between two GPUs as \"GPU not supported\" (GNS): GeForce boards since \

@@ -98,7 +98,8 @@ fn apply_nvml(topo: &mut Topology, t: &NvmlTopology) {
         if d.mig.is_some() {
             g.mig.clone_from(&d.mig);
         }
-        for (call, why) in &d.unreported {
+        // "Not supported" (no NVLink on a GeForce, no NUMA node on one socket) is an answer, not a gap.
+        for (call, why) in d.unreported.iter().filter(|(_, why)| !is_not_supported(why)) {
             topo.notes.push(format!("GPU {}: NVML did not answer {call}: {why}", d.index));
         }
     }
@@ -117,6 +118,11 @@ fn apply_nvml(topo: &mut Topology, t: &NvmlTopology) {
             p2p_atomics: p.p2p_atomics,
         });
     }
+}
+
+/// True for NVML's "not supported" (`NVML_ERROR_NOT_SUPPORTED`, as nvml-wrapper words it).
+fn is_not_supported(why: &str) -> bool {
+    why.contains("not available on the target device") || why.to_ascii_lowercase().contains("not supported")
 }
 
 /// Active NVLinks of `a` that end at `b`; with none (an NVSwitch between them, as on HGX boards) every

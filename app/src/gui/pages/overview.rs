@@ -10,13 +10,14 @@ use crate::gui::{Action, Page, Shown};
 use crate::render::facts::{gib, link_text, pcie_text, snapshot_sections};
 
 /// What the probe groups are called while they run.
-const PART_LABELS: [(&str, &str); 7] = [
+const PART_LABELS: [(&str, &str); 8] = [
     ("system", "machine"),
     ("platform", "platform"),
     ("env", "variables"),
     ("gpus", "driver and GPUs"),
     ("modules", "kernel module and PCI bus"),
     ("links", "host links"),
+    ("topology", "GPU topology"),
     ("python", "Python, CUDA toolkits, cuDNN"),
 ];
 

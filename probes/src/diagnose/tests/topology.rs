@@ -46,24 +46,24 @@ fn two_equal_gpus_on_one_socket_with_p2p_say_nothing() {
 fn p2p_blocked_on_a_switch_is_a_warning_but_not_across_sockets_or_by_the_gpu() {
     let two = || vec![gpu(0, "NVIDIA L40S", "8.9", Some(0)), gpu(1, "NVIDIA L40S", "8.9", Some(0))];
     for (link, status, want) in [
-        (LinkKind::Pix, P2pStatus::ChipsetNotSupported, vec!["topology.p2p_blocked"]),
-        (LinkKind::Pxb, P2pStatus::TopologyNotSupported, vec!["topology.p2p_blocked"]),
-        (LinkKind::Nvlink { links: 4 }, P2pStatus::DisabledByRegkey, vec!["topology.p2p_blocked"]),
+        (LinkKind::Pix, P2pStatus::ChipsetNotSupported, vec!["topology.peer_access_blocked"]),
+        (LinkKind::Pxb, P2pStatus::TopologyNotSupported, vec!["topology.peer_access_blocked"]),
+        (LinkKind::Nvlink { links: 4 }, P2pStatus::DisabledByRegkey, vec!["topology.peer_access_blocked"]),
         (LinkKind::Phb, P2pStatus::ChipsetNotSupported, vec![]),
         (LinkKind::Pix, P2pStatus::Unknown, vec![]),
-        (LinkKind::Pix, P2pStatus::GpuNotSupported, vec!["topology.p2p_not_offered_by_gpu"]),
-        (LinkKind::Phb, P2pStatus::GpuNotSupported, vec!["topology.p2p_not_offered_by_gpu"]),
+        (LinkKind::Pix, P2pStatus::GpuNotSupported, vec!["topology.peer_access_not_offered_by_gpu"]),
+        (LinkKind::Phb, P2pStatus::GpuNotSupported, vec!["topology.peer_access_not_offered_by_gpu"]),
     ] {
         let m = machine(two(), vec![pair(0, 1, link, Some(status))], &[]);
         assert_eq!(ids(&m), want, "{link:?} {status:?}");
     }
     let m = machine(two(), vec![pair(0, 1, LinkKind::Pix, Some(P2pStatus::ChipsetNotSupported))], &[]);
-    let f = m.finding("topology.p2p_blocked");
+    let f = m.finding("topology.peer_access_blocked");
     assert_eq!(f.severity, crate::Severity::Warning);
     assert!(f.evidence[0].contains("PIX") && f.evidence[0].contains("chipset not supported"), "{:?}", f.evidence);
     assert!(f.fix.unwrap().contains("ACSCtl"));
     let m = machine(two(), vec![pair(0, 1, LinkKind::Phb, Some(P2pStatus::GpuNotSupported))], &[]);
-    assert_eq!(m.finding("topology.p2p_not_offered_by_gpu").severity, crate::Severity::Info);
+    assert_eq!(m.finding("topology.peer_access_not_offered_by_gpu").severity, crate::Severity::Info);
 }
 
 #[test]

@@ -281,3 +281,31 @@ fn visible_devices_index_cudas_order_or_name_uuids() {
     let (t, _, _) = run(linux(), &mixed(), &env(&[("CUDA_VISIBLE_DEVICES", "")]));
     assert!(t.cuda_order.effective.is_empty() && t.cuda_order.unmatched.is_none());
 }
+
+#[test]
+fn only_calls_that_failed_become_notes_not_features_a_gpu_lacks() {
+    let mut unreported = std::collections::BTreeMap::new();
+    unreported.insert(
+        "nvlink_is_active".to_owned(),
+        "the requested operation is not available on the target device".to_owned(),
+    );
+    unreported.insert(
+        "cpu_affinity".to_owned(),
+        "the current user does not have permission to perform this operation".to_owned(),
+    );
+    let mut f = linux();
+    f.nvml = NvmlAnswer::Report(NvmlReport {
+        topology: Some(NvmlTopology {
+            devices: vec![NvmlTopoDevice { index: 0, unreported, ..NvmlTopoDevice::default() }],
+            pairs: Vec::new(),
+        }),
+        ..NvmlReport::default()
+    });
+    let (t, _, _) = run(f, &[gpu(0, "NVIDIA GeForce RTX 4090", (8, 9), "0000:01:00.0")], &EnvFacts::default());
+    assert_eq!(
+        t.notes,
+        [
+            "GPU 0: NVML did not answer cpu_affinity: the current user does not have permission to perform this operation"
+        ]
+    );
+}
