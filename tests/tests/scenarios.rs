@@ -9,7 +9,7 @@ use Severity::{Error, Info, Warning};
 use gpu_doctor_probes::compat::Kb;
 use gpu_doctor_probes::diagnose::diagnose;
 use gpu_doctor_probes::host::ReplayHost;
-use gpu_doctor_probes::model::{FrameworkBuild, SecureBoot, ToolkitKind};
+use gpu_doctor_probes::model::{FrameworkBuild, LinkKind, P2pStatus, SecureBoot, ToolkitKind};
 use gpu_doctor_probes::probe::{Options, collect};
 use gpu_doctor_probes::{Probed, Severity, Snapshot};
 use gpu_doctor_tests::fixtures_dir;
@@ -62,9 +62,13 @@ const SCENARIOS: &[&str] = &[
     "docker-toolkit-no-runtime",
     "egpu-thunderbolt",
     "gpu-no-driver",
+    "hgx-h100-nvlink",
+    "mig-a100",
     "no-driver",
     "old-driver-nvml-gaps",
+    "pcie-2x5090-no-p2p",
     "torch-cu130-on-r550",
+    "two-socket-8x4090",
     "two-toolkits",
     "windows-wddm",
     "wsl2",
@@ -347,6 +351,68 @@ fn torch_cu130_on_r550() {
             or_driver: Some(580)
         })
     );
+}
+
+#[test]
+fn hgx_h100_nvlink() {
+    let s = check("hgx-h100-nvlink");
+    expect_findings(&s, &[("topology.gpus_across_sockets", Info)]);
+    assert_eq!(source(&s.topology), "nvml");
+    let t = found(&s.topology, "topology");
+    assert_eq!((t.gpus.len(), t.pairs.len()), (8, 28));
+    assert!(t.pairs.iter().all(|p| p.link == LinkKind::Nvlink { links: 18 }), "{:?}", t.pairs);
+    assert!(t.pairs.iter().all(|p| p.p2p_read.is_none()), "the capture has no P2P matrix");
+    let numa: Vec<Option<u32>> = t.gpus.iter().map(|g| g.numa_node).collect();
+    assert_eq!(numa, [Some(0), Some(0), Some(0), Some(0), Some(1), Some(1), Some(1), Some(1)]);
+    assert_eq!(t.gpus[4].cpu_affinity.as_deref(), Some("56-111,168-223"));
+    assert_eq!(t.gpus[0].nvlinks.iter().filter(|l| l.active && l.version == Some(4)).count(), 18);
+    assert_eq!(t.cuda_order.effective, (0..8).collect::<Vec<u32>>(), "eight equal GPUs: CUDA keeps PCI order");
+}
+
+#[test]
+fn pcie_2x5090_no_p2p() {
+    let s = check("pcie-2x5090-no-p2p");
+    expect_findings(&s, &[("topology.peer_access_not_offered_by_gpu", Info)]);
+    assert_eq!(source(&s.topology), "nvidia-smi");
+    let t = found(&s.topology, "topology");
+    assert_eq!(t.pairs.len(), 1);
+    let p = &t.pairs[0];
+    assert_eq!(
+        (p.link, p.p2p_read, p.p2p_write),
+        (LinkKind::Phb, Some(P2pStatus::GpuNotSupported), Some(P2pStatus::GpuNotSupported))
+    );
+    assert_eq!((t.gpus[1].numa_node, t.gpus[1].cpu_affinity.as_deref()), (Some(0), Some("0-63")));
+    assert!(s.trace.iter().any(|e| e.method == "nvidia-smi topo -p2p r"), "the fallback asked for P2P");
+}
+
+#[test]
+fn two_socket_8x4090() {
+    let s = check("two-socket-8x4090");
+    expect_findings(&s, &[("topology.gpus_across_sockets", Info)]);
+    let t = found(&s.topology, "topology");
+    assert_eq!(t.pairs.len(), 28);
+    assert!(t.pairs.iter().all(|p| p.link == LinkKind::Sys));
+    let f = diagnose(&s, Kb::get().unwrap()).into_iter().find(|f| f.id == "topology.gpus_across_sockets").unwrap();
+    assert!(f.summary.contains("2 NUMA nodes"), "{}", f.summary);
+    assert!(
+        f.evidence.iter().any(|e| e.contains("GPU 7") && e.contains("NUMA node 1") && e.contains("56-111,168-223")),
+        "{:?}",
+        f.evidence
+    );
+}
+
+#[test]
+fn mig_a100() {
+    let s = check("mig-a100");
+    expect_findings(&s, &[("topology.mig_enabled", Info)]);
+    let t = found(&s.topology, "topology");
+    let mig = t.gpus[0].mig.clone().expect("MIG facts");
+    assert!(mig.enabled);
+    let instances = mig.instances.expect("the MIG devices");
+    assert_eq!(instances.len(), 7);
+    assert!(instances.iter().all(|i| i.profile.as_deref() == Some("1g.10gb")));
+    assert_eq!(instances[3].uuid.as_deref(), Some("MIG-36c795f2-5cf7-55d6-af30-e535e79b7bb6"));
+    assert_eq!(source(&s.topology), "nvidia-smi");
 }
 
 /// The window fills a pending snapshot from the parts `collect_streaming` hands out as each probe

@@ -111,13 +111,18 @@ fn facts(out: &mut String, report: &Report) {
         let _ = writeln!(out, "<tr><th>{}</th><td{tone}>{}</td></tr>", escape(sec.label), escape(&sec.headline));
     }
     out.push_str("</table>\n");
-    for sec in secs.iter().filter(|s| !s.details.is_empty()) {
+    for sec in secs.iter().filter(|s| !s.details.is_empty() || !s.pre.is_empty()) {
         let _ = writeln!(
             out,
-            "<details><summary><strong>{}</strong>: {}</summary>\n<ul>",
+            "<details><summary><strong>{}</strong>: {}</summary>",
             escape(sec.label),
             escape(&sec.headline)
         );
+        if !sec.pre.is_empty() {
+            let lines: Vec<String> = sec.pre.iter().map(|l| escape(l)).collect();
+            let _ = writeln!(out, "<pre>{}</pre>", lines.join("\n"));
+        }
+        out.push_str("<ul>\n");
         for d in &sec.details {
             let _ = writeln!(out, "<li>{}</li>", escape(d));
         }

@@ -38,6 +38,15 @@ pub fn escape(text: &str) -> String {
     out
 }
 
+/// Lines as a fenced code block (each line cleaned like the terminal's, the fence longer than any
+/// backtick run inside).
+pub fn fenced(lines: &[String]) -> String {
+    let lines: Vec<String> = lines.iter().map(|l| super::text::clean(l)).collect();
+    let longest = lines.iter().flat_map(|l| l.split(|c| c != '`')).map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat((longest + 1).max(3));
+    format!("{fence}\n{}\n{fence}", lines.join("\n"))
+}
+
 /// A command as an inline code span, kept exactly as it is (backticks included) except that line
 /// breaks become spaces: the span is fenced with more backticks than any run inside it.
 pub fn code(text: &str) -> String {
@@ -65,8 +74,11 @@ pub fn report(report: &Report) -> String {
     for sec in &secs {
         let _ = writeln!(out, "| **{}** | {} |", sec.label, escape(&sec.headline));
     }
-    for sec in secs.iter().filter(|s| !s.details.is_empty()) {
+    for sec in secs.iter().filter(|s| !s.details.is_empty() || !s.pre.is_empty()) {
         let _ = writeln!(out, "\n<details><summary>{}: {}</summary>\n", sec.label, escape(&sec.headline));
+        if !sec.pre.is_empty() {
+            let _ = writeln!(out, "{}\n", fenced(&sec.pre));
+        }
         for d in &sec.details {
             let _ = writeln!(out, "- {}", escape(d));
         }

@@ -59,7 +59,9 @@ fn hostile_reports() -> Vec<(Report, BenchRun)> {
     let (run, carried) = poisoned(&run);
     assert!(carried > 20, "the bench run carries the payload in {carried} strings");
     let mut out = Vec::new();
-    for name in ["torch-cu130-on-r550", "egpu-thunderbolt", "two-toolkits", "docker-toolkit-no-runtime"] {
+    for name in
+        ["torch-cu130-on-r550", "egpu-thunderbolt", "two-toolkits", "docker-toolkit-no-runtime", "pcie-2x5090-no-p2p"]
+    {
         let report = crate::render::html::tests::fixture_report(name);
         let (mut report, carried) = poisoned(&report);
         assert!(carried > 50, "{name} carries the payload in {carried} strings");

@@ -100,6 +100,9 @@ pub fn summary(report: &Report, color: bool, verbose: bool) -> String {
             continue;
         }
         let _ = writeln!(out, "{:<LABEL_WIDTH$}{}", sec.label, paint(&sec.headline, sec.tone, color));
+        for line in &sec.pre {
+            let _ = writeln!(out, "{:<LABEL_WIDTH$}{}", "", clean(line));
+        }
         for d in &sec.details {
             let _ = writeln!(out, "{:<LABEL_WIDTH$}{}", "", if verbose { clean(d) } else { shorten(d) });
         }

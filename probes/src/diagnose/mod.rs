@@ -24,6 +24,7 @@ mod reading;
 #[cfg(test)]
 mod tests;
 mod toolkits;
+mod topology;
 mod wheels;
 mod wsl;
 
@@ -86,6 +87,7 @@ const FAMILIES: &[Family] = &[
     (link::RULES, link::run),
     (containers::RULES, containers::run),
     (health::RULES, health::run),
+    (topology::RULES, topology::run),
     (cudnn::RULES, cudnn::run),
     (wheels::RULES, wheels::run),
     (reading::RULES, reading::run),

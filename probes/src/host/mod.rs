@@ -6,6 +6,7 @@
 pub mod ecc;
 mod fixture;
 pub mod nvml;
+pub mod nvml_topology;
 pub mod paths;
 pub mod process;
 mod recording;
@@ -22,6 +23,7 @@ use serde::{Deserialize, Serialize};
 use crate::model::{OsFamily, Platform, SystemInfo};
 pub use fixture::{CommandRecord, FIXTURE_FILE, Fixture, NvmlAnswer};
 pub use nvml::{NvmlDevice, NvmlReport};
+pub use nvml_topology::{NvmlPair, NvmlTopoDevice, NvmlTopology};
 pub use recording::RecordingHost;
 pub use replay::ReplayHost;
 pub use system::SystemHost;

@@ -31,6 +31,10 @@ pub struct NvmlReport {
     pub devices: Vec<NvmlDevice>,
     /// System-level functions that did not answer, with NVML's reason.
     pub unreported: BTreeMap<String, String>,
+    /// How the devices connect (pairs, NUMA, CPU affinity, NVLink, MIG); `None` in recordings made
+    /// before gpu-doctor asked, where the topology probe falls back to nvidia-smi.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topology: Option<super::nvml_topology::NvmlTopology>,
 }
 
 /// What NVML said about one device. Every `None` has its reason in `unreported`.
@@ -115,7 +119,7 @@ fn describe_init_error(e: &NvmlError) -> String {
 }
 
 /// Records a call's value, or its error under `name`.
-fn take<T>(unreported: &mut BTreeMap<String, String>, name: &str, r: Result<T, NvmlError>) -> Option<T> {
+pub(super) fn take<T>(unreported: &mut BTreeMap<String, String>, name: &str, r: Result<T, NvmlError>) -> Option<T> {
     match r {
         Ok(v) => Some(v),
         Err(e) => {
@@ -136,14 +140,19 @@ pub(crate) fn query() -> Result<NvmlReport, HostError> {
     let count = nvml
         .device_count()
         .map_err(|e| HostError::Unavailable { message: format!("NVML could not count devices: {e}") })?;
+    let mut handles = Vec::new();
     for index in 0..count {
         match nvml.device_by_index(index) {
-            Ok(device) => report.devices.push(query_device(index, &device)),
+            Ok(device) => {
+                report.devices.push(query_device(index, &device));
+                handles.push((index, device));
+            }
             Err(e) => {
                 report.unreported.insert(format!("device {index}"), e.to_string());
             }
         }
     }
+    report.topology = Some(super::nvml_topology::query(&handles));
     Ok(report)
 }
 

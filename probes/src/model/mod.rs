@@ -17,6 +17,7 @@ mod python;
 mod snapshot;
 mod system;
 mod toolkits;
+mod topology;
 mod version;
 
 pub use bus_id::{PciBusId, PciBusIdError};
@@ -40,4 +41,7 @@ pub use python::{
 pub use snapshot::{ObservedMessage, Origin, SCHEMA_VERSION, Snapshot};
 pub use system::{SystemFacts, SystemInfo};
 pub use toolkits::{Pick, ToolkitInstall, ToolkitKind, ToolkitPicks, Toolkits, VersionSource};
+pub use topology::{
+    CudaOrder, DeviceOrder, GpuPair, LinkKind, MigFacts, MigInstance, NvLink, P2pStatus, TopoGpu, Topology,
+};
 pub use version::{ComputeCapability, CudaVersion, CudnnVersion, DriverVersion, VersionError};

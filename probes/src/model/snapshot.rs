@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     ContainerSupport, CudnnCopy, DriverFacts, EnvFacts, Gpu, Health, HostLink, KernelModuleFacts, OsFamily, PciDevice,
-    Platform, PlatformFacts, Probed, PythonEnv, SecureBoot, SystemFacts, Toolkits, TraceEntry, UnusedPython,
+    Platform, PlatformFacts, Probed, PythonEnv, SecureBoot, SystemFacts, Toolkits, Topology, TraceEntry, UnusedPython,
 };
 
 /// Version of the snapshot and report JSON; bumped on any breaking change.
@@ -42,6 +42,9 @@ pub struct Snapshot {
     /// `unknown` in reports written before gpu-doctor read them.
     #[serde(default)]
     pub health: Health,
+    /// How the GPUs connect (pairs, NUMA, MIG, CUDA order). Reports written before it read as unknown.
+    #[serde(default = "topology_not_in_report")]
+    pub topology: Probed<Topology>,
     /// Every CUDA toolkit found, and which one each variable picks.
     pub toolkits: Probed<Toolkits>,
     /// Every copy of cuDNN found.
@@ -103,6 +106,7 @@ impl Snapshot {
             gpus: Probed::unknown(why),
             links: Probed::unknown(why),
             health: Health::unknown(why),
+            topology: Probed::unknown(why),
             toolkits: Probed::unknown(why),
             cudnn: Probed::unknown(why),
             python_envs: Probed::unknown(why),
@@ -119,6 +123,11 @@ impl Snapshot {
 /// What a report from before the containers probe says of containers.
 fn containers_not_probed() -> Probed<ContainerSupport> {
     Probed::unknown("not probed: written by a gpu-doctor that did not look at containers")
+}
+
+/// The topology of a report written before gpu-doctor probed it.
+fn topology_not_in_report() -> Probed<Topology> {
+    Probed::unknown("not in this report (written before gpu-doctor looked at GPU topology)")
 }
 
 /// Where a snapshot's facts came from.

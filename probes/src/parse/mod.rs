@@ -9,6 +9,7 @@ pub mod smi;
 pub mod smi_csv;
 pub mod smi_q;
 pub mod smi_table;
+pub mod smi_topo;
 pub mod smi_xml;
 pub mod wheel;
 

@@ -35,7 +35,7 @@ impl SmiXml {
     }
 }
 
-fn smi_program(host: &dyn Host) -> Option<std::path::PathBuf> {
+pub(crate) fn smi_program(host: &dyn Host) -> Option<std::path::PathBuf> {
     let fallbacks: &[&str] = match host.platform().os {
         OsFamily::Windows => {
             &["C:/Windows/System32/nvidia-smi.exe", "C:/Program Files/NVIDIA Corporation/NVSMI/nvidia-smi.exe"]

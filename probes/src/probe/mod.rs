@@ -12,6 +12,7 @@ pub mod platform;
 pub mod python;
 pub mod system;
 pub mod toolkits;
+pub mod topology;
 
 use std::path::PathBuf;
 
@@ -66,6 +67,8 @@ pub enum Part {
     },
     /// Each GPU's host link.
     Links(Probed<Vec<crate::model::HostLink>>),
+    /// How the GPUs connect.
+    Topology(Probed<crate::model::Topology>),
     /// Python environments, CUDA toolkits and cuDNN.
     Python {
         python_envs: Probed<Vec<crate::model::PythonEnv>>,
@@ -77,8 +80,8 @@ pub enum Part {
 
 impl Part {
     /// Every part's name, in the order a summary shows them.
-    pub const NAMES: [&'static str; 9] =
-        ["system", "platform", "env", "containers", "gpus", "health", "modules", "links", "python"];
+    pub const NAMES: [&'static str; 10] =
+        ["system", "platform", "env", "containers", "gpus", "health", "modules", "links", "topology", "python"];
 
     /// This part's name (one of `NAMES`).
     pub fn name(&self) -> &'static str {
@@ -91,6 +94,7 @@ impl Part {
             Part::Health(_) => "health",
             Part::Modules { .. } => "modules",
             Part::Links(_) => "links",
+            Part::Topology(_) => "topology",
             Part::Python { .. } => "python",
         }
     }
@@ -108,6 +112,7 @@ impl Part {
                 (snap.kernel_module, snap.secure_boot, snap.pci_devices) = (kernel_module, secure_boot, pci_devices);
             }
             Part::Links(v) => snap.links = v,
+            Part::Topology(v) => snap.topology = v,
             Part::Python { python_envs, unused_pythons, toolkits, cudnn } => {
                 (snap.python_envs, snap.unused_pythons) = (python_envs, unused_pythons);
                 (snap.toolkits, snap.cudnn) = (toolkits, cudnn);
@@ -164,22 +169,18 @@ pub fn collect_streaming(host: &dyn Host, opts: &Options, on_part: &(dyn Fn(Part
         });
 
         let (system, platform, env, containers, [t_sys, t_platform, t_env, t_containers]) = local_side(host, on_part);
-        let (driver, gpus, health, t_driver, t_gpus, t_health) = join(gpu_side, "driver", |e| {
+        let (driver, gpus, health, [t_driver, t_gpus, t_health], nvml) = join(gpu_side, "driver", |e| {
             let health = crate::model::Health { gpus: failed(&e), xid_events: failed(&e) };
-            (failed(&e), failed(&e), health, Trace::default(), Trace::default(), Trace::default())
+            let nvml = Err(crate::host::HostError::Unavailable { message: e.clone() });
+            (failed(&e), failed(&e), health, [Trace::default(), Trace::default(), Trace::default()], nvml)
         });
+        let mut t_topology = Trace::new("topology");
+        let topology = topology::probe(host, &nvml, gpus.value().map(Vec::as_slice), &env, &mut t_topology);
+        on_part(Part::Topology(topology.clone()));
         let (kernel_module, secure_boot, pci_devices, t_module, t_pci) =
             join(module_side, "modules", |e| (failed(&e), failed(&e), failed(&e), Trace::default(), Trace::default()));
         let mut t_link = Trace::new("link");
-        let links = match (pci_devices.value(), gpus.value()) {
-            (Some(devices), gpus) => link::probe(host, devices, gpus.map_or(&[][..], Vec::as_slice), &mut t_link),
-            // Not Linux: the link probe says why it does not apply here.
-            (None, _) if matches!(pci_devices, Probed::Unsupported { .. }) => link::probe(host, &[], &[], &mut t_link),
-            (None, _) => Probed::absent(format!(
-                "no NVIDIA device on the PCI bus to follow: {}",
-                pci_devices.why_not().unwrap_or("unknown")
-            )),
-        };
+        let links = links(host, &pci_devices, &gpus, &mut t_link);
         on_part(Part::Links(links.clone()));
         let (python_envs, unused_pythons, toolkits, cudnn, t_python, t_toolkits, t_cudnn) =
             join(python_side, "python", |e| {
@@ -196,6 +197,7 @@ pub fn collect_streaming(host: &dyn Host, opts: &Options, on_part: &(dyn Fn(Part
             t_gpus,
             t_health,
             t_link,
+            t_topology,
             t_toolkits,
             t_cudnn,
             t_python,
@@ -215,6 +217,7 @@ pub fn collect_streaming(host: &dyn Host, opts: &Options, on_part: &(dyn Fn(Part
             gpus,
             links,
             health,
+            topology,
             toolkits,
             cudnn,
             python_envs,
@@ -260,13 +263,19 @@ fn entries<const N: usize>(traces: [Trace; N]) -> Vec<crate::model::TraceEntry> 
     traces.into_iter().flat_map(Trace::into_entries).collect()
 }
 
+/// What the driver thread found: the driver, the GPUs, their health, the three traces, and NVML's
+/// answer (the topology probe reads it too).
+type DriverSide = (
+    Probed<crate::model::DriverFacts>,
+    Probed<Vec<crate::model::Gpu>>,
+    crate::model::Health,
+    [Trace; 3],
+    Result<crate::host::NvmlReport, crate::host::HostError>,
+);
+
 /// The driver thread's probes: NVML once, the driver, the GPUs, then their health, each group
 /// handed out as it finishes.
-fn driver_side(
-    host: &dyn Host,
-    smi: &driver::SmiXml,
-    on_part: &(dyn Fn(Part) + Sync),
-) -> (Probed<crate::model::DriverFacts>, Probed<Vec<crate::model::Gpu>>, crate::model::Health, Trace, Trace, Trace) {
+fn driver_side(host: &dyn Host, smi: &driver::SmiXml, on_part: &(dyn Fn(Part) + Sync)) -> DriverSide {
     let mut t = Trace::new("driver");
     let nvml = host.nvml();
     let driver = driver::probe(host, &nvml, smi, &mut t);
@@ -276,7 +285,25 @@ fn driver_side(
     let mut th = Trace::new("health");
     let health = health::probe(host, &nvml, smi, &gpus, &mut th);
     on_part(Part::Health(health.clone()));
-    (driver, gpus, health, t, tg, th)
+    (driver, gpus, health, [t, tg, th], nvml)
+}
+
+/// The host links of the PCI devices and GPUs found.
+fn links(
+    host: &dyn Host,
+    pci_devices: &Probed<Vec<crate::model::PciDevice>>,
+    gpus: &Probed<Vec<crate::model::Gpu>>,
+    trace: &mut Trace,
+) -> Probed<Vec<crate::model::HostLink>> {
+    match (pci_devices.value(), gpus.value()) {
+        (Some(devices), gpus) => link::probe(host, devices, gpus.map_or(&[][..], Vec::as_slice), trace),
+        // Not Linux: the link probe says why it does not apply here.
+        (None, _) if matches!(pci_devices, Probed::Unsupported { .. }) => link::probe(host, &[], &[], trace),
+        (None, _) => Probed::absent(format!(
+            "no NVIDIA device on the PCI bus to follow: {}",
+            pci_devices.why_not().unwrap_or("unknown")
+        )),
+    }
 }
 
 /// Joins a probe thread; one that could not start or panicked gives `fallback`'s `Failed` results,

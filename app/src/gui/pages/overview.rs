@@ -10,14 +10,16 @@ use crate::gui::{Action, Page, Shown};
 use crate::render::facts::{gib, link_text, pcie_text, snapshot_sections};
 
 /// What the probe groups are called while they run.
-const PART_LABELS: [(&str, &str); 8] = [
+const PART_LABELS: [(&str, &str); 10] = [
     ("system", "machine"),
     ("platform", "platform"),
     ("env", "variables"),
+    ("containers", "containers"),
     ("gpus", "driver and GPUs"),
     ("health", "GPU health and kernel log"),
     ("modules", "kernel module and PCI bus"),
     ("links", "host links"),
+    ("topology", "GPU topology"),
     ("python", "Python, CUDA toolkits, cuDNN"),
 ];
 

@@ -185,7 +185,7 @@ fn unbound_pci_section(s: &Snapshot) -> Option<Section> {
 }
 
 fn links_section(links: &[HostLink]) -> Section {
-    let mut sec = Section { label: "Links", headline: String::new(), tone: Tone::Plain, details: Vec::new() };
+    let mut sec = Section::new("Links", String::new(), Tone::Plain);
     let egpus = links.iter().filter(|l| l.egpu.is_some()).count();
     sec.headline = match egpus {
         0 => format!("{} GPU link(s)", links.len()),

@@ -7,6 +7,7 @@ mod containers;
 mod hardware;
 mod health;
 mod software;
+mod topology;
 
 use gpu_doctor_probes::{Probed, Report, Snapshot};
 
@@ -34,11 +35,13 @@ pub struct Section {
     pub tone: Tone,
     /// Further lines.
     pub details: Vec<String>,
+    /// Lines shown as they are, in a fixed-width font (the topology matrix); empty for most sections.
+    pub pre: Vec<String>,
 }
 
 impl Section {
     fn new(label: &'static str, headline: impl Into<String>, tone: Tone) -> Self {
-        Self { label, headline: headline.into(), tone, details: Vec::new() }
+        Self { label, headline: headline.into(), tone, details: Vec::new(), pre: Vec::new() }
     }
 }
 
@@ -92,6 +95,7 @@ pub fn sections(report: &Report) -> Vec<Section> {
 pub fn snapshot_sections(s: &Snapshot) -> Vec<Section> {
     let mut out = hardware::sections(s);
     out.extend(health::sections(s));
+    out.extend(topology::section(s));
     out.extend(software::sections(s));
     out.push(containers::section(s));
     out

@@ -37,6 +37,7 @@ pub(super) fn sections(s: &Snapshot) -> Vec<Section> {
                 },
                 tone: Tone::Plain,
                 details: Vec::new(),
+                pre: Vec::new(),
             };
             for c in copies {
                 let version = c
@@ -80,7 +81,7 @@ fn toolkits_section(t: &Toolkits) -> Section {
     if roots.len() > 1 {
         headline.push_str(", and PATH / CUDA_HOME / LD_LIBRARY_PATH / /usr/local/cuda do not agree");
     }
-    let mut sec = Section { label: "Toolkits", headline, tone, details: Vec::new() };
+    let mut sec = Section::new("Toolkits", headline, tone);
     for i in &t.installs {
         sec.details.push(format!(
             "CUDA {} ({}) at {}{}",
@@ -140,6 +141,7 @@ fn python_section(envs: &[PythonEnv]) -> Section {
         ),
         tone: Tone::Plain,
         details: Vec::new(),
+        pre: Vec::new(),
     };
     for e in with {
         sec.details.push(format!("{} (Python {})", e.name, e.python_version.as_deref().unwrap_or("?")));

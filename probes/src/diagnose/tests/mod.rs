@@ -12,6 +12,7 @@ mod link;
 mod presence;
 mod quoting;
 mod toolkits;
+mod topology;
 mod wheels;
 mod whole;
 mod wsl;

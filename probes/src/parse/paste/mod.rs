@@ -114,7 +114,8 @@ pub fn read_pasted(text: &str, kb: &Kb) -> Result<Snapshot, ParseError> {
         facts.saw(*at, MESSAGES);
     }
     facts.messages = found.into_iter().map(|(_, m)| m).collect();
-    if facts.is_empty() {
+    let topology = super::smi_topo::paste::read(&lines);
+    if facts.is_empty() && topology.is_none() {
         return Err(error(
             "nothing gpu-doctor recognises: expected collect_env, nvidia-smi (table, -q, -q -x or CSV), \
              nvcc --version, pip list / pip freeze / conda list, PyTorch's printed torch.__version__ or is_available(), jax.print_environment_info(), TensorFlow's \
@@ -124,7 +125,11 @@ pub fn read_pasted(text: &str, kb: &Kb) -> Result<Snapshot, ParseError> {
             &facts.notes,
         ));
     }
-    Ok(facts.into_snapshot(kb))
+    let mut snap = facts.into_snapshot(kb);
+    if let Some(t) = topology {
+        super::smi_topo::paste::apply(t, &mut snap);
+    }
+    Ok(snap)
 }
 
 /// The error for pasted text, with what reading it noted (a cut, a newer schema) after it.

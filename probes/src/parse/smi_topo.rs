@@ -1,0 +1,170 @@
+//! `nvidia-smi topo -m` (the link matrix with CPU and NUMA affinity), `nvidia-smi topo -p2p r|w|a`
+//! (the peer-to-peer matrix) and `nvidia-smi -L` (GPUs with their MIG devices).
+//!
+//! The matrices are read by whitespace, which covers the tab-separated output of current drivers and
+//! the space-aligned one of older drivers and of copies from a terminal. Columns that are not GPUs
+//! (`NIC0`, `mlx5_0`) are skipped, as are the legends. Samples with their sources:
+//! `smi_topo/SOURCES.md`.
+
+use std::collections::BTreeMap;
+
+use super::ParseError;
+use crate::model::{LinkKind, MigInstance, P2pStatus};
+
+const TOPO: &str = "nvidia-smi topo -m";
+const P2P: &str = "nvidia-smi topo -p2p";
+const LIST: &str = "nvidia-smi -L";
+
+/// One GPU row of `nvidia-smi topo -m`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TopoRow {
+    /// `GPU<n>`'s n.
+    pub index: u32,
+    /// The link to each other GPU by its index (`X`, self, left out; a cell that is not a link label
+    /// left out too).
+    pub links: BTreeMap<u32, LinkKind>,
+    /// The `CPU Affinity` cell (`0-55,112-167`); `None` when absent or `N/A`.
+    pub cpu_affinity: Option<String>,
+    /// The `NUMA Affinity` cell when it is one node (`0`); `None` when absent, `N/A` or several.
+    pub numa_node: Option<u32>,
+}
+
+/// The matrix's GPU rows, in the order printed.
+pub fn parse_topo(text: &str) -> Result<Vec<TopoRow>, ParseError> {
+    let (header, columns, rows) = matrix(text, TOPO)?;
+    let extras: Vec<&str> =
+        ["CPU Affinity", "NUMA Affinity", "GPU NUMA ID"].into_iter().filter(|name| header.contains(name)).collect();
+    let mut out = Vec::new();
+    for (index, cells) in rows {
+        let mut links = BTreeMap::new();
+        for (col, cell) in columns.iter().zip(&cells) {
+            if let (Some(other), Some(kind)) = (col, LinkKind::from_label(cell)) {
+                links.insert(*other, kind);
+            }
+        }
+        let rest: Vec<&str> = cells.iter().skip(columns.len()).map(String::as_str).collect();
+        let extra = |name: &str| {
+            let at = extras.iter().position(|e| *e == name)?;
+            rest.get(at).copied().filter(|v| *v != "N/A")
+        };
+        out.push(TopoRow {
+            index,
+            links,
+            cpu_affinity: extra("CPU Affinity").filter(|v| is_cpu_list(v)).map(str::to_owned),
+            numa_node: extra("NUMA Affinity").and_then(|v| v.parse().ok()),
+        });
+    }
+    Ok(out)
+}
+
+/// `topo -p2p`'s cells: (row GPU, column GPU) → status, self left out.
+pub fn parse_p2p(text: &str) -> Result<BTreeMap<(u32, u32), P2pStatus>, ParseError> {
+    let (_, columns, rows) = matrix(text, P2P)?;
+    let mut out = BTreeMap::new();
+    for (index, cells) in rows {
+        for (col, cell) in columns.iter().zip(&cells) {
+            if let (Some(other), Some(status)) = (col, P2pStatus::from_code(cell)) {
+                out.insert((index, *other), status);
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err(ParseError::new(P2P, "no cell between two GPUs holds a status"));
+    }
+    Ok(out)
+}
+
+/// One GPU of `nvidia-smi -L`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListedGpu {
+    /// Its index.
+    pub index: u32,
+    /// Product name.
+    pub name: String,
+    /// `GPU-…` UUID, when printed.
+    pub uuid: Option<String>,
+    /// Its MIG devices, in the order printed.
+    pub mig: Vec<MigInstance>,
+}
+
+/// `GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-…)` lines and the `MIG 1g.10gb Device 0: (UUID: MIG-…)`
+/// lines under them.
+pub fn parse_list(text: &str) -> Result<Vec<ListedGpu>, ParseError> {
+    let mut out: Vec<ListedGpu> = Vec::new();
+    for line in text.lines().map(str::trim) {
+        let uuid = line
+            .split_once("(UUID: ")
+            .and_then(|(_, rest)| rest.split_once(')'))
+            .map(|(u, _)| u.trim().to_owned())
+            .filter(|u| !u.is_empty());
+        if let Some(rest) = line.strip_prefix("GPU ")
+            && let Some((index, rest)) = rest.split_once(':')
+            && let Ok(index) = index.trim().parse()
+        {
+            let name = rest.split_once("(UUID:").map_or(rest, |(n, _)| n).trim().to_owned();
+            out.push(ListedGpu { index, name, uuid, mig: Vec::new() });
+        } else if let Some(rest) = line.strip_prefix("MIG ")
+            && let Some((profile, rest)) = rest.split_once("Device")
+            && let Some((device, _)) = rest.split_once(':')
+            && let Ok(device) = device.trim().parse()
+            && let Some(gpu) = out.last_mut()
+        {
+            let profile = Some(profile.trim().to_owned()).filter(|p| !p.is_empty());
+            gpu.mig.push(MigInstance { device, profile, uuid });
+        }
+    }
+    if out.is_empty() {
+        return Err(ParseError::new(LIST, "no `GPU <n>: <name>` line"));
+    }
+    Ok(out)
+}
+
+/// `GPU12` → 12.
+fn gpu_label(s: &str) -> Option<u32> {
+    s.strip_prefix("GPU")?.parse().ok()
+}
+
+/// `0-55,112-167`, `6,14,22,30`, `0`: digits, commas and dashes only.
+fn is_cpu_list(s: &str) -> bool {
+    !s.is_empty() && s.chars().all(|c| c.is_ascii_digit() || c == ',' || c == '-')
+}
+
+/// The header line, the GPU index of each matrix column (`None` for a NIC), and each GPU row's
+/// cells after its label.
+type Matrix = (String, Vec<Option<u32>>, Vec<(u32, Vec<String>)>);
+
+fn matrix(text: &str, format: &'static str) -> Result<Matrix, ParseError> {
+    let mut lines = text.lines();
+    let header = lines
+        .by_ref()
+        .find(|l| {
+            let mut t = l.split_whitespace();
+            t.next().and_then(gpu_label) == Some(0) && t.next() != Some("X")
+        })
+        .ok_or_else(|| ParseError::new(format, "no header line starting with GPU0"))?;
+    // Matrix columns end where the affinity columns start.
+    let columns: Vec<Option<u32>> =
+        header.split_whitespace().take_while(|t| *t != "CPU" && *t != "NUMA").map(gpu_label).collect();
+    let mut rows = Vec::new();
+    for line in lines {
+        let mut cells = line.split_whitespace();
+        let Some(index) = cells.next().and_then(gpu_label) else {
+            if line.trim_start().starts_with("Legend") {
+                break;
+            }
+            continue;
+        };
+        if rows.iter().any(|(i, _)| *i == index) {
+            break;
+        }
+        rows.push((index, cells.map(str::to_owned).collect()));
+    }
+    if rows.is_empty() {
+        return Err(ParseError::new(format, "no GPU row under the header"));
+    }
+    Ok((header.to_owned(), columns, rows))
+}
+
+pub mod paste;
+#[cfg(test)]
+mod tests;
