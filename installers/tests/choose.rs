@@ -85,6 +85,8 @@ fn every_scenario_gets_its_expected_choice() {
             )],
         ),
         ("gpu-no-driver", Torch, "2.15.0+cu132", &[]),
+        ("a10-row-remap-pending-xid79", Torch, "2.5.1+cu121", &[]),
+        ("a100-ecc-row-remap-xid63", Torch, "1.13.1+cu116", &[]),
         ("container-without-gpu", Torch, "2.15.0+cu132", &[]),
         ("docker-no-container-toolkit", Torch, "2.3.1+cu121", &[]),
         ("docker-toolkit-no-runtime", Torch, "2.3.1+cu121", &[]),

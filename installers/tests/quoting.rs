@@ -11,7 +11,7 @@ use gpu_doctor_probes::compat::Kb;
 use gpu_doctor_probes::diagnose::diagnose;
 use gpu_doctor_probes::model::{FrameworkBuild, OsFamily};
 use gpu_doctor_probes::shell::Shell;
-use gpu_doctor_probes::testing::{MARK, Machine, hostile_machines};
+use gpu_doctor_probes::testing::{MARK, Machine, hostile_machines, outside_powershell_quotes};
 use gpu_doctor_probes::{Change, PlanTarget, Report};
 
 fn kb() -> &'static Kb {
@@ -41,27 +41,6 @@ const REACHED: &[(&str, &str)] = &[
     ("WSL1", "In PowerShell on Windows: wsl --set-version"),
     ("a cuDNN release that dropped the GPU", "'nvidia-cudnn-cu12==9.10.*'"),
 ];
-
-/// The text of a PowerShell line outside its single-quoted strings, in which nothing runs (a quote
-/// character doubled is a quote inside one; PowerShell also reads U+2018 to U+201B as quotes).
-fn outside_powershell_quotes(line: &str) -> String {
-    const QUOTES: [char; 5] = ['\'', '\u{2018}', '\u{2019}', '\u{201a}', '\u{201b}'];
-    let mut out = String::new();
-    let mut quoted = false;
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        if !QUOTES.contains(&c) {
-            if !quoted {
-                out.push(c);
-            }
-        } else if quoted && chars.peek().is_some_and(|n| QUOTES.contains(n)) {
-            chars.next();
-        } else {
-            quoted = !quoted;
-        }
-    }
-    out
-}
 
 /// The words a POSIX shell must make of the line written for `change`; `None` for a change whose
 /// line is not for that shell.

@@ -496,3 +496,24 @@ pub fn hostile_machines() -> Vec<(&'static str, Machine)> {
         ),
     ]
 }
+
+/// The text of a PowerShell line outside its single-quoted strings, in which nothing runs (a quote
+/// character doubled is a quote inside one; PowerShell also reads U+2018 to U+201B as quotes).
+pub fn outside_powershell_quotes(line: &str) -> String {
+    const QUOTES: [char; 5] = ['\'', '\u{2018}', '\u{2019}', '\u{201a}', '\u{201b}'];
+    let mut out = String::new();
+    let mut quoted = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        if !QUOTES.contains(&c) {
+            if !quoted {
+                out.push(c);
+            }
+        } else if quoted && chars.peek().is_some_and(|n| QUOTES.contains(n)) {
+            chars.next();
+        } else {
+            quoted = !quoted;
+        }
+    }
+    out
+}

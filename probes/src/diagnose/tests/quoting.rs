@@ -1,7 +1,7 @@
 //! Fixes name paths of the machine, which may be hostile: every command a fix shows must hand its
 //! program exactly the words meant, whatever the paths hold.
 
-use super::builder::{MARK, Machine, hostile_machines};
+use super::builder::{MARK, Machine, hostile_machines, outside_powershell_quotes};
 use crate::compat::Kb;
 
 /// The fix with every shown command taken out; what is left is prose and fixed syntax.
@@ -14,27 +14,6 @@ fn prose(fix: &str, shown: &[super::super::Shown]) -> String {
 /// The fixes still written as prose by the rules, and what each shows (the rest are plans:
 /// `gpu-doctor-installers`' `tests/quoting.rs` checks those over the same machines).
 const REACHED: &[(&str, &str)] = &[("a Linux driver inside WSL2", "dpkg -S")];
-
-/// The text of a PowerShell line outside its single-quoted strings, in which nothing runs (a quote
-/// character doubled is a quote inside one; PowerShell also reads U+2018 to U+201B as quotes).
-fn outside_powershell_quotes(line: &str) -> String {
-    const QUOTES: [char; 5] = ['\'', '\u{2018}', '\u{2019}', '\u{201a}', '\u{201b}'];
-    let mut out = String::new();
-    let mut quoted = false;
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        if !QUOTES.contains(&c) {
-            if !quoted {
-                out.push(c);
-            }
-        } else if quoted && chars.peek().is_some_and(|n| QUOTES.contains(n)) {
-            chars.next();
-        } else {
-            quoted = !quoted;
-        }
-    }
-    out
-}
 
 fn check(name: &str, m: &Machine, parse_back: bool) {
     let (findings, shown) = super::super::diagnose_shown(&m.0, Kb::get().unwrap());

@@ -74,7 +74,9 @@ fn mixed_models_put_the_faster_card_first_for_cuda() {
     assert_eq!(ids(&m), ["topology.cuda_index_differs", "topology.mixed_models"]);
     let f = m.finding("topology.cuda_index_differs");
     assert_eq!(f.summary, "CUDA device 0 is nvidia-smi's GPU 1 (NVIDIA GeForce RTX 3090)");
-    assert!(f.fix.unwrap().contains("export CUDA_DEVICE_ORDER=PCI_BUS_ID"));
+    assert!(f.plan.is_some());
+    let set = crate::Change::SetVar { name: "CUDA_DEVICE_ORDER".into(), value: "PCI_BUS_ID".into() };
+    assert_eq!(m.changes("topology.cuda_index_differs"), [set]);
     let m = machine(gpus(), vec![], &[("CUDA_DEVICE_ORDER", "PCI_BUS_ID")]);
     assert_eq!(ids(&m), ["topology.mixed_models"], "PCI order: the indices agree");
     let m = machine(gpus(), vec![], &[("CUDA_VISIBLE_DEVICES", "GPU-1")]);
