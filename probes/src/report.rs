@@ -158,8 +158,6 @@ pub enum Change {
     Root { argv: Vec<String> },
     /// A command the person runs in PowerShell on Windows (the Windows side of WSL), as argv.
     Windows { argv: Vec<String> },
-    /// A command the person runs to learn something first (`dpkg -S FILE`), as argv.
-    Look { argv: Vec<String> },
     /// Something only a person can do, in words.
     Manual { text: String },
 }

@@ -79,10 +79,6 @@ pub(super) fn plan(
                 format!("In PowerShell on Windows: {}", rendered(command(argv).render(Shell::PowerShell))),
                 goal,
             ),
-            Change::Look { argv } => Step::manual(
-                format!("{} tells what to use in the next step", rendered(command(argv).render(shell))),
-                "the next step needs what it prints",
-            ),
             Change::Manual { text } => Step::manual(text.clone(), goal),
         });
     }
