@@ -83,10 +83,12 @@ pub struct Finding {
 }
 
 impl Finding {
-    /// This finding, answered by a plan for `target`.
+    /// This finding, answered by a plan for `target` (as it is when `target` is `None`).
     #[must_use]
-    pub fn with_plan(mut self, target: PlanTarget) -> Self {
-        self.plan = Some(PlanRef { id: String::new(), target });
+    pub fn with_plan(mut self, target: impl Into<Option<PlanTarget>>) -> Self {
+        if let Some(target) = target.into() {
+            self.plan = Some(PlanRef { id: String::new(), target });
+        }
         self
     }
 }

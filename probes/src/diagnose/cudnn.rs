@@ -330,10 +330,7 @@ fn gpu_support(cx: &Ctx<'_>, env: &PythonEnv, found: &[Candidate], out: &mut Vec
                 ],
                 fix,
             );
-            out.push(match plan {
-                Some(plan) => finding.with_plan(plan),
-                None => finding,
-            });
+            out.push(finding.with_plan(plan));
         }
     }
 }

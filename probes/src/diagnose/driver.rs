@@ -62,10 +62,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
                     evidence,
                     fix,
                 );
-                out.push(match plan {
-                    Some(plan) => finding.with_plan(plan),
-                    None => finding,
-                });
+                out.push(finding.with_plan(plan));
             }
             RuntimeVerdict::TooOld { floor, full } => {
                 let needed = floor.clone().or(full.clone());

@@ -371,9 +371,6 @@ fn toolkit_roots(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
             vec![format!("{name}=\"{value}\"")],
             None,
         );
-        out.push(match plan {
-            Some(plan) => finding.with_plan(plan),
-            None => finding,
-        });
+        out.push(finding.with_plan(plan));
     }
 }

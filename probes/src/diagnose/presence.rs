@@ -222,10 +222,7 @@ fn no_driver(cx: &Ctx<'_>, unclaimed: &[&PciDevice]) -> Finding {
     };
     let finding =
         NO_DRIVER.finding("An NVIDIA GPU is installed but no NVIDIA driver is using it", detail, evidence, Some(fix));
-    match plan {
-        Some(target) => finding.with_plan(target),
-        None => finding,
-    }
+    finding.with_plan(plan)
 }
 
 /// The fix text of a finding that has a plan: what to do, in words; the plan (`gpu-doctor fix`) holds

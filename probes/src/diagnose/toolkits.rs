@@ -109,10 +109,7 @@ fn conflict(cx: &Ctx<'_>, t: &Toolkits, out: &mut Vec<Finding>) {
         evidence,
         None,
     );
-    out.push(match plan {
-        Some(plan) => finding.with_plan(plan),
-        None => finding,
-    });
+    out.push(finding.with_plan(plan));
 }
 
 /// The changes that make every name pick `target`.
@@ -282,10 +279,7 @@ fn explain(cx: &Ctx<'_>, t: &Toolkits, out: &mut Vec<Finding>) {
         evidence,
         None,
     );
-    out.push(match plan {
-        Some(plan) => finding.with_plan(plan),
-        None => finding,
-    });
+    out.push(finding.with_plan(plan));
 }
 
 /// The plan that points `CUDA_HOME` at an installed toolkit of the build's major, or installs one.

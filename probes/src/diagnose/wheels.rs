@@ -135,10 +135,7 @@ fn mixed(
     });
     let finding =
         MIXED.finding(format!("{} mixes frameworks built for different CUDA majors", env.name), detail, evidence, None);
-    match plan {
-        Some(plan) => finding.with_plan(plan),
-        None => finding,
-    }
+    finding.with_plan(plan)
 }
 
 /// The changes that move one framework to CUDA `major`.
