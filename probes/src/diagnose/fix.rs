@@ -1,5 +1,6 @@
-//! Fix commands for this machine: pip with the right index, the driver branch for this distribution
-//! (from `drivers.toml`; the driver plans themselves are built by `gpu-doctor-installers`).
+//! Fixes for this machine: the [`Change`]s of a change plan (`gpu-doctor-installers` writes their
+//! commands), and the driver branch for this distribution (from `drivers.toml`; the driver plans
+//! themselves are built by `gpu-doctor-installers`) for the lines that stay prose.
 //!
 //! Every command that holds text of the machine (a path, a package name) is built as a
 //! [`ShellCommand`] and rendered for the machine's shell (PowerShell on Windows, POSIX sh elsewhere)
@@ -27,13 +28,9 @@ pub(crate) struct Shown {
 
 /// Notes a rendered text and returns it; a text that could not be rendered safely says so instead.
 fn note(cx: &Ctx<'_>, text: Result<String, Unquotable>, argv: Vec<String>, machine: bool) -> String {
-    note_for(cx, cx.shell, text, argv, machine)
-}
-
-fn note_for(cx: &Ctx<'_>, shell: Shell, text: Result<String, Unquotable>, argv: Vec<String>, machine: bool) -> String {
     match text {
         Ok(text) => {
-            let argv = (shell == Shell::Posix).then_some(argv);
+            let argv = (cx.shell == Shell::Posix).then_some(argv);
             cx.shown.borrow_mut().push(Shown { text: text.clone(), argv, machine });
             text
         }
