@@ -24,6 +24,9 @@ fn judged(m: &Machine) -> Report {
     report
 }
 
+/// The one case whose fix stays the rule's prose: the probes' `diagnose/tests/quoting.rs` checks it.
+const PROSE: &str = "a Linux driver inside WSL2";
+
 /// What some fix of each case shows, so each case is known to reach the plan it is there for.
 const REACHED: &[(&str, &str)] = &[
     ("tensorflow without cuDNN", "pip install 'tensorflow[and-cuda]==2.18.0'"),
@@ -34,6 +37,7 @@ const REACHED: &[(&str, &str)] = &[
     ("torch and jax of two majors", "jax-cuda13-pjrt"),
     ("torch and cupy of two majors", "cupy-cuda12x"),
     ("tensorflow and torch of two majors", "'torch==2.9.*'"),
+    ("duplicate wheels", "--force-reinstall --no-deps nvidia-cublas-cu12==12.4.5.8"),
     ("toolkits disagree, framework major", "as root: ln -sfn"),
     ("toolkits disagree, newest", "export PATH="),
     ("stale library path", "export LD_LIBRARY_PATH="),
@@ -113,8 +117,8 @@ fn check(name: &str, m: &Machine, shell: Shell) -> Vec<String> {
 
 #[test]
 fn every_plan_quotes_hostile_paths_for_posix_sh() {
-    for (name, m) in hostile_machines() {
-        let Some((_, want)) = REACHED.iter().find(|(n, _)| *n == name) else { continue };
+    for (name, m) in hostile_machines().into_iter().filter(|(n, _)| *n != PROSE) {
+        let (_, want) = REACHED.iter().find(|(n, _)| *n == name).unwrap_or_else(|| panic!("{name} has no REACHED"));
         let fixes = check(name, &m, Shell::Posix);
         assert!(fixes.iter().any(|f| f.contains(MARK)), "{name}: no plan shows the hostile path: {fixes:#?}");
         assert!(fixes.iter().any(|f| f.contains(want)), "{name}: no plan shows {want}: {fixes:#?}");
@@ -123,16 +127,13 @@ fn every_plan_quotes_hostile_paths_for_posix_sh() {
 
 #[test]
 fn every_plan_quotes_hostile_paths_for_powershell_on_windows() {
-    let mut checked = 0;
     for (name, mut m) in hostile_machines() {
         m.0.platform.platform.os = OsFamily::Windows;
         let fixes = check(name, &m, Shell::PowerShell);
-        // Rules that do not apply on Windows (WSL, the Linux loader) leave nothing to check.
-        if fixes.iter().any(|f| f.contains(MARK)) {
-            checked += 1;
-        }
+        // Every case but the prose one reaches a plan on Windows too (the WSL rules read the WSL facts).
+        let shown = fixes.iter().any(|f| f.contains(MARK));
+        assert!(shown || name == PROSE, "{name}: no Windows plan shows the hostile path: {fixes:#?}");
     }
-    assert!(checked >= 8, "only {checked} machines show a hostile path in a Windows plan");
 }
 
 #[test]

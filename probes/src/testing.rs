@@ -455,7 +455,11 @@ pub fn hostile_machines() -> Vec<(&'static str, Machine)> {
         ),
         (
             "duplicate wheels",
-            hostile_rig().wheel("nvidia-cublas-cu12", "12.4.5.8").wheel("nvidia-cublas-cu13", "13.0.0.19"),
+            // torch tells which set to keep: the plan removes the other.
+            hostile_rig()
+                .torch("2.5.1+cu124")
+                .wheel("nvidia-cublas-cu12", "12.4.5.8")
+                .wheel("nvidia-cublas-cu13", "13.0.0.19"),
         ),
         ("toolkits disagree, framework major", two_toolkits(hostile_rig().torch("2.0.1+cu118"))),
         ("toolkits disagree, newest", two_toolkits(hostile_rig())),

@@ -15,16 +15,14 @@ fn prose(fix: &str, shown: &[super::super::Shown]) -> String {
 /// `gpu-doctor-installers`' `tests/quoting.rs` checks those over the same machines).
 const REACHED: &[(&str, &str)] = &[("a Linux driver inside WSL2", "dpkg -S")];
 
-fn check(name: &str, m: &Machine, parse_back: bool) {
+fn check(name: &str, m: &Machine) {
     let (findings, shown) = super::super::diagnose_shown(&m.0, Kb::get().unwrap());
     let fixes: Vec<&str> = findings.iter().filter_map(|f| f.fix.as_deref()).collect();
     assert!(fixes.iter().any(|f| f.contains(MARK)), "{name}: no fix shows the hostile path: {findings:#?}");
-    if parse_back {
-        let (_, want) = REACHED.iter().find(|(n, _)| *n == name).unwrap_or_else(|| panic!("{name} has no REACHED"));
-        assert!(fixes.iter().any(|f| f.contains(want)), "{name}: no fix shows {want}: {fixes:#?}");
-    }
+    let (_, want) = REACHED.iter().find(|(n, _)| *n == name).unwrap_or_else(|| panic!("{name} has no REACHED"));
+    assert!(fixes.iter().any(|f| f.contains(want)), "{name}: no fix shows {want}: {fixes:#?}");
     for s in &shown {
-        if parse_back && let Some(argv) = &s.argv {
+        if let Some(argv) = &s.argv {
             assert_eq!(shlex::split(&s.text).as_ref(), Some(argv), "{name}: {:?} does not read back", s.text);
         }
         // PowerShell (the only other shell fixes use): the machine text only inside literals.
@@ -42,6 +40,6 @@ fn check(name: &str, m: &Machine, parse_back: bool) {
 #[test]
 fn every_prose_fix_quotes_hostile_paths_for_posix_sh() {
     for (name, m) in hostile_machines().into_iter().filter(|(n, _)| REACHED.iter().any(|(r, _)| r == n)) {
-        check(name, &m, true);
+        check(name, &m);
     }
 }
