@@ -100,7 +100,7 @@ pub fn apply(plan: &Plan, opts: &ApplyOptions, cancel: &AtomicBool, events: &mut
     };
     outcome.log = Some(runner.log.path().to_owned());
     runner.log.line(&format!("plan {}: {}", plan.id, plan.goal));
-    let existing = plan.env.as_deref().map(envtool::python_in).filter(|python| python.exists());
+    let existing = plan.env.as_deref().filter(|env| envtool::python_in(env).exists());
     let mut stopped = false;
     for (index, step) in plan.steps.iter().enumerate() {
         let status = if stopped {
@@ -111,7 +111,7 @@ pub fn apply(plan: &Plan, opts: &ApplyOptions, cancel: &AtomicBool, events: &mut
             StepStatus::Cancelled
         } else {
             runner.started(index, total, &step.render(shell()).unwrap_or_else(|e| e));
-            runner.step(index, plan, existing.as_deref(), &mut outcome.backup)
+            runner.step(index, plan, existing, &mut outcome.backup)
         };
         stopped |= matches!(status, StepStatus::Failed { .. } | StepStatus::Cancelled);
         runner.ended(index, &status);
@@ -267,7 +267,7 @@ impl<'a> Runner<'a> {
     }
 
     /// Carries out step `index` of `plan` (a user or verify step). The first user step on an
-    /// existing environment (`existing`: its Python) saves its package list first, into `backup`.
+    /// existing environment (`existing`: its folder) saves its package list first, into `backup`.
     fn step(&mut self, index: usize, plan: &Plan, existing: Option<&Path>, backup: &mut Option<PathBuf>) -> StepStatus {
         let action = match &plan.steps[index].kind {
             StepKind::User { action } => action,
@@ -279,10 +279,10 @@ impl<'a> Runner<'a> {
             }
             StepKind::Root { .. } | StepKind::Manual { .. } => return StepStatus::LeftToYou,
         };
-        if let Some(python) = existing
+        if let Some(env) = existing
             && backup.is_none()
         {
-            match self.save_backup(index, python, plan) {
+            match self.save_backup(index, env, plan) {
                 Ok(path) => *backup = Some(path),
                 Err(status) => return status,
             }
@@ -352,13 +352,13 @@ impl<'a> Runner<'a> {
         }
     }
 
-    /// Saves the package list of the environment of `python` beside the log, before step `index`
+    /// Saves the package list of the environment at `env` beside the log, before step `index`
     /// changes it. `Err` is the step's status: the environment is not touched without a backup.
-    fn save_backup(&mut self, index: usize, python: &Path, plan: &Plan) -> Result<PathBuf, StepStatus> {
+    fn save_backup(&mut self, index: usize, env: &Path, plan: &Plan) -> Result<PathBuf, StepStatus> {
         let (tool, source) = tool_and_source(plan);
-        let argv = envtool::freeze(&tool, python);
-        let on_disk = plan.env.as_deref().ok_or_else(|| "no environment folder".to_owned());
-        let pins = match on_disk.and_then(|env| installed::freeze_from_disk(env, &tool)) {
+        let python = envtool::python_in(env);
+        let argv = envtool::freeze(&tool, &python);
+        let pins = match installed::freeze_from_disk(env, &tool) {
             Ok(listed) => {
                 self.line(
                     index,
@@ -379,7 +379,7 @@ impl<'a> Runner<'a> {
             }
         };
         let path = self.log.path().with_extension("backup.txt");
-        let text = Backup { tool, source, pins }.to_text(python);
+        let text = Backup { tool, source, pins }.to_text(&python);
         match std::fs::write(&path, text) {
             Ok(()) => {
                 self.line(index, &format!("saved the package list to {}", path.display()));
