@@ -132,3 +132,70 @@ fn shell_step(line: Result<String, Unquotable>, why: String, undo: String) -> St
         undo,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use gpu_doctor_probes::testing::Machine;
+    use gpu_doctor_probes::{InstallFlag, Report};
+
+    use super::*;
+
+    const ENV: &str = "/home/u/proj/.venv";
+
+    fn report() -> Report {
+        Report::new(Machine::linux().gpu("NVIDIA GeForce RTX 4090", "8.9").torch("2.5.1+cu124").0, Vec::new())
+    }
+
+    fn plan_of(env: Option<&str>, changes: &[Change]) -> Option<Plan> {
+        plan(&report(), env, "goal", changes, &Options::default(), Shell::Posix)
+    }
+
+    #[test]
+    fn package_changes_run_in_the_environment_and_end_with_a_check() {
+        let changes = [
+            Change::Uninstall { packages: vec!["cupy-cuda13x".into()] },
+            Change::Install {
+                requirements: vec!["cupy-cuda12x".into()],
+                flags: vec![InstallFlag::Upgrade],
+                index_url: None,
+            },
+        ];
+        let p = plan_of(Some(ENV), &changes).unwrap();
+        assert_eq!(p.env.as_deref(), Some(std::path::Path::new(ENV)), "apply saves this environment's packages first");
+        assert_eq!(
+            p.prose(Shell::Posix),
+            format!(
+                "{ENV}/bin/python -m pip uninstall --yes cupy-cuda13x; {ENV}/bin/python -m pip install -U cupy-cuda12x; \
+                 then check: gpu-doctor check --deep --python {ENV}/bin/python"
+            )
+        );
+        assert!(matches!(&p.steps[2].kind, StepKind::Verify { frameworks, .. } if frameworks == &["torch"]));
+    }
+
+    #[test]
+    fn shell_and_root_changes_are_shown_and_change_no_environment() {
+        let changes = [
+            Change::SetVar { name: "CUDA_HOME".into(), value: "/usr/local/cuda-12.4".into() },
+            Change::Root {
+                argv: vec!["ln".into(), "-sfn".into(), "/usr/local/cuda-12.4".into(), "/usr/local/cuda".into()],
+            },
+        ];
+        let p = plan_of(None, &changes).unwrap();
+        assert_eq!(p.env, None, "nothing for apply to back up");
+        assert!(p.steps.iter().all(|s| !s.is_run_by_gpu_doctor()), "{:?}", p.steps);
+        assert_eq!(
+            p.prose(Shell::Posix),
+            "export CUDA_HOME=/usr/local/cuda-12.4; as root: ln -sfn /usr/local/cuda-12.4 /usr/local/cuda"
+        );
+    }
+
+    #[test]
+    fn no_plan_for_an_environment_the_report_lacks_or_for_nothing() {
+        let install = [Change::Install { requirements: vec!["x".into()], flags: vec![], index_url: None }];
+        assert!(plan_of(Some("/elsewhere/.venv"), &install).is_none());
+        assert!(plan_of(None, &install).is_none(), "a package change needs an environment");
+        assert!(plan_of(Some(ENV), &[]).is_none());
+    }
+}
