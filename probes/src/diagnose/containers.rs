@@ -330,6 +330,7 @@ fn cdi_stale(cx: &Ctx<'_>, c: &ContainerSupport, out: &mut Vec<Finding>) {
             continue;
         }
         evidence.insert(0, format!("{}: devices {}", spec.path, list(&spec.devices)));
+        let output = if spec.path.starts_with("/var/run/cdi") { spec.path.as_str() } else { "/etc/cdi/nvidia.yaml" };
         out.push(CDI_STALE.finding(
             format!("The CDI spec {} no longer matches this machine's GPUs and driver", spec.path),
             "A CDI spec is a snapshot of the GPUs and driver libraries at the time it was generated. After a driver \
@@ -342,17 +343,7 @@ fn cdi_stale(cx: &Ctx<'_>, c: &ContainerSupport, out: &mut Vec<Finding>) {
             None,
             format!("{} lists this machine's GPUs and driver", spec.path),
             vec![
-                Change::Root {
-                    argv: vec![
-                        "nvidia-ctk".into(),
-                        "cdi".into(),
-                        "generate".into(),
-                        format!(
-                            "--output={}",
-                            if spec.path.starts_with("/var/run/cdi") { spec.path.as_str() } else { "/etc/cdi/nvidia.yaml" }
-                        ),
-                    ],
-                },
+                root(&["nvidia-ctk", "cdi", "generate", &format!("--output={output}")]),
                 manual(
                     "The nvidia-cdi-refresh service of toolkit 1.18 and later does this at boot and after driver \
                      changes.",

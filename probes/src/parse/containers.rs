@@ -16,8 +16,6 @@ mod tests;
 /// What `docker info` says about the daemon's runtimes.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct DockerInfo {
-    /// `Server Version:`; `None` when the daemon part is missing.
-    pub server_version: Option<String>,
     /// `Runtimes:`; `None` when the line is missing.
     pub runtimes: Option<Vec<String>>,
     /// `Default Runtime:`.
@@ -32,9 +30,7 @@ pub fn docker_info(text: &str) -> DockerInfo {
     let mut info = DockerInfo::default();
     for line in text.lines() {
         let t = line.trim();
-        if let Some(v) = t.strip_prefix("Server Version:") {
-            info.server_version = non_empty(v);
-        } else if let Some(v) = t.strip_prefix("Runtimes:") {
+        if let Some(v) = t.strip_prefix("Runtimes:") {
             info.runtimes = Some(v.split_whitespace().map(str::to_owned).collect());
         } else if let Some(v) = t.strip_prefix("Default Runtime:") {
             info.default_runtime = non_empty(v);

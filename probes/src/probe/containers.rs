@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::host::{Cmd, Host, HostError, dir_names, which};
+use crate::host::{Cmd, Host, HostError, dir_names, home_dir, which};
 use crate::model::{
     CdiSpec, ContainerSupport, ContainerToolkit, Engine, EngineKind, InsideContainer, KubeletPlugins, OsFamily,
     RuntimeConfig, ToolProgram,
@@ -211,8 +211,8 @@ fn toolkit(host: &dyn Host, inside: bool, trace: &mut Trace) -> ContainerToolkit
 fn runtime_configs(host: &dyn Host, trace: &mut Trace) -> Vec<RuntimeConfig> {
     let mut files: Vec<(EngineKind, PathBuf, bool)> =
         vec![(EngineKind::Docker, "/etc/docker/daemon.json".into(), false)];
-    if let Some(home) = host.env_var("HOME") {
-        files.push((EngineKind::Docker, Path::new(&home).join(".config/docker/daemon.json"), true));
+    if let Some(home) = home_dir(host) {
+        files.push((EngineKind::Docker, home.join(".config/docker/daemon.json"), true));
     }
     files.push((EngineKind::Containerd, "/etc/containerd/config.toml".into(), false));
     let drop_ins = Path::new("/etc/containerd/conf.d");

@@ -188,8 +188,16 @@ fn a_cdi_spec_missing_a_gpu_or_naming_another_driver_is_stale() {
         container_ids(&machine(2, spec(&["0", "GPU-00000000-aaaa-bbbb-cccc-dddddddddddd", "all"], "550.54.14"))),
         stale
     );
-    let f = machine(1, spec(&["0", "all"], "535.104.05")).finding("containers.cdi_spec_stale");
+    let m = machine(1, spec(&["0", "all"], "535.104.05"));
+    let f = m.finding("containers.cdi_spec_stale");
     assert!(f.evidence.iter().any(|e| e.contains("535.104.05") && e.contains("550.54.14")), "{:?}", f.evidence);
+    // Regenerated where it lives: /etc/cdi/nvidia.yaml, or the same file under /var/run/cdi.
+    let regenerate = |output: &str| crate::Change::Root {
+        argv: ["nvidia-ctk", "cdi", "generate", &format!("--output={output}")].map(String::from).to_vec(),
+    };
+    assert_eq!(m.changes("containers.cdi_spec_stale")[0], regenerate("/etc/cdi/nvidia.yaml"));
+    let run = CdiSpec { path: "/var/run/cdi/nvidia.json".into(), ..spec(&["0", "all"], "535.104.05") };
+    assert_eq!(machine(1, run).changes("containers.cdi_spec_stale")[0], regenerate("/var/run/cdi/nvidia.json"));
     // A spec of another vendor is not NVIDIA's to judge.
     let other = CdiSpec { kind: Some("vendor.com/device".into()), ..spec(&["x"], "1.2.3") };
     assert!(container_ids(&machine(1, other)).is_empty());
