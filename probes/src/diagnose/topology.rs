@@ -214,9 +214,7 @@ fn order(t: &Topology, out: &mut Vec<Finding>) {
 }
 
 fn sockets(t: &Topology, out: &mut Vec<Finding>) {
-    let mut nodes: Vec<u32> = t.gpus.iter().filter_map(|g| g.numa_node).collect();
-    nodes.sort_unstable();
-    nodes.dedup();
+    let nodes = t.numa_nodes();
     let sys = t.pairs.iter().filter(|p| p.link == LinkKind::Sys).count();
     if nodes.len() < 2 && sys == 0 {
         return;

@@ -152,7 +152,7 @@ pub(crate) fn query() -> Result<NvmlReport, HostError> {
             }
         }
     }
-    report.topology = Some(super::nvml_topology::query(&handles));
+    report.topology = Some(super::nvml_topology::query(&handles, &report.devices));
     Ok(report)
 }
 

@@ -9,7 +9,7 @@ use nvml_wrapper::Device;
 use nvml_wrapper::enum_wrappers::device::{P2pCapabilitiesIndex, P2pStatus as NvmlP2p};
 use serde::{Deserialize, Serialize};
 
-use super::nvml::take;
+use super::nvml::{NvmlDevice, take};
 use crate::model::{LinkKind, MigFacts, MigInstance, NvLink, P2pStatus};
 
 /// NVLinks asked per device (`NVML_NVLINK_MAX_LINKS`).
@@ -69,10 +69,11 @@ pub struct NvmlPair {
     pub unreported: BTreeMap<String, String>,
 }
 
-/// Asks NVML about the devices (index, handle).
-pub(super) fn query(devices: &[(u32, Device<'_>)]) -> NvmlTopology {
-    let mut out =
-        NvmlTopology { devices: devices.iter().map(|(i, d)| query_device(*i, d)).collect(), pairs: Vec::new() };
+/// Asks NVML about the devices (index, handle); `asked[n]` is what `nvml::query` already read of
+/// `devices[n]`, whose MIG mode is not asked again.
+pub(super) fn query(devices: &[(u32, Device<'_>)], asked: &[NvmlDevice]) -> NvmlTopology {
+    let devices_asked = devices.iter().zip(asked).map(|((i, d), a)| query_device(*i, d, a)).collect();
+    let mut out = NvmlTopology { devices: devices_asked, pairs: Vec::new() };
     for (n, (a, da)) in devices.iter().enumerate() {
         for (b, db) in devices.iter().skip(n + 1) {
             out.pairs.push(query_pair((*a, da), (*b, db)));
@@ -125,7 +126,7 @@ fn common_ancestor(u: &mut BTreeMap<String, String>, _: &Device<'_>, _: u32) -> 
     None
 }
 
-fn query_device(index: u32, d: &Device<'_>) -> NvmlTopoDevice {
+fn query_device(index: u32, d: &Device<'_>, asked: &NvmlDevice) -> NvmlTopoDevice {
     let mut u = BTreeMap::new();
     let numa_node = take(&mut u, "numa_node_id", d.numa_node_id());
     let cpu_affinity = cpu_affinity(&mut u, d);
@@ -143,8 +144,12 @@ fn query_device(index: u32, d: &Device<'_>) -> NvmlTopoDevice {
         let remote_bus_id = if active { w.remote_pci_info().ok().map(|p| p.bus_id) } else { None };
         nvlinks.push(NvLink { link, active, version, remote_bus_id });
     }
-    let mig = take(&mut u, "mig_mode", d.mig_mode())
-        .map(|m| MigFacts { enabled: m.current == 1, instances: (m.current == 1).then(|| mig_instances(&mut u, d)) });
+    // MIG mode as `nvml::query` read it for `Gpu::mig_enabled`, with its reason when it did not answer.
+    if let Some(why) = asked.unreported.get("mig_mode") {
+        u.insert("mig_mode".to_owned(), why.clone());
+    }
+    let mig =
+        asked.gpu.mig_enabled.map(|enabled| MigFacts { enabled, instances: enabled.then(|| mig_instances(&mut u, d)) });
     NvmlTopoDevice { index, numa_node, cpu_affinity, nvlinks, mig, unreported: u }
 }
 

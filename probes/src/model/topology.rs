@@ -30,6 +30,14 @@ impl Topology {
     pub fn gpu(&self, index: u32) -> Option<&TopoGpu> {
         self.gpus.iter().find(|g| g.index == index)
     }
+
+    /// The NUMA nodes the GPUs hang off, each once, lowest first.
+    pub fn numa_nodes(&self) -> Vec<u32> {
+        let mut nodes: Vec<u32> = self.gpus.iter().filter_map(|g| g.numa_node).collect();
+        nodes.sort_unstable();
+        nodes.dedup();
+        nodes
+    }
 }
 
 /// One GPU's place in the machine.

@@ -4,6 +4,7 @@
 //! matrix's affinity columns; and the CUDA order the variables make of them.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::time::Duration;
 
 use super::pci::sysfs::{device_dir, read_attr};
@@ -137,10 +138,11 @@ fn nvlinks_between(topo: &Topology, a: u32, b: u32) -> u32 {
     u32::try_from(if to_b > 0 { to_b } else { active.len() }).unwrap_or(u32::MAX)
 }
 
-/// Runs nvidia-smi with `args`; its standard output, or why not (traced either way).
-fn smi(host: &dyn Host, args: &[&str], trace: &mut Trace) -> Option<String> {
+/// Runs nvidia-smi (`program`, found once by the caller) with `args`; its standard output, or why
+/// not (traced either way).
+fn smi(host: &dyn Host, program: Option<&Path>, args: &[&str], trace: &mut Trace) -> Option<String> {
     let method = format!("nvidia-smi {}", args.join(" "));
-    let Some(program) = super::driver::smi_program(host) else {
+    let Some(program) = program else {
         trace.miss(&method, "nvidia-smi not found on PATH");
         return None;
     };
@@ -162,10 +164,16 @@ fn smi(host: &dyn Host, args: &[&str], trace: &mut Trace) -> Option<String> {
 /// The nvidia-smi fallback: the link matrix and P2P matrices when there are several GPUs, `-L` when
 /// a GPU is in MIG mode. True when it answered something.
 fn from_smi(host: &dyn Host, topo: &mut Topology, trace: &mut Trace) -> bool {
+    let matrix = topo.gpus.len() > 1;
+    let list = topo.gpus.iter().any(|g| g.mig.as_ref().is_some_and(|m| m.enabled && m.instances.is_none()));
+    if !matrix && !list {
+        return false;
+    }
+    // Looked up once for all the calls below.
+    let program = super::driver::smi_program(host);
+    let program = program.as_deref();
     let mut answered = false;
-    if topo.gpus.len() > 1
-        && let Some(text) = smi(host, &["topo", "-m"], trace)
-    {
+    if matrix && let Some(text) = smi(host, program, &["topo", "-m"], trace) {
         match smi_topo::parse_topo(&text) {
             Ok(rows) => {
                 trace.ok("nvidia-smi topo -m", format!("{} GPU row(s)", rows.len()));
@@ -176,7 +184,7 @@ fn from_smi(host: &dyn Host, topo: &mut Topology, trace: &mut Trace) -> bool {
         }
         let mut p2p = BTreeMap::new();
         for kind in ["r", "w"] {
-            let Some(text) = smi(host, &["topo", "-p2p", kind], trace) else { continue };
+            let Some(text) = smi(host, program, &["topo", "-p2p", kind], trace) else { continue };
             match smi_topo::parse_p2p(&text) {
                 Ok(cells) => {
                     trace.ok(format!("nvidia-smi topo -p2p {kind}"), format!("{} cell(s)", cells.len()));
@@ -190,14 +198,14 @@ fn from_smi(host: &dyn Host, topo: &mut Topology, trace: &mut Trace) -> bool {
             (pair.p2p_read, pair.p2p_write) = (cell("r"), cell("w"));
         }
     }
-    if topo.gpus.iter().any(|g| g.mig.as_ref().is_some_and(|m| m.enabled && m.instances.is_none())) {
-        answered |= mig_from_list(host, topo, trace);
+    if list {
+        answered |= mig_from_list(host, program, topo, trace);
     }
     answered
 }
 
-fn mig_from_list(host: &dyn Host, topo: &mut Topology, trace: &mut Trace) -> bool {
-    let Some(text) = smi(host, &["-L"], trace) else { return false };
+fn mig_from_list(host: &dyn Host, program: Option<&Path>, topo: &mut Topology, trace: &mut Trace) -> bool {
+    let Some(text) = smi(host, program, &["-L"], trace) else { return false };
     match smi_topo::parse_list(&text) {
         Ok(listed) => {
             trace.ok("nvidia-smi -L", format!("{} GPU(s)", listed.len()));

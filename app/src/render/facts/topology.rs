@@ -48,11 +48,9 @@ fn headline(t: &Topology) -> String {
     } else if t.gpus.len() > 1 {
         parts.push("links not reported".to_owned());
     }
-    let mut nodes: Vec<u32> = t.gpus.iter().filter_map(|g| g.numa_node).collect();
-    nodes.sort_unstable();
-    nodes.dedup();
-    if nodes.len() > 1 {
-        parts.push(format!("{} NUMA nodes", nodes.len()));
+    let nodes = t.numa_nodes().len();
+    if nodes > 1 {
+        parts.push(format!("{nodes} NUMA nodes"));
     }
     let mig: usize = t.gpus.iter().filter(|g| g.mig.as_ref().is_some_and(|m| m.enabled)).count();
     if mig > 0 {

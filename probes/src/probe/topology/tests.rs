@@ -90,9 +90,15 @@ fn nvml_answers_make_nvlink_pairs_and_affinity() {
         }),
         ..NvmlReport::default()
     });
+    // sysfs says otherwise for GPU 0: NVML's answer is kept.
+    let dir = "/sys/devices/pci0000:17/0000:17:01.0/0000:18:00.0";
+    f.links.insert("/sys/bus/pci/devices/0000:18:00.0".into(), format!("../../..{}", &dir[4..]));
+    f.files.insert(format!("{dir}/numa_node"), "3\n".into());
+    f.files.insert(format!("{dir}/local_cpulist"), "0-3\n".into());
     let (t, source, trace) = run(f, &gpus, &EnvFacts::default());
     no_unrecorded(&trace);
     assert_eq!(source, "nvml");
+    assert_eq!((t.gpus[0].numa_node, t.gpus[0].cpu_affinity.as_deref()), (Some(0), Some("0-55,112-167")));
     assert_eq!(t.pair(1, 0).map(|p| p.link), Some(LinkKind::Nvlink { links: 18 }));
     assert_eq!(t.pairs[0].p2p_atomics, Some(P2pStatus::Ok));
     assert_eq!((t.gpus[1].numa_node, t.gpus[1].cpu_affinity.as_deref()), (Some(1), Some("56-111,168-223")));
