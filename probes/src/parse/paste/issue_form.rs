@@ -4,7 +4,7 @@
 //! and GPU model a person types) are prose, not facts.
 
 use super::facts::Facts;
-use super::packages::Pkg;
+use super::packages;
 use crate::model::OsFamily;
 
 /// The answer under a `### Label` line: the first non-empty line after it, unless that is the next
@@ -52,7 +52,7 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
         if label == "tensorflow version" {
             if let Some(version) = version_in(value) {
                 facts.saw(i, "issue form");
-                facts.package(Pkg { name: "tensorflow".to_owned(), version, conda_build: None, source: "issue form" });
+                packages::add(facts, "tensorflow", &version, None, "issue form");
             }
         } else if label.starts_with("os platform") {
             if let Some(os) = os_in(value) {
