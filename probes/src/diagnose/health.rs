@@ -433,7 +433,6 @@ fn xids(cx: &Ctx<'_>, gpus: &[Gpu], events: &[XidEvent], out: &mut Vec<Finding>)
         let mut where_: Vec<String> = Vec::new();
         let mut evidence = Vec::new();
         let mut buses: Vec<Option<&str>> = of.iter().map(|e| e.pci_bus_id.as_deref()).collect();
-        buses.dedup();
         buses.sort_unstable();
         buses.dedup();
         for bus in buses {
