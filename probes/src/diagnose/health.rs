@@ -138,9 +138,6 @@ pub(super) const RULES: &[Rule] = &[
     PERSISTENCE_OFF,
 ];
 
-/// The clock-event reasons that mean the GPU is slowed by heat or its power delivery.
-const SLOWDOWNS: [&str; 4] = ["hw_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown", "sw_thermal_slowdown"];
-
 pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let gpus = cx.raw_gpus().unwrap_or_default();
     for g in gpus {
@@ -258,8 +255,7 @@ fn repairs(h: &GpuHealth, who: &str, counts: &str, out: &mut Vec<Finding>) {
             ),
         ));
     }
-    let pending = m.remapped_rows_pending == Some(true) || m.retired_pages_pending == Some(true);
-    if pending {
+    if m.repair_pending() {
         let evidence = if m.remapped_rows_pending == Some(true) { remaps } else { pages };
         out.push(REPAIR_PENDING.finding(
             format!("{who} has a memory repair waiting for a GPU reset"),
@@ -360,7 +356,7 @@ fn power_cap(g: &Gpu, h: &GpuHealth, out: &mut Vec<Finding>) {
 
 fn throttled(g: &Gpu, h: &GpuHealth, out: &mut Vec<Finding>) {
     let Some(reasons) = &h.clock_event_reasons else { return };
-    let slow: Vec<&str> = reasons.iter().map(String::as_str).filter(|r| SLOWDOWNS.contains(r)).collect();
+    let slow = h.slowdowns();
     if slow.is_empty() {
         return;
     }
@@ -437,7 +433,6 @@ fn xids(cx: &Ctx<'_>, gpus: &[Gpu], events: &[XidEvent], out: &mut Vec<Finding>)
         let mut where_: Vec<String> = Vec::new();
         let mut evidence = Vec::new();
         let mut buses: Vec<Option<&str>> = of.iter().map(|e| e.pci_bus_id.as_deref()).collect();
-        buses.dedup();
         buses.sort_unstable();
         buses.dedup();
         for bus in buses {

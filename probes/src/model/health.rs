@@ -61,6 +61,17 @@ pub struct GpuHealth {
     pub temperature_shutdown_c: Option<u32>,
 }
 
+/// The clock-event reasons that mean the GPU is slowed by heat or its power delivery.
+const SLOWDOWNS: [&str; 4] = ["hw_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown", "sw_thermal_slowdown"];
+
+impl GpuHealth {
+    /// The clock-event reasons holding the clocks down now that mean heat or the power delivery
+    /// slows the GPU (hardware slowdown, power brake, thermal limits), in `clock_event_reasons`' order.
+    pub fn slowdowns(&self) -> Vec<&str> {
+        self.clock_event_reasons.iter().flatten().map(String::as_str).filter(|r| SLOWDOWNS.contains(r)).collect()
+    }
+}
+
 /// What NVML (or nvidia-smi) said about one GPU's memory errors at one moment. Every `None` has
 /// the reason in `unreported` where NVML was asked ("not supported by this GPU" on boards without
 /// ECC). The benchmark reads it before and after its memory test (`host::ecc`).
@@ -93,6 +104,13 @@ pub struct EccCounters {
     /// Counters that did not answer, with NVML's reason.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub unreported: BTreeMap<String, String>,
+}
+
+impl EccCounters {
+    /// A page retirement or a row remap waits for a GPU reset.
+    pub fn repair_pending(&self) -> bool {
+        self.remapped_rows_pending == Some(true) || self.retired_pages_pending == Some(true)
+    }
 }
 
 /// One `NVRM: Xid` line of the kernel log.

@@ -128,13 +128,15 @@ impl Block {
     }
 }
 
+/// Fills `slot` with `value` unless it holds one already: the first line of a field wins.
+fn set<T>(slot: &mut Option<T>, value: Option<T>) {
+    if slot.is_none() {
+        *slot = value;
+    }
+}
+
 /// Stores the value at `path` (section titles, then the key) in the GPU.
 fn assign(g: &mut SmiGpu, arch: &mut Option<String>, path: &[&str], v: &str) {
-    fn set<T>(slot: &mut Option<T>, value: Option<T>) {
-        if slot.is_none() {
-            *slot = value;
-        }
-    }
     let num = |unit: &str| smi::int_with_unit::<u32>(v, unit);
     match path {
         ["Product Name"] => set(&mut g.name, smi::text(v)),
@@ -185,11 +187,6 @@ fn assign(g: &mut SmiGpu, arch: &mut Option<String>, path: &[&str], v: &str) {
 /// Stores a value of the health sections (ECC Mode, ECC Errors, Retired Pages, Remapped Rows,
 /// Clocks Event Reasons, Temperature, Power Readings, Fan Speed); false when `path` is none of them.
 fn assign_health(h: &mut crate::model::GpuHealth, path: &[&str], v: &str) -> bool {
-    fn set<T>(slot: &mut Option<T>, value: Option<T>) {
-        if slot.is_none() {
-            *slot = value;
-        }
-    }
     let m = &mut h.memory_errors;
     match path {
         ["ECC Mode", "Pending"] => set(&mut h.ecc_pending, smi::flag(v)),

@@ -2,7 +2,7 @@
 
 use crate::host::{Host, HostError, NvmlDevice, NvmlReport};
 use crate::model::{Gpu, GpuProcess, OsFamily, PciBusId};
-use crate::parse::smi::SmiGpu;
+use crate::parse::smi::{SmiGpu, SmiReport};
 use crate::{Probed, Trace};
 
 use super::driver::SmiXml;
@@ -109,6 +109,13 @@ fn fill_from_sysfs(host: &dyn Host, gpu: &mut Gpu, trace: &mut Trace) {
     }
 }
 
+/// nvidia-smi's entry for `gpu`: the one with its UUID or its PCI bus id.
+pub(super) fn smi_entry<'a>(smi: &'a SmiReport, gpu: &Gpu) -> Option<&'a SmiGpu> {
+    smi.gpus
+        .iter()
+        .find(|s| s.uuid.is_some() && s.uuid == gpu.uuid || s.pci_bus_id.as_deref().is_some_and(|b| gpu.has_bus_id(b)))
+}
+
 /// Lists the GPUs: NVML, with gaps filled from `nvidia-smi -q -x` and sysfs; nvidia-smi alone
 /// when NVML is not usable.
 pub fn probe(
@@ -137,11 +144,7 @@ pub fn probe(
                 && let Ok(r) = smi.get(host, trace)
             {
                 for gpu in &mut gpus {
-                    let same = |s: &&SmiGpu| {
-                        s.uuid.is_some() && s.uuid == gpu.uuid
-                            || s.pci_bus_id.as_deref().is_some_and(|b| gpu.has_bus_id(b))
-                    };
-                    if let Some(s) = r.gpus.iter().find(same) {
+                    if let Some(s) = smi_entry(r, gpu) {
                         fill_from_smi(gpu, s);
                         source = "nvml, gaps filled from nvidia-smi -q -x";
                     }

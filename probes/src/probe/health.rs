@@ -10,6 +10,7 @@ use crate::model::{Gpu, GpuHealth, Health, OsFamily, XidEvent};
 use crate::{Probed, Trace};
 
 use super::driver::SmiXml;
+use super::gpus::smi_entry;
 
 /// The longest a kernel-log reader may run.
 const LOG_TIMEOUT: Duration = Duration::from_secs(10);
@@ -63,15 +64,8 @@ fn gpu_health(
     }
     match smi.get(host, trace) {
         Ok(r) => {
-            let found: Vec<GpuHealth> = listed
-                .iter()
-                .filter_map(|g| {
-                    let same = |s: &&crate::parse::smi::SmiGpu| {
-                        s.uuid.is_some() && s.uuid == g.uuid || s.pci_bus_id.as_deref().is_some_and(|b| g.has_bus_id(b))
-                    };
-                    r.gpus.iter().find(same).map(|s| keyed(s.health.clone(), g))
-                })
-                .collect();
+            let found: Vec<GpuHealth> =
+                listed.iter().filter_map(|g| smi_entry(r, g).map(|s| keyed(s.health.clone(), g))).collect();
             if found.is_empty() {
                 Probed::absent("nvidia-smi -q -x names none of the GPUs listed")
             } else {

@@ -57,11 +57,10 @@ fn trouble(gpu: Option<&Gpu>, h: &GpuHealth) -> Vec<String> {
     if m.remapped_rows_failure == Some(true) {
         out.push(format!("{who}: a row remap failed"));
     }
-    if m.remapped_rows_pending == Some(true) || m.retired_pages_pending == Some(true) {
+    if m.repair_pending() {
         out.push(format!("{who}: memory repair pending a reset"));
     }
-    let slow = ["hw_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown", "sw_thermal_slowdown"];
-    if h.clock_event_reasons.iter().flatten().any(|r| slow.contains(&r.as_str())) {
+    if !h.slowdowns().is_empty() {
         out.push(format!("{who}: slowed down now"));
     }
     let mode = gpu.and_then(|g| g.compute_mode.as_deref()).unwrap_or("");
@@ -191,5 +190,33 @@ fn event_text(e: &XidEvent) -> String {
     match &e.pci_bus_id {
         Some(bus) => format!("Xid {} on {bus}", e.xid),
         None => format!("Xid {}", e.xid),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn troubles_name_pending_repairs_and_slowdowns_only() {
+        let pending = |remap: Option<bool>, pages: Option<bool>| GpuHealth {
+            memory_errors: EccCounters {
+                remapped_rows_pending: remap,
+                retired_pages_pending: pages,
+                ..EccCounters::default()
+            },
+            ..GpuHealth::default()
+        };
+        assert_eq!(trouble(None, &pending(Some(true), None)), ["GPU 0: memory repair pending a reset"]);
+        assert_eq!(trouble(None, &pending(Some(false), Some(true))), ["GPU 0: memory repair pending a reset"]);
+        assert!(trouble(None, &pending(Some(false), Some(false))).is_empty());
+        let reasons = |r: &[&str]| GpuHealth {
+            clock_event_reasons: Some(r.iter().map(|s| (*s).to_owned()).collect()),
+            ..GpuHealth::default()
+        };
+        for hot in ["hw_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown", "sw_thermal_slowdown"] {
+            assert_eq!(trouble(None, &reasons(&["gpu_idle", hot])), ["GPU 0: slowed down now"], "{hot}");
+        }
+        assert!(trouble(None, &reasons(&["gpu_idle", "sw_power_cap"])).is_empty());
     }
 }

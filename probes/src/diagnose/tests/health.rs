@@ -4,7 +4,7 @@
 use super::builder::Machine;
 use crate::Probed;
 use crate::Severity;
-use crate::model::{EccCounters, EgpuFacts, GpuHealth, Health, TunnelKind, XidEvent};
+use crate::model::{EccCounters, EgpuFacts, GpuHealth, Health, TunnelKind};
 
 const BUS: &str = "0000:07:00.0";
 
@@ -20,15 +20,11 @@ fn a10(h: impl FnOnce(&mut GpuHealth)) -> Machine {
     m
 }
 
+/// `m` with the Xid events the kernel-log reader (the one the health probe uses) finds in `lines`.
 fn with_xids(mut m: Machine, lines: &[&str]) -> Machine {
-    let events = lines
-        .iter()
-        .map(|l| {
-            let xid = l.split("): ").nth(1).and_then(|r| r.split(',').next()).and_then(|n| n.parse().ok()).unwrap();
-            let bus = l.split("(PCI:").nth(1).and_then(|r| r.split(')').next()).map(|b| format!("{b}.0"));
-            XidEvent { xid, pci_bus_id: bus, line: (*l).to_owned() }
-        })
-        .collect();
+    let lines: Vec<String> = lines.iter().map(|l| (*l).to_owned()).collect();
+    let events = crate::parse::paste::xid_events(&lines, crate::compat::Kb::get().unwrap());
+    assert_eq!(events.len(), lines.len(), "every line is an Xid line");
     m.0.health.xid_events = Probed::found(events, "dmesg");
     m
 }
