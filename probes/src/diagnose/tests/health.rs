@@ -219,3 +219,30 @@ fn smi(args: &[&str]) -> crate::Change {
     argv.extend(args.iter().map(|a| (*a).to_owned()));
     crate::Change::Root { argv }
 }
+
+/// The three Xid rules' triggers (and so docs/diagnosis.md's rule table) list exactly the Xids that
+/// xid.toml gives their severity: a row added or regraded there must be named here too.
+#[test]
+fn the_xid_rules_name_the_xids_of_their_severity_in_the_table() {
+    use crate::compat::XidSeverity;
+    use crate::diagnose::health::{XID_ERROR, XID_INFO, XID_WARNING};
+    let kb = crate::compat::Kb::get().unwrap();
+    for (rule, severity, word) in [
+        (XID_ERROR, XidSeverity::Error, "error"),
+        (XID_WARNING, XidSeverity::Warning, "warning"),
+        (XID_INFO, XidSeverity::Info, "info"),
+    ] {
+        let marker = format!("`severity = {word}`: ");
+        let listed =
+            rule.trigger.split_once(marker.as_str()).map(|(_, rest)| rest).unwrap_or_else(|| panic!("{}", rule.id));
+        let listed: Vec<u32> = listed
+            .split(')')
+            .next()
+            .unwrap()
+            .split(',')
+            .map(|n| n.split_whitespace().collect::<String>().parse().unwrap())
+            .collect();
+        let table: Vec<u32> = kb.xid.xid.iter().filter(|r| r.severity == severity).map(|r| r.xid).collect();
+        assert_eq!(listed, table, "{}", rule.id);
+    }
+}
