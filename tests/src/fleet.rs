@@ -76,7 +76,7 @@ fn bench(factor: f64, h2d: f64) -> BenchRun {
         started_ms: Some(0),
         ended_ms: Some(1000),
         points: vec![],
-        result: Some(TestResult { measurements: vec![m], checks: vec![], memtest: None, notes: vec![] }),
+        result: Some(TestResult { measurements: vec![m], ..TestResult::default() }),
         failure: None,
         judged: vec![],
     };

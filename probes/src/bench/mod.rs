@@ -9,9 +9,11 @@
 //! - [`record`]: what the runner collected (events with their times, telemetry, the worker's end).
 //! - [`run`]: the saved `BenchRun`, each measurement judged ([`verdict`]) and clocks under load
 //!   analysed ([`throttle`]).
+//! - [`p2p`]: the GPU-to-GPU copy matrix.
 //! - [`stats`]: median and spread of repetitions; [`format`]: numbers and sizes for people.
 
 pub mod format;
+pub mod p2p;
 pub mod plan;
 pub mod protocol;
 pub mod record;

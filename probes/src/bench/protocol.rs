@@ -9,6 +9,7 @@ use std::fmt;
 use crate::{ComputeCapability, CudaVersion};
 use serde::{Deserialize, Serialize};
 
+use super::p2p::P2pMatrix;
 use super::plan::{Precision, TestKind};
 use super::stats::Stats;
 
@@ -315,6 +316,9 @@ pub struct TestResult {
     /// The memory test's findings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memtest: Option<MemtestReport>,
+    /// The GPU-to-GPU copy test's matrix.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p2p: Option<P2pMatrix>,
     /// Anything a reader should know (a size skipped for lack of memory, a fallback taken).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
@@ -469,6 +473,7 @@ mod tests {
                     }],
                     checks: vec![Check { name: "BF16 256³".into(), passed: true, detail: "max error 0.01".into() }],
                     memtest: None,
+                    p2p: None,
                     notes: vec![],
                 },
             },
