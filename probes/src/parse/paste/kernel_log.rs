@@ -100,7 +100,7 @@ fn unsigned_module() -> KernelModuleFacts {
     }
 }
 
-/// The `NVRM: Xid (PCI:0000:01:00): 79, …` lines among `lines`, as the knowledge base's `nvrm.xid`
+/// The `NVRM: Xid (PCI:0000:01:00): 79, …` lines (older drivers: `Xid (0000:01:00): 13`) among `lines`, as the knowledge base's `nvrm.xid`
 /// message reads them (the live health probe reads `dmesg` through this too). The driver prints
 /// the bus id without its function, which is 0 for a GPU.
 pub(crate) fn xid_events(lines: &[String], kb: &Kb) -> Vec<XidEvent> {

@@ -113,6 +113,22 @@ fn dmesg_xid_lines_become_events() {
 }
 
 #[test]
+fn xid_lines_of_older_drivers_without_pci_are_events_too() {
+    // https://pastebin.com/gn6mYmM4 (2012) and https://pastebin.com/zhK16889: older drivers print
+    // the bus id without `PCI:`, and older still without the PCI domain.
+    let old = "May 6 00:38:27 alex kernel: [ 4909.922970] NVRM: Xid (0000:01:00): 13, 0005 00000000 0000502d 00000104 00000000 00000100
+Jan 13 22:02:13 Theasker64 kernel: NVRM: Xid (0009:00): 53, CMDre 00000000 00000080 00000000 00000005 00000005
+";
+    let f = with_program(linux(), "/usr/bin/dmesg", ran(&["/usr/bin/dmesg"], 0, old, ""));
+    let (health, _) = probe_on(f, &Probed::absent("none"));
+    let Probed::Found { value, .. } = health.xid_events else { panic!("{:?}", health.xid_events) };
+    let got: Vec<(u32, Option<&str>)> = value.iter().map(|e| (e.xid, e.pci_bus_id.as_deref())).collect();
+    assert_eq!(got[0], (13, Some("0000:01:00.0")));
+    assert_eq!(got[1].0, 53);
+    assert_eq!(got.len(), 2);
+}
+
+#[test]
 fn a_refused_dmesg_falls_back_to_journalctl() {
     let f = with_program(
         linux(),

@@ -367,6 +367,20 @@ const CASES: &[Case] = &[
         &[],
     ),
     (
+        // An older driver's form, without `PCI:` (https://pastebin.com/gn6mYmM4).
+        "nvrm.xid",
+        "May 6 00:38:27 alex kernel: [ 4909.922970] NVRM: Xid (0000:01:00): 13, 0005 00000000 0000502d 00000104 00000000 00000100",
+        &[("device", "0000:01:00"), ("xid", "13")],
+        &[],
+    ),
+    (
+        // Older still, without the domain (https://pastebin.com/zhK16889).
+        "nvrm.xid",
+        "Jan 13 22:02:13 Theasker64 kernel: NVRM: Xid (0009:00): 53, CMDre 00000000 00000080 00000000 00000005 00000005",
+        &[("device", "0009:00"), ("xid", "53")],
+        &[],
+    ),
+    (
         "kernel.module_key_rejected",
         "modprobe: ERROR: could not insert 'nvidia': Key was rejected by service",
         &[("module", "nvidia")],
