@@ -83,12 +83,17 @@ pub(super) fn with_deadline<T: Send + 'static>(
             let _ = tx.send(ask());
         })
         .map_err(|e| HostError::Unavailable { message: format!("could not start a thread to ask NVML: {e}") })?;
-    rx.recv_timeout(deadline).unwrap_or_else(|_| {
-        Err(HostError::Timeout {
+    match rx.recv_timeout(deadline) {
+        Ok(answer) => answer,
+        Err(mpsc::RecvTimeoutError::Timeout) => Err(HostError::Timeout {
             after_ms: u64::try_from(deadline.as_millis()).unwrap_or(u64::MAX),
             what: what.to_owned(),
-        })
-    })
+        }),
+        // The thread ended without an answer: the call panicked (a missing NVML symbol, a bug).
+        Err(mpsc::RecvTimeoutError::Disconnected) => {
+            Err(HostError::Unavailable { message: format!("{what} failed: the NVML call panicked") })
+        }
+    }
 }
 
 /// NVML, initialised once per process; the error is remembered as text.
@@ -270,6 +275,18 @@ mod tests {
             Err(HostError::Unavailable { message: "no NVML".into() })
         });
         assert_eq!(failed, Err(HostError::Unavailable { message: "no NVML".into() }));
+    }
+
+    #[test]
+    fn a_call_that_panics_is_said_to_have_panicked_not_to_have_timed_out() {
+        let started = std::time::Instant::now();
+        let answer: Result<u32, _> =
+            with_deadline("a broken NVML call", Duration::from_secs(20), || panic!("symbol not found"));
+        assert_eq!(
+            answer,
+            Err(HostError::Unavailable { message: "a broken NVML call failed: the NVML call panicked".into() })
+        );
+        assert!(started.elapsed() < Duration::from_secs(10), "waited for the deadline");
     }
 
     #[test]
