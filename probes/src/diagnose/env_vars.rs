@@ -2,7 +2,7 @@
 //! uses a form CUDA does not read; `CUDA_LAUNCH_BLOCKING=1` left set.
 
 use super::{Ctx, Rule, fix};
-use crate::model::Gpu;
+use crate::model::{FrameworkBuild, Gpu};
 use crate::{Category, Change, Finding, PlanTarget, Severity};
 
 const SOURCE: &str = "CUDA Programming Guide, CUDA environment variables \
@@ -16,7 +16,9 @@ pub(super) const HIDES_ALL: Rule = Rule {
     category: Category::EnvVarMisconfig,
     severity: Severity::Error,
     trigger: "CUDA_VISIBLE_DEVICES leaves no GPU visible (empty, -1, NoDevFiles, or its first entry is invalid or \
-              names a GPU that does not exist) while the driver lists GPUs.",
+              names a GPU that does not exist) while the driver lists GPUs; or, the GPU list unknown, its first entry \
+              is an index of 1 or more and the program saw no GPU (\"no CUDA-capable device\", \"No CUDA GPUs are \
+              available\", device_count() 0).",
     source: SOURCE,
 };
 
@@ -228,6 +230,12 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
             )
             .with_plan(visible_devices(&corrected(&entries, Some(gpus)))));
         }
+    } else if let Some(symptom) = no_device_seen(cx)
+        && let Some(Entry::Index(i @ 1..)) = entries.first()
+    {
+        evidence.push(symptom);
+        out.push(likely_missing_finding(*i, evidence));
+        return;
     }
     let odd: Vec<String> = entries
         .iter()
@@ -249,6 +257,57 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
         )
         .with_plan(visible_devices(&corrected(&entries, gpus))));
     }
+}
+
+/// What says the program saw no GPU at all: a known "no device" line, or PyTorch (a CUDA build) counting none.
+fn no_device_seen(cx: &Ctx<'_>) -> Option<String> {
+    if let Some(m) = cx.s.messages.iter().find(|m| NO_DEVICE_MESSAGES.contains(&m.id.as_str())) {
+        return Some(format!("pasted line: {}", m.line));
+    }
+    cx.envs().iter().find_map(|e| {
+        let cpu_build = e.frameworks.iter().any(|f| f.name == "torch" && matches!(f.build, FrameworkBuild::Cpu));
+        let t = e.deep.as_ref()?.value()?.torch.as_ref()?;
+        if t.device_count == Some(0) {
+            Some("torch.cuda.device_count() is 0".to_owned())
+        } else if t.cuda_available == Some(false) && !cpu_build && t.cuda.is_some() {
+            Some("torch.cuda.is_available() is False (a CUDA build of PyTorch)".to_owned())
+        } else {
+            None
+        }
+    })
+}
+
+/// Known error lines that mean the process saw no GPU (`assets/compat/errors.toml`).
+const NO_DEVICE_MESSAGES: [&str; 2] = ["cuda.no_device", "torch.no_gpus_available"];
+
+/// CUDA_VISIBLE_DEVICES starts with index `first` (1 or more), the GPU list is not known, and the program saw
+/// no GPU: most often a script written for a machine with more GPUs than this one.
+fn likely_missing_finding(first: u32, evidence: Vec<String>) -> Finding {
+    HIDES_ALL
+        .finding(
+            format!("CUDA_VISIBLE_DEVICES={first} probably names a GPU this machine does not have"),
+            format!(
+                "CUDA numbers GPUs from 0 and stops reading the list at an index that names no GPU, so on a machine \
+                 with {first} GPU(s) or fewer it hides every one, and the program sees none, as it said here. \
+                 Scripts written for multi-GPU servers often set it. nvidia-smi lists the GPUs with their indices: \
+                 keep only indices it shows, or unset the variable."
+            ),
+            evidence,
+            None,
+        )
+        .with_plan(fix::change(
+            None,
+            "CUDA sees the GPUs",
+            vec![
+                Change::UnsetVar { name: VAR.into() },
+                Change::Manual {
+                    text: format!(
+                        "Check first: `nvidia-smi -L` lists the GPUs with their indices; if it shows GPU {first}, this \
+                         variable is not the cause."
+                    ),
+                },
+            ],
+        ))
 }
 
 /// The plan that sets CUDA_VISIBLE_DEVICES to `list`.

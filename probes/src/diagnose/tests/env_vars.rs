@@ -97,6 +97,34 @@ fn without_the_gpu_list_only_the_form_is_judged() {
     assert_eq!(no_uuids.ids(), Vec::<String>::new());
 }
 
+/// Grace9994/CoMoSVC#6, thuml/Time-Series-Library#10: a script sets an index of 1 or more on a one-GPU machine
+/// and the program says it saw no GPU. Without the GPU list that is the likely cause; index 0 is not suspect,
+/// nor is a CPU build's `is_available()` False.
+#[test]
+fn without_the_gpu_list_an_index_past_0_and_no_device_seen_is_the_likely_cause() {
+    let pasted = |value: &str| Machine::pasted().env("CUDA_VISIBLE_DEVICES", value);
+    let none_counted = |value: &str| pasted(value).deep_torch(|t| t.device_count = Some(0));
+    assert_eq!(none_counted("1").ids(), vec![HIDES_ALL.to_owned()]);
+    assert_eq!(none_counted("2,3").ids(), vec![HIDES_ALL.to_owned()]);
+    assert_eq!(none_counted("0").ids(), Vec::<String>::new());
+    assert_eq!(none_counted("-1").ids(), Vec::<String>::new(), "-1 hides on purpose");
+    let unavailable = |cuda: Option<&str>| {
+        pasted("1").deep_torch(|t| {
+            t.cuda_available = Some(false);
+            t.cuda = cuda.map(str::to_owned);
+        })
+    };
+    assert_eq!(unavailable(Some("11.3")).ids(), vec![HIDES_ALL.to_owned()]);
+    assert_eq!(unavailable(None).ids(), Vec::<String>::new(), "a CPU build is not available anyway");
+    let f = none_counted("1").finding(HIDES_ALL);
+    assert!(f.summary.contains("probably") && f.evidence.iter().any(|e| e.contains("device_count() is 0")), "{f:#?}");
+    let changes = none_counted("1").changes(HIDES_ALL);
+    assert!(
+        matches!(&changes[..], [c, Change::Manual { text }] if *c == unset("CUDA_VISIBLE_DEVICES") && text.contains("nvidia-smi -L")),
+        "{changes:?}"
+    );
+}
+
 #[test]
 fn launch_blocking_left_on_is_flagged() {
     let m = two_gpus().env("CUDA_LAUNCH_BLOCKING", "1");

@@ -51,6 +51,7 @@ pub fn next_paste(snap: &Snapshot, findings: &[Finding]) -> Option<NextPaste> {
             Category::NoDriverOrGpuNotVisible | Category::WslSpecific | Category::PcieLinkDegraded => {
                 &[(no_driver, NVIDIA_SMI)]
             }
+            Category::EnvVarMisconfig if f.id.starts_with("env.cuda_visible_devices") => &[(no_driver, NVIDIA_SMI)],
             Category::MultipleToolkitsConflict
             | Category::ToolkitVsFrameworkMismatchHarmless
             | Category::EnvVarMisconfig => &[(no_toolkits, LS_CUDA), (no_driver, NVIDIA_SMI)],

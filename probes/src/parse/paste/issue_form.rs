@@ -15,10 +15,10 @@ fn answer(lines: &[String], label_at: usize) -> Option<&str> {
 }
 
 /// The last `X.Y` or `X.Y.Z` in an answer (`v2.12.0-rc1-12-g0db597d0d75 2.12.0` → `2.12.0`,
-/// `tf 2.16` → `2.16`); `None` when it holds none.
+/// `tf 2.16` and `tf2.12.0` → `2.16` and `2.12.0`); `None` when it holds none.
 fn version_in(text: &str) -> Option<String> {
     text.rsplit(|c: char| c.is_whitespace() || c == ',' || c == '/')
-        .map(|w| w.trim_start_matches(['v', 'V']).trim_end_matches(['.', ')']))
+        .map(|w| w.trim_start_matches(|c: char| c.is_ascii_alphabetic()).trim_end_matches(['.', ')']))
         .find(|w| {
             let parts: Vec<&str> = w.split('.').collect();
             (2..=3).contains(&parts.len())
@@ -76,6 +76,7 @@ mod tests {
     fn versions_and_platforms_of_answers() {
         assert_eq!(version_in("v2.12.0-rc1-12-g0db597d0d75 2.12.0").as_deref(), Some("2.12.0"));
         assert_eq!(version_in("tf 2.16").as_deref(), Some("2.16"));
+        assert_eq!(version_in("tf2.12.0").as_deref(), Some("2.12.0"), "tensorflow/tensorflow#60241");
         assert_eq!(version_in("2.11.0").as_deref(), Some("2.11.0"));
         assert_eq!(version_in("nightly"), None);
         assert_eq!(version_in("1.2.3.4"), None);

@@ -81,6 +81,19 @@ fn cuda_visible_devices_without_the_gpus_asks_for_nvidia_smi() {
     assert_ne!(next_paste(&s, &crate::diagnose::diagnose(&s, kb)), Some(NVIDIA_SMI), "the GPUs are listed");
 }
 
+/// Grace9994/CoMoSVC#6: CUDA_VISIBLE_DEVICES='1' and "No CUDA GPUs are available" name the variable as the
+/// likely cause, and the paste asks for nvidia-smi, whose GPU list settles it.
+#[test]
+fn cuda_visible_devices_past_0_with_no_gpu_seen_is_named_and_asks_for_nvidia_smi() {
+    let kb = Kb::get().unwrap();
+    let text = "If not comment out the line `os.environ[\"CUDA_VISIBLE_DEVICES\"]='1'` in train.py, training will \
+                encounter an error: `RuntimeError: No CUDA GPUs are available`.";
+    let s = read(text);
+    let findings = crate::diagnose::diagnose(&s, kb);
+    assert!(findings.iter().any(|f| f.id == "env.cuda_visible_devices_hides_all"), "{findings:#?}");
+    assert_eq!(next_paste(&s, &findings), Some(NVIDIA_SMI));
+}
+
 /// The python line offered is one the paste reader reads back.
 #[test]
 fn the_offered_python_line_is_read_back() {
