@@ -26,6 +26,12 @@ const CASES: &[Case] = &[
         &[],
     ),
     (
+        "cuda.invalid_ptx",
+        "Cuda driver api error CUDA_ERROR_INVALID _PTX CODE 128, FILE D:\\a\\1\\luxcore\\src\\luxrays\\utils\\cuda.cpp, line 190: a ptx jit compilation failed",
+        &[],
+        &[],
+    ),
+    (
         "cuda.system_driver_mismatch",
         "CUDA: Check failed: e == cudaSuccess (803 vs. 0) : system has unsupported display driver / cuda driver combination",
         &[],
@@ -254,6 +260,18 @@ const CASES: &[Case] = &[
         "ollama.gpu_too_old",
         "2024/01/06 21:52:17 gpu.go:89: CUDA GPU is too old. Falling back to CPU mode. Compute Capability detected: 3.0",
         &[("cc", "3.0")],
+        &[],
+    ),
+    (
+        "ollama.driver_too_old",
+        "msg=\"NVIDIA driver too old\" device=\"NVIDIA GeForce GTX 1070 Ti\" compute=6.1 driver=535 required_driver=\"570 or newer\"",
+        &[("driver_major", "535"), ("required_driver", "570")],
+        &[],
+    ),
+    (
+        "ollama.driver_too_old",
+        "time=2024-09-03T16:36:00.853+08:00 level=DEBUG source=gpu.go:537 msg=\"Unable to load cudart\" library=C:\\Users\\asus\\AppData\\Local\\Programs\\Ollama\\lib\\ollama\\cudart64_12.dll error=\"your nvidia driver is too old or missing.  If you have a CUDA GPU please upgrade to run ollama\"",
+        &[],
         &[],
     ),
     (
