@@ -281,6 +281,12 @@ const CASES: &[Case] = &[
         &["ld.cudnn_library_missing"],
     ),
     (
+        "cudnn.could_not_load_library",
+        "Error: Could not load library libcudnn_cnn_infer.so.8",
+        &[("library", "libcudnn_cnn_infer.so.8")],
+        &[],
+    ),
+    (
         "cudnn.unable_to_load_any",
         "Unable to load any of {libcudnn_cnn.so.9.1.0, libcudnn_cnn.so.9.1, libcudnn_cnn.so.9, libcudnn_cnn.so}",
         &[("libraries", "libcudnn_cnn.so.9.1.0, libcudnn_cnn.so.9.1, libcudnn_cnn.so.9, libcudnn_cnn.so")],
@@ -394,6 +400,18 @@ const CASES: &[Case] = &[
         "kernel.lockdown_unsigned_module",
         "[  398.381052] Lockdown: modprobe: unsigned module loading is restricted; see man kernel_lockdown.7",
         &[("process", "modprobe")],
+        &[],
+    ),
+    (
+        "container.unsupported_cuda_version",
+        "nvidia-docker | 2016/08/22 12:54:02 Error: unsupported CUDA version: driver 7.5 < image 8.0",
+        &[("driver_cuda", "7.5"), ("image_cuda", "8.0")],
+        &[],
+    ),
+    (
+        "container.unsupported_cuda_version",
+        "nvidia-docker | 2016/04/09 00:07:59 Error: unsupported CUDA version: 7.5 < 6.5",
+        &[],
         &[],
     ),
     (
