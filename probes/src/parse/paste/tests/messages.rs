@@ -275,6 +275,12 @@ const CASES: &[Case] = &[
         &[],
     ),
     (
+        "cudajl.driver_too_old",
+        "ERROR: LoadError: CUDA 10.0 is not supported by\nyour driver (which supports up to 9.0)",
+        &[("toolkit_cuda", "10.0"), ("driver_cuda", "9.0")],
+        &[],
+    ),
+    (
         "cudnn.could_not_load_library",
         "Could not load library libcudnn_ops_infer.so.8. Error: libcudnn_ops_infer.so.8: cannot open shared object file: No such file or directory",
         &[("library", "libcudnn_ops_infer.so.8")],
