@@ -14,7 +14,8 @@ pub(super) const NOT_IN_BUILD: Rule = Rule {
     category: Category::ArchNotInBuild,
     severity: Severity::Error,
     trigger: "A GPU's compute capability has neither machine code (same major, equal or lower minor) nor PTX at or \
-              below it in the framework's compiled architecture list, or is below the framework's minimum.",
+              below it in the framework's compiled architecture list (as the installed build, the knowledge base or \
+              PyTorch's own warning gives it), or is below the framework's minimum.",
     source: SOURCE,
 };
 
@@ -99,14 +100,39 @@ fn jax_plugin<'k>(kb: &'k Kb, fw: &Framework) -> Option<&'k JaxPlugin> {
 }
 
 pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let mut torch_judged = false;
     for (env, fw) in cx.frameworks() {
         if fw.name == "torch" {
             if let Some(list) = torch_arch_list(cx.kb, env, fw) {
+                torch_judged = true;
                 judge_list(cx, env, fw, &list, out);
             }
         } else if let Some(plugin) = jax_plugin(cx.kb, fw) {
             judge_jax(cx, env, fw, plugin, out);
         }
+    }
+    if !torch_judged {
+        judge_printed_list(cx, out);
+    }
+}
+
+/// PyTorch's warning "The current PyTorch install supports CUDA capabilities sm_50 … sm_90" names the
+/// installed build's architectures even where the text gives no torch version (Comfy-Org/ComfyUI#7127):
+/// judged against the GPUs when no torch build was judged from its version.
+fn judge_printed_list(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let printed =
+        cx.s.messages.iter().find(|m| m.id == "torch.supported_sm_list").and_then(|m| m.values.get("arch_list"));
+    let Some(printed) = printed else { return };
+    let names: Vec<String> = printed.split_whitespace().map(str::to_owned).collect();
+    let (sass, ptx) = split_arch_list(&names);
+    for gpu in &cx.gpus {
+        let Some(cc) = gpu.cc.filter(|cc| coverage(&sass, &ptx, *cc) == Coverage::None) else { continue };
+        out.push(NOT_IN_BUILD.finding(
+            format!("The installed PyTorch was not compiled for {} ({})", gpu.name, cc.sm()),
+            why_not_in_build(cc, &sass),
+            vec![gpu.describe(), format!("PyTorch's warning: the current install supports {printed}")],
+            Some(format!("Install a PyTorch build compiled for {}, or build it from source.", cc.sm())),
+        ));
     }
 }
 
@@ -167,7 +193,21 @@ fn not_in_build(
     sass: &[ComputeCapability],
     evidence: Vec<String>,
 ) -> Finding {
-    let why = match sass.iter().min() {
+    let why = why_not_in_build(cc, sass);
+    let fix = format!("Install a {} build compiled for {}, or build it from source.", fw.name, cc.sm());
+    NOT_IN_BUILD
+        .finding(
+            format!("{} {} was not compiled for {} ({})", fw.name, fw.version, gpu.name, cc.sm()),
+            why,
+            evidence,
+            Some(fix),
+        )
+        .with_plan(fix::framework_build(env, fw))
+}
+
+/// Why a build with machine code for `sass` (and no PTX that fits) does not run on `cc`.
+fn why_not_in_build(cc: ComputeCapability, sass: &[ComputeCapability]) -> String {
+    match sass.iter().min() {
         Some(min) if cc < *min => format!(
             "Its lowest compiled architecture is {}, above this GPU's {}: the build dropped this GPU (PyTorch: \
              \"PyTorch no longer supports this GPU because it is too old\").",
@@ -180,16 +220,7 @@ fn not_in_build(
              installation\", then \"no kernel image is available for execution on the device\").",
             cc.sm()
         ),
-    };
-    let fix = format!("Install a {} build compiled for {}, or build it from source.", fw.name, cc.sm());
-    NOT_IN_BUILD
-        .finding(
-            format!("{} {} was not compiled for {} ({})", fw.name, fw.version, gpu.name, cc.sm()),
-            why,
-            evidence,
-            Some(fix),
-        )
-        .with_plan(fix::framework_build(env, fw))
+    }
 }
 
 fn judge_jax(cx: &Ctx<'_>, env: &PythonEnv, fw: &Framework, plugin: &JaxPlugin, out: &mut Vec<Finding>) {

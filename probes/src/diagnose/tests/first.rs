@@ -250,3 +250,28 @@ fn a_jax_message_is_explained_only_next_to_a_jax_that_prints_it() {
     assert!(!pasted(Some("0.6.0"), "jax.device_cc_too_low", cc_low), "not printed from 0.6.0");
     assert!(!pasted(Some("0.4.25"), "jax.device_cc_too_low", cc_low), "added in 0.4.26");
 }
+
+/// PyTorch's own warning gives the installed build's arch list; with no torch version in the text
+/// that list is judged (Comfy-Org/ComfyUI#7127), and a list that covers the GPU says nothing.
+#[test]
+fn pytorchs_printed_arch_list_is_judged_without_a_torch_version() {
+    let kb = crate::compat::Kb::get().unwrap();
+    let judge = |text: &str| {
+        let s = crate::parse::paste::read_pasted(text, kb).unwrap();
+        super::diagnose(&s, kb)
+    };
+    let found = judge(
+        "NVIDIA GeForce RTX 5070 Ti with CUDA capability sm_120 is not compatible with the current PyTorch installation.\n\
+         The current PyTorch install supports CUDA capabilities sm_50 sm_60 sm_61 sm_70 sm_75 sm_80 sm_86 sm_90.\n",
+    );
+    let ids: Vec<&str> = found.iter().map(|f| f.id.as_str()).collect();
+    assert_eq!(ids, ["arch.not_in_build"], "{found:#?}");
+    assert!(found[0].summary.contains("RTX 5070 Ti") && found[0].summary.contains("sm_120"), "{:?}", found[0].summary);
+    assert!(found[0].evidence.iter().any(|e| e.contains("sm_50 sm_60")), "{:?}", found[0].evidence);
+    // The same list beside a GPU it covers (same major, lower minor): nothing from this rule.
+    let covered = judge(
+        "GPU models and configuration: GPU 0: NVIDIA GeForce RTX 3090\n\
+         The current PyTorch install supports CUDA capabilities sm_50 sm_60 sm_61 sm_70 sm_75 sm_80 sm_86 sm_90.\n",
+    );
+    assert!(covered.iter().all(|f| f.id != "arch.not_in_build"), "{covered:#?}");
+}

@@ -77,6 +77,7 @@ pub(super) fn add(facts: &mut Facts, name: &str, version: &str, conda_build: Opt
 pub(super) fn read(lines: &[String], facts: &mut Facts) {
     read_pip_list(lines, facts);
     read_conda_list(lines, facts);
+    read_pip_show(lines, facts);
     let mut first = None;
     for (i, line) in lines.iter().enumerate() {
         if let Some((name, version)) = freeze_line(line) {
@@ -113,6 +114,21 @@ fn read_pip_list(lines: &[String], facts: &mut Facts) {
                 _ => break,
             }
             i += 1;
+        }
+    }
+}
+
+/// `pip show torch`: a `Name: torch` line with `Version: 1.11.0+cu113` right under it. One package,
+/// not a whole list.
+fn read_pip_show(lines: &[String], facts: &mut Facts) {
+    for (i, pair) in lines.windows(2).enumerate() {
+        let name = pair[0].trim().strip_prefix("Name: ").map(str::trim);
+        let version = pair[1].trim().strip_prefix("Version: ").map(str::trim);
+        let (Some(name), Some(version)) = (name, version) else { continue };
+        let one_word = |w: &str| !w.is_empty() && !w.contains(char::is_whitespace);
+        if one_word(name) && one_word(version) && version.starts_with(|c: char| c.is_ascii_digit()) {
+            facts.saw(i, "pip show");
+            add(facts, name, version, None, "pip show");
         }
     }
 }

@@ -114,6 +114,16 @@ fn pip_list_with_the_jax_plugin_and_cupy() {
 }
 
 #[test]
+fn pip_show_gives_one_package() {
+    // pytorch/pytorch#77528: `pip show torch` under an nvidia-smi header.
+    let s = read("Name: torch\nVersion: 1.11.0+cu113\nSummary: Tensors and Dynamic neural networks in Python\n");
+    assert_eq!(formats(&s), ["pip show"]);
+    let torch = framework(&s, "torch");
+    assert_eq!((torch.version.as_str(), &torch.build), ("1.11.0+cu113", &cuda("11.3")));
+    assert!(read_pasted("Name: Version 2\nVersion: of the plan\n", kb()).is_err(), "prose is not pip show");
+}
+
+#[test]
 fn pip_freeze_with_a_wheel_url() {
     let s = read(PIP_FREEZE);
     assert_eq!(formats(&s), ["pip freeze"]);

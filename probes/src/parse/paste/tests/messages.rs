@@ -26,6 +26,12 @@ const CASES: &[Case] = &[
         &[],
     ),
     (
+        "cuda.invalid_ptx",
+        "Cuda driver api error CUDA_ERROR_INVALID _PTX CODE 128, FILE D:\\a\\1\\luxcore\\src\\luxrays\\utils\\cuda.cpp, line 190: a ptx jit compilation failed",
+        &[],
+        &[],
+    ),
+    (
         "cuda.system_driver_mismatch",
         "CUDA: Check failed: e == cudaSuccess (803 vs. 0) : system has unsupported display driver / cuda driver combination",
         &[],
@@ -257,10 +263,34 @@ const CASES: &[Case] = &[
         &[],
     ),
     (
+        "ollama.driver_too_old",
+        "msg=\"NVIDIA driver too old\" device=\"NVIDIA GeForce GTX 1070 Ti\" compute=6.1 driver=535 required_driver=\"570 or newer\"",
+        &[("driver_major", "535"), ("required_driver", "570")],
+        &[],
+    ),
+    (
+        "ollama.driver_too_old",
+        "time=2024-09-03T16:36:00.853+08:00 level=DEBUG source=gpu.go:537 msg=\"Unable to load cudart\" library=C:\\Users\\asus\\AppData\\Local\\Programs\\Ollama\\lib\\ollama\\cudart64_12.dll error=\"your nvidia driver is too old or missing.  If you have a CUDA GPU please upgrade to run ollama\"",
+        &[],
+        &[],
+    ),
+    (
+        "cudajl.driver_too_old",
+        "ERROR: LoadError: CUDA 10.0 is not supported by\nyour driver (which supports up to 9.0)",
+        &[("toolkit_cuda", "10.0"), ("driver_cuda", "9.0")],
+        &[],
+    ),
+    (
         "cudnn.could_not_load_library",
         "Could not load library libcudnn_ops_infer.so.8. Error: libcudnn_ops_infer.so.8: cannot open shared object file: No such file or directory",
         &[("library", "libcudnn_ops_infer.so.8")],
         &["ld.cudnn_library_missing"],
+    ),
+    (
+        "cudnn.could_not_load_library",
+        "Error: Could not load library libcudnn_cnn_infer.so.8",
+        &[("library", "libcudnn_cnn_infer.so.8")],
+        &[],
     ),
     (
         "cudnn.unable_to_load_any",
@@ -390,6 +420,18 @@ const CASES: &[Case] = &[
         "kernel.lockdown_unsigned_module",
         "[  398.381052] Lockdown: modprobe: unsigned module loading is restricted; see man kernel_lockdown.7",
         &[("process", "modprobe")],
+        &[],
+    ),
+    (
+        "container.unsupported_cuda_version",
+        "nvidia-docker | 2016/08/22 12:54:02 Error: unsupported CUDA version: driver 7.5 < image 8.0",
+        &[("driver_cuda", "7.5"), ("image_cuda", "8.0")],
+        &[],
+    ),
+    (
+        "container.unsupported_cuda_version",
+        "nvidia-docker | 2016/04/09 00:07:59 Error: unsupported CUDA version: 7.5 < 6.5",
+        &[],
         &[],
     ),
     (
