@@ -226,7 +226,10 @@ pub fn topology_ui(ui: &mut Ui, s: &Snapshot) {
         egui::ScrollArea::horizontal().id_salt("topo-matrix-scroll").show(ui, |ui| matrix_ui(ui, t));
         legend_ui(ui, t);
     }
-    order_ui(ui, t);
+    // With one GPU the order says something only when CUDA_VISIBLE_DEVICES picks from it.
+    if t.gpus.len() > 1 || t.cuda_order.visible_devices_var.is_some() {
+        order_ui(ui, t);
+    }
     for n in &t.notes {
         ui.label(toned(ui, Tone::Muted, n));
     }
@@ -511,6 +514,7 @@ mod tests {
         h.get_by_label("GPU0: MIG on · 7 devices");
         h.get_by_label("    MIG 1g.10gb device 6: MIG-1aae4990-b962-574e-8375-119d6d9b9687");
         assert!(h.query_by_label("X").is_none(), "one GPU: no grid");
+        assert!(h.query_by_label("CUDA order").is_none(), "one GPU and no CUDA_VISIBLE_DEVICES: nothing to order");
     }
 
     #[test]

@@ -14,6 +14,8 @@ use crate::gui::theme::{Tone, toned};
 
 /// One cell of the map.
 const CELL: [f32; 2] = [64.0, 38.0];
+/// Space between a marked cell's outline and its fill.
+const OUTLINE_GAP: f32 = 2.0;
 /// Steps of the legend's colour bar.
 const LEGEND_STEPS: usize = 48;
 /// The colour scale's stops (viridis, dark to bright): bright is better, on either theme.
@@ -265,33 +267,41 @@ fn cell_ui(ui: &mut Ui, m: &P2pMatrix, src: u32, dst: u32, view: P2pView, scale:
         None if src == dst => (ui.visuals().faint_bg_color, weak),
         None => (Color32::TRANSPARENT, weak),
     };
-    let stroke = match (mark, verdict) {
-        (Some(_), Some(v)) => Stroke::new(3.0, verdict_tone(v).color(ui)),
-        _ if value.is_none() && src != dst => Stroke::new(1.0, ui.visuals().widgets.noninteractive.bg_stroke.color),
-        _ => Stroke::NONE,
+    let stroke = if value.is_none() && src != dst {
+        Stroke::new(1.0, ui.visuals().widgets.noninteractive.bg_stroke.color)
+    } else {
+        Stroke::NONE
     };
+    // A marked pair is outlined in its verdict's colour with a gap of the page's background
+    // between outline and fill, so the outline reads on the theme whatever the fill.
+    let outline = mark.and(verdict).map(|v| Stroke::new(2.5, verdict_tone(v).color(ui)));
     let text = match (src == dst, value) {
         (true, _) => "—".to_owned(),
         (false, Some(v)) => cell_value(v),
         (false, None) => "n/a".to_owned(),
     };
-    let response = egui::Frame::new()
-        .fill(fill)
-        .stroke(stroke)
-        .corner_radius(3.0)
-        .show(ui, |ui| {
-            let size = egui::vec2(CELL[0] - 2.0 * stroke.width, CELL[1] - 2.0 * stroke.width);
+    let inset = outline.map_or(0.0, |o| o.width + OUTLINE_GAP);
+    let cell = |ui: &mut Ui| {
+        egui::Frame::new().fill(fill).stroke(stroke).corner_radius(3.0).show(ui, |ui| {
+            let size = egui::vec2(CELL[0], CELL[1]) - egui::Vec2::splat(2.0 * (stroke.width + inset));
             ui.allocate_ui_with_layout(size, egui::Layout::top_down(egui::Align::Center), |ui| {
                 ui.set_min_size(size);
-                ui.add_space(2.0);
+                // The value alone sits in the middle; with a mark under it, the two together do.
+                ui.add_space(if mark.is_some() { 3.0 } else { 10.0 } - stroke.width - inset);
                 ui.add(egui::Label::new(RichText::new(text).monospace().strong().color(text_color)).selectable(false));
                 if let Some(mark) = mark {
                     ui.add(egui::Label::new(RichText::new(mark).small().strong().color(text_color)).selectable(false));
                 }
-            })
-            .response
+            });
         })
-        .response;
+    };
+    let response = match outline {
+        Some(o) => {
+            let frame = egui::Frame::new().stroke(o).corner_radius(4.0).inner_margin(OUTLINE_GAP);
+            frame.show(ui, |ui| cell(ui)).response
+        }
+        None => cell(ui).response,
+    };
     if let Some(p) = pair {
         response.on_hover_text(pair_hover(m, p));
     } else if src == dst {
