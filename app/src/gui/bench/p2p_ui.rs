@@ -298,7 +298,7 @@ fn cell_ui(ui: &mut Ui, m: &P2pMatrix, src: u32, dst: u32, view: P2pView, scale:
     let response = match outline {
         Some(o) => {
             let frame = egui::Frame::new().stroke(o).corner_radius(4.0).inner_margin(OUTLINE_GAP);
-            frame.show(ui, |ui| cell(ui)).response
+            frame.show(ui, cell).response
         }
         None => cell(ui).response,
     };
