@@ -249,12 +249,15 @@ fn mig_lines(g: &TopoGpu) -> Vec<String> {
 
 fn matrix_ui(ui: &mut Ui, t: &Topology) {
     let dark = ui.visuals().dark_mode;
+    // The MIG column only where a GPU reported its MIG mode.
+    let mig_column = t.gpus.iter().any(|g| g.mig.is_some());
+    let headings = if mig_column { &["CPU affinity", "NUMA", "MIG"][..] } else { &["CPU affinity", "NUMA"][..] };
     egui::Grid::new("topo-matrix").spacing([3.0, 3.0]).show(ui, |ui| {
         ui.label("");
         for g in &t.gpus {
             ui.add_sized(CELL, egui::Label::new(RichText::new(format!("GPU{}", g.index)).strong()));
         }
-        for h in ["CPU affinity", "NUMA", "MIG"] {
+        for &h in headings {
             ui.horizontal(|ui| {
                 ui.add_space(COLUMN_GAP);
                 ui.label(RichText::new(h).strong());
@@ -276,10 +279,12 @@ fn matrix_ui(ui: &mut Ui, t: &Topology) {
             };
             padded(ui, RichText::new(a.cpu_affinity.as_deref().unwrap_or("N/A")).monospace());
             padded(ui, RichText::new(a.numa_node.map_or_else(|| "N/A".to_owned(), |n| n.to_string())).monospace());
-            let mig = padded(ui, RichText::new(mig_text(a)));
-            let devices = mig_devices(a);
-            if !devices.is_empty() {
-                mig.on_hover_text(devices.join("\n"));
+            if mig_column {
+                let mig = padded(ui, RichText::new(mig_text(a)));
+                let devices = mig_devices(a);
+                if !devices.is_empty() {
+                    mig.on_hover_text(devices.join("\n"));
+                }
             }
             ui.end_row();
         }
@@ -499,6 +504,7 @@ mod tests {
         h.get_by_label("NV#: NVLink");
         h.get_by_label("CUDA device 0 = GPU0, 1 = GPU1, 2 = GPU2, 3 = GPU3, 4 = GPU4, 5 = GPU5, 6 = GPU6, 7 = GPU7 (fastest first)");
         h.get_by_label("CUDA_DEVICE_ORDER=PCI_BUS_ID would change nothing here");
+        assert!(h.query_by_label("MIG").is_none(), "no GPU reported its MIG mode: no MIG column");
         // Health and containers have their line in the machine table above.
         h.get_by_label("Health");
         h.get_by_label("Containers");
@@ -515,6 +521,18 @@ mod tests {
         h.get_by_label("    MIG 1g.10gb device 6: MIG-1aae4990-b962-574e-8375-119d6d9b9687");
         assert!(h.query_by_label("X").is_none(), "one GPU: no grid");
         assert!(h.query_by_label("CUDA order").is_none(), "one GPU and no CUDA_VISIBLE_DEVICES: nothing to order");
+    }
+
+    /// The Report page's preview is the document in a fixed-width font, so the matrix keeps its columns.
+    #[test]
+    fn the_report_preview_shows_the_matrix_in_columns() {
+        let (mut h, _home) = harness("pcie-2x5090-no-p2p");
+        settle(&mut h);
+        h.get_by_label("Report").click();
+        h.run_steps(2);
+        h.get_by_label_contains(
+            "        GPU0    GPU1    CPU Affinity    NUMA Affinity\nGPU0    X       PHB     0-63            0",
+        );
     }
 
     #[test]
