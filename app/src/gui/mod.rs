@@ -17,6 +17,7 @@ mod telemetry;
 #[cfg(test)]
 mod tests;
 mod theme;
+mod topo_matrix;
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -18,6 +18,7 @@ use gpu_doctor_probes::{Probed, Snapshot};
 use crate::gui::Shown;
 use crate::gui::bench::history::{self, Entry, Saved};
 use crate::gui::bench::job::BenchJob;
+use crate::gui::bench::p2p_ui::{self, P2pView};
 use crate::gui::bench::progress::RunProgress;
 use crate::gui::bench::{RunState, plots_ui, results_ui};
 use crate::gui::storage;
@@ -103,6 +104,8 @@ pub struct BenchPage {
     io_queue: VecDeque<IoJob>,
     io: Task<IoDone>,
     io_error: Option<String>,
+    /// What the GPU-to-GPU copy heat map shows.
+    p2p_view: P2pView,
 }
 
 impl Default for BenchPage {
@@ -125,6 +128,7 @@ impl Default for BenchPage {
             io_queue: VecDeque::new(),
             io: Task::default(),
             io_error: None,
+            p2p_view: P2pView::default(),
         }
     }
 }
@@ -371,7 +375,9 @@ impl BenchPage {
                     .default_open(self.state != RunState::Finished)
                     .show(ui, |ui| results_ui::progress_ui(ui, p, self.state, *took));
             }
-            self.results_ui(ui);
+            let mut view = self.p2p_view;
+            self.results_ui(ui, &mut view);
+            self.p2p_view = view;
         }
         ui.add_space(12.0);
         self.history_ui(ui);
@@ -486,7 +492,7 @@ impl BenchPage {
             .collect()
     }
 
-    fn results_ui(&self, ui: &mut Ui) {
+    fn results_ui(&self, ui: &mut Ui, p2p_view: &mut P2pView) {
         let Some((saved, from)) = self.shown_run() else {
             if self.last_progress.is_none() {
                 ui.label(toned(ui, Tone::Muted, "No run yet. Pick the tests above and press Run benchmarks."));
@@ -512,6 +518,10 @@ impl BenchPage {
         ui.label(&saved.summary);
         ui.add_space(4.0);
         results_ui::results_ui(ui, &saved.run);
+        for matrix in saved.run.tests.iter().filter_map(|t| t.result.as_ref()?.p2p.as_ref()) {
+            ui.add_space(8.0);
+            p2p_ui::p2p_ui(ui, matrix, p2p_view);
+        }
         ui.add_space(8.0);
         let overlays = self.overlays(Some(&saved.run));
         if saved.plots.is_empty() {

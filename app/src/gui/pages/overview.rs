@@ -1,4 +1,5 @@
-//! Overview: the verdict, the machine, and a card per GPU with its live state.
+//! Overview: the verdict, the machine, the GPU topology (`gui/topo_matrix.rs`), and a card per GPU
+//! with its live state.
 
 use egui::{RichText, Ui};
 use gpu_doctor_probes::model::{FrameworkBuild, Gpu, HostLink};
@@ -32,6 +33,7 @@ pub fn overview_ui(ui: &mut Ui, shown: &Shown<'_>, feed: &TelemetryFeed, actions
     ui.add_space(8.0);
     machine_ui(ui, shown.snapshot);
     ui.add_space(8.0);
+    crate::gui::topo_matrix::topology_ui(ui, shown.snapshot);
     gpus_ui(ui, shown, feed);
 }
 
