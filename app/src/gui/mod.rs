@@ -217,6 +217,8 @@ impl App {
         // The Overview's cards show no PCIe throughput: skip the counters (20 ms each) there.
         let detail = if self.page == Page::Telemetry { Detail::Full } else { Detail::Card };
         let gpus = self.machine.snapshot().gpus.value().map_or(&[][..], Vec::as_slice);
+        // Only the Telemetry page lists the processes on each GPU.
+        self.telemetry.want_processes(self.page == Page::Telemetry);
         self.telemetry.set_wanted(wants_live, gpus, detail, ctx);
         self.telemetry.poll();
     }
