@@ -415,8 +415,15 @@ impl eframe::App for App {
 
 /// Opens the window and runs it until it is closed; returns the exit code.
 pub fn run(launch: Launch) -> Result<u8> {
+    run_with(launch, None)
+}
+
+/// `run` with eframe's hook on the event loop's builder (a test opens the window off the main
+/// thread with it).
+fn run_with(launch: Launch, event_loop_builder: Option<eframe::EventLoopBuilderHook>) -> Result<u8> {
     let outcome = launch.screenshot.as_ref().map(|s| Arc::clone(&s.outcome));
     let options = eframe::NativeOptions {
+        event_loop_builder,
         viewport: egui::ViewportBuilder::default()
             .with_title("gpu-doctor")
             // The desktop entry's name (assets/linux/gpu-doctor.desktop), so the menu's icon is the window's.

@@ -368,6 +368,11 @@ impl TelemetrySource for WithProcesses {
         Ok(GpuTelemetry {
             memory_used_bytes: Some(3_400 << 20),
             utilization_gpu_pct: Some(87),
+            utilization_mem_pct: Some(31),
+            clock_sm_mhz: Some(2520),
+            clock_mem_mhz: Some(10501),
+            temperature_c: Some(64),
+            power_draw_mw: Some(312_000),
             ..GpuTelemetry::default()
         })
     }
@@ -430,6 +435,33 @@ fn the_telemetry_page_lists_the_processes_by_gpu_memory() {
     assert_eq!(h.get_all_by_label("C").count(), 2, "the two compute processes");
     h.get_by_label("G");
     h.get_by_label("(not in /proc: it ended since NVML listed it)");
+}
+
+/// Not a check but a look: opens the real window (needs a display: run it under
+/// `xvfb-run -a -s '-screen 0 1400x900x24'`) on the Telemetry page, live with `WithProcesses` as
+/// its source, and saves it to `GPU_DOCTOR_SHOT` (default `/tmp/gpu-doctor-telemetry.png`).
+#[test]
+#[ignore = "opens a window: run under xvfb-run to look at the page"]
+fn screenshot_of_the_telemetry_page_with_processes() {
+    use winit::platform::x11::EventLoopBuilderExtX11;
+    let path = std::env::var_os("GPU_DOCTOR_SHOT")
+        .map_or_else(|| PathBuf::from("/tmp/gpu-doctor-telemetry.png"), PathBuf::from);
+    let home = tempfile::tempdir().unwrap();
+    let launch = Launch {
+        host: Arc::new(ReplayHost::load(&fixture("consumer-gpu-torch-venv")).unwrap()),
+        replay: None,
+        options: Options::default(),
+        screenshot: Some(super::ScreenshotRequest::new(path.clone(), Page::Telemetry)),
+        started: Instant::now(),
+        storage: Some(home.path().to_owned()),
+        telemetry: Arc::new(WithProcesses::default()),
+    };
+    // The test runs on a thread of its own; winit opens its event loop off the main thread only when told.
+    let any_thread: eframe::EventLoopBuilderHook = Box::new(|b| {
+        b.with_any_thread(true);
+    });
+    super::run_with(launch, Some(any_thread)).unwrap();
+    assert!(std::fs::metadata(&path).unwrap().len() > 10_000, "{}", path.display());
 }
 
 /// Every non-ASCII character in the knowledge base and in the code's strings can be drawn with the

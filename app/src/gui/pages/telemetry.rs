@@ -220,6 +220,8 @@ impl TelemetryPage {
     }
 }
 
+/// The columns of `HEADINGS` that hold numbers.
+const NUMERIC: [usize; 6] = [0, 3, 4, 5, 6, 7];
 /// The longest command shown in a row; the whole line is in its hover text.
 const COMMAND_CHARS: usize = 90;
 
@@ -245,15 +247,26 @@ fn processes_ui(ui: &mut Ui, gpu: &Gpu, feed: &TelemetryFeed) {
         egui::Grid::new(("processes", gpu.index)).striped(true).num_columns(HEADINGS.len()).spacing([16.0, 4.0]).show(
             ui,
             |ui| {
-                for heading in HEADINGS {
-                    ui.label(toned(ui, Tone::Muted, heading).small().strong());
+                for (i, heading) in HEADINGS.into_iter().enumerate() {
+                    let text = toned(ui, Tone::Muted, heading).small().strong();
+                    if NUMERIC.contains(&i) {
+                        ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| ui.label(text));
+                    } else {
+                        ui.label(text);
+                    }
                 }
                 ui.end_row();
                 for p in &list.processes {
                     let cells = procs::cells(p, gpu.memory_total_bytes);
                     let (last, values) = cells.split_last().unwrap_or((&cells[0], &[]));
-                    for cell in values {
-                        ui.label(RichText::new(cell).monospace());
+                    for (i, cell) in values.iter().enumerate() {
+                        let text = RichText::new(cell).monospace();
+                        if NUMERIC.contains(&i) {
+                            // Numbers line up on their right edge, as in nvitop.
+                            ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| ui.label(text));
+                        } else {
+                            ui.label(text);
+                        }
                     }
                     command_ui(ui, last, p.unreadable.as_deref());
                     ui.end_row();
