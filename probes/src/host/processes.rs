@@ -249,9 +249,12 @@ pub struct ProcReader {
     pub proc: PathBuf,
     /// The passwd file: `/etc/passwd`.
     pub passwd: PathBuf,
-    /// Per pid: CPU ticks, when read, and the CPU use last worked out.
-    cpu: Mutex<BTreeMap<u32, (u64, Instant, Option<f64>)>>,
+    /// Per pid: its CPU time at the last look.
+    cpu: Mutex<BTreeMap<u32, CpuMark>>,
 }
+
+/// A process's CPU ticks, when they were read, and the CPU use last worked out.
+type CpuMark = (u64, Instant, Option<f64>);
 
 impl Default for ProcReader {
     fn default() -> Self {
