@@ -34,6 +34,8 @@ Examples:
                                    look at a recorded machine instead of this
                                    one
   gpu-doctor bench --quick         measure the GPU and judge every number
+  gpu-doctor processes             which processes use each GPU, with their GPU
+                                   memory and utilisation
   gpu-doctor compare fleet/        which node of a fleet is not like the others
                                    (a folder of `report --format json` files)
   gpu-doctor --python ~/venv/bin/python --deep
@@ -178,6 +180,12 @@ pub enum Command {
     /// made, then proven on the GPU.
     #[command(after_help = crate::setup::AFTER_HELP)]
     Setup(crate::setup::SetupArgs),
+    /// List the processes on each of this machine's GPUs once, as the window's Telemetry page
+    /// shows them: pid, owner, compute (C) or graphics (G) context, GPU memory, SM and memory
+    /// utilisation, host CPU and memory, command line. From NVML and /proc; CPU % needs two
+    /// looks, so it is blank here. Inside a container NVML gives the host's pids, which cannot be
+    /// looked up there.
+    Processes(ProcessesArgs),
     /// Internal: run a benchmark plan read as JSON on standard input, writing events on standard
     /// output. `bench` starts it, so CUDA never loads in the main process.
     #[command(hide = true)]
@@ -235,6 +243,14 @@ pub struct CheckArgs {
     /// Also print every method each probe tried and what it answered.
     #[arg(long, short)]
     pub verbose: bool,
+}
+
+/// `processes`.
+#[derive(Debug, Args)]
+pub struct ProcessesArgs {
+    /// Print one JSON object per GPU (index, bus id, processes, notes or error) as an array.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `diagnose`.
@@ -363,6 +379,7 @@ impl Command {
             Self::Compare(_) => "compare",
             Self::Fix(_) => "fix",
             Self::Setup(_) => "setup",
+            Self::Processes(_) => "processes",
             Self::BenchWorker => "bench-worker",
             Self::Completions { .. } => "completions",
             Self::Man { .. } => "man",

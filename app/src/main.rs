@@ -84,6 +84,7 @@ fn run(cli: Cli, started: Instant) -> Result<u8> {
         Some(Command::Setup(args)) => {
             setup::setup(host.as_ref(), &args, &options(&ProbeArgs::default(), recorded), this_machine, quiet)
         }
+        Some(Command::Processes(args)) => processes(&args, this_machine),
         Some(Command::BenchWorker) => Ok(bench::worker()),
         Some(Command::Completions { shell }) => cli::generate::print_completions(shell),
         Some(Command::Man { dir }) => cli::generate::man(dir.as_deref(), quiet),
@@ -221,6 +222,55 @@ fn compare(args: &CompareArgs, color: cli::ColorWhen, quiet: bool) -> Result<u8>
     emit(args.output.as_deref(), text, quiet)?;
     let error = comparison.findings.iter().any(|f| f.severity == gpu_doctor_probes::Severity::Error);
     Ok(if error { exit::FINDINGS } else { exit::OK })
+}
+
+/// One GPU's processes as `processes --json` prints them.
+#[derive(serde::Serialize)]
+struct ProcessesOut {
+    gpu: u32,
+    bus_id: Option<String>,
+    #[serde(flatten)]
+    list: gpu_doctor_probes::host::processes::GpuProcesses,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+}
+
+/// Lists the processes on each of this machine's GPUs once, through the window's telemetry source.
+fn processes(args: &cli::ProcessesArgs, this_machine: bool) -> Result<u8> {
+    use gpu_doctor_probes::host::telemetry::{NvmlSource, TelemetrySource, nvml_targets};
+    if !this_machine {
+        return Err(UsageError(
+            "processes lists this machine's GPU processes; it cannot be combined with --replay".into(),
+        )
+        .into());
+    }
+    let targets = nvml_targets().map_err(|e| InputError(format!("no GPU to ask: {e}")))?;
+    let source = NvmlSource::default();
+    let lists: Vec<ProcessesOut> = targets
+        .into_iter()
+        .map(|t| {
+            let (list, error) = match source.processes(&t, 0) {
+                Ok(list) => (list, None),
+                Err(e) => (Default::default(), Some(e)),
+            };
+            ProcessesOut { gpu: t.index, bus_id: t.bus_id, list, error }
+        })
+        .collect();
+    let text = if args.json {
+        serde_json::to_string_pretty(&lists).context("could not serialize the processes")? + "\n"
+    } else {
+        let mut out = String::new();
+        for l in &lists {
+            out.push_str(&format!("GPU {} ({})\n", l.gpu, l.bus_id.as_deref().unwrap_or("bus id unknown")));
+            match &l.error {
+                Some(e) => out.push_str(&format!("  NVML did not list the processes: {e}\n")),
+                None => out.push_str(&render::processes::table(&l.list, None)),
+            }
+        }
+        out
+    };
+    emit(None, text, false)?;
+    Ok(exit::OK)
 }
 
 /// Records this machine into `DIR/host.json`, with the options it was probed with. The file is

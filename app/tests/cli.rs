@@ -763,3 +763,14 @@ fn quiet_keeps_standard_error_for_errors() {
     assert_eq!(out.status.code(), Some(3));
     assert!(stderr_of(&out).contains("/no/such/fixture"), "errors are still printed");
 }
+
+/// `processes` lists this machine's GPU processes: a replay cannot answer it.
+#[test]
+fn processes_refuses_a_replay() {
+    let out = gpu_doctor().args(["--replay", "/no/such/fixture", "processes"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(3), "the replay folder is read first");
+    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/consumer-gpu-torch-venv");
+    let out = gpu_doctor().args(["--replay", fixture, "processes"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--replay"));
+}

@@ -531,7 +531,7 @@ impl Telemetry {
                     }
                     taken.0.push(point);
                 }
-                Reading::Asleep { .. } => {}
+                Reading::Asleep { .. } | Reading::Processes { .. } => {}
                 Reading::Stopped(why) => taken.1 = Some(format!("telemetry stopped: {why}")),
             }
             true

@@ -218,6 +218,8 @@ impl App {
         // The Overview's cards show no PCIe throughput: skip the counters (20 ms each) there.
         let detail = if self.page == Page::Telemetry { Detail::Full } else { Detail::Card };
         let gpus = self.machine.snapshot().gpus.value().map_or(&[][..], Vec::as_slice);
+        // Only the Telemetry page lists the processes on each GPU.
+        self.telemetry.want_processes(self.page == Page::Telemetry);
         self.telemetry.set_wanted(wants_live, gpus, detail, ctx);
         self.telemetry.poll();
     }
@@ -414,8 +416,15 @@ impl eframe::App for App {
 
 /// Opens the window and runs it until it is closed; returns the exit code.
 pub fn run(launch: Launch) -> Result<u8> {
+    run_with(launch, None)
+}
+
+/// `run` with eframe's hook on the event loop's builder (a test opens the window off the main
+/// thread with it).
+fn run_with(launch: Launch, event_loop_builder: Option<eframe::EventLoopBuilderHook>) -> Result<u8> {
     let outcome = launch.screenshot.as_ref().map(|s| Arc::clone(&s.outcome));
     let options = eframe::NativeOptions {
+        event_loop_builder,
         viewport: egui::ViewportBuilder::default()
             .with_title("gpu-doctor")
             // The desktop entry's name (assets/linux/gpu-doctor.desktop), so the menu's icon is the window's.

@@ -1,5 +1,6 @@
 //! Live telemetry of this machine's GPUs: the probes' `Sampler` asks the GPUs a visible page
-//! shows twice a second on a named thread, and the UI keeps a rolling window per GPU. While a
+//! shows twice a second on a named thread, and the UI keeps a rolling window per GPU. While the
+//! Telemetry page shows them, the same thread also lists each GPU's processes once a second. While a
 //! benchmark's GPU tests run, the GPU they measure is not asked here: the run samples it anyway (ten
 //! times a second, every detail), and its samples fill that GPU's window, so the driver is asked
 //! once, not twice.
@@ -14,11 +15,14 @@ use std::sync::mpsc::{self, Receiver, TryRecvError, TrySendError};
 use std::time::{Duration, Instant};
 
 use gpu_doctor_kernels::runner::TelemetryPoint;
+use gpu_doctor_probes::host::processes::{GpuProcesses, sort_by_memory};
 use gpu_doctor_probes::host::telemetry::{Detail, GpuTelemetry, Reading, Sampler, Target, TelemetrySource};
 use gpu_doctor_probes::model::Gpu;
 
 /// How often each GPU is sampled.
 pub const INTERVAL: Duration = Duration::from_millis(500);
+/// How often each GPU's processes are listed (while the Telemetry page shows them).
+pub const PROCESSES_EVERY: Duration = Duration::from_secs(1);
 /// How much history is kept per GPU, seconds.
 pub const WINDOW_SECS: f64 = 300.0;
 
@@ -45,6 +49,11 @@ pub struct TelemetryFeed {
     /// the GPUs while the sampler runs for another page.
     pub paused: bool,
     latest: BTreeMap<u32, GpuTelemetry>,
+    /// Whether the sampler should list the GPUs' processes too (`want_processes`), how often, and
+    /// the newest list per GPU index or why there is none.
+    processes_wanted: bool,
+    processes_every: Duration,
+    processes: BTreeMap<u32, Result<GpuProcesses, String>>,
     /// GPUs found asleep at the last look (not sampled, so they stay asleep).
     asleep: BTreeSet<u32>,
     source: Arc<dyn TelemetrySource>,
@@ -64,6 +73,7 @@ struct Running {
     rx: Receiver<(f64, Reading)>,
     targets: Vec<Target>,
     detail: Detail,
+    processes: bool,
 }
 
 impl std::fmt::Debug for TelemetryFeed {
@@ -86,6 +96,9 @@ impl TelemetryFeed {
             note: None,
             paused: false,
             latest: BTreeMap::new(),
+            processes_wanted: false,
+            processes_every: PROCESSES_EVERY,
+            processes: BTreeMap::new(),
             asleep: BTreeSet::new(),
             source,
             interval,
@@ -111,6 +124,7 @@ impl TelemetryFeed {
         let run = wanted && asked.clone().next().is_some();
         let same = self.running.as_ref().is_some_and(|r| {
             r.detail == detail
+                && r.processes == self.processes_wanted
                 && r.targets
                     .iter()
                     .map(|t| (t.index, t.bus_id.as_deref()))
@@ -124,6 +138,17 @@ impl TelemetryFeed {
             let targets = asked.map(|g| Target { index: g.index, bus_id: g.pci_bus_id.clone() }).collect();
             self.start(targets, detail, ctx);
         }
+    }
+
+    /// Whether the sampler lists the GPUs' processes too (every `PROCESSES_EVERY`); the change
+    /// takes effect at the next `set_wanted`. Only the Telemetry page shows them.
+    pub fn want_processes(&mut self, wanted: bool) {
+        self.processes_wanted = wanted;
+    }
+
+    /// GPU `gpu`'s newest process list, or why NVML gave none; `None` before the first answer.
+    pub fn processes(&self, gpu: u32) -> Option<&Result<GpuProcesses, String>> {
+        self.processes.get(&gpu)
     }
 
     /// Whether GPU `gpu` was asleep at the last look (and so was not sampled).
@@ -147,8 +172,17 @@ impl TelemetryFeed {
             open
         };
         let source = Arc::clone(&self.source);
-        match Sampler::start("gpu-doctor-telemetry", source, targets.clone(), detail, self.interval, sink) {
-            Ok(sampler) => self.running = Some(Running { _sampler: sampler, rx, targets, detail }),
+        let (name, processes) = ("gpu-doctor-telemetry", self.processes_wanted);
+        let started = if processes {
+            let every = (self.interval, self.processes_every);
+            Sampler::start_with_processes(name, source, targets.clone(), detail, every, sink)
+        } else {
+            // Lists from an earlier visit of the page would be stale by the next one.
+            self.processes.clear();
+            Sampler::start(name, source, targets.clone(), detail, self.interval, sink)
+        };
+        match started {
+            Ok(sampler) => self.running = Some(Running { _sampler: sampler, rx, targets, detail, processes }),
             Err(e) => self.note = Some(format!("could not start the telemetry thread: {e}")),
         }
     }
@@ -164,6 +198,12 @@ impl TelemetryFeed {
                 }
                 Ok((_, Reading::Asleep { gpu })) => {
                     self.asleep.insert(gpu);
+                }
+                Ok((_, Reading::Processes { gpu, mut list })) => {
+                    if let Ok(list) = &mut list {
+                        sort_by_memory(&mut list.processes);
+                    }
+                    self.processes.insert(gpu, list);
                 }
                 Ok((_, Reading::Stopped(why))) => {
                     self.note = Some(format!("Live telemetry stopped: {why}"));
@@ -375,6 +415,56 @@ mod tests {
         assert_eq!(source.asked(0), 0, "the sleeping GPU was asked");
         assert!(feed.is_running() && feed.note.is_none());
         assert!(!feed.is_asleep(1));
+    }
+
+    /// A source that lists one process per GPU and counts the lists.
+    #[derive(Default)]
+    struct Listing {
+        lists: Mutex<usize>,
+    }
+
+    impl TelemetrySource for Listing {
+        fn sample(&self, _: &Target, _: Detail) -> Result<GpuTelemetry, String> {
+            Ok(util(1))
+        }
+        fn is_asleep(&self, _: &Target) -> bool {
+            false
+        }
+        fn processes(&self, gpu: &Target, _: u64) -> Result<GpuProcesses, String> {
+            *self.lists.lock().unwrap() += 1;
+            let row = |pid, mib: u64| gpu_doctor_probes::host::processes::GpuProcess {
+                pid,
+                used_memory_bytes: Some(mib << 20),
+                ..Default::default()
+            };
+            Ok(GpuProcesses { processes: vec![row(gpu.index + 10, 1), row(gpu.index + 20, 2)], ..Default::default() })
+        }
+    }
+
+    /// Processes are listed only while wanted (the Telemetry page), sorted by GPU memory whatever
+    /// the source's order, and dropped when no longer wanted, so a later visit shows no stale list.
+    #[test]
+    fn processes_are_listed_only_while_wanted() {
+        let ctx = egui::Context::default();
+        let source = Arc::new(Listing::default());
+        let mut feed = TelemetryFeed::new(Arc::clone(&source) as Arc<dyn TelemetrySource>, Duration::from_millis(1));
+        feed.processes_every = Duration::from_millis(5);
+        feed.set_wanted(true, &two(), Detail::Card, &ctx);
+        poll_until(&mut feed, |f| f.series.get(&1).is_some_and(|s| s.len() >= 20));
+        assert_eq!(*source.lists.lock().unwrap(), 0, "listed without being asked to");
+
+        feed.want_processes(true);
+        feed.set_wanted(true, &two(), Detail::Full, &ctx);
+        poll_until(&mut feed, |f| f.processes(0).is_some() && f.processes(1).is_some());
+        let pids: Vec<u32> = feed.processes(1).unwrap().as_ref().unwrap().processes.iter().map(|p| p.pid).collect();
+        assert_eq!(pids, [21, 11], "the most GPU memory first");
+
+        feed.want_processes(false);
+        feed.set_wanted(true, &two(), Detail::Full, &ctx);
+        assert!(feed.processes(0).is_none(), "a list from the last visit is stale");
+        let lists = *source.lists.lock().unwrap();
+        poll_until(&mut feed, |f| f.series.get(&1).is_some_and(|s| s.len() >= 60));
+        assert!(*source.lists.lock().unwrap() <= lists + 2, "still listing after the page left");
     }
 
     /// The Overview asks for cards, the Telemetry page for everything: switching restarts the

@@ -11,6 +11,7 @@ pub mod findings;
 pub mod html;
 pub mod markdown;
 pub mod plan;
+pub mod processes;
 pub mod svg;
 #[cfg(test)]
 mod tests;

@@ -9,6 +9,7 @@ pub mod nvml;
 pub mod nvml_topology;
 pub mod paths;
 pub mod process;
+pub mod processes;
 mod recording;
 mod replay;
 mod system;

@@ -7,6 +7,7 @@
 //!
 //! NVML is safe to ask in-process: without a driver `Nvml::init` returns an error, which is kept.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -18,6 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use super::HostError;
 use super::nvml::{device_by_bus, nvml};
+use super::processes::{self, GpuProcesses, ProcReader};
 
 /// What one GPU reported at one moment. Every `None` means NVML did not answer that question.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -101,19 +103,28 @@ pub trait TelemetrySource: Send + Sync {
     fn sample(&self, gpu: &Target, detail: Detail) -> Result<GpuTelemetry, String>;
     /// True when `gpu` sleeps (runtime suspend): asking would wake it, so the sampler does not.
     fn is_asleep(&self, gpu: &Target) -> bool;
+    /// Asks which processes use `gpu` now, with their utilisation from samples newer than
+    /// `since_us` (the previous answer's `last_seen_us`; 0: all NVML keeps), or says why not. A
+    /// source that cannot (a test's fake that only samples) says so.
+    fn processes(&self, gpu: &Target, since_us: u64) -> Result<GpuProcesses, String> {
+        let _ = (gpu, since_us);
+        Err("this telemetry source does not list processes".to_owned())
+    }
 }
 
 /// NVML on this machine, by PCI bus id where known (else by index), with the power state read
-/// from sysfs.
+/// from sysfs and each GPU process's name, owner and host use from `/proc`.
 #[derive(Debug, Clone)]
 pub struct NvmlSource {
     /// Where sysfs is mounted: `/sys`, or a folder that fakes it in tests.
     pub sysfs: PathBuf,
+    /// Reads `/proc` and `/etc/passwd` (or folders that fake them) for the processes.
+    pub proc: Arc<ProcReader>,
 }
 
 impl Default for NvmlSource {
     fn default() -> Self {
-        Self { sysfs: PathBuf::from("/sys") }
+        Self { sysfs: PathBuf::from("/sys"), proc: Arc::default() }
     }
 }
 
@@ -129,10 +140,33 @@ impl TelemetrySource for NvmlSource {
     fn is_asleep(&self, gpu: &Target) -> bool {
         gpu.bus_id.as_deref().is_some_and(|bus| runtime_suspended(&self.sysfs, bus))
     }
+
+    fn processes(&self, gpu: &Target, since_us: u64) -> Result<GpuProcesses, String> {
+        let d = match &gpu.bus_id {
+            Some(bus) => device_by_bus(bus),
+            None => device_by_index(gpu.index),
+        }
+        .map_err(|e| e.to_string())?;
+        let mut list = processes::from_nvml(&d, since_us)?;
+        self.proc.describe(&mut list.processes, Instant::now());
+        Ok(list)
+    }
+}
+
+/// The GPUs NVML lists, by index with their PCI bus ids (what `gpu-doctor processes` asks about).
+pub fn nvml_targets() -> Result<Vec<Target>, String> {
+    let nvml = nvml().map_err(|e| e.to_string())?;
+    let count = nvml.device_count().map_err(|e| format!("NVML could not count the GPUs: {e}"))?;
+    Ok((0..count)
+        .map(|index| Target {
+            index,
+            bus_id: nvml.device_by_index(index).and_then(|d| d.pci_info()).ok().map(|p| p.bus_id),
+        })
+        .collect())
 }
 
 /// What the sampler hands its sink.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Reading {
     /// GPU `gpu` (NVML index) answered.
     Sample {
@@ -145,6 +179,14 @@ pub enum Reading {
     Asleep {
         /// NVML index.
         gpu: u32,
+    },
+    /// GPU `gpu`'s processes (only from a sampler started with `start_with_processes`), or why
+    /// they could not be listed; a failure does not stop the sampler.
+    Processes {
+        /// NVML index.
+        gpu: u32,
+        /// What NVML and `/proc` said.
+        list: Result<GpuProcesses, String>,
     },
     /// No GPU answered in one round (the first error says why); the sampler has ended. Always the
     /// last reading.
@@ -169,12 +211,38 @@ impl Sampler {
         targets: Vec<Target>,
         detail: Detail,
         interval: Duration,
+        sink: impl FnMut(Reading) -> bool + Send + 'static,
+    ) -> std::io::Result<Self> {
+        Self::spawn(name, source, targets, (detail, interval), None, sink)
+    }
+
+    /// Like `start`, and also asks each target that is not asleep for its processes every
+    /// `every` (a slower rate than the samples: the lists and `/proc` cost more), starting with
+    /// the first round, handing them over as `Reading::Processes`.
+    pub fn start_with_processes(
+        name: &str,
+        source: Arc<dyn TelemetrySource>,
+        targets: Vec<Target>,
+        detail: Detail,
+        (interval, every): (Duration, Duration),
+        sink: impl FnMut(Reading) -> bool + Send + 'static,
+    ) -> std::io::Result<Self> {
+        Self::spawn(name, source, targets, (detail, interval), Some(every), sink)
+    }
+
+    fn spawn(
+        name: &str,
+        source: Arc<dyn TelemetrySource>,
+        targets: Vec<Target>,
+        (detail, interval): (Detail, Duration),
+        processes_every: Option<Duration>,
         mut sink: impl FnMut(Reading) -> bool + Send + 'static,
     ) -> std::io::Result<Self> {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&stop);
         let handle = thread::Builder::new().name(name.to_owned()).spawn(move || {
             let mut next = Instant::now();
+            let mut processes = processes_every.map(ProcessRounds::new);
             while !flag.load(Ordering::Relaxed) {
                 match round(source.as_ref(), &targets, detail, &mut sink) {
                     Round::Answered => {}
@@ -183,6 +251,11 @@ impl Sampler {
                         sink(Reading::Stopped(why));
                         return;
                     }
+                }
+                if let Some(p) = &mut processes
+                    && !p.ask_when_due(source.as_ref(), &targets, &mut sink)
+                {
+                    return;
                 }
                 next += interval;
                 let now = Instant::now();
@@ -206,6 +279,45 @@ impl Sampler {
 impl Drop for Sampler {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// When the processes are next due, and per GPU the newest utilisation sample seen.
+struct ProcessRounds {
+    every: Duration,
+    next: Instant,
+    last_seen_us: BTreeMap<u32, u64>,
+}
+
+impl ProcessRounds {
+    fn new(every: Duration) -> Self {
+        Self { every, next: Instant::now(), last_seen_us: BTreeMap::new() }
+    }
+
+    /// Asks every target that is awake for its processes when they are due; false when the sink
+    /// is gone.
+    fn ask_when_due(
+        &mut self,
+        source: &dyn TelemetrySource,
+        targets: &[Target],
+        sink: &mut impl FnMut(Reading) -> bool,
+    ) -> bool {
+        let now = Instant::now();
+        if now < self.next {
+            return true;
+        }
+        self.next = (self.next + self.every).max(now);
+        for target in targets.iter().filter(|t| !source.is_asleep(t)) {
+            let since = self.last_seen_us.get(&target.index).copied().unwrap_or(0);
+            let list = source.processes(target, since);
+            if let Ok(list) = &list {
+                self.last_seen_us.insert(target.index, list.last_seen_us);
+            }
+            if !sink(Reading::Processes { gpu: target.index, list }) {
+                return false;
+            }
+        }
+        true
     }
 }
 
@@ -252,11 +364,13 @@ fn round(
 /// Asks NVML about GPU `index` (NVML order) now, only what `detail` needs. A full sample takes
 /// about 40 ms: the two PCIe counters each average over 20 ms.
 pub fn sample_detail(index: u32, detail: Detail) -> Result<GpuTelemetry, HostError> {
-    let nvml = nvml()?;
-    let d = nvml
+    Ok(read(&device_by_index(index)?, detail))
+}
+
+fn device_by_index(index: u32) -> Result<nvml_wrapper::Device<'static>, HostError> {
+    nvml()?
         .device_by_index(index)
-        .map_err(|e| HostError::Unavailable { message: format!("NVML has no GPU {index}: {e}") })?;
-    Ok(read(&d, detail))
+        .map_err(|e| HostError::Unavailable { message: format!("NVML has no GPU {index}: {e}") })
 }
 
 /// Asks NVML about the GPU at PCI bus id `bus` now: the one a benchmark worker opened by that bus
@@ -301,7 +415,7 @@ mod tests {
             if gpu.index == 0 { Err("lost".to_owned()) } else { Ok(GpuTelemetry::default()) }
         }
         fn is_asleep(&self, gpu: &Target) -> bool {
-            NvmlSource { sysfs: self.sysfs.clone() }.is_asleep(gpu)
+            NvmlSource { sysfs: self.sysfs.clone(), ..NvmlSource::default() }.is_asleep(gpu)
         }
     }
 
@@ -326,7 +440,7 @@ mod tests {
         assert!(!runtime_suspended(suspended.path(), "0000:02:00.0"), "no such device");
         assert!(!runtime_suspended(suspended.path(), "not a bus id"));
         assert!(!runtime_suspended(sysfs("active\n").path(), "0000:01:00.0"));
-        let source = NvmlSource { sysfs: suspended.path().to_owned() };
+        let source = NvmlSource { sysfs: suspended.path().to_owned(), ..NvmlSource::default() };
         assert!(source.is_asleep(&target(0)) && !source.is_asleep(&Target { index: 0, bus_id: None }));
     }
 
@@ -371,6 +485,72 @@ mod tests {
         .unwrap();
         assert_eq!(rx.iter().collect::<Vec<_>>(), [Reading::Stopped("lost".to_owned())], "one round, then it ended");
         assert!(lost.finish());
+    }
+
+    /// Counts samples and process lists.
+    #[derive(Default)]
+    struct Counting {
+        samples: Mutex<usize>,
+        since: Mutex<Vec<u64>>,
+    }
+
+    impl TelemetrySource for Counting {
+        fn sample(&self, _: &Target, _: Detail) -> Result<GpuTelemetry, String> {
+            *self.samples.lock().unwrap() += 1;
+            Ok(GpuTelemetry::default())
+        }
+        fn is_asleep(&self, _: &Target) -> bool {
+            false
+        }
+        fn processes(&self, _: &Target, since_us: u64) -> Result<GpuProcesses, String> {
+            let mut since = self.since.lock().unwrap();
+            since.push(since_us);
+            Ok(GpuProcesses { last_seen_us: since_us + 1000, ..GpuProcesses::default() })
+        }
+    }
+
+    /// The processes are asked once per `every`, not with every sample (scaled down: samples every
+    /// 5 ms, processes every 50 ms, the window's 0.5 s and 1 s are the same loop), each time for the
+    /// utilisation samples after the last answer's.
+    #[test]
+    fn processes_are_asked_at_their_own_slower_rate() {
+        let source = Arc::new(Counting::default());
+        let (tx, rx) = mpsc::sync_channel(1024);
+        let sampler = Sampler::start_with_processes(
+            "test-sampler",
+            Arc::clone(&source) as Arc<dyn TelemetrySource>,
+            vec![target(0)],
+            Detail::Full,
+            (Duration::from_millis(5), Duration::from_millis(50)),
+            move |r| tx.try_send(r).is_ok(),
+        )
+        .unwrap();
+        thread::sleep(Duration::from_millis(400));
+        assert!(sampler.finish());
+        let readings: Vec<Reading> = rx.try_iter().collect();
+        let samples = *source.samples.lock().unwrap();
+        let since = source.since.lock().unwrap().clone();
+        assert!(samples >= 20, "{samples} samples");
+        assert!((2..=9).contains(&since.len()), "{} process lists over {samples} samples", since.len());
+        assert!(since.len() * 5 <= samples, "{} process lists over {samples} samples", since.len());
+        assert_eq!(since.first(), Some(&0), "the first asks for every sample NVML keeps");
+        assert!(since.windows(2).all(|w| w[1] == w[0] + 1000), "each asks after the last answer: {since:?}");
+        let lists = readings.iter().filter(|r| matches!(r, Reading::Processes { gpu: 0, list: Ok(_) })).count();
+        assert_eq!(lists, since.len());
+        // A sampler started without processes never asks for them.
+        let plain = Arc::new(Counting::default());
+        let sampler = Sampler::start(
+            "test-sampler",
+            Arc::clone(&plain) as Arc<dyn TelemetrySource>,
+            vec![target(0)],
+            Detail::Full,
+            Duration::from_millis(5),
+            |_| true,
+        )
+        .unwrap();
+        thread::sleep(Duration::from_millis(60));
+        assert!(sampler.finish());
+        assert!(*plain.samples.lock().unwrap() > 0 && plain.since.lock().unwrap().is_empty());
     }
 
     #[test]

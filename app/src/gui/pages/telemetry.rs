@@ -1,4 +1,5 @@
-//! Telemetry: live plots per GPU over a rolling window, with pause.
+//! Telemetry: live plots per GPU over a rolling window, with pause, and under each GPU's plots its
+//! processes as nvitop lists them (refreshed once a second by the same sampler thread).
 //!
 //! The page only draws the feed (`gui/telemetry.rs`), which the app runs while this page is open and
 //! not paused; each sample that lands asks for one repaint, so a paused page, or a machine without
@@ -12,6 +13,7 @@ use gpu_doctor_probes::model::Gpu;
 use crate::gui::Shown;
 use crate::gui::telemetry::{INTERVAL, TelemetryFeed};
 use crate::gui::theme::{Tone, badge_ui, toned};
+use crate::render::processes::{self as procs, HEADINGS, NO_PROCESSES};
 
 /// The windows one can pick, seconds.
 pub const WINDOWS_SECS: [u32; 3] = [60, 120, 300];
@@ -214,7 +216,83 @@ impl TelemetryPage {
                 }
             }
         });
+        processes_ui(ui, gpu, feed);
     }
+}
+
+/// The columns of `HEADINGS` that hold numbers.
+const NUMERIC: [usize; 6] = [0, 3, 4, 5, 6, 7];
+/// The longest command shown in a row; the whole line is in its hover text.
+const COMMAND_CHARS: usize = 90;
+
+/// The GPU's processes: one row each, the most GPU memory first, with why a row's host fields are
+/// blank and NVML's notes.
+fn processes_ui(ui: &mut Ui, gpu: &Gpu, feed: &TelemetryFeed) {
+    ui.add_space(6.0);
+    ui.label(RichText::new("Processes").strong());
+    let list = match feed.processes(gpu.index) {
+        None => {
+            ui.label(toned(ui, Tone::Muted, "Listing the processes…"));
+            return;
+        }
+        Some(Err(why)) => {
+            ui.label(toned(ui, Tone::Warn, format!("NVML did not list the processes: {why}")));
+            return;
+        }
+        Some(Ok(list)) => list,
+    };
+    if list.processes.is_empty() {
+        ui.label(toned(ui, Tone::Muted, NO_PROCESSES));
+    } else {
+        egui::Grid::new(("processes", gpu.index)).striped(true).num_columns(HEADINGS.len()).spacing([16.0, 4.0]).show(
+            ui,
+            |ui| {
+                for (i, heading) in HEADINGS.into_iter().enumerate() {
+                    let text = toned(ui, Tone::Muted, heading).small().strong();
+                    if NUMERIC.contains(&i) {
+                        ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| ui.label(text));
+                    } else {
+                        ui.label(text);
+                    }
+                }
+                ui.end_row();
+                for p in &list.processes {
+                    let cells = procs::cells(p, gpu.memory_total_bytes);
+                    let (last, values) = cells.split_last().unwrap_or((&cells[0], &[]));
+                    for (i, cell) in values.iter().enumerate() {
+                        let text = RichText::new(cell).monospace();
+                        if NUMERIC.contains(&i) {
+                            // Numbers line up on their right edge, as in nvitop.
+                            ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| ui.label(text));
+                        } else {
+                            ui.label(text);
+                        }
+                    }
+                    command_ui(ui, last, p.unreadable.as_deref());
+                    ui.end_row();
+                }
+            },
+        );
+    }
+    for note in &list.notes {
+        ui.label(toned(ui, Tone::Muted, note));
+    }
+}
+
+/// The command, cut to `COMMAND_CHARS` (whole on hover), and why the row's host fields are blank.
+fn command_ui(ui: &mut Ui, command: &str, unreadable: Option<&str>) {
+    ui.horizontal(|ui| {
+        let cut = command.chars().count() > COMMAND_CHARS;
+        let short: String =
+            if cut { command.chars().take(COMMAND_CHARS - 1).chain(['…']).collect() } else { command.to_owned() };
+        let shown = ui.label(RichText::new(short).monospace());
+        if cut {
+            shown.on_hover_text(command);
+        }
+        if let Some(why) = unreadable {
+            ui.label(toned(ui, Tone::Warn, format!("({why})")));
+        }
+    });
 }
 
 /// A framed line of text in a tone, instead of an empty grid of plots.
