@@ -525,14 +525,18 @@ mod tests {
             move |r| tx.try_send(r).is_ok(),
         )
         .unwrap();
+        let started = Instant::now();
         thread::sleep(Duration::from_millis(400));
         assert!(sampler.finish());
+        let elapsed_ms = started.elapsed().as_millis();
         let readings: Vec<Reading> = rx.try_iter().collect();
         let samples = *source.samples.lock().unwrap();
         let since = source.since.lock().unwrap().clone();
-        assert!(samples >= 20, "{samples} samples");
-        assert!((2..=9).contains(&since.len()), "{} process lists over {samples} samples", since.len());
-        assert!(since.len() * 5 <= samples, "{} process lists over {samples} samples", since.len());
+        // The bounds hold however loaded the machine is: at most one list per 50 ms of wall time
+        // (plus the first, asked at once), and never more lists than sampling rounds.
+        let most = usize::try_from(elapsed_ms / 50 + 1).unwrap();
+        assert!((1..=most).contains(&since.len()), "{} lists in {elapsed_ms} ms", since.len());
+        assert!(since.len() <= samples, "{} process lists over {samples} samples", since.len());
         assert_eq!(since.first(), Some(&0), "the first asks for every sample NVML keeps");
         assert!(since.windows(2).all(|w| w[1] == w[0] + 1000), "each asks after the last answer: {since:?}");
         let lists = readings.iter().filter(|r| matches!(r, Reading::Processes { gpu: 0, list: Ok(_) })).count();
