@@ -799,6 +799,7 @@ mod tests {
                 skipped: None,
             }],
             judgement: None,
+            judged_mode: None,
         };
         let bus = ["0000:18:00.0", "0000:2a:00.0"];
         let matrix = P2pMatrix {

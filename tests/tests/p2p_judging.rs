@@ -36,6 +36,7 @@ fn pair(src: u32, dst: u32, on: Option<f64>, off: f64) -> P2pPair {
         can_access_peer: on.is_some(),
         measures: vec![measure(P2pMode::PeerEnabled, on), measure(P2pMode::PeerDisabled, Some(off))],
         judgement: None,
+        judged_mode: None,
     }
 }
 

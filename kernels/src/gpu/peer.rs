@@ -246,6 +246,7 @@ fn measure_pair(
         can_access_peer: can,
         measures,
         judgement: None,
+        judged_mode: None,
     })
 }
 
@@ -442,6 +443,7 @@ mod tests {
                 skipped: on.is_none().then(|| "not offered".into()),
             }],
             judgement: None,
+            judged_mode: None,
         };
         let matrix = P2pMatrix {
             bytes: 64 << 20,

@@ -92,6 +92,10 @@ pub struct P2pPair {
     /// The pair judged against the link between the two GPUs; filled by the parent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judgement: Option<Judgement>,
+    /// The mode whose bandwidth `judgement` judged (P2P on over a direct path, else P2P off or
+    /// host-staged); `None` when no bandwidth was judged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judged_mode: Option<P2pMode>,
 }
 
 impl P2pPair {
@@ -148,15 +152,16 @@ impl P2pMatrix {
         for pair in &mut self.pairs {
             let src = self.gpus.iter().find(|g| g.ordinal == pair.src);
             let dst = self.gpus.iter().find(|g| g.ordinal == pair.dst);
-            let judgement = if self.loopback {
-                no_reference("a loopback copy between two contexts of one GPU: no link to judge it against")
+            let (judgement, mode) = if self.loopback {
+                (no_reference("a loopback copy between two contexts of one GPU: no link to judge it against"), None)
             } else {
                 match src.zip(dst).and_then(|(x, y)| links.iter().find(|l| l.joins(x, y))) {
                     Some(link) => judge_pair(pair, link),
-                    None => no_reference("the probed topology does not list this pair of GPUs"),
+                    None => (no_reference("the probed topology does not list this pair of GPUs"), None),
                 }
             };
             pair.judgement = Some(judgement);
+            pair.judged_mode = mode;
         }
     }
 }
@@ -310,13 +315,13 @@ fn gbps_expected(value: f64, basis: &str) -> Expected {
 /// stages it through host memory; the hand-staged one where it was not measured) against the
 /// slower host link. Over a direct path where the topology says P2P is OK, a pair CUDA offers no
 /// peer access, or (over NVLink) where P2P on is not faster than P2P off, is LOW with that sentence.
-pub fn judge_pair(pair: &P2pPair, link: &P2pLinkFact) -> Judgement {
+pub fn judge_pair(pair: &P2pPair, link: &P2pLinkFact) -> (Judgement, Option<P2pMode>) {
     let on = pair.bandwidth(P2pMode::PeerEnabled);
     let off = pair.bandwidth(P2pMode::PeerDisabled);
     let path = link.link.label();
     if link.direct() {
         let Some((expected, basis)) = &link.peer else {
-            return no_reference(&format!("the bandwidth of the {path} path between these GPUs is unknown"));
+            return (no_reference(&format!("the bandwidth of the {path} path between these GPUs is unknown")), None);
         };
         if link.p2p_ok == Some(true) && !pair.can_access_peer {
             let mut j = at_least(off.unwrap_or(0.0), gbps_expected(*expected, basis), PEER_NORMAL_SHARE, None);
@@ -324,11 +329,11 @@ pub fn judge_pair(pair: &P2pPair, link: &P2pLinkFact) -> Judgement {
             j.comment = format!(
                 "the topology says P2P is OK over {path}, but CUDA offers no peer access between these GPUs                  (cuDeviceCanAccessPeer = 0), so every copy is staged through host memory"
             );
-            return j;
+            return (j, off.map(|_| P2pMode::PeerDisabled));
         }
         let Some(on) = on else {
             let why = pair.measure(P2pMode::PeerEnabled).and_then(|m| m.skipped.clone()).unwrap_or_default();
-            return no_reference(&format!("P2P on was not measured over {path}: {why}"));
+            return (no_reference(&format!("P2P on was not measured over {path}: {why}")), None);
         };
         if let (LinkKind::Nvlink { .. }, Some(off)) = (link.link, off)
             && on <= off
@@ -338,11 +343,11 @@ pub fn judge_pair(pair: &P2pPair, link: &P2pLinkFact) -> Judgement {
             j.comment = format!(
                 "P2P on ({on:.1} GB/s) is not faster than P2P off ({off:.1} GB/s) over {path}: the copies do not                  use the NVLinks"
             );
-            return j;
+            return (j, Some(P2pMode::PeerEnabled));
         }
         let mut j = at_least(on, gbps_expected(*expected, basis), PEER_NORMAL_SHARE, Some(*expected));
         j.comment = format!("P2P on, judged against {path}: {}", j.comment);
-        return j;
+        return (j, Some(P2pMode::PeerEnabled));
     }
     let why = match (&link.p2p_status, link.link) {
         (_, LinkKind::Sys) => "across CPU sockets".to_owned(),
@@ -350,17 +355,20 @@ pub fn judge_pair(pair: &P2pPair, link: &P2pLinkFact) -> Judgement {
         _ => "the path between these GPUs is not known".to_owned(),
     };
     let Some((expected, basis)) = &link.host else {
-        return no_reference(&format!("{why}, and the GPUs' host links are unknown"));
+        return (no_reference(&format!("{why}, and the GPUs' host links are unknown")), None);
     };
-    let (value, what) = match (off, pair.bandwidth(P2pMode::HostStaged)) {
-        (Some(v), _) => (v, "P2P off"),
-        (None, Some(v)) => (v, "host-staged"),
-        (None, None) => return no_reference(&format!("{why}, and no copy through host memory was measured")),
+    let (value, mode) = match (off, pair.bandwidth(P2pMode::HostStaged)) {
+        (Some(v), _) => (v, P2pMode::PeerDisabled),
+        (None, Some(v)) => (v, P2pMode::HostStaged),
+        (None, None) => return (no_reference(&format!("{why}, and no copy through host memory was measured")), None),
     };
     let mut j = at_least(value, gbps_expected(*expected, basis), STAGED_NORMAL_SHARE, None);
-    j.comment =
-        format!("{what}, judged as host-staged ({why}: the copy crosses both GPUs' host links in turn): {}", j.comment);
-    j
+    j.comment = format!(
+        "{}, judged as host-staged ({why}: the copy crosses both GPUs' host links in turn): {}",
+        mode.label(),
+        j.comment
+    );
+    (j, Some(mode))
 }
 
 #[cfg(test)]
@@ -392,6 +400,7 @@ mod tests {
                 },
             ],
             judgement: None,
+            judged_mode: None,
         };
         let matrix = P2pMatrix {
             bytes: 256 << 20,
