@@ -244,10 +244,8 @@ pub fn p2p_tables(run: &BenchRun) -> Option<(Vec<P2pTable>, Vec<String>)> {
 fn p2p_text(run: &BenchRun) -> String {
     let Some((tables, lines)) = p2p_tables(run) else { return String::new() };
     let mut out = String::from(
-        "
-GPU-to-GPU copies (rows: from GPU, columns: to GPU; LOW, ? no reference and above theory? mark the \
-         cell each pair was judged on):
-",
+        "\nGPU-to-GPU copies (rows: from GPU, columns: to GPU; the cell each pair was judged on says LOW, ? (no \
+         reference) or above theory?):\n",
     );
     for t in &tables {
         let cells: Vec<Vec<String>> = t.rows.iter().map(|r| r.iter().map(P2pCell::marked).collect()).collect();
