@@ -162,9 +162,9 @@ pub fn run(
     record
 }
 
-/// What the stdout reader thread sends.
+/// What the stdout reader thread sends (an event boxed: a finished test's result is large).
 enum Line {
-    Event(BenchEvent),
+    Event(Box<BenchEvent>),
     Noise(String),
 }
 
@@ -225,7 +225,7 @@ fn run_worker(
             for line in BufReader::new(out).lines() {
                 let Ok(line) = line else { break };
                 let msg = match BenchEvent::from_line(&line) {
-                    Some(e) => Line::Event(e),
+                    Some(e) => Line::Event(Box::new(e)),
                     None => Line::Noise(line),
                 };
                 if tx.send(msg).is_err() {
@@ -256,6 +256,7 @@ fn run_worker(
     loop {
         match rx.recv_timeout(Duration::from_millis(50)) {
             Ok(Line::Event(event)) => {
+                let event = *event;
                 watchdog.saw(&event);
                 match &event {
                     BenchEvent::Started { test, .. } => current = Some(*test),

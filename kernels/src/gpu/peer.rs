@@ -16,6 +16,7 @@
 use std::ffi::c_int;
 use std::time::Instant;
 
+use cudarc::driver::result::DriverError;
 use cudarc::driver::sys::{self, CUresult};
 use cudarc::driver::{CudaContext, result};
 
@@ -279,7 +280,7 @@ fn with_peer_access(
         match r {
             CUresult::CUDA_SUCCESS => Ok(true),
             CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED => Ok(false),
-            other => Err(cuda_failure(other.result().unwrap_err(), "enabling peer access (cuCtxEnablePeerAccess)")),
+            other => Err(cuda_failure(DriverError(other), "enabling peer access (cuCtxEnablePeerAccess)")),
         }
     };
     let disable = |from: &End, to: &End| {
