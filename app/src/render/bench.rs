@@ -199,7 +199,7 @@ pub fn p2p_tables(run: &BenchRun) -> Option<(Vec<P2pTable>, Vec<String>)> {
                     m.gpus
                         .iter()
                         .map(|dst| match m.pair(src.ordinal, dst.ordinal) {
-                            Some(p) if !(src.ordinal == dst.ordinal && !m.loopback) => P2pCell {
+                            Some(p) if src.ordinal != dst.ordinal || m.loopback => P2pCell {
                                 text: value(p).map_or_else(|| "—".to_owned(), format::value),
                                 verdict: p
                                     .judgement
