@@ -845,7 +845,7 @@ mod tests {
             verdict(0, 1)
         );
         assert_eq!(verdict(1, 0).verdict, Verdict::Low);
-        let finding = run.findings.iter().find(|f| f.id == "bench.p2p.below_expected").unwrap();
+        let finding = run.findings.iter().find(|f| f.id == "bench.peer_copy.below_expected").unwrap();
         assert_eq!(finding.evidence.len(), 1, "{:?}", finding.evidence);
         assert!(
             finding.evidence[0].starts_with("GPU 1 → GPU 0: P2P on, judged against NV18: 22 %"),

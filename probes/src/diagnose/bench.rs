@@ -184,7 +184,7 @@ const ECC_CORRECTED: Rule = Rule {
 };
 
 const P2P_SLOW: Rule = Rule {
-    id: "bench.p2p.below_expected",
+    id: "bench.peer_copy.below_expected",
     category: Category::Benchmark,
     severity: Severity::Warning,
     trigger: "A pair of GPUs in the GPU-to-GPU copy test (p2p) is judged LOW: over NVLink or PCIe within a socket, \
