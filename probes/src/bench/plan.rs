@@ -218,11 +218,12 @@ pub struct BenchPlan {
     pub cpu_naive_size: u32,
     /// Bytes per host memcpy in the CPU baseline.
     pub cpu_memcpy_bytes: u64,
-    /// Bytes per GPU-to-GPU bandwidth copy (nvbandwidth's default buffer is 64 MiB).
-    #[serde(default = "default_p2p_bytes")]
+    /// Bytes per GPU-to-GPU bandwidth copy (nvbandwidth's default buffer is 64 MiB). Written only
+    /// when not the default, so a run saved before the field existed writes back the same text.
+    #[serde(default = "default_p2p_bytes", skip_serializing_if = "is_default_p2p_bytes")]
     pub p2p_bytes: u64,
-    /// Bytes per GPU-to-GPU latency copy.
-    #[serde(default = "default_p2p_latency_bytes")]
+    /// Bytes per GPU-to-GPU latency copy (written only when not the default).
+    #[serde(default = "default_p2p_latency_bytes", skip_serializing_if = "is_default_p2p_latency_bytes")]
     pub p2p_latency_bytes: u64,
     /// The GPUs the GPU-to-GPU test copies between, by PCI bus id (each opened at its bus id, as
     /// `gpu_pci_bus_id` is); empty: every GPU CUDA sees.
@@ -236,6 +237,14 @@ fn default_p2p_bytes() -> u64 {
 
 fn default_p2p_latency_bytes() -> u64 {
     P2P_LATENCY_BYTES
+}
+
+fn is_default_p2p_bytes(bytes: &u64) -> bool {
+    *bytes == P2P_BYTES
+}
+
+fn is_default_p2p_latency_bytes(bytes: &u64) -> bool {
+    *bytes == P2P_LATENCY_BYTES
 }
 
 /// Bytes per GPU-to-GPU bandwidth copy in both presets: nvbandwidth's default `--bufferSize`
@@ -541,6 +550,7 @@ mod tests {
         plan.validate().unwrap();
         let mut named = plan.clone();
         named.p2p_gpus = vec!["00000000:18:00.0".into(), "0000:2a:00.0".into()];
+        named.p2p_bytes = 16 * MIB;
         named.validate().unwrap();
         assert_eq!(BenchPlan::from_json(&serde_json::to_string(&named).unwrap()).unwrap(), named);
 
