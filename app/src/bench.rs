@@ -24,6 +24,9 @@ Tests (--tests, comma-separated; default: all but sustained):
              link's bandwidth
   bidir      both directions at once (pinned)
   d2d        device memory bandwidth: the driver's memcpy and a copy kernel
+  p2p        GPU-to-GPU copies between every pair of GPUs, P2P on, off and
+             staged through host memory, as a matrix judged against the link
+             between each pair (NVLink, PCIe); with one GPU, a note
   gemm       cuBLAS FP32/TF32/FP16/BF16, 256–8192, against the GPU's peak;
              checked on the CPU
   fma        FP32 FMA peak (needs NVRTC)

@@ -122,6 +122,15 @@ pub fn gather(snapshot: Option<&Snapshot>, gpu_index: u32, device: Option<&Devic
             None => sources.push(format!("the knowledge base has no row for compute capability {cc}")),
         }
     }
+    if let Some(snap) = snapshot {
+        facts.p2p_links = crate::p2p::link_facts(snap, kb.map(|k| &k.links));
+        if !facts.p2p_links.is_empty() {
+            sources.push(format!(
+                "GPU pairs for the GPU-to-GPU copies: {} from the probed topology; NVLink rates from links.toml",
+                facts.p2p_links.len()
+            ));
+        }
+    }
     facts.sources = sources;
     facts
 }

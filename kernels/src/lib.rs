@@ -3,7 +3,7 @@
 //! The benchmark's data (the plan, the worker's events, the judged run with its verdicts) is the
 //! probes crate's `bench` model, so that a `Report` can carry a run as typed data; it is
 //! re-exported here under the same names (`plan`, `protocol`, `run`, `verdict`, `throttle`,
-//! `stats`, `format`). This crate does the measuring:
+//! `stats`, `format`, `p2p`). This crate does the measuring:
 //!
 //! - [`worker`]: the worker's main loop (`gpu-doctor bench-worker`); the only code that loads CUDA,
 //!   through the private `gpu` module (cudarc: driver, cuBLAS, NVRTC).
@@ -17,7 +17,7 @@
 //! around FFI calls, each with a `// SAFETY:` comment, which clippy enforces here.
 #![warn(clippy::undocumented_unsafe_blocks)]
 
-pub use gpu_doctor_probes::bench::{format, plan, protocol, run, stats, throttle, verdict};
+pub use gpu_doctor_probes::bench::{format, p2p, plan, protocol, run, stats, throttle, verdict};
 
 pub mod cpu;
 pub mod facts;

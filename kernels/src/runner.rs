@@ -162,9 +162,9 @@ pub fn run(
     record
 }
 
-/// What the stdout reader thread sends.
+/// What the stdout reader thread sends (an event boxed: a finished test's result is large).
 enum Line {
-    Event(BenchEvent),
+    Event(Box<BenchEvent>),
     Noise(String),
 }
 
@@ -225,7 +225,7 @@ fn run_worker(
             for line in BufReader::new(out).lines() {
                 let Ok(line) = line else { break };
                 let msg = match BenchEvent::from_line(&line) {
-                    Some(e) => Line::Event(e),
+                    Some(e) => Line::Event(Box::new(e)),
                     None => Line::Noise(line),
                 };
                 if tx.send(msg).is_err() {
@@ -256,6 +256,7 @@ fn run_worker(
     loop {
         match rx.recv_timeout(Duration::from_millis(50)) {
             Ok(Line::Event(event)) => {
+                let event = *event;
                 watchdog.saw(&event);
                 match &event {
                     BenchEvent::Started { test, .. } => current = Some(*test),
@@ -775,6 +776,82 @@ mod tests {
         assert_eq!(record.worker.exit_code, Some(0), "{:?}", record.worker);
         let BenchEvent::Failed { failure, .. } = terminal(&record, TestKind::Gemm)[0] else { panic!() };
         assert_eq!(failure.reason, "fine");
+    }
+
+    /// A GPU-to-GPU matrix from a (fake) worker's event line reaches the saved run, each pair judged
+    /// there against the link between its GPUs and the slow one a finding.
+    #[cfg(unix)]
+    #[test]
+    fn a_p2p_matrix_travels_from_the_worker_into_the_judged_run() {
+        use crate::p2p::{P2pEnd, P2pGpu, P2pLinkFact, P2pMatrix, P2pMeasure, P2pMode, P2pPair};
+        use crate::protocol::TestResult;
+        use crate::stats::Stats;
+        use crate::verdict::{Facts, Verdict};
+        use gpu_doctor_probes::model::LinkKind;
+
+        let on = |src, dst, gbps: f64| P2pPair {
+            src,
+            dst,
+            can_access_peer: true,
+            measures: vec![P2pMeasure {
+                mode: P2pMode::PeerEnabled,
+                bandwidth_gbps: Stats::from_samples(&[gbps, gbps * 1.01, gbps * 0.99]),
+                latency_us: Stats::from_samples(&[2.5]),
+                skipped: None,
+            }],
+            judgement: None,
+            judged_mode: None,
+        };
+        let bus = ["0000:18:00.0", "0000:2a:00.0"];
+        let matrix = P2pMatrix {
+            bytes: 64 << 20,
+            latency_bytes: 4096,
+            gpus: (0..2)
+                .map(|i| P2pGpu {
+                    ordinal: i,
+                    name: Some("NVIDIA H100 80GB HBM3".into()),
+                    pci_bus_id: Some(bus[i as usize].into()),
+                })
+                .collect(),
+            pairs: vec![on(0, 1, 380.0), on(1, 0, 100.0)],
+            ..P2pMatrix::default()
+        };
+        let result = TestResult { p2p: Some(matrix), ..TestResult::default() };
+        let finished = BenchEvent::Finished { test: TestKind::P2p, result }.to_line();
+        let script =
+            format!("head -n 1 >/dev/null; echo '{{\"event\":\"started\",\"test\":\"p2p\"}}'; echo '{finished}'");
+        let plan = BenchPlan::preset(0, vec![TestKind::P2p], true);
+        let record = run(&plan, &sh(&script), opts(Duration::from_secs(20)), &mut |_| {});
+        // NVML writes the bus ids with eight domain digits: they still tie the pair to the matrix.
+        let end = |index: u32, b: &str| P2pEnd { index, bus_id: Some(format!("0000{b}")), cuda_ordinal: Some(index) };
+        let link = P2pLinkFact {
+            gpus: [end(0, bus[0]), end(1, bus[1])],
+            link: LinkKind::Nvlink { links: 18 },
+            p2p_ok: Some(true),
+            p2p_status: None,
+            peer: Some((450.0, "NV18: 18 NVLinks × 25 GB/s per direction (NVLink 4) = 450 GB/s".into())),
+            host: None,
+        };
+        let facts = Facts { p2p_links: vec![link], ..Facts::default() };
+        let run = crate::BenchRun::assemble(&plan, record, |_| facts);
+        let test = &run.tests[0];
+        assert_eq!(test.status, crate::TestStatus::Passed, "{:?}", test.failure);
+        let m = test.result.as_ref().unwrap().p2p.as_ref().unwrap();
+        let verdict = |src, dst| m.pair(src, dst).unwrap().judgement.as_ref().unwrap();
+        assert_eq!(verdict(0, 1).verdict, Verdict::Normal, "{:?}", verdict(0, 1));
+        assert!(
+            verdict(0, 1).comment.starts_with("P2P on, judged against NV18: 84 % of expected"),
+            "{:?}",
+            verdict(0, 1)
+        );
+        assert_eq!(verdict(1, 0).verdict, Verdict::Low);
+        let finding = run.findings.iter().find(|f| f.id == "bench.peer_copy.below_expected").unwrap();
+        assert_eq!(finding.evidence.len(), 1, "{:?}", finding.evidence);
+        assert!(
+            finding.evidence[0].starts_with("GPU 1 → GPU 0: P2P on, judged against NV18: 22 %"),
+            "{:?}",
+            finding.evidence
+        );
     }
 
     #[test]

@@ -154,6 +154,25 @@ pub fn run_plan(plan: &BenchPlan, emit: &mut dyn FnMut(BenchEvent)) {
     run_plan_on(plan, emit, || gpu::open(plan.gpu, plan.gpu_pci_bus_id.as_deref()));
 }
 
+/// The GPU-to-GPU copy test in loopback on the plan's one GPU: from its primary context to a second
+/// context of the same GPU, so that every CUDA call of the test runs where only one GPU is. Only
+/// the ignored GPU tests (and through them `scripts/gpu-verify`) call it; no plan asks for it.
+#[doc(hidden)]
+pub fn run_p2p_loopback(plan: &BenchPlan, emit: &mut dyn FnMut(BenchEvent)) {
+    let test = TestKind::P2p;
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        let mut gpu = gpu::open(plan.gpu, plan.gpu_pci_bus_id.as_deref())?;
+        emit(BenchEvent::Started { test, device: Some(gpu.info.clone()) });
+        gpu::p2p_loopback(&mut gpu, plan, emit)
+    }));
+    let event = match outcome {
+        Ok(Ok(result)) => BenchEvent::Finished { test, result },
+        Ok(Err(failure)) => BenchEvent::Failed { test, failure },
+        Err(panic) => BenchEvent::Failed { test, failure: panic_failure(panic.as_ref(), "the P2P loopback") },
+    };
+    emit(event);
+}
+
 /// `run_plan` on the device `open` gives. After a sticky error (the failure's kind is
 /// `ContextLost`, or the context fails when asked after a failure) every later GPU test fails as
 /// not run: in that context each would only report the same error.

@@ -131,6 +131,56 @@ fn sustained_load_reports_every_second() {
     assert!(value(&run, |m| matches!(m, Metric::SustainedGemm { .. })) > 0.0);
 }
 
+/// The GPU-to-GPU copies: in loopback on GPU 0 (its primary context to a second context of its
+/// own), so every CUDA call of the test runs on a machine with one GPU, then as `bench` runs them:
+/// every ordered pair with two or more GPUs, a note with one. With `GPU_VERIFY_P2P_JSON` set, the
+/// loopback's and the real run's tests are written there (`scripts/gpu-verify`'s p2p.json).
+#[test]
+#[ignore = "needs an NVIDIA GPU"]
+fn p2p_copies_run_in_loopback_and_between_every_pair() {
+    use gpu_doctor_kernels::p2p::P2pMode;
+
+    let mut plan = BenchPlan::preset(0, vec![TestKind::P2p], true);
+    plan.p2p_bytes = 16 * MIB;
+    plan.repetitions = 3;
+    plan.warmup = 1;
+    let mut events = Vec::new();
+    gpu_doctor_kernels::worker::run_p2p_loopback(&plan, &mut |e| events.push(TimedEvent { t_ms: 0, event: e }));
+    let loopback = BenchRun::assemble(&plan, RunRecord { events, ..RunRecord::default() }, |device| {
+        facts::gather(None, 0, device, Kb::get().ok())
+    });
+    let real = run(&[TestKind::P2p]);
+    if let Ok(path) = std::env::var("GPU_VERIFY_P2P_JSON") {
+        let both = serde_json::json!({ "loopback": loopback.tests, "run": real.tests, "device": real.device });
+        std::fs::write(path, serde_json::to_string_pretty(&both).unwrap()).unwrap();
+    }
+    assert_ran(&loopback);
+    let m = loopback.tests[0].result.as_ref().unwrap().p2p.clone().expect("a loopback matrix");
+    assert!(m.loopback && m.pairs.len() == 1, "{m:?}");
+    let pair = &m.pairs[0];
+    for mode in [P2pMode::PeerDisabled, P2pMode::HostStaged] {
+        let bw = pair.bandwidth(mode).unwrap_or_else(|| panic!("{mode:?} measured: {pair:?}"));
+        // Within one GPU the copy never leaves its memory; host-staged crosses PCIe twice.
+        assert!(bw > 0.0 && bw < 10_000.0, "{mode:?}: {bw} GB/s");
+    }
+    assert!(pair.latency(P2pMode::PeerDisabled).is_some_and(|us| us > 0.0), "{pair:?}");
+    // Peer access between two contexts of one GPU: measured, or the driver's refusal recorded.
+    let on = pair.measure(P2pMode::PeerEnabled).unwrap();
+    assert!(on.bandwidth_gbps.is_some() || on.skipped.as_deref().is_some_and(|s| !s.is_empty()), "{on:?}");
+
+    assert_ran(&real);
+    let result = real.tests[0].result.as_ref().unwrap();
+    match &result.p2p {
+        None => assert!(result.notes.iter().any(|n| n.starts_with("not measured: CUDA sees 1 GPU")), "{result:?}"),
+        Some(m) => {
+            let n = m.gpus.len();
+            assert!(n >= 2 && m.pairs.len() == n * (n - 1), "{m:?}");
+            assert!(m.pairs.iter().all(|p| p.bandwidth(P2pMode::HostStaged).is_some_and(|b| b > 0.0)), "{m:?}");
+            assert!(m.staged_all_to_all_gbps.is_some(), "{m:?}");
+        }
+    }
+}
+
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
 fn events_of_a_run_round_trip() {

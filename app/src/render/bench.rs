@@ -144,7 +144,163 @@ fn table_lines(run: &BenchRun) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "\ngpu-doctor bench · {}\n", headline(run));
     out.push_str(&measurement_table(run));
+    out.push_str(&p2p_text(run));
     out.push_str(&after_the_table(run));
+    out
+}
+
+/// One cell of the GPU-to-GPU matrix: the number, and the pair's verdict where this is the
+/// cell that was judged.
+#[derive(Debug, Clone, PartialEq)]
+pub struct P2pCell {
+    /// The value (`—` on the diagonal and where not measured).
+    pub text: String,
+    /// The pair's verdict, on the judged cell only.
+    pub verdict: Option<Verdict>,
+}
+
+impl P2pCell {
+    /// The value with its verdict's mark: `390.1`, `120.0 LOW`, `12.0 ?` (no reference).
+    pub fn marked(&self) -> String {
+        match self.verdict {
+            None | Some(Verdict::Normal) => self.text.clone(),
+            Some(Verdict::NoReference) => format!("{} ?", self.text),
+            Some(v) => format!("{} {}", self.text, v.label()),
+        }
+    }
+}
+
+/// One table of the GPU-to-GPU matrix, as nvbandwidth prints them: rows copy from, columns copy to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct P2pTable {
+    /// What it shows, e.g. `P2P on, GB/s`.
+    pub caption: String,
+    /// The GPUs, as column and row labels.
+    pub gpus: Vec<String>,
+    /// `rows[src][dst]`.
+    pub rows: Vec<Vec<P2pCell>>,
+}
+
+/// The GPU-to-GPU matrix in words: its tables (bandwidth P2P on, off, host-staged; latency P2P on
+/// and off), then the lines under them (the all-to-all total, each judged pair's verdict).
+pub fn p2p_tables(run: &BenchRun) -> Option<(Vec<P2pTable>, Vec<String>)> {
+    use gpu_doctor_kernels::p2p::P2pMode;
+    let m = run.tests.iter().filter(|t| t.test == TestKind::P2p).find_map(|t| t.result.as_ref()?.p2p.as_ref())?;
+    if m.pairs.is_empty() {
+        return None;
+    }
+    let gpus: Vec<String> = m.gpus.iter().map(|g| g.ordinal.to_string()).collect();
+    let table =
+        |caption: String, value: &dyn Fn(&gpu_doctor_kernels::p2p::P2pPair) -> Option<f64>, mode: Option<P2pMode>| {
+            let rows = m
+                .gpus
+                .iter()
+                .map(|src| {
+                    m.gpus
+                        .iter()
+                        .map(|dst| match m.pair(src.ordinal, dst.ordinal) {
+                            Some(p) if src.ordinal != dst.ordinal || m.loopback => P2pCell {
+                                text: value(p).map_or_else(|| "—".to_owned(), format::value),
+                                verdict: p
+                                    .judgement
+                                    .as_ref()
+                                    .filter(|_| mode.is_some() && p.judged_mode == mode)
+                                    .map(|j| j.verdict),
+                            },
+                            _ => P2pCell { text: "—".to_owned(), verdict: None },
+                        })
+                        .collect()
+                })
+                .collect();
+            P2pTable { caption, gpus: gpus.clone(), rows }
+        };
+    let size = format::bytes(m.bytes);
+    let mut tables: Vec<P2pTable> = P2pMode::ALL
+        .into_iter()
+        .map(|mode| table(format!("{}, GB/s ({size} copies)", mode.label()), &|p| p.bandwidth(mode), Some(mode)))
+        .collect();
+    for mode in [P2pMode::PeerEnabled, P2pMode::PeerDisabled] {
+        let caption = format!("latency, {}, µs ({} copies)", mode.label(), format::bytes(m.latency_bytes));
+        tables.push(table(caption, &|p| p.latency(mode), None));
+    }
+    tables.retain(|t| t.rows.iter().flatten().any(|c| c.text != "—"));
+    let mut lines = Vec::new();
+    if let Some(s) = &m.staged_all_to_all_gbps {
+        lines.push(format!(
+            "all to all at once, host-staged: {} GB/s in all ({} GPUs)",
+            format::value(s.median),
+            m.gpus.len()
+        ));
+    }
+    for p in &m.pairs {
+        if let Some(j) = &p.judgement {
+            lines.push(format!("GPU {} → GPU {}: {} — {}", p.src, p.dst, j.verdict.label(), j.comment));
+        }
+    }
+    Some((tables, lines))
+}
+
+/// The GPU-to-GPU matrix for the terminal: each table aligned, then the lines under it.
+fn p2p_text(run: &BenchRun) -> String {
+    let Some((tables, lines)) = p2p_tables(run) else { return String::new() };
+    let mut out = String::from(
+        "\nGPU-to-GPU copies (rows: from GPU, columns: to GPU; the cell each pair was judged on says LOW, ? (no \
+         reference) or above theory?):\n",
+    );
+    for t in &tables {
+        let cells: Vec<Vec<String>> = t.rows.iter().map(|r| r.iter().map(P2pCell::marked).collect()).collect();
+        let width = cells.iter().flatten().chain(&t.gpus).map(|c| c.chars().count()).max().unwrap_or(1).max(5);
+        let _ = writeln!(out, "  {}", t.caption);
+        let _ = writeln!(
+            out,
+            "  {:>4}  {}",
+            "",
+            t.gpus.iter().map(|g| format!("{g:>width$}")).collect::<Vec<_>>().join("  ")
+        );
+        for (g, row) in t.gpus.iter().zip(&cells) {
+            let _ = writeln!(
+                out,
+                "  {g:>4}  {}",
+                row.iter().map(|c| format!("{c:>width$}")).collect::<Vec<_>>().join("  ")
+            );
+        }
+    }
+    for l in lines {
+        let _ = writeln!(out, "  {l}");
+    }
+    out
+}
+
+/// The GPU-to-GPU matrix as Markdown tables.
+fn p2p_markdown(run: &BenchRun) -> String {
+    use super::markdown::escape as cell;
+    let Some((tables, lines)) = p2p_tables(run) else { return String::new() };
+    let mut out = String::from(
+        "
+**GPU-to-GPU copies** (rows: from GPU, columns: to GPU)
+",
+    );
+    for t in &tables {
+        let _ = writeln!(
+            out,
+            "
+{}
+",
+            cell(&t.caption)
+        );
+        let _ = writeln!(out, "| from ↓ to → | {} |", t.gpus.join(" | "));
+        let _ = writeln!(out, "|---|{}", "--:|".repeat(t.gpus.len()));
+        for (g, row) in t.gpus.iter().zip(&t.rows) {
+            let _ =
+                writeln!(out, "| {g} | {} |", row.iter().map(|c| cell(&c.marked())).collect::<Vec<_>>().join(" | "));
+        }
+    }
+    if !lines.is_empty() {
+        out.push('\n');
+        for l in lines {
+            let _ = writeln!(out, "- {}", cell(&l));
+        }
+    }
     out
 }
 
@@ -278,6 +434,7 @@ pub fn markdown(run: &BenchRun) -> String {
             let _ = writeln!(out, "| {} | not run | | | | {}: {} |", t.test.name(), f.kind.label(), cell(&f.reason));
         }
     }
+    out.push_str(&p2p_markdown(run));
     if !run.comparisons.is_empty() {
         let _ = writeln!(out);
         for c in &run.comparisons {
@@ -295,7 +452,7 @@ pub fn markdown(run: &BenchRun) -> String {
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
-mod tests {
+pub(crate) mod tests {
     use gpu_doctor_kernels::BenchPlan;
     use gpu_doctor_kernels::protocol::{BenchEvent, Failure, FailureKind, Measurement, Metric, TestResult};
     use gpu_doctor_kernels::runner::{RunRecord, TimedEvent};
@@ -395,6 +552,86 @@ mod tests {
         assert!(!table(&run).contains("Worker:"));
         run.worker.numa = Some("bound to the GPU's NUMA node 1: CPUs 16-31".into());
         assert!(table(&run).contains("\nWorker: bound to the GPU's NUMA node 1: CPUs 16-31\n"), "{}", table(&run));
+    }
+
+    /// A two-GPU NVLink run from a fake worker: one pair normal, the other LOW.
+    pub(crate) fn p2p_run() -> BenchRun {
+        use gpu_doctor_kernels::p2p::{P2pEnd, P2pGpu, P2pLinkFact, P2pMatrix, P2pMeasure, P2pMode, P2pPair};
+        use gpu_doctor_kernels::stats::Stats;
+        use gpu_doctor_probes::model::LinkKind;
+        let measure = |mode, gbps: f64, us: Option<f64>| P2pMeasure {
+            mode,
+            bandwidth_gbps: Stats::from_samples(&[gbps]),
+            latency_us: us.and_then(|u| Stats::from_samples(&[u])),
+            skipped: None,
+        };
+        let pair = |src, dst, on| P2pPair {
+            src,
+            dst,
+            can_access_peer: true,
+            measures: vec![
+                measure(P2pMode::PeerEnabled, on, Some(2.4)),
+                measure(P2pMode::PeerDisabled, 20.5, Some(11.0)),
+                measure(P2pMode::HostStaged, 12.25, None),
+            ],
+            judgement: None,
+            judged_mode: None,
+        };
+        let matrix = P2pMatrix {
+            bytes: 64 << 20,
+            latency_bytes: 4096,
+            gpus: (0..2).map(|ordinal| P2pGpu { ordinal, ..P2pGpu::default() }).collect(),
+            pairs: vec![pair(0, 1, 390.0), pair(1, 0, 100.0)],
+            staged_all_to_all_gbps: Stats::from_samples(&[23.0]),
+            loopback: false,
+        };
+        let plan = BenchPlan::preset(0, vec![TestKind::P2p], true);
+        let record = RunRecord {
+            events: vec![TimedEvent {
+                t_ms: 1,
+                event: BenchEvent::Finished {
+                    test: TestKind::P2p,
+                    result: TestResult { p2p: Some(matrix), ..TestResult::default() },
+                },
+            }],
+            ..RunRecord::default()
+        };
+        let end = |index| P2pEnd { index, bus_id: None, cuda_ordinal: Some(index) };
+        let link = P2pLinkFact {
+            gpus: [end(0), end(1)],
+            link: LinkKind::Nvlink { links: 18 },
+            p2p_ok: Some(true),
+            p2p_status: None,
+            peer: Some((450.0, "NV18: 18 NVLinks × 25 GB/s per direction (NVLink 4) = 450 GB/s".into())),
+            host: None,
+        };
+        BenchRun::assemble(&plan, record, |_| Facts { p2p_links: vec![link], ..Facts::default() })
+    }
+
+    #[test]
+    fn the_p2p_matrix_shows_like_nvbandwidth_with_the_judged_cells_marked() {
+        let run = p2p_run();
+        let text = table(&run);
+        let at = text.find("GPU-to-GPU copies (rows: from GPU, columns: to GPU").unwrap();
+        let lines: Vec<&str> = text[at..].lines().collect();
+        assert_eq!(lines[1].trim(), "P2P on, GB/s (64 MiB copies)");
+        assert_eq!(lines[2].split_whitespace().collect::<Vec<_>>(), ["0", "1"]);
+        assert_eq!(lines[3].split_whitespace().collect::<Vec<_>>(), ["0", "—", "390"]);
+        assert_eq!(lines[4].split_whitespace().collect::<Vec<_>>(), ["1", "100", "LOW", "—"]);
+        assert_eq!(lines[5].trim(), "P2P off, GB/s (64 MiB copies)");
+        assert_eq!(lines[7].split_whitespace().collect::<Vec<_>>(), ["0", "—", "20.5"], "P2P off was not judged here");
+        assert!(text.contains("  latency, P2P on, µs (4 KiB copies)\n"), "{text}");
+        assert!(text.contains("  latency, P2P off, µs (4 KiB copies)\n"), "{text}");
+        assert!(!text.contains("latency, host-staged"), "host-staged has no latency: {text}");
+        assert!(text.contains("  all to all at once, host-staged: 23.0 GB/s in all (2 GPUs)\n"), "{text}");
+        assert!(text.contains("  GPU 1 → GPU 0: LOW — P2P on, judged against NV18: 22 % of expected"), "{text}");
+        assert!(text.contains("[Warning] GPU-to-GPU copies are slower than the link"), "{text}");
+        // The headline rows of the measurement table: the slowest pair per mode, judged in the matrix.
+        assert_eq!(run.tests[0].judged.len(), 0, "the fake worker sent no headline");
+
+        let md = markdown(&run);
+        assert!(md.contains("| from ↓ to → | 0 | 1 |\n|---|--:|--:|\n| 0 | — | 390 |\n| 1 | 100 LOW | — |"), "{md}");
+        assert!(md.contains("- GPU 0 → GPU 1: normal — P2P on, judged against NV18: 87 % of expected"), "{md}");
     }
 
     #[test]

@@ -198,6 +198,37 @@ fn verdict_class(word: &str) -> &'static str {
     }
 }
 
+/// The GPU-to-GPU matrix (`bench::p2p_tables`): a table per mode, the judged cell of each pair
+/// coloured by its verdict, then the all-to-all total and the verdicts in words.
+fn bench_p2p(out: &mut String, run: &BenchRun) {
+    let Some((tables, lines)) = bench::p2p_tables(run) else { return };
+    out.push_str("<h3>GPU-to-GPU copies</h3>\n<p class=\"muted\">Rows: from GPU; columns: to GPU.</p>\n");
+    for t in &tables {
+        let _ =
+            write!(out, "<table class=\"results\">\n<caption>{}</caption>\n<thead><tr><th></th>", escape(&t.caption));
+        for g in &t.gpus {
+            let _ = write!(out, "<th>{}</th>", escape(g));
+        }
+        out.push_str("</tr></thead>\n<tbody>\n");
+        for (g, row) in t.gpus.iter().zip(&t.rows) {
+            let _ = write!(out, "<tr><th>{}</th>", escape(g));
+            for c in row {
+                let class = c.verdict.map_or("", |v| verdict_class(v.label()));
+                let _ = write!(out, "<td class=\"num\"><span{class}>{}</span></td>", escape(&c.marked()));
+            }
+            out.push_str("</tr>\n");
+        }
+        out.push_str("</tbody>\n</table>\n");
+    }
+    if !lines.is_empty() {
+        out.push_str("<ul>\n");
+        for l in &lines {
+            let _ = writeln!(out, "<li>{}</li>", escape(l));
+        }
+        out.push_str("</ul>\n");
+    }
+}
+
 /// The benchmark run: results, tests that did not run, comparisons, findings and plots.
 fn bench_run(out: &mut String, run: &BenchRun) {
     let _ = writeln!(out, "<h2 id=\"bench\">Benchmarks</h2>\n<p>{}</p>", escape(&bench::headline(run)));
@@ -234,6 +265,7 @@ fn bench_run(out: &mut String, run: &BenchRun) {
         }
         out.push_str("</ul>\n");
     }
+    bench_p2p(out, run);
     let checks: Vec<_> = run.tests.iter().filter_map(|t| t.result.as_ref()).flat_map(|r| &r.checks).collect();
     if !checks.is_empty() {
         out.push_str("<h3>Checks</h3>\n<ul>\n");
@@ -392,6 +424,22 @@ pub(crate) mod tests {
         assert_self_contained(&html);
         assert!(html.contains("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;"));
         assert!(html.contains("a &amp; b") && html.contains("&quot;quoted&quot; &lt;b&gt;"));
+    }
+
+    #[test]
+    fn a_bench_run_shows_the_gpu_to_gpu_matrix_with_the_low_cell_coloured() {
+        let mut report = fixture_report("egpu-thunderbolt");
+        report.bench = Some(crate::render::bench::tests::p2p_run());
+        let html = super::report(&report);
+        assert_self_contained(&html);
+        assert!(html.contains("<h3>GPU-to-GPU copies</h3>"), "{html}");
+        assert!(html.contains("<caption>P2P on, GB/s (64 MiB copies)</caption>"), "{html}");
+        assert!(
+            html.contains("<tr><th>1</th><td class=\"num\"><span class=\"verdict-warning\">100 LOW</span></td>"),
+            "{html}"
+        );
+        assert!(html.contains("<td class=\"num\"><span>390</span></td>"), "{html}");
+        assert!(html.contains("<li>GPU 1 → GPU 0: LOW — P2P on, judged against NV18"), "{html}");
     }
 
     #[test]

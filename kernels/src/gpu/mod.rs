@@ -16,6 +16,7 @@ mod copies;
 mod gemm;
 mod hold;
 mod memory;
+mod peer;
 mod sustained;
 
 use std::ffi::c_int;
@@ -472,6 +473,13 @@ impl crate::worker::TestDevice for Gpu {
     }
 }
 
+/// The GPU-to-GPU copies in loopback on the plan's GPU (`peer::loopback`), for the GPU
+/// verification on a machine with one GPU.
+pub(crate) fn p2p_loopback(gpu: &mut Gpu, plan: &BenchPlan, emit: Emit<'_>) -> Result<TestResult, Failure> {
+    gpu.ctx.bind_to_thread().map_err(|e| cuda_failure(e, "making the CUDA context current"))?;
+    peer::loopback(gpu, plan, emit)
+}
+
 /// Runs one GPU test on an open device.
 pub(crate) fn run_test(gpu: &mut Gpu, test: TestKind, plan: &BenchPlan, emit: Emit<'_>) -> Result<TestResult, Failure> {
     gpu.ctx.bind_to_thread().map_err(|e| cuda_failure(e, "making the CUDA context current"))?;
@@ -485,6 +493,7 @@ pub(crate) fn run_test(gpu: &mut Gpu, test: TestKind, plan: &BenchPlan, emit: Em
         TestKind::Latency => compiled::latency(gpu, plan, emit),
         TestKind::Memtest => memory::run(gpu, plan, emit),
         TestKind::Sustained => sustained::run(gpu, plan, emit),
+        TestKind::P2p => peer::run(plan, emit),
         TestKind::Cpu => {
             return Err(Failure::new(FailureKind::Internal, "the CPU baselines do not run on the GPU path"));
         }

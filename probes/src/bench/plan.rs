@@ -51,15 +51,19 @@ pub enum TestKind {
     Cpu,
     /// A GEMM loop for a chosen time while clocks, temperature and power are sampled (opt-in).
     Sustained,
+    /// GPU-to-GPU copies between every ordered pair of GPUs, with and without peer access and
+    /// staged through host memory (`p2p::P2pMatrix`); on one GPU a finished test with a note.
+    P2p,
 }
 
 impl TestKind {
     /// Every test, in the order a plan runs them.
-    pub const ALL: [Self; 10] = [
+    pub const ALL: [Self; 11] = [
         Self::H2d,
         Self::D2h,
         Self::Bidir,
         Self::D2d,
+        Self::P2p,
         Self::Gemm,
         Self::Fma,
         Self::Latency,
@@ -81,6 +85,7 @@ impl TestKind {
             Self::Memtest => "memtest",
             Self::Cpu => "cpu",
             Self::Sustained => "sustained",
+            Self::P2p => "p2p",
         }
     }
 
@@ -97,6 +102,7 @@ impl TestKind {
             Self::Memtest => "memory allocation and test",
             Self::Cpu => "CPU baselines",
             Self::Sustained => "sustained load",
+            Self::P2p => "GPU-to-GPU copies",
         }
     }
 
@@ -212,7 +218,44 @@ pub struct BenchPlan {
     pub cpu_naive_size: u32,
     /// Bytes per host memcpy in the CPU baseline.
     pub cpu_memcpy_bytes: u64,
+    /// Bytes per GPU-to-GPU bandwidth copy (nvbandwidth's default buffer is 64 MiB). Written only
+    /// when not the default, so a run saved before the field existed writes back the same text.
+    #[serde(default = "default_p2p_bytes", skip_serializing_if = "is_default_p2p_bytes")]
+    pub p2p_bytes: u64,
+    /// Bytes per GPU-to-GPU latency copy (written only when not the default).
+    #[serde(default = "default_p2p_latency_bytes", skip_serializing_if = "is_default_p2p_latency_bytes")]
+    pub p2p_latency_bytes: u64,
+    /// The GPUs the GPU-to-GPU test copies between, by PCI bus id (each opened at its bus id, as
+    /// `gpu_pci_bus_id` is); empty: every GPU CUDA sees.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub p2p_gpus: Vec<String>,
 }
+
+fn default_p2p_bytes() -> u64 {
+    P2P_BYTES
+}
+
+fn default_p2p_latency_bytes() -> u64 {
+    P2P_LATENCY_BYTES
+}
+
+fn is_default_p2p_bytes(bytes: &u64) -> bool {
+    *bytes == P2P_BYTES
+}
+
+fn is_default_p2p_latency_bytes(bytes: &u64) -> bool {
+    *bytes == P2P_LATENCY_BYTES
+}
+
+/// Bytes per GPU-to-GPU bandwidth copy in both presets: nvbandwidth's default `--bufferSize`
+/// (64 MiB, NVIDIA/nvbandwidth README at 04bf286), large enough for an NVLink copy to reach its
+/// plateau.
+pub const P2P_BYTES: u64 = 64 * MIB;
+/// Bytes per GPU-to-GPU latency copy.
+pub const P2P_LATENCY_BYTES: u64 = 4 * KIB;
+/// The most GPUs `p2p_gpus` may name (an HGX board has 8; NVL72 racks expose more per node
+/// only through the fabric).
+pub const MAX_P2P_GPUS: usize = 16;
 
 /// A plan that cannot run.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -267,6 +310,9 @@ impl BenchPlan {
             cpu_gemm_size: if quick { 512 } else { 1024 },
             cpu_naive_size: if quick { 192 } else { 256 },
             cpu_memcpy_bytes: if quick { 64 * MIB } else { 256 * MIB },
+            p2p_bytes: P2P_BYTES,
+            p2p_latency_bytes: P2P_LATENCY_BYTES,
+            p2p_gpus: Vec::new(),
         }
     }
 
@@ -345,6 +391,36 @@ impl BenchPlan {
         if !(KIB..=4 * GIB).contains(&self.cpu_memcpy_bytes) {
             return Err(out_of_range("cpu_memcpy_bytes", self.cpu_memcpy_bytes, "it must be 1 KiB to 4 GiB"));
         }
+        self.validate_p2p()
+    }
+
+    fn validate_p2p(&self) -> Result<(), PlanError> {
+        if !self.p2p_bytes.is_power_of_two() || !(MIB..=GIB).contains(&self.p2p_bytes) {
+            return Err(out_of_range("p2p_bytes", self.p2p_bytes, "it must be a power of two from 1 MiB to 1 GiB"));
+        }
+        let (lo, _) = TRANSFER_SIZE_RANGE;
+        if !self.p2p_latency_bytes.is_power_of_two() || !(lo..=MIB).contains(&self.p2p_latency_bytes) {
+            return Err(out_of_range(
+                "p2p_latency_bytes",
+                self.p2p_latency_bytes,
+                "it must be a power of two from 4 KiB to 1 MiB",
+            ));
+        }
+        if self.p2p_gpus.len() == 1 || self.p2p_gpus.len() > MAX_P2P_GPUS {
+            return Err(out_of_range(
+                "p2p_gpus",
+                self.p2p_gpus.len(),
+                format!("it names 2 to {MAX_P2P_GPUS} GPUs, or none for every GPU CUDA sees"),
+            ));
+        }
+        for (i, bus) in self.p2p_gpus.iter().enumerate() {
+            if crate::model::PciBusId::parse(bus).is_err() {
+                return Err(out_of_range("a p2p_gpus entry", format!("{bus:?}"), "it must be a PCI bus id"));
+            }
+            if self.p2p_gpus[..i].iter().any(|b| crate::model::PciBusId::same(b, bus)) {
+                return Err(out_of_range("a p2p_gpus entry", bus, "each GPU may be named once"));
+            }
+        }
         Ok(())
     }
 
@@ -370,6 +446,8 @@ impl BenchPlan {
                 (TestKind::Memtest, false) => 1800,
                 (TestKind::Sustained, _) => 120 + u64::from(self.sustained_secs),
                 (TestKind::Cpu, _) => 120,
+                // 56 ordered pairs on 8 GPUs, three modes each, a second or two per mode.
+                (TestKind::P2p, _) => 600,
             })
             .sum();
         Duration::from_secs(60 + per_test)
@@ -459,6 +537,51 @@ mod tests {
             change(&mut p);
             assert!(p.validate().is_err(), "{what} should be rejected");
         }
+    }
+
+    #[test]
+    fn the_p2p_test_runs_by_default_and_its_fields_are_validated() {
+        assert!(TestKind::default_set().contains(&TestKind::P2p));
+        assert_eq!(TestKind::parse_list("p2p").unwrap(), [TestKind::P2p]);
+        assert!(TestKind::P2p.needs_gpu());
+        let plan = BenchPlan::preset(0, vec![TestKind::P2p], true);
+        assert_eq!((plan.p2p_bytes, plan.p2p_latency_bytes), (64 * MIB, 4 * KIB));
+        assert!(plan.p2p_gpus.is_empty(), "every GPU CUDA sees unless named");
+        plan.validate().unwrap();
+        let mut named = plan.clone();
+        named.p2p_gpus = vec!["00000000:18:00.0".into(), "0000:2a:00.0".into()];
+        named.p2p_bytes = 16 * MIB;
+        named.validate().unwrap();
+        assert_eq!(BenchPlan::from_json(&serde_json::to_string(&named).unwrap()).unwrap(), named);
+
+        type Change = Box<dyn Fn(&mut BenchPlan)>;
+        let cases: Vec<(&str, Change)> = vec![
+            ("p2p size odd", Box::new(|p| p.p2p_bytes = 3 * MIB)),
+            ("p2p size too small", Box::new(|p| p.p2p_bytes = 64 * KIB)),
+            ("p2p size too large", Box::new(|p| p.p2p_bytes = 2 * GIB)),
+            ("latency size too large", Box::new(|p| p.p2p_latency_bytes = 2 * MIB)),
+            ("latency size odd", Box::new(|p| p.p2p_latency_bytes = 5000)),
+            ("one GPU named", Box::new(|p| p.p2p_gpus = vec!["0000:18:00.0".into()])),
+            ("not a bus id", Box::new(|p| p.p2p_gpus = vec!["0000:18:00.0".into(), "GPU 1".into()])),
+            ("the same GPU twice", Box::new(|p| p.p2p_gpus = vec!["0000:18:00.0".into(), "00000000:18:00.0".into()])),
+        ];
+        for (what, change) in cases {
+            let mut p = plan.clone();
+            change(&mut p);
+            assert!(p.validate().is_err(), "{what} should be rejected");
+        }
+    }
+
+    /// A plan written before the GPU-to-GPU test existed still reads, with its defaults.
+    #[test]
+    fn a_plan_without_the_p2p_fields_reads_with_the_defaults() {
+        let plan = BenchPlan::preset(0, vec![TestKind::H2d], true);
+        let mut value = serde_json::to_value(&plan).unwrap();
+        let map = value.as_object_mut().unwrap();
+        for key in ["p2p_bytes", "p2p_latency_bytes", "p2p_gpus"] {
+            map.remove(key);
+        }
+        assert_eq!(BenchPlan::from_json(&value.to_string()).unwrap(), plan);
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::fmt;
 use crate::{ComputeCapability, CudaVersion};
 use serde::{Deserialize, Serialize};
 
-use super::p2p::P2pMatrix;
+use super::p2p::{P2pMatrix, P2pMode};
 use super::plan::{Precision, TestKind};
 use super::stats::Stats;
 
@@ -263,6 +263,12 @@ pub enum Metric {
     SustainedGemm {
         /// The precision used.
         precision: Precision,
+    },
+    /// The slowest ordered pair's GPU-to-GPU copy bandwidth in one mode (each pair is judged in
+    /// the test's `P2pMatrix`, against its own link).
+    PeerCopy {
+        /// How the copies were made.
+        mode: P2pMode,
     },
 }
 

@@ -145,7 +145,11 @@ impl BenchRun {
                             judgement: judge_in(m, &result.measurements, &facts),
                         })
                         .collect();
-                    t.result = Some(result.clone());
+                    let mut result = result.clone();
+                    if let Some(matrix) = &mut result.p2p {
+                        matrix.judge(&facts.p2p_links);
+                    }
+                    t.result = Some(result);
                 }
                 BenchEvent::Failed { failure, .. } => {
                     t.ended_ms = Some(timed.t_ms);

@@ -120,6 +120,10 @@ pub struct Facts {
     pub tensor_rate_note: Option<String>,
     /// Free GPU memory when the run started, bytes.
     pub memory_free_bytes: Option<u64>,
+    /// How each pair of GPUs connects, which the GPU-to-GPU copies are judged against
+    /// (`p2p::link_facts`, from the snapshot's topology and host links).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub p2p_links: Vec<super::p2p::P2pLinkFact>,
     /// Where each fact came from, one line each.
     pub sources: Vec<String>,
 }
@@ -360,6 +364,9 @@ fn rule(metric: &Metric, facts: &Facts, siblings: &[Measurement]) -> Rule {
         | Metric::CpuNaiveGemm
         | Metric::HostMemcpy
         | Metric::StagingCopy { .. } => Rule::None("a measurement to compare with, not a hardware limit".to_owned()),
+        Metric::PeerCopy { .. } => {
+            Rule::None("the slowest pair; each pair is judged against its own link in the GPU-to-GPU matrix".to_owned())
+        }
     }
 }
 
@@ -372,33 +379,7 @@ pub fn judge(m: &Measurement, facts: &Facts) -> Judgement {
 /// pageable copy is judged against; everything else as `judge`.
 pub fn judge_in(m: &Measurement, siblings: &[Measurement], facts: &Facts) -> Judgement {
     match rule(&m.metric, facts, siblings) {
-        Rule::AtLeast { expected, share, ceiling } => {
-            let pct = if expected.value > 0.0 { m.value / expected.value * 100.0 } else { f64::NAN };
-            let (verdict, comment) = if !pct.is_finite() {
-                (Verdict::NoReference, "the expected value is zero".to_owned())
-            } else if ceiling.is_some_and(|c| m.value > c * ABOVE_THEORY_FACTOR) {
-                (
-                    Verdict::AboveTheory,
-                    format!(
-                        "{pct:.0} % of the theoretical value: faster than this hardware should allow, so a fact \
-                         behind the expectation (link width, clock, SM count) is probably wrong"
-                    ),
-                )
-            } else if m.value >= expected.value * share {
-                (Verdict::Normal, format!("{pct:.0} % of expected; {:.0} % or more is normal", share * 100.0))
-            } else {
-                (
-                    Verdict::Low,
-                    format!("{pct:.0} % of expected, below the {:.0} % this hardware normally reaches", share * 100.0),
-                )
-            };
-            Judgement {
-                expected: Some(expected),
-                percent_of_expected: pct.is_finite().then_some(pct),
-                verdict,
-                comment,
-            }
-        }
+        Rule::AtLeast { expected, share, ceiling } => at_least(m.value, expected, share, ceiling),
         Rule::AtMost { limit } => {
             let pct = m.value / limit.value * 100.0;
             let (verdict, comment) = if m.value <= limit.value {
@@ -425,6 +406,31 @@ pub fn judge_in(m: &Measurement, siblings: &[Measurement], facts: &Facts) -> Jud
             Judgement { expected: None, percent_of_expected: None, verdict: Verdict::NoReference, comment: why }
         }
     }
+}
+
+/// `value` (higher is better) against `expected`: at least `share` of it is normal, clearly above
+/// `ceiling` (the most the hardware allows, where there is such a limit) above theory.
+pub fn at_least(value: f64, expected: Expected, share: f64, ceiling: Option<f64>) -> Judgement {
+    let pct = if expected.value > 0.0 { value / expected.value * 100.0 } else { f64::NAN };
+    let (verdict, comment) = if !pct.is_finite() {
+        (Verdict::NoReference, "the expected value is zero".to_owned())
+    } else if ceiling.is_some_and(|c| value > c * ABOVE_THEORY_FACTOR) {
+        (
+            Verdict::AboveTheory,
+            format!(
+                "{pct:.0} % of the theoretical value: faster than this hardware should allow, so a fact \
+                 behind the expectation (link width, clock, SM count) is probably wrong"
+            ),
+        )
+    } else if value >= expected.value * share {
+        (Verdict::Normal, format!("{pct:.0} % of expected; {:.0} % or more is normal", share * 100.0))
+    } else {
+        (
+            Verdict::Low,
+            format!("{pct:.0} % of expected, below the {:.0} % this hardware normally reaches", share * 100.0),
+        )
+    };
+    Judgement { expected: Some(expected), percent_of_expected: pct.is_finite().then_some(pct), verdict, comment }
 }
 
 /// The copy method's display name.

@@ -1,7 +1,7 @@
 //! Queries on the link table: PCIe generations by rate, a link's theoretical payload, and what a
 //! Thunderbolt/USB4 tunnel lets through.
 
-use super::{LinkRow, LinkTable, PcieGen};
+use super::{LinkRow, LinkTable, NvlinkGen, PcieGen};
 
 impl PcieGen {
     /// Payload per lane per direction, GB/s: rate × the payload share of the line ÷ 8.
@@ -37,6 +37,11 @@ impl LinkTable {
         let row = self.pcie_gen(generation)?;
         let [payload, line] = row.payload_per_line;
         Some(format!("{} GT/s × {lanes} lanes × {payload}/{line} ÷ 8", row.gt_per_s))
+    }
+
+    /// The NVLink generation of NVML's NVLink `version`.
+    pub fn nvlink_gen(&self, version: u32) -> Option<&NvlinkGen> {
+        self.nvlink.iter().find(|n| n.version == version)
     }
 
     /// The named link row with this key.

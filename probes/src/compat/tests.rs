@@ -365,6 +365,12 @@ fn cudnn_majors_are_cuda_majors_we_know() {
 #[test]
 fn pcie_generations_are_contiguous_with_sane_line_codes() {
     let kb = kb();
+    let nvlinks: Vec<_> = kb.links.nvlink.iter().map(|n| n.version).collect();
+    assert_eq!(nvlinks, (1..=5).collect::<Vec<_>>(), "links.toml: NVLink versions must be 1..=5");
+    // NVIDIA's per-GPU totals, both directions: H100 900 GB/s over 18 links, B200 1.8 TB/s over 18.
+    let per_gpu = |version: u32, links: f64| kb.links.nvlink_gen(version).unwrap().gbytes_per_s_per_link * 2.0 * links;
+    assert!((per_gpu(4, 18.0) - 900.0).abs() < 1e-9 && (per_gpu(5, 18.0) - 1800.0).abs() < 1e-9);
+    assert!((per_gpu(2, 6.0) - 300.0).abs() < 1e-9 && (per_gpu(3, 12.0) - 600.0).abs() < 1e-9);
     let gens: Vec<_> = kb.links.pcie.iter().map(|p| p.generation).collect();
     assert_eq!(gens, (1..=6).collect::<Vec<_>>(), "links.toml: PCIe generations must be 1..=6");
     for p in &kb.links.pcie {
@@ -429,6 +435,7 @@ fn every_row_names_a_source() {
     all.extend(kb.cudnn.release.iter().map(|r| (format!("cudnn.toml {}", r.version), r.source.as_str())));
     all.extend(kb.links.pcie.iter().map(|r| (format!("links.toml pcie {}", r.generation), r.source.as_str())));
     all.extend(kb.links.link.iter().map(|r| (format!("links.toml link {}", r.key), r.source.as_str())));
+    all.extend(kb.links.nvlink.iter().map(|r| (format!("links.toml nvlink {}", r.version), r.source.as_str())));
     all.extend(kb.errors.message.iter().map(|r| (format!("errors.toml {}", r.id), r.source.as_str())));
     for (row, source) in all {
         assert!(looks_like_a_source(source), "{row}: source {source:?} is not a URL or owner/repo:path");

@@ -396,6 +396,25 @@ pub struct LinkTable {
     pub pcie: Vec<PcieGen>,
     /// Named links (Thunderbolt, USB4, OCuLink, common slots).
     pub link: Vec<LinkRow>,
+    /// NVLink generations: the rate of one link, which the GPU-to-GPU copy test is judged against.
+    #[serde(default)]
+    pub nvlink: Vec<NvlinkGen>,
+}
+
+/// One NVLink generation (NVML's NVLink version).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NvlinkGen {
+    /// NVML's NVLink version, 1 to 5.
+    pub version: u32,
+    /// Payload of one link in one direction, GB/s (half the bidirectional figure NVIDIA quotes).
+    pub gbytes_per_s_per_link: f64,
+    /// The GPUs of this generation the figure is for.
+    pub gpus: String,
+    /// URL or `owner/repo:path` the row was read in.
+    pub source: String,
+    /// Confidence.
+    pub tag: Tag,
 }
 
 /// One PCIe generation.

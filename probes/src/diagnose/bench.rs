@@ -183,6 +183,19 @@ const ECC_CORRECTED: Rule = Rule {
              (`probes/src/host/ecc.rs`)",
 };
 
+const P2P_SLOW: Rule = Rule {
+    id: "bench.peer_copy.below_expected",
+    category: Category::Benchmark,
+    severity: Severity::Warning,
+    trigger: "A pair of GPUs in the GPU-to-GPU copy test (p2p) is judged LOW: over NVLink or PCIe within a socket, \
+              the P2P-on copy below 70 % of the link (NVLinks × the per-link rate of their version, or the slower \
+              GPU's host link), P2P on not faster than P2P off over NVLink, or the topology saying P2P is OK where \
+              CUDA offers no peer access; across sockets or where P2P is not supported, the copy through host \
+              memory below 40 % of the slower host link.",
+    source: "Measured by `gpu-doctor bench --tests p2p` as nvbandwidth measures copy-engine copies \
+             (NVIDIA/nvbandwidth README); NVLink rates in assets/compat/links.toml; the topology from NVML",
+};
+
 pub(super) const RULES: &[Rule] = &[
     LINK_LOW.rule,
     PAGEABLE_LOW.rule,
@@ -196,6 +209,7 @@ pub(super) const RULES: &[Rule] = &[
     CLOCKS_FELL,
     ECC_ERRORS,
     ECC_CORRECTED,
+    P2P_SLOW,
 ];
 
 /// The rule a judged measurement of `test` triggers; `None` for a normal or unjudged one.
@@ -213,8 +227,9 @@ fn rule_for(test: TestKind, j: &Judged) -> Option<&'static VerdictRule> {
             TestKind::Gemm | TestKind::Fma | TestKind::Sustained => Some(&COMPUTE_LOW),
             TestKind::Latency => Some(&LATENCY_SLOW),
             TestKind::Memtest => Some(&ALLOCATION_LOW),
-            // The CPU baselines are compared with, never judged.
-            TestKind::Cpu => None,
+            // The CPU baselines are compared with, never judged; the GPU-to-GPU headline is not
+            // judged either: its pairs are, in the matrix (`p2p_finding`).
+            TestKind::Cpu | TestKind::P2p => None,
         },
     }
 }
@@ -291,8 +306,39 @@ pub fn bench_findings(run: &BenchRun) -> Vec<Finding> {
         );
     }
     out.extend(ecc_finding(run));
+    out.extend(p2p_finding(run));
     out.sort_by(|a, b| (a.severity, &a.id).cmp(&(b.severity, &b.id)));
     out
+}
+
+/// The pairs of the GPU-to-GPU matrix judged LOW, one line of evidence each.
+fn p2p_finding(run: &BenchRun) -> Option<Finding> {
+    let matrix = run.tests.iter().filter(|t| t.test == TestKind::P2p).find_map(|t| t.result.as_ref()?.p2p.as_ref())?;
+    let low: Vec<String> = matrix
+        .pairs
+        .iter()
+        .filter_map(|p| {
+            let j = p.judgement.as_ref().filter(|j| j.verdict == Verdict::Low)?;
+            let expected = j.expected.as_ref().map_or_else(String::new, |e| format!(" (expected from {})", e.basis));
+            Some(format!("GPU {} → GPU {}: {}{expected}", p.src, p.dst, j.comment))
+        })
+        .collect();
+    let first = low.first()?.clone();
+    Some(
+        P2P_SLOW.finding(
+            format!("GPU-to-GPU copies are slower than the link between the GPUs allows: {first}"),
+            "Copies between these GPUs (what NCCL, DataParallel and tensor parallelism do between layers) are slower \
+         than the path between them should allow, so multi-GPU work will scale worse than it should.",
+            low,
+            Some(
+                "Compare `nvidia-smi topo -m` and `nvidia-smi topo -p2p r` with the pairs named; with NVLink, check \
+             `nvidia-smi nvlink -s` for links down; on PCIe, IOMMU or ACS in the BIOS (or the kernel's \
+             `iommu=pt`) can block or slow peer traffic; NCCL_P2P_DISABLE or a consumer GPU's driver limits \
+             keep copies on the host path."
+                    .to_owned(),
+            ),
+        ),
+    )
 }
 
 /// The memory-error counters over the memory test: new corrected errors are a warning; new

@@ -2,6 +2,7 @@
 //! broken in the one way it names, alone.
 
 use super::*;
+use crate::bench::p2p::{P2pEnd, P2pGpu, P2pLinkFact, P2pMatrix, P2pMeasure, P2pMode, P2pPair};
 use crate::bench::plan::{BenchPlan, Precision, TestKind};
 use crate::bench::protocol::{BenchEvent, Check, CopyMethod, Measurement, Metric, TestResult, Unit};
 use crate::bench::protocol::{Failure, FailureKind};
@@ -29,7 +30,37 @@ fn facts() -> Facts {
         clock_sm_max_mhz: Some(2000),
         peak_ops: Some(PeakOps { fp32: Some(256), ..PeakOps::default() }),
         memory_free_bytes: Some(8 * 1024 * 1024 * 1024),
+        p2p_links: vec![P2pLinkFact {
+            gpus: [0, 1].map(|index| P2pEnd { index, bus_id: None, cuda_ordinal: Some(index) }),
+            link: crate::model::LinkKind::Nvlink { links: 4 },
+            p2p_ok: Some(true),
+            p2p_status: None,
+            peer: Some((100.0, "NV4: 4 NVLinks × 25 GB/s per direction (NVLink 3) = 100 GB/s".into())),
+            host: None,
+        }],
         ..Facts::default()
+    }
+}
+
+/// A two-GPU matrix copying at `gbps` with P2P on both ways (judged against 100 GB/s).
+fn p2p_matrix(gbps: f64) -> P2pMatrix {
+    let pair = |src, dst| P2pPair {
+        src,
+        dst,
+        can_access_peer: true,
+        measures: vec![P2pMeasure {
+            mode: P2pMode::PeerEnabled,
+            bandwidth_gbps: crate::bench::stats::Stats::from_samples(&[gbps]),
+            latency_us: None,
+            skipped: None,
+        }],
+        judgement: None,
+        judged_mode: None,
+    };
+    P2pMatrix {
+        gpus: (0..2).map(|ordinal| P2pGpu { ordinal, ..P2pGpu::default() }).collect(),
+        pairs: vec![pair(0, 1), pair(1, 0)],
+        ..P2pMatrix::default()
     }
 }
 
@@ -43,6 +74,8 @@ struct Fake {
     ecc: Option<EccChange>,
     /// The memory test broke off (failed) instead of finishing.
     memtest_broke_off: bool,
+    /// GPU-to-GPU copies with P2P on, GB/s, over a link of 100 GB/s.
+    p2p_gbps: f64,
 }
 
 fn healthy() -> Fake {
@@ -70,6 +103,7 @@ fn healthy() -> Fake {
         late_clock_mhz: 1990,
         ecc: ecc(0, 0),
         memtest_broke_off: false,
+        p2p_gbps: 90.0,
     }
 }
 
@@ -99,7 +133,8 @@ impl Fake {
                 passed: self.failed_check != Some(test),
                 detail: "largest difference 0.5".into(),
             }];
-            let result = TestResult { measurements, checks, ..TestResult::default() };
+            let p2p = (test == TestKind::P2p).then(|| p2p_matrix(self.p2p_gbps));
+            let result = TestResult { measurements, checks, p2p, ..TestResult::default() };
             events.push(TimedEvent { t_ms: start, event: BenchEvent::Started { test, device: None } });
             let end = if test == TestKind::Memtest && self.memtest_broke_off {
                 BenchEvent::Failed { test, failure: Failure::new(FailureKind::Crash, "the worker died") }
@@ -157,6 +192,7 @@ fn each_bench_rule_fires_alone_on_the_run_it_names() {
         ("bench.sustained.clocks_fell", Fake { late_clock_mhz: 1500, ..healthy() }),
         ("bench.memtest.ecc_errors", Fake { ecc: ecc(0, 2), memtest_broke_off: true, ..healthy() }),
         ("bench.memtest.ecc_corrected", Fake { ecc: ecc(5, 0), ..healthy() }),
+        ("bench.peer_copy.below_expected", Fake { p2p_gbps: 40.0, ..healthy() }),
     ];
     let bench_ids: Vec<&str> = crate::diagnose::bench::RULES.iter().map(|r| r.id).collect();
     let covered: Vec<&str> = cases.iter().map(|c| c.0).collect();

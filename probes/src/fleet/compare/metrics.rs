@@ -64,6 +64,9 @@ fn headline(test: TestKind) -> Option<(&'static str, bool, Pick)> {
         TestKind::Latency => ("Launch latency", true, |m| matches!(m, Metric::LaunchLatency)),
         TestKind::Sustained => ("Sustained GEMM", false, |m| matches!(m, Metric::SustainedGemm { .. })),
         TestKind::Cpu => ("CPU SGEMM", false, |m| matches!(m, Metric::CpuGemm)),
+        TestKind::P2p => ("GPU-to-GPU slowest pair", false, |m| {
+            matches!(m, Metric::PeerCopy { mode: crate::bench::p2p::P2pMode::PeerEnabled })
+        }),
         TestKind::Memtest => return None,
     })
 }
