@@ -59,13 +59,36 @@ fn judgement(m: &P2pMatrix, src: u32, dst: u32) -> &Judgement {
 }
 
 #[test]
+fn two_ga102_boards_on_an_nvlink_bridge_are_judged_at_their_own_narrower_rate() {
+    // The hgx-h100-nvlink machine turned into a pair of RTX 3090s: capability 8.6, NVLink 3, four
+    // links (what an NVLink bridge gives two GA102 boards). A100's 25 GB/s per link would expect
+    // 100 GB/s and call a healthy 50 GB/s LOW.
+    let host = ReplayHost::load(&fixtures_dir().join("hgx-h100-nvlink")).unwrap();
+    let mut snap = collect(&host, &Options::default());
+    let gpu_doctor_probes::Probed::Found { value: topo, .. } = &mut snap.topology else { panic!("no topology") };
+    for g in &mut topo.gpus {
+        g.compute_capability = Some("8.6".into());
+        for l in &mut g.nvlinks {
+            l.version = Some(3);
+        }
+    }
+    topo.pairs[0].link = LinkKind::Nvlink { links: 4 };
+    let links = link_facts(&snap, Some(&Kb::get().unwrap().links));
+    let (gbps, basis) = links[0].peer.clone().unwrap();
+    assert!((gbps - 56.25).abs() < 1e-9, "{gbps}: {basis}");
+    assert!(basis.contains("14.0625 GB/s per direction (NVLink 3, GA102"), "{basis}");
+    let m = judged(2, vec![pair(0, 1, Some(50.0), 20.0)], &links);
+    assert_eq!(judgement(&m, 0, 1).verdict, Verdict::Normal, "{:?}", judgement(&m, 0, 1));
+}
+
+#[test]
 fn hgx_h100_pairs_are_judged_against_eighteen_nvlink_4_links() {
     let links = facts("hgx-h100-nvlink");
     assert_eq!(links.len(), 28);
     let l = &links[0];
     assert_eq!(l.link, LinkKind::Nvlink { links: 18 });
     assert_eq!(l.peer.as_ref().unwrap().0, 450.0);
-    assert!(l.peer.as_ref().unwrap().1.starts_with("NV18: 18 NVLinks × 25 GB/s per direction (NVLink 4)"));
+    assert!(l.peer.as_ref().unwrap().1.starts_with("NV18: 18 NVLinks × 25 GB/s per direction (NVLink 4, H100"));
     let m = judged(
         8,
         vec![pair(0, 1, Some(390.0), 40.0), pair(2, 5, Some(120.0), 130.0), pair(6, 7, Some(200.0), 40.0)],

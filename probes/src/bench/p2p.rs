@@ -274,12 +274,28 @@ pub fn link_facts(snapshot: &Snapshot, kb: Option<&LinkTable>) -> Vec<P2pLinkFac
         };
         let peer = match pair.link {
             LinkKind::Nvlink { links: n } => {
-                let nvlinks = [pair.a, pair.b].into_iter().filter_map(|i| topology.gpu(i)).flat_map(|g| &g.nvlinks);
+                let gpus: Vec<_> = [pair.a, pair.b].into_iter().filter_map(|i| topology.gpu(i)).collect();
+                let nvlinks = gpus.iter().flat_map(|g| &g.nvlinks);
                 let version = nvlinks.filter(|l| l.active).filter_map(|l| l.version).max();
-                version.and_then(|v| kb?.nvlink_gen(v).map(|row| (v, row))).map(|(v, row)| {
+                // Each end runs the link at its own rate (GA102 narrower than A100): the slower one.
+                let row = version.and_then(|v| {
+                    let kb = kb?;
+                    let rows = gpus.iter().filter_map(|g| kb.nvlink_gen(v, g.compute_capability.as_deref()));
+                    let generic = || kb.nvlink_gen(v, None);
+                    rows.min_by(|x, y| x.gbytes_per_s_per_link.total_cmp(&y.gbytes_per_s_per_link))
+                        .or_else(generic)
+                        .map(|row| (v, row))
+                });
+                row.map(|(v, row)| {
                     let rate = row.gbytes_per_s_per_link;
                     let g = f64::from(n) * rate;
-                    (g, format!("NV{n}: {n} NVLinks × {rate} GB/s per direction (NVLink {v}) = {g:.0} GB/s"))
+                    (
+                        g,
+                        format!(
+                            "NV{n}: {n} NVLinks × {rate} GB/s per direction (NVLink {v}, {}) = {g:.0} GB/s",
+                            row.gpus
+                        ),
+                    )
                 })
             }
             LinkKind::Sys | LinkKind::Unknown => None,

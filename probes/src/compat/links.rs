@@ -39,9 +39,14 @@ impl LinkTable {
         Some(format!("{} GT/s × {lanes} lanes × {payload}/{line} ÷ 8", row.gt_per_s))
     }
 
-    /// The NVLink generation of NVML's NVLink `version`.
-    pub fn nvlink_gen(&self, version: u32) -> Option<&NvlinkGen> {
-        self.nvlink.iter().find(|n| n.version == version)
+    /// The NVLink generation of NVML's NVLink `version`, as a GPU of compute capability `cc` runs
+    /// it: the row for that capability where there is one (GA102's narrower NVLink 3), else the
+    /// generation's own row.
+    pub fn nvlink_gen(&self, version: u32, cc: Option<&str>) -> Option<&NvlinkGen> {
+        let for_cc = cc.and_then(|cc| {
+            self.nvlink.iter().find(|n| n.version == version && n.compute_capability.as_deref() == Some(cc.trim()))
+        });
+        for_cc.or_else(|| self.nvlink.iter().find(|n| n.version == version && n.compute_capability.is_none()))
     }
 
     /// The named link row with this key.

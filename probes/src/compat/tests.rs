@@ -365,12 +365,19 @@ fn cudnn_majors_are_cuda_majors_we_know() {
 #[test]
 fn pcie_generations_are_contiguous_with_sane_line_codes() {
     let kb = kb();
-    let nvlinks: Vec<_> = kb.links.nvlink.iter().map(|n| n.version).collect();
+    let nvlinks: Vec<_> =
+        kb.links.nvlink.iter().filter(|n| n.compute_capability.is_none()).map(|n| n.version).collect();
     assert_eq!(nvlinks, (1..=5).collect::<Vec<_>>(), "links.toml: NVLink versions must be 1..=5");
     // NVIDIA's per-GPU totals, both directions: H100 900 GB/s over 18 links, B200 1.8 TB/s over 18.
-    let per_gpu = |version: u32, links: f64| kb.links.nvlink_gen(version).unwrap().gbytes_per_s_per_link * 2.0 * links;
+    let per_gpu =
+        |version: u32, links: f64| kb.links.nvlink_gen(version, None).unwrap().gbytes_per_s_per_link * 2.0 * links;
     assert!((per_gpu(4, 18.0) - 900.0).abs() < 1e-9 && (per_gpu(5, 18.0) - 1800.0).abs() < 1e-9);
     assert!((per_gpu(2, 6.0) - 300.0).abs() < 1e-9 && (per_gpu(3, 12.0) - 600.0).abs() < 1e-9);
+    // GA102 (8.6): four NVLink 3 links give 112.5 GB/s both ways between two GPUs; an A100 (8.0)
+    // has no row of its own and gets the generation's rate.
+    let ga102 = kb.links.nvlink_gen(3, Some("8.6")).unwrap().gbytes_per_s_per_link;
+    assert!((ga102 * 2.0 * 4.0 - 112.5).abs() < 1e-9, "{ga102}");
+    assert!((kb.links.nvlink_gen(3, Some("8.0")).unwrap().gbytes_per_s_per_link - 25.0).abs() < 1e-9);
     let gens: Vec<_> = kb.links.pcie.iter().map(|p| p.generation).collect();
     assert_eq!(gens, (1..=6).collect::<Vec<_>>(), "links.toml: PCIe generations must be 1..=6");
     for p in &kb.links.pcie {

@@ -411,6 +411,10 @@ pub struct NvlinkGen {
     pub gbytes_per_s_per_link: f64,
     /// The GPUs of this generation the figure is for.
     pub gpus: String,
+    /// Only for GPUs of this compute capability (e.g. `8.6`: GA102 reports NVLink 3 but runs
+    /// narrower links than A100); `None` for the generation's own rate.
+    #[serde(default)]
+    pub compute_capability: Option<String>,
     /// URL or `owner/repo:path` the row was read in.
     pub source: String,
     /// Confidence.
