@@ -152,12 +152,7 @@ const CASES: &[Case] = &[
         &[("detected", "11.8"), ("compiled", "12.1")],
         &[],
     ),
-    (
-        "torchvision.operator_missing",
-        "RuntimeError: operator torchvision::nms does not exist",
-        &[("op", "nms")],
-        &[],
-    ),
+    ("torchvision.operator_missing", "RuntimeError: operator torchvision::nms does not exist", &[("op", "nms")], &[]),
     (
         "numpy.compiled_against_numpy1",
         "A module that was compiled using NumPy 1.x cannot be run in\nNumPy 2.0.0 as it may crash. To support both 1.x and 2.x",
