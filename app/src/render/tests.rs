@@ -309,7 +309,7 @@ fn an_environment_shows_its_companion_packages_on_one_line() {
     let envs = json.pointer("/snapshot/python_envs/value").and_then(Value::as_array).unwrap();
     assert!(envs.iter().any(|e| e["companions"][0]["name"] == "numpy"), "{envs:#?}");
     // An environment without any shows no such line.
-    let mut bare = report.clone();
+    let mut bare = report;
     if let gpu_doctor_probes::Probed::Found { value, .. } = &mut bare.snapshot.python_envs {
         value.iter_mut().for_each(|e| e.companions.clear());
     }

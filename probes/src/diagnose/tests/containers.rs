@@ -294,7 +294,7 @@ fn a_kubelet_without_nvidias_device_plugin_is_named_with_the_runtime_it_uses() {
     );
 
     // The toolkit already the default: only the plugin to deploy.
-    let mut default = cd.clone();
+    let mut default = cd;
     default.default_runtime = Some("nvidia".into());
     let m = host(2, node(&["kubelet.sock"], default.clone()));
     assert_eq!(container_ids(&m), ids(&[ID]));
