@@ -20,7 +20,7 @@ pub(super) const TORCH_COMPANION: Rule = Rule {
 };
 
 pub(super) const NUMPY2: Rule = Rule {
-    id: "companions.numpy2_with_numpy1_build",
+    id: "companions.numpy_two_beside_numpy_one_build",
     category: Category::Other,
     severity: Severity::Error,
     trigger: "NumPy 2 is installed beside a framework release built against NumPy 1 (torch before 2.3, \

@@ -68,7 +68,7 @@ pub(super) const NO_LIBCUDA: Rule = Rule {
 };
 
 pub(super) const K8S_PLUGIN: Rule = Rule {
-    id: "containers.k8s_device_plugin_missing",
+    id: "containers.kubernetes_device_plugin_missing",
     category: CATEGORY,
     severity: Severity::Warning,
     trigger: "A kubelet runs on this host (its registration socket /var/lib/kubelet/device-plugins/kubelet.sock is \

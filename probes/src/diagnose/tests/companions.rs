@@ -5,7 +5,7 @@ use crate::Change;
 use crate::diagnose::fix;
 
 const TORCH: &str = "companions.built_for_other_torch";
-const NUMPY2: &str = "companions.numpy2_with_numpy1_build";
+const NUMPY2: &str = "companions.numpy_two_beside_numpy_one_build";
 
 fn rig() -> Machine {
     Machine::linux().driver("560.35.03", "12.6").gpu("NVIDIA GeForce RTX 4090", "8.9")

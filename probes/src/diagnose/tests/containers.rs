@@ -130,7 +130,7 @@ fn docker_runtime_configured_or_not() {
 
 #[test]
 fn containerd_matters_on_a_kubernetes_node() {
-    // The device plugin registered (without it containers.k8s_device_plugin_missing fires too).
+    // The device plugin registered (without it containers.kubernetes_device_plugin_missing fires too).
     let kubelet = kubelet(&["kubelet.sock", "nvidia-gpu.sock"]);
     let cfg = |runtimes: &[&str]| vec![config(EngineKind::Containerd, "/etc/containerd/config.toml", runtimes)];
     let node = |kubernetes, configs| {
@@ -263,7 +263,7 @@ fn kubelet(sockets: &[&str]) -> Option<KubeletPlugins> {
 
 #[test]
 fn a_kubelet_without_nvidias_device_plugin_is_named_with_the_runtime_it_uses() {
-    const ID: &str = "containers.k8s_device_plugin_missing";
+    const ID: &str = "containers.kubernetes_device_plugin_missing";
     let mut cd = config(EngineKind::Containerd, "/etc/containerd/config.toml", &["nvidia", "runc"]);
     cd.default_runtime = Some("runc".into());
     let node = |sockets: &[&str], cd: RuntimeConfig| {
