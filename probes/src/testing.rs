@@ -92,6 +92,7 @@ impl Machine {
                 found_by: vec!["VIRTUAL_ENV".into()],
                 frameworks: Vec::new(),
                 cuda_wheels: Vec::new(),
+                companions: Vec::new(),
                 deep: None,
             });
         }
@@ -140,6 +141,12 @@ impl Machine {
 
     pub fn wheel(mut self, name: &str, version: &str) -> Self {
         self.env_mut().cuda_wheels.push(Package { name: name.into(), version: version.into() });
+        self
+    }
+
+    /// A companion package (numpy, torchvision, …) in the environment.
+    pub fn companion(mut self, name: &str, version: &str) -> Self {
+        self.env_mut().companions.push(Package { name: name.into(), version: version.into() });
         self
     }
 

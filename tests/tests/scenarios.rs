@@ -63,6 +63,7 @@ const SCENARIOS: &[&str] = &[
     "egpu-thunderbolt",
     "gpu-no-driver",
     "hgx-h100-nvlink",
+    "k8s-node-no-device-plugin",
     "mig-a100",
     "no-driver",
     "old-driver-nvml-gaps",
@@ -461,6 +462,35 @@ fn docker_toolkit_no_runtime() {
     };
     let configure = ["nvidia-ctk", "runtime", "configure", "--runtime=docker"].map(String::from).to_vec();
     assert_eq!(changes[0], gpu_doctor_probes::Change::Root { argv: configure });
+}
+
+#[test]
+fn k8s_node_no_device_plugin() {
+    let s = check("k8s-node-no-device-plugin");
+    expect_findings(
+        &s,
+        &[
+            ("containers.kubernetes_device_plugin_missing", Warning),
+            ("link.below_max_idle", Info),
+            ("toolkits.versions_explained", Info),
+        ],
+    );
+    let c = found(&s.containers, "containers");
+    let k = c.kubernetes.as_ref().unwrap();
+    assert_eq!(k.sockets, ["kubelet.sock"]);
+    let f = diagnose(&s, Kb::get().unwrap())
+        .into_iter()
+        .find(|f| f.id == "containers.kubernetes_device_plugin_missing")
+        .unwrap();
+    assert!(f.evidence.iter().any(|e| e == "the driver sees 1 GPU(s)"), "{:?}", f.evidence);
+    // No containerd configuration was found, so only the plugin's deployment and the check.
+    let Some(gpu_doctor_probes::PlanTarget::Change { changes, .. }) = f.plan.map(|p| p.target) else {
+        panic!("no change plan")
+    };
+    assert_eq!(changes.len(), 2, "{changes:?}");
+    assert!(
+        matches!(&changes[0], gpu_doctor_probes::Change::Manual { text } if text.contains("nvidia-device-plugin.yml"))
+    );
 }
 
 #[test]

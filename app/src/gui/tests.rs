@@ -217,6 +217,15 @@ fn every_page_draws_on_a_machine_without_a_driver() {
 }
 
 #[test]
+fn the_environments_page_lists_the_companion_packages() {
+    let (mut h, _home) = harness("consumer-gpu-torch-venv");
+    settle(&mut h);
+    h.get_by_label(Page::Environments.title()).click();
+    h.run_steps(2);
+    h.get_by_label("Companions: numpy 1.26.4");
+}
+
+#[test]
 fn export_redacted_html() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("report.html");

@@ -292,3 +292,26 @@ fn the_deep_probe_cudnn_reads_as_a_version() {
     let deep = lines.iter().find(|l| l.contains("import torch")).unwrap();
     assert!(deep.contains("cuDNN 9.26.0") && !deep.contains("92600"), "{deep}");
 }
+
+#[test]
+fn an_environment_shows_its_companion_packages_on_one_line() {
+    // The recorded venv holds numpy beside torch: one compact line, in the summary, Markdown and HTML.
+    let report = crate::render::html::tests::fixture_report("consumer-gpu-torch-venv");
+    let lines = details(&report, "Python");
+    let companions: Vec<&String> = lines.iter().filter(|l| l.contains("companions:")).collect();
+    assert_eq!(companions, ["  companions: numpy 1.26.4"], "{lines:#?}");
+    assert!(super::text::summary(&report, false, false).contains("companions: numpy 1.26.4"));
+    assert!(super::markdown::report(&report).contains("companions: numpy 1.26.4"));
+    let html = super::document::document(&report, None, Format::Html, false).unwrap();
+    assert!(html.contains("companions: numpy 1.26.4"));
+    let json = super::document::document(&report, None, Format::Json, false).unwrap();
+    let json: Value = serde_json::from_str(&json).unwrap();
+    let envs = json.pointer("/snapshot/python_envs/value").and_then(Value::as_array).unwrap();
+    assert!(envs.iter().any(|e| e["companions"][0]["name"] == "numpy"), "{envs:#?}");
+    // An environment without any shows no such line.
+    let mut bare = report;
+    if let gpu_doctor_probes::Probed::Found { value, .. } = &mut bare.snapshot.python_envs {
+        value.iter_mut().for_each(|e| e.companions.clear());
+    }
+    assert!(details(&bare, "Python").iter().all(|l| !l.contains("companions")));
+}

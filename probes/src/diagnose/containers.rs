@@ -67,7 +67,24 @@ pub(super) const NO_LIBCUDA: Rule = Rule {
              nvidia-smi and NVML)",
 };
 
-pub(super) const RULES: &[Rule] = &[TOOLKIT_MISSING, NOT_CONFIGURED, CDI_STALE, NO_GPU_INSIDE, NO_LIBCUDA];
+pub(super) const K8S_PLUGIN: Rule = Rule {
+    id: "containers.kubernetes_device_plugin_missing",
+    category: CATEGORY,
+    severity: Severity::Warning,
+    trigger: "A kubelet runs on this host (its registration socket /var/lib/kubelet/device-plugins/kubelet.sock is \
+              there) and the driver sees NVIDIA GPUs, but no NVIDIA device plugin has registered a socket there \
+              (nvidia-gpu.sock): the node advertises no `nvidia.com/gpu`, so pods that ask for one stay Pending.",
+    source: "NVIDIA k8s-device-plugin README (v0.19.0: prerequisites \"nvidia-container-runtime configured as the \
+             default low-level runtime\", Quick Start `kubectl create -f \
+             https://raw.githubusercontent.com/NVIDIA/k8s-device-plugin/v0.19.0/deployments/static/nvidia-device-plugin.yml`); \
+             Kubernetes \"Device Plugins\" (plugins register through /var/lib/kubelet/device-plugins/kubelet.sock)",
+};
+
+/// The device plugin's static manifest, as its README's Quick Start deploys it.
+const DEVICE_PLUGIN_YML: &str =
+    "https://raw.githubusercontent.com/NVIDIA/k8s-device-plugin/v0.19.0/deployments/static/nvidia-device-plugin.yml";
+
+pub(super) const RULES: &[Rule] = &[TOOLKIT_MISSING, NOT_CONFIGURED, CDI_STALE, NO_GPU_INSIDE, NO_LIBCUDA, K8S_PLUGIN];
 
 pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let Some(c) = cx.s.containers.value() else { return };
@@ -77,6 +94,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
             toolkit_missing(cx, c, out);
             not_configured(c, out);
             cdi_stale(cx, c, out);
+            k8s_device_plugin(cx, c, out);
         }
     }
 }
@@ -415,4 +433,59 @@ fn inside_rules(i: &InsideContainer, out: &mut Vec<Finding>) {
                 .to_owned(),
         ),
     ));
+}
+
+fn k8s_device_plugin(cx: &Ctx<'_>, c: &ContainerSupport, out: &mut Vec<Finding>) {
+    let Some(k) = c.kubernetes.as_ref().filter(|k| k.kubelet() && !k.nvidia_plugin()) else { return };
+    let gpus = driver_gpus(cx);
+    if gpus.is_empty() {
+        return;
+    }
+    let mut evidence = vec![
+        format!("{}: {}", k.dir, list(&k.sockets)),
+        "no nvidia-gpu.sock: NVIDIA's device plugin has not registered with this kubelet".to_owned(),
+        format!("the driver sees {} GPU(s)", gpus.len()),
+    ];
+    let configs: Vec<_> = c.runtime_configs.iter().filter(|r| r.engine == EngineKind::Containerd).collect();
+    let default_nvidia = configs.iter().any(|r| r.default_runtime.as_deref() == Some("nvidia"));
+    for r in &configs {
+        evidence.push(format!(
+            "{}: default runtime {}{}",
+            r.path,
+            r.default_runtime.as_deref().unwrap_or("not set (runc)"),
+            if r.has_nvidia() { ", nvidia registered" } else { ", no nvidia runtime" }
+        ));
+    }
+    let mut changes = Vec::new();
+    if !configs.is_empty() && !default_nvidia {
+        evidence.push(
+            "the toolkit is not the default runtime of this node's containerd, which the plugin's own pod needs"
+                .to_owned(),
+        );
+        changes.push(root(&["nvidia-ctk", "runtime", "configure", "--runtime=containerd", "--set-as-default"]));
+        changes.push(root(&["systemctl", "restart", "containerd"]));
+    }
+    changes.push(manual(&format!(
+        "With cluster-admin rights, deploy NVIDIA's device plugin (its README's Quick Start): kubectl create -f \
+         {DEVICE_PLUGIN_YML} (or the Helm chart nvdp/nvidia-device-plugin; the GPU Operator deploys it with the \
+         toolkit). On CRI-O: nvidia-ctk runtime configure --runtime=crio, then restart crio."
+    )));
+    changes.push(manual(
+        "Check: ls /var/lib/kubelet/device-plugins shows nvidia-gpu.sock, and kubectl describe node lists \
+         nvidia.com/gpu under Capacity and Allocatable.",
+    ));
+    out.push(
+        K8S_PLUGIN
+            .finding(
+                "Kubernetes on this node cannot hand out its GPUs: no NVIDIA device plugin is registered",
+                "The kubelet learns about GPUs only from a device plugin that registers a socket in its \
+                 device-plugins folder. Without NVIDIA's, the node advertises no nvidia.com/gpu and a pod that asks \
+                 for one (resources.limits nvidia.com/gpu: 1) stays Pending with `Insufficient nvidia.com/gpu`. The \
+                 plugin's own pod needs the NVIDIA Container Toolkit as the default runtime of the node's containerd \
+                 or CRI-O.",
+                evidence,
+                None,
+            )
+            .with_plan(fix::change(None, "Kubernetes pods on this node can ask for nvidia.com/gpu", changes)),
+    );
 }

@@ -9,6 +9,7 @@
 
 mod arch;
 mod bench;
+mod companions;
 mod containers;
 mod context;
 mod cudnn;
@@ -90,6 +91,7 @@ const FAMILIES: &[Family] = &[
     (topology::RULES, topology::run),
     (cudnn::RULES, cudnn::run),
     (wheels::RULES, wheels::run),
+    (companions::RULES, companions::run),
     (reading::RULES, reading::run),
 ];
 

@@ -66,7 +66,7 @@ pub struct Framework {
     pub site_packages: String,
 }
 
-/// An installed distribution: a pip `nvidia-*` CUDA library wheel.
+/// An installed distribution: a pip `nvidia-*` CUDA library wheel, or a companion package.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Package {
     /// Normalized name, e.g. `nvidia-cudnn-cu12`.
@@ -104,6 +104,10 @@ pub struct PythonEnv {
     /// pip `nvidia-*` CUDA library wheels.
     #[serde(default)]
     pub cuda_wheels: Vec<Package>,
+    /// The packages maintainers ask for beside the frameworks (numpy, torchvision, triton, …; the
+    /// list is `probe::python::companions::COMPANIONS`), by name; written only when not empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub companions: Vec<Package>,
     /// What importing the frameworks said (deep tier); `None` when the deep tier did not run.
     #[serde(default)]
     pub deep: Option<Probed<DeepFacts>>,

@@ -371,6 +371,9 @@ impl EnvPage {
             } else {
                 table::frameworks_grid_ui(ui, kb, shown.snapshot, env, gpus, &findings);
             }
+            if let Some(line) = table::companions_line(env) {
+                ui.add(egui::Label::new(toned(ui, Tone::Muted, line)).wrap());
+            }
             if ours.is_some_and(Task::is_running) {
                 ui.horizontal(|ui| {
                     ui.spinner();

@@ -153,6 +153,10 @@ fn python_section(envs: &[PythonEnv]) -> Section {
             let wheels: Vec<String> = e.cuda_wheels.iter().map(|p| format!("{} {}", p.name, p.version)).collect();
             sec.details.push(format!("  NVIDIA wheels: {}", wheels.join(", ")));
         }
+        if !e.companions.is_empty() {
+            let companions: Vec<String> = e.companions.iter().map(|p| format!("{} {}", p.name, p.version)).collect();
+            sec.details.push(format!("  companions: {}", companions.join(", ")));
+        }
         match &e.deep {
             Some(Probed::Found { value, .. }) => sec.details.extend(deep_lines(value)),
             Some(other) => sec.details.push(format!("  import check: {}", other.why_not().unwrap_or("?"))),

@@ -130,8 +130,8 @@ fn docker_runtime_configured_or_not() {
 
 #[test]
 fn containerd_matters_on_a_kubernetes_node() {
-    let kubelet =
-        Some(KubeletPlugins { dir: "/var/lib/kubelet/device-plugins".into(), sockets: vec!["kubelet.sock".into()] });
+    // The device plugin registered (without it containers.kubernetes_device_plugin_missing fires too).
+    let kubelet = kubelet(&["kubelet.sock", "nvidia-gpu.sock"]);
     let cfg = |runtimes: &[&str]| vec![config(EngineKind::Containerd, "/etc/containerd/config.toml", runtimes)];
     let node = |kubernetes, configs| {
         with_toolkit(ContainerSupport {
@@ -252,4 +252,56 @@ fn a_gpu_without_libcuda() {
     assert!(container_ids(&inside(wsl.clone())).is_empty());
     let wsl_no_lib = InsideContainer { libcuda: Vec::new(), ..wsl };
     assert_eq!(container_ids(&inside(wsl_no_lib)), ids(&["containers.libcuda_not_mounted"]));
+}
+
+fn kubelet(sockets: &[&str]) -> Option<KubeletPlugins> {
+    Some(KubeletPlugins {
+        dir: "/var/lib/kubelet/device-plugins".into(),
+        sockets: sockets.iter().map(|s| (*s).to_owned()).collect(),
+    })
+}
+
+#[test]
+fn a_kubelet_without_nvidias_device_plugin_is_named_with_the_runtime_it_uses() {
+    const ID: &str = "containers.kubernetes_device_plugin_missing";
+    let mut cd = config(EngineKind::Containerd, "/etc/containerd/config.toml", &["nvidia", "runc"]);
+    cd.default_runtime = Some("runc".into());
+    let node = |sockets: &[&str], cd: RuntimeConfig| {
+        with_toolkit(ContainerSupport {
+            engines: vec![engine(EngineKind::Containerd)],
+            runtime_configs: vec![cd],
+            kubernetes: kubelet(sockets),
+            ..Default::default()
+        })
+    };
+    let m = host(2, node(&["kubelet.sock"], cd.clone()));
+    assert_eq!(container_ids(&m), ids(&[ID]));
+    let f = m.finding(ID);
+    assert!(f.evidence.iter().any(|e| e.contains("default runtime runc, nvidia registered")), "{:?}", f.evidence);
+    assert!(f.evidence.iter().any(|e| e.contains("not the default runtime")), "{:?}", f.evidence);
+    let changes = m.changes(ID);
+    assert_eq!(
+        changes[0],
+        crate::Change::Root {
+            argv: ["nvidia-ctk", "runtime", "configure", "--runtime=containerd", "--set-as-default"]
+                .map(str::to_owned)
+                .to_vec()
+        }
+    );
+    assert!(
+        matches!(&changes[2], crate::Change::Manual { text } if text.contains("deployments/static/nvidia-device-plugin.yml")),
+        "{changes:?}"
+    );
+
+    // The toolkit already the default: only the plugin to deploy.
+    let mut default = cd;
+    default.default_runtime = Some("nvidia".into());
+    let m = host(2, node(&["kubelet.sock"], default.clone()));
+    assert_eq!(container_ids(&m), ids(&[ID]));
+    assert!(matches!(m.changes(ID)[0], crate::Change::Manual { .. }));
+
+    // Quiet: the plugin registered, no GPU, no kubelet socket.
+    assert!(container_ids(&host(2, node(&["kubelet.sock", "nvidia-gpu.sock"], default.clone()))).is_empty());
+    assert!(container_ids(&host(0, node(&["kubelet.sock"], default.clone()))).is_empty());
+    assert!(container_ids(&host(2, node(&[], default))).is_empty());
 }

@@ -1,6 +1,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod bench;
+mod companions;
 use crate::testing as builder;
 mod containers;
 mod cudnn;

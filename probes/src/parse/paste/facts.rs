@@ -285,7 +285,8 @@ impl Facts {
             snap.cudnn = Probed::found(self.cudnn, "pasted text");
         }
         let has_deep = self.deep != DeepFacts::default();
-        if !built.frameworks.is_empty() || !built.cuda_wheels.is_empty() || self.python_version.is_some() || has_deep {
+        let any_package = !built.frameworks.is_empty() || !built.cuda_wheels.is_empty() || !built.companions.is_empty();
+        if any_package || self.python_version.is_some() || has_deep {
             let deep = has_deep.then(|| Probed::found(self.deep, pasted(&self.deep_sources.join(" + "))));
             let env = PythonEnv {
                 name: "pasted".to_owned(),
@@ -298,6 +299,7 @@ impl Facts {
                 found_by: vec!["pasted text".to_owned()],
                 frameworks: built.frameworks,
                 cuda_wheels: built.cuda_wheels,
+                companions: built.companions,
                 deep,
             };
             snap.python_envs = Probed::found(vec![env], "pasted text");

@@ -1,4 +1,4 @@
-//! Packages → frameworks, CUDA wheels, conda's CUDA toolkit and cuDNN, by the fast tier's rules
+//! Packages → frameworks, CUDA wheels, companions, conda's CUDA toolkit and cuDNN, by the fast tier's rules
 //! (`probe::python::fast`) minus the version files it reads: what a pasted list cannot show stays
 //! `Unknown` unless collect_env or TensorFlow's build info said it.
 
@@ -10,6 +10,7 @@ use crate::model::{
     CudnnCopy, CudnnKind, CudnnVersionSource, Framework, FrameworkBuild, Package, ToolkitInstall, ToolkitKind,
     VersionSource,
 };
+use crate::probe::python::companions::is_companion;
 use crate::probe::python::fast::{TENSORFLOW, build_from_local_tag, cupy_build, jax_plugin_cuda, tf_build};
 use crate::probe::python::parse::{PyValue, cuda_from_cu_tag};
 use crate::{CudaVersion, CudnnVersion};
@@ -38,6 +39,7 @@ pub(super) struct Hints<'a> {
 pub(super) struct Built {
     pub frameworks: Vec<Framework>,
     pub cuda_wheels: Vec<Package>,
+    pub companions: Vec<Package>,
     pub cudnn: Vec<CudnnCopy>,
     pub toolkits: Vec<ToolkitInstall>,
 }
@@ -54,6 +56,10 @@ pub(super) fn frameworks(pkgs: &[Pkg], hints: &Hints<'_>) -> Built {
             if let Some(major) = name.strip_prefix("nvidia-cudnn-cu") {
                 out.cudnn.push(cudnn_copy(name, p, CudnnKind::PipWheel, major.parse().ok()));
             }
+            continue;
+        }
+        if is_companion(name) {
+            out.companions.push(Package { name: name.to_owned(), version: p.version.clone() });
             continue;
         }
         match name {

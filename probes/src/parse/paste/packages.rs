@@ -59,13 +59,15 @@ pub(super) fn conda_line(line: &str) -> Option<(String, String, Option<String>)>
     Some((name.to_owned(), version.to_owned(), build.map(str::to_owned)))
 }
 
-/// Adds one package if it matters to gpu-doctor (frameworks, CUDA wheels, conda's CUDA packages).
+/// Adds one package if it matters to gpu-doctor (frameworks, CUDA wheels, companions, conda's CUDA
+/// packages).
 pub(super) fn add(facts: &mut Facts, name: &str, version: &str, conda_build: Option<&str>, source: &'static str) {
     let mut name = normalize_name(name);
     if name == "pytorch" {
         name = "torch".to_owned();
     }
     let interesting = crate::probe::python::fast::is_interesting(&name)
+        || crate::probe::python::companions::is_companion(&name)
         || matches!(name.as_str(), "cudatoolkit" | "cudnn" | "cuda-nvcc" | "cuda-cudart");
     if interesting {
         let conda_build = conda_build.map(str::to_owned);

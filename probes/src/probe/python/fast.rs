@@ -1,8 +1,10 @@
-//! The fast tier: GPU frameworks and CUDA wheels from site-packages files, without starting Python.
+//! The fast tier: GPU frameworks, CUDA wheels and companion packages from site-packages files, without
+//! starting Python.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use super::companions::is_companion;
 use super::parse::{PyValue, cuda_from_cu_tag, parse_assignments, parse_tf_build_info, parse_torch_version_py};
 use crate::Trace;
 use crate::host::{FileKind, Host};
@@ -14,6 +16,7 @@ use crate::parse::wheel::{normalize_name, parse_dist_folder, parse_metadata};
 pub(super) struct Scan {
     pub frameworks: Vec<Framework>,
     pub cuda_wheels: Vec<Package>,
+    pub companions: Vec<Package>,
 }
 
 /// One installed distribution.
@@ -103,7 +106,7 @@ pub(super) fn scan(host: &dyn Host, site_packages: &[PathBuf], trace: &mut Trace
                 continue;
             };
             let name = normalize_name(&folder_name);
-            if !is_interesting(&name) || dists.contains_key(&name) {
+            if !(is_interesting(&name) || is_companion(&name)) || dists.contains_key(&name) {
                 continue;
             }
             let path = sp.join(&e.name);
@@ -137,6 +140,10 @@ fn build(host: &dyn Host, dists: &BTreeMap<String, Dist>, trace: &mut Trace) -> 
     for (name, d) in dists {
         if name.starts_with("nvidia-") {
             out.cuda_wheels.push(Package { name: name.clone(), version: d.version.clone() });
+            continue;
+        }
+        if is_companion(name) {
+            out.companions.push(Package { name: name.clone(), version: d.version.clone() });
             continue;
         }
         let mut source = d.source.to_owned();

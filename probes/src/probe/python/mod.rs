@@ -5,6 +5,7 @@
 //! metadata and version files from each site-packages folder without starting Python. The deep
 //! tier (`Options::deep`) runs `assets/python/probe.py` in each interpreter, in parallel.
 
+pub mod companions;
 mod deep;
 mod discover;
 pub(crate) mod fast;
@@ -40,6 +41,7 @@ pub fn probe(host: &dyn Host, opts: &Options, trace: &mut Trace) -> (Probed<Vec<
                 found_by: l.found_by,
                 frameworks: scan.frameworks,
                 cuda_wheels: scan.cuda_wheels,
+                companions: scan.companions,
                 deep: None,
             }
         })

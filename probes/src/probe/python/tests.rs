@@ -99,6 +99,34 @@ fn a_venv_with_cuda_torch_and_wheels() {
 }
 
 #[test]
+fn companions_are_recorded_by_canonical_name_without_starting_python() {
+    let mut f = venv_machine();
+    // Folder names as the wheels write them: underscores, egg-info, a name the METADATA spells otherwise.
+    dist(&mut f, VENV_SP, "flash_attn-2.6.3.dist-info", "flash_attn", "2.6.3");
+    dist(&mut f, VENV_SP, "torchvision-0.18.0+cu121.dist-info", "torchvision", "0.18.0+cu121");
+    dist(&mut f, VENV_SP, "tf_keras-2.17.0.dist-info", "tf_keras", "2.17.0");
+    dist(&mut f, VENV_SP, "pytorch_triton-3.0.0+dedb7bdf33.dist-info", "pytorch-triton", "3.0.0+dedb7bdf33");
+    dist(&mut f, VENV_SP, "onnxruntime_gpu-1.18.0.dist-info", "onnxruntime-gpu", "1.18.0");
+    dist(&mut f, VENV_SP, "requests-2.32.3.dist-info", "requests", "2.32.3");
+    let found = envs(f, &Options::default());
+    let env = &found[0];
+    let companions: Vec<(&str, &str)> = env.companions.iter().map(|p| (p.name.as_str(), p.version.as_str())).collect();
+    assert_eq!(
+        companions,
+        [
+            ("flash-attn", "2.6.3"),
+            ("numpy", "1.26.4"),
+            ("pytorch-triton", "3.0.0+dedb7bdf33"),
+            ("tf-keras", "2.17.0"),
+            ("torchvision", "0.18.0+cu121")
+        ]
+    );
+    // onnxruntime-gpu stays a framework, and nothing else is listed.
+    assert_eq!(fw(env, "onnxruntime-gpu").version, "1.18.0");
+    assert!(env.companions.iter().chain(&env.cuda_wheels).all(|p| p.name != "requests" && p.name != "torch"));
+}
+
+#[test]
 fn b_cpu_only_torch_in_the_system_python() {
     let mut f = machine(OsFamily::Linux);
     f.env.insert("PATH".into(), "/usr/bin".into());

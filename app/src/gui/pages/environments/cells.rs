@@ -204,6 +204,7 @@ mod tests {
             found_by: Vec::new(),
             frameworks,
             cuda_wheels: Vec::new(),
+            companions: Vec::new(),
             deep: arch_list.map(|l| {
                 let torch = DeepTorch {
                     arch_list: Some(l.iter().map(|s| s.to_string()).collect()),

@@ -37,6 +37,13 @@ pub fn gpus_line_ui(ui: &mut Ui, snap: &Snapshot, gpus: &[GpuView]) {
     });
 }
 
+/// The companion packages of an environment (numpy, torchvision, triton, …) on one line, the one
+/// the reports show; `None` when it has none.
+pub fn companions_line(env: &PythonEnv) -> Option<String> {
+    let list: Vec<String> = env.companions.iter().map(|p| format!("{} {}", p.name, p.version)).collect();
+    (!list.is_empty()).then(|| format!("Companions: {}", list.join(" · ")))
+}
+
 /// The frameworks of one environment: a row each, a column per GPU; a framework a finding names
 /// shows that finding's severity.
 pub fn frameworks_grid_ui(

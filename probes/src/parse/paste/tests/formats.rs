@@ -254,3 +254,29 @@ fn repl_bare_pair_and_docker_lines_are_recognised() {
         read("docker: Error response from daemon: could not select device driver \"\" with capabilities: [[gpu]].\n");
     assert_eq!(s.messages[0].id, "docker.no_gpu_device_driver");
 }
+
+/// The companion packages (numpy, torchvision, triton, keras, …) of each package-listing format.
+fn companions(s: &crate::Snapshot) -> Vec<(String, String)> {
+    env(s).companions.iter().map(|p| (p.name.clone(), p.version.clone())).collect()
+}
+
+fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
+    list.iter().map(|(n, v)| ((*n).to_owned(), (*v).to_owned())).collect()
+}
+
+#[test]
+fn companion_packages_from_every_package_list() {
+    // collect_env's "Versions of relevant libraries" block.
+    let s = read(COLLECT_ENV_CU124);
+    assert_eq!(companions(&s), pairs(&[("numpy", "1.26.4"), ("torchvision", "0.20.1+cu124"), ("triton", "3.1.0")]));
+    assert_eq!(companions(&read(PIP_LIST)), pairs(&[("numpy", "2.1.3")]));
+    assert_eq!(
+        companions(&read(PIP_FREEZE)),
+        pairs(&[("keras", "3.6.0"), ("torchvision", "0.22.0.dev20250301+cu128")])
+    );
+    assert_eq!(companions(&read(CONDA_LIST)), pairs(&[("numpy", "1.26.4"), ("torchvision", "0.16.0")]));
+    // A list of companions alone is still an environment; a package outside the list is not one.
+    let s = read("absl-py==2.1.0\nflash_attn==2.6.3\n");
+    assert_eq!(companions(&s), pairs(&[("flash-attn", "2.6.3")]));
+    assert!(env(&s).frameworks.is_empty());
+}

@@ -158,6 +158,13 @@ const CASES: &[Case] = &[
         &[("detected", "11.8"), ("compiled", "12.1")],
         &[],
     ),
+    ("torchvision.operator_missing", "RuntimeError: operator torchvision::nms does not exist", &[("op", "nms")], &[]),
+    (
+        "numpy.compiled_against_numpy1",
+        "A module that was compiled using NumPy 1.x cannot be run in\nNumPy 2.0.0 as it may crash. To support both 1.x and 2.x",
+        &[("numpy", "2.0.0")],
+        &[],
+    ),
     (
         "torch.cpp_extension_minor_mismatch",
         "UserWarning: The detected CUDA version (12.4) has a minor version mismatch with the version that was used to compile PyTorch (12.1). Most likely this shouldn't be a problem.",
