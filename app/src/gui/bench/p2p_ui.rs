@@ -185,7 +185,8 @@ pub fn pair_hover(m: &P2pMatrix, p: &P2pPair) -> String {
         lines.push(format!("{}: {}", mode.label(), parts.join("; ")));
     }
     if let Some(j) = &p.judgement {
-        lines.push(format!("verdict: {} — {}", j.verdict.label(), j.comment));
+        let on = p.judged_mode.map(|m| format!(" (judged on {} bandwidth)", m.label())).unwrap_or_default();
+        lines.push(format!("verdict: {}{on} — {}", j.verdict.label(), j.comment));
     }
     lines.join("\n")
 }
@@ -256,7 +257,10 @@ fn map_ui(ui: &mut Ui, m: &P2pMatrix, view: P2pView, scale: Scale) {
 fn cell_ui(ui: &mut Ui, m: &P2pMatrix, src: u32, dst: u32, view: P2pView, scale: Scale) {
     let pair = (src != dst).then(|| m.pair(src, dst)).flatten();
     let value = pair.and_then(|p| view.metric.of(p, view.mode));
-    let verdict = pair.and_then(|p| p.judgement.as_ref()).map(|j| j.verdict);
+    // A pair is judged on one mode's bandwidth (`judged_mode`): its mark shows on that view only.
+    let judged_here =
+        |p: &P2pPair| view.metric == P2pMetric::Bandwidth && p.judged_mode.is_none_or(|mode| mode == view.mode);
+    let verdict = pair.filter(|p| judged_here(p)).and_then(|p| p.judgement.as_ref()).map(|j| j.verdict);
     let mark = verdict.and_then(verdict_mark);
     let weak = ui.visuals().weak_text_color();
     let (fill, text_color) = match value {
@@ -402,6 +406,7 @@ mod tests {
                         measure(P2pMode::PeerDisabled, 21.5, 14.0),
                         measure(P2pMode::HostStaged, 18.25, 17.0),
                     ],
+                    judged_mode: judgement.is_some().then_some(P2pMode::PeerEnabled),
                     judgement,
                 });
             }
@@ -414,6 +419,7 @@ mod tests {
                 .collect(),
             pairs,
             staged_all_to_all_gbps: stats(52.5),
+            loopback: false,
         }
     }
 
@@ -458,7 +464,10 @@ mod tests {
         let low = pair_hover(&m, m.pair(0, 2).unwrap());
         assert!(low.contains("from CUDA device 0: Fabricated GPU 0"), "{low}");
         assert!(low.contains("P2P on: 41.0 GB/s (median of 3; 40.2–41.8); latency 9.50 µs"), "{low}");
-        assert!(low.contains("verdict: LOW — fabricated: 11 % of the NVLink's bandwidth"), "{low}");
+        assert!(
+            low.contains("verdict: LOW (judged on P2P on bandwidth) — fabricated: 11 % of the NVLink's bandwidth"),
+            "{low}"
+        );
         let skipped = pair_hover(&m, m.pair(2, 1).unwrap());
         assert!(skipped.contains("peer access offered: no"), "{skipped}");
         assert!(skipped.contains("P2P on: not measured: peer access is not offered"), "{skipped}");
@@ -497,7 +506,7 @@ mod tests {
         assert_eq!(h.state().mode, P2pMode::PeerDisabled);
         assert_eq!(h.query_all_by_label("21.5").count(), 6);
         assert!(h.query_by_label("371").is_none() && h.query_by_label("n/a").is_none());
-        h.get_by_label("LOW");
+        assert!(h.query_by_label("LOW").is_none(), "the pair was judged on P2P on, not on this view");
 
         h.get_by_label("Latency").click();
         h.run_steps(2);
@@ -511,6 +520,6 @@ mod tests {
         let mut h = map();
         h.get_by_label("41.0").hover();
         h.run_steps(3);
-        h.get_by_label_contains("verdict: LOW — fabricated");
+        h.get_by_label_contains("verdict: LOW (judged on P2P on bandwidth) — fabricated");
     }
 }
