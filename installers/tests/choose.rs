@@ -75,6 +75,8 @@ fn every_scenario_gets_its_expected_choice() {
             &[("2.3.1+cu118", "fits, but 2.3.1+cu121 is built for the driver's own CUDA major")],
         ),
         ("consumer-gpu-torch-venv", Cupy, "cupy-cuda12x 14.2.0", &[("cupy-cuda13x 14.2.0", "driver 550 < 580")]),
+        // The consumer-gpu-torch-venv machine as a Kubernetes node: the same choice.
+        ("k8s-node-no-device-plugin", Torch, "2.3.1+cu121", &[]),
         (
             "egpu-thunderbolt",
             Torch,
