@@ -8,7 +8,7 @@ use gpu_doctor_probes::{Origin, Outcome, Report, Severity};
 use super::facts::{Tone, UNKNOWN, sections};
 use super::findings::{severity_word, tally};
 
-const LABEL_WIDTH: usize = 10;
+const LABEL_WIDTH: usize = 11;
 
 /// Text from the machine, a paste or a file, made safe to print on a terminal as one line: line
 /// breaks and tabs become spaces; every other control character (ESC, BEL, CR, DEL, the 8-bit

@@ -36,7 +36,10 @@ pub(super) fn sections(s: &Snapshot) -> Vec<Section> {
         details.push(format!("GPU health not read: {why}"));
     }
     details.push(kernel_log_line(s));
-    let (headline, tone) = if troubles.is_empty() {
+    let (headline, tone) = if troubles.is_empty() && list.is_empty() {
+        let log = if h.xid_events.value().is_some() { "; no Xid lines in the kernel log" } else { "" };
+        (format!("no GPU to read{log}"), Tone::Plain)
+    } else if troubles.is_empty() {
         (format!("nothing wrong seen on {} GPU(s)", list.len()), Tone::Good)
     } else {
         (troubles.join("; "), Tone::Warn)
@@ -218,5 +221,16 @@ mod tests {
             assert_eq!(trouble(None, &reasons(&["gpu_idle", hot])), ["GPU 0: slowed down now"], "{hot}");
         }
         assert!(trouble(None, &reasons(&["gpu_idle", "sw_power_cap"])).is_empty());
+    }
+
+    #[test]
+    fn without_a_gpu_the_headline_does_not_claim_one_was_read() {
+        use gpu_doctor_probes::Probed;
+        let mut s = Snapshot::unknown(vec![]);
+        s.health.gpus = Probed::absent("no GPU is visible to a driver");
+        s.health.xid_events = Probed::found(Vec::new(), "dmesg");
+        assert_eq!(sections(&s)[0].headline, "no GPU to read; no Xid lines in the kernel log");
+        s.health.gpus = Probed::found(vec![GpuHealth::default()], "nvml");
+        assert_eq!(sections(&s)[0].headline, "nothing wrong seen on 1 GPU(s)");
     }
 }
