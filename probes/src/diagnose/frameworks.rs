@@ -3,7 +3,7 @@
 use super::context::describe_framework;
 use super::{Ctx, Rule, fix};
 use crate::model::{Framework, FrameworkBuild, OsFamily, PythonEnv};
-use crate::{Category, Finding, Severity};
+use crate::{Category, Finding, Probed, Severity};
 
 pub(super) const CPU_ONLY: Rule = Rule {
     id: "framework.cpu_only_build",
@@ -27,6 +27,21 @@ pub(super) const TF_WINDOWS: Rule = Rule {
 pub(super) const RULES: &[Rule] = &[CPU_ONLY, TF_WINDOWS];
 
 pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    if !cx.has_nvidia_gpu() && matches!(cx.s.gpus, Probed::Unknown { .. }) {
+        // Pasted text without a GPU list: a CPU build whose `torch.cuda.is_available()` was asked
+        // and answered False is why it was False, whatever GPU the machine has.
+        for env in cx.envs() {
+            let asked = env.deep.as_ref().and_then(Probed::value).and_then(|d| d.torch.as_ref());
+            if asked.and_then(|t| t.cuda_available) != Some(false) {
+                continue;
+            }
+            for fw in env.frameworks.iter().filter(|f| f.name == "torch" && f.build == FrameworkBuild::Cpu) {
+                let wanted = "torch.cuda.is_available() returned False, so a GPU was wanted (the GPU list was not \
+                              pasted)";
+                out.push(torch_cpu_only(env, fw, vec![describe_framework(env, fw), wanted.to_owned()]));
+            }
+        }
+    }
     if !cx.has_nvidia_gpu() {
         // Pasted text that names no GPU: TensorFlow on native Windows is still a finding, since it
         // holds without any GPU fact (an issue form asking why TensorFlow sees no GPU).
@@ -44,18 +59,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
         for fw in &env.frameworks {
             let evidence = vec![describe_framework(env, fw), gpu.clone()];
             match fw.name.as_str() {
-                "torch" if fw.build == FrameworkBuild::Cpu => out.push(CPU_ONLY.finding(
-                    format!("torch {} in {} is a CPU-only build", fw.version, env.name),
-                    "It cannot use the GPU: torch.cuda.is_available() is False and .cuda() raises \"Torch not compiled \
-                     with CUDA enabled\". Plain `pip install torch` gives this build on Windows and macOS.",
-                    evidence,
-                    Some(
-                        "Install a CUDA build of torch that covers this GPU and runs on this driver, from the \
-                         index https://pytorch.org/get-started/locally/ names for it."
-                            .to_owned(),
-                    ),
-                )
-                .with_plan(fix::framework_build(env, fw))),
+                "torch" if fw.build == FrameworkBuild::Cpu => out.push(torch_cpu_only(env, fw, evidence)),
                 "tensorflow" | "tensorflow-cpu" | "tensorflow-intel" if cx.os == OsFamily::Windows => {
                     tensorflow_windows(cx, env, fw, evidence, out);
                 }
@@ -87,6 +91,22 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
             }
         }
     }
+}
+
+fn torch_cpu_only(env: &PythonEnv, fw: &Framework, evidence: Vec<String>) -> Finding {
+    CPU_ONLY
+        .finding(
+            format!("torch {} in {} is a CPU-only build", fw.version, env.name),
+            "It cannot use the GPU: torch.cuda.is_available() is False and .cuda() raises \"Torch not compiled with \
+             CUDA enabled\". Plain `pip install torch` gives this build on Windows and macOS.",
+            evidence,
+            Some(
+                "Install a CUDA build of torch that covers this GPU and runs on this driver, from the index \
+                 https://pytorch.org/get-started/locally/ names for it."
+                    .to_owned(),
+            ),
+        )
+        .with_plan(fix::framework_build(env, fw))
 }
 
 /// A release line as numbers: `2.10` → (2, 10).

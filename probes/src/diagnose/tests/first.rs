@@ -110,6 +110,22 @@ fn a_gpu_below_the_lowest_arch_is_too_old_for_the_build() {
     assert!(f.detail.contains("too old"), "{f:#?}");
 }
 
+/// The issue's own example of a paste that named nothing: a `+cpu` torch whose `is_available()`
+/// was asked. Without a GPU list the CPU build is still why it answered False.
+#[test]
+fn a_pasted_cpu_build_asked_for_cuda_is_named_without_a_gpu_list() {
+    let kb = crate::compat::Kb::get().unwrap();
+    let ids = |text: &str| -> Vec<String> {
+        let snap = crate::parse::paste::read_pasted(text, kb).unwrap();
+        crate::diagnose::diagnose(&snap, kb).into_iter().map(|f| f.id).collect()
+    };
+    let asked = ">>> torch.__version__\n'2.5.1+cpu'\n>>> torch.cuda.is_available()\nFalse\n";
+    assert_eq!(ids(asked), ["framework.cpu_only_build"]);
+    // Not asked, or a CUDA build: nothing to conclude without the GPU list.
+    assert!(ids(">>> torch.__version__\n'2.5.1+cpu'\n").is_empty());
+    assert!(ids(">>> torch.__version__\n'2.5.1+cu121'\n>>> torch.cuda.is_available()\nFalse\n").is_empty());
+}
+
 #[test]
 fn cpu_only_builds_are_flagged_only_where_there_is_a_gpu() {
     let with_gpu = rtx4090().driver("570.26", "12.8").torch("2.5.1+cpu");
