@@ -10,7 +10,8 @@ pub(super) const CPU_ONLY: Rule = Rule {
     category: Category::CpuOnlyBuild,
     severity: Severity::Error,
     trigger: "A CPU-only build of PyTorch, TensorFlow or JAX (`+cpu`, `tensorflow-cpu`, jax without a CUDA plugin) is \
-              installed on a machine with an NVIDIA GPU.",
+              installed on a machine with an NVIDIA GPU; or, in pasted text without a GPU list, a CPU build of torch \
+              whose `torch.cuda.is_available()` answered False.",
     source: "PyTorch install matrix (https://pytorch.org/get-started/locally/); TensorFlow pip guide; JAX installation docs",
 };
 
