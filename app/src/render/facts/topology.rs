@@ -165,7 +165,7 @@ mod tests {
     fn every_report_shows_the_matrix_affinity_and_cuda_order() {
         let report = fixture_report("pcie-2x5090-no-p2p");
         let summary = text::summary(&report, false, false);
-        assert!(summary.contains("Topology  2 GPUs · PHB"), "{summary}");
+        assert!(summary.contains("Topology   2 GPUs · PHB"), "{summary}");
         assert!(summary.contains("GPU0    X       PHB     0-63            0"), "{summary}");
         assert!(summary.contains("P2P GPU0 ↔ GPU1: read GNS, write GNS, atomics ?"), "{summary}");
         assert!(
@@ -181,7 +181,7 @@ mod tests {
     #[test]
     fn nvlinks_numa_nodes_and_mig_devices_are_listed() {
         let hgx = text::summary(&fixture_report("hgx-h100-nvlink"), false, false);
-        assert!(hgx.contains("Topology  8 GPUs · NV18 · 2 NUMA nodes"), "{hgx}");
+        assert!(hgx.contains("Topology   8 GPUs · NV18 · 2 NUMA nodes"), "{hgx}");
         assert!(hgx.contains("GPU7: 18 of 18 NVLinks active (NVLink 4)"), "{hgx}");
         assert!(hgx.contains("GPU7: NUMA node 1, CPUs 56-111,168-223 (from nvml)"), "{hgx}");
         let mig = text::summary(&fixture_report("mig-a100"), false, false);
