@@ -473,6 +473,12 @@ const CASES: &[Case] = &[
         &[],
     ),
     (
+        "ld.cuda_library_conflict",
+        "/usr/bin/ld: warning: libcudart.so.7.5, needed by /usr/local/lib/libopenncv_core.so, may conflict with libcudart.so.8.0",
+        &[("needed", "libcudart.so.7.5"), ("by", "/usr/local/lib/libopenncv_core.so"), ("linked", "libcudart.so.8.0")],
+        &[],
+    ),
+    (
         "cupy.failed_to_load_library",
         "RuntimeError: CuPy failed to load libnvrtc.so.12: OSError: libnvrtc.so.12: cannot open shared object file: No such file or directory",
         &[("library", "libnvrtc.so.12")],
