@@ -343,7 +343,8 @@ pub fn judge_pair(pair: &P2pPair, link: &P2pLinkFact) -> (Judgement, Option<P2pM
             let mut j = at_least(off.unwrap_or(0.0), gbps_expected(*expected, basis), PEER_NORMAL_SHARE, None);
             j.verdict = Verdict::Low;
             j.comment = format!(
-                "the topology says P2P is OK over {path}, but CUDA offers no peer access between these GPUs                  (cuDeviceCanAccessPeer = 0), so every copy is staged through host memory"
+                "the topology says P2P is OK over {path}, but CUDA offers no peer access between these GPUs \
+                 (cuDeviceCanAccessPeer = 0), so every copy is staged through host memory"
             );
             return (j, off.map(|_| P2pMode::PeerDisabled));
         }
@@ -357,7 +358,8 @@ pub fn judge_pair(pair: &P2pPair, link: &P2pLinkFact) -> (Judgement, Option<P2pM
             let mut j = at_least(on, gbps_expected(*expected, basis), PEER_NORMAL_SHARE, None);
             j.verdict = Verdict::Low;
             j.comment = format!(
-                "P2P on ({on:.1} GB/s) is not faster than P2P off ({off:.1} GB/s) over {path}: the copies do not                  use the NVLinks"
+                "P2P on ({on:.1} GB/s) is not faster than P2P off ({off:.1} GB/s) over {path}: the copies do not \
+                 use the NVLinks"
             );
             return (j, Some(P2pMode::PeerEnabled));
         }
