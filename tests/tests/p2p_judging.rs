@@ -172,5 +172,9 @@ fn a_pair_the_topology_does_not_list_has_no_reference() {
     let mut loopback = judged(1, vec![pair(0, 0, None, 10.0)], &links);
     loopback.loopback = true;
     loopback.judge(&links);
-    assert_eq!(judgement(&loopback, 0, 0).verdict, Verdict::NoReference);
+    // Judged as a loopback, not merely as a pair the topology does not list.
+    let j = judgement(&loopback, 0, 0);
+    assert_eq!(j.verdict, Verdict::NoReference);
+    assert_eq!(j.comment, "a loopback copy between two contexts of one GPU: no link to judge it against");
+    assert_eq!(loopback.pair(0, 0).unwrap().judged_mode, None);
 }
