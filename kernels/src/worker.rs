@@ -165,12 +165,17 @@ pub fn run_p2p_loopback(plan: &BenchPlan, emit: &mut dyn FnMut(BenchEvent)) {
         emit(BenchEvent::Started { test, device: Some(gpu.info.clone()) });
         gpu::p2p_loopback(&mut gpu, plan, emit)
     }));
-    let event = match outcome {
+    emit(end_event(test, outcome, "the P2P loopback"));
+}
+
+/// The event that ends `test`: finished with its result, failed with its failure, or failed by a
+/// panic while `what` ran.
+fn end_event(test: TestKind, outcome: std::thread::Result<Result<TestResult, Failure>>, what: &str) -> BenchEvent {
+    match outcome {
         Ok(Ok(result)) => BenchEvent::Finished { test, result },
         Ok(Err(failure)) => BenchEvent::Failed { test, failure },
-        Err(panic) => BenchEvent::Failed { test, failure: panic_failure(panic.as_ref(), "the P2P loopback") },
-    };
-    emit(event);
+        Err(panic) => BenchEvent::Failed { test, failure: panic_failure(panic.as_ref(), what) },
+    }
 }
 
 /// `run_plan` on the device `open` gives. After a sticky error (the failure's kind is
@@ -212,11 +217,7 @@ fn run_plan_on<D: TestDevice>(
         };
         emit(BenchEvent::Started { test, device: Some(gpu.info()) });
         let outcome = catch_unwind(AssertUnwindSafe(|| gpu.run(test, plan, emit)));
-        let event = match outcome {
-            Ok(Ok(result)) => BenchEvent::Finished { test, result },
-            Ok(Err(failure)) => BenchEvent::Failed { test, failure },
-            Err(panic) => BenchEvent::Failed { test, failure: panic_failure(panic.as_ref(), test.label()) },
-        };
+        let event = end_event(test, outcome, test.label());
         if let BenchEvent::Failed { failure, .. } = &event
             && context_lost(gpu, failure)
         {
@@ -363,6 +364,19 @@ mod tests {
         let events = run_fake(&TESTS, &mut device);
         assert_eq!(device.ran, [TestKind::H2d]);
         assert_eq!(failure_of(&events, TestKind::Latency).unwrap().kind, FailureKind::ContextLost);
+    }
+
+    #[test]
+    fn a_test_ends_finished_failed_or_failed_by_its_panic() {
+        let test = TestKind::P2p;
+        let done = end_event(test, Ok(Ok(TestResult::default())), "x");
+        assert_eq!(done, BenchEvent::Finished { test, result: TestResult::default() });
+        let failure = Failure::new(FailureKind::CudaError, "no");
+        assert_eq!(end_event(test, Ok(Err(failure.clone())), "x"), BenchEvent::Failed { test, failure });
+        let BenchEvent::Failed { failure, .. } = end_event(test, Err(Box::new("boom")), "the P2P loopback") else {
+            panic!("a panic ends the test as failed");
+        };
+        assert_eq!((failure.kind, failure.reason.as_str()), (FailureKind::Panic, "the P2P loopback panicked: boom"));
     }
 
     #[test]
