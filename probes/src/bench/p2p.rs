@@ -278,13 +278,11 @@ pub fn link_facts(snapshot: &Snapshot, kb: Option<&LinkTable>) -> Vec<P2pLinkFac
                 let nvlinks = gpus.iter().flat_map(|g| &g.nvlinks);
                 let version = nvlinks.filter(|l| l.active).filter_map(|l| l.version).max();
                 // Each end runs the link at its own rate (GA102 narrower than A100): the slower one.
+                // (`nvlink_gen` already falls back to the generation's own row for each end.)
                 let row = version.and_then(|v| {
                     let kb = kb?;
                     let rows = gpus.iter().filter_map(|g| kb.nvlink_gen(v, g.compute_capability.as_deref()));
-                    let generic = || kb.nvlink_gen(v, None);
-                    rows.min_by(|x, y| x.gbytes_per_s_per_link.total_cmp(&y.gbytes_per_s_per_link))
-                        .or_else(generic)
-                        .map(|row| (v, row))
+                    rows.min_by(|x, y| x.gbytes_per_s_per_link.total_cmp(&y.gbytes_per_s_per_link)).map(|row| (v, row))
                 });
                 row.map(|(v, row)| {
                     let rate = row.gbytes_per_s_per_link;
