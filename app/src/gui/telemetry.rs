@@ -15,7 +15,7 @@ use std::sync::mpsc::{self, Receiver, TryRecvError, TrySendError};
 use std::time::{Duration, Instant};
 
 use gpu_doctor_kernels::runner::TelemetryPoint;
-use gpu_doctor_probes::host::processes::{GpuProcesses, sort_by_memory};
+use gpu_doctor_probes::host::processes::GpuProcesses;
 use gpu_doctor_probes::host::telemetry::{Detail, GpuTelemetry, Reading, Sampler, Target, TelemetrySource};
 use gpu_doctor_probes::model::Gpu;
 
@@ -199,10 +199,8 @@ impl TelemetryFeed {
                 Ok((_, Reading::Asleep { gpu })) => {
                     self.asleep.insert(gpu);
                 }
-                Ok((_, Reading::Processes { gpu, mut list })) => {
-                    if let Ok(list) = &mut list {
-                        sort_by_memory(&mut list.processes);
-                    }
+                // The source lists them the most GPU memory first (`GpuProcesses`), as shown.
+                Ok((_, Reading::Processes { gpu, list })) => {
                     self.processes.insert(gpu, list);
                 }
                 Ok((_, Reading::Stopped(why))) => {
@@ -417,7 +415,8 @@ mod tests {
         assert!(!feed.is_asleep(1));
     }
 
-    /// A source that lists one process per GPU and counts the lists.
+    /// A source that lists two processes per GPU, the most GPU memory first as NVML's lists come
+    /// (`GpuProcesses`), and counts the lists.
     #[derive(Default)]
     struct Listing {
         lists: Mutex<usize>,
@@ -437,12 +436,12 @@ mod tests {
                 used_memory_bytes: Some(mib << 20),
                 ..Default::default()
             };
-            Ok(GpuProcesses { processes: vec![row(gpu.index + 10, 1), row(gpu.index + 20, 2)], ..Default::default() })
+            Ok(GpuProcesses { processes: vec![row(gpu.index + 20, 2), row(gpu.index + 10, 1)], ..Default::default() })
         }
     }
 
-    /// Processes are listed only while wanted (the Telemetry page), sorted by GPU memory whatever
-    /// the source's order, and dropped when no longer wanted, so a later visit shows no stale list.
+    /// Processes are listed only while wanted (the Telemetry page), each GPU's own list in the
+    /// source's order, and dropped when no longer wanted, so a later visit shows no stale list.
     #[test]
     fn processes_are_listed_only_while_wanted() {
         let ctx = egui::Context::default();
@@ -457,7 +456,7 @@ mod tests {
         feed.set_wanted(true, &two(), Detail::Full, &ctx);
         poll_until(&mut feed, |f| f.processes(0).is_some() && f.processes(1).is_some());
         let pids: Vec<u32> = feed.processes(1).unwrap().as_ref().unwrap().processes.iter().map(|p| p.pid).collect();
-        assert_eq!(pids, [21, 11], "the most GPU memory first");
+        assert_eq!(pids, [21, 11], "GPU 1's list, the most GPU memory first");
 
         feed.want_processes(false);
         feed.set_wanted(true, &two(), Detail::Full, &ctx);

@@ -365,8 +365,8 @@ fn the_window_is_busy_until_the_first_telemetry_sample() {
     }
 }
 
-/// A GPU with three processes, listed out of order: a small one, a big one, and one whose pid
-/// `/proc` does not have.
+/// A GPU with three processes, listed as NVML's lists come (`GpuProcesses`: the most GPU memory
+/// first, unknown last): a big one, a small one, and one whose pid `/proc` does not have.
 #[derive(Default)]
 pub(crate) struct WithProcesses {
     lists: std::sync::Mutex<usize>,
@@ -410,9 +410,9 @@ impl TelemetrySource for WithProcesses {
         };
         Ok(GpuProcesses {
             processes: vec![
+                row(4242, 3_100, ProcessKind::Compute, "python3 train.py --batch 64"),
                 row(2211, 180, ProcessKind::Graphics, "/usr/lib/xorg/Xorg vt2"),
                 gone,
-                row(4242, 3_100, ProcessKind::Compute, "python3 train.py --batch 64"),
             ],
             notes: Vec::new(),
             last_seen_us: 0,

@@ -212,17 +212,17 @@ pub fn topology_ui(ui: &mut Ui, s: &Snapshot) {
         return;
     }
     let Some(t) = s.topology.value() else { return };
-    let single_lines: Vec<String> =
-        t.gpus.iter().flat_map(|g| affinity_line(g).into_iter().chain(mig_lines(g))).collect();
-    if t.gpus.len() < 2 && single_lines.is_empty() {
-        return;
-    }
-    ui.heading("GPU topology");
     if t.gpus.len() < 2 {
-        for line in single_lines {
+        let lines: Vec<String> = t.gpus.iter().flat_map(|g| affinity_line(g).into_iter().chain(mig_lines(g))).collect();
+        if lines.is_empty() {
+            return;
+        }
+        ui.heading("GPU topology");
+        for line in lines {
             ui.label(line);
         }
     } else {
+        ui.heading("GPU topology");
         egui::ScrollArea::horizontal().id_salt("topo-matrix-scroll").show(ui, |ui| matrix_ui(ui, t));
         legend_ui(ui, t);
     }
@@ -521,6 +521,12 @@ mod tests {
         h.get_by_label("    MIG 1g.10gb device 6: MIG-1aae4990-b962-574e-8375-119d6d9b9687");
         assert!(h.query_by_label("X").is_none(), "one GPU: no grid");
         assert!(h.query_by_label("CUDA order").is_none(), "one GPU and no CUDA_VISIBLE_DEVICES: nothing to order");
+
+        let one = fixture_report("windows-wddm").snapshot.topology.value().map(|t| t.gpus.len());
+        assert_eq!(one, Some(1), "the scenario has one GPU and its topology");
+        let (mut h, _home) = harness("windows-wddm");
+        settle(&mut h);
+        assert!(h.query_by_label("GPU topology").is_none(), "one GPU and nothing to say of it: no section");
     }
 
     /// The Report page's preview is the document in a fixed-width font, so the matrix keeps its columns.

@@ -258,7 +258,7 @@ fn processes_ui(ui: &mut Ui, gpu: &Gpu, feed: &TelemetryFeed) {
                 ui.end_row();
                 for p in &list.processes {
                     let cells = procs::cells(p, gpu.memory_total_bytes);
-                    let (last, values) = cells.split_last().unwrap_or((&cells[0], &[]));
+                    let [values @ .., last] = &cells;
                     for (i, cell) in values.iter().enumerate() {
                         let text = RichText::new(cell).monospace();
                         if NUMERIC.contains(&i) {
