@@ -134,11 +134,14 @@ fn query_device(index: u32, d: &Device<'_>, asked: &NvmlDevice) -> NvmlTopoDevic
     for link in 0..MAX_NVLINKS {
         let w = d.link_wrapper_for(link);
         // The first link that does not answer ends the list (GPUs have fewer links than the maximum).
-        let Ok(active) = w.is_active() else {
-            if link == 0 {
-                take(&mut u, "nvlink_is_active", w.is_active());
+        let active = match w.is_active() {
+            Ok(active) => active,
+            Err(e) => {
+                if link == 0 {
+                    take::<bool>(&mut u, "nvlink_is_active", Err(e));
+                }
+                break;
             }
-            break;
         };
         let version = w.version().ok();
         let remote_bus_id = if active { w.remote_pci_info().ok().map(|p| p.bus_id) } else { None };

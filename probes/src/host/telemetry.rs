@@ -130,11 +130,7 @@ impl Default for NvmlSource {
 
 impl TelemetrySource for NvmlSource {
     fn sample(&self, gpu: &Target, detail: Detail) -> Result<GpuTelemetry, String> {
-        match &gpu.bus_id {
-            Some(bus) => sample_bus(bus, detail),
-            None => sample_detail(gpu.index, detail),
-        }
-        .map_err(|e| e.to_string())
+        Ok(read(&device_of(gpu).map_err(|e| e.to_string())?, detail))
     }
 
     fn is_asleep(&self, gpu: &Target) -> bool {
@@ -142,11 +138,7 @@ impl TelemetrySource for NvmlSource {
     }
 
     fn processes(&self, gpu: &Target, since_us: u64) -> Result<GpuProcesses, String> {
-        let d = match &gpu.bus_id {
-            Some(bus) => device_by_bus(bus),
-            None => device_by_index(gpu.index),
-        }
-        .map_err(|e| e.to_string())?;
+        let d = device_of(gpu).map_err(|e| e.to_string())?;
         let mut list = processes::from_nvml(&d, since_us)?;
         self.proc.describe(&mut list.processes, Instant::now());
         Ok(list)
@@ -361,10 +353,13 @@ fn round(
     }
 }
 
-/// Asks NVML about GPU `index` (NVML order) now, only what `detail` needs. A full sample takes
-/// about 40 ms: the two PCIe counters each average over 20 ms.
-pub fn sample_detail(index: u32, detail: Detail) -> Result<GpuTelemetry, HostError> {
-    Ok(read(&device_by_index(index)?, detail))
+/// The GPU `gpu` names: by PCI bus id where known (the one a benchmark worker opened by that bus
+/// id, whatever the indices under `CUDA_VISIBLE_DEVICES`), else by index (NVML order).
+fn device_of(gpu: &Target) -> Result<nvml_wrapper::Device<'static>, HostError> {
+    match &gpu.bus_id {
+        Some(bus) => device_by_bus(bus),
+        None => device_by_index(gpu.index),
+    }
 }
 
 fn device_by_index(index: u32) -> Result<nvml_wrapper::Device<'static>, HostError> {
@@ -373,12 +368,8 @@ fn device_by_index(index: u32) -> Result<nvml_wrapper::Device<'static>, HostErro
         .map_err(|e| HostError::Unavailable { message: format!("NVML has no GPU {index}: {e}") })
 }
 
-/// Asks NVML about the GPU at PCI bus id `bus` now: the one a benchmark worker opened by that bus
-/// id, whatever the indices under `CUDA_VISIBLE_DEVICES`.
-pub fn sample_bus(bus: &str, detail: Detail) -> Result<GpuTelemetry, HostError> {
-    Ok(read(&device_by_bus(bus)?, detail))
-}
-
+/// Asks NVML about a GPU now, only what `detail` needs. A full sample takes about 40 ms: the two
+/// PCIe counters each average over 20 ms.
 fn read(d: &nvml_wrapper::Device<'_>, detail: Detail) -> GpuTelemetry {
     let utilization = d.utilization_rates().ok();
     GpuTelemetry {

@@ -4,6 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::ComputeCapability;
+
 /// The GPUs of one machine and how they connect.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Topology {
@@ -315,11 +317,7 @@ impl CudaOrder {
             Some("PCI_BUS_ID") => DeviceOrder::PciBusId,
             _ => DeviceOrder::FastestFirst,
         };
-        let cc = |g: &TopoGpu| {
-            let cc = g.compute_capability.as_deref()?;
-            let (major, minor) = cc.split_once('.')?;
-            Some((major.parse::<u32>().ok()?, minor.parse::<u32>().ok()?))
-        };
+        let cc = |g: &TopoGpu| g.compute_capability.as_deref()?.parse::<ComputeCapability>().ok();
         let mut pci: Vec<&TopoGpu> = gpus.iter().collect();
         pci.sort_by_key(|g| g.index);
         let mut fastest = pci.clone();

@@ -273,6 +273,9 @@ fn cuda_puts_the_faster_gpu_first_unless_told_pci_order() {
     let same = [gpu(0, "A", (8, 0), "0000:01:00.0"), gpu(1, "A", (8, 0), "0000:02:00.0")];
     let (t, _, _) = run(linux(), &same, &EnvFacts::default());
     assert!(!t.cuda_order.order_changes_indices(), "equal GPUs keep PCI order");
+    let newer = [gpu(0, "RTX 4090", (8, 9), "0000:01:00.0"), gpu(1, "RTX 5090", (12, 0), "0000:02:00.0")];
+    let (t, _, _) = run(linux(), &newer, &EnvFacts::default());
+    assert_eq!(t.cuda_order.fastest_first, [1, 0], "12.0 ranks above 8.9: numbers, not text");
 }
 
 #[test]
