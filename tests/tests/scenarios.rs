@@ -416,8 +416,6 @@ fn mig_a100() {
     assert_eq!(source(&s.topology), "nvidia-smi");
 }
 
-/// The window fills a pending snapshot from the parts `collect_streaming` hands out as each probe
-/// group finishes; once every part is in, it must equal what `collect` returns (but for the trace).
 #[test]
 fn docker_no_container_toolkit() {
     let s = check("docker-no-container-toolkit");
@@ -504,6 +502,8 @@ fn container_without_gpu() {
     assert_eq!(inside.driver_capabilities.as_deref(), Some("compute,utility"));
 }
 
+/// The window fills a pending snapshot from the parts `collect_streaming` hands out as each probe
+/// group finishes; once every part is in, it must equal what `collect` returns (but for the trace).
 #[test]
 fn streamed_parts_rebuild_the_whole_snapshot() {
     use gpu_doctor_probes::probe::{Options, Part, collect_streaming};

@@ -123,9 +123,9 @@ Jan 13 22:02:13 Theasker64 kernel: NVRM: Xid (0009:00): 53, CMDre 00000000 00000
     let (health, _) = probe_on(f, &Probed::absent("none"));
     let Probed::Found { value, .. } = health.xid_events else { panic!("{:?}", health.xid_events) };
     let got: Vec<(u32, Option<&str>)> = value.iter().map(|e| (e.xid, e.pci_bus_id.as_deref())).collect();
-    assert_eq!(got[0], (13, Some("0000:01:00.0")));
-    assert_eq!(got[1].0, 53);
-    assert_eq!(got.len(), 2);
+    // The domain-less `0009:00` is no bus id gpu-doctor can read: the event names no GPU rather
+    // than a wrong one.
+    assert_eq!(got, [(13, Some("0000:01:00.0")), (53, None)]);
 }
 
 #[test]
