@@ -305,6 +305,12 @@ pub(crate) fn open(ordinal: u32, bus_id: Option<&str>) -> Result<Gpu, Failure> {
         }
         f
     })?;
+    ready(ctx, ordinal)
+}
+
+/// A new context of GPU `ordinal`, before any allocation in it, made ready for the tests: cudarc's
+/// event tracking off, a stream, and what CUDA says about the device.
+pub(crate) fn ready(ctx: Arc<CudaContext>, ordinal: u32) -> Result<Gpu, Failure> {
     // SAFETY: called before any allocation in this context; the benchmarks order their work on
     // explicit streams and synchronize before reading or freeing buffers, so cudarc's per-buffer
     // event tracking (which would add calls between the timed events) is not needed.

@@ -46,16 +46,8 @@ impl End {
             CudaContext::new(ordinal as usize)
         }
         .map_err(|e| cuda_failure(e, &during))?;
-        // SAFETY: called before any allocation in this context; every copy here is ordered on an
-        // explicit stream and synchronized before its buffers are freed (as `gpu::open`).
-        #[allow(unsafe_code)]
-        unsafe {
-            ctx.disable_event_tracking();
-        }
         ctx.bind_to_thread().map_err(|e| cuda_failure(e, &during))?;
-        let stream = ctx.new_stream().map_err(|e| cuda_failure(e, "creating a CUDA stream"))?;
-        let info = super::device_info(&ctx, ordinal);
-        let gpu = Gpu { ctx, stream, info, kernels: None };
+        let gpu = super::ready(ctx, ordinal)?;
         let big = DeviceBuffer::new(usize::try_from(plan.p2p_bytes).unwrap_or(usize::MAX))?;
         let small = DeviceBuffer::new(usize::try_from(plan.p2p_latency_bytes).unwrap_or(usize::MAX))?;
         // SAFETY: `big` holds `bytes()` bytes; the fill is ordered before every copy on this stream.
