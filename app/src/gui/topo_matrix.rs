@@ -143,15 +143,7 @@ fn mig_devices(g: &TopoGpu) -> Vec<String> {
 
 /// `GPU0: NUMA node 0, CPUs 0-63 (from nvml)`; `None` when neither was reported.
 pub fn affinity_line(g: &TopoGpu) -> Option<String> {
-    (g.numa_node.is_some() || g.cpu_affinity.is_some()).then(|| {
-        format!(
-            "GPU{}: NUMA node {}, CPUs {} (from {})",
-            g.index,
-            g.numa_node.map_or_else(|| "?".to_owned(), |n| n.to_string()),
-            g.cpu_affinity.as_deref().unwrap_or("?"),
-            g.affinity_from
-        )
-    })
+    (g.numa_node.is_some() || g.cpu_affinity.is_some()).then(|| format!("GPU{}: {}", g.index, g.affinity_words()))
 }
 
 /// `0 = GPU1, 1 = GPU0`, or `no GPU visible`.

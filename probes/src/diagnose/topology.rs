@@ -219,15 +219,7 @@ fn sockets(t: &Topology, out: &mut Vec<Finding>) {
     if nodes.len() < 2 && sys == 0 {
         return;
     }
-    let line = |g: &TopoGpu| {
-        format!(
-            "{}: NUMA node {}, CPUs {} (from {})",
-            gpu_name(t, g.index),
-            g.numa_node.map_or_else(|| "?".to_owned(), |n| n.to_string()),
-            g.cpu_affinity.as_deref().unwrap_or("?"),
-            g.affinity_from
-        )
-    };
+    let line = |g: &TopoGpu| format!("{}: {}", gpu_name(t, g.index), g.affinity_words());
     let mut evidence: Vec<String> = t.gpus.iter().map(line).collect();
     if sys > 0 {
         evidence.push(format!("{sys} GPU pair(s) meet only across the inter-socket link (SYS)"));

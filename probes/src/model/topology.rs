@@ -71,6 +71,18 @@ pub struct TopoGpu {
     pub mig: Option<MigFacts>,
 }
 
+impl TopoGpu {
+    /// `NUMA node 0, CPUs 0-63 (from nvml)`, with `?` for what was not reported.
+    pub fn affinity_words(&self) -> String {
+        format!(
+            "NUMA node {}, CPUs {} (from {})",
+            self.numa_node.map_or_else(|| "?".to_owned(), |n| n.to_string()),
+            self.cpu_affinity.as_deref().unwrap_or("?"),
+            self.affinity_from
+        )
+    }
+}
+
 /// One NVLink of a GPU.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NvLink {

@@ -118,13 +118,7 @@ fn gpu_lines(g: &TopoGpu) -> Vec<String> {
         }
     }
     if g.numa_node.is_some() || g.cpu_affinity.is_some() {
-        out.push(format!(
-            "GPU{}: NUMA node {}, CPUs {} (from {})",
-            g.index,
-            g.numa_node.map_or_else(|| "?".to_owned(), |n| n.to_string()),
-            g.cpu_affinity.as_deref().unwrap_or("?"),
-            g.affinity_from
-        ));
+        out.push(format!("GPU{}: {}", g.index, g.affinity_words()));
     }
     out
 }
