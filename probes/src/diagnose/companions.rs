@@ -70,12 +70,16 @@ fn torch_companions(cx: &Ctx<'_>, env: &PythonEnv, out: &mut Vec<Finding>) {
     let Some(row) = cx.kb.pytorch.release(&torch.version) else { return };
     let exact = row.latest.as_deref().is_some_and(|l| numbers(l) == numbers(&torch.version));
     let mut evidence = vec![format!("torch {} (line {})", torch.version, row.version)];
-    let mut requirements = Vec::new();
+    let torch_tag = local_tag(&torch.version);
+    // torch itself is pinned to what is installed, so pip picks the companion built for it and
+    // keeps torch where it is.
+    let mut requirements = vec![format!("torch=={}", torch.version)];
+    let mut names = Vec::new();
     for (name, wanted) in [("torchvision", &row.torchvision), ("torchaudio", &row.torchaudio)] {
         let (Some(p), Some(wanted)) = (companion(env, name), wanted) else { continue };
         let want_line = release_line(wanted);
         let line_differs = release_line(&p.version) != want_line;
-        let tag_differs = matches!((local_tag(&torch.version), local_tag(&p.version)), (Some(a), Some(b)) if a != b);
+        let tag_differs = matches!((torch_tag, local_tag(&p.version)), (Some(a), Some(b)) if a != b);
         if !line_differs && !tag_differs {
             continue;
         }
@@ -89,22 +93,19 @@ fn torch_companions(cx: &Ctx<'_>, env: &PythonEnv, out: &mut Vec<Finding>) {
             "another build of the same line".to_owned()
         };
         evidence.push(format!("{name} {}: {why}", p.version));
-        let tag = local_tag(&torch.version).map_or_else(String::new, |t| format!("+{t}"));
+        names.push(name);
+        let tag = torch_tag.map_or_else(String::new, |t| format!("+{t}"));
         requirements.push(if exact {
             format!("{name}=={wanted}{tag}")
         } else {
             format!("{name}=={}.*", want_line.as_deref().unwrap_or(wanted))
         });
     }
-    if requirements.is_empty() {
+    if names.is_empty() {
         return;
     }
-    // torch itself is pinned to what is installed, so pip picks the companion built for it and
-    // keeps torch where it is.
-    requirements.insert(0, format!("torch=={}", torch.version));
     let index_url = index_for(cx, torch);
     let from = index_url.as_deref().map_or_else(|| "PyPI".to_owned(), str::to_owned);
-    let names: Vec<&str> = requirements.iter().skip(1).map(|r| r.split("==").next().unwrap_or(r)).collect();
     let finding = TORCH_COMPANION.finding(
         format!("{} in {} was built for another torch than torch {}", names.join(" and "), env.name, torch.version),
         format!(

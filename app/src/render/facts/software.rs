@@ -20,25 +20,14 @@ pub(super) fn sections(s: &Snapshot) -> Vec<Section> {
     });
     out.push(match s.cudnn.value() {
         Some(copies) => {
-            let mut sec = Section {
-                label: "cuDNN",
-                headline: {
-                    let mut versions: Vec<String> = copies
-                        .iter()
-                        .filter_map(|c| c.version.map(|v| v.to_string()).or(c.major.map(|m| format!("{m}.x"))))
-                        .collect();
-                    versions.dedup();
-                    format!(
-                        "{} cop{}: {}",
-                        copies.len(),
-                        if copies.len() == 1 { "y" } else { "ies" },
-                        versions.join(", ")
-                    )
-                },
-                tone: Tone::Plain,
-                details: Vec::new(),
-                pre: Vec::new(),
-            };
+            let mut versions: Vec<String> = copies
+                .iter()
+                .filter_map(|c| c.version.map(|v| v.to_string()).or(c.major.map(|m| format!("{m}.x"))))
+                .collect();
+            versions.dedup();
+            let headline =
+                format!("{} cop{}: {}", copies.len(), if copies.len() == 1 { "y" } else { "ies" }, versions.join(", "));
+            let mut sec = Section::new("cuDNN", headline, Tone::Plain);
             for c in copies {
                 let version = c
                     .version
@@ -132,17 +121,12 @@ fn python_section(envs: &[PythonEnv]) -> Section {
     };
     let with: Vec<&PythonEnv> = envs.iter().filter(|e| interesting(e)).collect();
     let without: Vec<&str> = envs.iter().filter(|e| !interesting(e)).map(|e| e.name.as_str()).collect();
-    let mut sec = Section {
-        label: "Python",
-        headline: format!(
-            "{} environment(s), {} with GPU frameworks",
-            envs.len(),
-            with.iter().filter(|e| !e.frameworks.is_empty()).count()
-        ),
-        tone: Tone::Plain,
-        details: Vec::new(),
-        pre: Vec::new(),
-    };
+    let headline = format!(
+        "{} environment(s), {} with GPU frameworks",
+        envs.len(),
+        with.iter().filter(|e| !e.frameworks.is_empty()).count()
+    );
+    let mut sec = Section::new("Python", headline, Tone::Plain);
     for e in with {
         sec.details.push(format!("{} (Python {})", e.name, e.python_version.as_deref().unwrap_or("?")));
         for f in &e.frameworks {

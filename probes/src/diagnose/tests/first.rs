@@ -290,4 +290,15 @@ fn pytorchs_printed_arch_list_is_judged_without_a_torch_version() {
          The current PyTorch install supports CUDA capabilities sm_50 sm_60 sm_61 sm_70 sm_75 sm_80 sm_86 sm_90.\n",
     );
     assert!(covered.iter().all(|f| f.id != "arch.not_in_build"), "{covered:#?}");
+    // With the torch version in the text, its build is judged from the knowledge base and the
+    // printed list is not judged a second time.
+    let versioned = judge(
+        "torch==2.5.1+cu124\n\
+         NVIDIA GeForce RTX 5070 Ti with CUDA capability sm_120 is not compatible with the current PyTorch installation.\n\
+         The current PyTorch install supports CUDA capabilities sm_50 sm_60 sm_61 sm_70 sm_75 sm_80 sm_86 sm_90.\n",
+    );
+    let arch: Vec<&str> =
+        versioned.iter().filter(|f| f.id == "arch.not_in_build").map(|f| f.summary.as_str()).collect();
+    assert_eq!(arch.len(), 1, "{versioned:#?}");
+    assert!(arch[0].starts_with("torch 2.5.1+cu124 was not compiled for"), "{arch:?}");
 }

@@ -92,6 +92,12 @@ fn cuda_visible_devices_past_0_with_no_gpu_seen_is_named_and_asks_for_nvidia_smi
     let findings = crate::diagnose::diagnose(&s, kb);
     assert!(findings.iter().any(|f| f.id == "env.cuda_visible_devices_hides_all"), "{findings:#?}");
     assert_eq!(next_paste(&s, &findings), Some(NVIDIA_SMI));
+    // CUDA's own "no device" line (cuda.no_device) says the same as PyTorch's.
+    let s = read(
+        "os.environ[\"CUDA_VISIBLE_DEVICES\"]='1'\nRuntimeError: CUDA error: no CUDA-capable device is detected\n",
+    );
+    let findings = crate::diagnose::diagnose(&s, kb);
+    assert!(findings.iter().any(|f| f.id == "env.cuda_visible_devices_hides_all"), "{findings:#?}");
 }
 
 /// The python line offered is one the paste reader reads back.
