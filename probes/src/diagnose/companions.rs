@@ -144,7 +144,10 @@ fn numpy2(env: &PythonEnv, out: &mut Vec<Finding>) {
         .iter()
         .filter_map(|(name, floor)| {
             let f = env.frameworks.iter().find(|f| f.name == *name)?;
-            (numbers(&f.version).as_slice() < floor.as_slice()).then_some((f, *floor))
+            // `2.18` is 2.18.0: pad before comparing, or a two-part version reads as older.
+            let mut v = numbers(&f.version);
+            v.resize(floor.len().max(v.len()), 0);
+            (v.as_slice() < floor.as_slice()).then_some((f, *floor))
         })
         .collect();
     if old.is_empty() {

@@ -86,6 +86,8 @@ fn numpy2_beside_a_numpy1_build_plans_numpy_below_2() {
         rig().torch("2.3.0+cu121").companion("numpy", "2.0.1"),
         rig().torch("2.2.2+cu121").companion("numpy", "1.26.4"),
         rig().framework("tensorflow", "2.18.0", None).companion("numpy", "2.1.3"),
+        // A two-part version (issue forms say `2.18`) is the .0 release, not older than it.
+        rig().framework("tensorflow", "2.18", None).companion("numpy", "2.1.3"),
         rig().framework("jaxlib", "0.4.26", None).companion("numpy", "2.0.0"),
         rig().companion("numpy", "2.0.0"),
     ];
