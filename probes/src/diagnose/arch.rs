@@ -139,7 +139,7 @@ fn judge_printed_list(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
 /// The compiled architectures of a torch build: what `torch.cuda.get_arch_list()` said in the deep
 /// tier, else the knowledge base's list for its release and CUDA; `None` when neither is known.
 pub fn torch_arch_list(kb: &Kb, env: &PythonEnv, fw: &Framework) -> Option<ArchList> {
-    let deep = env.deep.as_ref().and_then(|d| d.value()).and_then(|d| d.torch.as_ref());
+    let deep = env.deep_torch();
     if let Some(list) = deep.and_then(|t| t.arch_list.as_ref()).filter(|l| !l.is_empty()) {
         let (sass, ptx) = split_arch_list(list);
         return Some(ArchList {

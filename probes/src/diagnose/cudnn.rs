@@ -233,7 +233,7 @@ fn with_path_fix(cx: &Ctx<'_>, found: &[Candidate], install: Change) -> Vec<Chan
 
 /// torch: the loaded cuDNN (deep tier) against the variant's pin and the environment's wheel.
 fn torch(cx: &Ctx<'_>, env: &PythonEnv, fw: &Framework, out: &mut Vec<Finding>) {
-    let deep = env.deep.as_ref().and_then(|d| d.value()).and_then(|d| d.torch.as_ref());
+    let deep = env.deep_torch();
     let Some(loaded) = deep.and_then(|t| t.cudnn_version).and_then(CudnnVersion::from_encoded) else { return };
     let wheel = candidates(cx, env).into_iter().find_map(|c| c.wheel.zip(c.version));
     let source = system_copies(cx).find(|c| c.version == Some(loaded));

@@ -35,7 +35,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
         let Some((runtime, major_only)) = build_cuda(fw) else { continue };
         let what = describe_framework(env, fw);
         let mut evidence = vec![what.clone(), driver_evidence.clone()];
-        if let Some(torch) = env.deep.as_ref().and_then(|d| d.value()).and_then(|d| d.torch.as_ref())
+        if let Some(torch) = env.deep_torch()
             && fw.name == "torch"
             && torch.cuda_available == Some(false)
         {

@@ -266,7 +266,7 @@ fn no_device_seen(cx: &Ctx<'_>) -> Option<String> {
     }
     cx.envs().iter().find_map(|e| {
         let cpu_build = e.frameworks.iter().any(|f| f.name == "torch" && matches!(f.build, FrameworkBuild::Cpu));
-        let t = e.deep.as_ref()?.value()?.torch.as_ref()?;
+        let t = e.deep_torch()?;
         if t.device_count == Some(0) {
             Some("torch.cuda.device_count() is 0".to_owned())
         } else if t.cuda_available == Some(false) && !cpu_build && t.cuda.is_some() {

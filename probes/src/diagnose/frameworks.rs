@@ -32,7 +32,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
         // Pasted text without a GPU list: a CPU build whose `torch.cuda.is_available()` was asked
         // and answered False is why it was False, whatever GPU the machine has.
         for env in cx.envs() {
-            let asked = env.deep.as_ref().and_then(Probed::value).and_then(|d| d.torch.as_ref());
+            let asked = env.deep_torch();
             if asked.and_then(|t| t.cuda_available) != Some(false) {
                 continue;
             }

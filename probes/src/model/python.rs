@@ -113,6 +113,13 @@ pub struct PythonEnv {
     pub deep: Option<Probed<DeepFacts>>,
 }
 
+impl PythonEnv {
+    /// What importing torch told, when the deep probe ran and torch answered.
+    pub fn deep_torch(&self) -> Option<&DeepTorch> {
+        self.deep.as_ref()?.value()?.torch.as_ref()
+    }
+}
+
 /// What `probe.py` reported; a framework field is `None` when it is not installed there.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]

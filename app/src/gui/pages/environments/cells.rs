@@ -141,7 +141,7 @@ pub fn cudnn_cell(kb: &Kb, env: &PythonEnv, fw: &Framework, copies: &[CudnnCopy]
         return Cell::new(Tone::Info, v.clone(), "The cuDNN version it was built against, from its files.");
     }
     if fw.name == "torch" {
-        let deep = env.deep.as_ref().and_then(|d| d.value()).and_then(|d| d.torch.as_ref());
+        let deep = env.deep_torch();
         if let Some(v) = deep.and_then(|t| t.cudnn_version).and_then(CudnnVersion::from_encoded) {
             return Cell::new(Tone::Info, format!("{v} loaded"), "torch.backends.cudnn.version() in the deep probe.");
         }
