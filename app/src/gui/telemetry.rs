@@ -144,6 +144,10 @@ impl TelemetryFeed {
     /// takes effect at the next `set_wanted`. Only the Telemetry page shows them.
     pub fn want_processes(&mut self, wanted: bool) {
         self.processes_wanted = wanted;
+        if !wanted {
+            // Lists from this visit of the page would be stale by the next one.
+            self.processes.clear();
+        }
     }
 
     /// GPU `gpu`'s newest process list, or why NVML gave none; `None` before the first answer.
@@ -177,8 +181,6 @@ impl TelemetryFeed {
             let every = (self.interval, self.processes_every);
             Sampler::start_with_processes(name, source, targets.clone(), detail, every, sink)
         } else {
-            // Lists from an earlier visit of the page would be stale by the next one.
-            self.processes.clear();
             Sampler::start(name, source, targets.clone(), detail, self.interval, sink)
         };
         match started {
@@ -464,6 +466,16 @@ mod tests {
         let lists = *source.lists.lock().unwrap();
         poll_until(&mut feed, |f| f.series.get(&1).is_some_and(|s| s.len() >= 60));
         assert!(*source.lists.lock().unwrap() <= lists + 2, "still listing after the page left");
+
+        // Back to the page after one that shows no live values (the sampler stops, nothing
+        // restarts it meanwhile): the last visit's lists are gone too.
+        feed.want_processes(true);
+        feed.set_wanted(true, &two(), Detail::Full, &ctx);
+        poll_until(&mut feed, |f| f.processes(0).is_some());
+        feed.want_processes(false);
+        feed.set_wanted(false, &two(), Detail::Full, &ctx);
+        feed.want_processes(true);
+        assert!(feed.processes(0).is_none(), "a list from the visit before the last is stale");
     }
 
     /// The Overview asks for cards, the Telemetry page for everything: switching restarts the
