@@ -328,6 +328,7 @@ impl Machine {
             theoretical_gbytes_per_s: crate::probe::link::pcie_gbytes_per_s(max.0, max.1),
             bandwidth_basis: format!("PCIe Gen{} x{}", max.0, max.1),
             idle_note: below.then(|| crate::probe::link::IDLE_NOTE.to_owned()),
+            boot_limit: None,
         };
         f(&mut l);
         links.push(l);

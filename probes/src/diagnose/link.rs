@@ -1,8 +1,9 @@
-//! The GPU's PCIe link: below its maximum under load (a fault), below it while idle (power saving), and
-//! the bandwidth cap of a Thunderbolt/USB4 eGPU tunnel (normal).
+//! The GPU's PCIe link: below its maximum under load (a fault), below it while idle (power saving),
+//! narrower than the card when the kernel enumerated it (fewer lanes wired), and the bandwidth cap of
+//! a Thunderbolt/USB4 eGPU tunnel (normal).
 
 use super::{Ctx, Rule};
-use crate::model::{EgpuFacts, Gpu};
+use crate::model::{BootLinkLimit, EgpuFacts, Gpu};
 use crate::probe::link::pcie_gbytes_per_s;
 use crate::{Category, Finding, PlanTarget, Severity};
 
@@ -40,7 +41,19 @@ pub(super) const EGPU: Rule = Rule {
     source: "Reference §8.1 (TB3 ≈ 2.75 GB/s, TB4/USB4 ≈ 4 GB/s, TB5 ≈ 6–7.9 GB/s theoretical)",
 };
 
-pub(super) const RULES: &[Rule] = &[DEGRADED, IDLE, EGPU];
+pub(super) const NARROW: Rule = Rule {
+    id: "link.narrow_slot",
+    category: Category::PcieLinkDegraded,
+    severity: Severity::Warning,
+    trigger: "The kernel's line from when it enumerated the GPU says a link on its path has fewer lanes than the \
+              card can use (x1 or x4 of x16): no driver has lowered the link then, so a slot, riser or adapter with \
+              fewer lanes limits every host↔device copy.",
+    source: "Linux drivers/pci/pci.c __pcie_print_link_status (\"available PCIe bandwidth, limited by … (capable of \
+             …)\": the slowest link on the path against the device's own LnkCap); only lanes count, since GPUs are \
+             often found at 2.5 GT/s x16 (e.g. a GTX 950, linux-btrfs list 2021-03-12), reference §8.2",
+};
+
+pub(super) const RULES: &[Rule] = &[DEGRADED, IDLE, EGPU, NARROW];
 
 /// One GPU's link as the rules read it.
 struct View<'a> {
@@ -51,6 +64,7 @@ struct View<'a> {
     from: &'a str,
     utilization: Option<u32>,
     egpu: Option<(&'a EgpuFacts, Option<f64>, &'a str)>,
+    boot: Option<&'a BootLinkLimit>,
 }
 
 fn views<'a>(cx: &Ctx<'a>) -> Vec<View<'a>> {
@@ -71,6 +85,7 @@ fn views<'a>(cx: &Ctx<'a>) -> Vec<View<'a>> {
                     from: &l.values_from,
                     utilization: gpu.and_then(|g| g.utilization_gpu_pct),
                     egpu: l.egpu.as_ref().map(|e| (e, l.theoretical_gbytes_per_s, l.bandwidth_basis.as_str())),
+                    boot: l.boot_limit.as_ref(),
                 }
             })
             .collect();
@@ -86,6 +101,7 @@ fn views<'a>(cx: &Ctx<'a>) -> Vec<View<'a>> {
                 from: "the driver",
                 utilization: g.utilization_gpu_pct,
                 egpu: None,
+                boot: None,
             }
         })
         .collect()
@@ -110,6 +126,10 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     for v in views(cx) {
         if let Some((egpu, cap, basis)) = v.egpu {
             out.push(egpu_finding(cx, &v, egpu, cap, basis));
+        }
+        if let Some(b) = v.boot.filter(|b| b.width < b.capable_width) {
+            out.push(narrow_finding(&v, b));
+            continue;
         }
         if !below(v.now.0, v.max.0) && !below(v.now.1, v.max.1) {
             continue;
@@ -161,6 +181,38 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
             )),
         }
     }
+}
+
+/// The kernel found fewer lanes on the GPU's path than the card has: what the slot, riser or adapter
+/// costs, and where the lanes went.
+fn narrow_finding(v: &View<'_>, b: &BootLinkLimit) -> Finding {
+    let speed = |g: Option<u32>| g.map_or_else(String::new, |g| format!("Gen{g} "));
+    let (now, card) = (
+        format!("{}x{}", speed(b.generation), b.width),
+        format!("{}x{}", speed(b.capable_generation), b.capable_width),
+    );
+    let port = if b.at == "<unknown>" { String::new() } else { format!(" at {}", b.at) };
+    NARROW.finding(
+        format!("{} sits behind a {now} link, narrower than the card's {card}", v.name),
+        format!(
+            "When the kernel enumerated the GPU, the slowest link on its path{port} ran {now}: about {:.2} GB/s per \
+             direction instead of the {:.2} GB/s the card can move over {card}. No driver has lowered the link \
+             then, so the lanes are missing in the slot or what the card hangs on: a slot wired x1/x4 or sharing \
+             lanes with M.2 drives, an x1 mining riser, an M.2 or mPCIe adapter, a Raspberry Pi or other board \
+             with one lane, an eGPU enclosure (x4), or a card not fully seated. Work that keeps its data on the GPU \
+             is barely slowed; loading data and models, and anything that copies to and from the GPU, is.",
+            b.available_gbps / 8.0,
+            b.capable_gbps / 8.0,
+        ),
+        vec![b.line.clone()],
+        Some(format!(
+            "Move the card to a slot wired for x{} (the board manual says which slots are CPU-attached and which \
+             share lanes with M.2 drives), seat it fully, and drop x1 risers or adapters; where the narrow link is \
+             the design (a Raspberry Pi, an eGPU enclosure, a mining board), keep data on the GPU. Then measure: \
+             {CHECK}",
+            b.capable_width
+        )),
+    )
 }
 
 fn egpu_finding(cx: &Ctx<'_>, v: &View<'_>, e: &EgpuFacts, cap: Option<f64>, basis: &str) -> Finding {

@@ -111,4 +111,32 @@ pub struct HostLink {
     pub bandwidth_basis: String,
     /// `IDLE_NOTE` when the link runs below its maximum now; `None` otherwise.
     pub idle_note: Option<String>,
+    /// The kernel's line at enumeration naming the link on the GPU's path that limits its bandwidth;
+    /// `None` where no such line was read (the live probes never read one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boot_limit: Option<BootLinkLimit>,
+}
+
+/// The Linux kernel's line at enumeration (`pci 0000:01:00.0: 4.000 Gb/s available PCIe bandwidth,
+/// limited by 5.0 GT/s PCIe x1 link at 0000:00:1c.4 (capable of 126.016 Gb/s with 8.0 GT/s PCIe x16
+/// link)`): the slowest link between the GPU and the root port, against what the GPU itself can run.
+/// No GPU driver has loaded then, so a width below the card's comes from link training: fewer lanes
+/// wired or connected. The speed says less: GPUs may train at their lowest speed until used.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BootLinkLimit {
+    /// The device whose link limits the GPU (`0000:00:1c.4`), or `<unknown>` as the kernel says.
+    pub at: String,
+    /// The limiting link's generation; `None` for a speed the knowledge base does not know.
+    pub generation: Option<u32>,
+    /// The limiting link's lanes.
+    pub width: u32,
+    /// The generation the GPU can run; `None` for a speed the knowledge base does not know.
+    pub capable_generation: Option<u32>,
+    /// The lanes the GPU can run.
+    pub capable_width: u32,
+    /// The kernel's `available` and `capable of` figures, Gb/s.
+    pub available_gbps: f64,
+    pub capable_gbps: f64,
+    /// The line as the kernel wrote it.
+    pub line: String,
 }

@@ -30,7 +30,7 @@ pub use driver::{DriverFacts, InstalledModule, KernelModuleFacts, SecureBoot};
 pub use env::EnvFacts;
 pub use gpu::{Gpu, GpuProcess};
 pub use health::{EccCounters, GpuHealth, Health, XidEvent};
-pub use link::{EgpuFacts, HostLink, SysfsLink, TunnelKind, UpstreamPort};
+pub use link::{BootLinkLimit, EgpuFacts, HostLink, SysfsLink, TunnelKind, UpstreamPort};
 pub use pci::PciDevice;
 pub use platform::{ContainerFacts, OsFamily, Platform, PlatformFacts, WslFacts};
 pub use probed::{Outcome, Probed, Trace, TraceEntry};

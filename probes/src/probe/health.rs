@@ -1,12 +1,13 @@
 //! Each GPU's health (NVML's memory-error counters, clock-event reasons, limits, fan and
 //! temperature thresholds; `nvidia-smi -q -x` when NVML cannot be used) and the NVIDIA driver's
-//! Xid lines in the kernel log (`dmesg`, then `journalctl -k -b`).
+//! Xid lines in the kernel log (`dmesg`, then `journalctl -k -b`), and from the same log the PCIe
+//! bandwidth the kernel found each device limited to when it enumerated it (the link probe's).
 
 use std::time::Duration;
 
 use crate::compat::Kb;
 use crate::host::{Cmd, CmdOutput, Host, HostError, NvmlReport, which};
-use crate::model::{Gpu, GpuHealth, Health, OsFamily, XidEvent};
+use crate::model::{BootLinkLimit, Gpu, GpuHealth, Health, OsFamily, XidEvent};
 use crate::{Probed, Trace};
 
 use super::driver::SmiXml;
@@ -18,16 +19,26 @@ const LOG_TIMEOUT: Duration = Duration::from_secs(10);
 /// At most this many Xid events are kept, the latest: a faulting program can log thousands.
 pub const MAX_XID_EVENTS: usize = 200;
 
-/// Reads every GPU's health and the kernel log's Xid events. `gpus` is what the gpus probe found,
-/// from the same NVML answer.
+/// What the health probe read: every GPU's health, and the kernel log's bandwidth lines at
+/// enumeration (bus id, limit) of every device, which the link probe attaches to the GPUs' links.
+#[derive(Debug, Clone)]
+pub struct Reading {
+    pub health: Health,
+    pub boot_limits: Vec<(String, BootLinkLimit)>,
+}
+
+/// Reads every GPU's health and the kernel log's Xid events and bandwidth lines. `gpus` is what the
+/// gpus probe found, from the same NVML answer.
 pub fn probe(
     host: &dyn Host,
     nvml: &Result<NvmlReport, HostError>,
     smi: &SmiXml,
     gpus: &Probed<Vec<Gpu>>,
     trace: &mut Trace,
-) -> Health {
-    Health { gpus: gpu_health(host, nvml, smi, gpus, trace), xid_events: xid_events(host, trace) }
+) -> Reading {
+    let gpus = gpu_health(host, nvml, smi, gpus, trace);
+    let (xid_events, boot_limits) = kernel_log(host, trace);
+    Reading { health: Health { gpus, xid_events }, boot_limits }
 }
 
 fn gpu_health(
@@ -76,22 +87,25 @@ fn gpu_health(
     }
 }
 
-/// The kernel log's Xid lines: `dmesg`, else `journalctl -k -b` (this boot). Not permitted is a
-/// normal answer (`kernel.dmesg_restrict` lets only root read the log), `Absent` with the reason.
-fn xid_events(host: &dyn Host, trace: &mut Trace) -> Probed<Vec<XidEvent>> {
+/// The kernel log's Xid lines and bandwidth lines: `dmesg`, else `journalctl -k -b` (this boot). Not
+/// permitted is a normal answer (`kernel.dmesg_restrict` lets only root read the log), `Absent` with
+/// the reason, and no bandwidth lines.
+fn kernel_log(host: &dyn Host, trace: &mut Trace) -> (Probed<Vec<XidEvent>>, Vec<(String, BootLinkLimit)>) {
     match host.platform().os {
         OsFamily::Linux => {}
         OsFamily::Windows => {
-            return Probed::Unsupported {
-                reason:
-                    "on Windows the driver logs Xid events in the Windows event log, which gpu-doctor does not read"
-                        .to_owned(),
-            };
+            let reason =
+                "on Windows the driver logs Xid events in the Windows event log, which gpu-doctor does not read";
+            return (Probed::Unsupported { reason: reason.to_owned() }, Vec::new());
         }
-        _ => return Probed::Unsupported { reason: "Xid events are read from the Linux kernel log".to_owned() },
+        _ => {
+            let reason = "Xid events are read from the Linux kernel log";
+            return (Probed::Unsupported { reason: reason.to_owned() }, Vec::new());
+        }
     }
     let Ok(kb) = Kb::get() else {
-        return Probed::Failed { error: "the knowledge base did not load (a bug: please report it)".to_owned() };
+        let error = "the knowledge base did not load (a bug: please report it)";
+        return (Probed::Failed { error: error.to_owned() }, Vec::new());
     };
     let readers: [(&str, &[&str]); 2] = [("dmesg", &[]), ("journalctl", &["-k", "-b", "--no-pager"])];
     let mut why_not = Vec::new();
@@ -110,8 +124,18 @@ fn xid_events(host: &dyn Host, trace: &mut Trace) -> Probed<Vec<XidEvent>> {
                     let mut events = crate::parse::paste::xid_events(&lines, kb);
                     let dropped = events.len().saturating_sub(MAX_XID_EVENTS);
                     events.drain(..dropped);
-                    trace.ok(&name, format!("{} line(s), {} Xid line(s)", lines.len(), events.len() + dropped));
-                    return Probed::found(events, name);
+                    let limits: Vec<(String, BootLinkLimit)> =
+                        crate::parse::paste::boot_limits(&lines).into_iter().map(|(_, bus, l)| (bus, l)).collect();
+                    trace.ok(
+                        &name,
+                        format!(
+                            "{} line(s), {} Xid line(s), {} PCIe bandwidth line(s)",
+                            lines.len(),
+                            events.len() + dropped,
+                            limits.len()
+                        ),
+                    );
+                    return (Probed::found(events, name), limits);
                 }
                 Some(why) => {
                     trace.miss(&name, why.clone());
@@ -127,7 +151,7 @@ fn xid_events(host: &dyn Host, trace: &mut Trace) -> Probed<Vec<XidEvent>> {
     if host.read_file(std::path::Path::new("/proc/sys/kernel/dmesg_restrict")).is_ok_and(|v| v.trim() == "1") {
         why_not.push("kernel.dmesg_restrict is 1, so only root (or CAP_SYSLOG) may read the kernel log".to_owned());
     }
-    Probed::absent(format!("the kernel log could not be read: {}", why_not.join("; ")))
+    (Probed::absent(format!("the kernel log could not be read: {}", why_not.join("; "))), Vec::new())
 }
 
 /// Why a kernel-log reader's answer is not the log: it failed, or (journalctl) it could not open

@@ -169,8 +169,9 @@ pub fn collect_streaming(host: &dyn Host, opts: &Options, on_part: &(dyn Fn(Part
         });
 
         let (system, platform, env, containers, [t_sys, t_platform, t_env, t_containers]) = local_side(host, on_part);
-        let (driver, gpus, health, [t_driver, t_gpus, t_health], nvml) = join(gpu_side, "driver", |e| {
+        let (driver, gpus, reading, [t_driver, t_gpus, t_health], nvml) = join(gpu_side, "driver", |e| {
             let health = crate::model::Health { gpus: failed(&e), xid_events: failed(&e) };
+            let health = health::Reading { health, boot_limits: Vec::new() };
             let nvml = Err(crate::host::HostError::Unavailable { message: e.clone() });
             (failed(&e), failed(&e), health, [Trace::default(), Trace::default(), Trace::default()], nvml)
         });
@@ -180,7 +181,8 @@ pub fn collect_streaming(host: &dyn Host, opts: &Options, on_part: &(dyn Fn(Part
         let (kernel_module, secure_boot, pci_devices, t_module, t_pci) =
             join(module_side, "modules", |e| (failed(&e), failed(&e), failed(&e), Trace::default(), Trace::default()));
         let mut t_link = Trace::new("link");
-        let links = links(host, &pci_devices, &gpus, &mut t_link);
+        let health::Reading { health, boot_limits } = reading;
+        let links = links(host, &pci_devices, &gpus, &boot_limits, &mut t_link);
         on_part(Part::Links(links.clone()));
         let (python_envs, unused_pythons, toolkits, cudnn, t_python, t_toolkits, t_cudnn) =
             join(python_side, "python", |e| {
@@ -268,7 +270,7 @@ fn entries<const N: usize>(traces: [Trace; N]) -> Vec<crate::model::TraceEntry> 
 type DriverSide = (
     Probed<crate::model::DriverFacts>,
     Probed<Vec<crate::model::Gpu>>,
-    crate::model::Health,
+    health::Reading,
     [Trace; 3],
     Result<crate::host::NvmlReport, crate::host::HostError>,
 );
@@ -283,19 +285,21 @@ fn driver_side(host: &dyn Host, smi: &driver::SmiXml, on_part: &(dyn Fn(Part) + 
     let gpus = gpus::probe(host, &nvml, smi, &mut tg);
     on_part(Part::Gpus { driver: driver.clone(), gpus: gpus.clone() });
     let mut th = Trace::new("health");
-    let health = health::probe(host, &nvml, smi, &gpus, &mut th);
-    on_part(Part::Health(health.clone()));
-    (driver, gpus, health, [t, tg, th], nvml)
+    let reading = health::probe(host, &nvml, smi, &gpus, &mut th);
+    on_part(Part::Health(reading.health.clone()));
+    (driver, gpus, reading, [t, tg, th], nvml)
 }
 
-/// The host links of the PCI devices and GPUs found.
+/// The host links of the PCI devices and GPUs found, each with the kernel's bandwidth line about it
+/// from `boot_limits` (bus id, limit) where the log had one.
 fn links(
     host: &dyn Host,
     pci_devices: &Probed<Vec<crate::model::PciDevice>>,
     gpus: &Probed<Vec<crate::model::Gpu>>,
+    boot_limits: &[(String, crate::model::BootLinkLimit)],
     trace: &mut Trace,
 ) -> Probed<Vec<crate::model::HostLink>> {
-    match (pci_devices.value(), gpus.value()) {
+    let mut links = match (pci_devices.value(), gpus.value()) {
         (Some(devices), gpus) => link::probe(host, devices, gpus.map_or(&[][..], Vec::as_slice), trace),
         // Not Linux: the link probe says why it does not apply here.
         (None, _) if matches!(pci_devices, Probed::Unsupported { .. }) => link::probe(host, &[], &[], trace),
@@ -303,7 +307,11 @@ fn links(
             "no NVIDIA device on the PCI bus to follow: {}",
             pci_devices.why_not().unwrap_or("unknown")
         )),
+    };
+    if let Probed::Found { value, .. } = &mut links {
+        link::attach_boot_limits(value, boot_limits);
     }
+    links
 }
 
 /// Joins a probe thread; one that could not start or panicked gives `fallback`'s `Failed` results,

@@ -2,7 +2,7 @@
 
 use super::builder::Machine;
 use crate::Severity;
-use crate::model::{EgpuFacts, TunnelKind};
+use crate::model::{BootLinkLimit, EgpuFacts, TunnelKind};
 
 const BUS: &str = "0000:01:00.0";
 
@@ -38,6 +38,49 @@ fn below_max_is_a_warning_only_under_load() {
     for (name, m, want) in cases {
         assert_eq!(m.ids(), want, "{name}");
     }
+}
+
+/// The kernel's line from enumeration: the slowest link on the path at Gen`generation` x`width`, of a
+/// Gen4 x16 card.
+fn boot(generation: u32, width: u32) -> BootLinkLimit {
+    let gbps = |g: u32, w: u32| f64::from(w) * [2.0, 4.0, 7.877, 15.754][g as usize - 1];
+    BootLinkLimit {
+        at: "0000:00:1c.4".into(),
+        generation: Some(generation),
+        width,
+        capable_generation: Some(4),
+        capable_width: 16,
+        available_gbps: gbps(generation, width),
+        capable_gbps: gbps(4, 16),
+        line: format!("pci {BUS}: limited by … x{width} link at 0000:00:1c.4 (capable of … x16 link)"),
+    }
+}
+
+#[test]
+fn fewer_lanes_at_enumeration_are_the_narrow_slot_whatever_nvml_says() {
+    // NVML's most lanes are "in this system": an x16 card in an x4 slot reports x4 of x4, busy or not.
+    let busy = |now: (u32, u32), max: (u32, u32), b: Option<BootLinkLimit>| {
+        Machine::linux()
+            .gpu("NVIDIA GeForce RTX 4090", "8.9")
+            .gpu_with(|g| {
+                g.pci_bus_id = Some(BUS.into());
+                g.utilization_gpu_pct = Some(100);
+            })
+            .link(BUS, now, max, |l| l.boot_limit = b)
+    };
+    let in_x4 = |b| busy((4, 4), (4, 4), b);
+    assert_eq!(in_x4(None).ids(), Vec::<String>::new(), "without the kernel's line nothing shows the slot");
+    let f = in_x4(Some(boot(4, 4))).finding("link.narrow_slot");
+    assert_eq!(f.severity, Severity::Warning);
+    assert!(f.summary.contains("Gen4 x4 link, narrower than the card's Gen4 x16"), "{f:#?}");
+    assert!(
+        f.detail.contains("at 0000:00:1c.4 ran Gen4 x4: about 7.88 GB/s per direction instead of the 31.51"),
+        "{f:#?}"
+    );
+    assert!(f.fix.as_deref().unwrap_or("").contains("slot wired for x16"), "{f:#?}");
+    assert_eq!(in_x4(Some(boot(4, 4))).ids(), ids(&["link.narrow_slot"]), "one finding, not also a degraded link");
+    // Only the speed lower at enumeration: GPUs may train at 2.5 GT/s until used, so nothing is missing.
+    assert_eq!(busy((4, 16), (4, 16), Some(boot(1, 16))).ids(), Vec::<String>::new());
 }
 
 #[test]

@@ -309,7 +309,7 @@ impl Facts {
             snap.pci_devices = Probed::found(self.pci_devices, "pasted lspci or kernel log");
         }
         if !self.links.is_empty() {
-            snap.links = Probed::found(self.links, "pasted lspci -vv");
+            snap.links = Probed::found(self.links, "pasted lspci -vv or kernel log");
         }
         if let Some(sb) = self.secure_boot {
             snap.secure_boot = Probed::found(sb, "pasted kernel log (the kernel refused an unsigned module)");

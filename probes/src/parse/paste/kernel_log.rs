@@ -1,6 +1,7 @@
 //! Kernel log lines (`dmesg`, `journalctl -k`, a modprobe's error) that state the facts the
-//! presence rules read: nouveau (or another driver NVIDIA's module names) holding a GPU, and the
-//! kernel refusing an unsigned nvidia module.
+//! presence rules read: nouveau (or another driver NVIDIA's module names) holding a GPU, the
+//! kernel refusing an unsigned nvidia module, and the PCIe bandwidth the kernel found an NVIDIA GPU
+//! limited to when it enumerated it.
 //! Other kernel messages (`NVRM: API mismatch`, `Xid`, the probe routine not called) are rows of
 //! `assets/compat/errors.toml`, matched like every known error line.
 //!
@@ -9,12 +10,19 @@
 //! [  201.910514] NVRM: GPU 0000:01:00.0 is already bound to NovaCore.
 //! modprobe: ERROR: could not insert 'nvidia': Key was rejected by service
 //! Lockdown: modprobe: unsigned module loading is restricted; see man kernel_lockdown.7
+//! pci 0000:04:00.0: [10de:1c03] type 00 class 0x030000
+//! pci 0000:04:00.0: 4.000 Gb/s available PCIe bandwidth, limited by 5.0 GT/s PCIe x1 link at 0000:00:1c.2 (capable of 126.016 Gb/s with 8.0 GT/s PCIe x16 link)
 //! ```
 
-use super::facts::Facts;
+use std::collections::HashSet;
+
+use super::facts::{Facts, MAX_LIST};
 use super::messages::Matcher;
 use crate::compat::Kb;
-use crate::model::{InstalledModule, KernelModuleFacts, OsFamily, PciBusId, PciDevice, SecureBoot, XidEvent};
+use crate::model::{
+    BootLinkLimit, InstalledModule, KernelModuleFacts, OsFamily, PciBusId, PciDevice, SecureBoot, XidEvent,
+};
+use crate::probe::link::parse_link_speed;
 use crate::probe::pci::NVIDIA_VENDOR_ID;
 
 const FORMAT: &str = "kernel log";
@@ -47,6 +55,140 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
             facts.kernel_module.get_or_insert_with(unsigned_module);
         }
     }
+    read_boot_limits(lines, facts);
+}
+
+/// What the kernel's bandwidth line says after `<bus>: `.
+const BANDWIDTH: &str = " Gb/s available PCIe bandwidth, limited by ";
+
+/// The kernel's bandwidth line of each NVIDIA GPU. A line of another device (a disk, a Wi-Fi card) is
+/// not read: only a bus the text shows to be an NVIDIA GPU counts.
+fn read_boot_limits(lines: &[String], facts: &mut Facts) {
+    let found = boot_limits(lines);
+    if found.is_empty() {
+        return;
+    }
+    let gpus = nvidia_gpus(lines, facts);
+    for (i, bus_id, limit) in found.into_iter().filter(|(_, bus, _)| gpus.contains(bus)) {
+        facts.saw(i, FORMAT);
+        facts.os.get_or_insert(OsFamily::Linux);
+        if let Some(l) = facts.links.iter_mut().find(|l| l.bus_id == bus_id) {
+            l.boot_limit = Some(limit);
+        } else if facts.links.len() < MAX_LIST {
+            let cap = (limit.capable_generation, Some(limit.capable_width));
+            let now = (limit.generation, Some(limit.width));
+            let mut l = super::lspci::link(bus_id, cap, now, (BOOT_FROM, "the kernel's \"capable of\" link"));
+            // Fewer lanes at enumeration are not power saving: the finding says what they are.
+            if limit.width < limit.capable_width {
+                l.idle_note = None;
+            }
+            l.boot_limit = Some(limit);
+            facts.links.push(l);
+        }
+    }
+}
+
+/// Every bandwidth line of the kernel's in `lines` (drivers/pci/pci.c, `__pcie_print_link_status`),
+/// also one a mailer wrapped over up to three lines: the line's index, the device's bus id and the
+/// limit, of whatever device (the caller keeps its GPUs'). The live probes read `dmesg` through this too.
+pub(crate) fn boot_limits(lines: &[String]) -> Vec<(usize, String, BootLinkLimit)> {
+    let mut found = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        if !line.contains("available PCIe bandwidth") {
+            continue;
+        }
+        let mut text = line.clone();
+        for next in lines.iter().skip(i + 1).take(2) {
+            if text.contains(" link)") {
+                break;
+            }
+            text.push(' ');
+            text.push_str(next);
+        }
+        if let Some((bus_id, limit)) = boot_limit(&text) {
+            found.push((i, bus_id, limit));
+        }
+    }
+    found
+}
+
+/// Where the values of a link read from the kernel's bandwidth line came from.
+const BOOT_FROM: &str = "the kernel's boot log";
+
+/// The bus ids the text shows to be NVIDIA GPUs: the kernel's `pci 0000:01:00.0: [10de:1c03] type 00
+/// class 0x030000` line, a line of the nvidia or nouveau driver about the device, or a GPU another
+/// reader found (nvidia-smi, lspci).
+fn nvidia_gpus(lines: &[String], facts: &Facts) -> HashSet<String> {
+    let mut gpus: HashSet<String> = HashSet::new();
+    for line in lines {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        for pair in words.windows(2) {
+            let [first, second] = pair else { continue };
+            let named = if matches!(*first, "nvidia" | "nouveau") {
+                second.strip_suffix(':')
+            } else {
+                let display = line.split_once(" class 0x").is_some_and(|(_, c)| c.starts_with("03"));
+                (second.starts_with("[10de:") && display).then(|| first.strip_suffix(':')).flatten()
+            };
+            if let Some(bus) = named.and_then(PciBusId::sysfs_form) {
+                gpus.insert(bus);
+            }
+        }
+    }
+    let listed = facts.listed_gpus.iter().filter_map(|(g, _)| g.pci_bus_id.as_deref());
+    let devices = facts.pci_devices.iter().map(|d| d.bus_id.as_str());
+    let linked = facts.links.iter().map(|l| l.bus_id.as_str());
+    gpus.extend(listed.chain(devices).chain(linked).filter_map(PciBusId::sysfs_form));
+    gpus
+}
+
+/// The bus id and the limit of `pci 0000:01:00.0: 4.000 Gb/s available PCIe bandwidth, limited by
+/// 5.0 GT/s PCIe x1 link at 0000:00:1c.2 (capable of 126.016 Gb/s with 8.0 GT/s PCIe x16 link)`,
+/// or of older kernels' `… limited by 2.5 GT/s x1 link at … (capable of … with 8 GT/s x16 link)`.
+fn boot_limit(text: &str) -> Option<(String, BootLinkLimit)> {
+    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let at = line.find(BANDWIDTH)?;
+    let mut before = line.get(..at)?.split_whitespace().rev();
+    let available_gbps = gbps(before.next()?)?;
+    let bus_word = before.next()?;
+    let bus_id = PciBusId::sysfs_form(bus_word.strip_suffix(':')?)?;
+    // The line from the device's name on (`pci 0000:01:00.0: …`), without a timestamp before it.
+    let from = before.next().unwrap_or(bus_word);
+    let start = line.get(..at)?.rfind(&format!("{from} "))?;
+    let (limited, rest) = line.get(at + BANDWIDTH.len()..)?.split_once(" link at ")?;
+    let (port, rest) = rest.split_once(" (capable of ")?;
+    let (capable, rest) = rest.split_once(" Gb/s with ")?;
+    let (capable_link, _) = rest.split_once(" link)")?;
+    if port.contains(' ') {
+        return None;
+    }
+    let (generation, width) = speed_width(limited)?;
+    let (capable_generation, capable_width) = speed_width(capable_link)?;
+    let limit = BootLinkLimit {
+        at: port.to_owned(),
+        generation,
+        width,
+        capable_generation,
+        capable_width,
+        available_gbps,
+        capable_gbps: gbps(capable)?,
+        line: line.get(start..)?.to_owned(),
+    };
+    Some((bus_id, limit))
+}
+
+/// A bandwidth the kernel printed (`126.016`), Gb/s.
+fn gbps(text: &str) -> Option<f64> {
+    text.parse::<f64>().ok().filter(|v| v.is_finite() && *v >= 0.0)
+}
+
+/// The generation and lanes of `5.0 GT/s PCIe x1` (older kernels: `8 GT/s x16`); the generation is
+/// `None` for a speed the knowledge base does not know (`Unknown`), the lanes must be 1 to 32.
+fn speed_width(text: &str) -> Option<(Option<u32>, u32)> {
+    let (speed, lanes) = text.rsplit_once(" x")?;
+    let width = lanes.parse::<u32>().ok().filter(|w| (1..=32).contains(w))?;
+    let speed = speed.trim_end_matches(" PCIe");
+    Some((parse_link_speed(speed), width))
 }
 
 /// `nouveau 0000:01:00.0: NVIDIA GM204 (124020a1)`, `nouveau 0000:01:00.0: DRM: VRAM: 4096 MiB`,

@@ -137,18 +137,25 @@ fn add(facts: &mut Facts, at: usize, b: Block) {
         });
     }
     if has_link && facts.links.len() < MAX_LIST && !facts.links.iter().any(|l| l.bus_id == b.bus_id) {
-        facts.links.push(link(b.bus_id, b.cap, b.sta));
+        facts.links.push(link(b.bus_id, b.cap, b.sta, ("lspci -vv", "lspci LnkCap")));
     }
 }
 
-fn link(bus_id: String, cap: (Option<u32>, Option<u32>), sta: (Option<u32>, Option<u32>)) -> HostLink {
+/// A pasted GPU's link: `cap` its most, `sta` what it runs now, `from` the text they were read from
+/// and the part that said the most.
+pub(super) fn link(
+    bus_id: String,
+    cap: (Option<u32>, Option<u32>),
+    sta: (Option<u32>, Option<u32>),
+    (from, cap_from): (&str, &str),
+) -> HostLink {
     let below = |now: Option<u32>, max: Option<u32>| now.zip(max).is_some_and(|(n, m)| n < m);
     let (theoretical, basis) = match cap {
         (Some(g), Some(w)) => (
             pcie_gbytes_per_s(g, w),
-            pcie_formula(g, w).map_or_else(|| "lspci LnkCap".to_owned(), |f| format!("{f} (lspci LnkCap)")),
+            pcie_formula(g, w).map_or_else(|| cap_from.to_owned(), |f| format!("{f} ({cap_from})")),
         ),
-        _ => (None, "the link's maximum is not in the pasted lspci block".to_owned()),
+        _ => (None, format!("the link's maximum is not in the pasted {from}")),
     };
     HostLink {
         pci_path: vec![bus_id.clone()],
@@ -159,10 +166,11 @@ fn link(bus_id: String, cap: (Option<u32>, Option<u32>), sta: (Option<u32>, Opti
         gen_max: cap.0,
         width_current: sta.1,
         width_max: cap.1,
-        values_from: "lspci -vv".to_owned(),
+        values_from: from.to_owned(),
         egpu: None,
         theoretical_gbytes_per_s: theoretical,
         bandwidth_basis: basis,
         idle_note: (below(sta.0, cap.0) || below(sta.1, cap.1)).then(|| IDLE_NOTE.to_owned()),
+        boot_limit: None,
     }
 }

@@ -6,7 +6,7 @@
 //! `jax.print_environment_info()`; llama.cpp's and ollama's device lines; gpustat and nvtop lines;
 //! `ptxas --version`;
 //! TensorFlow's build info, version, device list and device log lines; `lspci -k`/`-vv` blocks and
-//! kernel log lines (nouveau, a refused unsigned module); `env`, `export`, `echo $PATH`,
+//! kernel log lines (nouveau, a refused unsigned module, the PCIe bandwidth an NVIDIA GPU was found limited to); `env`, `export`, `echo $PATH`,
 //! `which -a nvcc` and `ls -l /usr/local/cuda*`; `ldconfig -p` lines and WSL2's `/usr/lib/wsl/lib`;
 //! the WSL version (`wsl -l -v`, the kernel release, `WSL1`/`WSL2` named in the text);
 //! error and warning lines known to `assets/compat/errors.toml`; or gpu-doctor's own report JSON. Every part of the
@@ -46,7 +46,7 @@ use crate::compat::Kb;
 use messages::Matcher;
 
 pub use ask::{LS_CUDA, NVIDIA_SMI, NextPaste, PYTHON_TORCH, next_paste};
-pub(crate) use kernel_log::xid_events;
+pub(crate) use kernel_log::{boot_limits, xid_events};
 
 /// The format name recorded when the text holds known error or warning lines.
 const MESSAGES: &str = "error messages";

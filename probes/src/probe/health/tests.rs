@@ -37,10 +37,15 @@ fn a10() -> Gpu {
 }
 
 fn probe_on(f: Fixture, gpus: &Probed<Vec<Gpu>>) -> (Health, Trace) {
+    let (reading, trace) = read_on(f, gpus);
+    (reading.health, trace)
+}
+
+fn read_on(f: Fixture, gpus: &Probed<Vec<Gpu>>) -> (Reading, Trace) {
     let host = ReplayHost::new(f);
     let mut trace = Trace::new("health");
-    let health = probe(&host, &host.nvml(), &SmiXml::default(), gpus, &mut trace);
-    (health, trace)
+    let reading = probe(&host, &host.nvml(), &SmiXml::default(), gpus, &mut trace);
+    (reading, trace)
 }
 
 #[test]
@@ -110,6 +115,20 @@ fn dmesg_xid_lines_become_events() {
     assert_eq!((value[0].xid, value[0].pci_bus_id.as_deref()), (79, Some("0000:91:00.0")));
     assert!(value[0].line.ends_with("GPU has fallen off the bus."), "{}", value[0].line);
     assert!(format!("{trace:?}").contains("1 Xid line(s)"), "{trace:?}");
+}
+
+#[test]
+fn dmesg_bandwidth_lines_are_read_for_the_link_probe() {
+    // The kernel's lines for a GTX 950 and a USB controller (the link probe keeps the GPUs').
+    let log = include_str!("../../parse/paste/samples/kernel_bandwidth_p35_gtx950.txt");
+    let f = with_program(linux(), "/usr/bin/dmesg", ran(&["/usr/bin/dmesg"], 0, log, ""));
+    let (reading, trace) = read_on(f, &Probed::absent("none"));
+    let got: Vec<(&str, u32, u32)> =
+        reading.boot_limits.iter().map(|(bus, l)| (bus.as_str(), l.width, l.capable_width)).collect();
+    assert_eq!(got, [("0000:01:00.0", 16, 16), ("0000:02:00.0", 1, 1)]);
+    assert!(format!("{trace:?}").contains("2 PCIe bandwidth line(s)"), "{trace:?}");
+    let (reading, _) = read_on(linux(), &Probed::absent("none"));
+    assert!(reading.boot_limits.is_empty(), "no kernel log, no lines");
 }
 
 #[test]

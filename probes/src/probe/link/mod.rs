@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use super::pci::sysfs::{PCI_DEVICES, normalize, parse_hex_u16, read_attr};
 use crate::host::Host;
-use crate::model::{EgpuFacts, Gpu, HostLink, OsFamily, PciBusId, PciDevice, SysfsLink, UpstreamPort};
+use crate::model::{BootLinkLimit, EgpuFacts, Gpu, HostLink, OsFamily, PciBusId, PciDevice, SysfsLink, UpstreamPort};
 use crate::{Probed, Trace};
 
 pub use bandwidth::{parse_link_speed, parse_link_width, pcie_gbytes_per_s};
@@ -21,6 +21,14 @@ pub use thunderbolt::{ThunderboltBus, ThunderboltDevice, ThunderboltDomain};
 /// What `HostLink::idle_note` says when the link runs below its maximum.
 pub const IDLE_NOTE: &str = "the link runs below its maximum now; GPUs lower the link speed while idle to save \
                              power, so this is only a problem if it stays low under load";
+
+/// Gives each link the kernel's bandwidth line about its GPU from `boot_limits` (bus id, limit, as
+/// the health probe read them from the kernel log); a GPU the log says nothing about keeps none.
+pub fn attach_boot_limits(links: &mut [HostLink], boot_limits: &[(String, BootLinkLimit)]) {
+    for l in links {
+        l.boot_limit = boot_limits.iter().find(|(bus, _)| *bus == l.bus_id).map(|(_, limit)| limit.clone());
+    }
+}
 
 /// The PCIe link of the device at `bus_id` (sysfs form, `0000:01:00.0`) from sysfs; `None` when
 /// sysfs says nothing readable about it.
@@ -197,6 +205,7 @@ fn host_link(host: &dyn Host, bus_id: &str, gpu: Option<&Gpu>, tb: &ThunderboltB
         theoretical_gbytes_per_s,
         bandwidth_basis,
         idle_note,
+        boot_limit: None,
     }
 }
 

@@ -240,3 +240,23 @@ fn other_systems_are_unsupported() {
     let (out, _) = run(f, &[pci_device("0000:01:00.0")], &[]);
     assert!(matches!(out, Probed::Unsupported { .. }), "{out:?}");
 }
+
+#[test]
+fn the_kernels_bandwidth_line_goes_to_its_gpus_link_only() {
+    let (out, _) = run(desktop(), &[pci_device("0000:01:00.0")], &[]);
+    let mut links = out.value().expect("found").clone();
+    let limit = |width| BootLinkLimit {
+        at: "0000:00:01.0".into(),
+        generation: Some(1),
+        width,
+        capable_generation: Some(4),
+        capable_width: 16,
+        available_gbps: 8.0,
+        capable_gbps: 252.048,
+        line: "pci 0000:01:00.0: …".into(),
+    };
+    attach_boot_limits(&mut links, &[("0000:02:00.0".into(), limit(1))]);
+    assert_eq!(links[0].boot_limit, None, "another device's line");
+    attach_boot_limits(&mut links, &[("0000:02:00.0".into(), limit(1)), ("0000:01:00.0".into(), limit(4))]);
+    assert_eq!(links[0].boot_limit.as_ref().map(|b| b.width), Some(4));
+}

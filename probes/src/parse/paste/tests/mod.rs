@@ -54,6 +54,17 @@ pub(super) const WSL_VERSION: &str = include_str!("../samples/wsl_version_5554.t
 /// beclab/Olares#3963: NVIDIA's module finds the GPU bound to nova-core.
 pub(super) const KERNEL_NOVA_CORE: &str = include_str!("../samples/kernel_nova_core_olares_3963.txt");
 
+/// The kernel's bandwidth line at enumeration, wrapped by a mailer, in older kernels' words: a GTX 645
+/// behind an ASMedia switch on a RockPro64's one-lane root port, beside a Marvell SATA card's line
+/// (linux-rockchip and linux-pci lists, "[BUG] rk3399-rockpro64 pcie synchronous external abort",
+/// Peter Geis, 2019-11-22, <CAMdYzYqn3L7x-vc+_K6jG0EVTiPGbz8pQ-N1Q1mRbcVXE822Yg@mail.gmail.com>;
+/// whole lines kept, the rest of the dmesg removed).
+pub(super) const KERNEL_BANDWIDTH_X1: &str = include_str!("../samples/kernel_bandwidth_rockpro64.txt");
+/// The same line on one line, of a GTX 950 in an x16 slot at 2.5 GT/s, and of a USB controller
+/// (linux-btrfs list, "BTRFS error (device sda1): bdev /dev/sdb1 errs", 2021-03-12,
+/// <ef3da480-d00d-877e-2349-6d7b2ebda05e@gmail.com>, its dmesg attachment; whole lines kept).
+pub(super) const KERNEL_BANDWIDTH_X16: &str = include_str!("../samples/kernel_bandwidth_p35_gtx950.txt");
+
 /// Every sample, for the whole-corpus tests.
 pub(super) const SAMPLES: &[&str] = &[
     COLLECT_ENV_CU124,
@@ -80,6 +91,8 @@ pub(super) const SAMPLES: &[&str] = &[
     TOOL_LINES,
     WSL_VERSION,
     KERNEL_NOVA_CORE,
+    KERNEL_BANDWIDTH_X1,
+    KERNEL_BANDWIDTH_X16,
 ];
 
 pub(super) fn kb() -> &'static Kb {

@@ -65,6 +65,65 @@ fn lspci_vv_link_lines_give_the_link_and_the_idle_finding() {
 }
 
 #[test]
+fn the_kernels_bandwidth_line_of_a_gpu_on_one_lane_is_the_narrow_slot_finding() {
+    // Wrapped over three lines, in older kernels' words (`2.5 GT/s x1`, `8 GT/s x16`).
+    let s = read(KERNEL_BANDWIDTH_X1);
+    assert_eq!(formats(&s), ["kernel log"]);
+    let links = s.links.value().unwrap();
+    assert_eq!(links.len(), 1, "the SATA card's line is not a GPU's: {links:?}");
+    let l = &links[0];
+    assert_eq!(l.bus_id, "0000:04:00.0");
+    assert_eq!((l.gen_current, l.width_current, l.gen_max, l.width_max), (Some(1), Some(1), Some(3), Some(16)));
+    assert_eq!(l.idle_note, None, "fewer lanes at enumeration are not power saving");
+    let b = l.boot_limit.as_ref().unwrap();
+    assert_eq!((b.at.as_str(), b.available_gbps, b.capable_gbps), ("0000:00:00.0", 2.0, 126.016));
+    assert!(b.line.starts_with("pci 0000:04:00.0: 2.000 Gb/s") && b.line.ends_with("with 8 GT/s x16 link)"), "{b:?}");
+    let f = findings(&s);
+    assert_eq!(f.iter().map(|f| f.id.as_str()).collect::<Vec<_>>(), ["link.narrow_slot"]);
+    assert_eq!(f[0].severity, crate::Severity::Warning);
+    assert!(f[0].summary.contains("Gen1 x1 link, narrower than the card's Gen3 x16"), "{:?}", f[0].summary);
+    assert!(f[0].detail.contains("about 0.25 GB/s per direction instead of the 15.75 GB/s"), "{:?}", f[0].detail);
+    assert_eq!(f[0].evidence, std::slice::from_ref(&b.line));
+}
+
+#[test]
+fn a_bandwidth_line_limited_only_in_speed_is_the_idle_note_and_another_devices_line_is_not_read() {
+    // GPUs may train at 2.5 GT/s until used: x16 of x16 says nothing is missing.
+    let s = read(KERNEL_BANDWIDTH_X16);
+    let links = s.links.value().unwrap();
+    assert_eq!(links.len(), 1, "the USB controller's line is not a GPU's: {links:?}");
+    let l = &links[0];
+    assert_eq!(
+        (l.bus_id.as_str(), l.gen_current, l.width_current, l.gen_max, l.width_max),
+        ("0000:01:00.0", Some(1), Some(16), Some(3), Some(16))
+    );
+    assert!(l.idle_note.is_some());
+    assert_eq!(finding_ids(&s), ["link.below_max_idle"]);
+    // Without the line that says what the device is, nothing names it a GPU.
+    let bare: String =
+        KERNEL_BANDWIDTH_X16.lines().filter(|l| !l.contains("[10de:")).map(|l| format!("{l}\n")).collect();
+    assert!(read_pasted(&bare, kb()).is_err(), "{bare}");
+}
+
+#[test]
+fn a_bandwidth_line_of_a_bus_another_reader_names_a_gpu_is_read_and_cut_lines_are_not() {
+    // The device line removed, the GPU named by nouveau's line instead.
+    let text = KERNEL_BANDWIDTH_X1.replace(
+        "[   54.047067] pci 0000:04:00.0: [10de:11c4] type 00 class 0x030000",
+        "[   80.221375] nouveau 0000:04:00.0: NVIDIA GK106 (0e63d0a1)",
+    );
+    assert_eq!(read(&text).links.value().unwrap()[0].width_max, Some(16));
+    for cut in ["(capable of 126.016 Gb/s", "limited by 2.5 GT/s x1 link at", "2.000 Gb/s available PCIe bandwidth,"] {
+        let line = format!(
+            "pci 0000:04:00.0: [10de:11c4] type 00 class 0x030000\npci 0000:04:00.0: 2.000 Gb/s available PCIe bandwidth, {cut}\n"
+        );
+        assert!(read_pasted(&line, kb()).is_err(), "{line}");
+    }
+    let wide = "pci 0000:04:00.0: [10de:11c4] type 00 class 0x030000\npci 0000:04:00.0: 2.000 Gb/s available PCIe bandwidth, limited by 2.5 GT/s x64 link at 0000:00:00.0 (capable of 126.016 Gb/s with 8 GT/s x16 link)\n";
+    assert!(read_pasted(wide, kb()).is_err(), "64 lanes is no PCIe link");
+}
+
+#[test]
 fn nouveau_naming_the_chip_in_the_kernel_log_holds_the_gpu() {
     let s = read("[    5.436312] nouveau 0000:01:00.0: NVIDIA GM204 (124020a1)\n");
     assert_eq!(formats(&s), ["kernel log"]);
