@@ -126,15 +126,11 @@ fn kernel_log(host: &dyn Host, trace: &mut Trace) -> (Probed<Vec<XidEvent>>, Vec
                     events.drain(..dropped);
                     let limits: Vec<(String, BootLinkLimit)> =
                         crate::parse::paste::boot_limits(&lines).into_iter().map(|(_, bus, l)| (bus, l)).collect();
-                    trace.ok(
-                        &name,
-                        format!(
-                            "{} line(s), {} Xid line(s), {} PCIe bandwidth line(s)",
-                            lines.len(),
-                            events.len() + dropped,
-                            limits.len()
-                        ),
-                    );
+                    let mut detail = format!("{} line(s), {} Xid line(s)", lines.len(), events.len() + dropped);
+                    if !limits.is_empty() {
+                        detail.push_str(&format!(", {} PCIe bandwidth line(s)", limits.len()));
+                    }
+                    trace.ok(&name, detail);
                     return (Probed::found(events, name), limits);
                 }
                 Some(why) => {
