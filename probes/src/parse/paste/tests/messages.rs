@@ -318,6 +318,12 @@ const CASES: &[Case] = &[
         &[],
     ),
     (
+        "ort.cuda_provider_failed",
+        "2024-11-12 10:07:56.895559377 [W:onnxruntime:Default, onnxruntime_pybind_state.cc:965 CreateExecutionProviderInstance] Failed to create CUDAExecutionProvider. Require cuDNN 8.* and CUDA 12.*. Please install all dependencies as mentioned in the GPU requirements page",
+        &[("cudnn_major", "8"), ("cuda_major", "12")],
+        &[],
+    ),
+    (
         "cudnn.zlib_dll_not_found",
         "Could not locate zlibwapi.dll. Please make sure it is in your library path!",
         &[],
