@@ -282,6 +282,12 @@ const CASES: &[Case] = &[
         &[],
     ),
     (
+        "ethminer.insufficient_driver",
+        "  X  12:55:12|main      CUDA error: Insufficient CUDA driver: 8000",
+        &[("driver_cuda_int", "8000")],
+        &[],
+    ),
+    (
         "cudajl.driver_too_old",
         "ERROR: LoadError: CUDA 10.0 is not supported by\nyour driver (which supports up to 9.0)",
         &[("toolkit_cuda", "10.0"), ("driver_cuda", "9.0")],
@@ -290,7 +296,10 @@ const CASES: &[Case] = &[
     (
         "cudajl.driver_unsupported",
         "Error: CUDA driver 8.0.0 is not compatible with any supported CUDA toolkit (11.4.4, 11.5.2, 11.6.2, 11.7.1, 11.8.0, 12.0.1, 12.1.1, 12.2.2 or 12.3.1)",
-        &[("driver_cuda", "8.0"), ("toolkits", "11.4.4, 11.5.2, 11.6.2, 11.7.1, 11.8.0, 12.0.1, 12.1.1, 12.2.2 or 12.3.1")],
+        &[
+            ("driver_cuda", "8.0"),
+            ("toolkits", "11.4.4, 11.5.2, 11.6.2, 11.7.1, 11.8.0, 12.0.1, 12.1.1, 12.2.2 or 12.3.1"),
+        ],
         &[],
     ),
     (
