@@ -570,6 +570,14 @@ fn a_message_wrapped_over_two_lines_is_one_line_with_both_parts() {
     assert!(found[0].line.contains("415.27, but") && found[0].line.ends_with("390.129.  Please"));
 }
 
+/// PyTorch up to 1.5 (THC) printed the runtime's error 999 in its own words (pytorch/pytorch#43281).
+#[test]
+fn the_old_thc_unknown_error_is_the_unknown_error_row() {
+    let text = "RuntimeError: cuda runtime error (999) : unknown error at /opt/conda/conda-bld/pytorch_1591914886554/work/aten/src/THC/THCGeneral.cpp:47";
+    let ids: Vec<String> = scan(text).into_iter().map(|m| m.id).collect();
+    assert_eq!(ids, ["cuda.unknown_error"]);
+}
+
 #[test]
 fn repeated_lines_are_reported_once_in_order() {
     let text = "RuntimeError: No CUDA GPUs are available\nx\nRuntimeError: No CUDA GPUs are available\n\
