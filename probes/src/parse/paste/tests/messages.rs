@@ -65,6 +65,18 @@ const CASES: &[Case] = &[
         &[],
         &[],
     ),
+    (
+        "nvcc.unsupported_gpu_architecture",
+        "nvcc fatal   : Unsupported gpu architecture 'compute_61'",
+        &[("arch", "compute_61")],
+        &[],
+    ),
+    (
+        "nvcc.unsupported_gpu_architecture",
+        "     Value 'sm_75' is not defined for option 'gpu-architecture'",
+        &[("value", "sm_75")],
+        &[],
+    ),
     ("torch.not_compiled_with_cuda", "AssertionError: Torch not compiled with CUDA enabled", &[], &[]),
     (
         "torch.no_driver",
