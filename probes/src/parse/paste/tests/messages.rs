@@ -226,6 +226,12 @@ const CASES: &[Case] = &[
         &[],
     ),
     (
+        "tf.gpu_ignored_min_cc",
+        "Ignoring gpu device (device: 0, name: GRID K520, pci bus id: 0000:00:03.0) with Cuda compute capability 3.0. The minimum required Cuda capability is 3.5.",
+        &[("index", "0"), ("gpu", "GRID K520"), ("bus_id", "0000:00:03.0"), ("cc", "3.0"), ("min_cc", "3.5")],
+        &[],
+    ),
+    (
         "tf.no_kernel_binaries",
         "W0000 00:00:1764044088.195750   20660 gpu_device.cc:2431] TensorFlow was not built with CUDA kernel binaries compatible with compute capability 12.0. CUDA kernels will be jit-compiled from PTX, which could take 30 minutes or longer.",
         &[("cc", "12.0")],
