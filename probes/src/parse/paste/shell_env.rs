@@ -116,8 +116,9 @@ fn is_name(name: &str) -> bool {
 /// `CUDA_HOME=/usr/local/cuda` (env), `export CUDA_HOME="/usr/local/cuda"`, `declare -x …`, the
 /// assignment in front of a command (`CUDA_VISIBLE_DEVICES=1 python train.py`), or an `export` quoted
 /// inside a sentence (`removing "export CUDA_VISIBLE_DEVICES=2" from the script`): a relevant variable.
+/// Markdown code ticks or bold stars around the whole line (`**export CUDA_HOME=…**`) are not part of it.
 fn assignment(line: &str) -> Option<(&str, &str)> {
-    let line = line.trim_matches('`');
+    let line = line.trim_matches(['`', '*']);
     let rest = match line.strip_prefix("declare -x ") {
         Some(rest) => rest,
         None => match line.find("export ") {

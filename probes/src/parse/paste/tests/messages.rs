@@ -59,6 +59,24 @@ const CASES: &[Case] = &[
     ),
     ("cuda.invalid_device_ordinal", "RuntimeError: CUDA error: invalid device ordinal", &[], &[]),
     ("cuda.invalid_kernel_image", "Status: device kernel image is invalid", &[], &[]),
+    (
+        "nvrtc.invalid_gpu_architecture",
+        "RuntimeError: nvrtc: error: invalid value for --gpu-architecture (-arch)",
+        &[],
+        &[],
+    ),
+    (
+        "nvcc.unsupported_gpu_architecture",
+        "nvcc fatal   : Unsupported gpu architecture 'compute_61'",
+        &[("arch", "compute_61")],
+        &[],
+    ),
+    (
+        "nvcc.unsupported_gpu_architecture",
+        "     Value 'sm_75' is not defined for option 'gpu-architecture'",
+        &[("value", "sm_75")],
+        &[],
+    ),
     ("torch.not_compiled_with_cuda", "AssertionError: Torch not compiled with CUDA enabled", &[], &[]),
     (
         "torch.no_driver",
@@ -208,6 +226,12 @@ const CASES: &[Case] = &[
         &[],
     ),
     (
+        "tf.gpu_ignored_min_cc",
+        "Ignoring gpu device (device: 0, name: GRID K520, pci bus id: 0000:00:03.0) with Cuda compute capability 3.0. The minimum required Cuda capability is 3.5.",
+        &[("index", "0"), ("gpu", "GRID K520"), ("bus_id", "0000:00:03.0"), ("cc", "3.0"), ("min_cc", "3.5")],
+        &[],
+    ),
+    (
         "tf.no_kernel_binaries",
         "W0000 00:00:1764044088.195750   20660 gpu_device.cc:2431] TensorFlow was not built with CUDA kernel binaries compatible with compute capability 12.0. CUDA kernels will be jit-compiled from PTX, which could take 30 minutes or longer.",
         &[("cc", "12.0")],
@@ -240,6 +264,12 @@ const CASES: &[Case] = &[
     (
         "jax.cuda_jaxlib_missing",
         "WARNING:2025-05-01 14:20:42,754:jax._src.xla_bridge:969: An NVIDIA GPU may be present on this machine, but a CUDA-enabled jaxlib is not installed. Falling back to cpu.",
+        &[],
+        &[],
+    ),
+    (
+        "jax.cuda_platform_not_registered",
+        "[RuntimeError: Backend 'gpu' failed to initialize: NOT_FOUND: Could not find \nregistered platform with name: \"cuda\". Available platform names are: \nHost Interpreter]()",
         &[],
         &[],
     ),

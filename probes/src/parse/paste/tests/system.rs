@@ -336,6 +336,17 @@ fn export_lines_and_an_export_quoted_in_prose_are_read() {
 }
 
 #[test]
+fn an_export_line_in_markdown_bold_is_read() {
+    // open-mmlab/mmdetection#944: the ~/.bashrc lines pasted in bold; CUDA_HOME has `:$CUDA_HOME` appended.
+    let s = read(
+        "**export CUDA_HOME=/usr/local/cuda-10.0:$CUDA_HOME**\n\n**export PATH=/usr/local/cuda-10.0/bin:$PATH**\n",
+    );
+    assert_eq!(s.env.vars.get("CUDA_HOME").map(String::as_str), Some("/usr/local/cuda-10.0:$CUDA_HOME"));
+    assert_eq!(s.env.path, ["/usr/local/cuda-10.0/bin"]);
+    assert!(finding_ids(&s).contains(&"env.cuda_home_not_a_toolkit_root".to_owned()));
+}
+
+#[test]
 fn a_python_os_environ_assignment_is_a_variable() {
     // Grace9994/CoMoSVC#6, the whole report.
     let s = read(
