@@ -489,6 +489,10 @@ pub struct KnownMessage {
     /// The releases that print it, where upstream added or removed it; `None`: no such limit known.
     #[serde(default)]
     pub printed_by: Option<PrintedBy>,
+    /// The rules whose findings explain the line (`health.xid_error`), besides any finding of its
+    /// category. The `other` category gathers unrelated problems, so there only these explain it.
+    #[serde(default)]
+    pub explained_by: Vec<String>,
     /// Where the wording comes from: URL or `owner/repo:path`.
     pub source: String,
     /// Confidence.

@@ -27,11 +27,18 @@ fn printed_here(cx: &Ctx<'_>, known: &KnownMessage) -> bool {
     versions.is_empty() || versions.iter().any(|v| range.contains(v) != Some(false))
 }
 
-/// One finding per known message whose category no other finding covers, citing every line of it.
+/// Whether the finding `id` of `category` explains the known message: a rule the row names in
+/// `explained_by`, or any finding of its category outside the catch-all `other`, whose findings
+/// (a GPU's health, a companion package, NVLink) have nothing to do with each other's lines.
+fn explains(id: &str, category: Category, known: &KnownMessage) -> bool {
+    known.explained_by.iter().any(|rule| rule == id) || (category == known.category && category != Category::Other)
+}
+
+/// One finding per known message no other finding explains, citing every line of it.
 pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
-    let covered: Vec<Category> = out.iter().map(|f| f.category).collect();
+    let explaining: Vec<(String, Category)> = out.iter().map(|f| (f.id.clone(), f.category)).collect();
     for known in &cx.kb.errors.message {
-        if covered.contains(&known.category) || !printed_here(cx, known) {
+        if explaining.iter().any(|(id, category)| explains(id, *category, known)) || !printed_here(cx, known) {
             continue;
         }
         let lines: Vec<String> =
@@ -56,7 +63,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     }
 }
 
-/// Adds to each finding, as evidence, the pasted error lines of its category (at most three), so a
+/// Adds to each finding, as evidence, the pasted error lines it explains (at most three), so a
 /// finding drawn from facts also shows the symptom the user saw.
 pub(super) fn cite(cx: &Ctx<'_>, out: &mut [Finding]) {
     for f in out.iter_mut().filter(|f| !f.id.starts_with("observed.")) {
@@ -64,7 +71,11 @@ pub(super) fn cite(cx: &Ctx<'_>, out: &mut [Finding]) {
             cx.s.messages
                 .iter()
                 .filter(|m| {
-                    cx.kb.errors.message.iter().any(|k| k.id == m.id && k.category == f.category && printed_here(cx, k))
+                    cx.kb
+                        .errors
+                        .message
+                        .iter()
+                        .any(|k| k.id == m.id && explains(&f.id, f.category, k) && printed_here(cx, k))
                 })
                 .map(|m| format!("pasted line: {}", m.line))
                 .take(3);

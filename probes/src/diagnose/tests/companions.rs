@@ -97,3 +97,24 @@ fn numpy2_beside_a_numpy1_build_plans_numpy_below_2() {
     let jax = rig().framework("jaxlib", "0.4.25", None).companion("numpy", "2.0.0");
     assert_eq!(companion_ids(&jax), [NUMPY2]);
 }
+
+/// The `other` category gathers unrelated problems: a companion finding cites only the lines its
+/// rule explains (`explained_by` in errors.toml), and an unrelated pasted line of that category keeps
+/// its own finding instead of being taken as explained.
+#[test]
+fn a_companion_finding_cites_its_own_lines_and_not_another_other_line() {
+    let line =
+        |id: &str, text: &str| crate::ObservedMessage { id: id.into(), line: text.into(), values: Default::default() };
+    let mut m = rig().torch("2.5.1+cu124").companion("torchvision", "0.19.1+cu124");
+    m.0.messages.push(line("torchvision.operator_missing", "RuntimeError: operator torchvision::nms does not exist"));
+    m.0.messages.push(line(
+        "cuda.out_of_memory",
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 23.65 GiB",
+    ));
+    let f = m.finding(TORCH);
+    let cited: Vec<&String> = f.evidence.iter().filter(|e| e.starts_with("pasted line: ")).collect();
+    assert_eq!(cited, ["pasted line: RuntimeError: operator torchvision::nms does not exist"], "{:?}", f.evidence);
+    let ids = m.ids();
+    assert!(ids.contains(&"observed.cuda.out_of_memory".to_owned()), "the memory error is not explained: {ids:?}");
+    assert!(!ids.contains(&"observed.torchvision.operator_missing".to_owned()), "{ids:?}");
+}

@@ -138,6 +138,39 @@ fn compute_modes() {
     assert_eq!(mode("Prohibited").changes("health.compute_mode_prohibited")[1], smi(&["-c", "DEFAULT"]));
 }
 
+/// The rules errors.toml names in `explained_by` explain their lines: a pasted "busy or unavailable"
+/// beside an exclusive compute mode is the compute-mode finding's evidence, not a finding of its own.
+#[test]
+fn a_busy_device_line_beside_an_exclusive_compute_mode_is_that_findings_evidence() {
+    let mut m =
+        Machine::linux().gpu("NVIDIA A10", "8.6").gpu_with(|g| g.compute_mode = Some("Exclusive_Process".into()));
+    m.0.messages.push(crate::ObservedMessage {
+        id: "cuda.devices_unavailable".into(),
+        line: "CUDA error: all CUDA-capable devices are busy or unavailable".into(),
+        values: Default::default(),
+    });
+    assert_eq!(m.ids(), ["health.compute_mode_exclusive"]);
+    let f = m.finding("health.compute_mode_exclusive");
+    assert!(f.evidence.iter().any(|e| e.contains("busy or unavailable")), "{:?}", f.evidence);
+}
+
+/// Every rule a row of errors.toml names in `explained_by` exists.
+#[test]
+fn every_explaining_rule_named_in_the_catalogue_exists() {
+    let rules: Vec<&str> = crate::diagnose::rules().map(|r| r.id).collect();
+    let kb = crate::compat::Kb::get().unwrap();
+    let named: Vec<(&str, &str)> = kb
+        .errors
+        .message
+        .iter()
+        .flat_map(|k| k.explained_by.iter().map(move |r| (k.id.as_str(), r.as_str())))
+        .collect();
+    assert!(named.len() >= 4, "{named:?}");
+    for (row, rule) in named {
+        assert!(rules.contains(&rule), "{row} names {rule}, which is no rule");
+    }
+}
+
 #[test]
 fn a_power_cap_below_the_default_warns_past_one_percent() {
     let capped = |default: u32| a10(move |h| h.power_limit_default_mw = Some(default));
