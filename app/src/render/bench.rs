@@ -185,7 +185,7 @@ pub struct P2pTable {
 /// and off), then the lines under them (the all-to-all total, each judged pair's verdict).
 pub fn p2p_tables(run: &BenchRun) -> Option<(Vec<P2pTable>, Vec<String>)> {
     use gpu_doctor_kernels::p2p::P2pMode;
-    let m = run.tests.iter().filter(|t| t.test == TestKind::P2p).find_map(|t| t.result.as_ref()?.p2p.as_ref())?;
+    let m = run.p2p()?;
     if m.pairs.is_empty() {
         return None;
     }

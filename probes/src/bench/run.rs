@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::p2p::P2pMatrix;
 use super::plan::{BenchPlan, Precision, TestKind};
 use super::protocol::{BenchEvent, Check, DeviceInfo, Failure, Metric, Point, TestResult, Unit};
 use super::record::{RunRecord, TelemetryPoint, WorkerOutcome};
@@ -200,6 +201,11 @@ impl BenchRun {
     /// Whether every requested test ran and passed its checks (exit code 0 of `bench`).
     pub fn all_ran(&self) -> bool {
         self.tests.iter().all(|t| t.status == TestStatus::Passed)
+    }
+
+    /// The GPU-to-GPU matrix of the run's p2p test, where it measured one (pairs judged).
+    pub fn p2p(&self) -> Option<&P2pMatrix> {
+        self.tests.iter().filter(|t| t.test == TestKind::P2p).find_map(|t| t.result.as_ref()?.p2p.as_ref())
     }
 
     /// The judged measurement of a metric, if any test produced it.

@@ -313,7 +313,7 @@ pub fn bench_findings(run: &BenchRun) -> Vec<Finding> {
 
 /// The pairs of the GPU-to-GPU matrix judged LOW, one line of evidence each.
 fn p2p_finding(run: &BenchRun) -> Option<Finding> {
-    let matrix = run.tests.iter().filter(|t| t.test == TestKind::P2p).find_map(|t| t.result.as_ref()?.p2p.as_ref())?;
+    let matrix = run.p2p()?;
     let low: Vec<String> = matrix
         .pairs
         .iter()
