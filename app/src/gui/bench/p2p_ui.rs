@@ -143,7 +143,7 @@ pub fn verdict_mark(v: Verdict) -> Option<&'static str> {
 
 /// A GPU's name in the map's headings: `0 · NVIDIA H100 80GB HBM3 (0000:18:00.0)`.
 fn gpu_words(m: &P2pMatrix, ordinal: u32) -> String {
-    let Some(g) = m.gpus.iter().find(|g| g.ordinal == ordinal) else { return format!("CUDA device {ordinal}") };
+    let Some(g) = m.gpu(ordinal) else { return format!("CUDA device {ordinal}") };
     let mut text = format!("CUDA device {ordinal}: {}", g.name.as_deref().unwrap_or("unnamed GPU"));
     if let Some(bus) = &g.pci_bus_id {
         text.push_str(&format!(" ({bus})"));
