@@ -503,6 +503,18 @@ mod tests {
         assert!(quick.time_limit() < full.time_limit());
     }
 
+    type Change = Box<dyn Fn(&mut BenchPlan)>;
+
+    /// Each change makes `plan`, valid as it is, invalid.
+    fn assert_each_rejected(plan: &BenchPlan, cases: Vec<(&str, Change)>) {
+        plan.validate().unwrap();
+        for (what, change) in cases {
+            let mut p = plan.clone();
+            change(&mut p);
+            assert!(p.validate().is_err(), "{what} should be rejected");
+        }
+    }
+
     #[test]
     fn json_round_trip_and_validation() {
         let plan = BenchPlan::preset(1, vec![TestKind::H2d, TestKind::Cpu], true);
@@ -515,7 +527,6 @@ mod tests {
         bad.protocol = 99;
         assert!(matches!(bad.validate(), Err(PlanError::Version { found: 99, .. })));
 
-        type Change = Box<dyn Fn(&mut BenchPlan)>;
         let cases: Vec<(&str, Change)> = vec![
             ("no tests", Box::new(|p| p.tests.clear())),
             ("duplicate", Box::new(|p| p.tests.push(TestKind::H2d))),
@@ -532,11 +543,7 @@ mod tests {
             ("no repetitions", Box::new(|p| p.repetitions = 0)),
             ("d2d odd", Box::new(|p| p.d2d_bytes = 3 * MIB)),
         ];
-        for (what, change) in cases {
-            let mut p = plan.clone();
-            change(&mut p);
-            assert!(p.validate().is_err(), "{what} should be rejected");
-        }
+        assert_each_rejected(&plan, cases);
     }
 
     #[test]
@@ -554,7 +561,6 @@ mod tests {
         named.validate().unwrap();
         assert_eq!(BenchPlan::from_json(&serde_json::to_string(&named).unwrap()).unwrap(), named);
 
-        type Change = Box<dyn Fn(&mut BenchPlan)>;
         let cases: Vec<(&str, Change)> = vec![
             ("p2p size odd", Box::new(|p| p.p2p_bytes = 3 * MIB)),
             ("p2p size too small", Box::new(|p| p.p2p_bytes = 64 * KIB)),
@@ -565,11 +571,7 @@ mod tests {
             ("not a bus id", Box::new(|p| p.p2p_gpus = vec!["0000:18:00.0".into(), "GPU 1".into()])),
             ("the same GPU twice", Box::new(|p| p.p2p_gpus = vec!["0000:18:00.0".into(), "00000000:18:00.0".into()])),
         ];
-        for (what, change) in cases {
-            let mut p = plan.clone();
-            change(&mut p);
-            assert!(p.validate().is_err(), "{what} should be rejected");
-        }
+        assert_each_rejected(&plan, cases);
     }
 
     /// A plan written before the GPU-to-GPU test existed still reads, with its defaults.
