@@ -239,6 +239,7 @@ fn findings_come_errors_first() {
 /// of those constants must change the rule's text too.
 #[test]
 fn the_rule_texts_name_the_judging_constants() {
+    use crate::bench::p2p::{PEER_NORMAL_SHARE, STAGED_NORMAL_SHARE};
     use crate::bench::throttle::CLOCK_DROP_FINDING_PCT;
     use crate::bench::verdict::*;
     let trigger = |id: &str| rules().find(|r| r.id == id).unwrap().trigger;
@@ -258,6 +259,7 @@ fn the_rule_texts_name_the_judging_constants() {
         ("bench.memtest.allocation_below_free", vec![pct(ALLOC_NORMAL_SHARE)]),
         ("bench.above_theory", vec![pct(ABOVE_THEORY_FACTOR)]),
         ("bench.sustained.clocks_fell", vec![format!("{CLOCK_DROP_FINDING_PCT:.0} %")]),
+        ("bench.peer_copy.below_expected", vec![pct(PEER_NORMAL_SHARE), pct(STAGED_NORMAL_SHARE)]),
     ];
     for (id, needles) in cases {
         for needle in needles {
