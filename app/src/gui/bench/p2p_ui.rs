@@ -91,7 +91,7 @@ impl Scale {
             .pairs
             .iter()
             .flat_map(|p| P2pMode::ALL.into_iter().filter_map(move |mode| metric.of(p, mode)))
-            .fold(None, |acc: Option<f64>, v| Some(acc.map_or(v, |a| a.max(v))))?;
+            .reduce(f64::max)?;
         (max > 0.0).then_some(Self { max, higher_is_better: metric == P2pMetric::Bandwidth })
     }
 
