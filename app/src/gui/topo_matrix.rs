@@ -291,7 +291,7 @@ fn cell_ui(ui: &mut Ui, t: &Topology, a: u32, b: u32, dark: bool) {
         None => {
             (Color32::TRANSPARENT, Stroke::new(1.0, ui.visuals().weak_text_color()), ui.visuals().weak_text_color())
         }
-        Some(c) if blocked => (c.fill(dark), Stroke::new(2.0, bad), c.color(dark)),
+        Some(c) if blocked => (c.fill(dark), Stroke::new(2.0, bad), bad),
         Some(c) => (c.fill(dark), Stroke::new(1.0, c.color(dark)), c.color(dark)),
     };
     let response = egui::Frame::new()
@@ -300,10 +300,7 @@ fn cell_ui(ui: &mut Ui, t: &Topology, a: u32, b: u32, dark: bool) {
         .corner_radius(3.0)
         .show(ui, |ui| {
             let size = egui::vec2(CELL[0] - 2.0 * stroke.width, CELL[1] - 2.0 * stroke.width);
-            let mut job = RichText::new(text).monospace().strong().color(color);
-            if blocked {
-                job = job.color(bad);
-            }
+            let job = RichText::new(text).monospace().strong().color(color);
             ui.add_sized(size, egui::Label::new(job).selectable(false))
         })
         .inner;
