@@ -439,6 +439,13 @@ fn the_telemetry_page_lists_the_processes_by_gpu_memory() {
     let top = |label: &str| h.get_by_label(label).rect().top();
     let (big, small, gone) = (top("4242"), top("2211"), top("8123"));
     assert!(big < small && small < gone, "rows out of order: {big} {small} {gone}");
+    // Numbers line up on the right edge of their heading, words on the left.
+    let (pid, user) = (h.get_by_label("PID").rect(), h.get_by_label("USER").rect());
+    assert!((h.get_by_label("4242").rect().right() - pid.right()).abs() < 0.5, "PID not right-aligned");
+    assert!(
+        (h.get_all_by_label("ada").next().unwrap().rect().left() - user.left()).abs() < 0.5,
+        "USER not left-aligned"
+    );
     h.get_by_label("python3 train.py --batch 64");
     h.get_by_label("3.03 GiB (13 %)");
     assert_eq!(h.get_all_by_label("C").count(), 2, "the two compute processes");

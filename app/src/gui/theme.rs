@@ -30,8 +30,13 @@ impl Tone {
 
     /// The colour for text and strokes, readable on the current theme's background.
     pub fn color(self, ui: &Ui) -> Color32 {
-        let dark = ui.visuals().dark_mode;
-        match (self, dark) {
+        self.palette(ui.visuals().dark_mode).unwrap_or_else(|| ui.visuals().weak_text_color())
+    }
+
+    /// The palette's colour on a dark or a light background; `None` for `Muted`, which is the
+    /// theme's weak text colour.
+    pub fn palette(self, dark: bool) -> Option<Color32> {
+        Some(match (self, dark) {
             (Tone::Good, true) => Color32::from_rgb(0x5f, 0xd0, 0x7a),
             (Tone::Good, false) => Color32::from_rgb(0x1a, 0x7f, 0x37),
             (Tone::Warn, true) => Color32::from_rgb(0xf0, 0xb4, 0x29),
@@ -40,8 +45,8 @@ impl Tone {
             (Tone::Bad, false) => Color32::from_rgb(0xc6, 0x28, 0x28),
             (Tone::Info, true) => Color32::from_rgb(0x6c, 0xb6, 0xff),
             (Tone::Info, false) => Color32::from_rgb(0x0b, 0x5c, 0xad),
-            (Tone::Muted, _) => ui.visuals().weak_text_color(),
-        }
+            (Tone::Muted, _) => return None,
+        })
     }
 
     /// A faint fill behind a banner or badge of this tone.

@@ -52,20 +52,18 @@ impl LinkClass {
         }
     }
 
-    /// Its colour for text and outlines, readable on the theme's background.
+    /// Its colour for text and outlines, readable on the theme's background: the theme's palette
+    /// (NVLink good, a switch info, a host bridge warn), a purple across sockets, grey when unknown.
     pub fn color(self, dark: bool) -> Color32 {
-        match (self, dark) {
-            (Self::Nvlink, true) => Color32::from_rgb(0x5f, 0xd0, 0x7a),
-            (Self::Nvlink, false) => Color32::from_rgb(0x1a, 0x7f, 0x37),
-            (Self::Switch, true) => Color32::from_rgb(0x6c, 0xb6, 0xff),
-            (Self::Switch, false) => Color32::from_rgb(0x0b, 0x5c, 0xad),
-            (Self::HostBridge, true) => Color32::from_rgb(0xf0, 0xb4, 0x29),
-            (Self::HostBridge, false) => Color32::from_rgb(0x9a, 0x67, 0x00),
-            (Self::AcrossSockets, true) => Color32::from_rgb(0xc9, 0x9b, 0xff),
-            (Self::AcrossSockets, false) => Color32::from_rgb(0x6a, 0x3d, 0xb8),
-            (Self::Unknown, true) => Color32::from_gray(0xa0),
-            (Self::Unknown, false) => Color32::from_gray(0x60),
-        }
+        let tone = match self {
+            Self::Nvlink => Tone::Good,
+            Self::Switch => Tone::Info,
+            Self::HostBridge => Tone::Warn,
+            Self::AcrossSockets if dark => return Color32::from_rgb(0xc9, 0x9b, 0xff),
+            Self::AcrossSockets => return Color32::from_rgb(0x6a, 0x3d, 0xb8),
+            Self::Unknown => Tone::Muted,
+        };
+        tone.palette(dark).unwrap_or_else(|| Color32::from_gray(if dark { 0xa0 } else { 0x60 }))
     }
 
     /// The cell's fill: the colour, faint.
@@ -293,7 +291,7 @@ fn cell_ui(ui: &mut Ui, t: &Topology, a: u32, b: u32, dark: bool) {
         None => {
             (Color32::TRANSPARENT, Stroke::new(1.0, ui.visuals().weak_text_color()), ui.visuals().weak_text_color())
         }
-        Some(c) if blocked => (c.fill(dark), Stroke::new(2.0, bad), c.color(dark)),
+        Some(c) if blocked => (c.fill(dark), Stroke::new(2.0, bad), bad),
         Some(c) => (c.fill(dark), Stroke::new(1.0, c.color(dark)), c.color(dark)),
     };
     let response = egui::Frame::new()
@@ -302,10 +300,7 @@ fn cell_ui(ui: &mut Ui, t: &Topology, a: u32, b: u32, dark: bool) {
         .corner_radius(3.0)
         .show(ui, |ui| {
             let size = egui::vec2(CELL[0] - 2.0 * stroke.width, CELL[1] - 2.0 * stroke.width);
-            let mut job = RichText::new(text).monospace().strong().color(color);
-            if blocked {
-                job = job.color(bad);
-            }
+            let job = RichText::new(text).monospace().strong().color(color);
             ui.add_sized(size, egui::Label::new(job).selectable(false))
         })
         .inner;

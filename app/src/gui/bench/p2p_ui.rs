@@ -91,7 +91,7 @@ impl Scale {
             .pairs
             .iter()
             .flat_map(|p| P2pMode::ALL.into_iter().filter_map(move |mode| metric.of(p, mode)))
-            .fold(None, |acc: Option<f64>, v| Some(acc.map_or(v, |a| a.max(v))))?;
+            .reduce(f64::max)?;
         (max > 0.0).then_some(Self { max, higher_is_better: metric == P2pMetric::Bandwidth })
     }
 
@@ -125,11 +125,6 @@ pub fn text_on(fill: Color32) -> Color32 {
     if luma > 140.0 { Color32::BLACK } else { Color32::WHITE }
 }
 
-/// A cell's number: three significant digits or so (`389`, `12.5`, `2.31`).
-pub fn cell_value(v: f64) -> String {
-    format::value(v)
-}
-
 /// The short mark of a verdict worth seeing in a cell (`LOW`, `FAILED`, `ABOVE?`); `None` for a
 /// normal pair or one without a reference.
 pub fn verdict_mark(v: Verdict) -> Option<&'static str> {
@@ -152,7 +147,7 @@ fn gpu_words(m: &P2pMatrix, ordinal: u32) -> String {
 }
 
 fn stats_text(s: &Stats, unit: &str) -> String {
-    format!("{} {unit} (median of {}; {}–{})", cell_value(s.median), s.n, cell_value(s.min), cell_value(s.max))
+    format!("{} {unit} (median of {}; {}–{})", format::value(s.median), s.n, format::value(s.min), format::value(s.max))
 }
 
 /// A pair's hover text: both GPUs, every mode's numbers (or why it was not measured), whether peer
@@ -281,7 +276,7 @@ fn cell_ui(ui: &mut Ui, m: &P2pMatrix, src: u32, dst: u32, view: P2pView, scale:
     let outline = mark.and(verdict).map(|v| Stroke::new(2.5, verdict_tone(v).color(ui)));
     let text = match (src == dst, value) {
         (true, _) => "—".to_owned(),
-        (false, Some(v)) => cell_value(v),
+        (false, Some(v)) => format::value(v),
         (false, None) => "n/a".to_owned(),
     };
     let inset = outline.map_or(0.0, |o| o.width + OUTLINE_GAP);
@@ -316,7 +311,7 @@ fn cell_ui(ui: &mut Ui, m: &P2pMatrix, src: u32, dst: u32, view: P2pView, scale:
 fn legend_ui(ui: &mut Ui, scale: Scale, metric: P2pMetric) {
     ui.horizontal(|ui| {
         let (worst, best) = if scale.higher_is_better { (0.0, scale.max) } else { (scale.max, 0.0) };
-        ui.label(RichText::new(format!("{} {}", cell_value(worst), metric.unit())).small());
+        ui.label(RichText::new(format!("{} {}", format::value(worst), metric.unit())).small());
         let (rect, _) = ui.allocate_exact_size(egui::vec2(180.0, 12.0), egui::Sense::hover());
         #[allow(clippy::cast_precision_loss)]
         let step = rect.width() / LEGEND_STEPS as f32;
@@ -327,7 +322,7 @@ fn legend_ui(ui: &mut Ui, scale: Scale, metric: P2pMetric) {
             #[allow(clippy::cast_precision_loss)]
             ui.painter().rect_filled(r, 0.0, ramp(i as f32 / (LEGEND_STEPS - 1) as f32));
         }
-        ui.label(RichText::new(format!("{} {}", cell_value(best), metric.unit())).small());
+        ui.label(RichText::new(format!("{} {}", format::value(best), metric.unit())).small());
         ui.label(toned(ui, Tone::Muted, "(brighter is better)").small());
     });
 }
@@ -337,7 +332,7 @@ fn side_ui(ui: &mut Ui, m: &P2pMatrix) {
     ui.label(RichText::new("All-to-all, host-staged").strong());
     match &m.staged_all_to_all_gbps {
         Some(s) => {
-            ui.label(RichText::new(format!("{} GB/s", cell_value(s.median))).size(20.0).strong())
+            ui.label(RichText::new(format!("{} GB/s", format::value(s.median))).size(20.0).strong())
                 .on_hover_text(stats_text(s, "GB/s"));
             ui.label(toned(ui, Tone::Muted, "every GPU sending to every other at once, summed"));
         }
@@ -454,9 +449,9 @@ mod tests {
 
     #[test]
     fn cells_and_hover_say_the_numbers_and_the_verdict() {
-        assert_eq!(cell_value(372.4), "372");
-        assert_eq!(cell_value(21.5), "21.5");
-        assert_eq!(cell_value(2.25), "2.25");
+        assert_eq!(format::value(372.4), "372");
+        assert_eq!(format::value(21.5), "21.5");
+        assert_eq!(format::value(2.25), "2.25");
         assert_eq!(verdict_mark(Verdict::Low), Some("LOW"));
         assert_eq!(verdict_mark(Verdict::Normal), None);
         assert_eq!(verdict_mark(Verdict::NoReference), None);

@@ -248,25 +248,14 @@ fn processes_ui(ui: &mut Ui, gpu: &Gpu, feed: &TelemetryFeed) {
             ui,
             |ui| {
                 for (i, heading) in HEADINGS.into_iter().enumerate() {
-                    let text = toned(ui, Tone::Muted, heading).small().strong();
-                    if NUMERIC.contains(&i) {
-                        ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| ui.label(text));
-                    } else {
-                        ui.label(text);
-                    }
+                    column_ui(ui, i, toned(ui, Tone::Muted, heading).small().strong());
                 }
                 ui.end_row();
                 for p in &list.processes {
                     let cells = procs::cells(p, gpu.memory_total_bytes);
                     let [values @ .., last] = &cells;
                     for (i, cell) in values.iter().enumerate() {
-                        let text = RichText::new(cell).monospace();
-                        if NUMERIC.contains(&i) {
-                            // Numbers line up on their right edge, as in nvitop.
-                            ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| ui.label(text));
-                        } else {
-                            ui.label(text);
-                        }
+                        column_ui(ui, i, RichText::new(cell).monospace());
                     }
                     command_ui(ui, last, p.unreadable.as_deref());
                     ui.end_row();
@@ -276,6 +265,15 @@ fn processes_ui(ui: &mut Ui, gpu: &Gpu, feed: &TelemetryFeed) {
     }
     for note in &list.notes {
         ui.label(toned(ui, Tone::Muted, note));
+    }
+}
+
+/// Column `i`'s heading or cell: numbers line up on their right edge, as in nvitop.
+fn column_ui(ui: &mut Ui, i: usize, text: RichText) {
+    if NUMERIC.contains(&i) {
+        ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| ui.label(text));
+    } else {
+        ui.label(text);
     }
 }
 
