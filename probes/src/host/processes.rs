@@ -13,7 +13,7 @@
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use nvml_wrapper::enums::device::UsedGpuMemory;
@@ -251,6 +251,9 @@ pub struct ProcReader {
     pub passwd: PathBuf,
     /// Per pid: its CPU time at the last look.
     cpu: Mutex<BTreeMap<u32, CpuMark>>,
+    /// Whether this process sits in a child PID namespace, read at the first look: a process
+    /// never changes its PID namespace, so it is not read again every round for every GPU.
+    child_namespace: OnceLock<bool>,
 }
 
 /// A process's CPU ticks, when they were read, and the CPU use last worked out.
@@ -265,7 +268,7 @@ impl Default for ProcReader {
 impl ProcReader {
     /// A reader of `proc` and `passwd`.
     pub fn new(proc: PathBuf, passwd: PathBuf) -> Self {
-        Self { proc, passwd, cpu: Mutex::default() }
+        Self { proc, passwd, cpu: Mutex::default(), child_namespace: OnceLock::new() }
     }
 
     /// Fills the host-side fields of each process, as seen at `now`.
@@ -346,11 +349,13 @@ impl ProcReader {
     /// True when this process sits in a PID namespace below another (its `NSpid:` line has more
     /// than one pid), so NVML's host pids are not this `/proc`'s.
     fn in_child_pid_namespace(&self) -> bool {
-        read_small(&self.proc.join("self/status")).is_ok_and(|s| {
-            String::from_utf8_lossy(&s)
-                .lines()
-                .find_map(|l| l.strip_prefix("NSpid:"))
-                .is_some_and(|pids| pids.split_whitespace().count() > 1)
+        *self.child_namespace.get_or_init(|| {
+            read_small(&self.proc.join("self/status")).is_ok_and(|s| {
+                String::from_utf8_lossy(&s)
+                    .lines()
+                    .find_map(|l| l.strip_prefix("NSpid:"))
+                    .is_some_and(|pids| pids.split_whitespace().count() > 1)
+            })
         })
     }
 }
@@ -574,12 +579,14 @@ mod tests {
     fn inside_another_pid_namespace_no_pid_is_looked_up() {
         let tree = Tree::new();
         tree.file("self/status", b"Name:\tgpu-doctor\nNSpid:\t81234\t12\n").file("12/comm", b"bash\n");
-        let rows = describe(&tree.reader(), &[12], Instant::now());
+        let reader = tree.reader();
+        let rows = describe(&reader, &[12], Instant::now());
         assert_eq!(rows[0].name, None, "pid 12 here is not NVML's pid 12");
         assert!(rows[0].unreadable.as_deref().unwrap().contains("PID namespace"));
 
         tree.file("self/status", b"NSpid:\t81234\n");
         assert_eq!(describe(&tree.reader(), &[12], Instant::now())[0].name.as_deref(), Some("bash"));
+        assert_eq!(describe(&reader, &[12], Instant::now())[0].name, None, "read once: a process keeps its namespace");
     }
 
     #[test]
