@@ -122,12 +122,12 @@ fn nvidia_gpus(lines: &[String], facts: &Facts) -> HashSet<String> {
     let mut gpus: HashSet<String> = HashSet::new();
     for line in lines {
         let words: Vec<&str> = line.split_whitespace().collect();
+        let display = line.split_once(" class 0x").is_some_and(|(_, c)| c.starts_with("03"));
         for pair in words.windows(2) {
             let [first, second] = pair else { continue };
             let named = if matches!(*first, "nvidia" | "nouveau") {
                 second.strip_suffix(':')
             } else {
-                let display = line.split_once(" class 0x").is_some_and(|(_, c)| c.starts_with("03"));
                 (second.starts_with("[10de:") && display).then(|| first.strip_suffix(':')).flatten()
             };
             if let Some(bus) = named.and_then(PciBusId::sysfs_form) {

@@ -260,3 +260,23 @@ fn the_kernels_bandwidth_line_goes_to_its_gpus_link_only() {
     attach_boot_limits(&mut links, &[("0000:02:00.0".into(), limit(1)), ("0000:01:00.0".into(), limit(4))]);
     assert_eq!(links[0].boot_limit.as_ref().map(|b| b.width), Some(4));
 }
+
+/// The whole collection gives a GPU's link the kernel's bandwidth line about it that the health probe
+/// read from `dmesg`.
+#[test]
+fn collect_gives_the_gpus_link_the_kernels_bandwidth_line_from_dmesg() {
+    let mut f = desktop();
+    f.env.insert("PATH".into(), "/usr/bin".into());
+    f.files.insert("/usr/bin/dmesg".into(), String::new());
+    let log = "[    0.912345] pci 0000:01:00.0: 8.000 Gb/s available PCIe bandwidth, limited by 2.5 GT/s PCIe x4 link \
+               at 0000:00:01.0 (capable of 252.048 Gb/s with 16.0 GT/s PCIe x16 link)\n";
+    f.commands.push(crate::host::CommandRecord {
+        argv: vec!["/usr/bin/dmesg".into()],
+        output: Some(crate::host::CmdOutput { status: Some(0), stdout: log.into(), stderr: String::new() }),
+        error: None,
+    });
+    let snap = crate::probe::collect(&host(f), &crate::probe::Options::default());
+    let links = snap.links.value().expect("found");
+    let limit = links.iter().find(|l| l.bus_id == "0000:01:00.0").and_then(|l| l.boot_limit.as_ref());
+    assert_eq!(limit.map(|b| (b.at.as_str(), b.width, b.capable_width)), Some(("0000:00:01.0", 4, 16)), "{links:?}");
+}

@@ -87,6 +87,25 @@ fn the_kernels_bandwidth_line_of_a_gpu_on_one_lane_is_the_narrow_slot_finding() 
 }
 
 #[test]
+fn a_bandwidth_line_beside_lspci_goes_to_the_link_lspci_gave() {
+    // The same GPU's lspci -vv block (Gen1 x16 of Gen4 x16) and its kernel line at enumeration (x4 of x16):
+    // one link, its values lspci's, the kernel's limit on it.
+    let text = format!(
+        "{LSPCI_LINK}\npci 0000:62:00.0: 31.504 Gb/s available PCIe bandwidth, limited by 16.0 GT/s PCIe x4 link at \
+         0000:60:01.1 (capable of 252.048 Gb/s with 16.0 GT/s PCIe x16 link)\n"
+    );
+    let s = read(&text);
+    let links = s.links.value().unwrap();
+    assert_eq!(links.len(), 1, "{links:?}");
+    let l = &links[0];
+    assert_eq!((l.bus_id.as_str(), l.values_from.as_str()), ("0000:62:00.0", "lspci -vv"));
+    assert_eq!((l.gen_current, l.width_current, l.gen_max, l.width_max), (Some(1), Some(16), Some(4), Some(16)));
+    let b = l.boot_limit.as_ref().expect("the kernel's line on lspci's link");
+    assert_eq!((b.at.as_str(), b.width, b.capable_width), ("0000:60:01.1", 4, 16));
+    assert_eq!(finding_ids(&s), ["link.narrow_slot"]);
+}
+
+#[test]
 fn a_bandwidth_line_limited_only_in_speed_is_the_idle_note_and_another_devices_line_is_not_read() {
     // GPUs may train at 2.5 GT/s until used: x16 of x16 says nothing is missing.
     let s = read(KERNEL_BANDWIDTH_X16);
