@@ -117,6 +117,17 @@ pub struct HostLink {
     pub boot_limit: Option<BootLinkLimit>,
 }
 
+impl HostLink {
+    /// Gives the link the kernel's line about it. Fewer lanes at enumeration than the card has are
+    /// not power saving, so such a line drops the idle note (`link.narrow_slot` says what they are).
+    pub fn set_boot_limit(&mut self, limit: BootLinkLimit) {
+        if limit.width < limit.capable_width {
+            self.idle_note = None;
+        }
+        self.boot_limit = Some(limit);
+    }
+}
+
 /// The Linux kernel's line at enumeration (`pci 0000:01:00.0: 4.000 Gb/s available PCIe bandwidth,
 /// limited by 5.0 GT/s PCIe x1 link at 0000:00:1c.4 (capable of 126.016 Gb/s with 8.0 GT/s PCIe x16
 /// link)`): the slowest link between the GPU and the root port, against what the GPU itself can run.

@@ -73,16 +73,12 @@ fn read_boot_limits(lines: &[String], facts: &mut Facts) {
         facts.saw(i, FORMAT);
         facts.os.get_or_insert(OsFamily::Linux);
         if let Some(l) = facts.links.iter_mut().find(|l| l.bus_id == bus_id) {
-            l.boot_limit = Some(limit);
+            l.set_boot_limit(limit);
         } else if facts.links.len() < MAX_LIST {
             let cap = (limit.capable_generation, Some(limit.capable_width));
             let now = (limit.generation, Some(limit.width));
             let mut l = super::lspci::link(bus_id, cap, now, (BOOT_FROM, "the kernel's \"capable of\" link"));
-            // Fewer lanes at enumeration are not power saving: the finding says what they are.
-            if limit.width < limit.capable_width {
-                l.idle_note = None;
-            }
-            l.boot_limit = Some(limit);
+            l.set_boot_limit(limit);
             facts.links.push(l);
         }
     }

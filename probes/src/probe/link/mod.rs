@@ -26,7 +26,9 @@ pub const IDLE_NOTE: &str = "the link runs below its maximum now; GPUs lower the
 /// the health probe read them from the kernel log); a GPU the log says nothing about keeps none.
 pub fn attach_boot_limits(links: &mut [HostLink], boot_limits: &[(String, BootLinkLimit)]) {
     for l in links {
-        l.boot_limit = boot_limits.iter().find(|(bus, _)| *bus == l.bus_id).map(|(_, limit)| limit.clone());
+        if let Some((_, limit)) = boot_limits.iter().find(|(bus, _)| *bus == l.bus_id) {
+            l.set_boot_limit(limit.clone());
+        }
     }
 }
 

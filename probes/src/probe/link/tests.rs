@@ -257,8 +257,12 @@ fn the_kernels_bandwidth_line_goes_to_its_gpus_link_only() {
     };
     attach_boot_limits(&mut links, &[("0000:02:00.0".into(), limit(1))]);
     assert_eq!(links[0].boot_limit, None, "another device's line");
+    assert_eq!(links[0].idle_note.as_deref(), Some(IDLE_NOTE), "Gen1 x16 of Gen4 x16 now");
+    attach_boot_limits(&mut links, &[("0000:01:00.0".into(), limit(16))]);
+    assert_eq!(links[0].idle_note.as_deref(), Some(IDLE_NOTE), "a speed-only limit keeps the idle note");
     attach_boot_limits(&mut links, &[("0000:02:00.0".into(), limit(1)), ("0000:01:00.0".into(), limit(4))]);
     assert_eq!(links[0].boot_limit.as_ref().map(|b| b.width), Some(4));
+    assert_eq!(links[0].idle_note, None, "fewer lanes at enumeration are not power saving");
 }
 
 /// The whole collection gives a GPU's link the kernel's bandwidth line about it that the health probe

@@ -102,6 +102,7 @@ fn a_bandwidth_line_beside_lspci_goes_to_the_link_lspci_gave() {
     assert_eq!((l.gen_current, l.width_current, l.gen_max, l.width_max), (Some(1), Some(16), Some(4), Some(16)));
     let b = l.boot_limit.as_ref().expect("the kernel's line on lspci's link");
     assert_eq!((b.at.as_str(), b.width, b.capable_width), ("0000:60:01.1", 4, 16));
+    assert_eq!(l.idle_note, None, "fewer lanes at enumeration are not power saving, whoever made the link");
     assert_eq!(finding_ids(&s), ["link.narrow_slot"]);
 }
 
