@@ -103,3 +103,27 @@ fn a_cancelled_run_shows_as_cancelled_and_is_not_saved() {
     assert!(page.history.is_empty() && !dir.path().join("runs").exists(), "not saved");
     assert_eq!(page.latest_run(), None);
 }
+
+/// The shown run's GPU-to-GPU result is drawn as the heat map under its results, and a run without
+/// one draws none.
+#[test]
+fn a_shown_run_with_a_p2p_result_draws_its_heat_map() {
+    use egui_kittest::Harness;
+    use egui_kittest::kittest::Queryable;
+
+    let results = |run: BenchRun| {
+        let page = BenchPage { last: Some(Saved::new(run)), state: RunState::Finished, ..BenchPage::default() };
+        let mut h = Harness::builder()
+            .with_size([1000.0, 900.0])
+            .with_context_setup(crate::gui::theme::install_fonts)
+            .build_ui_state(move |ui, view: &mut P2pView| page.results_ui(ui, view), P2pView::default());
+        h.run_steps(2);
+        h
+    };
+    let h = results(crate::render::bench::tests::p2p_run());
+    h.get_by_label("GPU-to-GPU copies");
+    h.get_by_label("390");
+    let mut cpu = crate::render::bench::tests::p2p_run();
+    cpu.tests.clear();
+    assert!(results(cpu).query_by_label("GPU-to-GPU copies").is_none());
+}
