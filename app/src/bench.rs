@@ -7,12 +7,13 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use clap::Args;
-use gpu_doctor_kernels::protocol::BenchEvent;
-use gpu_doctor_kernels::{BenchPlan, BenchRun, TestKind};
+use gpu_doctor_model::bench::plan::{BenchPlan, TestKind};
+use gpu_doctor_model::bench::protocol::BenchEvent;
+use gpu_doctor_model::bench::run::BenchRun;
 use gpu_doctor_probes::host::Host;
 use gpu_doctor_probes::probe;
 
-use crate::cli::{ColorWhen, ProbeArgs};
+use crate::cli::args::{ColorWhen, ProbeArgs};
 use crate::exit;
 use crate::ops::bench::{Measure, measure, to_json};
 use crate::render::bench::table;
@@ -138,7 +139,7 @@ pub fn bench(host: &dyn Host, args: &BenchArgs, this_machine: bool, quiet: bool,
 fn run(host: &dyn Host, args: &BenchArgs, plan: &BenchPlan, mut progress: Option<Progress>) -> Result<BenchRun> {
     let needs_gpu = !plan.gpu_tests().is_empty();
     // This machine, probed as `check` probes it without options.
-    let snapshot = needs_gpu.then(|| probe::collect(host, &crate::options(&ProbeArgs::default(), None)));
+    let snapshot = needs_gpu.then(|| probe::collect(host, &crate::ops::options(&ProbeArgs::default(), None)));
     let how = Measure { timeout: args.timeout.map(Duration::from_secs), ..Measure::default() };
     let run = measure(snapshot.as_ref(), plan, how, &mut |e| {
         if let Some(progress) = progress.as_mut() {
@@ -158,7 +159,7 @@ fn run(host: &dyn Host, args: &BenchArgs, plan: &BenchPlan, mut progress: Option
         Some(json) if args.json => json,
         _ => table(&run),
     };
-    crate::to_stdout(text.as_bytes())?;
+    crate::files::to_stdout(text.as_bytes())?;
     Ok(run)
 }
 

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::render::document::Format;
+use args::{ColorWhen, ProbeArgs, ReplayArg};
 
 const ABOUT: &str = "Checks an NVIDIA GPU machine for machine learning: driver, GPUs, PCIe and Thunderbolt links, \
 CUDA toolkits, cuDNN, and the PyTorch, TensorFlow, JAX and CuPy installs in every Python environment.";
@@ -90,17 +91,6 @@ pub struct Cli {
     /// What to do; without one, opens the window (or, without a display, shows the `check` summary).
     #[command(subcommand)]
     pub command: Option<Command>,
-}
-
-/// `--color`: when the terminal summary (and clap's help and errors) are coloured.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum ColorWhen {
-    /// On a terminal, unless NO_COLOR is set and not empty.
-    Auto,
-    /// Always, whatever NO_COLOR says.
-    Always,
-    /// Never.
-    Never,
 }
 
 /// `--color` as typed (the last one wins), for clap's help and errors, which are written before
@@ -204,30 +194,6 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         dir: Option<PathBuf>,
     },
-}
-
-/// What the probes look at.
-#[derive(Debug, Args, Clone, Default)]
-pub struct ProbeArgs {
-    /// Also start each Python interpreter and import its frameworks (slower: seconds per
-    /// environment), to learn what only an import tells: whether CUDA works, the compiled GPU
-    /// architectures, the cuDNN actually loaded.
-    #[arg(long)]
-    pub deep: bool,
-    /// Also look at this Python interpreter or environment folder (repeat for more); one that is not
-    /// there is an error (exit code 3). With `--deep`, environments inside the working folder are
-    /// only imported when named here.
-    #[arg(long = "python", value_name = "PATH")]
-    pub pythons: Vec<PathBuf>,
-}
-
-/// `--replay` where a command reads it (`check`, `report`); `bench`, `diagnose` and
-/// `record-fixture` do not, so their help does not offer it.
-#[derive(Debug, Args, Clone, Default)]
-pub struct ReplayArg {
-    /// Look at a machine recorded with `record-fixture` (a folder) instead of this one.
-    #[arg(long = "replay", value_name = "DIR")]
-    pub dir: Option<PathBuf>,
 }
 
 /// `check`.
@@ -387,6 +353,7 @@ impl Command {
     }
 }
 
+pub mod args;
 pub mod generate;
 #[cfg(test)]
 mod tests;

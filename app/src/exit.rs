@@ -1,7 +1,7 @@
 //! Every exit code gpu-doctor ends with, and the errors that choose one: the one place the command
 //! line, the window and `bench` take them from.
 
-use gpu_doctor_probes::{Finding, Severity};
+use gpu_doctor_model::{Finding, Severity};
 
 /// The command ran (for `check` and `diagnose`: and found no error; for `bench`: every requested
 /// test ran and passed its checks).

@@ -185,6 +185,30 @@ fn keep_owner(file: &File, old: &Metadata) {
 #[cfg(not(unix))]
 fn keep_owner(_: &File, _: &Metadata) {}
 
+/// Writes to standard output. A reader that stopped reading (`gpu-doctor check | head`) is not an
+/// error: the output ends there, quietly.
+pub(crate) fn to_stdout(bytes: &[u8]) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(bytes).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        result => result.context("could not write to standard output"),
+    }
+}
+
+/// Writes `bytes` to `output` (saying so unless quiet), or to standard output.
+pub(crate) fn emit(output: Option<&std::path::Path>, bytes: impl AsRef<[u8]>, quiet: bool) -> Result<()> {
+    match output {
+        Some(path) => {
+            write_file(path, bytes)?;
+            if !quiet {
+                eprintln!("wrote {}", crate::render::text::clean(&path.display().to_string()));
+            }
+        }
+        None => to_stdout(bytes.as_ref())?,
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]

@@ -11,13 +11,13 @@ use anyhow::{Context, Result};
 use clap::Args;
 use gpu_doctor_installers::apply::{self, ApplyOptions, Event, Outcome, StepStatus};
 use gpu_doctor_installers::{Plan, planners};
-use gpu_doctor_probes::Report;
+use gpu_doctor_model::Report;
+use gpu_doctor_model::shell::Shell;
 use gpu_doctor_probes::host::Host;
 use gpu_doctor_probes::probe::Options;
-use gpu_doctor_probes::shell::Shell;
 use serde::Serialize;
 
-use crate::cli::{ProbeArgs, ReplayArg};
+use crate::cli::args::{ProbeArgs, ReplayArg, ToolArg};
 use crate::exit::{self, InputError, UsageError};
 use crate::render::text::clean;
 
@@ -61,7 +61,7 @@ pub struct FixArgs {
     pub find_links: Option<PathBuf>,
     /// The tool that installs into an environment (default: the environment's own pip).
     #[arg(long, value_enum)]
-    pub tool: Option<crate::setup::ToolArg>,
+    pub tool: Option<ToolArg>,
     /// Print the plans (or the plan, and with --apply what each step did) as JSON.
     #[arg(long)]
     pub json: bool,
@@ -88,7 +88,7 @@ pub fn fix(host: &dyn Host, args: &FixArgs, opts: &Options, this_machine: bool, 
     let Some(id) = &args.id else {
         let text =
             if args.json { serde_json::to_string_pretty(&plans)? + "\n" } else { crate::render::plan::list(&plans) };
-        crate::to_stdout(text.as_bytes())?;
+        crate::files::to_stdout(text.as_bytes())?;
         return Ok(exit::OK);
     };
     let Some(plan) = plans.iter().find(|p| &p.id == id) else {
@@ -108,7 +108,7 @@ pub fn fix(host: &dyn Host, args: &FixArgs, opts: &Options, this_machine: bool, 
 /// Prints `plan` step by step (as JSON with `json`); nothing is changed.
 pub(crate) fn show(plan: &Plan, shell: Shell, json: bool) -> Result<u8> {
     let text = if json { serde_json::to_string_pretty(plan)? + "\n" } else { crate::render::plan::plan(plan, shell) };
-    crate::to_stdout(text.as_bytes())?;
+    crate::files::to_stdout(text.as_bytes())?;
     Ok(exit::OK)
 }
 
@@ -148,9 +148,9 @@ fn finish(host: &dyn Host, opts: &Options, plan: &Plan, json: bool, quiet: bool)
         plan.answers.iter().filter(|a| after.findings.iter().any(|f| &f.id == *a)).cloned().collect();
     if json {
         let text = serde_json::to_string_pretty(&Applied { plan, outcome: &outcome, still_found: still.clone() })?;
-        crate::to_stdout((text + "\n").as_bytes())?;
+        crate::files::to_stdout((text + "\n").as_bytes())?;
     } else {
-        crate::to_stdout(summary(plan, &outcome, &still, &after).as_bytes())?;
+        crate::files::to_stdout(summary(plan, &outcome, &still, &after).as_bytes())?;
     }
     let failed = outcome.steps.iter().any(|s| !matches!(s, StepStatus::Done | StepStatus::LeftToYou));
     Ok(if failed || !still.is_empty() { exit::FINDINGS } else { exit::OK })
@@ -261,7 +261,7 @@ fn run(plan: &Plan, quiet: bool) -> Result<Outcome> {
             eprintln!(
                 "the environment's package list before: {}\n  undo with: gpu-doctor fix --undo {}",
                 clean(&backup.display().to_string()),
-                clean(&gpu_doctor_probes::shell::quote_posix(&backup.display().to_string()))
+                clean(&gpu_doctor_model::shell::quote_posix(&backup.display().to_string()))
             );
         }
         if let Some(log) = &outcome.log {
@@ -293,7 +293,7 @@ fn summary(plan: &Plan, outcome: &Outcome, still: &[String], after: &Report) -> 
             format!("\nChecked again: still found: {}.\n", still.join(", "))
         });
     }
-    let errors = after.findings.iter().filter(|f| f.severity == gpu_doctor_probes::Severity::Error).count();
+    let errors = after.findings.iter().filter(|f| f.severity == gpu_doctor_model::Severity::Error).count();
     out.push_str(&format!("{errors} error-level finding(s) now; `gpu-doctor check` shows them.\n"));
     out
 }

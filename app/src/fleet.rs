@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
-use gpu_doctor_probes::fleet::{NodeEntry, NodeOutcome};
+use gpu_doctor_model::fleet::{NodeEntry, NodeOutcome};
 use gpu_doctor_probes::host::{Cmd, CmdOutput, Host, HostError, SystemHost};
 
 use crate::exit::{self, InputError, UsageError};
@@ -229,7 +229,7 @@ fn finish(folder: &Folder, result: Result<()>, quiet: bool) -> Result<u8> {
     result?;
     let (ok, not) = counts(folder.manifest());
     if !quiet {
-        let path = folder.dir().join(gpu_doctor_probes::fleet::MANIFEST_FILE);
+        let path = folder.dir().join(gpu_doctor_model::fleet::MANIFEST_FILE);
         eprintln!(
             "{ok} of {} nodes reported; wrote {}",
             ok + not,
@@ -326,7 +326,7 @@ fn write_manifest(a: &K8sManifestArgs, quiet: bool) -> Result<u8> {
 
 /// Writes `text` to `path` (`-`: standard output).
 fn write_out(path: &Path, text: &str, quiet: bool) -> Result<u8> {
-    crate::emit((path != Path::new("-")).then_some(path), text, quiet)?;
+    crate::files::emit((path != Path::new("-")).then_some(path), text, quiet)?;
     Ok(exit::OK)
 }
 

@@ -3,7 +3,8 @@
 //! This file is command code: it picks the host and runs `check`, `diagnose`, `report`,
 //! `record-fixture` and `compare` (`bench.rs` runs `bench`, `fleet.rs` runs `fleet`, `fix.rs` runs `fix`, `setup.rs` `setup`; `cli/generate.rs` the
 //! hidden `completions` and `man`) through the services below it (`ops`, `render`, `exit`, `files`), which the window
-//! (`gui`) uses too; nothing below uses this file (`layers.rs`).
+//! (`gui`) uses too; nothing below uses this file (`tests/tests/layering.rs` checks that no two files
+//! import each other).
 
 mod bench;
 mod cli;
@@ -13,25 +14,24 @@ mod fix;
 mod fleet;
 mod gui;
 mod input;
-#[cfg(test)]
-mod layers;
 mod ops;
 mod plots;
 mod redact;
 mod render;
 mod setup;
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use gpu_doctor_probes::Report;
+use gpu_doctor_model::Report;
 use gpu_doctor_probes::host::{FIXTURE_FILE, Host, RecordingHost, ReplayHost, SystemHost};
 use gpu_doctor_probes::probe::{self, Options};
 
-use cli::{CheckArgs, Cli, Command, CompareArgs, DiagnoseArgs, ProbeArgs, RecordArgs, ReportArgs};
+use cli::args::ProbeArgs;
+use cli::{CheckArgs, Cli, Command, CompareArgs, DiagnoseArgs, RecordArgs, ReportArgs};
 use exit::{InputError, UsageError};
 use input::read_input;
 
@@ -79,10 +79,10 @@ fn run(cli: Cli, started: Instant) -> Result<u8> {
         Some(Command::Fleet(args)) => fleet::fleet(&args, quiet),
         Some(Command::Compare(args)) => compare(&args, cli.color, quiet),
         Some(Command::Fix(args)) => {
-            fix::fix(host.as_ref(), &args, &options(&args.probe, recorded), this_machine, quiet)
+            fix::fix(host.as_ref(), &args, &ops::options(&args.probe, recorded), this_machine, quiet)
         }
         Some(Command::Setup(args)) => {
-            setup::setup(host.as_ref(), &args, &options(&ProbeArgs::default(), recorded), this_machine, quiet)
+            setup::setup(host.as_ref(), &args, &ops::options(&ProbeArgs::default(), recorded), this_machine, quiet)
         }
         Some(Command::Processes(args)) => processes(&args, this_machine),
         Some(Command::BenchWorker) => Ok(bench::worker()),
@@ -94,7 +94,7 @@ fn run(cli: Cli, started: Instant) -> Result<u8> {
                 "no display found (DISPLAY and WAYLAND_DISPLAY are unset)".to_owned()
             } else {
                 let screenshot = cli.screenshot.clone().map(|path| gui::ScreenshotRequest::new(path, cli.page));
-                let options = options(&cli.window_probe(), recorded);
+                let options = ops::options(&cli.window_probe(), recorded);
                 let telemetry = Arc::new(gpu_doctor_probes::host::telemetry::NvmlSource::default());
                 let launch = gui::Launch {
                     host: Arc::clone(&host),
@@ -122,8 +122,12 @@ fn run(cli: Cli, started: Instant) -> Result<u8> {
                 )
                 .into());
             }
-            let args =
-                CheckArgs { probe: cli.window_probe(), replay: cli::ReplayArg::default(), json: false, verbose: false };
+            let args = CheckArgs {
+                probe: cli.window_probe(),
+                replay: cli::args::ReplayArg::default(),
+                json: false,
+                verbose: false,
+            };
             let code = check(host.as_ref(), &args, recorded, color)?;
             if !quiet {
                 let why = render::text::clean(&why);
@@ -134,26 +138,8 @@ fn run(cli: Cli, started: Instant) -> Result<u8> {
     }
 }
 
-/// What to probe. On this machine: the command line's options, in the current folder. On a
-/// replay (`recorded`): the options the fixture was recorded with, its working folder rather than
-/// this one, plus what this command line adds.
-fn options(args: &ProbeArgs, recorded: Option<&Options>) -> Options {
-    match recorded {
-        None => Options {
-            deep: args.deep,
-            extra_pythons: args.pythons.iter().map(|p| std::path::absolute(p).unwrap_or_else(|_| p.clone())).collect(),
-            cwd: std::env::current_dir().ok(),
-        },
-        Some(recorded) => {
-            let mut extra_pythons = recorded.extra_pythons.clone();
-            extra_pythons.extend(args.pythons.iter().filter(|p| !recorded.extra_pythons.contains(p)).cloned());
-            Options { deep: args.deep || recorded.deep, extra_pythons, cwd: recorded.cwd.clone() }
-        }
-    }
-}
-
 fn check(host: &dyn Host, args: &CheckArgs, recorded: Option<&Options>, color: bool) -> Result<u8> {
-    let report = ops::check(host, &options(&args.probe, recorded))?;
+    let report = ops::check(host, &ops::options(&args.probe, recorded))?;
     print_report(&report, args.json, args.verbose, color)
 }
 
@@ -165,18 +151,8 @@ fn print_report(report: &Report, json: bool, verbose: bool, color: bool) -> Resu
     } else {
         render::text::summary(report, color, verbose)
     };
-    to_stdout(text.as_bytes())?;
+    files::to_stdout(text.as_bytes())?;
     Ok(exit::for_findings(&report.findings))
-}
-
-/// Writes to standard output. A reader that stopped reading (`gpu-doctor check | head`) is not an
-/// error: the output ends there, quietly.
-pub(crate) fn to_stdout(bytes: &[u8]) -> Result<()> {
-    let mut out = std::io::stdout().lock();
-    match out.write_all(bytes).and_then(|()| out.flush()) {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        result => result.context("could not write to standard output"),
-    }
 }
 
 fn diagnose_text(args: &DiagnoseArgs, color: bool) -> Result<u8> {
@@ -190,37 +166,23 @@ fn report(host: &dyn Host, args: &ReportArgs, recorded: Option<&Options>, quiet:
         Some(path) => Some(ops::bench::load(path).map_err(|e| InputError(format!("{e:#}")))?),
         None => None,
     };
-    let report = ops::check(host, &options(&args.probe, recorded))?;
+    let report = ops::check(host, &ops::options(&args.probe, recorded))?;
     let text = render::document::document(&report, saved.as_ref(), args.format, args.redact)?;
-    emit(args.output.as_deref(), text, quiet)?;
+    files::emit(args.output.as_deref(), text, quiet)?;
     Ok(exit::OK)
-}
-
-/// Writes `bytes` to `output` (saying so unless quiet), or to standard output.
-fn emit(output: Option<&std::path::Path>, bytes: impl AsRef<[u8]>, quiet: bool) -> Result<()> {
-    match output {
-        Some(path) => {
-            files::write_file(path, bytes)?;
-            if !quiet {
-                eprintln!("wrote {}", render::text::clean(&path.display().to_string()));
-            }
-        }
-        None => to_stdout(bytes.as_ref())?,
-    }
-    Ok(())
 }
 
 /// Compares a fleet's reports and prints or writes the comparison. Colour follows `--color` for
 /// standard output, and only `--color always` colours a file. Exit 1 when a fleet finding is an
 /// error, 3 when no report could be read.
-fn compare(args: &CompareArgs, color: cli::ColorWhen, quiet: bool) -> Result<u8> {
+fn compare(args: &CompareArgs, color: cli::args::ColorWhen, quiet: bool) -> Result<u8> {
     let comparison = ops::compare(&args.paths)?;
     let no_color = std::env::var_os("NO_COLOR");
     let terminal = args.output.is_none() && std::io::stdout().is_terminal();
     let text = render::compare::document(&comparison, args.format, color.enabled(no_color.as_deref(), terminal))
         .context("could not serialize the comparison")?;
-    emit(args.output.as_deref(), text, quiet)?;
-    let error = comparison.findings.iter().any(|f| f.severity == gpu_doctor_probes::Severity::Error);
+    files::emit(args.output.as_deref(), text, quiet)?;
+    let error = comparison.findings.iter().any(|f| f.severity == gpu_doctor_model::Severity::Error);
     Ok(if error { exit::FINDINGS } else { exit::OK })
 }
 
@@ -269,7 +231,7 @@ fn processes(args: &cli::ProcessesArgs, this_machine: bool) -> Result<u8> {
         }
         out
     };
-    emit(None, text, false)?;
+    files::emit(None, text, false)?;
     Ok(exit::OK)
 }
 
@@ -286,7 +248,7 @@ fn record(args: &RecordArgs, this_machine: bool, quiet: bool) -> Result<u8> {
     // Refuse before minutes of probing, and again when writing.
     files::check_own_file(&path, args.force)?;
     let host = RecordingHost::new(probe::env::is_relevant);
-    let opts = options(&args.probe, None);
+    let opts = ops::options(&args.probe, None);
     let snap = ops::snapshot(&host, &opts)?;
     host.note_options(&opts);
     let text = host.to_json().context("could not turn the recording into JSON")?;
@@ -297,11 +259,11 @@ fn record(args: &RecordArgs, this_machine: bool, quiet: bool) -> Result<u8> {
         return Ok(exit::OK);
     }
     // The folder is the user's own text, but the line is for pasting into a shell: quote it.
-    let replay = gpu_doctor_probes::shell::ShellCommand::new("gpu-doctor")
+    let replay = gpu_doctor_model::shell::ShellCommand::new("gpu-doctor")
         .arg("--replay")
         .arg(args.dir.to_string_lossy())
         .arg("check")
-        .render(gpu_doctor_probes::shell::Shell::for_os(gpu_doctor_probes::model::Platform::current().os))
+        .render(gpu_doctor_model::shell::Shell::for_os(gpu_doctor_model::Platform::current().os))
         .unwrap_or_else(|_| format!("gpu-doctor --replay {} check", args.dir.display()));
     eprintln!(
         "recorded {} GPU(s), {} Python environment(s) into {}\nreplay it with: {}",

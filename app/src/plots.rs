@@ -5,9 +5,11 @@
 //! not finite or not positive there. An axis whose label ends in `(bytes)` holds byte counts, and
 //! `Axis::tick_label` writes them in binary units (`4 KiB`, `1 GiB`).
 
-use gpu_doctor_kernels::protocol::{Point, Unit};
-use gpu_doctor_kernels::{BenchRun, Precision, TestKind};
-use gpu_doctor_probes::host::telemetry::GpuTelemetry;
+use gpu_doctor_model::bench::plan::{Precision, TestKind};
+use gpu_doctor_model::bench::protocol::Point;
+use gpu_doctor_model::bench::run::BenchRun;
+use gpu_doctor_model::bench::unit::Unit;
+use gpu_doctor_model::telemetry::GpuTelemetry;
 
 /// How a series is drawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,7 +75,7 @@ impl Axis {
     pub fn tick_label(&self, v: f64) -> String {
         if self.is_bytes() && v.is_finite() && v >= 0.0 {
             #[expect(clippy::cast_possible_truncation, clippy::cast_sign_loss, reason = "finite and non-negative")]
-            return gpu_doctor_kernels::format::bytes(v.round() as u64);
+            return gpu_doctor_model::bench::format::bytes(v.round() as u64);
         }
         short_number(v)
     }
@@ -256,11 +258,11 @@ pub fn run_plots(run: &BenchRun) -> Vec<PlotSpec> {
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 pub(crate) mod tests {
-    use gpu_doctor_kernels::BenchPlan;
-    use gpu_doctor_kernels::protocol::{BenchEvent, Measurement, Metric, TestResult};
-    use gpu_doctor_kernels::runner::{RunRecord, TelemetryPoint, TimedEvent};
-    use gpu_doctor_kernels::stats::Stats;
-    use gpu_doctor_kernels::verdict::{Facts, PeakOps};
+    use gpu_doctor_model::bench::plan::BenchPlan;
+    use gpu_doctor_model::bench::protocol::{BenchEvent, Measurement, Metric, TestResult};
+    use gpu_doctor_model::bench::record::{RunRecord, TelemetryPoint, TimedEvent};
+    use gpu_doctor_model::bench::stats::Stats;
+    use gpu_doctor_model::bench::verdict::{Facts, PeakOps};
 
     use super::*;
 
@@ -328,7 +330,9 @@ pub(crate) mod tests {
                 },
             })
             .collect();
-        BenchRun::assemble(&plan, RunRecord { events, telemetry, ..RunRecord::default() }, |_| facts)
+        gpu_doctor_judge::bench::run::assemble(&plan, RunRecord { events, telemetry, ..RunRecord::default() }, |_| {
+            facts
+        })
     }
 
     pub(crate) fn known_facts() -> Facts {
@@ -403,9 +407,11 @@ pub(crate) mod tests {
 
     #[test]
     fn a_run_without_points_has_no_plots() {
-        let run = BenchRun::assemble(&BenchPlan::preset(0, vec![TestKind::Cpu], true), RunRecord::default(), |_| {
-            known_facts()
-        });
+        let run = gpu_doctor_judge::bench::run::assemble(
+            &BenchPlan::preset(0, vec![TestKind::Cpu], true),
+            RunRecord::default(),
+            |_| known_facts(),
+        );
         assert!(transfer_plot(&run).is_none() && gemm_plot(&run).is_none());
         assert!(run_plots(&run).is_empty());
         let ids: Vec<&str> = run_plots(&full_run(known_facts())).iter().map(|p| p.id).collect();

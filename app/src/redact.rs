@@ -11,7 +11,7 @@
 
 use std::collections::HashMap;
 
-use gpu_doctor_probes::Report;
+use gpu_doctor_model::Report;
 use regex::{Captures, Regex};
 
 /// What a serial number is replaced with.
@@ -364,12 +364,12 @@ impl Redactor {
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::panic)]
 mod tests {
-    use gpu_doctor_kernels::run::BenchRun;
-    use gpu_doctor_kernels::runner::{RunRecord, WorkerOutcome};
-    use gpu_doctor_kernels::verdict::Facts;
-    use gpu_doctor_kernels::{BenchPlan, TestKind};
-    use gpu_doctor_probes::compat::Kb;
-    use gpu_doctor_probes::{Category, Finding, Outcome, Probed, Severity, TraceEntry};
+    use gpu_doctor_kb::Kb;
+    use gpu_doctor_model::bench::plan::{BenchPlan, TestKind};
+    use gpu_doctor_model::bench::record::{RunRecord, WorkerOutcome};
+    use gpu_doctor_model::bench::run::BenchRun;
+    use gpu_doctor_model::bench::verdict::Facts;
+    use gpu_doctor_model::{Category, Finding, Outcome, Probed, Severity, TraceEntry};
 
     use super::*;
     use crate::render::html::tests::fixture_report;
@@ -426,7 +426,9 @@ mod tests {
             },
             ..RunRecord::default()
         };
-        BenchRun::assemble(&BenchPlan::preset(0, vec![TestKind::Cpu], true), record, |_| Facts::default())
+        gpu_doctor_judge::bench::run::assemble(&BenchPlan::preset(0, vec![TestKind::Cpu], true), record, |_| {
+            Facts::default()
+        })
     }
 
     #[test]
@@ -505,7 +507,7 @@ mod tests {
         let mut findings = 0;
         for (i, text) in samples.iter().enumerate() {
             let snap = gpu_doctor_probes::parse::paste::read_pasted(text, kb).unwrap();
-            let report = Report::new(snap.clone(), gpu_doctor_probes::diagnose::diagnose(&snap, kb));
+            let report = Report::new(snap.clone(), gpu_doctor_judge::diagnose::diagnose(&snap, kb));
             findings += report.findings.len();
             assert!(
                 redact_as(&report, &Identity::default()).unwrap() == report,

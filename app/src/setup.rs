@@ -12,6 +12,7 @@ use gpu_doctor_installers::planners::setup::{SetupRequest, setup_plan};
 use gpu_doctor_probes::host::Host;
 use gpu_doctor_probes::probe::Options;
 
+use crate::cli::args::ToolArg;
 use crate::exit::InputError;
 use crate::fix::{apply_asked, show};
 
@@ -45,25 +46,6 @@ impl From<FrameworkArg> for Framework {
             FrameworkArg::Jax => Framework::Jax,
             FrameworkArg::Tensorflow => Framework::Tensorflow,
             FrameworkArg::Cupy => Framework::Cupy,
-        }
-    }
-}
-
-/// The tool on the command line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ToolArg {
-    Uv,
-    Pip,
-    Conda,
-}
-
-impl ToolArg {
-    /// The name `envtool::detect` takes.
-    pub fn name(self) -> &'static str {
-        match self {
-            ToolArg::Uv => "uv",
-            ToolArg::Pip => "pip",
-            ToolArg::Conda => "conda",
         }
     }
 }

@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use gpu_doctor_probes::fleet::{MANIFEST_FILE, Manifest, NodeOutcome};
-use gpu_doctor_probes::shell::{Shell, ShellCommand, quote_posix};
+use gpu_doctor_model::fleet::{MANIFEST_FILE, Manifest, NodeOutcome};
+use gpu_doctor_model::shell::{Shell, ShellCommand, quote_posix};
 
 const BIN: &str = env!("CARGO_BIN_EXE_gpu-doctor");
 

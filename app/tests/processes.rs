@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 mod support;
 
-use gpu_doctor_kernels::{BenchPlan, TestKind};
+use gpu_doctor_model::bench::plan::{BenchPlan, TestKind};
 use gpu_doctor_probes::host::process::{self, is_running};
 
 const BIN: &str = env!("CARGO_BIN_EXE_gpu-doctor");

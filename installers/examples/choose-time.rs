@@ -5,12 +5,12 @@
 use std::time::{Duration, Instant};
 
 use gpu_doctor_installers::choose::{Framework, Machine, Want, choose};
-use gpu_doctor_probes::compat::Kb;
-use gpu_doctor_probes::model::OsFamily;
+use gpu_doctor_kb::Kb;
+use gpu_doctor_model::OsFamily;
 
 fn machine(gpus: &[(u32, u32)], driver: &str, python: (u32, u32)) -> Machine {
     Machine {
-        gpus: gpus.iter().map(|&(major, minor)| gpu_doctor_probes::ComputeCapability { major, minor }).collect(),
+        gpus: gpus.iter().map(|&(major, minor)| gpu_doctor_model::ComputeCapability { major, minor }).collect(),
         driver_cuda: None,
         driver_version: Some(driver.to_owned()),
         python: Some(python),

@@ -5,10 +5,10 @@
 mod candidates;
 pub mod wheel;
 
-use gpu_doctor_probes::compat::{Coverage, DriverLevel, Kb, RuntimeVerdict, coverage};
-use gpu_doctor_probes::model::OsFamily;
+use gpu_doctor_kb::{Coverage, DriverLevel, Kb, RuntimeVerdict, coverage};
+use gpu_doctor_model::OsFamily;
+use gpu_doctor_model::{ComputeCapability, CudaVersion, DriverVersion};
 use gpu_doctor_probes::parse::wheel::normalize_name;
-use gpu_doctor_probes::{ComputeCapability, CudaVersion, DriverVersion};
 use serde::{Deserialize, Serialize};
 
 /// A framework gpu-doctor can install.

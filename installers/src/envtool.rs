@@ -6,7 +6,7 @@
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
-use gpu_doctor_probes::InstallFlag;
+use gpu_doctor_model::InstallFlag;
 use serde::{Deserialize, Serialize};
 
 /// Which tool installs.

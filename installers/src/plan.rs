@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use gpu_doctor_probes::shell::{Shell, ShellCommand};
+use gpu_doctor_model::shell::{Shell, ShellCommand};
 use serde::{Deserialize, Serialize};
 
 use crate::choose::Choice;

@@ -8,11 +8,11 @@ use std::path::PathBuf;
 
 use gpu_doctor_installers::choose::{Choice, Framework, Machine, Want, choose};
 use gpu_doctor_installers::planners::framework;
-use gpu_doctor_probes::compat::{Coverage, DriverLevel, Kb, RuntimeVerdict, index_tag};
+use gpu_doctor_kb::{Coverage, DriverLevel, Kb, RuntimeVerdict, index_tag};
+use gpu_doctor_model::OsFamily;
+use gpu_doctor_model::{ComputeCapability, CudaVersion, Snapshot};
 use gpu_doctor_probes::host::ReplayHost;
-use gpu_doctor_probes::model::OsFamily;
 use gpu_doctor_probes::probe::{Options, collect};
-use gpu_doctor_probes::{ComputeCapability, CudaVersion, Snapshot};
 use proptest::prelude::*;
 
 fn kb() -> &'static Kb {
@@ -56,7 +56,7 @@ fn scenario_machine(name: &str) -> (Machine, Option<String>) {
     let envs = s.python_envs.value().cloned().unwrap_or_default();
     let env = envs.iter().find(|e| !e.frameworks.is_empty()).or(envs.first());
     let torch = env.and_then(|e| e.frameworks.iter().find(|f| f.name == "torch"));
-    let keep = torch.and_then(|t| gpu_doctor_probes::compat::release_line(&t.version));
+    let keep = torch.and_then(|t| gpu_doctor_kb::release_line(&t.version));
     (framework::machine(&s, kb(), env), keep)
 }
 

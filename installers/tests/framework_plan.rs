@@ -9,13 +9,13 @@ use std::path::PathBuf;
 use gpu_doctor_installers::envtool::Tool;
 use gpu_doctor_installers::planners::framework::{self, Options};
 use gpu_doctor_installers::{Plan, StepKind, UserAction, attach, plans};
-use gpu_doctor_probes::compat::Kb;
-use gpu_doctor_probes::diagnose::diagnose;
+use gpu_doctor_judge::diagnose::diagnose;
+use gpu_doctor_kb::Kb;
+use gpu_doctor_model::shell::Shell;
+use gpu_doctor_model::{Finding, Origin, Probed, Report, Snapshot};
+use gpu_doctor_model::{Framework, FrameworkBuild, PythonEnv};
 use gpu_doctor_probes::host::ReplayHost;
-use gpu_doctor_probes::model::{Framework, FrameworkBuild, PythonEnv};
 use gpu_doctor_probes::probe::{Options as ProbeOptions, collect};
-use gpu_doctor_probes::shell::Shell;
-use gpu_doctor_probes::{Finding, Origin, Probed, Report, Snapshot};
 
 fn kb() -> &'static Kb {
     Kb::get().unwrap()

@@ -1,18 +1,18 @@
 //! Plans name paths of the machine, which may be hostile: every command a plan shows must hand its
 //! program exactly the words meant, whatever the paths hold; and the fix prose written from a plan
 //! holds the machine's text only inside those commands. The machines are the probes' own
-//! (`gpu_doctor_probes::testing::hostile_machines`), each holding a folder name that runs commands
+//! (`gpu_doctor_judge::testing::hostile_machines`), each holding a folder name that runs commands
 //! when pasted unquoted, inside single quotes, or inside double quotes.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use gpu_doctor_installers::{Plan, StepKind, UserAction, attach, plans};
-use gpu_doctor_probes::compat::Kb;
-use gpu_doctor_probes::diagnose::diagnose;
-use gpu_doctor_probes::model::{FrameworkBuild, OsFamily};
-use gpu_doctor_probes::shell::Shell;
-use gpu_doctor_probes::testing::{MARK, Machine, hostile_machines, outside_powershell_quotes};
-use gpu_doctor_probes::{Change, PlanTarget, Report};
+use gpu_doctor_judge::diagnose::diagnose;
+use gpu_doctor_judge::testing::{MARK, Machine, hostile_machines, outside_powershell_quotes};
+use gpu_doctor_kb::Kb;
+use gpu_doctor_model::shell::Shell;
+use gpu_doctor_model::{Change, PlanTarget, Report};
+use gpu_doctor_model::{FrameworkBuild, OsFamily};
 
 fn kb() -> &'static Kb {
     Kb::get().unwrap()

@@ -7,10 +7,13 @@ use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use crate::plan::{BenchPlan, MIB, TestKind};
-use crate::protocol::{BenchEvent, Check, Failure, FailureKind, Measurement, Metric, Point, TestResult, Unit};
 use crate::rng::SplitMix64;
-use crate::stats::Stats;
+use gpu_doctor_model::bench::plan::{BenchPlan, MIB, TestKind};
+use gpu_doctor_model::bench::protocol::{
+    BenchEvent, Check, Failure, FailureKind, Measurement, Metric, Point, TestResult,
+};
+use gpu_doctor_model::bench::stats::Stats;
+use gpu_doctor_model::bench::unit::Unit;
 
 /// Square matrices with values in [-1, 1), column-major, from a fixed seed.
 pub fn random_matrix(n: usize, seed: u64) -> Vec<f32> {

@@ -1,12 +1,12 @@
 //! Gathers the `Facts` a run is judged against from the probes' snapshot, what CUDA reported in
 //! the worker, and the knowledge base.
 
-use gpu_doctor_probes::Snapshot;
-use gpu_doctor_probes::compat::Kb;
-use gpu_doctor_probes::model::{Gpu, HostLink, PciBusId};
+use gpu_doctor_kb::Kb;
+use gpu_doctor_model::Snapshot;
+use gpu_doctor_model::{Gpu, HostLink, PciBusId};
 
-use crate::protocol::DeviceInfo;
-use crate::verdict::{Facts, PeakOps};
+use gpu_doctor_model::bench::protocol::DeviceInfo;
+use gpu_doctor_model::bench::verdict::{Facts, PeakOps};
 
 /// The probed GPU with NVML index `index`.
 pub fn probed_gpu(snapshot: &Snapshot, index: u32) -> Option<&Gpu> {
@@ -123,7 +123,7 @@ pub fn gather(snapshot: Option<&Snapshot>, gpu_index: u32, device: Option<&Devic
         }
     }
     if let Some(snap) = snapshot {
-        facts.p2p_links = crate::p2p::link_facts(snap, kb.map(|k| &k.links));
+        facts.p2p_links = gpu_doctor_judge::bench::p2p::link_facts(snap, kb.map(|k| &k.links));
         if !facts.p2p_links.is_empty() {
             sources.push(format!(
                 "GPU pairs for the GPU-to-GPU copies: {} from the probed topology; NVLink rates from links.toml",
@@ -138,12 +138,14 @@ pub fn gather(snapshot: Option<&Snapshot>, gpu_index: u32, device: Option<&Devic
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
-    use gpu_doctor_probes::ComputeCapability;
-    use gpu_doctor_probes::compat::Kb;
+    use gpu_doctor_kb::Kb;
+    use gpu_doctor_model::ComputeCapability;
 
-    use crate::plan::Precision;
-    use crate::protocol::{Measurement, Metric, Unit};
-    use crate::verdict::{Verdict, judge};
+    use gpu_doctor_judge::bench::verdict::judge;
+    use gpu_doctor_model::bench::judgement::Verdict;
+    use gpu_doctor_model::bench::plan::Precision;
+    use gpu_doctor_model::bench::protocol::{Measurement, Metric};
+    use gpu_doctor_model::bench::unit::Unit;
 
     use super::*;
 
@@ -158,7 +160,7 @@ mod tests {
         };
         let mut snap = Snapshot::unknown(Vec::new());
         snap.gpus =
-            gpu_doctor_probes::Probed::found(vec![gpu(0, "0000:01:00.0", 256), gpu(1, "0000:41:00.0", 384)], "test");
+            gpu_doctor_model::Probed::found(vec![gpu(0, "0000:01:00.0", 256), gpu(1, "0000:41:00.0", 384)], "test");
         // CUDA_VISIBLE_DEVICES=1 makes the second GPU CUDA's device 0.
         let device = DeviceInfo {
             pci_bus_id: Some("0000:41:00.0".into()),
@@ -186,7 +188,7 @@ mod tests {
         };
         let mut snap = Snapshot::unknown(Vec::new());
         snap.links =
-            gpu_doctor_probes::Probed::found(vec![link("0000:e0:00.0", 1.0), link("10000:e0:00.0", 2.0)], "test");
+            gpu_doctor_model::Probed::found(vec![link("0000:e0:00.0", 1.0), link("10000:e0:00.0", 2.0)], "test");
         assert_eq!(link_for(&snap, "10000:E0:00.0").map(|l| l.bus_id.as_str()), Some("10000:e0:00.0"));
         assert_eq!(link_for(&snap, "00000000:E0:00.0").map(|l| l.bus_id.as_str()), Some("0000:e0:00.0"));
         assert!(link_for(&snap, "N/A").is_none());
@@ -220,7 +222,7 @@ mod tests {
             clock_sm_boost_mhz: boost,
             ..Gpu::default()
         };
-        snap.gpus = gpu_doctor_probes::Probed::found(vec![gpu], "test");
+        snap.gpus = gpu_doctor_model::Probed::found(vec![gpu], "test");
         let device = DeviceInfo {
             name: Some("NVIDIA GeForce RTX 4090".into()),
             sm_count: Some(128),

@@ -17,9 +17,8 @@
 //! around FFI calls, each with a `// SAFETY:` comment, which clippy enforces here.
 #![warn(clippy::undocumented_unsafe_blocks)]
 
-pub use gpu_doctor_probes::bench::{format, p2p, plan, protocol, run, stats, throttle, verdict};
-
 pub mod cpu;
+mod device;
 pub mod facts;
 mod gpu;
 pub mod libs;
@@ -30,8 +29,5 @@ pub mod runner;
 pub mod timing;
 pub mod worker;
 
-pub use plan::{BenchPlan, PlanError, Precision, TestKind};
-pub use protocol::{BenchEvent, Failure, FailureKind};
-pub use run::{BenchRun, TestStatus};
-pub use runner::{EccSource, RunOptions, RunRecord, RunTelemetry, WorkerSpec};
+pub use runner::{EccSource, RunOptions, RunTelemetry, WorkerSpec};
 pub use worker::worker_main;

@@ -9,8 +9,8 @@
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
-use gpu_doctor_probes::Snapshot;
-use gpu_doctor_probes::compat::Kb;
+use gpu_doctor_kb::Kb;
+use gpu_doctor_model::Snapshot;
 
 /// One library the worker may need.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -273,8 +273,8 @@ mod tests {
     /// CUDA level; the driver probe looks it up, so a CUDA 13 wheel is not picked for a 535 driver.
     #[test]
     fn a_driver_found_through_proc_limits_the_libraries() {
+        use gpu_doctor_model::{OsFamily, Platform};
         use gpu_doctor_probes::host::{Fixture, Host, NvmlAnswer, ReplayHost};
-        use gpu_doctor_probes::model::{OsFamily, Platform};
         use gpu_doctor_probes::probe::driver::{SmiXml, probe};
         let mut f = Fixture::new(Platform { os: OsFamily::Linux, arch: "x86_64".into() });
         let line = "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.86.05  Fri Jul 14 2023\n";
@@ -282,7 +282,7 @@ mod tests {
         f.nvml = NvmlAnswer::Error("libnvidia-ml.so.1: cannot open shared object file".into());
         let host = ReplayHost::new(f);
         let mut snap = Snapshot::unknown(Vec::new());
-        snap.driver = probe(&host, &host.nvml(), &SmiXml::default(), &mut gpu_doctor_probes::Trace::new("driver"));
+        snap.driver = probe(&host, &host.nvml(), &SmiXml::default(), &mut gpu_doctor_model::Trace::new("driver"));
         assert_eq!(driver_cuda_major(&snap), Some(12));
         let listings = vec![
             listing("/usr/local/cuda-12.8/lib64", &["libcublas.so.12", "libnvrtc.so.12"]),
@@ -296,8 +296,8 @@ mod tests {
     /// cuBLAS and NVRTC 12 are linked; an RTX 4090 (8.9) on the same driver gets 13.
     #[test]
     fn a_gpu_cuda_13_dropped_gets_cuda_12_libraries_on_a_cuda_13_driver() {
-        use gpu_doctor_probes::model::{DriverFacts, Gpu};
-        use gpu_doctor_probes::{ComputeCapability, Probed};
+        use gpu_doctor_model::{ComputeCapability, Probed};
+        use gpu_doctor_model::{DriverFacts, Gpu};
         let kb = Kb::get().unwrap();
         let mut snap = Snapshot::unknown(Vec::new());
         let facts = DriverFacts::reported("580.65.06".parse().unwrap(), Some("13.0".parse().unwrap()), None);

@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use gpu_doctor_probes::model::PciBusId;
+use gpu_doctor_model::PciBusId;
 
 /// CPU numbers above this are refused as malformed (Linux's largest `NR_CPUS` is 8192).
 const MAX_CPU: usize = 1 << 16;

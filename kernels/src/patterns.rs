@@ -1,8 +1,8 @@
 //! Memory-test patterns: what each 64-bit word should hold, as a pure function of the pattern, the
 //! word's index and its device address, so writing and checking need no stored copy.
 
-use crate::protocol::{MAX_REPORTED_ERRORS, MemError};
 use crate::rng::mix64;
+use gpu_doctor_model::bench::protocol::{MAX_REPORTED_ERRORS, MemError};
 
 /// One pass of the memory test.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -14,14 +14,14 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use gpu_doctor_probes::host::ecc::{EccChange, EccCounters};
+use gpu_doctor_model::{EccChange, EccCounters};
 use gpu_doctor_probes::host::process;
 use gpu_doctor_probes::host::telemetry::{Detail, Reading, Sampler, Target, TelemetrySource};
 
 use crate::numa::{self, Placement};
-use crate::plan::{BenchPlan, TestKind};
-use crate::protocol::{BenchEvent, Failure, FailureKind};
-pub use gpu_doctor_probes::bench::record::{RunRecord, TelemetryPoint, TimedEvent, WorkerOutcome};
+use gpu_doctor_model::bench::plan::{BenchPlan, TestKind};
+use gpu_doctor_model::bench::protocol::{BenchEvent, Failure, FailureKind};
+use gpu_doctor_model::bench::record::{RunRecord, TelemetryPoint, TimedEvent, WorkerOutcome};
 
 /// Sees each telemetry sample of a run as it is taken.
 pub type OnSample = Box<dyn FnMut(&TelemetryPoint) + Send>;
@@ -553,7 +553,7 @@ impl Telemetry {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use gpu_doctor_probes::host::telemetry::GpuTelemetry;
+    use gpu_doctor_model::telemetry::GpuTelemetry;
 
     /// Counts the times it was asked.
     #[derive(Default)]
@@ -783,11 +783,12 @@ mod tests {
     #[cfg(unix)]
     #[test]
     fn a_p2p_matrix_travels_from_the_worker_into_the_judged_run() {
-        use crate::p2p::{P2pEnd, P2pGpu, P2pLinkFact, P2pMatrix, P2pMeasure, P2pMode, P2pPair};
-        use crate::protocol::TestResult;
-        use crate::stats::Stats;
-        use crate::verdict::{Facts, Verdict};
-        use gpu_doctor_probes::model::LinkKind;
+        use gpu_doctor_model::LinkKind;
+        use gpu_doctor_model::bench::judgement::Verdict;
+        use gpu_doctor_model::bench::p2p::{P2pEnd, P2pGpu, P2pLinkFact, P2pMatrix, P2pMeasure, P2pMode, P2pPair};
+        use gpu_doctor_model::bench::protocol::TestResult;
+        use gpu_doctor_model::bench::stats::Stats;
+        use gpu_doctor_model::bench::verdict::Facts;
 
         let on = |src, dst, gbps: f64| P2pPair {
             src,
@@ -833,9 +834,9 @@ mod tests {
             host: None,
         };
         let facts = Facts { p2p_links: vec![link], ..Facts::default() };
-        let run = crate::BenchRun::assemble(&plan, record, |_| facts);
+        let run = gpu_doctor_judge::bench::run::assemble(&plan, record, |_| facts);
         let test = &run.tests[0];
-        assert_eq!(test.status, crate::TestStatus::Passed, "{:?}", test.failure);
+        assert_eq!(test.status, gpu_doctor_model::bench::run::TestStatus::Passed, "{:?}", test.failure);
         let m = test.result.as_ref().unwrap().p2p.as_ref().unwrap();
         let verdict = |src, dst| m.pair(src, dst).unwrap().judgement.as_ref().unwrap();
         assert_eq!(verdict(0, 1).verdict, Verdict::Normal, "{:?}", verdict(0, 1));

@@ -7,9 +7,10 @@ use std::io::{Read, Write};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::AtomicBool;
 
+use crate::device::TestDevice;
 use crate::gpu;
-use crate::plan::{BenchPlan, TestKind};
-use crate::protocol::{BenchEvent, DeviceInfo, Failure, FailureKind, TestResult};
+use gpu_doctor_model::bench::plan::{BenchPlan, TestKind};
+use gpu_doctor_model::bench::protocol::{BenchEvent, Failure, FailureKind, TestResult};
 
 /// Exit code: the plan ran (each test's outcome is in its events).
 pub const WORKER_EXIT_OK: i32 = 0;
@@ -134,21 +135,6 @@ pub fn worker_main(mut input: impl Read + Send + 'static, output: &mut dyn Write
     if broken_pipe { WORKER_EXIT_OUTPUT } else { WORKER_EXIT_OK }
 }
 
-/// What the worker runs GPU tests on: the CUDA device, or a fake in tests.
-pub(crate) trait TestDevice {
-    /// What CUDA says about the device, for each test's `started` event.
-    fn info(&self) -> DeviceInfo;
-    /// Runs one test.
-    fn run(
-        &mut self,
-        test: TestKind,
-        plan: &BenchPlan,
-        emit: &mut dyn FnMut(BenchEvent),
-    ) -> Result<TestResult, Failure>;
-    /// Asked after a test failed: an error of kind `ContextLost` when the context no longer works.
-    fn check_context(&mut self) -> Result<(), Failure>;
-}
-
 /// Runs every test of `plan` in order, GPU tests on one device opened at the first of them.
 pub fn run_plan(plan: &BenchPlan, emit: &mut dyn FnMut(BenchEvent)) {
     run_plan_on(plan, emit, || gpu::open(plan.gpu, plan.gpu_pci_bus_id.as_deref()));
@@ -253,6 +239,7 @@ fn not_run_after_lost_context(cause: TestKind) -> Failure {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use gpu_doctor_model::bench::protocol::DeviceInfo;
 
     #[test]
     fn a_bad_plan_is_refused_with_exit_3() {
@@ -416,7 +403,7 @@ mod tests {
     }
 
     /// The child above as the benchmark worker, through the runner; the record.
-    fn run_fd_child(mode: &str) -> crate::runner::RunRecord {
+    fn run_fd_child(mode: &str) -> gpu_doctor_model::bench::record::RunRecord {
         let spec = crate::runner::WorkerSpec {
             program: std::env::current_exe().unwrap(),
             args: ["--exact", FD_CHILD_TEST, "--nocapture", "--test-threads=1", "-q"].map(Into::into).to_vec(),
@@ -435,7 +422,7 @@ mod tests {
         crate::runner::run(&plan, &spec, opts, &mut |_| {})
     }
 
-    fn finished(record: &crate::runner::RunRecord) -> Vec<TestKind> {
+    fn finished(record: &gpu_doctor_model::bench::record::RunRecord) -> Vec<TestKind> {
         record
             .events
             .iter()

@@ -5,13 +5,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use gpu_doctor_kb::Kb;
 use gpu_doctor_kernels::facts;
-use gpu_doctor_kernels::plan::{BenchPlan, MIB, TestKind};
-use gpu_doctor_kernels::protocol::{BenchEvent, Metric};
-use gpu_doctor_kernels::run::{BenchRun, TestStatus};
-use gpu_doctor_kernels::runner::{RunRecord, TimedEvent};
-use gpu_doctor_kernels::verdict::Verdict;
-use gpu_doctor_probes::compat::Kb;
+use gpu_doctor_model::bench::judgement::Verdict;
+use gpu_doctor_model::bench::plan::{BenchPlan, MIB, TestKind};
+use gpu_doctor_model::bench::protocol::{BenchEvent, Metric};
+use gpu_doctor_model::bench::record::{RunRecord, TimedEvent};
+use gpu_doctor_model::bench::run::{BenchRun, TestStatus};
 
 /// Runs `tests` in this process at small sizes and judges them against CUDA's own device facts.
 fn run(tests: &[TestKind]) -> BenchRun {
@@ -26,7 +26,7 @@ fn run(tests: &[TestKind]) -> BenchRun {
     let mut events = Vec::new();
     gpu_doctor_kernels::worker::run_plan(&plan, &mut |e| events.push(TimedEvent { t_ms: 0, event: e }));
     let record = RunRecord { events, ..RunRecord::default() };
-    BenchRun::assemble(&plan, record, |device| facts::gather(None, 0, device, Kb::get().ok()))
+    gpu_doctor_judge::bench::run::assemble(&plan, record, |device| facts::gather(None, 0, device, Kb::get().ok()))
 }
 
 fn value(run: &BenchRun, pred: impl Fn(&Metric) -> bool) -> f64 {
@@ -138,7 +138,7 @@ fn sustained_load_reports_every_second() {
 #[test]
 #[ignore = "needs an NVIDIA GPU"]
 fn p2p_copies_run_in_loopback_and_between_every_pair() {
-    use gpu_doctor_kernels::p2p::P2pMode;
+    use gpu_doctor_model::bench::p2p::P2pMode;
 
     let mut plan = BenchPlan::preset(0, vec![TestKind::P2p], true);
     plan.p2p_bytes = 16 * MIB;
@@ -146,9 +146,10 @@ fn p2p_copies_run_in_loopback_and_between_every_pair() {
     plan.warmup = 1;
     let mut events = Vec::new();
     gpu_doctor_kernels::worker::run_p2p_loopback(&plan, &mut |e| events.push(TimedEvent { t_ms: 0, event: e }));
-    let loopback = BenchRun::assemble(&plan, RunRecord { events, ..RunRecord::default() }, |device| {
-        facts::gather(None, 0, device, Kb::get().ok())
-    });
+    let loopback =
+        gpu_doctor_judge::bench::run::assemble(&plan, RunRecord { events, ..RunRecord::default() }, |device| {
+            facts::gather(None, 0, device, Kb::get().ok())
+        });
     let real = run(&[TestKind::P2p]);
     if let Ok(path) = std::env::var("GPU_VERIFY_P2P_JSON") {
         let both = serde_json::json!({ "loopback": loopback.tests, "run": real.tests, "device": real.device });

@@ -8,16 +8,17 @@
 
 use std::path::Path;
 
-use gpu_doctor_probes::bench::plan::{Precision, TestKind};
-use gpu_doctor_probes::bench::protocol::{Measurement, Metric, TestResult, Unit};
-use gpu_doctor_probes::bench::run::{BenchRun, TestRun, TestStatus};
-use gpu_doctor_probes::compat::Kb;
-use gpu_doctor_probes::fleet::compare::NodeInput;
-use gpu_doctor_probes::fleet::{MANIFEST_FILE, Manifest, NodeEntry, NodeOutcome};
+use gpu_doctor_judge::fleet::compare::NodeInput;
+use gpu_doctor_kb::Kb;
+use gpu_doctor_model::bench::plan::{Precision, TestKind};
+use gpu_doctor_model::bench::protocol::{Measurement, Metric, TestResult};
+use gpu_doctor_model::bench::run::{BenchRun, TestRun, TestStatus};
+use gpu_doctor_model::bench::unit::Unit;
+use gpu_doctor_model::fleet::{MANIFEST_FILE, Manifest, NodeEntry, NodeOutcome};
+use gpu_doctor_model::{DriverVersion, Probed, Report, Snapshot};
+use gpu_doctor_model::{FrameworkBuild, ToolkitKind};
 use gpu_doctor_probes::host::ReplayHost;
-use gpu_doctor_probes::model::{FrameworkBuild, ToolkitKind};
 use gpu_doctor_probes::probe::{Options, collect};
-use gpu_doctor_probes::{DriverVersion, Probed, Report, Snapshot};
 
 /// The replay scenario every node starts from.
 pub const BASE_SCENARIO: &str = "consumer-gpu-torch-venv";
@@ -127,7 +128,7 @@ pub fn fleet(base: &Snapshot, n: usize, perturbed: &[(usize, Perturbation)]) -> 
             if let Some(p) = what {
                 perturb(&mut s, &mut run, p);
             }
-            let findings = gpu_doctor_probes::diagnose::diagnose(&s, kb);
+            let findings = gpu_doctor_judge::diagnose::diagnose(&s, kb);
             let mut report = Report::new(s, findings);
             report.bench = Some(run);
             NodeInput {
@@ -178,7 +179,7 @@ fn perturb(s: &mut Snapshot, run: &mut BenchRun, p: Perturbation) {
             }
         }
         Perturbation::EccErrors => {
-            run.memtest_ecc = Some(gpu_doctor_probes::host::ecc::EccChange {
+            run.memtest_ecc = Some(gpu_doctor_model::EccChange {
                 corrected: Some(0),
                 uncorrected: Some(2),
                 retired_pages: None,

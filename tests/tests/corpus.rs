@@ -14,10 +14,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use gpu_doctor_probes::compat::Kb;
-use gpu_doctor_probes::diagnose::{diagnose, observed_rules, rules};
+use gpu_doctor_judge::diagnose::{diagnose, observed_rules, rules};
+use gpu_doctor_kb::Kb;
+use gpu_doctor_model::{Category, Finding, Severity};
 use gpu_doctor_probes::parse::paste::read_pasted;
-use gpu_doctor_probes::{Category, Finding, Severity};
 
 /// The eleven finding categories a case can be filed under, besides `healthy`.
 const CATEGORIES: [&str; 11] = [

@@ -3,8 +3,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use gpu_doctor_probes::Severity;
-use gpu_doctor_probes::fleet::compare::{compare, read_folder};
+use gpu_doctor_judge::fleet::compare::{compare, read_folder};
+use gpu_doctor_model::Severity;
 use gpu_doctor_tests::fleet::{Perturbation, base_snapshot, fleet, host, write};
 
 const NODES: usize = 64;

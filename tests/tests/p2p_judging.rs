@@ -4,12 +4,13 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use gpu_doctor_probes::bench::p2p::{P2pGpu, P2pLinkFact, P2pMatrix, P2pMeasure, P2pMode, P2pPair, link_facts};
-use gpu_doctor_probes::bench::stats::Stats;
-use gpu_doctor_probes::bench::verdict::{Judgement, Verdict};
-use gpu_doctor_probes::compat::Kb;
+use gpu_doctor_judge::bench::p2p::link_facts;
+use gpu_doctor_kb::Kb;
+use gpu_doctor_model::LinkKind;
+use gpu_doctor_model::bench::judgement::{Judgement, Verdict};
+use gpu_doctor_model::bench::p2p::{P2pGpu, P2pLinkFact, P2pMatrix, P2pMeasure, P2pMode, P2pPair};
+use gpu_doctor_model::bench::stats::Stats;
 use gpu_doctor_probes::host::ReplayHost;
-use gpu_doctor_probes::model::LinkKind;
 use gpu_doctor_probes::probe::{Options, collect};
 use gpu_doctor_tests::fixtures_dir;
 
@@ -50,7 +51,7 @@ fn judged(gpus: u32, pairs: Vec<P2pPair>, links: &[P2pLinkFact]) -> P2pMatrix {
         pairs,
         ..P2pMatrix::default()
     };
-    m.judge(links);
+    gpu_doctor_judge::bench::p2p::judge_matrix(&mut m, links);
     m
 }
 
@@ -65,7 +66,7 @@ fn two_ga102_boards_on_an_nvlink_bridge_are_judged_at_their_own_narrower_rate() 
     // 100 GB/s and call a healthy 50 GB/s LOW.
     let host = ReplayHost::load(&fixtures_dir().join("hgx-h100-nvlink")).unwrap();
     let mut snap = collect(&host, &Options::default());
-    let gpu_doctor_probes::Probed::Found { value: topo, .. } = &mut snap.topology else { panic!("no topology") };
+    let gpu_doctor_model::Probed::Found { value: topo, .. } = &mut snap.topology else { panic!("no topology") };
     for g in &mut topo.gpus {
         g.compute_capability = Some("8.6".into());
         for l in &mut g.nvlinks {
@@ -171,7 +172,7 @@ fn a_pair_the_topology_does_not_list_has_no_reference() {
     assert_eq!(j.comment, "the probed topology does not list this pair of GPUs");
     let mut loopback = judged(1, vec![pair(0, 0, None, 10.0)], &links);
     loopback.loopback = true;
-    loopback.judge(&links);
+    gpu_doctor_judge::bench::p2p::judge_matrix(&mut loopback, &links);
     // Judged as a loopback, not merely as a pair the topology does not list.
     let j = judgement(&loopback, 0, 0);
     assert_eq!(j.verdict, Verdict::NoReference);

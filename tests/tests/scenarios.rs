@@ -6,12 +6,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use Severity::{Error, Info, Warning};
-use gpu_doctor_probes::compat::Kb;
-use gpu_doctor_probes::diagnose::diagnose;
+use gpu_doctor_judge::diagnose::diagnose;
+use gpu_doctor_kb::Kb;
+use gpu_doctor_model::{FrameworkBuild, LinkKind, P2pStatus, SecureBoot, ToolkitKind};
+use gpu_doctor_model::{Probed, Severity, Snapshot};
 use gpu_doctor_probes::host::ReplayHost;
-use gpu_doctor_probes::model::{FrameworkBuild, LinkKind, P2pStatus, SecureBoot, ToolkitKind};
 use gpu_doctor_probes::probe::{Options, collect};
-use gpu_doctor_probes::{Probed, Severity, Snapshot};
 use gpu_doctor_tests::fixtures_dir;
 
 fn scenario(name: &str) -> Snapshot {
@@ -346,7 +346,7 @@ fn torch_cu130_on_r550() {
     let target = f.plan.map(|p| p.target);
     assert_eq!(
         target,
-        Some(gpu_doctor_probes::PlanTarget::FrameworkBuild {
+        Some(gpu_doctor_model::PlanTarget::FrameworkBuild {
             env: "/home/user/proj/.venv".into(),
             framework: "torch".into(),
             or_driver: Some(580)
@@ -455,11 +455,11 @@ fn docker_toolkit_no_runtime() {
     assert!(c.runtime_configs.is_empty(), "no daemon.json: {:?}", c.runtime_configs);
     let f = diagnose(&s, Kb::get().unwrap()).into_iter().find(|f| f.id == "containers.runtime_not_configured").unwrap();
     assert!(f.evidence.iter().any(|e| e == "no /etc/docker/daemon.json"), "{:?}", f.evidence);
-    let Some(gpu_doctor_probes::PlanTarget::Change { changes, .. }) = f.plan.map(|p| p.target) else {
+    let Some(gpu_doctor_model::PlanTarget::Change { changes, .. }) = f.plan.map(|p| p.target) else {
         panic!("no change plan")
     };
     let configure = ["nvidia-ctk", "runtime", "configure", "--runtime=docker"].map(String::from).to_vec();
-    assert_eq!(changes[0], gpu_doctor_probes::Change::Root { argv: configure });
+    assert_eq!(changes[0], gpu_doctor_model::Change::Root { argv: configure });
 }
 
 #[test]
@@ -482,12 +482,12 @@ fn k8s_node_no_device_plugin() {
         .unwrap();
     assert!(f.evidence.iter().any(|e| e == "the driver sees 1 GPU(s)"), "{:?}", f.evidence);
     // No containerd configuration was found, so only the plugin's deployment and the check.
-    let Some(gpu_doctor_probes::PlanTarget::Change { changes, .. }) = f.plan.map(|p| p.target) else {
+    let Some(gpu_doctor_model::PlanTarget::Change { changes, .. }) = f.plan.map(|p| p.target) else {
         panic!("no change plan")
     };
     assert_eq!(changes.len(), 2, "{changes:?}");
     assert!(
-        matches!(&changes[0], gpu_doctor_probes::Change::Manual { text } if text.contains("nvidia-device-plugin.yml"))
+        matches!(&changes[0], gpu_doctor_model::Change::Manual { text } if text.contains("nvidia-device-plugin.yml"))
     );
 }
 
@@ -529,7 +529,7 @@ fn streamed_parts_rebuild_the_whole_snapshot() {
 }
 
 /// The findings of a scenario with `id`.
-fn findings_of(s: &Snapshot, id: &str) -> Vec<gpu_doctor_probes::Finding> {
+fn findings_of(s: &Snapshot, id: &str) -> Vec<gpu_doctor_model::Finding> {
     diagnose(s, Kb::get().unwrap()).into_iter().filter(|f| f.id == id).collect()
 }
 

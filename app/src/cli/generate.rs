@@ -38,7 +38,7 @@ fn page(cmd: clap::Command) -> Result<(String, Vec<u8>)> {
 
 /// `completions SHELL`: the script on standard output.
 pub fn print_completions(shell: Shell) -> Result<u8> {
-    crate::to_stdout(&completions(shell))?;
+    crate::files::to_stdout(&completions(shell))?;
     Ok(exit::OK)
 }
 
@@ -47,12 +47,12 @@ pub fn man(dir: Option<&Path>, quiet: bool) -> Result<u8> {
     let pages = man_pages()?;
     let Some(dir) = dir else {
         let main = pages.first().map(|(_, roff)| roff.as_slice()).unwrap_or_default();
-        crate::to_stdout(main)?;
+        crate::files::to_stdout(main)?;
         return Ok(exit::OK);
     };
     std::fs::create_dir_all(dir).with_context(|| format!("could not create {}", dir.display()))?;
     for (name, roff) in &pages {
-        crate::emit(Some(&dir.join(name)), roff, quiet)?;
+        crate::files::emit(Some(&dir.join(name)), roff, quiet)?;
     }
     Ok(exit::OK)
 }

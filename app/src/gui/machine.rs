@@ -8,9 +8,9 @@ use std::sync::mpsc::{self, Receiver, TryRecvError};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use gpu_doctor_model::{Report, Snapshot};
 use gpu_doctor_probes::host::Host;
 use gpu_doctor_probes::probe::{Options, Part, collect_streaming};
-use gpu_doctor_probes::{Report, Snapshot};
 
 use super::task::Task;
 
@@ -231,7 +231,7 @@ mod tests {
         let report = read_text(text).unwrap();
         let run = report.bench.as_ref().expect("the run is kept");
         assert_eq!(run.tests.len(), 1);
-        assert_eq!(run.tests[0].status, gpu_doctor_kernels::TestStatus::Passed);
+        assert_eq!(run.tests[0].status, gpu_doctor_model::bench::run::TestStatus::Passed);
         assert!(!run.tests[0].judged.is_empty());
         let html = crate::render::document::document(&report, None, crate::render::document::Format::Html, false);
         assert!(html.unwrap().contains("<h2 id=\"bench\">Benchmarks</h2>"), "the report page shows the run");

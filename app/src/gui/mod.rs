@@ -25,10 +25,10 @@ use std::time::Instant;
 
 use anyhow::Result;
 use egui::{Key, KeyboardShortcut, Modifiers, Ui};
+use gpu_doctor_model::{Report, Snapshot};
 use gpu_doctor_probes::host::Host;
 use gpu_doctor_probes::host::telemetry::{Detail, TelemetrySource};
 use gpu_doctor_probes::probe::Options;
-use gpu_doctor_probes::{Report, Snapshot};
 
 pub use pages::Page;
 

@@ -14,10 +14,11 @@ use std::sync::Arc;
 use std::sync::mpsc::{self, Receiver, TryRecvError, TrySendError};
 use std::time::{Duration, Instant};
 
-use gpu_doctor_kernels::runner::TelemetryPoint;
+use gpu_doctor_model::Gpu;
+use gpu_doctor_model::bench::record::TelemetryPoint;
+use gpu_doctor_model::telemetry::GpuTelemetry;
 use gpu_doctor_probes::host::processes::GpuProcesses;
-use gpu_doctor_probes::host::telemetry::{Detail, GpuTelemetry, Reading, Sampler, Target, TelemetrySource};
-use gpu_doctor_probes::model::Gpu;
+use gpu_doctor_probes::host::telemetry::{Detail, Reading, Sampler, Target, TelemetrySource};
 
 /// How often each GPU is sampled.
 pub const INTERVAL: Duration = Duration::from_millis(500);
@@ -502,7 +503,7 @@ mod tests {
     #[test]
     fn during_a_run_the_driver_is_asked_once_per_interval_not_twice() {
         use gpu_doctor_kernels::runner::{self, RunOptions, RunTelemetry, WorkerSpec};
-        use gpu_doctor_kernels::{BenchPlan, TestKind};
+        use gpu_doctor_model::bench::plan::{BenchPlan, TestKind};
 
         let interval = Duration::from_millis(20);
         let ctx = egui::Context::default();

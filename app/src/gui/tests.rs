@@ -9,10 +9,11 @@ use std::time::{Duration, Instant};
 
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
-use gpu_doctor_probes::Severity;
+use gpu_doctor_model::Severity;
+use gpu_doctor_model::telemetry::GpuTelemetry;
 use gpu_doctor_probes::host::ReplayHost;
 use gpu_doctor_probes::host::processes::{GpuProcess, GpuProcesses};
-use gpu_doctor_probes::host::telemetry::{Detail, GpuTelemetry, NvmlSource, Target, TelemetrySource};
+use gpu_doctor_probes::host::telemetry::{Detail, NvmlSource, Target, TelemetrySource};
 use gpu_doctor_probes::probe::Options;
 
 use super::{App, Launch, Page};
@@ -155,7 +156,7 @@ fn export_a_report_to_a_file_and_read_it_back() {
     settle(&mut h);
     assert_eq!(h.state().pages.report.export.value(), Some(&path));
     let text = std::fs::read_to_string(&path).unwrap();
-    let back: gpu_doctor_probes::Report = serde_json::from_str(&text).unwrap();
+    let back: gpu_doctor_model::Report = serde_json::from_str(&text).unwrap();
     assert_eq!(&back, h.state().machine.report.as_ref().unwrap());
     h.get_by_label_contains("Saved ");
 }

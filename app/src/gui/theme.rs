@@ -1,7 +1,7 @@
 //! One palette for severities and verdicts, in a dark and a light variant that follow egui's theme.
 
 use egui::{Color32, RichText, Ui};
-use gpu_doctor_probes::Severity;
+use gpu_doctor_model::Severity;
 
 /// How good something is, for colour.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

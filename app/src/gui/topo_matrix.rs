@@ -5,8 +5,8 @@
 //! topology section (`render::facts::topology`).
 
 use egui::{Color32, RichText, Stroke, Ui};
-use gpu_doctor_probes::model::{CudaOrder, DeviceOrder, GpuPair, LinkKind, P2pStatus, TopoGpu, Topology};
-use gpu_doctor_probes::{Probed, Snapshot};
+use gpu_doctor_model::{CudaOrder, DeviceOrder, GpuPair, LinkKind, P2pStatus, TopoGpu, Topology};
+use gpu_doctor_model::{Probed, Snapshot};
 
 use crate::gui::theme::{Tone, badge_ui, toned};
 
@@ -369,7 +369,7 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
 
     use egui_kittest::kittest::Queryable;
-    use gpu_doctor_probes::model::{MigFacts, MigInstance};
+    use gpu_doctor_model::{MigFacts, MigInstance};
 
     use super::*;
     use crate::gui::tests::{harness, settle};

@@ -8,14 +8,17 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
+use gpu_doctor_kb::Kb;
 use gpu_doctor_kernels::libs::PreparedLibraries;
-use gpu_doctor_kernels::protocol::BenchEvent;
-use gpu_doctor_kernels::run::BENCH_SCHEMA_VERSION;
 use gpu_doctor_kernels::runner::OnSample;
-use gpu_doctor_kernels::{BenchPlan, BenchRun, EccSource, RunOptions, RunTelemetry, WorkerSpec, facts, numa};
-use gpu_doctor_probes::Snapshot;
-use gpu_doctor_probes::compat::Kb;
-use gpu_doctor_probes::host::ecc::{self, EccCounters};
+use gpu_doctor_kernels::{EccSource, RunOptions, RunTelemetry, WorkerSpec, facts, numa};
+use gpu_doctor_model::EccCounters;
+use gpu_doctor_model::Snapshot;
+use gpu_doctor_model::bench::plan::BenchPlan;
+use gpu_doctor_model::bench::protocol::BenchEvent;
+use gpu_doctor_model::bench::run::BENCH_SCHEMA_VERSION;
+use gpu_doctor_model::bench::run::BenchRun;
+use gpu_doctor_probes::host::ecc;
 use gpu_doctor_probes::host::telemetry::{NvmlSource, Target, TelemetrySource};
 
 /// The memory-error counters of the benchmarked GPU through the probes, by PCI bus id.
@@ -100,7 +103,8 @@ pub fn measure(
     };
     let record = gpu_doctor_kernels::runner::run(plan, &spec, opts, on_event);
     let kb = Kb::get().ok();
-    let mut run = BenchRun::assemble(plan, record, |device| facts::gather(snapshot, plan.gpu, device, kb));
+    let mut run =
+        gpu_doctor_judge::bench::run::assemble(plan, record, |device| facts::gather(snapshot, plan.gpu, device, kb));
     run.library_notes.clone_from(&libraries.plan.notes);
     Ok(run)
 }
@@ -139,7 +143,7 @@ pub fn to_json(run: &BenchRun) -> Result<String> {
 /// A saved run with its findings made by this version's `bench.*` rules, as a saved report's
 /// findings are re-derived when it is read.
 pub fn rejudged(mut run: BenchRun) -> BenchRun {
-    run.findings = gpu_doctor_probes::diagnose::bench_findings(&run);
+    run.findings = gpu_doctor_judge::diagnose::bench_findings(&run);
     run
 }
 
@@ -162,7 +166,7 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
-    use gpu_doctor_kernels::TestKind;
+    use gpu_doctor_model::bench::plan::TestKind;
 
     /// Under `CUDA_VISIBLE_DEVICES` the CUDA ordinal of NVML GPU N is not N; the plan names the
     /// physical GPU by its PCI bus id, which the worker opens (`cuDeviceGetByPCIBusId`) and the
@@ -197,15 +201,17 @@ mod tests {
     /// earlier version wrote (`bench.h2d.below_expected`, category `other`) do not survive.
     #[test]
     fn a_loaded_run_gets_this_versions_findings() {
-        let facts =
-            gpu_doctor_kernels::verdict::Facts { link_gbytes_per_s: Some(100.0), ..crate::plots::tests::known_facts() };
+        let facts = gpu_doctor_model::bench::verdict::Facts {
+            link_gbytes_per_s: Some(100.0),
+            ..crate::plots::tests::known_facts()
+        };
         let mut run = crate::plots::tests::full_run(facts);
-        let current = gpu_doctor_probes::diagnose::bench_findings(&run);
+        let current = gpu_doctor_judge::diagnose::bench_findings(&run);
         assert!(current.iter().any(|f| f.id == "bench.link.below_expected"), "{current:?}");
-        run.findings = vec![gpu_doctor_probes::Finding {
+        run.findings = vec![gpu_doctor_model::Finding {
             id: "bench.h2d.below_expected".into(),
-            category: gpu_doctor_probes::Category::Other,
-            severity: gpu_doctor_probes::Severity::Warning,
+            category: gpu_doctor_model::Category::Other,
+            severity: gpu_doctor_model::Severity::Warning,
             summary: "old".into(),
             detail: "old".into(),
             evidence: Vec::new(),

@@ -8,11 +8,12 @@ pub mod bench;
 pub mod fleet;
 
 use anyhow::Result;
-use gpu_doctor_probes::compat::Kb;
+use gpu_doctor_kb::Kb;
+use gpu_doctor_model::{Report, Snapshot};
 use gpu_doctor_probes::host::Host;
 use gpu_doctor_probes::probe::{self, Options};
-use gpu_doctor_probes::{Report, Snapshot};
 
+use crate::cli::args::ProbeArgs;
 use crate::exit::InputError;
 
 /// The knowledge base, or why it did not load (a bug in shipped data).
@@ -32,7 +33,7 @@ pub fn snapshot(host: &dyn Host, opts: &Options) -> Result<Snapshot> {
 /// A snapshot with the findings of every rule, each planned finding with its plan's id and prose.
 pub fn judged(snap: Snapshot) -> Result<Report> {
     let kb = kb()?;
-    let findings = gpu_doctor_probes::diagnose::diagnose(&snap, kb);
+    let findings = gpu_doctor_judge::diagnose::diagnose(&snap, kb);
     let mut report = Report::new(snap, findings);
     gpu_doctor_installers::attach(&mut report, kb);
     Ok(report)
@@ -53,12 +54,30 @@ pub fn diagnose(text: &str) -> Result<Report> {
 /// `compare`: the nodes in the given folders and files, compared. A path that is not there, a
 /// folder that cannot be listed, a broken `fleet.json`, or no readable report at all is an
 /// `InputError`; a file that is not a report is a node with the reason.
-pub fn compare(paths: &[std::path::PathBuf]) -> Result<gpu_doctor_probes::fleet::Comparison> {
-    use gpu_doctor_probes::fleet::compare;
+pub fn compare(paths: &[std::path::PathBuf]) -> Result<gpu_doctor_model::fleet::Comparison> {
+    use gpu_doctor_judge::fleet::compare;
     let nodes = compare::read_paths(paths).map_err(InputError)?;
     if !nodes.iter().any(|n| n.report.is_some()) {
         let why = nodes.first().map_or_else(|| "no *.json file in it".to_owned(), |n| n.outcome.describe());
         return Err(InputError(format!("no report could be read ({} node(s); first: {why})", nodes.len())).into());
     }
     Ok(compare::compare(nodes))
+}
+
+/// What to probe. On this machine: the command line's options, in the current folder. On a
+/// replay (`recorded`): the options the fixture was recorded with, its working folder rather than
+/// this one, plus what this command line adds.
+pub(crate) fn options(args: &ProbeArgs, recorded: Option<&Options>) -> Options {
+    match recorded {
+        None => Options {
+            deep: args.deep,
+            extra_pythons: args.pythons.iter().map(|p| std::path::absolute(p).unwrap_or_else(|_| p.clone())).collect(),
+            cwd: std::env::current_dir().ok(),
+        },
+        Some(recorded) => {
+            let mut extra_pythons = recorded.extra_pythons.clone();
+            extra_pythons.extend(args.pythons.iter().filter(|p| !recorded.extra_pythons.contains(p)).cloned());
+            Options { deep: args.deep || recorded.deep, extra_pythons, cwd: recorded.cwd.clone() }
+        }
+    }
 }

@@ -5,10 +5,12 @@
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
-use gpu_doctor_kernels::protocol::Unit;
-use gpu_doctor_kernels::run::TestStatus;
-use gpu_doctor_kernels::verdict::Verdict;
-use gpu_doctor_kernels::{BenchRun, TestKind, format};
+use gpu_doctor_model::bench::format;
+use gpu_doctor_model::bench::judgement::Verdict;
+use gpu_doctor_model::bench::plan::TestKind;
+use gpu_doctor_model::bench::run::BenchRun;
+use gpu_doctor_model::bench::run::TestStatus;
+use gpu_doctor_model::bench::unit::Unit;
 
 /// A value with its unit, sizes in binary units.
 pub fn show(value: f64, unit: Unit) -> String {
@@ -184,36 +186,37 @@ pub struct P2pTable {
 /// The GPU-to-GPU matrix in words: its tables (bandwidth P2P on, off, host-staged; latency P2P on
 /// and off), then the lines under them (the all-to-all total, each judged pair's verdict).
 pub fn p2p_tables(run: &BenchRun) -> Option<(Vec<P2pTable>, Vec<String>)> {
-    use gpu_doctor_kernels::p2p::P2pMode;
+    use gpu_doctor_model::bench::p2p::P2pMode;
     let m = run.p2p()?;
     if m.pairs.is_empty() {
         return None;
     }
     let gpus: Vec<String> = m.gpus.iter().map(|g| g.ordinal.to_string()).collect();
-    let table =
-        |caption: String, value: &dyn Fn(&gpu_doctor_kernels::p2p::P2pPair) -> Option<f64>, mode: Option<P2pMode>| {
-            let rows = m
-                .gpus
-                .iter()
-                .map(|src| {
-                    m.gpus
-                        .iter()
-                        .map(|dst| match m.pair(src.ordinal, dst.ordinal) {
-                            Some(p) if src.ordinal != dst.ordinal || m.loopback => P2pCell {
-                                text: value(p).map_or_else(|| "—".to_owned(), format::value),
-                                verdict: p
-                                    .judgement
-                                    .as_ref()
-                                    .filter(|_| mode.is_some() && p.judged_mode == mode)
-                                    .map(|j| j.verdict),
-                            },
-                            _ => P2pCell { text: "—".to_owned(), verdict: None },
-                        })
-                        .collect()
-                })
-                .collect();
-            P2pTable { caption, gpus: gpus.clone(), rows }
-        };
+    let table = |caption: String,
+                 value: &dyn Fn(&gpu_doctor_model::bench::p2p::P2pPair) -> Option<f64>,
+                 mode: Option<P2pMode>| {
+        let rows = m
+            .gpus
+            .iter()
+            .map(|src| {
+                m.gpus
+                    .iter()
+                    .map(|dst| match m.pair(src.ordinal, dst.ordinal) {
+                        Some(p) if src.ordinal != dst.ordinal || m.loopback => P2pCell {
+                            text: value(p).map_or_else(|| "—".to_owned(), format::value),
+                            verdict: p
+                                .judgement
+                                .as_ref()
+                                .filter(|_| mode.is_some() && p.judged_mode == mode)
+                                .map(|j| j.verdict),
+                        },
+                        _ => P2pCell { text: "—".to_owned(), verdict: None },
+                    })
+                    .collect()
+            })
+            .collect();
+        P2pTable { caption, gpus: gpus.clone(), rows }
+    };
     let size = format::bytes(m.bytes);
     let mut tables: Vec<P2pTable> = P2pMode::ALL
         .into_iter()
@@ -453,10 +456,10 @@ pub fn markdown(run: &BenchRun) -> String {
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 pub(crate) mod tests {
-    use gpu_doctor_kernels::BenchPlan;
-    use gpu_doctor_kernels::protocol::{BenchEvent, Failure, FailureKind, Measurement, Metric, TestResult};
-    use gpu_doctor_kernels::runner::{RunRecord, TimedEvent};
-    use gpu_doctor_kernels::verdict::Facts;
+    use gpu_doctor_model::bench::plan::BenchPlan;
+    use gpu_doctor_model::bench::protocol::{BenchEvent, Failure, FailureKind, Measurement, Metric, TestResult};
+    use gpu_doctor_model::bench::record::{RunRecord, TimedEvent};
+    use gpu_doctor_model::bench::verdict::Facts;
 
     use super::*;
 
@@ -492,7 +495,7 @@ pub(crate) mod tests {
             ],
             ..RunRecord::default()
         };
-        BenchRun::assemble(&plan, record, |_| Facts {
+        gpu_doctor_judge::bench::run::assemble(&plan, record, |_| Facts {
             link_gbytes_per_s: Some(2.75),
             link_basis: Some("Thunderbolt 3 ≈ 2.75 GB/s".into()),
             ..Facts::default()
@@ -534,15 +537,17 @@ pub(crate) mod tests {
             }],
             ..RunRecord::default()
         };
-        let run = BenchRun::assemble(&plan, record, |_| Facts::default());
+        let run = gpu_doctor_judge::bench::run::assemble(&plan, record, |_| Facts::default());
         let line = headline(&run);
         assert!(line.starts_with("no GPU reached (GPU 0 was asked for)"), "{line}");
         assert!(table(&run).contains(&line));
         // A GPU test that ran: the GPU is named as before.
         assert!(headline(&sample_run()).starts_with("GPU 0, quick preset"), "{}", headline(&sample_run()));
-        let cpu = BenchRun::assemble(&BenchPlan::preset(0, vec![TestKind::Cpu], true), RunRecord::default(), |_| {
-            Facts::default()
-        });
+        let cpu = gpu_doctor_judge::bench::run::assemble(
+            &BenchPlan::preset(0, vec![TestKind::Cpu], true),
+            RunRecord::default(),
+            |_| Facts::default(),
+        );
         assert!(headline(&cpu).starts_with("CPU baselines only"), "{}", headline(&cpu));
     }
 
@@ -556,9 +561,9 @@ pub(crate) mod tests {
 
     /// A two-GPU NVLink run from a fake worker: one pair normal, the other LOW.
     pub(crate) fn p2p_run() -> BenchRun {
-        use gpu_doctor_kernels::p2p::{P2pEnd, P2pGpu, P2pLinkFact, P2pMatrix, P2pMeasure, P2pMode, P2pPair};
-        use gpu_doctor_kernels::stats::Stats;
-        use gpu_doctor_probes::model::LinkKind;
+        use gpu_doctor_model::LinkKind;
+        use gpu_doctor_model::bench::p2p::{P2pEnd, P2pGpu, P2pLinkFact, P2pMatrix, P2pMeasure, P2pMode, P2pPair};
+        use gpu_doctor_model::bench::stats::Stats;
         let measure = |mode, gbps: f64, us: Option<f64>| P2pMeasure {
             mode,
             bandwidth_gbps: Stats::from_samples(&[gbps]),
@@ -605,7 +610,7 @@ pub(crate) mod tests {
             peer: Some((450.0, "NV18: 18 NVLinks × 25 GB/s per direction (NVLink 4) = 450 GB/s".into())),
             host: None,
         };
-        BenchRun::assemble(&plan, record, |_| Facts { p2p_links: vec![link], ..Facts::default() })
+        gpu_doctor_judge::bench::run::assemble(&plan, record, |_| Facts { p2p_links: vec![link], ..Facts::default() })
     }
 
     #[test]

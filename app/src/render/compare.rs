@@ -7,10 +7,10 @@
 
 use std::fmt::Write;
 
-use gpu_doctor_probes::Severity;
-use gpu_doctor_probes::bench::format::value as number;
-use gpu_doctor_probes::fleet::compare::SLOW_THRESHOLD;
-use gpu_doctor_probes::fleet::{Comparison, MetricColumn, NodeOutcome, NodeRow};
+use gpu_doctor_judge::fleet::compare::SLOW_THRESHOLD;
+use gpu_doctor_model::Severity;
+use gpu_doctor_model::bench::format::value as number;
+use gpu_doctor_model::fleet::{Comparison, MetricColumn, NodeOutcome, NodeRow};
 
 use super::findings::severity_word;
 use super::markdown::{code, escape as md};

@@ -2,8 +2,8 @@
 //! shared by `gpu-doctor report` and the window's Report page, so both write the same file.
 
 use anyhow::{Context, Result};
-use gpu_doctor_kernels::run::BenchRun;
-use gpu_doctor_probes::Report;
+use gpu_doctor_model::Report;
+use gpu_doctor_model::bench::run::BenchRun;
 
 /// Report formats (`report --format`, the window's Report page).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum)]

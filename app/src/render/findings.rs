@@ -1,6 +1,6 @@
 //! Findings for people: a headline per finding with its evidence, why, and the fix.
 
-use gpu_doctor_probes::{Finding, Severity};
+use gpu_doctor_model::{Finding, Severity};
 
 /// The word and the count line for a set of findings, e.g. `2 errors, 1 warning, 3 notes`.
 pub fn tally(findings: &[Finding]) -> String {

@@ -4,10 +4,10 @@
 
 use std::fmt::Write;
 
-use gpu_doctor_kernels::BenchRun;
-use gpu_doctor_kernels::run::TestStatus;
-use gpu_doctor_kernels::verdict::Verdict;
-use gpu_doctor_probes::{Finding, Origin, Outcome, Report, Severity};
+use gpu_doctor_model::bench::judgement::Verdict;
+use gpu_doctor_model::bench::run::BenchRun;
+use gpu_doctor_model::bench::run::TestStatus;
+use gpu_doctor_model::{Finding, Origin, Outcome, Report, Severity};
 
 use super::bench;
 use super::facts::{Tone, label, sections, serde_name};
@@ -337,8 +337,8 @@ fn trace(out: &mut String, report: &Report) {
 pub(crate) mod tests {
     use std::path::Path;
 
-    use gpu_doctor_probes::compat::Kb;
-    use gpu_doctor_probes::diagnose::diagnose;
+    use gpu_doctor_judge::diagnose::diagnose;
+    use gpu_doctor_kb::Kb;
     use gpu_doctor_probes::host::ReplayHost;
     use gpu_doctor_probes::probe::{self, Options};
 
@@ -412,7 +412,7 @@ pub(crate) mod tests {
         let mut report = fixture_report("no-driver");
         report.findings.push(Finding {
             id: "x.<evil>".into(),
-            category: gpu_doctor_probes::Category::Other,
+            category: gpu_doctor_model::Category::Other,
             severity: Severity::Warning,
             summary: "<script>alert('x')</script>".into(),
             detail: "a & b".into(),

@@ -5,7 +5,7 @@
 
 use std::fmt::Write;
 
-use gpu_doctor_probes::Report;
+use gpu_doctor_model::Report;
 
 use super::facts::{label, sections, serde_name};
 use super::findings::{severity_word, tally};
@@ -62,7 +62,7 @@ pub fn report(report: &Report) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "## gpu-doctor report\n");
     let _ = writeln!(out, "gpu-doctor {}, schema {}\n", escape(&report.tool_version), report.schema_version);
-    if let gpu_doctor_probes::Origin::Pasted { formats } = &report.snapshot.origin {
+    if let gpu_doctor_model::Origin::Pasted { formats } = &report.snapshot.origin {
         let _ = writeln!(
             out,
             "**Another machine**, read from pasted text ({}); parts it did not show are unknown.\n",

@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use gpu_doctor_installers::{Plan, StepKind, UserAction};
-use gpu_doctor_probes::shell::Shell;
+use gpu_doctor_model::shell::Shell;
 
 use super::text::clean;
 

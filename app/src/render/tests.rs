@@ -3,8 +3,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use gpu_doctor_kernels::BenchRun;
-use gpu_doctor_probes::{Origin, Report};
+use gpu_doctor_model::bench::run::BenchRun;
+use gpu_doctor_model::{Origin, Report};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
@@ -224,13 +224,13 @@ fn a_capability_known_by_the_name_is_shown_as_the_findings_know_it() {
     // The RTX 3090 of a machine (or a paste) that did not report its compute capability.
     let mut report = crate::render::html::tests::fixture_report("two-toolkits");
     let mut snap = report.snapshot.clone();
-    if let gpu_doctor_probes::Probed::Found { value, .. } = &mut snap.gpus {
+    if let gpu_doctor_model::Probed::Found { value, .. } = &mut snap.gpus {
         value[0].compute_capability = None;
         value[0].architecture = None;
     }
     report.snapshot = snap;
-    let kb = gpu_doctor_probes::compat::Kb::get().unwrap();
-    let view = gpu_doctor_probes::diagnose::gpu_view(&report.snapshot.gpus.value().unwrap()[0], kb);
+    let kb = gpu_doctor_kb::Kb::get().unwrap();
+    let view = gpu_doctor_judge::diagnose::gpu_view(&report.snapshot.gpus.value().unwrap()[0], kb);
     assert!(view.describe().contains("compute capability 8.6 by its name"), "{}", view.describe());
     let line = details(&report, "GPUs").remove(0);
     assert!(line.contains("compute capability 8.6 (Ampere, by its name)"), "{line}");
@@ -242,16 +242,16 @@ fn a_capability_known_by_the_name_is_shown_as_the_findings_know_it() {
 }
 
 /// The driver probe of a Linux machine whose only word on the driver is `/proc/driver/nvidia/version`.
-fn driver_from_proc_only(version: &str) -> gpu_doctor_probes::Probed<gpu_doctor_probes::model::DriverFacts> {
+fn driver_from_proc_only(version: &str) -> gpu_doctor_model::Probed<gpu_doctor_model::DriverFacts> {
+    use gpu_doctor_model::{OsFamily, Platform};
     use gpu_doctor_probes::host::{Fixture, Host, NvmlAnswer, ReplayHost};
-    use gpu_doctor_probes::model::{OsFamily, Platform};
     use gpu_doctor_probes::probe::driver::{SmiXml, probe};
     let mut f = Fixture::new(Platform { os: OsFamily::Linux, arch: "x86_64".into() });
     let line = format!("NVRM version: NVIDIA UNIX x86_64 Kernel Module  {version}  Fri Jul 14 2023\n");
     f.files.insert("/proc/driver/nvidia/version".into(), line);
     f.nvml = NvmlAnswer::Error("libnvidia-ml.so.1: cannot open shared object file".into());
     let host = ReplayHost::new(f);
-    probe(&host, &host.nvml(), &SmiXml::default(), &mut gpu_doctor_probes::Trace::new("driver"))
+    probe(&host, &host.nvml(), &SmiXml::default(), &mut gpu_doctor_model::Trace::new("driver"))
 }
 
 #[test]
@@ -273,10 +273,10 @@ fn a_driver_found_through_proc_shows_the_cuda_level_the_findings_use() {
 
 #[test]
 fn the_deep_probe_cudnn_reads_as_a_version() {
-    use gpu_doctor_probes::model::{DeepFacts, DeepTorch};
+    use gpu_doctor_model::{DeepFacts, DeepTorch};
     let mut report = crate::render::html::tests::fixture_report("consumer-gpu-torch-venv");
     let mut snap = report.snapshot.clone();
-    if let gpu_doctor_probes::Probed::Found { value, .. } = &mut snap.python_envs {
+    if let gpu_doctor_model::Probed::Found { value, .. } = &mut snap.python_envs {
         let env = value.iter_mut().find(|e| !e.frameworks.is_empty()).unwrap();
         let torch = DeepTorch {
             cuda_available: Some(true),
@@ -285,7 +285,7 @@ fn the_deep_probe_cudnn_reads_as_a_version() {
             ..DeepTorch::default()
         };
         env.deep =
-            Some(gpu_doctor_probes::Probed::found(DeepFacts { torch: Some(torch), ..DeepFacts::default() }, "probe"));
+            Some(gpu_doctor_model::Probed::found(DeepFacts { torch: Some(torch), ..DeepFacts::default() }, "probe"));
     }
     report.snapshot = snap;
     let lines = details(&report, "Python");
@@ -310,7 +310,7 @@ fn an_environment_shows_its_companion_packages_on_one_line() {
     assert!(envs.iter().any(|e| e["companions"][0]["name"] == "numpy"), "{envs:#?}");
     // An environment without any shows no such line.
     let mut bare = report;
-    if let gpu_doctor_probes::Probed::Found { value, .. } = &mut bare.snapshot.python_envs {
+    if let gpu_doctor_model::Probed::Found { value, .. } = &mut bare.snapshot.python_envs {
         value.iter_mut().for_each(|e| e.companions.clear());
     }
     assert!(details(&bare, "Python").iter().all(|l| !l.contains("companions")));

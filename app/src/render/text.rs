@@ -2,8 +2,8 @@
 
 use std::fmt::Write;
 
+use gpu_doctor_model::{Origin, Outcome, Report, Severity};
 use gpu_doctor_probes::parse::paste::next_paste;
-use gpu_doctor_probes::{Origin, Outcome, Report, Severity};
 
 use super::facts::{Tone, UNKNOWN, sections};
 use super::findings::{severity_word, tally};
@@ -136,8 +136,8 @@ pub fn summary(report: &Report, color: bool, verbose: bool) -> String {
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
-    use gpu_doctor_probes::compat::Kb;
-    use gpu_doctor_probes::diagnose::diagnose;
+    use gpu_doctor_judge::diagnose::diagnose;
+    use gpu_doctor_kb::Kb;
     use gpu_doctor_probes::parse::paste::read_pasted;
 
     use super::*;

@@ -52,7 +52,7 @@ pub(crate) fn file_safe(name: &str) -> String {
 /// `20250102T030405Z`: the UTC time, for file names.
 pub(crate) fn stamp(time: SystemTime) -> String {
     let secs = time.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    let (year, month, day, hour, minute, second) = gpu_doctor_probes::time::utc(secs);
+    let (year, month, day, hour, minute, second) = gpu_doctor_model::time::utc(secs);
     format!("{year:04}{month:02}{day:02}T{hour:02}{minute:02}{second:02}Z")
 }
 

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use gpu_doctor_probes::shell::Shell;
+use gpu_doctor_model::shell::Shell;
 use serde::{Deserialize, Serialize};
 
 use crate::envtool::{self, Source, Tool};

@@ -1,9 +1,9 @@
 //! The candidates of each framework: from the knowledge base, or from the wheel file names of a
 //! wheelhouse (`--find-links DIR`). Newest first.
 
-use gpu_doctor_probes::CudaVersion;
-use gpu_doctor_probes::compat::{Kb, TorchVariant, index_tag, release_line};
-use gpu_doctor_probes::model::OsFamily;
+use gpu_doctor_kb::{Kb, TorchVariant, index_tag, release_line};
+use gpu_doctor_model::CudaVersion;
+use gpu_doctor_model::OsFamily;
 
 use super::wheel::{WheelName, cuda_tag, version_key};
 use super::{Build, Framework, Gpus, Line, Wheels};

@@ -2,8 +2,8 @@
 //! chooser reads from them: the CUDA variant, the Pythons and the platforms a file installs on.
 //! Nothing here panics: a name that does not parse is `None`.
 
-use gpu_doctor_probes::CudaVersion;
-use gpu_doctor_probes::model::OsFamily;
+use gpu_doctor_model::CudaVersion;
+use gpu_doctor_model::OsFamily;
 use gpu_doctor_probes::parse::wheel::normalize_name;
 
 /// One parsed wheel file name.

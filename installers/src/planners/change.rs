@@ -1,4 +1,4 @@
-//! The plan for [`PlanTarget::Change`](gpu_doctor_probes::PlanTarget): the changes a rule names
+//! The plan for [`PlanTarget::Change`](gpu_doctor_model::PlanTarget): the changes a rule names
 //! (packages to remove or install in one environment, variables of the shell, a root command, a
 //! step only a person can take), each written as the command for that environment's tool and the
 //! machine's shell. Package changes are user steps `apply` runs (the package list saved first, so
@@ -6,8 +6,8 @@
 
 use std::path::PathBuf;
 
-use gpu_doctor_probes::shell::{self, Shell, ShellCommand, Unquotable};
-use gpu_doctor_probes::{Change, Report};
+use gpu_doctor_model::shell::{self, Shell, ShellCommand, Unquotable};
+use gpu_doctor_model::{Change, Report};
 
 use super::framework::{Options, UNDO};
 use super::python_of;
@@ -137,8 +137,8 @@ fn shell_step(line: Result<String, Unquotable>, why: String, undo: String) -> St
 mod tests {
     #![allow(clippy::unwrap_used)]
 
-    use gpu_doctor_probes::testing::Machine;
-    use gpu_doctor_probes::{InstallFlag, Report};
+    use gpu_doctor_judge::testing::Machine;
+    use gpu_doctor_model::{InstallFlag, Report};
 
     use super::*;
 

@@ -7,10 +7,10 @@
 //! Root lines hold no text read from the machine: they are the table's templates filled with a
 //! branch number, a module suffix, or a Thunderbolt router name checked to be a plain sysfs name.
 
-use gpu_doctor_probes::compat::{DistroRow, DriverTable, Install, Kb, ModuleFlavor};
-use gpu_doctor_probes::diagnose::gpu_views;
-use gpu_doctor_probes::model::{OsFamily, SecureBoot};
-use gpu_doctor_probes::{ComputeCapability, DriverLoadProblem, PlanTarget, Report};
+use gpu_doctor_judge::diagnose::gpu_views;
+use gpu_doctor_kb::{DistroRow, DriverTable, Install, Kb, ModuleFlavor};
+use gpu_doctor_model::{ComputeCapability, DriverLoadProblem, PlanTarget, Report};
+use gpu_doctor_model::{OsFamily, SecureBoot};
 
 use crate::plan::{Plan, Step};
 

@@ -6,12 +6,12 @@
 
 use std::path::PathBuf;
 
-use gpu_doctor_probes::compat::Kb;
+use gpu_doctor_kb::Kb;
+use gpu_doctor_model::shell::Shell;
+use gpu_doctor_model::{ComputeCapability, DriverLoadProblem, PlanTarget, Probed, Report, Snapshot};
+use gpu_doctor_model::{Gpu, SecureBoot};
 use gpu_doctor_probes::host::ReplayHost;
-use gpu_doctor_probes::model::{Gpu, SecureBoot};
 use gpu_doctor_probes::probe::{self, Options};
-use gpu_doctor_probes::shell::Shell;
-use gpu_doctor_probes::{ComputeCapability, DriverLoadProblem, PlanTarget, Probed, Report, Snapshot};
 
 use super::{attach, plan_for, plans};
 use crate::plan::{Plan, StepKind};
@@ -30,7 +30,7 @@ fn fixture(name: &str) -> Snapshot {
 
 /// Diagnosed and planned, as `ops::judged` does.
 fn judged(snap: Snapshot) -> Report {
-    let findings = gpu_doctor_probes::diagnose::diagnose(&snap, kb());
+    let findings = gpu_doctor_judge::diagnose::diagnose(&snap, kb());
     let mut report = Report::new(snap, findings);
     attach(&mut report, kb());
     report
@@ -143,11 +143,11 @@ fn nouveau_is_blacklisted_the_initramfs_rebuilt_and_the_driver_installed() {
 
 /// A module installed for the running kernel except that Secure Boot refuses it, or one built for
 /// another kernel.
-fn module_problem(os: &str, f: impl FnOnce(&mut gpu_doctor_probes::model::KernelModuleFacts)) -> Snapshot {
+fn module_problem(os: &str, f: impl FnOnce(&mut gpu_doctor_model::KernelModuleFacts)) -> Snapshot {
     let mut s = no_driver(os);
     let mut m = s.kernel_module.value().cloned().expect("the fixture has module facts");
     m.nvidia_loaded = false;
-    m.installed = Some(gpu_doctor_probes::model::InstalledModule {
+    m.installed = Some(gpu_doctor_model::InstalledModule {
         filename: "/lib/modules/6.8.0-45-generic/updates/dkms/nvidia.ko".into(),
         version: Some("570.124.06".into()),
         built_for_kernel: m.running_kernel.clone(),
@@ -234,7 +234,7 @@ fn wsl_gets_the_windows_driver_and_never_a_linux_one() {
     let mut s = fixture("wsl2");
     let mut loader = s.toolkits.value().cloned().unwrap_or_default();
     loader.loader_cache_read = true;
-    loader.loader_libraries.push(gpu_doctor_probes::parse::ldconfig::LoaderEntry {
+    loader.loader_libraries.push(gpu_doctor_model::LoaderEntry {
         name: "libcuda.so.1".into(),
         arch: "libc6,x86-64".into(),
         path: "/usr/lib/x86_64-linux-gnu/libcuda.so.1".into(),

@@ -1,14 +1,14 @@
-//! The plan for [`PlanTarget::FrameworkBuild`](gpu_doctor_probes::PlanTarget): reinstall a
+//! The plan for [`PlanTarget::FrameworkBuild`](gpu_doctor_model::PlanTarget): reinstall a
 //! framework in an existing environment with the build the chooser picks for this machine, its
 //! companions pinned with it, then verify. Pure: the tool and the wheelhouse come from the caller.
 
 use std::path::PathBuf;
 
-use gpu_doctor_probes::compat::{Kb, release_line};
-use gpu_doctor_probes::diagnose::gpu_views;
-use gpu_doctor_probes::model::PythonEnv;
+use gpu_doctor_judge::diagnose::gpu_views;
+use gpu_doctor_kb::{Kb, release_line};
+use gpu_doctor_model::PythonEnv;
+use gpu_doctor_model::{Report, Snapshot};
 use gpu_doctor_probes::parse::wheel::normalize_name;
-use gpu_doctor_probes::{Report, Snapshot};
 
 use crate::choose::{Framework, Machine, Want, choose, python_version};
 use crate::envtool::{self, Source, Tool};
@@ -37,7 +37,7 @@ pub fn machine(snapshot: &Snapshot, kb: &Kb, env: Option<&PythonEnv>) -> Machine
     let os = snapshot.platform.platform.os;
     let driver = snapshot.driver.value().map(|d| {
         let mut d = d.clone();
-        d.derive_cuda_version(kb, os);
+        kb.derive_cuda_version(&mut d, os);
         d
     });
     Machine {

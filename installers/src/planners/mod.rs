@@ -3,10 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
-use gpu_doctor_probes::compat::Kb;
-use gpu_doctor_probes::model::PythonEnv;
-use gpu_doctor_probes::shell::Shell;
-use gpu_doctor_probes::{PlanTarget, Report};
+use gpu_doctor_kb::Kb;
+use gpu_doctor_model::PythonEnv;
+use gpu_doctor_model::shell::Shell;
+use gpu_doctor_model::{PlanTarget, Report};
 
 use crate::plan::Plan;
 

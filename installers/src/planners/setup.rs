@@ -3,8 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use gpu_doctor_probes::Snapshot;
-use gpu_doctor_probes::compat::Kb;
+use gpu_doctor_kb::Kb;
+use gpu_doctor_model::Snapshot;
 
 use crate::choose::{self, Choice, Framework, Machine, Want};
 use crate::envtool::{self, Source, Tool};
@@ -303,9 +303,9 @@ mod tests {
     #[test]
     fn the_python_version_is_the_snapshots_for_that_interpreter() {
         let text = r#"{"name":"system:/usr/bin/python3","kind":"system","prefix":"/usr","interpreter":"/usr/bin/python3","python_version":"3.12.4","site_packages":[]}"#;
-        let env: gpu_doctor_probes::model::PythonEnv = serde_json::from_str(text).unwrap();
+        let env: gpu_doctor_model::PythonEnv = serde_json::from_str(text).unwrap();
         let mut snapshot = Snapshot::unknown(Vec::new());
-        snapshot.python_envs = gpu_doctor_probes::Probed::found(vec![env], "test");
+        snapshot.python_envs = gpu_doctor_model::Probed::found(vec![env], "test");
         let kb = Kb::load().unwrap();
         assert_eq!(machine(&snapshot, &kb, Path::new("/usr/bin/python3")).python, Some((3, 12)));
         assert_eq!(machine(&snapshot, &kb, Path::new("/opt/python3")).python, None);

@@ -10,9 +10,9 @@ use std::time::Duration;
 use gpu_doctor_installers::apply::{self, ApplyOptions, Event, Outcome};
 use gpu_doctor_installers::envtool::{self, Tool};
 use gpu_doctor_installers::plan::Plan;
+use gpu_doctor_model::{DeepTorch, PythonEnv};
+use gpu_doctor_model::{Probed, Trace};
 use gpu_doctor_probes::host::SystemHost;
-use gpu_doctor_probes::model::{DeepTorch, PythonEnv};
-use gpu_doctor_probes::{Probed, Trace};
 
 /// Says why a test did nothing; under CI (`CI` set) that fails it: CI must have what it needs.
 pub fn skip(why: &str) {

@@ -5,7 +5,7 @@ use cudarc::driver::result;
 use cudarc::driver::sys::{self, CUdeviceptr};
 
 use super::cuda_failure;
-use crate::protocol::Failure;
+use gpu_doctor_model::bench::protocol::Failure;
 
 /// Device memory, freed on drop. The context that allocated it must be current when it drops.
 #[derive(Debug)]
@@ -129,7 +129,7 @@ impl Drop for PinnedBuffer {
 
 /// `bytes` as `4 KiB`, `256 MiB`, `1.5 GiB`.
 pub(crate) fn human_bytes(bytes: usize) -> String {
-    crate::format::bytes(bytes as u64)
+    gpu_doctor_model::bench::format::bytes(bytes as u64)
 }
 
 /// Copies host bytes to the device on `stream` (asynchronous for pinned memory).

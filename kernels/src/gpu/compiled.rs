@@ -8,12 +8,13 @@ use std::time::Instant;
 use cudarc::driver::{CudaFunction, CudaModule, LaunchConfig, PushKernelArg};
 use cudarc::nvrtc::result as nvrtc_result;
 use cudarc::nvrtc::{CompileOptions, Ptx, compile_ptx_with_opts};
-use gpu_doctor_probes::{ComputeCapability, CudaVersion};
+use gpu_doctor_model::{ComputeCapability, CudaVersion};
 
 use super::{DeviceBuffer, Emit, Enqueue, Gpu, Timer, cuda_failure, nvrtc_library, time_reps, warm_up};
-use crate::plan::{BenchPlan, TestKind};
-use crate::protocol::{BenchEvent, Failure, FailureKind, Measurement, Metric, Point, TestResult, Unit};
-use crate::stats::Stats;
+use gpu_doctor_model::bench::plan::{BenchPlan, TestKind};
+use gpu_doctor_model::bench::protocol::{BenchEvent, Failure, FailureKind, Measurement, Metric, Point, TestResult};
+use gpu_doctor_model::bench::stats::Stats;
+use gpu_doctor_model::bench::unit::Unit;
 
 /// The CUDA C++ source of every run-time kernel.
 pub(crate) const SOURCE: &str = r#"

@@ -7,9 +7,10 @@ use cudarc::driver::sys;
 use super::buffers::{copy_dtoh, copy_htod, human_bytes};
 use super::{DeviceBuffer, Emit, Enqueue, Gpu, PinnedBuffer, Timer, compiled, cuda_failure, time_reps, warm_up};
 use crate::cpu;
-use crate::plan::{BenchPlan, MIB, TestKind};
-use crate::protocol::{BenchEvent, CopyMethod, Failure, Measurement, Metric, Point, TestResult, Unit};
-use crate::stats::Stats;
+use gpu_doctor_model::bench::plan::{BenchPlan, MIB, TestKind};
+use gpu_doctor_model::bench::protocol::{BenchEvent, CopyMethod, Failure, Measurement, Metric, Point, TestResult};
+use gpu_doctor_model::bench::stats::Stats;
+use gpu_doctor_model::bench::unit::Unit;
 
 /// Sizes from which a transfer counts toward the plateau.
 const PLATEAU_FROM: u64 = 16 * MIB;
@@ -106,8 +107,8 @@ pub(crate) fn host_device(gpu: &Gpu, plan: &BenchPlan, h2d: bool, emit: Emit<'_>
                 },
                 label: format!(
                     "{series}, plateau (best size from {}: {})",
-                    crate::format::bytes(PLATEAU_FROM.min(size)),
-                    crate::format::bytes(size)
+                    gpu_doctor_model::bench::format::bytes(PLATEAU_FROM.min(size)),
+                    gpu_doctor_model::bench::format::bytes(size)
                 ),
                 value: s.median,
                 unit: Unit::GbPerS,
@@ -117,7 +118,10 @@ pub(crate) fn host_device(gpu: &Gpu, plan: &BenchPlan, h2d: bool, emit: Emit<'_>
         if is_pinned && let Some((size, us)) = first_time {
             result.measurements.push(Measurement::median(
                 Metric::TransferLatency { h2d },
-                format!("one pinned {} copy (GPU time, timed back to back)", crate::format::bytes(size)),
+                format!(
+                    "one pinned {} copy (GPU time, timed back to back)",
+                    gpu_doctor_model::bench::format::bytes(size)
+                ),
                 us,
                 Unit::Micros,
             ));
@@ -260,7 +264,7 @@ pub(crate) fn device_copy(gpu: &mut Gpu, plan: &BenchPlan, emit: Emit<'_>) -> Re
 /// `L2_MULTIPLE` × the L2 cache (`l2`, bytes; rounded up to a power of two), then halved until two
 /// buffers fit in half the free memory.
 pub(crate) fn device_copy_bytes(planned: u64, l2: Option<u64>, free: u64) -> (u64, Vec<String>) {
-    let bytes = crate::format::bytes;
+    let bytes = gpu_doctor_model::bench::format::bytes;
     let floor = l2.map_or(0, |l| l.saturating_mul(L2_MULTIPLE).next_power_of_two());
     let mut size = planned.max(floor);
     while size > MIB && 2 * size > free / 2 {
@@ -298,7 +302,7 @@ pub(crate) fn device_copy_bytes(planned: u64, l2: Option<u64>, free: u64) -> (u6
 fn device_copy_measurement(method: CopyMethod, times: &[f64], n: usize, emit: Emit<'_>) -> Option<Measurement> {
     let t = Stats::from_samples(times)?;
     let bw = t.map_decreasing(|secs| gbps(2.0 * n as f64, secs));
-    let series = crate::verdict::copy_method_label(method);
+    let series = gpu_doctor_model::bench::verdict::copy_method_label(method);
     emit(BenchEvent::Sample {
         test: TestKind::D2d,
         point: Point {

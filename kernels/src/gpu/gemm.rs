@@ -8,16 +8,19 @@ use cudarc::cublas::sys::{
     cudaDataType_t as DataType,
 };
 use cudarc::driver::CudaStream;
-use gpu_doctor_probes::ComputeCapability;
-use gpu_doctor_probes::compat::{GpuTable, Kb};
+use gpu_doctor_kb::{GpuTable, Kb};
+use gpu_doctor_model::ComputeCapability;
 use half::{bf16, f16};
 
 use super::buffers::{copy_dtoh, copy_htod};
 use super::{DeviceBuffer, Emit, Enqueue, Gpu, cublas_library, cuda_failure, time_reps, warm_up};
 use crate::cpu::{naive_gemm, random_matrix};
-use crate::plan::{BenchPlan, Precision, TestKind};
-use crate::protocol::{BenchEvent, Check, Failure, FailureKind, Measurement, Metric, Point, TestResult, Unit};
-use crate::stats::Stats;
+use gpu_doctor_model::bench::plan::{BenchPlan, Precision, TestKind};
+use gpu_doctor_model::bench::protocol::{
+    BenchEvent, Check, Failure, FailureKind, Measurement, Metric, Point, TestResult,
+};
+use gpu_doctor_model::bench::stats::Stats;
+use gpu_doctor_model::bench::unit::Unit;
 
 /// The largest size checked against the CPU reference (the naive loop takes n³ steps).
 const MAX_CHECKED_N: u32 = 1024;
@@ -238,7 +241,7 @@ pub(crate) fn sweep(gpu: &mut Gpu, plan: &BenchPlan, emit: Emit<'_>) -> Result<T
         result.notes.push(format!(
             "sizes {} skipped: three matrices would not fit in the {} of free GPU memory",
             skipped.join(", "),
-            crate::format::bytes(free)
+            gpu_doctor_model::bench::format::bytes(free)
         ));
     }
     let Some(&largest) = sizes.last() else {

@@ -13,10 +13,10 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use cudarc::driver::result;
 use cudarc::driver::sys::{self, CUdeviceptr, CUresult, CUstream, CUstreamWaitValue_flags};
-use gpu_doctor_probes::CudaVersion;
+use gpu_doctor_model::CudaVersion;
 
 use super::cuda_failure;
-use crate::protocol::Failure;
+use gpu_doctor_model::bench::protocol::Failure;
 
 /// Whether a driver of this CUDA level surely has `cuStreamWaitValue32_v2` with stream memory
 /// operations on by default: CUDA 12.0 or newer. cudarc panics on a missing symbol, so older (or

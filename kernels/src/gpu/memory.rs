@@ -10,8 +10,9 @@ use cudarc::driver::sys::CUresult;
 use super::buffers::{copy_dtoh, copy_htod, human_bytes};
 use super::{DeviceBuffer, Emit, Gpu, PinnedBuffer, cuda_failure};
 use crate::patterns::{ErrorLog, Pattern, verify};
-use crate::plan::{BenchPlan, MIB, TestKind};
-use crate::protocol::{BenchEvent, Check, Failure, Measurement, MemtestReport, Metric, TestResult, Unit};
+use gpu_doctor_model::bench::plan::{BenchPlan, MIB, TestKind};
+use gpu_doctor_model::bench::protocol::{BenchEvent, Check, Failure, Measurement, MemtestReport, Metric, TestResult};
+use gpu_doctor_model::bench::unit::Unit;
 
 /// Allocation granularity of the largest-allocation search and of the tested region.
 const STEP: u64 = 64 * MIB;

@@ -25,11 +25,11 @@ use std::sync::Arc;
 use cudarc::driver::result::DriverError;
 use cudarc::driver::sys::{self, CUdevice_attribute as Attr, CUresult};
 use cudarc::driver::{CudaContext, CudaEvent, CudaStream};
-use gpu_doctor_probes::{ComputeCapability, CudaVersion};
+use gpu_doctor_model::{ComputeCapability, CudaVersion};
 
-use crate::plan::{BenchPlan, TestKind};
-use crate::protocol::{BenchEvent, DeviceInfo, Failure, FailureKind, TestResult};
 use crate::timing::{self, WARMUP_MAX_OPS, WARMUP_MIN, WarmUp};
+use gpu_doctor_model::bench::plan::{BenchPlan, TestKind};
+use gpu_doctor_model::bench::protocol::{BenchEvent, DeviceInfo, Failure, FailureKind, TestResult};
 
 pub(crate) use buffers::{DeviceBuffer, PinnedBuffer};
 
@@ -465,7 +465,7 @@ pub(crate) fn time_reps(
         .collect()
 }
 
-impl crate::worker::TestDevice for Gpu {
+impl crate::device::TestDevice for Gpu {
     fn info(&self) -> DeviceInfo {
         self.info.clone()
     }

@@ -22,10 +22,11 @@ use cudarc::driver::{CudaContext, result};
 
 use super::buffers::{copy_dtoh, copy_htod};
 use super::{DeviceBuffer, Emit, Enqueue, Gpu, PinnedBuffer, cuda_failure, time_reps, warm_up};
-use crate::p2p::{P2pGpu, P2pMatrix, P2pMeasure, P2pMode, P2pPair};
-use crate::plan::{BenchPlan, TestKind};
-use crate::protocol::{BenchEvent, Failure, FailureKind, Measurement, Metric, TestResult, Unit};
-use crate::stats::Stats;
+use gpu_doctor_model::bench::p2p::{P2pGpu, P2pMatrix, P2pMeasure, P2pMode, P2pPair};
+use gpu_doctor_model::bench::plan::{BenchPlan, TestKind};
+use gpu_doctor_model::bench::protocol::{BenchEvent, Failure, FailureKind, Measurement, Metric, TestResult};
+use gpu_doctor_model::bench::stats::Stats;
+use gpu_doctor_model::bench::unit::Unit;
 
 /// One end of the copies: a context on one GPU, its stream, and its two buffers (the bandwidth
 /// copy's and the latency copy's), freed with the context current.
@@ -199,7 +200,7 @@ pub(crate) fn slowest(matrix: &P2pMatrix, mode: P2pMode) -> Option<Measurement> 
             mode.label(),
             pair.src,
             pair.dst,
-            crate::format::bytes(matrix.bytes)
+            gpu_doctor_model::bench::format::bytes(matrix.bytes)
         ),
         stats,
         Unit::GbPerS,

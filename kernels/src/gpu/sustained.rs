@@ -3,20 +3,21 @@
 
 use std::time::{Duration, Instant};
 
-use gpu_doctor_probes::ComputeCapability;
-use gpu_doctor_probes::compat::GpuTable;
+use gpu_doctor_kb::GpuTable;
+use gpu_doctor_model::ComputeCapability;
 
 use super::gemm::{Blas, Operands, tensor_min_cc, tflops};
 use super::{Emit, Gpu, Timer, cublas_library, cuda_failure};
 use crate::cpu::random_matrix;
-use crate::plan::{BenchPlan, Precision, TestKind};
-use crate::protocol::{BenchEvent, Failure, Measurement, Metric, Point, TestResult, Unit};
-use crate::stats::Stats;
+use gpu_doctor_model::bench::plan::{BenchPlan, Precision, TestKind};
+use gpu_doctor_model::bench::protocol::{BenchEvent, Failure, Measurement, Metric, Point, TestResult};
+use gpu_doctor_model::bench::stats::Stats;
+use gpu_doctor_model::bench::unit::Unit;
 
 /// The precision that loads the GPU hardest: BF16 where its tensor cores take it, else FP16 where
 /// they take that, else FP32 (by `gpus.toml` `[[tensor]]`); FP16 when the capability is unknown.
 pub(crate) fn load_precision(cc: Option<(u32, u32)>) -> Precision {
-    match gpu_doctor_probes::compat::Kb::get() {
+    match gpu_doctor_kb::Kb::get() {
         Ok(kb) => load_precision_in(&kb.gpus, cc),
         Err(_) => Precision::Fp16,
     }
@@ -116,7 +117,7 @@ mod tests {
 
     #[test]
     fn the_load_precision_follows_the_tensor_rows() {
-        let kb = gpu_doctor_probes::compat::Kb::get().unwrap();
+        let kb = gpu_doctor_kb::Kb::get().unwrap();
         let mut table = kb.gpus.clone();
         assert_eq!(load_precision_in(&table, Some((8, 0))), Precision::Bf16);
         table.tensor.iter_mut().filter(|t| t.precision == "bf16").for_each(|t| t.min_cc = "9.0".parse().unwrap());

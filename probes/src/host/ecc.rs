@@ -15,11 +15,10 @@ use nvml_wrapper::enums::device::SampleValue;
 use nvml_wrapper::error::NvmlError;
 use nvml_wrapper::struct_wrappers::device::FieldValueSample;
 use nvml_wrapper::structs::device::FieldId;
-use serde::{Deserialize, Serialize};
 
 use super::HostError;
-use super::nvml::{device_by_bus, with_deadline};
-pub use crate::model::EccCounters;
+use super::nvml_handle::{device_by_bus, with_deadline};
+pub use gpu_doctor_model::EccCounters;
 
 /// NVML field ids of the row-remapping counters (`nvmlDeviceGetRemappedRows` has no wrapper in
 /// nvml-wrapper 0.13; the field values carry the same numbers).
@@ -27,140 +26,6 @@ const FI_REMAPPED_CORRECTED: u32 = 142;
 const FI_REMAPPED_UNCORRECTED: u32 = 143;
 const FI_REMAPPED_PENDING: u32 = 144;
 const FI_REMAPPED_FAILURE: u32 = 145;
-
-/// What changed between two readings. A count is `None` when it could not be compared (its reason
-/// is in `not_read`).
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct EccChange {
-    /// New corrected errors.
-    pub corrected: Option<u64>,
-    /// New uncorrected errors.
-    pub uncorrected: Option<u64>,
-    /// Newly retired pages.
-    pub retired_pages: Option<u64>,
-    /// Newly remapped rows.
-    pub remapped_rows: Option<u64>,
-    /// A page retirement or row remap became pending.
-    pub newly_pending: bool,
-    /// A row remap failed that had not before.
-    pub remap_failed: bool,
-    /// What could not be compared, and why, e.g. `corrected errors: not supported by this GPU`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub not_read: Vec<String>,
-}
-
-impl EccChange {
-    /// The change from `before` to `after`. For the error counts, the larger of the volatile and
-    /// aggregate differences: the volatile count restarts when the driver reloads, and the
-    /// aggregate one may be written to the board's storage later.
-    pub fn between(before: &EccCounters, after: &EccCounters) -> Self {
-        let (b, a) = (before, after);
-        let mut not_read = Vec::new();
-        // The change of two counters (`x` and `y`) combined with `f`, or of the one that was read;
-        // when neither was, why, under `key`.
-        type Counter = fn(&EccCounters) -> Option<u64>;
-        let mut change = |what: &str, key: &str, x: Counter, y: Counter, f: fn(u64, u64) -> u64| {
-            let d = |c: Counter| Some(c(a)?.saturating_sub(c(b)?));
-            let value = either(d(x), d(y), f);
-            if value.is_none() {
-                let why = a.unreported.get(key).or_else(|| b.unreported.get(key));
-                not_read.push(format!("{what}: {}", why.map_or("not reported", String::as_str)));
-            }
-            value
-        };
-        let corrected = change(
-            "corrected errors",
-            "corrected_volatile",
-            |c| c.corrected_volatile,
-            |c| c.corrected_aggregate,
-            u64::max,
-        );
-        let uncorrected = change(
-            "uncorrected errors",
-            "uncorrected_volatile",
-            |c| c.uncorrected_volatile,
-            |c| c.uncorrected_aggregate,
-            u64::max,
-        );
-        let retired_pages = change(
-            "retired pages",
-            "retired_pages_single_bit",
-            |c| c.retired_pages_single_bit,
-            |c| c.retired_pages_double_bit,
-            u64::saturating_add,
-        );
-        let remapped_rows = change(
-            "remapped rows",
-            "remapped_rows_corrected",
-            |c| c.remapped_rows_corrected,
-            |c| c.remapped_rows_uncorrected,
-            u64::saturating_add,
-        );
-        let became = |b: Option<bool>, a: Option<bool>| a == Some(true) && b != Some(true);
-        Self {
-            corrected,
-            uncorrected,
-            retired_pages,
-            remapped_rows,
-            newly_pending: became(b.retired_pages_pending, a.retired_pages_pending)
-                || became(b.remapped_rows_pending, a.remapped_rows_pending),
-            remap_failed: became(b.remapped_rows_failure, a.remapped_rows_failure),
-            not_read,
-        }
-    }
-
-    /// Nothing could be compared, for `reason` (NVML could not be asked).
-    pub fn unread(reason: &str) -> Self {
-        Self { not_read: vec![format!("memory-error counters: {reason}")], ..Self::default() }
-    }
-
-    /// Whether any counter was compared.
-    pub fn compared(&self) -> bool {
-        self.corrected.is_some()
-            || self.uncorrected.is_some()
-            || self.retired_pages.is_some()
-            || self.remapped_rows.is_some()
-    }
-
-    /// Memory failed: a new uncorrectable error, retired page or remapped row (or one pending, or a
-    /// failed remap).
-    pub fn failed(&self) -> bool {
-        self.uncorrected.unwrap_or(0) > 0
-            || self.retired_pages.unwrap_or(0) > 0
-            || self.remapped_rows.unwrap_or(0) > 0
-            || self.newly_pending
-            || self.remap_failed
-    }
-
-    /// The changes in words, e.g. `3 corrected errors, 0 uncorrected errors, …`.
-    pub fn summary(&self) -> String {
-        let mut parts: Vec<String> = [
-            (self.corrected, "corrected errors"),
-            (self.uncorrected, "uncorrected errors"),
-            (self.retired_pages, "retired pages"),
-            (self.remapped_rows, "remapped rows"),
-        ]
-        .into_iter()
-        .filter_map(|(n, what)| n.map(|n| format!("{n} new {what}")))
-        .collect();
-        if self.newly_pending {
-            parts.push("a page retirement or row remap is pending (it needs a GPU reset)".to_owned());
-        }
-        if self.remap_failed {
-            parts.push("a row remap failed".to_owned());
-        }
-        parts.extend(self.not_read.iter().map(|n| format!("not read: {n}")));
-        parts.join("; ")
-    }
-}
-
-/// `f` of both values, or the one there is.
-fn either(x: Option<u64>, y: Option<u64>, f: fn(u64, u64) -> u64) -> Option<u64> {
-    match (x, y) {
-        (Some(x), Some(y)) => Some(f(x, y)),
-        (x, y) => x.or(y),
-    }
-}
 
 /// NVML's reason in words; an unsupported counter is a normal answer on boards without ECC.
 fn reason(e: &NvmlError) -> String {
@@ -261,6 +126,7 @@ pub(super) fn read(d: &Device<'_>) -> EccCounters {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use gpu_doctor_model::EccChange;
 
     /// Counters of an H100 (ECC, row remapping, no page retirement), as NVML answers them.
     fn h100(corrected: u64, uncorrected: u64, remapped: (u64, u64)) -> EccCounters {

@@ -6,6 +6,7 @@
 pub mod ecc;
 mod fixture;
 pub mod nvml;
+mod nvml_handle;
 pub mod nvml_topology;
 pub mod paths;
 pub mod process;
@@ -21,8 +22,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::{OsFamily, Platform, SystemInfo};
 pub use fixture::{CommandRecord, FIXTURE_FILE, Fixture, NvmlAnswer};
+use gpu_doctor_model::{OsFamily, Platform, SystemInfo};
 pub use nvml::{NvmlDevice, NvmlReport};
 pub use nvml_topology::{NvmlPair, NvmlTopoDevice, NvmlTopology};
 pub use recording::RecordingHost;

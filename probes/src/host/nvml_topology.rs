@@ -9,8 +9,8 @@ use nvml_wrapper::Device;
 use nvml_wrapper::enum_wrappers::device::{P2pCapabilitiesIndex, P2pStatus as NvmlP2p};
 use serde::{Deserialize, Serialize};
 
-use super::nvml::{NvmlDevice, take};
-use crate::model::{LinkKind, MigFacts, MigInstance, NvLink, P2pStatus};
+use super::nvml_handle::take;
+use gpu_doctor_model::{LinkKind, MigFacts, MigInstance, NvLink, P2pStatus};
 
 /// NVLinks asked per device (`NVML_NVLINK_MAX_LINKS`).
 const MAX_NVLINKS: u32 = 18;
@@ -69,9 +69,18 @@ pub struct NvmlPair {
     pub unreported: BTreeMap<String, String>,
 }
 
+/// What `nvml::query` already read of a device's MIG mode, which is not asked again.
+#[derive(Debug, Clone, Default)]
+pub(super) struct MigAsked {
+    /// MIG mode is on; `None` when NVML did not say.
+    pub enabled: Option<bool>,
+    /// Why NVML did not say, when it did not.
+    pub unreported: Option<String>,
+}
+
 /// Asks NVML about the devices (index, handle); `asked[n]` is what `nvml::query` already read of
-/// `devices[n]`, whose MIG mode is not asked again.
-pub(super) fn query(devices: &[(u32, Device<'_>)], asked: &[NvmlDevice]) -> NvmlTopology {
+/// `devices[n]`'s MIG mode.
+pub(super) fn query(devices: &[(u32, Device<'_>)], asked: &[MigAsked]) -> NvmlTopology {
     let devices_asked = devices.iter().zip(asked).map(|((i, d), a)| query_device(*i, d, a)).collect();
     let mut out = NvmlTopology { devices: devices_asked, pairs: Vec::new() };
     for (n, (a, da)) in devices.iter().enumerate() {
@@ -126,7 +135,7 @@ fn common_ancestor(u: &mut BTreeMap<String, String>, _: &Device<'_>, _: u32) -> 
     None
 }
 
-fn query_device(index: u32, d: &Device<'_>, asked: &NvmlDevice) -> NvmlTopoDevice {
+fn query_device(index: u32, d: &Device<'_>, asked: &MigAsked) -> NvmlTopoDevice {
     let mut u = BTreeMap::new();
     let numa_node = take(&mut u, "numa_node_id", d.numa_node_id());
     let cpu_affinity = cpu_affinity(&mut u, d);
@@ -148,11 +157,10 @@ fn query_device(index: u32, d: &Device<'_>, asked: &NvmlDevice) -> NvmlTopoDevic
         nvlinks.push(NvLink { link, active, version, remote_bus_id });
     }
     // MIG mode as `nvml::query` read it for `Gpu::mig_enabled`, with its reason when it did not answer.
-    if let Some(why) = asked.unreported.get("mig_mode") {
+    if let Some(why) = &asked.unreported {
         u.insert("mig_mode".to_owned(), why.clone());
     }
-    let mig =
-        asked.gpu.mig_enabled.map(|enabled| MigFacts { enabled, instances: enabled.then(|| mig_instances(&mut u, d)) });
+    let mig = asked.enabled.map(|enabled| MigFacts { enabled, instances: enabled.then(|| mig_instances(&mut u, d)) });
     NvmlTopoDevice { index, numa_node, cpu_affinity, nvlinks, mig, unreported: u }
 }
 
@@ -178,7 +186,7 @@ fn cpu_affinity(u: &mut BTreeMap<String, String>, d: &Device<'_>) -> Option<Stri
         .iter()
         .enumerate()
         .flat_map(|(w, word)| (0..bits).filter(move |b| word >> b & 1 == 1).map(move |b| w * bits + b));
-    let list = crate::probe::topology::cpu_list(cpus);
+    let list = gpu_doctor_model::cpu_list(cpus);
     (!list.is_empty()).then_some(list)
 }
 

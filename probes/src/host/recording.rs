@@ -100,7 +100,7 @@ impl Host for RecordingHost {
     fn env_var(&self, name: &str) -> Option<String> {
         let value = self.inner.env_var(name);
         if let Some(v) = value.as_ref().filter(|_| (self.keep_env)(name)) {
-            self.rec().env.insert(name.to_owned(), crate::probe::env::mask_secret(name, v));
+            self.rec().env.insert(name.to_owned(), gpu_doctor_model::mask_secret(name, v));
         }
         value
     }
@@ -109,7 +109,7 @@ impl Host for RecordingHost {
         let all = self.inner.env_vars();
         let mut rec = self.rec();
         for (k, v) in all.iter().filter(|(k, _)| (self.keep_env)(k)) {
-            rec.env.insert(k.clone(), crate::probe::env::mask_secret(k, v));
+            rec.env.insert(k.clone(), gpu_doctor_model::mask_secret(k, v));
         }
         all
     }
@@ -184,7 +184,7 @@ impl Host for RecordingHost {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::model::OsFamily;
+    use gpu_doctor_model::OsFamily;
 
     #[test]
     fn redaction_replaces_home_user_and_host_in_keys_and_values() {

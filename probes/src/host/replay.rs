@@ -178,7 +178,7 @@ impl Host for ReplayHost {
 mod tests {
     use super::*;
     use crate::host::CommandRecord;
-    use crate::model::OsFamily;
+    use gpu_doctor_model::OsFamily;
 
     fn machine() -> ReplayHost {
         let mut f = Fixture::new(Platform { os: OsFamily::Linux, arch: "x86_64".into() });

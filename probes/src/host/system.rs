@@ -192,7 +192,7 @@ impl Host for SystemHost {
     }
 
     fn nvml(&self) -> Result<NvmlReport, HostError> {
-        super::nvml::with_deadline("the NVML query", super::nvml::QUERY_DEADLINE, super::nvml::query)
+        super::nvml_handle::with_deadline("the NVML query", super::nvml_handle::QUERY_DEADLINE, super::nvml::query)
     }
 }
 

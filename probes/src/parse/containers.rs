@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::ParseError;
-use crate::model::{CliDevice, CliInfo};
+use gpu_doctor_model::{CliDevice, CliInfo};
 
 #[cfg(test)]
 mod tests;

@@ -5,7 +5,7 @@
 //! `#define CUDNN_VERSION 8907`, decoded by major (the v9 encoding differs from v8's).
 
 use super::ParseError;
-use crate::CudnnVersion;
+use gpu_doctor_model::CudnnVersion;
 
 const FORMAT: &str = "cuDNN version header";
 

@@ -95,4 +95,57 @@ mod tests {
         let files = fixtures_in(root.path(), "nvcc", true).unwrap();
         assert_eq!(files, [("a.txt".to_owned(), "A".to_owned()), ("b.txt".to_owned(), "B".to_owned())]);
     }
+
+    /// Every GPU name in the shared nvidia-smi captures maps to a capability, read through the parsers
+    /// the probes use. "Graphics Device" (a driver older than the GPU) carries no product name at all.
+    #[test]
+    fn every_captured_gpu_name_maps_to_a_capability() {
+        use crate::parse::{smi_csv, smi_table, smi_xml};
+        let gpus = &gpu_doctor_kb::Kb::get().unwrap().gpus;
+        let cc = |s: &str| s.parse::<gpu_doctor_model::ComputeCapability>().unwrap();
+        let expected = [
+            ("NVIDIA A100-SXM4-40GB", "8.0"),
+            ("NVIDIA A100-SXM4-80GB", "8.0"),
+            ("NVIDIA RTX A5000", "8.6"),
+            ("NVIDIA GeForce GT 1030", "6.1"),
+            ("NVIDIA GeForce RTX 2080", "7.5"),
+            ("NVIDIA GeForce RTX 3060", "8.6"),
+            ("NVIDIA GeForce RTX 4090", "8.9"),
+            ("NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition", "12.0"),
+            ("Tesla M10", "5.0"),
+            ("Tesla P100-PCIE-16GB", "6.0"),
+            ("NVIDIA H100 80GB HBM3", "9.0"),
+            ("GeForce RTX 207...", "7.5"),
+            ("NVIDIA GeForce RTX 2080 ...", "7.5"),
+        ];
+        let generic = ["Graphics Device"];
+
+        let mut names: Vec<(String, String)> = Vec::new();
+        type Parser = fn(&str) -> Result<crate::parse::smi::SmiReport, crate::parse::ParseError>;
+        let formats: [(&str, Parser); 3] = [
+            ("nvidia-smi-xml", smi_xml::parse),
+            ("nvidia-smi-table", smi_table::parse),
+            ("nvidia-smi-csv", smi_csv::parse),
+        ];
+        for (dir, parse) in formats {
+            let Some(files) = fixtures(dir) else { return };
+            for (file, text) in files {
+                let Ok(report) = parse(&text) else { continue };
+                names.extend(report.gpus.iter().filter_map(|g| g.name.clone()).map(|n| (format!("{dir}/{file}"), n)));
+            }
+        }
+        assert!(names.len() >= 10, "fixtures: only {} GPU names found", names.len());
+        for (file, name) in &names {
+            let got = gpus.cc_for_name(name);
+            if generic.contains(&name.as_str()) {
+                assert_eq!(got, None, "{file}: generic name {name:?} must not map");
+                continue;
+            }
+            let got =
+                got.unwrap_or_else(|| panic!("{file}: GPU name {name:?} maps to no capability; add a [[product]] row"));
+            if let Some((_, want)) = expected.iter().find(|(n, _)| n == name) {
+                assert_eq!(got, cc(want), "{file}: {name:?}");
+            }
+        }
+    }
 }

@@ -7,7 +7,7 @@
 //! CUDA 9.0) have no `Build` line; that line is not needed.
 
 use super::ParseError;
-use crate::CudaVersion;
+use gpu_doctor_model::CudaVersion;
 
 const FORMAT: &str = "nvcc --version output";
 

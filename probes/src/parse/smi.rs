@@ -5,8 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::GpuHealth;
-use crate::{CudaVersion, DriverVersion};
+use gpu_doctor_model::GpuHealth;
+use gpu_doctor_model::{CudaVersion, DriverVersion};
 
 /// One nvidia-smi output.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -220,7 +220,7 @@ pub(crate) fn clock_event_name(key: &str) -> Option<&'static str> {
         "display_clocks_setting" => "display_clock_setting",
         other => other,
     };
-    crate::host::telemetry::THROTTLE_REASONS.iter().map(|(_, name)| *name).find(|name| *name == snake)
+    gpu_doctor_model::telemetry::THROTTLE_REASONS.iter().map(|(_, name)| *name).find(|name| *name == snake)
 }
 
 /// Records one clock-event reason's state (`Active` / `Not Active`) in `reasons`, kept in NVML's
@@ -235,7 +235,7 @@ pub(crate) fn clock_event(reasons: &mut Option<Vec<String>>, key: &str, raw: &st
     let list = reasons.get_or_insert_with(Vec::new);
     if active && !list.iter().any(|r| r == name) {
         list.push(name.to_owned());
-        let order = |r: &String| crate::host::telemetry::THROTTLE_REASONS.iter().position(|(_, n)| n == r);
+        let order = |r: &String| gpu_doctor_model::telemetry::THROTTLE_REASONS.iter().position(|(_, n)| n == r);
         list.sort_by_key(order);
     }
 }

@@ -89,7 +89,7 @@ fn gpu(row: &BTreeMap<String, String>) -> SmiGpu {
         ecc_enabled: get(&["ecc.mode.current"]).and_then(smi::flag),
         compute_capability: get(&["compute_cap"]).map(str::to_owned),
         processes: Vec::new(),
-        health: crate::model::GpuHealth::default(),
+        health: gpu_doctor_model::GpuHealth::default(),
     }
 }
 

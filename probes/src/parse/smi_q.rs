@@ -186,7 +186,7 @@ fn assign(g: &mut SmiGpu, arch: &mut Option<String>, path: &[&str], v: &str) {
 
 /// Stores a value of the health sections (ECC Mode, ECC Errors, Retired Pages, Remapped Rows,
 /// Clocks Event Reasons, Temperature, Power Readings, Fan Speed); false when `path` is none of them.
-fn assign_health(h: &mut crate::model::GpuHealth, path: &[&str], v: &str) -> bool {
+fn assign_health(h: &mut gpu_doctor_model::GpuHealth, path: &[&str], v: &str) -> bool {
     let m = &mut h.memory_errors;
     match path {
         ["ECC Mode", "Pending"] => set(&mut h.ecc_pending, smi::flag(v)),

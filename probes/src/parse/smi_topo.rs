@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 
 use super::ParseError;
-use crate::model::{LinkKind, MigInstance, P2pStatus};
+use gpu_doctor_model::{LinkKind, MigInstance, P2pStatus};
 
 const TOPO: &str = "nvidia-smi topo -m";
 const P2P: &str = "nvidia-smi topo -p2p";

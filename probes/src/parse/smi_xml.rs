@@ -4,7 +4,7 @@ use roxmltree::{Document, Node, ParsingOptions};
 
 use super::ParseError;
 use super::smi::{self, SmiGpu, SmiProcess, SmiReport};
-use crate::model::{EccCounters, GpuHealth};
+use gpu_doctor_model::{EccCounters, GpuHealth};
 
 const FORMAT: &str = "nvidia-smi XML";
 

@@ -5,12 +5,12 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::host::{Cmd, Host, HostError, dir_names, home_dir, which};
-use crate::model::{
+use crate::parse::containers as parse;
+use gpu_doctor_model::{
     CdiSpec, ContainerSupport, ContainerToolkit, Engine, EngineKind, InsideContainer, KubeletPlugins, OsFamily,
     RuntimeConfig, ToolProgram,
 };
-use crate::parse::containers as parse;
-use crate::{Probed, Trace};
+use gpu_doctor_model::{Probed, Trace};
 
 /// How long a `--version` may take.
 const VERSION_TIMEOUT: Duration = Duration::from_secs(5);
@@ -339,7 +339,7 @@ mod tests {
 
     use super::*;
     use crate::host::{CmdOutput, CommandRecord, DirEntry, FileKind, Fixture, ReplayHost};
-    use crate::model::Platform;
+    use gpu_doctor_model::Platform;
 
     fn linux() -> Fixture {
         let mut f = Fixture::new(Platform { os: OsFamily::Linux, arch: "x86_64".into() });
@@ -361,7 +361,7 @@ mod tests {
         Ok(CmdOutput { status: Some(0), stdout: text.into(), stderr: String::new() })
     }
 
-    fn run(f: Fixture, inside: bool) -> (Probed<ContainerSupport>, Vec<crate::TraceEntry>) {
+    fn run(f: Fixture, inside: bool) -> (Probed<ContainerSupport>, Vec<gpu_doctor_model::TraceEntry>) {
         let mut t = Trace::new("containers");
         let p = probe(&ReplayHost::new(f), inside, &mut t);
         (p, t.into_entries())
@@ -406,7 +406,9 @@ mod tests {
         let (p, trace) = run(f, false);
         let e = &p.value().unwrap().engines[0];
         assert!(e.info_error.as_deref().unwrap().contains("did not answer `docker info` within 8 s"));
-        assert!(trace.iter().any(|t| t.method == "/usr/bin/docker info" && t.outcome == crate::model::Outcome::Error));
+        assert!(
+            trace.iter().any(|t| t.method == "/usr/bin/docker info" && t.outcome == gpu_doctor_model::Outcome::Error)
+        );
     }
 
     #[test]

@@ -14,9 +14,9 @@ use super::toolkits;
 use super::toolkits::fs::{conda_meta, env_path, leading_version, real_path, text};
 use crate::host::Host;
 use crate::host::{dir_names, is_file};
-use crate::model::{CudnnCopy, CudnnKind, CudnnVersionSource, OsFamily, Toolkits};
 use crate::parse::wheel::{normalize_name, parse_dist_folder};
-use crate::{CudnnVersion, Probed, Trace};
+use gpu_doctor_model::{CudnnCopy, CudnnKind, CudnnVersionSource, OsFamily, Toolkits};
+use gpu_doctor_model::{CudnnVersion, Probed, Trace};
 
 /// The Windows cuDNN 9 installer's folder (`v9.1/bin/12.4/cudnn64_9.dll`).
 const WINDOWS_CUDNN: &str = "C:/Program Files/NVIDIA/CUDNN";
@@ -262,7 +262,7 @@ fn conda_packages(host: &dyn Host, prefix: &Path, trace: &mut Trace, found: &mut
 /// `cudnn64_<major>.dll` in toolkit and cuDNN installer `bin` folders.
 fn windows_dlls(
     host: &dyn Host,
-    installs: &[crate::model::ToolkitInstall],
+    installs: &[gpu_doctor_model::ToolkitInstall],
     conda_root: Option<&Path>,
     trace: &mut Trace,
     found: &mut Found,

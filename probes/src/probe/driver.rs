@@ -5,12 +5,12 @@ use std::path::Path;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use crate::compat::Kb;
 use crate::host::{Cmd, Host, HostError, NvmlReport, which};
-use crate::model::{DriverFacts, InstalledModule, KernelModuleFacts, OsFamily, SecureBoot};
 use crate::parse::smi::SmiReport;
 use crate::parse::smi_xml;
-use crate::{CudaVersion, DriverVersion, Probed, Trace};
+use gpu_doctor_kb::Kb;
+use gpu_doctor_model::{CudaVersion, DriverVersion, Probed, Trace};
+use gpu_doctor_model::{DriverFacts, InstalledModule, KernelModuleFacts, OsFamily, SecureBoot};
 
 /// `nvidia-smi -q -x`, run at most once per snapshot and shared by the driver and GPU probes.
 #[derive(Debug, Default)]
@@ -69,7 +69,7 @@ pub fn probe(
     let found = find(host, nvml, smi, trace);
     let Ok(kb) = Kb::get() else { return found };
     found.map(|mut d| {
-        d.derive_cuda_version(kb, host.platform().os);
+        kb.derive_cuda_version(&mut d, host.platform().os);
         if let Some(cuda) = d.cuda_version.filter(|_| d.cuda_version_derived) {
             trace.ok("cuda.toml", format!("driver {} supports CUDA up to {cuda}", d.version));
         }
@@ -308,7 +308,7 @@ mod tests {
     /// A Linux machine whose only word on the driver is `/proc/driver/nvidia/version`.
     fn proc_only(os: OsFamily, version: &str) -> Probed<DriverFacts> {
         use crate::host::{Fixture, NvmlAnswer, ReplayHost};
-        use crate::model::Platform;
+        use gpu_doctor_model::Platform;
         let mut f = Fixture::new(Platform { os, arch: "x86_64".into() });
         let line = format!("NVRM version: NVIDIA UNIX x86_64 Kernel Module  {version}  Fri Jul 14 2023\n");
         f.files.insert("/proc/driver/nvidia/version".into(), line);

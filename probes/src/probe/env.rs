@@ -2,9 +2,9 @@
 
 use std::collections::BTreeMap;
 
-use crate::Trace;
 use crate::host::Host;
-use crate::model::{EnvFacts, OsFamily};
+use gpu_doctor_model::Trace;
+use gpu_doctor_model::{EnvFacts, OsFamily, mask_secret};
 
 /// True for variable names worth recording: CUDA, NVIDIA, cuDNN, XLA/JAX, TensorFlow, PyTorch,
 /// the loader path, PATH and the Python environment markers.
@@ -36,46 +36,6 @@ pub fn is_relevant(name: &str) -> bool {
     // TensorFlow's own; a bare `TF_` would also catch Terraform's variables.
     const TENSORFLOW: &[&str] = &["TF_CPP_", "TF_GPU", "TF_FORCE_GPU", "TF_XLA", "TF_CUDNN", "TF_ENABLE_", "TF_USE_"];
     EXACT.contains(&name) || PREFIXES.iter().chain(TENSORFLOW).any(|p| name.starts_with(p))
-}
-
-/// What a credential is replaced with.
-pub const MASKED: &str = "[masked]";
-
-/// Parts of a variable name that say its value is a credential.
-const SECRET_NAME_PARTS: &[&str] = &["KEY", "TOKEN", "SECRET", "PASS", "AUTH", "CREDENTIAL"];
-
-/// True when a variable's name says its value is a credential (`NVIDIA_API_KEY`, `CUDA_AUTH_TOKEN`).
-pub fn looks_secret(name: &str) -> bool {
-    let upper = name.to_ascii_uppercase();
-    SECRET_NAME_PARTS.iter().any(|p| upper.contains(p))
-}
-
-/// The value as it may be recorded or shown: [`MASKED`] for a variable whose name looks like a
-/// credential, else the value with the `user:password@` part of every URL in it masked.
-pub fn mask_secret(name: &str, value: &str) -> String {
-    if looks_secret(name) { MASKED.to_owned() } else { mask_url_credentials(value) }
-}
-
-/// `scheme://user:password@host/…` → `scheme://[masked]@host/…`, for every URL in the text.
-pub fn mask_url_credentials(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find("://") {
-        let (head, tail) = rest.split_at(at + 3);
-        out.push_str(head);
-        // The authority ends at the path, query, fragment or the end of the URL.
-        let end =
-            tail.find(|c: char| matches!(c, '/' | '?' | '#') || c.is_whitespace() || c == ',').unwrap_or(tail.len());
-        match tail[..end].rfind('@') {
-            Some(userinfo) => {
-                out.push_str(MASKED);
-                rest = &tail[userinfo..];
-            }
-            None => rest = tail,
-        }
-    }
-    out.push_str(rest);
-    out
 }
 
 /// Names that only help other probes find things; they say nothing about the GPU setup.
@@ -152,7 +112,8 @@ mod tests {
 mod secret_tests {
     use super::*;
     use crate::host::{Fixture, ReplayHost};
-    use crate::model::Platform;
+    use gpu_doctor_model::MASKED;
+    use gpu_doctor_model::Platform;
 
     const SECRETS: &[(&str, &str)] = &[
         ("NVIDIA_API_KEY", "nvapi-s3cr3t-value"),

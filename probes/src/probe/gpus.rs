@@ -1,9 +1,9 @@
 //! GPUs as the driver sees them: NVML first, `nvidia-smi -q -x` for what NVML cannot tell.
 
 use crate::host::{Host, HostError, NvmlDevice, NvmlReport};
-use crate::model::{Gpu, GpuProcess, OsFamily, PciBusId};
 use crate::parse::smi::{SmiGpu, SmiReport};
-use crate::{Probed, Trace};
+use gpu_doctor_model::{Gpu, GpuProcess, OsFamily, PciBusId};
+use gpu_doctor_model::{Probed, Trace};
 
 use super::driver::SmiXml;
 use super::link::sysfs_link;
@@ -12,62 +12,60 @@ use super::link::sysfs_link;
 fn from_nvml(d: &NvmlDevice) -> Gpu {
     let mut gpu = d.gpu.clone();
     gpu.pci_bus_id = gpu.pci_bus_id.as_deref().and_then(PciBusId::sysfs_form);
-    gpu.architecture = gpu.compute_capability.and_then(crate::ComputeCapability::architecture).map(str::to_owned);
+    gpu.architecture = gpu.compute_capability.and_then(gpu_doctor_kb::architecture).map(str::to_owned);
     gpu
 }
 
 const MIB: u64 = 1024 * 1024;
 
-impl Gpu {
-    /// Everything nvidia-smi printed for one GPU, as a [`Gpu`] (the architecture is left to the caller).
-    pub(crate) fn from_smi(index: u32, s: &SmiGpu) -> Self {
-        let total = s.memory_total_mib.map(|m| m * MIB);
-        let used = s.memory_used_mib.map(|m| m * MIB);
-        let processes: Vec<GpuProcess> = s
-            .processes
-            .iter()
-            .map(|p| GpuProcess { pid: p.pid, used_memory_bytes: p.used_memory_mib.map(|m| m * MIB) })
-            .collect();
-        Gpu {
-            index,
-            name: s.name.clone(),
-            uuid: s.uuid.clone(),
-            pci_bus_id: s.pci_bus_id.as_deref().and_then(PciBusId::sysfs_form),
-            compute_capability: s.compute_capability.as_deref().and_then(|c| c.parse().ok()),
-            architecture: None,
-            memory_total_bytes: total,
-            memory_used_bytes: used,
-            memory_free_bytes: total.zip(used).map(|(t, u)| t.saturating_sub(u)),
-            pcie_gen_current: s.pcie_gen_current,
-            pcie_gen_max: s.pcie_gen_max,
-            pcie_width_current: s.pcie_width_current,
-            pcie_width_max: s.pcie_width_max,
-            clock_sm_mhz: s.clock_sm_mhz,
-            clock_sm_max_mhz: s.clock_sm_max_mhz,
-            clock_sm_boost_mhz: None,
-            clock_mem_mhz: s.clock_mem_mhz,
-            clock_mem_max_mhz: s.clock_mem_max_mhz,
-            power_draw_mw: s.power_draw_mw,
-            power_limit_mw: s.power_limit_mw,
-            temperature_c: s.temperature_c,
-            utilization_gpu_pct: s.utilization_gpu_pct,
-            ecc_enabled: s.ecc_enabled,
-            persistence_mode: s.persistence_mode,
-            compute_mode: s.compute_mode.clone(),
-            mig_enabled: s.mig_enabled,
-            display_attached: s.display_attached,
-            vbios_version: s.vbios_version.clone(),
-            driver_model: s.driver_model.clone(),
-            processes: (!processes.is_empty()).then_some(processes),
-            memory_bus_width_bits: None,
-        }
+/// Everything nvidia-smi printed for one GPU, as a [`Gpu`] (the architecture is left to the caller).
+pub(crate) fn gpu_from_smi(index: u32, s: &SmiGpu) -> Gpu {
+    let total = s.memory_total_mib.map(|m| m * MIB);
+    let used = s.memory_used_mib.map(|m| m * MIB);
+    let processes: Vec<GpuProcess> = s
+        .processes
+        .iter()
+        .map(|p| GpuProcess { pid: p.pid, used_memory_bytes: p.used_memory_mib.map(|m| m * MIB) })
+        .collect();
+    Gpu {
+        index,
+        name: s.name.clone(),
+        uuid: s.uuid.clone(),
+        pci_bus_id: s.pci_bus_id.as_deref().and_then(PciBusId::sysfs_form),
+        compute_capability: s.compute_capability.as_deref().and_then(|c| c.parse().ok()),
+        architecture: None,
+        memory_total_bytes: total,
+        memory_used_bytes: used,
+        memory_free_bytes: total.zip(used).map(|(t, u)| t.saturating_sub(u)),
+        pcie_gen_current: s.pcie_gen_current,
+        pcie_gen_max: s.pcie_gen_max,
+        pcie_width_current: s.pcie_width_current,
+        pcie_width_max: s.pcie_width_max,
+        clock_sm_mhz: s.clock_sm_mhz,
+        clock_sm_max_mhz: s.clock_sm_max_mhz,
+        clock_sm_boost_mhz: None,
+        clock_mem_mhz: s.clock_mem_mhz,
+        clock_mem_max_mhz: s.clock_mem_max_mhz,
+        power_draw_mw: s.power_draw_mw,
+        power_limit_mw: s.power_limit_mw,
+        temperature_c: s.temperature_c,
+        utilization_gpu_pct: s.utilization_gpu_pct,
+        ecc_enabled: s.ecc_enabled,
+        persistence_mode: s.persistence_mode,
+        compute_mode: s.compute_mode.clone(),
+        mig_enabled: s.mig_enabled,
+        display_attached: s.display_attached,
+        vbios_version: s.vbios_version.clone(),
+        driver_model: s.driver_model.clone(),
+        processes: (!processes.is_empty()).then_some(processes),
+        memory_bus_width_bits: None,
     }
 }
 
 /// Fills every field NVML left out (or, without NVML, every field) from what nvidia-smi printed
 /// for the same GPU; the architecture follows from the compute capability.
 fn fill_from_smi(gpu: &mut Gpu, s: &SmiGpu) {
-    let smi = Gpu::from_smi(gpu.index, s);
+    let smi = gpu_from_smi(gpu.index, s);
     macro_rules! fill {
         ($($f:ident),*) => { $( if gpu.$f.is_none() { gpu.$f = smi.$f; } )* };
     }
@@ -82,7 +80,7 @@ fn fill_from_smi(gpu: &mut Gpu, s: &SmiGpu) {
     fill!(power_draw_mw, power_limit_mw, temperature_c, utilization_gpu_pct, ecc_enabled, persistence_mode);
     fill!(compute_mode, display_attached, vbios_version, driver_model, processes);
     if gpu.architecture.is_none() {
-        gpu.architecture = gpu.compute_capability.and_then(crate::ComputeCapability::architecture).map(str::to_owned);
+        gpu.architecture = gpu.compute_capability.and_then(gpu_doctor_kb::architecture).map(str::to_owned);
     }
 }
 
@@ -192,8 +190,8 @@ pub fn probe(
 mod tests {
     use super::*;
     use crate::host::{CmdOutput, CommandRecord, Fixture, NvmlAnswer, ReplayHost};
-    use crate::model::Platform;
     use crate::parse::smi_xml::tests::SAMPLE;
+    use gpu_doctor_model::Platform;
 
     /// A Linux machine whose `nvidia-smi -q -x` prints the RTX A5000 sample, with NVML's answer.
     fn machine(nvml: NvmlAnswer) -> ReplayHost {

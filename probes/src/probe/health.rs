@@ -5,10 +5,10 @@
 
 use std::time::Duration;
 
-use crate::compat::Kb;
 use crate::host::{Cmd, CmdOutput, Host, HostError, NvmlReport, which};
-use crate::model::{BootLinkLimit, Gpu, GpuHealth, Health, OsFamily, XidEvent};
-use crate::{Probed, Trace};
+use gpu_doctor_kb::Kb;
+use gpu_doctor_model::{BootLinkLimit, Gpu, GpuHealth, Health, OsFamily, XidEvent};
+use gpu_doctor_model::{Probed, Trace};
 
 use super::driver::SmiXml;
 use super::gpus::smi_entry;

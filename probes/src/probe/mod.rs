@@ -42,39 +42,39 @@ pub struct SitePackages {
 use std::thread;
 
 use crate::host::Host;
-use crate::{Probed, SCHEMA_VERSION, Snapshot, TOOL_VERSION, Trace};
+use gpu_doctor_model::{Probed, SCHEMA_VERSION, Snapshot, TOOL_VERSION, Trace};
 
 /// One group of probes' results, handed out as soon as the group finishes (see `collect_streaming`).
 #[derive(Debug, Clone)]
 pub enum Part {
     /// OS, kernel, CPU and memory.
-    System(Probed<crate::model::SystemFacts>),
+    System(Probed<gpu_doctor_model::SystemFacts>),
     /// OS family, WSL and container.
-    Platform(crate::model::PlatformFacts),
+    Platform(gpu_doctor_model::PlatformFacts),
     /// CUDA-relevant environment variables.
-    Env(crate::model::EnvFacts),
+    Env(gpu_doctor_model::EnvFacts),
     /// Container engines, the NVIDIA Container Toolkit, and what a container was given.
-    Containers(Probed<crate::model::ContainerSupport>),
+    Containers(Probed<gpu_doctor_model::ContainerSupport>),
     /// The driver and the GPUs it sees.
-    Gpus { driver: Probed<crate::model::DriverFacts>, gpus: Probed<Vec<crate::model::Gpu>> },
+    Gpus { driver: Probed<gpu_doctor_model::DriverFacts>, gpus: Probed<Vec<gpu_doctor_model::Gpu>> },
     /// Each GPU's health and the kernel log's Xid events.
-    Health(crate::model::Health),
+    Health(gpu_doctor_model::Health),
     /// The kernel module, Secure Boot and the PCI bus.
     Modules {
-        kernel_module: Probed<crate::model::KernelModuleFacts>,
-        secure_boot: Probed<crate::model::SecureBoot>,
-        pci_devices: Probed<Vec<crate::model::PciDevice>>,
+        kernel_module: Probed<gpu_doctor_model::KernelModuleFacts>,
+        secure_boot: Probed<gpu_doctor_model::SecureBoot>,
+        pci_devices: Probed<Vec<gpu_doctor_model::PciDevice>>,
     },
     /// Each GPU's host link.
-    Links(Probed<Vec<crate::model::HostLink>>),
+    Links(Probed<Vec<gpu_doctor_model::HostLink>>),
     /// How the GPUs connect.
-    Topology(Probed<crate::model::Topology>),
+    Topology(Probed<gpu_doctor_model::Topology>),
     /// Python environments, CUDA toolkits and cuDNN.
     Python {
-        python_envs: Probed<Vec<crate::model::PythonEnv>>,
-        unused_pythons: Vec<crate::model::UnusedPython>,
-        toolkits: Probed<crate::model::Toolkits>,
-        cudnn: Probed<Vec<crate::model::CudnnCopy>>,
+        python_envs: Probed<Vec<gpu_doctor_model::PythonEnv>>,
+        unused_pythons: Vec<gpu_doctor_model::UnusedPython>,
+        toolkits: Probed<gpu_doctor_model::Toolkits>,
+        cudnn: Probed<Vec<gpu_doctor_model::CudnnCopy>>,
     },
 }
 
@@ -170,7 +170,7 @@ pub fn collect_streaming(host: &dyn Host, opts: &Options, on_part: &(dyn Fn(Part
 
         let (system, platform, env, containers, [t_sys, t_platform, t_env, t_containers]) = local_side(host, on_part);
         let (driver, gpus, reading, [t_driver, t_gpus, t_health], nvml) = join(gpu_side, "driver", |e| {
-            let health = crate::model::Health { gpus: failed(&e), xid_events: failed(&e) };
+            let health = gpu_doctor_model::Health { gpus: failed(&e), xid_events: failed(&e) };
             let health = health::Reading { health, boot_limits: Vec::new() };
             let nvml = Err(crate::host::HostError::Unavailable { message: e.clone() });
             (failed(&e), failed(&e), health, [Trace::default(), Trace::default(), Trace::default()], nvml)
@@ -209,7 +209,7 @@ pub fn collect_streaming(host: &dyn Host, opts: &Options, on_part: &(dyn Fn(Part
             schema_version: SCHEMA_VERSION,
             tool_version: TOOL_VERSION.to_owned(),
             taken_at_unix_secs,
-            origin: crate::Origin::ThisMachine,
+            origin: gpu_doctor_model::Origin::ThisMachine,
             system,
             platform,
             driver,
@@ -239,10 +239,10 @@ fn local_side(
     host: &dyn Host,
     on_part: &(dyn Fn(Part) + Sync),
 ) -> (
-    Probed<crate::model::SystemFacts>,
-    crate::model::PlatformFacts,
-    crate::model::EnvFacts,
-    Probed<crate::model::ContainerSupport>,
+    Probed<gpu_doctor_model::SystemFacts>,
+    gpu_doctor_model::PlatformFacts,
+    gpu_doctor_model::EnvFacts,
+    Probed<gpu_doctor_model::ContainerSupport>,
     [Trace; 4],
 ) {
     let mut t_sys = Trace::new("system");
@@ -261,15 +261,15 @@ fn local_side(
 }
 
 /// Every probe's trace entries, in the order given.
-fn entries<const N: usize>(traces: [Trace; N]) -> Vec<crate::model::TraceEntry> {
+fn entries<const N: usize>(traces: [Trace; N]) -> Vec<gpu_doctor_model::TraceEntry> {
     traces.into_iter().flat_map(Trace::into_entries).collect()
 }
 
 /// What the driver thread found: the driver, the GPUs, their health, the three traces, and NVML's
 /// answer (the topology probe reads it too).
 type DriverSide = (
-    Probed<crate::model::DriverFacts>,
-    Probed<Vec<crate::model::Gpu>>,
+    Probed<gpu_doctor_model::DriverFacts>,
+    Probed<Vec<gpu_doctor_model::Gpu>>,
     health::Reading,
     [Trace; 3],
     Result<crate::host::NvmlReport, crate::host::HostError>,
@@ -294,11 +294,11 @@ fn driver_side(host: &dyn Host, smi: &driver::SmiXml, on_part: &(dyn Fn(Part) + 
 /// from `boot_limits` (bus id, limit) where the log had one.
 fn links(
     host: &dyn Host,
-    pci_devices: &Probed<Vec<crate::model::PciDevice>>,
-    gpus: &Probed<Vec<crate::model::Gpu>>,
-    boot_limits: &[(String, crate::model::BootLinkLimit)],
+    pci_devices: &Probed<Vec<gpu_doctor_model::PciDevice>>,
+    gpus: &Probed<Vec<gpu_doctor_model::Gpu>>,
+    boot_limits: &[(String, gpu_doctor_model::BootLinkLimit)],
     trace: &mut Trace,
-) -> Probed<Vec<crate::model::HostLink>> {
+) -> Probed<Vec<gpu_doctor_model::HostLink>> {
     let mut links = match (pci_devices.value(), gpus.value()) {
         (Some(devices), gpus) => link::probe(host, devices, gpus.map_or(&[][..], Vec::as_slice), trace),
         // Not Linux: the link probe says why it does not apply here.

@@ -2,9 +2,9 @@
 
 use std::path::Path;
 
-use crate::Trace;
 use crate::host::{FileKind, Host};
-use crate::model::{ContainerFacts, OsFamily, PlatformFacts, WslFacts};
+use gpu_doctor_model::Trace;
+use gpu_doctor_model::{ContainerFacts, OsFamily, PlatformFacts, WslFacts};
 
 /// Detects WSL and containers.
 pub fn probe(host: &dyn Host, trace: &mut Trace) -> PlatformFacts {

@@ -1,8 +1,8 @@
 //! OS, kernel, CPU and memory, from the host's `system_info`.
 
 use crate::host::Host;
-use crate::model::SystemFacts;
-use crate::{Probed, Trace};
+use gpu_doctor_model::SystemFacts;
+use gpu_doctor_model::{Probed, Trace};
 
 /// Reads the machine facts.
 pub fn probe(host: &dyn Host, trace: &mut Trace) -> Probed<SystemFacts> {

@@ -22,9 +22,9 @@ use self::fs::{env_path, real_path, text};
 use self::inspect::{Group, inspect, is_cudart};
 use super::SitePackages;
 use crate::host::{self, Cmd, Host, dir_names};
-use crate::model::{OsFamily, Pick, ToolkitInstall, ToolkitKind, ToolkitPicks, Toolkits};
-use crate::parse::ldconfig::LoaderEntry;
-use crate::{Probed, Trace};
+use gpu_doctor_model::LoaderEntry;
+use gpu_doctor_model::{OsFamily, Pick, ToolkitInstall, ToolkitKind, ToolkitPicks, Toolkits};
+use gpu_doctor_model::{Probed, Trace};
 
 /// How long `ldconfig -p` may take.
 pub const LDCONFIG_TIMEOUT: Duration = Duration::from_secs(5);

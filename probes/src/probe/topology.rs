@@ -9,11 +9,11 @@ use std::time::Duration;
 
 use super::pci::sysfs::{device_dir, read_attr};
 use crate::host::{Cmd, Host, HostError, NvmlReport, NvmlTopology};
-use crate::model::{
+use crate::parse::smi_topo::{self, TopoRow};
+use gpu_doctor_model::{
     CudaOrder, EnvFacts, Gpu, GpuPair, LinkKind, MigFacts, OsFamily, P2pStatus, PciBusId, TopoGpu, Topology,
 };
-use crate::parse::smi_topo::{self, TopoRow};
-use crate::{Probed, Trace};
+use gpu_doctor_model::{Probed, Trace};
 
 /// Builds the topology of the GPUs the gpus probe found.
 pub fn probe(
@@ -73,18 +73,6 @@ fn base(g: &Gpu) -> TopoGpu {
         mig: g.mig_enabled.map(|enabled| MigFacts { enabled, instances: None }),
         ..TopoGpu::default()
     }
-}
-
-/// A Linux CPU list (`0-3,8`) of CPU numbers in increasing order.
-pub fn cpu_list(cpus: impl IntoIterator<Item = usize>) -> String {
-    let mut ranges: Vec<(usize, usize)> = Vec::new();
-    for cpu in cpus {
-        match ranges.last_mut() {
-            Some((_, end)) if *end + 1 == cpu => *end = cpu,
-            _ => ranges.push((cpu, cpu)),
-        }
-    }
-    ranges.iter().map(|(a, b)| if a == b { a.to_string() } else { format!("{a}-{b}") }).collect::<Vec<_>>().join(",")
 }
 
 fn apply_nvml(topo: &mut Topology, t: &NvmlTopology) {

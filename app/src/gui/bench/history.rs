@@ -4,10 +4,10 @@
 
 use std::path::{Path, PathBuf};
 
-use gpu_doctor_kernels::BenchRun;
+use gpu_doctor_model::bench::run::BenchRun;
 
 use crate::plots::{PlotSpec, run_plots};
-use gpu_doctor_probes::time::utc;
+use gpu_doctor_model::time::utc;
 
 /// One saved run that read back: the run, its plots, and how it is named on screen.
 #[derive(Debug, Clone)]
@@ -111,14 +111,14 @@ pub fn date_label(unix_secs: u64) -> String {
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
-    use gpu_doctor_kernels::runner::RunRecord;
-    use gpu_doctor_kernels::{BenchPlan, TestKind};
+    use gpu_doctor_model::bench::plan::{BenchPlan, TestKind};
+    use gpu_doctor_model::bench::record::RunRecord;
 
     use super::*;
 
     fn run(tests: Vec<TestKind>, started: u64) -> BenchRun {
         let record = RunRecord { started_at_unix_secs: started, ..RunRecord::default() };
-        BenchRun::assemble(&BenchPlan::preset(1, tests, true), record, |_| Default::default())
+        gpu_doctor_judge::bench::run::assemble(&BenchPlan::preset(1, tests, true), record, |_| Default::default())
     }
 
     #[test]

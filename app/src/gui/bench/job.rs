@@ -13,9 +13,11 @@ use std::sync::mpsc::{self, Receiver, SyncSender, TryRecvError, TrySendError};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use gpu_doctor_kernels::runner::TelemetryPoint;
-use gpu_doctor_kernels::{BenchEvent, BenchPlan, BenchRun};
-use gpu_doctor_probes::Snapshot;
+use gpu_doctor_model::Snapshot;
+use gpu_doctor_model::bench::plan::BenchPlan;
+use gpu_doctor_model::bench::protocol::BenchEvent;
+use gpu_doctor_model::bench::record::TelemetryPoint;
+use gpu_doctor_model::bench::run::BenchRun;
 use gpu_doctor_probes::host::telemetry::TelemetrySource;
 
 use super::progress::RunProgress;
@@ -204,8 +206,8 @@ impl BenchJob {
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
-    use gpu_doctor_kernels::TestKind;
-    use gpu_doctor_kernels::protocol::TestResult;
+    use gpu_doctor_model::bench::plan::TestKind;
+    use gpu_doctor_model::bench::protocol::TestResult;
 
     use super::*;
 
@@ -246,7 +248,7 @@ mod tests {
     /// CPU baselines still to run, so the window samples that GPU again.
     #[test]
     fn the_runs_telemetry_is_offered_only_while_its_gpu_tests_go_on() {
-        use gpu_doctor_probes::host::telemetry::GpuTelemetry;
+        use gpu_doctor_model::telemetry::GpuTelemetry;
 
         let (tx, rx) = mpsc::sync_channel(16);
         let plan = BenchPlan::preset(1, vec![TestKind::H2d, TestKind::Cpu], true);

@@ -4,10 +4,10 @@
 //! judgement's words on hover, and the all-to-all figure beside it.
 
 use egui::{Color32, RichText, Stroke, Ui};
-use gpu_doctor_probes::bench::format;
-use gpu_doctor_probes::bench::p2p::{P2pMatrix, P2pMode, P2pPair};
-use gpu_doctor_probes::bench::stats::Stats;
-use gpu_doctor_probes::bench::verdict::Verdict;
+use gpu_doctor_model::bench::format;
+use gpu_doctor_model::bench::judgement::Verdict;
+use gpu_doctor_model::bench::p2p::{P2pMatrix, P2pMode, P2pPair};
+use gpu_doctor_model::bench::stats::Stats;
 
 use super::results_ui::verdict_tone;
 use crate::gui::theme::{Tone, toned};
@@ -357,8 +357,8 @@ mod tests {
 
     use egui_kittest::Harness;
     use egui_kittest::kittest::Queryable;
-    use gpu_doctor_probes::bench::p2p::{P2pGpu, P2pMeasure};
-    use gpu_doctor_probes::bench::verdict::Judgement;
+    use gpu_doctor_model::bench::judgement::Judgement;
+    use gpu_doctor_model::bench::p2p::{P2pGpu, P2pMeasure};
 
     use super::*;
 

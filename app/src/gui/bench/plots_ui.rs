@@ -90,7 +90,7 @@ fn value_text(axis: &Axis, plot_value: f64) -> String {
         return axis.tick_label(v);
     }
     let unit = unit_of(axis);
-    let number = gpu_doctor_kernels::format::value(v);
+    let number = gpu_doctor_model::bench::format::value(v);
     if unit.is_empty() || unit.contains(' ') { number } else { format!("{number} {unit}") }
 }
 

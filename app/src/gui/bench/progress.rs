@@ -1,10 +1,12 @@
 //! A run in progress as the window sees it: the state of every planned test, built from the
 //! streamed `BenchEvent`s, and the events and telemetry so far, from which the live plots are drawn.
 
-use gpu_doctor_kernels::protocol::{DeviceInfo, FailureKind};
-use gpu_doctor_kernels::runner::{RunRecord, TelemetryPoint, TimedEvent};
-use gpu_doctor_kernels::verdict::Facts;
-use gpu_doctor_kernels::{BenchEvent, BenchPlan, BenchRun, TestKind};
+use gpu_doctor_model::bench::plan::{BenchPlan, TestKind};
+use gpu_doctor_model::bench::protocol::BenchEvent;
+use gpu_doctor_model::bench::protocol::{DeviceInfo, FailureKind};
+use gpu_doctor_model::bench::record::{RunRecord, TelemetryPoint, TimedEvent};
+use gpu_doctor_model::bench::run::BenchRun;
+use gpu_doctor_model::bench::verdict::Facts;
 
 /// Where one planned test stands.
 #[derive(Debug, Clone, PartialEq)]
@@ -162,16 +164,17 @@ impl RunProgress {
     pub fn snapshot_run(&self, facts: impl FnOnce(Option<&DeviceInfo>) -> Facts) -> BenchRun {
         let record =
             RunRecord { events: self.events.clone(), telemetry: self.telemetry.clone(), ..RunRecord::default() };
-        BenchRun::assemble(&self.plan, record, facts)
+        gpu_doctor_judge::bench::run::assemble(&self.plan, record, facts)
     }
 }
 
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
-    use gpu_doctor_kernels::protocol::{Check, Failure, Point, TestResult, Unit};
-    use gpu_doctor_kernels::stats::Stats;
-    use gpu_doctor_probes::host::telemetry::GpuTelemetry;
+    use gpu_doctor_model::bench::protocol::{Check, Failure, Point, TestResult};
+    use gpu_doctor_model::bench::stats::Stats;
+    use gpu_doctor_model::bench::unit::Unit;
+    use gpu_doctor_model::telemetry::GpuTelemetry;
 
     use super::*;
 

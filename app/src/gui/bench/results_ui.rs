@@ -5,9 +5,9 @@
 use std::time::Duration;
 
 use egui::{ProgressBar, RichText, Ui};
-use gpu_doctor_kernels::protocol::FailureKind;
-use gpu_doctor_kernels::verdict::Verdict;
-use gpu_doctor_kernels::{BenchRun, TestStatus};
+use gpu_doctor_model::bench::judgement::Verdict;
+use gpu_doctor_model::bench::protocol::FailureKind;
+use gpu_doctor_model::bench::run::{BenchRun, TestStatus};
 
 use super::job::RunState;
 use super::progress::{RunProgress, TestState};
@@ -15,7 +15,7 @@ use crate::gui::theme::{Tone, toned};
 use crate::render::bench::{judged_rows, not_run, show};
 
 /// A test's label for the window, e.g. `host → device copy`.
-pub fn test_label(t: gpu_doctor_kernels::TestKind) -> String {
+pub fn test_label(t: gpu_doctor_model::bench::plan::TestKind) -> String {
     t.label().to_owned()
 }
 

@@ -10,10 +10,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use egui::{RichText, Ui};
-use gpu_doctor_kernels::run::BenchRun;
-use gpu_doctor_kernels::{BenchPlan, TestKind};
+use gpu_doctor_model::bench::plan::{BenchPlan, TestKind};
+use gpu_doctor_model::bench::run::BenchRun;
+use gpu_doctor_model::{Probed, Snapshot};
 use gpu_doctor_probes::host::telemetry::TelemetrySource;
-use gpu_doctor_probes::{Probed, Snapshot};
 
 use crate::gui::Shown;
 use crate::gui::bench::history::{self, Entry, Saved};
@@ -285,7 +285,7 @@ impl BenchPage {
         if p.generation == self.live.generation || !due {
             return;
         }
-        let kb = gpu_doctor_probes::compat::Kb::get().ok();
+        let kb = gpu_doctor_kb::Kb::get().ok();
         let (snapshot, gpu) = (self.job_snapshot.as_ref(), p.plan.gpu);
         let run = p.snapshot_run(|device| gpu_doctor_kernels::facts::gather(snapshot, gpu, device, kb));
         self.live =

@@ -3,7 +3,7 @@
 use std::collections::BTreeSet;
 
 use egui::{RichText, Ui};
-use gpu_doctor_probes::{Category, Finding, Severity};
+use gpu_doctor_model::{Category, Finding, Severity};
 
 use crate::gui::theme::{Tone, badge_ui, toned};
 use crate::gui::{Action, Shown};

@@ -18,11 +18,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use egui::{RichText, Ui};
-use gpu_doctor_probes::compat::Kb;
-use gpu_doctor_probes::diagnose::{GpuView, gpu_views};
-use gpu_doctor_probes::model::{DeepFacts, EnvKind, PythonEnv};
+use gpu_doctor_judge::diagnose::{GpuView, gpu_views};
+use gpu_doctor_kb::Kb;
+use gpu_doctor_model::{DeepFacts, EnvKind, PythonEnv};
+use gpu_doctor_model::{Probed, Snapshot, Trace};
 use gpu_doctor_probes::probe::python::deep_probe;
-use gpu_doctor_probes::{Probed, Snapshot, Trace};
 
 use crate::gui::settings::{self, Settings};
 use crate::gui::task::Task;

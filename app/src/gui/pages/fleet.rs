@@ -17,8 +17,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use egui::{RichText, Ui};
-use gpu_doctor_probes::fleet::compare::ReadProgress;
-use gpu_doctor_probes::fleet::{Comparison, NodeOutcome};
+use gpu_doctor_judge::fleet::compare::ReadProgress;
+use gpu_doctor_model::fleet::{Comparison, NodeOutcome};
 
 use crate::gui::Action;
 use crate::gui::task::Task;
@@ -63,8 +63,7 @@ pub type Loader = fn(&Path, &Progress) -> Result<Comparison, String>;
 /// The window's loader: `compare`'s own reading (the manifest, else every `*.json`; parsed on a few
 /// threads, each report counted into `progress`) and comparison.
 pub fn compare_folder(dir: &Path, progress: &Progress) -> Result<Comparison, String> {
-    gpu_doctor_probes::fleet::compare::read_folder_counted(dir, progress)
-        .map(gpu_doctor_probes::fleet::compare::compare)
+    gpu_doctor_judge::fleet::compare::read_folder_counted(dir, progress).map(gpu_doctor_judge::fleet::compare::compare)
 }
 
 impl ReadProgress for Progress {

@@ -2,8 +2,8 @@
 //! with its live state.
 
 use egui::{RichText, Ui};
-use gpu_doctor_probes::model::{FrameworkBuild, Gpu, HostLink};
-use gpu_doctor_probes::{Probed, Report, Severity, Snapshot};
+use gpu_doctor_model::{FrameworkBuild, Gpu, HostLink};
+use gpu_doctor_model::{Probed, Report, Severity, Snapshot};
 
 use crate::gui::telemetry::TelemetryFeed;
 use crate::gui::theme::{Tone, badge_ui, toned};

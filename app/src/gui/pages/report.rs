@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 
 use egui::{RichText, Ui};
-use gpu_doctor_kernels::run::BenchRun;
-use gpu_doctor_probes::Report;
+use gpu_doctor_model::Report;
+use gpu_doctor_model::bench::run::BenchRun;
 
 use crate::gui::storage::write_atomic;
 use crate::gui::task::Task;

@@ -20,7 +20,7 @@ use std::time::Duration;
 use egui::{RichText, Ui};
 use gpu_doctor_installers::Plan;
 use gpu_doctor_installers::apply::ApplyOptions;
-use gpu_doctor_probes::Report;
+use gpu_doctor_model::Report;
 
 pub use form::SetupRequest;
 pub use run::{RunState, Runner};
@@ -42,7 +42,7 @@ const STEP_TIMEOUT: Duration = Duration::from_secs(60 * 60);
 
 /// The window's plan provider: the installers' planners over the knowledge base.
 pub fn finding_plans(report: &Report) -> Result<Vec<Plan>, String> {
-    let kb = gpu_doctor_probes::compat::Kb::get().map_err(|e| e.to_string())?;
+    let kb = gpu_doctor_kb::Kb::get().map_err(|e| e.to_string())?;
     Ok(gpu_doctor_installers::plans(report, kb))
 }
 
@@ -50,7 +50,7 @@ pub fn finding_plans(report: &Report) -> Result<Vec<Plan>, String> {
 /// in order; only the first creates the environment, the others install into it.
 pub fn new_environment_plans(report: &Report, request: &SetupRequest) -> Result<Vec<Plan>, String> {
     use gpu_doctor_installers::planners::setup;
-    let kb = gpu_doctor_probes::compat::Kb::get().map_err(|e| e.to_string())?;
+    let kb = gpu_doctor_kb::Kb::get().map_err(|e| e.to_string())?;
     let Some(first) = request.frameworks.first() else { return Ok(Vec::new()) };
     let base =
         setup::SetupRequest::new(*first, request.env.clone(), request.tool.clone(), None, request.find_links.clone())?;

@@ -7,8 +7,8 @@
 
 use egui::{Color32, Id, RichText, Ui};
 use egui_plot::{HLine, HoverPosition, Line, Plot, PlotPoints};
-use gpu_doctor_probes::host::telemetry::GpuTelemetry;
-use gpu_doctor_probes::model::Gpu;
+use gpu_doctor_model::Gpu;
+use gpu_doctor_model::telemetry::GpuTelemetry;
 
 use crate::gui::Shown;
 use crate::gui::telemetry::{INTERVAL, TelemetryFeed};

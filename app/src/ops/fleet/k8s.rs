@@ -13,7 +13,7 @@
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use gpu_doctor_probes::fleet::{NodeEntry, NodeOutcome};
+use gpu_doctor_model::fleet::{NodeEntry, NodeOutcome};
 use gpu_doctor_probes::host::{Cmd, CmdOutput};
 use serde_json::Value;
 

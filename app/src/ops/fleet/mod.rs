@@ -15,8 +15,8 @@ pub mod ssh;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use gpu_doctor_probes::Report;
-use gpu_doctor_probes::fleet::{MANIFEST_FILE, Manifest, NodeEntry, NodeOutcome};
+use gpu_doctor_model::Report;
+use gpu_doctor_model::fleet::{MANIFEST_FILE, Manifest, NodeEntry, NodeOutcome};
 use gpu_doctor_probes::host::{Cmd, CmdOutput, HostError};
 
 use crate::files;
@@ -209,7 +209,7 @@ pub fn now_rfc3339() -> String {
 
 /// Unix seconds as RFC 3339 in UTC.
 fn rfc3339(unix_secs: u64) -> String {
-    let (y, mo, d, h, mi, s) = gpu_doctor_probes::time::utc(unix_secs);
+    let (y, mo, d, h, mi, s) = gpu_doctor_model::time::utc(unix_secs);
     format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z")
 }
 

@@ -13,9 +13,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use gpu_doctor_probes::fleet::{NodeEntry, NodeOutcome};
+use gpu_doctor_model::fleet::{NodeEntry, NodeOutcome};
+use gpu_doctor_model::shell::quote_posix;
 use gpu_doctor_probes::host::{Cmd, CmdOutput, HostError};
-use gpu_doctor_probes::shell::quote_posix;
 
 use super::{Folder, NodeResult, Runner, judge, last_line};
 

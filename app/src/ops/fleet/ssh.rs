@@ -15,9 +15,9 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use gpu_doctor_probes::fleet::{NodeEntry, NodeOutcome};
+use gpu_doctor_model::fleet::{NodeEntry, NodeOutcome};
+use gpu_doctor_model::shell::{Shell, ShellCommand};
 use gpu_doctor_probes::host::{Cmd, CmdOutput, HostError};
-use gpu_doctor_probes::shell::{Shell, ShellCommand};
 
 use super::{Folder, NodeResult, Runner, judge, last_line};
 

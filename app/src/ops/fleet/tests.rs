@@ -1,7 +1,7 @@
 #![allow(clippy::unwrap_used)]
 
-use gpu_doctor_probes::model::SystemInfo;
-use gpu_doctor_probes::{Probed, Report, Snapshot};
+use gpu_doctor_model::SystemInfo;
+use gpu_doctor_model::{Probed, Report, Snapshot};
 
 use super::*;
 

@@ -1,8 +1,8 @@
 //! The containers section: the engines and the NVIDIA Container Toolkit on a host, their GPU setup
 //! (runtimes, CDI specs, Kubernetes' device plugin), or what a container was given.
 
-use gpu_doctor_probes::Snapshot;
-use gpu_doctor_probes::model::{ContainerSupport, InsideContainer};
+use gpu_doctor_model::Snapshot;
+use gpu_doctor_model::{ContainerSupport, InsideContainer};
 
 use super::{Section, Tone, missing};
 

@@ -2,8 +2,8 @@
 //! devices on the PCI bus without the driver, and the host links; and how a GPU's link and compute
 //! capability are worded everywhere.
 
-use gpu_doctor_probes::Snapshot;
-use gpu_doctor_probes::model::{Gpu, HostLink, SecureBoot};
+use gpu_doctor_model::Snapshot;
+use gpu_doctor_model::{Gpu, HostLink, SecureBoot};
 
 use super::{Section, Tone, gib, label, missing, or_q};
 
@@ -23,9 +23,9 @@ pub fn pcie_text(now: [Option<u32>; 2], max: [Option<u32>; 2]) -> String {
 /// name)` when the machine did not report it and the knowledge base knows the product (the lookup
 /// the rules make, `diagnose::gpu_view`), `not reported` otherwise.
 pub fn capability_text(g: &Gpu) -> String {
-    let kb = gpu_doctor_probes::compat::Kb::get().ok();
+    let kb = gpu_doctor_kb::Kb::get().ok();
     // Without the knowledge base, only what the machine reported.
-    let (cc, by_name) = match kb.map(|kb| gpu_doctor_probes::diagnose::gpu_view(g, kb)) {
+    let (cc, by_name) = match kb.map(|kb| gpu_doctor_judge::diagnose::gpu_view(g, kb)) {
         Some(view) => (view.cc, view.cc_by_name),
         None => (g.compute_capability, false),
     };
@@ -34,7 +34,7 @@ pub fn capability_text(g: &Gpu) -> String {
         .architecture
         .clone()
         .or_else(|| kb.and_then(|kb| kb.gpus.row(cc)).map(|r| r.arch.clone()))
-        .or_else(|| cc.architecture().map(str::to_owned));
+        .or_else(|| gpu_doctor_kb::architecture(cc).map(str::to_owned));
     match (arch, by_name) {
         (Some(a), true) => format!("{cc} ({a}, by its name)"),
         (Some(a), false) => format!("{cc} ({a})"),

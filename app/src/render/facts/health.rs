@@ -1,8 +1,8 @@
 //! The health section: each GPU's memory errors, repairs waiting for a reset, clock-event reasons,
 //! limits and modes, and the kernel log's Xid events.
 
-use gpu_doctor_probes::Snapshot;
-use gpu_doctor_probes::model::{EccCounters, Gpu, GpuHealth, XidEvent};
+use gpu_doctor_model::Snapshot;
+use gpu_doctor_model::{EccCounters, Gpu, GpuHealth, XidEvent};
 
 use super::{Section, Tone, missing, or_q};
 
@@ -225,7 +225,7 @@ mod tests {
 
     #[test]
     fn without_a_gpu_the_headline_does_not_claim_one_was_read() {
-        use gpu_doctor_probes::Probed;
+        use gpu_doctor_model::Probed;
         let mut s = Snapshot::unknown(vec![]);
         s.health.gpus = Probed::absent("no GPU is visible to a driver");
         s.health.xid_events = Probed::found(Vec::new(), "dmesg");

@@ -9,7 +9,7 @@ mod health;
 mod software;
 mod topology;
 
-use gpu_doctor_probes::{Probed, Report, Snapshot};
+use gpu_doctor_model::{Probed, Report, Snapshot};
 
 pub use hardware::{capability_text, link_text, pcie_text};
 

@@ -1,8 +1,8 @@
 //! Sections for the software: CUDA toolkits, cuDNN, Python environments with their frameworks,
 //! and the CUDA-related environment variables.
 
-use gpu_doctor_probes::model::{DeepFacts, FrameworkBuild, PythonEnv, Toolkits};
-use gpu_doctor_probes::{CudnnVersion, Probed, Snapshot};
+use gpu_doctor_model::{CudnnVersion, Probed, Snapshot};
+use gpu_doctor_model::{DeepFacts, FrameworkBuild, PythonEnv, Toolkits};
 
 use super::{Section, Tone, label, missing};
 

@@ -1,15 +1,15 @@
 //! The topology section: the GPU matrix as `nvidia-smi topo -m` prints it (links, CPU and NUMA
 //! affinity), peer-to-peer status, NVLinks, MIG devices, and which GPU each CUDA index is.
 
-use gpu_doctor_probes::Snapshot;
-use gpu_doctor_probes::model::{CudaOrder, DeviceOrder, TopoGpu, Topology};
+use gpu_doctor_model::Snapshot;
+use gpu_doctor_model::{CudaOrder, DeviceOrder, TopoGpu, Topology};
 
 use super::{Section, Tone, missing};
 
 /// The section, when the topology was looked at (not for a machine without GPUs or a paste without it).
 pub(super) fn section(s: &Snapshot) -> Option<Section> {
     let Some(t) = s.topology.value() else {
-        return matches!(s.topology, gpu_doctor_probes::Probed::Failed { .. })
+        return matches!(s.topology, gpu_doctor_model::Probed::Failed { .. })
             .then(|| missing("Topology", &s.topology, "not found", Tone::Warn));
     };
     let mut sec = Section::new("Topology", headline(t), Tone::Plain);
@@ -21,7 +21,7 @@ pub(super) fn section(s: &Snapshot) -> Option<Section> {
     }
     for p in &t.pairs {
         if p.p2p_read.is_some() || p.p2p_write.is_some() || p.p2p_atomics.is_some() {
-            let code = |s: Option<gpu_doctor_probes::model::P2pStatus>| s.map_or("?", |s| s.code());
+            let code = |s: Option<gpu_doctor_model::P2pStatus>| s.map_or("?", |s| s.code());
             sec.details.push(format!(
                 "P2P GPU{} ↔ GPU{}: read {}, write {}, atomics {}",
                 p.a,

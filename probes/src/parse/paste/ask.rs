@@ -1,8 +1,8 @@
 //! What to paste next: when a pasted text's findings rest on a part the text did not show, the one
 //! command whose output settles it. `diagnose --from` prints it under the findings.
 
-use crate::model::FrameworkBuild;
-use crate::{Category, Finding, Origin, Probed, Severity, Snapshot};
+use gpu_doctor_model::FrameworkBuild;
+use gpu_doctor_model::{Category, Finding, Origin, Probed, Severity, Snapshot};
 
 /// One command to run on the machine and paste, and what its output would settle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -7,9 +7,11 @@
 
 use super::facts::{Facts, MAX_LIST};
 use super::packages;
-use crate::model::{CudnnCopy, CudnnKind, CudnnVersionSource, DeepPython, DeepTorch, FrameworkBuild, Gpu, OsFamily};
 use crate::probe::python::parse::python_version_prefix;
-use crate::{CudaVersion, CudnnVersion, DriverVersion};
+use gpu_doctor_model::{CudaVersion, CudnnVersion, DriverVersion};
+use gpu_doctor_model::{
+    CudnnCopy, CudnnKind, CudnnVersionSource, DeepPython, DeepTorch, FrameworkBuild, Gpu, OsFamily,
+};
 
 const FORMAT: &str = "collect_env";
 

@@ -1,20 +1,17 @@
 //! What the format readers found, gathered before it becomes a [`Snapshot`].
 
-use crate::compat::Kb;
-use crate::model::{
+use gpu_doctor_kb::Kb;
+use gpu_doctor_model::LoaderEntry;
+use gpu_doctor_model::{CudaVersion, DriverVersion, ObservedMessage, Probed, Snapshot};
+use gpu_doctor_model::{
     CudnnCopy, DeepFacts, DriverFacts, EnvFacts, EnvKind, Gpu, HostLink, KernelModuleFacts, OsFamily, PciDevice, Pick,
     PythonEnv, SecureBoot, ToolkitInstall, ToolkitKind, ToolkitPicks, Toolkits, VersionSource, WslFacts,
 };
-use crate::parse::ldconfig::LoaderEntry;
-use crate::{CudaVersion, DriverVersion, ObservedMessage, Probed, Snapshot};
 
 use super::MESSAGES;
 use super::frameworks::{Hints, frameworks};
 use super::gpus::{self, GpuFact};
-use super::packages::Pkg;
-
-/// The root every toolkit, framework and environment from pasted text gets.
-pub(super) const PASTED: &str = "(pasted)";
+use super::pkg::{PASTED, Pkg};
 
 /// The most toolkits or cuDNN copies read from one paste: far more than any machine has, few
 /// enough that checking each new one against the others stays quick.
@@ -38,7 +35,7 @@ pub(super) struct Facts {
     /// A whole package list (pip list, pip freeze, conda list) was pasted, so a package missing from
     /// it is not installed. collect_env's `[pip3]` lines are filtered and do not count.
     pub complete_package_list: bool,
-    pub torch_build: Option<crate::model::FrameworkBuild>,
+    pub torch_build: Option<gpu_doctor_model::FrameworkBuild>,
     pub tf_build_info: Option<std::collections::BTreeMap<String, crate::probe::python::parse::PyValue>>,
     pub deep: DeepFacts,
     pub deep_sources: Vec<&'static str>,
@@ -326,7 +323,7 @@ impl Facts {
             snap.platform.platform.arch = arch;
         }
         if let Probed::Found { value, .. } = &mut snap.driver {
-            value.derive_cuda_version(kb, snap.platform.platform.os);
+            kb.derive_cuda_version(value, snap.platform.platform.os);
         }
         snap.messages = self.messages;
         snap.notes = self.notes;

@@ -4,16 +4,15 @@
 
 use std::collections::BTreeMap;
 
-use super::facts::PASTED;
-use super::packages::Pkg;
-use crate::model::{
-    CudnnCopy, CudnnKind, CudnnVersionSource, Framework, FrameworkBuild, Package, ToolkitInstall, ToolkitKind,
-    VersionSource,
-};
+use super::pkg::{PASTED, Pkg};
 use crate::probe::python::companions::is_companion;
 use crate::probe::python::fast::{TENSORFLOW, build_from_local_tag, cupy_build, jax_plugin_cuda, tf_build};
 use crate::probe::python::parse::{PyValue, cuda_from_cu_tag};
-use crate::{CudaVersion, CudnnVersion};
+use gpu_doctor_model::{CudaVersion, CudnnVersion};
+use gpu_doctor_model::{
+    CudnnCopy, CudnnKind, CudnnVersionSource, Framework, FrameworkBuild, Package, ToolkitInstall, ToolkitKind,
+    VersionSource,
+};
 
 /// What the text said beyond the package lists.
 #[derive(Debug, Default)]

@@ -1,10 +1,10 @@
 //! GPUs from pasted text: nvidia-smi's and collect_env's lists merged, framework facts (a name with
 //! its compute capability) applied, and the knowledge base's product table for the rest.
 
-use crate::compat::Kb;
-use crate::model::{Gpu, PciBusId};
 use crate::parse::smi::SmiGpu;
-use crate::{ComputeCapability, ObservedMessage};
+use gpu_doctor_kb::Kb;
+use gpu_doctor_model::{ComputeCapability, ObservedMessage};
+use gpu_doctor_model::{Gpu, PciBusId};
 
 /// What a framework said about one GPU.
 #[derive(Debug, Clone, PartialEq)]
@@ -21,7 +21,7 @@ pub(super) struct GpuFact {
 
 /// One nvidia-smi GPU as a [`Gpu`]; `arch` is `-q`'s `Product Architecture`.
 pub(super) fn from_smi(index: u32, s: &SmiGpu, arch: Option<String>) -> Gpu {
-    Gpu { architecture: arch, ..Gpu::from_smi(index, s) }
+    Gpu { architecture: arch, ..crate::probe::gpus::gpu_from_smi(index, s) }
 }
 
 /// The most GPUs read from one paste, and the most framework facts about them: far more than any

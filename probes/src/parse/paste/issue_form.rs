@@ -5,7 +5,7 @@
 
 use super::facts::Facts;
 use super::packages;
-use crate::model::OsFamily;
+use gpu_doctor_model::OsFamily;
 
 /// The answer under a `### Label` line: the first non-empty line after it, unless that is the next
 /// label or a code fence.

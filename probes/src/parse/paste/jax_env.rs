@@ -20,8 +20,8 @@ use regex::Regex;
 use super::collect_env::platform;
 use super::facts::Facts;
 use super::packages;
-use crate::model::{DeepJax, DeepJaxDevice, DeepPython};
 use crate::probe::python::parse::python_version_prefix;
+use gpu_doctor_model::{DeepJax, DeepJaxDevice, DeepPython};
 
 const FORMAT: &str = "jax.print_environment_info";
 

@@ -18,12 +18,12 @@ use std::collections::HashSet;
 
 use super::facts::{Facts, MAX_LIST};
 use super::messages::Matcher;
-use crate::compat::Kb;
-use crate::model::{
+use crate::probe::link::parse_link_speed;
+use gpu_doctor_kb::Kb;
+use gpu_doctor_model::NVIDIA_VENDOR_ID;
+use gpu_doctor_model::{
     BootLinkLimit, InstalledModule, KernelModuleFacts, OsFamily, PciBusId, PciDevice, SecureBoot, XidEvent,
 };
-use crate::probe::link::parse_link_speed;
-use crate::probe::pci::NVIDIA_VENDOR_ID;
 
 const FORMAT: &str = "kernel log";
 
@@ -241,7 +241,7 @@ fn unsigned_module() -> KernelModuleFacts {
 /// The `NVRM: Xid (PCI:0000:01:00): 79, …` lines (older drivers: `Xid (0000:01:00): 13`) among `lines`, as the knowledge base's `nvrm.xid`
 /// message reads them (the live health probe reads `dmesg` through this too). The driver prints
 /// the bus id without its function, which is 0 for a GPU.
-pub(crate) fn xid_events(lines: &[String], kb: &Kb) -> Vec<XidEvent> {
+pub fn xid_events(lines: &[String], kb: &Kb) -> Vec<XidEvent> {
     Matcher::for_kb(kb)
         .scan(lines)
         .into_iter()

@@ -11,7 +11,7 @@ use regex::Regex;
 
 use super::facts::Facts;
 use super::gpus::GpuFact;
-use crate::{ComputeCapability, CudaVersion};
+use gpu_doctor_model::{ComputeCapability, CudaVersion};
 
 const LLAMA_CPP: &str = "llama.cpp device list";
 const OLLAMA: &str = "ollama inference compute";

@@ -9,8 +9,8 @@
 //! ```
 
 use super::facts::{Facts, MAX_LIST};
-use crate::model::{OsFamily, WslFacts};
-use crate::parse::ldconfig::LoaderEntry;
+use gpu_doctor_model::LoaderEntry;
+use gpu_doctor_model::{OsFamily, WslFacts};
 
 const FORMAT: &str = "ldconfig -p";
 

@@ -15,10 +15,12 @@
 //! block cut before its `Kernel` lines, says nothing about the driver.
 
 use super::facts::{Facts, MAX_LIST};
-use crate::model::{HostLink, PciBusId, PciDevice};
-use crate::probe::link::bandwidth::pcie_formula;
-use crate::probe::link::{IDLE_NOTE, parse_link_speed, pcie_gbytes_per_s};
-use crate::probe::pci::NVIDIA_VENDOR_ID;
+use crate::probe::link::parse_link_speed;
+use gpu_doctor_kb::pcie_formula;
+use gpu_doctor_kb::pcie_gbytes_per_s;
+use gpu_doctor_model::IDLE_NOTE;
+use gpu_doctor_model::NVIDIA_VENDOR_ID;
+use gpu_doctor_model::{HostLink, PciBusId, PciDevice};
 
 const FORMAT: &str = "lspci";
 
@@ -124,7 +126,7 @@ fn add(facts: &mut Facts, at: usize, b: Block) {
         return;
     }
     facts.saw(at, FORMAT);
-    facts.os.get_or_insert(crate::model::OsFamily::Linux);
+    facts.os.get_or_insert(gpu_doctor_model::OsFamily::Linux);
     if b.driver_known {
         facts.pci_device(PciDevice {
             bus_id: b.bus_id.clone(),

@@ -8,8 +8,8 @@ use std::sync::{Arc, OnceLock};
 
 use regex::{Regex, RegexSet};
 
-use crate::ObservedMessage;
-use crate::compat::Kb;
+use gpu_doctor_kb::Kb;
+use gpu_doctor_model::ObservedMessage;
 
 /// The known messages' patterns, compiled.
 #[derive(Debug)]

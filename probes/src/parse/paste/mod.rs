@@ -29,6 +29,7 @@ mod lspci;
 mod messages;
 mod monitors;
 mod packages;
+mod pkg;
 mod ptxas;
 mod python_prints;
 mod report;
@@ -40,13 +41,14 @@ mod wsl;
 use std::collections::HashSet;
 
 use super::ParseError;
-use crate::Snapshot;
-use crate::compat::Kb;
+use gpu_doctor_kb::Kb;
+use gpu_doctor_model::Snapshot;
 
 use messages::Matcher;
 
 pub use ask::{LS_CUDA, NVIDIA_SMI, NextPaste, PYTHON_TORCH, next_paste};
-pub(crate) use kernel_log::{boot_limits, xid_events};
+pub(crate) use kernel_log::boot_limits;
+pub use kernel_log::xid_events;
 
 /// The format name recorded when the text holds known error or warning lines.
 const MESSAGES: &str = "error messages";
@@ -56,7 +58,7 @@ const MESSAGES: &str = "error messages";
 pub const MAX_TEXT_BYTES: usize = crate::host::MAX_FILE_BYTES;
 
 /// Reads whatever gpu-doctor recognises in `text` into a snapshot whose origin is
-/// [`crate::Origin::Pasted`] with the formats found, in the order first seen. A pasted gpu-doctor
+/// [`gpu_doctor_model::Origin::Pasted`] with the formats found, in the order first seen. A pasted gpu-doctor
 /// report or snapshot is taken as it is (its origin set to pasted), with known messages from the
 /// text around it added. What could not be read whole (text past [`MAX_TEXT_BYTES`], XML cut
 /// short, a report from a newer gpu-doctor) is said in the snapshot's `notes`. Errs only when

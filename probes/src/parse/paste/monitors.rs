@@ -8,8 +8,8 @@ use std::sync::OnceLock;
 use regex::Regex;
 
 use super::facts::Facts;
-use crate::DriverVersion;
-use crate::model::Gpu;
+use gpu_doctor_model::DriverVersion;
+use gpu_doctor_model::Gpu;
 
 const GPUSTAT: &str = "gpustat";
 const NVTOP: &str = "nvtop";

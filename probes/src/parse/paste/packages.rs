@@ -6,19 +6,8 @@ use std::sync::OnceLock;
 use regex::Regex;
 
 use super::facts::Facts;
+use super::pkg::Pkg;
 use crate::parse::wheel::normalize_name;
-
-/// One installed package as a list shows it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Pkg {
-    /// PEP 503 name; conda's `pytorch` is recorded as `torch`.
-    pub name: String,
-    pub version: String,
-    /// conda's build string, e.g. `py3.10_cuda11.8_cudnn8.7.0_0`.
-    pub conda_build: Option<String>,
-    /// The format that listed it.
-    pub source: &'static str,
-}
 
 /// `name==version` as pip freeze writes it.
 fn freeze_re() -> &'static Regex {

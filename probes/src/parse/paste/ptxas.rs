@@ -28,12 +28,15 @@ mod tests {
 
     #[test]
     fn ptxas_banner_with_its_release_line() {
-        let kb = crate::compat::Kb::get().expect("kb");
+        let kb = gpu_doctor_kb::Kb::get().expect("kb");
         let s = super::super::read_pasted(SAMPLE, kb).expect("read");
-        let crate::Origin::Pasted { formats } = &s.origin else { panic!("not pasted") };
+        let gpu_doctor_model::Origin::Pasted { formats } = &s.origin else { panic!("not pasted") };
         assert!(formats.iter().any(|f| f == FORMAT), "{formats:?}");
         let t = s.toolkits.value().expect("toolkit");
-        assert_eq!(t.installs[0].version.map(crate::CudaVersion::major_minor), Some(crate::CudaVersion::new(12, 9)));
+        assert_eq!(
+            t.installs[0].version.map(gpu_doctor_model::CudaVersion::major_minor),
+            Some(gpu_doctor_model::CudaVersion::new(12, 9))
+        );
         let facts = Facts::read_by(read, "ptxas: NVIDIA (R) Ptx optimizing assembler\n");
         assert!(facts.is_empty(), "a banner without its release line is not read");
     }

@@ -10,7 +10,7 @@
 
 use super::facts::Facts;
 use super::packages;
-use crate::model::DeepTorch;
+use gpu_doctor_model::DeepTorch;
 
 const FORMAT: &str = "python prints";
 
@@ -88,7 +88,7 @@ fn answer(torch: &mut DeepTorch, ask: Ask, answer: &str) -> bool {
         Ask::ArchList if arch_list(answer).is_some() => torch.arch_list = arch_list(answer),
         Ask::Capability if capability(answer).is_some() => {
             let cc = capability(answer);
-            torch.devices.get_or_insert_with(Vec::new).push(crate::model::DeepTorchDevice {
+            torch.devices.get_or_insert_with(Vec::new).push(gpu_doctor_model::DeepTorchDevice {
                 index: 0,
                 capability: cc,
                 ..Default::default()

@@ -8,7 +8,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::{Origin, SCHEMA_VERSION, Snapshot, TOOL_VERSION};
+use gpu_doctor_model::{Origin, SCHEMA_VERSION, Snapshot, TOOL_VERSION};
 
 /// The format name a pasted report is recorded under.
 pub(super) const FORMAT: &str = "gpu-doctor report";

@@ -17,9 +17,9 @@
 //! ```
 
 use super::facts::{Facts, MAX_LIST, version_of_dir};
-use crate::CudaVersion;
-use crate::model::{Pick, ToolkitInstall, ToolkitKind};
 use crate::probe::env::{cuda_entries, is_relevant};
+use gpu_doctor_model::CudaVersion;
+use gpu_doctor_model::{Pick, ToolkitInstall, ToolkitKind};
 
 const ENV: &str = "environment variables";
 const WHICH: &str = "which nvcc";
@@ -91,7 +91,7 @@ fn ran_nvcc(facts: &mut Facts, path: &str, version: CudaVersion) {
     if let Some(install) = install_for(facts, root) {
         install.nvcc = Some(path.to_owned());
         install.version = Some(version);
-        install.version_source = Some(crate::model::VersionSource::Nvcc);
+        install.version_source = Some(gpu_doctor_model::VersionSource::Nvcc);
     }
 }
 
@@ -166,7 +166,7 @@ fn set_var(facts: &mut Facts, at: usize, name: &str, value: &str) {
         "LD_LIBRARY_PATH" if env.ld_library_path.is_empty() => env.ld_library_path = list(value),
         "PATH" | "LD_LIBRARY_PATH" => {}
         _ if env.vars.len() < MAX_VARS => {
-            env.vars.entry(name.to_owned()).or_insert_with(|| crate::probe::env::mask_secret(name, value));
+            env.vars.entry(name.to_owned()).or_insert_with(|| gpu_doctor_model::mask_secret(name, value));
         }
         _ => {}
     }

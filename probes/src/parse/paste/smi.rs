@@ -5,7 +5,7 @@ use super::facts::Facts;
 use super::gpus::{MAX_GPUS, from_smi};
 use crate::parse::smi::SmiReport;
 use crate::parse::{nvcc, smi_csv, smi_q, smi_table, smi_xml};
-use crate::{CudaVersion, DriverVersion};
+use gpu_doctor_model::{CudaVersion, DriverVersion};
 
 /// Reads every nvidia-smi output and nvcc version in the text.
 pub(super) fn read(lines: &[String], text: &str, facts: &mut Facts) {

@@ -10,8 +10,8 @@ use regex::Regex;
 
 use super::facts::Facts;
 use super::gpus::GpuFact;
-use crate::model::DeepTensorflow;
 use crate::probe::python::parse::PyValue;
+use gpu_doctor_model::DeepTensorflow;
 
 #[allow(clippy::unwrap_used)] // literal patterns, exercised by the tests
 fn re(cell: &'static OnceLock<Regex>, pattern: &str) -> &'static Regex {

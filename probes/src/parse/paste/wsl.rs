@@ -12,7 +12,7 @@
 //! ```
 
 use super::facts::Facts;
-use crate::model::{OsFamily, WslFacts};
+use gpu_doctor_model::{OsFamily, WslFacts};
 
 const TABLE: &str = "wsl -l -v";
 const KERNEL: &str = "kernel version";

@@ -77,7 +77,7 @@ fn flags_and_modes() {
     assert_eq!(compute_mode("[N/A]"), None);
     assert_eq!(driver("535.86.05").map(|d| d.to_string()).as_deref(), Some("535.86.05"));
     assert_eq!(driver("N/A"), None);
-    assert_eq!(cuda("12.2"), Some(crate::CudaVersion::new(12, 2)));
+    assert_eq!(cuda("12.2"), Some(gpu_doctor_model::CudaVersion::new(12, 2)));
     assert_eq!(cuda("N/A"), None);
 }
 

@@ -6,7 +6,7 @@ pub(crate) const SAMPLE: &str = include_str!("../paste/samples/smi_q_two_l4.txt"
 fn sample_reads_versions_gpus_links_and_processes() {
     let (r, archs) = parse_full(SAMPLE).unwrap();
     assert_eq!(r.driver_version.unwrap().as_str(), "550.90.07");
-    assert_eq!(r.cuda_version, Some(crate::CudaVersion::new(12, 4)));
+    assert_eq!(r.cuda_version, Some(gpu_doctor_model::CudaVersion::new(12, 4)));
     assert_eq!(r.gpus.len(), 2);
     assert_eq!(archs, vec![Some("Ada Lovelace".to_owned()), Some("Ada Lovelace".to_owned())]);
     let g = &r.gpus[0];

@@ -35,7 +35,7 @@ fn sample_reads_header_rows_and_processes() {
     let r = parse(SAMPLE).unwrap();
     assert_eq!(r.nvidia_smi_version.as_deref(), Some("535.86.05"));
     assert_eq!(r.driver_version.unwrap().as_str(), "535.86.05");
-    assert_eq!(r.cuda_version, Some(crate::CudaVersion::new(12, 2)));
+    assert_eq!(r.cuda_version, Some(gpu_doctor_model::CudaVersion::new(12, 2)));
     assert_eq!(r.gpus.len(), 2);
     let g = &r.gpus[0];
     assert_eq!(g.name.as_deref(), Some("NVIDIA GeForce RTX 4090"));

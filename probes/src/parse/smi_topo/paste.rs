@@ -4,8 +4,8 @@
 //! not read: the text does not say whether it answered reads or writes.
 
 use super::{parse_list, parse_topo};
-use crate::model::{CudaOrder, MigFacts, TopoGpu, Topology};
-use crate::{Origin, Probed, Snapshot};
+use gpu_doctor_model::{CudaOrder, MigFacts, TopoGpu, Topology};
+use gpu_doctor_model::{Origin, Probed, Snapshot};
 
 /// The format name recorded for it.
 pub const FORMAT: &str = "nvidia-smi topo -m";
@@ -56,21 +56,22 @@ pub fn apply(mut topo: Topology, snap: &mut Snapshot) {
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-    use crate::compat::Kb;
-    use crate::model::LinkKind;
     use crate::parse::paste::read_pasted;
+    use gpu_doctor_kb::Kb;
+    use gpu_doctor_model::LinkKind;
 
     #[test]
     fn a_pasted_matrix_is_read_into_the_topology() {
         let text = format!("$ nvidia-smi topo -m\n```\n{}```\n", include_str!("two-socket-8x4090-topo-m.txt"));
         let s = read_pasted(&text, Kb::get().unwrap()).unwrap();
-        let crate::Origin::Pasted { formats } = &s.origin else { panic!("pasted") };
+        let gpu_doctor_model::Origin::Pasted { formats } = &s.origin else { panic!("pasted") };
         assert_eq!(formats, &[super::FORMAT.to_owned()]);
         let t = s.topology.value().unwrap();
         assert_eq!((t.gpus.len(), t.pairs.len()), (8, 28));
         assert!(t.pairs.iter().all(|p| p.link == LinkKind::Sys));
         assert_eq!(t.gpus[5].numa_node, Some(1));
-        let ids: Vec<String> = crate::diagnose::diagnose(&s, Kb::get().unwrap()).into_iter().map(|f| f.id).collect();
+        let ids: Vec<String> =
+            gpu_doctor_judge::diagnose::diagnose(&s, Kb::get().unwrap()).into_iter().map(|f| f.id).collect();
         assert_eq!(ids, ["topology.gpus_across_sockets"]);
     }
 
@@ -89,6 +90,6 @@ mod tests {
     #[test]
     fn text_without_a_matrix_leaves_the_topology_unknown() {
         let s = read_pasted("Cuda compilation tools, release 12.4, V12.4.131\n", Kb::get().unwrap()).unwrap();
-        assert!(matches!(s.topology, crate::Probed::Unknown { .. }));
+        assert!(matches!(s.topology, gpu_doctor_model::Probed::Unknown { .. }));
     }
 }

@@ -53,7 +53,7 @@ pub(crate) const SAMPLE: &str = r#"<?xml version="1.0" ?>
 fn sample_reads_every_field() {
     let r = parse(SAMPLE).unwrap();
     assert_eq!(r.driver_version.unwrap().as_str(), "590.44.01");
-    assert_eq!(r.cuda_version, Some(crate::CudaVersion::new(13, 1)));
+    assert_eq!(r.cuda_version, Some(gpu_doctor_model::CudaVersion::new(13, 1)));
     assert_eq!(r.nvidia_smi_version.as_deref(), Some("590.44.01"));
     let expected = SmiGpu {
         name: Some("NVIDIA RTX A5000".into()),
@@ -85,8 +85,8 @@ fn sample_reads_every_field() {
             SmiProcess { pid: 100477, used_memory_mib: Some(22430) },
             SmiProcess { pid: 4242, used_memory_mib: None },
         ],
-        health: crate::model::GpuHealth {
-            memory_errors: crate::model::EccCounters { ecc_enabled: Some(true), ..Default::default() },
+        health: gpu_doctor_model::GpuHealth {
+            memory_errors: gpu_doctor_model::EccCounters { ecc_enabled: Some(true), ..Default::default() },
             ..Default::default()
         },
     };

@@ -2,10 +2,10 @@
 
 use super::*;
 use crate::host::{CmdOutput, CommandRecord, Fixture, ReplayHost};
-use crate::model::{
+use gpu_doctor_model::LoaderEntry;
+use gpu_doctor_model::{
     CudnnCopy, CudnnKind, CudnnVersionSource, Platform, ToolkitInstall, ToolkitKind, ToolkitPicks, Toolkits,
 };
-use crate::parse::ldconfig::LoaderEntry;
 
 const V8: &str = "#define CUDNN_MAJOR 8\n#define CUDNN_MINOR 9\n#define CUDNN_PATCHLEVEL 7\n\
     #define CUDNN_VERSION (CUDNN_MAJOR * 1000 + CUDNN_MINOR * 100 + CUDNN_PATCHLEVEL)\n";
@@ -20,7 +20,7 @@ fn run(
     f: Fixture,
     toolkits: Option<&Toolkits>,
     sps: &[SitePackages],
-) -> (Probed<Vec<CudnnCopy>>, Vec<crate::TraceEntry>) {
+) -> (Probed<Vec<CudnnCopy>>, Vec<gpu_doctor_model::TraceEntry>) {
     let host = ReplayHost::new(f);
     let mut trace = Trace::new("cudnn");
     let probed = probe(&host, toolkits, sps, &mut trace);

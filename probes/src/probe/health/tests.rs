@@ -1,7 +1,7 @@
 use super::*;
 use crate::host::{CommandRecord, Fixture, NvmlAnswer, NvmlDevice, ReplayHost};
-use crate::model::{EccCounters, Platform};
 use crate::parse::smi_xml::tests::SAMPLE;
+use gpu_doctor_model::{EccCounters, Platform};
 
 /// Real `NVRM` lines of a GPU that fell off the bus (leptonai/gpud,
 /// components/accelerator/nvidia/sxid/README.md at 4a8de33a3f02e207f39e9023d67125592d599731).

@@ -2,7 +2,9 @@
 //! line codes and tunnel caps are rows of the knowledge base (`assets/compat/links.toml`); these
 //! functions read them through [`Kb::get`] and answer `None` when it did not load.
 
-use crate::compat::{Kb, LinkTable};
+use gpu_doctor_kb::{Kb, LinkTable};
+#[cfg(test)]
+use gpu_doctor_kb::{pcie_formula, pcie_gbytes_per_s};
 
 fn links() -> Option<&'static LinkTable> {
     Kb::get().ok().map(|kb| &kb.links)
@@ -24,18 +26,6 @@ pub fn parse_link_speed(text: &str) -> Option<u32> {
 /// more than 32 lanes, or text that is not a number.
 pub fn parse_link_width(text: &str) -> Option<u32> {
     text.trim().parse::<u32>().ok().filter(|w| (1..=32).contains(w))
-}
-
-/// Theoretical payload bandwidth of a PCIe link in GB/s per direction:
-/// rate (GT/s) × lanes × payload share of the line code ÷ 8. `None` for an unknown generation or 0
-/// or more than 32 lanes.
-pub fn pcie_gbytes_per_s(generation: u32, lanes: u32) -> Option<f64> {
-    links()?.pcie_gbytes_per_s(generation, lanes)
-}
-
-/// How `pcie_gbytes_per_s` got its number, for people: `16 GT/s × 16 lanes × 128/130 ÷ 8`.
-pub fn pcie_formula(generation: u32, lanes: u32) -> Option<String> {
-    links()?.pcie_formula(generation, lanes)
 }
 
 /// What a Thunderbolt/USB4 tunnel lets through for PCIe, GB/s per direction, with a one-line

@@ -12,15 +12,13 @@ use std::path::{Path, PathBuf};
 
 use super::pci::sysfs::{PCI_DEVICES, normalize, parse_hex_u16, read_attr};
 use crate::host::Host;
-use crate::model::{BootLinkLimit, EgpuFacts, Gpu, HostLink, OsFamily, PciBusId, PciDevice, SysfsLink, UpstreamPort};
-use crate::{Probed, Trace};
+use gpu_doctor_model::{
+    BootLinkLimit, EgpuFacts, Gpu, HostLink, OsFamily, PciBusId, PciDevice, SysfsLink, UpstreamPort,
+};
+use gpu_doctor_model::{IDLE_NOTE, Probed, Trace};
 
-pub use bandwidth::{parse_link_speed, parse_link_width, pcie_gbytes_per_s};
+pub use bandwidth::{parse_link_speed, parse_link_width};
 pub use thunderbolt::{ThunderboltBus, ThunderboltDevice, ThunderboltDomain};
-
-/// What `HostLink::idle_note` says when the link runs below its maximum.
-pub const IDLE_NOTE: &str = "the link runs below its maximum now; GPUs lower the link speed while idle to save \
-                             power, so this is only a problem if it stays low under load";
 
 /// Gives each link the kernel's bandwidth line about its GPU from `boot_limits` (bus id, limit, as
 /// the health probe read them from the kernel log); a GPU the log says nothing about keeps none.
@@ -219,8 +217,8 @@ fn theoretical(
     egpu: Option<&EgpuFacts>,
 ) -> (Option<f64>, String) {
     let pcie = gen_max.zip(width_max).and_then(|(g, w)| {
-        let v = pcie_gbytes_per_s(g, w)?;
-        let formula = bandwidth::pcie_formula(g, w)?;
+        let v = gpu_doctor_kb::pcie_gbytes_per_s(g, w)?;
+        let formula = gpu_doctor_kb::pcie_formula(g, w)?;
         Some((
             v,
             format!("PCIe Gen{g} x{w}, the most this link can do ({from}): {formula} ≈ {v:.2} GB/s per direction"),

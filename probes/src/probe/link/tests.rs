@@ -4,8 +4,8 @@ use serde_json::json;
 
 use super::*;
 use crate::host::Fixture;
-use crate::model::{Gpu, HostLink, PciDevice, Platform, SysfsLink, TunnelKind};
 use crate::probe::pci::testkit::{add_device, host, linux, set_attr, set_driver, set_link};
+use gpu_doctor_model::{Gpu, HostLink, PciDevice, Platform, SysfsLink, TunnelKind};
 
 const ROOT_CLASS: u32 = 0x060400;
 const VGA: u32 = 0x030000;
@@ -35,7 +35,7 @@ fn pci_device(bus_id: &str) -> PciDevice {
     }
 }
 
-fn run(f: Fixture, devices: &[PciDevice], gpus: &[Gpu]) -> (Probed<Vec<HostLink>>, Vec<crate::TraceEntry>) {
+fn run(f: Fixture, devices: &[PciDevice], gpus: &[Gpu]) -> (Probed<Vec<HostLink>>, Vec<gpu_doctor_model::TraceEntry>) {
     let mut trace = Trace::new("link");
     let out = probe(&host(f), devices, gpus, &mut trace);
     (out, trace.into_entries())
@@ -119,7 +119,7 @@ fn desktop_gpu_idles_below_its_gen4_x16_maximum() {
     assert!((l.theoretical_gbytes_per_s.unwrap() - 31.5).abs() < 0.05);
     assert!(l.bandwidth_basis.contains("Gen4 x16"), "{}", l.bandwidth_basis);
     assert_eq!(l.idle_note.as_deref(), Some(IDLE_NOTE));
-    assert!(trace.iter().any(|e| e.method.contains("thunderbolt") && e.outcome == crate::Outcome::Miss));
+    assert!(trace.iter().any(|e| e.method.contains("thunderbolt") && e.outcome == gpu_doctor_model::Outcome::Miss));
 }
 
 #[test]
@@ -202,7 +202,7 @@ fn without_sysfs_nvml_alone_still_describes_the_link() {
     assert!(l.upstream.is_empty());
     assert_eq!(l.values_from, "nvml");
     assert!((l.theoretical_gbytes_per_s.unwrap() - 15.75).abs() < 0.01);
-    assert!(trace.iter().any(|e| e.outcome == crate::Outcome::Miss));
+    assert!(trace.iter().any(|e| e.outcome == gpu_doctor_model::Outcome::Miss));
     assert_eq!(sysfs_link(&host(linux()), "0000:01:00.0"), None);
 }
 

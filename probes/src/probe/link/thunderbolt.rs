@@ -6,10 +6,10 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::bus_ids_in;
-use crate::Trace;
 use crate::host::Host;
-use crate::model::{EgpuFacts, TunnelKind, UpstreamPort};
 use crate::probe::pci::sysfs::{read_attr, resolve};
+use gpu_doctor_model::Trace;
+use gpu_doctor_model::{EgpuFacts, TunnelKind, UpstreamPort};
 
 /// The folder that lists Thunderbolt domains, routers, ports and services.
 pub const TB_DEVICES: &str = "/sys/bus/thunderbolt/devices";

@@ -12,22 +12,10 @@ mod tests;
 use std::path::Path;
 
 use crate::host::Host;
-use crate::model::{OsFamily, PciDevice};
-use crate::{Probed, Trace};
+use gpu_doctor_model::{NVIDIA_VENDOR_ID, OsFamily, PciDevice, is_display_class};
+use gpu_doctor_model::{Probed, Trace};
 
 use sysfs::{PCI_DEVICES, parse_hex, parse_hex_u16, read_attr};
-
-/// NVIDIA's PCI vendor id.
-pub const NVIDIA_VENDOR_ID: u16 = 0x10de;
-
-/// The driver name of NVIDIA's own kernel module (proprietary and open flavours alike).
-pub const NVIDIA_DRIVER: &str = "nvidia";
-
-/// True for the PCI display base class `0x03` (VGA `0x0300`, XGA `0x0301`, 3D `0x0302`, other
-/// `0x0380`); false for NVIDIA's HDMI audio (`0x0403`), USB-C (`0x0c03`) and UCSI (`0x0c80`) functions.
-pub fn is_display_class(class: u32) -> bool {
-    class >> 16 == 0x03
-}
 
 /// The devices NVIDIA's driver does not hold: no driver bound, or another one (`nouveau`,
 /// `vfio-pci`). CUDA cannot use these.

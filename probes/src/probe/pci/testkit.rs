@@ -1,7 +1,7 @@
 //! Test helpers: a fake Linux sysfs PCI tree inside a replay `Fixture`.
 
 use crate::host::{Fixture, ReplayHost};
-use crate::model::{OsFamily, Platform};
+use gpu_doctor_model::{OsFamily, Platform};
 
 /// An empty Linux x86_64 machine.
 pub(crate) fn linux() -> Fixture {

@@ -2,10 +2,10 @@
 
 use super::testkit::{add_device, host, linux, set_attr, set_driver};
 use super::*;
-use crate::Outcome;
-use crate::model::{PciDevice, Platform};
+use gpu_doctor_model::Outcome;
+use gpu_doctor_model::{PciDevice, Platform};
 
-fn probe_of(f: crate::host::Fixture) -> (Probed<Vec<PciDevice>>, Vec<crate::TraceEntry>) {
+fn probe_of(f: crate::host::Fixture) -> (Probed<Vec<PciDevice>>, Vec<gpu_doctor_model::TraceEntry>) {
     let mut trace = Trace::new("pci");
     let out = probe(&host(f), &mut trace);
     (out, trace.into_entries())

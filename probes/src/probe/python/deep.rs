@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 use super::PythonEnv;
 use crate::host::paths::real_path;
 use crate::host::{Cmd, Host, home_dir};
-use crate::model::{DeepFacts, OsFamily};
 use crate::probe::Options;
-use crate::{Probed, Trace};
+use gpu_doctor_model::{DeepFacts, OsFamily};
+use gpu_doctor_model::{Probed, Trace};
 
 /// The framework probe script, run as `python -I -` with this text on standard input.
 pub const PROBE_SCRIPT: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../assets/python/probe.py"));

@@ -6,11 +6,11 @@ use std::time::Duration;
 use super::layout::{Inspector, Layout, is_python_name};
 use super::parse::{parse_conda_env_list, parse_environments_txt};
 use super::path_text;
-use crate::Trace;
 use crate::host::paths::real_path;
 use crate::host::{Cmd, FileKind, Host, home_dir, path_dirs, which};
-use crate::model::{OsFamily, UnusedPython};
 use crate::probe::Options;
+use gpu_doctor_model::Trace;
+use gpu_doctor_model::{OsFamily, UnusedPython};
 
 /// Conda installs' usual folders under the home folder.
 const HOME_CONDA_ROOTS: [&str; 6] = ["miniconda3", "anaconda3", "miniforge3", "mambaforge", "micromamba", ".conda"];

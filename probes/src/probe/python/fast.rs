@@ -6,10 +6,10 @@ use std::path::{Path, PathBuf};
 
 use super::companions::is_companion;
 use super::parse::{PyValue, cuda_from_cu_tag, parse_assignments, parse_tf_build_info, parse_torch_version_py};
-use crate::Trace;
 use crate::host::{FileKind, Host};
-use crate::model::{Framework, FrameworkBuild, Package};
 use crate::parse::wheel::{normalize_name, parse_dist_folder, parse_metadata};
+use gpu_doctor_model::Trace;
+use gpu_doctor_model::{Framework, FrameworkBuild, Package};
 
 /// What the fast tier found in one environment.
 #[derive(Debug, Default)]

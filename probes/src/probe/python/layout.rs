@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use super::parse::{conda_meta_python, parse_pyvenv_cfg, python_version_prefix, version_from_name};
 use crate::host::paths::real_path;
 use crate::host::{Host, home_dir, is_dir, is_file};
-use crate::model::EnvKind;
+use gpu_doctor_model::EnvKind;
 
 /// One environment found on disk.
 #[derive(Debug, Clone)]

@@ -16,8 +16,8 @@ pub use deep::PROBE_SCRIPT;
 
 use super::{Options, SitePackages};
 use crate::host::Host;
-use crate::model::{DeepFacts, PythonEnv, UnusedPython};
-use crate::{Probed, Trace};
+use gpu_doctor_model::{DeepFacts, PythonEnv, UnusedPython};
+use gpu_doctor_model::{Probed, Trace};
 
 /// Finds Python environments and the GPU frameworks in them; also returns each `--python` path
 /// that gave no environment, and why.

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use super::*;
 use crate::host::{CmdOutput, CommandRecord, Fixture, HostError, ReplayHost, SystemHost};
-use crate::model::{EnvKind, Framework, FrameworkBuild, OsFamily, Platform, PythonEnv, UnusedPython};
+use gpu_doctor_model::{EnvKind, Framework, FrameworkBuild, OsFamily, Platform, PythonEnv, UnusedPython};
 
 fn machine(os: OsFamily) -> Fixture {
     let mut f = Fixture::new(Platform { os, arch: "x86_64".into() });
@@ -25,7 +25,7 @@ fn dist(f: &mut Fixture, sp: &str, folder: &str, name: &str, version: &str) {
     );
 }
 
-fn probe_with(f: Fixture, opts: &Options) -> (Probed<Vec<PythonEnv>>, Vec<crate::TraceEntry>) {
+fn probe_with(f: Fixture, opts: &Options) -> (Probed<Vec<PythonEnv>>, Vec<gpu_doctor_model::TraceEntry>) {
     let host = ReplayHost::new(f);
     let mut trace = Trace::new("python");
     let (r, _unused) = probe(&host, opts, &mut trace);
@@ -355,7 +355,7 @@ fn each_named_path_is_found_or_unused_with_its_reason() {
     let misses: Vec<String> = trace
         .into_entries()
         .into_iter()
-        .filter(|t| t.method == "--python" && t.outcome != crate::Outcome::Ok)
+        .filter(|t| t.method == "--python" && t.outcome != gpu_doctor_model::Outcome::Ok)
         .map(|t| t.detail)
         .collect();
     assert_eq!(misses, unused.iter().map(|u| u.reason.clone()).collect::<Vec<_>>());
@@ -370,7 +370,7 @@ fn the_snapshot_carries_unused_pythons_and_writes_them_only_when_there_are_some(
     assert_eq!(snap.unused_pythons, vec![missing]);
     let json = serde_json::to_value(&snap).unwrap();
     assert_eq!(json["unused_pythons"][0]["path"], "/nowhere/python3");
-    let back: crate::Snapshot = serde_json::from_value(json).unwrap();
+    let back: gpu_doctor_model::Snapshot = serde_json::from_value(json).unwrap();
     assert_eq!(back.unused_pythons, snap.unused_pythons);
     let plain = crate::probe::collect(&ReplayHost::new(f), &Options::default());
     assert!(serde_json::to_value(&plain).unwrap().get("unused_pythons").is_none());

@@ -6,9 +6,9 @@ use super::ToolkitKind;
 use super::fs::{env_path, real_path, text};
 use crate::host::{self, FileKind, Host};
 use crate::host::{dir_names, is_file};
-use crate::model::OsFamily;
 use crate::probe::SitePackages;
-use crate::{Probed, Trace};
+use gpu_doctor_model::OsFamily;
+use gpu_doctor_model::{Probed, Trace};
 
 /// The Windows installer's folder of versioned toolkits (`v12.4`, …).
 pub(super) const WINDOWS_TOOLKITS: &str = "C:/Program Files/NVIDIA GPU Computing Toolkit/CUDA";

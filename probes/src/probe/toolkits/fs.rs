@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::host::Host;
-use crate::model::OsFamily;
+use gpu_doctor_model::OsFamily;
 
 pub(in crate::probe) use crate::host::paths::real_path;
 

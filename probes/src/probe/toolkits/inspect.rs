@@ -8,9 +8,9 @@ use super::fs::{conda_meta, leading_version, text};
 use super::version_files::{parse_cuda, parse_version_json, parse_version_txt};
 use crate::host::{Cmd, Host};
 use crate::host::{dir_names, is_dir, is_file};
-use crate::model::{OsFamily, ToolkitInstall, ToolkitKind, VersionSource};
 use crate::parse::wheel::{normalize_name, parse_dist_folder, parse_metadata};
-use crate::{CudaVersion, Trace};
+use gpu_doctor_model::{CudaVersion, Trace};
+use gpu_doctor_model::{OsFamily, ToolkitInstall, ToolkitKind, VersionSource};
 
 /// How long `nvcc --version` may take.
 pub(super) const NVCC_TIMEOUT: Duration = Duration::from_secs(10);

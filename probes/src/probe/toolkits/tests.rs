@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::host::{CmdOutput, CommandRecord, Fixture, ReplayHost};
-use crate::model::{Platform, ToolkitKind, Toolkits, VersionSource};
+use gpu_doctor_model::{Platform, ToolkitKind, Toolkits, VersionSource};
 
 fn linux() -> Fixture {
     Fixture::new(Platform { os: OsFamily::Linux, arch: "x86_64".into() })
@@ -20,7 +20,7 @@ fn command(f: &mut Fixture, argv: &[&str], stdout: &str) {
     });
 }
 
-fn run(f: Fixture, site_packages: &[SitePackages]) -> (Probed<Toolkits>, Vec<crate::TraceEntry>) {
+fn run(f: Fixture, site_packages: &[SitePackages]) -> (Probed<Toolkits>, Vec<gpu_doctor_model::TraceEntry>) {
     let host = ReplayHost::new(f);
     let mut trace = Trace::new("toolkits");
     let probed = probe(&host, site_packages, &mut trace);
@@ -113,8 +113,11 @@ fn a_distro_toolkit_gets_its_version_from_running_nvcc() {
     assert_eq!(t.picks.path.as_ref().unwrap().install_root.as_deref(), Some("/usr"));
     assert!(t.loader_libraries.is_empty());
     assert!(!t.loader_cache_read, "no ldconfig: the empty list does not say the cache is empty");
-    assert!(trace.iter().any(|e| e.method == "read /usr/version.json" && e.outcome == crate::Outcome::Miss));
-    assert!(trace.iter().any(|e| e.method == "ldconfig -p" && e.outcome == crate::Outcome::Miss), "{trace:#?}");
+    assert!(trace.iter().any(|e| e.method == "read /usr/version.json" && e.outcome == gpu_doctor_model::Outcome::Miss));
+    assert!(
+        trace.iter().any(|e| e.method == "ldconfig -p" && e.outcome == gpu_doctor_model::Outcome::Miss),
+        "{trace:#?}"
+    );
 }
 
 #[test]
@@ -230,5 +233,9 @@ fn a_failing_nvcc_leaves_the_version_unknown_with_a_reason() {
     let (probed, trace) = run(f, &[]);
     let i = &probed.value().unwrap().installs[0];
     assert_eq!((i.root.as_str(), i.kind, i.version), ("/opt/cuda", ToolkitKind::Distro, None));
-    assert!(trace.iter().any(|e| e.method == "run /opt/cuda/bin/nvcc --version" && e.outcome == crate::Outcome::Error));
+    assert!(
+        trace
+            .iter()
+            .any(|e| e.method == "run /opt/cuda/bin/nvcc --version" && e.outcome == gpu_doctor_model::Outcome::Error)
+    );
 }

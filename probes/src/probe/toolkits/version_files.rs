@@ -2,8 +2,8 @@
 //! `version.txt` (CUDA 11.0 and earlier).
 
 use super::fs::leading_version;
-use crate::CudaVersion;
 use crate::parse::ParseError;
+use gpu_doctor_model::CudaVersion;
 
 /// Parses a toolkit's `version.json`: `{"cuda": {"name": "CUDA SDK", "version": "12.4.1"}, …}`.
 pub(super) fn parse_version_json(text: &str) -> Result<CudaVersion, ParseError> {

@@ -1,7 +1,7 @@
 use super::*;
-use crate::ComputeCapability;
 use crate::host::{CmdOutput, CommandRecord, Fixture, NvmlAnswer, NvmlPair, NvmlTopoDevice, ReplayHost};
-use crate::model::{MigInstance, NvLink, Platform};
+use gpu_doctor_model::{ComputeCapability, cpu_list};
+use gpu_doctor_model::{MigInstance, NvLink, Platform};
 
 const R5090: &str = include_str!("../../parse/smi_topo/2x5090-topo-m.txt");
 const R5090_P2P: &str = include_str!("../../parse/smi_topo/2x5090-topo-p2p.txt");

@@ -72,7 +72,7 @@ fn a_listing_of_a_folder_no_longer_in_use_is_dropped() {
     let ctx = egui::Context::default();
     let (old, new) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let plan = BenchPlan::preset(0, vec![TestKind::Cpu], true);
-    let run = BenchRun::assemble(&plan, Default::default(), |_| Default::default());
+    let run = gpu_doctor_judge::bench::run::assemble(&plan, Default::default(), |_| Default::default());
     history::save(old.path(), run).unwrap();
     let mut page = BenchPage::default();
     page.set_runs_dir(&ctx, Some(old.path().to_owned()));

@@ -1,10 +1,10 @@
 //! What each cell of the environments table says and its colour: pure functions of the report, so
 //! the colouring is tested without a window. The judgement itself is the diagnosis's (`gpu_fit`).
 
-use gpu_doctor_probes::compat::{Kb, release_line};
-use gpu_doctor_probes::diagnose::{GpuFit, GpuView, gpu_fit, torch_arch_list};
-use gpu_doctor_probes::model::{CudnnCopy, CudnnKind, Framework, FrameworkBuild, PythonEnv};
-use gpu_doctor_probes::{CudaVersion, CudnnVersion};
+use gpu_doctor_judge::diagnose::{GpuFit, GpuView, gpu_fit, torch_arch_list};
+use gpu_doctor_kb::{Kb, release_line};
+use gpu_doctor_model::{CudaVersion, CudnnVersion};
+use gpu_doctor_model::{CudnnCopy, CudnnKind, Framework, FrameworkBuild, PythonEnv};
 
 use crate::gui::theme::Tone;
 
@@ -189,8 +189,8 @@ pub fn mentions(text: &str, name: &str) -> bool {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use gpu_doctor_probes::Probed;
-    use gpu_doctor_probes::model::{DeepFacts, DeepTorch, EnvKind};
+    use gpu_doctor_model::Probed;
+    use gpu_doctor_model::{DeepFacts, DeepTorch, EnvKind};
 
     fn env(frameworks: Vec<Framework>, arch_list: Option<&[&str]>) -> PythonEnv {
         PythonEnv {

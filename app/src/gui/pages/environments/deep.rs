@@ -1,7 +1,7 @@
 //! What the deep probe (`probe.py`) of one environment said, as short toned lines for its card.
 
-use gpu_doctor_probes::model::{DeepCupy, DeepFacts, DeepJax, DeepOnnxruntime, DeepTensorflow, DeepTorch};
-use gpu_doctor_probes::{CudaVersion, CudnnVersion, Probed};
+use gpu_doctor_model::{CudaVersion, CudnnVersion, Probed};
+use gpu_doctor_model::{DeepCupy, DeepFacts, DeepJax, DeepOnnxruntime, DeepTensorflow, DeepTorch};
 
 use crate::gui::theme::Tone;
 
@@ -147,7 +147,7 @@ fn onnxruntime_lines(o: &DeepOnnxruntime, out: &mut Vec<Line>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gpu_doctor_probes::model::DeepTorchDevice;
+    use gpu_doctor_model::DeepTorchDevice;
 
     #[test]
     fn torch_answers_read_as_one_line_plus_errors() {

@@ -2,10 +2,10 @@
 //! the findings about the environment.
 
 use egui::{RichText, Ui};
-use gpu_doctor_probes::compat::Kb;
-use gpu_doctor_probes::diagnose::GpuView;
-use gpu_doctor_probes::model::PythonEnv;
-use gpu_doctor_probes::{Finding, Probed, Report, Severity, Snapshot};
+use gpu_doctor_judge::diagnose::GpuView;
+use gpu_doctor_kb::Kb;
+use gpu_doctor_model::PythonEnv;
+use gpu_doctor_model::{Finding, Probed, Report, Severity, Snapshot};
 
 use super::cells;
 use crate::gui::theme::{Tone, badge_ui, toned};

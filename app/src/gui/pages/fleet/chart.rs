@@ -3,7 +3,7 @@
 
 use egui::Ui;
 use egui_plot::{Bar, BarChart, HLine, Plot};
-use gpu_doctor_probes::fleet::Comparison;
+use gpu_doctor_model::fleet::Comparison;
 
 use super::Browse;
 use super::table::figure;

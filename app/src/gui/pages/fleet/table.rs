@@ -5,7 +5,7 @@ use std::cmp::Ordering;
 use std::path::Path;
 
 use egui::{Align, Color32, Layout, RichText, Ui, vec2};
-use gpu_doctor_probes::fleet::{Comparison, NodeOutcome, NodeRow};
+use gpu_doctor_model::fleet::{Comparison, NodeOutcome, NodeRow};
 
 use super::Browse;
 use crate::gui::Action;
@@ -306,7 +306,7 @@ fn row_ui(
 
 /// A benchmark figure with its unit, to three significant digits or so (as `compare` writes them).
 pub fn figure(v: f64, unit: &str) -> String {
-    format!("{} {unit}", gpu_doctor_probes::bench::format::value(v))
+    format!("{} {unit}", gpu_doctor_model::bench::format::value(v))
 }
 
 /// One cell: a fixed width whatever its content (so the rows line up under the heading), an

@@ -8,9 +8,9 @@ use std::time::{Duration, Instant};
 
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
-use gpu_doctor_probes::Severity;
-use gpu_doctor_probes::fleet::compare::ReadProgress as _;
-use gpu_doctor_probes::fleet::{
+use gpu_doctor_judge::fleet::compare::ReadProgress as _;
+use gpu_doctor_model::Severity;
+use gpu_doctor_model::fleet::{
     Comparison, FactColumn, FleetFinding, MANIFEST_FILE, Manifest, MetricColumn, NodeEntry, NodeGroup, NodeOutcome,
     NodeRow,
 };

@@ -6,7 +6,7 @@ use egui::{RichText, Ui};
 use gpu_doctor_installers::apply::StepStatus;
 use gpu_doctor_installers::choose::Choice;
 use gpu_doctor_installers::{Plan, Step, StepKind, UserAction};
-use gpu_doctor_probes::shell::Shell;
+use gpu_doctor_model::shell::Shell;
 
 use super::run::StepView;
 use crate::gui::theme::{Tone, badge_ui, toned};

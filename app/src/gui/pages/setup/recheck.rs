@@ -2,7 +2,7 @@
 //! before and after are shown side by side: gone, still there, new.
 
 use egui::{RichText, Ui};
-use gpu_doctor_probes::{Finding, Report};
+use gpu_doctor_model::{Finding, Report};
 
 use crate::gui::Shown;
 use crate::gui::theme::{Tone, badge_ui, toned};
@@ -113,7 +113,7 @@ fn row_ui(ui: &mut Ui, f: &Finding, (tone, mark): (Tone, &str)) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gpu_doctor_probes::{Category, Severity};
+    use gpu_doctor_model::{Category, Severity};
 
     fn finding(id: &str, summary: &str) -> Finding {
         Finding {

@@ -12,8 +12,8 @@ use egui_kittest::kittest::Queryable;
 use gpu_doctor_installers::apply::{ApplyOptions, Event, Outcome, StepStatus};
 use gpu_doctor_installers::choose::{Candidate, Choice, Rejected};
 use gpu_doctor_installers::{Plan, Step, StepKind};
+use gpu_doctor_model::{PlanRef, PlanTarget, Report, Severity};
 use gpu_doctor_probes::host::telemetry::TelemetrySource;
-use gpu_doctor_probes::{PlanRef, PlanTarget, Report, Severity};
 
 use super::{RunState, SetupRequest};
 use crate::gui::tests::{Gated, harness, launch, settle};

@@ -1,8 +1,8 @@
 //! One realistic sample per format and the facts it must give.
 
 use super::*;
-use crate::model::{CudnnKind, OsFamily, ToolkitKind, VersionSource};
-use crate::{ComputeCapability, CudaVersion};
+use gpu_doctor_model::{ComputeCapability, CudaVersion};
+use gpu_doctor_model::{CudnnKind, OsFamily, ToolkitKind, VersionSource};
 
 #[test]
 fn collect_env_current_layout() {
@@ -208,7 +208,7 @@ fn gpu_doctor_report_json_is_taken_whole() {
     let mut inner = Snapshot::unknown(vec![]);
     inner.origin = Origin::ThisMachine;
     inner.taken_at_unix_secs = 1_700_000_000;
-    let report = crate::Report::new(inner.clone(), Vec::new());
+    let report = gpu_doctor_model::Report::new(inner.clone(), Vec::new());
     let json = serde_json::to_string_pretty(&report).unwrap();
     let text =
         format!("Here is my report:\n```json\n{json}\n```\nand torch says: Torch not compiled with CUDA enabled\n");
@@ -256,7 +256,7 @@ fn repl_bare_pair_and_docker_lines_are_recognised() {
 }
 
 /// The companion packages (numpy, torchvision, triton, keras, …) of each package-listing format.
-fn companions(s: &crate::Snapshot) -> Vec<(String, String)> {
+fn companions(s: &gpu_doctor_model::Snapshot) -> Vec<(String, String)> {
     env(s).companions.iter().map(|p| (p.name.clone(), p.version.clone())).collect()
 }
 

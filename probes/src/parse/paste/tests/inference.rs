@@ -1,9 +1,9 @@
 //! Builds inferred where the text is indirect, and what to paste next, on real samples.
 
 use super::*;
-use crate::compat::Kb;
-use crate::model::OsFamily;
 use crate::parse::paste::{NVIDIA_SMI, PYTHON_TORCH, next_paste};
+use gpu_doctor_kb::Kb;
+use gpu_doctor_model::OsFamily;
 
 fn torch_build(s: &Snapshot) -> FrameworkBuild {
     env(s).frameworks.iter().find(|f| f.name == "torch").unwrap().build.clone()
@@ -15,7 +15,7 @@ fn torch_build(s: &Snapshot) -> FrameworkBuild {
 fn could_not_collect_with_a_gpu_and_no_cuda_is_a_cpu_build() {
     let s = read(COLLECT_ENV_WINDOWS_PYPI);
     assert_eq!(torch_build(&s), FrameworkBuild::Cpu);
-    let ids = crate::diagnose::diagnose(&s, kb()).into_iter().map(|f| f.id).collect::<Vec<_>>();
+    let ids = gpu_doctor_judge::diagnose::diagnose(&s, kb()).into_iter().map(|f| f.id).collect::<Vec<_>>();
     assert!(ids.iter().any(|i| i == "framework.cpu_only_build"), "{ids:?}");
     // With CUDA available neither that field nor the Windows wheel's missing tag makes it a CPU build.
     let available = COLLECT_ENV_WINDOWS_PYPI.replace("Is CUDA available: False", "Is CUDA available: True");
@@ -51,9 +51,9 @@ fn what_to_paste_next() {
                 http://www.nvidia.com/Download/index.aspx Alternatively, go to: https://pytorch.org to install a \
                 PyTorch version that has been compiled with your version of the CUDA driver.";
     let s = read(line);
-    assert_eq!(next_paste(&s, &crate::diagnose::diagnose(&s, kb)), Some(NVIDIA_SMI));
+    assert_eq!(next_paste(&s, &gpu_doctor_judge::diagnose::diagnose(&s, kb)), Some(NVIDIA_SMI));
     let s = read(COLLECT_ENV_WINDOWS_PYPI);
-    assert_eq!(next_paste(&s, &crate::diagnose::diagnose(&s, kb)), None, "driver, GPU and build all shown");
+    assert_eq!(next_paste(&s, &gpu_doctor_judge::diagnose::diagnose(&s, kb)), None, "driver, GPU and build all shown");
     assert_eq!(next_paste(&s, &[]), None, "nothing to settle");
 }
 
@@ -63,9 +63,9 @@ fn what_to_paste_next() {
 fn a_torch_without_gpu_asks_for_nvidia_smi() {
     let kb = Kb::get().unwrap();
     let s = read(">>> torch.__version__\n'2.5.1+cpu'\n>>> torch.cuda.is_available()\nFalse\n");
-    assert_eq!(next_paste(&s, &crate::diagnose::diagnose(&s, kb)), Some(NVIDIA_SMI));
+    assert_eq!(next_paste(&s, &gpu_doctor_judge::diagnose::diagnose(&s, kb)), Some(NVIDIA_SMI));
     let s = read(COLLECT_ENV_WINDOWS_CPU);
-    assert_eq!(next_paste(&s, &crate::diagnose::diagnose(&s, kb)), None, "the GPU and driver are listed");
+    assert_eq!(next_paste(&s, &gpu_doctor_judge::diagnose::diagnose(&s, kb)), None, "the GPU and driver are listed");
 }
 
 /// thuml/Autoformer#25: CUDA_VISIBLE_DEVICES=1, the one GPU said only in prose. The variable is
@@ -76,9 +76,9 @@ fn cuda_visible_devices_without_the_gpus_asks_for_nvidia_smi() {
     let text = "I noticed though that on systems with 1 GPU, by default the scripts train on CPU. This is due to the \
                 bash files containing\n\n`export CUDA_VISIBLE_DEVICES=1`\n";
     let s = read(text);
-    assert_eq!(next_paste(&s, &crate::diagnose::diagnose(&s, kb)), Some(NVIDIA_SMI));
+    assert_eq!(next_paste(&s, &gpu_doctor_judge::diagnose::diagnose(&s, kb)), Some(NVIDIA_SMI));
     let s = read(VISIBLE_DEVICES);
-    assert_ne!(next_paste(&s, &crate::diagnose::diagnose(&s, kb)), Some(NVIDIA_SMI), "the GPUs are listed");
+    assert_ne!(next_paste(&s, &gpu_doctor_judge::diagnose::diagnose(&s, kb)), Some(NVIDIA_SMI), "the GPUs are listed");
 }
 
 /// Grace9994/CoMoSVC#6: CUDA_VISIBLE_DEVICES='1' and "No CUDA GPUs are available" name the variable as the
@@ -89,14 +89,14 @@ fn cuda_visible_devices_past_0_with_no_gpu_seen_is_named_and_asks_for_nvidia_smi
     let text = "If not comment out the line `os.environ[\"CUDA_VISIBLE_DEVICES\"]='1'` in train.py, training will \
                 encounter an error: `RuntimeError: No CUDA GPUs are available`.";
     let s = read(text);
-    let findings = crate::diagnose::diagnose(&s, kb);
+    let findings = gpu_doctor_judge::diagnose::diagnose(&s, kb);
     assert!(findings.iter().any(|f| f.id == "env.cuda_visible_devices_hides_all"), "{findings:#?}");
     assert_eq!(next_paste(&s, &findings), Some(NVIDIA_SMI));
     // CUDA's own "no device" line (cuda.no_device) says the same as PyTorch's.
     let s = read(
         "os.environ[\"CUDA_VISIBLE_DEVICES\"]='1'\nRuntimeError: CUDA error: no CUDA-capable device is detected\n",
     );
-    let findings = crate::diagnose::diagnose(&s, kb);
+    let findings = gpu_doctor_judge::diagnose::diagnose(&s, kb);
     assert!(findings.iter().any(|f| f.id == "env.cuda_visible_devices_hides_all"), "{findings:#?}");
 }
 
@@ -151,14 +151,14 @@ fn nvidia_smi_header_line_alone() {
                 | NVIDIA-SMI 450.66       Driver Version: 450.66       CUDA Version: 11.0     |\n....\n";
     let s = read(text);
     let d = s.driver.value().unwrap();
-    assert_eq!((d.version.as_str(), d.cuda_version), ("450.66", Some(crate::CudaVersion::new(11, 0))));
-    let ids: Vec<String> = crate::diagnose::diagnose(&s, kb()).into_iter().map(|f| f.id).collect();
+    assert_eq!((d.version.as_str(), d.cuda_version), ("450.66", Some(gpu_doctor_model::CudaVersion::new(11, 0))));
+    let ids: Vec<String> = gpu_doctor_judge::diagnose::diagnose(&s, kb()).into_iter().map(|f| f.id).collect();
     assert!(ids.iter().any(|i| i == "toolkits.versions_explained"), "{ids:?}");
     // pytorch/pytorch#85332: the header run into a label, no table borders.
     let s = read("nvidia-smi:NVIDIA-SMI 450.51.05    Driver Version: 450.51.05    CUDA Version: 11.0 \n");
     assert_eq!(formats(&s), ["nvidia-smi header"]);
     let d = s.driver.value().unwrap();
-    assert_eq!((d.version.as_str(), d.cuda_version), ("450.51.05", Some(crate::CudaVersion::new(11, 0))));
+    assert_eq!((d.version.as_str(), d.cuda_version), ("450.51.05", Some(gpu_doctor_model::CudaVersion::new(11, 0))));
 }
 
 /// tensorflow/tensorflow#60156's issue form (answers verbatim): TensorFlow 2.11 on Windows 11 is
@@ -171,12 +171,14 @@ fn a_tensorflow_issue_form_on_windows_names_the_native_windows_finding() {
     assert_eq!(s.platform.platform.os, OsFamily::Windows);
     assert_eq!(framework(&s, "tensorflow").version, "2.11.0");
     assert_eq!(env(&s).python_version.as_deref(), Some("3.9.10"));
-    let ids = crate::diagnose::diagnose(&s, kb()).into_iter().map(|f| f.id).collect::<Vec<_>>();
+    let ids = gpu_doctor_judge::diagnose::diagnose(&s, kb()).into_iter().map(|f| f.id).collect::<Vec<_>>();
     assert!(ids.iter().any(|i| i == "framework.tensorflow_windows_native_no_gpu"), "{ids:?}");
     // The same form from Linux is no finding; a form cut after its label reads nothing from it.
     let linux = read(&form.replace("Windows 11", "Ubuntu 22.04"));
     assert!(
-        crate::diagnose::diagnose(&linux, kb()).iter().all(|f| f.id != "framework.tensorflow_windows_native_no_gpu")
+        gpu_doctor_judge::diagnose::diagnose(&linux, kb())
+            .iter()
+            .all(|f| f.id != "framework.tensorflow_windows_native_no_gpu")
     );
     assert!(read_pasted("### Tensorflow Version\n", kb()).is_err());
 }

@@ -537,7 +537,7 @@ const CASES: &[Case] = &[
     ),
 ];
 
-fn scan(text: &str) -> Vec<crate::ObservedMessage> {
+fn scan(text: &str) -> Vec<gpu_doctor_model::ObservedMessage> {
     Matcher::for_kb(kb()).scan(&clean::lines(text)).into_iter().map(|(_, m)| m).collect()
 }
 

@@ -1,7 +1,7 @@
 //! Pastes as people make them: several outputs with prose around them; and the negative controls.
 
 use super::*;
-use crate::{ComputeCapability, CudaVersion};
+use gpu_doctor_model::{ComputeCapability, CudaVersion};
 
 #[test]
 fn support_thread_post_gives_every_part_and_the_messages() {
@@ -122,7 +122,7 @@ fn every_part_the_text_does_not_cover_stays_unknown() {
     ] {
         assert!(unknown, "{part}");
     }
-    assert_eq!(s.platform.platform.os, crate::model::OsFamily::Unknown);
+    assert_eq!(s.platform.platform.os, gpu_doctor_model::OsFamily::Unknown);
 }
 
 #[test]

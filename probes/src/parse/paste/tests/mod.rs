@@ -1,6 +1,7 @@
 //! Tests of `read_pasted`: one module per format, the known-message catalogue, mixed pastes,
 //! negative controls and no-panic properties.
 
+mod diagnosed;
 mod formats;
 mod inference;
 mod linear;
@@ -12,8 +13,8 @@ mod shared_fixtures;
 mod system;
 
 use super::*;
-use crate::model::{Framework, FrameworkBuild, Gpu, PythonEnv};
-use crate::{Origin, Probed};
+use gpu_doctor_model::{Framework, FrameworkBuild, Gpu, PythonEnv};
+use gpu_doctor_model::{Origin, Probed};
 
 pub(super) const COLLECT_ENV_CU124: &str = include_str!("../samples/collect_env_linux_cu124.txt");
 pub(super) const COLLECT_ENV_OLD: &str = include_str!("../samples/collect_env_old_four_gpus.txt");

@@ -13,7 +13,7 @@ use crate::test_util::{CASE_LIMIT, bounded};
 fn read_bounded(text: String) {
     bounded(CASE_LIMIT, move || {
         if let Ok(s) = read_pasted(&text, kb()) {
-            let _ = crate::diagnose::diagnose(&s, kb());
+            let _ = gpu_doctor_judge::diagnose::diagnose(&s, kb());
         }
     });
 }

@@ -31,8 +31,8 @@ pub(super) fn report_of(scenario: &str) -> Value {
     let dir = fixtures().join(scenario);
     let host = ReplayHost::load(&dir).unwrap();
     let snap = collect(&host, &Options::default());
-    let findings = crate::diagnose::diagnose(&snap, kb());
-    serde_json::to_value(crate::Report::new(snap, findings)).unwrap()
+    let findings = gpu_doctor_judge::diagnose::diagnose(&snap, kb());
+    serde_json::to_value(gpu_doctor_model::Report::new(snap, findings)).unwrap()
 }
 
 /// Every string in `v` with its path (object keys and array indices).
@@ -91,7 +91,7 @@ fn a_value_this_version_does_not_know_reads_as_unknown() {
             *at(&mut changed, &path).unwrap() = Value::String("from_the_future".into());
             let text = serde_json::to_string_pretty(&changed).unwrap();
             // An enum value: refused as an unknown variant, or read as some other value.
-            let is_enum = match serde_json::from_str::<crate::Report>(&text) {
+            let is_enum = match serde_json::from_str::<gpu_doctor_model::Report>(&text) {
                 Err(e) => e.to_string().contains("unknown variant"),
                 Ok(r) => {
                     let mut back = serde_json::to_value(r).unwrap();
@@ -144,14 +144,14 @@ fn a_report_of_a_newer_schema_is_read_with_a_warning() {
     let s = read(&serde_json::to_string(&report).unwrap());
     assert_eq!(formats(&s), ["gpu-doctor report"]);
     assert!(notes(&s).contains("schema 99"), "{:?}", s.notes);
-    let findings = crate::diagnose::diagnose(&s, kb());
+    let findings = gpu_doctor_judge::diagnose::diagnose(&s, kb());
     let f = findings.iter().find(|f| f.id == "pasted.partly_read").expect("a warning finding");
-    assert_eq!(f.severity, crate::Severity::Warning);
+    assert_eq!(f.severity, gpu_doctor_model::Severity::Warning);
     assert!(f.evidence.iter().any(|e| e.contains("schema 99")), "{f:?}");
     // This version's own schema raises nothing.
     let s = read(&serde_json::to_string(&report_of("consumer-gpu-torch-venv")).unwrap());
     assert!(s.notes.is_empty(), "{:?}", s.notes);
-    assert!(!crate::diagnose::diagnose(&s, kb()).iter().any(|f| f.id == "pasted.partly_read"));
+    assert!(!gpu_doctor_judge::diagnose::diagnose(&s, kb()).iter().any(|f| f.id == "pasted.partly_read"));
 }
 
 /// A report this version cannot read at all (here a part that changed shape) is an error that says
@@ -190,6 +190,6 @@ fn a_pasted_reports_credentials_are_masked_as_it_is_read() {
     let s = read(&serde_json::to_string_pretty(&report).unwrap());
     let text = serde_json::to_string(&s).unwrap();
     assert!(!text.contains("s3cr3t"), "{text}");
-    assert_eq!(s.env.vars["NVIDIA_API_KEY"], crate::probe::env::MASKED);
-    assert_eq!(s.env.vars["CUDA_PROXY"], format!("http://{}@proxy.example:3128", crate::probe::env::MASKED));
+    assert_eq!(s.env.vars["NVIDIA_API_KEY"], gpu_doctor_model::MASKED);
+    assert_eq!(s.env.vars["CUDA_PROXY"], format!("http://{}@proxy.example:3128", gpu_doctor_model::MASKED));
 }

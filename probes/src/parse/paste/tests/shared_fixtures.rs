@@ -67,6 +67,6 @@ fn a_gpu_without_a_capability_in_the_text_keeps_it_unknown_but_its_name_maps() {
     let s = read(text);
     let g = &gpus(&s)[0];
     assert_eq!(g.compute_capability, None, "the XML of this driver does not state it");
-    let kb = crate::compat::Kb::get().unwrap();
+    let kb = gpu_doctor_kb::Kb::get().unwrap();
     assert_eq!(kb.gpus.cc_for_name(g.name.as_deref().unwrap()).map(|c| c.to_string()).as_deref(), Some("8.9"));
 }

@@ -3,11 +3,11 @@
 //! sample gives the facts the rules read, and the finding those facts lead to.
 
 use super::*;
-use crate::model::{OsFamily, SecureBoot, ToolkitKind};
-use crate::{CudaVersion, Finding};
+use gpu_doctor_model::{CudaVersion, Finding};
+use gpu_doctor_model::{OsFamily, SecureBoot, ToolkitKind};
 
 fn findings(s: &Snapshot) -> Vec<Finding> {
-    crate::diagnose::diagnose(s, kb())
+    gpu_doctor_judge::diagnose::diagnose(s, kb())
 }
 
 fn finding_ids(s: &Snapshot) -> Vec<String> {
@@ -80,7 +80,7 @@ fn the_kernels_bandwidth_line_of_a_gpu_on_one_lane_is_the_narrow_slot_finding() 
     assert!(b.line.starts_with("pci 0000:04:00.0: 2.000 Gb/s") && b.line.ends_with("with 8 GT/s x16 link)"), "{b:?}");
     let f = findings(&s);
     assert_eq!(f.iter().map(|f| f.id.as_str()).collect::<Vec<_>>(), ["link.narrow_slot"]);
-    assert_eq!(f[0].severity, crate::Severity::Warning);
+    assert_eq!(f[0].severity, gpu_doctor_model::Severity::Warning);
     assert!(f[0].summary.contains("Gen1 x1 link, narrower than the card's Gen3 x16"), "{:?}", f[0].summary);
     assert!(f[0].detail.contains("about 0.25 GB/s per direction instead of the 15.75 GB/s"), "{:?}", f[0].detail);
     assert_eq!(f[0].evidence, std::slice::from_ref(&b.line));
@@ -313,7 +313,7 @@ fn which_ls_and_env_lines_pick_toolkits_by_every_name() {
                 LD_LIBRARY_PATH=/usr/local/cuda-11.8/lib64:$LD_LIBRARY_PATH\n";
     let s = read(text);
     let t = s.toolkits.value().unwrap();
-    let root = |p: &Option<crate::model::Pick>| p.as_ref().and_then(|p| p.install_root.clone());
+    let root = |p: &Option<gpu_doctor_model::Pick>| p.as_ref().and_then(|p| p.install_root.clone());
     assert_eq!(root(&t.picks.path).as_deref(), Some("/usr/local/cuda-11.8"), "which -a lists PATH order");
     assert_eq!(root(&t.picks.usr_local_cuda).as_deref(), Some("/usr/local/cuda-12.1"));
     assert_eq!(root(&t.picks.cuda_home).as_deref(), Some("/usr/local/cuda-12.1"), "through the link's alias");

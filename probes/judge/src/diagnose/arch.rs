@@ -1,0 +1,249 @@
+//! The GPU's compute capability against the architectures a framework was compiled for.
+
+use super::context::{GpuView, build_cuda, describe_framework};
+use super::{Ctx, Rule, fix};
+use gpu_doctor_kb::{Coverage, JaxPlugin, Kb, coverage, split_arch_list};
+use gpu_doctor_model::{Category, ComputeCapability, Finding, Severity};
+use gpu_doctor_model::{Framework, FrameworkBuild, PythonEnv};
+
+const SOURCE: &str = "NVIDIA Blackwell/Hopper compatibility guides (cubin and PTX rules); PyTorch's compiled \
+    arch lists (pytorch/pytorch .ci/manywheel/build_cuda.sh, RELEASE.md); JAX installation docs";
+
+pub(super) const NOT_IN_BUILD: Rule = Rule {
+    id: "arch.not_in_build",
+    category: Category::ArchNotInBuild,
+    severity: Severity::Error,
+    trigger: "A GPU's compute capability has neither machine code (same major, equal or lower minor) nor PTX at or \
+              below it in the framework's compiled architecture list (as the installed build, the knowledge base or \
+              PyTorch's own warning gives it), or is below the framework's minimum.",
+    source: SOURCE,
+};
+
+pub(super) const PTX_ONLY: Rule = Rule {
+    id: "arch.ptx_jit_only",
+    category: Category::ArchNotInBuild,
+    severity: Severity::Warning,
+    trigger: "A GPU is covered only by PTX in the framework's build: the driver compiles every kernel at first use \
+              (slow start), and fails if the PTX is newer than the driver.",
+    source: SOURCE,
+};
+
+pub(super) const RULES: &[Rule] = &[NOT_IN_BUILD, PTX_ONLY];
+
+/// A framework's compiled architectures, and where the list came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArchList {
+    /// Capabilities it carries machine code (SASS) for.
+    pub sass: Vec<ComputeCapability>,
+    /// Capabilities it carries PTX for.
+    pub ptx: Vec<ComputeCapability>,
+    /// The list as torch prints it: `sm_80`, `sm_90`, `compute_90`.
+    pub names: Vec<String>,
+    /// True when the installed build said it (`torch.cuda.get_arch_list()` in the deep tier); false
+    /// when it is the knowledge base's list for that wheel.
+    pub from_deep: bool,
+    /// One sentence saying where the list came from, for evidence.
+    pub from: String,
+}
+
+/// How a framework build can run on one GPU, by the rules of this module.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GpuFit {
+    /// Machine code for this GPU: the SASS of this capability (same major, minor at or below).
+    Sass(ComputeCapability),
+    /// Only PTX of this capability, compiled by the driver at first use (`arch.ptx_jit_only`).
+    PtxOnly(ComputeCapability),
+    /// Not compiled for this GPU, or below the framework's minimum (`arch.not_in_build`).
+    NotInBuild,
+    /// At or above the framework's minimum capability, this one (JAX plugins: the knowledge base
+    /// has no architecture list for them, only the minimum).
+    AboveMinimum(ComputeCapability),
+    /// A CPU-only build (`framework.cpu_only_build` when the machine has an NVIDIA GPU).
+    CpuOnly,
+    /// A ROCm build, for AMD GPUs.
+    Rocm,
+    /// A CUDA build whose architectures neither the installed files nor the knowledge base tell.
+    Unknown,
+}
+
+/// How `fw` in `env` can run on a GPU of capability `cc`: the judgement `arch.not_in_build` and
+/// `arch.ptx_jit_only` make, for drawing it per GPU.
+pub fn gpu_fit(kb: &Kb, env: &PythonEnv, fw: &Framework, cc: ComputeCapability) -> GpuFit {
+    match &fw.build {
+        FrameworkBuild::Cpu => return GpuFit::CpuOnly,
+        FrameworkBuild::Rocm { .. } => return GpuFit::Rocm,
+        _ if fw.name == "tensorflow-cpu" => return GpuFit::CpuOnly,
+        _ => {}
+    }
+    if fw.name == "torch" {
+        return match torch_arch_list(kb, env, fw).map(|l| coverage(&l.sass, &l.ptx, cc)) {
+            Some(Coverage::Sass(c)) => GpuFit::Sass(c),
+            Some(Coverage::Ptx(c)) => GpuFit::PtxOnly(c),
+            Some(Coverage::None) => GpuFit::NotInBuild,
+            None => GpuFit::Unknown,
+        };
+    }
+    match jax_plugin(kb, fw) {
+        Some(p) if cc < p.min_cc => GpuFit::NotInBuild,
+        Some(p) => GpuFit::AboveMinimum(p.min_cc),
+        None => GpuFit::Unknown,
+    }
+}
+
+/// The knowledge base's row of a JAX CUDA plugin (`jax-cuda12-plugin`); `None` for anything else.
+fn jax_plugin<'k>(kb: &'k Kb, fw: &Framework) -> Option<&'k JaxPlugin> {
+    let name = fw.name.as_str();
+    if !(name.starts_with("jax-cuda") && name.ends_with("-plugin")) {
+        return None;
+    }
+    kb.jax.plugin.iter().find(|p| p.package == fw.name)
+}
+
+pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let mut torch_judged = false;
+    for (env, fw) in cx.frameworks() {
+        if fw.name == "torch" {
+            if let Some(list) = torch_arch_list(cx.kb, env, fw) {
+                torch_judged = true;
+                judge_list(cx, env, fw, &list, out);
+            }
+        } else if let Some(plugin) = jax_plugin(cx.kb, fw) {
+            judge_jax(cx, env, fw, plugin, out);
+        }
+    }
+    if !torch_judged {
+        judge_printed_list(cx, out);
+    }
+}
+
+/// PyTorch's warning "The current PyTorch install supports CUDA capabilities sm_50 … sm_90" names the
+/// installed build's architectures even where the text gives no torch version (Comfy-Org/ComfyUI#7127):
+/// judged against the GPUs when no torch build was judged from its version.
+fn judge_printed_list(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let printed =
+        cx.s.messages.iter().find(|m| m.id == "torch.supported_sm_list").and_then(|m| m.values.get("arch_list"));
+    let Some(printed) = printed else { return };
+    let names: Vec<String> = printed.split_whitespace().map(str::to_owned).collect();
+    let (sass, ptx) = split_arch_list(&names);
+    for gpu in &cx.gpus {
+        let Some(cc) = gpu.cc.filter(|cc| coverage(&sass, &ptx, *cc) == Coverage::None) else { continue };
+        out.push(NOT_IN_BUILD.finding(
+            format!("The installed PyTorch was not compiled for {} ({})", gpu.name, cc.sm()),
+            why_not_in_build(cc, &sass),
+            vec![gpu.describe(), format!("PyTorch's warning: the current install supports {printed}")],
+            Some(format!("Install a PyTorch build compiled for {}, or build it from source.", cc.sm())),
+        ));
+    }
+}
+
+/// The compiled architectures of a torch build: what `torch.cuda.get_arch_list()` said in the deep
+/// tier, else the knowledge base's list for its release and CUDA; `None` when neither is known.
+pub fn torch_arch_list(kb: &Kb, env: &PythonEnv, fw: &Framework) -> Option<ArchList> {
+    let deep = env.deep_torch();
+    if let Some(list) = deep.and_then(|t| t.arch_list.as_ref()).filter(|l| !l.is_empty()) {
+        let (sass, ptx) = split_arch_list(list);
+        return Some(ArchList {
+            sass,
+            ptx,
+            names: list.clone(),
+            from_deep: true,
+            from: format!("torch.cuda.get_arch_list() = [{}]", list.join(", ")),
+        });
+    }
+    let (cuda, false) = build_cuda(fw)? else { return None };
+    let v = kb.pytorch.variant(&fw.version, cuda)?;
+    let names: Vec<String> =
+        v.arch.iter().map(|c| c.sm()).chain(v.ptx.map(|c| format!("compute_{}{}", c.major, c.minor))).collect();
+    let from = format!(
+        "the knowledge base's arch list for torch {} {} wheels: [{}] (the installed files were not asked)",
+        v.torch,
+        gpu_doctor_kb::index_tag(v.cuda),
+        names.join(", ")
+    );
+    Some(ArchList { sass: v.arch.clone(), ptx: v.ptx_list(), names, from_deep: false, from })
+}
+
+fn judge_list(cx: &Ctx<'_>, env: &PythonEnv, fw: &Framework, list: &ArchList, out: &mut Vec<Finding>) {
+    for gpu in cx.gpus.iter().filter(|g| g.cc.is_some()) {
+        let Some(cc) = gpu.cc else { continue };
+        let evidence = vec![gpu.describe(), describe_framework(env, fw), list.from.clone()];
+        match coverage(&list.sass, &list.ptx, cc) {
+            Coverage::Sass(_) => {}
+            Coverage::Ptx(p) => out.push(PTX_ONLY.finding(
+                format!("{} {} has only PTX for {} ({})", fw.name, fw.version, gpu.name, cc.sm()),
+                format!(
+                    "There is no machine code for compute capability {cc}; the driver compiles the compute_{}{} PTX at \
+                     first use, which takes minutes and fails if the driver is older than the toolkit that built it.",
+                    p.major, p.minor
+                ),
+                evidence,
+                Some(format!("Install a {} build with machine code for {}.", fw.name, cc.sm())),
+            )
+            .with_plan(fix::framework_build(env, fw))),
+            Coverage::None => out.push(not_in_build(env, fw, gpu, cc, &list.sass, evidence)),
+        }
+    }
+}
+
+fn not_in_build(
+    env: &PythonEnv,
+    fw: &Framework,
+    gpu: &GpuView,
+    cc: ComputeCapability,
+    sass: &[ComputeCapability],
+    evidence: Vec<String>,
+) -> Finding {
+    let why = why_not_in_build(cc, sass);
+    let fix = format!("Install a {} build compiled for {}, or build it from source.", fw.name, cc.sm());
+    NOT_IN_BUILD
+        .finding(
+            format!("{} {} was not compiled for {} ({})", fw.name, fw.version, gpu.name, cc.sm()),
+            why,
+            evidence,
+            Some(fix),
+        )
+        .with_plan(fix::framework_build(env, fw))
+}
+
+/// Why a build with machine code for `sass` (and no PTX that fits) does not run on `cc`.
+fn why_not_in_build(cc: ComputeCapability, sass: &[ComputeCapability]) -> String {
+    match sass.iter().min() {
+        Some(min) if cc < *min => format!(
+            "Its lowest compiled architecture is {}, above this GPU's {}: the build dropped this GPU (PyTorch: \
+             \"PyTorch no longer supports this GPU because it is too old\").",
+            min.sm(),
+            cc.sm()
+        ),
+        _ => format!(
+            "Nothing in it runs on compute capability {cc}: machine code runs only on its own major, and there is no \
+             PTX to compile (PyTorch: \"with CUDA capability {} is not compatible with the current PyTorch \
+             installation\", then \"no kernel image is available for execution on the device\").",
+            cc.sm()
+        ),
+    }
+}
+
+fn judge_jax(cx: &Ctx<'_>, env: &PythonEnv, fw: &Framework, plugin: &JaxPlugin, out: &mut Vec<Finding>) {
+    for gpu in &cx.gpus {
+        let Some(cc) = gpu.cc.filter(|cc| *cc < plugin.min_cc) else { continue };
+        out.push(NOT_IN_BUILD.finding(
+            format!("{} does not support {} ({})", fw.name, gpu.name, cc.sm()),
+            format!(
+                "JAX's {} wheels need compute capability {} or newer; this GPU has {cc}.",
+                plugin.extra, plugin.min_cc
+            ),
+            vec![
+                gpu.describe(),
+                describe_framework(env, fw),
+                format!("{}: minimum compute capability {} ({})", plugin.package, plugin.min_cc, plugin.source),
+            ],
+            Some(format!(
+                "Use an older GPU-capable JAX with a CUDA 12 plugin if one supports {}, or run JAX on a GPU of compute \
+                 capability {} or newer.",
+                cc.sm(),
+                plugin.min_cc
+            )),
+        )
+        .with_plan(fix::framework_build(env, fw)));
+    }
+}

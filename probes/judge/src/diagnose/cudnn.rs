@@ -1,0 +1,336 @@
+//! cuDNN: missing where a framework loads it, another version than the framework was built with, the wrong
+//! copy loaded, a release that dropped the GPU's architecture.
+
+use super::context::{build_cuda, cudnn_version_text, describe_framework, parent_dir, same_dir, wheel_library};
+use super::{Ctx, Rule, fix};
+use gpu_doctor_kb::{CudnnRelease, index_tag, release_line};
+use gpu_doctor_model::{Category, Change, CudnnVersion, Finding, InstallFlag, Probed, Severity};
+use gpu_doctor_model::{CudnnCopy, CudnnKind, Framework, OsFamily, PythonEnv};
+
+const CATEGORY: Category = Category::CudnnMissingOrMismatch;
+
+pub(super) const MISSING: Rule = Rule {
+    id: "cudnn.missing",
+    category: CATEGORY,
+    severity: Severity::Error,
+    trigger: "A TensorFlow GPU build or a JAX CUDA plugin is installed, and no cuDNN library is found where it loads \
+              from (the environment's nvidia-cudnn wheel, the loader cache, the toolkits, conda).",
+    source: "TensorFlow pip guide (tensorflow[and-cuda]); JAX installation docs (jax[cuda12] pulls the cuDNN wheel)",
+};
+
+pub(super) const MISMATCH: Rule = Rule {
+    id: "cudnn.version_mismatch",
+    category: CATEGORY,
+    severity: Severity::Error,
+    trigger: "The cuDNN a framework loads has another major than it was built with, or the same major with a lower \
+              minor (TensorFlow, PyTorch and JAX refuse both).",
+    source: "TensorFlow stream_executor cudnn_version.cc (same major, minor at least the build's); PyTorch \
+             torch/backends/cudnn/__init__.py; JAX installation docs (cuDNN >= 9.8, < 10)",
+};
+
+pub(super) const WRONG_COPY: Rule = Rule {
+    id: "cudnn.wrong_copy_loaded",
+    category: CATEGORY,
+    severity: Severity::Warning,
+    trigger: "torch loaded a cuDNN of another version than the environment's nvidia-cudnn wheel, and a copy outside \
+              the environment has the loaded version: that copy wins over the wheel.",
+    source: "torch.backends.cudnn.version() (deep tier) against the nvidia-cudnn wheel and the cuDNN copies found",
+};
+
+pub(super) const GPU_UNSUPPORTED: Rule = Rule {
+    id: "cudnn.gpu_not_supported",
+    category: CATEGORY,
+    severity: Severity::Error,
+    trigger: "A framework's cuDNN release no longer supports a GPU here: its lowest supported compute capability is \
+              above the GPU's (e.g. cuDNN 9.17 on Pascal 6.1).",
+    source: "NVIDIA cuDNN support matrices (https://docs.nvidia.com/deeplearning/cudnn/), reference §7.3",
+};
+
+pub(super) const RULES: &[Rule] = &[MISSING, MISMATCH, WRONG_COPY, GPU_UNSUPPORTED];
+
+/// A cuDNN a framework may load.
+struct Candidate {
+    version: Option<CudnnVersion>,
+    major: u32,
+    /// What it is and where, for evidence.
+    what: String,
+    /// Its library folder, for a copy outside the environment.
+    dir: Option<String>,
+    /// The wheel's name and version, for an nvidia-cudnn wheel.
+    wheel: Option<(String, String)>,
+}
+
+/// What a framework needs: this major, and at least `min` within it when the build's minor is known.
+struct Need {
+    major: u32,
+    min: Option<CudnnVersion>,
+    cuda_major: u32,
+    from: String,
+}
+
+impl Need {
+    fn accepts(&self, c: &Candidate) -> bool {
+        c.major == self.major && !matches!((c.version, self.min), (Some(v), Some(m)) if v.minor < m.minor)
+    }
+
+    fn text(&self) -> String {
+        match self.min {
+            Some(m) => format!("cuDNN {}.{} or a later {}.x", m.major, m.minor, m.major),
+            None => format!("cuDNN {}.x", self.major),
+        }
+    }
+}
+
+/// The cuDNN copies an environment's frameworks load: its own nvidia-cudnn wheels, else the copies outside
+/// any environment.
+fn candidates(cx: &Ctx<'_>, env: &PythonEnv) -> Vec<Candidate> {
+    let wheels: Vec<Candidate> = env
+        .cuda_wheels
+        .iter()
+        .filter(|w| wheel_library(&w.name) == "nvidia-cudnn")
+        .filter_map(|w| {
+            let version = w.version.parse::<CudnnVersion>().ok()?;
+            Some(Candidate {
+                version: Some(version),
+                major: version.major,
+                what: format!("{} {}", w.name, w.version),
+                dir: None,
+                wheel: Some((w.name.clone(), w.version.clone())),
+            })
+        })
+        .collect();
+    if !wheels.is_empty() {
+        return wheels;
+    }
+    system_copies(cx)
+        .filter_map(|c| {
+            let what = format!("cuDNN {} at {}", cudnn_version_text(c), c.location);
+            let dir = (c.kind == CudnnKind::Library).then(|| parent_dir(&c.location).to_owned());
+            Some(Candidate { version: c.version, major: c.major?, what, dir, wheel: None })
+        })
+        .collect()
+}
+
+/// Library copies outside the Python environments.
+fn system_copies<'a>(cx: &Ctx<'a>) -> impl Iterator<Item = &'a CudnnCopy> {
+    let copies = cx.s.cudnn.value().map(Vec::as_slice).unwrap_or_default();
+    copies.iter().filter(|c| matches!(c.kind, CudnnKind::Library | CudnnKind::CondaPackage | CudnnKind::Dll))
+}
+
+/// What TensorFlow or a JAX plugin needs, from its build info and the knowledge base.
+fn need(cx: &Ctx<'_>, fw: &Framework) -> Option<Need> {
+    let from = |what: &str, source: &str| format!("{what} ({source})");
+    if fw.name.starts_with("jax-cuda") && fw.name.ends_with("-plugin") {
+        let p = cx.kb.jax.plugin.iter().find(|p| p.package == fw.name)?;
+        let from = from(&format!("{} needs cuDNN >= {}, < {}", p.package, p.cudnn_min, p.cudnn_major + 1), &p.source);
+        return Some(Need { major: p.cudnn_major, min: Some(p.cudnn_min), cuda_major: p.cuda_major, from });
+    }
+    if !matches!(fw.name.as_str(), "tensorflow" | "tensorflow-gpu" | "tf-nightly") {
+        return None;
+    }
+    let (cuda, _) = build_cuda(fw)?;
+    let built = fw.cudnn_build.as_deref().and_then(|b| b.parse::<CudnnVersion>().ok());
+    let line = release_line(&fw.version);
+    let row = cx.kb.tensorflow.release.iter().find(|r| Some(&r.version) == line.as_ref());
+    let major = built.map(|b| b.major).or(row.map(|r| r.cudnn.major))?;
+    let min = row.map(|r| r.cudnn).filter(|c| c.major == major);
+    let from = match (fw.cudnn_build.as_deref(), row) {
+        (Some(b), Some(r)) => from(
+            &format!("built with cuDNN {b}; TensorFlow {} was tested with cuDNN {}", r.version, r.cudnn),
+            &r.source,
+        ),
+        (Some(b), None) => format!("built with cuDNN {b} (tensorflow/python/platform/build_info.py)"),
+        (None, Some(r)) => from(&format!("TensorFlow {} was built with cuDNN {}", r.version, r.cudnn), &r.source),
+        (None, None) => return None,
+    };
+    Some(Need { major, min, cuda_major: cuda.major, from })
+}
+
+pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    if !cx.has_nvidia_gpu() || cx.os == OsFamily::Macos {
+        return;
+    }
+    let copies_known = matches!(cx.s.cudnn, Probed::Found { .. } | Probed::Absent { .. });
+    for env in cx.envs() {
+        let found = candidates(cx, env);
+        for fw in &env.frameworks {
+            if fw.name == "torch" {
+                torch(cx, env, fw, out);
+                continue;
+            }
+            let Some(need) = need(cx, fw) else { continue };
+            if found.is_empty() && copies_known {
+                out.push(
+                    MISSING
+                        .finding(
+                            format!("{} {} in {} finds no cuDNN", fw.name, fw.version, env.name),
+                            format!("It needs {}, and there is none in the environment or on the system.", need.text()),
+                            vec![describe_framework(env, fw), need.from.clone(), looked(cx)],
+                            None,
+                        )
+                        .with_plan(fix::change(
+                            Some(env),
+                            format!("{} in {} finds cuDNN", fw.name, env.name),
+                            vec![install(cx, fw)],
+                        )),
+                );
+            } else if !found.is_empty() && !found.iter().any(|c| need.accepts(c)) {
+                let mut evidence = vec![describe_framework(env, fw), need.from.clone()];
+                evidence.extend(found.iter().map(|c| format!("found: {}", c.what)));
+                out.push(MISMATCH.finding(
+                    format!("{} {} in {} needs {}, not the cuDNN installed", fw.name, fw.version, env.name, need.text()),
+                    "It refuses a cuDNN of another major, or of the same major with a lower minor than it was built with \
+                     (\"Loaded runtime CuDNN library: X but source was compiled with: Y\"), and then runs without GPU \
+                     convolutions or fails to start.",
+                    evidence,
+                    None,
+                )
+                .with_plan(fix::change(
+                    Some(env),
+                    format!("{} in {} loads cuDNN {}", fw.name, env.name, need.text()),
+                    with_path_fix(cx, &found, pip_cudnn(&need)),
+                )));
+            }
+        }
+        gpu_support(cx, env, &found, out);
+    }
+}
+
+fn looked(cx: &Ctx<'_>) -> String {
+    match &cx.s.cudnn {
+        Probed::Absent { reason } => reason.clone(),
+        _ => "only headers or other environments' wheels were found".to_owned(),
+    }
+}
+
+/// The framework installed again with the cuDNN wheel it pins (`jax[cuda12]`, `tensorflow[and-cuda]`).
+fn install(cx: &Ctx<'_>, fw: &Framework) -> Change {
+    if let Some(p) = cx.kb.jax.plugin.iter().find(|p| p.package == fw.name) {
+        fix::install(&[InstallFlag::Upgrade], [format!("jax[{}]", p.extra)])
+    } else {
+        fix::install(&[], [format!("tensorflow[and-cuda]=={}", fw.version)])
+    }
+}
+
+fn pip_cudnn(need: &Need) -> Change {
+    let floor = need.min.map_or_else(|| format!("{}", need.major), |m| format!("{}.{}", m.major, m.minor));
+    fix::install(&[], [format!("nvidia-cudnn-cu{}>={floor},<{}", need.cuda_major, need.major + 1)])
+}
+
+/// `install`, then the candidates' folders dropped from LD_LIBRARY_PATH (the old copy found first).
+fn with_path_fix(cx: &Ctx<'_>, found: &[Candidate], install: Change) -> Vec<Change> {
+    let dirs: Vec<&str> = found
+        .iter()
+        .filter_map(|c| c.dir.as_deref())
+        .filter(|d| cx.s.env.ld_library_path.iter().any(|p| same_dir(p, d)))
+        .collect();
+    let mut changes = vec![install];
+    if !dirs.is_empty() {
+        changes.push(fix::ld_library_path_without(cx, &dirs, None));
+    }
+    changes
+}
+
+/// torch: the loaded cuDNN (deep tier) against the variant's pin and the environment's wheel.
+fn torch(cx: &Ctx<'_>, env: &PythonEnv, fw: &Framework, out: &mut Vec<Finding>) {
+    let deep = env.deep_torch();
+    let Some(loaded) = deep.and_then(|t| t.cudnn_version).and_then(CudnnVersion::from_encoded) else { return };
+    let wheel = candidates(cx, env).into_iter().find_map(|c| c.wheel.zip(c.version));
+    let source = system_copies(cx).find(|c| c.version == Some(loaded));
+    let mut evidence = vec![describe_framework(env, fw), format!("torch.backends.cudnn.version() = {loaded} (loaded)")];
+    evidence.extend(wheel.as_ref().map(|((name, version), _)| format!("environment wheel: {name} {version}")));
+    evidence.extend(source.map(|c| format!("a copy of cuDNN {loaded} outside the environment: {}", c.location)));
+    let drop_dir =
+        source.map(|c| parent_dir(&c.location)).filter(|d| cx.s.env.ld_library_path.iter().any(|p| same_dir(p, d)));
+    let restore = |name: &str, pin: &str| {
+        let mut changes: Vec<Change> =
+            drop_dir.map(|d| fix::ld_library_path_without(cx, &[d], None)).into_iter().collect();
+        changes.push(fix::install(&[InstallFlag::Reinstall], [format!("{name}=={pin}")]));
+        fix::change(Some(env), format!("torch in {} loads the cuDNN its wheel pins", env.name), changes)
+    };
+    let variant = build_cuda(fw).and_then(|(c, _)| cx.kb.pytorch.variant(&fw.version, c));
+    if let Some(v) = variant
+        && let Some(pin) = v.cudnn.as_deref()
+        && let Ok(built) = pin.parse::<CudnnVersion>()
+        && built.major != loaded.major
+    {
+        evidence.push(format!("torch {} {} wheels pin cuDNN {pin} ({})", v.torch, index_tag(v.cuda), v.source));
+        out.push(
+            MISMATCH
+                .finding(
+                    format!("torch {} loaded cuDNN {loaded}, but it was built for cuDNN {}", fw.version, built.major),
+                    "PyTorch refuses a cuDNN of another major (\"cuDNN version incompatibility\"); convolutions fail.",
+                    evidence,
+                    None,
+                )
+                .with_plan(restore(
+                    &wheel.map_or_else(|| format!("nvidia-cudnn-cu{}", v.cuda.major), |((n, _), _)| n),
+                    pin,
+                )),
+        );
+        return;
+    }
+    if let (Some(((name, pin), version)), Some(_)) = (&wheel, source)
+        && *version != loaded
+    {
+        out.push(WRONG_COPY.finding(
+            format!("torch in {} loads cuDNN {loaded} from outside the environment, not its wheel", env.name),
+            "The environment's nvidia-cudnn wheel is the copy torch was installed with; another copy found first \
+             (through LD_LIBRARY_PATH, LD_PRELOAD or a broken wheel) is used instead, which breaks on version \
+             differences.",
+            evidence,
+            None,
+        )
+        .with_plan(restore(name, pin)));
+    }
+}
+
+/// The releases frameworks here load, against the GPUs' capabilities.
+fn gpu_support(cx: &Ctx<'_>, env: &PythonEnv, found: &[Candidate], out: &mut Vec<Finding>) {
+    if !env.frameworks.iter().any(|f| build_cuda(f).is_some()) {
+        return;
+    }
+    for c in found {
+        let Some(v) = c.version else { continue };
+        let same_line = |r: &&CudnnRelease| (r.version.major, r.version.minor) == (v.major, v.minor);
+        let Some(row) = cx.kb.cudnn.release.iter().find(same_line) else { continue };
+        for gpu in &cx.gpus {
+            let Some(cc) = gpu.cc.filter(|cc| *cc < row.min_cc) else { continue };
+            // The newest release of this major that still lists the GPU, for a wheel.
+            let lists = |r: &&CudnnRelease| r.version.major == v.major && r.min_cc <= cc && cc <= r.max_cc;
+            let older = cx.kb.cudnn.release.iter().filter(lists).max_by_key(|r| r.version);
+            let plan = match (older, &c.wheel) {
+                (Some(r), Some((name, _))) => Some(fix::change(
+                    Some(env),
+                    format!("{} loads a cuDNN that supports {}", env.name, gpu.name),
+                    vec![fix::install(&[], [format!("{name}=={}.{}.*", r.version.major, r.version.minor)])],
+                )),
+                _ => None,
+            };
+            let fix = plan.is_none().then(|| {
+                format!(
+                    "Use a cuDNN release whose support matrix still lists compute capability {cc} \
+                     (https://docs.nvidia.com/deeplearning/cudnn/), with a framework build that pins it."
+                )
+            });
+            let finding = GPU_UNSUPPORTED.finding(
+                format!("cuDNN {v} in {} does not support {}", env.name, gpu.name),
+                format!(
+                    "cuDNN {}.{} supports compute capability {} to {}; this GPU has {cc}, so cuDNN calls fail \
+                     (CUDNN_STATUS_ARCH_MISMATCH).",
+                    v.major, v.minor, row.min_cc, row.max_cc
+                ),
+                vec![
+                    gpu.describe(),
+                    c.what.clone(),
+                    format!(
+                        "cuDNN {}: compute capability {} to {} ({})",
+                        row.version, row.min_cc, row.max_cc, row.source
+                    ),
+                ],
+                fix,
+            );
+            out.push(finding.with_plan(plan));
+        }
+    }
+}

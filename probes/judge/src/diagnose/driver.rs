@@ -1,0 +1,114 @@
+//! A framework's CUDA build against the driver's CUDA level, minor-version compatibility included.
+
+use super::context::{build_cuda, describe_framework};
+use super::{Ctx, Rule, fix};
+use gpu_doctor_kb::RuntimeVerdict;
+use gpu_doctor_model::{Category, CudaVersion, DriverVersion, Finding, PlanTarget, Severity};
+
+const SOURCE: &str = "NVIDIA CUDA Compatibility guide (minor-version compatibility, \
+    https://docs.nvidia.com/deploy/cuda-compatibility/) and the CUDA release notes' driver table";
+
+pub(super) const TOO_OLD: Rule = Rule {
+    id: "driver.too_old_for_runtime",
+    category: Category::DriverTooOldForRuntime,
+    severity: Severity::Error,
+    trigger: "A framework's CUDA build needs a newer driver: a newer CUDA major than the driver supports, \
+              or a driver below that major's minor-version-compatibility floor.",
+    source: SOURCE,
+};
+
+pub(super) const MINOR_COMPAT: Rule = Rule {
+    id: "driver.minor_version_compat",
+    category: Category::DriverTooOldForRuntime,
+    severity: Severity::Warning,
+    trigger: "A framework's CUDA build is a newer minor of the driver's CUDA major: it starts through \
+              minor-version compatibility, but PTX compiled by the newer toolkit and newer APIs fail.",
+    source: SOURCE,
+};
+
+pub(super) const RULES: &[Rule] = &[TOO_OLD, MINOR_COMPAT];
+
+pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let Some(driver_evidence) = cx.driver.evidence.clone() else { return };
+    // `jax` carries its CUDA plugin's build; the plugin itself is judged.
+    for (env, fw) in cx.frameworks().filter(|(_, f)| f.name != "jax") {
+        let Some((runtime, major_only)) = build_cuda(fw) else { continue };
+        let what = describe_framework(env, fw);
+        let mut evidence = vec![what.clone(), driver_evidence.clone()];
+        if let Some(torch) = env.deep_torch()
+            && fw.name == "torch"
+            && torch.cuda_available == Some(false)
+        {
+            evidence.push("torch.cuda.is_available() returned False".to_owned());
+        }
+        match cx.kb.cuda.judge(runtime, &cx.driver, cx.os) {
+            RuntimeVerdict::Supported | RuntimeVerdict::Unknown => {}
+            RuntimeVerdict::MinorVersionCompatible { .. } if major_only => {}
+            RuntimeVerdict::MinorVersionCompatible { full } => {
+                let full_text =
+                    full.as_ref().map_or_else(String::new, |d| format!(" Driver {d} or newer supports it in full."));
+                let fix = full.as_ref().map(|d| fix::install_driver(cx, d.major()));
+                let plan = full.as_ref().map(|d| PlanTarget::Driver { min_branch: Some(d.major()) });
+                let finding = MINOR_COMPAT.finding(
+                    format!("{} {} runs on this driver only through minor-version compatibility", fw.name, fw.version),
+                    format!(
+                        "It was built with CUDA {runtime}, newer than the CUDA {} this driver supports. CUDA {} programs \
+                         start on it, but kernels shipped only as PTX and APIs added after CUDA {} fail \
+                         (\"the provided PTX was compiled with an unsupported toolchain\").{full_text}",
+                        level_text(cx),
+                        runtime.major,
+                        level_text(cx),
+                    ),
+                    evidence,
+                    fix,
+                );
+                out.push(finding.with_plan(plan));
+            }
+            RuntimeVerdict::TooOld { floor, full } => {
+                let needed = floor.clone().or(full.clone());
+                let mut fixes = Vec::new();
+                if let Some(d) = full.as_ref().or(floor.as_ref()) {
+                    fixes.push(format!(
+                        "Update the driver to {} or newer: {}",
+                        d.major(),
+                        fix::install_driver(cx, d.major())
+                    ));
+                }
+                let build = if major_only { format!("CUDA {}", runtime.major) } else { format!("CUDA {runtime}") };
+                out.push(TOO_OLD.finding(
+                    format!("{} {} needs a newer NVIDIA driver than the one installed", fw.name, fw.version),
+                    format!(
+                        "It was built with {build}; this driver supports CUDA up to {}.{} Until then it cannot use the \
+                         GPU (PyTorch: \"The NVIDIA driver on your system is too old\", CUDA error 35 \
+                         \"CUDA driver version is insufficient for CUDA runtime version\").",
+                        level_text(cx),
+                        needs_text(runtime, needed.as_ref(), full.as_ref()),
+                    ),
+                    evidence,
+                    (!fixes.is_empty()).then(|| fixes.join(" ")),
+                )
+                // A build for this driver, where one exists, keeps the driver: the plan says which;
+                // where none does, the plan updates the driver.
+                .with_plan(PlanTarget::FrameworkBuild {
+                    env: env.prefix.clone(),
+                    framework: fw.name.clone(),
+                    or_driver: full.as_ref().or(floor.as_ref()).map(DriverVersion::major),
+                }));
+            }
+        }
+    }
+}
+
+fn level_text(cx: &Ctx<'_>) -> String {
+    cx.driver.cuda.map_or_else(|| "an older version".to_owned(), |c| c.to_string())
+}
+
+fn needs_text(runtime: CudaVersion, floor: Option<&DriverVersion>, full: Option<&DriverVersion>) -> String {
+    match (floor, full) {
+        (Some(f), Some(u)) if f != u => {
+            format!(" A CUDA {} program needs driver {f} or newer; {u} supports CUDA {runtime} in full.", runtime.major)
+        }
+        (Some(f), _) | (None, Some(f)) => format!(" It needs driver {f} or newer."),
+        (None, None) => String::new(),
+    }
+}

@@ -1,0 +1,435 @@
+//! CUDA environment variables: `CUDA_VISIBLE_DEVICES` that hides every GPU, names GPUs that do not exist or
+//! uses a form CUDA does not read; `CUDA_LAUNCH_BLOCKING=1` left set.
+
+use super::{Ctx, Rule, fix};
+use gpu_doctor_model::{Category, Change, Finding, PlanTarget, Severity};
+use gpu_doctor_model::{FrameworkBuild, Gpu};
+
+const SOURCE: &str = "CUDA Programming Guide, CUDA environment variables \
+    (https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#env-vars): a comma-separated list of indices, \
+    GPU UUIDs (a unique prefix is enough) or MIG UUIDs; devices after an invalid entry are hidden";
+
+const VAR: &str = "CUDA_VISIBLE_DEVICES";
+
+pub(super) const HIDES_ALL: Rule = Rule {
+    id: "env.cuda_visible_devices_hides_all",
+    category: Category::EnvVarMisconfig,
+    severity: Severity::Error,
+    trigger: "CUDA_VISIBLE_DEVICES leaves no GPU visible (empty, -1, NoDevFiles, or its first entry is invalid or \
+              names a GPU that does not exist) while the driver lists GPUs; or, the GPU list unknown, its first entry \
+              is an index of 1 or more and the program saw no GPU (\"no CUDA-capable device\", \"No CUDA GPUs are \
+              available\", device_count() 0).",
+    source: SOURCE,
+};
+
+pub(super) const UNKNOWN_DEVICE: Rule = Rule {
+    id: "env.cuda_visible_devices_unknown_device",
+    category: Category::EnvVarMisconfig,
+    severity: Severity::Warning,
+    trigger: "CUDA_VISIBLE_DEVICES names a GPU index or UUID that does not exist after valid ones: CUDA stops there, \
+              so the devices listed after it are hidden too.",
+    source: SOURCE,
+};
+
+pub(super) const FORM: Rule = Rule {
+    id: "env.cuda_visible_devices_form",
+    category: Category::EnvVarMisconfig,
+    severity: Severity::Warning,
+    trigger: "CUDA_VISIBLE_DEVICES uses a form CUDA and the frameworks do not read: `cuda:0`, `GPU0`, spaces, \
+              brackets or quotes, `0-3` ranges, empty entries.",
+    source: SOURCE,
+};
+
+pub(super) const LAUNCH_BLOCKING: Rule = Rule {
+    id: "env.cuda_launch_blocking",
+    category: Category::EnvVarMisconfig,
+    severity: Severity::Warning,
+    trigger: "CUDA_LAUNCH_BLOCKING=1 is set: every kernel launch waits for the GPU, a debugging aid that slows all \
+              work down.",
+    source: "CUDA Programming Guide, CUDA environment variables (CUDA_LAUNCH_BLOCKING)",
+};
+
+pub(super) const TOOLKIT_ROOT: Rule = Rule {
+    id: "env.cuda_home_not_a_toolkit_root",
+    category: Category::EnvVarMisconfig,
+    severity: Severity::Warning,
+    trigger: "CUDA_HOME or CUDA_PATH is not one toolkit folder: a list (`/usr/local/cuda:` or `…:$CUDA_HOME`), a \
+              `$VAR` left unexpanded, or the toolkit's `bin` folder or nvcc itself instead of the folder above them.",
+    source: "torch.utils.cpp_extension (CUDA_HOME/bin/nvcc, CUDA_HOME/include); CUDA Installation Guide, \
+             post-installation actions; facebookresearch/maskrcnn-benchmark#132 and feihuzhang/GANet#8",
+};
+
+pub(super) const RULES: &[Rule] = &[HIDES_ALL, UNKNOWN_DEVICE, FORM, LAUNCH_BLOCKING, TOOLKIT_ROOT];
+
+/// One entry of the list, as CUDA reads it.
+#[derive(Debug, PartialEq)]
+enum Entry {
+    Index(u32),
+    /// A `GPU-…` UUID or prefix.
+    Uuid(String),
+    /// A `MIG-…` UUID: valid, but not checkable against the GPU list.
+    Mig(String),
+    /// `-1` (or another negative number): hides what follows on purpose.
+    Hide,
+    /// Certainly not a device: CUDA stops here. `fixed` are the indices meant, when they can be told.
+    Bad {
+        text: String,
+        why: &'static str,
+        fixed: Vec<String>,
+    },
+    /// A form the frameworks do not accept and CUDA may not read as meant (spaces, ranges).
+    Unclear {
+        text: String,
+        why: &'static str,
+        fixed: Vec<String>,
+    },
+}
+
+fn classify(raw: &str) -> Entry {
+    let t = raw.trim();
+    if t != raw && !t.is_empty() {
+        let fixed = fixed_tokens(&classify(t), t);
+        return Entry::Unclear { text: raw.to_owned(), why: "spaces around an entry", fixed };
+    }
+    let digits = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_digit());
+    let bad = |why, fixed: Vec<String>| Entry::Bad { text: raw.to_owned(), why, fixed };
+    let lower = t.to_ascii_lowercase();
+    if digits(t)
+        && let Ok(i) = t.parse::<u32>()
+    {
+        Entry::Index(i)
+    } else if t.starts_with('-') && digits(&t[1..]) {
+        Entry::Hide
+    } else if t.starts_with("GPU-") {
+        Entry::Uuid(t.to_owned())
+    } else if t.starts_with("MIG-") {
+        Entry::Mig(t.to_owned())
+    } else if t.is_empty() {
+        bad("an empty entry", Vec::new())
+    } else if let Some(n) = lower.strip_prefix("cuda:").filter(|n| digits(n)) {
+        bad("a framework's device name (cuda:N), not an index", vec![n.to_owned()])
+    } else if let Some(n) = lower.strip_prefix("gpu").filter(|n| digits(n)) {
+        bad("GPUn is not an index (nor a GPU-… UUID)", vec![n.to_owned()])
+    } else if t.contains(['[', ']', '"', '\'', '(', ')']) {
+        let inner = t.trim_matches(|c| matches!(c, '[' | ']' | '"' | '\'' | '(' | ')'));
+        let fixed = if digits(inner) { vec![inner.to_owned()] } else { Vec::new() };
+        bad("brackets or quotes inside the value", fixed)
+    } else if let Some((a, b)) = t.split_once('-').filter(|(a, b)| digits(a) && digits(b)) {
+        let (a, b): (u32, u32) = (a.parse().unwrap_or(0), b.parse().unwrap_or(0));
+        let fixed = (a..=b).take(64).map(|i| i.to_string()).collect();
+        Entry::Unclear { text: raw.to_owned(), why: "a range (CUDA takes a list, not a-b)", fixed }
+    } else {
+        bad("neither an index nor a GPU-…/MIG-… UUID", Vec::new())
+    }
+}
+
+fn fixed_tokens(e: &Entry, text: &str) -> Vec<String> {
+    match e {
+        Entry::Index(_) | Entry::Uuid(_) | Entry::Mig(_) => vec![text.to_owned()],
+        Entry::Bad { fixed, .. } | Entry::Unclear { fixed, .. } => fixed.clone(),
+        Entry::Hide => Vec::new(),
+    }
+}
+
+/// Where CUDA stops reading the list.
+#[derive(Debug, PartialEq)]
+enum Stop {
+    /// It read every entry.
+    End,
+    /// A deliberate `-1`.
+    Hidden,
+    /// An entry that is not a device.
+    Invalid(String),
+    /// An index or UUID that names no GPU here (or more than one).
+    Missing(String),
+    /// An entry whose effect is not known here: nothing is claimed past it.
+    Unclear,
+}
+
+/// How many devices the list leaves visible, and where CUDA stops reading it.
+fn visible(entries: &[Entry], gpus: &[Gpu]) -> (usize, Stop) {
+    let mut n = 0;
+    for e in entries {
+        let stop = match e {
+            Entry::Index(i) if (*i as usize) < gpus.len() => None,
+            Entry::Index(i) => Some(Stop::Missing(format!("index {i}"))),
+            Entry::Uuid(p) => match uuid_matches(p, gpus) {
+                Some(1) => None,
+                Some(0) => Some(Stop::Missing(format!("{p} (no GPU has this UUID)"))),
+                Some(_) => Some(Stop::Missing(format!("{p} (a prefix of more than one GPU's UUID)"))),
+                None => Some(Stop::Unclear),
+            },
+            Entry::Mig(_) => None,
+            Entry::Hide => Some(Stop::Hidden),
+            Entry::Bad { text, why, .. } => Some(Stop::Invalid(format!("\"{text}\" ({why})"))),
+            Entry::Unclear { .. } => Some(Stop::Unclear),
+        };
+        match stop {
+            None => n += 1,
+            Some(s) => return (n, s),
+        }
+    }
+    (n, Stop::End)
+}
+
+/// How many GPUs' UUIDs start with `prefix`; `None` when a GPU's UUID is unknown.
+fn uuid_matches(prefix: &str, gpus: &[Gpu]) -> Option<usize> {
+    let uuids: Option<Vec<&str>> = gpus.iter().map(|g| g.uuid.as_deref()).collect();
+    Some(uuids?.iter().filter(|u| u.to_ascii_lowercase().starts_with(&prefix.to_ascii_lowercase())).count())
+}
+
+pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    toolkit_roots(cx, out);
+    let vars = &cx.s.env.vars;
+    if vars.get("CUDA_LAUNCH_BLOCKING").is_some_and(|v| v.trim() == "1") {
+        out.push(LAUNCH_BLOCKING.finding(
+            "CUDA_LAUNCH_BLOCKING=1 makes every kernel launch wait for the GPU",
+            "It is meant for debugging (errors are reported at the launch that caused them). Left set, every launch \
+             is synchronous and GPU work runs much slower.",
+            vec!["CUDA_LAUNCH_BLOCKING=1".to_owned()],
+            None,
+        )
+        .with_plan(fix::change(
+            None,
+            "kernel launches asynchronous again",
+            vec![
+                Change::UnsetVar { name: "CUDA_LAUNCH_BLOCKING".into() },
+                Change::Manual { text: "Remove it from your shell profile or notebook settings.".into() },
+            ],
+        )));
+    }
+    let Some(value) = vars.get(VAR) else { return };
+    let entries: Vec<Entry> = match value.as_str() {
+        "" | "NoDevFiles" => vec![Entry::Hide],
+        _ => value.split(',').map(classify).collect(),
+    };
+    let mut evidence = vec![format!("CUDA_VISIBLE_DEVICES=\"{value}\"")];
+    let gpus = cx.raw_gpus().filter(|g| !g.is_empty());
+    if let Some(gpus) = gpus {
+        evidence.push(format!("the driver lists {} GPU(s): {}", gpus.len(), gpu_list(gpus)));
+        let (n, stop) = visible(&entries, gpus);
+        let hides_all = n == 0 && matches!(stop, Stop::Hidden | Stop::Invalid(_) | Stop::Missing(_));
+        if hides_all {
+            out.push(hides_all_finding(value, &stop, &entries, gpus, evidence));
+            return;
+        }
+        if let Stop::Missing(what) = &stop {
+            let after = entries.len().saturating_sub(n + 1);
+            out.push(UNKNOWN_DEVICE.finding(
+                format!("CUDA_VISIBLE_DEVICES names {what}, which is not a GPU here"),
+                format!(
+                    "CUDA reads the list up to the first entry that names no device: {n} GPU(s) stay visible{}.",
+                    match after {
+                        0 => String::new(),
+                        1 => ", and the entry after it is ignored".to_owned(),
+                        _ => format!(", and the {after} entries after it are ignored"),
+                    }
+                ),
+                evidence.clone(),
+                None,
+            )
+            .with_plan(visible_devices(&corrected(&entries, Some(gpus)))));
+        }
+    } else if let Some(symptom) = no_device_seen(cx)
+        && let Some(Entry::Index(i @ 1..)) = entries.first()
+    {
+        evidence.push(symptom);
+        out.push(likely_missing_finding(*i, evidence));
+        return;
+    }
+    let odd: Vec<String> = entries
+        .iter()
+        .filter_map(|e| match e {
+            Entry::Bad { text, why, .. } | Entry::Unclear { text, why, .. } => Some(format!("\"{text}\": {why}")),
+            _ => None,
+        })
+        .collect();
+    if !odd.is_empty() {
+        evidence.extend(odd);
+        out.push(FORM.finding(
+            "CUDA_VISIBLE_DEVICES is written in a form CUDA does not read",
+            "CUDA expects comma-separated indices (0,1), GPU UUIDs (GPU-…, a unique prefix is enough) or MIG UUIDs, \
+             with no spaces, brackets, quotes or ranges. It stops reading the list at the first entry it cannot \
+             parse, so the GPUs meant from there on may be hidden, and frameworks that read the variable themselves \
+             reject such values.",
+            evidence,
+            None,
+        )
+        .with_plan(visible_devices(&corrected(&entries, gpus))));
+    }
+}
+
+/// What says the program saw no GPU at all: a known "no device" line, or PyTorch (a CUDA build) counting none.
+fn no_device_seen(cx: &Ctx<'_>) -> Option<String> {
+    if let Some(m) = cx.s.messages.iter().find(|m| NO_DEVICE_MESSAGES.contains(&m.id.as_str())) {
+        return Some(format!("pasted line: {}", m.line));
+    }
+    cx.envs().iter().find_map(|e| {
+        let cpu_build = e.frameworks.iter().any(|f| f.name == "torch" && matches!(f.build, FrameworkBuild::Cpu));
+        let t = e.deep_torch()?;
+        if t.device_count == Some(0) {
+            Some("torch.cuda.device_count() is 0".to_owned())
+        } else if t.cuda_available == Some(false) && !cpu_build && t.cuda.is_some() {
+            Some("torch.cuda.is_available() is False (a CUDA build of PyTorch)".to_owned())
+        } else {
+            None
+        }
+    })
+}
+
+/// Known error lines that mean the process saw no GPU (`assets/compat/errors.toml`).
+const NO_DEVICE_MESSAGES: [&str; 2] = ["cuda.no_device", "torch.no_gpus_available"];
+
+/// CUDA_VISIBLE_DEVICES starts with index `first` (1 or more), the GPU list is not known, and the program saw
+/// no GPU: most often a script written for a machine with more GPUs than this one.
+fn likely_missing_finding(first: u32, evidence: Vec<String>) -> Finding {
+    HIDES_ALL
+        .finding(
+            format!("CUDA_VISIBLE_DEVICES={first} probably names a GPU this machine does not have"),
+            format!(
+                "CUDA numbers GPUs from 0 and stops reading the list at an index that names no GPU, so on a machine \
+                 with {first} GPU(s) or fewer it hides every one, and the program sees none, as it said here. \
+                 Scripts written for multi-GPU servers often set it. nvidia-smi lists the GPUs with their indices: \
+                 keep only indices it shows, or unset the variable."
+            ),
+            evidence,
+            None,
+        )
+        .with_plan(fix::change(
+            None,
+            "CUDA sees the GPUs",
+            vec![
+                Change::UnsetVar { name: VAR.into() },
+                Change::Manual {
+                    text: format!(
+                        "Check first: `nvidia-smi -L` lists the GPUs with their indices; if it shows GPU {first}, this \
+                         variable is not the cause."
+                    ),
+                },
+            ],
+        ))
+}
+
+/// The plan that sets CUDA_VISIBLE_DEVICES to `list`.
+fn visible_devices(list: &str) -> PlanTarget {
+    fix::change(None, format!("CUDA sees GPUs {list}"), vec![fix::set_var(VAR, list)])
+}
+
+fn hides_all_finding(value: &str, stop: &Stop, entries: &[Entry], gpus: &[Gpu], evidence: Vec<String>) -> Finding {
+    let why = match stop {
+        _ if value.is_empty() => "An empty CUDA_VISIBLE_DEVICES hides every GPU.".to_owned(),
+        _ if value == "NoDevFiles" => {
+            "NoDevFiles is the placeholder a batch scheduler (Slurm) sets when it hands the job no GPU device \
+             files; it hides every GPU."
+                .to_owned()
+        }
+        Stop::Hidden => "-1 as the first entry hides every GPU.".to_owned(),
+        Stop::Invalid(what) | Stop::Missing(what) => {
+            format!("Its first entry, {what}, names no device, and CUDA stops reading at the first such entry.")
+        }
+        _ => String::new(),
+    };
+    let fixed = corrected(entries, Some(gpus));
+    let mut changes = vec![Change::UnsetVar { name: VAR.into() }];
+    if value == "NoDevFiles" {
+        changes.push(Change::Manual {
+            text: "Or ask the scheduler for a GPU (Slurm: --gpus=1) and check its GRES File= lines.".into(),
+        });
+    }
+    HIDES_ALL
+        .finding(
+            "CUDA_VISIBLE_DEVICES hides every GPU",
+            format!(
+                "{why} CUDA programs see no device (\"no CUDA-capable device is detected\"), though the driver lists \
+                 {} GPU(s). Unset, it shows every GPU; to keep a list, set it to {fixed}.",
+                gpus.len()
+            ),
+            evidence,
+            None,
+        )
+        .with_plan(fix::change(None, "CUDA sees the GPUs", changes))
+}
+
+/// The list as meant: each entry in a form CUDA reads, without devices that do not exist; every GPU when
+/// nothing is left.
+fn corrected(entries: &[Entry], gpus: Option<&[Gpu]>) -> String {
+    let exists = |tok: &str| match (tok.parse::<usize>(), gpus) {
+        (Ok(i), Some(g)) => i < g.len(),
+        (Err(_), Some(g)) => uuid_matches(tok, g).is_none_or(|n| n == 1),
+        (_, None) => true,
+    };
+    let mut out: Vec<String> = Vec::new();
+    for e in entries {
+        let text = match e {
+            Entry::Index(i) => i.to_string(),
+            Entry::Uuid(u) | Entry::Mig(u) => u.clone(),
+            _ => String::new(),
+        };
+        for tok in fixed_tokens(e, &text) {
+            if exists(&tok) && !out.contains(&tok) {
+                out.push(tok);
+            }
+        }
+    }
+    if out.is_empty() {
+        let n = gpus.map_or(1, <[Gpu]>::len);
+        out = (0..n).map(|i| i.to_string()).collect();
+    }
+    out.join(",")
+}
+
+fn gpu_list(gpus: &[Gpu]) -> String {
+    let names: Vec<String> =
+        gpus.iter().map(|g| format!("{} {}", g.index, g.name.as_deref().unwrap_or("(name unknown)"))).collect();
+    names.join(", ")
+}
+
+/// What is wrong with a CUDA_HOME / CUDA_PATH value as a toolkit root, and the root it names; `None` when
+/// it is one folder (which may or may not exist: that is for the toolkit probe to say).
+fn root_problem(value: &str) -> Option<(&'static str, String)> {
+    let v = value.trim();
+    // A drive letter (`C:\`, `C:/`) is not a list separator.
+    let drive = v.len() >= 2 && v.as_bytes()[0].is_ascii_alphabetic() && v.as_bytes()[1] == b':';
+    let first = if drive {
+        v.splitn(3, [':', ';']).take(2).collect::<Vec<_>>().join(":")
+    } else {
+        v.split([':', ';']).next().unwrap_or("").to_owned()
+    };
+    let is_list = first.len() < v.len();
+    let root = |p: &str| {
+        let p = p.trim_end_matches(['/', '\\']);
+        let p = p.strip_suffix("nvcc.exe").or_else(|| p.strip_suffix("nvcc")).unwrap_or(p);
+        let p = p.trim_end_matches(['/', '\\']);
+        p.strip_suffix("bin").filter(|r| r.ends_with(['/', '\\'])).unwrap_or(p).trim_end_matches(['/', '\\']).to_owned()
+    };
+    let fixed = root(&first);
+    if v.contains('$') {
+        Some(("it holds a `$VAR` the shell did not expand", fixed))
+    } else if is_list {
+        Some(("it is a list (a `:` or `;` joins more than one entry), not one folder", fixed))
+    } else if fixed != first.trim_end_matches(['/', '\\']) {
+        Some(("it names the toolkit's `bin` folder or nvcc itself, not the folder above them", fixed))
+    } else {
+        None
+    }
+}
+
+fn toolkit_roots(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    for name in ["CUDA_HOME", "CUDA_PATH"] {
+        let Some(value) = cx.s.env.vars.get(name) else { continue };
+        let Some((why, fixed)) = root_problem(value) else { continue };
+        let plan = (!fixed.is_empty())
+            .then(|| fix::change(None, format!("{name} names the toolkit's root"), vec![fix::set_var(name, &fixed)]));
+        let finding = TOOLKIT_ROOT.finding(
+            format!("{name} is not a CUDA toolkit folder: {why}"),
+            format!(
+                "Build tools (PyTorch's cpp_extension, CMake, setup.py scripts) take {name} as the toolkit's root and \
+                 run {name}/bin/nvcc and read {name}/include, so a value that is not that one folder makes them fail \
+                 to find nvcc (\"…/bin/bin/nvcc: No such file\") or the headers."
+            ),
+            vec![format!("{name}=\"{value}\"")],
+            None,
+        );
+        out.push(finding.with_plan(plan));
+    }
+}

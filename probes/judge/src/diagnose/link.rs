@@ -1,0 +1,248 @@
+//! The GPU's PCIe link: below its maximum under load (a fault), below it while idle (power saving),
+//! narrower than the card when the kernel enumerated it (fewer lanes wired), and the bandwidth cap of
+//! a Thunderbolt/USB4 eGPU tunnel (normal).
+
+use super::{Ctx, Rule};
+use gpu_doctor_kb::pcie_gbytes_per_s;
+use gpu_doctor_model::{BootLinkLimit, EgpuFacts, Gpu};
+use gpu_doctor_model::{Category, Finding, PlanTarget, Severity};
+
+/// GPU utilization, percent, from which a sample counts as taken under load.
+pub(super) const LOAD_PCT: u32 = 30;
+
+const CHECK: &str = "gpu-doctor bench --tests h2d (or watch nvidia-smi -q -d PCIE while a job runs)";
+
+pub(super) const DEGRADED: Rule = Rule {
+    id: "link.degraded_under_load",
+    category: Category::PcieLinkDegraded,
+    severity: Severity::Warning,
+    trigger: "The PCIe link runs below the GPU's maximum generation or width while the GPU is busy (utilization at \
+              or above 30 %), when it should be at full speed.",
+    source: "NVML device queries (current vs max PCIe generation and width; current values drop only while idle), \
+             reference §8.2",
+};
+
+pub(super) const IDLE: Rule = Rule {
+    id: "link.below_max_idle",
+    category: Category::PcieLinkDegraded,
+    severity: Severity::Info,
+    trigger: "The PCIe link runs below its maximum while the GPU is idle or its utilization is unknown: GPUs lower \
+              the link to save power, so this is not a fault.",
+    source: "nvidia-smi --help-query-gpu (pcie.link.gen.gpucurrent \"may be reduced when the GPU is not in use\"), \
+             reference §8.2",
+};
+
+pub(super) const EGPU: Rule = Rule {
+    id: "link.egpu_tunnel",
+    category: Category::PcieLinkDegraded,
+    severity: Severity::Info,
+    trigger: "The GPU is an eGPU behind Thunderbolt/USB4, whose tunnel caps host↔device bandwidth well below a \
+              desktop slot: normal for an eGPU.",
+    source: "Reference §8.1 (TB3 ≈ 2.75 GB/s, TB4/USB4 ≈ 4 GB/s, TB5 ≈ 6–7.9 GB/s theoretical)",
+};
+
+pub(super) const NARROW: Rule = Rule {
+    id: "link.narrow_slot",
+    category: Category::PcieLinkDegraded,
+    severity: Severity::Warning,
+    trigger: "The kernel's line from when it enumerated the GPU says a link on its path has fewer lanes than the \
+              card can use (x1 or x4 of x16): no driver has lowered the link then, so a slot, riser or adapter with \
+              fewer lanes limits every host↔device copy.",
+    source: "Linux drivers/pci/pci.c __pcie_print_link_status (\"available PCIe bandwidth, limited by … (capable of \
+             …)\": the slowest link on the path against the device's own LnkCap); only lanes count, since GPUs are \
+             often found at 2.5 GT/s x16 (e.g. a GTX 950, linux-btrfs list 2021-03-12), reference §8.2",
+};
+
+pub(super) const RULES: &[Rule] = &[DEGRADED, IDLE, EGPU, NARROW];
+
+/// One GPU's link as the rules read it.
+struct View<'a> {
+    name: String,
+    bus: String,
+    now: (Option<u32>, Option<u32>),
+    max: (Option<u32>, Option<u32>),
+    from: &'a str,
+    utilization: Option<u32>,
+    egpu: Option<(&'a EgpuFacts, Option<f64>, &'a str)>,
+    boot: Option<&'a BootLinkLimit>,
+}
+
+fn views<'a>(cx: &Ctx<'a>) -> Vec<View<'a>> {
+    let gpus = cx.raw_gpus().unwrap_or_default();
+    let name = |g: Option<&Gpu>, bus: &str| {
+        g.and_then(|g| g.name.clone()).map_or_else(|| format!("GPU at {bus}"), |n| format!("{n} ({bus})"))
+    };
+    if let Some(links) = cx.s.links.value() {
+        return links
+            .iter()
+            .map(|l| {
+                let gpu = gpus.iter().find(|g| g.has_bus_id(&l.bus_id));
+                View {
+                    name: name(gpu, &l.bus_id),
+                    bus: l.bus_id.clone(),
+                    now: (l.gen_current, l.width_current),
+                    max: (l.gen_max, l.width_max),
+                    from: &l.values_from,
+                    utilization: gpu.and_then(|g| g.utilization_gpu_pct),
+                    egpu: l.egpu.as_ref().map(|e| (e, l.theoretical_gbytes_per_s, l.bandwidth_basis.as_str())),
+                    boot: l.boot_limit.as_ref(),
+                }
+            })
+            .collect();
+    }
+    gpus.iter()
+        .map(|g| {
+            let bus = g.pci_bus_id.clone().unwrap_or_else(|| format!("GPU {}", g.index));
+            View {
+                name: name(Some(g), &bus),
+                bus,
+                now: (g.pcie_gen_current, g.pcie_width_current),
+                max: (g.pcie_gen_max, g.pcie_width_max),
+                from: "the driver",
+                utilization: g.utilization_gpu_pct,
+                egpu: None,
+                boot: None,
+            }
+        })
+        .collect()
+}
+
+fn below(now: Option<u32>, max: Option<u32>) -> bool {
+    now.zip(max).is_some_and(|(n, m)| n < m)
+}
+
+fn text(gen_lanes: (Option<u32>, Option<u32>)) -> String {
+    let part = |v: Option<u32>| v.map_or_else(|| "?".to_owned(), |v| v.to_string());
+    format!("Gen{} x{}", part(gen_lanes.0), part(gen_lanes.1))
+}
+
+/// `≈ 31.5 GB/s` for a generation and width, when both are known.
+fn rate(gen_lanes: (Option<u32>, Option<u32>)) -> Option<String> {
+    let (g, w) = (gen_lanes.0?, gen_lanes.1?);
+    pcie_gbytes_per_s(g, w).map(|v| format!("≈ {v:.1} GB/s"))
+}
+
+pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    for v in views(cx) {
+        if let Some((egpu, cap, basis)) = v.egpu {
+            out.push(egpu_finding(cx, &v, egpu, cap, basis));
+        }
+        if let Some(b) = v.boot.filter(|b| b.width < b.capable_width) {
+            out.push(narrow_finding(&v, b));
+            continue;
+        }
+        if !below(v.now.0, v.max.0) && !below(v.now.1, v.max.1) {
+            continue;
+        }
+        let mut evidence =
+            vec![format!("{}: PCIe {} now, {} at most (from {})", v.bus, text(v.now), text(v.max), v.from)];
+        evidence.push(
+            v.utilization.map_or_else(
+                || "GPU utilization not reported".to_owned(),
+                |u| format!("GPU utilization {u} % when read"),
+            ),
+        );
+        match v.utilization {
+            Some(u) if u >= LOAD_PCT => {
+                let speeds = match (rate(v.now), rate(v.max)) {
+                    (Some(now), Some(max)) => format!(" Copies between host and GPU get {now} instead of {max}."),
+                    _ => String::new(),
+                };
+                out.push(DEGRADED.finding(
+                    format!("{} runs its PCIe link below its maximum while busy", v.name),
+                    format!(
+                        "At {u} % utilization the link should run at {}, but it runs at {}.{speeds} Fewer lanes \
+                         usually mean a card not fully seated, a slot wired for fewer lanes or sharing them with M.2 \
+                         drives; a lower generation, a riser cable or a BIOS slot setting.",
+                        text(v.max),
+                        text(v.now)
+                    ),
+                    evidence,
+                    Some(format!(
+                        "Reseat the card in a CPU-attached x16 slot (check the board manual for lanes shared with M.2 \
+                         slots), set that slot to Auto or Gen{} in the BIOS, and try without a riser cable or with one \
+                         rated for Gen{}; then measure again: {CHECK}",
+                        v.max.0.map_or_else(|| "its highest".to_owned(), |g| g.to_string()),
+                        v.max.0.map_or_else(|| "its generation".to_owned(), |g| g.to_string()),
+                    )),
+                ));
+            }
+            _ => out.push(IDLE.finding(
+                format!("{} runs its PCIe link below its maximum while idle, to save power", v.name),
+                format!(
+                    "GPUs lower the link speed when they have no work and raise it again under load, so {} now says \
+                     nothing about what the link can do. It is a problem only if it stays below {} while the GPU is \
+                     busy; check with {CHECK}.",
+                    text(v.now),
+                    text(v.max)
+                ),
+                evidence,
+                None,
+            )),
+        }
+    }
+}
+
+/// The kernel found fewer lanes on the GPU's path than the card has: what the slot, riser or adapter
+/// costs, and where the lanes went.
+fn narrow_finding(v: &View<'_>, b: &BootLinkLimit) -> Finding {
+    let speed = |g: Option<u32>| g.map_or_else(String::new, |g| format!("Gen{g} "));
+    let (now, card) = (
+        format!("{}x{}", speed(b.generation), b.width),
+        format!("{}x{}", speed(b.capable_generation), b.capable_width),
+    );
+    let port = if b.at == "<unknown>" { String::new() } else { format!(" at {}", b.at) };
+    NARROW.finding(
+        format!("{} sits behind a {now} link, narrower than the card's {card}", v.name),
+        format!(
+            "When the kernel enumerated the GPU, the slowest link on its path{port} ran {now}: about {:.2} GB/s per \
+             direction instead of the {:.2} GB/s the card can move over {card}. No driver has lowered the link \
+             then, so the lanes are missing in the slot or what the card hangs on: a slot wired x1/x4 or sharing \
+             lanes with M.2 drives, an x1 mining riser, an M.2 or mPCIe adapter, a Raspberry Pi or other board \
+             with one lane, an eGPU enclosure (x4), or a card not fully seated. Work that keeps its data on the GPU \
+             is barely slowed; loading data and models, and anything that copies to and from the GPU, is.",
+            b.available_gbps / 8.0,
+            b.capable_gbps / 8.0,
+        ),
+        vec![b.line.clone()],
+        Some(format!(
+            "Move the card to a slot wired for x{} (the board manual says which slots are CPU-attached and which \
+             share lanes with M.2 drives), seat it fully, and drop x1 risers or adapters; where the narrow link is \
+             the design (a Raspberry Pi, an eGPU enclosure, a mining board), keep data on the GPU. Then measure: \
+             {CHECK}",
+            b.capable_width
+        )),
+    )
+}
+
+fn egpu_finding(cx: &Ctx<'_>, v: &View<'_>, e: &EgpuFacts, cap: Option<f64>, basis: &str) -> Finding {
+    let enclosure = e.device_name.as_deref().map_or_else(String::new, |n| format!(" ({n})"));
+    let limit = cap.map_or_else(
+        || "its bandwidth could not be worked out".to_owned(),
+        |c| format!("host↔device copies are capped at about {c:.2} GB/s per direction"),
+    );
+    let typical = e
+        .tb_generation
+        .and_then(|g| cx.kb.links.link.iter().find(|l| l.key == format!("thunderbolt{g}")))
+        .and_then(|l| {
+            Some(format!(
+                " Measured copies over {} are typically {:.1}–{:.1} GB/s.",
+                l.name, l.typical_min_gbytes_per_s?, l.typical_max_gbytes_per_s?
+            ))
+        })
+        .unwrap_or_default();
+    let mut evidence = vec![format!("{} is behind {}{enclosure}", v.bus, e.via.label()), basis.to_owned()];
+    evidence.extend(e.evidence.iter().cloned());
+    let f = EGPU.finding(
+        format!("{} is an eGPU: the {} tunnel limits host↔device bandwidth", v.name, e.via.label()),
+        format!(
+            "Over {}, {limit}, a fraction of a desktop x16 slot; that is how eGPUs work, not a fault.{typical} Work that \
+             keeps its data on the GPU is barely slowed; work that copies to and from it constantly is.",
+            e.via.label()
+        ),
+        evidence,
+        None,
+    );
+    // An enclosure known to be unauthorized tunnels no PCIe until it is: a plan authorizes it.
+    if e.authorized == Some(false) { f.with_plan(PlanTarget::Thunderbolt) } else { f }
+}

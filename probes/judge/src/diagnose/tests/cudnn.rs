@@ -1,0 +1,162 @@
+//! cuDNN: missing, another version than the build, the wrong copy loaded, a GPU the release dropped.
+
+use super::builder::Machine;
+use crate::diagnose::fix;
+use gpu_doctor_model::{Change, InstallFlag, Probed};
+use gpu_doctor_model::{CudnnKind, FrameworkBuild};
+
+const MISSING: &str = "cudnn.missing";
+const MISMATCH: &str = "cudnn.version_mismatch";
+const WRONG_COPY: &str = "cudnn.wrong_copy_loaded";
+const UNSUPPORTED: &str = "cudnn.gpu_not_supported";
+const SYSTEM_LIB: &str = "/usr/lib/x86_64-linux-gnu";
+
+fn rig() -> Machine {
+    Machine::linux().gpu("NVIDIA GeForce RTX 4090", "8.9")
+}
+
+fn cuda(version: &str) -> Option<FrameworkBuild> {
+    Some(FrameworkBuild::Cuda { version: Some(version.into()) })
+}
+
+/// TensorFlow 2.18 (built with cuDNN 9.3, build_info says "9").
+fn tf218(m: Machine) -> Machine {
+    m.framework("tensorflow", "2.18.0", cuda("12.5.1")).framework_with(|f| f.cudnn_build = Some("9".into()))
+}
+
+fn jax(m: Machine) -> Machine {
+    m.framework("jax-cuda12-plugin", "0.6.2", cuda("12"))
+}
+
+fn ids(list: &[&str]) -> Vec<String> {
+    list.iter().map(|s| (*s).to_owned()).collect()
+}
+
+#[test]
+fn tensorflow_and_jax_need_a_cudnn_of_their_major_and_minor() {
+    let lib = |m: Machine, version: &str| {
+        m.cudnn(&format!("{SYSTEM_LIB}/libcudnn.so.{version}"), CudnnKind::Library, version, None)
+    };
+    let mut absent = tf218(rig());
+    absent.0.cudnn = Probed::absent("no cuDNN found; looked at /usr/include/cudnn_version.h");
+    let cases: Vec<(&str, Machine, Vec<String>)> = vec![
+        ("TF, wheel of the build's minor", tf218(rig()).wheel("nvidia-cudnn-cu12", "9.3.0.75"), vec![]),
+        ("TF, wheel of a later minor", tf218(rig()).wheel("nvidia-cudnn-cu12", "9.8.0.87"), vec![]),
+        ("TF, wheel of a lower minor", tf218(rig()).wheel("nvidia-cudnn-cu12", "9.1.0.70"), ids(&[MISMATCH])),
+        ("TF, wheel of another major", tf218(rig()).wheel("nvidia-cudnn-cu12", "8.9.7.29"), ids(&[MISMATCH])),
+        ("TF, no cuDNN anywhere", tf218(rig()), ids(&[MISSING])),
+        ("TF, cuDNN probe found none", absent, ids(&[MISSING])),
+        (
+            "TF, only a header",
+            tf218(rig()).cudnn("/usr/include/cudnn_version.h", CudnnKind::Header, "9.3.0", None),
+            ids(&[MISSING]),
+        ),
+        ("TF, system library of the build's minor", lib(tf218(rig()), "9.3.0"), vec![]),
+        ("TF, system library of a lower minor", lib(tf218(rig()), "9.1.0"), ids(&[MISMATCH])),
+        ("TF, system library of unknown minor", lib(tf218(rig()), "9"), vec![]),
+        (
+            "TF 2.17 from the table alone, 8.9",
+            lib(rig().framework("tensorflow", "2.17.0", cuda("12.3")), "8.9.7"),
+            vec![],
+        ),
+        (
+            "TF 2.17 from the table alone, 8.6",
+            lib(rig().framework("tensorflow", "2.17.0", cuda("12.3")), "8.6.0"),
+            ids(&[MISMATCH]),
+        ),
+        ("TF CPU build", rig().framework("tensorflow", "2.18.0", Some(FrameworkBuild::Cpu)), vec![]),
+        ("JAX, cuDNN 9.8", jax(rig()).wheel("nvidia-cudnn-cu12", "9.8.0.87"), vec![]),
+        ("JAX, cuDNN 9.1", jax(rig()).wheel("nvidia-cudnn-cu12", "9.1.0.70"), ids(&[MISMATCH])),
+        ("JAX, no cuDNN", jax(rig()), ids(&[MISSING])),
+        ("no GPU", tf218(Machine::linux()), ids(&["presence.no_nvidia_gpu"])),
+    ];
+    for (name, m, want) in cases {
+        assert_eq!(m.ids(), want, "{name}");
+    }
+}
+
+#[test]
+fn fixes_install_the_cudnn_the_framework_needs() {
+    let f = tf218(rig()).finding(MISSING);
+    assert_eq!(tf218(rig()).changes(MISSING), [fix::install(&[], ["tensorflow[and-cuda]==2.18.0"])]);
+    assert!(f.evidence.iter().any(|e| e.contains("cuDNN 9.3")), "{:?}", f.evidence);
+    assert_eq!(jax(rig()).changes(MISSING), [fix::install(&[InstallFlag::Upgrade], ["jax[cuda12]"])]);
+    let m = jax(rig()).wheel("nvidia-cudnn-cu12", "9.1.0.70");
+    assert_eq!(m.changes(MISMATCH), [fix::install(&[], ["nvidia-cudnn-cu12>=9.8,<10"])]);
+    let f = m.finding(MISMATCH);
+    assert!(f.evidence.iter().any(|e| e == "found: nvidia-cudnn-cu12 9.1.0.70"), "{:?}", f.evidence);
+    // A system copy on LD_LIBRARY_PATH is dropped from it too.
+    let m = tf218(rig()).env("LD_LIBRARY_PATH", "/opt/cudnn-9.1/lib:/opt/x").cudnn(
+        "/opt/cudnn-9.1/lib/libcudnn.so.9.1.0",
+        CudnnKind::Library,
+        "9.1.0",
+        None,
+    );
+    assert_eq!(
+        m.changes(MISMATCH),
+        [fix::install(&[], ["nvidia-cudnn-cu12>=9.3,<10"]), fix::set_var("LD_LIBRARY_PATH", "/opt/x")]
+    );
+}
+
+/// torch 2.5.1+cu124 (pins cuDNN 9.1.0.70) with its wheel, having loaded `encoded`.
+fn torch_loaded(encoded: u32) -> Machine {
+    rig().torch("2.5.1+cu124").wheel("nvidia-cudnn-cu12", "9.1.0.70").deep_torch(|t| t.cudnn_version = Some(encoded))
+}
+
+#[test]
+fn torch_loading_another_cudnn_than_its_wheel() {
+    let on_path = |m: Machine, version: &str| {
+        m.env("LD_LIBRARY_PATH", "/usr/local/cuda-12.4/lib64").cudnn(
+            &format!("/usr/local/cuda-12.4/lib64/libcudnn.so.{version}"),
+            CudnnKind::Library,
+            version,
+            None,
+        )
+    };
+    let cases: Vec<(&str, Machine, Vec<String>)> = vec![
+        ("the wheel's own", torch_loaded(90100), vec![]),
+        ("another major from LD_LIBRARY_PATH", on_path(torch_loaded(8907), "8.9.7"), ids(&[MISMATCH])),
+        ("another minor from LD_LIBRARY_PATH", on_path(torch_loaded(90300), "9.3.0"), ids(&[WRONG_COPY])),
+        ("another minor, no copy to blame", torch_loaded(90300), vec![]),
+        ("the wheel's own, a stray copy elsewhere", on_path(torch_loaded(90100), "9.3.0"), vec![]),
+    ];
+    for (name, m, want) in cases {
+        assert_eq!(m.ids(), want, "{name}");
+    }
+    let restore = fix::install(&[InstallFlag::Reinstall], ["nvidia-cudnn-cu12==9.1.0.70"]);
+    assert_eq!(
+        on_path(torch_loaded(8907), "8.9.7").changes(MISMATCH),
+        [Change::UnsetVar { name: "LD_LIBRARY_PATH".into() }, restore.clone()]
+    );
+    let m = on_path(torch_loaded(90300), "9.3.0");
+    let f = m.finding(WRONG_COPY);
+    assert!(f.evidence.iter().any(|e| e.contains("9.3.0 (loaded)")), "{:?}", f.evidence);
+    assert_eq!(m.changes(WRONG_COPY).last(), Some(&restore));
+}
+
+#[test]
+fn a_cudnn_release_that_dropped_the_gpu() {
+    let with = |gpu: &str, cc: &str| {
+        Machine::linux().gpu(gpu, cc).torch("2.11.0+cu128").wheel("nvidia-cudnn-cu12", "9.17.1.4")
+    };
+    let pascal = with("NVIDIA GeForce GTX 1080", "6.1");
+    // torch 2.11's cu128 wheels also dropped Pascal from their arch list.
+    assert_eq!(pascal.ids(), ids(&["arch.not_in_build", UNSUPPORTED]));
+    let f = pascal.finding(UNSUPPORTED);
+    assert!(f.detail.contains("7.5 to 12.0") && f.detail.contains("6.1"), "{f:#?}");
+    assert!(f.evidence.iter().any(|e| e.contains("support-matrix")), "{:?}", f.evidence);
+    // The lowest supported capability itself is fine.
+    assert_eq!(with("NVIDIA GeForce RTX 2080", "7.5").ids(), Vec::<String>::new());
+    // A release the knowledge base does not describe is not judged.
+    let other = Machine::linux()
+        .gpu("NVIDIA GeForce GTX 1080", "6.1")
+        .torch("2.5.1+cu124")
+        .wheel("nvidia-cudnn-cu12", "9.1.0.70");
+    assert_eq!(other.ids(), Vec::<String>::new());
+}
+
+#[test]
+fn pasted_text_without_cudnn_copies_never_says_missing() {
+    let m = tf218(Machine::pasted().gpu("NVIDIA GeForce RTX 4090", ""));
+    assert_eq!(m.ids(), Vec::<String>::new());
+}

@@ -1,0 +1,158 @@
+//! CUDA_VISIBLE_DEVICES and CUDA_LAUNCH_BLOCKING.
+
+use super::builder::Machine;
+use gpu_doctor_model::Change;
+
+fn set(name: &str, value: &str) -> Vec<Change> {
+    vec![Change::SetVar { name: name.into(), value: value.into() }]
+}
+
+fn unset(name: &str) -> Change {
+    Change::UnsetVar { name: name.into() }
+}
+
+/// Two GPUs with known UUIDs.
+fn two_gpus() -> Machine {
+    Machine::linux()
+        .gpu("NVIDIA RTX A6000", "8.6")
+        .gpu_with(|g| g.uuid = Some("GPU-aaaa1111-0000-0000-0000-000000000000".into()))
+        .gpu("NVIDIA RTX A6000", "8.6")
+        .gpu_with(|g| g.uuid = Some("GPU-bbbb2222-0000-0000-0000-000000000000".into()))
+}
+
+fn visible(value: &str) -> Machine {
+    two_gpus().env("CUDA_VISIBLE_DEVICES", value)
+}
+
+const HIDES_ALL: &str = "env.cuda_visible_devices_hides_all";
+const UNKNOWN: &str = "env.cuda_visible_devices_unknown_device";
+const FORM: &str = "env.cuda_visible_devices_form";
+
+#[test]
+fn every_value_gives_exactly_its_finding() {
+    let none: &[&str] = &[];
+    let cases: &[(&str, &[&str])] = &[
+        ("0", none),
+        ("1", none),
+        ("1,0", none),
+        ("GPU-aaaa", none),
+        ("GPU-bbbb2222-0000-0000-0000-000000000000", none),
+        ("MIG-5c9d4ab1-ae7e-5d1c-9d60-bd2b5e6b7f34", none),
+        ("0,-1,1", none),
+        ("", &[HIDES_ALL]),
+        ("-1", &[HIDES_ALL]),
+        ("NoDevFiles", &[HIDES_ALL]),
+        ("2", &[HIDES_ALL]),
+        ("GPU-cccc", &[HIDES_ALL]),
+        ("GPU-", &[HIDES_ALL]),
+        ("cuda:0", &[HIDES_ALL]),
+        ("GPU0", &[HIDES_ALL]),
+        ("[0,1]", &[HIDES_ALL]),
+        ("0,2", &[UNKNOWN]),
+        ("0,2,1", &[UNKNOWN]),
+        ("1,GPU-cccc", &[UNKNOWN]),
+        ("0,cuda:1", &[FORM]),
+        ("0, 1", &[FORM]),
+        (" 0", &[FORM]),
+        ("0-1", &[FORM]),
+        ("0,", &[FORM]),
+    ];
+    for (value, want) in cases {
+        let want: Vec<String> = want.iter().map(|s| (*s).to_owned()).collect();
+        assert_eq!(visible(value).ids(), want, "CUDA_VISIBLE_DEVICES={value:?}");
+    }
+    assert_eq!(two_gpus().ids(), Vec::<String>::new(), "unset");
+}
+
+#[test]
+fn fixes_give_the_value_meant() {
+    let changes = |value: &str, id: &str| visible(value).changes(id);
+    const VAR: &str = "CUDA_VISIBLE_DEVICES";
+    assert_eq!(changes("2", HIDES_ALL), [unset(VAR)]);
+    assert!(visible("2").finding(HIDES_ALL).detail.ends_with("to keep a list, set it to 0,1."));
+    assert!(visible("cuda:1").finding(HIDES_ALL).detail.ends_with("to keep a list, set it to 1."));
+    let slurm = changes("NoDevFiles", HIDES_ALL);
+    assert!(matches!(&slurm[..], [_, Change::Manual { text }] if text.contains("--gpus=1")), "{slurm:?}");
+    assert_eq!(changes("0,2,1", UNKNOWN), set(VAR, "0,1"));
+    assert_eq!(changes("0, 1", FORM), set(VAR, "0,1"));
+    assert_eq!(changes("0-1", FORM), set(VAR, "0,1"));
+    assert_eq!(changes("0,cuda:1", FORM), set(VAR, "0,1"));
+    let f = visible("0,2,1").finding(UNKNOWN);
+    assert!(f.summary.contains("index 2") && f.detail.contains("the entry after it is ignored"), "{f:#?}");
+    assert!(f.evidence.iter().any(|e| e.contains("2 GPU(s)")), "{:?}", f.evidence);
+    let f = visible("2").finding(HIDES_ALL);
+    assert!(f.detail.contains("index 2"), "{f:#?}");
+}
+
+#[test]
+fn without_the_gpu_list_only_the_form_is_judged() {
+    let pasted = |value: &str| Machine::pasted().env("CUDA_VISIBLE_DEVICES", value);
+    assert_eq!(pasted("cuda:0").ids(), vec![FORM.to_owned()]);
+    assert_eq!(pasted("cuda:0").changes(FORM), set("CUDA_VISIBLE_DEVICES", "0"));
+    for value in ["", "-1", "7", "GPU-cccc", "NoDevFiles"] {
+        assert_eq!(pasted(value).ids(), Vec::<String>::new(), "{value:?}");
+    }
+    // UUIDs cannot be checked when the driver did not report them.
+    let no_uuids = Machine::linux().gpu("NVIDIA RTX A6000", "8.6").env("CUDA_VISIBLE_DEVICES", "GPU-cccc");
+    assert_eq!(no_uuids.ids(), Vec::<String>::new());
+}
+
+/// Grace9994/CoMoSVC#6, thuml/Time-Series-Library#10: a script sets an index of 1 or more on a one-GPU machine
+/// and the program says it saw no GPU. Without the GPU list that is the likely cause; index 0 is not suspect,
+/// nor is a CPU build's `is_available()` False.
+#[test]
+fn without_the_gpu_list_an_index_past_0_and_no_device_seen_is_the_likely_cause() {
+    let pasted = |value: &str| Machine::pasted().env("CUDA_VISIBLE_DEVICES", value);
+    let none_counted = |value: &str| pasted(value).deep_torch(|t| t.device_count = Some(0));
+    assert_eq!(none_counted("1").ids(), vec![HIDES_ALL.to_owned()]);
+    assert_eq!(none_counted("2,3").ids(), vec![HIDES_ALL.to_owned()]);
+    assert_eq!(none_counted("0").ids(), Vec::<String>::new());
+    assert_eq!(none_counted("-1").ids(), Vec::<String>::new(), "-1 hides on purpose");
+    let unavailable = |cuda: Option<&str>| {
+        pasted("1").deep_torch(|t| {
+            t.cuda_available = Some(false);
+            t.cuda = cuda.map(str::to_owned);
+        })
+    };
+    assert_eq!(unavailable(Some("11.3")).ids(), vec![HIDES_ALL.to_owned()]);
+    assert_eq!(unavailable(None).ids(), Vec::<String>::new(), "a CPU build is not available anyway");
+    let f = none_counted("1").finding(HIDES_ALL);
+    assert!(f.summary.contains("probably") && f.evidence.iter().any(|e| e.contains("device_count() is 0")), "{f:#?}");
+    let changes = none_counted("1").changes(HIDES_ALL);
+    assert!(
+        matches!(&changes[..], [c, Change::Manual { text }] if *c == unset("CUDA_VISIBLE_DEVICES") && text.contains("nvidia-smi -L")),
+        "{changes:?}"
+    );
+}
+
+#[test]
+fn launch_blocking_left_on_is_flagged() {
+    let m = two_gpus().env("CUDA_LAUNCH_BLOCKING", "1");
+    assert_eq!(m.ids(), vec!["env.cuda_launch_blocking".to_owned()]);
+    assert_eq!(m.changes("env.cuda_launch_blocking")[0], unset("CUDA_LAUNCH_BLOCKING"));
+    assert_eq!(two_gpus().env("CUDA_LAUNCH_BLOCKING", "0").ids(), Vec::<String>::new());
+}
+
+#[test]
+fn cuda_home_that_is_not_one_toolkit_folder_is_flagged_with_the_root_meant() {
+    const ROOT: &str = "env.cuda_home_not_a_toolkit_root";
+    let home = |value: &str| Machine::pasted().env("CUDA_HOME", value);
+    for (value, fixed) in [
+        ("/usr/local/cuda:", "/usr/local/cuda"),
+        ("/usr/local/cuda:$CUDA_HOME", "/usr/local/cuda"),
+        ("/usr/local/cuda-10.0/bin", "/usr/local/cuda-10.0"),
+        ("/usr/local/cuda-10.0/bin/", "/usr/local/cuda-10.0"),
+        ("/usr/local/cuda-12.1/bin/nvcc", "/usr/local/cuda-12.1"),
+    ] {
+        let m = home(value);
+        assert_eq!(m.ids(), vec![ROOT.to_owned()], "{value:?}");
+        assert_eq!(m.changes(ROOT), set("CUDA_HOME", fixed), "{value:?}");
+    }
+    for value in ["/usr/local/cuda", "/usr/local/cuda-12.1/", "/opt/cuda", "/usr/local/cuda-binaries"] {
+        assert_eq!(home(value).ids(), Vec::<String>::new(), "{value:?}");
+    }
+    let windows = |value: &str| Machine::windows().gpu("NVIDIA GeForce RTX 4090", "8.9").env("CUDA_PATH", value);
+    assert_eq!(windows(r"C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA\v12.4").ids(), Vec::<String>::new());
+    assert_eq!(windows(r"C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA\v12.4\bin").ids(), vec![ROOT.to_owned()]);
+    assert_eq!(windows(r"C:\CUDA\v11.8;C:\CUDA\v12.4").ids(), vec![ROOT.to_owned()]);
+}

@@ -1,0 +1,308 @@
+//! Driver level, compiled architectures and CPU-only builds.
+
+use super::builder::Machine;
+
+fn rtx4090() -> Machine {
+    Machine::linux().gpu("NVIDIA GeForce RTX 4090", "8.9")
+}
+
+#[test]
+fn a_healthy_machine_has_no_findings_from_these_rules() {
+    let m = rtx4090().driver("570.26", "12.8").torch("2.5.1+cu124");
+    assert_eq!(m.ids(), Vec::<String>::new());
+}
+
+#[test]
+fn a_cuda_13_wheel_on_an_r570_driver_is_too_old() {
+    let m = rtx4090()
+        .driver("570.124.06", "12.8")
+        .framework("jax-cuda13-plugin", "0.7.2", None)
+        .wheel("nvidia-cudnn-cu13", "9.13.0.50");
+    // No cuda version in the name alone: the plugin's build says CUDA 13.
+    let m = Machine(m.0).framework(
+        "cupy-cuda13x",
+        "14.0.0",
+        Some(gpu_doctor_model::FrameworkBuild::Cuda { version: Some("13".into()) }),
+    );
+    let ids = m.ids();
+    assert_eq!(ids, vec!["driver.too_old_for_runtime".to_owned()]);
+    let f = m.finding("driver.too_old_for_runtime");
+    assert!(f.detail.contains("CUDA 13") && f.detail.contains("12.8"), "{f:#?}");
+    assert!(f.fix.as_deref().unwrap().contains("nvidia:580"), "{f:#?}");
+}
+
+#[test]
+fn the_driver_floor_is_walked_exactly() {
+    // 12.8 needs 525.60.13 (floor of 12.x) to start and 570.26 for everything.
+    let just = rtx4090().driver("525.60.13", "12.0").torch("2.5.1+cu124");
+    assert_eq!(just.ids(), vec!["driver.minor_version_compat".to_owned()]);
+    let below = rtx4090().driver("525.60.12", "").torch("2.5.1+cu124");
+    assert_eq!(below.ids(), vec!["driver.too_old_for_runtime".to_owned()]);
+    let at_full = rtx4090().driver("550.54.14", "12.4").torch("2.5.1+cu124");
+    assert_eq!(at_full.ids(), Vec::<String>::new());
+}
+
+/// The rule's own fix is the driver; the finding also names the build to replace, which
+/// gpu-doctor-installers plans (a wheel for this driver, when one fits) and writes the fix from.
+#[test]
+fn the_too_old_fix_offers_a_driver_and_a_plan_for_a_build_for_this_driver() {
+    let m = rtx4090().driver("550.54.14", "12.4").torch("2.9.0+cu130");
+    let f = m.finding("driver.too_old_for_runtime");
+    let fix = f.fix.clone().unwrap();
+    assert!(fix.contains("sudo ubuntu-drivers install nvidia:580"), "{fix}");
+    assert!(!fix.contains("pip install"), "the wheel is the plan's to choose: {fix}");
+    let target = f.plan.map(|p| p.target);
+    assert_eq!(
+        target,
+        Some(gpu_doctor_model::PlanTarget::FrameworkBuild {
+            env: "/home/u/proj/.venv".into(),
+            framework: "torch".into(),
+            or_driver: Some(580)
+        })
+    );
+    assert!(f.evidence.iter().any(|e| e.contains("NVIDIA driver 550.54.14")), "{:?}", f.evidence);
+}
+
+/// A snapshot written before the probes stored the level derived from the driver version (no
+/// `cuda_version`) is diagnosed as if the level had been stored: the same finding, evidence and fix.
+#[test]
+fn a_driver_without_its_cuda_level_is_judged_by_the_level_its_version_implies() {
+    let stored = rtx4090().driver("550.54.14", "12.4").torch("2.9.0+cu130");
+    let old = rtx4090().driver("550.54.14", "").torch("2.9.0+cu130");
+    let f = old.finding("driver.too_old_for_runtime");
+    assert!(
+        f.evidence.iter().any(|e| e.contains("NVIDIA driver 550.54.14, which supports CUDA up to 12.4")),
+        "{:?}",
+        f.evidence
+    );
+    assert_eq!(f, stored.finding("driver.too_old_for_runtime"));
+}
+
+#[test]
+fn an_arch_list_without_the_gpu_major_and_no_ptx_is_not_in_build() {
+    let m = Machine::linux().gpu("NVIDIA GeForce RTX 5090", "12.0").driver("570.124.06", "12.8").torch("2.5.1+cu124");
+    assert_eq!(m.ids(), vec!["arch.not_in_build".to_owned()]);
+    let f = m.finding("arch.not_in_build");
+    assert!(f.evidence.iter().any(|e| e.contains("knowledge base")), "{:?}", f.evidence);
+    // The deep tier's own list wins over the knowledge base.
+    let deep = Machine::linux()
+        .gpu("NVIDIA GeForce RTX 5090", "12.0")
+        .driver("570.124.06", "12.8")
+        .torch("2.5.1+cu124")
+        .deep_torch(|t| t.arch_list = Some(vec!["sm_90".into(), "compute_90".into()]));
+    assert_eq!(deep.ids(), vec!["arch.ptx_jit_only".to_owned()]);
+    let covered = Machine::linux()
+        .gpu("NVIDIA GeForce RTX 5090", "12.0")
+        .driver("570.124.06", "12.8")
+        .torch("2.5.1+cu124")
+        .deep_torch(|t| t.arch_list = Some(vec!["sm_90".into(), "sm_120".into()]));
+    assert_eq!(covered.ids(), Vec::<String>::new());
+}
+
+#[test]
+fn a_gpu_below_the_lowest_arch_is_too_old_for_the_build() {
+    let m = Machine::linux()
+        .gpu("Tesla K80", "3.7")
+        .driver("470.82.01", "11.4")
+        .deep_torch(|t| t.arch_list = Some(vec!["sm_50".into(), "sm_60".into()]))
+        .torch("1.13.1+cu116");
+    let f = m.finding("arch.not_in_build");
+    assert!(f.detail.contains("too old"), "{f:#?}");
+}
+
+/// The issue's own example of a paste that named nothing: a `+cpu` torch whose `is_available()`
+/// was asked. Without a GPU list the CPU build is still why it answered False.
+#[test]
+fn a_pasted_cpu_build_asked_for_cuda_is_named_without_a_gpu_list() {
+    let kb = gpu_doctor_kb::Kb::get().unwrap();
+    let ids = |text: &str| -> Vec<String> {
+        let snap = gpu_doctor_probes::parse::paste::read_pasted(text, kb).unwrap();
+        crate::diagnose::diagnose(&snap, kb).into_iter().map(|f| f.id).collect()
+    };
+    let asked = ">>> torch.__version__\n'2.5.1+cpu'\n>>> torch.cuda.is_available()\nFalse\n";
+    assert_eq!(ids(asked), ["framework.cpu_only_build"]);
+    // Not asked, or a CUDA build: nothing to conclude without the GPU list.
+    assert!(ids(">>> torch.__version__\n'2.5.1+cpu'\n").is_empty());
+    assert!(ids(">>> torch.__version__\n'2.5.1+cu121'\n>>> torch.cuda.is_available()\nFalse\n").is_empty());
+}
+
+#[test]
+fn cpu_only_builds_are_flagged_only_where_there_is_a_gpu() {
+    let with_gpu = rtx4090().driver("570.26", "12.8").torch("2.5.1+cpu");
+    assert_eq!(with_gpu.ids(), vec!["framework.cpu_only_build".to_owned()]);
+    let no_gpu = Machine::linux().torch("2.5.1+cpu");
+    assert_eq!(no_gpu.ids(), vec!["presence.no_nvidia_gpu".to_owned()]);
+}
+
+#[test]
+fn tensorflow_after_2_10_on_native_windows_has_no_gpu() {
+    let new = Machine::windows().gpu("NVIDIA GeForce RTX 4090", "8.9").driver("571.96", "12.8").framework(
+        "tensorflow",
+        "2.17.0",
+        Some(gpu_doctor_model::FrameworkBuild::Unknown),
+    );
+    assert_eq!(new.ids(), vec!["framework.tensorflow_windows_native_no_gpu".to_owned()]);
+    let old = Machine::windows().gpu("NVIDIA GeForce RTX 4090", "8.9").driver("571.96", "12.8").framework(
+        "tensorflow",
+        "2.10.1",
+        Some(gpu_doctor_model::FrameworkBuild::Unknown),
+    );
+    assert_eq!(old.ids(), Vec::<String>::new());
+}
+
+/// The native-Windows limit and the fix's tested build are tensorflow.toml's `windows_native_gpu` rows.
+#[test]
+fn the_native_windows_tensorflow_limit_is_read_from_the_knowledge_base() {
+    let tf = |version: &str| {
+        Machine::windows().gpu("NVIDIA GeForce RTX 4090", "8.9").driver("571.96", "12.8").framework(
+            "tensorflow",
+            version,
+            Some(gpu_doctor_model::FrameworkBuild::Unknown),
+        )
+    };
+    let id = "framework.tensorflow_windows_native_no_gpu";
+    let fix = tf("2.17.0").finding(id).fix.unwrap();
+    assert!(fix.contains("tensorflow==2.10.* with CUDA 11.2 and cuDNN 8.1"), "{fix}");
+    let mut kb = gpu_doctor_kb::Kb::get().unwrap().clone();
+    let row = kb.tensorflow.release.iter_mut().find(|r| r.version == "2.11").unwrap();
+    row.windows_native_gpu = true;
+    let (cuda, cudnn) = (row.cuda, row.cudnn);
+    assert!(tf("2.11.0").findings_with(&kb).iter().all(|f| f.id != id), "2.11 now has a Windows GPU build");
+    let f = tf("2.12.0").findings_with(&kb).into_iter().find(|f| f.id == id).unwrap();
+    assert!(f.detail.contains("TensorFlow 2.11 was the last"), "{f:#?}");
+    let fix = f.fix.unwrap();
+    assert!(fix.contains(&format!("tensorflow==2.11.* with CUDA {cuda} and cuDNN {cudnn}")), "{fix}");
+}
+
+/// The extra `pip install jax[...]` names is jax.toml's `extra` of the plugin for the driver's CUDA major.
+#[test]
+fn the_jax_extra_is_read_from_the_knowledge_base() {
+    let jax = |cuda: &str| {
+        rtx4090().driver("580.65.06", cuda).framework("jax", "0.7.2", Some(gpu_doctor_model::FrameworkBuild::Cpu))
+    };
+    let id = "framework.cpu_only_build";
+    assert!(jax("13.0").finding(id).fix.unwrap().starts_with("Install jax[cuda13] "));
+    assert!(jax("12.8").finding(id).fix.unwrap().starts_with("Install jax[cuda12] "));
+    let mut kb = gpu_doctor_kb::Kb::get().unwrap().clone();
+    for p in &mut kb.jax.plugin {
+        p.extra = format!("cuda{}-pip", p.cuda_major);
+        p.package = format!("jax-cuda{}-pjrt-plugin", p.cuda_major);
+    }
+    let f = jax("13.0").findings_with(&kb).into_iter().find(|f| f.id == id).unwrap();
+    assert!(f.fix.as_deref().unwrap().starts_with("Install jax[cuda13-pip] "), "{f:#?}");
+    assert!(f.detail.contains("jax-cuda12-pjrt-plugin or jax-cuda13-pjrt-plugin"), "{f:#?}");
+}
+
+#[test]
+fn pasted_text_without_a_driver_concludes_nothing_about_the_driver() {
+    let mut m = Machine::pasted().gpu("NVIDIA GeForce RTX 4090", "");
+    m = m.torch("2.9.0+cu130");
+    assert_eq!(m.ids(), Vec::<String>::new());
+}
+
+#[test]
+fn a_finding_from_partial_facts_says_what_it_could_not_see() {
+    let m = Machine::pasted().driver("550.54.14", "12.4").torch("2.9.0+cu130");
+    let f = m.finding("driver.too_old_for_runtime");
+    assert!(!f.detail.contains("Not in the pasted text"), "driver and python are both known: {f:#?}");
+    let m = Machine::pasted().gpu("NVIDIA GeForce RTX 5090", "").torch("2.5.1+cu124");
+    let f = m.finding("arch.not_in_build");
+    assert!(f.evidence.iter().any(|e| e.contains("by its name")), "{:?}", f.evidence);
+    // nvidia-smi's link fields without the host-link probe: the finding says the host links were unseen.
+    let m = Machine::pasted().gpu("NVIDIA GeForce RTX 4090", "8.9").gpu_with(|g| {
+        g.pci_bus_id = Some("0000:01:00.0".into());
+        (g.pcie_gen_current, g.pcie_gen_max, g.pcie_width_current, g.pcie_width_max) =
+            (Some(1), Some(4), Some(16), Some(16));
+        g.utilization_gpu_pct = Some(0);
+    });
+    let f = m.finding("link.below_max_idle");
+    assert!(f.detail.ends_with("Not in the pasted text, so not checked: the host links."), "{f:#?}");
+    // The same finding on this machine says nothing of the kind.
+    let mut here = m;
+    here.0.origin = gpu_doctor_model::Origin::ThisMachine;
+    assert!(!here.finding("link.below_max_idle").detail.contains("pasted"));
+}
+
+#[test]
+fn pasted_error_lines_of_a_findings_category_are_cited_as_its_evidence() {
+    let mut m = Machine::pasted().driver("550.54.14", "12.4").torch("2.9.0+cu130");
+    m.0.messages.push(gpu_doctor_model::ObservedMessage {
+        id: "torch.driver_too_old".into(),
+        line: "The NVIDIA driver on your system is too old (found version 12040).".into(),
+        values: [("found_version".to_owned(), "12040".to_owned())].into_iter().collect(),
+    });
+    let f = m.finding("driver.too_old_for_runtime");
+    assert!(f.evidence.iter().any(|e| e.starts_with("pasted line: The NVIDIA driver")), "{:?}", f.evidence);
+    assert_eq!(m.ids(), vec!["driver.too_old_for_runtime".to_owned()], "no separate observed.* finding");
+}
+
+/// The wheel it gets (2.13.0+cu129) is checked in installers/tests/choose.rs.
+#[test]
+fn a_cuda_13_2_wheel_on_an_r575_driver_is_too_old_and_gets_a_plan() {
+    let m = Machine::linux().gpu("NVIDIA GeForce RTX 5090", "12.0").driver("575.57.08", "12.9").torch("2.15.0+cu132");
+    assert_eq!(m.ids(), vec!["driver.too_old_for_runtime".to_owned()]);
+    assert!(m.finding("driver.too_old_for_runtime").plan.is_some());
+}
+
+/// A JAX message that only some releases print is explained unless every JAX in the snapshot is
+/// outside those releases (the line then came from elsewhere).
+#[test]
+fn a_jax_message_is_explained_only_next_to_a_jax_that_prints_it() {
+    let pasted = |jax: Option<&str>, id: &str, line: &str| {
+        let mut m = Machine::pasted();
+        if let Some(v) = jax {
+            m = m.framework("jax", v, None);
+        }
+        m.0.messages.push(gpu_doctor_model::ObservedMessage {
+            id: id.into(),
+            line: line.into(),
+            values: Default::default(),
+        });
+        m.ids().contains(&format!("observed.{id}"))
+    };
+    let fallback = "WARNING:absl:No GPU/TPU found, falling back to CPU.";
+    assert!(pasted(Some("0.4.16"), "jax.no_gpu_fallback", fallback));
+    assert!(pasted(None, "jax.no_gpu_fallback", fallback), "no JAX version known: the line is explained");
+    assert!(!pasted(Some("0.7.2"), "jax.no_gpu_fallback", fallback), "removed in 0.4.17");
+    let cc_low =
+        "Device 0 has CUDA compute capability 5.0 which is lower than the minimum supported compute capability 5.2.";
+    assert!(pasted(Some("0.5.3"), "jax.device_cc_too_low", cc_low));
+    assert!(!pasted(Some("0.6.0"), "jax.device_cc_too_low", cc_low), "not printed from 0.6.0");
+    assert!(!pasted(Some("0.4.25"), "jax.device_cc_too_low", cc_low), "added in 0.4.26");
+}
+
+/// PyTorch's own warning gives the installed build's arch list; with no torch version in the text
+/// that list is judged (Comfy-Org/ComfyUI#7127), and a list that covers the GPU says nothing.
+#[test]
+fn pytorchs_printed_arch_list_is_judged_without_a_torch_version() {
+    let kb = gpu_doctor_kb::Kb::get().unwrap();
+    let judge = |text: &str| {
+        let s = gpu_doctor_probes::parse::paste::read_pasted(text, kb).unwrap();
+        super::diagnose(&s, kb)
+    };
+    let found = judge(
+        "NVIDIA GeForce RTX 5070 Ti with CUDA capability sm_120 is not compatible with the current PyTorch installation.\n\
+         The current PyTorch install supports CUDA capabilities sm_50 sm_60 sm_61 sm_70 sm_75 sm_80 sm_86 sm_90.\n",
+    );
+    let ids: Vec<&str> = found.iter().map(|f| f.id.as_str()).collect();
+    assert_eq!(ids, ["arch.not_in_build"], "{found:#?}");
+    assert!(found[0].summary.contains("RTX 5070 Ti") && found[0].summary.contains("sm_120"), "{:?}", found[0].summary);
+    assert!(found[0].evidence.iter().any(|e| e.contains("sm_50 sm_60")), "{:?}", found[0].evidence);
+    // The same list beside a GPU it covers (same major, lower minor): nothing from this rule.
+    let covered = judge(
+        "GPU models and configuration: GPU 0: NVIDIA GeForce RTX 3090\n\
+         The current PyTorch install supports CUDA capabilities sm_50 sm_60 sm_61 sm_70 sm_75 sm_80 sm_86 sm_90.\n",
+    );
+    assert!(covered.iter().all(|f| f.id != "arch.not_in_build"), "{covered:#?}");
+    // With the torch version in the text, its build is judged from the knowledge base and the
+    // printed list is not judged a second time.
+    let versioned = judge(
+        "torch==2.5.1+cu124\n\
+         NVIDIA GeForce RTX 5070 Ti with CUDA capability sm_120 is not compatible with the current PyTorch installation.\n\
+         The current PyTorch install supports CUDA capabilities sm_50 sm_60 sm_61 sm_70 sm_75 sm_80 sm_86 sm_90.\n",
+    );
+    let arch: Vec<&str> =
+        versioned.iter().filter(|f| f.id == "arch.not_in_build").map(|f| f.summary.as_str()).collect();
+    assert_eq!(arch.len(), 1, "{versioned:#?}");
+    assert!(arch[0].starts_with("torch 2.5.1+cu124 was not compiled for"), "{arch:?}");
+}

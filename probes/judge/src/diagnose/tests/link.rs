@@ -1,0 +1,160 @@
+//! The PCIe link: degraded under load, lowered while idle, and an eGPU's tunnel.
+
+use super::builder::Machine;
+use gpu_doctor_model::Severity;
+use gpu_doctor_model::{BootLinkLimit, EgpuFacts, TunnelKind};
+
+const BUS: &str = "0000:01:00.0";
+
+/// An RTX 4090 at `utilization` % (`None`: not reported), its link at `now` with maximum Gen4 x16.
+fn rig(now: (u32, u32), utilization: Option<u32>) -> Machine {
+    Machine::linux()
+        .gpu("NVIDIA GeForce RTX 4090", "8.9")
+        .gpu_with(|g| {
+            g.pci_bus_id = Some(BUS.into());
+            g.utilization_gpu_pct = utilization;
+        })
+        .link(BUS, now, (4, 16), |_| {})
+}
+
+fn ids(list: &[&str]) -> Vec<String> {
+    list.iter().map(|s| (*s).to_owned()).collect()
+}
+
+#[test]
+fn below_max_is_a_warning_only_under_load() {
+    let idle = ids(&["link.below_max_idle"]);
+    let degraded = ids(&["link.degraded_under_load"]);
+    let cases: Vec<(&str, Machine, Vec<String>)> = vec![
+        ("full speed, busy", rig((4, 16), Some(100)), vec![]),
+        ("full speed, idle", rig((4, 16), Some(0)), vec![]),
+        ("Gen1 while idle", rig((1, 16), Some(0)), idle.clone()),
+        ("Gen1 just below the load threshold", rig((1, 16), Some(29)), idle.clone()),
+        ("Gen1 at the load threshold", rig((1, 16), Some(30)), degraded.clone()),
+        ("Gen3 under load", rig((3, 16), Some(97)), degraded.clone()),
+        ("x8 under load", rig((4, 8), Some(85)), degraded),
+        ("Gen1 with utilization unknown", rig((1, 16), None), idle),
+    ];
+    for (name, m, want) in cases {
+        assert_eq!(m.ids(), want, "{name}");
+    }
+}
+
+/// The kernel's line from enumeration: the slowest link on the path at Gen`generation` x`width`, of a
+/// Gen4 x16 card.
+fn boot(generation: u32, width: u32) -> BootLinkLimit {
+    let gbps = |g: u32, w: u32| f64::from(w) * [2.0, 4.0, 7.877, 15.754][g as usize - 1];
+    BootLinkLimit {
+        at: "0000:00:1c.4".into(),
+        generation: Some(generation),
+        width,
+        capable_generation: Some(4),
+        capable_width: 16,
+        available_gbps: gbps(generation, width),
+        capable_gbps: gbps(4, 16),
+        line: format!("pci {BUS}: limited by … x{width} link at 0000:00:1c.4 (capable of … x16 link)"),
+    }
+}
+
+#[test]
+fn fewer_lanes_at_enumeration_are_the_narrow_slot_whatever_nvml_says() {
+    // NVML's most lanes are "in this system": an x16 card in an x4 slot reports x4 of x4, busy or not.
+    let busy = |now: (u32, u32), max: (u32, u32), b: Option<BootLinkLimit>| {
+        Machine::linux()
+            .gpu("NVIDIA GeForce RTX 4090", "8.9")
+            .gpu_with(|g| {
+                g.pci_bus_id = Some(BUS.into());
+                g.utilization_gpu_pct = Some(100);
+            })
+            .link(BUS, now, max, |l| l.boot_limit = b)
+    };
+    let in_x4 = |b| busy((4, 4), (4, 4), b);
+    assert_eq!(in_x4(None).ids(), Vec::<String>::new(), "without the kernel's line nothing shows the slot");
+    let f = in_x4(Some(boot(4, 4))).finding("link.narrow_slot");
+    assert_eq!(f.severity, Severity::Warning);
+    assert!(f.summary.contains("Gen4 x4 link, narrower than the card's Gen4 x16"), "{f:#?}");
+    assert!(
+        f.detail.contains("at 0000:00:1c.4 ran Gen4 x4: about 7.88 GB/s per direction instead of the 31.51"),
+        "{f:#?}"
+    );
+    assert!(f.fix.as_deref().unwrap_or("").contains("slot wired for x16"), "{f:#?}");
+    assert_eq!(in_x4(Some(boot(4, 4))).ids(), ids(&["link.narrow_slot"]), "one finding, not also a degraded link");
+    // Only the speed lower at enumeration: GPUs may train at 2.5 GT/s until used, so nothing is missing.
+    assert_eq!(busy((4, 16), (4, 16), Some(boot(1, 16))).ids(), Vec::<String>::new());
+}
+
+#[test]
+fn findings_name_the_link_and_the_check() {
+    let f = rig((4, 8), Some(85)).finding("link.degraded_under_load");
+    assert!(f.evidence[0].contains("PCIe Gen4 x8 now, Gen4 x16 at most"), "{:?}", f.evidence);
+    assert!(f.evidence.iter().any(|e| e.contains("85 %")), "{:?}", f.evidence);
+    assert!(f.detail.contains("≈ 15.8 GB/s instead of ≈ 31.5 GB/s"), "{f:#?}");
+    let fix = f.fix.unwrap();
+    assert!(fix.contains("x16 slot") && fix.contains("Gen4") && fix.contains("gpu-doctor bench --tests h2d"), "{fix}");
+
+    let f = rig((1, 16), Some(0)).finding("link.below_max_idle");
+    assert_eq!(f.severity, Severity::Info);
+    assert!(f.detail.contains("save") || f.summary.contains("save power"), "{f:#?}");
+    assert!(f.detail.contains("gpu-doctor bench --tests h2d"), "{f:#?}");
+}
+
+#[test]
+fn without_host_links_the_driver_values_are_read() {
+    // Windows: no sysfs, the link comes from NVML.
+    let m = |util| {
+        Machine::windows().gpu("NVIDIA GeForce RTX 4090", "8.9").gpu_with(|g| {
+            g.pcie_gen_current = Some(1);
+            g.pcie_gen_max = Some(4);
+            g.pcie_width_current = Some(16);
+            g.pcie_width_max = Some(16);
+            g.utilization_gpu_pct = Some(util);
+        })
+    };
+    assert_eq!(m(3).ids(), ids(&["link.below_max_idle"]));
+    assert_eq!(m(60).ids(), ids(&["link.degraded_under_load"]));
+    // Half-known values conclude nothing.
+    let half = Machine::linux().gpu("NVIDIA GeForce RTX 4090", "8.9").gpu_with(|g| {
+        g.pcie_gen_current = Some(1);
+        g.utilization_gpu_pct = Some(100);
+    });
+    assert_eq!(half.ids(), Vec::<String>::new());
+}
+
+#[test]
+fn an_egpu_tunnel_is_explained_not_flagged() {
+    let egpu = |now| {
+        Machine::linux()
+            .gpu("NVIDIA GeForce RTX 3080", "8.6")
+            .gpu_with(|g| {
+                g.pci_bus_id = Some("0000:07:00.0".into());
+                g.utilization_gpu_pct = Some(0);
+            })
+            .link("0000:07:00.0", now, (3, 4), |l| {
+                l.theoretical_gbytes_per_s = Some(2.75);
+                l.bandwidth_basis = "PCIe Gen3 x4; capped by the tunnel: Thunderbolt 3".into();
+                l.egpu = Some(EgpuFacts {
+                    via: TunnelKind::Thunderbolt,
+                    tb_generation: Some(3),
+                    device_name: Some("Razer Core X".into()),
+                    vendor_name: Some("Razer".into()),
+                    authorized: Some(true),
+                    link_gbps: Some(40.0),
+                    router: Some("0-1".into()),
+                    evidence: vec!["bridge 8086:15ef is a Thunderbolt 3 bridge".into()],
+                });
+            })
+    };
+    let m = egpu((3, 4));
+    assert_eq!(m.ids(), ids(&["link.egpu_tunnel"]));
+    let f = m.finding("link.egpu_tunnel");
+    assert_eq!(f.severity, Severity::Info);
+    assert!(f.detail.contains("about 2.75 GB/s") && f.detail.contains("not a fault"), "{f:#?}");
+    assert!(f.detail.contains("typically 2.0–2.5 GB/s"), "{f:#?}");
+    assert!(f.evidence.iter().any(|e| e.contains("Razer Core X")), "{:?}", f.evidence);
+    assert_eq!(egpu((1, 4)).ids(), ids(&["link.below_max_idle", "link.egpu_tunnel"]));
+}
+
+#[test]
+fn pasted_text_without_links_or_gpus_says_nothing() {
+    assert_eq!(Machine::pasted().ids(), Vec::<String>::new());
+}

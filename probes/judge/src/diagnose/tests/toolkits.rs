@@ -1,0 +1,177 @@
+//! CUDA toolkits: names that disagree, stale library paths, and the harmless version differences.
+
+use super::builder::Machine;
+use crate::diagnose::fix;
+use gpu_doctor_model::CudnnKind;
+use gpu_doctor_model::{Change, PlanTarget, Severity};
+
+fn ids(list: &[&str]) -> Vec<String> {
+    list.iter().map(|s| (*s).to_owned()).collect()
+}
+
+/// A Linux machine with a GPU (and no driver facts unless a case adds them).
+fn rig() -> Machine {
+    Machine::linux().gpu("NVIDIA GeForce RTX 4090", "8.9")
+}
+
+const C118: &str = "/usr/local/cuda-11.8";
+const C124: &str = "/usr/local/cuda-12.4";
+const C130: &str = "/usr/local/cuda-13.0";
+
+#[test]
+fn names_that_pick_different_releases_conflict() {
+    let cases: Vec<(&str, Machine, Vec<String>)> = vec![
+        ("one toolkit", rig().toolkit(C124, "12.4", &["PATH", "CUDA_HOME", "/usr/local/cuda"]), vec![]),
+        (
+            "two releases, PATH against CUDA_HOME",
+            rig().toolkit(C118, "11.8", &["PATH"]).toolkit(C124, "12.4", &["CUDA_HOME"]),
+            ids(&["toolkits.names_disagree"]),
+        ),
+        (
+            "two roots of the same release",
+            rig().toolkit(C124, "12.4", &["PATH"]).toolkit("/opt/conda", "12.4.1", &["CUDA_HOME"]),
+            vec![],
+        ),
+        (
+            "a second release that no name picks",
+            rig().toolkit(C124, "12.4", &["PATH", "CUDA_HOME"]).toolkit(C118, "11.8", &[]),
+            vec![],
+        ),
+        (
+            "a release of unknown version",
+            rig().toolkit(C124, "12.4", &["PATH"]).toolkit("/opt/cuda", "", &["CUDA_HOME"]),
+            vec![],
+        ),
+    ];
+    for (name, m, want) in cases {
+        assert_eq!(m.ids(), want, "{name}");
+    }
+}
+
+#[test]
+fn the_conflict_fix_makes_every_name_agree_on_the_framework_major() {
+    let two = || {
+        rig().env("LD_LIBRARY_PATH", "/opt/tools/lib").toolkit(C118, "11.8", &["PATH", "LD_LIBRARY_PATH"]).toolkit(
+            C124,
+            "12.4",
+            &["CUDA_HOME", "/usr/local/cuda"],
+        )
+    };
+    // With a CUDA 11 framework the 11.8 toolkit is the one to keep.
+    let f = two().torch("2.0.1+cu118").finding("toolkits.names_disagree");
+    let Some(PlanTarget::Change { goal, changes, .. }) = f.plan.map(|p| p.target) else { panic!("no change plan") };
+    assert!(goal.starts_with("every name picks /usr/local/cuda-11.8 (CUDA 11.8, it matches"), "{goal}");
+    let root = ["ln", "-sfn", "/usr/local/cuda-11.8", "/usr/local/cuda"].map(String::from).to_vec();
+    assert_eq!(changes, [fix::set_var("CUDA_HOME", "/usr/local/cuda-11.8"), Change::Root { argv: root }]);
+    assert!(f.evidence.iter().any(|e| e == "CUDA_HOME: /usr/local/cuda-12.4 → /usr/local/cuda-12.4 (CUDA 12.4)"));
+    // Without one, the newest.
+    assert_eq!(
+        two().changes("toolkits.names_disagree"),
+        [
+            Change::PrependPath { dir: "/usr/local/cuda-12.4/bin".into() },
+            fix::set_var("LD_LIBRARY_PATH", "/usr/local/cuda-12.4/lib64:/opt/tools/lib")
+        ]
+    );
+}
+
+fn cu13_env() -> Machine {
+    rig().torch("2.9.0+cu130").wheel("nvidia-cuda-runtime", "13.0.96").wheel("nvidia-cudnn-cu13", "9.13.0.50")
+}
+
+#[test]
+fn a_library_folder_of_another_major_shadows_the_wheels() {
+    let m = cu13_env().env("LD_LIBRARY_PATH", "/opt/tools/lib").toolkit(C124, "12.4", &["LD_LIBRARY_PATH"]);
+    assert_eq!(m.ids(), ids(&["toolkits.stale_library_path"]));
+    let f = m.finding("toolkits.stale_library_path");
+    assert_eq!(m.changes("toolkits.stale_library_path"), [fix::set_var("LD_LIBRARY_PATH", "/opt/tools/lib")]);
+    assert!(f.evidence[0].contains("/usr/local/cuda-12.4/lib64: CUDA 12.4 toolkit libraries"), "{:?}", f.evidence);
+    assert!(f.evidence.iter().any(|e| e.contains("nvidia-cudnn-cu13 9.13.0.50")), "{:?}", f.evidence);
+
+    let only = cu13_env().toolkit(C124, "12.4", &["LD_LIBRARY_PATH"]);
+    assert_eq!(only.changes("toolkits.stale_library_path"), [Change::UnsetVar { name: "LD_LIBRARY_PATH".into() }]);
+
+    // A cuDNN library of the other major in a plain folder.
+    let cudnn = cu13_env().env("LD_LIBRARY_PATH", "/opt/cudnn/lib").cudnn(
+        "/opt/cudnn/lib/libcudnn.so.9",
+        CudnnKind::Library,
+        "9.1.0",
+        Some(12),
+    );
+    assert_eq!(cudnn.ids(), ids(&["toolkits.stale_library_path"]));
+    // The same folder with the wheels' own major, or a copy whose CUDA major is unknown: nothing.
+    let same = cu13_env().toolkit(C130, "13.0", &["LD_LIBRARY_PATH"]);
+    assert_eq!(same.ids(), Vec::<String>::new());
+    let unknown = cu13_env().env("LD_LIBRARY_PATH", "/opt/cudnn/lib").cudnn(
+        "/opt/cudnn/lib/libcudnn.so.9",
+        CudnnKind::Library,
+        "9",
+        None,
+    );
+    assert_eq!(unknown.ids(), Vec::<String>::new());
+    // The folder is on the loader path only when LD_LIBRARY_PATH names it.
+    let elsewhere = cu13_env().toolkit(C124, "12.4", &[]);
+    assert_eq!(elsewhere.ids(), Vec::<String>::new());
+}
+
+#[test]
+fn version_differences_are_explained_as_information() {
+    let nvcc124 = || rig().toolkit(C124, "12.4", &["CUDA_HOME", "PATH"]);
+    let cases: Vec<(&str, Machine, Vec<String>)> = vec![
+        ("nvcc alone", nvcc124(), vec![]),
+        ("everything 12.4", nvcc124().driver("550.54.14", "12.4").torch("2.5.1+cu124"), vec![]),
+        ("driver newer than nvcc", nvcc124().driver("570.124.06", "12.8"), ids(&["toolkits.versions_explained"])),
+        ("torch of another minor", nvcc124().torch("2.5.1+cu121"), ids(&["toolkits.versions_explained"])),
+        ("no nvcc", rig().driver("570.124.06", "12.8").torch("2.5.1+cu121"), vec![]),
+        (
+            "cupy of the same major",
+            nvcc124().framework(
+                "cupy-cuda12x",
+                "13.3.0",
+                Some(gpu_doctor_model::FrameworkBuild::Cuda { version: Some("12".into()) }),
+            ),
+            vec![],
+        ),
+    ];
+    for (name, m, want) in cases {
+        assert_eq!(m.ids(), want, "{name}");
+    }
+    let f = nvcc124().driver("570.124.06", "12.8").torch("2.5.1+cu121").finding("toolkits.versions_explained");
+    assert_eq!(f.severity, Severity::Info);
+    assert!(f.detail.contains("not an installed toolkit") && f.fix.is_none(), "{f:#?}");
+    assert!(!f.detail.contains("will fail"), "{f:#?}");
+}
+
+#[test]
+fn a_toolkit_newer_than_the_driver_says_what_its_programs_need() {
+    let detail = |driver: &str, cuda: &str| {
+        rig().toolkit(C124, "12.4", &["CUDA_HOME"]).driver(driver, cuda).finding("toolkits.versions_explained").detail
+    };
+    assert!(detail("525.60.13", "12.0").contains("only through minor-version compatibility"));
+    assert!(detail("470.82.01", "11.4").contains("do not run on this driver"));
+    let newer = detail("570.124.06", "12.8");
+    assert!(!newer.contains("minor-version") && !newer.contains("do not run"), "{newer}");
+}
+
+#[test]
+fn another_major_than_torch_says_extensions_will_not_build() {
+    let m = rig().toolkit(C124, "12.4", &["CUDA_HOME"]).driver("580.65.06", "13.0").torch("2.9.0+cu130");
+    let f = m.finding("toolkits.versions_explained");
+    assert_eq!(f.severity, Severity::Info);
+    assert!(f.detail.contains("will fail") && f.detail.contains("refuses a CUDA major (12)"), "{f:#?}");
+    let changes = m.changes("toolkits.versions_explained");
+    assert!(matches!(&changes[0], Change::Manual { text } if text.starts_with("Install CUDA toolkit 13.0")));
+    assert_eq!(changes[1], fix::set_var("CUDA_HOME", "/usr/local/cuda-13.0"));
+    // With a 13.0 toolkit installed, the fix points at it.
+    let m = rig()
+        .toolkit(C124, "12.4", &["CUDA_HOME"])
+        .toolkit(C130, "13.0", &[])
+        .driver("580.65.06", "13.0")
+        .torch("2.9.0+cu130");
+    assert_eq!(m.changes("toolkits.versions_explained"), [fix::set_var("CUDA_HOME", "/usr/local/cuda-13.0")]);
+}
+
+#[test]
+fn pasted_text_without_toolkits_says_nothing_about_them() {
+    let m = Machine::pasted().driver("570.124.06", "12.8").torch("2.5.1+cu124");
+    assert_eq!(m.ids(), Vec::<String>::new());
+}

@@ -1,0 +1,129 @@
+//! Several GPUs: P2P, mixed models, CUDA order, sockets, MIG.
+
+use super::builder::Machine;
+use gpu_doctor_model::Probed;
+use gpu_doctor_model::{CudaOrder, GpuPair, LinkKind, MigFacts, MigInstance, P2pStatus, TopoGpu, Topology};
+
+fn gpu(index: u32, name: &str, cc: &str, numa: Option<u32>) -> TopoGpu {
+    TopoGpu {
+        index,
+        name: Some(name.into()),
+        compute_capability: Some(cc.into()),
+        uuid: Some(format!("GPU-{index}")),
+        numa_node: numa,
+        affinity_from: "nvml".into(),
+        ..TopoGpu::default()
+    }
+}
+
+fn pair(a: u32, b: u32, link: LinkKind, p2p: Option<P2pStatus>) -> GpuPair {
+    GpuPair { a, b, link, p2p_read: p2p, p2p_write: p2p, p2p_atomics: None }
+}
+
+fn machine(gpus: Vec<TopoGpu>, pairs: Vec<GpuPair>, vars: &[(&str, &str)]) -> Machine {
+    let var = |n: &str| vars.iter().find(|(k, _)| *k == n).map(|(_, v)| *v);
+    let cuda_order = CudaOrder::derive(&gpus, var("CUDA_DEVICE_ORDER"), var("CUDA_VISIBLE_DEVICES"));
+    let mut m = Machine::linux();
+    m.0.topology = Probed::found(Topology { gpus, pairs, cuda_order, notes: Vec::new() }, "nvml");
+    m
+}
+
+fn ids(m: &Machine) -> Vec<String> {
+    m.ids().into_iter().filter(|i| i.starts_with("topology.")).collect()
+}
+
+#[test]
+fn two_equal_gpus_on_one_socket_with_p2p_say_nothing() {
+    let m = machine(
+        vec![gpu(0, "NVIDIA A100-SXM4-80GB", "8.0", Some(0)), gpu(1, "NVIDIA A100-SXM4-80GB", "8.0", Some(0))],
+        vec![pair(0, 1, LinkKind::Nvlink { links: 12 }, Some(P2pStatus::Ok))],
+        &[],
+    );
+    assert_eq!(ids(&m), Vec::<String>::new());
+}
+
+#[test]
+fn p2p_blocked_on_a_switch_is_a_warning_but_not_across_sockets_or_by_the_gpu() {
+    let two = || vec![gpu(0, "NVIDIA L40S", "8.9", Some(0)), gpu(1, "NVIDIA L40S", "8.9", Some(0))];
+    for (link, status, want) in [
+        (LinkKind::Pix, P2pStatus::ChipsetNotSupported, vec!["topology.peer_access_blocked"]),
+        (LinkKind::Pxb, P2pStatus::TopologyNotSupported, vec!["topology.peer_access_blocked"]),
+        (LinkKind::Nvlink { links: 4 }, P2pStatus::DisabledByRegkey, vec!["topology.peer_access_blocked"]),
+        (LinkKind::Phb, P2pStatus::ChipsetNotSupported, vec![]),
+        (LinkKind::Pix, P2pStatus::Unknown, vec![]),
+        (LinkKind::Pix, P2pStatus::GpuNotSupported, vec!["topology.peer_access_not_offered_by_gpu"]),
+        (LinkKind::Phb, P2pStatus::GpuNotSupported, vec!["topology.peer_access_not_offered_by_gpu"]),
+    ] {
+        let m = machine(two(), vec![pair(0, 1, link, Some(status))], &[]);
+        assert_eq!(ids(&m), want, "{link:?} {status:?}");
+    }
+    let m = machine(two(), vec![pair(0, 1, LinkKind::Pix, Some(P2pStatus::ChipsetNotSupported))], &[]);
+    let f = m.finding("topology.peer_access_blocked");
+    assert_eq!(f.severity, gpu_doctor_model::Severity::Warning);
+    assert!(f.evidence[0].contains("PIX") && f.evidence[0].contains("chipset not supported"), "{:?}", f.evidence);
+    assert!(f.fix.unwrap().contains("ACSCtl"));
+    let m = machine(two(), vec![pair(0, 1, LinkKind::Phb, Some(P2pStatus::GpuNotSupported))], &[]);
+    assert_eq!(m.finding("topology.peer_access_not_offered_by_gpu").severity, gpu_doctor_model::Severity::Info);
+}
+
+#[test]
+fn mixed_models_put_the_faster_card_first_for_cuda() {
+    let gpus =
+        || vec![gpu(0, "NVIDIA GeForce GTX 1080 Ti", "6.1", None), gpu(1, "NVIDIA GeForce RTX 3090", "8.6", None)];
+    let m = machine(gpus(), vec![pair(0, 1, LinkKind::Phb, None)], &[]);
+    assert_eq!(ids(&m), ["topology.cuda_index_differs", "topology.mixed_models"]);
+    let f = m.finding("topology.cuda_index_differs");
+    assert_eq!(f.summary, "CUDA device 0 is nvidia-smi's GPU 1 (NVIDIA GeForce RTX 3090)");
+    assert!(f.plan.is_some());
+    let set = gpu_doctor_model::Change::SetVar { name: "CUDA_DEVICE_ORDER".into(), value: "PCI_BUS_ID".into() };
+    assert_eq!(m.changes("topology.cuda_index_differs"), [set]);
+    let m = machine(gpus(), vec![], &[("CUDA_DEVICE_ORDER", "PCI_BUS_ID")]);
+    assert_eq!(ids(&m), ["topology.mixed_models"], "PCI order: the indices agree");
+    let m = machine(gpus(), vec![], &[("CUDA_VISIBLE_DEVICES", "GPU-1")]);
+    assert_eq!(ids(&m), ["topology.mixed_models"], "a UUID names the same GPU in either order");
+    let m = machine(gpus(), vec![], &[("CUDA_VISIBLE_DEVICES", "1")]);
+    let f = m.finding("topology.cuda_index_differs");
+    assert_eq!(
+        f.summary, "CUDA device 0 is nvidia-smi's GPU 0 (NVIDIA GeForce GTX 1080 Ti)",
+        "1 is the second fastest"
+    );
+}
+
+#[test]
+fn gpus_on_two_sockets_are_information() {
+    let m = machine(
+        vec![gpu(0, "NVIDIA L4", "8.9", Some(0)), gpu(1, "NVIDIA L4", "8.9", Some(2))],
+        vec![pair(0, 1, LinkKind::Sys, None)],
+        &[],
+    );
+    assert_eq!(ids(&m), ["topology.gpus_across_sockets"]);
+    let f = m.finding("topology.gpus_across_sockets");
+    assert_eq!(f.severity, gpu_doctor_model::Severity::Info);
+    assert!(f.fix.unwrap().contains("numactl --cpunodebind=0 --membind=0"));
+    let m = machine(
+        vec![gpu(0, "NVIDIA L4", "8.9", None), gpu(1, "NVIDIA L4", "8.9", None)],
+        vec![pair(0, 1, LinkKind::Sys, None)],
+        &[],
+    );
+    assert_eq!(ids(&m), ["topology.gpus_across_sockets"], "SYS alone says so too");
+}
+
+#[test]
+fn mig_with_and_without_instances() {
+    let mig = |instances: Option<Vec<MigInstance>>| {
+        let mut g = gpu(0, "NVIDIA A100-SXM4-80GB", "8.0", None);
+        g.mig = Some(MigFacts { enabled: true, instances });
+        machine(vec![g], vec![], &[])
+    };
+    let one = MigInstance { device: 0, profile: Some("3g.40gb".into()), uuid: Some("MIG-abc".into()) };
+    assert_eq!(ids(&mig(Some(vec![one]))), ["topology.mig_enabled"]);
+    assert_eq!(ids(&mig(Some(vec![]))), ["topology.mig_without_instances"]);
+    assert_eq!(ids(&mig(None)), Vec::<String>::new(), "instances not listed: nothing concluded");
+}
+
+#[test]
+fn an_unknown_topology_concludes_nothing() {
+    let mut m = Machine::linux().gpu("NVIDIA GeForce GTX 1080", "6.1").gpu("NVIDIA GeForce RTX 4090", "8.9");
+    m.0.topology = Probed::unknown("not in the pasted text");
+    assert_eq!(ids(&m), Vec::<String>::new());
+}

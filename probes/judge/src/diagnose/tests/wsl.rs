@@ -1,0 +1,176 @@
+//! WSL: a Linux driver inside WSL2, the Windows driver's libraries off the loader path, WSL1.
+
+use super::builder::Machine;
+use gpu_doctor_model::{Outcome, TraceEntry};
+
+const WSL_LIBCUDA: &str = "/usr/lib/wsl/lib/libcuda.so.1";
+const LINUX_LIBCUDA: &str = "/usr/lib/x86_64-linux-gnu/libcuda.so.1";
+
+/// WSL2 with the Windows driver mapped in and a toolkit, so the loader cache is known.
+fn wsl2() -> Machine {
+    Machine::linux()
+        .wsl(2, &["libcuda.so", "libcuda.so.1", "libcuda.so.1.1"])
+        .gpu("NVIDIA GeForce RTX 4070", "8.9")
+        .driver("555.97", "12.5")
+        .toolkit("/usr/local/cuda-12.5", "12.5", &["PATH"])
+        .loader_lib("libcudart.so.12", "/usr/local/cuda-12.5/lib64/libcudart.so.12")
+}
+
+fn ids(list: &[&str]) -> Vec<String> {
+    list.iter().map(|s| (*s).to_owned()).collect()
+}
+
+#[test]
+fn each_wsl_problem_gives_exactly_its_finding() {
+    let cases: Vec<(&str, Machine, Vec<String>)> = vec![
+        ("healthy", wsl2().loader_lib("libcuda.so.1", WSL_LIBCUDA), vec![]),
+        ("loader cache not known", Machine::linux().wsl(2, &["libcuda.so.1"]).driver("555.97", "12.5"), vec![]),
+        (
+            "a Linux libcuda in the loader cache",
+            wsl2().loader_lib("libcuda.so.1", WSL_LIBCUDA).loader_lib("libcuda.so.1", LINUX_LIBCUDA),
+            ids(&["wsl.linux_driver_installed"]),
+        ),
+        (
+            "a toolkit's stub libcuda",
+            wsl2()
+                .loader_lib("libcuda.so.1", WSL_LIBCUDA)
+                .loader_lib("libcuda.so", "/usr/local/cuda/lib64/stubs/libcuda.so"),
+            vec![],
+        ),
+        (
+            "an nvidia kernel module",
+            wsl2().loader_lib("libcuda.so.1", WSL_LIBCUDA).kernel_module(|k| k.nvidia_loaded = false),
+            ids(&["wsl.linux_driver_installed"]),
+        ),
+        ("the WSL folder not in the loader cache", wsl2(), ids(&["wsl.driver_libs_not_on_loader_path"])),
+        ("the WSL folder on LD_LIBRARY_PATH", wsl2().env("LD_LIBRARY_PATH", "/usr/lib/wsl/lib/"), vec![]),
+        (
+            "no libcuda in the WSL folder",
+            Machine::linux().wsl(2, &[]).gpu("RTX 4070", "8.9").driver("555.97", "12.5"),
+            vec![],
+        ),
+        ("WSL1", Machine::linux().wsl(1, &[]), ids(&["wsl.version_one"])),
+        (
+            "a Linux libcuda outside WSL is not a WSL matter",
+            Machine::linux()
+                .gpu("RTX 4070", "8.9")
+                .driver("570.124.06", "12.8")
+                .toolkit("/usr/local/cuda-12.5", "12.5", &[])
+                .loader_lib("libcuda.so.1", LINUX_LIBCUDA),
+            vec![],
+        ),
+    ];
+    for (name, m, want) in cases {
+        assert_eq!(m.ids(), want, "{name}");
+    }
+}
+
+#[test]
+fn fixes_are_the_wsl_commands() {
+    let m = wsl2().loader_lib("libcuda.so.1", LINUX_LIBCUDA);
+    let f = m.finding("wsl.linux_driver_installed");
+    let fix = f.fix.unwrap();
+    assert!(fix.starts_with(&format!("dpkg -S {LINUX_LIBCUDA} names the package")), "{fix}");
+    assert!(fix.contains("sudo apt remove --purge 'nvidia-driver-*'") && fix.contains("sudo ldconfig"), "{fix}");
+    // Fedora removes with dnf, which dpkg knows nothing of.
+    let mut fedora = wsl2().loader_lib("libcuda.so.1", LINUX_LIBCUDA);
+    if let gpu_doctor_model::Probed::Found { value, .. } = &mut fedora.0.system {
+        value.os_name = Some("Fedora Linux".into());
+    }
+    let fix = fedora.finding("wsl.linux_driver_installed").fix.unwrap();
+    assert!(fix.starts_with("sudo dnf remove 'nvidia-driver*'") && fix.contains("&& sudo ldconfig"), "{fix}");
+    assert!(f.evidence.iter().any(|e| e.contains(LINUX_LIBCUDA)), "{:?}", f.evidence);
+    // The Linux libcuda also means the WSL one is missing from the cache here.
+    assert!(m.ids().contains(&"wsl.driver_libs_not_on_loader_path".to_owned()));
+
+    let register = ["sh", "-c", "echo /usr/lib/wsl/lib > /etc/ld.so.conf.d/ld.wsl.conf"].map(String::from).to_vec();
+    assert_eq!(
+        wsl2().changes("wsl.driver_libs_not_on_loader_path"),
+        [
+            gpu_doctor_model::Change::Root { argv: register },
+            gpu_doctor_model::Change::Root { argv: vec!["ldconfig".into()] }
+        ]
+    );
+
+    let argv = ["wsl", "--set-version", "Ubuntu-24.04", "2"].map(String::from).to_vec();
+    assert_eq!(Machine::linux().wsl(1, &[]).changes("wsl.version_one"), [gpu_doctor_model::Change::Windows { argv }]);
+}
+
+#[test]
+fn an_empty_loader_cache_counts_only_when_ldconfig_answered() {
+    let empty = || {
+        Machine::linux().wsl(2, &["libcuda.so.1"]).driver("555.97", "12.5").toolkit(
+            "/usr/local/cuda-12.5",
+            "12.5",
+            &["PATH"],
+        )
+    };
+    assert_eq!(empty().ids(), Vec::<String>::new());
+    let mut answered = empty();
+    answered.toolkits_mut().loader_cache_read = true;
+    assert_eq!(answered.ids(), ids(&["wsl.driver_libs_not_on_loader_path"]));
+    // The trace is a log, not a fact: a line saying ldconfig ran does not stand in for the flag.
+    let mut traced = empty();
+    traced.0.trace.push(TraceEntry {
+        probe: "toolkits".into(),
+        method: "run /usr/sbin/ldconfig -p".into(),
+        outcome: Outcome::Ok,
+        detail: "0 CUDA libraries".into(),
+    });
+    assert_eq!(traced.ids(), Vec::<String>::new());
+}
+
+#[test]
+fn wsl_without_a_driver_is_explained_as_wsl() {
+    let f = Machine::linux().wsl(2, &[]).finding("presence.no_nvidia_gpu");
+    assert!(f.summary.contains("WSL") && f.fix.as_deref().unwrap().contains("Windows driver"), "{f:#?}");
+}
+
+/// WSL#8587: the loader cache lists libcuda.so.1 from /usr/lib/wsl/lib, not libcuda.so (a plain copy).
+#[test]
+fn libcuda_so_left_out_of_the_cache_is_put_on_the_loader_path() {
+    const ID: &str = "wsl.libcuda_so_not_in_cache";
+    let healthy = || wsl2().loader_lib("libcuda.so.1", "/usr/lib/wsl/lib/libcuda.so.1");
+    assert!(!healthy().ids().contains(&ID.to_owned()), "every WSL2 cache looks so: only a failed open counts");
+    let only_so1 = || {
+        let mut m = healthy();
+        m.0.messages.push(gpu_doctor_model::ObservedMessage {
+            id: "ld.libcuda_missing".into(),
+            line: "OSError: libcuda.so: cannot open shared object file: No such file or directory".into(),
+            values: std::collections::BTreeMap::new(),
+        });
+        m
+    };
+    assert!(only_so1().ids().contains(&ID.to_owned()), "{:?}", only_so1().ids());
+    assert_eq!(
+        only_so1().changes(ID),
+        [gpu_doctor_model::Change::SetVar { name: "LD_LIBRARY_PATH".into(), value: "/usr/lib/wsl/lib".into() }]
+    );
+    let both = only_so1().loader_lib("libcuda.so", "/usr/lib/wsl/lib/libcuda.so");
+    assert!(!both.ids().contains(&ID.to_owned()));
+    let on_path = only_so1().env("LD_LIBRARY_PATH", "/usr/lib/wsl/lib");
+    assert!(!on_path.ids().contains(&ID.to_owned()));
+}
+
+/// A WSL guest with no GPU listed whose programs reached no driver (WSL#6772, stable-diffusion#161).
+#[test]
+fn a_wsl_guest_that_sees_no_gpu_names_wsl_first() {
+    const ID: &str = "wsl.gpu_not_exposed";
+    let said = |m: Machine, id: &str| {
+        let mut m = m;
+        m.0.messages.push(gpu_doctor_model::ObservedMessage {
+            id: id.into(),
+            line: "no CUDA-capable device is detected".into(),
+            values: std::collections::BTreeMap::new(),
+        });
+        m
+    };
+    let guest = || Machine::linux().wsl(2, &[]);
+    assert!(said(guest(), "cuda.no_device").ids().contains(&ID.to_owned()));
+    assert_eq!(said(guest(), "cuda.no_device").changes(ID).len(), 3);
+    // An unrelated message, a GPU listed, or a Linux driver inside WSL (its own finding) say nothing of it.
+    assert!(!said(guest(), "torch.driver_too_old").ids().contains(&ID.to_owned()));
+    assert!(!said(wsl2(), "cuda.no_device").ids().contains(&ID.to_owned()));
+    let linux = said(guest().loader_lib("libcuda.so.1", "/usr/lib/x86_64-linux-gnu/libcuda.so.1"), "cuda.no_device");
+    assert!(!linux.ids().contains(&ID.to_owned()), "{:?}", linux.ids());
+}

@@ -1,0 +1,305 @@
+//! CUDA toolkits: names that pick different installs, library folders that shadow a framework's wheels,
+//! and why an nvcc or driver "CUDA Version" that differs from a framework's build is usually harmless.
+
+use super::context::{build_cuda, cudnn_version_text, describe_framework, parent_dir, same_dir, wheel_cuda_major};
+use super::{Ctx, Rule, fix};
+use gpu_doctor_kb::RuntimeVerdict;
+use gpu_doctor_model::{Category, Change, CudaVersion, Finding, PlanTarget, Severity};
+use gpu_doctor_model::{OsFamily, Pick, PythonEnv, ToolkitInstall, Toolkits};
+
+pub(super) const CONFLICT: Rule = Rule {
+    id: "toolkits.names_disagree",
+    category: Category::MultipleToolkitsConflict,
+    severity: Severity::Warning,
+    trigger: "nvcc on PATH, CUDA_HOME, CUDA_PATH, the LD_LIBRARY_PATH libcudart and /usr/local/cuda lead to CUDA \
+              toolkits of different versions, so builds mix headers, compiler and libraries of two releases.",
+    source: "CUDA Installation Guide for Linux, post-installation PATH and LD_LIBRARY_PATH \
+             (https://docs.nvidia.com/cuda/cuda-installation-guide-linux/); torch.utils.cpp_extension CUDA_HOME lookup",
+};
+
+pub(super) const STALE_PATH: Rule = Rule {
+    id: "toolkits.stale_library_path",
+    category: Category::MultipleToolkitsConflict,
+    severity: Severity::Warning,
+    trigger: "An LD_LIBRARY_PATH folder holds CUDA libraries (toolkit or cuDNN) of another CUDA major than the pip \
+              nvidia-* wheels of an environment, which the loader searches before the wheels' own folders.",
+    source: "ld.so(8) (LD_LIBRARY_PATH is searched before DT_RUNPATH); pytorch/pytorch#91067 and #103832 (system CUDA \
+             libraries shadowing the pip wheels)",
+};
+
+pub(super) const HARMLESS: Rule = Rule {
+    id: "toolkits.versions_explained",
+    category: Category::ToolkitVsFrameworkMismatchHarmless,
+    severity: Severity::Info,
+    trigger: "nvcc's version differs from a framework's CUDA build or from the driver's \"CUDA Version\": prebuilt \
+              wheels bring their own runtime, so this only matters when compiling extensions.",
+    source: "Reference §2 \"Which CUDA version is which\" (CUDA driver/runtime API version management; PyTorch \
+             cpp_extension refuses a different major and warns on a minor)",
+};
+
+pub(super) const RULES: &[Rule] = &[CONFLICT, STALE_PATH, HARMLESS];
+
+pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let t = cx.s.toolkits.value();
+    if let Some(t) = t {
+        conflict(cx, t, out);
+        explain(cx, t, out);
+    }
+    stale_paths(cx, t.map(|t| t.installs.as_slice()).unwrap_or_default(), out);
+}
+
+/// The names that pick a toolkit, with a label.
+fn named_picks(t: &Toolkits) -> Vec<(&'static str, &Pick)> {
+    let p = &t.picks;
+    [
+        ("nvcc on PATH", &p.path),
+        ("CUDA_HOME", &p.cuda_home),
+        ("CUDA_PATH", &p.cuda_path),
+        ("LD_LIBRARY_PATH libcudart", &p.ld_library_path),
+        ("/usr/local/cuda", &p.usr_local_cuda),
+    ]
+    .into_iter()
+    .filter_map(|(name, pick)| pick.as_ref().map(|p| (name, p)))
+    .collect()
+}
+
+fn version_of(i: &ToolkitInstall) -> String {
+    i.version.map_or_else(|| "version unknown".to_owned(), |v| format!("CUDA {v}"))
+}
+
+fn conflict(cx: &Ctx<'_>, t: &Toolkits, out: &mut Vec<Finding>) {
+    let picked: Vec<&ToolkitInstall> = t.picked_roots().into_iter().filter_map(|r| t.install(r)).collect();
+    let mut versions: Vec<CudaVersion> =
+        picked.iter().filter_map(|i| i.version.map(CudaVersion::major_minor)).collect();
+    versions.sort();
+    versions.dedup();
+    if versions.len() < 2 {
+        return;
+    }
+    let evidence: Vec<String> = named_picks(t)
+        .iter()
+        .filter_map(|(name, pick)| {
+            let install = t.install(pick.install_root.as_deref()?)?;
+            Some(format!("{name}: {} → {} ({})", pick.named, install.root, version_of(install)))
+        })
+        .collect();
+    let majors = framework_majors(cx);
+    let with_nvcc: Vec<&ToolkitInstall> = picked.iter().copied().filter(|i| i.nvcc.is_some()).collect();
+    let pool = if with_nvcc.is_empty() { &picked } else { &with_nvcc };
+    let target = pool
+        .iter()
+        .filter(|i| i.version.is_some_and(|v| majors.contains(&v.major)))
+        .max_by_key(|i| i.version)
+        .or_else(|| pool.iter().max_by_key(|i| i.version))
+        .copied();
+    let plan = target.map(|target| {
+        let why = if target.version.is_some_and(|v| majors.contains(&v.major)) {
+            "it matches your framework's CUDA major"
+        } else {
+            "the newest"
+        };
+        let goal = format!("every name picks {} ({}, {why})", target.root, version_of(target));
+        fix::change(None, goal, agree_changes(cx, t, target))
+    });
+    let finding = CONFLICT.finding(
+        format!("The names that choose a CUDA toolkit pick {} different releases", versions.len()),
+        "Each name below leads to a different toolkit release. A build then takes nvcc from one, headers from \
+         another and libraries from a third, which ends in version errors or undefined symbols when compiling CUDA \
+         extensions or programs.",
+        evidence,
+        None,
+    );
+    out.push(finding.with_plan(plan));
+}
+
+/// The changes that make every name pick `target`.
+fn agree_changes(cx: &Ctx<'_>, t: &Toolkits, target: &ToolkitInstall) -> Vec<Change> {
+    let off = |pick: &Option<Pick>| pick.as_ref().is_some_and(|p| p.install_root.as_deref() != Some(&target.root));
+    let bin = target.nvcc.as_deref().map_or_else(|| format!("{}/bin", target.root), |n| parent_dir(n).to_owned());
+    let windows = cx.os == OsFamily::Windows;
+    let mut lines = Vec::new();
+    if off(&t.picks.path) {
+        lines.push(Change::PrependPath { dir: bin });
+    }
+    for (name, pick) in [("CUDA_HOME", &t.picks.cuda_home), ("CUDA_PATH", &t.picks.cuda_path)] {
+        if off(pick) {
+            lines.push(if windows {
+                // `setx` keeps it for every new shell of this user.
+                Change::Windows { argv: vec!["setx".into(), name.into(), target.root.clone()] }
+            } else {
+                fix::set_var(name, &target.root)
+            });
+        }
+    }
+    if let Some(p) = t.picks.ld_library_path.as_ref().filter(|_| off(&t.picks.ld_library_path)) {
+        lines.push(fix::ld_library_path_without(
+            cx,
+            &[parent_dir(&p.named)],
+            target.lib_dirs.first().map(String::as_str),
+        ));
+    }
+    if let Some(p) = t.picks.usr_local_cuda.as_ref().filter(|_| off(&t.picks.usr_local_cuda))
+        && p.named != "/usr/local/cuda"
+        && target.root.starts_with("/usr/local/cuda-")
+    {
+        lines.push(Change::Root {
+            argv: vec!["ln".into(), "-sfn".into(), target.root.clone(), "/usr/local/cuda".into()],
+        });
+    }
+    lines
+}
+
+/// The CUDA majors the frameworks of every environment were built for.
+fn framework_majors(cx: &Ctx<'_>) -> Vec<u32> {
+    cx.frameworks().filter_map(|(_, f)| build_cuda(f)).map(|(c, _)| c.major).collect()
+}
+
+/// The CUDA major of an environment's pip `nvidia-*` wheels, when they agree on one.
+fn wheels_major(env: &PythonEnv) -> Option<u32> {
+    let mut majors: Vec<u32> = env.cuda_wheels.iter().filter_map(wheel_cuda_major).collect();
+    majors.sort_unstable();
+    majors.dedup();
+    (majors.len() == 1).then(|| majors[0])
+}
+
+fn stale_paths(cx: &Ctx<'_>, installs: &[ToolkitInstall], out: &mut Vec<Finding>) {
+    let copies = cx.s.cudnn.value().map(Vec::as_slice).unwrap_or_default();
+    for env in cx.envs() {
+        let Some(wheels) = wheels_major(env) else { continue };
+        for dir in &cx.s.env.ld_library_path {
+            let mut here: Vec<String> = installs
+                .iter()
+                .filter(|i| i.lib_dirs.iter().any(|d| same_dir(d, dir)))
+                .filter_map(|i| i.version.filter(|v| v.major != wheels).map(|v| format!("CUDA {v} toolkit libraries")))
+                .collect();
+            here.extend(
+                copies
+                    .iter()
+                    .filter(|c| same_dir(parent_dir(&c.location), dir))
+                    .filter_map(|c| c.cuda_major.filter(|m| *m != wheels).map(|m| (c, m)))
+                    .map(|(c, m)| format!("cuDNN {} built for CUDA {m} ({})", cudnn_version_text(c), c.location)),
+            );
+            if here.is_empty() {
+                continue;
+            }
+            let mut evidence = vec![format!("LD_LIBRARY_PATH folder {dir}: {}", here.join(", "))];
+            let names: Vec<String> = env
+                .cuda_wheels
+                .iter()
+                .filter(|w| wheel_cuda_major(w).is_some())
+                .map(|w| format!("{} {}", w.name, w.version))
+                .collect();
+            evidence.push(format!("{}: CUDA {wheels} wheels {}", env.name, names.join(", ")));
+            evidence
+                .extend(env.frameworks.iter().filter(|f| build_cuda(f).is_some()).map(|f| describe_framework(env, f)));
+            out.push(STALE_PATH.finding(
+                format!("LD_LIBRARY_PATH puts CUDA libraries of another major in front of {}'s wheels", env.name),
+                format!(
+                    "The loader searches LD_LIBRARY_PATH before the folders the framework's libraries point to, so a \
+                     library here whose file name is also in the CUDA {wheels} wheels (cuDNN's libcudnn.so.9 is named \
+                     the same in its CUDA 12 and CUDA 13 builds) is loaded from {dir} instead, built for the other \
+                     major. The results are undefined-symbol errors at import or CUDA errors at first use."
+                ),
+                evidence,
+                None,
+            )
+            .with_plan(fix::change(
+                None,
+                format!("{dir} out of the loader path"),
+                vec![fix::ld_library_path_without(cx, &[dir], None)],
+            )));
+        }
+    }
+}
+
+/// The toolkit `torch.utils.cpp_extension` and build scripts use: CUDA_HOME, CUDA_PATH, nvcc on PATH,
+/// then /usr/local/cuda, the first that leads to an install with nvcc and a version.
+fn build_toolkit(t: &Toolkits) -> Option<(&'static str, &ToolkitInstall, CudaVersion)> {
+    let p = &t.picks;
+    [
+        ("CUDA_HOME", &p.cuda_home),
+        ("CUDA_PATH", &p.cuda_path),
+        ("nvcc on PATH", &p.path),
+        ("/usr/local/cuda", &p.usr_local_cuda),
+    ]
+    .into_iter()
+    .find_map(|(name, pick)| {
+        let i = t.install(pick.as_ref()?.install_root.as_deref()?)?;
+        Some((name, i, i.version?.major_minor())).filter(|_| i.nvcc.is_some())
+    })
+}
+
+fn explain(cx: &Ctx<'_>, t: &Toolkits, out: &mut Vec<Finding>) {
+    let Some((name, nvcc, version)) = build_toolkit(t) else { return };
+    let mut evidence = vec![format!("nvcc {version} ({name} → {})", nvcc.root)];
+    let mut detail = vec![format!(
+        "nvcc {version} is the compiler a build would use. Prebuilt wheels (PyTorch, JAX, CuPy, TensorFlow) bring \
+         their own CUDA runtime and never run nvcc, so its version does not have to match theirs; it matters only \
+         when compiling CUDA code or extensions."
+    )];
+    let mut plan = None;
+    for (env, fw) in cx.frameworks().filter(|(_, f)| f.name != "jax") {
+        let Some((build, major_only)) = build_cuda(fw) else { continue };
+        let differs = if major_only { build.major != version.major } else { build.major_minor() != version };
+        if !differs {
+            continue;
+        }
+        evidence.push(describe_framework(env, fw));
+        if build.major != version.major && fw.name == "torch" {
+            detail.push(format!(
+                "Building a PyTorch extension against {} {} with this nvcc will fail: torch.utils.cpp_extension \
+                 refuses a CUDA major ({}) other than the one PyTorch was built with ({}); a different minor only \
+                 warns.",
+                fw.name, fw.version, version.major, build.major
+            ));
+            plan = Some(cuda_home_for(cx, t, build));
+        }
+    }
+    if let Some(driver) = cx.driver.cuda.map(CudaVersion::major_minor).filter(|d| *d != version) {
+        evidence.push(cx.driver.evidence.clone().unwrap_or_else(|| format!("driver supports CUDA up to {driver}")));
+        let runs = match cx.kb.cuda.judge(version, &cx.driver, cx.os) {
+            RuntimeVerdict::Supported | RuntimeVerdict::Unknown => String::new(),
+            RuntimeVerdict::MinorVersionCompatible { .. } => format!(
+                " Programs built with nvcc {version} run on this driver only through minor-version compatibility \
+                 (PTX compiled at run time and newer APIs fail)."
+            ),
+            RuntimeVerdict::TooOld { .. } => format!(" Programs built with nvcc {version} do not run on this driver."),
+        };
+        detail.push(format!(
+            "nvidia-smi's \"CUDA Version: {driver}\" is the newest CUDA the driver supports, not an installed \
+             toolkit.{runs}"
+        ));
+    }
+    if evidence.len() < 2 {
+        return;
+    }
+    let finding = HARMLESS.finding(
+        "The CUDA versions shown by nvcc, the driver and the frameworks differ, which is normal",
+        detail.join(" "),
+        evidence,
+        None,
+    );
+    out.push(finding.with_plan(plan));
+}
+
+/// The plan that points `CUDA_HOME` at an installed toolkit of the build's major, or installs one.
+fn cuda_home_for(cx: &Ctx<'_>, t: &Toolkits, build: CudaVersion) -> PlanTarget {
+    let major = build.major;
+    let goal = format!("extensions build against the CUDA {major} toolkit");
+    let found = t.installs.iter().filter(|i| i.nvcc.is_some() && i.version.is_some_and(|v| v.major == major));
+    match found.max_by_key(|i| i.version) {
+        Some(i) => fix::change(None, goal, vec![fix::set_var("CUDA_HOME", &i.root)]),
+        None => {
+            let v = build.major_minor();
+            let root = if cx.os == OsFamily::Windows {
+                format!("C:/Program Files/NVIDIA GPU Computing Toolkit/CUDA/v{v}")
+            } else {
+                format!("/usr/local/cuda-{v}")
+            };
+            let install = Change::Manual {
+                text: format!("Install CUDA toolkit {v} (https://developer.nvidia.com/cuda-toolkit-archive)."),
+            };
+            fix::change(None, goal, vec![install, fix::set_var("CUDA_HOME", &root)])
+        }
+    }
+}

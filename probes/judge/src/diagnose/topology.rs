@@ -1,0 +1,295 @@
+//! Several GPUs in one machine: peer-to-peer blocked where the path should carry it, a GeForce board
+//! whose driver offers no peer-to-peer, GPUs of different models, a CUDA index that names another GPU
+//! than nvidia-smi's, GPUs on different CPU sockets, and MIG mode.
+
+use super::{Ctx, Rule, fix};
+use gpu_doctor_model::{Category, Finding, Severity};
+use gpu_doctor_model::{GpuPair, LinkKind, P2pStatus, TopoGpu, Topology};
+
+pub(super) const P2P_BLOCKED: Rule = Rule {
+    id: "topology.peer_access_blocked",
+    category: Category::PcieLinkDegraded,
+    severity: Severity::Warning,
+    trigger: "Two GPUs on one PCIe switch (PIX/PXB) or NVLink report peer-to-peer reads or writes as not supported \
+              for a reason other than the GPU itself (chipset, topology, regkey): usually PCIe ACS or the IOMMU \
+              redirecting peer traffic through the CPU, so NCCL and frameworks copy through host memory.",
+    source: "NVML nvmlDeviceGetP2PStatus / nvidia-smi topo -p2p; NCCL troubleshooting guide, \"PCI Access Control \
+             Services (ACS)\" (https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html)",
+};
+
+pub(super) const P2P_GPU: Rule = Rule {
+    id: "topology.peer_access_not_offered_by_gpu",
+    category: Category::PcieLinkDegraded,
+    severity: Severity::Info,
+    trigger: "The driver reports peer-to-peer between two GPUs as \"GPU not supported\" (GNS): GeForce boards since \
+              the RTX 40 series have no P2P in NVIDIA's driver, so multi-GPU traffic goes through host memory; no \
+              setting changes that.",
+    source: "NVML nvmlGpuP2PStatus_t (NVML_P2P_STATUS_GPU_NOT_SUPPORTED); NVIDIA developer forum, RTX 4090 P2P \
+             (https://forums.developer.nvidia.com/t/standard-nvidia-cuda-tests-fail-with-dual-rtx-4090-linux-box/233202)",
+};
+
+pub(super) const MIXED: Rule = Rule {
+    id: "topology.mixed_models",
+    category: Category::Other,
+    severity: Severity::Info,
+    trigger: "The machine has GPUs of more than one model: data-parallel training (DDP, DataParallel) across them \
+              runs at the pace of the slowest and is limited by the smallest memory.",
+    source: "PyTorch DistributedDataParallel (every rank runs the same model in lockstep; \
+             https://pytorch.org/docs/stable/notes/ddp.html)",
+};
+
+pub(super) const ORDER: Rule = Rule {
+    id: "topology.cuda_index_differs",
+    category: Category::EnvVarMisconfig,
+    severity: Severity::Warning,
+    trigger: "CUDA_DEVICE_ORDER is not PCI_BUS_ID and CUDA's default fastest-first order makes some CUDA device \
+              index name another GPU than the same nvidia-smi index (GPUs of different speeds): `cuda:0` and \
+              `CUDA_VISIBLE_DEVICES=0` are not nvidia-smi's GPU 0.",
+    source: "CUDA Programming Guide, environment variables (CUDA_DEVICE_ORDER: FASTEST_FIRST default, PCI_BUS_ID; \
+             CUDA_VISIBLE_DEVICES) (https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#env-vars)",
+};
+
+pub(super) const SOCKETS: Rule = Rule {
+    id: "topology.gpus_across_sockets",
+    category: Category::Other,
+    severity: Severity::Info,
+    trigger: "The GPUs hang off more than one NUMA node (CPU socket), or two GPUs meet only across the inter-socket \
+              link (SYS): a process on the far socket reaches its GPU through that link.",
+    source: "nvidia-smi topo -m legend (SYS, NUMA Affinity); NVML nvmlDeviceGetNumaNodeId / nvmlDeviceGetCpuAffinity; \
+             Linux sysfs numa_node and local_cpulist",
+};
+
+pub(super) const MIG_EMPTY: Rule = Rule {
+    id: "topology.mig_without_instances",
+    category: Category::NoDriverOrGpuNotVisible,
+    severity: Severity::Warning,
+    trigger: "A GPU is in MIG mode but has no MIG device (GPU instance with a compute instance): CUDA sees no device \
+              on it at all.",
+    source: "NVIDIA MIG User Guide (https://docs.nvidia.com/datacenter/tesla/mig-user-guide/)",
+};
+
+pub(super) const MIG_ON: Rule = Rule {
+    id: "topology.mig_enabled",
+    category: Category::Other,
+    severity: Severity::Info,
+    trigger: "A GPU is in MIG mode with MIG devices: CUDA sees each MIG device as its own GPU, a process uses one, \
+              and CUDA_VISIBLE_DEVICES names them by their MIG- UUIDs.",
+    source: "NVIDIA MIG User Guide (https://docs.nvidia.com/datacenter/tesla/mig-user-guide/); CUDA Programming Guide, \
+             CUDA_VISIBLE_DEVICES",
+};
+
+pub(super) const RULES: &[Rule] = &[P2P_BLOCKED, P2P_GPU, MIXED, ORDER, SOCKETS, MIG_EMPTY, MIG_ON];
+
+pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let Some(t) = cx.s.topology.value() else { return };
+    p2p(t, out);
+    mixed(t, out);
+    order(t, out);
+    sockets(t, out);
+    mig(t, out);
+}
+
+/// `GPU 1 (NVIDIA H100 80GB HBM3)`.
+fn gpu_name(t: &Topology, index: u32) -> String {
+    match t.gpu(index).and_then(|g| g.name.as_deref()) {
+        Some(name) => format!("GPU {index} ({name})"),
+        None => format!("GPU {index}"),
+    }
+}
+
+fn pair_line(t: &Topology, p: &GpuPair) -> String {
+    let status = |s: Option<P2pStatus>| s.map_or("not reported", P2pStatus::words);
+    format!(
+        "{} ↔ {}: {} ({}); P2P read {}, write {}",
+        gpu_name(t, p.a),
+        gpu_name(t, p.b),
+        p.link.label(),
+        p.link.meaning(),
+        status(p.p2p_read),
+        status(p.p2p_write)
+    )
+}
+
+fn p2p(t: &Topology, out: &mut Vec<Finding>) {
+    let blocked: Vec<&GpuPair> = t
+        .pairs
+        .iter()
+        .filter(|p| p.link.is_close())
+        .filter(|p| p.p2p_blocked().is_some_and(|s| s != P2pStatus::GpuNotSupported && s != P2pStatus::Unknown))
+        .collect();
+    if !blocked.is_empty() {
+        out.push(P2P_BLOCKED.finding(
+            format!("Peer-to-peer is blocked between {} GPU pair(s) that share a PCIe switch or NVLink", blocked.len()),
+            "These GPUs sit close together, but the driver reports peer-to-peer as unavailable, and not because of \
+             the GPUs themselves. On a PCIe switch that is usually Access Control Services (ACS) or the IOMMU sending \
+             every peer transfer up to the CPU's root complex; NCCL then falls back to copies through host memory, \
+             and with ACS left on, peer transfers can also hang or fail.",
+            blocked.iter().map(|p| pair_line(t, p)).collect(),
+            Some(
+                "Check ACS on the PCIe switch ports (`sudo lspci -vvv | grep ACSCtl`: `SrcValid+` means it is on) and \
+                 turn it off in the BIOS, or at every boot with setpci as the NCCL troubleshooting guide shows; on \
+                 bare metal put the IOMMU in passthrough (`iommu=pt` on the kernel command line) or off. Then check \
+                 again with `nvidia-smi topo -p2p r`."
+                    .to_owned(),
+            ),
+        ));
+    }
+    let gns: Vec<&GpuPair> = t.pairs.iter().filter(|p| p.p2p_blocked() == Some(P2pStatus::GpuNotSupported)).collect();
+    if !gns.is_empty() {
+        out.push(P2P_GPU.finding(
+            format!("The driver offers no peer-to-peer between these GPUs ({} pair(s))", gns.len()),
+            "The driver reports peer-to-peer as not supported by the GPU itself: GeForce boards since the RTX 40 \
+             series have none in NVIDIA's driver. Multi-GPU work still runs: NCCL and the frameworks copy through \
+             host memory, which costs bandwidth and latency between the GPUs (tensor-parallel inference and \
+             all-reduce feel it most). No setting or driver option of NVIDIA's turns it on.",
+            gns.iter().map(|p| pair_line(t, p)).collect(),
+            None,
+        ));
+    }
+}
+
+fn mixed(t: &Topology, out: &mut Vec<Finding>) {
+    let mut models: Vec<&str> = t.gpus.iter().filter_map(|g| g.name.as_deref()).collect();
+    models.sort_unstable();
+    models.dedup();
+    if models.len() < 2 {
+        return;
+    }
+    let evidence = t.gpus.iter().map(|g| gpu_name(t, g.index)).collect();
+    let count = |name: &str| t.gpus.iter().filter(|g| g.name.as_deref() == Some(name)).count();
+    let most = models.iter().copied().max_by_key(|m| count(m)).unwrap_or_default();
+    out.push(MIXED.finding(
+        format!("This machine has GPUs of {} models: {}", models.len(), models.join(", ")),
+        "Frameworks that spread one job over several GPUs in lockstep (PyTorch DDP and DataParallel, data-parallel \
+         training in general) wait for the slowest GPU at every step and must fit the batch in the smallest memory, \
+         so a mixed set runs no faster than its weakest member times their count. Run such jobs on GPUs of one model.",
+        evidence,
+        Some(format!(
+            "Give such a job only GPUs of one model, named by UUID so the order cannot mislead: `nvidia-smi -L` lists \
+             them; e.g. keep the {most} GPUs with CUDA_VISIBLE_DEVICES=<their GPU- UUIDs, comma-separated>."
+        )),
+    ));
+}
+
+fn order(t: &Topology, out: &mut Vec<Finding>) {
+    let o = &t.cuda_order;
+    if !o.order_changes_indices() {
+        return;
+    }
+    let Some((cuda, smi)) = o.effective.iter().enumerate().find(|(i, smi)| o.with_pci_bus_id.get(*i) != Some(*smi))
+    else {
+        return;
+    };
+    let mut evidence = vec![
+        format!(
+            "CUDA_DEVICE_ORDER is {}",
+            o.device_order_var.as_deref().map_or("unset".to_owned(), |v| format!("{v:?}"))
+        ),
+        format!(
+            "CUDA_VISIBLE_DEVICES is {}",
+            o.visible_devices_var.as_deref().map_or("unset".to_owned(), |v| format!("{v:?}"))
+        ),
+    ];
+    let list = |order: &[u32]| order.iter().map(|i| gpu_name(t, *i)).collect::<Vec<_>>().join(", ");
+    evidence.push(format!("CUDA device 0, 1, … now: {}", list(&o.effective)));
+    evidence.push(format!("with CUDA_DEVICE_ORDER=PCI_BUS_ID: {}", list(&o.with_pci_bus_id)));
+    evidence.push(o.basis.clone());
+    out.push(
+        ORDER
+            .finding(
+                format!("CUDA device {cuda} is nvidia-smi's {}", gpu_name(t, *smi)),
+                "CUDA numbers GPUs fastest first unless CUDA_DEVICE_ORDER=PCI_BUS_ID, while nvidia-smi, NVML and most \
+         monitoring tools number them in PCI order. With GPUs of different speeds the two disagree: `cuda:0`, \
+         `--gpu 0` and the integers in CUDA_VISIBLE_DEVICES pick another card than the one nvidia-smi shows as GPU 0, \
+         so a job lands on the wrong GPU or the wrong GPU looks busy.",
+                evidence,
+                None,
+            )
+            .with_plan(fix::change(
+                None,
+                "CUDA numbers the GPUs as nvidia-smi does",
+                vec![fix::set_var("CUDA_DEVICE_ORDER", "PCI_BUS_ID")],
+            )),
+    );
+}
+
+fn sockets(t: &Topology, out: &mut Vec<Finding>) {
+    let nodes = t.numa_nodes();
+    let sys = t.pairs.iter().filter(|p| p.link == LinkKind::Sys).count();
+    if nodes.len() < 2 && sys == 0 {
+        return;
+    }
+    let line = |g: &TopoGpu| format!("{}: {}", gpu_name(t, g.index), g.affinity_words());
+    let mut evidence: Vec<String> = t.gpus.iter().map(line).collect();
+    if sys > 0 {
+        evidence.push(format!("{sys} GPU pair(s) meet only across the inter-socket link (SYS)"));
+    }
+    let example = t.gpus.iter().find(|g| g.numa_node.is_some());
+    let pin = example.map_or_else(
+        || "numactl --cpunodebind=<node> --membind=<node> <command>".to_owned(),
+        |g| {
+            let n = g.numa_node.unwrap_or_default();
+            format!(
+                "CUDA_VISIBLE_DEVICES={} numactl --cpunodebind={n} --membind={n} <command>",
+                g.uuid.as_deref().unwrap_or("<GPU UUID>")
+            )
+        },
+    );
+    out.push(SOCKETS.finding(
+        if nodes.len() > 1 {
+            format!("The GPUs are spread over {} NUMA nodes (CPU sockets)", nodes.len())
+        } else {
+            "Some GPU pairs meet only across the inter-socket link".to_owned()
+        },
+        "Each GPU hangs off one CPU socket. A process that runs, or keeps its memory, on the other socket reaches \
+         its GPU across the inter-socket link, which lowers host↔device bandwidth and adds latency; traffic between \
+         GPUs on different sockets crosses it too. Keeping each process beside its GPU avoids that.",
+        evidence,
+        Some(format!(
+            "Start each GPU's process on that GPU's socket, e.g. `{pin}`; launchers that bind per rank (Slurm's \
+             --gpu-bind/--cpu-bind, torchrun with numactl per rank) do this for you."
+        )),
+    ));
+}
+
+fn mig(t: &Topology, out: &mut Vec<Finding>) {
+    for g in &t.gpus {
+        let Some(m) = g.mig.as_ref().filter(|m| m.enabled) else { continue };
+        match m.instances.as_deref() {
+            Some([]) => out.push(MIG_EMPTY.finding(
+                format!("{} is in MIG mode without any MIG device", gpu_name(t, g.index)),
+                "In MIG mode CUDA sees only MIG devices, and this GPU has none, so CUDA sees nothing on it.",
+                vec![format!("{}: MIG on, no MIG device listed", gpu_name(t, g.index))],
+                Some(format!(
+                    "Create instances (`sudo nvidia-smi mig -i {0} -lgip` lists the profiles; `sudo nvidia-smi mig -i \
+                     {0} -cgi <profile> -C` creates one with its compute instance), or leave MIG mode: `sudo \
+                     nvidia-smi -i {0} -mig 0` (takes effect after a GPU reset).",
+                    g.index
+                )),
+            )),
+            Some(instances) => {
+                let evidence = instances
+                    .iter()
+                    .map(|i| {
+                        format!(
+                            "{}: MIG device {} {} {}",
+                            gpu_name(t, g.index),
+                            i.device,
+                            i.profile.as_deref().unwrap_or("?"),
+                            i.uuid.as_deref().unwrap_or("(no UUID reported)")
+                        )
+                    })
+                    .collect();
+                out.push(MIG_ON.finding(
+                    format!("{} is split into {} MIG device(s)", gpu_name(t, g.index), instances.len()),
+                    "CUDA sees each MIG device as a GPU of its own with the memory and SMs of its profile, and one \
+                     process uses one MIG device. Frameworks list them as cuda:0, cuda:1, …; name one with its MIG- \
+                     UUID in CUDA_VISIBLE_DEVICES. A job that needs the whole GPU needs MIG mode off.",
+                    evidence,
+                    None,
+                ));
+            }
+            None => {}
+        }
+    }
+}

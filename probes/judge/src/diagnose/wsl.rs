@@ -1,0 +1,269 @@
+//! WSL: a Linux NVIDIA driver installed inside WSL2, the Windows driver's libraries missing from the
+//! loader path, and WSL1, which has no GPU support.
+
+use super::{Ctx, Rule, fix};
+use gpu_doctor_model::LoaderEntry;
+use gpu_doctor_model::WslFacts;
+use gpu_doctor_model::shell::ShellCommand;
+use gpu_doctor_model::{Category, Change, Finding, PlanTarget, Severity};
+
+/// Where WSL2 maps the Windows driver's libraries in.
+const WSL_LIB: &str = "/usr/lib/wsl/lib";
+
+const SOURCE: &str = "NVIDIA CUDA on WSL User Guide (https://docs.nvidia.com/cuda/wsl-user-guide/index.html): the \
+    Windows driver is the only driver; do not install a Linux driver in WSL; libcuda is mapped in at /usr/lib/wsl/lib";
+
+pub(super) const LINUX_DRIVER: Rule = Rule {
+    id: "wsl.linux_driver_installed",
+    category: Category::WslSpecific,
+    severity: Severity::Error,
+    trigger: "A Linux NVIDIA driver is installed inside WSL2: a libcuda.so outside /usr/lib/wsl/lib in the loader cache, \
+              or an nvidia kernel module, which shadow the Windows driver's libraries.",
+    source: SOURCE,
+};
+
+pub(super) const NOT_ON_PATH: Rule = Rule {
+    id: "wsl.driver_libs_not_on_loader_path",
+    category: Category::WslSpecific,
+    severity: Severity::Error,
+    trigger: "/usr/lib/wsl/lib holds the Windows driver's libcuda, but neither the loader cache (ldconfig -p) nor \
+              LD_LIBRARY_PATH includes that folder, so programs cannot load it.",
+    source: SOURCE,
+};
+
+pub(super) const WSL1: Rule = Rule {
+    id: "wsl.version_one",
+    category: Category::WslSpecific,
+    severity: Severity::Error,
+    trigger: "The distribution runs under WSL1, which has no GPU support; CUDA needs WSL2.",
+    source: SOURCE,
+};
+
+pub(super) const NO_GPU: Rule = Rule {
+    id: "wsl.gpu_not_exposed",
+    category: Category::WslSpecific,
+    severity: Severity::Error,
+    trigger: "Inside WSL (not known to be WSL1), no Linux driver is installed, no GPU is listed, and a program says it \
+              reached no driver or device (nvidia-smi 'couldn't communicate with the NVIDIA driver', CUDA 'no \
+              CUDA-capable device', PyTorch 'Found no NVIDIA driver', cuInit failing): WSL does not hand the GPU to \
+              the guest.",
+    source: "NVIDIA CUDA on WSL User Guide (WSL2 on Windows 11 or Windows 10 21H2 and later, the Windows driver only); \
+             microsoft/WSL#6773 (a Windows build that broke GPU access); CompVis/stable-diffusion#161 (WSL1 taken for \
+             WSL2)",
+};
+
+pub(super) const LIBCUDA_SO: Rule = Rule {
+    id: "wsl.libcuda_so_not_in_cache",
+    category: Category::WslSpecific,
+    severity: Severity::Warning,
+    trigger: "A program failed to open `libcuda.so` (\"libcuda.so: cannot open shared object file\") inside WSL, where \
+              /usr/lib/wsl/lib holds libcuda.so but the loader cache lists only libcuda.so.1 from it (WSL ships \
+              libcuda.so as a plain copy, not a link, so ldconfig leaves the name out) and LD_LIBRARY_PATH lacks the \
+              folder. Without such an error it says nothing: CUDA itself opens libcuda.so.1.",
+    source: "microsoft/WSL#8587 (the reporter's ldconfig and ls output; LD_LIBRARY_PATH=/usr/lib/wsl/lib fixed it)",
+};
+
+pub(super) const RULES: &[Rule] = &[LINUX_DRIVER, NOT_ON_PATH, WSL1, NO_GPU, LIBCUDA_SO];
+
+/// Messages that say a program reached no NVIDIA driver or device (`assets/compat/errors.toml`).
+const NO_DEVICE_MESSAGES: [&str; 5] =
+    ["nvml.cannot_communicate", "cuda.no_device", "torch.no_driver", "tf.cuinit_failed", "nvml.blocked_by_os"];
+
+pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let Some(wsl) = cx.s.platform.wsl.as_ref() else { return };
+    let distro = wsl.distro.as_deref().unwrap_or("<distro>");
+    if wsl.version == 1 {
+        out.push(
+            WSL1.finding(
+                format!("{distro} runs under WSL1, which cannot use the GPU"),
+                "Only WSL2 (a real Linux kernel with GPU paravirtualization) exposes the NVIDIA GPU to Linux programs. \
+             Converting keeps the distribution's files; `wsl -l -v` in PowerShell lists the distributions and their \
+             versions.",
+                vec![format!("WSL version 1 ({distro})")],
+                None,
+            )
+            .with_plan(fix::change(
+                None,
+                format!("{distro} runs under WSL2"),
+                vec![match wsl.distro.as_deref() {
+                    Some(d) => {
+                        Change::Windows { argv: vec!["wsl".into(), "--set-version".into(), d.into(), "2".into()] }
+                    }
+                    None => Change::Manual { text: "In PowerShell on Windows: wsl --set-version <distro> 2".into() },
+                }],
+            )),
+        );
+        return;
+    }
+    let linux = linux_driver(cx, out);
+    not_on_loader_path(cx, wsl, out);
+    libcuda_so(cx, wsl, out);
+    if !linux {
+        gpu_not_exposed(cx, wsl, out);
+    }
+}
+
+/// The Linux driver finding, when one is installed; true when it was.
+fn linux_driver(cx: &Ctx<'_>, out: &mut Vec<Finding>) -> bool {
+    let libs: Vec<&LoaderEntry> = cx
+        .loader_cache()
+        .unwrap_or_default()
+        .iter()
+        .filter(|e| {
+            e.name.starts_with("libcuda.so") && !e.path.starts_with("/usr/lib/wsl/") && !e.path.contains("/stubs/")
+        })
+        .collect();
+    let mut evidence: Vec<String> = libs.iter().map(|e| format!("loader cache: {} => {}", e.name, e.path)).collect();
+    if let Some(m) = cx.s.kernel_module.value() {
+        if let Some(i) = &m.installed {
+            evidence.push(format!("an nvidia kernel module is installed: {}", i.filename));
+        }
+        if m.nvidia_loaded {
+            evidence.push("the nvidia kernel module is loaded".to_owned());
+        }
+    }
+    if evidence.is_empty() {
+        return false;
+    }
+    let table = &cx.kb.drivers.wsl;
+    let remove = table.remove(&fix::os_name(cx));
+    // With apt, dpkg names the package the Linux libcuda came with.
+    let owner = libs
+        .first()
+        .filter(|_| remove == table.remove_apt)
+        .map(|e| {
+            let dpkg = fix::command(cx, &ShellCommand::new("dpkg").args(["-S", e.path.as_str()]), true);
+            format!("{dpkg} names the package; then: ")
+        })
+        .unwrap_or_default();
+    let finding = LINUX_DRIVER.finding(
+        "A Linux NVIDIA driver is installed inside WSL2",
+        "WSL2 uses the Windows NVIDIA driver, whose libcuda is mapped in at /usr/lib/wsl/lib. A Linux driver's \
+         libcuda found first does not work in WSL (CUDA reports no device or a driver mismatch). Installing the `cuda` \
+         or `cuda-drivers` package does this; in WSL install only `cuda-toolkit-<version>`.",
+        evidence,
+        Some(format!("{owner}{remove} && sudo ldconfig   — keep the Windows driver; WSL maps it in")),
+    );
+    out.push(finding.with_plan(PlanTarget::Driver { min_branch: None }));
+    true
+}
+
+fn gpu_not_exposed(cx: &Ctx<'_>, wsl: &WslFacts, out: &mut Vec<Finding>) {
+    if !cx.gpus.is_empty() {
+        return;
+    }
+    let said: Vec<String> =
+        cx.s.messages
+            .iter()
+            .filter(|m| NO_DEVICE_MESSAGES.contains(&m.id.as_str()))
+            .map(|m| format!("pasted: {}", m.line))
+            .collect();
+    if said.is_empty() {
+        return;
+    }
+    let version = if wsl.version == 2 { "WSL2" } else { "WSL (version not shown)" };
+    let mut evidence = vec![format!("{version}, and no GPU listed")];
+    evidence.extend(said);
+    out.push(
+        NO_GPU
+            .finding(
+                "WSL does not hand the GPU to this Linux guest",
+                "Inside WSL the GPU comes from the Windows driver through WSL2's paravirtualisation; no Linux driver \
+                 is installed here, yet programs find no driver or device. The usual causes: the distribution runs \
+                 under WSL1 (even when people think it is WSL2), a Windows build too old (Windows 10 before 21H2) or \
+                 one that broke GPU access, or a Windows driver too old for WSL.",
+                evidence,
+                None,
+            )
+            .with_plan(fix::change(
+                None,
+                "WSL2 hands the GPU to the guest",
+                vec![
+                    Change::Manual {
+                        text: "In PowerShell on Windows: wsl -l -v — the distribution's VERSION must be 2 (else \
+                               wsl --set-version <distro> 2)."
+                            .into(),
+                    },
+                    Change::Manual {
+                        text: "Update Windows (11, or 10 21H2 or later) and NVIDIA's Windows driver.".into(),
+                    },
+                    Change::Windows { argv: vec!["wsl".into(), "--shutdown".into()] },
+                ],
+            )),
+    );
+}
+
+fn libcuda_so(cx: &Ctx<'_>, wsl: &WslFacts, out: &mut Vec<Finding>) {
+    if !wsl.libcuda_files.iter().any(|f| f == "libcuda.so") {
+        return;
+    }
+    let Some(cache) = cx.loader_cache() else { return };
+    let from_wsl = |name: &str| cache.iter().any(|e| e.name == name && e.path.starts_with(WSL_LIB));
+    let in_env = cx.s.env.ld_library_path.iter().any(|d| super::context::same_dir(d, WSL_LIB));
+    // Only a program that opens the unversioned name fails; CUDA opens libcuda.so.1.
+    let failed: Vec<&str> =
+        cx.s.messages
+            .iter()
+            .filter(|m| m.id == "ld.libcuda_missing" && m.line.contains("libcuda.so:"))
+            .map(|m| m.line.as_str())
+            .collect();
+    if !from_wsl("libcuda.so.1") || from_wsl("libcuda.so") || in_env || failed.is_empty() {
+        return;
+    }
+    out.push(
+        LIBCUDA_SO
+            .finding(
+                "The loader cache has libcuda.so.1 from /usr/lib/wsl/lib but not libcuda.so",
+                "WSL maps the Windows driver's libcuda.so in as a plain file, not a link to libcuda.so.1, and ldconfig \
+                 only lists links by that name: opening `libcuda.so` (Triton, JIT compilers, ctypes) fails with \
+                 \"cannot open shared object file\" while CUDA programs, which open libcuda.so.1, run.",
+                vec![
+                    format!("{WSL_LIB} holds {}", wsl.libcuda_files.join(", ")),
+                    format!("the loader cache lists libcuda.so.1 from {WSL_LIB}, and no libcuda.so"),
+                    "LD_LIBRARY_PATH does not include it".to_owned(),
+                    format!("pasted: {}", failed[0]),
+                ],
+                None,
+            )
+            .with_plan(fix::change(
+                None,
+                format!("programs find libcuda.so in {WSL_LIB}"),
+                vec![fix::ld_library_path_without(cx, &[], Some(WSL_LIB))],
+            )),
+    );
+}
+
+fn not_on_loader_path(cx: &Ctx<'_>, wsl: &WslFacts, out: &mut Vec<Finding>) {
+    if !wsl.driver_lib_dir_present || wsl.libcuda_files.is_empty() {
+        return;
+    }
+    let Some(cache) = cx.loader_cache() else { return };
+    let in_cache = cache.iter().any(|e| e.name.starts_with("libcuda.so") && e.path.starts_with(WSL_LIB));
+    let in_env = cx.s.env.ld_library_path.iter().any(|d| super::context::same_dir(d, WSL_LIB));
+    if in_cache || in_env {
+        return;
+    }
+    out.push(NOT_ON_PATH.finding(
+        "The Windows driver's CUDA library in /usr/lib/wsl/lib is not on the loader path",
+        "WSL normally registers /usr/lib/wsl/lib in /etc/ld.so.conf.d/ld.wsl.conf. Without it, loading libcuda.so.1 \
+         fails (\"libcuda.so.1: cannot open shared object file\", CUDA reports no driver).",
+        vec![
+            format!("{WSL_LIB} holds {}", wsl.libcuda_files.join(", ")),
+            format!("the loader cache (ldconfig -p) has no libcuda from {WSL_LIB}"),
+            "LD_LIBRARY_PATH does not include it".to_owned(),
+        ],
+        None,
+    )
+    .with_plan(fix::change(
+        None,
+        format!("the loader finds the Windows driver's libcuda in {WSL_LIB}"),
+        vec![
+            Change::Root {
+                argv: ["sh", "-c", &format!("echo {WSL_LIB} > /etc/ld.so.conf.d/ld.wsl.conf")]
+                    .map(String::from)
+                    .to_vec(),
+            },
+            Change::Root { argv: vec!["ldconfig".into()] },
+        ],
+    )));
+}

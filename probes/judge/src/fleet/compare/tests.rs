@@ -1,0 +1,301 @@
+use super::*;
+use gpu_doctor_model::bench::plan::{BenchPlan, TestKind};
+use gpu_doctor_model::bench::protocol::{Metric, TestResult};
+use gpu_doctor_model::bench::run::{BenchRun, TestRun, TestStatus};
+use gpu_doctor_model::bench::unit::Unit;
+use gpu_doctor_model::{Category, Finding, Probed, Snapshot};
+use gpu_doctor_model::{DriverFacts, Gpu, SystemInfo};
+use std::path::PathBuf;
+
+/// A report of a node with one GPU, the given driver, and an optional H2D figure.
+fn report(host: &str, driver: &str, h2d: Option<f64>) -> Report {
+    let mut s = Snapshot::unknown(vec![]);
+    s.system = Probed::found(SystemInfo { host_name: Some(host.to_owned()), ..SystemInfo::default() }, "test");
+    s.driver =
+        Probed::found(DriverFacts::reported(driver.parse().unwrap(), Some("12.8".parse().unwrap()), None), "test");
+    let gpu = Gpu {
+        name: Some("NVIDIA H100".into()),
+        pcie_width_current: Some(16),
+        pcie_width_max: Some(16),
+        pcie_gen_max: Some(5),
+        ..Gpu::default()
+    };
+    s.gpus = Probed::found(vec![gpu], "test");
+    let mut r = Report::new(s, vec![]);
+    r.bench = h2d.map(bench);
+    r
+}
+
+fn bench(h2d: f64) -> BenchRun {
+    let run: BenchRun =
+        serde_json::from_str(include_str!("../../../../../app/src/ops/testdata/bench-run-0.1.0.json")).unwrap();
+    let mut run = BenchRun { tests: vec![], ..run };
+    run.plan = BenchPlan { tests: vec![TestKind::H2d], ..run.plan };
+    let m = gpu_doctor_model::bench::protocol::Measurement::single(
+        Metric::HostToDevice { pinned: true },
+        "pinned",
+        h2d,
+        Unit::GbPerS,
+    );
+    run.tests.push(TestRun {
+        test: TestKind::H2d,
+        status: TestStatus::Passed,
+        started_ms: Some(0),
+        ended_ms: Some(1),
+        points: vec![],
+        result: Some(TestResult { measurements: vec![m], ..TestResult::default() }),
+        failure: None,
+        judged: vec![],
+    });
+    run
+}
+
+fn node(r: Report) -> NodeInput {
+    let host = r.snapshot.system.value().and_then(|s| s.host_name.clone()).unwrap();
+    NodeInput {
+        host: host.clone(),
+        engine_name: None,
+        outcome: NodeOutcome::Reported { file: format!("{host}.json") },
+        report: Some(r),
+    }
+}
+
+fn column(c: &Comparison, key: &str) -> usize {
+    c.facts.iter().position(|f| f.key == key).unwrap()
+}
+
+fn ids(c: &Comparison) -> Vec<(&str, Option<&str>, Vec<&str>)> {
+    c.findings.iter().map(|f| (f.id.as_str(), f.key.as_deref(), f.hosts.iter().map(String::as_str).collect())).collect()
+}
+
+#[test]
+fn the_minority_driver_differs_and_is_named() {
+    let mut nodes: Vec<NodeInput> = (0..4).map(|i| node(report(&format!("n{i}"), "570.124.06", None))).collect();
+    nodes.push(node(report("n9", "535.104.05", None)));
+    let c = compare(nodes);
+    let col = column(&c, "driver.version");
+    assert_eq!(c.facts[col].majority.as_deref(), Some("570.124.06"));
+    let differs: Vec<&str> = c.nodes.iter().filter(|r| r.differs[col]).map(|r| r.host.as_str()).collect();
+    assert_eq!(differs, ["n9"]);
+    assert_eq!(ids(&c), [("fleet.fact_differs", Some("driver.version"), vec!["n9"])]);
+    assert_eq!(c.findings[0].summary, "1 of 5 nodes have driver 535.104.05 while the rest have 570.124.06: n9");
+    assert_eq!(c.groups.len(), 2);
+    assert_eq!(c.groups[0].hosts, ["n0", "n1", "n2", "n3"]);
+    assert_eq!(c.nodes.iter().find(|r| r.host == "n9").unwrap().group, Some(1));
+}
+
+#[test]
+fn without_a_majority_the_most_common_value_is_the_reference() {
+    let drivers = ["1.0", "1.0", "2.0", "3.0"];
+    let nodes = drivers.iter().enumerate().map(|(i, d)| node(report(&format!("n{i}"), d, None))).collect();
+    let c = compare(nodes);
+    let col = column(&c, "driver.version");
+    assert_eq!(c.facts[col].majority, None, "2 of 4 is not more than half");
+    let differs: Vec<bool> = c.nodes.iter().map(|r| r.differs[col]).collect();
+    assert_eq!(differs, [false, false, true, true]);
+    assert!(c.findings[0].summary.contains("the most common is 1.0 (2 nodes)"), "{}", c.findings[0].summary);
+}
+
+#[test]
+fn a_node_without_a_report_is_a_failed_row_and_an_error() {
+    let mut nodes: Vec<NodeInput> = (0..2).map(|i| node(report(&format!("n{i}"), "570.1", None))).collect();
+    nodes.push(NodeInput {
+        host: "dead".into(),
+        engine_name: Some("gpu07".into()),
+        outcome: NodeOutcome::TimedOut,
+        report: None,
+    });
+    let c = compare(nodes);
+    assert_eq!(ids(&c), [("fleet.node_failed", None, vec!["dead"])]);
+    assert_eq!(c.findings[0].severity, Severity::Error);
+    assert_eq!(c.findings[0].summary, "1 of 3 nodes gave no report: dead (timed out)");
+    let dead = &c.nodes[0];
+    assert_eq!((dead.host.as_str(), dead.group, dead.values.len()), ("dead", None, 0));
+}
+
+#[test]
+fn error_findings_of_a_node_are_a_fleet_error() {
+    let mut bad = report("n1", "570.1", None);
+    bad.findings.push(Finding {
+        id: "driver.too_old_for_runtime".into(),
+        category: Category::DriverTooOldForRuntime,
+        severity: Severity::Error,
+        summary: String::new(),
+        detail: String::new(),
+        evidence: vec![],
+        fix: None,
+        plan: None,
+    });
+    let nodes = vec![node(report("n0", "570.1", None)), node(bad), node(report("n2", "570.1", None))];
+    let c = compare(nodes);
+    assert_eq!(
+        ids(&c),
+        [("fleet.node_errors", None, vec!["n1"]), ("fleet.fact_differs", Some("findings.error"), vec!["n1"])]
+    );
+    assert_eq!(c.nodes[1].findings, [1, 0, 0]);
+}
+
+#[test]
+fn a_node_slower_than_the_threshold_is_slow_and_one_within_it_is_not() {
+    let figures = [25.0, 24.8, 25.3, 21.5, 20.0];
+    let nodes = figures.iter().enumerate().map(|(i, v)| node(report(&format!("n{i}"), "570.1", Some(*v)))).collect();
+    let c = compare(nodes);
+    assert_eq!(c.metrics.len(), 1);
+    assert_eq!((c.metrics[0].key.as_str(), c.metrics[0].median), ("bench.h2d", Some(24.8)));
+    // 21.5 is 13 % below the median, 20.0 is 19 % below.
+    let slow: Vec<&str> = c.nodes.iter().filter(|r| r.slow[0]).map(|r| r.host.as_str()).collect();
+    assert_eq!(slow, ["n4"]);
+    assert_eq!(ids(&c), [("fleet.bench_slow", Some("bench.h2d"), vec!["n4"])]);
+    assert!(c.findings[0].summary.contains("n4 20.0 GB/s (19 % less)"), "{}", c.findings[0].summary);
+}
+
+#[test]
+fn two_nodes_are_too_few_to_call_one_slow() {
+    let nodes = vec![node(report("a", "570.1", Some(25.0))), node(report("b", "570.1", Some(5.0)))];
+    let c = compare(nodes);
+    assert!(c.findings.is_empty(), "{:?}", c.findings);
+}
+
+#[test]
+fn lower_is_better_is_slow_above_the_median() {
+    assert!(metrics::is_slow(11.6, 10.0, true));
+    assert!(!metrics::is_slow(11.4, 10.0, true));
+    assert!(!metrics::is_slow(5.0, 10.0, true));
+    assert_eq!(metrics::median(&[3.0, 1.0, 2.0, 10.0]), Some(2.5));
+}
+
+#[test]
+fn a_folder_without_a_manifest_reads_every_json_and_keeps_what_is_not_a_report() {
+    let dir = tempfile::tempdir().unwrap();
+    for h in ["a", "b"] {
+        std::fs::write(dir.path().join(format!("{h}.json")), serde_json::to_string(&report(h, "570.1", None)).unwrap())
+            .unwrap();
+    }
+    std::fs::write(dir.path().join("c.json"), "{\"not\": \"a report\"}").unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "ignored").unwrap();
+    let nodes = read_folder(dir.path()).unwrap();
+    let hosts: Vec<(&str, bool)> = nodes.iter().map(|n| (n.host.as_str(), n.report.is_some())).collect();
+    assert_eq!(hosts, [("a", true), ("b", true), ("c.json", false)]);
+    assert!(matches!(&nodes[2].outcome, NodeOutcome::Failed { reason } if reason.contains("not a gpu-doctor report")));
+}
+
+#[test]
+fn reports_with_the_same_host_name_are_named_by_their_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let files: Vec<PathBuf> = ["x.json", "y.json"].iter().map(|f| dir.path().join(f)).collect();
+    for f in &files {
+        std::fs::write(f, serde_json::to_string(&report("same", "570.1", None)).unwrap()).unwrap();
+    }
+    let hosts: Vec<String> = read_files(&files).into_iter().map(|n| n.host).collect();
+    assert_eq!(hosts, ["x.json", "y.json"]);
+}
+
+#[test]
+fn a_manifest_gives_the_outcomes_and_a_missing_report_is_a_failed_node() {
+    use gpu_doctor_model::fleet::{Manifest, NodeEntry};
+    let base = tempfile::tempdir().unwrap();
+    let dir = base.path().join("fleet");
+    std::fs::create_dir(&dir).unwrap();
+    let a = serde_json::to_string(&report("a", "570.1", None)).unwrap();
+    std::fs::write(dir.join("a.json"), &a).unwrap();
+    // A real report beside the folder, which a manifest must not reach.
+    std::fs::write(base.path().join("outside.json"), &a).unwrap();
+    let entry = |host: &str, outcome| NodeEntry {
+        host: host.into(),
+        engine_name: format!("slurm-{host}"),
+        outcome,
+        seconds: None,
+    };
+    let manifest = Manifest {
+        engine: "slurm".into(),
+        started: "2026-11-23T00:00:00Z".into(),
+        nodes: vec![
+            entry("a", NodeOutcome::Reported { file: "a.json".into() }),
+            entry("b", NodeOutcome::Reported { file: "b.json".into() }),
+            entry("c", NodeOutcome::Unreachable { reason: "no route to host".into() }),
+            entry("d", NodeOutcome::Reported { file: "../outside.json".into() }),
+        ],
+    };
+    std::fs::write(dir.join("fleet.json"), serde_json::to_string(&manifest).unwrap()).unwrap();
+    let nodes = read_paths(std::slice::from_ref(&dir)).unwrap();
+    let got: Vec<(&str, Option<&str>, bool)> =
+        nodes.iter().map(|n| (n.host.as_str(), n.engine_name.as_deref(), n.report.is_some())).collect();
+    assert_eq!(
+        got,
+        [
+            ("a", Some("slurm-a"), true),
+            ("b", Some("slurm-b"), false),
+            ("c", Some("slurm-c"), false),
+            ("d", Some("slurm-d"), false)
+        ]
+    );
+    assert!(matches!(&nodes[1].outcome, NodeOutcome::Failed { reason } if reason.contains("b.json")));
+    assert_eq!(nodes[2].outcome, NodeOutcome::Unreachable { reason: "no route to host".into() });
+    assert!(
+        matches!(&nodes[3].outcome, NodeOutcome::Failed { reason } if reason.contains("not a file name inside the folder")),
+        "{:?}",
+        nodes[3].outcome
+    );
+}
+
+#[test]
+fn many_files_are_read_in_order_across_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let files: Vec<PathBuf> = (0..100)
+        .map(|i| {
+            let path = dir.path().join(format!("n{i:03}.json"));
+            let text = if i == 57 {
+                "garbage".to_owned()
+            } else {
+                serde_json::to_string(&report(&format!("h{i:03}"), "570.1", None)).unwrap()
+            };
+            std::fs::write(&path, text).unwrap();
+            path
+        })
+        .collect();
+    let nodes = read_files(&files);
+    let hosts: Vec<String> = nodes.iter().map(|n| n.host.clone()).collect();
+    let want: Vec<String> =
+        (0..100).map(|i| if i == 57 { "n057.json".to_owned() } else { format!("h{i:03}") }).collect();
+    assert_eq!(hosts, want);
+}
+
+#[test]
+fn a_missing_path_is_an_error() {
+    assert!(read_paths(&[PathBuf::from("/nonexistent/fleet")]).unwrap_err().contains("no such file or folder"));
+}
+
+#[test]
+fn a_long_list_of_hosts_names_five_and_counts_the_rest() {
+    let mut nodes: Vec<NodeInput> = (0..20)
+        .map(|i| {
+            let driver = if i < 6 { "535.1" } else { "570.1" };
+            node(report(&format!("n{i:02}"), driver, Some(if i >= 14 { 10.0 } else { 25.0 })))
+        })
+        .collect();
+    nodes.extend((0..6).map(|i| NodeInput {
+        host: format!("f{i}"),
+        engine_name: None,
+        outcome: NodeOutcome::TimedOut,
+        report: None,
+    }));
+    let c = compare(nodes);
+    let summary = |id: &str| c.findings.iter().find(|f| f.id == id).unwrap().summary.clone();
+    assert_eq!(
+        summary(FACT_DIFFERS),
+        "6 of 20 nodes have driver 535.1 while the rest have 570.1: n00, n01, n02, n03, n04 and 1 more"
+    );
+    assert_eq!(
+        summary(NODE_FAILED),
+        "6 of 26 nodes gave no report: f0 (timed out), f1 (timed out), f2 (timed out), f3 (timed out), \
+         f4 (timed out) and 1 more"
+    );
+    assert_eq!(
+        summary(BENCH_SLOW),
+        "6 of 20 nodes are more than 15 % worse than the fleet median of 25.0 GB/s on H2D pinned: \
+         n14 10.0 GB/s (60 % less), n15 10.0 GB/s (60 % less), n16 10.0 GB/s (60 % less), \
+         n17 10.0 GB/s (60 % less), n18 10.0 GB/s (60 % less) and 1 more"
+    );
+    let hosts = |id: &str| c.findings.iter().find(|f| f.id == id).unwrap().hosts.len();
+    assert_eq!((hosts(FACT_DIFFERS), hosts(NODE_FAILED), hosts(BENCH_SLOW)), (6, 6, 6), "hosts has them all");
+}

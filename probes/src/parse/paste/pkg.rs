@@ -1,0 +1,16 @@
+//! What a paste's package rows become: one [`Pkg`] each, under the [`PASTED`] root.
+
+/// The root every toolkit, framework and environment from pasted text gets.
+pub(super) const PASTED: &str = "(pasted)";
+
+/// One installed package as a list shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Pkg {
+    /// PEP 503 name; conda's `pytorch` is recorded as `torch`.
+    pub name: String,
+    pub version: String,
+    /// conda's build string, e.g. `py3.10_cuda11.8_cudnn8.7.0_0`.
+    pub conda_build: Option<String>,
+    /// The format that listed it.
+    pub source: &'static str,
+}

@@ -1,0 +1,57 @@
+//! `diagnose` over anything pasted (the paste reader, then the rules) never panics or hangs.
+
+use proptest::prelude::*;
+
+use crate::parse::paste::read_pasted;
+use gpu_doctor_kb::Kb;
+
+/// Lines that look like the formats `diagnose` reads, to be shuffled and cut.
+const PIECES: &[&str] = &[
+    "PyTorch version: 2.5.1+cu124",
+    "CUDA used to build PyTorch: 12.4",
+    "Nvidia driver version: 470.82.01",
+    "GPU models and configuration: GPU 0: NVIDIA GeForce RTX 5090",
+    "| NVIDIA-SMI 535.86.05              Driver Version: 535.86.05    CUDA Version: 12.2     |",
+    "Cuda compilation tools, release 12.4, V12.4.131",
+    "torch==2.9.0+cu130",
+    "jax-cuda13-plugin==0.7.2",
+    "cupy-cuda12x 13.3.0",
+    "RuntimeError: The NVIDIA driver on your system is too old (found version 12080).",
+    "CUDA error: no kernel image is available for execution on the device",
+    "{\"schema_version\": 1, \"snapshot\": {",
+];
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn arbitrary_text_never_panics(text in "\\PC{0,400}") {
+        crate::test_util::bounded(crate::test_util::CASE_LIMIT, move || {
+            let kb = Kb::get().unwrap();
+            if let Ok(s) = read_pasted(&text, kb) {
+                let _ = gpu_doctor_judge::diagnose::diagnose(&s, kb);
+            }
+        });
+    }
+
+    #[test]
+    fn shuffled_and_cut_pastes_never_panic(picks in proptest::collection::vec((0..PIECES.len(), 0usize..120), 0..12)) {
+        let kb = Kb::get().unwrap();
+        let text: String = picks
+            .iter()
+            .map(|(i, cut)| {
+                let p = PIECES[*i];
+                let end = (*cut).min(p.len());
+                let end = (0..=end).rev().find(|e| p.is_char_boundary(*e)).unwrap_or(0);
+                format!("{}\n", &p[..end])
+            })
+            .collect();
+        let findings = crate::test_util::bounded(crate::test_util::CASE_LIMIT, move || {
+            read_pasted(&text, kb).map(|s| gpu_doctor_judge::diagnose::diagnose(&s, kb)).unwrap_or_default()
+        });
+        // Every finding is fully formed.
+        for f in findings {
+            prop_assert!(!f.id.is_empty() && !f.summary.is_empty());
+        }
+    }
+}
