@@ -191,6 +191,52 @@ fn events_of_a_run_round_trip() {
     assert!(BenchEvent::from_line("{}").is_none());
 }
 
+/// A run's measured floats come back bit for bit from its JSON (`bench -o`, the window's history,
+/// a saved report): serde_json parses a float exactly only with its `float_roundtrip` feature
+/// (the workspace's Cargo.toml); without it about one value in ten comes back one ULP off, and
+/// `events_of_a_run_round_trip` above could not pass on a GPU. The values are made as the copy
+/// test makes its bandwidths: 64 MiB over CUDA event times (f32 milliseconds).
+#[test]
+fn measured_floats_survive_a_json_round_trip() {
+    use gpu_doctor_kernels::protocol::{Measurement, TestResult, Unit};
+    use gpu_doctor_kernels::stats::Stats;
+
+    let plan = BenchPlan::preset(0, vec![TestKind::H2d], true);
+    let gbps: Vec<f64> = (0u16..200)
+        .map(|i| {
+            let ms = f64::from(2.71_f32 + f32::from(i) * 0.0137);
+            (64 * MIB) as f64 / (ms * 1e-3) / 1e9
+        })
+        .collect();
+    let measurements = gbps
+        .chunks(5)
+        .map(|c| {
+            let stats = Stats::from_samples(c).unwrap();
+            Measurement::median(Metric::HostToDevice { pinned: true }, "pinned, 64 MiB", stats, Unit::GbPerS)
+        })
+        .collect();
+    let result = TestResult { measurements, ..TestResult::default() };
+    let events = [
+        BenchEvent::Started { test: TestKind::H2d, device: None },
+        BenchEvent::Finished { test: TestKind::H2d, result },
+    ]
+    .into_iter()
+    .enumerate()
+    .map(|(i, event)| TimedEvent { t_ms: 1000 * i as u64, event })
+    .collect();
+    let record = RunRecord { events, duration_secs: 23.456_789_012_345_677, ..RunRecord::default() };
+    let run = BenchRun::assemble(&plan, record, |_| gpu_doctor_kernels::verdict::Facts::default());
+
+    let back: BenchRun = serde_json::from_str(&serde_json::to_string(&run).unwrap()).unwrap();
+    let values = |r: &BenchRun| -> Vec<f64> {
+        let result = r.tests[0].result.as_ref().unwrap();
+        result.measurements.iter().flat_map(|m| m.stats.iter().flat_map(|s| [s.median, s.p25, s.p75, s.mean])).collect()
+    };
+    let changed = values(&run).iter().zip(values(&back)).filter(|(a, b)| a.to_bits() != b.to_bits()).count();
+    assert_eq!(changed, 0, "{changed} of {} measured values came back changed", values(&run).len());
+    assert_eq!(back, run);
+}
+
 /// The runner and the window sample through one `NvmlSource`, by the PCI bus id the probes found:
 /// it names a GPU NVML knows, as the index does, and the one sampler loop keeps its interval with
 /// real NVML calls (a full sample takes about 40 ms).
