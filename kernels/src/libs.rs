@@ -5,9 +5,14 @@
 //! release. So the parent picks one cuBLAS and one NVRTC (the newest major the driver supports),
 //! links them as `libcublas.so` and `libnvrtc.so` in a private folder, and puts that folder and the
 //! picked libraries' folders (for `libcublasLt` and `libnvrtc-builtins`) first on the search path.
+//!
+//! The loader reads that search path only when a process starts, so it is the worker's from its
+//! start (`PreparedLibraries::worker_env`); a program that runs the worker's code in its own
+//! process (the GPU test binary) runs itself again under the same variables (`reexec_command`).
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use gpu_doctor_probes::Snapshot;
 use gpu_doctor_probes::compat::Kb;
@@ -24,6 +29,18 @@ pub struct Wanted {
 /// cuBLAS and NVRTC.
 pub const WANTED: [Wanted; 2] =
     [Wanted { stem: "libcublas", link_name: "libcublas.so" }, Wanted { stem: "libnvrtc", link_name: "libnvrtc.so" }];
+
+/// The variable the loader searches for libraries: `LD_LIBRARY_PATH` (`PATH` on Windows).
+pub const PATH_VAR: &str = if cfg!(windows) { "PATH" } else { "LD_LIBRARY_PATH" };
+
+/// Set (to `1`) in a process that `reexec_command` started: it already runs under the worker's
+/// variables and must not run itself again.
+pub const PREPARED_VAR: &str = "GPU_DOCTOR_WORKER_ENV";
+
+/// Whether this process runs under the worker's variables because `reexec_command` started it.
+pub fn in_worker_env() -> bool {
+    std::env::var_os(PREPARED_VAR).is_some()
+}
 
 /// A library file found in a folder.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -195,6 +212,35 @@ impl PreparedLibraries {
         }
         std::env::join_paths(parts).ok()
     }
+
+    /// The variables the worker runs under, set by the runner (`gpu-doctor bench`) and by
+    /// `reexec_command` alike: `CUDA_DEVICE_ORDER=PCI_BUS_ID`, so that CUDA counts GPUs as NVML
+    /// does, and `PATH_VAR` set to `search_path` with `existing` (its value in this process) last.
+    pub fn worker_env(&self, existing: Option<&OsStr>) -> Vec<(OsString, OsString)> {
+        let mut env: Vec<(OsString, OsString)> = vec![("CUDA_DEVICE_ORDER".into(), "PCI_BUS_ID".into())];
+        if let Some(path) = self.search_path(existing) {
+            env.push((PATH_VAR.into(), path));
+        }
+        env
+    }
+
+    /// The variables a program that runs the worker's code in its own process (the GPU test
+    /// binary) runs itself again under: `worker_env`, and `PREPARED_VAR` so that it does not
+    /// run itself once more.
+    pub fn reexec_env(&self, existing: Option<&OsStr>) -> Vec<(OsString, OsString)> {
+        let mut env = self.worker_env(existing);
+        env.push((PREPARED_VAR.into(), "1".into()));
+        env
+    }
+
+    /// This program (`current_exe`) with `args`, under `reexec_env` (with this process's
+    /// `PATH_VAR` last on the search path). The caller waits for it and keeps `self` (its folder of
+    /// links) alive until it ended.
+    pub fn reexec_command(&self, args: impl IntoIterator<Item = OsString>) -> std::io::Result<Command> {
+        let mut cmd = Command::new(std::env::current_exe()?);
+        cmd.args(args).envs(self.reexec_env(std::env::var_os(PATH_VAR).as_deref()));
+        Ok(cmd)
+    }
 }
 
 impl Drop for PreparedLibraries {
@@ -337,6 +383,66 @@ mod tests {
         let too_new = plan(&[listing("/x", &["libcublas.so.13"])], Some(12));
         assert!(too_new.links.is_empty());
         assert!(too_new.notes[0].contains("newer than the driver supports"));
+    }
+
+    /// The variables the runner starts `bench-worker` with, and the ones the GPU test binary runs
+    /// itself again under: the same, plus the marker that stops a second re-run.
+    #[cfg(unix)]
+    #[test]
+    fn the_worker_and_a_reexecuted_test_binary_get_the_same_variables() {
+        let prepared = PreparedLibraries {
+            link_dir: Some(PathBuf::from("/tmp/gpu-doctor-libs-1")),
+            plan: LibraryPlan {
+                links: vec![("libcublas.so".into(), PathBuf::from("/sp/nvidia/cu13/lib/libcublas.so.13"))],
+                dirs: vec![PathBuf::from("/sp/nvidia/cu13/lib")],
+                notes: vec![],
+            },
+        };
+        let existing = OsStr::new("/opt/x");
+        let worker = prepared.worker_env(Some(existing));
+        let var =
+            |env: &[(OsString, OsString)], name: &str| env.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
+        assert_eq!(var(&worker, "CUDA_DEVICE_ORDER"), Some("PCI_BUS_ID".into()));
+        assert_eq!(var(&worker, "LD_LIBRARY_PATH"), Some("/tmp/gpu-doctor-libs-1:/sp/nvidia/cu13/lib:/opt/x".into()));
+        assert_eq!(var(&worker, PREPARED_VAR), None);
+        let reexec = prepared.reexec_env(Some(existing));
+        assert_eq!(reexec[..worker.len()], worker[..]);
+        assert_eq!(reexec[worker.len()..], [(OsString::from(PREPARED_VAR), OsString::from("1"))]);
+        std::mem::forget(prepared); // nothing to remove
+        // Nothing found: the loader's default, and only the device order is set.
+        let bare = PreparedLibraries { link_dir: None, plan: LibraryPlan::default() };
+        assert_eq!(bare.worker_env(None), [(OsString::from("CUDA_DEVICE_ORDER"), OsString::from("PCI_BUS_ID"))]);
+    }
+
+    const REEXEC_TEST: &str = "libs::tests::a_reexecuted_process_finds_the_linked_libraries_first";
+
+    /// Run for real: this test runs itself again through `reexec_command` from fake CUDA 12 pip
+    /// wheels; the re-run process (`in_worker_env`) finds `libcublas.so` in the first folder of
+    /// its search path, linked to the picked file, as the worker would.
+    #[cfg(unix)]
+    #[test]
+    fn a_reexecuted_process_finds_the_linked_libraries_first() {
+        if in_worker_env() {
+            let path = std::env::var_os(PATH_VAR).unwrap();
+            let first = std::env::split_paths(&path).next().unwrap();
+            let target = std::fs::read_link(first.join("libcublas.so")).unwrap();
+            assert!(target.ends_with("nvidia/cublas/lib/libcublas.so.12"), "{}", target.display());
+            assert!(std::fs::metadata(first.join("libnvrtc.so")).is_ok(), "{}", first.display());
+            return;
+        }
+        let sp = tempfile::tempdir().unwrap();
+        for (dir, file) in [("cublas", "libcublas.so.12"), ("cuda_nvrtc", "libnvrtc.so.12")] {
+            let lib = sp.path().join("nvidia").join(dir).join("lib");
+            std::fs::create_dir_all(&lib).unwrap();
+            std::fs::write(lib.join(file), b"").unwrap();
+        }
+        let prepared = PreparedLibraries::from_dirs(wheel_lib_dirs(sp.path()), Some(12));
+        assert_eq!(prepared.plan.links.len(), 2, "{:?}", prepared.plan);
+        let args = ["--exact", REEXEC_TEST, "--test-threads=1", "--nocapture", "-q"].map(OsString::from);
+        let out = prepared.reexec_command(args).unwrap().output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
+        assert!(text.contains("1 passed"), "the re-run process ran the test: {text}");
     }
 
     #[cfg(unix)]

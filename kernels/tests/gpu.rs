@@ -2,10 +2,18 @@
 //! bandwidths above zero and below the theoretical peak, GEMM results correct, memory test clean.
 //!
 //! Run where an NVIDIA GPU is: `cargo test -p gpu-doctor-kernels --test gpu -- --ignored --test-threads=1`
+//!
+//! The tests run the worker's code in this process, so the first of them runs this binary again
+//! (same arguments) under the libraries `gpu-doctor bench` prepares for its worker
+//! (`under_the_workers_libraries`), and that process runs the tests.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use std::io::Write;
+use std::sync::Mutex;
+
 use gpu_doctor_kernels::facts;
+use gpu_doctor_kernels::libs::{self, PreparedLibraries};
 use gpu_doctor_kernels::plan::{BenchPlan, MIB, TestKind};
 use gpu_doctor_kernels::protocol::{BenchEvent, Metric};
 use gpu_doctor_kernels::run::{BenchRun, TestStatus};
@@ -13,8 +21,32 @@ use gpu_doctor_kernels::runner::{RunRecord, TimedEvent};
 use gpu_doctor_kernels::verdict::Verdict;
 use gpu_doctor_probes::compat::Kb;
 
+/// Makes sure this process runs under the library search path and variables that `gpu-doctor
+/// bench` starts its worker with (`PreparedLibraries::prepare` from this machine's probe, as the
+/// bench command probes it, then `worker_env`): cudarc does not try the `.so.13` names, and the
+/// loader reads the search path only when a process starts. Unless this process was started so
+/// (`libs::in_worker_env`), it runs this binary again with the same arguments under them, waits,
+/// and exits with its exit code: the re-run process runs the tests, and its output is the run's.
+fn under_the_workers_libraries() {
+    static ONCE: Mutex<()> = Mutex::new(());
+    let _one_at_a_time = ONCE.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if libs::in_worker_env() {
+        return;
+    }
+    let options = gpu_doctor_probes::probe::Options { cwd: std::env::current_dir().ok(), ..Default::default() };
+    let snapshot = gpu_doctor_probes::probe::collect(&gpu_doctor_probes::host::SystemHost::new(), &options);
+    let prepared = PreparedLibraries::prepare(Some(&snapshot), 0);
+    // Straight to standard error, past the test harness's capture.
+    let mut err = std::io::stderr();
+    let _ = writeln!(err, "\nrunning the GPU tests again under the worker's libraries: {:?}", prepared.plan.notes);
+    let status = prepared.reexec_command(std::env::args_os().skip(1)).unwrap().status().unwrap();
+    drop(prepared);
+    std::process::exit(status.code().unwrap_or(101));
+}
+
 /// Runs `tests` in this process at small sizes and judges them against CUDA's own device facts.
 fn run(tests: &[TestKind]) -> BenchRun {
+    under_the_workers_libraries();
     let mut plan = BenchPlan::preset(0, tests.to_vec(), true);
     plan.transfer_sizes_bytes = vec![4096, MIB, 64 * MIB];
     plan.d2d_bytes = 64 * MIB;
@@ -140,6 +172,7 @@ fn sustained_load_reports_every_second() {
 fn p2p_copies_run_in_loopback_and_between_every_pair() {
     use gpu_doctor_kernels::p2p::P2pMode;
 
+    under_the_workers_libraries();
     let mut plan = BenchPlan::preset(0, vec![TestKind::P2p], true);
     plan.p2p_bytes = 16 * MIB;
     plan.repetitions = 3;
