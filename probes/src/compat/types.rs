@@ -401,11 +401,12 @@ pub struct LinkTable {
     pub nvlink: Vec<NvlinkGen>,
 }
 
-/// One NVLink generation (NVML's NVLink version).
+/// One NVLink generation.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NvlinkGen {
-    /// NVML's NVLink version, 1 to 5.
+    /// The generation, 1 to 5: not what NVML answers (its `nvmlNvlinkVersion_t` enum, 7 on H100s),
+    /// which [`super::nvlink_generation`] maps to this.
     pub version: u32,
     /// Payload of one link in one direction, GB/s (half the bidirectional figure NVIDIA quotes).
     pub gbytes_per_s_per_link: f64,
