@@ -155,10 +155,38 @@ pub struct ProductRow {
     /// workstation and TITAN boards, which run the full rate.
     #[serde(default)]
     pub geforce: bool,
+    /// NVIDIA's dense figures for this product, which its compute peaks use in place of the
+    /// capability's rates × SMs × the rated boost clock: Hopper boards' tensor figures assume a
+    /// lower clock than the boost clock FP32 runs at, and the H20's tensor cores are cut down.
+    /// `None` where the capability's rates give the product's figures.
+    #[serde(default)]
+    pub dense_tflops: Option<DenseTflops>,
+    /// The SMs `dense_tflops` is for; a GPU reporting another count (a MIG instance) gets the
+    /// figures scaled by its share. `None` where no source gives the product's SM count.
+    #[serde(default)]
+    pub sm_count: Option<u32>,
+    /// URL or `owner/repo:path` `dense_tflops` and `sm_count` were read in; set with them.
+    #[serde(default)]
+    pub dense_source: Option<String>,
     /// URL or `owner/repo:path` the row was read in.
     pub source: String,
     /// Confidence.
     pub tag: Tag,
+}
+
+/// A product's dense peaks, TFLOP/s (an FMA counts as two; datasheets that print figures with
+/// sparsity are halved). `None` where the capability's rate gives the product's figure.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DenseTflops {
+    /// FP32 on CUDA cores.
+    pub fp32: Option<f64>,
+    /// TF32 on tensor cores.
+    pub tf32: Option<f64>,
+    /// FP16 on tensor cores with FP32 accumulation.
+    pub fp16: Option<f64>,
+    /// BF16 on tensor cores with FP32 accumulation.
+    pub bf16: Option<f64>,
 }
 
 // ---------------------------------------------------------------- pytorch.toml
