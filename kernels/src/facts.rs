@@ -386,4 +386,29 @@ mod tests {
         assert!(bare.product_peaks.is_none());
         assert!((bare.peak_tflops(Precision::Bf16).unwrap().0 - 1070.5).abs() < 0.1);
     }
+
+    /// The H20 is a GH100 whose tensor cores run at about 15 % of the H100's: dense BF16 148 TFLOP/s,
+    /// TF32 74, FP32 44 (spec sheets as publicly reported), not 4096 ops/clock/SM × its SMs × its
+    /// clock (≈ 630 with the 78 SMs a benchmark listing reports). A BF16 GEMM at 120 TFLOP/s is
+    /// normal, not LOW; one past its figure is above theory.
+    #[test]
+    fn the_h20_is_judged_against_its_own_cut_down_figures() {
+        let h20 = hopper("NVIDIA H20", 78, 1980);
+        let (bf16, basis) = h20.peak_tflops(Precision::Bf16).unwrap();
+        assert!((bf16 - 148.0).abs() < 1e-9, "{bf16}: {basis}");
+        assert!(
+            basis.starts_with("BF16 dense: 148.0 TFLOP/s, NVIDIA's dense figure for NVIDIA H20 (https://"),
+            "{basis}"
+        );
+        assert!(basis.contains("not 4096 ops/clock/SM × 78 SMs × 1980 MHz = 632.6"), "{basis}");
+        let j = judge(&gemm(Precision::Bf16, 120.0), &h20);
+        assert_eq!(j.verdict, Verdict::Normal, "{j:?}");
+        assert_eq!(j.percent_of_expected.map(f64::round), Some(81.0), "{j:?}");
+        assert_eq!(judge(&gemm(Precision::Bf16, 170.0), &h20).verdict, Verdict::AboveTheory);
+        assert!((h20.peak_tflops(Precision::Tf32).unwrap().0 - 74.0).abs() < 1e-9);
+        let fma = Measurement::single(Metric::FmaPeak, "", 38.0, Unit::TflopPerS);
+        let j = judge(&fma, &h20);
+        assert_eq!(j.expected.as_ref().map(|e| e.value), Some(44.0), "{j:?}");
+        assert_eq!(j.verdict, Verdict::Normal, "{j:?}");
+    }
 }

@@ -37,8 +37,8 @@ impl GpuTable {
 
     /// The product row a GPU named `name` matches, by the same rule as `cc_for_name`; `None` when
     /// nothing matches or the rows that could win do not all say the same: the product line
-    /// (`geforce`) and the product's own figures (`dense_tflops`, `sm_count`), so that a name cut
-    /// short (`NVIDIA H20...`, an H20 or an H200) gets neither's figures.
+    /// (`geforce`), the product's own figures (`dense_tflops`, `sm_count`) and host link, so that a
+    /// name cut short (`NVIDIA H20...`, an H20 or an H200) gets neither's figures.
     pub fn product_for_name(&self, name: &str) -> Option<&ProductRow> {
         let candidates = self.candidates(name);
         let first = *candidates.first()?;
@@ -47,6 +47,7 @@ impl GpuTable {
                 && p.geforce == first.geforce
                 && p.dense_tflops == first.dense_tflops
                 && p.sm_count == first.sm_count
+                && p.host_link == first.host_link
         };
         candidates.iter().all(|p| same(p)).then_some(first)
     }

@@ -1,7 +1,7 @@
 //! Queries on the link table: PCIe generations by rate, a link's theoretical payload, and what a
 //! Thunderbolt/USB4 tunnel lets through.
 
-use super::{LinkRow, LinkTable, NvlinkGen, PcieGen};
+use super::{Kb, LinkRow, LinkTable, NvlinkGen, PcieGen, ProductRow};
 use crate::ComputeCapability;
 
 /// The NVLink generation (1 = P100 … 5 = B200, the key of `links.toml`'s `[[nvlink]]` rows) of a link
@@ -56,6 +56,17 @@ impl PcieGen {
             return 0.0;
         }
         self.gt_per_s * f64::from(payload) / f64::from(line) / 8.0
+    }
+}
+
+impl Kb {
+    /// The link over which a GPU named `name` reaches host memory where its product is not a PCIe
+    /// board (GH200: NVLink-C2C), with the product row that says so; `None` for a PCIe board, a
+    /// name no single product row claims, or a key `links.toml` lacks.
+    pub fn product_host_link(&self, name: &str) -> Option<(&ProductRow, &LinkRow)> {
+        let product = self.gpus.product_for_name(name)?;
+        let row = self.links.link(product.host_link.as_deref()?)?;
+        Some((product, row))
     }
 }
 

@@ -547,7 +547,15 @@ fn product_dense_figures_are_sourced_and_fit_their_capability() {
             }
         }
     }
-    assert!(with_figures >= 6, "gpus.toml: the Hopper boards carry their figures");
+    assert!(with_figures >= 7, "gpus.toml: the Hopper boards and the H20 carry their figures");
+    // A product's host link is a links.toml row; GH200's is NVLink-C2C, 450 GB/s per direction.
+    for p in kb.gpus.product.iter().filter(|p| p.host_link.is_some()) {
+        let key = p.host_link.as_deref().unwrap_or_default();
+        assert!(kb.links.link(key).is_some(), "gpus.toml: {}: host_link {key:?} is no links.toml [[link]] key", p.name);
+    }
+    let (product, c2c) = kb.product_host_link("NVIDIA GH200 480GB").unwrap();
+    assert_eq!((product.name.as_str(), c2c.key.as_str(), c2c.theoretical_gbytes_per_s), ("GH200", "nvlink_c2c", 450.0));
+    assert!(kb.product_host_link("NVIDIA H100 80GB HBM3").is_none());
     let clock = |name: &str| {
         let p = kb.gpus.product_for_name(name).unwrap_or_else(|| panic!("no product row for {name}"));
         let bf16 = p.dense_tflops.and_then(|d| d.bf16).unwrap();
@@ -831,8 +839,11 @@ fn geforce_products_have_a_divisor_to_apply() {
     assert!(!geforce("NVIDIA RTX A6000"));
     assert!(!geforce("NVIDIA TITAN RTX"));
     assert!(!geforce("NVIDIA H100 80GB HBM3"));
-    // A name cut short between products with different figures gets no row: an H100 PCIe or NVL.
+    // A name cut short between products with different figures gets no row: an H100 PCIe or NVL,
+    // an H20 or an H200.
     assert!(kb.gpus.product_for_name("NVIDIA H100 ...").is_none());
+    assert!(kb.gpus.product_for_name("NVIDIA H20...").is_none());
+    assert_eq!(kb.gpus.product_for_name("NVIDIA H20").map(|p| p.name.as_str()), Some("NVIDIA H20"));
     assert_eq!(kb.gpus.product_for_name("NVIDIA H200 NVL").map(|p| p.name.as_str()), Some("NVIDIA H200 NVL"));
 }
 

@@ -168,6 +168,11 @@ pub struct ProductRow {
     /// URL or `owner/repo:path` `dense_tflops` and `sm_count` were read in; set with them.
     #[serde(default)]
     pub dense_source: Option<String>,
+    /// The `links.toml` `[[link]]` key of the link over which the product's GPU reaches host
+    /// memory where that is not its PCIe link (GH200: NVLink-C2C to the Grace CPU); `None` for a
+    /// PCIe board.
+    #[serde(default)]
+    pub host_link: Option<String>,
     /// URL or `owner/repo:path` the row was read in.
     pub source: String,
     /// Confidence.
