@@ -72,6 +72,14 @@ pub struct TopoGpu {
 }
 
 impl TopoGpu {
+    /// The NVLink generation of the GPU's active links (1 = P100 … 5 = B200): NVML's answer read with
+    /// the GPU's architecture ([`crate::compat::nvlink_generation`]), the highest where links differ;
+    /// `None` without an active link NVML gave a version for.
+    pub fn nvlink_generation(&self) -> Option<u32> {
+        let cc = self.compute_capability.as_deref().and_then(|c| c.parse::<ComputeCapability>().ok());
+        self.nvlinks.iter().filter(|l| l.active).filter_map(|l| crate::compat::nvlink_generation(l.version?, cc)).max()
+    }
+
     /// `NUMA node 0, CPUs 0-63 (from nvml)`, with `?` for what was not reported.
     pub fn affinity_words(&self) -> String {
         format!(
@@ -90,7 +98,9 @@ pub struct NvLink {
     pub link: u32,
     /// Whether the link is up.
     pub active: bool,
-    /// NVLink version (4 on H100), when reported.
+    /// What NVML's `nvmlDeviceGetNvLinkVersion` answered, when it did: its `nvmlNvlinkVersion_t`
+    /// enum (3.0 = 4, 4.0 = 6, 5.0 = 7; H100s answer 7), not the generation, which
+    /// [`TopoGpu::nvlink_generation`] works out.
     pub version: Option<u32>,
     /// The PCI bus id at the other end (a GPU, or an NVSwitch), when reported.
     pub remote_bus_id: Option<String>,
