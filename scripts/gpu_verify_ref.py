@@ -3,7 +3,11 @@
 the sizes of the plan in gpu-doctor's own run (never copied by hand), and the one-page summary.
 
   gpu_verify_ref.py measure BENCH_JSON REF_JSON   time the same operations in PyTorch and CuPy
-  gpu_verify_ref.py summary OUT_DIR               write OUT_DIR/summary.md from bench.json, ref.json
+  gpu_verify_ref.py summary DIR                   write DIR/summary.md from bench.json, ref.json,
+                                                  check.json and machine.txt in DIR
+  gpu_verify_ref.py smi-versions < TEXT           the driver and CUDA versions in nvidia-smi's
+                                                  output (R610's spelling or the old one)
+  gpu_verify_ref.py selftest                      this file's own tests (no GPU needed)
 
 Operations, chosen to match gpu-doctor's: pinned host memory and `copy_(non_blocking=True)` for
 host<->device copies (every size of the plan's `transfer_sizes_bytes`); a device-to-device
@@ -16,6 +20,7 @@ note, never a crash: the summary says what was not measured.
 
 import json
 import os
+import re
 import sys
 import time
 
@@ -178,6 +183,69 @@ def measure(bench_json, ref_json):
     return 0
 
 
+# ---- nvidia-smi's versions ----------------------------------------------------------------------
+
+# Driver R610 renamed nvidia-smi's "Driver Version" to "KMD Version" and "CUDA Version" to "CUDA UMD
+# Version" (docs.nvidia.com/deploy/nvidia-smi: "deprecated Driver Version and CUDA Version in favor
+# of KMD Version and CUDA UMD Version respectively"). The table's header has only the new labels
+# (`| NVIDIA-SMI 610.43.02  KMD Version: 610.43.02  CUDA UMD Version: 13.3 |`,
+# github.com/sgl-project/sglang/issues/27487); `-q` prints both, the old ones with a
+# "[Deprecated; will be removed in CUDA 14.0. Use CUDA UMD Version instead]" suffix
+# (github.com/PrismML-Eng/Bonsai-demo/pull/122), and `--version` says "Deprecated, see ..." in
+# place of the old ones' value. Older drivers print only the old labels. The new label is read
+# first; a value must be a version (digits and dots), so "Deprecated" and "N/A" are never one.
+SMI_VERSION_LABELS = {
+    "driver": ("KMD Version", "Driver Version"),
+    "cuda": ("CUDA UMD Version", "CUDA Version"),
+}
+
+
+def smi_versions(text):
+    """{"driver": ..., "cuda": ..., "labels": [...]} from nvidia-smi's table header, `-q` or
+    `--version` output, in either spelling; a version nvidia-smi did not print is None."""
+    found = {"labels": []}
+    for key, labels in SMI_VERSION_LABELS.items():
+        found[key] = None
+        for label in labels:
+            # The label starts a line or follows a space or the table's border; a colon, then the value.
+            m = re.search(r"(?:^|[\s|])" + re.escape(label) + r"\s*:\s*(\d+(?:\.\d+)+)\b", text, re.I | re.M)
+            if m:
+                found[key] = m.group(1)
+                found["labels"].append(label)
+                break
+    return found
+
+
+def same_version(a, b, parts):
+    """Whether two version texts agree in their first `parts` numbers."""
+    if not a or not b:
+        return False
+    return str(a).split(".")[:parts] == str(b).split(".")[:parts]
+
+
+def version_checks(machine_text, check, bench):
+    """(check, PASS/FAIL/–, detail): nvidia-smi's driver and CUDA versions, in either spelling,
+    beside what gpu-doctor read (check.json's driver, from NVML; bench.json's device, from CUDA)."""
+    smi = smi_versions(machine_text or "")
+    spelled = ", ".join(smi["labels"]) or "no version labels"
+    driver = (((check or {}).get("snapshot") or {}).get("driver") or {}).get("value") or {}
+    device = (bench or {}).get("device") or {}
+    rows = []
+    pairs = (
+        ("driver version: gpu-doctor check = nvidia-smi", smi["driver"], driver.get("version"), 9),
+        ("CUDA version of the driver: gpu-doctor check = nvidia-smi", smi["cuda"], driver.get("cuda_version"), 2),
+        ("CUDA version of the driver: the benchmark's worker = nvidia-smi", smi["cuda"],
+         device.get("driver_cuda_version"), 2),
+    )
+    for name, theirs, ours, parts in pairs:
+        if not theirs or not ours:
+            rows.append((name, "–", f"nvidia-smi {theirs or 'none'} ({spelled}), gpu-doctor {ours or 'none'}"))
+        else:
+            ok = same_version(ours, theirs, parts)
+            rows.append((name, "PASS" if ok else "FAIL", f"nvidia-smi {theirs} ({spelled}), gpu-doctor {ours}"))
+    return rows
+
+
 # ---- summary ---------------------------------------------------------------------------------
 
 
@@ -281,12 +349,18 @@ def summary(out_dir):
         except (OSError, ValueError):
             return None
 
-    bench, ref = load("bench.json"), load("ref.json") or {}
+    bench, ref, check = load("bench.json"), load("ref.json") or {}, load("check.json")
     torch, cupy = ref.get("torch"), ref.get("cupy")
     lines = ["# gpu-verify summary", ""]
     info = os.path.join(out_dir, "machine.txt")
-    if os.path.exists(info):
-        lines += ["```", open(info).read().strip(), "```", ""]
+    machine = open(info).read() if os.path.exists(info) else ""
+    if machine:
+        lines += ["```", machine.strip(), "```", ""]
+    lines += ["## Versions: nvidia-smi's (R610's labels or the old ones) beside gpu-doctor's", "",
+              "| check | result | detail |", "|---|---|---|"]
+    for name, result, detail in version_checks(machine, check, bench):
+        lines.append(f"| {name} | {result} | {detail.replace('|', '/')} |")
+    lines.append("")
     if bench:
         dev = bench.get("device") or {}
         lines.append(f"gpu-doctor {bench.get('tool_version', '?')}, device: {dev.get('name', 'none reported')}, "
@@ -327,10 +401,98 @@ def summary(out_dir):
     return 0
 
 
+# ---- selftest ----------------------------------------------------------------------------------
+
+
+def selftest():
+    """The version reading over nvidia-smi's real output, old and R610+; run by .ci/run."""
+    import unittest
+
+    # R610's table header (NVIDIA B200, github.com/sgl-project/sglang/issues/27487) and
+    # 610.43.03's (github.com/projectbluefin/finpilot/issues/160).
+    table_610 = (
+        "| NVIDIA-SMI 610.43.02              KMD Version: 610.43.02     CUDA UMD Version: 13.3     |\n"
+        "+-----------------------------------------+------------------------+----------------------+\n"
+        "|   0  NVIDIA B200                    On  |   00000000:63:00.0 Off |                    0 |\n"
+    )
+    table_610_03 = "| NVIDIA-SMI 610.43.03              KMD Version: 610.43.03     CUDA UMD Version: 13.3     |"
+    # R610's `-q` header: both spellings, the old with its deprecation suffix (the suffix as
+    # github.com/PrismML-Eng/Bonsai-demo/pull/122 quotes it; the old label first, as -q prints it).
+    q_610 = (
+        "==============NVSMI LOG==============\n\n"
+        "Driver Version                            : 610.43.02 [Deprecated; will be removed in CUDA 14.0. Use KMD Version instead]\n"
+        "CUDA Version                              : 13.3 [Deprecated; will be removed in CUDA 14.0. Use CUDA UMD Version instead]\n"
+        "KMD Version                               : 610.43.02\n"
+        "CUDA UMD Version                          : 13.3\n\n"
+        "Attached GPUs                             : 1\n"
+    )
+    # R610's `nvidia-smi --version`: lower-case labels, the old ones without a value.
+    version_610 = (
+        "NVIDIA-SMI version  : 610.43.02\n"
+        "NVML version        : 610.43\n"
+        'DRIVER version      : Deprecated, see "KMD version" instead\n'
+        'CUDA version        : Deprecated, see "CUDA UMD version" instead\n'
+        "KMD version         : 610.43.02\n"
+        "CUDA UMD version    : 13.3\n"
+    )
+    # Before R610 (550.127.05, github.com/leptonai/gpud e2e/mock/nvidia-smi/test_data.go).
+    table_550 = "| NVIDIA-SMI 550.127.05             Driver Version: 550.127.05     CUDA Version: 12.4     |"
+    q_550 = (
+        "==============NVSMI LOG==============\n\n"
+        "Timestamp                                 : Wed Jan 22 04:28:41 2025\n"
+        "Driver Version                            : 550.127.05\n"
+        "CUDA Version                              : 12.4\n"
+    )
+
+    class Versions(unittest.TestCase):
+        def test_r610_spelling_is_read_in_every_form(self):
+            for text in (table_610, q_610, version_610):
+                v = smi_versions(text)
+                self.assertEqual((v["driver"], v["cuda"]), ("610.43.02", "13.3"), text)
+                self.assertEqual(v["labels"], ["KMD Version", "CUDA UMD Version"], text)
+            v = smi_versions(table_610_03)
+            self.assertEqual((v["driver"], v["cuda"]), ("610.43.03", "13.3"))
+
+        def test_the_old_spelling_is_still_read(self):
+            for text in (table_550, q_550):
+                v = smi_versions(text)
+                self.assertEqual((v["driver"], v["cuda"]), ("550.127.05", "12.4"), text)
+                self.assertEqual(v["labels"], ["Driver Version", "CUDA Version"], text)
+
+        def test_no_version_is_made_up(self):
+            for text in ("", "nvidia-smi: not available", 'CUDA version : Deprecated, see "CUDA UMD version" instead',
+                         "NVIDIA-SMI version  : 610.43.02\nNVML version        : 610.43\n", "CUDA Version: N/A"):
+                v = smi_versions(text)
+                self.assertEqual((v["driver"], v["cuda"]), (None, None), text)
+
+        def test_gpu_doctor_is_compared_with_nvidia_smi_in_either_spelling(self):
+            check = {"snapshot": {"driver": {"status": "found", "value": {"version": "610.43.02", "cuda_version": "13.3"}}}}
+            bench = {"device": {"driver_cuda_version": "13.3"}}
+            for text in (table_610, q_610, version_610, table_610 + table_550):
+                self.assertEqual([r[1] for r in version_checks(text, check, bench)], ["PASS"] * 3, text)
+            rows = version_checks(table_550, check, bench)
+            self.assertEqual([r[1] for r in rows], ["FAIL"] * 3)
+            self.assertIn("nvidia-smi 550.127.05 (Driver Version, CUDA Version), gpu-doctor 610.43.02", rows[0][2])
+            # Nothing to compare: not a pass.
+            self.assertEqual([r[1] for r in version_checks("", check, bench)], ["–"] * 3)
+            self.assertEqual([r[1] for r in version_checks(table_610, None, None)], ["–"] * 3)
+
+    suite = unittest.defaultTestLoader.loadTestsFromTestCase(Versions)
+    result = unittest.TextTestRunner(verbosity=2).run(suite)
+    return 0 if result.wasSuccessful() else 1
+
+
 if __name__ == "__main__":
     if len(sys.argv) == 4 and sys.argv[1] == "measure":
         sys.exit(measure(sys.argv[2], sys.argv[3]))
     if len(sys.argv) == 3 and sys.argv[1] == "summary":
         sys.exit(summary(sys.argv[2]))
+    if len(sys.argv) == 2 and sys.argv[1] == "smi-versions":
+        v = smi_versions(sys.stdin.read())
+        print(f"versions (either spelling): driver {v['driver'] or 'not shown'}, CUDA {v['cuda'] or 'not shown'}"
+              f" (labels: {', '.join(v['labels']) or 'none found'})")
+        sys.exit(0)
+    if len(sys.argv) == 2 and sys.argv[1] == "selftest":
+        sys.exit(selftest())
     print(__doc__, file=sys.stderr)
     sys.exit(2)

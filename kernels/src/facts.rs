@@ -1,12 +1,12 @@
 //! Gathers the `Facts` a run is judged against from the probes' snapshot, what CUDA reported in
 //! the worker, and the knowledge base.
 
-use gpu_doctor_kb::Kb;
+use gpu_doctor_kb::{Kb, ProductRow};
 use gpu_doctor_model::Snapshot;
 use gpu_doctor_model::{Gpu, HostLink, PciBusId};
 
 use gpu_doctor_model::bench::protocol::DeviceInfo;
-use gpu_doctor_model::bench::verdict::{Facts, PeakOps};
+use gpu_doctor_model::bench::verdict::{Facts, PeakOps, ProductPeaks};
 
 /// The probed GPU with NVML index `index`.
 pub fn probed_gpu(snapshot: &Snapshot, index: u32) -> Option<&Gpu> {
@@ -38,6 +38,23 @@ fn rated_sm_clock(nvml_boost: Option<u32>, cuda_clock_rate: Option<u32>) -> Opti
         (None, Some(mhz)) => Some((mhz, "CUDA's clock-rate attribute")),
         (None, None) => None,
     }
+}
+
+/// The product row's own dense figures (Hopper boards, the H20), with where they were read added
+/// to `sources`; `None` for a row without figures.
+fn product_peaks(product: &ProductRow, sources: &mut Vec<String>) -> Option<ProductPeaks> {
+    let figures = product.dense_tflops?;
+    let source = product.dense_source.clone().unwrap_or_else(|| product.source.clone());
+    sources.push(format!("the product's own dense figures ({}): {source}", product.name));
+    Some(ProductPeaks {
+        product: product.name.clone(),
+        sm_count: product.sm_count,
+        fp32_tflops: figures.fp32,
+        tf32_tflops: figures.tf32,
+        fp16_tflops: figures.fp16,
+        bf16_tflops: figures.bf16,
+        source,
+    })
 }
 
 /// Puts together what the run is judged against. NVML's figures (from the snapshot) come first;
@@ -94,14 +111,16 @@ pub fn gather(snapshot: Option<&Snapshot>, gpu_index: u32, device: Option<&Devic
         device.and_then(|d| d.memory_free_bytes).or_else(|| gpu.and_then(|g| g.memory_free_bytes));
 
     let cc = device.and_then(|d| d.compute_capability).or_else(|| gpu.and_then(|g| g.compute_capability));
+    let name = gpu.and_then(|g| g.name.as_deref()).or_else(|| device.and_then(|d| d.name.as_deref()));
+    // The knowledge base's product row for the name, unless it says another capability than the GPU's.
+    let product =
+        kb.zip(name).and_then(|(kb, name)| kb.gpus.product_for_name(name)).filter(|p| cc.is_none_or(|cc| cc == p.cc));
     if let (Some(cc), Some(kb)) = (cc, kb) {
         match kb.gpus.cc.iter().find(|row| row.cc == cc) {
             Some(row) => match row.ops_per_clock_per_sm {
                 Some(ops) => {
                     let mut peak = PeakOps::from(ops);
                     sources.push(format!("operations per clock per SM for {cc} ({}): {}", row.arch, row.source));
-                    let name = gpu.and_then(|g| g.name.as_deref()).or_else(|| device.and_then(|d| d.name.as_deref()));
-                    let product = name.and_then(|n| kb.gpus.product_for_name(n));
                     if let (Some(product), Some(divisor)) = (product.filter(|p| p.geforce), ops.geforce_tensor_divisor)
                     {
                         peak = peak.tensor_divided_by(divisor);
@@ -122,6 +141,7 @@ pub fn gather(snapshot: Option<&Snapshot>, gpu_index: u32, device: Option<&Devic
             None => sources.push(format!("the knowledge base has no row for compute capability {cc}")),
         }
     }
+    facts.product_peaks = product.and_then(|p| product_peaks(p, &mut sources));
     if let Some(snap) = snapshot {
         facts.p2p_links = gpu_doctor_judge::bench::p2p::link_facts(snap, kb.map(|k| &k.links));
         if !facts.p2p_links.is_empty() {
@@ -294,5 +314,103 @@ mod tests {
         // The divisor comes from the knowledge base's product rows, not from the word in the name.
         let unknown = gather(None, 0, Some(&device("NVIDIA GeForce Something 9999")), Some(kb));
         assert!(unknown.tensor_rate_note.is_none());
+    }
+
+    /// A Hopper board as CUDA describes it, judged with the knowledge base.
+    fn hopper(name: &str, sm_count: u32, boost_mhz: u32) -> Facts {
+        let device = DeviceInfo {
+            name: Some(name.into()),
+            sm_count: Some(sm_count),
+            clock_sm_max_mhz: Some(boost_mhz),
+            compute_capability: Some(ComputeCapability { major: 9, minor: 0 }),
+            ..DeviceInfo::default()
+        };
+        gather(None, 0, Some(&device), Some(Kb::get().unwrap()))
+    }
+
+    fn gemm(precision: Precision, value: f64) -> Measurement {
+        Measurement::single(Metric::Gemm { precision, n: 8192 }, "", value, Unit::TflopPerS)
+    }
+
+    /// An H100 SXM5 ("NVIDIA H100 80GB HBM3", 132 SMs, rated boost clock 1980 MHz): NVIDIA's dense
+    /// BF16 figure, 989.4 TFLOP/s, is 4096 ops/clock/SM × 132 SMs × 1830 MHz, not × 1980 (1070.5).
+    /// A healthy 790 TFLOP/s BF16 GEMM reads 80 % of it, not 74 %; FP32 keeps the boost clock, and
+    /// the basis names both clocks.
+    #[test]
+    fn hopper_tensor_peaks_use_nvidias_dense_figures_and_fp32_the_boost_clock() {
+        let sxm = hopper("NVIDIA H100 80GB HBM3", 132, 1980);
+        let (bf16, basis) = sxm.peak_tflops(Precision::Bf16).unwrap();
+        assert!((bf16 - 989.4).abs() < 0.05, "{bf16}: {basis}");
+        assert!(basis.contains("4096 ops/clock/SM × 132 SMs × 1830 MHz = 989.4 TFLOP/s"), "{basis}");
+        assert!(basis.contains("1980 MHz: the rated boost clock (CUDA's clock-rate attribute)"), "{basis}");
+        let healthy = judge(&gemm(Precision::Bf16, 790.0), &sxm);
+        assert_eq!(healthy.verdict, Verdict::Normal, "{healthy:?}");
+        assert_eq!(healthy.percent_of_expected.map(f64::round), Some(80.0), "{healthy:?}");
+        assert!(healthy.comment.starts_with("80 % of expected"), "{}", healthy.comment);
+        let (tf32, _) = sxm.peak_tflops(Precision::Tf32).unwrap();
+        assert!((tf32 - 494.7).abs() < 0.05, "{tf32}");
+        let (fp32, fp32_basis) = sxm.peak_tflops(Precision::Fp32).unwrap();
+        assert!((fp32 - 66.9).abs() < 0.05, "{fp32}: {fp32_basis}");
+        assert!(fp32_basis.contains("× 1980 MHz") && !fp32_basis.contains("1830"), "{fp32_basis}");
+        // The tensor cores may run above the figure's clock, up to the rated one: not above theory.
+        assert_eq!(judge(&gemm(Precision::Bf16, 1060.0), &sxm).verdict, Verdict::Normal);
+        assert_eq!(judge(&gemm(Precision::Bf16, 1200.0), &sxm).verdict, Verdict::AboveTheory);
+        assert!(
+            sxm.sources.iter().any(|s| s.contains("own dense figures (NVIDIA H100 80GB HBM3)")),
+            "{:?}",
+            sxm.sources
+        );
+
+        // The other GH100 boards: (name, SMs, rated boost clock, BF16 dense, the figure's clock).
+        for (name, sms, boost, want, mhz) in [
+            ("NVIDIA H100 PCIe", 114, 1755, 756.5, "1620 MHz"),
+            ("NVIDIA H100 NVL", 132, 1785, 835.5, "1545 MHz"),
+            ("NVIDIA H200", 132, 1980, 989.5, "1830 MHz"),
+            ("NVIDIA H200 NVL", 132, 1785, 835.5, "1545 MHz"),
+            ("NVIDIA GH200 480GB", 132, 1980, 990.0, "1831 MHz"),
+        ] {
+            let facts = hopper(name, sms, boost);
+            let (bf16, basis) = facts.peak_tflops(Precision::Bf16).unwrap();
+            assert!((bf16 - want).abs() < 0.05, "{name}: {bf16}: {basis}");
+            assert!(
+                basis.contains(&format!("× {mhz} =")) && basis.contains(&format!("{boost} MHz: the rated")),
+                "{name}: {basis}"
+            );
+            let (fp32, _) = facts.peak_tflops(Precision::Fp32).unwrap();
+            assert!((fp32 - 256.0 * f64::from(sms) * f64::from(boost) / 1e6).abs() < 0.05, "{name}: FP32 {fp32}");
+        }
+
+        // A MIG instance of an H100 SXM5 with 16 SMs gets its share of the board's figure.
+        let (slice, basis) = hopper("NVIDIA H100 80GB HBM3", 16, 1980).peak_tflops(Precision::Bf16).unwrap();
+        assert!((slice - 989.4 * 16.0 / 132.0).abs() < 0.05, "{slice}: {basis}");
+        // A board the table has no figures for (the bare "NVIDIA H100") keeps ops × SMs × the boost clock.
+        let bare = hopper("NVIDIA H100", 132, 1980);
+        assert!(bare.product_peaks.is_none());
+        assert!((bare.peak_tflops(Precision::Bf16).unwrap().0 - 1070.5).abs() < 0.1);
+    }
+
+    /// The H20 is a GH100 whose tensor cores run at about 15 % of the H100's: dense BF16 148 TFLOP/s,
+    /// TF32 74, FP32 44 (spec sheets as publicly reported), not 4096 ops/clock/SM × its SMs × its
+    /// clock (≈ 630 with the 78 SMs a benchmark listing reports). A BF16 GEMM at 120 TFLOP/s is
+    /// normal, not LOW; one past its figure is above theory.
+    #[test]
+    fn the_h20_is_judged_against_its_own_cut_down_figures() {
+        let h20 = hopper("NVIDIA H20", 78, 1980);
+        let (bf16, basis) = h20.peak_tflops(Precision::Bf16).unwrap();
+        assert!((bf16 - 148.0).abs() < 1e-9, "{bf16}: {basis}");
+        assert!(
+            basis.starts_with("BF16 dense: 148.0 TFLOP/s, NVIDIA's dense figure for NVIDIA H20 (https://"),
+            "{basis}"
+        );
+        assert!(basis.contains("not 4096 ops/clock/SM × 78 SMs × 1980 MHz = 632.6"), "{basis}");
+        let j = judge(&gemm(Precision::Bf16, 120.0), &h20);
+        assert_eq!(j.verdict, Verdict::Normal, "{j:?}");
+        assert_eq!(j.percent_of_expected.map(f64::round), Some(81.0), "{j:?}");
+        assert_eq!(judge(&gemm(Precision::Bf16, 170.0), &h20).verdict, Verdict::AboveTheory);
+        assert!((h20.peak_tflops(Precision::Tf32).unwrap().0 - 74.0).abs() < 1e-9);
+        let fma = Measurement::single(Metric::FmaPeak, "", 38.0, Unit::TflopPerS);
+        let j = judge(&fma, &h20);
+        assert_eq!(j.expected.as_ref().map(|e| e.value), Some(44.0), "{j:?}");
+        assert_eq!(j.verdict, Verdict::Normal, "{j:?}");
     }
 }

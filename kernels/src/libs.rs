@@ -5,12 +5,23 @@
 //! release. So the parent picks one cuBLAS and one NVRTC (the newest major the driver supports),
 //! links them as `libcublas.so` and `libnvrtc.so` in a private folder, and puts that folder and the
 //! picked libraries' folders (for `libcublasLt` and `libnvrtc-builtins`) first on the search path.
+//!
+//! Where every library found is of a CUDA major this machine cannot use (cuBLAS 13 under an R570
+//! driver), the library is refused up front with the reason and what to install
+//! (`LibraryPlan::refusals`, passed to the worker in `Wanted::refused_var`), rather than left to
+//! the loader's default, which finds nothing or the unusable one (cuBLAS 13 then fails with
+//! `CUBLAS_STATUS_NOT_INITIALIZED`).
+//!
+//! The loader reads that search path only when a process starts, so it is the worker's from its
+//! start (`PreparedLibraries::worker_env`); a program that runs the worker's code in its own
+//! process (the GPU test binary) runs itself again under the same variables (`reexec_command`).
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use gpu_doctor_kb::Kb;
-use gpu_doctor_model::Snapshot;
+use gpu_doctor_model::{DriverVersion, Snapshot};
 
 /// One library the worker may need.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,11 +30,92 @@ pub struct Wanted {
     pub stem: &'static str,
     /// The name cudarc tries first, which the private folder provides.
     pub link_name: &'static str,
+    /// Its name for people, e.g. `cuBLAS`.
+    pub what: &'static str,
+    /// NVIDIA's pip wheel of it for one CUDA major, without the major: `nvidia-cublas-cu` (12 →
+    /// `nvidia-cublas-cu12`).
+    pub wheel: &'static str,
+    /// The variable that carries the reason it was refused (`LibraryPlan::refusals`) to the worker.
+    pub refused_var: &'static str,
 }
 
+/// cuBLAS.
+pub const CUBLAS: Wanted = Wanted {
+    stem: "libcublas",
+    link_name: "libcublas.so",
+    what: "cuBLAS",
+    wheel: "nvidia-cublas-cu",
+    refused_var: "GPU_DOCTOR_REFUSED_LIBCUBLAS",
+};
+
+/// NVRTC, the runtime compiler of the FMA, latency and copy kernels.
+pub const NVRTC: Wanted = Wanted {
+    stem: "libnvrtc",
+    link_name: "libnvrtc.so",
+    what: "NVRTC",
+    wheel: "nvidia-cuda-nvrtc-cu",
+    refused_var: "GPU_DOCTOR_REFUSED_LIBNVRTC",
+};
+
 /// cuBLAS and NVRTC.
-pub const WANTED: [Wanted; 2] =
-    [Wanted { stem: "libcublas", link_name: "libcublas.so" }, Wanted { stem: "libnvrtc", link_name: "libnvrtc.so" }];
+pub const WANTED: [Wanted; 2] = [CUBLAS, NVRTC];
+
+/// Why the parent refused `wanted` for this worker (its `refused_var`); `None` when it did not.
+pub fn refusal(wanted: &Wanted) -> Option<String> {
+    std::env::var(wanted.refused_var).ok().filter(|r| !r.is_empty())
+}
+
+/// The newest CUDA major whose libraries serve the worker, and what sets it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CudaLimit {
+    /// The major, e.g. 12.
+    pub major: u32,
+    /// What sets it, e.g. `the driver 570.133.20 supports CUDA 12.8`.
+    pub why: String,
+    /// Where the driver sets it, the lowest driver that runs each newer major's libraries
+    /// (`cuda.toml`'s family floors); empty where a newer driver would not help (the GPU's
+    /// architecture sets the limit) or the table does not say.
+    pub newer_drivers: Vec<DriverFloor>,
+}
+
+impl CudaLimit {
+    /// A limit with nothing known beyond its major.
+    pub fn major(major: u32) -> Self {
+        Self { major, why: format!("CUDA {major} is the newest usable here"), newer_drivers: Vec::new() }
+    }
+}
+
+/// The lowest driver that runs the libraries of one CUDA major.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DriverFloor {
+    /// The CUDA major, e.g. 13.
+    pub cuda_major: u32,
+    /// The driver, e.g. `580.65.06`.
+    pub driver: DriverVersion,
+    /// Where that was read (`cuda.toml`'s row source).
+    pub source: String,
+}
+
+/// A library the worker must not load, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    /// Which library.
+    pub wanted: Wanted,
+    /// Why, and what to install instead; what the tests that need it fail with.
+    pub reason: String,
+}
+
+/// The variable the loader searches for libraries: `LD_LIBRARY_PATH` (`PATH` on Windows).
+pub const PATH_VAR: &str = if cfg!(windows) { "PATH" } else { "LD_LIBRARY_PATH" };
+
+/// Set (to `1`) in a process that `reexec_command` started: it already runs under the worker's
+/// variables and must not run itself again.
+pub const PREPARED_VAR: &str = "GPU_DOCTOR_WORKER_ENV";
+
+/// Whether this process runs under the worker's variables because `reexec_command` started it.
+pub fn in_worker_env() -> bool {
+    std::env::var_os(PREPARED_VAR).is_some()
+}
 
 /// A library file found in a folder.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,10 +134,10 @@ pub fn soname_major(stem: &str, file: &str) -> Option<u32> {
     rest.parse().ok()
 }
 
-/// Picks the library to use among `found`: the newest major the driver supports (all of them when
-/// the driver's CUDA version is unknown), the first found among equals.
-pub fn choose(found: &[Found], driver_cuda_major: Option<u32>) -> Option<&Found> {
-    let allowed = |f: &&Found| driver_cuda_major.is_none_or(|d| f.major <= d);
+/// Picks the library to use among `found`: the newest major within the limit (all of them when
+/// no limit is known), the first found among equals.
+pub fn choose(found: &[Found], limit: Option<u32>) -> Option<&Found> {
+    let allowed = |f: &&Found| limit.is_none_or(|d| f.major <= d);
     let best = found.iter().filter(allowed).map(|f| f.major).max()?;
     found.iter().find(|f| f.major == best)
 }
@@ -59,10 +151,14 @@ pub struct LibraryPlan {
     pub dirs: Vec<PathBuf>,
     /// What was picked and why, for the run's record.
     pub notes: Vec<String>,
+    /// Libraries found only in majors newer than `limit` allows: not loaded at all, the tests
+    /// that need them fail with the reason.
+    pub refusals: Vec<Refusal>,
 }
 
-/// Works out the links and folders from `(folder, file names)` listings.
-pub fn plan(listings: &[(PathBuf, Vec<String>)], driver_cuda_major: Option<u32>) -> LibraryPlan {
+/// Works out the links and folders from `(folder, file names)` listings, within `limit` (the
+/// newest usable CUDA major and why; `None`: unknown, anything found may serve).
+pub fn plan(listings: &[(PathBuf, Vec<String>)], limit: Option<&CudaLimit>) -> LibraryPlan {
     let mut out = LibraryPlan::default();
     for wanted in WANTED {
         let found: Vec<Found> = listings
@@ -73,7 +169,7 @@ pub fn plan(listings: &[(PathBuf, Vec<String>)], driver_cuda_major: Option<u32>)
                 })
             })
             .collect();
-        match choose(&found, driver_cuda_major) {
+        match choose(&found, limit.map(|l| l.major)) {
             Some(f) => {
                 out.links.push((wanted.link_name.to_owned(), f.dir.join(&f.file)));
                 if !out.dirs.contains(&f.dir) {
@@ -87,14 +183,43 @@ pub fn plan(listings: &[(PathBuf, Vec<String>)], driver_cuda_major: Option<u32>)
                     wanted.stem
                 ));
             }
-            None => out.notes.push(format!(
-                "every {} found is newer than the driver supports (CUDA {}); the loader's default applies",
-                wanted.stem,
-                driver_cuda_major.map_or_else(|| "?".to_owned(), |m| m.to_string())
-            )),
+            None => {
+                // Only reached with a limit: without one every library found is allowed.
+                let Some(limit) = limit else { continue };
+                let reason = refusal_reason(&wanted, &found, limit);
+                out.notes.push(reason.clone());
+                out.refusals.push(Refusal { wanted, reason });
+            }
         }
     }
     out
+}
+
+/// Why `wanted` is refused when every one `found` is newer than `limit`, and what to install.
+fn refusal_reason(wanted: &Wanted, found: &[Found], limit: &CudaLimit) -> String {
+    let Wanted { what, stem, wheel, .. } = *wanted;
+    let oldest = found.iter().map(|f| f.major).min().unwrap_or(limit.major + 1);
+    let files: Vec<String> = found.iter().map(|f| f.dir.join(&f.file).display().to_string()).collect();
+    let usable = limit.major;
+    let mut reason = format!(
+        "{what} not loaded: every {stem} found is CUDA {oldest} or newer ({}), and {}",
+        files.join(", "),
+        limit.why
+    );
+    let floor = limit.newer_drivers.iter().find(|f| f.cuda_major == oldest);
+    if let Some(f) = floor {
+        reason.push_str(&format!(
+            "; {what} {oldest} needs a driver of the R{} branch or newer ({} or newer; {})",
+            f.driver.major(),
+            f.driver,
+            f.source
+        ));
+    }
+    reason.push_str(&format!(". Install {what} {usable}: `pip install {wheel}{usable}`, or a CUDA {usable} toolkit"));
+    if let Some(f) = floor {
+        reason.push_str(&format!("; or update the driver to {} or newer", f.driver));
+    }
+    reason
 }
 
 /// Folders that may hold CUDA libraries: every toolkit's library folders and every `nvidia/*/lib`
@@ -148,12 +273,51 @@ pub fn driver_cuda_major(snapshot: &Snapshot) -> Option<u32> {
 /// `last_toolkit`): CUDA 13 dropped Maxwell, Pascal and Volta, so a V100 on an R580 driver (CUDA 13)
 /// needs cuBLAS and NVRTC 12, whose NVRTC 13 cannot compile for `sm_70`. `None` when neither is known.
 pub fn usable_cuda_major(snapshot: &Snapshot, kb: Option<&Kb>, gpu: u32) -> Option<u32> {
-    let driver = driver_cuda_major(snapshot);
+    usable_cuda(snapshot, kb, gpu).map(|l| l.major)
+}
+
+/// `usable_cuda_major` with what sets it. Where the driver does (an R570 driver supports CUDA
+/// 12.x, an R580 one 13.x: NVIDIA's "Supported Drivers and CUDA Toolkit Versions",
+/// https://docs.nvidia.com/datacenter/tesla/drivers/supported-drivers-and-cuda-toolkit-versions.html),
+/// the lowest driver for each newer major comes from `cuda.toml`'s family floors (13: 580.65.06).
+pub fn usable_cuda(snapshot: &Snapshot, kb: Option<&Kb>, gpu: u32) -> Option<CudaLimit> {
     let cc = crate::facts::probed_gpu(snapshot, gpu).and_then(|g| g.compute_capability);
-    let last = kb.zip(cc).and_then(|(kb, cc)| kb.gpus.row(cc)).and_then(|r| r.last_toolkit).map(|v| v.major);
-    match (driver, last) {
-        (Some(d), Some(l)) => Some(d.min(l)),
-        (d, l) => d.or(l),
+    let by_gpu = kb.zip(cc).and_then(|(kb, cc)| Some((kb.gpus.row(cc)?.last_toolkit?.major, cc))).map(|(l, cc)| {
+        CudaLimit {
+            major: l,
+            why: format!(
+                "CUDA {l} is the last that builds for this GPU's compute capability {cc} (gpus.toml: CUDA {} dropped it)",
+                l + 1
+            ),
+            newer_drivers: Vec::new(),
+        }
+    });
+    let by_driver = snapshot.driver.value().and_then(|d| Some((d, d.cuda_version?))).map(|(d, cuda)| {
+        let os = snapshot.platform.platform.os;
+        let newer_drivers = kb
+            .map(|kb| {
+                kb.cuda
+                    .family
+                    .iter()
+                    .filter(|f| f.major > cuda.major)
+                    .filter_map(|f| {
+                        let driver = kb.cuda.floor(f.major, os)?.clone();
+                        Some(DriverFloor { cuda_major: f.major, driver, source: f.source.clone() })
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let derived = if d.cuda_version_derived { " (looked up from its version)" } else { "" };
+        CudaLimit {
+            major: cuda.major,
+            why: format!("the driver {} supports CUDA {cuda}{derived}", d.version),
+            newer_drivers,
+        }
+    });
+    match (by_driver, by_gpu) {
+        // Where both set the same major, a newer driver would not help: the GPU's limit is the reason.
+        (Some(d), Some(g)) => Some(if g.major <= d.major { g } else { d }),
+        (d, g) => d.or(g),
     }
 }
 
@@ -167,18 +331,18 @@ pub struct PreparedLibraries {
 }
 
 impl PreparedLibraries {
-    /// Lists the candidate folders, plans for GPU `gpu` (`usable_cuda_major`), and makes the
+    /// Lists the candidate folders, plans for GPU `gpu` (`usable_cuda`), and makes the
     /// private folder of links (Unix only).
     pub fn prepare(snapshot: Option<&Snapshot>, gpu: u32) -> Self {
         let dirs = snapshot.map(candidate_dirs).unwrap_or_default();
-        let major = snapshot.and_then(|s| usable_cuda_major(s, Kb::get().ok(), gpu));
-        Self::from_dirs(dirs, major)
+        let limit = snapshot.and_then(|s| usable_cuda(s, Kb::get().ok(), gpu));
+        Self::from_dirs(dirs, limit.as_ref())
     }
 
-    /// Lists `dirs` (the candidate folders), plans, and makes the private folder of links.
-    pub fn from_dirs(dirs: Vec<PathBuf>, driver_major: Option<u32>) -> Self {
+    /// Lists `dirs` (the candidate folders), plans within `limit`, and makes the private folder of links.
+    pub fn from_dirs(dirs: Vec<PathBuf>, limit: Option<&CudaLimit>) -> Self {
         let listings: Vec<(PathBuf, Vec<String>)> = dirs.into_iter().map(|d| (d.clone(), list(&d))).collect();
-        let mut plan = plan(&listings, driver_major);
+        let mut plan = plan(&listings, limit);
         let link_dir = if plan.links.is_empty() { None } else { make_links(&plan.links, &mut plan.notes) };
         Self { link_dir, plan }
     }
@@ -194,6 +358,39 @@ impl PreparedLibraries {
             return None;
         }
         std::env::join_paths(parts).ok()
+    }
+
+    /// The variables the worker runs under, set by the runner (`gpu-doctor bench`) and by
+    /// `reexec_command` alike: `CUDA_DEVICE_ORDER=PCI_BUS_ID`, so that CUDA counts GPUs as NVML
+    /// does, `PATH_VAR` set to `search_path` with `existing` (its value in this process) last,
+    /// and each refused library's `refused_var` set to the reason (`refusal` in the worker).
+    pub fn worker_env(&self, existing: Option<&OsStr>) -> Vec<(OsString, OsString)> {
+        let mut env: Vec<(OsString, OsString)> = vec![("CUDA_DEVICE_ORDER".into(), "PCI_BUS_ID".into())];
+        if let Some(path) = self.search_path(existing) {
+            env.push((PATH_VAR.into(), path));
+        }
+        for r in &self.plan.refusals {
+            env.push((r.wanted.refused_var.into(), r.reason.clone().into()));
+        }
+        env
+    }
+
+    /// The variables a program that runs the worker's code in its own process (the GPU test
+    /// binary) runs itself again under: `worker_env`, and `PREPARED_VAR` so that it does not
+    /// run itself once more.
+    pub fn reexec_env(&self, existing: Option<&OsStr>) -> Vec<(OsString, OsString)> {
+        let mut env = self.worker_env(existing);
+        env.push((PREPARED_VAR.into(), "1".into()));
+        env
+    }
+
+    /// This program (`current_exe`) with `args`, under `reexec_env` (with this process's
+    /// `PATH_VAR` last on the search path). The caller waits for it and keeps `self` (its folder of
+    /// links) alive until it ended.
+    pub fn reexec_command(&self, args: impl IntoIterator<Item = OsString>) -> std::io::Result<Command> {
+        let mut cmd = Command::new(std::env::current_exe()?);
+        cmd.args(args).envs(self.reexec_env(std::env::var_os(PATH_VAR).as_deref()));
+        Ok(cmd)
     }
 }
 
@@ -253,7 +450,7 @@ mod tests {
             listing("/usr/local/cuda-12.8/lib64", &["libcublas.so.12", "libcublasLt.so.12", "libnvrtc.so.12"]),
             listing("/env/site-packages/nvidia/cu13/lib", &["libcublas.so.13", "libnvrtc.so.13"]),
         ];
-        let p = plan(&listings, Some(13));
+        let p = plan(&listings, Some(&CudaLimit::major(13)));
         assert_eq!(
             p.links,
             [
@@ -263,7 +460,7 @@ mod tests {
         );
         assert_eq!(p.dirs, [PathBuf::from("/env/site-packages/nvidia/cu13/lib")]);
 
-        let old_driver = plan(&listings, Some(12));
+        let old_driver = plan(&listings, Some(&CudaLimit::major(12)));
         assert_eq!(old_driver.links[0].1, PathBuf::from("/usr/local/cuda-12.8/lib64/libcublas.so.12"));
         let unknown = plan(&listings, None);
         assert!(unknown.links[0].1.ends_with("libcublas.so.13"));
@@ -288,7 +485,7 @@ mod tests {
             listing("/usr/local/cuda-12.8/lib64", &["libcublas.so.12", "libnvrtc.so.12"]),
             listing("/env/site-packages/nvidia/cu13/lib", &["libcublas.so.13", "libnvrtc.so.13"]),
         ];
-        let p = plan(&listings, driver_cuda_major(&snap));
+        let p = plan(&listings, usable_cuda(&snap, None, 0).as_ref());
         assert_eq!(p.links[0].1, PathBuf::from("/usr/local/cuda-12.8/lib64/libcublas.so.12"));
     }
 
@@ -315,7 +512,7 @@ mod tests {
             listing("/usr/local/cuda-12.8/lib64", &["libcublas.so.12", "libnvrtc.so.12"]),
             listing("/env/site-packages/nvidia/cu13/lib", &["libcublas.so.13", "libnvrtc.so.13"]),
         ];
-        let p = plan(&listings, usable_cuda_major(&snap, Some(kb), 0));
+        let p = plan(&listings, usable_cuda(&snap, Some(kb), 0).as_ref());
         assert_eq!(p.links[1].1, PathBuf::from("/usr/local/cuda-12.8/lib64/libnvrtc.so.12"));
     }
 
@@ -325,18 +522,155 @@ mod tests {
             listing("/sp/nvidia/cublas/lib", &["libcublas.so.12", "libcublasLt.so.12", "libnvblas.so.12"]),
             listing("/sp/nvidia/cuda_nvrtc/lib", &["libnvrtc-builtins.so.12.4", "libnvrtc.so.12"]),
         ];
-        let p = plan(&listings, Some(12));
+        let p = plan(&listings, Some(&CudaLimit::major(12)));
         assert_eq!(p.dirs, [PathBuf::from("/sp/nvidia/cublas/lib"), PathBuf::from("/sp/nvidia/cuda_nvrtc/lib")]);
     }
 
     #[test]
-    fn nothing_found_or_too_new_leaves_the_default() {
-        let p = plan(&[], Some(12));
-        assert!(p.links.is_empty() && p.dirs.is_empty());
-        assert!(p.notes.iter().all(|n| n.contains("default")));
-        let too_new = plan(&[listing("/x", &["libcublas.so.13"])], Some(12));
-        assert!(too_new.links.is_empty());
-        assert!(too_new.notes[0].contains("newer than the driver supports"));
+    fn nothing_found_leaves_the_default() {
+        let p = plan(&[], Some(&CudaLimit::major(12)));
+        assert!(p.links.is_empty() && p.dirs.is_empty() && p.refusals.is_empty());
+        assert!(p.notes.iter().all(|n| n.contains("the loader's default applies")));
+    }
+
+    /// An R570 driver (CUDA 12.8; NVIDIA: "This driver branch supports CUDA 12.x") on an H100 with
+    /// only CUDA 13 wheels (`nvidia/cu13/lib`): cuBLAS 13 would fail with NOT_INITIALIZED, so
+    /// neither library is loaded; each is refused with the reason and what to install, which the
+    /// worker's environment carries to the tests that need them.
+    #[test]
+    fn only_cuda_13_libraries_under_an_r570_driver_are_refused_with_the_reason() {
+        use gpu_doctor_model::{ComputeCapability, Probed};
+        use gpu_doctor_model::{DriverFacts, Gpu};
+        let kb = Kb::get().unwrap();
+        let mut snap = Snapshot::unknown(Vec::new());
+        let facts = DriverFacts::reported("570.133.20".parse().unwrap(), Some("12.8".parse().unwrap()), None);
+        snap.driver = Probed::found(facts, "test");
+        let h100 = Gpu { compute_capability: Some(ComputeCapability { major: 9, minor: 0 }), ..Gpu::default() };
+        snap.gpus = Probed::found(vec![h100], "test");
+        let limit = usable_cuda(&snap, Some(kb), 0).unwrap();
+        assert_eq!(limit.major, 12);
+        let cu13 = "/venv/lib/python3.12/site-packages/nvidia/cu13/lib";
+        let p = plan(&[listing(cu13, &["libcublas.so.13", "libcublasLt.so.13", "libnvrtc.so.13"])], Some(&limit));
+        assert!(p.links.is_empty() && p.dirs.is_empty(), "{p:?}");
+        assert_eq!(p.refusals.iter().map(|r| r.wanted).collect::<Vec<_>>(), [CUBLAS, NVRTC]);
+        let cublas = p.refusals[0].reason.clone();
+        assert_eq!(
+            cublas,
+            format!(
+                "cuBLAS not loaded: every libcublas found is CUDA 13 or newer ({cu13}/libcublas.so.13), and the \
+                 driver 570.133.20 supports CUDA 12.8; cuBLAS 13 needs a driver of the R580 branch or newer \
+                 (580.65.06 or newer; {}). Install cuBLAS 12: `pip install nvidia-cublas-cu12`, or a CUDA 12 \
+                 toolkit; or update the driver to 580.65.06 or newer",
+                kb.cuda.family(13).unwrap().source
+            )
+        );
+        assert!(p.refusals[1].reason.contains("`pip install nvidia-cuda-nvrtc-cu12`"), "{:?}", p.refusals[1]);
+        assert!(p.notes.contains(&cublas), "the run's record says it too: {:?}", p.notes);
+        let prepared = PreparedLibraries { link_dir: None, plan: p };
+        let env = prepared.worker_env(None);
+        assert!(env.contains(&(CUBLAS.refused_var.into(), cublas.into())), "{env:?}");
+        assert!(env.iter().any(|(k, _)| k == NVRTC.refused_var), "{env:?}");
+
+        // A V100 (7.0) under the same driver: a newer driver would not help, CUDA 12 libraries would.
+        let v100 = Gpu { compute_capability: Some(ComputeCapability { major: 7, minor: 0 }), ..Gpu::default() };
+        snap.gpus = Probed::found(vec![v100], "test");
+        let limit = usable_cuda(&snap, Some(kb), 0).unwrap();
+        let p = plan(&[listing(cu13, &["libcublas.so.13"])], Some(&limit));
+        let reason = &p.refusals[0].reason;
+        assert!(reason.contains("CUDA 12 is the last that builds for this GPU's compute capability 7.0"), "{reason}");
+        assert!(reason.ends_with("`pip install nvidia-cublas-cu12`, or a CUDA 12 toolkit"), "{reason}");
+    }
+
+    const REFUSED_CHILD_TEST: &str = "libs::tests::child_fails_cublas_and_nvrtc_with_the_refusal";
+
+    /// Runs only as the child of the test below (it returns at once otherwise): the worker's
+    /// library checks answer the refusal from the environment, before trying to load anything.
+    #[test]
+    fn child_fails_cublas_and_nvrtc_with_the_refusal() {
+        if !in_worker_env() {
+            return;
+        }
+        let cublas = crate::gpu::cublas_library().unwrap_err();
+        assert_eq!(cublas.kind, gpu_doctor_model::bench::protocol::FailureKind::MissingLibrary);
+        assert_eq!(cublas.reason, "cuBLAS not loaded: refused for the test");
+        let nvrtc = crate::gpu::nvrtc_library().unwrap_err();
+        assert_eq!(nvrtc.reason, "NVRTC not loaded: refused for the test");
+    }
+
+    /// A refused library's tests fail with the parent's reason, in a process started under the
+    /// worker's variables (as `bench-worker` and the re-executed GPU test binary are).
+    #[cfg(unix)]
+    #[test]
+    fn the_worker_fails_a_refused_library_with_the_reason() {
+        let refusal =
+            |wanted: Wanted| Refusal { wanted, reason: format!("{} not loaded: refused for the test", wanted.what) };
+        let plan = LibraryPlan { refusals: vec![refusal(CUBLAS), refusal(NVRTC)], ..LibraryPlan::default() };
+        let prepared = PreparedLibraries { link_dir: None, plan };
+        let args = ["--exact", REFUSED_CHILD_TEST, "--test-threads=1", "--nocapture", "-q"].map(OsString::from);
+        let out = prepared.reexec_command(args).unwrap().output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
+        assert!(text.contains("1 passed"), "the child ran: {text}");
+    }
+
+    /// The variables the runner starts `bench-worker` with, and the ones the GPU test binary runs
+    /// itself again under: the same, plus the marker that stops a second re-run.
+    #[cfg(unix)]
+    #[test]
+    fn the_worker_and_a_reexecuted_test_binary_get_the_same_variables() {
+        let prepared = PreparedLibraries {
+            link_dir: Some(PathBuf::from("/tmp/gpu-doctor-libs-1")),
+            plan: LibraryPlan {
+                links: vec![("libcublas.so".into(), PathBuf::from("/sp/nvidia/cu13/lib/libcublas.so.13"))],
+                dirs: vec![PathBuf::from("/sp/nvidia/cu13/lib")],
+                ..LibraryPlan::default()
+            },
+        };
+        let existing = OsStr::new("/opt/x");
+        let worker = prepared.worker_env(Some(existing));
+        let var =
+            |env: &[(OsString, OsString)], name: &str| env.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
+        assert_eq!(var(&worker, "CUDA_DEVICE_ORDER"), Some("PCI_BUS_ID".into()));
+        assert_eq!(var(&worker, "LD_LIBRARY_PATH"), Some("/tmp/gpu-doctor-libs-1:/sp/nvidia/cu13/lib:/opt/x".into()));
+        assert_eq!(var(&worker, PREPARED_VAR), None);
+        let reexec = prepared.reexec_env(Some(existing));
+        assert_eq!(reexec[..worker.len()], worker[..]);
+        assert_eq!(reexec[worker.len()..], [(OsString::from(PREPARED_VAR), OsString::from("1"))]);
+        std::mem::forget(prepared); // nothing to remove
+        // Nothing found: the loader's default, and only the device order is set.
+        let bare = PreparedLibraries { link_dir: None, plan: LibraryPlan::default() };
+        assert_eq!(bare.worker_env(None), [(OsString::from("CUDA_DEVICE_ORDER"), OsString::from("PCI_BUS_ID"))]);
+    }
+
+    const REEXEC_TEST: &str = "libs::tests::a_reexecuted_process_finds_the_linked_libraries_first";
+
+    /// Run for real: this test runs itself again through `reexec_command` from fake CUDA 12 pip
+    /// wheels; the re-run process (`in_worker_env`) finds `libcublas.so` in the first folder of
+    /// its search path, linked to the picked file, as the worker would.
+    #[cfg(unix)]
+    #[test]
+    fn a_reexecuted_process_finds_the_linked_libraries_first() {
+        if in_worker_env() {
+            let path = std::env::var_os(PATH_VAR).unwrap();
+            let first = std::env::split_paths(&path).next().unwrap();
+            let target = std::fs::read_link(first.join("libcublas.so")).unwrap();
+            assert!(target.ends_with("nvidia/cublas/lib/libcublas.so.12"), "{}", target.display());
+            assert!(std::fs::metadata(first.join("libnvrtc.so")).is_ok(), "{}", first.display());
+            return;
+        }
+        let sp = tempfile::tempdir().unwrap();
+        for (dir, file) in [("cublas", "libcublas.so.12"), ("cuda_nvrtc", "libnvrtc.so.12")] {
+            let lib = sp.path().join("nvidia").join(dir).join("lib");
+            std::fs::create_dir_all(&lib).unwrap();
+            std::fs::write(lib.join(file), b"").unwrap();
+        }
+        let prepared = PreparedLibraries::from_dirs(wheel_lib_dirs(sp.path()), Some(&CudaLimit::major(12)));
+        assert_eq!(prepared.plan.links.len(), 2, "{:?}", prepared.plan);
+        let args = ["--exact", REEXEC_TEST, "--test-threads=1", "--nocapture", "-q"].map(OsString::from);
+        let out = prepared.reexec_command(args).unwrap().output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
+        assert!(text.contains("1 passed"), "the re-run process ran the test: {text}");
     }
 
     #[cfg(unix)]
@@ -344,7 +678,7 @@ mod tests {
     fn search_path_order() {
         let prepared = PreparedLibraries {
             link_dir: Some(PathBuf::from("/tmp/links")),
-            plan: LibraryPlan { links: vec![], dirs: vec![PathBuf::from("/a")], notes: vec![] },
+            plan: LibraryPlan { dirs: vec![PathBuf::from("/a")], ..LibraryPlan::default() },
         };
         let path = prepared.search_path(Some(OsStr::new("/b:/c"))).unwrap();
         assert_eq!(path, OsString::from("/tmp/links:/a:/b:/c"));

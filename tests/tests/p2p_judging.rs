@@ -61,16 +61,16 @@ fn judgement(m: &P2pMatrix, src: u32, dst: u32) -> &Judgement {
 
 #[test]
 fn two_ga102_boards_on_an_nvlink_bridge_are_judged_at_their_own_narrower_rate() {
-    // The hgx-h100-nvlink machine turned into a pair of RTX 3090s: capability 8.6, NVLink 3, four
-    // links (what an NVLink bridge gives two GA102 boards). A100's 25 GB/s per link would expect
-    // 100 GB/s and call a healthy 50 GB/s LOW.
+    // The hgx-h100-nvlink machine turned into a pair of RTX 3090s: capability 8.6, NVLink 3 (NVML
+    // answers 5, its enum's 3.1: Syllo/nvtop#469), four links (what an NVLink bridge gives two GA102
+    // boards). A100's 25 GB/s per link would expect 100 GB/s and call a healthy 50 GB/s LOW.
     let host = ReplayHost::load(&fixtures_dir().join("hgx-h100-nvlink")).unwrap();
     let mut snap = collect(&host, &Options::default());
     let gpu_doctor_model::Probed::Found { value: topo, .. } = &mut snap.topology else { panic!("no topology") };
     for g in &mut topo.gpus {
         g.compute_capability = Some("8.6".into());
         for l in &mut g.nvlinks {
-            l.version = Some(3);
+            l.version = Some(5);
         }
     }
     topo.pairs[0].link = LinkKind::Nvlink { links: 4 };

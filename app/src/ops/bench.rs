@@ -1,7 +1,6 @@
 //! Benchmarks as a service: one run of a plan on this machine (`measure`), shared by
 //! `gpu-doctor bench` and the window's Benchmarks page, and reading a saved run back (`load`).
 
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -9,7 +8,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use gpu_doctor_kb::Kb;
-use gpu_doctor_kernels::libs::PreparedLibraries;
+use gpu_doctor_kernels::libs::{self, PreparedLibraries};
 use gpu_doctor_kernels::runner::OnSample;
 use gpu_doctor_kernels::{EccSource, RunOptions, RunTelemetry, WorkerSpec, facts, numa};
 use gpu_doctor_model::EccCounters;
@@ -122,15 +121,12 @@ fn aimed(snapshot: Option<&Snapshot>, plan: &BenchPlan) -> BenchPlan {
     plan
 }
 
-/// How to start `gpu-doctor bench-worker`: this executable, with the prepared library path and
-/// `CUDA_DEVICE_ORDER=PCI_BUS_ID` so that CUDA counts GPUs as NVML does.
+/// How to start `gpu-doctor bench-worker`: this executable, under the variables of the prepared
+/// libraries (`PreparedLibraries::worker_env`: the library path, `CUDA_DEVICE_ORDER=PCI_BUS_ID`),
+/// which the GPU test binary runs itself under too.
 fn worker_spec(libraries: &PreparedLibraries) -> Result<WorkerSpec> {
     let program = std::env::current_exe().context("could not find gpu-doctor's own executable to start the worker")?;
-    let path_var = if cfg!(windows) { "PATH" } else { "LD_LIBRARY_PATH" };
-    let mut env: Vec<(OsString, OsString)> = vec![("CUDA_DEVICE_ORDER".into(), "PCI_BUS_ID".into())];
-    if let Some(path) = libraries.search_path(std::env::var_os(path_var).as_deref()) {
-        env.push((path_var.into(), path));
-    }
+    let env = libraries.worker_env(std::env::var_os(libs::PATH_VAR).as_deref());
     Ok(WorkerSpec { program, args: vec!["bench-worker".into()], env })
 }
 

@@ -354,8 +354,10 @@ pub(crate) fn fma(gpu: &mut Gpu, plan: &BenchPlan, emit: Emit<'_>) -> Result<Tes
     Ok(result)
 }
 
-/// Launch latency: an empty kernel launched and waited for (host clock), and launched back to back
-/// (GPU events).
+/// Launch latency: an empty kernel launched and waited for (host clock), and the host's launch rate:
+/// 1000 launches in a row between two GPU events. Those events are not behind the stream hold, and
+/// an empty kernel ends before the next launch arrives, so their window is the host's time to issue
+/// the launches, not a gap between kernels on the GPU; the label says so (`launch_results`).
 pub(crate) fn latency(gpu: &mut Gpu, plan: &BenchPlan, emit: Emit<'_>) -> Result<TestResult, Failure> {
     let test = TestKind::Latency;
     let m = module(gpu)?;
@@ -389,35 +391,44 @@ pub(crate) fn latency(gpu: &mut Gpu, plan: &BenchPlan, emit: Emit<'_>) -> Result
             timer.time(&gpu.stream, || (0..burst).try_for_each(|_| launch())).map(|secs| secs * 1e6 / f64::from(burst))
         })
         .collect::<Result<Vec<f64>, Failure>>()?;
-    emit(BenchEvent::Progress { test, done: 2, total: 2, what: "back-to-back launches".into() });
+    emit(BenchEvent::Progress { test, done: 2, total: 2, what: "the host's launch rate".into() });
 
-    let mut result = TestResult::default();
-    for (values, metric, series, label) in [
-        (&round_trips, Metric::LaunchLatency, "launch + synchronize", "empty kernel, launch and wait (host clock)"),
-        (&intervals, Metric::LaunchInterval, "back to back", "empty kernel, 1000 launches back to back (GPU events)"),
-    ] {
-        if let Some(s) = Stats::from_samples(values) {
-            emit(BenchEvent::Sample {
-                test,
-                point: Point {
-                    series: series.into(),
-                    x: 0.0,
-                    x_unit: Unit::Count,
-                    value: s,
-                    unit: Unit::Micros,
-                    time_us: None,
-                },
-            });
-            result.measurements.push(Measurement {
-                metric,
-                label: label.into(),
-                value: s.median,
-                unit: Unit::Micros,
-                stats: Some(s),
-            });
-        }
+    let (points, result) = launch_results(&round_trips, &intervals, burst);
+    for point in points {
+        emit(BenchEvent::Sample { test, point });
     }
     Ok(result)
+}
+
+/// The launch test's chart points and measurements from its launch-and-wait round trips and its
+/// per-launch times over bursts of `burst` launches (µs each), named for what they measure.
+fn launch_results(round_trips: &[f64], per_launch: &[f64], burst: u32) -> (Vec<Point>, TestResult) {
+    let mut points = Vec::new();
+    let mut result = TestResult::default();
+    for (values, metric, series, label) in [
+        (
+            round_trips,
+            Metric::LaunchLatency,
+            "launch + synchronize".to_owned(),
+            "empty kernel, launch and wait (host clock)".to_owned(),
+        ),
+        (
+            per_launch,
+            Metric::LaunchInterval,
+            "host launch rate".to_owned(),
+            format!(
+                "empty kernel, the host's time per launch over {burst} in a row (GPU events around them, not \
+                 held: not a gap between kernels on the GPU)"
+            ),
+        ),
+    ] {
+        if let Some(s) = Stats::from_samples(values) {
+            let unit = Unit::Micros;
+            points.push(Point { series, x: 0.0, x_unit: Unit::Count, value: s, unit, time_us: None });
+            result.measurements.push(Measurement { metric, label, value: s.median, unit, stats: Some(s) });
+        }
+    }
+    (points, result)
 }
 
 /// NVRTC needs no driver and no GPU, so these run on every machine with NVIDIA's pip wheels:
@@ -491,6 +502,26 @@ mod tests {
         );
         assert_eq!(not_tried(cuda(13, 0), cuda(12, 9)).len(), 2);
         assert!(not_tried(cuda(12, 2), cuda(12, 8)).is_empty());
+    }
+
+    /// The burst of launches is timed with GPU events but not behind the stream hold, so what it
+    /// gives is the host's time per launch: the label and the chart's series say that, not "GPU
+    /// events" alone as if the GPU's gap between kernels had been measured.
+    #[test]
+    fn the_launch_burst_is_named_the_hosts_launch_rate() {
+        let (points, result) = launch_results(&[8.0, 9.0, 10.0], &[3.0, 3.5, 4.0], 1000);
+        let series: Vec<&str> = points.iter().map(|p| p.series.as_str()).collect();
+        assert_eq!(series, ["launch + synchronize", "host launch rate"]);
+        let [latency, rate] = &result.measurements[..] else { panic!("{result:?}") };
+        assert_eq!((latency.metric, latency.value), (Metric::LaunchLatency, 9.0));
+        assert_eq!(latency.label, "empty kernel, launch and wait (host clock)");
+        assert_eq!((rate.metric, rate.value, rate.unit), (Metric::LaunchInterval, 3.5, Unit::Micros));
+        assert_eq!(
+            rate.label,
+            "empty kernel, the host's time per launch over 1000 in a row (GPU events around them, not held: not a \
+             gap between kernels on the GPU)"
+        );
+        assert!(launch_results(&[], &[], 1000).1.measurements.is_empty());
     }
 
     #[test]

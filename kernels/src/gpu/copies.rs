@@ -116,18 +116,26 @@ pub(crate) fn host_device(gpu: &Gpu, plan: &BenchPlan, h2d: bool, emit: Emit<'_>
             });
         }
         if is_pinned && let Some((size, us)) = first_time {
-            result.measurements.push(Measurement::median(
-                Metric::TransferLatency { h2d },
-                format!(
-                    "one pinned {} copy (GPU time, timed back to back)",
-                    gpu_doctor_model::bench::format::bytes(size)
-                ),
-                us,
-                Unit::Micros,
-            ));
+            result.measurements.push(small_copy_time(h2d, size, us));
         }
     }
     Ok(result)
+}
+
+/// The smallest pinned copy's GPU time per copy (µs), named for what it is: each sample is a
+/// window of up to `MAX_OPS_PER_WINDOW` copies queued back to back behind the stream hold
+/// (`time_reps`), so it is an inverse throughput, not the latency of one copy on its own.
+fn small_copy_time(h2d: bool, size: u64, us: Stats) -> Measurement {
+    Measurement::median(
+        Metric::SmallCopyTime { h2d },
+        format!(
+            "pinned {} copies, up to {} queued back to back: GPU time per copy (not one copy's latency)",
+            gpu_doctor_model::bench::format::bytes(size),
+            crate::timing::MAX_OPS_PER_WINDOW
+        ),
+        us,
+        Unit::Micros,
+    )
 }
 
 /// Host memcpy between the pageable buffer and the pinned one (a fresh pageable buffer where
@@ -329,6 +337,22 @@ mod tests {
 
     fn s(v: f64) -> Stats {
         Stats::from_samples(&[v]).unwrap()
+    }
+
+    /// The small pinned copies are timed 128 to a window: the label and the saved kind say it is a
+    /// time per copy among many, and a run saved with the old kind (`transfer_latency`) still reads.
+    #[test]
+    fn the_small_copy_time_says_it_is_per_copy_among_many_queued() {
+        let m = small_copy_time(true, 4096, s(2.25));
+        assert_eq!(
+            m.label,
+            "pinned 4 KiB copies, up to 128 queued back to back: GPU time per copy (not one copy's latency)"
+        );
+        assert_eq!((m.value, m.unit), (2.25, Unit::Micros));
+        let json = serde_json::to_value(m.metric).unwrap();
+        assert_eq!(json, serde_json::json!({ "kind": "small_copy_time", "h2d": true }));
+        let old: Metric = serde_json::from_str(r#"{"kind":"transfer_latency","h2d":false}"#).unwrap();
+        assert_eq!(old, Metric::SmallCopyTime { h2d: false });
     }
 
     #[test]

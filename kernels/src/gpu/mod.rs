@@ -96,8 +96,18 @@ pub(crate) fn driver_library() -> Result<(), Failure> {
     }
 }
 
-/// cuBLAS can be loaded.
+/// The parent's reason for not loading `wanted` (`libs::refusal`) as the failure of the tests
+/// that need it.
+fn not_refused(wanted: &crate::libs::Wanted) -> Result<(), Failure> {
+    match crate::libs::refusal(wanted) {
+        Some(reason) => Err(Failure::new(FailureKind::MissingLibrary, reason)),
+        None => Ok(()),
+    }
+}
+
+/// cuBLAS can be loaded, and the parent did not refuse it (`libs::LibraryPlan::refusals`).
 pub(crate) fn cublas_library() -> Result<(), Failure> {
+    not_refused(&crate::libs::CUBLAS)?;
     // SAFETY: as for the driver library: open and close only.
     #[allow(unsafe_code)]
     let present = unsafe { cudarc::cublas::sys::is_culib_present() };
@@ -112,8 +122,9 @@ pub(crate) fn cublas_library() -> Result<(), Failure> {
     }
 }
 
-/// NVRTC can be loaded.
+/// NVRTC can be loaded, and the parent did not refuse it.
 pub(crate) fn nvrtc_library() -> Result<(), Failure> {
+    not_refused(&crate::libs::NVRTC)?;
     // SAFETY: as for the driver library: open and close only.
     #[allow(unsafe_code)]
     let present = unsafe { cudarc::nvrtc::sys::is_culib_present() };

@@ -6,7 +6,9 @@
 //!
 //! Timing follows nvbandwidth's copy-engine tests (NVIDIA/nvbandwidth README): the stream is held
 //! while the copies are enqueued, a start event, the copies and an end event between, and the
-//! median of the samples; its default buffer, 64 MiB, is the plan's `p2p_bytes`. Here each sample
+//! median of the samples. The plan's `p2p_bytes` is 64 MiB, nvbandwidth's default buffer up to
+//! v0.6; since v0.7 its default is 512 MiB (`defaultBufferSize = 512` in common.h at v0.7,
+//! 64d6837, and v0.8; README: `--bufferSize arg (=512)`). Here each sample
 //! is a window of copies (`time_reps`) after a warm-up (`warm_up`), as in the other copy tests.
 //! A copy without peer access may wait for itself inside the call, so it is timed without a hold.
 //!

@@ -36,11 +36,20 @@ impl GpuTable {
     }
 
     /// The product row a GPU named `name` matches, by the same rule as `cc_for_name`; `None` when
-    /// nothing matches or the rows that could win are not all the same product line (`geforce`).
+    /// nothing matches or the rows that could win do not all say the same: the product line
+    /// (`geforce`), the product's own figures (`dense_tflops`, `sm_count`) and host link, so that a
+    /// name cut short (`NVIDIA H20...`, an H20 or an H200) gets neither's figures.
     pub fn product_for_name(&self, name: &str) -> Option<&ProductRow> {
         let candidates = self.candidates(name);
         let first = *candidates.first()?;
-        candidates.iter().all(|p| p.cc == first.cc && p.geforce == first.geforce).then_some(first)
+        let same = |p: &ProductRow| {
+            p.cc == first.cc
+                && p.geforce == first.geforce
+                && p.dense_tflops == first.dense_tflops
+                && p.sm_count == first.sm_count
+                && p.host_link == first.host_link
+        };
+        candidates.iter().all(|p| same(p)).then_some(first)
     }
 
     /// Every product row that could be the longest match for `name` (see `cc_for_name`).

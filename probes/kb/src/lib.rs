@@ -21,6 +21,7 @@ pub use drivers::{
     DistroRow, DriverTable, Install, ModuleFlavor, ModuleRules, NouveauRow, SecureBootRow, ThunderboltRow, WindowsRow,
     WslRow,
 };
+pub use links::{gpu_nvlink_generation, nvlink_generation};
 pub use torch::{Coverage, coverage, index_tag, release_line, split_arch_list};
 pub use types::*;
 pub use xid::{XidRow, XidSeverity, XidTable};

@@ -1,7 +1,60 @@
 //! Queries on the link table: PCIe generations by rate, a link's theoretical payload, and what a
 //! Thunderbolt/USB4 tunnel lets through.
 
-use super::{LinkRow, LinkTable, NvlinkGen, PcieGen};
+use super::{Kb, LinkRow, LinkTable, NvlinkGen, PcieGen, ProductRow};
+use gpu_doctor_model::{ComputeCapability, TopoGpu};
+
+/// The NVLink generation (1 = P100 … 5 = B200, the key of `links.toml`'s `[[nvlink]]` rows) of a link
+/// for which NVML's `nvmlDeviceGetNvLinkVersion` answered `nvml_version`, on a GPU of compute
+/// capability `cc`. `None` for `NVML_NVLINK_VERSION_INVALID` (0), or a value NVML does not define on a
+/// GPU whose architecture does not say.
+///
+/// NVML answers with its own enum, not the generation: `nvmlNvlinkVersion_t` 1.0 = 1, 2.0 = 2,
+/// 2.2 = 3, 3.0 = 4, 3.1 = 5, 4.0 = 6, 5.0 = 7 (NVIDIA/DCGM:sdk/nvidia/nvml/dcgm_nvml.h lines 909-922
+/// at 72fa3fea, its copy of nvml.h; open-mpi/hwloc:hwloc/topology-nvml.c lines 386-400 at 3b37b024
+/// maps the same values). Boards do not keep to it either: A100s answer 5 (open-mpi/hwloc#658), RTX
+/// 3090s 5 (Syllo/nvtop#469), H100s 7, the 5.0 of Blackwell (public NCCL benchmark code works around
+/// `nvmlDeviceGetNvLinkVersion` returning `NVML_NVLINK_VERSION_5_0` "for H100 GPUs unexpectedly" by
+/// the device's architecture). So the architecture decides wherever it is known, as NCCL sizes
+/// NVLinks by compute capability alone (NVIDIA/nccl:src/graph/topo.h lines 274-281 at 5067397c,
+/// `ncclTopoNVLinkBw`); the enum only where the capability is unknown or not one below.
+pub fn nvlink_generation(nvml_version: u32, cc: Option<ComputeCapability>) -> Option<u32> {
+    if nvml_version == 0 {
+        return None;
+    }
+    // The generation of each architecture's NVLinks (https://en.wikipedia.org/wiki/NVLink, the
+    // table of versions and the GPUs that use them).
+    let by_arch = cc.and_then(|cc| match (cc.major, cc.minor) {
+        // GP100 (P100).
+        (6, 0) => Some(1),
+        // GV100 (V100); TU102/TU104 (Quadro RTX, TITAN RTX) on an NVLink bridge.
+        (7, 0) | (7, 5) => Some(2),
+        // GA100 (A100); GA102 (RTX 3090, RTX A6000) on an NVLink bridge.
+        (8, 0) | (8, 6) => Some(3),
+        // GH100 (H100, H200, GH200).
+        (9, 0) => Some(4),
+        // Blackwell (B200, GB200) and Blackwell Ultra (B300, GB300).
+        (10, 0) | (10, 3) => Some(5),
+        _ => None,
+    });
+    let by_enum = match nvml_version {
+        1 => Some(1),
+        2 | 3 => Some(2),
+        4 | 5 => Some(3),
+        6 => Some(4),
+        7 => Some(5),
+        _ => None,
+    };
+    by_arch.or(by_enum)
+}
+
+/// The NVLink generation of a GPU's active links (1 = P100 … 5 = B200): NVML's answer read with the
+/// GPU's architecture ([`nvlink_generation`]), the highest where links differ; `None` without an
+/// active link NVML gave a version for.
+pub fn gpu_nvlink_generation(gpu: &TopoGpu) -> Option<u32> {
+    let cc = gpu.compute_capability.as_deref().and_then(|c| c.parse::<ComputeCapability>().ok());
+    gpu.nvlinks.iter().filter(|l| l.active).filter_map(|l| nvlink_generation(l.version?, cc)).max()
+}
 
 impl PcieGen {
     /// Payload per lane per direction, GB/s: rate × the payload share of the line ÷ 8.
@@ -11,6 +64,17 @@ impl PcieGen {
             return 0.0;
         }
         self.gt_per_s * f64::from(payload) / f64::from(line) / 8.0
+    }
+}
+
+impl Kb {
+    /// The link over which a GPU named `name` reaches host memory where its product is not a PCIe
+    /// board (GH200: NVLink-C2C), with the product row that says so; `None` for a PCIe board, a
+    /// name no single product row claims, or a key `links.toml` lacks.
+    pub fn product_host_link(&self, name: &str) -> Option<(&ProductRow, &LinkRow)> {
+        let product = self.gpus.product_for_name(name)?;
+        let row = self.links.link(product.host_link.as_deref()?)?;
+        Some((product, row))
     }
 }
 
@@ -39,14 +103,14 @@ impl LinkTable {
         Some(format!("{} GT/s × {lanes} lanes × {payload}/{line} ÷ 8", row.gt_per_s))
     }
 
-    /// The NVLink generation of NVML's NVLink `version`, as a GPU of compute capability `cc` runs
-    /// it: the row for that capability where there is one (GA102's narrower NVLink 3), else the
-    /// generation's own row.
-    pub fn nvlink_gen(&self, version: u32, cc: Option<&str>) -> Option<&NvlinkGen> {
+    /// The row of NVLink generation `generation` (not NVML's answer: [`nvlink_generation`] turns that
+    /// into a generation), as a GPU of compute capability `cc` runs it: the row for that capability
+    /// where there is one (GA102's narrower NVLink 3), else the generation's own row.
+    pub fn nvlink_gen(&self, generation: u32, cc: Option<&str>) -> Option<&NvlinkGen> {
         let for_cc = cc.and_then(|cc| {
-            self.nvlink.iter().find(|n| n.version == version && n.compute_capability.as_deref() == Some(cc.trim()))
+            self.nvlink.iter().find(|n| n.version == generation && n.compute_capability.as_deref() == Some(cc.trim()))
         });
-        for_cc.or_else(|| self.nvlink.iter().find(|n| n.version == version && n.compute_capability.is_none()))
+        for_cc.or_else(|| self.nvlink.iter().find(|n| n.version == generation && n.compute_capability.is_none()))
     }
 
     /// The named link row with this key.
@@ -76,6 +140,8 @@ impl LinkTable {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::super::{Kb, LinkTable};
+    use super::nvlink_generation;
+    use gpu_doctor_model::ComputeCapability;
 
     const LINKS: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../assets/compat/links.toml"));
 
@@ -115,5 +181,43 @@ mod tests {
         assert_eq!(t.tunnel_cap(Some(3), Some(40.0)).unwrap().0, 2.5);
         let t = edited("pcie_tunnel = \"Thunderbolt 3 controllers carry \u{2248} 22 Gb/s of PCIe data\"\n", "");
         assert_eq!(t.tunnel_cap(Some(3), None), None, "a row without a tunnel phrase caps nothing");
+    }
+
+    /// What NVML really answers per GPU family (`nvmlNvlinkVersion_t`, not the generation), read with
+    /// the family's compute capability, lands on that family's `links.toml` row: the per-link rate
+    /// the GPU-to-GPU copies are judged against.
+    #[test]
+    fn nvml_nvlink_versions_map_to_the_generation_of_each_family() {
+        let kb = &Kb::get().unwrap().links;
+        let cc = |s: &str| s.parse::<ComputeCapability>().unwrap();
+        // (family, capability, what NVML answers, generation, the row's rate per link and GPUs)
+        let families = [
+            ("P100", "6.0", &[1][..], 1, 20.0, "P100"),
+            // 2.2 (3) on V100s is the enum's other 2.x value.
+            ("V100", "7.0", &[2, 3], 2, 25.0, "V100"),
+            // 3.0 by the enum; A100s answer 5 (3.1) (open-mpi/hwloc#658).
+            ("A100", "8.0", &[4, 5], 3, 25.0, "A100"),
+            // RTX 3090 answers 5 (Syllo/nvtop#469); its row is GA102's narrower link.
+            ("GA102 (RTX 3090, RTX A6000)", "8.6", &[4, 5], 3, 14.0625, "GA102"),
+            // 4.0 by the enum (6); H100 and H200 boards answer 7, the enum's 5.0.
+            ("H100/H200", "9.0", &[6, 7], 4, 25.0, "H100/H200"),
+            ("B200", "10.0", &[7], 5, 50.0, "B200"),
+        ];
+        for (family, c, answers, generation, rate, gpus) in families {
+            for &nvml in answers {
+                let got = nvlink_generation(nvml, Some(cc(c)));
+                assert_eq!(got, Some(generation), "{family} answering {nvml}");
+                let row = kb.nvlink_gen(generation, Some(c)).unwrap();
+                assert_eq!(row.gbytes_per_s_per_link, rate, "{family} answering {nvml}: {row:?}");
+                assert!(row.gpus.starts_with(gpus), "{family} answering {nvml}: {row:?}");
+            }
+        }
+        // Without a capability, NVML's enum: 3.1 is NVLink 3, 5.0 NVLink 5; invalid or undefined is none.
+        assert_eq!(nvlink_generation(5, None), Some(3));
+        assert_eq!(nvlink_generation(7, None), Some(5));
+        assert_eq!(nvlink_generation(0, Some(cc("9.0"))), None, "NVML_NVLINK_VERSION_INVALID");
+        assert_eq!(nvlink_generation(9, None), None);
+        // A capability without NVLinks here leaves it to the enum.
+        assert_eq!(nvlink_generation(6, Some(cc("12.0"))), Some(4));
     }
 }

@@ -511,6 +511,61 @@ fn per_sm_rates_reproduce_published_peaks() {
     assert_near("RTX 2080 Ti FP16 tensor, FP32 acc.", peak(geforce("7.5"), 68, 1545), 53.8);
 }
 
+/// A product's own dense figures come with their source, and where its SM count is known they
+/// imply, with its capability's rates, a clock a GPU runs at: a figure copied with sparsity (twice
+/// the dense one) or for two boards fails here. The Hopper boards' implied clocks are the ones
+/// NVIDIA's tensor figures assume, below the rated boost clocks (1980 / 1755 / 1785 MHz).
+#[test]
+fn product_dense_figures_are_sourced_and_fit_their_capability() {
+    let kb = kb();
+    let mut with_figures = 0;
+    for p in &kb.gpus.product {
+        let Some(d) = p.dense_tflops else {
+            assert!(p.sm_count.is_none() && p.dense_source.is_none(), "gpus.toml: {}: no dense_tflops", p.name);
+            continue;
+        };
+        with_figures += 1;
+        let source = p.dense_source.as_deref().unwrap_or_else(|| panic!("gpus.toml: {}: no dense_source", p.name));
+        assert!(looks_like_a_source(source), "gpus.toml: {}: dense_source {source:?}", p.name);
+        let ops = kb.gpus.row(p.cc).and_then(|r| r.ops_per_clock_per_sm);
+        let pairs = [
+            ("FP32", d.fp32, ops.and_then(|o| o.fp32)),
+            ("TF32", d.tf32, ops.and_then(|o| o.tf32_tensor)),
+            ("FP16", d.fp16, ops.and_then(|o| o.fp16_tensor)),
+            ("BF16", d.bf16, ops.and_then(|o| o.bf16_tensor)),
+        ];
+        for (what, figure, ops) in pairs {
+            let Some(figure) = figure else { continue };
+            assert!(figure > 0.0, "gpus.toml: {} {what}: {figure}", p.name);
+            if let (Some(sms), Some(ops)) = (p.sm_count, ops) {
+                let mhz = figure * 1e6 / (f64::from(ops) * f64::from(sms));
+                assert!(
+                    (1000.0..=2100.0).contains(&mhz),
+                    "gpus.toml: {} {what}: {figure} TFLOP/s means {mhz:.0} MHz",
+                    p.name
+                );
+            }
+        }
+    }
+    assert!(with_figures >= 7, "gpus.toml: the Hopper boards and the H20 carry their figures");
+    // A product's host link is a links.toml row; GH200's is NVLink-C2C, 450 GB/s per direction.
+    for p in kb.gpus.product.iter().filter(|p| p.host_link.is_some()) {
+        let key = p.host_link.as_deref().unwrap_or_default();
+        assert!(kb.links.link(key).is_some(), "gpus.toml: {}: host_link {key:?} is no links.toml [[link]] key", p.name);
+    }
+    let (product, c2c) = kb.product_host_link("NVIDIA GH200 480GB").unwrap();
+    assert_eq!((product.name.as_str(), c2c.key.as_str(), c2c.theoretical_gbytes_per_s), ("GH200", "nvlink_c2c", 450.0));
+    assert!(kb.product_host_link("NVIDIA H100 80GB HBM3").is_none());
+    let clock = |name: &str| {
+        let p = kb.gpus.product_for_name(name).unwrap_or_else(|| panic!("no product row for {name}"));
+        let bf16 = p.dense_tflops.and_then(|d| d.bf16).unwrap();
+        bf16 * 1e6 / (4096.0 * f64::from(p.sm_count.unwrap()))
+    };
+    for (name, mhz) in [("NVIDIA H100 80GB HBM3", 1830.0), ("NVIDIA H100 PCIe", 1620.0), ("NVIDIA H100 NVL", 1545.0)] {
+        assert!((clock(name) - mhz).abs() < 5.0, "{name}: {:.0} MHz", clock(name));
+    }
+}
+
 // ---------------------------------------------------------------- product names
 
 #[test]
@@ -732,6 +787,12 @@ fn geforce_products_have_a_divisor_to_apply() {
     assert!(!geforce("NVIDIA RTX A6000"));
     assert!(!geforce("NVIDIA TITAN RTX"));
     assert!(!geforce("NVIDIA H100 80GB HBM3"));
+    // A name cut short between products with different figures gets no row: an H100 PCIe or NVL,
+    // an H20 or an H200.
+    assert!(kb.gpus.product_for_name("NVIDIA H100 ...").is_none());
+    assert!(kb.gpus.product_for_name("NVIDIA H20...").is_none());
+    assert_eq!(kb.gpus.product_for_name("NVIDIA H20").map(|p| p.name.as_str()), Some("NVIDIA H20"));
+    assert_eq!(kb.gpus.product_for_name("NVIDIA H200 NVL").map(|p| p.name.as_str()), Some("NVIDIA H200 NVL"));
 }
 
 /// What the chooser installs: each newest release belongs to its line, companions only beside one,

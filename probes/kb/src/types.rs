@@ -155,10 +155,43 @@ pub struct ProductRow {
     /// workstation and TITAN boards, which run the full rate.
     #[serde(default)]
     pub geforce: bool,
+    /// NVIDIA's dense figures for this product, which its compute peaks use in place of the
+    /// capability's rates × SMs × the rated boost clock: Hopper boards' tensor figures assume a
+    /// lower clock than the boost clock FP32 runs at, and the H20's tensor cores are cut down.
+    /// `None` where the capability's rates give the product's figures.
+    #[serde(default)]
+    pub dense_tflops: Option<DenseTflops>,
+    /// The SMs `dense_tflops` is for; a GPU reporting another count (a MIG instance) gets the
+    /// figures scaled by its share. `None` where no source gives the product's SM count.
+    #[serde(default)]
+    pub sm_count: Option<u32>,
+    /// URL or `owner/repo:path` `dense_tflops` and `sm_count` were read in; set with them.
+    #[serde(default)]
+    pub dense_source: Option<String>,
+    /// The `links.toml` `[[link]]` key of the link over which the product's GPU reaches host
+    /// memory where that is not its PCIe link (GH200: NVLink-C2C to the Grace CPU); `None` for a
+    /// PCIe board.
+    #[serde(default)]
+    pub host_link: Option<String>,
     /// URL or `owner/repo:path` the row was read in.
     pub source: String,
     /// Confidence.
     pub tag: Tag,
+}
+
+/// A product's dense peaks, TFLOP/s (an FMA counts as two; datasheets that print figures with
+/// sparsity are halved). `None` where the capability's rate gives the product's figure.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DenseTflops {
+    /// FP32 on CUDA cores.
+    pub fp32: Option<f64>,
+    /// TF32 on tensor cores.
+    pub tf32: Option<f64>,
+    /// FP16 on tensor cores with FP32 accumulation.
+    pub fp16: Option<f64>,
+    /// BF16 on tensor cores with FP32 accumulation.
+    pub bf16: Option<f64>,
 }
 
 // ---------------------------------------------------------------- pytorch.toml
@@ -401,11 +434,12 @@ pub struct LinkTable {
     pub nvlink: Vec<NvlinkGen>,
 }
 
-/// One NVLink generation (NVML's NVLink version).
+/// One NVLink generation.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NvlinkGen {
-    /// NVML's NVLink version, 1 to 5.
+    /// The generation, 1 to 5: not what NVML answers (its `nvmlNvlinkVersion_t` enum, 7 on H100s),
+    /// which [`super::nvlink_generation`] maps to this.
     pub version: u32,
     /// Payload of one link in one direction, GB/s (half the bidirectional figure NVIDIA quotes).
     pub gbytes_per_s_per_link: f64,

@@ -90,7 +90,9 @@ pub struct NvLink {
     pub link: u32,
     /// Whether the link is up.
     pub active: bool,
-    /// NVLink version (4 on H100), when reported.
+    /// What NVML's `nvmlDeviceGetNvLinkVersion` answered, when it did: its `nvmlNvlinkVersion_t`
+    /// enum (3.0 = 4, 4.0 = 6, 5.0 = 7; H100s answer 7), not the generation, which
+    /// `gpu_doctor_kb::gpu_nvlink_generation` works out.
     pub version: Option<u32>,
     /// The PCI bus id at the other end (a GPU, or an NVSwitch), when reported.
     pub remote_bus_id: Option<String>,

@@ -88,17 +88,9 @@ fn gpu_lines(g: &TopoGpu) -> Vec<String> {
     let mut out = Vec::new();
     let active: Vec<_> = g.nvlinks.iter().filter(|l| l.active).collect();
     if !g.nvlinks.is_empty() {
-        let mut versions: Vec<u32> = active.iter().filter_map(|l| l.version).collect();
-        versions.sort_unstable();
-        versions.dedup();
-        let v = versions.iter().map(u32::to_string).collect::<Vec<_>>().join("/");
-        out.push(format!(
-            "GPU{}: {} of {} NVLinks active{}",
-            g.index,
-            active.len(),
-            g.nvlinks.len(),
-            if v.is_empty() { String::new() } else { format!(" (NVLink {v})") }
-        ));
+        // The generation, not NVML's version enum (H100s answer 7 for NVLink 4).
+        let generation = gpu_doctor_kb::gpu_nvlink_generation(g).map_or_else(String::new, |v| format!(" (NVLink {v})"));
+        out.push(format!("GPU{}: {} of {} NVLinks active{generation}", g.index, active.len(), g.nvlinks.len()));
     }
     if let Some(m) = &g.mig {
         match (m.enabled, m.instances.as_deref()) {

@@ -84,11 +84,11 @@ pub fn link_facts(snapshot: &Snapshot, kb: Option<&LinkTable>) -> Vec<P2pLinkFac
         let peer = match pair.link {
             LinkKind::Nvlink { links: n } => {
                 let gpus: Vec<_> = [pair.a, pair.b].into_iter().filter_map(|i| topology.gpu(i)).collect();
-                let nvlinks = gpus.iter().flat_map(|g| &g.nvlinks);
-                let version = nvlinks.filter(|l| l.active).filter_map(|l| l.version).max();
+                // The generation, not NVML's answer (an enum H100s answer 7 in): see `nvlink_generation`.
+                let generation = gpus.iter().filter_map(|g| gpu_doctor_kb::gpu_nvlink_generation(g)).max();
                 // Each end runs the link at its own rate (GA102 narrower than A100): the slower one.
                 // (`nvlink_gen` already falls back to the generation's own row for each end.)
-                let row = version.and_then(|v| {
+                let row = generation.and_then(|v| {
                     let kb = kb?;
                     let rows = gpus.iter().filter_map(|g| kb.nvlink_gen(v, g.compute_capability.as_deref()));
                     rows.min_by(|x, y| x.gbytes_per_s_per_link.total_cmp(&y.gbytes_per_s_per_link)).map(|row| (v, row))
@@ -194,4 +194,93 @@ pub fn judge_pair(pair: &P2pPair, link: &P2pLinkFact) -> (Judgement, Option<P2pM
         j.comment
     );
     (j, Some(mode))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use gpu_doctor_model::bench::p2p::P2pMeasure;
+    use gpu_doctor_model::bench::stats::Stats;
+
+    use super::*;
+
+    fn stats(v: f64) -> Option<Stats> {
+        Stats::from_samples(&[v, v, v])
+    }
+
+    /// Two GPUs of a family on `n` NVLinks, each link answering NVML's `nvml` version.
+    fn nvlink_pair(cc: &str, nvml: u32, n: u32) -> Snapshot {
+        use gpu_doctor_model::{GpuPair, NvLink, TopoGpu, Topology};
+        let gpu = |index: u32| TopoGpu {
+            index,
+            compute_capability: Some(cc.to_owned()),
+            nvlinks: (0..n)
+                .map(|link| NvLink { link, active: true, version: Some(nvml), remote_bus_id: None })
+                .collect(),
+            ..TopoGpu::default()
+        };
+        let pair = GpuPair {
+            a: 0,
+            b: 1,
+            link: LinkKind::Nvlink { links: n },
+            p2p_read: Some(gpu_doctor_model::P2pStatus::Ok),
+            p2p_write: Some(gpu_doctor_model::P2pStatus::Ok),
+            p2p_atomics: None,
+        };
+        let mut snap = Snapshot::unknown(Vec::new());
+        snap.topology = gpu_doctor_model::Probed::found(
+            Topology { gpus: vec![gpu(0), gpu(1)], pairs: vec![pair], ..Topology::default() },
+            "test",
+        );
+        snap
+    }
+
+    /// Each family's pair, with the version NVML really answers there, is judged against its own
+    /// generation's row of `links.toml`: H100s answer 7 (the enum's 5.0), A100s and RTX 3090s 5 (3.1).
+    #[test]
+    fn nvlink_pairs_are_judged_at_the_generation_nvml_reports_for_their_family() {
+        let kb = &gpu_doctor_kb::Kb::get().unwrap().links;
+        // (family, capability, NVML's answer, links, expected GB/s per direction, what the basis names)
+        let families = [
+            ("P100", "6.0", 1, 4, 80.0, "NVLink 1, P100"),
+            ("V100", "7.0", 2, 6, 150.0, "NVLink 2, V100"),
+            ("A100", "8.0", 5, 12, 300.0, "NVLink 3, A100"),
+            ("RTX 3090", "8.6", 5, 4, 56.25, "NVLink 3, GA102"),
+            ("H100", "9.0", 7, 18, 450.0, "NVLink 4, H100/H200"),
+            ("H200", "9.0", 6, 18, 450.0, "NVLink 4, H100/H200"),
+            ("B200", "10.0", 7, 18, 900.0, "NVLink 5, B200"),
+        ];
+        for (family, cc, nvml, n, want, names) in families {
+            let facts = link_facts(&nvlink_pair(cc, nvml, n), Some(kb));
+            let (gbps, basis) = facts[0].peer.clone().unwrap_or_else(|| panic!("{family}: no expectation"));
+            assert!((gbps - want).abs() < 1e-9, "{family} answering {nvml}: {gbps} GB/s: {basis}");
+            assert!(basis.starts_with(&format!("NV{n}: {n} NVLinks × ")) && basis.contains(names), "{family}: {basis}");
+            // A healthy copy (80 % of the link) is normal against that basis.
+            let pair = P2pPair {
+                src: 0,
+                dst: 1,
+                can_access_peer: true,
+                measures: vec![
+                    P2pMeasure {
+                        mode: P2pMode::PeerEnabled,
+                        bandwidth_gbps: stats(want * 0.8),
+                        latency_us: None,
+                        skipped: None,
+                    },
+                    P2pMeasure {
+                        mode: P2pMode::PeerDisabled,
+                        bandwidth_gbps: stats(20.0),
+                        latency_us: None,
+                        skipped: None,
+                    },
+                ],
+                judgement: None,
+                judged_mode: None,
+            };
+            let (j, mode) = judge_pair(&pair, &facts[0]);
+            assert_eq!((j.verdict, mode), (Verdict::Normal, Some(P2pMode::PeerEnabled)), "{family}: {j:?}");
+            assert_eq!(j.expected.as_ref().map(|e| e.basis.as_str()), Some(basis.as_str()), "{family}");
+            assert_eq!(j.percent_of_expected.map(f64::round), Some(80.0), "{family}: {j:?}");
+        }
+    }
 }

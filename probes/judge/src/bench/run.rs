@@ -167,10 +167,13 @@ fn note_measured_clocks(tests: &mut [TestRun], telemetry: &[TelemetryPoint], fac
             continue;
         };
         let mut note = format!("; SM clock measured during the test: median {mhz:.0} MHz ({samples} NVML samples)");
-        if let Some((rated, _)) = facts.reference_sm_clock() {
+        // Of the reference clock: the rated boost clock (a Hopper tensor figure's own clock is in
+        // its basis), else NVML's highest SM clock.
+        if let Some((reference, _)) = facts.reference_sm_clock() {
+            let what = if facts.clock_sm_rated_mhz.is_some() { "rated boost clock" } else { "highest SM clock" };
             note.push_str(&format!(
-                ", {:.0} % of the {rated} MHz the expectation uses",
-                mhz / f64::from(rated.max(1)) * 100.0
+                ", {:.0} % of the {reference} MHz {what}",
+                mhz / f64::from(reference.max(1)) * 100.0
             ));
         }
         for e in t.judged.iter_mut().filter_map(|j| j.judgement.expected.as_mut()) {

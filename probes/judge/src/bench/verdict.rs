@@ -136,7 +136,7 @@ fn rule(metric: &Metric, facts: &Facts, siblings: &[Measurement]) -> Rule {
             limit: expected(
                 LAUNCH_INTERVAL_REFERENCE_US,
                 Unit::Micros,
-                "back-to-back launches are usually 2–10 µs apart",
+                "the host usually issues back-to-back launches 2–10 µs apart",
             ),
         },
         Metric::LargestAllocation => match facts.memory_free_bytes {
@@ -148,7 +148,7 @@ fn rule(metric: &Metric, facts: &Facts, siblings: &[Measurement]) -> Rule {
             None => Rule::None("free memory is unknown".to_owned()),
         },
         Metric::MemtestErrors => Rule::Zero,
-        Metric::TransferLatency { .. }
+        Metric::SmallCopyTime { .. }
         | Metric::MemtestBytes
         | Metric::CpuGemm
         | Metric::CpuNaiveGemm

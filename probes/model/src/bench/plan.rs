@@ -218,7 +218,7 @@ pub struct BenchPlan {
     pub cpu_naive_size: u32,
     /// Bytes per host memcpy in the CPU baseline.
     pub cpu_memcpy_bytes: u64,
-    /// Bytes per GPU-to-GPU bandwidth copy (nvbandwidth's default buffer is 64 MiB). Written only
+    /// Bytes per GPU-to-GPU bandwidth copy (`P2P_BYTES` by default). Written only
     /// when not the default, so a run saved before the field existed writes back the same text.
     #[serde(default = "default_p2p_bytes", skip_serializing_if = "is_default_p2p_bytes")]
     pub p2p_bytes: u64,
@@ -247,9 +247,9 @@ fn is_default_p2p_latency_bytes(bytes: &u64) -> bool {
     *bytes == P2P_LATENCY_BYTES
 }
 
-/// Bytes per GPU-to-GPU bandwidth copy in both presets: nvbandwidth's default `--bufferSize`
-/// (64 MiB, NVIDIA/nvbandwidth README at 04bf286), large enough for an NVLink copy to reach its
-/// plateau.
+/// Bytes per GPU-to-GPU bandwidth copy in both presets: nvbandwidth's default `--bufferSize` up to
+/// v0.6 (64 MiB, NVIDIA/nvbandwidth README at 04bf286; 512 MiB since v0.7, common.h at 64d6837),
+/// large enough for an NVLink copy to reach its plateau.
 pub const P2P_BYTES: u64 = 64 * MIB;
 /// Bytes per GPU-to-GPU latency copy.
 pub const P2P_LATENCY_BYTES: u64 = 4 * KIB;

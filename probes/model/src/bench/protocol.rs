@@ -169,8 +169,11 @@ pub enum Metric {
     },
     /// Both directions at once, pinned: the sum of both directions.
     Bidirectional,
-    /// Time of one small (4 KiB) pinned copy, µs.
-    TransferLatency {
+    /// GPU time per small pinned copy (the smallest size, 4 KiB by default), µs: each sample is a
+    /// window of up to 128 copies queued back to back behind the stream hold, so it is an inverse
+    /// throughput, not the latency of one copy on its own. Saved as `transfer_latency` before.
+    #[serde(alias = "transfer_latency")]
+    SmallCopyTime {
         /// Host to device (or device to host).
         h2d: bool,
     },
@@ -190,7 +193,9 @@ pub enum Metric {
     FmaPeak,
     /// One empty-kernel launch plus synchronize, measured on the host, µs.
     LaunchLatency,
-    /// Interval between back-to-back launches, measured with events, µs.
+    /// The host's time per launch of an empty kernel over 1000 launches in a row, µs: timed with GPU
+    /// events around the burst, not behind a stream hold, so the host's launch rate, not a gap
+    /// between kernels on the GPU.
     LaunchInterval,
     /// The largest single allocation that succeeded, bytes.
     LargestAllocation,

@@ -12,7 +12,9 @@
 //!   (NVML's max customer boost clock, else CUDA's clock-rate attribute). NVML's highest SM clock
 //!   is the top of the voltage/frequency table (≈ 3.1 GHz on an RTX 4090 rated at 2520 MHz): it
 //!   is used only as the ceiling above which a result is "above theory", or as the reference when
-//!   no rated clock was reported, which the basis then says.
+//!   no rated clock was reported, which the basis then says. A product with dense figures of its
+//!   own in the knowledge base (Hopper boards, whose tensor figures assume a lower clock than the
+//!   rated boost clock; the cut-down H20) is judged against those for their precisions.
 
 use serde::{Deserialize, Serialize};
 
@@ -52,6 +54,51 @@ impl PeakOps {
     }
 }
 
+/// A product's own dense figures (its `gpus.toml` product row): NVIDIA's figures where the
+/// capability's rates × SMs × the rated boost clock do not give them.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ProductPeaks {
+    /// The product, as the knowledge base's row names it (`NVIDIA H100 80GB HBM3`).
+    pub product: String,
+    /// The SMs the figures are for; a GPU with another count (a MIG instance) gets them scaled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sm_count: Option<u32>,
+    /// FP32 on CUDA cores, TFLOP/s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fp32_tflops: Option<f64>,
+    /// TF32 on tensor cores, TFLOP/s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tf32_tflops: Option<f64>,
+    /// FP16 on tensor cores with FP32 accumulation, TFLOP/s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fp16_tflops: Option<f64>,
+    /// BF16 on tensor cores with FP32 accumulation, TFLOP/s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bf16_tflops: Option<f64>,
+    /// Where the figures were read.
+    pub source: String,
+}
+
+impl ProductPeaks {
+    /// The figure for a precision, TFLOP/s; `None` where the product has none of its own.
+    pub fn for_precision(&self, p: Precision) -> Option<f64> {
+        match p {
+            Precision::Fp32 => self.fp32_tflops,
+            Precision::Tf32 => self.tf32_tflops,
+            Precision::Fp16 => self.fp16_tflops,
+            Precision::Bf16 => self.bf16_tflops,
+        }
+    }
+}
+
+/// A dense peak: TFLOP/s, how it was worked out, and the SM clock it corresponds to (`None` for a
+/// product figure no clock explains), which the ceiling scales from.
+struct Peak {
+    tflops: f64,
+    basis: String,
+    mhz: Option<f64>,
+}
+
 /// What the hardware should reach, from the probes, NVML, CUDA and the knowledge base.
 /// Every `None` means no source said; the verdicts that need it then have no reference.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -82,6 +129,10 @@ pub struct Facts {
     /// when they are the capability's own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tensor_rate_note: Option<String>,
+    /// The product's own dense figures, which the peaks of their precisions use in place of
+    /// `peak_ops` × SMs × the rated clock; `None` when the knowledge base has none for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub product_peaks: Option<ProductPeaks>,
     /// Free GPU memory when the run started, bytes.
     pub memory_free_bytes: Option<u64>,
     /// How each pair of GPUs connects, which the GPU-to-GPU copies are judged against
@@ -124,8 +175,17 @@ impl Facts {
         }
     }
 
-    /// Dense peak for a precision, TFLOP/s, and how it was computed.
+    /// Dense peak for a precision, TFLOP/s, and how it was computed: the product's own figure where
+    /// the knowledge base has one (see `product_peak`), else operations per clock per SM × SMs ×
+    /// the reference SM clock.
     pub fn peak_tflops(&self, p: Precision) -> Option<(f64, String)> {
+        self.peak(p).map(|k| (k.tflops, k.basis))
+    }
+
+    fn peak(&self, p: Precision) -> Option<Peak> {
+        if let Some(peak) = self.product_peak(p) {
+            return Some(peak);
+        }
         let ops = self.peak_ops?.for_precision(p)?;
         let sms = self.sm_count?;
         let (mhz, clock) = self.reference_sm_clock()?;
@@ -135,17 +195,66 @@ impl Facts {
         if let Some(note) = self.tensor_rate_note.as_deref().filter(|_| p != Precision::Fp32) {
             basis.push_str(&format!(" ({note})"));
         }
-        Some((tflops, basis))
+        Some(Peak { tflops, basis, mhz: Some(f64::from(mhz)) })
     }
 
-    /// The most a precision can reach, TFLOP/s: the peak at the highest SM clock where that is
-    /// above the rated one (a GeForce board boosts past its rating while cool and under its power
-    /// limit), else the peak itself.
+    /// The product's own figure for a precision, scaled to this GPU's SMs where both counts are
+    /// known. Where the figure is ops/clock/SM × the product's SMs × some clock (Hopper's tensor
+    /// figures: 1830 MHz on an H100 SXM5 rated at 1980), the basis names that clock beside the
+    /// reference clock the other precisions use; where it is not (the cut-down H20), it says what
+    /// ops × SMs × clock would have given.
+    fn product_peak(&self, p: Precision) -> Option<Peak> {
+        let pp = self.product_peaks.as_ref()?;
+        let figure = pp.for_precision(p)?;
+        let ops = self.peak_ops.and_then(|o| o.for_precision(p));
+        let reference = self.reference_sm_clock();
+        match (ops, pp.sm_count) {
+            (Some(ops), Some(board_sms)) if board_sms > 0 => {
+                let mhz = figure * 1e6 / (f64::from(ops) * f64::from(board_sms));
+                let sms = self.sm_count.unwrap_or(board_sms);
+                let tflops = figure * f64::from(sms) / f64::from(board_sms);
+                let mut basis = format!(
+                    "{} dense: {ops} ops/clock/SM × {sms} SMs × {mhz:.0} MHz = {tflops:.1} TFLOP/s ({mhz:.0} MHz: the \
+                     clock of NVIDIA's dense figure for {}, {figure} TFLOP/s at {board_sms} SMs",
+                    p.label(),
+                    pp.product
+                );
+                if let Some((_, clock)) = &reference {
+                    basis.push_str(&format!("; other peaks use {clock}"));
+                }
+                basis.push_str(&format!("; figure: {})", pp.source));
+                Some(Peak { tflops, basis, mhz: Some(mhz) })
+            }
+            _ => {
+                let mut basis = format!(
+                    "{} dense: {figure:.1} TFLOP/s, NVIDIA's dense figure for {} ({})",
+                    p.label(),
+                    pp.product,
+                    pp.source
+                );
+                if let (Some(ops), Some(sms), Some((mhz, _))) = (ops, self.sm_count, &reference) {
+                    let would = f64::from(ops) * f64::from(sms) * f64::from(*mhz) * 1e6 / 1e12;
+                    basis.push_str(&format!(
+                        "; not {ops} ops/clock/SM × {sms} SMs × {mhz} MHz = {would:.1}, which this product does not run at"
+                    ));
+                }
+                Some(Peak { tflops: figure, basis, mhz: reference.map(|(mhz, _)| f64::from(mhz)) })
+            }
+        }
+    }
+
+    /// The most a precision can reach, TFLOP/s: the peak scaled from the clock it corresponds to up
+    /// to the highest SM clock where that is higher (a GeForce board boosts past its rating while
+    /// cool and under its power limit; a Hopper board's tensor cores may run above the clock of
+    /// NVIDIA's figure), else the peak itself.
     pub fn ceiling_tflops(&self, p: Precision) -> Option<f64> {
-        let (peak, _) = self.peak_tflops(p)?;
-        let (reference, _) = self.reference_sm_clock()?;
-        let highest = self.clock_sm_max_mhz.unwrap_or(reference).max(reference);
-        Some(peak * f64::from(highest) / f64::from(reference.max(1)))
+        let peak = self.peak(p)?;
+        let reference = self.reference_sm_clock().map(|(mhz, _)| f64::from(mhz));
+        let highest = self.clock_sm_max_mhz.map(f64::from).into_iter().chain(reference).reduce(f64::max);
+        Some(match (peak.mhz, highest) {
+            (Some(at), Some(highest)) if at > 0.0 && highest > at => peak.tflops * highest / at,
+            _ => peak.tflops,
+        })
     }
 }
 

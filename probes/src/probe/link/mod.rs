@@ -188,7 +188,12 @@ fn host_link(host: &dyn Host, bus_id: &str, gpu: Option<&Gpu>, tb: &ThunderboltB
             ),
         );
     }
-    let (theoretical_gbytes_per_s, bandwidth_basis) = theoretical(gen_max, width_max, values_from, egpu.as_ref());
+    let (mut theoretical_gbytes_per_s, mut bandwidth_basis) =
+        theoretical(gen_max, width_max, values_from, egpu.as_ref());
+    if let Some((g, line)) = gpu.and_then(|g| product_link(g, &bandwidth_basis)) {
+        trace.ok("product host link", line.clone());
+        (theoretical_gbytes_per_s, bandwidth_basis) = (Some(g), line);
+    }
     let below = |cur: Option<u32>, max: Option<u32>| cur.zip(max).is_some_and(|(c, m)| c < m);
     let idle_note = (below(gen_current, gen_max) || below(width_current, width_max)).then(|| IDLE_NOTE.to_owned());
     HostLink {
@@ -207,6 +212,22 @@ fn host_link(host: &dyn Host, bus_id: &str, gpu: Option<&Gpu>, tb: &ThunderboltB
         idle_note,
         boot_limit: None,
     }
+}
+
+/// The link over which the GPU reaches host memory where its product is not a PCIe board (GH200:
+/// NVLink-C2C to the Grace CPU, `host_link` in its `gpus.toml` row): its theoretical bandwidth per
+/// direction and the line that says so, beside the PCIe line (`pcie_line`) it replaces.
+fn product_link(gpu: &Gpu, pcie_line: &str) -> Option<(f64, String)> {
+    let name = gpu.name.as_deref()?;
+    let (product, row) = gpu_doctor_kb::Kb::get().ok()?.product_host_link(name)?;
+    let g = row.theoretical_gbytes_per_s;
+    Some((
+        g,
+        format!(
+            "{}, over which a {} reaches host memory: {g} GB/s per direction ({}); not its PCIe link ({pcie_line})",
+            row.name, product.name, row.source
+        ),
+    ))
 }
 
 /// The theoretical bandwidth and the line that explains it.

@@ -284,3 +284,39 @@ fn collect_gives_the_gpus_link_the_kernels_bandwidth_line_from_dmesg() {
     let limit = links.iter().find(|l| l.bus_id == "0000:01:00.0").and_then(|l| l.boot_limit.as_ref());
     assert_eq!(limit.map(|b| (b.at.as_str(), b.width, b.capable_width)), Some(("0000:00:01.0", 4, 16)), "{links:?}");
 }
+
+/// A GH200's GPU reaches the Grace CPU's memory over NVLink-C2C, 450 GB/s per direction, not over
+/// the PCIe Gen5 x16 NVML reports (63 GB/s): pinned copies of about 380 GB/s are normal, not
+/// "above theory".
+#[test]
+fn a_grace_hopper_gpu_is_judged_against_nvlink_c2c_not_pcie() {
+    use gpu_doctor_judge::bench::verdict::judge;
+    use gpu_doctor_model::bench::judgement::Verdict;
+    use gpu_doctor_model::bench::protocol::{Measurement, Metric};
+    use gpu_doctor_model::bench::unit::Unit;
+    use gpu_doctor_model::bench::verdict::Facts;
+
+    let gh200 = Gpu { name: Some("NVIDIA GH200 480GB".into()), ..nvml_gpu("00000009:01:00.0", [5, 5, 16, 16]) };
+    let (out, trace) = run(linux(), &[], &[gh200]);
+    let l = &out.value().expect("found")[0];
+    assert_eq!((l.gen_max, l.width_max), (Some(5), Some(16)), "NVML's PCIe values are kept");
+    assert_eq!(l.theoretical_gbytes_per_s, Some(450.0));
+    assert!(l.bandwidth_basis.starts_with("NVLink-C2C (Grace Hopper), over which a GH200"), "{}", l.bandwidth_basis);
+    assert!(l.bandwidth_basis.contains("not its PCIe link (PCIe Gen5 x16"), "{}", l.bandwidth_basis);
+    assert!(trace.iter().any(|t| t.method == "product host link"), "{trace:?}");
+
+    let facts = Facts {
+        link_gbytes_per_s: l.theoretical_gbytes_per_s,
+        link_basis: Some(l.bandwidth_basis.clone()),
+        ..Facts::default()
+    };
+    let h2d = Measurement::single(Metric::HostToDevice { pinned: true }, "", 380.0, Unit::GbPerS);
+    let j = judge(&h2d, &facts);
+    assert_eq!(j.verdict, Verdict::Normal, "{j:?}");
+
+    // An H100 on PCIe keeps its PCIe link.
+    let h100 = Gpu { name: Some("NVIDIA H100 PCIe".into()), ..nvml_gpu("00000000:01:00.0", [5, 5, 16, 16]) };
+    let (out, _) = run(linux(), &[], &[h100]);
+    let l = &out.value().expect("found")[0];
+    assert!((l.theoretical_gbytes_per_s.unwrap() - 63.0).abs() < 0.1, "{l:?}");
+}
