@@ -99,7 +99,7 @@ fn a_crate_is_empty_in_the_table_exactly_when_it_holds_no_code() {
         // A crate does not wait for a stage that is already there.
         if state.contains("once diagnosis exists") {
             assert!(
-                !root().join("probes/src/diagnose").exists(),
+                !root().join("probes/judge/src/diagnose").exists(),
                 "`{name}` waits for diagnosis, which exists: {state}"
             );
         }

@@ -40,8 +40,8 @@ const MAY_USE: &[(&str, &[&str])] = &[
     ("gpu-doctor-tests", &["gpu-doctor-model", "gpu-doctor-kb", "gpu-doctor-probes", "gpu-doctor-judge"]),
 ];
 
-/// (package, [normal dependencies inside the workspace]) from `cargo metadata`.
-fn workspace_edges() -> Vec<(String, Vec<String>)> {
+/// `cargo metadata` of the workspace's own packages.
+fn metadata() -> serde_json::Value {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     let out = Command::new(cargo)
         .args(["metadata", "--format-version", "1", "--no-deps", "--offline"])
@@ -49,7 +49,12 @@ fn workspace_edges() -> Vec<(String, Vec<String>)> {
         .output()
         .unwrap();
     assert!(out.status.success(), "cargo metadata: {}", String::from_utf8_lossy(&out.stderr));
-    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// (package, [normal dependencies inside the workspace]) from `cargo metadata`.
+fn workspace_edges() -> Vec<(String, Vec<String>)> {
+    let meta = metadata();
     let packages = meta["packages"].as_array().unwrap();
     let names: BTreeSet<&str> = packages.iter().map(|p| p["name"].as_str().unwrap()).collect();
     packages
@@ -85,13 +90,7 @@ fn crates_depend_only_downward() {
 /// may use cudarc; NVML lives in `probes`.
 #[test]
 fn the_heavy_dependencies_stay_where_they_belong() {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-    let out = Command::new(cargo)
-        .args(["metadata", "--format-version", "1", "--no-deps", "--offline"])
-        .current_dir(root())
-        .output()
-        .unwrap();
-    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let meta = metadata();
     let rules: &[(&str, &[&str])] = &[
         ("egui", &["gpu-doctor"]),
         ("eframe", &["gpu-doctor"]),
