@@ -495,13 +495,13 @@ mod tests {
     #[test]
     fn a_report_without_anything_personal_is_unchanged() {
         let samples = [
-            include_str!("../../probes/src/parse/paste/samples/collect_env_linux_cu124.txt"),
-            include_str!("../../probes/src/parse/paste/samples/collect_env_old_four_gpus.txt"),
-            include_str!("../../probes/src/parse/paste/samples/collect_env_windows_cpu.txt"),
-            include_str!("../../probes/src/parse/paste/samples/healthy.txt"),
-            include_str!("../../probes/src/parse/paste/samples/jax_env.txt"),
-            include_str!("../../probes/src/parse/paste/samples/pip_list.txt"),
-            include_str!("../../probes/src/parse/paste/samples/tf_prints.txt"),
+            include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/paste/collect_env_linux_cu124.txt")),
+            include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/paste/collect_env_old_four_gpus.txt")),
+            include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/paste/collect_env_windows_cpu.txt")),
+            include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/paste/healthy.txt")),
+            include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/paste/jax_env.txt")),
+            include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/paste/pip_list.txt")),
+            include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/paste/tf_prints.txt")),
         ];
         let kb = Kb::get().unwrap();
         let mut findings = 0;

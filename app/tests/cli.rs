@@ -149,7 +149,7 @@ fn a_recording_replays_to_the_same_snapshot_as_the_live_machine() {
 }
 
 fn sample(name: &str) -> std::path::PathBuf {
-    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../probes/src/parse/paste/samples").join(name)
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/paste").join(name)
 }
 
 #[test]

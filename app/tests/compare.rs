@@ -104,7 +104,7 @@ fn compare_shows_the_benchmark_median_and_the_slow_node_in_every_format() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     // The app's saved CPU run: its headline is CPU SGEMM, 0.9247… GFLOP/s.
-    let run = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src/ops/testdata/bench-run-0.1.0.json");
+    let run = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/bench-run-0.1.0.json");
     let base = report_with(&["--bench", run.to_str().unwrap()]);
     for h in ["b1", "b2", "b3"] {
         write(d, &base, h, |_| {});

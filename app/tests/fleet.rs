@@ -282,7 +282,7 @@ fn fleet_k8s_collect_reads_recorded_kubectl_output() {
     let tmp = tempfile::tempdir().unwrap();
     let fakebin = tmp.path().join("fakebin");
     std::fs::create_dir_all(&fakebin).unwrap();
-    let recorded = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/ops/fleet/testdata/kubectl-get-pods.json");
+    let recorded = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/kubectl-get-pods.json");
     let logs = tmp.path().join("logs");
     std::fs::create_dir_all(&logs).unwrap();
     let report =

@@ -229,5 +229,4 @@ fn gpu_label(g: &GpuCheck) -> String {
 }
 
 #[cfg(test)]
-#[path = "verify_tests.rs"]
 mod tests;

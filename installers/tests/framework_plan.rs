@@ -198,7 +198,7 @@ fn uv_and_a_wheelhouse_install_offline_from_the_folder() {
 /// index, and says the paths are the other machine's.
 #[test]
 fn a_pasted_support_thread_gets_a_plan_for_its_driver() {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../probes/src/parse/paste/samples");
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/paste");
     let text = std::fs::read_to_string(dir.join("support_thread.md")).unwrap();
     let s = gpu_doctor_probes::parse::paste::read_pasted(&text, kb()).unwrap();
     let r = judged(s);

@@ -8,12 +8,15 @@
 
 use std::path::Path;
 
+use gpu_doctor_judge::bench::run::assemble;
 use gpu_doctor_judge::fleet::compare::NodeInput;
 use gpu_doctor_kb::Kb;
-use gpu_doctor_model::bench::plan::{Precision, TestKind};
-use gpu_doctor_model::bench::protocol::{Measurement, Metric, TestResult};
-use gpu_doctor_model::bench::run::{BenchRun, TestRun, TestStatus};
+use gpu_doctor_model::bench::plan::{BenchPlan, Precision, TestKind};
+use gpu_doctor_model::bench::protocol::{BenchEvent, Measurement, Metric, TestResult};
+use gpu_doctor_model::bench::record::{RunRecord, TimedEvent};
+use gpu_doctor_model::bench::run::BenchRun;
 use gpu_doctor_model::bench::unit::Unit;
+use gpu_doctor_model::bench::verdict::Facts;
 use gpu_doctor_model::fleet::{MANIFEST_FILE, Manifest, NodeEntry, NodeOutcome};
 use gpu_doctor_model::{DriverVersion, Probed, Report, Snapshot};
 use gpu_doctor_model::{FrameworkBuild, ToolkitKind};
@@ -65,22 +68,9 @@ pub fn base_snapshot() -> Snapshot {
     collect(&host, &Options::default())
 }
 
-/// A benchmark run with H2D and GEMM figures scaled by `factor` (H2D also by `h2d`), from the
-/// app's saved CPU run.
+/// A quick benchmark run of H2D and GEMM with figures scaled by `factor` (H2D also by `h2d`),
+/// assembled as the runner's record gives it.
 fn bench(factor: f64, h2d: f64) -> BenchRun {
-    #[allow(clippy::expect_used)]
-    let mut run: BenchRun = serde_json::from_str(include_str!("../../app/src/ops/testdata/bench-run-0.1.0.json"))
-        .expect("the saved run reads");
-    let test = |test, m: Measurement| TestRun {
-        test,
-        status: TestStatus::Passed,
-        started_ms: Some(0),
-        ended_ms: Some(1000),
-        points: vec![],
-        result: Some(TestResult { measurements: vec![m], ..TestResult::default() }),
-        failure: None,
-        judged: vec![],
-    };
     let h2d = Measurement::single(Metric::HostToDevice { pinned: true }, "pinned", 25.2 * factor * h2d, Unit::GbPerS);
     let gemm = Measurement::single(
         Metric::Gemm { precision: Precision::Fp16, n: 8192 },
@@ -88,9 +78,15 @@ fn bench(factor: f64, h2d: f64) -> BenchRun {
         160.0 * factor,
         Unit::TflopPerS,
     );
-    run.plan.tests.splice(0..0, [TestKind::H2d, TestKind::Gemm]);
-    run.tests.splice(0..0, [test(TestKind::H2d, h2d), test(TestKind::Gemm, gemm)]);
-    run
+    let mut events = Vec::new();
+    for (i, (test, m)) in [(TestKind::H2d, h2d), (TestKind::Gemm, gemm)].into_iter().enumerate() {
+        let start = 1000 * u64::try_from(i).unwrap_or(0);
+        let result = TestResult { measurements: vec![m], ..TestResult::default() };
+        events.push(TimedEvent { t_ms: start, event: BenchEvent::Started { test, device: None } });
+        events.push(TimedEvent { t_ms: start + 1000, event: BenchEvent::Finished { test, result } });
+    }
+    let plan = BenchPlan::preset(0, vec![TestKind::H2d, TestKind::Gemm], true);
+    assemble(&plan, RunRecord { events, ..RunRecord::default() }, |_| Facts::default())
 }
 
 /// Node `i`'s host name: `node001`, …

@@ -227,7 +227,7 @@ mod tests {
     /// (`report --bench FILE --format json`), opens with its run.
     #[test]
     fn a_saved_report_keeps_its_benchmark_run() {
-        let text = include_str!("../ops/testdata/report-with-bench-0.1.0.json");
+        let text = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/report-with-bench-0.1.0.json"));
         let report = read_text(text).unwrap();
         let run = report.bench.as_ref().expect("the run is kept");
         assert_eq!(run.tests.len(), 1);

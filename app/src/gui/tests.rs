@@ -181,7 +181,7 @@ fn ctrl_s_exports_to_the_fallback_path_without_a_dialog() {
 fn pasted_text_is_shown_as_another_machine_and_back() {
     let (mut h, _home) = harness("consumer-gpu-torch-venv");
     settle(&mut h);
-    let sample = include_str!("../../../probes/src/parse/paste/samples/support_thread.md");
+    let sample = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/paste/support_thread.md"));
     h.state_mut().act(super::Action::Paste(sample.to_owned()));
     settle(&mut h);
     assert!(h.state().shown().other);

@@ -186,7 +186,7 @@ mod tests {
     /// and writes back the same text.
     #[test]
     fn a_run_saved_by_an_earlier_version_reads() {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/ops/testdata/bench-run-0.1.0.json");
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/bench-run-0.1.0.json");
         let run = load(&path).unwrap();
         assert_eq!(run.plan.tests, [TestKind::Cpu]);
         assert!(run.all_ran());

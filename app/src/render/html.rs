@@ -399,7 +399,7 @@ pub(crate) mod tests {
 
     #[test]
     fn a_pasted_report_says_it_is_another_machine() {
-        let text = include_str!("../../../probes/src/parse/paste/samples/support_thread.md");
+        let text = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/paste/support_thread.md"));
         let snap = gpu_doctor_probes::parse::paste::read_pasted(text, Kb::get().unwrap()).unwrap();
         let findings = diagnose(&snap, Kb::get().unwrap());
         let html = super::report(&Report::new(snap, findings));

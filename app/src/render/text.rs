@@ -172,7 +172,7 @@ mod tests {
     /// A paste that shows the driver and GPUs asks for nothing more about them.
     #[test]
     fn a_paste_with_the_driver_does_not_ask_for_nvidia_smi() {
-        let text = include_str!("../../../probes/src/parse/paste/samples/support_thread.md");
+        let text = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/paste/support_thread.md"));
         let out = pasted_summary(text);
         assert!(!out.contains("this command too: nvidia-smi"), "{out}");
         assert!(out.lines().filter(|l| l.starts_with("Not shown")).count() <= 1, "{out}");

@@ -392,3 +392,6 @@ fn quoted_name(s: &str) -> String {
     let clean: String = s.chars().filter(|c| !c.is_control()).take(80).collect();
     format!("\"{clean}\"")
 }
+
+#[cfg(test)]
+mod tests;

@@ -106,6 +106,3 @@ pub fn attach(report: &mut Report, kb: &Kb) {
         }
     }
 }
-
-#[cfg(test)]
-mod driver_tests;

@@ -4,7 +4,7 @@
 //! The matrices are read by whitespace, which covers the tab-separated output of current drivers and
 //! the space-aligned one of older drivers and of copies from a terminal. Columns that are not GPUs
 //! (`NIC0`, `mlx5_0`) are skipped, as are the legends. Samples with their sources:
-//! `smi_topo/SOURCES.md`.
+//! `tests/data/smi_topo/SOURCES.md`.
 
 use std::collections::BTreeMap;
 

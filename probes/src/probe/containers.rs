@@ -418,15 +418,18 @@ mod tests {
         f.files.insert("/etc/docker/daemon.json".into(), "{\"runtimes\": [".into());
         f.files.insert(
             "/home/user/.config/docker/daemon.json".into(),
-            include_str!("../parse/containers/samples/daemon-json-default-nvidia.json").into(),
+            include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/containers/daemon-json-default-nvidia.json"))
+                .into(),
         );
         f.files.insert(
             "/etc/containerd/conf.d/99-nvidia.toml".into(),
-            include_str!("../parse/containers/samples/containerd-dropin-nvidia.toml").into(),
+            include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/containers/containerd-dropin-nvidia.toml"))
+                .into(),
         );
         f.files.insert(
             "/etc/cdi/nvidia.yaml".into(),
-            include_str!("../parse/containers/samples/cdi-generate-expected.yaml").into(),
+            include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/containers/cdi-generate-expected.yaml"))
+                .into(),
         );
         f.file_errors.insert("/var/run/cdi/nvidia.json".into(), "permission denied".into());
         f.dirs.insert(

@@ -86,8 +86,12 @@ pub fn probe(host: &dyn Host, trace: &mut Trace) -> EnvFacts {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::host::{Fixture, ReplayHost};
+    use gpu_doctor_model::MASKED;
+    use gpu_doctor_model::Platform;
 
     #[test]
     fn relevance_keeps_cuda_and_framework_variables_only() {
@@ -105,15 +109,6 @@ mod tests {
             assert!(!is_relevant(no), "{no}");
         }
     }
-}
-
-#[cfg(test)]
-#[allow(clippy::unwrap_used)]
-mod secret_tests {
-    use super::*;
-    use crate::host::{Fixture, ReplayHost};
-    use gpu_doctor_model::MASKED;
-    use gpu_doctor_model::Platform;
 
     const SECRETS: &[(&str, &str)] = &[
         ("NVIDIA_API_KEY", "nvapi-s3cr3t-value"),

@@ -12,6 +12,19 @@ pub fn report_json(host: Option<&str>) -> String {
     serde_json::to_string_pretty(&Report::new(snap, vec![])).unwrap() + "\n"
 }
 
+/// Writes an executable script. Linux refuses to exec a file that any process holds open for
+/// writing (ETXTBSY), and a file written by this process stays open in every child another test
+/// thread forks at that moment until that child execs. So the bytes go to a side file and
+/// `install` (a child of its own) writes the script: no process that can fork holds it open. (The
+/// app's test binaries have the same helper in `app/tests/support/`.)
+pub fn write_executable(path: &std::path::Path, text: &str) {
+    let side = path.with_extension("text");
+    std::fs::write(&side, text).unwrap();
+    let status = std::process::Command::new("install").arg("-m").arg("0755").arg(&side).arg(path).status().unwrap();
+    assert!(status.success(), "install {} failed", path.display());
+    std::fs::remove_file(&side).unwrap();
+}
+
 fn printed(status: i32, stdout: &str, stderr: &str) -> CmdOutput {
     CmdOutput { status: Some(status), stdout: stdout.into(), stderr: stderr.into() }
 }

@@ -1,11 +1,11 @@
-//! The container parsers on real captures (`samples/`, sources in `samples/SOURCES.md`), on
+//! The container parsers on real captures (`tests/data/containers/`, sources in its `SOURCES.md`), on
 //! malformed text, and on arbitrary input.
 
 use super::*;
 
 macro_rules! sample {
     ($name:literal) => {
-        include_str!(concat!("samples/", $name))
+        include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/containers/", $name))
     };
 }
 

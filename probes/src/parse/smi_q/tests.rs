@@ -1,6 +1,6 @@
 use super::*;
 
-pub(crate) const SAMPLE: &str = include_str!("../paste/samples/smi_q_two_l4.txt");
+pub(crate) const SAMPLE: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/paste/smi_q_two_l4.txt"));
 
 #[test]
 fn sample_reads_versions_gpus_links_and_processes() {
@@ -84,10 +84,13 @@ fn truncated_reports_keep_what_they_have() {
     assert_eq!(r.gpus.len(), 1);
 }
 
-const A10: &str = include_str!("samples/a10_535.129.03_row-remap-pending.txt");
-const H100: &str = include_str!("samples/h100x8_535.161.08_hw-slowdown.txt");
-const RTX4090: &str = include_str!("samples/rtx4090x8_535.154.05.txt");
-const A100: &str = include_str!("samples/a100_510.73.08_row-remap-pending_excerpt.txt");
+const A10: &str =
+    include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/smi_q/a10_535.129.03_row-remap-pending.txt"));
+const H100: &str =
+    include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/smi_q/h100x8_535.161.08_hw-slowdown.txt"));
+const RTX4090: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/smi_q/rtx4090x8_535.154.05.txt"));
+const A100: &str =
+    include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/smi_q/a100_510.73.08_row-remap-pending_excerpt.txt"));
 
 #[test]
 fn a10_reads_a_pending_row_remap_thresholds_and_power_limits() {

@@ -62,7 +62,10 @@ mod tests {
 
     #[test]
     fn a_pasted_matrix_is_read_into_the_topology() {
-        let text = format!("$ nvidia-smi topo -m\n```\n{}```\n", include_str!("two-socket-8x4090-topo-m.txt"));
+        let text = format!(
+            "$ nvidia-smi topo -m\n```\n{}```\n",
+            include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/smi_topo/two-socket-8x4090-topo-m.txt"))
+        );
         let s = read_pasted(&text, Kb::get().unwrap()).unwrap();
         let gpu_doctor_model::Origin::Pasted { formats } = &s.origin else { panic!("pasted") };
         assert_eq!(formats, &[super::FORMAT.to_owned()]);
@@ -79,7 +82,7 @@ mod tests {
     fn with_nvidia_smi_list_the_gpus_are_named_and_mig_devices_kept() {
         let text = format!(
             "{}\n{}",
-            include_str!("4xa100-one-mig-list.txt"),
+            include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/smi_topo/4xa100-one-mig-list.txt")),
             "\tGPU0\tGPU1\tCPU Affinity\tNUMA Affinity\nGPU0\t X \tNV12\t0-7\t0\nGPU1\tNV12\t X \t0-7\t0\n"
         );
         let t = super::read(&text.lines().map(str::to_owned).collect::<Vec<_>>()).unwrap();

@@ -1,13 +1,16 @@
 use super::*;
 
-const HGX: &str = include_str!("hgx-h100-topo-m.txt");
-const TWO_SOCKET: &str = include_str!("two-socket-8x4090-topo-m.txt");
-const R5090: &str = include_str!("2x5090-topo-m.txt");
-const R5090_P2P: &str = include_str!("2x5090-topo-p2p.txt");
-const H100X4: &str = include_str!("4xh100-nv6-topo-m.txt");
-const OLD: &str = include_str!("8gpu-mlx4-old-topo-m-cut.txt");
-const MIG: &str = include_str!("a100-mig-list.txt");
-const MIG_ONE_OF_FOUR: &str = include_str!("4xa100-one-mig-list.txt");
+const HGX: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/smi_topo/hgx-h100-topo-m.txt"));
+const TWO_SOCKET: &str =
+    include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/smi_topo/two-socket-8x4090-topo-m.txt"));
+const R5090: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/smi_topo/2x5090-topo-m.txt"));
+const R5090_P2P: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/smi_topo/2x5090-topo-p2p.txt"));
+const H100X4: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/smi_topo/4xh100-nv6-topo-m.txt"));
+const OLD: &str =
+    include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/smi_topo/8gpu-mlx4-old-topo-m-cut.txt"));
+const MIG: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/smi_topo/a100-mig-list.txt"));
+const MIG_ONE_OF_FOUR: &str =
+    include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/smi_topo/4xa100-one-mig-list.txt"));
 
 #[test]
 fn an_hgx_h100_has_18_nvlinks_between_every_pair_and_two_numa_nodes() {

@@ -120,7 +120,7 @@ fn dmesg_xid_lines_become_events() {
 #[test]
 fn dmesg_bandwidth_lines_are_read_for_the_link_probe() {
     // The kernel's lines for a GTX 950 and a USB controller (the link probe keeps the GPUs').
-    let log = include_str!("../../parse/paste/samples/kernel_bandwidth_p35_gtx950.txt");
+    let log = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/paste/kernel_bandwidth_p35_gtx950.txt"));
     let f = with_program(linux(), "/usr/bin/dmesg", ran(&["/usr/bin/dmesg"], 0, log, ""));
     let (reading, trace) = read_on(f, &Probed::absent("none"));
     let got: Vec<(&str, u32, u32)> =

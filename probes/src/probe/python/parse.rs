@@ -261,5 +261,4 @@ pub(crate) fn cuda_from_cu_tag(tag: &str) -> Option<String> {
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
-#[path = "parse_tests.rs"]
 mod tests;

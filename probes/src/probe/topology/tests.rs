@@ -3,9 +3,9 @@ use crate::host::{CmdOutput, CommandRecord, Fixture, NvmlAnswer, NvmlPair, NvmlT
 use gpu_doctor_model::{ComputeCapability, cpu_list};
 use gpu_doctor_model::{MigInstance, NvLink, Platform};
 
-const R5090: &str = include_str!("../../parse/smi_topo/2x5090-topo-m.txt");
-const R5090_P2P: &str = include_str!("../../parse/smi_topo/2x5090-topo-p2p.txt");
-const MIG: &str = include_str!("../../parse/smi_topo/a100-mig-list.txt");
+const R5090: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/smi_topo/2x5090-topo-m.txt"));
+const R5090_P2P: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/smi_topo/2x5090-topo-p2p.txt"));
+const MIG: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/smi_topo/a100-mig-list.txt"));
 
 fn gpu(index: u32, name: &str, cc: (u32, u32), bus: &str) -> Gpu {
     Gpu {

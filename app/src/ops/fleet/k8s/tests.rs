@@ -7,7 +7,7 @@ use crate::ops::fleet::tests::report_json;
 
 /// `kubectl get pods -o json` as recorded: a report on gpu-a, a container that found no
 /// gpu-doctor on gpu-b (exit 127), a pod not scheduled, a running pod with no output yet on gpu-c.
-const PODS: &str = include_str!("../testdata/kubectl-get-pods.json");
+const PODS: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/kubectl-get-pods.json"));
 
 fn plan(kind: Kind) -> ManifestPlan {
     ManifestPlan {

@@ -4,9 +4,7 @@ use std::sync::Mutex;
 
 use super::*;
 
-#[path = "../../../../tests/support/mod.rs"]
-mod support;
-use crate::ops::fleet::tests::report_json;
+use crate::ops::fleet::tests::{report_json, write_executable};
 
 fn plan(dir: &Path) -> SlurmPlan {
     SlurmPlan {
@@ -63,7 +61,7 @@ fn the_wrapper_writes_the_node_list_from_task_0_only_and_becomes_gpu_doctor() {
     let dir = tempfile::tempdir().unwrap();
     let list = dir.path().join("nodelist");
     let bin = dir.path().join("fake");
-    support::write_executable(&bin, "#!/bin/sh\necho \"ran: $*\"\n");
+    write_executable(&bin, "#!/bin/sh\necho \"ran: $*\"\n");
     let run = |procid: &str| {
         std::process::Command::new("sh")
             .args(["-c", WRAP, "gpu-doctor-fleet"])

@@ -1,8 +1,10 @@
 use super::*;
 use gpu_doctor_model::bench::plan::{BenchPlan, TestKind};
-use gpu_doctor_model::bench::protocol::{Metric, TestResult};
-use gpu_doctor_model::bench::run::{BenchRun, TestRun, TestStatus};
+use gpu_doctor_model::bench::protocol::{BenchEvent, Metric, TestResult};
+use gpu_doctor_model::bench::record::{RunRecord, TimedEvent};
+use gpu_doctor_model::bench::run::BenchRun;
 use gpu_doctor_model::bench::unit::Unit;
+use gpu_doctor_model::bench::verdict::Facts;
 use gpu_doctor_model::{Category, Finding, Probed, Snapshot};
 use gpu_doctor_model::{DriverFacts, Gpu, SystemInfo};
 use std::path::PathBuf;
@@ -26,28 +28,25 @@ fn report(host: &str, driver: &str, h2d: Option<f64>) -> Report {
     r
 }
 
+/// A quick run of the H2D test alone that measured `h2d` GB/s, assembled as the runner's record
+/// gives it.
 fn bench(h2d: f64) -> BenchRun {
-    let run: BenchRun =
-        serde_json::from_str(include_str!("../../../../../app/src/ops/testdata/bench-run-0.1.0.json")).unwrap();
-    let mut run = BenchRun { tests: vec![], ..run };
-    run.plan = BenchPlan { tests: vec![TestKind::H2d], ..run.plan };
+    let plan = BenchPlan::preset(0, vec![TestKind::H2d], true);
     let m = gpu_doctor_model::bench::protocol::Measurement::single(
         Metric::HostToDevice { pinned: true },
         "pinned",
         h2d,
         Unit::GbPerS,
     );
-    run.tests.push(TestRun {
-        test: TestKind::H2d,
-        status: TestStatus::Passed,
-        started_ms: Some(0),
-        ended_ms: Some(1),
-        points: vec![],
-        result: Some(TestResult { measurements: vec![m], ..TestResult::default() }),
-        failure: None,
-        judged: vec![],
-    });
-    run
+    let result = TestResult { measurements: vec![m], ..TestResult::default() };
+    let record = RunRecord {
+        events: vec![
+            TimedEvent { t_ms: 0, event: BenchEvent::Started { test: TestKind::H2d, device: None } },
+            TimedEvent { t_ms: 1, event: BenchEvent::Finished { test: TestKind::H2d, result } },
+        ],
+        ..RunRecord::default()
+    };
+    crate::bench::run::assemble(&plan, record, |_| Facts::default())
 }
 
 fn node(r: Report) -> NodeInput {

@@ -13,8 +13,8 @@ use gpu_doctor_model::{Gpu, SecureBoot};
 use gpu_doctor_probes::host::ReplayHost;
 use gpu_doctor_probes::probe::{self, Options};
 
-use super::{attach, plan_for, plans};
 use crate::plan::{Plan, StepKind};
+use crate::planners::{attach, plan_for, plans};
 
 fn kb() -> &'static Kb {
     Kb::get().unwrap()
@@ -61,7 +61,7 @@ fn plan_of(report: &Report, id: &str) -> (Plan, String) {
 /// A plan for `target` made directly (targets other helpers' rules name, like a minimum branch).
 fn direct(snap: Snapshot, target: &PlanTarget) -> (Plan, String) {
     let report = judged(snap);
-    let plan = plan_for(&report, kb(), target, "test", &super::framework::Options::default()).unwrap();
+    let plan = plan_for(&report, kb(), target, "test", &crate::planners::framework::Options::default()).unwrap();
     let prose = plan.prose(Shell::Posix);
     (plan, prose)
 }
@@ -311,9 +311,9 @@ fn driver_plans_only_show_root_steps_and_hold_no_machine_text() {
             let report = judged(s);
             let mut all: Vec<Plan> = plans(&report, kb());
             all.extend(
-                targets
-                    .iter()
-                    .filter_map(|t| plan_for(&report, kb(), t, "test", &super::framework::Options::default())),
+                targets.iter().filter_map(|t| {
+                    plan_for(&report, kb(), t, "test", &crate::planners::framework::Options::default())
+                }),
             );
             for plan in all {
                 planned += 1;
