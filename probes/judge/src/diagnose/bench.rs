@@ -13,7 +13,7 @@ use gpu_doctor_model::bench::verdict::Judged;
 use gpu_doctor_model::{Category, Finding, Severity};
 
 const SOURCE: &str = "Measured by `gpu-doctor bench`; the expected values and normal shares are in \
-                      `probes/src/bench/verdict.rs` (docs/performance.md)";
+                      `probes/judge/src/bench/verdict.rs` (docs/performance.md)";
 
 const THROTTLE_FIX: &str = "Check `nvidia-smi -q -d PERFORMANCE,CLOCK` for throttling or locked clocks, close other \
                             GPU processes, and check cooling and the power limit.";
@@ -159,7 +159,7 @@ const CLOCKS_FELL: Rule = Rule {
     severity: Severity::Warning,
     trigger: "Under the sustained load the SM clock fell by 10 % or more from the early to the late part, or NVML \
               reported thermal slowdown.",
-    source: "NVML telemetry sampled during `gpu-doctor bench --tests sustained` (`probes/src/bench/throttle.rs`)",
+    source: "NVML telemetry sampled during `gpu-doctor bench --tests sustained` (`probes/judge/src/bench/throttle.rs`)",
 };
 
 const ECC_FIX: &str = "Note the GPU's serial, run `nvidia-smi -q -d ECC,PAGE_RETIREMENT,ROW_REMAPPER` and read the kernel \
