@@ -61,8 +61,8 @@ fn engines(host: &dyn Host, trace: &mut Trace) -> Vec<Engine> {
     let runtime_dir = host.env_var("XDG_RUNTIME_DIR");
     let user_socket = |tail: &str| runtime_dir.as_ref().map(|d| format!("{d}/{tail}"));
     // The client's own setting first: a Unix socket elsewhere, or a daemon on another machine.
-    let (docker_set, docker_remote) = daemon_address(host.env_var("DOCKER_HOST"));
-    let (podman_set, podman_remote) = daemon_address(host.env_var("CONTAINER_HOST"));
+    let (docker_set, docker_remote) = daemon_address(host.env_var("DOCKER_HOST").as_deref());
+    let (podman_set, podman_remote) = daemon_address(host.env_var("CONTAINER_HOST").as_deref());
     let table: [(EngineKind, &str, Vec<String>, bool); 3] = [
         (
             EngineKind::Docker,
@@ -138,8 +138,8 @@ fn engines(host: &dyn Host, trace: &mut Trace) -> Vec<Engine> {
 /// `PROGRAM --version`'s version number.
 /// A client's daemon setting (`DOCKER_HOST`, `CONTAINER_HOST`): the Unix socket path it names,
 /// and whether it names a daemon elsewhere (`tcp://`, `ssh://`), which only the client can ask.
-fn daemon_address(value: Option<String>) -> (Option<String>, bool) {
-    match value.as_deref().map(str::trim) {
+fn daemon_address(value: Option<&str>) -> (Option<String>, bool) {
+    match value.map(str::trim) {
         Some(v) if v.starts_with("unix://") => (Some(v.trim_start_matches("unix://").to_owned()), false),
         Some(v) if !v.is_empty() => (None, true),
         _ => (None, false),
