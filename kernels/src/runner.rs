@@ -5,13 +5,11 @@
 
 use std::collections::BTreeSet;
 use std::ffi::OsString;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
-use std::thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use gpu_doctor_model::{EccChange, EccCounters};
@@ -97,8 +95,8 @@ impl std::fmt::Debug for RunOptions {
 }
 
 const STDERR_TAIL: usize = 4096;
-/// How long to wait for the worker's output to close after it was killed.
-const KILL_GRACE: Duration = Duration::from_secs(2);
+/// How often Cancel and the watchdog are looked at while the worker prints nothing.
+const CHECK_TICK: Duration = Duration::from_millis(50);
 const MAX_NOISE: usize = 20;
 
 fn unix_secs() -> u64 {
@@ -162,12 +160,6 @@ pub fn run(
     record
 }
 
-/// What the stdout reader thread sends (an event boxed: a finished test's result is large).
-enum Line {
-    Event(Box<BenchEvent>),
-    Noise(String),
-}
-
 #[expect(clippy::too_many_lines, reason = "the worker's whole life in one place; split it when it grows")]
 fn run_worker(
     plan: &BenchPlan,
@@ -217,107 +209,75 @@ fn run_worker(
     record.worker.started = true;
     // Bound before it reads the plan, so everything it allocates is placed by the bound CPUs.
     record.worker.numa = opts.numa.as_ref().map(|placement| bind_worker(&group, placement));
-    let child = group.child();
-    let (tx, rx) = mpsc::sync_channel::<Line>(256);
-    let stdout = child.stdout.take();
-    let reader = stdout.map(|out| {
-        thread::Builder::new().name("bench-worker-stdout".into()).spawn(move || {
-            for line in BufReader::new(out).lines() {
-                let Ok(line) = line else { break };
-                let msg = match BenchEvent::from_line(&line) {
-                    Some(e) => Line::Event(Box::new(e)),
-                    None => Line::Noise(line),
-                };
-                if tx.send(msg).is_err() {
-                    break;
-                }
-            }
-        })
-    });
-    let stderr_tail = Arc::new(Mutex::new(String::new()));
-    let err_reader = child.stderr.take().map(|err| {
-        let tail = Arc::clone(&stderr_tail);
-        thread::Builder::new().name("bench-worker-stderr".into()).spawn(move || keep_tail(err, &tail))
-    });
     // The plan is one line. Standard input then stays open until the run ends: the worker exits
     // when it closes, so it cannot outlive this process.
-    let mut stdin = child.stdin.take();
+    let mut stdin = group.child().stdin.take();
     if let Some(pipe) = &mut stdin
         && let Err(e) = pipe.write_all(format!("{plan_json}\n").as_bytes()).and_then(|()| pipe.flush())
     {
         tracing::warn!("could not send the plan to the worker: {e}");
     }
 
-    let deadline = start + opts.timeout;
     let mut watchdog = Watchdog::new(opts.stall_limit);
     let mut ecc = EccWindow::default();
     let mut stop_reason: Option<Failure> = None;
-    let mut killed_at: Option<Instant> = None;
-    loop {
-        match rx.recv_timeout(Duration::from_millis(50)) {
-            Ok(Line::Event(event)) => {
-                let event = *event;
-                watchdog.saw(&event);
-                match &event {
-                    BenchEvent::Started { test, .. } => current = Some(*test),
-                    BenchEvent::Finished { test, .. } | BenchEvent::Failed { test, .. } => {
-                        ended.insert(*test);
-                        current = None;
+    let mut stderr_tail = String::new();
+    let limits = process::Limits {
+        deadline: start + opts.timeout,
+        output_cap_bytes: usize::MAX,
+        stdout: process::Reading::Lines { line_cap_bytes: usize::MAX },
+        stderr: process::Reading::Chunks,
+        tick: Some(CHECK_TICK),
+    };
+    let outcome = group.supervise(&limits, &mut |piece| {
+        match piece {
+            process::Event::Output(process::Output::Line(_, line)) => match BenchEvent::from_line(&line) {
+                Some(event) => {
+                    watchdog.saw(&event);
+                    match &event {
+                        BenchEvent::Started { test, .. } => current = Some(*test),
+                        BenchEvent::Finished { test, .. } | BenchEvent::Failed { test, .. } => {
+                            ended.insert(*test);
+                            current = None;
+                        }
+                        BenchEvent::Sample { .. } | BenchEvent::Progress { .. } => {}
                     }
-                    BenchEvent::Sample { .. } | BenchEvent::Progress { .. } => {}
+                    ecc.observe(&event, opts.ecc.as_deref());
+                    emit(event, record);
                 }
-                ecc.observe(&event, opts.ecc.as_deref());
-                emit(event, record);
-            }
-            Ok(Line::Noise(line)) => {
-                if record.worker.noise.len() < MAX_NOISE {
-                    record.worker.noise.push(line);
+                None => {
+                    if record.worker.noise.len() < MAX_NOISE {
+                        record.worker.noise.push(line);
+                    }
                 }
-            }
-            Err(RecvTimeoutError::Disconnected) => break,
-            Err(RecvTimeoutError::Timeout) => {}
-        }
-        // A process the worker started may keep its output open after it was killed; do not wait
-        // for that.
-        if killed_at.is_some_and(|k| k.elapsed() > KILL_GRACE) {
-            break;
+            },
+            process::Event::Output(process::Output::Chunk(_, bytes)) => keep_tail(&mut stderr_tail, &bytes),
+            process::Event::Tick => {}
         }
         if stop_reason.is_none() {
             if opts.cancel.load(Ordering::Relaxed) {
                 stop_reason = Some(Failure::new(FailureKind::Cancelled, "cancelled by the user"));
-            } else if Instant::now() >= deadline {
-                stop_reason = Some(Failure::new(
-                    FailureKind::Timeout,
-                    format!(
-                        "the benchmark worker ran past its time limit of {} s and was stopped",
-                        opts.timeout.as_secs()
-                    ),
-                ));
             } else {
                 stop_reason = watchdog.check(plan, current, &ended);
             }
             if stop_reason.is_some() {
-                record.worker.stopped_by_parent = true;
-                killed_at = Some(Instant::now());
-                group.kill_group();
+                return process::Flow::Stop;
             }
         }
+        process::Flow::Go
+    });
+    if outcome.ending == process::Ending::TimedOut {
+        stop_reason = Some(Failure::new(
+            FailureKind::Timeout,
+            format!("the benchmark worker ran past its time limit of {} s and was stopped", opts.timeout.as_secs()),
+        ));
     }
-    let status = group.wait_or_kill(Duration::from_secs(5));
+    record.worker.stopped_by_parent = outcome.ending != process::Ending::Exited;
+    // A worker stuck in the kernel past the grace is waited for a while longer.
+    let status = outcome.status.or_else(|| group.wait_or_kill(Duration::from_secs(5)));
     record.memtest_ecc = opts.ecc.as_deref().and_then(|source| ecc.change(source));
     drop(stdin);
-    // Join the readers once their pipes closed; one still blocked (see above) is left to end on
-    // its own when the pipe finally closes.
-    let until = Instant::now() + KILL_GRACE;
-    for h in [reader, err_reader].into_iter().flatten().flatten() {
-        while !h.is_finished() && Instant::now() < until {
-            thread::sleep(Duration::from_millis(10));
-        }
-        if h.is_finished() {
-            let _ = h.join();
-        }
-    }
-    record.worker.stderr_tail = stderr_tail.lock().map(|s| s.clone()).unwrap_or_default();
+    record.worker.stderr_tail = stderr_tail;
     if let Some(status) = status {
         record.worker.exit_code = status.code();
         record.worker.signal = signal_of(&status);
@@ -478,33 +438,15 @@ fn fail_rest(
     }
 }
 
-fn keep_tail(mut r: impl Read, tail: &Mutex<String>) {
-    let mut buf = [0u8; 4096];
-    loop {
-        match r.read(&mut buf) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => {
-                if let Ok(mut t) = tail.lock() {
-                    t.push_str(&String::from_utf8_lossy(&buf[..n]));
-                    if t.len() > 2 * STDERR_TAIL {
-                        let mut cut = t.len() - STDERR_TAIL;
-                        while !t.is_char_boundary(cut) {
-                            cut += 1;
-                        }
-                        t.drain(..cut);
-                    }
-                }
-            }
-        }
-    }
-    if let Ok(mut t) = tail.lock()
-        && t.len() > STDERR_TAIL
-    {
-        let mut cut = t.len() - STDERR_TAIL;
-        while !t.is_char_boundary(cut) {
+/// Adds `bytes` to `tail`, keeping only its last `STDERR_TAIL` bytes.
+fn keep_tail(tail: &mut String, bytes: &[u8]) {
+    tail.push_str(&String::from_utf8_lossy(bytes));
+    if tail.len() > STDERR_TAIL {
+        let mut cut = tail.len() - STDERR_TAIL;
+        while !tail.is_char_boundary(cut) {
             cut += 1;
         }
-        t.drain(..cut);
+        tail.drain(..cut);
     }
 }
 
@@ -710,6 +652,21 @@ mod tests {
         assert!(matches!(terminal(&record, TestKind::Gemm)[..], [BenchEvent::Finished { .. }]), "{:?}", record.events);
     }
 
+    #[cfg(unix)]
+    #[test]
+    fn a_line_of_invalid_utf8_from_the_worker_is_noise_and_its_later_events_still_count() {
+        // A driver or library message in another encoding must not end the reading of the events.
+        let plan = BenchPlan::preset(0, vec![TestKind::Gemm], true);
+        let script = r#"head -n 1 >/dev/null
+            echo '{"event":"started","test":"gemm"}'
+            printf 'caf\351 au lait\n'
+            echo '{"event":"finished","test":"gemm","result":{"measurements":[]}}'"#;
+        let record = run(&plan, &sh(script), opts(Duration::from_secs(60)), &mut |_| {});
+        assert!(matches!(terminal(&record, TestKind::Gemm)[..], [BenchEvent::Finished { .. }]), "{:?}", record.events);
+        assert_eq!(record.worker.noise, ["caf\u{fffd} au lait"]);
+        assert!(!record.worker.stopped_by_parent);
+    }
+
     #[test]
     fn every_test_has_a_stall_limit_far_below_the_run_budget() {
         let plan = BenchPlan::preset(0, TestKind::ALL.to_vec(), false);
@@ -758,7 +715,7 @@ mod tests {
         let running = || process::is_running(pid).unwrap();
         let until = Instant::now() + Duration::from_secs(2);
         while running() && Instant::now() < until {
-            thread::sleep(Duration::from_millis(20));
+            std::thread::sleep(Duration::from_millis(20));
         }
         assert!(!running(), "the worker's child {} outlived the stopped worker", pid);
     }
@@ -952,9 +909,10 @@ mod tests {
     #[test]
     fn stderr_keeps_only_its_tail() {
         let text = "x".repeat(10_000) + "last line";
-        let tail = Mutex::new(String::new());
-        keep_tail(text.as_bytes(), &tail);
-        let t = tail.into_inner().unwrap();
+        let mut t = String::new();
+        for piece in text.as_bytes().chunks(4096) {
+            keep_tail(&mut t, piece);
+        }
         assert!(t.len() <= STDERR_TAIL && t.ends_with("last line"));
     }
 }

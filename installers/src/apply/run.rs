@@ -1,16 +1,12 @@
-//! One user step's program: started through `probes::host::process` (its own process group, no
-//! shell), its standard output and error read line by line on named threads and handed over a
-//! bounded channel, a deadline, and Cancel.
+//! One user step's program: started and supervised by `probes::host::process` (its own process
+//! group, no shell, its standard output and error read line by line, a deadline), and Cancel.
 
 use std::collections::VecDeque;
-use std::io::{BufRead, BufReader, Read};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, sync_channel};
-use std::thread;
 use std::time::{Duration, Instant};
 
-use gpu_doctor_probes::host::process::{self, GroupChild};
+use gpu_doctor_probes::host::process::{self, Ending, Event, Flow, Limits, Output, Reading};
 
 /// The longest line passed on; the rest of it is dropped.
 const LINE_CAP: usize = 4096;
@@ -18,15 +14,11 @@ const LINE_CAP: usize = 4096;
 const OUTPUT_CAP: usize = 16 * 1024 * 1024;
 /// Lines kept for a failure's reason.
 const TAIL: usize = 12;
-/// How long the pipes may stay open after the program exited (something it started holds them).
-const GRACE: Duration = Duration::from_millis(500);
+/// How often Cancel is looked at while the program prints nothing.
+const CANCEL_TICK: Duration = Duration::from_millis(50);
 
 /// Which pipe a line came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Stream {
-    Out,
-    Err,
-}
+pub(crate) use process::Stream;
 
 /// How the program ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -90,13 +82,6 @@ pub(crate) fn run(argv: &[String], limit: Duration, cancel: &AtomicBool, on_line
         Ok(child) => child,
         Err(e) => return Ran { end: End::NotStarted(e.to_string()), tail },
     };
-    let (tx, rx) = sync_channel(256);
-    if let Some(out) = child.child().stdout.take() {
-        read_lines("apply-stdout", out, Stream::Out, tx.clone());
-    }
-    if let Some(err) = child.child().stderr.take() {
-        read_lines("apply-stderr", err, Stream::Err, tx);
-    }
     let mut passed = 0usize;
     let mut pass = |stream: Stream, line: String| {
         if passed < OUTPUT_CAP {
@@ -108,85 +93,26 @@ pub(crate) fn run(argv: &[String], limit: Duration, cancel: &AtomicBool, on_line
             tail.push_back(line);
         }
     };
-    let end = watch(&mut child, &rx, Instant::now() + limit, cancel, &mut pass);
-    while let Ok((stream, line)) = rx.try_recv() {
-        pass(stream, line);
-    }
-    Ran { end, tail }
-}
-
-/// Passes lines on until the program ends and its pipes close; kills the group at the deadline,
-/// on Cancel, or when the pipes stay open past the grace after it exited.
-fn watch(
-    child: &mut GroupChild,
-    rx: &Receiver<(Stream, String)>,
-    deadline: Instant,
-    cancel: &AtomicBool,
-    pass: &mut dyn FnMut(Stream, String),
-) -> End {
-    let mut exited: Option<(Option<i32>, Instant)> = None;
-    loop {
-        match rx.recv_timeout(Duration::from_millis(20)) {
-            Ok((stream, line)) => pass(stream, line),
-            Err(RecvTimeoutError::Timeout) => {}
-            Err(RecvTimeoutError::Disconnected) => break,
+    let lines = Reading::Lines { line_cap_bytes: LINE_CAP };
+    let limits = Limits {
+        deadline: Instant::now() + limit,
+        output_cap_bytes: OUTPUT_CAP,
+        stdout: lines,
+        stderr: lines,
+        tick: Some(CANCEL_TICK),
+    };
+    let outcome = child.supervise(&limits, &mut |event| {
+        if let Event::Output(Output::Line(stream, line)) = event {
+            pass(stream, line);
         }
-        if cancel.load(Ordering::SeqCst) {
-            child.kill_group();
-            let _ = child.child().wait();
-            return End::Cancelled;
-        }
-        if exited.is_none()
-            && let Ok(Some(status)) = child.child().try_wait()
-        {
-            exited = Some((status.code(), Instant::now()));
-        }
-        match exited {
-            Some((_, at)) if at.elapsed() > GRACE => {
-                child.kill_group();
-                break;
-            }
-            None if Instant::now() > deadline => {
-                child.kill_group();
-                let _ = child.child().wait();
-                return End::TimedOut;
-            }
-            _ => {}
-        }
-    }
-    match exited {
-        Some((code, _)) => End::Exited(code),
-        None => End::Exited(child.child().wait().ok().and_then(|s| s.code())),
-    }
-}
-
-/// Reads `pipe` line by line on a thread named `name`, sending each (lossily decoded, without its
-/// line end, cut at `LINE_CAP`) until the pipe ends or nobody listens.
-fn read_lines(name: &str, pipe: impl Read + Send + 'static, stream: Stream, tx: SyncSender<(Stream, String)>) {
-    // Should the thread not start, the pipe closes with it: the program's writes fail and it ends.
-    let _ = thread::Builder::new().name(name.to_owned()).spawn(move || {
-        let mut reader = BufReader::new(pipe);
-        let mut buf = Vec::new();
-        loop {
-            buf.clear();
-            match reader.read_until(b'\n', &mut buf) {
-                Ok(0) | Err(_) => break,
-                Ok(_) => {}
-            }
-            let text = String::from_utf8_lossy(&buf);
-            let mut line = text.trim_end_matches(['\n', '\r']).to_owned();
-            if line.len() > LINE_CAP {
-                let mut cut = LINE_CAP;
-                while !line.is_char_boundary(cut) {
-                    cut -= 1;
-                }
-                line.truncate(cut);
-            }
-            if tx.send((stream, line)).is_err() {
-                break;
-            }
-        }
+        if cancel.load(Ordering::SeqCst) { Flow::Stop } else { Flow::Go }
     });
+    let end = match outcome.ending {
+        Ending::Exited => End::Exited(outcome.status.and_then(|s| s.code())),
+        Ending::TimedOut => End::TimedOut,
+        Ending::Stopped => End::Cancelled,
+    };
+    Ran { end, tail }
 }
 
 #[cfg(test)]

@@ -3,15 +3,27 @@
 //! when gpu-doctor itself is told to stop (`forward_signals`). A worker process can also ask to
 //! die with its parent (`die_with_parent`).
 //!
-//! The one place that starts a program: `SystemHost::run` (probes) and the benchmark runner
-//! (kernels) both spawn through `spawn`.
+//! The one supervisor: `spawn` starts a program, `GroupChild::supervise` waits on it by blocking
+//! on its exit (a waiter thread in `waitid`, which leaves the child for `std` to reap) and on its
+//! pipes (a reader thread each, ending at the pipe's end), all sending over one channel. No sleep
+//! loop: the caller is woken by the next line, the exit, a deadline, or its own tick. Used by
+//! `SystemHost::run` (probes), the benchmark runner (kernels) and a plan's user steps (installers).
 
 use std::collections::BTreeSet;
-use std::io::Read;
+use std::io::{BufRead, BufReader, Read};
 use std::process::{Child, Command, ExitStatus};
-use std::sync::{Arc, Mutex, PoisonError};
-use std::thread::{self, JoinHandle};
+use std::sync::mpsc::{self, RecvTimeoutError, SyncSender};
+use std::sync::{Mutex, PoisonError};
+use std::thread;
 use std::time::{Duration, Instant};
+
+/// After a program exits, how long what it left behind may hold its output open before the group
+/// is killed and what was read is the answer; after a kill, how long to wait for the pipes to
+/// close and the child to end. The one grace period of every supervised child.
+pub const GRACE: Duration = Duration::from_millis(500);
+/// Pieces of output in flight between the reader threads and the supervisor; a full channel makes
+/// the readers wait, and the child's writes with them.
+const CHANNEL_BOUND: usize = 256;
 
 /// Process-group ids of the children alive now (Unix: each child leads its own group).
 static LIVE: Mutex<BTreeSet<u32>> = Mutex::new(BTreeSet::new());
@@ -49,21 +61,356 @@ impl GroupChild {
         let _ = self.child.kill();
     }
 
-    /// Waits up to `limit` for the child to exit; past it, kills the group and reaps the child.
+    /// Waits up to `limit` for the child to exit (blocking, no polling); past it, kills the group
+    /// and reaps the child.
     pub fn wait_or_kill(&mut self, limit: Duration) -> Option<ExitStatus> {
-        let until = Instant::now() + limit;
-        loop {
+        let (tx, rx) = mpsc::sync_channel(CHANNEL_BOUND);
+        if watch_exit(self.child.id(), tx) {
+            let _ = rx.recv_timeout(limit);
             match self.child.try_wait() {
                 Ok(Some(status)) => return Some(status),
-                Ok(None) if Instant::now() < until => thread::sleep(Duration::from_millis(10)),
-                Ok(None) => {
-                    self.kill_group();
-                    return self.child.wait().ok();
-                }
+                Ok(None) => {}
                 Err(_) => return None,
             }
+        } else {
+            // No waiter thread (off Unix, or the thread did not start): poll coarsely.
+            let until = Instant::now() + limit;
+            loop {
+                match self.child.try_wait() {
+                    Ok(Some(status)) => return Some(status),
+                    Ok(None) if Instant::now() < until => thread::sleep(Duration::from_millis(10)),
+                    Ok(None) => break,
+                    Err(_) => return None,
+                }
+            }
+        }
+        self.kill_group();
+        self.child.wait().ok()
+    }
+
+    /// Waits for the child and its output: reads its standard output and error (when piped) as
+    /// `limits` says and hands each piece to `on`, until the child exited and both pipes ended.
+    /// Kills the whole group when `limits.deadline` passes before it exited, when `on` answers
+    /// `Flow::Stop`, or when the pipes stay open `GRACE` after it exited (something it started
+    /// holds them); after a kill it waits at most `GRACE` more. `on` also sees `Event::Tick` each
+    /// `limits.tick` without output, for checks of the caller's own (a Cancel flag, a watchdog).
+    pub fn supervise(&mut self, limits: &Limits, on: &mut dyn FnMut(Event) -> Flow) -> Outcome {
+        let (tx, rx) = mpsc::sync_channel(CHANNEL_BOUND);
+        let mut open = 0usize;
+        if let Some(out) = self.child.stdout.take() {
+            open += usize::from(read_pipe(
+                "child-stdout",
+                out,
+                Stream::Out,
+                limits.stdout,
+                limits.output_cap_bytes,
+                tx.clone(),
+            ));
+        }
+        if let Some(err) = self.child.stderr.take() {
+            open += usize::from(read_pipe(
+                "child-stderr",
+                err,
+                Stream::Err,
+                limits.stderr,
+                limits.output_cap_bytes,
+                tx.clone(),
+            ));
+        }
+        let waited = watch_exit(self.child.id(), tx);
+        let mut run = Run { open, status: None, exited_at: None, killed_at: None, ending: Ending::Exited };
+        loop {
+            if run.status.is_none() && !waited {
+                // Off Unix nothing wakes us at the exit: look each time round.
+                run.reap(&mut self.child);
+            }
+            if run.status.is_some() && run.open == 0 {
+                break;
+            }
+            let now = Instant::now();
+            if let Some(killed) = run.killed_at {
+                if now >= killed + GRACE {
+                    break;
+                }
+            } else if let Some(exited) = run.exited_at {
+                if now >= (exited + GRACE).min(limits.deadline.max(exited)) {
+                    // It answered and exited; what it left behind is not part of the answer.
+                    self.kill(&mut run, Ending::Exited);
+                    continue;
+                }
+            } else if now >= limits.deadline {
+                self.kill(&mut run, Ending::TimedOut);
+                continue;
+            }
+            let mut wake = run.next_wake(limits.deadline);
+            if let Some(tick) = limits.tick {
+                wake = wake.min(now + tick);
+            }
+            if !waited && run.status.is_none() {
+                wake = wake.min(now + Duration::from_millis(10));
+            }
+            match rx.recv_timeout(wake.saturating_duration_since(now)) {
+                Ok(Msg::Out(piece)) => {
+                    if on(Event::Output(piece)) == Flow::Stop && run.killed_at.is_none() {
+                        self.kill(&mut run, Ending::Stopped);
+                    }
+                }
+                Ok(Msg::Eof) => run.open = run.open.saturating_sub(1),
+                Ok(Msg::Exited) => run.reap(&mut self.child),
+                Err(RecvTimeoutError::Timeout) => {
+                    if limits.tick.is_some() && run.killed_at.is_none() && on(Event::Tick) == Flow::Stop {
+                        self.kill(&mut run, Ending::Stopped);
+                    }
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    run.reap(&mut self.child);
+                    break;
+                }
+            }
+        }
+        if run.status.is_none() {
+            run.reap(&mut self.child);
+        }
+        Outcome { ending: run.ending, status: run.status }
+    }
+
+    fn kill(&mut self, run: &mut Run, ending: Ending) {
+        self.kill_group();
+        run.killed_at = Some(Instant::now());
+        run.ending = ending;
+    }
+}
+
+/// Where a supervised child is.
+struct Run {
+    open: usize,
+    status: Option<ExitStatus>,
+    exited_at: Option<Instant>,
+    killed_at: Option<Instant>,
+    ending: Ending,
+}
+
+impl Run {
+    fn reap(&mut self, child: &mut Child) {
+        if self.status.is_none()
+            && let Ok(Some(status)) = child.try_wait()
+        {
+            self.status = Some(status);
+            self.exited_at = Some(Instant::now());
         }
     }
+
+    /// When something must be decided without a message: a kill's grace, the left-open grace, the deadline.
+    fn next_wake(&self, deadline: Instant) -> Instant {
+        match (self.killed_at, self.exited_at) {
+            (Some(killed), _) => killed + GRACE,
+            (None, Some(exited)) => (exited + GRACE).min(deadline.max(exited)),
+            (None, None) => deadline,
+        }
+    }
+}
+
+/// Which pipe a piece of output came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stream {
+    /// Standard output.
+    Out,
+    /// Standard error.
+    Err,
+}
+
+/// How a pipe is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reading {
+    /// As it comes, in pieces of up to 16 KiB.
+    Chunks,
+    /// Line by line, lossily decoded, without the line end, each cut at `line_cap_bytes`.
+    Lines {
+        /// The longest line passed on; the rest of it is dropped.
+        line_cap_bytes: usize,
+    },
+}
+
+/// The limits of one supervised run.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// The child is killed when it has not exited by then; after it exited, its pipes may stay
+    /// open until `GRACE` later but not past this.
+    pub deadline: Instant,
+    /// Most bytes passed on from each pipe; the rest is read and dropped.
+    pub output_cap_bytes: usize,
+    /// How standard output is read.
+    pub stdout: Reading,
+    /// How standard error is read.
+    pub stderr: Reading,
+    /// `Event::Tick` after this long without output; `None`: no ticks.
+    pub tick: Option<Duration>,
+}
+
+impl Limits {
+    /// Chunks of both pipes, capped at `output_cap_bytes` each, until `timeout` from now, no ticks.
+    pub fn chunks(timeout: Duration, output_cap_bytes: usize) -> Self {
+        Self {
+            deadline: Instant::now() + timeout,
+            output_cap_bytes,
+            stdout: Reading::Chunks,
+            stderr: Reading::Chunks,
+            tick: None,
+        }
+    }
+}
+
+/// A piece of a supervised child's output.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Output {
+    /// Bytes as read (`Reading::Chunks`).
+    Chunk(Stream, Vec<u8>),
+    /// One line (`Reading::Lines`).
+    Line(Stream, String),
+}
+
+/// What `GroupChild::supervise` hands its caller.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    /// The child printed this.
+    Output(Output),
+    /// `Limits::tick` passed without output.
+    Tick,
+}
+
+/// The caller's answer to an event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    /// Go on waiting.
+    Go,
+    /// Kill the group now (a Cancel, a watchdog).
+    Stop,
+}
+
+/// How a supervised run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// The child exited by itself (what it left behind may have been killed after `GRACE`).
+    Exited,
+    /// The deadline passed before it exited; the group was killed.
+    TimedOut,
+    /// The caller answered `Flow::Stop`; the group was killed.
+    Stopped,
+}
+
+/// What a supervised run gave.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Outcome {
+    /// How it ended.
+    pub ending: Ending,
+    /// The child's exit status; `None` when it had not ended `GRACE` after the kill (still
+    /// unreaped: a process stuck in the kernel) or could not be waited for.
+    pub status: Option<ExitStatus>,
+}
+
+/// What the supervisor's threads send.
+enum Msg {
+    Out(Output),
+    /// A pipe reached its end.
+    Eof,
+    /// The child exited (it is left for `try_wait` to reap).
+    Exited,
+}
+
+/// Starts a thread that blocks until process `pid` exits, without reaping it, then sends
+/// `Msg::Exited`. False when there is no such thread (off Unix, or it could not start).
+fn watch_exit(pid: u32, tx: SyncSender<Msg>) -> bool {
+    #[cfg(unix)]
+    {
+        use rustix::process::{Pid, WaitId, WaitIdOptions, waitid};
+        let Some(pid) = i32::try_from(pid).ok().and_then(Pid::from_raw) else { return false };
+        thread::Builder::new()
+            .name("child-exit".into())
+            .spawn(move || {
+                // Interrupted: wait again; any other error (already reaped): it is gone.
+                while let Err(rustix::io::Errno::INTR) =
+                    waitid(WaitId::Pid(pid), WaitIdOptions::EXITED | WaitIdOptions::NOWAIT)
+                {}
+                let _ = tx.send(Msg::Exited);
+            })
+            .is_ok()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (pid, tx);
+        false
+    }
+}
+
+/// Reads `pipe` on a thread named `name` until its end, sending what it reads as `how` says
+/// (at most `cap` bytes, the rest read and dropped), then `Msg::Eof`. False when the thread could
+/// not start (the pipe then closes with it: the program's writes fail and it ends).
+fn read_pipe(
+    name: &str,
+    pipe: impl Read + Send + 'static,
+    stream: Stream,
+    how: Reading,
+    cap: usize,
+    tx: SyncSender<Msg>,
+) -> bool {
+    thread::Builder::new()
+        .name(name.to_owned())
+        .spawn(move || {
+            let mut passed = 0usize;
+            match how {
+                Reading::Chunks => {
+                    let mut pipe = pipe;
+                    let mut buf = vec![0u8; 16 * 1024];
+                    loop {
+                        match pipe.read(&mut buf) {
+                            Ok(0) | Err(_) => break,
+                            Ok(n) => {
+                                let room = cap.saturating_sub(passed).min(n);
+                                passed += room;
+                                if room > 0 && tx.send(Msg::Out(Output::Chunk(stream, buf[..room].to_vec()))).is_err() {
+                                    break;
+                                }
+                            }
+                        }
+                    }
+                }
+                Reading::Lines { line_cap_bytes } => {
+                    let mut reader = BufReader::new(pipe);
+                    let mut buf = Vec::new();
+                    loop {
+                        buf.clear();
+                        // At most the cap (and one byte more, to see that it was cut) is held.
+                        let most = u64::try_from(line_cap_bytes).unwrap_or(u64::MAX).saturating_add(1);
+                        match (&mut reader).take(most).read_until(b'\n', &mut buf) {
+                            Ok(0) | Err(_) => break,
+                            Ok(_) => {}
+                        }
+                        if buf.last() != Some(&b'\n') && buf.len() > line_cap_bytes && reader.skip_until(b'\n').is_err()
+                        {
+                            break;
+                        }
+                        if passed >= cap {
+                            continue;
+                        }
+                        passed += buf.len();
+                        let text = String::from_utf8_lossy(&buf);
+                        let mut line = text.trim_end_matches(['\n', '\r']).to_owned();
+                        if line.len() > line_cap_bytes {
+                            let mut cut = line_cap_bytes;
+                            while !line.is_char_boundary(cut) {
+                                cut -= 1;
+                            }
+                            line.truncate(cut);
+                        }
+                        if tx.send(Msg::Out(Output::Line(stream, line))).is_err() {
+                            break;
+                        }
+                    }
+                }
+            }
+            let _ = tx.send(Msg::Eof);
+        })
+        .is_ok()
 }
 
 impl Drop for GroupChild {
@@ -198,50 +545,77 @@ pub fn exit_when_closed(mut input: impl Read + Send + 'static) -> std::io::Resul
     Ok(())
 }
 
-/// A pipe drained on its own named thread into a shared buffer, so what was read so far can be
-/// taken even when something still holds the pipe open.
-#[derive(Debug)]
-pub struct Drain {
-    kept: Arc<Mutex<Vec<u8>>>,
-    handle: Option<JoinHandle<()>>,
-}
+#[cfg(all(test, unix))]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use std::process::Stdio;
 
-impl Drain {
-    /// Starts reading `pipe`, keeping at most `cap` bytes (the rest is read and dropped).
-    pub fn start(name: &str, mut pipe: impl Read + Send + 'static, cap: usize) -> Self {
-        let kept = Arc::new(Mutex::new(Vec::new()));
-        let sink = Arc::clone(&kept);
-        let handle = thread::Builder::new()
-            .name(name.to_owned())
-            .spawn(move || {
-                let mut buf = [0u8; 16 * 1024];
-                loop {
-                    match pipe.read(&mut buf) {
-                        Ok(0) | Err(_) => break,
-                        Ok(n) => {
-                            let mut kept = sink.lock().unwrap_or_else(PoisonError::into_inner);
-                            let room = cap.saturating_sub(kept.len());
-                            kept.extend_from_slice(&buf[..n.min(room)]);
-                        }
-                    }
-                }
+    fn sh(script: &str) -> GroupChild {
+        let mut cmd = Command::new("/bin/sh");
+        cmd.args(["-c", script]).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        spawn(&mut cmd).unwrap()
+    }
+
+    fn lines(limit: Duration, cap: usize, line_cap: usize) -> Limits {
+        let how = Reading::Lines { line_cap_bytes: line_cap };
+        Limits { deadline: Instant::now() + limit, output_cap_bytes: cap, stdout: how, stderr: how, tick: None }
+    }
+
+    #[test]
+    fn every_line_of_both_pipes_comes_cut_and_capped_before_the_exit_is_reported() {
+        let mut child = sh("echo one; echo two >&2; printf 'abcdefgh\\nlast'; echo; echo dropped; exit 3");
+        let mut seen = Vec::new();
+        let outcome = child.supervise(&lines(Duration::from_secs(20), 14, 4), &mut |e| {
+            seen.push(e);
+            Flow::Go
+        });
+        assert_eq!(outcome.ending, Ending::Exited);
+        assert_eq!(outcome.status.and_then(|s| s.code()), Some(3));
+        let out: Vec<_> = seen
+            .iter()
+            .filter_map(|e| match e {
+                Event::Output(Output::Line(Stream::Out, l)) => Some(l.as_str()),
+                _ => None,
             })
-            .ok();
-        Self { kept, handle }
+            .collect();
+        // "one\n", "abcde" (a cut line counts the cap and one byte) and "last\n" fill the cap of 14.
+        assert_eq!(out, ["one", "abcd", "last"]);
+        assert!(seen.contains(&Event::Output(Output::Line(Stream::Err, "two".into()))), "{seen:?}");
     }
 
-    /// True once the pipe reached its end (or the thread could not start).
-    pub fn is_done(&self) -> bool {
-        self.handle.as_ref().is_none_or(JoinHandle::is_finished)
+    #[test]
+    fn a_stop_kills_the_group_and_a_silent_child_gets_ticks() {
+        let mut child = sh("sleep 30 & sleep 30");
+        let mut ticks = 0;
+        let started = Instant::now();
+        let mut limits = lines(Duration::from_secs(60), 1024, 1024);
+        limits.tick = Some(Duration::from_millis(20));
+        let outcome = child.supervise(&limits, &mut |e| {
+            ticks += usize::from(e == Event::Tick);
+            if ticks == 3 { Flow::Stop } else { Flow::Go }
+        });
+        assert_eq!(outcome.ending, Ending::Stopped);
+        assert!(outcome.status.is_some_and(|s| s.code().is_none()), "{outcome:?}");
+        assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
     }
 
-    /// What was read so far, lossily decoded. The thread is joined when it has finished and left
-    /// to end on its own otherwise.
-    pub fn take(mut self) -> String {
-        if let Some(h) = self.handle.take().filter(JoinHandle::is_finished) {
-            let _ = h.join();
-        }
-        let kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
-        String::from_utf8_lossy(&kept).into_owned()
+    #[test]
+    fn the_deadline_kills_a_child_that_does_not_exit() {
+        let mut child = sh("echo started; exec sleep 30");
+        let started = Instant::now();
+        let outcome = child.supervise(&Limits::chunks(Duration::from_millis(200), 1024), &mut |_| Flow::Go);
+        assert_eq!(outcome.ending, Ending::TimedOut);
+        assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+    }
+
+    #[test]
+    fn wait_or_kill_answers_at_the_exit_and_kills_past_the_limit() {
+        let mut quick = sh("exit 7");
+        assert_eq!(quick.wait_or_kill(Duration::from_secs(20)).and_then(|s| s.code()), Some(7));
+        let mut slow = sh("exec sleep 30");
+        let started = Instant::now();
+        assert_eq!(slow.wait_or_kill(Duration::from_millis(100)).map(|s| s.code()), Some(None));
+        assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
     }
 }

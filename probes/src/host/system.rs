@@ -5,9 +5,9 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::thread;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
-use super::process::{self, Drain};
+use super::process::{self, Ending, Event, Flow, Limits, Output, Stream};
 use super::{
     Cmd, CmdOutput, DirEntry, FileKind, Host, HostError, MAX_FILE_BYTES, MAX_OUTPUT_BYTES, NvmlReport, Platform,
     SystemInfo,
@@ -42,12 +42,6 @@ fn kind_of(ft: std::fs::FileType) -> FileKind {
         FileKind::File
     }
 }
-
-/// After a program exits, how long a process it left behind may keep its output open before the
-/// group is killed and what was read is taken as the answer.
-const LEFT_OPEN_GRACE: Duration = Duration::from_millis(500);
-/// After a group was killed, how long to wait for its pipes to close.
-const KILLED_GRACE: Duration = Duration::from_millis(200);
 
 impl Host for SystemHost {
     fn platform(&self) -> Platform {
@@ -142,52 +136,28 @@ impl Host for SystemHost {
                 let _ = stdin.write_all(text.as_bytes());
             });
         }
-        let stdout = child.stdout.take().map(|p| Drain::start("host-stdout", p, MAX_OUTPUT_BYTES));
-        let stderr = child.stderr.take().map(|p| Drain::start("host-stderr", p, MAX_OUTPUT_BYTES));
-        let drained = |d: &Option<Drain>| d.as_ref().is_none_or(Drain::is_done);
-        let deadline = Instant::now() + cmd.timeout;
-        let mut exited: Option<(std::process::ExitStatus, Instant)> = None;
         // The output has the same deadline as the program: one that exits while a child it started
         // keeps the pipes open must not hold the probe past its limit.
-        loop {
-            if exited.is_none() {
-                match group.child().try_wait() {
-                    Ok(Some(status)) => exited = Some((status, Instant::now())),
-                    Ok(None) => {}
-                    Err(e) => {
-                        group.kill_group();
-                        return Err(HostError::Io { message: format!("could not wait: {e}"), what });
-                    }
+        let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
+        let outcome = group.supervise(&Limits::chunks(cmd.timeout, MAX_OUTPUT_BYTES), &mut |event| {
+            if let Event::Output(Output::Chunk(stream, bytes)) = event {
+                match stream {
+                    Stream::Out => stdout.extend_from_slice(&bytes),
+                    Stream::Err => stderr.extend_from_slice(&bytes),
                 }
             }
-            let now = Instant::now();
-            match exited {
-                Some(_) if drained(&stdout) && drained(&stderr) => break,
-                Some((_, at)) if now >= deadline || now >= at + LEFT_OPEN_GRACE => {
-                    // It answered and exited; what it left behind is not part of the answer.
-                    group.kill_group();
-                    let until = Instant::now() + KILLED_GRACE;
-                    while !(drained(&stdout) && drained(&stderr)) && Instant::now() < until {
-                        thread::sleep(Duration::from_millis(5));
-                    }
-                    break;
-                }
-                None if now >= deadline => {
-                    group.kill_group();
-                    let _ = group.wait_or_kill(KILLED_GRACE);
-                    return Err(HostError::Timeout {
-                        after_ms: u64::try_from(cmd.timeout.as_millis()).unwrap_or(u64::MAX),
-                        what,
-                    });
-                }
-                _ => thread::sleep(Duration::from_millis(5)),
-            }
+            Flow::Go
+        });
+        if outcome.ending == Ending::TimedOut {
+            return Err(HostError::Timeout {
+                after_ms: u64::try_from(cmd.timeout.as_millis()).unwrap_or(u64::MAX),
+                what,
+            });
         }
-        let status = exited.and_then(|(status, _)| status.code());
         Ok(CmdOutput {
-            status,
-            stdout: stdout.map(Drain::take).unwrap_or_default(),
-            stderr: stderr.map(Drain::take).unwrap_or_default(),
+            status: outcome.status.and_then(|s| s.code()),
+            stdout: String::from_utf8_lossy(&stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&stderr).into_owned(),
         })
     }
 
@@ -200,6 +170,7 @@ impl Host for SystemHost {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use std::time::{Duration, Instant};
 
     #[test]
     fn a_command_past_its_limit_is_killed() {

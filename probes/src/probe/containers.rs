@@ -60,28 +60,55 @@ pub fn probe(host: &dyn Host, inside: bool, trace: &mut Trace) -> Probed<Contain
 fn engines(host: &dyn Host, trace: &mut Trace) -> Vec<Engine> {
     let runtime_dir = host.env_var("XDG_RUNTIME_DIR");
     let user_socket = |tail: &str| runtime_dir.as_ref().map(|d| format!("{d}/{tail}"));
-    let table: [(EngineKind, &str, Vec<String>); 3] = [
+    // The client's own setting first: a Unix socket elsewhere, or a daemon on another machine.
+    let (docker_set, docker_remote) = daemon_address(host.env_var("DOCKER_HOST").as_deref());
+    let (podman_set, podman_remote) = daemon_address(host.env_var("CONTAINER_HOST").as_deref());
+    let table: [(EngineKind, &str, Vec<String>, bool); 3] = [
         (
             EngineKind::Docker,
             "docker",
-            ["/var/run/docker.sock".to_owned(), "/run/docker.sock".to_owned()]
+            docker_set
                 .into_iter()
+                .chain(["/var/run/docker.sock".to_owned(), "/run/docker.sock".to_owned()])
                 .chain(user_socket("docker.sock"))
                 .collect(),
+            docker_remote,
         ),
         (
             EngineKind::Podman,
             "podman",
-            ["/run/podman/podman.sock".to_owned()].into_iter().chain(user_socket("podman/podman.sock")).collect(),
+            podman_set
+                .into_iter()
+                .chain(["/run/podman/podman.sock".to_owned()])
+                .chain(user_socket("podman/podman.sock"))
+                .collect(),
+            podman_remote,
         ),
-        (EngineKind::Containerd, "containerd", vec!["/run/containerd/containerd.sock".to_owned()]),
+        (EngineKind::Containerd, "containerd", vec!["/run/containerd/containerd.sock".to_owned()], false),
     ];
     let mut out = Vec::new();
-    for (kind, program, sockets) in table {
+    for (kind, program, sockets, remote) in table {
         let binary = which(host, program);
         let socket = sockets.into_iter().find(|s| host.file_kind(Path::new(s)).is_some());
         if binary.is_none() && socket.is_none() {
             trace.miss(program, "not on PATH, no socket");
+            continue;
+        }
+        if socket.is_none() && !remote {
+            // Starting a container engine's client costs more than the rest of `check`, and with no
+            // daemon to answer it says nothing about running containers.
+            trace.miss(format!("{program} --version"), "no socket: the daemon is not running here, not asked");
+            out.push(Engine {
+                kind,
+                binary: binary.as_ref().map(|b| b.display().to_string()),
+                socket: None,
+                version: None,
+                runtimes: None,
+                default_runtime: None,
+                cdi_devices: Vec::new(),
+                info_error: (kind == EngineKind::Docker)
+                    .then(|| "no Docker daemon socket: the daemon is not running here, so it was not asked".into()),
+            });
             continue;
         }
         let mut engine = Engine {
@@ -109,6 +136,16 @@ fn engines(host: &dyn Host, trace: &mut Trace) -> Vec<Engine> {
 }
 
 /// `PROGRAM --version`'s version number.
+/// A client's daemon setting (`DOCKER_HOST`, `CONTAINER_HOST`): the Unix socket path it names,
+/// and whether it names a daemon elsewhere (`tcp://`, `ssh://`), which only the client can ask.
+fn daemon_address(value: Option<&str>) -> (Option<String>, bool) {
+    match value.map(str::trim) {
+        Some(v) if v.starts_with("unix://") => (Some(v.trim_start_matches("unix://").to_owned()), false),
+        Some(v) if !v.is_empty() => (None, true),
+        _ => (None, false),
+    }
+}
+
 fn version_of(host: &dyn Host, program: &Path, trace: &mut Trace) -> Option<String> {
     let cmd = Cmd::new([program.display().to_string(), "--version".to_owned()]).timeout(VERSION_TIMEOUT);
     match host.run(&cmd) {
@@ -375,8 +412,40 @@ mod tests {
     }
 
     #[test]
+    fn an_engine_without_a_socket_is_not_asked_and_a_remote_or_moved_one_is() {
+        let mut f = linux();
+        // Answers recorded, but with no daemon socket nothing may run them.
+        answer(&mut f, &["/usr/bin/docker", "--version"], stdout("Docker version 27.3.1, build ce12230\n"));
+        answer(&mut f, &["/usr/bin/docker", "info"], stdout(" Runtimes: io.containerd.runc.v2 runc\n"));
+        answer(&mut f, &["/usr/bin/podman", "--version"], stdout("podman version 4.9.3\n"));
+        let (p, trace) = run(f.clone(), false);
+        let engines = &p.value().unwrap().engines;
+        assert_eq!(
+            engines.iter().map(|e| (e.kind, e.version.is_some())).collect::<Vec<_>>(),
+            [(EngineKind::Docker, false), (EngineKind::Podman, false)]
+        );
+        assert_eq!(engines[0].binary.as_deref(), Some("/usr/bin/docker"));
+        assert!(engines[0].info_error.as_deref().unwrap().contains("not running"), "{:?}", engines[0]);
+        assert!(
+            !trace.iter().any(|t| t.method.contains("info") || t.outcome == gpu_doctor_model::Outcome::Ok),
+            "{trace:#?}"
+        );
+
+        // DOCKER_HOST names the socket elsewhere; CONTAINER_HOST a daemon on another machine.
+        f.env.insert("DOCKER_HOST".into(), "unix:///srv/docker.sock".into());
+        f.files.insert("/srv/docker.sock".into(), String::new());
+        f.env.insert("CONTAINER_HOST".into(), "ssh://core@build:22/run/podman/podman.sock".into());
+        let (p, _) = run(f, false);
+        let engines = &p.value().unwrap().engines;
+        assert_eq!(engines[0].socket.as_deref(), Some("/srv/docker.sock"));
+        assert_eq!(engines[0].version.as_deref(), Some("27.3.1"));
+        assert_eq!(engines[1].version.as_deref(), Some("4.9.3"));
+    }
+
+    #[test]
     fn a_refused_or_hung_docker_daemon_leaves_its_reason() {
         let mut f = linux();
+        f.files.insert("/var/run/docker.sock".into(), String::new());
         answer(&mut f, &["/usr/bin/docker", "--version"], stdout("Docker version 17.03.2-ce, build f5ec1e2\n"));
         let denied = "permission denied while trying to connect to the Docker daemon socket at unix:///var/run/docker.sock: Get \"http://%2Fvar%2Frun%2Fdocker.sock/v1.24/info\": dial unix /var/run/docker.sock: connect: permission denied";
         answer(

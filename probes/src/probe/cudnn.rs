@@ -58,6 +58,7 @@ pub fn probe(
     host: &dyn Host,
     toolkits: Option<&Toolkits>,
     site_packages: &[SitePackages],
+    loader_cache: &toolkits::LoaderCache,
     trace: &mut Trace,
 ) -> Probed<Vec<CudnnCopy>> {
     let os = host.platform().os;
@@ -100,13 +101,9 @@ pub fn probe(
     if os == OsFamily::Windows {
         windows_dlls(host, installs, conda_root.as_deref(), trace, &mut found);
     } else {
-        let owned;
         let loader = match toolkits {
-            Some(t) => &t.loader_libraries,
-            None => {
-                owned = toolkits::loader_libraries(host, trace).unwrap_or_default();
-                &owned
-            }
+            Some(t) => t.loader_libraries.as_slice(),
+            None => loader_cache.get(host, trace).unwrap_or_default(),
         };
         found.looked.push("the loader cache (ldconfig -p)".into());
         for entry in loader.iter().filter(|e| e.name.starts_with("libcudnn.so")) {

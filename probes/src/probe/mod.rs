@@ -155,10 +155,11 @@ pub fn collect_streaming(host: &dyn Host, opts: &Options, on_part: &(dyn Fn(Part
             let mut t = Trace::new("python");
             let (envs, unused) = python::probe(host, opts, &mut t);
             let site = envs.value().map(|e| python::site_packages(e)).unwrap_or_default();
+            let loader = toolkits::LoaderCache::default();
             let mut tt = Trace::new("toolkits");
-            let toolkits = toolkits::probe(host, &site, &mut tt);
+            let toolkits = toolkits::probe(host, &site, &loader, &mut tt);
             let mut tc = Trace::new("cudnn");
-            let cudnn = cudnn::probe(host, toolkits.value(), &site, &mut tc);
+            let cudnn = cudnn::probe(host, toolkits.value(), &site, &loader, &mut tc);
             on_part(Part::Python {
                 python_envs: envs.clone(),
                 unused_pythons: unused.clone(),

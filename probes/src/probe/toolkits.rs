@@ -34,7 +34,12 @@ const CUDA_LIBRARIES: &[&str] =
     &["libcuda.so", "libcudart", "libcublas", "libcudnn", "libnvrtc", "libnvidia-ml", "libnccl"];
 
 /// Finds CUDA toolkits.
-pub fn probe(host: &dyn Host, site_packages: &[SitePackages], trace: &mut Trace) -> Probed<Toolkits> {
+pub fn probe(
+    host: &dyn Host,
+    site_packages: &[SitePackages],
+    loader: &LoaderCache,
+    trace: &mut Trace,
+) -> Probed<Toolkits> {
     let os = host.platform().os;
     if os == OsFamily::Macos {
         trace.miss("platform", "macOS");
@@ -83,8 +88,8 @@ pub fn probe(host: &dyn Host, site_packages: &[SitePackages], trace: &mut Trace)
     {
         install.aliases.push("LD_LIBRARY_PATH".into());
     }
-    if let Some(libraries) = loader_libraries(host, trace) {
-        toolkits.loader_libraries = libraries;
+    if let Some(libraries) = loader.get(host, trace) {
+        toolkits.loader_libraries = libraries.to_vec();
         toolkits.loader_cache_read = true;
     }
     if toolkits.installs.is_empty() {
@@ -144,6 +149,18 @@ fn picks(host: &dyn Host, installs: &[ToolkitInstall], trace: &mut Trace) -> Too
         picks.usr_local_cuda = Some(Pick { named, install_root: root });
     }
     picks
+}
+
+/// The loader cache's CUDA entries, read (`ldconfig -p`) at most once per collection and shared
+/// by the probes that need them (the toolkits, cuDNN).
+#[derive(Debug, Default)]
+pub struct LoaderCache(std::sync::OnceLock<Option<Vec<LoaderEntry>>>);
+
+impl LoaderCache {
+    /// The entries, read on the first call (its trace gets the run); `None` as `loader_libraries`.
+    pub fn get(&self, host: &dyn Host, trace: &mut Trace) -> Option<&[LoaderEntry]> {
+        self.0.get_or_init(|| loader_libraries(host, trace)).as_deref()
+    }
 }
 
 /// The CUDA-related entries of the loader cache (`ldconfig -p`); `None` on Windows and macOS, or when

@@ -23,7 +23,7 @@ fn run(
 ) -> (Probed<Vec<CudnnCopy>>, Vec<gpu_doctor_model::TraceEntry>) {
     let host = ReplayHost::new(f);
     let mut trace = Trace::new("cudnn");
-    let probed = probe(&host, toolkits, sps, &mut trace);
+    let probed = probe(&host, toolkits, sps, &crate::probe::toolkits::LoaderCache::default(), &mut trace);
     (probed, trace.into_entries())
 }
 

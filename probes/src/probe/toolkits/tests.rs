@@ -23,7 +23,7 @@ fn command(f: &mut Fixture, argv: &[&str], stdout: &str) {
 fn run(f: Fixture, site_packages: &[SitePackages]) -> (Probed<Toolkits>, Vec<gpu_doctor_model::TraceEntry>) {
     let host = ReplayHost::new(f);
     let mut trace = Trace::new("toolkits");
-    let probed = probe(&host, site_packages, &mut trace);
+    let probed = probe(&host, site_packages, &LoaderCache::default(), &mut trace);
     (probed, trace.into_entries())
 }
 
@@ -238,4 +238,15 @@ fn a_failing_nvcc_leaves_the_version_unknown_with_a_reason() {
             .iter()
             .any(|e| e.method == "run /opt/cuda/bin/nvcc --version" && e.outcome == gpu_doctor_model::Outcome::Error)
     );
+}
+
+#[test]
+fn one_collection_reads_the_loader_cache_once_even_without_a_toolkit() {
+    // No CUDA toolkit: the toolkits are absent, and cuDNN must still not run ldconfig again.
+    let mut f = Fixture::new(Platform { os: gpu_doctor_model::OsFamily::Linux, arch: "x86_64".into() });
+    file(&mut f, "/sbin/ldconfig", "");
+    command(&mut f, &["/sbin/ldconfig", "-p"], LDCONFIG);
+    let snapshot = crate::probe::collect(&ReplayHost::new(f), &crate::probe::Options::default());
+    let runs: Vec<_> = snapshot.trace.iter().filter(|e| e.method == "run /sbin/ldconfig -p").collect();
+    assert_eq!(runs.len(), 1, "{runs:#?}");
 }
