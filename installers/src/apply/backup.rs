@@ -7,6 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use gpu_doctor_probes::parse::wheel::normalize_name;
+use gpu_doctor_probes::write::{self, WriteError};
 
 use crate::envtool::{Source, Tool};
 
@@ -80,6 +81,16 @@ impl Backup {
     }
 }
 
+/// Writes a backup's `text` to `path` (a new file beside the apply log) atomically: all of it, or
+/// nothing under that name. Never through a symlink, never over a file already there.
+pub(crate) fn save(path: &Path, text: &str) -> Result<(), WriteError> {
+    save_with(path, text, &mut write::write_all)
+}
+
+fn save_with(path: &Path, text: &str, writer: &mut write::Writer<'_>) -> Result<(), WriteError> {
+    write::write_own_file_with(path, text.as_bytes(), false, writer)
+}
+
 /// The normalized name of a freeze line (`Torch_Vision==0.2` → `torch-vision`; `x @ file:…` → `x`;
 /// an editable `-e …#egg=x` → `x`).
 pub fn name_of(line: &str) -> String {
@@ -143,6 +154,52 @@ mod tests {
             pins: vec!["torch==2.5.1".into()],
         };
         assert_eq!(Backup::parse(&pip.to_text(Path::new("/e/bin/python"))), pip);
+    }
+
+    /// What a full disk does: part of the bytes go in, then ENOSPC.
+    fn full_disk(file: &mut std::fs::File, bytes: &[u8]) -> std::io::Result<()> {
+        use std::io::Write;
+        file.write_all(&bytes[..bytes.len() / 2])?;
+        Err(std::io::Error::from(std::io::ErrorKind::StorageFull))
+    }
+
+    #[test]
+    fn a_full_disk_leaves_no_backup_that_looks_valid() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("apply.backup.txt");
+        let backup = Backup {
+            tool: Tool::Pip,
+            source: Source::default(),
+            pins: (0..500).map(|i| format!("package-{i}==1.0")).collect(),
+        };
+        let text = backup.to_text(Path::new("/e/bin/python"));
+        let err = save_with(&path, &text, &mut full_disk).unwrap_err();
+        assert!(err.to_string().contains("could not write"), "{err}");
+        // No file under the backup's name (a truncated one would parse as a shorter, valid list),
+        // and no temporary left beside it.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+        // A backup already there is never replaced, whole or in part.
+        std::fs::write(&path, "# gpu-doctor-python: /e/bin/python\ntorch==2.5.1\n").unwrap();
+        assert!(save_with(&path, &text, &mut full_disk).is_err());
+        assert!(save(&path, &text).is_err());
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "# gpu-doctor-python: /e/bin/python\ntorch==2.5.1\n");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+        // With room, the whole list is there.
+        let fresh = dir.path().join("other.backup.txt");
+        save(&fresh, &text).unwrap();
+        assert_eq!(Backup::parse(&std::fs::read_to_string(&fresh).unwrap()), backup);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_backup_is_never_written_through_a_planted_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, "precious").unwrap();
+        let path = dir.path().join("apply.backup.txt");
+        std::os::unix::fs::symlink(&victim, &path).unwrap();
+        assert!(save(&path, "torch==2.5.1\n").is_err());
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
     }
 
     #[test]

@@ -380,15 +380,18 @@ impl<'a> Runner<'a> {
         };
         let path = self.log.path().with_extension("backup.txt");
         let text = Backup { tool, source, pins }.to_text(&python);
-        match std::fs::write(&path, text) {
+        // Through the one atomic writer: a full disk leaves no truncated list that undo would
+        // take for the environment's packages.
+        match backup::save(&path, &text) {
             Ok(()) => {
                 self.line(index, &format!("saved the package list to {}", path.display()));
                 Ok(path)
             }
             Err(e) => Err(StepStatus::Failed {
                 reason: format!(
-                    "did not touch the environment: its package list could not be saved to {}: {e}",
-                    path.display()
+                    "did not touch the environment: its package list could not be saved to {}: {}",
+                    path.display(),
+                    e.chain()
                 ),
             }),
         }

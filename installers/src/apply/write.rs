@@ -27,7 +27,7 @@ pub(crate) fn write_inside(path: &Path, text: &str, roots: &[&Path]) -> Result<(
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).map_err(|e| format!("could not create {}: {e}", parent.display()))?;
     }
-    std::fs::write(path, text).map_err(|e| format!("could not write {shown}: {e}"))
+    gpu_doctor_probes::write::write_own_file(path, text, true).map_err(|e| e.chain())
 }
 
 #[cfg(test)]

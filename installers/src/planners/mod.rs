@@ -16,7 +16,7 @@ pub mod framework;
 pub mod setup;
 
 /// The plan for one finding's target on the machine of `report`; `None` when no plan can be
-/// made there (the finding keeps the prose its rule wrote, which says why).
+/// made there (the finding keeps the words its rule wrote, or [`unplanned_driver`]'s).
 fn plan_for(
     report: &Report,
     kb: &Kb,
@@ -83,7 +83,8 @@ pub fn plans_with(report: &Report, kb: &Kb, options: &framework::Options) -> Vec
 }
 
 /// Plans every finding of `report` that has a target: sets its plan id and writes its `fix` from
-/// the plan. A finding whose plan cannot be made keeps its rule's prose and loses its plan ref.
+/// the plan. A finding whose plan cannot be made loses its plan ref and keeps its rule's words, or,
+/// where the rule left the fix to a driver plan, gets the driver update in words.
 pub fn attach(report: &mut Report, kb: &Kb) {
     let shell = shell_of(report);
     let foreign = !report.snapshot.origin.is_this_machine();
@@ -102,7 +103,30 @@ pub fn attach(report: &mut Report, kb: &Kb) {
                 }
                 f.fix = Some(prose);
             }
-            _ => f.plan = None,
+            (None, Some(r)) => {
+                // No plan for this machine (an OS pasted text did not name, macOS): the rule's words
+                // stay; a driver update, which the rules leave wholly to the driver planner, is said here.
+                if f.fix.is_none() {
+                    f.fix = unplanned_driver(&r.target);
+                }
+                f.plan = None;
+            }
+            (_, None) => {}
         }
     }
 }
+
+/// The fix in words for a target that asks for a newer driver where no driver plan can be made:
+/// the one place besides the driver planner that says how to get a driver, and without commands.
+fn unplanned_driver(target: &PlanTarget) -> Option<String> {
+    let branch = match target {
+        PlanTarget::Driver { min_branch } => *min_branch,
+        PlanTarget::FrameworkBuild { or_driver, .. } => *or_driver,
+        PlanTarget::DriverLoad { .. } | PlanTarget::Thunderbolt | PlanTarget::Change { .. } => None,
+    }?;
+    Some(format!(
+        "Update the NVIDIA driver to R{branch} or newer (your distribution's driver packages, or \
+         https://www.nvidia.com/drivers), then reboot."
+    ))
+}
+

@@ -1,7 +1,7 @@
 //! A framework's CUDA build against the driver's CUDA level, minor-version compatibility included.
 
 use super::context::{build_cuda, describe_framework};
-use super::{Ctx, Rule, fix};
+use super::{Ctx, Rule};
 use gpu_doctor_kb::RuntimeVerdict;
 use gpu_doctor_model::{Category, CudaVersion, DriverVersion, Finding, PlanTarget, Severity};
 
@@ -47,7 +47,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
             RuntimeVerdict::MinorVersionCompatible { full } => {
                 let full_text =
                     full.as_ref().map_or_else(String::new, |d| format!(" Driver {d} or newer supports it in full."));
-                let fix = full.as_ref().map(|d| fix::install_driver(cx, d.major()));
+                // The driver planner (`gpu-doctor-installers`) writes the fix from this target.
                 let plan = full.as_ref().map(|d| PlanTarget::Driver { min_branch: Some(d.major()) });
                 let finding = MINOR_COMPAT.finding(
                     format!("{} {} runs on this driver only through minor-version compatibility", fw.name, fw.version),
@@ -60,20 +60,12 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
                         level_text(cx),
                     ),
                     evidence,
-                    fix,
+                    None,
                 );
                 out.push(finding.with_plan(plan));
             }
             RuntimeVerdict::TooOld { floor, full } => {
                 let needed = floor.clone().or(full.clone());
-                let mut fixes = Vec::new();
-                if let Some(d) = full.as_ref().or(floor.as_ref()) {
-                    fixes.push(format!(
-                        "Update the driver to {} or newer: {}",
-                        d.major(),
-                        fix::install_driver(cx, d.major())
-                    ));
-                }
                 let build = if major_only { format!("CUDA {}", runtime.major) } else { format!("CUDA {runtime}") };
                 out.push(TOO_OLD.finding(
                     format!("{} {} needs a newer NVIDIA driver than the one installed", fw.name, fw.version),
@@ -85,10 +77,10 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
                         needs_text(runtime, needed.as_ref(), full.as_ref()),
                     ),
                     evidence,
-                    (!fixes.is_empty()).then(|| fixes.join(" ")),
+                    None,
                 )
                 // A build for this driver, where one exists, keeps the driver: the plan says which;
-                // where none does, the plan updates the driver.
+                // where none does, the plan updates the driver. The installers write the fix from it.
                 .with_plan(PlanTarget::FrameworkBuild {
                     env: env.prefix.clone(),
                     framework: fw.name.clone(),

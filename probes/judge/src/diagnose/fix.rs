@@ -1,6 +1,6 @@
-//! Fixes for this machine: the [`Change`]s of a change plan (`gpu-doctor-installers` writes their
-//! commands), and the driver branch for this distribution (from `drivers.toml`; the driver plans
-//! themselves are built by `gpu-doctor-installers`) for the lines that stay prose.
+//! Fixes for this machine: the plan targets rules name (`gpu-doctor-installers` plans them and writes
+//! the fix text, driver installs included: the rules write no install line of their own), the
+//! [`Change`]s of a change plan, and the quoting of the few commands that stay in a rule's prose.
 //!
 //! Every command that holds text of the machine (a path, a package name) is built as a
 //! [`ShellCommand`] and rendered for the machine's shell (PowerShell on Windows, POSIX sh elsewhere)
@@ -10,10 +10,9 @@
 
 use super::Ctx;
 use super::context::{Shown, same_dir};
-use gpu_doctor_kb::{DriverTable, Install, ModuleFlavor};
 use gpu_doctor_model::shell::{self, Shell, ShellCommand, Unquotable};
 use gpu_doctor_model::{Change, InstallFlag};
-use gpu_doctor_model::{Framework, OsFamily, PythonEnv};
+use gpu_doctor_model::{Framework, PythonEnv};
 
 /// Notes a rendered text and returns it; a text that could not be rendered safely says so instead.
 fn note(cx: &Ctx<'_>, text: Result<String, Unquotable>, argv: Vec<String>, machine: bool) -> String {
@@ -44,43 +43,6 @@ pub(crate) fn framework_build(env: &PythonEnv, fw: &Framework) -> gpu_doctor_mod
         env: env.prefix.clone(),
         framework: fw.name.clone(),
         or_driver: None,
-    }
-}
-
-/// How to install driver branch `branch` (or newer) on this machine, as one line: the prose of the
-/// rules that name no plan (the kernel log hint in `presence.rs`, `driver.rs`). Its commands come from
-/// `drivers.toml`, the table the driver planner (`gpu-doctor-installers`) reads for its root steps.
-pub(crate) fn install_driver(cx: &Ctx<'_>, branch: u32) -> String {
-    let caps = cx.capabilities();
-    let legacy = DriverTable::legacy_branch(&cx.kb.gpus, &caps) == Some(branch);
-    let flavor = cx.kb.drivers.flavor(&cx.kb.gpus, &caps, Some(branch)).unwrap_or(ModuleFlavor::Proprietary);
-    install_branch(cx, branch, flavor, legacy)
-}
-
-/// How to install legacy branch `branch`, the last one of a GPU the driver here does not know
-/// (its proprietary module: every architecture with a last branch predates the open modules).
-pub(crate) fn install_legacy_driver(cx: &Ctx<'_>, branch: u32) -> String {
-    install_branch(cx, branch, ModuleFlavor::Proprietary, true)
-}
-
-fn install_branch(cx: &Ctx<'_>, branch: u32, flavor: ModuleFlavor, legacy: bool) -> String {
-    let table = &cx.kb.drivers;
-    if cx.s.platform.wsl.is_some() {
-        return table.wsl.windows_driver.replace("{branch}", &branch.to_string());
-    }
-    if cx.os == OsFamily::Windows {
-        return table.windows.install.replace("{branch}", &branch.to_string());
-    }
-    let row = table.distro(&os_name(cx));
-    match row.install(Some(branch), flavor, legacy) {
-        Install::Root(line) => {
-            let mut lines: Vec<&str> = row.setup.iter().map(String::as_str).collect();
-            lines.push(&line);
-            let first = row.setup_note(Some(branch)).map_or_else(String::new, |n| format!("{n} Then: "));
-            let alt = row.alternative(branch, flavor, legacy).map_or_else(String::new, |a| format!(" (or: {a})"));
-            format!("{first}{}{alt}, then reboot.", lines.join(" && "))
-        }
-        Install::Manual(text) => text,
     }
 }
 

@@ -225,10 +225,11 @@ fn no_driver(cx: &Ctx<'_>, unclaimed: &[&PciDevice]) -> Finding {
     finding.with_plan(plan)
 }
 
-/// The fix text of a finding that has a plan: what to do, in words; the plan (`gpu-doctor fix`) holds
-/// the commands for this machine and replaces this text when the report is planned.
+/// The fix text of a finding that has a driver plan, in words, for a machine the driver planner
+/// cannot plan for (an OS pasted text did not name, macOS): `gpu-doctor-installers` replaces it with
+/// the plan's prose wherever the plan can be made. It names no command (the planner writes those).
 fn planned(what: &str) -> String {
-    format!("{what} (gpu-doctor fix shows the commands for this machine).")
+    format!("{what}.")
 }
 
 /// Where to read why the running driver left a GPU alone, with the newest legacy branch below it.
@@ -238,9 +239,10 @@ fn legacy_hint(cx: &Ctx<'_>) -> String {
         cx.kb.gpus.cc.iter().filter_map(|r| r.last_driver_branch.filter(|b| Some(*b) < branch).map(|b| (b, r)));
     match legacy.max_by_key(|(b, _)| *b) {
         Some((b, row)) => format!(
-            "sudo dmesg | grep -i nvrm   — it names the branch this GPU needs; for {} GPUs that is {b}: {}",
-            row.arch,
-            fix::install_legacy_driver(cx, b)
+            "sudo dmesg | grep -i nvrm   — it names the branch this GPU needs; for {} GPUs that is {b}: install \
+             NVIDIA's R{b} driver (its proprietary kernel module) from your distribution's driver packages or \
+             https://www.nvidia.com/drivers, then reboot",
+            row.arch
         ),
         None => {
             "sudo dmesg | grep -i nvrm   — it names the driver branch this GPU needs; install that branch".to_owned()
