@@ -129,4 +129,3 @@ fn unplanned_driver(target: &PlanTarget) -> Option<String> {
          https://www.nvidia.com/drivers), then reboot."
     ))
 }
-
