@@ -35,14 +35,10 @@ pub const UNDO: &str = "reinstall the saved package list with gpu-doctor fix --u
 /// The machine of `snapshot` as the chooser needs it, for the environment `env` (its Python).
 pub fn machine(snapshot: &Snapshot, kb: &Kb, env: Option<&PythonEnv>) -> Machine {
     let os = snapshot.platform.platform.os;
-    let driver = snapshot.driver.value().map(|d| {
-        let mut d = d.clone();
-        kb.derive_cuda_version(&mut d, os);
-        d
-    });
+    let driver = snapshot.driver.value();
     Machine {
         gpus: gpu_views(snapshot, kb).iter().filter_map(|g| g.cc).collect(),
-        driver_cuda: driver.as_ref().and_then(|d| d.cuda_version),
+        driver_cuda: driver.and_then(|d| d.cuda_version),
         driver_version: driver.map(|d| d.version.to_string()),
         python: env.and_then(|e| e.python_version.as_deref()).and_then(python_version),
         os,

@@ -56,9 +56,11 @@ impl Machine {
         Self(Snapshot::unknown(vec!["test".into()]))
     }
 
-    /// Driver `version` supporting CUDA `cuda` (`""` when not reported).
+    /// Driver `version` supporting CUDA `cuda` (`""` when not reported: then looked up by version for
+    /// the OS set so far, as every snapshot reader does).
     pub fn driver(mut self, version: &str, cuda: &str) -> Self {
         self.0.driver = Probed::found(DriverFacts::reported(version.parse().unwrap(), cuda.parse().ok(), None), "nvml");
+        Kb::get().unwrap().complete_snapshot(&mut self.0);
         self
     }
 

@@ -14,7 +14,7 @@ mod xid;
 
 use std::sync::OnceLock;
 
-use gpu_doctor_model::{ComputeCapability, DriverFacts, OsFamily};
+use gpu_doctor_model::{ComputeCapability, DriverFacts, OsFamily, Probed, Snapshot};
 
 pub use cuda::{DriverLevel, RuntimeVerdict};
 pub use drivers::{
@@ -138,6 +138,17 @@ impl Kb {
         {
             d.cuda_version = Some(cuda);
             d.cuda_version_derived = true;
+        }
+    }
+
+    /// Fills what a snapshot's source did not report and the knowledge base knows: the driver's CUDA
+    /// level by its version (`derive_cuda_version`, for the snapshot's OS). Every reader that
+    /// produces a snapshot calls it (the probes, the paste reader, a saved report read back, since
+    /// reports written before the probes stored the level lack it); the rules and planners only read.
+    pub fn complete_snapshot(&self, snap: &mut Snapshot) {
+        let os = snap.platform.platform.os;
+        if let Probed::Found { value, .. } = &mut snap.driver {
+            self.derive_cuda_version(value, os);
         }
     }
 
