@@ -126,19 +126,6 @@ pub fn cuda_tag(tag: &str) -> Option<CudaVersion> {
     Some(CudaVersion::new(major.parse().ok()?, minor.parse().ok()?))
 }
 
-/// A version's leading numbers, for ordering: `2.10.0` → [2, 10, 0]; stops at the first part that
-/// is not a number (`0.4.36.dev1` → [0, 4, 36]).
-pub fn version_key(version: &str) -> Vec<u32> {
-    let mut out = Vec::new();
-    for part in version.split('.') {
-        match part.parse() {
-            Ok(n) => out.push(n),
-            Err(_) => break,
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -194,12 +181,10 @@ mod tests {
     }
 
     #[test]
-    fn cuda_tags_and_version_keys() {
+    fn cuda_tags() {
         assert_eq!(cuda_tag("cu102"), Some(CudaVersion::new(10, 2)));
         assert_eq!(cuda_tag("cu130"), Some(CudaVersion::new(13, 0)));
         assert_eq!(cuda_tag("cpu"), None);
         assert_eq!(cuda_tag("cu1"), None);
-        assert!(version_key("2.10.0") > version_key("2.9.1"));
-        assert_eq!(version_key("0.4.36.dev1"), vec![0, 4, 36]);
     }
 }

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use gpu_doctor_judge::diagnose::gpu_views;
-use gpu_doctor_kb::{Kb, release_line};
+use gpu_doctor_kb::{Kb, PyVersion};
 use gpu_doctor_model::PythonEnv;
 use gpu_doctor_model::{Report, Snapshot};
 use gpu_doctor_probes::parse::wheel::normalize_name;
@@ -57,7 +57,7 @@ pub fn plan(report: &Report, kb: &Kb, env: &str, framework: &str, options: &Opti
     let installed = pyenv.frameworks.iter().find(|f| f.name == framework);
     let want = Want {
         framework: fw,
-        keep_line: installed.and_then(|f| release_line(&f.version)),
+        keep_line: installed.and_then(|f| PyVersion::new(&f.version).line()),
         wheelhouse: options.wheelhouse.as_ref().map(|(_, files)| files.clone()),
     };
     let machine = machine(&report.snapshot, kb, Some(pyenv));
@@ -114,8 +114,8 @@ pub fn plan(report: &Report, kb: &Kb, env: &str, framework: &str, options: &Opti
 /// `installed`.
 fn same_build(requirement: &str, installed: &str) -> bool {
     let Some((_, pinned)) = requirement.split_once("==") else { return false };
-    let label = |v: &str| v.split_once('+').map(|(_, l)| l.to_owned());
-    release_line(pinned) == release_line(installed) && label(pinned) == label(installed)
+    let (pinned, installed) = (PyVersion::new(pinned), PyVersion::new(installed));
+    pinned.line() == installed.line() && pinned.local() == installed.local()
 }
 
 /// The installed distributions of framework `fw` that the chosen `requirements` neither name nor

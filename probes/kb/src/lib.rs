@@ -8,6 +8,7 @@ mod cuda;
 mod drivers;
 mod gpus;
 mod links;
+mod pyversion;
 mod torch;
 mod types;
 mod xid;
@@ -22,7 +23,8 @@ pub use drivers::{
     WslRow,
 };
 pub use links::{gpu_nvlink_generation, nvlink_generation};
-pub use torch::{Coverage, coverage, index_tag, release_line, split_arch_list};
+pub use pyversion::PyVersion;
+pub use torch::{Coverage, coverage, index_tag, split_arch_list};
 pub use types::*;
 pub use xid::{XidRow, XidSeverity, XidTable};
 

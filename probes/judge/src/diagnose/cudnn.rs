@@ -3,7 +3,7 @@
 
 use super::context::{build_cuda, cudnn_version_text, describe_framework, parent_dir, same_dir, wheel_library};
 use super::{Ctx, Rule, fix};
-use gpu_doctor_kb::{CudnnRelease, index_tag, release_line};
+use gpu_doctor_kb::{CudnnRelease, PyVersion, index_tag};
 use gpu_doctor_model::{Category, Change, CudnnVersion, Finding, InstallFlag, Probed, Severity};
 use gpu_doctor_model::{CudnnCopy, CudnnKind, Framework, OsFamily, PythonEnv};
 
@@ -130,7 +130,7 @@ fn need(cx: &Ctx<'_>, fw: &Framework) -> Option<Need> {
     }
     let (cuda, _) = build_cuda(fw)?;
     let built = fw.cudnn_build.as_deref().and_then(|b| b.parse::<CudnnVersion>().ok());
-    let line = release_line(&fw.version);
+    let line = PyVersion::new(&fw.version).line();
     let row = cx.kb.tensorflow.release.iter().find(|r| Some(&r.version) == line.as_ref());
     let major = built.map(|b| b.major).or(row.map(|r| r.cudnn.major))?;
     let min = row.map(|r| r.cudnn).filter(|c| c.major == major);

@@ -129,7 +129,8 @@ fn tensorflow_windows(cx: &Ctx<'_>, env: &PythonEnv, fw: &Framework, evidence: V
     else {
         return;
     };
-    let newer = gpu_doctor_kb::release_line(&fw.version).and_then(|l| line_number(&l)).is_some_and(|v| v > last.0);
+    let newer =
+        gpu_doctor_kb::PyVersion::new(&fw.version).line().and_then(|l| line_number(&l)).is_some_and(|v| v > last.0);
     if !newer && fw.name == "tensorflow" {
         return;
     }

@@ -3,7 +3,7 @@
 
 use super::context::{build_cuda, describe_framework, wheel_cuda_major, wheel_library};
 use super::{Ctx, Rule, fix};
-use gpu_doctor_kb::release_line;
+use gpu_doctor_kb::PyVersion;
 use gpu_doctor_model::{Category, Change, CudaVersion, Finding, InstallFlag, Severity};
 use gpu_doctor_model::{Framework, Package, PythonEnv};
 
@@ -154,7 +154,7 @@ fn switch(cx: &Ctx<'_>, f: &Framework, major: u32) -> Vec<Change> {
     if name == "torch" {
         // The newest variant of that major that has machine code for these GPUs, within the driver's level.
         let cap = cx.driver.cuda.filter(|d| d.major == major).unwrap_or(CudaVersion::new(major, 99));
-        let line = release_line(&f.version);
+        let line = PyVersion::new(&f.version).line();
         let pick = cx.kb.pytorch.recommend(&cx.capabilities(), Some(cap), line.as_deref());
         if let Some(v) = pick.filter(|v| v.cuda.major == major) {
             return vec![fix::torch_variant(cx.kb, &format!("{}.*", v.torch), v.cuda)];

@@ -8,6 +8,7 @@ use super::companions::is_companion;
 use super::parse::{PyValue, cuda_from_cu_tag, parse_assignments, parse_tf_build_info, parse_torch_version_py};
 use crate::host::{FileKind, Host};
 use crate::parse::wheel::{normalize_name, parse_dist_folder, parse_metadata};
+use gpu_doctor_kb::PyVersion;
 use gpu_doctor_model::Trace;
 use gpu_doctor_model::{Framework, FrameworkBuild, Package};
 
@@ -73,7 +74,7 @@ pub(crate) fn cupy_build(name: &str) -> FrameworkBuild {
 
 /// The build a local version tag says: `+cu121`, `+cpu`, `+rocm5.7`, jaxlib's `+cuda12.cudnn89`.
 pub(crate) fn build_from_local_tag(version: &str) -> Option<FrameworkBuild> {
-    let tag = version.split_once('+')?.1;
+    let tag = PyVersion::new(version).local()?;
     if tag == "cpu" || tag.starts_with("cpu.") {
         return Some(FrameworkBuild::Cpu);
     }
