@@ -6,6 +6,7 @@
 
 mod cuda;
 mod drivers;
+pub mod families;
 mod gpus;
 mod links;
 mod pyversion;

@@ -8,7 +8,7 @@ use super::companions::is_companion;
 use super::parse::{PyValue, cuda_from_cu_tag, parse_assignments, parse_tf_build_info, parse_torch_version_py};
 use crate::host::{FileKind, Host};
 use crate::parse::wheel::{normalize_name, parse_dist_folder, parse_metadata};
-use gpu_doctor_kb::PyVersion;
+use gpu_doctor_kb::{PyVersion, families};
 use gpu_doctor_model::Trace;
 use gpu_doctor_model::{Framework, FrameworkBuild, Package};
 
@@ -28,32 +28,13 @@ struct Dist {
     source: &'static str,
 }
 
-/// TensorFlow's distribution names.
-pub(crate) const TENSORFLOW: [&str; 7] = [
-    "tensorflow",
-    "tensorflow-cpu",
-    "tensorflow-gpu",
-    "tf-nightly",
-    "tf-nightly-cpu",
-    "tensorflow-intel",
-    "tensorflow-macos",
-];
-
 /// True for the distributions the fast tier reports.
 pub(crate) fn is_interesting(name: &str) -> bool {
-    matches!(name, "torch" | "jax" | "jaxlib" | "cupy" | "onnxruntime" | "onnxruntime-gpu")
-        || TENSORFLOW.contains(&name)
+    matches!(name, "torch" | "jax" | "jaxlib" | "onnxruntime" | "onnxruntime-gpu")
+        || families::is_tensorflow(name)
         || name.starts_with("nvidia-")
-        || name.starts_with("cupy-")
-        || jax_plugin_cuda(name).is_some()
-}
-
-/// `12` from `jax-cuda12-plugin` or `jax-cuda12-pjrt`.
-pub(crate) fn jax_plugin_cuda(name: &str) -> Option<String> {
-    let rest = name.strip_prefix("jax-cuda")?;
-    let (major, kind) = rest.split_once('-')?;
-    let ok = matches!(kind, "plugin" | "pjrt") && !major.is_empty() && major.chars().all(|c| c.is_ascii_digit());
-    ok.then(|| major.to_owned())
+        || families::is_cupy(name)
+        || families::jax_plugin_cuda(name).is_some()
 }
 
 /// The build a `cupy-*` wheel name says: `cupy-cuda12x` → CUDA 12, `cupy-cuda102` → 10.2,
@@ -137,7 +118,7 @@ pub(super) fn scan(host: &dyn Host, site_packages: &[PathBuf], trace: &mut Trace
 fn build(host: &dyn Host, dists: &BTreeMap<String, Dist>, trace: &mut Trace) -> Scan {
     let mut out = Scan::default();
     let jax_plugin_major =
-        dists.keys().filter_map(|n| jax_plugin_cuda(n)).max_by_key(|m| m.parse::<u32>().unwrap_or(0));
+        dists.keys().filter_map(|n| families::jax_plugin_cuda(n)).max_by_key(|m| m.parse::<u32>().unwrap_or(0));
     for (name, d) in dists {
         if name.starts_with("nvidia-") {
             out.cuda_wheels.push(Package { name: name.clone(), version: d.version.clone() });
@@ -164,7 +145,7 @@ fn build(host: &dyn Host, dists: &BTreeMap<String, Dist>, trace: &mut Trace) -> 
                 }
                 None => from_tag.unwrap_or(FrameworkBuild::Unknown),
             }
-        } else if TENSORFLOW.contains(&name.as_str()) {
+        } else if families::is_tensorflow(name) {
             let file = d.site_packages.join("tensorflow/python/platform/build_info.py");
             match read(host, &file, trace).as_deref().and_then(parse_tf_build_info) {
                 Some(info) => {
@@ -177,14 +158,14 @@ fn build(host: &dyn Host, dists: &BTreeMap<String, Dist>, trace: &mut Trace) -> 
             }
         } else if name == "jax" {
             match (&jax_plugin_major, dists.get("jaxlib").map(|j| build_from_local_tag(&j.version))) {
-                (Some(major), _) => FrameworkBuild::Cuda { version: Some(major.clone()) },
+                (Some(major), _) => FrameworkBuild::Cuda { version: Some((*major).to_owned()) },
                 (None, Some(Some(b))) => b,
                 (None, Some(None)) => FrameworkBuild::Cpu,
                 (None, None) => FrameworkBuild::Unknown,
             }
-        } else if let Some(major) = jax_plugin_cuda(name) {
-            FrameworkBuild::Cuda { version: Some(major) }
-        } else if name.starts_with("cupy") {
+        } else if let Some(major) = families::jax_plugin_cuda(name) {
+            FrameworkBuild::Cuda { version: Some(major.to_owned()) }
+        } else if families::is_cupy(name) {
             cupy_build(name)
         } else if name == "onnxruntime-gpu" {
             let file = d.site_packages.join("onnxruntime/capi/build_and_package_info.py");
@@ -257,9 +238,6 @@ mod tests {
 
     #[test]
     fn names_tell_builds() {
-        assert_eq!(jax_plugin_cuda("jax-cuda12-plugin").as_deref(), Some("12"));
-        assert_eq!(jax_plugin_cuda("jax-cuda13-pjrt").as_deref(), Some("13"));
-        assert_eq!(jax_plugin_cuda("jax-cuda-plugin"), None);
         assert_eq!(cupy_build("cupy-cuda12x"), FrameworkBuild::Cuda { version: Some("12".into()) });
         assert_eq!(cupy_build("cupy-cuda102"), FrameworkBuild::Cuda { version: Some("10.2".into()) });
         assert_eq!(cupy_build("cupy-rocm-5-0"), FrameworkBuild::Rocm { version: Some("5.0".into()) });
