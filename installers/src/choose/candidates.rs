@@ -1,11 +1,11 @@
 //! The candidates of each framework: from the knowledge base, or from the wheel file names of a
 //! wheelhouse (`--find-links DIR`). Newest first.
 
-use gpu_doctor_kb::{Kb, PyVersion, TorchVariant, index_tag};
+use gpu_doctor_kb::{Kb, PyVersion, TorchVariant, families, index_tag};
 use gpu_doctor_model::CudaVersion;
 use gpu_doctor_model::OsFamily;
 
-use super::wheel::{WheelName, cuda_tag};
+use super::wheel::WheelName;
 use super::{Build, Framework, Gpus, Line, Wheels};
 
 const LINUX: (OsFamily, &str) = (OsFamily::Linux, "x86_64");
@@ -243,7 +243,7 @@ fn torch_files(kb: &Kb, wheels: &[WheelName]) -> Vec<Line> {
             Some(l) => format!("{version}+{l}"),
             None => version.clone(),
         };
-        let cuda = local.as_deref().and_then(cuda_tag);
+        let cuda = local.as_deref().and_then(families::cuda_tag);
         let (gpus, beyond_kb, cuda) = match (local.as_deref(), cuda) {
             (_, Some(c)) => {
                 let (g, b) = torch_arch(kb, &version, c);

@@ -1,7 +1,7 @@
 //! A machine described in a few calls, for the rule tests and (feature `test-support`) the plan tests
 //! of `gpu-doctor-installers`.
 
-use gpu_doctor_kb::{Kb, PyVersion};
+use gpu_doctor_kb::Kb;
 use gpu_doctor_model::LoaderEntry;
 use gpu_doctor_model::{
     CudnnCopy, CudnnKind, DeepFacts, DeepTorch, DriverFacts, EnvKind, Framework, FrameworkBuild, Gpu, HostLink,
@@ -117,13 +117,8 @@ impl Machine {
 
     /// A framework in the environment; the build follows the version's local tag (`+cu124`, `+cpu`) unless given.
     pub fn framework(mut self, name: &str, version: &str, build: Option<FrameworkBuild>) -> Self {
-        let build = build.unwrap_or_else(|| match PyVersion::new(version).local() {
-            Some("cpu") => FrameworkBuild::Cpu,
-            Some(tag) if tag.starts_with("cu") => {
-                let d = &tag[2..];
-                FrameworkBuild::Cuda { version: Some(format!("{}.{}", &d[..d.len() - 1], &d[d.len() - 1..])) }
-            }
-            _ => FrameworkBuild::Unknown,
+        let build = build.unwrap_or_else(|| {
+            gpu_doctor_kb::families::build_from_local_tag(version).unwrap_or(FrameworkBuild::Unknown)
         });
         let env_site = self.env_mut().site_packages.first().cloned().unwrap_or_default();
         self.env_mut().frameworks.push(Framework {

@@ -119,9 +119,7 @@ fn torch_companions(cx: &Ctx<'_>, env: &PythonEnv, out: &mut Vec<Finding>) {
 /// PyPI (`None`) for a torch without one.
 fn index_for(cx: &Ctx<'_>, torch: &Framework) -> Option<String> {
     let tag = PyVersion::new(&torch.version).local()?;
-    let known = tag == "cpu"
-        || tag.starts_with("rocm")
-        || tag.strip_prefix("cu").is_some_and(|d| d.chars().all(|c| c.is_ascii_digit()));
+    let known = tag == "cpu" || tag.starts_with("rocm") || gpu_doctor_kb::families::cuda_tag(tag).is_some();
     known.then(|| format!("{}/{tag}", cx.kb.pytorch.index.trim_end_matches('/')))
 }
 

@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 
 use super::pkg::{PASTED, Pkg};
 use crate::probe::python::companions::is_companion;
-use crate::probe::python::fast::{build_from_local_tag, cupy_build, tf_build};
-use crate::probe::python::parse::{PyValue, cuda_from_cu_tag};
-use gpu_doctor_kb::families;
+use crate::probe::python::fast::tf_build;
+use crate::probe::python::parse::PyValue;
+use gpu_doctor_kb::families::{self, build_from_local_tag, cupy_build};
 use gpu_doctor_model::{CudaVersion, CudnnVersion};
 use gpu_doctor_model::{
     CudnnCopy, CudnnKind, CudnnVersionSource, Framework, FrameworkBuild, Package, ToolkitInstall, ToolkitKind,
@@ -179,7 +179,7 @@ fn conda_build(build: &str) -> Option<FrameworkBuild> {
             0 => None,
             _ if v.contains('.') => Some(v.trim_end_matches('.').to_owned()),
             1 | 2 => Some(v),
-            _ => cuda_from_cu_tag(&format!("cu{v}")),
+            _ => families::cuda_tag(&format!("cu{v}")).map(|c| c.to_string()),
         };
         Some(FrameworkBuild::Cuda { version })
     })

@@ -5,10 +5,10 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::companions::is_companion;
-use super::parse::{PyValue, cuda_from_cu_tag, parse_assignments, parse_tf_build_info, parse_torch_version_py};
+use super::parse::{PyValue, parse_assignments, parse_tf_build_info, parse_torch_version_py};
 use crate::host::{FileKind, Host};
 use crate::parse::wheel::{normalize_name, parse_dist_folder, parse_metadata};
-use gpu_doctor_kb::{PyVersion, families};
+use gpu_doctor_kb::families::{self, build_from_local_tag, cupy_build};
 use gpu_doctor_model::Trace;
 use gpu_doctor_model::{Framework, FrameworkBuild, Package};
 
@@ -35,38 +35,6 @@ pub(crate) fn is_interesting(name: &str) -> bool {
         || name.starts_with("nvidia-")
         || families::is_cupy(name)
         || families::jax_plugin_cuda(name).is_some()
-}
-
-/// The build a `cupy-*` wheel name says: `cupy-cuda12x` → CUDA 12, `cupy-cuda102` → 10.2,
-/// `cupy-rocm-5-0` → ROCm 5.0.
-pub(crate) fn cupy_build(name: &str) -> FrameworkBuild {
-    if let Some(tag) = name.strip_prefix("cupy-cuda") {
-        let version = match tag.strip_suffix('x') {
-            Some(major) => Some(major.to_owned()),
-            None => cuda_from_cu_tag(&format!("cu{tag}")),
-        };
-        return FrameworkBuild::Cuda { version };
-    }
-    if let Some(tag) = name.strip_prefix("cupy-rocm-") {
-        return FrameworkBuild::Rocm { version: Some(tag.replace('-', ".")) };
-    }
-    FrameworkBuild::Unknown
-}
-
-/// The build a local version tag says: `+cu121`, `+cpu`, `+rocm5.7`, jaxlib's `+cuda12.cudnn89`.
-pub(crate) fn build_from_local_tag(version: &str) -> Option<FrameworkBuild> {
-    let tag = PyVersion::new(version).local()?;
-    if tag == "cpu" || tag.starts_with("cpu.") {
-        return Some(FrameworkBuild::Cpu);
-    }
-    if let Some(rocm) = tag.strip_prefix("rocm") {
-        return Some(FrameworkBuild::Rocm { version: Some(rocm.to_owned()).filter(|r| !r.is_empty()) });
-    }
-    if let Some(cuda) = tag.strip_prefix("cuda") {
-        let major: String = cuda.chars().take_while(char::is_ascii_digit).collect();
-        return Some(FrameworkBuild::Cuda { version: Some(major).filter(|m| !m.is_empty()) });
-    }
-    cuda_from_cu_tag(tag).map(|v| FrameworkBuild::Cuda { version: Some(v) })
 }
 
 /// Reads every site-packages folder of one environment.
@@ -238,19 +206,6 @@ mod tests {
 
     #[test]
     fn names_tell_builds() {
-        assert_eq!(cupy_build("cupy-cuda12x"), FrameworkBuild::Cuda { version: Some("12".into()) });
-        assert_eq!(cupy_build("cupy-cuda102"), FrameworkBuild::Cuda { version: Some("10.2".into()) });
-        assert_eq!(cupy_build("cupy-rocm-5-0"), FrameworkBuild::Rocm { version: Some("5.0".into()) });
-        assert_eq!(cupy_build("cupy"), FrameworkBuild::Unknown);
-        assert_eq!(build_from_local_tag("2.3.0+cu121"), Some(FrameworkBuild::Cuda { version: Some("12.1".into()) }));
-        assert_eq!(build_from_local_tag("2.3.0+cpu"), Some(FrameworkBuild::Cpu));
-        assert_eq!(build_from_local_tag("2.3.0+rocm6.0"), Some(FrameworkBuild::Rocm { version: Some("6.0".into()) }));
-        assert_eq!(
-            build_from_local_tag("0.4.7+cuda12.cudnn88"),
-            Some(FrameworkBuild::Cuda { version: Some("12".into()) })
-        );
-        assert_eq!(build_from_local_tag("2.3.0"), None);
-        assert_eq!(build_from_local_tag("2.3.0+weird"), None);
         assert!(is_interesting("nvidia-cudnn-cu12") && is_interesting("tf-nightly") && !is_interesting("numpy"));
     }
 }
