@@ -142,8 +142,7 @@ fn mixed(
 /// The changes that move one framework to CUDA `major`.
 fn switch(cx: &Ctx<'_>, f: &Framework, major: u32) -> Vec<Change> {
     let name = f.name.as_str();
-    if let Some(rest) = name.strip_prefix("jax-cuda") {
-        let old = rest.trim_end_matches("-plugin");
+    if let Some(old) = families::jax_plugin_cuda(name) {
         return vec![
             fix::uninstall([format!("jax-cuda{old}-plugin"), format!("jax-cuda{old}-pjrt")]),
             fix::install(&[InstallFlag::Upgrade], [format!("jax[cuda{major}]")]),
