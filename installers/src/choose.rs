@@ -5,7 +5,7 @@
 mod candidates;
 pub mod wheel;
 
-use gpu_doctor_kb::{Coverage, DriverLevel, Kb, RuntimeVerdict, coverage};
+use gpu_doctor_kb::{Coverage, DriverLevel, Kb, PyVersion, RuntimeVerdict, coverage, families};
 use gpu_doctor_model::OsFamily;
 use gpu_doctor_model::{ComputeCapability, CudaVersion, DriverVersion};
 use gpu_doctor_probes::parse::wheel::normalize_name;
@@ -114,8 +114,8 @@ impl Framework {
             "torch" => Some(Framework::Torch),
             "jax" | "jaxlib" => Some(Framework::Jax),
             "tensorflow" | "tensorflow-cpu" | "tensorflow-gpu" | "tensorflow-intel" => Some(Framework::Tensorflow),
-            n if n.starts_with("jax-cuda") => Some(Framework::Jax),
-            n if n == "cupy" || n.starts_with("cupy-cuda") => Some(Framework::Cupy),
+            n if families::jax_plugin_cuda(n).is_some() => Some(Framework::Jax),
+            n if n == "cupy" || families::is_cupy_cuda(n) => Some(Framework::Cupy),
             _ => None,
         }
     }
@@ -162,7 +162,7 @@ pub fn choose(kb: &Kb, machine: &Machine, want: &Want) -> Choice {
     let rank = |(_, b, f): &(usize, Build, Fit)| {
         let keep = want.keep_line.as_deref().is_some_and(|l| b.line == l);
         let own_major = machine.driver_cuda.zip(b.cuda).is_some_and(|(d, c)| d.major == c.major);
-        (keep, f.full, f.sass_all(), own_major, wheel::version_key(&b.version), b.cuda)
+        (keep, f.full, f.sass_all(), own_major, PyVersion::new(&b.version).numbers(), b.cuda)
     };
     fits.sort_by_key(|c| std::cmp::Reverse(rank(c)));
     let mut fits = fits.into_iter();

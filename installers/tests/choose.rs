@@ -56,7 +56,7 @@ fn scenario_machine(name: &str) -> (Machine, Option<String>) {
     let envs = s.python_envs.value().cloned().unwrap_or_default();
     let env = envs.iter().find(|e| !e.frameworks.is_empty()).or(envs.first());
     let torch = env.and_then(|e| e.frameworks.iter().find(|f| f.name == "torch"));
-    let keep = torch.and_then(|t| gpu_doctor_kb::release_line(&t.version));
+    let keep = torch.and_then(|t| gpu_doctor_kb::PyVersion::new(&t.version).line());
     (framework::machine(&s, kb(), env), keep)
 }
 

@@ -9,6 +9,7 @@
 use std::path::Path;
 
 use gpu_doctor_model::PciBusId;
+use gpu_doctor_probes::probe::pci::sysfs::parse_numa_node;
 
 /// CPU numbers above this are refused as malformed (Linux's largest `NR_CPUS` is 8192).
 const MAX_CPU: usize = 1 << 16;
@@ -78,11 +79,11 @@ pub fn placement(sysfs: &Path, bus_id: &str) -> Result<Placement, String> {
         std::fs::read_to_string(&path).map_err(|e| format!("{} could not be read: {e}", path.display()))
     };
     let node_text = read("numa_node")?;
-    let node: i64 =
-        node_text.trim().parse().map_err(|_| format!("the GPU's numa_node is '{}', not a number", node_text.trim()))?;
-    let Ok(node) = u32::try_from(node) else {
+    let node = parse_numa_node(&node_text).map_err(|t| format!("the GPU's numa_node is '{t}', not a number"))?;
+    let Some(node) = node else {
         return Err(format!(
-            "the kernel gives the GPU no NUMA node (numa_node is {node}): one node, or the firmware does not say"
+            "the kernel gives the GPU no NUMA node (numa_node is {}): one node, or the firmware does not say",
+            node_text.trim()
         ));
     };
     let cpus = parse_cpulist(&read("local_cpulist")?).map_err(|e| format!("the GPU's local_cpulist: {e}"))?;

@@ -1,11 +1,11 @@
 //! The candidates of each framework: from the knowledge base, or from the wheel file names of a
 //! wheelhouse (`--find-links DIR`). Newest first.
 
-use gpu_doctor_kb::{Kb, TorchVariant, index_tag, release_line};
+use gpu_doctor_kb::{Kb, PyVersion, TorchVariant, families, index_tag};
 use gpu_doctor_model::CudaVersion;
 use gpu_doctor_model::OsFamily;
 
-use super::wheel::{WheelName, cuda_tag, version_key};
+use super::wheel::WheelName;
 use super::{Build, Framework, Gpus, Line, Wheels};
 
 const LINUX: (OsFamily, &str) = (OsFamily::Linux, "x86_64");
@@ -17,7 +17,7 @@ fn range(min: &str, max: &str) -> Option<((u32, u32), (u32, u32))> {
 }
 
 fn newest_first(mut lines: Vec<Line>) -> Vec<Line> {
-    lines.sort_by_key(|l| std::cmp::Reverse(l.builds.first().map(|b| version_key(&b.version))));
+    lines.sort_by_key(|l| std::cmp::Reverse(l.builds.first().map(|b| PyVersion::new(&b.version).numbers())));
     lines
 }
 
@@ -92,7 +92,7 @@ fn jax_kb(kb: &Kb) -> Vec<Line> {
             .map(|p| Build {
                 label: format!("jax[{}] {}", p.extra, r.version),
                 version: r.version.clone(),
-                line: release_line(&r.version).unwrap_or_default(),
+                line: PyVersion::new(&r.version).line().unwrap_or_default(),
                 cuda: Some(p.cuda_min),
                 driver_min: Some(p.linux_driver_min.clone()),
                 gpus: Gpus::MinCc(p.min_cc),
@@ -142,7 +142,7 @@ fn cupy_kb(kb: &Kb) -> Vec<Line> {
         let build = Build {
             label: format!("{} {latest}", p.name),
             version: latest.to_owned(),
-            line: release_line(latest).unwrap_or_default(),
+            line: PyVersion::new(latest).line().unwrap_or_default(),
             cuda: Some(p.cuda_min),
             driver_min: None,
             gpus: Gpus::CudaRange { min: p.cuda_min, max: p.cuda_max },
@@ -180,7 +180,7 @@ fn groups<'w>(wheels: &'w [WheelName], name: &str) -> Vec<(String, Option<String
             None => out.push((w.version.clone(), w.local.clone(), vec![w])),
         }
     }
-    out.sort_by_key(|(v, l, _)| std::cmp::Reverse((version_key(v), l.clone())));
+    out.sort_by_key(|(v, l, _)| std::cmp::Reverse((PyVersion::new(v).numbers(), l.clone())));
     out
 }
 
@@ -201,7 +201,9 @@ fn by_version(builds: Vec<Build>, label: impl Fn(&str) -> String) -> Vec<Line> {
 fn unknown_version(what: &str, newest_known: Option<&str>) -> String {
     let version = what.rsplit(' ').next().unwrap_or(what);
     match newest_known {
-        Some(n) if version_key(version) <= version_key(n) => format!("{what} is not in gpu-doctor's knowledge base"),
+        Some(n) if PyVersion::new(version).numbers() <= PyVersion::new(n).numbers() => {
+            format!("{what} is not in gpu-doctor's knowledge base")
+        }
         _ => format!("{what} is newer than gpu-doctor's knowledge base"),
     }
 }
@@ -212,15 +214,15 @@ fn torch_arch(kb: &Kb, version: &str, cuda: CudaVersion) -> (Gpus, String) {
     if let Some(v) = kb.pytorch.variant(version, cuda) {
         return (Gpus::Arch { sass: v.arch.clone(), ptx: v.ptx_list() }, String::new());
     }
-    let line = release_line(version).unwrap_or_else(|| version.to_owned());
+    let line = PyVersion::new(version).line().unwrap_or_else(|| version.to_owned());
     let what = if kb.pytorch.release(version).is_none() {
-        let newest = kb.pytorch.release.iter().map(|r| r.version.as_str()).max_by_key(|v| version_key(v));
+        let newest = kb.pytorch.release.iter().map(|r| r.version.as_str()).max_by_key(|v| PyVersion::new(v).numbers());
         unknown_version(&line, newest)
     } else {
         format!("{line} {} is not in gpu-doctor's knowledge base", index_tag(cuda))
     };
     let newest = |same: &dyn Fn(&TorchVariant) -> bool| {
-        kb.pytorch.variant.iter().filter(|v| same(v)).max_by_key(|v| version_key(&v.torch))
+        kb.pytorch.variant.iter().filter(|v| same(v)).max_by_key(|v| PyVersion::new(&v.torch).numbers())
     };
     let from =
         newest(&|v| v.cuda.major_minor() == cuda.major_minor()).or_else(|| newest(&|v| v.cuda.major == cuda.major));
@@ -236,12 +238,12 @@ fn torch_arch(kb: &Kb, version: &str, cuda: CudaVersion) -> (Gpus, String) {
 fn torch_files(kb: &Kb, wheels: &[WheelName]) -> Vec<Line> {
     let mut builds = Vec::new();
     for (version, local, files) in groups(wheels, "torch") {
-        let line = release_line(&version).unwrap_or_else(|| version.clone());
+        let line = PyVersion::new(&version).line().unwrap_or_else(|| version.clone());
         let label = match &local {
             Some(l) => format!("{version}+{l}"),
             None => version.clone(),
         };
-        let cuda = local.as_deref().and_then(cuda_tag);
+        let cuda = local.as_deref().and_then(families::cuda_tag);
         let (gpus, beyond_kb, cuda) = match (local.as_deref(), cuda) {
             (_, Some(c)) => {
                 let (g, b) = torch_arch(kb, &version, c);
@@ -304,7 +306,8 @@ fn jax_files(kb: &Kb, wheels: &[WheelName]) -> Vec<Line> {
             let known = kb.jax.release.iter().any(|r| r.version == version);
             let mut beyond_kb = String::new();
             if !known || row.is_none() {
-                let newest = kb.jax.release.iter().map(|r| r.version.as_str()).max_by_key(|v| version_key(v));
+                let newest =
+                    kb.jax.release.iter().map(|r| r.version.as_str()).max_by_key(|v| PyVersion::new(v).numbers());
                 let what = if known {
                     format!("jax {version} is in gpu-doctor's knowledge base, {package} is not")
                 } else {
@@ -323,7 +326,7 @@ fn jax_files(kb: &Kb, wheels: &[WheelName]) -> Vec<Line> {
             builds.push(Build {
                 label: format!("jax[{extra}] {version}"),
                 version: version.clone(),
-                line: release_line(&version).unwrap_or_default(),
+                line: PyVersion::new(&version).line().unwrap_or_default(),
                 cuda: Some(row.map_or(CudaVersion::new(major, 0), |p| p.cuda_min)),
                 driver_min: row.map(|p| p.linux_driver_min.clone()),
                 gpus: row.map_or(Gpus::Unknown, |p| Gpus::MinCc(p.min_cc)),
@@ -341,10 +344,14 @@ fn jax_files(kb: &Kb, wheels: &[WheelName]) -> Vec<Line> {
 fn tensorflow_files(kb: &Kb, wheels: &[WheelName]) -> Vec<Line> {
     let mut builds = Vec::new();
     for (version, _, files) in groups(wheels, "tensorflow") {
-        let line = release_line(&version).unwrap_or_default();
+        let line = PyVersion::new(&version).line().unwrap_or_default();
         let row = kb.tensorflow.release.iter().find(|r| r.version == line);
-        let newest =
-            kb.tensorflow.release.iter().filter(|r| r.latest.is_some()).max_by_key(|r| version_key(&r.version));
+        let newest = kb
+            .tensorflow
+            .release
+            .iter()
+            .filter(|r| r.latest.is_some())
+            .max_by_key(|r| PyVersion::new(&r.version).numbers());
         let (row, beyond_kb) = match (row, newest) {
             (Some(r), _) => (Some(r), String::new()),
             (None, Some(n)) => (
@@ -395,7 +402,7 @@ fn cupy_files(kb: &Kb, wheels: &[WheelName]) -> Vec<Line> {
             builds.push(Build {
                 label: format!("{name} {version}"),
                 version: version.clone(),
-                line: release_line(&version).unwrap_or_default(),
+                line: PyVersion::new(&version).line().unwrap_or_default(),
                 cuda: range.map(|(min, _)| min),
                 driver_min: None,
                 gpus: range.map_or(Gpus::Unknown, |(min, max)| Gpus::CudaRange { min, max }),
@@ -407,6 +414,6 @@ fn cupy_files(kb: &Kb, wheels: &[WheelName]) -> Vec<Line> {
             });
         }
     }
-    builds.sort_by_key(|b| std::cmp::Reverse((version_key(&b.version), b.cuda)));
+    builds.sort_by_key(|b| std::cmp::Reverse((PyVersion::new(&b.version).numbers(), b.cuda)));
     by_version(builds, |v| format!("cupy {v}"))
 }

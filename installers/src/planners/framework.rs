@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use gpu_doctor_judge::diagnose::gpu_views;
-use gpu_doctor_kb::{Kb, release_line};
+use gpu_doctor_kb::{Kb, PyVersion};
 use gpu_doctor_model::PythonEnv;
 use gpu_doctor_model::{Report, Snapshot};
 use gpu_doctor_probes::parse::wheel::normalize_name;
@@ -35,14 +35,10 @@ pub const UNDO: &str = "reinstall the saved package list with gpu-doctor fix --u
 /// The machine of `snapshot` as the chooser needs it, for the environment `env` (its Python).
 pub fn machine(snapshot: &Snapshot, kb: &Kb, env: Option<&PythonEnv>) -> Machine {
     let os = snapshot.platform.platform.os;
-    let driver = snapshot.driver.value().map(|d| {
-        let mut d = d.clone();
-        kb.derive_cuda_version(&mut d, os);
-        d
-    });
+    let driver = snapshot.driver.value();
     Machine {
         gpus: gpu_views(snapshot, kb).iter().filter_map(|g| g.cc).collect(),
-        driver_cuda: driver.as_ref().and_then(|d| d.cuda_version),
+        driver_cuda: driver.and_then(|d| d.cuda_version),
         driver_version: driver.map(|d| d.version.to_string()),
         python: env.and_then(|e| e.python_version.as_deref()).and_then(python_version),
         os,
@@ -61,7 +57,7 @@ pub fn plan(report: &Report, kb: &Kb, env: &str, framework: &str, options: &Opti
     let installed = pyenv.frameworks.iter().find(|f| f.name == framework);
     let want = Want {
         framework: fw,
-        keep_line: installed.and_then(|f| release_line(&f.version)),
+        keep_line: installed.and_then(|f| PyVersion::new(&f.version).line()),
         wheelhouse: options.wheelhouse.as_ref().map(|(_, files)| files.clone()),
     };
     let machine = machine(&report.snapshot, kb, Some(pyenv));
@@ -118,8 +114,8 @@ pub fn plan(report: &Report, kb: &Kb, env: &str, framework: &str, options: &Opti
 /// `installed`.
 fn same_build(requirement: &str, installed: &str) -> bool {
     let Some((_, pinned)) = requirement.split_once("==") else { return false };
-    let label = |v: &str| v.split_once('+').map(|(_, l)| l.to_owned());
-    release_line(pinned) == release_line(installed) && label(pinned) == label(installed)
+    let (pinned, installed) = (PyVersion::new(pinned), PyVersion::new(installed));
+    pinned.line() == installed.line() && pinned.local() == installed.local()
 }
 
 /// The installed distributions of framework `fw` that the chosen `requirements` neither name nor

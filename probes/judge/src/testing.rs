@@ -56,9 +56,11 @@ impl Machine {
         Self(Snapshot::unknown(vec!["test".into()]))
     }
 
-    /// Driver `version` supporting CUDA `cuda` (`""` when not reported).
+    /// Driver `version` supporting CUDA `cuda` (`""` when not reported: then looked up by version for
+    /// the OS set so far, as every snapshot reader does).
     pub fn driver(mut self, version: &str, cuda: &str) -> Self {
         self.0.driver = Probed::found(DriverFacts::reported(version.parse().unwrap(), cuda.parse().ok(), None), "nvml");
+        Kb::get().unwrap().complete_snapshot(&mut self.0);
         self
     }
 
@@ -115,13 +117,8 @@ impl Machine {
 
     /// A framework in the environment; the build follows the version's local tag (`+cu124`, `+cpu`) unless given.
     pub fn framework(mut self, name: &str, version: &str, build: Option<FrameworkBuild>) -> Self {
-        let build = build.unwrap_or_else(|| match version.split_once('+').map(|(_, t)| t) {
-            Some("cpu") => FrameworkBuild::Cpu,
-            Some(tag) if tag.starts_with("cu") => {
-                let d = &tag[2..];
-                FrameworkBuild::Cuda { version: Some(format!("{}.{}", &d[..d.len() - 1], &d[d.len() - 1..])) }
-            }
-            _ => FrameworkBuild::Unknown,
+        let build = build.unwrap_or_else(|| {
+            gpu_doctor_kb::families::build_from_local_tag(version).unwrap_or(FrameworkBuild::Unknown)
         });
         let env_site = self.env_mut().site_packages.first().cloned().unwrap_or_default();
         self.env_mut().frameworks.push(Framework {

@@ -6,15 +6,17 @@
 
 mod cuda;
 mod drivers;
+pub mod families;
 mod gpus;
 mod links;
+mod pyversion;
 mod torch;
 mod types;
 mod xid;
 
 use std::sync::OnceLock;
 
-use gpu_doctor_model::{ComputeCapability, DriverFacts, OsFamily};
+use gpu_doctor_model::{ComputeCapability, DriverFacts, OsFamily, Probed, Snapshot};
 
 pub use cuda::{DriverLevel, RuntimeVerdict};
 pub use drivers::{
@@ -22,7 +24,8 @@ pub use drivers::{
     WslRow,
 };
 pub use links::{gpu_nvlink_generation, nvlink_generation};
-pub use torch::{Coverage, coverage, index_tag, release_line, split_arch_list};
+pub use pyversion::PyVersion;
+pub use torch::{Coverage, coverage, index_tag, split_arch_list};
 pub use types::*;
 pub use xid::{XidRow, XidSeverity, XidTable};
 
@@ -138,6 +141,17 @@ impl Kb {
         {
             d.cuda_version = Some(cuda);
             d.cuda_version_derived = true;
+        }
+    }
+
+    /// Fills what a snapshot's source did not report and the knowledge base knows: the driver's CUDA
+    /// level by its version (`derive_cuda_version`, for the snapshot's OS). Every reader that
+    /// produces a snapshot calls it (the probes, the paste reader, a saved report read back, since
+    /// reports written before the probes stored the level lack it); the rules and planners only read.
+    pub fn complete_snapshot(&self, snap: &mut Snapshot) {
+        let os = snap.platform.platform.os;
+        if let Probed::Found { value, .. } = &mut snap.driver {
+            self.derive_cuda_version(value, os);
         }
     }
 

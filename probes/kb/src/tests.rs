@@ -804,7 +804,7 @@ fn the_chooser_rows_fit_their_tables() {
     assert!(kb.pytorch.index.starts_with("https://"), "{}", kb.pytorch.index);
     for r in &kb.pytorch.release {
         match &r.latest {
-            Some(l) => assert_eq!(release_line(l).as_deref(), Some(r.version.as_str()), "torch {l}"),
+            Some(l) => assert_eq!(PyVersion::new(l).line().as_deref(), Some(r.version.as_str()), "torch {l}"),
             None => assert!(r.torchvision.is_none() && r.torchaudio.is_none(), "torch {}", r.version),
         }
     }
@@ -819,7 +819,7 @@ fn the_chooser_rows_fit_their_tables() {
     }
     for r in kb.tensorflow.release.iter().filter(|r| r.latest.is_some()) {
         let latest = r.latest.as_deref().unwrap();
-        assert_eq!(release_line(latest).as_deref(), Some(r.version.as_str()), "tensorflow {latest}");
+        assert_eq!(PyVersion::new(latest).line().as_deref(), Some(r.version.as_str()), "tensorflow {latest}");
         assert!(!r.arch.is_empty(), "tensorflow {latest} has no arch list");
     }
     for p in kb.cupy.package.iter().filter(|p| p.latest.is_some()) {

@@ -1,6 +1,6 @@
 //! Queries on the PyTorch table and on compiled architecture lists.
 
-use super::{PytorchTable, TorchRelease, TorchVariant};
+use super::{PyVersion, PytorchTable, TorchRelease, TorchVariant};
 use gpu_doctor_model::{ComputeCapability, CudaVersion};
 
 /// How a build's compiled architectures cover one GPU.
@@ -54,14 +54,6 @@ pub fn index_tag(cuda: CudaVersion) -> String {
     format!("cu{}{}", cuda.major, cuda.minor)
 }
 
-/// The release line of a version: `2.5.1+cu124` → `2.5`.
-pub fn release_line(version: &str) -> Option<String> {
-    let base = version.split(['+', 'a', 'b', 'r', 'd']).next()?;
-    let mut parts = base.split('.');
-    let (major, minor) = (parts.next()?, parts.next()?);
-    (major.parse::<u32>().is_ok() && minor.parse::<u32>().is_ok()).then(|| format!("{major}.{minor}"))
-}
-
 fn line_key(line: &str) -> (u32, u32) {
     let mut p = line.split('.').map(|x| x.parse::<u32>().unwrap_or(0));
     (p.next().unwrap_or(0), p.next().unwrap_or(0))
@@ -87,13 +79,13 @@ impl PytorchTable {
 
     /// The release row of a line (`2.5`) or version (`2.5.1+cu124`).
     pub fn release(&self, version: &str) -> Option<&TorchRelease> {
-        let line = release_line(version)?;
+        let line = PyVersion::new(version).line()?;
         self.release.iter().find(|r| r.version == line)
     }
 
     /// The variant of a release line built with `cuda` (compared by major.minor).
     pub fn variant(&self, version: &str, cuda: CudaVersion) -> Option<&TorchVariant> {
-        let line = release_line(version)?;
+        let line = PyVersion::new(version).line()?;
         self.variant.iter().find(|v| v.torch == line && v.cuda.major_minor() == cuda.major_minor())
     }
 
@@ -151,11 +143,7 @@ mod tests {
     }
 
     #[test]
-    fn release_lines_and_tags() {
-        assert_eq!(release_line("2.5.1+cu124").as_deref(), Some("2.5"));
-        assert_eq!(release_line("2.10.0").as_deref(), Some("2.10"));
-        assert_eq!(release_line("2.6.0.dev20241112").as_deref(), Some("2.6"));
-        assert_eq!(release_line("x"), None);
+    fn index_tags() {
         assert_eq!(index_tag(CudaVersion::new(12, 8)), "cu128");
     }
 }

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
-use super::pci::sysfs::{device_dir, read_attr};
+use super::pci::sysfs::{device_dir, read_attr, read_numa_node};
 use crate::host::{Cmd, Host, HostError, NvmlReport, NvmlTopology};
 use crate::parse::smi_topo::{self, TopoRow};
 use gpu_doctor_model::{
@@ -244,19 +244,18 @@ fn from_sysfs(host: &dyn Host, topo: &mut Topology, trace: &mut Trace) -> bool {
         }
         let Some(bus) = g.bus_id.clone() else { continue };
         let dir = device_dir(host, &bus);
-        let numa = read_attr(host, &dir, "numa_node").ok();
+        let numa = read_numa_node(host, &dir);
         let cpus = read_attr(host, &dir, "local_cpulist").ok();
         if numa.is_none() && cpus.is_none() {
             continue;
         }
-        // -1: the machine has one node, or the firmware did not say.
-        let numa_node = numa.as_deref().and_then(|n| n.parse::<u32>().ok());
+        let numa_node = numa.as_ref().and_then(|(_, node)| *node);
         let cpu_affinity = cpus.filter(|c| !c.is_empty());
         trace.ok(
             format!("sysfs {bus}"),
             format!(
                 "numa_node {}, local_cpulist {}",
-                numa.as_deref().unwrap_or("-"),
+                numa.as_ref().map_or("-", |(text, _)| text.as_str()),
                 cpu_affinity.as_deref().unwrap_or("-")
             ),
         );

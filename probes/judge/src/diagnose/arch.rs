@@ -92,8 +92,7 @@ pub fn gpu_fit(kb: &Kb, env: &PythonEnv, fw: &Framework, cc: ComputeCapability) 
 
 /// The knowledge base's row of a JAX CUDA plugin (`jax-cuda12-plugin`); `None` for anything else.
 fn jax_plugin<'k>(kb: &'k Kb, fw: &Framework) -> Option<&'k JaxPlugin> {
-    let name = fw.name.as_str();
-    if !(name.starts_with("jax-cuda") && name.ends_with("-plugin")) {
+    if !gpu_doctor_kb::families::is_jax_cuda_plugin(&fw.name) {
         return None;
     }
     kb.jax.plugin.iter().find(|p| p.package == fw.name)

@@ -2,7 +2,7 @@
 //! another torch release or variant, and NumPy 2 beside a framework release built against NumPy 1.
 
 use super::{Ctx, Rule, fix};
-use gpu_doctor_kb::release_line;
+use gpu_doctor_kb::PyVersion;
 use gpu_doctor_model::{Category, Change, Finding, Severity};
 use gpu_doctor_model::{Framework, Package, PythonEnv};
 
@@ -45,17 +45,6 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     }
 }
 
-/// The leading numbers of a version: `2.5.1+cu124` → `[2, 5, 1]`, `0.22.0.dev20250301` → `[0, 22, 0]`.
-fn numbers(version: &str) -> Vec<u32> {
-    let base = version.split('+').next().unwrap_or_default();
-    base.split('.').map_while(|p| p.parse().ok()).collect()
-}
-
-/// The local build tag: `cu124` of `2.5.1+cu124`.
-fn local_tag(version: &str) -> Option<&str> {
-    version.split_once('+').map(|(_, t)| t)
-}
-
 fn companion<'e>(env: &'e PythonEnv, name: &str) -> Option<&'e Package> {
     env.companions.iter().find(|p| p.name == name)
 }
@@ -63,23 +52,23 @@ fn companion<'e>(env: &'e PythonEnv, name: &str) -> Option<&'e Package> {
 fn torch_companions(cx: &Ctx<'_>, env: &PythonEnv, out: &mut Vec<Finding>) {
     let Some(torch) = env.frameworks.iter().find(|f| f.name == "torch") else { return };
     // A nightly or pre-release pairs with companions of its own date, which no table lists.
-    let base = torch.version.split('+').next().unwrap_or_default();
-    if base.contains(|c: char| c.is_ascii_alphabetic()) {
+    if PyVersion::new(&torch.version).is_pre_or_dev() {
         return;
     }
     let Some(row) = cx.kb.pytorch.release(&torch.version) else { return };
-    let exact = row.latest.as_deref().is_some_and(|l| numbers(l) == numbers(&torch.version));
+    let exact =
+        row.latest.as_deref().is_some_and(|l| PyVersion::new(l).numbers() == PyVersion::new(&torch.version).numbers());
     let mut evidence = vec![format!("torch {} (line {})", torch.version, row.version)];
-    let torch_tag = local_tag(&torch.version);
+    let torch_tag = PyVersion::new(&torch.version).local();
     // torch itself is pinned to what is installed, so pip picks the companion built for it and
     // keeps torch where it is.
     let mut requirements = vec![format!("torch=={}", torch.version)];
     let mut names = Vec::new();
     for (name, wanted) in [("torchvision", &row.torchvision), ("torchaudio", &row.torchaudio)] {
         let (Some(p), Some(wanted)) = (companion(env, name), wanted) else { continue };
-        let want_line = release_line(wanted);
-        let line_differs = release_line(&p.version) != want_line;
-        let tag_differs = matches!((torch_tag, local_tag(&p.version)), (Some(a), Some(b)) if a != b);
+        let want_line = PyVersion::new(wanted).line();
+        let line_differs = PyVersion::new(&p.version).line() != want_line;
+        let tag_differs = matches!((torch_tag, PyVersion::new(&p.version).local()), (Some(a), Some(b)) if a != b);
         if !line_differs && !tag_differs {
             continue;
         }
@@ -129,15 +118,15 @@ fn torch_companions(cx: &Ctx<'_>, env: &PythonEnv, out: &mut Vec<Finding>) {
 /// The index the installed torch came from: its local tag's index (`+cu124`, `+cpu`, `+rocm6.2`),
 /// PyPI (`None`) for a torch without one.
 fn index_for(cx: &Ctx<'_>, torch: &Framework) -> Option<String> {
-    let tag = local_tag(&torch.version)?;
-    let known = tag == "cpu"
-        || tag.starts_with("rocm")
-        || tag.strip_prefix("cu").is_some_and(|d| d.chars().all(|c| c.is_ascii_digit()));
+    let tag = PyVersion::new(&torch.version).local()?;
+    let known = tag == "cpu" || tag.starts_with("rocm") || gpu_doctor_kb::families::cuda_tag(tag).is_some();
     known.then(|| format!("{}/{tag}", cx.kb.pytorch.index.trim_end_matches('/')))
 }
 
 fn numpy2(env: &PythonEnv, out: &mut Vec<Finding>) {
-    let Some(numpy) = companion(env, "numpy").filter(|n| numbers(&n.version).first().is_some_and(|m| *m >= 2)) else {
+    let Some(numpy) =
+        companion(env, "numpy").filter(|n| PyVersion::new(&n.version).numbers().first().is_some_and(|m| *m >= 2))
+    else {
         return;
     };
     let old: Vec<(&Framework, [u32; 3])> = NUMPY2_FLOORS
@@ -145,7 +134,7 @@ fn numpy2(env: &PythonEnv, out: &mut Vec<Finding>) {
         .filter_map(|(name, floor)| {
             let f = env.frameworks.iter().find(|f| f.name == *name)?;
             // `2.18` is 2.18.0: pad before comparing, or a two-part version reads as older.
-            let mut v = numbers(&f.version);
+            let mut v = PyVersion::new(&f.version).numbers();
             v.resize(floor.len().max(v.len()), 0);
             (v.as_slice() < floor.as_slice()).then_some((f, *floor))
         })

@@ -58,7 +58,7 @@ impl<'a> Ctx<'a> {
     /// Gathers the facts rules share.
     pub fn new(s: &'a Snapshot, kb: &'a Kb) -> Self {
         let gpus = gpu_views(s, kb);
-        let driver = driver_level(s, kb);
+        let driver = driver_level(s);
         let os = s.platform.platform.os;
         Self { s, kb, os, gpus, driver, shell: Shell::for_os(os), shown: RefCell::new(Vec::new()) }
     }
@@ -176,15 +176,12 @@ pub fn gpu_view(g: &Gpu, kb: &Kb) -> GpuView {
     GpuView { index: g.index, name, cc, cc_by_name: cc_by_name && cc.is_some() }
 }
 
-fn driver_level(s: &Snapshot, kb: &Kb) -> DriverLevel {
+fn driver_level(s: &Snapshot) -> DriverLevel {
     if let Some(d) = s.driver.value() {
-        // Snapshots written before the probes stored the level derived from the version lack it.
-        let mut d = d.clone();
-        kb.derive_cuda_version(&mut d, s.platform.platform.os);
         let level = d.cuda_version.map_or_else(String::new, |c| format!(", which supports CUDA up to {c}"));
         let source = s.driver.source().unwrap_or_default();
         let evidence = Some(format!("NVIDIA driver {}{level} (from {source})", d.version));
-        return DriverLevel { version: Some(d.version), cuda: d.cuda_version, evidence };
+        return DriverLevel { version: Some(d.version.clone()), cuda: d.cuda_version, evidence };
     }
     // PyTorch's "driver on your system is too old (found version 12080)" carries the driver's CUDA level.
     for m in &s.messages {

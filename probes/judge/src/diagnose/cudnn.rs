@@ -3,7 +3,7 @@
 
 use super::context::{build_cuda, cudnn_version_text, describe_framework, parent_dir, same_dir, wheel_library};
 use super::{Ctx, Rule, fix};
-use gpu_doctor_kb::{CudnnRelease, index_tag, release_line};
+use gpu_doctor_kb::{CudnnRelease, PyVersion, families, index_tag};
 use gpu_doctor_model::{Category, Change, CudnnVersion, Finding, InstallFlag, Probed, Severity};
 use gpu_doctor_model::{CudnnCopy, CudnnKind, Framework, OsFamily, PythonEnv};
 
@@ -120,17 +120,17 @@ fn system_copies<'a>(cx: &Ctx<'a>) -> impl Iterator<Item = &'a CudnnCopy> {
 /// What TensorFlow or a JAX plugin needs, from its build info and the knowledge base.
 fn need(cx: &Ctx<'_>, fw: &Framework) -> Option<Need> {
     let from = |what: &str, source: &str| format!("{what} ({source})");
-    if fw.name.starts_with("jax-cuda") && fw.name.ends_with("-plugin") {
+    if families::is_jax_cuda_plugin(&fw.name) {
         let p = cx.kb.jax.plugin.iter().find(|p| p.package == fw.name)?;
         let from = from(&format!("{} needs cuDNN >= {}, < {}", p.package, p.cudnn_min, p.cudnn_major + 1), &p.source);
         return Some(Need { major: p.cudnn_major, min: Some(p.cudnn_min), cuda_major: p.cuda_major, from });
     }
-    if !matches!(fw.name.as_str(), "tensorflow" | "tensorflow-gpu" | "tf-nightly") {
+    if !families::is_tensorflow_cuda(&fw.name) {
         return None;
     }
     let (cuda, _) = build_cuda(fw)?;
     let built = fw.cudnn_build.as_deref().and_then(|b| b.parse::<CudnnVersion>().ok());
-    let line = release_line(&fw.version);
+    let line = PyVersion::new(&fw.version).line();
     let row = cx.kb.tensorflow.release.iter().find(|r| Some(&r.version) == line.as_ref());
     let major = built.map(|b| b.major).or(row.map(|r| r.cudnn.major))?;
     let min = row.map(|r| r.cudnn).filter(|c| c.major == major);

@@ -48,7 +48,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
         // holds without any GPU fact (an issue form asking why TensorFlow sees no GPU).
         if cx.s.gpus.value().is_none() && !cx.s.origin.is_this_machine() && cx.os == OsFamily::Windows {
             for env in cx.envs() {
-                for fw in env.frameworks.iter().filter(|f| f.name.starts_with("tensorflow")) {
+                for fw in env.frameworks.iter().filter(|f| WINDOWS_TF.contains(&f.name.as_str())) {
                     tensorflow_windows(cx, env, fw, vec![describe_framework(env, fw)], out);
                 }
             }
@@ -61,7 +61,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
             let evidence = vec![describe_framework(env, fw), gpu.clone()];
             match fw.name.as_str() {
                 "torch" if fw.build == FrameworkBuild::Cpu => out.push(torch_cpu_only(env, fw, evidence)),
-                "tensorflow" | "tensorflow-cpu" | "tensorflow-intel" if cx.os == OsFamily::Windows => {
+                name if cx.os == OsFamily::Windows && WINDOWS_TF.contains(&name) => {
                     tensorflow_windows(cx, env, fw, evidence, out);
                 }
                 "tensorflow-cpu" => out.push(CPU_ONLY.finding(
@@ -116,6 +116,11 @@ fn line_number(line: &str) -> Option<(u32, u32)> {
     Some((a.parse().ok()?, b.parse().ok()?))
 }
 
+/// The TensorFlow distributions the native-Windows rule judges, with a GPU named or not: those
+/// whose releases after 2.10 have no native-Windows GPU build (`tensorflow-gpu` ends at 2.10, with
+/// one; `tensorflow-macos` does not install on Windows).
+const WINDOWS_TF: [&str; 3] = ["tensorflow", "tensorflow-cpu", "tensorflow-intel"];
+
 fn tensorflow_windows(cx: &Ctx<'_>, env: &PythonEnv, fw: &Framework, evidence: Vec<String>, out: &mut Vec<Finding>) {
     // The newest release with a native-Windows GPU build (tensorflow.toml `windows_native_gpu`).
     let Some(last) = cx
@@ -129,7 +134,8 @@ fn tensorflow_windows(cx: &Ctx<'_>, env: &PythonEnv, fw: &Framework, evidence: V
     else {
         return;
     };
-    let newer = gpu_doctor_kb::release_line(&fw.version).and_then(|l| line_number(&l)).is_some_and(|v| v > last.0);
+    let newer =
+        gpu_doctor_kb::PyVersion::new(&fw.version).line().and_then(|l| line_number(&l)).is_some_and(|v| v > last.0);
     if !newer && fw.name == "tensorflow" {
         return;
     }

@@ -3,7 +3,7 @@
 
 use super::context::{build_cuda, describe_framework, wheel_cuda_major, wheel_library};
 use super::{Ctx, Rule, fix};
-use gpu_doctor_kb::release_line;
+use gpu_doctor_kb::{PyVersion, families};
 use gpu_doctor_model::{Category, Change, CudaVersion, Finding, InstallFlag, Severity};
 use gpu_doctor_model::{Framework, Package, PythonEnv};
 
@@ -89,8 +89,9 @@ fn duplicate_libraries(env: &PythonEnv) -> Vec<(String, Vec<(&Package, u32)>)> {
 /// The CUDA major to settle on: the one of a framework that has no other (TensorFlow, onnxruntime-gpu), else
 /// torch's, else the one most frameworks use (the newer on a tie).
 fn target_major(frameworks: &[(&Framework, u32)]) -> Option<u32> {
-    let of = |names: &[&str]| frameworks.iter().find(|(f, _)| names.contains(&f.name.as_str())).map(|(_, m)| *m);
-    of(&["tensorflow", "tensorflow-gpu", "tf-nightly", "onnxruntime-gpu"]).or_else(|| of(&["torch"])).or_else(|| {
+    let no_other = |f: &Framework| families::is_tensorflow_cuda(&f.name) || f.name == "onnxruntime-gpu";
+    let of = |pick: &dyn Fn(&Framework) -> bool| frameworks.iter().find(|(f, _)| pick(f)).map(|(_, m)| *m);
+    of(&no_other).or_else(|| of(&|f| f.name == "torch")).or_else(|| {
         let count = |m: u32| frameworks.iter().filter(|(_, x)| *x == m).count();
         frameworks.iter().map(|(_, m)| *m).max_by_key(|m| (count(*m), *m))
     })
@@ -141,20 +142,19 @@ fn mixed(
 /// The changes that move one framework to CUDA `major`.
 fn switch(cx: &Ctx<'_>, f: &Framework, major: u32) -> Vec<Change> {
     let name = f.name.as_str();
-    if let Some(rest) = name.strip_prefix("jax-cuda") {
-        let old = rest.trim_end_matches("-plugin");
+    if let Some(old) = families::jax_plugin_cuda(name) {
         return vec![
             fix::uninstall([format!("jax-cuda{old}-plugin"), format!("jax-cuda{old}-pjrt")]),
             fix::install(&[InstallFlag::Upgrade], [format!("jax[cuda{major}]")]),
         ];
     }
-    if name.starts_with("cupy-cuda") {
+    if families::is_cupy_cuda(name) {
         return vec![fix::uninstall([name]), fix::install(&[], [format!("cupy-cuda{major}x")])];
     }
     if name == "torch" {
         // The newest variant of that major that has machine code for these GPUs, within the driver's level.
         let cap = cx.driver.cuda.filter(|d| d.major == major).unwrap_or(CudaVersion::new(major, 99));
-        let line = release_line(&f.version);
+        let line = PyVersion::new(&f.version).line();
         let pick = cx.kb.pytorch.recommend(&cx.capabilities(), Some(cap), line.as_deref());
         if let Some(v) = pick.filter(|v| v.cuda.major == major) {
             return vec![fix::torch_variant(cx.kb, &format!("{}.*", v.torch), v.cuda)];

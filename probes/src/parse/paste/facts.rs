@@ -322,9 +322,7 @@ impl Facts {
         if let Some(arch) = self.arch {
             snap.platform.platform.arch = arch;
         }
-        if let Probed::Found { value, .. } = &mut snap.driver {
-            kb.derive_cuda_version(value, snap.platform.platform.os);
-        }
+        kb.complete_snapshot(&mut snap);
         snap.messages = self.messages;
         snap.notes = self.notes;
         snap

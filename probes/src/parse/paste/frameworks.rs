@@ -6,8 +6,9 @@ use std::collections::BTreeMap;
 
 use super::pkg::{PASTED, Pkg};
 use crate::probe::python::companions::is_companion;
-use crate::probe::python::fast::{TENSORFLOW, build_from_local_tag, cupy_build, jax_plugin_cuda, tf_build};
-use crate::probe::python::parse::{PyValue, cuda_from_cu_tag};
+use crate::probe::python::fast::tf_build;
+use crate::probe::python::parse::PyValue;
+use gpu_doctor_kb::families::{self, build_from_local_tag, cupy_build};
 use gpu_doctor_model::{CudaVersion, CudnnVersion};
 use gpu_doctor_model::{
     CudnnCopy, CudnnKind, CudnnVersionSource, Framework, FrameworkBuild, Package, ToolkitInstall, ToolkitKind,
@@ -47,7 +48,8 @@ pub(super) struct Built {
 pub(super) fn frameworks(pkgs: &[Pkg], hints: &Hints<'_>) -> Built {
     let by_name: BTreeMap<&str, &Pkg> = pkgs.iter().map(|p| (p.name.as_str(), p)).collect();
     let mut out = Built::default();
-    let plugin_major = by_name.keys().filter_map(|n| jax_plugin_cuda(n)).max_by_key(|m| m.parse::<u32>().unwrap_or(0));
+    let plugin_major =
+        by_name.keys().filter_map(|n| families::jax_plugin_cuda(n)).max_by_key(|m| m.parse::<u32>().unwrap_or(0));
     for (name, p) in &by_name {
         let name = *name;
         if name.starts_with("nvidia-") {
@@ -64,11 +66,11 @@ pub(super) fn frameworks(pkgs: &[Pkg], hints: &Hints<'_>) -> Built {
         match name {
             "cudnn" => out.cudnn.push(cudnn_copy(name, p, CudnnKind::CondaPackage, conda_cuda_major(p))),
             "cudatoolkit" | "cuda-nvcc" | "cuda-cudart" => {}
-            _ => out.frameworks.push(framework(name, p, &by_name, plugin_major.as_ref(), hints)),
+            _ => out.frameworks.push(framework(name, p, &by_name, plugin_major, hints)),
         }
     }
     if let Some(info) = hints.tf_info
-        && !out.frameworks.iter().any(|f| TENSORFLOW.contains(&f.name.as_str()))
+        && !out.frameworks.iter().any(|f| families::is_tensorflow(&f.name))
         && let Some(version) = hints.tf_version
     {
         let cudnn_build = text(info, "cudnn_version");
@@ -89,7 +91,7 @@ fn framework(
     name: &str,
     p: &Pkg,
     by_name: &BTreeMap<&str, &Pkg>,
-    plugin_major: Option<&String>,
+    plugin_major: Option<&str>,
     hints: &Hints<'_>,
 ) -> Framework {
     let from_tag = build_from_local_tag(&p.version);
@@ -106,7 +108,7 @@ fn framework(
             }
             None => from_conda.or(from_tag).unwrap_or_else(|| windows_pypi_torch(p, hints)),
         }
-    } else if TENSORFLOW.contains(&name) {
+    } else if families::is_tensorflow(name) {
         match hints.tf_info {
             Some(info) => {
                 source.push_str(" + tf.sysconfig.get_build_info");
@@ -121,15 +123,15 @@ fn framework(
         let jaxlib_build = jaxlib
             .and_then(|j| j.conda_build.as_deref().and_then(conda_build).or_else(|| build_from_local_tag(&j.version)));
         match (plugin_major, jaxlib_build) {
-            (Some(major), _) => FrameworkBuild::Cuda { version: Some(major.clone()) },
+            (Some(major), _) => FrameworkBuild::Cuda { version: Some(major.to_owned()) },
             (None, Some(b)) => b,
             (None, None) if hints.jax_cuda_devices => FrameworkBuild::Cuda { version: None },
             (None, None) if hints.complete && jaxlib.is_some() => FrameworkBuild::Cpu,
             (None, None) => FrameworkBuild::Unknown,
         }
-    } else if let Some(major) = jax_plugin_cuda(name) {
-        FrameworkBuild::Cuda { version: Some(major) }
-    } else if name.starts_with("cupy") {
+    } else if let Some(major) = families::jax_plugin_cuda(name) {
+        FrameworkBuild::Cuda { version: Some(major.to_owned()) }
+    } else if families::is_cupy(name) {
         from_conda.unwrap_or_else(|| cupy_build(name))
     } else if name == "onnxruntime-gpu" {
         FrameworkBuild::Cuda { version: None }
@@ -177,7 +179,7 @@ fn conda_build(build: &str) -> Option<FrameworkBuild> {
             0 => None,
             _ if v.contains('.') => Some(v.trim_end_matches('.').to_owned()),
             1 | 2 => Some(v),
-            _ => cuda_from_cu_tag(&format!("cu{v}")),
+            _ => families::cuda_tag(&format!("cu{v}")).map(|c| c.to_string()),
         };
         Some(FrameworkBuild::Cuda { version })
     })

@@ -89,6 +89,8 @@ pub fn read_pasted(text: &str, kb: &Kb) -> Result<Snapshot, ParseError> {
             }
             notes.append(&mut snap.notes);
             snap.notes = notes;
+            // A report saved before the probes stored the driver's CUDA level lacks it.
+            kb.complete_snapshot(&mut snap);
             return Ok(*snap);
         }
         Some(report::Found::Unreadable(why)) => return Err(error(why, &notes)),

@@ -10,6 +10,7 @@
 
 use super::facts::Facts;
 use super::packages;
+use gpu_doctor_kb::PyVersion;
 use gpu_doctor_model::DeepTorch;
 
 const FORMAT: &str = "python prints";
@@ -129,7 +130,7 @@ fn answer_line(lines: &[String], i: usize, asked: &[Ask], torch: &mut DeepTorch)
 /// without the question.
 fn bare_pair(lines: &[String], i: usize, torch: &mut DeepTorch) -> Option<usize> {
     let v = value(&lines[i]);
-    let (_, tag) = v.split_once('+')?;
+    let tag = PyVersion::new(v).local()?;
     let tagged = tag == "cpu" || tag.starts_with("cu") || tag.starts_with("rocm");
     if !tagged || !is_version(v) {
         return None;

@@ -10,7 +10,7 @@ pub mod thunderbolt;
 
 use std::path::{Path, PathBuf};
 
-use super::pci::sysfs::{PCI_DEVICES, normalize, parse_hex_u16, read_attr};
+use super::pci::sysfs::{PCI_DEVICES, normalize, parse_hex_u16, read_attr, read_numa_node};
 use crate::host::Host;
 use gpu_doctor_model::{
     BootLinkLimit, EgpuFacts, Gpu, HostLink, OsFamily, PciBusId, PciDevice, SysfsLink, UpstreamPort,
@@ -174,7 +174,7 @@ fn host_link(host: &dyn Host, bus_id: &str, gpu: Option<&Gpu>, tb: &ThunderboltB
         (false, false) => "none",
     };
     let [gen_current, gen_max, width_current, width_max] = picks.map(|p| p.0);
-    let numa_node = read_attr(host, &dir, "numa_node").ok().and_then(|s| s.parse::<u32>().ok());
+    let numa_node = read_numa_node(host, &dir).and_then(|(_, node)| node);
 
     let egpu = thunderbolt::egpu_for(&pci_path, &upstream, tb);
     if let Some(e) = &egpu {

@@ -34,6 +34,25 @@ pub fn read_attr(host: &dyn Host, dir: &Path, name: &str) -> Result<String, Host
     host.read_file(&dir.join(name)).map(|s| s.trim().to_owned())
 }
 
+/// What a PCI device's `numa_node` attribute says: `Ok(Some(node))`; `Ok(None)` when the kernel
+/// gives the device no node (`-1`: one node, or the firmware does not say); `Err` with the trimmed
+/// text when it is not a number. The one reader of this attribute (the topology and link probes,
+/// the benchmark's worker placement). Source: Linux `Documentation/ABI/testing/sysfs-bus-pci`
+/// (`numa_node`: "the NUMA node to which the PCI device is attached, or -1 if the node is unknown").
+pub fn parse_numa_node(text: &str) -> Result<Option<u32>, String> {
+    let t = text.trim();
+    let node: i64 = t.parse().map_err(|_| t.to_owned())?;
+    Ok(u32::try_from(node).ok())
+}
+
+/// The `numa_node` attribute of the device in sysfs folder `dir`, through the host: its text (for
+/// traces) and the node it names (see [`parse_numa_node`]); `None` when it cannot be read.
+pub fn read_numa_node(host: &dyn Host, dir: &Path) -> Option<(String, Option<u32>)> {
+    let text = read_attr(host, dir, "numa_node").ok()?;
+    let node = parse_numa_node(&text).ok().flatten();
+    Some((text, node))
+}
+
 /// Parses a sysfs hex number such as `0x10de` or `0x030000`; `None` for anything else.
 pub fn parse_hex(text: &str) -> Option<u32> {
     let t = text.trim();
@@ -63,6 +82,18 @@ mod tests {
             assert_eq!(parse_hex(bad), None, "{bad:?}");
         }
         assert_eq!(parse_hex_u16("0x10000"), None);
+    }
+
+    #[test]
+    fn numa_node_attributes() {
+        assert_eq!(parse_numa_node("0\n"), Ok(Some(0)));
+        assert_eq!(parse_numa_node(" 3 "), Ok(Some(3)));
+        // -1: the kernel gives the device no node.
+        assert_eq!(parse_numa_node("-1\n"), Ok(None));
+        assert_eq!(parse_numa_node("4294967296"), Ok(None));
+        for bad in ["", "node0", "1.5", "0x1", "99999999999999999999"] {
+            assert_eq!(parse_numa_node(bad), Err(bad.trim().to_owned()), "{bad:?}");
+        }
     }
 
     #[test]

@@ -5,9 +5,10 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::companions::is_companion;
-use super::parse::{PyValue, cuda_from_cu_tag, parse_assignments, parse_tf_build_info, parse_torch_version_py};
+use super::parse::{PyValue, parse_assignments, parse_tf_build_info, parse_torch_version_py};
 use crate::host::{FileKind, Host};
 use crate::parse::wheel::{normalize_name, parse_dist_folder, parse_metadata};
+use gpu_doctor_kb::families::{self, build_from_local_tag, cupy_build};
 use gpu_doctor_model::Trace;
 use gpu_doctor_model::{Framework, FrameworkBuild, Package};
 
@@ -27,64 +28,13 @@ struct Dist {
     source: &'static str,
 }
 
-/// TensorFlow's distribution names.
-pub(crate) const TENSORFLOW: [&str; 7] = [
-    "tensorflow",
-    "tensorflow-cpu",
-    "tensorflow-gpu",
-    "tf-nightly",
-    "tf-nightly-cpu",
-    "tensorflow-intel",
-    "tensorflow-macos",
-];
-
 /// True for the distributions the fast tier reports.
 pub(crate) fn is_interesting(name: &str) -> bool {
-    matches!(name, "torch" | "jax" | "jaxlib" | "cupy" | "onnxruntime" | "onnxruntime-gpu")
-        || TENSORFLOW.contains(&name)
+    matches!(name, "torch" | "jax" | "jaxlib" | "onnxruntime" | "onnxruntime-gpu")
+        || families::is_tensorflow(name)
         || name.starts_with("nvidia-")
-        || name.starts_with("cupy-")
-        || jax_plugin_cuda(name).is_some()
-}
-
-/// `12` from `jax-cuda12-plugin` or `jax-cuda12-pjrt`.
-pub(crate) fn jax_plugin_cuda(name: &str) -> Option<String> {
-    let rest = name.strip_prefix("jax-cuda")?;
-    let (major, kind) = rest.split_once('-')?;
-    let ok = matches!(kind, "plugin" | "pjrt") && !major.is_empty() && major.chars().all(|c| c.is_ascii_digit());
-    ok.then(|| major.to_owned())
-}
-
-/// The build a `cupy-*` wheel name says: `cupy-cuda12x` → CUDA 12, `cupy-cuda102` → 10.2,
-/// `cupy-rocm-5-0` → ROCm 5.0.
-pub(crate) fn cupy_build(name: &str) -> FrameworkBuild {
-    if let Some(tag) = name.strip_prefix("cupy-cuda") {
-        let version = match tag.strip_suffix('x') {
-            Some(major) => Some(major.to_owned()),
-            None => cuda_from_cu_tag(&format!("cu{tag}")),
-        };
-        return FrameworkBuild::Cuda { version };
-    }
-    if let Some(tag) = name.strip_prefix("cupy-rocm-") {
-        return FrameworkBuild::Rocm { version: Some(tag.replace('-', ".")) };
-    }
-    FrameworkBuild::Unknown
-}
-
-/// The build a local version tag says: `+cu121`, `+cpu`, `+rocm5.7`, jaxlib's `+cuda12.cudnn89`.
-pub(crate) fn build_from_local_tag(version: &str) -> Option<FrameworkBuild> {
-    let tag = version.split_once('+')?.1;
-    if tag == "cpu" || tag.starts_with("cpu.") {
-        return Some(FrameworkBuild::Cpu);
-    }
-    if let Some(rocm) = tag.strip_prefix("rocm") {
-        return Some(FrameworkBuild::Rocm { version: Some(rocm.to_owned()).filter(|r| !r.is_empty()) });
-    }
-    if let Some(cuda) = tag.strip_prefix("cuda") {
-        let major: String = cuda.chars().take_while(char::is_ascii_digit).collect();
-        return Some(FrameworkBuild::Cuda { version: Some(major).filter(|m| !m.is_empty()) });
-    }
-    cuda_from_cu_tag(tag).map(|v| FrameworkBuild::Cuda { version: Some(v) })
+        || families::is_cupy(name)
+        || families::jax_plugin_cuda(name).is_some()
 }
 
 /// Reads every site-packages folder of one environment.
@@ -136,7 +86,7 @@ pub(super) fn scan(host: &dyn Host, site_packages: &[PathBuf], trace: &mut Trace
 fn build(host: &dyn Host, dists: &BTreeMap<String, Dist>, trace: &mut Trace) -> Scan {
     let mut out = Scan::default();
     let jax_plugin_major =
-        dists.keys().filter_map(|n| jax_plugin_cuda(n)).max_by_key(|m| m.parse::<u32>().unwrap_or(0));
+        dists.keys().filter_map(|n| families::jax_plugin_cuda(n)).max_by_key(|m| m.parse::<u32>().unwrap_or(0));
     for (name, d) in dists {
         if name.starts_with("nvidia-") {
             out.cuda_wheels.push(Package { name: name.clone(), version: d.version.clone() });
@@ -163,7 +113,7 @@ fn build(host: &dyn Host, dists: &BTreeMap<String, Dist>, trace: &mut Trace) -> 
                 }
                 None => from_tag.unwrap_or(FrameworkBuild::Unknown),
             }
-        } else if TENSORFLOW.contains(&name.as_str()) {
+        } else if families::is_tensorflow(name) {
             let file = d.site_packages.join("tensorflow/python/platform/build_info.py");
             match read(host, &file, trace).as_deref().and_then(parse_tf_build_info) {
                 Some(info) => {
@@ -176,14 +126,14 @@ fn build(host: &dyn Host, dists: &BTreeMap<String, Dist>, trace: &mut Trace) -> 
             }
         } else if name == "jax" {
             match (&jax_plugin_major, dists.get("jaxlib").map(|j| build_from_local_tag(&j.version))) {
-                (Some(major), _) => FrameworkBuild::Cuda { version: Some(major.clone()) },
+                (Some(major), _) => FrameworkBuild::Cuda { version: Some((*major).to_owned()) },
                 (None, Some(Some(b))) => b,
                 (None, Some(None)) => FrameworkBuild::Cpu,
                 (None, None) => FrameworkBuild::Unknown,
             }
-        } else if let Some(major) = jax_plugin_cuda(name) {
-            FrameworkBuild::Cuda { version: Some(major) }
-        } else if name.starts_with("cupy") {
+        } else if let Some(major) = families::jax_plugin_cuda(name) {
+            FrameworkBuild::Cuda { version: Some(major.to_owned()) }
+        } else if families::is_cupy(name) {
             cupy_build(name)
         } else if name == "onnxruntime-gpu" {
             let file = d.site_packages.join("onnxruntime/capi/build_and_package_info.py");
@@ -256,22 +206,6 @@ mod tests {
 
     #[test]
     fn names_tell_builds() {
-        assert_eq!(jax_plugin_cuda("jax-cuda12-plugin").as_deref(), Some("12"));
-        assert_eq!(jax_plugin_cuda("jax-cuda13-pjrt").as_deref(), Some("13"));
-        assert_eq!(jax_plugin_cuda("jax-cuda-plugin"), None);
-        assert_eq!(cupy_build("cupy-cuda12x"), FrameworkBuild::Cuda { version: Some("12".into()) });
-        assert_eq!(cupy_build("cupy-cuda102"), FrameworkBuild::Cuda { version: Some("10.2".into()) });
-        assert_eq!(cupy_build("cupy-rocm-5-0"), FrameworkBuild::Rocm { version: Some("5.0".into()) });
-        assert_eq!(cupy_build("cupy"), FrameworkBuild::Unknown);
-        assert_eq!(build_from_local_tag("2.3.0+cu121"), Some(FrameworkBuild::Cuda { version: Some("12.1".into()) }));
-        assert_eq!(build_from_local_tag("2.3.0+cpu"), Some(FrameworkBuild::Cpu));
-        assert_eq!(build_from_local_tag("2.3.0+rocm6.0"), Some(FrameworkBuild::Rocm { version: Some("6.0".into()) }));
-        assert_eq!(
-            build_from_local_tag("0.4.7+cuda12.cudnn88"),
-            Some(FrameworkBuild::Cuda { version: Some("12".into()) })
-        );
-        assert_eq!(build_from_local_tag("2.3.0"), None);
-        assert_eq!(build_from_local_tag("2.3.0+weird"), None);
         assert!(is_interesting("nvidia-cudnn-cu12") && is_interesting("tf-nightly") && !is_interesting("numpy"));
     }
 }

@@ -249,16 +249,6 @@ pub(super) fn parse_conda_env_list(text: &str) -> Result<Vec<String>, String> {
     serde_json::from_str::<EnvList>(text.trim()).map(|l| l.envs).map_err(|e| e.to_string())
 }
 
-/// The CUDA level in a local version tag: `+cu121` → `12.1`, `+cu118` → `11.8`, `+cu92` → `9.2`.
-pub(crate) fn cuda_from_cu_tag(tag: &str) -> Option<String> {
-    let digits = tag.strip_prefix("cu")?;
-    if !(2..=4).contains(&digits.len()) || !digits.chars().all(|c| c.is_ascii_digit()) {
-        return None;
-    }
-    let (major, minor) = digits.split_at(digits.len() - 1);
-    Some(format!("{major}.{minor}"))
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests;

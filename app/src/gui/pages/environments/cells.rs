@@ -2,7 +2,7 @@
 //! the colouring is tested without a window. The judgement itself is the diagnosis's (`gpu_fit`).
 
 use gpu_doctor_judge::diagnose::{GpuFit, GpuView, gpu_fit, torch_arch_list};
-use gpu_doctor_kb::{Kb, release_line};
+use gpu_doctor_kb::{Kb, PyVersion};
 use gpu_doctor_model::{CudaVersion, CudnnVersion};
 use gpu_doctor_model::{CudnnCopy, CudnnKind, Framework, FrameworkBuild, PythonEnv};
 
@@ -162,7 +162,7 @@ pub fn cudnn_cell(kb: &Kb, env: &PythonEnv, fw: &Framework, copies: &[CudnnCopy]
     if fw.name == "torch" {
         let cuda = fw.build.cuda_version().and_then(|v| v.parse::<CudaVersion>().ok());
         if let Some(pin) = cuda.and_then(|c| kb.pytorch.variant(&fw.version, c)).and_then(|v| v.cudnn.clone()) {
-            let line = release_line(&fw.version).unwrap_or_default();
+            let line = PyVersion::new(&fw.version).line().unwrap_or_default();
             return Cell::new(
                 Tone::Muted,
                 pin,

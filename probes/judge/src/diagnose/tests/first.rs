@@ -153,6 +153,22 @@ fn tensorflow_after_2_10_on_native_windows_has_no_gpu() {
     assert_eq!(old.ids(), Vec::<String>::new());
 }
 
+/// A paste from native Windows that names no GPU is judged over the same TensorFlow packages as a
+/// machine with one: `tensorflow-gpu` 2.10 has its Windows GPU build, so it is no finding.
+#[test]
+fn tensorflow_gpu_2_10_pasted_from_native_windows_is_not_the_no_gpu_finding() {
+    let pasted = |name: &str, version: &str| {
+        let mut m = Machine::pasted().framework(name, version, Some(gpu_doctor_model::FrameworkBuild::Unknown));
+        m.0.platform.platform.os = gpu_doctor_model::OsFamily::Windows;
+        m
+    };
+    let id = "framework.tensorflow_windows_native_no_gpu".to_owned();
+    assert!(!pasted("tensorflow-gpu", "2.10.0").ids().contains(&id));
+    assert!(pasted("tensorflow", "2.17.0").ids().contains(&id));
+    assert!(pasted("tensorflow-intel", "2.17.0").ids().contains(&id));
+    assert!(!pasted("tensorflow", "2.10.1").ids().contains(&id));
+}
+
 /// The native-Windows limit and the fix's tested build are tensorflow.toml's `windows_native_gpu` rows.
 #[test]
 fn the_native_windows_tensorflow_limit_is_read_from_the_knowledge_base() {

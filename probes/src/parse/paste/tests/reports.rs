@@ -154,6 +154,25 @@ fn a_report_of_a_newer_schema_is_read_with_a_warning() {
     assert!(!gpu_doctor_judge::diagnose::diagnose(&s, kb()).iter().any(|f| f.id == "pasted.partly_read"));
 }
 
+/// A report saved before the probes stored the driver's CUDA level has only the driver's version:
+/// reading it back looks the level up by version, so the rules and the planners see it as they see
+/// a probed one (and say it was looked up).
+#[test]
+fn a_saved_report_without_the_drivers_cuda_level_gets_it_by_version() {
+    let mut report = report_of("consumer-gpu-torch-venv");
+    let driver = &mut report["snapshot"]["driver"]["value"];
+    let probed = driver["cuda_version"].clone();
+    assert!(probed.is_string(), "the scenario's driver reports its CUDA level: {driver}");
+    let obj = driver.as_object_mut().unwrap();
+    obj.remove("cuda_version");
+    obj.remove("cuda_version_derived");
+    let s = read(&serde_json::to_string(&report).unwrap());
+    let d = s.driver.value().expect("the driver");
+    let by_version = kb().cuda.max_cuda_for_driver(&d.version, s.platform.platform.os).unwrap();
+    assert_eq!(d.cuda_version, Some(by_version), "{d:?}");
+    assert!(d.cuda_version_derived, "{d:?}");
+}
+
 /// A report this version cannot read at all (here a part that changed shape) is an error that says
 /// so; the other readers do not pick facts out of its JSON.
 #[test]

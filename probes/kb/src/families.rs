@@ -1,0 +1,175 @@
+//! The framework families: which Python distributions are TensorFlow, a JAX CUDA plugin or CuPy.
+//! The one list of these names; the probes, the paste reader, the rules and the chooser ask here.
+//! Names are normalized distribution names (PEP 503: lowercase, runs of `-_.` as one `-`). The
+//! one reader of the `+cuXYZ` tags and local labels that say a build is also here.
+
+use gpu_doctor_model::{CudaVersion, FrameworkBuild};
+
+use crate::PyVersion;
+
+/// TensorFlow's distribution names. Source: <https://pypi.org/project/tensorflow/> and its
+/// sibling projects `tensorflow-cpu`, `tensorflow-gpu`, `tf-nightly`, `tf-nightly-cpu`,
+/// `tensorflow-intel`, `tensorflow-macos`.
+pub const TENSORFLOW: [&str; 7] = [
+    "tensorflow",
+    "tensorflow-cpu",
+    "tensorflow-gpu",
+    "tf-nightly",
+    "tf-nightly-cpu",
+    "tensorflow-intel",
+    "tensorflow-macos",
+];
+
+/// The TensorFlow distributions whose Linux wheels are CUDA builds, judged against the cuDNN and
+/// CUDA of TensorFlow's tested-build table (`tensorflow-cpu`, `-intel` and `-macos` are not).
+pub const TENSORFLOW_CUDA: [&str; 3] = ["tensorflow", "tensorflow-gpu", "tf-nightly"];
+
+/// Whether `name` is a TensorFlow distribution.
+pub fn is_tensorflow(name: &str) -> bool {
+    TENSORFLOW.contains(&name)
+}
+
+/// Whether `name` is a TensorFlow distribution built with CUDA (see [`TENSORFLOW_CUDA`]).
+pub fn is_tensorflow_cuda(name: &str) -> bool {
+    TENSORFLOW_CUDA.contains(&name)
+}
+
+/// The CUDA major of a JAX CUDA plugin: `12` of `jax-cuda12-plugin` or `jax-cuda12-pjrt`; `None`
+/// for anything else.
+pub fn jax_plugin_cuda(name: &str) -> Option<&str> {
+    let rest = name.strip_prefix("jax-cuda")?;
+    let (major, kind) = rest.split_once('-')?;
+    let ok = matches!(kind, "plugin" | "pjrt") && !major.is_empty() && major.chars().all(|c| c.is_ascii_digit());
+    ok.then_some(major)
+}
+
+/// Whether `name` is a JAX CUDA plugin proper (`jax-cuda12-plugin`), the package the knowledge
+/// base's `jax.toml` rows name, not its `-pjrt` companion.
+pub fn is_jax_cuda_plugin(name: &str) -> bool {
+    jax_plugin_cuda(name).is_some() && name.ends_with("-plugin")
+}
+
+/// Whether `name` is CuPy: `cupy` (built from source) or a binary wheel (`cupy-cuda12x`,
+/// `cupy-rocm-5-0`).
+pub fn is_cupy(name: &str) -> bool {
+    name == "cupy" || name.starts_with("cupy-")
+}
+
+/// Whether `name` is a CuPy wheel built for CUDA (`cupy-cuda12x`, `cupy-cuda102`).
+pub fn is_cupy_cuda(name: &str) -> bool {
+    name.starts_with("cupy-cuda")
+}
+
+/// The CUDA version of a `cuXYZ` tag, as PyTorch's wheel indexes, its local version labels
+/// (`2.5.1+cu124`) and conda builds (`cuda118` → `cu118`) write it: `cu` and two to four digits,
+/// the last the minor: `cu121` → 12.1, `cu92` → 9.2, `cu130` → 13.0. `None` for anything else
+/// (`cpu`, `cu`, `cu1`, `cu12x`, `cuda12`). Source: <https://download.pytorch.org/whl/> index names.
+pub fn cuda_tag(tag: &str) -> Option<CudaVersion> {
+    let digits = tag.strip_prefix("cu")?;
+    if !(2..=4).contains(&digits.len()) || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let (major, minor) = digits.split_at(digits.len() - 1);
+    Some(CudaVersion::new(major.parse().ok()?, minor.parse().ok()?))
+}
+
+/// The build a version's local label says: `+cu121` → CUDA 12.1, `+cpu` (and `+cpu.cxx11.abi`) →
+/// CPU, `+rocm5.7` → ROCm 5.7, jaxlib's `+cuda12.cudnn89` → CUDA 12; `None` without a label or
+/// with one that says none of these.
+pub fn build_from_local_tag(version: &str) -> Option<FrameworkBuild> {
+    let tag = PyVersion::new(version).local()?;
+    if tag == "cpu" || tag.starts_with("cpu.") {
+        return Some(FrameworkBuild::Cpu);
+    }
+    if let Some(rocm) = tag.strip_prefix("rocm") {
+        return Some(FrameworkBuild::Rocm { version: Some(rocm.to_owned()).filter(|r| !r.is_empty()) });
+    }
+    if let Some(cuda) = tag.strip_prefix("cuda") {
+        let major: String = cuda.chars().take_while(char::is_ascii_digit).collect();
+        return Some(FrameworkBuild::Cuda { version: Some(major).filter(|m| !m.is_empty()) });
+    }
+    cuda_tag(tag).map(|v| FrameworkBuild::Cuda { version: Some(v.to_string()) })
+}
+
+/// The build a CuPy wheel's name says: `cupy-cuda12x` → CUDA 12, `cupy-cuda102` → 10.2,
+/// `cupy-rocm-5-0` → ROCm 5.0; unknown for `cupy` (built from source).
+pub fn cupy_build(name: &str) -> FrameworkBuild {
+    if let Some(tag) = name.strip_prefix("cupy-cuda") {
+        let version = match tag.strip_suffix('x') {
+            Some(major) => Some(major.to_owned()),
+            None => cuda_tag(&format!("cu{tag}")).map(|v| v.to_string()),
+        };
+        return FrameworkBuild::Cuda { version };
+    }
+    if let Some(tag) = name.strip_prefix("cupy-rocm-") {
+        return FrameworkBuild::Rocm { version: Some(tag.replace('-', ".")) };
+    }
+    FrameworkBuild::Unknown
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tensorflow_names() {
+        assert!(TENSORFLOW.iter().all(|n| is_tensorflow(n)));
+        assert!(TENSORFLOW_CUDA.iter().all(|n| is_tensorflow(n) && is_tensorflow_cuda(n)));
+        assert!(!is_tensorflow("tensorflow-io") && !is_tensorflow("tensorboard"));
+        assert!(!is_tensorflow_cuda("tensorflow-cpu") && !is_tensorflow_cuda("tensorflow-intel"));
+    }
+
+    #[test]
+    fn jax_plugins() {
+        assert_eq!(jax_plugin_cuda("jax-cuda12-plugin"), Some("12"));
+        assert_eq!(jax_plugin_cuda("jax-cuda13-pjrt"), Some("13"));
+        assert_eq!(jax_plugin_cuda("jax-cuda-plugin"), None);
+        assert_eq!(jax_plugin_cuda("jax-cuda12-other"), None);
+        assert_eq!(jax_plugin_cuda("jaxlib"), None);
+        assert!(is_jax_cuda_plugin("jax-cuda12-plugin") && !is_jax_cuda_plugin("jax-cuda12-pjrt"));
+    }
+
+    #[test]
+    fn cupy_names() {
+        assert!(is_cupy("cupy") && is_cupy("cupy-cuda12x") && is_cupy("cupy-rocm-5-0"));
+        assert!(!is_cupy("cupyx") && !is_cupy("numpy"));
+        assert!(is_cupy_cuda("cupy-cuda12x") && is_cupy_cuda("cupy-cuda102") && !is_cupy_cuda("cupy-rocm-5-0"));
+    }
+
+    /// Every form the three former readers accepted (the probes' `cuda_from_cu_tag`, the
+    /// chooser's `cuda_tag`, the companion rule's index check) and what each rejected.
+    #[test]
+    fn cu_tags_of_every_form() {
+        let v = |major, minor| Some(CudaVersion::new(major, minor));
+        assert_eq!(cuda_tag("cu121"), v(12, 1));
+        assert_eq!(cuda_tag("cu118"), v(11, 8));
+        assert_eq!(cuda_tag("cu102"), v(10, 2));
+        assert_eq!(cuda_tag("cu92"), v(9, 2));
+        assert_eq!(cuda_tag("cu130"), v(13, 0));
+        assert_eq!(cuda_tag("cu1000"), v(100, 0));
+        for not in ["", "cu", "cu1", "cpu", "cuda12", "cu12x", "cu12.1", "cu+121", "rocm6.2", "cu12345", "cu１２"] {
+            assert_eq!(cuda_tag(not), None, "{not}");
+        }
+    }
+
+    #[test]
+    fn builds_from_local_labels() {
+        let cuda = |v: &str| Some(FrameworkBuild::Cuda { version: Some(v.into()) });
+        assert_eq!(build_from_local_tag("2.3.0+cu121"), cuda("12.1"));
+        assert_eq!(build_from_local_tag("2.3.0+cpu"), Some(FrameworkBuild::Cpu));
+        assert_eq!(build_from_local_tag("2.1.0+cpu.cxx11.abi"), Some(FrameworkBuild::Cpu));
+        assert_eq!(build_from_local_tag("2.3.0+rocm6.0"), Some(FrameworkBuild::Rocm { version: Some("6.0".into()) }));
+        assert_eq!(build_from_local_tag("0.4.7+cuda12.cudnn88"), cuda("12"));
+        assert_eq!(build_from_local_tag("2.3.0"), None);
+        assert_eq!(build_from_local_tag("2.3.0+weird"), None);
+        assert_eq!(build_from_local_tag("2.3.0+cu"), None);
+    }
+
+    #[test]
+    fn cupy_builds_from_names() {
+        assert_eq!(cupy_build("cupy-cuda12x"), FrameworkBuild::Cuda { version: Some("12".into()) });
+        assert_eq!(cupy_build("cupy-cuda102"), FrameworkBuild::Cuda { version: Some("10.2".into()) });
+        assert_eq!(cupy_build("cupy-rocm-5-0"), FrameworkBuild::Rocm { version: Some("5.0".into()) });
+        assert_eq!(cupy_build("cupy"), FrameworkBuild::Unknown);
+    }
+}
