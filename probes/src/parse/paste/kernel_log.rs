@@ -242,7 +242,7 @@ fn unsigned_module() -> KernelModuleFacts {
 /// message reads them (the live health probe reads `dmesg` through this too). The driver prints
 /// the bus id without its function, which is 0 for a GPU.
 pub fn xid_events(lines: &[String], kb: &Kb) -> Vec<XidEvent> {
-    Matcher::for_kb(kb)
+    Matcher::xid_for_kb(kb)
         .scan(lines)
         .into_iter()
         .filter(|(_, m)| m.id == "nvrm.xid")
