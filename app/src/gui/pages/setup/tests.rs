@@ -207,7 +207,10 @@ fn live(name: &str) -> (Harness<'static, App>, tempfile::TempDir) {
     settle(&mut h);
     h.state_mut().pages.setup.planner = one_plan;
     h.state_mut().page = Page::Setup;
-    h.run_steps(2);
+    // The page looks for uv, pip and conda on PATH when it first shows; the plan is made from what
+    // it found, so wait for the search (two frames were not always enough on a loaded machine,
+    // where "Make the plan" then said uv was not on PATH and no Apply button appeared).
+    settle(&mut h);
     h.get_by_label("Make the plan").click();
     settle(&mut h);
     (h, home)
