@@ -12,7 +12,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -40,21 +39,9 @@ const MAY_USE: &[(&str, &[&str])] = &[
     ("gpu-doctor-tests", &["gpu-doctor-model", "gpu-doctor-kb", "gpu-doctor-probes", "gpu-doctor-judge"]),
 ];
 
-/// `cargo metadata` of the workspace's own packages.
-fn metadata() -> serde_json::Value {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-    let out = Command::new(cargo)
-        .args(["metadata", "--format-version", "1", "--no-deps", "--offline"])
-        .current_dir(root())
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "cargo metadata: {}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).unwrap()
-}
-
 /// (package, [normal dependencies inside the workspace]) from `cargo metadata`.
 fn workspace_edges() -> Vec<(String, Vec<String>)> {
-    let meta = metadata();
+    let meta = gpu_doctor_tests::workspace_metadata();
     let packages = meta["packages"].as_array().unwrap();
     let names: BTreeSet<&str> = packages.iter().map(|p| p["name"].as_str().unwrap()).collect();
     packages
@@ -90,7 +77,7 @@ fn crates_depend_only_downward() {
 /// may use cudarc; NVML lives in `probes`.
 #[test]
 fn the_heavy_dependencies_stay_where_they_belong() {
-    let meta = metadata();
+    let meta = gpu_doctor_tests::workspace_metadata();
     let rules: &[(&str, &[&str])] = &[
         ("egui", &["gpu-doctor"]),
         ("eframe", &["gpu-doctor"]),

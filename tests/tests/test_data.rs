@@ -18,7 +18,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Component, Path, PathBuf};
-use std::process::Command;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -37,14 +36,7 @@ struct Crate {
 
 /// The workspace crates, from `cargo metadata`.
 fn crates() -> Vec<Crate> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-    let out = Command::new(cargo)
-        .args(["metadata", "--format-version", "1", "--no-deps", "--offline"])
-        .current_dir(root())
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "cargo metadata: {}", String::from_utf8_lossy(&out.stderr));
-    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let meta = gpu_doctor_tests::workspace_metadata();
     let root = PathBuf::from(meta["workspace_root"].as_str().unwrap());
     meta["packages"]
         .as_array()
