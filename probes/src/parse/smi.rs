@@ -176,6 +176,29 @@ pub(crate) fn text(raw: &str) -> Option<String> {
     value(raw).map(str::to_owned)
 }
 
+/// nvidia-smi's labels for the driver version, newest spelling first. Driver R610 renamed "Driver
+/// Version" to "KMD Version" in the table header and in `-q` (docs.nvidia.com/deploy/nvidia-smi:
+/// "deprecated Driver Version and CUDA Version in favor of KMD Version and CUDA UMD Version
+/// respectively"; the R610 table: github.com/sgl-project/sglang/issues/27487); `-q` still prints
+/// the old label first, its value followed by `[Deprecated; will be removed in CUDA 14.0. Use KMD
+/// Version instead]` (github.com/PrismML-Eng/Bonsai-demo/pull/122).
+pub(crate) const DRIVER_LABELS: &[&str] = &["KMD Version", "Driver Version"];
+
+/// nvidia-smi's labels for the newest CUDA the driver supports, newest spelling first: R610's
+/// "CUDA UMD Version", then the older "CUDA Version" (sources as for [`DRIVER_LABELS`]).
+pub(crate) const CUDA_LABELS: &[&str] = &["CUDA UMD Version", "CUDA Version"];
+
+/// The value of `read` for the first label of `labels` (newest spelling first) that `row` carries as
+/// `Label: value` with a value `read` accepts; so `Deprecated` or `N/A` under one spelling never
+/// hides a version under another.
+pub(crate) fn labelled<T>(row: &str, labels: &[&str], read: impl Fn(&str) -> Option<T>) -> Option<T> {
+    labels.iter().find_map(|label| {
+        let (_, rest) = row.split_once(label)?;
+        let value = rest.trim_start().strip_prefix(':')?.split_whitespace().next()?;
+        read(value)
+    })
+}
+
 /// A driver version, or `None` when absent or not a version.
 pub(crate) fn driver(raw: &str) -> Option<DriverVersion> {
     value(raw)?.parse().ok()

@@ -4,6 +4,9 @@
 //! Driver Version                            : 566.36
 //! CUDA Version                              : 12.7
 //!
+//! (From driver R610 on, `KMD Version` and `CUDA UMD Version` follow, the old labels' values marked
+//! deprecated: see [`smi::DRIVER_LABELS`].)
+//!
 //! Attached GPUs                             : 1
 //! GPU 00000000:01:00.0
 //!     Product Name                          : NVIDIA GeForce RTX 4070 Laptop GPU
@@ -33,6 +36,7 @@ pub fn parse_full(text: &str) -> Result<(SmiReport, Vec<Option<String>>), ParseE
     let mut archs: Vec<Option<String>> = Vec::new();
     let mut block: Option<Block> = None;
     let mut started = false;
+    let mut versions = Versions::default();
     for line in text.lines() {
         let content = line.trim();
         if content.is_empty() {
@@ -62,15 +66,14 @@ pub fn parse_full(text: &str) -> Result<(SmiReport, Vec<Option<String>>), ParseE
                         break; // prose after the report
                     }
                 }
-                match (key, value) {
-                    ("Driver Version", Some(v)) => {
-                        started = true;
-                        report.driver_version = report.driver_version.take().or_else(|| smi::driver(v));
-                    }
-                    ("CUDA Version", Some(v)) if started => {
-                        report.cuda_version = report.cuda_version.take().or_else(|| smi::cuda(v));
-                    }
-                    _ => {}
+                let Some(v) = value else { continue };
+                if let Some(rank) = smi::DRIVER_LABELS.iter().position(|l| *l == key) {
+                    started = true;
+                    versions.driver.offer(rank, smi::driver(v));
+                } else if let Some(rank) = smi::CUDA_LABELS.iter().position(|l| *l == key)
+                    && started
+                {
+                    versions.cuda.offer(rank, smi::cuda(v));
                 }
             }
         }
@@ -78,10 +81,47 @@ pub fn parse_full(text: &str) -> Result<(SmiReport, Vec<Option<String>>), ParseE
     if let Some(b) = block.take() {
         b.finish(&mut report, &mut archs);
     }
+    report.driver_version = versions.driver.best;
+    report.cuda_version = versions.cuda.best;
     if report.driver_version.is_none() && report.gpus.is_empty() {
-        return Err(ParseError::new(FORMAT, "no `Driver Version : …` line and no `GPU <bus id>` block"));
+        return Err(ParseError::new(
+            FORMAT,
+            "no `KMD Version : …` or `Driver Version : …` line and no `GPU <bus id>` block",
+        ));
     }
     Ok((report, archs))
+}
+
+/// The report's driver and CUDA versions, each from its newest label spelling that gave one.
+#[derive(Default)]
+struct Versions {
+    driver: Ranked<gpu_doctor_model::DriverVersion>,
+    cuda: Ranked<gpu_doctor_model::CudaVersion>,
+}
+
+/// A value and the rank of the label it came from (0: the newest spelling). R610 prints the old
+/// label first (`Driver Version : 610.43.02 [Deprecated; …]`), then the new one, so the order of
+/// the lines cannot decide; the first line of the best label wins.
+struct Ranked<T> {
+    best: Option<T>,
+    rank: usize,
+}
+
+impl<T> Default for Ranked<T> {
+    fn default() -> Self {
+        Self { best: None, rank: usize::MAX }
+    }
+}
+
+impl<T> Ranked<T> {
+    fn offer(&mut self, rank: usize, value: Option<T>) {
+        if let Some(v) = value
+            && rank < self.rank
+        {
+            self.best = Some(v);
+            self.rank = rank;
+        }
+    }
 }
 
 /// The bus id of a `GPU 00000000:01:00.0` line (older drivers: `GPU 0000:06:00.0`).

@@ -74,15 +74,16 @@ fn after_label<'a>(row: &'a str, label: &str) -> Option<&'a str> {
     row.get(at + label.len()..)?.split_whitespace().next()
 }
 
-/// The versions in `| NVIDIA-SMI 535.86.05   Driver Version: 535.86.05   CUDA Version: 12.2 |`.
+/// The versions in `| NVIDIA-SMI 535.86.05   Driver Version: 535.86.05   CUDA Version: 12.2 |`, or
+/// from R610 on `| NVIDIA-SMI 610.43.02   KMD Version: 610.43.02   CUDA UMD Version: 13.3 |`.
 fn header(row: &str) -> Option<SmiReport> {
     let smi_version = after_label(row, "NVIDIA-SMI ")?;
     if !smi_version.starts_with(|c: char| c.is_ascii_digit()) {
         return None;
     }
     Some(SmiReport {
-        driver_version: after_label(row, "Driver Version:").and_then(smi::driver),
-        cuda_version: after_label(row, "CUDA Version:").and_then(smi::cuda),
+        driver_version: smi::labelled(row, smi::DRIVER_LABELS, smi::driver),
+        cuda_version: smi::labelled(row, smi::CUDA_LABELS, smi::cuda),
         nvidia_smi_version: smi::text(smi_version),
         gpus: Vec::new(),
     })

@@ -3,13 +3,15 @@
 
 use super::facts::Facts;
 use super::gpus::{MAX_GPUS, from_smi};
-use crate::parse::smi::SmiReport;
+use crate::parse::smi::{self, SmiReport};
 use crate::parse::{nvcc, smi_csv, smi_q, smi_table, smi_xml};
 use gpu_doctor_model::{CudaVersion, DriverVersion};
 
 /// Reads every nvidia-smi output and nvcc version in the text.
 pub(super) fn read(lines: &[String], text: &str, facts: &mut Facts) {
-    if let Some(at) = lines.iter().position(|l| l.contains("NVIDIA-SMI ") && l.contains("Driver Version")) {
+    if let Some(at) =
+        lines.iter().position(|l| l.contains("NVIDIA-SMI ") && smi::DRIVER_LABELS.iter().any(|d| l.contains(d)))
+    {
         match smi_table::parse(text) {
             Ok(r) => add(facts, at, "nvidia-smi table", &r, &[]),
             Err(_) => header_only(&lines[at], at, facts),
@@ -45,12 +47,13 @@ pub(super) fn read(lines: &[String], text: &str, facts: &mut Facts) {
 }
 
 /// The table's header line alone (`| NVIDIA-SMI 450.66  Driver Version: 450.66  CUDA Version: 11.0 |`,
-/// pasted without the rest of the table): the driver and the newest CUDA it supports.
+/// R610's `KMD Version: … CUDA UMD Version: …`, pasted without the rest of the table): the driver and
+/// the newest CUDA it supports.
 fn header_only(line: &str, at: usize, facts: &mut Facts) {
-    let after = |key: &str| line.split_once(key).and_then(|(_, rest)| rest.split_whitespace().next());
-    let driver = after("Driver Version:").and_then(|v| v.parse::<DriverVersion>().ok()).filter(|d| d.major() >= 100);
+    let driver =
+        smi::labelled(line, smi::DRIVER_LABELS, |v| v.parse::<DriverVersion>().ok().filter(|d| d.major() >= 100));
     let Some(driver) = driver else { return };
-    let cuda = after("CUDA Version:").and_then(|v| v.parse::<CudaVersion>().ok());
+    let cuda = smi::labelled(line, smi::CUDA_LABELS, |v| v.parse::<CudaVersion>().ok());
     facts.saw(at, "nvidia-smi header");
     facts.driver(Some(driver), cuda, "nvidia-smi header");
 }

@@ -199,3 +199,36 @@ proptest::proptest! {
         let _ = parse_full(&s);
     }
 }
+
+/// Before R610 (550.127.05, github.com/leptonai/gpud e2e/mock/nvidia-smi/test_data.go): only
+/// `Driver Version` and `CUDA Version`.
+#[test]
+fn header_before_r610_reads_driver_and_cuda_version() {
+    let q = "==============NVSMI LOG==============\n\n\
+             Timestamp                                 : Wed Jan 22 04:28:41 2025\n\
+             Driver Version                            : 550.127.05\n\
+             CUDA Version                              : 12.4\n";
+    let r = parse(q).unwrap();
+    assert_eq!(r.driver_version.unwrap().as_str(), "550.127.05");
+    assert_eq!(r.cuda_version, Some(gpu_doctor_model::CudaVersion::new(12, 4)));
+}
+
+/// R610's `-q` prints the old labels first, their values marked deprecated, then `KMD Version` and
+/// `CUDA UMD Version` (the suffix as github.com/PrismML-Eng/Bonsai-demo/pull/122 quotes it): the
+/// new labels give the versions, the deprecated values are never read as versions.
+#[test]
+fn header_from_r610_reads_kmd_and_cuda_umd_version() {
+    let q = "==============NVSMI LOG==============\n\n\
+             Driver Version                            : 610.43.02 [Deprecated; will be removed in CUDA 14.0. Use KMD Version instead]\n\
+             CUDA Version                              : 13.3 [Deprecated; will be removed in CUDA 14.0. Use CUDA UMD Version instead]\n\
+             KMD Version                               : 610.43.02\n\
+             CUDA UMD Version                          : 13.3\n\n\
+             Attached GPUs                             : 1\n";
+    let r = parse(q).unwrap();
+    assert_eq!(r.driver_version.unwrap().as_str(), "610.43.02");
+    assert_eq!(r.cuda_version, Some(gpu_doctor_model::CudaVersion::new(13, 3)));
+    // The deprecated lines alone carry no version.
+    let old_only: String =
+        q.lines().filter(|l| !l.starts_with("KMD") && !l.starts_with("CUDA UMD")).collect::<Vec<_>>().join("\n");
+    assert!(parse(&old_only).is_err(), "{old_only}");
+}

@@ -192,3 +192,35 @@ fn table_fixture_details() {
     assert_eq!(x8.gpus[7].power_draw_mw, Some(75_000));
     assert_eq!(x8.gpus[0].ecc_enabled, Some(true));
 }
+
+/// Before R610 (550.127.05, github.com/leptonai/gpud e2e/mock/nvidia-smi/test_data.go): the header
+/// says `Driver Version` and `CUDA Version`.
+#[test]
+fn header_before_r610_reads_driver_and_cuda_version() {
+    let r =
+        parse("| NVIDIA-SMI 550.127.05             Driver Version: 550.127.05     CUDA Version: 12.4     |").unwrap();
+    assert_eq!(r.driver_version.unwrap().as_str(), "550.127.05");
+    assert_eq!(r.cuda_version, Some(gpu_doctor_model::CudaVersion::new(12, 4)));
+    // A value that is no version is none, under either spelling (scripts/gpu_verify_ref.py's selftest).
+    let r = parse("| NVIDIA-SMI 550.127.05  Driver Version: N/A  CUDA Version: N/A |").unwrap();
+    assert_eq!((r.driver_version, r.cuda_version), (None, None));
+}
+
+/// From R610 on the header says `KMD Version` and `CUDA UMD Version` (NVIDIA B200,
+/// github.com/sgl-project/sglang/issues/27487; 610.43.03, github.com/projectbluefin/finpilot/issues/160).
+#[test]
+fn header_from_r610_reads_kmd_and_cuda_umd_version() {
+    let table = "\
+| NVIDIA-SMI 610.43.02              KMD Version: 610.43.02     CUDA UMD Version: 13.3     |
++-----------------------------------------+------------------------+----------------------+
+|   0  NVIDIA B200                    On  |   00000000:63:00.0 Off |                    0 |
+";
+    let r = parse(table).unwrap();
+    assert_eq!(r.driver_version.unwrap().as_str(), "610.43.02");
+    assert_eq!(r.cuda_version, Some(gpu_doctor_model::CudaVersion::new(13, 3)));
+    assert_eq!(r.nvidia_smi_version.as_deref(), Some("610.43.02"));
+    let r =
+        parse("| NVIDIA-SMI 610.43.03              KMD Version: 610.43.03     CUDA UMD Version: 13.3     |").unwrap();
+    assert_eq!(r.driver_version.unwrap().as_str(), "610.43.03");
+    assert_eq!(r.cuda_version, Some(gpu_doctor_model::CudaVersion::new(13, 3)));
+}

@@ -161,6 +161,30 @@ fn nvidia_smi_header_line_alone() {
     assert_eq!((d.version.as_str(), d.cuda_version), ("450.51.05", Some(gpu_doctor_model::CudaVersion::new(11, 0))));
 }
 
+/// Issue 27's R610 example (github.com/sgl-project/sglang/issues/27487): the header line alone, with
+/// R610's `KMD Version` and `CUDA UMD Version`, gives the driver and its CUDA level; so does R610's
+/// `-q` header, whose old labels carry a deprecation note (github.com/PrismML-Eng/Bonsai-demo/pull/122).
+#[test]
+fn r610_header_line_and_q_header_give_the_driver_and_its_cuda_level() {
+    let s = read("| NVIDIA-SMI 610.43.02              KMD Version: 610.43.02     CUDA UMD Version: 13.3     |\n");
+    assert_eq!(formats(&s), ["nvidia-smi table"]);
+    let d = s.driver.value().unwrap();
+    assert_eq!((d.version.as_str(), d.cuda_version), ("610.43.02", Some(gpu_doctor_model::CudaVersion::new(13, 3))));
+    // Run into a label, no table borders: the header reader alone.
+    let s = read("nvidia-smi:NVIDIA-SMI 610.43.03    KMD Version: 610.43.03    CUDA UMD Version: 13.3 \n");
+    assert_eq!(formats(&s), ["nvidia-smi header"]);
+    let d = s.driver.value().unwrap();
+    assert_eq!((d.version.as_str(), d.cuda_version), ("610.43.03", Some(gpu_doctor_model::CudaVersion::new(13, 3))));
+    let q = "==============NVSMI LOG==============\n\n\
+             Driver Version                            : 610.43.02 [Deprecated; will be removed in CUDA 14.0. Use KMD Version instead]\n\
+             CUDA Version                              : 13.3 [Deprecated; will be removed in CUDA 14.0. Use CUDA UMD Version instead]\n\
+             KMD Version                               : 610.43.02\n\
+             CUDA UMD Version                          : 13.3\n\n\
+             Attached GPUs                             : 1\n";
+    let d = read(q).driver.value().cloned().unwrap();
+    assert_eq!((d.version.as_str(), d.cuda_version), ("610.43.02", Some(gpu_doctor_model::CudaVersion::new(13, 3))));
+}
+
 /// tensorflow/tensorflow#60156's issue form (answers verbatim): TensorFlow 2.11 on Windows 11 is
 /// read from the form, and names the native-Windows finding although the form names no GPU.
 #[test]
