@@ -20,14 +20,9 @@ pub(crate) struct Matcher {
 }
 
 impl Matcher {
-    /// Compiles every row's pattern; a row whose pattern does not compile is left out (the table
+    /// Compiles the rows `keep` picks; a row whose pattern does not compile is left out (the table
     /// tests fail on it, so it never ships).
-    pub(crate) fn new(kb: &Kb) -> Self {
-        Self::of(kb, |_| true)
-    }
-
-    /// Compiles the rows `keep` picks.
-    fn of(kb: &Kb, keep: impl Fn(&str) -> bool) -> Self {
+    fn of(kb: &Kb, keep: fn(&str) -> bool) -> Self {
         let rows: Vec<(String, Regex)> = kb
             .errors
             .message
@@ -44,19 +39,21 @@ impl Matcher {
     /// most of `check`'s time. Made once for the embedded knowledge base, anew for any other.
     pub(crate) fn xid_for_kb(kb: &Kb) -> Arc<Self> {
         static EMBEDDED: OnceLock<Arc<Matcher>> = OnceLock::new();
-        let make = || Arc::new(Self::of(kb, |id| id == "nvrm.xid"));
-        match Kb::get() {
-            Ok(embedded) if std::ptr::eq(embedded, kb) => EMBEDDED.get_or_init(make).clone(),
-            _ => make(),
-        }
+        Self::cached(&EMBEDDED, kb, |id| id == "nvrm.xid")
     }
 
     /// The compiled messages of `kb`: made once for the embedded knowledge base, anew for any other.
     pub(crate) fn for_kb(kb: &Kb) -> Arc<Self> {
         static EMBEDDED: OnceLock<Arc<Matcher>> = OnceLock::new();
+        Self::cached(&EMBEDDED, kb, |_| true)
+    }
+
+    /// The rows `keep` picks of `kb`, compiled once into `cell` for the embedded knowledge base and
+    /// anew for any other.
+    fn cached(cell: &OnceLock<Arc<Self>>, kb: &Kb, keep: fn(&str) -> bool) -> Arc<Self> {
         match Kb::get() {
-            Ok(embedded) if std::ptr::eq(embedded, kb) => EMBEDDED.get_or_init(|| Arc::new(Self::new(kb))).clone(),
-            _ => Arc::new(Self::new(kb)),
+            Ok(embedded) if std::ptr::eq(embedded, kb) => cell.get_or_init(|| Arc::new(Self::of(kb, keep))).clone(),
+            _ => Arc::new(Self::of(kb, keep)),
         }
     }
 
