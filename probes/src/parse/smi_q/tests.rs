@@ -218,12 +218,7 @@ fn header_before_r610_reads_driver_and_cuda_version() {
 /// new labels give the versions, the deprecated values are never read as versions.
 #[test]
 fn header_from_r610_reads_kmd_and_cuda_umd_version() {
-    let q = "==============NVSMI LOG==============\n\n\
-             Driver Version                            : 610.43.02 [Deprecated; will be removed in CUDA 14.0. Use KMD Version instead]\n\
-             CUDA Version                              : 13.3 [Deprecated; will be removed in CUDA 14.0. Use CUDA UMD Version instead]\n\
-             KMD Version                               : 610.43.02\n\
-             CUDA UMD Version                          : 13.3\n\n\
-             Attached GPUs                             : 1\n";
+    let q = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/smi_q/r610_header_assembled.txt"));
     let r = parse(q).unwrap();
     assert_eq!(r.driver_version.unwrap().as_str(), "610.43.02");
     assert_eq!(r.cuda_version, Some(gpu_doctor_model::CudaVersion::new(13, 3)));

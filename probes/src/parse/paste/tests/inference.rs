@@ -175,12 +175,7 @@ fn r610_header_line_and_q_header_give_the_driver_and_its_cuda_level() {
     assert_eq!(formats(&s), ["nvidia-smi header"]);
     let d = s.driver.value().unwrap();
     assert_eq!((d.version.as_str(), d.cuda_version), ("610.43.03", Some(gpu_doctor_model::CudaVersion::new(13, 3))));
-    let q = "==============NVSMI LOG==============\n\n\
-             Driver Version                            : 610.43.02 [Deprecated; will be removed in CUDA 14.0. Use KMD Version instead]\n\
-             CUDA Version                              : 13.3 [Deprecated; will be removed in CUDA 14.0. Use CUDA UMD Version instead]\n\
-             KMD Version                               : 610.43.02\n\
-             CUDA UMD Version                          : 13.3\n\n\
-             Attached GPUs                             : 1\n";
+    let q = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/smi_q/r610_header_assembled.txt"));
     let d = read(q).driver.value().cloned().unwrap();
     assert_eq!((d.version.as_str(), d.cuda_version), ("610.43.02", Some(gpu_doctor_model::CudaVersion::new(13, 3))));
 }
