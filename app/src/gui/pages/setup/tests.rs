@@ -118,7 +118,8 @@ fn fix_on_a_finding_opens_its_plan_on_the_setup_page() {
         h.get_all_by_label("Fix…").next().expect("a Fix… button").click();
         settle(&mut h);
         assert_eq!(h.state().page, Page::Setup, "from the {page} page");
-        let planned = h.state().pages.setup.planned.value().expect("the plan");
+        let task = &h.state().pages.setup.planned;
+        let planned = task.value().unwrap_or_else(|| panic!("no plan: {:?}", task.error()));
         assert_eq!(planned.plans.iter().map(|p| p.id.clone()).collect::<Vec<_>>(), [first_error_id()]);
         h.get_by_label(&format!("PyTorch runs on this GPU in {VENV}"));
         h.state_mut().pages.setup.planned.clear();
@@ -132,7 +133,8 @@ fn the_setup_page_shows_the_steps_and_why_not_of_a_plan_and_copies_and_saves_roo
     h.state_mut().pages.setup.planner = one_plan;
     h.state_mut().pages.setup.set_dialogs(false);
     h.get_by_label("Set up an environment").click();
-    h.run_steps(2);
+    // The page's search for the tools first (see `live`), then the plan.
+    settle(&mut h);
     assert_eq!(h.state().page, Page::Setup);
     h.get_by_label("Make the plan").click();
     settle(&mut h);
@@ -324,7 +326,8 @@ fn apply_on_the_wheelhouse_builds_the_environment_and_runs_to_the_recheck() {
     let (mut h, _home) = launch("egpu-thunderbolt", Some(Gated::opened() as Arc<dyn TelemetrySource>));
     settle(&mut h);
     h.state_mut().page = Page::Setup;
-    h.run_steps(2);
+    // As in `live`: the page's first frames start its search for the tools; fill the form after it.
+    settle(&mut h);
     {
         let form = &mut h.state_mut().pages.setup.form;
         form.env = env.display().to_string();
@@ -333,7 +336,8 @@ fn apply_on_the_wheelhouse_builds_the_environment_and_runs_to_the_recheck() {
     }
     h.get_by_label("Make the plan").click();
     settle(&mut h);
-    let planned = h.state().pages.setup.planned.value().expect("the plan");
+    let task = &h.state().pages.setup.planned;
+    let planned = task.value().unwrap_or_else(|| panic!("no plan: {:?}", task.error()));
     assert_eq!(planned.plans.len(), 1);
     h.get_by_label("Apply").click();
     settle(&mut h);
