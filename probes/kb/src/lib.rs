@@ -145,9 +145,10 @@ impl Kb {
     }
 
     /// Fills what a snapshot's source did not report and the knowledge base knows: the driver's CUDA
-    /// level by its version (`derive_cuda_version`, for the snapshot's OS). Every reader that
-    /// produces a snapshot calls it (the probes, the paste reader, a saved report read back, since
-    /// reports written before the probes stored the level lack it); the rules and planners only read.
+    /// level by its version (`derive_cuda_version`, for the snapshot's OS). The paste reader calls
+    /// it, also for a saved report read back (reports written before the probes stored the level
+    /// lack it); the live probe's driver step calls `derive_cuda_version` itself, so that the level
+    /// is in the driver part streamed to the window and in its trace. The rules and planners only read.
     pub fn complete_snapshot(&self, snap: &mut Snapshot) {
         let os = snap.platform.platform.os;
         if let Probed::Found { value, .. } = &mut snap.driver {
