@@ -1,23 +1,21 @@
-//! Verify: the GPU smoke test (`assets/python/smoke.py`) run in an environment's interpreter, and
-//! what it proved, said honestly.
+//! Verify: the GPU smoke test (`assets/python/probe.py --smoke`) run in an environment's
+//! interpreter, and what it proved, said honestly.
 //!
-//! The script is shipped inside the binary and handed to `python -I -` on standard input; the
-//! interpreter runs through `gpu_doctor_probes::host` (no shell, a time limit, its own process group).
-//! Its one JSON object is parsed into [`SmokeReport`]; output that is not that object is an error
-//! of the run, never a panic.
+//! The script is the deep probe's, shipped inside the binary and handed to `python -I -` on standard
+//! input; the interpreter runs through `gpu_doctor_probes::host` (no shell, a time limit, its own
+//! process group). What the frameworks say of themselves comes back in the deep probe's schema
+//! ([`DeepFacts`]); the products computed on each device come beside it. Its one JSON object is
+//! parsed into [`SmokeReport`]; output that is not that object is an error of the run, never a panic.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use gpu_doctor_kb::families;
+use gpu_doctor_model::DeepFacts;
 use gpu_doctor_probes::host::{Cmd, Host, SystemHost};
+use gpu_doctor_probes::probe::python::PROBE_SCRIPT;
 use serde::{Deserialize, Serialize};
-
-/// The smoke test, as shipped.
-pub const SMOKE_PY: &str = include_str!("../../assets/python/smoke.py");
-
-/// The frameworks the smoke test knows, by the module it imports.
-pub const FRAMEWORKS: &[&str] = &["torch", "jax", "tensorflow", "cupy"];
 
 /// What one run of the smoke test found, or why it did not run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -37,26 +35,17 @@ pub struct SmokeReport {
     pub smoke_version: u32,
     /// The interpreter's version.
     pub python: String,
-    /// Per framework asked for.
-    pub frameworks: BTreeMap<String, FrameworkSmoke>,
+    /// What the frameworks asked for said of themselves, as the deep probe reports it.
+    pub facts: DeepFacts,
+    /// The products computed, per framework asked for (module name).
+    pub checks: BTreeMap<String, FrameworkSmoke>,
 }
 
-/// One framework's result.
+/// One framework's products.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FrameworkSmoke {
-    /// Its version; `None` when it did not import.
-    pub version: Option<String>,
-    /// Why it did not import.
-    pub import_error: Option<String>,
-    /// An error after importing, before any GPU was tried.
+    /// An error after importing, before or instead of the products (an unknown framework).
     pub error: Option<String>,
-    /// The CUDA runtime it loaded or was built with (`12.4`).
-    pub cuda_runtime: Option<String>,
-    /// The cuDNN it loaded (`90100`).
-    pub cudnn: Option<String>,
-    /// The build's architecture list (`torch.cuda.get_arch_list()`, TensorFlow's build info).
-    #[serde(default)]
-    pub arch_list: Vec<String>,
     /// Why no GPU is visible to it (`CUDA not available`); `None` when one is.
     pub no_gpu: Option<String>,
     /// Its matrix product on the CPU; `None` where it has no CPU path (CuPy) or did not get there.
@@ -91,11 +80,22 @@ pub struct GpuCheck {
     pub check: Check,
 }
 
-/// The module a framework package imports as: `cupy-cuda12x` → `cupy`, `jax[cuda12]` → `jax`,
-/// `tensorflow[and-cuda]` → `tensorflow`; the name itself otherwise.
+/// The module a framework package imports as: `cupy-cuda12x` → `cupy`, `jax[cuda12]` and
+/// `jax-cuda12-plugin` → `jax`, `tensorflow[and-cuda]` and `tf-nightly` → `tensorflow`; the name
+/// itself otherwise. The families are the knowledge base's ([`families`]).
 pub fn module_of(package: &str) -> String {
-    let base = package.split(['[', '=', '<', '>', ' ']).next().unwrap_or(package).to_ascii_lowercase();
-    FRAMEWORKS.iter().find(|m| base == **m || base.starts_with(&format!("{m}-"))).map_or(base, |m| (*m).to_owned())
+    let base = package.split(['[', '=', '<', '>', ' ']).next().unwrap_or(package).trim().to_ascii_lowercase();
+    let name = base.replace(['_', '.'], "-");
+    let module = if families::is_tensorflow(&name) {
+        "tensorflow"
+    } else if families::is_cupy(&name) {
+        "cupy"
+    } else if name == "jax" || families::jax_plugin_cuda(&name).is_some() {
+        "jax"
+    } else {
+        return base;
+    };
+    module.to_owned()
 }
 
 /// Runs the smoke test of `frameworks` (package or module names) with interpreter `python`,
@@ -107,10 +107,9 @@ pub fn run(python: &Path, frameworks: &[String], timeout: Duration) -> Verified 
 /// [`run`] through any host.
 pub fn run_on(host: &dyn Host, python: &Path, frameworks: &[String], timeout: Duration) -> Verified {
     let modules: Vec<String> = frameworks.iter().map(|f| module_of(f)).collect();
-    let mut argv = vec![python.display().to_string(), "-I".to_owned(), "-".to_owned()];
+    let mut argv = vec![python.display().to_string(), "-I".to_owned(), "-".to_owned(), "--smoke".to_owned()];
     argv.extend(modules.iter().cloned());
-    let mut cmd = Cmd::new(argv).timeout(timeout);
-    cmd.stdin = Some(SMOKE_PY.to_owned());
+    let cmd = Cmd::new(argv).stdin(PROBE_SCRIPT).timeout(timeout);
     let outcome = match host.run(&cmd) {
         Err(e) => Err(format!("{} did not run: {e}", python.display())),
         Ok(out) => parse(&out.stdout).map_err(|e| {
@@ -141,9 +140,12 @@ impl FrameworkSmoke {
     pub fn proved(&self) -> bool {
         !self.gpus.is_empty() && self.gpus.iter().all(|g| g.check.ok)
     }
+}
 
-    fn label(&self, name: &str) -> String {
-        self.version.as_ref().map_or_else(|| name.to_owned(), |v| format!("{name} {v}"))
+impl SmokeReport {
+    /// The version framework `module` reported, and why it did not import (from the facts).
+    pub fn import_of(&self, module: &str) -> (Option<&str>, Option<&str>) {
+        self.facts.import_of(module).unwrap_or((None, None))
     }
 }
 
@@ -151,8 +153,7 @@ impl Verified {
     /// True when every framework asked for computed correctly on a GPU.
     pub fn proved(&self) -> bool {
         self.outcome.as_ref().is_ok_and(|r| {
-            !self.frameworks.is_empty()
-                && self.frameworks.iter().all(|f| r.frameworks.get(f).is_some_and(|s| s.proved()))
+            !self.frameworks.is_empty() && self.frameworks.iter().all(|f| r.checks.get(f).is_some_and(|s| s.proved()))
         })
     }
 
@@ -165,15 +166,16 @@ impl Verified {
         };
         let (mut proven, mut not, mut checked) = (Vec::new(), Vec::new(), Vec::new());
         for name in &self.frameworks {
-            let Some(s) = report.frameworks.get(name) else {
+            let Some(s) = report.checks.get(name) else {
                 not.push(format!("{name} gave no result"));
                 continue;
             };
-            if let Some(e) = &s.import_error {
+            let (version, import_error) = report.import_of(name);
+            if let Some(e) = import_error {
                 not.push(format!("{name} does not import ({e})"));
                 continue;
             }
-            let label = s.label(name);
+            let label = version.map_or_else(|| name.clone(), |v| format!("{name} {v}"));
             if let Some(e) = &s.error {
                 not.push(format!("{label} failed ({e})"));
             }

@@ -1,7 +1,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 //! The smoke test run for real: the system's `python3` makes a virtual environment (no pip), fake
-//! framework packages go into its site-packages, and `smoke.py` runs in it as it would in a user's.
+//! framework packages go into its site-packages, and `probe.py --smoke` runs in it as it would in a
+//! user's.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -94,6 +95,10 @@ class _Cuda:
         return "NVIDIA GeForce RTX 4090"
     def get_device_capability(self, i):
         return (8, 9)
+    def get_device_properties(self, i):
+        class _Props:
+            total_memory = 25757220864
+        return _Props()
     def get_arch_list(self):
         return ["sm_50", "sm_80", "sm_86", "sm_89", "sm_90"] if {cuda} else []
 
@@ -113,8 +118,17 @@ print("torch says hello on stdout")
     )
 }
 
+fn report_of(v: &Verified) -> &SmokeReport {
+    v.outcome.as_ref().unwrap_or_else(|e| panic!("{e}"))
+}
+
 fn torch_of(v: &Verified) -> &FrameworkSmoke {
-    v.outcome.as_ref().unwrap_or_else(|e| panic!("{e}")).frameworks.get("torch").unwrap()
+    report_of(v).checks.get("torch").unwrap()
+}
+
+/// What torch said of itself, in the deep probe's schema.
+fn torch_facts(v: &Verified) -> &gpu_doctor_model::DeepTorch {
+    report_of(v).facts.torch.as_ref().unwrap()
 }
 
 #[test]
@@ -123,9 +137,11 @@ fn without_a_gpu_it_says_what_it_could_and_could_not_prove() {
     package(&env.site, "torch", &fake_torch("2.5.1+cpu", None, 0, false));
     let v = run(&env.python, &["torch".to_owned()], LIMIT);
     let t = torch_of(&v);
-    assert_eq!(t.version.as_deref(), Some("2.5.1+cpu"));
+    let facts = torch_facts(&v);
+    assert_eq!(facts.version.as_deref(), Some("2.5.1+cpu"));
     assert_eq!(t.no_gpu.as_deref(), Some("CUDA not available"));
-    assert!(t.gpus.is_empty() && t.arch_list.is_empty() && t.cuda_runtime.is_none(), "{t:#?}");
+    assert_eq!((facts.cuda.as_deref(), facts.arch_list.as_deref()), (None, Some(&[][..])), "{facts:#?}");
+    assert!(t.gpus.is_empty(), "{t:#?}");
     assert!(t.cpu.as_ref().unwrap().ok, "{t:#?}");
     assert!(!v.proved());
     assert_eq!(
@@ -140,14 +156,14 @@ fn a_framework_that_fails_to_import_gives_its_error() {
     let env = venv();
     package(&env.site, "torch", "raise ImportError('libtorch_cuda.so: cannot open shared object file')\n");
     let v = run(&env.python, &["torch".to_owned(), "jax".to_owned()], LIMIT);
-    let t = torch_of(&v);
+    let report = report_of(&v);
     assert_eq!(
-        t.import_error.as_deref(),
-        Some("ImportError: libtorch_cuda.so: cannot open shared object file"),
-        "{t:#?}"
+        report.import_of("torch"),
+        (None, Some("ImportError: libtorch_cuda.so: cannot open shared object file")),
+        "{report:#?}"
     );
-    let jax = &v.outcome.as_ref().unwrap().frameworks["jax"];
-    assert!(jax.import_error.as_deref().unwrap().starts_with("ModuleNotFoundError"), "{jax:#?}");
+    assert!(report.import_of("jax").1.unwrap().starts_with("ModuleNotFoundError"), "{report:#?}");
+    assert_eq!(report.checks["torch"].cpu, None, "no product is tried after a failed import");
     let s = v.summary();
     assert!(
         s.starts_with("GPU use could not be proven here: torch does not import (ImportError: libtorch_cuda.so"),
@@ -162,8 +178,10 @@ fn each_gpu_is_checked_against_the_cpu_product() {
     package(&env.site, "torch", &fake_torch("2.5.1+cu124", Some("12.4"), 2, false));
     let v = run(&env.python, &["torch".to_owned()], LIMIT);
     let t = torch_of(&v);
-    assert_eq!((t.cuda_runtime.as_deref(), t.cudnn.as_deref()), (Some("12.4"), Some("90100")));
-    assert!(t.arch_list.contains(&"sm_89".to_owned()), "{t:#?}");
+    let facts = torch_facts(&v);
+    assert_eq!((facts.cuda.as_deref(), facts.cudnn_version), (Some("12.4"), Some(90100)));
+    assert!(facts.arch_list.as_ref().unwrap().contains(&"sm_89".to_owned()), "{facts:#?}");
+    assert_eq!(facts.devices.as_ref().map(Vec::len), Some(2), "the deep probe's device list: {facts:#?}");
     assert_eq!(t.gpus.len(), 2);
     assert_eq!(t.gpus[1].capability.as_deref(), Some("8.9"));
     assert!(v.proved(), "{t:#?}");
@@ -203,7 +221,7 @@ fn a_hanging_interpreter_is_stopped_at_the_limit() {
 /// Output that is not the script's one JSON object is an error, never a panic.
 #[test]
 fn malformed_or_truncated_output_is_an_error() {
-    let good = r#"{"smoke_version": 1, "python": "3.11.7", "frameworks": {"torch": {"version": "2.5.1", "import_error": null, "error": null, "cuda_runtime": null, "cudnn": null, "arch_list": [], "no_gpu": "CUDA not available", "cpu": {"ok": true, "max_error": 0.0, "error": null}, "gpus": []}}}"#;
+    let good = r#"{"smoke_version": 2, "python": "3.11.7", "facts": {"probe_version": 1, "torch": {"version": "2.5.1"}}, "checks": {"torch": {"error": null, "no_gpu": "CUDA not available", "cpu": {"ok": true, "max_error": 0.0, "error": null}, "gpus": []}}}"#;
     assert!(parse(good).is_ok());
     assert!(parse(&format!("noise from a framework\n{good}\n\n")).is_ok());
     for (bad, why) in [
@@ -212,7 +230,11 @@ fn malformed_or_truncated_output_is_an_error() {
         (&good[..good.len() / 2], "truncated"),
         ("Traceback (most recent call last):", "a traceback"),
         (r#"{"smoke_version": "one"}"#, "wrong types"),
-        (r#"{"smoke_version": 1, "python": "3", "frameworks": {"torch": {"gpus": [{"index": -1}]}}}"#, "a bad gpu"),
+        (
+            r#"{"smoke_version": 2, "python": "3", "facts": {}, "checks": {"torch": {"gpus": [{"index": -1}]}}}"#,
+            "a bad gpu",
+        ),
+        (r#"{"smoke_version": 2, "python": "3", "facts": {"torch": {"version": 2}}, "checks": {}}"#, "bad facts"),
         ("[1, 2, 3]", "not an object"),
         ("\u{0}\u{ff}{{{{", "garbage"),
     ] {
@@ -227,6 +249,8 @@ fn package_names_map_to_the_module_imported() {
         ("cupy-cuda12x", "cupy"),
         ("jax[cuda12]", "jax"),
         ("tensorflow[and-cuda]", "tensorflow"),
+        ("tf-nightly", "tensorflow"),
+        ("jax-cuda12-plugin", "jax"),
         ("torch==2.5.1+cu124", "torch"),
         ("numpy", "numpy"),
     ] {

@@ -142,6 +142,23 @@ pub struct DeepFacts {
     pub onnxruntime: Option<DeepOnnxruntime>,
 }
 
+impl DeepFacts {
+    /// What importing one framework said, by the module it imports as (`torch`, `tensorflow`,
+    /// `jax`, `cupy`, `onnxruntime`): its version and the import's error. `None` when that framework
+    /// was not probed (not installed, or a module this schema does not know).
+    pub fn import_of(&self, module: &str) -> Option<(Option<&str>, Option<&str>)> {
+        let (version, error) = match module {
+            "torch" => self.torch.as_ref().map(|f| (&f.version, &f.error)),
+            "tensorflow" => self.tensorflow.as_ref().map(|f| (&f.version, &f.error)),
+            "jax" => self.jax.as_ref().map(|f| (&f.version, &f.error)),
+            "cupy" => self.cupy.as_ref().map(|f| (&f.version, &f.error)),
+            "onnxruntime" => self.onnxruntime.as_ref().map(|f| (&f.version, &f.error)),
+            _ => None,
+        }?;
+        Some((version.as_deref(), error.as_deref()))
+    }
+}
+
 /// The interpreter as it describes itself.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]

@@ -1,4 +1,6 @@
 //! The deep tier: run `assets/python/probe.py` in each interpreter, in parallel, and parse its JSON.
+//! The same script, with `--smoke`, is the installers' smoke test (`gpu_doctor_installers::verify`):
+//! one reader of what the frameworks say, one schema ([`DeepFacts`]).
 
 use std::time::Duration;
 
@@ -11,7 +13,8 @@ use crate::probe::Options;
 use gpu_doctor_model::{DeepFacts, OsFamily};
 use gpu_doctor_model::{Probed, Trace};
 
-/// The framework probe script, run as `python -I -` with this text on standard input.
+/// The framework probe script, run as `python -I -` with this text on standard input (`python -I -
+/// --smoke MODULE...` for the smoke test).
 pub const PROBE_SCRIPT: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../assets/python/probe.py"));
 
 /// How long one interpreter may take to import its frameworks.
