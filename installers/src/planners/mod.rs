@@ -16,7 +16,7 @@ pub mod framework;
 pub mod setup;
 
 /// The plan for one finding's target on the machine of `report`; `None` when no plan can be
-/// made there (the finding keeps the words its rule wrote, or [`unplanned_driver`]'s).
+/// made there (the finding gets the words its rule wrote, or [`unplanned_driver`]'s).
 fn plan_for(
     report: &Report,
     kb: &Kb,
@@ -83,8 +83,9 @@ pub fn plans_with(report: &Report, kb: &Kb, options: &framework::Options) -> Vec
 }
 
 /// Plans every finding of `report` that has a target: sets its plan id and writes its `fix` from
-/// the plan. A finding whose plan cannot be made loses its plan ref and keeps its rule's words, or,
-/// where the rule left the fix to a driver plan, gets the driver update in words.
+/// the plan, the one writer of a planned finding's fix. A finding whose plan cannot be made loses
+/// its plan ref and gets its rule's words ([`gpu_doctor_model::PlanRef::unplanned`]), or, where the
+/// rule left the fix to a driver plan, the driver update in words.
 pub fn attach(report: &mut Report, kb: &Kb) {
     let shell = shell_of(report);
     let foreign = !report.snapshot.origin.is_this_machine();
@@ -93,6 +94,7 @@ pub fn attach(report: &mut Report, kb: &Kb) {
         match (plan, &mut f.plan) {
             (Some(plan), Some(r)) => {
                 r.id = plan.id.clone();
+                r.unplanned = None;
                 let mut prose = plan.prose(shell);
                 // As the probes say of their own fixes for pasted text: the paths are that machine's.
                 if foreign && (plan.env.is_some() || matches!(r.target, PlanTarget::Change { .. })) {
@@ -104,11 +106,9 @@ pub fn attach(report: &mut Report, kb: &Kb) {
                 f.fix = Some(prose);
             }
             (None, Some(r)) => {
-                // No plan for this machine (an OS pasted text did not name, macOS): the rule's words
-                // stay; a driver update, which the rules leave wholly to the driver planner, is said here.
-                if f.fix.is_none() {
-                    f.fix = unplanned_driver(&r.target);
-                }
+                // No plan for this machine (an OS pasted text did not name, macOS): the rule's words;
+                // a driver update, which the rules leave wholly to the driver planner, is said here.
+                f.fix = r.unplanned.take().or_else(|| unplanned_driver(&r.target));
                 f.plan = None;
             }
             (_, None) => {}

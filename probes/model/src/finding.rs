@@ -45,8 +45,9 @@ pub struct Finding {
     pub detail: String,
     /// The facts it rests on.
     pub evidence: Vec<String>,
-    /// The exact step to take on this machine. For a finding with a [`PlanRef`] it is the prose of
-    /// that plan (`gpu-doctor-installers` writes it), so the two cannot disagree.
+    /// The exact step to take on this machine. For a finding with a [`PlanRef`] only
+    /// `gpu-doctor-installers` writes it: the prose of the plan, or, where no plan can be made, the
+    /// rule's words ([`PlanRef::unplanned`]); so the plan and the fix cannot disagree.
     pub fix: Option<String>,
     /// The fix plan this finding has: what it acts on, set by the rule; `gpu-doctor-installers`
     /// builds the plan from it and gives it its id.
@@ -55,11 +56,13 @@ pub struct Finding {
 }
 
 impl Finding {
-    /// This finding, answered by a plan for `target` (as it is when `target` is `None`).
+    /// This finding, answered by a plan for `target` (as it is when `target` is `None`). The fix
+    /// the rule wrote moves to [`PlanRef::unplanned`]: the words for a machine no plan can be made
+    /// for; the fix itself is the planner's to write.
     #[must_use]
     pub fn with_plan(mut self, target: impl Into<Option<PlanTarget>>) -> Self {
         if let Some(target) = target.into() {
-            self.plan = Some(PlanRef { id: String::new(), target });
+            self.plan = Some(PlanRef { id: String::new(), target, unplanned: self.fix.take() });
         }
         self
     }
@@ -73,6 +76,11 @@ pub struct PlanRef {
     pub id: String,
     /// What the plan changes.
     pub target: PlanTarget,
+    /// The rule's fix in words, without commands, for a machine no plan can be made for (an OS that
+    /// pasted text did not name, macOS, no build that fits). `gpu-doctor-installers` makes it the
+    /// finding's fix only then, and clears it either way.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unplanned: Option<String>,
 }
 
 /// What a fix plan acts on, as the rule that found the problem names it.

@@ -86,7 +86,7 @@ fn tag(h: &mut Harness<'static, App>, id: &str) {
     let report = h.state_mut().machine.report.as_mut().unwrap();
     let f = report.findings.iter_mut().find(|f| f.id == id).unwrap();
     let target = PlanTarget::FrameworkBuild { env: VENV.into(), framework: "torch".into(), or_driver: None };
-    f.plan = Some(PlanRef { id: id.into(), target });
+    f.plan = Some(PlanRef { id: id.into(), target, unplanned: None });
 }
 
 fn step_until(h: &mut Harness<'static, App>, what: &str, done: impl Fn(&App) -> bool) {

@@ -20,6 +20,37 @@ mod wsl;
 
 use super::*;
 
+/// The fix as its rule wrote it: the finding's own, or, for a planned finding, the words for a
+/// machine no plan can be made for (the planner writes the fix itself).
+fn words(f: &gpu_doctor_model::Finding) -> Option<&str> {
+    f.fix.as_deref().or_else(|| f.plan.as_ref()?.unplanned.as_deref())
+}
+
+/// A rule that names a plan target leaves the fix to the planner: its own words wait in the plan
+/// ref, for a machine no plan can be made for.
+#[test]
+fn planned_findings_leave_the_fix_to_the_planner() {
+    let mut planned = 0;
+    let rig = || builder::Machine::linux().gpu("NVIDIA GeForce RTX 4090", "8.9").driver("550.54.14", "12.4");
+    let more = [
+        ("a CPU build of torch", rig().torch("2.5.1+cpu")),
+        ("torch too new for the driver", rig().torch("2.9.0+cu130")),
+        (
+            "a GPU the driver dropped",
+            builder::Machine::linux().gpu("NVIDIA GeForce GTX 1080", "6.1").driver("590.44.01", ""),
+        ),
+    ];
+    for (name, m) in builder::hostile_machines().into_iter().chain(more) {
+        for f in m.findings() {
+            if f.plan.is_some() {
+                planned += 1;
+                assert_eq!(f.fix, None, "{name}: {} writes a fix beside its plan target", f.id);
+            }
+        }
+    }
+    assert!(planned > 5, "the machines reach too few planned findings: {planned}");
+}
+
 #[test]
 fn rule_ids_are_unique_dotted_and_documented() {
     let mut ids: Vec<&str> = rules().map(|r| r.id).collect();

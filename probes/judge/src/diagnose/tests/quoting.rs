@@ -17,7 +17,7 @@ const REACHED: &[(&str, &str)] = &[("a Linux driver inside WSL2", "dpkg -S")];
 
 fn check(name: &str, m: &Machine) {
     let (findings, shown) = super::super::diagnose_shown(&m.0, Kb::get().unwrap());
-    let fixes: Vec<&str> = findings.iter().filter_map(|f| f.fix.as_deref()).collect();
+    let fixes: Vec<&str> = findings.iter().filter_map(super::words).collect();
     assert!(fixes.iter().any(|f| f.contains(MARK)), "{name}: no fix shows the hostile path: {findings:#?}");
     let (_, want) = REACHED.iter().find(|(n, _)| *n == name).unwrap_or_else(|| panic!("{name} has no REACHED"));
     assert!(fixes.iter().any(|f| f.contains(want)), "{name}: no fix shows {want}: {fixes:#?}");

@@ -69,7 +69,7 @@ fn each_wsl_problem_gives_exactly_its_finding() {
 fn fixes_are_the_wsl_commands() {
     let m = wsl2().loader_lib("libcuda.so.1", LINUX_LIBCUDA);
     let f = m.finding("wsl.linux_driver_installed");
-    let fix = f.fix.unwrap();
+    let fix = super::words(&f).unwrap().to_owned();
     assert!(fix.starts_with(&format!("dpkg -S {LINUX_LIBCUDA} names the package")), "{fix}");
     assert!(fix.contains("sudo apt remove --purge 'nvidia-driver-*'") && fix.contains("sudo ldconfig"), "{fix}");
     // Fedora removes with dnf, which dpkg knows nothing of.
@@ -77,7 +77,7 @@ fn fixes_are_the_wsl_commands() {
     if let gpu_doctor_model::Probed::Found { value, .. } = &mut fedora.0.system {
         value.os_name = Some("Fedora Linux".into());
     }
-    let fix = fedora.finding("wsl.linux_driver_installed").fix.unwrap();
+    let fix = super::words(&fedora.finding("wsl.linux_driver_installed")).unwrap().to_owned();
     assert!(fix.starts_with("sudo dnf remove 'nvidia-driver*'") && fix.contains("&& sudo ldconfig"), "{fix}");
     assert!(f.evidence.iter().any(|e| e.contains(LINUX_LIBCUDA)), "{:?}", f.evidence);
     // The Linux libcuda also means the WSL one is missing from the cache here.
@@ -123,7 +123,7 @@ fn an_empty_loader_cache_counts_only_when_ldconfig_answered() {
 #[test]
 fn wsl_without_a_driver_is_explained_as_wsl() {
     let f = Machine::linux().wsl(2, &[]).finding("presence.no_nvidia_gpu");
-    assert!(f.summary.contains("WSL") && f.fix.as_deref().unwrap().contains("Windows driver"), "{f:#?}");
+    assert!(f.summary.contains("WSL") && super::words(&f).unwrap().contains("Windows driver"), "{f:#?}");
 }
 
 /// WSL#8587: the loader cache lists libcuda.so.1 from /usr/lib/wsl/lib, not libcuda.so (a plain copy).
