@@ -174,6 +174,13 @@ impl Trace {
         self.push(method, Outcome::Error, detail);
     }
 
+    /// Records the attempts of `other` (made on another thread for this probe) here, in order, as
+    /// this probe's.
+    pub fn append(&mut self, other: Trace) {
+        let probe = self.probe;
+        self.entries.extend(other.entries.into_iter().map(|e| TraceEntry { probe: probe.to_owned(), ..e }));
+    }
+
     /// The recorded attempts.
     pub fn into_entries(self) -> Vec<TraceEntry> {
         self.entries

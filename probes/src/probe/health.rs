@@ -37,8 +37,44 @@ pub fn probe(
     trace: &mut Trace,
 ) -> Reading {
     let gpus = gpu_health(host, nvml, smi, gpus, trace);
-    let (xid_events, boot_limits) = kernel_log(host, trace);
-    Reading { health: Health { gpus, xid_events }, boot_limits }
+    let log = KernelLog::read(host);
+    with_log(gpus, log, trace)
+}
+
+/// [`probe`] with the kernel log read beforehand (on a thread of its own, while NVML answers).
+pub fn probe_with_log(
+    host: &dyn Host,
+    nvml: &Result<NvmlReport, HostError>,
+    smi: &SmiXml,
+    gpus: &Probed<Vec<Gpu>>,
+    log: KernelLog,
+    trace: &mut Trace,
+) -> Reading {
+    let gpus = gpu_health(host, nvml, smi, gpus, trace);
+    with_log(gpus, log, trace)
+}
+
+fn with_log(gpus: Probed<Vec<GpuHealth>>, log: KernelLog, trace: &mut Trace) -> Reading {
+    trace.append(log.trace);
+    Reading { health: Health { gpus, xid_events: log.xid_events }, boot_limits: log.boot_limits }
+}
+
+/// What the kernel log said: its Xid events, its bandwidth lines at enumeration, and how it was
+/// read.
+#[derive(Debug)]
+pub struct KernelLog {
+    xid_events: Probed<Vec<XidEvent>>,
+    boot_limits: Vec<(String, BootLinkLimit)>,
+    trace: Trace,
+}
+
+impl KernelLog {
+    /// Reads the kernel log (see `kernel_log`).
+    pub fn read(host: &dyn Host) -> Self {
+        let mut trace = Trace::new("health");
+        let (xid_events, boot_limits) = kernel_log(host, &mut trace);
+        Self { xid_events, boot_limits, trace }
+    }
 }
 
 fn gpu_health(

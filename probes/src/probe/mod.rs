@@ -135,9 +135,14 @@ pub fn collect(host: &dyn Host, opts: &Options) -> Snapshot {
 pub fn collect_streaming(host: &dyn Host, opts: &Options, on_part: &(dyn Fn(Part) + Sync)) -> Snapshot {
     let taken_at_unix_secs = host.now_unix_secs();
     let smi = driver::SmiXml::default();
+    let loader = toolkits::LoaderCache::default();
     thread::scope(|s| {
         let spawn = |name: &str| thread::Builder::new().name(format!("probe-{name}"));
-        let gpu_side = spawn("driver").spawn_scoped(s, || driver_side(host, &smi, on_part));
+        // The two children the probes start (the loader cache, the kernel log) run from the start,
+        // on threads of their own, while the others read files and NVML.
+        let loader_read = spawn("loader").spawn_scoped(s, || loader.read(host));
+        let kernel_log = spawn("kernel-log").spawn_scoped(s, || health::KernelLog::read(host));
+        let gpu_side = spawn("driver").spawn_scoped(s, || driver_side(host, &smi, kernel_log, on_part));
         let module_side = spawn("modules").spawn_scoped(s, || {
             let mut t = Trace::new("kernel_module");
             let module = driver::probe_kernel_module(host, &mut t);
@@ -155,7 +160,6 @@ pub fn collect_streaming(host: &dyn Host, opts: &Options, on_part: &(dyn Fn(Part
             let mut t = Trace::new("python");
             let (envs, unused) = python::probe(host, opts, &mut t);
             let site = envs.value().map(|e| python::site_packages(e)).unwrap_or_default();
-            let loader = toolkits::LoaderCache::default();
             let mut tt = Trace::new("toolkits");
             let toolkits = toolkits::probe(host, &site, &loader, &mut tt);
             let mut tc = Trace::new("cudnn");
@@ -189,6 +193,8 @@ pub fn collect_streaming(host: &dyn Host, opts: &Options, on_part: &(dyn Fn(Part
             join(python_side, "python", |e| {
                 (failed(&e), Vec::new(), failed(&e), failed(&e), Trace::default(), Trace::default(), Trace::default())
             });
+        // Its panic is the python side's to meet (it reads the cache again); joined so the scope does not rethrow it.
+        let _ = loader_read.map(thread::ScopedJoinHandle::join);
 
         let trace = entries([
             t_sys,
@@ -278,7 +284,12 @@ type DriverSide = (
 
 /// The driver thread's probes: NVML once, the driver, the GPUs, then their health, each group
 /// handed out as it finishes.
-fn driver_side(host: &dyn Host, smi: &driver::SmiXml, on_part: &(dyn Fn(Part) + Sync)) -> DriverSide {
+fn driver_side(
+    host: &dyn Host,
+    smi: &driver::SmiXml,
+    kernel_log: std::io::Result<thread::ScopedJoinHandle<'_, health::KernelLog>>,
+    on_part: &(dyn Fn(Part) + Sync),
+) -> DriverSide {
     let mut t = Trace::new("driver");
     let nvml = host.nvml();
     let driver = driver::probe(host, &nvml, smi, &mut t);
@@ -286,7 +297,9 @@ fn driver_side(host: &dyn Host, smi: &driver::SmiXml, on_part: &(dyn Fn(Part) + 
     let gpus = gpus::probe(host, &nvml, smi, &mut tg);
     on_part(Part::Gpus { driver: driver.clone(), gpus: gpus.clone() });
     let mut th = Trace::new("health");
-    let reading = health::probe(host, &nvml, smi, &gpus, &mut th);
+    // A kernel-log thread that could not start or panicked: read it here.
+    let log = kernel_log.ok().and_then(|h| h.join().ok()).unwrap_or_else(|| health::KernelLog::read(host));
+    let reading = health::probe_with_log(host, &nvml, smi, &gpus, log, &mut th);
     on_part(Part::Health(reading.health.clone()));
     (driver, gpus, reading, [t, tg, th], nvml)
 }

@@ -152,14 +152,35 @@ fn picks(host: &dyn Host, installs: &[ToolkitInstall], trace: &mut Trace) -> Too
 }
 
 /// The loader cache's CUDA entries, read (`ldconfig -p`) at most once per collection and shared
-/// by the probes that need them (the toolkits, cuDNN).
+/// by the probes that need them (the toolkits, cuDNN). The collection reads it on a thread of its
+/// own from the start ([`LoaderCache::read`]), so the child runs while the other probes work.
 #[derive(Debug, Default)]
-pub struct LoaderCache(std::sync::OnceLock<Option<Vec<LoaderEntry>>>);
+pub struct LoaderCache {
+    read: std::sync::OnceLock<(Option<Vec<LoaderEntry>>, Trace)>,
+    told: std::sync::atomic::AtomicBool,
+}
 
 impl LoaderCache {
-    /// The entries, read on the first call (its trace gets the run); `None` as `loader_libraries`.
+    /// Reads the loader cache now, unless it was read; a [`LoaderCache::get`] meanwhile waits for it.
+    pub fn read(&self, host: &dyn Host) {
+        self.entries(host);
+    }
+
+    fn entries(&self, host: &dyn Host) -> &(Option<Vec<LoaderEntry>>, Trace) {
+        self.read.get_or_init(|| {
+            let mut trace = Trace::new("toolkits");
+            (loader_libraries(host, &mut trace), trace)
+        })
+    }
+
+    /// The entries (read now if no thread did); the first caller's trace gets the run. `None` as
+    /// `loader_libraries`.
     pub fn get(&self, host: &dyn Host, trace: &mut Trace) -> Option<&[LoaderEntry]> {
-        self.0.get_or_init(|| loader_libraries(host, trace)).as_deref()
+        let (entries, run) = self.entries(host);
+        if !self.told.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            trace.append(run.clone());
+        }
+        entries.as_deref()
     }
 }
 
