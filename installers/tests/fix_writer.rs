@@ -1,6 +1,7 @@
-//! One writer of fix text: a rule that names a driver update or a change writes no fix of its own;
-//! the installers' `attach` writes every planned finding's fix from its plan, or (where no plan can
-//! be made for that machine) keeps the rule's words or says the driver update in words, never
+//! One writer of fix text: a rule that names a plan writes no fix (its words, if any, wait in the
+//! plan ref), and a rule that names a driver update or a change has no words of its own; the
+//! installers' `attach` writes every planned finding's fix from its plan, or (where no plan can be
+//! made for that machine) gives the rule's words or says the driver update in words, never
 //! pointing at a plan that is not there. Checked over every replay fixture and pasted corpus case.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -69,8 +70,11 @@ fn rules_write_no_fix_where_they_name_a_plan_and_attach_writes_every_one() {
                     | PlanTarget::Thunderbolt
                     | PlanTarget::FrameworkBuild { or_driver: None, .. }
             );
-            if let Some(fix) = f.fix.as_ref().filter(|_| !words_allowed) {
-                wrong.push(format!("{name}: {} names a plan ({:?}) and writes its own fix: {fix}", f.id, f.plan));
+            if let Some(fix) = &f.fix {
+                wrong.push(format!("{name}: {} names a plan and writes the fix itself: {fix}", f.id));
+            }
+            if let Some(words) = r.unplanned.as_ref().filter(|_| !words_allowed) {
+                wrong.push(format!("{name}: {} names a plan ({:?}) and words of its own: {words}", f.id, r.target));
             }
         }
         let mut report = Report::new(snap, findings.clone());
