@@ -190,7 +190,7 @@ const P2P_SLOW: Rule = Rule {
     category: Category::Benchmark,
     severity: Severity::Warning,
     trigger: "A pair of GPUs in the GPU-to-GPU copy test (p2p) is judged LOW: over NVLink or PCIe within a socket, \
-              the P2P-on copy below 70 % of the link (NVLinks × the per-link rate of their version, or the slower \
+              the P2P-on copy below 70 % of the link (NVLinks × the per-link rate of their generation, or the slower \
               GPU's host link), P2P on not faster than P2P off over NVLink, or the topology saying P2P is OK where \
               CUDA offers no peer access; across sockets or where P2P is not supported, the copy through host \
               memory below 40 % of the slower host link.",
