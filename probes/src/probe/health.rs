@@ -28,7 +28,8 @@ pub struct Reading {
 }
 
 /// Reads every GPU's health and the kernel log's Xid events and bandwidth lines. `gpus` is what the
-/// gpus probe found, from the same NVML answer.
+/// gpus probe found, from the same NVML answer. (A collection reads the two on different threads:
+/// [`gpu_health`] and [`KernelLog::read`], joined by [`Reading::new`].)
 pub fn probe(
     host: &dyn Host,
     nvml: &Result<NvmlReport, HostError>,
@@ -37,26 +38,16 @@ pub fn probe(
     trace: &mut Trace,
 ) -> Reading {
     let gpus = gpu_health(host, nvml, smi, gpus, trace);
-    let log = KernelLog::read(host);
-    with_log(gpus, log, trace)
+    Reading::new(gpus, KernelLog::read(host), trace)
 }
 
-/// [`probe`] with the kernel log read beforehand (on a thread of its own, while NVML answers).
-pub fn probe_with_log(
-    host: &dyn Host,
-    nvml: &Result<NvmlReport, HostError>,
-    smi: &SmiXml,
-    gpus: &Probed<Vec<Gpu>>,
-    log: KernelLog,
-    trace: &mut Trace,
-) -> Reading {
-    let gpus = gpu_health(host, nvml, smi, gpus, trace);
-    with_log(gpus, log, trace)
-}
-
-fn with_log(gpus: Probed<Vec<GpuHealth>>, log: KernelLog, trace: &mut Trace) -> Reading {
-    trace.append(log.trace);
-    Reading { health: Health { gpus, xid_events: log.xid_events }, boot_limits: log.boot_limits }
+impl Reading {
+    /// The GPUs' health (read into `trace`) joined with what the kernel log said; the log's trace
+    /// entries follow the GPUs'.
+    pub fn new(gpus: Probed<Vec<GpuHealth>>, log: KernelLog, trace: &mut Trace) -> Self {
+        trace.append(log.trace);
+        Reading { health: Health { gpus, xid_events: log.xid_events }, boot_limits: log.boot_limits }
+    }
 }
 
 /// What the kernel log said: its Xid events, its bandwidth lines at enumeration, and how it was
@@ -69,15 +60,25 @@ pub struct KernelLog {
 }
 
 impl KernelLog {
-    /// Reads the kernel log (see `kernel_log`).
+    /// Reads the kernel log: `dmesg`, else `journalctl -k -b`.
     pub fn read(host: &dyn Host) -> Self {
         let mut trace = Trace::new("health");
         let (xid_events, boot_limits) = kernel_log(host, &mut trace);
         Self { xid_events, boot_limits, trace }
     }
+
+    /// No log: the thread that read it failed with `error`.
+    pub fn failed(error: &str) -> Self {
+        Self {
+            xid_events: Probed::Failed { error: error.to_owned() },
+            boot_limits: Vec::new(),
+            trace: Trace::default(),
+        }
+    }
 }
 
-fn gpu_health(
+/// Every listed GPU's health: from NVML's answer, else `nvidia-smi -q -x`.
+pub fn gpu_health(
     host: &dyn Host,
     nvml: &Result<NvmlReport, HostError>,
     smi: &SmiXml,

@@ -138,11 +138,7 @@ pub fn collect_streaming(host: &dyn Host, opts: &Options, on_part: &(dyn Fn(Part
     let loader = toolkits::LoaderCache::default();
     thread::scope(|s| {
         let spawn = |name: &str| thread::Builder::new().name(format!("probe-{name}"));
-        // The two children the probes start (the loader cache, the kernel log) run from the start,
-        // on threads of their own, while the others read files and NVML.
-        let loader_read = spawn("loader").spawn_scoped(s, || loader.read(host));
-        let kernel_log = spawn("kernel-log").spawn_scoped(s, || health::KernelLog::read(host));
-        let gpu_side = spawn("driver").spawn_scoped(s, || driver_side(host, &smi, kernel_log, on_part));
+        let gpu_side = spawn("driver").spawn_scoped(s, || driver_side(host, &smi, on_part));
         let module_side = spawn("modules").spawn_scoped(s, || {
             let mut t = Trace::new("kernel_module");
             let module = driver::probe_kernel_module(host, &mut t);
@@ -154,7 +150,13 @@ pub fn collect_streaming(host: &dyn Host, opts: &Options, on_part: &(dyn Fn(Part
                 secure_boot: secure_boot.clone(),
                 pci_devices: pci.clone(),
             });
-            (module, secure_boot, pci, t, tp)
+            // The two children the other probes need (the loader cache for the toolkits and cuDNN,
+            // the kernel log for the GPUs' health and links) run here, while the Python scan and
+            // NVML go on, rather than one after the other behind them (no thread of their own: each
+            // thread that allocates costs the process a malloc arena).
+            loader.read(host);
+            let log = health::KernelLog::read(host);
+            (module, secure_boot, pci, log, t, tp)
         });
         let python_side = spawn("python").spawn_scoped(s, || {
             let mut t = Trace::new("python");
@@ -174,27 +176,25 @@ pub fn collect_streaming(host: &dyn Host, opts: &Options, on_part: &(dyn Fn(Part
         });
 
         let (system, platform, env, containers, [t_sys, t_platform, t_env, t_containers]) = local_side(host, on_part);
-        let (driver, gpus, reading, [t_driver, t_gpus, t_health], nvml) = join(gpu_side, "driver", |e| {
-            let health = gpu_doctor_model::Health { gpus: failed(&e), xid_events: failed(&e) };
-            let health = health::Reading { health, boot_limits: Vec::new() };
+        let (driver, gpus, gpu_health, [t_driver, t_gpus, mut t_health], nvml) = join(gpu_side, "driver", |e| {
             let nvml = Err(crate::host::HostError::Unavailable { message: e.clone() });
-            (failed(&e), failed(&e), health, [Trace::default(), Trace::default(), Trace::default()], nvml)
+            (failed(&e), failed(&e), failed(&e), [Trace::default(), Trace::default(), Trace::default()], nvml)
         });
         let mut t_topology = Trace::new("topology");
         let topology = topology::probe(host, &nvml, gpus.value().map(Vec::as_slice), &env, &mut t_topology);
         on_part(Part::Topology(topology.clone()));
-        let (kernel_module, secure_boot, pci_devices, t_module, t_pci) =
-            join(module_side, "modules", |e| (failed(&e), failed(&e), failed(&e), Trace::default(), Trace::default()));
+        let (kernel_module, secure_boot, pci_devices, log, t_module, t_pci) = join(module_side, "modules", |e| {
+            (failed(&e), failed(&e), failed(&e), health::KernelLog::failed(&e), Trace::default(), Trace::default())
+        });
+        let health::Reading { health, boot_limits } = health::Reading::new(gpu_health, log, &mut t_health);
+        on_part(Part::Health(health.clone()));
         let mut t_link = Trace::new("link");
-        let health::Reading { health, boot_limits } = reading;
         let links = links(host, &pci_devices, &gpus, &boot_limits, &mut t_link);
         on_part(Part::Links(links.clone()));
         let (python_envs, unused_pythons, toolkits, cudnn, t_python, t_toolkits, t_cudnn) =
             join(python_side, "python", |e| {
                 (failed(&e), Vec::new(), failed(&e), failed(&e), Trace::default(), Trace::default(), Trace::default())
             });
-        // Its panic is the python side's to meet (it reads the cache again); joined so the scope does not rethrow it.
-        let _ = loader_read.map(thread::ScopedJoinHandle::join);
 
         let trace = entries([
             t_sys,
@@ -272,24 +272,19 @@ fn entries<const N: usize>(traces: [Trace; N]) -> Vec<gpu_doctor_model::TraceEnt
     traces.into_iter().flat_map(Trace::into_entries).collect()
 }
 
-/// What the driver thread found: the driver, the GPUs, their health, the three traces, and NVML's
-/// answer (the topology probe reads it too).
+/// What the driver thread found: the driver, the GPUs, their health (without the kernel log, which
+/// the modules thread reads), the three traces, and NVML's answer (the topology probe reads it too).
 type DriverSide = (
     Probed<gpu_doctor_model::DriverFacts>,
     Probed<Vec<gpu_doctor_model::Gpu>>,
-    health::Reading,
+    Probed<Vec<gpu_doctor_model::GpuHealth>>,
     [Trace; 3],
     Result<crate::host::NvmlReport, crate::host::HostError>,
 );
 
-/// The driver thread's probes: NVML once, the driver, the GPUs, then their health, each group
-/// handed out as it finishes.
-fn driver_side(
-    host: &dyn Host,
-    smi: &driver::SmiXml,
-    kernel_log: std::io::Result<thread::ScopedJoinHandle<'_, health::KernelLog>>,
-    on_part: &(dyn Fn(Part) + Sync),
-) -> DriverSide {
+/// The driver thread's probes: NVML once, the driver, the GPUs, then their health, the GPUs
+/// handed out as they are found.
+fn driver_side(host: &dyn Host, smi: &driver::SmiXml, on_part: &(dyn Fn(Part) + Sync)) -> DriverSide {
     let mut t = Trace::new("driver");
     let nvml = host.nvml();
     let driver = driver::probe(host, &nvml, smi, &mut t);
@@ -297,11 +292,8 @@ fn driver_side(
     let gpus = gpus::probe(host, &nvml, smi, &mut tg);
     on_part(Part::Gpus { driver: driver.clone(), gpus: gpus.clone() });
     let mut th = Trace::new("health");
-    // A kernel-log thread that could not start or panicked: read it here.
-    let log = kernel_log.ok().and_then(|h| h.join().ok()).unwrap_or_else(|| health::KernelLog::read(host));
-    let reading = health::probe_with_log(host, &nvml, smi, &gpus, log, &mut th);
-    on_part(Part::Health(reading.health.clone()));
-    (driver, gpus, reading, [t, tg, th], nvml)
+    let health = health::gpu_health(host, &nvml, smi, &gpus, &mut th);
+    (driver, gpus, health, [t, tg, th], nvml)
 }
 
 /// The host links of the PCI devices and GPUs found, each with the kernel's bandwidth line about it
