@@ -326,7 +326,7 @@ fn write_manifest(a: &K8sManifestArgs, quiet: bool) -> Result<u8> {
 
 /// Writes `text` to `path` (`-`: standard output).
 fn write_out(path: &Path, text: &str, quiet: bool) -> Result<u8> {
-    crate::files::emit((path != Path::new("-")).then_some(path), text, quiet)?;
+    crate::files::emit(Some(path), text, quiet)?;
     Ok(exit::OK)
 }
 
