@@ -180,7 +180,7 @@ pub fn fleet(args: &FleetArgs, quiet: bool) -> Result<u8> {
         Engine::K8s(K8sCommand::Collect(a)) => {
             let mut folder = Folder::open(&a.output, "k8s", now_rfc3339(), false)?;
             let result = k8s::collect(&a.namespace, &a.selector, &runner, &mut folder, &mut |e| progress.node(e));
-            finish(&folder, result, quiet)
+            finish(&mut folder, result, quiet)
         }
     }
 }
@@ -222,7 +222,7 @@ impl Progress {
 }
 
 /// Writes the manifest (also after an error, so what arrived is kept) and picks the exit code.
-fn finish(folder: &Folder, result: Result<()>, quiet: bool) -> Result<u8> {
+fn finish(folder: &mut Folder, result: Result<()>, quiet: bool) -> Result<u8> {
     if !folder.manifest().nodes.is_empty() {
         folder.finish()?;
     }
@@ -246,6 +246,9 @@ fn run_ssh(a: &SshArgs, runner: &Runner<'_>, progress: &mut Progress) -> Result<
         hosts.extend(ssh::hosts_from_file(&text));
     }
     let mut folder = Folder::open(&a.output, "ssh", now_rfc3339(), a.missing_only)?;
+    // Each host once, in the order given: the progress total counts what runs.
+    let mut seen = std::collections::HashSet::new();
+    hosts.retain(|h| seen.insert(h.clone()));
     if a.missing_only {
         let missing = folder.missing();
         hosts = if hosts.is_empty() { missing } else { hosts.into_iter().filter(|h| !folder.has_report(h)).collect() };
@@ -265,7 +268,7 @@ fn run_ssh(a: &SshArgs, runner: &Runner<'_>, progress: &mut Progress) -> Result<
         ssh_options,
     };
     let result = ssh::run(&plan, runner, &mut folder, &mut |e| progress.node(e));
-    finish(&folder, result, progress.quiet)
+    finish(&mut folder, result, progress.quiet)
 }
 
 fn run_slurm(a: &SlurmArgs, runner: &Runner<'_>, progress: &mut Progress) -> Result<u8> {
@@ -298,18 +301,18 @@ fn run_slurm(a: &SlurmArgs, runner: &Runner<'_>, progress: &mut Progress) -> Res
             0 => Err(InputError(format!("no node wrote into {}", dir.join(slurm::RAW_DIR).display())).into()),
             _ => Ok(()),
         });
-        return finish(&folder, result, progress.quiet);
+        return finish(&mut folder, result, progress.quiet);
     }
     if a.missing_only {
         let missing = folder.missing();
         if missing.is_empty() {
-            return finish(&folder, Ok(()), progress.quiet);
+            return finish(&mut folder, Ok(()), progress.quiet);
         }
         plan.nodelist = Some(missing.join(","));
     }
-    slurm::prepare(&plan, a.missing_only)?;
+    slurm::prepare(&plan, &folder, a.missing_only)?;
     let result = slurm::run(&plan, runner, &mut folder, &mut |e| progress.node(e));
-    finish(&folder, result, progress.quiet)
+    finish(&mut folder, result, progress.quiet)
 }
 
 fn write_manifest(a: &K8sManifestArgs, quiet: bool) -> Result<u8> {

@@ -54,6 +54,89 @@ fn file_names_are_safe_and_never_the_manifest() {
     assert_eq!(file_stem(""), "node-");
     assert_eq!(file_stem("fleet"), "node-fleet");
     assert_eq!(file_stem(&"x".repeat(300)).len(), 100);
+    assert_eq!(file_stem("-rf"), "_rf", "a file name is never an option to the next tool");
+    assert_eq!(file_stem("--output=x"), "_-output_x");
+}
+
+#[test]
+fn a_banner_with_braces_before_the_report_and_text_after_it_do_not_hide_it() {
+    let report = report_json(Some("gpu07"));
+    let printed_text = format!("Welcome {{user}}!\n{{ maintenance at 18:00 }}\n{report}logout\n{{\n");
+    match judge(&printed(0, &printed_text, "")) {
+        NodeResult::Report { text, host } => {
+            assert_eq!(host.as_deref(), Some("gpu07"));
+            assert_eq!(text, report, "only the report's own JSON is kept");
+        }
+        other => panic!("{other:?}"),
+    }
+    // Many braces, none of them a report: refused, quickly.
+    let braces = "{\n".repeat(100_000);
+    let started = std::time::Instant::now();
+    assert!(parse_report(&braces).is_none());
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+}
+
+#[cfg(unix)]
+#[test]
+fn reports_never_replace_a_file_the_folder_does_not_own_nor_write_through_a_symlink() {
+    let dir = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let victim = outside.path().join("victim");
+    std::fs::write(&victim, "precious").unwrap();
+    std::fs::write(dir.path().join("package.json"), "{\"name\": \"unrelated\"}").unwrap();
+    std::os::unix::fs::symlink(&victim, dir.path().join("gpu01.json")).unwrap();
+    let mut folder = Folder::open(dir.path(), "ssh", "t".into(), false).unwrap();
+    let report = |host: &str| NodeResult::Report { text: report_json(Some(host)), host: Some(host.to_owned()) };
+    let a = folder.add("a", report("package"), None).unwrap();
+    let b = folder.add("b", report("gpu01"), None).unwrap();
+    let c = folder.add("c", report("-rf"), None).unwrap();
+    assert_eq!(a.outcome, NodeOutcome::Reported { file: "package-2.json".into() });
+    assert_eq!(b.outcome, NodeOutcome::Reported { file: "gpu01-2.json".into() });
+    assert_eq!(c.outcome, NodeOutcome::Reported { file: "_rf.json".into() });
+    assert_eq!(std::fs::read_to_string(dir.path().join("package.json")).unwrap(), "{\"name\": \"unrelated\"}");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    assert!(std::fs::symlink_metadata(dir.path().join("gpu01.json")).unwrap().file_type().is_symlink());
+
+    // The manifest was written as the nodes finished; a run over it replaces its own files.
+    let manifest: Manifest =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join(MANIFEST_FILE)).unwrap()).unwrap();
+    assert!(!manifest.nodes.is_empty(), "no manifest while nodes finish");
+    folder.finish().unwrap();
+    let mut again = Folder::open(dir.path(), "ssh", "t2".into(), false).unwrap();
+    let a2 = again.add("a", report("package"), None).unwrap();
+    assert_eq!(a2.outcome, NodeOutcome::Reported { file: "package-2.json".into() });
+    // A planted fleet.json symlink is never written through.
+    std::fs::remove_file(dir.path().join(MANIFEST_FILE)).unwrap();
+    std::os::unix::fs::symlink(&victim, dir.path().join(MANIFEST_FILE)).unwrap();
+    let mut planted = Folder::open(dir.path(), "ssh", "t3".into(), false).unwrap();
+    assert!(planted.add("z", NodeResult::Outcome(NodeOutcome::TimedOut), None).is_err());
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+}
+
+#[test]
+fn many_nodes_naming_one_host_each_get_a_file_in_linear_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut folder = Folder::open(dir.path(), "ssh", "t".into(), false).unwrap();
+    let text = report_json(Some("same"));
+    let started = std::time::Instant::now();
+    for i in 0..2000 {
+        let result = NodeResult::Report { text: text.clone(), host: Some("same".into()) };
+        folder.add(&format!("n{i}"), result, None).unwrap();
+    }
+    let took = started.elapsed();
+    eprintln!("2000 nodes of one host name: {took:?}");
+    let files: HashSet<&str> = folder
+        .manifest()
+        .nodes
+        .iter()
+        .filter_map(|n| match &n.outcome {
+            NodeOutcome::Reported { file } => Some(file.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(files.len(), 2000);
+    assert!(files.contains("same.json") && files.contains("same-2000.json"));
+    assert!(took < std::time::Duration::from_secs(60), "{took:?}");
 }
 
 #[test]
