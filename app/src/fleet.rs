@@ -163,6 +163,12 @@ pub struct K8sCollectArgs {
     /// Which pods (kubectl --selector).
     #[arg(long, short = 'l', value_name = "SELECTOR", default_value = k8s::LABEL)]
     pub selector: String,
+    /// At most this many pods' logs read at once.
+    #[arg(long, short, value_name = "N", default_value_t = 16)]
+    pub jobs: usize,
+    /// Seconds for the whole collection; pods not read by then are rows that timed out.
+    #[arg(long, value_name = "SECS", default_value_t = 600)]
+    pub timeout: u64,
     /// The folder for the reports and fleet.json (created if missing).
     #[arg(long, short, value_name = "DIR")]
     pub output: PathBuf,
@@ -179,7 +185,13 @@ pub fn fleet(args: &FleetArgs, quiet: bool) -> Result<u8> {
         Engine::K8s(K8sCommand::Manifest(a)) => write_manifest(a, quiet),
         Engine::K8s(K8sCommand::Collect(a)) => {
             let mut folder = Folder::open(&a.output, "k8s", now_rfc3339(), false)?;
-            let result = k8s::collect(&a.namespace, &a.selector, &runner, &mut folder, &mut |e| progress.node(e));
+            let plan = k8s::CollectPlan {
+                namespace: a.namespace.clone(),
+                selector: a.selector.clone(),
+                jobs: a.jobs,
+                timeout: Duration::from_secs(a.timeout.max(1)),
+            };
+            let result = k8s::collect(&plan, &runner, &mut folder, &mut |e| progress.node(e));
             finish(&mut folder, result, quiet)
         }
     }
