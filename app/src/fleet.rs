@@ -254,8 +254,7 @@ fn finish(folder: &mut Folder, result: Result<()>, quiet: bool) -> Result<u8> {
 fn run_ssh(a: &SshArgs, runner: &Runner<'_>, progress: &mut Progress) -> Result<u8> {
     let mut hosts = a.hosts.clone();
     if let Some(file) = &a.hosts_file {
-        let text = std::fs::read_to_string(file).map_err(|e| InputError(format!("{}: {e}", file.display())))?;
-        hosts.extend(ssh::hosts_from_file(&text));
+        hosts.extend(ssh::hosts_from_file(&read_hosts_file(file)?));
     }
     let mut folder = Folder::open(&a.output, "ssh", now_rfc3339(), a.missing_only)?;
     // Each host once, in the order given: the progress total counts what runs.
@@ -281,6 +280,20 @@ fn run_ssh(a: &SshArgs, runner: &Runner<'_>, progress: &mut Progress) -> Result<
     };
     let result = ssh::run(&plan, runner, &mut folder, &mut |e| progress.node(e));
     finish(&mut folder, result, progress.quiet)
+}
+
+/// A hosts file: at most 8 MiB (a pipe such as `<(list-nodes)` is fine, `/dev/zero` is not).
+fn read_hosts_file(file: &Path) -> Result<String> {
+    use std::io::Read;
+    let cap = gpu_doctor_probes::host::MAX_FILE_BYTES;
+    let mut bytes = Vec::new();
+    std::fs::File::open(file)
+        .and_then(|f| f.take(cap as u64 + 1).read_to_end(&mut bytes))
+        .map_err(|e| InputError(format!("{}: {e}", file.display())))?;
+    if bytes.len() > cap {
+        return Err(InputError(format!("{}: longer than {} MiB", file.display(), cap >> 20)).into());
+    }
+    String::from_utf8(bytes).map_err(|_| InputError(format!("{}: not UTF-8 text", file.display())).into())
 }
 
 fn run_slurm(a: &SlurmArgs, runner: &Runner<'_>, progress: &mut Progress) -> Result<u8> {
@@ -397,6 +410,14 @@ mod tests {
         let mut progress = Progress { quiet: true, total: 0, ok: 0, not: 0 };
         let err = run_slurm(&a, &never, &mut progress).unwrap_err();
         assert_eq!(exit::for_error(&err), exit::INPUT, "{err:#}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_hosts_file_is_capped() {
+        let err = read_hosts_file(Path::new("/dev/zero")).unwrap_err();
+        assert_eq!(exit::for_error(&err), exit::INPUT, "{err:#}");
+        assert!(format!("{err:#}").contains("longer than 8 MiB"), "{err:#}");
     }
 
     #[test]

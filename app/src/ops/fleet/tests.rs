@@ -210,3 +210,26 @@ fn the_start_time_is_rfc3339_utc() {
     assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
     assert_eq!(rfc3339(1_795_470_815), "2026-11-23T21:53:35Z");
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::test_runner::Config { cases: 64, ..Default::default() })]
+
+    /// Whatever a node prints (banners, braces, cut JSON), judging it never panics, and a report
+    /// on a line of its own is found whatever comes before and after it.
+    #[test]
+    fn any_output_is_judged_and_a_report_between_any_texts_is_found(
+        before in "[^\\n]{0,200}",
+        after in "\\PC{0,200}",
+        junk in "\\PC{0,400}",
+        status in proptest::option::of(0i32..256),
+    ) {
+        let out = CmdOutput { status, stdout: junk.clone(), stderr: junk };
+        let _ = judge(&out);
+        let report = report_json(Some("gpu07"));
+        let printed_text = format!("{before}\n{report}{after}");
+        match judge(&printed(0, &printed_text, "")) {
+            NodeResult::Report { host, .. } => proptest::prop_assert_eq!(host.as_deref(), Some("gpu07")),
+            other => proptest::prop_assert!(false, "{other:?}"),
+        }
+    }
+}

@@ -417,3 +417,22 @@ fn parse_errors_say_where_not_what_and_a_newer_schema_gets_a_note() {
     assert_eq!(note.hosts, ["c"]);
     assert!(note.summary.contains("c (999)"), "{}", note.summary);
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::test_runner::Config { cases: 64, ..Default::default() })]
+
+    /// Any bytes as a report file: a node with a reason (or a report), never a panic, and a
+    /// reason never quotes the bytes.
+    #[test]
+    fn any_file_content_is_a_node_and_its_reason_quotes_nothing(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..600)) {
+        let marked: Vec<u8> = [b"{\"schema_version\": \"QUOTED_", &bytes[..], b"\"}"].concat();
+        for content in [bytes, marked] {
+            let give = |_: &Path, _: Named| Ok(content.clone());
+            let nodes = read_files(&[PathBuf::from("x.json")], &give);
+            proptest::prop_assert_eq!(nodes.len(), 1);
+            if let NodeOutcome::Failed { reason } = &nodes[0].outcome {
+                proptest::prop_assert!(!reason.contains("QUOTED_"), "{}", reason);
+            }
+        }
+    }
+}
