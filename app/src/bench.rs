@@ -155,6 +155,12 @@ fn run(host: &dyn Host, args: &BenchArgs, plan: &BenchPlan, mut progress: Option
             eprintln!("wrote {}", crate::render::text::clean(&path.display().to_string()));
         }
     }
+    // `-o -` (or /dev/stdout) put the JSON on standard output already: nothing more goes there.
+    let to_stdout_already = args.output.as_deref().and_then(gpu_doctor_probes::write::stream_of)
+        == Some(gpu_doctor_probes::write::Stream::Stdout);
+    if to_stdout_already {
+        return Ok(run);
+    }
     let text = match json {
         Some(json) if args.json => json,
         _ => table(&run),
