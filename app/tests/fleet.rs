@@ -386,3 +386,46 @@ fn fleet_ssh_with_hostile_host_names_and_banners_touches_only_its_own_files() {
     let kept = std::fs::read_to_string(out_dir.join(file("n4"))).unwrap();
     assert!(kept.starts_with('{') && kept.trim_end().ends_with('}'), "{kept}");
 }
+
+/// Fake `srun` and `scontrol` on PATH: scontrol names a node `../../secret` and one `-x`, a node's
+/// `.out` is a FIFO no one writes, and `DIR/.slurm` holds a file of the user's. The run ends
+/// promptly, reads no file outside `.slurm`, and removes nothing it did not write.
+#[test]
+fn fleet_slurm_with_hostile_node_names_and_outputs_reads_and_removes_only_its_own() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fakebin = tmp.path().join("fakebin");
+    std::fs::create_dir_all(&fakebin).unwrap();
+    write_script(&fakebin.join("srun"), "#!/bin/sh\nexit 0\n");
+    write_script(&fakebin.join("scontrol"), "#!/bin/sh\nprintf 'gpu01\\n../../secret\\n-x\\n'\n");
+    let out_dir = tmp.path().join("run").join("fleet");
+    let raw = out_dir.join(".slurm");
+    std::fs::create_dir_all(&raw).unwrap();
+    std::fs::write(tmp.path().join("run").join("secret.out"), "TOKEN-42\n").unwrap();
+    std::fs::write(raw.join("notes.out"), "mine\n").unwrap();
+    assert!(Command::new("mkfifo").arg(raw.join("gpu01.out")).status().unwrap().success());
+    let path = format!("{}:{}", fakebin.display(), std::env::var("PATH").unwrap_or_default());
+    let started = Instant::now();
+    let out = Command::new("timeout")
+        .args(["60", BIN, "fleet", "slurm", "-w", "gpu01", "--timeout", "30", "-o"])
+        .arg(&out_dir)
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(30), "a FIFO held the run");
+    assert_eq!(std::fs::read_to_string(raw.join("notes.out")).unwrap(), "mine\n", "a file of the user's was removed");
+    let text = std::fs::read_to_string(out_dir.join(MANIFEST_FILE)).unwrap();
+    assert!(!text.contains("TOKEN-42"), "a file outside the folder was read: {text}");
+    let m = manifest(&out_dir);
+    assert!(
+        matches!(outcome(&m, "gpu01"), NodeOutcome::Failed { reason } if reason.contains("not a regular file")),
+        "{m:#?}"
+    );
+    for name in ["../../secret", "-x"] {
+        assert!(
+            matches!(outcome(&m, name), NodeOutcome::Failed { reason } if reason.contains("not a plain node name")),
+            "{m:#?}"
+        );
+    }
+}
