@@ -429,3 +429,51 @@ fn fleet_slurm_with_hostile_node_names_and_outputs_reads_and_removes_only_its_ow
         );
     }
 }
+
+/// A fake `kubectl` on PATH listing a pod named like an option and one whose log hangs: the
+/// option-like name is never passed to kubectl, the hanging pod is cut by `--timeout`, and the
+/// others are read at once.
+#[test]
+fn fleet_k8s_collect_with_hostile_pod_names_and_a_hanging_log_keeps_its_deadline() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fakebin = tmp.path().join("fakebin");
+    std::fs::create_dir_all(&fakebin).unwrap();
+    let report =
+        Command::new(fake_gpu_doctor(&tmp.path().join("bin"))).args(["report", "--format", "json"]).output().unwrap();
+    assert!(report.status.success());
+    std::fs::write(tmp.path().join("report.json"), &report.stdout).unwrap();
+    let pod = |name: &str, node: &str| serde_json::json!({"metadata": {"name": name}, "spec": {"nodeName": node}, "status": {"phase": "Running"}});
+    let list = serde_json::json!({"kind": "List", "items": [
+        pod("--kubeconfig=/tmp/evil", "gpu-a"), pod("hang", "gpu-b"), pod("ok", "gpu-c"),
+    ]});
+    std::fs::write(tmp.path().join("pods.json"), list.to_string()).unwrap();
+    let t = quote_posix(&tmp.path().display().to_string());
+    // kubectl logs --namespace NS -c gpu-doctor -- POD: the pod is the last argument.
+    write_script(
+        &fakebin.join("kubectl"),
+        &format!(
+            "#!/bin/sh\necho \"$*\" >> {t}/calls\ncase \"$1\" in\n  get) cat {t}/pods.json ;;\n  \
+             logs) for last; do :; done; case \"$last\" in hang) exec sleep 60 ;; *) cat {t}/report.json ;; esac ;;\n\
+             esac\n"
+        ),
+    );
+    let path = format!("{}:{}", fakebin.display(), std::env::var("PATH").unwrap_or_default());
+    let out_dir = tmp.path().join("fleet");
+    let started = Instant::now();
+    let out = Command::new(BIN)
+        .args(["fleet", "k8s", "collect", "--timeout", "3", "-o"])
+        .arg(&out_dir)
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(20), "the hanging pod held the run: {stderr}");
+    let m = manifest(&out_dir);
+    assert!(matches!(outcome(&m, "gpu-c/ok"), NodeOutcome::Reported { .. }), "{m:#?}");
+    assert_eq!(outcome(&m, "gpu-b/hang"), &NodeOutcome::TimedOut);
+    assert!(matches!(outcome(&m, "gpu-a/--kubeconfig=/tmp/evil"), NodeOutcome::Failed { .. }), "{m:#?}");
+    let calls = std::fs::read_to_string(tmp.path().join("calls")).unwrap();
+    assert!(!calls.contains("kubeconfig"), "{calls}");
+    assert!(calls.contains("logs --namespace default -c gpu-doctor -- ok\n"), "{calls}");
+}
