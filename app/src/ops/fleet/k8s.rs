@@ -192,7 +192,7 @@ const KUBECTL_TIMEOUT: Duration = Duration::from_secs(60);
 /// pods -o json` for the pods and their nodes, then `kubectl logs` of each (the pod name after
 /// `--`, so it is never an option), `plan.jobs` at once, all within `plan.timeout`. A pod that is
 /// not scheduled, printed no report, found no gpu-doctor or was not reached in time is a row with
-/// that reason. Rows are named `NODE/POD`.
+/// that reason. Rows are named `NODE/POD`, and written down as each pod's log is read.
 pub fn collect(
     plan: &CollectPlan,
     runner: &Runner<'_>,

@@ -282,20 +282,24 @@ impl Folder {
     fn write_report(&mut self, host: &str, own: Option<&str>, text: &str) -> Result<String> {
         let stem = file_stem(host);
         let name = |n: u32| if n == 1 { format!("{stem}.json") } else { format!("{stem}-{n}.json") };
-        let own =
-            own.filter(|f| f.strip_prefix(stem.as_str()).is_some_and(|rest| rest == ".json" || rest.starts_with('-')));
+        let suffix = |file: &str| -> Option<u32> {
+            let rest = file.strip_prefix(stem.as_str())?.strip_suffix(".json")?;
+            if rest.is_empty() { Some(1) } else { rest.strip_prefix('-')?.parse().ok().filter(|&n| n >= 2) }
+        };
         let first = self.next_suffix.get(&stem).copied().unwrap_or(1);
-        let candidates = own.map(str::to_owned).into_iter().chain((first..first + MAX_NAME_TRIES).map(name));
-        for (tries, file) in candidates.enumerate() {
+        // The node's own earlier file first (when it is one of this host's names), then the
+        // stem's next free suffixes.
+        let own = own.and_then(suffix);
+        for n in own.into_iter().chain(first..first.saturating_add(MAX_NAME_TRIES)) {
+            let file = name(n);
             if self.files.contains(&file) || file == MANIFEST_FILE {
                 continue;
             }
             let replace = self.owned.contains(&file);
             match write::write_own_file(&self.dir.join(&file), text, replace) {
                 Ok(()) => {
-                    if own != Some(file.as_str()) {
-                        let next = first + u32::try_from(tries).unwrap_or(u32::MAX);
-                        self.next_suffix.insert(stem.clone(), next);
+                    if Some(n) != own {
+                        self.next_suffix.insert(stem.clone(), n.saturating_add(1));
                     }
                     self.files.insert(file.clone());
                     return Ok(file);

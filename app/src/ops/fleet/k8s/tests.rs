@@ -109,8 +109,10 @@ fn collect_reads_each_pods_log_into_a_row() {
     let dir = tempfile::tempdir().unwrap();
     let mut folder = Folder::open(dir.path(), "k8s", "t".into(), false).unwrap();
     collect(&collect_plan("gpu-doctor"), &kubectl, &mut folder, &mut |_| {}).unwrap();
-    let rows: Vec<(&str, String)> =
+    // Rows come as the pods' logs are read, several at once: in any order.
+    let mut rows: Vec<(&str, String)> =
         folder.manifest().nodes.iter().map(|n| (n.engine_name.as_str(), n.outcome.describe())).collect();
+    rows.sort();
     assert_eq!(
         rows,
         [
