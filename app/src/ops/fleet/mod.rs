@@ -153,10 +153,11 @@ impl Folder {
         let path = dir.join(MANIFEST_FILE);
         let earlier =
             match read_regular_file(&path, MAX_FILE_BYTES, Links::Refuse) {
-                Ok(bytes) => Some(
-                    serde_json::from_slice::<Manifest>(&bytes)
-                        .with_context(|| format!("{} is not a fleet manifest", path.display())),
-                ),
+                // Where the JSON went wrong, not serde's words, which quote the file's values.
+                Ok(bytes) => Some(serde_json::from_slice::<Manifest>(&bytes).map_err(|e| {
+                    let (line, column) = (e.line(), e.column());
+                    anyhow::anyhow!("{} is not a fleet manifest (line {line} column {column})", path.display())
+                })),
                 Err(HostError::NotFound { .. }) if !missing_only => None,
                 Err(e) => Some(Err(anyhow::anyhow!("{e}")).with_context(|| {
                     format!("--missing-only needs the manifest of an earlier run: {}", path.display())

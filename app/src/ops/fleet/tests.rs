@@ -190,6 +190,10 @@ fn missing_only_keeps_the_reported_nodes_and_replaces_the_others_rows() {
     first.finish().unwrap();
 
     assert!(Folder::open(&dir.path().join("none"), "ssh", "t1".into(), true).is_err());
+    let broken = tempfile::tempdir().unwrap();
+    std::fs::write(broken.path().join(MANIFEST_FILE), "{\"engine\": \"ssh\", \"nodes\": \"ghp_TOKEN\"}").unwrap();
+    let err = format!("{:#}", Folder::open(broken.path(), "ssh", "t1".into(), true).unwrap_err());
+    assert!(err.contains("not a fleet manifest (line 1") && !err.contains("TOKEN"), "{err}");
     let mut again = Folder::open(dir.path(), "ssh", "t1".into(), true).unwrap();
     assert_eq!(again.missing(), ["b", "c"]);
     again.add("b", NodeResult::Report { text: report_json(Some("b")), host: Some("b".into()) }, None).unwrap();
