@@ -151,9 +151,15 @@ fn run(host: &dyn Host, args: &BenchArgs, plan: &BenchPlan, mut progress: Option
     let json = if args.output.is_some() || args.json { Some(to_json(&run)?) } else { None };
     if let (Some(path), Some(json)) = (&args.output, &json) {
         crate::files::write_file(path, json)?;
-        if progress.is_some() {
-            eprintln!("wrote {}", path.display());
+        if progress.is_some() && gpu_doctor_probes::write::stream_of(path).is_none() {
+            eprintln!("wrote {}", crate::render::text::clean(&path.display().to_string()));
         }
+    }
+    // `-o -` (or /dev/stdout) put the JSON on standard output already: nothing more goes there.
+    let to_stdout_already = args.output.as_deref().and_then(gpu_doctor_probes::write::stream_of)
+        == Some(gpu_doctor_probes::write::Stream::Stdout);
+    if to_stdout_already {
+        return Ok(run);
     }
     let text = match json {
         Some(json) if args.json => json,

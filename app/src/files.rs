@@ -46,8 +46,8 @@ fn base_dir(xdg: &str, home_rel: &str, windows: &str) -> Option<PathBuf> {
 }
 
 /// Writes `bytes` to `path` through the one writer (`gpu_doctor_probes::write`): a regular file is
-/// replaced atomically and keeps its permissions, a symlink is followed to its target, a device or
-/// fifo is written into.
+/// replaced atomically and keeps its permissions, a symlink's target is written in place, a device
+/// or fifo is written into, `-` and `/dev/stdout`, `/dev/fd/N` are the streams they name.
 pub fn write_file(path: &Path, bytes: impl AsRef<[u8]>) -> Result<()> {
     Ok(write::write_file(path, bytes)?)
 }
@@ -82,12 +82,13 @@ pub(crate) fn to_stdout(bytes: &[u8]) -> Result<()> {
     }
 }
 
-/// Writes `bytes` to `output` (saying so unless quiet), or to standard output.
+/// Writes `bytes` to `output` (saying so unless quiet, or when it names a stream: `-` and
+/// `/dev/stdout` are standard output, see `write::stream_of`), or to standard output.
 pub(crate) fn emit(output: Option<&std::path::Path>, bytes: impl AsRef<[u8]>, quiet: bool) -> Result<()> {
     match output {
         Some(path) => {
             write_file(path, bytes)?;
-            if !quiet {
+            if !quiet && write::stream_of(path).is_none() {
                 eprintln!("wrote {}", crate::render::text::clean(&path.display().to_string()));
             }
         }

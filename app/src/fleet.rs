@@ -163,6 +163,12 @@ pub struct K8sCollectArgs {
     /// Which pods (kubectl --selector).
     #[arg(long, short = 'l', value_name = "SELECTOR", default_value = k8s::LABEL)]
     pub selector: String,
+    /// At most this many pods' logs read at once.
+    #[arg(long, short, value_name = "N", default_value_t = 16)]
+    pub jobs: usize,
+    /// Seconds for the whole collection; pods not read by then are rows that timed out.
+    #[arg(long, value_name = "SECS", default_value_t = 600)]
+    pub timeout: u64,
     /// The folder for the reports and fleet.json (created if missing).
     #[arg(long, short, value_name = "DIR")]
     pub output: PathBuf,
@@ -179,8 +185,14 @@ pub fn fleet(args: &FleetArgs, quiet: bool) -> Result<u8> {
         Engine::K8s(K8sCommand::Manifest(a)) => write_manifest(a, quiet),
         Engine::K8s(K8sCommand::Collect(a)) => {
             let mut folder = Folder::open(&a.output, "k8s", now_rfc3339(), false)?;
-            let result = k8s::collect(&a.namespace, &a.selector, &runner, &mut folder, &mut |e| progress.node(e));
-            finish(&folder, result, quiet)
+            let plan = k8s::CollectPlan {
+                namespace: a.namespace.clone(),
+                selector: a.selector.clone(),
+                jobs: a.jobs,
+                timeout: Duration::from_secs(a.timeout.max(1)),
+            };
+            let result = k8s::collect(&plan, &runner, &mut folder, &mut |e| progress.node(e));
+            finish(&mut folder, result, quiet)
         }
     }
 }
@@ -222,7 +234,7 @@ impl Progress {
 }
 
 /// Writes the manifest (also after an error, so what arrived is kept) and picks the exit code.
-fn finish(folder: &Folder, result: Result<()>, quiet: bool) -> Result<u8> {
+fn finish(folder: &mut Folder, result: Result<()>, quiet: bool) -> Result<u8> {
     if !folder.manifest().nodes.is_empty() {
         folder.finish()?;
     }
@@ -242,10 +254,12 @@ fn finish(folder: &Folder, result: Result<()>, quiet: bool) -> Result<u8> {
 fn run_ssh(a: &SshArgs, runner: &Runner<'_>, progress: &mut Progress) -> Result<u8> {
     let mut hosts = a.hosts.clone();
     if let Some(file) = &a.hosts_file {
-        let text = std::fs::read_to_string(file).map_err(|e| InputError(format!("{}: {e}", file.display())))?;
-        hosts.extend(ssh::hosts_from_file(&text));
+        hosts.extend(ssh::hosts_from_file(&read_hosts_file(file)?));
     }
     let mut folder = Folder::open(&a.output, "ssh", now_rfc3339(), a.missing_only)?;
+    // Each host once, in the order given: the progress total counts what runs.
+    let mut seen = std::collections::HashSet::new();
+    hosts.retain(|h| seen.insert(h.clone()));
     if a.missing_only {
         let missing = folder.missing();
         hosts = if hosts.is_empty() { missing } else { hosts.into_iter().filter(|h| !folder.has_report(h)).collect() };
@@ -265,7 +279,21 @@ fn run_ssh(a: &SshArgs, runner: &Runner<'_>, progress: &mut Progress) -> Result<
         ssh_options,
     };
     let result = ssh::run(&plan, runner, &mut folder, &mut |e| progress.node(e));
-    finish(&folder, result, progress.quiet)
+    finish(&mut folder, result, progress.quiet)
+}
+
+/// A hosts file: at most 8 MiB (a pipe such as `<(list-nodes)` is fine, `/dev/zero` is not).
+fn read_hosts_file(file: &Path) -> Result<String> {
+    use std::io::Read;
+    let cap = gpu_doctor_probes::host::MAX_FILE_BYTES;
+    let mut bytes = Vec::new();
+    std::fs::File::open(file)
+        .and_then(|f| f.take(cap as u64 + 1).read_to_end(&mut bytes))
+        .map_err(|e| InputError(format!("{}: {e}", file.display())))?;
+    if bytes.len() > cap {
+        return Err(InputError(format!("{}: longer than {} MiB", file.display(), cap >> 20)).into());
+    }
+    String::from_utf8(bytes).map_err(|_| InputError(format!("{}: not UTF-8 text", file.display())).into())
 }
 
 fn run_slurm(a: &SlurmArgs, runner: &Runner<'_>, progress: &mut Progress) -> Result<u8> {
@@ -298,18 +326,18 @@ fn run_slurm(a: &SlurmArgs, runner: &Runner<'_>, progress: &mut Progress) -> Res
             0 => Err(InputError(format!("no node wrote into {}", dir.join(slurm::RAW_DIR).display())).into()),
             _ => Ok(()),
         });
-        return finish(&folder, result, progress.quiet);
+        return finish(&mut folder, result, progress.quiet);
     }
     if a.missing_only {
         let missing = folder.missing();
         if missing.is_empty() {
-            return finish(&folder, Ok(()), progress.quiet);
+            return finish(&mut folder, Ok(()), progress.quiet);
         }
         plan.nodelist = Some(missing.join(","));
     }
-    slurm::prepare(&plan, a.missing_only)?;
+    slurm::prepare(&plan, &folder, a.missing_only)?;
     let result = slurm::run(&plan, runner, &mut folder, &mut |e| progress.node(e));
-    finish(&folder, result, progress.quiet)
+    finish(&mut folder, result, progress.quiet)
 }
 
 fn write_manifest(a: &K8sManifestArgs, quiet: bool) -> Result<u8> {
@@ -326,7 +354,7 @@ fn write_manifest(a: &K8sManifestArgs, quiet: bool) -> Result<u8> {
 
 /// Writes `text` to `path` (`-`: standard output).
 fn write_out(path: &Path, text: &str, quiet: bool) -> Result<u8> {
-    crate::files::emit((path != Path::new("-")).then_some(path), text, quiet)?;
+    crate::files::emit(Some(path), text, quiet)?;
     Ok(exit::OK)
 }
 
@@ -382,6 +410,14 @@ mod tests {
         let mut progress = Progress { quiet: true, total: 0, ok: 0, not: 0 };
         let err = run_slurm(&a, &never, &mut progress).unwrap_err();
         assert_eq!(exit::for_error(&err), exit::INPUT, "{err:#}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_hosts_file_is_capped() {
+        let err = read_hosts_file(Path::new("/dev/zero")).unwrap_err();
+        assert_eq!(exit::for_error(&err), exit::INPUT, "{err:#}");
+        assert!(format!("{err:#}").contains("longer than 8 MiB"), "{err:#}");
     }
 
     #[test]

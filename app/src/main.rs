@@ -223,9 +223,10 @@ fn processes(args: &cli::ProcessesArgs, this_machine: bool) -> Result<u8> {
     } else {
         let mut out = String::new();
         for l in &lists {
-            out.push_str(&format!("GPU {} ({})\n", l.gpu, l.bus_id.as_deref().unwrap_or("bus id unknown")));
+            let bus_id = l.bus_id.as_deref().map_or_else(|| "bus id unknown".to_owned(), render::text::clean);
+            out.push_str(&format!("GPU {} ({bus_id})\n", l.gpu));
             match &l.error {
-                Some(e) => out.push_str(&format!("  NVML did not list the processes: {e}\n")),
+                Some(e) => out.push_str(&format!("  NVML did not list the processes: {}\n", render::text::clean(e))),
                 None => out.push_str(&render::processes::table(&l.list, None)),
             }
         }

@@ -79,6 +79,18 @@ fn json_and_output_write_the_same_run() {
     assert_eq!(String::from_utf8(out.stdout).unwrap(), file);
 }
 
+/// `-o -` is standard output: the run's JSON once, not a file named `-` and not the table too.
+#[test]
+fn output_dash_is_the_json_on_standard_output_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let out =
+        gpu_doctor().current_dir(dir.path()).args(["bench", "--tests", "cpu", "--quick", "-o", "-"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    let run: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(test(&run, "cpu")["status"], "passed");
+    assert!(!dir.path().join("-").exists(), "a file named - was written");
+}
+
 #[test]
 fn bad_input_exits_2_or_3() {
     gpu_doctor().args(["bench", "--tests", "h2d,warp"]).assert().code(2);

@@ -343,6 +343,42 @@ fn report_output_keeps_a_private_mode_and_writes_through_a_symlink() {
     assert!(std::fs::read_to_string(&private).unwrap().starts_with('{'));
 }
 
+/// `-o /dev/stdout` inside a shell's `>> build.log` adds the report to the log (the writer used to
+/// rename a new file over build.log, losing what was there); into a pipe it works too, and `-o -`
+/// is standard output, not a file named `-`.
+#[cfg(target_os = "linux")]
+#[test]
+fn output_to_dev_stdout_or_dash_is_the_stream_not_a_file_renamed_over() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("build.log");
+    std::fs::write(&log, "earlier\n").unwrap();
+    let bin = env!("CARGO_BIN_EXE_gpu-doctor");
+    for output in ["/dev/stdout", "/dev/fd/1", "/proc/self/fd/1", "-"] {
+        let script = format!(
+            "{{ echo before; '{bin}' report --format json -o {output}; echo after; }} >> build.log; \
+             '{bin}' report --format json -o {output} | wc -c"
+        );
+        let out = std::process::Command::new("sh")
+            .args(["-c", &script])
+            .current_dir(dir.path())
+            .env("NO_COLOR", "1")
+            .env_remove("DISPLAY")
+            .env_remove("WAYLAND_DISPLAY")
+            .output()
+            .unwrap();
+        let stderr = stderr_of(&out);
+        assert!(out.status.success(), "{output}: {stderr}");
+        let text = std::fs::read_to_string(&log).unwrap();
+        let tail = text.rsplit_once("before\n").unwrap_or_else(|| panic!("{output}: {text}")).1;
+        assert!(tail.starts_with('{') && tail.ends_with("}\nafter\n"), "{output}: {tail}");
+        assert!(text.starts_with("earlier\n"), "{output}: what the log had was lost");
+        let piped: usize = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+        assert!(piped > 100, "{output}: into a pipe: {piped} bytes; {stderr}");
+        assert!(!stderr.contains("wrote"), "{output}: {stderr}");
+        assert!(!dir.path().join("-").exists(), "{output}: a file named - was written");
+    }
+}
+
 /// Runs `script` (POSIX sh) in a mount namespace of its own, where it may mount a tmpfs; `None`
 /// when this machine allows neither `unshare -m` (root) nor `unshare -rm` (user namespaces).
 #[cfg(target_os = "linux")]

@@ -160,3 +160,38 @@ fn a_host_name_in_two_folders_shows_each_group_with_its_own_values() {
     let plain = text(&compare(&[a.path().to_str().unwrap(), b.path().to_str().unwrap(), "--color", "never"]));
     assert!(plain.contains("*535.104.05"), "the second group's row is its own node's: {plain}");
 }
+
+/// `/dev/zero` and a fifo on the command line, and a manifest naming one report 64 times, under a
+/// 1 GiB memory limit: each is a node with its reason, promptly (the old reader read /dev/zero until
+/// memory ran out, hung on the fifo, and read the one report 64 times).
+#[cfg(target_os = "linux")]
+#[test]
+fn compare_refuses_devices_and_fifos_and_reads_a_report_once_within_a_memory_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let fleet = d.join("fleet");
+    std::fs::create_dir(&fleet).unwrap();
+    write(&fleet, &base_report(), "a1", |_| {});
+    let rows: Vec<Value> = (0..64)
+        .map(|i| serde_json::json!({"host": format!("n{i}"), "engine_name": format!("n{i}"), "outcome": {"state": "reported", "file": "a1.json"}}))
+        .collect();
+    let manifest = serde_json::json!({"engine": "ssh", "started": "2026-11-28T00:00:00Z", "nodes": rows});
+    std::fs::write(fleet.join("fleet.json"), manifest.to_string()).unwrap();
+    assert!(std::process::Command::new("mkfifo").arg(d.join("pipe.json")).status().unwrap().success());
+    let script = format!(
+        "ulimit -v 1048576; exec timeout 60 '{}' compare --format json /dev/zero {} {}",
+        env!("CARGO_BIN_EXE_gpu-doctor"),
+        d.join("pipe.json").display(),
+        fleet.display()
+    );
+    let out = std::process::Command::new("sh").args(["-c", &script]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let c: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let failed = c["findings"].as_array().unwrap().iter().find(|f| f["id"] == "fleet.node_failed").unwrap();
+    let summary = failed["summary"].as_str().unwrap();
+    assert!(summary.starts_with("65 of 66 nodes gave no report"), "{summary}");
+    let refused =
+        c["nodes"].as_array().unwrap().iter().filter(|n| n.to_string().contains("not a regular file")).count();
+    assert_eq!(refused, 2, "{}", c["nodes"]);
+}

@@ -295,7 +295,7 @@ fn fleet_k8s_collect_reads_recorded_kubectl_output() {
     write_script(
         &fakebin.join("kubectl"),
         &format!(
-            "#!/bin/sh\necho \"$*\" >> {calls}\ncase \"$1\" in\n  get) cat {pods} ;;\n  logs) cat {logs}/\"$4\" ;;\n  \
+            "#!/bin/sh\necho \"$*\" >> {calls}\ncase \"$1\" in\n  get) cat {pods} ;;\n  logs) cat {logs}/\"$7\" ;;\n  \
              *) echo \"unexpected: $*\" >&2; exit 1 ;;\nesac\n",
             calls = quote_posix(&tmp.path().join("calls").display().to_string()),
             pods = quote_posix(&recorded.display().to_string()),
@@ -324,5 +324,156 @@ fn fleet_k8s_collect_reads_recorded_kubectl_output() {
         calls.starts_with("get pods --namespace gpu-doctor --selector app.kubernetes.io/name=gpu-doctor -o json\n"),
         "{calls}"
     );
-    assert!(calls.contains("logs --namespace gpu-doctor gpu-doctor-4mz9q -c gpu-doctor\n"), "{calls}");
+    assert!(calls.contains("logs --namespace gpu-doctor -c gpu-doctor -- gpu-doctor-4mz9q\n"), "{calls}");
+}
+
+/// A fake `ssh` on PATH whose nodes answer with hostile host names (an existing file's name, a
+/// planted symlink's, an option), a banner with braces and text after the report, and a host named
+/// twice: no file outside the manifest's own is touched, every report is found, and the progress
+/// counts each host once.
+#[test]
+fn fleet_ssh_with_hostile_host_names_and_banners_touches_only_its_own_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let answers = tmp.path().join("answers");
+    std::fs::create_dir_all(&answers).unwrap();
+    let report =
+        Command::new(fake_gpu_doctor(&tmp.path().join("bin"))).args(["report", "--format", "json"]).output().unwrap();
+    assert!(report.status.success());
+    let base: serde_json::Value = serde_json::from_slice(&report.stdout).unwrap();
+    let named = |host: &str| {
+        let mut r = base.clone();
+        r["snapshot"]["system"]["value"]["host_name"] = host.into();
+        serde_json::to_string_pretty(&r).unwrap()
+    };
+    std::fs::write(answers.join("n1"), named("package")).unwrap();
+    std::fs::write(answers.join("n2"), named("gpu01")).unwrap();
+    std::fs::write(answers.join("n3"), named("-rf")).unwrap();
+    let banner = format!("Welcome {{admin}}\n{{ maintenance }}\n{}\nlogout {{\n", named("bannered"));
+    std::fs::write(answers.join("n4"), banner).unwrap();
+    let fakebin = tmp.path().join("fakebin");
+    std::fs::create_dir_all(&fakebin).unwrap();
+    // ssh -o BatchMode=yes -- HOST COMMAND: the host is $4.
+    write_script(
+        &fakebin.join("ssh"),
+        &format!("#!/bin/sh\ncat {}/\"$4\"\n", quote_posix(&answers.display().to_string())),
+    );
+    let out_dir = tmp.path().join("fleet");
+    std::fs::create_dir_all(&out_dir).unwrap();
+    std::fs::write(out_dir.join("package.json"), "{\"name\": \"unrelated\"}").unwrap();
+    let victim = tmp.path().join("victim");
+    std::fs::write(&victim, "precious").unwrap();
+    std::os::unix::fs::symlink(&victim, out_dir.join("gpu01.json")).unwrap();
+    let path = format!("{}:{}", fakebin.display(), std::env::var("PATH").unwrap_or_default());
+    let out = Command::new(BIN)
+        .args(["fleet", "ssh", "n1", "n2", "n3", "n4", "n1", "-o"])
+        .arg(&out_dir)
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("[4/4, 4 ok, 0 not]") && stderr.contains("4 of 4 nodes reported"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(out_dir.join("package.json")).unwrap(), "{\"name\": \"unrelated\"}");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    let m = manifest(&out_dir);
+    let file = |node: &str| match outcome(&m, node) {
+        NodeOutcome::Reported { file } => file.clone(),
+        other => panic!("{node}: {other:?}"),
+    };
+    assert_eq!(file("n1"), "package-2.json");
+    assert_eq!(file("n2"), "gpu01-2.json");
+    assert_eq!(file("n3"), "_rf.json");
+    let kept = std::fs::read_to_string(out_dir.join(file("n4"))).unwrap();
+    assert!(kept.starts_with('{') && kept.trim_end().ends_with('}'), "{kept}");
+}
+
+/// Fake `srun` and `scontrol` on PATH: scontrol names a node `../../secret` and one `-x`, a node's
+/// `.out` is a FIFO no one writes, and `DIR/.slurm` holds a file of the user's. The run ends
+/// promptly, reads no file outside `.slurm`, and removes nothing it did not write.
+#[test]
+fn fleet_slurm_with_hostile_node_names_and_outputs_reads_and_removes_only_its_own() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fakebin = tmp.path().join("fakebin");
+    std::fs::create_dir_all(&fakebin).unwrap();
+    write_script(&fakebin.join("srun"), "#!/bin/sh\nexit 0\n");
+    write_script(&fakebin.join("scontrol"), "#!/bin/sh\nprintf 'gpu01\\n../../secret\\n-x\\n'\n");
+    let out_dir = tmp.path().join("run").join("fleet");
+    let raw = out_dir.join(".slurm");
+    std::fs::create_dir_all(&raw).unwrap();
+    std::fs::write(tmp.path().join("run").join("secret.out"), "TOKEN-42\n").unwrap();
+    std::fs::write(raw.join("notes.out"), "mine\n").unwrap();
+    assert!(Command::new("mkfifo").arg(raw.join("gpu01.out")).status().unwrap().success());
+    let path = format!("{}:{}", fakebin.display(), std::env::var("PATH").unwrap_or_default());
+    let started = Instant::now();
+    let out = Command::new("timeout")
+        .args(["60", BIN, "fleet", "slurm", "-w", "gpu01", "--timeout", "30", "-o"])
+        .arg(&out_dir)
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(30), "a FIFO held the run");
+    assert_eq!(std::fs::read_to_string(raw.join("notes.out")).unwrap(), "mine\n", "a file of the user's was removed");
+    let text = std::fs::read_to_string(out_dir.join(MANIFEST_FILE)).unwrap();
+    assert!(!text.contains("TOKEN-42"), "a file outside the folder was read: {text}");
+    let m = manifest(&out_dir);
+    assert!(
+        matches!(outcome(&m, "gpu01"), NodeOutcome::Failed { reason } if reason.contains("not a regular file")),
+        "{m:#?}"
+    );
+    for name in ["../../secret", "-x"] {
+        assert!(
+            matches!(outcome(&m, name), NodeOutcome::Failed { reason } if reason.contains("not a plain node name")),
+            "{m:#?}"
+        );
+    }
+}
+
+/// A fake `kubectl` on PATH listing a pod named like an option and one whose log hangs: the
+/// option-like name is never passed to kubectl, the hanging pod is cut by `--timeout`, and the
+/// others are read at once.
+#[test]
+fn fleet_k8s_collect_with_hostile_pod_names_and_a_hanging_log_keeps_its_deadline() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fakebin = tmp.path().join("fakebin");
+    std::fs::create_dir_all(&fakebin).unwrap();
+    let report =
+        Command::new(fake_gpu_doctor(&tmp.path().join("bin"))).args(["report", "--format", "json"]).output().unwrap();
+    assert!(report.status.success());
+    std::fs::write(tmp.path().join("report.json"), &report.stdout).unwrap();
+    let pod = |name: &str, node: &str| serde_json::json!({"metadata": {"name": name}, "spec": {"nodeName": node}, "status": {"phase": "Running"}});
+    let list = serde_json::json!({"kind": "List", "items": [
+        pod("--kubeconfig=/tmp/evil", "gpu-a"), pod("hang", "gpu-b"), pod("ok", "gpu-c"),
+    ]});
+    std::fs::write(tmp.path().join("pods.json"), list.to_string()).unwrap();
+    let t = quote_posix(&tmp.path().display().to_string());
+    // kubectl logs --namespace NS -c gpu-doctor -- POD: the pod is the last argument.
+    write_script(
+        &fakebin.join("kubectl"),
+        &format!(
+            "#!/bin/sh\necho \"$*\" >> {t}/calls\ncase \"$1\" in\n  get) cat {t}/pods.json ;;\n  \
+             logs) for last; do :; done; case \"$last\" in hang) exec sleep 60 ;; *) cat {t}/report.json ;; esac ;;\n\
+             esac\n"
+        ),
+    );
+    let path = format!("{}:{}", fakebin.display(), std::env::var("PATH").unwrap_or_default());
+    let out_dir = tmp.path().join("fleet");
+    let started = Instant::now();
+    let out = Command::new(BIN)
+        .args(["fleet", "k8s", "collect", "--timeout", "3", "-o"])
+        .arg(&out_dir)
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(20), "the hanging pod held the run: {stderr}");
+    let m = manifest(&out_dir);
+    assert!(matches!(outcome(&m, "gpu-c/ok"), NodeOutcome::Reported { .. }), "{m:#?}");
+    assert_eq!(outcome(&m, "gpu-b/hang"), &NodeOutcome::TimedOut);
+    assert!(matches!(outcome(&m, "gpu-a/--kubeconfig=/tmp/evil"), NodeOutcome::Failed { .. }), "{m:#?}");
+    let calls = std::fs::read_to_string(tmp.path().join("calls")).unwrap();
+    assert!(!calls.contains("kubeconfig"), "{calls}");
+    assert!(calls.contains("logs --namespace default -c gpu-doctor -- ok\n"), "{calls}");
 }

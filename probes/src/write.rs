@@ -6,8 +6,14 @@
 //! own (so two writes at once never share one), which takes the old file's permissions and is
 //! renamed over it only once everything is on disk (`fsync`); on any error the temporary is removed
 //! and the old file is untouched, so a full disk never leaves a truncated file under the real name.
-//! Anything that is not a regular file is written through: a symlink's target, a device such as
-//! `/dev/null`, a fifo. A file gpu-doctor owns (a fixture, a backup) is stricter ([`write_own_file`]).
+//! Anything that is not a regular file is written through: a symlink's target (in place, never by
+//! a rename over it), a device such as `/dev/null`, a fifo. A file gpu-doctor owns (a fixture, a
+//! backup) is stricter ([`write_own_file`]).
+//!
+//! `-`, `/dev/stdout`, `/dev/stderr`, `/dev/fd/N` and `/proc/self/fd/N` (or a symlink that leads to
+//! one) name a stream, not a file ([`stream_of`]): standard output and error are written as this
+//! process holds them, so `{ echo before; gpu-doctor report -o /dev/stdout; } >> build.log` appends,
+//! and a pipe works; another descriptor is opened for appending, never truncated nor renamed over.
 
 use std::fs::{File, Metadata, OpenOptions};
 use std::io::{self, Write};
@@ -72,9 +78,88 @@ macro_rules! bail {
 pub type Writer<'a> = dyn FnMut(&mut File, &[u8]) -> io::Result<()> + 'a;
 
 /// Writes `bytes` to `path` (see the module's notes): a regular file is replaced atomically and
-/// keeps its permissions, a symlink is followed to its target, a device or fifo is written into.
+/// keeps its permissions, a symlink's target is written in place, a device or fifo is written
+/// into, and a stream ([`stream_of`]) is written as this process holds it.
 pub fn write_file(path: &Path, bytes: impl AsRef<[u8]>) -> Result<()> {
     write_with(path, bytes.as_ref(), &mut write_all)
+}
+
+/// A stream that an output path names instead of a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stream {
+    /// Standard output: `-`, `/dev/stdout`, `/dev/fd/1`, `/proc/self/fd/1`.
+    Stdout,
+    /// Standard error: `/dev/stderr`, `/dev/fd/2`, `/proc/self/fd/2`.
+    Stderr,
+    /// Another open descriptor: `/dev/fd/N`, `/proc/self/fd/N`.
+    Fd(u32),
+}
+
+/// The stream `path` names, if it names one: `-`, `/dev/stdout`, `/dev/stderr`, `/dev/fd/N`,
+/// `/proc/self/fd/N` or `/proc/thread-self/fd/N`, or a symlink that leads to one of them (each link
+/// of the chain is read, none resolved by the OS: `/proc/self/fd/1` resolves to the file the shell
+/// redirected to, or to nothing for a pipe).
+pub fn stream_of(path: &Path) -> Option<Stream> {
+    let mut here = path.to_path_buf();
+    // The OS gives up after 40 links (Linux's MAXSYMLINKS); so does this.
+    for _ in 0..40 {
+        if let Some(stream) = named_stream(&here) {
+            return Some(stream);
+        }
+        let target = std::fs::read_link(&here).ok()?;
+        here = match here.parent() {
+            Some(dir) if target.is_relative() => dir.join(target),
+            _ => target,
+        };
+    }
+    None
+}
+
+/// The stream `path` itself names (no link followed).
+fn named_stream(path: &Path) -> Option<Stream> {
+    let text = path.to_str()?;
+    match text {
+        "-" | "/dev/stdout" => return Some(Stream::Stdout),
+        "/dev/stderr" => return Some(Stream::Stderr),
+        _ => {}
+    }
+    let fd = ["/dev/fd/", "/proc/self/fd/", "/proc/thread-self/fd/"].iter().find_map(|p| text.strip_prefix(p))?;
+    if fd.is_empty() || !fd.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some(match fd.parse::<u32>().ok()? {
+        1 => Stream::Stdout,
+        2 => Stream::Stderr,
+        n => Stream::Fd(n),
+    })
+}
+
+/// Writes `bytes` into a stream. Standard output or error whose reader stopped reading
+/// (`gpu-doctor report -o - | head`) is not an error: the output ends there, quietly.
+fn write_stream(path: &Path, stream: Stream, bytes: &[u8], writer: &mut Writer<'_>) -> Result<()> {
+    let written = match stream {
+        Stream::Stdout => {
+            let mut out = io::stdout().lock();
+            out.write_all(bytes).and_then(|()| out.flush())
+        }
+        Stream::Stderr => {
+            let mut out = io::stderr().lock();
+            out.write_all(bytes).and_then(|()| out.flush())
+        }
+        Stream::Fd(_) => {
+            // A descriptor other than 1 and 2 can only be reached by opening it again: for
+            // appending, so the file behind it is neither truncated nor replaced.
+            let mut file = OpenOptions::new()
+                .append(true)
+                .open(path)
+                .with_context(|| format!("could not open {}", path.display()))?;
+            writer(&mut file, bytes).and_then(|()| file.flush())
+        }
+    };
+    match written {
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe && matches!(stream, Stream::Stdout | Stream::Stderr) => Ok(()),
+        other => other.with_context(|| format!("could not write {}", path.display())),
+    }
 }
 
 /// Writes a file gpu-doctor owns (a fixture's `host.json`): never through a symlink or into
@@ -113,6 +198,9 @@ pub fn write_all(file: &mut File, bytes: &[u8]) -> io::Result<()> {
 /// `write_file` with the step that puts the bytes into the open file replaceable, so tests can
 /// make it fail the way a full disk does.
 fn write_with(path: &Path, bytes: &[u8], writer: &mut Writer<'_>) -> Result<()> {
+    if let Some(stream) = stream_of(path) {
+        return write_stream(path, stream, bytes, writer);
+    }
     let meta = match std::fs::symlink_metadata(path) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return replace_atomically(path, None, bytes, writer),
         Err(e) => return Err(e).with_context(|| format!("could not look at {}", path.display())),
@@ -122,8 +210,9 @@ fn write_with(path: &Path, bytes: &[u8], writer: &mut Writer<'_>) -> Result<()> 
         let target = std::fs::canonicalize(path).with_context(|| {
             format!("{} is a symbolic link to nothing; gpu-doctor does not follow it", path.display())
         })?;
+        // Written in place: a rename would replace what the link points to (wherever that is)
+        // with a new file of this process's, and no longer the one the link's owner meant.
         return match std::fs::symlink_metadata(&target) {
-            Ok(m) if m.is_file() => replace_atomically(&target, Some(&m), bytes, writer),
             Ok(m) if m.is_dir() => bail!("{} leads to a folder ({})", path.display(), target.display()),
             Ok(_) => write_through(&target, bytes, writer),
             Err(e) => Err(e).with_context(|| format!("could not look at {}", target.display())),
@@ -268,6 +357,66 @@ mod tests {
         assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "the link was replaced");
         assert_eq!(std::fs::read_to_string(&target).unwrap(), "new");
         assert_eq!(names(dir.path()), ["link.md", "real.md"]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_symlinks_target_is_written_in_place_not_renamed_over() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("real.md");
+        std::fs::write(&target, "old").unwrap();
+        // A second name for the same file: a rename over `real.md` would leave it the old bytes.
+        std::fs::hard_link(&target, dir.path().join("same.md")).unwrap();
+        let inode = std::fs::metadata(&target).unwrap().ino();
+        let link = dir.path().join("link.md");
+        std::os::unix::fs::symlink("real.md", &link).unwrap();
+        write_file(&link, "new").unwrap();
+        assert_eq!(std::fs::metadata(&target).unwrap().ino(), inode, "the link's target was replaced");
+        assert_eq!(std::fs::read_to_string(dir.path().join("same.md")).unwrap(), "new");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn standard_streams_and_descriptors_are_streams_by_name_and_through_links() {
+        for (path, stream) in [
+            ("-", Stream::Stdout),
+            ("/dev/stdout", Stream::Stdout),
+            ("/dev/stderr", Stream::Stderr),
+            ("/dev/fd/1", Stream::Stdout),
+            ("/proc/self/fd/2", Stream::Stderr),
+            ("/proc/thread-self/fd/1", Stream::Stdout),
+            ("/dev/fd/7", Stream::Fd(7)),
+        ] {
+            assert_eq!(stream_of(Path::new(path)), Some(stream), "{path}");
+        }
+        for path in ["./-", "--", "/dev/fd/", "/dev/fd/1x", "/dev/fd/+1", "/dev/null", "/proc/1/fd/1", "r.md"] {
+            assert_eq!(stream_of(Path::new(path)), None, "{path}");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let hop = dir.path().join("hop");
+        std::os::unix::fs::symlink("/dev/stdout", &hop).unwrap();
+        std::os::unix::fs::symlink("hop", &out).unwrap();
+        assert_eq!(stream_of(&out), Some(Stream::Stdout));
+        let looped = dir.path().join("loop");
+        std::os::unix::fs::symlink("loop", &looped).unwrap();
+        assert_eq!(stream_of(&looped), None);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_descriptor_is_appended_to_not_truncated_nor_replaced() {
+        use std::os::unix::io::AsRawFd;
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("build.log");
+        std::fs::write(&log, "before\n").unwrap();
+        let held = OpenOptions::new().append(true).open(&log).unwrap();
+        let fd = held.as_raw_fd();
+        write_file(Path::new(&format!("/proc/self/fd/{fd}")), "report\n").unwrap();
+        write_file(Path::new(&format!("/dev/fd/{fd}")), "again\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&log).unwrap(), "before\nreport\nagain\n");
+        assert_eq!(names(dir.path()), ["build.log"]);
     }
 
     #[cfg(unix)]

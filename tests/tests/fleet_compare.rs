@@ -3,11 +3,18 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use gpu_doctor_judge::fleet::compare::{compare, read_folder};
+use gpu_doctor_judge::fleet::compare::{Named, compare, read_folder};
 use gpu_doctor_model::Severity;
 use gpu_doctor_tests::fleet::{Perturbation, base_snapshot, fleet, host, write};
 
 const NODES: usize = 64;
+
+/// The binary's reader: the probes' capped reader of regular files (no symlink inside a folder).
+fn read(path: &std::path::Path, named: Named) -> Result<Vec<u8>, String> {
+    use gpu_doctor_probes::host::{Links, MAX_FILE_BYTES, read_regular_file};
+    let links = if named == Named::ByUser { Links::Follow } else { Links::Refuse };
+    read_regular_file(path, MAX_FILE_BYTES, links).map_err(|e| e.to_string())
+}
 
 fn perturbed() -> Vec<(usize, Perturbation)> {
     Perturbation::ALL.iter().enumerate().map(|(k, p)| (k * 9 + 4, *p)).collect()
@@ -22,7 +29,7 @@ fn every_perturbation_is_flagged_on_its_node_and_nothing_else() {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), &fleet(&base_snapshot(), NODES, &perturbed())).unwrap();
     // Through the folder and its manifest, as `gpu-doctor compare DIR` reads it.
-    let c = compare(read_folder(dir.path()).unwrap());
+    let c = compare(read_folder(dir.path(), &read).unwrap());
     let got: Vec<(&str, Option<&str>, Vec<&str>, Severity)> = c
         .findings
         .iter()

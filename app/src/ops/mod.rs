@@ -56,12 +56,26 @@ pub fn diagnose(text: &str) -> Result<Report> {
 /// `InputError`; a file that is not a report is a node with the reason.
 pub fn compare(paths: &[std::path::PathBuf]) -> Result<gpu_doctor_model::fleet::Comparison> {
     use gpu_doctor_judge::fleet::compare;
-    let nodes = compare::read_paths(paths).map_err(InputError)?;
+    let nodes = compare::read_paths(paths, &read_report_file).map_err(InputError)?;
     if !nodes.iter().any(|n| n.report.is_some()) {
         let why = nodes.first().map_or_else(|| "no *.json file in it".to_owned(), |n| n.outcome.describe());
         return Err(InputError(format!("no report could be read ({} node(s); first: {why})", nodes.len())).into());
     }
     Ok(compare::compare(nodes))
+}
+
+/// The reader of `compare`'s files (the command's and the window's): the probes' capped reader
+/// of regular files, following a symlink only at a path the user named.
+pub(crate) fn read_report_file(
+    path: &std::path::Path,
+    named: gpu_doctor_judge::fleet::compare::Named,
+) -> Result<Vec<u8>, String> {
+    use gpu_doctor_probes::host::{Links, MAX_FILE_BYTES, read_regular_file};
+    let links = match named {
+        gpu_doctor_judge::fleet::compare::Named::ByUser => Links::Follow,
+        gpu_doctor_judge::fleet::compare::Named::ByFolder => Links::Refuse,
+    };
+    read_regular_file(path, MAX_FILE_BYTES, links).map_err(|e| e.to_string())
 }
 
 /// What to probe. On this machine: the command line's options, in the current folder. On a

@@ -1,7 +1,12 @@
 //! The processes on each GPU as nvitop's process panel shows them: one row per process, the most
 //! GPU memory first. The Telemetry page draws these cells in a grid; `gpu-doctor processes`
 //! prints them as a table.
+//!
+//! A command line and a user name come from `/proc`, where any local user with a GPU process
+//! writes them: every cell and note is cleaned ([`clean`]) before the terminal or the window shows it,
+//! so an argument's escape sequence or newline can neither drive the terminal nor draw a fake row.
 
+use crate::render::text::clean;
 use gpu_doctor_probes::host::processes::{GpuProcess, GpuProcesses};
 
 /// The columns.
@@ -17,9 +22,10 @@ pub fn memory(bytes: u64) -> String {
     if mib < 1024.0 { format!("{mib:.0} MiB") } else { format!("{:.2} GiB", mib / 1024.0) }
 }
 
-/// What the command column shows: the command line, else the kernel's name for it, else `—`.
+/// What the command column shows: the command line, else the kernel's name for it, else `—`;
+/// cleaned for one line of a terminal or a grid cell.
 pub fn command(p: &GpuProcess) -> String {
-    p.command.clone().or_else(|| p.name.clone()).unwrap_or_else(|| "—".to_owned())
+    p.command.as_deref().or(p.name.as_deref()).map_or_else(|| "—".to_owned(), clean)
 }
 
 /// One row's cells in `HEADINGS`' order; `—` where a value is unknown. `gpu_total` (the GPU's
@@ -34,7 +40,7 @@ pub fn cells(p: &GpuProcess, gpu_total: Option<u64>) -> [String; 9] {
     };
     [
         p.pid.to_string(),
-        p.user.clone().unwrap_or_else(dash),
+        p.user.as_deref().map_or_else(dash, clean),
         p.kind.map_or_else(dash, |k| k.letters().to_owned()),
         gpu_memory,
         pct(p.sm_pct),
@@ -51,7 +57,7 @@ pub fn table(list: &GpuProcesses, gpu_total: Option<u64>) -> String {
     if list.processes.is_empty() {
         let mut out = format!("  {NO_PROCESSES}\n");
         for note in &list.notes {
-            out.push_str(&format!("  note: {note}\n"));
+            out.push_str(&format!("  note: {}\n", clean(note)));
         }
         return out;
     }
@@ -74,11 +80,11 @@ pub fn table(list: &GpuProcesses, gpu_total: Option<u64>) -> String {
     for (p, row) in list.processes.iter().zip(&rows) {
         out.push_str(&line(row));
         if let Some(why) = &p.unreadable {
-            out.push_str(&format!("    pid {}: {why}\n", p.pid));
+            out.push_str(&format!("    pid {}: {}\n", p.pid, clean(why)));
         }
     }
     for note in &list.notes {
-        out.push_str(&format!("  note: {note}\n"));
+        out.push_str(&format!("  note: {}\n", clean(note)));
     }
     out
 }
@@ -119,6 +125,40 @@ mod tests {
         };
         assert_eq!(cells(&gone, None), ["7", "—", "C", "n/a", "—", "—", "—", "—", "—"]);
         assert_eq!(memory(1012 << 20), "1012 MiB");
+    }
+
+    /// What NVML and `/proc` give for a process whose owner chose its command line and name:
+    /// an OSC 52 clipboard write, a title change, a screen clear and a newline that draws a row.
+    fn hostile() -> GpuProcess {
+        GpuProcess {
+            pid: 666,
+            user: Some("eve\x1b[2J".to_owned()),
+            command: Some(
+                "python3 \x1b]52;c;cm0gLXJmIH4K\x07\x1b]0;root@prod\x07\n  1     root  C     80.00 GiB  99  fake"
+                    .to_owned(),
+            ),
+            unreadable: Some("gone\x1b[H".to_owned()),
+            ..GpuProcess::default()
+        }
+    }
+
+    #[test]
+    fn commands_users_and_notes_from_proc_are_cleaned_in_the_table_and_the_cells() {
+        let list = GpuProcesses {
+            processes: vec![python(), hostile()],
+            notes: vec!["NVML: \x1b[31mred\x1b[0m".to_owned()],
+            last_seen_us: 0,
+        };
+        let text = table(&list, None);
+        assert!(!text.chars().any(|c| c.is_control() && c != '\n'), "{text:?}");
+        assert_eq!(text.lines().count(), 5, "a newline in an argument drew a row: {text}");
+        assert!(text.contains(r"python3 \u{1b}]52;c;cm0gLXJmIH4K\u{7}"), "{text}");
+        // The window draws the same cells.
+        for cell in cells(&hostile(), Some(1 << 30)) {
+            assert!(!cell.chars().any(char::is_control), "{cell:?}");
+        }
+        let name_only = GpuProcess { pid: 1, name: Some("x\ry".to_owned()), ..GpuProcess::default() };
+        assert_eq!(command(&name_only), "x y");
     }
 
     #[test]

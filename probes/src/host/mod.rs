@@ -35,6 +35,74 @@ pub const MAX_FILE_BYTES: usize = 8 * 1024 * 1024;
 /// Largest stdout or stderr a command may print before the rest is cut.
 pub const MAX_OUTPUT_BYTES: usize = 8 * 1024 * 1024;
 
+/// Whether [`read_regular_file`] follows a symlink at the path itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Links {
+    /// Follow it (the probes' sysfs paths are links).
+    Follow,
+    /// Refuse it: a file named by another file (a fleet manifest's row, a node's output) is read
+    /// only where it is, never where a planted link sends it.
+    Refuse,
+}
+
+/// The one capped reader of files: opens `path` without blocking (a fifo with no writer does not
+/// hang it), checks on the open file that it is a regular file (a device such as `/dev/zero` or
+/// a fifo is refused; a size check before opening would see 0 for both), then reads at most
+/// `cap` bytes: a longer file is an error, never a cut one. Errors name the path.
+pub fn read_regular_file(path: &Path, cap: usize, links: Links) -> Result<Vec<u8>, HostError> {
+    use std::io::Read;
+    let what = || path.display().to_string();
+    let io = |e: std::io::Error| match e.kind() {
+        std::io::ErrorKind::NotFound => HostError::NotFound { what: what() },
+        _ if links == Links::Refuse && e.raw_os_error() == Some(rustix_eloop()) => {
+            HostError::Io { message: "a symbolic link, not followed".to_owned(), what: what() }
+        }
+        _ => HostError::Io { message: e.to_string(), what: what() },
+    };
+    let file = open_nonblocking(path, links).map_err(io)?;
+    let meta = file.metadata().map_err(io)?;
+    if !meta.is_file() {
+        return Err(HostError::Io { message: "not a regular file".to_owned(), what: what() });
+    }
+    let mut bytes = Vec::new();
+    file.take(cap as u64 + 1).read_to_end(&mut bytes).map_err(io)?;
+    if bytes.len() > cap {
+        return Err(HostError::Io { message: format!("file larger than {cap} bytes"), what: what() });
+    }
+    Ok(bytes)
+}
+
+#[cfg(unix)]
+fn open_nonblocking(path: &Path, links: Links) -> std::io::Result<std::fs::File> {
+    use rustix::fs::OFlags;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut flags = OFlags::NONBLOCK | OFlags::NOCTTY;
+    if links == Links::Refuse {
+        flags |= OFlags::NOFOLLOW;
+    }
+    std::fs::OpenOptions::new().read(true).custom_flags(flags.bits().cast_signed()).open(path)
+}
+
+#[cfg(not(unix))]
+fn open_nonblocking(path: &Path, links: Links) -> std::io::Result<std::fs::File> {
+    if links == Links::Refuse && std::fs::symlink_metadata(path)?.file_type().is_symlink() {
+        return Err(std::io::Error::other("a symbolic link, not followed"));
+    }
+    std::fs::File::open(path)
+}
+
+/// The OS's "too many levels of symbolic links", which `O_NOFOLLOW` answers for a link.
+fn rustix_eloop() -> i32 {
+    #[cfg(unix)]
+    {
+        rustix::io::Errno::LOOP.raw_os_error()
+    }
+    #[cfg(not(unix))]
+    {
+        -1
+    }
+}
+
 /// Why a host could not answer.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -218,4 +286,47 @@ pub fn path_dirs(host: &dyn Host) -> Vec<PathBuf> {
     host.env_var("PATH")
         .map(|p| p.split(sep).filter(|d| !d.is_empty()).map(PathBuf::from).collect())
         .unwrap_or_default()
+}
+
+#[cfg(all(test, unix))]
+mod read_tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use super::*;
+
+    #[test]
+    fn devices_and_fifos_are_refused_at_once_and_files_read_up_to_the_cap() {
+        let err = read_regular_file(Path::new("/dev/zero"), 1 << 20, Links::Follow).unwrap_err();
+        assert!(err.to_string().contains("not a regular file"), "{err}");
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("pipe");
+        assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+        // No writer ever comes: a blocking open would hang here.
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        let read = move || tx.send(read_regular_file(&fifo, 1 << 20, Links::Follow).map(|_| ()));
+        std::thread::Builder::new().name("fifo-read".into()).spawn(read).unwrap();
+        let read = rx.recv_timeout(Duration::from_secs(20)).expect("reading a fifo hung");
+        assert!(read.unwrap_err().to_string().contains("not a regular file"));
+
+        let file = dir.path().join("r.json");
+        std::fs::write(&file, "0123456789").unwrap();
+        assert_eq!(read_regular_file(&file, 10, Links::Refuse).unwrap(), b"0123456789");
+        let err = read_regular_file(&file, 9, Links::Refuse).unwrap_err();
+        assert!(err.to_string().contains("larger than 9 bytes"), "{err}");
+        assert!(matches!(
+            read_regular_file(&dir.path().join("none"), 9, Links::Follow),
+            Err(HostError::NotFound { .. })
+        ));
+    }
+
+    #[test]
+    fn a_symlink_is_followed_only_when_asked() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("secret"), "token").unwrap();
+        let link = dir.path().join("gpu01.json");
+        std::os::unix::fs::symlink("secret", &link).unwrap();
+        assert_eq!(read_regular_file(&link, 100, Links::Follow).unwrap(), b"token");
+        let err = read_regular_file(&link, 100, Links::Refuse).unwrap_err();
+        assert!(err.to_string().contains("symbolic link"), "{err}");
+    }
 }

@@ -1,7 +1,7 @@
 //! `SystemHost`: the only code in the probes that touches this machine.
 
 use std::collections::BTreeMap;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::thread;
@@ -81,15 +81,7 @@ impl Host for SystemHost {
     }
 
     fn read_file(&self, path: &Path) -> Result<String, HostError> {
-        let file = std::fs::File::open(path).map_err(|e| io_error(&e, path))?;
-        let mut bytes = Vec::new();
-        file.take(MAX_FILE_BYTES as u64 + 1).read_to_end(&mut bytes).map_err(|e| io_error(&e, path))?;
-        if bytes.len() > MAX_FILE_BYTES {
-            return Err(HostError::Io {
-                message: format!("file larger than {MAX_FILE_BYTES} bytes"),
-                what: path.display().to_string(),
-            });
-        }
+        let bytes = super::read_regular_file(path, MAX_FILE_BYTES, super::Links::Follow)?;
         Ok(String::from_utf8_lossy(&bytes).into_owned())
     }
 

@@ -63,7 +63,8 @@ pub type Loader = fn(&Path, &Progress) -> Result<Comparison, String>;
 /// The window's loader: `compare`'s own reading (the manifest, else every `*.json`; parsed on a few
 /// threads, each report counted into `progress`) and comparison.
 pub fn compare_folder(dir: &Path, progress: &Progress) -> Result<Comparison, String> {
-    gpu_doctor_judge::fleet::compare::read_folder_counted(dir, progress).map(gpu_doctor_judge::fleet::compare::compare)
+    gpu_doctor_judge::fleet::compare::read_folder_counted(dir, progress, &crate::ops::read_report_file)
+        .map(gpu_doctor_judge::fleet::compare::compare)
 }
 
 impl ReadProgress for Progress {

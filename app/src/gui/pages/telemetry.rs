@@ -264,7 +264,7 @@ fn processes_ui(ui: &mut Ui, gpu: &Gpu, feed: &TelemetryFeed) {
         );
     }
     for note in &list.notes {
-        ui.label(toned(ui, Tone::Muted, note));
+        ui.label(toned(ui, Tone::Muted, crate::render::text::clean(note)));
     }
 }
 
@@ -288,7 +288,7 @@ fn command_ui(ui: &mut Ui, command: &str, unreadable: Option<&str>) {
             shown.on_hover_text(command);
         }
         if let Some(why) = unreadable {
-            ui.label(toned(ui, Tone::Warn, format!("({why})")));
+            ui.label(toned(ui, Tone::Warn, format!("({})", crate::render::text::clean(why))));
         }
     });
 }

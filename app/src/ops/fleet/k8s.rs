@@ -10,11 +10,13 @@
 //! its report so that it is not restarted. The YAML is written here by hand: every value from the
 //! command line is a JSON string, which YAML reads as the same string.
 
-use std::time::Duration;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use gpu_doctor_model::fleet::{NodeEntry, NodeOutcome};
-use gpu_doctor_probes::host::{Cmd, CmdOutput};
+use gpu_doctor_probes::host::{Cmd, CmdOutput, HostError};
 use serde_json::Value;
 
 use super::{Folder, NodeResult, Runner, judge, last_line};
@@ -170,19 +172,37 @@ pub fn pods(json: &str) -> Result<Vec<Pod>> {
     Ok(pods)
 }
 
-/// Gathers a report from every pod matching `selector` in `namespace`: `kubectl get pods -o json`
-/// for the pods and their nodes, then `kubectl logs` of each. A pod that is not scheduled, printed
-/// no report, or found no gpu-doctor is a row with that reason. Rows are named `NODE/POD`.
+/// How `collect` reads the pods' logs.
+#[derive(Debug, Clone)]
+pub struct CollectPlan {
+    /// The namespace the manifest was applied in.
+    pub namespace: String,
+    /// Which pods (kubectl --selector).
+    pub selector: String,
+    /// At most this many `kubectl logs` at once (at least 1).
+    pub jobs: usize,
+    /// For the whole collection: pods not asked by then are rows that timed out.
+    pub timeout: Duration,
+}
+
+/// The most one kubectl call may take, within the whole collection's deadline.
+const KUBECTL_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Gathers a report from every pod matching the plan's selector in its namespace: `kubectl get
+/// pods -o json` for the pods and their nodes, then `kubectl logs` of each (the pod name after
+/// `--`, so it is never an option), `plan.jobs` at once, all within `plan.timeout`. A pod that is
+/// not scheduled, printed no report, found no gpu-doctor or was not reached in time is a row with
+/// that reason. Rows are named `NODE/POD`, and written down as each pod's log is read.
 pub fn collect(
-    namespace: &str,
-    selector: &str,
+    plan: &CollectPlan,
     runner: &Runner<'_>,
     folder: &mut Folder,
     progress: &mut dyn FnMut(&NodeEntry),
 ) -> Result<()> {
-    let timeout = Duration::from_secs(60);
+    let deadline = Instant::now() + plan.timeout;
+    let (namespace, selector) = (plan.namespace.as_str(), plan.selector.as_str());
     let get = Cmd::new(["kubectl", "get", "pods", "--namespace", namespace, "--selector", selector, "-o", "json"])
-        .timeout(timeout);
+        .timeout(KUBECTL_TIMEOUT.min(plan.timeout));
     let out = runner(&get).map_err(|e| anyhow::anyhow!("could not run kubectl: {e}"))?;
     if !out.success() {
         bail!("kubectl get pods failed: {}", last_line(&out.stderr));
@@ -191,36 +211,68 @@ pub fn collect(
     if pods.is_empty() {
         bail!("no pod in namespace {namespace} matches {selector}; was the manifest applied?");
     }
-    for pod in &pods {
-        let name = format!("{}/{}", pod.node.as_deref().unwrap_or("(no node)"), pod.name);
-        let result = match &pod.node {
-            None => NodeResult::Outcome(NodeOutcome::Unreachable {
-                reason: format!("pod {} is {} and on no node yet", pod.name, pod.phase),
-            }),
-            Some(_) => {
-                let logs = Cmd::new(["kubectl", "logs", "--namespace", namespace, &pod.name, "-c", "gpu-doctor"])
-                    .timeout(timeout);
-                match runner(&logs) {
-                    Err(e) => NodeResult::Outcome(NodeOutcome::Failed { reason: format!("kubectl logs: {e}") }),
-                    Ok(out) if !out.success() => NodeResult::Outcome(NodeOutcome::Failed {
-                        reason: format!("kubectl logs: {}", last_line(&out.stderr)),
-                    }),
-                    Ok(out) if out.stdout.trim().is_empty() => NodeResult::Outcome(NodeOutcome::Failed {
-                        reason: format!("pod {} ({}) printed no report yet", pod.name, pod.phase),
-                    }),
-                    // The log mixes the container's output and errors; its exit code says more than kubectl's.
-                    Ok(out) => judge(&CmdOutput {
-                        status: pod.exit_code.and_then(|c| i32::try_from(c).ok()),
-                        stderr: out.stdout.clone(),
-                        stdout: out.stdout,
-                    }),
+    let jobs = plan.jobs.clamp(1, pods.len());
+    let next = AtomicUsize::new(0);
+    let (tx, rx) = mpsc::sync_channel::<(usize, NodeResult)>(jobs);
+    std::thread::scope(|scope| -> Result<()> {
+        for worker in 0..jobs {
+            let (tx, next, pods) = (tx.clone(), &next, &pods);
+            std::thread::Builder::new().name(format!("fleet-k8s-{worker}")).spawn_scoped(scope, move || {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(pod) = pods.get(i) else { break };
+                    let result = pod_result(pod, namespace, deadline, runner);
+                    if tx.send((i, result)).is_err() {
+                        break;
+                    }
                 }
-            }
-        };
-        let entry = folder.add(&name, result, None)?;
-        progress(&entry);
+            })?;
+        }
+        drop(tx);
+        for (i, result) in rx {
+            let pod = &pods[i];
+            let name = format!("{}/{}", pod.node.as_deref().unwrap_or("(no node)"), pod.name);
+            let entry = folder.add(&name, result, None)?;
+            progress(&entry);
+        }
+        Ok(())
+    })
+}
+
+/// One pod's row: its log read with `kubectl logs`, unless it is on no node, its name could be
+/// an option, or the collection's deadline has passed.
+fn pod_result(pod: &Pod, namespace: &str, deadline: Instant, runner: &Runner<'_>) -> NodeResult {
+    if pod.node.is_none() {
+        return NodeResult::Outcome(NodeOutcome::Unreachable {
+            reason: format!("pod {} is {} and on no node yet", pod.name, pod.phase),
+        });
     }
-    Ok(())
+    // Kubernetes names never start with `-`; one that does is not asked about.
+    if pod.name.is_empty() || pod.name.starts_with('-') {
+        return NodeResult::Outcome(NodeOutcome::Failed { reason: "not a Kubernetes pod name".to_owned() });
+    }
+    let left = deadline.saturating_duration_since(Instant::now());
+    if left.is_zero() {
+        return NodeResult::Outcome(NodeOutcome::TimedOut);
+    }
+    let logs = Cmd::new(["kubectl", "logs", "--namespace", namespace, "-c", "gpu-doctor", "--", &pod.name])
+        .timeout(KUBECTL_TIMEOUT.min(left));
+    match runner(&logs) {
+        Err(HostError::Timeout { .. }) => NodeResult::Outcome(NodeOutcome::TimedOut),
+        Err(e) => NodeResult::Outcome(NodeOutcome::Failed { reason: format!("kubectl logs: {e}") }),
+        Ok(out) if !out.success() => {
+            NodeResult::Outcome(NodeOutcome::Failed { reason: format!("kubectl logs: {}", last_line(&out.stderr)) })
+        }
+        Ok(out) if out.stdout.trim().is_empty() => NodeResult::Outcome(NodeOutcome::Failed {
+            reason: format!("pod {} ({}) printed no report yet", pod.name, pod.phase),
+        }),
+        // The log mixes the container's output and errors; its exit code says more than kubectl's.
+        Ok(out) => judge(&CmdOutput {
+            status: pod.exit_code.and_then(|c| i32::try_from(c).ok()),
+            stderr: out.stdout.clone(),
+            stdout: out.stdout,
+        }),
+    }
 }
 
 #[cfg(test)]

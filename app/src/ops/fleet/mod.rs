@@ -5,19 +5,23 @@
 //! The engines (`ssh`, `slurm`, `k8s`) start programs only through a [`Runner`] (in production
 //! `SystemHost::run`: own process group, deadline, output cap), so tests give them recorded
 //! answers. Everything that touches the folder is [`Folder`]: it names each report after the host
-//! the report itself names (made safe as a file name), keeps the engine's name for the node, and
-//! on a re-run with `missing_only` replaces only the rows of nodes that had no report.
+//! the report itself names (made safe as a file name; a new file, never one it does not own nor a
+//! symlink), keeps the engine's name for the node, writes the manifest as nodes finish, and on a
+//! re-run with `missing_only` replaces only the rows of nodes that had no report.
 
 pub mod k8s;
 pub mod slurm;
 pub mod ssh;
 
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use gpu_doctor_model::Report;
 use gpu_doctor_model::fleet::{MANIFEST_FILE, Manifest, NodeEntry, NodeOutcome};
-use gpu_doctor_probes::host::{Cmd, CmdOutput, HostError};
+use gpu_doctor_probes::host::{Cmd, CmdOutput, HostError, Links, MAX_FILE_BYTES, read_regular_file};
+use gpu_doctor_probes::write::{self, WriteError};
 
 use crate::files;
 
@@ -33,13 +37,13 @@ pub enum NodeResult {
     Outcome(NodeOutcome),
 }
 
-/// Reads what a node printed: a report when standard output holds one (the first `{` to the end,
-/// so a login banner before it does not matter), else why not from the exit code and standard error.
+/// Reads what a node printed: a report when standard output holds one (its own JSON object, so a
+/// login banner before it, braces in the banner included, and text after it do not matter), else
+/// why not from the exit code and standard error.
 pub fn judge(out: &CmdOutput) -> NodeResult {
-    if let Some(report) = parse_report(&out.stdout) {
+    if let Some((report, text)) = find_report(&out.stdout) {
         let host = report.snapshot.system.value().and_then(|s| s.host_name.clone());
-        let start = out.stdout.find('{').unwrap_or(0);
-        return NodeResult::Report { text: out.stdout[start..].trim_end().to_owned() + "\n", host };
+        return NodeResult::Report { text: text.trim_end().to_owned() + "\n", host };
     }
     let said = last_line(&out.stderr);
     // 127 is the shell's "no such command"; without an exit code (SLURM's files), its words.
@@ -58,11 +62,29 @@ pub fn judge(out: &CmdOutput) -> NodeResult {
     NodeResult::Outcome(outcome)
 }
 
-/// A gpu-doctor report in `text`, from its first `{`.
+/// A gpu-doctor report in `text` (see [`find_report`]).
 pub fn parse_report(text: &str) -> Option<Report> {
-    let start = text.find('{')?;
-    serde_json::from_str(&text[start..]).ok()
+    find_report(text).map(|(report, _)| report)
 }
+
+/// The report in `text` and its own JSON text: the first `{` that starts a line (after blanks)
+/// and opens a whole report, whatever comes before it (a banner, with braces or not) or after it.
+/// At most [`MAX_REPORT_STARTS`] places are tried, so a hostile banner cannot make this slow.
+pub fn find_report(text: &str) -> Option<(Report, &str)> {
+    let starts = text
+        .match_indices('{')
+        .map(|(i, _)| i)
+        .filter(|&i| text[..i].rsplit('\n').next().is_some_and(|before| before.trim().is_empty()))
+        .take(MAX_REPORT_STARTS);
+    starts.into_iter().find_map(|start| {
+        let mut values = serde_json::Deserializer::from_str(&text[start..]).into_iter::<Report>();
+        let report = values.next()?.ok()?;
+        Some((report, &text[start..start + values.byte_offset()]))
+    })
+}
+
+/// How many line-starting `{` [`find_report`] tries.
+const MAX_REPORT_STARTS: usize = 64;
 
 /// The last non-empty line of `text`, cleaned for a table cell.
 pub fn last_line(text: &str) -> String {
@@ -79,14 +101,14 @@ fn or_exit(said: String, status: Option<i32>) -> String {
 }
 
 /// `host` as a file name: letters, digits, `.`, `_` and `-` kept, anything else `_`; never empty,
-/// hidden, or the manifest's own name.
+/// hidden, starting with `-` (an option to the next tool), or the manifest's own name.
 pub fn file_stem(host: &str) -> String {
     let mut stem: String = host
         .chars()
         .take(100)
         .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') { c } else { '_' })
         .collect();
-    if stem.starts_with('.') {
+    if stem.starts_with(['.', '-']) {
         stem.replace_range(..1, "_");
     }
     let manifest_stem = MANIFEST_FILE.trim_end_matches(".json");
@@ -96,30 +118,92 @@ pub fn file_stem(host: &str) -> String {
     stem
 }
 
-/// A fleet folder being filled: the reports and the manifest.
+/// A fleet folder being filled: the reports and the manifest, written as nodes finish.
 #[derive(Debug)]
 pub struct Folder {
     dir: PathBuf,
     manifest: Manifest,
+    /// The manifest's row of each engine name.
+    rows: HashMap<String, usize>,
+    /// The report files the manifest's rows hold.
+    files: HashSet<String>,
+    /// Per file stem, the next `-N` to try: nodes that all name one host stay linear.
+    next_suffix: HashMap<String, u32>,
+    /// The report files of the folder's earlier manifest: the only existing files a run replaces.
+    owned: HashSet<String>,
+    /// The engine names of the folder's earlier manifest, when that run used the same engine.
+    earlier_nodes: Vec<String>,
+    /// When the manifest was last written.
+    saved: Option<Instant>,
 }
+
+/// How often, at most, the manifest is written while nodes finish (and once more at the end).
+const SAVE_EVERY: Duration = Duration::from_secs(1);
+
+/// How many names [`Folder`] tries for one report before it gives up.
+const MAX_NAME_TRIES: u32 = 10_000;
 
 impl Folder {
     /// Opens `dir` (created if missing) for a run of `engine` started at `started` (RFC 3339).
     /// With `missing_only` the folder's manifest is kept (it must be there) and only nodes
-    /// without a report are replaced; otherwise the manifest starts empty.
+    /// without a report are replaced; otherwise the manifest starts empty. Either way the earlier
+    /// manifest says which existing report files this run may replace: no other file is.
     pub fn open(dir: &Path, engine: &str, started: String, missing_only: bool) -> Result<Self> {
         std::fs::create_dir_all(dir).with_context(|| format!("could not create {}", dir.display()))?;
-        let manifest = if missing_only {
-            let path = dir.join(MANIFEST_FILE);
-            let text = std::fs::read_to_string(&path)
-                .with_context(|| format!("--missing-only needs the manifest of an earlier run: {}", path.display()))?;
-            let manifest: Manifest =
-                serde_json::from_str(&text).with_context(|| format!("{} is not a fleet manifest", path.display()))?;
-            Manifest { engine: engine.to_owned(), started, ..manifest }
-        } else {
-            Manifest { engine: engine.to_owned(), started, nodes: Vec::new() }
+        let path = dir.join(MANIFEST_FILE);
+        let earlier =
+            match read_regular_file(&path, MAX_FILE_BYTES, Links::Refuse) {
+                // Where the JSON went wrong, not serde's words, which quote the file's values.
+                Ok(bytes) => Some(serde_json::from_slice::<Manifest>(&bytes).map_err(|e| {
+                    let (line, column) = (e.line(), e.column());
+                    anyhow::anyhow!("{} is not a fleet manifest (line {line} column {column})", path.display())
+                })),
+                Err(HostError::NotFound { .. }) if !missing_only => None,
+                Err(e) => Some(Err(anyhow::anyhow!("{e}")).with_context(|| {
+                    format!("--missing-only needs the manifest of an earlier run: {}", path.display())
+                })),
+            };
+        let earlier = match earlier {
+            Some(Ok(m)) => Some(m),
+            Some(Err(e)) if missing_only => return Err(e),
+            // A broken manifest of an earlier run owns nothing; this run writes a new one.
+            Some(Err(_)) | None => None,
         };
-        Ok(Self { dir: dir.to_path_buf(), manifest })
+        let owned: HashSet<String> = earlier
+            .iter()
+            .flat_map(|m| &m.nodes)
+            .filter_map(|n| match &n.outcome {
+                NodeOutcome::Reported { file } => Some(file.clone()),
+                _ => None,
+            })
+            .collect();
+        let earlier_nodes = earlier
+            .iter()
+            .filter(|m| m.engine == engine)
+            .flat_map(|m| &m.nodes)
+            .map(|n| n.engine_name.clone())
+            .collect();
+        let manifest = match earlier {
+            Some(m) if missing_only => Manifest { engine: engine.to_owned(), started, ..m },
+            _ => Manifest { engine: engine.to_owned(), started, nodes: Vec::new() },
+        };
+        let mut folder = Self {
+            dir: dir.to_path_buf(),
+            manifest,
+            rows: HashMap::new(),
+            files: HashSet::new(),
+            next_suffix: HashMap::new(),
+            owned,
+            earlier_nodes,
+            saved: None,
+        };
+        for (i, node) in folder.manifest.nodes.iter().enumerate() {
+            folder.rows.entry(node.engine_name.clone()).or_insert(i);
+            if let NodeOutcome::Reported { file } = &node.outcome {
+                folder.files.insert(file.clone());
+            }
+        }
+        Ok(folder)
     }
 
     /// The folder.
@@ -132,67 +216,109 @@ impl Folder {
         &self.manifest
     }
 
+    /// The nodes of the folder's earlier manifest when it was written by the same engine (whose
+    /// raw output this run may clean up), by the engine's names.
+    pub fn earlier_nodes(&self) -> &[String] {
+        &self.earlier_nodes
+    }
+
     /// Whether the node the engine calls `engine_name` already has a report here.
     pub fn has_report(&self, engine_name: &str) -> bool {
-        self.manifest
-            .nodes
-            .iter()
-            .any(|n| n.engine_name == engine_name && matches!(n.outcome, NodeOutcome::Reported { .. }))
+        self.rows
+            .get(engine_name)
+            .is_some_and(|&i| matches!(self.manifest.nodes[i].outcome, NodeOutcome::Reported { .. }))
     }
 
     /// The manifest's nodes without a report, by the engine's names, in manifest order.
     pub fn missing(&self) -> Vec<String> {
-        let mut names: Vec<String> = Vec::new();
-        for node in &self.manifest.nodes {
-            if !self.has_report(&node.engine_name) && !names.contains(&node.engine_name) {
-                names.push(node.engine_name.clone());
-            }
-        }
-        names
+        let mut seen = HashSet::new();
+        self.manifest
+            .nodes
+            .iter()
+            .filter(|n| !self.has_report(&n.engine_name) && seen.insert(n.engine_name.as_str()))
+            .map(|n| n.engine_name.clone())
+            .collect()
     }
 
-    /// Writes down what node `engine_name` gave: its report as `<host>.json` (another node's file
-    /// is never overwritten: a second node naming the same host gets `<host>-2.json`), and its row,
-    /// which replaces an earlier row of the same node. Returns the row.
+    /// Writes down what node `engine_name` gave: its report as a new `<host>.json` (never over a
+    /// file the folder's manifests do not own, nor through a symlink: the next free `<host>-N.json`
+    /// instead), and its row, which replaces an earlier row of the same node. The manifest is
+    /// written as nodes finish (at most every [`SAVE_EVERY`]), so an interrupted run leaves one.
+    /// Returns the row.
     pub fn add(&mut self, engine_name: &str, result: NodeResult, seconds: Option<f64>) -> Result<NodeEntry> {
+        let row = self.rows.get(engine_name).copied();
+        // The node's own earlier file is free for it again.
+        let own_file = row.and_then(|i| match &self.manifest.nodes[i].outcome {
+            NodeOutcome::Reported { file } => Some(file.clone()),
+            _ => None,
+        });
+        if let Some(file) = &own_file {
+            self.files.remove(file);
+            self.owned.insert(file.clone());
+        }
         let (host, outcome) = match result {
             NodeResult::Report { text, host } => {
                 let host = host.filter(|h| !h.trim().is_empty()).unwrap_or_else(|| engine_name.to_owned());
-                let file = self.free_file(&host, engine_name);
-                files::write_file(&self.dir.join(&file), text)?;
+                let file = self.write_report(&host, own_file.as_deref(), &text)?;
                 (host, NodeOutcome::Reported { file })
             }
             NodeResult::Outcome(outcome) => (engine_name.to_owned(), outcome),
         };
         let entry = NodeEntry { host, engine_name: engine_name.to_owned(), outcome, seconds };
-        match self.manifest.nodes.iter_mut().find(|n| n.engine_name == engine_name) {
-            Some(row) => *row = entry.clone(),
-            None => self.manifest.nodes.push(entry.clone()),
+        match row {
+            Some(i) => self.manifest.nodes[i] = entry.clone(),
+            None => {
+                self.rows.insert(engine_name.to_owned(), self.manifest.nodes.len());
+                self.manifest.nodes.push(entry.clone());
+            }
+        }
+        if self.saved.is_none_or(|at| at.elapsed() >= SAVE_EVERY) {
+            self.finish()?;
         }
         Ok(entry)
     }
 
-    /// A report file name for `host` that no other node of the manifest holds.
-    fn free_file(&self, host: &str, engine_name: &str) -> String {
+    /// Writes `text` as the first free report file for `host` (`own`, the node's earlier file,
+    /// first when it is one of the host's names) and returns its name.
+    fn write_report(&mut self, host: &str, own: Option<&str>, text: &str) -> Result<String> {
         let stem = file_stem(host);
-        let taken = |file: &str| {
-            self.manifest.nodes.iter().any(|n| {
-                n.engine_name != engine_name && matches!(&n.outcome, NodeOutcome::Reported { file: f } if f == file)
-            })
+        let name = |n: u32| if n == 1 { format!("{stem}.json") } else { format!("{stem}-{n}.json") };
+        let suffix = |file: &str| -> Option<u32> {
+            let rest = file.strip_prefix(stem.as_str())?.strip_suffix(".json")?;
+            if rest.is_empty() { Some(1) } else { rest.strip_prefix('-')?.parse().ok().filter(|&n| n >= 2) }
         };
-        let mut file = format!("{stem}.json");
-        let mut n = 2;
-        while taken(&file) {
-            file = format!("{stem}-{n}.json");
-            n += 1;
+        let first = self.next_suffix.get(&stem).copied().unwrap_or(1);
+        // The node's own earlier file first (when it is one of this host's names), then the
+        // stem's next free suffixes.
+        let own = own.and_then(suffix);
+        for n in own.into_iter().chain(first..first.saturating_add(MAX_NAME_TRIES)) {
+            let file = name(n);
+            if self.files.contains(&file) || file == MANIFEST_FILE {
+                continue;
+            }
+            let replace = self.owned.contains(&file);
+            match write::write_own_file(&self.dir.join(&file), text, replace) {
+                Ok(()) => {
+                    if Some(n) != own {
+                        self.next_suffix.insert(stem.clone(), n.saturating_add(1));
+                    }
+                    self.files.insert(file.clone());
+                    return Ok(file);
+                }
+                // Someone else's file, a symlink or a folder: the next name.
+                Err(WriteError::AlreadyThere(_) | WriteError::Refused(_)) => {}
+                Err(e) => return Err(e.into()),
+            }
         }
-        file
+        anyhow::bail!("no free file name for host {} in {}", crate::render::text::clean(host), self.dir.display())
     }
 
-    /// Writes `fleet.json`.
-    pub fn finish(&self) -> Result<()> {
+    /// Writes `fleet.json` (never through a symlink).
+    pub fn finish(&mut self) -> Result<()> {
         let text = serde_json::to_string_pretty(&self.manifest).context("could not write the manifest as JSON")?;
-        files::write_file(&self.dir.join(MANIFEST_FILE), text + "\n")
+        files::write_own_file(&self.dir.join(MANIFEST_FILE), text + "\n", true)?;
+        self.saved = Some(Instant::now());
+        Ok(())
     }
 }
 

@@ -15,7 +15,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use gpu_doctor_model::fleet::{NodeEntry, NodeOutcome};
 use gpu_doctor_model::shell::quote_posix;
-use gpu_doctor_probes::host::{Cmd, CmdOutput, HostError};
+use gpu_doctor_probes::host::{Cmd, CmdOutput, HostError, Links, MAX_FILE_BYTES, read_regular_file};
 
 use super::{Folder, NodeResult, Runner, judge, last_line};
 
@@ -158,19 +158,42 @@ fn sh_line(words: impl IntoIterator<Item = String>) -> String {
     words.into_iter().map(|w| quote_posix(&w)).collect::<Vec<_>>().join(" ")
 }
 
-/// Empties the raw folder of an earlier run's node output (kept with `missing_only`: those nodes
-/// are not run again, and a re-run's files replace their own).
-pub fn prepare(plan: &SlurmPlan, missing_only: bool) -> Result<()> {
+/// Removes an earlier run's node output from the raw folder: only the files this tool's earlier
+/// run (the folder's manifest) had the nodes write, `NODE.out` and `NODE.err`, and the node list;
+/// every other file there is left alone. Kept with `missing_only`: those nodes are not run again,
+/// and a re-run's files replace their own. The raw folder must be a folder, not a symlink.
+pub fn prepare(plan: &SlurmPlan, folder: &Folder, missing_only: bool) -> Result<()> {
     let raw = plan.raw();
-    if !missing_only && raw.exists() {
-        for entry in std::fs::read_dir(&raw).with_context(|| format!("could not read {}", raw.display()))?.flatten() {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if name.ends_with(".out") || name.ends_with(".err") || name == NODELIST_FILE {
-                std::fs::remove_file(entry.path()).with_context(|| format!("could not remove {name}"))?;
+    match std::fs::symlink_metadata(&raw) {
+        Ok(meta) if meta.file_type().is_symlink() || !meta.is_dir() => bail!(
+            "{} is a symbolic link or not a folder; gpu-doctor only writes into a folder of its own there (remove it first)",
+            raw.display()
+        ),
+        Ok(_) if !missing_only => {
+            let names = folder.earlier_nodes().iter().filter(|n| plain_node_name(n));
+            let files = names.flat_map(|n| [format!("{n}.out"), format!("{n}.err")]);
+            for name in files.chain([NODELIST_FILE.to_owned()]) {
+                let path = raw.join(&name);
+                // Only a regular file: a symlink or anything else there is not this tool's.
+                if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
+                    std::fs::remove_file(&path).with_context(|| format!("could not remove {}", path.display()))?;
+                }
             }
         }
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e).with_context(|| format!("could not look at {}", raw.display())),
     }
     std::fs::create_dir_all(&raw).with_context(|| format!("could not create {}", raw.display()))
+}
+
+/// Whether `name` is a plain node name, safe as a file name in the raw folder: letters, digits,
+/// `-`, `_` and `.`, not starting with `.` or `-` (so never `..` nor an option), at most 255 bytes.
+pub fn plain_node_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 255
+        && !name.starts_with(['.', '-'])
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }
 
 /// Runs the plan, then collects what arrived (see [`collect`]). srun's own failure is an error
@@ -225,7 +248,9 @@ pub fn collect(
     progress: &mut dyn FnMut(&NodeEntry),
 ) -> Result<usize> {
     let raw = dir.join(RAW_DIR);
-    let written = std::fs::read_to_string(raw.join(NODELIST_FILE)).ok();
+    let written = read_regular_file(&raw.join(NODELIST_FILE), MAX_FILE_BYTES, Links::Refuse)
+        .ok()
+        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned());
     let mut nodes = match written.as_deref().map(str::trim).filter(|l| !l.is_empty()).or(nodelist) {
         Some(list) => hostnames(list, runner)?,
         None => Vec::new(),
@@ -252,10 +277,24 @@ pub fn collect(
     Ok(nodes.len())
 }
 
-/// One node's row from its `.out` and `.err` files.
+/// One node's row from its `.out` and `.err` files: regular files in the raw folder (no symlink
+/// followed), at most `MAX_FILE_BYTES` each, and only for a plain node name.
 fn node_result(raw: &Path, node: &str, srun: &SrunEnd, dir: &Path) -> NodeResult {
-    let read = |ext: &str| std::fs::read_to_string(raw.join(format!("{node}.{ext}"))).ok();
-    match (read("out"), read("err")) {
+    if !plain_node_name(node) {
+        return NodeResult::Outcome(NodeOutcome::Failed {
+            reason: "not a plain node name; its output files were not read".to_owned(),
+        });
+    }
+    let read = |ext: &str| match read_regular_file(&raw.join(format!("{node}.{ext}")), MAX_FILE_BYTES, Links::Refuse) {
+        Ok(bytes) => Ok(Some(String::from_utf8_lossy(&bytes).into_owned())),
+        Err(HostError::NotFound { .. }) => Ok(None),
+        Err(e) => Err(format!("{node}.{ext}: {}", crate::render::text::clean(&e.to_string()))),
+    };
+    let (out, err) = match (read("out"), read("err")) {
+        (Ok(out), Ok(err)) => (out, err),
+        (Err(why), _) | (_, Err(why)) => return NodeResult::Outcome(NodeOutcome::Failed { reason: why }),
+    };
+    match (out, err) {
         (None, None) => NodeResult::Outcome(match srun {
             SrunEnd::TimedOut => NodeOutcome::TimedOut,
             SrunEnd::Failed(why) if !why.is_empty() => NodeOutcome::Failed { reason: format!("no output: {why}") },

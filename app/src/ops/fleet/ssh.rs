@@ -79,12 +79,8 @@ pub fn run(
     folder: &mut Folder,
     progress: &mut dyn FnMut(&NodeEntry),
 ) -> Result<()> {
-    let mut hosts: Vec<&str> = Vec::new();
-    for host in &plan.hosts {
-        if !hosts.contains(&host.as_str()) {
-            hosts.push(host);
-        }
-    }
+    let mut seen = std::collections::HashSet::new();
+    let hosts: Vec<&str> = plan.hosts.iter().map(String::as_str).filter(|h| seen.insert(*h)).collect();
     let jobs = plan.jobs.clamp(1, hosts.len().max(1));
     let next = AtomicUsize::new(0);
     let (tx, rx) = mpsc::sync_channel::<(usize, NodeResult, f64)>(jobs);

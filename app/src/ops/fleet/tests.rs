@@ -54,6 +54,89 @@ fn file_names_are_safe_and_never_the_manifest() {
     assert_eq!(file_stem(""), "node-");
     assert_eq!(file_stem("fleet"), "node-fleet");
     assert_eq!(file_stem(&"x".repeat(300)).len(), 100);
+    assert_eq!(file_stem("-rf"), "_rf", "a file name is never an option to the next tool");
+    assert_eq!(file_stem("--output=x"), "_-output_x");
+}
+
+#[test]
+fn a_banner_with_braces_before_the_report_and_text_after_it_do_not_hide_it() {
+    let report = report_json(Some("gpu07"));
+    let printed_text = format!("Welcome {{user}}!\n{{ maintenance at 18:00 }}\n{report}logout\n{{\n");
+    match judge(&printed(0, &printed_text, "")) {
+        NodeResult::Report { text, host } => {
+            assert_eq!(host.as_deref(), Some("gpu07"));
+            assert_eq!(text, report, "only the report's own JSON is kept");
+        }
+        other => panic!("{other:?}"),
+    }
+    // Many braces, none of them a report: refused, quickly.
+    let braces = "{\n".repeat(100_000);
+    let started = std::time::Instant::now();
+    assert!(parse_report(&braces).is_none());
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+}
+
+#[cfg(unix)]
+#[test]
+fn reports_never_replace_a_file_the_folder_does_not_own_nor_write_through_a_symlink() {
+    let dir = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let victim = outside.path().join("victim");
+    std::fs::write(&victim, "precious").unwrap();
+    std::fs::write(dir.path().join("package.json"), "{\"name\": \"unrelated\"}").unwrap();
+    std::os::unix::fs::symlink(&victim, dir.path().join("gpu01.json")).unwrap();
+    let mut folder = Folder::open(dir.path(), "ssh", "t".into(), false).unwrap();
+    let report = |host: &str| NodeResult::Report { text: report_json(Some(host)), host: Some(host.to_owned()) };
+    let a = folder.add("a", report("package"), None).unwrap();
+    let b = folder.add("b", report("gpu01"), None).unwrap();
+    let c = folder.add("c", report("-rf"), None).unwrap();
+    assert_eq!(a.outcome, NodeOutcome::Reported { file: "package-2.json".into() });
+    assert_eq!(b.outcome, NodeOutcome::Reported { file: "gpu01-2.json".into() });
+    assert_eq!(c.outcome, NodeOutcome::Reported { file: "_rf.json".into() });
+    assert_eq!(std::fs::read_to_string(dir.path().join("package.json")).unwrap(), "{\"name\": \"unrelated\"}");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    assert!(std::fs::symlink_metadata(dir.path().join("gpu01.json")).unwrap().file_type().is_symlink());
+
+    // The manifest was written as the nodes finished; a run over it replaces its own files.
+    let manifest: Manifest =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join(MANIFEST_FILE)).unwrap()).unwrap();
+    assert!(!manifest.nodes.is_empty(), "no manifest while nodes finish");
+    folder.finish().unwrap();
+    let mut again = Folder::open(dir.path(), "ssh", "t2".into(), false).unwrap();
+    let a2 = again.add("a", report("package"), None).unwrap();
+    assert_eq!(a2.outcome, NodeOutcome::Reported { file: "package-2.json".into() });
+    // A planted fleet.json symlink is never written through.
+    std::fs::remove_file(dir.path().join(MANIFEST_FILE)).unwrap();
+    std::os::unix::fs::symlink(&victim, dir.path().join(MANIFEST_FILE)).unwrap();
+    let mut planted = Folder::open(dir.path(), "ssh", "t3".into(), false).unwrap();
+    assert!(planted.add("z", NodeResult::Outcome(NodeOutcome::TimedOut), None).is_err());
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+}
+
+#[test]
+fn many_nodes_naming_one_host_each_get_a_file_in_linear_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut folder = Folder::open(dir.path(), "ssh", "t".into(), false).unwrap();
+    let text = report_json(Some("same"));
+    let started = std::time::Instant::now();
+    for i in 0..2000 {
+        let result = NodeResult::Report { text: text.clone(), host: Some("same".into()) };
+        folder.add(&format!("n{i}"), result, None).unwrap();
+    }
+    let took = started.elapsed();
+    eprintln!("2000 nodes of one host name: {took:?}");
+    let files: HashSet<&str> = folder
+        .manifest()
+        .nodes
+        .iter()
+        .filter_map(|n| match &n.outcome {
+            NodeOutcome::Reported { file } => Some(file.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(files.len(), 2000);
+    assert!(files.contains("same.json") && files.contains("same-2000.json"));
+    assert!(took < std::time::Duration::from_secs(60), "{took:?}");
 }
 
 #[test]
@@ -107,6 +190,10 @@ fn missing_only_keeps_the_reported_nodes_and_replaces_the_others_rows() {
     first.finish().unwrap();
 
     assert!(Folder::open(&dir.path().join("none"), "ssh", "t1".into(), true).is_err());
+    let broken = tempfile::tempdir().unwrap();
+    std::fs::write(broken.path().join(MANIFEST_FILE), "{\"engine\": \"ssh\", \"nodes\": \"ghp_TOKEN\"}").unwrap();
+    let err = format!("{:#}", Folder::open(broken.path(), "ssh", "t1".into(), true).unwrap_err());
+    assert!(err.contains("not a fleet manifest (line 1") && !err.contains("TOKEN"), "{err}");
     let mut again = Folder::open(dir.path(), "ssh", "t1".into(), true).unwrap();
     assert_eq!(again.missing(), ["b", "c"]);
     again.add("b", NodeResult::Report { text: report_json(Some("b")), host: Some("b".into()) }, None).unwrap();
@@ -126,4 +213,27 @@ fn the_start_time_is_rfc3339_utc() {
     assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
     assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
     assert_eq!(rfc3339(1_795_470_815), "2026-11-23T21:53:35Z");
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::test_runner::Config { cases: 64, ..Default::default() })]
+
+    /// Whatever a node prints (banners, braces, cut JSON), judging it never panics, and a report
+    /// on a line of its own is found whatever comes before and after it.
+    #[test]
+    fn any_output_is_judged_and_a_report_between_any_texts_is_found(
+        before in "[^\\n]{0,200}",
+        after in "\\PC{0,200}",
+        junk in "\\PC{0,400}",
+        status in proptest::option::of(0i32..256),
+    ) {
+        let out = CmdOutput { status, stdout: junk.clone(), stderr: junk };
+        let _ = judge(&out);
+        let report = report_json(Some("gpu07"));
+        let printed_text = format!("{before}\n{report}{after}");
+        match judge(&printed(0, &printed_text, "")) {
+            NodeResult::Report { host, .. } => proptest::prop_assert_eq!(host.as_deref(), Some("gpu07")),
+            other => proptest::prop_assert!(false, "{other:?}"),
+        }
+    }
 }

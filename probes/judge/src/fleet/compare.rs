@@ -20,10 +20,12 @@ mod tests;
 use std::collections::{BTreeMap, HashMap};
 
 pub use metrics::SLOW_THRESHOLD;
-pub use read::{ReadProgress, read_files, read_folder, read_folder_counted, read_paths};
+pub use read::{
+    MAX_TOTAL_BYTES, Named, ReadFile, ReadProgress, read_files, read_folder, read_folder_counted, read_paths,
+};
 
 use gpu_doctor_model::fleet::{Comparison, FactColumn, FleetFinding, MetricColumn, NodeGroup, NodeOutcome, NodeRow};
-use gpu_doctor_model::{Report, Severity};
+use gpu_doctor_model::{Report, SCHEMA_VERSION, Severity};
 
 /// Finding id: a fact where some nodes differ from the majority (one finding per fact).
 pub const FACT_DIFFERS: &str = "fleet.fact_differs";
@@ -33,6 +35,8 @@ pub const NODE_FAILED: &str = "fleet.node_failed";
 pub const NODE_ERRORS: &str = "fleet.node_errors";
 /// Finding id: nodes slower than the fleet median on a benchmark figure (one finding per figure).
 pub const BENCH_SLOW: &str = "fleet.bench_slow";
+/// Finding id: nodes whose report a newer gpu-doctor wrote (a `schema_version` above this one's).
+pub const NEWER_SCHEMA: &str = "fleet.newer_schema";
 
 /// How many host names a finding's sentence lists before "and N more" (its `hosts` has them all).
 const HOSTS_IN_SUMMARY: usize = 5;
@@ -281,6 +285,25 @@ fn node_findings(nodes: &[NodeInput], rows: &[NodeRow], findings: &mut Vec<Fleet
             summary: format!("{} of {} nodes gave no report: {each}", failed.len(), rows.len()),
             key: None,
             hosts: failed.iter().map(|r| r.host.clone()).collect(),
+        });
+    }
+    let newer: Vec<(&str, u32)> = nodes
+        .iter()
+        .filter_map(|n| Some((n.host.as_str(), n.report.as_ref()?.schema_version)))
+        .filter(|(_, v)| *v > SCHEMA_VERSION)
+        .collect();
+    if !newer.is_empty() {
+        let each = listed(&newer, |(host, v)| format!("{host} ({v})"));
+        findings.push(FleetFinding {
+            id: NEWER_SCHEMA.to_owned(),
+            severity: Severity::Warning,
+            summary: format!(
+                "{} reports were written by a newer gpu-doctor (schema version above {SCHEMA_VERSION}); what this \
+                 one does not know of them is left out of the comparison: {each}",
+                newer.len()
+            ),
+            key: None,
+            hosts: newer.iter().map(|(h, _)| (*h).to_owned()).collect(),
         });
     }
     let total = reported(rows).count();

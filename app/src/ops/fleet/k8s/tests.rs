@@ -82,6 +82,10 @@ fn recorded_pods_read_with_their_nodes_phases_and_exit_codes() {
     assert!(super::pods("not json").is_err());
 }
 
+fn collect_plan(namespace: &str) -> CollectPlan {
+    CollectPlan { namespace: namespace.into(), selector: LABEL.into(), jobs: 4, timeout: Duration::from_secs(600) }
+}
+
 #[test]
 fn collect_reads_each_pods_log_into_a_row() {
     let kubectl = |cmd: &Cmd| -> Result<CmdOutput, HostError> {
@@ -90,13 +94,13 @@ fn collect_reads_each_pods_log_into_a_row() {
             ["kubectl", "get", "pods", "--namespace", "gpu-doctor", "--selector", LABEL, "-o", "json"] => {
                 ok(PODS.to_owned())
             }
-            ["kubectl", "logs", "--namespace", "gpu-doctor", "gpu-doctor-4mz9q", "-c", "gpu-doctor"] => {
+            ["kubectl", "logs", "--namespace", "gpu-doctor", "-c", "gpu-doctor", "--", "gpu-doctor-4mz9q"] => {
                 ok(report_json(Some("gpu-a")))
             }
-            ["kubectl", "logs", "--namespace", "gpu-doctor", "gpu-doctor-x7k2p", "-c", "gpu-doctor"] => {
+            ["kubectl", "logs", "--namespace", "gpu-doctor", "-c", "gpu-doctor", "--", "gpu-doctor-x7k2p"] => {
                 ok("sh: 1: gpu-doctor: not found\n".into())
             }
-            ["kubectl", "logs", "--namespace", "gpu-doctor", "gpu-doctor-c2w5n", "-c", "gpu-doctor"] => {
+            ["kubectl", "logs", "--namespace", "gpu-doctor", "-c", "gpu-doctor", "--", "gpu-doctor-c2w5n"] => {
                 ok(String::new())
             }
             _ => panic!("unexpected {:?}", cmd.argv),
@@ -104,9 +108,11 @@ fn collect_reads_each_pods_log_into_a_row() {
     };
     let dir = tempfile::tempdir().unwrap();
     let mut folder = Folder::open(dir.path(), "k8s", "t".into(), false).unwrap();
-    collect("gpu-doctor", LABEL, &kubectl, &mut folder, &mut |_| {}).unwrap();
-    let rows: Vec<(&str, String)> =
+    collect(&collect_plan("gpu-doctor"), &kubectl, &mut folder, &mut |_| {}).unwrap();
+    // Rows come as the pods' logs are read, several at once: in any order.
+    let mut rows: Vec<(&str, String)> =
         folder.manifest().nodes.iter().map(|n| (n.engine_name.as_str(), n.outcome.describe())).collect();
+    rows.sort();
     assert_eq!(
         rows,
         [
@@ -126,7 +132,76 @@ fn collect_without_pods_or_kubectl_is_an_error() {
     };
     let dir = tempfile::tempdir().unwrap();
     let mut folder = Folder::open(dir.path(), "k8s", "t".into(), false).unwrap();
-    assert!(collect("default", LABEL, &none, &mut folder, &mut |_| {}).unwrap_err().to_string().contains("no pod"));
+    assert!(
+        collect(&collect_plan("default"), &none, &mut folder, &mut |_| {}).unwrap_err().to_string().contains("no pod")
+    );
     let absent = |_: &Cmd| Err(HostError::NotFound { what: "kubectl".into() });
-    assert!(collect("default", LABEL, &absent, &mut folder, &mut |_| {}).is_err());
+    assert!(collect(&collect_plan("default"), &absent, &mut folder, &mut |_| {}).is_err());
+}
+
+/// `kubectl get pods` listing `names` on node `gpu-N`, all Running.
+fn pod_list(names: &[&str]) -> String {
+    let items: Vec<serde_json::Value> = names
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            serde_json::json!({"metadata": {"name": name}, "spec": {"nodeName": format!("gpu-{i}")}, "status": {"phase": "Running"}})
+        })
+        .collect();
+    serde_json::json!({"kind": "List", "items": items}).to_string()
+}
+
+#[test]
+fn pod_names_follow_dashes_and_one_that_is_an_option_is_not_asked_about() {
+    let asked = std::sync::Mutex::new(Vec::new());
+    let kubectl = |cmd: &Cmd| -> Result<CmdOutput, HostError> {
+        let stdout = if cmd.argv[1] == "get" {
+            pod_list(&["--kubeconfig=/tmp/evil", "ok-pod"])
+        } else {
+            asked.lock().unwrap().push(cmd.argv.clone());
+            report_json(Some("gpu-1"))
+        };
+        Ok(CmdOutput { status: Some(0), stdout, stderr: String::new() })
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut folder = Folder::open(dir.path(), "k8s", "t".into(), false).unwrap();
+    collect(&collect_plan("default"), &kubectl, &mut folder, &mut |_| {}).unwrap();
+    let asked = asked.into_inner().unwrap();
+    assert_eq!(asked, [["kubectl", "logs", "--namespace", "default", "-c", "gpu-doctor", "--", "ok-pod"]]);
+    let row = folder.manifest().nodes.iter().find(|n| n.engine_name.ends_with("/--kubeconfig=/tmp/evil")).unwrap();
+    assert_eq!(row.outcome.describe(), "failed: not a Kubernetes pod name");
+}
+
+#[test]
+fn hanging_pods_are_read_at_once_and_the_whole_collection_has_a_deadline() {
+    let names: Vec<String> = (0..16).map(|i| format!("pod-{i}")).collect();
+    let list = pod_list(&names.iter().map(String::as_str).collect::<Vec<_>>());
+    let calls = std::sync::atomic::AtomicUsize::new(0);
+    let running = std::sync::atomic::AtomicUsize::new(0);
+    let most = std::sync::atomic::AtomicUsize::new(0);
+    let kubectl = |cmd: &Cmd| -> Result<CmdOutput, HostError> {
+        if cmd.argv[1] == "get" {
+            return Ok(CmdOutput { status: Some(0), stdout: list.clone(), stderr: String::new() });
+        }
+        calls.fetch_add(1, Ordering::SeqCst);
+        let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+        most.fetch_max(now, Ordering::SeqCst);
+        // Each log hangs until its deadline, as an unreachable node's does.
+        std::thread::sleep(cmd.timeout.min(Duration::from_millis(400)));
+        running.fetch_sub(1, Ordering::SeqCst);
+        Err(HostError::Timeout { after_ms: 400, what: "kubectl logs".into() })
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut folder = Folder::open(dir.path(), "k8s", "t".into(), false).unwrap();
+    let plan = CollectPlan { jobs: 4, timeout: Duration::from_millis(1000), ..collect_plan("default") };
+    let started = std::time::Instant::now();
+    collect(&plan, &kubectl, &mut folder, &mut |_| {}).unwrap();
+    let took = started.elapsed();
+    assert_eq!(most.load(Ordering::SeqCst), 4, "not 4 at once");
+    // One after another, 16 hanging pods took 16 x 400 ms; 4 at once, the deadline ends it
+    // after about 1 s, and the pods not asked by then are not asked at all.
+    assert!(took < Duration::from_millis(2500), "{took:?}");
+    assert!(calls.load(Ordering::SeqCst) < 16, "every pod was asked after the deadline");
+    assert_eq!(folder.manifest().nodes.len(), 16);
+    assert!(folder.manifest().nodes.iter().all(|n| n.outcome == NodeOutcome::TimedOut));
 }

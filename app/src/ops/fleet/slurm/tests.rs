@@ -205,21 +205,84 @@ fn run_fails_loudly_when_srun_knows_no_node() {
         })
     };
     let p = SlurmPlan { nodelist: None, ..plan(dir.path()) };
-    prepare(&p, false).unwrap();
     let mut folder = Folder::open(dir.path(), "slurm", "t".into(), false).unwrap();
+    prepare(&p, &folder, false).unwrap();
     let err = run(&p, &runner, &mut folder, &mut |_| {}).unwrap_err().to_string();
     assert!(err.contains("Invalid partition name"), "{err}");
 }
 
 #[test]
-fn prepare_clears_an_earlier_runs_output_unless_only_the_missing_run() {
+fn prepare_clears_only_the_output_the_earlier_run_had_written_and_never_through_a_symlink() {
     let dir = tempfile::tempdir().unwrap();
     let p = plan(dir.path());
-    prepare(&p, false).unwrap();
-    let old = dir.path().join(RAW_DIR).join("gpu01.out");
+    let mut first = Folder::open(dir.path(), "slurm", "t0".into(), false).unwrap();
+    prepare(&p, &first, false).unwrap();
+    let raw = dir.path().join(RAW_DIR);
+    let old = raw.join("gpu01.out");
     std::fs::write(&old, "old").unwrap();
-    prepare(&p, true).unwrap();
-    assert!(old.exists());
-    prepare(&p, false).unwrap();
+    first.add("gpu01", NodeResult::Outcome(NodeOutcome::TimedOut), None).unwrap();
+    first.finish().unwrap();
+    // Files the tool never wrote: a user's notes, a node no run of this folder had.
+    let notes = raw.join("notes.out");
+    let other = raw.join("gpu77.err");
+    std::fs::write(&notes, "mine").unwrap();
+    std::fs::write(&other, "mine").unwrap();
+
+    let again = Folder::open(dir.path(), "slurm", "t1".into(), true).unwrap();
+    prepare(&p, &again, true).unwrap();
+    assert!(old.exists(), "--missing-only keeps the earlier output");
+    let fresh = Folder::open(dir.path(), "slurm", "t2".into(), false).unwrap();
+    prepare(&p, &fresh, false).unwrap();
     assert!(!old.exists());
+    assert!(notes.exists() && other.exists(), "files the tool never wrote were removed");
+
+    // A symlinked .slurm is refused, and what it points to is left alone.
+    let elsewhere = tempfile::tempdir().unwrap();
+    std::fs::write(elsewhere.path().join("gpu01.out"), "precious").unwrap();
+    let linked = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(elsewhere.path(), linked.path().join(RAW_DIR)).unwrap();
+    let mut folder = Folder::open(linked.path(), "slurm", "t".into(), false).unwrap();
+    folder.add("gpu01", NodeResult::Outcome(NodeOutcome::TimedOut), None).unwrap();
+    let folder = Folder::open(linked.path(), "slurm", "t".into(), false).unwrap();
+    let err = prepare(&plan(linked.path()), &folder, false).unwrap_err().to_string();
+    assert!(err.contains("symbolic link"), "{err}");
+    assert!(elsewhere.path().join("gpu01.out").exists());
+}
+
+#[cfg(unix)]
+#[test]
+fn node_names_that_are_paths_and_outputs_that_are_not_regular_files_are_not_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let raw = dir.path().join(RAW_DIR);
+    std::fs::create_dir_all(&raw).unwrap();
+    std::fs::write(dir.path().join("secret"), "token-123\n").unwrap();
+    std::fs::write(raw.join(NODELIST_FILE), "hostile\n").unwrap();
+    // A fifo no one writes (a blocking read hangs), a symlink to a private file, a huge file.
+    assert!(std::process::Command::new("mkfifo").arg(raw.join("gpu01.out")).status().unwrap().success());
+    std::os::unix::fs::symlink(dir.path().join("secret"), raw.join("gpu02.out")).unwrap();
+    let huge = std::fs::File::create(raw.join("gpu03.out")).unwrap();
+    huge.set_len(MAX_FILE_BYTES as u64 + 1).unwrap();
+    let runner = |cmd: &Cmd| {
+        assert_eq!(cmd.argv[..4], ["scontrol", "show", "hostnames", "hostile"]);
+        let names = "gpu01\ngpu02\ngpu03\n../secret\n-rf\n";
+        Ok(CmdOutput { status: Some(0), stdout: names.into(), stderr: String::new() })
+    };
+    let (tx, rx) = std::sync::mpsc::sync_channel(1);
+    let path = dir.path().to_path_buf();
+    let collect_all = move || {
+        let mut folder = Folder::open(&path, "slurm", "t".into(), false).unwrap();
+        collect(&path, None, &SrunEnd::Ok, &runner, &mut folder, &mut |_| {}).unwrap();
+        tx.send(folder.manifest().clone()).unwrap();
+    };
+    std::thread::Builder::new().name("collect".into()).spawn(collect_all).unwrap();
+    let manifest = rx.recv_timeout(Duration::from_secs(30)).expect("collect hung on a fifo");
+    let reason = |name: &str| manifest.nodes.iter().find(|n| n.engine_name == name).unwrap().outcome.describe();
+    assert!(reason("gpu01").contains("not a regular file"), "{}", reason("gpu01"));
+    assert!(reason("gpu02").contains("symbolic link"), "{}", reason("gpu02"));
+    assert!(reason("gpu03").contains("larger than"), "{}", reason("gpu03"));
+    for name in ["../secret", "-rf"] {
+        assert!(reason(name).contains("not a plain node name"), "{name}: {}", reason(name));
+    }
+    let text = serde_json::to_string(&manifest).unwrap();
+    assert!(!text.contains("token-123"), "a private file reached the manifest: {text}");
 }

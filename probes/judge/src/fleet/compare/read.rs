@@ -1,16 +1,40 @@
 //! Reading the nodes to compare: a fleet folder (its `fleet.json` manifest when there is one, else
-//! every `*.json` in it) or a list of report files. A file that cannot be read or is not a report
-//! is a node with the reason, never an error; only a folder that cannot be listed or a manifest
-//! that cannot be read is. Reports are parsed on a few threads, since a fleet has hundreds.
+//! every `*.json` regular file in it) or a list of report files. A file that cannot be read or is
+//! not a report is a node with the reason, never an error; only a folder that cannot be listed or a
+//! manifest that cannot be read is. Reports are parsed on a few threads, since a fleet has hundreds.
+//!
+//! The bytes come through the caller's [`ReadFile`] (the binary's is the probes' capped reader:
+//! a regular file, opened without blocking, at most its cap): this crate does no I/O of its own
+//! beyond listing a folder. A file named inside a folder (by the manifest or the listing) is read
+//! without following a symlink; each file is read once (a second row naming it is a node with the
+//! reason), and all reports together at most [`MAX_TOTAL_BYTES`]. A reason never quotes the
+//! file's content: a parse error says where, not what.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::NodeInput;
 use gpu_doctor_model::Report;
 use gpu_doctor_model::fleet::{MANIFEST_FILE, Manifest, NodeOutcome};
 
-/// A report larger than this is not read (gpu-doctor's own are well under 1 MiB).
-const MAX_REPORT_BYTES: u64 = 64 << 20;
+/// All the reports of one comparison together, at most (gpu-doctor's own are well under 1 MiB
+/// each; the reader caps each file); the files after that are nodes with the reason.
+pub const MAX_TOTAL_BYTES: u64 = 512 << 20;
+
+/// Whether a file may be a symlink to follow: a path the user named, yes; a file a folder or its
+/// manifest names, no (a planted link would send the comparison to a private file).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Named {
+    /// On the command line (or picked in the window).
+    ByUser,
+    /// By a fleet folder's manifest or listing.
+    ByFolder,
+}
+
+/// Reads one file's bytes (or says why not, in one line naming the file): the caller's capped
+/// reader of regular files.
+pub type ReadFile<'a> = dyn Fn(&Path, Named) -> Result<Vec<u8>, String> + Sync + 'a;
 /// Files per reading thread, at least.
 const FILES_PER_THREAD: usize = 16;
 /// Reading threads, at most.
@@ -31,56 +55,95 @@ impl ReadProgress for () {
 }
 
 /// Each path a folder (read with [`read_folder`]) or a report file; the nodes of all of them.
-pub fn read_paths(paths: &[PathBuf]) -> Result<Vec<NodeInput>, String> {
+pub fn read_paths(paths: &[PathBuf], read: &ReadFile<'_>) -> Result<Vec<NodeInput>, String> {
     let mut nodes = Vec::new();
     let mut files = Vec::new();
+    let total = AtomicU64::new(0);
     for p in paths {
         if p.is_dir() {
-            nodes.extend(read_folder(p)?);
+            nodes.extend(folder(p, &(), read, &total)?);
         } else if p.exists() {
             files.push(p.clone());
         } else {
             return Err(format!("{}: no such file or folder", p.display()));
         }
     }
-    nodes.extend(read_files(&files));
+    nodes.extend(nodes_of(&files, parse_all(&files, &(), read, Named::ByUser, &total)));
     Ok(nodes)
 }
 
 /// A fleet folder: the manifest's nodes when `fleet.json` is there (each `Reported` file read,
-/// every other outcome kept), else one node per `*.json` file, in name order.
-pub fn read_folder(dir: &Path) -> Result<Vec<NodeInput>, String> {
-    read_folder_counted(dir, &())
+/// every other outcome kept), else one node per `*.json` regular file, in name order.
+pub fn read_folder(dir: &Path, read: &ReadFile<'_>) -> Result<Vec<NodeInput>, String> {
+    read_folder_counted(dir, &(), read)
 }
 
 /// [`read_folder`], telling `progress` what it parses.
-pub fn read_folder_counted(dir: &Path, progress: &dyn ReadProgress) -> Result<Vec<NodeInput>, String> {
+pub fn read_folder_counted(
+    dir: &Path,
+    progress: &dyn ReadProgress,
+    read: &ReadFile<'_>,
+) -> Result<Vec<NodeInput>, String> {
+    folder(dir, progress, read, &AtomicU64::new(0))
+}
+
+/// [`read_folder_counted`] with the bytes read so far in this comparison.
+fn folder(
+    dir: &Path,
+    progress: &dyn ReadProgress,
+    read: &ReadFile<'_>,
+    total: &AtomicU64,
+) -> Result<Vec<NodeInput>, String> {
     let manifest_path = dir.join(MANIFEST_FILE);
-    if manifest_path.is_file() {
-        let text = std::fs::read_to_string(&manifest_path).map_err(|e| format!("{}: {e}", manifest_path.display()))?;
-        let manifest: Manifest = serde_json::from_str(&text)
-            .map_err(|e| format!("{}: not a fleet manifest: {e}", manifest_path.display()))?;
-        return Ok(from_manifest(dir, manifest, progress));
+    if std::fs::symlink_metadata(&manifest_path).is_ok() {
+        let bytes = read(&manifest_path, Named::ByFolder)?;
+        let manifest: Manifest = serde_json::from_slice(&bytes)
+            .map_err(|e| format!("{}: not a fleet manifest ({})", manifest_path.display(), where_(&e)))?;
+        return Ok(from_manifest(dir, manifest, progress, read, total));
     }
     let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let mut files: Vec<PathBuf> = entries
         .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
         .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json") && p.is_file())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
         .collect();
     files.sort();
-    Ok(nodes_of(&files, parse_all(&files, progress)))
+    Ok(nodes_of(&files, parse_all(&files, progress, read, Named::ByFolder, total)))
 }
 
-/// The manifest's nodes, with the reports it names read from `dir`.
-fn from_manifest(dir: &Path, manifest: Manifest, progress: &dyn ReadProgress) -> Vec<NodeInput> {
-    let files: Vec<PathBuf> = manifest.nodes.iter().filter_map(|n| n.outcome.report_path(dir)).collect();
-    let mut reports = parse_all(&files, progress).into_iter();
+/// The manifest's nodes, with the reports it names read from `dir`, each file once.
+fn from_manifest(
+    dir: &Path,
+    manifest: Manifest,
+    progress: &dyn ReadProgress,
+    read: &ReadFile<'_>,
+    total: &AtomicU64,
+) -> Vec<NodeInput> {
+    // The first row naming a file reads it; a later one is a node with the reason.
+    let mut first_row: HashMap<PathBuf, usize> = HashMap::new();
+    let mut files = Vec::new();
+    for (i, n) in manifest.nodes.iter().enumerate() {
+        if let Some(path) = n.outcome.report_path(dir)
+            && !first_row.contains_key(&path)
+        {
+            first_row.insert(path.clone(), i);
+            files.push(path);
+        }
+    }
+    let mut reports = parse_all(&files, progress, read, Named::ByFolder, total).into_iter();
+    let hosts: Vec<String> = manifest.nodes.iter().map(|n| n.host.clone()).collect();
     manifest
         .nodes
         .into_iter()
-        .map(|n| {
-            let (outcome, report) = match (n.outcome.report_path(dir), n.outcome) {
+        .enumerate()
+        .map(|(i, n)| {
+            let path = n.outcome.report_path(dir);
+            let (outcome, report) = match (path, n.outcome) {
+                (Some(path), NodeOutcome::Reported { file }) if first_row.get(&path) != Some(&i) => {
+                    let other = first_row.get(&path).and_then(|&j| hosts.get(j)).map_or("", String::as_str);
+                    (NodeOutcome::Failed { reason: format!("{file} is the report of {other} already") }, None)
+                }
                 (Some(_), NodeOutcome::Reported { file }) => match reports.next() {
                     Some(Ok(report)) => (NodeOutcome::Reported { file }, Some(report)),
                     Some(Err(reason)) => (NodeOutcome::Failed { reason }, None),
@@ -96,12 +159,11 @@ fn from_manifest(dir: &Path, manifest: Manifest, progress: &dyn ReadProgress) ->
         .collect()
 }
 
-/// One node per file, named by the report's host name, else (no host name, or one that another file
-/// has too) by the file's name.
-pub fn read_files(files: &[PathBuf]) -> Vec<NodeInput> {
-    nodes_of(files, parse_all(files, &()))
+/// One node per file (read as named by the user), named by the report's host name, else (no host
+/// name, or one that another file has too) by the file's name.
+pub fn read_files(files: &[PathBuf], read: &ReadFile<'_>) -> Vec<NodeInput> {
+    nodes_of(files, parse_all(files, &(), read, Named::ByUser, &AtomicU64::new(0)))
 }
-
 /// The nodes of `files`, parsed into `parsed` (same order).
 fn nodes_of(files: &[PathBuf], parsed: Vec<Result<Box<Report>, String>>) -> Vec<NodeInput> {
     let host_of = |r: &Result<Box<Report>, String>| {
@@ -133,18 +195,33 @@ fn nodes_of(files: &[PathBuf], parsed: Vec<Result<Box<Report>, String>>) -> Vec<
         .collect()
 }
 
-/// Parses every file, in order, on up to [`MAX_THREADS`] named threads.
-fn parse_all(files: &[PathBuf], progress: &dyn ReadProgress) -> Vec<Result<Box<Report>, String>> {
+/// Parses every file, in order, on up to [`MAX_THREADS`] named threads; a file named twice is
+/// read once (its later places get the reason).
+fn parse_all(
+    files: &[PathBuf],
+    progress: &dyn ReadProgress,
+    read: &ReadFile<'_>,
+    named: Named,
+    total: &AtomicU64,
+) -> Vec<Result<Box<Report>, String>> {
     progress.total(files.len());
-    let parse = |f: &PathBuf| {
-        let report = parse(f);
+    let mut seen = std::collections::HashSet::new();
+    let repeated: Vec<bool> = files.iter().map(|f| !seen.insert(f)).collect();
+    let parse = |(f, again): (&PathBuf, &bool)| {
+        let report = if *again {
+            Err(format!("{} is named twice; it was read once", f.display()))
+        } else {
+            parse(f, read, named, total)
+        };
         progress.parsed();
         report
     };
+    let files_again: Vec<(&PathBuf, &bool)> = files.iter().zip(&repeated).collect();
+    let files = &files_again[..];
     let threads = std::thread::available_parallelism().map_or(1, usize::from).min(MAX_THREADS);
     let threads = threads.min(files.len().div_ceil(FILES_PER_THREAD)).max(1);
     if threads == 1 {
-        return files.iter().map(parse).collect();
+        return files.iter().copied().map(parse).collect();
     }
     let chunk = files.len().div_ceil(threads);
     std::thread::scope(|scope| {
@@ -152,7 +229,7 @@ fn parse_all(files: &[PathBuf], progress: &dyn ReadProgress) -> Vec<Result<Box<R
             .chunks(chunk)
             .enumerate()
             .map(|(i, part)| {
-                let work = move || part.iter().map(parse).collect::<Vec<_>>();
+                let work = move || part.iter().copied().map(parse).collect::<Vec<_>>();
                 (part, std::thread::Builder::new().name(format!("fleet-read-{i}")).spawn_scoped(scope, work))
             })
             .collect();
@@ -162,21 +239,40 @@ fn parse_all(files: &[PathBuf], progress: &dyn ReadProgress) -> Vec<Result<Box<R
                 Ok(Ok(reports)) => reports,
                 // A thread that could not start: its share is read here. One that panicked: its files
                 // are nodes with the reason.
-                Err(_) => part.iter().map(parse).collect(),
-                Ok(Err(_)) => part.iter().map(|f| Err(format!("reading {} failed", f.display()))).collect(),
+                Err(_) => part.iter().copied().map(parse).collect(),
+                Ok(Err(_)) => part.iter().map(|(f, _)| Err(format!("reading {} failed", f.display()))).collect(),
             })
             .collect()
     })
 }
 
-/// One report file; the reason, in one line, when it cannot be read or is not a report.
-fn parse(path: &Path) -> Result<Box<Report>, String> {
-    let size = std::fs::metadata(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?.len();
-    if size > MAX_REPORT_BYTES {
-        return Err(format!("{} is {size} bytes, more than a report can be", path.display()));
+/// One report file; the reason, in one line, when it cannot be read or is not a report (where the
+/// JSON went wrong, never what it holds), or when the comparison has read [`MAX_TOTAL_BYTES`].
+fn parse(path: &Path, read: &ReadFile<'_>, named: Named, total: &AtomicU64) -> Result<Box<Report>, String> {
+    if total.load(Ordering::Relaxed) >= MAX_TOTAL_BYTES {
+        return Err(too_much(path));
     }
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    serde_json::from_str::<Report>(&text)
+    let bytes = read(path, named)?;
+    let len = u64::try_from(bytes.len()).unwrap_or(u64::MAX);
+    if total.fetch_add(len, Ordering::Relaxed).saturating_add(len) > MAX_TOTAL_BYTES {
+        return Err(too_much(path));
+    }
+    serde_json::from_slice::<Report>(&bytes)
         .map(Box::new)
-        .map_err(|e| format!("{} is not a gpu-doctor report: {e}", path.display()))
+        .map_err(|e| format!("{} is not a gpu-doctor report ({})", path.display(), where_(&e)))
+}
+
+fn too_much(path: &Path) -> String {
+    format!("{} was not read: the reports together pass {} MiB", path.display(), MAX_TOTAL_BYTES >> 20)
+}
+
+/// Where and what kind of JSON error, without serde's words, which quote the file's values.
+fn where_(e: &serde_json::Error) -> String {
+    let kind = match e.classify() {
+        serde_json::error::Category::Io => "unreadable",
+        serde_json::error::Category::Syntax => "not JSON",
+        serde_json::error::Category::Data => "JSON of another shape",
+        serde_json::error::Category::Eof => "cut short",
+    };
+    format!("{kind} at line {} column {}", e.line(), e.column())
 }

@@ -7,7 +7,15 @@ use gpu_doctor_model::bench::unit::Unit;
 use gpu_doctor_model::bench::verdict::Facts;
 use gpu_doctor_model::{Category, Finding, Probed, Snapshot};
 use gpu_doctor_model::{DriverFacts, Gpu, SystemInfo};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+/// The binary's reader: the probes' capped reader of regular files, following a symlink only at a
+/// path the user named.
+fn read(path: &Path, named: Named) -> Result<Vec<u8>, String> {
+    use gpu_doctor_probes::host::{Links, MAX_FILE_BYTES, read_regular_file};
+    let links = if named == Named::ByUser { Links::Follow } else { Links::Refuse };
+    read_regular_file(path, MAX_FILE_BYTES, links).map_err(|e| e.to_string())
+}
 
 /// A report of a node with one GPU, the given driver, and an optional H2D figure.
 fn report(host: &str, driver: &str, h2d: Option<f64>) -> Report {
@@ -172,7 +180,7 @@ fn a_folder_without_a_manifest_reads_every_json_and_keeps_what_is_not_a_report()
     }
     std::fs::write(dir.path().join("c.json"), "{\"not\": \"a report\"}").unwrap();
     std::fs::write(dir.path().join("notes.txt"), "ignored").unwrap();
-    let nodes = read_folder(dir.path()).unwrap();
+    let nodes = read_folder(dir.path(), &read).unwrap();
     let hosts: Vec<(&str, bool)> = nodes.iter().map(|n| (n.host.as_str(), n.report.is_some())).collect();
     assert_eq!(hosts, [("a", true), ("b", true), ("c.json", false)]);
     assert!(matches!(&nodes[2].outcome, NodeOutcome::Failed { reason } if reason.contains("not a gpu-doctor report")));
@@ -185,7 +193,7 @@ fn reports_with_the_same_host_name_are_named_by_their_files() {
     for f in &files {
         std::fs::write(f, serde_json::to_string(&report("same", "570.1", None)).unwrap()).unwrap();
     }
-    let hosts: Vec<String> = read_files(&files).into_iter().map(|n| n.host).collect();
+    let hosts: Vec<String> = read_files(&files, &read).into_iter().map(|n| n.host).collect();
     assert_eq!(hosts, ["x.json", "y.json"]);
 }
 
@@ -216,7 +224,7 @@ fn a_manifest_gives_the_outcomes_and_a_missing_report_is_a_failed_node() {
         ],
     };
     std::fs::write(dir.join("fleet.json"), serde_json::to_string(&manifest).unwrap()).unwrap();
-    let nodes = read_paths(std::slice::from_ref(&dir)).unwrap();
+    let nodes = read_paths(std::slice::from_ref(&dir), &read).unwrap();
     let got: Vec<(&str, Option<&str>, bool)> =
         nodes.iter().map(|n| (n.host.as_str(), n.engine_name.as_deref(), n.report.is_some())).collect();
     assert_eq!(
@@ -252,7 +260,7 @@ fn many_files_are_read_in_order_across_threads() {
             path
         })
         .collect();
-    let nodes = read_files(&files);
+    let nodes = read_files(&files, &read);
     let hosts: Vec<String> = nodes.iter().map(|n| n.host.clone()).collect();
     let want: Vec<String> =
         (0..100).map(|i| if i == 57 { "n057.json".to_owned() } else { format!("h{i:03}") }).collect();
@@ -261,7 +269,7 @@ fn many_files_are_read_in_order_across_threads() {
 
 #[test]
 fn a_missing_path_is_an_error() {
-    assert!(read_paths(&[PathBuf::from("/nonexistent/fleet")]).unwrap_err().contains("no such file or folder"));
+    assert!(read_paths(&[PathBuf::from("/nonexistent/fleet")], &read).unwrap_err().contains("no such file or folder"));
 }
 
 #[test]
@@ -297,4 +305,134 @@ fn a_long_list_of_hosts_names_five_and_counts_the_rest() {
     );
     let hosts = |id: &str| c.findings.iter().find(|f| f.id == id).unwrap().hosts.len();
     assert_eq!((hosts(FACT_DIFFERS), hosts(NODE_FAILED), hosts(BENCH_SLOW)), (6, 6, 6), "hosts has them all");
+}
+
+/// Runs `f` on a thread of its own and gives its answer, or fails the test when it takes longer
+/// than a minute (a fifo read with a blocking open never ends).
+fn within_a_minute<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = std::sync::mpsc::sync_channel(1);
+    std::thread::Builder::new().name("bounded".into()).spawn(move || tx.send(f())).unwrap();
+    rx.recv_timeout(std::time::Duration::from_secs(60)).expect("it hung")
+}
+
+#[cfg(unix)]
+#[test]
+fn devices_and_fifos_named_by_a_manifest_or_the_command_line_are_refused_not_read() {
+    use gpu_doctor_model::fleet::{Manifest, NodeEntry};
+    let dir = tempfile::tempdir().unwrap();
+    let fleet = dir.path().to_path_buf();
+    assert!(std::process::Command::new("mkfifo").arg(fleet.join("pipe.json")).status().unwrap().success());
+    std::os::unix::fs::symlink("/dev/zero", fleet.join("zero.json")).unwrap();
+    std::fs::write(fleet.join("a.json"), serde_json::to_string(&report("a", "570.1", None)).unwrap()).unwrap();
+    let entry = |host: &str, file: &str| NodeEntry {
+        host: host.into(),
+        engine_name: host.into(),
+        outcome: NodeOutcome::Reported { file: file.into() },
+        seconds: None,
+    };
+    let manifest = Manifest {
+        engine: "ssh".into(),
+        started: "t".into(),
+        nodes: vec![entry("a", "a.json"), entry("p", "pipe.json"), entry("z", "zero.json")],
+    };
+    std::fs::write(fleet.join("fleet.json"), serde_json::to_string(&manifest).unwrap()).unwrap();
+    let nodes = within_a_minute(move || read_folder(&fleet, &read).unwrap());
+    let reasons: Vec<String> = nodes.iter().map(|n| n.outcome.describe()).collect();
+    assert_eq!(reasons[0], "ok");
+    assert!(reasons[1].contains("not a regular file"), "{reasons:?}");
+    assert!(reasons[2].contains("symbolic link"), "{reasons:?}");
+
+    // Named on the command line: followed, and still refused as a device; the fifo too.
+    let paths = vec![PathBuf::from("/dev/zero"), dir.path().join("pipe.json")];
+    let nodes = within_a_minute(move || read_paths(&paths, &read).unwrap());
+    for n in &nodes {
+        assert!(n.outcome.describe().contains("not a regular file"), "{:?}", n.outcome);
+    }
+}
+
+#[test]
+fn a_report_named_by_many_rows_is_read_once_and_the_total_is_capped() {
+    use gpu_doctor_model::fleet::{Manifest, NodeEntry};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("big.json"), serde_json::to_string(&report("big", "570.1", None)).unwrap()).unwrap();
+    let nodes = (0..64)
+        .map(|i| NodeEntry {
+            host: format!("n{i}"),
+            engine_name: format!("n{i}"),
+            outcome: NodeOutcome::Reported { file: "big.json".into() },
+            seconds: None,
+        })
+        .collect();
+    let manifest = Manifest { engine: "ssh".into(), started: "t".into(), nodes };
+    std::fs::write(dir.path().join("fleet.json"), serde_json::to_string(&manifest).unwrap()).unwrap();
+    let reads = AtomicUsize::new(0);
+    let counting = |path: &Path, named: Named| {
+        if path.ends_with("big.json") {
+            reads.fetch_add(1, Ordering::Relaxed);
+        }
+        read(path, named)
+    };
+    let nodes = read_folder(dir.path(), &counting).unwrap();
+    assert_eq!(reads.load(Ordering::Relaxed), 1, "the report was read more than once");
+    assert_eq!(nodes.iter().filter(|n| n.report.is_some()).count(), 1);
+    assert!(nodes[1].outcome.describe().contains("the report of n0 already"), "{:?}", nodes[1].outcome);
+
+    // Files that together pass the total: the later ones are nodes with the reason, unread.
+    let files: Vec<PathBuf> = (0..4).map(|i| dir.path().join(format!("f{i}.json"))).collect();
+    let reads = AtomicUsize::new(0);
+    let quarter = usize::try_from(MAX_TOTAL_BYTES / 3 + 1).unwrap();
+    let huge = |_: &Path, _: Named| {
+        reads.fetch_add(1, Ordering::Relaxed);
+        Ok(vec![b' '; quarter])
+    };
+    let nodes = read_files(&files, &huge);
+    assert_eq!(reads.load(Ordering::Relaxed), 3, "a file past the total was read");
+    for n in &nodes[2..] {
+        assert!(n.outcome.describe().contains("together pass"), "{:?}", n.outcome);
+    }
+}
+
+#[test]
+fn parse_errors_say_where_not_what_and_a_newer_schema_gets_a_note() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut value = serde_json::to_value(report("a", "570.1", None)).unwrap();
+    value["schema_version"] = "ghp_SECRETTOKEN".into();
+    std::fs::write(dir.path().join("a.json"), value.to_string()).unwrap();
+    value["schema_version"] = 1.into();
+    value["findings"] = "ghp_OTHERTOKEN".into();
+    std::fs::write(dir.path().join("b.json"), value.to_string()).unwrap();
+    let mut newer = report("c", "570.1", None);
+    newer.schema_version = 999;
+    std::fs::write(dir.path().join("c.json"), serde_json::to_string(&newer).unwrap()).unwrap();
+    std::fs::write(dir.path().join("d.json"), serde_json::to_string(&report("d", "570.1", None)).unwrap()).unwrap();
+    let nodes = read_folder(dir.path(), &read).unwrap();
+    for n in &nodes[..2] {
+        let said = n.outcome.describe();
+        assert!(said.contains("not a gpu-doctor report") && said.contains("line 1"), "{said}");
+        assert!(!said.contains("TOKEN"), "a value of the file was quoted: {said}");
+    }
+    let c = compare(nodes);
+    let note = c.findings.iter().find(|f| f.id == NEWER_SCHEMA).expect("no note of the newer schema");
+    assert_eq!(note.hosts, ["c"]);
+    assert!(note.summary.contains("c (999)"), "{}", note.summary);
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::test_runner::Config { cases: 64, ..Default::default() })]
+
+    /// Any bytes as a report file: a node with a reason (or a report), never a panic, and a
+    /// reason never quotes the bytes.
+    #[test]
+    fn any_file_content_is_a_node_and_its_reason_quotes_nothing(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..600)) {
+        let marked: Vec<u8> = [b"{\"schema_version\": \"QUOTED_", &bytes[..], b"\"}"].concat();
+        for content in [bytes, marked] {
+            let give = |_: &Path, _: Named| Ok(content.clone());
+            let nodes = read_files(&[PathBuf::from("x.json")], &give);
+            proptest::prop_assert_eq!(nodes.len(), 1);
+            if let NodeOutcome::Failed { reason } = &nodes[0].outcome {
+                proptest::prop_assert!(!reason.contains("QUOTED_"), "{}", reason);
+            }
+        }
+    }
 }
