@@ -2,7 +2,7 @@
 //! wheelhouse (`--find-links DIR`). Newest first.
 
 use gpu_doctor_kb::{Kb, PyVersion, TorchVariant, families, index_tag};
-use gpu_doctor_model::CudaVersion;
+use gpu_doctor_model::{CudaVersion, FrameworkBuild};
 use gpu_doctor_model::OsFamily;
 
 use super::wheel::WheelName;
@@ -388,7 +388,11 @@ fn cupy_files(kb: &Kb, wheels: &[WheelName]) -> Vec<Line> {
     names.dedup();
     for name in names {
         let row = kb.cupy.package.iter().find(|p| p.name == name);
-        let major = name.trim_start_matches("cupy-cuda").trim_end_matches('x').get(..2).and_then(|m| m.parse().ok());
+        // The CUDA major the wheel's name says (`cupy-cuda12x` → 12, `cupy-cuda102` → 10): the kb's one reader.
+        let major = match families::cupy_build(name) {
+            FrameworkBuild::Cuda { version: Some(v) } => v.split('.').next().and_then(|m| m.parse().ok()),
+            _ => None,
+        };
         let range = row
             .map(|p| (p.cuda_min, p.cuda_max))
             .or_else(|| major.map(|m: u32| (CudaVersion::new(m, 0), CudaVersion::new(m, 9))));
