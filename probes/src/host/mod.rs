@@ -289,7 +289,7 @@ pub fn path_dirs(host: &dyn Host) -> Vec<PathBuf> {
 }
 
 #[cfg(all(test, unix))]
-mod read_tests {
+mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
 
     use super::*;
