@@ -183,13 +183,23 @@ fn diagnose_exits_3_for_unreadable_or_unrecognised_input() {
     let missing = gpu_doctor().args(["diagnose", "--from", "/nonexistent/paste.txt"]).output().unwrap();
     assert_eq!(missing.status.code(), Some(3));
     assert!(String::from_utf8_lossy(&missing.stderr).contains("could not read"));
+    // Readable text is answered: nothing recognised, and what to paste next; only empty or
+    // binary input is refused.
     let prose = gpu_doctor()
-        .args(["diagnose", "--from", "-"])
+        .args(["diagnose", "--from", "-", "--color", "never"])
         .write_stdin("Hi all, my training is slow, any ideas? Thanks!")
         .output()
         .unwrap();
-    assert_eq!(prose.status.code(), Some(3));
-    assert!(String::from_utf8_lossy(&prose.stderr).contains("nothing gpu-doctor recognises"));
+    let out = String::from_utf8_lossy(&prose.stdout);
+    assert_eq!(prose.status.code(), Some(0), "{out}");
+    assert!(out.contains("Note: nothing gpu-doctor recognises in these 1 line(s)"), "{out}");
+    assert!(out.contains("paste the output of this command too: python -m torch.utils.collect_env"), "{out}");
+    for refused in ["", "  \n\n", "\u{0}\u{0}binary\u{0}"] {
+        let r = gpu_doctor().args(["diagnose", "--from", "-"]).write_stdin(refused).output().unwrap();
+        assert_eq!(r.status.code(), Some(3), "{refused:?}");
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert!(err.contains("the text is empty") || err.contains("the text is binary"), "{refused:?}: {err}");
+    }
 }
 
 /// Endless input stops at the size limit, promptly, with a message that says how much was read.

@@ -90,7 +90,12 @@ pub fn summary(report: &Report, color: bool, verbose: bool) -> String {
     let _ = writeln!(out, "gpu-doctor {} · snapshot schema {}\n", clean(&report.tool_version), s.schema_version);
     let pasted = matches!(s.origin, Origin::Pasted { .. });
     if let Origin::Pasted { formats } = &s.origin {
-        let _ = writeln!(out, "Another machine, from pasted text ({}).\n", clean(&formats.join(", ")));
+        let formats = if formats.is_empty() { "nothing recognised".to_owned() } else { formats.join(", ") };
+        let _ = writeln!(out, "Another machine, from pasted text ({}).\n", clean(&formats));
+    }
+    // What reading the text noted: a cut, a newer report, nothing recognised.
+    for note in &s.notes {
+        let _ = writeln!(out, "Note: {}\n", clean(note));
     }
     // A paste shows what it held; the parts it did not show are named once, on one line.
     let mut not_shown = Vec::new();

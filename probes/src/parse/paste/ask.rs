@@ -23,6 +23,13 @@ pub const PYTHON_TORCH: NextPaste = NextPaste {
     shows: "which PyTorch build is installed and whether it sees a GPU",
 };
 
+/// PyTorch's environment report: the build, the driver, the GPUs and the CUDA libraries at once.
+pub const COLLECT_ENV: NextPaste = NextPaste {
+    command: "python -m torch.utils.collect_env",
+    shows: "the PyTorch build, the driver, the GPUs and the CUDA libraries in one paste (nvidia-smi's output \
+            where PyTorch is not installed)",
+};
+
 /// The CUDA toolkits installed and where `/usr/local/cuda` points.
 pub const LS_CUDA: NextPaste = NextPaste {
     command: "ls -l /usr/local/cuda*",
@@ -31,11 +38,15 @@ pub const LS_CUDA: NextPaste = NextPaste {
 
 /// The command whose output would settle the first warning or error of a pasted text that rests
 /// on a part the text did not show, or that would tell whether a PyTorch that cannot use a GPU or a
-/// CUDA_VISIBLE_DEVICES is a problem (the GPUs unknown); `None` for a machine's own report, or when nothing is missing.
+/// CUDA_VISIBLE_DEVICES is a problem (the GPUs unknown), or, when the text held nothing gpu-doctor
+/// recognises, the one paste that shows the most; `None` for a machine's own report, or when
+/// nothing is missing.
 #[must_use]
 pub fn next_paste(snap: &Snapshot, findings: &[Finding]) -> Option<NextPaste> {
-    if !matches!(snap.origin, Origin::Pasted { .. }) {
-        return None;
+    let Origin::Pasted { formats } = &snap.origin else { return None };
+    // Nothing recognised: the one paste that shows the most.
+    if formats.is_empty() && snap.messages.is_empty() {
+        return Some(COLLECT_ENV);
     }
     let no_driver = unknown(&snap.driver) || unknown(&snap.gpus);
     let torch_unknown = torch_build_unknown(snap);

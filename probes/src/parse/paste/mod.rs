@@ -46,7 +46,7 @@ use gpu_doctor_model::Snapshot;
 
 use messages::Matcher;
 
-pub use ask::{LS_CUDA, NVIDIA_SMI, NextPaste, PYTHON_TORCH, next_paste};
+pub use ask::{COLLECT_ENV, LS_CUDA, NVIDIA_SMI, NextPaste, PYTHON_TORCH, next_paste};
 pub(crate) use kernel_log::boot_limits;
 pub use kernel_log::xid_events;
 
@@ -61,9 +61,10 @@ pub const MAX_TEXT_BYTES: usize = crate::host::MAX_FILE_BYTES;
 /// [`gpu_doctor_model::Origin::Pasted`] with the formats found, in the order first seen. A pasted gpu-doctor
 /// report or snapshot is taken as it is (its origin set to pasted), with known messages from the
 /// text around it added. What could not be read whole (text past [`MAX_TEXT_BYTES`], XML cut
-/// short, a report from a newer gpu-doctor) is said in the snapshot's `notes`. Errs only when
-/// nothing at all is recognised, or on a gpu-doctor report this version cannot read; never panics,
-/// and takes time in proportion to the text.
+/// short, a report from a newer gpu-doctor), and text in which nothing is recognised (with what to
+/// paste next), is said in the snapshot's `notes`. Errs only on empty or binary text, or on a
+/// gpu-doctor report this version cannot read; never panics, and takes time in proportion to the
+/// text.
 pub fn read_pasted(text: &str, kb: &Kb) -> Result<Snapshot, ParseError> {
     let mut notes = Vec::new();
     let mut text = text;
@@ -120,13 +121,15 @@ pub fn read_pasted(text: &str, kb: &Kb) -> Result<Snapshot, ParseError> {
     facts.messages = found.into_iter().map(|(_, m)| m).collect();
     let topology = super::smi_topo::paste::read(&lines);
     if facts.is_empty() && topology.is_none() {
-        return Err(error(
-            "nothing gpu-doctor recognises: expected collect_env, nvidia-smi (table, -q, -q -x or CSV), \
-             nvcc --version, pip list / pip freeze / conda list, PyTorch's printed torch.__version__ or is_available(), jax.print_environment_info(), TensorFlow's \
-             build info or device lines, lspci -k / -vv, kernel log lines, env / echo $PATH / which -a nvcc / \
-             ls -l /usr/local/cuda*, ldconfig -p, a known CUDA, framework or kernel error message, or a gpu-doctor report"
-                .to_owned(),
-            &facts.notes,
+        // Readable text is never refused: the answer says nothing was recognised, and `ask`
+        // names what to paste next. Only empty or binary text is an error.
+        if let Some(why) = unreadable(&lines) {
+            return Err(error(why, &facts.notes));
+        }
+        facts.notes.push(format!(
+            "nothing gpu-doctor recognises in these {} line(s), so nothing is known of that machine; it reads \
+             {READS}",
+            lines.len()
         ));
     }
     let mut snap = facts.into_snapshot(kb);
@@ -134,6 +137,36 @@ pub fn read_pasted(text: &str, kb: &Kb) -> Result<Snapshot, ParseError> {
         super::smi_topo::paste::apply(t, &mut snap);
     }
     Ok(snap)
+}
+
+/// What the paste reader reads, for the note on text in which it recognised nothing.
+const READS: &str = "collect_env, nvidia-smi (table, -q, -q -x or CSV), nvcc --version, pip list / pip freeze / \
+                     conda list, PyTorch's printed torch.__version__ or is_available(), \
+                     jax.print_environment_info(), TensorFlow's build info or device lines, lspci -k / -vv, \
+                     kernel log lines, env / echo $PATH / which -a nvcc / ls -l /usr/local/cuda*, ldconfig -p, \
+                     a known CUDA, framework or kernel error message, or a gpu-doctor report";
+
+/// Why text cannot be read at all: it is empty (only blank lines), or binary (a NUL byte, or more
+/// than one character in eight a control character or an undecodable byte). `None` for readable
+/// text, however little of it gpu-doctor recognises.
+fn unreadable(lines: &[String]) -> Option<String> {
+    let (mut all, mut odd, mut nul) = (0usize, 0usize, false);
+    for c in lines.iter().flat_map(|l| l.chars()) {
+        all += 1;
+        nul |= c == '\0';
+        if c == char::REPLACEMENT_CHARACTER || (c.is_control() && c != '\t') {
+            odd += 1;
+        }
+    }
+    if lines.iter().all(|l| l.trim().is_empty()) {
+        Some("the text is empty".to_owned())
+    } else if nul || odd * 8 > all {
+        Some(format!(
+            "the text is binary ({odd} of its {all} characters are control characters or undecodable bytes), not a program's output"
+        ))
+    } else {
+        None
+    }
 }
 
 /// The error for pasted text, with what reading it noted (a cut, a newer schema) after it.

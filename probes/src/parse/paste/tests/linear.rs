@@ -148,7 +148,7 @@ fn text_past_the_limit_is_cut_and_says_how_much_was_read() {
     assert_eq!(framework(&s, "torch").build, cuda("12.4"), "the facts before the cut are read");
     let note = s.notes.join("\n");
     assert!(note.contains("8 MiB") && note.contains(&format!("first {} bytes", MAX_TEXT_BYTES - 1)), "{note}");
-    // With nothing recognised before the cut, the error says the text was cut.
+    // Binary text is refused, and the error says the text was cut.
     let err = read_pasted(&"\0".repeat(MAX_TEXT_BYTES + 1), kb()).unwrap_err().to_string();
-    assert!(err.contains("nothing gpu-doctor recognises") && err.contains("8 MiB"), "{err}");
+    assert!(err.contains("the text is binary") && err.contains("8 MiB"), "{err}");
 }

@@ -93,17 +93,26 @@ fn quoted_fenced_and_crlf_pastes_read_the_same() {
 }
 
 #[test]
-fn prose_without_gpu_content_is_an_error() {
+fn prose_without_gpu_content_is_answered_and_only_empty_or_binary_text_is_an_error() {
     for text in [
-        "",
-        "   \n\n",
         "Hi all,\n\nmy training loop is slow and I don't know why. Any ideas? I use a laptop.\n\nThanks, Ana",
         "PyTorch version: I think it is the latest one.",
         "The GPU is an RTX 4090 and the driver is recent.",
         "```\nls -la\ntotal 0\n```",
     ] {
-        let e = read_pasted(text, kb()).unwrap_err();
-        assert!(e.to_string().contains("nothing gpu-doctor recognises"), "{text:?}: {e}");
+        let s = read_pasted(text, kb()).unwrap_or_else(|e| panic!("{text:?} refused: {e}"));
+        assert!(s.notes.iter().any(|n| n.starts_with("nothing gpu-doctor recognises")), "{text:?}: {:?}", s.notes);
+        assert_eq!(s.origin, gpu_doctor_model::Origin::Pasted { formats: vec![] }, "{text:?}");
+        assert_eq!(crate::parse::paste::next_paste(&s, &[]), Some(crate::parse::paste::COLLECT_ENV), "{text:?}");
+    }
+    for (text, why) in [
+        ("", "the text is empty"),
+        ("   \n\n", "the text is empty"),
+        ("\u{0}\u{1}ELF\u{2}\u{0}", "the text is binary"),
+        ("\u{fffd}\u{fffd}\u{fffd}x\u{fffd}\u{fffd}\u{fffd}\u{fffd}\u{fffd}", "the text is binary"),
+    ] {
+        let e = read_pasted(text, kb()).unwrap_err().to_string();
+        assert!(e.contains(why), "{text:?}: {e}");
     }
 }
 

@@ -85,8 +85,36 @@ fn a_cut_collect_env_keeps_its_first_fields() {
     assert!(is_unknown(&s.driver) && is_unknown(&s.gpus));
 }
 
+/// The lines of `text` kept where `keep` says so (cycled), in the order of `keys` (cycled, stable).
+fn dropped_and_shuffled(text: &str, keep: &[bool], keys: &[u16]) -> String {
+    let mut lines: Vec<(u16, &str)> = text
+        .lines()
+        .enumerate()
+        .filter(|(i, _)| keep.is_empty() || keep[i % keep.len()])
+        .map(|(i, l)| (if keys.is_empty() { 0 } else { keys[i % keys.len()] }, l))
+        .collect();
+    lines.sort_by_key(|(k, _)| *k);
+    lines.into_iter().map(|(_, l)| l).collect::<Vec<_>>().join("\n")
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// Readable text is never refused (issue 27: exit 3 only for empty or binary input): any
+    /// sample with lines dropped and shuffled is read, unless nothing but blank lines is left.
+    #[test]
+    fn samples_with_lines_dropped_and_shuffled_are_never_refused(
+        which in 0..SAMPLES.len(),
+        keep in proptest::collection::vec(any::<bool>(), 0..64),
+        keys in proptest::collection::vec(any::<u16>(), 0..64),
+    ) {
+        let text = dropped_and_shuffled(SAMPLES[which], &keep, &keys);
+        let blank = text.lines().all(|l| l.trim().is_empty());
+        match read_pasted(&text, kb()) {
+            Ok(_) => prop_assert!(!blank, "blank text was read"),
+            Err(e) => prop_assert!(blank, "refused: {e}\n{text}"),
+        }
+    }
 
     #[test]
     fn arbitrary_text_never_panics(s in "\\PC{0,400}") {
