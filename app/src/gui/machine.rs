@@ -185,6 +185,14 @@ pub fn read_paste(task: &mut Task<OtherMachine>, ctx: &egui::Context, text: Stri
 /// (its findings re-derived with this version's rules); anything else goes through the paste reader.
 pub fn read_text(text: &str) -> Result<Report, String> {
     let mut report = crate::ops::diagnose(text).map_err(|e| format!("{e:#}"))?;
+    // Nothing recognised: the page shows the reader's note and what to paste next in place of an
+    // empty report.
+    if let Some(next) = gpu_doctor_probes::parse::paste::next_paste(&report.snapshot, &report.findings)
+        && matches!(&report.snapshot.origin, gpu_doctor_model::Origin::Pasted { formats } if formats.is_empty())
+    {
+        let note = report.snapshot.notes.first().cloned().unwrap_or_default();
+        return Err(format!("{note}. Paste the output of `{}` (it shows {}).", next.command, next.shows));
+    }
     // A saved report may carry a benchmark run; keep it, its findings made by this version's rules.
     if let Ok(saved) = serde_json::from_str::<Report>(text) {
         report.bench = saved.bench.map(crate::ops::bench::rejudged);
@@ -238,8 +246,9 @@ mod tests {
     }
 
     #[test]
-    fn prose_is_refused_with_a_reason() {
+    fn prose_is_answered_with_what_to_paste_next() {
         let err = read_text("hello, my gpu is slow, any ideas?").unwrap_err();
-        assert!(!err.is_empty());
+        assert!(err.starts_with("nothing gpu-doctor recognises"), "{err}");
+        assert!(err.contains("python -m torch.utils.collect_env"), "{err}");
     }
 }

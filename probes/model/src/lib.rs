@@ -48,7 +48,7 @@ pub use python::{
     DeepTorchDevice, EnvKind, Framework, FrameworkBuild, Package, PythonEnv, UnusedPython,
 };
 pub use report::Report;
-pub use snapshot::{ObservedMessage, Origin, SCHEMA_VERSION, Snapshot};
+pub use snapshot::{NOTHING_RECOGNISED, ObservedMessage, Origin, SCHEMA_VERSION, Snapshot};
 pub use system::{SystemFacts, SystemInfo};
 pub use toolkits::{LoaderEntry, Pick, ToolkitInstall, ToolkitKind, ToolkitPicks, Toolkits, VersionSource};
 pub use topology::{

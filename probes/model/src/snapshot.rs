@@ -7,6 +7,10 @@ use super::{
     Platform, PlatformFacts, Probed, PythonEnv, SecureBoot, SystemFacts, Toolkits, Topology, TraceEntry, UnusedPython,
 };
 
+/// How the paste reader's note on text in which it recognised nothing begins: the note stands for
+/// an answer (nothing is known of that machine), not for a part left unread.
+pub const NOTHING_RECOGNISED: &str = "nothing gpu-doctor recognises";
+
 /// Version of the snapshot and report JSON; bumped on any breaking change.
 pub const SCHEMA_VERSION: u32 = 1;
 

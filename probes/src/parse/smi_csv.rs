@@ -1,7 +1,9 @@
 //! `nvidia-smi --query-gpu=… --format=csv`: a header row of field names (with units such as
 //! `memory.total [MiB]`), then one row per GPU. Cells may carry units (`81559 MiB`) or not
 //! (`nounits`); `[N/A]` and `[Requested functionality has been deprecated]` mean no value.
-//! The `noheader` variant is not supported: without field names the columns cannot be known.
+//! The `noheader` variant is read by the shapes of its values ([`parse_noheader`]): a GPU name, a
+//! bus id, a UUID, a driver version and a memory size cannot be mistaken for one another; the
+//! other columns stay unread.
 
 use std::collections::BTreeMap;
 
@@ -56,6 +58,73 @@ pub fn parse(text: &str) -> Result<SmiReport, ParseError> {
     let rows = parse_rows(text)?;
     let driver_version = rows.iter().find_map(|r| r.get("driver_version").and_then(|v| smi::driver(v)));
     Ok(SmiReport { driver_version, cuda_version: None, nvidia_smi_version: None, gpus: rows.iter().map(gpu).collect() })
+}
+
+/// What a cell of a `--query-gpu … --format=csv,noheader` row is, told by its shape alone: the
+/// fields whose values cannot be mistaken for another's. Small numbers (index, link generation and
+/// width, temperature, utilisation) are not told apart, so they stay unread.
+pub(crate) fn field_of_cell(cell: &str) -> Option<&'static str> {
+    let cell = cell.trim();
+    let hex = |s: &str, n: std::ops::RangeInclusive<usize>| n.contains(&s.len()) && s.bytes().all(|b| b.is_ascii_hexdigit());
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if cell.starts_with("NVIDIA ") || ["GeForce", "Tesla", "Quadro", "TITAN"].iter().any(|w| cell.starts_with(w)) {
+        return Some("name");
+    }
+    if cell.starts_with("GPU-") && cell.len() > 20 {
+        return Some("uuid");
+    }
+    // A PCI bus id: `00000000:01:00.0` (domain, bus, device, function).
+    let mut parts = cell.split(':');
+    if let (Some(domain), Some(bus), Some(rest), None) = (parts.next(), parts.next(), parts.next(), parts.next())
+        && let Some((device, function)) = rest.split_once('.')
+        && hex(domain, 4..=8)
+        && hex(bus, 2..=2)
+        && hex(device, 2..=2)
+        && matches!(function, "0" | "1" | "2" | "3" | "4" | "5" | "6" | "7")
+    {
+        return Some("pci.bus_id");
+    }
+    // A driver version: `550.54.14` or `552.22` (three digits, then two or three parts of digits).
+    let numbers: Vec<&str> = cell.split('.').collect();
+    if (2..=3).contains(&numbers.len())
+        && numbers[0].len() == 3
+        && numbers.iter().all(|n| digits(n))
+        && numbers[1..].iter().all(|n| (2..=3).contains(&n.len()))
+    {
+        return Some("driver_version");
+    }
+    if let Some(n) = cell.strip_suffix(" MiB")
+        && digits(n)
+    {
+        return Some("memory.total");
+    }
+    None
+}
+
+/// Parses `--query-gpu … --format=csv,noheader` rows, whose columns are told by their values'
+/// shapes ([`field_of_cell`], from the first row): a GPU name and at least one of a bus id, a
+/// UUID or a driver version, or it is not such a CSV. The first `MiB` column is taken as the
+/// total memory. Every row must have the first row's number of cells.
+pub fn parse_noheader(text: &str) -> Result<SmiReport, ParseError> {
+    let mut lines = text.lines().map(|l| l.trim_end_matches('\r')).filter(|l| !l.trim().is_empty());
+    let first = lines.next().ok_or_else(|| ParseError::new(FORMAT, "empty"))?;
+    let mut seen = Vec::new();
+    let keys: Vec<String> = first
+        .split(',')
+        .enumerate()
+        .map(|(i, cell)| match field_of_cell(cell).filter(|f| !seen.contains(f)) {
+            Some(field) => {
+                seen.push(field);
+                field.to_owned()
+            }
+            None => format!("unknown{i}"),
+        })
+        .collect();
+    let typed = ["pci.bus_id", "uuid", "driver_version"];
+    if !seen.contains(&"name") || !seen.iter().any(|f| typed.contains(f)) {
+        return Err(ParseError::new(FORMAT, "no GPU name beside a bus id, UUID or driver version: not a GPU query"));
+    }
+    parse(&std::iter::once(keys.join(",")).chain(std::iter::once(first.to_owned())).chain(lines.map(str::to_owned)).collect::<Vec<_>>().join("\n"))
 }
 
 fn gpu(row: &BTreeMap<String, String>) -> SmiGpu {

@@ -3,7 +3,7 @@
 //! know. Findings of a pasted snapshot rest on what was read, so the reader is told what was not.
 
 use super::{Ctx, Rule};
-use gpu_doctor_model::{Category, Finding, Severity};
+use gpu_doctor_model::{Category, Finding, NOTHING_RECOGNISED, Severity};
 
 pub(super) const PARTLY_READ: Rule = Rule {
     id: "pasted.partly_read",
@@ -17,7 +17,10 @@ pub(super) const PARTLY_READ: Rule = Rule {
 pub(super) const RULES: &[Rule] = &[PARTLY_READ];
 
 pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
-    let notes = &cx.s.notes;
+    // Text in which nothing was recognised was not partly read: the reader's note says so, and what
+    // to paste next is asked for beside the findings; a warning would call healthy prose a problem.
+    let notes: Vec<String> =
+        cx.s.notes.iter().filter(|n| !n.starts_with(NOTHING_RECOGNISED)).cloned().collect();
     let Some(first) = notes.first() else { return };
     let summary = match notes.len() {
         1 => format!("Not all of the pasted text was read: {first}"),
@@ -27,7 +30,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
         summary,
         "The facts and findings here come from what was read. Whatever was in the part left out is unknown, not \
          absent; paste it again whole (or run gpu-doctor on that machine) to have it checked.",
-        notes.clone(),
+        notes,
         None,
     ));
 }

@@ -42,7 +42,7 @@ use std::collections::HashSet;
 
 use super::ParseError;
 use gpu_doctor_kb::Kb;
-use gpu_doctor_model::Snapshot;
+use gpu_doctor_model::{NOTHING_RECOGNISED, Snapshot};
 
 use messages::Matcher;
 
@@ -127,8 +127,7 @@ pub fn read_pasted(text: &str, kb: &Kb) -> Result<Snapshot, ParseError> {
             return Err(error(why, &facts.notes));
         }
         facts.notes.push(format!(
-            "nothing gpu-doctor recognises in these {} line(s), so nothing is known of that machine; it reads \
-             {READS}",
+            "{NOTHING_RECOGNISED} in these {} line(s), so nothing is known of that machine; it reads {READS}",
             lines.len()
         ));
     }

@@ -132,4 +132,29 @@ fn csv(lines: &[String], facts: &mut Facts) {
             return;
         }
     }
+    if facts.listed_gpus.is_empty() {
+        noheader(lines, facts);
+    }
+}
+
+/// A `--query-gpu … --format=csv,noheader` block: rows of as many cells, the first with a GPU
+/// name and a bus id, UUID or driver version, told by their shapes (`smi_csv::parse_noheader`).
+fn noheader(lines: &[String], facts: &mut Facts) {
+    let mut tries = 0;
+    for (i, line) in lines.iter().enumerate() {
+        let cells = line.split(',').count();
+        if cells < 2 || !line.split(',').any(|c| smi_csv::field_of_cell(c) == Some("name")) {
+            continue;
+        }
+        tries += 1;
+        if tries > CSV_TRIES {
+            return;
+        }
+        let block: Vec<&str> =
+            lines.iter().skip(i).take(MAX_GPUS).map(String::as_str).take_while(|l| l.split(',').count() == cells).collect();
+        if let Ok(r) = smi_csv::parse_noheader(&block.join("\n")) {
+            add(facts, i, "nvidia-smi CSV", &r, &[]);
+            return;
+        }
+    }
 }

@@ -125,3 +125,52 @@ fn every_csv_fixture() {
         }
     }
 }
+
+/// `--format=csv,noheader` is the same rows without the header: each shared capture with its
+/// header taken off gives the same name, UUID, bus id, driver and total memory as with it.
+#[test]
+fn every_csv_fixture_without_its_header() {
+    let Some(files) = fixtures("nvidia-smi-csv") else { return };
+    for (file, text) in &files {
+        let with = parse(text).unwrap();
+        let rows = text.split_once('\n').map_or("", |(_, rows)| rows);
+        let without = parse_noheader(rows).unwrap_or_else(|e| panic!("{file}: {e}"));
+        assert_eq!(without.driver_version, with.driver_version, "{file}");
+        assert_eq!(without.gpus.len(), with.gpus.len(), "{file}");
+        for (a, b) in without.gpus.iter().zip(&with.gpus) {
+            assert_eq!((&a.name, &a.uuid, &a.pci_bus_id), (&b.name, &b.uuid, &b.pci_bus_id), "{file}");
+            assert_eq!(a.memory_total_mib, b.memory_total_mib, "{file}");
+        }
+    }
+}
+
+/// The rows issue 27 names (`nvidia-smi --query-gpu=name,pci.bus_id,driver_version,
+/// pcie.link.gen.max,pcie.link.gen.current --format=csv,noheader`): the GPUs and the driver are
+/// read; the small numbers (link generations) stay unread, since their shape does not say which
+/// field they are.
+#[test]
+fn noheader_rows_are_read_by_their_shapes() {
+    let rows = "NVIDIA GeForce RTX 4090, 00000000:01:00.0, 550.54.14, 4, 1\n\
+                NVIDIA GeForce RTX 4090, 00000000:41:00.0, 550.54.14, 4, 4\n";
+    let r = parse_noheader(rows).unwrap();
+    assert_eq!(r.driver_version.as_ref().map(|d| d.as_str()), Some("550.54.14"));
+    let ids: Vec<_> = r.gpus.iter().map(|g| g.pci_bus_id.as_deref()).collect();
+    assert_eq!(ids, [Some("00000000:01:00.0"), Some("00000000:41:00.0")]);
+    assert!(r.gpus.iter().all(|g| g.name.as_deref() == Some("NVIDIA GeForce RTX 4090") && g.pcie_gen_max.is_none()));
+    for (bad, why) in [
+        ("", "empty"),
+        ("a, b, c\n", "no field told"),
+        ("NVIDIA GeForce RTX 4090, 4, 1\n", "a name alone"),
+        ("00000000:01:00.0, 550.54.14\n", "no name"),
+        ("NVIDIA GeForce RTX 4090, 00000000:01:00.0, 550.54.14\nNVIDIA GeForce RTX 4090, 00000000:41:00.0\n", "a short row"),
+    ] {
+        assert!(parse_noheader(bad).is_err(), "{why} was read");
+    }
+    // Near misses are not taken for a bus id or a driver.
+    for cell in ["0000:01:00.8", "00000000:1:00.0", "5500.54.14", "550.5", "96.00.A5.00.01", "12.4"] {
+        assert_eq!(field_of_cell(cell), None, "{cell}");
+    }
+    // Huge input stays linear: 50,000 rows.
+    let many = "NVIDIA H100 80GB HBM3, 00000000:00:09.0, 590.48.01\n".repeat(50_000);
+    assert_eq!(parse_noheader(&many).unwrap().gpus.len(), 50_000);
+}

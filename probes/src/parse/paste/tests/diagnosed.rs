@@ -55,3 +55,32 @@ proptest! {
         }
     }
 }
+
+/// Issue 27's examples of healthy text that used to be refused: `--query-gpu … --format=csv,noheader`
+/// rows (two RTX 4090s at their idle link generation) and a bare process table. Each is read (the
+/// CSV's GPUs and driver) and gives no error or warning.
+#[test]
+fn healthy_noheader_csv_and_a_process_table_give_no_warning() {
+    let kb = Kb::get().unwrap();
+    let csv = "NVIDIA GeForce RTX 4090, 00000000:01:00.0, 550.54.14, 4, 1\n\
+               NVIDIA GeForce RTX 4090, 00000000:41:00.0, 550.54.14, 4, 4\n";
+    let s = read_pasted(csv, kb).unwrap();
+    assert_eq!(s.gpus.value().map(Vec::len), Some(2), "{:?}", s.gpus);
+    assert_eq!(s.driver.value().map(|d| d.version.as_str()), Some("550.54.14"));
+    let processes = "+-----------------------------------------------------------------------------------------+\n\
+                     | Processes:                                                                              |\n\
+                     |  GPU   GI   CI        PID   Type   Process name                              GPU Memory |\n\
+                     |        ID   ID                                                               Usage      |\n\
+                     |=========================================================================================|\n\
+                     |    0   N/A  N/A      2345      C   python                                       1024MiB |\n\
+                     +-----------------------------------------------------------------------------------------+\n";
+    for (name, text) in [("csv", csv), ("processes", processes)] {
+        let s = read_pasted(text, kb).unwrap_or_else(|e| panic!("{name} refused: {e}"));
+        let serious: Vec<_> = gpu_doctor_judge::diagnose::diagnose(&s, kb)
+            .into_iter()
+            .filter(|f| f.severity != gpu_doctor_model::Severity::Info)
+            .map(|f| f.id)
+            .collect();
+        assert!(serious.is_empty(), "{name}: {serious:?}");
+    }
+}

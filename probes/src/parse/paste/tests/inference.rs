@@ -199,5 +199,5 @@ fn a_tensorflow_issue_form_on_windows_names_the_native_windows_finding() {
             .iter()
             .all(|f| f.id != "framework.tensorflow_windows_native_no_gpu")
     );
-    assert!(read_pasted("### Tensorflow Version\n", kb()).is_err());
+    assert!(unrecognised("### Tensorflow Version\n"));
 }

@@ -128,6 +128,16 @@ pub(super) fn read(text: &str) -> Snapshot {
     read_pasted(text, kb()).unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// True when nothing in `text` is recognised: it is read (readable text is never refused), with
+/// no format and no message, and a note that says so.
+pub(super) fn unrecognised(text: &str) -> bool {
+    read_pasted(text, kb()).is_ok_and(|s| {
+        formats(&s).is_empty()
+            && s.messages.is_empty()
+            && s.notes.iter().any(|n| n.starts_with("nothing gpu-doctor recognises"))
+    })
+}
+
 pub(super) fn formats(s: &Snapshot) -> Vec<&str> {
     match &s.origin {
         Origin::Pasted { formats } => formats.iter().map(String::as_str).collect(),
