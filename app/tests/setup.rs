@@ -84,8 +84,27 @@ fn setup_builds_a_working_venv_from_a_wheelhouse_and_says_gpu_use_is_not_proven_
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
     assert!(freeze().contains("jax=="));
-    let undone = Command::new(BIN).args(["fix", "--undo", &backup]).env("GPU_DOCTOR_HOME", &home).output().unwrap();
-    assert!(undone.status.success(), "{}", String::from_utf8_lossy(&undone.stderr));
+    assert!(err.contains(&format!("--env {}", env.display())), "the hint names the environment: {err}");
+    // Without a terminal, undo asks for --yes and changes nothing.
+    let undo = |extra: &[&str]| {
+        Command::new(BIN)
+            .args(["fix", "--undo", &backup, "--env"])
+            .arg(&env)
+            .args(extra)
+            .env("GPU_DOCTOR_HOME", &home)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let refused = undo(&[]);
+    assert_eq!(refused.status.code(), Some(2), "{}", String::from_utf8_lossy(&refused.stderr));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("add --yes"));
+    assert!(freeze().contains("jax=="));
+    let undone = undo(&["--yes"]);
+    let said = String::from_utf8_lossy(&undone.stderr);
+    assert!(undone.status.success(), "{said}");
+    // It said what it removes before it did, and checked the list after.
+    assert!(said.contains("REMOVE 2 package(s): jax, jaxlib") && said.contains("read again after the undo"), "{said}");
     let after = freeze();
     assert!(!after.contains("jax==") && after.contains(&format!("torch=={chosen}")), "{after}");
 }
