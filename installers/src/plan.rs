@@ -180,11 +180,7 @@ impl Plan {
         );
         for step in roots {
             if let StepKind::Root { command } = &step.kind {
-                out.push_str(&format!(
-                    "\n# {}\n# undo: {}\n{command}\n",
-                    one_line(&step.why),
-                    one_line(&step.undo)
-                ));
+                out.push_str(&format!("\n# {}\n# undo: {}\n{command}\n", one_line(&step.why), one_line(&step.undo)));
             }
         }
         Some(out)

@@ -119,9 +119,7 @@ fn plan(req: &SetupRequest, choice: Choice, create: bool) -> Result<Plan, String
             // Nothing deletes a folder for you: the step before it says how.
             format!("delete the folder {shown} (the environment is new; gpu-doctor deletes nothing)")
         } else {
-            format!(
-                "gpu-doctor fix --undo LIST --env {shown}: the package list --apply saves first (LIST) put back"
-            )
+            format!("gpu-doctor fix --undo LIST --env {shown}: the package list --apply saves first (LIST) put back")
         },
     ));
     steps.push(Step {
