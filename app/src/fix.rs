@@ -137,6 +137,20 @@ pub(crate) fn apply_asked(
     if !this_machine {
         return Err(UsageError("--apply changes this machine; it cannot be combined with --replay".into()).into());
     }
+    // Said before anything changes: what an undo of this plan could not bring back.
+    if !quiet || !yes {
+        match apply::undo_limits(plan) {
+            Ok(gaps) => {
+                for gap in gaps {
+                    eprintln!("warning: undo will not be able to bring back {}", clean(&gap));
+                }
+            }
+            Err(why) => eprintln!(
+                "note: what an undo could bring back is checked after the package list is saved ({})",
+                clean(&why)
+            ),
+        }
+    }
     if !yes && !confirm(plan)? {
         eprintln!("nothing changed");
         return Ok(exit::OK);
