@@ -203,3 +203,73 @@ fn names_are_compared_as_pip_does() {
     assert_eq!(pin_args("-e /src/pkg"), ["-e", "/src/pkg"]);
     assert_eq!(pin_args("torch==2.5.1"), ["torch==2.5.1"]);
 }
+
+mod properties {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// Lines a hostile or damaged list may hold.
+    fn line() -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just("torch==2.5.1+cpu".to_owned()),
+            Just("x @ file:///tmp/x.whl".to_owned()),
+            Just("-e /src/pkg".to_owned()),
+            Just("--no-index".to_owned()),
+            Just("--find-links /w".to_owned()),
+            Just("--index-url https://x/simple".to_owned()),
+            Just("--index-url=https://evil/simple".to_owned()),
+            Just("--target=/home/u".to_owned()),
+            Just("-r other.txt".to_owned()),
+            Just("# gpu-doctor-python: /tmp/evil.sh".to_owned()),
+            Just("# gpu-doctor-tool: uv /tmp/evil".to_owned()),
+            Just("# gpu-doctor-end: 1 packages".to_owned()),
+            Just("# a comment".to_owned()),
+            "[ -~]{0,40}",
+            ".{0,20}",
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+        /// Whatever the file holds, reading it never panics, and a list it accepts holds only
+        /// pins, the options gpu-doctor writes, one absolute interpreter and a matching count.
+        #[test]
+        fn a_list_read_back_holds_only_pins_and_known_options(lines in prop::collection::vec(line(), 0..24)) {
+            let text = lines.join("\n");
+            if let Ok(saved) = Saved::parse(&text) {
+                prop_assert!(saved.python.is_absolute());
+                for pin in &saved.pins {
+                    prop_assert!(check_pin(pin).is_ok(), "{pin:?}");
+                    prop_assert!(!pin.starts_with("--") || pin.starts_with("--editable "), "{pin:?}");
+                }
+                prop_assert!(saved.source.find_links.as_deref().is_none_or(Path::is_absolute));
+                let count = text.lines().filter(|l| check_pin(l.trim_end_matches('\r')).is_ok()).count();
+                prop_assert_eq!(count, saved.pins.len());
+            }
+        }
+
+        /// A list gpu-doctor wrote reads back whole, and every cut of it is refused.
+        #[test]
+        fn a_saved_list_reads_back_and_no_cut_of_it_does(
+            pins in prop::collection::btree_set("[a-z][a-z0-9]{0,6}==[0-9]{1,3}(\\.[0-9]{1,2})?", 0..12),
+            python in "/[ -~\n]{1,30}",
+            cut in any::<prop::sample::Index>(),
+        ) {
+            let pins: Vec<String> = pins.into_iter().collect();
+            // Distinct lines may still name one distribution twice: keep the first of each.
+            let mut seen = HashSet::new();
+            let pins: Vec<String> = pins.into_iter().filter(|p| seen.insert(name_of(p))).collect();
+            let backup = Backup { tool: Tool::Pip, source: Source::default(), pins: pins.clone() };
+            let text = backup.to_text(Path::new(&python)).unwrap();
+            let saved = Saved::parse(&text).unwrap();
+            prop_assert_eq!(saved.python, PathBuf::from(&python));
+            prop_assert_eq!(saved.pins, pins);
+            let at = cut.index(text.len());
+            if text[..at].trim_end() != text.trim_end() {
+                prop_assert!(Saved::parse(&text[..at]).is_err());
+            }
+        }
+    }
+}
