@@ -221,6 +221,8 @@ fn undo(backup: &Path, env: &Path, this_machine: bool, yes: bool, quiet: bool) -
     if !this_machine {
         return Err(UsageError("--undo changes this machine; it cannot be combined with --replay".into()).into());
     }
+    // A list that is refused (cut, hostile, another environment's) runs nothing: an input error.
+    apply::check_undo(env, backup).map_err(|why| InputError(format!("--undo: {}", clean(&why))))?;
     if !yes && !std::io::stdin().is_terminal() {
         return Err(UsageError("--undo asks before changing anything; without a terminal, add --yes".into()).into());
     }

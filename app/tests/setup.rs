@@ -170,3 +170,64 @@ fn fix_with_a_wheelhouse_chooses_among_its_wheels_and_installs_offline() {
     let rejected = plan["choice"]["rejected"].to_string();
     assert!(rejected.contains("2.9.0+cu130") && rejected.contains("driver 550 < 580"), "{rejected}");
 }
+
+/// `fix --undo` with a hostile or damaged list runs nothing: another interpreter, an option line
+/// for pip, a cut list, `/dev/zero` and a FIFO are refused as inputs (exit 3) at once; a good list
+/// without a terminal and without --yes asks for it (exit 2); --undo needs --env.
+#[test]
+fn fix_undo_refuses_a_hostile_list_and_runs_nothing() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let marker = tmp.path().join("ran");
+    let env = tmp.path().join("env");
+    std::fs::create_dir_all(env.join("bin")).unwrap();
+    for script in [env.join("bin/python3"), tmp.path().join("evil.sh")] {
+        std::fs::write(&script, format!("#!/bin/sh\ntouch '{}'\n", marker.display())).unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let header = |python: &Path| format!("# gpu-doctor-python: {}\n# gpu-doctor-tool: pip\n", python.display());
+    let fifo = tmp.path().join("fifo");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let mut lists = vec![
+        (header(&tmp.path().join("evil.sh")) + "a==1\n# gpu-doctor-end: 1 packages\n", "not the interpreter of"),
+        (
+            header(&env.join("bin/python3")) + "--index-url=https://evil/simple\na==1\n# gpu-doctor-end: 1 packages\n",
+            "not an option",
+        ),
+        (header(&env.join("bin/python3")) + "a==1\nb==1\n", "no end line"),
+    ]
+    .into_iter()
+    .enumerate()
+    .map(|(n, (text, why))| {
+        let path = tmp.path().join(format!("list-{n}.txt"));
+        std::fs::write(&path, text).unwrap();
+        (path, why)
+    })
+    .collect::<Vec<_>>();
+    lists.push((Path::new("/dev/zero").to_owned(), "not a regular file"));
+    lists.push((fifo, "not a regular file"));
+    let undo = |list: &Path, extra: &[&str]| {
+        Command::new(BIN)
+            .args(["fix", "--undo"])
+            .arg(list)
+            .args(extra)
+            .env("GPU_DOCTOR_HOME", tmp.path().join("home"))
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let started = std::time::Instant::now();
+    for (list, why) in &lists {
+        let out = undo(list, &["--env", env.to_str().unwrap(), "--yes"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{}: {err}", list.display());
+        assert!(err.contains(why), "{}: {err}", list.display());
+    }
+    assert!(started.elapsed() < std::time::Duration::from_secs(30), "{:?}", started.elapsed());
+    let good = tmp.path().join("good.txt");
+    std::fs::write(&good, header(&env.join("bin/python3")) + "a==1\n# gpu-doctor-end: 1 packages\n").unwrap();
+    let asked = undo(&good, &["--env", env.to_str().unwrap()]);
+    assert_eq!(asked.status.code(), Some(2), "{}", String::from_utf8_lossy(&asked.stderr));
+    assert_eq!(undo(&good, &["--yes"]).status.code(), Some(2), "--undo without --env");
+    assert!(!marker.exists(), "a program was run");
+}

@@ -353,6 +353,12 @@ pub fn undo(
     outcome
 }
 
+/// `Ok` when the list `backup` may be put back into `env` ([`undo`] checks the same before it runs
+/// anything): a complete list of pins, saved for `env`'s interpreter. `Err` says why not.
+pub fn check_undo(env: &Path, backup: &Path) -> Result<(), String> {
+    undo_source(env, backup).map(|_| ())
+}
+
 /// The saved list of `backup`, read and checked, and the tool that puts it back into `env`: the
 /// list must have been saved for `env`'s interpreter; a list saved with uv gets the uv on PATH.
 fn undo_source(env: &Path, backup: &Path) -> Result<(Saved, Tool), String> {
