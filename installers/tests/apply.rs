@@ -518,7 +518,7 @@ fn a_second_apply_on_one_environment_is_refused_while_the_first_runs() {
     let (env, python) = fake_env(dir.path(), &["a==1"]);
     let opts = options(&dir.path().join("logs"));
     let slow = Step::run(vec!["/bin/sh".into(), "-c".into(), "echo started; sleep 2".into()], "t", "t", "t");
-    let (started_tx, started_rx) = std::sync::mpsc::channel();
+    let (started_tx, started_rx) = std::sync::mpsc::sync_channel(1);
     std::thread::scope(|s| {
         let first = s.spawn(|| {
             apply::apply(&plan(Some(&env), vec![slow]), &opts, &AtomicBool::new(false), &mut |e| {

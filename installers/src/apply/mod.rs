@@ -392,33 +392,6 @@ fn same_environment(python: &Path, env: &Path) -> Result<(), String> {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn undo_gaps_name_the_replaced_builds_the_plan_s_source_does_not_hold() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("torch-2.5.1+cu124-cp312-cp312-manylinux_2_28_x86_64.whl"), "").unwrap();
-        let before: Vec<String> = ["torch==2.5.1+cpu", "numpy==2.1.0", "jax==0.4.35"].map(str::to_owned).into();
-        let planned: Vec<String> = ["torch==2.5.1+cu124", "jax==0.4.35"].map(str::to_owned).into();
-        // From a wheel folder without the +cpu wheel.
-        let wheels = Source { index_url: None, find_links: Some(dir.path().to_owned()) };
-        let gaps = undo_gaps(&before, &planned, &wheels);
-        assert_eq!(gaps.len(), 1, "{gaps:?}");
-        assert!(gaps[0].starts_with("torch==2.5.1+cpu (") && gaps[0].contains("has no wheel of it"), "{gaps:?}");
-        // The folder has it: nothing to say.
-        std::fs::write(dir.path().join("torch-2.5.1+cpu-cp312-cp312-linux_x86_64.whl"), "").unwrap();
-        assert!(undo_gaps(&before, &planned, &wheels).is_empty());
-        // From PyTorch's cu132 index, which holds no +cpu build; its cpu index does.
-        let index = |url: &str| Source { index_url: Some(url.into()), find_links: None };
-        let gaps = undo_gaps(&before, &planned, &index("https://download.pytorch.org/whl/cu132"));
-        assert!(gaps.len() == 1 && gaps[0].contains("holds no +cpu build"), "{gaps:?}");
-        assert!(undo_gaps(&before, &planned, &index("https://download.pytorch.org/whl/cpu/")).is_empty());
-        assert!(undo_gaps(&before, &planned, &Source::default())[0].contains("PyPI holds no +cpu build"));
-    }
-}
-
 /// The shell steps are shown for here.
 fn shell() -> Shell {
     if cfg!(windows) { Shell::PowerShell } else { Shell::Posix }
@@ -705,4 +678,31 @@ pub(crate) fn undo_gaps(before: &[String], planned: &[String], source: &Source) 
         }
     }
     gaps
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn undo_gaps_name_the_replaced_builds_the_plan_s_source_does_not_hold() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("torch-2.5.1+cu124-cp312-cp312-manylinux_2_28_x86_64.whl"), "").unwrap();
+        let before: Vec<String> = ["torch==2.5.1+cpu", "numpy==2.1.0", "jax==0.4.35"].map(str::to_owned).into();
+        let planned: Vec<String> = ["torch==2.5.1+cu124", "jax==0.4.35"].map(str::to_owned).into();
+        // From a wheel folder without the +cpu wheel.
+        let wheels = Source { index_url: None, find_links: Some(dir.path().to_owned()) };
+        let gaps = undo_gaps(&before, &planned, &wheels);
+        assert_eq!(gaps.len(), 1, "{gaps:?}");
+        assert!(gaps[0].starts_with("torch==2.5.1+cpu (") && gaps[0].contains("has no wheel of it"), "{gaps:?}");
+        // The folder has it: nothing to say.
+        std::fs::write(dir.path().join("torch-2.5.1+cpu-cp312-cp312-linux_x86_64.whl"), "").unwrap();
+        assert!(undo_gaps(&before, &planned, &wheels).is_empty());
+        // From PyTorch's cu132 index, which holds no +cpu build; its cpu index does.
+        let index = |url: &str| Source { index_url: Some(url.into()), find_links: None };
+        let gaps = undo_gaps(&before, &planned, &index("https://download.pytorch.org/whl/cu132"));
+        assert!(gaps.len() == 1 && gaps[0].contains("holds no +cpu build"), "{gaps:?}");
+        assert!(undo_gaps(&before, &planned, &index("https://download.pytorch.org/whl/cpu/")).is_empty());
+        assert!(undo_gaps(&before, &planned, &Source::default())[0].contains("PyPI holds no +cpu build"));
+    }
 }
