@@ -27,6 +27,20 @@ fn setup_builds_a_working_venv_from_a_wheelhouse_and_says_gpu_use_is_not_proven_
     let tmp = tempfile::tempdir().unwrap();
     let (wheels, env, home) = (tmp.path().join("wheels"), tmp.path().join("env"), tmp.path().join("home"));
     wheelhouse(&wheels);
+    // Another environment on the machine (the active one): the check after the plan must not import
+    // its frameworks (run its interpreter); only the plan's own environment's.
+    let other = tmp.path().join("other");
+    let imported = tmp.path().join("other-imported");
+    std::fs::create_dir_all(other.join("bin")).unwrap();
+    std::fs::create_dir_all(other.join("lib/python3.11/site-packages")).unwrap();
+    std::fs::write(other.join("pyvenv.cfg"), "home = /usr/bin\ninclude-system-site-packages = false\n").unwrap();
+    let fake = other.join("bin/python3");
+    std::fs::write(&fake, format!("#!/bin/sh\ntouch '{}'\nexit 1\n", imported.display())).unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    std::os::unix::fs::symlink("python3", other.join("bin/python")).unwrap();
     let run = |extra: &[&str]| {
         Command::new(BIN)
             .args(["setup", "--framework", "torch", "--tool", "pip", "--env"])
@@ -35,6 +49,7 @@ fn setup_builds_a_working_venv_from_a_wheelhouse_and_says_gpu_use_is_not_proven_
             .arg(&wheels)
             .args(extra)
             .env("GPU_DOCTOR_HOME", &home)
+            .env("VIRTUAL_ENV", &other)
             .env_remove("PIP_FIND_LINKS")
             .env_remove("PIP_INDEX_URL")
             .output()
@@ -53,6 +68,7 @@ fn setup_builds_a_working_venv_from_a_wheelhouse_and_says_gpu_use_is_not_proven_
     let err = String::from_utf8_lossy(&applied.stderr);
     assert_eq!(applied.status.code(), Some(1), "{out}{err}");
     assert!(out.contains("GPU use could not be proven here") && out.contains("CPU matmul ok"), "{out}{err}");
+    assert!(!imported.exists(), "the check after the plan ran another environment's interpreter");
     let chosen = text.lines().find_map(|l| l.strip_prefix("chosen: ")).unwrap().split(':').next().unwrap().to_owned();
     let version =
         Command::new(env.join("bin/python")).args(["-c", "import torch; print(torch.__version__)"]).output().unwrap();
