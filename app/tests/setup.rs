@@ -247,3 +247,60 @@ fn fix_undo_refuses_a_hostile_list_and_runs_nothing() {
     assert_eq!(undo(&good, &["--yes"]).status.code(), Some(2), "--undo without --env");
     assert!(!marker.exists(), "a program was run");
 }
+
+/// SIGTERM while an undo's pip installs: gpu-doctor lets that install finish (pip does not roll
+/// back on SIGINT), runs nothing after it, reads the list again and says what is there; before,
+/// the install was killed half way.
+#[test]
+fn sigterm_during_an_undo_lets_the_running_install_finish() {
+    use std::io::{BufRead, BufReader};
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let env = tmp.path().join("env");
+    std::fs::create_dir_all(env.join("bin")).unwrap();
+    let python = env.join("bin/python3");
+    let script = r#"#!/bin/sh
+state="$(dirname "$0")/../state.txt"
+case "$3" in
+  freeze) cat "$state" ;;
+  install) echo "Installing collected packages: a"; sleep 2; echo "a==1" > "$state"; echo "Successfully installed a-1" ;;
+  *) exit 9 ;;
+esac
+"#;
+    std::fs::write(&python, script).unwrap();
+    std::fs::set_permissions(&python, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::write(env.join("state.txt"), "a==2\n").unwrap();
+    let list = tmp.path().join("list.txt");
+    let text = format!(
+        "# gpu-doctor-python: {}\n# gpu-doctor-tool: pip\na==1\n# gpu-doctor-end: 1 packages\n",
+        python.display()
+    );
+    std::fs::write(&list, text).unwrap();
+    let mut child = std::process::Command::new(BIN)
+        .args(["fix", "--undo"])
+        .arg(&list)
+        .arg("--env")
+        .arg(&env)
+        .arg("--yes")
+        .env("GPU_DOCTOR_HOME", tmp.path().join("home"))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut said = String::new();
+    for line in BufReader::new(child.stderr.take().unwrap()).lines() {
+        let line = line.unwrap();
+        if line.contains("Installing collected packages") {
+            let killed = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+            assert!(killed.success());
+        }
+        said.push_str(&line);
+        said.push('\n');
+    }
+    let status = child.wait().unwrap();
+    assert_eq!(std::fs::read_to_string(env.join("state.txt")).unwrap(), "a==1\n", "{said}");
+    assert!(said.contains("stopping after the running step"), "{said}");
+    assert!(said.contains("the packages are as the list has them (read again"), "{said}");
+    assert_eq!(status.code(), Some(0), "{said}");
+}

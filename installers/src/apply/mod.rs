@@ -199,7 +199,7 @@ pub fn apply(plan: &Plan, opts: &ApplyOptions, cancel: &AtomicBool, events: &mut
     }
     if let (Some(env), Some(python), Some(before)) = (existing, python.as_deref(), saved) {
         let (tool, _) = tool_and_source(plan);
-        let state = match runner.list_now(env, python, &tool) {
+        let state = match runner.list_now(env, python, &tool, Read::Again) {
             Ok(now) => {
                 let changes = backup::changes(&before, &now);
                 if changes.is_empty() {
@@ -283,7 +283,7 @@ pub fn undo(
     outcome.log = Some(runner.log.path().to_owned());
     let python = saved.python.as_path();
     runner.started(0, TOTAL, &format!("read the package list of {}", python.display()));
-    let now = match runner.list_now(env, python, &tool) {
+    let now = match runner.list_now(env, python, &tool, Read::Before) {
         Ok(lines) => lines,
         Err(reason) => {
             let status = StepStatus::Failed { reason };
@@ -332,7 +332,7 @@ pub fn undo(
     }
     // Whatever happened, the list is read again: the answer says what is there, not what was meant.
     runner.started(3, TOTAL, &format!("read the package list of {} again", python.display()));
-    let (state, status) = match runner.list_now(env, python, &tool) {
+    let (state, status) = match runner.list_now(env, python, &tool, Read::Again) {
         Ok(after) => {
             let changes = backup::changes(&saved.pins, &after);
             if changes.is_empty() {
@@ -420,6 +420,14 @@ fn tool_and_source(plan: &Plan) -> (Tool, Source) {
     let value = |flag: &str| argv.iter().position(|a| a == flag).and_then(|i| argv.get(i + 1)).cloned();
     let source = Source { index_url: value("--index-url"), find_links: value("--find-links").map(PathBuf::from) };
     (tool, source)
+}
+
+/// When a package list is read: before a change (Cancel stops the read), or again after the run
+/// (read also after a Cancel: the answer must say what is there).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Read {
+    Before,
+    Again,
 }
 
 /// What the steps share while they run: the options, Cancel, the listener and the log.
@@ -544,10 +552,12 @@ impl<'a> Runner<'a> {
     }
 
     /// Runs `argv` and returns its standard output's lines (logged too).
-    fn capture(&mut self, argv: &[String]) -> Result<Vec<String>, StepStatus> {
+    fn capture(&mut self, argv: &[String], when: Read) -> Result<Vec<String>, StepStatus> {
         let mut out = Vec::new();
         let log = &mut self.log;
-        let ran = run::run(argv, self.opts.step_timeout, self.cancel, &mut |stream, line| {
+        let never = AtomicBool::new(false);
+        let cancel = if when == Read::Again { &never } else { self.cancel };
+        let ran = run::run(argv, self.opts.step_timeout, cancel, &mut |stream, line| {
             log.line(line);
             if stream == Stream::Out {
                 out.push(line.to_owned());
@@ -565,7 +575,7 @@ impl<'a> Runner<'a> {
 
     /// The package list of the environment at `env` (interpreter `python`) now: read from its
     /// `*.dist-info` folders where that gives exactly the tool's list, else printed by the tool.
-    fn list_now(&mut self, env: &Path, python: &Path, tool: &Tool) -> Result<Vec<String>, String> {
+    fn list_now(&mut self, env: &Path, python: &Path, tool: &Tool, when: Read) -> Result<Vec<String>, String> {
         let argv = envtool::freeze(tool, python);
         match installed::freeze_from_disk(env, tool) {
             Ok(listed) => {
@@ -578,7 +588,7 @@ impl<'a> Runner<'a> {
             }
             Err(why) => {
                 self.log.line(&format!("the package list: {} ({why}: the tool lists it)", render(&argv)));
-                match self.capture(&argv) {
+                match self.capture(&argv, when) {
                     Ok(lines) => Ok(backup::freeze_lines(&lines)),
                     Err(StepStatus::Cancelled) => Err("cancelled while the package list was read".into()),
                     Err(StepStatus::Failed { reason }) => Err(reason),
@@ -600,7 +610,7 @@ impl<'a> Runner<'a> {
     ) -> Result<(PathBuf, Vec<String>), StepStatus> {
         let (tool, source) = tool_and_source(plan);
         self.line(index, &format!("saving the package list of {} first", env.display()));
-        let pins = self.list_now(env, python, &tool).map_err(|reason| StepStatus::Failed {
+        let pins = self.list_now(env, python, &tool, Read::Before).map_err(|reason| StepStatus::Failed {
             reason: format!("did not touch the environment: its package list could not be read: {reason}"),
         })?;
         let path = self.log.path().with_extension("backup.txt");

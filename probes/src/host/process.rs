@@ -551,7 +551,11 @@ pub struct GracefulStop(());
 
 /// Holds a [`GracefulStop`] until it is dropped.
 pub fn graceful_stop() -> GracefulStop {
-    GRACEFUL.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    use std::sync::atomic::Ordering;
+    if GRACEFUL.fetch_add(1, Ordering::SeqCst) == 0 {
+        // A signal that came while none was held has been handled (everything ended).
+        STOP_ASKED.store(false, Ordering::SeqCst);
+    }
     GracefulStop(())
 }
 
@@ -727,7 +731,7 @@ mod tests {
         use std::sync::atomic::Ordering;
         assert!(!only_asks_to_stop(), "without one, a signal ends everything");
         let held = graceful_stop();
-        held.flag().store(false, Ordering::SeqCst);
+        assert!(!held.flag().load(Ordering::SeqCst));
         assert!(only_asks_to_stop(), "the first signal asks");
         assert!(held.flag().load(Ordering::SeqCst));
         assert!(!only_asks_to_stop(), "a second one ends everything");
