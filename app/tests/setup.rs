@@ -304,3 +304,68 @@ esac
     assert!(said.contains("the packages are as the list has them (read again"), "{said}");
     assert_eq!(status.code(), Some(0), "{said}");
 }
+
+/// A CPU → CUDA switch from a wheel folder named relative to one working folder, undone from
+/// another: the list saved the folder absolute, so undo finds the `+cpu` wheels and `pip freeze`
+/// is what it was before (a relative folder was saved relative, and undo failed elsewhere).
+#[test]
+fn a_cpu_to_cuda_switch_from_a_relative_wheel_folder_is_undone_from_another_folder() {
+    let venv_ok = Command::new("python3").args(["-c", "import ensurepip, venv"]).status().is_ok_and(|s| s.success());
+    if !venv_ok {
+        return skip("python3 with venv and ensurepip (python3-venv)");
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (work, elsewhere, home) = (tmp.path().join("work"), tmp.path().join("elsewhere"), tmp.path().join("home"));
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    wheelhouse(&work.join("wheels"));
+    let env = tmp.path().join("env");
+    let python = env.join("bin/python");
+    assert!(Command::new("python3").arg("-m").arg("venv").arg(&env).status().unwrap().success());
+    let pip = |args: &[&str]| {
+        let out = Command::new(&python)
+            .args(["-m", "pip"])
+            .args(args)
+            .current_dir(&work)
+            .env("PIP_DISABLE_PIP_VERSION_CHECK", "1")
+            .env_remove("PIP_FIND_LINKS")
+            .env_remove("PIP_INDEX_URL")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    pip(&["install", "-q", "--no-index", "--find-links", "wheels", "torch==2.5.1+cpu", "torchvision==0.20.1+cpu"]);
+    let before = pip(&["freeze", "--all"]);
+    let applied = Command::new(BIN)
+        .args(["setup", "--framework", "torch", "--tool", "pip", "--env"])
+        .arg(&env)
+        .args(["--find-links", "wheels", "--apply", "--yes"])
+        .current_dir(&work)
+        .env("GPU_DOCTOR_HOME", &home)
+        .env_remove("PIP_FIND_LINKS")
+        .env_remove("PIP_INDEX_URL")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&applied.stderr);
+    let after = pip(&["freeze", "--all"]);
+    assert!(after.contains("torch==2.5.1+cu121"), "the switch: {after}\n{err}");
+    let backup = err
+        .lines()
+        .find_map(|l| l.strip_prefix("the environment's package list before: "))
+        .unwrap_or_else(|| panic!("no backup named: {err}"))
+        .to_owned();
+    let saved = std::fs::read_to_string(&backup).unwrap();
+    assert!(saved.contains(&format!("--find-links {}\n", work.join("wheels").display())), "{saved}");
+    let undone = Command::new(BIN)
+        .args(["fix", "--undo", &backup, "--env"])
+        .arg(&env)
+        .arg("--yes")
+        .current_dir(&elsewhere)
+        .env("GPU_DOCTOR_HOME", &home)
+        .env_remove("PIP_FIND_LINKS")
+        .env_remove("PIP_INDEX_URL")
+        .output()
+        .unwrap();
+    assert!(undone.status.success(), "{}", String::from_utf8_lossy(&undone.stderr));
+    assert_eq!(pip(&["freeze", "--all"]), before);
+}
