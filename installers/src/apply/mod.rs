@@ -147,7 +147,7 @@ pub fn apply(plan: &Plan, opts: &ApplyOptions, cancel: &AtomicBool, events: &mut
     let existing = plan.env.as_deref().filter(|_| python.as_deref().is_some_and(Path::exists));
     // Held from before the backup to the end of the run.
     let mut held = match plan.env.as_deref().filter(|env| env.is_dir() && first.is_some()) {
-        Some(env) => match lock::lock(env) {
+        Some(env) => match lock::lock(env, &opts.log_dir) {
             Ok(held) => Some(held),
             Err(reason) => {
                 if let Some(first) = first {
@@ -183,7 +183,7 @@ pub fn apply(plan: &Plan, opts: &ApplyOptions, cancel: &AtomicBool, events: &mut
             let status = runner.step(index, plan, existing, python.as_deref(), &mut outcome.backup, &mut saved);
             // A new environment is locked as soon as a step has made it.
             match plan.env.as_deref().filter(|env| held.is_none() && env.is_dir()) {
-                Some(env) if status == StepStatus::Done => match lock::lock(env) {
+                Some(env) if status == StepStatus::Done => match lock::lock(env, &opts.log_dir) {
                     Ok(lock) => {
                         held = Some(lock);
                         status
@@ -264,7 +264,7 @@ pub fn undo(
     const TOTAL: usize = 4;
     let mut outcome =
         Outcome { steps: vec![StepStatus::NotRun; TOTAL], backup: Some(backup.to_owned()), ..Outcome::default() };
-    let found = undo_source(env, backup).and_then(|(saved, tool)| Ok((saved, tool, lock::lock(env)?)));
+    let found = undo_source(env, backup).and_then(|(saved, tool)| Ok((saved, tool, lock::lock(env, &opts.log_dir)?)));
     let (saved, tool, held) = match found {
         Ok(found) => found,
         Err(reason) => {
