@@ -303,7 +303,10 @@ fn a_venv_with_system_site_packages_is_frozen_by_the_tool() {
 fn cancel_stops_a_running_step_at_once_and_nothing_after_it_runs() {
     let dir = tempfile::tempdir().unwrap();
     let marker = dir.path().join("after");
-    let sleep = Step::run(vec!["/bin/sh".into(), "-c".into(), "echo sleeping; sleep 30".into()], "t", "t", "t");
+    // A loop: `sh -c` acts on SIGINT between commands (one that came just before its last command
+    // would be lost with the exec).
+    let script = "echo sleeping; while :; do sleep 0.1; done";
+    let sleep = Step::run(vec!["/bin/sh".into(), "-c".into(), script.into()], "t", "t", "t");
     let after = Step::run(vec!["/bin/sh".into(), "-c".into(), format!("touch '{}'", marker.display())], "t", "t", "t");
     let cancel = AtomicBool::new(false);
     let started = Instant::now();

@@ -277,8 +277,13 @@ pub fn name_of(line: &str) -> String {
 /// A freeze line as its normalized name and the rest as written (`==2.5.1+cu121`).
 pub(crate) fn key_of(line: &str) -> (String, String) {
     let line = line.trim();
-    let rest = line[crate::envtool::package_name(line).len()..].trim().to_owned();
-    (name_of(line), rest)
+    let rest = line[crate::envtool::package_name(line).len()..].trim();
+    // A requirement's extras (`jax[cuda12]==0.7.2`) are not part of what is installed.
+    let rest = match rest.strip_prefix('[').and_then(|r| r.split_once(']')) {
+        Some((_, after)) => after.trim(),
+        None => rest,
+    };
+    (name_of(line), rest.to_owned())
 }
 
 /// What undoing takes: the distributions to remove (installed now, not in the backup) and the

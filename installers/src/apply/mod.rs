@@ -188,7 +188,9 @@ pub fn apply(plan: &Plan, opts: &ApplyOptions, cancel: &AtomicBool, events: &mut
                         held = Some(lock);
                         status
                     }
-                    Err(reason) => StepStatus::Failed { reason },
+                    Err(reason) => {
+                        StepStatus::Failed { reason: format!("this step made {}, then: {reason}", env.display()) }
+                    }
                 },
                 _ => status,
             }

@@ -199,7 +199,10 @@ mod tests {
     fn cancel_set_by_a_line_stops_the_program_at_once() {
         let cancel = AtomicBool::new(false);
         let started = Instant::now();
-        let ran = run(&sh("echo started; sleep 30"), Duration::from_secs(60), &cancel, &mut |_, l| {
+        // A loop: dash (`sh -c`) catches SIGINT and acts on it between commands; one that came
+        // just before it ran its last command would be lost with the exec.
+        let script = "echo started; while :; do sleep 0.1; done";
+        let ran = run(&sh(script), Duration::from_secs(60), &cancel, &mut |_, l| {
             if l == "started" {
                 cancel.store(true, Ordering::SeqCst);
             }

@@ -179,6 +179,10 @@ fn undoing_removes_what_is_new_and_reinstalls_what_changed() {
         ]
     );
     assert!(changes(&backup, &backup).is_empty());
+    // A plan's requirement with extras is there when its distribution is, at its version.
+    let now: Vec<String> = ["jax==0.4.35", "jaxlib==0.4.35"].map(str::to_owned).into();
+    assert!(has_all(&now, &["jax[cuda12]==0.4.35".to_owned()]));
+    assert!(!has_all(&now, &["jax[cuda12]==0.4.36".to_owned(), "jaxlib==0.4.35".to_owned()]));
 }
 
 /// 8,000 pins took 29.6 s when each line was looked for in the whole other list.
