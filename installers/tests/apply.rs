@@ -565,3 +565,34 @@ fn cancel_while_pip_replaces_a_package_lets_it_finish_and_undo_restores_it() {
     assert_eq!(undone.steps, [const { StepStatus::Done }; 4], "{events:#?}");
     assert_eq!(freeze(&Tool::Pip, &python), before);
 }
+
+/// setup's plan into an empty folder made before: uv makes the venv there (it refuses a folder with
+/// a file in it, so nothing is put there first), and the new environment is locked once it is made.
+#[test]
+fn a_new_environment_in_an_empty_folder_is_made_by_uv_then_locked() {
+    let Some(base) = base_python() else { return skip("python3 with venv and ensurepip") };
+    let Ok(tool) = envtool::detect(Some("uv")) else { return skip("uv on PATH (.ci/run installs it)") };
+    let dir = tempfile::tempdir().unwrap();
+    let wheels = wheelhouse(&dir.path().join("wheels"));
+    let env = dir.path().join("env");
+    std::fs::create_dir(&env).unwrap();
+    let req = SetupRequest {
+        framework: Framework::Torch,
+        env: env.clone(),
+        tool,
+        python: base,
+        find_links: Some(wheels.clone()),
+        wheelhouse: gpu_doctor_installers::planners::setup::wheel_files(&wheels).unwrap(),
+    };
+    let plan = setup_plan_with(&req, torch_choice("cpu")).unwrap();
+    let mut events = Vec::new();
+    let mut lock_seen = false;
+    let lock = env.join(".gpu-doctor.lock");
+    let outcome = apply::apply(&plan, &options(&dir.path().join("logs")), &AtomicBool::new(false), &mut |e| {
+        // While the install step runs, the environment the first step made is locked.
+        lock_seen |= matches!(&e, Event::Started { index: 1, .. }) && lock.exists();
+        events.push(e);
+    });
+    assert_eq!(outcome.steps[..2], [StepStatus::Done, StepStatus::Done], "{events:#?}");
+    assert!(lock_seen, "{events:#?}");
+}

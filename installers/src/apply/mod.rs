@@ -116,7 +116,7 @@ impl EnvState {
 
 /// The interpreter a plan's user steps install with: the one its first install (or freeze)
 /// command names (`PYTHON -m pip …`, `uv pip … --python PYTHON`), else `bin/python` of its
-/// environment; `None` without an environment.
+/// environment (`bin/python3` where only that is there); `None` without an environment.
 pub fn plan_python(plan: &Plan) -> Option<PathBuf> {
     let env = plan.env.as_deref()?;
     let named = plan.steps.iter().find_map(|step| match &step.kind {
@@ -129,7 +129,13 @@ pub fn plan_python(plan: &Plan) -> Option<PathBuf> {
         },
         _ => None,
     });
-    Some(named.filter(|p| p.starts_with(env)).unwrap_or_else(|| envtool::python_in(env)))
+    let own = || {
+        let python = envtool::python_in(env);
+        // A system prefix on Debian and Ubuntu has `bin/python3` only.
+        let python3 = env.join("bin").join("python3");
+        if !python.exists() && !cfg!(windows) && python3.exists() { python3 } else { python }
+    };
+    Some(named.filter(|p| p.starts_with(env)).unwrap_or_else(own))
 }
 
 /// Runs the plan's user steps in order until one fails or `cancel` is set; root and manual steps
@@ -145,8 +151,10 @@ pub fn apply(plan: &Plan, opts: &ApplyOptions, cancel: &AtomicBool, events: &mut
     let first = plan.steps.iter().position(crate::Step::is_run_by_gpu_doctor);
     let python = plan_python(plan);
     let existing = plan.env.as_deref().filter(|_| python.as_deref().is_some_and(Path::exists));
-    // Held from before the backup to the end of the run.
-    let mut held = match plan.env.as_deref().filter(|env| env.is_dir() && first.is_some()) {
+    // Held from before the backup to the end of the run. A folder that is no environment yet is
+    // left as it is (uv refuses to make a venv in a folder with a file in it): it is locked
+    // once a step has made the environment.
+    let mut held = match existing.filter(|_| first.is_some()) {
         Some(env) => match lock::lock(env, &opts.log_dir) {
             Ok(held) => Some(held),
             Err(reason) => {
@@ -182,7 +190,8 @@ pub fn apply(plan: &Plan, opts: &ApplyOptions, cancel: &AtomicBool, events: &mut
             runner.started(index, total, &step.render(shell()).unwrap_or_else(|e| e));
             let status = runner.step(index, plan, existing, python.as_deref(), &mut outcome.backup, &mut saved);
             // A new environment is locked as soon as a step has made it.
-            match plan.env.as_deref().filter(|env| held.is_none() && env.is_dir()) {
+            let made = python.as_deref().is_some_and(Path::exists);
+            match plan.env.as_deref().filter(|env| held.is_none() && made && env.is_dir()) {
                 Some(env) if status == StepStatus::Done => match lock::lock(env, &opts.log_dir) {
                     Ok(lock) => {
                         held = Some(lock);
