@@ -596,3 +596,39 @@ fn a_new_environment_in_an_empty_folder_is_made_by_uv_then_locked() {
     assert_eq!(outcome.steps[..2], [StepStatus::Done, StepStatus::Done], "{events:#?}");
     assert!(lock_seen, "{events:#?}");
 }
+
+/// A CPU → CUDA switch from PyTorch's cu121 index: the list saves that the replaced `+cpu` build
+/// comes from PyTorch's cpu index, and undo installs it from there (asking the cu121 index for
+/// `torch==2.5.1+cpu` could never work).
+#[cfg(unix)]
+#[test]
+fn undo_takes_a_replaced_pytorch_build_back_from_its_own_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let (env, python) = fake_env(dir.path(), &["torch==2.5.1+cpu", "numpy==2.1.0"]);
+    let opts = options(&dir.path().join("logs"));
+    let cu121 = "https://download.pytorch.org/whl/cu121";
+    let install = Step::run(
+        [python.display().to_string(), "-m".into(), "pip".into(), "install".into(), "--index-url".into(), cu121.into()]
+            .into_iter()
+            .chain(["torch==2.5.1+cu121".to_owned()])
+            .collect(),
+        "t",
+        "t",
+        "t",
+    );
+    let (outcome, events) = apply_all(&plan(Some(&env), vec![install]), &opts);
+    assert_eq!(outcome.steps, [StepStatus::Done], "{events:#?}");
+    // Nothing is said to be lost: its index is known.
+    assert!(!events.iter().any(|e| matches!(e, Event::Line { text, .. } if text.contains("will not be able"))));
+    let backup = outcome.backup.unwrap();
+    let saved = std::fs::read_to_string(&backup).unwrap();
+    assert!(saved.contains("# gpu-doctor-origin: torch https://download.pytorch.org/whl/cpu\n"), "{saved}");
+    let (undone, previews) = undo_with(&env, &backup, &opts, true);
+    assert_eq!(undone.steps, [const { StepStatus::Done }; 4], "{previews:?}");
+    let [command] = previews[0].commands.as_slice() else { panic!("{previews:?}") };
+    assert!(
+        command.contains("--index-url https://download.pytorch.org/whl/cpu --no-deps torch==2.5.1+cpu"),
+        "{command}"
+    );
+    assert_eq!(fake_state(&env), BTreeSet::from(["numpy==2.1.0".to_owned(), "torch==2.5.1+cpu".to_owned()]));
+}

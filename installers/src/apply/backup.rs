@@ -25,6 +25,9 @@ const TOOL_LINE: &str = "# gpu-doctor-tool: ";
 const PYTHON_LINE: &str = "# gpu-doctor-python: ";
 /// The last line: how many package lines come before it.
 const END_LINE: &str = "# gpu-doctor-end: ";
+/// A comment line naming the index one package came from, where it is not the list's source
+/// (`# gpu-doctor-origin: torch https://download.pytorch.org/whl/cpu`).
+const ORIGIN_LINE: &str = "# gpu-doctor-origin: ";
 
 /// The interpreter of the environment a saved package list belongs to; `None` when the text is no
 /// gpu-doctor backup (or names no interpreter, or more than one).
@@ -86,6 +89,9 @@ pub(crate) struct Backup {
     pub(crate) source: Source,
     /// The freeze lines, in their order.
     pub(crate) pins: Vec<String>,
+    /// The index each of some packages came from (normalized name, https URL), where that is not
+    /// `source`: undo installs them from there.
+    pub(crate) origins: Vec<(String, String)>,
 }
 
 /// A saved package list read back: the interpreter it was saved for, and the list.
@@ -96,6 +102,8 @@ pub(crate) struct Saved {
     pub(crate) uv: bool,
     pub(crate) source: Source,
     pub(crate) pins: Vec<String>,
+    /// The index of a package (by normalized name) that does not come from `source`.
+    pub(crate) origins: HashMap<String, String>,
 }
 
 impl Backup {
@@ -127,6 +135,12 @@ impl Backup {
             }
             out.push_str(&format!("--index-url {url}\n"));
         }
+        for (name, url) in &self.origins {
+            if !is_origin(name, url) {
+                return Err(format!("the origin {url:?} of {name:?} cannot be saved"));
+            }
+            out.push_str(&format!("{ORIGIN_LINE}{name} {url}\n"));
+        }
         for pin in &self.pins {
             if let Err(why) = check_pin(pin) {
                 return Err(format!("the installed package line {pin:?} cannot be saved: {why}"));
@@ -147,6 +161,7 @@ impl Saved {
         let mut source = Source::default();
         let mut no_index = false;
         let mut pins: Vec<String> = Vec::new();
+        let mut origins = HashMap::new();
         let mut end: Option<usize> = None;
         for (number, line) in (1..).zip(text.split('\n')) {
             let line = line.strip_suffix('\r').unwrap_or(line);
@@ -175,6 +190,13 @@ impl Saved {
                     Some("uv") => true,
                     _ => return refuse(format!("an unknown tool {tool:?}")),
                 });
+            } else if let Some(origin) = line.strip_prefix(ORIGIN_LINE) {
+                match origin.split_once(' ') {
+                    Some((name, url)) if is_origin(name, url) && !origins.contains_key(name) => {
+                        origins.insert(name.to_owned(), url.to_owned());
+                    }
+                    _ => return refuse(format!("{origin:?} is not one package's https index")),
+                }
             } else if let Some(count) = line.strip_prefix(END_LINE) {
                 let count = count.strip_suffix(" packages").and_then(|n| n.parse::<usize>().ok());
                 match count {
@@ -224,8 +246,20 @@ impl Saved {
         if let Some(twice) = pins.iter().find(|pin| !seen.insert(name_of(pin))) {
             return Err(format!("{} is in the list twice", name_of(twice)));
         }
-        Ok(Saved { python, uv: uv.unwrap_or(false), source, pins })
+        if let Some(name) = origins.keys().find(|name| !seen.contains(*name)) {
+            return Err(format!("an origin for {name}, which the list does not have"));
+        }
+        Ok(Saved { python, uv: uv.unwrap_or(false), source, pins, origins })
     }
+}
+
+/// Whether `name` (normalized) and `url` (an https URL without white space) make an origin line.
+fn is_origin(name: &str, url: &str) -> bool {
+    !name.is_empty()
+        && normalize_name(name) == name
+        && url.starts_with("https://")
+        && url.len() > "https://".len()
+        && !url.contains(char::is_whitespace)
 }
 
 /// `Ok` for a line pip's freeze prints for one distribution: `name==version`, `name @ URL` or an

@@ -306,28 +306,36 @@ pub fn undo(
     runner.ended(0, &StepStatus::Done);
     outcome.steps[0] = StepStatus::Done;
     let (remove, reinstall) = backup::differences(&saved.pins, &now);
-    let pins: Vec<String> = reinstall.iter().flat_map(|pin| backup::pin_args(pin)).collect();
+    let installs = install_commands(&tool, python, &reinstall, &saved);
     let steps = [
-        (!remove.is_empty()).then(|| envtool::uninstall(&tool, python, &remove)),
-        (!pins.is_empty()).then(|| envtool::install_pins(&tool, python, &pins, &saved.source)),
+        (!remove.is_empty()).then(|| vec![envtool::uninstall(&tool, python, &remove)]),
+        (!installs.is_empty()).then_some(installs),
     ];
     let preview = UndoPreview {
         python: python.to_owned(),
-        remove: remove.clone(),
+        remove,
         install: reinstall,
-        commands: steps.iter().flatten().map(|argv| render(argv)).collect(),
+        commands: steps.iter().flatten().flatten().map(|argv| render(argv)).collect(),
     };
-    if (!remove.is_empty() || !pins.is_empty()) && !confirm(&preview) {
+    if !preview.commands.is_empty() && !confirm(&preview) {
         runner.line(0, "not confirmed: nothing was changed");
         runner.log.flush();
         return outcome;
     }
-    for (index, argv) in (1..).zip(steps) {
-        let status = match argv {
+    for (index, argvs) in (1..).zip(steps) {
+        let status = match argvs {
             _ if cancel.load(Ordering::SeqCst) => StepStatus::Cancelled,
-            Some(argv) => {
-                runner.started(index, TOTAL, &render(&argv));
-                runner.run_argv(index, &argv)
+            Some(argvs) => {
+                let shown: Vec<String> = argvs.iter().map(|argv| render(argv)).collect();
+                runner.started(index, TOTAL, &shown.join("; then "));
+                let mut status = StepStatus::Done;
+                for argv in &argvs {
+                    status = runner.run_argv(index, argv);
+                    if status != StepStatus::Done {
+                        break;
+                    }
+                }
+                status
             }
             None => {
                 runner.line(index, "nothing to do");
@@ -362,6 +370,23 @@ pub fn undo(
     runner.log.flush();
     drop(held);
     outcome
+}
+
+/// The install commands that put `reinstall` (lines of the saved list) back: one from the list's
+/// source, and one per other index a package was saved as coming from (`Saved::origins`).
+fn install_commands(tool: &Tool, python: &Path, reinstall: &[String], saved: &Saved) -> Vec<Vec<String>> {
+    let mut groups: Vec<(Source, Vec<String>)> = Vec::new();
+    for pin in reinstall {
+        let source = match saved.origins.get(&name_of(pin)) {
+            Some(url) => Source { index_url: Some(url.clone()), find_links: None },
+            None => saved.source.clone(),
+        };
+        match groups.iter_mut().find(|(s, _)| *s == source) {
+            Some((_, pins)) => pins.extend(backup::pin_args(pin)),
+            None => groups.push((source, backup::pin_args(pin))),
+        }
+    }
+    groups.iter().map(|(source, pins)| envtool::install_pins(tool, python, pins, source)).collect()
 }
 
 /// `Ok` when the list `backup` may be put back into `env` ([`undo`] checks the same before it runs
@@ -631,7 +656,12 @@ impl<'a> Runner<'a> {
                 path.display()
             ),
         };
-        let text = Backup { tool, source: source.clone(), pins: pins.clone() }.to_text(python).map_err(failed)?;
+        let origins = origins_of(&pins, &planned_pins(plan), &source);
+        for (name, url) in &origins {
+            self.line(index, &format!("{name} is saved as coming from {url}, where undo takes it back from"));
+        }
+        let backup = Backup { tool, source: source.clone(), pins: pins.clone(), origins };
+        let text = backup.to_text(python).map_err(failed)?;
         // Through the one atomic writer: a full disk leaves no truncated list that undo would
         // take for the environment's packages.
         backup::save(&path, &text).map_err(|e| failed(e.chain()))?;
@@ -651,6 +681,33 @@ pub fn undo_limits(plan: &Plan) -> Result<Vec<String>, String> {
     let (tool, source) = tool_and_source(plan);
     let listed = installed::freeze_from_disk(env, &tool)?;
     Ok(undo_gaps(&listed.pins, &planned_pins(plan), &source))
+}
+
+/// The index each package a plan replaces from one of PyTorch's wheel indexes came from, where
+/// its local label names another of them: PyTorch publishes the `+LABEL` builds in
+/// `INDEX/LABEL` (`+cpu` in `…/whl/cpu`, `+cu121` in `…/whl/cu121`; the knowledge base's
+/// `pytorch.index`, source in assets/compat/pytorch.toml). The package's name (normalized) and URL.
+pub(crate) fn origins_of(before: &[String], planned: &[String], source: &Source) -> Vec<(String, String)> {
+    let Some(url) = source.index_url.as_deref().map(|u| u.trim_end_matches('/')) else { return Vec::new() };
+    let Ok(kb) = gpu_doctor_kb::Kb::get() else { return Vec::new() };
+    let base = kb.pytorch.index.trim_end_matches('/');
+    if url.strip_prefix(base).is_none_or(|rest| !rest.starts_with('/')) {
+        return Vec::new();
+    }
+    let replaced: std::collections::HashMap<String, String> = planned.iter().map(|p| backup::key_of(p)).collect();
+    let mut out = Vec::new();
+    for line in before {
+        let (name, rest) = backup::key_of(line);
+        let Some(label) = line.split_once("==").and_then(|(_, v)| v.split_once('+')).map(|(_, l)| l) else {
+            continue;
+        };
+        let origin = format!("{base}/{label}");
+        let plain = label.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'.');
+        if plain && origin != url && replaced.get(&name).is_some_and(|new| *new != rest) {
+            out.push((name, origin));
+        }
+    }
+    out
 }
 
 /// The packages a plan replaces that an undo from the plan's own source cannot bring back: a
@@ -674,11 +731,13 @@ pub(crate) fn undo_gaps(before: &[String], planned: &[String], source: &Source) 
             Some((gpu_doctor_probes::parse::wheel::normalize_name(parts.next()?), parts.next()?.to_owned()))
         })
         .collect();
+    let known: std::collections::HashSet<String> =
+        origins_of(before, planned, source).into_iter().map(|(name, _)| name).collect();
     let mut gaps = Vec::new();
     for line in before {
         let Some((_, version)) = line.split_once("==") else { continue };
         let (key, rest) = backup::key_of(line);
-        if replaced.get(&key).is_none_or(|new| *new == rest) {
+        if replaced.get(&key).is_none_or(|new| *new == rest) || known.contains(&key) {
             continue;
         }
         let why = if let Some(dir) = &source.find_links {
@@ -719,11 +778,20 @@ mod tests {
         // The folder has it: nothing to say.
         std::fs::write(dir.path().join("torch-2.5.1+cpu-cp312-cp312-linux_x86_64.whl"), "").unwrap();
         assert!(undo_gaps(&before, &planned, &wheels).is_empty());
-        // From PyTorch's cu132 index, which holds no +cpu build; its cpu index does.
+        // From an index named for another label, which holds no +cpu build; one named for it does.
         let index = |url: &str| Source { index_url: Some(url.into()), find_links: None };
-        let gaps = undo_gaps(&before, &planned, &index("https://download.pytorch.org/whl/cu132"));
+        let gaps = undo_gaps(&before, &planned, &index("https://mirror.example/whl/cu132"));
         assert!(gaps.len() == 1 && gaps[0].contains("holds no +cpu build"), "{gaps:?}");
-        assert!(undo_gaps(&before, &planned, &index("https://download.pytorch.org/whl/cpu/")).is_empty());
+        assert!(undo_gaps(&before, &planned, &index("https://mirror.example/whl/cpu/")).is_empty());
+        // From PyTorch's own cu132 index: the +cpu build's index is known (…/whl/cpu), no gap.
+        let pytorch = index("https://download.pytorch.org/whl/cu132");
+        assert!(undo_gaps(&before, &planned, &pytorch).is_empty());
+        assert_eq!(
+            origins_of(&before, &planned, &pytorch),
+            [("torch".to_owned(), "https://download.pytorch.org/whl/cpu".to_owned())]
+        );
+        assert!(origins_of(&before, &planned, &index("https://mirror.example/whl/cu132")).is_empty());
+        assert!(origins_of(&before, &planned, &wheels).is_empty());
         assert!(undo_gaps(&before, &planned, &Source::default())[0].contains("PyPI holds no +cpu build"));
     }
 }

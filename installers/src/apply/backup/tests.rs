@@ -9,6 +9,7 @@ fn saved_text(backup: &Backup, python: &str) -> String {
 #[test]
 fn the_file_reads_back_as_written() {
     let backup = Backup {
+        origins: Vec::new(),
         tool: Tool::Uv { uv: "/usr/bin/uv".into() },
         source: Source { index_url: None, find_links: Some("/w h".into()) },
         pins: vec!["pip==23.2.1".into(), "torch==2.5.1+cu121".into(), "x @ file:///tmp/x.whl".into()],
@@ -22,18 +23,29 @@ fn the_file_reads_back_as_written() {
     assert_eq!(python_of(&text), Some(PathBuf::from("/e/bin/python")));
     assert_eq!(python_of("torch==2.5.1\n"), None);
     let pip = Backup {
+        origins: Vec::new(),
         tool: Tool::Pip,
         source: Source { index_url: Some("https://download.pytorch.org/whl/cu124".into()), find_links: None },
         pins: vec!["torch==2.5.1".into(), "-e /src/pkg".into()],
     };
     let saved = Saved::parse(&saved_text(&pip, "/e/bin/python")).unwrap();
     assert_eq!((saved.uv, saved.source, saved.pins), (false, pip.source, pip.pins));
+    // A package saved as coming from another index reads back with it.
+    let cpu = Backup {
+        origins: vec![("torch".into(), "https://download.pytorch.org/whl/cpu".into())],
+        tool: Tool::Pip,
+        source: Source { index_url: Some("https://download.pytorch.org/whl/cu124".into()), find_links: None },
+        pins: vec!["torch==2.5.1+cpu".into()],
+    };
+    let saved = Saved::parse(&saved_text(&cpu, "/e/bin/python")).unwrap();
+    assert_eq!(saved.origins.get("torch").map(String::as_str), Some("https://download.pytorch.org/whl/cpu"));
 }
 
 /// A relative wheel folder is saved absolute: undo may run from any folder.
 #[test]
 fn a_relative_wheel_folder_is_saved_absolute() {
     let backup = Backup {
+        origins: Vec::new(),
         tool: Tool::Pip,
         source: Source { index_url: None, find_links: Some("wheels".into()) },
         pins: vec!["torch==2.5.1+cpu".into()],
@@ -47,7 +59,8 @@ fn a_relative_wheel_folder_is_saved_absolute() {
 #[test]
 fn a_line_break_in_the_interpreter_path_cannot_split_the_header() {
     let python = "/tmp/a\n# gpu-doctor-python: /tmp/evil.sh\n%0A/bin/python";
-    let backup = Backup { tool: Tool::Pip, source: Source::default(), pins: vec!["torch==2.5.1".into()] };
+    let backup =
+        Backup { origins: Vec::new(), tool: Tool::Pip, source: Source::default(), pins: vec!["torch==2.5.1".into()] };
     let text = saved_text(&backup, python);
     assert_eq!(text.lines().filter(|l| l.starts_with(PYTHON_LINE)).count(), 1, "{text}");
     assert_eq!(Saved::parse(&text).unwrap().python, PathBuf::from(python));
@@ -73,6 +86,10 @@ fn hostile_lists_are_refused_with_the_line_that_is_wrong() {
         ("torch==2.5.1\nnumpy==2.1.0\n", "no end line"),
         ("torch==2.5.1\n# gpu-doctor-end: 2 packages\n", "counts 2 packages"),
         ("torch==2.5.1\n# gpu-doctor-end: 1 packages\nnumpy==1.0\n", "after the end line"),
+        // An origin that is no https index, or for a package the list does not have.
+        ("# gpu-doctor-origin: torch http://evil/simple\ntorch==2.5.1\n# gpu-doctor-end: 1 packages\n", "https index"),
+        ("# gpu-doctor-origin: torch --index-url=x\ntorch==2.5.1\n# gpu-doctor-end: 1 packages\n", "https index"),
+        ("# gpu-doctor-origin: jax https://x/simple\ntorch==2.5.1\n# gpu-doctor-end: 1 packages\n", "does not have"),
         // A second interpreter, or one that is no absolute path.
         ("# gpu-doctor-python: /tmp/evil.sh\n# gpu-doctor-end: 0 packages\n", "second interpreter"),
     ];
@@ -120,6 +137,7 @@ fn a_full_disk_leaves_no_backup_that_looks_valid() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("apply.backup.txt");
     let backup = Backup {
+        origins: Vec::new(),
         tool: Tool::Pip,
         source: Source::default(),
         pins: (0..500).map(|i| format!("package-{i}==1.0")).collect(),
@@ -194,7 +212,10 @@ fn comparing_long_lists_is_linear() {
     let (remove, reinstall) = differences(&backup, &now);
     assert_eq!((remove.len(), reinstall.len()), (20_000, 40_000));
     assert_eq!(changes(&backup, &now).len(), 60_000);
-    let text = saved_text(&Backup { tool: Tool::Pip, source: Source::default(), pins: backup }, "/e/bin/python");
+    let text = saved_text(
+        &Backup { origins: Vec::new(), tool: Tool::Pip, source: Source::default(), pins: backup },
+        "/e/bin/python",
+    );
     assert_eq!(Saved::parse(&text).unwrap().pins.len(), 40_000);
     assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
 }
@@ -265,7 +286,7 @@ mod properties {
             // Distinct lines may still name one distribution twice: keep the first of each.
             let mut seen = HashSet::new();
             let pins: Vec<String> = pins.into_iter().filter(|p| seen.insert(name_of(p))).collect();
-            let backup = Backup { tool: Tool::Pip, source: Source::default(), pins: pins.clone() };
+            let backup = Backup { origins: Vec::new(), tool: Tool::Pip, source: Source::default(), pins: pins.clone() };
             let text = backup.to_text(Path::new(&python)).unwrap();
             let saved = Saved::parse(&text).unwrap();
             prop_assert_eq!(saved.python, PathBuf::from(&python));
