@@ -4,16 +4,16 @@
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use gpu_doctor_installers::apply::{self, ApplyOptions, Event, Outcome, StepStatus};
+use gpu_doctor_installers::apply::{self, ApplyOptions, EnvState, Event, Outcome, StepStatus, UndoPreview};
 use gpu_doctor_installers::{Plan, planners};
 use gpu_doctor_model::Report;
 use gpu_doctor_model::shell::Shell;
 use gpu_doctor_probes::host::Host;
+use gpu_doctor_probes::host::process;
 use gpu_doctor_probes::probe::Options;
 use serde::Serialize;
 
@@ -24,9 +24,13 @@ use crate::render::text::clean;
 pub const AFTER_HELP: &str = "\
 Without ID: the plans for this machine's findings. With ID: that plan, step by step (nothing is \
 changed). With --apply: gpu-doctor runs the steps it may run (installs into a Python environment, as \
-you, never with a shell), saves the environment's package list first so the change can be undone, \
-stops at the first failing step, and checks the machine again. Root steps (a driver, a kernel \
-module) are never run: they are shown, and --root-script writes them to a file for you to review.
+you, never with a shell), locks the environment for the run, saves its package list first so the \
+change can be undone, stops at the first failing step, reads the package list again, and checks the \
+machine again. Root steps (a driver, a kernel module) are never run: they are shown, and \
+--root-script writes them to a file for you to review. With --undo BACKUP --env ENV: the list is \
+put back into ENV (only if it was saved for ENV's interpreter), after showing what will be removed \
+and installed and asking (unless --yes). Ctrl+C or SIGTERM during a step lets a running install \
+finish (or stops it before it changes anything), then stops; a second one stops at once.
 
 Exit codes: 0 the plan was shown, or applied and its findings are gone; 1 a step failed, or a \
 finding it answers is still there; 2 the command line was wrong (an unknown ID); 3 an input could \
@@ -44,13 +48,17 @@ pub struct FixArgs {
     pub id: Option<String>,
     /// Put an environment's packages back as they were before a plan changed them, from the list
     /// `--apply` saved (its path is printed after the run, and it is in the data folder's installs/).
-    #[arg(long, value_name = "BACKUP")]
+    #[arg(long, value_name = "BACKUP", requires = "env")]
     pub undo: Option<PathBuf>,
+    /// With --undo: the environment to put the list back into; the list must have been saved for
+    /// its interpreter.
+    #[arg(long, value_name = "ENV", requires = "undo")]
+    pub env: Option<PathBuf>,
     /// Carry the plan out (asks first unless --yes).
     #[arg(long)]
     pub apply: bool,
-    /// With --apply: do not ask.
-    #[arg(long, requires = "apply")]
+    /// With --apply or --undo: do not ask.
+    #[arg(long)]
     pub yes: bool,
     /// Write the plan's root steps to FILE as a script to review (never run by gpu-doctor).
     #[arg(long, value_name = "FILE", requires = "id")]
@@ -78,8 +86,11 @@ struct Applied<'a> {
 
 /// Runs `fix` on the report of `host`.
 pub fn fix(host: &dyn Host, args: &FixArgs, opts: &Options, this_machine: bool, quiet: bool) -> Result<u8> {
-    if let Some(backup) = &args.undo {
-        return undo(backup, this_machine, quiet);
+    if args.yes && !args.apply && args.undo.is_none() {
+        return Err(UsageError("--yes goes with --apply or --undo".into()).into());
+    }
+    if let (Some(backup), Some(env)) = (&args.undo, &args.env) {
+        return undo(backup, env, this_machine, args.yes, quiet);
     }
     let kb = crate::ops::kb()?;
     let report = crate::ops::check(host, opts)?;
@@ -126,6 +137,20 @@ pub(crate) fn apply_asked(
     if !this_machine {
         return Err(UsageError("--apply changes this machine; it cannot be combined with --replay".into()).into());
     }
+    // Said before anything changes: what an undo of this plan could not bring back.
+    if !quiet || !yes {
+        match apply::undo_limits(plan) {
+            Ok(gaps) => {
+                for gap in gaps {
+                    eprintln!("warning: undo will not be able to bring back {}", clean(&gap));
+                }
+            }
+            Err(why) => eprintln!(
+                "note: what an undo could bring back is checked after the package list is saved ({})",
+                clean(&why)
+            ),
+        }
+    }
     if !yes && !confirm(plan)? {
         eprintln!("nothing changed");
         return Ok(exit::OK);
@@ -138,12 +163,7 @@ pub(crate) fn apply_asked(
 /// finding the plan answers is still there.
 fn finish(host: &dyn Host, opts: &Options, plan: &Plan, json: bool, quiet: bool) -> Result<u8> {
     let outcome = run(plan, quiet)?;
-    let mut opts = opts.clone();
-    if let Some(env) = &plan.env {
-        opts.extra_pythons.push(gpu_doctor_installers::envtool::python_in(env));
-        opts.deep = true;
-    }
-    let after = crate::ops::check(host, &opts)?;
+    let after = check_after(host, opts, plan)?;
     let still: Vec<String> =
         plan.answers.iter().filter(|a| after.findings.iter().any(|f| &f.id == *a)).cloned().collect();
     if json {
@@ -154,6 +174,32 @@ fn finish(host: &dyn Host, opts: &Options, plan: &Plan, json: bool, quiet: bool)
     }
     let failed = outcome.steps.iter().any(|s| !matches!(s, StepStatus::Done | StepStatus::LeftToYou));
     Ok(if failed || !still.is_empty() { exit::FINDINGS } else { exit::OK })
+}
+
+/// The machine checked again after `plan`: its environment's interpreter (the plan's own, when it
+/// is there) named, and only that environment's frameworks imported (the deep tier), not every
+/// environment's.
+fn check_after(host: &dyn Host, opts: &Options, plan: &Plan) -> Result<Report> {
+    let mut opts = opts.clone();
+    let python = apply::plan_python(plan).filter(|p| p.exists());
+    if let Some(python) = &python {
+        opts.extra_pythons.push(python.clone());
+    }
+    let mut snap = crate::ops::snapshot(host, &opts)?;
+    if let (false, Some(python), gpu_doctor_model::Probed::Found { value: envs, .. }) =
+        (opts.deep, &python, &mut snap.python_envs)
+    {
+        let ours = |env: &gpu_doctor_model::PythonEnv| {
+            env.interpreter.as_deref().is_some_and(|i| Path::new(i) == python)
+                || plan.env.as_deref().is_some_and(|e| Path::new(&env.prefix) == e)
+        };
+        for env in envs.iter_mut().filter(|env| ours(env)) {
+            let mut trace = gpu_doctor_model::Trace::new("python");
+            env.deep = Some(gpu_doctor_probes::probe::python::deep_probe(host, env, &mut trace));
+            snap.trace.extend(trace.into_entries());
+        }
+    }
+    crate::ops::judged(snap)
 }
 
 /// The tool and the wheelhouse the plans install with.
@@ -169,34 +215,98 @@ fn plan_options(args: &FixArgs) -> Result<planners::framework::Options> {
     Ok(planners::framework::Options { tool, wheelhouse })
 }
 
-/// `fix --undo BACKUP`: the environment's package list put back as the backup has it.
-fn undo(backup: &Path, this_machine: bool, quiet: bool) -> Result<u8> {
+/// `fix --undo BACKUP --env ENV`: the environment's package list put back as the backup has it,
+/// after showing what changes and asking (unless `yes`); then read again and said as it is.
+fn undo(backup: &Path, env: &Path, this_machine: bool, yes: bool, quiet: bool) -> Result<u8> {
     if !this_machine {
         return Err(UsageError("--undo changes this machine; it cannot be combined with --replay".into()).into());
     }
-    let text = std::fs::read_to_string(backup)
-        .map_err(|e| InputError(format!("could not read {}: {e}", clean(&backup.display().to_string()))))?;
-    let python = apply::python_of(&text).ok_or_else(|| {
-        InputError(format!("{} is not a package list gpu-doctor saved", clean(&backup.display().to_string())))
-    })?;
-    let cancel = AtomicBool::new(false);
-    let outcome = apply::undo(&python, backup, &apply_options()?, &cancel, &mut |e| print_event(e, quiet));
+    // A list that is refused (cut, hostile, another environment's) runs nothing: an input error.
+    apply::check_undo(env, backup).map_err(|why| InputError(format!("--undo: {}", clean(&why))))?;
+    if !yes && !std::io::stdin().is_terminal() {
+        return Err(UsageError("--undo asks before changing anything; without a terminal, add --yes".into()).into());
+    }
+    let stop = process::graceful_stop();
+    let mut declined = false;
+    let mut asked: Result<()> = Ok(());
+    let outcome =
+        apply::undo(env, backup, &apply_options()?, stop.flag(), &mut |e| print_event(e, quiet), &mut |preview| {
+            if !quiet || !yes {
+                eprint!("{}", describe_undo(preview));
+            }
+            if yes {
+                return true;
+            }
+            match ask("Put the list back? [y/N] ") {
+                Ok(true) => true,
+                Ok(false) => {
+                    declined = true;
+                    false
+                }
+                Err(e) => {
+                    asked = Err(e);
+                    false
+                }
+            }
+        });
+    asked?;
+    if declined {
+        eprintln!("nothing changed");
+        return Ok(exit::OK);
+    }
     let failed = outcome.steps.iter().find_map(|s| match s {
         StepStatus::Failed { reason } => Some(reason.clone()),
+        StepStatus::Cancelled => Some("cancelled".to_owned()),
         _ => None,
     });
-    match failed {
-        Some(reason) => {
+    let shown = clean(&env.display().to_string());
+    match (failed, &outcome.state) {
+        (Some(reason), _) => {
             eprintln!("undo failed: {}", clean(&reason));
+            if let Some(state) = &outcome.state
+                && *state != EnvState::AsBefore
+            {
+                eprintln!("{shown}: {}", clean(&state.describe()));
+            }
             Ok(exit::FINDINGS)
         }
-        None => {
+        (None, Some(EnvState::AsBefore)) => {
             if !quiet {
-                eprintln!("{}: the packages are as the list has them", clean(&python.display().to_string()));
+                eprintln!("{shown}: the packages are as the list has them (read again after the undo)");
             }
             Ok(exit::OK)
         }
+        (None, state) => {
+            let why = state.as_ref().map_or_else(|| "it was not read again".to_owned(), EnvState::describe);
+            eprintln!("{shown}: {}", clean(&why));
+            Ok(exit::FINDINGS)
+        }
     }
+}
+
+/// What an undo will run, remove and install, for the person to answer.
+fn describe_undo(preview: &UndoPreview) -> String {
+    let mut out = format!("Undo runs {} to:\n", clean(&preview.python.display().to_string()));
+    let list = |names: &[String]| names.iter().map(|n| clean(n)).collect::<Vec<_>>().join(", ");
+    if !preview.remove.is_empty() {
+        out.push_str(&format!("  REMOVE {} package(s): {}\n", preview.remove.len(), list(&preview.remove)));
+    }
+    if !preview.install.is_empty() {
+        out.push_str(&format!("  install {} package(s): {}\n", preview.install.len(), list(&preview.install)));
+    }
+    for command in &preview.commands {
+        out.push_str(&format!("  $ {}\n", clean(command)));
+    }
+    out
+}
+
+/// Asks `question` on the terminal: true for y or yes.
+fn ask(question: &str) -> Result<bool> {
+    eprint!("{question}");
+    std::io::stderr().flush().ok();
+    let mut answer = String::new();
+    std::io::stdin().lock().read_line(&mut answer).context("could not read the answer")?;
+    Ok(matches!(answer.trim(), "y" | "Y" | "yes"))
 }
 
 fn write_root_script(plan: &Plan, path: &Path, quiet: bool) -> Result<()> {
@@ -220,11 +330,7 @@ fn confirm(plan: &Plan) -> Result<bool> {
     }
     let ours = plan.steps.iter().filter(|s| s.is_run_by_gpu_doctor()).count();
     let place = plan.env.as_ref().map_or_else(String::new, |e| format!(" to {}", e.display()));
-    eprint!("Apply plan {} ({ours} step(s)){}? [y/N] ", plan.id, clean(&place));
-    std::io::stderr().flush().ok();
-    let mut answer = String::new();
-    std::io::stdin().lock().read_line(&mut answer).context("could not read the answer")?;
-    Ok(matches!(answer.trim(), "y" | "Y" | "yes"))
+    ask(&format!("Apply plan {} ({ours} step(s)){}? [y/N] ", clean(&plan.id), clean(&place)))
 }
 
 /// Where the runner logs and saves: the data folder's `installs/`, one hour per step at most.
@@ -254,14 +360,15 @@ fn print_event(e: Event, quiet: bool) {
 
 /// Applies the plan, printing each step, its output and progress on standard error.
 fn run(plan: &Plan, quiet: bool) -> Result<Outcome> {
-    let cancel = AtomicBool::new(false);
-    let outcome = apply::apply(plan, &apply_options()?, &cancel, &mut |e| print_event(e, quiet));
+    let stop = process::graceful_stop();
+    let outcome = apply::apply(plan, &apply_options()?, stop.flag(), &mut |e| print_event(e, quiet));
     if !quiet {
-        if let Some(backup) = &outcome.backup {
+        if let (Some(backup), Some(env)) = (&outcome.backup, &plan.env) {
             eprintln!(
-                "the environment's package list before: {}\n  undo with: gpu-doctor fix --undo {}",
+                "the environment's package list before: {}\n  undo with: gpu-doctor fix --undo {} --env {}",
                 clean(&backup.display().to_string()),
-                clean(&gpu_doctor_model::shell::quote_posix(&backup.display().to_string()))
+                clean(&gpu_doctor_model::shell::quote_posix(&backup.display().to_string())),
+                clean(&gpu_doctor_model::shell::quote_posix(&env.display().to_string()))
             );
         }
         if let Some(log) = &outcome.log {
@@ -284,6 +391,9 @@ fn summary(plan: &Plan, outcome: &Outcome, still: &[String], after: &Report) -> 
             StepStatus::Unproven { summary } => format!("not proven: {}", clean(summary)),
         };
         out.push_str(&format!("  {:<18} {what}\n", crate::render::plan::step_label(&step.kind)));
+    }
+    if let Some(state) = &outcome.state {
+        out.push_str(&format!("\n{}.\n", clean(&state.describe())));
     }
     if !plan.answers.is_empty() {
         let answers = plan.answers.join(", ");

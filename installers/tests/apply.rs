@@ -138,7 +138,7 @@ fn end_to_end(tool: &Tool, base: &Path) {
 
     let backup = outcome.backup.expect("the existing environment's package list was saved");
     let (undone, events) = undo_all(&python, &backup, &opts);
-    assert_eq!(undone.steps, [const { StepStatus::Done }; 3], "{events:#?}");
+    assert_eq!(undone.steps, [const { StepStatus::Done }; 4], "{events:#?}");
     assert_eq!(freeze(tool, &python), before);
     assert_eq!(deep_torch(&python).version.as_deref(), Some("2.5.1+cu121"));
 }
@@ -179,7 +179,7 @@ fn a_failing_step_stops_the_plan_and_undo_restores_the_exact_package_list() {
     let saved = std::fs::read_to_string(&backup).unwrap();
     assert!(saved.contains("torch==2.5.1+cu121\n") && saved.contains(&format!("--find-links {}", wheels.display())));
     let (undone, events) = undo_all(&python, &backup, &opts);
-    assert_eq!(undone.steps, [const { StepStatus::Done }; 3], "{events:#?}");
+    assert_eq!(undone.steps, [const { StepStatus::Done }; 4], "{events:#?}");
     assert_eq!(freeze(&Tool::Pip, &python), before);
 }
 
@@ -261,7 +261,7 @@ fn the_saved_list_is_what_the_tool_prints(tool: &Tool, base: &Path) {
     let frozen = freeze(tool, &envtool::python_in(&env));
     assert!(frozen.iter().any(|l| l.starts_with("torchvision @ file://")), "{frozen:?}");
     let (saved, log) = backup_of(tool, &env, &wheels);
-    assert!(log.contains("saving the package list first: read from the *.dist-info folders in "), "{log}");
+    assert!(log.contains("the package list: read from the *.dist-info folders in "), "{log}");
     assert_eq!(normalized(&saved), normalized(&frozen), "{log}");
     assert_eq!(saved.len(), frozen.len());
     // uv prints normalized names in its own order on every version, so its lines match exactly;
@@ -303,7 +303,10 @@ fn a_venv_with_system_site_packages_is_frozen_by_the_tool() {
 fn cancel_stops_a_running_step_at_once_and_nothing_after_it_runs() {
     let dir = tempfile::tempdir().unwrap();
     let marker = dir.path().join("after");
-    let sleep = Step::run(vec!["/bin/sh".into(), "-c".into(), "echo sleeping; sleep 30".into()], "t", "t", "t");
+    // A loop: `sh -c` acts on SIGINT between commands (one that came just before its last command
+    // would be lost with the exec).
+    let script = "echo sleeping; while :; do sleep 0.1; done";
+    let sleep = Step::run(vec!["/bin/sh".into(), "-c".into(), script.into()], "t", "t", "t");
     let after = Step::run(vec!["/bin/sh".into(), "-c".into(), format!("touch '{}'", marker.display())], "t", "t", "t");
     let cancel = AtomicBool::new(false);
     let started = Instant::now();
@@ -361,4 +364,271 @@ fn a_log_folder_that_cannot_be_made_fails_the_first_step_and_runs_nothing() {
     let (outcome, _) = apply_all(&plan(None, vec![Step::manual("reboot", "t"), touch]), &options(&file.join("logs")));
     assert!(matches!(outcome.steps.as_slice(), [StepStatus::NotRun, StepStatus::Failed { .. }]), "{:?}", outcome.steps);
     assert!(!marker.exists());
+}
+
+/// A fake environment at `dir/env` whose only interpreter is `bin/python3` (as a Debian system
+/// prefix has it): a shell script that answers `-m pip freeze|install|uninstall` from and into
+/// `state.txt` (`name==version` lines); with a file `broken` beside it, install and uninstall
+/// change nothing and succeed.
+fn fake_env(dir: &Path, pins: &[&str]) -> (PathBuf, PathBuf) {
+    use std::os::unix::fs::PermissionsExt;
+    let env = dir.join("env");
+    std::fs::create_dir_all(env.join("bin")).unwrap();
+    let python = env.join("bin/python3");
+    let script = r#"#!/bin/sh
+here="$(dirname "$0")/.."
+state="$here/state.txt"
+[ "$1 $2" = "-m pip" ] || exit 9
+shift 2
+cmd=$1; shift
+[ -e "$here/broken" ] && [ "$cmd" != freeze ] && exit 0
+case "$cmd" in
+  freeze) cat "$state" ;;
+  install) for a in "$@"; do case "$a" in *==*)
+      grep -v "^${a%%==*}==" "$state" > "$state.t"; echo "$a" >> "$state.t"; mv "$state.t" "$state" ;;
+    esac; done ;;
+  uninstall) for a in "$@"; do case "$a" in -*) ;; *)
+      grep -v "^$a==" "$state" > "$state.t"; mv "$state.t" "$state" ;;
+    esac; done ;;
+  *) exit 9 ;;
+esac
+"#;
+    std::fs::write(&python, script).unwrap();
+    std::fs::set_permissions(&python, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::write(env.join("state.txt"), pins.iter().map(|p| format!("{p}\n")).collect::<String>()).unwrap();
+    (env, python)
+}
+
+fn fake_state(env: &Path) -> BTreeSet<String> {
+    std::fs::read_to_string(env.join("state.txt")).unwrap().lines().map(str::to_owned).collect()
+}
+
+fn fake_install(python: &Path, pin: &str) -> Step {
+    Step::run(
+        vec![python.display().to_string(), "-m".into(), "pip".into(), "install".into(), pin.into()],
+        "t",
+        "t",
+        "t",
+    )
+}
+
+fn undo_with(
+    env: &Path,
+    backup: &Path,
+    opts: &apply::ApplyOptions,
+    answer: bool,
+) -> (apply::Outcome, Vec<apply::UndoPreview>) {
+    let mut previews = Vec::new();
+    let outcome = apply::undo(env, backup, opts, &AtomicBool::new(false), &mut |_| {}, &mut |p| {
+        previews.push(p.clone());
+        answer
+    });
+    (outcome, previews)
+}
+
+/// An environment with `bin/python3` and no `bin/python` is backed up with the plan's own
+/// interpreter; undo shows what it removes, changes nothing unless confirmed, and then puts the
+/// list back and says so after reading it again.
+#[cfg(unix)]
+#[test]
+fn undo_shows_what_it_removes_and_changes_nothing_unless_confirmed() {
+    let dir = tempfile::tempdir().unwrap();
+    let (env, python) = fake_env(dir.path(), &["a==1", "b==1"]);
+    let opts = options(&dir.path().join("logs"));
+    let (outcome, events) = apply_all(&plan(Some(&env), vec![fake_install(&python, "c==1")]), &opts);
+    assert_eq!(outcome.steps, [StepStatus::Done], "{events:#?}");
+    let backup = outcome.backup.expect("the plan's interpreter python3 is there: a backup");
+    assert!(
+        std::fs::read_to_string(&backup).unwrap().contains(&format!("# gpu-doctor-python: {}\n", python.display()))
+    );
+    assert_eq!(
+        outcome.state,
+        Some(apply::EnvState::Changed { changes: vec!["c: not installed before, ==1 now".into()], planned: true })
+    );
+    let (declined, previews) = undo_with(&env, &backup, &opts, false);
+    assert_eq!(previews.len(), 1);
+    assert_eq!((previews[0].remove.as_slice(), previews[0].install.len()), (["c".to_owned()].as_slice(), 0));
+    assert!(previews[0].commands[0].contains("uninstall --yes c"), "{:?}", previews[0].commands);
+    assert_eq!(declined.steps[1..], [StepStatus::NotRun, StepStatus::NotRun, StepStatus::NotRun]);
+    assert!(fake_state(&env).contains("c==1"), "declined: nothing removed");
+    let (undone, _) = undo_with(&env, &backup, &opts, true);
+    assert_eq!(undone.steps, [const { StepStatus::Done }; 4]);
+    assert_eq!(undone.state, Some(apply::EnvState::AsBefore));
+    assert_eq!(fake_state(&env), BTreeSet::from(["a==1".to_owned(), "b==1".to_owned()]));
+}
+
+/// Undo reads the list again and says what still differs, rather than that all is well.
+#[cfg(unix)]
+#[test]
+fn undo_says_truly_when_the_packages_still_differ() {
+    let dir = tempfile::tempdir().unwrap();
+    let (env, python) = fake_env(dir.path(), &["a==1"]);
+    let opts = options(&dir.path().join("logs"));
+    let (outcome, _) = apply_all(&plan(Some(&env), vec![fake_install(&python, "a==2")]), &opts);
+    std::fs::write(env.join("broken"), "").unwrap();
+    let (undone, _) = undo_with(&env, &outcome.backup.unwrap(), &opts, true);
+    let StepStatus::Failed { reason } = &undone.steps[3] else { panic!("{:?}", undone.steps) };
+    assert!(reason.contains("still differ") && reason.contains("a: ==1 before, ==2 now"), "{reason}");
+    assert!(matches!(undone.state, Some(apply::EnvState::Changed { .. })), "{:?}", undone.state);
+}
+
+/// A list that names another interpreter, or carries options for pip, runs nothing.
+#[cfg(unix)]
+#[test]
+fn a_hostile_list_runs_nothing() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let (env, _) = fake_env(dir.path(), &["a==1", "b==1"]);
+    let opts = options(&dir.path().join("logs"));
+    let marker = dir.path().join("ran");
+    let evil = dir.path().join("evil.sh");
+    std::fs::write(&evil, format!("#!/bin/sh\ntouch '{}'\n", marker.display())).unwrap();
+    std::fs::set_permissions(&evil, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let lists = [
+        (
+            format!(
+                "# gpu-doctor-python: {}\n# gpu-doctor-tool: pip\na==1\n# gpu-doctor-end: 1 packages\n",
+                evil.display()
+            ),
+            "not the interpreter of",
+        ),
+        (
+            format!(
+                "# gpu-doctor-python: {}/bin/python3\n# gpu-doctor-tool: pip\n--target=/tmp/x\na==1\n# gpu-doctor-end: 1 packages\n",
+                env.display()
+            ),
+            "not an option",
+        ),
+        (format!("# gpu-doctor-python: {}/bin/python3\n# gpu-doctor-tool: pip\na==1\n", env.display()), "no end line"),
+    ];
+    for (n, (text, why)) in lists.iter().enumerate() {
+        let backup = dir.path().join(format!("list-{n}.txt"));
+        std::fs::write(&backup, text).unwrap();
+        let (outcome, previews) = undo_with(&env, &backup, &opts, true);
+        let StepStatus::Failed { reason } = &outcome.steps[0] else { panic!("{:?}", outcome.steps) };
+        assert!(reason.contains(why), "{reason}");
+        assert!(previews.is_empty());
+    }
+    assert!(!marker.exists(), "the interpreter the list names was run");
+    assert_eq!(fake_state(&env), BTreeSet::from(["a==1".to_owned(), "b==1".to_owned()]));
+}
+
+/// A second apply started while the first runs is refused before it saves or changes anything.
+#[cfg(unix)]
+#[test]
+fn a_second_apply_on_one_environment_is_refused_while_the_first_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let (env, python) = fake_env(dir.path(), &["a==1"]);
+    let opts = options(&dir.path().join("logs"));
+    let slow = Step::run(vec!["/bin/sh".into(), "-c".into(), "echo started; sleep 2".into()], "t", "t", "t");
+    let (started_tx, started_rx) = std::sync::mpsc::sync_channel(1);
+    std::thread::scope(|s| {
+        let first = s.spawn(|| {
+            apply::apply(&plan(Some(&env), vec![slow]), &opts, &AtomicBool::new(false), &mut |e| {
+                if matches!(&e, Event::Line { text, .. } if text == "started") {
+                    started_tx.send(()).unwrap();
+                }
+            })
+        });
+        started_rx.recv_timeout(Duration::from_secs(30)).unwrap();
+        let (second, _) = apply_all(&plan(Some(&env), vec![fake_install(&python, "a==2")]), &opts);
+        let [StepStatus::Failed { reason }] = second.steps.as_slice() else { panic!("{:?}", second.steps) };
+        assert!(reason.contains("another gpu-doctor run") && reason.contains("nothing was changed"), "{reason}");
+        assert_eq!(second.backup, None);
+        assert_eq!(fake_state(&env), BTreeSet::from(["a==1".to_owned()]));
+        assert_eq!(first.join().unwrap().steps, [StepStatus::Done]);
+    });
+    // Released at the end: the next run goes ahead.
+    let (third, _) = apply_all(&plan(Some(&env), vec![fake_install(&python, "a==2")]), &opts);
+    assert_eq!(third.steps, [StepStatus::Done]);
+}
+
+/// Cancel once pip has started to replace torch: pip is left to finish (killing it there leaves
+/// the environment without torch), nothing after it runs, and undo puts the list back exactly.
+#[test]
+fn cancel_while_pip_replaces_a_package_lets_it_finish_and_undo_restores_it() {
+    let Some(Existing { dir, wheels, env, python, before }) = existing_env() else { return };
+    let steps =
+        vec![install(&Tool::Pip, &python, &wheels, &["torch==2.5.1+cpu", "torchvision==0.20.1+cpu"]), verify(&python)];
+    let opts = options(&dir.path().join("logs"));
+    let cancel = AtomicBool::new(false);
+    let outcome = apply::apply(&plan(Some(&env), steps), &opts, &cancel, &mut |e| {
+        if matches!(&e, Event::Line { text, .. } if text.trim_start().starts_with("Attempting uninstall")) {
+            cancel.store(true, Ordering::SeqCst);
+        }
+    });
+    assert!(cancel.load(Ordering::SeqCst), "pip replaced torch");
+    assert_eq!(outcome.steps, [StepStatus::Done, StepStatus::Cancelled]);
+    assert!(freeze(&Tool::Pip, &python).contains(&"torch==2.5.1+cpu".to_owned()));
+    assert!(matches!(outcome.state, Some(apply::EnvState::Changed { planned: true, .. })), "{:?}", outcome.state);
+    let (undone, events) = undo_all(&python, &outcome.backup.unwrap(), &opts);
+    assert_eq!(undone.steps, [const { StepStatus::Done }; 4], "{events:#?}");
+    assert_eq!(freeze(&Tool::Pip, &python), before);
+}
+
+/// setup's plan into an empty folder made before: uv makes the venv there (it refuses a folder with
+/// a file in it, so nothing is put there first), and the new environment is locked once it is made.
+#[test]
+fn a_new_environment_in_an_empty_folder_is_made_by_uv_then_locked() {
+    let Some(base) = base_python() else { return skip("python3 with venv and ensurepip") };
+    let Ok(tool) = envtool::detect(Some("uv")) else { return skip("uv on PATH (.ci/run installs it)") };
+    let dir = tempfile::tempdir().unwrap();
+    let wheels = wheelhouse(&dir.path().join("wheels"));
+    let env = dir.path().join("env");
+    std::fs::create_dir(&env).unwrap();
+    let req = SetupRequest {
+        framework: Framework::Torch,
+        env: env.clone(),
+        tool,
+        python: base,
+        find_links: Some(wheels.clone()),
+        wheelhouse: gpu_doctor_installers::planners::setup::wheel_files(&wheels).unwrap(),
+    };
+    let plan = setup_plan_with(&req, torch_choice("cpu")).unwrap();
+    let mut events = Vec::new();
+    let mut lock_seen = false;
+    let lock = env.join(".gpu-doctor.lock");
+    let outcome = apply::apply(&plan, &options(&dir.path().join("logs")), &AtomicBool::new(false), &mut |e| {
+        // While the install step runs, the environment the first step made is locked.
+        lock_seen |= matches!(&e, Event::Started { index: 1, .. }) && lock.exists();
+        events.push(e);
+    });
+    assert_eq!(outcome.steps[..2], [StepStatus::Done, StepStatus::Done], "{events:#?}");
+    assert!(lock_seen, "{events:#?}");
+}
+
+/// A CPU → CUDA switch from PyTorch's cu121 index: the list saves that the replaced `+cpu` build
+/// comes from PyTorch's cpu index, and undo installs it from there (asking the cu121 index for
+/// `torch==2.5.1+cpu` could never work).
+#[cfg(unix)]
+#[test]
+fn undo_takes_a_replaced_pytorch_build_back_from_its_own_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let (env, python) = fake_env(dir.path(), &["torch==2.5.1+cpu", "numpy==2.1.0"]);
+    let opts = options(&dir.path().join("logs"));
+    let cu121 = "https://download.pytorch.org/whl/cu121";
+    let install = Step::run(
+        [python.display().to_string(), "-m".into(), "pip".into(), "install".into(), "--index-url".into(), cu121.into()]
+            .into_iter()
+            .chain(["torch==2.5.1+cu121".to_owned()])
+            .collect(),
+        "t",
+        "t",
+        "t",
+    );
+    let (outcome, events) = apply_all(&plan(Some(&env), vec![install]), &opts);
+    assert_eq!(outcome.steps, [StepStatus::Done], "{events:#?}");
+    // Nothing is said to be lost: its index is known.
+    assert!(!events.iter().any(|e| matches!(e, Event::Line { text, .. } if text.contains("will not be able"))));
+    let backup = outcome.backup.unwrap();
+    let saved = std::fs::read_to_string(&backup).unwrap();
+    assert!(saved.contains("# gpu-doctor-origin: torch https://download.pytorch.org/whl/cpu\n"), "{saved}");
+    let (undone, previews) = undo_with(&env, &backup, &opts, true);
+    assert_eq!(undone.steps, [const { StepStatus::Done }; 4], "{previews:?}");
+    let [command] = previews[0].commands.as_slice() else { panic!("{previews:?}") };
+    assert!(
+        command.contains("--index-url https://download.pytorch.org/whl/cpu --no-deps torch==2.5.1+cpu"),
+        "{command}"
+    );
+    assert_eq!(fake_state(&env), BTreeSet::from(["numpy==2.1.0".to_owned(), "torch==2.5.1+cpu".to_owned()]));
 }

@@ -7,6 +7,7 @@
 
 mod backup;
 mod installed;
+mod lock;
 mod log;
 mod progress;
 mod run;
@@ -21,8 +22,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::envtool::{self, Source, Tool};
 use crate::plan::{Plan, StepKind, UserAction};
-use backup::Backup;
-pub use backup::{name_of, python_of};
+use backup::{Backup, Saved};
+pub use backup::{name_of, python_of, read as read_backup};
 use log::Log;
 use run::{End, Stream};
 
@@ -79,29 +80,105 @@ pub struct Outcome {
     pub backup: Option<PathBuf>,
     /// The full log of the run.
     pub log: Option<PathBuf>,
+    /// The environment's package list read again after the run, against the saved one: which
+    /// state it is in. `None` when there was no saved list (a new environment, no environment).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<EnvState>,
+}
+
+/// Where an environment's packages stand after a run, read again from the environment.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum EnvState {
+    /// The packages are exactly those of the saved list.
+    AsBefore,
+    /// They differ from the saved list (one line per distribution); `planned` says whether every
+    /// `name==version` the plan installs is there (after an undo: `false`).
+    Changed { changes: Vec<String>, planned: bool },
+    /// The package list could not be read again.
+    Unknown { reason: String },
+}
+
+impl EnvState {
+    /// The state in one paragraph, for the person.
+    pub fn describe(&self) -> String {
+        match self {
+            EnvState::AsBefore => "the environment's packages are as before (read again: the saved list)".into(),
+            EnvState::Changed { changes, planned } => format!(
+                "the environment's packages differ from before{} (read again):\n  {}",
+                if *planned { ", as the plan installs them" } else { "" },
+                changes.join("\n  ")
+            ),
+            EnvState::Unknown { reason } => format!("the environment's packages could not be read again: {reason}"),
+        }
+    }
+}
+
+/// The interpreter a plan's user steps install with: the one its first install (or freeze)
+/// command names (`PYTHON -m pip …`, `uv pip … --python PYTHON`), else `bin/python` of its
+/// environment (`bin/python3` where only that is there); `None` without an environment.
+pub fn plan_python(plan: &Plan) -> Option<PathBuf> {
+    let env = plan.env.as_deref()?;
+    let named = plan.steps.iter().find_map(|step| match &step.kind {
+        StepKind::User { action: UserAction::Run { argv } } => match argv.as_slice() {
+            [python, m, pip, ..] if m == "-m" && pip == "pip" => Some(PathBuf::from(python)),
+            [uv, pip, ..] if pip == "pip" && Path::new(uv).file_stem().is_some_and(|s| s == "uv") => {
+                argv.iter().position(|a| a == "--python").and_then(|i| argv.get(i + 1)).map(PathBuf::from)
+            }
+            _ => None,
+        },
+        _ => None,
+    });
+    let own = || {
+        let python = envtool::python_in(env);
+        // A system prefix on Debian and Ubuntu has `bin/python3` only.
+        let python3 = env.join("bin").join("python3");
+        if !python.exists() && !cfg!(windows) && python3.exists() { python3 } else { python }
+    };
+    Some(named.filter(|p| p.starts_with(env)).unwrap_or_else(own))
 }
 
 /// Runs the plan's user steps in order until one fails or `cancel` is set; root and manual steps
-/// are left to the person. Before the first user step, an existing environment (`plan.env` with
-/// its Python in it) has its package list saved into `opts.log_dir` ([`Outcome::backup`]).
+/// are left to the person. An existing environment (`plan.env` with the plan's interpreter,
+/// [`plan_python`], in it) is locked for the run (a second run on it is refused and changes
+/// nothing), and before the first user step its package list is saved into `opts.log_dir`
+/// ([`Outcome::backup`]); after the steps the list is read again ([`Outcome::state`]).
 /// A verify step runs the GPU smoke test in the environment (`verify`); one that cannot prove GPU
 /// use ends `Unproven` with what it did check.
 pub fn apply(plan: &Plan, opts: &ApplyOptions, cancel: &AtomicBool, events: &mut dyn FnMut(Event)) -> Outcome {
     let total = plan.steps.len();
-    let mut outcome = Outcome { steps: vec![StepStatus::NotRun; total], backup: None, log: None };
+    let mut outcome = Outcome { steps: vec![StepStatus::NotRun; total], ..Outcome::default() };
+    let first = plan.steps.iter().position(crate::Step::is_run_by_gpu_doctor);
+    let python = plan_python(plan);
+    let existing = plan.env.as_deref().filter(|_| python.as_deref().is_some_and(Path::exists));
+    // Held from before the backup to the end of the run. A folder that is no environment yet is
+    // left as it is (uv refuses to make a venv in a folder with a file in it): it is locked
+    // once a step has made the environment.
+    let mut held = match existing.filter(|_| first.is_some()) {
+        Some(env) => match lock::lock(env, &opts.log_dir) {
+            Ok(held) => Some(held),
+            Err(reason) => {
+                if let Some(first) = first {
+                    outcome.steps[first] = StepStatus::Failed { reason };
+                }
+                return outcome;
+            }
+        },
+        None => None,
+    };
     let mut runner = match Runner::new(opts, cancel, events, "apply", &plan.id) {
         Ok(runner) => runner,
         Err(reason) => {
-            if let Some(first) = plan.steps.iter().position(crate::Step::is_run_by_gpu_doctor) {
+            if let Some(first) = first {
                 outcome.steps[first] = StepStatus::Failed { reason };
             }
             return outcome;
         }
     };
     outcome.log = Some(runner.log.path().to_owned());
-    runner.log.line(&format!("plan {}: {}", plan.id, plan.goal));
-    let existing = plan.env.as_deref().filter(|env| envtool::python_in(env).exists());
+    runner.log.line(&format!("plan {}: {}", plan.id, plan.goal.replace(['\n', '\r'], " ")));
     let mut stopped = false;
+    let mut saved: Option<Vec<String>> = None;
     for (index, step) in plan.steps.iter().enumerate() {
         let status = if stopped {
             StepStatus::NotRun
@@ -111,28 +188,101 @@ pub fn apply(plan: &Plan, opts: &ApplyOptions, cancel: &AtomicBool, events: &mut
             StepStatus::Cancelled
         } else {
             runner.started(index, total, &step.render(shell()).unwrap_or_else(|e| e));
-            runner.step(index, plan, existing, &mut outcome.backup)
+            let status = runner.step(index, plan, existing, python.as_deref(), &mut outcome.backup, &mut saved);
+            // A new environment is locked as soon as a step has made it.
+            let made = python.as_deref().is_some_and(Path::exists);
+            match plan.env.as_deref().filter(|env| held.is_none() && made && env.is_dir()) {
+                Some(env) if status == StepStatus::Done => match lock::lock(env, &opts.log_dir) {
+                    Ok(lock) => {
+                        held = Some(lock);
+                        status
+                    }
+                    Err(reason) => {
+                        StepStatus::Failed { reason: format!("this step made {}, then: {reason}", env.display()) }
+                    }
+                },
+                _ => status,
+            }
         };
         stopped |= matches!(status, StepStatus::Failed { .. } | StepStatus::Cancelled);
         runner.ended(index, &status);
         outcome.steps[index] = status;
     }
+    if let (Some(env), Some(python), Some(before)) = (existing, python.as_deref(), saved) {
+        let (tool, _) = tool_and_source(plan);
+        let state = match runner.list_now(env, python, &tool, Read::Again) {
+            Ok(now) => {
+                let changes = backup::changes(&before, &now);
+                if changes.is_empty() {
+                    EnvState::AsBefore
+                } else {
+                    let planned = backup::has_all(&now, &planned_pins(plan));
+                    EnvState::Changed { changes, planned }
+                }
+            }
+            Err(reason) => EnvState::Unknown { reason },
+        };
+        runner.line(total.saturating_sub(1), &state.describe());
+        outcome.state = Some(state);
+    }
     runner.log.flush();
+    drop(held);
     outcome
 }
 
-/// Puts the package list saved in `backup` (by [`apply`]) back into the environment of `python`:
-/// three steps, reading its package list now, removing what the backup does not have, and
-/// installing the backup's own lines (`--no-deps`, from the source the plan used) where they differ.
+/// The `name==version` requirements of a plan's install steps.
+fn planned_pins(plan: &Plan) -> Vec<String> {
+    plan.steps
+        .iter()
+        .filter_map(|step| match &step.kind {
+            StepKind::User { action: UserAction::Run { argv } } if argv.iter().any(|a| a == "install") => Some(argv),
+            _ => None,
+        })
+        .flatten()
+        .filter(|a| a.contains("==") && !a.starts_with('-'))
+        .cloned()
+        .collect()
+}
+
+/// What an undo will do, shown to the person before it does it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UndoPreview {
+    /// The interpreter whose environment changes (the one the list was saved for).
+    pub python: PathBuf,
+    /// The distributions it will remove (installed now, not in the list).
+    pub remove: Vec<String>,
+    /// The list's lines it will install (`--no-deps`).
+    pub install: Vec<String>,
+    /// The commands, as shown.
+    pub commands: Vec<String>,
+}
+
+/// Puts the package list saved in `backup` (by [`apply`]) back into the environment at `env`:
+/// the list is read ([`read_backup`]: a regular file, capped, complete, pin lines only) and must
+/// have been saved for `env`'s own interpreter, else nothing is run. Then, with `env` locked:
+/// its package list now is read; `confirm` sees what will be removed and installed, and nothing
+/// changes unless it answers true; what the list lacks is removed and the list's own lines are
+/// installed (`--no-deps`, from the source saved) where they differ; last, the package list is
+/// read again and compared with the saved one ([`Outcome::state`]).
 pub fn undo(
-    python: &Path,
+    env: &Path,
     backup: &Path,
     opts: &ApplyOptions,
     cancel: &AtomicBool,
     events: &mut dyn FnMut(Event),
+    confirm: &mut dyn FnMut(&UndoPreview) -> bool,
 ) -> Outcome {
-    const TOTAL: usize = 3;
-    let mut outcome = Outcome { steps: vec![StepStatus::NotRun; TOTAL], backup: Some(backup.to_owned()), log: None };
+    const TOTAL: usize = 4;
+    let mut outcome =
+        Outcome { steps: vec![StepStatus::NotRun; TOTAL], backup: Some(backup.to_owned()), ..Outcome::default() };
+    let found = undo_source(env, backup).and_then(|(saved, tool)| Ok((saved, tool, lock::lock(env, &opts.log_dir)?)));
+    let (saved, tool, held) = match found {
+        Ok(found) => found,
+        Err(reason) => {
+            outcome.steps[0] = StepStatus::Failed { reason };
+            return outcome;
+        }
+    };
     let name = backup.file_stem().map_or_else(|| "backup".into(), |s| s.to_string_lossy().into_owned());
     let mut runner = match Runner::new(opts, cancel, events, "undo", &name) {
         Ok(runner) => runner,
@@ -142,19 +292,12 @@ pub fn undo(
         }
     };
     outcome.log = Some(runner.log.path().to_owned());
-    let saved = match std::fs::read_to_string(backup) {
-        Ok(text) => Backup::parse(&text),
-        Err(e) => {
-            outcome.steps[0] = StepStatus::Failed { reason: format!("could not read {}: {e}", backup.display()) };
-            runner.ended(0, &outcome.steps[0]);
-            return outcome;
-        }
-    };
-    let argv = envtool::freeze(&saved.tool, python);
-    runner.started(0, TOTAL, &render(&argv));
-    let now = match runner.capture(0, &argv) {
-        Ok(lines) => backup::freeze_lines(&lines),
-        Err(status) => {
+    let python = saved.python.as_path();
+    runner.started(0, TOTAL, &format!("read the package list of {}", python.display()));
+    let now = match runner.list_now(env, python, &tool, Read::Before) {
+        Ok(lines) => lines,
+        Err(reason) => {
+            let status = StepStatus::Failed { reason };
             runner.ended(0, &status);
             outcome.steps[0] = status;
             return outcome;
@@ -163,17 +306,36 @@ pub fn undo(
     runner.ended(0, &StepStatus::Done);
     outcome.steps[0] = StepStatus::Done;
     let (remove, reinstall) = backup::differences(&saved.pins, &now);
-    let pins: Vec<String> = reinstall.iter().flat_map(|pin| backup::pin_args(pin)).collect();
+    let installs = install_commands(&tool, python, &reinstall, &saved);
     let steps = [
-        (!remove.is_empty()).then(|| envtool::uninstall(&saved.tool, python, &remove)),
-        (!pins.is_empty()).then(|| envtool::install_pins(&saved.tool, python, &pins, &saved.source)),
+        (!remove.is_empty()).then(|| vec![envtool::uninstall(&tool, python, &remove)]),
+        (!installs.is_empty()).then_some(installs),
     ];
-    for (index, argv) in (1..).zip(steps) {
-        let status = match argv {
+    let preview = UndoPreview {
+        python: python.to_owned(),
+        remove,
+        install: reinstall,
+        commands: steps.iter().flatten().flatten().map(|argv| render(argv)).collect(),
+    };
+    if !preview.commands.is_empty() && !confirm(&preview) {
+        runner.line(0, "not confirmed: nothing was changed");
+        runner.log.flush();
+        return outcome;
+    }
+    for (index, argvs) in (1..).zip(steps) {
+        let status = match argvs {
             _ if cancel.load(Ordering::SeqCst) => StepStatus::Cancelled,
-            Some(argv) => {
-                runner.started(index, TOTAL, &render(&argv));
-                runner.run_argv(index, &argv)
+            Some(argvs) => {
+                let shown: Vec<String> = argvs.iter().map(|argv| render(argv)).collect();
+                runner.started(index, TOTAL, &shown.join("; then "));
+                let mut status = StepStatus::Done;
+                for argv in &argvs {
+                    status = runner.run_argv(index, argv);
+                    if status != StepStatus::Done {
+                        break;
+                    }
+                }
+                status
             }
             None => {
                 runner.line(index, "nothing to do");
@@ -187,8 +349,83 @@ pub fn undo(
             break;
         }
     }
+    // Whatever happened, the list is read again: the answer says what is there, not what was meant.
+    runner.started(3, TOTAL, &format!("read the package list of {} again", python.display()));
+    let (state, status) = match runner.list_now(env, python, &tool, Read::Again) {
+        Ok(after) => {
+            let changes = backup::changes(&saved.pins, &after);
+            if changes.is_empty() {
+                (EnvState::AsBefore, StepStatus::Done)
+            } else {
+                let reason = format!("the packages still differ from the list:\n  {}", changes.join("\n  "));
+                (EnvState::Changed { changes, planned: false }, StepStatus::Failed { reason })
+            }
+        }
+        Err(reason) => (EnvState::Unknown { reason: reason.clone() }, StepStatus::Failed { reason }),
+    };
+    runner.line(3, &state.describe());
+    runner.ended(3, &status);
+    outcome.steps[3] = status;
+    outcome.state = Some(state);
     runner.log.flush();
+    drop(held);
     outcome
+}
+
+/// The install commands that put `reinstall` (lines of the saved list) back: one from the list's
+/// source, and one per other index a package was saved as coming from (`Saved::origins`).
+fn install_commands(tool: &Tool, python: &Path, reinstall: &[String], saved: &Saved) -> Vec<Vec<String>> {
+    let mut groups: Vec<(Source, Vec<String>)> = Vec::new();
+    for pin in reinstall {
+        let source = match saved.origins.get(&name_of(pin)) {
+            Some(url) => Source { index_url: Some(url.clone()), find_links: None },
+            None => saved.source.clone(),
+        };
+        match groups.iter_mut().find(|(s, _)| *s == source) {
+            Some((_, pins)) => pins.extend(backup::pin_args(pin)),
+            None => groups.push((source, backup::pin_args(pin))),
+        }
+    }
+    groups.iter().map(|(source, pins)| envtool::install_pins(tool, python, pins, source)).collect()
+}
+
+/// `Ok` when the list `backup` may be put back into `env` ([`undo`] checks the same before it runs
+/// anything): a complete list of pins, saved for `env`'s interpreter. `Err` says why not.
+pub fn check_undo(env: &Path, backup: &Path) -> Result<(), String> {
+    undo_source(env, backup).map(|_| ())
+}
+
+/// The saved list of `backup`, read and checked, and the tool that puts it back into `env`: the
+/// list must have been saved for `env`'s interpreter; a list saved with uv gets the uv on PATH.
+fn undo_source(env: &Path, backup: &Path) -> Result<(Saved, Tool), String> {
+    let text = backup::read(backup)?;
+    let saved = Saved::parse(&text).map_err(|why| format!("{} is refused: {why}", backup.display()))?;
+    same_environment(&saved.python, env)?;
+    let tool = if saved.uv {
+        envtool::detect(Some("uv")).map_err(|e| format!("the list was saved with uv, and {e}; nothing was changed"))?
+    } else {
+        Tool::Pip
+    };
+    Ok((saved, tool))
+}
+
+/// `Ok` when `python` (as a saved list names it) is the interpreter of the environment at `env`:
+/// it exists, and its folder's parent (`ENV/bin/python`; on Windows its folder) is `env`, links
+/// resolved on both sides. Else nothing may run.
+fn same_environment(python: &Path, env: &Path) -> Result<(), String> {
+    let prefix = if cfg!(windows) { python.parent() } else { python.parent().and_then(Path::parent) };
+    let canonical = |p: &Path| p.canonicalize().ok();
+    let same = python.is_file() && prefix.and_then(canonical).is_some_and(|p| Some(p) == canonical(env));
+    if same {
+        Ok(())
+    } else {
+        Err(format!(
+            "the list was saved for the interpreter {}, which is not the interpreter of {}: nothing was run. Name \
+             the environment the list was saved for (--env)",
+            python.display(),
+            env.display()
+        ))
+    }
 }
 
 /// The shell steps are shown for here.
@@ -219,6 +456,14 @@ fn tool_and_source(plan: &Plan) -> (Tool, Source) {
     let value = |flag: &str| argv.iter().position(|a| a == flag).and_then(|i| argv.get(i + 1)).cloned();
     let source = Source { index_url: value("--index-url"), find_links: value("--find-links").map(PathBuf::from) };
     (tool, source)
+}
+
+/// When a package list is read: before a change (Cancel stops the read), or again after the run
+/// (read also after a Cancel: the answer must say what is there).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Read {
+    Before,
+    Again,
 }
 
 /// What the steps share while they run: the options, Cancel, the listener and the log.
@@ -267,8 +512,17 @@ impl<'a> Runner<'a> {
     }
 
     /// Carries out step `index` of `plan` (a user or verify step). The first user step on an
-    /// existing environment (`existing`: its folder) saves its package list first, into `backup`.
-    fn step(&mut self, index: usize, plan: &Plan, existing: Option<&Path>, backup: &mut Option<PathBuf>) -> StepStatus {
+    /// existing environment (`existing`: its folder; `python`: the plan's interpreter) saves its
+    /// package list first, into `backup` (the file) and `saved` (its lines).
+    fn step(
+        &mut self,
+        index: usize,
+        plan: &Plan,
+        existing: Option<&Path>,
+        python: Option<&Path>,
+        backup: &mut Option<PathBuf>,
+        saved: &mut Option<Vec<String>>,
+    ) -> StepStatus {
         let action = match &plan.steps[index].kind {
             StepKind::User { action } => action,
             StepKind::Verify { python, frameworks } => {
@@ -279,11 +533,14 @@ impl<'a> Runner<'a> {
             }
             StepKind::Root { .. } | StepKind::Manual { .. } => return StepStatus::LeftToYou,
         };
-        if let Some(env) = existing
+        if let (Some(env), Some(python)) = (existing, python)
             && backup.is_none()
         {
-            match self.save_backup(index, env, plan) {
-                Ok(path) => *backup = Some(path),
+            match self.save_backup(index, env, python, plan) {
+                Ok((path, pins)) => {
+                    *backup = Some(path);
+                    *saved = Some(pins);
+                }
                 Err(status) => return status,
             }
         }
@@ -330,11 +587,13 @@ impl<'a> Runner<'a> {
         }
     }
 
-    /// Runs `argv` as part of step `index` and returns its standard output's lines (logged too).
-    fn capture(&mut self, index: usize, argv: &[String]) -> Result<Vec<String>, StepStatus> {
+    /// Runs `argv` and returns its standard output's lines (logged too).
+    fn capture(&mut self, argv: &[String], when: Read) -> Result<Vec<String>, StepStatus> {
         let mut out = Vec::new();
         let log = &mut self.log;
-        let ran = run::run(argv, self.opts.step_timeout, self.cancel, &mut |stream, line| {
+        let never = AtomicBool::new(false);
+        let cancel = if when == Read::Again { &never } else { self.cancel };
+        let ran = run::run(argv, self.opts.step_timeout, cancel, &mut |stream, line| {
             log.line(line);
             if stream == Stream::Out {
                 out.push(line.to_owned());
@@ -345,55 +604,194 @@ impl<'a> Runner<'a> {
             _ if ran.succeeded() => Ok(out),
             End::Cancelled => Err(StepStatus::Cancelled),
             _ => {
-                let reason = format!("could not read the package list: {}", ran.failure(program));
-                self.line(index, &reason);
-                Err(StepStatus::Failed { reason })
+                Err(StepStatus::Failed { reason: format!("could not read the package list: {}", ran.failure(program)) })
             }
         }
     }
 
-    /// Saves the package list of the environment at `env` beside the log, before step `index`
-    /// changes it. `Err` is the step's status: the environment is not touched without a backup.
-    fn save_backup(&mut self, index: usize, env: &Path, plan: &Plan) -> Result<PathBuf, StepStatus> {
-        let (tool, source) = tool_and_source(plan);
-        let python = envtool::python_in(env);
-        let argv = envtool::freeze(&tool, &python);
-        let pins = match installed::freeze_from_disk(env, &tool) {
+    /// The package list of the environment at `env` (interpreter `python`) now: read from its
+    /// `*.dist-info` folders where that gives exactly the tool's list, else printed by the tool.
+    fn list_now(&mut self, env: &Path, python: &Path, tool: &Tool, when: Read) -> Result<Vec<String>, String> {
+        let argv = envtool::freeze(tool, python);
+        match installed::freeze_from_disk(env, tool) {
             Ok(listed) => {
-                self.line(
-                    index,
-                    &format!(
-                        "saving the package list first: read from the *.dist-info folders in {} (what `{}` prints)",
-                        listed.site.display(),
-                        render(&argv)
-                    ),
-                );
-                listed.pins
+                self.log.line(&format!(
+                    "the package list: read from the *.dist-info folders in {} (what `{}` prints)",
+                    listed.site.display(),
+                    render(&argv)
+                ));
+                Ok(listed.pins)
             }
             Err(why) => {
-                self.line(
-                    index,
-                    &format!("saving the package list first: {} ({why}: the tool lists it)", render(&argv)),
-                );
-                backup::freeze_lines(&self.capture(index, &argv)?)
+                self.log.line(&format!("the package list: {} ({why}: the tool lists it)", render(&argv)));
+                match self.capture(&argv, when) {
+                    Ok(lines) => Ok(backup::freeze_lines(&lines)),
+                    Err(StepStatus::Cancelled) => Err("cancelled while the package list was read".into()),
+                    Err(StepStatus::Failed { reason }) => Err(reason),
+                    Err(other) => Err(format!("{other:?}")),
+                }
             }
-        };
+        }
+    }
+
+    /// Saves the package list of the environment at `env` (interpreter `python`) beside the log,
+    /// before step `index` changes it, and says which packages an undo could not bring back.
+    /// `Err` is the step's status: the environment is not touched without a backup.
+    fn save_backup(
+        &mut self,
+        index: usize,
+        env: &Path,
+        python: &Path,
+        plan: &Plan,
+    ) -> Result<(PathBuf, Vec<String>), StepStatus> {
+        let (tool, source) = tool_and_source(plan);
+        self.line(index, &format!("saving the package list of {} first", env.display()));
+        let pins = self.list_now(env, python, &tool, Read::Before).map_err(|reason| StepStatus::Failed {
+            reason: format!("did not touch the environment: its package list could not be read: {reason}"),
+        })?;
         let path = self.log.path().with_extension("backup.txt");
-        let text = Backup { tool, source, pins }.to_text(&python);
+        let failed = |why: String| StepStatus::Failed {
+            reason: format!(
+                "did not touch the environment: its package list could not be saved to {}: {why}",
+                path.display()
+            ),
+        };
+        let origins = origins_of(&pins, &planned_pins(plan), &source);
+        for (name, url) in &origins {
+            self.line(index, &format!("{name} is saved as coming from {url}, where undo takes it back from"));
+        }
+        let backup = Backup { tool, source: source.clone(), pins: pins.clone(), origins };
+        let text = backup.to_text(python).map_err(failed)?;
         // Through the one atomic writer: a full disk leaves no truncated list that undo would
         // take for the environment's packages.
-        match backup::save(&path, &text) {
-            Ok(()) => {
-                self.line(index, &format!("saved the package list to {}", path.display()));
-                Ok(path)
-            }
-            Err(e) => Err(StepStatus::Failed {
-                reason: format!(
-                    "did not touch the environment: its package list could not be saved to {}: {}",
-                    path.display(),
-                    e.chain()
-                ),
-            }),
+        backup::save(&path, &text).map_err(|e| failed(e.chain()))?;
+        self.line(index, &format!("saved the package list to {}", path.display()));
+        for gap in undo_gaps(&pins, &planned_pins(plan), &source) {
+            self.line(index, &format!("undo will not be able to bring back {gap}"));
         }
+        Ok((path, pins))
+    }
+}
+
+/// Before applying `plan`: the packages of its environment it replaces that an undo could not
+/// bring back ([`undo_gaps`]), from the environment's list read from disk; `Err` when that list
+/// cannot be read without running the tool (the run's log says it after the backup).
+pub fn undo_limits(plan: &Plan) -> Result<Vec<String>, String> {
+    let Some(env) = plan.env.as_deref().filter(|env| env.is_dir()) else { return Ok(Vec::new()) };
+    let (tool, source) = tool_and_source(plan);
+    let listed = installed::freeze_from_disk(env, &tool)?;
+    Ok(undo_gaps(&listed.pins, &planned_pins(plan), &source))
+}
+
+/// The index each package a plan replaces from one of PyTorch's wheel indexes came from, where
+/// its local label names another of them: PyTorch publishes the `+LABEL` builds in
+/// `INDEX/LABEL` (`+cpu` in `…/whl/cpu`, `+cu121` in `…/whl/cu121`; the knowledge base's
+/// `pytorch.index`, source in assets/compat/pytorch.toml). The package's name (normalized) and URL.
+pub(crate) fn origins_of(before: &[String], planned: &[String], source: &Source) -> Vec<(String, String)> {
+    let Some(url) = source.index_url.as_deref().map(|u| u.trim_end_matches('/')) else { return Vec::new() };
+    let Ok(kb) = gpu_doctor_kb::Kb::get() else { return Vec::new() };
+    let base = kb.pytorch.index.trim_end_matches('/');
+    if url.strip_prefix(base).is_none_or(|rest| !rest.starts_with('/')) {
+        return Vec::new();
+    }
+    let replaced: std::collections::HashMap<String, String> = planned.iter().map(|p| backup::key_of(p)).collect();
+    let mut out = Vec::new();
+    for line in before {
+        let (name, rest) = backup::key_of(line);
+        let Some(label) = line.split_once("==").and_then(|(_, v)| v.split_once('+')).map(|(_, l)| l) else {
+            continue;
+        };
+        let origin = format!("{base}/{label}");
+        let plain = label.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'.');
+        if plain && origin != url && replaced.get(&name).is_some_and(|new| *new != rest) {
+            out.push((name, origin));
+        }
+    }
+    out
+}
+
+/// The packages a plan replaces that an undo from the plan's own source cannot bring back: a
+/// `name==version` in `before` that the plan installs at another version, whose old version is
+/// not a wheel in the plan's `--find-links` folder, or has a local label (`+cpu`) that the plan's
+/// index is not named for (PyTorch's indexes are named by their label: `…/whl/cu124` holds
+/// `+cu124` builds) or comes from PyPI, where local versions are not published (PEP 440: "Local
+/// version identifiers SHOULD NOT be used when publishing upstream projects to a public index
+/// server", https://peps.python.org/pep-0440/#local-version-identifiers).
+pub(crate) fn undo_gaps(before: &[String], planned: &[String], source: &Source) -> Vec<String> {
+    let replaced: std::collections::HashMap<String, String> = planned.iter().map(|p| backup::key_of(p)).collect();
+    let wheels: std::collections::HashSet<(String, String)> = source
+        .find_links
+        .as_deref()
+        .map(|dir| crate::planners::setup::wheel_files(dir).unwrap_or_default())
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|file| {
+            let stem = file.strip_suffix(".whl")?;
+            let mut parts = stem.splitn(3, '-');
+            Some((gpu_doctor_probes::parse::wheel::normalize_name(parts.next()?), parts.next()?.to_owned()))
+        })
+        .collect();
+    let known: std::collections::HashSet<String> =
+        origins_of(before, planned, source).into_iter().map(|(name, _)| name).collect();
+    let mut gaps = Vec::new();
+    for line in before {
+        let Some((_, version)) = line.split_once("==") else { continue };
+        let (key, rest) = backup::key_of(line);
+        if replaced.get(&key).is_none_or(|new| *new == rest) || known.contains(&key) {
+            continue;
+        }
+        let why = if let Some(dir) = &source.find_links {
+            (!wheels.contains(&(key.clone(), version.to_owned())))
+                .then(|| format!("{} has no wheel of it", dir.display()))
+        } else {
+            let label = version.split_once('+').map(|(_, label)| label);
+            match (label, &source.index_url) {
+                (Some(label), Some(url)) if url.trim_end_matches('/').rsplit('/').next() != Some(label) => {
+                    Some(format!("{url} holds no +{label} build"))
+                }
+                (Some(label), None) => Some(format!("PyPI holds no +{label} build")),
+                _ => None,
+            }
+        };
+        if let Some(why) = why {
+            gaps.push(format!("{line} ({why}); keep its wheel to put it back by hand"));
+        }
+    }
+    gaps
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn undo_gaps_name_the_replaced_builds_the_plan_s_source_does_not_hold() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("torch-2.5.1+cu124-cp312-cp312-manylinux_2_28_x86_64.whl"), "").unwrap();
+        let before: Vec<String> = ["torch==2.5.1+cpu", "numpy==2.1.0", "jax==0.4.35"].map(str::to_owned).into();
+        let planned: Vec<String> = ["torch==2.5.1+cu124", "jax==0.4.35"].map(str::to_owned).into();
+        // From a wheel folder without the +cpu wheel.
+        let wheels = Source { index_url: None, find_links: Some(dir.path().to_owned()) };
+        let gaps = undo_gaps(&before, &planned, &wheels);
+        assert_eq!(gaps.len(), 1, "{gaps:?}");
+        assert!(gaps[0].starts_with("torch==2.5.1+cpu (") && gaps[0].contains("has no wheel of it"), "{gaps:?}");
+        // The folder has it: nothing to say.
+        std::fs::write(dir.path().join("torch-2.5.1+cpu-cp312-cp312-linux_x86_64.whl"), "").unwrap();
+        assert!(undo_gaps(&before, &planned, &wheels).is_empty());
+        // From an index named for another label, which holds no +cpu build; one named for it does.
+        let index = |url: &str| Source { index_url: Some(url.into()), find_links: None };
+        let gaps = undo_gaps(&before, &planned, &index("https://mirror.example/whl/cu132"));
+        assert!(gaps.len() == 1 && gaps[0].contains("holds no +cpu build"), "{gaps:?}");
+        assert!(undo_gaps(&before, &planned, &index("https://mirror.example/whl/cpu/")).is_empty());
+        // From PyTorch's own cu132 index: the +cpu build's index is known (…/whl/cpu), no gap.
+        let pytorch = index("https://download.pytorch.org/whl/cu132");
+        assert!(undo_gaps(&before, &planned, &pytorch).is_empty());
+        assert_eq!(
+            origins_of(&before, &planned, &pytorch),
+            [("torch".to_owned(), "https://download.pytorch.org/whl/cpu".to_owned())]
+        );
+        assert!(origins_of(&before, &planned, &index("https://mirror.example/whl/cu132")).is_empty());
+        assert!(origins_of(&before, &planned, &wheels).is_empty());
+        assert!(undo_gaps(&before, &planned, &Source::default())[0].contains("PyPI holds no +cpu build"));
     }
 }

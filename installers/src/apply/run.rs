@@ -16,6 +16,8 @@ const OUTPUT_CAP: usize = 16 * 1024 * 1024;
 const TAIL: usize = 12;
 /// How often Cancel is looked at while the program prints nothing.
 const CANCEL_TICK: Duration = Duration::from_millis(50);
+/// After Cancel, how long a program sent SIGINT may take to stop by itself before it is killed.
+const STOP_WAIT: Duration = Duration::from_secs(20);
 
 /// Which pipe a line came from.
 pub(crate) use process::Stream;
@@ -29,7 +31,7 @@ pub(crate) enum End {
     NotStarted(String),
     /// It ran past the deadline and was killed.
     TimedOut,
-    /// Cancel was set; it was killed.
+    /// Cancel was set; it was interrupted (SIGINT), and killed if it did not stop.
     Cancelled,
 }
 
@@ -63,8 +65,22 @@ impl Ran {
     }
 }
 
+/// Whether an installer's line says it has started changing the environment: pip's "Installing
+/// collected packages" (it uninstalls and installs after it) and uv's "Prepared N packages" (its
+/// uninstalls and installs come next).
+fn changes_from_here(line: &str) -> bool {
+    let line = line.trim_start();
+    line.starts_with("Installing collected packages:")
+        || (line.starts_with("Prepared ") && line.split_whitespace().nth(2).is_some_and(|w| w.starts_with("package")))
+}
+
 /// Runs `argv` (no shell, standard input closed) until it ends, `limit` passes or `cancel` is set,
-/// calling `on_line` with each line as it comes.
+/// calling `on_line` with each line as it comes. On Cancel the program is sent SIGINT (pip then
+/// stops before changing anything) and killed `STOP_WAIT` later, except once an installer has said
+/// it is changing the environment ([`changes_from_here`]): it is then left to finish (pip does not
+/// roll an install back on SIGINT: its rollback is under `except Exception`, which a
+/// KeyboardInterrupt is not; src/pip/_internal/req/__init__.py, `_install_given_reqs`, at
+/// github.com/pypa/pip commit 6d309205789d368b2749d93fd6193d584811efd5, and 23.2.1 alike).
 pub(crate) fn run(argv: &[String], limit: Duration, cancel: &AtomicBool, on_line: &mut dyn FnMut(Stream, &str)) -> Ran {
     let mut tail = VecDeque::new();
     let Some((program, args)) = argv.split_first() else {
@@ -83,6 +99,9 @@ pub(crate) fn run(argv: &[String], limit: Duration, cancel: &AtomicBool, on_line
         Err(e) => return Ran { end: End::NotStarted(e.to_string()), tail },
     };
     let mut passed = 0usize;
+    let mut changing = false;
+    let mut told = false;
+    let mut interrupted = false;
     let mut pass = |stream: Stream, line: String| {
         if passed < OUTPUT_CAP {
             passed += line.len() + 1;
@@ -103,9 +122,26 @@ pub(crate) fn run(argv: &[String], limit: Duration, cancel: &AtomicBool, on_line
     };
     let outcome = child.supervise(&limits, &mut |event| {
         if let Event::Output(Output::Line(stream, line)) = event {
+            changing |= changes_from_here(&line);
             pass(stream, line);
         }
-        if cancel.load(Ordering::SeqCst) { Flow::Stop } else { Flow::Go }
+        if !cancel.load(Ordering::SeqCst) || interrupted {
+            Flow::Go
+        } else if changing {
+            if !told {
+                told = true;
+                pass(
+                    Stream::Err,
+                    "cancel: the installer is changing the environment; it is left to finish, then nothing after \
+                     it runs"
+                        .to_owned(),
+                );
+            }
+            Flow::Go
+        } else {
+            interrupted = true;
+            Flow::Interrupt(STOP_WAIT)
+        }
     });
     let end = match outcome.ending {
         Ending::Exited => End::Exited(outcome.status.and_then(|s| s.code())),
@@ -163,13 +199,50 @@ mod tests {
     fn cancel_set_by_a_line_stops_the_program_at_once() {
         let cancel = AtomicBool::new(false);
         let started = Instant::now();
-        let ran = run(&sh("echo started; sleep 30"), Duration::from_secs(60), &cancel, &mut |_, l| {
+        // A loop: dash (`sh -c`) catches SIGINT and acts on it between commands; one that came
+        // just before it ran its last command would be lost with the exec.
+        let script = "echo started; while :; do sleep 0.1; done";
+        let ran = run(&sh(script), Duration::from_secs(60), &cancel, &mut |_, l| {
             if l == "started" {
                 cancel.store(true, Ordering::SeqCst);
             }
         });
         assert_eq!(ran.end, End::Cancelled);
         assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    }
+
+    /// As pip does: SIGINT while it resolves stops it before it changes anything (its
+    /// KeyboardInterrupt handler says "Operation cancelled by user"); once it installs, Cancel
+    /// lets it finish instead of killing it between removing the old build and adding the new.
+    #[test]
+    fn cancel_interrupts_an_installer_that_resolves_and_lets_one_that_installs_finish() {
+        let dir = tempfile::tempdir().unwrap();
+        let cancel = AtomicBool::new(false);
+        let mut lines = Vec::new();
+        let resolving = "trap 'echo ERROR: Operation cancelled by user; exit 1' INT; echo Collecting torch; \
+                         while :; do sleep 0.05; done";
+        let ran = run(&sh(resolving), Duration::from_secs(60), &cancel, &mut |_, l| {
+            lines.push(l.to_owned());
+            cancel.store(true, Ordering::SeqCst);
+        });
+        assert_eq!(ran.end, End::Cancelled, "{lines:?}");
+        assert!(lines.iter().any(|l| l == "ERROR: Operation cancelled by user"), "{lines:?}");
+
+        let done = dir.path().join("installed");
+        let installing = format!(
+            "trap '' INT; echo 'Installing collected packages: torch'; sleep 1; touch '{}'; echo Successfully installed",
+            done.display()
+        );
+        cancel.store(false, Ordering::SeqCst);
+        let mut lines = Vec::new();
+        let ran = run(&sh(&installing), Duration::from_secs(60), &cancel, &mut |_, l| {
+            lines.push(l.to_owned());
+            cancel.store(true, Ordering::SeqCst);
+        });
+        assert_eq!(ran.end, End::Exited(Some(0)), "{lines:?}");
+        assert!(done.exists());
+        assert!(lines.iter().any(|l| l.starts_with("cancel: the installer is changing")), "{lines:?}");
+        assert!(changes_from_here("Prepared 2 packages in 4ms") && !changes_from_here("Prepared the way"));
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! The candidates of each framework: from the knowledge base, or from the wheel file names of a
 //! wheelhouse (`--find-links DIR`). Newest first.
 
+use std::collections::HashMap;
+
 use gpu_doctor_kb::{Kb, PyVersion, TorchVariant, families, index_tag};
 use gpu_doctor_model::OsFamily;
 use gpu_doctor_model::{CudaVersion, FrameworkBuild};
@@ -17,7 +19,7 @@ fn range(min: &str, max: &str) -> Option<((u32, u32), (u32, u32))> {
 }
 
 fn newest_first(mut lines: Vec<Line>) -> Vec<Line> {
-    lines.sort_by_key(|l| std::cmp::Reverse(l.builds.first().map(|b| PyVersion::new(&b.version).numbers())));
+    lines.sort_by_cached_key(|l| std::cmp::Reverse(l.builds.first().map(|b| PyVersion::new(&b.version).numbers())));
     lines
 }
 
@@ -171,26 +173,38 @@ pub(crate) fn from_wheelhouse(kb: &Kb, framework: Framework, files: &[String]) -
     newest_first(lines)
 }
 
-/// Groups `wheels` of `name` by (version, local label), newest version first.
-fn groups<'w>(wheels: &'w [WheelName], name: &str) -> Vec<(String, Option<String>, Vec<&'w WheelName>)> {
-    let mut out: Vec<(String, Option<String>, Vec<&WheelName>)> = Vec::new();
+/// A group of wheels: (version, local label, its files).
+type Group<'w> = (String, Option<String>, Vec<&'w WheelName>);
+
+/// Groups `wheels` of `name` by (version, local label), newest version first. Linear in the
+/// wheels (and n log n for the order): a wheelhouse may hold thousands.
+fn groups<'w>(wheels: &'w [WheelName], name: &str) -> Vec<Group<'w>> {
+    let mut out: Vec<Group<'w>> = Vec::new();
+    let mut at: HashMap<(&str, Option<&str>), usize> = HashMap::new();
     for w in wheels.iter().filter(|w| w.name == name) {
-        match out.iter_mut().find(|(v, l, _)| *v == w.version && *l == w.local) {
-            Some((_, _, list)) => list.push(w),
-            None => out.push((w.version.clone(), w.local.clone(), vec![w])),
+        match at.get(&(w.version.as_str(), w.local.as_deref())) {
+            Some(&i) => out[i].2.push(w),
+            None => {
+                at.insert((w.version.as_str(), w.local.as_deref()), out.len());
+                out.push((w.version.clone(), w.local.clone(), vec![w]));
+            }
         }
     }
-    out.sort_by_key(|(v, l, _)| std::cmp::Reverse((PyVersion::new(v).numbers(), l.clone())));
+    out.sort_by_cached_key(|(v, l, _)| std::cmp::Reverse((PyVersion::new(v).numbers(), l.clone())));
     out
 }
 
-/// Puts builds into lines by version.
+/// Puts builds into lines by version, in their order.
 fn by_version(builds: Vec<Build>, label: impl Fn(&str) -> String) -> Vec<Line> {
     let mut out: Vec<Line> = Vec::new();
+    let mut at: HashMap<String, usize> = HashMap::new();
     for b in builds {
-        match out.iter_mut().find(|l| l.builds.first().is_some_and(|x| x.version == b.version)) {
-            Some(line) => line.builds.push(b),
-            None => out.push(Line { label: label(&b.version), builds: vec![b] }),
+        match at.get(&b.version) {
+            Some(&i) => out[i].builds.push(b),
+            None => {
+                at.insert(b.version.clone(), out.len());
+                out.push(Line { label: label(&b.version), builds: vec![b] });
+            }
         }
     }
     out
@@ -237,6 +251,17 @@ fn torch_arch(kb: &Kb, version: &str, cuda: CudaVersion) -> (Gpus, String) {
 
 fn torch_files(kb: &Kb, wheels: &[WheelName]) -> Vec<Line> {
     let mut builds = Vec::new();
+    // Each companion's versions by local label, newest first: looked up once per torch group.
+    let companions: HashMap<&str, HashMap<Option<String>, Vec<String>>> = ["torchvision", "torchaudio"]
+        .into_iter()
+        .map(|name| {
+            let mut by_local: HashMap<Option<String>, Vec<String>> = HashMap::new();
+            for (v, l, _) in groups(wheels, name) {
+                by_local.entry(l).or_default().push(v);
+            }
+            (name, by_local)
+        })
+        .collect();
     for (version, local, files) in groups(wheels, "torch") {
         let line = PyVersion::new(&version).line().unwrap_or_else(|| version.clone());
         let label = match &local {
@@ -257,11 +282,10 @@ fn torch_files(kb: &Kb, wheels: &[WheelName]) -> Vec<Line> {
         };
         let pin = |name: &str| -> Option<String> {
             let want = companion(kb, &line, &version, name);
-            let same: Vec<(String, Option<String>, Vec<&WheelName>)> =
-                groups(wheels, name).into_iter().filter(|(_, l, _)| *l == local).collect();
-            let (v, _, _) = match want {
-                Some(w) => same.into_iter().find(|(v, _, _)| *v == w)?,
-                None => same.into_iter().next()?,
+            let same = companions.get(name)?.get(&local)?;
+            let v = match want {
+                Some(w) => same.iter().find(|v| *v == w)?,
+                None => same.first()?,
             };
             Some(format!("{name}=={v}{}", local.as_deref().map(|l| format!("+{l}")).unwrap_or_default()))
         };
@@ -292,12 +316,19 @@ fn torch_files(kb: &Kb, wheels: &[WheelName]) -> Vec<Line> {
 
 fn jax_files(kb: &Kb, wheels: &[WheelName]) -> Vec<Line> {
     let mut builds = Vec::new();
+    // The wheels by (name, version): looked up once per jax version.
+    let mut named: HashMap<(&str, &str), Vec<&WheelName>> = HashMap::new();
+    for w in wheels {
+        named.entry((w.name.as_str(), w.version.as_str())).or_default().push(w);
+    }
     for (version, _, _) in groups(wheels, "jax") {
-        let jaxlib = wheels.iter().any(|w| w.name == "jaxlib" && w.version == version);
+        let jaxlib = named.contains_key(&("jaxlib", version.as_str()));
         for major in [14_u32, 13, 12, 11] {
             let package = format!("jax-cuda{major}-plugin");
-            let files: Vec<WheelName> =
-                wheels.iter().filter(|w| w.name == package && w.version == version).cloned().collect();
+            let files: Vec<WheelName> = named
+                .get(&(package.as_str(), version.as_str()))
+                .map(|found| found.iter().map(|w| (*w).clone()).collect())
+                .unwrap_or_default();
             if files.is_empty() {
                 continue;
             }

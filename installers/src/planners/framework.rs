@@ -30,7 +30,7 @@ impl Default for Options {
 }
 
 /// What undoes an install into an existing environment: the runner saved its package list first.
-pub const UNDO: &str = "reinstall the saved package list with gpu-doctor fix --undo";
+pub const UNDO: &str = "reinstall the saved package list with gpu-doctor fix --undo LIST --env ENV";
 
 /// The machine of `snapshot` as the chooser needs it, for the environment `env` (its Python).
 pub fn machine(snapshot: &Snapshot, kb: &Kb, env: Option<&PythonEnv>) -> Machine {

@@ -115,7 +115,12 @@ fn plan(req: &SetupRequest, choice: Choice, create: bool) -> Result<Plan, String
         envtool::install(&req.tool, &python, &chosen.requirements, &source),
         chosen.why.clone(),
         format!("installs {} into {shown}", chosen.requirements.join(", ")),
-        "apply undoes it from the package list it saves first; a new environment is deleted".to_owned(),
+        if create {
+            // Nothing deletes a folder for you: the step before it says how.
+            format!("delete the folder {shown} (the environment is new; gpu-doctor deletes nothing)")
+        } else {
+            format!("gpu-doctor fix --undo LIST --env {shown}: the package list --apply saves first (LIST) put back")
+        },
     ));
     steps.push(Step {
         kind: StepKind::Verify { python, frameworks: vec![framework.to_owned()] },
@@ -252,6 +257,9 @@ mod tests {
         );
         assert_eq!(plan.choice, Some(cpu_choice()));
         assert_eq!(plan.env.as_deref(), Some(env.as_path()));
+        // Undo says what the person does: nothing deletes a new environment for them.
+        assert!(!plan.steps[1].undo.contains("is deleted"), "{}", plan.steps[1].undo);
+        assert!(plan.steps[1].undo.starts_with("delete the folder ") && plan.steps[1].undo.contains("deletes nothing"));
     }
 
     #[test]
@@ -261,6 +269,7 @@ mod tests {
         let plan = setup_plan_with(&request(dir.path(), &[]), cpu_choice()).unwrap();
         assert_eq!(plan.steps.len(), 2, "{plan:#?}");
         assert!(format!("{:?}", plan.steps[0].kind).contains("install"));
+        assert!(plan.steps[0].undo.starts_with("gpu-doctor fix --undo LIST --env "), "{}", plan.steps[0].undo);
         let other = tempfile::tempdir().unwrap();
         std::fs::write(other.path().join("notes.txt"), "mine").unwrap();
         let err = setup_plan_with(&request(other.path(), &[]), cpu_choice()).unwrap_err();

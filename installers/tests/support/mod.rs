@@ -90,9 +90,11 @@ pub fn apply_all(plan: &Plan, opts: &ApplyOptions) -> (Outcome, Vec<Event>) {
     (outcome, events)
 }
 
-/// Undoes from `backup`, keeping every event.
+/// Undoes from `backup` into the environment of `python` (`ENV/bin/python`), keeping every
+/// event, confirming what it shows.
 pub fn undo_all(python: &Path, backup: &Path, opts: &ApplyOptions) -> (Outcome, Vec<Event>) {
     let mut events = Vec::new();
-    let outcome = apply::undo(python, backup, opts, &AtomicBool::new(false), &mut |e| events.push(e));
+    let env = python.parent().unwrap().parent().unwrap();
+    let outcome = apply::undo(env, backup, opts, &AtomicBool::new(false), &mut |e| events.push(e), &mut |_| true);
     (outcome, events)
 }

@@ -118,7 +118,14 @@ impl GroupChild {
             ));
         }
         let waited = watch_exit(self.child.id(), tx);
-        let mut run = Run { open, status: None, exited_at: None, killed_at: None, ending: Ending::Exited };
+        let mut run = Run {
+            open,
+            status: None,
+            exited_at: None,
+            killed_at: None,
+            interrupted_until: None,
+            ending: Ending::Exited,
+        };
         loop {
             if run.status.is_none() && !waited {
                 // Off Unix nothing wakes us at the exit: look each time round.
@@ -141,6 +148,12 @@ impl GroupChild {
             } else if now >= limits.deadline {
                 self.kill(&mut run, Ending::TimedOut);
                 continue;
+            } else if let Some(until) = run.interrupted_until
+                && now >= until
+            {
+                // Asked to stop and still running: killed.
+                self.kill(&mut run, Ending::Stopped);
+                continue;
             }
             let mut wake = run.next_wake(limits.deadline);
             if let Some(tick) = limits.tick {
@@ -151,15 +164,15 @@ impl GroupChild {
             }
             match rx.recv_timeout(wake.saturating_duration_since(now)) {
                 Ok(Msg::Out(piece)) => {
-                    if on(Event::Output(piece)) == Flow::Stop && run.killed_at.is_none() {
-                        self.kill(&mut run, Ending::Stopped);
-                    }
+                    let flow = on(Event::Output(piece));
+                    self.follow(&mut run, flow);
                 }
                 Ok(Msg::Eof) => run.open = run.open.saturating_sub(1),
                 Ok(Msg::Exited) => run.reap(&mut self.child),
                 Err(RecvTimeoutError::Timeout) => {
-                    if limits.tick.is_some() && run.killed_at.is_none() && on(Event::Tick) == Flow::Stop {
-                        self.kill(&mut run, Ending::Stopped);
+                    if limits.tick.is_some() && run.killed_at.is_none() {
+                        let flow = on(Event::Tick);
+                        self.follow(&mut run, flow);
                     }
                 }
                 Err(RecvTimeoutError::Disconnected) => {
@@ -177,7 +190,30 @@ impl GroupChild {
     fn kill(&mut self, run: &mut Run, ending: Ending) {
         self.kill_group();
         run.killed_at = Some(Instant::now());
-        run.ending = ending;
+        // A child asked to stop that exited and left something behind was still stopped.
+        if run.interrupted_until.is_none() {
+            run.ending = ending;
+        }
+    }
+
+    /// Carries out the caller's answer.
+    fn follow(&mut self, run: &mut Run, flow: Flow) {
+        if run.killed_at.is_some() || run.exited_at.is_some() {
+            return;
+        }
+        match flow {
+            Flow::Go => {}
+            Flow::Stop => self.kill(run, Ending::Stopped),
+            Flow::Interrupt(wait) if run.interrupted_until.is_none() => {
+                #[cfg(unix)]
+                signal_group_id(self.child.id(), rustix::process::Signal::INT);
+                #[cfg(not(unix))]
+                let _ = self.child.kill();
+                run.interrupted_until = Some(Instant::now() + wait);
+                run.ending = Ending::Stopped;
+            }
+            Flow::Interrupt(_) => {}
+        }
     }
 }
 
@@ -187,6 +223,8 @@ struct Run {
     status: Option<ExitStatus>,
     exited_at: Option<Instant>,
     killed_at: Option<Instant>,
+    /// When the child was sent SIGINT (`Flow::Interrupt`): the time it is killed if still running.
+    interrupted_until: Option<Instant>,
     ending: Ending,
 }
 
@@ -205,7 +243,7 @@ impl Run {
         match (self.killed_at, self.exited_at) {
             (Some(killed), _) => killed + GRACE,
             (None, Some(exited)) => (exited + GRACE).min(deadline.max(exited)),
-            (None, None) => deadline,
+            (None, None) => self.interrupted_until.map_or(deadline, |until| until.min(deadline)),
         }
     }
 }
@@ -285,6 +323,9 @@ pub enum Flow {
     Go,
     /// Kill the group now (a Cancel, a watchdog).
     Stop,
+    /// Ask the group to stop as Ctrl+C at a terminal does (SIGINT; off Unix: kill the child), so
+    /// that a program that can stop cleanly does; kill the group if it still runs this long after.
+    Interrupt(Duration),
 }
 
 /// How a supervised run ended.
@@ -294,7 +335,8 @@ pub enum Ending {
     Exited,
     /// The deadline passed before it exited; the group was killed.
     TimedOut,
-    /// The caller answered `Flow::Stop`; the group was killed.
+    /// The caller answered `Flow::Stop` (the group was killed) or `Flow::Interrupt` (the group was
+    /// sent SIGINT, and killed if it ran on past the wait).
     Stopped,
 }
 
@@ -464,9 +506,14 @@ pub fn allowed_cpus() -> std::io::Result<Vec<usize>> {
 
 #[cfg(unix)]
 fn kill_group_id(pgid: u32) {
-    use rustix::process::{Pid, Signal, kill_process_group};
+    signal_group_id(pgid, rustix::process::Signal::KILL);
+}
+
+#[cfg(unix)]
+fn signal_group_id(pgid: u32, signal: rustix::process::Signal) {
+    use rustix::process::{Pid, kill_process_group};
     if let Some(pid) = i32::try_from(pgid).ok().and_then(Pid::from_raw) {
-        let _ = kill_process_group(pid, Signal::KILL);
+        let _ = kill_process_group(pid, signal);
     }
 }
 
@@ -490,6 +537,48 @@ pub fn kill_all() {
     }
 }
 
+/// Callers holding a [`GracefulStop`] now.
+static GRACEFUL: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+/// Set by the first signal while a [`GracefulStop`] is held.
+static STOP_ASKED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// While one is held, the first SIGINT, SIGTERM or SIGHUP does not end the children and
+/// gpu-doctor: it sets [`GracefulStop::flag`], for the holder to stop as its Cancel does (a plan's
+/// install step then finishes or is interrupted, never killed in the middle). A second signal
+/// ends everything as before.
+#[derive(Debug)]
+pub struct GracefulStop(());
+
+/// Holds a [`GracefulStop`] until it is dropped.
+pub fn graceful_stop() -> GracefulStop {
+    use std::sync::atomic::Ordering;
+    if GRACEFUL.fetch_add(1, Ordering::SeqCst) == 0 {
+        // A signal that came while none was held has been handled (everything ended).
+        STOP_ASKED.store(false, Ordering::SeqCst);
+    }
+    GracefulStop(())
+}
+
+impl GracefulStop {
+    /// Set when a signal asked gpu-doctor to stop.
+    pub fn flag(&self) -> &'static std::sync::atomic::AtomicBool {
+        &STOP_ASKED
+    }
+}
+
+impl Drop for GracefulStop {
+    fn drop(&mut self) {
+        GRACEFUL.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// What a signal does now: `true` when a [`GracefulStop`] is held and no signal came before, and
+/// it only set the flag; `false` when everything must end.
+fn only_asks_to_stop() -> bool {
+    use std::sync::atomic::Ordering;
+    GRACEFUL.load(Ordering::SeqCst) > 0 && !STOP_ASKED.swap(true, Ordering::SeqCst)
+}
+
 /// On SIGINT, SIGTERM and SIGHUP: end every child group, then exit with 128 + the signal, as the
 /// default action would. Children run in their own groups, so a Ctrl+C at the terminal reaches
 /// only gpu-doctor; this passes it on. Call once, early in `main`. Does nothing off Unix.
@@ -499,7 +588,14 @@ pub fn forward_signals() -> std::io::Result<()> {
         use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
         let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])?;
         thread::Builder::new().name("signal-forward".into()).spawn(move || {
-            if let Some(sig) = signals.forever().next() {
+            for sig in signals.forever() {
+                if only_asks_to_stop() {
+                    eprintln!(
+                        "gpu-doctor: stopping after the running step ends or rolls back (the same signal again \
+                         stops it at once)"
+                    );
+                    continue;
+                }
                 kill_all();
                 std::process::exit(128 + sig);
             }
@@ -598,6 +694,48 @@ mod tests {
         assert_eq!(outcome.ending, Ending::Stopped);
         assert!(outcome.status.is_some_and(|s| s.code().is_none()), "{outcome:?}");
         assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+    }
+
+    /// An interrupt lets the child clean up and exit by itself (pip's KeyboardInterrupt path); one
+    /// that ignores it is killed when the wait is over.
+    #[cfg(unix)]
+    #[test]
+    fn an_interrupt_lets_the_child_exit_itself_and_kills_it_after_the_wait() {
+        let mut child = sh("trap 'echo cleaned up; exit 7' INT; echo ready; while :; do sleep 0.05; done");
+        let mut seen = Vec::new();
+        let outcome = child.supervise(&lines(Duration::from_secs(60), 1024, 1024), &mut |e| {
+            let ready = e == Event::Output(Output::Line(Stream::Out, "ready".into()));
+            seen.push(e);
+            if ready { Flow::Interrupt(Duration::from_secs(30)) } else { Flow::Go }
+        });
+        assert_eq!(outcome.ending, Ending::Stopped);
+        assert_eq!(outcome.status.and_then(|s| s.code()), Some(7), "{seen:?}");
+        assert!(seen.contains(&Event::Output(Output::Line(Stream::Out, "cleaned up".into()))), "{seen:?}");
+
+        let mut deaf = sh("trap '' INT; echo ready; exec sleep 30");
+        let started = Instant::now();
+        let outcome = deaf.supervise(&lines(Duration::from_secs(60), 1024, 1024), &mut |e| {
+            if e == Event::Output(Output::Line(Stream::Out, "ready".into())) {
+                Flow::Interrupt(Duration::from_millis(300))
+            } else {
+                Flow::Go
+            }
+        });
+        assert_eq!(outcome.ending, Ending::Stopped);
+        assert!(outcome.status.is_some_and(|s| s.code().is_none()), "{outcome:?}");
+        assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+    }
+
+    #[test]
+    fn a_signal_only_sets_the_flag_while_a_graceful_stop_is_held_and_only_once() {
+        use std::sync::atomic::Ordering;
+        assert!(!only_asks_to_stop(), "without one, a signal ends everything");
+        let held = graceful_stop();
+        assert!(!held.flag().load(Ordering::SeqCst));
+        assert!(only_asks_to_stop(), "the first signal asks");
+        assert!(held.flag().load(Ordering::SeqCst));
+        assert!(!only_asks_to_stop(), "a second one ends everything");
+        drop(held);
     }
 
     #[test]
