@@ -65,7 +65,8 @@ pub fn parse(text: &str) -> Result<SmiReport, ParseError> {
 /// width, temperature, utilisation) are not told apart, so they stay unread.
 pub(crate) fn field_of_cell(cell: &str) -> Option<&'static str> {
     let cell = cell.trim();
-    let hex = |s: &str, n: std::ops::RangeInclusive<usize>| n.contains(&s.len()) && s.bytes().all(|b| b.is_ascii_hexdigit());
+    let hex =
+        |s: &str, n: std::ops::RangeInclusive<usize>| n.contains(&s.len()) && s.bytes().all(|b| b.is_ascii_hexdigit());
     let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
     if cell.starts_with("NVIDIA ") || ["GeForce", "Tesla", "Quadro", "TITAN"].iter().any(|w| cell.starts_with(w)) {
         return Some("name");
@@ -124,7 +125,13 @@ pub fn parse_noheader(text: &str) -> Result<SmiReport, ParseError> {
     if !seen.contains(&"name") || !seen.iter().any(|f| typed.contains(f)) {
         return Err(ParseError::new(FORMAT, "no GPU name beside a bus id, UUID or driver version: not a GPU query"));
     }
-    parse(&std::iter::once(keys.join(",")).chain(std::iter::once(first.to_owned())).chain(lines.map(str::to_owned)).collect::<Vec<_>>().join("\n"))
+    parse(
+        &std::iter::once(keys.join(","))
+            .chain(std::iter::once(first.to_owned()))
+            .chain(lines.map(str::to_owned))
+            .collect::<Vec<_>>()
+            .join("\n"),
+    )
 }
 
 fn gpu(row: &BTreeMap<String, String>) -> SmiGpu {

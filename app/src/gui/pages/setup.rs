@@ -283,7 +283,8 @@ impl SetupPage {
             self.form.form_ui(ui);
             ui.horizontal(|ui| {
                 let running = self.run.as_ref().is_some_and(ApplyRun::is_running);
-                let ready = shown.report.is_some() && !self.planned.is_running() && !running;
+                // Not while the tool search runs: the plan is made for the tools it finds.
+                let ready = shown.report.is_some() && !self.planned.is_running() && !running && !self.form.busy();
                 if ui.add_enabled(ready, egui::Button::new("Make the plan")).clicked() {
                     match self.form.request() {
                         Ok(request) => {

@@ -19,8 +19,7 @@ pub(super) const RULES: &[Rule] = &[PARTLY_READ];
 pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     // Text in which nothing was recognised was not partly read: the reader's note says so, and what
     // to paste next is asked for beside the findings; a warning would call healthy prose a problem.
-    let notes: Vec<String> =
-        cx.s.notes.iter().filter(|n| !n.starts_with(NOTHING_RECOGNISED)).cloned().collect();
+    let notes: Vec<String> = cx.s.notes.iter().filter(|n| !n.starts_with(NOTHING_RECOGNISED)).cloned().collect();
     let Some(first) = notes.first() else { return };
     let summary = match notes.len() {
         1 => format!("Not all of the pasted text was read: {first}"),

@@ -150,8 +150,13 @@ fn noheader(lines: &[String], facts: &mut Facts) {
         if tries > CSV_TRIES {
             return;
         }
-        let block: Vec<&str> =
-            lines.iter().skip(i).take(MAX_GPUS).map(String::as_str).take_while(|l| l.split(',').count() == cells).collect();
+        let block: Vec<&str> = lines
+            .iter()
+            .skip(i)
+            .take(MAX_GPUS)
+            .map(String::as_str)
+            .take_while(|l| l.split(',').count() == cells)
+            .collect();
         if let Ok(r) = smi_csv::parse_noheader(&block.join("\n")) {
             add(facts, i, "nvidia-smi CSV", &r, &[]);
             return;

@@ -162,7 +162,10 @@ fn noheader_rows_are_read_by_their_shapes() {
         ("a, b, c\n", "no field told"),
         ("NVIDIA GeForce RTX 4090, 4, 1\n", "a name alone"),
         ("00000000:01:00.0, 550.54.14\n", "no name"),
-        ("NVIDIA GeForce RTX 4090, 00000000:01:00.0, 550.54.14\nNVIDIA GeForce RTX 4090, 00000000:41:00.0\n", "a short row"),
+        (
+            "NVIDIA GeForce RTX 4090, 00000000:01:00.0, 550.54.14\nNVIDIA GeForce RTX 4090, 00000000:41:00.0\n",
+            "a short row",
+        ),
     ] {
         assert!(parse_noheader(bad).is_err(), "{why} was read");
     }

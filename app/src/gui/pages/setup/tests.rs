@@ -210,8 +210,10 @@ fn live(name: &str) -> (Harness<'static, App>, tempfile::TempDir) {
     h.state_mut().pages.setup.planner = one_plan;
     h.state_mut().page = Page::Setup;
     // The page looks for uv, pip and conda on PATH when it first shows; the plan is made from what
-    // it found, so wait for the search (two frames were not always enough on a loaded machine,
-    // where "Make the plan" then said uv was not on PATH and no Apply button appeared).
+    // it found, so "Make the plan" stays disabled until the search ends (a fixed number of frames
+    // was not always enough on a loaded machine, and no Apply button appeared).
+    settle(&mut h);
+    step_until(&mut h, "the tool search", |app| !app.pages.setup.form.busy());
     settle(&mut h);
     h.get_by_label("Make the plan").click();
     settle(&mut h);
