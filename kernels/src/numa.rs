@@ -54,21 +54,6 @@ pub fn parse_cpulist(text: &str) -> Result<Vec<usize>, String> {
     Ok(cpus)
 }
 
-/// A CPU set in the kernel's list form, e.g. `0-3,8`.
-pub fn format_cpulist(cpus: &[usize]) -> String {
-    let mut out: Vec<String> = Vec::new();
-    let mut i = 0;
-    while i < cpus.len() {
-        let mut j = i;
-        while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
-            j += 1;
-        }
-        out.push(if i == j { cpus[i].to_string() } else { format!("{}-{}", cpus[i], cpus[j]) });
-        i = j + 1;
-    }
-    out.join(",")
-}
-
 /// The NUMA node of the PCI device `bus_id` and its CPUs, from the sysfs tree at `sysfs` (`/sys`
 /// on a live machine). `Err` says in words why there is none to bind to.
 pub fn placement(sysfs: &Path, bus_id: &str) -> Result<Placement, String> {
@@ -102,8 +87,8 @@ pub fn cpus_to_bind(placement: &Placement, allowed: Option<&[usize]>) -> Result<
         return Err(format!(
             "none of the CPUs of the GPU's NUMA node {} ({}) is among those this process may use ({})",
             placement.node,
-            format_cpulist(&placement.cpus),
-            format_cpulist(allowed)
+            gpu_doctor_model::cpu_list(placement.cpus.iter().copied()),
+            gpu_doctor_model::cpu_list(allowed.iter().copied())
         ));
     }
     Ok(cpus)
@@ -120,8 +105,8 @@ mod tests {
         assert_eq!(parse_cpulist("5").unwrap(), [5]);
         assert_eq!(parse_cpulist(" 3,1-2,2 ").unwrap(), [1, 2, 3]);
         assert_eq!(parse_cpulist("\n").unwrap(), Vec::<usize>::new());
-        assert_eq!(format_cpulist(&[0, 1, 2, 3, 8, 9, 11]), "0-3,8-9,11");
-        assert_eq!(format_cpulist(&[]), "");
+        assert_eq!(gpu_doctor_model::cpu_list([0, 1, 2, 3, 8, 9, 11]), "0-3,8-9,11");
+        assert_eq!(gpu_doctor_model::cpu_list([]), "");
     }
 
     #[test]
@@ -141,7 +126,7 @@ mod tests {
         fn printed_lists_parse_back(mut cpus in proptest::collection::vec(0usize..4096, 0..64)) {
             cpus.sort_unstable();
             cpus.dedup();
-            proptest::prop_assert_eq!(parse_cpulist(&format_cpulist(&cpus)).unwrap(), cpus);
+            proptest::prop_assert_eq!(parse_cpulist(&gpu_doctor_model::cpu_list(cpus.iter().copied())).unwrap(), cpus);
         }
     }
 
@@ -163,7 +148,7 @@ mod tests {
         let p = placement(root.path(), "00000000:41:00.0").unwrap();
         assert_eq!(p.node, 1);
         assert_eq!(p.cpus.len(), 32);
-        assert_eq!(format_cpulist(&p.cpus), "16-31,48-63");
+        assert_eq!(gpu_doctor_model::cpu_list(p.cpus.iter().copied()), "16-31,48-63");
     }
 
     #[test]

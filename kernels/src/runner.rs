@@ -379,7 +379,11 @@ fn bind_worker(group: &process::GroupChild, placement: &Result<Placement, String
         let allowed = process::allowed_cpus().ok();
         let cpus = numa::cpus_to_bind(&p, allowed.as_deref())?;
         group.set_cpu_affinity(&cpus).map_err(|e| format!("the system refused the CPU affinity: {e}"))?;
-        Ok(format!("bound to the GPU's NUMA node {}: CPUs {}", p.node, numa::format_cpulist(&cpus)))
+        Ok(format!(
+            "bound to the GPU's NUMA node {}: CPUs {}",
+            p.node,
+            gpu_doctor_model::cpu_list(cpus.iter().copied())
+        ))
     });
     bound.unwrap_or_else(|why| format!("not bound to the GPU's NUMA node: {why}"))
 }
@@ -855,7 +859,7 @@ mod tests {
         let record = run(&plan, &sh(script), o, &mut |_| {});
         assert_eq!(record.worker.numa.as_deref(), Some("not bound to the GPU's NUMA node: numa_node is -1"));
         let line = record.worker.noise.iter().find(|l| l.starts_with("Cpus_allowed_list")).unwrap();
-        assert!(line.ends_with(&numa::format_cpulist(&allowed)), "unbound: {line}");
+        assert!(line.ends_with(&gpu_doctor_model::cpu_list(allowed.iter().copied())), "unbound: {line}");
     }
 
     /// Recorded NVML answers, one per read, and how many reads there were.
