@@ -60,6 +60,43 @@ pub fn is_cupy_cuda(name: &str) -> bool {
     name.starts_with("cupy-cuda")
 }
 
+/// The pip wheels that ship NVIDIA's CUDA libraries, by the library's base name (`libcudart.so.13`
+/// → `cudart`): the wheel's name without its CUDA suffix. CUDA 12 wheels add `-cu12`
+/// (`nvidia-cuda-runtime-cu12`); CUDA 13's toolkit wheels have no suffix (`nvidia-cuda-runtime`),
+/// while cuDNN and NCCL keep theirs (`nvidia-cudnn-cu13`, `nvidia-nccl-cu13`). Source: the
+/// `RECORD` files of the wheels `torch==2.15.0+cu132` installs from PyPI (each names the `.so`
+/// files it ships), and their `-cu12` counterparts' project pages on PyPI.
+pub const LIBRARY_WHEELS: [(&str, &str); 12] = [
+    ("cudart", "nvidia-cuda-runtime"),
+    ("cublas", "nvidia-cublas"),
+    ("cublasLt", "nvidia-cublas"),
+    ("cupti", "nvidia-cuda-cupti"),
+    ("nvrtc", "nvidia-cuda-nvrtc"),
+    ("cufft", "nvidia-cufft"),
+    ("curand", "nvidia-curand"),
+    ("cusolver", "nvidia-cusolver"),
+    ("cusparse", "nvidia-cusparse"),
+    ("nvJitLink", "nvidia-nvjitlink"),
+    ("cudnn", "nvidia-cudnn"),
+    ("nccl", "nvidia-nccl"),
+];
+
+/// The wheel (without its CUDA suffix) that ships library `base` (`cudart`); `None` for a library
+/// no NVIDIA wheel ships.
+pub fn library_wheel(base: &str) -> Option<&'static str> {
+    LIBRARY_WHEELS.iter().find(|(lib, _)| *lib == base).map(|(_, wheel)| *wheel)
+}
+
+/// Whether the installed package `name` is the wheel `wheel` (from [`library_wheel`]), with or
+/// without a CUDA suffix: `nvidia-cuda-runtime-cu12` and `nvidia-cuda-runtime` are
+/// `nvidia-cuda-runtime`.
+pub fn is_library_wheel(name: &str, wheel: &str) -> bool {
+    name.strip_prefix(wheel).is_some_and(|rest| {
+        rest.is_empty()
+            || rest.strip_prefix("-cu").is_some_and(|m| !m.is_empty() && m.bytes().all(|b| b.is_ascii_digit()))
+    })
+}
+
 /// The CUDA version of a `cuXYZ` tag, as PyTorch's wheel indexes, its local version labels
 /// (`2.5.1+cu124`) and conda builds (`cuda118` → `cu118`) write it: `cu` and two to four digits,
 /// the last the minor: `cu121` → 12.1, `cu92` → 9.2, `cu130` → 13.0. `None` for anything else

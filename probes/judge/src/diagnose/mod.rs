@@ -19,6 +19,7 @@ mod fix;
 mod frameworks;
 mod health;
 mod link;
+mod loader;
 mod messages;
 mod presence;
 mod reading;
@@ -91,6 +92,7 @@ const FAMILIES: &[Family] = &[
     (topology::RULES, topology::run),
     (cudnn::RULES, cudnn::run),
     (wheels::RULES, wheels::run),
+    (loader::RULES, loader::run),
     (companions::RULES, companions::run),
     (reading::RULES, reading::run),
 ];

@@ -128,7 +128,7 @@ pub fn read_pasted(text: &str, kb: &Kb) -> Result<Snapshot, ParseError> {
         }
         facts.notes.push(format!(
             "{NOTHING_RECOGNISED} in these {} line(s), so nothing is known of that machine; it reads {READS}",
-            lines.len()
+            lines.iter().filter(|l| !l.trim().is_empty()).count()
         ));
     }
     let mut snap = facts.into_snapshot(kb);

@@ -84,3 +84,51 @@ fn healthy_noheader_csv_and_a_process_table_give_no_warning() {
         assert!(serious.is_empty(), "{name}: {serious:?}");
     }
 }
+
+/// Issue 27's versioned symbol, a message family rather than a string: the loaded libY.so.N is
+/// older than the caller needs. Alone, the fix says how to find the copy; with an LD_LIBRARY_PATH
+/// that lists a CUDA folder, the plan takes it out; with the wheel in a pasted pip list, the plan
+/// upgrades it. Any symbol of any of NVIDIA's libraries reads the same.
+#[test]
+fn a_versioned_symbol_missing_names_the_older_library_and_its_fix() {
+    let kb = Kb::get().unwrap();
+    let line = "undefined symbol: cudaGetDriverEntryPointByVersion, version libcudart.so.12\n";
+    let findings = |text: &str| gpu_doctor_judge::diagnose::diagnose(&read_pasted(text, kb).unwrap(), kb);
+    let alone = findings(line);
+    let ids: Vec<&str> = alone.iter().map(|f| f.id.as_str()).collect();
+    assert_eq!(ids, ["loader.older_library_loaded"], "the row is explained by the rule, not an observed. finding");
+    let fix = alone[0].fix.as_deref().unwrap();
+    assert!(fix.contains("ldconfig -p | grep -F libcudart.so.12") && fix.contains("nvidia-cuda-runtime"), "{fix}");
+
+    let on_path = findings(&format!("export LD_LIBRARY_PATH=/usr/local/cuda-12.1/lib64:/opt/lib\n{line}"));
+    let f = on_path.iter().find(|f| f.id == "loader.older_library_loaded").unwrap();
+    assert!(f.evidence.iter().any(|e| e == "LD_LIBRARY_PATH lists /usr/local/cuda-12.1/lib64"), "{f:#?}");
+    assert!(
+        matches!(&f.plan, Some(r) if matches!(&r.target, gpu_doctor_model::PlanTarget::Change { changes, .. }
+        if changes == &[gpu_doctor_model::Change::SetVar { name: "LD_LIBRARY_PATH".into(), value: "/opt/lib".into() }])),
+        "{f:#?}"
+    );
+
+    let with_wheel = findings(&format!(
+        "Package                  Version\n------------------------ ----------\nnvidia-cuda-runtime-cu12 12.1.105\ntorch                    2.5.1\n{line}"
+    ));
+    let f = with_wheel.iter().find(|f| f.id == "loader.older_library_loaded").unwrap();
+    assert!(
+        matches!(&f.plan, Some(r) if matches!(&r.target, gpu_doctor_model::PlanTarget::Change { changes, .. }
+        if changes == &[gpu_doctor_model::Change::Install { requirements: vec!["nvidia-cuda-runtime-cu12".into()], flags: vec![gpu_doctor_model::InstallFlag::Upgrade], index_url: None }])),
+        "{f:#?}"
+    );
+
+    // Another library, another symbol: the same family.
+    let cublas = findings("undefined symbol: cublasLtGetVersion, version libcublasLt.so.13\n");
+    assert!(
+        cublas
+            .iter()
+            .any(|f| f.id == "loader.older_library_loaded"
+                && f.fix.as_deref().is_some_and(|x| x.contains("nvidia-cublas"))),
+        "{cublas:#?}"
+    );
+    // A library no NVIDIA wheel ships is left to the observed message.
+    let other = findings("undefined symbol: foo_bar, version libfoo.so.1\n");
+    assert!(other.iter().all(|f| f.id != "loader.older_library_loaded"), "{other:#?}");
+}

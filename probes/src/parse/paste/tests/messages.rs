@@ -524,6 +524,13 @@ const CASES: &[Case] = &[
         &[],
     ),
     (
+        "ld.versioned_symbol_missing",
+        // Issue 27's sample (a torch import under an older CUDA runtime on LD_LIBRARY_PATH).
+        "ImportError: /venv/lib/python3.11/site-packages/torch/lib/libtorch_cuda.so: undefined symbol: cudaGetDriverEntryPointByVersion, version libcudart.so.12",
+        &[("symbol", "cudaGetDriverEntryPointByVersion"), ("library", "libcudart.so.12")],
+        &[],
+    ),
+    (
         "ld.cuda_library_conflict",
         "/usr/bin/ld: warning: libcudart.so.7.5, needed by /usr/local/lib/libopenncv_core.so, may conflict with libcudart.so.8.0",
         &[("needed", "libcudart.so.7.5"), ("by", "/usr/local/lib/libopenncv_core.so"), ("linked", "libcudart.so.8.0")],

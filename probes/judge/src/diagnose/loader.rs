@@ -1,0 +1,110 @@
+//! The loader's family of messages: a library that asks another, by symbol version, for a symbol
+//! the copy the loader found lacks (`undefined symbol: X, version libY.so.N`). Whatever the
+//! symbol, the shape says the same: the loaded `libY.so.N` is older than the one the caller was
+//! built against, and the fix is the path that supplies it, or a newer copy.
+
+use super::{Ctx, Rule, fix};
+use gpu_doctor_kb::families;
+use gpu_doctor_model::shell::ShellCommand;
+use gpu_doctor_model::{Category, Finding, InstallFlag, Severity};
+
+const OLDER_LIBRARY: Rule = Rule {
+    id: "loader.older_library_loaded",
+    category: Category::MultipleToolkitsConflict,
+    severity: Severity::Error,
+    trigger: "A pasted loader error `undefined symbol: SYMBOL, version libY.so.N` for one of NVIDIA's CUDA \
+              libraries: the copy of libY.so.N the loader found is older than the caller needs.",
+    source: "glibc elf/dl-lookup.c (the message); the libraries' wheels from the knowledge base's families \
+             (`LIBRARY_WHEELS`, read from the wheels' RECORD files)",
+};
+
+pub(super) const RULES: &[Rule] = &[OLDER_LIBRARY];
+
+/// The message row this family reads.
+const MESSAGE: &str = "ld.versioned_symbol_missing";
+
+/// `libcudart.so.12` → (`cudart`, `12`).
+fn library_parts(library: &str) -> Option<(&str, &str)> {
+    let rest = library.strip_prefix("lib")?;
+    let (base, major) = rest.split_once(".so.")?;
+    (!base.is_empty() && !major.is_empty() && major.bytes().all(|b| b.is_ascii_digit())).then_some((base, major))
+}
+
+pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let mut seen: Vec<&str> = Vec::new();
+    for m in cx.s.messages.iter().filter(|m| m.id == MESSAGE) {
+        let (Some(library), Some(symbol)) = (m.values.get("library"), m.values.get("symbol")) else { continue };
+        let Some((base, _)) = library_parts(library) else { continue };
+        let Some(wheel) = families::library_wheel(base) else { continue };
+        if seen.contains(&library.as_str()) {
+            continue;
+        }
+        seen.push(library);
+        out.push(finding(cx, library, symbol, wheel));
+    }
+}
+
+fn finding(cx: &Ctx<'_>, library: &str, symbol: &str, wheel: &str) -> Finding {
+    let summary = format!("An older {library} than the program was built against is loaded");
+    let detail = format!(
+        "The loader found a copy of {library} without {symbol}: that copy is older than the one the caller was built \
+         against. Another copy earlier on the loader's path (a folder in LD_LIBRARY_PATH, an older CUDA toolkit, \
+         the system's) shadows the newer one, typically the {wheel} wheel's copy that the framework brings."
+    );
+    // The pasted line itself is cited by `messages::cite`, as for every finding that explains a row.
+    let mut evidence = Vec::new();
+    // A CUDA folder on LD_LIBRARY_PATH is searched before the wheels' own copies.
+    let cuda_dirs: Vec<&str> =
+        cx.s.env
+            .ld_library_path
+            .iter()
+            .map(String::as_str)
+            .filter(|d| d.to_ascii_lowercase().contains("cuda"))
+            .collect();
+    if !cuda_dirs.is_empty() {
+        evidence.push(format!("LD_LIBRARY_PATH lists {}", cuda_dirs.join(", ")));
+        let goal = format!("the loader finds the newer {library}");
+        return OLDER_LIBRARY.finding(summary, detail, evidence, None).with_plan(fix::change(
+            None,
+            goal,
+            vec![fix::ld_library_path_without(cx, &cuda_dirs, None)],
+        ));
+    }
+    // The wheel that ships it, installed in an environment: a newer one.
+    let installed = cx
+        .envs()
+        .iter()
+        .find_map(|env| env.cuda_wheels.iter().find(|p| families::is_library_wheel(&p.name, wheel)).map(|p| (env, p)));
+    if let Some((env, package)) = installed {
+        evidence.push(format!("{} {} in {}", package.name, package.version, env.name));
+        let goal = format!("a newer {library} from {}", package.name);
+        return OLDER_LIBRARY.finding(summary, detail, evidence, None).with_plan(fix::change(
+            Some(env),
+            goal,
+            vec![fix::install(&[InstallFlag::Upgrade], [package.name.clone()])],
+        ));
+    }
+    // Neither is known: how to find the copy the loader takes, then what to do with it.
+    let find = fix::command(cx, &ShellCommand::new("ldconfig").args(["-p"]), false);
+    let name = fix::word(cx, library);
+    let words = format!(
+        "Find the copy the loader takes: `{find} | grep -F {name}` and the folders of `echo $LD_LIBRARY_PATH`. Take \
+         the folder with the older copy out of LD_LIBRARY_PATH, or upgrade what ships it (pip: the {wheel} wheel, \
+         `-cu12` for CUDA 12)."
+    );
+    OLDER_LIBRARY.finding(summary, detail, evidence, Some(words))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn library_names_split_into_base_and_major() {
+        assert_eq!(library_parts("libcudart.so.12"), Some(("cudart", "12")));
+        assert_eq!(library_parts("libnvJitLink.so.13"), Some(("nvJitLink", "13")));
+        assert_eq!(library_parts("libcudart.so"), None);
+        assert_eq!(library_parts("cudart.so.12"), None);
+        assert_eq!(library_parts("libcudart.so.x"), None);
+    }
+}
