@@ -179,12 +179,13 @@ fn judge_list(cx: &Ctx<'_>, env: &PythonEnv, fw: &Framework, list: &ArchList, ou
                 Some(format!("Install a {} build with machine code for {}.", fw.name, cc.sm())),
             )
             .with_plan(fix::framework_build(env, fw))),
-            Coverage::None => out.push(not_in_build(env, fw, gpu, cc, &list.sass, evidence)),
+            Coverage::None => out.push(not_in_build(cx, env, fw, gpu, cc, &list.sass, evidence)),
         }
     }
 }
 
 fn not_in_build(
+    cx: &Ctx<'_>,
     env: &PythonEnv,
     fw: &Framework,
     gpu: &GpuView,
@@ -193,7 +194,8 @@ fn not_in_build(
     evidence: Vec<String>,
 ) -> Finding {
     let why = why_not_in_build(cc, sass);
-    let fix = format!("Install a {} build compiled for {}, or build it from source.", fw.name, cc.sm());
+    let fix = build_for(cx, fw, cc)
+        .unwrap_or_else(|| format!("Install a {} build compiled for {}, or build it from source.", fw.name, cc.sm()));
     NOT_IN_BUILD
         .finding(
             format!("{} {} was not compiled for {} ({})", fw.name, fw.version, gpu.name, cc.sm()),
@@ -202,6 +204,33 @@ fn not_in_build(
             Some(fix),
         )
         .with_plan(fix::framework_build(env, fw))
+}
+
+/// The words of a fix that name the build: for torch, the newest release line in the knowledge base
+/// whose wheels carry machine code for `cc`, built for a CUDA this driver runs (when the driver's
+/// level is known), with the command that installs it from its index. `None` for another framework
+/// or when no such build is listed. (A planned finding shows the framework plan instead; these
+/// words are for a machine no plan can be made for, such as pasted text.)
+fn build_for(cx: &Ctx<'_>, fw: &Framework, cc: ComputeCapability) -> Option<String> {
+    if fw.name != "torch" {
+        return None;
+    }
+    let v = cx.kb.pytorch.recommend(&[cc], cx.driver.cuda, None)?;
+    let url = cx.kb.pytorch.index_url(v.cuda);
+    let pin = format!("torch=={}.*", v.torch);
+    let cmd = fix::command(
+        cx,
+        &gpu_doctor_model::shell::ShellCommand::new("pip").args(["install", pin.as_str(), "--index-url", url.as_str()]),
+        false,
+    );
+    let driver = cx.driver.cuda.map_or_else(String::new, |c| format!(", which this driver (CUDA up to {c}) runs"));
+    Some(format!(
+        "Install torch {} built for CUDA {}: its wheels carry machine code for {}{driver} ({}). {cmd}",
+        v.torch,
+        v.cuda,
+        cc.sm(),
+        v.source
+    ))
 }
 
 /// Why a build with machine code for `sass` (and no PTX that fits) does not run on `cc`.

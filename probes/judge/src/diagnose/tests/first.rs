@@ -325,3 +325,32 @@ fn pytorchs_printed_arch_list_is_judged_without_a_torch_version() {
     assert_eq!(arch.len(), 1, "{versioned:#?}");
     assert!(arch[0].starts_with("torch 2.5.1+cu124 was not compiled for"), "{arch:?}");
 }
+
+/// Issue 27's Pascal case: a GTX 1080 under torch 2.11+cu128 (built from sm_75 up). The fix names
+/// the build from the knowledge base, the newest line with machine code for sm_61 on a CUDA this
+/// driver runs, with its index: not "a build compiled for sm_61".
+#[test]
+fn a_gpu_the_build_dropped_gets_the_newest_build_that_still_has_it() {
+    let m = Machine::linux().gpu("NVIDIA GeForce GTX 1080", "6.1").driver("570.124.06", "12.8").torch("2.11.0+cu128");
+    let f = m.finding("arch.not_in_build");
+    let words = super::words(&f).unwrap();
+    let kb = gpu_doctor_kb::Kb::get().unwrap();
+    let want = kb
+        .pytorch
+        .recommend(
+            &[gpu_doctor_model::ComputeCapability { major: 6, minor: 1 }],
+            Some(gpu_doctor_model::CudaVersion::new(12, 8)),
+            None,
+        )
+        .unwrap();
+    assert!(want.arch.iter().any(|a| a.major == 6), "the kb's pick has Pascal SASS: {want:?}");
+    assert!(
+        words.contains(&format!("Install torch {} built for CUDA {}", want.torch, want.cuda))
+            && words.contains(&format!(
+                "pip install 'torch=={}.*' --index-url {}",
+                want.torch,
+                kb.pytorch.index_url(want.cuda)
+            )),
+        "{words}"
+    );
+}
