@@ -2,8 +2,8 @@
 //! wheelhouse (`--find-links DIR`). Newest first.
 
 use gpu_doctor_kb::{Kb, PyVersion, TorchVariant, families, index_tag};
-use gpu_doctor_model::{CudaVersion, FrameworkBuild};
 use gpu_doctor_model::OsFamily;
+use gpu_doctor_model::{CudaVersion, FrameworkBuild};
 
 use super::wheel::WheelName;
 use super::{Build, Framework, Gpus, Line, Wheels};
