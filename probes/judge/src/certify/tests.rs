@@ -1,0 +1,236 @@
+//! Each rule with a case that fails when the rule is wrong.
+
+use gpu_doctor_model::bench::plan::{BenchPlan, TestKind};
+use gpu_doctor_model::bench::protocol::{Failure, FailureKind};
+use gpu_doctor_model::bench::run::TestRun;
+use gpu_doctor_model::{Category, DeepTorch, EccCounters, EnvKind, Framework, FrameworkBuild};
+
+use super::*;
+
+fn link(gen_idle: u32, gen_load: u32) -> LinkReading {
+    LinkReading {
+        gen_max: Some(4),
+        width_max: Some(16),
+        gen_idle: Some(gen_idle),
+        gen_under_load: Some(gen_load),
+        width_under_load: Some(16),
+    }
+}
+
+#[test]
+fn a_link_at_gen1_under_load_fails_and_at_gen1_only_while_idle_passes() {
+    let loaded = link_under_load("GPU 0", link(1, 1));
+    assert_eq!(loaded.verdict, CheckVerdict::Fail, "{loaded:?}");
+    let idle_only = link_under_load("GPU 0", link(1, 4));
+    assert_eq!(idle_only.verdict, CheckVerdict::Pass, "{idle_only:?}");
+    assert!(idle_only.measured.describe().contains("Gen1 while idle, not judged"));
+    let narrow = link_under_load("GPU 0", LinkReading { width_under_load: Some(8), ..link(4, 4) });
+    assert_eq!(narrow.verdict, CheckVerdict::Fail, "x8 of x16 under load");
+    let unread = link_under_load("GPU 0", LinkReading { gen_under_load: None, ..link(1, 4) });
+    assert_eq!(unread.verdict, CheckVerdict::NotRun, "not read is not a pass");
+}
+
+#[test]
+fn thermal_slowdown_during_the_stress_warns_and_a_power_cap_does_not() {
+    let hot = slowdown("GPU 0", Some(&["sw_power_cap".to_owned(), "hw_thermal_slowdown".to_owned()]));
+    assert_eq!(hot.verdict, CheckVerdict::Warn);
+    assert_eq!(hot.measured.describe(), "hw_thermal_slowdown");
+    assert_eq!(slowdown("GPU 0", Some(&["sw_power_cap".to_owned()])).verdict, CheckVerdict::Pass);
+    assert_eq!(slowdown("GPU 0", None).verdict, CheckVerdict::NotRun);
+}
+
+fn xid(n: u32, line: &str) -> XidEvent {
+    XidEvent { xid: n, pci_bus_id: Some("0000:01:00.0".into()), line: line.into() }
+}
+
+#[test]
+fn an_xid_during_the_run_fails_and_one_from_before_does_not() {
+    let old = xid(13, "[  10.0] NVRM: Xid (PCI:0000:01:00): 13, Graphics Exception");
+    let before = Probed::found(vec![old.clone()], "dmesg");
+    let same = Probed::found(vec![old.clone()], "dmesg");
+    assert_eq!(xid_during_run(&before, &same).verdict, CheckVerdict::Pass);
+    let new = Probed::found(
+        vec![old, xid(79, "[ 99.0] NVRM: Xid (PCI:0000:01:00): 79, GPU has fallen off the bus")],
+        "dmesg",
+    );
+    let c = xid_during_run(&before, &new);
+    assert_eq!(c.verdict, CheckVerdict::Fail);
+    assert!(c.measured.describe().contains("Xid 79"), "{c:?}");
+    let unread = xid_during_run(&before, &Probed::absent("dmesg_restrict is 1"));
+    assert_eq!(unread.verdict, CheckVerdict::NotRun);
+    assert!(unread.measured.describe().contains("dmesg_restrict"));
+}
+
+#[test]
+fn new_uncorrectable_memory_errors_fail() {
+    let before = EccCounters { uncorrected_volatile: Some(0), ..EccCounters::default() };
+    let after = EccCounters { uncorrected_volatile: Some(1), ..EccCounters::default() };
+    assert_eq!(memory_errors("GPU 0", Some(&EccChange::between(&before, &before))).verdict, CheckVerdict::Pass);
+    assert_eq!(memory_errors("GPU 0", Some(&EccChange::between(&before, &after))).verdict, CheckVerdict::Fail);
+    assert_eq!(memory_errors("GPU 0", Some(&EccChange::unread("no NVML"))).verdict, CheckVerdict::NotRun);
+}
+
+fn figure(i: u32, product: &str, value: f64) -> PeerFigure {
+    PeerFigure { subject: format!("GPU {i}"), product: product.into(), value }
+}
+
+#[test]
+fn two_identical_gpus_15_percent_apart_warn_and_5_percent_apart_pass() {
+    let checks = identical_gpus(&[figure(0, "RTX 5090", 200.0), figure(1, "RTX 5090", 170.0)], "FP16 GEMM");
+    assert_eq!(checks.len(), 2);
+    assert_eq!(checks[0].verdict, CheckVerdict::Pass, "the best one");
+    assert_eq!(checks[1].verdict, CheckVerdict::Warn, "{:?}", checks[1]);
+    let close = identical_gpus(&[figure(0, "RTX 5090", 200.0), figure(1, "RTX 5090", 190.0)], "FP16 GEMM");
+    assert!(close.iter().all(|c| c.verdict == CheckVerdict::Pass));
+    let different = identical_gpus(&[figure(0, "RTX 5090", 200.0), figure(1, "RTX 4090", 100.0)], "FP16 GEMM");
+    assert!(different.is_empty(), "different products are not compared");
+}
+
+#[test]
+fn sustained_compute_below_95_percent_of_its_early_figure_fails() {
+    assert_eq!(sustained("GPU 0", Some(100.0), Some(96.0), "SM clock").verdict, CheckVerdict::Pass);
+    assert_eq!(sustained("GPU 0", Some(100.0), Some(94.0), "SM clock").verdict, CheckVerdict::Fail);
+    assert_eq!(sustained("GPU 0", None, Some(94.0), "SM clock").verdict, CheckVerdict::NotRun);
+}
+
+#[test]
+fn pinned_copies_below_80_percent_of_the_link_warn() {
+    assert_eq!(pinned_copy("GPU 0", Some(26.0), Some(31.5)).verdict, CheckVerdict::Pass);
+    assert_eq!(pinned_copy("GPU 0", Some(12.0), Some(31.5)).verdict, CheckVerdict::Warn);
+    assert_eq!(pinned_copy("GPU 0", None, Some(31.5)).verdict, CheckVerdict::NotRun);
+}
+
+fn env_with(torch: Option<DeepTorch>, deep: bool) -> PythonEnv {
+    PythonEnv {
+        name: "venv:/p".into(),
+        kind: EnvKind::Venv,
+        prefix: "/p".into(),
+        interpreter: None,
+        python_version: None,
+        site_packages: Vec::new(),
+        include_system_site_packages: false,
+        found_by: Vec::new(),
+        frameworks: vec![Framework {
+            name: "torch".into(),
+            version: "2.3.0".into(),
+            build: FrameworkBuild::Cuda { version: Some("12.1".into()) },
+            cudnn_build: None,
+            source: "test".into(),
+            site_packages: "/p/lib".into(),
+        }],
+        cuda_wheels: Vec::new(),
+        companions: Vec::new(),
+        deep: deep.then(|| Probed::found(DeepFacts { torch, ..DeepFacts::default() }, "probe.py")),
+    }
+}
+
+fn torch(available: bool, count: u32) -> DeepTorch {
+    DeepTorch {
+        version: Some("2.3.0".into()),
+        cuda_available: Some(available),
+        device_count: Some(count),
+        ..DeepTorch::default()
+    }
+}
+
+#[test]
+fn a_framework_that_imports_but_sees_no_gpu_fails_level_1() {
+    let envs = |t| Probed::found(vec![env_with(Some(t), true)], "test");
+    let none = framework_checks(&envs(torch(false, 0)), 2);
+    assert_eq!(none.len(), 1);
+    assert_eq!(none[0].verdict, CheckVerdict::Fail, "{none:?}");
+    assert!(none[0].measured.describe().contains("sees 0 of 2"));
+    assert_eq!(framework_checks(&envs(torch(true, 1)), 2)[0].verdict, CheckVerdict::Fail, "one of two");
+    assert_eq!(framework_checks(&envs(torch(true, 2)), 2)[0].verdict, CheckVerdict::Pass);
+    let broken = DeepTorch { error: Some("ImportError: libcudnn.so.9".into()), ..DeepTorch::default() };
+    assert_eq!(framework_checks(&envs(broken), 2)[0].verdict, CheckVerdict::Fail);
+    let undeep = framework_checks(&Probed::found(vec![env_with(None, false)], "test"), 2);
+    assert_eq!(undeep[0].verdict, CheckVerdict::NotRun, "a deep probe that did not run is not a pass");
+}
+
+#[test]
+fn any_part_that_did_not_run_makes_incomplete_never_pass() {
+    let pass = slowdown("GPU 0", Some(&[]));
+    let warn = slowdown("GPU 0", Some(&["hw_slowdown".to_owned()]));
+    let missing = not_run("bench.gemm", Stage::Benchmark, "GPU 0", "no GPU");
+    let fail = link_under_load("GPU 0", link(1, 1));
+    assert_eq!(verdict([&pass]).0, Verdict::Pass);
+    assert_eq!(verdict([&pass, &warn]).0, Verdict::PassWithWarnings);
+    let (v, reasons) = verdict([&pass, &missing]);
+    assert_eq!(v, Verdict::Incomplete);
+    assert_eq!(reasons, ["not run: GPU 0: not measured: no GPU"]);
+    assert_eq!(verdict([&pass, &warn, &missing]).0, Verdict::Incomplete, "warnings do not hide a missing part");
+    let (v, reasons) = verdict([&warn, &missing, &fail]);
+    assert_eq!(v, Verdict::Fail);
+    assert!(reasons[0].starts_with("FAIL"), "failures come first: {reasons:?}");
+    assert_eq!(verdict(std::iter::empty()).0, Verdict::Incomplete, "no check is no pass");
+}
+
+fn finding(id: &str, severity: Severity) -> Finding {
+    Finding {
+        id: id.into(),
+        category: Category::Other,
+        severity,
+        summary: format!("{id} summary"),
+        detail: String::new(),
+        evidence: vec!["evidence".into()],
+        fix: None,
+        plan: None,
+    }
+}
+
+#[test]
+fn error_findings_fail_warnings_warn_and_info_is_no_check() {
+    let checks = finding_checks(&[
+        finding("a.error", Severity::Error),
+        finding("b.warning", Severity::Warning),
+        finding("c.info", Severity::Info),
+    ]);
+    let got: Vec<(&str, CheckVerdict)> = checks.iter().map(|c| (c.id.as_str(), c.verdict)).collect();
+    assert_eq!(got, [("finding.a.error", CheckVerdict::Fail), ("finding.b.warning", CheckVerdict::Warn)]);
+    assert!(checks[0].source.contains("a.error"));
+}
+
+#[test]
+fn a_benchmark_test_that_did_not_run_is_not_run_with_its_reason() {
+    let plan = BenchPlan::preset(0, vec![TestKind::Gemm], true);
+    let run = BenchRun {
+        schema_version: 1,
+        tool_version: "0".into(),
+        started_at_unix_secs: 0,
+        duration_secs: 0.0,
+        plan,
+        device: None,
+        facts: gpu_doctor_model::bench::verdict::Facts::default(),
+        tests: vec![TestRun {
+            test: TestKind::Gemm,
+            status: TestStatus::Failed,
+            started_ms: None,
+            ended_ms: None,
+            points: Vec::new(),
+            result: None,
+            failure: Some(Failure::new(FailureKind::NoDevice, "cuInit: no CUDA-capable device")),
+            judged: Vec::new(),
+        }],
+        comparisons: Vec::new(),
+        clocks_under_load: None,
+        findings: Vec::new(),
+        telemetry: Vec::new(),
+        telemetry_note: None,
+        worker: gpu_doctor_model::bench::record::WorkerOutcome::default(),
+        library_notes: Vec::new(),
+        memtest_ecc: None,
+    };
+    let checks = bench_checks("GPU 0", Stage::Benchmark, &run);
+    assert_eq!(checks.len(), 1);
+    assert_eq!(checks[0].verdict, CheckVerdict::NotRun);
+    assert!(checks[0].measured.describe().contains("no CUDA-capable device"), "{:?}", checks[0]);
+}
+
+#[test]
+fn every_rule_names_its_source() {
+    for r in RULES {
+        assert!(!r.source.is_empty() && r.source != "—", "{}", r.id);
+        assert!(r.pass != "—" && (r.warn != "—" || r.fail != "—"), "{} has no threshold", r.id);
+    }
+}
