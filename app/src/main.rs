@@ -7,6 +7,7 @@
 //! import each other).
 
 mod bench;
+mod certify;
 mod cli;
 mod exit;
 mod files;
@@ -83,6 +84,10 @@ fn run(cli: Cli, started: Instant) -> Result<u8> {
         }
         Some(Command::Setup(args)) => {
             setup::setup(host.as_ref(), &args, &ops::options(&ProbeArgs::default(), recorded), this_machine, quiet)
+        }
+        Some(Command::Certify(args)) => {
+            let machine = certify::Machine { host: host.as_ref(), recorded, replay: replay.as_deref() };
+            certify::certify(&machine, &args, quiet)
         }
         Some(Command::Processes(args)) => processes(&args, this_machine),
         Some(Command::BenchWorker) => Ok(bench::worker()),

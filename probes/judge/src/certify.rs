@@ -49,6 +49,8 @@ const SOURCE_ECC: &str = "DCGM diagnostic plugin: uncorrectable memory errors du
 const SOURCE_FRAMEWORK: &str = "issue 31: each GPU framework in each environment imports and sees every GPU \
     (assets/python/probe.py: torch.cuda.device_count(), tf.config.list_physical_devices('GPU'), jax.devices(), \
     cupy getDeviceCount(), onnxruntime get_available_providers())";
+const SOURCE_PRESENT: &str = "issue 31: a certificate is about a GPU machine; DCGM level 1 likewise fails \
+    when NVML cannot list the GPUs (https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/dcgm-diagnostics.html)";
 const SOURCE_FINDING: &str = "gpu-doctor's diagnosis rules, each with its own source (docs/diagnosis.md)";
 const SOURCE_BENCH: &str =
     "gpu-doctor's benchmark verdicts: expected value and normal share per metric (probes/judge/src/bench/verdict.rs)";
@@ -61,6 +63,13 @@ pub const RULES: &[Rule] = &[
         warn: "a warning-level finding",
         fail: "an error-level finding",
         source: SOURCE_FINDING,
+    },
+    Rule {
+        id: "gpus.present",
+        pass: "the driver lists at least one GPU",
+        warn: "—",
+        fail: "it lists none, or could not be asked",
+        source: SOURCE_PRESENT,
     },
     Rule {
         id: "framework.sees_gpus",
@@ -187,6 +196,22 @@ pub fn finding_checks(findings: &[Finding]) -> Vec<Check> {
         .collect()
 }
 
+/// Level 1: the driver lists at least one GPU. A list nobody read (`unknown`) is `not_run`.
+pub fn gpus_present(gpus: &Probed<Vec<gpu_doctor_model::Gpu>>) -> Check {
+    const ID: &str = "gpus.present";
+    let (measured, verdict) = match gpus {
+        Probed::Found { value, source } if !value.is_empty() => {
+            (Measured::value(value.len() as f64, format!("GPU(s), from {source}")), CheckVerdict::Pass)
+        }
+        Probed::Unknown { reason } => return not_run(ID, Stage::Software, "GPUs", reason),
+        other => (
+            Measured::text(format!("no GPU: {}", other.why_not().unwrap_or("the driver lists none"))),
+            CheckVerdict::Fail,
+        ),
+    };
+    check(ID, Stage::Software, "GPUs", measured, verdict, rule(ID))
+}
+
 /// How many GPUs one framework sees, or why it sees none, by the module it imports as.
 fn seen_by(deep: &DeepFacts, module: &str) -> Option<Result<(String, Option<u32>), String>> {
     let (version, error) = deep.import_of(module)?;
@@ -229,9 +254,17 @@ fn count(n: usize) -> u32 {
 /// gives a `not_run` check.
 pub fn framework_checks(envs: &Probed<Vec<PythonEnv>>, gpus: usize) -> Vec<Check> {
     const ID: &str = "framework.sees_gpus";
-    let Some(envs) = envs.value() else {
-        let why = envs.why_not().unwrap_or("not probed");
-        return vec![not_run(ID, Stage::Software, "Python environments", why)];
+    let envs = match envs {
+        Probed::Found { value, .. } => value,
+        // No Python is a fact about the machine, not a part that did not run.
+        Probed::Absent { reason } | Probed::Unsupported { reason } => {
+            let measured = Measured::text(format!("no Python environment: {reason}"));
+            return vec![check(ID, Stage::Software, "Python environments", measured, CheckVerdict::Info, rule(ID))];
+        }
+        other => {
+            let why = other.why_not().unwrap_or("not probed");
+            return vec![not_run(ID, Stage::Software, "Python environments", why)];
+        }
     };
     let mut out = Vec::new();
     for env in envs {

@@ -149,6 +149,23 @@ fn a_framework_that_imports_but_sees_no_gpu_fails_level_1() {
 }
 
 #[test]
+fn a_machine_whose_driver_lists_no_gpu_fails_and_one_nobody_asked_is_not_run() {
+    let one = Probed::found(vec![gpu_doctor_model::Gpu::default()], "nvml");
+    assert_eq!(gpus_present(&one).verdict, CheckVerdict::Pass);
+    assert_eq!(gpus_present(&Probed::found(Vec::new(), "nvml")).verdict, CheckVerdict::Fail);
+    assert_eq!(gpus_present(&Probed::absent("no NVIDIA device on the PCI bus")).verdict, CheckVerdict::Fail);
+    assert_eq!(gpus_present(&Probed::unknown("not in the pasted text")).verdict, CheckVerdict::NotRun);
+}
+
+#[test]
+fn no_python_at_all_is_a_fact_not_a_missing_part() {
+    let none = framework_checks(&Probed::absent("no Python interpreter found"), 1);
+    assert_eq!(none[0].verdict, CheckVerdict::Info);
+    let unknown = framework_checks(&Probed::unknown("not in the pasted text"), 1);
+    assert_eq!(unknown[0].verdict, CheckVerdict::NotRun);
+}
+
+#[test]
 fn any_part_that_did_not_run_makes_incomplete_never_pass() {
     let pass = slowdown("GPU 0", Some(&[]));
     let warn = slowdown("GPU 0", Some(&["hw_slowdown".to_owned()]));
