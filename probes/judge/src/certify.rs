@@ -66,9 +66,10 @@ pub const RULES: &[Rule] = &[
     },
     Rule {
         id: "gpus.present",
-        pass: "the driver lists at least one GPU",
+        pass: "the driver lists at least one GPU (none listed: not run, nothing to certify; a GPU on the bus the \
+               driver does not see is an error finding)",
         warn: "—",
-        fail: "it lists none, or could not be asked",
+        fail: "every way of asking the driver failed",
         source: SOURCE_PRESENT,
     },
     Rule {
@@ -196,18 +197,23 @@ pub fn finding_checks(findings: &[Finding]) -> Vec<Check> {
         .collect()
 }
 
-/// Level 1: the driver lists at least one GPU. A list nobody read (`unknown`) is `not_run`.
+/// Level 1: the driver lists at least one GPU. A machine where it lists none has nothing to
+/// certify (`not_run`: INCOMPLETE, not FAIL; an NVIDIA GPU on the PCI bus that the driver does not
+/// see is a diagnosis error, which fails); a driver that could not be asked at all fails; a list
+/// nobody read (`unknown`) is `not_run`.
 pub fn gpus_present(gpus: &Probed<Vec<gpu_doctor_model::Gpu>>) -> Check {
     const ID: &str = "gpus.present";
     let (measured, verdict) = match gpus {
         Probed::Found { value, source } if !value.is_empty() => {
             (Measured::value(value.len() as f64, format!("GPU(s), from {source}")), CheckVerdict::Pass)
         }
-        Probed::Unknown { reason } => return not_run(ID, Stage::Software, "GPUs", reason),
-        other => (
-            Measured::text(format!("no GPU: {}", other.why_not().unwrap_or("the driver lists none"))),
-            CheckVerdict::Fail,
-        ),
+        Probed::Failed { error } => {
+            (Measured::text(format!("the driver could not be asked: {error}")), CheckVerdict::Fail)
+        }
+        other => {
+            let why = other.why_not().unwrap_or("the driver lists none");
+            return not_run(ID, Stage::Software, "GPUs", &format!("no GPU to certify: {why}"));
+        }
     };
     check(ID, Stage::Software, "GPUs", measured, verdict, rule(ID))
 }

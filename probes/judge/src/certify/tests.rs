@@ -149,11 +149,15 @@ fn a_framework_that_imports_but_sees_no_gpu_fails_level_1() {
 }
 
 #[test]
-fn a_machine_whose_driver_lists_no_gpu_fails_and_one_nobody_asked_is_not_run() {
+fn a_machine_without_gpu_has_nothing_to_certify_and_a_driver_that_cannot_be_asked_fails() {
     let one = Probed::found(vec![gpu_doctor_model::Gpu::default()], "nvml");
     assert_eq!(gpus_present(&one).verdict, CheckVerdict::Pass);
-    assert_eq!(gpus_present(&Probed::found(Vec::new(), "nvml")).verdict, CheckVerdict::Fail);
-    assert_eq!(gpus_present(&Probed::absent("no NVIDIA device on the PCI bus")).verdict, CheckVerdict::Fail);
+    assert_eq!(gpus_present(&Probed::found(Vec::new(), "nvml")).verdict, CheckVerdict::NotRun);
+    let absent = gpus_present(&Probed::absent("no NVIDIA device on the PCI bus"));
+    assert_eq!(absent.verdict, CheckVerdict::NotRun, "INCOMPLETE, never PASS");
+    assert!(absent.measured.describe().contains("no GPU to certify"));
+    let failed = Probed::Failed { error: "NVML_ERROR_UNKNOWN".into() };
+    assert_eq!(gpus_present(&failed).verdict, CheckVerdict::Fail);
     assert_eq!(gpus_present(&Probed::unknown("not in the pasted text")).verdict, CheckVerdict::NotRun);
 }
 
