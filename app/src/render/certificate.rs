@@ -126,8 +126,10 @@ main { max-width: 62rem; margin: 0 auto; padding: 1.2rem; }
 .v-PASS { background: #dafbe1; color: #1a7f37; } .v-PASS_WITH_WARNINGS { background: #fff8c5; color: #9a6700; }
 .v-FAIL { background: #ffebe9; color: #cf222e; } .v-INCOMPLETE { background: #eaeef2; color: #59636e; }
 table { border-collapse: collapse; width: 100%; margin: .4rem 0 1rem; }
+table.checks { table-layout: fixed; } table.checks col.v { width: 5.5rem; } table.checks col.k { width: 22%; }
+table.checks col.m { width: 24%; } table.checks col.t { width: 25%; }
 th, td { text-align: left; vertical-align: top; padding: .25rem .5rem; border-bottom: 1px solid #d1d9e0; }
-td.src { color: #59636e; font-size: .85em; } code { font-size: .9em; }
+td, td code { overflow-wrap: anywhere; } td.src { color: #59636e; font-size: .85em; } code { font-size: .9em; }
 .c-pass { color: #1a7f37; } .c-warn { color: #9a6700; font-weight: 600; } .c-fail { color: #cf222e; font-weight: 700; }
 .c-not_run { color: #59636e; font-weight: 600; } .c-info { color: #0969da; }
 @media print { main { max-width: none; } }
@@ -172,7 +174,7 @@ pub fn html_page(c: &Certificate) -> String {
             let _ = writeln!(out, "<p>Not run: {}</p>", html(why));
         }
         out.push_str(
-            "<table><tr><th>verdict</th><th>check</th><th>measured</th><th>threshold</th><th>source</th></tr>\n",
+            "<table class=\"checks\"><colgroup><col class=\"v\"><col class=\"k\"><col class=\"m\"><col class=\"t\"><col></colgroup>\n<tr><th>verdict</th><th>check</th><th>measured</th><th>threshold</th><th>source</th></tr>\n",
         );
         for k in &stage.checks {
             let _ = writeln!(

@@ -49,8 +49,8 @@ const SOURCE_ECC: &str = "DCGM diagnostic plugin: uncorrectable memory errors du
 const SOURCE_FRAMEWORK: &str = "issue 31: each GPU framework in each environment imports and sees every GPU \
     (assets/python/probe.py: torch.cuda.device_count(), tf.config.list_physical_devices('GPU'), jax.devices(), \
     cupy getDeviceCount(), onnxruntime get_available_providers())";
-const SOURCE_PRESENT: &str = "issue 31: a certificate is about a GPU machine; DCGM level 1 likewise fails \
-    when NVML cannot list the GPUs (https://docs.nvidia.com/datacenter/dcgm/latest/user-guide/dcgm-diagnostics.html)";
+const SOURCE_PRESENT: &str =
+    "issue 31: a certificate is about a GPU machine, and never PASS over a part that did not run";
 const SOURCE_FINDING: &str = "gpu-doctor's diagnosis rules, each with its own source (docs/diagnosis.md)";
 const SOURCE_BENCH: &str =
     "gpu-doctor's benchmark verdicts: expected value and normal share per metric (probes/judge/src/bench/verdict.rs)";
@@ -137,8 +137,27 @@ pub const RULES: &[Rule] = &[
     },
 ];
 
+/// [`RULES`] as the Markdown table `docs/certify.md` holds (a test keeps the two the same).
+pub fn rules_markdown() -> String {
+    let cell = |s: &str| s.replace('|', "\\|").split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut out = String::from("| check | pass | warn | fail | source |\n|---|---|---|---|---|\n");
+    for r in RULES {
+        out.push_str(&format!(
+            "| `{}` | {} | {} | {} | {} |\n",
+            r.id,
+            cell(r.pass),
+            cell(r.warn),
+            cell(r.fail),
+            cell(r.source)
+        ));
+    }
+    out
+}
+
 fn check(id: &str, stage: Stage, subject: &str, measured: Measured, verdict: CheckVerdict, rule: Rule) -> Check {
-    let threshold = if rule.warn == "—" {
+    let threshold = if rule.warn == "—" && rule.fail == "—" {
+        rule.pass.to_owned()
+    } else if rule.warn == "—" {
         format!("pass: {}; fail: {}", rule.pass, rule.fail)
     } else if rule.fail == "—" {
         format!("pass: {}; warn: {}", rule.pass, rule.warn)
@@ -156,13 +175,16 @@ fn check(id: &str, stage: Stage, subject: &str, measured: Measured, verdict: Che
     }
 }
 
+/// The rule of a check id: its own, a benchmark test's (`bench.gemm`: `bench.<metric>`), or, for
+/// a part that has no rule yet, words that say so.
 fn rule(id: &str) -> Rule {
+    let id = if id.starts_with("bench.") { "bench.<metric>" } else { id };
     RULES.iter().copied().find(|r| r.id == id).unwrap_or(Rule {
-        id: "unknown",
-        pass: "—",
+        id: "unbuilt",
+        pass: "no rule yet: this part is not built",
         warn: "—",
         fail: "—",
-        source: "—",
+        source: "docs/certify.md (what is not built yet)",
     })
 }
 
@@ -514,7 +536,12 @@ pub fn verdict<'a>(checks: impl IntoIterator<Item = &'a Check>) -> (Verdict, Vec
     let mut reasons: Vec<(CheckVerdict, String)> = checks
         .iter()
         .filter(|c| matches!(c.verdict, CheckVerdict::Fail | CheckVerdict::Warn | CheckVerdict::NotRun))
-        .map(|c| (c.verdict, format!("{}: {}: {}", c.verdict.label(), c.subject, c.measured.describe())))
+        .map(|c| {
+            (
+                c.verdict,
+                format!("{} ({}): {}: {}", c.verdict.label(), c.stage.label(), c.subject, c.measured.describe()),
+            )
+        })
         .collect();
     if checks.is_empty() {
         reasons.push((CheckVerdict::NotRun, "no check was made".to_owned()));
@@ -525,6 +552,7 @@ pub fn verdict<'a>(checks: impl IntoIterator<Item = &'a Check>) -> (Verdict, Vec
         CheckVerdict::NotRun => 1,
         _ => 2,
     });
+    reasons.dedup();
     (verdict, reasons.into_iter().map(|(_, r)| r).collect())
 }
 

@@ -179,7 +179,7 @@ fn any_part_that_did_not_run_makes_incomplete_never_pass() {
     assert_eq!(verdict([&pass, &warn]).0, Verdict::PassWithWarnings);
     let (v, reasons) = verdict([&pass, &missing]);
     assert_eq!(v, Verdict::Incomplete);
-    assert_eq!(reasons, ["not run: GPU 0: not measured: no GPU"]);
+    assert_eq!(reasons, ["not run (benchmark): GPU 0: not measured: no GPU"]);
     assert_eq!(verdict([&pass, &warn, &missing]).0, Verdict::Incomplete, "warnings do not hide a missing part");
     let (v, reasons) = verdict([&warn, &missing, &fail]);
     assert_eq!(v, Verdict::Fail);
@@ -246,6 +246,7 @@ fn a_benchmark_test_that_did_not_run_is_not_run_with_its_reason() {
     assert_eq!(checks.len(), 1);
     assert_eq!(checks[0].verdict, CheckVerdict::NotRun);
     assert!(checks[0].measured.describe().contains("no CUDA-capable device"), "{:?}", checks[0]);
+    assert_eq!(checks[0].source, rule("bench.<metric>").source, "a test's check has the benchmark rule's source");
 }
 
 #[test]
@@ -254,4 +255,12 @@ fn every_rule_names_its_source() {
         assert!(!r.source.is_empty() && r.source != "—", "{}", r.id);
         assert!(r.pass != "—" && (r.warn != "—" || r.fail != "—"), "{} has no threshold", r.id);
     }
+}
+
+/// `docs/certify.md` shows the rules as they are; after a change, paste `rules_markdown()` there.
+#[test]
+fn the_docs_threshold_table_is_the_rules() {
+    let docs = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/certify.md")).unwrap();
+    let table = rules_markdown();
+    assert!(docs.contains(&table), "docs/certify.md's threshold table differs from RULES; it should be:\n{table}");
 }
