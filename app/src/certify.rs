@@ -51,6 +51,7 @@ Examples:
   gpu-doctor certify --level 1
   gpu-doctor certify --out ~/certs/ws-01
   gpu-doctor certify --verify ~/certs/ws-01/certificate.json
+  gpu-doctor certify --against ~/certs/ws-01/certificate.json --out now
 
 Exit codes: 0 PASS; 1 FAIL; 5 PASS WITH WARNINGS; 6 INCOMPLETE; with --verify, \
 0 intact and this machine, 1 altered, 7 intact but another machine; 2 the command \
@@ -74,8 +75,12 @@ pub struct CertifyArgs {
     pub json: bool,
     /// Check a kept certificate instead: is the file intact (its SHA-256), and is this the machine
     /// it describes (the same GPUs by UUID; with no GPU, the same host)?
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["out", "duration"])]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["out", "duration", "against"])]
     pub verify: Option<PathBuf>,
+    /// Also compare this run with a kept certificate: a figure more than 10 % worse is a warning,
+    /// a finding it did not have is named.
+    #[arg(long, value_name = "FILE")]
+    pub against: Option<PathBuf>,
     #[command(flatten)]
     pub probe: ProbeArgs,
     #[command(flatten)]
@@ -98,7 +103,9 @@ pub fn certify(machine: &Machine<'_>, args: &CertifyArgs, quiet: bool) -> Result
         return verify(machine, file, args.json);
     }
     let level = Level::from_number(args.level).ok_or_else(|| exit::UsageError("--level is 1 to 4".into()))?;
-    let cert = run(machine, args, level, quiet)?;
+    // Read before minutes of measuring: an unreadable file is an input error now.
+    let kept = args.against.as_deref().map(read_certificate).transpose()?;
+    let cert = run(machine, args, level, kept.as_ref(), quiet)?;
     let dir = args.out.clone().unwrap_or_else(|| PathBuf::from("."));
     std::fs::create_dir_all(&dir).with_context(|| format!("could not create {}", dir.display()))?;
     let json = serde_json::to_string_pretty(&cert).context("could not serialize the certificate")? + "\n";
@@ -141,7 +148,13 @@ fn kb_version() -> String {
 }
 
 /// Runs the level and returns the sealed certificate.
-fn run(machine: &Machine<'_>, args: &CertifyArgs, level: Level, quiet: bool) -> Result<Certificate> {
+fn run(
+    machine: &Machine<'_>,
+    args: &CertifyArgs,
+    level: Level,
+    kept: Option<&Certificate>,
+    quiet: bool,
+) -> Result<Certificate> {
     let started_at_unix_secs = now_unix_secs();
     let clock = Instant::now();
     let deep = ProbeArgs { deep: true, pythons: args.probe.pythons.clone() };
@@ -153,6 +166,11 @@ fn run(machine: &Machine<'_>, args: &CertifyArgs, level: Level, quiet: bool) -> 
     let mut stages = vec![software(&report, clock.elapsed())];
     if level >= Level::Quick {
         stages.extend(measured_stages(machine, &report.snapshot, &opts, level, args.duration, quiet));
+    }
+    if let Some(kept) = kept {
+        let now: Vec<&Check> = stages.iter().flat_map(|s| &s.checks).collect();
+        let checks = rules::against(kept, &now);
+        stages.push(StageRecord { stage: Stage::Against, not_run: None, duration_secs: 0.0, checks });
     }
     let (verdict, reasons) = rules::verdict(stages.iter().flat_map(|s| &s.checks));
     let origin = match machine.replay {
@@ -249,6 +267,7 @@ fn not_run_stage(stage: Stage, why: &str) -> StageRecord {
         Stage::Health => "health.xid",
         Stage::Stress => "stress.sustained",
         Stage::Soak => "soak.rounds",
+        Stage::Against => "against.figure",
     };
     let check = rules::not_run(id, stage, "every GPU", why);
     StageRecord { stage, not_run: Some(why.to_owned()), duration_secs: 0.0, checks: vec![check] }
@@ -348,14 +367,19 @@ fn stress_stage(runs: &[(Gpu, Result<BenchRun>)]) -> StageRecord {
     StageRecord { stage: Stage::Stress, not_run: None, duration_secs: 0.0, checks }
 }
 
+/// A certificate file; one that cannot be read, or is not a certificate, is an `InputError`.
+fn read_certificate(file: &Path) -> Result<Certificate> {
+    let text =
+        std::fs::read_to_string(file).map_err(|e| InputError(format!("could not read {}: {e}", file.display())))?;
+    Ok(serde_json::from_str(&text).map_err(|e| {
+        InputError(format!("{} is not a certificate written by `gpu-doctor certify`: {e}", file.display()))
+    })?)
+}
+
 /// `certify --verify FILE`: whether the file is intact, and whether this machine is the one it
 /// describes; both said.
 fn verify(machine: &Machine<'_>, file: &Path, json: bool) -> Result<u8> {
-    let text =
-        std::fs::read_to_string(file).map_err(|e| InputError(format!("could not read {}: {e}", file.display())))?;
-    let cert: Certificate = serde_json::from_str(&text).map_err(|e| {
-        InputError(format!("{} is not a certificate written by `gpu-doctor certify`: {e}", file.display()))
-    })?;
+    let cert = read_certificate(file)?;
     let intact = cert.intact().context("could not hash the certificate")?;
     let snap = ops::snapshot(machine.host, &ops::options(&ProbeArgs::default(), machine.recorded))?;
     let here = MachineIdentity::of(&snap);

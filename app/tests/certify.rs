@@ -143,3 +143,26 @@ fn a_level_outside_1_to_4_is_a_usage_error() {
     let dir = tempfile::tempdir().unwrap();
     assert_eq!(certify(Some("hgx-h100-nvlink"), &["--level", "5"], dir.path()).status.code(), Some(2));
 }
+
+#[test]
+fn against_a_kept_certificate_names_each_new_finding() {
+    let kept = tempfile::tempdir().unwrap();
+    certify(Some("hgx-h100-nvlink"), &["--level", "1"], kept.path());
+    let kept_file = kept.path().join("certificate.json");
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["--level", "1", "--against", kept_file.to_str().unwrap()];
+    let out = certify(Some("a10-row-remap-pending-xid79"), &args, dir.path());
+    assert_eq!(out.status.code(), Some(1), "still FAIL: {}", stdout(&out));
+    let cert = certificate(dir.path());
+    let against = cert["stages"].as_array().unwrap().iter().find(|s| s["stage"] == "against").unwrap();
+    let named: Vec<&str> = against["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["id"] == "against.new_finding")
+        .map(|c| c["measured"]["text"].as_str().unwrap())
+        .collect();
+    assert!(named.iter().any(|t| t.contains("finding.health.xid_error")), "{named:?}");
+    let missing = certify(Some("hgx-h100-nvlink"), &["--level", "1", "--against", "/nonexistent.json"], dir.path());
+    assert_eq!(missing.status.code(), Some(3), "an unreadable kept certificate is an input error");
+}

@@ -6,7 +6,7 @@
 
 use gpu_doctor_model::bench::judgement::Verdict as BenchVerdict;
 use gpu_doctor_model::bench::run::{BenchRun, TestStatus};
-use gpu_doctor_model::certify::{Check, CheckVerdict, Measured, Stage, Verdict};
+use gpu_doctor_model::certify::{Certificate, Check, CheckVerdict, Measured, Stage, Verdict};
 use gpu_doctor_model::{DeepFacts, EccChange, Finding, Probed, PythonEnv, Severity, XidEvent, is_slowdown};
 
 /// One threshold rule as `docs/certify.md` lists it.
@@ -28,6 +28,8 @@ pub struct Rule {
 pub const SUSTAINED_MIN_RATIO: f64 = 0.95;
 /// A GPU more than this share below the best identical GPU in the machine warns.
 pub const PEER_TOLERANCE: f64 = 0.10;
+/// `--against`: a figure more than this share worse than the kept certificate's warns.
+pub const AGAINST_TOLERANCE: f64 = 0.10;
 /// Pinned copies must carry at least this share of the link's payload bandwidth.
 pub const PINNED_MIN_SHARE: f64 = 0.80;
 
@@ -51,6 +53,8 @@ const SOURCE_FRAMEWORK: &str = "issue 31: each GPU framework in each environment
     cupy getDeviceCount(), onnxruntime get_available_providers())";
 const SOURCE_PRESENT: &str =
     "issue 31: a certificate is about a GPU machine, and never PASS over a part that did not run";
+const SOURCE_AGAINST: &str = "issue 31: `certify --against FILE`: a figure more than 10 % worse than the kept \
+    certificate's is a warning, a new finding is named";
 const SOURCE_FINDING: &str = "gpu-doctor's diagnosis rules, each with its own source (docs/diagnosis.md)";
 const SOURCE_BENCH: &str =
     "gpu-doctor's benchmark verdicts: expected value and normal share per metric (probes/judge/src/bench/verdict.rs)";
@@ -134,6 +138,20 @@ pub const RULES: &[Rule] = &[
         warn: "—",
         fail: "any of them",
         source: SOURCE_ECC,
+    },
+    Rule {
+        id: "against.figure",
+        pass: "within 10 % of the same check's figure in the kept certificate",
+        warn: "more than 10 % worse (lower, or higher for a time)",
+        fail: "—",
+        source: SOURCE_AGAINST,
+    },
+    Rule {
+        id: "against.new_finding",
+        pass: "no failed or warning finding the kept certificate did not have",
+        warn: "a finding the kept certificate did not have, named",
+        fail: "—",
+        source: SOURCE_AGAINST,
     },
 ];
 
@@ -513,6 +531,39 @@ pub fn bench_checks(subject: &str, stage: Stage, run: &BenchRun) -> Vec<Check> {
                 None => j.judgement.comment.clone(),
             };
             out.push(c);
+        }
+    }
+    out
+}
+
+/// `--against`: this run's checks against a kept certificate's. Each figure (a value with the same
+/// unit in a check of the same id and subject) more than [`AGAINST_TOLERANCE`] worse warns (lower
+/// is worse, but for a time in µs or s); each failed or warning finding the kept certificate did not
+/// have is named as a warning.
+pub fn against(kept: &Certificate, now: &[&Check]) -> Vec<Check> {
+    let mut out = Vec::new();
+    for c in now {
+        let old = kept.checks().find(|k| k.id == c.id && k.subject == c.subject);
+        if let (Measured::Value { value, unit }, Some(Measured::Value { value: was, unit: was_unit })) =
+            (&c.measured, old.map(|k| &k.measured))
+        {
+            if unit != was_unit || *was == 0.0 {
+                continue;
+            }
+            let lower_is_better = matches!(unit.as_str(), "µs" | "s");
+            let worse_by = if lower_is_better { value / was - 1.0 } else { 1.0 - value / was };
+            let verdict = if worse_by > AGAINST_TOLERANCE { CheckVerdict::Warn } else { CheckVerdict::Pass };
+            let measured = Measured::value(
+                value / was,
+                format!("× the kept {} {unit} ({})", Measured::value(*was, "").describe().trim_end(), c.id),
+            );
+            out.push(check("against.figure", Stage::Against, &c.subject, measured, verdict, rule("against.figure")));
+        }
+        let is_problem = matches!(c.verdict, CheckVerdict::Fail | CheckVerdict::Warn);
+        if c.id.starts_with("finding.") && is_problem && old.is_none_or(|k| k.id != c.id) {
+            let measured = Measured::text(format!("new since the kept certificate: `{}`", c.id));
+            let rule = rule("against.new_finding");
+            out.push(check("against.new_finding", Stage::Against, &c.subject, measured, CheckVerdict::Warn, rule));
         }
     }
     out

@@ -130,6 +130,8 @@ pub enum Stage {
     Stress,
     /// Level 4: rounds of level 3 and the drift between them.
     Soak,
+    /// `--against FILE`: this run against a kept certificate.
+    Against,
 }
 
 impl Stage {
@@ -141,6 +143,7 @@ impl Stage {
             Self::Health => "health",
             Self::Stress => "stress",
             Self::Soak => "soak",
+            Self::Against => "against a kept certificate",
         }
     }
 }

@@ -264,3 +264,51 @@ fn the_docs_threshold_table_is_the_rules() {
     let table = rules_markdown();
     assert!(docs.contains(&table), "docs/certify.md's threshold table differs from RULES; it should be:\n{table}");
 }
+
+fn kept(checks: Vec<Check>) -> Certificate {
+    use gpu_doctor_model::certify::{Level, MachineIdentity, StageRecord};
+    Certificate {
+        schema_version: 1,
+        verdict: Verdict::Pass,
+        reasons: Vec::new(),
+        level: Level::Quick,
+        started_at_unix_secs: 0,
+        duration_secs: 0.0,
+        tool_version: "0".into(),
+        kb_version: "0".into(),
+        origin: "this machine".into(),
+        machine: MachineIdentity::default(),
+        stages: vec![StageRecord { stage: Stage::Benchmark, not_run: None, duration_secs: 0.0, checks }],
+        sha256: String::new(),
+    }
+}
+
+fn figure_check(id: &str, value: f64, unit: &str) -> Check {
+    let mut c = pinned_copy("GPU 0", Some(30.0), Some(31.5));
+    c.id = id.into();
+    c.measured = Measured::value(value, unit);
+    c
+}
+
+#[test]
+fn against_a_kept_certificate_a_figure_more_than_10_percent_worse_warns() {
+    let old = kept(vec![figure_check("bench.gemm", 100.0, "TFLOP/s"), figure_check("bench.latency", 10.0, "µs")]);
+    let now = [figure_check("bench.gemm", 85.0, "TFLOP/s"), figure_check("bench.latency", 10.5, "µs")];
+    let checks = against(&old, &now.iter().collect::<Vec<_>>());
+    let got: Vec<CheckVerdict> = checks.iter().map(|c| c.verdict).collect();
+    assert_eq!(got, [CheckVerdict::Warn, CheckVerdict::Pass], "{checks:?}");
+    let now = [figure_check("bench.gemm", 95.0, "TFLOP/s"), figure_check("bench.latency", 11.5, "µs")];
+    let got: Vec<CheckVerdict> = against(&old, &now.iter().collect::<Vec<_>>()).iter().map(|c| c.verdict).collect();
+    assert_eq!(got, [CheckVerdict::Pass, CheckVerdict::Warn], "a time 15 % longer is worse");
+}
+
+#[test]
+fn against_a_kept_certificate_a_new_finding_is_named() {
+    let old_finding = finding_checks(&[finding("driver.old", Severity::Warning)]);
+    let old = kept(old_finding);
+    let now = finding_checks(&[finding("driver.old", Severity::Warning), finding("health.xid_error", Severity::Error)]);
+    let checks = against(&old, &now.iter().collect::<Vec<_>>());
+    assert_eq!(checks.len(), 1, "{checks:?}");
+    assert_eq!(checks[0].verdict, CheckVerdict::Warn);
+    assert!(checks[0].measured.describe().contains("finding.health.xid_error"));
+}
