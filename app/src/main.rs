@@ -1,7 +1,7 @@
 //! gpu-doctor: checks an NVIDIA GPU machine for machine learning.
 //!
 //! This file is command code: it picks the host and runs `check`, `diagnose`, `report`,
-//! `record-fixture` and `compare` (`bench.rs` runs `bench`, `fleet.rs` runs `fleet`, `fix.rs` runs `fix`, `setup.rs` `setup`; `cli/generate.rs` the
+//! `record-fixture` and `compare` (`bench.rs` runs `bench`, `fleet.rs` runs `fleet`, `fix.rs` runs `fix`, `setup.rs` `setup`, `certify.rs` `certify`; `cli/generate.rs` the
 //! hidden `completions` and `man`) through the services below it (`ops`, `render`, `exit`, `files`), which the window
 //! (`gui`) uses too; nothing below uses this file (`tests/tests/layering.rs` checks that no two files
 //! import each other).
@@ -86,7 +86,7 @@ fn run(cli: Cli, started: Instant) -> Result<u8> {
             setup::setup(host.as_ref(), &args, &ops::options(&ProbeArgs::default(), recorded), this_machine, quiet)
         }
         Some(Command::Certify(args)) => {
-            let machine = certify::Machine { host: host.as_ref(), recorded, replay: replay.as_deref() };
+            let machine = ops::certify::Machine { host: host.as_ref(), recorded, replay: replay.as_deref() };
             certify::certify(&machine, &args, quiet)
         }
         Some(Command::Processes(args)) => processes(&args, this_machine),
