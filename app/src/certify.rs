@@ -96,13 +96,8 @@ pub fn certify(machine: &Machine<'_>, args: &CertifyArgs, quiet: bool) -> Result
     })?;
     let dir = args.out.clone().unwrap_or_else(|| PathBuf::from("."));
     std::fs::create_dir_all(&dir).with_context(|| format!("could not create {}", dir.display()))?;
-    let json = serde_json::to_string_pretty(&cert).context("could not serialize the certificate")? + "\n";
-    let written = [
-        ("certificate.json", json.clone()),
-        ("certificate.md", render::markdown(&cert)),
-        ("certificate.html", render::html_page(&cert)),
-    ];
-    let text = if args.json { json } else { render::summary(&cert) };
+    let written = render::files(&cert).context("could not serialize the certificate")?;
+    let text = if args.json { written[0].1.clone() } else { render::summary(&cert) };
     crate::files::to_stdout(text.as_bytes())?;
     for (name, body) in written {
         let path = dir.join(name);

@@ -17,6 +17,12 @@ fn when(unix_secs: u64) -> String {
     format!("{y:04}-{mo:02}-{d:02} {h:02}:{mi:02}:{s:02} UTC")
 }
 
+/// The three files of a certificate, by name: `certificate.json`, `certificate.md`, `certificate.html`.
+pub fn files(c: &Certificate) -> Result<[(&'static str, String); 3], serde_json::Error> {
+    let json = serde_json::to_string_pretty(c)? + "\n";
+    Ok([("certificate.json", json), ("certificate.md", markdown(c)), ("certificate.html", html_page(c))])
+}
+
 /// The first line: the verdict and the level.
 pub fn headline(c: &Certificate) -> String {
     format!("{} — gpu-doctor certify, level {} ({})", c.verdict.label(), c.level.number(), c.level.name())
