@@ -14,11 +14,14 @@ use crate::gui::Page;
 use crate::gui::tests::{harness, settle};
 use crate::ops::certify::{Certify, Machine};
 
+/// The window on a recording, on the Certify page, reached through the Overview's button.
 fn open(name: &str) -> (egui_kittest::Harness<'static, crate::gui::App>, tempfile::TempDir) {
     let (mut h, home) = harness(name);
     settle(&mut h);
-    h.get_by_label(Page::Certify.title()).click();
+    assert_eq!(h.state().page, Page::Overview);
+    h.get_by_label("Certify this machine").click();
     h.run_steps(2);
+    assert_eq!(h.state().page, Page::Certify);
     (h, home)
 }
 
