@@ -62,6 +62,10 @@ pub struct CertifyArgs {
     /// Level 4: how long the sustained load runs, seconds (default 3600).
     #[arg(long, value_name = "SECS")]
     pub duration: Option<u32>,
+    /// Replace user and host names, home folders, serial numbers and UUIDs, so the certificate can
+    /// be shared in public (`--verify` can then no longer tell the machine).
+    #[arg(long)]
+    pub redact: bool,
     /// Print the certificate as JSON on standard output instead of the summary.
     #[arg(long)]
     pub json: bool,
@@ -87,8 +91,14 @@ pub fn certify(machine: &Machine<'_>, args: &CertifyArgs, quiet: bool) -> Result
     let level = Level::from_number(args.level).ok_or_else(|| exit::UsageError("--level is 1 to 4".into()))?;
     // Read before minutes of measuring: an unreadable file is an input error now.
     let kept = args.against.as_deref().map(read_certificate).transpose()?;
-    let how =
-        Certify { level, duration: args.duration, pythons: args.probe.pythons.clone(), kept, cancel: Arc::default() };
+    let how = Certify {
+        level,
+        duration: args.duration,
+        pythons: args.probe.pythons.clone(),
+        kept,
+        redact: args.redact,
+        cancel: Arc::default(),
+    };
     let cert = run(machine, &how, &mut |step| {
         if !quiet {
             eprintln!("{}", crate::render::text::clean(step));
@@ -126,7 +136,12 @@ fn verify(machine: &Machine<'_>, file: &Path, json: bool) -> Result<u8> {
     let intact = cert.intact().context("could not hash the certificate")?;
     let snap = ops::snapshot(machine.host, &ops::options(&ProbeArgs::default(), machine.recorded))?;
     let here = MachineIdentity::of(&snap);
-    let same = cert.machine.same_machine(&here);
+    let redacted = cert.machine.gpus.iter().any(|g| g.uuid.as_deref().is_some_and(|u| u.contains("redacted")));
+    let same = if redacted {
+        Err("cannot tell: the certificate was written with --redact, which replaced its GPUs' UUIDs".to_owned())
+    } else {
+        cert.machine.same_machine(&here)
+    };
     let code = match (intact, &same) {
         (false, _) => exit::FINDINGS,
         (true, Err(_)) => exit::VERIFY_OTHER_MACHINE,

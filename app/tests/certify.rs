@@ -166,3 +166,23 @@ fn against_a_kept_certificate_names_each_new_finding() {
     let missing = certify(Some("hgx-h100-nvlink"), &["--level", "1", "--against", "/nonexistent.json"], dir.path());
     assert_eq!(missing.status.code(), Some(3), "an unreadable kept certificate is an input error");
 }
+
+#[test]
+fn redact_hides_the_gpu_uuids_so_verify_cannot_tell_the_machine() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = certify(Some("a10-row-remap-pending-xid79"), &["--level", "1", "--redact"], dir.path());
+    assert_eq!(out.status.code(), Some(1));
+    let text = std::fs::read_to_string(dir.path().join("certificate.json")).unwrap();
+    assert!(!text.contains("GPU-73d12ef7"), "the UUID is gone");
+    let cert = certificate(dir.path());
+    assert!(cert["machine"]["gpus"][0]["uuid"].as_str().unwrap().starts_with("GPU-redacted"), "{cert:#}");
+    assert_eq!(cert["origin"], "replay of a recording", "the fixture's path is not named");
+    let checked = verify("a10-row-remap-pending-xid79", &dir.path().join("certificate.json"));
+    assert_eq!(checked.status.code(), Some(7), "intact, but the machine cannot be told: {}", stdout(&checked));
+    assert!(stdout(&checked).starts_with("intact"));
+    assert!(
+        stdout(&checked).contains("cannot tell: the certificate was written with --redact"),
+        "{}",
+        stdout(&checked)
+    );
+}

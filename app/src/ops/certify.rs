@@ -45,6 +45,10 @@ pub struct Certify {
     pub pythons: Vec<std::path::PathBuf>,
     /// A kept certificate to compare with (`--against`).
     pub kept: Option<Certificate>,
+    /// Replace user and host names, home folders, serial numbers and UUIDs (as `report --redact`)
+    /// before anything is judged or written: the certificate can be shared, and `--verify` can
+    /// then no longer tell the machine.
+    pub redact: bool,
     /// Set to stop the benchmark; the tests not yet ended fail as cancelled, so the certificate is INCOMPLETE.
     pub cancel: Arc<AtomicBool>,
 }
@@ -73,6 +77,7 @@ pub fn run(machine: &Machine<'_>, how: &Certify, progress: &mut dyn FnMut(&str))
         level.number()
     ));
     let report = super::check(machine.host, &opts)?;
+    let report = if how.redact { crate::redact::redact(&report)? } else { report };
     let mut stages = vec![software(&report, clock.elapsed())];
     if level >= Level::Quick {
         stages.extend(measured_stages(machine, &report.snapshot, &opts, how, progress));
@@ -85,6 +90,7 @@ pub fn run(machine: &Machine<'_>, how: &Certify, progress: &mut dyn FnMut(&str))
     }
     let (verdict, reasons) = rules::verdict(stages.iter().flat_map(|s| &s.checks));
     let origin = match machine.replay {
+        Some(_) if how.redact => "replay of a recording".to_owned(),
         Some(dir) => format!("replay of {}", dir.display()),
         None => "this machine".to_owned(),
     };

@@ -109,6 +109,7 @@ impl CertifyPage {
             duration: None,
             pythons: Vec::new(),
             kept: None,
+            redact: false,
             cancel: Arc::clone(&self.cancel),
         };
         let steps = Arc::clone(&self.steps);
