@@ -228,13 +228,18 @@ fn benchmark_stage(snap: &Snapshot, runs: &[(Gpu, Result<BenchRun>)], took: f64)
         checks.extend(rules::bench_checks(&who, Stage::Benchmark, run));
         let pinned = run.find_metric(|m| *m == Metric::HostToDevice { pinned: true }).map(|j| j.measurement.value);
         checks.push(rules::pinned_copy(&who, pinned, run.facts.link_gbytes_per_s));
+        // The host→device copy test's window of the run's telemetry.
+        let copy = run.tests.iter().find(|t| t.test == TestKind::H2d);
+        let (gen_under_load, width_under_load) = match copy.and_then(|t| t.started_ms.zip(t.ended_ms)) {
+            Some((from, to)) => rules::link_during(&run.telemetry, from, to),
+            None => (None, None),
+        };
         let link = LinkReading {
             gen_max: gpu.pcie_gen_max,
             width_max: gpu.pcie_width_max,
             gen_idle: gpu.pcie_gen_current,
-            // The benchmark's telemetry does not read the link's generation during the copy yet.
-            gen_under_load: None,
-            width_under_load: None,
+            gen_under_load,
+            width_under_load,
         };
         let is_pcie = snap.links.value().is_none_or(|l| !l.is_empty());
         if is_pcie {

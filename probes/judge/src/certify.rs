@@ -5,6 +5,7 @@
 //! needs beyond them.
 
 use gpu_doctor_model::bench::judgement::Verdict as BenchVerdict;
+use gpu_doctor_model::bench::record::TelemetryPoint;
 use gpu_doctor_model::bench::run::{BenchRun, TestStatus};
 use gpu_doctor_model::certify::{Certificate, Check, CheckVerdict, Measured, Stage, Verdict};
 use gpu_doctor_model::{DeepFacts, EccChange, Finding, Probed, PythonEnv, Severity, XidEvent, is_slowdown};
@@ -92,7 +93,8 @@ pub const RULES: &[Rule] = &[
     },
     Rule {
         id: "link.under_load",
-        pass: "PCIe generation and width at their maximum while copying (any generation while idle)",
+        pass: "PCIe generation and width at their maximum while copying, the highest NVML sample (10 Hz) of the \
+               host→device copy test (any generation while idle)",
         warn: "—",
         fail: "below the maximum generation or width while copying",
         source: SOURCE_LINK,
@@ -368,6 +370,14 @@ pub struct LinkReading {
     pub gen_under_load: Option<u32>,
     /// Lanes read while the copy ran; `None` when not read.
     pub width_under_load: Option<u32>,
+}
+
+/// The highest PCIe generation and width NVML reported between `from_ms` and `to_ms` of a run (the
+/// copy test's window): what the link trained to under load. `None` where no sample in the window
+/// had it.
+pub fn link_during(points: &[TelemetryPoint], from_ms: u64, to_ms: u64) -> (Option<u32>, Option<u32>) {
+    let inside = || points.iter().filter(move |p| p.t_ms >= from_ms && p.t_ms <= to_ms);
+    (inside().filter_map(|p| p.sample.pcie_link_gen).max(), inside().filter_map(|p| p.sample.pcie_link_width).max())
 }
 
 /// Level 2: the link is at its maximum generation and width under load; idle is not judged.

@@ -31,6 +31,24 @@ fn a_link_at_gen1_under_load_fails_and_at_gen1_only_while_idle_passes() {
 }
 
 #[test]
+fn the_link_under_load_is_the_best_sample_inside_the_copy_window() {
+    use gpu_doctor_model::telemetry::GpuTelemetry;
+    let at = |t_ms, g| TelemetryPoint {
+        t_ms,
+        sample: GpuTelemetry { pcie_link_gen: Some(g), pcie_link_width: Some(16), ..GpuTelemetry::default() },
+    };
+    // Idle at Gen1 before and after; Gen4 while the copy (1000..2000 ms) runs.
+    let trained = [at(500, 1), at(1000, 1), at(1100, 4), at(1900, 4), at(2500, 1)];
+    assert_eq!(link_during(&trained, 1000, 2000), (Some(4), Some(16)));
+    let reading = LinkReading { gen_under_load: Some(4), ..link(1, 4) };
+    assert_eq!(link_under_load("GPU 0", reading).verdict, CheckVerdict::Pass);
+    // Stuck at Gen1 under load: Gen4 outside the window does not count.
+    let stuck = [at(500, 4), at(1100, 1), at(1900, 1), at(2500, 4)];
+    assert_eq!(link_during(&stuck, 1000, 2000).0, Some(1));
+    assert_eq!(link_during(&[], 1000, 2000), (None, None), "no sample, no reading");
+}
+
+#[test]
 fn thermal_slowdown_during_the_stress_warns_and_a_power_cap_does_not() {
     let hot = slowdown("GPU 0", Some(&["sw_power_cap".to_owned(), "hw_thermal_slowdown".to_owned()]));
     assert_eq!(hot.verdict, CheckVerdict::Warn);
