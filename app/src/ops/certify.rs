@@ -300,3 +300,29 @@ pub fn read_certificate(file: &Path) -> Result<Certificate> {
         InputError(format!("{} is not a certificate written by `gpu-doctor certify`: {e}", file.display()))
     })?)
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn each_level_asks_the_benchmark_for_what_it_promises() {
+        let quick = plan_for(0, Level::Quick, None);
+        assert!(quick.quick);
+        assert_eq!(quick.tests, [TestKind::H2d, TestKind::D2h, TestKind::D2d, TestKind::Gemm, TestKind::Fma]);
+        let stress = plan_for(1, Level::Stress, Some(7200));
+        assert_eq!(stress.gpu, 1);
+        assert!(stress.sustained_secs >= 180, "at least 3 minutes of sustained load");
+        assert_eq!(stress.memtest_share, MAX_MEMTEST_SHARE, "most of the free memory");
+        for t in [TestKind::Bidir, TestKind::P2p, TestKind::Memtest, TestKind::Sustained] {
+            assert!(stress.tests.contains(&t), "{t:?}");
+        }
+        assert_eq!(plan_for(0, Level::Soak, Some(7200)).sustained_secs, 7200);
+        assert_eq!(plan_for(0, Level::Soak, None).sustained_secs, 3600);
+        for level in [Level::Quick, Level::Stress, Level::Soak] {
+            plan_for(0, level, Some(3600)).validate().unwrap();
+        }
+    }
+}

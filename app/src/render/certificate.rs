@@ -207,3 +207,59 @@ pub fn html_page(c: &Certificate) -> String {
     );
     out
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use gpu_doctor_model::certify::{Check, Level, Measured, Stage, StageRecord};
+
+    use super::*;
+
+    fn hostile() -> Certificate {
+        let check = Check {
+            id: "finding.x".into(),
+            stage: Stage::Software,
+            subject: "<script>alert(1)</script> | pipe".into(),
+            measured: Measured::text("a\nb <b>bold</b>"),
+            threshold: "t".into(),
+            source: "s".into(),
+            verdict: CheckVerdict::Fail,
+        };
+        Certificate {
+            schema_version: 1,
+            verdict: Verdict::Fail,
+            reasons: vec!["FAIL: <img src=x onerror=alert(1)>".into()],
+            level: Level::Software,
+            started_at_unix_secs: 1_764_331_200,
+            duration_secs: 1.0,
+            tool_version: "0".into(),
+            kb_version: "0".into(),
+            origin: "this machine".into(),
+            machine: gpu_doctor_model::certify::MachineIdentity::default(),
+            stages: vec![StageRecord {
+                stage: Stage::Software,
+                not_run: None,
+                duration_secs: 1.0,
+                checks: vec![check],
+            }],
+            sha256: "0".repeat(64),
+        }
+    }
+
+    #[test]
+    fn text_from_the_machine_cannot_become_markup() {
+        let c = hostile();
+        let html = html_page(&c);
+        assert!(!html.contains("<script>") && !html.contains("<img") && !html.contains("<b>bold"), "{html}");
+        assert!(html.contains("&lt;script&gt;"));
+        let md = markdown(&c);
+        assert!(!md.contains("<script>") && !md.contains(" | pipe"), "{md}");
+        assert!(
+            md.lines().filter(|l| l.starts_with("| FAIL |")).count() == 1,
+            "one table row, not broken by a line break"
+        );
+        assert!(summary(&c).starts_with("FAIL — gpu-doctor certify, level 1 (software)\n"));
+        assert!(md.contains("2025-11-28 12:00:00 UTC"), "the start in UTC");
+    }
+}
