@@ -166,7 +166,9 @@ fn measured_stages(
         .collect();
     let bench_took = clock.elapsed().as_secs_f64();
     let after = super::snapshot(machine.host, &Options { deep: false, ..opts.clone() });
-    let mut out = vec![benchmark_stage(snap, &runs, bench_took)];
+    let mut bench = benchmark_stage(snap, &runs, bench_took);
+    bench.checks.extend(smoke_checks(machine.host, snap, progress));
+    let mut out = vec![bench];
     out.push(health_stage(snap, after.as_ref().ok(), &runs));
     if level >= Level::Stress {
         out.push(stress_stage(&runs));
@@ -255,6 +257,38 @@ fn benchmark_stage(snap: &Snapshot, runs: &[(Gpu, Result<BenchRun>)], took: f64)
     checks.extend(rules::identical_gpus(&figures, "FP16 GEMM"));
     StageRecord { stage: Stage::Benchmark, not_run: None, duration_secs: took, checks }
 }
+
+/// Each environment's GPU frameworks' smoke test (the installers' verify: a matrix product on each
+/// GPU against Python's).
+fn smoke_checks(host: &dyn Host, snap: &Snapshot, progress: &mut dyn FnMut(&str)) -> Vec<Check> {
+    let gpus = snap.gpus.value().map_or(0, Vec::len);
+    let mut out = Vec::new();
+    for env in snap.python_envs.value().into_iter().flatten() {
+        let (Some(python), false) = (env.interpreter.as_deref(), env.frameworks.is_empty()) else { continue };
+        progress(&format!("certify: the frameworks' smoke test in {}", env.name));
+        let names: Vec<String> = env.frameworks.iter().map(|f| f.name.clone()).collect();
+        let verified = gpu_doctor_installers::verify::run_on(host, Path::new(python), &names, SMOKE_TIMEOUT);
+        for module in &verified.frameworks {
+            let subject = format!("{}: {module}", env.name);
+            let outcome = match &verified.outcome {
+                Err(e) => Err(e.clone()),
+                Ok(report) => match report.checks.get(module) {
+                    None => Err(format!("{module} gave no result")),
+                    Some(s) => Ok(rules::Smoke {
+                        gpus: s.gpus.iter().map(|g| (g.index, g.check.ok)).collect(),
+                        no_gpu: s.no_gpu.clone(),
+                        error: s.error.clone(),
+                    }),
+                },
+            };
+            out.push(rules::smoke(&subject, outcome.as_ref().map_err(String::as_str), gpus));
+        }
+    }
+    out
+}
+
+/// The longest one environment's smoke test may take (importing TensorFlow and JAX is slow).
+const SMOKE_TIMEOUT: Duration = Duration::from_secs(180);
 
 /// Xid lines and memory errors before the benchmark against after it.
 fn health_stage(before: &Snapshot, after: Option<&Snapshot>, runs: &[(Gpu, Result<BenchRun>)]) -> StageRecord {

@@ -56,6 +56,8 @@ const SOURCE_PRESENT: &str =
     "issue 31: a certificate is about a GPU machine, and never PASS over a part that did not run";
 const SOURCE_AGAINST: &str = "issue 31: `certify --against FILE`: a figure more than 10 % worse than the kept \
     certificate's is a warning, a new finding is named";
+const SOURCE_SMOKE: &str = "assets/python/probe.py --smoke: a matrix product on each visible GPU against the one \
+    computed in Python, TOLERANCE = 1e-3 of the largest entry (probe.py line 203)";
 const SOURCE_FINDING: &str = "gpu-doctor's diagnosis rules, each with its own source (docs/diagnosis.md)";
 const SOURCE_BENCH: &str =
     "gpu-doctor's benchmark verdicts: expected value and normal share per metric (probes/judge/src/bench/verdict.rs)";
@@ -83,6 +85,13 @@ pub const RULES: &[Rule] = &[
         warn: "—",
         fail: "the import fails, or it sees fewer GPUs (none included)",
         source: SOURCE_FRAMEWORK,
+    },
+    Rule {
+        id: "framework.smoke",
+        pass: "the framework's product is right on every GPU the driver lists",
+        warn: "—",
+        fail: "a wrong product, an error, or fewer GPUs than the driver lists",
+        source: SOURCE_SMOKE,
     },
     Rule {
         id: "bench.<metric>",
@@ -355,6 +364,39 @@ pub fn framework_checks(envs: &Probed<Vec<PythonEnv>>, gpus: usize) -> Vec<Check
         }
     }
     out
+}
+
+/// One framework's smoke test in one environment, as the installers' verify read it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Smoke {
+    /// Each GPU it computed on: its index and whether the product was right.
+    pub gpus: Vec<(u32, bool)>,
+    /// Why it saw no GPU, when it said so.
+    pub no_gpu: Option<String>,
+    /// The error that stopped it, when one did.
+    pub error: Option<String>,
+}
+
+/// Level 2: a framework's product on each GPU; `Err` (the script did not run or gave no result)
+/// is `not_run`.
+pub fn smoke(subject: &str, outcome: Result<&Smoke, &str>, gpus: usize) -> Check {
+    const ID: &str = "framework.smoke";
+    let s = match outcome {
+        Ok(s) => s,
+        Err(why) => return not_run(ID, Stage::Benchmark, subject, why),
+    };
+    let right = s.gpus.iter().filter(|(_, ok)| *ok).count();
+    let (measured, verdict) = if let Some(e) = &s.error {
+        (format!("error: {e}"), CheckVerdict::Fail)
+    } else if let Some(why) = &s.no_gpu {
+        (format!("no GPU: {why}"), CheckVerdict::Fail)
+    } else if right == s.gpus.len() && right >= gpus && right > 0 {
+        (format!("right on {right} of {gpus} GPU(s)"), CheckVerdict::Pass)
+    } else {
+        let wrong: Vec<String> = s.gpus.iter().filter(|(_, ok)| !ok).map(|(i, _)| format!("GPU {i}")).collect();
+        (format!("right on {right} of {gpus} GPU(s); wrong on [{}]", wrong.join(", ")), CheckVerdict::Fail)
+    };
+    check(ID, Stage::Benchmark, subject, Measured::text(measured), verdict, rule(ID))
 }
 
 /// The host link of one GPU: its maximum, and what it was while idle and while copying.

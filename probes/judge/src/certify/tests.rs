@@ -188,6 +188,21 @@ fn no_python_at_all_is_a_fact_not_a_missing_part() {
 }
 
 #[test]
+fn a_framework_whose_product_is_wrong_on_a_gpu_fails_and_one_that_did_not_run_is_not_run() {
+    let right = Smoke { gpus: vec![(0, true), (1, true)], ..Smoke::default() };
+    assert_eq!(smoke("venv: torch", Ok(&right), 2).verdict, CheckVerdict::Pass);
+    let wrong = Smoke { gpus: vec![(0, true), (1, false)], ..Smoke::default() };
+    let c = smoke("venv: torch", Ok(&wrong), 2);
+    assert_eq!(c.verdict, CheckVerdict::Fail);
+    assert!(c.measured.describe().contains("wrong on [GPU 1]"), "{c:?}");
+    let one = Smoke { gpus: vec![(0, true)], ..Smoke::default() };
+    assert_eq!(smoke("venv: torch", Ok(&one), 2).verdict, CheckVerdict::Fail, "one of two GPUs");
+    let blind = Smoke { no_gpu: Some("CUDA not available".into()), ..Smoke::default() };
+    assert_eq!(smoke("venv: torch", Ok(&blind), 2).verdict, CheckVerdict::Fail);
+    assert_eq!(smoke("venv: torch", Err("timed out"), 2).verdict, CheckVerdict::NotRun);
+}
+
+#[test]
 fn any_part_that_did_not_run_makes_incomplete_never_pass() {
     let pass = slowdown("GPU 0", Some(&[]));
     let warn = slowdown("GPU 0", Some(&["hw_slowdown".to_owned()]));
