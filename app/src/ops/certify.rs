@@ -24,7 +24,6 @@ use crate::exit::InputError;
 
 /// Where the facts come from.
 #[derive(Clone, Copy)]
-#[allow(missing_debug_implementations)]
 pub struct Machine<'a> {
     /// The host to probe.
     pub host: &'a dyn Host,
@@ -32,6 +31,15 @@ pub struct Machine<'a> {
     pub recorded: Option<&'a Options>,
     /// The replayed folder, or `None` for this machine.
     pub replay: Option<&'a Path>,
+}
+
+impl std::fmt::Debug for Machine<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Machine")
+            .field("recorded", &self.recorded)
+            .field("replay", &self.replay)
+            .finish_non_exhaustive()
+    }
 }
 
 /// What to run.
