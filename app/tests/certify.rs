@@ -186,3 +186,25 @@ fn redact_hides_the_gpu_uuids_so_verify_cannot_tell_the_machine() {
         stdout(&checked)
     );
 }
+
+/// docs/certify.md's table of level 1 on every recorded machine says what the binary says: each
+/// fixture's verdict and exit code (regenerate the table when a rule changes a verdict).
+#[test]
+fn the_docs_table_of_level_1_verdicts_is_what_the_binary_says() {
+    let docs = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/certify.md")).unwrap();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures");
+    let mut names: Vec<String> = std::fs::read_dir(&fixtures)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| fixtures.join(n).join("host.json").is_file())
+        .collect();
+    names.sort();
+    assert!(names.len() > 10, "{names:?}");
+    for name in names {
+        let dir = tempfile::tempdir().unwrap();
+        let out = certify(Some(&name), &["--level", "1"], dir.path());
+        let verdict = certificate(dir.path())["verdict"].as_str().unwrap().replace('_', " ");
+        let row = format!("| `{name}` | {verdict} | {} |", out.status.code().unwrap());
+        assert!(docs.contains(&row), "docs/certify.md has no row starting {row:?}");
+    }
+}
