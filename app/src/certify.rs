@@ -89,6 +89,9 @@ pub fn certify(machine: &Machine<'_>, args: &CertifyArgs, quiet: bool) -> Result
         return verify(machine, file, args.json);
     }
     let level = Level::from_number(args.level).ok_or_else(|| exit::UsageError("--level is 1 to 4".into()))?;
+    if args.duration.is_some() && level != Level::Soak {
+        return Err(exit::UsageError("--duration is the length of level 4's soak: add --level 4".into()).into());
+    }
     // Read before minutes of measuring: an unreadable file is an input error now.
     let kept = args.against.as_deref().map(read_certificate).transpose()?;
     let how = Certify {

@@ -142,6 +142,15 @@ fn verify_catches_one_changed_byte_and_another_machine() {
 fn a_level_outside_1_to_4_is_a_usage_error() {
     let dir = tempfile::tempdir().unwrap();
     assert_eq!(certify(Some("hgx-h100-nvlink"), &["--level", "5"], dir.path()).status.code(), Some(2));
+    let duration = certify(Some("hgx-h100-nvlink"), &["--level", "2", "--duration", "60"], dir.path());
+    assert_eq!(duration.status.code(), Some(2), "--duration belongs to level 4");
+    let soak = certify(Some("hgx-h100-nvlink"), &["--level", "4", "--duration", "60"], dir.path());
+    assert_eq!(soak.status.code(), Some(6), "level 4 on a recording is INCOMPLETE");
+    assert_eq!(
+        certificate(dir.path())["stages"].as_array().unwrap().len(),
+        5,
+        "software, benchmark, health, stress, soak"
+    );
 }
 
 #[test]
