@@ -30,8 +30,8 @@ Levels (--level, default 2):
   3  stress, about 15 minutes: + a sustained GEMM load of at least 3 minutes,
      the memory test over most of the free memory, P2P between every pair,
      bidirectional copies.
-  4  soak, --duration (default an hour): level 3 with the sustained load that
-     long.
+  4  soak, --duration (default an hour): level 3 in rounds until then, each
+     GPU's FP16 GEMM in every round against its first.
 Levels 2-4 have never run on a GPU yet. Without a GPU, or under --replay, they end INCOMPLETE \
 and the certificate says what could not be measured and why.
 
@@ -59,7 +59,8 @@ pub struct CertifyArgs {
     /// The folder to write the certificate files into (created if missing).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Level 4: how long the sustained load runs, seconds (default 3600).
+    /// Level 4: how long the rounds of level 3 go on, seconds (default 3600; at least one more round
+    /// runs after the first).
     #[arg(long, value_name = "SECS")]
     pub duration: Option<u32>,
     /// Replace user and host names, home folders, serial numbers and UUIDs, so the certificate can

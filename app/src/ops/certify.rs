@@ -4,7 +4,7 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result};
@@ -13,7 +13,7 @@ use gpu_doctor_model::bench::plan::{BenchPlan, MAX_MEMTEST_SHARE, Precision, Tes
 use gpu_doctor_model::bench::protocol::Metric;
 use gpu_doctor_model::bench::run::BenchRun;
 use gpu_doctor_model::certify::{
-    CERTIFICATE_SCHEMA_VERSION, Certificate, Check, Level, MachineIdentity, Stage, StageRecord,
+    CERTIFICATE_SCHEMA_VERSION, Certificate, Check, CheckVerdict, Level, MachineIdentity, Stage, StageRecord,
 };
 use gpu_doctor_model::{EccChange, Gpu, Report, Snapshot, TOOL_VERSION};
 use gpu_doctor_probes::host::Host;
@@ -158,21 +158,14 @@ fn measured_stages(
     }
     let gpus = snap.gpus.value().cloned().unwrap_or_default();
     let clock = Instant::now();
-    let runs: Vec<(Gpu, Result<BenchRun>)> = gpus
-        .into_iter()
-        .map(|gpu| {
-            progress(&format!(
-                "certify: benchmarking GPU {} ({})",
-                gpu.index,
-                gpu.name.as_deref().unwrap_or("unknown")
-            ));
-            let plan = plan_for(gpu.index, level, duration);
-            let measure = super::bench::Measure { cancel: Arc::clone(&how.cancel), ..super::bench::Measure::default() };
-            let run = super::bench::measure(Some(snap), &plan, measure, &mut |_| {});
-            (gpu, run)
-        })
-        .collect();
+    let runs = round(snap, &gpus, how, 1, progress);
     let bench_took = clock.elapsed().as_secs_f64();
+    // Level 4: more rounds of level 3 until --duration has passed (or a cancel).
+    let mut later = Vec::new();
+    let soak = Duration::from_secs(u64::from(duration.unwrap_or(SOAK_SECS)));
+    while level == Level::Soak && clock.elapsed() < soak && !how.cancel.load(Ordering::Relaxed) {
+        later.push(round(snap, &gpus, how, later.len() + 2, progress));
+    }
     let after = super::snapshot(machine.host, &Options { deep: false, ..opts.clone() });
     let mut bench = benchmark_stage(snap, &runs, bench_took);
     bench.checks.extend(smoke_checks(machine.host, snap, progress));
@@ -182,13 +175,64 @@ fn measured_stages(
         out.push(stress_stage(&runs));
     }
     if level >= Level::Soak {
-        out.push(not_run_stage(
-            Stage::Soak,
-            "rounds of level 3 and the drift between them are not built yet: level 4 runs the sustained load for \
-             --duration once",
-        ));
+        out.push(soak_stage(&runs, &later, clock.elapsed().as_secs_f64() - bench_took));
     }
     out
+}
+
+/// Level 4's length when `--duration` is not given: an hour.
+const SOAK_SECS: u32 = 3600;
+
+/// One round: the level's benchmark on every GPU in turn.
+fn round(
+    snap: &Snapshot,
+    gpus: &[Gpu],
+    how: &Certify,
+    number: usize,
+    progress: &mut dyn FnMut(&str),
+) -> Vec<(Gpu, Result<BenchRun>)> {
+    gpus.iter()
+        .map(|gpu| {
+            let name = gpu.name.as_deref().unwrap_or("unknown");
+            let which = if number > 1 { format!(", round {number}") } else { String::new() };
+            progress(&format!("certify: benchmarking GPU {} ({name}){which}", gpu.index));
+            let plan = plan_for(gpu.index, how.level);
+            let measure = super::bench::Measure { cancel: Arc::clone(&how.cancel), ..super::bench::Measure::default() };
+            (gpu.clone(), super::bench::measure(Some(snap), &plan, measure, &mut |_| {}))
+        })
+        .collect()
+}
+
+/// The best FP16 GEMM of a run, TFLOP/s.
+fn fp16_gemm(run: &Result<BenchRun>) -> Option<f64> {
+    let run = run.as_ref().ok()?;
+    run.find_metric(|m| matches!(m, Metric::Gemm { precision: Precision::Fp16, .. })).map(|j| j.measurement.value)
+}
+
+/// Level 4: each later round's checks, and each GPU's drift from its first round.
+fn soak_stage(first: &[(Gpu, Result<BenchRun>)], later: &[Vec<(Gpu, Result<BenchRun>)>], took: f64) -> StageRecord {
+    let mut checks = Vec::new();
+    if later.is_empty() {
+        checks.push(rules::not_run(
+            "soak.drift",
+            Stage::Soak,
+            "every GPU",
+            "no second round ran (--duration too short, or cancelled)",
+        ));
+    }
+    for (n, round) in later.iter().enumerate() {
+        for (gpu, run) in round {
+            let who = format!("{}, round {}", subject(gpu), n + 2);
+            if let Ok(run) = run {
+                checks.extend(
+                    rules::bench_checks(&who, Stage::Soak, run).into_iter().filter(|c| c.verdict != CheckVerdict::Pass),
+                );
+            }
+            let start = first.iter().find(|(g, _)| g.index == gpu.index).and_then(|(_, r)| fp16_gemm(r));
+            checks.push(rules::drift(&who, start, fp16_gemm(run)));
+        }
+    }
+    StageRecord { stage: Stage::Soak, not_run: None, duration_secs: took, checks }
 }
 
 fn not_run_stage(stage: Stage, why: &str) -> StageRecord {
@@ -196,15 +240,15 @@ fn not_run_stage(stage: Stage, why: &str) -> StageRecord {
         Stage::Software | Stage::Benchmark => "bench.quick",
         Stage::Health => "health.xid",
         Stage::Stress => "stress.sustained",
-        Stage::Soak => "soak.rounds",
+        Stage::Soak => "soak.drift",
         Stage::Against => "against.figure",
     };
     let check = rules::not_run(id, stage, "every GPU", why);
     StageRecord { stage, not_run: Some(why.to_owned()), duration_secs: 0.0, checks: vec![check] }
 }
 
-/// The benchmark plan of a level for one GPU.
-fn plan_for(gpu: u32, level: Level, duration: Option<u32>) -> BenchPlan {
+/// The benchmark plan of a level for one GPU (level 4 runs level 3's in rounds).
+fn plan_for(gpu: u32, level: Level) -> BenchPlan {
     use TestKind::{Bidir, D2d, D2h, Fma, Gemm, H2d, Memtest, P2p, Sustained};
     match level {
         Level::Software | Level::Quick => BenchPlan::preset(gpu, vec![H2d, D2h, D2d, Gemm, Fma], true),
@@ -212,7 +256,8 @@ fn plan_for(gpu: u32, level: Level, duration: Option<u32>) -> BenchPlan {
             let mut plan =
                 BenchPlan::preset(gpu, vec![H2d, D2h, Bidir, D2d, P2p, Gemm, Fma, Memtest, Sustained], false);
             plan.memtest_share = MAX_MEMTEST_SHARE;
-            plan.sustained_secs = if level == Level::Soak { duration.unwrap_or(3600) } else { 180 };
+            // At least 3 minutes of sustained load (issue 31; DCGM's diagnostic plugin runs 180 s).
+            plan.sustained_secs = 180;
             plan
         }
     }
@@ -349,22 +394,25 @@ mod tests {
 
     use super::*;
 
+    fn stress_of(gpu: u32) -> BenchPlan {
+        plan_for(gpu, Level::Stress)
+    }
+
     #[test]
     fn each_level_asks_the_benchmark_for_what_it_promises() {
-        let quick = plan_for(0, Level::Quick, None);
+        let quick = plan_for(0, Level::Quick);
         assert!(quick.quick);
         assert_eq!(quick.tests, [TestKind::H2d, TestKind::D2h, TestKind::D2d, TestKind::Gemm, TestKind::Fma]);
-        let stress = plan_for(1, Level::Stress, Some(7200));
+        let stress = plan_for(1, Level::Stress);
         assert_eq!(stress.gpu, 1);
         assert!(stress.sustained_secs >= 180, "at least 3 minutes of sustained load");
         assert_eq!(stress.memtest_share, MAX_MEMTEST_SHARE, "most of the free memory");
         for t in [TestKind::Bidir, TestKind::P2p, TestKind::Memtest, TestKind::Sustained] {
             assert!(stress.tests.contains(&t), "{t:?}");
         }
-        assert_eq!(plan_for(0, Level::Soak, Some(7200)).sustained_secs, 7200);
-        assert_eq!(plan_for(0, Level::Soak, None).sustained_secs, 3600);
+        assert_eq!(plan_for(0, Level::Soak), stress_of(0), "level 4 is level 3 in rounds");
         for level in [Level::Quick, Level::Stress, Level::Soak] {
-            plan_for(0, level, Some(3600)).validate().unwrap();
+            plan_for(0, level).validate().unwrap();
         }
     }
 }

@@ -130,6 +130,13 @@ pub const RULES: &[Rule] = &[
         source: SOURCE_DCGM_STRESS,
     },
     Rule {
+        id: "soak.drift",
+        pass: "each later round's FP16 GEMM ≥ 0.95 × the same GPU's first round",
+        warn: "—",
+        fail: "below 0.95 ×, or a round that measured nothing",
+        source: SOURCE_DCGM_STRESS,
+    },
+    Rule {
         id: "stress.slowdown",
         pass: "no thermal or power slowdown reason during the load",
         warn: "HW slowdown, HW/SW thermal slowdown or power brake during the load",
@@ -460,6 +467,23 @@ pub fn sustained(subject: &str, early: Option<f64>, late: Option<f64>, what: &st
     let ratio = late / early;
     let verdict = if ratio >= SUSTAINED_MIN_RATIO { CheckVerdict::Pass } else { CheckVerdict::Fail };
     check(ID, Stage::Stress, subject, Measured::value(ratio, format!("× early ({what})")), verdict, rule(ID))
+}
+
+/// Level 4: one GPU's figure in a later round against its first round's.
+pub fn drift(subject: &str, first: Option<f64>, later: Option<f64>) -> Check {
+    const ID: &str = "soak.drift";
+    let Some(first) = first.filter(|f| *f > 0.0) else {
+        return not_run(ID, Stage::Soak, subject, "the first round measured no FP16 GEMM");
+    };
+    let (measured, verdict) = match later {
+        Some(v) => {
+            let ratio = v / first;
+            let verdict = if ratio >= SUSTAINED_MIN_RATIO { CheckVerdict::Pass } else { CheckVerdict::Fail };
+            (Measured::value(ratio, "× the first round (FP16 GEMM)"), verdict)
+        }
+        None => (Measured::text("this round measured no FP16 GEMM"), CheckVerdict::Fail),
+    };
+    check(ID, Stage::Soak, subject, measured, verdict, rule(ID))
 }
 
 /// Level 3: the clock-event reasons seen during the load; a thermal or power slowdown warns.

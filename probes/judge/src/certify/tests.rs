@@ -112,6 +112,14 @@ fn sustained_compute_below_95_percent_of_its_early_figure_fails() {
 }
 
 #[test]
+fn a_soak_round_drifting_below_95_percent_of_the_first_fails() {
+    assert_eq!(drift("GPU 0, round 2", Some(200.0), Some(195.0)).verdict, CheckVerdict::Pass);
+    assert_eq!(drift("GPU 0, round 3", Some(200.0), Some(180.0)).verdict, CheckVerdict::Fail);
+    assert_eq!(drift("GPU 0, round 3", Some(200.0), None).verdict, CheckVerdict::Fail, "a round that broke");
+    assert_eq!(drift("GPU 0, round 2", None, Some(195.0)).verdict, CheckVerdict::NotRun);
+}
+
+#[test]
 fn pinned_copies_below_80_percent_of_the_link_warn() {
     assert_eq!(pinned_copy("GPU 0", Some(26.0), Some(31.5)).verdict, CheckVerdict::Pass);
     assert_eq!(pinned_copy("GPU 0", Some(12.0), Some(31.5)).verdict, CheckVerdict::Warn);
