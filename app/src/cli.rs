@@ -170,6 +170,12 @@ pub enum Command {
     /// made, then proven on the GPU.
     #[command(after_help = crate::setup::AFTER_HELP)]
     Setup(crate::setup::SetupArgs),
+    /// Certify this machine: one run from the checks (level 1) through the benchmark (2), stress (3)
+    /// and soak (4) to a verdict (PASS, PASS WITH WARNINGS, FAIL or INCOMPLETE), kept as a
+    /// certificate (JSON, Markdown, HTML) with every check's measurement, threshold and source and a
+    /// SHA-256; `--verify FILE` checks a kept one. Certify changes nothing on the machine.
+    #[command(after_help = crate::certify::AFTER_HELP)]
+    Certify(crate::certify::CertifyArgs),
     /// List the processes on each of this machine's GPUs once, as the window's Telemetry page
     /// shows them: pid, owner, compute (C) or graphics (G) context, GPU memory, SM and memory
     /// utilisation, host CPU and memory, command line. From NVML and /proc; CPU % needs two
@@ -321,6 +327,7 @@ impl Cli {
             Some(Command::Check(a)) => a.replay.dir.as_ref(),
             Some(Command::Report(a)) => a.replay.dir.as_ref(),
             Some(Command::Fix(a)) => a.replay.dir.as_ref(),
+            Some(Command::Certify(a)) => a.replay.dir.as_ref(),
             _ => None,
         };
         self.replay.as_ref().or(after)
@@ -345,6 +352,7 @@ impl Command {
             Self::Compare(_) => "compare",
             Self::Fix(_) => "fix",
             Self::Setup(_) => "setup",
+            Self::Certify(_) => "certify",
             Self::Processes(_) => "processes",
             Self::BenchWorker => "bench-worker",
             Self::Completions { .. } => "completions",

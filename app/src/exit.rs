@@ -10,6 +10,12 @@ pub const OK: u8 = 0;
 pub const FINDINGS: u8 = 1;
 /// `bench`: some test did not run, failed, or failed a check.
 pub const INCOMPLETE: u8 = 1;
+/// `certify`: the certificate says PASS WITH WARNINGS (PASS is 0, FAIL is 1).
+pub const CERTIFY_WARNINGS: u8 = 5;
+/// `certify`: the certificate says INCOMPLETE: a part could not run (no GPU, a replay, a refused test).
+pub const CERTIFY_INCOMPLETE: u8 = 6;
+/// `certify --verify`: the file is intact but describes another machine (an altered file is 1).
+pub const VERIFY_OTHER_MACHINE: u8 = 7;
 /// The command line was wrong (clap's own usage errors, and combinations it cannot see, such as
 /// `--replay` with `record-fixture` or `--screenshot` without a display).
 pub const USAGE: u8 = 2;

@@ -1,12 +1,13 @@
 //! gpu-doctor: checks an NVIDIA GPU machine for machine learning.
 //!
 //! This file is command code: it picks the host and runs `check`, `diagnose`, `report`,
-//! `record-fixture` and `compare` (`bench.rs` runs `bench`, `fleet.rs` runs `fleet`, `fix.rs` runs `fix`, `setup.rs` `setup`; `cli/generate.rs` the
+//! `record-fixture` and `compare` (`bench.rs` runs `bench`, `fleet.rs` runs `fleet`, `fix.rs` runs `fix`, `setup.rs` `setup`, `certify.rs` `certify`; `cli/generate.rs` the
 //! hidden `completions` and `man`) through the services below it (`ops`, `render`, `exit`, `files`), which the window
 //! (`gui`) uses too; nothing below uses this file (`tests/tests/layering.rs` checks that no two files
 //! import each other).
 
 mod bench;
+mod certify;
 mod cli;
 mod exit;
 mod files;
@@ -83,6 +84,10 @@ fn run(cli: Cli, started: Instant) -> Result<u8> {
         }
         Some(Command::Setup(args)) => {
             setup::setup(host.as_ref(), &args, &ops::options(&ProbeArgs::default(), recorded), this_machine, quiet)
+        }
+        Some(Command::Certify(args)) => {
+            let machine = ops::certify::Machine { host: host.as_ref(), recorded, replay: replay.as_deref() };
+            certify::certify(&machine, &args, quiet)
         }
         Some(Command::Processes(args)) => processes(&args, this_machine),
         Some(Command::BenchWorker) => Ok(bench::worker()),

@@ -44,7 +44,7 @@ fn help_text_has_no_stray_line_breaks() {
         }
     }
     let helps = helps(80);
-    for text in [AFTER_HELP, EXIT_HELP, crate::bench::AFTER_HELP] {
+    for text in [AFTER_HELP, EXIT_HELP, crate::bench::AFTER_HELP, crate::certify::AFTER_HELP] {
         for line in text.lines().filter(|l| indent(l) > 0) {
             assert!(line.chars().count() <= 80, "{line:?} is wider than 80 columns");
             assert!(helps.iter().any(|(_, h)| h.lines().any(|l| l == line)), "{line:?} was wrapped at 80 columns");
@@ -103,6 +103,16 @@ fn help_texts_name_the_exit_codes_of_exit_rs() {
         (crate::bench::AFTER_HELP, exit::USAGE, "the command line was wrong"),
         (crate::bench::AFTER_HELP, exit::INPUT, "an input could not be read"),
         (crate::bench::AFTER_HELP, exit::INTERNAL, "an internal error"),
+        (crate::certify::AFTER_HELP, exit::OK, "PASS"),
+        (crate::certify::AFTER_HELP, exit::FINDINGS, "FAIL"),
+        (crate::certify::AFTER_HELP, exit::CERTIFY_WARNINGS, "PASS WITH WARNINGS"),
+        (crate::certify::AFTER_HELP, exit::CERTIFY_INCOMPLETE, "INCOMPLETE"),
+        (crate::certify::AFTER_HELP, exit::OK, "intact and this machine"),
+        (crate::certify::AFTER_HELP, exit::FINDINGS, "altered"),
+        (crate::certify::AFTER_HELP, exit::VERIFY_OTHER_MACHINE, "intact but another machine"),
+        (crate::certify::AFTER_HELP, exit::USAGE, "the command line was wrong"),
+        (crate::certify::AFTER_HELP, exit::INPUT, "an input"),
+        (crate::certify::AFTER_HELP, exit::INTERNAL, "gpu-doctor itself failed"),
         (COMPARE_EXIT_HELP, exit::OK, "no error-level fleet finding"),
         (COMPARE_EXIT_HELP, exit::FINDINGS, "at least one"),
         (COMPARE_EXIT_HELP, exit::USAGE, "the command line was wrong"),

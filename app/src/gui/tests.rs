@@ -203,6 +203,7 @@ fn every_page_draws_on_a_machine_without_a_driver() {
         (Page::Checks, "Checks: "),
         (Page::Environments, "Python environments"),
         (Page::Setup, "Set up an environment"),
+        (Page::Certify, "Start certify"),
         (Page::Benchmarks, "Run benchmarks"),
         (Page::Telemetry, "off while a recorded machine is on screen"),
         (Page::Report, "## gpu-doctor report"),

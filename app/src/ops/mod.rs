@@ -5,6 +5,7 @@
 //! `fleet.rs` wrap these in commands, the window in its tasks.
 
 pub mod bench;
+pub mod certify;
 pub mod fleet;
 
 use anyhow::Result;

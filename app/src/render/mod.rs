@@ -4,6 +4,7 @@
 //! renders a fleet's comparison (`gpu-doctor compare`).
 
 pub mod bench;
+pub mod certificate;
 pub mod compare;
 pub mod document;
 pub mod facts;

@@ -5,9 +5,11 @@
 //!   (the `bench.*` rules over a benchmark run included).
 //! - [`bench`]: each benchmark number judged against what the hardware should reach, and the saved
 //!   run assembled from what the runner collected.
+//! - [`certify`]: the threshold rules of a certificate and its verdict.
 //! - [`fleet`]: many machines' reports compared.
 
 pub mod bench;
+pub mod certify;
 pub mod diagnose;
 pub mod fleet;
 #[cfg(any(test, feature = "test-support"))]

@@ -56,6 +56,14 @@ const ERRORS: Embedded = embed!("errors.toml");
 const DRIVERS: Embedded = embed!("drivers.toml");
 const XID: Embedded = embed!("xid.toml");
 
+/// Every embedded table as (file name, text), in a fixed order: what a certificate's knowledge-base
+/// version is hashed from.
+pub fn embedded_tables() -> impl Iterator<Item = (&'static str, &'static str)> {
+    [CUDA, GPUS, PYTORCH, TENSORFLOW, JAX, CUPY, CUDNN, LINKS, ERRORS, DRIVERS, XID]
+        .into_iter()
+        .map(|e| (e.name, e.text))
+}
+
 /// An embedded table did not parse: a bug in the shipped data, caught by the table tests.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("knowledge base file {file} is invalid: {message}")]

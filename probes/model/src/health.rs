@@ -64,11 +64,17 @@ pub struct GpuHealth {
 /// The clock-event reasons that mean the GPU is slowed by heat or its power delivery.
 const SLOWDOWNS: [&str; 4] = ["hw_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown", "sw_thermal_slowdown"];
 
+/// Whether a clock-event reason (as [`GpuHealth::clock_event_reasons`] and telemetry samples name
+/// them) means heat or the power delivery slows the GPU.
+pub fn is_slowdown(reason: &str) -> bool {
+    SLOWDOWNS.contains(&reason)
+}
+
 impl GpuHealth {
     /// The clock-event reasons holding the clocks down now that mean heat or the power delivery
     /// slows the GPU (hardware slowdown, power brake, thermal limits), in `clock_event_reasons`' order.
     pub fn slowdowns(&self) -> Vec<&str> {
-        self.clock_event_reasons.iter().flatten().map(String::as_str).filter(|r| SLOWDOWNS.contains(r)).collect()
+        self.clock_event_reasons.iter().flatten().map(String::as_str).filter(|r| is_slowdown(r)).collect()
     }
 }
 

@@ -5,6 +5,7 @@
 
 pub mod bench;
 mod bus_id;
+pub mod certify;
 mod containers;
 mod cudnn;
 mod driver;
@@ -38,7 +39,7 @@ pub use driver::{DriverFacts, InstalledModule, KernelModuleFacts, SecureBoot};
 pub use env::{EnvFacts, MASKED, mask_secret, mask_url_credentials};
 pub use finding::{Category, Change, DriverLoadProblem, Finding, InstallFlag, PlanRef, PlanTarget, Severity};
 pub use gpu::{Gpu, GpuProcess};
-pub use health::{EccChange, EccCounters, GpuHealth, Health, XidEvent};
+pub use health::{EccChange, EccCounters, GpuHealth, Health, XidEvent, is_slowdown};
 pub use link::{BootLinkLimit, EgpuFacts, HostLink, IDLE_NOTE, SysfsLink, TunnelKind, UpstreamPort};
 pub use pci::{NVIDIA_DRIVER, NVIDIA_VENDOR_ID, PciDevice, is_display_class};
 pub use platform::{ContainerFacts, OsFamily, Platform, PlatformFacts, WslFacts};

@@ -24,6 +24,13 @@ pub struct GpuTelemetry {
     pub pcie_tx_kbps: Option<u32>,
     /// PCIe receive (host to GPU) throughput, KB/s over a 20 ms window.
     pub pcie_rx_kbps: Option<u32>,
+    /// PCIe link generation now (it drops while idle); `None` when NVML did not answer, and in runs
+    /// saved before gpu-doctor sampled it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pcie_link_gen: Option<u32>,
+    /// PCIe lanes now; `None` as for `pcie_link_gen`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pcie_link_width: Option<u32>,
     /// Why clocks are held below their maximum now, as NVML names them in snake case
     /// (`gpu_idle`, `sw_power_cap`, `hw_thermal_slowdown`, …); empty when nothing holds them.
     pub throttle_reasons: Option<Vec<String>>,

@@ -338,6 +338,9 @@ fn read(d: &nvml_wrapper::Device<'_>, detail: Detail) -> GpuTelemetry {
         utilization_mem_pct: utilization.as_ref().map(|u| u.memory),
         pcie_tx_kbps: (detail == Detail::Full).then(|| d.pcie_throughput(PcieUtilCounter::Send).ok()).flatten(),
         pcie_rx_kbps: (detail == Detail::Full).then(|| d.pcie_throughput(PcieUtilCounter::Receive).ok()).flatten(),
+        // The link while a copy runs is what `certify` judges (a link may train down while idle).
+        pcie_link_gen: d.current_pcie_link_gen().ok(),
+        pcie_link_width: d.current_pcie_link_width().ok(),
         throttle_reasons: d.current_throttle_reasons().ok().map(|r| throttle_reason_names(r.bits())),
     }
 }

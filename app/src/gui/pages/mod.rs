@@ -2,6 +2,7 @@
 //! background jobs live in its state and are polled in `logic`.
 
 mod benchmarks;
+mod certify;
 mod checks;
 mod environments;
 mod fleet;
@@ -29,6 +30,8 @@ pub enum Page {
     Environments,
     /// Plans: a finding's fix or a new environment, applied and checked again.
     Setup,
+    /// One run from the checks to a verdict, kept as a certificate.
+    Certify,
     /// Run benchmarks and plot them.
     Benchmarks,
     /// Live GPU telemetry.
@@ -41,11 +44,12 @@ pub enum Page {
 
 impl Page {
     /// Every page, in tab order.
-    pub const ALL: [Page; 8] = [
+    pub const ALL: [Page; 9] = [
         Page::Overview,
         Page::Checks,
         Page::Environments,
         Page::Setup,
+        Page::Certify,
         Page::Benchmarks,
         Page::Telemetry,
         Page::Report,
@@ -59,6 +63,7 @@ impl Page {
             Page::Checks => "Checks",
             Page::Environments => "Environments",
             Page::Setup => "Setup",
+            Page::Certify => "Certify",
             Page::Benchmarks => "Benchmarks",
             Page::Telemetry => "Telemetry",
             Page::Report => "Report",
@@ -82,6 +87,8 @@ pub struct Pages {
     pub envs: environments::EnvPage,
     /// Setup: the plans on screen, the apply run, the re-check.
     pub setup: setup::SetupPage,
+    /// Certify: the level, the run, the certificate.
+    pub certify: certify::CertifyPage,
     /// Benchmarks: runs, past runs, plots.
     pub bench: benchmarks::BenchPage,
     /// Telemetry: pause, window.
@@ -106,18 +113,25 @@ impl Pages {
                 self.envs.start_with_dir(ctx, Ok(dir.join("config")));
                 self.bench.set_runs_dir(ctx, Some(dir.join("runs")));
                 self.setup.start(ctx, Some(dir.join("installs")));
+                self.certify.save_dir = Some(dir.join("certificates"));
             }
             None => {
                 self.envs.start(ctx);
                 self.bench.start(ctx);
                 self.setup.start(ctx, super::storage::data_dir().map(|d| d.join("installs")));
+                self.certify.save_dir = super::storage::data_dir().map(|d| d.join("certificates"));
             }
         }
     }
 
     /// Whether a page job is under way.
     pub fn busy(&self) -> bool {
-        self.envs.busy() || self.bench.busy() || self.report.busy() || self.fleet.busy() || self.setup.busy()
+        self.envs.busy()
+            || self.bench.busy()
+            || self.report.busy()
+            || self.fleet.busy()
+            || self.setup.busy()
+            || self.certify.busy()
     }
 
     /// Polls the pages' jobs; a benchmark run samples telemetry from `telemetry`.
@@ -133,6 +147,7 @@ impl Pages {
         self.bench.logic(ctx, shown, telemetry);
         self.report.logic(ctx, shown, self.bench.latest_run(), actions);
         self.fleet.logic(ctx);
+        self.certify.logic();
     }
 
     /// Draws one page.
@@ -149,6 +164,7 @@ impl Pages {
             Page::Checks => self.checks.checks_ui(ui, shown, actions),
             Page::Environments => self.envs.environments_ui(ui, shown, actions),
             Page::Setup => self.setup.setup_ui(ui, shown),
+            Page::Certify => self.certify.certify_ui(ui, shown, actions),
             Page::Benchmarks => self.bench.benchmarks_ui(ui, shown),
             Page::Telemetry => self.telemetry.telemetry_ui(ui, shown, feed),
             Page::Report => self.report.report_ui(ui, shown, self.bench.latest_run(), actions),

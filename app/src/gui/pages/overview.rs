@@ -161,6 +161,9 @@ fn verdict_ui(ui: &mut Ui, shown: &Shown<'_>, actions: &mut Vec<Action>) {
                     }
                 });
             }
+            if !shown.other && shown.report.is_some() && ui.button("Certify this machine").clicked() {
+                actions.push(Action::Goto(Page::Certify));
+            }
         });
 }
 
