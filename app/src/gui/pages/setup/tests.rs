@@ -214,9 +214,17 @@ fn live(name: &str) -> (Harness<'static, App>, tempfile::TempDir) {
     // was not always enough on a loaded machine, and no Apply button appeared).
     settle(&mut h);
     step_until(&mut h, "the tool search", |app| !app.pages.setup.form.busy());
-    settle(&mut h);
-    h.get_by_label("Make the plan").click();
-    settle(&mut h);
+    // The page also plans the first finding when it first shows; a click while that plan is being
+    // made is ignored (the button is disabled then), so click until the new environment's plan is
+    // the one shown.
+    let made = |app: &App| app.pages.setup.planned.value().is_some_and(|p| p.plans.iter().any(|p| p.id == "setup"));
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !made(h.state()) {
+        assert!(Instant::now() < deadline, "the new environment's plan was never made");
+        settle(&mut h);
+        h.get_by_label("Make the plan").click();
+        settle(&mut h);
+    }
     (h, home)
 }
 
