@@ -232,6 +232,43 @@ pub trait Host: Send + Sync {
     fn run(&self, cmd: &Cmd) -> Result<CmdOutput, HostError>;
     /// Everything NVML answers about the driver and each device.
     fn nvml(&self) -> Result<NvmlReport, HostError>;
+    /// The kernel's message buffer read directly (`/dev/kmsg`), one line per record as `dmesg`
+    /// prints it (`[   54.047067] message`), so no `dmesg` process is started. Only the system
+    /// host reads it; a recording or replay answers `Unavailable`, and the kernel-log probe runs
+    /// `dmesg` (which they record) instead.
+    fn kernel_messages(&self) -> Result<String, HostError> {
+        Err(HostError::Unavailable { message: "this host does not read /dev/kmsg".to_owned() })
+    }
+}
+
+/// One `/dev/kmsg` record (`PRIORITY,SEQUENCE,MICROSECONDS,FLAGS[,…];MESSAGE`, then optional
+/// continuation lines that start with a space) as `dmesg` prints it: `[SSSSS.UUUUUU] MESSAGE`,
+/// the `\xNN` escapes of the message undone. `None` for a record of another shape. Format:
+/// Linux's Documentation/ABI/testing/dev-kmsg.
+pub fn kmsg_line(record: &str) -> Option<String> {
+    let first = record.lines().next()?;
+    let (prefix, message) = first.split_once(';')?;
+    let mut fields = prefix.split(',');
+    let (_priority, _sequence, usec) = (fields.next()?, fields.next()?, fields.next()?);
+    let usec: u64 = usec.parse().ok()?;
+    let mut text = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(i) = rest.find("\\x") {
+        text.push_str(&rest[..i]);
+        let hex = rest.get(i + 2..i + 4).and_then(|h| u8::from_str_radix(h, 16).ok());
+        match hex {
+            Some(byte) => {
+                text.push(char::from(byte));
+                rest = &rest[i + 4..];
+            }
+            None => {
+                text.push('\\');
+                rest = &rest[i + 1..];
+            }
+        }
+    }
+    text.push_str(rest);
+    Some(format!("[{:>5}.{:06}] {text}", usec / 1_000_000, usec % 1_000_000))
 }
 
 /// True when `path` names a file (after following links).
@@ -293,6 +330,33 @@ mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
 
     use super::*;
+
+    /// The records of Linux's Documentation/ABI/testing/dev-kmsg, as `dmesg` prints them.
+    #[test]
+    fn kmsg_records_read_as_dmesg_prints_them() {
+        let record = "7,160,424069,-;pci_root PNP0A03:00: host bridge window [io  0x0000-0x0cf7] (ignored)\n \
+                      SUBSYSTEM=acpi\n DEVICE=+acpi:PNP0A03:00\n";
+        assert_eq!(
+            kmsg_line(record).as_deref(),
+            Some("[    0.424069] pci_root PNP0A03:00: host bridge window [io  0x0000-0x0cf7] (ignored)")
+        );
+        assert_eq!(
+            kmsg_line("6,339,5140900,-;NET: Registered protocol family 10\n").as_deref(),
+            Some("[    5.140900] NET: Registered protocol family 10")
+        );
+        // An Xid line long after boot, and the escapes the kernel writes for bytes it will not print.
+        assert_eq!(
+            kmsg_line("4,1024,6781741548779,-;NVRM: Xid (PCI:0000:91:00): 79, GPU has fallen off the bus.\\x0a")
+                .as_deref(),
+            Some("[6781741.548779] NVRM: Xid (PCI:0000:91:00): 79, GPU has fallen off the bus.\n")
+        );
+        assert_eq!(kmsg_line("6,1,5,-;a \\xzz b").as_deref(), Some("[    0.000005] a \\xzz b"));
+        for bad in ["", "no prefix", "6,1;x", "6,1,notime,-;x", "\u{0}\u{ff};;;"] {
+            assert_eq!(kmsg_line(bad), None, "{bad:?}");
+        }
+        let huge = format!("6,1,1,-;{}", "x".repeat(1 << 20));
+        assert_eq!(kmsg_line(&huge).map(|l| l.len()), Some(15 + (1 << 20)));
+    }
 
     #[test]
     fn devices_and_fifos_are_refused_at_once_and_files_read_up_to_the_cap() {

@@ -156,12 +156,77 @@ impl Host for SystemHost {
     fn nvml(&self) -> Result<NvmlReport, HostError> {
         super::nvml_handle::with_deadline("the NVML query", super::nvml_handle::QUERY_DEADLINE, super::nvml::query)
     }
+
+    #[cfg(target_os = "linux")]
+    fn kernel_messages(&self) -> Result<String, HostError> {
+        read_kmsg(std::path::Path::new("/dev/kmsg"))
+    }
+}
+
+/// Reads every record of the kernel's message buffer at `path` without blocking: one record per
+/// `read`, until the buffer is drained (`EAGAIN`); a record overwritten while reading (`EPIPE`) is
+/// skipped. At most `MAX_FILE_BYTES` of text. Not permitted (`kernel.dmesg_restrict`) is an error.
+#[cfg(target_os = "linux")]
+fn read_kmsg(path: &std::path::Path) -> Result<String, HostError> {
+    use std::io::{ErrorKind, Read};
+    use std::os::unix::fs::OpenOptionsExt;
+    let io = |e: std::io::Error| HostError::Io { message: e.to_string(), what: path.display().to_string() };
+    let flags = rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::CLOEXEC;
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(i32::try_from(flags.bits()).unwrap_or_default())
+        .open(path)
+        .map_err(io)?;
+    let mut out = String::new();
+    // A record is at most about 1 KiB of text plus its dictionary; 8 KiB is what dmesg reads with.
+    let mut buf = vec![0u8; 8192];
+    loop {
+        match file.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                if let Some(line) = super::kmsg_line(&String::from_utf8_lossy(&buf[..n])) {
+                    if out.len() + line.len() + 1 > super::MAX_FILE_BYTES {
+                        break;
+                    }
+                    out.push_str(&line);
+                    out.push('\n');
+                }
+            }
+            Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+            Err(e) if e.raw_os_error() == Some(rustix::io::Errno::PIPE.raw_os_error()) => {}
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => return Err(io(e)),
+        }
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    /// Where this machine lets us read both, the buffer read directly holds what `dmesg` prints
+    /// (records that came in between aside).
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn kmsg_holds_what_dmesg_prints() {
+        let Ok(direct) = read_kmsg(std::path::Path::new("/dev/kmsg")) else { return };
+        let Ok(out) = std::process::Command::new("dmesg").output() else { return };
+        if !out.status.success() {
+            return;
+        }
+        let direct: std::collections::BTreeSet<&str> = direct.lines().collect();
+        let printed = String::from_utf8_lossy(&out.stdout);
+        let missing: Vec<&str> = printed.lines().filter(|l| !direct.contains(l)).collect();
+        assert!(
+            missing.len() <= 2,
+            "{} of dmesg's lines are not read: {:?}",
+            missing.len(),
+            &missing[..missing.len().min(5)]
+        );
+        assert!(!direct.is_empty());
+    }
     use std::time::{Duration, Instant};
 
     #[test]

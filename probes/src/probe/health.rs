@@ -144,8 +144,20 @@ fn kernel_log(host: &dyn Host, trace: &mut Trace) -> (Probed<Vec<XidEvent>>, Vec
         let error = "the knowledge base did not load (a bug: please report it)";
         return (Probed::Failed { error: error.to_owned() }, Vec::new());
     };
-    let readers: [(&str, &[&str]); 2] = [("dmesg", &[]), ("journalctl", &["-k", "-b", "--no-pager"])];
     let mut why_not = Vec::new();
+    // The buffer itself first: what `dmesg` prints, without starting it (the system host only).
+    match host.kernel_messages() {
+        Ok(text) => {
+            let lines: Vec<String> = text.lines().map(str::to_owned).collect();
+            return read_log(&lines, "/dev/kmsg", kb, trace);
+        }
+        Err(HostError::Unavailable { .. }) => {}
+        Err(e) => {
+            trace.miss("/dev/kmsg", e.to_string());
+            why_not.push(format!("/dev/kmsg: {e}"));
+        }
+    }
+    let readers: [(&str, &[&str]); 2] = [("dmesg", &[]), ("journalctl", &["-k", "-b", "--no-pager"])];
     for (program, args) in readers {
         let name = std::iter::once(program).chain(args.iter().copied()).collect::<Vec<_>>().join(" ");
         let Some(path) = which(host, program) else {
@@ -158,17 +170,7 @@ fn kernel_log(host: &dyn Host, trace: &mut Trace) -> (Probed<Vec<XidEvent>>, Vec
             Ok(out) => match refusal(&out) {
                 None => {
                     let lines: Vec<String> = out.stdout.lines().map(str::to_owned).collect();
-                    let mut events = crate::parse::paste::xid_events(&lines, kb);
-                    let dropped = events.len().saturating_sub(MAX_XID_EVENTS);
-                    events.drain(..dropped);
-                    let limits: Vec<(String, BootLinkLimit)> =
-                        crate::parse::paste::boot_limits(&lines).into_iter().map(|(_, bus, l)| (bus, l)).collect();
-                    let mut detail = format!("{} line(s), {} Xid line(s)", lines.len(), events.len() + dropped);
-                    if !limits.is_empty() {
-                        detail.push_str(&format!(", {} PCIe bandwidth line(s)", limits.len()));
-                    }
-                    trace.ok(&name, detail);
-                    return (Probed::found(events, name), limits);
+                    return read_log(&lines, &name, kb, trace);
                 }
                 Some(why) => {
                     trace.miss(&name, why.clone());
@@ -185,6 +187,27 @@ fn kernel_log(host: &dyn Host, trace: &mut Trace) -> (Probed<Vec<XidEvent>>, Vec
         why_not.push("kernel.dmesg_restrict is 1, so only root (or CAP_SYSLOG) may read the kernel log".to_owned());
     }
     (Probed::absent(format!("the kernel log could not be read: {}", why_not.join("; "))), Vec::new())
+}
+
+/// The Xid events (the latest [`MAX_XID_EVENTS`]) and bandwidth lines of the kernel log's `lines`,
+/// read by `source`.
+fn read_log(
+    lines: &[String],
+    source: &str,
+    kb: &Kb,
+    trace: &mut Trace,
+) -> (Probed<Vec<XidEvent>>, Vec<(String, BootLinkLimit)>) {
+    let mut events = crate::parse::paste::xid_events(lines, kb);
+    let dropped = events.len().saturating_sub(MAX_XID_EVENTS);
+    events.drain(..dropped);
+    let limits: Vec<(String, BootLinkLimit)> =
+        crate::parse::paste::boot_limits(lines).into_iter().map(|(_, bus, l)| (bus, l)).collect();
+    let mut detail = format!("{} line(s), {} Xid line(s)", lines.len(), events.len() + dropped);
+    if !limits.is_empty() {
+        detail.push_str(&format!(", {} PCIe bandwidth line(s)", limits.len()));
+    }
+    trace.ok(source, detail);
+    (Probed::found(events, source), limits)
 }
 
 /// Why a kernel-log reader's answer is not the log: it failed, or (journalctl) it could not open
