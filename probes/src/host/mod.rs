@@ -233,13 +233,17 @@ pub trait Host: Send + Sync {
     /// Everything NVML answers about the driver and each device.
     fn nvml(&self) -> Result<NvmlReport, HostError>;
     /// The kernel's message buffer read directly (`/dev/kmsg`), one line per record as `dmesg`
-    /// prints it (`[   54.047067] message`), so no `dmesg` process is started. Only the system
-    /// host reads it; a recording or replay answers `Unavailable`, and the kernel-log probe runs
-    /// `dmesg` (which they record) instead.
+    /// prints it (`[   54.047067] message`), so no `dmesg` process is started. The system host reads
+    /// it (a recording keeps it as the fixture's file `/dev/kmsg`); a fixture without it answers
+    /// `Unavailable`, and the kernel-log probe runs `dmesg` (which older fixtures recorded).
     fn kernel_messages(&self) -> Result<String, HostError> {
         Err(HostError::Unavailable { message: "this host does not read /dev/kmsg".to_owned() })
     }
 }
+
+/// The kernel's message buffer, which [`Host::kernel_messages`] reads (and a fixture keeps as a
+/// file of this path).
+pub const KMSG: &str = "/dev/kmsg";
 
 /// One `/dev/kmsg` record (`PRIORITY,SEQUENCE,MICROSECONDS,FLAGS[,…];MESSAGE`, then optional
 /// continuation lines that start with a space) as `dmesg` prints it: `[SSSSS.UUUUUU] MESSAGE`,

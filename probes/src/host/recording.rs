@@ -170,6 +170,24 @@ impl Host for RecordingHost {
         answer
     }
 
+    fn kernel_messages(&self) -> Result<String, HostError> {
+        // Kept as the file `/dev/kmsg` of the fixture, which a replay answers from.
+        let answer = self.inner.kernel_messages();
+        match &answer {
+            Ok(text) => {
+                self.rec().files.insert(super::KMSG.to_owned(), text.clone());
+            }
+            Err(HostError::Unavailable { .. }) => {}
+            Err(HostError::Io { message, .. }) => {
+                self.rec().file_errors.insert(super::KMSG.to_owned(), message.clone());
+            }
+            Err(e) => {
+                self.rec().file_errors.insert(super::KMSG.to_owned(), e.to_string());
+            }
+        }
+        answer
+    }
+
     fn nvml(&self) -> Result<NvmlReport, HostError> {
         let answer = self.inner.nvml();
         self.rec().nvml = match &answer {

@@ -165,6 +165,17 @@ impl Host for ReplayHost {
         Err(HostError::NotRecorded { what: cmd.display() })
     }
 
+    fn kernel_messages(&self) -> Result<String, HostError> {
+        // A recording keeps it as the file `/dev/kmsg`; fixtures without it ran `dmesg`.
+        if let Some(text) = self.fixture.files.get(super::KMSG) {
+            return Ok(text.clone());
+        }
+        if let Some(message) = self.fixture.file_errors.get(super::KMSG) {
+            return Err(HostError::Io { message: message.clone(), what: super::KMSG.to_owned() });
+        }
+        Err(HostError::Unavailable { message: "the fixture holds no /dev/kmsg".to_owned() })
+    }
+
     fn nvml(&self) -> Result<NvmlReport, HostError> {
         match &self.fixture.nvml {
             NvmlAnswer::Report(r) => Ok(r.clone()),

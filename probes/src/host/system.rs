@@ -159,7 +159,7 @@ impl Host for SystemHost {
 
     #[cfg(target_os = "linux")]
     fn kernel_messages(&self) -> Result<String, HostError> {
-        read_kmsg(std::path::Path::new("/dev/kmsg"))
+        read_kmsg(std::path::Path::new(super::KMSG))
     }
 }
 
