@@ -27,20 +27,6 @@ pub struct Reading {
     pub boot_limits: Vec<(String, BootLinkLimit)>,
 }
 
-/// Reads every GPU's health and the kernel log's Xid events and bandwidth lines. `gpus` is what the
-/// gpus probe found, from the same NVML answer. (A collection reads the two on different threads:
-/// [`gpu_health`] and [`KernelLog::read`], joined by [`Reading::new`].)
-pub fn probe(
-    host: &dyn Host,
-    nvml: &Result<NvmlReport, HostError>,
-    smi: &SmiXml,
-    gpus: &Probed<Vec<Gpu>>,
-    trace: &mut Trace,
-) -> Reading {
-    let gpus = gpu_health(host, nvml, smi, gpus, trace);
-    Reading::new(gpus, KernelLog::read(host), trace)
-}
-
 impl Reading {
     /// The GPUs' health (read into `trace`) joined with what the kernel log said; the log's trace
     /// entries follow the GPUs'.

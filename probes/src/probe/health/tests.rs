@@ -44,7 +44,9 @@ fn probe_on(f: Fixture, gpus: &Probed<Vec<Gpu>>) -> (Health, Trace) {
 fn read_on(f: Fixture, gpus: &Probed<Vec<Gpu>>) -> (Reading, Trace) {
     let host = ReplayHost::new(f);
     let mut trace = Trace::new("health");
-    let reading = probe(&host, &host.nvml(), &SmiXml::default(), gpus, &mut trace);
+    // As the collection reads them: the GPUs' health, then the kernel log, joined.
+    let health = gpu_health(&host, &host.nvml(), &SmiXml::default(), gpus, &mut trace);
+    let reading = Reading::new(health, KernelLog::read(&host), &mut trace);
     (reading, trace)
 }
 
