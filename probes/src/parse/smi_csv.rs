@@ -53,10 +53,13 @@ fn field_name(cell: &str) -> Result<&str, ParseError> {
 }
 
 /// Parses `--query-gpu` CSV with a header into a report. Unknown columns are ignored; the driver
-/// version comes from a `driver_version` column when there is one.
+/// version comes from a `kmd_version` column (R610 on; its `--help-query-gpu` says of
+/// `driver_version`: "Deprecated; use \"kmd_version\" instead") or a `driver_version` column.
 pub fn parse(text: &str) -> Result<SmiReport, ParseError> {
     let rows = parse_rows(text)?;
-    let driver_version = rows.iter().find_map(|r| r.get("driver_version").and_then(|v| smi::driver(v)));
+    let driver_version = ["kmd_version", "driver_version"]
+        .iter()
+        .find_map(|field| rows.iter().find_map(|r| r.get(*field).and_then(|v| smi::driver(v))));
     Ok(SmiReport { driver_version, cuda_version: None, nvidia_smi_version: None, gpus: rows.iter().map(gpu).collect() })
 }
 

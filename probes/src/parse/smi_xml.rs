@@ -33,9 +33,16 @@ pub fn parse(text: &str) -> Result<SmiReport, ParseError> {
         ));
     }
     let top = |name: &str| child_text(root, name);
+    // R610 renamed the driver and CUDA labels (`smi::DRIVER_LABELS`); in `-q` the old labels keep
+    // their value followed by `[Deprecated; …]`. The XML's new element names are not seen in a
+    // real R610 report yet: `kmd_version` is `--query-gpu`'s R610 field name, `cuda_umd_version`
+    // follows it. Each value's first word is read, so a deprecation note after it does no harm.
+    let newest = |names: [&str; 2]| -> Vec<String> {
+        names.into_iter().filter_map(top).filter_map(|v| v.split_whitespace().next()).map(str::to_owned).collect()
+    };
     Ok(SmiReport {
-        driver_version: top("driver_version").and_then(smi::driver),
-        cuda_version: top("cuda_version").and_then(smi::cuda),
+        driver_version: newest(["kmd_version", "driver_version"]).iter().find_map(|v| smi::driver(v)),
+        cuda_version: newest(["cuda_umd_version", "cuda_version"]).iter().find_map(|v| smi::cuda(v)),
         nvidia_smi_version: top("nvidia_smi_version").and_then(smi::text),
         gpus: root.children().filter(|n| n.has_tag_name("gpu")).map(gpu).collect(),
     })

@@ -35,6 +35,7 @@ pub(super) fn read(lines: &[String], text: &str, facts: &mut Facts) {
     {
         add(facts, at, "nvidia-smi -q", &r, &archs);
     }
+    version_block(lines, facts);
     csv(lines, facts);
     for (i, line) in lines.iter().enumerate() {
         if line.contains("Cuda compilation tools, release")
@@ -56,6 +57,44 @@ fn header_only(line: &str, at: usize, facts: &mut Facts) {
     let cuda = smi::labelled(line, smi::CUDA_LABELS, |v| v.parse::<CudaVersion>().ok());
     facts.saw(at, "nvidia-smi header");
     facts.driver(Some(driver), cuda, "nvidia-smi header");
+}
+
+/// `nvidia-smi --version`: `Label : value` lines under `NVIDIA-SMI version : …`. Before R610 the
+/// driver is `DRIVER version` and its CUDA level `CUDA Version`; from R610 those two say
+/// `Deprecated, see "KMD version" instead` and `KMD version` / `CUDA UMD version` follow
+/// (real captures of both: github.com/utkuozdemir/nvidia_gpu_exporter, `internal/captures/`).
+/// Under WSL the NVIDIA-SMI version is Linux's and the driver Windows' (580.82.07 / 581.42), so
+/// only the driver's own line is read.
+fn version_block(lines: &[String], facts: &mut Facts) {
+    /// The block's lines after its first: NVML, DRIVER, CUDA, and R610's two deprecation lines.
+    const BLOCK_LINES: usize = 6;
+    let Some(at) =
+        lines.iter().position(|l| version_line(l).is_some_and(|(k, _)| k.eq_ignore_ascii_case("NVIDIA-SMI version")))
+    else {
+        return;
+    };
+    let block: Vec<(&str, &str)> = lines[at + 1..].iter().take(BLOCK_LINES).map_while(|l| version_line(l)).collect();
+    let find = |labels: &[&str]| {
+        labels.iter().find_map(|label| block.iter().find(|(k, _)| k.eq_ignore_ascii_case(label)).map(|(_, v)| *v))
+    };
+    let driver = find(&["KMD version", "DRIVER version"])
+        .and_then(|v| v.parse::<DriverVersion>().ok())
+        .filter(|d| d.major() >= 100);
+    let Some(driver) = driver else { return };
+    let cuda = find(&["CUDA UMD version", "CUDA version"]).and_then(|v| v.parse::<CudaVersion>().ok());
+    facts.saw(at, "nvidia-smi --version");
+    facts.driver(Some(driver), cuda, "nvidia-smi --version");
+}
+
+/// One `Label : value` line of `nvidia-smi --version` (a pasted `# ` or `> ` before it ignored),
+/// or `None` for any other line; a value of more than one word (`Deprecated, see …`) is kept whole
+/// and parses as no version.
+fn version_line(line: &str) -> Option<(&str, &str)> {
+    let (key, value) = line.split_once(" : ").or_else(|| line.split_once(": "))?;
+    let key = key.trim_start_matches(|c: char| !c.is_ascii_alphanumeric()).trim_end();
+    let known =
+        ["NVIDIA-SMI version", "NVML version", "DRIVER version", "CUDA version", "KMD version", "CUDA UMD version"];
+    known.iter().any(|k| key.eq_ignore_ascii_case(k)).then_some((key, value.trim()))
 }
 
 /// `GPU 00000000:01:00.0` alone on a line: a `-q` block pasted without its header.
@@ -86,6 +125,7 @@ const CSV_FIELDS: &[&str] = &[
     "uuid",
     "pci.bus_id",
     "driver_version",
+    "kmd_version",
     "memory.total",
     "memory.used",
     "compute_cap",

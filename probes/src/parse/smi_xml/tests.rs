@@ -317,3 +317,34 @@ fn error_counts_sum_the_memories_or_take_the_old_total() {
         Some(&["sw_thermal_slowdown".to_owned(), "display_clock_setting".to_owned()][..])
     );
 }
+
+/// R610's relabelling in the XML. No real R610 XML report has been seen yet; its `-q` text (a real
+/// capture: github.com/utkuozdemir/nvidia_gpu_exporter, `internal/captures/
+/// linux-x86_64__nvidia-geforce-rtx-2080-super__610.57.04.txt`) keeps the old labels with
+/// `[Deprecated; …]` after the value and adds `KMD Version` / `CUDA UMD Version`. Both shapes are
+/// read here: the old elements with the note after the value, and the new elements (named as
+/// `--query-gpu`'s `kmd_version`) winning over the old ones.
+#[test]
+fn r610_labels_and_deprecation_notes_give_the_driver_and_its_cuda_level() {
+    let noted = SAMPLE
+        .replace(
+            "<driver_version>590.44.01</driver_version>",
+            "<driver_version>610.57.04 [Deprecated; will be removed in CUDA 14.0. Use KMD Version instead]</driver_version>",
+        )
+        .replace(
+            "<cuda_version>13.1</cuda_version>",
+            "<cuda_version>13.3 [Deprecated; will be removed in CUDA 14.0. Use CUDA UMD Version instead]</cuda_version>",
+        );
+    let r = parse(&noted).unwrap();
+    assert_eq!(r.driver_version.map(|d| d.to_string()).as_deref(), Some("610.57.04"));
+    assert_eq!(r.cuda_version, Some(gpu_doctor_model::CudaVersion::new(13, 3)));
+    let renamed = SAMPLE
+        .replace(
+            "<driver_version>590.44.01</driver_version>",
+            "<driver_version>Deprecated</driver_version><kmd_version>610.57.04</kmd_version>",
+        )
+        .replace("<cuda_version>13.1</cuda_version>", "<cuda_umd_version>13.3</cuda_umd_version>");
+    let r = parse(&renamed).unwrap();
+    assert_eq!(r.driver_version.map(|d| d.to_string()).as_deref(), Some("610.57.04"));
+    assert_eq!(r.cuda_version, Some(gpu_doctor_model::CudaVersion::new(13, 3)));
+}

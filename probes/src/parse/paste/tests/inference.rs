@@ -180,6 +180,53 @@ fn r610_header_line_and_q_header_give_the_driver_and_its_cuda_level() {
     assert_eq!((d.version.as_str(), d.cuda_version), ("610.43.02", Some(gpu_doctor_model::CudaVersion::new(13, 3))));
 }
 
+/// `nvidia-smi --version`, verbatim from utkuozdemir/nvidia_gpu_exporter's captures
+/// (`internal/captures/linux-x86_64__nvidia-geforce-rtx-4080-super__595.71.05.txt` at 0eee0d31 and
+/// `…rtx-2080-super__610.57.04.txt` at 5dcd6ec1): before R610 `DRIVER version` and `CUDA Version`
+/// carry the values; from R610 they say `Deprecated, see …` and `KMD version` / `CUDA UMD version`
+/// follow. Both give the driver and its CUDA level, read as `nvidia-smi --version`.
+#[test]
+fn nvidia_smi_version_before_and_from_r610_gives_the_driver_and_its_cuda_level() {
+    let old = "NVIDIA-SMI version  : 595.71.05\nNVML version        : 595.71\nDRIVER version      : 595.71.05\n\
+               CUDA Version        : 13.2\n";
+    let r610 = "NVIDIA-SMI version  : 610.57.04\nNVML version        : 610.57\n\
+                DRIVER version      : Deprecated, see \"KMD version\" instead\n\
+                CUDA version        : Deprecated, see \"CUDA UMD version\" instead\n\
+                KMD version         : 610.57.04\nCUDA UMD version    : 13.3\n";
+    for (text, driver, cuda) in [(old, "595.71.05", (13, 2)), (r610, "610.57.04", (13, 3))] {
+        let s = read(text);
+        assert_eq!(formats(&s), ["nvidia-smi --version"], "{text}");
+        let d = s.driver.value().unwrap();
+        assert_eq!(
+            (d.version.as_str(), d.cuda_version),
+            (driver, Some(gpu_doctor_model::CudaVersion::new(cuda.0, cuda.1)))
+        );
+    }
+    // Pasted as comments (a `# ` before each line), and under WSL, where the NVIDIA-SMI version is
+    // Linux's and the driver Windows' (580.82.07 / 581.42, as a public setup note printed them):
+    // the driver's own line counts.
+    let wsl = "# NVIDIA-SMI version  : 580.82.07\n# NVML version        : 580.95\n# DRIVER version      : 581.42\n\
+               # CUDA Version        : 13.0\n";
+    assert_eq!(read(wsl).driver.value().map(|d| d.version.to_string()).as_deref(), Some("581.42"));
+    // Only the first line, or deprecated values alone: no driver.
+    assert!(read("NVIDIA-SMI version  : 610.57.04\n").driver.value().is_none());
+    let deprecated = "NVIDIA-SMI version  : 610.57.04\nDRIVER version      : Deprecated, see \"KMD version\" instead\n";
+    assert!(read(deprecated).driver.value().is_none());
+}
+
+/// R610's `--query-gpu` has a `kmd_version` field beside `driver_version` (its `--help-query-gpu`:
+/// `driver_version` "Deprecated; use \"kmd_version\" instead"): a query of `kmd_version` gives the
+/// driver. The cells are the `timestamp`, `kmd_version`, `name` and `pci.bus_id` cells of the RTX
+/// 2080 SUPER capture cited above, verbatim.
+#[test]
+fn r610_csv_reads_the_driver_from_kmd_version() {
+    let csv = "timestamp, kmd_version, name, pci.bus_id\n\
+               2026/08/12 21:53:45.370, 610.57.04, NVIDIA GeForce RTX 2080 SUPER, 00000000:0C:00.0\n";
+    let s = read(csv);
+    assert_eq!(formats(&s), ["nvidia-smi CSV"]);
+    assert_eq!(s.driver.value().map(|d| d.version.to_string()).as_deref(), Some("610.57.04"));
+}
+
 /// tensorflow/tensorflow#60156's issue form (answers verbatim): TensorFlow 2.11 on Windows 11 is
 /// read from the form, and names the native-Windows finding although the form names no GPU.
 #[test]
