@@ -379,6 +379,11 @@ fn corpus_leave_one_source_out() {
         loso.overall.recall()
     );
     println!("healthy with a false error: plain {}, loso {}", plain.false_errors, loso.false_errors);
+    let lost: Vec<&String> = loso.misses.iter().filter(|m| !plain.misses.contains(m)).collect();
+    println!("\nnamed right only with their own thread's rows ({}):", lost.len());
+    for miss in lost {
+        println!("  {miss}");
+    }
     let ratchet = std::fs::read_to_string(corpus_dir().join("ratchet.toml")).unwrap();
     let ratchet: Ratchet = toml::from_str(&ratchet).expect("tests/corpus/ratchet.toml");
     if let Some(floor) = ratchet.leave_one_source_out_recall {
