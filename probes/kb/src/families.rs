@@ -87,6 +87,21 @@ pub fn library_wheel(base: &str) -> Option<&'static str> {
     LIBRARY_WHEELS.iter().find(|(lib, _)| *lib == base).map(|(_, wheel)| *wheel)
 }
 
+/// The pip requirement that brings library `base` of CUDA major `major`, for the libraries whose
+/// soname major is the CUDA major (`libcudart.so.12`, `libcublas.so.13`, `libnvrtc`, `libnvJitLink`,
+/// `libcupti`): `nvidia-cuda-runtime-cu12` up to CUDA 12, `nvidia-cuda-runtime==13.*` from CUDA 13,
+/// whose toolkit wheels have no suffix (see [`LIBRARY_WHEELS`]). `None` for the others: cuFFT,
+/// cuRAND, cuSOLVER and cuSPARSE number their sonames apart from CUDA (`libcufft.so.11` is CUDA
+/// 12's: the `nvidia-cufft-cu12` wheel's RECORD), cuDNN and NCCL carry their own versions.
+pub fn library_requirement(base: &str, major: u32) -> Option<String> {
+    const CUDA_NUMBERED: [&str; 6] = ["cudart", "cublas", "cublasLt", "nvrtc", "nvJitLink", "cupti"];
+    if !CUDA_NUMBERED.contains(&base) || !(11..=99).contains(&major) {
+        return None;
+    }
+    let wheel = library_wheel(base)?;
+    Some(if major <= 12 { format!("{wheel}-cu{major}") } else { format!("{wheel}=={major}.*") })
+}
+
 /// Whether the installed package `name` is the wheel `wheel` (from [`library_wheel`]), with or
 /// without a CUDA suffix: `nvidia-cuda-runtime-cu12` and `nvidia-cuda-runtime` are
 /// `nvidia-cuda-runtime`.

@@ -87,10 +87,21 @@ fn finding(cx: &Ctx<'_>, library: &str, symbol: &str, wheel: &str) -> Finding {
     // Neither is known: how to find the copy the loader takes, then what to do with it.
     let find = fix::command(cx, &ShellCommand::new("ldconfig").args(["-p"]), false);
     let name = fix::word(cx, library);
+    let major = library_parts(library).and_then(|(_, m)| m.parse::<u32>().ok());
+    let upgrade =
+        match major.zip(library_parts(library)).and_then(|(m, (base, _))| families::library_requirement(base, m)) {
+            Some(requirement) => {
+                let pip = ShellCommand::new("python").args(["-m", "pip", "install", "--upgrade"]).arg(requirement);
+                format!(
+                    "upgrade the wheel that ships it in the environment that fails: `{}`",
+                    fix::command(cx, &pip, false)
+                )
+            }
+            None => format!("upgrade what ships it (pip: the {wheel} wheel for your CUDA major)"),
+        };
     let words = format!(
         "Find the copy the loader takes: `{find} | grep -F {name}` and the folders of `echo $LD_LIBRARY_PATH`. Take \
-         the folder with the older copy out of LD_LIBRARY_PATH, or upgrade what ships it (pip: the {wheel} wheel, \
-         `-cu12` for CUDA 12)."
+         the folder with the older copy out of LD_LIBRARY_PATH, or {upgrade}."
     );
     OLDER_LIBRARY.finding(summary, detail, evidence, Some(words))
 }

@@ -85,6 +85,25 @@ fn healthy_noheader_csv_and_a_process_table_give_no_warning() {
     }
 }
 
+/// With nothing else pasted, the versioned symbol's fix names the exact wheel for the library's
+/// CUDA major: `-cu12` up to 12, no suffix from 13 (pinned to the major); where the soname is not
+/// the CUDA major (cuFFT's `.so.11` is CUDA 12's), it names the wheel without a command.
+#[test]
+fn a_versioned_symbol_fix_names_the_wheel_for_the_library_major() {
+    let kb = Kb::get().unwrap();
+    let fix = |line: &str| {
+        let findings = gpu_doctor_judge::diagnose::diagnose(&read_pasted(line, kb).unwrap(), kb);
+        let f = findings.iter().find(|f| f.id == "loader.older_library_loaded").expect("the finding");
+        f.fix.clone().unwrap_or_default()
+    };
+    let w = fix("undefined symbol: cudaGetDriverEntryPointByVersion, version libcudart.so.12\n");
+    assert!(w.contains("`python -m pip install --upgrade nvidia-cuda-runtime-cu12`"), "{w}");
+    let w = fix("undefined symbol: cublasLtGetVersion, version libcublasLt.so.13\n");
+    assert!(w.contains("`python -m pip install --upgrade 'nvidia-cublas==13.*'`"), "{w}");
+    let w = fix("undefined symbol: cufftXtExec, version libcufft.so.11\n");
+    assert!(w.contains("the nvidia-cufft wheel for your CUDA major") && !w.contains("pip install"), "{w}");
+}
+
 /// Issue 27's versioned symbol, a message family rather than a string: the loaded libY.so.N is
 /// older than the caller needs. Alone, the fix says how to find the copy; with an LD_LIBRARY_PATH
 /// that lists a CUDA folder, the plan takes it out; with the wheel in a pasted pip list, the plan
