@@ -130,7 +130,10 @@ fn judge_printed_list(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
             format!("The installed PyTorch was not compiled for {} ({})", gpu.name, cc.sm()),
             why_not_in_build(cc, &sass),
             vec![gpu.describe(), format!("PyTorch's warning: the current install supports {printed}")],
-            Some(format!("Install a PyTorch build compiled for {}, or build it from source.", cc.sm())),
+            Some(
+                build_for(cx, "torch", cc)
+                    .unwrap_or_else(|| format!("Install a PyTorch build compiled for {}, or build it from source.", cc.sm())),
+            ),
         ));
     }
 }
@@ -194,7 +197,7 @@ fn not_in_build(
     evidence: Vec<String>,
 ) -> Finding {
     let why = why_not_in_build(cc, sass);
-    let fix = build_for(cx, fw, cc)
+    let fix = build_for(cx, &fw.name, cc)
         .unwrap_or_else(|| format!("Install a {} build compiled for {}, or build it from source.", fw.name, cc.sm()));
     NOT_IN_BUILD
         .finding(
@@ -211,8 +214,8 @@ fn not_in_build(
 /// level is known), with the command that installs it from its index. `None` for another framework
 /// or when no such build is listed. (A planned finding shows the framework plan instead; these
 /// words are for a machine no plan can be made for, such as pasted text.)
-fn build_for(cx: &Ctx<'_>, fw: &Framework, cc: ComputeCapability) -> Option<String> {
-    if fw.name != "torch" {
+fn build_for(cx: &Ctx<'_>, framework: &str, cc: ComputeCapability) -> Option<String> {
+    if framework != "torch" {
         return None;
     }
     let v = cx.kb.pytorch.recommend(&[cc], cx.driver.cuda, None)?;

@@ -85,6 +85,21 @@ fn healthy_noheader_csv_and_a_process_table_give_no_warning() {
     }
 }
 
+/// PyTorch's printed arch list alone (no torch version pasted; github.com/Aaronontheweb/witticism/pull/10,
+/// verbatim): the fix names a torch build from the knowledge base with machine code for the GPU and
+/// the command that installs it, not "a build compiled for sm_61".
+#[test]
+fn a_printed_arch_list_fix_names_a_build_with_code_for_the_gpu() {
+    let kb = Kb::get().unwrap();
+    let text = "NVIDIA GeForce GTX 1080 with CUDA capability sm_61 is not compatible with the current PyTorch installation.\n\
+                The current PyTorch install supports CUDA capabilities sm_70 sm_75 sm_80 sm_86 sm_90 sm_100 sm_120.\n";
+    let findings = gpu_doctor_judge::diagnose::diagnose(&read_pasted(text, kb).unwrap(), kb);
+    let f = findings.iter().find(|f| f.id == "arch.not_in_build").expect("the finding");
+    let fix = f.fix.as_deref().unwrap_or_default();
+    assert!(fix.contains("machine code for sm_61") && fix.contains("pip install 'torch=="), "{fix}");
+    assert!(fix.contains("--index-url https://download.pytorch.org/whl/cu"), "{fix}");
+}
+
 /// With nothing else pasted, the versioned symbol's fix names the exact wheel for the library's
 /// CUDA major: `-cu12` up to 12, no suffix from 13 (pinned to the major); where the soname is not
 /// the CUDA major (cuFFT's `.so.11` is CUDA 12's), it names the wheel without a command.
