@@ -130,10 +130,9 @@ fn judge_printed_list(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
             format!("The installed PyTorch was not compiled for {} ({})", gpu.name, cc.sm()),
             why_not_in_build(cc, &sass),
             vec![gpu.describe(), format!("PyTorch's warning: the current install supports {printed}")],
-            Some(
-                build_for(cx, "torch", cc)
-                    .unwrap_or_else(|| format!("Install a PyTorch build compiled for {}, or build it from source.", cc.sm())),
-            ),
+            Some(build_for(cx, "torch", cc).unwrap_or_else(|| {
+                format!("Install a PyTorch build compiled for {}, or build it from source.", cc.sm())
+            })),
         ));
     }
 }

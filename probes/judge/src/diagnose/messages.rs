@@ -2,7 +2,7 @@
 
 use super::Ctx;
 use gpu_doctor_kb::KnownMessage;
-use gpu_doctor_model::{Category, Finding, Severity};
+use gpu_doctor_model::{Category, CudaVersion, Finding, ObservedMessage, OsFamily, PlanTarget, Severity};
 
 /// The finding id of a known message: `observed.<message id>`.
 pub(super) fn finding_id(message_id: &str) -> String {
@@ -41,26 +41,80 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
         if explaining.iter().any(|(id, category)| explains(id, *category, known)) || !printed_here(cx, known) {
             continue;
         }
-        let lines: Vec<String> =
-            cx.s.messages.iter().filter(|m| m.id == known.id).map(|m| format!("pasted line: {}", m.line)).collect();
-        if lines.is_empty() {
-            continue;
-        }
-        out.push(Finding {
+        let observed: Vec<&ObservedMessage> = cx.s.messages.iter().filter(|m| m.id == known.id).collect();
+        let Some(first) = observed.first() else { continue };
+        let lines: Vec<String> = observed.iter().map(|m| format!("pasted line: {}", m.line)).collect();
+        let meaning = with_values(&known.meaning, first);
+        // The driver planner writes the fix of a driver target; the floor and the other way out go
+        // in the detail.
+        let (needs, plan) = needed_driver(cx, first).unzip();
+        let finding = Finding {
             id: finding_id(&known.id),
             category: known.category,
             severity: severity(known.category),
-            summary: format!("{} reported: {}", known.emitter, known.meaning),
-            detail: format!(
-                "{} The facts that would say why were not in the text; paste `python -m torch.utils.collect_env` and \
-                 `nvidia-smi` output from that machine, or run gpu-doctor there.",
-                known.meaning
-            ),
+            summary: format!("{} reported: {meaning}", known.emitter),
+            detail: match needs {
+                Some(needs) => format!("{meaning} {needs}"),
+                None => format!(
+                    "{meaning} The facts that would say why were not in the text; paste `python -m \
+                     torch.utils.collect_env` and `nvidia-smi` output from that machine, or run gpu-doctor there."
+                ),
+            },
             evidence: lines,
             fix: None,
             plan: None,
-        });
+        };
+        out.push(finding.with_plan(plan));
     }
+}
+
+/// A row's meaning with the values of its first pasted line in place of the `name`s it quotes
+/// ("needs a driver supporting CUDA `required_cuda`" → "… CUDA 11.0").
+fn with_values(meaning: &str, m: &ObservedMessage) -> String {
+    m.values.iter().fold(meaning.to_owned(), |text, (name, value)| text.replace(&format!("`{name}`"), value))
+}
+
+/// The values a row names for the CUDA level its program needs from the driver:
+/// nvidia-container-cli's `cuda>=11.0` (`required_cuda`; its own words: "please update your driver
+/// to a newer version, or use an earlier cuda container"), nvidia-docker 1.0's image CUDA
+/// (`image_cuda`).
+const NEEDED_CUDA: [&str; 2] = ["required_cuda", "image_cuda"];
+
+/// The value a row names for the driver branch its program asks for (ollama's
+/// `required_driver="570 or newer"`).
+const NEEDED_BRANCH: &str = "required_driver";
+
+/// For a message that names the CUDA level or driver branch its program needs: what it needs, in
+/// words (the first driver of that CUDA, from the knowledge base's release table), and the driver
+/// plan; `None` when the message names neither, the table lacks it, or the known driver already
+/// supports it.
+fn needed_driver(cx: &Ctx<'_>, m: &ObservedMessage) -> Option<(String, PlanTarget)> {
+    if let Some(branch) = m.values.get(NEEDED_BRANCH).and_then(|b| b.parse::<u32>().ok()) {
+        if cx.driver.version.as_ref().is_some_and(|d| d.major() >= branch) {
+            return None;
+        }
+        let words = format!(
+            "It asks for the {branch} driver branch or newer; a release of the program built for the CUDA the \
+             installed driver supports (`nvidia-smi` prints it in its header) also runs."
+        );
+        return Some((words, PlanTarget::Driver { min_branch: Some(branch) }));
+    }
+    let needed: CudaVersion = NEEDED_CUDA.iter().find_map(|name| m.values.get(*name)?.parse().ok())?;
+    if cx.driver.cuda.is_some_and(|c| c >= needed) {
+        return None;
+    }
+    let os = if cx.os == OsFamily::Windows { OsFamily::Windows } else { OsFamily::Linux };
+    let floor = cx.kb.cuda.full_driver(needed, os)?;
+    let windows = match cx.kb.cuda.full_driver(needed, OsFamily::Windows) {
+        Some(w) if os == OsFamily::Linux && cx.os != OsFamily::Linux => format!(" ({w} or newer on Windows and WSL)"),
+        _ => String::new(),
+    };
+    let words = format!(
+        "CUDA {needed} needs driver {floor} or newer{windows}, its first driver (the CUDA release notes' driver \
+         table); an image or build for the CUDA the installed driver supports (`nvidia-smi` prints it in its \
+         header) also runs."
+    );
+    Some((words, PlanTarget::Driver { min_branch: Some(floor.major()) }))
 }
 
 /// Adds to each finding, as evidence, the pasted error lines it explains (at most three), so a

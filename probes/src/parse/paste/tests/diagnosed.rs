@@ -100,6 +100,37 @@ fn a_printed_arch_list_fix_names_a_build_with_code_for_the_gpu() {
     assert!(fix.contains("--index-url https://download.pytorch.org/whl/cu"), "{fix}");
 }
 
+/// A message that names what its program needs from the driver gets a fix that names the driver:
+/// nvidia-container-cli's `cuda>=11.0` (NVIDIA/nvidia-docker#1442, verbatim) the first driver of
+/// CUDA 11.0 from the kb's release table, with the row's value in its words; ollama's
+/// `required_driver="570 or newer"` (ollama/ollama#16415, verbatim) the 570 branch. Both planned as a
+/// driver update (the driver planner writes the fix: the distribution's steps where the OS is known),
+/// the floor said in the detail.
+#[test]
+fn a_message_naming_the_needed_cuda_or_branch_names_the_driver() {
+    let kb = Kb::get().unwrap();
+    let finding = |text: &str, id: &str| {
+        let findings = gpu_doctor_judge::diagnose::diagnose(&read_pasted(text, kb).unwrap(), kb);
+        findings.into_iter().find(|f| f.id == id).expect("the finding")
+    };
+    let f = finding(
+        "docker: Error response from daemon: OCI runtime create failed: container_linux.go:370: starting container process caused: process_linux.go:459: container init caused: Running hook #0:: error running hook: exit status 1, stdout: , stderr: nvidia-container-cli: requirement error: unsatisfied condition: cuda>=11.0, please update your driver to a newer version, or use an earlier cuda container: unknown.\n",
+        "observed.container.cuda_requirement_unsatisfied",
+    );
+    assert!(f.summary.contains("supporting CUDA 11.0 or newer"), "{}", f.summary);
+    let plan = f.plan.as_ref().expect("a driver plan");
+    assert_eq!(plan.target, gpu_doctor_model::PlanTarget::Driver { min_branch: Some(450) });
+    assert!(f.detail.contains("CUDA 11.0 needs driver 450.51.05 or newer"), "{}", f.detail);
+
+    let f = finding(
+        "msg=\"NVIDIA driver too old\" device=\"NVIDIA GeForce GTX 1070 Ti\" compute=6.1 driver=535 required_driver=\"570 or newer\"\n",
+        "observed.ollama.driver_too_old",
+    );
+    let plan = f.plan.as_ref().expect("a driver plan");
+    assert_eq!(plan.target, gpu_doctor_model::PlanTarget::Driver { min_branch: Some(570) });
+    assert!(f.detail.contains("the 570 driver branch or newer"), "{}", f.detail);
+}
+
 /// With nothing else pasted, the versioned symbol's fix names the exact wheel for the library's
 /// CUDA major: `-cu12` up to 12, no suffix from 13 (pinned to the major); where the soname is not
 /// the CUDA major (cuFFT's `.so.11` is CUDA 12's), it names the wheel without a command.
