@@ -135,7 +135,8 @@ pub enum Command {
     /// and fix.
     #[command(after_help = EXIT_HELP)]
     Check(CheckArgs),
-    /// Diagnose another machine from text: PyTorch's collect_env, nvidia-smi (table, -q, -q -x),
+    /// Diagnose another machine from text: PyTorch's collect_env, nvidia-smi (table, -q, -q -x, CSV,
+    /// --version), nvidia-container-cli info,
     /// nvcc --version, pip list/freeze, conda list, JAX and TensorFlow version prints, tracebacks and
     /// error lines, or a gpu-doctor report, pasted together in any order.
     #[command(after_help = EXIT_HELP)]

@@ -30,6 +30,14 @@ pub const COLLECT_ENV: NextPaste = NextPaste {
             where PyTorch is not installed)",
 };
 
+/// The driver, the CUDA level and the GPUs as the NVIDIA Container Toolkit sees them, run on the
+/// host: what a container's GPU error turns on.
+pub const CONTAINER_CLI_INFO: NextPaste = NextPaste {
+    command: "nvidia-container-cli info",
+    shows: "the driver, the CUDA level it supports and the GPUs as the NVIDIA Container Toolkit sees them (run it \
+            on the host)",
+};
+
 /// The CUDA toolkits installed and where `/usr/local/cuda` points.
 pub const LS_CUDA: NextPaste = NextPaste {
     command: "ls -l /usr/local/cuda*",
@@ -54,6 +62,10 @@ pub fn next_paste(snap: &Snapshot, findings: &[Finding]) -> Option<NextPaste> {
     let mut serious: Vec<&Finding> = findings.iter().filter(|f| f.severity != Severity::Info).collect();
     serious.sort_by_key(|f| f.severity != Severity::Error);
     let for_findings = serious.into_iter().find_map(|f| {
+        // A container's GPU error: the container runtime's view of the driver, not a framework's.
+        if is_container_finding(&f.id) {
+            return no_driver.then_some(CONTAINER_CLI_INFO);
+        }
         let needs: &[(bool, NextPaste)] = match f.category {
             Category::DriverTooOldForRuntime | Category::ArchNotInBuild => {
                 &[(no_driver, NVIDIA_SMI), (torch_unknown, PYTHON_TORCH)]
@@ -75,6 +87,13 @@ pub fn next_paste(snap: &Snapshot, findings: &[Finding]) -> Option<NextPaste> {
     // GPUs are known: only then is it a problem. Nor does CUDA_VISIBLE_DEVICES, judged against the GPU list.
     let visible_devices = snap.env.vars.contains_key("CUDA_VISIBLE_DEVICES");
     for_findings.or_else(|| (no_driver && (torch_without_gpu(snap) || visible_devices)).then_some(NVIDIA_SMI))
+}
+
+/// True for a finding about a container engine or the NVIDIA Container Toolkit (its message rows'
+/// ids begin `container.`, `docker.`, `podman.`, `k8s.`; its rules' `containers.`).
+fn is_container_finding(id: &str) -> bool {
+    let id = id.strip_prefix("observed.").unwrap_or(id);
+    ["container.", "containers.", "docker.", "podman.", "k8s."].iter().any(|p| id.starts_with(p))
 }
 
 /// True when the pasted PyTorch is a CPU build or said CUDA is not available.

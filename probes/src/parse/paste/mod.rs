@@ -1,7 +1,8 @@
 //! Text pasted from another machine → a partial [`Snapshot`].
 //!
 //! The text may mix, in any order and amid prose, markdown fences, `>` quotes and shell prompts:
-//! PyTorch's collect_env; nvidia-smi's table, `-q` text, `-q -x` XML or `--query-gpu` CSV;
+//! PyTorch's collect_env; nvidia-smi's table, `-q` text, `-q -x` XML, `--query-gpu` CSV or `--version`;
+//! `nvidia-container-cli info`;
 //! `nvcc --version`; `pip list`, `pip freeze`, `conda list`; PyTorch's REPL and `python -c` prints;
 //! `jax.print_environment_info()`; llama.cpp's and ollama's device lines; gpustat and nvtop lines;
 //! `ptxas --version`;
@@ -46,7 +47,7 @@ use gpu_doctor_model::{NOTHING_RECOGNISED, Snapshot};
 
 use messages::Matcher;
 
-pub use ask::{COLLECT_ENV, LS_CUDA, NVIDIA_SMI, NextPaste, PYTHON_TORCH, next_paste};
+pub use ask::{COLLECT_ENV, CONTAINER_CLI_INFO, LS_CUDA, NVIDIA_SMI, NextPaste, PYTHON_TORCH, next_paste};
 pub(crate) use kernel_log::boot_limits;
 pub use kernel_log::xid_events;
 
@@ -139,7 +140,8 @@ pub fn read_pasted(text: &str, kb: &Kb) -> Result<Snapshot, ParseError> {
 }
 
 /// What the paste reader reads, for the note on text in which it recognised nothing.
-const READS: &str = "collect_env, nvidia-smi (table, -q, -q -x or CSV), nvcc --version, pip list / pip freeze / \
+const READS: &str = "collect_env, nvidia-smi (table, -q, -q -x, CSV or --version), nvidia-container-cli info, \
+                     nvcc --version, pip list / pip freeze / \
                      conda list, PyTorch's printed torch.__version__ or is_available(), \
                      jax.print_environment_info(), TensorFlow's build info or device lines, lspci -k / -vv, \
                      kernel log lines, env / echo $PATH / which -a nvcc / ls -l /usr/local/cuda*, ldconfig -p, \

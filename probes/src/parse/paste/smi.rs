@@ -36,6 +36,7 @@ pub(super) fn read(lines: &[String], text: &str, facts: &mut Facts) {
         add(facts, at, "nvidia-smi -q", &r, &archs);
     }
     version_block(lines, facts);
+    container_cli(lines, facts);
     csv(lines, facts);
     for (i, line) in lines.iter().enumerate() {
         if line.contains("Cuda compilation tools, release")
@@ -84,6 +85,24 @@ fn version_block(lines: &[String], facts: &mut Facts) {
     let cuda = find(&["CUDA UMD version", "CUDA version"]).and_then(|v| v.parse::<CudaVersion>().ok());
     facts.saw(at, "nvidia-smi --version");
     facts.driver(Some(driver), cuda, "nvidia-smi --version");
+}
+
+/// `nvidia-container-cli info`: the driver and the CUDA level as the container runtime sees them
+/// (`NVRM version:   435.21` then `CUDA version:   10.1`), read by the probes' own parser
+/// (`parse::container_cli_info`) from the `NVRM version:` line on.
+fn container_cli(lines: &[String], facts: &mut Facts) {
+    /// The lines read after `NVRM version:`: the CUDA line, then per device about ten.
+    const BLOCK_LINES: usize = 12 * MAX_GPUS;
+    let Some(at) = lines.iter().position(|l| l.trim_start().starts_with("NVRM version:")) else { return };
+    let block = lines[at..].iter().take(BLOCK_LINES).map(String::as_str).collect::<Vec<_>>().join("\n");
+    let Ok(info) = crate::parse::containers::container_cli_info(&block) else { return };
+    let driver = info.driver_version.as_deref().and_then(|v| v.parse::<DriverVersion>().ok());
+    let cuda = info.cuda_version.as_deref().and_then(|v| v.parse::<CudaVersion>().ok());
+    if driver.is_none() && cuda.is_none() {
+        return;
+    }
+    facts.saw(at, "nvidia-container-cli info");
+    facts.driver(driver, cuda, "nvidia-container-cli info");
 }
 
 /// One `Label : value` line of `nvidia-smi --version` (a pasted `# ` or `> ` before it ignored),

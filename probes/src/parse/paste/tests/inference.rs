@@ -43,6 +43,17 @@ fn windows_torch_from_pypi_without_a_local_tag_is_a_cpu_build() {
 
 /// zai-org/ChatGLM3#100: one error line that needs the driver asks for nvidia-smi; with the
 /// driver there, a torch error whose build is unknown asks for the python line.
+/// After a container's GPU error the paste to ask for is the container runtime's view of the
+/// driver (NVIDIA/nvidia-docker#1442's line, verbatim), not a framework's.
+#[test]
+fn a_container_error_asks_for_nvidia_container_cli_info() {
+    let kb = gpu_doctor_kb::Kb::get().unwrap();
+    let text = "docker: Error response from daemon: OCI runtime create failed: container_linux.go:370: starting container process caused: process_linux.go:459: container init caused: Running hook #0:: error running hook: exit status 1, stdout: , stderr: nvidia-container-cli: requirement error: unsatisfied condition: cuda>=11.0, please update your driver to a newer version, or use an earlier cuda container: unknown.\n";
+    let s = read(text);
+    let findings = gpu_doctor_judge::diagnose::diagnose(&s, kb);
+    assert_eq!(crate::parse::paste::next_paste(&s, &findings), Some(crate::parse::paste::CONTAINER_CLI_INFO));
+}
+
 #[test]
 fn what_to_paste_next() {
     let kb = Kb::get().unwrap();
@@ -212,6 +223,21 @@ fn nvidia_smi_version_before_and_from_r610_gives_the_driver_and_its_cuda_level()
     assert!(read("NVIDIA-SMI version  : 610.57.04\n").driver.value().is_none());
     let deprecated = "NVIDIA-SMI version  : 610.57.04\nDRIVER version      : Deprecated, see \"KMD version\" instead\n";
     assert!(read(deprecated).driver.value().is_none());
+}
+
+/// `nvidia-container-cli info` pasted from a host (the probes' own sample,
+/// `tests/data/containers/nvidia-container-cli-info-1060.txt`) gives the driver and its CUDA level.
+#[test]
+fn nvidia_container_cli_info_gives_the_driver_and_its_cuda_level() {
+    let text =
+        include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/containers/nvidia-container-cli-info-1060.txt"));
+    let s = read(text);
+    assert_eq!(formats(&s), ["nvidia-container-cli info"]);
+    let d = s.driver.value().unwrap();
+    assert_eq!(
+        (d.version.to_string().as_str(), d.cuda_version),
+        ("435.21", Some(gpu_doctor_model::CudaVersion::new(10, 1)))
+    );
 }
 
 /// R610's `--query-gpu` has a `kmd_version` field beside `driver_version` (its `--help-query-gpu`:
