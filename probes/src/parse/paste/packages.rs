@@ -49,8 +49,14 @@ pub(super) fn conda_line(line: &str) -> Option<(String, String, Option<String>)>
 }
 
 /// Adds one package if it matters to gpu-doctor (frameworks, CUDA wheels, companions, conda's CUDA
-/// packages).
-pub(super) fn add(facts: &mut Facts, name: &str, version: &str, conda_build: Option<&str>, source: &'static str) {
+/// packages); true when it does.
+pub(super) fn add(
+    facts: &mut Facts,
+    name: &str,
+    version: &str,
+    conda_build: Option<&str>,
+    source: &'static str,
+) -> bool {
     let mut name = normalize_name(name);
     if name == "pytorch" {
         name = "torch".to_owned();
@@ -62,12 +68,15 @@ pub(super) fn add(facts: &mut Facts, name: &str, version: &str, conda_build: Opt
         let conda_build = conda_build.map(str::to_owned);
         facts.package(Pkg { name, version: version.to_owned(), conda_build, source });
     }
+    interesting
 }
 
 /// Reads every package list in the text.
 pub(super) fn read(lines: &[String], facts: &mut Facts) {
     read_pip_list(lines, facts);
-    read_conda_list(lines, facts);
+    if !read_conda_list(lines, facts) {
+        read_conda_rows(lines, facts);
+    }
     read_pip_show(lines, facts);
     let mut first = None;
     for (i, line) in lines.iter().enumerate() {
@@ -124,8 +133,59 @@ fn read_pip_show(lines: &[String], facts: &mut Facts) {
     }
 }
 
-/// `# packages in environment at …:` / `# Name  Version  Build  Channel` and the rows under it.
-fn read_conda_list(lines: &[String], facts: &mut Facts) {
+/// `conda list` rows without their header (`conda list | grep torch`, a few rows quoted), and the
+/// `conda list --export` / `conda env export` spelling `name=version=build` (`- ` before it in the
+/// YAML): a row counts only when its build string has conda's shape (`py3.9_cpu_0`,
+/// `cuda120_py311h…_300`, `ha6f8bbd_10`, `pypi_0`), so prose with three words is not a package.
+/// Real rows: bioimage-io/core-bioimage-io-python#307 (`pytorch 1.12.1 py3.9_cpu_0 pytorch`),
+/// pytorch/pytorch#69202 (`pytorch=1.9.0=py3.8_cpu_0`).
+fn read_conda_rows(lines: &[String], facts: &mut Facts) {
+    for (i, line) in lines.iter().enumerate() {
+        let line = line.trim();
+        let row = match export_line(line) {
+            Some(row) => Some(row),
+            None => conda_line(line).filter(|(_, _, build)| build.as_deref().is_some_and(conda_build_shape)),
+        };
+        let Some((name, version, Some(build))) = row else { continue };
+        if !conda_build_shape(&build) {
+            continue;
+        }
+        if add(facts, &name, &version, Some(&build), "conda list") {
+            facts.saw(i, "conda list");
+        }
+    }
+}
+
+/// `name=version=build`, with `- ` before it in `conda env export`'s YAML.
+fn export_line(line: &str) -> Option<(String, String, Option<String>)> {
+    let line = line.strip_prefix("- ").unwrap_or(line).trim();
+    let mut parts = line.split('=');
+    let (name, version, build) = (parts.next()?, parts.next()?, parts.next()?);
+    let ok = parts.next().is_none()
+        && !name.is_empty()
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+        && version.starts_with(|c: char| c.is_ascii_digit())
+        && !version.contains(char::is_whitespace)
+        && !build.is_empty()
+        && !build.contains(char::is_whitespace);
+    ok.then(|| (name.to_owned(), version.to_owned(), Some(build.to_owned())))
+}
+
+/// Whether `build` has the shape of a conda build string: words of letters and digits joined by
+/// `_` (at least one), ending in the build number (`py3.9_cpu_0`, `cuda120_py311h2b5a6c6_300`,
+/// `ha6f8bbd_10`, `pypi_0`).
+fn conda_build_shape(build: &str) -> bool {
+    let Some((head, number)) = build.rsplit_once('_') else { return false };
+    !head.is_empty()
+        && !number.is_empty()
+        && number.bytes().all(|b| b.is_ascii_digit())
+        && head.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.'))
+}
+
+/// `# packages in environment at …:` / `# Name  Version  Build  Channel` and the rows under it;
+/// true when the text has such a header.
+fn read_conda_list(lines: &[String], facts: &mut Facts) -> bool {
+    let mut seen = false;
     let mut i = 0;
     while i < lines.len() {
         let line = lines[i].trim();
@@ -137,6 +197,7 @@ fn read_conda_list(lines: &[String], facts: &mut Facts) {
         }
         facts.saw(i, "conda list");
         facts.complete_package_list = true;
+        seen = true;
         i += 1;
         while let Some(row) = lines.get(i) {
             let row = row.trim();
@@ -149,4 +210,5 @@ fn read_conda_list(lines: &[String], facts: &mut Facts) {
             i += 1;
         }
     }
+    seen
 }

@@ -280,3 +280,29 @@ fn companion_packages_from_every_package_list() {
     assert_eq!(companions(&s), pairs(&[("flash-attn", "2.6.3")]));
     assert!(env(&s).frameworks.is_empty());
 }
+
+/// `conda list` rows without their header and the `name=version=build` export spelling give the
+/// build: bioimage-io/core-bioimage-io-python#307's two rows (verbatim: a CPU pytorch from the
+/// pytorch channel beside conda-forge's cudatoolkit), pytorch/pytorch#69202's
+/// `pytorch=1.9.0=py3.8_cpu_0` (in a `conda env export` list), and a conda-forge CUDA build.
+/// Three words of prose are not a package.
+#[test]
+fn conda_rows_without_a_header_and_the_export_spelling() {
+    use gpu_doctor_model::FrameworkBuild;
+    let torch = |text: &str| {
+        let s = read(text);
+        let envs = s.python_envs.value().cloned().unwrap_or_default();
+        envs.iter().flat_map(|e| e.frameworks.clone()).find(|f| f.name == "torch").map(|f| (f.version, f.build))
+    };
+    let rows = "cudatoolkit               11.7.0              ha6f8bbd_10    conda-forge\n\
+                pytorch                   1.12.1              py3.9_cpu_0    pytorch\n";
+    assert_eq!(torch(rows), Some(("1.12.1".into(), FrameworkBuild::Cpu)));
+    assert_eq!(formats(&read(rows)), ["conda list"]);
+    assert_eq!(torch("- pytorch=1.9.0=py3.8_cpu_0\n"), Some(("1.9.0".into(), FrameworkBuild::Cpu)));
+    assert_eq!(
+        torch("pytorch                   2.4.1           cuda120_py311h2b5a6c6_300    conda-forge\n"),
+        Some(("2.4.1".into(), FrameworkBuild::Cuda { version: Some("12.0".into()) }))
+    );
+    assert_eq!(torch("I use torch 2.1 today\n"), None);
+    assert_eq!(torch("torch 2.1 with_love\n"), None);
+}
