@@ -183,17 +183,21 @@ fn driver_level(s: &Snapshot) -> DriverLevel {
         let evidence = Some(format!("NVIDIA driver {}{level} (from {source})", d.version));
         return DriverLevel { version: Some(d.version.clone()), cuda: d.cuda_version, evidence };
     }
-    // PyTorch's "driver on your system is too old (found version 12080)" carries the driver's CUDA level.
+    // A message that carries the driver's CUDA level, in whichever spelling its emitter prints it:
+    // the CUDA API's integer (PyTorch's "found version 12080", `found_version`; ggml's "Insufficient
+    // CUDA driver: 11040", `driver_cuda_int`) or a dotted version (Triton's "The NVIDIA driver's CUDA
+    // version is 12.2", CuPy's and nvidia-docker's `driver_cuda`).
     for m in &s.messages {
-        if let Some(v) = m.values.get("found_version").and_then(|v| v.parse::<i32>().ok())
-            && let Some(cuda) = CudaVersion::from_api_int(v)
-        {
-            return DriverLevel {
-                version: None,
-                cuda: Some(cuda),
-                evidence: Some(format!("the driver supports CUDA up to {cuda}, as this line says: {}", m.line)),
-            };
-        }
+        let int = ["found_version", "driver_cuda_int"]
+            .iter()
+            .find_map(|name| m.values.get(*name)?.parse::<i32>().ok())
+            .and_then(CudaVersion::from_api_int);
+        let Some(cuda) = int.or_else(|| m.values.get("driver_cuda")?.parse::<CudaVersion>().ok()) else { continue };
+        return DriverLevel {
+            version: None,
+            cuda: Some(cuda),
+            evidence: Some(format!("the driver supports CUDA up to {cuda}, as this line says: {}", m.line)),
+        };
     }
     DriverLevel::default()
 }

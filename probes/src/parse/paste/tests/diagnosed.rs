@@ -131,6 +131,18 @@ fn a_message_naming_the_needed_cuda_or_branch_names_the_driver() {
     assert!(f.detail.contains("the 570 driver branch or newer"), "{}", f.detail);
 }
 
+/// The driver's CUDA level in another emitter's spelling (ggml's `Insufficient CUDA driver: 11040`,
+/// the CUDA API's integer, as its row reads it) judges a pasted torch build like PyTorch's own
+/// `found version`: torch built for CUDA 12.4 needs a newer driver than one of CUDA 11.4.
+#[test]
+fn the_driver_level_in_another_spelling_judges_a_framework_build() {
+    let kb = Kb::get().unwrap();
+    let text = "torch==2.5.1+cu124\nCUDA error: Insufficient CUDA driver: 11040\n";
+    let findings = gpu_doctor_judge::diagnose::diagnose(&read_pasted(text, kb).unwrap(), kb);
+    let f = findings.iter().find(|f| f.id == "driver.too_old_for_runtime").expect("the finding");
+    assert!(f.evidence.iter().any(|e| e.starts_with("the driver supports CUDA up to 11.4")), "{f:#?}");
+}
+
 /// With nothing else pasted, the versioned symbol's fix names the exact wheel for the library's
 /// CUDA major: `-cu12` up to 12, no suffix from 13 (pinned to the major); where the soname is not
 /// the CUDA major (cuFFT's `.so.11` is CUDA 12's), it names the wheel without a command.
