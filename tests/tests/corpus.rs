@@ -188,7 +188,7 @@ fn judge(case: &Case, kb: &Kb) -> Judged {
 }
 
 /// The recorded floor: `tests/corpus/ratchet.toml`.
-#[derive(Debug, serde::Deserialize)]
+#[derive(Debug, Default, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Ratchet {
     /// When the figures were last raised.
@@ -352,6 +352,21 @@ fn corpus_score_holds_the_ratchet() {
         println!("can be raised in tests/corpus/ratchet.toml: {r}");
     }
     assert!(fell.is_empty(), "the corpus score fell below tests/corpus/ratchet.toml:\n{}", fell.join("\n"));
+}
+
+/// A first sight (issue 27): the cases of another folder laid out like the corpus
+/// (`GPU_DOCTOR_FIRST_SIGHT=DIR`, `scripts/corpus-score --first-sight DIR`), collected before any
+/// code was written for them, scored once against no ratchet. Without the variable it scores
+/// nothing.
+#[test]
+fn corpus_first_sight() {
+    let Some(dir) = std::env::var_os("GPU_DOCTOR_FIRST_SIGHT").map(PathBuf::from) else { return };
+    let kb = Kb::get().unwrap();
+    let (cases, malformed) = load(&dir, &known_ids(kb));
+    assert!(malformed.is_empty(), "malformed cases in {}:\n{}", dir.display(), malformed.join("\n"));
+    let s = score(&cases, kb);
+    let none = Ratchet::default();
+    println!("first sight of {} ({} cases):\n{}", dir.display(), cases.len(), table(&s, &none));
 }
 
 /// Leave-one-source-out (issue 27): every case judged with the catalogue rows taken from its own
