@@ -531,6 +531,21 @@ pub struct KnownMessage {
     pub source: String,
     /// Confidence.
     pub tag: Tag,
+    /// How its emitter prints it: an error (the default) or a warning it goes on after.
+    #[serde(default)]
+    pub level: MessageLevel,
+}
+
+/// How a message's emitter prints it, read in its source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MessageLevel {
+    /// An exception, a failed call, an error log line: the program stops or the GPU is not used.
+    #[default]
+    Error,
+    /// A logged warning after which the program goes on (`logger.warning`, `warnings.warn`): it
+    /// names a problem only where that part is used.
+    Warning,
 }
 
 /// The releases of one Python package that print a message, both ends included.

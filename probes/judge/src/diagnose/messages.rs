@@ -1,7 +1,7 @@
 //! Known error lines from pasted text that no fact-based finding already explains.
 
 use super::Ctx;
-use gpu_doctor_kb::KnownMessage;
+use gpu_doctor_kb::{KnownMessage, MessageLevel};
 use gpu_doctor_model::{Category, CudaVersion, Finding, ObservedMessage, OsFamily, PlanTarget, Severity};
 
 /// The finding id of a known message: `observed.<message id>`.
@@ -9,11 +9,13 @@ pub(super) fn finding_id(message_id: &str) -> String {
     format!("observed.{message_id}")
 }
 
-/// An observed message is an error unless its category is the harmless one.
-pub(super) fn severity(category: Category) -> Severity {
-    match category {
-        Category::ToolkitVsFrameworkMismatchHarmless => Severity::Info,
-        _ => Severity::Error,
+/// An observed message is an error unless its category is the harmless one (a note) or its
+/// emitter prints it as a warning it goes on after (a warning).
+pub(super) fn severity(known: &KnownMessage) -> Severity {
+    match (known.category, known.level) {
+        (Category::ToolkitVsFrameworkMismatchHarmless, _) => Severity::Info,
+        (_, MessageLevel::Warning) => Severity::Warning,
+        (_, MessageLevel::Error) => Severity::Error,
     }
 }
 
@@ -51,7 +53,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
         let finding = Finding {
             id: finding_id(&known.id),
             category: known.category,
-            severity: severity(known.category),
+            severity: severity(known),
             summary: format!("{} reported: {meaning}", known.emitter),
             detail: match needs {
                 Some(needs) => format!("{meaning} {needs}"),

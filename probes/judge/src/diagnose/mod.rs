@@ -107,11 +107,7 @@ pub fn rules() -> impl Iterator<Item = &'static Rule> {
 /// The `observed.<message id>` findings, one per known message of the knowledge base: id, category,
 /// severity.
 pub fn observed_rules(kb: &Kb) -> Vec<(String, Category, Severity)> {
-    kb.errors
-        .message
-        .iter()
-        .map(|m| (messages::finding_id(&m.id), m.category, messages::severity(m.category)))
-        .collect()
+    kb.errors.message.iter().map(|m| (messages::finding_id(&m.id), m.category, messages::severity(m))).collect()
 }
 
 #[cfg(test)]

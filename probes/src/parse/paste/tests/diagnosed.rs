@@ -143,6 +143,23 @@ fn the_driver_level_in_another_spelling_judges_a_framework_build() {
     assert!(f.evidence.iter().any(|e| e.starts_with("the driver supports CUDA up to 11.4")), "{f:#?}");
 }
 
+/// A line its emitter logs as a warning and goes on after (JAX's `logger.warning` in xla_bridge.py,
+/// printed `WARNING:…:jax._src.xla_bridge:…`) is a warning-level finding, not an error: the
+/// kohya-colab#133 reporter trained on the GPU with PyTorch while an unused CPU jaxlib said it.
+#[test]
+fn a_message_its_emitter_logs_as_a_warning_is_a_warning() {
+    let kb = Kb::get().unwrap();
+    let text = "\"An NVIDIA GPU may be present on this machine, but a CUDA-enabled jaxlib is not installed. Falling back to cpu.\"\n";
+    let findings = gpu_doctor_judge::diagnose::diagnose(&read_pasted(text, kb).unwrap(), kb);
+    let f = findings.iter().find(|f| f.id == "observed.jax.cuda_jaxlib_missing").expect("the finding");
+    assert_eq!(f.severity, gpu_doctor_model::Severity::Warning);
+    let error = gpu_doctor_judge::diagnose::diagnose(
+        &read_pasted("AssertionError: Torch not compiled with CUDA enabled\n", kb).unwrap(),
+        kb,
+    );
+    assert!(error.iter().any(|f| f.severity == gpu_doctor_model::Severity::Error), "{error:#?}");
+}
+
 /// With nothing else pasted, the versioned symbol's fix names the exact wheel for the library's
 /// CUDA major: `-cu12` up to 12, no suffix from 13 (pinned to the major); where the soname is not
 /// the CUDA major (cuFFT's `.so.11` is CUDA 12's), it names the wheel without a command.
