@@ -16,6 +16,11 @@ pub struct EnvFacts {
     pub ld_library_path: Vec<String>,
     /// PATH entries that look like CUDA (contain `cuda` or `nvidia`).
     pub path_cuda_entries: Vec<String>,
+    /// The variables of `vars` that a program set for itself while running (Python's
+    /// `os.environ["…"] = …` in pasted code), not its environment at start; empty for a machine's
+    /// own probe, which reads the environment it starts with.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub set_in_process: Vec<String>,
 }
 
 impl EnvFacts {

@@ -59,7 +59,36 @@ pub(super) const TOOLKIT_ROOT: Rule = Rule {
              post-installation actions; facebookresearch/maskrcnn-benchmark#132 and feihuzhang/GANet#8",
 };
 
-pub(super) const RULES: &[Rule] = &[HIDES_ALL, UNKNOWN_DEVICE, FORM, LAUNCH_BLOCKING, TOOLKIT_ROOT];
+pub(super) const SET_IN_PROCESS: Rule = Rule {
+    id: "env.cuda_visible_devices_set_after_init",
+    category: Category::EnvVarMisconfig,
+    severity: Severity::Warning,
+    trigger: "CUDA_VISIBLE_DEVICES is set from inside the program (Python's `os.environ[…] = …`): CUDA reads it once, \
+              when it initializes, so set after `import torch` (or anything that initializes CUDA) it changes \
+              nothing and the program keeps GPU 0.",
+    source: "CUDA Programming Guide, CUDA environment variables (read when the CUDA driver initializes); \
+             open-mmlab/mmdetection3d#1020 and AUTOMATIC1111/stable-diffusion-webui#442 (maintainers: set it before \
+             importing torch, or in the shell)",
+};
+
+pub(super) const RULES: &[Rule] = &[HIDES_ALL, UNKNOWN_DEVICE, FORM, LAUNCH_BLOCKING, TOOLKIT_ROOT, SET_IN_PROCESS];
+
+/// CUDA_VISIBLE_DEVICES set by the program itself: it counts only before CUDA initializes.
+fn set_in_process(cx: &Ctx<'_>, value: &str) -> Finding {
+    let word = fix::word(cx, value);
+    SET_IN_PROCESS.finding(
+        format!("CUDA_VISIBLE_DEVICES=\"{value}\" is set from inside the program"),
+        "CUDA reads CUDA_VISIBLE_DEVICES once, when it initializes. Set with `os.environ[...]` after `import torch`, \
+         `import tensorflow` or a module that imports them, it changes nothing: the program still sees every GPU \
+         and uses GPU 0.",
+        vec![format!("os.environ[\"CUDA_VISIBLE_DEVICES\"] = \"{value}\" in the pasted code")],
+        Some(format!(
+            "Set it before the program starts, in the shell that runs it (`CUDA_VISIBLE_DEVICES={word} python \
+             your_script.py`; in a Windows batch file `set CUDA_VISIBLE_DEVICES={word}`), or make the `os.environ` \
+             line the first thing the script does, before any `import torch`."
+        )),
+    )
+}
 
 /// One entry of the list, as CUDA reads it.
 #[derive(Debug, PartialEq)]
@@ -199,6 +228,9 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
         )));
     }
     let Some(value) = vars.get(VAR) else { return };
+    if cx.s.env.set_in_process.iter().any(|n| n == VAR) {
+        out.push(set_in_process(cx, value));
+    }
     let entries: Vec<Entry> = match value.as_str() {
         "" | "NoDevFiles" => vec![Entry::Hide],
         _ => value.split(',').map(classify).collect(),

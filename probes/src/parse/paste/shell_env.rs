@@ -64,11 +64,15 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
             continue;
         }
         which = false;
-        let assigned = assignment(t)
-            .or_else(|| t.split_once("$ ").and_then(|(_, cmd)| assignment(cmd)))
-            .or_else(|| python_assignment(t));
+        let assigned = assignment(t).or_else(|| t.split_once("$ ").and_then(|(_, cmd)| assignment(cmd)));
         if let Some((name, value)) = assigned {
             set_var(facts, i, name, value);
+        } else if let Some((name, value)) = python_assignment(t) {
+            set_var(facts, i, name, value);
+            let set = &mut facts.env.set_in_process;
+            if !set.iter().any(|n| n == name) && set.len() < MAX_VARS {
+                set.push(name.to_owned());
+            }
         } else if let Some((name, target)) = ls_entry(t) {
             facts.saw(i, LS);
             add_cuda_dir(facts, &name, target.as_deref());

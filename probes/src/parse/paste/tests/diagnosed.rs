@@ -160,6 +160,21 @@ fn a_message_its_emitter_logs_as_a_warning_is_a_warning() {
     assert!(error.iter().any(|f| f.severity == gpu_doctor_model::Severity::Error), "{error:#?}");
 }
 
+/// CUDA_VISIBLE_DEVICES set from Python (AUTOMATIC1111/stable-diffusion-webui#442, verbatim: the line
+/// after an import of modules that import torch) is named as set inside the program, with the
+/// shell form in the fix; the same value set in the shell is not.
+#[test]
+fn cuda_visible_devices_set_from_python_is_named() {
+    let kb = Kb::get().unwrap();
+    let ids = |text: &str| -> Vec<String> {
+        let findings = gpu_doctor_judge::diagnose::diagnose(&read_pasted(text, kb).unwrap(), kb);
+        findings.into_iter().map(|f| f.id).collect()
+    };
+    let text = "import modules.img2img\n\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\"\n\nmodules.codeformer_model.setup_codeformer()\n";
+    assert!(ids(text).iter().any(|id| id == "env.cuda_visible_devices_set_after_init"), "{:?}", ids(text));
+    assert!(!ids("export CUDA_VISIBLE_DEVICES=1\n").iter().any(|id| id == "env.cuda_visible_devices_set_after_init"));
+}
+
 /// With nothing else pasted, the versioned symbol's fix names the exact wheel for the library's
 /// CUDA major: `-cu12` up to 12, no suffix from 13 (pinned to the major); where the soname is not
 /// the CUDA major (cuFFT's `.so.11` is CUDA 12's), it names the wheel without a command.
