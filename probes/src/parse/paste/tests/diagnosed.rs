@@ -175,6 +175,18 @@ fn cuda_visible_devices_set_from_python_is_named() {
     assert!(!ids("export CUDA_VISIBLE_DEVICES=1\n").iter().any(|id| id == "env.cuda_visible_devices_set_after_init"));
 }
 
+/// glibc before 2.30 worded the same versioned-symbol failure "symbol X, version Y not defined in file
+/// Y with link time reference" (deepmodeling/deepmd-kit#2241, verbatim): the same family, the same
+/// finding.
+#[test]
+fn the_older_glibc_wording_of_a_versioned_symbol_is_the_same_family() {
+    let kb = Kb::get().unwrap();
+    let text = "OSError: /home/jz748/anaconda3/envs/tf/lib/python3.10/site-packages/nvidia/cublas/lib/libcublas.so.11: symbol cublasLtHSHMatmulAlgoInit, version libcublasLt.so.11 not defined in file libcublasLt.so.11 with link time reference\n";
+    let findings = gpu_doctor_judge::diagnose::diagnose(&read_pasted(text, kb).unwrap(), kb);
+    let f = findings.iter().find(|f| f.id == "loader.older_library_loaded").expect("the finding");
+    assert!(f.summary.contains("libcublasLt.so.11"), "{}", f.summary);
+}
+
 /// With nothing else pasted, the versioned symbol's fix names the exact wheel for the library's
 /// CUDA major: `-cu12` up to 12, no suffix from 13 (pinned to the major); where the soname is not
 /// the CUDA major (cuFFT's `.so.11` is CUDA 12's), it names the wheel without a command.
