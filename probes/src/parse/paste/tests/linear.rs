@@ -65,6 +65,11 @@ fn shapes() -> Vec<(&'static str, Box<dyn Fn(usize) -> String>)> {
                 head.to_owned() + &numbered(n, |i| format!("GPU {i}: NVIDIA Tesla K{i}\n"))
             }),
         ),
+        ("nvidia-smi --version heads", Box::new(|n| repeat("", "NVIDIA-SMI version  : 610.57.04\n", n))),
+        ("container-cli driver lines", Box::new(|n| repeat("", "NVRM version:   435.21\n", n))),
+        ("conda rows without a header", Box::new(|n| repeat("", "pytorch 2.2.0 py3.10_cpu_0 pytorch\n", n))),
+        ("conda export lines", Box::new(|n| repeat("", "- pytorch=1.9.0=py3.8_cpu_0\n", n))),
+        ("os.environ lines", Box::new(|n| repeat("", "os.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\"\n", n))),
         ("every sample", Box::new(|n| repeat("", &SAMPLES.join("\n"), n))),
     ]
 }
