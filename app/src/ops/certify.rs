@@ -343,21 +343,22 @@ fn smoke_checks(host: &dyn Host, snap: &Snapshot, progress: &mut dyn FnMut(&str)
 /// The longest one environment's smoke test may take (importing TensorFlow and JAX is slow).
 const SMOKE_TIMEOUT: Duration = Duration::from_secs(180);
 
-/// Xid lines and memory errors before the benchmark against after it.
+/// Xid lines, memory errors and PCIe errors (replays, AER) before the benchmark against after it.
 fn health_stage(before: &Snapshot, after: Option<&Snapshot>, runs: &[(Gpu, Result<BenchRun>)]) -> StageRecord {
     let Some(after) = after else {
         return not_run_stage(Stage::Health, "the machine could not be probed again after the benchmark");
     };
     let mut checks = vec![rules::xid_during_run(&before.health.xid_events, &after.health.xid_events)];
     for (gpu, _) in runs {
-        let read = |s: &Snapshot| {
-            s.health.gpus.value().and_then(|g| g.iter().find(|h| h.index == gpu.index)).map(|h| h.memory_errors.clone())
-        };
-        let change = match (read(before), read(after)) {
-            (Some(b), Some(a)) => EccChange::between(&b, &a),
+        let read =
+            |s: &'_ Snapshot| s.health.gpus.value().and_then(|g| g.iter().find(|h| h.index == gpu.index).cloned());
+        let (b, a) = (read(before), read(after));
+        let change = match (&b, &a) {
+            (Some(b), Some(a)) => EccChange::between(&b.memory_errors, &a.memory_errors),
             _ => EccChange::unread("the health probe did not answer for this GPU"),
         };
         checks.push(rules::memory_errors(&subject(gpu), Some(&change)));
+        checks.push(rules::pcie_errors(&subject(gpu), b.as_ref(), a.as_ref()));
     }
     StageRecord { stage: Stage::Health, not_run: None, duration_secs: 0.0, checks }
 }
