@@ -35,6 +35,7 @@ fn reported(host: &str, driver: &str, d2d: Option<f64>) -> NodeRow {
         slow: vec![d2d.is_some_and(|v| v < 1000.0)],
         findings: [0, usize::from(driver != NEW), 1],
         group: Some(usize::from(driver != NEW)),
+        certificate: None,
     }
 }
 
@@ -68,6 +69,7 @@ fn three_nodes() -> Comparison {
         slow: vec![false],
         findings: [0; 3],
         group: None,
+        certificate: None,
     };
     let finding = |id: &str, severity, summary: &str, host: &str| FleetFinding {
         id: id.into(),
@@ -392,6 +394,7 @@ fn the_loader_compares_a_real_folder() {
         engine_name: format!("{host}-slurm"),
         outcome,
         seconds: None,
+        certificate: None,
     };
     let manifest = Manifest {
         engine: "ssh".into(),
