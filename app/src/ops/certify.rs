@@ -416,4 +416,30 @@ mod tests {
             plan_for(0, level).validate().unwrap();
         }
     }
+
+    /// A snapshot whose GPU 0 has `replays` PCIe replays and `fatal` fatal AER errors.
+    fn health(replays: u64, fatal: u64) -> Snapshot {
+        use gpu_doctor_model::{AerCounters, GpuHealth, Probed};
+        let mut s = Snapshot::unknown(Vec::new());
+        let aer = AerCounters {
+            fatal: AerCounters::parse(&format!("DLP {fatal}\nSDES 0\nTOTAL_ERR_FATAL {fatal}\n")),
+            ..AerCounters::default()
+        };
+        let h = GpuHealth { index: 0, pcie_replay_count: Some(replays), aer: Some(aer), ..GpuHealth::default() };
+        s.health.gpus = Probed::found(vec![h], "test");
+        s.health.xid_events = Probed::found(Vec::new(), "test");
+        s
+    }
+
+    #[test]
+    fn the_health_stage_judges_each_gpus_pcie_errors_over_the_run() {
+        let runs = vec![(Gpu { index: 0, ..Gpu::default() }, Err(anyhow::anyhow!("not measured in this test")))];
+        let pcie = |after: &Snapshot| {
+            let stage = health_stage(&health(5, 0), Some(after), &runs);
+            stage.checks.into_iter().find(|c| c.id == "health.pcie").unwrap().verdict
+        };
+        assert_eq!(pcie(&health(5, 0)), CheckVerdict::Pass);
+        assert_eq!(pcie(&health(9, 0)), CheckVerdict::Warn, "replays during the run");
+        assert_eq!(pcie(&health(5, 1)), CheckVerdict::Fail, "a fatal AER error during the run");
+    }
 }
