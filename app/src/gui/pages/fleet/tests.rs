@@ -473,3 +473,35 @@ fn fleet_frame_time() {
         println!("{n} rows: {cpu_ms:.1} ms CPU, {wall_ms:.1} ms wall per frame (mean of {FRAMES} frames)");
     }
 }
+
+/// [`three_nodes`] certified: node-b failed its certificate, node-a passed, node-c is INCOMPLETE.
+fn certified(_: &Path, _: &Progress) -> Result<Comparison, String> {
+    use gpu_doctor_model::certify::Verdict;
+    use gpu_doctor_model::fleet::NodeCertificate;
+    let mut c = three_nodes();
+    for (row, verdict) in c.nodes.iter_mut().zip([Verdict::Pass, Verdict::Fail, Verdict::Incomplete]) {
+        row.certificate = Some(NodeCertificate {
+            verdict: Some(verdict),
+            level: Some(2),
+            intact: true,
+            note: None,
+            figures: Vec::new(),
+        });
+    }
+    Ok(c)
+}
+
+#[test]
+fn a_certified_fleet_shows_each_verdict_and_opens_with_the_failed_nodes_first() {
+    let (mut h, _home) = harness("no-driver");
+    settle(&mut h);
+    open_fleet(&mut h, certified, Path::new("/fleet"));
+    h.get_by_label("FAIL (level 2)");
+    h.get_by_label("PASS (level 2)");
+    h.get_by_label("INCOMPLETE (level 2)");
+    assert_eq!(
+        h.state().pages.fleet.shown_hosts(),
+        ["node-b", "node-d", "node-c", "node-a"],
+        "the failed certificate and the node without a report first, then INCOMPLETE, then PASS"
+    );
+}
