@@ -1,4 +1,4 @@
-//! OS, kernel, CPU and memory, from the host's `system_info`.
+//! OS, kernel, CPU and memory, from the host's `system_info`; board, BIOS and product from DMI.
 
 use std::path::Path;
 
