@@ -341,6 +341,10 @@ def method_checks(bench, torch):
     return rows
 
 
+# certificate.json's level names (probes/model/src/certify.rs, Level) and their numbers.
+LEVELS = {"software": 1, "quick": 2, "stress": 3, "soak": 4}
+
+
 def summary(out_dir):
     def load(name):
         try:
@@ -392,6 +396,14 @@ def summary(out_dir):
         lines.append("No bench.json: gpu-doctor's benchmark did not run.")
     if ref.get("notes"):
         lines += ["", "Reference notes: " + "; ".join(ref["notes"])]
+    cert = load(os.path.join("certificate", "certificate.json"))
+    if cert:
+        lines += ["", f"## Certificate: {cert.get('verdict', '?').replace('_', ' ')} "
+                      f"(certify --level {LEVELS.get(cert.get('level'), '?')}, {cert.get('duration_secs', 0):.0f} s)", ""]
+        lines += [f"- {r}" for r in cert.get("reasons", [])]
+        lines.append("certificate/certificate.md in the archive holds every check with its threshold and source.")
+    else:
+        lines += ["", "No certificate: `certify --level 2` did not run or wrote none (see certify.log)."]
     skipped = os.path.join(out_dir, "skipped.txt")
     if os.path.exists(skipped) and os.path.getsize(skipped):
         lines += ["", "## Not done", ""] + [f"- {l.strip()}" for l in open(skipped) if l.strip()]

@@ -16,7 +16,8 @@ use crate::ops::fleet::ssh::{self, SshPlan};
 use crate::ops::fleet::{Folder, Runner, counts, now_rfc3339};
 
 pub const AFTER_HELP: &str = "\
-Each node's report is written as DIR/<host>.json (the host name the report gives), and DIR/fleet.json \
+Each node's report is written as DIR/<host>.json (the host name the report gives), with --certify its \
+certificate as DIR/<host>.certificate.json, and DIR/fleet.json \
 lists every node asked with its outcome: reported, timed out, unreachable, no gpu-doctor, or failed. \
 Compare the nodes with `gpu-doctor compare DIR`.
 
@@ -73,6 +74,11 @@ pub struct SshArgs {
     /// Run only the hosts that have no report in DIR's fleet.json yet (all of them, or of HOSTS).
     #[arg(long)]
     pub missing_only: bool,
+    /// Also certify each node: `gpu-doctor certify --level LEVEL` after its report (1 software,
+    /// 2 quick benchmark, 3 stress, 4 soak; docs/certify.md); its certificate is kept beside the
+    /// report as <host>.certificate.json and `compare` shows its verdict, the failed nodes first.
+    #[arg(long, value_name = "LEVEL", value_parser = clap::value_parser!(u8).range(1..=4))]
+    pub certify: Option<u8>,
     /// The folder for the reports and fleet.json (created if missing).
     #[arg(long, short, value_name = "DIR")]
     pub output: PathBuf,
@@ -111,6 +117,11 @@ pub struct SlurmArgs {
     /// Only build DIR/fleet.json from what the nodes wrote into DIR (after an sbatch script ran).
     #[arg(long)]
     pub collect: bool,
+    /// Also certify each node: `gpu-doctor certify --level LEVEL` after its report (1 software,
+    /// 2 quick benchmark, 3 stress, 4 soak; docs/certify.md); its certificate is kept beside the
+    /// report as <host>.certificate.json and `compare` shows its verdict, the failed nodes first.
+    #[arg(long, value_name = "LEVEL", value_parser = clap::value_parser!(u8).range(1..=4))]
+    pub certify: Option<u8>,
     /// The shared folder for the reports and fleet.json (created if missing).
     #[arg(long, short, value_name = "DIR")]
     pub output: PathBuf,
@@ -149,6 +160,11 @@ pub struct K8sManifestArgs {
     /// none, and NVIDIA_VISIBLE_DEVICES=all shows it every GPU of its node.
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub gpu_request: u32,
+    /// Also certify each node: `gpu-doctor certify --level LEVEL` after its report in each pod (1 software,
+    /// 2 quick benchmark, 3 stress, 4 soak; docs/certify.md); its certificate is kept beside the
+    /// report as <host>.certificate.json and `compare` shows its verdict, the failed nodes first.
+    #[arg(long, value_name = "LEVEL", value_parser = clap::value_parser!(u8).range(1..=4))]
+    pub certify: Option<u8>,
     /// The YAML file to write (`-` for standard output).
     #[arg(long, short, value_name = "FILE")]
     pub output: PathBuf,
@@ -277,6 +293,7 @@ fn run_ssh(a: &SshArgs, runner: &Runner<'_>, progress: &mut Progress) -> Result<
         timeout: Duration::from_secs(a.timeout.max(1)),
         remote_bin: a.remote_bin.clone(),
         ssh_options,
+        certify: a.certify,
     };
     let result = ssh::run(&plan, runner, &mut folder, &mut |e| progress.node(e));
     finish(&mut folder, result, progress.quiet)
@@ -312,6 +329,7 @@ fn run_slurm(a: &SlurmArgs, runner: &Runner<'_>, progress: &mut Progress) -> Res
         srun_args: a.srun_args.clone(),
         dir: dir.clone(),
         timeout: Duration::from_secs(a.timeout.max(1)),
+        certify: a.certify,
     };
     if let Some(file) = &a.write_sbatch {
         let script = plan.sbatch_script().map_err(|e| UsageError(format!("{e:#}")))?;
@@ -347,6 +365,7 @@ fn write_manifest(a: &K8sManifestArgs, quiet: bool) -> Result<u8> {
         namespace: a.namespace.clone(),
         count: a.count,
         gpu_request: a.gpu_request,
+        certify: a.certify,
     };
     let yaml = k8s::manifest(&plan).map_err(|e| UsageError(format!("{e:#}")))?;
     write_out(&a.output, &yaml, quiet)

@@ -217,3 +217,71 @@ fn the_docs_table_of_level_1_verdicts_is_what_the_binary_says() {
         assert!(docs.contains(&row), "docs/certify.md has no row starting {row:?}");
     }
 }
+
+/// A copy of a recording with its one GPU's serial number (as NVML answers `nvmlDeviceGetSerial`)
+/// and DMI files added, in a folder of its own.
+fn with_serial_and_dmi(fixture_name: &str, serial: &str, dir: &Path) {
+    let mut host: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture(fixture_name).join("host.json")).unwrap()).unwrap();
+    host["nvml"]["report"]["devices"][0]["serial"] = Value::from(serial);
+    let files = host["files"].as_object_mut().unwrap();
+    for (name, text) in [
+        ("sys_vendor", "Supermicro\n"),
+        ("product_name", "SYS-420GP-TNR\n"),
+        ("board_vendor", "Supermicro\n"),
+        ("board_name", "X12DPG-OA6\n"),
+        ("bios_vendor", "American Megatrends International, LLC.\n"),
+        ("bios_version", "1.4a\n"),
+        ("bios_date", "08/03/2023\n"),
+    ] {
+        files.insert(format!("/sys/class/dmi/id/{name}"), Value::from(text));
+    }
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(dir.join("host.json"), serde_json::to_string(&host).unwrap()).unwrap();
+}
+
+fn verify_on(recording: &Path, file: &Path) -> Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_gpu-doctor"))
+        .arg("--replay")
+        .arg(recording)
+        .args(["certify", "--verify"])
+        .arg(file)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn the_gpus_serial_and_the_boards_dmi_are_in_the_certificate_and_verify_matches_the_serial() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (here, other) = (tmp.path().join("here"), tmp.path().join("other"));
+    with_serial_and_dmi("mig-a100", "1324021012345", &here);
+    // The same GPU UUID with another serial: another board (or a UUID copied into a forged file).
+    with_serial_and_dmi("mig-a100", "1324021099999", &other);
+    let out = tmp.path().join("cert");
+    std::fs::create_dir_all(&out).unwrap();
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_gpu-doctor"))
+        .arg("--replay")
+        .arg(&here)
+        .args(["-q", "certify", "--level", "1", "--out"])
+        .arg(&out)
+        .current_dir(&out)
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(0), "{}", stdout(&run));
+    let cert = certificate(&out);
+    assert_eq!(cert["machine"]["gpus"][0]["serial"], "1324021012345");
+    assert_eq!(cert["machine"]["dmi"]["board_name"], "X12DPG-OA6");
+    assert_eq!(cert["machine"]["dmi"]["bios_version"], "1.4a");
+    let md = std::fs::read_to_string(out.join("certificate.md")).unwrap();
+    assert!(md.contains("Supermicro X12DPG-OA6"), "{md}");
+    assert!(md.contains("American Megatrends International, LLC. 1.4a (08/03/2023)"), "{md}");
+    assert!(md.contains("serial 1324021012345"), "{md}");
+
+    let file = out.join("certificate.json");
+    let same = verify_on(&here, &file);
+    assert_eq!(same.status.code(), Some(0), "{}", stdout(&same));
+    assert!(stdout(&same).contains("by UUID, and serial for 1"), "{}", stdout(&same));
+    let swapped = verify_on(&other, &file);
+    assert_eq!(swapped.status.code(), Some(7), "the same UUID with another serial: {}", stdout(&swapped));
+    assert!(stdout(&swapped).contains("serial 1324021099999"), "{}", stdout(&swapped));
+}

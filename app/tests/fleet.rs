@@ -164,6 +164,35 @@ fn fleet_ssh_reports_refused_hanging_and_gpu_doctor_less_hosts_each_with_its_out
     assert!(stderr.contains("[4/4, 1 ok, 3 not]"), "{stderr}");
     assert!(stderr.contains("1 of 4 nodes reported"), "{stderr}");
 
+    // --certify 1: the certificate beside the report, and compare shows its verdict, the nodes
+    // without one first.
+    let certified = dir.join("certified");
+    let out = Command::new(BIN)
+        .args(["fleet", "ssh", "works", "refuses", "--timeout", "20", "--certify", "1", "-F"])
+        .arg(dir.join("ssh_config"))
+        .arg("-o")
+        .arg(&certified)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let m = manifest(&certified);
+    let works = m.nodes.iter().find(|n| n.engine_name == "works").unwrap();
+    let cert_file = works.certificate.clone().unwrap_or_else(|| panic!("{m:#?}\n{stderr}"));
+    let NodeOutcome::Reported { file } = &works.outcome else { panic!("{m:#?}") };
+    assert_eq!(cert_file, file.replace(".json", ".certificate.json"));
+    let cert: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(certified.join(&cert_file)).unwrap()).unwrap();
+    // The recording has a torch environment without a recorded deep probe: INCOMPLETE.
+    assert_eq!(cert["verdict"], "INCOMPLETE", "{cert}");
+    assert_eq!(cert["level"], "software");
+    let compared = Command::new(BIN).arg("compare").arg(&certified).output().unwrap();
+    let text = String::from_utf8_lossy(&compared.stdout);
+    let at = text.find("Certificates (the failed nodes first):").unwrap_or_else(|| panic!("{text}"));
+    let section = &text[at..];
+    let (refuses, works_at) = (section.find("refuses").unwrap(), section.find("INCOMPLETE (level 1)").unwrap());
+    assert!(refuses < works_at, "the node without a report comes first: {section}");
+
     // Again, only the nodes without a report: the one that worked is not asked (its gpu-doctor
     // now fails, and its row stays as it was).
     write_script(&bin.join("gpu-doctor"), "#!/bin/sh\nexit 4\n");
@@ -201,6 +230,23 @@ fn fleet_slurm_on_a_one_node_cluster() {
     assert_eq!((m.engine.as_str(), m.nodes.len()), ("slurm", 1), "{m:#?}");
     let NodeOutcome::Reported { file } = outcome(&m, node) else { panic!("{m:#?}") };
     assert!(out_dir.join(file).is_file());
+
+    // --certify 1: each node's certificate beside its report (the recording's is INCOMPLETE).
+    let certified = tmp.path().join("certified");
+    let out = Command::new(BIN)
+        .args(["fleet", "slurm", "--nodes", "1", "--timeout", "120", "--certify", "1", "--bin"])
+        .arg(&bin)
+        .arg("-o")
+        .arg(&certified)
+        .args(["--", "--job-name=gpu-doctor-test"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let m = manifest(&certified);
+    let cert = m.nodes[0].certificate.clone().unwrap_or_else(|| panic!("{m:#?}"));
+    let cert: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(certified.join(cert)).unwrap()).unwrap();
+    assert_eq!(cert["verdict"], "INCOMPLETE", "{cert}");
 
     // --sbcast stages it; a missing binary is a row, not a lost run.
     let staged = tmp.path().join("sbcast");

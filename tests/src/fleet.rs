@@ -112,6 +112,7 @@ pub fn fleet(base: &Snapshot, n: usize, perturbed: &[(usize, Perturbation)]) -> 
                     engine_name: Some(format!("gpu-{i}")),
                     outcome: NodeOutcome::TimedOut,
                     report: None,
+                    certificate: None,
                 };
             }
             let mut s = base.clone();
@@ -132,6 +133,7 @@ pub fn fleet(base: &Snapshot, n: usize, perturbed: &[(usize, Perturbation)]) -> 
                 outcome: NodeOutcome::Reported { file: format!("{host}.json") },
                 host,
                 report: Some(report),
+                certificate: None,
             }
         })
         .collect()
@@ -211,6 +213,7 @@ pub fn write(dir: &Path, nodes: &[NodeInput]) -> std::io::Result<()> {
                 engine_name: n.engine_name.clone().unwrap_or_default(),
                 outcome: n.outcome.clone(),
                 seconds: Some(2.0),
+                certificate: None,
             })
             .collect(),
     };

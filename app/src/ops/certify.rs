@@ -343,21 +343,22 @@ fn smoke_checks(host: &dyn Host, snap: &Snapshot, progress: &mut dyn FnMut(&str)
 /// The longest one environment's smoke test may take (importing TensorFlow and JAX is slow).
 const SMOKE_TIMEOUT: Duration = Duration::from_secs(180);
 
-/// Xid lines and memory errors before the benchmark against after it.
+/// Xid lines, memory errors and PCIe errors (replays, AER) before the benchmark against after it.
 fn health_stage(before: &Snapshot, after: Option<&Snapshot>, runs: &[(Gpu, Result<BenchRun>)]) -> StageRecord {
     let Some(after) = after else {
         return not_run_stage(Stage::Health, "the machine could not be probed again after the benchmark");
     };
     let mut checks = vec![rules::xid_during_run(&before.health.xid_events, &after.health.xid_events)];
     for (gpu, _) in runs {
-        let read = |s: &Snapshot| {
-            s.health.gpus.value().and_then(|g| g.iter().find(|h| h.index == gpu.index)).map(|h| h.memory_errors.clone())
-        };
-        let change = match (read(before), read(after)) {
-            (Some(b), Some(a)) => EccChange::between(&b, &a),
+        let read =
+            |s: &'_ Snapshot| s.health.gpus.value().and_then(|g| g.iter().find(|h| h.index == gpu.index).cloned());
+        let (b, a) = (read(before), read(after));
+        let change = match (&b, &a) {
+            (Some(b), Some(a)) => EccChange::between(&b.memory_errors, &a.memory_errors),
             _ => EccChange::unread("the health probe did not answer for this GPU"),
         };
         checks.push(rules::memory_errors(&subject(gpu), Some(&change)));
+        checks.push(rules::pcie_errors(&subject(gpu), b.as_ref(), a.as_ref()));
     }
     StageRecord { stage: Stage::Health, not_run: None, duration_secs: 0.0, checks }
 }
@@ -414,5 +415,31 @@ mod tests {
         for level in [Level::Quick, Level::Stress, Level::Soak] {
             plan_for(0, level).validate().unwrap();
         }
+    }
+
+    /// A snapshot whose GPU 0 has `replays` PCIe replays and `fatal` fatal AER errors.
+    fn health(replays: u64, fatal: u64) -> Snapshot {
+        use gpu_doctor_model::{AerCounters, GpuHealth, Probed};
+        let mut s = Snapshot::unknown(Vec::new());
+        let aer = AerCounters {
+            fatal: AerCounters::parse(&format!("DLP {fatal}\nSDES 0\nTOTAL_ERR_FATAL {fatal}\n")),
+            ..AerCounters::default()
+        };
+        let h = GpuHealth { index: 0, pcie_replay_count: Some(replays), aer: Some(aer), ..GpuHealth::default() };
+        s.health.gpus = Probed::found(vec![h], "test");
+        s.health.xid_events = Probed::found(Vec::new(), "test");
+        s
+    }
+
+    #[test]
+    fn the_health_stage_judges_each_gpus_pcie_errors_over_the_run() {
+        let runs = vec![(Gpu { index: 0, ..Gpu::default() }, Err(anyhow::anyhow!("not measured in this test")))];
+        let pcie = |after: &Snapshot| {
+            let stage = health_stage(&health(5, 0), Some(after), &runs);
+            stage.checks.into_iter().find(|c| c.id == "health.pcie").unwrap().verdict
+        };
+        assert_eq!(pcie(&health(5, 0)), CheckVerdict::Pass);
+        assert_eq!(pcie(&health(9, 0)), CheckVerdict::Warn, "replays during the run");
+        assert_eq!(pcie(&health(5, 1)), CheckVerdict::Fail, "a fatal AER error during the run");
     }
 }

@@ -39,6 +39,23 @@ fn identity(c: &Certificate) -> Vec<(String, String)> {
         ("Kernel".to_owned(), or(&m.kernel)),
         ("Driver".to_owned(), or(&m.driver_version)),
     ];
+    let joined = |parts: &[&Option<String>]| {
+        let words: Vec<&str> = parts.iter().filter_map(|p| p.as_deref()).collect();
+        (!words.is_empty()).then(|| words.join(" "))
+    };
+    let dmi = m.dmi.clone().unwrap_or_default();
+    let system = joined(&[&dmi.sys_vendor, &dmi.product_name]).map(|s| match &dmi.product_serial {
+        Some(serial) => format!("{s}; serial {serial}"),
+        None => s,
+    });
+    let bios = joined(&[&dmi.bios_vendor, &dmi.bios_version]).map(|b| match &dmi.bios_date {
+        Some(date) => format!("{b} ({date})"),
+        None => b,
+    });
+    let not_read = || "not read (no DMI on this machine or in its recording)".to_owned();
+    rows.insert(1, ("System".to_owned(), system.unwrap_or_else(not_read)));
+    rows.insert(2, ("Board".to_owned(), joined(&[&dmi.board_vendor, &dmi.board_name]).unwrap_or_else(not_read)));
+    rows.insert(3, ("BIOS".to_owned(), bios.unwrap_or_else(not_read)));
     if m.gpus.is_empty() {
         rows.push(("GPUs".to_owned(), format!("none ({})", m.gpus_note.as_deref().unwrap_or("none listed"))));
     }

@@ -118,6 +118,34 @@ fn cut(text: &str) -> String {
     cut
 }
 
+/// With `--certify`: each node's certificate verdict beside its figures, in the comparison's order
+/// (failed nodes first), as (host, verdict, figures, note).
+fn certified(c: &Comparison) -> Vec<(String, String, String, String)> {
+    if c.nodes.iter().all(|r| r.certificate.is_none()) {
+        return Vec::new();
+    }
+    c.nodes
+        .iter()
+        .map(|r| {
+            let verdict = match (&r.certificate, &r.outcome) {
+                (Some(cert), _) => cert.label(),
+                (None, NodeOutcome::Reported { .. }) => "no certificate".to_owned(),
+                (None, outcome) => format!("no report: {}", outcome.describe()),
+            };
+            let mut figures: Vec<String> = c
+                .metrics
+                .iter()
+                .zip(&r.metrics)
+                .filter_map(|(m, v)| v.map(|v| format!("{}: {v:.1} {}", m.label, m.unit)))
+                .collect();
+            figures.extend(r.certificate.iter().flat_map(|cert| cert.figures.iter().cloned()));
+            let note: String =
+                r.certificate.as_ref().and_then(|cert| cert.note.as_deref()).unwrap_or("").chars().take(200).collect();
+            (r.host.clone(), verdict, figures.join("; "), note)
+        })
+        .collect()
+}
+
 /// The terminal table.
 pub fn text(c: &Comparison, color: bool) -> String {
     let paint = |text: String, code: &str| if color { format!("\x1b[{code}m{text}\x1b[0m") } else { text };
@@ -165,6 +193,18 @@ pub fn text(c: &Comparison, color: bool) -> String {
                 })
                 .collect();
             let _ = writeln!(out, "  {}", line.join("  ").trim_end());
+        }
+    }
+    let certified = certified(c);
+    if !certified.is_empty() {
+        let _ = writeln!(out, "\nCertificates (the failed nodes first):");
+        let width = certified.iter().map(|(h, ..)| clean(h).chars().count()).max().unwrap_or(0);
+        for (host, verdict, figures, note) in &certified {
+            let shown = if verdict.starts_with("PASS") { verdict.clone() } else { paint(verdict.clone(), "31") };
+            let _ = writeln!(out, "  {:<width$}  {}", clean(host), clean(&shown));
+            for line in [figures, note].into_iter().filter(|l| !l.is_empty()) {
+                let _ = writeln!(out, "  {:<width$}    {}", "", clean(line));
+            }
         }
     }
     let failed: Vec<&NodeRow> = failed(c).collect();
@@ -249,6 +289,16 @@ pub fn markdown(c: &Comparison) -> String {
             let _ = writeln!(out, "| {count} | {} | {} |", md(&hosts), cells.join(" | "));
         }
     }
+    let certified = certified(c);
+    if !certified.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n### Certificates\n\nThe failed nodes first.\n\n| host | verdict | figures | first reason |\n|---|---|---|---|"
+        );
+        for (host, verdict, figures, note) in &certified {
+            let _ = writeln!(out, "| {} | {} | {} | {} |", md(host), md(verdict), md(figures), md(note));
+        }
+    }
     let failed: Vec<&NodeRow> = failed(c).collect();
     if !failed.is_empty() {
         let _ = writeln!(out, "\n### Nodes without a report\n");
@@ -290,6 +340,21 @@ pub fn page(c: &Comparison) -> String {
             html(&f.summary),
             html(&f.id)
         );
+    }
+    let certified = certified(c);
+    if !certified.is_empty() {
+        out.push_str("<h2>Certificates</h2>\n<p class=\"muted\">The failed nodes first.</p>\n<table>\n<tr><th>host</th><th>verdict</th><th>figures</th><th>first reason</th></tr>\n");
+        for (host, verdict, figures, note) in &certified {
+            let _ = writeln!(
+                out,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                html(host),
+                html(verdict),
+                html(figures),
+                html(note)
+            );
+        }
+        out.push_str("</table>\n");
     }
     let (cols, _) = columns(c);
     let _ = writeln!(

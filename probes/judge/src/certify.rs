@@ -8,7 +8,9 @@ use gpu_doctor_model::bench::judgement::Verdict as BenchVerdict;
 use gpu_doctor_model::bench::record::TelemetryPoint;
 use gpu_doctor_model::bench::run::{BenchRun, TestStatus};
 use gpu_doctor_model::certify::{Certificate, Check, CheckVerdict, Measured, Stage, Verdict};
-use gpu_doctor_model::{DeepFacts, EccChange, Finding, Probed, PythonEnv, Severity, XidEvent, is_slowdown};
+use gpu_doctor_model::{
+    AerCounters, DeepFacts, EccChange, Finding, GpuHealth, Probed, PythonEnv, Severity, XidEvent, is_slowdown,
+};
 
 /// One threshold rule as `docs/certify.md` lists it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,6 +51,11 @@ const SOURCE_XID: &str = "DCGM diagnostic plugin: any Xid during the load fails,
     https://docs.nvidia.com/datacenter/dcgm/latest/reference/diagnostics/plugins/diagnostic.html";
 const SOURCE_ECC: &str = "DCGM diagnostic plugin: uncorrectable memory errors during the load fail; NVML row \
     remapping (a pending remap needs a reset), https://docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt/index.html";
+const SOURCE_PCIE: &str = "Linux Documentation/PCI/pcieaer-howto.rst: correctable errors are corrected by the \
+    hardware without loss of data, uncorrectable ones make a transaction (non-fatal) or the link (fatal) unreliable; \
+    counters: Documentation/ABI/testing/sysfs-bus-pci-devices-aer_stats; replays (link-level retransmissions): NVML \
+    nvmlDeviceGetPcieReplayCounter, and DCGM's health watch flags more than 8 a minute \
+    (DCGM_LIMIT_MAX_PCIREPLAY_RATE, NVIDIA/DCGM dcgmlib/src/DcgmGpuHardwareLimits.h)";
 const SOURCE_FRAMEWORK: &str = "issue 31: each GPU framework in each environment imports and sees every GPU \
     (assets/python/probe.py: torch.cuda.device_count(), tf.config.list_physical_devices('GPU'), jax.devices(), \
     cupy getDeviceCount(), onnxruntime get_available_providers())";
@@ -156,6 +163,14 @@ pub const RULES: &[Rule] = &[
         warn: "—",
         fail: "any of them",
         source: SOURCE_ECC,
+    },
+    Rule {
+        id: "health.pcie",
+        pass: "no new AER error and no new PCIe replay on the GPU's PCI function (where readable: NVML's replay \
+            counter, the kernel's aer_dev_* counters; neither readable: info)",
+        warn: "new correctable AER errors, or the replay counter rose",
+        fail: "a new uncorrectable (non-fatal or fatal) AER error",
+        source: SOURCE_PCIE,
     },
     Rule {
         id: "against.figure",
@@ -528,6 +543,48 @@ pub fn memory_errors(subject: &str, change: Option<&EccChange>) -> Check {
     };
     let verdict = if change.failed() { CheckVerdict::Fail } else { CheckVerdict::Pass };
     check(ID, Stage::Health, subject, Measured::text(change.summary()), verdict, rule(ID))
+}
+
+/// Level 2: one GPU's PCIe errors over the run, from its health read before and after: NVML's
+/// replay counter and the kernel's AER counters of its PCI function, each where both readings
+/// have it. Neither readable is `info` (the issue asks for them where readable), never a pass.
+pub fn pcie_errors(subject: &str, before: Option<&GpuHealth>, after: Option<&GpuHealth>) -> Check {
+    const ID: &str = "health.pcie";
+    let replays = before.and_then(|b| b.pcie_replay_count).zip(after.and_then(|a| a.pcie_replay_count));
+    let replays = replays.map(|(b, a)| a.saturating_sub(b));
+    let aer = |h: Option<&GpuHealth>| h.and_then(|h| h.aer.clone()).unwrap_or_default();
+    let (b, a) = (aer(before), aer(after));
+    type Kind = fn(&AerCounters) -> Option<&std::collections::BTreeMap<String, u64>>;
+    let rise = |kind: Kind| {
+        let (Some(x), Some(y)) = (kind(&b), kind(&a)) else { return None };
+        Some((AerCounters::total(y).saturating_sub(AerCounters::total(x)), AerCounters::risen(Some(x), Some(y))))
+    };
+    let correctable = rise(|c| c.correctable.as_ref());
+    let nonfatal = rise(|c| c.nonfatal.as_ref());
+    let fatal = rise(|c| c.fatal.as_ref());
+    if replays.is_none() && correctable.is_none() && nonfatal.is_none() && fatal.is_none() {
+        let why = "not readable: NVML gave no PCIe replay counter and the kernel no AER counters for this GPU";
+        return check(ID, Stage::Health, subject, Measured::text(why), CheckVerdict::Info, rule(ID));
+    }
+    let mut words = Vec::new();
+    let mut say = |what: &str, rose: &Option<(u64, Vec<String>)>| match rose {
+        None => words.push(format!("AER {what}: not readable")),
+        Some((n, kinds)) if kinds.is_empty() => words.push(format!("AER {what} +{n}")),
+        Some((n, kinds)) => words.push(format!("AER {what} +{n} ({})", kinds.join(", "))),
+    };
+    say("uncorrectable fatal", &fatal);
+    say("uncorrectable non-fatal", &nonfatal);
+    say("correctable", &correctable);
+    words.push(replays.map_or_else(|| "replays: not readable".to_owned(), |n| format!("PCIe replays +{n}")));
+    let new = |r: &Option<(u64, Vec<String>)>| r.as_ref().is_some_and(|(n, _)| *n > 0);
+    let verdict = if new(&fatal) || new(&nonfatal) {
+        CheckVerdict::Fail
+    } else if new(&correctable) || replays.is_some_and(|n| n > 0) {
+        CheckVerdict::Warn
+    } else {
+        CheckVerdict::Pass
+    };
+    check(ID, Stage::Health, subject, Measured::text(words.join("; ")), verdict, rule(ID))
 }
 
 /// One GPU's figure for comparing identical GPUs.

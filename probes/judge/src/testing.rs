@@ -30,6 +30,7 @@ impl Machine {
                 cpu_physical_cores: None,
                 cpu_logical_cores: 8,
                 memory_total_bytes: 1 << 35,
+                dmi: None,
             },
             "test",
         );

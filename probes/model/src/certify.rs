@@ -12,7 +12,7 @@
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::{Gpu, PythonEnv, Snapshot};
+use crate::{Dmi, Gpu, PythonEnv, Snapshot};
 
 /// Version of the certificate JSON; bumped on any breaking change.
 pub const CERTIFICATE_SCHEMA_VERSION: u32 = 1;
@@ -252,7 +252,8 @@ pub struct GpuIdentity {
     pub name: Option<String>,
     /// `GPU-…` UUID.
     pub uuid: Option<String>,
-    /// Board serial number; `None` where the probes did not read one (they do not yet).
+    /// Board serial number; `None` where the driver reports none (GeForce boards) or in
+    /// certificates written before gpu-doctor read it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub serial: Option<String>,
     /// VBIOS version.
@@ -268,7 +269,7 @@ impl GpuIdentity {
             index: gpu.index,
             name: gpu.name.clone(),
             uuid: gpu.uuid.clone(),
-            serial: None,
+            serial: gpu.serial.clone(),
             vbios_version: gpu.vbios_version.clone(),
             pci_bus_id: gpu.pci_bus_id.clone(),
         }
@@ -297,8 +298,7 @@ impl EnvIdentity {
     }
 }
 
-/// Which machine a certificate is about, as far as the probes read it. Board and BIOS (DMI) are
-/// not read by the probes yet, so they are not here.
+/// Which machine a certificate is about, as far as the probes read it.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct MachineIdentity {
     /// Host name.
@@ -309,6 +309,10 @@ pub struct MachineIdentity {
     pub cpu_logical_cores: Option<u32>,
     /// Installed memory, bytes.
     pub memory_total_bytes: Option<u64>,
+    /// Board, BIOS and product from DMI; `None` where not read (not Linux, a recording without
+    /// them, a certificate written before gpu-doctor read them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dmi: Option<Dmi>,
     /// OS name and version, e.g. `Debian GNU/Linux 12`.
     pub os: Option<String>,
     /// Kernel release.
@@ -340,6 +344,7 @@ impl MachineIdentity {
             cpu_model: system.and_then(|s| s.cpu_model.clone()),
             cpu_logical_cores: system.map(|s| s.cpu_logical_cores),
             memory_total_bytes: system.map(|s| s.memory_total_bytes),
+            dmi: system.and_then(|s| s.dmi.clone()),
             os,
             kernel: system.and_then(|s| s.kernel_version.clone()),
             arch: snapshot.platform.platform.arch.clone(),
@@ -378,11 +383,22 @@ impl MachineIdentity {
         if mine.iter().any(|(uuid, _)| uuid.is_none()) {
             return Err("a GPU in the certificate has no UUID to compare".to_owned());
         }
-        if mine == theirs {
-            Ok(format!("the same {} GPU(s) by UUID", mine.len()))
+        // The same UUIDs, and for each the same serial where both sides read one.
+        let same_serials = mine.iter().zip(&theirs).all(|((_, a), (_, b))| a.is_none() || b.is_none() || a == b);
+        let uuids = |v: &[(Option<String>, Option<String>)]| v.iter().map(|(u, _)| u.clone()).collect::<Vec<_>>();
+        if uuids(&mine) == uuids(&theirs) && same_serials {
+            let serials = mine.iter().zip(&theirs).filter(|((_, a), (_, b))| a.is_some() && b.is_some()).count();
+            let by = if serials == 0 { "UUID".to_owned() } else { format!("UUID, and serial for {serials}") };
+            Ok(format!("the same {} GPU(s) by {by}", mine.len()))
         } else {
             let words = |v: &[(Option<String>, Option<String>)]| {
-                v.iter().map(|(u, _)| u.as_deref().unwrap_or("no UUID")).collect::<Vec<_>>().join(", ")
+                v.iter()
+                    .map(|(u, s)| {
+                        let uuid = u.as_deref().unwrap_or("no UUID");
+                        s.as_deref().map_or_else(|| uuid.to_owned(), |s| format!("{uuid} serial {s}"))
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ")
             };
             Err(format!("GPUs differ: the certificate has [{}], this machine has [{}]", words(&mine), words(&theirs)))
         }
@@ -545,6 +561,29 @@ mod tests {
         assert!(host.same_machine(&host.clone()).is_ok());
         let other = MachineIdentity { host_name: Some("h2".into()), ..host.clone() };
         assert!(host.same_machine(&other).is_err());
+    }
+
+    #[test]
+    fn the_same_uuid_with_another_serial_is_another_machine() {
+        let mut a = certificate().machine;
+        a.gpus[0].serial = Some("1324021012345".into());
+        let mut b = a.clone();
+        assert!(a.same_machine(&b).unwrap().contains("serial"), "{:?}", a.same_machine(&b));
+        b.gpus[0].serial = Some("1324021099999".into());
+        let err = a.same_machine(&b).unwrap_err();
+        assert!(err.contains("1324021099999"), "{err}");
+        b.gpus[0].serial = None;
+        assert!(a.same_machine(&b).is_ok(), "a side that read no serial is told by UUID alone");
+    }
+
+    #[test]
+    fn a_certificate_without_dmi_or_serials_reads_and_keeps_its_hash() {
+        let mut c = certificate();
+        c.seal().unwrap();
+        let json = serde_json::to_string(&c).unwrap();
+        assert!(!json.contains("dmi") && !json.contains("serial"), "nothing written where nothing was read: {json}");
+        let back: Certificate = serde_json::from_str(&json).unwrap();
+        assert!(back.intact().unwrap());
     }
 
     #[test]

@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::Severity;
+use crate::certify::Verdict;
 
 /// The name of the manifest inside a fleet folder; every other `*.json` there is one node's report.
 pub const MANIFEST_FILE: &str = "fleet.json";
@@ -35,7 +36,14 @@ pub struct NodeEntry {
     /// How long the node took, in seconds; `None` when it was never started.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seconds: Option<f64>,
+    /// With `--certify`: the node's certificate file inside the fleet folder,
+    /// `<report stem>.certificate.json`; `None` when none was asked for or none came back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub certificate: Option<String>,
 }
+
+/// The suffix of a node's certificate file in a fleet folder (beside its report `<stem>.json`).
+pub const CERTIFICATE_SUFFIX: &str = ".certificate.json";
 
 /// Whether a node gave a report, and if not, why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -140,6 +148,56 @@ pub struct NodeRow {
     pub findings: [usize; 3],
     /// Index into [`Comparison::groups`]; `None` for a node without a report.
     pub group: Option<usize>,
+    /// Its certificate's verdict (`fleet … --certify`); `None` when it has no certificate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub certificate: Option<NodeCertificate>,
+}
+
+/// What a node's certificate says, as `compare` shows it beside the node's figures.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NodeCertificate {
+    /// The verdict; `None` when the file could not be read as a certificate.
+    pub verdict: Option<Verdict>,
+    /// The level run (1 to 4).
+    pub level: Option<u8>,
+    /// Whether its SHA-256 holds (an altered certificate is shown as such, and sorted with the failed).
+    pub intact: bool,
+    /// Its first reason, or why it could not be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// Its measured figures (the benchmark's and the stress test's), each `check on subject: value unit`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub figures: Vec<String>,
+}
+
+impl NodeCertificate {
+    /// Short words for a table cell: `FAIL (level 2)`, `ALTERED`, `unreadable`.
+    pub fn label(&self) -> String {
+        match (self.verdict, self.intact) {
+            (None, _) => "unreadable".to_owned(),
+            (Some(_), false) => "ALTERED".to_owned(),
+            (Some(v), true) => match self.level {
+                Some(l) => format!("{} (level {l})", v.label()),
+                None => v.label().to_owned(),
+            },
+        }
+    }
+
+    /// Whether the node failed its certification: FAIL, an altered file, or one that cannot be read.
+    pub fn failed(&self) -> bool {
+        !self.intact || matches!(self.verdict, None | Some(Verdict::Fail))
+    }
+
+    /// Where the node sorts in a comparison of certified nodes: failed first, then INCOMPLETE,
+    /// PASS WITH WARNINGS, PASS.
+    pub fn rank(&self) -> u8 {
+        match self.verdict {
+            _ if self.failed() => 0,
+            Some(Verdict::Incomplete) => 1,
+            Some(Verdict::PassWithWarnings) => 2,
+            _ => 3,
+        }
+    }
 }
 
 /// Nodes with identical fact values.

@@ -70,6 +70,11 @@ pub struct Gpu {
     pub display_attached: Option<bool>,
     /// VBIOS version.
     pub vbios_version: Option<String>,
+    /// The board's serial number (NVML `nvmlDeviceGetSerial`; nvidia-smi's `Serial Number`);
+    /// `None` where not reported (GeForce boards report none) or in reports written before
+    /// gpu-doctor read it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub serial: Option<String>,
     /// Windows driver model (`WDDM`/`TCC`).
     pub driver_model: Option<String>,
     /// Compute processes running now.

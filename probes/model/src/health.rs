@@ -59,6 +59,62 @@ pub struct GpuHealth {
     pub temperature_slowdown_c: Option<u32>,
     /// Temperature at which the GPU shuts down to protect itself, °C.
     pub temperature_shutdown_c: Option<u32>,
+    /// PCIe replays since the driver loaded (NVML `nvmlDeviceGetPcieReplayCounter`): link-level
+    /// retransmissions after a transfer arrived corrupted. `None` where not reported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pcie_replay_count: Option<u64>,
+    /// The kernel's PCIe Advanced Error Reporting counters of the GPU's PCI function; `None` where
+    /// the kernel exposes none (no AER capability, an old kernel, not Linux).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aer: Option<AerCounters>,
+}
+
+/// The kernel's AER statistics of one PCI device, read from `/sys/bus/pci/devices/<dev>/
+/// aer_dev_{correctable,nonfatal,fatal}` (Linux 4.19 and later). Each file is one `NAME COUNT`
+/// line per error kind and a `TOTAL_ERR_COR`/`TOTAL_ERR_NONFATAL`/`TOTAL_ERR_FATAL` line
+/// (`aer_stats_dev_attr` in torvalds/linux:drivers/pci/pcie/aer.c). Every `None` is a file that
+/// could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct AerCounters {
+    /// Correctable errors by kind (`RxErr`, `BadTLP`, `BadDLLP`, …), the total under `TOTAL_ERR_COR`.
+    pub correctable: Option<BTreeMap<String, u64>>,
+    /// Uncorrectable non-fatal errors by kind, the total under `TOTAL_ERR_NONFATAL`.
+    pub nonfatal: Option<BTreeMap<String, u64>>,
+    /// Uncorrectable fatal errors by kind, the total under `TOTAL_ERR_FATAL`.
+    pub fatal: Option<BTreeMap<String, u64>>,
+}
+
+impl AerCounters {
+    /// The total of one file's counts: its `TOTAL_…` line, else the sum of the others.
+    pub fn total(counts: &BTreeMap<String, u64>) -> u64 {
+        counts.iter().find(|(k, _)| k.starts_with("TOTAL_")).map_or_else(|| counts.values().sum(), |(_, v)| *v)
+    }
+
+    /// Reads one `aer_dev_*` file's text: `NAME COUNT` lines; `None` when no line reads so.
+    pub fn parse(text: &str) -> Option<BTreeMap<String, u64>> {
+        let counts: BTreeMap<String, u64> = text
+            .lines()
+            .filter_map(|l| {
+                let mut words = l.split_whitespace();
+                let (name, count, rest) = (words.next()?, words.next()?, words.next());
+                rest.is_none().then_some(())?;
+                Some((name.to_owned(), count.parse().ok()?))
+            })
+            .collect();
+        (!counts.is_empty()).then_some(counts)
+    }
+
+    /// The error kinds whose counts rose from `before` to `after` in one file, as `NAME +N`.
+    pub fn risen(before: Option<&BTreeMap<String, u64>>, after: Option<&BTreeMap<String, u64>>) -> Vec<String> {
+        let (Some(b), Some(a)) = (before, after) else { return Vec::new() };
+        a.iter()
+            .filter(|(k, _)| !k.starts_with("TOTAL_"))
+            .filter_map(|(k, v)| {
+                let rose = v.saturating_sub(b.get(k).copied().unwrap_or(0));
+                (rose > 0).then(|| format!("{k} +{rose}"))
+            })
+            .collect()
+    }
 }
 
 /// The clock-event reasons that mean the GPU is slowed by heat or its power delivery.
@@ -269,5 +325,44 @@ fn either(x: Option<u64>, y: Option<u64>, f: fn(u64, u64) -> u64) -> Option<u64>
     match (x, y) {
         (Some(x), Some(y)) => Some(f(x, y)),
         (x, y) => x.or(y),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `aer_dev_correctable` as Linux 6.x prints it: the kernel's names of the correctable error
+    /// bits (`aer_correctable_error_string`), then the total (`aer_stats_dev_attr`,
+    /// torvalds/linux:drivers/pci/pcie/aer.c).
+    const CORRECTABLE: &str = "RxErr 0\nBadTLP 3\nBadDLLP 1\nRollover 0\nTimeout 0\nNonFatalErr 0\n\
+        CorrIntErr 0\nHeaderOF 0\nTOTAL_ERR_COR 4\n";
+    /// `aer_dev_nonfatal` (the uncorrectable error bits' names, then the total).
+    const NONFATAL: &str = "Undefined 0\nDLP 0\nSDES 0\nTLP 0\nFCP 0\nCmpltTO 0\nCmpltAbrt 0\nUnxCmplt 0\n\
+        RxOF 0\nMalfTLP 0\nECRC 0\nUnsupReq 0\nACSViol 0\nUncorrIntErr 0\nBlockedTLP 0\n\
+        AtomicOpBlocked 0\nTLPBlockedErr 0\nPoisonTLPBlocked 0\nTOTAL_ERR_NONFATAL 0\n";
+
+    #[test]
+    fn aer_files_read_as_counts_with_their_total() {
+        let cor = AerCounters::parse(CORRECTABLE).unwrap();
+        assert_eq!(cor.get("BadTLP"), Some(&3));
+        assert_eq!(AerCounters::total(&cor), 4, "the kernel's TOTAL_ line");
+        let nonfatal = AerCounters::parse(NONFATAL).unwrap();
+        assert_eq!(nonfatal.len(), 19);
+        assert_eq!(AerCounters::total(&nonfatal), 0);
+        let no_total = AerCounters::parse("RxErr 2\nBadTLP 1\n").unwrap();
+        assert_eq!(AerCounters::total(&no_total), 3, "without a TOTAL_ line, the sum");
+        assert_eq!(AerCounters::parse(""), None);
+        assert_eq!(AerCounters::parse("not a counter line\n"), None);
+    }
+
+    #[test]
+    fn aer_kinds_that_rose_are_named() {
+        let before = AerCounters::parse(CORRECTABLE).unwrap();
+        let after =
+            AerCounters::parse(&CORRECTABLE.replace("BadTLP 3", "BadTLP 5").replace("_COR 4", "_COR 6")).unwrap();
+        assert_eq!(AerCounters::risen(Some(&before), Some(&after)), ["BadTLP +2"]);
+        assert!(AerCounters::risen(Some(&before), Some(&before)).is_empty());
+        assert!(AerCounters::risen(None, Some(&after)).is_empty(), "nothing to compare with");
     }
 }

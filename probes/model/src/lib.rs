@@ -39,7 +39,7 @@ pub use driver::{DriverFacts, InstalledModule, KernelModuleFacts, SecureBoot};
 pub use env::{EnvFacts, MASKED, mask_secret, mask_url_credentials};
 pub use finding::{Category, Change, DriverLoadProblem, Finding, InstallFlag, PlanRef, PlanTarget, Severity};
 pub use gpu::{Gpu, GpuProcess};
-pub use health::{EccChange, EccCounters, GpuHealth, Health, XidEvent, is_slowdown};
+pub use health::{AerCounters, EccChange, EccCounters, GpuHealth, Health, XidEvent, is_slowdown};
 pub use link::{BootLinkLimit, EgpuFacts, HostLink, IDLE_NOTE, SysfsLink, TunnelKind, UpstreamPort};
 pub use pci::{NVIDIA_DRIVER, NVIDIA_VENDOR_ID, PciDevice, is_display_class};
 pub use platform::{ContainerFacts, OsFamily, Platform, PlatformFacts, WslFacts};
@@ -50,7 +50,7 @@ pub use python::{
 };
 pub use report::Report;
 pub use snapshot::{NOTHING_RECOGNISED, ObservedMessage, Origin, SCHEMA_VERSION, Snapshot};
-pub use system::{SystemFacts, SystemInfo};
+pub use system::{Dmi, SystemFacts, SystemInfo};
 pub use toolkits::{LoaderEntry, Pick, ToolkitInstall, ToolkitKind, ToolkitPicks, Toolkits, VersionSource};
 pub use topology::{
     CudaOrder, DeviceOrder, GpuPair, LinkKind, MigFacts, MigInstance, NvLink, P2pStatus, TopoGpu, Topology, cpu_list,

@@ -136,6 +136,7 @@ fn query_device(index: u32, d: &Device<'_>) -> NvmlDevice {
         mig_enabled: take(&mut u, "mig_mode", d.mig_mode()).map(|m| m.current == 1),
         display_attached: take(&mut u, "is_display_connected", d.is_display_connected()),
         vbios_version: take(&mut u, "vbios_version", d.vbios_version()),
+        serial: take(&mut u, "serial", d.serial()),
         driver_model: driver_model(&mut u, d),
         processes: take(&mut u, "running_compute_processes", processes).map(|ps| {
             ps.into_iter()
@@ -181,6 +182,9 @@ fn health(u: &mut BTreeMap<String, String>, d: &Device<'_>, gpu: &Gpu) -> GpuHea
         fan_speed_pct: take(u, "fan_speed", d.fan_speed(0)),
         temperature_slowdown_c: threshold(u, "temperature_threshold_slowdown", TemperatureThreshold::Slowdown),
         temperature_shutdown_c: threshold(u, "temperature_threshold_shutdown", TemperatureThreshold::Shutdown),
+        pcie_replay_count: take(u, "pcie_replay_counter", d.pcie_replay_counter()).map(u64::from),
+        // Read from sysfs through the Host by the health probe, so that a replay answers it too.
+        aer: None,
     }
 }
 

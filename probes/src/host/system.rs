@@ -69,6 +69,7 @@ impl Host for SystemHost {
             cpu_physical_cores: System::physical_core_count().and_then(|n| u32::try_from(n).ok()),
             cpu_logical_cores: u32::try_from(sys.cpus().len()).unwrap_or(u32::MAX),
             memory_total_bytes: sys.total_memory(),
+            dmi: None,
         }
     }
 

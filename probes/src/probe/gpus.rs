@@ -56,6 +56,7 @@ pub(crate) fn gpu_from_smi(index: u32, s: &SmiGpu) -> Gpu {
         mig_enabled: s.mig_enabled,
         display_attached: s.display_attached,
         vbios_version: s.vbios_version.clone(),
+        serial: None,
         driver_model: s.driver_model.clone(),
         processes: (!processes.is_empty()).then_some(processes),
         memory_bus_width_bits: None,

@@ -3,11 +3,12 @@
 //! Xid lines in the kernel log (`dmesg`, then `journalctl -k -b`), and from the same log the PCIe
 //! bandwidth the kernel found each device limited to when it enumerated it (the link probe's).
 
+use std::path::Path;
 use std::time::Duration;
 
 use crate::host::{Cmd, CmdOutput, Host, HostError, NvmlReport, which};
 use gpu_doctor_kb::Kb;
-use gpu_doctor_model::{BootLinkLimit, Gpu, GpuHealth, Health, OsFamily, XidEvent};
+use gpu_doctor_model::{AerCounters, BootLinkLimit, Gpu, GpuHealth, Health, OsFamily, XidEvent};
 use gpu_doctor_model::{Probed, Trace};
 
 use super::driver::SmiXml;
@@ -63,8 +64,49 @@ impl KernelLog {
     }
 }
 
-/// Every listed GPU's health: from NVML's answer, else `nvidia-smi -q -x`.
+/// Every listed GPU's health: from NVML's answer, else `nvidia-smi -q -x`; on Linux with the kernel's AER
+/// counters of its PCI function (sysfs).
 pub fn gpu_health(
+    host: &dyn Host,
+    nvml: &Result<NvmlReport, HostError>,
+    smi: &SmiXml,
+    gpus: &Probed<Vec<Gpu>>,
+    trace: &mut Trace,
+) -> Probed<Vec<GpuHealth>> {
+    let mut health = driver_health(host, nvml, smi, gpus, trace);
+    if let Probed::Found { value, .. } = &mut health
+        && host.platform().os == OsFamily::Linux
+    {
+        for h in value.iter_mut() {
+            h.aer = h.pci_bus_id.as_deref().and_then(|bus| aer(host, bus, trace));
+        }
+    }
+    health
+}
+
+/// The kernel's AER counters of the PCI function at `bus` (sysfs form), through the host so that a
+/// recording keeps them and a replay answers them; `None` where no file could be read (no AER
+/// capability, a kernel before 4.19, a recording made before gpu-doctor read them).
+fn aer(host: &dyn Host, bus: &str, trace: &mut Trace) -> Option<AerCounters> {
+    let dir = Path::new("/sys/bus/pci/devices").join(bus);
+    let mut read = |name: &str| match host.read_file(&dir.join(name)) {
+        Ok(text) => AerCounters::parse(&text),
+        Err(HostError::NotFound { .. }) => None,
+        Err(e) => {
+            trace.miss(format!("aer {bus} {name}"), e.to_string());
+            None
+        }
+    };
+    let counters = AerCounters {
+        correctable: read("aer_dev_correctable"),
+        nonfatal: read("aer_dev_nonfatal"),
+        fatal: read("aer_dev_fatal"),
+    };
+    (counters != AerCounters::default()).then_some(counters)
+}
+
+/// Every listed GPU's health as the driver reports it: from NVML's answer, else `nvidia-smi -q -x`.
+fn driver_health(
     host: &dyn Host,
     nvml: &Result<NvmlReport, HostError>,
     smi: &SmiXml,

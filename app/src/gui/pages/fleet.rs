@@ -163,8 +163,16 @@ impl FleetPage {
             self.open(ctx, dir);
         }
         if self.fleet.poll() && self.fleet.error().is_none() {
-            // A new fleet: the old selection and figure may not exist in it; filter and sort stay.
-            self.browse = Browse { view: std::mem::take(&mut self.browse.view), ..Browse::default() };
+            // A new fleet: the old selection and figure may not exist in it; filter and sort stay,
+            // except that a certified fleet opens with its failed nodes first.
+            let mut view = std::mem::take(&mut self.browse.view);
+            let certified =
+                self.fleet.value().is_some_and(|l| l.comparison.nodes.iter().any(|n| n.certificate.is_some()));
+            if certified && view.sort == table::SortKey::Host {
+                view.sort = table::SortKey::Certificate;
+                view.descending = false;
+            }
+            self.browse = Browse { view, ..Browse::default() };
         }
     }
 

@@ -44,6 +44,9 @@ pub struct ManifestPlan {
     pub count: Option<u32>,
     /// A `nvidia.com/gpu` limit per pod; 0 for none.
     pub gpu_request: u32,
+    /// `--certify LEVEL`: each pod also runs `certify --level LEVEL` after the report, its
+    /// certificate printed after the report (and collected beside it).
+    pub certify: Option<u8>,
 }
 
 /// Whether `name` is a Kubernetes DNS label (namespaces).
@@ -62,10 +65,12 @@ fn scalar(text: &str) -> String {
 
 /// The pod template's `spec`, indented for its place under `template:`.
 fn pod_spec(plan: &ManifestPlan, job: bool) -> String {
-    let script = if job {
-        "gpu-doctor report --format json".to_owned()
-    } else {
-        "gpu-doctor report --format json; while :; do sleep 3600; done".to_owned()
+    let run = super::node_script("gpu-doctor", plan.certify);
+    let script = match (job, plan.certify) {
+        (true, _) => run,
+        (false, None) => format!("{run}; while :; do sleep 3600; done"),
+        // The certify script ends in `exit`: in a subshell, so the pod stays.
+        (false, Some(_)) => format!("({run}); while :; do sleep 3600; done"),
     };
     let mut spec = String::from(
         "    spec:\n      nodeSelector:\n        nvidia.com/gpu.present: \"true\"\n      tolerations:\n        \

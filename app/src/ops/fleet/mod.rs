@@ -19,6 +19,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use gpu_doctor_model::Report;
+use gpu_doctor_model::certify::Certificate;
+use gpu_doctor_model::fleet::CERTIFICATE_SUFFIX;
 use gpu_doctor_model::fleet::{MANIFEST_FILE, Manifest, NodeEntry, NodeOutcome};
 use gpu_doctor_probes::host::{Cmd, CmdOutput, HostError, Links, MAX_FILE_BYTES, read_regular_file};
 use gpu_doctor_probes::write::{self, WriteError};
@@ -31,8 +33,9 @@ pub type Runner<'a> = dyn Fn(&Cmd) -> Result<CmdOutput, HostError> + Sync + 'a;
 /// What a node's run gave, before it is written down.
 #[derive(Debug, Clone, PartialEq)]
 pub enum NodeResult {
-    /// The node printed a report (the text as printed, and the host name it names).
-    Report { text: String, host: Option<String> },
+    /// The node printed a report (the text as printed, and the host name it names), and with
+    /// `--certify` its certificate after it (the text as printed).
+    Report { text: String, host: Option<String>, certificate: Option<String> },
     /// No report, and why.
     Outcome(NodeOutcome),
 }
@@ -43,7 +46,10 @@ pub enum NodeResult {
 pub fn judge(out: &CmdOutput) -> NodeResult {
     if let Some((report, text)) = find_report(&out.stdout) {
         let host = report.snapshot.system.value().and_then(|s| s.host_name.clone());
-        return NodeResult::Report { text: text.trim_end().to_owned() + "\n", host };
+        // After the report (whose own lines would use up the places tried).
+        let rest = out.stdout.find(text).map_or("", |at| &out.stdout[at + text.len()..]);
+        let certificate = find_json::<Certificate>(rest).map(|(_, c)| c.trim_end().to_owned() + "\n");
+        return NodeResult::Report { text: text.trim_end().to_owned() + "\n", host, certificate };
     }
     let said = last_line(&out.stderr);
     // 127 is the shell's "no such command"; without an exit code (SLURM's files), its words.
@@ -71,16 +77,35 @@ pub fn parse_report(text: &str) -> Option<Report> {
 /// and opens a whole report, whatever comes before it (a banner, with braces or not) or after it.
 /// At most [`MAX_REPORT_STARTS`] places are tried, so a hostile banner cannot make this slow.
 pub fn find_report(text: &str) -> Option<(Report, &str)> {
+    find_json(text)
+}
+
+/// The first JSON document of type `T` in `text`, as [`find_report`] finds a report.
+fn find_json<T: serde::de::DeserializeOwned>(text: &str) -> Option<(T, &str)> {
     let starts = text
         .match_indices('{')
         .map(|(i, _)| i)
         .filter(|&i| text[..i].rsplit('\n').next().is_some_and(|before| before.trim().is_empty()))
         .take(MAX_REPORT_STARTS);
     starts.into_iter().find_map(|start| {
-        let mut values = serde_json::Deserializer::from_str(&text[start..]).into_iter::<Report>();
+        let mut values = serde_json::Deserializer::from_str(&text[start..]).into_iter::<T>();
         let report = values.next()?.ok()?;
         Some((report, &text[start..start + values.byte_offset()]))
     })
+}
+
+/// The sh text a node runs: `BIN report --format json`, and with `certify` (a level, 1 to 4)
+/// `BIN -q certify --level N --json` after it, its files into a temporary folder removed
+/// afterwards, its JSON on standard output after the report's. `bin` is sh text already (a quoted
+/// path, or `"$1"`). The exit status is the last command's.
+pub fn node_script(bin: &str, certify: Option<u8>) -> String {
+    let report = format!("{bin} report --format json");
+    match certify {
+        None => report,
+        Some(level) => format!(
+            "{report}; d=$(mktemp -d) && {bin} -q certify --level {level} --json --out \"$d\"; s=$?; rm -rf \"$d\"; exit $s"
+        ),
+    }
 }
 
 /// How many line-starting `{` [`find_report`] tries.
@@ -172,9 +197,12 @@ impl Folder {
         let owned: HashSet<String> = earlier
             .iter()
             .flat_map(|m| &m.nodes)
-            .filter_map(|n| match &n.outcome {
-                NodeOutcome::Reported { file } => Some(file.clone()),
-                _ => None,
+            .flat_map(|n| {
+                let report = match &n.outcome {
+                    NodeOutcome::Reported { file } => Some(file.clone()),
+                    _ => None,
+                };
+                report.into_iter().chain(n.certificate.clone())
             })
             .collect();
         let earlier_nodes = earlier
@@ -256,15 +284,19 @@ impl Folder {
             self.files.remove(file);
             self.owned.insert(file.clone());
         }
-        let (host, outcome) = match result {
-            NodeResult::Report { text, host } => {
+        let (host, outcome, certificate) = match result {
+            NodeResult::Report { text, host, certificate } => {
                 let host = host.filter(|h| !h.trim().is_empty()).unwrap_or_else(|| engine_name.to_owned());
                 let file = self.write_report(&host, own_file.as_deref(), &text)?;
-                (host, NodeOutcome::Reported { file })
+                let certificate = match certificate {
+                    Some(c) => self.write_certificate(&file, &c)?,
+                    None => None,
+                };
+                (host, NodeOutcome::Reported { file }, certificate)
             }
-            NodeResult::Outcome(outcome) => (engine_name.to_owned(), outcome),
+            NodeResult::Outcome(outcome) => (engine_name.to_owned(), outcome, None),
         };
-        let entry = NodeEntry { host, engine_name: engine_name.to_owned(), outcome, seconds };
+        let entry = NodeEntry { host, engine_name: engine_name.to_owned(), outcome, seconds, certificate };
         match row {
             Some(i) => self.manifest.nodes[i] = entry.clone(),
             None => {
@@ -311,6 +343,22 @@ impl Folder {
             }
         }
         anyhow::bail!("no free file name for host {} in {}", crate::render::text::clean(host), self.dir.display())
+    }
+
+    /// Writes a node's certificate beside its report `report_file` (`<stem>.json`) as
+    /// `<stem>.certificate.json`, replacing only a file the folder's manifests own; `None` (no
+    /// certificate in the row) when that name is someone else's file, a symlink or a folder.
+    fn write_certificate(&mut self, report_file: &str, text: &str) -> Result<Option<String>> {
+        let stem = report_file.strip_suffix(".json").unwrap_or(report_file);
+        let file = format!("{stem}{CERTIFICATE_SUFFIX}");
+        match write::write_own_file(&self.dir.join(&file), text, self.owned.contains(&file)) {
+            Ok(()) => {
+                self.owned.insert(file.clone());
+                Ok(Some(file))
+            }
+            Err(WriteError::AlreadyThere(_) | WriteError::Refused(_)) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
     }
 
     /// Writes `fleet.json` (never through a symlink).

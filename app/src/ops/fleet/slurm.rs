@@ -28,6 +28,18 @@ pub const NODELIST_FILE: &str = "nodelist";
 /// list, then every task becomes gpu-doctor (a missing one is sh's "not found", exit 127).
 pub const WRAP: &str = r#"if [ "$SLURM_PROCID" = 0 ]; then printf '%s\n' "$SLURM_JOB_NODELIST" > "$2"; fi; exec "$1" report --format json"#;
 
+/// [`WRAP`], or with `certify` (a level) the report and then the certificate
+/// ([`super::node_script`]).
+pub fn wrap(certify: Option<u8>) -> String {
+    match certify {
+        None => WRAP.to_owned(),
+        Some(_) => format!(
+            r#"if [ "$SLURM_PROCID" = 0 ]; then printf '%s\n' "$SLURM_JOB_NODELIST" > "$2"; fi; {}"#,
+            super::node_script(r#""$1""#, certify)
+        ),
+    }
+}
+
 /// Where `--sbcast` stages the binary on each node (expanded by sh inside the allocation).
 const STAGED: &str = r#""${TMPDIR:-/tmp}/gpu-doctor-fleet-$SLURM_JOB_ID""#;
 
@@ -50,6 +62,9 @@ pub struct SlurmPlan {
     pub dir: PathBuf,
     /// For the whole run, queueing included.
     pub timeout: Duration,
+    /// `--certify LEVEL`: each node also runs `certify --level LEVEL`, its certificate kept beside
+    /// its report.
+    pub certify: Option<u8>,
 }
 
 impl SlurmPlan {
@@ -86,7 +101,7 @@ impl SlurmPlan {
         argv.push(format!("--output={}", raw.join("%N.out").display()));
         argv.push(format!("--error={}", raw.join("%N.err").display()));
         argv.extend(self.srun_args.iter().cloned());
-        argv.extend(["sh", "-c", WRAP, "gpu-doctor-fleet"].map(str::to_owned));
+        argv.extend(["sh".to_owned(), "-c".to_owned(), wrap(self.certify), "gpu-doctor-fleet".to_owned()]);
         argv
     }
 

@@ -34,6 +34,9 @@ pub struct SshPlan {
     pub remote_bin: String,
     /// More options for ssh, before the destination (`-F FILE`, `-o Port=2222`).
     pub ssh_options: Vec<String>,
+    /// `--certify LEVEL`: also `certify --level LEVEL` on each host, its certificate kept beside
+    /// the report.
+    pub certify: Option<u8>,
 }
 
 /// The hosts of a hosts file: one per line; blank lines and `#` comments are skipped.
@@ -47,10 +50,8 @@ pub fn hosts_from_file(text: &str) -> Vec<String> {
 
 /// The ssh command for one host.
 pub fn command(plan: &SshPlan, host: &str) -> Cmd {
-    let remote = ShellCommand::new(plan.remote_bin.clone())
-        .args(["report", "--format", "json"])
-        .render(Shell::Posix)
-        .unwrap_or_default();
+    let bin = ShellCommand::new(plan.remote_bin.clone()).render(Shell::Posix).unwrap_or_default();
+    let remote = super::node_script(&bin, plan.certify);
     let mut argv: Vec<String> = ["ssh", "-o", "BatchMode=yes"].map(str::to_owned).into();
     argv.extend(plan.ssh_options.iter().cloned());
     argv.extend(["--".to_owned(), host.to_owned(), remote]);
@@ -121,6 +122,7 @@ mod tests {
             timeout: Duration::from_secs(30),
             remote_bin: "/opt/my tools/gpu-doctor".into(),
             ssh_options: vec!["-F".into(), "/tmp/cfg".into()],
+            certify: None,
         }
     }
 
@@ -145,6 +147,12 @@ mod tests {
             ]
         );
         assert_eq!(cmd.timeout, Duration::from_secs(30));
+        let certify = command(&SshPlan { certify: Some(2), ..plan() }, "a");
+        assert_eq!(
+            certify.argv.last().unwrap(),
+            "'/opt/my tools/gpu-doctor' report --format json; d=$(mktemp -d) && '/opt/my tools/gpu-doctor' -q certify \
+             --level 2 --json --out \"$d\"; s=$?; rm -rf \"$d\"; exit $s"
+        );
     }
 
     #[test]

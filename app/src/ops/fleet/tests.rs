@@ -63,7 +63,7 @@ fn a_banner_with_braces_before_the_report_and_text_after_it_do_not_hide_it() {
     let report = report_json(Some("gpu07"));
     let printed_text = format!("Welcome {{user}}!\n{{ maintenance at 18:00 }}\n{report}logout\n{{\n");
     match judge(&printed(0, &printed_text, "")) {
-        NodeResult::Report { text, host } => {
+        NodeResult::Report { text, host, .. } => {
             assert_eq!(host.as_deref(), Some("gpu07"));
             assert_eq!(text, report, "only the report's own JSON is kept");
         }
@@ -86,7 +86,11 @@ fn reports_never_replace_a_file_the_folder_does_not_own_nor_write_through_a_syml
     std::fs::write(dir.path().join("package.json"), "{\"name\": \"unrelated\"}").unwrap();
     std::os::unix::fs::symlink(&victim, dir.path().join("gpu01.json")).unwrap();
     let mut folder = Folder::open(dir.path(), "ssh", "t".into(), false).unwrap();
-    let report = |host: &str| NodeResult::Report { text: report_json(Some(host)), host: Some(host.to_owned()) };
+    let report = |host: &str| NodeResult::Report {
+        text: report_json(Some(host)),
+        host: Some(host.to_owned()),
+        certificate: None,
+    };
     let a = folder.add("a", report("package"), None).unwrap();
     let b = folder.add("b", report("gpu01"), None).unwrap();
     let c = folder.add("c", report("-rf"), None).unwrap();
@@ -120,7 +124,7 @@ fn many_nodes_naming_one_host_each_get_a_file_in_linear_time() {
     let text = report_json(Some("same"));
     let started = std::time::Instant::now();
     for i in 0..2000 {
-        let result = NodeResult::Report { text: text.clone(), host: Some("same".into()) };
+        let result = NodeResult::Report { text: text.clone(), host: Some("same".into()), certificate: None };
         folder.add(&format!("n{i}"), result, None).unwrap();
     }
     let took = started.elapsed();
@@ -143,7 +147,7 @@ fn many_nodes_naming_one_host_each_get_a_file_in_linear_time() {
 fn a_report_after_a_login_banner_is_a_report_named_by_its_host() {
     let out = printed(0, &format!("Welcome to rack 3\n{}", report_json(Some("gpu07"))), "");
     match judge(&out) {
-        NodeResult::Report { text, host } => {
+        NodeResult::Report { text, host, .. } => {
             assert_eq!(host.as_deref(), Some("gpu07"));
             assert!(text.starts_with('{'));
         }
@@ -160,7 +164,11 @@ fn a_report_after_a_login_banner_is_a_report_named_by_its_host() {
 fn reports_are_written_by_host_and_two_nodes_with_one_host_name_keep_both() {
     let dir = tempfile::tempdir().unwrap();
     let mut folder = Folder::open(dir.path(), "ssh", "2026-11-23T00:00:00Z".into(), false).unwrap();
-    let report = |host: Option<&str>| NodeResult::Report { text: report_json(host), host: host.map(str::to_owned) };
+    let report = |host: Option<&str>| NodeResult::Report {
+        text: report_json(host),
+        host: host.map(str::to_owned),
+        certificate: None,
+    };
     let a = folder.add("me@10.0.0.1", report(Some("gpu01")), Some(1.0)).unwrap();
     let b = folder.add("10.0.0.2", report(Some("gpu01")), Some(1.0)).unwrap();
     let c = folder.add("n3", report(None), None).unwrap();
@@ -184,7 +192,9 @@ fn reports_are_written_by_host_and_two_nodes_with_one_host_name_keep_both() {
 fn missing_only_keeps_the_reported_nodes_and_replaces_the_others_rows() {
     let dir = tempfile::tempdir().unwrap();
     let mut first = Folder::open(dir.path(), "ssh", "t0".into(), false).unwrap();
-    first.add("a", NodeResult::Report { text: report_json(Some("a")), host: Some("a".into()) }, None).unwrap();
+    first
+        .add("a", NodeResult::Report { text: report_json(Some("a")), host: Some("a".into()), certificate: None }, None)
+        .unwrap();
     first.add("b", NodeResult::Outcome(NodeOutcome::TimedOut), None).unwrap();
     first.add("c", NodeResult::Outcome(NodeOutcome::Unreachable { reason: "no route".into() }), None).unwrap();
     first.finish().unwrap();
@@ -196,7 +206,9 @@ fn missing_only_keeps_the_reported_nodes_and_replaces_the_others_rows() {
     assert!(err.contains("not a fleet manifest (line 1") && !err.contains("TOKEN"), "{err}");
     let mut again = Folder::open(dir.path(), "ssh", "t1".into(), true).unwrap();
     assert_eq!(again.missing(), ["b", "c"]);
-    again.add("b", NodeResult::Report { text: report_json(Some("b")), host: Some("b".into()) }, None).unwrap();
+    again
+        .add("b", NodeResult::Report { text: report_json(Some("b")), host: Some("b".into()), certificate: None }, None)
+        .unwrap();
     again.finish().unwrap();
     let nodes = &again.manifest().nodes;
     assert_eq!(nodes.iter().map(|n| n.engine_name.as_str()).collect::<Vec<_>>(), ["a", "b", "c"]);
@@ -235,5 +247,72 @@ proptest::proptest! {
             NodeResult::Report { host, .. } => proptest::prop_assert_eq!(host.as_deref(), Some("gpu07")),
             other => proptest::prop_assert!(false, "{other:?}"),
         }
+    }
+}
+
+/// A sealed certificate as `certify --json` prints it.
+fn certificate_json(verdict: gpu_doctor_model::certify::Verdict) -> String {
+    use gpu_doctor_model::certify::{CERTIFICATE_SCHEMA_VERSION, Certificate, Level, MachineIdentity};
+    let mut c = Certificate {
+        schema_version: CERTIFICATE_SCHEMA_VERSION,
+        verdict,
+        reasons: vec!["FAIL (software): a reason".into()],
+        level: Level::Quick,
+        started_at_unix_secs: 1_700_000_000,
+        duration_secs: 1.0,
+        tool_version: "t".into(),
+        kb_version: "k".into(),
+        origin: "this machine".into(),
+        machine: MachineIdentity::default(),
+        stages: Vec::new(),
+        sha256: String::new(),
+    };
+    c.seal().unwrap();
+    serde_json::to_string_pretty(&c).unwrap() + "\n"
+}
+
+#[test]
+fn the_node_script_runs_the_report_then_certify_into_a_folder_it_removes() {
+    assert_eq!(node_script("gpu-doctor", None), "gpu-doctor report --format json");
+    assert_eq!(
+        node_script(r#""$1""#, Some(3)),
+        r#""$1" report --format json; d=$(mktemp -d) && "$1" -q certify --level 3 --json --out "$d"; s=$?; rm -rf "$d"; exit $s"#
+    );
+}
+
+#[test]
+fn a_certificate_printed_after_the_report_is_kept_beside_it_and_compare_reads_its_verdict() {
+    use gpu_doctor_model::certify::Verdict;
+    // A banner, the report, the certificate, as the node script prints them.
+    let stdout = format!("Welcome to gpu07\n{}{}", report_json(Some("gpu07")), certificate_json(Verdict::Fail));
+    let result = judge(&printed(1, &stdout, ""));
+    let NodeResult::Report { host, certificate, .. } = &result else { panic!("{result:?}") };
+    assert_eq!(host.as_deref(), Some("gpu07"));
+    assert!(certificate.as_deref().is_some_and(|c| c.contains("\"verdict\": \"FAIL\"")), "{certificate:?}");
+    // Without --certify (or an older gpu-doctor on the node): a report without a certificate.
+    let plain = judge(&printed(0, &report_json(Some("gpu08")), ""));
+    assert!(matches!(plain, NodeResult::Report { certificate: None, .. }));
+
+    let dir = tempfile::tempdir().unwrap();
+    let mut folder = Folder::open(dir.path(), "ssh", "t".into(), false).unwrap();
+    let entry = folder.add("gpu07", result, Some(1.0)).unwrap();
+    assert_eq!(entry.certificate.as_deref(), Some("gpu07.certificate.json"));
+    folder.add("gpu08", plain, Some(1.0)).unwrap();
+    folder.finish().unwrap();
+    let written: gpu_doctor_model::certify::Certificate =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("gpu07.certificate.json")).unwrap()).unwrap();
+    assert!(written.intact().unwrap(), "kept as printed, its hash holds");
+
+    let read = |p: &std::path::Path, _| std::fs::read(p).map_err(|e| e.to_string());
+    for listing in [false, true] {
+        if listing {
+            std::fs::remove_file(dir.path().join(MANIFEST_FILE)).unwrap();
+        }
+        let nodes = gpu_doctor_judge::fleet::compare::read_folder(dir.path(), &read).unwrap();
+        assert_eq!(nodes.len(), 2, "the certificate file is not read as a node's report (listing: {listing})");
+        let c = gpu_doctor_judge::fleet::compare::compare(nodes);
+        assert_eq!(c.nodes[0].host, "gpu07", "the failed node first");
+        assert_eq!(c.nodes[0].certificate.as_ref().map(|c| c.label()).as_deref(), Some("FAIL (level 2)"));
+        assert_eq!(c.nodes[1].certificate, None);
     }
 }

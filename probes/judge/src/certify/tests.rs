@@ -88,6 +88,56 @@ fn new_uncorrectable_memory_errors_fail() {
     assert_eq!(memory_errors("GPU 0", Some(&EccChange::unread("no NVML"))).verdict, CheckVerdict::NotRun);
 }
 
+/// A GPU's health with the kernel's AER files as Linux prints them (`aer_stats_dev_attr`,
+/// torvalds/linux:drivers/pci/pcie/aer.c) and NVML's replay counter.
+fn pcie(replays: Option<u64>, bad_tlp: u64, cmplt_to_nonfatal: u64, fatal: u64) -> GpuHealth {
+    let correctable = format!(
+        "RxErr 0\nBadTLP {bad_tlp}\nBadDLLP 0\nRollover 0\nTimeout 0\nNonFatalErr 0\nCorrIntErr 0\nHeaderOF 0\n\
+         TOTAL_ERR_COR {bad_tlp}\n"
+    );
+    let nonfatal = format!("DLP 0\nCmpltTO {cmplt_to_nonfatal}\nTOTAL_ERR_NONFATAL {cmplt_to_nonfatal}\n");
+    let fatal = format!("DLP {fatal}\nSDES 0\nTOTAL_ERR_FATAL {fatal}\n");
+    GpuHealth {
+        pcie_replay_count: replays,
+        aer: Some(AerCounters {
+            correctable: AerCounters::parse(&correctable),
+            nonfatal: AerCounters::parse(&nonfatal),
+            fatal: AerCounters::parse(&fatal),
+        }),
+        ..GpuHealth::default()
+    }
+}
+
+#[test]
+fn a_new_uncorrectable_aer_error_fails_and_correctable_ones_or_replays_warn() {
+    let before = pcie(Some(10), 3, 0, 0);
+    let v = |after: &GpuHealth| pcie_errors("GPU 0", Some(&before), Some(after));
+    assert_eq!(v(&pcie(Some(10), 3, 0, 0)).verdict, CheckVerdict::Pass);
+    let nonfatal = v(&pcie(Some(10), 3, 1, 0));
+    assert_eq!(nonfatal.verdict, CheckVerdict::Fail);
+    assert!(nonfatal.measured.describe().contains("CmpltTO +1"), "{}", nonfatal.measured.describe());
+    assert_eq!(v(&pcie(Some(10), 3, 0, 2)).verdict, CheckVerdict::Fail, "fatal");
+    let corr = v(&pcie(Some(10), 5, 0, 0));
+    assert_eq!(corr.verdict, CheckVerdict::Warn);
+    assert!(corr.measured.describe().contains("BadTLP +2"), "{}", corr.measured.describe());
+    assert_eq!(v(&pcie(Some(11), 3, 0, 0)).verdict, CheckVerdict::Warn, "a replay");
+    let old = pcie(Some(10), 3, 1, 1);
+    assert_eq!(pcie_errors("GPU 0", Some(&old), Some(&old)).verdict, CheckVerdict::Pass, "only new errors count");
+}
+
+#[test]
+fn pcie_counters_that_cannot_be_read_are_said_never_passed() {
+    let none = GpuHealth::default();
+    let c = pcie_errors("GPU 0", Some(&none), Some(&none));
+    assert_eq!(c.verdict, CheckVerdict::Info);
+    assert!(c.measured.describe().contains("not readable"));
+    assert_eq!(pcie_errors("GPU 0", None, None).verdict, CheckVerdict::Info);
+    let replays_only = |n| GpuHealth { pcie_replay_count: Some(n), ..GpuHealth::default() };
+    let c = pcie_errors("GPU 0", Some(&replays_only(0)), Some(&replays_only(0)));
+    assert_eq!(c.verdict, CheckVerdict::Pass);
+    assert!(c.measured.describe().contains("AER correctable: not readable"), "{}", c.measured.describe());
+}
+
 fn figure(i: u32, product: &str, value: f64) -> PeerFigure {
     PeerFigure { subject: format!("GPU {i}"), product: product.into(), value }
 }

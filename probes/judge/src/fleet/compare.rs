@@ -24,7 +24,9 @@ pub use read::{
     MAX_TOTAL_BYTES, Named, ReadFile, ReadProgress, read_files, read_folder, read_folder_counted, read_paths,
 };
 
-use gpu_doctor_model::fleet::{Comparison, FactColumn, FleetFinding, MetricColumn, NodeGroup, NodeOutcome, NodeRow};
+use gpu_doctor_model::fleet::{
+    Comparison, FactColumn, FleetFinding, MetricColumn, NodeCertificate, NodeGroup, NodeOutcome, NodeRow,
+};
 use gpu_doctor_model::{Report, SCHEMA_VERSION, Severity};
 
 /// Finding id: a fact where some nodes differ from the majority (one finding per fact).
@@ -35,6 +37,11 @@ pub const NODE_FAILED: &str = "fleet.node_failed";
 pub const NODE_ERRORS: &str = "fleet.node_errors";
 /// Finding id: nodes slower than the fleet median on a benchmark figure (one finding per figure).
 pub const BENCH_SLOW: &str = "fleet.bench_slow";
+/// Finding id: nodes whose certificate failed (FAIL, altered, or unreadable).
+pub const CERTIFICATE_FAILED: &str = "fleet.certificate_failed";
+/// Finding id: nodes whose certificate is INCOMPLETE (a part could not run), or that were to be
+/// certified but gave no certificate.
+pub const CERTIFICATE_INCOMPLETE: &str = "fleet.certificate_incomplete";
 /// Finding id: nodes whose report a newer gpu-doctor wrote (a `schema_version` above this one's).
 pub const NEWER_SCHEMA: &str = "fleet.newer_schema";
 
@@ -53,6 +60,8 @@ pub struct NodeInput {
     pub outcome: NodeOutcome,
     /// Its report.
     pub report: Option<Report>,
+    /// Its certificate's verdict (`fleet … --certify`), when it has one.
+    pub certificate: Option<NodeCertificate>,
 }
 
 /// A compared column's identity: display rank, then key.
@@ -65,7 +74,10 @@ pub(crate) struct ColumnId {
 }
 
 /// Compares the nodes. Nodes are sorted by host name; a node without a report is a row with its
-/// outcome and takes part in no column.
+/// outcome and takes part in no column. When any node has a certificate (`fleet … --certify`),
+/// the rows are sorted by its verdict, the failed nodes first (FAIL, altered or unreadable, and
+/// nodes that gave no report), then INCOMPLETE (or no certificate), PASS WITH WARNINGS, PASS; by
+/// host name within each.
 pub fn compare(mut nodes: Vec<NodeInput>) -> Comparison {
     nodes.sort_by(|a, b| a.host.cmp(&b.host));
     for n in &mut nodes {
@@ -103,6 +115,7 @@ pub fn compare(mut nodes: Vec<NodeInput>) -> Comparison {
             slow: Vec::new(),
             findings: n.report.as_ref().map_or([0; 3], tally),
             group: None,
+            certificate: n.certificate.clone(),
         })
         .collect();
 
@@ -111,8 +124,68 @@ pub fn compare(mut nodes: Vec<NodeInput>) -> Comparison {
     let metrics = metric_columns(&metric_ids, &mut rows, &mut findings);
     node_findings(&nodes, &rows, &mut findings);
     let groups = group(&mut rows);
+    if rows.iter().any(|r| r.certificate.is_some()) {
+        certificate_findings(&rows, &mut findings);
+        // Stable: by host name within one rank.
+        rows.sort_by_key(certified_rank);
+    }
     findings.sort_by(|a, b| (a.severity, &a.id, &a.key).cmp(&(b.severity, &b.id, &b.key)));
     Comparison { facts, metrics, nodes: rows, groups, findings }
+}
+
+/// Where a row sorts among certified nodes: failed certificates and nodes that gave no report
+/// first, then INCOMPLETE or no certificate, PASS WITH WARNINGS, PASS.
+fn certified_rank(row: &NodeRow) -> u8 {
+    match (&row.certificate, &row.outcome) {
+        (_, outcome) if !matches!(outcome, NodeOutcome::Reported { .. }) => 0,
+        (Some(c), _) => c.rank(),
+        (None, _) => 1,
+    }
+}
+
+/// The fleet findings of certified nodes: failed certificates (an error) and incomplete or missing
+/// ones (a warning), each naming its nodes.
+fn certificate_findings(rows: &[NodeRow], findings: &mut Vec<FleetFinding>) {
+    let reported = |r: &&NodeRow| matches!(r.outcome, NodeOutcome::Reported { .. });
+    let failed: Vec<String> = rows
+        .iter()
+        .filter(reported)
+        .filter(|r| r.certificate.as_ref().is_some_and(NodeCertificate::failed))
+        .map(|r| r.host.clone())
+        .collect();
+    let incomplete: Vec<String> = rows
+        .iter()
+        .filter(reported)
+        .filter(|r| r.certificate.as_ref().is_none_or(|c| c.rank() == 1))
+        .map(|r| r.host.clone())
+        .collect();
+    if !failed.is_empty() {
+        findings.push(FleetFinding {
+            id: CERTIFICATE_FAILED.to_owned(),
+            severity: Severity::Error,
+            summary: format!(
+                "{} of {} certified nodes failed their certificate (FAIL, altered or unreadable): {}",
+                failed.len(),
+                rows.iter().filter(|r| r.certificate.is_some()).count(),
+                host_list(&failed)
+            ),
+            key: None,
+            hosts: failed,
+        });
+    }
+    if !incomplete.is_empty() {
+        findings.push(FleetFinding {
+            id: CERTIFICATE_INCOMPLETE.to_owned(),
+            severity: Severity::Warning,
+            summary: format!(
+                "{} node(s) have an INCOMPLETE certificate or none (a part could not run): {}",
+                incomplete.len(),
+                host_list(&incomplete)
+            ),
+            key: None,
+            hosts: incomplete,
+        });
+    }
 }
 
 /// Errors, warnings and infos among a report's findings.

@@ -1,7 +1,7 @@
 use super::*;
 use crate::host::{CommandRecord, Fixture, NvmlAnswer, NvmlDevice, ReplayHost};
 use crate::parse::smi_xml::tests::SAMPLE;
-use gpu_doctor_model::{EccCounters, Platform};
+use gpu_doctor_model::{AerCounters, EccCounters, Platform};
 
 /// Real `NVRM` lines of a GPU that fell off the bus (leptonai/gpud,
 /// components/accelerator/nvidia/sxid/README.md at 4a8de33a3f02e207f39e9023d67125592d599731).
@@ -70,6 +70,48 @@ fn nvml_health_is_kept_per_gpu_with_the_sysfs_bus_id() {
         health.xid_events,
         Probed::absent("the kernel log could not be read: dmesg: not installed; journalctl: not installed")
     );
+}
+
+/// `aer_dev_*` as the kernel prints them (`aer_stats_dev_attr`, torvalds/linux:drivers/pci/pcie/aer.c):
+/// each error bit's name and count, then the total.
+const AER_CORRECTABLE: &str =
+    "RxErr 0\nBadTLP 2\nBadDLLP 0\nRollover 0\nTimeout 0\nNonFatalErr 0\nCorrIntErr 0\nHeaderOF 0\nTOTAL_ERR_COR 2\n";
+const AER_FATAL: &str = "Undefined 0\nDLP 0\nSDES 0\nTLP 0\nFCP 0\nCmpltTO 0\nCmpltAbrt 0\nUnxCmplt 0\nRxOF 0\n\
+    MalfTLP 0\nECRC 0\nUnsupReq 0\nACSViol 0\nUncorrIntErr 0\nBlockedTLP 0\nAtomicOpBlocked 0\nTLPBlockedErr 0\n\
+    PoisonTLPBlocked 0\nTOTAL_ERR_FATAL 0\n";
+
+fn nvml_a10(replays: Option<u64>) -> NvmlAnswer {
+    let device = NvmlDevice {
+        gpu: Gpu { pci_bus_id: Some("00000000:07:00.0".into()), ..a10() },
+        health: Some(GpuHealth { pcie_replay_count: replays, ..GpuHealth::default() }),
+        ..NvmlDevice::default()
+    };
+    NvmlAnswer::Report(NvmlReport { devices: vec![device], ..NvmlReport::default() })
+}
+
+#[test]
+fn aer_counters_are_read_from_the_gpus_sysfs_device_beside_nvmls_replays() {
+    let mut f = linux();
+    f.nvml = nvml_a10(Some(7));
+    f.files.insert("/sys/bus/pci/devices/0000:07:00.0/aer_dev_correctable".into(), AER_CORRECTABLE.into());
+    f.files.insert("/sys/bus/pci/devices/0000:07:00.0/aer_dev_fatal".into(), AER_FATAL.into());
+    f.file_errors.insert("/sys/bus/pci/devices/0000:07:00.0/aer_dev_nonfatal".into(), "Permission denied".into());
+    let (health, trace) = probe_on(f, &Probed::found(vec![a10()], "nvml"));
+    let gpus = health.gpus.value().unwrap();
+    assert_eq!(gpus[0].pcie_replay_count, Some(7));
+    let aer = gpus[0].aer.clone().unwrap();
+    assert_eq!(aer.correctable.as_ref().map(AerCounters::total), Some(2));
+    assert_eq!(aer.fatal.as_ref().map(AerCounters::total), Some(0));
+    assert_eq!(aer.nonfatal, None, "refused: not read");
+    assert!(format!("{trace:?}").contains("aer_dev_nonfatal"), "the refusal is in the trace");
+}
+
+#[test]
+fn a_gpu_without_aer_files_has_no_aer_counters() {
+    let mut f = linux();
+    f.nvml = nvml_a10(None);
+    let (health, _) = probe_on(f, &Probed::found(vec![a10()], "nvml"));
+    assert_eq!(health.gpus.value().unwrap()[0].aer, None, "so every recording made before keeps its snapshot");
 }
 
 #[test]

@@ -85,3 +85,21 @@ fn cancel_sets_the_runs_flag_while_the_steps_show() {
     assert!(h.state().pages.certify.certificate().is_some());
     assert!(h.query_by_label("Cancel").is_none(), "no Cancel once the run ended");
 }
+
+#[test]
+fn after_a_failed_level_1_fix_it_opens_the_setup_page_and_certify_again_runs_anew() {
+    let (mut h, _home) = open("a10-row-remap-pending-xid79");
+    h.get_by_label("1 software (seconds)").click();
+    h.run_steps(1);
+    h.get_by_label("Start certify").click();
+    settle(&mut h);
+    let first = h.state().pages.certify.certificate().unwrap().sha256.clone();
+    h.get_by_label("Certify again").click();
+    settle(&mut h);
+    let second = h.state().pages.certify.certificate().unwrap();
+    assert_eq!(second.verdict, Verdict::Fail);
+    assert_ne!(second.sha256, first, "a new run, a new certificate (its start and duration differ)");
+    h.get_by_label("Fix it").click();
+    h.run_steps(2);
+    assert_eq!(h.state().page, Page::Setup, "Fix it goes to the Setup page");
+}

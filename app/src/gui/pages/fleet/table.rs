@@ -21,6 +21,7 @@ const OUTCOME_W: f32 = 150.0;
 const FACT_W: f32 = 210.0;
 const METRIC_W: f32 = 130.0;
 const FINDINGS_W: f32 = 110.0;
+const CERTIFICATE_W: f32 = 150.0;
 
 /// The column the table is sorted by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -36,6 +37,18 @@ pub enum SortKey {
     Metric(usize),
     /// The node's own findings: errors, then warnings, then infos.
     Findings,
+    /// Its certificate (`fleet … --certify`): the failed first.
+    Certificate,
+}
+
+/// Where a node sorts by its certificate: failed (or no report) first, then INCOMPLETE or no
+/// certificate, PASS WITH WARNINGS, PASS (as `compare` orders certified nodes).
+pub fn certificate_rank(row: &NodeRow) -> u8 {
+    match &row.certificate {
+        _ if !matches!(row.outcome, NodeOutcome::Reported { .. }) => 0,
+        Some(c) => c.rank(),
+        None => 1,
+    }
 }
 
 /// Which rows the table shows, in which order.
@@ -66,6 +79,7 @@ impl View {
 /// Whether a node stands out from the fleet.
 pub fn stands_out(row: &NodeRow) -> bool {
     !matches!(row.outcome, NodeOutcome::Reported { .. })
+        || row.certificate.as_ref().is_some_and(|c| c.rank() < 3)
         || row.differs.iter().any(|d| *d)
         || row.slow.iter().any(|s| *s)
 }
@@ -92,6 +106,7 @@ pub fn visible_rows(cmp: &Comparison, view: &View) -> Vec<usize> {
                 missing_last(value(a), value(b), view.descending, |x, y| x.total_cmp(&y))
             }
             SortKey::Findings => a.findings.cmp(&b.findings),
+            SortKey::Certificate => certificate_rank(a).cmp(&certificate_rank(b)),
         }
     };
     let missing_handled = matches!(view.sort, SortKey::Fact(_) | SortKey::Metric(_));
@@ -232,6 +247,9 @@ fn heading_ui(ui: &mut Ui, cmp: &Comparison, browse: &mut Browse, h: f32) {
         };
         column(ui, SortKey::Host, "Host", HOST_W);
         column(ui, SortKey::Outcome, "Outcome", OUTCOME_W);
+        if cmp.nodes.iter().any(|n| n.certificate.is_some()) {
+            column(ui, SortKey::Certificate, "Certificate", CERTIFICATE_W);
+        }
         for (i, f) in cmp.facts.iter().enumerate() {
             column(ui, SortKey::Fact(i), &f.label, FACT_W);
         }
@@ -270,6 +288,20 @@ fn row_ui(
         let reported = matches!(n.outcome, NodeOutcome::Reported { .. });
         let outcome_tone = if reported { Tone::Good } else { Tone::Bad };
         text_cell(ui, OUTCOME_W, h, None, toned(ui, outcome_tone, n.outcome.describe()));
+        if cmp.nodes.iter().any(|n| n.certificate.is_some()) {
+            let text = match &n.certificate {
+                Some(c) => {
+                    let tone = match c.rank() {
+                        0 => Tone::Bad,
+                        3 => Tone::Good,
+                        _ => Tone::Warn,
+                    };
+                    toned(ui, tone, c.label())
+                }
+                None => toned(ui, Tone::Muted, "—"),
+            };
+            text_cell(ui, CERTIFICATE_W, h, None, text);
+        }
         for i in 0..cmp.facts.len() {
             let value = n.values.get(i).cloned().flatten();
             let differs = n.differs.get(i).copied().unwrap_or(false);

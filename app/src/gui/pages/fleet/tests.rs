@@ -35,6 +35,7 @@ fn reported(host: &str, driver: &str, d2d: Option<f64>) -> NodeRow {
         slow: vec![d2d.is_some_and(|v| v < 1000.0)],
         findings: [0, usize::from(driver != NEW), 1],
         group: Some(usize::from(driver != NEW)),
+        certificate: None,
     }
 }
 
@@ -68,6 +69,7 @@ fn three_nodes() -> Comparison {
         slow: vec![false],
         findings: [0; 3],
         group: None,
+        certificate: None,
     };
     let finding = |id: &str, severity, summary: &str, host: &str| FleetFinding {
         id: id.into(),
@@ -392,6 +394,7 @@ fn the_loader_compares_a_real_folder() {
         engine_name: format!("{host}-slurm"),
         outcome,
         seconds: None,
+        certificate: None,
     };
     let manifest = Manifest {
         engine: "ssh".into(),
@@ -469,4 +472,36 @@ fn fleet_frame_time() {
         let cpu_ms = (thread_cpu_ticks() - cpu) as f64 * 10.0 / f64::from(FRAMES);
         println!("{n} rows: {cpu_ms:.1} ms CPU, {wall_ms:.1} ms wall per frame (mean of {FRAMES} frames)");
     }
+}
+
+/// [`three_nodes`] certified: node-b failed its certificate, node-a passed, node-c is INCOMPLETE.
+fn certified(_: &Path, _: &Progress) -> Result<Comparison, String> {
+    use gpu_doctor_model::certify::Verdict;
+    use gpu_doctor_model::fleet::NodeCertificate;
+    let mut c = three_nodes();
+    for (row, verdict) in c.nodes.iter_mut().zip([Verdict::Pass, Verdict::Fail, Verdict::Incomplete]) {
+        row.certificate = Some(NodeCertificate {
+            verdict: Some(verdict),
+            level: Some(2),
+            intact: true,
+            note: None,
+            figures: Vec::new(),
+        });
+    }
+    Ok(c)
+}
+
+#[test]
+fn a_certified_fleet_shows_each_verdict_and_opens_with_the_failed_nodes_first() {
+    let (mut h, _home) = harness("no-driver");
+    settle(&mut h);
+    open_fleet(&mut h, certified, Path::new("/fleet"));
+    h.get_by_label("FAIL (level 2)");
+    h.get_by_label("PASS (level 2)");
+    h.get_by_label("INCOMPLETE (level 2)");
+    assert_eq!(
+        h.state().pages.fleet.shown_hosts(),
+        ["node-b", "node-d", "node-c", "node-a"],
+        "the failed certificate and the node without a report first, then INCOMPLETE, then PASS"
+    );
 }

@@ -16,6 +16,7 @@ fn plan(kind: Kind) -> ManifestPlan {
         namespace: "gpu-doctor".into(),
         count: None,
         gpu_request: 0,
+        certify: None,
     }
 }
 
@@ -204,4 +205,17 @@ fn hanging_pods_are_read_at_once_and_the_whole_collection_has_a_deadline() {
     assert!(calls.load(Ordering::SeqCst) < 16, "every pod was asked after the deadline");
     assert_eq!(folder.manifest().nodes.len(), 16);
     assert!(folder.manifest().nodes.iter().all(|n| n.outcome == NodeOutcome::TimedOut));
+}
+
+#[test]
+fn with_certify_the_pods_run_certify_after_the_report_and_a_daemonset_still_sleeps() {
+    let daemonset = manifest(&ManifestPlan { certify: Some(1), ..plan(Kind::Daemonset) }).unwrap();
+    assert!(
+        daemonset.contains(
+            r#"(gpu-doctor report --format json; d=$(mktemp -d) && gpu-doctor -q certify --level 1 --json --out \"$d\"; s=$?; rm -rf \"$d\"; exit $s); while :; do sleep 3600; done"#
+        ),
+        "{daemonset}"
+    );
+    let job = manifest(&ManifestPlan { certify: Some(2), count: Some(2), ..plan(Kind::Job) }).unwrap();
+    assert!(job.contains("certify --level 2 --json") && !job.contains("sleep 3600"), "{job}");
 }

@@ -57,6 +57,36 @@ fn srun_runs_one_task_per_node_writing_per_node_files_into_the_folder() {
 }
 
 #[test]
+fn with_certify_the_wrapper_runs_the_report_then_certify_and_exits_with_certifys_status() {
+    let dir = tempfile::tempdir().unwrap();
+    let list = dir.path().join("nodelist");
+    let bin = dir.path().join("fake");
+    // certify's files go into the folder it is given: the fake says where, and that it is there.
+    write_executable(
+        &bin,
+        "#!/bin/sh\necho \"ran: $*\"\nfor a; do out=$a; done\n[ -d \"$out\" ] && echo dir\nexit 6\n",
+    );
+    let out = std::process::Command::new("sh")
+        .args(["-c", &wrap(Some(2)), "gpu-doctor-fleet"])
+        .arg(&bin)
+        .arg(&list)
+        .env("SLURM_PROCID", "0")
+        .env("SLURM_JOB_NODELIST", "gpu01")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines[0], "ran: report --format json");
+    assert!(lines[1].starts_with("ran: -q certify --level 2 --json --out /"), "{stdout}");
+    assert_eq!(lines[2], "dir", "the folder exists while certify runs");
+    assert_eq!(out.status.code(), Some(6), "certify's exit status (INCOMPLETE)");
+    assert_eq!(std::fs::read_to_string(&list).unwrap(), "gpu01\n");
+    assert_eq!(wrap(None), WRAP);
+    let cmd = SlurmPlan { certify: Some(2), ..plan(Path::new("/shared/fleet")) }.command();
+    assert!(cmd.argv.iter().any(|a| a.contains("certify --level 2")), "{:?}", cmd.argv);
+}
+
+#[test]
 fn the_wrapper_writes_the_node_list_from_task_0_only_and_becomes_gpu_doctor() {
     let dir = tempfile::tempdir().unwrap();
     let list = dir.path().join("nodelist");

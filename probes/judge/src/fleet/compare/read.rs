@@ -16,7 +16,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::NodeInput;
 use gpu_doctor_model::Report;
-use gpu_doctor_model::fleet::{MANIFEST_FILE, Manifest, NodeOutcome};
+use gpu_doctor_model::certify::{Certificate, Measured, Stage};
+use gpu_doctor_model::fleet::{CERTIFICATE_SUFFIX, MANIFEST_FILE, Manifest, NodeCertificate, NodeOutcome};
 
 /// All the reports of one comparison together, at most (gpu-doctor's own are well under 1 MiB
 /// each; the reader caps each file); the files after that are nodes with the reason.
@@ -107,9 +108,55 @@ fn folder(
         .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .filter(|p| !p.to_string_lossy().ends_with(CERTIFICATE_SUFFIX))
         .collect();
     files.sort();
-    Ok(nodes_of(&files, parse_all(&files, progress, read, Named::ByFolder, total)))
+    let mut nodes = nodes_of(&files, parse_all(&files, progress, read, Named::ByFolder, total));
+    // Each report's certificate beside it, `<stem>.certificate.json`, where there is one.
+    for n in &mut nodes {
+        let NodeOutcome::Reported { file } = &n.outcome else { continue };
+        let Some(stem) = file.strip_suffix(".json") else { continue };
+        let cert = format!("{stem}{CERTIFICATE_SUFFIX}");
+        if std::fs::symlink_metadata(dir.join(&cert)).is_ok_and(|m| m.is_file()) {
+            n.certificate = Some(certificate(dir, &cert, read));
+        }
+    }
+    Ok(nodes)
+}
+
+/// A node's certificate file inside `dir` (a bare file name only, never followed through a
+/// symlink), read and judged: its verdict, level, whether its SHA-256 holds, its first reason; or
+/// why it could not be read.
+pub fn certificate(dir: &Path, file: &str, read: &ReadFile<'_>) -> NodeCertificate {
+    let unreadable = |why: String| NodeCertificate {
+        verdict: None,
+        level: None,
+        intact: false,
+        note: Some(why),
+        figures: Vec::new(),
+    };
+    let name = Path::new(file);
+    if name.file_name() != Some(name.as_os_str()) {
+        return unreadable(format!("{file} is not a file name inside the folder"));
+    }
+    match read(&dir.join(name), Named::ByFolder) {
+        Err(why) => unreadable(why),
+        Ok(bytes) => match serde_json::from_slice::<Certificate>(&bytes) {
+            Err(e) => unreadable(format!("{file}: not a certificate ({})", where_(&e))),
+            Ok(c) => NodeCertificate {
+                verdict: Some(c.verdict),
+                level: Some(c.level.number()),
+                intact: c.intact().unwrap_or(false),
+                note: c.reasons.first().cloned(),
+                figures: c
+                    .checks()
+                    .filter(|k| matches!(k.stage, Stage::Benchmark | Stage::Stress | Stage::Soak))
+                    .filter(|k| matches!(k.measured, Measured::Value { .. }))
+                    .map(|k| format!("{} on {}: {}", k.id, k.subject, k.measured.describe()))
+                    .collect(),
+            },
+        },
+    }
 }
 
 /// The manifest's nodes, with the reports it names read from `dir`, each file once.
@@ -154,7 +201,14 @@ fn from_manifest(
                 }
                 (_, other) => (other, None),
             };
-            NodeInput { host: n.host, engine_name: Some(n.engine_name), outcome, report: report.map(|r| *r) }
+            let certificate = n.certificate.as_deref().map(|file| certificate(dir, file, read));
+            NodeInput {
+                host: n.host,
+                engine_name: Some(n.engine_name),
+                outcome,
+                report: report.map(|r| *r),
+                certificate,
+            }
         })
         .collect()
 }
@@ -186,10 +240,15 @@ fn nodes_of(files: &[PathBuf], parsed: Vec<Result<Box<Report>, String>>) -> Vec<
                     engine_name: None,
                     outcome: NodeOutcome::Reported { file: name },
                     report: Some(*report),
+                    certificate: None,
                 },
-                Err(reason) => {
-                    NodeInput { host, engine_name: None, outcome: NodeOutcome::Failed { reason }, report: None }
-                }
+                Err(reason) => NodeInput {
+                    host,
+                    engine_name: None,
+                    outcome: NodeOutcome::Failed { reason },
+                    report: None,
+                    certificate: None,
+                },
             }
         })
         .collect()

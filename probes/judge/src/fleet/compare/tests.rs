@@ -64,6 +64,7 @@ fn node(r: Report) -> NodeInput {
         engine_name: None,
         outcome: NodeOutcome::Reported { file: format!("{host}.json") },
         report: Some(r),
+        certificate: None,
     }
 }
 
@@ -111,6 +112,7 @@ fn a_node_without_a_report_is_a_failed_row_and_an_error() {
         engine_name: Some("gpu07".into()),
         outcome: NodeOutcome::TimedOut,
         report: None,
+        certificate: None,
     });
     let c = compare(nodes);
     assert_eq!(ids(&c), [("fleet.node_failed", None, vec!["dead"])]);
@@ -212,6 +214,7 @@ fn a_manifest_gives_the_outcomes_and_a_missing_report_is_a_failed_node() {
         engine_name: format!("slurm-{host}"),
         outcome,
         seconds: None,
+        certificate: None,
     };
     let manifest = Manifest {
         engine: "slurm".into(),
@@ -285,6 +288,7 @@ fn a_long_list_of_hosts_names_five_and_counts_the_rest() {
         engine_name: None,
         outcome: NodeOutcome::TimedOut,
         report: None,
+        certificate: None,
     }));
     let c = compare(nodes);
     let summary = |id: &str| c.findings.iter().find(|f| f.id == id).unwrap().summary.clone();
@@ -329,6 +333,7 @@ fn devices_and_fifos_named_by_a_manifest_or_the_command_line_are_refused_not_rea
         engine_name: host.into(),
         outcome: NodeOutcome::Reported { file: file.into() },
         seconds: None,
+        certificate: None,
     };
     let manifest = Manifest {
         engine: "ssh".into(),
@@ -362,6 +367,7 @@ fn a_report_named_by_many_rows_is_read_once_and_the_total_is_capped() {
             engine_name: format!("n{i}"),
             outcome: NodeOutcome::Reported { file: "big.json".into() },
             seconds: None,
+            certificate: None,
         })
         .collect();
     let manifest = Manifest { engine: "ssh".into(), started: "t".into(), nodes };
@@ -435,4 +441,47 @@ proptest::proptest! {
             }
         }
     }
+}
+
+fn certified(host: &str, verdict: Option<gpu_doctor_model::certify::Verdict>, intact: bool) -> NodeInput {
+    let mut n = node(report(host, "570.1", None));
+    n.certificate = Some(NodeCertificate { verdict, level: Some(2), intact, note: None, figures: Vec::new() });
+    n
+}
+
+#[test]
+fn certified_nodes_sort_the_failed_first_and_name_them_in_a_finding() {
+    use gpu_doctor_model::certify::Verdict;
+    let mut nodes = vec![
+        certified("a-pass", Some(Verdict::Pass), true),
+        certified("b-fail", Some(Verdict::Fail), true),
+        certified("c-incomplete", Some(Verdict::Incomplete), true),
+        certified("d-altered", Some(Verdict::Pass), false),
+        certified("e-warn", Some(Verdict::PassWithWarnings), true),
+        node(report("f-none", "570.1", None)),
+    ];
+    nodes.push(NodeInput {
+        host: "g-dead".into(),
+        engine_name: None,
+        outcome: NodeOutcome::TimedOut,
+        report: None,
+        certificate: None,
+    });
+    let c = compare(nodes);
+    let order: Vec<&str> = c.nodes.iter().map(|r| r.host.as_str()).collect();
+    assert_eq!(order, ["b-fail", "d-altered", "g-dead", "c-incomplete", "f-none", "e-warn", "a-pass"]);
+    let failed = c.findings.iter().find(|f| f.id == CERTIFICATE_FAILED).unwrap();
+    assert_eq!(failed.hosts, ["b-fail", "d-altered"]);
+    assert_eq!(failed.severity, Severity::Error);
+    let incomplete = c.findings.iter().find(|f| f.id == CERTIFICATE_INCOMPLETE).unwrap();
+    assert_eq!(incomplete.hosts, ["c-incomplete", "f-none"], "INCOMPLETE, and a reported node without a certificate");
+    assert_eq!(c.nodes[1].certificate.as_ref().unwrap().label(), "ALTERED");
+    assert_eq!(c.nodes[0].certificate.as_ref().unwrap().label(), "FAIL (level 2)");
+}
+
+#[test]
+fn without_certificates_the_rows_stay_in_host_order() {
+    let c = compare(vec![node(report("b", "570.1", None)), node(report("a", "535.1", None))]);
+    assert_eq!(c.nodes.iter().map(|r| r.host.as_str()).collect::<Vec<_>>(), ["a", "b"]);
+    assert!(!c.findings.iter().any(|f| f.id.starts_with("fleet.certificate")));
 }
