@@ -978,3 +978,18 @@ fn release_rows_match_pypi_and_the_wheels_own_files() {
     let cupy13 = kb.cupy.package.iter().find(|p| p.name == "cupy-cuda13x").unwrap();
     assert_eq!(cupy13.latest.as_deref(), Some("14.2.0"));
 }
+
+/// The knowledge base is dated by its newest row: torch 2.15.0, first on PyPI on 2026-10-28, is the
+/// newest release any row records (jax 0.12.0.1 came on 2026-10-21, cupy 14.2.0 on 2026-08-20).
+#[test]
+fn the_knowledge_base_is_dated_by_its_newest_row() {
+    let kb = kb();
+    let torch215 = kb.pytorch.release.iter().find(|r| r.version == "2.15").unwrap();
+    assert_eq!(torch215.released.as_deref(), Some("2026-10-28"));
+    assert_eq!(kb.date(), Some("2026-10-28"));
+    let jax = kb.jax.release.last().unwrap();
+    assert_eq!(jax.released.as_deref(), Some("2026-10-21"));
+    let mut older = kb.clone();
+    older.pytorch.release.retain(|r| r.version != "2.15");
+    assert_eq!(older.date(), Some("2026-10-21"), "without torch 2.15 the newest row is jax 0.12.0.1");
+}
