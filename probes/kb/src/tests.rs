@@ -993,3 +993,59 @@ fn the_knowledge_base_is_dated_by_its_newest_row() {
     older.pytorch.release.retain(|r| r.version != "2.15");
     assert_eq!(older.date(), Some("2026-10-21"), "without torch 2.15 the newest row is jax 0.12.0.1");
 }
+
+/// Arch since R590 (issue 28): the repositories have the open module only, so a proprietary install
+/// is never `pacman -S nvidia-dkms` (gone) nor the open package; and the remove line, run by `sh`
+/// against a stand-in `pacman` that fails on an absent package as the real one does, removes what is
+/// installed and succeeds when nothing is.
+#[test]
+fn arch_installs_the_open_module_and_removes_only_what_is_there() {
+    let t = &kb().drivers;
+    let arch = t.distro("arch linux");
+    let line = |b, f, legacy| match arch.install(b, f, legacy) {
+        Install::Root(l) | Install::Manual(l) => l,
+    };
+    assert_eq!(line(None, ModuleFlavor::Open, false), "sudo pacman -Syu nvidia-open-dkms");
+    let proprietary = line(None, ModuleFlavor::Proprietary, false);
+    assert!(!proprietary.contains("nvidia-dkms") && !proprietary.contains("nvidia-open"), "{proprietary}");
+    assert!(matches!(arch.install(None, ModuleFlavor::Proprietary, false), Install::Manual(_)));
+
+    let remove = arch.remove.clone().unwrap();
+    let dir = std::env::temp_dir().join(format!("gpu-doctor-arch-remove-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let pacman = r#"#!/bin/sh
+echo "pacman $*" >> "$LOG"
+op="$1"; shift
+rc=0
+for p in "$@"; do
+  if grep -qx "$p" "$INSTALLED"; then [ "$op" = -Qq ] && echo "$p"; else echo "error: target not found: $p" >&2; rc=1; fi
+done
+exit $rc
+"#;
+    let sudo = "#!/bin/sh\nexec \"$@\"\n";
+    for (name, body) in [("pacman", pacman), ("sudo", sudo)] {
+        let path = dir.join(name);
+        std::fs::write(&path, body).unwrap();
+        std::process::Command::new("chmod").arg("+x").arg(&path).status().unwrap();
+    }
+    let run = |installed: &str| {
+        let (log, list) = (dir.join("log"), dir.join("installed"));
+        std::fs::write(&list, installed).unwrap();
+        let _ = std::fs::remove_file(&log);
+        let path = format!("{}:{}", dir.display(), std::env::var("PATH").unwrap_or_default());
+        let ok = std::process::Command::new("sh")
+            .args(["-c", &remove])
+            .env("PATH", path)
+            .env("LOG", &log)
+            .env("INSTALLED", &list)
+            .status()
+            .unwrap()
+            .success();
+        (ok, std::fs::read_to_string(&log).unwrap_or_default())
+    };
+    let (ok, log) = run("nvidia-open-dkms\nnvidia-utils\n");
+    assert!(ok && log.contains("pacman -Rns nvidia-open-dkms nvidia-utils\n"), "{log}");
+    let (ok, log) = run("");
+    assert!(ok && !log.contains("-Rns"), "nothing installed: nothing removed, no failure: {log}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
