@@ -62,9 +62,22 @@ Exit codes: 0 no error-level fleet finding; 1 at least one (a node without a rep
 error-level findings); 2 the command line was wrong; 3 no report could be read; 4 gpu-doctor itself \
 failed.";
 
+/// What `--version` prints after the name, and the window's title after "gpu-doctor":
+/// `0.1.0 · knowledge base of 2026-10-28` (the knowledge base's date: its newest row).
+pub fn version_line() -> &'static str {
+    static LINE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    LINE.get_or_init(|| {
+        let version = gpu_doctor_model::TOOL_VERSION;
+        match gpu_doctor_kb::Kb::get().ok().and_then(|kb| kb.date()) {
+            Some(date) => format!("{version} · knowledge base of {date}"),
+            None => version.to_owned(),
+        }
+    })
+}
+
 /// gpu-doctor: is this machine ready for GPU machine learning, and if not, why not?
 #[derive(Debug, Parser)]
-#[command(name = "gpu-doctor", version, about = ABOUT, after_help = AFTER_HELP)]
+#[command(name = "gpu-doctor", version = version_line(), about = ABOUT, after_help = AFTER_HELP)]
 pub struct Cli {
     /// Look at a machine recorded with `record-fixture` (a folder) instead of this one: in the
     /// window, `check` and `report` (which also take it after the command).

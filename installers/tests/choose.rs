@@ -66,7 +66,9 @@ fn scenario_machine(name: &str) -> (Machine, Option<String>) {
 fn every_scenario_gets_its_expected_choice() {
     use Framework::{Cupy, Jax, Tensorflow, Torch};
     type Row = (&'static str, Framework, &'static str, &'static [(&'static str, &'static str)]);
-    const PY36: &str = "no wheel for Python 3.6 (it supports 3.7 to 3.10)";
+    // 1.13.1 has cp311 wheels on PyPI (kb-refresh, issue 28): 1.13 reaches 3.11, 1.12 stops at 3.10.
+    const PY36_112: &str = "no wheel for Python 3.6 (it supports 3.7 to 3.10)";
+    const PY36_113: &str = "no wheel for Python 3.6 (it supports 3.7 to 3.11)";
     let table: &[Row] = &[
         (
             "consumer-gpu-torch-venv",
@@ -95,7 +97,7 @@ fn every_scenario_gets_its_expected_choice() {
         ("hgx-h100-nvlink", Torch, "2.6.0+cu124", &[]),
         ("mig-a100", Torch, "2.5.1+cu121", &[]),
         ("no-driver", Tensorflow, "tensorflow 2.21.0 (CUDA 12.5)", &[]),
-        ("old-driver-nvml-gaps", Torch, "-", &[("1.12", PY36), ("1.13", PY36)]),
+        ("old-driver-nvml-gaps", Torch, "-", &[("1.12", PY36_112), ("1.13", PY36_113)]),
         ("old-driver-nvml-gaps", Cupy, "-", &[("cupy-cuda11x", "no wheel for Python 3.6 (it supports 3.9 to 3.13)")]),
         ("pcie-2x5090-no-p2p", Torch, "2.11.0+cu128", &[]),
         (
@@ -111,7 +113,8 @@ fn every_scenario_gets_its_expected_choice() {
             "torch-cu130-on-r550",
             Jax,
             "jax[cuda12] 0.6.2",
-            &[("jax 0.7.2", "no wheel for Python 3.10 (it supports 3.11 to 3.13)")],
+            // jaxlib 0.7.2 has cp314 wheels on PyPI (kb-refresh, issue 28).
+            &[("jax 0.7.2", "no wheel for Python 3.10 (it supports 3.11 to 3.14)")],
         ),
         (
             "torch-cu130-on-r550",
@@ -127,7 +130,9 @@ fn every_scenario_gets_its_expected_choice() {
         ("windows-wddm", Torch, "2.3.1+cu121", &[]),
         ("windows-wddm", Jax, "-", &[("jax 0.6.2", "no GPU wheel for Windows x86_64")]),
         ("windows-wddm", Tensorflow, "-", &[("2.21", "no GPU wheel for Windows x86_64")]),
-        ("wsl2", Torch, "2.6.0+cu124", &[("2.15.0+cu132", "driver 555 < 580")]),
+        // torch 2.15.0 requires Python >= 3.11 (PyPI, issue 28): the WSL machine's 3.10 turns the
+        // line down before its driver is looked at.
+        ("wsl2", Torch, "2.6.0+cu124", &[("2.15", "no wheel for Python 3.10 (it supports 3.11 to 3.15)")]),
     ];
     for (name, fw, want_chosen, want_rejected) in table {
         let (machine, keep) = scenario_machine(name);
@@ -174,7 +179,7 @@ fn sm_120_needs_cu128_or_newer() {
     assert_eq!(chosen(&c), "2.11.0+cu128");
     assert_eq!(reason(&c, "2.5.1+cu124"), "no sm_120");
     assert_eq!(reason(&c, "2.11.0+cu126"), "no sm_120");
-    assert_eq!(reason(&c, "2.12.0+cu130"), "driver 570 < 580");
+    assert_eq!(reason(&c, "2.12.1+cu130"), "driver 570 < 580");
     let req = &c.chosen.as_ref().unwrap().requirements;
     assert_eq!(req, &["torch==2.11.0+cu128", "torchvision==0.26.0+cu128", "torchaudio==2.11.0+cu128"]);
     assert_eq!(c.chosen.as_ref().unwrap().index_url.as_deref(), Some("https://download.pytorch.org/whl/cu128"));
@@ -193,15 +198,15 @@ fn a_cu132_torch_on_r575_moves_to_the_newest_cu129_build() {
 fn pascal_stays_on_the_newest_cu126_build_the_newest_wheels_dropped_it() {
     let m = linux(&["6.1"], Some("580.95.05"), None, (3, 12));
     let c = choose(kb(), &m, &want(Framework::Torch, None));
-    assert_eq!(chosen(&c), "2.14.0+cu126");
+    assert_eq!(chosen(&c), "2.14.1+cu126");
     assert_eq!(reason(&c, "2.15.0+cu132"), "no sm_61");
-    assert_eq!(reason(&c, "2.14.0+cu130"), "no sm_61");
+    assert_eq!(reason(&c, "2.14.1+cu130"), "no sm_61");
     let why = &c.chosen.as_ref().unwrap().why;
     assert!(why.contains("sm_61 (sm_60 machine code)") && why.contains("no torchvision release"), "{why}");
     // JAX's CUDA 13 plugin needs 7.5; its CUDA 12 plugin takes Pascal.
     let j = choose(kb(), &m, &want(Framework::Jax, None));
-    assert_eq!(chosen(&j), "jax[cuda12] 0.7.2");
-    assert_eq!(reason(&j, "jax[cuda13] 0.7.2"), "needs compute capability 7.5 or newer; sm_61 is older");
+    assert_eq!(chosen(&j), "jax[cuda12] 0.12.0.1");
+    assert_eq!(reason(&j, "jax[cuda13] 0.12.0.1"), "needs compute capability 7.5 or newer; sm_61 is older");
 }
 
 #[test]
@@ -209,10 +214,11 @@ fn python_3_14_with_no_wheel_yet() {
     let m = linux(&["8.9"], Some("580.95.05"), None, (3, 14));
     let c = choose(kb(), &m, &want(Framework::Torch, Some("2.8")));
     assert_eq!(reason(&c, "2.8"), "no wheel for Python 3.14 (it supports 3.9 to 3.13)");
-    assert!(chosen(&c).starts_with("2.14.0+"), "{c:#?}");
+    assert!(chosen(&c).starts_with("2.14.1+"), "{c:#?}");
+    // JAX has had cp314 wheels since 0.7.2 (jaxlib's wheel tags on PyPI, issue 28); 0.6.2 had none.
     let j = choose(kb(), &m, &want(Framework::Jax, None));
-    assert_eq!(chosen(&j), "-");
-    assert_eq!(reason(&j, "jax 0.7.2"), "no wheel for Python 3.14 (it supports 3.11 to 3.13)");
+    assert_eq!(chosen(&j), "jax[cuda13] 0.12.0.1");
+    assert_eq!(reason(&j, "jax 0.6.2"), "no wheel for Python 3.14 (it supports 3.10 to 3.13)");
     let t = choose(kb(), &m, &want(Framework::Tensorflow, None));
     assert_eq!(chosen(&t), "-", "{t:#?}");
 }
@@ -280,10 +286,10 @@ fn a_wheelhouse_with_a_torch_newer_than_the_knowledge_base_is_reasoned_from_its_
 #[test]
 fn a_wheelhouse_of_jax_and_cupy_wheels() {
     let files: Vec<String> = [
-        "jax-0.9.0-py3-none-any.whl",
-        "jaxlib-0.9.0-cp312-cp312-manylinux_2_27_x86_64.whl",
-        "jax_cuda13_plugin-0.9.0-cp312-cp312-manylinux_2_27_x86_64.whl",
-        "jax_cuda12_plugin-0.9.0-cp312-cp312-manylinux_2_27_x86_64.whl",
+        "jax-0.13.0-py3-none-any.whl",
+        "jaxlib-0.13.0-cp312-cp312-manylinux_2_27_x86_64.whl",
+        "jax_cuda13_plugin-0.13.0-cp312-cp312-manylinux_2_27_x86_64.whl",
+        "jax_cuda12_plugin-0.13.0-cp312-cp312-manylinux_2_27_x86_64.whl",
         "cupy_cuda12x-14.2.0-cp312-cp312-manylinux2014_x86_64.whl",
         "cupy_cuda13x-14.2.0-cp312-cp312-manylinux2014_x86_64.whl",
     ]
@@ -295,10 +301,10 @@ fn a_wheelhouse_of_jax_and_cupy_wheels() {
     let got = j.chosen.as_ref().unwrap();
     assert_eq!(
         (got.label.as_str(), got.requirements.as_slice()),
-        ("jax[cuda12] 0.9.0", &["jax[cuda12]==0.9.0".to_owned()][..])
+        ("jax[cuda12] 0.13.0", &["jax[cuda12]==0.13.0".to_owned()][..])
     );
     assert!(got.beyond_kb.contains("newer than gpu-doctor's knowledge base"), "{got:#?}");
-    assert_eq!(reason(&j, "jax[cuda13] 0.9.0"), "driver 550 < 580");
+    assert_eq!(reason(&j, "jax[cuda13] 0.13.0"), "driver 550 < 580");
     let c = choose(kb(), &m, &w(Framework::Cupy));
     assert_eq!(chosen(&c), "cupy-cuda12x 14.2.0");
 }

@@ -426,7 +426,7 @@ fn run_with(launch: Launch, event_loop_builder: Option<eframe::EventLoopBuilderH
     let options = eframe::NativeOptions {
         event_loop_builder,
         viewport: egui::ViewportBuilder::default()
-            .with_title("gpu-doctor")
+            .with_title(format!("gpu-doctor {}", crate::cli::version_line()))
             // The desktop entry's name (assets/linux/gpu-doctor.desktop), so the menu's icon is the window's.
             .with_app_id("gpu-doctor")
             .with_inner_size([1280.0, 800.0])

@@ -36,6 +36,7 @@ pub fn judged(snap: Snapshot) -> Result<Report> {
     let kb = kb()?;
     let findings = gpu_doctor_judge::diagnose::diagnose(&snap, kb);
     let mut report = Report::new(snap, findings);
+    report.kb_date = kb.date().map(str::to_owned);
     gpu_doctor_installers::attach(&mut report, kb);
     Ok(report)
 }

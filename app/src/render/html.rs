@@ -71,8 +71,8 @@ pub fn report(report: &Report) -> String {
     let _ = writeln!(out, "<h1>gpu-doctor report</h1>");
     let _ = writeln!(
         out,
-        "<p class=\"meta\">gpu-doctor {}, report schema {}</p>",
-        escape(&report.tool_version),
+        "<p class=\"meta\">{}, report schema {}</p>",
+        escape(&report.version_line()),
         report.schema_version
     );
     if let Origin::Pasted { formats } = &report.snapshot.origin {
@@ -351,6 +351,32 @@ pub(crate) mod tests {
         let snap = probe::collect(&host, &Options { deep: false, extra_pythons: Vec::new(), cwd: None });
         let findings = diagnose(&snap, Kb::get().unwrap());
         Report::new(snap, findings)
+    }
+
+    /// Every output of a judged report names the knowledge base's date (issue 28): the JSON, the
+    /// text summary, Markdown and HTML; a report saved before the date was recorded still reads,
+    /// without it.
+    #[test]
+    fn every_output_names_the_knowledge_base_date() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/no-driver");
+        let host = ReplayHost::load(&dir).unwrap();
+        let snap = probe::collect(&host, &Options { deep: false, extra_pythons: Vec::new(), cwd: None });
+        let report = crate::ops::judged(snap).unwrap();
+        let date = Kb::get().unwrap().date().unwrap();
+        assert_eq!(report.kb_date.as_deref(), Some(date));
+        let line = format!("knowledge base of {date}");
+        let json = serde_json::to_string(&report).unwrap();
+        assert!(json.contains(&format!("\"kb_date\":\"{date}\"")), "JSON");
+        assert!(crate::render::text::summary(&report, false, false).contains(&line), "text");
+        assert!(crate::render::markdown::report(&report).contains(&line), "Markdown");
+        assert!(super::report(&report).contains(&line), "HTML");
+        assert!(crate::cli::version_line().ends_with(&line), "--version and the window title");
+        // A report of an earlier version has no kb_date: it reads, and says no date.
+        let mut old: serde_json::Value = serde_json::from_str(&json).unwrap();
+        old.as_object_mut().unwrap().remove("kb_date");
+        let old: Report = serde_json::from_value(old).unwrap();
+        assert_eq!(old.kb_date, None);
+        assert!(!crate::render::markdown::report(&old).contains("knowledge base of"));
     }
 
     /// Checks what every report must be: one document, no scripts, nothing loaded from elsewhere,

@@ -61,7 +61,7 @@ pub fn code(text: &str) -> String {
 pub fn report(report: &Report) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "## gpu-doctor report\n");
-    let _ = writeln!(out, "gpu-doctor {}, schema {}\n", escape(&report.tool_version), report.schema_version);
+    let _ = writeln!(out, "{}, schema {}\n", escape(&report.version_line()), report.schema_version);
     if let gpu_doctor_model::Origin::Pasted { formats } = &report.snapshot.origin {
         let _ = writeln!(
             out,

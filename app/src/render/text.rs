@@ -87,7 +87,7 @@ fn findings(out: &mut String, report: &Report, color: bool, verbose: bool) {
 pub fn summary(report: &Report, color: bool, verbose: bool) -> String {
     let mut out = String::new();
     let s = &report.snapshot;
-    let _ = writeln!(out, "gpu-doctor {} · snapshot schema {}\n", clean(&report.tool_version), s.schema_version);
+    let _ = writeln!(out, "{} · snapshot schema {}\n", clean(&report.version_line()), s.schema_version);
     let pasted = matches!(s.origin, Origin::Pasted { .. });
     if let Origin::Pasted { formats } = &s.origin {
         let formats = if formats.is_empty() { "nothing recognised".to_owned() } else { formats.join(", ") };

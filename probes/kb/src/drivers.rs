@@ -176,6 +176,10 @@ pub struct DistroRow {
     /// The root line that removes the driver again (the undo of an install).
     #[serde(default)]
     pub remove: Option<String>,
+    /// The repositories carry only the open module (Arch since R590): `install_latest` is never
+    /// offered for the proprietary one.
+    #[serde(default)]
+    pub open_only: bool,
     /// The root line that installs the headers of the running kernel.
     #[serde(default)]
     pub headers: Option<String>,
@@ -269,7 +273,8 @@ impl DistroRow {
         };
         let latest = || {
             let pick = if open { &self.install_latest_open } else { &self.install_latest_proprietary };
-            pick.as_ref().or(self.install_latest.as_ref())
+            let generic = if open || !self.open_only { self.install_latest.as_ref() } else { None };
+            pick.as_ref().or(generic)
         };
         let Some(b) = branch else {
             return latest().map_or_else(

@@ -164,6 +164,17 @@ impl Kb {
         }
     }
 
+    /// The date of the knowledge base: the newest `released` day of its rows (the day PyPI first
+    /// served the newest release it records, as scripts/kb-refresh read it), `YYYY-MM-DD`. Derived
+    /// from the rows, never typed by hand; `None` when no row carries a day.
+    pub fn date(&self) -> Option<&str> {
+        let torch = self.pytorch.release.iter().map(|r| &r.released);
+        let tf = self.tensorflow.release.iter().map(|r| &r.released);
+        let jax = self.jax.release.iter().map(|r| &r.released);
+        let cupy = self.cupy.package.iter().map(|r| &r.released);
+        torch.chain(tf).chain(jax).chain(cupy).filter_map(|d| d.as_deref()).max()
+    }
+
     /// The embedded knowledge base, parsed once.
     pub fn get() -> Result<&'static Self, &'static KbError> {
         static KB: OnceLock<Result<Kb, KbError>> = OnceLock::new();

@@ -438,6 +438,7 @@ fn every_row_names_a_source() {
     );
     all.extend(kb.tensorflow.release.iter().map(|r| (format!("tensorflow.toml {}", r.version), r.source.as_str())));
     all.extend(kb.jax.plugin.iter().map(|r| (format!("jax.toml {}", r.package), r.source.as_str())));
+    all.extend(kb.jax.release.iter().map(|r| (format!("jax.toml release {}", r.version), r.source.as_str())));
     all.extend(kb.cupy.package.iter().map(|r| (format!("cupy.toml {}", r.name), r.source.as_str())));
     all.extend(kb.cudnn.release.iter().map(|r| (format!("cudnn.toml {}", r.version), r.source.as_str())));
     all.extend(kb.links.pcie.iter().map(|r| (format!("links.toml pcie {}", r.generation), r.source.as_str())));
@@ -906,4 +907,145 @@ fn compute_capability_names_its_architecture_from_gpus_toml() {
         assert_eq!(crate::architecture(cc(unknown)), None, "{unknown}");
     }
     assert_eq!(cc("12.0").sm(), "sm_120");
+}
+
+// ------------------------------------------------- rows derived from release metadata (issue 28)
+
+/// Python ranges run from low to high in every table that has them, and a row derived by
+/// scripts/kb-refresh that keeps fields it did not read names where those came from.
+#[test]
+fn python_ranges_are_ordered_and_kept_fields_name_their_source() {
+    let kb = kb();
+    let mut ranges: Vec<(String, &str, &str)> = Vec::new();
+    ranges.extend(
+        kb.jax.release.iter().map(|r| (format!("jax {}", r.version), r.python_min.as_str(), r.python_max.as_str())),
+    );
+    for p in &kb.cupy.package {
+        if let (Some(lo), Some(hi)) = (&p.python_min, &p.python_max) {
+            ranges.push((p.name.clone(), lo.as_str(), hi.as_str()));
+        }
+    }
+    for (row, lo, hi) in ranges {
+        assert!(line(lo) <= line(hi), "{row}: Python {lo} > {hi}");
+    }
+    let sources = kb
+        .pytorch
+        .release
+        .iter()
+        .map(|r| r.source.as_str())
+        .chain(kb.pytorch.variant.iter().map(|r| r.source.as_str()))
+        .chain(kb.tensorflow.release.iter().map(|r| r.source.as_str()))
+        .chain(kb.cupy.package.iter().map(|r| r.source.as_str()));
+    for s in sources {
+        if let Some((_, kept)) = s.split_once(" [kept: ") {
+            let (_, from) = kept.split_once(" from ").unwrap_or_else(|| panic!("{s}: [kept: ...] without a source"));
+            assert!(looks_like_a_source(from.trim_end_matches(']')), "{s}: kept fields' source {from:?}");
+        }
+    }
+}
+
+/// The rows issue 28 found wrong against the wheels' own files and PyPI's metadata, as
+/// scripts/kb-refresh read them on 2026-11-28, and the releases PyPI served that day.
+#[test]
+fn release_rows_match_pypi_and_the_wheels_own_files() {
+    let kb = kb();
+    let tf = |v: &str| kb.tensorflow.release.iter().find(|r| r.version == v).unwrap();
+    // build_info.py of tensorflow 2.15.1 / 2.17.1: sm_50,60,70,75+compute_80 / sm_60,70,80,89+compute_90.
+    assert_eq!(tf("2.15").arch, ["5.0", "6.0", "7.0", "7.5"].map(cc));
+    assert_eq!(tf("2.15").ptx, Some(cc("8.0")));
+    assert_eq!(tf("2.17").arch, ["6.0", "7.0", "8.0", "8.9"].map(cc));
+    assert!(!tf("2.17").arch.contains(&cc("5.0")), "no Maxwell code in the 2.17 wheel");
+    assert!(kb.tensorflow.release.iter().any(|r| r.version == "2.21" && r.latest.as_deref() == Some("2.21.0")));
+
+    let release = |v: &str| kb.pytorch.release.iter().find(|r| r.version == v).unwrap();
+    for t in ["2.11", "2.12", "2.13", "2.14"] {
+        let v = kb.pytorch.variant(t, cuda("13.0")).unwrap();
+        assert_eq!(v.ptx, None, "torch {t} cu130 carries no PTX (pytorch/pytorch#175567)");
+    }
+    assert_eq!(release("2.13").python_max, "3.14", "no cp315 wheel of 2.13");
+    assert_eq!(release("2.14").python_max, "3.14", "no cp315 wheel of 2.14");
+    assert_eq!((release("2.15").python_min.as_str(), release("2.15").python_max.as_str()), ("3.11", "3.15"));
+    assert_eq!(release("2.12").latest.as_deref(), Some("2.12.1"));
+    assert_eq!(release("2.12").torchvision.as_deref(), Some("0.27.1"), "torchvision 0.27.1 pins torch==2.12.1");
+    assert_eq!(release("2.14").latest.as_deref(), Some("2.14.1"));
+    assert_eq!(release("2.15").pypi_linux, "cu132");
+
+    let jax = |v: &str| kb.jax.release.iter().find(|r| r.version == v).unwrap();
+    assert_eq!(jax("0.7.2").python_max, "3.14", "jaxlib 0.7.2 has cp314 wheels");
+    let newest = kb.jax.release.last().unwrap();
+    assert_eq!((newest.version.as_str(), newest.python_min.as_str()), ("0.12.0.1", "3.12"));
+    assert_eq!(newest.extras, ["cuda12", "cuda13"]);
+    let cupy13 = kb.cupy.package.iter().find(|p| p.name == "cupy-cuda13x").unwrap();
+    assert_eq!(cupy13.latest.as_deref(), Some("14.2.0"));
+}
+
+/// The knowledge base is dated by its newest row: torch 2.15.0, first on PyPI on 2026-10-28, is the
+/// newest release any row records (jax 0.12.0.1 came on 2026-10-21, cupy 14.2.0 on 2026-08-20).
+#[test]
+fn the_knowledge_base_is_dated_by_its_newest_row() {
+    let kb = kb();
+    let torch215 = kb.pytorch.release.iter().find(|r| r.version == "2.15").unwrap();
+    assert_eq!(torch215.released.as_deref(), Some("2026-10-28"));
+    assert_eq!(kb.date(), Some("2026-10-28"));
+    let jax = kb.jax.release.last().unwrap();
+    assert_eq!(jax.released.as_deref(), Some("2026-10-21"));
+    let mut older = kb.clone();
+    older.pytorch.release.retain(|r| r.version != "2.15");
+    assert_eq!(older.date(), Some("2026-10-21"), "without torch 2.15 the newest row is jax 0.12.0.1");
+}
+
+/// Arch since R590 (issue 28): the repositories have the open module only, so a proprietary install
+/// is never `pacman -S nvidia-dkms` (gone) nor the open package; and the remove line, run by `sh`
+/// against a stand-in `pacman` that fails on an absent package as the real one does, removes what is
+/// installed and succeeds when nothing is.
+#[test]
+fn arch_installs_the_open_module_and_removes_only_what_is_there() {
+    let t = &kb().drivers;
+    let arch = t.distro("arch linux");
+    let line = |b, f, legacy| match arch.install(b, f, legacy) {
+        Install::Root(l) | Install::Manual(l) => l,
+    };
+    assert_eq!(line(None, ModuleFlavor::Open, false), "sudo pacman -Syu nvidia-open-dkms");
+    let proprietary = line(None, ModuleFlavor::Proprietary, false);
+    assert!(!proprietary.contains("nvidia-dkms") && !proprietary.contains("nvidia-open"), "{proprietary}");
+    assert!(matches!(arch.install(None, ModuleFlavor::Proprietary, false), Install::Manual(_)));
+
+    let remove = arch.remove.clone().unwrap();
+    let dir = std::env::temp_dir().join(format!("gpu-doctor-arch-remove-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let pacman = r#"#!/bin/sh
+echo "pacman $*" >> "$LOG"
+op="$1"; shift
+rc=0
+for p in "$@"; do
+  if grep -qx "$p" "$INSTALLED"; then [ "$op" = -Qq ] && echo "$p"; else echo "error: target not found: $p" >&2; rc=1; fi
+done
+exit $rc
+"#;
+    let sudo = "#!/bin/sh\nexec \"$@\"\n";
+    for (name, body) in [("pacman", pacman), ("sudo", sudo)] {
+        let path = dir.join(name);
+        std::fs::write(&path, body).unwrap();
+        std::process::Command::new("chmod").arg("+x").arg(&path).status().unwrap();
+    }
+    let run = |installed: &str| {
+        let (log, list) = (dir.join("log"), dir.join("installed"));
+        std::fs::write(&list, installed).unwrap();
+        let _ = std::fs::remove_file(&log);
+        let path = format!("{}:{}", dir.display(), std::env::var("PATH").unwrap_or_default());
+        let ok = std::process::Command::new("sh")
+            .args(["-c", &remove])
+            .env("PATH", path)
+            .env("LOG", &log)
+            .env("INSTALLED", &list)
+            .status()
+            .unwrap()
+            .success();
+        (ok, std::fs::read_to_string(&log).unwrap_or_default())
+    };
+    let (ok, log) = run("nvidia-open-dkms\nnvidia-utils\n");
+    assert!(ok && log.contains("pacman -Rns nvidia-open-dkms nvidia-utils\n"), "{log}");
+    let (ok, log) = run("");
+    assert!(ok && !log.contains("-Rns"), "nothing installed: nothing removed, no failure: {log}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -231,6 +231,10 @@ pub struct TorchRelease {
     /// The torchaudio release built against `latest` (`2.5.1`); `None` where none was found.
     #[serde(default)]
     pub torchaudio: Option<String>,
+    /// The day the newest release of the row was first uploaded to PyPI (`2026-10-28`), as
+    /// scripts/kb-refresh read it; `None` for rows it does not derive.
+    #[serde(default)]
+    pub released: Option<String>,
     /// URL or `owner/repo:path` the row was read in.
     pub source: String,
     /// Confidence.
@@ -293,6 +297,10 @@ pub struct TfRelease {
     /// The capability whose PTX is also shipped.
     #[serde(default)]
     pub ptx: Option<ComputeCapability>,
+    /// The day the newest release of the row was first uploaded to PyPI (`2026-10-28`), as
+    /// scripts/kb-refresh read it; `None` for rows it does not derive.
+    #[serde(default)]
+    pub released: Option<String>,
     /// URL or `owner/repo:path` the row was read in.
     pub source: String,
     /// Confidence.
@@ -323,6 +331,10 @@ pub struct JaxRelease {
     pub python_max: String,
     /// The CUDA extras it has plugins for (`cuda12`, `cuda13`: `extra` in the plugin rows).
     pub extras: Vec<String>,
+    /// The day the newest release of the row was first uploaded to PyPI (`2026-10-28`), as
+    /// scripts/kb-refresh read it; `None` for rows it does not derive.
+    #[serde(default)]
+    pub released: Option<String>,
     /// URL or `owner/repo:path` the row was read in.
     pub source: String,
     /// Confidence.
@@ -385,6 +397,10 @@ pub struct CupyPackage {
     /// Whether `latest` has Windows x86_64 wheels.
     #[serde(default)]
     pub windows: bool,
+    /// The day the newest release of the row was first uploaded to PyPI (`2026-10-28`), as
+    /// scripts/kb-refresh read it; `None` for rows it does not derive.
+    #[serde(default)]
+    pub released: Option<String>,
     /// URL or `owner/repo:path` the row was read in.
     pub source: String,
     /// Confidence.
