@@ -542,6 +542,137 @@ const CASES: &[Case] = &[
         &[("library", "libnvrtc.so.12")],
         &["ld.cuda_library_missing"],
     ),
+    // Rows read from the emitters' sources (issue 27). A line marked (format) is written in the
+    // emitter's own format around the wording its source prints, where no public paste was found.
+    ("cuda.stub_library", "runtime cudaSetDevice(0) -> 34 CUDA driver is a stub library", &[], &[]),
+    (
+        "cuda.call_requires_newer_driver",
+        "Warp CUDA error 36: API call is not supported in the installed CUDA driver",
+        &[],
+        &[],
+    ),
+    // (format) candle's DriverError.
+    (
+        "cuda.jit_compiler_not_found",
+        "    DriverError(CUDA_ERROR_JIT_COMPILER_NOT_FOUND, \"PTX JIT compiler library not found\")",
+        &[],
+        &[],
+    ),
+    // (format) PyTorch's `CUDA error: <string>`.
+    ("cuda.jit_compilation_disabled", "RuntimeError: CUDA error: PTX JIT compilation was disabled", &[], &[]),
+    // (format)
+    ("cuda.device_not_licensed", "RuntimeError: CUDA error: device doesn't have valid Grid license", &[], &[]),
+    // (format) TensorFlow's cuda_driver.cc.
+    (
+        "cuda.shared_object_failed",
+        "E tensorflow/stream_executor/cuda/cuda_driver.cc:271] failed call to cuInit: CUDA_ERROR_SHARED_OBJECT_INIT_FAILED: shared object initialization failed",
+        &[],
+        &["tf.cuinit_failed"],
+    ),
+    // (format)
+    (
+        "cuda.operating_system",
+        "RuntimeError: CUDA error: OS call failed or operation not supported on this OS",
+        &[],
+        &[],
+    ),
+    ("cuda.initialization_error", "RuntimeError: CUDA error: initialization error", &[], &[]),
+    ("cuda.system_not_ready", "Error 802: system not yet initialized", &[], &[]),
+    // (format)
+    (
+        "cuda.mps_failure",
+        "RuntimeError: CUDA error: MPS client failed to connect to the MPS control daemon or the MPS server",
+        &[],
+        &[],
+    ),
+    // (format)
+    (
+        "cuda.mps_failure",
+        "cuInit returned CUDA_ERROR_MPS_CONNECTION_FAILED",
+        &[("code_name", "CUDA_ERROR_MPS_CONNECTION_FAILED")],
+        &[],
+    ),
+    ("cuda.ecc_uncorrectable", "RuntimeError: CUDA error: uncorrectable ECC error encountered", &[], &[]),
+    // (format)
+    (
+        "cuda.nvlink_uncorrectable",
+        "RuntimeError: CUDA error: uncorrectable NVLink error detected during the execution",
+        &[],
+        &[],
+    ),
+    ("cuda.launch_timeout", "RuntimeError: CUDA error: the launch timed out and was terminated", &[], &[]),
+    (
+        "nvml.driver_not_loaded",
+        "ERROR: failed to generate CDI spec: failed to initialize NVML: Driver Not Loaded",
+        &[],
+        &[],
+    ),
+    ("nvml.no_permission", "Failed to initialize NVML: Insufficient Permissions", &[], &[]),
+    // (format) pynvml's exception class with nvmlErrorString's text.
+    ("nvml.library_not_found", "pynvml.NVMLError_LibraryNotFound: NVML Shared Library Not Found", &[], &[]),
+    (
+        "nvml.gpu_is_lost",
+        "Unable to determine the device handle for GPU 0000:02:00.0: GPU is lost. Reboot the system to recover this GPU",
+        &[],
+        &["nvml.device_handle_failed"],
+    ),
+    // (format)
+    ("nvml.reset_required", "pynvml.NVMLError_ResetRequired: GPU requires reset", &[], &[]),
+    ("nvml.corrupted_inforom", "WARNING: infoROM is corrupted at gpu 0000:B3:00.0", &[("bus_id", "0000:B3:00.0")], &[]),
+    (
+        "nvml.device_handle_failed",
+        "Unable to determine the device handle for GPU 0000:0B:00.0: Unknown Error",
+        &[("bus_id", "0000:0B:00.0"), ("reason", "Unknown Error")],
+        &[],
+    ),
+    ("nvml.no_devices_found", "No devices were found", &[], &[]),
+    // (format) the kernel module's printf at 595.45.04, one dmesg line per line.
+    (
+        "nvrm.fallen_off_bus",
+        "NVRM: (PCI ID: 10de:2204) installed in this system has\nNVRM: fallen off the bus and is not responding to commands.",
+        &[],
+        &[],
+    ),
+    // (format)
+    (
+        "nvrm.gpu_unsupported_by_release",
+        "NVRM: installed in this system is not supported by the\nNVRM: NVIDIA 595.45.04 driver release.",
+        &[("driver_version", "595.45.04")],
+        &[],
+    ),
+    // (format)
+    (
+        "nvrm.open_module_needs_gsp",
+        "NVRM: installed in this system is not supported by open\nNVRM: nvidia.ko because it does not include the required GPU",
+        &[],
+        &[],
+    ),
+    (
+        "nccl.shm_too_small",
+        "3d3e22c3066f:168:168 [0] misc/shmutils.cc:72 NCCL WARN Error: failed to extend /dev/shm/nccl-UbzKZ9 to 9637892 bytes",
+        &[("path", "/dev/shm/nccl-UbzKZ9"), ("bytes", "9637892")],
+        &[],
+    ),
+    // (format) JAX raises the check's message as a RuntimeError.
+    ("jax.cuda_component_outdated", "RuntimeError: Outdated cuFFT installation found.", &[("component", "cuFFT")], &[]),
+    // (format)
+    (
+        "jax.cuda_component_not_loadable",
+        "RuntimeError: Unable to load cuPTI. Is it installed?",
+        &[("component", "cuPTI")],
+        &[],
+    ),
+    (
+        "ld.symbol_version_not_found",
+        "ImportError: /lib/x86_64-linux-gnu/libstdc++.so.6: version `GLIBCXX_3.4.30' not found (required by /opt/conda/lib/python3.10/site-packages/torch/lib/libtorch_python.so)",
+        &[
+            ("version", "GLIBCXX_3.4.30"),
+            ("required_by", "/opt/conda/lib/python3.10/site-packages/torch/lib/libtorch_python.so"),
+        ],
+        &[],
+    ),
+    // ethminer 0.18 and later print the level without the colon.
+    ("ethminer.insufficient_driver", "CUDA Error : Insufficient CUDA driver 9010", &[("driver_cuda_int", "9010")], &[]),
 ];
 
 fn scan(text: &str) -> Vec<gpu_doctor_model::ObservedMessage> {
@@ -581,7 +712,7 @@ fn ids_are_unique_and_every_row_has_a_sample() {
     assert!(missing.is_empty(), "rows without a sample: {missing:?}");
     let unknown: Vec<&&str> = sampled.iter().filter(|id| !unique.contains(**id)).collect();
     assert!(unknown.is_empty(), "samples for no row: {unknown:?}");
-    assert!((35..=100).contains(&rows.len()), "{} rows", rows.len());
+    assert!((35..=200).contains(&rows.len()), "{} rows", rows.len());
 }
 
 #[test]
