@@ -673,6 +673,87 @@ const CASES: &[Case] = &[
     ),
     // ethminer 0.18 and later print the level without the colon.
     ("ethminer.insufficient_driver", "CUDA Error : Insufficient CUDA driver 9010", &[("driver_cuda_int", "9010")], &[]),
+    (
+        "container.cli_init_failed",
+        "nvidia-container-cli: initialization error: load library failed: libnvidia-ml.so.1: cannot open shared object file: no such file or directory: unknown.",
+        &[(
+            "reason",
+            "load library failed: libnvidia-ml.so.1: cannot open shared object file: no such file or directory: unknown.",
+        )],
+        &[],
+    ),
+    // (format) klog's prefix around the plugin's lines at v0.20.0.
+    (
+        "k8s.nvml_init_failed",
+        "E0530 08:47:09.364823       1 factory.go:100] If this is a GPU node, did you set the docker default runtime to `nvidia`?",
+        &[],
+        &[],
+    ),
+    // (format)
+    (
+        "k8s.no_devices_found",
+        "I0530 08:47:09.364900       1 main.go:416] No devices found. Waiting indefinitely.",
+        &[],
+        &[],
+    ),
+    (
+        "dkms.module_build_failed",
+        "Error! Bad return status for module build on kernel: 6.8.0-31-generic (x86_64)",
+        &[("kernel", "6.8.0-31-generic"), ("arch", "x86_64")],
+        &[],
+    ),
+    (
+        "bitsandbytes.no_gpu_build",
+        "UserWarning: The installed version of bitsandbytes was compiled without GPU support. 8-bit optimizers, 8-bit multiplication, and GPU quantization are unavailable.",
+        &[],
+        &[],
+    ),
+    (
+        "bitsandbytes.cuda_setup_failed",
+        "CUDA Setup failed despite GPU being available. Please run the following command to get more information:",
+        &[],
+        &[],
+    ),
+    // (format)
+    (
+        "bitsandbytes.native_unavailable",
+        "RuntimeError: Attempted to use bitsandbytes native library functionality but it's not available.",
+        &[],
+        &[],
+    ),
+    // (format) the two lines of the message at 0.50.1.
+    (
+        "bitsandbytes.cuda_version_mismatch",
+        "Requested CUDA version:          12.9\nDetected PyTorch CUDA version:   12.9",
+        &[("requested", "12.9"), ("torch_cuda", "12.9")],
+        &[],
+    ),
+    ("numba.driver_not_found", "CUDA driver library cannot be found.", &[], &[]),
+    (
+        "numba.driver_init_error",
+        "numba.cuda.cudadrv.error.CudaSupportError: Error at driver init: CUDA_ERROR_UNKNOWN (999)",
+        &[("error", "CUDA_ERROR_UNKNOWN (999)")],
+        &["cuda.unknown_error"],
+    ),
+    (
+        "numba.nvvm_missing",
+        "numba.cuda.cudadrv.error.NvvmSupportError: libNVVM cannot be found. Do `conda install cudatoolkit`:",
+        &[],
+        &[],
+    ),
+    // (format)
+    (
+        "numba.cc_too_low",
+        "numba.cuda.cudadrv.error.CudaSupportError: <CUDA device 0 'b'GeForce GT 730''> has compute capability < (3, 5)",
+        &[("min_cc_tuple", "(3, 5)")],
+        &[],
+    ),
+    (
+        "llamacpp.cuda_init_failed",
+        "ggml_cuda_init: failed to initialize CUDA: no CUDA-capable device is detected",
+        &[("error", "no CUDA-capable device is detected")],
+        &["cuda.no_device"],
+    ),
 ];
 
 fn scan(text: &str) -> Vec<gpu_doctor_model::ObservedMessage> {
