@@ -754,6 +754,25 @@ const CASES: &[Case] = &[
         &[("error", "no CUDA-capable device is detected")],
         &["cuda.no_device"],
     ),
+    (
+        "triton.gpu_too_old",
+        "RuntimeError: Found Tesla P4 which is too old to be supported by the triton GPU compiler, which is used as the backend. Triton only supports devices of CUDA Capability >= 7.0, but your device is of CUDA capability 6.1",
+        &[("gpu", "Tesla P4"), ("cc", "6.1")],
+        &[],
+    ),
+    // (format) the exception's text as torch.compile raises it.
+    (
+        "triton.missing",
+        "torch._inductor.exc.TritonMissing: Cannot find a working triton installation. Either the package is not installed or it is too old. More information on installing Triton can be found at: https://github.com/triton-lang/triton",
+        &[],
+        &[],
+    ),
+    (
+        "triton.ptxas_unknown_arch",
+        "ptxas fatal   : Value 'sm_121a' is not defined for option 'gpu-name'",
+        &[("arch", "sm_121a")],
+        &[],
+    ),
 ];
 
 fn scan(text: &str) -> Vec<gpu_doctor_model::ObservedMessage> {
