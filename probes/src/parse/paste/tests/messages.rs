@@ -773,6 +773,41 @@ const CASES: &[Case] = &[
         &[("arch", "sm_121a")],
         &[],
     ),
+    ("cudnn.status_version_mismatch", "RuntimeError: cuDNN error: CUDNN_STATUS_VERSION_MISMATCH", &[], &[]),
+    (
+        "cudnn.status_sublibrary_loading_failed",
+        "RuntimeError: cuDNN error: CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED",
+        &[],
+        &[],
+    ),
+    // (format) PyTorch's `cuDNN error: <status>`.
+    ("cudnn.status_arch_mismatch", "RuntimeError: cuDNN error: CUDNN_STATUS_ARCH_MISMATCH", &[], &[]),
+    (
+        "cudnn.status_not_initialized",
+        "E tensorflow/stream_executor/cuda/cuda_dnn.cc:334] Could not create cudnn handle: CUDNN_STATUS_NOT_INITIALIZED",
+        &[],
+        &[],
+    ),
+    (
+        "cublas.status_not_initialized",
+        "RuntimeError: CUDA error: CUBLAS_STATUS_NOT_INITIALIZED when calling `cublasCreate(handle)`",
+        &[],
+        &[],
+    ),
+    // (format)
+    (
+        "cublas.status_arch_mismatch",
+        "RuntimeError: CUDA error: CUBLAS_STATUS_ARCH_MISMATCH when calling `cublasGemmEx( handle, opa, opb, m, n, k, &falpha, a, CUDA_R_16F, lda, b, CUDA_R_16F, ldb, &fbeta, c, CUDA_R_16F, ldc, CUDA_R_32F, CUBLAS_GEMM_DFALT_TENSOR_OP)`",
+        &[],
+        &[],
+    ),
+    (
+        "nvrtc.builtins_missing",
+        "RuntimeError: nvrtc: error: failed to open libnvrtc-builtins.so.11.1.",
+        &[("library", "libnvrtc-builtins.so.11.1")],
+        &[],
+    ),
+    ("nvrtc.builtins_missing", "NVRTC Error(7): NVRTC_ERROR_BUILTIN_OPERATION_FAILURE", &[], &[]),
 ];
 
 fn scan(text: &str) -> Vec<gpu_doctor_model::ObservedMessage> {
