@@ -808,6 +808,19 @@ const CASES: &[Case] = &[
         &[],
     ),
     ("nvrtc.builtins_missing", "NVRTC Error(7): NVRTC_ERROR_BUILTIN_OPERATION_FAILURE", &[], &[]),
+    (
+        "vllm.bf16_unsupported",
+        "ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your Tesla T4 GPU has compute capability 7.5. You can use float16 instead by explicitly setting the`dtype` flag in CLI, for example: --dtype=half.",
+        &[("min_cc", "8.0"), ("gpu", "Tesla T4"), ("cc", "7.5")],
+        &[],
+    ),
+    // (format) the WinError text Windows gives for 126, with torch's suffix.
+    (
+        "windows.dll_load_failed",
+        "OSError: [WinError 126] The specified module could not be found. Error loading \"C:\\Users\\me\\venv\\lib\\site-packages\\torch\\lib\\c10.dll\" or one of its dependencies.",
+        &[("winerror", "126"), ("dll", "C:\\Users\\me\\venv\\lib\\site-packages\\torch\\lib\\c10.dll")],
+        &[],
+    ),
 ];
 
 fn scan(text: &str) -> Vec<gpu_doctor_model::ObservedMessage> {
