@@ -821,6 +821,20 @@ const CASES: &[Case] = &[
         &[("winerror", "126"), ("dll", "C:\\Users\\me\\venv\\lib\\site-packages\\torch\\lib\\c10.dll")],
         &[],
     ),
+    // (format) the lines torch 2.13 and later append to the capability warning.
+    (
+        "torch.cuda_build_for_gpu",
+        "For CUDA 12.6 use pip install torch==2.15.0 --index-url https://download.pytorch.org/whl/cu126",
+        &[("cuda", "12.6"), ("torch", "2.15.0"), ("index_url", "https://download.pytorch.org/whl/cu126")],
+        &[],
+    ),
+    // (format)
+    (
+        "torch.no_build_for_gpu",
+        "No published PyTorch CUDA builds for release 2.15.0+cu130 support this GPU. Visit https://pytorch.org/get-started/locally/ to find a compatible release.",
+        &[("torch", "2.15.0+cu130")],
+        &[],
+    ),
 ];
 
 fn scan(text: &str) -> Vec<gpu_doctor_model::ObservedMessage> {
