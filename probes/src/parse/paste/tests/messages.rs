@@ -835,6 +835,25 @@ const CASES: &[Case] = &[
         &[("torch", "2.15.0+cu130")],
         &[],
     ),
+    // (format) the preload warning of CuPy 13.
+    (
+        "cupy.preload_failed",
+        "UserWarning: CuPy failed to preload library (/usr/lib/x86_64-linux-gnu/libcudnn.so.8): OSError (libcudnn_ops_infer.so.8: cannot open shared object file: No such file or directory)",
+        &[
+            ("library", "/usr/lib/x86_64-linux-gnu/libcudnn.so.8"),
+            ("error", "OSError (libcudnn_ops_infer.so.8: cannot open shared object file: No such file or directory)"),
+        ],
+        &["ld.cudnn_library_missing"],
+    ),
+    // (format)
+    (
+        "cupy.cuda_path_not_detected",
+        "UserWarning: CUDA path could not be detected. Set CUDA_PATH environment variable if CuPy fails to load.",
+        &[],
+        &[],
+    ),
+    // CuPy 13's wording of the import failure.
+    ("cupy.not_correctly_installed", "Failed to import CuPy.", &[], &[]),
 ];
 
 fn scan(text: &str) -> Vec<gpu_doctor_model::ObservedMessage> {
