@@ -854,6 +854,13 @@ const CASES: &[Case] = &[
     ),
     // CuPy 13's wording of the import failure.
     ("cupy.not_correctly_installed", "Failed to import CuPy.", &[], &[]),
+    // (format) TensorFlow's cuda_diagnostics line after a failed cuInit.
+    (
+        "tf.kernel_dso_mismatch",
+        "E external/local_xla/xla/stream_executor/cuda/cuda_diagnostics.cc:256] kernel version 535.183.1 does not match DSO version 550.90.7 -- cannot find working devices in this configuration",
+        &[("kernel_version", "535.183.1"), ("dso_version", "550.90.7")],
+        &[],
+    ),
 ];
 
 fn scan(text: &str) -> Vec<gpu_doctor_model::ObservedMessage> {
