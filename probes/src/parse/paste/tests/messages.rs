@@ -861,6 +861,20 @@ const CASES: &[Case] = &[
         &[("kernel_version", "535.183.1"), ("dso_version", "550.90.7")],
         &[],
     ),
+    // (format) XLA's log line.
+    (
+        "xla.feature_requires_newer_driver",
+        "W0000 00:00:1712345678.123456   12345 cuda_executor.cc:1040] Stream capture to graph requires CUDA driver 12.3 or newer",
+        &[("feature", "Stream capture to graph"), ("driver_cuda", "12.3")],
+        &[],
+    ),
+    // (format) NCCL's WARN.
+    (
+        "xla.feature_requires_newer_driver",
+        "node1:1234:1234 [0] enqueue.cc:2820 NCCL WARN One-sided RMA requires CUDA driver 12.5 or later (found 12.4).",
+        &[("feature", "One-sided RMA"), ("driver_cuda", "12.5")],
+        &[],
+    ),
 ];
 
 fn scan(text: &str) -> Vec<gpu_doctor_model::ObservedMessage> {
