@@ -875,6 +875,14 @@ const CASES: &[Case] = &[
         &[("feature", "One-sided RMA"), ("driver_cuda", "12.5")],
         &[],
     ),
+    // (format) the module's two-line printf at 595.45.04.
+    (
+        "nvrm.invalid_bar",
+        "NVRM: This PCI I/O region assigned to your NVIDIA device is invalid:\nNVRM: BAR1 is 0M @ 0x0 (PCI:0000:01:00.0)",
+        &[("bar", "1"), ("size_mib", "0"), ("bus_id", "0000:01:00.0")],
+        &[],
+    ),
+    ("nvrm.no_gpu_found", "[    3.141592] NVRM: No NVIDIA GPU found.", &[], &[]),
 ];
 
 fn scan(text: &str) -> Vec<gpu_doctor_model::ObservedMessage> {
