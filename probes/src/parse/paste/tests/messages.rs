@@ -883,6 +883,13 @@ const CASES: &[Case] = &[
         &[],
     ),
     ("nvrm.no_gpu_found", "[    3.141592] NVRM: No NVIDIA GPU found.", &[], &[]),
+    // (format) the toolkit runtime's own check (CSV mode) at v1.20.0.
+    (
+        "container.cuda_requirement_unsatisfied",
+        "nvidia-container-runtime: requirements not met: unsatisfied condition: cuda>=12.6 (cuda=12.2)",
+        &[("required_cuda", "12.6")],
+        &[],
+    ),
 ];
 
 fn scan(text: &str) -> Vec<gpu_doctor_model::ObservedMessage> {
