@@ -890,6 +890,34 @@ const CASES: &[Case] = &[
         &[("required_cuda", "12.6")],
         &[],
     ),
+    // (format) the installer's stream UI prints `ERROR: ` before the message.
+    (
+        "installer.module_load_failed",
+        "ERROR: Unable to load the kernel module 'nvidia.ko'.  This happens most frequently when this kernel module was built against the wrong or improperly configured kernel sources, with a version of gcc that differs from the one used to build the target kernel, or if another driver, such as nouveau, is present and prevents the NVIDIA kernel module from obtaining ownership of the NVIDIA device(s), or no NVIDIA device installed in this system is supported by this NVIDIA Linux graphics driver release.",
+        &[("module", "nvidia.ko")],
+        &[],
+    ),
+    // (format)
+    (
+        "installer.module_not_signed",
+        "ERROR: The kernel module failed to load because it was not signed by a key that is trusted by the kernel. Please try installing the driver again, and sign the kernel module when prompted to do so.",
+        &[],
+        &[],
+    ),
+    // (format)
+    (
+        "installer.kernel_source_missing",
+        "ERROR: Unable to find the kernel source tree for the currently running kernel.  Please make sure you have installed the kernel source files for your kernel and that they are properly configured; on Red Hat Linux systems, for example, be sure you have the 'kernel-source' or 'kernel-devel' RPM installed.",
+        &[],
+        &[],
+    ),
+    // (format)
+    (
+        "installer.nouveau_in_use",
+        "WARNING: The Nouveau kernel driver is currently in use by your system.  This driver is incompatible with the NVIDIA driver, and must be disabled before proceeding.",
+        &[],
+        &[],
+    ),
 ];
 
 fn scan(text: &str) -> Vec<gpu_doctor_model::ObservedMessage> {
