@@ -64,3 +64,96 @@ fn the_rule_table_in_docs_is_current() {
         "docs/diagnosis.md's rule table is stale; run UPDATE_DOCS=1 cargo test -p gpu-doctor-tests --test rule_docs"
     );
 }
+
+const COVERAGE_START: &str = "<!-- catalogue-coverage:start -->";
+const COVERAGE_END: &str = "<!-- catalogue-coverage:end -->";
+
+/// One line of the coverage table: the id prefix, the rows column and the tags column.
+fn coverage_lines(doc: &str) -> Vec<(String, usize, String)> {
+    let (_, rest) =
+        doc.split_once(COVERAGE_START).expect("docs/diagnosis.md lacks the catalogue-coverage:start marker");
+    let (table, _) = rest.split_once(COVERAGE_END).expect("docs/diagnosis.md lacks the catalogue-coverage:end marker");
+    table
+        .lines()
+        .filter(|l| l.starts_with("| `"))
+        .map(|l| {
+            let cells: Vec<&str> = l.split(" | ").collect();
+            assert!(cells.len() >= 7, "coverage line with too few cells: {l}");
+            let key = cells[0].trim_start_matches("| ").trim_matches('`').to_owned();
+            let rows =
+                cells[4].trim().parse().unwrap_or_else(|_| panic!("rows of `{key}` is not a number: {}", cells[4]));
+            (key, rows, cells[5].trim().to_owned())
+        })
+        .collect()
+}
+
+/// The tags column for `key`'s rows: `P 15, M 2, S 2` (P, M, S, U order, counts above zero), or `–`.
+fn tags_of(kb: &Kb, key: &str) -> String {
+    let prefix = format!("{key}.");
+    let rows: Vec<String> =
+        kb.errors.message.iter().filter(|m| m.id.starts_with(&prefix)).map(|m| format!("{:?}", m.tag)).collect();
+    let counts: Vec<String> = ["P", "M", "S", "U"]
+        .iter()
+        .filter_map(|t| {
+            let n = rows.iter().filter(|r| r == t).count();
+            (n > 0).then(|| format!("{t} {n}"))
+        })
+        .collect();
+    if counts.is_empty() { "–".to_owned() } else { counts.join(", ") }
+}
+
+/// The coverage table of the message catalogue (docs/diagnosis.md) names every emitter key of
+/// `errors.toml` once, with its row count and tag counts as the file has them, so it cannot drift.
+#[test]
+fn the_catalogue_coverage_table_counts_the_rows() {
+    let kb = Kb::get().unwrap();
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../docs/diagnosis.md");
+    let doc = std::fs::read_to_string(&path).unwrap();
+    let lines = coverage_lines(&doc);
+    let mut seen = std::collections::BTreeSet::new();
+    for (key, rows, tags) in &lines {
+        assert!(seen.insert(key.clone()), "coverage table lists `{key}` twice");
+        let prefix = format!("{key}.");
+        let counted = kb.errors.message.iter().filter(|m| m.id.starts_with(&prefix)).count();
+        assert_eq!(*rows, counted, "coverage table: `{key}` has {rows} rows, errors.toml {counted}");
+        assert_eq!(*tags, tags_of(kb, key), "coverage table: tags of `{key}`");
+    }
+    // The emitters issue 27 asks the table to cover, read or not.
+    for key in [
+        "cuda",
+        "cudnn",
+        "cublas",
+        "nccl",
+        "nvrtc",
+        "nvjitlink",
+        "torch",
+        "triton",
+        "tf",
+        "xla",
+        "jax",
+        "cupy",
+        "numba",
+        "ort",
+        "llamacpp",
+        "ollama",
+        "vllm",
+        "bitsandbytes",
+        "cudajl",
+        "nvml",
+        "nvrm",
+        "nouveau",
+        "kernel",
+        "dkms",
+        "container",
+        "docker",
+        "podman",
+        "k8s",
+        "windows",
+    ] {
+        assert!(seen.contains(key), "coverage table lacks the emitter `{key}`");
+    }
+    for m in &kb.errors.message {
+        let key = m.id.split('.').next().unwrap_or_default();
+        assert!(seen.contains(key), "errors.toml row {} has no line `{key}` in the coverage table", m.id);
+    }
+}
