@@ -1,7 +1,7 @@
 //! Known error and warning lines (`assets/compat/errors.toml`) found in pasted text.
 //!
-//! Each line is matched together with the line after it (joined by a newline), so a message that
-//! wraps keeps its values; a match must start on the first of the two lines.
+//! Each line is matched together with the line after it (joined by a newline, and by a space), so a
+//! message that wraps keeps its values; a match must start on the first of the two lines.
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::{Arc, OnceLock};
@@ -68,27 +68,41 @@ impl Matcher {
                 continue;
             }
             let next = lines.get(i + 1).map(|l| l.trim()).unwrap_or("");
-            let hay = if next.is_empty() { line.to_owned() } else { format!("{line}\n{next}") };
-            for idx in self.set.matches(&hay).iter() {
-                let Some((id, re)) = self.rows.get(idx) else { continue };
-                let Some(m) = re.captures(&hay).filter(|c| c.get(0).is_some_and(|w| w.start() < line.len())) else {
-                    continue;
-                };
-                let text = if m.get(0).is_some_and(|w| w.end() > line.len()) {
-                    format!("{line} {next}")
-                } else {
-                    line.to_owned()
-                };
-                let values: BTreeMap<String, String> = re
-                    .capture_names()
-                    .flatten()
-                    .filter_map(|n| {
-                        let v = m.name(n)?.as_str().split_whitespace().collect::<Vec<_>>().join(" ");
-                        (!v.is_empty()).then(|| (n.to_owned(), v))
-                    })
-                    .collect();
-                if seen.insert((id.clone(), text.clone())) {
-                    out.push((i, ObservedMessage { id: id.clone(), line: text, values }));
+            // Joined by a newline (a pattern's `\s` may cross it), and by a space: a message that
+            // wrapped at a space in the paste (`mismatches the` / `version that was used …`, indented
+            // or not) reads as the emitter printed it.
+            let hays: Vec<String> = if next.is_empty() {
+                vec![line.to_owned()]
+            } else {
+                vec![format!("{line}\n{next}"), format!("{line} {next}")]
+            };
+            let mut matched: Vec<usize> = Vec::new();
+            for hay in &hays {
+                for idx in self.set.matches(hay).iter() {
+                    if matched.contains(&idx) {
+                        continue;
+                    }
+                    let Some((id, re)) = self.rows.get(idx) else { continue };
+                    let Some(m) = re.captures(hay).filter(|c| c.get(0).is_some_and(|w| w.start() < line.len())) else {
+                        continue;
+                    };
+                    matched.push(idx);
+                    let text = if m.get(0).is_some_and(|w| w.end() > line.len()) {
+                        format!("{line} {next}")
+                    } else {
+                        line.to_owned()
+                    };
+                    let values: BTreeMap<String, String> = re
+                        .capture_names()
+                        .flatten()
+                        .filter_map(|n| {
+                            let v = m.name(n)?.as_str().split_whitespace().collect::<Vec<_>>().join(" ");
+                            (!v.is_empty()).then(|| (n.to_owned(), v))
+                        })
+                        .collect();
+                    if seen.insert((id.clone(), text.clone())) {
+                        out.push((i, ObservedMessage { id: id.clone(), line: text, values }));
+                    }
                 }
             }
         }

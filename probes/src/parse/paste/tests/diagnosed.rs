@@ -187,6 +187,18 @@ fn the_older_glibc_wording_of_a_versioned_symbol_is_the_same_family() {
     assert!(f.summary.contains("libcublasLt.so.11"), "{}", f.summary);
 }
 
+/// A message that wrapped at a space in the paste reads as its emitter printed it: torch's
+/// cpp_extension check quoted over two indented lines (LMCache/LMCache#3056, verbatim).
+#[test]
+fn a_message_wrapped_at_a_space_is_read() {
+    let kb = Kb::get().unwrap();
+    let text = "    RuntimeError: The detected CUDA version (13.0) mismatches the\n    version that was used to compile PyTorch (12.8).\n";
+    let s = read_pasted(text, kb).unwrap();
+    let m = s.messages.iter().find(|m| m.id == "torch.cpp_extension_cuda_mismatch").expect("the message");
+    assert_eq!(m.values.get("detected").map(String::as_str), Some("13.0"));
+    assert_eq!(m.values.get("compiled").map(String::as_str), Some("12.8"));
+}
+
 /// With nothing else pasted, the versioned symbol's fix names the exact wheel for the library's
 /// CUDA major: `-cu12` up to 12, no suffix from 13 (pinned to the major); where the soname is not
 /// the CUDA major (cuFFT's `.so.11` is CUDA 12's), it names the wheel without a command.
