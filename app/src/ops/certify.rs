@@ -65,11 +65,13 @@ fn now_unix_secs() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
 
-/// The knowledge base's version: gpu-doctor's, with the SHA-256 of its embedded tables.
+/// The knowledge base's version: its date (the newest release it records), gpu-doctor's version,
+/// and the SHA-256 of its embedded tables.
 fn kb_version() -> String {
     let tables: String = gpu_doctor_kb::embedded_tables().map(|(name, text)| format!("{name}\n{text}\n")).collect();
     let digest = gpu_doctor_model::certify::sha256_hex(tables.as_bytes());
-    format!("{TOOL_VERSION} (tables sha256:{})", &digest[..16])
+    let date = gpu_doctor_kb::Kb::get().ok().and_then(|kb| kb.date()).map_or_else(String::new, |d| format!("of {d}, "));
+    format!("{date}{TOOL_VERSION} (tables sha256:{})", &digest[..16])
 }
 
 /// Runs `how` on `machine` and returns the sealed certificate; `progress` hears, in words, each
@@ -392,6 +394,15 @@ pub fn read_certificate(file: &Path) -> Result<Certificate> {
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
+
+    /// The certificate names the knowledge base by its date (the newest release it records) and
+    /// the hash of its tables, so a kept certificate says which facts judged it.
+    #[test]
+    fn the_knowledge_base_version_names_its_date_and_tables() {
+        let v = kb_version();
+        let date = gpu_doctor_kb::Kb::get().unwrap().date().unwrap();
+        assert!(v.starts_with(&format!("of {date}, ")) && v.contains("(tables sha256:"), "{v}");
+    }
 
     use super::*;
 
