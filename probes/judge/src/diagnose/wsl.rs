@@ -59,7 +59,8 @@ pub(super) const LIBCUDA_SO: Rule = Rule {
     trigger: "A program failed to open `libcuda.so` (\"libcuda.so: cannot open shared object file\") inside WSL, where \
               /usr/lib/wsl/lib holds libcuda.so but the loader cache lists only libcuda.so.1 from it (WSL ships \
               libcuda.so as a plain copy, not a link, so ldconfig leaves the name out) and LD_LIBRARY_PATH lacks the \
-              folder. Without such an error it says nothing: CUDA itself opens libcuda.so.1.",
+              folder; from pasted text that names WSL and the failure without the loader cache, the same (WSL ships \
+              libcuda.so so on every install). Without such an error it says nothing: CUDA itself opens libcuda.so.1.",
     source: "microsoft/WSL#8587 (the reporter's ldconfig and ls output; LD_LIBRARY_PATH=/usr/lib/wsl/lib fixed it)",
 };
 
@@ -193,36 +194,63 @@ fn gpu_not_exposed(cx: &Ctx<'_>, wsl: &WslFacts, out: &mut Vec<Finding>) {
     );
 }
 
+/// Messages that say a program could not open the unversioned `libcuda.so`: the loader's own
+/// (`libcuda.so: cannot open shared object file`), cudarc's and cuda-python's, which open that name.
+const LIBCUDA_SO_FAILED: [&str; 3] =
+    ["ld.libcuda_missing", "cudarc.driver_library_not_found", "cuda_python.libcuda_dlopen_failed"];
+
 fn libcuda_so(cx: &Ctx<'_>, wsl: &WslFacts, out: &mut Vec<Finding>) {
-    if !wsl.libcuda_files.iter().any(|f| f == "libcuda.so") {
-        return;
-    }
-    let Some(cache) = cx.loader_cache() else { return };
-    let from_wsl = |name: &str| cache.iter().any(|e| e.name == name && e.path.starts_with(WSL_LIB));
-    let in_env = cx.s.env.ld_library_path.iter().any(|d| super::context::same_dir(d, WSL_LIB));
     // Only a program that opens the unversioned name fails; CUDA opens libcuda.so.1.
     let failed: Vec<&str> =
         cx.s.messages
             .iter()
-            .filter(|m| m.id == "ld.libcuda_missing" && m.line.contains("libcuda.so:"))
+            .filter(|m| {
+                LIBCUDA_SO_FAILED.contains(&m.id.as_str())
+                    && (m.id != "ld.libcuda_missing" || m.line.contains("libcuda.so:"))
+            })
             .map(|m| m.line.as_str())
             .collect();
-    if !from_wsl("libcuda.so.1") || from_wsl("libcuda.so") || in_env || failed.is_empty() {
+    let in_env = cx.s.env.ld_library_path.iter().any(|d| super::context::same_dir(d, WSL_LIB));
+    if failed.is_empty() || in_env || wsl.version == 1 {
         return;
     }
+    let mut evidence = match cx.loader_cache() {
+        Some(cache) => {
+            let from_wsl = |name: &str| cache.iter().any(|e| e.name == name && e.path.starts_with(WSL_LIB));
+            if !wsl.libcuda_files.iter().any(|f| f == "libcuda.so")
+                || !from_wsl("libcuda.so.1")
+                || from_wsl("libcuda.so")
+            {
+                return;
+            }
+            vec![
+                format!("{WSL_LIB} holds {}", wsl.libcuda_files.join(", ")),
+                format!("the loader cache lists libcuda.so.1 from {WSL_LIB}, and no libcuda.so"),
+                "LD_LIBRARY_PATH does not include it".to_owned(),
+            ]
+        }
+        // Pasted text that names WSL and the failure but not the loader cache: WSL ships libcuda.so
+        // this way on every install, so the failure has this cause unless LD_LIBRARY_PATH lists the
+        // folder (which the text then would have to show).
+        None => vec![
+            if wsl.version == 2 {
+                "WSL2".to_owned()
+            } else {
+                "WSL named in the text (its version not shown)".to_owned()
+            },
+            format!("the loader cache and {WSL_LIB} are not in the text"),
+        ],
+    };
+    evidence.push(format!("pasted: {}", failed[0]));
     out.push(
         LIBCUDA_SO
             .finding(
                 "The loader cache has libcuda.so.1 from /usr/lib/wsl/lib but not libcuda.so",
                 "WSL maps the Windows driver's libcuda.so in as a plain file, not a link to libcuda.so.1, and ldconfig \
-                 only lists links by that name: opening `libcuda.so` (Triton, JIT compilers, ctypes) fails with \
-                 \"cannot open shared object file\" while CUDA programs, which open libcuda.so.1, run.",
-                vec![
-                    format!("{WSL_LIB} holds {}", wsl.libcuda_files.join(", ")),
-                    format!("the loader cache lists libcuda.so.1 from {WSL_LIB}, and no libcuda.so"),
-                    "LD_LIBRARY_PATH does not include it".to_owned(),
-                    format!("pasted: {}", failed[0]),
-                ],
+                 only lists links by that name: opening `libcuda.so` (Triton, JIT compilers, ctypes, cudarc, \
+                 cuda-python) fails with \"cannot open shared object file\" while CUDA programs, which open \
+                 libcuda.so.1, run.",
+                evidence,
                 None,
             )
             .with_plan(fix::change(

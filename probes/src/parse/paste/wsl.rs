@@ -32,6 +32,7 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
                 old_windows(lines)
                     .map(|at| (at, 1, None, WINDOWS))
                     .or_else(|| words(lines).map(|(at, v)| (at, v, None, WORDS)))
+                    .or_else(|| unnumbered(lines).map(|at| (at, 0, None, WORDS)))
             };
             facts.wsl.is_none().then(weak).flatten()
         })
@@ -131,6 +132,28 @@ fn words(lines: &[String]) -> Option<(usize, u32)> {
     }
 }
 
+/// The first line that names WSL without a version (`on a WSL machine`, `in wsl`, `Windows Subsystem
+/// for Linux`): the text comes from WSL, version not shown (0). Not a path (`/usr/lib/wsl/lib`, read by
+/// `loader.rs`), nor the WSL app's own version line.
+fn unnumbered(lines: &[String]) -> Option<usize> {
+    lines.iter().position(|line| {
+        let lower = line.to_ascii_lowercase();
+        if lower.contains("windows subsystem for linux") {
+            return true;
+        }
+        let bytes = lower.as_bytes();
+        lower.match_indices("wsl").any(|(at, _)| {
+            let before = at.checked_sub(1).and_then(|i| bytes.get(i)).copied();
+            let after = bytes.get(at + 3).copied();
+            let word =
+                |b: Option<u8>| b.is_none_or(|b| !b.is_ascii_alphanumeric() && b != b'/' && b != b'_' && b != b'.');
+            // `wsl.` ending a sentence is the word; `wsl.exe` and `/usr/lib/wsl/` are not.
+            let sentence_end = after == Some(b'.') && !bytes.get(at + 4).is_some_and(u8::is_ascii_alphanumeric);
+            word(before) && (word(after) || sentence_end)
+        })
+    })
+}
+
 fn named_versions(line: &str) -> Vec<u32> {
     let lower = line.to_ascii_lowercase();
     let bytes = lower.as_bytes();
@@ -193,8 +216,24 @@ mod tests {
         assert_eq!(version("I'm using Windows with WSL1\n"), Some((1, None)));
         assert_eq!(version("Ubuntu 22.04 on WSL 2, Windows 11\n"), Some((2, None)));
         assert_eq!(version("I moved from WSL1 to WSL2\n"), None);
-        assert_eq!(version("WSL version: 2.0.9.0\nwsl 2.3.26\n"), None, "the WSL app's version");
+        assert_eq!(
+            version("WSL version: 2.0.9.0\nwsl 2.3.26\n"),
+            Some((0, None)),
+            "the WSL app's version: WSL, of no version"
+        );
         assert_eq!(version("NEWSL1 AWSL2x\n"), None);
+    }
+
+    /// WSL named without a number (chelsea0x3b/cudarc#255: "running mistral.rs on a WSL machine";
+    /// microsoft/WSL#12272: "in wsl"; bitsandbytes#17: "Windows Subsystem for Linux") is WSL, its
+    /// version not shown (0); a path or the WSL app's version line is not.
+    #[test]
+    fn wsl_named_without_a_number_is_wsl_of_unknown_version() {
+        assert_eq!(version("I was running mistral.rs on a WSL machine when I ran into this error:\n"), Some((0, None)));
+        assert_eq!(version("Now I cannot use GPU in my wsl. How to recover from that?\n"), Some((0, None)));
+        assert_eq!(version("a completely fresh Windows Subsystem for Linux with CUDA support\n"), Some((0, None)));
+        assert_eq!(version("ls /usr/lib/wsl/lib\n"), None);
+        assert_eq!(version("NEWSLETTER wslx\n"), None);
     }
 
     /// microsoft/WSL#3847: WSL on Windows 10 1809, before WSL2 existed.
@@ -202,7 +241,11 @@ mod tests {
     fn a_windows_build_before_wsl2_beside_the_word_wsl_is_wsl1() {
         let t = "### Microsoft Windows [Version 10.0.17763.292] \n\n#### Ubuntu app WSL: \n";
         assert_eq!(version(t), Some((1, None)));
-        assert_eq!(version("Microsoft Windows [Version 10.0.19045.2728]\nWSL: Ubuntu\n"), None, "WSL2 exists there");
+        assert_eq!(
+            version("Microsoft Windows [Version 10.0.19045.2728]\nWSL: Ubuntu\n"),
+            Some((0, None)),
+            "WSL2 exists there: WSL, of no version"
+        );
         assert_eq!(version("Microsoft Windows [Version 10.0.17763.292]\n"), None, "WSL not named");
     }
 

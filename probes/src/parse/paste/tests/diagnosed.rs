@@ -199,6 +199,24 @@ fn a_message_wrapped_at_a_space_is_read() {
     assert_eq!(m.values.get("compiled").map(String::as_str), Some("12.8"));
 }
 
+/// WSL named in prose and a program that could not open `libcuda.so` (chelsea0x3b/cudarc#255,
+/// verbatim): WSL's libcuda.so is never in the loader cache, so the cause is named with the
+/// LD_LIBRARY_PATH plan, and the evidence says the cache was not in the text. Without WSL named,
+/// the same panic is only the driver library not found.
+#[test]
+fn wsl_named_in_prose_and_a_libcuda_so_failure_name_wsls_loader_path() {
+    let kb = Kb::get().unwrap();
+    let ids = |text: &str| -> Vec<gpu_doctor_model::Finding> {
+        gpu_doctor_judge::diagnose::diagnose(&read_pasted(text, kb).unwrap(), kb)
+    };
+    let panic = "thread 'main' panicked at /home/mbuehler/.cargo/registry/src/index.crates.io-6f17d22bba15001f/cudarc-0.11.5/src/driver/sys/mod.rs:61:9:\nUnable to find cuda lib under the names [\"cuda\", \"nvcuda\"]. Please open GitHub issue.\n";
+    let text = format!("I was running mistral.rs on a WSL machine when I ran into this error:\n\n{panic}");
+    let found = ids(&text);
+    let f = found.iter().find(|f| f.id == "wsl.libcuda_so_not_in_cache").expect("the finding");
+    assert!(f.evidence.iter().any(|e| e.contains("not in the text")), "{f:#?}");
+    assert!(!ids(panic).iter().any(|f| f.id == "wsl.libcuda_so_not_in_cache"));
+}
+
 /// With nothing else pasted, the versioned symbol's fix names the exact wheel for the library's
 /// CUDA major: `-cu12` up to 12, no suffix from 13 (pinned to the major); where the soname is not
 /// the CUDA major (cuFFT's `.so.11` is CUDA 12's), it names the wheel without a command.

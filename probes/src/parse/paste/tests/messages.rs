@@ -523,6 +523,15 @@ const CASES: &[Case] = &[
         &[],
         &[],
     ),
+    // chelsea0x3b/cudarc#255 (verbatim).
+    (
+        "cudarc.driver_library_not_found",
+        "Unable to find cuda lib under the names [\"cuda\", \"nvcuda\"]. Please open GitHub issue.",
+        &[],
+        &[],
+    ),
+    // NVIDIA/cuda-python#17 (verbatim).
+    ("cuda_python.libcuda_dlopen_failed", "RuntimeError: Failed to dlopen libcuda.so", &[], &[]),
     (
         "ld.versioned_symbol_missing",
         // Issue 27's sample (a torch import under an older CUDA runtime on LD_LIBRARY_PATH).
