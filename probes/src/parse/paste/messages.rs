@@ -77,12 +77,18 @@ impl Matcher {
                 vec![format!("{line}\n{next}"), format!("{line} {next}")]
             };
             let mut matched: Vec<usize> = Vec::new();
-            for hay in &hays {
+            for (joined_by_space, hay) in hays.iter().enumerate().map(|(k, h)| (k == 1, h)) {
                 for idx in self.set.matches(hay).iter() {
                     if matched.contains(&idx) {
                         continue;
                     }
                     let Some((id, re)) = self.rows.get(idx) else { continue };
+                    // A message the next line holds whole is that line's: a pattern that starts
+                    // with free text (`(?P<gpu>.+?) with CUDA capability`) would otherwise take
+                    // this line in front of it.
+                    if joined_by_space && re.is_match(next) {
+                        continue;
+                    }
                     let Some(m) = re.captures(hay).filter(|c| c.get(0).is_some_and(|w| w.start() < line.len())) else {
                         continue;
                     };
