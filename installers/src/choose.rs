@@ -233,6 +233,9 @@ pub(crate) struct Build {
     pub requirements: Vec<String>,
     /// As [`Candidate::index_url`].
     pub index_url: Option<String>,
+    /// The variant plain `pip install torch==VERSION` gives from PyPI on Linux x86_64 (`cu130`),
+    /// from the knowledge base; `None` for builds that come from PyPI anyway (or a wheelhouse).
+    pub pypi_linux: Option<String>,
     /// As [`Candidate::beyond_kb`].
     pub beyond_kb: String,
     /// Said in the choice's why: companions not pinned, and the like.
@@ -469,12 +472,57 @@ impl Build {
             why.push(format!("stays on the installed {} line", self.line));
         }
         why.extend(self.notes);
+        let (requirements, index_url) = match (self.pypi_linux, self.cuda) {
+            (Some(default), Some(cuda)) => {
+                let (requirements, index_url, said) =
+                    torch_source(machine, &default, cuda, self.requirements, self.index_url, &self.version);
+                why.push(said);
+                (requirements, index_url)
+            }
+            _ => (self.requirements, self.index_url),
+        };
         Candidate {
             label: self.label,
-            requirements: self.requirements,
-            index_url: self.index_url,
+            requirements,
+            index_url,
             why: format!("{}.", why.join("; ")),
             beyond_kb: self.beyond_kb,
         }
     }
+}
+
+/// Where a torch build of the knowledge base installs from: PyPI (the requirements without their
+/// `+cuXYZ` label, no `--index-url`, so the user's own index or mirror from pip's or uv's
+/// configuration applies) when PyPI serves that very build here, which is on Linux x86_64 for the
+/// line's PyPI-default variant `default`; else PyTorch's index, which alone has the other variants.
+/// Returns the requirements, the index and the sentence that says which and why.
+fn torch_source(
+    machine: &Machine,
+    default: &str,
+    cuda: CudaVersion,
+    requirements: Vec<String>,
+    index_url: Option<String>,
+    version: &str,
+) -> (Vec<String>, Option<String>, String) {
+    let tag = gpu_doctor_kb::index_tag(cuda);
+    let linux_x86 = machine.os == OsFamily::Linux && wheel::normalize_cpu(&machine.cpu) == "x86_64";
+    let index = index_url.as_deref().unwrap_or("PyTorch's index");
+    if linux_x86 && tag == default {
+        let suffix = format!("+{tag}");
+        let plain = requirements.iter().map(|r| r.strip_suffix(&suffix).unwrap_or(r).to_owned()).collect();
+        let said = format!(
+            "PyPI serves this very build (torch {version} from PyPI is {tag} on Linux x86_64), so it installs from \
+             PyPI or the index your pip or uv configuration names, not from {index}"
+        );
+        return (plain, None, said);
+    }
+    let pypi = match machine.os {
+        OsFamily::Linux if linux_x86 => format!("PyPI serves only {default} of torch {version}"),
+        OsFamily::Unknown => {
+            format!("the OS is not known; PyPI serves {default} of torch {version} on Linux x86_64 only")
+        }
+        _ => "PyPI's torch wheels for this platform are CPU-only builds".to_owned(),
+    };
+    let said = format!("only {index} has the {tag} build ({pypi}), so it installs from there");
+    (requirements, index_url, said)
 }

@@ -180,9 +180,37 @@ fn sm_120_needs_cu128_or_newer() {
     assert_eq!(reason(&c, "2.5.1+cu124"), "no sm_120");
     assert_eq!(reason(&c, "2.11.0+cu126"), "no sm_120");
     assert_eq!(reason(&c, "2.12.1+cu130"), "driver 570 < 580");
-    let req = &c.chosen.as_ref().unwrap().requirements;
-    assert_eq!(req, &["torch==2.11.0+cu128", "torchvision==0.26.0+cu128", "torchaudio==2.11.0+cu128"]);
-    assert_eq!(c.chosen.as_ref().unwrap().index_url.as_deref(), Some("https://download.pytorch.org/whl/cu128"));
+    // PyPI's 2.11.0 is cu130: only PyTorch's index has cu128, and the why says so.
+    let got = c.chosen.as_ref().unwrap();
+    assert_eq!(got.requirements, ["torch==2.11.0+cu128", "torchvision==0.26.0+cu128", "torchaudio==2.11.0+cu128"]);
+    assert_eq!(got.index_url.as_deref(), Some("https://download.pytorch.org/whl/cu128"));
+    assert!(
+        got.why.contains("only https://download.pytorch.org/whl/cu128 has the cu128 build (PyPI serves only cu130"),
+        "{}",
+        got.why
+    );
+}
+
+/// Issue 29 item 1: where PyPI serves the chosen build (the line's PyPI-default variant on Linux
+/// x86_64, from the knowledge base), it installs from PyPI, unlabelled and with no `--index-url`,
+/// so the user's own index or mirror applies; on Windows PyPI's torch is CPU-only.
+#[test]
+fn a_build_pypi_serves_installs_from_pypi_without_an_index() {
+    let m = linux(&["8.9"], Some("580.95.05"), Some("13.0"), (3, 12));
+    let c = choose(kb(), &m, &want(Framework::Torch, None));
+    let got = c.chosen.as_ref().unwrap();
+    let release = kb().pytorch.release(&got.label).unwrap();
+    assert!(got.label.ends_with(&format!("+{}", release.pypi_linux)), "{got:?}");
+    let version = release.latest.as_deref().unwrap();
+    assert_eq!(got.requirements[0], format!("torch=={version}"));
+    assert!(got.requirements.iter().all(|r| !r.contains('+')), "{got:?}");
+    assert_eq!(got.index_url, None);
+    assert!(got.why.contains("PyPI serves this very build"), "{}", got.why);
+    let windows = Machine { os: OsFamily::Windows, ..m };
+    let w = choose(kb(), &windows, &want(Framework::Torch, None));
+    let got = w.chosen.as_ref().unwrap();
+    assert!(got.index_url.as_deref().is_some_and(|u| u.starts_with("https://download.pytorch.org/whl/cu")), "{got:?}");
+    assert!(got.requirements[0].contains('+') && got.why.contains("CPU-only"), "{got:?}");
 }
 
 /// RTX 5090 on R575 (CUDA 12.9) with a cu132 torch: the newest build with sm_120 for this driver.

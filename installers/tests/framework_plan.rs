@@ -75,10 +75,12 @@ fn a_cu130_torch_on_r550_gets_a_plan_for_its_line_built_for_this_driver() {
     assert_eq!(
         fix,
         format!(
-            "{PY} -m pip install --index-url https://download.pytorch.org/whl/cu128 torch==2.9.1+cu128 \
-             torchvision==0.24.1+cu128 torchaudio==2.9.1+cu128; then check: gpu-doctor check --deep --python {PY}"
+            "{PY} -m pip install torch==2.9.1 torchvision==0.24.1 torchaudio==2.9.1; then check: gpu-doctor check \
+             --deep --python {PY}"
         )
     );
+    // PyPI's torch 2.9.1 is the cu128 build: no --index-url, so the user's own index or mirror applies.
+    assert!(kb().pytorch.release("2.9").is_some_and(|r| r.pypi_linux == "cu128"));
     let all = plans(&r, kb());
     let plan = all.iter().find(|p| p.id == "driver.too_old_for_runtime").unwrap();
     assert_eq!(plan.answers, ["driver.too_old_for_runtime"]);
@@ -98,14 +100,38 @@ fn a_cpu_only_torch_gets_the_cuda_build_of_its_release_with_its_companions() {
     let s = with_framework(scenario("consumer-gpu-torch-venv"), "torch", "2.3.0+cpu", FrameworkBuild::Cpu);
     let r = judged(s);
     let fix = finding(&r, "framework.cpu_only_build").fix.clone().unwrap();
+    // 2.3.1 from PyPI is cu121, and 2.3.0+cpu does not satisfy torch==2.3.1: PyPI, no index.
     assert!(
-        fix.starts_with(&format!(
-            "{PY} -m pip install --index-url https://download.pytorch.org/whl/cu121 torch==2.3.1+cu121 \
-             torchvision==0.18.1+cu121 torchaudio==2.3.1+cu121"
-        )),
+        fix.starts_with(&format!("{PY} -m pip install torch==2.3.1 torchvision==0.18.1 torchaudio==2.3.1;")),
         "{fix}"
     );
     assert!(!fix.contains("--force-reinstall"), "the exact build replaces +cpu without reinstall flags: {fix}");
+}
+
+/// An installed `2.3.1+cpu` satisfies `torch==2.3.1` for pip (PEP 440 ignores a candidate's local
+/// label against a public pin), so PyPI's unlabelled pins would change nothing: the labelled build
+/// comes from PyTorch's index, and the why says so.
+#[test]
+fn the_same_version_with_another_label_is_replaced_from_pytorchs_index() {
+    let s = with_framework(scenario("consumer-gpu-torch-venv"), "torch", "2.3.1+cpu", FrameworkBuild::Cpu);
+    let r = judged(s);
+    let plan = plans(&r, kb()).into_iter().find(|p| p.answers == ["framework.cpu_only_build"]).unwrap();
+    assert_eq!(
+        argv(&plan, 0),
+        [
+            PY,
+            "-m",
+            "pip",
+            "install",
+            "--index-url",
+            "https://download.pytorch.org/whl/cu121",
+            "torch==2.3.1+cu121",
+            "torchvision==0.18.1+cu121",
+            "torchaudio==2.3.1+cu121"
+        ]
+    );
+    assert!(plan.steps[0].why.contains("which pip counts as 2.3.1 already"), "{}", plan.steps[0].why);
+    assert!(!plan.steps[0].why.contains("PyPI serves"), "{}", plan.steps[0].why);
 }
 
 #[test]
@@ -194,8 +220,8 @@ fn uv_and_a_wheelhouse_install_offline_from_the_folder() {
     );
 }
 
-/// A pasted support thread (a cu130 nightly on R570): the plan keeps the 2.9 line on the cu128
-/// index, and says the paths are the other machine's.
+/// A pasted support thread (a cu130 nightly on R570): the plan keeps the 2.9 line with PyPI's
+/// cu128 build, and says the paths are the other machine's.
 #[test]
 fn a_pasted_support_thread_gets_a_plan_for_its_driver() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/paste");
@@ -205,10 +231,7 @@ fn a_pasted_support_thread_gets_a_plan_for_its_driver() {
     let f = finding(&r, "driver.too_old_for_runtime");
     let fix = f.fix.as_deref().unwrap();
     assert!(f.plan.is_some(), "{f:#?}");
-    assert!(
-        fix.contains("--index-url https://download.pytorch.org/whl/cu128 torch==2.9.1+cu128 torchvision==0.24.1+cu128"),
-        "{fix}"
-    );
+    assert!(fix.contains("pip install torch==2.9.1 torchvision==0.24.1 torchaudio==2.9.1;"), "{fix}");
     assert!(fix.contains("another machine"), "{fix}"); // The pasted environment has no interpreter: the person runs their own `python`, not a made-up path.
     assert!(fix.starts_with("python -m pip install"), "{fix}");
 }

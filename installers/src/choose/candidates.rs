@@ -72,6 +72,7 @@ fn torch_kb(kb: &Kb) -> Vec<Line> {
                     wheels: Wheels::Kb { python: range(&r.python_min, &r.python_max), platforms: vec![LINUX, WINDOWS] },
                     requirements,
                     index_url: Some(kb.pytorch.index_url(v.cuda)),
+                    pypi_linux: Some(r.pypi_linux.clone()),
                     beyond_kb: String::new(),
                     notes,
                 }
@@ -101,6 +102,7 @@ fn jax_kb(kb: &Kb) -> Vec<Line> {
                 wheels: Wheels::Kb { python: range(&r.python_min, &r.python_max), platforms: vec![LINUX, LINUX_ARM] },
                 requirements: vec![format!("jax[{}]=={}", p.extra, r.version)],
                 index_url: None,
+                pypi_linux: None,
                 beyond_kb: String::new(),
                 notes: vec![format!("jaxlib and {} move with it (jax pins them to {})", p.package, r.version)],
             })
@@ -124,6 +126,7 @@ fn tensorflow_kb(kb: &Kb) -> Vec<Line> {
             wheels: Wheels::Kb { python: range(&r.python_min, &r.python_max), platforms: vec![LINUX] },
             requirements: vec![format!("tensorflow[and-cuda]=={latest}")],
             index_url: None,
+            pypi_linux: None,
             beyond_kb: String::new(),
             notes: vec!["the and-cuda extra pins the nvidia-* CUDA wheels it was tested with".into()],
         };
@@ -151,6 +154,7 @@ fn cupy_kb(kb: &Kb) -> Vec<Line> {
             wheels: Wheels::Kb { python, platforms },
             requirements: vec![format!("{}=={latest}", p.name)],
             index_url: None,
+            pypi_linux: None,
             beyond_kb: String::new(),
             notes: Vec::new(),
         };
@@ -307,6 +311,7 @@ fn torch_files(kb: &Kb, wheels: &[WheelName]) -> Vec<Line> {
             wheels: Wheels::Files(files.into_iter().cloned().collect()),
             requirements,
             index_url: None,
+            pypi_linux: None,
             beyond_kb,
             notes,
         });
@@ -364,6 +369,7 @@ fn jax_files(kb: &Kb, wheels: &[WheelName]) -> Vec<Line> {
                 wheels: Wheels::Files(files),
                 requirements: vec![format!("jax[{extra}]=={version}")],
                 index_url: None,
+                pypi_linux: None,
                 beyond_kb,
                 notes,
             });
@@ -405,6 +411,7 @@ fn tensorflow_files(kb: &Kb, wheels: &[WheelName]) -> Vec<Line> {
             wheels: Wheels::Files(files.into_iter().cloned().collect()),
             requirements: vec![format!("tensorflow[and-cuda]=={version}")],
             index_url: None,
+            pypi_linux: None,
             beyond_kb,
             notes: vec!["the and-cuda extra needs its nvidia-* wheels in the wheelhouse too".into()],
         });
@@ -444,6 +451,7 @@ fn cupy_files(kb: &Kb, wheels: &[WheelName]) -> Vec<Line> {
                 wheels: Wheels::Files(files.into_iter().cloned().collect()),
                 requirements: vec![format!("{name}=={version}")],
                 index_url: None,
+                pypi_linux: None,
                 beyond_kb,
                 notes: Vec::new(),
             });

@@ -116,8 +116,8 @@ fn plan(req: &SetupRequest, choice: Choice, create: bool) -> Result<Plan, String
         chosen.why.clone(),
         format!("installs {} into {shown}", chosen.requirements.join(", ")),
         if create {
-            // Nothing deletes a folder for you: the step before it says how.
-            format!("delete the folder {shown} (the environment is new; gpu-doctor deletes nothing)")
+            // apply deletes the new environment when a step fails; after a success it is yours.
+            format!("delete the folder {shown} (the environment is new; gpu-doctor deletes it only if this run fails)")
         } else {
             format!("gpu-doctor fix --undo LIST --env {shown}: the package list --apply saves first (LIST) put back")
         },
@@ -257,9 +257,10 @@ mod tests {
         );
         assert_eq!(plan.choice, Some(cpu_choice()));
         assert_eq!(plan.env.as_deref(), Some(env.as_path()));
-        // Undo says what the person does: nothing deletes a new environment for them.
+        // Undo says what the person does: apply deletes a new environment only when the run fails.
         assert!(!plan.steps[1].undo.contains("is deleted"), "{}", plan.steps[1].undo);
-        assert!(plan.steps[1].undo.starts_with("delete the folder ") && plan.steps[1].undo.contains("deletes nothing"));
+        let undo = &plan.steps[1].undo;
+        assert!(undo.starts_with("delete the folder ") && undo.contains("only if this run fails"), "{undo}");
     }
 
     #[test]
