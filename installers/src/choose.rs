@@ -51,6 +51,9 @@ pub struct Machine {
     pub os: OsFamily,
     /// The CPU (`x86_64`, `aarch64`).
     pub cpu: String,
+    /// The CUDA toolkits installed on the machine itself (not an environment's pip or conda
+    /// packages): a CuPy build of a major none of them has gets its CUDA libraries from PyPI.
+    pub toolkits: Vec<CudaVersion>,
 }
 
 /// What the user asks for.
@@ -236,6 +239,8 @@ pub(crate) struct Build {
     /// The variant plain `pip install torch==VERSION` gives from PyPI on Linux x86_64 (`cu130`),
     /// from the knowledge base; `None` for builds that come from PyPI anyway (or a wheelhouse).
     pub pypi_linux: Option<String>,
+    /// A CuPy package whose `ctk` extra brings the CUDA libraries it loads from PyPI.
+    pub ctk: bool,
     /// As [`Candidate::beyond_kb`].
     pub beyond_kb: String,
     /// Said in the choice's why: companions not pinned, and the like.
@@ -481,6 +486,14 @@ impl Build {
             }
             _ => (self.requirements, self.index_url),
         };
+        let requirements = match self.cuda.filter(|_| want.framework == Framework::Cupy) {
+            Some(cuda) => {
+                let (requirements, said) = cupy_libraries(machine, cuda, self.ctk, requirements);
+                why.push(said);
+                requirements
+            }
+            None => requirements,
+        };
         Candidate {
             label: self.label,
             requirements,
@@ -525,4 +538,34 @@ fn torch_source(
     };
     let said = format!("only {index} has the {tag} build ({pypi}), so it installs from there");
     (requirements, index_url, said)
+}
+
+/// The CuPy requirements for `machine`: with the `ctk` extra (the CUDA libraries CuPy loads, from
+/// PyPI) where the machine has no CUDA toolkit of the build's major, as CuPy's wheels otherwise
+/// load cuBLAS and the rest from a local toolkit; and the sentence that says which.
+fn cupy_libraries(machine: &Machine, cuda: CudaVersion, ctk: bool, requirements: Vec<String>) -> (Vec<String>, String) {
+    let major = cuda.major;
+    if let Some(local) = machine.toolkits.iter().filter(|t| t.major == major).max() {
+        return (requirements, format!("it loads the CUDA libraries of the CUDA {local} toolkit installed here"));
+    }
+    if !ctk {
+        let said = format!(
+            "this machine has no CUDA {major} toolkit and this CuPy package has no ctk extra: install a CUDA {major}.x \
+             toolkit, or CuPy cannot load cuBLAS and the other CUDA libraries"
+        );
+        return (requirements, said);
+    }
+    let with_extra = requirements
+        .into_iter()
+        .map(|r| match r.split_once("==") {
+            Some((name, version)) if families::is_cupy_cuda(name) => format!("{name}[ctk]=={version}"),
+            _ => r,
+        })
+        .collect();
+    let said = format!(
+        "this machine has no CUDA {major} toolkit, so the ctk extra installs the CUDA libraries CuPy loads (cuBLAS, \
+         cuFFT, cuRAND, cuSOLVER, cuSPARSE, NVRTC, the runtime) from PyPI: the newest CUDA {major}.x wheels \
+         (cuda-toolkit=={major}.*)"
+    );
+    (with_extra, said)
 }

@@ -169,6 +169,7 @@ fn linux(gpus: &[&str], driver: Option<&str>, cuda: Option<&str>, python: (u32, 
         python: Some(python),
         os: OsFamily::Linux,
         cpu: "x86_64".into(),
+        toolkits: Vec::new(),
     }
 }
 
@@ -380,6 +381,7 @@ fn machines() -> impl Strategy<Value = Machine> {
             python,
             os,
             cpu: "x86_64".into(),
+            toolkits: Vec::new(),
         })
 }
 
@@ -420,7 +422,7 @@ proptest! {
     #[test]
     fn the_chooser_agrees_with_recommend(gpus in proptest::sample::subsequence(kb().gpus.cc.iter().map(|r| r.cc).collect::<Vec<_>>(), 1..3), cuda in proptest::sample::select(kb().cuda.toolkit.iter().map(|t| t.version).collect::<Vec<_>>())) {
         let kb = kb();
-        let m = Machine { gpus: gpus.clone(), driver_cuda: Some(cuda), driver_version: None, python: None, os: OsFamily::Linux, cpu: "x86_64".into() };
+        let m = Machine { gpus: gpus.clone(), driver_cuda: Some(cuda), driver_version: None, python: None, os: OsFamily::Linux, cpu: "x86_64".into(), toolkits: Vec::new() };
         let c = choose(kb, &m, &want(Framework::Torch, None));
         if let Some(v) = kb.pytorch.recommend(&gpus, Some(cuda), None) {
             let latest = kb.pytorch.release(&v.torch).and_then(|r| r.latest.clone()).unwrap();
@@ -461,4 +463,32 @@ fn a_wheelhouse_of_many_versions_is_chosen_among_quickly() {
     let j = choose(kb(), &m, &Want { framework: Framework::Jax, keep_line: None, wheelhouse: Some(files) });
     assert_eq!(chosen(&j), format!("jax[cuda12] 0.{}.1", n - 1));
     assert!(started.elapsed() < std::time::Duration::from_secs(20), "{:?}", started.elapsed());
+}
+
+/// Issue 29 item 2: CuPy's wheels load cuBLAS and the other CUDA libraries from a toolkit; on a
+/// machine with none of that major the plan installs the `ctk` extra, which brings them from PyPI
+/// (Provides-Extra of cupy-cuda12x and cupy-cuda13x 14.2.0); a machine with that toolkit keeps it;
+/// cupy-cuda11x has no such extra, and the why says a toolkit is needed.
+#[test]
+fn cupy_brings_its_cuda_libraries_where_the_machine_has_no_toolkit() {
+    let bare = linux(&["8.9"], Some("550.54.14"), Some("12.4"), (3, 12));
+    let c = choose(kb(), &bare, &want(Framework::Cupy, None));
+    let got = c.chosen.as_ref().unwrap();
+    assert_eq!(got.requirements, ["cupy-cuda12x[ctk]==14.2.0"]);
+    assert!(got.why.contains("no CUDA 12 toolkit, so the ctk extra"), "{}", got.why);
+    let with_toolkit = Machine { toolkits: vec![CudaVersion::new(12, 4)], ..bare };
+    let c = choose(kb(), &with_toolkit, &want(Framework::Cupy, None));
+    let got = c.chosen.as_ref().unwrap();
+    assert_eq!(got.requirements, ["cupy-cuda12x==14.2.0"]);
+    assert!(got.why.contains("CUDA 12.4 toolkit installed here"), "{}", got.why);
+    let r520 = linux(&["8.6"], Some("520.61.05"), None, (3, 10));
+    let c = choose(kb(), &r520, &want(Framework::Cupy, None));
+    let got = c.chosen.as_ref().unwrap();
+    assert_eq!(got.requirements, ["cupy-cuda11x==13.6.0"]);
+    assert!(got.why.contains("has no ctk extra: install a CUDA 11.x toolkit"), "{}", got.why);
+    // The replay fixtures' toolkits reach the chooser: a recorded machine without one gets the extra.
+    let (m, _) = scenario_machine("pcie-2x5090-no-p2p");
+    assert!(m.toolkits.is_empty(), "{m:?}");
+    let c = choose(kb(), &m, &want(Framework::Cupy, None));
+    assert!(c.chosen.as_ref().unwrap().requirements[0].contains("[ctk]=="), "{c:#?}");
 }

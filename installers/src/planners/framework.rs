@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use gpu_doctor_judge::diagnose::gpu_views;
 use gpu_doctor_kb::{Kb, PyVersion, families};
-use gpu_doctor_model::PythonEnv;
+use gpu_doctor_model::{CudaVersion, PythonEnv, ToolkitKind};
 use gpu_doctor_model::{Report, Snapshot};
 use gpu_doctor_probes::parse::wheel::normalize_name;
 
@@ -43,7 +43,19 @@ pub fn machine(snapshot: &Snapshot, kb: &Kb, env: Option<&PythonEnv>) -> Machine
         python: env.and_then(|e| e.python_version.as_deref()).and_then(python_version),
         os,
         cpu: snapshot.platform.platform.arch.clone(),
+        toolkits: machine_toolkits(snapshot),
     }
+}
+
+/// The versions of the CUDA toolkits installed on the machine itself: not an environment's pip
+/// wheels or conda packages, which another environment does not see.
+fn machine_toolkits(snapshot: &Snapshot) -> Vec<CudaVersion> {
+    let installs = snapshot.toolkits.value().map(|t| t.installs.as_slice()).unwrap_or_default();
+    installs
+        .iter()
+        .filter(|i| !matches!(i.kind, ToolkitKind::Pip | ToolkitKind::Conda | ToolkitKind::Unknown))
+        .filter_map(|i| i.version)
+        .collect()
 }
 
 /// The plan that reinstalls `framework` (a package name: `torch`, `tensorflow-cpu`,
