@@ -32,9 +32,12 @@ put back into ENV (only if it was saved for ENV's interpreter), after showing wh
 and installed and asking (unless --yes). Ctrl+C or SIGTERM during a step lets a running install \
 finish (or stops it before it changes anything), then stops; a second one stops at once.
 
-Exit codes: 0 the plan was shown, or applied and its findings are gone; 1 a step failed, or a \
-finding it answers is still there; 2 the command line was wrong (an unknown ID); 3 an input could \
-not be read; 4 gpu-doctor itself failed.";
+Exit codes: 0 the plans or the plan were shown, --apply was not confirmed, or the plan was applied \
+and its findings are gone (where the machine has no GPU, GPU use cannot be proven: no failure), \
+or --undo put the list back; 1 a step failed or was cancelled, a finding it answers is still there, \
+the check could not prove GPU use on a machine with a GPU, or after --undo the packages still differ \
+from the list; 2 the command line was wrong (an unknown ID); 3 an input could not be read; 4 \
+gpu-doctor itself failed.";
 
 /// `fix`.
 #[derive(Debug, Args)]
@@ -170,10 +173,28 @@ fn finish(host: &dyn Host, opts: &Options, plan: &Plan, json: bool, quiet: bool)
         let text = serde_json::to_string_pretty(&Applied { plan, outcome: &outcome, still_found: still.clone() })?;
         crate::files::to_stdout((text + "\n").as_bytes())?;
     } else {
-        crate::files::to_stdout(summary(plan, &outcome, &still, &after).as_bytes())?;
+        crate::files::to_stdout(summary(plan, &outcome, &still, &after, !quiet).as_bytes())?;
     }
-    let failed = outcome.steps.iter().any(|s| !matches!(s, StepStatus::Done | StepStatus::LeftToYou));
-    Ok(if failed || !still.is_empty() { exit::FINDINGS } else { exit::OK })
+    Ok(exit_code(&outcome, &still, gpu_here(&after)))
+}
+
+/// Whether the machine has an NVIDIA GPU: the driver lists one, or the PCI bus has one.
+fn gpu_here(report: &Report) -> bool {
+    let snap = &report.snapshot;
+    snap.gpus.value().is_some_and(|g| !g.is_empty()) || snap.pci_devices.value().is_some_and(|p| !p.is_empty())
+}
+
+/// The exit code of an applied plan, as `fix --help` and `setup --help` word it: 1 when a step
+/// failed (or was cancelled, or not reached), when a finding the plan answers is still there, or
+/// when the check could not prove GPU use on a machine that has a GPU; else 0. On a machine
+/// without a GPU the check cannot prove GPU use, so a successful install there is 0, not 1.
+pub(crate) fn exit_code(outcome: &Outcome, still: &[String], gpu_here: bool) -> u8 {
+    let failed = outcome.steps.iter().any(|s| match s {
+        StepStatus::Done | StepStatus::LeftToYou => false,
+        StepStatus::Unproven { .. } => gpu_here,
+        StepStatus::Failed { .. } | StepStatus::NotRun | StepStatus::Cancelled => true,
+    });
+    if failed || !still.is_empty() { exit::FINDINGS } else { exit::OK }
 }
 
 /// The machine checked again after `plan`: its environment's interpreter (the plan's own, when it
@@ -316,7 +337,7 @@ fn write_root_script(plan: &Plan, path: &Path, quiet: bool) -> Result<()> {
     crate::files::write_file(path, script)?;
     if !quiet {
         eprintln!(
-            "wrote the root steps to {} (review it, then run it: its lines use sudo)",
+            "wrote the root steps to {} (review it, then run it as root: sudo sh {0})",
             clean(&path.display().to_string())
         );
     }
@@ -351,7 +372,8 @@ fn print_event(e: Event, quiet: bool) {
         Event::Line { text, .. } => eprintln!("    {}", clean(&text)),
         Event::Progress { .. } => {}
         Event::Ended { index, status } => match status {
-            StepStatus::Failed { reason } => eprintln!("[{}] failed: {}", index + 1, clean(&reason)),
+            // Its output was streamed just above: the reason without its last lines again.
+            StepStatus::Failed { reason } => eprintln!("[{}] failed: {}", index + 1, clean(failure(&reason, true))),
             StepStatus::LeftToYou => eprintln!("[{}] left to you (shown above)", index + 1),
             _ => {}
         },
@@ -379,11 +401,25 @@ fn run(plan: &Plan, quiet: bool) -> Result<Outcome> {
 }
 
 /// What was done, what was not, and what the check after it says.
-fn summary(plan: &Plan, outcome: &Outcome, still: &[String], after: &Report) -> String {
+/// A failed step's reason as shown: without the output lines it quotes (`; its last lines:` and
+/// after) when that output was `streamed` on the terminal already, so pip's error is shown once.
+fn failure(reason: &str, streamed: bool) -> &str {
+    match reason.split_once("; its last lines:") {
+        Some((head, _)) if streamed => head,
+        _ => reason,
+    }
+}
+
+/// What was done, what was not, and what the check after it says; a failed step's output lines
+/// only where they were not `streamed` on the terminal during the run.
+fn summary(plan: &Plan, outcome: &Outcome, still: &[String], after: &Report, streamed: bool) -> String {
     let mut out = format!("Plan {}:\n", plan.id);
     for (step, status) in plan.steps.iter().zip(&outcome.steps) {
         let what = match status {
             StepStatus::Done => "done".to_owned(),
+            StepStatus::Failed { reason } if streamed && failure(reason, true).len() < reason.len() => {
+                format!("FAILED: {} (its output is above)", clean(failure(reason, true)))
+            }
             StepStatus::Failed { reason } => format!("FAILED: {}", clean(reason)),
             StepStatus::LeftToYou => "left to you".to_owned(),
             StepStatus::NotRun => "not run".to_owned(),
@@ -406,4 +442,64 @@ fn summary(plan: &Plan, outcome: &Outcome, still: &[String], after: &Report) -> 
     let errors = after.findings.iter().filter(|f| f.severity == gpu_doctor_model::Severity::Error).count();
     out.push_str(&format!("{errors} error-level finding(s) now; `gpu-doctor check` shows them.\n"));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outcome(steps: Vec<StepStatus>) -> Outcome {
+        Outcome { steps, ..Outcome::default() }
+    }
+
+    /// Issue 29: a successful install on a machine without a GPU exits 0, as the help says; the
+    /// same verify on a machine with a GPU, a failed, cancelled or unreached step, or a finding still
+    /// there exit 1. Each row names the words of `fix --help` and `setup --help` it follows.
+    #[test]
+    fn exit_codes_of_an_applied_plan_follow_the_help() {
+        let unproven = || StepStatus::Unproven { summary: "no GPU here".into() };
+        let failed = || StepStatus::Failed { reason: "pip failed".into() };
+        type Row = (Vec<StepStatus>, &'static [&'static str], bool, u8, &'static str);
+        let rows: [Row; 6] = [
+            (vec![StepStatus::Done, StepStatus::Done], &[], true, exit::OK, "and its findings are gone"),
+            (vec![StepStatus::Done, unproven()], &[], false, exit::OK, "GPU use cannot be proven: no failure"),
+            (vec![StepStatus::Done, unproven()], &[], true, exit::FINDINGS, "prove GPU use on a machine with a GPU"),
+            (vec![failed(), StepStatus::NotRun], &[], false, exit::FINDINGS, "a step failed"),
+            (vec![StepStatus::Cancelled, StepStatus::NotRun], &[], false, exit::FINDINGS, "or was cancelled"),
+            (vec![StepStatus::LeftToYou, StepStatus::Done], &["x"], true, exit::FINDINGS, "is still there"),
+        ];
+        let help = AFTER_HELP.replace('\n', " ");
+        for (steps, still, gpu, code, words) in rows {
+            let still: Vec<String> = still.iter().map(|s| (*s).to_owned()).collect();
+            assert_eq!(exit_code(&outcome(steps.clone()), &still, gpu), code, "{steps:?} gpu {gpu}");
+            assert!(help.contains(words), "fix --help does not say {words:?}");
+        }
+        let setup = crate::setup::AFTER_HELP.replace('\n', " ");
+        for words in ["1 a step failed or was cancelled", "cannot prove GPU use there, which is no failure"] {
+            assert!(setup.contains(words), "setup --help does not say {words:?}");
+        }
+    }
+
+    /// Issue 29: pip's error wall is shown once: streamed as it runs, then only the reason's head
+    /// in the failed line and the summary; printed in full where nothing was streamed (--quiet).
+    #[test]
+    fn a_failed_steps_output_is_shown_once() {
+        let reason = "pip exited with status 1; its last lines:\nERROR: No matching distribution found for torch==9";
+        let plan = Plan {
+            id: "p".into(),
+            goal: "g".into(),
+            answers: Vec::new(),
+            env: None,
+            steps: vec![gpu_doctor_installers::Step::run(vec!["pip".into()], "w", "c", "u")],
+            choice: None,
+        };
+        let done = outcome(vec![StepStatus::Failed { reason: reason.into() }]);
+        let report = Report::new(gpu_doctor_model::Snapshot::unknown(Vec::new()), Vec::new());
+        let streamed = summary(&plan, &done, &[], &report, true);
+        assert!(!streamed.contains("No matching distribution"), "{streamed}");
+        assert!(streamed.contains("FAILED: pip exited with status 1 (its output is above)"), "{streamed}");
+        assert_eq!(failure(reason, true), "pip exited with status 1");
+        let quiet = summary(&plan, &done, &[], &report, false);
+        assert_eq!(quiet.matches("No matching distribution").count(), 1, "{quiet}");
+    }
 }

@@ -269,3 +269,29 @@ fn every_planned_fix_is_its_plans_prose() {
     }
     assert!(planned >= 3, "the scenarios have planned findings: {planned}");
 }
+
+/// Issue 29 item 8: a root step is shown as root (`as root:`, "root (you run it)", the root script
+/// run as root), so its command never carries its own `sudo`, and it always says how to undo it.
+#[test]
+fn every_root_step_of_every_scenario_is_plain_and_says_its_undo() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures");
+    let mut bad = Vec::new();
+    let mut roots = 0;
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let path = e.unwrap().path();
+        let r = judged(collect(&ReplayHost::load(&path).unwrap(), &ProbeOptions::default()));
+        for plan in plans(&r, kb()) {
+            for step in &plan.steps {
+                let StepKind::Root { command } = &step.kind else { continue };
+                roots += 1;
+                let sudo =
+                    command.split(|c: char| c.is_whitespace() || c == ';' || c == '&' || c == '|').any(|w| w == "sudo");
+                if sudo || step.undo.trim().is_empty() {
+                    bad.push(format!("{}: {}: {command:?} undo {:?}", path.display(), plan.id, step.undo));
+                }
+            }
+        }
+    }
+    assert!(roots >= 5, "the scenarios have root steps: {roots}");
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
