@@ -69,6 +69,10 @@ const PY: &str = "/home/user/proj/.venv/bin/python3";
 #[test]
 fn a_cu130_torch_on_r550_gets_a_plan_for_its_line_built_for_this_driver() {
     let r = judged(scenario("torch-cu130-on-r550"));
+    // Issue 29 item 6: the note that the CUDA versions differ "which is normal" carries no fix (it
+    // planned CUDA toolkit 13.0 on a driver for CUDA 12.4).
+    let note = finding(&r, "toolkits.versions_explained");
+    assert!(note.fix.is_none() && note.plan.is_none(), "{note:#?}");
     let f = finding(&r, "driver.too_old_for_runtime");
     assert_eq!(f.plan.as_ref().map(|p| p.id.as_str()), Some("driver.too_old_for_runtime"));
     let fix = f.fix.as_deref().unwrap();

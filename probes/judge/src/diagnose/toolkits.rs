@@ -252,7 +252,16 @@ fn explain(cx: &Ctx<'_>, t: &Toolkits, out: &mut Vec<Finding>) {
                  warns.",
                 fw.name, fw.version, version.major, build.major
             ));
-            plan = Some(cuda_home_for(cx, t, build));
+            match cuda_home_for(cx, t, build) {
+                Some(target) => plan = Some(target),
+                None => detail.push(format!(
+                    "No CUDA {} toolkit is planned for it: the driver supports CUDA {} at most, so what it builds \
+                     would not run here (a {} build for this driver is the fix).",
+                    build.major_minor(),
+                    cx.driver.cuda.map_or_else(String::new, |d| d.major_minor().to_string()),
+                    fw.name
+                )),
+            }
         }
     }
     if let Some(driver) = cx.driver.cuda.map(CudaVersion::major_minor).filter(|d| *d != version) {
@@ -273,21 +282,29 @@ fn explain(cx: &Ctx<'_>, t: &Toolkits, out: &mut Vec<Finding>) {
     if evidence.len() < 2 {
         return;
     }
-    let finding = HARMLESS.finding(
-        "The CUDA versions shown by nvcc, the driver and the frameworks differ, which is normal",
-        detail.join(" "),
-        evidence,
-        None,
-    );
+    // A note that calls the difference normal carries no fix; one with a fix says what it is for.
+    let title = if plan.is_some() {
+        format!("nvcc {version} cannot build extensions for a framework of another CUDA major")
+    } else {
+        "The CUDA versions shown by nvcc, the driver and the frameworks differ, which is normal".to_owned()
+    };
+    let finding = HARMLESS.finding(&title, detail.join(" "), evidence, None);
     out.push(finding.with_plan(plan));
 }
 
-/// The plan that points `CUDA_HOME` at an installed toolkit of the build's major, or installs one.
-fn cuda_home_for(cx: &Ctx<'_>, t: &Toolkits, build: CudaVersion) -> PlanTarget {
+/// The plan that points `CUDA_HOME` at an installed toolkit of the build's major, or installs one;
+/// never a toolkit newer than the CUDA the driver supports (what it builds would not run): `None`
+/// when the build's own CUDA is newer than that.
+fn cuda_home_for(cx: &Ctx<'_>, t: &Toolkits, build: CudaVersion) -> Option<PlanTarget> {
     let major = build.major;
+    let runs = |v: CudaVersion| cx.driver.cuda.is_none_or(|d| v.major_minor() <= d.major_minor());
+    if !runs(build) {
+        return None;
+    }
     let goal = format!("extensions build against the CUDA {major} toolkit");
-    let found = t.installs.iter().filter(|i| i.nvcc.is_some() && i.version.is_some_and(|v| v.major == major));
-    match found.max_by_key(|i| i.version) {
+    let found =
+        t.installs.iter().filter(|i| i.nvcc.is_some() && i.version.is_some_and(|v| v.major == major && runs(v)));
+    Some(match found.max_by_key(|i| i.version) {
         Some(i) => fix::change(None, goal, vec![fix::set_var("CUDA_HOME", &i.root)]),
         None => {
             let v = build.major_minor();
@@ -301,5 +318,5 @@ fn cuda_home_for(cx: &Ctx<'_>, t: &Toolkits, build: CudaVersion) -> PlanTarget {
             };
             fix::change(None, goal, vec![install, fix::set_var("CUDA_HOME", &root)])
         }
-    }
+    })
 }

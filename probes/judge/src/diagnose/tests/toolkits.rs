@@ -168,6 +168,31 @@ fn another_major_than_torch_says_extensions_will_not_build() {
         .driver("580.65.06", "13.0")
         .torch("2.9.0+cu130");
     assert_eq!(m.changes("toolkits.versions_explained"), [fix::set_var("CUDA_HOME", "/usr/local/cuda-13.0")]);
+    // A finding with a fix does not call the difference normal.
+    let f = m.finding("toolkits.versions_explained");
+    assert!(!f.summary.contains("normal") && f.summary.contains("another CUDA major"), "{f:#?}");
+}
+
+/// Issue 29 item 6 (`torch-cu130-on-r550`): a cu130 torch on a driver for CUDA 12.4 gets no plan to
+/// install CUDA toolkit 13.0 (what it builds would not run here), and the note that calls the
+/// difference normal carries no fix; the detail says why none is planned.
+#[test]
+fn no_toolkit_newer_than_the_driver_is_planned_and_a_normal_note_has_no_fix() {
+    let m = rig().toolkit(C124, "12.4", &["CUDA_HOME"]).driver("550.54.14", "12.4").torch("2.9.0+cu130");
+    let f = m.finding("toolkits.versions_explained");
+    assert!(f.summary.contains("which is normal"), "{f:#?}");
+    assert!(f.fix.is_none() && f.plan.is_none(), "{f:#?}");
+    assert!(
+        f.detail.contains("No CUDA 13.0 toolkit is planned for it: the driver supports CUDA 12.4 at most"),
+        "{f:#?}"
+    );
+    // An installed 13.0 toolkit is not pointed at either.
+    let m = rig()
+        .toolkit(C124, "12.4", &["CUDA_HOME"])
+        .toolkit(C130, "13.0", &[])
+        .driver("550.54.14", "12.4")
+        .torch("2.9.0+cu130");
+    assert!(m.finding("toolkits.versions_explained").plan.is_none());
 }
 
 #[test]
