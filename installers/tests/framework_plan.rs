@@ -299,3 +299,59 @@ fn every_root_step_of_every_scenario_is_plain_and_says_its_undo() {
     assert!(roots >= 5, "the scenarios have root steps: {roots}");
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
+
+fn setup_request(
+    framework: gpu_doctor_installers::choose::Framework,
+) -> gpu_doctor_installers::planners::setup::SetupRequest {
+    gpu_doctor_installers::planners::setup::SetupRequest {
+        framework,
+        env: "/nonexistent/gpu-doctor-test/env".into(),
+        tool: Tool::Pip,
+        python: "/nonexistent/python3".into(),
+        find_links: None,
+        wheelhouse: Vec::new(),
+    }
+}
+
+/// Issue 29 item 7: an R418 machine gets, for every framework, one plan that updates the driver
+/// (the driver planner's root steps, then "run setup again") instead of an error listing every
+/// build's "driver 418 < N".
+#[test]
+fn setup_on_r418_plans_the_driver_update_for_every_framework() {
+    use gpu_doctor_installers::choose::Framework as Fw;
+    let s = scenario("old-driver-nvml-gaps");
+    for fw in Fw::ALL {
+        let plan = gpu_doctor_installers::planners::setup::setup_plan(&s, kb(), &setup_request(fw))
+            .unwrap_or_else(|e| panic!("{}: {e}", fw.name()));
+        assert_eq!(plan.id, format!("setup-{}-driver", fw.name()));
+        assert!(
+            plan.goal.starts_with("update the driver: driver 418.43 runs no ")
+                && plan.goal.contains("(the oldest needs driver "),
+            "{}",
+            plan.goal
+        );
+        assert!(plan.steps.iter().any(|s| matches!(s.kind, StepKind::Root { .. })), "{plan:#?}");
+        assert!(!plan.steps.iter().any(|s| s.is_run_by_gpu_doctor()), "{plan:#?}");
+        let last = plan.steps.last().unwrap();
+        assert!(
+            matches!(&last.kind, StepKind::Manual { text } if text.starts_with(&format!("Then run gpu-doctor setup --framework {}", fw.name()))),
+            "{last:?}"
+        );
+        assert!(plan.choice.as_ref().is_some_and(|c| c.chosen.is_none() && !c.rejected.is_empty()));
+    }
+}
+
+/// Issue 29 item 7: JAX and TensorFlow on native Windows point at WSL2 instead of listing every
+/// build's "no GPU wheel for Windows".
+#[test]
+fn jax_and_tensorflow_on_native_windows_point_at_wsl2() {
+    use gpu_doctor_installers::choose::Framework as Fw;
+    let mut s = scenario("consumer-gpu-torch-venv");
+    s.platform.platform.os = gpu_doctor_model::OsFamily::Windows;
+    for fw in [Fw::Jax, Fw::Tensorflow] {
+        let err = gpu_doctor_installers::planners::setup::setup_plan(&s, kb(), &setup_request(fw)).unwrap_err();
+        assert!(err.contains("no CUDA build for native Windows: it runs on the GPU under WSL2"), "{err}");
+        assert!(!err.contains("no GPU wheel for Windows"), "{err}");
+    }
+    assert!(gpu_doctor_installers::planners::setup::setup_plan(&s, kb(), &setup_request(Fw::Torch)).is_ok());
+}
