@@ -378,3 +378,14 @@ fn captured_machines_get_the_branch_and_module_of_their_generation() {
         assert!(plan.goal.contains("open kernel module"), "{xml}: {}", plan.goal);
     }
 }
+
+/// Issue 29 item 7: with no driver, the generation is not known (gpus.toml maps product names,
+/// not PCI ids); the open-module step names the PCI device id the bus gives (0x2684 on
+/// `gpu-no-driver`) with where to look it up, instead of only "not known".
+#[test]
+fn a_gpu_known_only_by_its_pci_id_is_named_by_it() {
+    let (plan, _) = plan_of(&judged(no_driver("Arch Linux")), "presence.gpu_without_driver");
+    let install =
+        plan.steps.iter().find(|s| s.why.contains("generation is not known")).unwrap_or_else(|| panic!("{plan:#?}"));
+    assert!(install.why.contains("PCI device 0x2684: https://pci-ids.ucw.cz/read/PC/10de/2684"), "{}", install.why);
+}
