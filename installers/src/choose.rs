@@ -388,7 +388,15 @@ fn judge(kb: &Kb, machine: &Machine, b: &Build) -> Result<Fit, Why> {
         RuntimeVerdict::Unknown => {
             fit.full = true;
             let need = kb.cuda.full_driver(cuda, machine.os).map_or_else(String::new, |d| format!(" ({d} or newer)"));
-            fit.driver = format!("the driver is not known: CUDA {cuda} needs one for CUDA {cuda}{need}");
+            fit.driver = if machine.gpus.is_empty() {
+                // Issue 29: a machine without a GPU got a cu132 build with no word on why.
+                format!(
+                    "no NVIDIA GPU or driver is seen here, so nothing rules a build out and the newest is chosen: \
+                     a machine that runs it on a GPU needs a driver for CUDA {cuda}{need}"
+                )
+            } else {
+                format!("the driver is not known: CUDA {cuda} needs a driver for CUDA {cuda}{need}")
+            };
         }
         RuntimeVerdict::MinorVersionCompatible { .. } if !fit.ptx_only.is_empty() => {
             return Err(Why::Other(format!(

@@ -492,3 +492,14 @@ fn cupy_brings_its_cuda_libraries_where_the_machine_has_no_toolkit() {
     let c = choose(kb(), &m, &want(Framework::Cupy, None));
     assert!(c.chosen.as_ref().unwrap().requirements[0].contains("[ctk]=="), "{c:#?}");
 }
+/// Issue 29 item 8: a machine without a GPU gets the newest build, and the why says why (nothing
+/// rules a build out) and what a GPU machine needs to run it.
+#[test]
+fn a_machine_without_a_gpu_is_told_why_it_gets_the_newest_build() {
+    let m = Machine { gpus: vec![], driver_cuda: None, driver_version: None, ..linux(&[], None, None, (3, 12)) };
+    let c = choose(kb(), &m, &want(Framework::Torch, None));
+    let got = c.chosen.as_ref().unwrap();
+    assert!(got.why.starts_with("no NVIDIA GPU or driver is seen here, so nothing rules a build out"), "{}", got.why);
+    let cuda = got.label.rsplit("+cu").next().unwrap();
+    assert!(got.why.contains(&format!("needs a driver for CUDA {}.{}", &cuda[..2], &cuda[2..])), "{}", got.why);
+}
