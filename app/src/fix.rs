@@ -119,8 +119,40 @@ pub fn fix(host: &dyn Host, args: &FixArgs, opts: &Options, this_machine: bool, 
     apply_asked(host, opts, plan, this_machine, args.yes, args.json, quiet)
 }
 
+/// The variables through which pip and uv name the user's own index or mirror.
+const INDEX_VARS: [&str; 5] = ["PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "UV_INDEX_URL", "UV_DEFAULT_INDEX", "UV_INDEX"];
+
+/// A note for a plan whose install step names its own index (`--index-url`, PyTorch's, for a build
+/// only that index has) while the user's configuration names another (`var(name)` reads one of
+/// [`INDEX_VARS`]): that step does not use theirs. `None` otherwise: steps from PyPI carry no
+/// `--index-url`, so pip and uv use the user's own index there.
+pub(crate) fn index_note(plan: &Plan, var: &dyn Fn(&str) -> Option<String>) -> Option<String> {
+    let set: Vec<&str> = INDEX_VARS.iter().copied().filter(|v| var(v).is_some_and(|x| !x.trim().is_empty())).collect();
+    if set.is_empty() {
+        return None;
+    }
+    let index = plan.steps.iter().find_map(|step| match &step.kind {
+        gpu_doctor_installers::StepKind::User { action: gpu_doctor_installers::UserAction::Run { argv } } => {
+            argv.iter().position(|a| a == "--index-url").and_then(|i| argv.get(i + 1)).cloned()
+        }
+        _ => None,
+    })?;
+    Some(format!(
+        "note: the install step reads {index} (only that index has this build), not the index your {} names",
+        set.join(" and ")
+    ))
+}
+
+/// Prints [`index_note`] for `plan` on standard error, from this process's environment.
+fn say_index_note(plan: &Plan) {
+    if let Some(note) = index_note(plan, &|name| std::env::var(name).ok()) {
+        eprintln!("{}", clean(&note));
+    }
+}
+
 /// Prints `plan` step by step (as JSON with `json`); nothing is changed.
 pub(crate) fn show(plan: &Plan, shell: Shell, json: bool) -> Result<u8> {
+    say_index_note(plan);
     let text = if json { serde_json::to_string_pretty(plan)? + "\n" } else { crate::render::plan::plan(plan, shell) };
     crate::files::to_stdout(text.as_bytes())?;
     Ok(exit::OK)
@@ -154,6 +186,7 @@ pub(crate) fn apply_asked(
             ),
         }
     }
+    say_index_note(plan);
     if !yes && !confirm(plan)? {
         eprintln!("nothing changed");
         return Ok(exit::OK);
@@ -478,6 +511,39 @@ mod tests {
         for words in ["1 a step failed or was cancelled", "cannot prove GPU use there, which is no failure"] {
             assert!(setup.contains(words), "setup --help does not say {words:?}");
         }
+    }
+
+    /// Issue 29 item 1: a step from PyTorch's index says it does not use the user's configured
+    /// index; a plan from PyPI (no --index-url) or a user without one gets no note.
+    #[test]
+    fn a_pytorch_index_step_says_it_bypasses_the_configured_index() {
+        let plan = |argv: &[&str]| Plan {
+            id: "p".into(),
+            goal: "g".into(),
+            answers: Vec::new(),
+            env: None,
+            steps: vec![gpu_doctor_installers::Step::run(
+                argv.iter().map(|a| (*a).to_owned()).collect(),
+                "w",
+                "c",
+                "u",
+            )],
+            choice: None,
+        };
+        let pytorch =
+            plan(&["pip", "install", "--index-url", "https://download.pytorch.org/whl/cu126", "torch==2.9.1+cu126"]);
+        let pypi = plan(&["pip", "install", "torch==2.9.1"]);
+        let mirror = |name: &str| (name == "UV_DEFAULT_INDEX").then(|| "https://mirror.example/simple".to_owned());
+        let none = |_: &str| None;
+        assert_eq!(
+            index_note(&pytorch, &mirror).as_deref(),
+            Some(
+                "note: the install step reads https://download.pytorch.org/whl/cu126 (only that index has this build), \
+                 not the index your UV_DEFAULT_INDEX names"
+            )
+        );
+        assert_eq!(index_note(&pypi, &mirror), None);
+        assert_eq!(index_note(&pytorch, &none), None);
     }
 
     /// Issue 29: pip's error wall is shown once: streamed as it runs, then only the reason's head
