@@ -86,6 +86,15 @@ fn conflict(cx: &Ctx<'_>, t: &Toolkits, out: &mut Vec<Finding>) {
     let majors = framework_majors(cx);
     let with_nvcc: Vec<&ToolkitInstall> = picked.iter().copied().filter(|i| i.nvcc.is_some()).collect();
     let pool = if with_nvcc.is_empty() { &picked } else { &with_nvcc };
+    // A toolkit newer than the CUDA the driver supports builds programs that run here only through
+    // minor-version compatibility (or not at all): one the driver runs in full comes first.
+    let driver = cx.driver.cuda.map(CudaVersion::major_minor);
+    let runs = |i: &ToolkitInstall| driver.is_none_or(|d| i.version.is_none_or(|v| v.major_minor() <= d));
+    let fitting: Vec<&ToolkitInstall> = pool.iter().copied().filter(|i| runs(i)).collect();
+    // The newest toolkit left out for the driver, when one is and another fits.
+    let passed_over =
+        (!fitting.is_empty()).then(|| pool.iter().filter(|i| !runs(i)).filter_map(|i| i.version).max()).flatten();
+    let pool = if fitting.is_empty() { pool } else { &fitting };
     let target = pool
         .iter()
         .filter(|i| i.version.is_some_and(|v| majors.contains(&v.major)))
@@ -93,12 +102,22 @@ fn conflict(cx: &Ctx<'_>, t: &Toolkits, out: &mut Vec<Finding>) {
         .or_else(|| pool.iter().max_by_key(|i| i.version))
         .copied();
     let plan = target.map(|target| {
-        let why = if target.version.is_some_and(|v| majors.contains(&v.major)) {
-            "it matches your framework's CUDA major"
-        } else {
-            "the newest"
+        let why = match (target.version.is_some_and(|v| majors.contains(&v.major)), passed_over.is_some()) {
+            (true, _) => "it matches your framework's CUDA major",
+            (false, true) => "the newest the driver runs in full",
+            (false, false) => "the newest",
         };
-        let goal = format!("every name picks {} ({}, {why})", target.root, version_of(target));
+        let cost = match (driver, target.version) {
+            (Some(d), Some(v)) if v.major_minor() > d => format!(
+                "; it is newer than the CUDA {d} the driver supports, so what it builds runs here only through \
+                 minor-version compatibility, if at all"
+            ),
+            (Some(d), _) if let Some(newer) = passed_over => {
+                format!("; not CUDA {}: the driver supports CUDA {d} at most", newer.major_minor())
+            }
+            _ => String::new(),
+        };
+        let goal = format!("every name picks {} ({}, {why}{cost})", target.root, version_of(target));
         fix::change(None, goal, agree_changes(cx, t, target))
     });
     let finding = CONFLICT.finding(
