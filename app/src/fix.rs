@@ -32,9 +32,12 @@ put back into ENV (only if it was saved for ENV's interpreter), after showing wh
 and installed and asking (unless --yes). Ctrl+C or SIGTERM during a step lets a running install \
 finish (or stops it before it changes anything), then stops; a second one stops at once.
 
-Exit codes: 0 the plan was shown, or applied and its findings are gone; 1 a step failed, or a \
-finding it answers is still there; 2 the command line was wrong (an unknown ID); 3 an input could \
-not be read; 4 gpu-doctor itself failed.";
+Exit codes: 0 the plans or the plan were shown, --apply was not confirmed, or the plan was applied \
+and its findings are gone (where the machine has no GPU, GPU use cannot be proven: no failure), \
+or --undo put the list back; 1 a step failed or was cancelled, a finding it answers is still there, \
+the check could not prove GPU use on a machine with a GPU, or after --undo the packages still differ \
+from the list; 2 the command line was wrong (an unknown ID); 3 an input could not be read; 4 \
+gpu-doctor itself failed.";
 
 /// `fix`.
 #[derive(Debug, Args)]
@@ -116,8 +119,40 @@ pub fn fix(host: &dyn Host, args: &FixArgs, opts: &Options, this_machine: bool, 
     apply_asked(host, opts, plan, this_machine, args.yes, args.json, quiet)
 }
 
+/// The variables through which pip and uv name the user's own index or mirror.
+const INDEX_VARS: [&str; 5] = ["PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "UV_INDEX_URL", "UV_DEFAULT_INDEX", "UV_INDEX"];
+
+/// A note for a plan whose install step names its own index (`--index-url`, PyTorch's, for a build
+/// only that index has) while the user's configuration names another (`var(name)` reads one of
+/// [`INDEX_VARS`]): that step does not use theirs. `None` otherwise: steps from PyPI carry no
+/// `--index-url`, so pip and uv use the user's own index there.
+pub(crate) fn index_note(plan: &Plan, var: &dyn Fn(&str) -> Option<String>) -> Option<String> {
+    let set: Vec<&str> = INDEX_VARS.iter().copied().filter(|v| var(v).is_some_and(|x| !x.trim().is_empty())).collect();
+    if set.is_empty() {
+        return None;
+    }
+    let index = plan.steps.iter().find_map(|step| match &step.kind {
+        gpu_doctor_installers::StepKind::User { action: gpu_doctor_installers::UserAction::Run { argv } } => {
+            argv.iter().position(|a| a == "--index-url").and_then(|i| argv.get(i + 1)).cloned()
+        }
+        _ => None,
+    })?;
+    Some(format!(
+        "note: the install step reads {index} (only that index has this build), not the index your {} names",
+        set.join(" and ")
+    ))
+}
+
+/// Prints [`index_note`] for `plan` on standard error, from this process's environment.
+fn say_index_note(plan: &Plan) {
+    if let Some(note) = index_note(plan, &|name| std::env::var(name).ok()) {
+        eprintln!("{}", clean(&note));
+    }
+}
+
 /// Prints `plan` step by step (as JSON with `json`); nothing is changed.
 pub(crate) fn show(plan: &Plan, shell: Shell, json: bool) -> Result<u8> {
+    say_index_note(plan);
     let text = if json { serde_json::to_string_pretty(plan)? + "\n" } else { crate::render::plan::plan(plan, shell) };
     crate::files::to_stdout(text.as_bytes())?;
     Ok(exit::OK)
@@ -151,6 +186,7 @@ pub(crate) fn apply_asked(
             ),
         }
     }
+    say_index_note(plan);
     if !yes && !confirm(plan)? {
         eprintln!("nothing changed");
         return Ok(exit::OK);
@@ -170,10 +206,28 @@ fn finish(host: &dyn Host, opts: &Options, plan: &Plan, json: bool, quiet: bool)
         let text = serde_json::to_string_pretty(&Applied { plan, outcome: &outcome, still_found: still.clone() })?;
         crate::files::to_stdout((text + "\n").as_bytes())?;
     } else {
-        crate::files::to_stdout(summary(plan, &outcome, &still, &after).as_bytes())?;
+        crate::files::to_stdout(summary(plan, &outcome, &still, &after, !quiet).as_bytes())?;
     }
-    let failed = outcome.steps.iter().any(|s| !matches!(s, StepStatus::Done | StepStatus::LeftToYou));
-    Ok(if failed || !still.is_empty() { exit::FINDINGS } else { exit::OK })
+    Ok(exit_code(&outcome, &still, gpu_here(&after)))
+}
+
+/// Whether the machine has an NVIDIA GPU: the driver lists one, or the PCI bus has one.
+fn gpu_here(report: &Report) -> bool {
+    let snap = &report.snapshot;
+    snap.gpus.value().is_some_and(|g| !g.is_empty()) || snap.pci_devices.value().is_some_and(|p| !p.is_empty())
+}
+
+/// The exit code of an applied plan, as `fix --help` and `setup --help` word it: 1 when a step
+/// failed (or was cancelled, or not reached), when a finding the plan answers is still there, or
+/// when the check could not prove GPU use on a machine that has a GPU; else 0. On a machine
+/// without a GPU the check cannot prove GPU use, so a successful install there is 0, not 1.
+pub(crate) fn exit_code(outcome: &Outcome, still: &[String], gpu_here: bool) -> u8 {
+    let failed = outcome.steps.iter().any(|s| match s {
+        StepStatus::Done | StepStatus::LeftToYou => false,
+        StepStatus::Unproven { .. } => gpu_here,
+        StepStatus::Failed { .. } | StepStatus::NotRun | StepStatus::Cancelled => true,
+    });
+    if failed || !still.is_empty() { exit::FINDINGS } else { exit::OK }
 }
 
 /// The machine checked again after `plan`: its environment's interpreter (the plan's own, when it
@@ -316,7 +370,7 @@ fn write_root_script(plan: &Plan, path: &Path, quiet: bool) -> Result<()> {
     crate::files::write_file(path, script)?;
     if !quiet {
         eprintln!(
-            "wrote the root steps to {} (review it, then run it: its lines use sudo)",
+            "wrote the root steps to {} (review it, then run it as root: sudo sh {0})",
             clean(&path.display().to_string())
         );
     }
@@ -351,7 +405,8 @@ fn print_event(e: Event, quiet: bool) {
         Event::Line { text, .. } => eprintln!("    {}", clean(&text)),
         Event::Progress { .. } => {}
         Event::Ended { index, status } => match status {
-            StepStatus::Failed { reason } => eprintln!("[{}] failed: {}", index + 1, clean(&reason)),
+            // Its output was streamed just above: the reason without its last lines again.
+            StepStatus::Failed { reason } => eprintln!("[{}] failed: {}", index + 1, clean(failure(&reason, true))),
             StepStatus::LeftToYou => eprintln!("[{}] left to you (shown above)", index + 1),
             _ => {}
         },
@@ -379,11 +434,25 @@ fn run(plan: &Plan, quiet: bool) -> Result<Outcome> {
 }
 
 /// What was done, what was not, and what the check after it says.
-fn summary(plan: &Plan, outcome: &Outcome, still: &[String], after: &Report) -> String {
+/// A failed step's reason as shown: without the output lines it quotes (`; its last lines:` and
+/// after) when that output was `streamed` on the terminal already, so pip's error is shown once.
+fn failure(reason: &str, streamed: bool) -> &str {
+    match reason.split_once("; its last lines:") {
+        Some((head, _)) if streamed => head,
+        _ => reason,
+    }
+}
+
+/// What was done, what was not, and what the check after it says; a failed step's output lines
+/// only where they were not `streamed` on the terminal during the run.
+fn summary(plan: &Plan, outcome: &Outcome, still: &[String], after: &Report, streamed: bool) -> String {
     let mut out = format!("Plan {}:\n", plan.id);
     for (step, status) in plan.steps.iter().zip(&outcome.steps) {
         let what = match status {
             StepStatus::Done => "done".to_owned(),
+            StepStatus::Failed { reason } if streamed && failure(reason, true).len() < reason.len() => {
+                format!("FAILED: {} (its output is above)", clean(failure(reason, true)))
+            }
             StepStatus::Failed { reason } => format!("FAILED: {}", clean(reason)),
             StepStatus::LeftToYou => "left to you".to_owned(),
             StepStatus::NotRun => "not run".to_owned(),
@@ -406,4 +475,97 @@ fn summary(plan: &Plan, outcome: &Outcome, still: &[String], after: &Report) -> 
     let errors = after.findings.iter().filter(|f| f.severity == gpu_doctor_model::Severity::Error).count();
     out.push_str(&format!("{errors} error-level finding(s) now; `gpu-doctor check` shows them.\n"));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outcome(steps: Vec<StepStatus>) -> Outcome {
+        Outcome { steps, ..Outcome::default() }
+    }
+
+    /// Issue 29: a successful install on a machine without a GPU exits 0, as the help says; the
+    /// same verify on a machine with a GPU, a failed, cancelled or unreached step, or a finding still
+    /// there exit 1. Each row names the words of `fix --help` and `setup --help` it follows.
+    #[test]
+    fn exit_codes_of_an_applied_plan_follow_the_help() {
+        let unproven = || StepStatus::Unproven { summary: "no GPU here".into() };
+        let failed = || StepStatus::Failed { reason: "pip failed".into() };
+        type Row = (Vec<StepStatus>, &'static [&'static str], bool, u8, &'static str);
+        let rows: [Row; 6] = [
+            (vec![StepStatus::Done, StepStatus::Done], &[], true, exit::OK, "and its findings are gone"),
+            (vec![StepStatus::Done, unproven()], &[], false, exit::OK, "GPU use cannot be proven: no failure"),
+            (vec![StepStatus::Done, unproven()], &[], true, exit::FINDINGS, "prove GPU use on a machine with a GPU"),
+            (vec![failed(), StepStatus::NotRun], &[], false, exit::FINDINGS, "a step failed"),
+            (vec![StepStatus::Cancelled, StepStatus::NotRun], &[], false, exit::FINDINGS, "or was cancelled"),
+            (vec![StepStatus::LeftToYou, StepStatus::Done], &["x"], true, exit::FINDINGS, "is still there"),
+        ];
+        let help = AFTER_HELP.replace('\n', " ");
+        for (steps, still, gpu, code, words) in rows {
+            let still: Vec<String> = still.iter().map(|s| (*s).to_owned()).collect();
+            assert_eq!(exit_code(&outcome(steps.clone()), &still, gpu), code, "{steps:?} gpu {gpu}");
+            assert!(help.contains(words), "fix --help does not say {words:?}");
+        }
+        let setup = crate::setup::AFTER_HELP.replace('\n', " ");
+        for words in ["1 a step failed or was cancelled", "cannot prove GPU use there, which is no failure"] {
+            assert!(setup.contains(words), "setup --help does not say {words:?}");
+        }
+    }
+
+    /// Issue 29 item 1: a step from PyTorch's index says it does not use the user's configured
+    /// index; a plan from PyPI (no --index-url) or a user without one gets no note.
+    #[test]
+    fn a_pytorch_index_step_says_it_bypasses_the_configured_index() {
+        let plan = |argv: &[&str]| Plan {
+            id: "p".into(),
+            goal: "g".into(),
+            answers: Vec::new(),
+            env: None,
+            steps: vec![gpu_doctor_installers::Step::run(
+                argv.iter().map(|a| (*a).to_owned()).collect(),
+                "w",
+                "c",
+                "u",
+            )],
+            choice: None,
+        };
+        let pytorch =
+            plan(&["pip", "install", "--index-url", "https://download.pytorch.org/whl/cu126", "torch==2.9.1+cu126"]);
+        let pypi = plan(&["pip", "install", "torch==2.9.1"]);
+        let mirror = |name: &str| (name == "UV_DEFAULT_INDEX").then(|| "https://mirror.example/simple".to_owned());
+        let none = |_: &str| None;
+        assert_eq!(
+            index_note(&pytorch, &mirror).as_deref(),
+            Some(
+                "note: the install step reads https://download.pytorch.org/whl/cu126 (only that index has this build), \
+                 not the index your UV_DEFAULT_INDEX names"
+            )
+        );
+        assert_eq!(index_note(&pypi, &mirror), None);
+        assert_eq!(index_note(&pytorch, &none), None);
+    }
+
+    /// Issue 29: pip's error wall is shown once: streamed as it runs, then only the reason's head
+    /// in the failed line and the summary; printed in full where nothing was streamed (--quiet).
+    #[test]
+    fn a_failed_steps_output_is_shown_once() {
+        let reason = "pip exited with status 1; its last lines:\nERROR: No matching distribution found for torch==9";
+        let plan = Plan {
+            id: "p".into(),
+            goal: "g".into(),
+            answers: Vec::new(),
+            env: None,
+            steps: vec![gpu_doctor_installers::Step::run(vec!["pip".into()], "w", "c", "u")],
+            choice: None,
+        };
+        let done = outcome(vec![StepStatus::Failed { reason: reason.into() }]);
+        let report = Report::new(gpu_doctor_model::Snapshot::unknown(Vec::new()), Vec::new());
+        let streamed = summary(&plan, &done, &[], &report, true);
+        assert!(!streamed.contains("No matching distribution"), "{streamed}");
+        assert!(streamed.contains("FAILED: pip exited with status 1 (its output is above)"), "{streamed}");
+        assert_eq!(failure(reason, true), "pip exited with status 1");
+        let quiet = summary(&plan, &done, &[], &report, false);
+        assert_eq!(quiet.matches("No matching distribution").count(), 1, "{quiet}");
+    }
 }

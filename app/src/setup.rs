@@ -26,9 +26,11 @@ Examples:
   gpu-doctor setup --framework jax --env ./jax-env --find-links ./wheels --apply
                                    offline: choose among the wheels in ./wheels
 
-Exit codes: 0 the plan was shown, or applied and verified; 1 a step failed or the check could not \
-prove GPU use; 2 the command line was wrong; 3 an input could not be read (no build fits, the folder \
-holds other files); 4 gpu-doctor itself failed.";
+Exit codes: 0 the plan was shown or not confirmed, or applied and verified (on a machine without a \
+GPU: applied, and the check cannot prove GPU use there, which is no failure); 1 a step failed or was \
+cancelled (a new environment is then deleted again), or the check could not prove GPU use on a \
+machine with a GPU; 2 the command line was wrong; 3 an input could not be read (no build fits, the \
+folder holds other files); 4 gpu-doctor itself failed.";
 
 /// A framework on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -165,7 +165,8 @@ fn diagnose_a_support_thread_finds_the_driver_error_and_exits_1() {
     }
     assert_eq!(f["category"], "driver_too_old_for_runtime");
     assert_eq!(f["severity"], "error");
-    assert!(f["fix"].as_str().unwrap().contains("download.pytorch.org/whl/cu128"), "{f}");
+    // PyPI's torch 2.9.1 is the cu128 build: installed from PyPI (or the user's own index).
+    assert!(f["fix"].as_str().unwrap().contains("pip install torch==2.9.1 torchvision==0.24.1"), "{f}");
 }
 
 #[test]

@@ -62,11 +62,12 @@ fn setup_builds_a_working_venv_from_a_wheelhouse_and_says_gpu_use_is_not_proven_
     assert!(text.contains("chosen: 2.5.1+") && text.contains("not 2.5.1+"), "{text}");
     assert!(!env.exists());
     // Applied: the venv has the chosen build, the smoke test ran in it, and without a GPU the
-    // answer is "not proven" (exit 1), with what it did check.
+    // answer is "not proven", with what it did check; on a machine without a GPU that is no
+    // failure, so the exit code is 0 (issue 29: scripts and CI read 1 as failure).
     let applied = run(&["--apply", "--yes"]);
     let out = String::from_utf8_lossy(&applied.stdout);
     let err = String::from_utf8_lossy(&applied.stderr);
-    assert_eq!(applied.status.code(), Some(1), "{out}{err}");
+    assert_eq!(applied.status.code(), Some(0), "{out}{err}");
     assert!(out.contains("GPU use could not be proven here") && out.contains("CPU matmul ok"), "{out}{err}");
     assert!(!imported.exists(), "the check after the plan ran another environment's interpreter");
     let chosen = text.lines().find_map(|l| l.strip_prefix("chosen: ")).unwrap().split(':').next().unwrap().to_owned();
@@ -152,9 +153,12 @@ fn fix_lists_shows_and_writes_root_steps_without_changing_anything() {
     // The plan itself is shown, step by step, with each step's kind and why.
     let shown = String::from_utf8_lossy(&written.stdout);
     assert!(shown.starts_with("Plan presence.gpu_without_driver: "), "{shown}");
-    assert!(shown.contains("\n1. [root (you run it)] sudo ") && shown.contains("\n   why: "), "{shown}");
+    // Root steps are run as root as a whole: shown as such, their commands without a sudo of their own.
+    assert!(shown.contains("\n1. [root (you run it)] apt ") && shown.contains("\n   why: "), "{shown}");
+    assert!(!shown.contains("] sudo "), "{shown}");
     let body = std::fs::read_to_string(&script).unwrap();
-    assert!(body.starts_with("#!/bin/sh\n") && body.contains("set -e") && body.contains("sudo "), "{body}");
+    assert!(body.starts_with("#!/bin/sh\n") && body.contains("set -e") && body.contains("as root"), "{body}");
+    assert!(!body.contains("sudo "), "{body}");
     assert!(!body.contains("Reboot"), "manual steps are not script lines: {body}");
 }
 

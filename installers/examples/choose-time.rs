@@ -16,6 +16,7 @@ fn machine(gpus: &[(u32, u32)], driver: &str, python: (u32, u32)) -> Machine {
         python: Some(python),
         os: OsFamily::Linux,
         cpu: "x86_64".into(),
+        toolkits: Vec::new(),
     }
 }
 

@@ -51,6 +51,9 @@ pub struct Machine {
     pub os: OsFamily,
     /// The CPU (`x86_64`, `aarch64`).
     pub cpu: String,
+    /// The CUDA toolkits installed on the machine itself (not an environment's pip or conda
+    /// packages): a CuPy build of a major none of them has gets its CUDA libraries from PyPI.
+    pub toolkits: Vec<CudaVersion>,
 }
 
 /// What the user asks for.
@@ -233,6 +236,11 @@ pub(crate) struct Build {
     pub requirements: Vec<String>,
     /// As [`Candidate::index_url`].
     pub index_url: Option<String>,
+    /// The variant plain `pip install torch==VERSION` gives from PyPI on Linux x86_64 (`cu130`),
+    /// from the knowledge base; `None` for builds that come from PyPI anyway (or a wheelhouse).
+    pub pypi_linux: Option<String>,
+    /// A CuPy package whose `ctk` extra brings the CUDA libraries it loads from PyPI.
+    pub ctk: bool,
     /// As [`Candidate::beyond_kb`].
     pub beyond_kb: String,
     /// Said in the choice's why: companions not pinned, and the like.
@@ -380,7 +388,15 @@ fn judge(kb: &Kb, machine: &Machine, b: &Build) -> Result<Fit, Why> {
         RuntimeVerdict::Unknown => {
             fit.full = true;
             let need = kb.cuda.full_driver(cuda, machine.os).map_or_else(String::new, |d| format!(" ({d} or newer)"));
-            fit.driver = format!("the driver is not known: CUDA {cuda} needs one for CUDA {cuda}{need}");
+            fit.driver = if machine.gpus.is_empty() {
+                // Issue 29: a machine without a GPU got a cu132 build with no word on why.
+                format!(
+                    "no NVIDIA GPU or driver is seen here, so nothing rules a build out and the newest is chosen: \
+                     a machine that runs it on a GPU needs a driver for CUDA {cuda}{need}"
+                )
+            } else {
+                format!("the driver is not known: CUDA {cuda} needs a driver for CUDA {cuda}{need}")
+            };
         }
         RuntimeVerdict::MinorVersionCompatible { .. } if !fit.ptx_only.is_empty() => {
             return Err(Why::Other(format!(
@@ -469,12 +485,95 @@ impl Build {
             why.push(format!("stays on the installed {} line", self.line));
         }
         why.extend(self.notes);
+        let (requirements, index_url) = match (self.pypi_linux, self.cuda) {
+            (Some(default), Some(cuda)) => {
+                let (requirements, index_url, said) =
+                    torch_source(machine, &default, cuda, self.requirements, self.index_url, &self.version);
+                why.push(said);
+                (requirements, index_url)
+            }
+            _ => (self.requirements, self.index_url),
+        };
+        let requirements = match self.cuda.filter(|_| want.framework == Framework::Cupy) {
+            Some(cuda) => {
+                let (requirements, said) = cupy_libraries(machine, cuda, self.ctk, requirements);
+                why.push(said);
+                requirements
+            }
+            None => requirements,
+        };
         Candidate {
             label: self.label,
-            requirements: self.requirements,
-            index_url: self.index_url,
+            requirements,
+            index_url,
             why: format!("{}.", why.join("; ")),
             beyond_kb: self.beyond_kb,
         }
     }
+}
+
+/// Where a torch build of the knowledge base installs from: PyPI (the requirements without their
+/// `+cuXYZ` label, no `--index-url`, so the user's own index or mirror from pip's or uv's
+/// configuration applies) when PyPI serves that very build here, which is on Linux x86_64 for the
+/// line's PyPI-default variant `default`; else PyTorch's index, which alone has the other variants.
+/// Returns the requirements, the index and the sentence that says which and why.
+fn torch_source(
+    machine: &Machine,
+    default: &str,
+    cuda: CudaVersion,
+    requirements: Vec<String>,
+    index_url: Option<String>,
+    version: &str,
+) -> (Vec<String>, Option<String>, String) {
+    let tag = gpu_doctor_kb::index_tag(cuda);
+    let linux_x86 = machine.os == OsFamily::Linux && wheel::normalize_cpu(&machine.cpu) == "x86_64";
+    let index = index_url.as_deref().unwrap_or("PyTorch's index");
+    if linux_x86 && tag == default {
+        let suffix = format!("+{tag}");
+        let plain = requirements.iter().map(|r| r.strip_suffix(&suffix).unwrap_or(r).to_owned()).collect();
+        let said = format!(
+            "PyPI serves this very build (torch {version} from PyPI is {tag} on Linux x86_64), so it installs from \
+             PyPI or the index your pip or uv configuration names, not from {index}"
+        );
+        return (plain, None, said);
+    }
+    let pypi = match machine.os {
+        OsFamily::Linux if linux_x86 => format!("PyPI serves only {default} of torch {version}"),
+        OsFamily::Unknown => {
+            format!("the OS is not known; PyPI serves {default} of torch {version} on Linux x86_64 only")
+        }
+        _ => "PyPI's torch wheels for this platform are CPU-only builds".to_owned(),
+    };
+    let said = format!("only {index} has the {tag} build ({pypi}), so it installs from there");
+    (requirements, index_url, said)
+}
+
+/// The CuPy requirements for `machine`: with the `ctk` extra (the CUDA libraries CuPy loads, from
+/// PyPI) where the machine has no CUDA toolkit of the build's major, as CuPy's wheels otherwise
+/// load cuBLAS and the rest from a local toolkit; and the sentence that says which.
+fn cupy_libraries(machine: &Machine, cuda: CudaVersion, ctk: bool, requirements: Vec<String>) -> (Vec<String>, String) {
+    let major = cuda.major;
+    if let Some(local) = machine.toolkits.iter().filter(|t| t.major == major).max() {
+        return (requirements, format!("it loads the CUDA libraries of the CUDA {local} toolkit installed here"));
+    }
+    if !ctk {
+        let said = format!(
+            "this machine has no CUDA {major} toolkit and this CuPy package has no ctk extra: install a CUDA {major}.x \
+             toolkit, or CuPy cannot load cuBLAS and the other CUDA libraries"
+        );
+        return (requirements, said);
+    }
+    let with_extra = requirements
+        .into_iter()
+        .map(|r| match r.split_once("==") {
+            Some((name, version)) if families::is_cupy_cuda(name) => format!("{name}[ctk]=={version}"),
+            _ => r,
+        })
+        .collect();
+    let said = format!(
+        "this machine has no CUDA {major} toolkit, so the ctk extra installs the CUDA libraries CuPy loads (cuBLAS, \
+         cuFFT, cuRAND, cuSOLVER, cuSPARSE, NVRTC, the runtime) from PyPI: the newest CUDA {major}.x wheels \
+         (cuda-toolkit=={major}.*)"
+    );
+    (with_extra, said)
 }

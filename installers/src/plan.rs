@@ -86,10 +86,10 @@ impl Step {
         undo: impl Into<String>,
     ) -> Self {
         Self {
-            kind: StepKind::Root { command: command.into() },
+            kind: StepKind::Root { command: without_sudo(&command.into()) },
             why: why.into(),
             changes: changes.into(),
-            undo: undo.into(),
+            undo: without_sudo(&undo.into()),
         }
     }
 
@@ -187,6 +187,29 @@ impl Plan {
     }
 }
 
+/// `line` without the `sudo` in front of its commands (at its start and after `;`, `&&`, `||`,
+/// `|`, `(`): a root step is run as root as a whole (shown as such, written to a root script), so
+/// its commands carry no `sudo` of their own, whichever planner or knowledge-base row they came
+/// from. A `sudo` with options (`sudo -u x`) is kept: removing it would change the command.
+pub fn without_sudo(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut rest = line;
+    while let Some(at) = rest.find("sudo ") {
+        let last = rest[..at].trim_end().chars().last().or_else(|| out.trim_end().chars().last());
+        let starts = last.is_none_or(|c| matches!(c, ';' | '&' | '|' | '('));
+        let after = rest[at + 5..].trim_start();
+        out.push_str(&rest[..at]);
+        if starts && !after.starts_with('-') && !after.is_empty() {
+            rest = after;
+        } else {
+            out.push_str("sudo ");
+            rest = &rest[at + 5..];
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// `text` on one line: each line break (`\n`, `\r`, and the other breaks a reader may honour) a space.
 fn one_line(text: &str) -> String {
     text.replace(['\n', '\r', '\u{b}', '\u{c}', '\u{85}', '\u{2028}', '\u{2029}'], " ")
@@ -195,6 +218,26 @@ fn one_line(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_root_line_loses_the_sudo_of_each_command_only() {
+        for (line, want) in [
+            ("sudo apt install x", "apt install x"),
+            ("sudo dkms remove a && sudo ldconfig", "dkms remove a && ldconfig"),
+            ("echo y | sudo tee /etc/x; sudo rm -f /y", "echo y | tee /etc/x; rm -f /y"),
+            ("sudo -u me make", "sudo -u me make"),
+            ("pseudo thing", "pseudo thing"),
+            ("echo 'sudo x'", "echo 'sudo x'"),
+            ("modprobe nvidia", "modprobe nvidia"),
+        ] {
+            assert_eq!(without_sudo(line), want, "{line}");
+        }
+        let step = Step::root("sudo modprobe nvidia", "w", "c", "sudo modprobe -r nvidia");
+        assert_eq!(
+            (step.render(Shell::Posix).unwrap().as_str(), step.undo.as_str()),
+            ("modprobe nvidia", "modprobe -r nvidia")
+        );
+    }
 
     /// A line break in machine text (a GPU's name in the goal) stays inside its comment line.
     #[test]

@@ -632,3 +632,38 @@ fn undo_takes_a_replaced_pytorch_build_back_from_its_own_index() {
     );
     assert_eq!(fake_state(&env), BTreeSet::from(["numpy==2.1.0".to_owned(), "torch==2.5.1+cpu".to_owned()]));
 }
+
+/// Issue 29: a new environment whose install fails is deleted again (a bare venv was left behind),
+/// while a folder the person had made empty stays, empty.
+#[test]
+fn a_new_environment_whose_install_fails_is_deleted_again() {
+    let Some(base) = base_python() else { return skip("python3 with venv and ensurepip") };
+    let Ok(tool) = envtool::detect(Some("uv")) else { return skip("uv on PATH (.ci/run installs it)") };
+    let dir = tempfile::tempdir().unwrap();
+    let wheels = wheelhouse(&dir.path().join("wheels"));
+    for made_before in [false, true] {
+        let env = dir.path().join(format!("env-{made_before}"));
+        if made_before {
+            std::fs::create_dir(&env).unwrap();
+        }
+        let req = SetupRequest {
+            framework: Framework::Torch,
+            env: env.clone(),
+            tool: tool.clone(),
+            python: base.clone(),
+            find_links: Some(wheels.clone()),
+            wheelhouse: gpu_doctor_installers::planners::setup::wheel_files(&wheels).unwrap(),
+        };
+        // No cu999 build is in the wheelhouse: the install fails after the venv was made.
+        let plan = setup_plan_with(&req, torch_choice("cu999")).unwrap();
+        let (outcome, events) = apply_all(&plan, &options(&dir.path().join("logs")));
+        assert!(matches!(outcome.steps[..2], [StepStatus::Done, StepStatus::Failed { .. }]), "{events:#?}");
+        assert_eq!(outcome.deleted_env.as_deref(), Some(env.as_path()));
+        assert_eq!(env.exists(), made_before, "{events:#?}");
+        if made_before {
+            assert_eq!(std::fs::read_dir(&env).unwrap().count(), 0);
+        }
+        let said = events.iter().any(|e| matches!(e, Event::Line { text, .. } if text.starts_with("deleted ")));
+        assert!(said, "{events:#?}");
+    }
+}

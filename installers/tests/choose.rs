@@ -169,6 +169,7 @@ fn linux(gpus: &[&str], driver: Option<&str>, cuda: Option<&str>, python: (u32, 
         python: Some(python),
         os: OsFamily::Linux,
         cpu: "x86_64".into(),
+        toolkits: Vec::new(),
     }
 }
 
@@ -180,9 +181,37 @@ fn sm_120_needs_cu128_or_newer() {
     assert_eq!(reason(&c, "2.5.1+cu124"), "no sm_120");
     assert_eq!(reason(&c, "2.11.0+cu126"), "no sm_120");
     assert_eq!(reason(&c, "2.12.1+cu130"), "driver 570 < 580");
-    let req = &c.chosen.as_ref().unwrap().requirements;
-    assert_eq!(req, &["torch==2.11.0+cu128", "torchvision==0.26.0+cu128", "torchaudio==2.11.0+cu128"]);
-    assert_eq!(c.chosen.as_ref().unwrap().index_url.as_deref(), Some("https://download.pytorch.org/whl/cu128"));
+    // PyPI's 2.11.0 is cu130: only PyTorch's index has cu128, and the why says so.
+    let got = c.chosen.as_ref().unwrap();
+    assert_eq!(got.requirements, ["torch==2.11.0+cu128", "torchvision==0.26.0+cu128", "torchaudio==2.11.0+cu128"]);
+    assert_eq!(got.index_url.as_deref(), Some("https://download.pytorch.org/whl/cu128"));
+    assert!(
+        got.why.contains("only https://download.pytorch.org/whl/cu128 has the cu128 build (PyPI serves only cu130"),
+        "{}",
+        got.why
+    );
+}
+
+/// Issue 29 item 1: where PyPI serves the chosen build (the line's PyPI-default variant on Linux
+/// x86_64, from the knowledge base), it installs from PyPI, unlabelled and with no `--index-url`,
+/// so the user's own index or mirror applies; on Windows PyPI's torch is CPU-only.
+#[test]
+fn a_build_pypi_serves_installs_from_pypi_without_an_index() {
+    let m = linux(&["8.9"], Some("580.95.05"), Some("13.0"), (3, 12));
+    let c = choose(kb(), &m, &want(Framework::Torch, None));
+    let got = c.chosen.as_ref().unwrap();
+    let release = kb().pytorch.release(&got.label).unwrap();
+    assert!(got.label.ends_with(&format!("+{}", release.pypi_linux)), "{got:?}");
+    let version = release.latest.as_deref().unwrap();
+    assert_eq!(got.requirements[0], format!("torch=={version}"));
+    assert!(got.requirements.iter().all(|r| !r.contains('+')), "{got:?}");
+    assert_eq!(got.index_url, None);
+    assert!(got.why.contains("PyPI serves this very build"), "{}", got.why);
+    let windows = Machine { os: OsFamily::Windows, ..m };
+    let w = choose(kb(), &windows, &want(Framework::Torch, None));
+    let got = w.chosen.as_ref().unwrap();
+    assert!(got.index_url.as_deref().is_some_and(|u| u.starts_with("https://download.pytorch.org/whl/cu")), "{got:?}");
+    assert!(got.requirements[0].contains('+') && got.why.contains("CPU-only"), "{got:?}");
 }
 
 /// RTX 5090 on R575 (CUDA 12.9) with a cu132 torch: the newest build with sm_120 for this driver.
@@ -352,6 +381,7 @@ fn machines() -> impl Strategy<Value = Machine> {
             python,
             os,
             cpu: "x86_64".into(),
+            toolkits: Vec::new(),
         })
 }
 
@@ -392,7 +422,7 @@ proptest! {
     #[test]
     fn the_chooser_agrees_with_recommend(gpus in proptest::sample::subsequence(kb().gpus.cc.iter().map(|r| r.cc).collect::<Vec<_>>(), 1..3), cuda in proptest::sample::select(kb().cuda.toolkit.iter().map(|t| t.version).collect::<Vec<_>>())) {
         let kb = kb();
-        let m = Machine { gpus: gpus.clone(), driver_cuda: Some(cuda), driver_version: None, python: None, os: OsFamily::Linux, cpu: "x86_64".into() };
+        let m = Machine { gpus: gpus.clone(), driver_cuda: Some(cuda), driver_version: None, python: None, os: OsFamily::Linux, cpu: "x86_64".into(), toolkits: Vec::new() };
         let c = choose(kb, &m, &want(Framework::Torch, None));
         if let Some(v) = kb.pytorch.recommend(&gpus, Some(cuda), None) {
             let latest = kb.pytorch.release(&v.torch).and_then(|r| r.latest.clone()).unwrap();
@@ -433,4 +463,43 @@ fn a_wheelhouse_of_many_versions_is_chosen_among_quickly() {
     let j = choose(kb(), &m, &Want { framework: Framework::Jax, keep_line: None, wheelhouse: Some(files) });
     assert_eq!(chosen(&j), format!("jax[cuda12] 0.{}.1", n - 1));
     assert!(started.elapsed() < std::time::Duration::from_secs(20), "{:?}", started.elapsed());
+}
+
+/// Issue 29 item 2: CuPy's wheels load cuBLAS and the other CUDA libraries from a toolkit; on a
+/// machine with none of that major the plan installs the `ctk` extra, which brings them from PyPI
+/// (Provides-Extra of cupy-cuda12x and cupy-cuda13x 14.2.0); a machine with that toolkit keeps it;
+/// cupy-cuda11x has no such extra, and the why says a toolkit is needed.
+#[test]
+fn cupy_brings_its_cuda_libraries_where_the_machine_has_no_toolkit() {
+    let bare = linux(&["8.9"], Some("550.54.14"), Some("12.4"), (3, 12));
+    let c = choose(kb(), &bare, &want(Framework::Cupy, None));
+    let got = c.chosen.as_ref().unwrap();
+    assert_eq!(got.requirements, ["cupy-cuda12x[ctk]==14.2.0"]);
+    assert!(got.why.contains("no CUDA 12 toolkit, so the ctk extra"), "{}", got.why);
+    let with_toolkit = Machine { toolkits: vec![CudaVersion::new(12, 4)], ..bare };
+    let c = choose(kb(), &with_toolkit, &want(Framework::Cupy, None));
+    let got = c.chosen.as_ref().unwrap();
+    assert_eq!(got.requirements, ["cupy-cuda12x==14.2.0"]);
+    assert!(got.why.contains("CUDA 12.4 toolkit installed here"), "{}", got.why);
+    let r520 = linux(&["8.6"], Some("520.61.05"), None, (3, 10));
+    let c = choose(kb(), &r520, &want(Framework::Cupy, None));
+    let got = c.chosen.as_ref().unwrap();
+    assert_eq!(got.requirements, ["cupy-cuda11x==13.6.0"]);
+    assert!(got.why.contains("has no ctk extra: install a CUDA 11.x toolkit"), "{}", got.why);
+    // The replay fixtures' toolkits reach the chooser: a recorded machine without one gets the extra.
+    let (m, _) = scenario_machine("pcie-2x5090-no-p2p");
+    assert!(m.toolkits.is_empty(), "{m:?}");
+    let c = choose(kb(), &m, &want(Framework::Cupy, None));
+    assert!(c.chosen.as_ref().unwrap().requirements[0].contains("[ctk]=="), "{c:#?}");
+}
+/// Issue 29 item 8: a machine without a GPU gets the newest build, and the why says why (nothing
+/// rules a build out) and what a GPU machine needs to run it.
+#[test]
+fn a_machine_without_a_gpu_is_told_why_it_gets_the_newest_build() {
+    let m = Machine { gpus: vec![], driver_cuda: None, driver_version: None, ..linux(&[], None, None, (3, 12)) };
+    let c = choose(kb(), &m, &want(Framework::Torch, None));
+    let got = c.chosen.as_ref().unwrap();
+    assert!(got.why.starts_with("no NVIDIA GPU or driver is seen here, so nothing rules a build out"), "{}", got.why);
+    let cuda = got.label.rsplit("+cu").next().unwrap();
+    assert!(got.why.contains(&format!("needs a driver for CUDA {}.{}", &cuda[..2], &cuda[2..])), "{}", got.why);
 }

@@ -69,16 +69,22 @@ const PY: &str = "/home/user/proj/.venv/bin/python3";
 #[test]
 fn a_cu130_torch_on_r550_gets_a_plan_for_its_line_built_for_this_driver() {
     let r = judged(scenario("torch-cu130-on-r550"));
+    // Issue 29 item 6: the note that the CUDA versions differ "which is normal" carries no fix (it
+    // planned CUDA toolkit 13.0 on a driver for CUDA 12.4).
+    let note = finding(&r, "toolkits.versions_explained");
+    assert!(note.fix.is_none() && note.plan.is_none(), "{note:#?}");
     let f = finding(&r, "driver.too_old_for_runtime");
     assert_eq!(f.plan.as_ref().map(|p| p.id.as_str()), Some("driver.too_old_for_runtime"));
     let fix = f.fix.as_deref().unwrap();
     assert_eq!(
         fix,
         format!(
-            "{PY} -m pip install --index-url https://download.pytorch.org/whl/cu128 torch==2.9.1+cu128 \
-             torchvision==0.24.1+cu128 torchaudio==2.9.1+cu128; then check: gpu-doctor check --deep --python {PY}"
+            "{PY} -m pip install torch==2.9.1 torchvision==0.24.1 torchaudio==2.9.1; then check: gpu-doctor check \
+             --deep --python {PY}"
         )
     );
+    // PyPI's torch 2.9.1 is the cu128 build: no --index-url, so the user's own index or mirror applies.
+    assert!(kb().pytorch.release("2.9").is_some_and(|r| r.pypi_linux == "cu128"));
     let all = plans(&r, kb());
     let plan = all.iter().find(|p| p.id == "driver.too_old_for_runtime").unwrap();
     assert_eq!(plan.answers, ["driver.too_old_for_runtime"]);
@@ -98,14 +104,38 @@ fn a_cpu_only_torch_gets_the_cuda_build_of_its_release_with_its_companions() {
     let s = with_framework(scenario("consumer-gpu-torch-venv"), "torch", "2.3.0+cpu", FrameworkBuild::Cpu);
     let r = judged(s);
     let fix = finding(&r, "framework.cpu_only_build").fix.clone().unwrap();
+    // 2.3.1 from PyPI is cu121, and 2.3.0+cpu does not satisfy torch==2.3.1: PyPI, no index.
     assert!(
-        fix.starts_with(&format!(
-            "{PY} -m pip install --index-url https://download.pytorch.org/whl/cu121 torch==2.3.1+cu121 \
-             torchvision==0.18.1+cu121 torchaudio==2.3.1+cu121"
-        )),
+        fix.starts_with(&format!("{PY} -m pip install torch==2.3.1 torchvision==0.18.1 torchaudio==2.3.1;")),
         "{fix}"
     );
     assert!(!fix.contains("--force-reinstall"), "the exact build replaces +cpu without reinstall flags: {fix}");
+}
+
+/// An installed `2.3.1+cpu` satisfies `torch==2.3.1` for pip (PEP 440 ignores a candidate's local
+/// label against a public pin), so PyPI's unlabelled pins would change nothing: the labelled build
+/// comes from PyTorch's index, and the why says so.
+#[test]
+fn the_same_version_with_another_label_is_replaced_from_pytorchs_index() {
+    let s = with_framework(scenario("consumer-gpu-torch-venv"), "torch", "2.3.1+cpu", FrameworkBuild::Cpu);
+    let r = judged(s);
+    let plan = plans(&r, kb()).into_iter().find(|p| p.answers == ["framework.cpu_only_build"]).unwrap();
+    assert_eq!(
+        argv(&plan, 0),
+        [
+            PY,
+            "-m",
+            "pip",
+            "install",
+            "--index-url",
+            "https://download.pytorch.org/whl/cu121",
+            "torch==2.3.1+cu121",
+            "torchvision==0.18.1+cu121",
+            "torchaudio==2.3.1+cu121"
+        ]
+    );
+    assert!(plan.steps[0].why.contains("which pip counts as 2.3.1 already"), "{}", plan.steps[0].why);
+    assert!(!plan.steps[0].why.contains("PyPI serves"), "{}", plan.steps[0].why);
 }
 
 #[test]
@@ -194,8 +224,8 @@ fn uv_and_a_wheelhouse_install_offline_from_the_folder() {
     );
 }
 
-/// A pasted support thread (a cu130 nightly on R570): the plan keeps the 2.9 line on the cu128
-/// index, and says the paths are the other machine's.
+/// A pasted support thread (a cu130 nightly on R570): the plan keeps the 2.9 line with PyPI's
+/// cu128 build, and says the paths are the other machine's.
 #[test]
 fn a_pasted_support_thread_gets_a_plan_for_its_driver() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/paste");
@@ -205,10 +235,7 @@ fn a_pasted_support_thread_gets_a_plan_for_its_driver() {
     let f = finding(&r, "driver.too_old_for_runtime");
     let fix = f.fix.as_deref().unwrap();
     assert!(f.plan.is_some(), "{f:#?}");
-    assert!(
-        fix.contains("--index-url https://download.pytorch.org/whl/cu128 torch==2.9.1+cu128 torchvision==0.24.1+cu128"),
-        "{fix}"
-    );
+    assert!(fix.contains("pip install torch==2.9.1 torchvision==0.24.1 torchaudio==2.9.1;"), "{fix}");
     assert!(fix.contains("another machine"), "{fix}"); // The pasted environment has no interpreter: the person runs their own `python`, not a made-up path.
     assert!(fix.starts_with("python -m pip install"), "{fix}");
 }
@@ -245,4 +272,86 @@ fn every_planned_fix_is_its_plans_prose() {
         }
     }
     assert!(planned >= 3, "the scenarios have planned findings: {planned}");
+}
+
+/// Issue 29 item 8: a root step is shown as root (`as root:`, "root (you run it)", the root script
+/// run as root), so its command never carries its own `sudo`, and it always says how to undo it.
+#[test]
+fn every_root_step_of_every_scenario_is_plain_and_says_its_undo() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures");
+    let mut bad = Vec::new();
+    let mut roots = 0;
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let path = e.unwrap().path();
+        let r = judged(collect(&ReplayHost::load(&path).unwrap(), &ProbeOptions::default()));
+        for plan in plans(&r, kb()) {
+            for step in &plan.steps {
+                let StepKind::Root { command } = &step.kind else { continue };
+                roots += 1;
+                let sudo =
+                    command.split(|c: char| c.is_whitespace() || c == ';' || c == '&' || c == '|').any(|w| w == "sudo");
+                if sudo || step.undo.trim().is_empty() {
+                    bad.push(format!("{}: {}: {command:?} undo {:?}", path.display(), plan.id, step.undo));
+                }
+            }
+        }
+    }
+    assert!(roots >= 5, "the scenarios have root steps: {roots}");
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+fn setup_request(
+    framework: gpu_doctor_installers::choose::Framework,
+) -> gpu_doctor_installers::planners::setup::SetupRequest {
+    gpu_doctor_installers::planners::setup::SetupRequest {
+        framework,
+        env: "/nonexistent/gpu-doctor-test/env".into(),
+        tool: Tool::Pip,
+        python: "/nonexistent/python3".into(),
+        find_links: None,
+        wheelhouse: Vec::new(),
+    }
+}
+
+/// Issue 29 item 7: an R418 machine gets, for every framework, one plan that updates the driver
+/// (the driver planner's root steps, then "run setup again") instead of an error listing every
+/// build's "driver 418 < N".
+#[test]
+fn setup_on_r418_plans_the_driver_update_for_every_framework() {
+    use gpu_doctor_installers::choose::Framework as Fw;
+    let s = scenario("old-driver-nvml-gaps");
+    for fw in Fw::ALL {
+        let plan = gpu_doctor_installers::planners::setup::setup_plan(&s, kb(), &setup_request(fw))
+            .unwrap_or_else(|e| panic!("{}: {e}", fw.name()));
+        assert_eq!(plan.id, format!("setup-{}-driver", fw.name()));
+        assert!(
+            plan.goal.starts_with("update the driver: driver 418.43 runs no ")
+                && plan.goal.contains("(the oldest needs driver "),
+            "{}",
+            plan.goal
+        );
+        assert!(plan.steps.iter().any(|s| matches!(s.kind, StepKind::Root { .. })), "{plan:#?}");
+        assert!(!plan.steps.iter().any(|s| s.is_run_by_gpu_doctor()), "{plan:#?}");
+        let last = plan.steps.last().unwrap();
+        assert!(
+            matches!(&last.kind, StepKind::Manual { text } if text.starts_with(&format!("Then run gpu-doctor setup --framework {}", fw.name()))),
+            "{last:?}"
+        );
+        assert!(plan.choice.as_ref().is_some_and(|c| c.chosen.is_none() && !c.rejected.is_empty()));
+    }
+}
+
+/// Issue 29 item 7: JAX and TensorFlow on native Windows point at WSL2 instead of listing every
+/// build's "no GPU wheel for Windows".
+#[test]
+fn jax_and_tensorflow_on_native_windows_point_at_wsl2() {
+    use gpu_doctor_installers::choose::Framework as Fw;
+    let mut s = scenario("consumer-gpu-torch-venv");
+    s.platform.platform.os = gpu_doctor_model::OsFamily::Windows;
+    for fw in [Fw::Jax, Fw::Tensorflow] {
+        let err = gpu_doctor_installers::planners::setup::setup_plan(&s, kb(), &setup_request(fw)).unwrap_err();
+        assert!(err.contains("no CUDA build for native Windows: it runs on the GPU under WSL2"), "{err}");
+        assert!(!err.contains("no GPU wheel for Windows"), "{err}");
+    }
+    assert!(gpu_doctor_installers::planners::setup::setup_plan(&s, kb(), &setup_request(Fw::Torch)).is_ok());
 }

@@ -84,6 +84,10 @@ pub struct Outcome {
     /// state it is in. `None` when there was no saved list (a new environment, no environment).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<EnvState>,
+    /// The new environment this run made and deleted again because a later step failed or was
+    /// cancelled; `None` otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deleted_env: Option<PathBuf>,
 }
 
 /// Where an environment's packages stand after a run, read again from the environment.
@@ -151,6 +155,10 @@ pub fn apply(plan: &Plan, opts: &ApplyOptions, cancel: &AtomicBool, events: &mut
     let first = plan.steps.iter().position(crate::Step::is_run_by_gpu_doctor);
     let python = plan_python(plan);
     let existing = plan.env.as_deref().filter(|_| python.as_deref().is_some_and(Path::exists));
+    // A folder that is not there yet (or empty) is a new environment this run makes: if a later
+    // step fails it is deleted again, so no bare environment is left behind.
+    let fresh =
+        plan.env.as_deref().filter(|env| existing.is_none() && is_absent_or_empty(env)).map(|env| (env, env.exists()));
     // Held from before the backup to the end of the run. A folder that is no environment yet is
     // left as it is (uv refuses to make a venv in a folder with a file in it): it is locked
     // once a step has made the environment.
@@ -225,9 +233,47 @@ pub fn apply(plan: &Plan, opts: &ApplyOptions, cancel: &AtomicBool, events: &mut
         runner.line(total.saturating_sub(1), &state.describe());
         outcome.state = Some(state);
     }
-    runner.log.flush();
     drop(held);
+    if let Some((env, was_there)) = fresh.filter(|_| stopped) {
+        outcome.deleted_env = delete_new_environment(env, was_there, &mut runner, total.saturating_sub(1));
+    }
+    runner.log.flush();
     outcome
+}
+
+/// Whether `dir` does not exist or is an empty folder.
+fn is_absent_or_empty(dir: &Path) -> bool {
+    match std::fs::read_dir(dir) {
+        Ok(mut entries) => entries.next().is_none(),
+        Err(e) => e.kind() == std::io::ErrorKind::NotFound && dir.symlink_metadata().is_err(),
+    }
+}
+
+/// Deletes the environment `env` that this run made before a step failed (only a folder with a
+/// venv's `pyvenv.cfg` or conda's `conda-meta/`, never through a link), and says so; an empty
+/// folder stays where the person had made one. Returns `env` when it was deleted.
+fn delete_new_environment(env: &Path, was_there: bool, runner: &mut Runner<'_>, index: usize) -> Option<PathBuf> {
+    let is_dir = env.symlink_metadata().is_ok_and(|m| m.is_dir());
+    if !is_dir || !(env.join("pyvenv.cfg").is_file() || env.join("conda-meta").is_dir()) {
+        return None;
+    }
+    let emptied = std::fs::remove_dir_all(env).and_then(|()| if was_there { std::fs::create_dir(env) } else { Ok(()) });
+    match emptied {
+        Ok(()) => {
+            runner.line(
+                index,
+                &format!("deleted {}: the new environment this run made, as a step failed", env.display()),
+            );
+            Some(env.to_owned())
+        }
+        Err(e) => {
+            runner.line(
+                index,
+                &format!("could not delete the new environment {}: {e}; delete it yourself", env.display()),
+            );
+            None
+        }
+    }
 }
 
 /// The `name==version` requirements of a plan's install steps.

@@ -72,6 +72,8 @@ fn torch_kb(kb: &Kb) -> Vec<Line> {
                     wheels: Wheels::Kb { python: range(&r.python_min, &r.python_max), platforms: vec![LINUX, WINDOWS] },
                     requirements,
                     index_url: Some(kb.pytorch.index_url(v.cuda)),
+                    pypi_linux: Some(r.pypi_linux.clone()),
+                    ctk: false,
                     beyond_kb: String::new(),
                     notes,
                 }
@@ -101,6 +103,8 @@ fn jax_kb(kb: &Kb) -> Vec<Line> {
                 wheels: Wheels::Kb { python: range(&r.python_min, &r.python_max), platforms: vec![LINUX, LINUX_ARM] },
                 requirements: vec![format!("jax[{}]=={}", p.extra, r.version)],
                 index_url: None,
+                pypi_linux: None,
+                ctk: false,
                 beyond_kb: String::new(),
                 notes: vec![format!("jaxlib and {} move with it (jax pins them to {})", p.package, r.version)],
             })
@@ -124,12 +128,24 @@ fn tensorflow_kb(kb: &Kb) -> Vec<Line> {
             wheels: Wheels::Kb { python: range(&r.python_min, &r.python_max), platforms: vec![LINUX] },
             requirements: vec![format!("tensorflow[and-cuda]=={latest}")],
             index_url: None,
+            pypi_linux: None,
+            ctk: false,
             beyond_kb: String::new(),
             notes: vec!["the and-cuda extra pins the nvidia-* CUDA wheels it was tested with".into()],
         };
         out.push(Line { label: r.version.clone(), builds: vec![build] });
     }
     out
+}
+
+/// Whether CuPy package `name` at `version` has the `ctk` extra, which installs the CUDA
+/// libraries it loads (`cuda-toolkit[cublas,cudart,cufft,curand,cusolver,cusparse,nvrtc]==12.*`)
+/// from PyPI. Source: `Provides-Extra: ctk` and that `Requires-Dist` in
+/// https://pypi.org/pypi/cupy-cuda12x/json and https://pypi.org/pypi/cupy-cuda13x/json (14.2.0,
+/// read 2026-11-28); cupy-cuda11x 13.6.0 has none (only `all`, `test`). Only v14 was checked.
+pub(crate) fn has_ctk_extra(name: &str, version: &str) -> bool {
+    matches!(name, "cupy-cuda12x" | "cupy-cuda13x")
+        && PyVersion::new(version).numbers().first().is_some_and(|m| *m >= 14)
 }
 
 fn cupy_kb(kb: &Kb) -> Vec<Line> {
@@ -151,6 +167,8 @@ fn cupy_kb(kb: &Kb) -> Vec<Line> {
             wheels: Wheels::Kb { python, platforms },
             requirements: vec![format!("{}=={latest}", p.name)],
             index_url: None,
+            pypi_linux: None,
+            ctk: has_ctk_extra(&p.name, latest),
             beyond_kb: String::new(),
             notes: Vec::new(),
         };
@@ -307,6 +325,8 @@ fn torch_files(kb: &Kb, wheels: &[WheelName]) -> Vec<Line> {
             wheels: Wheels::Files(files.into_iter().cloned().collect()),
             requirements,
             index_url: None,
+            pypi_linux: None,
+            ctk: false,
             beyond_kb,
             notes,
         });
@@ -364,6 +384,8 @@ fn jax_files(kb: &Kb, wheels: &[WheelName]) -> Vec<Line> {
                 wheels: Wheels::Files(files),
                 requirements: vec![format!("jax[{extra}]=={version}")],
                 index_url: None,
+                pypi_linux: None,
+                ctk: false,
                 beyond_kb,
                 notes,
             });
@@ -405,6 +427,8 @@ fn tensorflow_files(kb: &Kb, wheels: &[WheelName]) -> Vec<Line> {
             wheels: Wheels::Files(files.into_iter().cloned().collect()),
             requirements: vec![format!("tensorflow[and-cuda]=={version}")],
             index_url: None,
+            pypi_linux: None,
+            ctk: false,
             beyond_kb,
             notes: vec!["the and-cuda extra needs its nvidia-* wheels in the wheelhouse too".into()],
         });
@@ -444,6 +468,8 @@ fn cupy_files(kb: &Kb, wheels: &[WheelName]) -> Vec<Line> {
                 wheels: Wheels::Files(files.into_iter().cloned().collect()),
                 requirements: vec![format!("{name}=={version}")],
                 index_url: None,
+                pypi_linux: None,
+                ctk: false,
                 beyond_kb,
                 notes: Vec::new(),
             });

@@ -145,6 +145,24 @@ impl<'a> Here<'a> {
                 ". No driver answered, so the GPU's generation is not known here: for a GPU older than Turing \
                  (GeForce GTX 10 series and older) install the proprietary driver instead",
             );
+            // gpus.toml maps product names, not PCI ids: the id the bus gives is named for a look-up.
+            let ids: Vec<String> = self
+                .report
+                .snapshot
+                .pci_devices
+                .value()
+                .map(|d| d.iter().map(|d| format!("{:04x}", d.device_id)).collect())
+                .unwrap_or_default();
+            if !ids.is_empty() {
+                let links: Vec<String> = ids
+                    .iter()
+                    .map(|id| format!("PCI device 0x{id}: https://pci-ids.ucw.cz/read/PC/10de/{id}"))
+                    .collect();
+                why.push_str(&format!(
+                    " (the bus names the GPU by its id only, which tells its chip: {})",
+                    links.join(", ")
+                ));
+            }
         }
         if let Some(alt) = branch.and_then(|b| d.alternative(b, flavor, legacy)) {
             why.push_str(&format!(" (the same as: {alt})"));

@@ -5,12 +5,12 @@
 use std::path::PathBuf;
 
 use gpu_doctor_judge::diagnose::gpu_views;
-use gpu_doctor_kb::{Kb, PyVersion};
-use gpu_doctor_model::PythonEnv;
+use gpu_doctor_kb::{Kb, PyVersion, families};
+use gpu_doctor_model::{CudaVersion, PythonEnv, ToolkitKind};
 use gpu_doctor_model::{Report, Snapshot};
 use gpu_doctor_probes::parse::wheel::normalize_name;
 
-use crate::choose::{Framework, Machine, Want, choose, python_version};
+use crate::choose::{Candidate, Framework, Machine, Want, choose, python_version};
 use crate::envtool::{self, Source, Tool};
 use crate::plan::{Plan, Step, StepKind};
 
@@ -43,7 +43,19 @@ pub fn machine(snapshot: &Snapshot, kb: &Kb, env: Option<&PythonEnv>) -> Machine
         python: env.and_then(|e| e.python_version.as_deref()).and_then(python_version),
         os,
         cpu: snapshot.platform.platform.arch.clone(),
+        toolkits: machine_toolkits(snapshot),
     }
+}
+
+/// The versions of the CUDA toolkits installed on the machine itself: not an environment's pip
+/// wheels or conda packages, which another environment does not see.
+fn machine_toolkits(snapshot: &Snapshot) -> Vec<CudaVersion> {
+    let installs = snapshot.toolkits.value().map(|t| t.installs.as_slice()).unwrap_or_default();
+    installs
+        .iter()
+        .filter(|i| !matches!(i.kind, ToolkitKind::Pip | ToolkitKind::Conda | ToolkitKind::Unknown))
+        .filter_map(|i| i.version)
+        .collect()
 }
 
 /// The plan that reinstalls `framework` (a package name: `torch`, `tensorflow-cpu`,
@@ -64,18 +76,23 @@ pub fn plan(report: &Report, kb: &Kb, env: &str, framework: &str, options: &Opti
     let choice = choose(kb, &machine, &want);
     let chosen = choice.chosen.as_ref()?;
     let replaced = replaced(pyenv, fw, &chosen.requirements);
+    // A torch label (`2.3.1+cu121`) names the build even where its requirements are PyPI's, unlabelled.
+    let pinned = if fw == Framework::Torch { Some(chosen.label.as_str()) } else { None };
     if let Some(f) = installed
-        && chosen.requirements.first().is_some_and(|r| same_build(r, &f.version))
+        && pinned
+            .or_else(|| chosen.requirements.first().and_then(|r| r.split_once("==")).map(|(_, v)| v))
+            .is_some_and(|v| same_build(v, &f.version))
         && !replaced.contains(&normalize_name(&f.name))
     {
         // The installed build is the one that fits (a newer patch of it is no fix).
         return None;
     }
-    let python = super::python_of(pyenv);
-    let source = Source {
-        index_url: chosen.index_url.clone(),
-        find_links: options.wheelhouse.as_ref().map(|(dir, _)| dir.clone()),
+    let (requirements, index_url, why) = match installed.zip(pinned) {
+        Some((f, label)) => labelled_if_satisfied(kb, &f.version, label, chosen),
+        None => (chosen.requirements.clone(), chosen.index_url.clone(), chosen.why.clone()),
     };
+    let python = super::python_of(pyenv);
+    let source = Source { index_url, find_links: options.wheelhouse.as_ref().map(|(dir, _)| dir.clone()) };
     let mut steps = Vec::new();
     // A distribution that the new one replaces but does not upgrade (tensorflow-cpu, cupy-cuda11x,
     // the other CUDA major's jax plugin) is removed first, or both stay and clash.
@@ -87,10 +104,10 @@ pub fn plan(report: &Report, kb: &Kb, env: &str, framework: &str, options: &Opti
             UNDO,
         ));
     }
-    let names: Vec<&str> = chosen.requirements.iter().map(|r| envtool::package_name(r)).collect();
+    let names: Vec<&str> = requirements.iter().map(|r| envtool::package_name(r)).collect();
     steps.push(Step::run(
-        envtool::install(&options.tool, &python, &chosen.requirements, &source),
-        chosen.why.clone(),
+        envtool::install(&options.tool, &python, &requirements, &source),
+        why,
         format!("{} in {env}", names.join(", ")),
         UNDO,
     ));
@@ -110,10 +127,41 @@ pub fn plan(report: &Report, kb: &Kb, env: &str, framework: &str, options: &Opti
     })
 }
 
-/// Whether a requirement `name==version` pins the release line and local label (`+cu124`) of
-/// `installed`.
-fn same_build(requirement: &str, installed: &str) -> bool {
-    let Some((_, pinned)) = requirement.split_once("==") else { return false };
+/// The requirements, index and why that install the torch build `label` over the installed
+/// version `installed`: the chooser's, unless they are PyPI's unlabelled pins (`torch==2.3.1`) and
+/// the installed build has that very version with another label (`2.3.1+cpu`), which pip counts
+/// as satisfying them (PEP 440 ignores the local label of a candidate against a public pin): then
+/// the labelled pins from PyTorch's index of that variant.
+fn labelled_if_satisfied(
+    kb: &Kb,
+    installed: &str,
+    label: &str,
+    chosen: &Candidate,
+) -> (Vec<String>, Option<String>, String) {
+    let (want, have) = (PyVersion::new(label), PyVersion::new(installed));
+    let tag = want.local().filter(|_| chosen.index_url.is_none() && want.public() == have.public());
+    let cuda = tag.filter(|t| have.local() != Some(*t)).and_then(families::cuda_tag);
+    let (Some(tag), Some(cuda)) = (tag, cuda) else {
+        return (chosen.requirements.clone(), chosen.index_url.clone(), chosen.why.clone());
+    };
+    let requirements = chosen
+        .requirements
+        .iter()
+        .map(|r| if r.contains("==") && !r.contains('+') { format!("{r}+{tag}") } else { r.clone() })
+        .collect();
+    let index = kb.pytorch.index_url(cuda);
+    let kept = chosen.why.split("; PyPI serves").next().unwrap_or_default().trim_end_matches('.');
+    let why = format!(
+        "{kept}; torch {installed} is installed, which pip counts as {} already, so the labelled build comes from \
+         {index}.",
+        want.public()
+    );
+    (requirements, Some(index), why)
+}
+
+/// Whether `pinned` (a version, `2.3.1+cu121`) has the release line and local label (`+cu124`)
+/// of `installed`.
+fn same_build(pinned: &str, installed: &str) -> bool {
     let (pinned, installed) = (PyVersion::new(pinned), PyVersion::new(installed));
     pinned.line() == installed.line() && pinned.local() == installed.local()
 }

@@ -54,7 +54,79 @@ impl SetupRequest {
 /// The plan for `req` on the machine of `snapshot`: the build is the chooser's. `Err` says why no
 /// plan can be made (the folder is not usable, or no build fits, with each candidate's reason).
 pub fn setup_plan(snapshot: &Snapshot, kb: &Kb, req: &SetupRequest) -> Result<Plan, String> {
-    setup_plan_with(req, choice_for(snapshot, kb, req))
+    let create = !is_environment(&req.env)?;
+    plan_or_driver(snapshot, kb, req, choice_for(snapshot, kb, req), create)
+}
+
+/// [`plan`], or where the driver is what turns every build down, the plan that updates it.
+fn plan_or_driver(
+    snapshot: &Snapshot,
+    kb: &Kb,
+    req: &SetupRequest,
+    choice: Choice,
+    create: bool,
+) -> Result<Plan, String> {
+    if choice.chosen.is_none()
+        && let Some(needed) = driver_needed(&choice)
+        && let Some(plan) = driver_plan(snapshot, kb, req, choice.clone(), needed)
+    {
+        return Ok(plan);
+    }
+    plan(req, choice, create)
+}
+
+/// The lowest and the highest driver branch the builds need, when the driver is what turns them
+/// down: at least one was turned down for the driver (`driver 418 < 525`), and none for the GPUs
+/// (a build without a wheel for this Python or OS may be among them). `None` otherwise.
+fn driver_needed(choice: &Choice) -> Option<(u32, u32)> {
+    let mut need = None::<(u32, u32)>;
+    for r in &choice.rejected {
+        if let Some((_, after)) = r.reason.split_once(" < ").filter(|_| r.reason.contains("driver")) {
+            let digits: String = after.chars().take_while(char::is_ascii_digit).collect();
+            let branch = digits.parse::<u32>().ok()?;
+            need = Some(need.map_or((branch, branch), |(lo, hi)| (lo.min(branch), hi.max(branch))));
+        } else if !r.reason.starts_with("no wheel for") && !r.reason.starts_with("no GPU wheel for") {
+            return None;
+        }
+    }
+    need
+}
+
+/// The plan that updates the driver (the driver planner's steps for this machine's GPUs and
+/// distribution: the distribution's own choice of branch, its newest for these GPUs, rather than
+/// the oldest that runs anything), then says to run setup again: one clear step instead of every
+/// build's "driver 418 < N". `(oldest, newest)`: the branches the oldest and newest builds need.
+fn driver_plan(
+    snapshot: &Snapshot,
+    kb: &Kb,
+    req: &SetupRequest,
+    choice: Choice,
+    (oldest, newest): (u32, u32),
+) -> Option<Plan> {
+    let report = gpu_doctor_model::Report::new(snapshot.clone(), Vec::new());
+    let target = gpu_doctor_model::PlanTarget::Driver { min_branch: None };
+    let mut plan = super::driver::plan(&report, kb, &target, "setup")?;
+    let framework = req.framework.name();
+    let have = snapshot.driver.value().map_or_else(|| "this driver".to_owned(), |d| format!("driver {}", d.version));
+    let python = choice.rejected.iter().find(|r| r.reason.starts_with("no wheel for Python")).map(|r| {
+        format!(" Also, {}: {}; base the environment on a supported Python (--base-python).", r.label, r.reason)
+    });
+    plan.steps.push(Step::manual(
+        format!(
+            "Then run gpu-doctor setup --framework {framework} --env {} again.{}",
+            req.env.display(),
+            python.unwrap_or_default()
+        ),
+        format!("with a newer driver a {framework} build fits this machine"),
+    ));
+    plan.id = format!("setup-{framework}-driver");
+    plan.goal = format!(
+        "update the driver: {have} runs no {framework} build gpu-doctor knows (the oldest needs driver {oldest}, the \
+         newest {newest})"
+    );
+    plan.answers = Vec::new();
+    plan.choice = Some(choice);
+    Some(plan)
 }
 
 /// The plans that put each of `frameworks` into the environment of `req`, in order: only the
@@ -69,7 +141,7 @@ pub fn setup_plans(
     let mut plans = Vec::new();
     for (i, framework) in frameworks.iter().enumerate() {
         let req = SetupRequest { framework: *framework, ..req.clone() };
-        plans.push(plan(&req, choice_for(snapshot, kb, &req), create && i == 0)?);
+        plans.push(plan_or_driver(snapshot, kb, &req, choice_for(snapshot, kb, &req), create && i == 0)?);
     }
     Ok(plans)
 }
@@ -95,6 +167,9 @@ pub fn setup_plan_with(req: &SetupRequest, choice: Choice) -> Result<Plan, Strin
 fn plan(req: &SetupRequest, choice: Choice, create: bool) -> Result<Plan, String> {
     let framework = req.framework.name();
     let Some(chosen) = &choice.chosen else {
+        if let Some(wsl) = windows_only_through_wsl(req.framework, &choice) {
+            return Err(wsl);
+        }
         let reasons: Vec<String> = choice.rejected.iter().map(|r| format!("{}: {}", r.label, r.reason)).collect();
         return Err(format!("no {framework} build fits this machine ({})", reasons.join("; ")));
     };
@@ -116,8 +191,8 @@ fn plan(req: &SetupRequest, choice: Choice, create: bool) -> Result<Plan, String
         chosen.why.clone(),
         format!("installs {} into {shown}", chosen.requirements.join(", ")),
         if create {
-            // Nothing deletes a folder for you: the step before it says how.
-            format!("delete the folder {shown} (the environment is new; gpu-doctor deletes nothing)")
+            // apply deletes the new environment when a step fails; after a success it is yours.
+            format!("delete the folder {shown} (the environment is new; gpu-doctor deletes it only if this run fails)")
         } else {
             format!("gpu-doctor fix --undo LIST --env {shown}: the package list --apply saves first (LIST) put back")
         },
@@ -135,6 +210,26 @@ fn plan(req: &SetupRequest, choice: Choice, create: bool) -> Result<Plan, String
         env: Some(env.clone()),
         steps,
         choice: Some(choice),
+    })
+}
+
+/// For JAX and TensorFlow turned down for native Windows: where their CUDA builds run instead.
+/// JAX: "CUDA … on Windows: via WSL2" (https://docs.jax.dev/en/latest/installation.html, the
+/// supported-platforms table); TensorFlow: "TensorFlow 2.10 was the last TensorFlow release that
+/// supported GPU on native-Windows. Starting with TensorFlow 2.11, you will need to install
+/// TensorFlow in WSL2" (https://www.tensorflow.org/install/pip#windows-native).
+fn windows_only_through_wsl(framework: Framework, choice: &Choice) -> Option<String> {
+    let name = match framework {
+        Framework::Jax => "JAX",
+        Framework::Tensorflow => "TensorFlow (2.11 and newer)",
+        Framework::Torch | Framework::Cupy => return None,
+    };
+    choice.rejected.iter().any(|r| r.reason.starts_with("no GPU wheel for Windows")).then(|| {
+        format!(
+            "{name} has no CUDA build for native Windows: it runs on the GPU under WSL2. Install WSL2 (`wsl \
+             --install` in PowerShell, NVIDIA's Windows driver stays as it is), then run gpu-doctor setup inside \
+             it"
+        )
     })
 }
 
@@ -257,9 +352,10 @@ mod tests {
         );
         assert_eq!(plan.choice, Some(cpu_choice()));
         assert_eq!(plan.env.as_deref(), Some(env.as_path()));
-        // Undo says what the person does: nothing deletes a new environment for them.
+        // Undo says what the person does: apply deletes a new environment only when the run fails.
         assert!(!plan.steps[1].undo.contains("is deleted"), "{}", plan.steps[1].undo);
-        assert!(plan.steps[1].undo.starts_with("delete the folder ") && plan.steps[1].undo.contains("deletes nothing"));
+        let undo = &plan.steps[1].undo;
+        assert!(undo.starts_with("delete the folder ") && undo.contains("only if this run fails"), "{undo}");
     }
 
     #[test]

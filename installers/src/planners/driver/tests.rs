@@ -92,16 +92,16 @@ fn with_gpu(cc: &str, name: &str, driver: &str) -> Snapshot {
 #[test]
 fn each_distribution_family_installs_the_driver_its_own_way() {
     let cases: &[(&str, &[&str])] = &[
-        ("Ubuntu", &["as root: sudo apt install linux-headers-$(uname -r)", "as root: sudo ubuntu-drivers install;"]),
-        ("Linux Mint", &["sudo ubuntu-drivers install"]),
-        ("Debian GNU/Linux", &["non-free", "as root: sudo apt install nvidia-driver firmware-misc-nonfree"]),
+        ("Ubuntu", &["as root: apt install linux-headers-$(uname -r)", "as root: ubuntu-drivers install;"]),
+        ("Linux Mint", &["ubuntu-drivers install"]),
+        ("Debian GNU/Linux", &["non-free", "as root: apt install nvidia-driver firmware-misc-nonfree"]),
         (
             "Fedora Linux",
-            &["rpmfusion-nonfree-release", "as root: sudo dnf install akmod-nvidia;", "Wait until akmods has built"],
+            &["rpmfusion-nonfree-release", "as root: dnf install akmod-nvidia;", "Wait until akmods has built"],
         ),
-        ("Rocky Linux", &["as root: sudo dnf module install nvidia-driver:open-dkms"]),
+        ("Rocky Linux", &["as root: dnf module install nvidia-driver:open-dkms"]),
         ("AlmaLinux", &["nvidia-driver:open-dkms"]),
-        ("Arch Linux", &["as root: sudo pacman -Syu nvidia-open-dkms"]),
+        ("Arch Linux", &["as root: pacman -Syu nvidia-open-dkms"]),
         ("openSUSE Tumbleweed", &["openSUSE-repos-NVIDIA", "nvidia-open-driver-G06-signed-kmp-default"]),
         ("Gentoo", &["Install the newest NVIDIA driver for this GPU from your distribution"]),
     ];
@@ -118,12 +118,12 @@ fn each_distribution_family_installs_the_driver_its_own_way() {
     let mut s = no_driver("Ubuntu");
     s.secure_boot = Probed::Found { value: SecureBoot::Disabled, source: "test".into() };
     let (_, prose) = plan_of(&judged(s), "presence.gpu_without_driver");
-    assert!(prose.ends_with("as root: sudo ubuntu-drivers install; Reboot."), "{prose}");
+    assert!(prose.ends_with("as root: ubuntu-drivers install; Reboot."), "{prose}");
 }
 
 #[test]
 fn nouveau_is_blacklisted_the_initramfs_rebuilt_and_the_driver_installed() {
-    for (os, initramfs) in [("Ubuntu", "sudo update-initramfs -u"), ("Fedora Linux", "sudo dracut --force")] {
+    for (os, initramfs) in [("Ubuntu", "update-initramfs -u"), ("Fedora Linux", "dracut --force")] {
         let mut s = no_driver(os);
         if let Probed::Found { value, .. } = &mut s.pci_devices {
             for d in value.iter_mut() {
@@ -132,11 +132,11 @@ fn nouveau_is_blacklisted_the_initramfs_rebuilt_and_the_driver_installed() {
         }
         let (_, prose) = plan_of(&judged(s), "presence.nouveau_loaded");
         assert!(
-            prose.starts_with("as root: printf 'blacklist nouveau\\noptions nouveau modeset=0\\n' | sudo tee "),
+            prose.starts_with("as root: printf 'blacklist nouveau\\noptions nouveau modeset=0\\n' | tee "),
             "{prose}"
         );
         assert!(prose.contains(&format!("as root: {initramfs}")), "{os}: {prose}");
-        let install = if os == "Ubuntu" { "sudo ubuntu-drivers install" } else { "sudo dnf install akmod-nvidia" };
+        let install = if os == "Ubuntu" { "ubuntu-drivers install" } else { "dnf install akmod-nvidia" };
         assert!(prose.contains(install), "{os}: {prose}");
     }
 }
@@ -161,31 +161,31 @@ fn module_problem(os: &str, f: impl FnOnce(&mut gpu_doctor_model::KernelModuleFa
 #[test]
 fn secure_boot_enrolls_the_key_of_this_distribution_then_rebuilds_signed() {
     for (os, key, rebuild) in [
-        ("Ubuntu", "/var/lib/dkms/mok.pub", "sudo dkms autoinstall"),
-        ("Fedora Linux", "/etc/pki/akmods/certs/public_key.der", "sudo akmods --force"),
+        ("Ubuntu", "/var/lib/dkms/mok.pub", "dkms autoinstall"),
+        ("Fedora Linux", "/etc/pki/akmods/certs/public_key.der", "akmods --force"),
     ] {
         let mut s = module_problem(os, |m| m.installed.as_mut().unwrap().signer = None);
         s.secure_boot = Probed::Found { value: SecureBoot::Enabled, source: "test".into() };
         let (plan, prose) = plan_of(&judged(s), "presence.secure_boot_unsigned_module");
-        let import = prose.find(&format!("as root: sudo mokutil --import {key}")).unwrap_or_else(|| panic!("{prose}"));
+        let import = prose.find(&format!("as root: mokutil --import {key}")).unwrap_or_else(|| panic!("{prose}"));
         let enroll = prose.find("\"Enroll MOK\"").unwrap();
         let signed = prose.find(&format!("as root: {rebuild}")).unwrap();
         assert!(import < enroll && enroll < signed, "{prose}");
-        assert!(plan.steps.iter().any(|s| s.undo == format!("sudo mokutil --delete {key}")));
+        assert!(plan.steps.iter().any(|s| s.undo == format!("mokutil --delete {key}")));
     }
 }
 
 #[test]
 fn a_module_for_another_kernel_is_rebuilt_for_the_running_one() {
     for (os, want) in [
-        ("Ubuntu", "as root: sudo apt install linux-headers-$(uname -r); as root: sudo dkms autoinstall"),
-        ("Fedora Linux", "as root: sudo dnf install kernel-devel-$(uname -r); as root: sudo akmods --force"),
-        ("Arch Linux", "as root: sudo pacman -S --needed linux-headers; as root: sudo dkms autoinstall"),
+        ("Ubuntu", "as root: apt install linux-headers-$(uname -r); as root: dkms autoinstall"),
+        ("Fedora Linux", "as root: dnf install kernel-devel-$(uname -r); as root: akmods --force"),
+        ("Arch Linux", "as root: pacman -S --needed linux-headers; as root: dkms autoinstall"),
         ("Gentoo", "Install the kernel headers of the running kernel"),
     ] {
         let s = module_problem(os, |m| m.installed.as_mut().unwrap().built_for_kernel = Some("6.1.0-1-old".into()));
         let (_, prose) = plan_of(&judged(s), "presence.module_for_other_kernel");
-        assert!(prose.contains(want) && prose.ends_with("as root: sudo modprobe nvidia"), "{os}: {prose}");
+        assert!(prose.contains(want) && prose.ends_with("as root: modprobe nvidia"), "{os}: {prose}");
     }
 }
 
@@ -194,7 +194,7 @@ fn a_minimum_branch_is_installed_with_the_module_the_gpu_needs() {
     let target = PlanTarget::Driver { min_branch: Some(580) };
     // Ada: the open module of the branch asked for.
     let (_, prose) = direct(with_gpu("8.9", "NVIDIA GeForce RTX 4090", "550.54.14"), &target);
-    assert!(prose.contains("as root: sudo ubuntu-drivers install nvidia:580-open;"), "{prose}");
+    assert!(prose.contains("as root: ubuntu-drivers install nvidia:580-open;"), "{prose}");
     // Blackwell: open, always.
     let (plan, prose) = direct(with_gpu("12.0", "NVIDIA GeForce RTX 5090", "550.54.14"), &target);
     assert!(prose.contains("nvidia:580-open"), "{prose}");
@@ -204,14 +204,14 @@ fn a_minimum_branch_is_installed_with_the_module_the_gpu_needs() {
     set_os(&mut s, "Rocky Linux");
     let (_, prose) = direct(s, &target);
     assert!(prose.contains("Add NVIDIA's CUDA repository"), "{prose}");
-    assert!(prose.contains("as root: sudo dnf module install nvidia-driver:580-open"), "{prose}");
+    assert!(prose.contains("as root: dnf module install nvidia-driver:580-open"), "{prose}");
 }
 
 #[test]
 fn a_legacy_gpu_gets_its_last_branch_and_the_proprietary_module() {
     let report = judged(with_gpu("6.1", "NVIDIA GeForce GTX 1080", "590.44.01"));
     let (plan, prose) = plan_of(&report, "presence.gpu_dropped_by_driver");
-    assert!(prose.contains("as root: sudo ubuntu-drivers install nvidia:580;"), "{prose}");
+    assert!(prose.contains("as root: ubuntu-drivers install nvidia:580;"), "{prose}");
     assert!(plan.steps.iter().any(|s| s.why.contains("last driver branch") && s.why.contains("proprietary")));
     // Asked for more than the GPU's last branch: its last branch, and the conflict said.
     let (_, prose) =
@@ -241,8 +241,8 @@ fn wsl_gets_the_windows_driver_and_never_a_linux_one() {
     });
     s.toolkits = Probed::Found { value: loader, source: "test".into() };
     let (_, prose) = plan_of(&judged(s), "wsl.linux_driver_installed");
-    assert!(prose.starts_with("as root: sudo apt remove --purge 'nvidia-driver-*'"), "{prose}");
-    assert!(prose.contains("&& sudo ldconfig; Install NVIDIA's Windows driver on the Windows side"), "{prose}");
+    assert!(prose.starts_with("as root: apt remove --purge 'nvidia-driver-*'"), "{prose}");
+    assert!(prose.contains("&& ldconfig; Install NVIDIA's Windows driver on the Windows side"), "{prose}");
 }
 
 #[test]
@@ -257,13 +257,12 @@ fn an_unauthorized_egpu_is_enrolled_with_boltctl() {
     }
     let (plan, prose) = plan_of(&judged(s.clone()), "link.egpu_tunnel");
     assert!(
-        prose.starts_with(
-            "as root: sudo boltctl enroll --policy auto \"$(cat /sys/bus/thunderbolt/devices/0-1/unique_id)\""
-        ),
+        prose
+            .starts_with("as root: boltctl enroll --policy auto \"$(cat /sys/bus/thunderbolt/devices/0-1/unique_id)\""),
         "{prose}"
     );
     assert!(prose.contains("Unplug the enclosure"), "{prose}");
-    assert!(plan.steps[0].undo.starts_with("sudo boltctl forget"));
+    assert!(plan.steps[0].undo.starts_with("boltctl forget"));
     // A router name that is not a plain sysfs name never reaches a root line.
     if let Probed::Found { value, .. } = &mut s.links {
         value.iter_mut().find_map(|l| l.egpu.as_mut()).unwrap().router = Some("0-1; rm -rf /".into());
@@ -364,7 +363,7 @@ fn captured_machines_get_the_branch_and_module_of_their_generation() {
     for (xml, arch) in dropped {
         let report = judged(with_captured_gpus(xml, "590.44.01"));
         let (plan, prose) = plan_of(&report, "presence.gpu_dropped_by_driver");
-        assert!(prose.contains("as root: sudo ubuntu-drivers install nvidia:580;"), "{xml}: {prose}");
+        assert!(prose.contains("as root: ubuntu-drivers install nvidia:580;"), "{xml}: {prose}");
         assert!(plan.goal.contains("R580 (proprietary kernel module)"), "{xml} ({arch}): {}", plan.goal);
     }
     let current = [
@@ -375,7 +374,18 @@ fn captured_machines_get_the_branch_and_module_of_their_generation() {
     ];
     for xml in current {
         let (plan, prose) = direct(with_captured_gpus(xml, "550.54.14"), &PlanTarget::Driver { min_branch: Some(580) });
-        assert!(prose.contains("as root: sudo ubuntu-drivers install nvidia:580-open;"), "{xml}: {prose}");
+        assert!(prose.contains("as root: ubuntu-drivers install nvidia:580-open;"), "{xml}: {prose}");
         assert!(plan.goal.contains("open kernel module"), "{xml}: {}", plan.goal);
     }
+}
+
+/// Issue 29 item 7: with no driver, the generation is not known (gpus.toml maps product names,
+/// not PCI ids); the open-module step names the PCI device id the bus gives (0x2684 on
+/// `gpu-no-driver`) with where to look it up, instead of only "not known".
+#[test]
+fn a_gpu_known_only_by_its_pci_id_is_named_by_it() {
+    let (plan, _) = plan_of(&judged(no_driver("Arch Linux")), "presence.gpu_without_driver");
+    let install =
+        plan.steps.iter().find(|s| s.why.contains("generation is not known")).unwrap_or_else(|| panic!("{plan:#?}"));
+    assert!(install.why.contains("PCI device 0x2684: https://pci-ids.ucw.cz/read/PC/10de/2684"), "{}", install.why);
 }

@@ -86,6 +86,15 @@ fn conflict(cx: &Ctx<'_>, t: &Toolkits, out: &mut Vec<Finding>) {
     let majors = framework_majors(cx);
     let with_nvcc: Vec<&ToolkitInstall> = picked.iter().copied().filter(|i| i.nvcc.is_some()).collect();
     let pool = if with_nvcc.is_empty() { &picked } else { &with_nvcc };
+    // A toolkit newer than the CUDA the driver supports builds programs that run here only through
+    // minor-version compatibility (or not at all): one the driver runs in full comes first.
+    let driver = cx.driver.cuda.map(CudaVersion::major_minor);
+    let runs = |i: &ToolkitInstall| driver.is_none_or(|d| i.version.is_none_or(|v| v.major_minor() <= d));
+    let fitting: Vec<&ToolkitInstall> = pool.iter().copied().filter(|i| runs(i)).collect();
+    // The newest toolkit left out for the driver, when one is and another fits.
+    let passed_over =
+        (!fitting.is_empty()).then(|| pool.iter().filter(|i| !runs(i)).filter_map(|i| i.version).max()).flatten();
+    let pool = if fitting.is_empty() { pool } else { &fitting };
     let target = pool
         .iter()
         .filter(|i| i.version.is_some_and(|v| majors.contains(&v.major)))
@@ -93,12 +102,22 @@ fn conflict(cx: &Ctx<'_>, t: &Toolkits, out: &mut Vec<Finding>) {
         .or_else(|| pool.iter().max_by_key(|i| i.version))
         .copied();
     let plan = target.map(|target| {
-        let why = if target.version.is_some_and(|v| majors.contains(&v.major)) {
-            "it matches your framework's CUDA major"
-        } else {
-            "the newest"
+        let why = match (target.version.is_some_and(|v| majors.contains(&v.major)), passed_over.is_some()) {
+            (true, _) => "it matches your framework's CUDA major",
+            (false, true) => "the newest the driver runs in full",
+            (false, false) => "the newest",
         };
-        let goal = format!("every name picks {} ({}, {why})", target.root, version_of(target));
+        let cost = match (driver, target.version) {
+            (Some(d), Some(v)) if v.major_minor() > d => format!(
+                "; it is newer than the CUDA {d} the driver supports, so what it builds runs here only through \
+                 minor-version compatibility, if at all"
+            ),
+            (Some(d), _) if let Some(newer) = passed_over => {
+                format!("; not CUDA {}: the driver supports CUDA {d} at most", newer.major_minor())
+            }
+            _ => String::new(),
+        };
+        let goal = format!("every name picks {} ({}, {why}{cost})", target.root, version_of(target));
         fix::change(None, goal, agree_changes(cx, t, target))
     });
     let finding = CONFLICT.finding(
@@ -252,7 +271,16 @@ fn explain(cx: &Ctx<'_>, t: &Toolkits, out: &mut Vec<Finding>) {
                  warns.",
                 fw.name, fw.version, version.major, build.major
             ));
-            plan = Some(cuda_home_for(cx, t, build));
+            match cuda_home_for(cx, t, build) {
+                Some(target) => plan = Some(target),
+                None => detail.push(format!(
+                    "No CUDA {} toolkit is planned for it: the driver supports CUDA {} at most, so what it builds \
+                     would not run here (a {} build for this driver is the fix).",
+                    build.major_minor(),
+                    cx.driver.cuda.map_or_else(String::new, |d| d.major_minor().to_string()),
+                    fw.name
+                )),
+            }
         }
     }
     if let Some(driver) = cx.driver.cuda.map(CudaVersion::major_minor).filter(|d| *d != version) {
@@ -273,21 +301,29 @@ fn explain(cx: &Ctx<'_>, t: &Toolkits, out: &mut Vec<Finding>) {
     if evidence.len() < 2 {
         return;
     }
-    let finding = HARMLESS.finding(
-        "The CUDA versions shown by nvcc, the driver and the frameworks differ, which is normal",
-        detail.join(" "),
-        evidence,
-        None,
-    );
+    // A note that calls the difference normal carries no fix; one with a fix says what it is for.
+    let title = if plan.is_some() {
+        format!("nvcc {version} cannot build extensions for a framework of another CUDA major")
+    } else {
+        "The CUDA versions shown by nvcc, the driver and the frameworks differ, which is normal".to_owned()
+    };
+    let finding = HARMLESS.finding(&title, detail.join(" "), evidence, None);
     out.push(finding.with_plan(plan));
 }
 
-/// The plan that points `CUDA_HOME` at an installed toolkit of the build's major, or installs one.
-fn cuda_home_for(cx: &Ctx<'_>, t: &Toolkits, build: CudaVersion) -> PlanTarget {
+/// The plan that points `CUDA_HOME` at an installed toolkit of the build's major, or installs one;
+/// never a toolkit newer than the CUDA the driver supports (what it builds would not run): `None`
+/// when the build's own CUDA is newer than that.
+fn cuda_home_for(cx: &Ctx<'_>, t: &Toolkits, build: CudaVersion) -> Option<PlanTarget> {
     let major = build.major;
+    let runs = |v: CudaVersion| cx.driver.cuda.is_none_or(|d| v.major_minor() <= d.major_minor());
+    if !runs(build) {
+        return None;
+    }
     let goal = format!("extensions build against the CUDA {major} toolkit");
-    let found = t.installs.iter().filter(|i| i.nvcc.is_some() && i.version.is_some_and(|v| v.major == major));
-    match found.max_by_key(|i| i.version) {
+    let found =
+        t.installs.iter().filter(|i| i.nvcc.is_some() && i.version.is_some_and(|v| v.major == major && runs(v)));
+    Some(match found.max_by_key(|i| i.version) {
         Some(i) => fix::change(None, goal, vec![fix::set_var("CUDA_HOME", &i.root)]),
         None => {
             let v = build.major_minor();
@@ -301,5 +337,5 @@ fn cuda_home_for(cx: &Ctx<'_>, t: &Toolkits, build: CudaVersion) -> PlanTarget {
             };
             fix::change(None, goal, vec![install, fix::set_var("CUDA_HOME", &root)])
         }
-    }
+    })
 }

@@ -74,6 +74,31 @@ fn the_conflict_fix_makes_every_name_agree_on_the_framework_major() {
     );
 }
 
+/// Issue 29 item 6 (`two-toolkits`): the names are made to agree on a toolkit the driver runs in
+/// full (12.1 on a driver for CUDA 12.2, not 12.5), and the goal says why the newer one is not
+/// picked; where none fits the driver, the goal says what the pick costs.
+#[test]
+fn the_conflict_fix_never_picks_a_toolkit_newer_than_the_driver_without_saying_so() {
+    const C121: &str = "/usr/local/cuda-12.1";
+    const C125: &str = "/usr/local/cuda-12.5";
+    let two = || rig().toolkit(C121, "12.1", &["PATH"]).toolkit(C125, "12.5", &["CUDA_HOME"]).torch("2.3.1+cu121");
+    let goal = |m: Machine| {
+        let f = m.finding("toolkits.names_disagree");
+        let Some(PlanTarget::Change { goal, .. }) = f.plan.map(|p| p.target) else { panic!("no change plan") };
+        goal
+    };
+    let g = goal(two().driver("535.104.05", "12.2"));
+    assert!(g.starts_with("every name picks /usr/local/cuda-12.1 (CUDA 12.1"), "{g}");
+    assert!(g.contains("; not CUDA 12.5: the driver supports CUDA 12.2 at most"), "{g}");
+    // Without driver facts: the newest of the framework's major, as before.
+    assert!(goal(two()).starts_with("every name picks /usr/local/cuda-12.5"));
+    // Only toolkits newer than the driver: the pick says what it costs.
+    let newer =
+        rig().toolkit(C124, "12.4", &["PATH"]).toolkit(C125, "12.5", &["CUDA_HOME"]).driver("525.60.13", "12.0");
+    let g = goal(newer);
+    assert!(g.contains("newer than the CUDA 12.0 the driver supports"), "{g}");
+}
+
 fn cu13_env() -> Machine {
     rig().torch("2.9.0+cu130").wheel("nvidia-cuda-runtime", "13.0.96").wheel("nvidia-cudnn-cu13", "9.13.0.50")
 }
@@ -168,6 +193,31 @@ fn another_major_than_torch_says_extensions_will_not_build() {
         .driver("580.65.06", "13.0")
         .torch("2.9.0+cu130");
     assert_eq!(m.changes("toolkits.versions_explained"), [fix::set_var("CUDA_HOME", "/usr/local/cuda-13.0")]);
+    // A finding with a fix does not call the difference normal.
+    let f = m.finding("toolkits.versions_explained");
+    assert!(!f.summary.contains("normal") && f.summary.contains("another CUDA major"), "{f:#?}");
+}
+
+/// Issue 29 item 6 (`torch-cu130-on-r550`): a cu130 torch on a driver for CUDA 12.4 gets no plan to
+/// install CUDA toolkit 13.0 (what it builds would not run here), and the note that calls the
+/// difference normal carries no fix; the detail says why none is planned.
+#[test]
+fn no_toolkit_newer_than_the_driver_is_planned_and_a_normal_note_has_no_fix() {
+    let m = rig().toolkit(C124, "12.4", &["CUDA_HOME"]).driver("550.54.14", "12.4").torch("2.9.0+cu130");
+    let f = m.finding("toolkits.versions_explained");
+    assert!(f.summary.contains("which is normal"), "{f:#?}");
+    assert!(f.fix.is_none() && f.plan.is_none(), "{f:#?}");
+    assert!(
+        f.detail.contains("No CUDA 13.0 toolkit is planned for it: the driver supports CUDA 12.4 at most"),
+        "{f:#?}"
+    );
+    // An installed 13.0 toolkit is not pointed at either.
+    let m = rig()
+        .toolkit(C124, "12.4", &["CUDA_HOME"])
+        .toolkit(C130, "13.0", &[])
+        .driver("550.54.14", "12.4")
+        .torch("2.9.0+cu130");
+    assert!(m.finding("toolkits.versions_explained").plan.is_none());
 }
 
 #[test]
