@@ -1,7 +1,8 @@
 //! Known error and warning lines (`assets/compat/errors.toml`) found in pasted text.
 //!
-//! Each line is matched together with the line after it (joined by a newline, and by a space), so a
-//! message that wraps keeps its values; a match must start on the first of the two lines.
+//! Each line is matched together with the line after it (joined by a newline, and by a space where
+//! the next line continues a sentence), so a message that wraps keeps its values; a match must start
+//! on the first of the two lines.
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::{Arc, OnceLock};
@@ -68,13 +69,16 @@ impl Matcher {
                 continue;
             }
             let next = lines.get(i + 1).map(|l| l.trim()).unwrap_or("");
-            // Joined by a newline (a pattern's `\s` may cross it), and by a space: a message that
+            // Joined by a newline (a pattern's `\s` may cross it), and, where the next line reads as
+            // the rest of a sentence (it starts with a lower-case letter), by a space: a message that
             // wrapped at a space in the paste (`mismatches the` / `version that was used …`, indented
-            // or not) reads as the emitter printed it.
-            let hays: Vec<String> = if next.is_empty() {
-                vec![line.to_owned()]
-            } else {
-                vec![format!("{line}\n{next}"), format!("{line} {next}")]
+            // or not) reads as the emitter printed it. Log lines start otherwise, so the second
+            // pass is rare.
+            let continues = next.starts_with(|c: char| c.is_ascii_lowercase());
+            let hays: Vec<String> = match (next.is_empty(), continues) {
+                (true, _) => vec![line.to_owned()],
+                (false, false) => vec![format!("{line}\n{next}")],
+                (false, true) => vec![format!("{line}\n{next}"), format!("{line} {next}")],
             };
             let mut matched: Vec<usize> = Vec::new();
             for (joined_by_space, hay) in hays.iter().enumerate().map(|(k, h)| (k == 1, h)) {
