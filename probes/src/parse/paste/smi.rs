@@ -78,11 +78,9 @@ fn version_block(lines: &[String], facts: &mut Facts) {
     let find = |labels: &[&str]| {
         labels.iter().find_map(|label| block.iter().find(|(k, _)| k.eq_ignore_ascii_case(label)).map(|(_, v)| *v))
     };
-    let driver = find(&["KMD version", "DRIVER version"])
-        .and_then(|v| v.parse::<DriverVersion>().ok())
-        .filter(|d| d.major() >= 100);
+    let driver = find(smi::DRIVER_LABELS).and_then(|v| v.parse::<DriverVersion>().ok()).filter(|d| d.major() >= 100);
     let Some(driver) = driver else { return };
-    let cuda = find(&["CUDA UMD version", "CUDA version"]).and_then(|v| v.parse::<CudaVersion>().ok());
+    let cuda = find(smi::CUDA_LABELS).and_then(|v| v.parse::<CudaVersion>().ok());
     facts.saw(at, "nvidia-smi --version");
     facts.driver(Some(driver), cuda, "nvidia-smi --version");
 }
