@@ -5,6 +5,12 @@ use proptest::prelude::*;
 use crate::parse::paste::read_pasted;
 use gpu_doctor_kb::Kb;
 
+/// The findings for pasted `text`, as `diagnose --from` gives them before planning.
+fn diagnosed(text: &str) -> Vec<gpu_doctor_model::Finding> {
+    let kb = Kb::get().unwrap();
+    gpu_doctor_judge::diagnose::diagnose(&read_pasted(text, kb).unwrap(), kb)
+}
+
 /// Lines that look like the formats `diagnose` reads, to be shuffled and cut.
 const PIECES: &[&str] = &[
     "PyTorch version: 2.5.1+cu124",
@@ -90,10 +96,9 @@ fn healthy_noheader_csv_and_a_process_table_give_no_warning() {
 /// the command that installs it, not "a build compiled for sm_61".
 #[test]
 fn a_printed_arch_list_fix_names_a_build_with_code_for_the_gpu() {
-    let kb = Kb::get().unwrap();
     let text = "NVIDIA GeForce GTX 1080 with CUDA capability sm_61 is not compatible with the current PyTorch installation.\n\
                 The current PyTorch install supports CUDA capabilities sm_70 sm_75 sm_80 sm_86 sm_90 sm_100 sm_120.\n";
-    let findings = gpu_doctor_judge::diagnose::diagnose(&read_pasted(text, kb).unwrap(), kb);
+    let findings = diagnosed(text);
     let f = findings.iter().find(|f| f.id == "arch.not_in_build").expect("the finding");
     let fix = f.fix.as_deref().unwrap_or_default();
     assert!(fix.contains("machine code for sm_61") && fix.contains("pip install 'torch=="), "{fix}");
@@ -108,9 +113,8 @@ fn a_printed_arch_list_fix_names_a_build_with_code_for_the_gpu() {
 /// the floor said in the detail.
 #[test]
 fn a_message_naming_the_needed_cuda_or_branch_names_the_driver() {
-    let kb = Kb::get().unwrap();
     let finding = |text: &str, id: &str| {
-        let findings = gpu_doctor_judge::diagnose::diagnose(&read_pasted(text, kb).unwrap(), kb);
+        let findings = diagnosed(text);
         findings.into_iter().find(|f| f.id == id).expect("the finding")
     };
     let f = finding(
@@ -136,9 +140,8 @@ fn a_message_naming_the_needed_cuda_or_branch_names_the_driver() {
 /// `found version`: torch built for CUDA 12.4 needs a newer driver than one of CUDA 11.4.
 #[test]
 fn the_driver_level_in_another_spelling_judges_a_framework_build() {
-    let kb = Kb::get().unwrap();
     let text = "torch==2.5.1+cu124\nCUDA error: Insufficient CUDA driver: 11040\n";
-    let findings = gpu_doctor_judge::diagnose::diagnose(&read_pasted(text, kb).unwrap(), kb);
+    let findings = diagnosed(text);
     let f = findings.iter().find(|f| f.id == "driver.too_old_for_runtime").expect("the finding");
     assert!(f.evidence.iter().any(|e| e.starts_with("the driver supports CUDA up to 11.4")), "{f:#?}");
 }
@@ -150,7 +153,7 @@ fn the_driver_level_in_another_spelling_judges_a_framework_build() {
 fn a_message_its_emitter_logs_as_a_warning_is_a_warning() {
     let kb = Kb::get().unwrap();
     let text = "\"An NVIDIA GPU may be present on this machine, but a CUDA-enabled jaxlib is not installed. Falling back to cpu.\"\n";
-    let findings = gpu_doctor_judge::diagnose::diagnose(&read_pasted(text, kb).unwrap(), kb);
+    let findings = diagnosed(text);
     let f = findings.iter().find(|f| f.id == "observed.jax.cuda_jaxlib_missing").expect("the finding");
     assert_eq!(f.severity, gpu_doctor_model::Severity::Warning);
     let error = gpu_doctor_judge::diagnose::diagnose(
@@ -165,9 +168,8 @@ fn a_message_its_emitter_logs_as_a_warning_is_a_warning() {
 /// shell form in the fix; the same value set in the shell is not.
 #[test]
 fn cuda_visible_devices_set_from_python_is_named() {
-    let kb = Kb::get().unwrap();
     let ids = |text: &str| -> Vec<String> {
-        let findings = gpu_doctor_judge::diagnose::diagnose(&read_pasted(text, kb).unwrap(), kb);
+        let findings = diagnosed(text);
         findings.into_iter().map(|f| f.id).collect()
     };
     let text = "import modules.img2img\n\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\"\n\nmodules.codeformer_model.setup_codeformer()\n";
@@ -180,9 +182,8 @@ fn cuda_visible_devices_set_from_python_is_named() {
 /// finding.
 #[test]
 fn the_older_glibc_wording_of_a_versioned_symbol_is_the_same_family() {
-    let kb = Kb::get().unwrap();
     let text = "OSError: /home/jz748/anaconda3/envs/tf/lib/python3.10/site-packages/nvidia/cublas/lib/libcublas.so.11: symbol cublasLtHSHMatmulAlgoInit, version libcublasLt.so.11 not defined in file libcublasLt.so.11 with link time reference\n";
-    let findings = gpu_doctor_judge::diagnose::diagnose(&read_pasted(text, kb).unwrap(), kb);
+    let findings = diagnosed(text);
     let f = findings.iter().find(|f| f.id == "loader.older_library_loaded").expect("the finding");
     assert!(f.summary.contains("libcublasLt.so.11"), "{}", f.summary);
 }
@@ -205,10 +206,7 @@ fn a_message_wrapped_at_a_space_is_read() {
 /// the same panic is only the driver library not found.
 #[test]
 fn wsl_named_in_prose_and_a_libcuda_so_failure_name_wsls_loader_path() {
-    let kb = Kb::get().unwrap();
-    let ids = |text: &str| -> Vec<gpu_doctor_model::Finding> {
-        gpu_doctor_judge::diagnose::diagnose(&read_pasted(text, kb).unwrap(), kb)
-    };
+    let ids = |text: &str| -> Vec<gpu_doctor_model::Finding> { diagnosed(text) };
     let panic = "thread 'main' panicked at /home/mbuehler/.cargo/registry/src/index.crates.io-6f17d22bba15001f/cudarc-0.11.5/src/driver/sys/mod.rs:61:9:\nUnable to find cuda lib under the names [\"cuda\", \"nvcuda\"]. Please open GitHub issue.\n";
     let text = format!("I was running mistral.rs on a WSL machine when I ran into this error:\n\n{panic}");
     let found = ids(&text);
@@ -222,9 +220,8 @@ fn wsl_named_in_prose_and_a_libcuda_so_failure_name_wsls_loader_path() {
 /// the CUDA major (cuFFT's `.so.11` is CUDA 12's), it names the wheel without a command.
 #[test]
 fn a_versioned_symbol_fix_names_the_wheel_for_the_library_major() {
-    let kb = Kb::get().unwrap();
     let fix = |line: &str| {
-        let findings = gpu_doctor_judge::diagnose::diagnose(&read_pasted(line, kb).unwrap(), kb);
+        let findings = diagnosed(line);
         let f = findings.iter().find(|f| f.id == "loader.older_library_loaded").expect("the finding");
         f.fix.clone().unwrap_or_default()
     };
@@ -242,9 +239,8 @@ fn a_versioned_symbol_fix_names_the_wheel_for_the_library_major() {
 /// upgrades it. Any symbol of any of NVIDIA's libraries reads the same.
 #[test]
 fn a_versioned_symbol_missing_names_the_older_library_and_its_fix() {
-    let kb = Kb::get().unwrap();
     let line = "undefined symbol: cudaGetDriverEntryPointByVersion, version libcudart.so.12\n";
-    let findings = |text: &str| gpu_doctor_judge::diagnose::diagnose(&read_pasted(text, kb).unwrap(), kb);
+    let findings = |text: &str| diagnosed(text);
     let alone = findings(line);
     let ids: Vec<&str> = alone.iter().map(|f| f.id.as_str()).collect();
     assert_eq!(ids, ["loader.older_library_loaded"], "the row is explained by the rule, not an observed. finding");
