@@ -80,6 +80,28 @@ fn existing_env() -> Option<Existing> {
     Some(Existing { dir, wheels, env, python, before })
 }
 
+/// Each installed distribution's `RECORD` in the environment `env`, with the files it lists that
+/// are missing: what `pip freeze` cannot show (wheels that share folders can delete each other's
+/// files while the package list stays the same).
+fn records(env: &Path) -> BTreeSet<(String, String, Vec<String>)> {
+    let mut out = BTreeSet::new();
+    let lib = env.join("lib");
+    let Ok(pythons) = std::fs::read_dir(&lib) else { return out };
+    for site in pythons.flatten().map(|p| p.path().join("site-packages")).filter(|p| p.is_dir()) {
+        for info in std::fs::read_dir(&site).unwrap().flatten().filter(|e| e.path().join("RECORD").is_file()) {
+            let record = std::fs::read_to_string(info.path().join("RECORD")).unwrap();
+            let missing = record
+                .lines()
+                .filter_map(|l| l.split(',').next())
+                .filter(|f| !f.is_empty() && !site.join(f).exists())
+                .map(str::to_owned)
+                .collect();
+            out.insert((info.file_name().to_string_lossy().into_owned(), record, missing));
+        }
+    }
+    out
+}
+
 fn progress_reached_the_end(events: &[Event]) -> bool {
     events.iter().any(|e| matches!(e, Event::Progress { fraction, .. } if (*fraction - 1.0).abs() < 1e-6))
 }
@@ -548,6 +570,8 @@ fn a_second_apply_on_one_environment_is_refused_while_the_first_runs() {
 #[test]
 fn cancel_while_pip_replaces_a_package_lets_it_finish_and_undo_restores_it() {
     let Some(Existing { dir, wheels, env, python, before }) = existing_env() else { return };
+    let files_before = records(&env);
+    assert!(!files_before.is_empty() && files_before.iter().all(|(_, _, missing)| missing.is_empty()));
     let steps =
         vec![install(&Tool::Pip, &python, &wheels, &["torch==2.5.1+cpu", "torchvision==0.20.1+cpu"]), verify(&python)];
     let opts = options(&dir.path().join("logs"));
@@ -564,6 +588,8 @@ fn cancel_while_pip_replaces_a_package_lets_it_finish_and_undo_restores_it() {
     let (undone, events) = undo_all(&python, &outcome.backup.unwrap(), &opts);
     assert_eq!(undone.steps, [const { StepStatus::Done }; 4], "{events:#?}");
     assert_eq!(freeze(&Tool::Pip, &python), before);
+    // Not only the list: every distribution's RECORD as before, and every file it lists there.
+    assert_eq!(records(&env), files_before);
 }
 
 /// setup's plan into an empty folder made before: uv makes the venv there (it refuses a folder with
