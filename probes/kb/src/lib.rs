@@ -8,6 +8,7 @@ mod cuda;
 mod drivers;
 pub mod families;
 mod gpus;
+mod jax;
 mod links;
 mod pyversion;
 mod torch;

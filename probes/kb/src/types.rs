@@ -331,6 +331,10 @@ pub struct JaxRelease {
     pub python_max: String,
     /// The CUDA extras it has plugins for (`cuda12`, `cuda13`: `extra` in the plugin rows).
     pub extras: Vec<String>,
+    /// The lowest cuDNN each extra's plugin of this release accepts (`cuda12` → `9.10.2.21`), from
+    /// the plugin's `with-cuda` Requires-Dist; empty for rows scripts/kb-refresh does not derive.
+    #[serde(default)]
+    pub plugin_cudnn_min: std::collections::BTreeMap<String, CudnnVersion>,
     /// The day the newest release of the row was first uploaded to PyPI (`2026-10-28`), as
     /// scripts/kb-refresh read it; `None` for rows it does not derive.
     #[serde(default)]

@@ -122,8 +122,14 @@ fn need(cx: &Ctx<'_>, fw: &Framework) -> Option<Need> {
     let from = |what: &str, source: &str| format!("{what} ({source})");
     if families::is_jax_cuda_plugin(&fw.name) {
         let p = cx.kb.jax.plugin.iter().find(|p| p.package == fw.name)?;
-        let from = from(&format!("{} needs cuDNN >= {}, < {}", p.package, p.cudnn_min, p.cudnn_major + 1), &p.source);
-        return Some(Need { major: p.cudnn_major, min: Some(p.cudnn_min), cuda_major: p.cuda_major, from });
+        let (min, source) = cx.kb.jax.plugin_cudnn_min(p, &fw.version);
+        let what = format!("{} {} needs cuDNN >= {min}, < {}", p.package, fw.version, p.cudnn_major + 1);
+        return Some(Need {
+            major: p.cudnn_major,
+            min: Some(min),
+            cuda_major: p.cuda_major,
+            from: from(&what, source),
+        });
     }
     if !families::is_tensorflow_cuda(&fw.name) {
         return None;

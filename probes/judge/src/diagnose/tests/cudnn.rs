@@ -28,6 +28,10 @@ fn jax(m: Machine) -> Machine {
     m.framework("jax-cuda12-plugin", "0.6.2", cuda("12"))
 }
 
+fn jax12(m: Machine) -> Machine {
+    m.framework("jax-cuda12-plugin", "0.12.0.1", cuda("12"))
+}
+
 fn ids(list: &[&str]) -> Vec<String> {
     list.iter().map(|s| (*s).to_owned()).collect()
 }
@@ -68,6 +72,15 @@ fn tensorflow_and_jax_need_a_cudnn_of_their_major_and_minor() {
         ("JAX, cuDNN 9.8", jax(rig()).wheel("nvidia-cudnn-cu12", "9.8.0.87"), vec![]),
         ("JAX, cuDNN 9.1", jax(rig()).wheel("nvidia-cudnn-cu12", "9.1.0.70"), ids(&[MISMATCH])),
         ("JAX, no cuDNN", jax(rig()), ids(&[MISSING])),
+        // The floor is the plugin release's own: jax-cuda12-plugin 0.11+ requires cuDNN >= 9.10.2.21,
+        // every jax-cuda13-plugin >= 9.12.0.46 (their with-cuda Requires-Dist on PyPI).
+        ("JAX 0.12, cuDNN 9.8", jax12(rig()).wheel("nvidia-cudnn-cu12", "9.8.0.87"), ids(&[MISMATCH])),
+        ("JAX 0.12, cuDNN 9.10", jax12(rig()).wheel("nvidia-cudnn-cu12", "9.10.2.21"), vec![]),
+        (
+            "JAX cuda13 0.8, cuDNN 9.8",
+            rig().framework("jax-cuda13-plugin", "0.8.3", cuda("13")).wheel("nvidia-cudnn-cu13", "9.8.0.87"),
+            ids(&[MISMATCH]),
+        ),
         ("no GPU", tf218(Machine::linux()), ids(&["presence.no_nvidia_gpu"])),
     ];
     for (name, m, want) in cases {
@@ -85,6 +98,8 @@ fn fixes_install_the_cudnn_the_framework_needs() {
     assert_eq!(m.changes(MISMATCH), [fix::install(&[], ["nvidia-cudnn-cu12>=9.8,<10"])]);
     let f = m.finding(MISMATCH);
     assert!(f.evidence.iter().any(|e| e == "found: nvidia-cudnn-cu12 9.1.0.70"), "{:?}", f.evidence);
+    let m = jax12(rig()).wheel("nvidia-cudnn-cu12", "9.8.0.87");
+    assert_eq!(m.changes(MISMATCH), [fix::install(&[], ["nvidia-cudnn-cu12>=9.10,<10"])]);
     // A system copy on LD_LIBRARY_PATH is dropped from it too.
     let m = tf218(rig()).env("LD_LIBRARY_PATH", "/opt/cudnn-9.1/lib:/opt/x").cudnn(
         "/opt/cudnn-9.1/lib/libcudnn.so.9.1.0",
