@@ -42,6 +42,18 @@ struct Here<'a> {
 
 type Goal = (String, Vec<Step>);
 
+/// What the release's own package index changes about the install.
+struct ArchivePick {
+    /// The branch to install (`None`: the distribution's own newest package).
+    branch: Option<u32>,
+    /// With `branch` `None`: the one branch the distribution's own packages install.
+    own: Option<u32>,
+    /// The kernel module flavor on that branch.
+    flavor: ModuleFlavor,
+    /// What the index said, for the install step's why.
+    said: Option<String>,
+}
+
 impl<'a> Here<'a> {
     fn of(report: &'a Report, kb: &'a Kb) -> Option<Self> {
         let s = &report.snapshot;
@@ -106,11 +118,14 @@ impl<'a> Here<'a> {
                 return ("No single NVIDIA driver drives these GPUs".into(), steps);
             }
         };
-        let goal = match branch {
+        let is_legacy = legacy.is_some() && branch == legacy;
+        let pick = self.from_archive(branch, flavor, is_legacy);
+        let flavor = pick.flavor;
+        let goal = match pick.branch.or(pick.own) {
             Some(b) => format!("NVIDIA driver R{b} ({}) drives every GPU here", flavor_name(flavor)),
             None => format!("The newest NVIDIA driver ({}) drives every GPU here", flavor_name(flavor)),
         };
-        steps.extend(self.install_steps(branch, flavor, legacy.is_some() && branch == legacy, min_branch));
+        steps.extend(self.install_steps(pick.branch, flavor, is_legacy, min_branch, pick.said.as_deref()));
         let enroll = self.secure_boot_steps();
         if enroll.is_empty() {
             steps.push(reboot("the new kernel module loads at boot"));
@@ -120,9 +135,87 @@ impl<'a> Here<'a> {
         (goal, steps)
     }
 
+    /// The branch to install, read against the package index of the machine's own release where
+    /// the knowledge base has it (`[[archive]]` in drivers.toml): on Ubuntu the lowest branch from
+    /// `branch` up that a package of `flavor` installs as itself (older branches' packages there are
+    /// transitional ones that install a newer branch, or are gone); on Debian its own package when
+    /// its one branch is new enough. A legacy branch stays as it is.
+    fn from_archive(&self, branch: Option<u32>, flavor: ModuleFlavor, legacy: bool) -> ArchivePick {
+        let keep = ArchivePick { branch, own: None, flavor, said: None };
+        let Some(a) = self.table.archive(&self.distro.key, &self.os_name) else {
+            return keep;
+        };
+        let name = format!("{} {}", self.distro.label, a.release);
+        let index = format!("{name}'s own package index, read {}", a.read);
+        let module = |f: ModuleFlavor| if f == ModuleFlavor::Open { " with the open kernel module" } else { "" };
+        match (self.distro.key.as_str(), branch) {
+            ("debian", b) if !legacy => {
+                // The release's one branch, and the module GPUs here need on it.
+                let Some(v) = a.proprietary.iter().map(|(_, i)| *i).max() else {
+                    return ArchivePick { said: Some(format!("{name} has no driver package ({index})")), ..keep };
+                };
+                let f = self.table.flavor(&self.kb.gpus, &self.caps, Some(v)).unwrap_or(flavor);
+                if b.is_some_and(|b| b > v) {
+                    let said = format!(
+                        "{name}'s own driver packages are R{v} ({index}), older than needed: this branch comes from \
+                         NVIDIA's repository"
+                    );
+                    return ArchivePick { said: Some(said), ..keep };
+                }
+                if a.installs(v, f) != Some(v) {
+                    let said = format!("{name}'s own R{v} has no package{} ({index})", module(f));
+                    return ArchivePick { said: Some(said), ..keep };
+                }
+                let said = format!("{name}'s own driver packages{} are R{v} ({index})", module(f));
+                ArchivePick { branch: None, own: Some(v), flavor: f, said: Some(said) }
+            }
+            ("ubuntu", Some(b)) => {
+                let open = if flavor == ModuleFlavor::Open { self.distro.open_suffix.as_str() } else { "" };
+                let module = module(flavor);
+                let package = format!("nvidia-driver-{b}{open}");
+                let there = match a.installs(b, flavor) {
+                    Some(i) if i == b => return keep,
+                    Some(i) => format!("{package} there is a transitional package that installs R{i}"),
+                    None => format!("it has no {package}"),
+                };
+                if legacy {
+                    return ArchivePick { said: Some(format!("{index}: {there}")), ..keep };
+                }
+                match a.branch_from(b, flavor) {
+                    Some(p) => ArchivePick {
+                        branch: Some(p),
+                        own: None,
+                        // The module the GPUs need on the branch it became, where the release packages it.
+                        flavor: self
+                            .table
+                            .flavor(&self.kb.gpus, &self.caps, Some(p))
+                            .ok()
+                            .filter(|f| a.installs(p, *f) == Some(p))
+                            .unwrap_or(flavor),
+                        said: Some(format!(
+                            "R{p} is the lowest branch from R{b} up that {name} packages{module} ({index}): {there}"
+                        )),
+                    },
+                    None => ArchivePick {
+                        said: Some(format!("{name} packages no branch from R{b} up{module} ({index}): {there}")),
+                        ..keep
+                    },
+                }
+            }
+            _ => keep,
+        }
+    }
+
     /// The root steps that install `branch` (or the newest) with `flavor`, with the headers DKMS needs
     /// for the running kernel, and the distribution's manual steps around them.
-    fn install_steps(&self, branch: Option<u32>, flavor: ModuleFlavor, legacy: bool, min: Option<u32>) -> Vec<Step> {
+    fn install_steps(
+        &self,
+        branch: Option<u32>,
+        flavor: ModuleFlavor,
+        legacy: bool,
+        min: Option<u32>,
+        archive: Option<&str>,
+    ) -> Vec<Step> {
         let d = self.distro;
         let mut steps = Vec::new();
         if let Some(note) = d.setup_note(branch) {
@@ -140,6 +233,9 @@ impl<'a> Here<'a> {
             self.headers_step("the kernel module is built (DKMS, akmods) for the running kernel from its headers"),
         );
         let mut why = install_why(branch, flavor, legacy, min);
+        if let Some(said) = archive {
+            why.push_str(&format!(". {said}"));
+        }
         if self.caps.is_empty() && flavor == ModuleFlavor::Open {
             why.push_str(
                 ". No driver answered, so the GPU's generation is not known here: for a GPU older than Turing \
@@ -270,7 +366,9 @@ impl<'a> Here<'a> {
                 if !installed {
                     let legacy = DriverTable::legacy_branch(&self.kb.gpus, &self.caps);
                     let flavor = self.table.flavor(&self.kb.gpus, &self.caps, legacy).unwrap_or(ModuleFlavor::Open);
-                    steps.extend(self.install_steps(legacy, flavor, legacy.is_some(), None));
+                    let pick = self.from_archive(legacy, flavor, legacy.is_some());
+                    let (branch, said) = (pick.branch, pick.said.as_deref());
+                    steps.extend(self.install_steps(branch, pick.flavor, legacy.is_some(), None, said));
                     steps.extend(self.secure_boot_steps());
                 }
                 steps.push(reboot("the initramfs without nouveau is used from the next boot"));

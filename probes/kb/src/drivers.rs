@@ -24,6 +24,54 @@ pub struct DriverTable {
     pub thunderbolt: ThunderboltRow,
     /// Distribution families, in the order they are tried; the last, with no names, matches any.
     pub distro: Vec<DistroRow>,
+    /// What each release's own package index holds (scripts/kb-refresh reads them).
+    #[serde(default)]
+    pub archive: Vec<ArchiveRow>,
+}
+
+/// `[[archive]]`: the driver packages one release of a distribution has, as its package index
+/// said on the day it was read.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ArchiveRow {
+    /// The family's `key` (`ubuntu`, `debian`).
+    pub distro: String,
+    /// The release's version (`24.04`, `13`).
+    pub release: String,
+    /// Its code name (`noble`, `trixie`).
+    pub codename: String,
+    /// Each proprietary driver package's branch and the branch it installs (a transitional package
+    /// installs a newer one: `(550, 580)`).
+    pub proprietary: Vec<(u32, u32)>,
+    /// The same for the open kernel module's packages.
+    pub open: Vec<(u32, u32)>,
+    /// The day the index was read (`2026-11-28`).
+    pub read: String,
+    /// The index files read.
+    pub source: String,
+    /// Confidence.
+    pub tag: Tag,
+}
+
+impl ArchiveRow {
+    /// The packages of `flavor`.
+    pub fn packages(&self, flavor: ModuleFlavor) -> &[(u32, u32)] {
+        match flavor {
+            ModuleFlavor::Open => &self.open,
+            ModuleFlavor::Proprietary => &self.proprietary,
+        }
+    }
+
+    /// The lowest branch of at least `min` that a package of `flavor` installs as itself (not a
+    /// transitional package), or `None` when the release has none.
+    pub fn branch_from(&self, min: u32, flavor: ModuleFlavor) -> Option<u32> {
+        self.packages(flavor).iter().filter(|(p, i)| p == i && *p >= min).map(|(p, _)| *p).min()
+    }
+
+    /// The branch the package of `branch` and `flavor` really installs; `None` when there is none.
+    pub fn installs(&self, branch: u32, flavor: ModuleFlavor) -> Option<u32> {
+        self.packages(flavor).iter().find(|(p, _)| *p == branch).map(|(_, i)| *i)
+    }
 }
 
 /// Which kernel module flavor a GPU generation needs.
@@ -216,6 +264,21 @@ pub enum Install {
 }
 
 impl DriverTable {
+    /// The archive row of the release a lowercase OS name (`ubuntu 24.04.1 lts`, `debian gnu/linux 13
+    /// (trixie)`) names, within family `distro`: by its code name, or by its version as a whole word
+    /// or the start of a point release.
+    pub fn archive(&self, distro: &str, os_name: &str) -> Option<&ArchiveRow> {
+        let words: Vec<&str> = os_name.split(|c: char| !(c.is_ascii_alphanumeric() || c == '.')).collect();
+        self.archive.iter().filter(|a| a.distro == distro).find(|a| {
+            words.iter().any(|w| {
+                *w == a.codename
+                    || *w == a.release
+                    || w.strip_prefix(a.release.as_str())
+                        .is_some_and(|rest| rest.starts_with('.') && a.release.contains('.'))
+            })
+        })
+    }
+
     /// The family of a lowercase OS name (the catch-all last row when none matches).
     pub fn distro(&self, os_name: &str) -> &DistroRow {
         let hit = self.distro.iter().find(|d| d.names.iter().any(|n| os_name.contains(n.as_str())));

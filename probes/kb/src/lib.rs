@@ -21,8 +21,8 @@ use gpu_doctor_model::{ComputeCapability, DriverFacts, OsFamily, Probed, Snapsho
 
 pub use cuda::{DriverLevel, RuntimeVerdict};
 pub use drivers::{
-    DistroRow, DriverTable, Install, ModuleFlavor, ModuleRules, NouveauRow, SecureBootRow, ThunderboltRow, WindowsRow,
-    WslRow,
+    ArchiveRow, DistroRow, DriverTable, Install, ModuleFlavor, ModuleRules, NouveauRow, SecureBootRow, ThunderboltRow,
+    WindowsRow, WslRow,
 };
 pub use links::{gpu_nvlink_generation, nvlink_generation};
 pub use pyversion::PyVersion;

@@ -1049,3 +1049,27 @@ exit $rc
     assert!(ok && !log.contains("-Rns"), "nothing installed: nothing removed, no failure: {log}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The `[[archive]]` rows: each names a family of the table, a read day, and packages that install a
+/// branch at least their own; a release is found by its code name or version in an OS name.
+#[test]
+fn archive_rows_name_their_family_and_are_found_by_release() {
+    let d = &kb().drivers;
+    assert!(!d.archive.is_empty());
+    for a in &d.archive {
+        assert!(d.distro.iter().any(|r| r.key == a.distro), "{}", a.distro);
+        assert_eq!(a.read.len(), 10, "{}", a.read);
+        assert!(a.tag == Tag::M && a.source.starts_with("http"), "{}", a.source);
+        for (package, installs) in a.proprietary.iter().chain(&a.open) {
+            assert!(installs >= package, "{} {}: {package} installs {installs}", a.distro, a.release);
+        }
+    }
+    let release = |distro: &str, os: &str| d.archive(distro, os).map(|a| a.release.as_str());
+    assert_eq!(release("ubuntu", "ubuntu 24.04.1 lts"), Some("24.04"));
+    assert_eq!(release("ubuntu", "ubuntu 22.04 lts (jammy jellyfish)"), Some("22.04"));
+    assert_eq!(release("ubuntu", "ubuntu 24.10"), None);
+    assert_eq!(release("debian", "debian gnu/linux 13 (trixie)"), Some("13"));
+    assert_eq!(release("debian", "debian gnu/linux 12 (bookworm)"), Some("12"));
+    assert_eq!(release("debian", "debian gnu/linux trixie/sid"), Some("13"));
+    assert_eq!(release("ubuntu", "debian gnu/linux 13 (trixie)"), None);
+}

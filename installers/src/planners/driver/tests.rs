@@ -94,7 +94,10 @@ fn each_distribution_family_installs_the_driver_its_own_way() {
     let cases: &[(&str, &[&str])] = &[
         ("Ubuntu", &["as root: apt install linux-headers-$(uname -r)", "as root: ubuntu-drivers install;"]),
         ("Linux Mint", &["ubuntu-drivers install"]),
-        ("Debian GNU/Linux", &["non-free", "as root: apt install nvidia-driver firmware-misc-nonfree"]),
+        (
+            "Debian GNU/Linux",
+            &["non-free", "as root: apt install nvidia-open-kernel-dkms nvidia-driver firmware-misc-nonfree"],
+        ),
         (
             "Fedora Linux",
             &["rpmfusion-nonfree-release", "as root: dnf install akmod-nvidia;", "Wait until akmods has built"],
@@ -388,4 +391,64 @@ fn a_gpu_known_only_by_its_pci_id_is_named_by_it() {
     let install =
         plan.steps.iter().find(|s| s.why.contains("generation is not known")).unwrap_or_else(|| panic!("{plan:#?}"));
     assert!(install.why.contains("PCI device 0x2684: https://pci-ids.ucw.cz/read/PC/10de/2684"), "{}", install.why);
+}
+
+/// Ubuntu 24.04's own index (drivers.toml `[[archive]]`, read by scripts/kb-refresh from
+/// archive.ubuntu.com's noble and noble-updates restricted Packages): nvidia-driver-550 is a
+/// transitional package that installs R580, and there is no nvidia-driver-550-open at all.
+#[test]
+fn ubuntu_installs_a_branch_its_release_really_packages() {
+    let target = PlanTarget::Driver { min_branch: Some(550) };
+    let mut s = with_gpu("8.9", "NVIDIA GeForce RTX 4090", "535.54.03");
+    set_os(&mut s, "Ubuntu 24.04.1 LTS");
+    let (plan, prose) = direct(s, &target);
+    assert!(prose.contains("ubuntu-drivers install nvidia:580"), "{prose}");
+    assert!(!prose.contains("nvidia:550"), "{prose}");
+    assert!(plan.steps.iter().any(|s| s.why.contains("Ubuntu 24.04's own package index, read")), "{plan:#?}");
+    assert!(plan.goal.contains("R580"), "{}", plan.goal);
+    // 22.04 has nvidia-driver-545 as a package of its own: from 545 up, that is what it installs.
+    let mut s = with_gpu("8.9", "NVIDIA GeForce RTX 4090", "535.54.03");
+    set_os(&mut s, "Ubuntu 22.04.4 LTS");
+    let (_, prose) = direct(s, &PlanTarget::Driver { min_branch: Some(545) });
+    assert!(prose.contains("nvidia:545"), "{prose}");
+    // A release the knowledge base has not read keeps the branch asked for.
+    let mut s = with_gpu("8.9", "NVIDIA GeForce RTX 4090", "535.54.03");
+    set_os(&mut s, "Ubuntu 26.04 LTS");
+    let (_, prose) = direct(s, &target);
+    assert!(prose.contains("nvidia:550"), "{prose}");
+}
+
+/// Debian 13's own index: nvidia-driver 550.163.01 (non-free), nvidia-open-kernel-dkms 550.163.01
+/// (contrib). Enough for a floor of 550: Debian's own packages; a floor of 580: NVIDIA's repository.
+#[test]
+fn debian_uses_its_own_driver_when_its_branch_is_new_enough() {
+    let mut s = with_gpu("8.9", "NVIDIA GeForce RTX 4090", "535.54.03");
+    set_os(&mut s, "Debian GNU/Linux 13 (trixie)");
+    let (plan, prose) = direct(s.clone(), &PlanTarget::Driver { min_branch: Some(550) });
+    assert!(prose.contains("as root: apt install nvidia"), "{prose}");
+    assert!(!prose.contains("cuda-drivers") && !prose.contains("CUDA repository"), "{prose}");
+    assert!(plan.goal.contains("R550"), "{}", plan.goal);
+    let (plan, prose) = direct(s, &PlanTarget::Driver { min_branch: Some(580) });
+    assert!(prose.contains("Add NVIDIA's CUDA repository") && prose.contains("nvidia-open-580"), "{prose}");
+    assert!(plan.steps.iter().any(|s| s.why.contains("own driver packages are R550")), "{plan:#?}");
+}
+
+/// The remove lines (an install's undo) run on a machine where none of the packages exist: apt-get
+/// must not stop with "Unable to locate package" (exit 100), as a glob like 'cuda-drivers*' makes it
+/// do on Debian without NVIDIA's repository. Checked with apt-get's simulation, which needs no root,
+/// where apt-get is installed.
+#[test]
+fn apt_remove_lines_do_not_fail_where_a_package_is_absent() {
+    let Ok(apt) = which::which("apt-get") else {
+        eprintln!("skipped: no apt-get here");
+        return;
+    };
+    for d in kb().drivers.distro.iter().filter(|d| d.remove.as_deref().is_some_and(|r| r.contains("apt"))) {
+        let line = d.remove.as_deref().unwrap_or_default();
+        let words = shlex::split(line).unwrap();
+        assert_eq!(words[..2], ["sudo", "apt-get"], "{line}");
+        let out = std::process::Command::new(&apt).arg("-s").args(&words[2..]).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{}: {line}: {err}", d.key);
+    }
 }
