@@ -9,6 +9,7 @@
 
 mod form;
 mod plan_view;
+mod preview;
 mod recheck;
 mod run;
 #[cfg(test)]
@@ -105,6 +106,8 @@ pub struct SetupPage {
     opened_first: bool,
     form_error: Option<String>,
     dialogs: bool,
+    /// What a new environment would get, and the report it was chosen for (its address and time).
+    preview: Option<((usize, u64), Vec<preview::Line>)>,
 }
 
 impl Default for SetupPage {
@@ -124,6 +127,7 @@ impl Default for SetupPage {
             opened_first: false,
             form_error: None,
             dialogs: crate::gui::native_dialogs(),
+            preview: None,
         }
     }
 }
@@ -298,6 +302,16 @@ impl SetupPage {
                     ui.label(toned(ui, Tone::Bad, e));
                 }
             });
+            // Until a plan is on screen: what each framework would get here.
+            if let (Some(report), None) = (shown.report, self.planned.value()) {
+                let key = (std::ptr::from_ref(report) as usize, report.snapshot.taken_at_unix_secs);
+                if self.preview.as_ref().is_none_or(|(k, _)| *k != key) {
+                    self.preview = Some((key, preview::lines(report)));
+                }
+                if let Some((_, lines)) = &self.preview {
+                    preview::preview_ui(ui, lines);
+                }
+            }
         });
     }
 

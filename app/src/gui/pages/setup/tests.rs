@@ -365,3 +365,23 @@ fn apply_on_the_wheelhouse_builds_the_environment_and_runs_to_the_recheck() {
     assert!(recheck.after.is_some());
     h.get_by_label("After");
 }
+
+/// Issue 29: on a machine without a GPU the page was a bare form with nothing about what it would
+/// choose. Before any plan it now says, per framework, the build a new environment would get and why.
+#[test]
+fn before_a_plan_the_page_says_what_a_new_environment_would_get() {
+    let (mut h, _home) = harness("container-without-gpu");
+    settle(&mut h);
+    h.get_by_label("Setup").click();
+    settle(&mut h);
+    assert_eq!(h.state().page, Page::Setup);
+    assert!(h.state().pages.setup.planned.value().is_none(), "no plan was made");
+    h.get_by_label("What a new environment would get here");
+    let lines = super::preview::lines(h.state().machine.report.as_ref().unwrap());
+    assert_eq!(lines.iter().map(|l| l.framework).collect::<Vec<_>>(), ["torch", "jax", "tensorflow", "cupy"]);
+    let torch = &lines[0];
+    assert!(torch.chosen, "{torch:?}");
+    // No GPU here: the why says so, and what a GPU machine would need to run it.
+    assert!(torch.why.contains("no NVIDIA GPU or driver is seen here"), "{}", torch.why);
+    h.get_by_label(&torch.build);
+}
