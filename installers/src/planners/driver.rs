@@ -119,7 +119,7 @@ impl<'a> Here<'a> {
             }
         };
         let is_legacy = legacy.is_some() && branch == legacy;
-        let pick = self.from_archive(branch, flavor, is_legacy);
+        let pick = self.archive_pick(branch, flavor, is_legacy);
         let flavor = pick.flavor;
         let goal = match pick.branch.or(pick.own) {
             Some(b) => format!("NVIDIA driver R{b} ({}) drives every GPU here", flavor_name(flavor)),
@@ -140,7 +140,7 @@ impl<'a> Here<'a> {
     /// `branch` up that a package of `flavor` installs as itself (older branches' packages there are
     /// transitional ones that install a newer branch, or are gone); on Debian its own package when
     /// its one branch is new enough. A legacy branch stays as it is.
-    fn from_archive(&self, branch: Option<u32>, flavor: ModuleFlavor, legacy: bool) -> ArchivePick {
+    fn archive_pick(&self, branch: Option<u32>, flavor: ModuleFlavor, legacy: bool) -> ArchivePick {
         let keep = ArchivePick { branch, own: None, flavor, said: None };
         let Some(a) = self.table.archive(&self.distro.key, &self.os_name) else {
             return keep;
@@ -366,7 +366,7 @@ impl<'a> Here<'a> {
                 if !installed {
                     let legacy = DriverTable::legacy_branch(&self.kb.gpus, &self.caps);
                     let flavor = self.table.flavor(&self.kb.gpus, &self.caps, legacy).unwrap_or(ModuleFlavor::Open);
-                    let pick = self.from_archive(legacy, flavor, legacy.is_some());
+                    let pick = self.archive_pick(legacy, flavor, legacy.is_some());
                     let (branch, said) = (pick.branch, pick.said.as_deref());
                     steps.extend(self.install_steps(branch, pick.flavor, legacy.is_some(), None, said));
                     steps.extend(self.secure_boot_steps());
