@@ -297,6 +297,14 @@ pub struct TfRelease {
     /// The capability whose PTX is also shipped.
     #[serde(default)]
     pub ptx: Option<ComputeCapability>,
+    /// The CUDA of the runtime wheel `tensorflow[and-cuda]==latest` installs from PyPI as of the
+    /// knowledge base's date (newer than `cuda` where the extra's pins are lower bounds); `None`:
+    /// not read.
+    #[serde(default)]
+    pub pypi_cuda: Option<CudaVersion>,
+    /// Where `pypi_cuda` was read.
+    #[serde(default)]
+    pub pypi_cuda_source: Option<String>,
     /// The day the newest release of the row was first uploaded to PyPI (`2026-10-28`), as
     /// scripts/kb-refresh read it; `None` for rows it does not derive.
     #[serde(default)]
@@ -361,6 +369,13 @@ pub struct JaxPlugin {
     pub linux_driver_min: DriverVersion,
     /// Lowest compute capability.
     pub min_cc: ComputeCapability,
+    /// The CUDA of the runtime wheel `jax[cudaNN]` installs from PyPI (its requirements are lower
+    /// bounds, so the newest of the major) as of the knowledge base's date; `None`: not read.
+    #[serde(default)]
+    pub pypi_cuda: Option<CudaVersion>,
+    /// Where `pypi_cuda` was read.
+    #[serde(default)]
+    pub pypi_cuda_source: Option<String>,
     /// URL or `owner/repo:path` the row was read in.
     pub source: String,
     /// Confidence.
