@@ -240,6 +240,30 @@ fn a_build_pypi_serves_installs_from_pypi_without_an_index() {
     assert!(got.requirements[0].contains('+') && got.why.contains("CPU-only"), "{got:?}");
 }
 
+/// Issue 29 item 5: every torch line from 2.12 gets torchvision and torchaudio (the ones PyPI
+/// resolves beside it), from PyPI without labels where PyPI serves the build; a companion built for
+/// that very torch keeps its label on PyTorch's index.
+#[test]
+fn torch_2_12_and_newer_get_their_companions() {
+    let r580 = linux(&["8.9"], Some("580.95.05"), Some("13.0"), (3, 12));
+    for line in ["2.12", "2.13", "2.14", "2.15"] {
+        let c = choose(kb(), &r580, &want(Framework::Torch, Some(line)));
+        let got = c.chosen.as_ref().unwrap();
+        let names: Vec<&str> = got.requirements.iter().map(|r| r.split("==").next().unwrap()).collect();
+        assert_eq!(names, ["torch", "torchvision", "torchaudio"], "{line}: {got:#?}");
+    }
+    let c = choose(kb(), &r580, &want(Framework::Torch, None));
+    assert_eq!(c.chosen.as_ref().unwrap().requirements, ["torch==2.15.0", "torchvision==0.29.2", "torchaudio==2.11.1"]);
+    // A 5090 on R575 gets 2.13.0+cu129 from PyTorch's index: torchvision 0.28.0 was built for
+    // torch 2.13.0 (labelled), torchaudio 2.11.1 was not (unlabelled).
+    let r575 = linux(&["12.0"], Some("575.57.08"), Some("12.9"), (3, 12));
+    let c = choose(kb(), &r575, &want(Framework::Torch, None));
+    assert_eq!(
+        c.chosen.as_ref().unwrap().requirements,
+        ["torch==2.13.0+cu129", "torchvision==0.28.0+cu129", "torchaudio==2.11.1"]
+    );
+}
+
 /// RTX 5090 on R575 (CUDA 12.9) with a cu132 torch: the newest build with sm_120 for this driver.
 #[test]
 fn a_cu132_torch_on_r575_moves_to_the_newest_cu129_build() {
@@ -257,7 +281,12 @@ fn pascal_stays_on_the_newest_cu126_build_the_newest_wheels_dropped_it() {
     assert_eq!(reason(&c, "2.15.0+cu132"), "no sm_61");
     assert_eq!(reason(&c, "2.14.1+cu130"), "no sm_61");
     let why = &c.chosen.as_ref().unwrap().why;
-    assert!(why.contains("sm_61 (sm_60 machine code)") && why.contains("no torchvision release"), "{why}");
+    assert!(why.contains("sm_61 (sm_60 machine code)"), "{why}");
+    // Issue 29 item 5: torch 2.12+ gets the companions pip resolves beside it from PyPI (built for
+    // no one torch release, so pinned without a label and taken from the same index).
+    let got = c.chosen.as_ref().unwrap();
+    assert_eq!(got.requirements, ["torch==2.14.1+cu126", "torchvision==0.29.2", "torchaudio==2.11.1"]);
+    assert!(why.contains("torchaudio 2.11.1 is the newest whose requirements admit torch 2.14.1"), "{why}");
     // JAX's CUDA 13 plugin needs 7.5; its CUDA 12 plugin takes Pascal.
     let j = choose(kb(), &m, &want(Framework::Jax, None));
     assert_eq!(chosen(&j), "jax[cuda12] 0.12.0.1");

@@ -41,11 +41,23 @@ fn companion<'k>(kb: &'k Kb, line: &str, version: &str, name: &str) -> Option<&'
     if name == "torchvision" { release.torchvision.as_deref() } else { release.torchaudio.as_deref() }
 }
 
+/// torch and its companions, pinned to the build of variant `tag`; a companion recorded by range
+/// (built for no one torch release) is pinned without the label, so that whichever build of that
+/// version the index has is taken (PEP 440: a pin without a local label matches any label), and the
+/// notes say so.
 fn torch_requirements(kb: &Kb, line: &str, version: &str, tag: &str) -> (Vec<String>, Vec<String>) {
     let mut reqs = vec![format!("torch=={version}+{tag}")];
     let mut notes = Vec::new();
+    let by_range = kb.pytorch.release(line).map(|r| r.companions_by_range.as_slice()).unwrap_or_default();
     for name in ["torchvision", "torchaudio"] {
         match companion(kb, line, version, name) {
+            Some(v) if by_range.iter().any(|n| n == name) => {
+                reqs.push(format!("{name}=={v}"));
+                notes.push(format!(
+                    "no {name} was built for torch {line}: {name} {v} is the newest whose requirements admit torch \
+                     {version}, which pip resolves beside it"
+                ));
+            }
             Some(v) => reqs.push(format!("{name}=={v}+{tag}")),
             None => notes.push(format!("no {name} release is recorded for torch {line}, so none is pinned")),
         }

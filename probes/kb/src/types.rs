@@ -231,6 +231,12 @@ pub struct TorchRelease {
     /// The torchaudio release built against `latest` (`2.5.1`); `None` where none was found.
     #[serde(default)]
     pub torchaudio: Option<String>,
+    /// The companions (`torchaudio`, `torchvision`) that were built for no one torch release but
+    /// require a range that admits `latest` (torchaudio 2.11.1: `torch>=2.11`), as pip resolves them
+    /// beside it: pinned without a `+cuXYZ` label, so that whichever build of that version an index
+    /// has is taken.
+    #[serde(default)]
+    pub companions_by_range: Vec<String>,
     /// The day the newest release of the row was first uploaded to PyPI (`2026-10-28`), as
     /// scripts/kb-refresh read it; `None` for rows it does not derive.
     #[serde(default)]
