@@ -285,7 +285,7 @@ fn pascal_stays_on_the_newest_cu126_build_the_newest_wheels_dropped_it() {
     // Issue 29 item 5: torch 2.12+ gets the companions pip resolves beside it from PyPI (built for
     // no one torch release, so pinned without a label and taken from the same index).
     let got = c.chosen.as_ref().unwrap();
-    assert_eq!(got.requirements, ["torch==2.14.1+cu126", "torchvision==0.29.2", "torchaudio==2.11.1"]);
+    assert_eq!(got.requirements, ["torch==2.14.1+cu126", "torchvision==0.29.1", "torchaudio==2.11.1"]);
     assert!(why.contains("torchaudio 2.11.1 is the newest whose requirements admit torch 2.14.1"), "{why}");
     // JAX's CUDA 13 plugin needs 7.5; its CUDA 12 plugin takes Pascal.
     let j = choose(kb(), &m, &want(Framework::Jax, None));
