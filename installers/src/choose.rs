@@ -395,7 +395,11 @@ fn judge(kb: &Kb, machine: &Machine, b: &Build) -> Result<Fit, Why> {
     match kb.cuda.judge(cuda, &level, machine.os) {
         RuntimeVerdict::Supported => {
             fit.full = true;
-            fit.driver = format!("{have} runs CUDA {cuda} in full");
+            fit.driver = if b.wheels_cuda.is_some_and(|w| w.major_minor() != cuda.major_minor()) {
+                format!("{have} runs its CUDA floor, {cuda}, in full")
+            } else {
+                format!("{have} runs CUDA {cuda} in full")
+            };
         }
         RuntimeVerdict::Unknown => {
             fit.full = true;

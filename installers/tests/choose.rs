@@ -354,12 +354,14 @@ fn jax_and_tensorflow_say_the_cuda_their_pypi_wheels_bring() {
         ),
         "{why}"
     );
+    assert!(why.contains("the and-cuda extra installs the nvidia-* CUDA wheels: any 12.x from the 12.5"), "{why}");
     // R580 runs CUDA 13.0 in full, and 12.9 in full: jax[cuda13] brings 13.5.
     let r580 = linux(&["8.9"], Some("580.95.05"), Some("13.0"), (3, 12));
     let j = choose(kb(), &r580, &want(Framework::Jax, None));
     assert_eq!(chosen(&j), "jax[cuda12] 0.12.0.1");
     assert!(j.chosen.as_ref().unwrap().why.contains("are CUDA 12.9 (the newest CUDA 12.x"), "{j:#?}");
     assert!(j.chosen.as_ref().unwrap().why.contains("which driver 580 runs in full"), "{j:#?}");
+    assert!(j.chosen.as_ref().unwrap().why.contains("driver 580 runs its CUDA floor, 12.1, in full"), "{j:#?}");
     assert_eq!(
         reason(&j, "jax[cuda13] 0.12.0.1"),
         "runs only through minor-version compatibility; jax[cuda12] 0.12.0.1 runs on this driver in full"

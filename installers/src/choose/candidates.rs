@@ -146,7 +146,13 @@ fn tensorflow_kb(kb: &Kb) -> Vec<Line> {
             pypi_linux: None,
             ctk: false,
             beyond_kb: String::new(),
-            notes: vec!["the and-cuda extra pins the nvidia-* CUDA wheels it was tested with".into()],
+            notes: vec![match r.pypi_cuda.filter(|c| c.major_minor() != r.cuda.major_minor()) {
+                Some(_) => format!(
+                    "the and-cuda extra installs the nvidia-* CUDA wheels: any {}.x from the {} it was tested with",
+                    r.cuda.major, r.cuda
+                ),
+                None => "the and-cuda extra pins the nvidia-* CUDA wheels it was tested with".into(),
+            }],
         };
         out.push(Line { label: r.version.clone(), builds: vec![build] });
     }
