@@ -162,10 +162,15 @@ pub fn choose(kb: &Kb, machine: &Machine, want: &Want) -> Choice {
         }
         fits.extend(ok.into_iter().filter_map(|(r, b, i)| r.ok().map(|f| (i, b, f))));
     }
+    // A fix of an existing environment stays on its installed line, then prefers a CUDA the
+    // driver runs in full; a new environment (no line to keep) gets the newest release that runs,
+    // minor-version compatibility included, and within it the best-supported build (issue 29).
     let rank = |(_, b, f): &(usize, Build, Fit)| {
         let keep = want.keep_line.as_deref().is_some_and(|l| b.line == l);
         let own_major = machine.driver_cuda.zip(b.cuda).is_some_and(|(d, c)| d.major == c.major);
-        (keep, f.full, f.sass_all(), own_major, PyVersion::new(&b.version).numbers(), b.cuda)
+        let version = PyVersion::new(&b.version).numbers();
+        let newest = if want.keep_line.is_none() { version.clone() } else { Vec::new() };
+        (keep, newest, f.full, f.sass_all(), own_major, version, b.cuda)
     };
     fits.sort_by_key(|c| std::cmp::Reverse(rank(c)));
     let mut fits = fits.into_iter();
@@ -193,6 +198,8 @@ fn passed_over(want: &Want, best: &Build, best_fit: &Fit, b: &Build, f: &Fit) ->
     let kept = want.keep_line.as_deref().filter(|l| best.line == *l && b.line != *l);
     if let Some(line) = kept {
         format!("fits, but {} stays on the installed {line} line", best.label)
+    } else if want.keep_line.is_none() && b.version != best.version {
+        format!("fits, but {} is newer (a new environment gets the newest release that runs)", best.label)
     } else if best_fit.full && !f.full {
         format!("runs only through minor-version compatibility; {} runs on this driver in full", best.label)
     } else if best_fit.sass_all() && !f.sass_all() {
@@ -228,6 +235,10 @@ pub(crate) struct Build {
     pub cuda: Option<CudaVersion>,
     /// A driver it needs beyond the CUDA rules (JAX's stated floor).
     pub driver_min: Option<DriverVersion>,
+    /// The CUDA of the runtime wheels it installs from PyPI where that is newer than `cuda` (the
+    /// `jax[cuda12]` and `tensorflow[and-cuda]` extras take the newest of the major): said in the
+    /// why with how the driver runs it.
+    pub wheels_cuda: Option<CudaVersion>,
     /// What it was compiled for.
     pub gpus: Gpus,
     /// Where it installs.
@@ -380,10 +391,15 @@ fn judge(kb: &Kb, machine: &Machine, b: &Build) -> Result<Fit, Why> {
         return Ok(fit);
     };
     let level = DriverLevel { version: driver.clone(), cuda: machine.driver_cuda, evidence: None };
+    let mut mvc = false;
     match kb.cuda.judge(cuda, &level, machine.os) {
         RuntimeVerdict::Supported => {
             fit.full = true;
-            fit.driver = format!("{have} runs CUDA {cuda} in full");
+            fit.driver = if b.wheels_cuda.is_some_and(|w| w.major_minor() != cuda.major_minor()) {
+                format!("{have} runs its CUDA floor, {cuda}, in full")
+            } else {
+                format!("{have} runs CUDA {cuda} in full")
+            };
         }
         RuntimeVerdict::Unknown => {
             fit.full = true;
@@ -405,6 +421,7 @@ fn judge(kb: &Kb, machine: &Machine, b: &Build) -> Result<Fit, Why> {
             )));
         }
         RuntimeVerdict::MinorVersionCompatible { .. } => {
+            mvc = true;
             fit.driver = format!("{have} runs CUDA {cuda} through minor-version compatibility");
         }
         RuntimeVerdict::TooOld { floor, full } => {
@@ -416,7 +433,43 @@ fn judge(kb: &Kb, machine: &Machine, b: &Build) -> Result<Fit, Why> {
             }));
         }
     }
+    if let Some(wheels) = b.wheels_cuda.filter(|w| w.major_minor() != cuda.major_minor()) {
+        let how = match kb.cuda.judge(wheels, &level, machine.os) {
+            RuntimeVerdict::Supported => format!("which {have} runs in full"),
+            RuntimeVerdict::MinorVersionCompatible { .. } => {
+                // What runs is the wheels' CUDA: not in full, whatever the build's own floor.
+                mvc = true;
+                fit.full = false;
+                format!("which {have} runs through minor-version compatibility")
+            }
+            RuntimeVerdict::Unknown => format!("which needs a driver for CUDA {wheels} to run in full"),
+            RuntimeVerdict::TooOld { .. } => format!("which {have} does not run"),
+        };
+        fit.driver.push_str(&format!(
+            "; the CUDA wheels it installs from PyPI are CUDA {wheels} (the newest CUDA {}.x its requirements \
+             allow, as of gpu-doctor's knowledge base), {how}",
+            wheels.major
+        ));
+    }
+    if mvc {
+        fit.driver.push_str(&format!("; {}", mvc_limits(kb, b.wheels_cuda.unwrap_or(cuda).max(cuda), machine.os)));
+    }
     Ok(fit)
+}
+
+/// What minor-version compatibility does not do, said wherever a choice relies on it. Source:
+/// NVIDIA's CUDA Compatibility guide, "Minor Version Compatibility"
+/// (https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html): a newer
+/// toolkit of the same major runs on an older driver "with limited feature-set"; PTX built by the
+/// newer toolkit cannot be JIT-compiled by the older driver.
+fn mvc_limits(kb: &Kb, cuda: CudaVersion, os: OsFamily) -> String {
+    let full = kb.cuda.full_driver(cuda, os).map_or_else(String::new, |d| format!(" ({d} or newer)"));
+    format!(
+        "minor-version compatibility runs the machine code of a newer CUDA {major}.x with a limited feature set: the \
+         driver cannot JIT-compile PTX built by the newer toolkit, so code that compiles PTX at run time (NVRTC, \
+         some torch.compile or XLA kernels) may fail or fall back; a driver for CUDA {cuda}{full} runs it in full",
+        major = cuda.major
+    )
 }
 
 /// `driver 550 < 580`, or the full versions when the branches are the same.

@@ -79,27 +79,46 @@ fn every_scenario_gets_its_expected_choice() {
         ("consumer-gpu-torch-venv", Cupy, "cupy-cuda12x 14.2.0", &[("cupy-cuda13x 14.2.0", "driver 550 < 580")]),
         // The consumer-gpu-torch-venv machine as a Kubernetes node: the same choice.
         ("k8s-node-no-device-plugin", Torch, "2.3.1+cu121", &[]),
+        // Issue 29 item 5: a new environment (no torch installed here) gets the newest release that
+        // runs, through minor-version compatibility (cu126 on a driver for CUDA 12.2), not the
+        // newest whose CUDA the driver runs in full (2.5.1+cu121).
         (
             "egpu-thunderbolt",
             Torch,
-            "2.5.1+cu121",
-            &[(
-                "2.5.1+cu124",
-                "runs only through minor-version compatibility; 2.5.1+cu121 runs on this driver in full",
-            )],
+            "2.14.1+cu126",
+            &[
+                (
+                    "2.5.1+cu121",
+                    "fits, but 2.14.1+cu126 is newer (a new environment gets the newest release that runs)",
+                ),
+                ("2.14.1+cu130", "driver 535 < 580"),
+            ],
         ),
         ("gpu-no-driver", Torch, "2.15.0+cu132", &[]),
-        ("a10-row-remap-pending-xid79", Torch, "2.5.1+cu121", &[]),
-        ("a100-ecc-row-remap-xid63", Torch, "1.13.1+cu116", &[]),
+        ("a10-row-remap-pending-xid79", Torch, "2.14.1+cu126", &[]),
+        // An A100 on R510 (CUDA 11.6): cu118 runs through minor-version compatibility (sm_80 machine code).
+        (
+            "a100-ecc-row-remap-xid63",
+            Torch,
+            "2.7.1+cu118",
+            &[("1.13.1+cu116", "fits, but 2.7.1+cu118 is newer (a new environment gets the newest release that runs)")],
+        ),
         ("container-without-gpu", Torch, "2.15.0+cu132", &[]),
         ("docker-no-container-toolkit", Torch, "2.3.1+cu121", &[]),
         ("docker-toolkit-no-runtime", Torch, "2.3.1+cu121", &[]),
-        ("hgx-h100-nvlink", Torch, "2.6.0+cu124", &[]),
-        ("mig-a100", Torch, "2.5.1+cu121", &[]),
+        ("hgx-h100-nvlink", Torch, "2.14.1+cu126", &[]),
+        ("mig-a100", Torch, "2.14.1+cu126", &[]),
         ("no-driver", Tensorflow, "tensorflow 2.21.0 (CUDA 12.5)", &[]),
         ("old-driver-nvml-gaps", Torch, "-", &[("1.12", PY36_112), ("1.13", PY36_113)]),
         ("old-driver-nvml-gaps", Cupy, "-", &[("cupy-cuda11x", "no wheel for Python 3.6 (it supports 3.9 to 3.13)")]),
-        ("pcie-2x5090-no-p2p", Torch, "2.11.0+cu128", &[]),
+        // RTX 5090 on R570 (CUDA 12.8): the newest build with sm_120 that runs is cu129, through
+        // minor-version compatibility; cu130 and newer need R580.
+        (
+            "pcie-2x5090-no-p2p",
+            Torch,
+            "2.13.0+cu129",
+            &[("2.14.1+cu130", "driver 570 < 580"), ("2.14.1+cu126", "no sm_120")],
+        ),
         (
             "torch-cu130-on-r550",
             Torch,
@@ -119,30 +138,37 @@ fn every_scenario_gets_its_expected_choice() {
         (
             "torch-cu130-on-r550",
             Tensorflow,
-            "tensorflow 2.17.1 (CUDA 12.3)",
+            "tensorflow 2.21.0 (CUDA 12.5)",
             &[(
-                "tensorflow 2.21.0 (CUDA 12.5)",
-                "runs only through minor-version compatibility; tensorflow 2.17.1 (CUDA 12.3) runs on this driver in full",
+                "tensorflow 2.17.1 (CUDA 12.3)",
+                "fits, but tensorflow 2.21.0 (CUDA 12.5) is newer (a new environment gets the newest release that runs)",
             )],
         ),
-        ("two-socket-8x4090", Torch, "2.5.1+cu121", &[]),
-        ("two-toolkits", Torch, "2.5.1+cu121", &[]),
+        ("two-socket-8x4090", Torch, "2.14.1+cu126", &[]),
+        ("two-toolkits", Torch, "2.14.1+cu126", &[]),
         ("windows-wddm", Torch, "2.3.1+cu121", &[]),
         ("windows-wddm", Jax, "-", &[("jax 0.6.2", "no GPU wheel for Windows x86_64")]),
         ("windows-wddm", Tensorflow, "-", &[("2.21", "no GPU wheel for Windows x86_64")]),
         // torch 2.15.0 requires Python >= 3.11 (PyPI, issue 28): the WSL machine's 3.10 turns the
         // line down before its driver is looked at.
-        ("wsl2", Torch, "2.6.0+cu124", &[("2.15", "no wheel for Python 3.10 (it supports 3.11 to 3.15)")]),
+        ("wsl2", Torch, "2.14.1+cu126", &[("2.15", "no wheel for Python 3.10 (it supports 3.11 to 3.15)")]),
     ];
+    let mut wrong = Vec::new();
     for (name, fw, want_chosen, want_rejected) in table {
         let (machine, keep) = scenario_machine(name);
         let keep = if *fw == Torch { keep } else { None };
         let c = choose(kb(), &machine, &want(*fw, keep.as_deref()));
-        assert_eq!(chosen(&c), *want_chosen, "{name} {fw:?}: {c:#?}");
+        if chosen(&c) != *want_chosen {
+            wrong.push(format!("{name} {fw:?}: chose {} not {want_chosen}", chosen(&c)));
+        }
         for (label, why) in *want_rejected {
-            assert_eq!(reason(&c, label), *why, "{name} {fw:?} {label}");
+            let got = c.rejected.iter().find(|r| r.label == *label).map_or("(not rejected)", |r| r.reason.as_str());
+            if got != *why {
+                wrong.push(format!("{name} {fw:?} {label}: {got:?} not {why:?}"));
+            }
         }
     }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
 /// Every scenario folder is in the table above (a new fixture needs its expected choice).
@@ -214,6 +240,30 @@ fn a_build_pypi_serves_installs_from_pypi_without_an_index() {
     assert!(got.requirements[0].contains('+') && got.why.contains("CPU-only"), "{got:?}");
 }
 
+/// Issue 29 item 5: every torch line from 2.12 gets torchvision and torchaudio (the ones PyPI
+/// resolves beside it), from PyPI without labels where PyPI serves the build; a companion built for
+/// that very torch keeps its label on PyTorch's index.
+#[test]
+fn torch_2_12_and_newer_get_their_companions() {
+    let r580 = linux(&["8.9"], Some("580.95.05"), Some("13.0"), (3, 12));
+    for line in ["2.12", "2.13", "2.14", "2.15"] {
+        let c = choose(kb(), &r580, &want(Framework::Torch, Some(line)));
+        let got = c.chosen.as_ref().unwrap();
+        let names: Vec<&str> = got.requirements.iter().map(|r| r.split("==").next().unwrap()).collect();
+        assert_eq!(names, ["torch", "torchvision", "torchaudio"], "{line}: {got:#?}");
+    }
+    let c = choose(kb(), &r580, &want(Framework::Torch, None));
+    assert_eq!(c.chosen.as_ref().unwrap().requirements, ["torch==2.15.0", "torchvision==0.29.2", "torchaudio==2.11.1"]);
+    // A 5090 on R575 gets 2.13.0+cu129 from PyTorch's index: torchvision 0.28.0 was built for
+    // torch 2.13.0 (labelled), torchaudio 2.11.1 was not (unlabelled).
+    let r575 = linux(&["12.0"], Some("575.57.08"), Some("12.9"), (3, 12));
+    let c = choose(kb(), &r575, &want(Framework::Torch, None));
+    assert_eq!(
+        c.chosen.as_ref().unwrap().requirements,
+        ["torch==2.13.0+cu129", "torchvision==0.28.0+cu129", "torchaudio==2.11.1"]
+    );
+}
+
 /// RTX 5090 on R575 (CUDA 12.9) with a cu132 torch: the newest build with sm_120 for this driver.
 #[test]
 fn a_cu132_torch_on_r575_moves_to_the_newest_cu129_build() {
@@ -231,7 +281,12 @@ fn pascal_stays_on_the_newest_cu126_build_the_newest_wheels_dropped_it() {
     assert_eq!(reason(&c, "2.15.0+cu132"), "no sm_61");
     assert_eq!(reason(&c, "2.14.1+cu130"), "no sm_61");
     let why = &c.chosen.as_ref().unwrap().why;
-    assert!(why.contains("sm_61 (sm_60 machine code)") && why.contains("no torchvision release"), "{why}");
+    assert!(why.contains("sm_61 (sm_60 machine code)"), "{why}");
+    // Issue 29 item 5: torch 2.12+ gets the companions pip resolves beside it from PyPI (built for
+    // no one torch release, so pinned without a label and taken from the same index).
+    let got = c.chosen.as_ref().unwrap();
+    assert_eq!(got.requirements, ["torch==2.14.1+cu126", "torchvision==0.29.1", "torchaudio==2.11.1"]);
+    assert!(why.contains("torchaudio 2.11.1 is the newest whose requirements admit torch 2.14.1"), "{why}");
     // JAX's CUDA 13 plugin needs 7.5; its CUDA 12 plugin takes Pascal.
     let j = choose(kb(), &m, &want(Framework::Jax, None));
     assert_eq!(chosen(&j), "jax[cuda12] 0.12.0.1");
@@ -246,10 +301,77 @@ fn python_3_14_with_no_wheel_yet() {
     assert!(chosen(&c).starts_with("2.14.1+"), "{c:#?}");
     // JAX has had cp314 wheels since 0.7.2 (jaxlib's wheel tags on PyPI, issue 28); 0.6.2 had none.
     let j = choose(kb(), &m, &want(Framework::Jax, None));
-    assert_eq!(chosen(&j), "jax[cuda13] 0.12.0.1");
+    assert!(chosen(&j).ends_with(" 0.12.0.1"), "{j:#?}");
     assert_eq!(reason(&j, "jax 0.6.2"), "no wheel for Python 3.14 (it supports 3.10 to 3.13)");
     let t = choose(kb(), &m, &want(Framework::Tensorflow, None));
     assert_eq!(chosen(&t), "-", "{t:#?}");
+}
+
+/// Issue 29 item 5: a new environment gets the newest release that runs, minor-version
+/// compatibility included, and the why says what that compatibility does not do; a fix of an
+/// environment keeps its installed line (R550: torch 2.14.1+cu126 new, 2.6.0+cu124 kept; R535:
+/// TensorFlow 2.21, not 2.15.1 with Keras 2).
+#[test]
+fn a_new_environment_gets_the_newest_release_that_runs_and_a_fix_keeps_its_line() {
+    let r550 = linux(&["8.9"], Some("550.54.14"), Some("12.4"), (3, 12));
+    let new = choose(kb(), &r550, &want(Framework::Torch, None));
+    assert_eq!(chosen(&new), "2.14.1+cu126");
+    assert_eq!(
+        reason(&new, "2.6.0+cu124"),
+        "fits, but 2.14.1+cu126 is newer (a new environment gets the newest release that runs)"
+    );
+    assert_eq!(reason(&new, "2.14.1+cu130"), "driver 550 < 580");
+    let why = &new.chosen.as_ref().unwrap().why;
+    assert!(why.contains("driver 550 runs CUDA 12.6 through minor-version compatibility"), "{why}");
+    assert!(why.contains("the driver cannot JIT-compile PTX built by the newer toolkit"), "{why}");
+    assert!(why.contains("a driver for CUDA 12.6 (560.28.03 or newer) runs it in full"), "{why}");
+    let fix = choose(kb(), &r550, &want(Framework::Torch, Some("2.6")));
+    assert_eq!(chosen(&fix), "2.6.0+cu124");
+    assert!(!fix.chosen.as_ref().unwrap().why.contains("minor-version"), "{fix:#?}");
+    let r535 = linux(&["8.6"], Some("535.129.03"), Some("12.2"), (3, 11));
+    assert_eq!(chosen(&choose(kb(), &r535, &want(Framework::Torch, None))), "2.14.1+cu126");
+    let tf = choose(kb(), &r535, &want(Framework::Tensorflow, None));
+    assert_eq!(chosen(&tf), "tensorflow 2.21.0 (CUDA 12.5)");
+    assert_eq!(
+        reason(&tf, "tensorflow 2.15.1 (CUDA 12.2)"),
+        "fits, but tensorflow 2.21.0 (CUDA 12.5) is newer (a new environment gets the newest release that runs)"
+    );
+}
+
+/// Issue 29 item 5: `jax[cudaNN]` and `tensorflow[and-cuda]` 2.20+ take the newest CUDA wheels of
+/// their major from PyPI (12.9 and 13.5 as the knowledge base records), not the floor their row
+/// names: the why says which CUDA is installed and how the driver runs it, and a build whose wheels
+/// run only through minor-version compatibility loses to one of the same release that runs in full.
+#[test]
+fn jax_and_tensorflow_say_the_cuda_their_pypi_wheels_bring() {
+    let r535 = linux(&["8.6"], Some("535.129.03"), Some("12.2"), (3, 12));
+    let tf = choose(kb(), &r535, &want(Framework::Tensorflow, None));
+    let why = &tf.chosen.as_ref().unwrap().why;
+    assert!(
+        why.contains(
+            "the CUDA wheels it installs from PyPI are CUDA 12.9 (the newest CUDA 12.x its requirements allow, as of \
+             gpu-doctor's knowledge base), which driver 535 runs through minor-version compatibility"
+        ),
+        "{why}"
+    );
+    assert!(why.contains("the and-cuda extra installs the nvidia-* CUDA wheels: any 12.x from the 12.5"), "{why}");
+    // R580 runs CUDA 13.0 in full, and 12.9 in full: jax[cuda13] brings 13.5.
+    let r580 = linux(&["8.9"], Some("580.95.05"), Some("13.0"), (3, 12));
+    let j = choose(kb(), &r580, &want(Framework::Jax, None));
+    assert_eq!(chosen(&j), "jax[cuda12] 0.12.0.1");
+    assert!(j.chosen.as_ref().unwrap().why.contains("are CUDA 12.9 (the newest CUDA 12.x"), "{j:#?}");
+    assert!(j.chosen.as_ref().unwrap().why.contains("which driver 580 runs in full"), "{j:#?}");
+    assert!(j.chosen.as_ref().unwrap().why.contains("driver 580 runs its CUDA floor, 12.1, in full"), "{j:#?}");
+    assert_eq!(
+        reason(&j, "jax[cuda13] 0.12.0.1"),
+        "runs only through minor-version compatibility; jax[cuda12] 0.12.0.1 runs on this driver in full"
+    );
+    // A TensorFlow whose and-cuda extra pins its tested CUDA (2.19: 12.5.82) says nothing more.
+    let py312 = linux(&["8.9"], Some("580.95.05"), Some("13.0"), (3, 12));
+    let w = Want { framework: Framework::Tensorflow, keep_line: Some("2.19".into()), wheelhouse: None };
+    let t = choose(kb(), &py312, &w);
+    assert_eq!(chosen(&t), "tensorflow 2.19.1 (CUDA 12.5)");
+    assert!(!t.chosen.as_ref().unwrap().why.contains("wheels it installs"), "{t:#?}");
 }
 
 #[test]
@@ -306,7 +428,10 @@ fn a_wheelhouse_with_a_torch_newer_than_the_knowledge_base_is_reasoned_from_its_
         "no wheel for Python 3.12 here",
         "a version with no wheel here is turned down once"
     );
-    assert_eq!(reason(&c, "2.15.0+cu132"), "fits, but 2.16.0+cu132 is newer");
+    assert_eq!(
+        reason(&c, "2.15.0+cu132"),
+        "fits, but 2.16.0+cu132 is newer (a new environment gets the newest release that runs)"
+    );
     // The same Blackwell GPU: the assumed arch list has sm_120.
     let b = choose(kb(), &linux(&["12.0"], None, Some("13.2"), (3, 12)), &w);
     assert_eq!(chosen(&b), "2.16.0+cu132");
@@ -418,7 +543,9 @@ proptest! {
     }
 
     /// Where `recommend` (the probes' query: machine code for every GPU, a CUDA the driver runs in
-    /// full) finds a wheel, the chooser picks the same one when nothing else narrows the choice.
+    /// full) finds a wheel, a new environment gets that release or a newer one (the newest that
+    /// runs, minor-version compatibility included), and the same wheel where the release is the
+    /// same; a fix that keeps recommend's line gets recommend's wheel.
     #[test]
     fn the_chooser_agrees_with_recommend(gpus in proptest::sample::subsequence(kb().gpus.cc.iter().map(|r| r.cc).collect::<Vec<_>>(), 1..3), cuda in proptest::sample::select(kb().cuda.toolkit.iter().map(|t| t.version).collect::<Vec<_>>())) {
         let kb = kb();
@@ -426,7 +553,16 @@ proptest! {
         let c = choose(kb, &m, &want(Framework::Torch, None));
         if let Some(v) = kb.pytorch.recommend(&gpus, Some(cuda), None) {
             let latest = kb.pytorch.release(&v.torch).and_then(|r| r.latest.clone()).unwrap();
-            prop_assert_eq!(chosen(&c), format!("{latest}+{}", index_tag(v.cuda)));
+            let label = format!("{latest}+{}", index_tag(v.cuda));
+            let got = chosen(&c);
+            let got_version = got.split('+').next().unwrap();
+            let numbers = |v: &str| gpu_doctor_kb::PyVersion::new(v).numbers();
+            prop_assert!(numbers(got_version) >= numbers(&latest), "{got} is older than {label}");
+            if got_version == latest {
+                prop_assert_eq!(got, label.as_str());
+            }
+            let kept = choose(kb, &m, &want(Framework::Torch, Some(&v.torch)));
+            prop_assert_eq!(chosen(&kept), label.as_str());
         }
     }
 

@@ -41,11 +41,23 @@ fn companion<'k>(kb: &'k Kb, line: &str, version: &str, name: &str) -> Option<&'
     if name == "torchvision" { release.torchvision.as_deref() } else { release.torchaudio.as_deref() }
 }
 
+/// torch and its companions, pinned to the build of variant `tag`; a companion recorded by range
+/// (built for no one torch release) is pinned without the label, so that whichever build of that
+/// version the index has is taken (PEP 440: a pin without a local label matches any label), and the
+/// notes say so.
 fn torch_requirements(kb: &Kb, line: &str, version: &str, tag: &str) -> (Vec<String>, Vec<String>) {
     let mut reqs = vec![format!("torch=={version}+{tag}")];
     let mut notes = Vec::new();
+    let by_range = kb.pytorch.release(line).map(|r| r.companions_by_range.as_slice()).unwrap_or_default();
     for name in ["torchvision", "torchaudio"] {
         match companion(kb, line, version, name) {
+            Some(v) if by_range.iter().any(|n| n == name) => {
+                reqs.push(format!("{name}=={v}"));
+                notes.push(format!(
+                    "no {name} was built for torch {line}: {name} {v} is the newest whose requirements admit torch \
+                     {version}, which pip resolves beside it"
+                ));
+            }
             Some(v) => reqs.push(format!("{name}=={v}+{tag}")),
             None => notes.push(format!("no {name} release is recorded for torch {line}, so none is pinned")),
         }
@@ -68,6 +80,7 @@ fn torch_kb(kb: &Kb) -> Vec<Line> {
                     line: r.version.clone(),
                     cuda: Some(v.cuda),
                     driver_min: None,
+                    wheels_cuda: None,
                     gpus: Gpus::Arch { sass: v.arch.clone(), ptx: v.ptx_list() },
                     wheels: Wheels::Kb { python: range(&r.python_min, &r.python_max), platforms: vec![LINUX, WINDOWS] },
                     requirements,
@@ -99,6 +112,7 @@ fn jax_kb(kb: &Kb) -> Vec<Line> {
                 line: PyVersion::new(&r.version).line().unwrap_or_default(),
                 cuda: Some(p.cuda_min),
                 driver_min: Some(p.linux_driver_min.clone()),
+                wheels_cuda: p.pypi_cuda,
                 gpus: Gpus::MinCc(p.min_cc),
                 wheels: Wheels::Kb { python: range(&r.python_min, &r.python_max), platforms: vec![LINUX, LINUX_ARM] },
                 requirements: vec![format!("jax[{}]=={}", p.extra, r.version)],
@@ -124,6 +138,7 @@ fn tensorflow_kb(kb: &Kb) -> Vec<Line> {
             line: r.version.clone(),
             cuda: Some(r.cuda),
             driver_min: None,
+            wheels_cuda: r.pypi_cuda,
             gpus: Gpus::Arch { sass: r.arch.clone(), ptx: r.ptx.into_iter().collect() },
             wheels: Wheels::Kb { python: range(&r.python_min, &r.python_max), platforms: vec![LINUX] },
             requirements: vec![format!("tensorflow[and-cuda]=={latest}")],
@@ -131,7 +146,13 @@ fn tensorflow_kb(kb: &Kb) -> Vec<Line> {
             pypi_linux: None,
             ctk: false,
             beyond_kb: String::new(),
-            notes: vec!["the and-cuda extra pins the nvidia-* CUDA wheels it was tested with".into()],
+            notes: vec![match r.pypi_cuda.filter(|c| c.major_minor() != r.cuda.major_minor()) {
+                Some(_) => format!(
+                    "the and-cuda extra installs the nvidia-* CUDA wheels: any {}.x from the {} it was tested with",
+                    r.cuda.major, r.cuda
+                ),
+                None => "the and-cuda extra pins the nvidia-* CUDA wheels it was tested with".into(),
+            }],
         };
         out.push(Line { label: r.version.clone(), builds: vec![build] });
     }
@@ -163,6 +184,7 @@ fn cupy_kb(kb: &Kb) -> Vec<Line> {
             line: PyVersion::new(latest).line().unwrap_or_default(),
             cuda: Some(p.cuda_min),
             driver_min: None,
+            wheels_cuda: None,
             gpus: Gpus::CudaRange { min: p.cuda_min, max: p.cuda_max },
             wheels: Wheels::Kb { python, platforms },
             requirements: vec![format!("{}=={latest}", p.name)],
@@ -321,6 +343,7 @@ fn torch_files(kb: &Kb, wheels: &[WheelName]) -> Vec<Line> {
             line,
             cuda,
             driver_min: None,
+            wheels_cuda: None,
             gpus,
             wheels: Wheels::Files(files.into_iter().cloned().collect()),
             requirements,
@@ -380,6 +403,7 @@ fn jax_files(kb: &Kb, wheels: &[WheelName]) -> Vec<Line> {
                 line: PyVersion::new(&version).line().unwrap_or_default(),
                 cuda: Some(row.map_or(CudaVersion::new(major, 0), |p| p.cuda_min)),
                 driver_min: row.map(|p| p.linux_driver_min.clone()),
+                wheels_cuda: None,
                 gpus: row.map_or(Gpus::Unknown, |p| Gpus::MinCc(p.min_cc)),
                 wheels: Wheels::Files(files),
                 requirements: vec![format!("jax[{extra}]=={version}")],
@@ -423,6 +447,7 @@ fn tensorflow_files(kb: &Kb, wheels: &[WheelName]) -> Vec<Line> {
             line,
             cuda: row.map(|r| r.cuda),
             driver_min: None,
+            wheels_cuda: None,
             gpus: row.map_or(Gpus::Unknown, |r| Gpus::Arch { sass: r.arch.clone(), ptx: r.ptx.into_iter().collect() }),
             wheels: Wheels::Files(files.into_iter().cloned().collect()),
             requirements: vec![format!("tensorflow[and-cuda]=={version}")],
@@ -464,6 +489,7 @@ fn cupy_files(kb: &Kb, wheels: &[WheelName]) -> Vec<Line> {
                 line: PyVersion::new(&version).line().unwrap_or_default(),
                 cuda: range.map(|(min, _)| min),
                 driver_min: None,
+                wheels_cuda: None,
                 gpus: range.map_or(Gpus::Unknown, |(min, max)| Gpus::CudaRange { min, max }),
                 wheels: Wheels::Files(files.into_iter().cloned().collect()),
                 requirements: vec![format!("{name}=={version}")],

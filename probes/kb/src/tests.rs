@@ -808,6 +808,14 @@ fn the_chooser_rows_fit_their_tables() {
             Some(l) => assert_eq!(PyVersion::new(l).line().as_deref(), Some(r.version.as_str()), "torch {l}"),
             None => assert!(r.torchvision.is_none() && r.torchaudio.is_none(), "torch {}", r.version),
         }
+        for name in &r.companions_by_range {
+            let recorded = match name.as_str() {
+                "torchvision" => r.torchvision.is_some(),
+                "torchaudio" => r.torchaudio.is_some(),
+                _ => false,
+            };
+            assert!(recorded, "torch {}: companions_by_range names {name}, which it does not record", r.version);
+        }
     }
     let versions: Vec<Vec<u32>> =
         kb.jax.release.iter().map(|r| r.version.split('.').map(|p| p.parse().unwrap()).collect()).collect();

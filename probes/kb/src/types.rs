@@ -231,6 +231,12 @@ pub struct TorchRelease {
     /// The torchaudio release built against `latest` (`2.5.1`); `None` where none was found.
     #[serde(default)]
     pub torchaudio: Option<String>,
+    /// The companions (`torchaudio`, `torchvision`) that were built for no one torch release but
+    /// require a range that admits `latest` (torchaudio 2.11.1: `torch>=2.11`), as pip resolves them
+    /// beside it: pinned without a `+cuXYZ` label, so that whichever build of that version an index
+    /// has is taken.
+    #[serde(default)]
+    pub companions_by_range: Vec<String>,
     /// The day the newest release of the row was first uploaded to PyPI (`2026-10-28`), as
     /// scripts/kb-refresh read it; `None` for rows it does not derive.
     #[serde(default)]
@@ -297,6 +303,14 @@ pub struct TfRelease {
     /// The capability whose PTX is also shipped.
     #[serde(default)]
     pub ptx: Option<ComputeCapability>,
+    /// The CUDA of the runtime wheel `tensorflow[and-cuda]==latest` installs from PyPI as of the
+    /// knowledge base's date (newer than `cuda` where the extra's pins are lower bounds); `None`:
+    /// not read.
+    #[serde(default)]
+    pub pypi_cuda: Option<CudaVersion>,
+    /// Where `pypi_cuda` was read.
+    #[serde(default)]
+    pub pypi_cuda_source: Option<String>,
     /// The day the newest release of the row was first uploaded to PyPI (`2026-10-28`), as
     /// scripts/kb-refresh read it; `None` for rows it does not derive.
     #[serde(default)]
@@ -365,6 +379,13 @@ pub struct JaxPlugin {
     pub linux_driver_min: DriverVersion,
     /// Lowest compute capability.
     pub min_cc: ComputeCapability,
+    /// The CUDA of the runtime wheel `jax[cudaNN]` installs from PyPI (its requirements are lower
+    /// bounds, so the newest of the major) as of the knowledge base's date; `None`: not read.
+    #[serde(default)]
+    pub pypi_cuda: Option<CudaVersion>,
+    /// Where `pypi_cuda` was read.
+    #[serde(default)]
+    pub pypi_cuda_source: Option<String>,
     /// URL or `owner/repo:path` the row was read in.
     pub source: String,
     /// Confidence.
