@@ -463,3 +463,41 @@ fn the_per_fixture_table_in_docs_is_what_setup_chooses() {
          --test framework_plan"
     );
 }
+
+/// The request for a new environment based on the fixture's first environment's interpreter.
+fn on_first_python(
+    s: &gpu_doctor_model::Snapshot,
+    fw: gpu_doctor_installers::choose::Framework,
+) -> gpu_doctor_installers::planners::setup::SetupRequest {
+    let envs = s.python_envs.value().unwrap();
+    let python = envs.iter().find_map(|e| e.interpreter.clone()).unwrap();
+    gpu_doctor_installers::planners::setup::SetupRequest { python: python.into(), ..setup_request(fw) }
+}
+
+/// Issue 29 item 7: on `old-driver-nvml-gaps` (R418, Python 3.6) every build was turned down for
+/// Python 3.6 before the driver was looked at, so setup listed "no wheel for Python 3.6" and planned
+/// no driver update. Judged for any Python, the driver turns them all down too: the driver plan,
+/// which also says to base the environment on a supported Python.
+#[test]
+fn r418_with_python_3_6_still_gets_the_driver_update() {
+    use gpu_doctor_installers::choose::Framework as Fw;
+    let s = scenario("old-driver-nvml-gaps");
+    for fw in Fw::ALL {
+        let plan = gpu_doctor_installers::planners::setup::setup_plan(&s, kb(), &on_first_python(&s, fw))
+            .unwrap_or_else(|e| panic!("{}: {e}", fw.name()));
+        assert_eq!(plan.id, format!("setup-{}-driver", fw.name()));
+        let last = plan.steps.last().unwrap();
+        assert!(
+            matches!(&last.kind, StepKind::Manual { text } if text.contains("no wheel for Python 3.6") && text.contains("--base-python")),
+            "{last:?}"
+        );
+    }
+    // A driver that runs builds, a Python that has none: the error names the Python and what fits.
+    let mut s = scenario("consumer-gpu-torch-venv");
+    if let gpu_doctor_model::Probed::Found { value, .. } = &mut s.python_envs {
+        value[0].python_version = Some("3.6.9".into());
+    }
+    let err =
+        gpu_doctor_installers::planners::setup::setup_plan(&s, kb(), &on_first_python(&s, Fw::Torch)).unwrap_err();
+    assert!(err.contains("--base-python") && err.contains("then 2.14.1+cu126 fits"), "{err}");
+}

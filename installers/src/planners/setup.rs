@@ -72,6 +72,28 @@ fn plan_or_driver(
     {
         return Ok(plan);
     }
+    // The environment's Python turned every build down before the driver was looked at: judged
+    // for any Python, the driver may turn them all down too (R418 with Python 3.6), or one fits.
+    let python_only =
+        !choice.rejected.is_empty() && choice.rejected.iter().all(|r| r.reason.starts_with("no wheel for Python"));
+    if choice.chosen.is_none() && python_only {
+        let any = choose::choose(kb, &Machine { python: None, ..machine(snapshot, kb, &req.python) }, &want_of(req));
+        if any.chosen.is_none()
+            && let Some(needed) = driver_needed(&any)
+            && let Some(plan) = driver_plan(snapshot, kb, req, choice.clone(), needed)
+        {
+            return Ok(plan);
+        }
+        if let Some(fits) = &any.chosen {
+            let why = choice.rejected.first().map(|r| r.reason.as_str()).unwrap_or_default();
+            return Err(format!(
+                "no {} build has a wheel for this environment's Python ({why}); base the environment on a Python \
+                 it supports (--base-python PATH): then {} fits this machine",
+                req.framework.name(),
+                fits.label
+            ));
+        }
+    }
     plan(req, choice, create)
 }
 
@@ -148,12 +170,16 @@ pub fn setup_plans(
 
 /// The chooser's build for `req` on the machine of `snapshot`.
 fn choice_for(snapshot: &Snapshot, kb: &Kb, req: &SetupRequest) -> Choice {
-    let want = Want {
+    choose::choose(kb, &machine(snapshot, kb, &req.python), &want_of(req))
+}
+
+/// What a new environment for `req` asks the chooser for.
+fn want_of(req: &SetupRequest) -> Want {
+    Want {
         framework: req.framework,
         keep_line: None,
         wheelhouse: req.find_links.is_some().then(|| req.wheelhouse.clone()),
-    };
-    choose::choose(kb, &machine(snapshot, kb, &req.python), &want)
+    }
 }
 
 /// The plan for `req` installing the build `choice` chose (the chooser's, or one the user picked
