@@ -501,3 +501,16 @@ fn r418_with_python_3_6_still_gets_the_driver_update() {
         gpu_doctor_installers::planners::setup::setup_plan(&s, kb(), &on_first_python(&s, Fw::Torch)).unwrap_err();
     assert!(err.contains("--base-python") && err.contains("then 2.14.1+cu126 fits"), "{err}");
 }
+
+/// Issue 29 item 7: an A100 on R510 for TensorFlow: 2.15+ need R525 and 2.14 carries sm_80 only as
+/// CUDA 11.8 PTX, which R510 cannot compile. Both are the driver's doing: the driver update, not a
+/// list of reasons.
+#[test]
+fn ptx_the_driver_cannot_compile_counts_as_the_driver() {
+    use gpu_doctor_installers::choose::Framework as Fw;
+    let s = scenario("a100-ecc-row-remap-xid63");
+    let plan = gpu_doctor_installers::planners::setup::setup_plan(&s, kb(), &setup_request(Fw::Tensorflow))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(plan.id, "setup-tensorflow-driver");
+    assert!(plan.goal.contains("the oldest needs driver 525"), "{}", plan.goal);
+}

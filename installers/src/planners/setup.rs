@@ -99,7 +99,8 @@ fn plan_or_driver(
 
 /// The lowest and the highest driver branch the builds need, when the driver is what turns them
 /// down: at least one was turned down for the driver (`driver 418 < 525`), and none for the GPUs
-/// (a build without a wheel for this Python or OS may be among them). `None` otherwise.
+/// (a build without a wheel for this Python or OS, or one whose only code for a GPU is PTX the
+/// driver is too old to compile, may be among them). `None` otherwise.
 fn driver_needed(choice: &Choice) -> Option<(u32, u32)> {
     let mut need = None::<(u32, u32)>;
     for r in &choice.rejected {
@@ -107,6 +108,9 @@ fn driver_needed(choice: &Choice) -> Option<(u32, u32)> {
             let digits: String = after.chars().take_while(char::is_ascii_digit).collect();
             let branch = digits.parse::<u32>().ok()?;
             need = Some(need.map_or((branch, branch), |(lo, hi)| (lo.min(branch), hi.max(branch))));
+        } else if r.reason.ends_with("cannot compile (minor-version compatibility)") {
+            // Only PTX of a newer CUDA than the driver's: a newer driver compiles it (no branch named).
+            continue;
         } else if !r.reason.starts_with("no wheel for") && !r.reason.starts_with("no GPU wheel for") {
             return None;
         }
