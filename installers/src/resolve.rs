@@ -70,7 +70,7 @@ pub struct Change {
 pub struct Resolution {
     /// Every change, by kind then name.
     pub changes: Vec<Change>,
-    /// The packages installed before that stay as they are (`name==version`).
+    /// The packages installed before that stay as they are (`name==version`, the name normalized).
     pub unchanged: Vec<String>,
     /// The command that resolved it, as run.
     pub command: Vec<String>,
@@ -468,8 +468,14 @@ fn compare(before: &[String], dry: &DryRun, requested: &BTreeSet<String>) -> Res
             });
         }
     }
-    let unchanged =
-        before.iter().filter(|pin| !touched.contains(&normalize_name(pin_name(pin)))).cloned().collect::<Vec<_>>();
+    let unchanged = before
+        .iter()
+        .filter(|pin| !touched.contains(&normalize_name(pin_name(pin))))
+        .map(|pin| match pin_version(pin) {
+            Some(version) => format!("{}=={version}", normalize_name(pin_name(pin))),
+            None => pin.clone(),
+        })
+        .collect();
     Resolution { changes, unchanged, command: Vec::new() }
 }
 
