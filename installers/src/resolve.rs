@@ -208,6 +208,75 @@ pub fn with_removals(plan: &Plan, resolution: &Resolution) -> Plan {
     plan
 }
 
+/// The window's runner (`apply::apply`'s shape): `plan` resolved first, the change said as lines
+/// of its install step; refused (that step failed with the reason, nothing run) where it would
+/// move a package the environment had across a major version that the plan does not name, which
+/// only `--allow-major` on the command line allows; else applied with the removals it needs
+/// ([`with_removals`]), the outcome and events given for the plan's own steps (the removal is
+/// part of its install step). Where it cannot be resolved, said, and applied as it is.
+pub fn resolve_then_apply(
+    plan: &Plan,
+    opts: &crate::apply::ApplyOptions,
+    cancel: &AtomicBool,
+    events: &mut dyn FnMut(crate::apply::Event),
+) -> crate::apply::Outcome {
+    use crate::apply::{Event, Outcome, StepStatus, apply};
+    let at = plan.steps.iter().position(|s| {
+        matches!(&s.kind, StepKind::User { action: UserAction::Run { argv } } if argv.iter().any(|a| a == "install"))
+    });
+    let Some(at) = at else { return apply(plan, opts, cancel, events) };
+    let mut say = |text: String| events(Event::Line { index: at, text });
+    let resolution = match resolve(plan, opts.step_timeout, cancel) {
+        Ok(Some(resolution)) => resolution,
+        Ok(None) => return apply(plan, opts, cancel, events),
+        Err(why) => {
+            say(format!("the change could not be resolved before applying ({why}); the package list is saved first"));
+            return apply(plan, opts, cancel, events);
+        }
+    };
+    say("The change (resolved with the plan's own tool, nothing changed yet):".to_owned());
+    for line in resolution.describe().lines() {
+        say(line.to_owned());
+    }
+    let majors: Vec<String> = resolution
+        .unasked_majors()
+        .iter()
+        .map(|c| format!("{} {} -> {}", c.name, c.before.as_deref().unwrap_or("?"), c.after.as_deref().unwrap_or("?")))
+        .collect();
+    if !majors.is_empty() {
+        let mut steps = vec![StepStatus::NotRun; plan.steps.len()];
+        steps[at] = StepStatus::Failed {
+            reason: format!(
+                "refused: the plan would move {} across a major version, which it does not ask for; nothing was \
+                 changed. To allow it, run the same setup in a terminal with --apply --allow-major",
+                majors.join(", ")
+            ),
+        };
+        return Outcome { steps, ..Outcome::default() };
+    }
+    let full = with_removals(plan, &resolution);
+    if full.steps.len() == plan.steps.len() {
+        return apply(plan, opts, cancel, events);
+    }
+    // The removal step (at `at`) is shown as part of the install step: indexes after it shift back,
+    // and its end is said only when it did not succeed (the install step's own end follows).
+    let back = |index: usize| index - usize::from(index > at);
+    let mut outcome = apply(&full, opts, cancel, &mut |event| match event {
+        Event::Started { index, total, line } => {
+            events(Event::Started { index: back(index), total: total.saturating_sub(1), line });
+        }
+        Event::Ended { index, status: StepStatus::Done } if index == at => {}
+        Event::Ended { index, status } => events(Event::Ended { index: back(index), status }),
+        Event::Line { index, text } => events(Event::Line { index: back(index), text }),
+        Event::Progress { index, fraction, what } => events(Event::Progress { index: back(index), fraction, what }),
+    });
+    let removal = outcome.steps.remove(at);
+    if removal != StepStatus::Done {
+        outcome.steps[at] = removal;
+    }
+    outcome
+}
+
 /// The argv of `plan`'s first install step.
 fn install_argv(plan: &Plan) -> Option<&[String]> {
     plan.steps.iter().find_map(|step| match &step.kind {

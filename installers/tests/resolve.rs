@@ -199,3 +199,55 @@ fn a_new_environment_s_change_is_all_additions() {
 }
 
 use gpu_doctor_installers::apply;
+
+/// The window's runner: the change is said in the install step's lines; an unasked major upgrade
+/// is refused there (nothing runs, the reason names --allow-major); a plan that needs the other
+/// CUDA major's plugin removed gets it removed, with the outcome and events of its own steps.
+#[test]
+fn the_window_s_runner_shows_the_change_refuses_a_major_and_removes_the_other_major() {
+    let dir = tempfile::tempdir().unwrap();
+    let pins = ["numpy==1.26.4", "jax==0.7.2", "jax-cuda12-plugin==0.7.2"];
+    let Some((env, wheels)) = setup(dir.path(), &pins) else { return };
+    let python = envtool::python_in(&env);
+    let before = frozen(&python);
+    let opts = options(&dir.path().join("logs"));
+    let run = |plan: &Plan| {
+        let mut events = Vec::new();
+        let outcome = resolve::resolve_then_apply(plan, &opts, &AtomicBool::new(false), &mut |e| events.push(e));
+        (outcome, events)
+    };
+    let lines = |events: &[apply::Event]| -> String {
+        events
+            .iter()
+            .filter_map(|e| if let apply::Event::Line { text, .. } = e { Some(format!("{text}\n")) } else { None })
+            .collect()
+    };
+    let mut cupy = install_plan(&Tool::Pip, &env, &wheels, &["cupy-cuda13x==13.6.0"]);
+    cupy.steps.push(Step::manual("then", "t"));
+    let (outcome, events) = run(&cupy);
+    assert_eq!(outcome.steps.len(), 2);
+    match &outcome.steps[0] {
+        apply::StepStatus::Failed { reason } => {
+            assert!(reason.contains("numpy 1.26.4 -> 2.4.0") && reason.contains("--allow-major"), "{reason}")
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(lines(&events).contains("upgrade   numpy 1.26.4 -> 2.4.0"), "{}", lines(&events));
+    assert_eq!(frozen(&python), before);
+
+    let mut jax = install_plan(&Tool::Pip, &env, &wheels, &["jax-cuda13-plugin==0.7.2"]);
+    jax.steps.push(Step::manual("then", "t"));
+    let (outcome, events) = run(&jax);
+    assert_eq!(outcome.steps, [apply::StepStatus::Done, apply::StepStatus::LeftToYou], "{}", lines(&events));
+    assert!(events.iter().all(|e| match e {
+        apply::Event::Started { index, total, .. } => *index < 2 && *total == 2,
+        apply::Event::Ended { index, .. } | apply::Event::Line { index, .. } => *index < 2,
+        apply::Event::Progress { index, .. } => *index < 2,
+    }));
+    assert!(lines(&events).contains("REMOVE    jax-cuda12-plugin 0.7.2"), "{}", lines(&events));
+    let after = frozen(&python);
+    assert!(
+        !after.iter().any(|p| p.starts_with("jax-cuda12")) && after.contains(&"jax-cuda13-plugin==0.7.2".to_owned()),
+        "{after:?}"
+    );
+}
