@@ -200,9 +200,11 @@ pub fn with_removals(plan: &Plan, resolution: &Resolution) -> Plan {
             envtool::uninstall(&tool, &python, &names),
             why.join("; "),
             format!("removes {}", shown.join(", ")),
-            "gpu-doctor fix --undo LIST --env ENV: the package list --apply saves first (LIST) put back, these \
-             included"
-                .to_owned(),
+            format!(
+                "gpu-doctor fix --undo LIST --env {}: the package list --apply saves first (LIST) put back, these \
+                 included",
+                plan.env.as_deref().map_or_else(|| "ENV".into(), |e| e.display().to_string())
+            ),
         ),
     );
     plan
@@ -567,7 +569,8 @@ fn compare_versions(a: &str, b: &str) -> std::cmp::Ordering {
 
 /// The CUDA major a distribution is built for: `jax-cuda12-plugin`/`-pjrt` → 12, `cupy-cuda13x` →
 /// 13, `nvidia-cudnn-cu13` → 13 (the `-cuN` suffix of NVIDIA's library wheels), a `+cu126` label →
-/// 12; `None` otherwise (CUDA 13's unsuffixed toolkit wheels included: their major is not in the name).
+/// 12, CUDA 13's unsuffixed toolkit wheels whose version major is the CUDA major
+/// (`nvidia-cuda-runtime 13.0.96` → 13); `None` otherwise.
 pub fn cuda_major(name: &str, version: &str) -> Option<u32> {
     if let Some(major) = families::jax_plugin_cuda(name) {
         return major.parse().ok();
@@ -575,8 +578,15 @@ pub fn cuda_major(name: &str, version: &str) -> Option<u32> {
     let build = if families::is_cupy_cuda(name) {
         Some(families::cupy_build(name))
     } else if let Some(rest) = name.strip_prefix("nvidia-") {
-        let (_, major) = rest.rsplit_once("-cu")?;
-        return major.parse().ok();
+        if let Some(major) = rest.rsplit_once("-cu").and_then(|(_, m)| m.parse().ok()) {
+            return Some(major);
+        }
+        // CUDA 13's toolkit wheels have no suffix; those whose soname major is the CUDA major
+        // carry it as their version's major (`nvidia-cuda-runtime 13.0.96`): families.rs,
+        // `library_requirement`.
+        let numbered = ["cudart", "cublas", "nvrtc", "nvJitLink", "cupti"];
+        let wheel = numbered.iter().filter_map(|lib| families::library_wheel(lib)).any(|w| w == name);
+        return wheel.then(|| PyVersion::new(version).numbers().first().copied()).flatten().filter(|m| *m >= 13);
     } else {
         families::build_from_local_tag(version)
     };
@@ -598,7 +608,11 @@ fn family(name: &str) -> Option<String> {
     if families::is_cupy_cuda(name) {
         return Some("cupy".to_owned());
     }
-    name.strip_prefix("nvidia-").and_then(|rest| rest.rsplit_once("-cu")).map(|(base, _)| format!("nvidia-{base}"))
+    let rest = name.strip_prefix("nvidia-")?;
+    Some(match rest.rsplit_once("-cu").filter(|(_, m)| m.bytes().all(|b| b.is_ascii_digit())) {
+        Some((base, _)) => format!("nvidia-{base}"),
+        None => name.to_owned(),
+    })
 }
 
 /// The packages of `before` of another CUDA major than the one the install brings, of a family

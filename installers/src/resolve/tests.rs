@@ -92,7 +92,11 @@ fn cuda_majors_come_from_names_and_labels() {
     assert_eq!(cuda_major("nvidia-cudnn-cu13", "9.13.0.50"), Some(13));
     assert_eq!(cuda_major("torch", "2.6.0+cu124"), Some(12));
     assert_eq!(cuda_major("torch", "2.6.0"), None);
-    assert_eq!(cuda_major("nvidia-cuda-runtime", "13.0.96"), None);
+    assert_eq!(cuda_major("nvidia-cuda-runtime", "13.0.96"), Some(13));
+    assert_eq!(cuda_major("nvidia-cublas", "13.1.0.3"), Some(13));
+    // cuFFT numbers its versions apart from CUDA (12.0 ships with CUDA 13): no major from it.
+    assert_eq!(cuda_major("nvidia-cufft", "12.0.0.61"), None);
+    assert_eq!(cuda_major("nvidia-cuda-cupti-cu12", "12.8.90"), Some(12));
     assert_eq!(cuda_major("numpy", "2.4.0"), None);
 }
 
@@ -137,6 +141,11 @@ fn the_other_cuda_major_s_leftovers_are_removed_unless_something_staying_needs_t
     assert_eq!(removed.len(), 1, "{removed:?}");
     assert_eq!((removed[0].name.as_str(), removed[0].before.as_deref()), ("nvidia-cudnn-cu13", Some("9.13.0.50")));
     assert!(removed[0].why.contains("CUDA 13 package beside the new CUDA 12 build"), "{}", removed[0].why);
+    // The unsuffixed CUDA 13 runtime the cu130 torch brought goes too (nothing left needs it).
+    let with_runtime = pins(&["torch==2.9.0+cu130", "nvidia-cuda-runtime==13.0.96"]);
+    let removed: Vec<String> =
+        other_major_removals(&with_runtime, &dry, &BTreeMap::new()).into_iter().map(|c| c.name).collect();
+    assert_eq!(removed, ["nvidia-cuda-runtime"]);
     // A build of no CUDA major removes nothing.
     let cpu = DryRun { install: vec![install("torch", "2.6.0+cpu", &[])], uninstall: Vec::new() };
     assert!(other_major_removals(&before, &cpu, &BTreeMap::new()).is_empty());
