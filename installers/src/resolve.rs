@@ -451,8 +451,8 @@ fn parse_pip_report(text: &str) -> Result<DryRun, String> {
     Ok(DryRun { install, uninstall: Vec::new() })
 }
 
-/// uv's dry-run lines: ` + name==version` installed, ` - name==version` uninstalled (` ~ …`
-/// reinstalled counts as both).
+/// uv's dry-run lines: ` + name==version` installed, ` - name==version` uninstalled (uv 0.13.9
+/// prints a reinstall as both, ` - numpy==1.26.4` then ` + numpy==1.26.4`).
 fn parse_uv(lines: &[String]) -> DryRun {
     let mut dry = DryRun::default();
     for line in lines {
@@ -463,10 +463,6 @@ fn parse_uv(lines: &[String]) -> DryRun {
         match sign {
             "+ " => dry.install.push(Install { name, version, requires: Vec::new() }),
             "- " => dry.uninstall.push((name, version)),
-            "~ " => {
-                dry.uninstall.push((name.clone(), version.clone()));
-                dry.install.push(Install { name, version, requires: Vec::new() });
-            }
             _ => {}
         }
     }

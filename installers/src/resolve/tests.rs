@@ -192,3 +192,15 @@ fn dry_runs_keep_the_install_s_own_arguments() {
     assert_eq!(requirement_names(&uv), ["jax"]);
     assert_eq!(requirement_names(&argv), ["cupy-cuda13x"]);
 }
+
+/// uv 0.13.9's dry run of `--reinstall numpy==1.26.4` (seen here): a reinstall, not a removal.
+#[test]
+fn a_uv_reinstall_is_a_reinstall() {
+    let text = "Would uninstall 1 package\nWould install 1 package\n - numpy==1.26.4\n + numpy==1.26.4";
+    let dry = parse_uv(&pins(&text.lines().collect::<Vec<_>>()));
+    let r = compare(&pins(&["numpy==1.26.4"]), &dry, &BTreeSet::new());
+    assert_eq!(
+        r.changes.iter().map(|c| (c.name.as_str(), c.kind)).collect::<Vec<_>>(),
+        [("numpy", ChangeKind::Reinstalled)]
+    );
+}
