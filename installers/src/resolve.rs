@@ -187,8 +187,7 @@ pub fn with_removals(plan: &Plan, resolution: &Resolution) -> Plan {
     let removals = resolution.planned_removals();
     let mut plan = plan.clone();
     let Some(python) = crate::apply::plan_python(&plan) else { return plan };
-    let at = plan.steps.iter().position(|s| matches!(&s.kind, StepKind::User { action: UserAction::Run { argv } } if argv.iter().any(|a| a == "install")));
-    let (Some(at), false) = (at, removals.is_empty()) else { return plan };
+    let (Some(at), false) = (install_index(&plan), removals.is_empty()) else { return plan };
     let tool = install_argv(&plan).map_or(Tool::Pip, tool_of);
     let names: Vec<String> = removals.iter().map(|c| c.name.clone()).collect();
     let shown: Vec<String> =
@@ -223,10 +222,7 @@ pub fn resolve_then_apply(
     events: &mut dyn FnMut(crate::apply::Event),
 ) -> crate::apply::Outcome {
     use crate::apply::{Event, Outcome, StepStatus, apply};
-    let at = plan.steps.iter().position(|s| {
-        matches!(&s.kind, StepKind::User { action: UserAction::Run { argv } } if argv.iter().any(|a| a == "install"))
-    });
-    let Some(at) = at else { return apply(plan, opts, cancel, events) };
+    let Some(at) = install_index(plan) else { return apply(plan, opts, cancel, events) };
     let mut say = |text: String| events(Event::Line { index: at, text });
     let resolution = match resolve(plan, opts.step_timeout, cancel) {
         Ok(Some(resolution)) => resolution,
@@ -281,11 +277,16 @@ pub fn resolve_then_apply(
 
 /// The argv of `plan`'s first install step.
 fn install_argv(plan: &Plan) -> Option<&[String]> {
-    plan.steps.iter().find_map(|step| match &step.kind {
-        StepKind::User { action: UserAction::Run { argv } } if argv.iter().any(|a| a == "install") => {
-            Some(argv.as_slice())
-        }
+    install_index(plan).and_then(|at| match &plan.steps[at].kind {
+        StepKind::User { action: UserAction::Run { argv } } => Some(argv.as_slice()),
         _ => None,
+    })
+}
+
+/// The index of `plan`'s first install step (a user step whose argv runs `install`).
+fn install_index(plan: &Plan) -> Option<usize> {
+    plan.steps.iter().position(|step| {
+        matches!(&step.kind, StepKind::User { action: UserAction::Run { argv } } if argv.iter().any(|a| a == "install"))
     })
 }
 
