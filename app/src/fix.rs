@@ -9,6 +9,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use clap::Args;
 use gpu_doctor_installers::apply::{self, ApplyOptions, EnvState, Event, Outcome, StepStatus, UndoPreview};
+use gpu_doctor_installers::resolve::{self, Resolution};
 use gpu_doctor_installers::{Plan, planners};
 use gpu_doctor_model::Report;
 use gpu_doctor_model::shell::Shell;
@@ -23,7 +24,9 @@ use crate::render::text::clean;
 
 pub const AFTER_HELP: &str = "\
 Without ID: the plans for this machine's findings. With ID: that plan, step by step (nothing is \
-changed). With --apply: gpu-doctor runs the steps it may run (installs into a Python environment, as \
+changed). With --apply: the install is first resolved with the plan's own tool (pip's --dry-run report, uv's \
+--dry-run) and the whole change is shown (added, upgraded, downgraded, removed; another CUDA major's \
+packages of the replaced build are removed), then gpu-doctor runs the steps it may run (installs into a Python environment, as \
 you, never with a shell), locks the environment for the run, saves its package list first so the \
 change can be undone, stops at the first failing step, reads the package list again, and checks the \
 machine again. Root steps (a driver, a kernel module) are never run: they are shown, and \
@@ -36,7 +39,8 @@ Exit codes: 0 the plans or the plan were shown, --apply was not confirmed, or th
 and its findings are gone (where the machine has no GPU, GPU use cannot be proven: no failure), \
 or --undo put the list back; 1 a step failed or was cancelled, a finding it answers is still there, \
 the check could not prove GPU use on a machine with a GPU, or after --undo the packages still differ \
-from the list; 2 the command line was wrong (an unknown ID); 3 an input could not be read; 4 \
+from the list; 2 the command line was wrong (an unknown ID, or --apply would move a package you have across a major \
+version that the plan does not name: the change is shown, nothing is changed, --allow-major allows it); 3 an input could not be read; 4 \
 gpu-doctor itself failed.";
 
 /// `fix`.
@@ -76,6 +80,10 @@ pub struct FixArgs {
     /// Print the plans (or the plan, and with --apply what each step did) as JSON.
     #[arg(long)]
     pub json: bool,
+    /// With --apply: allow upgrading or downgrading a package you already have across a major
+    /// version (numpy 1 -> 2) that the plan does not name; refused without it.
+    #[arg(long, requires = "apply")]
+    pub allow_major: bool,
 }
 
 /// What `fix ID --apply --json` prints.
@@ -85,6 +93,9 @@ struct Applied<'a> {
     outcome: &'a Outcome,
     /// The ids of the findings the plan answers that the check after it still finds.
     still_found: Vec<String>,
+    /// The change its tool resolved before it was applied; absent where it could not be resolved.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    resolution: Option<&'a Resolution>,
 }
 
 /// Runs `fix` on the report of `host`.
@@ -116,7 +127,14 @@ pub fn fix(host: &dyn Host, args: &FixArgs, opts: &Options, this_machine: bool, 
     if !args.apply {
         return show(plan, shell, args.json);
     }
-    apply_asked(host, opts, plan, this_machine, args.yes, args.json, quiet)
+    apply_asked(
+        host,
+        opts,
+        plan,
+        this_machine,
+        Asked { yes: args.yes, json: args.json, allow_major: args.allow_major },
+        quiet,
+    )
 }
 
 /// The variables through which pip and uv name the user's own index or mirror.
@@ -158,20 +176,37 @@ pub(crate) fn show(plan: &Plan, shell: Shell, json: bool) -> Result<u8> {
     Ok(exit::OK)
 }
 
-/// `--apply`: refused for a recorded machine, asked on the terminal unless `yes`, then applied
-/// and checked again ([`finish`]).
+/// How `--apply` was asked for.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Asked {
+    /// Do not ask on the terminal.
+    pub(crate) yes: bool,
+    /// Print what was done as JSON.
+    pub(crate) json: bool,
+    /// Allow an unasked major upgrade or downgrade (`--allow-major`).
+    pub(crate) allow_major: bool,
+}
+
+/// The longest resolving a plan's install may take (the tool downloads metadata, not wheels).
+const RESOLVE_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// `--apply`: refused for a recorded machine; the install resolved by its own tool and the whole
+/// change shown ([`resolved`]); asked on the terminal unless `yes`, then applied and checked again
+/// ([`finish`]).
 pub(crate) fn apply_asked(
     host: &dyn Host,
     opts: &Options,
     plan: &Plan,
     this_machine: bool,
-    yes: bool,
-    json: bool,
+    asked: Asked,
     quiet: bool,
 ) -> Result<u8> {
+    let Asked { yes, json, allow_major } = asked;
     if !this_machine {
         return Err(UsageError("--apply changes this machine; it cannot be combined with --replay".into()).into());
     }
+    let (plan, resolution) = resolved(plan, allow_major, !quiet || !yes)?;
+    let plan = &plan;
     // Said before anything changes: what an undo of this plan could not bring back.
     if !quiet || !yes {
         match apply::undo_limits(plan) {
@@ -191,19 +226,72 @@ pub(crate) fn apply_asked(
         eprintln!("nothing changed");
         return Ok(exit::OK);
     }
-    finish(host, opts, plan, json, quiet)
+    finish(host, opts, plan, resolution.as_ref(), json, quiet)
+}
+
+/// `plan` resolved before it is applied ([`resolve::resolve`]): the whole change printed on
+/// standard error (when `say`), the removals the new build makes necessary added as a step, and a
+/// major upgrade or downgrade of a package the user had and the plan does not name refused
+/// without `allow_major` (a usage error: nothing changed). Where it cannot be resolved, said, and
+/// the plan as it is (its package list is still saved first, for undo).
+pub(crate) fn resolved(plan: &Plan, allow_major: bool, say: bool) -> Result<(Plan, Option<Resolution>)> {
+    let resolution = match resolve::resolve(plan, RESOLVE_TIMEOUT, &std::sync::atomic::AtomicBool::new(false)) {
+        Ok(Some(resolution)) => resolution,
+        Ok(None) => return Ok((plan.clone(), None)),
+        Err(why) => {
+            eprintln!(
+                "note: the change could not be resolved before applying ({}); the package list is still saved \
+                 first, for undo",
+                clean(&why)
+            );
+            return Ok((plan.clone(), None));
+        }
+    };
+    let majors = resolution.unasked_majors();
+    if say || !majors.is_empty() {
+        let place = plan.env.as_ref().map_or_else(String::new, |e| format!(" to {}", e.display()));
+        eprintln!("The change{} (resolved with the plan's own tool, nothing changed yet):", clean(&place));
+        for line in resolution.describe().lines() {
+            eprintln!("{}", clean(line));
+        }
+    }
+    if !majors.is_empty() && !allow_major {
+        let named: Vec<String> = majors
+            .iter()
+            .map(|c| {
+                format!("{} {} -> {}", c.name, c.before.as_deref().unwrap_or("?"), c.after.as_deref().unwrap_or("?"))
+            })
+            .collect();
+        return Err(UsageError(format!(
+            "refused: the plan would move {} across a major version, and you did not ask for {}; nothing was \
+             changed. Add --allow-major to allow it",
+            clean(&named.join(", ")),
+            if named.len() == 1 { "it" } else { "them" }
+        ))
+        .into());
+    }
+    let with = resolve::with_removals(plan, &resolution);
+    Ok((with, Some(resolution)))
 }
 
 /// Applies `plan`, checks the machine again (the plan's environment included, imported), prints
 /// what was done and what the check says, and returns the exit code: 1 when a step failed or a
 /// finding the plan answers is still there.
-fn finish(host: &dyn Host, opts: &Options, plan: &Plan, json: bool, quiet: bool) -> Result<u8> {
+fn finish(
+    host: &dyn Host,
+    opts: &Options,
+    plan: &Plan,
+    resolution: Option<&Resolution>,
+    json: bool,
+    quiet: bool,
+) -> Result<u8> {
     let outcome = run(plan, quiet)?;
     let after = check_after(host, opts, plan)?;
     let still: Vec<String> =
         plan.answers.iter().filter(|a| after.findings.iter().any(|f| &f.id == *a)).cloned().collect();
     if json {
-        let text = serde_json::to_string_pretty(&Applied { plan, outcome: &outcome, still_found: still.clone() })?;
+        let text =
+            serde_json::to_string_pretty(&Applied { plan, outcome: &outcome, still_found: still.clone(), resolution })?;
         crate::files::to_stdout((text + "\n").as_bytes())?;
     } else {
         crate::files::to_stdout(summary(plan, &outcome, &still, &after, !quiet).as_bytes())?;

@@ -14,7 +14,7 @@ use gpu_doctor_probes::probe::Options;
 
 use crate::cli::args::ToolArg;
 use crate::exit::InputError;
-use crate::fix::{apply_asked, show};
+use crate::fix::{Asked, apply_asked, show};
 
 pub const AFTER_HELP: &str = "\
 Examples:
@@ -22,6 +22,7 @@ Examples:
                                    the plan: which build and why (and why not the
                                    others), the steps; nothing is changed
   gpu-doctor setup --framework torch --env ~/venvs/torch --apply
+                                   show the whole change (resolved by pip or uv),
                                    build it, then prove it on the GPU
   gpu-doctor setup --framework jax --env ./jax-env --find-links ./wheels --apply
                                    offline: choose among the wheels in ./wheels
@@ -29,7 +30,9 @@ Examples:
 Exit codes: 0 the plan was shown or not confirmed, or applied and verified (on a machine without a \
 GPU: applied, and the check cannot prove GPU use there, which is no failure); 1 a step failed or was \
 cancelled (a new environment is then deleted again), or the check could not prove GPU use on a \
-machine with a GPU; 2 the command line was wrong; 3 an input could not be read (no build fits, the \
+machine with a GPU; 2 the command line was wrong (or --apply would move a package the environment has across a major \
+version that the plan does not name: the change is shown first, nothing is changed, --allow-major \
+allows it); 3 an input could not be read (no build fits, the \
 folder holds other files); 4 gpu-doctor itself failed.";
 
 /// A framework on the command line.
@@ -79,6 +82,10 @@ pub struct SetupArgs {
     /// Print the plan (and with --apply what each step did) as JSON.
     #[arg(long)]
     pub json: bool,
+    /// With --apply: allow upgrading or downgrading a package the environment already has across a
+    /// major version (numpy 1 -> 2) that the plan does not name; refused without it.
+    #[arg(long, requires = "apply")]
+    pub allow_major: bool,
 }
 
 /// Runs `setup` for the machine behind `host`.
@@ -97,5 +104,12 @@ pub fn setup(host: &dyn Host, args: &SetupArgs, opts: &Options, this_machine: bo
     if !args.apply {
         return show(&plan, gpu_doctor_installers::planners::shell_of(&before), args.json);
     }
-    apply_asked(host, opts, &plan, this_machine, args.yes, args.json, quiet)
+    apply_asked(
+        host,
+        opts,
+        &plan,
+        this_machine,
+        Asked { yes: args.yes, json: args.json, allow_major: args.allow_major },
+        quiet,
+    )
 }

@@ -373,3 +373,64 @@ fn a_cpu_to_cuda_switch_from_a_relative_wheel_folder_is_undone_from_another_fold
     assert!(undone.status.success(), "{}", String::from_utf8_lossy(&undone.stderr));
     assert_eq!(pip(&["freeze", "--all"]), before);
 }
+
+/// Issue 29 item 3: `setup --apply` into an environment with numpy 1.26.4, where the chosen build
+/// pulls numpy 2 (a dependency the plan does not name), shows the whole change resolved by pip,
+/// then refuses (exit 2, naming numpy and --allow-major) and changes nothing; with --allow-major
+/// the same change is applied.
+#[test]
+fn setup_shows_the_whole_change_and_refuses_an_unasked_major_upgrade_without_allow_major() {
+    let venv_ok = Command::new("python3").args(["-c", "import ensurepip, venv"]).status().is_ok_and(|s| s.success());
+    if !venv_ok {
+        return skip("python3 with venv and ensurepip (python3-venv)");
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (wheels, env, home) = (tmp.path().join("wheels"), tmp.path().join("env"), tmp.path().join("home"));
+    wheelhouse(&wheels);
+    // torchvision (which the plan installs beside torch) requires numpy 2 in this wheel folder.
+    let tiny = Path::new(env!("CARGO_MANIFEST_DIR")).join("../installers/tests/support/tiny_wheels.py");
+    let made = Command::new("python3")
+        .arg(tiny)
+        .arg(&wheels)
+        .args(["numpy==1.26.4", "numpy==2.4.0", "torchvision==0.20.1+cu121:torch==2.5.1,numpy>=2"])
+        .args(["torchvision==0.20.1+cpu:torch==2.5.1,numpy>=2"])
+        .status()
+        .unwrap();
+    assert!(made.success());
+    assert!(Command::new("python3").arg("-m").arg("venv").arg(&env).status().unwrap().success());
+    let python = env.join("bin/python");
+    let pip = |args: &[&str]| Command::new(&python).args(["-m", "pip"]).args(args).output().unwrap();
+    let had = pip(&["install", "-q", "--no-index", "--find-links", &wheels.display().to_string(), "numpy==1.26.4"]);
+    assert!(had.status.success(), "{}", String::from_utf8_lossy(&had.stderr));
+    let freeze = || String::from_utf8_lossy(&pip(&["freeze", "--all"]).stdout).into_owned();
+    let before = freeze();
+    let run = |extra: &[&str]| {
+        Command::new(BIN)
+            .args(["setup", "--framework", "torch", "--tool", "pip", "--env"])
+            .arg(&env)
+            .arg("--find-links")
+            .arg(&wheels)
+            .args(["--apply", "--yes"])
+            .args(extra)
+            .env("GPU_DOCTOR_HOME", &home)
+            .env_remove("PIP_FIND_LINKS")
+            .env_remove("PIP_INDEX_URL")
+            .output()
+            .unwrap()
+    };
+    let refused = run(&[]);
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{err}");
+    assert!(err.contains("upgrade   numpy 1.26.4 -> 2.4.0\n"), "{err}");
+    assert!(err.contains("add       torch 2.5.1+") && err.contains("(asked for)"), "{err}");
+    assert!(err.contains("refused: the plan would move numpy 1.26.4 -> 2.4.0 across a major version"), "{err}");
+    assert!(err.contains("Add --allow-major"), "{err}");
+    assert_eq!(freeze(), before, "a refused plan changed the environment");
+
+    let applied = run(&["--allow-major"]);
+    let err = String::from_utf8_lossy(&applied.stderr);
+    assert_eq!(applied.status.code(), Some(0), "{}{err}", String::from_utf8_lossy(&applied.stdout));
+    assert!(err.contains("upgrade   numpy 1.26.4 -> 2.4.0\n") && !err.contains("refused"), "{err}");
+    let after = freeze();
+    assert!(after.contains("numpy==2.4.0") && after.contains("torch==2.5.1+"), "{after}");
+}

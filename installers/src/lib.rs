@@ -13,6 +13,7 @@ pub mod choose;
 pub mod envtool;
 pub mod plan;
 pub mod planners;
+pub mod resolve;
 pub mod verify;
 
 pub use plan::{Plan, Step, StepKind, UserAction};

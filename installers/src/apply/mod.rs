@@ -6,11 +6,11 @@
 //! or `log_dir`.
 
 mod backup;
-mod installed;
+pub(crate) mod installed;
 mod lock;
 mod log;
 mod progress;
-mod run;
+pub(crate) mod run;
 mod write;
 
 use std::path::{Path, PathBuf};

@@ -98,3 +98,12 @@ pub fn undo_all(python: &Path, backup: &Path, opts: &ApplyOptions) -> (Outcome, 
     let outcome = apply::undo(env, backup, opts, &AtomicBool::new(false), &mut |e| events.push(e), &mut |_| true);
     (outcome, events)
 }
+
+/// Tiny wheels in `dir` (tests/support/tiny_wheels.py): each spec `name==version` with its
+/// requirements after a colon, comma-separated (`cupy-cuda13x==13.6.0:numpy>=2`).
+pub fn tiny_wheels(dir: &Path, specs: &[&str]) -> PathBuf {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/tiny_wheels.py");
+    let status = Command::new("python3").arg(script).arg(dir).args(specs).status().unwrap();
+    assert!(status.success(), "the tiny wheels could not be written");
+    dir.to_owned()
+}

@@ -5,7 +5,9 @@
 //!
 //! Seams, for tests and for the planners still being written: `provider` gives the plans of a
 //! report's findings (`installers::plans`), `planner` the plans of a new environment
-//! ([`new_environment_plans`]), `runner` carries a plan out (`installers::apply::apply`).
+//! ([`new_environment_plans`]), `runner` carries a plan out (`installers::resolve::resolve_then_apply`:
+//! resolved first and the change said in the log, an unasked major version change refused, then
+//! `installers::apply::apply`).
 
 mod form;
 mod plan_view;
@@ -116,7 +118,7 @@ impl Default for SetupPage {
             form: form::Form::default(),
             provider: finding_plans,
             planner: new_environment_plans,
-            runner: gpu_doctor_installers::apply::apply,
+            runner: gpu_doctor_installers::resolve::resolve_then_apply,
             planned: Task::default(),
             run: None,
             recheck: None,
