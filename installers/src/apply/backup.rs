@@ -155,10 +155,9 @@ impl Backup {
             }
             out.push_str(&format!("{ORIGIN_LINE}{name} {url}\n"));
         }
-        for pin in not_whole {
-            if !pin.contains("==") || pin.contains(" @ ") || pin.starts_with('-') || check_pin(pin).is_err() {
-                return Err(format!("{pin:?} is no name==version pin"));
-            }
+        // One that is no plain pin is left out rather than the whole list: undo then takes it for
+        // whole, and at worst reinstalls it.
+        for pin in not_whole.iter().filter(|p| is_name_version(p)) {
             out.push_str(&format!("{NOT_WHOLE_LINE}{pin}\n"));
         }
         for pin in &self.pins {
@@ -219,7 +218,7 @@ impl Saved {
                     _ => return refuse(format!("{origin:?} is not one package's https index")),
                 }
             } else if let Some(pin) = line.strip_prefix(NOT_WHOLE_LINE) {
-                if !pin.contains("==") || pin.contains(" @ ") || pin.starts_with('-') || check_pin(pin).is_err() {
+                if !is_name_version(pin) {
                     return refuse(format!("{pin:?} is no name==version pin"));
                 }
                 let (key, rest) = key_of(pin);
@@ -278,6 +277,11 @@ impl Saved {
         }
         Ok(Saved { python, uv: uv.unwrap_or(false), source, pins, origins, not_whole })
     }
+}
+
+/// Whether `pin` is a plain `name==version` line.
+fn is_name_version(pin: &str) -> bool {
+    pin.contains("==") && !pin.contains(" @ ") && !pin.starts_with('-') && check_pin(pin).is_ok()
 }
 
 /// Whether `name` (normalized) and `url` (an https URL without white space) make an origin line.
