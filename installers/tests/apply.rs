@@ -754,23 +754,20 @@ enum SharedEnd {
 /// before, with its hash, and the outcome says so. Where the wheel to reinstall is gone, undo
 /// fails and names what is missing. On the code before this check, the files stayed missing and
 /// undo said all was well.
-fn shared_files_come_back_after_undo(end: SharedEnd) {
+fn shared_files_come_back_after_undo(tool: &Tool, end: SharedEnd) {
     let Some(Existing { dir, wheels, env, python, .. }) = existing_env() else { return };
-    let cu12 = "nvidia_cudnn_cu12==9.1.0.70";
-    let setup = Command::new(&python)
-        .args(["-m", "pip", "install", "-q", "--no-index", "--find-links"])
-        .arg(&wheels)
-        .arg(cu12)
-        .status()
-        .unwrap();
-    assert!(setup.success());
+    // Installed by the tool that reinstalls it: its RECORD (which names the installer) is the same.
+    let source = Source { index_url: None, find_links: Some(wheels.clone()) };
+    let argv = envtool::install(tool, &python, &["nvidia_cudnn_cu12==9.1.0.70".into()], &source);
+    let setup = Command::new(&argv[0]).args(&argv[1..]).output().unwrap();
+    assert!(setup.status.success(), "{}", String::from_utf8_lossy(&setup.stderr));
     let before = freeze(&Tool::Pip, &python);
     let files_before = records(&env);
     assert!(files_before.iter().all(|(_, _, damaged)| damaged.is_empty()), "{files_before:?}");
-    let mut steps = vec![install(&Tool::Pip, &python, &wheels, &["nvidia_cudnn_cu13==9.13.0.50"])];
+    let mut steps = vec![install(tool, &python, &wheels, &["nvidia_cudnn_cu13==9.13.0.50"])];
     match end {
-        SharedEnd::Failed => steps.push(install(&Tool::Pip, &python, &wheels, &["broken==1.0"])),
-        SharedEnd::Cancelled => steps.push(install(&Tool::Pip, &python, &wheels, &["torch==2.5.1+cpu"])),
+        SharedEnd::Failed => steps.push(install(tool, &python, &wheels, &["broken==1.0"])),
+        SharedEnd::Cancelled => steps.push(install(tool, &python, &wheels, &["torch==2.5.1+cpu"])),
         SharedEnd::Done | SharedEnd::NoWheelForUndo => {}
     }
     let opts = options(&dir.path().join("logs"));
@@ -821,28 +818,35 @@ fn shared_files_come_back_after_undo(end: SharedEnd) {
     assert_eq!(undone.steps, [const { StepStatus::Done }; 4], "{events:#?}");
     let Some(apply::FilesState::Whole { repaired, .. }) = &undone.files else { panic!("{:?}", undone.files) };
     assert_eq!(repaired, &["nvidia-cudnn-cu12==9.1.0.70"]);
+    let flags = if let Tool::Uv { .. } = tool { "--reinstall --no-deps" } else { "--force-reinstall --no-deps" };
     let said = events.iter().any(|e| {
-        matches!(e, Event::Line { text, .. } if text.contains("--force-reinstall --no-deps") && text.contains("nvidia-cudnn-cu12==9.1.0.70"))
+        matches!(e, Event::Line { text, .. } if text.contains(flags) && text.contains("nvidia-cudnn-cu12==9.1.0.70"))
     });
     assert!(said, "{events:#?}");
 }
 
 #[test]
 fn undo_after_success_brings_back_the_files_two_wheels_share() {
-    shared_files_come_back_after_undo(SharedEnd::Done);
+    shared_files_come_back_after_undo(&Tool::Pip, SharedEnd::Done);
+}
+
+#[test]
+fn uv_s_undo_after_success_brings_back_the_files_two_wheels_share() {
+    let Ok(tool) = envtool::detect(Some("uv")) else { return skip("uv on PATH (.ci/run installs it)") };
+    shared_files_come_back_after_undo(&tool, SharedEnd::Done);
 }
 
 #[test]
 fn undo_after_a_failed_step_brings_back_the_files_two_wheels_share() {
-    shared_files_come_back_after_undo(SharedEnd::Failed);
+    shared_files_come_back_after_undo(&Tool::Pip, SharedEnd::Failed);
 }
 
 #[test]
 fn undo_after_cancel_brings_back_the_files_two_wheels_share() {
-    shared_files_come_back_after_undo(SharedEnd::Cancelled);
+    shared_files_come_back_after_undo(&Tool::Pip, SharedEnd::Cancelled);
 }
 
 #[test]
 fn undo_that_cannot_bring_back_the_files_fails_and_names_them() {
-    shared_files_come_back_after_undo(SharedEnd::NoWheelForUndo);
+    shared_files_come_back_after_undo(&Tool::Pip, SharedEnd::NoWheelForUndo);
 }
