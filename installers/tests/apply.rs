@@ -850,3 +850,37 @@ fn undo_after_cancel_brings_back_the_files_two_wheels_share() {
 fn undo_that_cannot_bring_back_the_files_fails_and_names_them() {
     shared_files_come_back_after_undo(&Tool::Pip, SharedEnd::NoWheelForUndo);
 }
+
+/// A distribution whose files were not whole before the run (a file deleted by hand) is said and
+/// saved as such (`# gpu-doctor-not-whole:`): neither the run nor its undo is blamed for it or
+/// reinstalls it, and the others are checked as usual.
+#[test]
+fn a_distribution_broken_before_the_run_is_named_and_left_alone() {
+    let Some(Existing { dir, wheels, env, python, .. }) = existing_env() else { return };
+    let site = std::fs::read_dir(env.join("lib")).unwrap().next().unwrap().unwrap().path().join("site-packages");
+    std::fs::remove_file(site.join("torch/version.py")).unwrap();
+    let opts = options(&dir.path().join("logs"));
+    let steps = vec![install(&Tool::Pip, &python, &wheels, &["jaxlib==0.4.35"])];
+    let (outcome, events) = apply_all(&plan(Some(&env), steps), &opts);
+    assert_eq!(outcome.steps, [StepStatus::Done], "{events:#?}");
+    let said = events.iter().any(|e| {
+        matches!(e, Event::Line { text, .. }
+            if text.starts_with("not whole before the run: torch==2.5.1+cu121: 1 file(s) missing, 0 changed (e.g. torch/version.py)"))
+    });
+    assert!(said, "{events:#?}");
+    assert!(
+        matches!(&outcome.files, Some(apply::FilesState::Whole { repaired, .. }) if repaired.is_empty()),
+        "{:?}",
+        outcome.files
+    );
+    let backup = outcome.backup.unwrap();
+    assert!(std::fs::read_to_string(&backup).unwrap().contains("\n# gpu-doctor-not-whole: torch==2.5.1+cu121\n"));
+    let (undone, events) = undo_all(&python, &backup, &opts);
+    assert_eq!(undone.steps, [const { StepStatus::Done }; 4], "{events:#?}");
+    assert!(
+        matches!(&undone.files, Some(apply::FilesState::Whole { repaired, .. }) if repaired.is_empty()),
+        "{:?}",
+        undone.files
+    );
+    assert!(!site.join("torch/version.py").exists(), "not reinstalled by undo");
+}

@@ -889,32 +889,20 @@ impl<'a> Runner<'a> {
         for (name, url) in &origins {
             self.line(index, &format!("{name} is saved as coming from {url}, where undo takes it back from"));
         }
-        let files = whole_before(env);
-        let not_whole = match &files {
-            Ok((site, whole)) => {
-                let broken: Vec<String> = site
-                    .records
-                    .iter()
-                    .filter(|r| !whole.contains(&r.folder))
-                    .map(|r| format!("{}=={}", r.name, r.version))
-                    .collect();
-                self.line(
-                    index,
-                    &format!(
-                        "checked the files of its {} distribution(s) against their RECORD{}",
-                        site.records.len(),
-                        if broken.is_empty() {
-                            String::new()
-                        } else {
-                            format!("; not whole already: {}", broken.join(", "))
-                        }
-                    ),
-                );
-                broken
+        let (files, not_whole) = match whole_before(env) {
+            Ok((site, whole, broken)) => {
+                let n = site.records.len();
+                self.line(index, &format!("checked the files of its {n} distribution(s) against their RECORD"));
+                // Said, and saved in the list: no run is blamed (or undone) for these.
+                for dist in &broken {
+                    self.line(index, &format!("not whole before the run: {}", dist.describe()));
+                }
+                let pins = broken.iter().map(|b| format!("{}=={}", b.name, b.version)).collect();
+                (Ok((site, whole)), pins)
             }
             Err(why) => {
                 self.line(index, &format!("its files could not be checked against their RECORD: {why}"));
-                Vec::new()
+                (Err(why), Vec::new())
             }
         };
         let backup = Backup { tool, source: source.clone(), pins: pins.clone(), origins: origins.clone() };
@@ -1006,11 +994,12 @@ struct Before {
 
 /// The `RECORD` files of the environment at `env` and the folders of the distributions whose
 /// files are whole (sizes; the sha256 of files two distributions list).
-fn whole_before(env: &Path) -> Result<(Site, HashSet<String>), String> {
+fn whole_before(env: &Path) -> Result<(Site, HashSet<String>, Vec<BrokenDist>), String> {
     let site = Site::read(env)?;
     let checked = record::check(&site, &site.shared(), &|_| true);
     let whole = checked.iter().filter(|(_, files)| files.intact()).map(|(folder, _)| folder.clone()).collect();
-    Ok((site, whole))
+    let broken = damaged(&site, &checked);
+    Ok((site, whole, broken))
 }
 
 /// The distributions of `checked` that are not whole, with the other distributions of `now` that
