@@ -38,9 +38,11 @@ finish (or stops it before it changes anything), then stops; a second one stops 
 Exit codes: 0 the plans or the plan were shown, --apply was not confirmed, or the plan was applied \
 and its findings are gone (where the machine has no GPU, GPU use cannot be proven: no failure), \
 or --undo put the list back; 1 a step failed or was cancelled, a finding it answers is still there, \
-the check could not prove GPU use on a machine with a GPU, or after --undo the packages still differ \
-from the list; 2 the command line was wrong (an unknown ID, or --apply would move a package you have across a major \
-version that the plan does not name: the change is shown, nothing is changed, --allow-major allows it); 3 an input could not be read; 4 \
+files of a package that was whole before are missing or changed (checked against its RECORD), the \
+check could not prove GPU use on a machine with a GPU, or after --undo the packages or their files \
+still differ from the list; 2 the command line was wrong (an unknown ID, or --apply would move a package you \
+have across a major version that the plan does not name: the change is shown, nothing is changed, \
+--allow-major allows it); 3 an input could not be read; 4 \
 gpu-doctor itself failed.";
 
 /// `fix`.
@@ -306,7 +308,8 @@ fn gpu_here(report: &Report) -> bool {
 }
 
 /// The exit code of an applied plan, as `fix --help` and `setup --help` word it: 1 when a step
-/// failed (or was cancelled, or not reached), when a finding the plan answers is still there, or
+/// failed (or was cancelled, or not reached), when a finding the plan answers is still there, when
+/// files of a package that was whole before are missing or changed after it, or
 /// when the check could not prove GPU use on a machine that has a GPU; else 0. On a machine
 /// without a GPU the check cannot prove GPU use, so a successful install there is 0, not 1.
 pub(crate) fn exit_code(outcome: &Outcome, still: &[String], gpu_here: bool) -> u8 {
@@ -315,7 +318,8 @@ pub(crate) fn exit_code(outcome: &Outcome, still: &[String], gpu_here: bool) -> 
         StepStatus::Unproven { .. } => gpu_here,
         StepStatus::Failed { .. } | StepStatus::NotRun | StepStatus::Cancelled => true,
     });
-    if failed || !still.is_empty() { exit::FINDINGS } else { exit::OK }
+    let broken = crate::render::outcome::files_broken(outcome);
+    if failed || broken || !still.is_empty() { exit::FINDINGS } else { exit::OK }
 }
 
 /// The machine checked again after `plan`: its environment's interpreter (the plan's own, when it
@@ -415,6 +419,9 @@ fn undo(backup: &Path, env: &Path, this_machine: bool, yes: bool, quiet: bool) -
         (None, Some(EnvState::AsBefore)) => {
             if !quiet {
                 eprintln!("{shown}: the packages are as the list has them (read again after the undo)");
+                if let Some(files) = crate::render::outcome::files(&outcome) {
+                    eprintln!("{shown}: {files}");
+                }
             }
             Ok(exit::OK)
         }
@@ -552,13 +559,11 @@ fn summary(plan: &Plan, outcome: &Outcome, still: &[String], after: &Report, str
     if let Some(state) = &outcome.state {
         out.push_str(&format!("\n{}.\n", clean(&state.describe())));
     }
-    if !plan.answers.is_empty() {
-        let answers = plan.answers.join(", ");
-        out.push_str(&if still.is_empty() {
-            format!("\nChecked again: the finding(s) it answers are gone ({answers}).\n")
-        } else {
-            format!("\nChecked again: still found: {}.\n", still.join(", "))
-        });
+    if let Some(files) = crate::render::outcome::files(outcome) {
+        out.push_str(&format!("{files}.\n"));
+    }
+    if let Some(answers) = crate::render::outcome::answers(&plan.answers, still, outcome) {
+        out.push_str(&format!("\n{answers}\n"));
     }
     let errors = after.findings.iter().filter(|f| f.severity == gpu_doctor_model::Severity::Error).count();
     out.push_str(&format!("{errors} error-level finding(s) now; `gpu-doctor check` shows them.\n"));
@@ -581,6 +586,15 @@ mod tests {
         let unproven = || StepStatus::Unproven { summary: "no GPU here".into() };
         let failed = || StepStatus::Failed { reason: "pip failed".into() };
         type Row = (Vec<StepStatus>, &'static [&'static str], bool, u8, &'static str);
+        let broken = || Outcome {
+            steps: vec![StepStatus::Done],
+            files: Some(apply::FilesState::Broken { broken: Vec::new(), repaired: Vec::new() }),
+            ..Outcome::default()
+        };
+        assert_eq!(exit_code(&broken(), &[], false), exit::FINDINGS);
+        assert!(
+            AFTER_HELP.replace('\n', " ").contains("files of a package that was whole before are missing or changed")
+        );
         let rows: [Row; 6] = [
             (vec![StepStatus::Done, StepStatus::Done], &[], true, exit::OK, "and its findings are gone"),
             (vec![StepStatus::Done, unproven()], &[], false, exit::OK, "GPU use cannot be proven: no failure"),
@@ -655,5 +669,47 @@ mod tests {
         assert_eq!(failure(reason, true), "pip exited with status 1");
         let quiet = summary(&plan, &done, &[], &report, false);
         assert_eq!(quiet.matches("No matching distribution").count(), 1, "{quiet}");
+    }
+
+    /// Issue 29: a failed offline cuDNN fix left no cuDNN, and the summary said the finding it
+    /// answers was gone; the summary says a finding is gone only after a run that ended with
+    /// every file whole, and names the files that are not.
+    #[test]
+    fn a_failed_fix_does_not_say_its_finding_is_gone() {
+        let plan = Plan {
+            id: "p".into(),
+            goal: "g".into(),
+            answers: vec!["wheels.duplicate_cudnn".into()],
+            env: None,
+            steps: vec![
+                gpu_doctor_installers::Step::run(vec!["pip".into()], "w", "c", "u"),
+                gpu_doctor_installers::Step::run(vec!["pip".into()], "w", "c", "u"),
+            ],
+            choice: None,
+        };
+        let report = Report::new(gpu_doctor_model::Snapshot::unknown(Vec::new()), Vec::new());
+        let failed = outcome(vec![StepStatus::Done, StepStatus::Failed { reason: "no wheel".into() }]);
+        let text = summary(&plan, &failed, &[], &report, true);
+        assert!(!text.contains("are gone") && text.contains("did not run to its end"), "{text}");
+        let ended = outcome(vec![StepStatus::Done, StepStatus::Done]);
+        assert!(summary(&plan, &ended, &[], &report, true).contains("are gone (wheels.duplicate_cudnn)"));
+        let broken = apply::FilesState::Broken {
+            broken: vec![apply::BrokenDist {
+                name: "nvidia-cudnn-cu12".into(),
+                version: "9.1.0.70".into(),
+                missing: 2,
+                changed: 0,
+                examples: vec!["nvidia/cudnn/lib/libcudnn.so.9".into()],
+                shared_with: Vec::new(),
+            }],
+            repaired: Vec::new(),
+        };
+        let damaged = Outcome { files: Some(broken), ..ended };
+        let text = summary(&plan, &damaged, &[], &report, true);
+        assert!(
+            !text.contains("are gone") && text.contains("nvidia-cudnn-cu12==9.1.0.70: 2 file(s) missing"),
+            "{text}"
+        );
+        assert_eq!(exit_code(&damaged, &[], false), exit::FINDINGS);
     }
 }

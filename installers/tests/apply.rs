@@ -80,9 +80,26 @@ fn existing_env() -> Option<Existing> {
     Some(Existing { dir, wheels, env, python, before })
 }
 
+/// The `RECORD` hash field of `data`: `sha256=` and the digest in URL-safe base64 without padding.
+fn record_hash(data: &[u8]) -> String {
+    use sha2::Digest;
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let digest = sha2::Sha256::digest(data);
+    let mut out = String::from("sha256=");
+    for chunk in digest.chunks(3) {
+        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..=chunk.len() {
+            out.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char);
+        }
+    }
+    out
+}
+
 /// Each installed distribution's `RECORD` in the environment `env`, with the files it lists that
-/// are missing: what `pip freeze` cannot show (wheels that share folders can delete each other's
-/// files while the package list stays the same).
+/// are missing or whose sha256 is not the one it lists (every file read): what `pip freeze`
+/// cannot show (wheels that share folders can delete or overwrite each other's files while the
+/// package list stays the same).
 fn records(env: &Path) -> BTreeSet<(String, String, Vec<String>)> {
     let mut out = BTreeSet::new();
     let lib = env.join("lib");
@@ -90,13 +107,19 @@ fn records(env: &Path) -> BTreeSet<(String, String, Vec<String>)> {
     for site in pythons.flatten().map(|p| p.path().join("site-packages")).filter(|p| p.is_dir()) {
         for info in std::fs::read_dir(&site).unwrap().flatten().filter(|e| e.path().join("RECORD").is_file()) {
             let record = std::fs::read_to_string(info.path().join("RECORD")).unwrap();
-            let missing = record
+            let damaged = record
                 .lines()
-                .filter_map(|l| l.split(',').next())
-                .filter(|f| !f.is_empty() && !site.join(f).exists())
-                .map(str::to_owned)
+                .filter_map(|l| {
+                    let mut fields = l.split(',');
+                    Some((fields.next()?, fields.next().unwrap_or("")))
+                })
+                .filter(|(f, hash)| match std::fs::read(site.join(f)) {
+                    Err(_) => !f.is_empty(),
+                    Ok(data) => !hash.is_empty() && record_hash(&data) != *hash,
+                })
+                .map(|(f, _)| f.to_owned())
                 .collect();
-            out.insert((info.file_name().to_string_lossy().into_owned(), record, missing));
+            out.insert((info.file_name().to_string_lossy().into_owned(), record, damaged));
         }
     }
     out
@@ -149,6 +172,7 @@ fn end_to_end(tool: &Tool, base: &Path) {
     assert_eq!(torch.cuda_available, Some(false));
 
     let before = freeze(tool, &python);
+    let files_before = records(&env_of(&python));
     let second = setup_plan_with(&req, torch_choice("cpu")).unwrap();
     assert_eq!(second.steps.len(), 2, "an existing environment is not created again");
     let (outcome, events) = apply_all(&second, &opts);
@@ -163,6 +187,19 @@ fn end_to_end(tool: &Tool, base: &Path) {
     assert_eq!(undone.steps, [const { StepStatus::Done }; 4], "{events:#?}");
     assert_eq!(freeze(tool, &python), before);
     assert_eq!(deep_torch(&python).version.as_deref(), Some("2.5.1+cu121"));
+    // Not only the list: every RECORD and every file it lists, with its hash.
+    assert_eq!(records(&env_of(&python)), files_before);
+    assert!(matches!(undone.files, Some(apply::FilesState::Whole { .. })), "{:?}", undone.files);
+}
+
+/// The distributions of [`records`] with files missing or changed, and those files.
+fn damage(records: &BTreeSet<(String, String, Vec<String>)>) -> Vec<(&str, &[String])> {
+    records.iter().filter(|(_, _, d)| !d.is_empty()).map(|(folder, _, d)| (folder.as_str(), d.as_slice())).collect()
+}
+
+/// The environment of the interpreter `ENV/bin/python`.
+fn env_of(python: &Path) -> PathBuf {
+    python.parent().unwrap().parent().unwrap().to_owned()
 }
 
 #[test]
@@ -181,6 +218,7 @@ fn uv_builds_an_environment_the_deep_probe_sees_and_undo_restores_it() {
 #[test]
 fn a_failing_step_stops_the_plan_and_undo_restores_the_exact_package_list() {
     let Some(Existing { dir, wheels, env, python, before }) = existing_env() else { return };
+    let files_before = records(&env);
     let steps = vec![
         install(&Tool::Pip, &python, &wheels, &["torch==2.5.1+cpu", "torchvision==0.20.1+cpu"]),
         install(&Tool::Pip, &python, &wheels, &["broken==1.0"]),
@@ -203,6 +241,7 @@ fn a_failing_step_stops_the_plan_and_undo_restores_the_exact_package_list() {
     let (undone, events) = undo_all(&python, &backup, &opts);
     assert_eq!(undone.steps, [const { StepStatus::Done }; 4], "{events:#?}");
     assert_eq!(freeze(&Tool::Pip, &python), before);
+    assert_eq!(records(&env), files_before);
 }
 
 #[test]
@@ -692,4 +731,156 @@ fn a_new_environment_whose_install_fails_is_deleted_again() {
         let said = events.iter().any(|e| matches!(e, Event::Line { text, .. } if text.starts_with("deleted ")));
         assert!(said, "{events:#?}");
     }
+}
+
+/// How the run that installs the CUDA 13 cuDNN wheel beside the CUDA 12 one ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SharedEnd {
+    /// It succeeds.
+    Done,
+    /// Its next step fails.
+    Failed,
+    /// Cancel is pressed once the wheel is in; the next step is not run.
+    Cancelled,
+    /// It succeeds, and the CUDA 12 wheel is no longer in the wheel folder when undo runs.
+    NoWheelForUndo,
+}
+
+/// Issue 29 item 4: wheels of two CUDA majors write the same files. An environment with the CUDA
+/// 12 cuDNN wheel gets the CUDA 13 one beside it: the run's outcome says the CUDA 12 wheel's
+/// file was overwritten (same size, other bytes: found by its hash). Undo removes the CUDA 13
+/// wheel, which deletes the files the two share; the package list is as before, and the files are
+/// checked and the CUDA 12 wheel reinstalled, so every RECORD and every file it lists is as
+/// before, with its hash, and the outcome says so. Where the wheel to reinstall is gone, undo
+/// fails and names what is missing. On the code before this check, the files stayed missing and
+/// undo said all was well.
+fn shared_files_come_back_after_undo(tool: &Tool, end: SharedEnd) {
+    let Some(Existing { dir, wheels, env, python, .. }) = existing_env() else { return };
+    // Installed by the tool that reinstalls it: its RECORD (which names the installer) is the same.
+    let source = Source { index_url: None, find_links: Some(wheels.clone()) };
+    let argv = envtool::install(tool, &python, &["nvidia_cudnn_cu12==9.1.0.70".into()], &source);
+    let setup = Command::new(&argv[0]).args(&argv[1..]).output().unwrap();
+    assert!(setup.status.success(), "{}", String::from_utf8_lossy(&setup.stderr));
+    let before = freeze(&Tool::Pip, &python);
+    let files_before = records(&env);
+    assert!(files_before.iter().all(|(_, _, damaged)| damaged.is_empty()), "{files_before:?}");
+    let mut steps = vec![install(tool, &python, &wheels, &["nvidia_cudnn_cu13==9.13.0.50"])];
+    match end {
+        SharedEnd::Failed => steps.push(install(tool, &python, &wheels, &["broken==1.0"])),
+        SharedEnd::Cancelled => steps.push(install(tool, &python, &wheels, &["torch==2.5.1+cpu"])),
+        SharedEnd::Done | SharedEnd::NoWheelForUndo => {}
+    }
+    let opts = options(&dir.path().join("logs"));
+    let cancel = AtomicBool::new(false);
+    let mut events = Vec::new();
+    let outcome = apply::apply(&plan(Some(&env), steps), &opts, &cancel, &mut |e| {
+        if end == SharedEnd::Cancelled
+            && matches!(&e, Event::Line { text, .. } if text.starts_with("Successfully installed nvidia"))
+        {
+            cancel.store(true, Ordering::SeqCst);
+        }
+        events.push(e);
+    });
+    match end {
+        SharedEnd::Done | SharedEnd::NoWheelForUndo => assert_eq!(outcome.steps, [StepStatus::Done], "{events:#?}"),
+        SharedEnd::Failed => {
+            assert!(matches!(outcome.steps[..], [StepStatus::Done, StepStatus::Failed { .. }]), "{events:#?}");
+        }
+        SharedEnd::Cancelled => assert_eq!(outcome.steps, [StepStatus::Done, StepStatus::Cancelled], "{events:#?}"),
+    }
+    // The apply's outcome says the CUDA 12 wheel's files are no longer its own, and why.
+    let Some(apply::FilesState::Broken { broken, repaired }) = &outcome.files else { panic!("{:?}", outcome.files) };
+    assert!(repaired.is_empty(), "reinstalling one of two wheels that share files breaks the other");
+    let [hit] = broken.as_slice() else { panic!("{broken:?}") };
+    assert_eq!(
+        (hit.name.as_str(), hit.version.as_str(), hit.missing, hit.changed),
+        ("nvidia-cudnn-cu12", "9.1.0.70", 0, 1)
+    );
+    assert_eq!(hit.examples, ["nvidia/cudnn/lib/libcudnn.so.9"]);
+    assert_eq!(hit.shared_with, ["nvidia-cudnn-cu13"]);
+    if end == SharedEnd::NoWheelForUndo {
+        std::fs::remove_file(wheels.join("nvidia_cudnn_cu12-9.1.0.70-py3-none-any.whl")).unwrap();
+    }
+
+    let (undone, events) = undo_all(&python, &outcome.backup.unwrap(), &opts);
+    assert_eq!(freeze(&Tool::Pip, &python), before, "the package list is as before either way");
+    if end == SharedEnd::NoWheelForUndo {
+        let StepStatus::Failed { reason } = &undone.steps[3] else { panic!("{events:#?}") };
+        assert!(reason.contains("nvidia-cudnn-cu12==9.1.0.70: 2 file(s) missing"), "{reason}");
+        let Some(apply::FilesState::Broken { broken, .. }) = &undone.files else { panic!("{:?}", undone.files) };
+        assert_eq!(broken.iter().map(|b| (b.name.as_str(), b.missing)).collect::<Vec<_>>(), [("nvidia-cudnn-cu12", 2)]);
+        assert_ne!(records(&env), files_before);
+        return;
+    }
+    let files_after = records(&env);
+    // Every RECORD and every file it lists, with its hash, as before (the files that are not, shown).
+    assert!(files_after == files_before, "{:?}", damage(&files_after));
+    assert_eq!(undone.steps, [const { StepStatus::Done }; 4], "{events:#?}");
+    let Some(apply::FilesState::Whole { repaired, .. }) = &undone.files else { panic!("{:?}", undone.files) };
+    assert_eq!(repaired, &["nvidia-cudnn-cu12==9.1.0.70"]);
+    let flags = if let Tool::Uv { .. } = tool { "--reinstall --no-deps" } else { "--force-reinstall --no-deps" };
+    let said = events.iter().any(|e| {
+        matches!(e, Event::Line { text, .. } if text.contains(flags) && text.contains("nvidia-cudnn-cu12==9.1.0.70"))
+    });
+    assert!(said, "{events:#?}");
+}
+
+#[test]
+fn undo_after_success_brings_back_the_files_two_wheels_share() {
+    shared_files_come_back_after_undo(&Tool::Pip, SharedEnd::Done);
+}
+
+#[test]
+fn uv_s_undo_after_success_brings_back_the_files_two_wheels_share() {
+    let Ok(tool) = envtool::detect(Some("uv")) else { return skip("uv on PATH (.ci/run installs it)") };
+    shared_files_come_back_after_undo(&tool, SharedEnd::Done);
+}
+
+#[test]
+fn undo_after_a_failed_step_brings_back_the_files_two_wheels_share() {
+    shared_files_come_back_after_undo(&Tool::Pip, SharedEnd::Failed);
+}
+
+#[test]
+fn undo_after_cancel_brings_back_the_files_two_wheels_share() {
+    shared_files_come_back_after_undo(&Tool::Pip, SharedEnd::Cancelled);
+}
+
+#[test]
+fn undo_that_cannot_bring_back_the_files_fails_and_names_them() {
+    shared_files_come_back_after_undo(&Tool::Pip, SharedEnd::NoWheelForUndo);
+}
+
+/// A distribution whose files were not whole before the run (a file deleted by hand) is said and
+/// saved as such (`# gpu-doctor-not-whole:`): neither the run nor its undo is blamed for it or
+/// reinstalls it, and the others are checked as usual.
+#[test]
+fn a_distribution_broken_before_the_run_is_named_and_left_alone() {
+    let Some(Existing { dir, wheels, env, python, .. }) = existing_env() else { return };
+    let site = std::fs::read_dir(env.join("lib")).unwrap().next().unwrap().unwrap().path().join("site-packages");
+    std::fs::remove_file(site.join("torch/version.py")).unwrap();
+    let opts = options(&dir.path().join("logs"));
+    let steps = vec![install(&Tool::Pip, &python, &wheels, &["jaxlib==0.4.35"])];
+    let (outcome, events) = apply_all(&plan(Some(&env), steps), &opts);
+    assert_eq!(outcome.steps, [StepStatus::Done], "{events:#?}");
+    let said = events.iter().any(|e| {
+        matches!(e, Event::Line { text, .. }
+            if text.starts_with("not whole before the run: torch==2.5.1+cu121: 1 file(s) missing, 0 changed (e.g. torch/version.py)"))
+    });
+    assert!(said, "{events:#?}");
+    assert!(
+        matches!(&outcome.files, Some(apply::FilesState::Whole { repaired, .. }) if repaired.is_empty()),
+        "{:?}",
+        outcome.files
+    );
+    let backup = outcome.backup.unwrap();
+    assert!(std::fs::read_to_string(&backup).unwrap().contains("\n# gpu-doctor-not-whole: torch==2.5.1+cu121\n"));
+    let (undone, events) = undo_all(&python, &backup, &opts);
+    assert_eq!(undone.steps, [const { StepStatus::Done }; 4], "{events:#?}");
+    assert!(
+        matches!(&undone.files, Some(apply::FilesState::Whole { repaired, .. }) if repaired.is_empty()),
+        "{:?}",
+        undone.files
+    );
+    assert!(!site.join("torch/version.py").exists(), "not reinstalled by undo");
 }

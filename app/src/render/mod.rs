@@ -11,6 +11,7 @@ pub mod facts;
 pub mod findings;
 pub mod html;
 pub mod markdown;
+pub mod outcome;
 pub mod plan;
 pub mod processes;
 pub mod svg;

@@ -28,6 +28,11 @@ const END_LINE: &str = "# gpu-doctor-end: ";
 /// A comment line naming the index one package came from, where it is not the list's source
 /// (`# gpu-doctor-origin: torch https://download.pytorch.org/whl/cpu`).
 const ORIGIN_LINE: &str = "# gpu-doctor-origin: ";
+/// A comment line naming a distribution whose files were not as its `RECORD` lists them when the
+/// list was saved (`# gpu-doctor-not-whole: torch==2.5.1`): undo does not take it for damage of
+/// the run and does not reinstall it. Lists without these lines (saved before them) are read as
+/// lists of whole distributions.
+const NOT_WHOLE_LINE: &str = "# gpu-doctor-not-whole: ";
 
 /// The interpreter of the environment a saved package list belongs to; `None` when the text is no
 /// gpu-doctor backup (or names no interpreter, or more than one).
@@ -104,12 +109,21 @@ pub(crate) struct Saved {
     pub(crate) pins: Vec<String>,
     /// The index of a package (by normalized name) that does not come from `source`.
     pub(crate) origins: HashMap<String, String>,
+    /// The `name==version` lines (name normalized) whose files were not whole when it was saved.
+    pub(crate) not_whole: HashSet<String>,
 }
 
 impl Backup {
     /// The file's text for the environment of `python`; `Err` for what one line cannot hold (a
     /// `--find-links` folder with a line break, a path that is not UTF-8).
+    #[cfg(test)]
     pub(crate) fn to_text(&self, python: &Path) -> Result<String, String> {
+        self.to_text_with(python, &[])
+    }
+
+    /// [`Backup::to_text`], with a line for each of `not_whole` (`name==version` pins of
+    /// distributions whose files were not as their `RECORD` lists them).
+    pub(crate) fn to_text_with(&self, python: &Path, not_whole: &[String]) -> Result<String, String> {
         let python = python.to_str().ok_or_else(|| format!("{}: a path that is not UTF-8", python.display()))?;
         let tool = match &self.tool {
             Tool::Uv { .. } => "uv",
@@ -141,6 +155,11 @@ impl Backup {
             }
             out.push_str(&format!("{ORIGIN_LINE}{name} {url}\n"));
         }
+        // One that is no plain pin is left out rather than the whole list: undo then takes it for
+        // whole, and at worst reinstalls it.
+        for pin in not_whole.iter().filter(|p| is_name_version(p)) {
+            out.push_str(&format!("{NOT_WHOLE_LINE}{pin}\n"));
+        }
         for pin in &self.pins {
             if let Err(why) = check_pin(pin) {
                 return Err(format!("the installed package line {pin:?} cannot be saved: {why}"));
@@ -162,6 +181,7 @@ impl Saved {
         let mut no_index = false;
         let mut pins: Vec<String> = Vec::new();
         let mut origins = HashMap::new();
+        let mut not_whole = HashSet::new();
         let mut end: Option<usize> = None;
         for (number, line) in (1..).zip(text.split('\n')) {
             let line = line.strip_suffix('\r').unwrap_or(line);
@@ -197,6 +217,12 @@ impl Saved {
                     }
                     _ => return refuse(format!("{origin:?} is not one package's https index")),
                 }
+            } else if let Some(pin) = line.strip_prefix(NOT_WHOLE_LINE) {
+                if !is_name_version(pin) {
+                    return refuse(format!("{pin:?} is no name==version pin"));
+                }
+                let (key, rest) = key_of(pin);
+                not_whole.insert(format!("{key}{rest}"));
             } else if let Some(count) = line.strip_prefix(END_LINE) {
                 let count = count.strip_suffix(" packages").and_then(|n| n.parse::<usize>().ok());
                 match count {
@@ -249,8 +275,13 @@ impl Saved {
         if let Some(name) = origins.keys().find(|name| !seen.contains(*name)) {
             return Err(format!("an origin for {name}, which the list does not have"));
         }
-        Ok(Saved { python, uv: uv.unwrap_or(false), source, pins, origins })
+        Ok(Saved { python, uv: uv.unwrap_or(false), source, pins, origins, not_whole })
     }
+}
+
+/// Whether `pin` is a plain `name==version` line.
+fn is_name_version(pin: &str) -> bool {
+    pin.contains("==") && !pin.contains(" @ ") && !pin.starts_with('-') && check_pin(pin).is_ok()
 }
 
 /// Whether `name` (normalized) and `url` (an https URL without white space) make an origin line.

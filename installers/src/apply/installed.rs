@@ -87,7 +87,7 @@ fn sees_system_site(cfg: &str) -> bool {
 
 /// The venv's one site-packages (`lib*/python*/site-packages`, `Lib/site-packages` on Windows);
 /// `Err` when there is none or more than one (a `lib64` link to `lib` is the same folder).
-fn site_packages(prefix: &Path) -> Result<PathBuf, String> {
+pub(crate) fn site_packages(prefix: &Path) -> Result<PathBuf, String> {
     let mut candidates = Vec::new();
     if cfg!(windows) {
         candidates.push(prefix.join("Lib").join("site-packages"));
@@ -154,7 +154,7 @@ fn read_dist(dir: &Path, folder: &str) -> Result<Dist, String> {
 
 /// `Name` and `Version` from the header of the `METADATA` file at `path`, reading only the header
 /// (up to the first blank line, at most [`HEADER_CAP`] bytes).
-fn read_header(path: &Path) -> Result<(String, String), String> {
+pub(crate) fn read_header(path: &Path) -> Result<(String, String), String> {
     let file = std::fs::File::open(path).map_err(|e| format!("could not read {}: {e}", path.display()))?;
     let mut reader = BufReader::new(file.take(HEADER_CAP));
     let mut header = Vec::new();

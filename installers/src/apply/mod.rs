@@ -2,21 +2,27 @@
 //! a deadline), their output streamed line by line, progress parsed from pip's and uv's lines,
 //! cancellable, everything logged to the data folder (`log_dir`, a file per run). Root and manual
 //! steps are never run. Before an existing environment is touched its package list is saved;
-//! [`undo`] puts exactly that list back. A `Write` step writes only inside the plan's environment
-//! or `log_dir`.
+//! [`undo`] puts exactly that list back. After a run and after an undo, every distribution's files
+//! are checked against its `RECORD` (`record`): one whose files were whole before and are now
+//! missing or changed, at the same version, is reinstalled exactly (wheels of two CUDA majors
+//! write the same files), and [`Outcome::files`] says what still is not whole. A `Write` step
+//! writes only inside the plan's environment or `log_dir`.
 
 mod backup;
 pub(crate) mod installed;
 mod lock;
 mod log;
 mod progress;
+mod record;
 pub(crate) mod run;
 mod write;
 
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use gpu_doctor_model::InstallFlag;
 use gpu_doctor_model::shell::Shell;
 use serde::{Deserialize, Serialize};
 
@@ -25,6 +31,7 @@ use crate::plan::{Plan, StepKind, UserAction};
 use backup::{Backup, Saved};
 pub use backup::{name_of, python_of, read as read_backup};
 use log::Log;
+use record::{DistFiles, Record, Site};
 use run::{End, Stream};
 
 /// The longest the GPU smoke test may take: importing a framework and one product per GPU.
@@ -88,6 +95,110 @@ pub struct Outcome {
     /// cancelled; `None` otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deleted_env: Option<PathBuf>,
+    /// The files of the environment's distributions checked against their `RECORD` after the
+    /// run, once those it damaged were reinstalled: what holds beyond the package list. `None`
+    /// where no list was saved (a new environment, no environment, nothing run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub files: Option<FilesState>,
+}
+
+/// Where the files of an environment's distributions stand after a run, checked against each
+/// one's `RECORD`: the distributions whose files were whole before the run (every listed file
+/// there, of its size) and that are at the same version now.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum FilesState {
+    /// Every one of them is whole: `dists` distributions, `files` files; `repaired` (`name==version`)
+    /// were reinstalled to get there.
+    Whole {
+        dists: usize,
+        files: usize,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        repaired: Vec<String>,
+    },
+    /// These are not, after reinstalling `repaired`.
+    Broken {
+        broken: Vec<BrokenDist>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        repaired: Vec<String>,
+    },
+    /// The files could not be checked (no site-packages, an unreadable folder).
+    Unknown { reason: String },
+}
+
+/// A distribution whose files are not as its `RECORD` lists them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BrokenDist {
+    /// Its normalized name.
+    pub name: String,
+    pub version: String,
+    /// How many listed files are not there.
+    pub missing: usize,
+    /// How many are there with another size or sha256.
+    pub changed: usize,
+    /// A few of those files, as `RECORD` writes them.
+    pub examples: Vec<String>,
+    /// Other installed distributions that list the same files: reinstalling it would write over
+    /// theirs, so it is not reinstalled.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shared_with: Vec<String>,
+}
+
+impl FilesState {
+    /// Whether some distribution whose files were whole before is not now.
+    pub fn is_broken(&self) -> bool {
+        matches!(self, FilesState::Broken { .. })
+    }
+
+    /// The state in one paragraph, for the person.
+    pub fn describe(&self) -> String {
+        let repaired = |pins: &[String]| {
+            if pins.is_empty() {
+                String::new()
+            } else {
+                format!(" (reinstalled as their files were missing or changed: {})", pins.join(", "))
+            }
+        };
+        match self {
+            FilesState::Whole { dists, files, repaired: pins } => format!(
+                "the files of the {dists} distribution(s) that were whole before are all there as their RECORD lists \
+                 them ({files} files; sizes checked, and the sha256 of every file another distribution also lists or \
+                 the run installed or removed){}",
+                repaired(pins)
+            ),
+            FilesState::Broken { broken, repaired: pins } => format!(
+                "the files of {} distribution(s) are not as their RECORD lists them (the package list cannot show \
+                 this){}:\n  {}",
+                broken.len(),
+                repaired(pins),
+                broken.iter().map(BrokenDist::describe).collect::<Vec<_>>().join("\n  ")
+            ),
+            FilesState::Unknown { reason } => {
+                format!("the files of the distributions could not be checked against their RECORD: {reason}")
+            }
+        }
+    }
+}
+
+impl BrokenDist {
+    /// One line: the pin, the counts, a few files, and what else writes them.
+    pub fn describe(&self) -> String {
+        let mut out = format!(
+            "{}=={}: {} file(s) missing, {} changed (e.g. {})",
+            self.name,
+            self.version,
+            self.missing,
+            self.changed,
+            self.examples.join(", ")
+        );
+        if !self.shared_with.is_empty() {
+            out.push_str(&format!(
+                "; {} list(s) the same files, so one overwrites the other: not reinstalled; keep only one of them",
+                self.shared_with.join(", ")
+            ));
+        }
+        out
+    }
 }
 
 /// Where an environment's packages stand after a run, read again from the environment.
@@ -186,7 +297,7 @@ pub fn apply(plan: &Plan, opts: &ApplyOptions, cancel: &AtomicBool, events: &mut
     outcome.log = Some(runner.log.path().to_owned());
     runner.log.line(&format!("plan {}: {}", plan.id, plan.goal.replace(['\n', '\r'], " ")));
     let mut stopped = false;
-    let mut saved: Option<Vec<String>> = None;
+    let mut saved: Option<Before> = None;
     for (index, step) in plan.steps.iter().enumerate() {
         let status = if stopped {
             StepStatus::NotRun
@@ -218,9 +329,19 @@ pub fn apply(plan: &Plan, opts: &ApplyOptions, cancel: &AtomicBool, events: &mut
     }
     if let (Some(env), Some(python), Some(before)) = (existing, python.as_deref(), saved) {
         let (tool, _) = tool_and_source(plan);
+        let last = total.saturating_sub(1);
+        let files = match &before.files {
+            Ok((site, whole)) => {
+                let repair = Repair { tool: &tool, python, source: &before.source, origins: &before.origins };
+                runner.files_after(last, env, &repair, site, &|r: &Record| whole.contains(&r.folder))
+            }
+            Err(reason) => FilesState::Unknown { reason: reason.clone() },
+        };
+        runner.line(last, &files.describe());
+        outcome.files = Some(files);
         let state = match runner.list_now(env, python, &tool, Read::Again) {
             Ok(now) => {
-                let changes = backup::changes(&before, &now);
+                let changes = backup::changes(&before.pins, &now);
                 if changes.is_empty() {
                     EnvState::AsBefore
                 } else {
@@ -349,6 +470,8 @@ pub fn undo(
             return outcome;
         }
     };
+    // The files before the undo changes anything: what it removes and installs is "touched".
+    let files_before = Site::read(env);
     runner.ended(0, &StepStatus::Done);
     outcome.steps[0] = StepStatus::Done;
     let (remove, reinstall) = backup::differences(&saved.pins, &now);
@@ -395,11 +518,41 @@ pub fn undo(
             break;
         }
     }
-    // Whatever happened, the list is read again: the answer says what is there, not what was meant.
-    runner.started(3, TOTAL, &format!("read the package list of {} again", python.display()));
-    let (state, status) = match runner.list_now(env, python, &tool, Read::Again) {
+    // Whatever happened, the files and the list are read again: the answer says what is there,
+    // not what was meant.
+    runner.started(3, TOTAL, &format!("check the files and read the package list of {} again", python.display()));
+    let files = undo_files(&mut runner, env, python, &tool, &saved, &files_before);
+    runner.line(3, &files.describe());
+    let (state, status) = undo_state(&mut runner, env, python, &tool, &saved.pins);
+    // A list as before over missing files is no undo: the step says what is not whole.
+    let status = match status {
+        StepStatus::Done if files.is_broken() => StepStatus::Failed { reason: files.describe() },
+        StepStatus::Failed { reason } if files.is_broken() => {
+            StepStatus::Failed { reason: format!("{reason}\n{}", files.describe()) }
+        }
+        other => other,
+    };
+    runner.ended(3, &status);
+    outcome.steps[3] = status;
+    outcome.state = Some(state);
+    outcome.files = Some(files);
+    runner.log.flush();
+    drop(held);
+    outcome
+}
+
+/// The package list of the environment at `env` read again after an undo, against the saved
+/// `pins` (step 4), and said.
+fn undo_state(
+    runner: &mut Runner<'_>,
+    env: &Path,
+    python: &Path,
+    tool: &Tool,
+    pins: &[String],
+) -> (EnvState, StepStatus) {
+    let (state, status) = match runner.list_now(env, python, tool, Read::Again) {
         Ok(after) => {
-            let changes = backup::changes(&saved.pins, &after);
+            let changes = backup::changes(pins, &after);
             if changes.is_empty() {
                 (EnvState::AsBefore, StepStatus::Done)
             } else {
@@ -410,29 +563,58 @@ pub fn undo(
         Err(reason) => (EnvState::Unknown { reason: reason.clone() }, StepStatus::Failed { reason }),
     };
     runner.line(3, &state.describe());
-    runner.ended(3, &status);
-    outcome.steps[3] = status;
-    outcome.state = Some(state);
-    runner.log.flush();
-    drop(held);
-    outcome
+    (state, status)
+}
+
+/// The files of the environment at `env` after an undo, checked against their `RECORD` (step 4):
+/// the saved list's distributions at their saved version, unless it names them as not whole when
+/// it was saved, are reinstalled where their files are missing or changed ([`Runner::files_after`]).
+fn undo_files(
+    runner: &mut Runner<'_>,
+    env: &Path,
+    python: &Path,
+    tool: &Tool,
+    saved: &Saved,
+    files_before: &Result<Site, String>,
+) -> FilesState {
+    match files_before {
+        Ok(site) => {
+            let listed: HashSet<String> = saved.pins.iter().map(|p| backup::key_of(p)).map(|(k, r)| k + &r).collect();
+            let was_whole = |r: &Record| {
+                let pin = format!("{}=={}", r.name, r.version);
+                listed.contains(&pin) && !saved.not_whole.contains(&pin)
+            };
+            let repair = Repair { tool, python, source: &saved.source, origins: &saved.origins };
+            runner.files_after(3, env, &repair, site, &was_whole)
+        }
+        Err(reason) => FilesState::Unknown { reason: reason.clone() },
+    }
 }
 
 /// The install commands that put `reinstall` (lines of the saved list) back: one from the list's
 /// source, and one per other index a package was saved as coming from (`Saved::origins`).
 fn install_commands(tool: &Tool, python: &Path, reinstall: &[String], saved: &Saved) -> Vec<Vec<String>> {
+    by_source(reinstall, &saved.source, &saved.origins)
+        .iter()
+        .map(|(source, pins)| envtool::install_pins(tool, python, pins, source))
+        .collect()
+}
+
+/// `pins` as arguments, grouped by where each comes from: its own index in `origins` (by
+/// normalized name), else `source`.
+fn by_source(pins: &[String], source: &Source, origins: &HashMap<String, String>) -> Vec<(Source, Vec<String>)> {
     let mut groups: Vec<(Source, Vec<String>)> = Vec::new();
-    for pin in reinstall {
-        let source = match saved.origins.get(&name_of(pin)) {
+    for pin in pins {
+        let source = match origins.get(&name_of(pin)) {
             Some(url) => Source { index_url: Some(url.clone()), find_links: None },
-            None => saved.source.clone(),
+            None => source.clone(),
         };
         match groups.iter_mut().find(|(s, _)| *s == source) {
-            Some((_, pins)) => pins.extend(backup::pin_args(pin)),
+            Some((_, args)) => args.extend(backup::pin_args(pin)),
             None => groups.push((source, backup::pin_args(pin))),
         }
     }
-    groups.iter().map(|(source, pins)| envtool::install_pins(tool, python, pins, source)).collect()
+    groups
 }
 
 /// `Ok` when the list `backup` may be put back into `env` ([`undo`] checks the same before it runs
@@ -567,7 +749,7 @@ impl<'a> Runner<'a> {
         existing: Option<&Path>,
         python: Option<&Path>,
         backup: &mut Option<PathBuf>,
-        saved: &mut Option<Vec<String>>,
+        saved: &mut Option<Before>,
     ) -> StepStatus {
         let action = match &plan.steps[index].kind {
             StepKind::User { action } => action,
@@ -583,9 +765,9 @@ impl<'a> Runner<'a> {
             && backup.is_none()
         {
             match self.save_backup(index, env, python, plan) {
-                Ok((path, pins)) => {
+                Ok((path, before)) => {
                     *backup = Some(path);
-                    *saved = Some(pins);
+                    *saved = Some(before);
                 }
                 Err(status) => return status,
             }
@@ -681,15 +863,16 @@ impl<'a> Runner<'a> {
     }
 
     /// Saves the package list of the environment at `env` (interpreter `python`) beside the log,
-    /// before step `index` changes it, and says which packages an undo could not bring back.
-    /// `Err` is the step's status: the environment is not touched without a backup.
+    /// before step `index` changes it, and says which packages an undo could not bring back; its
+    /// distributions' files are checked against their `RECORD` (those not whole are named in the
+    /// list). `Err` is the step's status: the environment is not touched without a backup.
     fn save_backup(
         &mut self,
         index: usize,
         env: &Path,
         python: &Path,
         plan: &Plan,
-    ) -> Result<(PathBuf, Vec<String>), StepStatus> {
+    ) -> Result<(PathBuf, Before), StepStatus> {
         let (tool, source) = tool_and_source(plan);
         self.line(index, &format!("saving the package list of {} first", env.display()));
         let pins = self.list_now(env, python, &tool, Read::Before).map_err(|reason| StepStatus::Failed {
@@ -706,8 +889,24 @@ impl<'a> Runner<'a> {
         for (name, url) in &origins {
             self.line(index, &format!("{name} is saved as coming from {url}, where undo takes it back from"));
         }
-        let backup = Backup { tool, source: source.clone(), pins: pins.clone(), origins };
-        let text = backup.to_text(python).map_err(failed)?;
+        let (files, not_whole) = match whole_before(env) {
+            Ok((site, whole, broken)) => {
+                let n = site.records.len();
+                self.line(index, &format!("checked the files of its {n} distribution(s) against their RECORD"));
+                // Said, and saved in the list: no run is blamed (or undone) for these.
+                for dist in &broken {
+                    self.line(index, &format!("not whole before the run: {}", dist.describe()));
+                }
+                let pins = broken.iter().map(|b| format!("{}=={}", b.name, b.version)).collect();
+                (Ok((site, whole)), pins)
+            }
+            Err(why) => {
+                self.line(index, &format!("its files could not be checked against their RECORD: {why}"));
+                (Err(why), Vec::new())
+            }
+        };
+        let backup = Backup { tool, source: source.clone(), pins: pins.clone(), origins: origins.clone() };
+        let text = backup.to_text_with(python, &not_whole).map_err(failed)?;
         // Through the one atomic writer: a full disk leaves no truncated list that undo would
         // take for the environment's packages.
         backup::save(&path, &text).map_err(|e| failed(e.chain()))?;
@@ -715,7 +914,153 @@ impl<'a> Runner<'a> {
         for gap in undo_gaps(&pins, &planned_pins(plan), &source) {
             self.line(index, &format!("undo will not be able to bring back {gap}"));
         }
-        Ok((path, pins))
+        Ok((path, Before { pins, files, source, origins: origins.into_iter().collect() }))
+    }
+
+    /// Checks the files of the environment at `env` against their `RECORD` after a run (`before`:
+    /// its `RECORD` files read before it), as step `index`: the distributions `was_whole` names
+    /// (whole before, at the same version now) that are not whole now are reinstalled exactly
+    /// with `repair` (`--force-reinstall --no-deps NAME==VERSION`), unless another installed
+    /// distribution lists the same files, and checked again. Files are looked at for their size;
+    /// those another distribution also lists, and those of the distributions the run installed or
+    /// removed, are hashed too ([`record`]'s bound on the cost).
+    fn files_after(
+        &mut self,
+        index: usize,
+        env: &Path,
+        repair: &Repair<'_>,
+        before: &Site,
+        was_whole: &dyn Fn(&Record) -> bool,
+    ) -> FilesState {
+        let look = || -> Result<(Site, BTreeMap<String, DistFiles>), String> {
+            let now = Site::read(env)?;
+            let mut hash = now.shared();
+            hash.extend(before.shared());
+            hash.extend(before.touched(&now));
+            let checked = record::check(&now, &hash, was_whole);
+            Ok((now, checked))
+        };
+        let (now, checked) = match look() {
+            Ok(found) => found,
+            Err(reason) => return FilesState::Unknown { reason },
+        };
+        let found = damaged(&now, &checked);
+        let pins: Vec<String> =
+            found.iter().filter(|b| b.shared_with.is_empty()).map(|b| format!("{}=={}", b.name, b.version)).collect();
+        if pins.is_empty() {
+            return state_of(&checked, found, Vec::new());
+        }
+        self.line(
+            index,
+            &format!(
+                "the files of {} are missing or changed since before the run: reinstalling exactly that",
+                pins.join(", ")
+            ),
+        );
+        for argv in repair.commands(&pins) {
+            self.line(index, &format!("$ {}", render(&argv)));
+            let status = self.run_argv(index, &argv);
+            if status != StepStatus::Done {
+                self.line(index, &format!("the reinstall did not succeed: {status:?}"));
+                break;
+            }
+        }
+        match look() {
+            Ok((now, checked)) => {
+                let broken = damaged(&now, &checked);
+                let repaired = pins
+                    .into_iter()
+                    .filter(|pin| !broken.iter().any(|b| format!("{}=={}", b.name, b.version) == *pin))
+                    .collect();
+                state_of(&checked, broken, repaired)
+            }
+            Err(reason) => FilesState::Unknown { reason },
+        }
+    }
+}
+
+/// What is kept from before a run changes an existing environment.
+struct Before {
+    /// Its package list.
+    pins: Vec<String>,
+    /// Its `RECORD` files, and the folders of the distributions whose files were whole; or why
+    /// they could not be read.
+    files: Result<(Site, HashSet<String>), String>,
+    /// Where a damaged distribution is reinstalled from: the list's source, and the index of each
+    /// package (normalized name) that came from elsewhere.
+    source: Source,
+    origins: HashMap<String, String>,
+}
+
+/// The `RECORD` files of the environment at `env` and the folders of the distributions whose
+/// files are whole (sizes; the sha256 of files two distributions list).
+fn whole_before(env: &Path) -> Result<(Site, HashSet<String>, Vec<BrokenDist>), String> {
+    let site = Site::read(env)?;
+    let checked = record::check(&site, &site.shared(), &|_| true);
+    let whole = checked.iter().filter(|(_, files)| files.intact()).map(|(folder, _)| folder.clone()).collect();
+    let broken = damaged(&site, &checked);
+    Ok((site, whole, broken))
+}
+
+/// The distributions of `checked` that are not whole, with the other distributions of `now` that
+/// list their missing or changed files.
+fn damaged(now: &Site, checked: &BTreeMap<String, DistFiles>) -> Vec<BrokenDist> {
+    let mut out = Vec::new();
+    for record in &now.records {
+        let Some(files) = checked.get(&record.folder).filter(|f| !f.intact()) else { continue };
+        let at: HashMap<&str, &Path> = record.entries.iter().map(|e| (e.shown.as_str(), e.path.as_path())).collect();
+        let bad: Vec<&String> = files.missing.iter().chain(&files.changed).collect();
+        let mut shared_with: Vec<String> = bad
+            .iter()
+            .filter_map(|shown| at.get(shown.as_str()))
+            .flat_map(|path| now.owners(path, &record.folder))
+            .collect();
+        shared_with.sort();
+        shared_with.dedup();
+        out.push(BrokenDist {
+            name: files.name.clone(),
+            version: files.version.clone(),
+            missing: files.missing.len(),
+            changed: files.changed.len(),
+            examples: bad
+                .iter()
+                .chain(files.refused.iter().collect::<Vec<_>>().iter())
+                .take(3)
+                .map(|s| (*s).clone())
+                .collect(),
+            shared_with,
+        });
+    }
+    out
+}
+
+/// The state of the distributions `checked`, `broken` of them not whole.
+fn state_of(checked: &BTreeMap<String, DistFiles>, broken: Vec<BrokenDist>, repaired: Vec<String>) -> FilesState {
+    if broken.is_empty() {
+        FilesState::Whole { dists: checked.len(), files: checked.values().map(|f| f.files).sum(), repaired }
+    } else {
+        FilesState::Broken { broken, repaired }
+    }
+}
+
+/// How a damaged distribution is reinstalled: the tool, the environment's interpreter, the saved
+/// list's source and the packages' own indexes.
+struct Repair<'a> {
+    tool: &'a Tool,
+    python: &'a Path,
+    source: &'a Source,
+    origins: &'a HashMap<String, String>,
+}
+
+impl Repair<'_> {
+    /// The commands that reinstall exactly `pins` (`name==version`) without their dependencies:
+    /// `pip install --force-reinstall --no-deps`, `uv pip install --reinstall --no-deps`.
+    fn commands(&self, pins: &[String]) -> Vec<Vec<String>> {
+        let flags = [InstallFlag::Reinstall, InstallFlag::NoDeps];
+        by_source(pins, self.source, self.origins)
+            .iter()
+            .map(|(source, pins)| envtool::install_with(self.tool, self.python, pins, source, &flags))
+            .collect()
     }
 }
 

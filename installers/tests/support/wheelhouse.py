@@ -65,6 +65,20 @@ WHEELS = [
         {"jax_cuda12_plugin/__init__.py": "__version__ = '0.4.35'\n"},
         ["jaxlib==0.4.35"],
     ),
+    # Two CUDA majors' cuDNN wheels write the same files (as nvidia-cudnn-cu12 and -cu13 both ship
+    # nvidia/cudnn/lib/libcudnn.so.9): the same size here, other bytes, so only a hash tells them apart.
+    (
+        "nvidia_cudnn_cu12",
+        "9.1.0.70",
+        {"nvidia/__init__.py": "", "nvidia/cudnn/lib/libcudnn.so.9": "cudnn 9.1 for CUDA 12\n"},
+        [],
+    ),
+    (
+        "nvidia_cudnn_cu13",
+        "9.13.0.50",
+        {"nvidia/__init__.py": "", "nvidia/cudnn/lib/libcudnn.so.9": "cudnn 9.x for CUDA 13\n"},
+        [],
+    ),
     # A dependency no index has: installing it fails after resolving.
     ("broken", "1.0", {"broken/__init__.py": ""}, ["gpu-doctor-test-missing>=99"]),
 ]

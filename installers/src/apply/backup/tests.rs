@@ -298,3 +298,27 @@ mod properties {
         }
     }
 }
+
+/// The distributions whose files were not whole when the list was saved are named in it and read
+/// back (names normalized); a list without such lines (saved before them) names none, and a line
+/// that is no `name==version` pin is refused.
+#[test]
+fn distributions_not_whole_are_saved_and_read_back() {
+    let backup = Backup {
+        origins: Vec::new(),
+        tool: Tool::Pip,
+        source: Source::default(),
+        pins: vec!["Nvidia_CuDNN_cu12==9.1.0.70".into(), "torch==2.5.1".into()],
+    };
+    let text = backup.to_text_with(Path::new("/e/bin/python"), &["Nvidia_CuDNN_cu12==9.1.0.70".into()]).unwrap();
+    assert!(text.contains("\n# gpu-doctor-not-whole: Nvidia_CuDNN_cu12==9.1.0.70\n"), "{text}");
+    let saved = Saved::parse(&text).unwrap();
+    assert_eq!(saved.not_whole, HashSet::from(["nvidia-cudnn-cu12==9.1.0.70".to_owned()]));
+    assert_eq!(saved.pins, backup.pins);
+    assert!(Saved::parse(&saved_text(&backup, "/e/bin/python")).unwrap().not_whole.is_empty());
+    let odd = backup.to_text_with(Path::new("/e/bin/python"), &["x @ file:///x.whl".into()]).unwrap();
+    assert!(!odd.contains("not-whole"), "a line that is no pin is left out, the list still saved: {odd}");
+    let hostile =
+        text.replace("# gpu-doctor-not-whole: Nvidia_CuDNN_cu12==9.1.0.70", "# gpu-doctor-not-whole: --target=/x");
+    assert!(Saved::parse(&hostile).unwrap_err().contains("no name==version pin"), "{hostile}");
+}

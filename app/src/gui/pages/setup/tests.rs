@@ -201,7 +201,14 @@ fn scripted(plan: &Plan, _: &ApplyOptions, _: &AtomicBool, events: &mut dyn FnMu
         events(Event::Ended { index, status: status.clone() });
         steps.push(status);
     }
-    Outcome { steps, backup: None, log: Some("/data/installs/setup.log".into()), state: None, deleted_env: None }
+    Outcome {
+        steps,
+        backup: None,
+        log: Some("/data/installs/setup.log".into()),
+        state: None,
+        deleted_env: None,
+        files: None,
+    }
 }
 
 fn live(name: &str) -> (Harness<'static, App>, tempfile::TempDir) {
