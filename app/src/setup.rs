@@ -29,11 +29,12 @@ Examples:
 
 Exit codes: 0 the plan was shown or not confirmed, or applied and verified (on a machine without a \
 GPU: applied, and the check cannot prove GPU use there, which is no failure); 1 a step failed or was \
-cancelled (a new environment is then deleted again), or the check could not prove GPU use on a \
-machine with a GPU; 2 the command line was wrong (or --apply would move a package the environment has across a major \
-version that the plan does not name: the change is shown first, nothing is changed, --allow-major \
-allows it); 3 an input could not be read (no build fits, the \
-folder holds other files); 4 gpu-doctor itself failed.";
+cancelled (a new environment is then deleted again), files of a package the environment had whole \
+are missing or changed (checked against its RECORD), or the check could not prove GPU use on a \
+machine with a GPU; 2 the command line was wrong (or --apply would move a package the environment \
+has across a major version that the plan does not name: the change is shown first, nothing is \
+changed, --allow-major allows it); 3 an input could not be read (no build fits, the folder holds \
+other files); 4 gpu-doctor itself failed.";
 
 /// A framework on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
