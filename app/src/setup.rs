@@ -101,6 +101,9 @@ pub fn setup(host: &dyn Host, args: &SetupArgs, opts: &Options, this_machine: bo
     let req = SetupRequest::new(args.framework.into(), env, tool, Some(python), args.find_links.clone())
         .map_err(InputError)?;
     let before = crate::ops::check(host, opts)?;
+    // A Python the snapshot lists without a version (pyenv's shim) is asked on this machine.
+    let req =
+        if this_machine { SetupRequest { python_version: envtool::python_version(&req.python), ..req } } else { req };
     let plan = setup_plan(&before.snapshot, kb, &req).map_err(InputError)?;
     if !args.apply {
         return show(&plan, gpu_doctor_installers::planners::shell_of(&before), args.json);

@@ -88,6 +88,16 @@ pub fn detect_in(prefer: Option<&str>, env: Option<&Path>, path: Option<&OsStr>)
 }
 
 /// The interpreter inside the environment at `prefix`.
+/// The `(major, minor)` version of the interpreter `python`, asked of it (`python -c`, 10 s at
+/// most, no shell); `None` when it does not answer with one.
+pub fn python_version(python: &Path) -> Option<(u32, u32)> {
+    use gpu_doctor_probes::host::{Cmd, Host, SystemHost};
+    let code = "import sys; print('%d.%d' % sys.version_info[:2])";
+    let cmd = Cmd::new([python.display().to_string(), "-c".to_owned(), code.to_owned()]);
+    let out = SystemHost::new().run(&cmd).ok().filter(|o| o.success())?;
+    crate::choose::python_version(out.stdout.trim())
+}
+
 pub fn python_in(prefix: &Path) -> PathBuf {
     if cfg!(windows) { prefix.join("python.exe") } else { prefix.join("bin").join("python") }
 }
@@ -193,6 +203,16 @@ pub fn package_name(requirement: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_python_is_asked_its_version() {
+        assert_eq!(python_version(Path::new("/nonexistent/python3")), None);
+        let Ok(python) = which::which("python3") else {
+            eprintln!("skipped: no python3 on PATH");
+            return;
+        };
+        assert!(python_version(&python).is_some_and(|(major, _)| major == 3), "{}", python.display());
+    }
 
     #[test]
     fn package_names_drop_pins_and_extras() {

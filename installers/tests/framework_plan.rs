@@ -310,6 +310,7 @@ fn setup_request(
         python: "/nonexistent/python3".into(),
         find_links: None,
         wheelhouse: Vec::new(),
+        python_version: None,
     }
 }
 

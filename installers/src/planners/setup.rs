@@ -26,6 +26,9 @@ pub struct SetupRequest {
     pub find_links: Option<PathBuf>,
     /// The file names of the wheels in `find_links` ([`wheel_files`]), among which the chooser picks.
     pub wheelhouse: Vec<String>,
+    /// The version of `python` where the snapshot does not know it (a launcher shim such as
+    /// pyenv's is listed without one): asked of the interpreter itself ([`envtool::python_version`]).
+    pub python_version: Option<(u32, u32)>,
 }
 
 impl SetupRequest {
@@ -47,7 +50,7 @@ impl SetupRequest {
             Some(dir) => wheel_files(dir)?,
             None => Vec::new(),
         };
-        Ok(Self { framework, env, tool, python, find_links, wheelhouse })
+        Ok(Self { framework, env, tool, python, find_links, wheelhouse, python_version: None })
     }
 }
 
@@ -77,7 +80,7 @@ fn plan_or_driver(
     let python_only =
         !choice.rejected.is_empty() && choice.rejected.iter().all(|r| r.reason.starts_with("no wheel for Python"));
     if choice.chosen.is_none() && python_only {
-        let any = choose::choose(kb, &Machine { python: None, ..machine(snapshot, kb, &req.python) }, &want_of(req));
+        let any = choose::choose(kb, &Machine { python: None, ..request_machine(snapshot, kb, req) }, &want_of(req));
         if any.chosen.is_none()
             && let Some(needed) = driver_needed(&any)
             && let Some(plan) = driver_plan(snapshot, kb, req, choice.clone(), needed)
@@ -174,7 +177,14 @@ pub fn setup_plans(
 
 /// The chooser's build for `req` on the machine of `snapshot`.
 fn choice_for(snapshot: &Snapshot, kb: &Kb, req: &SetupRequest) -> Choice {
-    choose::choose(kb, &machine(snapshot, kb, &req.python), &want_of(req))
+    choose::choose(kb, &request_machine(snapshot, kb, req), &want_of(req))
+}
+
+/// The machine of `snapshot` for `req`: the snapshot's version of its Python, else the one the
+/// request carries.
+fn request_machine(snapshot: &Snapshot, kb: &Kb, req: &SetupRequest) -> Machine {
+    let m = machine(snapshot, kb, &req.python);
+    Machine { python: m.python.or(req.python_version), ..m }
 }
 
 /// What a new environment for `req` asks the chooser for.
@@ -313,6 +323,7 @@ mod tests {
             python: "/usr/bin/python3".into(),
             find_links: Some("/wheels".into()),
             wheelhouse: wheelhouse.iter().map(|s| (*s).to_owned()).collect(),
+            python_version: None,
         }
     }
 
@@ -444,6 +455,13 @@ mod tests {
         let kb = Kb::load().unwrap();
         assert_eq!(machine(&snapshot, &kb, Path::new("/usr/bin/python3")).python, Some((3, 12)));
         assert_eq!(machine(&snapshot, &kb, Path::new("/opt/python3")).python, None);
+        // A Python the snapshot has no version for (pyenv's shim): the request's own, asked of it.
+        let mut req = request(Path::new("/tmp/env"), &[]);
+        req.python = "/root/.pyenv/shims/python3".into();
+        req.python_version = Some((3, 11));
+        assert_eq!(request_machine(&snapshot, &kb, &req).python, Some((3, 11)));
+        req.python = "/usr/bin/python3".into();
+        assert_eq!(request_machine(&snapshot, &kb, &req).python, Some((3, 12)), "the snapshot's comes first");
     }
 
     #[test]

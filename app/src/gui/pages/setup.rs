@@ -55,8 +55,11 @@ pub fn new_environment_plans(report: &Report, request: &SetupRequest) -> Result<
     use gpu_doctor_installers::planners::setup;
     let kb = gpu_doctor_kb::Kb::get().map_err(|e| e.to_string())?;
     let Some(first) = request.frameworks.first() else { return Ok(Vec::new()) };
-    let base =
+    let mut base =
         setup::SetupRequest::new(*first, request.env.clone(), request.tool.clone(), None, request.find_links.clone())?;
+    // The environment is made on this machine, from its python3: its version, asked of it, where the
+    // report does not list one for it (a launcher shim such as pyenv's).
+    base.python_version = gpu_doctor_installers::envtool::python_version(&base.python);
     setup::setup_plans(&report.snapshot, kb, &base, &request.frameworks)
 }
 
