@@ -145,6 +145,7 @@ fn end_to_end(tool: &Tool, base: &Path) {
         python: base.to_owned(),
         find_links: Some(wheels.clone()),
         wheelhouse: gpu_doctor_installers::planners::setup::wheel_files(&wheels).unwrap(),
+        python_version: None,
     };
     let first = setup_plan_with(&req, torch_choice("cu121")).unwrap();
     let (outcome, events) = apply_all(&first, &opts);
@@ -648,6 +649,7 @@ fn a_new_environment_in_an_empty_folder_is_made_by_uv_then_locked() {
         python: base,
         find_links: Some(wheels.clone()),
         wheelhouse: gpu_doctor_installers::planners::setup::wheel_files(&wheels).unwrap(),
+        python_version: None,
     };
     let plan = setup_plan_with(&req, torch_choice("cpu")).unwrap();
     let mut events = Vec::new();
@@ -718,6 +720,7 @@ fn a_new_environment_whose_install_fails_is_deleted_again() {
             python: base.clone(),
             find_links: Some(wheels.clone()),
             wheelhouse: gpu_doctor_installers::planners::setup::wheel_files(&wheels).unwrap(),
+            python_version: None,
         };
         // No cu999 build is in the wheelhouse: the install fails after the venv was made.
         let plan = setup_plan_with(&req, torch_choice("cu999")).unwrap();

@@ -162,8 +162,8 @@ impl FilesState {
         match self {
             FilesState::Whole { dists, files, repaired: pins } => format!(
                 "the files of the {dists} distribution(s) that were whole before are all there as their RECORD lists \
-                 them ({files} files; sizes checked, and the sha256 of every file another distribution also lists or \
-                 the run installed or removed){}",
+                 them ({files} files; before the run every one's size; after it, by size and sha256, every one the run \
+                 could have written: those of the distributions it installed or removed, and those two list){}",
                 repaired(pins)
             ),
             FilesState::Broken { broken, repaired: pins } => format!(
@@ -333,7 +333,9 @@ pub fn apply(plan: &Plan, opts: &ApplyOptions, cancel: &AtomicBool, events: &mut
         let files = match &before.files {
             Ok((site, whole)) => {
                 let repair = Repair { tool: &tool, python, source: &before.source, origins: &before.origins };
-                runner.files_after(last, env, &repair, site, &|r: &Record| whole.contains(&r.folder))
+                // Only after steps that all ran to their end are the run's files all named by RECORDs.
+                let narrow = !stopped;
+                runner.files_after(last, env, &repair, site, &|r: &Record| whole.contains(&r.folder), narrow)
             }
             Err(reason) => FilesState::Unknown { reason: reason.clone() },
         };
@@ -585,7 +587,7 @@ fn undo_files(
                 listed.contains(&pin) && !saved.not_whole.contains(&pin)
             };
             let repair = Repair { tool, python, source: &saved.source, origins: &saved.origins };
-            runner.files_after(3, env, &repair, site, &was_whole)
+            runner.files_after(3, env, &repair, site, &was_whole, false)
         }
         Err(reason) => FilesState::Unknown { reason: reason.clone() },
     }
@@ -923,7 +925,9 @@ impl<'a> Runner<'a> {
     /// with `repair` (`--force-reinstall --no-deps NAME==VERSION`), unless another installed
     /// distribution lists the same files, and checked again. Files are looked at for their size;
     /// those another distribution also lists, and those of the distributions the run installed or
-    /// removed, are hashed too ([`record`]'s bound on the cost).
+    /// removed, are hashed too ([`record`]'s bound on the cost). `narrow`: every step ran to its
+    /// end, so pip and uv named every file they wrote or removed in a `RECORD`: only those files
+    /// (and the ones two distributions list) are looked at; else every listed file is.
     fn files_after(
         &mut self,
         index: usize,
@@ -931,13 +935,17 @@ impl<'a> Runner<'a> {
         repair: &Repair<'_>,
         before: &Site,
         was_whole: &dyn Fn(&Record) -> bool,
+        narrow: bool,
     ) -> FilesState {
         let look = || -> Result<(Site, BTreeMap<String, DistFiles>), String> {
             let now = Site::read(env)?;
             let mut hash = now.shared();
             hash.extend(before.shared());
             hash.extend(before.touched(&now));
-            let checked = record::check(&now, &hash, was_whole);
+            // pip and uv write and remove only the files of what they install or remove: the
+            // others' files they can have changed are among these (a stat of each of 20,000 files
+            // of a torch environment is most of the check's cost).
+            let checked = record::check(&now, &hash, was_whole, narrow.then_some(&hash));
             Ok((now, checked))
         };
         let (now, checked) = match look() {
@@ -996,7 +1004,7 @@ struct Before {
 /// files are whole (sizes; the sha256 of files two distributions list).
 fn whole_before(env: &Path) -> Result<(Site, HashSet<String>, Vec<BrokenDist>), String> {
     let site = Site::read(env)?;
-    let checked = record::check(&site, &site.shared(), &|_| true);
+    let checked = record::check(&site, &site.shared(), &|_| true, None);
     let whole = checked.iter().filter(|(_, files)| files.intact()).map(|(folder, _)| folder.clone()).collect();
     let broken = damaged(&site, &checked);
     Ok((site, whole, broken))

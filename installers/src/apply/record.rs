@@ -132,11 +132,11 @@ impl Site {
     /// The files of the distributions in one of `self` and `other` and not in the other (by
     /// folder and `RECORD`): what a run installed, removed or replaced.
     pub(crate) fn touched(&self, other: &Site) -> HashSet<PathBuf> {
-        let index = |site: &Site| -> HashMap<String, Vec<Entry>> {
-            site.records.iter().map(|r| (r.folder.clone(), r.entries.clone())).collect()
-        };
+        fn index(site: &Site) -> HashMap<&str, &[Entry]> {
+            site.records.iter().map(|r| (r.folder.as_str(), r.entries.as_slice())).collect()
+        }
         let (mine, theirs) = (index(self), index(other));
-        let differ = |a: &HashMap<String, Vec<Entry>>, b: &HashMap<String, Vec<Entry>>| {
+        let differ = |a: &HashMap<&str, &[Entry]>, b: &HashMap<&str, &[Entry]>| {
             a.iter()
                 .filter(|(k, v)| b.get(*k) != Some(*v))
                 .flat_map(|(_, v)| v.iter().map(|e| e.path.clone()))
@@ -158,45 +158,57 @@ impl Site {
 }
 
 /// The files now of each distribution `only` takes, by folder: every listed file looked at (exists,
-/// its size), and those in `hash` read and hashed too.
+/// its size), and those in `hash` read and hashed too; with `look_at`, only the listed files in it
+/// (after a run of pip or uv, which write and remove only the files of the distributions they
+/// install or remove: the files of the others that they can have changed are those).
 pub(crate) fn check(
     site: &Site,
     hash: &HashSet<PathBuf>,
     only: &dyn Fn(&Record) -> bool,
+    look_at: Option<&HashSet<PathBuf>>,
 ) -> BTreeMap<String, DistFiles> {
-    site.records
-        .iter()
-        .filter(|record| only(record))
-        .map(|record| {
-            let mut files = DistFiles {
-                name: record.name.clone(),
-                version: record.version.clone(),
-                files: record.entries.len(),
-                missing: Vec::new(),
-                changed: Vec::new(),
-                refused: record.refused.clone(),
-            };
-            for entry in &record.entries {
-                match std::fs::metadata(&entry.path) {
-                    Err(_) => files.missing.push(entry.shown.clone()),
-                    Ok(meta) if !meta.is_file() => files.changed.push(entry.shown.clone()),
-                    Ok(meta) if entry.size_bytes.is_some_and(|size| size != meta.len()) => {
-                        files.changed.push(entry.shown.clone());
-                    }
-                    Ok(_) => {
-                        let differs = match entry.sha256 {
-                            Some(want) if hash.contains(&entry.path) => sha256_of(&entry.path).ok() != Some(want),
-                            _ => false,
-                        };
-                        if differs {
-                            files.changed.push(entry.shown.clone());
-                        }
-                    }
+    let records: Vec<&Record> = site.records.iter().filter(|record| only(record)).collect();
+    // A stat is most of the cost (20,000 in a torch environment): the records are shared out
+    // among a few threads, each checking whole records.
+    let threads = std::thread::available_parallelism().map_or(1, usize::from).clamp(1, 4);
+    let per = records.len().div_ceil(threads).max(1);
+    std::thread::scope(|scope| {
+        let run = move |chunk: &[&Record]| chunk.iter().map(|r| check_one(r, hash, look_at)).collect::<Vec<_>>();
+        let workers: Vec<_> = records.chunks(per).map(|chunk| (chunk, scope.spawn(move || run(chunk)))).collect();
+        // A worker that panicked has its records checked again here: none is left out.
+        workers.into_iter().flat_map(|(chunk, w)| w.join().unwrap_or_else(|_| run(chunk))).collect()
+    })
+}
+
+/// [`check`] of one record: its folder and what its files look like.
+fn check_one(record: &Record, hash: &HashSet<PathBuf>, look_at: Option<&HashSet<PathBuf>>) -> (String, DistFiles) {
+    let mut files = DistFiles {
+        name: record.name.clone(),
+        version: record.version.clone(),
+        files: record.entries.len(),
+        missing: Vec::new(),
+        changed: Vec::new(),
+        refused: record.refused.clone(),
+    };
+    for entry in record.entries.iter().filter(|e| look_at.is_none_or(|set| set.contains(&e.path))) {
+        match std::fs::metadata(&entry.path) {
+            Err(_) => files.missing.push(entry.shown.clone()),
+            Ok(meta) if !meta.is_file() => files.changed.push(entry.shown.clone()),
+            Ok(meta) if entry.size_bytes.is_some_and(|size| size != meta.len()) => {
+                files.changed.push(entry.shown.clone());
+            }
+            Ok(_) => {
+                let differs = match entry.sha256 {
+                    Some(want) if hash.contains(&entry.path) => sha256_of(&entry.path).ok() != Some(want),
+                    _ => false,
+                };
+                if differs {
+                    files.changed.push(entry.shown.clone());
                 }
             }
-            (record.folder.clone(), files)
-        })
-        .collect()
+        }
+    }
+    (record.folder.clone(), files)
 }
 
 /// The sha256 of the file at `path`, read in chunks.

@@ -101,7 +101,7 @@ fn files_are_checked_against_their_record() {
     let read = Site::read(&prefix).unwrap();
     let good = &read.records[0];
     assert_eq!((good.name.as_str(), good.version.as_str(), good.entries.len()), ("good-pkg", "1.0", 3));
-    let checked = check(&read, &HashSet::new(), &|_| true);
+    let checked = check(&read, &HashSet::new(), &|_| true, None);
     assert!(checked.values().all(|d| d.missing.is_empty() && d.changed.is_empty()), "{checked:?}");
     assert!(checked["Good_Pkg-1.0.dist-info"].intact());
     let hostile = &checked["hostile-2.dist-info"];
@@ -112,17 +112,21 @@ fn files_are_checked_against_their_record() {
     // The same size, other content: seen only when hashed.
     std::fs::write(site.join("good/lib.so"), b"9876543210").unwrap();
     let lib = site.join("good/lib.so");
-    assert!(check(&read, &HashSet::new(), &|_| true)["Good_Pkg-1.0.dist-info"].intact());
-    let hashed = check(&read, &HashSet::from([lib.clone()]), &|_| true);
+    assert!(check(&read, &HashSet::new(), &|_| true, None)["Good_Pkg-1.0.dist-info"].intact());
+    let hashed = check(&read, &HashSet::from([lib.clone()]), &|_| true, None);
     assert_eq!(hashed["Good_Pkg-1.0.dist-info"].changed, ["good/lib.so"]);
     // Another size: seen without hashing; a missing file too (also the script outside site-packages).
     std::fs::write(&lib, b"short").unwrap();
     std::fs::remove_file(prefix.join("bin/good")).unwrap();
-    let now = &check(&read, &HashSet::new(), &|_| true)["Good_Pkg-1.0.dist-info"];
+    let now = &check(&read, &HashSet::new(), &|_| true, None)["Good_Pkg-1.0.dist-info"];
     assert_eq!(
         (now.changed.as_slice(), now.missing.as_slice()),
         (["good/lib.so".to_owned()].as_slice(), ["../../../bin/good".to_owned()].as_slice())
     );
+    // Narrowed to the files a run could have written: only those are looked at.
+    let narrow = HashSet::from([lib.clone()]);
+    let now = &check(&read, &HashSet::new(), &|_| true, Some(&narrow))["Good_Pkg-1.0.dist-info"];
+    assert_eq!((now.changed.as_slice(), now.missing.len()), (["good/lib.so".to_owned()].as_slice(), 0));
 }
 
 /// Two wheels that write the same file: it is shared; a distribution installed or removed between
@@ -143,7 +147,7 @@ fn shared_and_touched_files() {
     assert_eq!(after.owners(&lib, "nvidia_cudnn_cu12-9.1.0.dist-info"), ["nvidia-cudnn-cu12", "nvidia-cudnn-cu13"]);
     assert_eq!(after.owners(&lib, "nvidia-cudnn-cu12-9.1.0.dist-info"), ["nvidia-cudnn-cu13"]);
     // Same size, other content: the cu12 wheel's file changed, seen by the hash.
-    let checked = check(&after, &after.shared(), &|_| true);
+    let checked = check(&after, &after.shared(), &|_| true, None);
     assert_eq!(checked["nvidia-cudnn-cu12-9.1.0.dist-info"].changed, ["nvidia/cudnn/lib/libcudnn.so.9"]);
     assert!(checked["nvidia-cudnn-cu13-9.13.0.dist-info"].intact());
 }
