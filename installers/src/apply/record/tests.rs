@@ -124,7 +124,7 @@ fn files_are_checked_against_their_record() {
         (["good/lib.so".to_owned()].as_slice(), ["../../../bin/good".to_owned()].as_slice())
     );
     // Narrowed to the files a run could have written: only those are looked at.
-    let narrow = HashSet::from([lib.clone()]);
+    let narrow = HashSet::from([lib]);
     let now = &check(&read, &HashSet::new(), &|_| true, Some(&narrow))["Good_Pkg-1.0.dist-info"];
     assert_eq!((now.changed.as_slice(), now.missing.len()), (["good/lib.so".to_owned()].as_slice(), 0));
 }
