@@ -158,6 +158,8 @@ impl SetupPage {
     /// Whether a job of the page is under way.
     pub fn busy(&self) -> bool {
         self.form.busy()
+            // Plans asked for start in the next `logic` step: under way already.
+            || self.wanted.is_some()
             || self.planned.is_running()
             || self.run.as_ref().is_some_and(ApplyRun::is_running)
             || self.script.is_running()
