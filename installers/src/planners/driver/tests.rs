@@ -452,3 +452,27 @@ fn apt_remove_lines_do_not_fail_where_a_package_is_absent() {
         assert!(out.status.success(), "{}: {line}: {err}", d.key);
     }
 }
+
+/// RHEL 10 and its rebuilds have no DNF module streams (NVIDIA's guide, R620, Table 5): `dnf install
+/// nvidia-open`, a branch held with `dnf versionlock`; RHEL 8/9 keep the streams.
+#[test]
+fn rhel_10_installs_without_module_streams() {
+    let mut s = with_gpu("8.9", "NVIDIA GeForce RTX 4090", "535.54.03");
+    set_os(&mut s, "Rocky Linux 10.0 (Red Quartz)");
+    let (_, prose) = direct(s.clone(), &PlanTarget::Driver { min_branch: Some(580) });
+    assert!(prose.contains("as root: dnf versionlock '*nvidia*580*' && dnf install nvidia-open"), "{prose}");
+    assert!(!prose.contains("dnf module"), "{prose}");
+    let (_, prose) = direct(s, &PlanTarget::Driver { min_branch: None });
+    assert!(prose.contains("as root: dnf install nvidia-open"), "{prose}");
+    // A Pascal GPU needs the proprietary module, for which the guide names no package there: by hand.
+    let mut s = with_gpu("6.1", "NVIDIA GeForce GTX 1080", "535.54.03");
+    set_os(&mut s, "AlmaLinux 10.0 (Purple Lion)");
+    let (plan, prose) = direct(s, &PlanTarget::Driver { min_branch: None });
+    assert!(!prose.contains("dnf module") && !prose.contains("nvidia-open"), "{prose}");
+    assert!(plan.steps.iter().any(|s| matches!(s.kind, StepKind::Manual { .. })), "{plan:#?}");
+    // RHEL 9: the module streams.
+    let mut s = with_gpu("8.9", "NVIDIA GeForce RTX 4090", "535.54.03");
+    set_os(&mut s, "Red Hat Enterprise Linux 9.4 (Plow)");
+    let (_, prose) = direct(s, &PlanTarget::Driver { min_branch: Some(580) });
+    assert!(prose.contains("dnf module install nvidia-driver:580-open"), "{prose}");
+}
