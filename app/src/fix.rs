@@ -42,7 +42,8 @@ files of a package that was whole before are missing or changed (checked against
 check could not prove GPU use on a machine with a GPU, or after --undo the packages or their files \
 still differ from the list; 2 the command line was wrong (an unknown ID, or --apply would move a package you \
 have across a major version that the plan does not name: the change is shown, nothing is changed, \
---allow-major allows it); 3 an input could not be read; 4 \
+--allow-major allows it; or would put a CUDA library wheel over another CUDA major's, which writes \
+the same files: --allow-overlap allows it); 3 an input could not be read; 4 \
 gpu-doctor itself failed.";
 
 /// `fix`.
@@ -86,6 +87,11 @@ pub struct FixArgs {
     /// version (numpy 1 -> 2) that the plan does not name; refused without it.
     #[arg(long, requires = "apply")]
     pub allow_major: bool,
+    /// With --apply: install a CUDA library wheel of another CUDA major beside one that stays
+    /// (nvidia-cudnn-cu13 beside nvidia-cudnn-cu12): they write the same files, so one overwrites
+    /// the other; refused without it (a separate environment keeps both whole).
+    #[arg(long, requires = "apply")]
+    pub allow_overlap: bool,
 }
 
 /// What `fix ID --apply --json` prints.
@@ -134,7 +140,7 @@ pub fn fix(host: &dyn Host, args: &FixArgs, opts: &Options, this_machine: bool, 
         opts,
         plan,
         this_machine,
-        Asked { yes: args.yes, json: args.json, allow_major: args.allow_major },
+        Asked { yes: args.yes, json: args.json, allow_major: args.allow_major, allow_overlap: args.allow_overlap },
         quiet,
     )
 }
@@ -187,6 +193,8 @@ pub(crate) struct Asked {
     pub(crate) json: bool,
     /// Allow an unasked major upgrade or downgrade (`--allow-major`).
     pub(crate) allow_major: bool,
+    /// Allow library wheels of two CUDA majors that write the same files (`--allow-overlap`).
+    pub(crate) allow_overlap: bool,
 }
 
 /// The longest resolving a plan's install may take (the tool downloads metadata, not wheels).
@@ -203,11 +211,11 @@ pub(crate) fn apply_asked(
     asked: Asked,
     quiet: bool,
 ) -> Result<u8> {
-    let Asked { yes, json, allow_major } = asked;
+    let Asked { yes, json, allow_major, allow_overlap } = asked;
     if !this_machine {
         return Err(UsageError("--apply changes this machine; it cannot be combined with --replay".into()).into());
     }
-    let (plan, resolution) = resolved(plan, allow_major, !quiet || !yes)?;
+    let (plan, resolution) = resolved(plan, (allow_major, allow_overlap), !quiet || !yes)?;
     let plan = &plan;
     // Said before anything changes: what an undo of this plan could not bring back.
     if !quiet || !yes {
@@ -236,7 +244,11 @@ pub(crate) fn apply_asked(
 /// major upgrade or downgrade of a package the user had and the plan does not name refused
 /// without `allow_major` (a usage error: nothing changed). Where it cannot be resolved, said, and
 /// the plan as it is (its package list is still saved first, for undo).
-pub(crate) fn resolved(plan: &Plan, allow_major: bool, say: bool) -> Result<(Plan, Option<Resolution>)> {
+pub(crate) fn resolved(
+    plan: &Plan,
+    (allow_major, allow_overlap): (bool, bool),
+    say: bool,
+) -> Result<(Plan, Option<Resolution>)> {
     let resolution = match resolve::resolve(plan, RESOLVE_TIMEOUT, &std::sync::atomic::AtomicBool::new(false)) {
         Ok(Some(resolution)) => resolution,
         Ok(None) => return Ok((plan.clone(), None)),
@@ -269,6 +281,17 @@ pub(crate) fn resolved(plan: &Plan, allow_major: bool, say: bool) -> Result<(Pla
              changed. Add --allow-major to allow it",
             clean(&named.join(", ")),
             if named.len() == 1 { "it" } else { "them" }
+        ))
+        .into());
+    }
+    let overlaps = resolution.overlaps();
+    if !overlaps.is_empty() && !allow_overlap {
+        let named: Vec<String> = overlaps.iter().map(|(new, old)| format!("{new} over {old}")).collect();
+        return Err(UsageError(format!(
+            "refused: the plan would install {}: wheels of two CUDA majors of one library write the same files, so \
+             the new one overwrites the other and both frameworks load one copy; nothing was changed. Put this \
+             framework in an environment of its own (gpu-doctor setup --env NEW), or add --allow-overlap",
+            clean(&named.join(", "))
         ))
         .into());
     }

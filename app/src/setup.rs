@@ -33,7 +33,8 @@ cancelled (a new environment is then deleted again), files of a package the envi
 are missing or changed (checked against its RECORD), or the check could not prove GPU use on a \
 machine with a GPU; 2 the command line was wrong (or --apply would move a package the environment \
 has across a major version that the plan does not name: the change is shown first, nothing is \
-changed, --allow-major allows it); 3 an input could not be read (no build fits, the folder holds \
+changed, --allow-major allows it; or would put a CUDA library wheel over another CUDA major's, which \
+writes the same files: --allow-overlap allows it); 3 an input could not be read (no build fits, the folder holds \
 other files); 4 gpu-doctor itself failed.";
 
 /// A framework on the command line.
@@ -87,6 +88,11 @@ pub struct SetupArgs {
     /// major version (numpy 1 -> 2) that the plan does not name; refused without it.
     #[arg(long, requires = "apply")]
     pub allow_major: bool,
+    /// With --apply: install a CUDA library wheel of another CUDA major beside one that stays
+    /// (nvidia-cudnn-cu13 beside nvidia-cudnn-cu12): they write the same files, so one overwrites
+    /// the other; refused without it (a separate environment keeps both whole).
+    #[arg(long, requires = "apply")]
+    pub allow_overlap: bool,
 }
 
 /// Runs `setup` for the machine behind `host`.
@@ -113,7 +119,7 @@ pub fn setup(host: &dyn Host, args: &SetupArgs, opts: &Options, this_machine: bo
         opts,
         &plan,
         this_machine,
-        Asked { yes: args.yes, json: args.json, allow_major: args.allow_major },
+        Asked { yes: args.yes, json: args.json, allow_major: args.allow_major, allow_overlap: args.allow_overlap },
         quiet,
     )
 }

@@ -93,6 +93,40 @@ impl Resolution {
             .collect()
     }
 
+    /// The packages the change adds or upgrades whose NVIDIA library (or JAX plugin, or CuPy) is of
+    /// another CUDA major than one that stays: `(new, staying)`. Wheels of two CUDA majors of one
+    /// library write the same files (`nvidia/cudnn/lib/libcudnn.so.9` of `nvidia-cudnn-cu12` and
+    /// `-cu13`): whichever comes last overwrites the other's, and both frameworks load one copy.
+    pub fn overlaps(&self) -> Vec<(String, String)> {
+        let staying: Vec<(String, &str)> = self
+            .unchanged
+            .iter()
+            .filter_map(|pin| pin.split_once("=="))
+            .map(|(name, version)| (normalize_name(name), version))
+            .collect();
+        let mut out = Vec::new();
+        for c in self.changes.iter().filter(|c| matches!(c.kind, ChangeKind::Added | ChangeKind::Upgraded)) {
+            let version = c.after.as_deref().unwrap_or("");
+            let (Some(major), Some(fam)) = (cuda_major(&c.name, version), family(&c.name)) else { continue };
+            // Only the `-cuNN` wheels of one library share a folder (`nvidia/cudnn`); CUDA 13's
+            // unsuffixed toolkit wheels install under `nvidia/cu13` (a jax[cuda13] run into a
+            // tensorflow[and-cuda] environment changed the files of nvidia-cudnn-cu12 and
+            // nvidia-nccl-cu12, not of nvidia-cublas-cu12).
+            if !suffixed(&c.name) {
+                continue;
+            }
+            for (name, v) in &staying {
+                if suffixed(name)
+                    && family(name).as_ref() == Some(&fam)
+                    && cuda_major(name, v).is_some_and(|m| m != major)
+                {
+                    out.push((format!("{} {version}", c.name), format!("{name} {v}")));
+                }
+            }
+        }
+        out
+    }
+
     /// The change in lines, for the person: one per package, then how many stay as they are.
     pub fn describe(&self) -> String {
         if self.changes.is_empty() {
@@ -170,7 +204,7 @@ pub fn resolve(plan: &Plan, timeout: Duration, cancel: &AtomicBool) -> Result<Op
         _ => parse_pip_report(&out.join("\n"))?,
     };
     let requested: BTreeSet<String> = requirement_names(argv).into_iter().collect();
-    let requires = site.as_deref().map(installed_requires).unwrap_or_default();
+    let requires = site.as_deref().map(|site| installed_requires(site, &requested)).unwrap_or_default();
     let mut resolution = compare(&before, &dry, &requested);
     resolution.changes.extend(other_major_removals(&before, &dry, &requires));
     resolution.changes.sort_by(|a, b| (a.kind, &a.name).cmp(&(b.kind, &b.name)));
@@ -241,6 +275,18 @@ pub fn resolve_then_apply(
         .iter()
         .map(|c| format!("{} {} -> {}", c.name, c.before.as_deref().unwrap_or("?"), c.after.as_deref().unwrap_or("?")))
         .collect();
+    let overlaps: Vec<String> = resolution.overlaps().iter().map(|(new, old)| format!("{new} over {old}")).collect();
+    if !overlaps.is_empty() {
+        let mut steps = vec![StepStatus::NotRun; plan.steps.len()];
+        steps[at] = StepStatus::Failed {
+            reason: format!(
+                "refused: the plan would install {}: wheels of two CUDA majors of one library write the same files; \
+                 nothing was changed. Put this framework in an environment of its own",
+                overlaps.join(", ")
+            ),
+        };
+        return Outcome { steps, ..Outcome::default() };
+    }
     if !majors.is_empty() {
         let mut steps = vec![StepStatus::NotRun; plan.steps.len()];
         steps[at] = StepStatus::Failed {
@@ -446,7 +492,7 @@ fn parse_pip_report(text: &str) -> Result<DryRun, String> {
         .map(|item| Install {
             name: normalize_name(&item.metadata.name),
             version: item.metadata.version,
-            requires: item.metadata.requires_dist.iter().filter_map(|r| binding_requirement(r)).collect(),
+            requires: item.metadata.requires_dist.iter().filter_map(|r| binding_requirement(r, false)).collect(),
         })
         .collect();
     Ok(DryRun { install, uninstall: Vec::new() })
@@ -595,6 +641,12 @@ pub fn cuda_major(name: &str, version: &str) -> Option<u32> {
     }
 }
 
+/// An NVIDIA library wheel named for its CUDA major (`nvidia-cudnn-cu12`).
+fn suffixed(name: &str) -> bool {
+    name.starts_with("nvidia-")
+        && name.rsplit_once("-cu").is_some_and(|(_, m)| !m.is_empty() && m.bytes().all(|b| b.is_ascii_digit()))
+}
+
 /// Which family a CUDA-major-specific package is of, so that a new major of it replaces the old:
 /// the JAX plugin, its PJRT companion, CuPy's wheels, and each NVIDIA library wheel (by its name
 /// without the suffix).
@@ -677,20 +729,36 @@ fn other_major_removals(before: &[String], dry: &DryRun, requires: &BTreeMap<Str
 }
 
 /// The normalized name a `Requires-Dist` value binds: `None` for one only under an extra (`;
-/// extra == "cuda12"`: an extra is not recorded as installed).
-fn binding_requirement(value: &str) -> Option<String> {
+/// extra == "cuda12"`) unless `extras` (an extra is not recorded as installed: for a distribution
+/// the plan does not name, `tensorflow[and-cuda]`'s CUDA wheels, they are taken to be wanted), and
+/// never under an extra that names a CUDA major ([`names_a_cuda_major`]).
+fn binding_requirement(value: &str, extras: bool) -> Option<String> {
     let (req, marker) = value.split_once(';').unwrap_or((value, ""));
-    if marker.contains("extra") {
+    if marker.contains("extra") && (!extras || names_a_cuda_major(marker)) {
         return None;
     }
     let name = envtool::package_name(req.trim());
     (!name.is_empty()).then(|| normalize_name(name))
 }
 
+/// Whether a marker's extra names a CUDA major (`extra == "cuda12"`, `"cuda12-local"`): one of a
+/// framework's alternative builds, which another major's build replaces, unlike an extra that adds
+/// the CUDA libraries to the one build (`"and-cuda"`, `"with-cuda"`).
+fn names_a_cuda_major(marker: &str) -> bool {
+    marker
+        .split(['"', '\''])
+        .skip(1)
+        .step_by(2)
+        .any(|extra| extra.strip_prefix("cuda").is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit())))
+}
+
 /// Each installed distribution's binding requirements, read from the `METADATA` headers of the
 /// `*.dist-info` folders in `site`; a file that cannot be read is left out (its package then
-/// protects nothing: the plan still shows every removal before it is made).
-fn installed_requires(site: &Path) -> BTreeMap<String, Vec<String>> {
+/// protects nothing: the plan still shows every removal before it is made). The requirements under
+/// an extra bind for every distribution but the `requested` ones (whose extras the plan names
+/// anew: `jax[cuda13]` replaces `jax[cuda12]`): an environment made with `tensorflow[and-cuda]`
+/// keeps its CUDA wheels when another framework comes.
+fn installed_requires(site: &Path, requested: &BTreeSet<String>) -> BTreeMap<String, Vec<String>> {
     let mut out = BTreeMap::new();
     let Ok(entries) = std::fs::read_dir(site) else { return out };
     for entry in entries.flatten() {
@@ -703,15 +771,14 @@ fn installed_requires(site: &Path) -> BTreeMap<String, Vec<String>> {
         if read.is_err() {
             continue;
         }
-        let mut name = None;
-        let mut reqs = Vec::new();
-        for line in text.lines().take_while(|l| !l.is_empty()) {
-            if let Some(value) = line.strip_prefix("Name:") {
-                name = Some(normalize_name(value.trim()));
-            } else if let Some(value) = line.strip_prefix("Requires-Dist:") {
-                reqs.extend(binding_requirement(value.trim()));
-            }
-        }
+        let headers: Vec<&str> = text.lines().take_while(|l| !l.is_empty()).collect();
+        let name = headers.iter().find_map(|l| l.strip_prefix("Name:")).map(|v| normalize_name(v.trim()));
+        let extras = name.as_ref().is_some_and(|n| !requested.contains(n));
+        let reqs: Vec<String> = headers
+            .iter()
+            .filter_map(|l| l.strip_prefix("Requires-Dist:"))
+            .filter_map(|value| binding_requirement(value.trim(), extras))
+            .collect();
         if let Some(name) = name {
             out.insert(name, reqs);
         }

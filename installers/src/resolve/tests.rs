@@ -154,11 +154,16 @@ fn the_other_cuda_major_s_leftovers_are_removed_unless_something_staying_needs_t
 #[test]
 fn requirements_under_an_extra_bind_nothing() {
     assert_eq!(
-        binding_requirement("nvidia-cudnn-cu12==9.1.0.70; platform_system == \"Linux\""),
+        binding_requirement("nvidia-cudnn-cu12==9.1.0.70; platform_system == \"Linux\"", false),
         Some("nvidia-cudnn-cu12".into())
     );
-    assert_eq!(binding_requirement("jax-cuda12-plugin[with-cuda]<=0.7.2,>=0.7.2; extra == \"cuda12\""), None);
-    assert_eq!(binding_requirement("Jax_Lib>=0.7"), Some("jax-lib".into()));
+    assert_eq!(binding_requirement("jax-cuda12-plugin[with-cuda]<=0.7.2,>=0.7.2; extra == \"cuda12\"", false), None);
+    assert_eq!(binding_requirement("Jax_Lib>=0.7", false), Some("jax-lib".into()));
+    // For a distribution the plan does not name, its extras' requirements bind too.
+    assert_eq!(
+        binding_requirement("nvidia-cublas-cu12>=12.5.3.2; extra == \"and-cuda\"", true),
+        Some("nvidia-cublas-cu12".into())
+    );
 }
 
 #[test]
@@ -203,4 +208,85 @@ fn a_uv_reinstall_is_a_reinstall() {
         r.changes.iter().map(|c| (c.name.as_str(), c.kind)).collect::<Vec<_>>(),
         [("numpy", ChangeKind::Reinstalled)]
     );
+}
+
+/// Found trying `setup --framework jax` into a `tensorflow[and-cuda]` environment (2026-11-28):
+/// TensorFlow requires its CUDA 12 wheels only under its `and-cuda` extra, so they were planned for
+/// removal as "nothing left needs" them, and TensorFlow lost the GPU. A distribution the plan does
+/// not name keeps what its extras require; the plan's own (jax, whose extra it names anew) does not.
+#[test]
+fn an_extra_of_a_framework_the_plan_does_not_name_keeps_its_cuda_wheels() {
+    let dir = tempfile::tempdir().unwrap();
+    let dist = |folder: &str, headers: &str| {
+        let d = dir.path().join(folder);
+        std::fs::create_dir(&d).unwrap();
+        std::fs::write(d.join("METADATA"), format!("Metadata-Version: 2.1\n{headers}\n\nbody\n")).unwrap();
+    };
+    dist(
+        "tensorflow-2.21.0.dist-info",
+        "Name: tensorflow\nVersion: 2.21.0\nRequires-Dist: numpy>=1.26\nRequires-Dist: nvidia-cudnn-cu12<10.0,>=9.3.0.75; extra == \"and-cuda\"",
+    );
+    dist(
+        "jax-0.7.2.dist-info",
+        "Name: jax\nVersion: 0.7.2\nRequires-Dist: jax-cuda12-plugin[with-cuda]<=0.7.2,>=0.7.2; extra == \"cuda12\"",
+    );
+    // Named or not by the plan, jax's cuda12 extra is one of its alternative builds; TensorFlow's
+    // and-cuda extra adds the libraries to its one build.
+    for requested in [BTreeSet::from(["jax".to_owned()]), BTreeSet::new()] {
+        let requires = installed_requires(dir.path(), &requested);
+        assert_eq!(requires["tensorflow"], ["numpy", "nvidia-cudnn-cu12"]);
+        assert!(requires["jax"].is_empty(), "{requires:?}");
+    }
+    let requires = installed_requires(dir.path(), &BTreeSet::from(["tensorflow".to_owned()]));
+    assert_eq!(requires["tensorflow"], ["numpy"], "a plan naming tensorflow names its extras anew");
+    let requires = installed_requires(dir.path(), &BTreeSet::new());
+    let before = pins(&[
+        "tensorflow==2.21.0",
+        "nvidia-cudnn-cu12==9.28.0.42",
+        "jax==0.7.2",
+        "jax-cuda12-plugin==0.7.2",
+        "numpy==2.4.6",
+    ]);
+    let dry = DryRun {
+        install: vec![
+            install("jax-cuda13-plugin", "0.7.2", &["nvidia-cudnn-cu13"]),
+            install("nvidia-cudnn-cu13", "9.28.1.4", &[]),
+        ],
+        uninstall: Vec::new(),
+    };
+    let removed: Vec<String> = other_major_removals(&before, &dry, &requires).into_iter().map(|c| c.name).collect();
+    assert_eq!(removed, ["jax-cuda12-plugin"], "TensorFlow's cuDNN stays, jax's old plugin goes");
+}
+
+/// Issue 29 item 4: jax[cuda13] into a tensorflow[and-cuda] environment (tried 2026-11-28) put
+/// nvidia-cudnn-cu13 over nvidia-cudnn-cu12's files (both write nvidia/cudnn/lib/libcudnn.so.9):
+/// the resolution names each such pair before anything changes.
+#[test]
+fn library_wheels_of_two_cuda_majors_that_stay_together_are_named() {
+    let change = |name: &str, kind: ChangeKind, after: &str| Change {
+        name: name.into(),
+        kind,
+        before: None,
+        after: Some(after.into()),
+        requested: false,
+        why: String::new(),
+    };
+    let r = Resolution {
+        changes: vec![
+            change("jax", ChangeKind::Added, "0.10.2"),
+            change("nvidia-cudnn-cu13", ChangeKind::Added, "9.28.1.4"),
+            change("nvidia-cublas", ChangeKind::Added, "13.10.0.20"),
+            change("nvidia-nccl-cu13", ChangeKind::Added, "2.32.3"),
+        ],
+        unchanged: pins(&["nvidia-cudnn-cu12==9.28.0.42", "nvidia-cublas-cu12==12.9.3.13", "tensorflow==2.21.0"]),
+        command: Vec::new(),
+    };
+    assert_eq!(
+        r.overlaps(),
+        // CUDA 13's unsuffixed nvidia-cublas installs under nvidia/cu13: no overlap.
+        [("nvidia-cudnn-cu13 9.28.1.4".to_owned(), "nvidia-cudnn-cu12 9.28.0.42".to_owned())]
+    );
+    // The same major, or a library nothing of the other major stays for: none.
+    let same = Resolution { unchanged: pins(&["nvidia-cudnn-cu13==9.26.0.51"]), ..r.clone() };
+    assert!(same.overlaps().is_empty());
 }
