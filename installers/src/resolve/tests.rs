@@ -287,6 +287,6 @@ fn library_wheels_of_two_cuda_majors_that_stay_together_are_named() {
         [("nvidia-cudnn-cu13 9.28.1.4".to_owned(), "nvidia-cudnn-cu12 9.28.0.42".to_owned())]
     );
     // The same major, or a library nothing of the other major stays for: none.
-    let same = Resolution { unchanged: pins(&["nvidia-cudnn-cu13==9.26.0.51"]), ..r.clone() };
+    let same = Resolution { unchanged: pins(&["nvidia-cudnn-cu13==9.26.0.51"]), ..r };
     assert!(same.overlaps().is_empty());
 }
