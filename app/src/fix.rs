@@ -215,7 +215,8 @@ pub(crate) fn apply_asked(
     if !this_machine {
         return Err(UsageError("--apply changes this machine; it cannot be combined with --replay".into()).into());
     }
-    let (plan, resolution) = resolved(plan, (allow_major, allow_overlap), !quiet || !yes)?;
+    let allow = resolve::Allow { major: allow_major, overlap: allow_overlap };
+    let (plan, resolution) = resolved(plan, allow, !quiet || !yes)?;
     let plan = &plan;
     // Said before anything changes: what an undo of this plan could not bring back.
     if !quiet || !yes {
@@ -244,11 +245,7 @@ pub(crate) fn apply_asked(
 /// major upgrade or downgrade of a package the user had and the plan does not name refused
 /// without `allow_major` (a usage error: nothing changed). Where it cannot be resolved, said, and
 /// the plan as it is (its package list is still saved first, for undo).
-pub(crate) fn resolved(
-    plan: &Plan,
-    (allow_major, allow_overlap): (bool, bool),
-    say: bool,
-) -> Result<(Plan, Option<Resolution>)> {
+pub(crate) fn resolved(plan: &Plan, allow: resolve::Allow, say: bool) -> Result<(Plan, Option<Resolution>)> {
     let resolution = match resolve::resolve(plan, RESOLVE_TIMEOUT, &std::sync::atomic::AtomicBool::new(false)) {
         Ok(Some(resolution)) => resolution,
         Ok(None) => return Ok((plan.clone(), None)),
@@ -261,39 +258,16 @@ pub(crate) fn resolved(
             return Ok((plan.clone(), None));
         }
     };
-    let majors = resolution.unasked_majors();
-    if say || !majors.is_empty() {
+    let refusal = resolution.refusal(allow);
+    if say || refusal.is_some() {
         let place = plan.env.as_ref().map_or_else(String::new, |e| format!(" to {}", e.display()));
         eprintln!("The change{} (resolved with the plan's own tool, nothing changed yet):", clean(&place));
         for line in resolution.describe().lines() {
             eprintln!("{}", clean(line));
         }
     }
-    if !majors.is_empty() && !allow_major {
-        let named: Vec<String> = majors
-            .iter()
-            .map(|c| {
-                format!("{} {} -> {}", c.name, c.before.as_deref().unwrap_or("?"), c.after.as_deref().unwrap_or("?"))
-            })
-            .collect();
-        return Err(UsageError(format!(
-            "refused: the plan would move {} across a major version, and you did not ask for {}; nothing was \
-             changed. Add --allow-major to allow it",
-            clean(&named.join(", ")),
-            if named.len() == 1 { "it" } else { "them" }
-        ))
-        .into());
-    }
-    let overlaps = resolution.overlaps();
-    if !overlaps.is_empty() && !allow_overlap {
-        let named: Vec<String> = overlaps.iter().map(|(new, old)| format!("{new} over {old}")).collect();
-        return Err(UsageError(format!(
-            "refused: the plan would install {}: wheels of two CUDA majors of one library write the same files, so \
-             the new one overwrites the other and both frameworks load one copy; nothing was changed. Put this \
-             framework in an environment of its own (gpu-doctor setup --env NEW), or add --allow-overlap",
-            clean(&named.join(", "))
-        ))
-        .into());
+    if let Some(reason) = refusal {
+        return Err(UsageError(clean(&reason)).into());
     }
     let with = resolve::with_removals(plan, &resolution);
     Ok((with, Some(resolution)))
@@ -716,17 +690,7 @@ mod tests {
         assert!(!text.contains("are gone") && text.contains("did not run to its end"), "{text}");
         let ended = outcome(vec![StepStatus::Done, StepStatus::Done]);
         assert!(summary(&plan, &ended, &[], &report, true).contains("are gone (wheels.duplicate_cudnn)"));
-        let broken = apply::FilesState::Broken {
-            broken: vec![apply::BrokenDist {
-                name: "nvidia-cudnn-cu12".into(),
-                version: "9.1.0.70".into(),
-                missing: 2,
-                changed: 0,
-                examples: vec!["nvidia/cudnn/lib/libcudnn.so.9".into()],
-                shared_with: Vec::new(),
-            }],
-            repaired: Vec::new(),
-        };
+        let broken = crate::render::outcome::cudnn_missing();
         let damaged = Outcome { files: Some(broken), ..ended };
         let text = summary(&plan, &damaged, &[], &report, true);
         assert!(

@@ -65,6 +65,15 @@ pub struct Change {
     pub why: String,
 }
 
+/// What a person allowed that [`Resolution::refusal`] otherwise refuses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Allow {
+    /// An unasked major upgrade or downgrade (`--allow-major`).
+    pub major: bool,
+    /// Library wheels of two CUDA majors that write the same files (`--allow-overlap`).
+    pub overlap: bool,
+}
+
 /// What applying a plan's install step would change, resolved by its tool.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Resolution {
@@ -125,6 +134,37 @@ impl Resolution {
             }
         }
         out
+    }
+
+    /// Why the change is refused, unless `allow` allows it: first an unasked major upgrade or downgrade
+    /// ([`Resolution::unasked_majors`], `--allow-major`), then library wheels of two CUDA majors
+    /// that write the same files ([`Resolution::overlaps`], `--allow-overlap`). `None`: go ahead.
+    pub fn refusal(&self, allow: Allow) -> Option<String> {
+        let majors: Vec<String> = self
+            .unasked_majors()
+            .iter()
+            .map(|c| {
+                format!("{} {} -> {}", c.name, c.before.as_deref().unwrap_or("?"), c.after.as_deref().unwrap_or("?"))
+            })
+            .collect();
+        if !majors.is_empty() && !allow.major {
+            return Some(format!(
+                "refused: the plan would move {} across a major version, and you did not ask for {}; nothing was \
+                 changed. Add --allow-major to allow it",
+                majors.join(", "),
+                if majors.len() == 1 { "it" } else { "them" }
+            ));
+        }
+        let overlaps: Vec<String> = self.overlaps().iter().map(|(new, old)| format!("{new} over {old}")).collect();
+        if !overlaps.is_empty() && !allow.overlap {
+            return Some(format!(
+                "refused: the plan would install {}: wheels of two CUDA majors of one library write the same files, \
+                 so the new one overwrites the other and both frameworks load one copy; nothing was changed. Put \
+                 this framework in an environment of its own (gpu-doctor setup --env NEW), or add --allow-overlap",
+                overlaps.join(", ")
+            ));
+        }
+        None
     }
 
     /// The change in lines, for the person: one per package, then how many stay as they are.
@@ -270,31 +310,11 @@ pub fn resolve_then_apply(
     for line in resolution.describe().lines() {
         say(line.to_owned());
     }
-    let majors: Vec<String> = resolution
-        .unasked_majors()
-        .iter()
-        .map(|c| format!("{} {} -> {}", c.name, c.before.as_deref().unwrap_or("?"), c.after.as_deref().unwrap_or("?")))
-        .collect();
-    let overlaps: Vec<String> = resolution.overlaps().iter().map(|(new, old)| format!("{new} over {old}")).collect();
-    if !overlaps.is_empty() {
+    // The window allows neither: the reason names the terminal's flag.
+    if let Some(reason) = resolution.refusal(Allow::default()) {
         let mut steps = vec![StepStatus::NotRun; plan.steps.len()];
         steps[at] = StepStatus::Failed {
-            reason: format!(
-                "refused: the plan would install {}: wheels of two CUDA majors of one library write the same files; \
-                 nothing was changed. Put this framework in an environment of its own",
-                overlaps.join(", ")
-            ),
-        };
-        return Outcome { steps, ..Outcome::default() };
-    }
-    if !majors.is_empty() {
-        let mut steps = vec![StepStatus::NotRun; plan.steps.len()];
-        steps[at] = StepStatus::Failed {
-            reason: format!(
-                "refused: the plan would move {} across a major version, which it does not ask for; nothing was \
-                 changed. To allow it, run the same setup in a terminal with --apply --allow-major",
-                majors.join(", ")
-            ),
+            reason: format!("{reason} (in a terminal: the same setup or fix with --apply and that flag)"),
         };
         return Outcome { steps, ..Outcome::default() };
     }

@@ -286,7 +286,28 @@ fn library_wheels_of_two_cuda_majors_that_stay_together_are_named() {
         // CUDA 13's unsuffixed nvidia-cublas installs under nvidia/cu13: no overlap.
         [("nvidia-cudnn-cu13 9.28.1.4".to_owned(), "nvidia-cudnn-cu12 9.28.0.42".to_owned())]
     );
+    // Refused unless allowed, in the words setup, fix and the window give.
+    let refused = r.refusal(Allow::default()).unwrap();
+    assert!(
+        refused.contains("nvidia-cudnn-cu13 9.28.1.4 over nvidia-cudnn-cu12 9.28.0.42")
+            && refused.contains("--allow-overlap")
+    );
+    assert_eq!(r.refusal(Allow { overlap: true, major: false }), None);
     // The same major, or a library nothing of the other major stays for: none.
     let same = Resolution { unchanged: pins(&["nvidia-cudnn-cu13==9.26.0.51"]), ..r };
     assert!(same.overlaps().is_empty());
+    assert_eq!(same.refusal(Allow::default()), None);
+    // An unasked major upgrade is refused first, and allowed by its own flag only.
+    let numpy = Change {
+        name: "numpy".into(),
+        kind: ChangeKind::Upgraded,
+        before: Some("1.26.4".into()),
+        after: Some("2.4.0".into()),
+        requested: false,
+        why: String::new(),
+    };
+    let major = Resolution { changes: vec![numpy], ..same };
+    assert!(major.refusal(Allow::default()).unwrap().contains("numpy 1.26.4 -> 2.4.0"));
+    assert!(major.refusal(Allow { major: false, overlap: true }).is_some());
+    assert_eq!(major.refusal(Allow { major: true, overlap: false }), None);
 }
