@@ -49,9 +49,25 @@ pub fn answers(answers: &[String], still: &[String], outcome: &Outcome) -> Optio
     })
 }
 
+/// The state a failed cuDNN fix can leave: two files of `nvidia-cudnn-cu12` gone (tests of the
+/// summaries that read it).
+#[cfg(test)]
+pub(crate) fn cudnn_missing() -> FilesState {
+    FilesState::Broken {
+        broken: vec![gpu_doctor_installers::apply::BrokenDist {
+            name: "nvidia-cudnn-cu12".into(),
+            version: "9.1.0.70".into(),
+            missing: 2,
+            changed: 0,
+            examples: vec!["nvidia/cudnn/lib/libcudnn.so.9".into()],
+            shared_with: Vec::new(),
+        }],
+        repaired: Vec::new(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use gpu_doctor_installers::apply::BrokenDist;
 
     use super::*;
 
@@ -66,17 +82,7 @@ mod tests {
         let finding = ["wheels.duplicate_cudnn".to_owned()];
         let failed = StepStatus::Failed { reason: "pip: no such wheel".into() };
         let whole = FilesState::Whole { dists: 3, files: 9, repaired: Vec::new() };
-        let broken = FilesState::Broken {
-            broken: vec![BrokenDist {
-                name: "nvidia-cudnn-cu12".into(),
-                version: "9.1.0.70".into(),
-                missing: 2,
-                changed: 0,
-                examples: vec!["nvidia/cudnn/lib/libcudnn.so.9".into()],
-                shared_with: Vec::new(),
-            }],
-            repaired: Vec::new(),
-        };
+        let broken = cudnn_missing();
         let said = |o: &Outcome| answers(&finding, &[], o).unwrap();
         let gone = "are gone (wheels.duplicate_cudnn).";
         assert!(said(&outcome(vec![StepStatus::Done], Some(whole.clone()))).ends_with(gone));
