@@ -121,7 +121,7 @@ impl HostLink {
     /// Gives the link the kernel's line about it. Fewer lanes at enumeration than the card has are
     /// not power saving, so such a line drops the idle note (`link.narrow_slot` says what they are).
     pub fn set_boot_limit(&mut self, limit: BootLinkLimit) {
-        if limit.width < limit.capable_width {
+        if limit.narrower_than_card() {
             self.idle_note = None;
         }
         self.boot_limit = Some(limit);
@@ -143,13 +143,23 @@ pub struct BootLinkLimit {
     pub width: u32,
     /// The generation the GPU can run; `None` for a speed the knowledge base does not know.
     pub capable_generation: Option<u32>,
-    /// The lanes the GPU can run.
-    pub capable_width: u32,
-    /// The kernel's `available` and `capable of` figures, Gb/s.
+    /// The lanes the GPU can run; `None` where the text says only the host bridge's link (a
+    /// board's PCIe controller line, `brcm-pcie …: link up, 2.5 GT/s PCIe x1`).
+    pub capable_width: Option<u32>,
+    /// The kernel's `available` and `capable of` figures, Gb/s (`capable_gbps` `None` as the lanes).
     pub available_gbps: f64,
-    pub capable_gbps: f64,
+    pub capable_gbps: Option<f64>,
     /// The line as the kernel wrote it.
     pub line: String,
+}
+
+impl BootLinkLimit {
+    /// Whether the link on the path has fewer lanes than the card: against the card's own lanes
+    /// where the line says them; where it does not (a host bridge's line), a one-lane link, since
+    /// NVIDIA's cards have 16, 8 or 4 lanes but for a few one-lane GT 710 boards.
+    pub fn narrower_than_card(&self) -> bool {
+        self.capable_width.map_or(self.width == 1, |card| self.width < card)
+    }
 }
 
 /// What `HostLink::idle_note` says when the link runs below its maximum.

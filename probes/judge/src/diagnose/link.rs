@@ -127,7 +127,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
         if let Some((egpu, cap, basis)) = v.egpu {
             out.push(egpu_finding(cx, &v, egpu, cap, basis));
         }
-        if let Some(b) = v.boot.filter(|b| b.width < b.capable_width) {
+        if let Some(b) = v.boot.filter(|b| b.narrower_than_card()) {
             out.push(narrow_finding(&v, b));
             continue;
         }
@@ -184,33 +184,41 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
 }
 
 /// The kernel found fewer lanes on the GPU's path than the card has: what the slot, riser or adapter
-/// costs, and where the lanes went.
+/// costs, and where the lanes went. Where the text says only the host bridge's link, the card's own
+/// lanes are not known and the words say so.
 fn narrow_finding(v: &View<'_>, b: &BootLinkLimit) -> Finding {
     let speed = |g: Option<u32>| g.map_or_else(String::new, |g| format!("Gen{g} "));
-    let (now, card) = (
-        format!("{}x{}", speed(b.generation), b.width),
-        format!("{}x{}", speed(b.capable_generation), b.capable_width),
-    );
+    let now = format!("{}x{}", speed(b.generation), b.width);
+    let (card, can_move, wired_for) = match (b.capable_width, b.capable_gbps) {
+        (Some(w), Some(gbps)) => (
+            format!("the card's {}x{w}", speed(b.capable_generation)),
+            format!("instead of the {:.2} GB/s the card can move over {}x{w}", gbps / 8.0, speed(b.capable_generation)),
+            format!("x{w}"),
+        ),
+        _ => (
+            "the card's (the text does not say its lanes; NVIDIA's cards have x16, x8 or x4)".to_owned(),
+            "of what the card could move over its own lanes".to_owned(),
+            "the card's lanes".to_owned(),
+        ),
+    };
     let port = if b.at == "<unknown>" { String::new() } else { format!(" at {}", b.at) };
     NARROW.finding(
-        format!("{} sits behind a {now} link, narrower than the card's {card}", v.name),
+        format!("{} sits behind a {now} link, narrower than {card}", v.name),
         format!(
             "When the kernel enumerated the GPU, the slowest link on its path{port} ran {now}: about {:.2} GB/s per \
-             direction instead of the {:.2} GB/s the card can move over {card}. No driver has lowered the link \
+             direction {can_move}. No driver has lowered the link \
              then, so the lanes are missing in the slot or what the card hangs on: a slot wired x1/x4 or sharing \
              lanes with M.2 drives, an x1 mining riser, an M.2 or mPCIe adapter, a Raspberry Pi or other board \
              with one lane, an eGPU enclosure (x4), or a card not fully seated. Work that keeps its data on the GPU \
              is barely slowed; loading data and models, and anything that copies to and from the GPU, is.",
             b.available_gbps / 8.0,
-            b.capable_gbps / 8.0,
         ),
         vec![b.line.clone()],
         Some(format!(
-            "Move the card to a slot wired for x{} (the board manual says which slots are CPU-attached and which \
+            "Move the card to a slot wired for {wired_for} (the board manual says which slots are CPU-attached and which \
              share lanes with M.2 drives), seat it fully, and drop x1 risers or adapters; where the narrow link is \
              the design (a Raspberry Pi, an eGPU enclosure, a mining board), keep data on the GPU. Then measure: \
-             {CHECK}",
-            b.capable_width
+             {CHECK}"
         )),
     )
 }

@@ -75,7 +75,7 @@ fn read_boot_limits(lines: &[String], facts: &mut Facts) {
         if let Some(l) = facts.links.iter_mut().find(|l| l.bus_id == bus_id) {
             l.set_boot_limit(limit);
         } else if facts.links.len() < MAX_LIST {
-            let cap = (limit.capable_generation, Some(limit.capable_width));
+            let cap = (limit.capable_generation, limit.capable_width);
             let now = (limit.generation, Some(limit.width));
             let mut l = super::lspci::link(bus_id, cap, now, (BOOT_FROM, "the kernel's \"capable of\" link"));
             l.set_boot_limit(limit);
@@ -105,7 +105,111 @@ pub(crate) fn boot_limits(lines: &[String]) -> Vec<(usize, String, BootLinkLimit
             found.push((i, bus_id, limit));
         }
     }
+    found.extend(behind_host_bridge(lines, &found));
     found
+}
+
+/// A board's PCIe host controller that says its one link's width when it comes up, as the
+/// controller drivers print it: `brcm-pcie fd500000.pcie: link up, 2.5 GT/s PCIe x1 (SSC)`
+/// (Linux drivers/pci/controller/pcie-brcmstb.c, `brcm_pcie_start_link`: "link up, %s x%u %s") and
+/// `rockchip-dw-pcie a40000000.pcie: PCIe Gen.2 x1 link up` (dwc/pcie-designware.c,
+/// `dw_pcie_wait_for_link`: "PCIe Gen.%u x%u link up"): the controller's name and the link.
+fn host_bridge_link(line: &str) -> Option<(String, Option<u32>, u32)> {
+    let (head, rest) = line.split_once(": link up, ").or_else(|| line.split_once(": PCIe Gen."))?;
+    let controller = head.split_whitespace().last()?.to_owned();
+    let (generation, width) = if let Some(gen_width) = rest.strip_suffix(" link up") {
+        let (generation, width) = gen_width.split_once(" x")?;
+        (generation.parse::<u32>().ok(), width)
+    } else {
+        let (speed, width) = rest.split_once(" PCIe x")?;
+        (parse_link_speed(speed), width.split_whitespace().next()?)
+    };
+    let width = width.parse::<u32>().ok().filter(|w| (1..=32).contains(w))?;
+    Some((controller, generation, width))
+}
+
+/// The PCI domain a host controller's root bus is in, from its `brcm-pcie 1000120000.pcie: PCI host
+/// bridge to bus 0001:00` line (drivers/pci/probe.c, `pci_register_host_bridge`).
+fn host_bridge_domain(lines: &[String], controller: &str) -> Option<String> {
+    lines.iter().find_map(|l| {
+        let (head, bus) = l.split_once(": PCI host bridge to bus ")?;
+        (head.split_whitespace().last()? == controller).then(|| bus.split(':').next().map(str::to_owned))?
+    })
+}
+
+/// Every NVIDIA display device the kernel enumerated (`pci 0000:01:00.0: [10de:2571] type 00 class
+/// 0x030000`) without a bandwidth line of its own, limited by the link of the host controller it
+/// hangs on: the controller whose root bus is in the device's PCI domain, or the text's only one.
+/// Such boards (a Raspberry Pi's Compute Module, a RockPro64) have one root port per controller, so
+/// the controller's link is the GPU's path. Where the text does not say which controller a GPU hangs
+/// on, nothing is read.
+fn behind_host_bridge(
+    lines: &[String],
+    found: &[(usize, String, BootLinkLimit)],
+) -> Vec<(usize, String, BootLinkLimit)> {
+    let bridges: Vec<HostBridge> = lines
+        .iter()
+        .enumerate()
+        .filter_map(|(at, l)| {
+            let (controller, generation, width) = host_bridge_link(l)?;
+            let domain = host_bridge_domain(lines, &controller);
+            Some(HostBridge { at, controller, generation, width, domain })
+        })
+        .take(MAX_LIST)
+        .collect();
+    if bridges.is_empty() {
+        return Vec::new();
+    }
+    let mut out: Vec<(usize, String, BootLinkLimit)> = Vec::new();
+    for l in lines {
+        if out.len() >= MAX_LIST {
+            break;
+        }
+        let Some((head, rest)) = l.split_once(" [10de:") else { continue };
+        if !rest.split_once(" class 0x").is_some_and(|(_, c)| c.starts_with("03")) {
+            continue;
+        }
+        let Some(bus) = head.split_whitespace().last().and_then(|w| w.strip_suffix(':')).and_then(PciBusId::sysfs_form)
+        else {
+            continue;
+        };
+        if found.iter().chain(out.iter()).any(|(_, b, _)| *b == bus) {
+            continue;
+        }
+        let domain = bus.split(':').next().unwrap_or("");
+        let bridge = match bridges.iter().find(|b| b.domain.as_deref() == Some(domain)) {
+            Some(b) => b,
+            None if bridges.len() == 1 && bridges[0].domain.is_none() => &bridges[0],
+            None => continue,
+        };
+        let HostBridge { at, controller, generation, width, .. } = bridge;
+        let Some(rate) = generation.and_then(|g| gpu_doctor_kb::pcie_gbytes_per_s(g, *width)) else { continue };
+        // The line without the timestamp before it (`[    1.339548] `).
+        let line = lines.get(*at).map_or("", |l| l.trim_start());
+        let line = line.strip_prefix('[').and_then(|l| l.split_once(']')).map_or(line, |(_, rest)| rest).trim();
+        let limit = BootLinkLimit {
+            at: controller.clone(),
+            generation: *generation,
+            width: *width,
+            capable_generation: None,
+            capable_width: None,
+            available_gbps: rate * 8.0,
+            capable_gbps: None,
+            line: line.to_owned(),
+        };
+        out.push((*at, bus, limit));
+    }
+    out
+}
+
+/// A host controller's link-up line: where it is in the text, the controller, its link, and the
+/// PCI domain of its root bus where the text says it.
+struct HostBridge {
+    at: usize,
+    controller: String,
+    generation: Option<u32>,
+    width: u32,
+    domain: Option<String>,
 }
 
 /// Where the values of a link read from the kernel's bandwidth line came from.
@@ -165,9 +269,9 @@ fn boot_limit(text: &str) -> Option<(String, BootLinkLimit)> {
         generation,
         width,
         capable_generation,
-        capable_width,
+        capable_width: Some(capable_width),
         available_gbps,
-        capable_gbps: gbps(capable)?,
+        capable_gbps: Some(gbps(capable)?),
         line: line.get(start..)?.to_owned(),
     };
     Some((bus_id, limit))

@@ -250,9 +250,9 @@ fn the_kernels_bandwidth_line_goes_to_its_gpus_link_only() {
         generation: Some(1),
         width,
         capable_generation: Some(4),
-        capable_width: 16,
+        capable_width: Some(16),
         available_gbps: 8.0,
-        capable_gbps: 252.048,
+        capable_gbps: Some(252.048),
         line: "pci 0000:01:00.0: …".into(),
     };
     attach_boot_limits(&mut links, &[("0000:02:00.0".into(), limit(1))]);
@@ -282,7 +282,11 @@ fn collect_gives_the_gpus_link_the_kernels_bandwidth_line_from_dmesg() {
     let snap = crate::probe::collect(&host(f), &crate::probe::Options::default());
     let links = snap.links.value().expect("found");
     let limit = links.iter().find(|l| l.bus_id == "0000:01:00.0").and_then(|l| l.boot_limit.as_ref());
-    assert_eq!(limit.map(|b| (b.at.as_str(), b.width, b.capable_width)), Some(("0000:00:01.0", 4, 16)), "{links:?}");
+    assert_eq!(
+        limit.map(|b| (b.at.as_str(), b.width, b.capable_width)),
+        Some(("0000:00:01.0", 4, Some(16))),
+        "{links:?}"
+    );
 }
 
 /// A GH200's GPU reaches the Grace CPU's memory over NVLink-C2C, 450 GB/s per direction, not over

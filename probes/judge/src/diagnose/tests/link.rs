@@ -49,9 +49,9 @@ fn boot(generation: u32, width: u32) -> BootLinkLimit {
         generation: Some(generation),
         width,
         capable_generation: Some(4),
-        capable_width: 16,
+        capable_width: Some(16),
         available_gbps: gbps(generation, width),
-        capable_gbps: gbps(4, 16),
+        capable_gbps: Some(gbps(4, 16)),
         line: format!("pci {BUS}: limited by … x{width} link at 0000:00:1c.4 (capable of … x16 link)"),
     }
 }

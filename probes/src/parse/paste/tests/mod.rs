@@ -88,6 +88,16 @@ pub(super) const KERNEL_BANDWIDTH_X1: &str =
 /// <ef3da480-d00d-877e-2349-6d7b2ebda05e@gmail.com>, its dmesg attachment; whole lines kept).
 pub(super) const KERNEL_BANDWIDTH_X16: &str =
     include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/paste/kernel_bandwidth_p35_gtx950.txt"));
+/// A Raspberry Pi Compute Module 4's PCIe controller coming up at one lane, and a GTX 1080 behind it
+/// (geerlingguy/raspberry-pi-pcie-devices#123, the maintainer's `dmesg`, 2021-05-13; its first
+/// lines, whole).
+pub(super) const KERNEL_BRCM_PCIE_X1: &str =
+    include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/paste/kernel_brcm_pcie_cm4_gtx1080_123.txt"));
+/// A Raspberry Pi 5's two controllers: the one-lane connector (no host-bridge line kept) with an AMD
+/// GPU behind a switch, and the four-lane RP1 in domain 0001 (geerlingguy/raspberry-pi-pcie-devices#712,
+/// juliosnovaes's `dmesg`; whole lines, some between them left out).
+pub(super) const KERNEL_BRCM_PCIE_PI5: &str =
+    include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/paste/kernel_brcm_pcie_pi5_two_controllers_712.txt"));
 
 /// Every sample, for the whole-corpus tests.
 pub(super) const SAMPLES: &[&str] = &[
@@ -116,6 +126,8 @@ pub(super) const SAMPLES: &[&str] = &[
     WSL_VERSION,
     KERNEL_NOVA_CORE,
     KERNEL_BANDWIDTH_X1,
+    KERNEL_BRCM_PCIE_X1,
+    KERNEL_BRCM_PCIE_PI5,
     KERNEL_BANDWIDTH_X16,
 ];
 

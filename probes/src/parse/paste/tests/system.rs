@@ -76,7 +76,7 @@ fn the_kernels_bandwidth_line_of_a_gpu_on_one_lane_is_the_narrow_slot_finding() 
     assert_eq!((l.gen_current, l.width_current, l.gen_max, l.width_max), (Some(1), Some(1), Some(3), Some(16)));
     assert_eq!(l.idle_note, None, "fewer lanes at enumeration are not power saving");
     let b = l.boot_limit.as_ref().unwrap();
-    assert_eq!((b.at.as_str(), b.available_gbps, b.capable_gbps), ("0000:00:00.0", 2.0, 126.016));
+    assert_eq!((b.at.as_str(), b.available_gbps, b.capable_gbps), ("0000:00:00.0", 2.0, Some(126.016)));
     assert!(b.line.starts_with("pci 0000:04:00.0: 2.000 Gb/s") && b.line.ends_with("with 8 GT/s x16 link)"), "{b:?}");
     let f = findings(&s);
     assert_eq!(f.iter().map(|f| f.id.as_str()).collect::<Vec<_>>(), ["link.narrow_slot"]);
@@ -84,6 +84,44 @@ fn the_kernels_bandwidth_line_of_a_gpu_on_one_lane_is_the_narrow_slot_finding() 
     assert!(f[0].summary.contains("Gen1 x1 link, narrower than the card's Gen3 x16"), "{:?}", f[0].summary);
     assert!(f[0].detail.contains("about 0.25 GB/s per direction instead of the 15.75 GB/s"), "{:?}", f[0].detail);
     assert_eq!(f[0].evidence, std::slice::from_ref(&b.line));
+}
+
+#[test]
+fn a_gpu_behind_a_boards_one_lane_pcie_controller_is_the_narrow_slot_finding() {
+    // No bandwidth line of the kernel's: the controller's own `link up, 5.0 GT/s PCIe x1` and the GPU
+    // enumerated on its root bus.
+    let s = read(KERNEL_BRCM_PCIE_X1);
+    let links = s.links.value().unwrap();
+    assert_eq!(links.len(), 1, "{links:?}");
+    let b = links[0].boot_limit.as_ref().unwrap();
+    assert_eq!(links[0].bus_id, "0000:01:00.0");
+    assert_eq!((b.at.as_str(), b.generation, b.width, b.capable_width), ("fd500000.pcie", Some(2), 1, None));
+    assert_eq!(b.line, "brcm-pcie fd500000.pcie: link up, 5.0 GT/s PCIe x1 (SSC)");
+    let f = findings(&s);
+    assert_eq!(f.iter().map(|f| f.id.as_str()).collect::<Vec<_>>(), ["link.narrow_slot"]);
+    assert!(f[0].summary.contains("Gen2 x1 link, narrower than the card's"), "{:?}", f[0].summary);
+    assert!(f[0].detail.contains("about 0.50 GB/s per direction"), "{:?}", f[0].detail);
+    // Without the GPU's line, the controller's link is nobody's.
+    let no_gpu: String = KERNEL_BRCM_PCIE_X1.lines().filter(|l| !l.contains("[10de:")).collect::<Vec<_>>().join("\n");
+    assert!(read(&no_gpu).links.value().is_none_or(|l| l.iter().all(|l| l.boot_limit.is_none())));
+}
+
+#[test]
+fn a_controllers_link_counts_only_for_gpus_in_its_domain() {
+    // The RP1's four lanes are domain 0001's; a GPU in domain 0000 is not behind them, and the
+    // one-lane controller says no domain while another controller is in the text.
+    let lines: Vec<String> = KERNEL_BRCM_PCIE_PI5.lines().map(str::to_owned).collect();
+    let limits = crate::parse::paste::boot_limits(&lines);
+    assert!(limits.iter().all(|(_, bus, _)| bus == "0000:01:00.0"), "only the switch's own line: {limits:?}");
+    let mut nvidia = lines;
+    nvidia.push("[    0.623700] pci 0001:01:00.0: [10de:1b80] type 00 class 0x030000".to_owned());
+    nvidia.push("[    0.623800] pci 0000:03:00.0: [10de:1b80] type 00 class 0x030000".to_owned());
+    let limits = crate::parse::paste::boot_limits(&nvidia);
+    let rp1: Vec<_> = limits.iter().filter(|(_, bus, _)| bus.starts_with("0001:")).collect();
+    assert_eq!(rp1.len(), 1, "{limits:?}");
+    assert_eq!((rp1[0].2.at.as_str(), rp1[0].2.width), ("1000120000.pcie", 4));
+    assert!(!rp1[0].2.narrower_than_card(), "four lanes of unknown card lanes are not called narrow");
+    assert!(!limits.iter().any(|(_, bus, _)| bus == "0000:03:00.0"), "which controller is not said: {limits:?}");
 }
 
 #[test]
@@ -101,7 +139,7 @@ fn a_bandwidth_line_beside_lspci_goes_to_the_link_lspci_gave() {
     assert_eq!((l.bus_id.as_str(), l.values_from.as_str()), ("0000:62:00.0", "lspci -vv"));
     assert_eq!((l.gen_current, l.width_current, l.gen_max, l.width_max), (Some(1), Some(16), Some(4), Some(16)));
     let b = l.boot_limit.as_ref().expect("the kernel's line on lspci's link");
-    assert_eq!((b.at.as_str(), b.width, b.capable_width), ("0000:60:01.1", 4, 16));
+    assert_eq!((b.at.as_str(), b.width, b.capable_width), ("0000:60:01.1", 4, Some(16)));
     assert_eq!(l.idle_note, None, "fewer lanes at enumeration are not power saving, whoever made the link");
     assert_eq!(finding_ids(&s), ["link.narrow_slot"]);
 }
