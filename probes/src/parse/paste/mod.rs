@@ -67,6 +67,35 @@ pub const MAX_TEXT_BYTES: usize = crate::host::MAX_FILE_BYTES;
 /// gpu-doctor report this version cannot read; never panics, and takes time in proportion to the
 /// text.
 pub fn read_pasted(text: &str, kb: &Kb) -> Result<Snapshot, ParseError> {
+    read_pasted_without(text, kb, &[])
+}
+
+/// The readers of [`read_pasted`], by the name of their module (`collect_env`, `llama_cpp`, `wsl`,
+/// …), in the order they run; `topology` is `nvidia-smi topo -m`'s.
+pub const READERS: &[&str] = &[
+    "collect_env",
+    "python_prints",
+    "smi",
+    "packages",
+    "jax_env",
+    "tensorflow",
+    "issue_form",
+    "lspci",
+    "kernel_log",
+    "shell_env",
+    "loader",
+    "wsl",
+    "llama_cpp",
+    "monitors",
+    "ptxas",
+    "topology",
+];
+
+/// [`read_pasted`] with the readers named in `off` (names of [`READERS`]) left out: for measuring
+/// how much of the corpus score a reader written from a case's own thread carries
+/// (leave-one-source-out). Known messages and a pasted gpu-doctor report are always read.
+pub fn read_pasted_without(text: &str, kb: &Kb, off: &[&str]) -> Result<Snapshot, ParseError> {
+    let on = |reader: &str| !off.contains(&reader);
     let mut notes = Vec::new();
     let mut text = text;
     if text.len() > MAX_TEXT_BYTES {
@@ -100,27 +129,34 @@ pub fn read_pasted(text: &str, kb: &Kb) -> Result<Snapshot, ParseError> {
     }
     let mut facts = facts::Facts::default();
     facts.notes = notes;
-    collect_env::read(&lines, &mut facts);
-    python_prints::read(&lines, &mut facts);
-    smi::read(&lines, &joined, &mut facts);
-    packages::read(&lines, &mut facts);
-    jax_env::read(&lines, &mut facts);
-    tensorflow::read(&lines, &mut facts);
-    issue_form::read(&lines, &mut facts);
-    lspci::read(&lines, &mut facts);
-    kernel_log::read(&lines, &mut facts);
-    shell_env::read(&lines, &mut facts);
-    loader::read(&lines, &mut facts);
-    wsl::read(&lines, &mut facts);
-    llama_cpp::read(&lines, &mut facts);
-    monitors::read(&lines, &mut facts);
-    ptxas::read(&lines, &mut facts);
+    let readers: [(&str, &Reader<'_>); 15] = [
+        ("collect_env", &|f| collect_env::read(&lines, f)),
+        ("python_prints", &|f| python_prints::read(&lines, f)),
+        ("smi", &|f| smi::read(&lines, &joined, f)),
+        ("packages", &|f| packages::read(&lines, f)),
+        ("jax_env", &|f| jax_env::read(&lines, f)),
+        ("tensorflow", &|f| tensorflow::read(&lines, f)),
+        ("issue_form", &|f| issue_form::read(&lines, f)),
+        ("lspci", &|f| lspci::read(&lines, f)),
+        ("kernel_log", &|f| kernel_log::read(&lines, f)),
+        ("shell_env", &|f| shell_env::read(&lines, f)),
+        ("loader", &|f| loader::read(&lines, f)),
+        ("wsl", &|f| wsl::read(&lines, f)),
+        ("llama_cpp", &|f| llama_cpp::read(&lines, f)),
+        ("monitors", &|f| monitors::read(&lines, f)),
+        ("ptxas", &|f| ptxas::read(&lines, f)),
+    ];
+    for (name, read) in readers {
+        if on(name) {
+            read(&mut facts);
+        }
+    }
     let found = matcher.scan(&lines);
     if let Some((at, _)) = found.first() {
         facts.saw(*at, MESSAGES);
     }
     facts.messages = found.into_iter().map(|(_, m)| m).collect();
-    let topology = super::smi_topo::paste::read(&lines);
+    let topology = if on("topology") { super::smi_topo::paste::read(&lines) } else { None };
     if facts.is_empty() && topology.is_none() {
         // Readable text is never refused: the answer says nothing was recognised, and `ask`
         // names what to paste next. Only empty or binary text is an error.
@@ -138,6 +174,9 @@ pub fn read_pasted(text: &str, kb: &Kb) -> Result<Snapshot, ParseError> {
     }
     Ok(snap)
 }
+
+/// One reader over the paste's lines, filling the facts.
+type Reader<'a> = dyn Fn(&mut facts::Facts) + 'a;
 
 /// What the paste reader reads, for the note on text in which it recognised nothing.
 const READS: &str = "collect_env, nvidia-smi (table, -q, -q -x, CSV or --version), nvidia-container-cli info, \

@@ -306,3 +306,19 @@ fn conda_rows_without_a_header_and_the_export_spelling() {
     assert_eq!(torch("I use torch 2.1 today\n"), None);
     assert_eq!(torch("torch 2.1 with_love\n"), None);
 }
+
+#[test]
+fn readers_left_out_read_nothing_and_each_name_is_a_reader() {
+    // With every reader left out, no sample gives a format but its known messages; with one left out,
+    // only that reader's formats go (collect_env's sample keeps the messages and the other readers').
+    use crate::parse::paste::{READERS, read_pasted_without};
+    for sample in SAMPLES {
+        let s = read_pasted_without(sample, kb(), READERS).unwrap();
+        let left: Vec<&str> = formats(&s).into_iter().filter(|f| *f != "error messages").collect();
+        assert!(left.is_empty(), "{left:?} read with every reader off");
+    }
+    let all = formats(&read(COLLECT_ENV_CU124)).len();
+    let without = read_pasted_without(COLLECT_ENV_CU124, kb(), &["collect_env"]).unwrap();
+    assert!(!formats(&without).contains(&"collect_env"), "{:?}", formats(&without));
+    assert!(formats(&without).len() < all);
+}
