@@ -341,7 +341,7 @@ impl DistroRow {
         };
         let Some(b) = branch else {
             return latest().map_or_else(
-                || Install::Manual("Install the newest NVIDIA driver for this GPU from your distribution or from https://www.nvidia.com/drivers, then reboot.".into()),
+                || Install::Manual("Install the newest NVIDIA driver for this GPU from your distribution or from https://www.nvidia.com/drivers.".into()),
                 |t| Install::Root(fill(t, None)),
             );
         };
@@ -362,15 +362,11 @@ impl DistroRow {
             Some(t) => Install::Root(fill(t, Some(b))),
             // A rolling distribution carries only its current branch, which is at least `b`.
             None if !legacy => latest().map_or_else(
-                || {
-                    Install::Manual(format!(
-                        "Install NVIDIA driver {b} or newer from your distribution or NVIDIA, then reboot."
-                    ))
-                },
+                || Install::Manual(format!("Install NVIDIA driver {b} or newer from your distribution or NVIDIA.")),
                 |t| Install::Root(fill(t, None)),
             ),
             None => Install::Manual(format!(
-                "Install NVIDIA driver branch {b} (the last one for this GPU) from https://www.nvidia.com/drivers, then reboot."
+                "Install NVIDIA driver branch {b} (the last one for this GPU) from https://www.nvidia.com/drivers."
             )),
         }
     }

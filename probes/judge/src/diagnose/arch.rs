@@ -227,12 +227,20 @@ fn build_for(cx: &Ctx<'_>, framework: &str, cc: ComputeCapability) -> Option<Str
     );
     let driver = cx.driver.cuda.map_or_else(String::new, |c| format!(", which this driver (CUDA up to {c}) runs"));
     Some(format!(
-        "Install torch {} built for CUDA {}: its wheels carry machine code for {}{driver} ({}). {cmd}",
+        "Install torch {} built for CUDA {}: its wheels carry machine code for {}{driver} (as read from {}). {cmd}",
         v.torch,
         v.cuda,
         cc.sm(),
-        v.source
+        short_source(&v.source)
     ))
+}
+
+/// A knowledge-base row's source in few words: its first reference, a URL as its file's name
+/// (`torch-2.6.0-cp312-cp312-manylinux1_x86_64.whl`), without what was read in it.
+fn short_source(source: &str) -> &str {
+    let first = source.split("; ").next().unwrap_or(source);
+    let first = first.split(" (").next().unwrap_or(first).trim();
+    if first.starts_with("https://") { first.rsplit('/').find(|s| !s.is_empty()).unwrap_or(first) } else { first }
 }
 
 /// Why a build with machine code for `sass` (and no PTX that fits) does not run on `cc`.

@@ -152,10 +152,13 @@ fn framework(
 
 /// A `torch` with no local version tag and no conda build string: on Windows that is PyPI's wheel,
 /// which is built for the CPU only (PyTorch's CUDA wheels for Windows come from its own index and
-/// carry `+cuXYZ`); elsewhere PyPI's wheel is a CUDA build of unknown level, so it stays unknown.
+/// carry `+cuXYZ`); elsewhere PyPI's wheel is a CUDA build of unknown level, so it stays unknown. A
+/// version a person typed (an issue form's answer, a `PyTorch version:` line) says nothing of the
+/// tag: people leave it out.
 fn windows_pypi_torch(p: &Pkg, hints: &Hints<'_>) -> FrameworkBuild {
     let tagged = p.version.contains('+');
-    if hints.windows && !hints.torch_cuda_available && !tagged && p.conda_build.is_none() && p.source != "conda list" {
+    let printed = p.source != "conda list" && !super::issue_form::TYPED.contains(&p.source);
+    if hints.windows && !hints.torch_cuda_available && !tagged && p.conda_build.is_none() && printed {
         FrameworkBuild::Cpu
     } else {
         FrameworkBuild::Unknown

@@ -1,11 +1,15 @@
-//! GitHub issue forms, as TensorFlow's (and many projects') bug template fills them in: a
-//! `### Label` line, a blank line, then the reporter's answer. The answers read here are the
-//! TensorFlow version, the OS platform and the Python version; the others (the CUDA/cuDNN version
-//! and GPU model a person types) are prose, not facts.
+//! Labelled answers about a setup, in either shape people give them: GitHub issue forms, as
+//! TensorFlow's (and many projects') bug template fills them in (a `### Label` line, a blank line,
+//! then the answer), and `Label: value` lines, as templates and people write them (`- PyTorch
+//! Version (e.g., 1.0): 1.4.0`, `- GPU: NVIDIA GeForce GTX 1050 (compute capability 6.1)`, `Driver
+//! Version: 460.89`, `**OS**: Ubuntu 22.04`). The label says what the answer is by its words, not by
+//! one template's spelling: a framework's name (its version), a driver (its version), a GPU (its
+//! name and a capability written beside it), the OS, Python. A CUDA or cuDNN version a person types
+//! is not read: it may be the toolkit, the driver's level or the framework's build.
 
 use super::facts::Facts;
 use super::packages;
-use gpu_doctor_model::OsFamily;
+use gpu_doctor_model::{ComputeCapability, DriverVersion, Gpu, OsFamily};
 
 /// The answer under a `### Label` line: the first non-empty line after it, unless that is the next
 /// label or a code fence.
@@ -43,29 +47,149 @@ fn os_in(text: &str) -> Option<OsFamily> {
         .then_some(OsFamily::Linux)
 }
 
-/// Reads the answers of an issue form.
+const FORM: &str = "issue form";
+const LINES: &str = "labelled lines";
+/// The formats whose versions a person typed.
+pub(super) const TYPED: [&str; 2] = [FORM, LINES];
+
+/// Reads the answers of an issue form and `Label: value` lines.
 pub(super) fn read(lines: &[String], facts: &mut Facts) {
     for (i, line) in lines.iter().enumerate() {
-        let Some(label) = line.trim().strip_prefix("### ") else { continue };
-        let label = label.trim().to_ascii_lowercase();
-        let Some(value) = answer(lines, i) else { continue };
-        if label == "tensorflow version" {
-            if let Some(version) = version_in(value) {
-                facts.saw(i, "issue form");
-                packages::add(facts, "tensorflow", &version, None, "issue form");
+        if let Some(label) = line.trim().strip_prefix("### ") {
+            let label = label.trim().to_ascii_lowercase();
+            if let Some(value) = answer(lines, i) {
+                answered(&label, value, i, FORM, facts);
             }
-        } else if label.starts_with("os platform") {
-            if let Some(os) = os_in(value) {
-                facts.saw(i, "issue form");
-                facts.os.get_or_insert(os);
-            }
-        } else if label == "python version"
-            && let Some(v) = version_in(value)
-        {
-            facts.saw(i, "issue form");
-            facts.python_version.get_or_insert(v);
+        } else if let Some((label, value)) = label_value(line) {
+            answered(&label, &value, i, LINES, facts);
         }
     }
+}
+
+/// A `Label: value` line's label (lowercase, without list marks, emphasis and a parenthetical
+/// such as `(e.g., 1.0)`) and value; `None` for a line that is not one: a label of more than five
+/// words or with other punctuation, or an empty value. Long lines are prose, not labels.
+fn label_value(line: &str) -> Option<(String, String)> {
+    if line.len() > 300 {
+        return None;
+    }
+    let line = line.trim().trim_start_matches(['-', '*', '+', '>', '|', ' ', '\t']);
+    let (label, value) = line.split_once(':')?;
+    let label = label.replace(['*', '_', '`'], "");
+    let label = match label.split_once('(') {
+        Some((before, after)) if after.trim_end().ends_with(')') => before.to_owned(),
+        _ => label,
+    };
+    let label = label.trim().to_ascii_lowercase();
+    let words = label.split_whitespace().count();
+    if !(1..=5).contains(&words) || !label.chars().all(|c| c.is_ascii_alphanumeric() || " -./".contains(c)) {
+        return None;
+    }
+    let value = value.replace(['*', '`'], "").trim().trim_end_matches('|').trim().to_owned();
+    (!value.is_empty()).then_some((label, value))
+}
+
+/// What an answer labelled `label` says, into the facts (what another reader found first stays).
+fn answered(label: &str, value: &str, at: usize, format: &'static str, facts: &mut Facts) {
+    let words: Vec<&str> = label.split([' ', '/', '-']).filter(|w| !w.is_empty()).collect();
+    let has = |w: &str| words.contains(&w);
+    if words.len() > 1 && label.contains('/') {
+        // `CUDA/cuDNN version`, `PyTorch / CUDA`: two things in one answer.
+        return;
+    }
+    let listed = |name: &str| facts.packages.iter().any(|p| p.name == name);
+    let version = |name: &str| installed_version(value).or_else(|| version_in(value)).filter(|_| !listed(name));
+    if has("tensorflow") || (has("tf") && has("version")) {
+        if let Some(version) = version("tensorflow") {
+            facts.saw(at, format);
+            packages::add(facts, "tensorflow", &version, None, format);
+        }
+    } else if (has("pytorch") || has("torch")) && !has("cuda") && !has("vision") && !has("audio") {
+        if let Some(version) = version("torch") {
+            facts.saw(at, format);
+            packages::add(facts, "torch", &version, None, format);
+        }
+    } else if has("jax") || has("jaxlib") {
+        let name = if has("jaxlib") { "jaxlib" } else { "jax" };
+        if let Some(version) = version(name) {
+            facts.saw(at, format);
+            packages::add(facts, name, &version, None, format);
+        }
+    } else if has("driver") {
+        if let Some(v) = value.split_whitespace().find_map(driver_version).filter(|_| facts.driver_version.is_none()) {
+            facts.saw(at, format);
+            facts.driver(Some(v), None, format);
+        }
+    } else if (has("gpu") || has("gpus") || label == "graphics card" || label == "video card")
+        && words
+            .iter()
+            .all(|w| !["count", "memory", "usage", "util", "utilization", "driver"].contains(w) || has("model"))
+    {
+        if let Some(gpu) = gpu_in(value).filter(|_| facts.listed_gpus.is_empty()) {
+            facts.saw(at, format);
+            facts.listed_gpus.push((gpu, format));
+        }
+    } else if label.starts_with("os") || label == "operating system" {
+        if let Some(os) = os_in(value).filter(|_| facts.os.is_none()) {
+            facts.saw(at, format);
+            facts.os.get_or_insert(os);
+        }
+    } else if (label == "python version" || label == "python")
+        && let Some(v) = version_in(value).filter(|_| facts.python_version.is_none())
+    {
+        facts.saw(at, format);
+        facts.python_version.get_or_insert(v);
+    }
+}
+
+/// The first word of an answer that is an installed version (`2.8.0+cu128`, `v1.4.0`, `1.10.2`),
+/// not a requirement (`>=2.0`, `^2.0`) or prose.
+fn installed_version(value: &str) -> Option<String> {
+    let word = value.split([' ', ',', '(', ';']).find(|w| !w.is_empty())?;
+    let word = word.strip_prefix('v').unwrap_or(word).trim_end_matches(['.', ')']);
+    let numeric: &str = word.split(['+', '-']).next().unwrap_or(word);
+    let parts: Vec<&str> = numeric.split('.').collect();
+    ((2..=4).contains(&parts.len()) && parts.iter().all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())))
+        .then(|| word.to_owned())
+}
+
+/// A driver version in a word: `460.89`, `550.163.01` (three digits, then one or two parts).
+fn driver_version(word: &str) -> Option<DriverVersion> {
+    let word = word.trim_matches(|c: char| !c.is_ascii_digit());
+    let major = word.split('.').next()?;
+    (major.len() == 3 && word.contains('.')).then(|| word.parse().ok())?
+}
+
+/// The NVIDIA GPU an answer names (`NVIDIA GeForce GTX 1050 (compute capability 6.1)`, `GeForce GTX
+/// 1080 Ti, 11GB`, `1x RTX 3090`): the name before a parenthesis or comma, and the capability when the
+/// answer writes it (`compute capability 6.1`, `sm_61`). `None` when it names no NVIDIA GPU.
+fn gpu_in(value: &str) -> Option<Gpu> {
+    let lower = value.to_ascii_lowercase();
+    let nvidia = ["nvidia", "geforce", "rtx", "gtx", "tesla", "quadro", "titan"].iter().any(|w| lower.contains(w));
+    if !nvidia {
+        return None;
+    }
+    let name = value.split(['(', ',', ';']).next()?.trim();
+    let name = name
+        .split_once(' ')
+        .filter(|(n, _)| n.ends_with(['x', 'X']) && n[..n.len() - 1].bytes().all(|b| b.is_ascii_digit()) && n.len() > 1)
+        .map_or(name, |(_, rest)| rest.trim());
+    if name.is_empty() || name.len() > 60 {
+        return None;
+    }
+    let cc = lower
+        .split_once("compute capability")
+        .and_then(|(_, rest)| rest.split_whitespace().next())
+        .or_else(|| lower.split_once("sm_").map(|(_, rest)| rest.get(..2).unwrap_or("")))
+        .and_then(|w| {
+            let w = w.trim_matches(|c: char| !c.is_ascii_digit() && c != '.');
+            if w.contains('.') {
+                w.parse::<ComputeCapability>().ok()
+            } else {
+                w.get(..1).zip(w.get(1..)).and_then(|(a, b)| format!("{a}.{b}").parse().ok())
+            }
+        });
+    Some(Gpu { index: 0, name: Some(name.to_owned()), compute_capability: cc, ..Gpu::default() })
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@
 //! kernel log lines (nouveau, a refused unsigned module, the PCIe bandwidth an NVIDIA GPU was found limited to); `env`, `export`, `echo $PATH`,
 //! `which -a nvcc` and `ls -l /usr/local/cuda*`; `ldconfig -p` lines and WSL2's `/usr/lib/wsl/lib`;
 //! the WSL version (`wsl -l -v`, the kernel release, `WSL1`/`WSL2` named in the text);
+//! issue forms and `Label: value` lines (`PyTorch Version: 1.1.0`, `Driver Version: 460.89`, `GPU: …`);
 //! error and warning lines known to `assets/compat/errors.toml`; or gpu-doctor's own report JSON. Every part of the
 //! snapshot the text says nothing about stays `unknown`; nothing is inferred about this machine.
 //!
@@ -184,6 +185,7 @@ const READS: &str = "collect_env, nvidia-smi (table, -q, -q -x, CSV or --version
                      conda list, PyTorch's printed torch.__version__ or is_available(), \
                      jax.print_environment_info(), TensorFlow's build info or device lines, lspci -k / -vv, \
                      kernel log lines, env / echo $PATH / which -a nvcc / ls -l /usr/local/cuda*, ldconfig -p, \
+                     `Label: value` lines (PyTorch version:, Driver Version:, GPU:), \
                      a known CUDA, framework or kernel error message, or a gpu-doctor report";
 
 /// Why text cannot be read at all: it is empty (only blank lines), or binary (a NUL byte, or more

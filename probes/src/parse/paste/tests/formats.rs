@@ -317,8 +317,48 @@ fn readers_left_out_read_nothing_and_each_name_is_a_reader() {
         let left: Vec<&str> = formats(&s).into_iter().filter(|f| *f != "error messages").collect();
         assert!(left.is_empty(), "{left:?} read with every reader off");
     }
-    let all = formats(&read(COLLECT_ENV_CU124)).len();
+    let all = read(COLLECT_ENV_CU124);
+    assert!(
+        formats(&all).contains(&"collect_env") && !formats(&all).contains(&"labelled lines"),
+        "{:?}",
+        formats(&all)
+    );
     let without = read_pasted_without(COLLECT_ENV_CU124, kb(), &["collect_env"]).unwrap();
     assert!(!formats(&without).contains(&"collect_env"), "{:?}", formats(&without));
-    assert!(formats(&without).len() < all);
+}
+
+#[test]
+fn labelled_lines_of_a_filled_in_template_give_the_framework_the_os_and_the_gpu() {
+    let s = read(LABELLED_TEMPLATE);
+    assert_eq!(formats(&s), ["labelled lines"]);
+    assert_eq!(env(&s).frameworks.iter().find(|f| f.name == "torch").map(|f| f.version.as_str()), Some("1.1.0"));
+    assert_eq!(s.platform.platform.os, OsFamily::Windows);
+    assert_eq!(gpus(&s).iter().map(|g| g.name.as_deref().unwrap_or("")).collect::<Vec<_>>(), ["GeForce GTX 1050"]);
+    assert!(s.toolkits.value().is_none_or(|t| t.installs.is_empty()), "a typed CUDA version is not a toolkit");
+    let f = gpu_doctor_judge::diagnose::diagnose(&s, kb());
+    let loud = |f: &&gpu_doctor_model::Finding| {
+        matches!(f.severity, gpu_doctor_model::Severity::Error | gpu_doctor_model::Severity::Warning)
+    };
+    assert!(!f.iter().any(|f| loud(&f)), "a healthy setup: {f:?}");
+}
+
+#[test]
+fn a_labelled_driver_version_is_the_driver() {
+    let s = read(LABELLED_DRIVER);
+    assert_eq!(s.driver.value().map(|d| d.version.to_string()), Some("460.89".to_owned()));
+    // The label's words, not one template's spelling; a requirement or a CUDA level is no version.
+    for (line, torch) in [
+        ("- PyTorch: 2.8.0+cu128", Some("2.8.0+cu128")),
+        ("**Torch version**: v2.1.0", Some("2.1.0")),
+        ("torch: >=2.0", None),
+        ("PyTorch / CUDA: 2.1 / 12.1", None),
+    ] {
+        let s = read_pasted(line, kb()).unwrap();
+        let envs = s.python_envs.value().map(Vec::as_slice).unwrap_or_default();
+        let got = envs.iter().flat_map(|e| e.frameworks.iter()).find(|f| f.name == "torch");
+        assert_eq!(got.map(|f| f.version.as_str()), torch, "{line}");
+    }
+    for line in ["CUDA Driver Version: 12.2", "driver: nvidia", "GPU: 0", "gpu memory usage: 4 GB"] {
+        assert!(unrecognised(line), "{line}");
+    }
 }

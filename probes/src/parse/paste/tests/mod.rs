@@ -98,6 +98,14 @@ pub(super) const KERNEL_BRCM_PCIE_X1: &str =
 /// juliosnovaes's `dmesg`; whole lines, some between them left out).
 pub(super) const KERNEL_BRCM_PCIE_PI5: &str =
     include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/paste/kernel_brcm_pcie_pi5_two_controllers_712.txt"));
+/// PyTorch's old bug template filled in by hand (pytorch/pytorch#23644, 2019-08-01, its
+/// Environment bullets, whole): a DataLoader bug, nothing wrong with the GPU setup.
+pub(super) const LABELLED_TEMPLATE: &str =
+    include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/paste/labelled_lines_pytorch_23644.txt"));
+/// A reporter's own `Driver Version:` line under a kernel error (iPERDance/iPERCore#47, 2021-01-04,
+/// the description, whole).
+pub(super) const LABELLED_DRIVER: &str =
+    include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/paste/labelled_lines_ipercore_47.txt"));
 
 /// Every sample, for the whole-corpus tests.
 pub(super) const SAMPLES: &[&str] = &[
@@ -128,6 +136,8 @@ pub(super) const SAMPLES: &[&str] = &[
     KERNEL_BANDWIDTH_X1,
     KERNEL_BRCM_PCIE_X1,
     KERNEL_BRCM_PCIE_PI5,
+    LABELLED_TEMPLATE,
+    LABELLED_DRIVER,
     KERNEL_BANDWIDTH_X16,
 ];
 
