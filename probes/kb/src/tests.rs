@@ -764,6 +764,15 @@ fn rows_missing_before_issue_17_are_there_and_drive_the_answers() {
     {
         assert_eq!(cc_low.contains(version), (version != "x").then_some(printed), "device_cc_too_low in jax {version}");
     }
+    // A last release written short covers its line.
+    let line = printed_through("2.10");
+    for (version, printed) in [("2.10.0", true), ("2.10.1", true), ("2.9", true), ("2.11.0", false), ("2.10", true)] {
+        assert_eq!(line.contains(version), Some(printed), "last 2.10, torch {version}");
+    }
+}
+
+fn printed_through(last: &str) -> crate::types::PrintedBy {
+    crate::types::PrintedBy { package: "torch".to_owned(), first: None, last: Some(last.to_owned()) }
 }
 
 /// A product marked `geforce` is one whose capability has a GeForce divisor to apply, and the name

@@ -603,7 +603,8 @@ pub struct PrintedBy {
 
 impl PrintedBy {
     /// Whether `version` (`0.4.26`, `0.5.3+cuda12`, `0.4.36.dev20241112`) is in the range, compared by its
-    /// leading numeric parts (`0.5` is `0.5.0`); `None` when it does not start with a number.
+    /// leading numeric parts (`0.5` is `0.5.0`); a `last` of fewer parts covers its whole line (`2.10`
+    /// ends after every 2.10.x). `None` when it does not start with a number.
     pub fn contains(&self, version: &str) -> Option<bool> {
         fn parts(v: &str) -> Vec<u32> {
             let mut out = Vec::new();
@@ -627,7 +628,10 @@ impl PrintedBy {
             return None;
         }
         let after_first = self.first.as_deref().is_none_or(|f| cmp(&v, &parts(f)).is_ge());
-        let before_last = self.last.as_deref().is_none_or(|l| cmp(&v, &parts(l)).is_le());
+        let before_last = self.last.as_deref().is_none_or(|l| {
+            let l = parts(l);
+            cmp(&v[..v.len().min(l.len().max(1))], &l).is_le()
+        });
         Some(after_first && before_last)
     }
 }
