@@ -121,7 +121,7 @@ pub fn read_pasted(text: &str, kb: &Kb) -> Result<Snapshot, ParseError> {
     }
     facts.messages = found.into_iter().map(|(_, m)| m).collect();
     let topology = super::smi_topo::paste::read(&lines);
-    if facts.is_empty() && topology.is_none() {
+    if facts.is_empty() && topology.as_ref().is_none_or(|t| t.topology.is_none()) {
         // Readable text is never refused: the answer says nothing was recognised, and `ask`
         // names what to paste next. Only empty or binary text is an error.
         if let Some(why) = unreadable(&lines) {

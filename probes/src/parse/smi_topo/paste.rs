@@ -1,25 +1,99 @@
-//! `nvidia-smi topo -m` (and `nvidia-smi -L`'s MIG lines) in pasted text, for `diagnose --from`:
-//! the pairs, NUMA and CPU affinity; the GPUs' names, capabilities and UUIDs from the rest of the
-//! paste where it has them, and the CUDA order from its variables. A `topo -p2p` matrix in a paste is
-//! not read: the text does not say whether it answered reads or writes.
+//! `nvidia-smi topo -m`, `nvidia-smi topo -p2p r|w|a` (and `nvidia-smi -L`'s MIG lines) in pasted
+//! text, for `diagnose --from`: the pairs, NUMA and CPU affinity, each pair's peer-to-peer status;
+//! the GPUs' names, capabilities and UUIDs from the rest of the paste where it has them, and the
+//! CUDA order from its variables.
+//!
+//! A paste may hold several matrices (the link matrix, then a `-p2p` matrix per capability): each
+//! header line (`GPU0 GPU1 …`) starts one, which runs to the next. A matrix whose cells are status
+//! codes (`OK`, `CNS`, `GNS`, …) is a `-p2p` one; nvidia-smi prints the same legend for every
+//! capability, so which one it answers is read from the command named in the lines just before it
+//! (`$ nvidia-smi topo -p2p r`, `nvidia-smi --p2pstatus w`, a heading `(topo -p2p rw)`; each letter
+//! of the argument is a capability, as people type `rw` for both). A `-p2p` matrix with no command
+//! before it is left unread, and a note says so.
 
-use super::{parse_list, parse_topo};
-use gpu_doctor_model::{CudaOrder, MigFacts, TopoGpu, Topology};
+use std::collections::BTreeMap;
+
+use super::{parse_list, parse_p2p, parse_topo};
+use gpu_doctor_model::{CudaOrder, GpuPair, LinkKind, MigFacts, P2pStatus, TopoGpu, Topology};
 use gpu_doctor_model::{Origin, Probed, Snapshot};
 
-/// The format name recorded for it.
+/// The format name recorded for the link matrix.
 pub const FORMAT: &str = "nvidia-smi topo -m";
+/// The format name recorded for a peer-to-peer matrix.
+pub const P2P_FORMAT: &str = "nvidia-smi topo -p2p";
 
-/// The topology the lines show, when they hold a `topo -m` matrix.
-pub fn read(lines: &[String]) -> Option<Topology> {
+/// How many lines before a `-p2p` matrix's header are searched for the command that printed it.
+const COMMAND_LINES: usize = 16;
+
+/// The most matrices read from one paste: a machine's link matrix and its five `-p2p` capabilities,
+/// pasted a few times over. Each is parsed once, so the cost stays in proportion to the text.
+const MAX_MATRICES: usize = 32;
+
+/// What the paste's matrices say.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pasted {
+    /// The topology they describe; `None` when no matrix could be read (only notes).
+    pub topology: Option<Topology>,
+    /// The formats read, in the order first seen.
+    pub formats: Vec<&'static str>,
+    /// What was seen but not read, one sentence each (the snapshot's notes).
+    pub notes: Vec<String>,
+}
+
+/// What the lines' matrices show: the topology, when they hold a `topo -m` matrix or a `-p2p`
+/// matrix whose capability the text names; `None` when they hold no matrix at all.
+pub fn read(lines: &[String]) -> Option<Pasted> {
+    let mut link_rows = None;
+    let mut p2p: BTreeMap<char, BTreeMap<(u32, u32), P2pStatus>> = BTreeMap::new();
+    let mut formats = Vec::new();
+    let mut notes = Vec::new();
+    let starts: Vec<usize> = (0..lines.len()).filter(|i| is_header(&lines[*i])).take(MAX_MATRICES).collect();
+    for (n, start) in starts.iter().enumerate() {
+        let end = starts.get(n + 1).copied().unwrap_or(lines.len());
+        let block = lines[*start..end].join("\n");
+        if let Ok(cells) = parse_p2p(&block) {
+            let from = n.checked_sub(1).map_or(0, |p| starts[p] + 1).max(start.saturating_sub(COMMAND_LINES));
+            let kinds = p2p_kinds(&lines[from..*start]);
+            // NVLink (`n`) and PCIe (`p`) capabilities are no part of the model: seen, not needed.
+            let read: Vec<char> = kinds.iter().copied().filter(|k| matches!(k, 'r' | 'w' | 'a')).collect();
+            if read.is_empty() && !kinds.is_empty() {
+                continue;
+            }
+            if read.is_empty() {
+                notes.push(format!(
+                    "the `nvidia-smi topo -p2p` matrix at line {} was not read: the text before it does not name the \
+                     capability it answers (r, w or a); paste the command line with it",
+                    start + 1
+                ));
+                continue;
+            }
+            for k in read {
+                p2p.entry(k).or_insert_with(|| cells.clone());
+            }
+            if !formats.contains(&P2P_FORMAT) {
+                formats.push(P2P_FORMAT);
+            }
+        } else if link_rows.is_none()
+            && let Ok(rows) = parse_topo(&block)
+            && rows.iter().any(|r| !r.links.is_empty() || r.cpu_affinity.is_some() || r.numa_node.is_some())
+        {
+            link_rows = Some(rows);
+            formats.push(FORMAT);
+        }
+    }
+    if link_rows.is_none() && p2p.is_empty() {
+        return (!notes.is_empty()).then_some(Pasted { topology: None, formats, notes });
+    }
+    let mut topo = Topology::default();
+    if let Some(rows) = &link_rows {
+        topo.gpus = rows
+            .iter()
+            .map(|r| TopoGpu { index: r.index, affinity_from: "none".to_owned(), ..TopoGpu::default() })
+            .collect();
+        crate::probe::topology::apply_rows(&mut topo, rows);
+    }
+    apply_p2p(&mut topo, &p2p);
     let text = lines.join("\n");
-    let rows = parse_topo(&text).ok()?;
-    let gpus = rows
-        .iter()
-        .map(|r| TopoGpu { index: r.index, affinity_from: "none".to_owned(), ..TopoGpu::default() })
-        .collect();
-    let mut topo = Topology { gpus, ..Topology::default() };
-    crate::probe::topology::apply_rows(&mut topo, &rows);
     if let Ok(listed) = parse_list(&text) {
         for l in listed.into_iter().filter(|l| !l.mig.is_empty()) {
             if let Some(g) = topo.gpus.iter_mut().find(|g| g.index == l.index) {
@@ -27,12 +101,82 @@ pub fn read(lines: &[String]) -> Option<Topology> {
             }
         }
     }
-    Some(topo)
+    Some(Pasted { topology: Some(topo), formats, notes })
+}
+
+/// Sets each pair's read, write and atomics status from the `-p2p` matrices (the cell in the lower
+/// index's row, else the other); a pair or GPU the link matrix did not list is added, its link
+/// unknown.
+fn apply_p2p(topo: &mut Topology, p2p: &BTreeMap<char, BTreeMap<(u32, u32), P2pStatus>>) {
+    for cells in p2p.values() {
+        for &(a, b) in cells.keys() {
+            for index in [a, b] {
+                if topo.gpu(index).is_none() {
+                    topo.gpus.push(TopoGpu { index, affinity_from: "none".to_owned(), ..TopoGpu::default() });
+                }
+            }
+            let (lo, hi) = (a.min(b), a.max(b));
+            if lo != hi && topo.pair(lo, hi).is_none() {
+                topo.pairs.push(GpuPair {
+                    a: lo,
+                    b: hi,
+                    link: LinkKind::Unknown,
+                    p2p_read: None,
+                    p2p_write: None,
+                    p2p_atomics: None,
+                });
+            }
+        }
+    }
+    topo.gpus.sort_by_key(|g| g.index);
+    for pair in &mut topo.pairs {
+        let cell = |kind: char| {
+            let cells = p2p.get(&kind)?;
+            cells.get(&(pair.a, pair.b)).or_else(|| cells.get(&(pair.b, pair.a))).copied()
+        };
+        pair.p2p_read = pair.p2p_read.or(cell('r'));
+        pair.p2p_write = pair.p2p_write.or(cell('w'));
+        pair.p2p_atomics = pair.p2p_atomics.or(cell('a'));
+    }
+}
+
+/// A matrix's header line: `GPU0` first, then not `X` (a row's first cell).
+fn is_header(line: &str) -> bool {
+    let mut t = line.split_whitespace();
+    t.next() == Some("GPU0") && t.next().is_some_and(|c| c != "X")
+}
+
+/// The capabilities the `-p2p`/`--p2pstatus` arguments in `lines` name, each letter one (`rw` →
+/// `r`, `w`); quotes, backticks, brackets and markup around the words ignored.
+fn p2p_kinds(lines: &[String]) -> Vec<char> {
+    let mut kinds = Vec::new();
+    for line in lines {
+        let words: Vec<&str> = line
+            .split(|c: char| c.is_whitespace() || "`'\"()[]<>*:,;|".contains(c))
+            .filter(|w| !w.is_empty())
+            .collect();
+        for (i, w) in words.iter().enumerate() {
+            let arg = match w.split_once('=') {
+                Some((flag, value)) if flag == "-p2p" || flag == "--p2pstatus" => Some(value),
+                _ if *w == "-p2p" || *w == "--p2pstatus" => words.get(i + 1).copied(),
+                _ => None,
+            };
+            let Some(arg) = arg.filter(|a| !a.is_empty() && a.len() <= 5) else { continue };
+            if arg.chars().all(|c| "rwnap".contains(c)) {
+                kinds.extend(arg.chars().filter(|c| !kinds.contains(c)).collect::<Vec<_>>());
+            }
+        }
+    }
+    kinds
 }
 
 /// Puts a pasted topology into the snapshot read from the same text: each GPU's name, capability
-/// and UUID from its GPUs, the CUDA order from its variables, the format into its origin.
-pub fn apply(mut topo: Topology, snap: &mut Snapshot) {
+/// and UUID from its GPUs, the CUDA order from its variables, the formats into its origin and what
+/// was left unread into its notes.
+pub fn apply(pasted: Pasted, snap: &mut Snapshot) {
+    let Pasted { topology, formats, notes } = pasted;
+    snap.notes.extend(notes);
+    let Some(mut topo) = topology else { return };
     if let Some(gpus) = snap.gpus.value() {
         for t in &mut topo.gpus {
             if let Some(g) = gpus.iter().find(|g| g.index == t.index) {
@@ -44,21 +188,25 @@ pub fn apply(mut topo: Topology, snap: &mut Snapshot) {
     }
     let var = |name: &str| snap.env.vars.get(name).map(String::as_str);
     topo.cuda_order = CudaOrder::derive(&topo.gpus, var("CUDA_DEVICE_ORDER"), var("CUDA_VISIBLE_DEVICES"));
-    snap.topology = Probed::found(topo, FORMAT);
-    if let Origin::Pasted { formats } = &mut snap.origin
-        && !formats.iter().any(|f| f == FORMAT)
-    {
-        formats.push(FORMAT.to_owned());
+    snap.topology = Probed::found(topo, formats.join(" + "));
+    if let Origin::Pasted { formats: known } = &mut snap.origin {
+        for f in formats {
+            if !known.iter().any(|k| k == f) {
+                known.push(f.to_owned());
+            }
+        }
     }
 }
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
 
     use crate::parse::paste::read_pasted;
     use gpu_doctor_kb::Kb;
-    use gpu_doctor_model::LinkKind;
+    use gpu_doctor_model::{LinkKind, P2pStatus};
+
+    const CNS: P2pStatus = P2pStatus::ChipsetNotSupported;
+    const GNS: P2pStatus = P2pStatus::GpuNotSupported;
 
     #[test]
     fn a_pasted_matrix_is_read_into_the_topology() {
@@ -85,9 +233,123 @@ mod tests {
             include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/smi_topo/4xa100-one-mig-list.txt")),
             "\tGPU0\tGPU1\tCPU Affinity\tNUMA Affinity\nGPU0\t X \tNV12\t0-7\t0\nGPU1\tNV12\t X \t0-7\t0\n"
         );
-        let t = super::read(&text.lines().map(str::to_owned).collect::<Vec<_>>()).unwrap();
+        let t = super::read(&text.lines().map(str::to_owned).collect::<Vec<_>>()).unwrap().topology.unwrap();
         assert_eq!(t.gpus[0].mig.as_ref().and_then(|m| m.instances.as_ref()).map(Vec::len), Some(4));
         assert_eq!(t.pair(0, 1).map(|p| p.link), Some(LinkKind::Nvlink { links: 12 }));
+    }
+
+    fn sample(name: &str) -> String {
+        std::fs::read_to_string(format!("{}/tests/data/smi_topo/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+    }
+
+    fn lines(text: &str) -> Vec<String> {
+        text.lines().map(str::to_owned).collect()
+    }
+
+    fn ids(s: &gpu_doctor_model::Snapshot) -> Vec<String> {
+        gpu_doctor_judge::diagnose::diagnose(s, Kb::get().unwrap()).into_iter().map(|f| f.id).collect()
+    }
+
+    #[test]
+    fn a_p2p_matrix_after_its_command_gives_each_pair_its_status() {
+        // tinygrad/open-gpu-kernel-modules#23: `nvidia-smi topo -p2p rw`, CNS everywhere, no link matrix.
+        let p = super::read(&lines(&sample("8x4090-topo-p2p-rw-cns-cut.txt"))).unwrap();
+        assert_eq!(p.formats, [super::P2P_FORMAT]);
+        let t = p.topology.unwrap();
+        assert_eq!(t.gpus.iter().map(|g| g.index).collect::<Vec<_>>(), (0..8).collect::<Vec<_>>());
+        assert_eq!(t.pairs.len(), 27, "rows 0-5 name every column: every pair but 6-7, whose rows are cut off");
+        assert_eq!(t.pair(6, 7), None);
+        let p05 = t.pair(0, 5).unwrap();
+        assert_eq!((p05.link, p05.p2p_read, p05.p2p_write), (LinkKind::Unknown, Some(CNS), Some(CNS)));
+        assert_eq!(t.pair(5, 7).unwrap().p2p_read, Some(CNS), "from GPU5's row");
+    }
+
+    #[test]
+    fn a_p2p_matrix_without_its_command_is_noted_not_read() {
+        let text = sample("8x4090-topo-p2p-rw-cns-cut.txt").replacen("nvidia-smi topo -p2p rw\n", "", 1);
+        let p = super::read(&lines(&text)).unwrap();
+        assert_eq!(p.topology, None);
+        assert!(p.notes[0].contains("at line 1 was not read"), "{:?}", p.notes);
+        let s = read_pasted(&text, Kb::get().unwrap()).unwrap();
+        assert!(matches!(s.topology, gpu_doctor_model::Probed::Unknown { .. }));
+        assert!(s.notes.iter().any(|n| n.contains("topo -p2p")), "{:?}", s.notes);
+    }
+
+    #[test]
+    fn a_pcie_capability_matrix_is_not_taken_for_reads_and_the_link_matrix_before_it_is_read() {
+        // aikitoria/open-gpu-kernel-modules#13: `topo -m`, a mistyped `-p2p -p`, then `-p2p p`.
+        let text = sample("5x5060ti-topo-m-then-p2p-p.txt");
+        let p = super::read(&lines(&text)).unwrap();
+        assert_eq!(p.formats, [super::FORMAT]);
+        assert!(p.notes.is_empty(), "the PCIe capability is seen and not needed: {:?}", p.notes);
+        let t = p.topology.unwrap();
+        assert_eq!((t.gpus.len(), t.pairs.len()), (5, 10));
+        assert_eq!(t.pair(3, 4).map(|p| p.link), Some(LinkKind::Phb));
+        assert!(t.pairs.iter().all(|p| p.p2p_read.is_none() && p.p2p_write.is_none()));
+        // A healthy machine on one NUMA node: nothing to warn about.
+        let s = read_pasted(&text, Kb::get().unwrap()).unwrap();
+        assert!(ids(&s).is_empty(), "{:?}", ids(&s));
+    }
+
+    #[test]
+    fn the_r_and_w_matrices_each_fill_their_field_and_the_link_matrix_may_come_last() {
+        // The 2× RTX 5090 of noonghunna/club-3090#1229: its GNS matrix pasted once as reads, once as
+        // writes with the read cell changed, then its link matrix.
+        let p2p = sample("2x5090-topo-p2p.txt");
+        let text = format!(
+            "$ nvidia-smi topo -p2p r\n{p2p}\n$ nvidia-smi topo --p2pstatus=w\n{}\n$ nvidia-smi topo -m\n{}",
+            p2p.replace("GNS", "OK"),
+            sample("2x5090-topo-m.txt")
+        );
+        let p = super::read(&lines(&text)).unwrap();
+        assert_eq!(p.formats, [super::P2P_FORMAT, super::FORMAT]);
+        let t = p.topology.unwrap();
+        let pair = t.pair(0, 1).unwrap();
+        assert_eq!((pair.link, pair.p2p_read, pair.p2p_write), (LinkKind::Phb, Some(GNS), Some(P2pStatus::Ok)));
+        assert_eq!(t.gpus[1].numa_node, Some(0));
+    }
+
+    #[test]
+    fn gns_under_its_heading_gives_the_no_p2p_finding() {
+        // noonghunna/club-3090#1229 as posted: the link matrix, then the heading
+        // `GPU peer-access matrix (topo -p2p rw)` and the GNS matrix.
+        let text = format!(
+            "```\n{}```\n</details>\n<details><summary>GPU peer-access matrix (topo -p2p rw)</summary>\n\n```\n{}```\n",
+            sample("2x5090-topo-m.txt"),
+            sample("2x5090-topo-p2p.txt")
+        );
+        let s = read_pasted(&text, Kb::get().unwrap()).unwrap();
+        let gpu_doctor_model::Origin::Pasted { formats } = &s.origin else { panic!("pasted") };
+        assert_eq!(formats, &[super::FORMAT.to_owned(), super::P2P_FORMAT.to_owned()]);
+        assert_eq!(ids(&s), ["topology.peer_access_not_offered_by_gpu"]);
+        let without = read_pasted(&sample("2x5090-topo-m.txt"), Kb::get().unwrap()).unwrap();
+        assert!(ids(&without).is_empty(), "the link matrix alone says nothing of P2P: {:?}", ids(&without));
+    }
+
+    #[test]
+    fn chipset_not_supported_between_close_gpus_is_the_blocked_finding() {
+        // The 4× H100 NV6 link matrix of NVIDIA/nccl#1617 with tinygrad/open-gpu-kernel-modules#23's CNS
+        // matrix (its first four GPUs) as reads: close links whose P2P the chipset refuses.
+        let cns = sample("8x4090-topo-p2p-rw-cns-cut.txt");
+        let text = format!("{}\n{cns}", sample("4xh100-nv6-topo-m.txt"));
+        let s = read_pasted(&text, Kb::get().unwrap()).unwrap();
+        let t = s.topology.value().unwrap();
+        assert_eq!(t.pair(0, 1).map(|p| (p.link, p.p2p_read)), Some((LinkKind::Nvlink { links: 6 }, Some(CNS))));
+        assert!(ids(&s).contains(&"topology.peer_access_blocked".to_owned()), "{:?}", ids(&s));
+    }
+
+    #[test]
+    fn p2p_kinds_are_read_from_each_spelling() {
+        let kinds = |l: &str| super::p2p_kinds(&lines(l));
+        assert_eq!(kinds("$ nvidia-smi topo -p2p r"), ['r']);
+        assert_eq!(kinds("`nvidia-smi topo -p2p w`"), ['w']);
+        assert_eq!(kinds("nvidia-smi topo --p2pstatus=a"), ['a']);
+        assert_eq!(kinds("(topo -p2p rw)"), ['r', 'w']);
+        assert!(kinds("nvidia-smi topo -p2p -p").is_empty());
+        assert!(kinds("nvidia-smi topo -p2p").is_empty());
+        assert!(kinds("use -p2p wisely").is_empty());
+        assert_eq!(kinds("<summary>GPU peer-access matrix (topo -p2p rw)</summary>"), ['r', 'w']);
+        assert_eq!(kinds("nvidia-smi topo -p2p p"), ['p']);
     }
 
     #[test]

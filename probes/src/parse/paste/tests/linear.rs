@@ -70,6 +70,12 @@ fn shapes() -> Vec<(&'static str, Box<dyn Fn(usize) -> String>)> {
         ("conda rows without a header", Box::new(|n| repeat("", "pytorch 2.2.0 py3.10_cpu_0 pytorch\n", n))),
         ("conda export lines", Box::new(|n| repeat("", "- pytorch=1.9.0=py3.8_cpu_0\n", n))),
         ("os.environ lines", Box::new(|n| repeat("", "os.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\"\n", n))),
+        ("topology matrix headers", Box::new(|n| repeat("", "\tGPU0\tGPU1\n", n))),
+        (
+            "topo -p2p matrices after their commands",
+            Box::new(|n| repeat("", "$ nvidia-smi topo -p2p rw\n GPU0 GPU1\n GPU0 X CNS\n GPU1 CNS X\n", n)),
+        ),
+        ("topo -p2p commands", Box::new(|n| repeat("\tGPU0\tGPU1\n", "nvidia-smi topo -p2p r -p2p w\n", n))),
         ("every sample", Box::new(|n| repeat("", &SAMPLES.join("\n"), n))),
     ]
 }
