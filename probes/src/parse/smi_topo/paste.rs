@@ -1,5 +1,6 @@
-//! `nvidia-smi topo -m`, `nvidia-smi topo -p2p r|w|a` (and `nvidia-smi -L`'s MIG lines) in pasted
-//! text, for `diagnose --from`: the pairs, NUMA and CPU affinity, each pair's peer-to-peer status;
+//! `nvidia-smi topo -m`, `nvidia-smi topo -p2p r|w|a`, `nvidia-smi nvlink -s` (and `nvidia-smi -L`'s
+//! MIG lines) in pasted text, for `diagnose --from`: the pairs, NUMA and CPU affinity, each pair's
+//! peer-to-peer status, each GPU's NVLinks up or down;
 //! the GPUs' names, capabilities and UUIDs from the rest of the paste where it has them, and the
 //! CUDA order from its variables.
 //!
@@ -11,9 +12,9 @@
 //! of the argument is a capability, as people type `rw` for both). A `-p2p` matrix with no command
 //! before it is left unread, and a note says so.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
-use super::{parse_list, parse_p2p, parse_topo};
+use super::{parse_list, parse_nvlink_status, parse_p2p, parse_topo};
 use gpu_doctor_model::{CudaOrder, GpuPair, LinkKind, MigFacts, P2pStatus, TopoGpu, Topology};
 use gpu_doctor_model::{Origin, Probed, Snapshot};
 
@@ -21,6 +22,12 @@ use gpu_doctor_model::{Origin, Probed, Snapshot};
 pub const FORMAT: &str = "nvidia-smi topo -m";
 /// The format name recorded for a peer-to-peer matrix.
 pub const P2P_FORMAT: &str = "nvidia-smi topo -p2p";
+/// The format name recorded for NVLink states.
+pub const NVLINK_FORMAT: &str = "nvidia-smi nvlink -s";
+
+/// The most GPUs whose NVLink states are read: more than any machine has, few enough that finding
+/// each among the matrices' GPUs stays quick.
+const MAX_NVLINK_GPUS: usize = 256;
 
 /// How many lines before a `-p2p` matrix's header are searched for the command that printed it.
 const COMMAND_LINES: usize = 16;
@@ -40,8 +47,8 @@ pub struct Pasted {
     pub notes: Vec<String>,
 }
 
-/// What the lines' matrices show: the topology, when they hold a `topo -m` matrix or a `-p2p`
-/// matrix whose capability the text names; `None` when they hold no matrix at all.
+/// What the lines' matrices show: the topology, when they hold a `topo -m` matrix, a `-p2p` matrix
+/// whose capability the text names or `nvlink -s` states; `None` when they hold none of these.
 pub fn read(lines: &[String]) -> Option<Pasted> {
     let mut link_rows = None;
     let mut p2p: BTreeMap<char, BTreeMap<(u32, u32), P2pStatus>> = BTreeMap::new();
@@ -70,18 +77,26 @@ pub fn read(lines: &[String]) -> Option<Pasted> {
             for k in read {
                 p2p.entry(k).or_insert_with(|| cells.clone());
             }
-            if !formats.contains(&P2P_FORMAT) {
-                formats.push(P2P_FORMAT);
+            if !formats.iter().any(|(_, f)| *f == P2P_FORMAT) {
+                formats.push((*start, P2P_FORMAT));
             }
         } else if link_rows.is_none()
             && let Ok(rows) = parse_topo(&block)
             && rows.iter().any(|r| !r.links.is_empty() || r.cpu_affinity.is_some() || r.numa_node.is_some())
         {
             link_rows = Some(rows);
-            formats.push(FORMAT);
+            formats.push((*start, FORMAT));
         }
     }
-    if link_rows.is_none() && p2p.is_empty() {
+    let text = lines.join("\n");
+    let nvlinks = parse_nvlink_status(&text).ok();
+    if nvlinks.is_some() {
+        let at = lines.iter().position(|l| l.trim_start().starts_with("Link ")).unwrap_or(0);
+        formats.push((at, NVLINK_FORMAT));
+    }
+    formats.sort_by_key(|(at, _)| *at);
+    let formats: Vec<&'static str> = formats.into_iter().map(|(_, f)| f).collect();
+    if link_rows.is_none() && p2p.is_empty() && nvlinks.is_none() {
         return (!notes.is_empty()).then_some(Pasted { topology: None, formats, notes });
     }
     let mut topo = Topology::default();
@@ -93,7 +108,24 @@ pub fn read(lines: &[String]) -> Option<Pasted> {
         crate::probe::topology::apply_rows(&mut topo, rows);
     }
     apply_p2p(&mut topo, &p2p);
-    let text = lines.join("\n");
+    for status in nvlinks.into_iter().flatten().take(MAX_NVLINK_GPUS) {
+        let g = match topo.gpus.iter().position(|g| g.index == status.gpu.index) {
+            Some(at) => &mut topo.gpus[at],
+            None => {
+                topo.gpus.push(TopoGpu {
+                    index: status.gpu.index,
+                    affinity_from: "none".to_owned(),
+                    ..TopoGpu::default()
+                });
+                let last = topo.gpus.len() - 1;
+                &mut topo.gpus[last]
+            }
+        };
+        g.name = g.name.take().or(Some(status.gpu.name).filter(|n| !n.is_empty()));
+        g.uuid = g.uuid.take().or(status.gpu.uuid.filter(|u| u.starts_with("GPU-")));
+        g.nvlinks = status.links;
+    }
+    topo.gpus.sort_by_key(|g| g.index);
     if let Ok(listed) = parse_list(&text) {
         for l in listed.into_iter().filter(|l| !l.mig.is_empty()) {
             if let Some(g) = topo.gpus.iter_mut().find(|g| g.index == l.index) {
@@ -108,15 +140,18 @@ pub fn read(lines: &[String]) -> Option<Pasted> {
 /// index's row, else the other); a pair or GPU the link matrix did not list is added, its link
 /// unknown.
 fn apply_p2p(topo: &mut Topology, p2p: &BTreeMap<char, BTreeMap<(u32, u32), P2pStatus>>) {
+    // Sets and maps, not searches of the lists: a matrix of n GPUs has n² cells.
+    let mut known: BTreeSet<u32> = topo.gpus.iter().map(|g| g.index).collect();
+    let mut pairs: BTreeSet<(u32, u32)> = topo.pairs.iter().map(|p| (p.a, p.b)).collect();
     for cells in p2p.values() {
         for &(a, b) in cells.keys() {
             for index in [a, b] {
-                if topo.gpu(index).is_none() {
+                if known.insert(index) {
                     topo.gpus.push(TopoGpu { index, affinity_from: "none".to_owned(), ..TopoGpu::default() });
                 }
             }
             let (lo, hi) = (a.min(b), a.max(b));
-            if lo != hi && topo.pair(lo, hi).is_none() {
+            if lo != hi && pairs.insert((lo, hi)) {
                 topo.pairs.push(GpuPair {
                     a: lo,
                     b: hi,
@@ -180,8 +215,8 @@ pub fn apply(pasted: Pasted, snap: &mut Snapshot) {
     if let Some(gpus) = snap.gpus.value() {
         for t in &mut topo.gpus {
             if let Some(g) = gpus.iter().find(|g| g.index == t.index) {
-                t.name.clone_from(&g.name);
-                t.uuid.clone_from(&g.uuid);
+                t.name = g.name.clone().or(t.name.take());
+                t.uuid = g.uuid.clone().or(t.uuid.take());
                 t.compute_capability = g.compute_capability.map(|c| c.to_string());
             }
         }
@@ -336,6 +371,66 @@ mod tests {
         let t = s.topology.value().unwrap();
         assert_eq!(t.pair(0, 1).map(|p| (p.link, p.p2p_read)), Some((LinkKind::Nvlink { links: 6 }, Some(CNS))));
         assert!(ids(&s).contains(&"topology.peer_access_blocked".to_owned()), "{:?}", ids(&s));
+    }
+
+    #[test]
+    fn nvlink_states_fill_each_gpus_nvlinks() {
+        // Azure/azhpc-diagnostics#73: one V100 of eight with links 3 and 5 down.
+        let text = sample("v100-nvlink-s-two-inactive.txt");
+        let p = super::read(&lines(&text)).unwrap();
+        assert_eq!(p.formats, [super::NVLINK_FORMAT]);
+        let t = p.topology.unwrap();
+        assert_eq!(t.gpus.len(), 1);
+        let g = &t.gpus[0];
+        assert_eq!((g.index, g.name.as_deref(), g.uuid.as_deref()), (3, Some("Tesla V100-SXM2-32GB"), None));
+        let down: Vec<u32> = g.nvlinks.iter().filter(|l| !l.active).map(|l| l.link).collect();
+        assert_eq!((g.nvlinks.len(), down), (6, vec![3, 5]));
+        assert!(t.pairs.is_empty());
+        let s = read_pasted(&text, Kb::get().unwrap()).unwrap();
+        let gpu_doctor_model::Origin::Pasted { formats } = &s.origin else { panic!("pasted") };
+        assert_eq!(formats, &[super::NVLINK_FORMAT.to_owned()]);
+        assert_eq!(s.topology.value().unwrap().gpus[0].nvlinks.len(), 6);
+    }
+
+    #[test]
+    fn nvlink_states_of_a_healthy_gb200_and_per_gpu_runs() {
+        // NVIDIA/k8s-test-infra#371: GB200, 18 links up (the thread cuts GPU 1 after two links).
+        let t = super::read(&lines(&sample("gb200-nvlink-s-cut.txt"))).unwrap().topology.unwrap();
+        assert_eq!(t.gpus.iter().map(|g| g.nvlinks.len()).collect::<Vec<_>>(), [18, 2]);
+        assert!(t.gpus.iter().flat_map(|g| &g.nvlinks).all(|l| l.active));
+        assert_eq!(t.gpus[1].uuid.as_deref(), Some("GPU-39ac7bce-e3d6-b426-008e-fa47897c72d5"));
+        let s = read_pasted(&sample("gb200-nvlink-s-cut.txt"), Kb::get().unwrap()).unwrap();
+        assert!(ids(&s).is_empty(), "{:?}", ids(&s));
+        // RWTH's help page: `nvlink --status -i 0` and `-i 1` after their prompts, unindented.
+        let t = super::read(&lines(&sample("2xv100-nvlink-status-per-gpu.txt"))).unwrap().topology.unwrap();
+        let up = |g: usize| t.gpus[g].nvlinks.iter().filter(|l| l.active).map(|l| l.link).collect::<Vec<_>>();
+        assert_eq!((up(0), up(1)), (vec![0, 2], vec![1, 2]));
+    }
+
+    #[test]
+    fn nvlink_states_join_the_link_matrix_of_the_same_paste() {
+        let text = format!(
+            "{}\n$ nvidia-smi nvlink -s\n{}",
+            sample("4xh100-nv6-topo-m.txt"),
+            "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-1)\n\t Link 0: 26.562 GB/s\n\t Link 1: <inactive>\n"
+        );
+        let p = super::read(&lines(&text)).unwrap();
+        assert_eq!(p.formats, [super::FORMAT, super::NVLINK_FORMAT]);
+        let t = p.topology.unwrap();
+        assert_eq!((t.gpus.len(), t.pairs.len()), (4, 6));
+        assert_eq!(t.gpus[0].nvlinks.iter().map(|l| l.active).collect::<Vec<_>>(), [true, false]);
+        assert_eq!(t.gpus[0].numa_node, Some(3));
+    }
+
+    #[test]
+    fn other_nvlink_outputs_are_not_states() {
+        // `nvlink -e` and `-c` lines (their shapes as nvidia-smi prints them) give no state.
+        let errors =
+            "GPU 0: Tesla V100-SXM2-16GB (UUID: GPU-1)\n\t Link 0: Replay Errors: 0\n\t Link 0: CRC Errors: 0\n";
+        let caps = "GPU 0: Tesla V100-SXM2-16GB (UUID: GPU-1)\n\t Link 0, P2P is supported: true\n";
+        for text in [errors, caps, "GPU 0: NVIDIA GeForce RTX 4090 (UUID: GPU-1)\n"] {
+            assert_eq!(super::read(&lines(text)), None, "{text}");
+        }
     }
 
     #[test]

@@ -76,6 +76,24 @@ fn shapes() -> Vec<(&'static str, Box<dyn Fn(usize) -> String>)> {
             Box::new(|n| repeat("", "$ nvidia-smi topo -p2p rw\n GPU0 GPU1\n GPU0 X CNS\n GPU1 CNS X\n", n)),
         ),
         ("topo -p2p commands", Box::new(|n| repeat("\tGPU0\tGPU1\n", "nvidia-smi topo -p2p r -p2p w\n", n))),
+        ("nvlink -s link lines", Box::new(|n| repeat("GPU 0: X (UUID: GPU-1)\n", "Link 0: 25.781 GB/s\n", n))),
+        (
+            "nvlink -s GPUs",
+            Box::new(|n| numbered(n, |i| format!("GPU {i}: NVIDIA X (UUID: GPU-{i})\n Link 0: <inactive>\n"))),
+        ),
+        (
+            "one wide -p2p matrix",
+            Box::new(|n| {
+                let gpus = ((n as f64).sqrt() / 3.0) as usize;
+                let head: String = (0..gpus).map(|i| format!(" GPU{i}")).collect();
+                let row: String = (0..gpus).map(|_| " OK").collect();
+                let mut s = format!("nvidia-smi topo -p2p r\n{head}\n");
+                for i in 0..gpus {
+                    s.push_str(&format!("GPU{i}{row}\n"));
+                }
+                s
+            }),
+        ),
         ("every sample", Box::new(|n| repeat("", &SAMPLES.join("\n"), n))),
     ]
 }
