@@ -2,10 +2,11 @@
 
 use gpu_doctor_kb::Kb;
 use gpu_doctor_model::LoaderEntry;
-use gpu_doctor_model::{CudaVersion, DriverVersion, ObservedMessage, Probed, Snapshot};
+use gpu_doctor_model::{CudaVersion, DriverVersion, ObservedMessage, Probed, Snapshot, XidEvent};
 use gpu_doctor_model::{
-    CudnnCopy, DeepFacts, DriverFacts, EnvFacts, EnvKind, Gpu, HostLink, KernelModuleFacts, OsFamily, PciDevice, Pick,
-    PythonEnv, SecureBoot, ToolkitInstall, ToolkitKind, ToolkitPicks, Toolkits, VersionSource, WslFacts,
+    CudnnCopy, DeepFacts, DriverFacts, EnvFacts, EnvKind, Gpu, GpuHealth, HostLink, KernelModuleFacts, OsFamily,
+    PciBusId, PciDevice, Pick, PythonEnv, SecureBoot, ToolkitInstall, ToolkitKind, ToolkitPicks, Toolkits,
+    VersionSource, WslFacts,
 };
 
 use super::MESSAGES;
@@ -49,6 +50,9 @@ pub(super) struct Facts {
     pub pci_devices: Vec<PciDevice>,
     /// PCIe links from `lspci -vv`.
     pub links: Vec<HostLink>,
+    /// Each GPU's memory errors, repairs, clock-event reasons and limits from nvidia-smi `-q` (any
+    /// `-d` selection of it) or `-q -x`, with the format that gave them; index and bus id as listed.
+    pub gpu_health: Vec<(GpuHealth, &'static str)>,
     /// Variables from `env`, `export` and `echo $VAR` lines.
     pub env: EnvFacts,
     /// Which toolkit `which nvcc` and the `/usr/local/cuda` link pick (CUDA_HOME, CUDA_PATH and
@@ -122,6 +126,22 @@ impl Facts {
                 }
             }
             None => self.packages.push(pkg),
+        }
+    }
+
+    /// Adds one GPU's health reading from `format` unless it says nothing, a reading of the GPU at
+    /// that bus id is there, or [`super::gpus::MAX_GPUS`] are (the first reader to give one wins).
+    pub fn health(&mut self, health: GpuHealth, format: &'static str) {
+        let said_nothing =
+            GpuHealth { index: health.index, pci_bus_id: health.pci_bus_id.clone(), ..GpuHealth::default() };
+        let same_bus = |h: &GpuHealth| {
+            h.pci_bus_id.as_deref().zip(health.pci_bus_id.as_deref()).is_some_and(|(a, b)| PciBusId::same(a, b))
+        };
+        if health != said_nothing
+            && self.gpu_health.len() < super::gpus::MAX_GPUS
+            && !self.gpu_health.iter().any(|(h, _)| same_bus(h))
+        {
+            self.gpu_health.push((health, format));
         }
     }
 
@@ -253,6 +273,22 @@ impl Facts {
         let gpu_sources =
             join_sources(self.listed_gpus.iter().map(|(_, s)| *s).chain(self.gpu_facts.iter().map(|f| f.source)));
         let list = gpus::merge(self.listed_gpus.into_iter().map(|(g, _)| g).collect(), &self.gpu_facts, kb);
+        if !self.gpu_health.is_empty() {
+            let sources = join_sources(self.gpu_health.iter().map(|(_, s)| *s));
+            let mut health: Vec<GpuHealth> = self.gpu_health.into_iter().map(|(h, _)| h).collect();
+            // The GPU list merged the same GPU listed twice: each reading takes that GPU's index.
+            for h in &mut health {
+                if let Some(g) = h.pci_bus_id.as_deref().and_then(|b| list.iter().find(|g| g.has_bus_id(b))) {
+                    h.index = g.index;
+                }
+            }
+            snap.health.gpus = Probed::found(health, sources);
+        }
+        let xids: Vec<XidEvent> = self.messages.iter().filter_map(super::kernel_log::xid_event).collect();
+        if !xids.is_empty() {
+            // Only lines that are there: text without Xid lines says nothing of the log, so it stays unknown.
+            snap.health.xid_events = Probed::found(xids, "pasted kernel log");
+        }
         if !list.is_empty() {
             snap.gpus = Probed::found(list, gpu_sources);
         }

@@ -5,7 +5,7 @@ use super::facts::Facts;
 use super::gpus::{MAX_GPUS, from_smi};
 use crate::parse::smi::{self, SmiReport};
 use crate::parse::{nvcc, smi_csv, smi_q, smi_table, smi_xml};
-use gpu_doctor_model::{CudaVersion, DriverVersion};
+use gpu_doctor_model::{CudaVersion, DriverVersion, GpuHealth};
 
 /// Reads every nvidia-smi output and nvcc version in the text.
 pub(super) fn read(lines: &[String], text: &str, facts: &mut Facts) {
@@ -131,7 +131,10 @@ fn add(facts: &mut Facts, at: usize, format: &'static str, r: &SmiReport, archs:
     for (i, g) in r.gpus.iter().enumerate() {
         let index = u32::try_from(i).unwrap_or(u32::MAX);
         let arch = archs.get(i).cloned().flatten();
-        facts.listed_gpus.push((from_smi(index, g, arch), format));
+        let gpu = from_smi(index, g, arch);
+        let health = GpuHealth { index, pci_bus_id: gpu.pci_bus_id.clone(), ..g.health.clone() };
+        facts.health(health, format);
+        facts.listed_gpus.push((gpu, format));
     }
 }
 
