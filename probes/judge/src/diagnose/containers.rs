@@ -114,8 +114,10 @@ fn toolkit_missing(cx: &Ctx<'_>, c: &ContainerSupport, out: &mut Vec<Finding>) {
     let users: Vec<&Engine> =
         c.engines.iter().filter(|e| matches!(e.kind, EngineKind::Docker | EngineKind::Podman)).collect();
     let gpus = driver_gpus(cx);
-    // Under WSL2, Docker Desktop's own backend hands GPUs to containers without the toolkit.
-    if users.is_empty() || c.toolkit.installed() || gpus.is_empty() || cx.s.platform.wsl.is_some() {
+    // Under WSL2, Docker Desktop's own backend hands GPUs to containers without the toolkit. Pasted
+    // `docker info` shows an engine, but no pasted text shows the toolkit's programs missing from PATH.
+    let pasted = cx.s.containers.source().is_some_and(|s| s.starts_with("pasted"));
+    if users.is_empty() || c.toolkit.installed() || gpus.is_empty() || cx.s.platform.wsl.is_some() || pasted {
         return;
     }
     let mut evidence: Vec<String> = users.iter().map(|e| engine_line(e)).collect();

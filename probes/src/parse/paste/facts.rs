@@ -2,12 +2,12 @@
 
 use gpu_doctor_kb::Kb;
 use gpu_doctor_model::LoaderEntry;
-use gpu_doctor_model::{CudaVersion, DriverVersion, ObservedMessage, Probed, Snapshot, XidEvent};
 use gpu_doctor_model::{
-    CudnnCopy, DeepFacts, DriverFacts, EnvFacts, EnvKind, Gpu, GpuHealth, HostLink, KernelModuleFacts, OsFamily,
-    PciBusId, PciDevice, Pick, PythonEnv, SecureBoot, ToolkitInstall, ToolkitKind, ToolkitPicks, Toolkits,
-    VersionSource, WslFacts,
+    ContainerSupport, CudnnCopy, DeepFacts, DriverFacts, EnvFacts, EnvKind, Gpu, GpuHealth, HostLink,
+    KernelModuleFacts, OsFamily, PciBusId, PciDevice, Pick, PythonEnv, SecureBoot, ToolkitInstall, ToolkitKind,
+    ToolkitPicks, Toolkits, VersionSource, WslFacts,
 };
+use gpu_doctor_model::{CudaVersion, DriverVersion, ObservedMessage, Probed, Snapshot, XidEvent};
 
 use super::MESSAGES;
 use super::frameworks::{Hints, frameworks};
@@ -65,6 +65,9 @@ pub(super) struct Facts {
     pub secure_boot: Option<SecureBoot>,
     pub kernel_module: Option<KernelModuleFacts>,
     pub wsl: Option<WslFacts>,
+    /// Container engines and the NVIDIA Container Toolkit as `docker info` and `nvidia-ctk cdi list`
+    /// show them.
+    pub containers: Option<ContainerSupport>,
     /// What could not be read whole, one sentence each (the snapshot's `notes`).
     pub notes: Vec<String>,
 }
@@ -349,6 +352,9 @@ impl Facts {
         }
         if let Some(m) = self.kernel_module {
             snap.kernel_module = Probed::found(m, "pasted kernel log");
+        }
+        if let Some(c) = self.containers {
+            snap.containers = Probed::found(c, "pasted docker info or nvidia-ctk cdi list");
         }
         snap.platform.wsl = self.wsl;
         snap.env = self.env;

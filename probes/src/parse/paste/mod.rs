@@ -1,8 +1,9 @@
 //! Text pasted from another machine → a partial [`Snapshot`].
 //!
 //! The text may mix, in any order and amid prose, markdown fences, `>` quotes and shell prompts:
-//! PyTorch's collect_env; nvidia-smi's table, `-q` text, `-q -x` XML, `--query-gpu` CSV or `--version`;
-//! `nvidia-container-cli info`;
+//! PyTorch's collect_env; nvidia-smi's table, `-q` text (its health sections too), `-q -x` XML,
+//! `--query-gpu` CSV, `-L` or `--version`; `nvidia-smi topo -m`, `topo -p2p` and `nvlink -s`;
+//! `nvidia-container-cli info`, `docker info` and `nvidia-ctk cdi list`;
 //! `nvcc --version`; `pip list`, `pip freeze`, `conda list`; PyTorch's REPL and `python -c` prints;
 //! `jax.print_environment_info()`; llama.cpp's and ollama's device lines; gpustat and nvtop lines;
 //! `ptxas --version`;
@@ -18,6 +19,7 @@
 mod ask;
 mod clean;
 mod collect_env;
+mod containers;
 mod facts;
 mod frameworks;
 mod gpus;
@@ -115,6 +117,7 @@ pub fn read_pasted(text: &str, kb: &Kb) -> Result<Snapshot, ParseError> {
     llama_cpp::read(&lines, &mut facts);
     monitors::read(&lines, &mut facts);
     ptxas::read(&lines, &mut facts);
+    containers::read(&lines, &mut facts);
     let found = matcher.scan(&lines);
     if let Some((at, _)) = found.first() {
         facts.saw(*at, MESSAGES);
@@ -140,7 +143,8 @@ pub fn read_pasted(text: &str, kb: &Kb) -> Result<Snapshot, ParseError> {
 }
 
 /// What the paste reader reads, for the note on text in which it recognised nothing.
-const READS: &str = "collect_env, nvidia-smi (table, -q, -q -x, CSV or --version), nvidia-container-cli info, \
+const READS: &str = "collect_env, nvidia-smi (table, -q, -q -x, CSV, -L or --version), nvidia-smi topo -m / topo -p2p / \
+                     nvlink -s, nvidia-container-cli info, docker info, nvidia-ctk cdi list, \
                      nvcc --version, pip list / pip freeze / \
                      conda list, PyTorch's printed torch.__version__ or is_available(), \
                      jax.print_environment_info(), TensorFlow's build info or device lines, lspci -k / -vv, \

@@ -35,6 +35,7 @@ pub(super) fn read(lines: &[String], text: &str, facts: &mut Facts) {
     {
         add(facts, at, "nvidia-smi -q", &r, &archs);
     }
+    gpu_list(lines, facts);
     version_block(lines, facts);
     container_cli(lines, facts);
     csv(lines, facts);
@@ -45,6 +46,30 @@ pub(super) fn read(lines: &[String], text: &str, facts: &mut Facts) {
             facts.saw(i, "nvcc --version");
             facts.nvcc_toolkit(v);
         }
+    }
+}
+
+/// `nvidia-smi -L`: `GPU 0: Tesla T4 (UUID: GPU-e78e68c0-…)` lines (the UUID tells them from
+/// collect_env's `GPU 0: <name>` lines), read when no fuller nvidia-smi output listed the GPUs; each
+/// GPU's index, name and UUID.
+fn gpu_list(lines: &[String], facts: &mut Facts) {
+    if !facts.listed_gpus.is_empty() {
+        return;
+    }
+    let listed: Vec<(usize, &String)> =
+        lines.iter().enumerate().filter(|(_, l)| l.contains("(UUID: GPU-")).take(MAX_GPUS).collect();
+    let Some((at, _)) = listed.first().copied() else { return };
+    let text = listed.iter().map(|(_, l)| l.trim()).collect::<Vec<_>>().join("\n");
+    let Ok(gpus) = crate::parse::smi_topo::parse_list(&text) else { return };
+    facts.saw(at, "nvidia-smi -L");
+    for g in gpus {
+        let gpu = gpu_doctor_model::Gpu {
+            index: g.index,
+            name: Some(g.name).filter(|n| !n.is_empty()),
+            uuid: g.uuid,
+            ..gpu_doctor_model::Gpu::default()
+        };
+        facts.listed_gpus.push((gpu, "nvidia-smi -L"));
     }
 }
 

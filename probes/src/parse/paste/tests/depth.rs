@@ -102,3 +102,73 @@ fn a_q_with_only_the_selected_sections_is_read() {
     );
     assert!(ids(&s).contains(&"health.memory_repair_pending".to_owned()), "{:?}", ids(&s));
 }
+
+/// A sample from `tests/data/paste/depth/` (sources in its SOURCES.md).
+fn depth(name: &str) -> String {
+    std::fs::read_to_string(format!("{}/tests/data/paste/depth/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+}
+
+#[test]
+fn docker_info_and_a_cdi_list_fill_the_containers_part() {
+    // ssst0n3/docker_archive: toolkit 1.14.0's `cdi list`, `nvidia-container-cli info`, `docker info`.
+    let s = read_pasted(&depth("ctk_1_14_cdi_list_cli_info_docker_info_ssst0n3.txt"), kb()).unwrap();
+    let Origin::Pasted { formats } = &s.origin else { panic!("pasted") };
+    for f in ["nvidia-ctk cdi list", "nvidia-container-cli info", "docker info"] {
+        assert!(formats.iter().any(|x| x == f), "{f} in {formats:?}");
+    }
+    let c = s.containers.value().unwrap();
+    let docker = &c.engines[0];
+    assert_eq!((docker.kind, docker.version.as_deref()), (gpu_doctor_model::EngineKind::Docker, Some("24.0.5")));
+    assert_eq!(docker.runtimes.as_deref(), Some(&["io.containerd.runc.v2".into(), "nvidia".into(), "runc".into()][..]));
+    assert_eq!(docker.default_runtime.as_deref(), Some("runc"));
+    assert!(c.toolkit.ctk.is_some() && c.toolkit.cli.is_some());
+    assert_eq!(c.cdi_specs.len(), 1);
+    assert_eq!(c.cdi_specs[0].kind.as_deref(), Some("nvidia.com/gpu"));
+    assert_eq!(c.cdi_specs[0].devices, ["0", "1", "2", "3", "all"]);
+    // Configured and listed: no container finding.
+    let containers: Vec<String> = ids(&s).into_iter().filter(|i| i.starts_with("containers.")).collect();
+    assert!(containers.is_empty(), "{containers:?}");
+}
+
+#[test]
+fn a_markdown_linked_cdi_list_beside_nvidia_smi_l_matches_its_gpu() {
+    // NVIDIA/nvidia-container-toolkit#146: one RTX 2060; the spec names index 0 and `all`.
+    let s = read_pasted(&depth("cdi_list_markdown_links_toolkit_146.txt"), kb()).unwrap();
+    let g = &s.gpus.value().unwrap()[0];
+    assert_eq!(g.uuid.as_deref(), Some("GPU-2f68f999-7b41-e64a-3709-0c8c4fa756c0"));
+    let c = s.containers.value().unwrap();
+    assert_eq!(c.cdi_specs[0].devices, ["0", "all"]);
+    assert_eq!(c.toolkit.version(), Some("1.14.3"));
+    assert!(!ids(&s).iter().any(|i| i.starts_with("containers.")), "{:?}", ids(&s));
+}
+
+#[test]
+fn a_cdi_list_without_the_gpus_uuid_is_the_stale_spec_finding() {
+    // Two threads' real lines, joined as one paste would hold them: NVIDIA/nvidia-container-toolkit#1239's
+    // `nvidia-smi -L` (a T4) and zelikos/davincibox#268's `cdi list`, whose spec names another GPU's UUID.
+    let text = format!(
+        "$ nvidia-smi -L\nGPU 0: Tesla T4 (UUID: GPU-e78e68c0-4e6a-737e-f9cc-4223fe50aead)\n$ {}",
+        depth("cdi_list_uuid_davincibox_268.txt")
+    );
+    let s = read_pasted(&text, kb()).unwrap();
+    assert!(ids(&s).contains(&"containers.cdi_spec_stale".to_owned()), "{:?}", ids(&s));
+    // The same list beside its own GPU's UUID: nothing stale.
+    let own = text.replace("GPU-e78e68c0-4e6a-737e-f9cc-4223fe50aead", "GPU-e9050893-7feb-1b73-f785-1e25e3d12837");
+    let s = read_pasted(&own, kb()).unwrap();
+    assert!(!ids(&s).contains(&"containers.cdi_spec_stale".to_owned()), "{:?}", ids(&s));
+}
+
+#[test]
+fn pasted_docker_info_without_the_nvidia_runtime_never_claims_the_toolkit_is_missing() {
+    // The ssst0n3 docker info with its `nvidia` runtime taken out, beside an nvidia-smi GPU: the
+    // paste does not show what is on PATH, so no `toolkit_missing`.
+    let docker = depth("ctk_1_14_cdi_list_cli_info_docker_info_ssst0n3.txt");
+    let docker = &docker[docker.find("Client: Docker Engine").unwrap()..];
+    let text = format!(
+        "GPU 0: Tesla T4 (UUID: GPU-e78e68c0-4e6a-737e-f9cc-4223fe50aead)\n{}",
+        docker.replace("Runtimes: io.containerd.runc.v2 nvidia runc", "Runtimes: io.containerd.runc.v2 runc")
+    );
+    let s = read_pasted(&text, kb()).unwrap();
+    assert_eq!(s.containers.value().unwrap().engines[0].runtimes.as_ref().map(Vec::len), Some(2));
+    assert!(!ids(&s).contains(&"containers.toolkit_missing".to_owned()), "{:?}", ids(&s));
+}
