@@ -73,7 +73,9 @@ pub(super) const K8S_PLUGIN: Rule = Rule {
     severity: Severity::Warning,
     trigger: "A kubelet runs on this host (its registration socket /var/lib/kubelet/device-plugins/kubelet.sock is \
               there) and the driver sees NVIDIA GPUs, but no NVIDIA device plugin has registered a socket there \
-              (nvidia-gpu.sock): the node advertises no `nvidia.com/gpu`, so pods that ask for one stay Pending.",
+              (nvidia-gpu.sock): the node advertises no `nvidia.com/gpu`, so pods that ask for one stay Pending. From a \
+              pasted `kubectl describe node`: no nvidia.com/gpu under Capacity while its NVIDIA labels \
+              (gpu-feature-discovery's nvidia.com/gpu.count or nvidia.com/gpu.present) or the pasted driver show GPUs.",
     source: "NVIDIA k8s-device-plugin README (v0.19.0: prerequisites \"nvidia-container-runtime configured as the \
              default low-level runtime\", Quick Start `kubectl create -f \
              https://raw.githubusercontent.com/NVIDIA/k8s-device-plugin/v0.19.0/deployments/static/nvidia-device-plugin.yml`); \
@@ -438,16 +440,34 @@ fn inside_rules(i: &InsideContainer, out: &mut Vec<Finding>) {
 }
 
 fn k8s_device_plugin(cx: &Ctx<'_>, c: &ContainerSupport, out: &mut Vec<Finding>) {
-    let Some(k) = c.kubernetes.as_ref().filter(|k| k.kubelet() && !k.nvidia_plugin()) else { return };
     let gpus = driver_gpus(cx);
-    if gpus.is_empty() {
-        return;
-    }
-    let mut evidence = vec![
-        format!("{}: {}", k.dir, list(&k.sockets)),
-        "no nvidia-gpu.sock: NVIDIA's device plugin has not registered with this kubelet".to_owned(),
-        format!("the driver sees {} GPU(s)", gpus.len()),
-    ];
+    let mut evidence = match (c.kubernetes.as_ref().filter(|k| k.kubelet() && !k.nvidia_plugin()), &c.kubernetes_node) {
+        (Some(k), _) if !gpus.is_empty() => vec![
+            format!("{}: {}", k.dir, list(&k.sockets)),
+            "no nvidia-gpu.sock: NVIDIA's device plugin has not registered with this kubelet".to_owned(),
+            format!("the driver sees {} GPU(s)", gpus.len()),
+        ],
+        // `kubectl describe node`: the node advertises no GPU while its labels or the driver show some.
+        (_, Some(n)) if n.capacity_read && n.gpu_capacity.unwrap_or(0) == 0 => {
+            let node = n.name.as_deref().map_or_else(String::new, |name| format!(" {name}"));
+            let mut why = vec![format!("kubectl describe node{node}: no nvidia.com/gpu under Capacity")];
+            match (n.labelled_gpus(), gpus.len()) {
+                (_, seen) if seen > 0 => why.push(format!("the driver sees {seen} GPU(s)")),
+                (Some(_), _) => why.push(format!(
+                    "its labels say it has GPUs: {}",
+                    n.nvidia_labels
+                        .iter()
+                        .filter(|(k, _)| *k == "nvidia.com/gpu.count" || *k == "nvidia.com/gpu.present")
+                        .map(|(k, v)| format!("{k}={v}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )),
+                (None, _) => return,
+            }
+            why
+        }
+        _ => return,
+    };
     let configs: Vec<_> = c.runtime_configs.iter().filter(|r| r.engine == EngineKind::Containerd).collect();
     let default_nvidia = configs.iter().any(|r| r.default_runtime.as_deref() == Some("nvidia"));
     for r in &configs {

@@ -1,6 +1,7 @@
 //! Container tooling pasted from a host: `docker info` (the daemon's runtimes, its default runtime
-//! and the CDI devices Docker 28 and later discovered) and `nvidia-ctk cdi list` (the CDI devices
-//! the toolkit's specs name), read into the snapshot's `containers` as the live probe fills it, so
+//! and the CDI devices Docker 28 and later discovered), `nvidia-ctk cdi list` (the CDI devices
+//! the toolkit's specs name) and `kubectl describe node` (the GPUs the node advertises, its NVIDIA
+//! labels), read into the snapshot's `containers` as the live probe fills it, so
 //! the `containers.*` rules judge them. A pasted `nvidia-ctk cdi list`, `nvidia-ctk --version` or
 //! `nvidia-container-cli info` shows the toolkit is installed; nothing in a paste shows it is not.
 //!
@@ -14,11 +15,15 @@
 
 use super::facts::Facts;
 use crate::parse::containers::{docker_info, first_version};
-use gpu_doctor_model::{CdiSpec, ContainerSupport, Engine, EngineKind, ToolProgram};
+use gpu_doctor_model::{CdiSpec, ContainerSupport, Engine, EngineKind, KubeNode, ToolProgram};
 
 /// The format names recorded.
 const DOCKER_INFO: &str = "docker info";
 const CDI_LIST: &str = "nvidia-ctk cdi list";
+const KUBECTL_NODE: &str = "kubectl describe node";
+
+/// The most lines read of one section (`Labels:`, `Capacity:`, `Allocatable:`) of a node.
+const SECTION_LINES: usize = 256;
 
 /// The lines of `docker info` read around its `Server Version:` line: more than it prints.
 const DOCKER_INFO_LINES: usize = 120;
@@ -69,6 +74,11 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
             }
         }
     }
+    if let Some((at, node)) = kube_node(lines) {
+        facts.saw(at, KUBECTL_NODE);
+        seen = true;
+        c.kubernetes_node = Some(node);
+    }
     if !seen {
         return;
     }
@@ -83,6 +93,59 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
         }
     }
     facts.containers = Some(c);
+}
+
+/// `kubectl describe node` (or the lines of it a `grep` kept): its `Capacity:` section, read as the
+/// node's, with `Allocatable:`, `Name:` and the NVIDIA labels (`nvidia.com/…=…`) around it. A pod's
+/// description has `Limits:`/`Requests:` instead, so it is not taken for a node.
+fn kube_node(lines: &[String]) -> Option<(usize, KubeNode)> {
+    let at = lines.iter().position(|l| l.trim_end() == "Capacity:")?;
+    let mut node = KubeNode { capacity_read: true, ..KubeNode::default() };
+    node.gpu_capacity = section_gpus(&lines[at + 1..]);
+    if let Some(alloc) = lines[at + 1..].iter().take(SECTION_LINES).position(|l| l.trim_end() == "Allocatable:") {
+        node.gpu_allocatable = section_gpus(&lines[at + 2 + alloc..]);
+    }
+    // The node's head: from its `Name:` line (the last one before `Capacity:`) on.
+    let head = lines[..at].iter().rposition(|l| l.starts_with("Name:")).unwrap_or(at.saturating_sub(SECTION_LINES));
+    node.name =
+        lines.get(head).and_then(|l| l.strip_prefix("Name:")).map(|n| n.trim().to_owned()).filter(|n| !n.is_empty());
+    // The `Labels:` block: its first line and the indented `key=value` lines under it; without its
+    // head (a paste of some labels only), the indented lines just before `Capacity:`.
+    let start = lines[head..at].iter().position(|l| l.starts_with("Labels:")).map(|s| head + s);
+    let labels: Vec<&String> = match start {
+        Some(start) => lines[start..at]
+            .iter()
+            .enumerate()
+            .take(SECTION_LINES)
+            .take_while(|(i, l)| *i == 0 || is_label_line(l))
+            .map(|(_, l)| l)
+            .collect(),
+        None => lines[head..at].iter().rev().take(SECTION_LINES).filter(|l| is_label_line(l)).collect(),
+    };
+    for line in labels {
+        let label = line.trim().strip_prefix("Labels:").unwrap_or(line.trim()).trim();
+        if let Some((k, v)) = label.split_once('=')
+            && k.starts_with("nvidia.com/")
+        {
+            node.nvidia_labels.entry(k.to_owned()).or_insert_with(|| v.trim().to_owned());
+        }
+    }
+    Some((at, node))
+}
+
+/// An indented `key=value` line of a node's labels.
+fn is_label_line(line: &str) -> bool {
+    line.starts_with([' ', '\t']) && line.contains('=') && !line.trim_end().ends_with(':')
+}
+
+/// `nvidia.com/gpu:  4` among a section's indented `name: value` lines; `None` when the section
+/// (which ends at the first line that is not indented) has none.
+fn section_gpus(lines: &[String]) -> Option<u64> {
+    lines
+        .iter()
+        .take(SECTION_LINES)
+        .take_while(|l| l.starts_with([' ', '\t']) && l.contains(':'))
+        .find_map(|l| l.trim().strip_prefix("nvidia.com/gpu:")?.trim().parse().ok())
 }
 
 /// `nvidia-ctk cdi list`: its `Found N CDI devices` line (logrus' text or key=value form) and the

@@ -172,3 +172,45 @@ fn pasted_docker_info_without_the_nvidia_runtime_never_claims_the_toolkit_is_mis
     assert_eq!(s.containers.value().unwrap().engines[0].runtimes.as_ref().map(Vec::len), Some(2));
     assert!(!ids(&s).contains(&"containers.toolkit_missing".to_owned()), "{:?}", ids(&s));
 }
+
+#[test]
+fn kubectl_describe_node_gives_the_gpus_it_advertises() {
+    // NVIDIA/k8s-device-plugin#328: 4 GPUs advertised and allocatable.
+    let s = read_pasted(&depth("kubectl_node_four_gpus_device_plugin_328.txt"), kb()).unwrap();
+    let Origin::Pasted { formats } = &s.origin else { panic!("pasted") };
+    assert_eq!(formats, &["kubectl describe node".to_owned()]);
+    let n = s.containers.value().unwrap().kubernetes_node.as_ref().unwrap();
+    assert_eq!((n.capacity_read, n.gpu_capacity, n.gpu_allocatable), (true, Some(4), Some(4)));
+    // NVIDIA/k8s-device-plugin#283: the lines `egrep` kept of `oc describe node`.
+    let s = read_pasted(&depth("oc_describe_node_egrep_device_plugin_283.txt"), kb()).unwrap();
+    let n = s.containers.value().unwrap().kubernetes_node.as_ref().unwrap();
+    assert_eq!((n.gpu_capacity, n.gpu_allocatable), (Some(2), Some(2)));
+    // NVIDIA/k8s-device-plugin#285: no nvidia.com/gpu in either section, and nothing else says
+    // the node has a GPU: no finding.
+    let s = read_pasted(&depth("kubectl_node_no_gpu_capacity_device_plugin_285.txt"), kb()).unwrap();
+    let n = s.containers.value().unwrap().kubernetes_node.as_ref().unwrap();
+    assert_eq!((n.capacity_read, n.gpu_capacity, n.gpu_allocatable), (true, None, None));
+    assert!(ids(&s).is_empty(), "{:?}", ids(&s));
+}
+
+#[test]
+fn a_node_labelled_with_gpus_that_advertises_none_is_the_device_plugin_finding() {
+    // Two threads' real lines joined as one `kubectl describe node` would hold them:
+    // NVIDIA/k8s-device-plugin#1501's gpu-feature-discovery labels (8 H100) above #285's Capacity
+    // and Allocatable without nvidia.com/gpu.
+    let labels = depth("kubectl_node_gfd_labels_h100x8_device_plugin_1501.txt");
+    let text = format!("{labels}{}", depth("kubectl_node_no_gpu_capacity_device_plugin_285.txt"));
+    let s = read_pasted(&text, kb()).unwrap();
+    let n = s.containers.value().unwrap().kubernetes_node.as_ref().unwrap();
+    assert_eq!(n.labelled_gpus(), Some(8));
+    assert_eq!(n.nvidia_labels.get("nvidia.com/gpu.product").map(String::as_str), Some("NVIDIA-H100-80GB-HBM3"));
+    let f = gpu_doctor_judge::diagnose::diagnose(&s, kb())
+        .into_iter()
+        .find(|f| f.id == "containers.kubernetes_device_plugin_missing")
+        .expect("the device plugin finding");
+    assert!(f.evidence.iter().any(|e| e.contains("nvidia.com/gpu.count=8")), "{:?}", f.evidence);
+    // The same labels above a Capacity that lists the GPUs: the plugin registered, no finding.
+    let text = format!("{labels}{}", depth("kubectl_node_four_gpus_device_plugin_328.txt"));
+    let s = read_pasted(&text, kb()).unwrap();
+    assert!(!ids(&s).contains(&"containers.kubernetes_device_plugin_missing".to_owned()), "{:?}", ids(&s));
+}

@@ -97,6 +97,14 @@ fn shapes() -> Vec<(&'static str, Box<dyn Fn(usize) -> String>)> {
         ("docker info server lines", Box::new(|n| repeat("", " Server Version: 24.0.5\n Runtimes: runc\n", n))),
         ("cdi list heads", Box::new(|n| repeat("", "INFO[0000] Found 1 CDI devices\nnvidia.com/gpu=0\n", n))),
         ("nvidia-smi -L lines", Box::new(|n| numbered(n, |i| format!("GPU {i}: NVIDIA T4 (UUID: GPU-{i})\n")))),
+        (
+            "kubectl node sections",
+            Box::new(|n| repeat("Name: x\nLabels: a=b\n", "Capacity:\n  cpu: 1\nAllocatable:\n", n)),
+        ),
+        (
+            "kubectl label lines",
+            Box::new(|n| repeat("Labels: a=b\n", "   nvidia.com/gpu.count=8\n", n) + "Capacity:\n"),
+        ),
         ("every sample", Box::new(|n| repeat("", &SAMPLES.join("\n"), n))),
     ]
 }
