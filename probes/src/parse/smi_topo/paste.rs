@@ -24,6 +24,8 @@ pub const FORMAT: &str = "nvidia-smi topo -m";
 pub const P2P_FORMAT: &str = "nvidia-smi topo -p2p";
 /// The format name recorded for NVLink states.
 pub const NVLINK_FORMAT: &str = "nvidia-smi nvlink -s";
+/// The format name recorded when `numactl -H` gave a GPU its NUMA node.
+pub const NUMACTL_FORMAT: &str = "numactl -H";
 
 /// The most GPUs whose NVLink states are read: more than any machine has, few enough that finding
 /// each among the matrices' GPUs stays quick.
@@ -95,7 +97,7 @@ pub fn read(lines: &[String]) -> Option<Pasted> {
         formats.push((at, NVLINK_FORMAT));
     }
     formats.sort_by_key(|(at, _)| *at);
-    let formats: Vec<&'static str> = formats.into_iter().map(|(_, f)| f).collect();
+    let mut formats: Vec<&'static str> = formats.into_iter().map(|(_, f)| f).collect();
     if link_rows.is_none() && p2p.is_empty() && nvlinks.is_none() {
         return (!notes.is_empty()).then_some(Pasted { topology: None, formats, notes });
     }
@@ -126,6 +128,9 @@ pub fn read(lines: &[String]) -> Option<Pasted> {
         g.nvlinks = status.links;
     }
     topo.gpus.sort_by_key(|g| g.index);
+    if numa_from_numactl(lines, &mut topo.gpus) {
+        formats.push(NUMACTL_FORMAT);
+    }
     if let Ok(listed) = parse_list(&text) {
         for l in listed.into_iter().filter(|l| !l.mig.is_empty()) {
             if let Some(g) = topo.gpus.iter_mut().find(|g| g.index == l.index) {
@@ -173,6 +178,56 @@ fn apply_p2p(topo: &mut Topology, p2p: &BTreeMap<char, BTreeMap<(u32, u32), P2pS
         pair.p2p_write = pair.p2p_write.or(cell('w'));
         pair.p2p_atomics = pair.p2p_atomics.or(cell('a'));
     }
+}
+
+/// The most CPU numbers read from one `node N cpus:` line: more than any machine has.
+const MAX_NODE_CPUS: usize = 8192;
+
+/// The most NUMA nodes read: more than any machine has (so each GPU is checked against few).
+const MAX_NODES: usize = 64;
+
+/// `numactl -H` (`--hardware`): each `node N cpus: 0 1 2 …` line. For a GPU whose link matrix gave
+/// its CPUs but no NUMA node (drivers before the `NUMA Affinity` column, or `N/A` in a VM), the
+/// node whose CPUs hold all of them is its node. True when that gave any GPU its node.
+fn numa_from_numactl(lines: &[String], gpus: &mut [TopoGpu]) -> bool {
+    if !gpus.iter().any(|g| g.numa_node.is_none() && g.cpu_affinity.is_some()) {
+        return false;
+    }
+    let nodes: Vec<(u32, BTreeSet<usize>)> = lines
+        .iter()
+        .filter_map(|l| {
+            let rest = l.trim().strip_prefix("node ")?;
+            let (node, cpus) = rest.split_once(" cpus:")?;
+            let cpus = cpus.split_whitespace().take(MAX_NODE_CPUS).map(str::parse).collect::<Result<_, _>>().ok()?;
+            Some((node.trim().parse().ok()?, cpus))
+        })
+        .take(MAX_NODES)
+        .collect();
+    let mut gave = false;
+    for g in gpus.iter_mut().take(MAX_NVLINK_GPUS).filter(|g| g.numa_node.is_none()) {
+        let Some(cpus) = g.cpu_affinity.as_deref().and_then(cpu_set) else { continue };
+        if let Some((node, _)) = nodes.iter().find(|(_, on)| cpus.is_subset(on)) {
+            g.numa_node = Some(*node);
+            g.affinity_from = format!("{} + {NUMACTL_FORMAT}", g.affinity_from);
+            gave = true;
+        }
+    }
+    gave
+}
+
+/// A Linux CPU list (`0-9,20-29`) as its CPUs; `None` when it does not read as one or names more
+/// than [`MAX_NODE_CPUS`].
+fn cpu_set(list: &str) -> Option<BTreeSet<usize>> {
+    let mut out = BTreeSet::new();
+    for part in list.split(',') {
+        let (a, b) = part.split_once('-').unwrap_or((part, part));
+        let (a, b): (usize, usize) = (a.trim().parse().ok()?, b.trim().parse().ok()?);
+        if b < a || out.len() + (b - a) >= MAX_NODE_CPUS {
+            return None;
+        }
+        out.extend(a..=b);
+    }
+    (!out.is_empty()).then_some(out)
 }
 
 /// A matrix's header line: `GPU0` first, then not `X` (a row's first cell).
@@ -430,6 +485,42 @@ mod tests {
         let caps = "GPU 0: Tesla V100-SXM2-16GB (UUID: GPU-1)\n\t Link 0, P2P is supported: true\n";
         for text in [errors, caps, "GPU 0: NVIDIA GeForce RTX 4090 (UUID: GPU-1)\n"] {
             assert_eq!(super::read(&lines(text)), None, "{text}");
+        }
+    }
+
+    #[test]
+    fn numactl_gives_a_gpu_its_node_only_when_its_cpus_lie_in_one() {
+        // kubernetes/kubernetes#53497's 2017 matrix has CPU Affinity but no NUMA column; the
+        // 8-node numactl -H of NordicHPC/sonar#358 (16 CPUs a node) splits 0-9,20-29 over two
+        // nodes, so no GPU gets one, and the format is not recorded.
+        let old = sample("8gpu-mlx4-old-topo-m-cut.txt");
+        let text = format!("{old}\n{}", sample("8-node-numactl-h-cut.txt"));
+        let p = super::read(&lines(&text)).unwrap();
+        assert_eq!(p.formats, [super::FORMAT]);
+        assert!(p.topology.unwrap().gpus.iter().all(|g| g.numa_node.is_none()));
+        // The node lines a two-socket, ten-core machine with hyper-threading prints (synthetic:
+        // no thread pasted both): each GPU's CPUs lie in one node.
+        let numactl = "node 0 cpus: 0 1 2 3 4 5 6 7 8 9 20 21 22 23 24 25 26 27 28 29\n\
+                       node 1 cpus: 10 11 12 13 14 15 16 17 18 19 30 31 32 33 34 35 36 37 38 39\n";
+        let p = super::read(&lines(&format!("{old}\n{numactl}"))).unwrap();
+        assert_eq!(p.formats, [super::FORMAT, super::NUMACTL_FORMAT]);
+        let t = p.topology.unwrap();
+        assert_eq!(
+            t.gpus.iter().map(|g| g.numa_node).collect::<Vec<_>>(),
+            [Some(0), Some(0), Some(0), Some(0), Some(1)]
+        );
+        assert_eq!(t.gpus[4].affinity_from, "nvidia-smi topo -m + numactl -H");
+        assert_eq!(t.numa_nodes(), [0, 1]);
+        // A matrix that names the node already is left as it is.
+        let hgx = format!("{}\n{numactl}", sample("hgx-h100-topo-m.txt"));
+        assert_eq!(super::read(&lines(&hgx)).unwrap().formats, [super::FORMAT]);
+    }
+
+    #[test]
+    fn cpu_lists_read_as_sets() {
+        assert_eq!(super::cpu_set("0-2,8").map(|s| s.into_iter().collect::<Vec<_>>()), Some(vec![0, 1, 2, 8]));
+        for bad in ["", "a", "3-1", "0-99999999", "1,,2"] {
+            assert_eq!(super::cpu_set(bad), None, "{bad}");
         }
     }
 

@@ -105,6 +105,12 @@ fn shapes() -> Vec<(&'static str, Box<dyn Fn(usize) -> String>)> {
             "kubectl label lines",
             Box::new(|n| repeat("Labels: a=b\n", "   nvidia.com/gpu.count=8\n", n) + "Capacity:\n"),
         ),
+        (
+            "numactl node lines under a matrix without NUMA",
+            Box::new(|n| {
+                repeat("\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tSYS\t0-4095\n", "node 0 cpus: 0 1 2 3 4 5 6 7\n", n)
+            }),
+        ),
         ("every sample", Box::new(|n| repeat("", &SAMPLES.join("\n"), n))),
     ]
 }
