@@ -276,22 +276,7 @@ impl Facts {
         let gpu_sources =
             join_sources(self.listed_gpus.iter().map(|(_, s)| *s).chain(self.gpu_facts.iter().map(|f| f.source)));
         let list = gpus::merge(self.listed_gpus.into_iter().map(|(g, _)| g).collect(), &self.gpu_facts, kb);
-        if !self.gpu_health.is_empty() {
-            let sources = join_sources(self.gpu_health.iter().map(|(_, s)| *s));
-            let mut health: Vec<GpuHealth> = self.gpu_health.into_iter().map(|(h, _)| h).collect();
-            // The GPU list merged the same GPU listed twice: each reading takes that GPU's index.
-            for h in &mut health {
-                if let Some(g) = h.pci_bus_id.as_deref().and_then(|b| list.iter().find(|g| g.has_bus_id(b))) {
-                    h.index = g.index;
-                }
-            }
-            snap.health.gpus = Probed::found(health, sources);
-        }
-        let xids: Vec<XidEvent> = self.messages.iter().filter_map(super::kernel_log::xid_event).collect();
-        if !xids.is_empty() {
-            // Only lines that are there: text without Xid lines says nothing of the log, so it stays unknown.
-            snap.health.xid_events = Probed::found(xids, "pasted kernel log");
-        }
+        fill_health(&mut snap, std::mem::take(&mut self.gpu_health), &self.messages, &list);
         if !list.is_empty() {
             snap.gpus = Probed::found(list, gpu_sources);
         }
@@ -368,6 +353,32 @@ impl Facts {
         snap.messages = self.messages;
         snap.notes = self.notes;
         snap
+    }
+}
+
+/// The health readings of `-q`/XML (each under the index of its GPU in the merged `list`) and the
+/// Xid events of the messages, into the snapshot's health. Only what is there: text without Xid
+/// lines says nothing of the kernel log, so that stays unknown.
+fn fill_health(
+    snap: &mut Snapshot,
+    gpu_health: Vec<(GpuHealth, &'static str)>,
+    messages: &[ObservedMessage],
+    list: &[Gpu],
+) {
+    if !gpu_health.is_empty() {
+        let sources = join_sources(gpu_health.iter().map(|(_, s)| *s));
+        let mut health: Vec<GpuHealth> = gpu_health.into_iter().map(|(h, _)| h).collect();
+        // The GPU list merged the same GPU listed twice: each reading takes that GPU's index.
+        for h in &mut health {
+            if let Some(g) = h.pci_bus_id.as_deref().and_then(|b| list.iter().find(|g| g.has_bus_id(b))) {
+                h.index = g.index;
+            }
+        }
+        snap.health.gpus = Probed::found(health, sources);
+    }
+    let xids: Vec<XidEvent> = messages.iter().filter_map(super::kernel_log::xid_event).collect();
+    if !xids.is_empty() {
+        snap.health.xid_events = Probed::found(xids, "pasted kernel log");
     }
 }
 

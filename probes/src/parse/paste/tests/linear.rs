@@ -84,7 +84,7 @@ fn shapes() -> Vec<(&'static str, Box<dyn Fn(usize) -> String>)> {
         (
             "one wide -p2p matrix",
             Box::new(|n| {
-                let gpus = ((n as f64).sqrt() / 3.0) as usize;
+                let gpus = n.isqrt() / 3;
                 let head: String = (0..gpus).map(|i| format!(" GPU{i}")).collect();
                 let row: String = (0..gpus).map(|_| " OK").collect();
                 let mut s = format!("nvidia-smi topo -p2p r\n{head}\n");
