@@ -460,6 +460,14 @@ mod tests {
         let t = super::read(&lines(&sample("2xv100-nvlink-status-per-gpu.txt"))).unwrap().topology.unwrap();
         let up = |g: usize| t.gpus[g].nvlinks.iter().filter(|l| l.active).map(|l| l.link).collect::<Vec<_>>();
         assert_eq!((up(0), up(1)), (vec![0, 2], vec![1, 2]));
+        // Two of six up on both V100s: wired alike, nothing down.
+        let s = read_pasted(&sample("2xv100-nvlink-status-per-gpu.txt"), Kb::get().unwrap()).unwrap();
+        assert!(!ids(&s).contains(&"topology.nvlink_down".to_owned()), "{:?}", ids(&s));
+        // The same paste with one of GPU 1's links down (edited): fewer than its sibling.
+        let edited =
+            sample("2xv100-nvlink-status-per-gpu.txt").replacen("Link 1: 25.781 GB/s", "Link 1: <inactive>", 1);
+        let s = read_pasted(&edited, Kb::get().unwrap()).unwrap();
+        assert!(ids(&s).contains(&"topology.nvlink_down".to_owned()), "{:?}", ids(&s));
     }
 
     #[test]
