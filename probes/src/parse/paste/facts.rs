@@ -53,6 +53,8 @@ pub(super) struct Facts {
     /// Each GPU's memory errors, repairs, clock-event reasons and limits from nvidia-smi `-q` (any
     /// `-d` selection of it) or `-q -x`, with the format that gave them; index and bus id as listed.
     pub gpu_health: Vec<(GpuHealth, &'static str)>,
+    /// The kernel log's Xid events among the pasted lines (from the matched `nvrm.xid` messages).
+    pub xid_events: Vec<XidEvent>,
     /// Variables from `env`, `export` and `echo $VAR` lines.
     pub env: EnvFacts,
     /// Which toolkit `which nvcc` and the `/usr/local/cuda` link pick (CUDA_HOME, CUDA_PATH and
@@ -276,7 +278,7 @@ impl Facts {
         let gpu_sources =
             join_sources(self.listed_gpus.iter().map(|(_, s)| *s).chain(self.gpu_facts.iter().map(|f| f.source)));
         let list = gpus::merge(self.listed_gpus.into_iter().map(|(g, _)| g).collect(), &self.gpu_facts, kb);
-        fill_health(&mut snap, std::mem::take(&mut self.gpu_health), &self.messages, &list);
+        fill_health(&mut snap, std::mem::take(&mut self.gpu_health), std::mem::take(&mut self.xid_events), &list);
         if !list.is_empty() {
             snap.gpus = Probed::found(list, gpu_sources);
         }
@@ -359,12 +361,7 @@ impl Facts {
 /// The health readings of `-q`/XML (each under the index of its GPU in the merged `list`) and the
 /// Xid events of the messages, into the snapshot's health. Only what is there: text without Xid
 /// lines says nothing of the kernel log, so that stays unknown.
-fn fill_health(
-    snap: &mut Snapshot,
-    gpu_health: Vec<(GpuHealth, &'static str)>,
-    messages: &[ObservedMessage],
-    list: &[Gpu],
-) {
+fn fill_health(snap: &mut Snapshot, gpu_health: Vec<(GpuHealth, &'static str)>, xids: Vec<XidEvent>, list: &[Gpu]) {
     if !gpu_health.is_empty() {
         let sources = join_sources(gpu_health.iter().map(|(_, s)| *s));
         let mut health: Vec<GpuHealth> = gpu_health.into_iter().map(|(h, _)| h).collect();
@@ -376,7 +373,6 @@ fn fill_health(
         }
         snap.health.gpus = Probed::found(health, sources);
     }
-    let xids: Vec<XidEvent> = messages.iter().filter_map(super::kernel_log::xid_event).collect();
     if !xids.is_empty() {
         snap.health.xid_events = Probed::found(xids, "pasted kernel log");
     }

@@ -123,6 +123,7 @@ pub fn read_pasted(text: &str, kb: &Kb) -> Result<Snapshot, ParseError> {
         facts.saw(*at, MESSAGES);
     }
     facts.messages = found.into_iter().map(|(_, m)| m).collect();
+    facts.xid_events = facts.messages.iter().filter_map(kernel_log::xid_event).collect();
     let topology = super::smi_topo::paste::read(&lines);
     if facts.is_empty() && topology.as_ref().is_none_or(|t| t.topology.is_none()) {
         // Readable text is never refused: the answer says nothing was recognised, and `ask`
