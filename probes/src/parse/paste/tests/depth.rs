@@ -214,3 +214,51 @@ fn a_node_labelled_with_gpus_that_advertises_none_is_the_device_plugin_finding()
     let s = read_pasted(&text, kb()).unwrap();
     assert!(!ids(&s).contains(&"containers.kubernetes_device_plugin_missing".to_owned()), "{:?}", ids(&s));
 }
+
+/// Every depth sample: `tests/data/smi_topo`, `tests/data/smi_q` and `tests/data/paste/depth`.
+fn depth_samples() -> Vec<String> {
+    let mut out = Vec::new();
+    for dir in ["smi_topo", "smi_q", "paste/depth"] {
+        let dir = format!("{}/tests/data/{dir}", env!("CARGO_MANIFEST_DIR"));
+        let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+        files.sort();
+        out.extend(
+            files
+                .iter()
+                .filter(|f| f.extension().is_some_and(|e| e == "txt"))
+                .map(|f| std::fs::read_to_string(f).unwrap()),
+        );
+    }
+    out
+}
+
+#[test]
+fn depth_samples_cut_anywhere_never_panic() {
+    let samples = depth_samples();
+    assert!(samples.len() >= 20, "{}", samples.len());
+    for sample in &samples {
+        // About 40 cuts a sample, wherever they fall (never on fewer than 53 bytes apart).
+        let step = (sample.len() / 40).max(53);
+        let mut cut = 0;
+        while cut < sample.len() {
+            if let Some(prefix) = sample.get(..cut)
+                && let Ok(s) = read_pasted(prefix, kb())
+            {
+                let _ = gpu_doctor_judge::diagnose::diagnose(&s, kb());
+            }
+            cut += step;
+        }
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 16, ..proptest::prelude::ProptestConfig::default() })]
+
+    /// All depth samples in one paste, cut, garbled and repeated anywhere: no panic, no hang.
+    #[test]
+    fn mangled_depth_samples_never_panic(edits in super::props::edits(40_000)) {
+        static ALL: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+        let all = ALL.get_or_init(|| depth_samples().join("\n"));
+        super::props::read_bounded(super::props::mangle(all, &edits));
+    }
+}
