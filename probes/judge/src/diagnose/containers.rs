@@ -82,11 +82,24 @@ pub(super) const K8S_PLUGIN: Rule = Rule {
              Kubernetes \"Device Plugins\" (plugins register through /var/lib/kubelet/device-plugins/kubelet.sock)",
 };
 
+pub(super) const K8S_UNHEALTHY: Rule = Rule {
+    id: "containers.kubernetes_gpus_unhealthy",
+    category: CATEGORY,
+    severity: Severity::Warning,
+    trigger: "A pasted Kubernetes node advertises fewer allocatable `nvidia.com/gpu` than its capacity: NVIDIA's \
+              device plugin marked GPUs unhealthy (after an Xid error it counts as critical), so the scheduler places \
+              no new pod on them, and the plugin does not mark them healthy again until it restarts.",
+    source: "NVIDIA/k8s-device-plugin#58 (maintainer: Capacity is the total number of GPUs, Allocatable the number \
+             in a healthy state), #234 (a GPU marked unhealthy after an Xid stays so until the plugin restarts), \
+             #189 (`XidCriticalError: Xid=69 … the device will go unhealthy`)",
+};
+
 /// The device plugin's static manifest, as its README's Quick Start deploys it.
 const DEVICE_PLUGIN_YML: &str =
     "https://raw.githubusercontent.com/NVIDIA/k8s-device-plugin/v0.19.0/deployments/static/nvidia-device-plugin.yml";
 
-pub(super) const RULES: &[Rule] = &[TOOLKIT_MISSING, NOT_CONFIGURED, CDI_STALE, NO_GPU_INSIDE, NO_LIBCUDA, K8S_PLUGIN];
+pub(super) const RULES: &[Rule] =
+    &[TOOLKIT_MISSING, NOT_CONFIGURED, CDI_STALE, NO_GPU_INSIDE, NO_LIBCUDA, K8S_PLUGIN, K8S_UNHEALTHY];
 
 pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let Some(c) = cx.s.containers.value() else { return };
@@ -97,6 +110,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
             not_configured(c, out);
             cdi_stale(cx, c, out);
             k8s_device_plugin(cx, c, out);
+            k8s_unhealthy(c, out);
         }
     }
 }
@@ -509,5 +523,32 @@ fn k8s_device_plugin(cx: &Ctx<'_>, c: &ContainerSupport, out: &mut Vec<Finding>)
                 None,
             )
             .with_plan(fix::change(None, "Kubernetes pods on this node can ask for nvidia.com/gpu", changes)),
+    );
+}
+
+fn k8s_unhealthy(c: &ContainerSupport, out: &mut Vec<Finding>) {
+    let Some(n) = &c.kubernetes_node else { return };
+    let (Some(capacity), Some(allocatable)) = (n.gpu_capacity, n.gpu_allocatable) else { return };
+    if allocatable >= capacity {
+        return;
+    }
+    let node = n.name.as_deref().map_or_else(String::new, |name| format!(" {name}"));
+    out.push(
+        K8S_UNHEALTHY.finding(
+            format!("Kubernetes can place pods on only {allocatable} of this node's {capacity} GPUs"),
+            "A node's Capacity counts every GPU the device plugin found and its Allocatable only the healthy ones. \
+         NVIDIA's device plugin marks a GPU unhealthy when the driver reports an Xid error it counts as critical \
+         (a GPU fallen off the bus, a double-bit memory error), and keeps it so until the plugin restarts; pods \
+         asking for those GPUs stay Pending with `Insufficient nvidia.com/gpu`.",
+            vec![format!("the pasted node{node}: nvidia.com/gpu Capacity {capacity}, Allocatable {allocatable}")],
+            Some(
+                "Find why: the device plugin's log names each GPU it marked (`kubectl logs -n <its namespace> <the \
+             nvidia-device-plugin pod on this node> | grep -i unhealthy`), and the node's kernel log the Xid \
+             (`sudo dmesg | grep -i xid`; paste it here to have it explained). Once the GPU is fixed (a reset or \
+             reboot for a transient Xid, the vendor for a hardware fault), delete that device-plugin pod so its \
+             DaemonSet restarts it and the GPU is counted again."
+                    .to_owned(),
+            ),
+        ),
     );
 }

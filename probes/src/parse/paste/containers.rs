@@ -95,15 +95,19 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
     facts.containers = Some(c);
 }
 
-/// `kubectl describe node` (or the lines of it a `grep` kept): its `Capacity:` section, read as the
-/// node's, with `Allocatable:`, `Name:` and the NVIDIA labels (`nvidia.com/…=…`) around it. A pod's
-/// description has `Limits:`/`Requests:` instead, so it is not taken for a node.
+/// `kubectl describe node` (or the lines of it a `grep` kept, or `kubectl get node -o yaml`'s
+/// `capacity:`/`allocatable:`): its Capacity section, read as the node's, with Allocatable, `Name:`
+/// and the NVIDIA labels (`nvidia.com/…=…`) around it. A pod's description has `Limits:`/`Requests:`
+/// instead, so it is not taken for a node.
 fn kube_node(lines: &[String]) -> Option<(usize, KubeNode)> {
-    let at = lines.iter().position(|l| l.trim_end() == "Capacity:")?;
+    let header = |name: &'static str| move |l: &String| l.trim().eq_ignore_ascii_case(name);
+    let at = lines.iter().position(header("capacity:"))?;
     let mut node = KubeNode { capacity_read: true, ..KubeNode::default() };
-    node.gpu_capacity = section_gpus(&lines[at + 1..]);
-    if let Some(alloc) = lines[at + 1..].iter().take(SECTION_LINES).position(|l| l.trim_end() == "Allocatable:") {
-        node.gpu_allocatable = section_gpus(&lines[at + 2 + alloc..]);
+    node.gpu_capacity = section_gpus(&lines[at..]);
+    // `describe` prints Allocatable after Capacity; `get node -o yaml` before it.
+    let near = at.saturating_sub(SECTION_LINES)..(at + SECTION_LINES).min(lines.len());
+    if let Some(alloc) = lines[near.clone()].iter().position(header("allocatable:")) {
+        node.gpu_allocatable = section_gpus(&lines[near.start + alloc..]);
     }
     // The node's head: from its `Name:` line (the last one before `Capacity:`) on.
     let head = lines[..at].iter().rposition(|l| l.starts_with("Name:")).unwrap_or(at.saturating_sub(SECTION_LINES));
@@ -138,14 +142,17 @@ fn is_label_line(line: &str) -> bool {
     line.starts_with([' ', '\t']) && line.contains('=') && !line.trim_end().ends_with(':')
 }
 
-/// `nvidia.com/gpu:  4` among a section's indented `name: value` lines; `None` when the section
-/// (which ends at the first line that is not indented) has none.
+/// `nvidia.com/gpu:  4` (or YAML's `nvidia.com/gpu: "4"`) among the lines under a section's header
+/// (`lines[0]`), which end at the first line not indented further than it; `None` when none.
 fn section_gpus(lines: &[String]) -> Option<u64> {
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let head = indent(lines.first()?);
     lines
         .iter()
+        .skip(1)
         .take(SECTION_LINES)
-        .take_while(|l| l.starts_with([' ', '\t']) && l.contains(':'))
-        .find_map(|l| l.trim().strip_prefix("nvidia.com/gpu:")?.trim().parse().ok())
+        .take_while(|l| indent(l) > head && l.contains(':'))
+        .find_map(|l| l.trim().strip_prefix("nvidia.com/gpu:")?.trim().trim_matches('"').parse().ok())
 }
 
 /// `nvidia-ctk cdi list`: its `Found N CDI devices` line (logrus' text or key=value form) and the

@@ -262,3 +262,21 @@ proptest::proptest! {
         super::props::read_bounded(super::props::mangle(all, &edits));
     }
 }
+
+#[test]
+fn a_node_with_fewer_allocatable_than_its_gpus_is_the_unhealthy_finding() {
+    // NVIDIA/k8s-device-plugin#58: `kubectl get node -o yaml`, 16 GPUs, none allocatable.
+    let s = read_pasted(&depth("kubectl_get_node_yaml_allocatable_zero_device_plugin_58.txt"), kb()).unwrap();
+    let n = s.containers.value().unwrap().kubernetes_node.as_ref().unwrap();
+    assert_eq!((n.gpu_capacity, n.gpu_allocatable), (Some(16), Some(0)));
+    let f = gpu_doctor_judge::diagnose::diagnose(&s, kb())
+        .into_iter()
+        .find(|f| f.id == "containers.kubernetes_gpus_unhealthy")
+        .expect("the unhealthy finding");
+    assert!(f.summary.contains("0 of this node's 16"), "{}", f.summary);
+    // Every GPU allocatable (#328, 4 of 4; #283, 2 of 2): nothing.
+    for sample in ["kubectl_node_four_gpus_device_plugin_328.txt", "oc_describe_node_egrep_device_plugin_283.txt"] {
+        let s = read_pasted(&depth(sample), kb()).unwrap();
+        assert!(!ids(&s).contains(&"containers.kubernetes_gpus_unhealthy".to_owned()), "{sample}: {:?}", ids(&s));
+    }
+}
