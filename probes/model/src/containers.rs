@@ -27,6 +27,40 @@ pub struct ContainerSupport {
     /// What this container was given of the GPU; `None` when not running inside a container.
     #[serde(default)]
     pub inside: Option<InsideContainer>,
+    /// The node as `kubectl describe node` shows it: what it advertises to the scheduler. Only
+    /// pasted text fills it (the probe does not ask the API server); `None` when not known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kubernetes_node: Option<KubeNode>,
+}
+
+/// A Kubernetes node as `kubectl describe node` prints it: its NVIDIA GPUs under `Capacity:` and
+/// `Allocatable:`, and the labels NVIDIA's gpu-feature-discovery put on it.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct KubeNode {
+    /// `Name:`; `None` when not pasted.
+    pub name: Option<String>,
+    /// The `Capacity:` section was there, so a `nvidia.com/gpu` line missing from it means the
+    /// node advertises no GPU.
+    pub capacity_read: bool,
+    /// `nvidia.com/gpu` under `Capacity:`; `None` when the section lists none or was not pasted.
+    pub gpu_capacity: Option<u64>,
+    /// `nvidia.com/gpu` under `Allocatable:`; `None` when the section lists none or was not pasted.
+    pub gpu_allocatable: Option<u64>,
+    /// NVIDIA's labels (`nvidia.com/gpu.count=8`, `nvidia.com/gpu.product=…`, `nvidia.com/gpu.present=true`),
+    /// name → value.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub nvidia_labels: std::collections::BTreeMap<String, String>,
+}
+
+impl KubeNode {
+    /// The GPUs its labels say the node has: `nvidia.com/gpu.count`, else 1 (at least) for
+    /// `nvidia.com/gpu.present=true`; `None` when no label says.
+    pub fn labelled_gpus(&self) -> Option<u64> {
+        if let Some(n) = self.nvidia_labels.get("nvidia.com/gpu.count").and_then(|v| v.parse().ok()) {
+            return Some(n);
+        }
+        (self.nvidia_labels.get("nvidia.com/gpu.present").map(String::as_str) == Some("true")).then_some(1)
+    }
 }
 
 /// A container engine.

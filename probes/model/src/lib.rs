@@ -31,7 +31,7 @@ mod version;
 
 pub use bus_id::{PciBusId, PciBusIdError};
 pub use containers::{
-    CdiSpec, CliDevice, CliInfo, ContainerSupport, ContainerToolkit, Engine, EngineKind, InsideContainer,
+    CdiSpec, CliDevice, CliInfo, ContainerSupport, ContainerToolkit, Engine, EngineKind, InsideContainer, KubeNode,
     KubeletPlugins, RuntimeConfig, ToolProgram,
 };
 pub use cudnn::{CudnnCopy, CudnnKind, CudnnVersionSource};

@@ -1,5 +1,6 @@
 //! `nvidia-smi topo -m` (the link matrix with CPU and NUMA affinity), `nvidia-smi topo -p2p r|w|a`
-//! (the peer-to-peer matrix) and `nvidia-smi -L` (GPUs with their MIG devices).
+//! (the peer-to-peer matrix), `nvidia-smi -L` (GPUs with their MIG devices) and `nvidia-smi nvlink
+//! -s` (each GPU's links, up or down).
 //!
 //! The matrices are read by whitespace, which covers the tab-separated output of current drivers and
 //! the space-aligned one of older drivers and of copies from a terminal. Columns that are not GPUs
@@ -9,11 +10,12 @@
 use std::collections::BTreeMap;
 
 use super::ParseError;
-use gpu_doctor_model::{LinkKind, MigInstance, P2pStatus};
+use gpu_doctor_model::{LinkKind, MigInstance, NvLink, P2pStatus};
 
 const TOPO: &str = "nvidia-smi topo -m";
 const P2P: &str = "nvidia-smi topo -p2p";
 const LIST: &str = "nvidia-smi -L";
+const NVLINK: &str = "nvidia-smi nvlink -s";
 
 /// One GPU row of `nvidia-smi topo -m`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -117,6 +119,74 @@ pub fn parse_list(text: &str) -> Result<Vec<ListedGpu>, ParseError> {
         return Err(ParseError::new(LIST, "no `GPU <n>: <name>` line"));
     }
     Ok(out)
+}
+
+/// One GPU of `nvidia-smi nvlink -s`: its `GPU <n>: <name> (UUID: …)` line and the state of each
+/// link under it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NvlinkStatus {
+    /// The GPU, as its line names it (no MIG devices).
+    pub gpu: ListedGpu,
+    /// Its links in the order printed: `Link 0: 26.562 GB/s` is up, `Link 3: <inactive>` down.
+    pub links: Vec<NvLink>,
+}
+
+/// The most links read under one GPU: more than any GPU has (18 on Hopper and Blackwell).
+const MAX_LINKS: usize = 64;
+/// The most GPU lines `nvlink -s` is read for: more than any machine has.
+const MAX_NVLINK_GPUS: usize = 1024;
+
+/// `nvidia-smi nvlink -s` (`--status`): each `GPU <n>: …` line and the `Link <n>: <speed> GB/s` or
+/// `Link <n>: <inactive>` lines under it. Other `Link <n>:` lines (`nvlink -e`'s `Link 0: Replay
+/// Errors: 0`, `-c`'s `Link 0, P2P is supported: true`) are not states and are skipped. Errs when
+/// no GPU has a state line.
+pub fn parse_nvlink_status(text: &str) -> Result<Vec<NvlinkStatus>, ParseError> {
+    let mut out: Vec<NvlinkStatus> = Vec::new();
+    for line in text.lines().map(str::trim) {
+        if let Some(gpu) = gpu_line(line) {
+            if out.len() >= MAX_NVLINK_GPUS {
+                break;
+            }
+            out.push(NvlinkStatus { gpu, links: Vec::new() });
+        } else if let Some((link, active)) = link_state(line)
+            && let Some(g) = out.last_mut()
+            && g.links.len() < MAX_LINKS
+            && !g.links.iter().any(|l| l.link == link)
+        {
+            g.links.push(NvLink { link, active, version: None, remote_bus_id: None });
+        }
+    }
+    out.retain(|g| !g.links.is_empty());
+    if out.is_empty() {
+        return Err(ParseError::new(NVLINK, "no `Link <n>: <speed> GB/s` or `<inactive>` line under a GPU line"));
+    }
+    Ok(out)
+}
+
+/// `Link 3: 25.781 GB/s` → (3, up); `Link 5: <inactive>` → (5, down); anything else `None`.
+fn link_state(line: &str) -> Option<(u32, bool)> {
+    let (link, value) = line.strip_prefix("Link ")?.split_once(':')?;
+    let link = link.trim().parse().ok()?;
+    let value = value.trim();
+    let inactive = value.trim_start_matches('<').trim_end_matches('>');
+    if inactive.eq_ignore_ascii_case("inactive") {
+        return Some((link, false));
+    }
+    let speed = value.strip_suffix("GB/s")?.trim().parse::<f64>().ok()?;
+    Some((link, speed > 0.0))
+}
+
+/// `GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-…)`, as `nvidia-smi -L` and `nvlink` print it.
+fn gpu_line(line: &str) -> Option<ListedGpu> {
+    let (index, rest) = line.strip_prefix("GPU ")?.split_once(':')?;
+    let index = index.trim().parse().ok()?;
+    let uuid = rest
+        .split_once("(UUID: ")
+        .and_then(|(_, r)| r.split_once(')'))
+        .map(|(u, _)| u.trim().to_owned())
+        .filter(|u| !u.is_empty());
+    let name = rest.split_once("(UUID:").map_or(rest, |(n, _)| n).trim().to_owned();
+    Some(ListedGpu { index, name, uuid, mig: Vec::new() })
 }
 
 /// `GPU12` → 12.

@@ -48,6 +48,7 @@ pub fn probe(host: &dyn Host, inside: bool, trace: &mut Trace) -> Probed<Contain
         cdi_specs: cdi_specs(host, trace),
         kubernetes: kubelet(host, trace),
         inside: inside.then(|| inside_container(host, trace)),
+        kubernetes_node: None,
     };
     if found == ContainerSupport::default() {
         return Probed::absent(

@@ -73,18 +73,33 @@ pub(super) const K8S_PLUGIN: Rule = Rule {
     severity: Severity::Warning,
     trigger: "A kubelet runs on this host (its registration socket /var/lib/kubelet/device-plugins/kubelet.sock is \
               there) and the driver sees NVIDIA GPUs, but no NVIDIA device plugin has registered a socket there \
-              (nvidia-gpu.sock): the node advertises no `nvidia.com/gpu`, so pods that ask for one stay Pending.",
+              (nvidia-gpu.sock): the node advertises no `nvidia.com/gpu`, so pods that ask for one stay Pending. From a \
+              pasted `kubectl describe node`: no nvidia.com/gpu under Capacity while its NVIDIA labels \
+              (gpu-feature-discovery's nvidia.com/gpu.count or nvidia.com/gpu.present) or the pasted driver show GPUs.",
     source: "NVIDIA k8s-device-plugin README (v0.19.0: prerequisites \"nvidia-container-runtime configured as the \
              default low-level runtime\", Quick Start `kubectl create -f \
              https://raw.githubusercontent.com/NVIDIA/k8s-device-plugin/v0.19.0/deployments/static/nvidia-device-plugin.yml`); \
              Kubernetes \"Device Plugins\" (plugins register through /var/lib/kubelet/device-plugins/kubelet.sock)",
 };
 
+pub(super) const K8S_UNHEALTHY: Rule = Rule {
+    id: "containers.kubernetes_gpus_unhealthy",
+    category: CATEGORY,
+    severity: Severity::Warning,
+    trigger: "A pasted Kubernetes node advertises fewer allocatable `nvidia.com/gpu` than its capacity: NVIDIA's \
+              device plugin marked GPUs unhealthy (after an Xid error it counts as critical), so the scheduler places \
+              no new pod on them, and the plugin does not mark them healthy again until it restarts.",
+    source: "NVIDIA/k8s-device-plugin#58 (maintainer: Capacity is the total number of GPUs, Allocatable the number \
+             in a healthy state), #234 (a GPU marked unhealthy after an Xid stays so until the plugin restarts), \
+             #189 (`XidCriticalError: Xid=69 … the device will go unhealthy`)",
+};
+
 /// The device plugin's static manifest, as its README's Quick Start deploys it.
 const DEVICE_PLUGIN_YML: &str =
     "https://raw.githubusercontent.com/NVIDIA/k8s-device-plugin/v0.19.0/deployments/static/nvidia-device-plugin.yml";
 
-pub(super) const RULES: &[Rule] = &[TOOLKIT_MISSING, NOT_CONFIGURED, CDI_STALE, NO_GPU_INSIDE, NO_LIBCUDA, K8S_PLUGIN];
+pub(super) const RULES: &[Rule] =
+    &[TOOLKIT_MISSING, NOT_CONFIGURED, CDI_STALE, NO_GPU_INSIDE, NO_LIBCUDA, K8S_PLUGIN, K8S_UNHEALTHY];
 
 pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let Some(c) = cx.s.containers.value() else { return };
@@ -95,6 +110,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
             not_configured(c, out);
             cdi_stale(cx, c, out);
             k8s_device_plugin(cx, c, out);
+            k8s_unhealthy(c, out);
         }
     }
 }
@@ -114,8 +130,10 @@ fn toolkit_missing(cx: &Ctx<'_>, c: &ContainerSupport, out: &mut Vec<Finding>) {
     let users: Vec<&Engine> =
         c.engines.iter().filter(|e| matches!(e.kind, EngineKind::Docker | EngineKind::Podman)).collect();
     let gpus = driver_gpus(cx);
-    // Under WSL2, Docker Desktop's own backend hands GPUs to containers without the toolkit.
-    if users.is_empty() || c.toolkit.installed() || gpus.is_empty() || cx.s.platform.wsl.is_some() {
+    // Under WSL2, Docker Desktop's own backend hands GPUs to containers without the toolkit. Pasted
+    // `docker info` shows an engine, but no pasted text shows the toolkit's programs missing from PATH.
+    let pasted = cx.s.containers.source().is_some_and(|s| s.starts_with("pasted"));
+    if users.is_empty() || c.toolkit.installed() || gpus.is_empty() || cx.s.platform.wsl.is_some() || pasted {
         return;
     }
     let mut evidence: Vec<String> = users.iter().map(|e| engine_line(e)).collect();
@@ -436,16 +454,34 @@ fn inside_rules(i: &InsideContainer, out: &mut Vec<Finding>) {
 }
 
 fn k8s_device_plugin(cx: &Ctx<'_>, c: &ContainerSupport, out: &mut Vec<Finding>) {
-    let Some(k) = c.kubernetes.as_ref().filter(|k| k.kubelet() && !k.nvidia_plugin()) else { return };
     let gpus = driver_gpus(cx);
-    if gpus.is_empty() {
-        return;
-    }
-    let mut evidence = vec![
-        format!("{}: {}", k.dir, list(&k.sockets)),
-        "no nvidia-gpu.sock: NVIDIA's device plugin has not registered with this kubelet".to_owned(),
-        format!("the driver sees {} GPU(s)", gpus.len()),
-    ];
+    let mut evidence = match (c.kubernetes.as_ref().filter(|k| k.kubelet() && !k.nvidia_plugin()), &c.kubernetes_node) {
+        (Some(k), _) if !gpus.is_empty() => vec![
+            format!("{}: {}", k.dir, list(&k.sockets)),
+            "no nvidia-gpu.sock: NVIDIA's device plugin has not registered with this kubelet".to_owned(),
+            format!("the driver sees {} GPU(s)", gpus.len()),
+        ],
+        // `kubectl describe node`: the node advertises no GPU while its labels or the driver show some.
+        (_, Some(n)) if n.capacity_read && n.gpu_capacity.unwrap_or(0) == 0 => {
+            let node = n.name.as_deref().map_or_else(String::new, |name| format!(" {name}"));
+            let mut why = vec![format!("kubectl describe node{node}: no nvidia.com/gpu under Capacity")];
+            match (n.labelled_gpus(), gpus.len()) {
+                (_, seen) if seen > 0 => why.push(format!("the driver sees {seen} GPU(s)")),
+                (Some(_), _) => why.push(format!(
+                    "its labels say it has GPUs: {}",
+                    n.nvidia_labels
+                        .iter()
+                        .filter(|(k, _)| *k == "nvidia.com/gpu.count" || *k == "nvidia.com/gpu.present")
+                        .map(|(k, v)| format!("{k}={v}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )),
+                (None, _) => return,
+            }
+            why
+        }
+        _ => return,
+    };
     let configs: Vec<_> = c.runtime_configs.iter().filter(|r| r.engine == EngineKind::Containerd).collect();
     let default_nvidia = configs.iter().any(|r| r.default_runtime.as_deref() == Some("nvidia"));
     for r in &configs {
@@ -487,5 +523,32 @@ fn k8s_device_plugin(cx: &Ctx<'_>, c: &ContainerSupport, out: &mut Vec<Finding>)
                 None,
             )
             .with_plan(fix::change(None, "Kubernetes pods on this node can ask for nvidia.com/gpu", changes)),
+    );
+}
+
+fn k8s_unhealthy(c: &ContainerSupport, out: &mut Vec<Finding>) {
+    let Some(n) = &c.kubernetes_node else { return };
+    let (Some(capacity), Some(allocatable)) = (n.gpu_capacity, n.gpu_allocatable) else { return };
+    if allocatable >= capacity {
+        return;
+    }
+    let node = n.name.as_deref().map_or_else(String::new, |name| format!(" {name}"));
+    out.push(
+        K8S_UNHEALTHY.finding(
+            format!("Kubernetes can place pods on only {allocatable} of this node's {capacity} GPUs"),
+            "A node's Capacity counts every GPU the device plugin found and its Allocatable only the healthy ones. \
+         NVIDIA's device plugin marks a GPU unhealthy when the driver reports an Xid error it counts as critical \
+         (a GPU fallen off the bus, a double-bit memory error), and keeps it so until the plugin restarts; pods \
+         asking for those GPUs stay Pending with `Insufficient nvidia.com/gpu`.",
+            vec![format!("the pasted node{node}: nvidia.com/gpu Capacity {capacity}, Allocatable {allocatable}")],
+            Some(
+                "Find why: the device plugin's log names each GPU it marked (`kubectl logs -n <its namespace> <the \
+             nvidia-device-plugin pod on this node> | grep -i unhealthy`), and the node's kernel log the Xid \
+             (`sudo dmesg | grep -i xid`; paste it here to have it explained). Once the GPU is fixed (a reset or \
+             reboot for a transient Xid, the vendor for a hardware fault), delete that device-plugin pod so its \
+             DaemonSet restarts it and the GPU is counted again."
+                    .to_owned(),
+            ),
+        ),
     );
 }

@@ -1,6 +1,6 @@
 //! Several GPUs in one machine: peer-to-peer blocked where the path should carry it, a GeForce board
 //! whose driver offers no peer-to-peer, GPUs of different models, a CUDA index that names another GPU
-//! than nvidia-smi's, GPUs on different CPU sockets, and MIG mode.
+//! than nvidia-smi's, GPUs on different CPU sockets, MIG mode, and NVLinks down.
 
 use super::{Ctx, Rule, fix};
 use gpu_doctor_model::{Category, Finding, Severity};
@@ -78,7 +78,20 @@ pub(super) const MIG_ON: Rule = Rule {
              CUDA_VISIBLE_DEVICES",
 };
 
-pub(super) const RULES: &[Rule] = &[P2P_BLOCKED, P2P_GPU, MIXED, ORDER, SOCKETS, MIG_EMPTY, MIG_ON];
+pub(super) const NVLINK_DOWN: Rule = Rule {
+    id: "topology.nvlink_down",
+    category: Category::PcieLinkDegraded,
+    severity: Severity::Warning,
+    trigger: "A GPU has links reported down and fewer NVLinks up than another GPU of the same model in the machine \
+              (NVML's link state, or a pasted `nvidia-smi nvlink -s` with `<inactive>` links): a link or its cabling, bridge or NVSwitch port \
+              has failed, so traffic to its peers runs on fewer links or through PCIe. GPUs are compared with their \
+              own kind, not with the most links the product has: some boards wire only some links by design.",
+    source: "NVML nvmlDeviceGetNvLinkState; nvidia-smi nvlink --status; Azure/azhpc-diagnostics#73 (one V100 of eight \
+             with links 3 and 5 inactive) and #78 (its check); Azure/azurehpc-health-checks#162 (H100 PCIe boards with \
+             6 of 18 links inactive by design on every GPU)",
+};
+
+pub(super) const RULES: &[Rule] = &[P2P_BLOCKED, P2P_GPU, MIXED, ORDER, SOCKETS, MIG_EMPTY, MIG_ON, NVLINK_DOWN];
 
 pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let Some(t) = cx.s.topology.value() else { return };
@@ -87,6 +100,50 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     order(t, out);
     sockets(t, out);
     mig(t, out);
+    nvlink_down(t, out);
+}
+
+/// GPUs with fewer NVLinks up than the most any GPU of their model has here.
+fn nvlink_down(t: &Topology, out: &mut Vec<Finding>) {
+    let up = |g: &TopoGpu| g.nvlinks.iter().filter(|l| l.active).count();
+    let mut evidence = Vec::new();
+    for g in t.gpus.iter().filter(|g| !g.nvlinks.is_empty()) {
+        let Some(name) = g.name.as_deref() else { continue };
+        let most = t
+            .gpus
+            .iter()
+            .filter(|o| o.name.as_deref() == Some(name) && !o.nvlinks.is_empty())
+            .map(up)
+            .max()
+            .unwrap_or(0);
+        // A link reported down, not one a cut paste left out.
+        if up(g) < most && g.nvlinks.iter().any(|l| !l.active) {
+            let down: Vec<String> = g.nvlinks.iter().filter(|l| !l.active).map(|l| l.link.to_string()).collect();
+            evidence.push(format!(
+                "{}: {} of {} NVLinks up (down: link {}), while another {name} has {most} up",
+                gpu_name(t, g.index),
+                up(g),
+                g.nvlinks.len(),
+                down.join(", ")
+            ));
+        }
+    }
+    if evidence.is_empty() {
+        return;
+    }
+    out.push(NVLINK_DOWN.finding(
+        format!("{} GPU(s) have NVLinks down that their siblings have up", evidence.len()),
+        "GPUs of one model in one machine are wired alike, so a GPU with fewer NVLinks up than its siblings has lost \
+         links: a failed link, a loose bridge or cable, or an NVSwitch port. NCCL and peer copies to its peers then \
+         run on the remaining links or fall back to PCIe, and all-reduce slows for every GPU in the job.",
+        evidence,
+        Some(
+            "Check again after a reboot (`nvidia-smi nvlink -s` lists each link; `nvidia-smi nvlink -e` its error \
+             counters). If the links stay down, reseat the NVLink bridge (PCIe boards) or have the vendor check the \
+             baseboard and NVSwitch (SXM systems); the field diagnostic (`dcgmi diag -r 3`) tests the NVLinks."
+                .to_owned(),
+        ),
+    ));
 }
 
 /// `GPU 1 (NVIDIA H100 80GB HBM3)`.

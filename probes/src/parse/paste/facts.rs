@@ -2,11 +2,12 @@
 
 use gpu_doctor_kb::Kb;
 use gpu_doctor_model::LoaderEntry;
-use gpu_doctor_model::{CudaVersion, DriverVersion, ObservedMessage, Probed, Snapshot};
 use gpu_doctor_model::{
-    CudnnCopy, DeepFacts, DriverFacts, EnvFacts, EnvKind, Gpu, HostLink, KernelModuleFacts, OsFamily, PciDevice, Pick,
-    PythonEnv, SecureBoot, ToolkitInstall, ToolkitKind, ToolkitPicks, Toolkits, VersionSource, WslFacts,
+    ContainerSupport, CudnnCopy, DeepFacts, DriverFacts, EnvFacts, EnvKind, Gpu, GpuHealth, HostLink,
+    KernelModuleFacts, OsFamily, PciBusId, PciDevice, Pick, PythonEnv, SecureBoot, ToolkitInstall, ToolkitKind,
+    ToolkitPicks, Toolkits, VersionSource, WslFacts,
 };
+use gpu_doctor_model::{CudaVersion, DriverVersion, ObservedMessage, Probed, Snapshot, XidEvent};
 
 use super::MESSAGES;
 use super::frameworks::{Hints, frameworks};
@@ -49,6 +50,11 @@ pub(super) struct Facts {
     pub pci_devices: Vec<PciDevice>,
     /// PCIe links from `lspci -vv`.
     pub links: Vec<HostLink>,
+    /// Each GPU's memory errors, repairs, clock-event reasons and limits from nvidia-smi `-q` (any
+    /// `-d` selection of it) or `-q -x`, with the format that gave them; index and bus id as listed.
+    pub gpu_health: Vec<(GpuHealth, &'static str)>,
+    /// The kernel log's Xid events among the pasted lines (from the matched `nvrm.xid` messages).
+    pub xid_events: Vec<XidEvent>,
     /// Variables from `env`, `export` and `echo $VAR` lines.
     pub env: EnvFacts,
     /// Which toolkit `which nvcc` and the `/usr/local/cuda` link pick (CUDA_HOME, CUDA_PATH and
@@ -61,6 +67,9 @@ pub(super) struct Facts {
     pub secure_boot: Option<SecureBoot>,
     pub kernel_module: Option<KernelModuleFacts>,
     pub wsl: Option<WslFacts>,
+    /// Container engines and the NVIDIA Container Toolkit as `docker info` and `nvidia-ctk cdi list`
+    /// show them.
+    pub containers: Option<ContainerSupport>,
     /// What could not be read whole, one sentence each (the snapshot's `notes`).
     pub notes: Vec<String>,
 }
@@ -122,6 +131,22 @@ impl Facts {
                 }
             }
             None => self.packages.push(pkg),
+        }
+    }
+
+    /// Adds one GPU's health reading from `format` unless it says nothing, a reading of the GPU at
+    /// that bus id is there, or [`super::gpus::MAX_GPUS`] are (the first reader to give one wins).
+    pub fn health(&mut self, health: GpuHealth, format: &'static str) {
+        let said_nothing =
+            GpuHealth { index: health.index, pci_bus_id: health.pci_bus_id.clone(), ..GpuHealth::default() };
+        let same_bus = |h: &GpuHealth| {
+            h.pci_bus_id.as_deref().zip(health.pci_bus_id.as_deref()).is_some_and(|(a, b)| PciBusId::same(a, b))
+        };
+        if health != said_nothing
+            && self.gpu_health.len() < super::gpus::MAX_GPUS
+            && !self.gpu_health.iter().any(|(h, _)| same_bus(h))
+        {
+            self.gpu_health.push((health, format));
         }
     }
 
@@ -253,6 +278,7 @@ impl Facts {
         let gpu_sources =
             join_sources(self.listed_gpus.iter().map(|(_, s)| *s).chain(self.gpu_facts.iter().map(|f| f.source)));
         let list = gpus::merge(self.listed_gpus.into_iter().map(|(g, _)| g).collect(), &self.gpu_facts, kb);
+        fill_health(&mut snap, std::mem::take(&mut self.gpu_health), std::mem::take(&mut self.xid_events), &list);
         if !list.is_empty() {
             snap.gpus = Probed::found(list, gpu_sources);
         }
@@ -314,6 +340,9 @@ impl Facts {
         if let Some(m) = self.kernel_module {
             snap.kernel_module = Probed::found(m, "pasted kernel log");
         }
+        if let Some(c) = self.containers {
+            snap.containers = Probed::found(c, "pasted docker info or nvidia-ctk cdi list");
+        }
         snap.platform.wsl = self.wsl;
         snap.env = self.env;
         if let Some(os) = self.os {
@@ -326,6 +355,26 @@ impl Facts {
         snap.messages = self.messages;
         snap.notes = self.notes;
         snap
+    }
+}
+
+/// The health readings of `-q`/XML (each under the index of its GPU in the merged `list`) and the
+/// Xid events of the messages, into the snapshot's health. Only what is there: text without Xid
+/// lines says nothing of the kernel log, so that stays unknown.
+fn fill_health(snap: &mut Snapshot, gpu_health: Vec<(GpuHealth, &'static str)>, xids: Vec<XidEvent>, list: &[Gpu]) {
+    if !gpu_health.is_empty() {
+        let sources = join_sources(gpu_health.iter().map(|(_, s)| *s));
+        let mut health: Vec<GpuHealth> = gpu_health.into_iter().map(|(h, _)| h).collect();
+        // The GPU list merged the same GPU listed twice: each reading takes that GPU's index.
+        for h in &mut health {
+            if let Some(g) = h.pci_bus_id.as_deref().and_then(|b| list.iter().find(|g| g.has_bus_id(b))) {
+                h.index = g.index;
+            }
+        }
+        snap.health.gpus = Probed::found(health, sources);
+    }
+    if !xids.is_empty() {
+        snap.health.xid_events = Probed::found(xids, "pasted kernel log");
     }
 }
 

@@ -22,7 +22,8 @@ use crate::probe::link::parse_link_speed;
 use gpu_doctor_kb::Kb;
 use gpu_doctor_model::NVIDIA_VENDOR_ID;
 use gpu_doctor_model::{
-    BootLinkLimit, InstalledModule, KernelModuleFacts, OsFamily, PciBusId, PciDevice, SecureBoot, XidEvent,
+    BootLinkLimit, InstalledModule, KernelModuleFacts, ObservedMessage, OsFamily, PciBusId, PciDevice, SecureBoot,
+    XidEvent,
 };
 
 const FORMAT: &str = "kernel log";
@@ -346,18 +347,20 @@ fn unsigned_module() -> KernelModuleFacts {
 /// message reads them (the live health probe reads `dmesg` through this too). The driver prints
 /// the bus id without its function, which is 0 for a GPU.
 pub fn xid_events(lines: &[String], kb: &Kb) -> Vec<XidEvent> {
-    Matcher::xid_for_kb(kb)
-        .scan(lines)
-        .into_iter()
-        .filter(|(_, m)| m.id == "nvrm.xid")
-        .filter_map(|(_, m)| {
-            let xid = m.values.get("xid")?.parse().ok()?;
-            let device = m.values.get("device").map(|d| d.trim_start_matches("PCI:"));
-            let pci_bus_id = device.and_then(|d| {
-                let with_function = if d.contains('.') { d.to_owned() } else { format!("{d}.0") };
-                PciBusId::sysfs_form(&with_function)
-            });
-            Some(XidEvent { xid, pci_bus_id, line: m.line })
-        })
-        .collect()
+    Matcher::xid_for_kb(kb).scan(lines).into_iter().filter_map(|(_, m)| xid_event(&m)).collect()
+}
+
+/// The Xid event a matched `nvrm.xid` line states; `None` for any other message. Pasted text's
+/// Xid lines become the snapshot's `health.xid_events` through this, as the live log's do.
+pub(super) fn xid_event(m: &ObservedMessage) -> Option<XidEvent> {
+    if m.id != "nvrm.xid" {
+        return None;
+    }
+    let xid = m.values.get("xid")?.parse().ok()?;
+    let device = m.values.get("device").map(|d| d.trim_start_matches("PCI:"));
+    let pci_bus_id = device.and_then(|d| {
+        let with_function = if d.contains('.') { d.to_owned() } else { format!("{d}.0") };
+        PciBusId::sysfs_form(&with_function)
+    });
+    Some(XidEvent { xid, pci_bus_id, line: m.line.clone() })
 }

@@ -1,8 +1,9 @@
 //! Text pasted from another machine → a partial [`Snapshot`].
 //!
 //! The text may mix, in any order and amid prose, markdown fences, `>` quotes and shell prompts:
-//! PyTorch's collect_env; nvidia-smi's table, `-q` text, `-q -x` XML, `--query-gpu` CSV or `--version`;
-//! `nvidia-container-cli info`;
+//! PyTorch's collect_env; nvidia-smi's table, `-q` text (its health sections too), `-q -x` XML,
+//! `--query-gpu` CSV, `-L` or `--version`; `nvidia-smi topo -m`, `topo -p2p` and `nvlink -s`;
+//! `nvidia-container-cli info`, `docker info` and `nvidia-ctk cdi list`;
 //! `nvcc --version`; `pip list`, `pip freeze`, `conda list`; PyTorch's REPL and `python -c` prints;
 //! `jax.print_environment_info()`; llama.cpp's and ollama's device lines; gpustat and nvtop lines;
 //! `ptxas --version`;
@@ -19,6 +20,7 @@
 mod ask;
 mod clean;
 mod collect_env;
+mod containers;
 mod facts;
 mod frameworks;
 mod gpus;
@@ -89,6 +91,7 @@ pub const READERS: &[&str] = &[
     "llama_cpp",
     "monitors",
     "ptxas",
+    "containers",
     "topology",
 ];
 
@@ -130,7 +133,7 @@ pub fn read_pasted_without(text: &str, kb: &Kb, off: &[&str]) -> Result<Snapshot
     }
     let mut facts = facts::Facts::default();
     facts.notes = notes;
-    let readers: [(&str, &Reader<'_>); 15] = [
+    let readers: [(&str, &Reader<'_>); 16] = [
         ("collect_env", &|f| collect_env::read(&lines, f)),
         ("python_prints", &|f| python_prints::read(&lines, f)),
         ("smi", &|f| smi::read(&lines, &joined, f)),
@@ -146,6 +149,7 @@ pub fn read_pasted_without(text: &str, kb: &Kb, off: &[&str]) -> Result<Snapshot
         ("llama_cpp", &|f| llama_cpp::read(&lines, f)),
         ("monitors", &|f| monitors::read(&lines, f)),
         ("ptxas", &|f| ptxas::read(&lines, f)),
+        ("containers", &|f| containers::read(&lines, f)),
     ];
     for (name, read) in readers {
         if on(name) {
@@ -157,8 +161,9 @@ pub fn read_pasted_without(text: &str, kb: &Kb, off: &[&str]) -> Result<Snapshot
         facts.saw(*at, MESSAGES);
     }
     facts.messages = found.into_iter().map(|(_, m)| m).collect();
+    facts.xid_events = facts.messages.iter().filter_map(kernel_log::xid_event).collect();
     let topology = if on("topology") { super::smi_topo::paste::read(&lines) } else { None };
-    if facts.is_empty() && topology.is_none() {
+    if facts.is_empty() && topology.as_ref().is_none_or(|t| t.topology.is_none()) {
         // Readable text is never refused: the answer says nothing was recognised, and `ask`
         // names what to paste next. Only empty or binary text is an error.
         if let Some(why) = unreadable(&lines) {
@@ -180,7 +185,8 @@ pub fn read_pasted_without(text: &str, kb: &Kb, off: &[&str]) -> Result<Snapshot
 type Reader<'a> = dyn Fn(&mut facts::Facts) + 'a;
 
 /// What the paste reader reads, for the note on text in which it recognised nothing.
-const READS: &str = "collect_env, nvidia-smi (table, -q, -q -x, CSV or --version), nvidia-container-cli info, \
+const READS: &str = "collect_env, nvidia-smi (table, -q, -q -x, CSV, -L or --version), nvidia-smi topo -m / topo -p2p / \
+                     nvlink -s, nvidia-container-cli info, docker info, nvidia-ctk cdi list, \
                      nvcc --version, pip list / pip freeze / \
                      conda list, PyTorch's printed torch.__version__ or is_available(), \
                      jax.print_environment_info(), TensorFlow's build info or device lines, lspci -k / -vv, \

@@ -5,7 +5,7 @@ use super::facts::Facts;
 use super::gpus::{MAX_GPUS, from_smi};
 use crate::parse::smi::{self, SmiReport};
 use crate::parse::{nvcc, smi_csv, smi_q, smi_table, smi_xml};
-use gpu_doctor_model::{CudaVersion, DriverVersion};
+use gpu_doctor_model::{CudaVersion, DriverVersion, GpuHealth};
 
 /// Reads every nvidia-smi output and nvcc version in the text.
 pub(super) fn read(lines: &[String], text: &str, facts: &mut Facts) {
@@ -35,6 +35,7 @@ pub(super) fn read(lines: &[String], text: &str, facts: &mut Facts) {
     {
         add(facts, at, "nvidia-smi -q", &r, &archs);
     }
+    gpu_list(lines, facts);
     version_block(lines, facts);
     container_cli(lines, facts);
     csv(lines, facts);
@@ -45,6 +46,30 @@ pub(super) fn read(lines: &[String], text: &str, facts: &mut Facts) {
             facts.saw(i, "nvcc --version");
             facts.nvcc_toolkit(v);
         }
+    }
+}
+
+/// `nvidia-smi -L`: `GPU 0: Tesla T4 (UUID: GPU-e78e68c0-…)` lines (the UUID tells them from
+/// collect_env's `GPU 0: <name>` lines), read when no fuller nvidia-smi output listed the GPUs; each
+/// GPU's index, name and UUID.
+fn gpu_list(lines: &[String], facts: &mut Facts) {
+    if !facts.listed_gpus.is_empty() {
+        return;
+    }
+    let listed: Vec<(usize, &String)> =
+        lines.iter().enumerate().filter(|(_, l)| l.contains("(UUID: GPU-")).take(MAX_GPUS).collect();
+    let Some((at, _)) = listed.first().copied() else { return };
+    let text = listed.iter().map(|(_, l)| l.trim()).collect::<Vec<_>>().join("\n");
+    let Ok(gpus) = crate::parse::smi_topo::parse_list(&text) else { return };
+    facts.saw(at, "nvidia-smi -L");
+    for g in gpus {
+        let gpu = gpu_doctor_model::Gpu {
+            index: g.index,
+            name: Some(g.name).filter(|n| !n.is_empty()),
+            uuid: g.uuid,
+            ..gpu_doctor_model::Gpu::default()
+        };
+        facts.listed_gpus.push((gpu, "nvidia-smi -L"));
     }
 }
 
@@ -131,7 +156,10 @@ fn add(facts: &mut Facts, at: usize, format: &'static str, r: &SmiReport, archs:
     for (i, g) in r.gpus.iter().enumerate() {
         let index = u32::try_from(i).unwrap_or(u32::MAX);
         let arch = archs.get(i).cloned().flatten();
-        facts.listed_gpus.push((from_smi(index, g, arch), format));
+        let gpu = from_smi(index, g, arch);
+        let health = GpuHealth { index, pci_bus_id: gpu.pci_bus_id.clone(), ..g.health.clone() };
+        facts.health(health, format);
+        facts.listed_gpus.push((gpu, format));
     }
 }
 

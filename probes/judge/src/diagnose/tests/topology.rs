@@ -127,3 +127,29 @@ fn an_unknown_topology_concludes_nothing() {
     m.0.topology = Probed::unknown("not in the pasted text");
     assert_eq!(ids(&m), Vec::<String>::new());
 }
+
+#[test]
+fn a_gpu_with_fewer_nvlinks_up_than_its_siblings_is_a_warning() {
+    use gpu_doctor_model::NvLink;
+    let links = |up: &[u32]| -> Vec<NvLink> {
+        (0..6).map(|link| NvLink { link, active: up.contains(&link), version: None, remote_bus_id: None }).collect()
+    };
+    let v100 = |index, up: &[u32]| TopoGpu { nvlinks: links(up), ..gpu(index, "Tesla V100-SXM2-32GB", "7.0", Some(0)) };
+    let all = [0, 1, 2, 3, 4, 5];
+    // Azure/azhpc-diagnostics#73: links 3 and 5 of one GPU inactive, its siblings' up.
+    let m = machine(vec![v100(0, &all), v100(1, &all), v100(3, &[0, 1, 2, 4])], vec![], &[]);
+    assert_eq!(ids(&m), ["topology.nvlink_down"]);
+    let f = m.findings().into_iter().find(|f| f.id == "topology.nvlink_down").unwrap();
+    assert!(f.evidence[0].contains("GPU 3") && f.evidence[0].contains("down: link 3, 5"), "{:?}", f.evidence);
+    // Equal counts on every GPU (boards that wire some links only, as the RWTH V100 pair: 2 of 6 each).
+    let m = machine(vec![v100(0, &[0, 2]), v100(1, &[1, 2])], vec![], &[]);
+    assert!(ids(&m).is_empty(), "{:?}", ids(&m));
+    // Fewer links listed but none down (a paste cut short, as NVIDIA/k8s-test-infra#371's GB200 list): no finding.
+    let cut = TopoGpu { nvlinks: links(&all)[..2].to_vec(), ..v100(1, &all) };
+    let m = machine(vec![v100(0, &all), cut], vec![], &[]);
+    assert!(ids(&m).is_empty(), "{:?}", ids(&m));
+    // A lone GPU, or GPUs of different models, are not compared.
+    let other = TopoGpu { nvlinks: links(&all), ..gpu(1, "NVIDIA A100-SXM4-80GB", "8.0", Some(0)) };
+    let m = machine(vec![v100(0, &[0]), other], vec![], &[]);
+    assert!(!ids(&m).contains(&"topology.nvlink_down".to_owned()), "{:?}", ids(&m));
+}

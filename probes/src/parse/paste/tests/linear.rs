@@ -70,6 +70,47 @@ fn shapes() -> Vec<(&'static str, Box<dyn Fn(usize) -> String>)> {
         ("conda rows without a header", Box::new(|n| repeat("", "pytorch 2.2.0 py3.10_cpu_0 pytorch\n", n))),
         ("conda export lines", Box::new(|n| repeat("", "- pytorch=1.9.0=py3.8_cpu_0\n", n))),
         ("os.environ lines", Box::new(|n| repeat("", "os.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\"\n", n))),
+        ("topology matrix headers", Box::new(|n| repeat("", "\tGPU0\tGPU1\n", n))),
+        (
+            "topo -p2p matrices after their commands",
+            Box::new(|n| repeat("", "$ nvidia-smi topo -p2p rw\n GPU0 GPU1\n GPU0 X CNS\n GPU1 CNS X\n", n)),
+        ),
+        ("topo -p2p commands", Box::new(|n| repeat("\tGPU0\tGPU1\n", "nvidia-smi topo -p2p r -p2p w\n", n))),
+        ("nvlink -s link lines", Box::new(|n| repeat("GPU 0: X (UUID: GPU-1)\n", "Link 0: 25.781 GB/s\n", n))),
+        (
+            "nvlink -s GPUs",
+            Box::new(|n| numbered(n, |i| format!("GPU {i}: NVIDIA X (UUID: GPU-{i})\n Link 0: <inactive>\n"))),
+        ),
+        (
+            "one wide -p2p matrix",
+            Box::new(|n| {
+                let gpus = n.isqrt() / 3;
+                let head: String = (0..gpus).map(|i| format!(" GPU{i}")).collect();
+                let row: String = (0..gpus).map(|_| " OK").collect();
+                let mut s = format!("nvidia-smi topo -p2p r\n{head}\n");
+                for i in 0..gpus {
+                    s.push_str(&format!("GPU{i}{row}\n"));
+                }
+                s
+            }),
+        ),
+        ("docker info server lines", Box::new(|n| repeat("", " Server Version: 24.0.5\n Runtimes: runc\n", n))),
+        ("cdi list heads", Box::new(|n| repeat("", "INFO[0000] Found 1 CDI devices\nnvidia.com/gpu=0\n", n))),
+        ("nvidia-smi -L lines", Box::new(|n| numbered(n, |i| format!("GPU {i}: NVIDIA T4 (UUID: GPU-{i})\n")))),
+        (
+            "kubectl node sections",
+            Box::new(|n| repeat("Name: x\nLabels: a=b\n", "Capacity:\n  cpu: 1\nAllocatable:\n", n)),
+        ),
+        (
+            "kubectl label lines",
+            Box::new(|n| repeat("Labels: a=b\n", "   nvidia.com/gpu.count=8\n", n) + "Capacity:\n"),
+        ),
+        (
+            "numactl node lines under a matrix without NUMA",
+            Box::new(|n| {
+                repeat("\tGPU0\tGPU1\tCPU Affinity\nGPU0\t X \tSYS\t0-4095\n", "node 0 cpus: 0 1 2 3 4 5 6 7\n", n)
+            }),
+        ),
         ("every sample", Box::new(|n| repeat("", &SAMPLES.join("\n"), n))),
     ]
 }

@@ -1,6 +1,7 @@
 //! Tests of `read_pasted`: one module per format, the known-message catalogue, mixed pastes,
 //! negative controls and no-panic properties.
 
+mod depth;
 mod diagnosed;
 mod formats;
 mod inference;

@@ -10,7 +10,7 @@ use super::*;
 use crate::test_util::{CASE_LIMIT, bounded};
 
 /// Reads `text` (and diagnoses what it gives) within the time limit.
-fn read_bounded(text: String) {
+pub(super) fn read_bounded(text: String) {
     bounded(CASE_LIMIT, move || {
         if let Ok(s) = read_pasted(&text, kb()) {
             let _ = gpu_doctor_judge::diagnose::diagnose(&s, kb());
@@ -20,7 +20,7 @@ fn read_bounded(text: String) {
 
 /// Replaces, for each edit, `len` bytes at `at` with `insert`, or (when `repeat` is above 1) with
 /// that many copies of the bytes it replaces: cut, garbled and repeated structure.
-fn mangle(text: &str, edits: &[(usize, usize, String, usize)]) -> String {
+pub(super) fn mangle(text: &str, edits: &[(usize, usize, String, usize)]) -> String {
     let mut text = text.to_owned();
     for (at, len, insert, repeat) in edits {
         let at = *at % (text.len() + 1);
@@ -34,7 +34,7 @@ fn mangle(text: &str, edits: &[(usize, usize, String, usize)]) -> String {
 }
 
 /// Edits for [`mangle`] anywhere in a text of up to `size` bytes.
-fn edits(size: usize) -> impl Strategy<Value = Vec<(usize, usize, String, usize)>> {
+pub(super) fn edits(size: usize) -> impl Strategy<Value = Vec<(usize, usize, String, usize)>> {
     proptest::collection::vec((0..size, 0usize..200, "\\PC{0,6}", 0usize..40), 0..8)
 }
 

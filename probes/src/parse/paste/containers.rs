@@ -1,0 +1,197 @@
+//! Container tooling pasted from a host: `docker info` (the daemon's runtimes, its default runtime
+//! and the CDI devices Docker 28 and later discovered), `nvidia-ctk cdi list` (the CDI devices
+//! the toolkit's specs name) and `kubectl describe node` (the GPUs the node advertises, its NVIDIA
+//! labels), read into the snapshot's `containers` as the live probe fills it, so
+//! the `containers.*` rules judge them. A pasted `nvidia-ctk cdi list`, `nvidia-ctk --version` or
+//! `nvidia-container-cli info` shows the toolkit is installed; nothing in a paste shows it is not.
+//!
+//! ```text
+//! INFO[0000] Found 5 CDI devices
+//! nvidia.com/gpu=0
+//! nvidia.com/gpu=all
+//!  Runtimes: io.containerd.runc.v2 nvidia runc
+//!  Default Runtime: runc
+//! ```
+
+use super::facts::Facts;
+use crate::parse::containers::{docker_info, first_version};
+use gpu_doctor_model::{CdiSpec, ContainerSupport, Engine, EngineKind, KubeNode, ToolProgram};
+
+/// The format names recorded.
+const DOCKER_INFO: &str = "docker info";
+const CDI_LIST: &str = "nvidia-ctk cdi list";
+const KUBECTL_NODE: &str = "kubectl describe node";
+
+/// The most lines read of one section (`Labels:`, `Capacity:`, `Allocatable:`) of a node.
+const SECTION_LINES: usize = 256;
+
+/// The lines of `docker info` read around its `Server Version:` line: more than it prints.
+const DOCKER_INFO_LINES: usize = 120;
+
+/// The most CDI devices read from one list: a GPU's index, UUID and MIG devices, for many GPUs.
+const MAX_CDI_DEVICES: usize = 1024;
+
+/// Where a list's devices are said to come from (the command; it does not name the spec files).
+pub(super) const CDI_LIST_SOURCE: &str = "nvidia-ctk cdi list (pasted)";
+
+pub(super) fn read(lines: &[String], facts: &mut Facts) {
+    let mut c = ContainerSupport::default();
+    let mut seen = false;
+    if let Some(at) = lines.iter().position(|l| l.trim_start().starts_with("Server Version:")) {
+        let from = at.saturating_sub(DOCKER_INFO_LINES / 4);
+        let block = lines[from..].iter().take(DOCKER_INFO_LINES).map(String::as_str).collect::<Vec<_>>().join("\n");
+        let info = docker_info(&block);
+        if info.runtimes.is_some() || info.default_runtime.is_some() {
+            facts.saw(at, DOCKER_INFO);
+            facts.os.get_or_insert(gpu_doctor_model::OsFamily::Linux);
+            seen = true;
+            c.engines.push(Engine {
+                kind: EngineKind::Docker,
+                binary: None,
+                socket: None,
+                version: lines[at].split_once(':').and_then(|(_, v)| first_version(v)),
+                runtimes: info.runtimes,
+                default_runtime: info.default_runtime,
+                cdi_devices: info.cdi_devices,
+                info_error: None,
+            });
+        }
+    }
+    if let Some((at, devices)) = cdi_list(lines) {
+        facts.saw(at, CDI_LIST);
+        seen = true;
+        c.toolkit.ctk = Some(ToolProgram { path: "nvidia-ctk".to_owned(), version: None });
+        for (kind, name) in devices {
+            match c.cdi_specs.iter_mut().find(|s| s.kind.as_deref() == Some(kind.as_str())) {
+                Some(spec) => spec.devices.push(name),
+                None => c.cdi_specs.push(CdiSpec {
+                    path: CDI_LIST_SOURCE.to_owned(),
+                    kind: Some(kind),
+                    devices: vec![name],
+                    driver_version: None,
+                    error: None,
+                }),
+            }
+        }
+    }
+    if let Some((at, node)) = kube_node(lines) {
+        facts.saw(at, KUBECTL_NODE);
+        seen = true;
+        c.kubernetes_node = Some(node);
+    }
+    if !seen {
+        return;
+    }
+    for line in lines {
+        let t = line.trim();
+        if let Some(rest) = t.strip_prefix("NVIDIA Container Toolkit CLI version") {
+            let version = first_version(rest);
+            c.toolkit.ctk = Some(ToolProgram { path: "nvidia-ctk".to_owned(), version });
+        } else if t.starts_with("NVRM version:") && c.toolkit.cli.is_none() {
+            // `nvidia-container-cli info` ran: libnvidia-container is there.
+            c.toolkit.cli = Some(ToolProgram { path: "nvidia-container-cli".to_owned(), version: None });
+        }
+    }
+    facts.containers = Some(c);
+}
+
+/// `kubectl describe node` (or the lines of it a `grep` kept, or `kubectl get node -o yaml`'s
+/// `capacity:`/`allocatable:`): its Capacity section, read as the node's, with Allocatable, `Name:`
+/// and the NVIDIA labels (`nvidia.com/…=…`) around it. A pod's description has `Limits:`/`Requests:`
+/// instead, so it is not taken for a node.
+fn kube_node(lines: &[String]) -> Option<(usize, KubeNode)> {
+    let header = |name: &'static str| move |l: &String| l.trim().eq_ignore_ascii_case(name);
+    let at = lines.iter().position(header("capacity:"))?;
+    let mut node = KubeNode { capacity_read: true, ..KubeNode::default() };
+    node.gpu_capacity = section_gpus(&lines[at..]);
+    // `describe` prints Allocatable after Capacity; `get node -o yaml` before it.
+    let near = at.saturating_sub(SECTION_LINES)..(at + SECTION_LINES).min(lines.len());
+    if let Some(alloc) = lines[near.clone()].iter().position(header("allocatable:")) {
+        node.gpu_allocatable = section_gpus(&lines[near.start + alloc..]);
+    }
+    // The node's head: from its `Name:` line (the last one before `Capacity:`) on.
+    let head = lines[..at].iter().rposition(|l| l.starts_with("Name:")).unwrap_or(at.saturating_sub(SECTION_LINES));
+    node.name =
+        lines.get(head).and_then(|l| l.strip_prefix("Name:")).map(|n| n.trim().to_owned()).filter(|n| !n.is_empty());
+    // The `Labels:` block: its first line and the indented `key=value` lines under it; without its
+    // head (a paste of some labels only), the indented lines just before `Capacity:`.
+    let start = lines[head..at].iter().position(|l| l.starts_with("Labels:")).map(|s| head + s);
+    let labels: Vec<&String> = match start {
+        Some(start) => lines[start..at]
+            .iter()
+            .enumerate()
+            .take(SECTION_LINES)
+            .take_while(|(i, l)| *i == 0 || is_label_line(l))
+            .map(|(_, l)| l)
+            .collect(),
+        None => lines[head..at].iter().rev().take(SECTION_LINES).filter(|l| is_label_line(l)).collect(),
+    };
+    for line in labels {
+        let label = line.trim().strip_prefix("Labels:").unwrap_or(line.trim()).trim();
+        if let Some((k, v)) = label.split_once('=')
+            && k.starts_with("nvidia.com/")
+        {
+            node.nvidia_labels.entry(k.to_owned()).or_insert_with(|| v.trim().to_owned());
+        }
+    }
+    Some((at, node))
+}
+
+/// An indented `key=value` line of a node's labels.
+fn is_label_line(line: &str) -> bool {
+    line.starts_with([' ', '\t']) && line.contains('=') && !line.trim_end().ends_with(':')
+}
+
+/// `nvidia.com/gpu:  4` (or YAML's `nvidia.com/gpu: "4"`) among the lines under a section's header
+/// (`lines[0]`), which end at the first line not indented further than it; `None` when none.
+fn section_gpus(lines: &[String]) -> Option<u64> {
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let head = indent(lines.first()?);
+    lines
+        .iter()
+        .skip(1)
+        .take(SECTION_LINES)
+        .take_while(|l| indent(l) > head && l.contains(':'))
+        .find_map(|l| l.trim().strip_prefix("nvidia.com/gpu:")?.trim().trim_matches('"').parse().ok())
+}
+
+/// `nvidia-ctk cdi list`: its `Found N CDI devices` line (logrus' text or key=value form) and the
+/// `kind=name` lines after it, as `(kind, name)`; a list a forum turned into Markdown links
+/// (`[nvidia.com/gpu=0](http://nvidia.com/gpu=0)`) is read too.
+fn cdi_list(lines: &[String]) -> Option<(usize, Vec<(String, String)>)> {
+    let at = lines.iter().position(|l| {
+        l.split_once("Found ").is_some_and(|(_, r)| r.split_whitespace().nth(1).is_some_and(|w| w == "CDI"))
+            && l.contains("CDI device")
+    })?;
+    let devices = lines[at + 1..].iter().map_while(|l| cdi_device(l)).take(MAX_CDI_DEVICES).collect();
+    Some((at, devices))
+}
+
+/// `nvidia.com/gpu=0` → (`nvidia.com/gpu`, `0`); `None` for any other line.
+fn cdi_device(line: &str) -> Option<(String, String)> {
+    let t = line.trim();
+    let t = t.strip_prefix('[').and_then(|r| r.split_once("](")).map_or(t, |(inner, _)| inner);
+    let (kind, name) = t.split_once('=')?;
+    let (vendor, class) = kind.split_once('/')?;
+    let word = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c));
+    let name_ok = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || ":._-".contains(c));
+    (word(vendor) && vendor.contains('.') && word(class) && name_ok).then(|| (kind.to_owned(), name.to_owned()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cdi_device_lines_and_their_markdown_form() {
+        assert_eq!(cdi_device("nvidia.com/gpu=all"), Some(("nvidia.com/gpu".into(), "all".into())));
+        assert_eq!(
+            cdi_device("[nvidia.com/gpu=0](http://nvidia.com/gpu=0)"),
+            Some(("nvidia.com/gpu".into(), "0".into()))
+        );
+        assert_eq!(cdi_device("nvidia.com/gpu=0:1"), Some(("nvidia.com/gpu".into(), "0:1".into())));
+        for not in ["a=b", "x/y=z", "NVIDIA_VISIBLE_DEVICES=all", "nvidia.com/gpu=", "nvidia.com/gpu=a b", ""] {
+            assert_eq!(cdi_device(not), None, "{not}");
+        }
+    }
+}

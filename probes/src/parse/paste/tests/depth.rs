@@ -1,0 +1,282 @@
+//! Depth pastes read into the facts the live probes fill, judged by the same rules: nvidia-smi
+//! `-q` health sections (any `-d` selection) and the kernel log's Xid lines.
+
+use super::*;
+use gpu_doctor_model::Severity;
+
+/// A `-q` capture from `tests/data/smi_q/` (sources in its SOURCES.md).
+fn smi_q(name: &str) -> String {
+    std::fs::read_to_string(format!("{}/tests/data/smi_q/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+}
+
+fn findings(s: &Snapshot) -> Vec<(String, Severity)> {
+    gpu_doctor_judge::diagnose::diagnose(s, kb()).into_iter().map(|f| (f.id, f.severity)).collect()
+}
+
+fn ids(s: &Snapshot) -> Vec<String> {
+    findings(s).into_iter().map(|(id, _)| id).collect()
+}
+
+#[test]
+fn a_pasted_q_gives_each_gpus_health_and_the_repair_pending_finding() {
+    // leptonai/gpud's A10 capture: 4 rows remapped after uncorrectable errors, the remap pending.
+    let s = read_pasted(&smi_q("a10_535.129.03_row-remap-pending.txt"), kb()).unwrap();
+    let h = &s.health.gpus.value().unwrap()[0];
+    assert_eq!((h.index, h.pci_bus_id.as_deref()), (0, Some("0000:07:00.0")));
+    assert_eq!(h.memory_errors.remapped_rows_uncorrected, Some(4));
+    assert_eq!(h.memory_errors.remapped_rows_pending, Some(true));
+    assert_eq!(h.power_limit_default_mw, Some(150_000));
+    assert!(matches!(s.health.xid_events, Probed::Unknown { .. }), "no Xid line: the log is not known");
+    assert!(ids(&s).contains(&"health.memory_repair_pending".to_owned()), "{:?}", ids(&s));
+}
+
+#[test]
+fn a_pasted_q_excerpt_gives_corrected_errors_and_a_pending_remap() {
+    // stas00/ml-engineering: one A100 of eight, 177 corrected DRAM errors, a row remap pending.
+    let s = read_pasted(&smi_q("a100_510.73.08_row-remap-pending_excerpt.txt"), kb()).unwrap();
+    let m = &s.health.gpus.value().unwrap()[0].memory_errors;
+    assert_eq!((m.corrected_volatile, m.uncorrected_volatile), (Some(177), Some(0)));
+    let ids = ids(&s);
+    for id in ["health.ecc_corrected", "health.memory_repair_pending"] {
+        assert!(ids.contains(&id.to_owned()), "{id} in {ids:?}");
+    }
+    assert!(!ids.contains(&"health.ecc_uncorrectable".to_owned()));
+}
+
+#[test]
+fn a_pasted_q_of_eight_slowed_gpus_gives_the_throttled_finding() {
+    // leptonai/gpud's 8× H100 capture: HW Slowdown and HW Power Brake Slowdown active on all eight.
+    let s = read_pasted(&smi_q("h100x8_535.161.08_hw-slowdown.txt"), kb()).unwrap();
+    let health = s.health.gpus.value().unwrap();
+    assert_eq!(health.len(), 8);
+    assert!(health.iter().all(|h| h.slowdowns().contains(&"hw_slowdown")));
+    let Origin::Pasted { formats } = &s.origin else { panic!("pasted") };
+    assert_eq!(formats, &["nvidia-smi -q".to_owned()]);
+    assert!(ids(&s).iter().filter(|id| *id == "health.throttled_now").count() >= 1, "{:?}", ids(&s));
+}
+
+#[test]
+fn a_healthy_pasted_q_gives_no_health_warning() {
+    // leptonai/gpud's 8× RTX 4090 capture: ECC off (counters N/A), nothing slowing the clocks.
+    let s = read_pasted(&smi_q("rtx4090x8_535.154.05.txt"), kb()).unwrap();
+    assert_eq!(s.health.gpus.value().map(Vec::len), Some(8));
+    let loud: Vec<(String, Severity)> =
+        findings(&s).into_iter().filter(|(id, sev)| id.starts_with("health.") && *sev != Severity::Info).collect();
+    assert!(loud.is_empty(), "{loud:?}");
+}
+
+#[test]
+fn the_same_gpu_in_a_table_and_a_q_keeps_one_health_reading_under_its_index() {
+    let q = smi_q("a10_535.129.03_row-remap-pending.txt");
+    let s = read_pasted(&format!("{q}\n{q}"), kb()).unwrap();
+    assert_eq!(s.health.gpus.value().map(Vec::len), Some(1));
+}
+
+/// NVIDIA/open-gpu-kernel-modules#1010: a GPU fell off the bus.
+const XID_79: &str = "april 24 16:22:15 robin-linux-x3d kernel: NVRM: Xid (PCI:0000:01:00): 79, pid=6755, \
+                      name=vivaldi-bin, GPU has fallen off the bus.";
+
+#[test]
+fn a_pasted_xid_line_is_an_xid_event_judged_by_the_health_rule() {
+    let s = read_pasted(XID_79, kb()).unwrap();
+    let events = s.health.xid_events.value().unwrap();
+    assert_eq!((events[0].xid, events[0].pci_bus_id.as_deref()), (79, Some("0000:01:00.0")));
+    let ids = ids(&s);
+    assert!(ids.contains(&"health.xid_error".to_owned()), "{ids:?}");
+    assert!(!ids.contains(&"observed.nvrm.xid".to_owned()), "the health finding explains the line: {ids:?}");
+}
+
+#[test]
+fn a_q_with_only_the_selected_sections_is_read() {
+    // What `nvidia-smi -q -d ROW_REMAPPER` prints: the header, the GPU line and its section only.
+    // Whole lines of the A10 capture: 1-9 (header and GPU line) and 139-150 (Remapped Rows).
+    let capture = smi_q("a10_535.129.03_row-remap-pending.txt");
+    let a10: Vec<&str> = capture.lines().collect();
+    let text = [&a10[..8], &a10[138..150]].concat().join("\n");
+    assert!(text.contains("GPU 00000000:07:00.0") && text.contains("Pending                           : Yes"));
+    let s = read_pasted(&text, kb()).unwrap();
+    let h = &s.health.gpus.value().unwrap()[0];
+    assert_eq!(
+        (h.memory_errors.remapped_rows_uncorrected, h.memory_errors.remapped_rows_pending),
+        (Some(4), Some(true))
+    );
+    assert!(ids(&s).contains(&"health.memory_repair_pending".to_owned()), "{:?}", ids(&s));
+}
+
+/// A sample from `tests/data/paste/depth/` (sources in its SOURCES.md).
+fn depth(name: &str) -> String {
+    std::fs::read_to_string(format!("{}/tests/data/paste/depth/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+}
+
+#[test]
+fn docker_info_and_a_cdi_list_fill_the_containers_part() {
+    // ssst0n3/docker_archive: toolkit 1.14.0's `cdi list`, `nvidia-container-cli info`, `docker info`.
+    let s = read_pasted(&depth("ctk_1_14_cdi_list_cli_info_docker_info_ssst0n3.txt"), kb()).unwrap();
+    let Origin::Pasted { formats } = &s.origin else { panic!("pasted") };
+    for f in ["nvidia-ctk cdi list", "nvidia-container-cli info", "docker info"] {
+        assert!(formats.iter().any(|x| x == f), "{f} in {formats:?}");
+    }
+    let c = s.containers.value().unwrap();
+    let docker = &c.engines[0];
+    assert_eq!((docker.kind, docker.version.as_deref()), (gpu_doctor_model::EngineKind::Docker, Some("24.0.5")));
+    assert_eq!(docker.runtimes.as_deref(), Some(&["io.containerd.runc.v2".into(), "nvidia".into(), "runc".into()][..]));
+    assert_eq!(docker.default_runtime.as_deref(), Some("runc"));
+    assert!(c.toolkit.ctk.is_some() && c.toolkit.cli.is_some());
+    assert_eq!(c.cdi_specs.len(), 1);
+    assert_eq!(c.cdi_specs[0].kind.as_deref(), Some("nvidia.com/gpu"));
+    assert_eq!(c.cdi_specs[0].devices, ["0", "1", "2", "3", "all"]);
+    // Configured and listed: no container finding.
+    let containers: Vec<String> = ids(&s).into_iter().filter(|i| i.starts_with("containers.")).collect();
+    assert!(containers.is_empty(), "{containers:?}");
+}
+
+#[test]
+fn a_markdown_linked_cdi_list_beside_nvidia_smi_l_matches_its_gpu() {
+    // NVIDIA/nvidia-container-toolkit#146: one RTX 2060; the spec names index 0 and `all`.
+    let s = read_pasted(&depth("cdi_list_markdown_links_toolkit_146.txt"), kb()).unwrap();
+    let g = &s.gpus.value().unwrap()[0];
+    assert_eq!(g.uuid.as_deref(), Some("GPU-2f68f999-7b41-e64a-3709-0c8c4fa756c0"));
+    let c = s.containers.value().unwrap();
+    assert_eq!(c.cdi_specs[0].devices, ["0", "all"]);
+    assert_eq!(c.toolkit.version(), Some("1.14.3"));
+    assert!(!ids(&s).iter().any(|i| i.starts_with("containers.")), "{:?}", ids(&s));
+}
+
+#[test]
+fn a_cdi_list_without_the_gpus_uuid_is_the_stale_spec_finding() {
+    // Two threads' real lines, joined as one paste would hold them: NVIDIA/nvidia-container-toolkit#1239's
+    // `nvidia-smi -L` (a T4) and zelikos/davincibox#268's `cdi list`, whose spec names another GPU's UUID.
+    let text = format!(
+        "$ nvidia-smi -L\nGPU 0: Tesla T4 (UUID: GPU-e78e68c0-4e6a-737e-f9cc-4223fe50aead)\n$ {}",
+        depth("cdi_list_uuid_davincibox_268.txt")
+    );
+    let s = read_pasted(&text, kb()).unwrap();
+    assert!(ids(&s).contains(&"containers.cdi_spec_stale".to_owned()), "{:?}", ids(&s));
+    // The same list beside its own GPU's UUID: nothing stale.
+    let own = text.replace("GPU-e78e68c0-4e6a-737e-f9cc-4223fe50aead", "GPU-e9050893-7feb-1b73-f785-1e25e3d12837");
+    let s = read_pasted(&own, kb()).unwrap();
+    assert!(!ids(&s).contains(&"containers.cdi_spec_stale".to_owned()), "{:?}", ids(&s));
+}
+
+#[test]
+fn pasted_docker_info_without_the_nvidia_runtime_never_claims_the_toolkit_is_missing() {
+    // The ssst0n3 docker info with its `nvidia` runtime taken out, beside an nvidia-smi GPU: the
+    // paste does not show what is on PATH, so no `toolkit_missing`.
+    let docker = depth("ctk_1_14_cdi_list_cli_info_docker_info_ssst0n3.txt");
+    let docker = &docker[docker.find("Client: Docker Engine").unwrap()..];
+    let text = format!(
+        "GPU 0: Tesla T4 (UUID: GPU-e78e68c0-4e6a-737e-f9cc-4223fe50aead)\n{}",
+        docker.replace("Runtimes: io.containerd.runc.v2 nvidia runc", "Runtimes: io.containerd.runc.v2 runc")
+    );
+    let s = read_pasted(&text, kb()).unwrap();
+    assert_eq!(s.containers.value().unwrap().engines[0].runtimes.as_ref().map(Vec::len), Some(2));
+    assert!(!ids(&s).contains(&"containers.toolkit_missing".to_owned()), "{:?}", ids(&s));
+}
+
+#[test]
+fn kubectl_describe_node_gives_the_gpus_it_advertises() {
+    // NVIDIA/k8s-device-plugin#328: 4 GPUs advertised and allocatable.
+    let s = read_pasted(&depth("kubectl_node_four_gpus_device_plugin_328.txt"), kb()).unwrap();
+    let Origin::Pasted { formats } = &s.origin else { panic!("pasted") };
+    assert_eq!(formats, &["kubectl describe node".to_owned()]);
+    let n = s.containers.value().unwrap().kubernetes_node.as_ref().unwrap();
+    assert_eq!((n.capacity_read, n.gpu_capacity, n.gpu_allocatable), (true, Some(4), Some(4)));
+    // NVIDIA/k8s-device-plugin#283: the lines `egrep` kept of `oc describe node`.
+    let s = read_pasted(&depth("oc_describe_node_egrep_device_plugin_283.txt"), kb()).unwrap();
+    let n = s.containers.value().unwrap().kubernetes_node.as_ref().unwrap();
+    assert_eq!((n.gpu_capacity, n.gpu_allocatable), (Some(2), Some(2)));
+    // NVIDIA/k8s-device-plugin#285: no nvidia.com/gpu in either section, and nothing else says
+    // the node has a GPU: no finding.
+    let s = read_pasted(&depth("kubectl_node_no_gpu_capacity_device_plugin_285.txt"), kb()).unwrap();
+    let n = s.containers.value().unwrap().kubernetes_node.as_ref().unwrap();
+    assert_eq!((n.capacity_read, n.gpu_capacity, n.gpu_allocatable), (true, None, None));
+    assert!(ids(&s).is_empty(), "{:?}", ids(&s));
+}
+
+#[test]
+fn a_node_labelled_with_gpus_that_advertises_none_is_the_device_plugin_finding() {
+    // Two threads' real lines joined as one `kubectl describe node` would hold them:
+    // NVIDIA/k8s-device-plugin#1501's gpu-feature-discovery labels (8 H100) above #285's Capacity
+    // and Allocatable without nvidia.com/gpu.
+    let labels = depth("kubectl_node_gfd_labels_h100x8_device_plugin_1501.txt");
+    let text = format!("{labels}{}", depth("kubectl_node_no_gpu_capacity_device_plugin_285.txt"));
+    let s = read_pasted(&text, kb()).unwrap();
+    let n = s.containers.value().unwrap().kubernetes_node.as_ref().unwrap();
+    assert_eq!(n.labelled_gpus(), Some(8));
+    assert_eq!(n.nvidia_labels.get("nvidia.com/gpu.product").map(String::as_str), Some("NVIDIA-H100-80GB-HBM3"));
+    let f = gpu_doctor_judge::diagnose::diagnose(&s, kb())
+        .into_iter()
+        .find(|f| f.id == "containers.kubernetes_device_plugin_missing")
+        .expect("the device plugin finding");
+    assert!(f.evidence.iter().any(|e| e.contains("nvidia.com/gpu.count=8")), "{:?}", f.evidence);
+    // The same labels above a Capacity that lists the GPUs: the plugin registered, no finding.
+    let text = format!("{labels}{}", depth("kubectl_node_four_gpus_device_plugin_328.txt"));
+    let s = read_pasted(&text, kb()).unwrap();
+    assert!(!ids(&s).contains(&"containers.kubernetes_device_plugin_missing".to_owned()), "{:?}", ids(&s));
+}
+
+/// Every depth sample: `tests/data/smi_topo`, `tests/data/smi_q` and `tests/data/paste/depth`.
+fn depth_samples() -> Vec<String> {
+    let mut out = Vec::new();
+    for dir in ["smi_topo", "smi_q", "paste/depth"] {
+        let dir = format!("{}/tests/data/{dir}", env!("CARGO_MANIFEST_DIR"));
+        let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+        files.sort();
+        out.extend(
+            files
+                .iter()
+                .filter(|f| f.extension().is_some_and(|e| e == "txt"))
+                .map(|f| std::fs::read_to_string(f).unwrap()),
+        );
+    }
+    out
+}
+
+#[test]
+fn depth_samples_cut_anywhere_never_panic() {
+    let samples = depth_samples();
+    assert!(samples.len() >= 20, "{}", samples.len());
+    for sample in &samples {
+        // About 40 cuts a sample, wherever they fall (never on fewer than 53 bytes apart).
+        let step = (sample.len() / 40).max(53);
+        let mut cut = 0;
+        while cut < sample.len() {
+            if let Some(prefix) = sample.get(..cut)
+                && let Ok(s) = read_pasted(prefix, kb())
+            {
+                let _ = gpu_doctor_judge::diagnose::diagnose(&s, kb());
+            }
+            cut += step;
+        }
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 16, ..proptest::prelude::ProptestConfig::default() })]
+
+    /// All depth samples in one paste, cut, garbled and repeated anywhere: no panic, no hang.
+    #[test]
+    fn mangled_depth_samples_never_panic(edits in super::props::edits(40_000)) {
+        static ALL: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+        let all = ALL.get_or_init(|| depth_samples().join("\n"));
+        super::props::read_bounded(super::props::mangle(all, &edits));
+    }
+}
+
+#[test]
+fn a_node_with_fewer_allocatable_than_its_gpus_is_the_unhealthy_finding() {
+    // NVIDIA/k8s-device-plugin#58: `kubectl get node -o yaml`, 16 GPUs, none allocatable.
+    let s = read_pasted(&depth("kubectl_get_node_yaml_allocatable_zero_device_plugin_58.txt"), kb()).unwrap();
+    let n = s.containers.value().unwrap().kubernetes_node.as_ref().unwrap();
+    assert_eq!((n.gpu_capacity, n.gpu_allocatable), (Some(16), Some(0)));
+    let f = gpu_doctor_judge::diagnose::diagnose(&s, kb())
+        .into_iter()
+        .find(|f| f.id == "containers.kubernetes_gpus_unhealthy")
+        .expect("the unhealthy finding");
+    assert!(f.summary.contains("0 of this node's 16"), "{}", f.summary);
+    // Every GPU allocatable (#328, 4 of 4; #283, 2 of 2): nothing.
+    for sample in ["kubectl_node_four_gpus_device_plugin_328.txt", "oc_describe_node_egrep_device_plugin_283.txt"] {
+        let s = read_pasted(&depth(sample), kb()).unwrap();
+        assert!(!ids(&s).contains(&"containers.kubernetes_gpus_unhealthy".to_owned()), "{sample}: {:?}", ids(&s));
+    }
+}
