@@ -24,8 +24,9 @@ fn root() -> PathBuf {
 }
 
 /// Checks of the tree itself, which name paths in every crate by design: this file (its self-test
-/// names paths into other crates' sources) and the check of ARCHITECTURE.md's claims.
-const TREE_CHECKS: &[&str] = &["tests/tests/test_data.rs", "tests/tests/architecture_doc.rs"];
+/// names paths into other crates' sources), the check of ARCHITECTURE.md's claims, and the corpus
+/// score, whose leave-one-source-out reads which threads each paste reader's source cites.
+const TREE_CHECKS: &[&str] = &["tests/tests/test_data.rs", "tests/tests/architecture_doc.rs", "tests/tests/corpus.rs"];
 
 /// A workspace crate: its package name and its folder relative to the workspace root.
 #[derive(Debug, Clone)]

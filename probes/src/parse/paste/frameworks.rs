@@ -157,7 +157,7 @@ fn framework(
 /// tag: people leave it out.
 fn windows_pypi_torch(p: &Pkg, hints: &Hints<'_>) -> FrameworkBuild {
     let tagged = p.version.contains('+');
-    let printed = p.source != "conda list" && !super::issue_form::TYPED.contains(&p.source);
+    let printed = p.source != "conda list" && !super::pkg::TYPED.contains(&p.source);
     if hints.windows && !hints.torch_cuda_available && !tagged && p.conda_build.is_none() && printed {
         FrameworkBuild::Cpu
     } else {

@@ -47,10 +47,8 @@ fn os_in(text: &str) -> Option<OsFamily> {
         .then_some(OsFamily::Linux)
 }
 
-const FORM: &str = "issue form";
-const LINES: &str = "labelled lines";
-/// The formats whose versions a person typed.
-pub(super) const TYPED: [&str; 2] = [FORM, LINES];
+const FORM: &str = super::pkg::TYPED[0];
+const LINES: &str = super::pkg::TYPED[1];
 
 /// Reads the answers of an issue form and `Label: value` lines.
 pub(super) fn read(lines: &[String], facts: &mut Facts) {
@@ -93,6 +91,11 @@ fn label_value(line: &str) -> Option<(String, String)> {
 fn answered(label: &str, value: &str, at: usize, format: &'static str, facts: &mut Facts) {
     let words: Vec<&str> = label.split([' ', '/', '-']).filter(|w| !w.is_empty()).collect();
     let has = |w: &str| words.contains(&w);
+    if words.iter().any(|w| w.bytes().all(|b| b.is_ascii_digit())) {
+        // `GPU 0: …`, `Link 1: …`: an enumeration a program printed (nvidia-smi -L, nvlink -s), not
+        // an answer.
+        return;
+    }
     if words.len() > 1 && label.contains('/') {
         // `CUDA/cuDNN version`, `PyTorch / CUDA`: two things in one answer.
         return;

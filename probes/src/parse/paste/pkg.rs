@@ -1,5 +1,9 @@
 //! What a paste's package rows become: one [`Pkg`] each, under the [`PASTED`] root.
 
+/// The sources of versions a person typed: an issue form's answer, a `Label: value` line. People
+/// leave a version's local tag out, so its absence says nothing of the build.
+pub(super) const TYPED: [&str; 2] = ["issue form", "labelled lines"];
+
 /// The root every toolkit, framework and environment from pasted text gets.
 pub(super) const PASTED: &str = "(pasted)";
 
