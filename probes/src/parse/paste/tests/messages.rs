@@ -941,6 +941,40 @@ const CASES: &[Case] = &[
         &[],
         &[],
     ),
+    // numba/numba#10353 (verbatim; cuda-python's nvJitLinkError, then numba-cuda's log line).
+    (
+        "nvjitlink.input_from_newer_toolkit",
+        "Linker error log: ERROR 4 in nvvmAddNVVMContainerToProgram, may need newer version of nvJitLink library",
+        &[],
+        &[],
+    ),
+    // (format) cuda-python's nvJitLinkError under CUDA 13's nvJitLink.
+    (
+        "nvjitlink.input_from_newer_toolkit",
+        "cuda.bindings.nvjitlink.nvJitLinkError: ERROR_OUTDATED_LIBRARY (14)",
+        &[],
+        &[],
+    ),
+    // (format)
+    ("nvjitlink.arch_unknown", "cuda.bindings.nvjitlink.nvJitLinkError: ERROR_UNSUPPORTED_ARCH (17)", &[], &[]),
+    // hashcat/hashcat#2626 (verbatim; the driver's JIT).
+    (
+        "nvjitlink.ptx_newer_than_jit",
+        "ptxas application ptx input, line 9; fatal   : Unsupported .version 7.1; current version is '7.0'",
+        &[("ptx_version", "7.1"), ("supported", "7.0")],
+        &[],
+    ),
+    // tinygrad/tinygrad#7729 (verbatim).
+    (
+        "nvjitlink.ptxas_older_than_ptx",
+        "ptxas /tmp/tinycuda_03fe6308def2ec1dd6c3b1a96681a0fc.ptx, line 9; fatal   : Unsupported .version 8.5; current version is '7.5'",
+        &[
+            ("ptx_file", "/tmp/tinycuda_03fe6308def2ec1dd6c3b1a96681a0fc.ptx"),
+            ("ptx_version", "8.5"),
+            ("supported", "7.5"),
+        ],
+        &[],
+    ),
 ];
 
 fn scan(text: &str) -> Vec<gpu_doctor_model::ObservedMessage> {
