@@ -941,6 +941,34 @@ const CASES: &[Case] = &[
         &[],
         &[],
     ),
+    // (format) a chip id as nvkm_device_ctor prints it.
+    (
+        "nouveau.unknown_chipset",
+        "[    4.812233] nouveau 0000:03:00.0: unknown chipset (0f22d0a1)",
+        &[("boot0", "0f22d0a1")],
+        &[],
+    ),
+    // Dasharo/dasharo-issues#1597 (verbatim).
+    (
+        "nouveau.unit_ctor_failed",
+        "[    5.559105] nouveau 0000:01:00.0: gsp ctor failed: -2",
+        &[("unit", "gsp"), ("errno", "-2")],
+        &[],
+    ),
+    // (format)
+    (
+        "nouveau.firmware_unavailable",
+        "[    2.903412] nouveau 0000:01:00.0: gr: firmware unavailable",
+        &[("unit", "gr")],
+        &[],
+    ),
+    // clearlinux/distribution#867 (verbatim).
+    (
+        "nouveau.unit_init_failed",
+        "[   68.836524] nouveau 0000:01:00.0: gr: init failed, -110",
+        &[("unit", "gr"), ("errno", "-110")],
+        &[],
+    ),
     // numba/numba#10353 (verbatim; cuda-python's nvJitLinkError, then numba-cuda's log line).
     (
         "nvjitlink.input_from_newer_toolkit",
