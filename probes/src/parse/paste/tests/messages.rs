@@ -969,6 +969,27 @@ const CASES: &[Case] = &[
         &[("unit", "gr"), ("errno", "-110")],
         &[],
     ),
+    // NVIDIA/nvidia-container-toolkit#885 (verbatim).
+    (
+        "container.cdi_host_device_missing",
+        "Error: setting up CDI devices: failed to inject devices: failed to stat CDI host device \"/dev/dri/renderD129\": no such file or directory",
+        &[("path", "/dev/dri/renderD129")],
+        &["podman.cdi_setup_failed"],
+    ),
+    // vespa-engine/vespa#27945 (verbatim).
+    (
+        "podman.cdi_setup_failed",
+        "Error: setting up CDI devices: unresolvable CDI devices nvidia.com/gpu=all",
+        &[("reason", "unresolvable CDI devices nvidia.com/gpu=all")],
+        &["container.unresolvable_cdi_devices"],
+    ),
+    // NVIDIA/nvidia-container-toolkit#63 (verbatim; Podman 3.0.1).
+    (
+        "podman.cdi_not_supported",
+        "Error: stat nvidia.com/gpu=0: no such file or directory",
+        &[("device", "nvidia.com/gpu=0")],
+        &[],
+    ),
     // numba/numba#10353 (verbatim; cuda-python's nvJitLinkError, then numba-cuda's log line).
     (
         "nvjitlink.input_from_newer_toolkit",
