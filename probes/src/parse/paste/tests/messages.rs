@@ -990,6 +990,34 @@ const CASES: &[Case] = &[
         &[("device", "nvidia.com/gpu=0")],
         &[],
     ),
+    // (format) cuPythonInit's RuntimeError at 12.8.0.
+    (
+        "cuda_python.libcuda_so1_dlopen_failed",
+        "RuntimeError: Failed to dlopen libcuda.so.1",
+        &[("path", "libcuda.so.1")],
+        &[],
+    ),
+    // (format) NotSupportedError with the loader's reason.
+    (
+        "cuda_python.driver_not_found",
+        "cuda.bindings._internal.utils.NotSupportedError: CUDA driver is not found (libcuda.so.1: cannot open shared object file: No such file or directory)",
+        &[],
+        &["ld.libcuda_missing"],
+    ),
+    // (format)
+    (
+        "cuda_python.library_dlopen_failed",
+        "RuntimeError: Failed to dlopen libnvrtc.so.12",
+        &[("library", "libnvrtc.so.12")],
+        &[],
+    ),
+    // (format) the UserWarning as Python prints it, wrapped where the message continues.
+    (
+        "cuda_python.driver_major_too_old",
+        "UserWarning: cuda-bindings was built for CUDA major version 13, but the NVIDIA driver only supports up to CUDA 12. Some cuda-bindings features may not work correctly.",
+        &[("built_major", "13"), ("driver_major", "12")],
+        &[],
+    ),
     // numba/numba#10353 (verbatim; cuda-python's nvJitLinkError, then numba-cuda's log line).
     (
         "nvjitlink.input_from_newer_toolkit",
