@@ -1018,6 +1018,87 @@ const CASES: &[Case] = &[
         &[("built_major", "13"), ("driver_major", "12")],
         &[],
     ),
+    // (format) CUDA.jl 6's @error.
+    (
+        "cudajl.driver_below_floor",
+        "┌ Error: This version of CUDA.jl requires an NVIDIA driver for CUDA 12.x or higher (yours only supports up to CUDA 11.4.0)",
+        &[("driver_cuda", "11.4.0")],
+        &[],
+    ),
+    // JuliaGPU/CUDA.jl#2831 (verbatim).
+    (
+        "cudajl.driver_outside_range",
+        " Error: This version of CUDA.jl only supports NVIDIA drivers for CUDA 11.x or 12.x (yours is for CUDA 13.0.0)",
+        &[("supported", "11.x or 12.x"), ("driver_cuda", "13.0.0")],
+        &[],
+    ),
+    // JuliaGPU/CUDA.jl#1001 (verbatim).
+    (
+        "cudajl.driver_below_recommended",
+        "┌ Warning: The NVIDIA driver on this system only supports up to CUDA 11.0.0.\n│ For performance reasons, it is recommended to upgrade to a driver that supports CUDA 11.2 or higher.",
+        &[("driver_cuda", "11.0.0")],
+        &[],
+    ),
+    // (format)
+    (
+        "cudajl.toolkit_newer_than_driver",
+        "┌ Warning: You are using CUDA 12.2.0 with a driver that only supports up to 11.x.",
+        &[("toolkit_cuda", "12.2.0"), ("driver_major", "11")],
+        &[],
+    ),
+    // (format)
+    ("cudajl.runtime_not_found", "┌ Error: CUDA.jl could not find an appropriate CUDA runtime to use.", &[], &[]),
+    // (format)
+    (
+        "cudajl.precompiled_without_driver",
+        "│ CUDA.jl's JLLs were precompiled without an NVIDIA driver present.",
+        &[],
+        &[],
+    ),
+    // (format)
+    (
+        "cudajl.toolkit_too_old",
+        "┌ Error: This version of CUDA.jl only supports CUDA 12 or higher (your toolkit provides CUDA 11.8)",
+        &[("required", "12"), ("toolkit_cuda", "11.8")],
+        &[],
+    ),
+    // JuliaGPU/CUDA.jl#2530 (verbatim).
+    (
+        "cudajl.runtime_from_system_path",
+        "┌ Warning: CUDA runtime library `libcublasLt.so.12` was loaded from a system path, `/opt/bwhpc/common/devel/cuda/12.6.1/lib64/libcublasLt.so.12`.",
+        &[("library", "libcublasLt.so.12"), ("path", "/opt/bwhpc/common/devel/cuda/12.6.1/lib64/libcublasLt.so.12")],
+        &[],
+    ),
+    // CliMA/ClimaAtmos.jl#3020 (verbatim; CUDA.jl 5.0's wording).
+    (
+        "cudajl.runtime_from_system_path",
+        "│  ┌ Warning: CUDA runtime library libcusparse.so.12 was loaded from a system path. This may cause errors.",
+        &[("library", "libcusparse.so.12")],
+        &[],
+    ),
+    // (format)
+    (
+        "cudajl.gpu_not_supported",
+        "┌ Error: Your Tesla K80 GPU (compute capability 3.7) is not supported by CUDA.jl.",
+        &[("gpu", "Tesla K80"), ("cc", "3.7"), ("by", "CUDA.jl")],
+        &[],
+    ),
+    // JuliaGPU/CUDA.jl#3187 (verbatim).
+    (
+        "cudajl.gpu_not_fully_supported",
+        "┌ Warning: Your NVIDIA GeForce GTX 1080 GPU (compute capability 6.1) is not fully supported by CUDA 12.9.0.",
+        &[("gpu", "NVIDIA GeForce GTX 1080"), ("cc", "6.1"), ("cuda", "12.9.0")],
+        &[],
+    ),
+    // (format) the error `CUDA.functional(true)` raises.
+    ("cudajl.driver_not_found", "ERROR: CUDA driver not found", &[], &[]),
+    // (format)
+    (
+        "cudajl.deprecated_env_var",
+        "┌ Error: JULIA_CUDA_VERSION is deprecated. Call `CUDA.jl.set_runtime_version!` to use a different version.",
+        &[("variable", "JULIA_CUDA_VERSION")],
+        &[],
+    ),
     // numba/numba#10353 (verbatim; cuda-python's nvJitLinkError, then numba-cuda's log line).
     (
         "nvjitlink.input_from_newer_toolkit",
