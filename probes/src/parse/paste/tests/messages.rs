@@ -1099,6 +1099,37 @@ const CASES: &[Case] = &[
         &[("variable", "JULIA_CUDA_VERSION")],
         &[],
     ),
+    // Linaqruf/sd-notebook-collection#36 (verbatim; torchvision before 0.15).
+    (
+        "torchvision.cuda_mismatch",
+        "RuntimeError: Detected that PyTorch and torchvision were compiled with different CUDA versions. PyTorch has CUDA Version=11.7 and torchvision has CUDA Version=11.8. Please reinstall the torchvision that matches your PyTorch install.",
+        &[("torch_cuda", "11.7"), ("torchvision_cuda", "11.8")],
+        &[],
+    ),
+    // deforum/deforum-stable-diffusion#348 (verbatim; the major-version form).
+    (
+        "torchvision.cuda_mismatch",
+        "RuntimeError: Detected that PyTorch and torchvision were compiled with different CUDA major versions. PyTorch has CUDA Version=12.1 and torchvision has CUDA Version=11.8. Please reinstall the torchvision that matches your PyTorch install.",
+        &[("torch_cuda", "12.1"), ("torchvision_cuda", "11.8")],
+        &[],
+    ),
+    // microsoft/scene_graph_benchmark#60 (verbatim).
+    (
+        "torchvision.custom_ops_not_loaded",
+        "Couldn't load custom C++ ops. This can happen if your PyTorch and torchvision versions are incompatible, or if you had errors while compiling torchvision from source.",
+        &[],
+        &[],
+    ),
+    // casperg92/MaSIF_colab#7 (verbatim).
+    (
+        "torchvision.image_extension_not_loaded",
+        "/usr/local/lib/python3.9/dist-packages/torchvision/io/image.py:13: UserWarning: Failed to load image Python extension: '/usr/local/lib/python3.9/dist-packages/torchvision/image.so: undefined symbol: _ZN3c104impl8GPUTrace13gpuTraceStateE'If you don't plan on using image functionality from `torchvision.io`, you can ignore this warning.",
+        &[(
+            "reason",
+            "/usr/local/lib/python3.9/dist-packages/torchvision/image.so: undefined symbol: _ZN3c104impl8GPUTrace13gpuTraceStateE",
+        )],
+        &[],
+    ),
     // numba/numba#10353 (verbatim; cuda-python's nvJitLinkError, then numba-cuda's log line).
     (
         "nvjitlink.input_from_newer_toolkit",
