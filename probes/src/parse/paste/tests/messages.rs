@@ -1130,6 +1130,27 @@ const CASES: &[Case] = &[
         )],
         &[],
     ),
+    // Emerge-Lab/gpudrive#373 (verbatim).
+    (
+        "numpy.abi_mismatch",
+        "RuntimeError: module compiled against ABI version 0x1000009 but this version of numpy is 0x2000000",
+        &[("compiled_abi", "0x1000009"), ("running_abi", "0x2000000")],
+        &[],
+    ),
+    // pytorch/pytorch#413 (verbatim).
+    (
+        "numpy.older_than_build",
+        "RuntimeError: module compiled against API version 0xa but this version of numpy is 0x9",
+        &[("compiled_api", "0xa"), ("running_api", "0x9")],
+        &[],
+    ),
+    // (format) the NumPy 2 header's wording.
+    (
+        "numpy.older_than_build",
+        "RuntimeError: module was compiled against NumPy C-API version 0x12 (NumPy 2.0) but the running NumPy has C-API version 0x10. Check the section C-API incompatibility at the Troubleshooting ImportError section",
+        &[("compiled_api", "0x12"), ("running_api", "0x10")],
+        &[],
+    ),
     // numba/numba#10353 (verbatim; cuda-python's nvJitLinkError, then numba-cuda's log line).
     (
         "nvjitlink.input_from_newer_toolkit",
