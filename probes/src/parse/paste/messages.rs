@@ -7,10 +7,16 @@
 use std::collections::{BTreeMap, HashSet};
 use std::sync::{Arc, OnceLock};
 
-use regex::{Regex, RegexSet};
+use regex::{Regex, RegexSet, RegexSetBuilder};
 
 use gpu_doctor_kb::Kb;
 use gpu_doctor_model::ObservedMessage;
+
+/// The cache the set's lazy DFA may use. It must hold the DFA's minimum for the whole catalogue, a
+/// minimum that grows with the rows: past it the regex crate silently runs the set on its PikeVM,
+/// hundreds of times slower on every line (the default 2 MiB held 172 rows, not 176); 16 MiB holds
+/// more than twice today's catalogue. The cache grows only as far as the text needs.
+const SET_DFA_CACHE_BYTES: usize = 16 << 20;
 
 /// The known messages' patterns, compiled.
 #[derive(Debug)]
@@ -31,7 +37,10 @@ impl Matcher {
             .filter(|m| keep(&m.id))
             .filter_map(|m| Regex::new(&m.pattern).ok().map(|r| (m.id.clone(), r)))
             .collect();
-        let set = RegexSet::new(rows.iter().map(|(_, r)| r.as_str())).unwrap_or_else(|_| RegexSet::empty());
+        let set = RegexSetBuilder::new(rows.iter().map(|(_, r)| r.as_str()))
+            .dfa_size_limit(SET_DFA_CACHE_BYTES)
+            .build()
+            .unwrap_or_else(|_| RegexSet::empty());
         Self { set, rows }
     }
 

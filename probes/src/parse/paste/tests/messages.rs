@@ -941,13 +941,6 @@ const CASES: &[Case] = &[
         &[],
         &[],
     ),
-    // (format) a chip id as nvkm_device_ctor prints it.
-    (
-        "nouveau.unknown_chipset",
-        "[    4.812233] nouveau 0000:03:00.0: unknown chipset (0f22d0a1)",
-        &[("boot0", "0f22d0a1")],
-        &[],
-    ),
     // Dasharo/dasharo-issues#1597 (verbatim).
     (
         "nouveau.unit_ctor_failed",
@@ -1186,6 +1179,32 @@ const CASES: &[Case] = &[
         &[],
     ),
 ];
+
+/// The shortest of three scans of `lines` by `matcher`.
+fn best_scan(matcher: &Matcher, lines: &[String]) -> std::time::Duration {
+    (0..3)
+        .map(|_| {
+            let t = std::time::Instant::now();
+            let _ = matcher.scan(lines);
+            t.elapsed()
+        })
+        .min()
+        .unwrap_or_default()
+}
+
+/// The catalogue is matched as one `RegexSet`, whose lazy DFA needs a cache that grows with the
+/// rows; past the cache's capacity the regex crate silently runs the set on its PikeVM instead,
+/// hundreds of times slower on every line of every paste (176 rows passed the default 2 MiB). The
+/// whole catalogue must scan prose at about the cost of one row.
+#[test]
+fn the_whole_catalogue_scans_prose_about_as_fast_as_one_row() {
+    let lines: Vec<String> =
+        (0..4000).map(|i| format!("the quick brown fox {i} jumps over the lazy dog, again and again")).collect();
+    let one = best_scan(&Matcher::xid_for_kb(kb()), &lines);
+    let all = best_scan(&Matcher::for_kb(kb()), &lines);
+    let limit = one * 20 + std::time::Duration::from_millis(300);
+    assert!(all <= limit, "{} rows took {all:?} for {} lines, one row {one:?}", kb().errors.message.len(), lines.len());
+}
 
 fn scan(text: &str) -> Vec<gpu_doctor_model::ObservedMessage> {
     Matcher::for_kb(kb()).scan(&clean::lines(text)).into_iter().map(|(_, m)| m).collect()
