@@ -12,8 +12,12 @@ use regex::{Regex, RegexSet, RegexSetBuilder};
 use gpu_doctor_kb::Kb;
 use gpu_doctor_model::ObservedMessage;
 
-/// The lazy DFA cache of the catalogue's set, bytes.
-const DFA_CACHE_BYTES: usize = 64 << 20;
+/// The cache the set's lazy DFA may use. It must hold the DFA's minimum for the whole catalogue, a
+/// minimum that grows with the rows: past it the regex crate silently runs the set on its PikeVM,
+/// hundreds of times slower on every line (the default 2 MiB held 172 rows, not 176). With 64 MiB
+/// the DFA also keeps the states 8 MiB of varied text needs (`docs/performance.md`: 1.0 s, against
+/// 9.0 s at 2 MiB). The cache grows only as far as the text needs.
+const SET_DFA_CACHE_BYTES: usize = 64 << 20;
 
 /// The known messages' patterns, compiled.
 #[derive(Debug)]
@@ -34,11 +38,8 @@ impl Matcher {
             .filter(|m| keep(&m.id))
             .filter_map(|m| Regex::new(&m.pattern).ok().map(|r| (m.id.clone(), r)))
             .collect();
-        // The lazy DFA's cache: at the default 2 MiB the whole catalogue's states do not fit, the
-        // search gives up on it line after line and falls back to the slow PikeVM (four fifths of
-        // the time of 4 MiB of text went there).
         let set = RegexSetBuilder::new(rows.iter().map(|(_, r)| r.as_str()))
-            .dfa_size_limit(DFA_CACHE_BYTES)
+            .dfa_size_limit(SET_DFA_CACHE_BYTES)
             .build()
             .unwrap_or_else(|_| RegexSet::empty());
         Self { set, rows }

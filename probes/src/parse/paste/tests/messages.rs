@@ -941,7 +941,270 @@ const CASES: &[Case] = &[
         &[],
         &[],
     ),
+    // Dasharo/dasharo-issues#1597 (verbatim).
+    (
+        "nouveau.unit_ctor_failed",
+        "[    5.559105] nouveau 0000:01:00.0: gsp ctor failed: -2",
+        &[("unit", "gsp"), ("errno", "-2")],
+        &[],
+    ),
+    // (format)
+    (
+        "nouveau.firmware_unavailable",
+        "[    2.903412] nouveau 0000:01:00.0: gr: firmware unavailable",
+        &[("unit", "gr")],
+        &[],
+    ),
+    // clearlinux/distribution#867 (verbatim).
+    (
+        "nouveau.unit_init_failed",
+        "[   68.836524] nouveau 0000:01:00.0: gr: init failed, -110",
+        &[("unit", "gr"), ("errno", "-110")],
+        &[],
+    ),
+    // NVIDIA/nvidia-container-toolkit#885 (verbatim).
+    (
+        "container.cdi_host_device_missing",
+        "Error: setting up CDI devices: failed to inject devices: failed to stat CDI host device \"/dev/dri/renderD129\": no such file or directory",
+        &[("path", "/dev/dri/renderD129")],
+        &["podman.cdi_setup_failed"],
+    ),
+    // vespa-engine/vespa#27945 (verbatim).
+    (
+        "podman.cdi_setup_failed",
+        "Error: setting up CDI devices: unresolvable CDI devices nvidia.com/gpu=all",
+        &[("reason", "unresolvable CDI devices nvidia.com/gpu=all")],
+        &["container.unresolvable_cdi_devices"],
+    ),
+    // NVIDIA/nvidia-container-toolkit#63 (verbatim; Podman 3.0.1).
+    (
+        "podman.cdi_not_supported",
+        "Error: stat nvidia.com/gpu=0: no such file or directory",
+        &[("device", "nvidia.com/gpu=0")],
+        &[],
+    ),
+    // (format) cuPythonInit's RuntimeError at 12.8.0.
+    (
+        "cuda_python.libcuda_so1_dlopen_failed",
+        "RuntimeError: Failed to dlopen libcuda.so.1",
+        &[("path", "libcuda.so.1")],
+        &[],
+    ),
+    // (format) NotSupportedError with the loader's reason.
+    (
+        "cuda_python.driver_not_found",
+        "cuda.bindings._internal.utils.NotSupportedError: CUDA driver is not found (libcuda.so.1: cannot open shared object file: No such file or directory)",
+        &[],
+        &["ld.libcuda_missing"],
+    ),
+    // (format)
+    (
+        "cuda_python.library_dlopen_failed",
+        "RuntimeError: Failed to dlopen libnvrtc.so.12",
+        &[("library", "libnvrtc.so.12")],
+        &[],
+    ),
+    // (format) the UserWarning as Python prints it, wrapped where the message continues.
+    (
+        "cuda_python.driver_major_too_old",
+        "UserWarning: cuda-bindings was built for CUDA major version 13, but the NVIDIA driver only supports up to CUDA 12. Some cuda-bindings features may not work correctly.",
+        &[("built_major", "13"), ("driver_major", "12")],
+        &[],
+    ),
+    // (format) CUDA.jl 6's @error.
+    (
+        "cudajl.driver_below_floor",
+        "┌ Error: This version of CUDA.jl requires an NVIDIA driver for CUDA 12.x or higher (yours only supports up to CUDA 11.4.0)",
+        &[("driver_cuda", "11.4.0")],
+        &[],
+    ),
+    // JuliaGPU/CUDA.jl#2831 (verbatim).
+    (
+        "cudajl.driver_outside_range",
+        " Error: This version of CUDA.jl only supports NVIDIA drivers for CUDA 11.x or 12.x (yours is for CUDA 13.0.0)",
+        &[("supported", "11.x or 12.x"), ("driver_cuda", "13.0.0")],
+        &[],
+    ),
+    // JuliaGPU/CUDA.jl#1001 (verbatim).
+    (
+        "cudajl.driver_below_recommended",
+        "┌ Warning: The NVIDIA driver on this system only supports up to CUDA 11.0.0.\n│ For performance reasons, it is recommended to upgrade to a driver that supports CUDA 11.2 or higher.",
+        &[("driver_cuda", "11.0.0")],
+        &[],
+    ),
+    // (format)
+    (
+        "cudajl.toolkit_newer_than_driver",
+        "┌ Warning: You are using CUDA 12.2.0 with a driver that only supports up to 11.x.",
+        &[("toolkit_cuda", "12.2.0"), ("driver_major", "11")],
+        &[],
+    ),
+    // (format)
+    ("cudajl.runtime_not_found", "┌ Error: CUDA.jl could not find an appropriate CUDA runtime to use.", &[], &[]),
+    // (format)
+    (
+        "cudajl.precompiled_without_driver",
+        "│ CUDA.jl's JLLs were precompiled without an NVIDIA driver present.",
+        &[],
+        &[],
+    ),
+    // (format)
+    (
+        "cudajl.toolkit_too_old",
+        "┌ Error: This version of CUDA.jl only supports CUDA 12 or higher (your toolkit provides CUDA 11.8)",
+        &[("required", "12"), ("toolkit_cuda", "11.8")],
+        &[],
+    ),
+    // JuliaGPU/CUDA.jl#2530 (verbatim).
+    (
+        "cudajl.runtime_from_system_path",
+        "┌ Warning: CUDA runtime library `libcublasLt.so.12` was loaded from a system path, `/opt/bwhpc/common/devel/cuda/12.6.1/lib64/libcublasLt.so.12`.",
+        &[("library", "libcublasLt.so.12"), ("path", "/opt/bwhpc/common/devel/cuda/12.6.1/lib64/libcublasLt.so.12")],
+        &[],
+    ),
+    // CliMA/ClimaAtmos.jl#3020 (verbatim; CUDA.jl 5.0's wording).
+    (
+        "cudajl.runtime_from_system_path",
+        "│  ┌ Warning: CUDA runtime library libcusparse.so.12 was loaded from a system path. This may cause errors.",
+        &[("library", "libcusparse.so.12")],
+        &[],
+    ),
+    // (format)
+    (
+        "cudajl.gpu_not_supported",
+        "┌ Error: Your Tesla K80 GPU (compute capability 3.7) is not supported by CUDA.jl.",
+        &[("gpu", "Tesla K80"), ("cc", "3.7"), ("by", "CUDA.jl")],
+        &[],
+    ),
+    // JuliaGPU/CUDA.jl#3187 (verbatim).
+    (
+        "cudajl.gpu_not_fully_supported",
+        "┌ Warning: Your NVIDIA GeForce GTX 1080 GPU (compute capability 6.1) is not fully supported by CUDA 12.9.0.",
+        &[("gpu", "NVIDIA GeForce GTX 1080"), ("cc", "6.1"), ("cuda", "12.9.0")],
+        &[],
+    ),
+    // (format) the error `CUDA.functional(true)` raises.
+    ("cudajl.driver_not_found", "ERROR: CUDA driver not found", &[], &[]),
+    // (format)
+    (
+        "cudajl.deprecated_env_var",
+        "┌ Error: JULIA_CUDA_VERSION is deprecated. Call `CUDA.jl.set_runtime_version!` to use a different version.",
+        &[("variable", "JULIA_CUDA_VERSION")],
+        &[],
+    ),
+    // Linaqruf/sd-notebook-collection#36 (verbatim; torchvision before 0.15).
+    (
+        "torchvision.cuda_mismatch",
+        "RuntimeError: Detected that PyTorch and torchvision were compiled with different CUDA versions. PyTorch has CUDA Version=11.7 and torchvision has CUDA Version=11.8. Please reinstall the torchvision that matches your PyTorch install.",
+        &[("torch_cuda", "11.7"), ("torchvision_cuda", "11.8")],
+        &[],
+    ),
+    // deforum/deforum-stable-diffusion#348 (verbatim; the major-version form).
+    (
+        "torchvision.cuda_mismatch",
+        "RuntimeError: Detected that PyTorch and torchvision were compiled with different CUDA major versions. PyTorch has CUDA Version=12.1 and torchvision has CUDA Version=11.8. Please reinstall the torchvision that matches your PyTorch install.",
+        &[("torch_cuda", "12.1"), ("torchvision_cuda", "11.8")],
+        &[],
+    ),
+    // microsoft/scene_graph_benchmark#60 (verbatim).
+    (
+        "torchvision.custom_ops_not_loaded",
+        "Couldn't load custom C++ ops. This can happen if your PyTorch and torchvision versions are incompatible, or if you had errors while compiling torchvision from source.",
+        &[],
+        &[],
+    ),
+    // casperg92/MaSIF_colab#7 (verbatim).
+    (
+        "torchvision.image_extension_not_loaded",
+        "/usr/local/lib/python3.9/dist-packages/torchvision/io/image.py:13: UserWarning: Failed to load image Python extension: '/usr/local/lib/python3.9/dist-packages/torchvision/image.so: undefined symbol: _ZN3c104impl8GPUTrace13gpuTraceStateE'If you don't plan on using image functionality from `torchvision.io`, you can ignore this warning.",
+        &[(
+            "reason",
+            "/usr/local/lib/python3.9/dist-packages/torchvision/image.so: undefined symbol: _ZN3c104impl8GPUTrace13gpuTraceStateE",
+        )],
+        &[],
+    ),
+    // Emerge-Lab/gpudrive#373 (verbatim).
+    (
+        "numpy.abi_mismatch",
+        "RuntimeError: module compiled against ABI version 0x1000009 but this version of numpy is 0x2000000",
+        &[("compiled_abi", "0x1000009"), ("running_abi", "0x2000000")],
+        &[],
+    ),
+    // pytorch/pytorch#413 (verbatim).
+    (
+        "numpy.older_than_build",
+        "RuntimeError: module compiled against API version 0xa but this version of numpy is 0x9",
+        &[("compiled_api", "0xa"), ("running_api", "0x9")],
+        &[],
+    ),
+    // (format) the NumPy 2 header's wording.
+    (
+        "numpy.older_than_build",
+        "RuntimeError: module was compiled against NumPy C-API version 0x12 (NumPy 2.0) but the running NumPy has C-API version 0x10. Check the section C-API incompatibility at the Troubleshooting ImportError section",
+        &[("compiled_api", "0x12"), ("running_api", "0x10")],
+        &[],
+    ),
+    // numba/numba#10353 (verbatim; cuda-python's nvJitLinkError, then numba-cuda's log line).
+    (
+        "nvjitlink.input_from_newer_toolkit",
+        "Linker error log: ERROR 4 in nvvmAddNVVMContainerToProgram, may need newer version of nvJitLink library",
+        &[],
+        &[],
+    ),
+    // (format) cuda-python's nvJitLinkError under CUDA 13's nvJitLink.
+    (
+        "nvjitlink.input_from_newer_toolkit",
+        "cuda.bindings.nvjitlink.nvJitLinkError: ERROR_OUTDATED_LIBRARY (14)",
+        &[],
+        &[],
+    ),
+    // (format)
+    ("nvjitlink.arch_unknown", "cuda.bindings.nvjitlink.nvJitLinkError: ERROR_UNSUPPORTED_ARCH (17)", &[], &[]),
+    // hashcat/hashcat#2626 (verbatim; the driver's JIT).
+    (
+        "nvjitlink.ptx_newer_than_jit",
+        "ptxas application ptx input, line 9; fatal   : Unsupported .version 7.1; current version is '7.0'",
+        &[("ptx_version", "7.1"), ("supported", "7.0")],
+        &[],
+    ),
+    // tinygrad/tinygrad#7729 (verbatim).
+    (
+        "nvjitlink.ptxas_older_than_ptx",
+        "ptxas /tmp/tinycuda_03fe6308def2ec1dd6c3b1a96681a0fc.ptx, line 9; fatal   : Unsupported .version 8.5; current version is '7.5'",
+        &[
+            ("ptx_file", "/tmp/tinycuda_03fe6308def2ec1dd6c3b1a96681a0fc.ptx"),
+            ("ptx_version", "8.5"),
+            ("supported", "7.5"),
+        ],
+        &[],
+    ),
 ];
+
+/// The shortest of three scans of `lines` by `matcher`.
+fn best_scan(matcher: &Matcher, lines: &[String]) -> std::time::Duration {
+    (0..3)
+        .map(|_| {
+            let t = std::time::Instant::now();
+            let _ = matcher.scan(lines);
+            t.elapsed()
+        })
+        .min()
+        .unwrap_or_default()
+}
+
+/// The catalogue is matched as one `RegexSet`, whose lazy DFA needs a cache that grows with the
+/// rows; past the cache's capacity the regex crate silently runs the set on its PikeVM instead,
+/// hundreds of times slower on every line of every paste (176 rows passed the default 2 MiB). The
+/// whole catalogue must scan prose at about the cost of one row.
+#[test]
+fn the_whole_catalogue_scans_prose_about_as_fast_as_one_row() {
+    let lines: Vec<String> =
+        (0..4000).map(|i| format!("the quick brown fox {i} jumps over the lazy dog, again and again")).collect();
+    let one = best_scan(&Matcher::xid_for_kb(kb()), &lines);
+    let all = best_scan(&Matcher::for_kb(kb()), &lines);
+    let limit = one * 20 + std::time::Duration::from_millis(300);
+    assert!(all <= limit, "{} rows took {all:?} for {} lines, one row {one:?}", kb().errors.message.len(), lines.len());
+}
 
 fn scan(text: &str) -> Vec<gpu_doctor_model::ObservedMessage> {
     Matcher::for_kb(kb()).scan(&clean::lines(text)).into_iter().map(|(_, m)| m).collect()
