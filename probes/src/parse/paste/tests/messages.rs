@@ -78,6 +78,14 @@ const CASES: &[Case] = &[
         &[],
     ),
     ("torch.not_compiled_with_cuda", "AssertionError: Torch not compiled with CUDA enabled", &[], &[]),
+    // NixOS/nixpkgs#363601: wyoming-faster-whisper's journal.
+    (
+        "ctranslate2.not_compiled_with_cuda",
+        "Dec 09 14:50:29 architect wyoming-faster-whisper[1253525]: ValueError: This CTranslate2 package was not \
+         compiled with CUDA support",
+        &[],
+        &[],
+    ),
     (
         "torch.no_driver",
         "AssertionError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx",
