@@ -197,7 +197,7 @@ fn narrow_finding(v: &View<'_>, b: &BootLinkLimit) -> Finding {
         ),
         _ => (
             "the card's (the text does not say its lanes; NVIDIA's cards have x16, x8 or x4)".to_owned(),
-            "of what the card could move over its own lanes".to_owned(),
+            "instead of what the card could move over its own lanes".to_owned(),
             "the card's lanes".to_owned(),
         ),
     };
