@@ -22,7 +22,9 @@ const SET_DFA_CACHE_BYTES: usize = 64 << 20;
 /// The known messages' patterns, compiled.
 #[derive(Debug)]
 pub(crate) struct Matcher {
-    set: RegexSet,
+    /// Every row's pattern at once; `None` where the set could not be built (its size limits),
+    /// and each row is then tried on its own: slower, but no message is lost.
+    set: Option<RegexSet>,
     /// (message id, its pattern), in the same order as `set`.
     rows: Vec<(String, Regex)>,
 }
@@ -38,10 +40,8 @@ impl Matcher {
             .filter(|m| keep(&m.id))
             .filter_map(|m| Regex::new(&m.pattern).ok().map(|r| (m.id.clone(), r)))
             .collect();
-        let set = RegexSetBuilder::new(rows.iter().map(|(_, r)| r.as_str()))
-            .dfa_size_limit(SET_DFA_CACHE_BYTES)
-            .build()
-            .unwrap_or_else(|_| RegexSet::empty());
+        let set =
+            RegexSetBuilder::new(rows.iter().map(|(_, r)| r.as_str())).dfa_size_limit(SET_DFA_CACHE_BYTES).build().ok();
         Self { set, rows }
     }
 
@@ -92,7 +92,13 @@ impl Matcher {
             };
             let mut matched: Vec<usize> = Vec::new();
             for (joined_by_space, hay) in hays.iter().enumerate().map(|(k, h)| (k == 1, h)) {
-                for idx in self.set.matches(hay).iter() {
+                let hits: Vec<usize> = match &self.set {
+                    Some(set) => set.matches(hay).iter().collect(),
+                    None => {
+                        self.rows.iter().enumerate().filter(|(_, (_, re))| re.is_match(hay)).map(|(i, _)| i).collect()
+                    }
+                };
+                for idx in hits {
                     if matched.contains(&idx) {
                         continue;
                     }
@@ -162,5 +168,24 @@ mod tests {
         let alone: Vec<ObservedMessage> = Matcher::xid_for_kb(kb).scan(&lines).into_iter().map(|(_, m)| m).collect();
         assert_eq!(alone, whole);
         assert_eq!(alone.len(), 2);
+    }
+
+    /// Where the set cannot be built, each row is tried on its own and finds the same messages.
+    #[test]
+    fn without_the_set_every_row_is_tried_and_nothing_is_lost() {
+        let kb = Kb::get().unwrap();
+        let with_set = Matcher::for_kb(kb);
+        let rows_only = Matcher { set: None, rows: with_set.rows.clone() };
+        let lines: Vec<String> = [
+            "NVRM: Xid (PCI:0000:01:00): 79, pid=1234, GPU has fallen off the bus.",
+            "AssertionError: Torch not compiled with CUDA enabled",
+            "ValueError: This CTranslate2 package was not compiled with CUDA support",
+            "nvidia-modeset: Loading NVIDIA Kernel Mode Setting Driver",
+        ]
+        .map(str::to_owned)
+        .to_vec();
+        let found = with_set.scan(&lines);
+        assert_eq!(found.len(), 3, "{found:?}");
+        assert_eq!(rows_only.scan(&lines), found);
     }
 }
