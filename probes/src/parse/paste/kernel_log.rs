@@ -14,7 +14,7 @@
 //! pci 0000:04:00.0: 4.000 Gb/s available PCIe bandwidth, limited by 5.0 GT/s PCIe x1 link at 0000:00:1c.2 (capable of 126.016 Gb/s with 8.0 GT/s PCIe x16 link)
 //! ```
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use super::facts::{Facts, MAX_LIST};
 use super::messages::Matcher;
@@ -129,13 +129,24 @@ fn host_bridge_link(line: &str) -> Option<(String, Option<u32>, u32)> {
     Some((controller, generation, width))
 }
 
-/// The PCI domain a host controller's root bus is in, from its `brcm-pcie 1000120000.pcie: PCI host
-/// bridge to bus 0001:00` line (drivers/pci/probe.c, `pci_register_host_bridge`).
-fn host_bridge_domain(lines: &[String], controller: &str) -> Option<String> {
-    lines.iter().find_map(|l| {
-        let (head, bus) = l.split_once(": PCI host bridge to bus ")?;
-        (head.split_whitespace().last()? == controller).then(|| bus.split(':').next().map(str::to_owned))?
-    })
+/// The PCI domain of each host controller's root bus, from its `brcm-pcie 1000120000.pcie: PCI host
+/// bridge to bus 0001:00` line (drivers/pci/probe.c, `pci_register_host_bridge`), read in one pass.
+fn host_bridge_domains(lines: &[String]) -> HashMap<String, String> {
+    lines
+        .iter()
+        .filter_map(|l| {
+            let (head, bus) = l.split_once(": PCI host bridge to bus ")?;
+            Some((head.split_whitespace().last()?.to_owned(), bus.split(':').next()?.to_owned()))
+        })
+        .collect()
+}
+
+/// The bus id of an NVIDIA display device in the kernel's enumeration line (`pci 0000:01:00.0:
+/// [10de:2571] type 00 class 0x030000`).
+fn enumerated_gpu(line: &str) -> Option<String> {
+    let (head, rest) = line.split_once(" [10de:")?;
+    rest.split_once(" class 0x").filter(|(_, c)| c.starts_with("03"))?;
+    head.split_whitespace().last()?.strip_suffix(':').and_then(PciBusId::sysfs_form)
 }
 
 /// Every NVIDIA display device the kernel enumerated (`pci 0000:01:00.0: [10de:2571] type 00 class
@@ -148,33 +159,31 @@ fn behind_host_bridge(
     lines: &[String],
     found: &[(usize, String, BootLinkLimit)],
 ) -> Vec<(usize, String, BootLinkLimit)> {
-    let bridges: Vec<HostBridge> = lines
+    let mut bridges: Vec<HostBridge> = lines
         .iter()
         .enumerate()
         .filter_map(|(at, l)| {
             let (controller, generation, width) = host_bridge_link(l)?;
-            let domain = host_bridge_domain(lines, &controller);
-            Some(HostBridge { at, controller, generation, width, domain })
+            Some(HostBridge { at, controller, generation, width, domain: None })
         })
         .take(MAX_LIST)
         .collect();
     if bridges.is_empty() {
         return Vec::new();
     }
+    let domains = host_bridge_domains(lines);
+    for b in &mut bridges {
+        b.domain = domains.get(&b.controller).cloned();
+    }
+    // Buses that have a line of their own, or one from here already.
+    let mut seen: HashSet<String> = found.iter().map(|(_, bus, _)| bus.clone()).collect();
     let mut out: Vec<(usize, String, BootLinkLimit)> = Vec::new();
     for l in lines {
         if out.len() >= MAX_LIST {
             break;
         }
-        let Some((head, rest)) = l.split_once(" [10de:") else { continue };
-        if !rest.split_once(" class 0x").is_some_and(|(_, c)| c.starts_with("03")) {
-            continue;
-        }
-        let Some(bus) = head.split_whitespace().last().and_then(|w| w.strip_suffix(':')).and_then(PciBusId::sysfs_form)
-        else {
-            continue;
-        };
-        if found.iter().chain(out.iter()).any(|(_, b, _)| *b == bus) {
+        let Some(bus) = enumerated_gpu(l) else { continue };
+        if !seen.insert(bus.clone()) {
             continue;
         }
         let domain = bus.split(':').next().unwrap_or("");
@@ -222,16 +231,13 @@ const BOOT_FROM: &str = "the kernel's boot log";
 fn nvidia_gpus(lines: &[String], facts: &Facts) -> HashSet<String> {
     let mut gpus: HashSet<String> = HashSet::new();
     for line in lines {
+        gpus.extend(enumerated_gpu(line));
         let words: Vec<&str> = line.split_whitespace().collect();
-        let display = line.split_once(" class 0x").is_some_and(|(_, c)| c.starts_with("03"));
         for pair in words.windows(2) {
             let [first, second] = pair else { continue };
-            let named = if matches!(*first, "nvidia" | "nouveau") {
-                second.strip_suffix(':')
-            } else {
-                (second.starts_with("[10de:") && display).then(|| first.strip_suffix(':')).flatten()
-            };
-            if let Some(bus) = named.and_then(PciBusId::sysfs_form) {
+            if matches!(*first, "nvidia" | "nouveau")
+                && let Some(bus) = second.strip_suffix(':').and_then(PciBusId::sysfs_form)
+            {
                 gpus.insert(bus);
             }
         }
