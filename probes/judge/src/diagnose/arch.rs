@@ -237,7 +237,7 @@ fn build_for(cx: &Ctx<'_>, framework: &str, cc: ComputeCapability) -> Option<Str
 
 /// A knowledge-base row's source in few words: its first reference, a URL as its file's name
 /// (`torch-2.6.0-cp312-cp312-manylinux1_x86_64.whl`), without what was read in it.
-fn short_source(source: &str) -> &str {
+pub(super) fn short_source(source: &str) -> &str {
     let first = source.split("; ").next().unwrap_or(source);
     let first = first.split(" (").next().unwrap_or(first).trim();
     if first.starts_with("https://") { first.rsplit('/').find(|s| !s.is_empty()).unwrap_or(first) } else { first }

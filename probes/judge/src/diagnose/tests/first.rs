@@ -353,4 +353,18 @@ fn a_gpu_the_build_dropped_gets_the_newest_build_that_still_has_it() {
             )),
         "{words}"
     );
+    // The row it stands on, cited by its file's name, not the row's whole source.
+    let first = want.source.split("; ").next().unwrap().split(" (").next().unwrap();
+    let file = if first.starts_with("https://") { first.rsplit('/').next().unwrap() } else { first };
+    assert!(words.contains(&format!("(as read from {file})")), "{words}");
+}
+
+/// A knowledge-base row read from a wheel is cited by the wheel's file name, without what was read in it.
+#[test]
+fn a_rows_source_is_cited_by_its_file() {
+    let source = "https://files.pythonhosted.org/packages/e5/35/0c52d708144c2deb595cd22819a609f78fdd699b95ff6f0ebcd456e3c7c1/\
+                  torch-2.6.0-cp312-cp312-manylinux1_x86_64.whl (Requires-Dist nvidia-cudnn-cu12==9.1.0.70); \
+                  https://files.pythonhosted.org/x.whl (torch/lib/libtorch_cuda.so: its -gencode flags)";
+    assert_eq!(super::super::arch::short_source(source), "torch-2.6.0-cp312-cp312-manylinux1_x86_64.whl");
+    assert_eq!(super::super::arch::short_source("pytorch/pytorch:RELEASE.md"), "pytorch/pytorch:RELEASE.md");
 }
