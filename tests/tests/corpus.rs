@@ -508,6 +508,24 @@ fn corpus_leave_one_source_out() {
 }
 
 #[test]
+fn a_readers_cited_threads_are_read_from_urls_and_short_references() {
+    let cited = cited_threads(
+        "/// microsoft/WSL#3847: WSL1 (see https://github.com/chelsea0x3b/cudarc/issues/255#issuecomment-1).\n\
+         // not a reference: a#1, C# 12, #3",
+    );
+    assert!(cited.contains(&thread_of("https://github.com/microsoft/WSL/issues/3847")), "{cited:?}");
+    assert!(cited.contains(&thread_of("https://github.com/microsoft/WSL/pull/3847")), "{cited:?}");
+    assert!(cited.contains(&thread_of("https://github.com/chelsea0x3b/cudarc/issues/255")), "{cited:?}");
+    assert_eq!(cited.len(), 3, "{cited:?}");
+    // The readers' own sources: the WSL reader was written from microsoft/WSL#3847, so it is left out
+    // for that thread's case, and no reader for a thread none cites.
+    let readers = reader_threads();
+    assert_eq!(readers.len(), READERS.len());
+    assert!(readers_from(&thread_of("https://github.com/microsoft/WSL/issues/3847"), &readers).contains(&"wsl"));
+    assert!(readers_from("https://example.org/none", &readers).is_empty());
+}
+
+#[test]
 fn a_thread_is_named_alike_by_its_comments() {
     assert_eq!(
         thread_of("https://github.com/pytorch/pytorch/issues/123#issuecomment-9"),
