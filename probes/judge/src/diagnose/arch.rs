@@ -2,8 +2,8 @@
 
 use super::context::{GpuView, build_cuda, describe_framework};
 use super::{Ctx, Rule, fix};
-use gpu_doctor_kb::{Coverage, JaxPlugin, Kb, coverage, split_arch_list};
-use gpu_doctor_model::{Category, ComputeCapability, Finding, Severity};
+use gpu_doctor_kb::{Coverage, JaxPlugin, Kb, TorchVariant, coverage, split_arch_list};
+use gpu_doctor_model::{Category, ComputeCapability, CudaVersion, Finding, Severity};
 use gpu_doctor_model::{Framework, FrameworkBuild, PythonEnv};
 
 const SOURCE: &str = "NVIDIA Blackwell/Hopper compatibility guides (cubin and PTX rules); PyTorch's compiled \
@@ -209,30 +209,96 @@ fn not_in_build(
 }
 
 /// The words of a fix that name the build: for torch, the newest release line in the knowledge base
-/// whose wheels carry machine code for `cc`, built for a CUDA this driver runs (when the driver's
-/// level is known), with the command that installs it from its index. `None` for another framework
-/// or when no such build is listed. (A planned finding shows the framework plan instead; these
-/// words are for a machine no plan can be made for, such as pasted text.)
+/// whose wheels carry machine code for `cc`, built for a CUDA this driver runs, with the command that
+/// installs it from its index. With the driver unknown (pasted text that did not show it), one such build
+/// for each driver level that changes the answer ([`builds_by_driver`]). `None` for another framework or
+/// when no such build is listed. (A planned finding shows the framework plan instead; these words are for
+/// a machine no plan can be made for, such as pasted text.)
 fn build_for(cx: &Ctx<'_>, framework: &str, cc: ComputeCapability) -> Option<String> {
     if framework != "torch" {
         return None;
     }
-    let v = cx.kb.pytorch.recommend(&[cc], cx.driver.cuda, None)?;
-    let url = cx.kb.pytorch.index_url(v.cuda);
-    let pin = format!("torch=={}.*", v.torch);
-    let cmd = fix::command(
-        cx,
-        &gpu_doctor_model::shell::ShellCommand::new("pip").args(["install", pin.as_str(), "--index-url", url.as_str()]),
-        false,
-    );
-    let driver = cx.driver.cuda.map_or_else(String::new, |c| format!(", which this driver (CUDA up to {c}) runs"));
+    let Some(level) = cx.driver.cuda else {
+        let builds = builds_by_driver(cx.kb, cc);
+        let first = builds.first()?;
+        let choices: Vec<String> = builds
+            .iter()
+            .map(|v| {
+                let floor = cx
+                    .kb
+                    .cuda
+                    .full_driver(v.cuda, cx.os)
+                    .map_or_else(String::new, |d| format!(" (driver {d} or newer)"));
+                format!("CUDA {} or newer{floor}: torch {}, {}", v.cuda, v.torch, install_torch(cx, v))
+            })
+            .collect();
+        return Some(format!(
+            "Install a torch build with machine code for {} (as read from {}). Which one depends on the driver, \
+             which the pasted text does not show: take the first line that nvidia-smi's \"CUDA Version\" reaches. \
+             {}.",
+            cc.sm(),
+            short_source(&first.source),
+            choices.join("; ")
+        ));
+    };
+    let v = cx.kb.pytorch.recommend(&[cc], Some(level), None)?;
     Some(format!(
-        "Install torch {} built for CUDA {}: its wheels carry machine code for {}{driver} (as read from {}). {cmd}",
+        "Install torch {} built for CUDA {}: its wheels carry machine code for {}, which this driver (CUDA up to \
+         {level}) runs (as read from {}). {}",
         v.torch,
         v.cuda,
         cc.sm(),
-        short_source(&v.source)
+        short_source(&v.source),
+        install_torch(cx, v)
     ))
+}
+
+/// `pip install 'torch==2.6.*' --index-url …/cu124`, noted as shown.
+fn install_torch(cx: &Ctx<'_>, v: &TorchVariant) -> String {
+    let url = cx.kb.pytorch.index_url(v.cuda);
+    let pin = format!("torch=={}.*", v.torch);
+    fix::command(
+        cx,
+        &gpu_doctor_model::shell::ShellCommand::new("pip").args(["install", pin.as_str(), "--index-url", url.as_str()]),
+        false,
+    )
+}
+
+/// For a GPU of capability `cc` on a driver not known, the torch builds to choose from, newest driver
+/// first: the build [`PytorchTable::recommend`](gpu_doctor_kb::PytorchTable) picks at each CUDA level the
+/// knowledge base lists torch wheels for: the newest of each CUDA major (three at most), and the one for
+/// the oldest driver when it is of the last major shown.
+pub(super) fn builds_by_driver(kb: &Kb, cc: ComputeCapability) -> Vec<&TorchVariant> {
+    let mut levels: Vec<CudaVersion> = kb
+        .pytorch
+        .variant
+        .iter()
+        .filter(|v| matches!(v.coverage(cc), Coverage::Sass(_)))
+        .map(|v| v.cuda.major_minor())
+        .collect();
+    levels.sort_unstable_by(|a, b| b.cmp(a));
+    levels.dedup();
+    let mut all: Vec<&TorchVariant> = Vec::new();
+    for level in levels {
+        if let Some(v) = kb.pytorch.recommend(&[cc], Some(level), None)
+            && !all.iter().any(|p| std::ptr::eq(*p, v))
+        {
+            all.push(v);
+        }
+    }
+    let mut picks: Vec<&TorchVariant> = Vec::new();
+    for v in &all {
+        if picks.len() < 3 && !picks.iter().any(|p| p.cuda.major == v.cuda.major) {
+            picks.push(v);
+        }
+    }
+    if let (Some(oldest), Some(last)) = (all.last().copied(), picks.last().copied())
+        && oldest.cuda.major == last.cuda.major
+        && !std::ptr::eq(oldest, last)
+    {
+        picks.push(oldest);
+    }
+    picks
 }
 
 /// A knowledge-base row's source in few words: its first reference, a URL as its file's name

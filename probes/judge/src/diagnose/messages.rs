@@ -50,6 +50,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
         // The driver planner writes the fix of a driver target; the floor and the other way out go
         // in the detail.
         let (needs, plan) = needed_driver(cx, first).unzip();
+        let fix = if plan.is_none() { build_for_driver(cx, known) } else { None };
         let finding = Finding {
             id: finding_id(&known.id),
             category: known.category,
@@ -63,7 +64,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 ),
             },
             evidence: lines,
-            fix: None,
+            fix,
             plan: None,
         };
         out.push(finding.with_plan(plan));
@@ -117,6 +118,48 @@ fn needed_driver(cx: &Ctx<'_>, m: &ObservedMessage) -> Option<(String, PlanTarge
          header) also runs."
     );
     Some((words, PlanTarget::Driver { min_branch: Some(floor.major()) }))
+}
+
+/// For a message that says the driver is too old for the torch build, on a machine whose driver's CUDA
+/// level is known and whose torch build is not (pasted text): the two ways out in words, the newest torch
+/// line the knowledge base lists for a CUDA this driver runs (for the GPUs' capabilities, where known) with
+/// its command, and the driver the newest torch build needs. `None` for another message or emitter, a
+/// known torch (the fact-based rules judge it), or an unknown driver level.
+fn build_for_driver(cx: &Ctx<'_>, known: &KnownMessage) -> Option<String> {
+    let torch_message = known.printed_by.as_ref().map_or(known.id.starts_with("torch."), |p| p.package == "torch");
+    if known.category != Category::DriverTooOldForRuntime
+        || !torch_message
+        || cx.frameworks().any(|(_, f)| f.name == "torch")
+    {
+        return None;
+    }
+    let level = cx.driver.cuda?;
+    let ccs = cx.capabilities();
+    let fits = cx.kb.pytorch.recommend(&ccs, Some(level), None)?;
+    let cmd = super::fix::command(
+        cx,
+        &gpu_doctor_model::shell::ShellCommand::new("pip").args([
+            "install",
+            format!("torch=={}.*", fits.torch).as_str(),
+            "--index-url",
+            cx.kb.pytorch.index_url(fits.cuda).as_str(),
+        ]),
+        false,
+    );
+    let os = if cx.os == OsFamily::Windows { OsFamily::Windows } else { OsFamily::Linux };
+    let newer = cx
+        .kb
+        .pytorch
+        .recommend(&ccs, None, None)
+        .filter(|n| n.cuda > level)
+        .and_then(|n| Some((n, cx.kb.cuda.full_driver(n.cuda, os)?)))
+        .map_or_else(String::new, |(n, d)| {
+            format!(" Or update the driver: torch {} built for CUDA {} needs driver {d} or newer.", n.torch, n.cuda)
+        });
+    Some(format!(
+        "Install torch {} built for CUDA {}, the newest line this driver (CUDA up to {level}) runs: {cmd}.{newer}",
+        fits.torch, fits.cuda
+    ))
 }
 
 /// Adds to each finding, as evidence, the pasted error lines it explains (at most three), so a

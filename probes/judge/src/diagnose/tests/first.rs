@@ -368,3 +368,77 @@ fn a_rows_source_is_cited_by_its_file() {
     assert_eq!(super::super::arch::short_source(source), "torch-2.6.0-cp312-cp312-manylinux1_x86_64.whl");
     assert_eq!(super::super::arch::short_source("pytorch/pytorch:RELEASE.md"), "pytorch/pytorch:RELEASE.md");
 }
+
+/// Issue 27 item 6: a GPU and no driver (pasted text that did not show it). The fix names a build for
+/// each driver level that changes the answer, newest driver first, each with its CUDA level, the
+/// driver that reaches it and its command; every one carries machine code for the GPU.
+#[test]
+fn a_gpu_and_no_driver_gets_a_build_for_each_driver_level() {
+    let m = Machine::linux().gpu("NVIDIA GeForce GTX 1080", "6.1").torch("2.11.0+cu128");
+    let f = m.finding("arch.not_in_build");
+    let words = super::words(&f).unwrap();
+    let kb = gpu_doctor_kb::Kb::get().unwrap();
+    let cc = gpu_doctor_model::ComputeCapability { major: 6, minor: 1 };
+    let picks = super::super::arch::builds_by_driver(kb, cc);
+    assert!(picks.len() >= 2, "Pascal has builds for more than one CUDA major: {picks:?}");
+    assert_eq!(
+        picks.first().map(|v| (&v.torch, v.cuda)),
+        kb.pytorch.recommend(&[cc], None, None).map(|v| (&v.torch, v.cuda)),
+        "the first is the newest build of all"
+    );
+    assert!(words.contains("Which one depends on the driver"), "{words}");
+    let mut at = 0;
+    for v in &picks {
+        assert!(v.arch.iter().any(|a| a.major == 6 && a.minor <= 1), "{v:?}");
+        let driver = kb.cuda.full_driver(v.cuda, gpu_doctor_model::OsFamily::Linux).unwrap();
+        let line = format!(
+            "CUDA {} or newer (driver {driver} or newer): torch {}, pip install 'torch=={}.*' --index-url {}",
+            v.cuda,
+            v.torch,
+            v.torch,
+            kb.pytorch.index_url(v.cuda)
+        );
+        let found = words[at..].find(&line).unwrap_or_else(|| panic!("{line} in order in {words}"));
+        at += found + line.len();
+    }
+    let majors: Vec<u32> = picks.iter().map(|v| v.cuda.major).collect();
+    assert!(majors.windows(2).all(|w| w[0] >= w[1]), "newest driver first: {majors:?}");
+}
+
+/// Issue 27 item 6: a driver and no framework version. PyTorch's "driver too old" line with the
+/// driver's level known but not the torch build: the fix names the newest torch line the knowledge base
+/// lists for a CUDA this driver runs, with its command, and the driver the newest build needs.
+#[test]
+fn a_driver_too_old_for_an_unknown_torch_gets_the_newest_line_that_runs_there() {
+    let kb = gpu_doctor_kb::Kb::get().unwrap();
+    let message = || gpu_doctor_model::ObservedMessage {
+        id: "torch.driver_too_old".into(),
+        line: "RuntimeError: The NVIDIA driver on your system is too old (found version 11040).".into(),
+        values: [("found_version".to_owned(), "11040".to_owned())].into_iter().collect(),
+    };
+    let mut m = Machine::pasted().gpu("NVIDIA GeForce RTX 3060", "8.6");
+    m.0.messages.push(message());
+    let f = m.finding("observed.torch.driver_too_old");
+    let cc = gpu_doctor_model::ComputeCapability { major: 8, minor: 6 };
+    let fits = kb.pytorch.recommend(&[cc], Some(gpu_doctor_model::CudaVersion::new(11, 4)), None).unwrap();
+    assert!(fits.cuda <= gpu_doctor_model::CudaVersion::new(11, 4), "{fits:?}");
+    let fix = f.fix.as_deref().unwrap_or_default();
+    assert!(
+        fix.contains(&format!(
+            "Install torch {} built for CUDA {}, the newest line this driver (CUDA up to 11.4) runs: pip install \
+             'torch=={}.*' --index-url {}",
+            fits.torch,
+            fits.cuda,
+            fits.torch,
+            kb.pytorch.index_url(fits.cuda)
+        )),
+        "{fix}"
+    );
+    let newest = kb.pytorch.recommend(&[cc], None, None).unwrap();
+    let driver = kb.cuda.full_driver(newest.cuda, gpu_doctor_model::OsFamily::Linux).unwrap();
+    assert!(fix.contains(&format!("needs driver {driver} or newer")), "{fix}");
+    // With the torch build known, the fact-based rule judges it and this message adds no finding.
+    let mut known = Machine::pasted().gpu("NVIDIA GeForce RTX 3060", "8.6").torch("2.9.0+cu130");
+    known.0.messages.push(message());
+    assert!(!known.ids().contains(&"observed.torch.driver_too_old".to_owned()), "{:?}", known.ids());
+}
