@@ -2,7 +2,7 @@
 //! (runtimes, CDI specs, Kubernetes' device plugin), or what a container was given.
 
 use gpu_doctor_model::Snapshot;
-use gpu_doctor_model::{ContainerSupport, InsideContainer};
+use gpu_doctor_model::{ContainerSupport, InsideContainer, KubeNode};
 
 use super::{Section, Tone, missing};
 
@@ -11,13 +11,14 @@ pub(super) fn section(s: &Snapshot) -> Section {
     match s.containers.value() {
         Some(c) => match &c.inside {
             Some(inside) => inside_section(inside),
-            None => host_section(c),
+            None => host_section(c, s.origin.is_this_machine()),
         },
         None => missing("Containers", &s.containers, "no container engine", Tone::Plain),
     }
 }
 
-fn host_section(c: &ContainerSupport) -> Section {
+/// The section of a host; `probed` is false for pasted text, where a toolkit not shown is not known absent.
+fn host_section(c: &ContainerSupport, probed: bool) -> Section {
     let engines: Vec<String> = c
         .engines
         .iter()
@@ -26,7 +27,8 @@ fn host_section(c: &ContainerSupport) -> Section {
     let toolkit = match (c.toolkit.installed(), c.toolkit.version()) {
         (true, Some(v)) => format!("NVIDIA Container Toolkit {v}"),
         (true, None) => "NVIDIA Container Toolkit".to_owned(),
-        (false, _) => "no NVIDIA Container Toolkit".to_owned(),
+        (false, _) if probed => "no NVIDIA Container Toolkit".to_owned(),
+        (false, _) => "NVIDIA Container Toolkit not in the text".to_owned(),
     };
     let headline = if engines.is_empty() { toolkit } else { format!("{}; {toolkit}", engines.join(", ")) };
     let tone = if !engines.is_empty() && !c.toolkit.installed() { Tone::Warn } else { Tone::Plain };
@@ -95,7 +97,28 @@ fn host_section(c: &ContainerSupport) -> Section {
         let plugin = if k.nvidia_plugin() { "NVIDIA device plugin registered" } else { "no NVIDIA device plugin" };
         s.details.push(format!("Kubernetes node: {} ({plugin})", k.sockets.join(" ")));
     }
+    if let Some(n) = &c.kubernetes_node {
+        s.details.push(kube_node(n));
+    }
     s
+}
+
+/// A node as `kubectl describe node` showed it: its name, the GPUs it advertises to the scheduler
+/// (capacity and allocatable) and the count NVIDIA's labels give.
+fn kube_node(n: &KubeNode) -> String {
+    let count = |v: Option<u64>, read: bool| match v {
+        Some(v) => v.to_string(),
+        None if read => "0".to_owned(),
+        None => "?".to_owned(),
+    };
+    let labels = n.labelled_gpus().map_or_else(String::new, |g| format!(", labels say {g}"));
+    let product = n.nvidia_labels.get("nvidia.com/gpu.product").map_or_else(String::new, |p| format!(" ({p})"));
+    format!(
+        "Kubernetes node {} (kubectl): nvidia.com/gpu capacity {}, allocatable {}{labels}{product}",
+        n.name.as_deref().unwrap_or("(name not shown)"),
+        count(n.gpu_capacity, n.capacity_read),
+        count(n.gpu_allocatable, n.capacity_read),
+    )
 }
 
 fn inside_section(i: &InsideContainer) -> Section {
@@ -150,6 +173,35 @@ mod tests {
             assert!(out.contains("Docker 17.03.2-ce; NVIDIA Container Toolkit 1.12.0"), "{format}");
             assert!(out.contains("runtimes io.containerd.runc.v2 runc"), "{format}: {out}");
         }
+    }
+
+    /// A pasted `kubectl describe node` shows in the section: the GPUs the node advertises, 0 where the
+    /// Capacity section was read without nvidia.com/gpu, and what NVIDIA's labels say.
+    #[test]
+    fn a_pasted_kubernetes_node_is_shown() {
+        let mut c = gpu_doctor_model::ContainerSupport::default();
+        let mut node =
+            gpu_doctor_model::KubeNode { name: Some("gpu-node-1".into()), capacity_read: true, ..Default::default() };
+        node.nvidia_labels.insert("nvidia.com/gpu.count".into(), "8".into());
+        node.nvidia_labels.insert("nvidia.com/gpu.product".into(), "NVIDIA-H100-80GB-HBM3".into());
+        c.kubernetes_node = Some(node);
+        let section = super::host_section(&c, false);
+        assert_eq!(section.headline, "NVIDIA Container Toolkit not in the text");
+        assert_eq!(super::host_section(&c, true).headline, "no NVIDIA Container Toolkit");
+        assert!(
+            section.details.contains(
+                &"Kubernetes node gpu-node-1 (kubectl): nvidia.com/gpu capacity 0, allocatable 0, labels say 8 \
+                  (NVIDIA-H100-80GB-HBM3)"
+                    .to_owned()
+            ),
+            "{:?}",
+            section.details
+        );
+        let unread = gpu_doctor_model::KubeNode { gpu_allocatable: Some(4), ..Default::default() };
+        assert_eq!(
+            super::kube_node(&unread),
+            "Kubernetes node (name not shown) (kubectl): nvidia.com/gpu capacity ?, allocatable 4"
+        );
     }
 
     #[test]
