@@ -204,6 +204,12 @@ impl GroupChild {
         match flow {
             Flow::Go => {}
             Flow::Stop => self.kill(run, Ending::Stopped),
+            // A child that ignores SIGINT (inherited: gpu-doctor started as a background job of a
+            // non-interactive shell, or under nohup; neither dash nor Python can catch a signal
+            // ignored on entry) would only wait out the grace: it is killed at once instead.
+            Flow::Interrupt(_) if run.interrupted_until.is_none() && ignores_sigint(self.child.id()) == Some(true) => {
+                self.kill(run, Ending::Stopped);
+            }
             Flow::Interrupt(wait) if run.interrupted_until.is_none() => {
                 #[cfg(unix)]
                 signal_group_id(self.child.id(), rustix::process::Signal::INT);
@@ -517,6 +523,23 @@ fn signal_group_id(pgid: u32, signal: rustix::process::Signal) {
     }
 }
 
+/// Whether process `pid` ignores SIGINT, from the `SigIgn:` mask of `/proc/PID/status` (bit 1 is
+/// signal 2). Linux only; elsewhere, and when the file does not say, `None`.
+pub fn ignores_sigint(pid: u32) -> Option<bool> {
+    if !cfg!(target_os = "linux") {
+        return None;
+    }
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    sigint_in_mask(&status)
+}
+
+/// SIGINT's bit in the `SigIgn:` line of a `/proc/PID/status` text; `None` without a readable line.
+fn sigint_in_mask(status: &str) -> Option<bool> {
+    let mask = status.lines().find_map(|l| l.strip_prefix("SigIgn:"))?.trim();
+    let mask = u64::from_str_radix(mask, 16).ok()?;
+    Some(mask & 0b10 != 0)
+}
+
 /// Whether process `pid` still runs, from `/proc/PID/stat` (a zombie waiting to be reaped has
 /// ended). Linux only; elsewhere `None`.
 pub fn is_running(pid: u32) -> Option<bool> {
@@ -724,6 +747,36 @@ mod tests {
         assert_eq!(outcome.ending, Ending::Stopped);
         assert!(outcome.status.is_some_and(|s| s.code().is_none()), "{outcome:?}");
         assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+    }
+
+    /// A child that ignores SIGINT (as one started from a background job inherits it) cannot act on
+    /// an interrupt: it is killed at once, not after the wait.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_child_that_ignores_sigint_is_killed_at_once_on_an_interrupt() {
+        let mut deaf = sh("trap '' INT; echo ready; exec sleep 30");
+        let started = Instant::now();
+        let outcome = deaf.supervise(&lines(Duration::from_secs(60), 1024, 1024), &mut |e| {
+            if e == Event::Output(Output::Line(Stream::Out, "ready".into())) {
+                Flow::Interrupt(Duration::from_secs(30))
+            } else {
+                Flow::Go
+            }
+        });
+        assert_eq!(outcome.ending, Ending::Stopped);
+        assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+        assert!(ignores_sigint(std::process::id()).is_some(), "this process's own mask is readable");
+    }
+
+    #[test]
+    fn the_sigint_bit_is_read_from_the_ignore_mask() {
+        assert_eq!(sigint_in_mask("Name:\tsh\nSigIgn:\t0000000000000002\nSigCgt:\t0\n"), Some(true));
+        assert_eq!(sigint_in_mask("SigIgn:\t0000000000001006\n"), Some(true));
+        assert_eq!(sigint_in_mask("SigIgn:\t0000000000001004\n"), Some(false));
+        assert_eq!(sigint_in_mask("SigIgn:\tzz\n"), None);
+        assert_eq!(sigint_in_mask("SigIgn:"), None);
+        assert_eq!(sigint_in_mask(""), None);
+        assert_eq!(sigint_in_mask(&"SigIgn:\t".repeat(100_000)), None);
     }
 
     #[test]
