@@ -68,6 +68,11 @@ pub struct WslFacts {
     /// prints them), which WSL does not expose; empty when none or not shown.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tcc_gpus: Vec<String>,
+    /// Linux NVIDIA driver packages the text shows installed inside WSL (an `apt`/`dnf` install of
+    /// `nvidia-driver-*`, `cuda-drivers`, `nvidia-dkms-*`, `dpkg -l`'s `ii` rows, the `.run`
+    /// installer); empty when none shown.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub linux_driver_packages: Vec<String>,
 }
 
 /// A container runtime.

@@ -40,7 +40,7 @@ fn probe_wsl(host: &dyn Host, trace: &mut Trace) -> Option<WslFacts> {
         format!("WSL{version}, /usr/lib/wsl/lib {}", if driver_lib_dir_present { "present" } else { "absent" }),
     );
     let kernel_release = Some(release.trim().to_owned()).filter(|r| !r.is_empty());
-    Some(WslFacts { version, distro, driver_lib_dir_present, libcuda_files, kernel_release, tcc_gpus: Vec::new() })
+    Some(WslFacts { version, distro, driver_lib_dir_present, libcuda_files, kernel_release, ..WslFacts::default() })
 }
 
 fn probe_container(host: &dyn Host, trace: &mut Trace) -> Option<ContainerFacts> {

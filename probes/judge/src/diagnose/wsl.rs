@@ -20,7 +20,8 @@ pub(super) const LINUX_DRIVER: Rule = Rule {
     category: Category::WslSpecific,
     severity: Severity::Error,
     trigger: "A Linux NVIDIA driver is installed inside WSL2: a libcuda.so outside /usr/lib/wsl/lib in the loader cache, \
-              or an nvidia kernel module, which shadow the Windows driver's libraries.",
+              an nvidia kernel module, or a driver package (nvidia-driver-*, cuda-drivers, nvidia-dkms-*, the .run \
+              installer) installed in the text, which shadow the Windows driver's libraries.",
     source: SOURCE,
 };
 
@@ -155,7 +156,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
         );
         return;
     }
-    let linux = linux_driver(cx, out);
+    let linux = linux_driver(cx, wsl, out);
     not_on_loader_path(cx, wsl, out);
     libcuda_so(cx, wsl, out);
     // An old kernel is one cause among those the no-GPU finding lists (a Windows build can break GPU
@@ -279,7 +280,7 @@ fn pinned_memory(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
 }
 
 /// The Linux driver finding, when one is installed; true when it was.
-fn linux_driver(cx: &Ctx<'_>, out: &mut Vec<Finding>) -> bool {
+fn linux_driver(cx: &Ctx<'_>, wsl: &WslFacts, out: &mut Vec<Finding>) -> bool {
     let libs: Vec<&LoaderEntry> = cx
         .loader_cache()
         .unwrap_or_default()
@@ -297,6 +298,7 @@ fn linux_driver(cx: &Ctx<'_>, out: &mut Vec<Finding>) -> bool {
             evidence.push("the nvidia kernel module is loaded".to_owned());
         }
     }
+    evidence.extend(wsl.linux_driver_packages.iter().map(|p| format!("a Linux driver package installed in WSL: {p}")));
     if evidence.is_empty() {
         return false;
     }

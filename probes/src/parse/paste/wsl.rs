@@ -78,6 +78,54 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
             kernel(lines).map(|(_, _, r)| r).filter(|r| !r.is_empty()).or_else(|| wsl_version_kernel(lines));
     }
     wsl.tcc_gpus = tcc_gpus(lines);
+    wsl.linux_driver_packages = linux_driver_packages(lines);
+}
+
+/// A Linux NVIDIA driver package: Ubuntu's `nvidia-driver-NNN[-open]`, Debian's `nvidia-driver`,
+/// NVIDIA's repository's `cuda-drivers[-NNN]` and `nvidia-dkms-NNN`, RPM Fusion's `akmod-nvidia`.
+/// NVIDIA's CUDA on WSL guide: in WSL install only the toolkit (`cuda-toolkit-X-Y`), never a driver.
+fn driver_package(word: &str) -> bool {
+    let w = word.trim_matches(|c: char| matches!(c, '\'' | '"' | '`' | ',' | ';')).split(':').next().unwrap_or("");
+    w.starts_with("nvidia-driver")
+        || w.starts_with("cuda-drivers")
+        || w.starts_with("nvidia-dkms-")
+        || w == "akmod-nvidia"
+}
+
+/// The Linux driver packages the text shows installed: an install command of a package manager
+/// naming one, `dpkg -l`'s `ii` rows of one, or NVIDIA's `.run` driver installer run.
+fn linux_driver_packages(lines: &[String]) -> Vec<String> {
+    const MANAGERS: [&str; 5] = ["apt", "apt-get", "dnf", "yum", "zypper"];
+    let mut out: Vec<String> = Vec::new();
+    for line in lines {
+        if out.len() >= MAX_TCC {
+            break;
+        }
+        let words: Vec<&str> = line.split_whitespace().collect();
+        // `apt-get -y install …`: a package manager, then its `install` further on.
+        let install = words
+            .iter()
+            .position(|w| MANAGERS.contains(&w.rsplit('/').next().unwrap_or(w)))
+            .is_some_and(|at| words.iter().skip(at + 1).any(|w| *w == "install"));
+        let found: Vec<&str> = match words.as_slice() {
+            ["ii", package, ..] if driver_package(package) => vec![*package],
+            _ if install => words.iter().copied().filter(|w| driver_package(w)).collect(),
+            _ => words
+                .iter()
+                .copied()
+                .filter(|w| {
+                    let file = w.rsplit('/').next().unwrap_or(w);
+                    file.starts_with("NVIDIA-Linux-") && file.ends_with(".run")
+                })
+                .collect(),
+        };
+        for f in found {
+            if !out.iter().any(|o| o == f) {
+                out.push(f.to_owned());
+            }
+        }
+    }
+    out
 }
 
 /// `wsl -l -v`: the header `NAME STATE VERSION`, then one row per distribution, the default one
@@ -446,6 +494,22 @@ mod tests {
         let q = "GPU 00000000:C1:00.0\n    Product Name : NVIDIA RTX A6000\n    Driver Model\n        \
                  Current : TCC\n        Pending : TCC\nwsl -l -v says VERSION 2, WSL2\n";
         assert_eq!(read_wsl(q).unwrap().tcc_gpus, ["00000000:C1:00.0"]);
+    }
+
+    /// A Linux driver installed inside WSL, in the forms a shell shows it: the install command of
+    /// Ubuntu's driver package (NVIDIA's guide names `cuda-drivers` as the package not to install in
+    /// WSL), `dpkg -l`'s row, the `.run` installer; a toolkit install is not a driver.
+    #[test]
+    fn linux_driver_packages_installed_inside_wsl_are_kept() {
+        let t = "WSL2\n$ sudo apt install nvidia-driver-535\n$ sudo apt-get -y install cuda-drivers\n\
+                 ii  nvidia-dkms-535  535.183.01-0ubuntu0.22.04.1  amd64  NVIDIA DKMS package\n\
+                 $ sudo sh ./NVIDIA-Linux-x86_64-550.54.14.run\n";
+        assert_eq!(
+            read_wsl(t).unwrap().linux_driver_packages,
+            ["nvidia-driver-535", "cuda-drivers", "nvidia-dkms-535", "./NVIDIA-Linux-x86_64-550.54.14.run"]
+        );
+        let toolkit = "WSL2\n$ sudo apt-get -y install cuda-toolkit-12-6\nI read about nvidia-driver-535 somewhere\n";
+        assert!(read_wsl(toolkit).unwrap().linux_driver_packages.is_empty());
     }
 
     #[test]

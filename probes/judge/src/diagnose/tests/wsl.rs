@@ -250,3 +250,17 @@ fn vllms_pin_memory_warning_is_explained_as_wsls_limit() {
     assert_eq!(f.severity, gpu_doctor_model::Severity::Info);
     assert!(!Machine::linux().wsl(2, &[]).ids().contains(&ID.to_owned()));
 }
+
+/// A driver package the text shows installed inside WSL is the Linux driver finding, with dpkg's
+/// removal; a WSL1 guest keeps its own finding.
+#[test]
+fn a_driver_package_installed_inside_wsl_is_the_linux_driver_finding() {
+    const ID: &str = "wsl.linux_driver_installed";
+    let mut m = Machine::linux().wsl(2, &[]);
+    if let Some(w) = m.0.platform.wsl.as_mut() {
+        w.linux_driver_packages = vec!["cuda-drivers".into()];
+    }
+    let f = m.finding(ID);
+    assert!(f.evidence.iter().any(|e| e.contains("cuda-drivers")), "{:?}", f.evidence);
+    assert!(!Machine::linux().wsl(2, &[]).ids().contains(&ID.to_owned()));
+}
