@@ -80,7 +80,7 @@ pub(super) const KERNEL_TOO_OLD: Rule = Rule {
 pub(super) const TCC: Rule = Rule {
     id: "wsl.gpu_in_tcc_mode",
     category: Category::WslSpecific,
-    severity: Severity::Warning,
+    severity: Severity::Error,
     trigger: "WSL is in the text and the Windows side's nvidia-smi lists a GPU in the TCC driver model (the \
               `TCC/WDDM` or `Driver-Model` column, or `-q`'s `Driver Model: Current : TCC`): WSL2's GPU \
               paravirtualisation goes through WDDM, so a TCC GPU is not exposed to the guest.",

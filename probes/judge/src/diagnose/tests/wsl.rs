@@ -220,7 +220,7 @@ fn a_tcc_gpu_beside_wsl_is_switched_to_wddm() {
     const ID: &str = "wsl.gpu_in_tcc_mode";
     let tcc = Machine::linux().wsl(2, &[]).wsl_tcc(&["1 Quadro RTX 8000"]);
     let f = tcc.finding(ID);
-    assert_eq!(f.severity, gpu_doctor_model::Severity::Warning);
+    assert_eq!(f.severity, gpu_doctor_model::Severity::Error);
     let text = format!("{:?}", tcc.changes(ID));
     assert!(text.contains("nvidia-smi -i 1 -dm 0"), "{text}");
     assert!(!Machine::linux().wsl(2, &[]).ids().contains(&ID.to_owned()));
