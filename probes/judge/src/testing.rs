@@ -304,7 +304,24 @@ impl Machine {
             distro: Some("Ubuntu-24.04".into()),
             driver_lib_dir_present: !libcuda_files.is_empty(),
             libcuda_files: libcuda_files.iter().map(|f| (*f).to_owned()).collect(),
+            ..WslFacts::default()
         });
+        self
+    }
+
+    /// The WSL kernel's release (`uname -r`); call after [`Self::wsl`].
+    pub fn wsl_kernel(mut self, release: &str) -> Self {
+        if let Some(w) = self.0.platform.wsl.as_mut() {
+            w.kernel_release = Some(release.to_owned());
+        }
+        self
+    }
+
+    /// GPUs the Windows side's nvidia-smi lists in TCC mode; call after [`Self::wsl`].
+    pub fn wsl_tcc(mut self, gpus: &[&str]) -> Self {
+        if let Some(w) = self.0.platform.wsl.as_mut() {
+            w.tcc_gpus = gpus.iter().map(|g| (*g).to_owned()).collect();
+        }
         self
     }
 

@@ -50,7 +50,7 @@ pub struct PlatformFacts {
 }
 
 /// Windows Subsystem for Linux.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct WslFacts {
     /// 2 for WSL2 (a real Linux kernel, GPU paravirtualisation), 1 for WSL1 (no GPU support).
     pub version: u32,
@@ -60,6 +60,19 @@ pub struct WslFacts {
     pub driver_lib_dir_present: bool,
     /// `libcuda.so*` files in `/usr/lib/wsl/lib`.
     pub libcuda_files: Vec<String>,
+    /// The WSL kernel's release as `uname -r` prints it (`5.15.153.1-microsoft-standard-WSL2`), or
+    /// the `Kernel version:` of `wsl --version`; `None` when not known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_release: Option<String>,
+    /// GPUs the Windows side's nvidia-smi lists in the TCC driver model (index and name, as it
+    /// prints them), which WSL does not expose; empty when none or not shown.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tcc_gpus: Vec<String>,
+    /// Linux NVIDIA driver packages the text shows installed inside WSL (an `apt`/`dnf` install of
+    /// `nvidia-driver-*`, `cuda-drivers`, `nvidia-dkms-*`, `dpkg -l`'s `ii` rows, the `.run`
+    /// installer); empty when none shown.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub linux_driver_packages: Vec<String>,
 }
 
 /// A container runtime.

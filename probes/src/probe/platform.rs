@@ -18,7 +18,8 @@ pub fn probe(host: &dyn Host, trace: &mut Trace) -> PlatformFacts {
 }
 
 fn probe_wsl(host: &dyn Host, trace: &mut Trace) -> Option<WslFacts> {
-    let kernel = host.read_file(Path::new("/proc/sys/kernel/osrelease")).unwrap_or_default().to_ascii_lowercase();
+    let release = host.read_file(Path::new("/proc/sys/kernel/osrelease")).unwrap_or_default();
+    let kernel = release.to_ascii_lowercase();
     let proc_version = host.read_file(Path::new("/proc/version")).unwrap_or_default().to_ascii_lowercase();
     let distro = host.env_var("WSL_DISTRO_NAME");
     let lib_dir = Path::new("/usr/lib/wsl/lib");
@@ -38,7 +39,8 @@ fn probe_wsl(host: &dyn Host, trace: &mut Trace) -> Option<WslFacts> {
         "wsl",
         format!("WSL{version}, /usr/lib/wsl/lib {}", if driver_lib_dir_present { "present" } else { "absent" }),
     );
-    Some(WslFacts { version, distro, driver_lib_dir_present, libcuda_files })
+    let kernel_release = Some(release.trim().to_owned()).filter(|r| !r.is_empty());
+    Some(WslFacts { version, distro, driver_lib_dir_present, libcuda_files, kernel_release, ..WslFacts::default() })
 }
 
 fn probe_container(host: &dyn Host, trace: &mut Trace) -> Option<ContainerFacts> {

@@ -1,5 +1,7 @@
 //! WSL: a Linux NVIDIA driver installed inside WSL2, the Windows driver's libraries missing from the
-//! loader path, and WSL1, which has no GPU support.
+//! loader path, WSL1, which has no GPU support, a WSL kernel too old for GPU paravirtualisation, a
+//! Windows GPU in TCC mode, and the limits NVIDIA documents for CUDA on WSL (NVML queries, pinned
+//! memory).
 
 use super::{Ctx, Rule, fix};
 use gpu_doctor_model::LoaderEntry;
@@ -18,7 +20,8 @@ pub(super) const LINUX_DRIVER: Rule = Rule {
     category: Category::WslSpecific,
     severity: Severity::Error,
     trigger: "A Linux NVIDIA driver is installed inside WSL2: a libcuda.so outside /usr/lib/wsl/lib in the loader cache, \
-              or an nvidia kernel module, which shadow the Windows driver's libraries.",
+              an nvidia kernel module, or a driver package (nvidia-driver-*, cuda-drivers, nvidia-dkms-*, the .run \
+              installer) installed in the text, which shadow the Windows driver's libraries.",
     source: SOURCE,
 };
 
@@ -64,13 +67,70 @@ pub(super) const LIBCUDA_SO: Rule = Rule {
     source: "microsoft/WSL#8587 (the reporter's ldconfig and ls output; LD_LIBRARY_PATH=/usr/lib/wsl/lib fixed it)",
 };
 
-pub(super) const RULES: &[Rule] = &[LINUX_DRIVER, NOT_ON_PATH, WSL1, NO_GPU, LIBCUDA_SO];
+pub(super) const KERNEL_TOO_OLD: Rule = Rule {
+    id: "wsl.kernel_too_old",
+    category: Category::WslSpecific,
+    severity: Severity::Error,
+    trigger: "The WSL2 kernel release (`uname -r`, /proc/version, `wsl --version`'s `Kernel version:`) is older than \
+              5.10.43.3, the first WSL kernel with which CUDA on WSL works.",
+    source: "Microsoft, Enable NVIDIA CUDA on WSL (https://learn.microsoft.com/en-us/windows/ai/directml/gpu-cuda-in-wsl): \
+             'WSL kernel version 5.10.43.3 or higher' (checked with `wsl cat /proc/version`), updated with `wsl --update`",
+};
+
+pub(super) const TCC: Rule = Rule {
+    id: "wsl.gpu_in_tcc_mode",
+    category: Category::WslSpecific,
+    severity: Severity::Error,
+    trigger: "WSL is in the text and the Windows side's nvidia-smi lists a GPU in the TCC driver model (the \
+              `TCC/WDDM` or `Driver-Model` column, or `-q`'s `Driver Model: Current : TCC`): WSL2's GPU \
+              paravirtualisation goes through WDDM, so a TCC GPU is not exposed to the guest.",
+    source: "NVIDIA CUDA on WSL User Guide (https://docs.nvidia.com/cuda/wsl-user-guide/index.html: the Windows driver's \
+             WDDM model is what WSL 2 uses); nvidia-smi(1) `-dm, --driver-model` (0 = WDDM, 1 = TCC; Windows only)",
+};
+
+pub(super) const NVML_UNSUPPORTED: Rule = Rule {
+    id: "wsl.nvml_query_unsupported",
+    category: Category::WslSpecific,
+    severity: Severity::Info,
+    trigger: "Inside WSL an NVML query answered Not Supported (pynvml's NVMLError_NotSupported, NVML_ERROR_NOT_SUPPORTED): \
+              WSL's NVML does not implement every query (utilization, some clocks and processes), which monitoring \
+              tools must tolerate; not a broken setup.",
+    source: "NVIDIA CUDA on WSL User Guide, WSL 2 Support Constraints (https://docs.nvidia.com/cuda/wsl-user-guide/index.html: \
+             NVML APIs are not fully supported, so nvidia-smi may not be fully functional in WSL 2)",
+};
+
+pub(super) const PINNED: Rule = Rule {
+    id: "wsl.pinned_memory_limited",
+    category: Category::WslSpecific,
+    severity: Severity::Info,
+    trigger: "vLLM logged that it turned pinned memory off because it runs under WSL ('Using 'pin_memory=False' as WSL \
+              is detected'): pinned system memory is limited on WSL, so host-device copies are slower than on native \
+              Linux.",
+    source: "NVIDIA CUDA on WSL User Guide, Known Limitations for Linux CUDA Applications \
+             (https://docs.nvidia.com/cuda/wsl-user-guide/index.html#known-limitations-for-linux-cuda-applications: pinned \
+             system memory availability for applications is limited); vllm-project/vllm:vllm/platforms/interface.py@005e8184209f2036636bcfbcabe565ece9689305 \
+             (is_pin_memory_available; in_wsl() is 'microsoft' in uname)",
+};
+
+pub(super) const RULES: &[Rule] =
+    &[LINUX_DRIVER, NOT_ON_PATH, WSL1, NO_GPU, LIBCUDA_SO, KERNEL_TOO_OLD, TCC, NVML_UNSUPPORTED, PINNED];
+
+/// The first WSL kernel CUDA on WSL works with ([`KERNEL_TOO_OLD`]'s source).
+const MIN_KERNEL: [u32; 4] = [5, 10, 43, 3];
+
+/// vLLM's warning that it turned pinned memory off under WSL (`assets/compat/errors.toml`).
+const PIN_MEMORY_OFF: &str = "vllm.pin_memory_off_wsl";
+
+/// An NVML query the driver does not support (`assets/compat/errors.toml`).
+const NVML_NOT_SUPPORTED: &str = "nvml.not_supported";
 
 /// Messages that say a program reached no NVIDIA driver or device (`assets/compat/errors.toml`).
 const NO_DEVICE_MESSAGES: [&str; 5] =
     ["nvml.cannot_communicate", "cuda.no_device", "torch.no_driver", "tf.cuinit_failed", "nvml.blocked_by_os"];
 
 pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    // vLLM's warning says WSL itself (it checks uname for "microsoft").
+    pinned_memory(cx, out);
     let Some(wsl) = cx.s.platform.wsl.as_ref() else { return };
     let distro = wsl.distro.as_deref().unwrap_or("<distro>");
     if wsl.version == 1 {
@@ -96,16 +156,131 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
         );
         return;
     }
-    let linux = linux_driver(cx, out);
+    let linux = linux_driver(cx, wsl, out);
     not_on_loader_path(cx, wsl, out);
     libcuda_so(cx, wsl, out);
+    // An old kernel is one cause among those the no-GPU finding lists (a Windows build can break GPU
+    // access on any kernel), so both are said.
+    kernel_too_old(wsl, out);
+    tcc(cx, wsl, out);
+    nvml_unsupported(cx, out);
     if !linux {
         gpu_not_exposed(cx, wsl, out);
     }
 }
 
+/// The leading numbers of a kernel release: `5.10.16.3-microsoft-standard-WSL2` → [5, 10, 16, 3].
+fn release_numbers(release: &str) -> Vec<u32> {
+    release
+        .split(|c: char| !c.is_ascii_digit() && c != '.')
+        .next()
+        .unwrap_or("")
+        .split('.')
+        .map_while(|p| p.parse().ok())
+        .take(4)
+        .collect()
+}
+
+/// The kernel finding, when the WSL2 kernel is older than [`MIN_KERNEL`].
+fn kernel_too_old(wsl: &WslFacts, out: &mut Vec<Finding>) {
+    let Some(release) = wsl.kernel_release.as_deref() else { return };
+    let numbers = release_numbers(release);
+    // A WSL1 release (`4.4.0-19041-Microsoft`) is WSL1's finding, not this one.
+    if numbers.len() < 2 || wsl.version == 1 || numbers.as_slice() >= MIN_KERNEL.as_slice() {
+        return;
+    }
+    out.push(
+        KERNEL_TOO_OLD
+            .finding(
+                format!("The WSL kernel {release} is older than 5.10.43.3, which CUDA on WSL needs"),
+                "WSL2 hands the GPU to Linux through its kernel's dxgkrnl driver; kernels before 5.10.43.3 lack what \
+                 CUDA on WSL needs, so programs find no driver or device (PyTorch 'Found no NVIDIA driver', \
+                 nvidia-smi failing). The kernel comes with WSL, not with the distribution: updating WSL replaces it.",
+                vec![format!("WSL kernel release: {release}")],
+                None,
+            )
+            .with_plan(fix::change(
+                None,
+                "WSL runs kernel 5.10.43.3 or later",
+                vec![
+                    Change::Windows { argv: vec!["wsl".into(), "--update".into()] },
+                    Change::Windows { argv: vec!["wsl".into(), "--shutdown".into()] },
+                    Change::Manual {
+                        text: "Then, in the distribution: uname -r — the release must be 5.10.43.3 or later.".into(),
+                    },
+                ],
+            )),
+    );
+}
+
+fn tcc(cx: &Ctx<'_>, wsl: &WslFacts, out: &mut Vec<Finding>) {
+    if wsl.tcc_gpus.is_empty() || wsl.version == 1 {
+        return;
+    }
+    let mut evidence: Vec<String> =
+        wsl.tcc_gpus.iter().map(|g| format!("Windows nvidia-smi: GPU {g} in TCC mode")).collect();
+    if cx.gpus.is_empty() {
+        evidence.push("no GPU listed inside WSL".to_owned());
+    }
+    let index = wsl.tcc_gpus.first().and_then(|g| g.split_whitespace().next()).unwrap_or("<index>");
+    out.push(
+        TCC.finding(
+            "A GPU runs in TCC mode on Windows, which WSL cannot use",
+            "WSL2 reaches the GPU through the Windows display driver model (WDDM); a GPU switched to TCC (Tesla Compute \
+             Cluster, the default on many data-centre and workstation boards) is not handed to WSL, and a host that \
+             mixes TCC and WDDM GPUs may expose none (nvidia-smi in WSL: 'No devices were found').",
+            evidence,
+            None,
+        )
+        .with_plan(fix::change(
+            None,
+            "the GPU runs in WDDM mode, which WSL exposes",
+            vec![
+                Change::Manual {
+                    text: format!(
+                        "In an Administrator PowerShell on Windows: nvidia-smi -i {index} -dm 0 (0 = WDDM), then \
+                         restart Windows"
+                    ),
+                },
+                Change::Windows { argv: vec!["wsl".into(), "--shutdown".into()] },
+            ],
+        )),
+    );
+}
+
+fn nvml_unsupported(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let Some(said) = cx.s.messages.iter().find(|m| m.id == NVML_NOT_SUPPORTED) else { return };
+    out.push(NVML_UNSUPPORTED.finding(
+        "WSL's NVML does not support this query",
+        "Under WSL, NVML (what nvidia-smi, pynvml and monitoring tools call) comes with the Windows driver and does not \
+         implement every query: GPU utilization, some clocks and the process list answer Not Supported or N/A. CUDA \
+         itself is not affected; a tool that stops on this error must skip the query under WSL.",
+        vec!["WSL".to_owned(), format!("pasted: {}", said.line)],
+        Some(
+            "Nothing to repair in the setup: catch pynvml.NVMLError_NotSupported around the query (or turn the tool's \
+             NVML monitoring off under WSL), or run the tool on native Linux for those metrics."
+                .to_owned(),
+        ),
+    ));
+}
+
+fn pinned_memory(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let Some(said) = cx.s.messages.iter().find(|m| m.id == PIN_MEMORY_OFF) else { return };
+    out.push(PINNED.finding(
+        "vLLM turned pinned memory off because it runs under WSL",
+        "NVIDIA documents that pinned system memory is limited under WSL 2, so vLLM does not pin its CPU buffers there: \
+         copies between CPU and GPU (swapping, CPU offload) are slower than on native Linux. Nothing is broken.",
+        vec![format!("pasted: {}", said.line)],
+        Some(
+            "Nothing to repair: this is a WSL limit. For full speed run vLLM on native Linux (dual boot or a Linux \
+             host); under WSL keep the model and KV cache in GPU memory (no --cpu-offload-gb, --swap-space 0)."
+                .to_owned(),
+        ),
+    ));
+}
+
 /// The Linux driver finding, when one is installed; true when it was.
-fn linux_driver(cx: &Ctx<'_>, out: &mut Vec<Finding>) -> bool {
+fn linux_driver(cx: &Ctx<'_>, wsl: &WslFacts, out: &mut Vec<Finding>) -> bool {
     let libs: Vec<&LoaderEntry> = cx
         .loader_cache()
         .unwrap_or_default()
@@ -123,6 +298,7 @@ fn linux_driver(cx: &Ctx<'_>, out: &mut Vec<Finding>) -> bool {
             evidence.push("the nvidia kernel module is loaded".to_owned());
         }
     }
+    evidence.extend(wsl.linux_driver_packages.iter().map(|p| format!("a Linux driver package installed in WSL: {p}")));
     if evidence.is_empty() {
         return false;
     }

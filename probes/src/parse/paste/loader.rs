@@ -54,7 +54,7 @@ fn wsl_file(facts: &mut Facts, rest: &str) {
         version: 2,
         distro: None,
         driver_lib_dir_present: true,
-        libcuda_files: Vec::new(),
+        ..WslFacts::default()
     });
     let name: String = rest.chars().take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')).collect();
     if name.starts_with("libcuda.so") && wsl.libcuda_files.len() < MAX_LIST && !wsl.libcuda_files.contains(&name) {

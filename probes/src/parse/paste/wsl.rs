@@ -1,7 +1,12 @@
-//! Which WSL a paste comes from: `wsl -l -v`'s table (the default distribution's VERSION), the
-//! kernel release (`4.4.0-19041-Microsoft` is WSL1's translation layer, `…-microsoft-standard…` a
-//! WSL2 kernel), a Windows build older than any with WSL2 beside the word WSL, and, weakest, the
-//! words `WSL1`/`WSL 2` in the text when only one version is named.
+//! Which WSL a paste comes from, from every place WSL shows: `wsl -l -v`'s table (the default
+//! distribution's VERSION); the kernel release (`4.4.0-19041-Microsoft` is WSL1's translation layer,
+//! `…-microsoft-standard…` a WSL2 kernel, in `uname -a`, `/proc/version`, dmesg or any report line);
+//! paths only WSL2 has (`/usr/lib/wsl/drivers`, `/dev/dxg`, `libdxcore.so`); nvidia-smi's table
+//! header whose NVIDIA-SMI version differs from the driver's (inside WSL the Linux nvidia-smi reports
+//! the Windows driver, `NVIDIA-SMI 560.35.02  Driver Version: 560.94`); a Windows build older than
+//! any with WSL2 beside the word WSL; and, weakest, the words `WSL1`/`WSL 2` in the text when only one
+//! version is named. The kernel release is kept (also `wsl --version`'s `Kernel version:`), and the
+//! GPUs a Windows nvidia-smi in the same text lists in TCC mode, which WSL does not expose.
 //! `/usr/lib/wsl/lib` paths (WSL2) are read by `loader.rs`.
 //!
 //! ```text
@@ -9,24 +14,37 @@
 //!   NAME      STATE           VERSION
 //! * Ubuntu    Running         1
 //! Linux version 4.4.0-19041-Microsoft (Microsoft@Microsoft.com) (gcc version 5.4.0 (GCC) ) #1237-Microsoft
+//! | NVIDIA-SMI 560.35.02              Driver Version: 560.94         CUDA Version: 12.6     |
 //! ```
 
 use super::facts::Facts;
+use crate::parse::smi::DRIVER_LABELS;
 use gpu_doctor_model::{OsFamily, WslFacts};
 
 const TABLE: &str = "wsl -l -v";
 const KERNEL: &str = "kernel version";
 const WORDS: &str = "WSL named in the text";
 const WINDOWS: &str = "Windows version";
+const PARAVIRT: &str = "WSL2 GPU paths";
+const SMI: &str = "nvidia-smi under WSL";
 
 /// The first Windows 10 build that runs WSL2: 1903 (18362) and 1909 (18363) got it in an update of
 /// 2020; WSL2 came with build 18917 before that. Every WSL on an older build is WSL1.
 const FIRST_WSL2_BUILD: u32 = 18362;
 
-/// Reads the WSL version: the table's, else the kernel's, else the one version the words name.
+/// The most TCC GPUs kept.
+const MAX_TCC: usize = 64;
+
+/// Reads the WSL version: the table's, else the kernel's, else WSL2's own paths or its nvidia-smi,
+/// else the one version the words name; then the kernel release and Windows' TCC GPUs.
 pub(super) fn read(lines: &[String], facts: &mut Facts) {
     let found = table(lines).map(|(at, v, distro)| (at, v, distro, TABLE)).or_else(|| {
-        kernel(lines).map(|(at, v)| (at, v, None, KERNEL)).or_else(|| {
+        kernel(lines).map(|(at, v, _)| (at, v, None, KERNEL)).or_else(|| {
+            let strong = || {
+                paravirt(lines)
+                    .map(|at| (at, 2, None, PARAVIRT))
+                    .or_else(|| smi_of_wsl(lines).map(|at| (at, 2, None, SMI)))
+            };
             // The words are weaker than a path under /usr/lib/wsl/lib, which only WSL2 has.
             let weak = || {
                 old_windows(lines)
@@ -34,26 +52,80 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
                     .or_else(|| words(lines).map(|(at, v)| (at, v, None, WORDS)))
                     .or_else(|| unnumbered(lines).map(|at| (at, 0, None, WORDS)))
             };
-            facts.wsl.is_none().then(weak).flatten()
+            strong().or_else(|| facts.wsl.is_none().then(weak).flatten())
         })
     });
-    let Some((at, version, distro, format)) = found else { return };
-    facts.saw(at, format);
-    // Only the kernel's own release says the text came from inside Linux; a table printed by
-    // PowerShell or a sentence naming WSL may sit in a paste from native Windows.
-    if format == KERNEL {
-        facts.os.get_or_insert(OsFamily::Linux);
+    if let Some((at, version, distro, format)) = found {
+        facts.saw(at, format);
+        // Only the kernel's own release, WSL2's paths and its nvidia-smi say the text came from inside
+        // Linux; a table printed by PowerShell or a sentence naming WSL may sit in a paste from native
+        // Windows.
+        if matches!(format, KERNEL | PARAVIRT | SMI) {
+            facts.os.get_or_insert(OsFamily::Linux);
+        }
+        let wsl = facts.wsl.get_or_insert_with(|| WslFacts { version, ..WslFacts::default() });
+        // A WSL2 sign does not overrule a table or kernel already read.
+        if !(matches!(format, PARAVIRT | SMI) && wsl.version != 0) {
+            wsl.version = version;
+        }
+        if distro.is_some() {
+            wsl.distro = distro;
+        }
     }
-    let wsl = facts.wsl.get_or_insert_with(|| WslFacts {
-        version,
-        distro: None,
-        driver_lib_dir_present: false,
-        libcuda_files: Vec::new(),
-    });
-    wsl.version = version;
-    if distro.is_some() {
-        wsl.distro = distro;
+    let Some(wsl) = facts.wsl.as_mut() else { return };
+    if wsl.kernel_release.is_none() {
+        wsl.kernel_release =
+            kernel(lines).map(|(_, _, r)| r).filter(|r| !r.is_empty()).or_else(|| wsl_version_kernel(lines));
     }
+    wsl.tcc_gpus = tcc_gpus(lines);
+    wsl.linux_driver_packages = linux_driver_packages(lines);
+}
+
+/// A Linux NVIDIA driver package: Ubuntu's `nvidia-driver-NNN[-open]`, Debian's `nvidia-driver`,
+/// NVIDIA's repository's `cuda-drivers[-NNN]` and `nvidia-dkms-NNN`, RPM Fusion's `akmod-nvidia`.
+/// NVIDIA's CUDA on WSL guide: in WSL install only the toolkit (`cuda-toolkit-X-Y`), never a driver.
+fn driver_package(word: &str) -> bool {
+    let w = word.trim_matches(|c: char| matches!(c, '\'' | '"' | '`' | ',' | ';')).split(':').next().unwrap_or("");
+    w.starts_with("nvidia-driver")
+        || w.starts_with("cuda-drivers")
+        || w.starts_with("nvidia-dkms-")
+        || w == "akmod-nvidia"
+}
+
+/// The Linux driver packages the text shows installed: an install command of a package manager
+/// naming one, `dpkg -l`'s `ii` rows of one, or NVIDIA's `.run` driver installer run.
+fn linux_driver_packages(lines: &[String]) -> Vec<String> {
+    const MANAGERS: [&str; 5] = ["apt", "apt-get", "dnf", "yum", "zypper"];
+    let mut out: Vec<String> = Vec::new();
+    for line in lines {
+        if out.len() >= MAX_TCC {
+            break;
+        }
+        let words: Vec<&str> = line.split_whitespace().collect();
+        // `apt-get -y install …`: a package manager, then its `install` further on.
+        let install = words
+            .iter()
+            .position(|w| MANAGERS.contains(&w.rsplit('/').next().unwrap_or(w)))
+            .is_some_and(|at| words.iter().skip(at + 1).any(|w| *w == "install"));
+        let found: Vec<&str> = match words.as_slice() {
+            ["ii", package, ..] if driver_package(package) => vec![*package],
+            _ if install => words.iter().copied().filter(|w| driver_package(w)).collect(),
+            _ => words
+                .iter()
+                .copied()
+                .filter(|w| {
+                    let file = w.rsplit('/').next().unwrap_or(w);
+                    file.starts_with("NVIDIA-Linux-") && file.ends_with(".run")
+                })
+                .collect(),
+        };
+        for f in found {
+            if !out.iter().any(|o| o == f) {
+                out.push(f.to_owned());
+            }
+        }
+    }
+    out
 }
 
 /// `wsl -l -v`: the header `NAME STATE VERSION`, then one row per distribution, the default one
@@ -78,17 +150,107 @@ fn table(lines: &[String]) -> Option<(usize, u32, Option<String>)> {
     Some((header, chosen.2, Some(chosen.1.clone())))
 }
 
-/// The kernel release in `uname -a`, `/proc/version` or a report: WSL1's `4.4.0-19041-Microsoft`
-/// (the Windows build in the middle) or a WSL2 kernel's `-microsoft-standard`.
-fn kernel(lines: &[String]) -> Option<(usize, u32)> {
+/// The kernel release in `uname -a`, `/proc/version`, dmesg or a report: WSL1's
+/// `4.4.0-19041-Microsoft` (the Windows build in the middle) or a WSL2 kernel's
+/// `-microsoft-standard` (`5.10.16.3-microsoft-standard-WSL2`); the line, the version and the release.
+fn kernel(lines: &[String]) -> Option<(usize, u32, String)> {
     lines.iter().enumerate().find_map(|(i, l)| {
-        if l.to_ascii_lowercase().contains("-microsoft-standard") {
-            return Some((i, 2));
-        }
-        l.split(|c: char| c.is_whitespace() || matches!(c, '(' | ')' | ',' | '\'' | '"'))
-            .any(wsl1_release)
-            .then_some((i, 1))
+        let mut words = l.split(|c: char| c.is_whitespace() || matches!(c, '(' | ')' | ',' | '\'' | '"' | '`' | '|'));
+        words.find_map(|w| {
+            let w = w.trim_end_matches(['.', ':', ';']);
+            if w.to_ascii_lowercase().contains("-microsoft-standard") {
+                let numbered = w.bytes().next().is_some_and(|b| b.is_ascii_digit());
+                // `linux-msft-wsl-5.15.153.1` or a bare `-microsoft-standard` keep the version, not a release.
+                return Some((i, 2, if numbered { w.to_owned() } else { String::new() }));
+            }
+            wsl1_release(w).then(|| (i, 1, w.to_owned()))
+        })
     })
+}
+
+/// `wsl --version`'s `Kernel version: 5.15.153.1-2` beside its `WSL version:` line: the WSL2 kernel
+/// the Windows side runs.
+fn wsl_version_kernel(lines: &[String]) -> Option<String> {
+    if !lines.iter().any(|l| l.trim_start().starts_with("WSL version:")) {
+        return None;
+    }
+    lines.iter().find_map(|l| {
+        let v = l.trim().strip_prefix("Kernel version:")?.trim();
+        v.bytes().next().filter(u8::is_ascii_digit).map(|_| v.to_owned())
+    })
+}
+
+/// The first line naming a path or library only WSL2 has: the Windows driver store mapped in at
+/// `/usr/lib/wsl/drivers`, the paravirtual GPU device `/dev/dxg`, or `libdxcore.so`, through which
+/// WSL's libcuda reaches the GPU.
+fn paravirt(lines: &[String]) -> Option<usize> {
+    lines
+        .iter()
+        .position(|l| l.contains("/usr/lib/wsl/drivers") || l.contains("/dev/dxg") || l.contains("libdxcore.so"))
+}
+
+/// nvidia-smi's table header whose `NVIDIA-SMI` version is not the driver's: inside WSL2 the Linux
+/// nvidia-smi that the Windows driver maps in reports the Windows driver's version
+/// (`| NVIDIA-SMI 560.35.02   Driver Version: 560.94   CUDA Version: 12.6 |`); on native Linux and
+/// Windows both come from one driver package and are equal.
+fn smi_of_wsl(lines: &[String]) -> Option<usize> {
+    let version_after = |line: &str, label: &str| -> Option<String> {
+        let rest = line.get(line.find(label)? + label.len()..)?.trim_start_matches([':', ' ']);
+        let v: String = rest.chars().take_while(|c| c.is_ascii_digit() || *c == '.').collect();
+        (v.contains('.') && v.bytes().next().is_some_and(|b| b.is_ascii_digit())).then_some(v)
+    };
+    lines.iter().position(|l| {
+        let Some(smi) = version_after(l, "NVIDIA-SMI ") else { return false };
+        DRIVER_LABELS.iter().find_map(|label| version_after(l, label)).is_some_and(|driver| driver != smi)
+    })
+}
+
+/// The GPUs a Windows nvidia-smi lists in the TCC driver model: in its table (header column
+/// `TCC/WDDM` or `Driver-Model`, the GPU row's first cell ending in `TCC`), as `<index> <name>`; in
+/// `-q`, `Driver Model` then `Current : TCC`, as the GPU's bus id.
+fn tcc_gpus(lines: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut in_table = false;
+    let mut gpu_id: Option<String> = None;
+    let mut driver_model = false;
+    for line in lines {
+        if out.len() >= MAX_TCC {
+            break;
+        }
+        let t = line.trim();
+        if t.contains("TCC/WDDM") || t.contains("Driver-Model") {
+            in_table = true;
+            continue;
+        }
+        if in_table && t.starts_with('|') {
+            let first = t.trim_start_matches('|').split('|').next().unwrap_or("").trim();
+            let mut words = first.split_whitespace();
+            if let (Some(index), Some("TCC")) = (words.next(), first.split_whitespace().last())
+                && index.bytes().all(|b| b.is_ascii_digit())
+            {
+                let name = first.trim_start_matches(index).trim_end_matches("TCC").trim();
+                out.push(format!("{index} {name}"));
+            }
+            continue;
+        }
+        if t.starts_with("+-") || t.is_empty() {
+            continue;
+        }
+        in_table = false;
+        // nvidia-smi -q: `GPU 00000000:C1:00.0`, then `Driver Model`, `Current : TCC`.
+        if let Some(id) = t.strip_prefix("GPU ").filter(|r| r.contains(':') && !r.contains(' ')) {
+            gpu_id = Some(id.to_owned());
+            driver_model = false;
+        } else if t == "Driver Model" {
+            driver_model = true;
+        } else if driver_model && let Some(v) = t.strip_prefix("Current") {
+            if v.trim_start_matches([' ', ':']).trim() == "TCC" {
+                out.push(gpu_id.clone().unwrap_or_else(|| "(bus id not shown)".to_owned()));
+            }
+            driver_model = false;
+        }
+    }
+    out
 }
 
 /// `4.4.0-19041-Microsoft`: a version, a build number, `Microsoft`.
@@ -224,29 +386,144 @@ mod tests {
         assert_eq!(version("NEWSL1 AWSL2x\n"), None);
     }
 
-    /// WSL named without a number (chelsea0x3b/cudarc#255: "running mistral.rs on a WSL machine";
-    /// microsoft/WSL#12272: "in wsl"; bitsandbytes#17: "Windows Subsystem for Linux") is WSL, its
-    /// version not shown (0); a path or the WSL app's version line is not.
+    /// WSL named without a number is WSL, its version not shown (0); a path or the WSL app's version
+    /// line is not. Samples: Docker's get-docker.sh run inside WSL2 prints `WSL DETECTED:`;
+    /// rapidsai/jupyterlab-nvdashboard#74 "to track WSL (Windows Subsystem for Linux)"; a Chinese CUDA on
+    /// WSL install note, "非 wsl 上安装的版本" (lowercase, between spaces).
     #[test]
     fn wsl_named_without_a_number_is_wsl_of_unknown_version() {
-        assert_eq!(version("I was running mistral.rs on a WSL machine when I ran into this error:\n"), Some((0, None)));
-        assert_eq!(version("Now I cannot use GPU in my wsl. How to recover from that?\n"), Some((0, None)));
-        assert_eq!(version("a completely fresh Windows Subsystem for Linux with CUDA support\n"), Some((0, None)));
+        assert_eq!(version("WSL DETECTED: We recommend using Docker Desktop for Windows.\n"), Some((0, None)));
+        assert_eq!(version("Opening this issue to track WSL (Windows Subsystem for Linux).\n"), Some((0, None)));
+        assert_eq!(version("取决于 Driver Version 对应的版本，非 wsl 上安装的版本，不必理会\n"), Some((0, None)));
         assert_eq!(version("ls /usr/lib/wsl/lib\n"), None);
         assert_eq!(version("NEWSLETTER wslx\n"), None);
     }
 
-    /// microsoft/WSL#3847: WSL on Windows 10 1809, before WSL2 existed.
+    /// A Windows build before WSL2 (Microsoft: WSL2 needs Windows 10 1903, build 18362, or later;
+    /// https://learn.microsoft.com/en-us/windows/wsl/install-manual) beside the word WSL is WSL1. The
+    /// lines are `ver`'s format, written for the test (1803 is build 17134).
     #[test]
     fn a_windows_build_before_wsl2_beside_the_word_wsl_is_wsl1() {
-        let t = "### Microsoft Windows [Version 10.0.17763.292] \n\n#### Ubuntu app WSL: \n";
+        let t = "Microsoft Windows [Version 10.0.17134.1304]\nUbuntu 18.04 under WSL\n";
         assert_eq!(version(t), Some((1, None)));
         assert_eq!(
             version("Microsoft Windows [Version 10.0.19045.2728]\nWSL: Ubuntu\n"),
             Some((0, None)),
             "WSL2 exists there: WSL, of no version"
         );
-        assert_eq!(version("Microsoft Windows [Version 10.0.17763.292]\n"), None, "WSL not named");
+        assert_eq!(version("Microsoft Windows [Version 10.0.17134.1304]\n"), None, "WSL not named");
+    }
+
+    fn read_wsl(text: &str) -> Option<WslFacts> {
+        Facts::read_by(read, text).wsl
+    }
+
+    /// The release is kept wherever it shows: `uname -a` of a WSL2 kernel of 2020 (microsoft/WSL2-Linux-Kernel
+    /// tag linux-msft-5.4.72), dmesg's first line, and `wsl --version` (its format as Microsoft documents
+    /// it, https://learn.microsoft.com/en-us/windows/wsl/basic-commands#check-wsl-version).
+    #[test]
+    fn the_kernel_release_is_kept_from_uname_dmesg_and_wsl_version() {
+        let uname =
+            "Linux DESKTOP-7 5.4.72-microsoft-standard-WSL2 #1 SMP Wed Oct 28 23:40:43 UTC 2020 x86_64 GNU/Linux\n";
+        let w = read_wsl(uname).unwrap();
+        assert_eq!((w.version, w.kernel_release.as_deref()), (2, Some("5.4.72-microsoft-standard-WSL2")));
+        let dmesg =
+            "[    0.000000] Linux version 5.15.167.4-microsoft-standard-WSL2 (root@f9c826d3017f) (gcc (GCC) 11.2.0)\n";
+        assert_eq!(read_wsl(dmesg).unwrap().kernel_release.as_deref(), Some("5.15.167.4-microsoft-standard-WSL2"));
+        let one = read_wsl("Linux box 4.4.0-19041-Microsoft #1237-Microsoft x86_64\n").unwrap();
+        assert_eq!((one.version, one.kernel_release.as_deref()), (1, Some("4.4.0-19041-Microsoft")));
+        let app = "WSL version: 2.0.9.0\nKernel version: 5.15.133.1-1\nWSLg version: 1.0.59\n\
+                   Windows version: 10.0.22631.2428\n";
+        assert_eq!(read_wsl(app).unwrap().kernel_release.as_deref(), Some("5.15.133.1-1"));
+        assert_eq!(read_wsl("Kernel version: 6.8.0\n"), None, "a kernel line without WSL");
+        let table = "  NAME      STATE           VERSION\n* Ubuntu    Running         2\n";
+        assert_eq!(read_wsl(table).unwrap().kernel_release, None);
+    }
+
+    /// Paths only WSL2 has: the paravirtual GPU `/dev/dxg` and `libdxcore.so` (in the loader cache
+    /// WSL registers), and the Windows driver store `/usr/lib/wsl/drivers`.
+    #[test]
+    fn wsl2_gpu_paths_are_wsl2_from_inside_linux() {
+        for t in [
+            "crw-rw-rw- 1 root root 10, 63 Jan 16 19:34 /dev/dxg\n",
+            "\tlibdxcore.so (libc6,x86-64) => /usr/lib/wsl/lib/libdxcore.so\n",
+            "ls /usr/lib/wsl/drivers/nvmdsi.inf_amd64_6c4e8a1e2e5b5f84/\n",
+        ] {
+            let f = Facts::read_by(read, t);
+            assert_eq!((f.wsl.map(|w| w.version), f.os), (Some(2), Some(OsFamily::Linux)), "{t}");
+        }
+        let t = "  NAME      STATE           VERSION\n* Ubuntu    Running         1\n/dev/dxg\n";
+        assert_eq!(version(t).map(|v| v.0), Some(1), "the table outweighs a path");
+    }
+
+    /// nvidia-smi inside WSL2 reports the Windows driver, not its own version; in PowerShell and on native
+    /// Linux the two are equal (also checked over `../shared/fixtures`: feuyeux/hello-ai's WSL2 header,
+    /// 555.42.06 beside 555.97, and a Windows table of 591.86). Samples: a public WSL2 setup note for a Khadas Mind Graphics (RTX 4060 Ti),
+    /// the same machine's nvidia-smi in PowerShell and in WSL2 (2025-01-16); a Linux header of 550.54.14.
+    #[test]
+    fn nvidia_smi_reporting_another_driver_than_itself_is_wsl2() {
+        let wsl = "| NVIDIA-SMI 560.35.02              Driver Version: 560.94         CUDA Version: 12.6     |\n";
+        assert_eq!(version(wsl), Some((2, None)));
+        let windows = "| NVIDIA-SMI 560.94                 Driver Version: 560.94         CUDA Version: 12.6     |\n";
+        assert_eq!(version(windows), None);
+        let linux = "| NVIDIA-SMI 550.54.14              Driver Version: 550.54.14      CUDA Version: 12.4     |\n";
+        assert_eq!(version(linux), None);
+        let r610 = "| NVIDIA-SMI 610.43.02              KMD Version: 610.43.02     CUDA UMD Version: 13.3     |\n";
+        assert_eq!(version(r610), None);
+        assert_eq!(version("| NVIDIA-SMI 560.35.02   Driver Version: N/A   CUDA Version: N/A |\n"), None);
+    }
+
+    /// A Windows nvidia-smi's TCC GPUs, kept when the text is from WSL. Sample: a public Windows
+    /// workstation's two Quadro RTX 8000 in TCC (driver 442.92), table as nvidia-smi printed it.
+    #[test]
+    fn windows_tcc_gpus_are_kept_beside_wsl() {
+        let table = "| GPU  Name            TCC/WDDM | Bus-Id        Disp.A | Volatile Uncorr. ECC |\n\
+| Fan  Temp  Perf  Pwr:Usage/Cap|         Memory-Usage | GPU-Util  Compute M. |\n\
+|===============================+======================+======================|\n\
+|   0  Quadro RTX 8000     TCC  | 00000000:15:00.0 Off |                  Off |\n\
+| 33%   56C    P0    65W / 260W |      9MiB / 48767MiB |      0%      Default |\n\
++-------------------------------+----------------------+----------------------+\n\
+|   1  Quadro RTX 8000     TCC  | 00000000:2D:00.0 Off |                  Off |\n\
+| 40%   64C    P0    69W / 260W |      9MiB / 48767MiB |      0%      Default |\n\
++-------------------------------+----------------------+----------------------+\n";
+        let w = read_wsl(&format!("{table}and in WSL2 nvidia-smi says: No devices were found\n")).unwrap();
+        assert_eq!(w.tcc_gpus, ["0 Quadro RTX 8000", "1 Quadro RTX 8000"]);
+        assert_eq!(read_wsl(table), None, "a Windows table alone is not WSL");
+        let wddm = table.replace("TCC  |", "WDDM |");
+        assert!(read_wsl(&format!("{wddm}WSL2\n")).unwrap().tcc_gpus.is_empty());
+        let q = "GPU 00000000:C1:00.0\n    Product Name : NVIDIA RTX A6000\n    Driver Model\n        \
+                 Current : TCC\n        Pending : TCC\nwsl -l -v says VERSION 2, WSL2\n";
+        assert_eq!(read_wsl(q).unwrap().tcc_gpus, ["00000000:C1:00.0"]);
+    }
+
+    /// A Linux driver installed inside WSL, in the forms a shell shows it: the install command of
+    /// Ubuntu's driver package (NVIDIA's guide names `cuda-drivers` as the package not to install in
+    /// WSL), `dpkg -l`'s row, the `.run` installer; a toolkit install is not a driver.
+    #[test]
+    fn linux_driver_packages_installed_inside_wsl_are_kept() {
+        let t = "WSL2\n$ sudo apt install nvidia-driver-535\n$ sudo apt-get -y install cuda-drivers\n\
+                 ii  nvidia-dkms-535  535.183.01-0ubuntu0.22.04.1  amd64  NVIDIA DKMS package\n\
+                 $ sudo sh ./NVIDIA-Linux-x86_64-550.54.14.run\n";
+        assert_eq!(
+            read_wsl(t).unwrap().linux_driver_packages,
+            ["nvidia-driver-535", "cuda-drivers", "nvidia-dkms-535", "./NVIDIA-Linux-x86_64-550.54.14.run"]
+        );
+        let toolkit = "WSL2\n$ sudo apt-get -y install cuda-toolkit-12-6\nI read about nvidia-driver-535 somewhere\n";
+        assert!(read_wsl(toolkit).unwrap().linux_driver_packages.is_empty());
+    }
+
+    #[test]
+    fn huge_and_cut_input_reads_in_linear_time() {
+        let line = "| NVIDIA-SMI 560.35.02 Driver Version: 560.94 |  0  Quadro TCC  | /dev/dx Kernel version: 5.\n";
+        let text = line.repeat(40_000);
+        let started = std::time::Instant::now();
+        let _ = Facts::read_by(read, &text);
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+        for cut in
+            ["| NVIDIA-SMI ", "| NVIDIA-SMI 560.", "Linux version -microsoft-standard", "GPU \nDriver Model\nCurrent"]
+        {
+            let _ = Facts::read_by(read, cut);
+        }
     }
 
     #[test]

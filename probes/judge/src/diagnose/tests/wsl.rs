@@ -174,3 +174,93 @@ fn a_wsl_guest_that_sees_no_gpu_names_wsl_first() {
     let linux = said(guest().loader_lib("libcuda.so.1", "/usr/lib/x86_64-linux-gnu/libcuda.so.1"), "cuda.no_device");
     assert!(!linux.ids().contains(&ID.to_owned()), "{:?}", linux.ids());
 }
+
+fn with_message(mut m: Machine, id: &str, line: &str) -> Machine {
+    m.0.messages.push(gpu_doctor_model::ObservedMessage {
+        id: id.into(),
+        line: line.into(),
+        values: std::collections::BTreeMap::new(),
+    });
+    m
+}
+
+/// Microsoft's floor for CUDA on WSL is kernel 5.10.43.3; releases as `uname -r` prints them.
+#[test]
+fn a_wsl_kernel_before_5_10_43_3_is_updated_with_wsl_update() {
+    const ID: &str = "wsl.kernel_too_old";
+    let kernel = |r: &str| Machine::linux().wsl(2, &[]).wsl_kernel(r);
+    for old in ["5.10.16.3-microsoft-standard-WSL2", "5.4.72-microsoft-standard-WSL2", "4.19.128-microsoft-standard"] {
+        assert!(kernel(old).ids().contains(&ID.to_owned()), "{old}: {:?}", kernel(old).ids());
+    }
+    for new in
+        ["5.10.43.3-microsoft-standard-WSL2", "5.15.153.1-microsoft-standard-WSL2", "6.6.36.3-microsoft-standard-WSL2"]
+    {
+        assert!(!kernel(new).ids().contains(&ID.to_owned()), "{new}");
+    }
+    let wsl1 = Machine::linux().wsl(1, &[]).wsl_kernel("4.4.0-19041-Microsoft");
+    assert_eq!(wsl1.ids(), ids(&["wsl.version_one"]), "WSL1's kernel is WSL1's finding");
+    assert_eq!(
+        kernel("5.10.16.3-microsoft-standard-WSL2").changes(ID)[..2],
+        [
+            gpu_doctor_model::Change::Windows { argv: vec!["wsl".into(), "--update".into()] },
+            gpu_doctor_model::Change::Windows { argv: vec!["wsl".into(), "--shutdown".into()] },
+        ]
+    );
+    // An old kernel is one cause of a missing GPU: both are said.
+    let no_driver = with_message(
+        kernel("5.10.16.3-microsoft-standard-WSL2"),
+        "torch.no_driver",
+        "RuntimeError: Found no NVIDIA driver on your system.",
+    );
+    assert!(no_driver.ids().contains(&ID.to_owned()) && no_driver.ids().contains(&"wsl.gpu_not_exposed".to_owned()));
+}
+
+#[test]
+fn a_tcc_gpu_beside_wsl_is_switched_to_wddm() {
+    const ID: &str = "wsl.gpu_in_tcc_mode";
+    let tcc = Machine::linux().wsl(2, &[]).wsl_tcc(&["1 Quadro RTX 8000"]);
+    let f = tcc.finding(ID);
+    assert_eq!(f.severity, gpu_doctor_model::Severity::Error);
+    let text = format!("{:?}", tcc.changes(ID));
+    assert!(text.contains("nvidia-smi -i 1 -dm 0"), "{text}");
+    assert!(!Machine::linux().wsl(2, &[]).ids().contains(&ID.to_owned()));
+    assert!(!Machine::linux().wsl(1, &[]).wsl_tcc(&["0 Tesla T4"]).ids().contains(&ID.to_owned()));
+}
+
+/// pynvml's NotSupported inside WSL is WSL's NVML, an explanation; outside WSL it stays the catalogue's.
+#[test]
+fn nvml_not_supported_inside_wsl_is_explained_not_an_error() {
+    const ID: &str = "wsl.nvml_query_unsupported";
+    let line = "pynvml.nvml.NVMLError_NotSupported: Not Supported";
+    let inside = with_message(Machine::linux().wsl(2, &[]), "nvml.not_supported", line);
+    let f = inside.finding(ID);
+    assert_eq!(f.severity, gpu_doctor_model::Severity::Info);
+    assert!(super::words(&f).unwrap().contains("NVMLError_NotSupported"), "{f:#?}");
+    let outside = with_message(Machine::linux(), "nvml.not_supported", line);
+    assert!(!outside.ids().contains(&ID.to_owned()), "{:?}", outside.ids());
+}
+
+/// vLLM's own warning says WSL (its in_wsl reads uname), so no other WSL fact is needed.
+#[test]
+fn vllms_pin_memory_warning_is_explained_as_wsls_limit() {
+    const ID: &str = "wsl.pinned_memory_limited";
+    let line = "WARNING 05-01 16:50:31 [interface.py:686] Using 'pin_memory=False' as WSL is detected. This may slow down the performance.";
+    let m = with_message(Machine::linux(), "vllm.pin_memory_off_wsl", line);
+    let f = m.finding(ID);
+    assert_eq!(f.severity, gpu_doctor_model::Severity::Info);
+    assert!(!Machine::linux().wsl(2, &[]).ids().contains(&ID.to_owned()));
+}
+
+/// A driver package the text shows installed inside WSL is the Linux driver finding, with dpkg's
+/// removal; a WSL1 guest keeps its own finding.
+#[test]
+fn a_driver_package_installed_inside_wsl_is_the_linux_driver_finding() {
+    const ID: &str = "wsl.linux_driver_installed";
+    let mut m = Machine::linux().wsl(2, &[]);
+    if let Some(w) = m.0.platform.wsl.as_mut() {
+        w.linux_driver_packages = vec!["cuda-drivers".into()];
+    }
+    let f = m.finding(ID);
+    assert!(f.evidence.iter().any(|e| e.contains("cuda-drivers")), "{:?}", f.evidence);
+    assert!(!Machine::linux().wsl(2, &[]).ids().contains(&ID.to_owned()));
+}

@@ -643,6 +643,8 @@ const CASES: &[Case] = &[
         &[],
     ),
     ("nvml.no_devices_found", "No devices were found", &[], &[]),
+    // (format) pynvml's class for NVML_ERROR_NOT_SUPPORTED with NVML's string, as a traceback ends.
+    ("nvml.not_supported", "pynvml.nvml.NVMLError_NotSupported: Not Supported", &[], &[]),
     // (format) the kernel module's printf at 595.45.04, one dmesg line per line.
     (
         "nvrm.fallen_off_bus",
@@ -843,6 +845,13 @@ const CASES: &[Case] = &[
         "vllm.bf16_unsupported",
         "ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your Tesla T4 GPU has compute capability 7.5. You can use float16 instead by explicitly setting the`dtype` flag in CLI, for example: --dtype=half.",
         &[("min_cc", "8.0"), ("gpu", "Tesla T4"), ("cc", "7.5")],
+        &[],
+    ),
+    // Public vLLM 0.20.0 log under WSL2 (a docker compose log, 2026-05-01), the warning of Platform.is_pin_memory_available.
+    (
+        "vllm.pin_memory_off_wsl",
+        "WARNING 05-01 16:50:31 [interface.py:686] Using 'pin_memory=False' as WSL is detected. This may slow down the performance.",
+        &[],
         &[],
     ),
     // (format) the WinError text Windows gives for 126, with torch's suffix.
