@@ -85,7 +85,9 @@ pub(super) const TCC: Rule = Rule {
               `TCC/WDDM` or `Driver-Model` column, or `-q`'s `Driver Model: Current : TCC`): WSL2's GPU \
               paravirtualisation goes through WDDM, so a TCC GPU is not exposed to the guest.",
     source: "NVIDIA CUDA on WSL User Guide (https://docs.nvidia.com/cuda/wsl-user-guide/index.html: the Windows driver's \
-             WDDM model is what WSL 2 uses); nvidia-smi(1) `-dm, --driver-model` (0 = WDDM, 1 = TCC; Windows only)",
+             WDDM model is what WSL 2 uses); NVML's nvmlDeviceSetDriverModel, which nvidia-smi's `-dm` calls (Windows \
+             only, administrator, 0 = WDDM, takes effect after a reboot: \
+             https://nvidia.github.io/cuda-python/cuda-bindings/latest/module/generated/cuda.bindings.nvml.device_set_driver_model.html)",
 };
 
 pub(super) const NVML_UNSUPPORTED: Rule = Rule {
