@@ -422,6 +422,37 @@ fn a_python_os_environ_assignment_is_a_variable() {
     }
 }
 
+/// The other shells' ways to set a variable, each in the syntax its own documentation gives: cmd's `set`
+/// (learn.microsoft.com, windows-commands/set_1: `set [<variable>=[<string>]]`, quoted as `set "X=1"` in batch
+/// files), PowerShell's `$env:` drive (about_Environment_Variables: `$Env:Foo = 'An example'`), IPython's `%env`
+/// magic (`%env var=val`, `%env var val`) and Python's `os.environ.setdefault`.
+#[test]
+fn windows_shells_and_notebooks_set_variables_too() {
+    for (text, want) in [
+        ("set CUDA_VISIBLE_DEVICES=1\n", "1"),
+        ("C:\\stable-diffusion-webui> set CUDA_VISIBLE_DEVICES=2 && webui-user.bat\n", "2"),
+        ("set \"CUDA_VISIBLE_DEVICES=0,1\"\n", "0,1"),
+        ("PS C:\\work> $env:CUDA_VISIBLE_DEVICES=\"1\"\n", "1"),
+        ("$Env:CUDA_VISIBLE_DEVICES = '2,3'\n", "2,3"),
+        ("%env CUDA_VISIBLE_DEVICES=1\n", "1"),
+        ("%env CUDA_VISIBLE_DEVICES 3\n", "3"),
+        ("os.environ.setdefault(\"CUDA_VISIBLE_DEVICES\", \"1\")\n", "1"),
+    ] {
+        let s = read(text);
+        assert_eq!(s.env.vars.get("CUDA_VISIBLE_DEVICES").map(String::as_str), Some(want), "{text}");
+    }
+    // Prose, a Windows PATH (a `;` list with drive letters), a PowerShell comparison and a framework's own
+    // device flags are not this variable.
+    for line in [
+        "I set CUDA_VISIBLE_DEVICES to 1 first",
+        "set PATH=C:\\cuda\\bin;%PATH%",
+        "if ($env:CUDA_VISIBLE_DEVICES -eq '1') { exit }",
+        "python train.py --gpus 1 --gpu_ids 1",
+    ] {
+        assert!(unrecognised(line), "{line}");
+    }
+}
+
 #[test]
 fn ldconfig_lines_give_the_loader_cache_and_wsl2() {
     let s = read(LDCONFIG_WSL);
