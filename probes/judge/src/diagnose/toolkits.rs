@@ -4,7 +4,7 @@
 use super::context::{build_cuda, cudnn_version_text, describe_framework, parent_dir, same_dir, wheel_cuda_major};
 use super::{Ctx, Rule, fix};
 use gpu_doctor_kb::RuntimeVerdict;
-use gpu_doctor_model::{Category, Change, CudaVersion, Finding, PlanTarget, Severity};
+use gpu_doctor_model::{Category, Change, CudaVersion, Finding, InstallFlag, PlanTarget, Severity};
 use gpu_doctor_model::{OsFamily, Pick, PythonEnv, ToolkitInstall, Toolkits};
 
 pub(super) const CONFLICT: Rule = Rule {
@@ -37,7 +37,94 @@ pub(super) const HARMLESS: Rule = Rule {
              cpp_extension refuses a different major and warns on a minor)",
 };
 
-pub(super) const RULES: &[Rule] = &[CONFLICT, STALE_PATH, HARMLESS];
+pub(super) const PTXAS_ON_PATH: Rule = Rule {
+    id: "toolkits.ptxas_on_path_shadows_wheel",
+    category: Category::MultipleToolkitsConflict,
+    severity: Severity::Warning,
+    trigger: "XLA (JAX, TensorFlow) says it runs a ptxas program older than 12.6.85 (\"Invoking ptxas with version \
+              …, which corresponds to a CUDA version <=12.6.2\"): XLA takes the first ptxas of 11.8 or newer in \
+              --xla_gpu_cuda_data_dir, then on PATH, and only then in the pip nvidia-cuda-nvcc wheel, so an older \
+              system toolkit on PATH shadows the wheel's.",
+    source: "openxla/xla:xla/stream_executor/cuda/subprocess_compilation.cc@827aca0eb2748018b7e803606250f9ea56939ab0 \
+             (FindCudaExecutable, FindPtxAsExecutable); openxla/xla:xla/tsl/platform/default/cuda_root_path.cc \
+             (PreferPtxasFromPath() is true; ../nvidia/cuda_nvcc is the last root); \
+             openxla/xla:xla/stream_executor/cuda/ptx_compiler_helpers.cc (WarnIfBadPtxasVersion); jax-ml/jax#25718",
+};
+
+pub(super) const RULES: &[Rule] = &[CONFLICT, STALE_PATH, HARMLESS, PTXAS_ON_PATH];
+
+/// The message XLA logs when the ptxas it runs is older than CUDA 12.6.3's (`assets/compat/errors.toml`).
+const PTXAS_MESSAGE: &str = "xla.ptxas_miscompiles_clamping";
+
+/// The first ptxas release of CUDA 12.6.3, the oldest XLA does not warn about (WarnIfBadPtxasVersion).
+const PTXAS_FIXED: &str = "12.6.85";
+
+/// XLA runs an old ptxas program: the one first on PATH, ahead of the pip wheel's.
+fn ptxas_on_path(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let Some(m) =
+        cx.s.messages.iter().find(|m| m.id == PTXAS_MESSAGE && m.values.get("method").is_some_and(|v| v == "ptxas"))
+    else {
+        return;
+    };
+    let version = m.values.get("ptxas_version").map_or("?", String::as_str);
+    let mut evidence = vec![format!("pasted line: {}", m.line)];
+    // The PATH folders that hold a CUDA toolkit: the ptxas XLA found is in the first of them.
+    let path_dirs: Vec<&String> = cx.s.env.path_cuda_entries.iter().filter(|d| !d.contains("site-packages")).collect();
+    if !path_dirs.is_empty() {
+        evidence.push(format!(
+            "CUDA folders on PATH: {}",
+            path_dirs.iter().map(|d| d.as_str()).collect::<Vec<_>>().join(", ")
+        ));
+    }
+    let jax_env = cx.envs().iter().find(|e| e.frameworks.iter().any(|f| f.name == "jax" || f.name == "jaxlib"));
+    if let Some(w) = jax_env.and_then(|e| e.cuda_wheels.iter().find(|w| w.name.starts_with("nvidia-cuda-nvcc"))) {
+        evidence.push(format!("{} {} is installed, its ptxas is searched after PATH", w.name, w.version));
+    }
+    let requirement = format!("nvidia-cuda-nvcc-cu12>={PTXAS_FIXED}");
+    let path_step = match path_dirs.first() {
+        Some(dir) => format!(
+            "Take {dir} out of PATH in the shell that runs the program (or put a ptxas of {PTXAS_FIXED} or newer \
+             first), so XLA reaches the wheel's ptxas; or point XLA at the wheel: XLA_FLAGS=--xla_gpu_cuda_data_dir=\
+             <site-packages>/nvidia/cuda_nvcc."
+        ),
+        None => format!(
+            "`which -a ptxas` lists the ptxas programs on PATH: take the folder of the old one out of PATH (or put a \
+             ptxas of {PTXAS_FIXED} or newer first), so XLA reaches the wheel's ptxas; or point XLA at the wheel: \
+             XLA_FLAGS=--xla_gpu_cuda_data_dir=<site-packages>/nvidia/cuda_nvcc."
+        ),
+    };
+    let goal = format!("XLA compiles with ptxas {PTXAS_FIXED} or newer");
+    let plan = match jax_env {
+        Some(env) => fix::change(
+            Some(env),
+            goal,
+            vec![fix::install(&[InstallFlag::Upgrade], [requirement]), Change::Manual { text: path_step }],
+        ),
+        None => fix::change(
+            None,
+            goal,
+            vec![Change::Manual {
+                text: format!("In the environment that runs JAX: `pip install -U \"{requirement}\"`. {path_step}"),
+            }],
+        ),
+    };
+    out.push(
+        PTXAS_ON_PATH
+            .finding(
+                format!("XLA compiles with ptxas {version}, an older CUDA toolkit's, not the pip wheel's"),
+                format!(
+                    "XLA looks for ptxas in --xla_gpu_cuda_data_dir, then in every PATH folder, and only after them in \
+                     the pip nvidia-cuda-nvcc wheel that jax[cuda12] installs; it takes the first of 11.8 or newer. \
+                     So a system CUDA toolkit's ptxas on PATH ({version} here) wins over the wheel's. ptxas before \
+                     {PTXAS_FIXED} (CUDA 12.6.3) miscompiles some clamping on Hopper and newer GPUs, and an old ptxas \
+                     cannot compile for GPUs newer than it."
+                ),
+                evidence,
+                None,
+            )
+            .with_plan(plan),
+    );
+}
 
 pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let t = cx.s.toolkits.value();
@@ -46,6 +133,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
         explain(cx, t, out);
     }
     stale_paths(cx, t.map(|t| t.installs.as_slice()).unwrap_or_default(), out);
+    ptxas_on_path(cx, out);
 }
 
 /// The names that pick a toolkit, with a label.
