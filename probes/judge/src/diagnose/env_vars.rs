@@ -82,7 +82,7 @@ pub(super) const MIG_UNSET: Rule = Rule {
     category: Category::EnvVarMisconfig,
     severity: Severity::Warning,
     trigger: "GPUs are in MIG mode (nvidia-smi's \"MIG M.\" Enabled, `nvidia-smi -L` MIG devices, a MIG-… device \
-              named in a variable), more than one MIG device or a MIG and a whole GPU could be visible, and \
+              named in a variable), beside another GPU or split into several MIG devices, and \
               CUDA_VISIBLE_DEVICES is not set (or not shown) to one MIG device: a CUDA process enumerates one MIG \
               device, so frameworks that count GPUs through NVML disagree with CUDA (PyTorch's `device >= 0 && \
               device < num_gpus` assert) or the process runs on a slice it did not choose.",
@@ -143,8 +143,10 @@ fn mig_seen(cx: &Ctx<'_>) -> Option<MigSeen> {
     if evidence.is_empty() {
         return None;
     }
-    let whole = gpus.iter().filter(|g| g.mig_enabled == Some(false)).count();
-    let several = mig_gpus.len() >= 2 || instances >= 2 || uuids.len() >= 2 || (!mig_gpus.is_empty() && whole > 0);
+    // A GPU in MIG mode beside any other GPU (in MIG mode or whole, or not saying) gives a process more than one
+    // device to find unless CUDA_VISIBLE_DEVICES names one.
+    let listed = gpus.len().max(cx.s.topology.value().map_or(0, |t| t.gpus.len()));
+    let several = instances >= 2 || uuids.len() >= 2 || (!mig_gpus.is_empty() && listed >= 2);
     Some(MigSeen { evidence, uuids, several })
 }
 

@@ -178,6 +178,7 @@ fn mig_mode_wants_one_mig_device_named() {
     let ids = |m: &Machine| -> Vec<String> { m.ids().into_iter().filter(|id| id.starts_with("env.")).collect() };
     assert_eq!(ids(&a100s([Some(true), Some(true)])), [MIG_UNSET]);
     assert_eq!(ids(&a100s([Some(true), Some(false)])), [MIG_UNSET], "a MIG device beside a whole GPU");
+    assert_eq!(ids(&a100s([Some(true), None])), [MIG_UNSET], "beside a GPU whose mode a cut table does not show");
     assert_eq!(ids(&a100s([Some(false), Some(false)])), Vec::<String>::new(), "MIG off");
     assert_eq!(ids(&a100s([None, None])), Vec::<String>::new(), "MIG mode not reported");
     let one = Machine::linux().gpu("NVIDIA A100-SXM4-80GB", "8.0").gpu_with(|g| g.mig_enabled = Some(true));
