@@ -3,7 +3,7 @@
 
 use super::context::{build_cuda, cudnn_version_text, describe_framework, parent_dir, same_dir, wheel_cuda_major};
 use super::{Ctx, Rule, fix};
-use gpu_doctor_kb::RuntimeVerdict;
+use gpu_doctor_kb::{RuntimeVerdict, families};
 use gpu_doctor_model::{Category, Change, CudaVersion, Finding, InstallFlag, PlanTarget, Severity};
 use gpu_doctor_model::{OsFamily, Pick, PythonEnv, ToolkitInstall, Toolkits};
 
@@ -22,8 +22,10 @@ pub(super) const STALE_PATH: Rule = Rule {
     category: Category::MultipleToolkitsConflict,
     severity: Severity::Warning,
     trigger: "An LD_LIBRARY_PATH folder holds CUDA libraries (toolkit or cuDNN) of another CUDA major than the pip \
-              nvidia-* wheels of an environment, which the loader searches before the wheels' own folders.",
-    source: "ld.so(8) (LD_LIBRARY_PATH is searched before DT_RUNPATH); pytorch/pytorch#91067 and #103832 (system CUDA \
+              nvidia-* wheels of an environment, which the loader searches before the wheels' own folders; or a \
+              pasted `ldd` of a wheel's library shows one of NVIDIA's CUDA libraries taken from an LD_LIBRARY_PATH \
+              folder outside the wheels (any version: an older minor lacks the symbols the wheels call).",
+    source: "ld.so(8) (LD_LIBRARY_PATH is searched before DT_RUNPATH); pytorch/pytorch#91067, #103832 and #141063 (system CUDA \
              libraries shadowing the pip wheels)",
 };
 
@@ -133,7 +135,61 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
         explain(cx, t, out);
     }
     stale_paths(cx, t.map(|t| t.installs.as_slice()).unwrap_or_default(), out);
+    ldd_shadows(cx, out);
     ptxas_on_path(cx, out);
+}
+
+/// Pasted `ldd` of a pip wheel's library (under site-packages) shows one of NVIDIA's CUDA libraries taken from
+/// an LD_LIBRARY_PATH folder outside the wheels: the loader searches LD_LIBRARY_PATH before the RUNPATH that
+/// points the wheel's library at its sibling wheels' copies, so that folder's copy wins, whatever its version.
+fn ldd_shadows(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let Some(t) = cx.s.toolkits.value() else { return };
+    let in_wheels = |p: &str| p.contains("site-packages/") || p.contains("dist-packages/");
+    let mut done: Vec<&str> = Vec::new();
+    for r in t.ldd_resolved.iter().filter(|r| in_wheels(&r.caller) && !in_wheels(&r.path)) {
+        let Some((base, _)) = r.library.strip_prefix("lib").and_then(|l| l.split_once(".so")) else { continue };
+        let Some(wheel) = families::library_wheel(base) else { continue };
+        let dir = parent_dir(&r.path);
+        if done.contains(&dir) || !cx.s.env.ld_library_path.iter().any(|d| same_dir(d, dir)) {
+            continue;
+        }
+        let already = out.iter().any(|f| f.id == STALE_PATH.id && f.evidence.iter().any(|e| e.contains(dir)));
+        done.push(dir);
+        if already {
+            continue;
+        }
+        let caller = r.caller.rsplit('/').next().unwrap_or(&r.caller);
+        let version = t
+            .installs
+            .iter()
+            .find(|i| i.lib_dirs.iter().any(|d| same_dir(d, dir)))
+            .and_then(|i| i.version)
+            .map_or_else(String::new, |v| format!(" (CUDA {v})"));
+        let evidence = vec![
+            format!("ldd {}: {} => {}", r.caller, r.library, r.path),
+            format!("LD_LIBRARY_PATH folder {dir}{version}"),
+        ];
+        out.push(
+            STALE_PATH
+                .finding(
+                    format!("LD_LIBRARY_PATH's {dir} supplies {} to the pip wheels' {caller}", r.library),
+                    format!(
+                        "The loader searches LD_LIBRARY_PATH before the RUNPATH that points {caller} at the {wheel} \
+                         wheel's {}, so the copy in {dir}{version} is loaded instead. A copy older than the wheels \
+                         (an older minor of the same major too) lacks the versioned symbols they call, which ends in \
+                         `undefined symbol: …, version {}` at import.",
+                        r.library, r.library
+                    ),
+                    evidence,
+                    None,
+                )
+                .with_plan(fix::change(
+                    None,
+                    format!("{dir} out of the loader path"),
+                    vec![fix::ld_library_path_without(cx, &[dir], None)],
+                )),
+        );
+    }
 }
 
 /// The names that pick a toolkit, with a label.

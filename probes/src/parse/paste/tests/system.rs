@@ -484,3 +484,39 @@ fn a_line_like_an_ls_mode_with_a_wide_character_does_not_panic() {
     let _ = read_pasted("libcuda\u{10000}soA1 (libc6,x86-64) => ", kb());
     let _ = read_pasted("l\u{e9}\u{e9}\u{e9}\u{e9}\u{e9} 1 root root 21 Mar  1 12:00 cuda -> cuda-12.1\n", kb());
 }
+
+/// `ldd` of a pip wheel's library, in ldd(1)'s `lib => path (0xaddress)` form (here cuBLAS from the
+/// nvidia-cublas wheel; the mechanism PyTorch's maintainers describe in pytorch/pytorch#141063): the
+/// libraries it needs and where the loader found them are read, and a CUDA library taken from an
+/// LD_LIBRARY_PATH folder outside the wheels is the stale-path finding. The wheel's own copy, or a
+/// folder not on LD_LIBRARY_PATH, is not.
+#[test]
+fn ldd_of_a_wheels_library_names_the_ld_library_path_copy_it_took() {
+    let ldd = |resolved: &str| {
+        format!(
+            "$ ldd /opt/venv/lib/python3.11/site-packages/nvidia/cublas/lib/libcublas.so.12\n\
+             \tlinux-vdso.so.1 (0x00007ffc2d9f1000)\n\
+             \tlibcublasLt.so.12 => {resolved}/libcublasLt.so.12 (0x00007f3a40000000)\n\
+             \tlibrt.so.1 => /lib/x86_64-linux-gnu/librt.so.1 (0x00007f3a5c1e0000)\n\
+             \tlibc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x00007f3a5be00000)\n\
+             \t/lib64/ld-linux-x86-64.so.2 (0x00007f3a5c20b000)\n\
+             $ echo $LD_LIBRARY_PATH\n/usr/local/cuda-12.2/lib64:\n"
+        )
+    };
+    let s = read(&ldd("/usr/local/cuda-12.2/lib64"));
+    let t = s.toolkits.value().unwrap();
+    assert_eq!(t.ldd_resolved.len(), 3, "{:?}", t.ldd_resolved);
+    assert_eq!(t.ldd_resolved[0].library, "libcublasLt.so.12");
+    assert_eq!(t.ldd_resolved[0].path, "/usr/local/cuda-12.2/lib64/libcublasLt.so.12");
+    let f = findings(&s);
+    let stale: Vec<&Finding> = f.iter().filter(|f| f.id == "toolkits.stale_library_path").collect();
+    assert_eq!(stale.len(), 1, "{f:#?}");
+    assert!(stale[0].summary.contains("/usr/local/cuda-12.2/lib64") && stale[0].summary.contains("libcublasLt.so.12"));
+    let own = read(&ldd("/opt/venv/lib/python3.11/site-packages/nvidia/cublas/lib"));
+    assert!(!finding_ids(&own).contains(&"toolkits.stale_library_path".to_owned()), "the wheel's own copy");
+    let elsewhere = read(&ldd("/opt/cuda/lib64"));
+    assert!(
+        !finding_ids(&elsewhere).contains(&"toolkits.stale_library_path".to_owned()),
+        "not an LD_LIBRARY_PATH folder"
+    );
+}
