@@ -66,6 +66,14 @@ fn what_to_paste_next() {
     let s = read(COLLECT_ENV_WINDOWS_PYPI);
     assert_eq!(next_paste(&s, &gpu_doctor_judge::diagnose::diagnose(&s, kb)), None, "driver, GPU and build all shown");
     assert_eq!(next_paste(&s, &[]), None, "nothing to settle");
+    // Two MIG devices handed to a container (NVIDIA_VISIBLE_DEVICES takes MIG UUIDs) and no CUDA_VISIBLE_DEVICES:
+    // the GPU list with its MIG devices, not the toolkit folders, settles it.
+    let s = read(
+        "NVIDIA_VISIBLE_DEVICES=MIG-5c9d4ab1-ae7e-5d1c-9d60-bd2b5e6b7f34,MIG-0b2f6ce5-3a1d-5e2b-8f5c-2d0e1f3a4b5c\n",
+    );
+    let findings = gpu_doctor_judge::diagnose::diagnose(&s, kb);
+    assert!(findings.iter().any(|f| f.id == "env.mig_visible_devices_unset"), "{findings:#?}");
+    assert_eq!(next_paste(&s, &findings), Some(NVIDIA_SMI));
 }
 
 /// The issue's own example: a CPU build that says CUDA is not available gives no finding while the
