@@ -69,7 +69,8 @@ fn ptxas_on_path(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
         return;
     };
     let version = m.values.get("ptxas_version").map_or("?", String::as_str);
-    let mut evidence = vec![format!("pasted line: {}", m.line)];
+    // The pasted line itself is cited by `messages::cite`, as for every finding that explains a row.
+    let mut evidence = Vec::new();
     // The PATH folders that hold a CUDA toolkit: the ptxas XLA found is in the first of them.
     let path_dirs: Vec<&String> = cx.s.env.path_cuda_entries.iter().filter(|d| !d.contains("site-packages")).collect();
     if !path_dirs.is_empty() {

@@ -296,18 +296,15 @@ impl Facts {
         };
         let built = frameworks(&self.packages, &hints);
         self.toolkits.extend(built.toolkits);
-        if !self.toolkits.is_empty()
-            || !self.loader.is_empty()
-            || self.loader_cache_read
-            || !self.ldd_resolved.is_empty()
-        {
-            let toolkits = Toolkits {
-                installs: self.toolkits,
-                picks: self.picks,
-                loader_libraries: self.loader,
-                loader_cache_read: self.loader_cache_read,
-                ldd_resolved: self.ldd_resolved,
-            };
+        let toolkits = Toolkits {
+            installs: self.toolkits,
+            picks: self.picks,
+            loader_libraries: self.loader,
+            loader_cache_read: self.loader_cache_read,
+            ldd_resolved: self.ldd_resolved,
+        };
+        // Found when anything but the picks (which name installs) was read.
+        if toolkits != (Toolkits { picks: toolkits.picks.clone(), ..Toolkits::default() }) {
             snap.toolkits = Probed::found(toolkits, "pasted text");
         }
         self.cudnn.extend(built.cudnn);
