@@ -81,11 +81,11 @@ pub(super) const MIG_UNSET: Rule = Rule {
     id: "env.mig_visible_devices_unset",
     category: Category::EnvVarMisconfig,
     severity: Severity::Warning,
-    trigger: "GPUs are in MIG mode (nvidia-smi's \"MIG M.\" Enabled, `nvidia-smi -L` MIG devices, a MIG-… device \
-              named in a variable), beside another GPU or split into several MIG devices, and \
-              CUDA_VISIBLE_DEVICES is not set (or not shown) to one MIG device: a CUDA process enumerates one MIG \
-              device, so frameworks that count GPUs through NVML disagree with CUDA (PyTorch's `device >= 0 && \
-              device < num_gpus` assert) or the process runs on a slice it did not choose.",
+    trigger: "A GPU in MIG mode (nvidia-smi's \"MIG M.\" Enabled, `nvidia-smi -L` MIG devices, a MIG-… device \
+              named in a variable) sits beside another GPU and CUDA_VISIBLE_DEVICES is not set (or not shown) to one \
+              MIG device: a CUDA process enumerates one MIG device while NVML counts the GPUs, so frameworks that ask \
+              both disagree (PyTorch's `device >= 0 && device < num_gpus` assert). One GPU split into MIG devices \
+              alone is not flagged: CUDA takes its first.",
     source: MIG_SOURCE,
 };
 
@@ -101,8 +101,8 @@ pub(super) const SEVERAL_ON_MIG: Rule = Rule {
 pub(super) const RULES: &[Rule] =
     &[HIDES_ALL, UNKNOWN_DEVICE, FORM, LAUNCH_BLOCKING, TOOLKIT_ROOT, SET_IN_PROCESS, MIG_UNSET, SEVERAL_ON_MIG];
 
-/// What shows that GPUs are in MIG mode: evidence lines, the MIG devices' UUIDs, and whether more than one
-/// device (MIG devices, or a MIG device beside a whole GPU) could be visible to a process.
+/// What shows that GPUs are in MIG mode: evidence lines, the MIG devices' UUIDs, and whether a GPU in MIG mode
+/// sits beside another GPU.
 struct MigSeen {
     evidence: Vec<String>,
     uuids: Vec<String>,
@@ -118,7 +118,6 @@ fn mig_seen(cx: &Ctx<'_>) -> Option<MigSeen> {
         mig_gpus.push(g.index);
         evidence.push(format!("GPU {} {}: MIG mode enabled", g.index, g.name.as_deref().unwrap_or("(name unknown)")));
     }
-    let mut instances = 0usize;
     for g in cx.s.topology.value().map(|t| t.gpus.as_slice()).unwrap_or_default() {
         let Some(m) = g.mig.as_ref().filter(|m| m.enabled) else { continue };
         if !mig_gpus.contains(&g.index) {
@@ -126,7 +125,6 @@ fn mig_seen(cx: &Ctx<'_>) -> Option<MigSeen> {
             evidence.push(format!("GPU {}: MIG mode enabled", g.index));
         }
         for i in m.instances.iter().flatten() {
-            instances += 1;
             if let Some(u) = &i.uuid {
                 uuids.push(u.clone());
             }
@@ -143,10 +141,11 @@ fn mig_seen(cx: &Ctx<'_>) -> Option<MigSeen> {
     if evidence.is_empty() {
         return None;
     }
-    // A GPU in MIG mode beside any other GPU (in MIG mode or whole, or not saying) gives a process more than one
-    // device to find unless CUDA_VISIBLE_DEVICES names one.
+    // A GPU in MIG mode beside any other GPU (in MIG mode or whole, or not saying): NVML counts the GPUs while
+    // CUDA gives the process one MIG device, so frameworks that ask both disagree (pytorch/pytorch#131650). One
+    // GPU split into several MIG devices is not that: CUDA takes its first MIG device, as documented.
     let listed = gpus.len().max(cx.s.topology.value().map_or(0, |t| t.gpus.len()));
-    let several = instances >= 2 || uuids.len() >= 2 || (!mig_gpus.is_empty() && listed >= 2);
+    let several = !mig_gpus.is_empty() && listed >= 2;
     Some(MigSeen { evidence, uuids, several })
 }
 
