@@ -18,7 +18,7 @@ pub(super) const HIDES_ALL: Rule = Rule {
     trigger: "CUDA_VISIBLE_DEVICES leaves no GPU visible (empty, -1, NoDevFiles, or its first entry is invalid or \
               names a GPU that does not exist) while the driver lists GPUs; or, the GPU list unknown, its first entry \
               is an index of 1 or more and the program saw no GPU (\"no CUDA-capable device\", \"No CUDA GPUs are \
-              available\", device_count() 0).",
+              available\", TensorFlow's cuInit CUDA_ERROR_NO_DEVICE, device_count() 0).",
     source: SOURCE,
 };
 
@@ -445,6 +445,14 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
 /// What says the program saw no GPU at all: a known "no device" line, or PyTorch (a CUDA build) counting none.
 fn no_device_seen(cx: &Ctx<'_>) -> Option<String> {
     if let Some(m) = cx.s.messages.iter().find(|m| NO_DEVICE_MESSAGES.contains(&m.id.as_str())) {
+        return Some(format!("pasted line: {}", m.line));
+    }
+    // TensorFlow's (and XLA's) `failed call to cuInit: CUDA_ERROR_NO_DEVICE`: the driver API's cudaErrorNoDevice.
+    if let Some(m) =
+        cx.s.messages
+            .iter()
+            .find(|m| m.id == "tf.cuinit_failed" && m.values.get("error").is_some_and(|e| e == "CUDA_ERROR_NO_DEVICE"))
+    {
         return Some(format!("pasted line: {}", m.line));
     }
     cx.envs().iter().find_map(|e| {

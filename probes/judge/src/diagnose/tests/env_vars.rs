@@ -116,6 +116,19 @@ fn without_the_gpu_list_an_index_past_0_and_no_device_seen_is_the_likely_cause()
     };
     assert_eq!(unavailable(Some("11.3")).ids(), vec![HIDES_ALL.to_owned()]);
     assert_eq!(unavailable(None).ids(), Vec::<String>::new(), "a CPU build is not available anyway");
+    // TensorFlow's cuInit failing with CUDA_ERROR_NO_DEVICE (stream_executor cuda_driver.cc) says the same;
+    // another cuInit error (the driver not usable) does not.
+    let tf = |error: &str| {
+        let mut m = pasted("1");
+        m.0.messages.push(gpu_doctor_model::ObservedMessage {
+            id: "tf.cuinit_failed".into(),
+            line: format!("E tensorflow/stream_executor/cuda/cuda_driver.cc:271] failed call to cuInit: {error}"),
+            values: [("error".to_owned(), error.to_owned())].into_iter().collect(),
+        });
+        m
+    };
+    assert!(tf("CUDA_ERROR_NO_DEVICE").ids().contains(&HIDES_ALL.to_owned()));
+    assert!(!tf("UNKNOWN ERROR (303)").ids().contains(&HIDES_ALL.to_owned()));
     let f = none_counted("1").finding(HIDES_ALL);
     assert!(f.summary.contains("probably") && f.evidence.iter().any(|e| e.contains("device_count() is 0")), "{f:#?}");
     let changes = none_counted("1").changes(HIDES_ALL);
