@@ -79,8 +79,10 @@ fn ptxas_on_path(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
             path_dirs.iter().map(|d| d.as_str()).collect::<Vec<_>>().join(", ")
         ));
     }
-    let jax_env = cx.envs().iter().find(|e| e.frameworks.iter().any(|f| f.name == "jax" || f.name == "jaxlib"));
-    if let Some(w) = jax_env.and_then(|e| e.cuda_wheels.iter().find(|w| w.name.starts_with("nvidia-cuda-nvcc"))) {
+    let xla_env = cx.envs().iter().find(|e| {
+        e.frameworks.iter().any(|f| matches!(f.name.as_str(), "jax" | "jaxlib" | "tensorflow" | "tf-nightly"))
+    });
+    if let Some(w) = xla_env.and_then(|e| e.cuda_wheels.iter().find(|w| w.name.starts_with("nvidia-cuda-nvcc"))) {
         evidence.push(format!("{} {} is installed, its ptxas is searched after PATH", w.name, w.version));
     }
     let requirement = format!("nvidia-cuda-nvcc-cu12>={PTXAS_FIXED}");
@@ -97,7 +99,7 @@ fn ptxas_on_path(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
         ),
     };
     let goal = format!("XLA compiles with ptxas {PTXAS_FIXED} or newer");
-    let plan = match jax_env {
+    let plan = match xla_env {
         Some(env) => fix::change(
             Some(env),
             goal,
@@ -107,7 +109,9 @@ fn ptxas_on_path(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
             None,
             goal,
             vec![Change::Manual {
-                text: format!("In the environment that runs JAX: `pip install -U \"{requirement}\"`. {path_step}"),
+                text: format!(
+                    "In the environment that runs JAX or TensorFlow: `pip install -U \"{requirement}\"`. {path_step}"
+                ),
             }],
         ),
     };
@@ -117,7 +121,7 @@ fn ptxas_on_path(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 format!("XLA compiles with ptxas {version}, an older CUDA toolkit's, not the pip wheel's"),
                 format!(
                     "XLA looks for ptxas in --xla_gpu_cuda_data_dir, then in every PATH folder, and only after them in \
-                     the pip nvidia-cuda-nvcc wheel that jax[cuda12] installs; it takes the first of 11.8 or newer. \
+                     the pip nvidia-cuda-nvcc wheel that jax[cuda12] and tensorflow[and-cuda] install; it takes the first of 11.8 or newer. \
                      So a system CUDA toolkit's ptxas on PATH ({version} here) wins over the wheel's. ptxas before \
                      {PTXAS_FIXED} (CUDA 12.6.3) miscompiles some clamping on Hopper and newer GPUs, and an old ptxas \
                      cannot compile for GPUs newer than it."
