@@ -51,7 +51,9 @@ pub use python::{
 pub use report::Report;
 pub use snapshot::{NOTHING_RECOGNISED, ObservedMessage, Origin, SCHEMA_VERSION, Snapshot};
 pub use system::{Dmi, SystemFacts, SystemInfo};
-pub use toolkits::{LoaderEntry, Pick, ToolkitInstall, ToolkitKind, ToolkitPicks, Toolkits, VersionSource};
+pub use toolkits::{
+    LddResolution, LoaderEntry, Pick, ToolkitInstall, ToolkitKind, ToolkitPicks, Toolkits, VersionSource,
+};
 pub use topology::{
     CudaOrder, DeviceOrder, GpuPair, LinkKind, MigFacts, MigInstance, NvLink, P2pStatus, TopoGpu, Topology, cpu_list,
 };

@@ -19,6 +19,21 @@ pub struct Toolkits {
     /// and in snapshots written before this field existed.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub loader_cache_read: bool,
+    /// What pasted `ldd FILE` output showed: each library FILE needs and the file the loader took for
+    /// it; empty when no ldd output was read (the live probe does not run ldd).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ldd_resolved: Vec<LddResolution>,
+}
+
+/// One `libX.so.N => /path/libX.so.N (0x…)` line of `ldd FILE`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LddResolution {
+    /// The file ldd was run on, as typed (`…/site-packages/nvidia/cusparse/lib/libcusparse.so.12`).
+    pub caller: String,
+    /// The library it needs, by soname (`libnvJitLink.so.12`).
+    pub library: String,
+    /// The file the loader resolved it to (`/usr/local/cuda-12.1/lib64/libnvJitLink.so.12`).
+    pub path: String,
 }
 
 impl Toolkits {

@@ -18,7 +18,7 @@ pub(super) const HIDES_ALL: Rule = Rule {
     trigger: "CUDA_VISIBLE_DEVICES leaves no GPU visible (empty, -1, NoDevFiles, or its first entry is invalid or \
               names a GPU that does not exist) while the driver lists GPUs; or, the GPU list unknown, its first entry \
               is an index of 1 or more and the program saw no GPU (\"no CUDA-capable device\", \"No CUDA GPUs are \
-              available\", device_count() 0).",
+              available\", TensorFlow's cuInit CUDA_ERROR_NO_DEVICE, device_count() 0).",
     source: SOURCE,
 };
 
@@ -71,7 +71,157 @@ pub(super) const SET_IN_PROCESS: Rule = Rule {
              importing torch, or in the shell)",
 };
 
-pub(super) const RULES: &[Rule] = &[HIDES_ALL, UNKNOWN_DEVICE, FORM, LAUNCH_BLOCKING, TOOLKIT_ROOT, SET_IN_PROCESS];
+const MIG_SOURCE: &str = "NVIDIA MIG User Guide, \"CUDA Device Enumeration\" and \"CUDA_VISIBLE_DEVICES\" \
+    (https://docs.nvidia.com/datacenter/tesla/mig-user-guide/mig-device-names.html#cuda-device-enumeration): a CUDA \
+    process enumerates one MIG device, named in CUDA_VISIBLE_DEVICES by its MIG-<UUID> (drivers from R470) or \
+    MIG-<GPU-UUID>/<GI>/<CI> (R450, R460); pytorch/pytorch#130181 and #131650 (maintainer: set CUDA_VISIBLE_DEVICES \
+    to the MIG device)";
+
+pub(super) const MIG_UNSET: Rule = Rule {
+    id: "env.mig_visible_devices_unset",
+    category: Category::EnvVarMisconfig,
+    severity: Severity::Warning,
+    trigger: "A GPU in MIG mode (nvidia-smi's \"MIG M.\" Enabled, `nvidia-smi -L` MIG devices, a MIG-… device \
+              named in a variable) sits beside another GPU and CUDA_VISIBLE_DEVICES is not set (or not shown) to one \
+              MIG device: a CUDA process enumerates one MIG device while NVML counts the GPUs, so frameworks that ask \
+              both disagree (PyTorch's `device >= 0 && device < num_gpus` assert). One GPU split into MIG devices \
+              alone is not flagged: CUDA takes its first.",
+    source: MIG_SOURCE,
+};
+
+pub(super) const SEVERAL_ON_MIG: Rule = Rule {
+    id: "env.cuda_visible_devices_several_on_mig",
+    category: Category::EnvVarMisconfig,
+    severity: Severity::Warning,
+    trigger: "CUDA_VISIBLE_DEVICES lists more than one device while GPUs are in MIG mode: a CUDA process enumerates \
+              one MIG device, so a list of GPU indices or several MIG devices does not give it several GPUs.",
+    source: MIG_SOURCE,
+};
+
+pub(super) const RULES: &[Rule] =
+    &[HIDES_ALL, UNKNOWN_DEVICE, FORM, LAUNCH_BLOCKING, TOOLKIT_ROOT, SET_IN_PROCESS, MIG_UNSET, SEVERAL_ON_MIG];
+
+/// What shows that GPUs are in MIG mode: evidence lines, the MIG devices' UUIDs, and whether a GPU in MIG mode
+/// sits beside another GPU.
+struct MigSeen {
+    evidence: Vec<String>,
+    uuids: Vec<String>,
+    several: bool,
+}
+
+fn mig_seen(cx: &Ctx<'_>) -> Option<MigSeen> {
+    let mut evidence = Vec::new();
+    let mut uuids: Vec<String> = Vec::new();
+    let gpus = cx.raw_gpus().unwrap_or_default();
+    let mut mig_gpus: Vec<u32> = Vec::new();
+    for g in gpus.iter().filter(|g| g.mig_enabled == Some(true)) {
+        mig_gpus.push(g.index);
+        evidence.push(format!("GPU {} {}: MIG mode enabled", g.index, g.name.as_deref().unwrap_or("(name unknown)")));
+    }
+    for g in cx.s.topology.value().map(|t| t.gpus.as_slice()).unwrap_or_default() {
+        let Some(m) = g.mig.as_ref().filter(|m| m.enabled) else { continue };
+        if !mig_gpus.contains(&g.index) {
+            mig_gpus.push(g.index);
+            evidence.push(format!("GPU {}: MIG mode enabled", g.index));
+        }
+        for i in m.instances.iter().flatten() {
+            if let Some(u) = &i.uuid {
+                uuids.push(u.clone());
+            }
+        }
+    }
+    for (name, value) in cx.s.env.vars.iter().filter(|(n, _)| n.as_str() != VAR) {
+        for tok in value.split(',').map(str::trim).filter(|t| t.starts_with("MIG-")) {
+            evidence.push(format!("{name}=\"{value}\" names a MIG device"));
+            if !uuids.iter().any(|u| u == tok) {
+                uuids.push(tok.to_owned());
+            }
+        }
+    }
+    if evidence.is_empty() {
+        return None;
+    }
+    // A GPU in MIG mode beside any other GPU (in MIG mode or whole, or not saying): NVML counts the GPUs while
+    // CUDA gives the process one MIG device, so frameworks that ask both disagree (pytorch/pytorch#131650). One
+    // GPU split into several MIG devices is not that: CUDA takes its first MIG device, as documented.
+    let listed = gpus.len().max(cx.s.topology.value().map_or(0, |t| t.gpus.len()));
+    let several = !mig_gpus.is_empty() && listed >= 2;
+    Some(MigSeen { evidence, uuids, several })
+}
+
+/// The plan that gives the process one MIG device: the first one listed, or the words to find one.
+fn one_mig_device(seen: &MigSeen) -> PlanTarget {
+    let goal = "CUDA sees the one MIG device it is given";
+    match seen.uuids.first() {
+        Some(uuid) => fix::change(
+            None,
+            goal,
+            vec![
+                fix::set_var(VAR, uuid),
+                Change::Manual {
+                    text: "Run one process per MIG device, each with its own MIG-… UUID from `nvidia-smi -L`; a job \
+                           that needs several GPUs needs MIG mode off (`sudo nvidia-smi -i <gpu> -mig 0`)."
+                        .into(),
+                },
+            ],
+        ),
+        None => fix::change(
+            None,
+            goal,
+            vec![Change::Manual {
+                text: "List the MIG devices with `nvidia-smi -L` and start each process with one of them: \
+                       `CUDA_VISIBLE_DEVICES=MIG-<uuid> python your_script.py` (the UUID as `nvidia-smi -L` prints it). \
+                       A job that needs several GPUs needs MIG mode off (`sudo nvidia-smi -i <gpu> -mig 0`)."
+                    .into(),
+            }],
+        ),
+    }
+}
+
+/// GPUs in MIG mode with CUDA_VISIBLE_DEVICES unset (or not shown), or listing several devices.
+fn mig(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let Some(seen) = mig_seen(cx) else { return };
+    match cx.s.env.vars.get(VAR) {
+        None if seen.several => {
+            let mut evidence = seen.evidence.clone();
+            evidence.push("CUDA_VISIBLE_DEVICES: not set, or not in the pasted text".to_owned());
+            out.push(
+                MIG_UNSET
+                    .finding(
+                        "GPUs are in MIG mode and CUDA_VISIBLE_DEVICES does not name a MIG device",
+                        "In MIG mode a CUDA process enumerates one MIG device. Without CUDA_VISIBLE_DEVICES naming \
+                         it, the process takes whichever it finds first, and frameworks that count GPUs through NVML \
+                         (PyTorch) count more devices than CUDA gives them, which ends in errors such as \
+                         `device >= 0 && device < num_gpus INTERNAL ASSERT FAILED`.",
+                        evidence,
+                        None,
+                    )
+                    .with_plan(one_mig_device(&seen)),
+            );
+        }
+        Some(value) => {
+            let entries: Vec<&str> = value.split(',').map(str::trim).filter(|e| !e.is_empty()).collect();
+            if entries.len() < 2 {
+                return;
+            }
+            let mut evidence = vec![format!("CUDA_VISIBLE_DEVICES=\"{value}\" ({} devices)", entries.len())];
+            evidence.extend(seen.evidence.iter().cloned());
+            out.push(
+                SEVERAL_ON_MIG
+                    .finding(
+                        format!("CUDA_VISIBLE_DEVICES lists {} devices on GPUs in MIG mode", entries.len()),
+                        "In MIG mode a CUDA process enumerates one MIG device, so listing several GPU indices or MIG \
+                         devices does not give it several GPUs: CUDA and the frameworks disagree on how many there \
+                         are (PyTorch's `num_gpus` asserts), or the process gets only the first.",
+                        evidence,
+                        None,
+                    )
+                    .with_plan(one_mig_device(&seen)),
+            );
+        }
+        None => {}
+    }
+}
 
 /// CUDA_VISIBLE_DEVICES set by the program itself: it counts only before CUDA initializes.
 fn set_in_process(cx: &Ctx<'_>, value: &str) -> Finding {
@@ -209,6 +359,7 @@ fn uuid_matches(prefix: &str, gpus: &[Gpu]) -> Option<usize> {
 
 pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     toolkit_roots(cx, out);
+    mig(cx, out);
     let vars = &cx.s.env.vars;
     if vars.get("CUDA_LAUNCH_BLOCKING").is_some_and(|v| v.trim() == "1") {
         out.push(LAUNCH_BLOCKING.finding(
@@ -294,6 +445,14 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
 /// What says the program saw no GPU at all: a known "no device" line, or PyTorch (a CUDA build) counting none.
 fn no_device_seen(cx: &Ctx<'_>) -> Option<String> {
     if let Some(m) = cx.s.messages.iter().find(|m| NO_DEVICE_MESSAGES.contains(&m.id.as_str())) {
+        return Some(format!("pasted line: {}", m.line));
+    }
+    // TensorFlow's (and XLA's) `failed call to cuInit: CUDA_ERROR_NO_DEVICE`: the driver API's cudaErrorNoDevice.
+    if let Some(m) =
+        cx.s.messages
+            .iter()
+            .find(|m| m.id == "tf.cuinit_failed" && m.values.get("error").is_some_and(|e| e == "CUDA_ERROR_NO_DEVICE"))
+    {
         return Some(format!("pasted line: {}", m.line));
     }
     cx.envs().iter().find_map(|e| {

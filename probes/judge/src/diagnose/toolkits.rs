@@ -3,8 +3,8 @@
 
 use super::context::{build_cuda, cudnn_version_text, describe_framework, parent_dir, same_dir, wheel_cuda_major};
 use super::{Ctx, Rule, fix};
-use gpu_doctor_kb::RuntimeVerdict;
-use gpu_doctor_model::{Category, Change, CudaVersion, Finding, PlanTarget, Severity};
+use gpu_doctor_kb::{RuntimeVerdict, families};
+use gpu_doctor_model::{Category, Change, CudaVersion, Finding, InstallFlag, PlanTarget, Severity};
 use gpu_doctor_model::{OsFamily, Pick, PythonEnv, ToolkitInstall, Toolkits};
 
 pub(super) const CONFLICT: Rule = Rule {
@@ -22,8 +22,10 @@ pub(super) const STALE_PATH: Rule = Rule {
     category: Category::MultipleToolkitsConflict,
     severity: Severity::Warning,
     trigger: "An LD_LIBRARY_PATH folder holds CUDA libraries (toolkit or cuDNN) of another CUDA major than the pip \
-              nvidia-* wheels of an environment, which the loader searches before the wheels' own folders.",
-    source: "ld.so(8) (LD_LIBRARY_PATH is searched before DT_RUNPATH); pytorch/pytorch#91067 and #103832 (system CUDA \
+              nvidia-* wheels of an environment, which the loader searches before the wheels' own folders; or a \
+              pasted `ldd` of a wheel's library shows one of NVIDIA's CUDA libraries taken from an LD_LIBRARY_PATH \
+              folder outside the wheels (any version: an older minor lacks the symbols the wheels call).",
+    source: "ld.so(8) (LD_LIBRARY_PATH is searched before DT_RUNPATH); pytorch/pytorch#91067, #103832 and #141063 (system CUDA \
              libraries shadowing the pip wheels)",
 };
 
@@ -37,7 +39,99 @@ pub(super) const HARMLESS: Rule = Rule {
              cpp_extension refuses a different major and warns on a minor)",
 };
 
-pub(super) const RULES: &[Rule] = &[CONFLICT, STALE_PATH, HARMLESS];
+pub(super) const PTXAS_ON_PATH: Rule = Rule {
+    id: "toolkits.ptxas_on_path_shadows_wheel",
+    category: Category::MultipleToolkitsConflict,
+    severity: Severity::Warning,
+    trigger: "XLA (JAX, TensorFlow) says it runs a ptxas program older than 12.6.85 (\"Invoking ptxas with version \
+              …, which corresponds to a CUDA version <=12.6.2\"): XLA takes the first ptxas of 11.8 or newer in \
+              --xla_gpu_cuda_data_dir, then on PATH, and only then in the pip nvidia-cuda-nvcc wheel, so an older \
+              system toolkit on PATH shadows the wheel's.",
+    source: "openxla/xla:xla/stream_executor/cuda/subprocess_compilation.cc@827aca0eb2748018b7e803606250f9ea56939ab0 \
+             (FindCudaExecutable, FindPtxAsExecutable); openxla/xla:xla/tsl/platform/default/cuda_root_path.cc \
+             (PreferPtxasFromPath() is true; ../nvidia/cuda_nvcc is the last root); \
+             openxla/xla:xla/stream_executor/cuda/ptx_compiler_helpers.cc (WarnIfBadPtxasVersion); jax-ml/jax#25718",
+};
+
+pub(super) const RULES: &[Rule] = &[CONFLICT, STALE_PATH, HARMLESS, PTXAS_ON_PATH];
+
+/// The message XLA logs when the ptxas it runs is older than CUDA 12.6.3's (`assets/compat/errors.toml`).
+const PTXAS_MESSAGE: &str = "xla.ptxas_miscompiles_clamping";
+
+/// The first ptxas release of CUDA 12.6.3, the oldest XLA does not warn about (WarnIfBadPtxasVersion).
+const PTXAS_FIXED: &str = "12.6.85";
+
+/// XLA runs an old ptxas program: the one first on PATH, ahead of the pip wheel's.
+fn ptxas_on_path(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let Some(m) =
+        cx.s.messages.iter().find(|m| m.id == PTXAS_MESSAGE && m.values.get("method").is_some_and(|v| v == "ptxas"))
+    else {
+        return;
+    };
+    let version = m.values.get("ptxas_version").map_or("?", String::as_str);
+    // The pasted line itself is cited by `messages::cite`, as for every finding that explains a row.
+    let mut evidence = Vec::new();
+    // The PATH folders that hold a CUDA toolkit: the ptxas XLA found is in the first of them.
+    let path_dirs: Vec<&String> = cx.s.env.path_cuda_entries.iter().filter(|d| !d.contains("site-packages")).collect();
+    if !path_dirs.is_empty() {
+        evidence.push(format!(
+            "CUDA folders on PATH: {}",
+            path_dirs.iter().map(|d| d.as_str()).collect::<Vec<_>>().join(", ")
+        ));
+    }
+    let xla_env = cx.envs().iter().find(|e| {
+        e.frameworks.iter().any(|f| matches!(f.name.as_str(), "jax" | "jaxlib" | "tensorflow" | "tf-nightly"))
+    });
+    if let Some(w) = xla_env.and_then(|e| e.cuda_wheels.iter().find(|w| w.name.starts_with("nvidia-cuda-nvcc"))) {
+        evidence.push(format!("{} {} is installed, its ptxas is searched after PATH", w.name, w.version));
+    }
+    let requirement = format!("nvidia-cuda-nvcc-cu12>={PTXAS_FIXED}");
+    let path_step = match path_dirs.first() {
+        Some(dir) => format!(
+            "Take {dir} out of PATH in the shell that runs the program (or put a ptxas of {PTXAS_FIXED} or newer \
+             first), so XLA reaches the wheel's ptxas; or point XLA at the wheel: XLA_FLAGS=--xla_gpu_cuda_data_dir=\
+             <site-packages>/nvidia/cuda_nvcc."
+        ),
+        None => format!(
+            "`which -a ptxas` lists the ptxas programs on PATH: take the folder of the old one out of PATH (or put a \
+             ptxas of {PTXAS_FIXED} or newer first), so XLA reaches the wheel's ptxas; or point XLA at the wheel: \
+             XLA_FLAGS=--xla_gpu_cuda_data_dir=<site-packages>/nvidia/cuda_nvcc."
+        ),
+    };
+    let goal = format!("XLA compiles with ptxas {PTXAS_FIXED} or newer");
+    let plan = match xla_env {
+        Some(env) => fix::change(
+            Some(env),
+            goal,
+            vec![fix::install(&[InstallFlag::Upgrade], [requirement]), Change::Manual { text: path_step }],
+        ),
+        None => fix::change(
+            None,
+            goal,
+            vec![Change::Manual {
+                text: format!(
+                    "In the environment that runs JAX or TensorFlow: `pip install -U \"{requirement}\"`. {path_step}"
+                ),
+            }],
+        ),
+    };
+    out.push(
+        PTXAS_ON_PATH
+            .finding(
+                format!("XLA compiles with ptxas {version}, an older CUDA toolkit's, not the pip wheel's"),
+                format!(
+                    "XLA looks for ptxas in --xla_gpu_cuda_data_dir, then in every PATH folder, and only after them in \
+                     the pip nvidia-cuda-nvcc wheel that jax[cuda12] and tensorflow[and-cuda] install; it takes the first of 11.8 or newer. \
+                     So a system CUDA toolkit's ptxas on PATH ({version} here) wins over the wheel's. ptxas before \
+                     {PTXAS_FIXED} (CUDA 12.6.3) miscompiles some clamping on Hopper and newer GPUs, and an old ptxas \
+                     cannot compile for GPUs newer than it."
+                ),
+                evidence,
+                None,
+            )
+            .with_plan(plan),
+    );
+}
 
 pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let t = cx.s.toolkits.value();
@@ -46,6 +140,61 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
         explain(cx, t, out);
     }
     stale_paths(cx, t.map(|t| t.installs.as_slice()).unwrap_or_default(), out);
+    ldd_shadows(cx, out);
+    ptxas_on_path(cx, out);
+}
+
+/// Pasted `ldd` of a pip wheel's library (under site-packages) shows one of NVIDIA's CUDA libraries taken from
+/// an LD_LIBRARY_PATH folder outside the wheels: the loader searches LD_LIBRARY_PATH before the RUNPATH that
+/// points the wheel's library at its sibling wheels' copies, so that folder's copy wins, whatever its version.
+fn ldd_shadows(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let Some(t) = cx.s.toolkits.value() else { return };
+    let in_wheels = |p: &str| p.contains("site-packages/") || p.contains("dist-packages/");
+    let mut done: Vec<&str> = Vec::new();
+    for r in t.ldd_resolved.iter().filter(|r| in_wheels(&r.caller) && !in_wheels(&r.path)) {
+        let Some((base, _)) = r.library.strip_prefix("lib").and_then(|l| l.split_once(".so")) else { continue };
+        let Some(wheel) = families::library_wheel(base) else { continue };
+        let dir = parent_dir(&r.path);
+        if done.contains(&dir) || !cx.s.env.ld_library_path.iter().any(|d| same_dir(d, dir)) {
+            continue;
+        }
+        let already = out.iter().any(|f| f.id == STALE_PATH.id && f.evidence.iter().any(|e| e.contains(dir)));
+        done.push(dir);
+        if already {
+            continue;
+        }
+        let caller = r.caller.rsplit('/').next().unwrap_or(&r.caller);
+        let version = t
+            .installs
+            .iter()
+            .find(|i| i.lib_dirs.iter().any(|d| same_dir(d, dir)))
+            .and_then(|i| i.version)
+            .map_or_else(String::new, |v| format!(" (CUDA {v})"));
+        let evidence = vec![
+            format!("ldd {}: {} => {}", r.caller, r.library, r.path),
+            format!("LD_LIBRARY_PATH folder {dir}{version}"),
+        ];
+        out.push(
+            STALE_PATH
+                .finding(
+                    format!("LD_LIBRARY_PATH's {dir} supplies {} to the pip wheels' {caller}", r.library),
+                    format!(
+                        "The loader searches LD_LIBRARY_PATH before the RUNPATH that points {caller} at the {wheel} \
+                         wheel's {}, so the copy in {dir}{version} is loaded instead. A copy older than the wheels \
+                         (an older minor of the same major too) lacks the versioned symbols they call, which ends in \
+                         `undefined symbol: …, version {}` at import.",
+                        r.library, r.library
+                    ),
+                    evidence,
+                    None,
+                )
+                .with_plan(fix::change(
+                    None,
+                    format!("{dir} out of the loader path"),
+                    vec![fix::ld_library_path_without(cx, &[dir], None)],
+                )),
+        );
+    }
 }
 
 /// The names that pick a toolkit, with a label.

@@ -74,7 +74,12 @@ pub fn next_paste(snap: &Snapshot, findings: &[Finding]) -> Option<NextPaste> {
             Category::NoDriverOrGpuNotVisible | Category::WslSpecific | Category::PcieLinkDegraded => {
                 &[(no_driver, NVIDIA_SMI)]
             }
-            Category::EnvVarMisconfig if f.id.starts_with("env.cuda_visible_devices") => &[(no_driver, NVIDIA_SMI)],
+            // The GPU list (and, for MIG, the MIG devices' UUIDs that nvidia-smi -L shows) settles these.
+            Category::EnvVarMisconfig
+                if f.id.starts_with("env.cuda_visible_devices") || f.id.starts_with("env.mig_") =>
+            {
+                &[(no_driver, NVIDIA_SMI)]
+            }
             Category::MultipleToolkitsConflict
             | Category::ToolkitVsFrameworkMismatchHarmless
             | Category::EnvVarMisconfig => &[(no_toolkits, LS_CUDA), (no_driver, NVIDIA_SMI)],

@@ -1,13 +1,13 @@
 //! What the format readers found, gathered before it becomes a [`Snapshot`].
 
 use gpu_doctor_kb::Kb;
-use gpu_doctor_model::LoaderEntry;
 use gpu_doctor_model::{
     ContainerSupport, CudnnCopy, DeepFacts, DriverFacts, EnvFacts, EnvKind, Gpu, GpuHealth, HostLink,
     KernelModuleFacts, OsFamily, PciBusId, PciDevice, Pick, PythonEnv, SecureBoot, ToolkitInstall, ToolkitKind,
     ToolkitPicks, Toolkits, VersionSource, WslFacts,
 };
 use gpu_doctor_model::{CudaVersion, DriverVersion, ObservedMessage, Probed, Snapshot, XidEvent};
+use gpu_doctor_model::{LddResolution, LoaderEntry};
 
 use super::MESSAGES;
 use super::frameworks::{Hints, frameworks};
@@ -64,6 +64,8 @@ pub(super) struct Facts {
     pub loader: Vec<LoaderEntry>,
     /// `ldconfig -p`'s header was pasted: the entries are the whole cache (not a grep of it).
     pub loader_cache_read: bool,
+    /// `ldd FILE` lines: what each library FILE needs resolved to.
+    pub ldd_resolved: Vec<LddResolution>,
     pub secure_boot: Option<SecureBoot>,
     pub kernel_module: Option<KernelModuleFacts>,
     pub wsl: Option<WslFacts>,
@@ -294,13 +296,15 @@ impl Facts {
         };
         let built = frameworks(&self.packages, &hints);
         self.toolkits.extend(built.toolkits);
-        if !self.toolkits.is_empty() || !self.loader.is_empty() || self.loader_cache_read {
-            let toolkits = Toolkits {
-                installs: self.toolkits,
-                picks: self.picks,
-                loader_libraries: self.loader,
-                loader_cache_read: self.loader_cache_read,
-            };
+        let toolkits = Toolkits {
+            installs: self.toolkits,
+            picks: self.picks,
+            loader_libraries: self.loader,
+            loader_cache_read: self.loader_cache_read,
+            ldd_resolved: self.ldd_resolved,
+        };
+        // Found when anything but the picks (which name installs) was read.
+        if toolkits != (Toolkits { picks: toolkits.picks.clone(), ..Toolkits::default() }) {
             snap.toolkits = Probed::found(toolkits, "pasted text");
         }
         self.cudnn.extend(built.cudnn);

@@ -9,7 +9,7 @@
 //! ```
 
 use super::facts::{Facts, MAX_LIST};
-use gpu_doctor_model::LoaderEntry;
+use gpu_doctor_model::{LddResolution, LoaderEntry};
 use gpu_doctor_model::{OsFamily, WslFacts};
 
 const FORMAT: &str = "ldconfig -p";
@@ -17,10 +17,48 @@ const FORMAT: &str = "ldconfig -p";
 /// Where WSL2 maps the Windows driver's user-space libraries.
 const WSL_LIB: &str = "/usr/lib/wsl/lib/";
 
-/// Reads loader cache lines and WSL2's driver folder.
+const LDD: &str = "ldd";
+
+/// `ldd FILE` (after a prompt or not) → FILE.
+fn ldd_command(line: &str) -> Option<&str> {
+    let file = line.strip_prefix("ldd ")?.trim();
+    (!file.is_empty() && !file.contains(' ') && file.contains(".so")).then_some(file)
+}
+
+/// ldd's `libX.so.N => /path/libX.so.N (0x…)` (ldd(1); glibc's `ldd --list` format): the library and the
+/// file the loader resolved it to; `None` for `not found`, the vdso and the loader itself.
+fn ldd_line(line: &str) -> Option<(&str, &str)> {
+    let (library, rest) = line.split_once(" => ")?;
+    let library = library.trim();
+    let path = rest.split_whitespace().next()?;
+    (library.starts_with("lib") && !library.contains(' ') && path.starts_with('/')).then_some((library, path))
+}
+
+/// Reads loader cache lines, `ldd FILE` output and WSL2's driver folder.
 pub(super) fn read(lines: &[String], facts: &mut Facts) {
+    let mut caller: Option<&str> = None;
     for (i, line) in lines.iter().enumerate() {
         let t = line.trim();
+        if let Some(file) = ldd_command(t) {
+            caller = Some(file);
+            continue;
+        }
+        if let Some(file) = caller {
+            match ldd_line(t) {
+                Some((library, path)) => {
+                    facts.saw(i, LDD);
+                    let r =
+                        LddResolution { caller: file.to_owned(), library: library.to_owned(), path: path.to_owned() };
+                    if facts.ldd_resolved.len() < MAX_LIST && !facts.ldd_resolved.contains(&r) {
+                        facts.ldd_resolved.push(r);
+                    }
+                    continue;
+                }
+                // ldd's other lines (the vdso, the loader, `not found`) keep the block open; anything else ends it.
+                None if t.contains(" (0x") || t.contains(" => ") => {}
+                None => caller = None,
+            }
+        }
         if t.contains("libs found in cache") {
             facts.saw(i, FORMAT);
             facts.loader_cache_read = true;

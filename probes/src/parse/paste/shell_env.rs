@@ -64,7 +64,9 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
             continue;
         }
         which = false;
-        let assigned = assignment(t).or_else(|| t.split_once("$ ").and_then(|(_, cmd)| assignment(cmd)));
+        let assigned = assignment(t)
+            .or_else(|| t.split_once("$ ").and_then(|(_, cmd)| assignment(cmd)))
+            .or_else(|| windows_assignment(t));
         if let Some((name, value)) = assigned {
             set_var(facts, i, name, value);
         } else if let Some((name, value)) = python_assignment(t) {
@@ -143,15 +145,65 @@ fn assignment(line: &str) -> Option<(&str, &str)> {
 }
 
 /// Python setting a variable for itself, anywhere in a line: `os.environ["CUDA_VISIBLE_DEVICES"] = '1'`
-/// (also inside a sentence that quotes the script's line).
+/// (also inside a sentence that quotes the script's line), or `os.environ.setdefault("…", "…")`, which
+/// sets it the same way when it is not set yet (Python's os.environ is a mapping:
+/// https://docs.python.org/3/library/os.html#os.environ).
 fn python_assignment(line: &str) -> Option<(&str, &str)> {
-    let (_, rest) = line.split_once("os.environ[")?;
-    let rest = rest.strip_prefix(['"', '\''])?;
-    let (name, rest) = rest.split_once(['"', '\''])?;
-    let rest = rest.strip_prefix(']')?.trim_start().strip_prefix('=')?.trim_start();
-    let quote = rest.chars().next().filter(|c| matches!(c, '"' | '\''))?;
-    let value = rest[1..].split(quote).next()?;
+    let quoted = |rest: &str| -> Option<(usize, char)> {
+        let quote = rest.chars().next().filter(|c| matches!(c, '"' | '\''))?;
+        Some((1, quote))
+    };
+    let (name, rest) = if let Some((_, rest)) = line.split_once("os.environ[") {
+        let rest = rest.strip_prefix(['"', '\''])?;
+        let (name, rest) = rest.split_once(['"', '\''])?;
+        (name, rest.strip_prefix(']')?.trim_start().strip_prefix('=')?.trim_start())
+    } else {
+        let (_, rest) = line.split_once("os.environ.setdefault(")?;
+        let rest = rest.trim_start().strip_prefix(['"', '\''])?;
+        let (name, rest) = rest.split_once(['"', '\''])?;
+        (name, rest.trim_start().strip_prefix(',')?.trim_start())
+    };
+    let (skip, quote) = quoted(rest)?;
+    let value = rest[skip..].split(quote).next()?;
     (is_name(name) && is_relevant(name)).then_some((name, value))
+}
+
+/// A variable set in a Windows shell or a notebook: cmd's `set NAME=value` and `set "NAME=value"`
+/// (https://learn.microsoft.com/windows-server/administration/windows-commands/set_1), PowerShell's
+/// `$env:NAME = "value"` (https://learn.microsoft.com/powershell/module/microsoft.powershell.core/about/about_environment_variables),
+/// IPython's `%env NAME=value` and `%env NAME value` (https://ipython.readthedocs.io/en/stable/interactive/magics.html#magic-env).
+/// A prompt in front (`C:\work>`, `PS C:\work>`, `In [3]:`) is not part of it.
+fn windows_assignment<'a>(line: &'a str) -> Option<(&'a str, &'a str)> {
+    let line = line.trim_matches(['`', '*']);
+    // PowerShell's `$Env:` is `$env:` (its names are not case-sensitive); ASCII lowering keeps byte offsets.
+    let lower = line.to_ascii_lowercase();
+    let after = |word: &str| -> Option<&'a str> { lower.find(word).map(|at| line[at + word.len()..].trim_start()) };
+    let (name, value) = if let Some(rest) = after("$env:") {
+        let (name, value) = rest.split_once('=')?;
+        (name.trim_end(), value)
+    } else if let Some(rest) = after("%env ") {
+        match rest.split_once('=') {
+            Some((name, value)) if !name.contains(' ') => (name, value),
+            _ => rest.split_once(' ')?,
+        }
+    } else {
+        let rest = match line.strip_prefix("set ").or_else(|| line.split_once("> set ").map(|(_, r)| r)) {
+            Some(rest) => rest.trim_start(),
+            None => return None,
+        };
+        let rest = rest.strip_prefix('"').map_or(rest, |r| r.strip_suffix('"').unwrap_or(r));
+        rest.split_once('=')?
+    };
+    let value = value.trim_start();
+    let value = match value.strip_prefix(['"', '\'']) {
+        Some(quoted) => quoted.split(['"', '\'']).next().unwrap_or(""),
+        None => {
+            value.split(|c: char| c.is_whitespace() || matches!(c, '&' | '|' | '"' | '\'' | '`')).next().unwrap_or("")
+        }
+    };
+    // PATH is a `;` list of folders with drive letters there, not the `:` list read here.
+    let list = name.eq_ignore_ascii_case("PATH") || name == "LD_LIBRARY_PATH";
+    (is_name(name) && is_relevant(name) && !list && !value.contains(' ')).then_some((name, value))
 }
 
 fn set_var(facts: &mut Facts, at: usize, name: &str, value: &str) {

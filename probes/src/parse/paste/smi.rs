@@ -51,13 +51,18 @@ pub(super) fn read(lines: &[String], text: &str, facts: &mut Facts) {
 
 /// `nvidia-smi -L`: `GPU 0: Tesla T4 (UUID: GPU-e78e68c0-…)` lines (the UUID tells them from
 /// collect_env's `GPU 0: <name>` lines), read when no fuller nvidia-smi output listed the GPUs; each
-/// GPU's index, name and UUID.
+/// GPU's index, name and UUID, and MIG mode on for a GPU with `MIG 1g.10gb Device 0: (UUID: MIG-…)`
+/// lines under it (MIG User Guide, "Getting Started with MIG": `nvidia-smi -L` lists the MIG devices).
 fn gpu_list(lines: &[String], facts: &mut Facts) {
     if !facts.listed_gpus.is_empty() {
         return;
     }
-    let listed: Vec<(usize, &String)> =
-        lines.iter().enumerate().filter(|(_, l)| l.contains("(UUID: GPU-")).take(MAX_GPUS).collect();
+    let listed: Vec<(usize, &String)> = lines
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.contains("(UUID: GPU-") || l.contains("(UUID: MIG-"))
+        .take(MAX_GPUS * 8)
+        .collect();
     let Some((at, _)) = listed.first().copied() else { return };
     let text = listed.iter().map(|(_, l)| l.trim()).collect::<Vec<_>>().join("\n");
     let Ok(gpus) = crate::parse::smi_topo::parse_list(&text) else { return };
@@ -67,6 +72,7 @@ fn gpu_list(lines: &[String], facts: &mut Facts) {
             index: g.index,
             name: Some(g.name).filter(|n| !n.is_empty()),
             uuid: g.uuid,
+            mig_enabled: (!g.mig.is_empty()).then_some(true),
             ..gpu_doctor_model::Gpu::default()
         };
         facts.listed_gpus.push((gpu, "nvidia-smi -L"));

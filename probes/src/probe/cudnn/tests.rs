@@ -46,6 +46,7 @@ fn toolkit(root: &str, lib: &str, loader: Vec<LoaderEntry>) -> Toolkits {
         picks: ToolkitPicks::default(),
         loader_libraries: loader,
         loader_cache_read: true,
+        ldd_resolved: Vec::new(),
     }
 }
 

@@ -116,6 +116,19 @@ fn without_the_gpu_list_an_index_past_0_and_no_device_seen_is_the_likely_cause()
     };
     assert_eq!(unavailable(Some("11.3")).ids(), vec![HIDES_ALL.to_owned()]);
     assert_eq!(unavailable(None).ids(), Vec::<String>::new(), "a CPU build is not available anyway");
+    // TensorFlow's cuInit failing with CUDA_ERROR_NO_DEVICE (stream_executor cuda_driver.cc) says the same;
+    // another cuInit error (the driver not usable) does not.
+    let tf = |error: &str| {
+        let mut m = pasted("1");
+        m.0.messages.push(gpu_doctor_model::ObservedMessage {
+            id: "tf.cuinit_failed".into(),
+            line: format!("E tensorflow/stream_executor/cuda/cuda_driver.cc:271] failed call to cuInit: {error}"),
+            values: [("error".to_owned(), error.to_owned())].into_iter().collect(),
+        });
+        m
+    };
+    assert!(tf("CUDA_ERROR_NO_DEVICE").ids().contains(&HIDES_ALL.to_owned()));
+    assert!(!tf("UNKNOWN ERROR (303)").ids().contains(&HIDES_ALL.to_owned()));
     let f = none_counted("1").finding(HIDES_ALL);
     assert!(f.summary.contains("probably") && f.evidence.iter().any(|e| e.contains("device_count() is 0")), "{f:#?}");
     let changes = none_counted("1").changes(HIDES_ALL);
@@ -155,4 +168,58 @@ fn cuda_home_that_is_not_one_toolkit_folder_is_flagged_with_the_root_meant() {
     assert_eq!(windows(r"C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA\v12.4").ids(), Vec::<String>::new());
     assert_eq!(windows(r"C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA\v12.4\bin").ids(), vec![ROOT.to_owned()]);
     assert_eq!(windows(r"C:\CUDA\v11.8;C:\CUDA\v12.4").ids(), vec![ROOT.to_owned()]);
+}
+
+const MIG_UNSET: &str = "env.mig_visible_devices_unset";
+const SEVERAL_ON_MIG: &str = "env.cuda_visible_devices_several_on_mig";
+
+/// Two A100s, each with MIG mode as `mig` says (nvidia-smi's "MIG M." cell).
+fn a100s(mig: [Option<bool>; 2]) -> Machine {
+    let mut m = Machine::linux();
+    for on in mig {
+        m = m.gpu("NVIDIA A100-SXM4-80GB", "8.0").gpu_with(|g| g.mig_enabled = on);
+    }
+    m
+}
+
+/// The NVIDIA developer forum thread "Understanding how CUDA_VISIBLE_DEVICES works" (t/339096): A100s with
+/// "MIG M. Enabled" in nvidia-smi's table. A process enumerates one MIG device (MIG User Guide), so with nothing
+/// naming one, or a list of several, the program does not get what it asked for; one GPU in MIG mode alone, or no
+/// MIG at all, is not flagged.
+#[test]
+fn mig_mode_wants_one_mig_device_named() {
+    let ids = |m: &Machine| -> Vec<String> { m.ids().into_iter().filter(|id| id.starts_with("env.")).collect() };
+    assert_eq!(ids(&a100s([Some(true), Some(true)])), [MIG_UNSET]);
+    assert_eq!(ids(&a100s([Some(true), Some(false)])), [MIG_UNSET], "a MIG device beside a whole GPU");
+    assert_eq!(ids(&a100s([Some(true), None])), [MIG_UNSET], "beside a GPU whose mode a cut table does not show");
+    assert_eq!(ids(&a100s([Some(false), Some(false)])), Vec::<String>::new(), "MIG off");
+    assert_eq!(ids(&a100s([None, None])), Vec::<String>::new(), "MIG mode not reported");
+    let one = Machine::linux().gpu("NVIDIA A100-SXM4-80GB", "8.0").gpu_with(|g| g.mig_enabled = Some(true));
+    assert_eq!(ids(&one), Vec::<String>::new(), "one GPU in MIG mode: its first MIG device is the only choice");
+    // Named: one MIG device is what CUDA wants; one index is not flagged here either.
+    let mig_uuid = "MIG-5c9d4ab1-ae7e-5d1c-9d60-bd2b5e6b7f34";
+    assert_eq!(ids(&a100s([Some(true), Some(true)]).env("CUDA_VISIBLE_DEVICES", mig_uuid)), Vec::<String>::new());
+    assert_eq!(ids(&a100s([Some(true), Some(true)]).env("CUDA_VISIBLE_DEVICES", "0")), Vec::<String>::new());
+    // Several devices listed on GPUs in MIG mode.
+    let several = a100s([Some(true), Some(true)]).env("CUDA_VISIBLE_DEVICES", "0,1");
+    assert_eq!(ids(&several), [SEVERAL_ON_MIG]);
+    let f = several.finding(SEVERAL_ON_MIG);
+    assert!(f.summary.contains("2 devices") && f.evidence.iter().any(|e| e.contains("MIG mode enabled")), "{f:#?}");
+    let fix = several.changes(SEVERAL_ON_MIG);
+    assert!(matches!(&fix[..], [Change::Manual { text }] if text.contains("nvidia-smi -L")), "{fix:?}");
+    // Without MIG a list of two GPUs is fine.
+    assert_eq!(ids(&a100s([Some(false), Some(false)]).env("CUDA_VISIBLE_DEVICES", "0,1")), Vec::<String>::new());
+}
+
+/// A MIG device named in another variable (an `env | grep CUDA` where a second, misspelt variable holds the
+/// R450/R460 form `MIG-GPU-<uuid>/<gi>/<ci>`, which the MIG User Guide documents) shows MIG mode when no
+/// nvidia-smi is pasted, and the fix names that device.
+#[test]
+fn a_mig_device_in_any_variable_shows_mig_mode() {
+    let mig = "MIG-GPU-2a18fccc-9496-464d-d204-4394c26b56d6/13/0";
+    let m = Machine::pasted().env("CUDA_VISIBLE_DEVICES", "0,1,2,3").env("CUDA_VISIBLE_DEVICES1", mig);
+    assert!(m.ids().contains(&SEVERAL_ON_MIG.to_owned()), "{:?}", m.ids());
+    assert_eq!(m.changes(SEVERAL_ON_MIG)[0], set("CUDA_VISIBLE_DEVICES", mig)[0]);
+    let plain = Machine::pasted().env("CUDA_VISIBLE_DEVICES", "0,1,2,3");
+    assert!(!plain.ids().contains(&SEVERAL_ON_MIG.to_owned()), "no sign of MIG");
 }

@@ -225,3 +225,49 @@ fn pasted_text_without_toolkits_says_nothing_about_them() {
     let m = Machine::pasted().driver("570.124.06", "12.8").torch("2.5.1+cu124");
     assert_eq!(m.ids(), Vec::<String>::new());
 }
+
+const PTXAS: &str = "toolkits.ptxas_on_path_shadows_wheel";
+
+/// A machine whose pasted log holds XLA's WarnIfBadPtxasVersion line for `method` at `version`.
+fn xla_says(method: &str, version: &str) -> Machine {
+    let mut m = rig();
+    m.0.messages.push(gpu_doctor_model::ObservedMessage {
+        id: "xla.ptxas_miscompiles_clamping".into(),
+        line: format!(
+            "*** WARNING *** Invoking {method} with version {version}, which corresponds to a CUDA version <=12.6.2."
+        ),
+        values: [("method", method), ("ptxas_version", version)]
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .collect(),
+    });
+    m
+}
+
+/// A TensorFlow 2.20 log of 2025-09 on an H100 (ptxas 12.1.105 from a system CUDA 12.1): XLA runs the first ptxas
+/// on PATH before the pip wheel's (subprocess_compilation.cc, FindCudaExecutable), so the finding names the PATH
+/// folder and the wheel; the PTX compiler library linked into the plugin is not a PATH matter.
+#[test]
+fn an_old_ptxas_xla_runs_is_the_one_on_path_before_the_wheel() {
+    let m = xla_says("ptxas", "12.1.105");
+    assert_eq!(m.ids(), ids(&[PTXAS]));
+    let f = m.finding(PTXAS);
+    assert_eq!(f.severity, Severity::Warning);
+    assert!(f.summary.contains("12.1.105") && f.detail.contains("12.6.85"), "{f:#?}");
+    let fix = m.changes(PTXAS);
+    assert!(
+        matches!(&fix[..], [Change::Manual { text }] if text.contains("nvidia-cuda-nvcc-cu12>=12.6.85") && text.contains("which -a ptxas")),
+        "{fix:?}"
+    );
+    // With PATH known the folder to take out is named.
+    let mut on_path = xla_says("ptxas", "12.1.66");
+    on_path.0.env.path = vec!["/usr/local/cuda-12.1/bin".into(), "/usr/bin".into()];
+    on_path.0.env.path_cuda_entries = vec!["/usr/local/cuda-12.1/bin".into()];
+    let fix = on_path.changes(PTXAS);
+    assert!(
+        matches!(&fix[..], [Change::Manual { text }] if text.contains("Take /usr/local/cuda-12.1/bin out of PATH")),
+        "{fix:?}"
+    );
+    // The library XLA links (not a program found on PATH) is another matter: only the message's own finding.
+    assert_eq!(xla_says("nvJitLink", "12.5").ids(), ids(&["observed.xla.ptxas_miscompiles_clamping"]));
+}

@@ -66,6 +66,17 @@ fn what_to_paste_next() {
     let s = read(COLLECT_ENV_WINDOWS_PYPI);
     assert_eq!(next_paste(&s, &gpu_doctor_judge::diagnose::diagnose(&s, kb)), None, "driver, GPU and build all shown");
     assert_eq!(next_paste(&s, &[]), None, "nothing to settle");
+    // Two A100s in MIG mode as `nvidia-smi -L` lists them (the format of DataDog/datadog-agent#33120's capture),
+    // no driver shown: nvidia-smi, not the toolkit folders, settles the MIG finding.
+    let s = read(
+        "GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-7fdaf0a5-179b-f636-d15d-daf243e3ff16)\n  \
+         MIG 3g.40gb     Device  0: (UUID: MIG-feb88891-0321-5fef-9c87-d4af3b54259e)\n\
+         GPU 1: NVIDIA A100-SXM4-80GB (UUID: GPU-8a1e2f3b-179b-f636-d15d-daf243e3ff17)\n  \
+         MIG 3g.40gb     Device  0: (UUID: MIG-a25704ba-3a06-5299-a795-fd7cf4d13973)\n",
+    );
+    let findings = gpu_doctor_judge::diagnose::diagnose(&s, kb);
+    assert!(findings.iter().any(|f| f.id == "env.mig_visible_devices_unset"), "{findings:#?}");
+    assert_eq!(next_paste(&s, &findings), Some(NVIDIA_SMI));
 }
 
 /// The issue's own example: a CPU build that says CUDA is not available gives no finding while the

@@ -70,6 +70,20 @@ fn shapes() -> Vec<(&'static str, Box<dyn Fn(usize) -> String>)> {
         ("conda rows without a header", Box::new(|n| repeat("", "pytorch 2.2.0 py3.10_cpu_0 pytorch\n", n))),
         ("conda export lines", Box::new(|n| repeat("", "- pytorch=1.9.0=py3.8_cpu_0\n", n))),
         ("os.environ lines", Box::new(|n| repeat("", "os.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\"\n", n))),
+        (
+            "cmd, PowerShell and %env lines",
+            Box::new(|n| repeat("", "set CUDA_VISIBLE_DEVICES=1\n$env:CUDA_HOME='x'\n%env A B\n", n)),
+        ),
+        (
+            "ldd lines after one ldd",
+            Box::new(|n| {
+                repeat(
+                    "ldd /v/site-packages/nvidia/cublas/lib/libcublas.so.12\n",
+                    "\tlibcublasLt.so.12 => /usr/local/cuda/lib64/libcublasLt.so.12 (0x00007f3a40000000)\n",
+                    n,
+                )
+            }),
+        ),
         ("topology matrix headers", Box::new(|n| repeat("", "\tGPU0\tGPU1\n", n))),
         (
             "topo -p2p matrices after their commands",

@@ -562,6 +562,17 @@ const CASES: &[Case] = &[
     // Rows read from the emitters' sources (issue 27). A line marked (format) is written in the
     // emitter's own format around the wording its source prints, where no public paste was found.
     ("cuda.stub_library", "runtime cudaSetDevice(0) -> 34 CUDA driver is a stub library", &[], &[]),
+    // (format) Warp's cuda_util.cpp prints only the number: `Warp CUDA error %u: %s (%s:%d)` and
+    // `Failed to get driver entry point '%s' (CUDA error %u)`; ggml's older `CUDA error %d at %s:%d: %s`.
+    ("cuda.stub_library", "Warp CUDA error: Failed to get driver entry point 'cuCtxCreate' (CUDA error 34)", &[], &[]),
+    ("cuda.stub_library", "CUDA error 34 at ggml-cuda.cu:6951: CUDA driver is a stub library", &[], &[]),
+    // XLA's WarnIfBadPtxasVersion, as a TensorFlow 2.20 run on an H100 logged it (a public log of 2025-09).
+    (
+        "xla.ptxas_miscompiles_clamping",
+        "E0000 00:00:1758870517.195873 3168446 ptx_compiler_helpers.cc:88] *** WARNING *** Invoking ptxas with version 12.1.105, which corresponds to a CUDA version <=12.6.2. CUDA versions 12.x.y up to and including 12.6.2 miscompile certain edge cases around clamping.",
+        &[("method", "ptxas"), ("ptxas_version", "12.1.105")],
+        &[],
+    ),
     (
         "cuda.call_requires_newer_driver",
         "Warp CUDA error 36: API call is not supported in the installed CUDA driver",

@@ -422,6 +422,37 @@ fn a_python_os_environ_assignment_is_a_variable() {
     }
 }
 
+/// The other shells' ways to set a variable, each in the syntax its own documentation gives: cmd's `set`
+/// (learn.microsoft.com, windows-commands/set_1: `set [<variable>=[<string>]]`, quoted as `set "X=1"` in batch
+/// files), PowerShell's `$env:` drive (about_Environment_Variables: `$Env:Foo = 'An example'`), IPython's `%env`
+/// magic (`%env var=val`, `%env var val`) and Python's `os.environ.setdefault`.
+#[test]
+fn windows_shells_and_notebooks_set_variables_too() {
+    for (text, want) in [
+        ("set CUDA_VISIBLE_DEVICES=1\n", "1"),
+        ("C:\\stable-diffusion-webui> set CUDA_VISIBLE_DEVICES=2 && webui-user.bat\n", "2"),
+        ("set \"CUDA_VISIBLE_DEVICES=0,1\"\n", "0,1"),
+        ("PS C:\\work> $env:CUDA_VISIBLE_DEVICES=\"1\"\n", "1"),
+        ("$Env:CUDA_VISIBLE_DEVICES = '2,3'\n", "2,3"),
+        ("%env CUDA_VISIBLE_DEVICES=1\n", "1"),
+        ("%env CUDA_VISIBLE_DEVICES 3\n", "3"),
+        ("os.environ.setdefault(\"CUDA_VISIBLE_DEVICES\", \"1\")\n", "1"),
+    ] {
+        let s = read(text);
+        assert_eq!(s.env.vars.get("CUDA_VISIBLE_DEVICES").map(String::as_str), Some(want), "{text}");
+    }
+    // Prose, a Windows PATH (a `;` list with drive letters), a PowerShell comparison and a framework's own
+    // device flags are not this variable.
+    for line in [
+        "I set CUDA_VISIBLE_DEVICES to 1 first",
+        "set PATH=C:\\cuda\\bin;%PATH%",
+        "if ($env:CUDA_VISIBLE_DEVICES -eq '1') { exit }",
+        "python train.py --gpus 1 --gpu_ids 1",
+    ] {
+        assert!(unrecognised(line), "{line}");
+    }
+}
+
 #[test]
 fn ldconfig_lines_give_the_loader_cache_and_wsl2() {
     let s = read(LDCONFIG_WSL);
@@ -452,4 +483,40 @@ fn a_line_like_an_ls_mode_with_a_wide_character_does_not_panic() {
     // Found by the near-miss property test: the mode column was sliced by bytes.
     let _ = read_pasted("libcuda\u{10000}soA1 (libc6,x86-64) => ", kb());
     let _ = read_pasted("l\u{e9}\u{e9}\u{e9}\u{e9}\u{e9} 1 root root 21 Mar  1 12:00 cuda -> cuda-12.1\n", kb());
+}
+
+/// `ldd` of a pip wheel's library, in ldd(1)'s `lib => path (0xaddress)` form (here cuBLAS from the
+/// nvidia-cublas wheel; the mechanism PyTorch's maintainers describe in pytorch/pytorch#141063): the
+/// libraries it needs and where the loader found them are read, and a CUDA library taken from an
+/// LD_LIBRARY_PATH folder outside the wheels is the stale-path finding. The wheel's own copy, or a
+/// folder not on LD_LIBRARY_PATH, is not.
+#[test]
+fn ldd_of_a_wheels_library_names_the_ld_library_path_copy_it_took() {
+    let ldd = |resolved: &str| {
+        format!(
+            "$ ldd /opt/venv/lib/python3.11/site-packages/nvidia/cublas/lib/libcublas.so.12\n\
+             \tlinux-vdso.so.1 (0x00007ffc2d9f1000)\n\
+             \tlibcublasLt.so.12 => {resolved}/libcublasLt.so.12 (0x00007f3a40000000)\n\
+             \tlibrt.so.1 => /lib/x86_64-linux-gnu/librt.so.1 (0x00007f3a5c1e0000)\n\
+             \tlibc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x00007f3a5be00000)\n\
+             \t/lib64/ld-linux-x86-64.so.2 (0x00007f3a5c20b000)\n\
+             $ echo $LD_LIBRARY_PATH\n/usr/local/cuda-12.2/lib64:\n"
+        )
+    };
+    let s = read(&ldd("/usr/local/cuda-12.2/lib64"));
+    let t = s.toolkits.value().unwrap();
+    assert_eq!(t.ldd_resolved.len(), 3, "{:?}", t.ldd_resolved);
+    assert_eq!(t.ldd_resolved[0].library, "libcublasLt.so.12");
+    assert_eq!(t.ldd_resolved[0].path, "/usr/local/cuda-12.2/lib64/libcublasLt.so.12");
+    let f = findings(&s);
+    let stale: Vec<&Finding> = f.iter().filter(|f| f.id == "toolkits.stale_library_path").collect();
+    assert_eq!(stale.len(), 1, "{f:#?}");
+    assert!(stale[0].summary.contains("/usr/local/cuda-12.2/lib64") && stale[0].summary.contains("libcublasLt.so.12"));
+    let own = read(&ldd("/opt/venv/lib/python3.11/site-packages/nvidia/cublas/lib"));
+    assert!(!finding_ids(&own).contains(&"toolkits.stale_library_path".to_owned()), "the wheel's own copy");
+    let elsewhere = read(&ldd("/opt/cuda/lib64"));
+    assert!(
+        !finding_ids(&elsewhere).contains(&"toolkits.stale_library_path".to_owned()),
+        "not an LD_LIBRARY_PATH folder"
+    );
 }
