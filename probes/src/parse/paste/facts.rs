@@ -259,6 +259,7 @@ impl Facts {
         let formats: Vec<String> = self.formats.iter().map(|(_, f)| (*f).to_owned()).collect();
         let mut snap = Snapshot::unknown(formats);
         self.settle_picks();
+        self.ort_providers_from_messages();
         let facts_from_messages = gpus::facts_from_messages(&self.messages);
         self.gpu_facts.extend(facts_from_messages);
 
@@ -355,6 +356,31 @@ impl Facts {
         snap.messages = self.messages;
         snap.notes = self.notes;
         snap
+    }
+}
+
+impl Facts {
+    /// ONNX Runtime's available providers as its warning about a requested one lists them
+    /// (`ort.provider_not_available`), where no printed list gave them.
+    fn ort_providers_from_messages(&mut self) {
+        if self.deep.onnxruntime.as_ref().is_some_and(|o| o.providers.is_some()) {
+            return;
+        }
+        let Some(available) = self
+            .messages
+            .iter()
+            .filter(|m| m.id == "ort.provider_not_available")
+            .find_map(|m| m.values.get("available"))
+        else {
+            return;
+        };
+        let list: Vec<String> =
+            available.split(',').map(str::trim).filter(|p| !p.is_empty()).map(str::to_owned).collect();
+        if list.is_empty() {
+            return;
+        }
+        self.deep.onnxruntime.get_or_insert_with(gpu_doctor_model::DeepOnnxruntime::default).providers = Some(list);
+        self.deep_from("onnxruntime's warning");
     }
 }
 

@@ -368,3 +368,55 @@ fn a_rows_source_is_cited_by_its_file() {
     assert_eq!(super::super::arch::short_source(source), "torch-2.6.0-cp312-cp312-manylinux1_x86_64.whl");
     assert_eq!(super::super::arch::short_source("pytorch/pytorch:RELEASE.md"), "pytorch/pytorch:RELEASE.md");
 }
+
+/// ONNX Runtime's own words: its warning about a requested provider lists the build's providers,
+/// and the CPU package's list (CPU and Azure, from its 1.20.1 wheel run) is a CPU-only build, with a
+/// GPU or without a GPU list; a list with CUDAExecutionProvider is not.
+#[test]
+fn onnxruntime_without_its_cuda_provider_is_a_cpu_only_build() {
+    let kb = gpu_doctor_kb::Kb::get().unwrap();
+    let ids = |text: &str| -> Vec<String> {
+        let snap = gpu_doctor_probes::parse::paste::read_pasted(text, kb).unwrap();
+        crate::diagnose::diagnose(&snap, kb).into_iter().map(|f| f.id).collect()
+    };
+    // The onnxruntime 1.20.1 wheel from PyPI, run: a session asked for CUDA.
+    let warned = "/tmp/site/onnxruntime/capi/onnxruntime_inference_collection.py:115: UserWarning: Specified provider \
+                  'CUDAExecutionProvider' is not in available provider names.Available providers: \
+                  'AzureExecutionProvider, CPUExecutionProvider'\n";
+    assert_eq!(ids(warned), ["framework.cpu_only_build"]);
+    let printed = ">>> onnxruntime.get_available_providers()\n['AzureExecutionProvider', 'CPUExecutionProvider']\n";
+    assert_eq!(ids(printed), ["framework.cpu_only_build"]);
+    // The GPU package's list: nothing to say.
+    let gpu = ">>> onnxruntime.get_available_providers()\n['TensorrtExecutionProvider', 'CUDAExecutionProvider', \
+               'CPUExecutionProvider']\n";
+    assert!(ids(gpu).is_empty());
+}
+
+#[test]
+fn onnxruntime_beside_onnxruntime_gpu_shadows_it_and_the_fix_keeps_the_gpu_package() {
+    let both = rtx4090()
+        .driver("570.26", "12.8")
+        .framework("onnxruntime", "1.20.1", Some(gpu_doctor_model::FrameworkBuild::Cpu))
+        .framework("onnxruntime-gpu", "1.20.1", Some(gpu_doctor_model::FrameworkBuild::Cuda { version: None }));
+    assert_eq!(both.ids(), ["framework.cpu_only_build"]);
+    let changes = both.changes("framework.cpu_only_build");
+    assert!(
+        changes.contains(&gpu_doctor_model::Change::Uninstall {
+            packages: vec!["onnxruntime".into(), "onnxruntime-gpu".into()]
+        }),
+        "{changes:?}"
+    );
+    assert!(format!("{changes:?}").contains("onnxruntime-gpu\"], flags: [Reinstall]"), "{changes:?}");
+    // The CPU package alone, nothing said of CUDA: a dependency that may need no GPU.
+    let alone = rtx4090().driver("570.26", "12.8").framework(
+        "onnxruntime",
+        "1.20.1",
+        Some(gpu_doctor_model::FrameworkBuild::Cpu),
+    );
+    assert!(alone.ids().is_empty());
+    // No NVIDIA GPU on this machine: not this rule's business.
+    let no_gpu = Machine::linux()
+        .framework("onnxruntime", "1.20.1", Some(gpu_doctor_model::FrameworkBuild::Cpu))
+        .framework("onnxruntime-gpu", "1.20.1", Some(gpu_doctor_model::FrameworkBuild::Cuda { version: None }));
+    assert!(!no_gpu.ids().contains(&"framework.cpu_only_build".to_owned()));
+}
