@@ -225,3 +225,30 @@ fn pasted_text_without_toolkits_says_nothing_about_them() {
     let m = Machine::pasted().driver("570.124.06", "12.8").torch("2.5.1+cu124");
     assert_eq!(m.ids(), Vec::<String>::new());
 }
+
+/// Pasted text: NVIDIA's CUDA image run with nvidia-smi (the container toolkit install guide's
+/// sample workload `nvidia/cuda:11.0.3-base-ubuntu20.04`) on a host driver of a newer CUDA level:
+/// nvidia-smi shows the host's level, the image runs its own, older CUDA. An image newer than the
+/// driver is not this note; nor is one without a driver level.
+#[test]
+fn a_cuda_images_older_cuda_under_a_newer_driver_is_explained() {
+    let kb = gpu_doctor_kb::Kb::get().unwrap();
+    let ids = |text: &str| -> Vec<String> {
+        let snap = gpu_doctor_probes::parse::paste::read_pasted(text, kb).unwrap();
+        crate::diagnose::diagnose(&snap, kb).into_iter().map(|f| f.id).collect()
+    };
+    let smi = |cuda: &str| {
+        format!(
+            "$ sudo docker run --rm --gpus all nvidia/cuda:11.0.3-base-ubuntu20.04 nvidia-smi\n\
+             +-----------------------------------------------------------------------------+\n\
+             | NVIDIA-SMI 525.60.13    Driver Version: 525.60.13    CUDA Version: {cuda}     |\n\
+             |-------------------------------+----------------------+----------------------+\n"
+        )
+    };
+    assert!(ids(&smi("12.0")).contains(&"toolkits.versions_explained".to_owned()), "{:?}", ids(&smi("12.0")));
+    assert!(!ids(&smi("11.0")).contains(&"toolkits.versions_explained".to_owned()));
+    assert!(
+        !ids("docker run --gpus all nvidia/cuda:11.0.3-base-ubuntu20.04 nvidia-smi\n")
+            .contains(&"toolkits.versions_explained".to_owned())
+    );
+}
