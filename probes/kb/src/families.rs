@@ -187,6 +187,19 @@ pub fn onnxruntime_build<S: AsRef<str>>(providers: &[S]) -> Option<FrameworkBuil
     cpu.then_some(FrameworkBuild::Cpu)
 }
 
+/// PaddlePaddle's distributions and their builds: `paddlepaddle` is the CPU build, `paddlepaddle-gpu`
+/// the CUDA one. Source: PaddlePaddle's own message in its CPU build (PaddlePaddle/Paddle
+/// paddle/fluid/pybind/place.cc, CUDAPlace's `#else` of PADDLE_WITH_CUDA: "Cannot use GPU because
+/// you have installed CPU version PaddlePaddle. If you want to use GPU, please try to install GPU
+/// version PaddlePaddle by: pip install paddlepaddle-gpu"), and the two projects on PyPI.
+pub fn paddle_build(name: &str) -> Option<FrameworkBuild> {
+    match name {
+        "paddlepaddle" => Some(FrameworkBuild::Cpu),
+        "paddlepaddle-gpu" => Some(FrameworkBuild::Cuda { version: None }),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -269,5 +282,12 @@ mod tests {
         );
         assert_eq!(onnxruntime_build(&["DmlExecutionProvider", "CPUExecutionProvider"]), None);
         assert_eq!(onnxruntime_build::<&str>(&[]), None);
+    }
+
+    #[test]
+    fn paddle_builds_from_names() {
+        assert_eq!(paddle_build("paddlepaddle"), Some(FrameworkBuild::Cpu));
+        assert_eq!(paddle_build("paddlepaddle-gpu"), Some(FrameworkBuild::Cuda { version: None }));
+        assert_eq!(paddle_build("paddleocr"), None);
     }
 }

@@ -15,10 +15,14 @@ pub(super) const CPU_ONLY: Rule = Rule {
               whose `torch.cuda.is_available()` answered False. ONNX Runtime whose available execution providers are \
               the CPU package's (`onnxruntime`: CPU and Azure, no `CUDAExecutionProvider`), printed or named by its \
               warning about a requested provider, or the `onnxruntime` package installed beside `onnxruntime-gpu` \
-              (both install the one `onnxruntime` module), with an NVIDIA GPU or no GPU list.",
+              (both install the one `onnxruntime` module), with an NVIDIA GPU or no GPU list. PaddlePaddle's CPU \
+              package `paddlepaddle` on a machine with an NVIDIA GPU, or its CPU build's own message that a GPU was \
+              asked of it.",
     source: "PyTorch install matrix (https://pytorch.org/get-started/locally/); TensorFlow pip guide; JAX installation \
              docs; microsoft/onnxruntime:onnxruntime/python/onnxruntime_inference_collection.py@v1.20.1#L115-L117 and \
-             get_available_providers() of the onnxruntime 1.20.1 wheel (PyPI)",
+             get_available_providers() of the onnxruntime 1.20.1 wheel (PyPI); \
+             PaddlePaddle/Paddle:paddle/fluid/pybind/place.cc@6201f6370bbdb0e53bc0662d328e4db11e587e59 (CUDAPlace in \
+             the CPU build)",
 };
 
 pub(super) const TF_WINDOWS: Rule = Rule {
@@ -35,6 +39,7 @@ pub(super) const RULES: &[Rule] = &[CPU_ONLY, TF_WINDOWS];
 
 pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     onnxruntime(cx, out);
+    paddle(cx, out);
     if !cx.has_nvidia_gpu() && matches!(cx.s.gpus, Probed::Unknown { .. }) {
         // Pasted text without a GPU list: a CPU build whose `torch.cuda.is_available()` was asked
         // and answered False is why it was False, whatever GPU the machine has.
@@ -243,4 +248,49 @@ fn onnxruntime(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 .with_plan(plan),
         );
     }
+}
+
+/// PaddlePaddle's CPU package (`paddlepaddle`) on a machine with an NVIDIA GPU, or its CPU build's
+/// own message that CUDAPlace was asked of it (`paddle.cpu_version_installed`), GPU list or not.
+fn paddle(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let said = cx.s.messages.iter().find(|m| m.id == "paddle.cpu_version_installed");
+    let no_list = matches!(cx.s.gpus, Probed::Unknown { .. });
+    if !cx.has_nvidia_gpu() && !(no_list && said.is_some()) {
+        return;
+    }
+    let mut named = false;
+    for env in cx.envs() {
+        for fw in env.frameworks.iter().filter(|f| f.name == "paddlepaddle" && f.build == FrameworkBuild::Cpu) {
+            named = true;
+            let mut evidence = vec![describe_framework(env, fw)];
+            evidence.extend(cx.gpus.first().map(|g| g.describe()));
+            out.push(paddle_finding(Some(env), format!("paddlepaddle {} in {}", fw.version, env.name), evidence));
+        }
+    }
+    if said.is_some() && !named {
+        // The message's line is cited by the category's own evidence.
+        out.push(paddle_finding(cx.envs().first(), "The installed PaddlePaddle".to_owned(), Vec::new()));
+    }
+}
+
+fn paddle_finding(env: Option<&PythonEnv>, what: String, evidence: Vec<String>) -> Finding {
+    let plan = fix::change(
+        env,
+        "paddlepaddle-gpu, PaddlePaddle's CUDA build, in place of the CPU build",
+        vec![Change::Uninstall { packages: vec!["paddlepaddle".to_owned()] }, fix::install(&[], ["paddlepaddle-gpu"])],
+    );
+    CPU_ONLY
+        .finding(
+            format!("{what} is the CPU-only build"),
+            "The `paddlepaddle` package is PaddlePaddle's CPU build; its CUDA build is `paddlepaddle-gpu`. Asked \
+             for a GPU (CUDAPlace), the CPU build prints \"Cannot use GPU because you have installed CPU version \
+             PaddlePaddle\" and exits.",
+            evidence,
+            Some(
+                "Replace the CPU build with the CUDA one: pip uninstall paddlepaddle, then pip install paddlepaddle-gpu \
+                 (PaddlePaddle's own advice in that message)."
+                    .to_owned(),
+            ),
+        )
+        .with_plan(plan)
 }

@@ -137,6 +137,8 @@ fn framework(
         FrameworkBuild::Cuda { version: None }
     } else if name == "onnxruntime" {
         FrameworkBuild::Cpu
+    } else if let Some(build) = families::paddle_build(name) {
+        build
     } else {
         from_conda.or(from_tag).unwrap_or(FrameworkBuild::Unknown)
     };

@@ -420,3 +420,37 @@ fn onnxruntime_beside_onnxruntime_gpu_shadows_it_and_the_fix_keeps_the_gpu_packa
         .framework("onnxruntime-gpu", "1.20.1", Some(gpu_doctor_model::FrameworkBuild::Cuda { version: None }));
     assert!(!no_gpu.ids().contains(&"framework.cpu_only_build".to_owned()));
 }
+
+/// PaddlePaddle's CPU build: its own message (place.cc's text) with no GPU list, or the CPU
+/// package `paddlepaddle` on a machine with an NVIDIA GPU; the GPU package is no finding.
+#[test]
+fn paddlepaddles_cpu_build_is_named_from_its_message_or_its_package() {
+    let kb = gpu_doctor_kb::Kb::get().unwrap();
+    let ids = |text: &str| -> Vec<String> {
+        let snap = gpu_doctor_probes::parse::paste::read_pasted(text, kb).unwrap();
+        crate::diagnose::diagnose(&snap, kb).into_iter().map(|f| f.id).collect()
+    };
+    assert_eq!(
+        ids("Cannot use GPU because you have installed CPU version PaddlePaddle.\n"),
+        ["framework.cpu_only_build"]
+    );
+    let cpu = rtx4090().driver("570.26", "12.8").framework(
+        "paddlepaddle",
+        "2.6.2",
+        Some(gpu_doctor_model::FrameworkBuild::Cpu),
+    );
+    assert_eq!(cpu.ids(), ["framework.cpu_only_build"]);
+    let changes = cpu.changes("framework.cpu_only_build");
+    assert!(
+        changes.contains(&gpu_doctor_model::Change::Uninstall { packages: vec!["paddlepaddle".into()] }),
+        "{changes:?}"
+    );
+    let gpu = rtx4090().driver("570.26", "12.8").framework(
+        "paddlepaddle-gpu",
+        "2.6.2",
+        Some(gpu_doctor_model::FrameworkBuild::Cuda { version: None }),
+    );
+    assert!(gpu.ids().is_empty());
+    let no_gpu = Machine::linux().framework("paddlepaddle", "2.6.2", Some(gpu_doctor_model::FrameworkBuild::Cpu));
+    assert!(!no_gpu.ids().contains(&"framework.cpu_only_build".to_owned()));
+}

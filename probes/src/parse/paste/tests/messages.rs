@@ -378,6 +378,13 @@ const CASES: &[Case] = &[
         &[],
     ),
     (
+        // The text of place.cc's Sprintf (PaddlePaddle's CPU build; glog puts its own prefix before it).
+        "paddle.cpu_version_installed",
+        "Cannot use GPU because you have installed CPU version PaddlePaddle.",
+        &[],
+        &[],
+    ),
+    (
         "cudnn.zlib_dll_not_found",
         "Could not locate zlibwapi.dll. Please make sure it is in your library path!",
         &[],
