@@ -255,7 +255,7 @@ fn onnxruntime(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
 fn paddle(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let said = cx.s.messages.iter().find(|m| m.id == "paddle.cpu_version_installed");
     let no_list = matches!(cx.s.gpus, Probed::Unknown { .. });
-    if !cx.has_nvidia_gpu() && !(no_list && said.is_some()) {
+    if !(cx.has_nvidia_gpu() || (no_list && said.is_some())) {
         return;
     }
     let mut named = false;
@@ -264,16 +264,16 @@ fn paddle(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
             named = true;
             let mut evidence = vec![describe_framework(env, fw)];
             evidence.extend(cx.gpus.first().map(|g| g.describe()));
-            out.push(paddle_finding(Some(env), format!("paddlepaddle {} in {}", fw.version, env.name), evidence));
+            out.push(paddle_finding(Some(env), &format!("paddlepaddle {} in {}", fw.version, env.name), evidence));
         }
     }
     if said.is_some() && !named {
         // The message's line is cited by the category's own evidence.
-        out.push(paddle_finding(cx.envs().first(), "The installed PaddlePaddle".to_owned(), Vec::new()));
+        out.push(paddle_finding(cx.envs().first(), "The installed PaddlePaddle", Vec::new()));
     }
 }
 
-fn paddle_finding(env: Option<&PythonEnv>, what: String, evidence: Vec<String>) -> Finding {
+fn paddle_finding(env: Option<&PythonEnv>, what: &str, evidence: Vec<String>) -> Finding {
     let plan = fix::change(
         env,
         "paddlepaddle-gpu, PaddlePaddle's CUDA build, in place of the CPU build",
