@@ -273,24 +273,28 @@ fn paddle(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     }
 }
 
+/// The finding with its fix: a change of the environment's packages where the paste gave one,
+/// else the words (a planner changes packages only in a known environment).
 fn paddle_finding(env: Option<&PythonEnv>, what: &str, evidence: Vec<String>) -> Finding {
-    let plan = fix::change(
-        env,
-        "paddlepaddle-gpu, PaddlePaddle's CUDA build, in place of the CPU build",
-        vec![Change::Uninstall { packages: vec!["paddlepaddle".to_owned()] }, fix::install(&[], ["paddlepaddle-gpu"])],
+    let words = "Replace the CPU build with the CUDA one: pip uninstall paddlepaddle, then pip install paddlepaddle-gpu \
+                 (PaddlePaddle's own advice in that message).";
+    let finding = CPU_ONLY.finding(
+        format!("{what} is the CPU-only build"),
+        "The `paddlepaddle` package is PaddlePaddle's CPU build; its CUDA build is `paddlepaddle-gpu`. Asked for a GPU \
+         (CUDAPlace), the CPU build prints \"Cannot use GPU because you have installed CPU version PaddlePaddle\" and \
+         exits.",
+        evidence,
+        env.is_none().then(|| words.to_owned()),
     );
-    CPU_ONLY
-        .finding(
-            format!("{what} is the CPU-only build"),
-            "The `paddlepaddle` package is PaddlePaddle's CPU build; its CUDA build is `paddlepaddle-gpu`. Asked \
-             for a GPU (CUDAPlace), the CPU build prints \"Cannot use GPU because you have installed CPU version \
-             PaddlePaddle\" and exits.",
-            evidence,
-            Some(
-                "Replace the CPU build with the CUDA one: pip uninstall paddlepaddle, then pip install paddlepaddle-gpu \
-                 (PaddlePaddle's own advice in that message)."
-                    .to_owned(),
-            ),
-        )
-        .with_plan(plan)
+    match env {
+        Some(env) => finding.with_plan(fix::change(
+            Some(env),
+            "paddlepaddle-gpu, PaddlePaddle's CUDA build, in place of the CPU build",
+            vec![
+                Change::Uninstall { packages: vec!["paddlepaddle".to_owned()] },
+                fix::install(&[], ["paddlepaddle-gpu"]),
+            ],
+        )),
+        None => finding,
+    }
 }
