@@ -17,12 +17,13 @@ pub(super) const CPU_ONLY: Rule = Rule {
               warning about a requested provider, or the `onnxruntime` package installed beside `onnxruntime-gpu` \
               (both install the one `onnxruntime` module), with an NVIDIA GPU or no GPU list. PaddlePaddle's CPU \
               package `paddlepaddle` on a machine with an NVIDIA GPU, or its CPU build's own message that a GPU was \
-              asked of it.",
+              asked of it. ollama whose runner list (`Dynamic LLM libraries`) holds only CPU runners, with an NVIDIA \
+              GPU or no GPU list.",
     source: "PyTorch install matrix (https://pytorch.org/get-started/locally/); TensorFlow pip guide; JAX installation \
              docs; microsoft/onnxruntime:onnxruntime/python/onnxruntime_inference_collection.py@v1.20.1#L115-L117 and \
              get_available_providers() of the onnxruntime 1.20.1 wheel (PyPI); \
              PaddlePaddle/Paddle:paddle/fluid/pybind/place.cc@6201f6370bbdb0e53bc0662d328e4db11e587e59 (CUDAPlace in \
-             the CPU build)",
+             the CPU build); ollama/ollama:runners/common.go@0cf9c373 (Refresh: the runner list it logs)",
 };
 
 pub(super) const TF_WINDOWS: Rule = Rule {
@@ -40,6 +41,7 @@ pub(super) const RULES: &[Rule] = &[CPU_ONLY, TF_WINDOWS];
 pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     onnxruntime(cx, out);
     paddle(cx, out);
+    ollama(cx, out);
     if !cx.has_nvidia_gpu() && matches!(cx.s.gpus, Probed::Unknown { .. }) {
         // Pasted text without a GPU list: a CPU build whose `torch.cuda.is_available()` was asked
         // and answered False is why it was False, whatever GPU the machine has.
@@ -296,5 +298,35 @@ fn paddle_finding(env: Option<&PythonEnv>, what: &str, evidence: Vec<String>) ->
             ],
         )),
         None => finding,
+    }
+}
+
+/// ollama built without GPU runners: its `Dynamic LLM libraries` list holds only `cpu` runners
+/// (a source build without the CUDA toolkit, or one made for the CPU), with an NVIDIA GPU or no
+/// GPU list (ollama logs the list whatever the machine).
+fn ollama(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    if !(cx.has_nvidia_gpu() || matches!(cx.s.gpus, Probed::Unknown { .. })) {
+        return;
+    }
+    for env in cx.envs() {
+        for fw in env.frameworks.iter().filter(|f| f.name == "ollama" && f.build == FrameworkBuild::Cpu) {
+            let mut evidence = vec![format!("ollama {}: its runner list holds only CPU runners", fw.version)];
+            evidence.extend(cx.gpus.first().map(|g| g.describe()));
+            out.push(
+                CPU_ONLY.finding(
+                    format!("ollama {} was built without GPU runners", fw.version),
+                    "ollama logs the runners it has at start (\"Dynamic LLM libraries\"); with only `cpu` ones it runs \
+                 every model on the CPU. A build from source gets its CUDA runner only where the CUDA toolkit was \
+                 found when it was built; the release builds ship it.",
+                    evidence,
+                    Some(
+                        "Install ollama's release build (https://ollama.com/download: on Linux `curl -fsSL \
+                     https://ollama.com/install.sh | sh`), or rebuild from source with the CUDA toolkit installed \
+                     (nvcc on PATH) so the cuda runner is built."
+                            .to_owned(),
+                    ),
+                ),
+            );
+        }
     }
 }

@@ -42,6 +42,8 @@ pub(super) struct Facts {
     pub deep_sources: Vec<&'static str>,
     /// `jax.devices` listed CUDA devices.
     pub jax_cuda_devices: bool,
+    /// The build ollama's runner list says (`msg="Dynamic LLM libraries" runners=[cpu]`).
+    pub ollama_build: Option<gpu_doctor_model::FrameworkBuild>,
     pub python_version: Option<String>,
     pub os: Option<OsFamily>,
     pub arch: Option<String>,
@@ -289,6 +291,7 @@ impl Facts {
             tf_info: self.tf_build_info.as_ref(),
             tf_version: self.deep.tensorflow.as_ref().and_then(|t| t.version.as_deref()),
             jax_cuda_devices: self.jax_cuda_devices,
+            ollama_build: self.ollama_build.as_ref(),
             complete: self.complete_package_list,
             windows: self.os == Some(OsFamily::Windows),
             torch_cuda_available: self.deep.torch.as_ref().and_then(|t| t.cuda_available) == Some(true),

@@ -454,3 +454,23 @@ fn paddlepaddles_cpu_build_is_named_from_its_message_or_its_package() {
     let no_gpu = Machine::linux().framework("paddlepaddle", "2.6.2", Some(gpu_doctor_model::FrameworkBuild::Cpu));
     assert!(!no_gpu.ids().contains(&"framework.cpu_only_build".to_owned()));
 }
+
+/// ollama's runner list (runners/common.go's `Dynamic LLM libraries` line) with only CPU runners is a
+/// build without GPU runners; the release build's list, with cuda runners, is not. The lines are from
+/// public logs other than the corpus case's thread (a Colab notebook's and a Docker guide's).
+#[test]
+fn ollama_with_only_cpu_runners_is_a_cpu_only_build() {
+    let kb = gpu_doctor_kb::Kb::get().unwrap();
+    let ids = |text: &str| -> Vec<String> {
+        let snap = gpu_doctor_probes::parse::paste::read_pasted(text, kb).unwrap();
+        crate::diagnose::diagnose(&snap, kb).into_iter().map(|f| f.id).collect()
+    };
+    let cpu = "time=2026-06-04T15:23:45.234Z level=INFO source=common.go:149 msg=\"Dynamic LLM libraries\" \
+               runners=\"[cpu cpu_avx cpu_avx2]\"\n";
+    assert!(ids(cpu).contains(&"framework.cpu_only_build".to_owned()), "{:?}", ids(cpu));
+    let release = "time=2024-12-02T02:20:21.360Z level=INFO source=common.go:49 msg=\"Dynamic LLM libraries\" \
+                   runners=\"[cpu cpu_avx cpu_avx2 cuda_v11 cuda_v12]\"\n";
+    assert!(!ids(release).contains(&"framework.cpu_only_build".to_owned()));
+    let metal = "time=2024-11-21T00:52:25.492+07:00 level=INFO source=common.go:49 msg=\"Dynamic LLM libraries\" runners=[metal]\n";
+    assert!(!ids(metal).contains(&"framework.cpu_only_build".to_owned()));
+}
