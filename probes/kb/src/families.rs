@@ -159,6 +159,47 @@ pub fn cupy_build(name: &str) -> FrameworkBuild {
     FrameworkBuild::Unknown
 }
 
+/// The ONNX Runtime execution providers that run on an NVIDIA GPU (`kCudaExecutionProvider`,
+/// `kTensorrtExecutionProvider`). Source: microsoft/onnxruntime
+/// include/onnxruntime/core/graph/constants.h (the provider names every build registers by).
+pub const ONNXRUNTIME_CUDA_PROVIDERS: [&str; 2] = ["CUDAExecutionProvider", "TensorrtExecutionProvider"];
+
+/// The execution providers of the CPU-only `onnxruntime` package: `get_available_providers()` of
+/// its PyPI wheel (1.20.1, Linux x86_64) prints `['AzureExecutionProvider', 'CPUExecutionProvider']`
+/// (a build without the Azure provider lists `CPUExecutionProvider` alone); the CUDA build is the
+/// `onnxruntime-gpu` package.
+pub const ONNXRUNTIME_CPU_PROVIDERS: [&str; 2] = ["AzureExecutionProvider", "CPUExecutionProvider"];
+
+/// The build an ONNX Runtime's available execution providers say: CUDA when one of
+/// [`ONNXRUNTIME_CUDA_PROVIDERS`] is there, ROCm for `ROCMExecutionProvider` or
+/// `MIGraphXExecutionProvider`, CPU when every one is of the CPU package
+/// ([`ONNXRUNTIME_CPU_PROVIDERS`]); `None` for another accelerator's build (DirectML, OpenVINO,
+/// CoreML, QNN) or an empty list.
+pub fn onnxruntime_build<S: AsRef<str>>(providers: &[S]) -> Option<FrameworkBuild> {
+    let has = |names: &[&str]| providers.iter().any(|p| names.contains(&p.as_ref()));
+    if has(&ONNXRUNTIME_CUDA_PROVIDERS) {
+        return Some(FrameworkBuild::Cuda { version: None });
+    }
+    if has(&["ROCMExecutionProvider", "MIGraphXExecutionProvider"]) {
+        return Some(FrameworkBuild::Rocm { version: None });
+    }
+    let cpu = !providers.is_empty() && providers.iter().all(|p| ONNXRUNTIME_CPU_PROVIDERS.contains(&p.as_ref()));
+    cpu.then_some(FrameworkBuild::Cpu)
+}
+
+/// PaddlePaddle's distributions and their builds: `paddlepaddle` is the CPU build, `paddlepaddle-gpu`
+/// the CUDA one. Source: PaddlePaddle's own message in its CPU build (PaddlePaddle/Paddle
+/// paddle/fluid/pybind/place.cc, CUDAPlace's `#else` of PADDLE_WITH_CUDA: "Cannot use GPU because
+/// you have installed CPU version PaddlePaddle. If you want to use GPU, please try to install GPU
+/// version PaddlePaddle by: pip install paddlepaddle-gpu"), and the two projects on PyPI.
+pub fn paddle_build(name: &str) -> Option<FrameworkBuild> {
+    match name {
+        "paddlepaddle" => Some(FrameworkBuild::Cpu),
+        "paddlepaddle-gpu" => Some(FrameworkBuild::Cuda { version: None }),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -223,5 +264,30 @@ mod tests {
         assert_eq!(cupy_build("cupy-cuda102"), FrameworkBuild::Cuda { version: Some("10.2".into()) });
         assert_eq!(cupy_build("cupy-rocm-5-0"), FrameworkBuild::Rocm { version: Some("5.0".into()) });
         assert_eq!(cupy_build("cupy"), FrameworkBuild::Unknown);
+    }
+
+    #[test]
+    fn onnxruntime_builds_from_providers() {
+        // get_available_providers() of the PyPI `onnxruntime` 1.20.1 wheel, run here.
+        assert_eq!(onnxruntime_build(&["AzureExecutionProvider", "CPUExecutionProvider"]), Some(FrameworkBuild::Cpu));
+        assert_eq!(onnxruntime_build(&["CPUExecutionProvider"]), Some(FrameworkBuild::Cpu));
+        let cuda = Some(FrameworkBuild::Cuda { version: None });
+        assert_eq!(
+            onnxruntime_build(&["TensorrtExecutionProvider", "CUDAExecutionProvider", "CPUExecutionProvider"]),
+            cuda
+        );
+        assert_eq!(
+            onnxruntime_build(&["ROCMExecutionProvider", "CPUExecutionProvider"]),
+            Some(FrameworkBuild::Rocm { version: None })
+        );
+        assert_eq!(onnxruntime_build(&["DmlExecutionProvider", "CPUExecutionProvider"]), None);
+        assert_eq!(onnxruntime_build::<&str>(&[]), None);
+    }
+
+    #[test]
+    fn paddle_builds_from_names() {
+        assert_eq!(paddle_build("paddlepaddle"), Some(FrameworkBuild::Cpu));
+        assert_eq!(paddle_build("paddlepaddle-gpu"), Some(FrameworkBuild::Cuda { version: None }));
+        assert_eq!(paddle_build("paddleocr"), None);
     }
 }

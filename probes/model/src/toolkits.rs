@@ -101,6 +101,10 @@ pub enum ToolkitKind {
     /// "CUDA runtime version"): an nvcc ran there, but where and how it was installed is not known.
     /// Its `root` is `(pasted)`.
     Pasted,
+    /// NVIDIA's CUDA container image named in pasted text (`nvidia/cuda:10.0-base`): the toolkit
+    /// of its tag's CUDA version under `/usr/local/cuda` inside the image (with nvcc only in the
+    /// `devel` flavours). Its `root` names the image.
+    ContainerImage,
     /// A value this version of gpu-doctor does not know, read from a report written by a newer one.
     #[serde(other)]
     Unknown,

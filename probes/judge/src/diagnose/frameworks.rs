@@ -2,8 +2,9 @@
 
 use super::context::describe_framework;
 use super::{Ctx, Rule, fix};
+use gpu_doctor_kb::families;
 use gpu_doctor_model::{Category, Finding, Probed, Severity};
-use gpu_doctor_model::{Framework, FrameworkBuild, OsFamily, PythonEnv};
+use gpu_doctor_model::{Change, Framework, FrameworkBuild, InstallFlag, OsFamily, PythonEnv};
 
 pub(super) const CPU_ONLY: Rule = Rule {
     id: "framework.cpu_only_build",
@@ -11,8 +12,18 @@ pub(super) const CPU_ONLY: Rule = Rule {
     severity: Severity::Error,
     trigger: "A CPU-only build of PyTorch, TensorFlow or JAX (`+cpu`, `tensorflow-cpu`, jax without a CUDA plugin) is \
               installed on a machine with an NVIDIA GPU; or, in pasted text without a GPU list, a CPU build of torch \
-              whose `torch.cuda.is_available()` answered False.",
-    source: "PyTorch install matrix (https://pytorch.org/get-started/locally/); TensorFlow pip guide; JAX installation docs",
+              whose `torch.cuda.is_available()` answered False. ONNX Runtime whose available execution providers are \
+              the CPU package's (`onnxruntime`: CPU and Azure, no `CUDAExecutionProvider`), printed or named by its \
+              warning about a requested provider, or the `onnxruntime` package installed beside `onnxruntime-gpu` \
+              (both install the one `onnxruntime` module), with an NVIDIA GPU or no GPU list. PaddlePaddle's CPU \
+              package `paddlepaddle` on a machine with an NVIDIA GPU, or its CPU build's own message that a GPU was \
+              asked of it. ollama whose runner list (`Dynamic LLM libraries`) holds only CPU runners, with an NVIDIA \
+              GPU or no GPU list.",
+    source: "PyTorch install matrix (https://pytorch.org/get-started/locally/); TensorFlow pip guide; JAX installation \
+             docs; microsoft/onnxruntime:onnxruntime/python/onnxruntime_inference_collection.py@v1.20.1#L115-L117 and \
+             get_available_providers() of the onnxruntime 1.20.1 wheel (PyPI); \
+             PaddlePaddle/Paddle:paddle/fluid/pybind/place.cc@6201f6370bbdb0e53bc0662d328e4db11e587e59 (CUDAPlace in \
+             the CPU build); ollama/ollama:runners/common.go@0cf9c373 (Refresh: the runner list it logs)",
 };
 
 pub(super) const TF_WINDOWS: Rule = Rule {
@@ -28,6 +39,9 @@ pub(super) const TF_WINDOWS: Rule = Rule {
 pub(super) const RULES: &[Rule] = &[CPU_ONLY, TF_WINDOWS];
 
 pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    onnxruntime(cx, out);
+    paddle(cx, out);
+    ollama(cx, out);
     if !cx.has_nvidia_gpu() && matches!(cx.s.gpus, Probed::Unknown { .. }) {
         // Pasted text without a GPU list: a CPU build whose `torch.cuda.is_available()` was asked
         // and answered False is why it was False, whatever GPU the machine has.
@@ -169,4 +183,150 @@ fn jax_plugins(cx: &Ctx<'_>) -> String {
     let mut names: Vec<&str> = cx.kb.jax.plugin.iter().map(|p| p.package.as_str()).collect();
     names.sort_unstable();
     names.join(" or ")
+}
+
+/// ONNX Runtime without its CUDA provider where a GPU is there or was wanted: the providers it
+/// lists are the CPU package's (printed by `get_available_providers()` or named in its warning
+/// about a requested provider; the deep probe reads the same list), or the CPU package
+/// `onnxruntime` sits beside `onnxruntime-gpu`. Both packages install the one `onnxruntime`
+/// module, so whichever was installed last wins; `onnxruntime` alone on a GPU machine, with no sign
+/// that CUDA was asked of it, is often a dependency that needs no GPU and is left alone.
+fn onnxruntime(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    if !cx.has_nvidia_gpu() && !matches!(cx.s.gpus, Probed::Unknown { .. }) {
+        return;
+    }
+    for env in cx.envs() {
+        let deep = env.deep.as_ref().and_then(|d| d.value()).and_then(|d| d.onnxruntime.as_ref());
+        let providers = deep.and_then(|o| o.providers.as_deref());
+        let build = providers.and_then(families::onnxruntime_build);
+        let cpu = env.frameworks.iter().find(|f| f.name == "onnxruntime");
+        let gpu_pkg = env.frameworks.iter().find(|f| f.name == "onnxruntime-gpu");
+        let listed_cpu = build == Some(FrameworkBuild::Cpu);
+        let shadowed = build.is_none() && cpu.is_some() && gpu_pkg.is_some();
+        if !listed_cpu && !shadowed {
+            continue;
+        }
+        let mut evidence: Vec<String> = cpu.into_iter().chain(gpu_pkg).map(|f| describe_framework(env, f)).collect();
+        if let Some(list) = providers {
+            evidence.push(format!("onnxruntime's available execution providers: {}", list.join(", ")));
+        }
+        if let Some(g) = cx.gpus.first() {
+            evidence.push(g.describe());
+        }
+        let version = deep.and_then(|o| o.version.as_deref()).or(cpu.map(|f| f.version.as_str()));
+        let title = match (version, gpu_pkg) {
+            (_, Some(g)) => format!(
+                "onnxruntime (the CPU-only package) in {} shadows onnxruntime-gpu {}: it has no CUDAExecutionProvider",
+                env.name, g.version
+            ),
+            (Some(v), None) => {
+                format!("onnxruntime {v} in {} is the CPU-only package: it has no CUDAExecutionProvider", env.name)
+            }
+            (None, None) => {
+                format!("ONNX Runtime in {} is the CPU-only package: it has no CUDAExecutionProvider", env.name)
+            }
+        };
+        let remove: Vec<String> = ["onnxruntime", "onnxruntime-gpu"]
+            .into_iter()
+            .filter(|n| n == &"onnxruntime" || gpu_pkg.is_some())
+            .map(str::to_owned)
+            .collect();
+        let plan = fix::change(
+            Some(env),
+            "onnxruntime-gpu alone provides the onnxruntime module, with its CUDAExecutionProvider",
+            vec![Change::Uninstall { packages: remove }, fix::install(&[InstallFlag::Reinstall], ["onnxruntime-gpu"])],
+        );
+        out.push(
+            CPU_ONLY
+                .finding(
+                    title,
+                    "The `onnxruntime` package on PyPI is built for the CPU only (its providers are CPUExecutionProvider \
+                     and AzureExecutionProvider); the CUDA build is the `onnxruntime-gpu` package. Both install the same \
+                     `onnxruntime` module, so with both installed the one installed last is imported. A session that \
+                     asks for CUDAExecutionProvider gets a warning and runs on the CPU.",
+                    evidence,
+                    None,
+                )
+                .with_plan(plan),
+        );
+    }
+}
+
+/// PaddlePaddle's CPU package (`paddlepaddle`) on a machine with an NVIDIA GPU, or its CPU build's
+/// own message that CUDAPlace was asked of it (`paddle.cpu_version_installed`), GPU list or not.
+fn paddle(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let said = cx.s.messages.iter().find(|m| m.id == "paddle.cpu_version_installed");
+    let no_list = matches!(cx.s.gpus, Probed::Unknown { .. });
+    if !(cx.has_nvidia_gpu() || (no_list && said.is_some())) {
+        return;
+    }
+    let mut named = false;
+    for env in cx.envs() {
+        for fw in env.frameworks.iter().filter(|f| f.name == "paddlepaddle" && f.build == FrameworkBuild::Cpu) {
+            named = true;
+            let mut evidence = vec![describe_framework(env, fw)];
+            evidence.extend(cx.gpus.first().map(|g| g.describe()));
+            out.push(paddle_finding(Some(env), &format!("paddlepaddle {} in {}", fw.version, env.name), evidence));
+        }
+    }
+    if said.is_some() && !named {
+        // The message's line is cited by the category's own evidence.
+        out.push(paddle_finding(cx.envs().first(), "The installed PaddlePaddle", Vec::new()));
+    }
+}
+
+/// The finding with its fix: a change of the environment's packages where the paste gave one,
+/// else the words (a planner changes packages only in a known environment).
+fn paddle_finding(env: Option<&PythonEnv>, what: &str, evidence: Vec<String>) -> Finding {
+    let words = "Replace the CPU build with the CUDA one: pip uninstall paddlepaddle, then pip install paddlepaddle-gpu \
+                 (PaddlePaddle's own advice in that message).";
+    let finding = CPU_ONLY.finding(
+        format!("{what} is the CPU-only build"),
+        "The `paddlepaddle` package is PaddlePaddle's CPU build; its CUDA build is `paddlepaddle-gpu`. Asked for a GPU \
+         (CUDAPlace), the CPU build prints \"Cannot use GPU because you have installed CPU version PaddlePaddle\" and \
+         exits.",
+        evidence,
+        env.is_none().then(|| words.to_owned()),
+    );
+    match env {
+        Some(env) => finding.with_plan(fix::change(
+            Some(env),
+            "paddlepaddle-gpu, PaddlePaddle's CUDA build, in place of the CPU build",
+            vec![
+                Change::Uninstall { packages: vec!["paddlepaddle".to_owned()] },
+                fix::install(&[], ["paddlepaddle-gpu"]),
+            ],
+        )),
+        None => finding,
+    }
+}
+
+/// ollama built without GPU runners: its `Dynamic LLM libraries` list holds only `cpu` runners
+/// (a source build without the CUDA toolkit, or one made for the CPU), with an NVIDIA GPU or no
+/// GPU list (ollama logs the list whatever the machine).
+fn ollama(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    if !(cx.has_nvidia_gpu() || matches!(cx.s.gpus, Probed::Unknown { .. })) {
+        return;
+    }
+    for env in cx.envs() {
+        for fw in env.frameworks.iter().filter(|f| f.name == "ollama" && f.build == FrameworkBuild::Cpu) {
+            let mut evidence = vec![format!("ollama {}: its runner list holds only CPU runners", fw.version)];
+            evidence.extend(cx.gpus.first().map(|g| g.describe()));
+            out.push(
+                CPU_ONLY.finding(
+                    format!("ollama {} was built without GPU runners", fw.version),
+                    "ollama logs the runners it has at start (\"Dynamic LLM libraries\"); with only `cpu` ones it runs \
+                 every model on the CPU. A build from source gets its CUDA runner only where the CUDA toolkit was \
+                 found when it was built; the release builds ship it.",
+                    evidence,
+                    Some(
+                        "Install ollama's release build (https://ollama.com/download: on Linux `curl -fsSL \
+                     https://ollama.com/install.sh | sh`), or rebuild from source with the CUDA toolkit installed \
+                     (nvcc on PATH) so the cuda runner is built."
+                            .to_owned(),
+                    ),
+                ),
+            );
+        }
+    }
 }

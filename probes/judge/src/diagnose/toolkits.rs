@@ -5,7 +5,7 @@ use super::context::{build_cuda, cudnn_version_text, describe_framework, parent_
 use super::{Ctx, Rule, fix};
 use gpu_doctor_kb::{RuntimeVerdict, families};
 use gpu_doctor_model::{Category, Change, CudaVersion, Finding, InstallFlag, PlanTarget, Severity};
-use gpu_doctor_model::{OsFamily, Pick, PythonEnv, ToolkitInstall, Toolkits};
+use gpu_doctor_model::{OsFamily, Pick, PythonEnv, ToolkitInstall, ToolkitKind, Toolkits};
 
 pub(super) const CONFLICT: Rule = Rule {
     id: "toolkits.names_disagree",
@@ -33,10 +33,14 @@ pub(super) const HARMLESS: Rule = Rule {
     id: "toolkits.versions_explained",
     category: Category::ToolkitVsFrameworkMismatchHarmless,
     severity: Severity::Info,
-    trigger: "nvcc's version differs from a framework's CUDA build or from the driver's \"CUDA Version\": prebuilt \
-              wheels bring their own runtime, so this only matters when compiling extensions.",
+    trigger: "nvcc's version differs from a framework's CUDA build (its package's tag, or `torch.version.cuda` as \
+              printed) or from the driver's \"CUDA Version\": prebuilt wheels bring their own runtime, so this only \
+              matters when compiling extensions. Without an nvcc: an NVIDIA CUDA container image (`nvidia/cuda:X.Y-…`) \
+              older than the driver's \"CUDA Version\", which nvidia-smi in the container shows from the host's driver.",
     source: "Reference §2 \"Which CUDA version is which\" (CUDA driver/runtime API version management; PyTorch \
-             cpp_extension refuses a different major and warns on a minor)",
+             cpp_extension refuses a different major and warns on a minor); \
+             https://nvidia.github.io/container-wiki/toolkit/container-images.html (the image's flavours; the host \
+             needs only the driver)",
 };
 
 pub(super) const PTXAS_ON_PATH: Rule = Rule {
@@ -137,8 +141,8 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let t = cx.s.toolkits.value();
     if let Some(t) = t {
         conflict(cx, t, out);
-        explain(cx, t, out);
     }
+    explain(cx, t, out);
     stale_paths(cx, t.map(|t| t.installs.as_slice()).unwrap_or_default(), out);
     ldd_shadows(cx, out);
     ptxas_on_path(cx, out);
@@ -397,8 +401,51 @@ fn build_toolkit(t: &Toolkits) -> Option<(&'static str, &ToolkitInstall, CudaVer
     })
 }
 
-fn explain(cx: &Ctx<'_>, t: &Toolkits, out: &mut Vec<Finding>) {
-    let Some((name, nvcc, version)) = build_toolkit(t) else { return };
+/// One framework's CUDA build, as the explanation names it.
+struct Built {
+    /// `torch 2.3.1+cu121 (CUDA 12.1 build) in pasted`, or `torch.version.cuda 9.0.176 in pasted`.
+    evidence: String,
+    name: String,
+    version: String,
+    cuda: CudaVersion,
+    /// Only the major is known (`cupy-cuda12x`).
+    major_only: bool,
+}
+
+/// The CUDA builds of every environment's frameworks (JAX left out: its plugins pin their own
+/// CUDA wheels), and torch's `torch.version.cuda` where no torch of a known CUDA build is listed
+/// (a paste that printed only that).
+fn framework_builds(cx: &Ctx<'_>) -> Vec<Built> {
+    let mut out = Vec::new();
+    for env in cx.envs() {
+        for fw in env.frameworks.iter().filter(|f| f.name != "jax") {
+            if let Some((cuda, major_only)) = build_cuda(fw) {
+                let (name, version) = (fw.name.clone(), fw.version.clone());
+                out.push(Built { evidence: describe_framework(env, fw), name, version, cuda, major_only });
+            }
+        }
+        let torch_known = env.frameworks.iter().any(|f| f.name == "torch" && build_cuda(f).is_some());
+        if !torch_known
+            && let Some(cuda) = env.deep_torch().and_then(|t| t.cuda.as_deref())
+            && let Ok(v) = cuda.parse::<CudaVersion>()
+        {
+            out.push(Built {
+                evidence: format!("torch.version.cuda {cuda} in {}", env.name),
+                name: "torch".to_owned(),
+                version: format!("(torch.version.cuda {cuda})"),
+                cuda: v.major_minor(),
+                major_only: false,
+            });
+        }
+    }
+    out
+}
+
+fn explain(cx: &Ctx<'_>, t: Option<&Toolkits>, out: &mut Vec<Finding>) {
+    let Some((name, nvcc, version)) = t.and_then(build_toolkit) else {
+        explain_without_nvcc(cx, t, out);
+        return;
+    };
     let mut evidence = vec![format!("nvcc {version} ({name} → {})", nvcc.root)];
     let mut detail = vec![format!(
         "nvcc {version} is the compiler a build would use. Prebuilt wheels (PyTorch, JAX, CuPy, TensorFlow) bring \
@@ -406,13 +453,13 @@ fn explain(cx: &Ctx<'_>, t: &Toolkits, out: &mut Vec<Finding>) {
          when compiling CUDA code or extensions."
     )];
     let mut plan = None;
-    for (env, fw) in cx.frameworks().filter(|(_, f)| f.name != "jax") {
-        let Some((build, major_only)) = build_cuda(fw) else { continue };
+    for fw in framework_builds(cx) {
+        let (build, major_only) = (fw.cuda, fw.major_only);
         let differs = if major_only { build.major != version.major } else { build.major_minor() != version };
         if !differs {
             continue;
         }
-        evidence.push(describe_framework(env, fw));
+        evidence.push(fw.evidence.clone());
         if build.major != version.major && fw.name == "torch" {
             detail.push(format!(
                 "Building a PyTorch extension against {} {} with this nvcc will fail: torch.utils.cpp_extension \
@@ -420,7 +467,7 @@ fn explain(cx: &Ctx<'_>, t: &Toolkits, out: &mut Vec<Finding>) {
                  warns.",
                 fw.name, fw.version, version.major, build.major
             ));
-            match cuda_home_for(cx, t, build) {
+            match t.and_then(|t| cuda_home_for(cx, t, build)) {
                 Some(target) => plan = Some(target),
                 None => detail.push(format!(
                     "No CUDA {} toolkit is planned for it: the driver supports CUDA {} at most, so what it builds \
@@ -487,4 +534,36 @@ fn cuda_home_for(cx: &Ctx<'_>, t: &Toolkits, build: CudaVersion) -> Option<PlanT
             fix::change(None, goal, vec![install, fix::set_var("CUDA_HOME", &root)])
         }
     })
+}
+
+/// Without an nvcc: an NVIDIA CUDA container image whose CUDA is older than the driver's "CUDA
+/// Version" (nvidia-smi inside the container shows the host's driver, which the NVIDIA Container
+/// Toolkit mounts in); one newer than the driver is the driver's finding, not a harmless one.
+fn explain_without_nvcc(cx: &Ctx<'_>, t: Option<&Toolkits>, out: &mut Vec<Finding>) {
+    let Some(driver) = cx.driver.cuda.map(CudaVersion::major_minor) else { return };
+    let images: Vec<(&ToolkitInstall, CudaVersion)> = t
+        .map(|t| t.installs.as_slice())
+        .unwrap_or_default()
+        .iter()
+        .filter(|i| i.kind == ToolkitKind::ContainerImage)
+        .filter_map(|i| Some((i, i.version?.major_minor())))
+        .filter(|(_, v)| *v < driver)
+        .collect();
+    let Some((first, version)) = images.first() else { return };
+    let mut evidence =
+        vec![cx.driver.evidence.clone().unwrap_or_else(|| format!("driver supports CUDA up to {driver}"))];
+    evidence.extend(images.iter().map(|(i, v)| format!("{}: CUDA {v}", i.root)));
+    let detail = format!(
+        "nvidia-smi's \"CUDA Version: {driver}\" is the newest CUDA the driver supports, not an installed toolkit. \
+         Inside a container nvidia-smi is the host driver's (the NVIDIA Container Toolkit mounts the host's driver \
+         libraries and nvidia-smi in), so it shows the host's level; the image's own CUDA {version} ({}) is what \
+         programs in it use, and it runs because the driver supports CUDA up to {driver}.",
+        first.root
+    );
+    out.push(HARMLESS.finding(
+        "nvidia-smi in the container shows the host driver's CUDA level, not the image's CUDA, which is normal",
+        detail,
+        evidence,
+        None,
+    ));
 }

@@ -35,6 +35,7 @@ const MAX_CDI_DEVICES: usize = 1024;
 pub(super) const CDI_LIST_SOURCE: &str = "nvidia-ctk cdi list (pasted)";
 
 pub(super) fn read(lines: &[String], facts: &mut Facts) {
+    cuda_images(lines, facts);
     let mut c = ContainerSupport::default();
     let mut seen = false;
     if let Some(at) = lines.iter().position(|l| l.trim_start().starts_with("Server Version:")) {
@@ -93,6 +94,57 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
         }
     }
     facts.containers = Some(c);
+}
+
+/// The most NVIDIA CUDA images read from one paste.
+const MAX_IMAGES: usize = 8;
+
+/// NVIDIA's CUDA container image on a line (`docker run … nvidia/cuda:10.0-base nvidia-smi`, a
+/// `FROM nvidia/cuda:12.4.1-cudnn-devel-ubuntu22.04` line, `nvcr.io/nvidia/cuda:…`): its tag's
+/// CUDA version and whether it is a `devel` flavour (the one with nvcc). Tags are
+/// `<version>[-cudnnN]-<base|runtime|devel>[-<os>]`; `base` has the CUDA runtime, `runtime` adds
+/// the libraries, `devel` the compiler (https://nvidia.github.io/container-wiki/toolkit/container-images.html,
+/// "CUDA images come in three flavors"; tags as hub.docker.com/r/nvidia/cuda lists them).
+pub(super) fn cuda_image(line: &str) -> Option<(String, gpu_doctor_model::CudaVersion, bool)> {
+    let at = line.find("nvidia/cuda:")?;
+    let tag: String = line
+        .get(at + "nvidia/cuda:".len()..)?
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'))
+        .take(64)
+        .collect();
+    let version: String = tag.chars().take_while(|c| c.is_ascii_digit() || *c == '.').collect();
+    if !version.contains('.') {
+        return None;
+    }
+    let v = version.trim_end_matches('.').parse().ok()?;
+    let devel = tag.split('-').any(|w| w == "devel");
+    Some((format!("nvidia/cuda:{tag} (container image)"), v, devel))
+}
+
+/// Each NVIDIA CUDA image named in the text, as a toolkit of kind `ContainerImage`.
+fn cuda_images(lines: &[String], facts: &mut Facts) {
+    let mut found = 0;
+    for line in lines {
+        let Some((root, version, devel)) = cuda_image(line) else { continue };
+        if facts.toolkits.iter().any(|t| t.root == root) {
+            continue;
+        }
+        facts.toolkits.push(gpu_doctor_model::ToolkitInstall {
+            root,
+            kind: gpu_doctor_model::ToolkitKind::ContainerImage,
+            version: Some(version),
+            version_source: None,
+            nvcc: devel.then(|| "/usr/local/cuda/bin/nvcc".to_owned()),
+            lib_dirs: Vec::new(),
+            aliases: Vec::new(),
+            python_env: None,
+        });
+        found += 1;
+        if found >= MAX_IMAGES {
+            return;
+        }
+    }
 }
 
 /// `kubectl describe node` (or the lines of it a `grep` kept, or `kubectl get node -o yaml`'s
@@ -181,6 +233,30 @@ fn cdi_device(line: &str) -> Option<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// NVIDIA's CUDA image tags in the forms its pages and Dockerfiles write them: the container
+    /// toolkit's install guide's sample workload (`nvidia/cuda:11.0.3-base-ubuntu20.04`), a devel
+    /// image with cuDNN, an NGC path, and the old short tags.
+    #[test]
+    fn cuda_images_give_their_cuda_and_flavour() {
+        let v = |line: &str| cuda_image(line).map(|(root, v, devel)| (root, v.to_string(), devel));
+        assert_eq!(
+            v("sudo docker run --rm --gpus all nvidia/cuda:11.0.3-base-ubuntu20.04 nvidia-smi"),
+            Some(("nvidia/cuda:11.0.3-base-ubuntu20.04 (container image)".into(), "11.0.3".into(), false))
+        );
+        assert_eq!(
+            v("FROM nvidia/cuda:12.4.1-cudnn-devel-ubuntu22.04 AS build").map(|x| (x.1, x.2)),
+            Some(("12.4.1".into(), true))
+        );
+        assert_eq!(v("image: nvcr.io/nvidia/cuda:12.8.0-runtime-ubuntu24.04").map(|x| x.1), Some("12.8.0".into()));
+        assert_eq!(v("docker pull nvidia/cuda:9.0-cudnn7-devel").map(|x| (x.1, x.2)), Some(("9.0".into(), true)));
+        for not in
+            ["nvidia/cuda:latest", "nvidia/cuda:", "nvidia/cuda:12-base", "nvidia/cudagl:11.0-base", "nvidia/cuda"]
+        {
+            assert_eq!(v(not), None, "{not}");
+        }
+        assert!(cuda_image(&format!("nvidia/cuda:{}", "1.".repeat(100_000))).is_none());
+    }
 
     #[test]
     fn cdi_device_lines_and_their_markdown_form() {

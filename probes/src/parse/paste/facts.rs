@@ -42,6 +42,8 @@ pub(super) struct Facts {
     pub deep_sources: Vec<&'static str>,
     /// `jax.devices` listed CUDA devices.
     pub jax_cuda_devices: bool,
+    /// The build ollama's runner list says (`msg="Dynamic LLM libraries" runners=[cpu]`).
+    pub ollama_build: Option<gpu_doctor_model::FrameworkBuild>,
     pub python_version: Option<String>,
     pub os: Option<OsFamily>,
     pub arch: Option<String>,
@@ -261,6 +263,7 @@ impl Facts {
         let formats: Vec<String> = self.formats.iter().map(|(_, f)| (*f).to_owned()).collect();
         let mut snap = Snapshot::unknown(formats);
         self.settle_picks();
+        self.ort_providers_from_messages();
         let facts_from_messages = gpus::facts_from_messages(&self.messages);
         self.gpu_facts.extend(facts_from_messages);
 
@@ -290,6 +293,7 @@ impl Facts {
             tf_info: self.tf_build_info.as_ref(),
             tf_version: self.deep.tensorflow.as_ref().and_then(|t| t.version.as_deref()),
             jax_cuda_devices: self.jax_cuda_devices,
+            ollama_build: self.ollama_build.as_ref(),
             complete: self.complete_package_list,
             windows: self.os == Some(OsFamily::Windows),
             torch_cuda_available: self.deep.torch.as_ref().and_then(|t| t.cuda_available) == Some(true),
@@ -359,6 +363,31 @@ impl Facts {
         snap.messages = self.messages;
         snap.notes = self.notes;
         snap
+    }
+}
+
+impl Facts {
+    /// ONNX Runtime's available providers as its warning about a requested one lists them
+    /// (`ort.provider_not_available`), where no printed list gave them.
+    fn ort_providers_from_messages(&mut self) {
+        if self.deep.onnxruntime.as_ref().is_some_and(|o| o.providers.is_some()) {
+            return;
+        }
+        let Some(available) = self
+            .messages
+            .iter()
+            .filter(|m| m.id == "ort.provider_not_available")
+            .find_map(|m| m.values.get("available"))
+        else {
+            return;
+        };
+        let list: Vec<String> =
+            available.split(',').map(str::trim).filter(|p| !p.is_empty()).map(str::to_owned).collect();
+        if list.is_empty() {
+            return;
+        }
+        self.deep.onnxruntime.get_or_insert_with(gpu_doctor_model::DeepOnnxruntime::default).providers = Some(list);
+        self.deep_from("onnxruntime's warning");
     }
 }
 

@@ -26,6 +26,8 @@ pub(super) struct Hints<'a> {
     pub tf_version: Option<&'a str>,
     /// `jax.devices` listed CUDA devices.
     pub jax_cuda_devices: bool,
+    /// The build ollama's runner list says.
+    pub ollama_build: Option<&'a FrameworkBuild>,
     /// A whole package list was pasted, so a missing package is not installed.
     pub complete: bool,
     /// The text says the machine runs Windows, where PyPI's `torch` wheels are CPU builds.
@@ -137,6 +139,10 @@ fn framework(
         FrameworkBuild::Cuda { version: None }
     } else if name == "onnxruntime" {
         FrameworkBuild::Cpu
+    } else if let Some(build) = families::paddle_build(name) {
+        build
+    } else if name == "ollama" {
+        hints.ollama_build.cloned().unwrap_or(FrameworkBuild::Unknown)
     } else {
         from_conda.or(from_tag).unwrap_or(FrameworkBuild::Unknown)
     };

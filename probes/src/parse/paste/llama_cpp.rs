@@ -11,6 +11,7 @@ use regex::Regex;
 
 use super::facts::Facts;
 use super::gpus::GpuFact;
+use super::pkg::Pkg;
 use gpu_doctor_model::{ComputeCapability, CudaVersion};
 
 const LLAMA_CPP: &str = "llama.cpp device list";
@@ -33,11 +34,55 @@ fn ollama_value<'a>(line: &'a str, key: &str) -> Option<&'a str> {
     }
 }
 
+const OLLAMA_RUNNERS: &str = "ollama runner list";
+
+/// The runners of ollama's `Dynamic LLM libraries` line: `runners=[cpu]`, `runners="[cpu cpu_avx
+/// cuda_v12]"`, or the older `msg="Dynamic LLM libraries [cpu_avx2 cuda_v11 cpu]"`. ollama logs it
+/// from the runner folders it has (ollama/ollama runners/common.go@0cf9c373, `Refresh`:
+/// `slog.Info("Dynamic LLM libraries", "runners", runners)`), named `<library>[_<variant>]`:
+/// `cpu`, `cpu_avx2`, `cuda_v12`, `rocm`, `metal`.
+pub(super) fn ollama_runners(line: &str) -> Option<Vec<&str>> {
+    let at = line.find("Dynamic LLM libraries")?;
+    let rest = line.get(at..)?;
+    let open = rest.find('[')?;
+    let list = rest.get(open + 1..)?;
+    let list = list.get(..list.find(']')?)?;
+    let runners: Vec<&str> =
+        list.split([' ', ',']).map(|r| r.trim_matches(['"', '\''])).filter(|r| !r.is_empty()).collect();
+    let named = runners.iter().all(|r| r.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'));
+    (named && !runners.is_empty()).then_some(runners)
+}
+
+/// `(version 0.5.4-11-g023e4bc)` of ollama's `Listening on` line.
+fn ollama_version(line: &str) -> Option<&str> {
+    let rest = line.get(line.find("msg=\"Listening on ")?..)?;
+    let v = rest.get(rest.find("(version ")? + "(version ".len()..)?;
+    v.get(..v.find(')')?).filter(|v| v.starts_with(|c: char| c.is_ascii_digit()))
+}
+
 /// Reads llama.cpp's device lines and ollama's `inference compute` lines.
 pub(super) fn read(lines: &[String], facts: &mut Facts) {
     let mut in_list = false;
+    let mut version = None;
     for (i, line) in lines.iter().enumerate() {
         let t = line.trim();
+        version = version.or_else(|| ollama_version(t));
+        if facts.ollama_build.is_none()
+            && let Some(runners) = ollama_runners(t)
+        {
+            let library = |r: &&str| r.split('_').next().unwrap_or(r).to_owned();
+            let build = if runners.iter().all(|r| library(r) == "cpu") {
+                Some(gpu_doctor_model::FrameworkBuild::Cpu)
+            } else if runners.iter().any(|r| library(r) == "cuda") {
+                Some(gpu_doctor_model::FrameworkBuild::Cuda { version: None })
+            } else {
+                None
+            };
+            if let Some(build) = build {
+                facts.saw(i, OLLAMA_RUNNERS);
+                facts.ollama_build = Some(build);
+            }
+        }
         if (t.starts_with("ggml_cuda_init: found") || t.starts_with("ggml_init_cublas: found"))
             && t.contains("CUDA devices")
         {
@@ -72,11 +117,45 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
             facts.driver(None, cuda, OLLAMA);
         }
     }
+    if facts.ollama_build.is_some() {
+        let version = version.unwrap_or("(version not shown)").to_owned();
+        facts.package(Pkg { name: "ollama".to_owned(), version, conda_build: None, source: OLLAMA_RUNNERS });
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every spelling of the runner list in public logs: slog's quoted and bare values, and the
+    /// older form with the list in the message.
+    #[test]
+    fn ollama_runner_lists() {
+        assert_eq!(
+            ollama_runners(r#"msg="Dynamic LLM libraries" runners="[cpu cpu_avx cuda_v12]""#),
+            Some(vec!["cpu", "cpu_avx", "cuda_v12"])
+        );
+        assert_eq!(ollama_runners(r#"msg="Dynamic LLM libraries" runners=[metal]"#), Some(vec!["metal"]));
+        assert_eq!(
+            ollama_runners(
+                r#"source=payload_common.go:139 msg="Dynamic LLM libraries [rocm_v60000 cpu_avx2 cuda_v11 cpu cpu_avx]""#
+            ),
+            Some(vec!["rocm_v60000", "cpu_avx2", "cuda_v11", "cpu", "cpu_avx"])
+        );
+        for not in [
+            r#"msg="Dynamic LLM libraries" libdirs=ollama,cuda_v12"#,
+            "Dynamic LLM libraries [",
+            "Dynamic LLM libraries []",
+            "[cpu] Dynamic LLM libraries",
+        ] {
+            assert_eq!(ollama_runners(not), None, "{not}");
+        }
+        assert_eq!(
+            ollama_version(r#"msg="Listening on 127.0.0.1:11434 (version 0.5.4-11-g023e4bc)""#),
+            Some("0.5.4-11-g023e4bc")
+        );
+        assert_eq!(ollama_runners(&format!("Dynamic LLM libraries [{}", "cpu ".repeat(100_000))), None);
+    }
 
     fn read_text(text: &str) -> Facts {
         Facts::read_by(read, text)

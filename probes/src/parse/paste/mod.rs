@@ -5,7 +5,7 @@
 //! `--query-gpu` CSV, `-L` or `--version`; `nvidia-smi topo -m`, `topo -p2p` and `nvlink -s`;
 //! `nvidia-container-cli info`, `docker info` and `nvidia-ctk cdi list`;
 //! `nvcc --version`; `pip list`, `pip freeze`, `conda list`; PyTorch's REPL and `python -c` prints;
-//! `jax.print_environment_info()`; llama.cpp's and ollama's device lines; gpustat and nvtop lines;
+//! `jax.print_environment_info()`; ONNX Runtime's `get_available_providers()`; llama.cpp's and ollama's device lines; gpustat and nvtop lines;
 //! `ptxas --version`;
 //! TensorFlow's build info, version, device list and device log lines; `lspci -k`/`-vv` blocks and
 //! kernel log lines (nouveau, a refused unsigned module, the PCIe bandwidth an NVIDIA GPU was found limited to); `env`, `export`, `echo $PATH`,
@@ -32,6 +32,7 @@ mod loader;
 mod lspci;
 mod messages;
 mod monitors;
+mod onnxruntime;
 mod packages;
 mod pkg;
 mod ptxas;
@@ -92,6 +93,7 @@ pub const READERS: &[&str] = &[
     "monitors",
     "ptxas",
     "containers",
+    "onnxruntime",
     "topology",
 ];
 
@@ -133,7 +135,7 @@ pub fn read_pasted_without(text: &str, kb: &Kb, off: &[&str]) -> Result<Snapshot
     }
     let mut facts = facts::Facts::default();
     facts.notes = notes;
-    let readers: [(&str, &Reader<'_>); 16] = [
+    let readers: [(&str, &Reader<'_>); 17] = [
         ("collect_env", &|f| collect_env::read(&lines, f)),
         ("python_prints", &|f| python_prints::read(&lines, f)),
         ("smi", &|f| smi::read(&lines, &joined, f)),
@@ -150,6 +152,7 @@ pub fn read_pasted_without(text: &str, kb: &Kb, off: &[&str]) -> Result<Snapshot
         ("monitors", &|f| monitors::read(&lines, f)),
         ("ptxas", &|f| ptxas::read(&lines, f)),
         ("containers", &|f| containers::read(&lines, f)),
+        ("onnxruntime", &|f| onnxruntime::read(&lines, f)),
     ];
     for (name, read) in readers {
         if on(name) {
@@ -189,7 +192,8 @@ const READS: &str = "collect_env, nvidia-smi (table, -q, -q -x, CSV, -L or --ver
                      nvlink -s, nvidia-container-cli info, docker info, nvidia-ctk cdi list, \
                      nvcc --version, pip list / pip freeze / \
                      conda list, PyTorch's printed torch.__version__ or is_available(), \
-                     jax.print_environment_info(), TensorFlow's build info or device lines, lspci -k / -vv, \
+                     jax.print_environment_info(), ONNX Runtime's get_available_providers(), \
+                     TensorFlow's build info or device lines, lspci -k / -vv, \
                      kernel log lines, env / echo $PATH / which -a nvcc / ls -l /usr/local/cuda*, ldconfig -p, \
                      `Label: value` lines (PyTorch version:, Driver Version:, GPU:), \
                      a known CUDA, framework or kernel error message, or a gpu-doctor report";

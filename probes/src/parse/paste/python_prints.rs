@@ -105,8 +105,37 @@ fn next_line(lines: &[String], i: usize) -> Option<(usize, &str)> {
     lines.iter().enumerate().skip(i + 1).find(|(_, l)| !value(l).is_empty()).map(|(j, l)| (j, l.as_str()))
 }
 
+/// The value written after `question` on the same line, as people report a print's answer in
+/// prose or a comment: `torch.__version__  = 2.3.1+cu121`, `my torch.version.cuda is 9.0.176,`,
+/// `` `nvcc --version`: 11.8 ``. After the question come closing quotes or backticks, then `=`,
+/// `==`, `:`, `->` or `is`, then the value (quotes, backticks and a trailing `,` `.` `;` stripped).
+/// `None` without such a separator (`print(torch.cuda.is_available()) return false` is code).
+pub(super) fn answer_after<'a>(line: &'a str, question: &str) -> Option<&'a str> {
+    let at = line.find(question)? + question.len();
+    let rest = line.get(at..)?.trim_start_matches(['`', '"', '\'']).trim_start();
+    let rest = ["==", "=", ":", "->", "is "].iter().find_map(|sep| rest.strip_prefix(sep))?;
+    let word = rest.split_whitespace().next()?;
+    let word = word.trim_matches(['`', '"', '\'']).trim_end_matches([',', '.', ';', ':', ')']);
+    let word = word.trim_matches(['`', '"', '\'']);
+    (!word.is_empty()).then_some(word)
+}
+
+/// Answers written on the question's own line (see [`answer_after`]): true when one was read.
+fn answer_same_line(line: &str, asked: &[Ask], torch: &mut DeepTorch) -> bool {
+    let mut read = false;
+    for (text, ask) in ASKS.iter().filter(|(_, a)| asked.contains(a)) {
+        if let Some(v) = answer_after(line, text) {
+            read |= answer(torch, *ask, v);
+        }
+    }
+    read
+}
+
 /// Answers the questions on line `i` from the lines after it; the index of the last line used.
 fn answer_line(lines: &[String], i: usize, asked: &[Ask], torch: &mut DeepTorch) -> Option<usize> {
+    if answer_same_line(&lines[i], asked, torch) {
+        return Some(i);
+    }
     let (first_at, first) = next_line(lines, i)?;
     let words: Vec<&str> = value(first).split_whitespace().collect();
     if asked.len() > 1 && words.len() == asked.len() {
@@ -232,6 +261,27 @@ mod tests {
         assert!(read_lines(">>> torch.cuda.is_available()\nTraceback (most recent call last):\n").deep.torch.is_none());
         assert!(read_lines("print(torch.cuda.is_available()) return false\n").deep.torch.is_none());
         assert!(read_lines(">>> torch.__version__\n").deep.torch.is_none(), "cut after the question");
+    }
+
+    /// Answers people write beside the question. flash-attention#825 is a corpus case's thread; these
+    /// lines are from other public text (found with the code search; a README's "Verified here: torch
+    /// 2.7.1+cu126, torch.version.cuda = 12.6." and a script comment's "If nvidia-smi shows CUDA 12.0
+    /// but torch.version.cuda is 11.3:"), and a markdown post's backticks.
+    #[test]
+    fn answers_on_the_questions_line_are_read() {
+        let f = read_lines("wheel. Verified here: torch 2.7.1+cu126, torch.version.cuda = 12.6.\n");
+        assert_eq!(torch(&f).cuda.as_deref(), Some("12.6"));
+        let f = read_lines("# If nvidia-smi shows CUDA 12.0 but torch.version.cuda is 11.3:\n");
+        assert_eq!(torch(&f).cuda.as_deref(), Some("11.3"));
+        let f = read_lines("`torch.__version__` is `2.1.0+cpu`, and `torch.cuda.is_available()` -> False.\n");
+        assert_eq!(torch(&f).version.as_deref(), Some("2.1.0+cpu"));
+        assert_eq!(torch(&f).cuda_available, Some(false));
+        // Code, an f-string and a question without its answer's form stay unread.
+        assert!(read_lines("print(torch.cuda.is_available()) return false\n").deep.torch.is_none());
+        assert!(read_lines("print(f\"torch.__version__ = {torch.__version__}\")\n").deep.torch.is_none());
+        assert!(read_lines("torch.__version__ is wrong\n").deep.torch.is_none());
+        assert_eq!(answer_after("x torch.__version__ =", "torch.__version__"), None);
+        assert!(read_lines(&"torch.__version__ = ".repeat(50_000)).deep.torch.is_none());
     }
 
     #[test]

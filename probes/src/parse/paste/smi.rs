@@ -46,6 +46,15 @@ pub(super) fn read(lines: &[String], text: &str, facts: &mut Facts) {
             facts.saw(i, "nvcc --version");
             facts.nvcc_toolkit(v);
         }
+        // nvcc's answer reported on its command's line: `my nvcc --version is 10.0`, `nvcc -V: 11.8`.
+        if let Some(v) = ["nvcc --version", "nvcc -V"]
+            .iter()
+            .find_map(|q| super::python_prints::answer_after(line, q))
+            .and_then(|v| v.parse::<gpu_doctor_model::CudaVersion>().ok())
+        {
+            facts.saw(i, "nvcc --version");
+            facts.nvcc_toolkit(v);
+        }
     }
 }
 

@@ -31,6 +31,7 @@ struct Dist {
 /// True for the distributions the fast tier reports.
 pub(crate) fn is_interesting(name: &str) -> bool {
     matches!(name, "torch" | "jax" | "jaxlib" | "onnxruntime" | "onnxruntime-gpu")
+        || families::paddle_build(name).is_some()
         || families::is_tensorflow(name)
         || name.starts_with("nvidia-")
         || families::is_cupy(name)
@@ -146,6 +147,8 @@ fn build(host: &dyn Host, dists: &BTreeMap<String, Dist>, trace: &mut Trace) -> 
             FrameworkBuild::Cuda { version: cuda }
         } else if name == "onnxruntime" {
             FrameworkBuild::Cpu
+        } else if let Some(build) = families::paddle_build(name) {
+            build
         } else {
             from_tag.unwrap_or(FrameworkBuild::Unknown)
         };

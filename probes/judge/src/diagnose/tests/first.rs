@@ -442,3 +442,109 @@ fn a_driver_too_old_for_an_unknown_torch_gets_the_newest_line_that_runs_there() 
     known.0.messages.push(message());
     assert!(!known.ids().contains(&"observed.torch.driver_too_old".to_owned()), "{:?}", known.ids());
 }
+
+/// ONNX Runtime's own words: its warning about a requested provider lists the build's providers,
+/// and the CPU package's list (CPU and Azure, from its 1.20.1 wheel run) is a CPU-only build, with a
+/// GPU or without a GPU list; a list with CUDAExecutionProvider is not.
+#[test]
+fn onnxruntime_without_its_cuda_provider_is_a_cpu_only_build() {
+    let kb = gpu_doctor_kb::Kb::get().unwrap();
+    let ids = |text: &str| -> Vec<String> {
+        let snap = gpu_doctor_probes::parse::paste::read_pasted(text, kb).unwrap();
+        crate::diagnose::diagnose(&snap, kb).into_iter().map(|f| f.id).collect()
+    };
+    // The onnxruntime 1.20.1 wheel from PyPI, run: a session asked for CUDA.
+    let warned = "/tmp/site/onnxruntime/capi/onnxruntime_inference_collection.py:115: UserWarning: Specified provider \
+                  'CUDAExecutionProvider' is not in available provider names.Available providers: \
+                  'AzureExecutionProvider, CPUExecutionProvider'\n";
+    assert_eq!(ids(warned), ["framework.cpu_only_build"]);
+    let printed = ">>> onnxruntime.get_available_providers()\n['AzureExecutionProvider', 'CPUExecutionProvider']\n";
+    assert_eq!(ids(printed), ["framework.cpu_only_build"]);
+    // The GPU package's list: nothing to say.
+    let gpu = ">>> onnxruntime.get_available_providers()\n['TensorrtExecutionProvider', 'CUDAExecutionProvider', \
+               'CPUExecutionProvider']\n";
+    assert!(ids(gpu).is_empty());
+}
+
+#[test]
+fn onnxruntime_beside_onnxruntime_gpu_shadows_it_and_the_fix_keeps_the_gpu_package() {
+    let both = rtx4090()
+        .driver("570.26", "12.8")
+        .framework("onnxruntime", "1.20.1", Some(gpu_doctor_model::FrameworkBuild::Cpu))
+        .framework("onnxruntime-gpu", "1.20.1", Some(gpu_doctor_model::FrameworkBuild::Cuda { version: None }));
+    assert_eq!(both.ids(), ["framework.cpu_only_build"]);
+    let changes = both.changes("framework.cpu_only_build");
+    assert!(
+        changes.contains(&gpu_doctor_model::Change::Uninstall {
+            packages: vec!["onnxruntime".into(), "onnxruntime-gpu".into()]
+        }),
+        "{changes:?}"
+    );
+    assert!(format!("{changes:?}").contains("onnxruntime-gpu\"], flags: [Reinstall]"), "{changes:?}");
+    // The CPU package alone, nothing said of CUDA: a dependency that may need no GPU.
+    let alone = rtx4090().driver("570.26", "12.8").framework(
+        "onnxruntime",
+        "1.20.1",
+        Some(gpu_doctor_model::FrameworkBuild::Cpu),
+    );
+    assert!(alone.ids().is_empty());
+    // No NVIDIA GPU on this machine: not this rule's business.
+    let no_gpu = Machine::linux()
+        .framework("onnxruntime", "1.20.1", Some(gpu_doctor_model::FrameworkBuild::Cpu))
+        .framework("onnxruntime-gpu", "1.20.1", Some(gpu_doctor_model::FrameworkBuild::Cuda { version: None }));
+    assert!(!no_gpu.ids().contains(&"framework.cpu_only_build".to_owned()));
+}
+
+/// PaddlePaddle's CPU build: its own message (place.cc's text) with no GPU list, or the CPU
+/// package `paddlepaddle` on a machine with an NVIDIA GPU; the GPU package is no finding.
+#[test]
+fn paddlepaddles_cpu_build_is_named_from_its_message_or_its_package() {
+    let kb = gpu_doctor_kb::Kb::get().unwrap();
+    let ids = |text: &str| -> Vec<String> {
+        let snap = gpu_doctor_probes::parse::paste::read_pasted(text, kb).unwrap();
+        crate::diagnose::diagnose(&snap, kb).into_iter().map(|f| f.id).collect()
+    };
+    assert_eq!(
+        ids("Cannot use GPU because you have installed CPU version PaddlePaddle.\n"),
+        ["framework.cpu_only_build"]
+    );
+    let cpu = rtx4090().driver("570.26", "12.8").framework(
+        "paddlepaddle",
+        "2.6.2",
+        Some(gpu_doctor_model::FrameworkBuild::Cpu),
+    );
+    assert_eq!(cpu.ids(), ["framework.cpu_only_build"]);
+    let changes = cpu.changes("framework.cpu_only_build");
+    assert!(
+        changes.contains(&gpu_doctor_model::Change::Uninstall { packages: vec!["paddlepaddle".into()] }),
+        "{changes:?}"
+    );
+    let gpu = rtx4090().driver("570.26", "12.8").framework(
+        "paddlepaddle-gpu",
+        "2.6.2",
+        Some(gpu_doctor_model::FrameworkBuild::Cuda { version: None }),
+    );
+    assert!(gpu.ids().is_empty());
+    let no_gpu = Machine::linux().framework("paddlepaddle", "2.6.2", Some(gpu_doctor_model::FrameworkBuild::Cpu));
+    assert!(!no_gpu.ids().contains(&"framework.cpu_only_build".to_owned()));
+}
+
+/// ollama's runner list (runners/common.go's `Dynamic LLM libraries` line) with only CPU runners is a
+/// build without GPU runners; the release build's list, with cuda runners, is not. The lines are from
+/// public logs other than the corpus case's thread (a Colab notebook's and a Docker guide's).
+#[test]
+fn ollama_with_only_cpu_runners_is_a_cpu_only_build() {
+    let kb = gpu_doctor_kb::Kb::get().unwrap();
+    let ids = |text: &str| -> Vec<String> {
+        let snap = gpu_doctor_probes::parse::paste::read_pasted(text, kb).unwrap();
+        crate::diagnose::diagnose(&snap, kb).into_iter().map(|f| f.id).collect()
+    };
+    let cpu = "time=2026-06-04T15:23:45.234Z level=INFO source=common.go:149 msg=\"Dynamic LLM libraries\" \
+               runners=\"[cpu cpu_avx cpu_avx2]\"\n";
+    assert!(ids(cpu).contains(&"framework.cpu_only_build".to_owned()), "{:?}", ids(cpu));
+    let release = "time=2024-12-02T02:20:21.360Z level=INFO source=common.go:49 msg=\"Dynamic LLM libraries\" \
+                   runners=\"[cpu cpu_avx cpu_avx2 cuda_v11 cuda_v12]\"\n";
+    assert!(!ids(release).contains(&"framework.cpu_only_build".to_owned()));
+    let metal = "time=2024-11-21T00:52:25.492+07:00 level=INFO source=common.go:49 msg=\"Dynamic LLM libraries\" runners=[metal]\n";
+    assert!(!ids(metal).contains(&"framework.cpu_only_build".to_owned()));
+}

@@ -271,3 +271,30 @@ fn an_old_ptxas_xla_runs_is_the_one_on_path_before_the_wheel() {
     // The library XLA links (not a program found on PATH) is another matter: only the message's own finding.
     assert_eq!(xla_says("nvJitLink", "12.5").ids(), ids(&["observed.xla.ptxas_miscompiles_clamping"]));
 }
+
+/// Pasted text: NVIDIA's CUDA image run with nvidia-smi (the container toolkit install guide's
+/// sample workload `nvidia/cuda:11.0.3-base-ubuntu20.04`) on a host driver of a newer CUDA level:
+/// nvidia-smi shows the host's level, the image runs its own, older CUDA. An image newer than the
+/// driver is not this note; nor is one without a driver level.
+#[test]
+fn a_cuda_images_older_cuda_under_a_newer_driver_is_explained() {
+    let kb = gpu_doctor_kb::Kb::get().unwrap();
+    let ids = |text: &str| -> Vec<String> {
+        let snap = gpu_doctor_probes::parse::paste::read_pasted(text, kb).unwrap();
+        crate::diagnose::diagnose(&snap, kb).into_iter().map(|f| f.id).collect()
+    };
+    let smi = |cuda: &str| {
+        format!(
+            "$ sudo docker run --rm --gpus all nvidia/cuda:11.0.3-base-ubuntu20.04 nvidia-smi\n\
+             +-----------------------------------------------------------------------------+\n\
+             | NVIDIA-SMI 525.60.13    Driver Version: 525.60.13    CUDA Version: {cuda}     |\n\
+             |-------------------------------+----------------------+----------------------+\n"
+        )
+    };
+    assert!(ids(&smi("12.0")).contains(&"toolkits.versions_explained".to_owned()), "{:?}", ids(&smi("12.0")));
+    assert!(!ids(&smi("11.0")).contains(&"toolkits.versions_explained".to_owned()));
+    assert!(
+        !ids("docker run --gpus all nvidia/cuda:11.0.3-base-ubuntu20.04 nvidia-smi\n")
+            .contains(&"toolkits.versions_explained".to_owned())
+    );
+}

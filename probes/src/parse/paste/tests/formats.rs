@@ -362,3 +362,16 @@ fn a_labelled_driver_version_is_the_driver() {
         assert!(unrecognised(line), "{line}");
     }
 }
+
+/// nvcc's version reported on its command's line, in prose or a comment (the corpus's
+/// pytorch_scatter#45 says "my nvcc --version is 10.0"; these are other spellings of the family).
+#[test]
+fn nvcc_version_said_on_its_commands_line() {
+    for (text, want) in [("`nvcc -V`: 11.8", "11.8"), ("and nvcc --version = 12.1.105 here", "12.1.105")] {
+        let s = read(text);
+        let tk = s.toolkits.value().expect(text);
+        assert_eq!(tk.installs[0].version.unwrap().to_string(), want, "{text}");
+    }
+    assert!(read("nvcc --version: command not found").toolkits.value().is_none());
+    assert!(read("run nvcc --version and paste it").toolkits.value().is_none());
+}

@@ -371,6 +371,20 @@ const CASES: &[Case] = &[
         &[],
     ),
     (
+        // The onnxruntime 1.20.1 wheel from PyPI, run here: an InferenceSession asked for CUDA.
+        "ort.provider_not_available",
+        "/tmp/site/onnxruntime/capi/onnxruntime_inference_collection.py:115: UserWarning: Specified provider 'CUDAExecutionProvider' is not in available provider names.Available providers: 'AzureExecutionProvider, CPUExecutionProvider'",
+        &[("provider", "CUDAExecutionProvider"), ("available", "AzureExecutionProvider, CPUExecutionProvider")],
+        &[],
+    ),
+    (
+        // The text of place.cc's Sprintf (PaddlePaddle's CPU build; glog puts its own prefix before it).
+        "paddle.cpu_version_installed",
+        "Cannot use GPU because you have installed CPU version PaddlePaddle.",
+        &[],
+        &[],
+    ),
+    (
         "cudnn.zlib_dll_not_found",
         "Could not locate zlibwapi.dll. Please make sure it is in your library path!",
         &[],
