@@ -517,11 +517,11 @@ fn a_readers_cited_threads_are_read_from_urls_and_short_references() {
     assert!(cited.contains(&thread_of("https://github.com/microsoft/WSL/pull/3847")), "{cited:?}");
     assert!(cited.contains(&thread_of("https://github.com/chelsea0x3b/cudarc/issues/255")), "{cited:?}");
     assert_eq!(cited.len(), 3, "{cited:?}");
-    // The readers' own sources: the WSL reader was written from microsoft/WSL#3847, so it is left out
-    // for that thread's case, and no reader for a thread none cites.
+    // The readers' own sources: the llama.cpp reader was written from ollama/ollama#1834 among others,
+    // so it is left out for that thread's case, and no reader for a thread none cites.
     let readers = reader_threads();
     assert_eq!(readers.len(), READERS.len());
-    assert!(readers_from(&thread_of("https://github.com/microsoft/WSL/issues/3847"), &readers).contains(&"wsl"));
+    assert!(readers_from(&thread_of("https://github.com/ollama/ollama/pull/1834"), &readers).contains(&"llama_cpp"));
     assert!(readers_from("https://example.org/none", &readers).is_empty());
 }
 

@@ -389,12 +389,18 @@ mod tests {
     /// WSL named without a number is WSL, its version not shown (0); a path or the WSL app's version
     /// line is not. Samples: Docker's get-docker.sh run inside WSL2 prints `WSL DETECTED:`;
     /// rapidsai/jupyterlab-nvdashboard#74 "to track WSL (Windows Subsystem for Linux)"; a Chinese CUDA on
-    /// WSL install note, "非 wsl 上安装的版本" (lowercase, between spaces).
+    /// WSL install note, "the version not installed on wsl" in Chinese (lowercase, between spaces; written
+    /// with escapes, as the window's fonts have no CJK glyphs and every character in the sources is drawn).
     #[test]
     fn wsl_named_without_a_number_is_wsl_of_unknown_version() {
         assert_eq!(version("WSL DETECTED: We recommend using Docker Desktop for Windows.\n"), Some((0, None)));
         assert_eq!(version("Opening this issue to track WSL (Windows Subsystem for Linux).\n"), Some((0, None)));
-        assert_eq!(version("取决于 Driver Version 对应的版本，非 wsl 上安装的版本，不必理会\n"), Some((0, None)));
+        assert_eq!(
+            version(
+                "\u{53d6}\u{51b3}\u{4e8e} Driver Version \u{5bf9}\u{5e94}\u{7684}\u{7248}\u{672c}\u{ff0c}\u{975e} wsl \u{4e0a}\u{5b89}\u{88c5}\u{7684}\u{7248}\u{672c}\u{ff0c}\u{4e0d}\u{5fc5}\u{7406}\u{4f1a}\n"
+            ),
+            Some((0, None))
+        );
         assert_eq!(version("ls /usr/lib/wsl/lib\n"), None);
         assert_eq!(version("NEWSLETTER wslx\n"), None);
     }
