@@ -1220,6 +1220,28 @@ const CASES: &[Case] = &[
         ],
         &[],
     ),
+    // google-deepmind/alphafold3#68 (verbatim; XLA's extension-less temporary file).
+    (
+        "nvjitlink.ptxas_older_than_ptx",
+        "ptxas exited with non-zero error code 65280, output: ptxas /tmp/tempfile-911e745ba31e-6fcbb92-36855-62725d0d028be, line 5; fatal   : Unsupported .version 8.4; current version is '8.3'",
+        &[
+            ("ptx_file", "/tmp/tempfile-911e745ba31e-6fcbb92-36855-62725d0d028be"),
+            ("ptx_version", "8.4"),
+            ("supported", "8.3"),
+        ],
+        &[],
+    ),
+    // QwenLM/Qwen2.5-Omni#247 (verbatim; Triton on Windows).
+    (
+        "nvjitlink.ptxas_older_than_ptx",
+        r"ptxas C:\Users\ai\AppData\Local\Temp\tmpkoko0xtp.ptx, line 5; fatal   : Unsupported .version 8.8; current version is '8.7'",
+        &[
+            ("ptx_file", r"C:\Users\ai\AppData\Local\Temp\tmpkoko0xtp.ptx"),
+            ("ptx_version", "8.8"),
+            ("supported", "8.7"),
+        ],
+        &[],
+    ),
 ];
 
 /// The shortest of three scans of `lines` by `matcher`.
