@@ -48,13 +48,17 @@ pub(super) const PTXAS_ON_PATH: Rule = Rule {
     category: Category::MultipleToolkitsConflict,
     severity: Severity::Warning,
     trigger: "XLA (JAX, TensorFlow) says it runs a ptxas program older than 12.6.85 (\"Invoking ptxas with version \
-              …, which corresponds to a CUDA version <=12.6.2\"): XLA takes the first ptxas of 11.8 or newer in \
+              …, which corresponds to a CUDA version <=12.6.2\"), or a ptxas from PATH that does not know the GPU \
+              (\"ptxas does not support CC X.Y\" with \"Used ptxas at ptxas\", the bare name XLA gives the one it ran \
+              from PATH, or a path in a CUDA folder on PATH): XLA takes the first ptxas of 11.8 or newer in \
               --xla_gpu_cuda_data_dir, then on PATH, and only then in the pip nvidia-cuda-nvcc wheel, so an older \
               system toolkit on PATH shadows the wheel's.",
     source: "openxla/xla:xla/stream_executor/cuda/subprocess_compilation.cc@827aca0eb2748018b7e803606250f9ea56939ab0 \
              (FindCudaExecutable, FindPtxAsExecutable); openxla/xla:xla/tsl/platform/default/cuda_root_path.cc \
              (PreferPtxasFromPath() is true; ../nvidia/cuda_nvcc is the last root); \
-             openxla/xla:xla/stream_executor/cuda/ptx_compiler_helpers.cc (WarnIfBadPtxasVersion); jax-ml/jax#25718",
+             openxla/xla:xla/stream_executor/cuda/ptx_compiler_helpers.cc (WarnIfBadPtxasVersion); \
+             tensorflow/tensorflow:tensorflow/compiler/xla/stream_executor/gpu/asm_compiler.cc@94fc848da96e1e8009cee8843a6766435d82f463 \
+             (FindCudaExecutable returns the bare `ptxas` it ran from PATH; LogPtxasTooOld); jax-ml/jax#25718",
 };
 
 pub(super) const RULES: &[Rule] = &[CONFLICT, STALE_PATH, HARMLESS, PTXAS_ON_PATH];
@@ -65,14 +69,56 @@ const PTXAS_MESSAGE: &str = "xla.ptxas_miscompiles_clamping";
 /// The first ptxas release of CUDA 12.6.3, the oldest XLA does not warn about (WarnIfBadPtxasVersion).
 const PTXAS_FIXED: &str = "12.6.85";
 
+/// XLA's warning that the ptxas it found does not know the GPU (`assets/compat/errors.toml`).
+const PTXAS_CC_MESSAGE: &str = "xla.ptxas_too_old_for_gpu";
+
+/// What XLA says of the old ptxas it runs: its version (the clamping warning) or the GPU it cannot compile
+/// for (the fallback warning, whose ptxas is the one on PATH when XLA names it by its bare name or from a
+/// CUDA folder on PATH).
+enum OldPtxas {
+    /// `Invoking ptxas with version X`.
+    Version(String),
+    /// `ptxas does not support CC X.Y`, with the path XLA names (`Used ptxas at …`).
+    Gpu { cc: String, path: String },
+}
+
+/// The ptxas XLA says it ran from PATH, older than needed.
+fn old_ptxas_on_path(cx: &Ctx<'_>) -> Option<OldPtxas> {
+    if let Some(m) =
+        cx.s.messages.iter().find(|m| m.id == PTXAS_MESSAGE && m.values.get("method").is_some_and(|v| v == "ptxas"))
+    {
+        return Some(OldPtxas::Version(m.values.get("ptxas_version").map_or("?", String::as_str).to_owned()));
+    }
+    cx.s.messages.iter().filter(|m| m.id == PTXAS_CC_MESSAGE).find_map(|m| {
+        let path = m.values.get("ptxas_path")?;
+        // FindCudaExecutable returns the bare name for the ptxas it ran from PATH; later XLA joins each
+        // PATH folder, so a whole path counts when its folder is a CUDA folder on PATH (not the wheel's).
+        let from_path = path == "ptxas"
+            || path == "ptxas.exe"
+            || (!path.contains("site-packages")
+                && cx.s.env.path_cuda_entries.iter().any(|e| same_dir(e, parent_dir(path))));
+        from_path.then(|| OldPtxas::Gpu { cc: m.values.get("cc").cloned().unwrap_or_default(), path: path.clone() })
+    })
+}
+
 /// XLA runs an old ptxas program: the one first on PATH, ahead of the pip wheel's.
 fn ptxas_on_path(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
-    let Some(m) =
-        cx.s.messages.iter().find(|m| m.id == PTXAS_MESSAGE && m.values.get("method").is_some_and(|v| v == "ptxas"))
-    else {
+    let Some(old) = old_ptxas_on_path(cx) else {
         return;
     };
-    let version = m.values.get("ptxas_version").map_or("?", String::as_str);
+    let (title, which) = match &old {
+        OldPtxas::Version(version) => (
+            format!("XLA compiles with ptxas {version}, an older CUDA toolkit's, not the pip wheel's"),
+            format!("version {version}"),
+        ),
+        OldPtxas::Gpu { cc, path } => (
+            format!(
+                "XLA runs the ptxas on PATH ({path}), whose CUDA toolkit is older than this GPU (compute capability \
+                 {cc}), not the pip wheel's"
+            ),
+            format!("{path}, which cannot compile for compute capability {cc}"),
+        ),
+    };
     // The pasted line itself is cited by `messages::cite`, as for every finding that explains a row.
     let mut evidence = Vec::new();
     // The PATH folders that hold a CUDA toolkit: the ptxas XLA found is in the first of them.
@@ -122,13 +168,14 @@ fn ptxas_on_path(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     out.push(
         PTXAS_ON_PATH
             .finding(
-                format!("XLA compiles with ptxas {version}, an older CUDA toolkit's, not the pip wheel's"),
+                title,
                 format!(
                     "XLA looks for ptxas in --xla_gpu_cuda_data_dir, then in every PATH folder, and only after them in \
                      the pip nvidia-cuda-nvcc wheel that jax[cuda12] and tensorflow[and-cuda] install; it takes the first of 11.8 or newer. \
-                     So a system CUDA toolkit's ptxas on PATH ({version} here) wins over the wheel's. ptxas before \
+                     So a system CUDA toolkit's ptxas on PATH ({which} here) wins over the wheel's. ptxas before \
                      {PTXAS_FIXED} (CUDA 12.6.3) miscompiles some clamping on Hopper and newer GPUs, and an old ptxas \
-                     cannot compile for GPUs newer than it."
+                     cannot compile for GPUs newer than it: XLA then falls back to the driver's JIT, which fails where \
+                     the PTX is newer than the driver (CUDA_ERROR_INVALID_IMAGE)."
                 ),
                 evidence,
                 None,

@@ -272,6 +272,34 @@ fn an_old_ptxas_xla_runs_is_the_one_on_path_before_the_wheel() {
     assert_eq!(xla_says("nvJitLink", "12.5").ids(), ids(&["observed.xla.ptxas_miscompiles_clamping"]));
 }
 
+/// Pasted text from openxla/xla#5932 (an H800 under JAX, 2023): XLA's LogPtxasTooOld warnings name the ptxas it
+/// ran as the bare `ptxas`, which FindCudaExecutable returns only for the one it ran from PATH
+/// (asm_compiler.cc@94fc848): a system toolkit's ptxas on PATH, older than the GPU, ahead of the wheel's. A
+/// ptxas XLA names by a path outside PATH (the wheel's, --xla_gpu_cuda_data_dir's) is not this finding; a path
+/// in a CUDA folder on PATH is.
+#[test]
+fn xla_falling_back_from_the_ptxas_on_path_names_the_path_shadowing_the_wheel() {
+    let kb = gpu_doctor_kb::Kb::get().unwrap();
+    let ids = |text: &str| -> Vec<String> {
+        let snap = gpu_doctor_probes::parse::paste::read_pasted(text, kb).unwrap();
+        crate::diagnose::diagnose(&snap, kb).into_iter().map(|f| f.id).collect()
+    };
+    let log = |used: &str| {
+        format!(
+            "2023-09-26 23:49:25.317379: W external/xla/xla/stream_executor/gpu/asm_compiler.cc:231] Falling back to \
+             the CUDA driver for PTX compilation; ptxas does not support CC 9.0\n\
+             2023-09-26 23:49:25.317412: W external/xla/xla/stream_executor/gpu/asm_compiler.cc:234] Used ptxas at {used}\n"
+        )
+    };
+    assert!(ids(&log("ptxas")).contains(&PTXAS.to_owned()), "{:?}", ids(&log("ptxas")));
+    let wheel = log("/venv/lib/python3.11/site-packages/nvidia/cuda_nvcc/bin/ptxas");
+    assert!(!ids(&wheel).contains(&PTXAS.to_owned()), "{:?}", ids(&wheel));
+    let data_dir = log("/opt/cuda-12.1/bin/ptxas");
+    assert!(!ids(&data_dir).contains(&PTXAS.to_owned()), "{:?}", ids(&data_dir));
+    let on_path = format!("PATH=/usr/local/cuda-12.1/bin:/usr/bin\n{}", log("/usr/local/cuda-12.1/bin/ptxas"));
+    assert!(ids(&on_path).contains(&PTXAS.to_owned()), "{:?}", ids(&on_path));
+}
+
 /// Pasted text: NVIDIA's CUDA image run with nvidia-smi (the container toolkit install guide's
 /// sample workload `nvidia/cuda:11.0.3-base-ubuntu20.04`) on a host driver of a newer CUDA level:
 /// nvidia-smi shows the host's level, the image runs its own, older CUDA. An image newer than the

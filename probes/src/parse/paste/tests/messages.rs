@@ -1220,6 +1220,20 @@ const CASES: &[Case] = &[
         ],
         &[],
     ),
+    // openxla/xla#5932 (verbatim, the two lines LogPtxasTooOld writes; `ptxas` alone: the one on PATH).
+    (
+        "xla.ptxas_too_old_for_gpu",
+        "2023-09-26 23:49:25.317379: W external/xla/xla/stream_executor/gpu/asm_compiler.cc:231] Falling back to the CUDA driver for PTX compilation; ptxas does not support CC 9.0\n2023-09-26 23:49:25.317412: W external/xla/xla/stream_executor/gpu/asm_compiler.cc:234] Used ptxas at ptxas",
+        &[("cc", "9.0"), ("ptxas_path", "ptxas")],
+        &[],
+    ),
+    // (format) the first line alone, as a paste cut after it.
+    (
+        "xla.ptxas_too_old_for_gpu",
+        "W subprocess_compilation.cc:238] Falling back to the CUDA driver for PTX compilation; ptxas does not support CC 10.3",
+        &[("cc", "10.3")],
+        &[],
+    ),
     // google-deepmind/alphafold3#68 (verbatim; XLA's extension-less temporary file).
     (
         "nvjitlink.ptxas_older_than_ptx",
