@@ -24,9 +24,15 @@ pub(super) const STALE_PATH: Rule = Rule {
     trigger: "An LD_LIBRARY_PATH folder holds CUDA libraries (toolkit or cuDNN) of another CUDA major than the pip \
               nvidia-* wheels of an environment, which the loader searches before the wheels' own folders; or a \
               pasted `ldd` of a wheel's library shows one of NVIDIA's CUDA libraries taken from an LD_LIBRARY_PATH \
-              folder outside the wheels (any version: an older minor lacks the symbols the wheels call).",
+              folder outside the wheels (any version: an older minor lacks the symbols the wheels call); or JAX's CUDA \
+              plugin cannot load cuSPARSE (\"The cuSPARSE library was not found\", \"Unable to load cuSPARSE\"), \
+              which it checks after the other CUDA libraries loaded: the wheel's libcusparse needs a libnvJitLink of \
+              its release and the loader takes LD_LIBRARY_PATH's first.",
     source: "ld.so(8) (LD_LIBRARY_PATH is searched before DT_RUNPATH); pytorch/pytorch#91067, #103832 and #141063 (system CUDA \
-             libraries shadowing the pip wheels)",
+             libraries shadowing the pip wheels); jax-ml/jax:jax_plugins/cuda/__init__.py@00070f859b90d28ac350a25a31410badd8778d02 \
+             (_load_nvidia_libraries, _check_cuda_versions: cuSPARSE last, raise_on_first_error); \
+             openxla/xla:xla/tsl/cuda/cusparse_stub.cc@80c095fc2f5ba8b1e8c8b7df79c0be532416dd69; jax-ml/jax#28929 (nvJitLink \
+             from LD_LIBRARY_PATH's CUDA 12.1)",
 };
 
 pub(super) const HARMLESS: Rule = Rule {
@@ -193,6 +199,70 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     stale_paths(cx, t.map(|t| t.installs.as_slice()).unwrap_or_default(), out);
     ldd_shadows(cx, out);
     ptxas_on_path(cx, out);
+    cusparse_not_loaded(cx, out);
+}
+
+/// JAX's CUDA plugin could not load cuSPARSE. Its version check stops at the first component it cannot load
+/// and checks cuSPARSE last (after the CUDA runtime, cuDNN, cuFFT, cuPTI and cuBLAS), so those loaded: the
+/// libraries are there. The plugin loads the wheel's libcusparse.so.12 by path; that library needs
+/// libnvJitLink.so.12 of its own release, which the loader looks for in LD_LIBRARY_PATH before the wheel's
+/// folder, so a system CUDA toolkit there (or an older nvidia-nvjitlink wheel) makes the load fail.
+fn cusparse_not_loaded(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    if out.iter().any(|f| f.id == STALE_PATH.id) {
+        return;
+    }
+    let said = cx.s.messages.iter().any(|m| {
+        m.id == "xla.cusparse_not_loaded"
+            || (m.id == "jax.cuda_component_not_loadable" && m.values.get("component").is_some_and(|c| c == "cuSPARSE"))
+    });
+    if !said {
+        return;
+    }
+    let system: Vec<&str> =
+        cx.s.env.ld_library_path.iter().filter(|d| !d.contains("site-packages")).map(String::as_str).collect();
+    let mut evidence = Vec::new();
+    if !system.is_empty() {
+        evidence.push(format!("LD_LIBRARY_PATH: {}", system.join(":")));
+    }
+    for env in cx.envs() {
+        let wheels: Vec<String> = env
+            .cuda_wheels
+            .iter()
+            .filter(|w| w.name.starts_with("nvidia-cusparse") || w.name.starts_with("nvidia-nvjitlink"))
+            .map(|w| format!("{} {}", w.name, w.version))
+            .collect();
+        if !wheels.is_empty() {
+            evidence.push(format!("{}: {}", env.name, wheels.join(", ")));
+        }
+    }
+    out.push(
+        STALE_PATH
+            .finding(
+                "JAX cannot load cuSPARSE: its libnvJitLink is most likely taken from LD_LIBRARY_PATH, not the pip \
+                 wheels"
+                    .to_owned(),
+                "JAX's CUDA plugin checks the CUDA runtime, cuDNN, cuFFT, cuPTI and cuBLAS before cuSPARSE and stops at \
+                 the first it cannot load, so the others loaded. The pip wheel's libcusparse.so.12 needs \
+                 libnvJitLink.so.12 of its own CUDA release; the loader searches LD_LIBRARY_PATH before the wheel's \
+                 folder, so an older system CUDA toolkit there (or an nvidia-nvjitlink wheel older than \
+                 nvidia-cusparse) makes libcusparse fail to load, and JAX falls back to the CPU."
+                    .to_owned(),
+                evidence,
+                None,
+            )
+            .with_plan(fix::change(
+                None,
+                "the pip wheels' own libnvJitLink for cuSPARSE".to_owned(),
+                vec![
+                    fix::ld_library_path_without(cx, &system, None),
+                    Change::Manual {
+                        text: "If LD_LIBRARY_PATH holds no CUDA folder: `pip install -U nvidia-nvjitlink-cu12` to the \
+                               release of nvidia-cusparse-cu12 (`pip list | grep nvidia` shows both)."
+                            .to_owned(),
+                    },
+                ],
+            )),
+    );
 }
 
 /// Pasted `ldd` of a pip wheel's library (under site-packages) shows one of NVIDIA's CUDA libraries taken from

@@ -1234,6 +1234,13 @@ const CASES: &[Case] = &[
         &[("cc", "10.3")],
         &[],
     ),
+    // (format) jaxlib's versions_helpers.cc status around the cuSPARSE stub's GetErrorString (cusparse_stub.cc).
+    (
+        "xla.cusparse_not_loaded",
+        "RuntimeError: jaxlib/cuda/versions_helpers.cc:81: operation cusparseGetProperty(MAJOR_VERSION, &major) failed: The cuSPARSE library was not found.",
+        &[],
+        &[],
+    ),
     // google-deepmind/alphafold3#68 (verbatim; XLA's extension-less temporary file).
     (
         "nvjitlink.ptxas_older_than_ptx",
