@@ -292,6 +292,13 @@ fn xla_falling_back_from_the_ptxas_on_path_names_the_path_shadowing_the_wheel() 
         )
     };
     assert!(ids(&log("ptxas")).contains(&PTXAS.to_owned()), "{:?}", ids(&log("ptxas")));
+    // The driver's JIT, XLA's fallback, then fails on the PTX: that line is this finding's, not a missing build.
+    let fallback = format!(
+        "{}2023-09-26 23:49:25.424902: E external/xla/xla/stream_executor/cuda/cuda_driver.cc:864] failed to load PTX \
+         text as a module: CUDA_ERROR_INVALID_IMAGE: device kernel image is invalid\n",
+        log("ptxas")
+    );
+    assert_eq!(ids(&fallback), [PTXAS.to_owned()]);
     let wheel = log("/venv/lib/python3.11/site-packages/nvidia/cuda_nvcc/bin/ptxas");
     assert!(!ids(&wheel).contains(&PTXAS.to_owned()), "{:?}", ids(&wheel));
     let data_dir = log("/opt/cuda-12.1/bin/ptxas");
