@@ -24,9 +24,15 @@ pub(super) const STALE_PATH: Rule = Rule {
     trigger: "An LD_LIBRARY_PATH folder holds CUDA libraries (toolkit or cuDNN) of another CUDA major than the pip \
               nvidia-* wheels of an environment, which the loader searches before the wheels' own folders; or a \
               pasted `ldd` of a wheel's library shows one of NVIDIA's CUDA libraries taken from an LD_LIBRARY_PATH \
-              folder outside the wheels (any version: an older minor lacks the symbols the wheels call).",
+              folder outside the wheels (any version: an older minor lacks the symbols the wheels call); or JAX's CUDA \
+              plugin cannot load cuSPARSE (\"The cuSPARSE library was not found\", \"Unable to load cuSPARSE\"), \
+              which it checks after the other CUDA libraries loaded: the wheel's libcusparse needs a libnvJitLink of \
+              its release and the loader takes LD_LIBRARY_PATH's first.",
     source: "ld.so(8) (LD_LIBRARY_PATH is searched before DT_RUNPATH); pytorch/pytorch#91067, #103832 and #141063 (system CUDA \
-             libraries shadowing the pip wheels)",
+             libraries shadowing the pip wheels); jax-ml/jax:jax_plugins/cuda/__init__.py@00070f859b90d28ac350a25a31410badd8778d02 \
+             (_load_nvidia_libraries, _check_cuda_versions: cuSPARSE last, raise_on_first_error); \
+             openxla/xla:xla/tsl/cuda/cusparse_stub.cc@80c095fc2f5ba8b1e8c8b7df79c0be532416dd69; jax-ml/jax#28929 (nvJitLink \
+             from LD_LIBRARY_PATH's CUDA 12.1)",
 };
 
 pub(super) const HARMLESS: Rule = Rule {
@@ -48,13 +54,17 @@ pub(super) const PTXAS_ON_PATH: Rule = Rule {
     category: Category::MultipleToolkitsConflict,
     severity: Severity::Warning,
     trigger: "XLA (JAX, TensorFlow) says it runs a ptxas program older than 12.6.85 (\"Invoking ptxas with version \
-              …, which corresponds to a CUDA version <=12.6.2\"): XLA takes the first ptxas of 11.8 or newer in \
+              …, which corresponds to a CUDA version <=12.6.2\"), or a ptxas from PATH that does not know the GPU \
+              (\"ptxas does not support CC X.Y\" with \"Used ptxas at ptxas\", the bare name XLA gives the one it ran \
+              from PATH, or a path in a CUDA folder on PATH): XLA takes the first ptxas of 11.8 or newer in \
               --xla_gpu_cuda_data_dir, then on PATH, and only then in the pip nvidia-cuda-nvcc wheel, so an older \
               system toolkit on PATH shadows the wheel's.",
     source: "openxla/xla:xla/stream_executor/cuda/subprocess_compilation.cc@827aca0eb2748018b7e803606250f9ea56939ab0 \
              (FindCudaExecutable, FindPtxAsExecutable); openxla/xla:xla/tsl/platform/default/cuda_root_path.cc \
              (PreferPtxasFromPath() is true; ../nvidia/cuda_nvcc is the last root); \
-             openxla/xla:xla/stream_executor/cuda/ptx_compiler_helpers.cc (WarnIfBadPtxasVersion); jax-ml/jax#25718",
+             openxla/xla:xla/stream_executor/cuda/ptx_compiler_helpers.cc (WarnIfBadPtxasVersion); \
+             tensorflow/tensorflow:tensorflow/compiler/xla/stream_executor/gpu/asm_compiler.cc@94fc848da96e1e8009cee8843a6766435d82f463 \
+             (FindCudaExecutable returns the bare `ptxas` it ran from PATH; LogPtxasTooOld); jax-ml/jax#25718",
 };
 
 pub(super) const RULES: &[Rule] = &[CONFLICT, STALE_PATH, HARMLESS, PTXAS_ON_PATH];
@@ -65,14 +75,56 @@ const PTXAS_MESSAGE: &str = "xla.ptxas_miscompiles_clamping";
 /// The first ptxas release of CUDA 12.6.3, the oldest XLA does not warn about (WarnIfBadPtxasVersion).
 const PTXAS_FIXED: &str = "12.6.85";
 
+/// XLA's warning that the ptxas it found does not know the GPU (`assets/compat/errors.toml`).
+const PTXAS_CC_MESSAGE: &str = "xla.ptxas_too_old_for_gpu";
+
+/// What XLA says of the old ptxas it runs: its version (the clamping warning) or the GPU it cannot compile
+/// for (the fallback warning, whose ptxas is the one on PATH when XLA names it by its bare name or from a
+/// CUDA folder on PATH).
+enum OldPtxas {
+    /// `Invoking ptxas with version X`.
+    Version(String),
+    /// `ptxas does not support CC X.Y`, with the path XLA names (`Used ptxas at …`).
+    Gpu { cc: String, path: String },
+}
+
+/// The ptxas XLA says it ran from PATH, older than needed.
+fn old_ptxas_on_path(cx: &Ctx<'_>) -> Option<OldPtxas> {
+    if let Some(m) =
+        cx.s.messages.iter().find(|m| m.id == PTXAS_MESSAGE && m.values.get("method").is_some_and(|v| v == "ptxas"))
+    {
+        return Some(OldPtxas::Version(m.values.get("ptxas_version").map_or("?", String::as_str).to_owned()));
+    }
+    cx.s.messages.iter().filter(|m| m.id == PTXAS_CC_MESSAGE).find_map(|m| {
+        let path = m.values.get("ptxas_path")?;
+        // FindCudaExecutable returns the bare name for the ptxas it ran from PATH; later XLA joins each
+        // PATH folder, so a whole path counts when its folder is a CUDA folder on PATH (not the wheel's).
+        let from_path = path == "ptxas"
+            || path == "ptxas.exe"
+            || (!path.contains("site-packages")
+                && cx.s.env.path_cuda_entries.iter().any(|e| same_dir(e, parent_dir(path))));
+        from_path.then(|| OldPtxas::Gpu { cc: m.values.get("cc").cloned().unwrap_or_default(), path: path.clone() })
+    })
+}
+
 /// XLA runs an old ptxas program: the one first on PATH, ahead of the pip wheel's.
 fn ptxas_on_path(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
-    let Some(m) =
-        cx.s.messages.iter().find(|m| m.id == PTXAS_MESSAGE && m.values.get("method").is_some_and(|v| v == "ptxas"))
-    else {
+    let Some(old) = old_ptxas_on_path(cx) else {
         return;
     };
-    let version = m.values.get("ptxas_version").map_or("?", String::as_str);
+    let (title, which) = match &old {
+        OldPtxas::Version(version) => (
+            format!("XLA compiles with ptxas {version}, an older CUDA toolkit's, not the pip wheel's"),
+            format!("version {version}"),
+        ),
+        OldPtxas::Gpu { cc, path } => (
+            format!(
+                "XLA runs the ptxas on PATH ({path}), whose CUDA toolkit is older than this GPU (compute capability \
+                 {cc}), not the pip wheel's"
+            ),
+            format!("{path}, which cannot compile for compute capability {cc}"),
+        ),
+    };
     // The pasted line itself is cited by `messages::cite`, as for every finding that explains a row.
     let mut evidence = Vec::new();
     // The PATH folders that hold a CUDA toolkit: the ptxas XLA found is in the first of them.
@@ -122,13 +174,14 @@ fn ptxas_on_path(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     out.push(
         PTXAS_ON_PATH
             .finding(
-                format!("XLA compiles with ptxas {version}, an older CUDA toolkit's, not the pip wheel's"),
+                title,
                 format!(
                     "XLA looks for ptxas in --xla_gpu_cuda_data_dir, then in every PATH folder, and only after them in \
                      the pip nvidia-cuda-nvcc wheel that jax[cuda12] and tensorflow[and-cuda] install; it takes the first of 11.8 or newer. \
-                     So a system CUDA toolkit's ptxas on PATH ({version} here) wins over the wheel's. ptxas before \
+                     So a system CUDA toolkit's ptxas on PATH ({which} here) wins over the wheel's. ptxas before \
                      {PTXAS_FIXED} (CUDA 12.6.3) miscompiles some clamping on Hopper and newer GPUs, and an old ptxas \
-                     cannot compile for GPUs newer than it."
+                     cannot compile for GPUs newer than it: XLA then falls back to the driver's JIT, which fails where \
+                     the PTX is newer than the driver (CUDA_ERROR_INVALID_IMAGE)."
                 ),
                 evidence,
                 None,
@@ -146,6 +199,70 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     stale_paths(cx, t.map(|t| t.installs.as_slice()).unwrap_or_default(), out);
     ldd_shadows(cx, out);
     ptxas_on_path(cx, out);
+    cusparse_not_loaded(cx, out);
+}
+
+/// JAX's CUDA plugin could not load cuSPARSE. Its version check stops at the first component it cannot load
+/// and checks cuSPARSE last (after the CUDA runtime, cuDNN, cuFFT, cuPTI and cuBLAS), so those loaded: the
+/// libraries are there. The plugin loads the wheel's libcusparse.so.12 by path; that library needs
+/// libnvJitLink.so.12 of its own release, which the loader looks for in LD_LIBRARY_PATH before the wheel's
+/// folder, so a system CUDA toolkit there (or an older nvidia-nvjitlink wheel) makes the load fail.
+fn cusparse_not_loaded(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    if out.iter().any(|f| f.id == STALE_PATH.id) {
+        return;
+    }
+    let said = cx.s.messages.iter().any(|m| {
+        m.id == "xla.cusparse_not_loaded"
+            || (m.id == "jax.cuda_component_not_loadable" && m.values.get("component").is_some_and(|c| c == "cuSPARSE"))
+    });
+    if !said {
+        return;
+    }
+    let system: Vec<&str> =
+        cx.s.env.ld_library_path.iter().filter(|d| !d.contains("site-packages")).map(String::as_str).collect();
+    let mut evidence = Vec::new();
+    if !system.is_empty() {
+        evidence.push(format!("LD_LIBRARY_PATH: {}", system.join(":")));
+    }
+    for env in cx.envs() {
+        let wheels: Vec<String> = env
+            .cuda_wheels
+            .iter()
+            .filter(|w| w.name.starts_with("nvidia-cusparse") || w.name.starts_with("nvidia-nvjitlink"))
+            .map(|w| format!("{} {}", w.name, w.version))
+            .collect();
+        if !wheels.is_empty() {
+            evidence.push(format!("{}: {}", env.name, wheels.join(", ")));
+        }
+    }
+    out.push(
+        STALE_PATH
+            .finding(
+                "JAX cannot load cuSPARSE: its libnvJitLink is most likely taken from LD_LIBRARY_PATH, not the pip \
+                 wheels"
+                    .to_owned(),
+                "JAX's CUDA plugin checks the CUDA runtime, cuDNN, cuFFT, cuPTI and cuBLAS before cuSPARSE and stops at \
+                 the first it cannot load, so the others loaded. The pip wheel's libcusparse.so.12 needs \
+                 libnvJitLink.so.12 of its own CUDA release; the loader searches LD_LIBRARY_PATH before the wheel's \
+                 folder, so an older system CUDA toolkit there (or an nvidia-nvjitlink wheel older than \
+                 nvidia-cusparse) makes libcusparse fail to load, and JAX falls back to the CPU."
+                    .to_owned(),
+                evidence,
+                None,
+            )
+            .with_plan(fix::change(
+                None,
+                "the pip wheels' own libnvJitLink for cuSPARSE".to_owned(),
+                vec![
+                    fix::ld_library_path_without(cx, &system, None),
+                    Change::Manual {
+                        text: "If LD_LIBRARY_PATH holds no CUDA folder: `pip install -U nvidia-nvjitlink-cu12` to the \
+                               release of nvidia-cusparse-cu12 (`pip list | grep nvidia` shows both)."
+                            .to_owned(),
+                    },
+                ],
+            )),
+    );
 }
 
 /// Pasted `ldd` of a pip wheel's library (under site-packages) shows one of NVIDIA's CUDA libraries taken from

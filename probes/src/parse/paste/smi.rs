@@ -46,6 +46,14 @@ pub(super) fn read(lines: &[String], text: &str, facts: &mut Facts) {
             facts.saw(i, "nvcc --version");
             facts.nvcc_toolkit(v);
         }
+        // nvcc's version line quoted without its head, next to the command: `I see the release 11.1, V11.1.74`.
+        if !line.contains("Cuda compilation tools")
+            && (line.contains("nvcc") || i.checked_sub(1).is_some_and(|p| lines[p].contains("nvcc")))
+            && let Some(v) = nvcc_release_tail(line)
+        {
+            facts.saw(i, "nvcc --version");
+            facts.nvcc_toolkit(v);
+        }
         // nvcc's answer reported on its command's line: `my nvcc --version is 10.0`, `nvcc -V: 11.8`.
         if let Some(v) = ["nvcc --version", "nvcc -V"]
             .iter()
@@ -56,6 +64,57 @@ pub(super) fn read(lines: &[String], text: &str, facts: &mut Facts) {
             facts.nvcc_toolkit(v);
         }
     }
+    // Last, a driver version written in prose, where no program's output gave one.
+    if facts.driver_version.is_none()
+        && let Some((i, v)) = lines.iter().enumerate().find_map(|(i, l)| prose_driver(l).map(|v| (i, v)))
+    {
+        facts.saw(i, "driver version in prose");
+        facts.driver(Some(v), None, "driver version in prose");
+    }
+}
+
+/// The tail of nvcc's version line, `release X.Y, VX.Y.Z` (`Cuda compilation tools, release %s, V%s`, nvcc
+/// --version; CUDA Installation Guide for Linux, "Verify the Installation"), when the two versions agree: the
+/// toolkit's full version.
+pub(super) fn nvcc_release_tail(line: &str) -> Option<CudaVersion> {
+    let at = line.find("release ")?;
+    let rest = &line[at + "release ".len()..];
+    let (release, after) = rest.split_once(", V")?;
+    let full = after.split_whitespace().next()?.trim_end_matches(['.', ',', ')', '`', '"']);
+    let release: CudaVersion = release.trim().parse().ok()?;
+    let v: CudaVersion = full.parse().ok()?;
+    (v.major == release.major && v.minor == release.minor).then_some(v)
+}
+
+/// A driver version written in prose (`I install nvidia driver 460.73.01`, `driver version 535.54.03`): the word
+/// `driver`, then `version`, `is`, `:` or `=` at most, then a number of three-digit major (NVIDIA's Linux and
+/// Windows driver numbers, 3xx to 5xx); `None` unless the line names exactly one such number.
+pub(super) fn prose_driver(line: &str) -> Option<DriverVersion> {
+    let lower = line.to_ascii_lowercase();
+    let words: Vec<&str> = lower.split_whitespace().collect();
+    let mut found: Vec<DriverVersion> = Vec::new();
+    for (i, w) in words.iter().enumerate() {
+        if !w.trim_end_matches([':', '=']).ends_with("driver") {
+            continue;
+        }
+        let next = words[i + 1..]
+            .iter()
+            .map(|w| w.trim_matches(['`', '"', '\'', '(', ')', ',']))
+            .find(|w| !["version", "is", ":", "=", "version:", "version=", "of"].contains(w));
+        if let Some(v) = next.and_then(three_digit_driver)
+            && !found.contains(&v)
+        {
+            found.push(v);
+        }
+    }
+    (found.len() == 1).then(|| found.remove(0))
+}
+
+/// `460.73.01` as a driver version: a three-digit major and at least a minor.
+fn three_digit_driver(word: &str) -> Option<DriverVersion> {
+    let word = word.trim_end_matches(['.', ',', ';']);
+    let major = word.split('.').next()?;
+    (major.len() == 3 && major.bytes().all(|b| b.is_ascii_digit()) && word.contains('.')).then(|| word.parse().ok())?
 }
 
 /// `nvidia-smi -L`: `GPU 0: Tesla T4 (UUID: GPU-e78e68c0-…)` lines (the UUID tells them from

@@ -272,6 +272,70 @@ fn an_old_ptxas_xla_runs_is_the_one_on_path_before_the_wheel() {
     assert_eq!(xla_says("nvJitLink", "12.5").ids(), ids(&["observed.xla.ptxas_miscompiles_clamping"]));
 }
 
+/// Pasted text from openxla/xla#5932 (an H800 under JAX, 2023): XLA's LogPtxasTooOld warnings name the ptxas it
+/// ran as the bare `ptxas`, which FindCudaExecutable returns only for the one it ran from PATH
+/// (asm_compiler.cc@94fc848): a system toolkit's ptxas on PATH, older than the GPU, ahead of the wheel's. A
+/// ptxas XLA names by a path outside PATH (the wheel's, --xla_gpu_cuda_data_dir's) is not this finding; a path
+/// in a CUDA folder on PATH is.
+#[test]
+fn xla_falling_back_from_the_ptxas_on_path_names_the_path_shadowing_the_wheel() {
+    let kb = gpu_doctor_kb::Kb::get().unwrap();
+    let ids = |text: &str| -> Vec<String> {
+        let snap = gpu_doctor_probes::parse::paste::read_pasted(text, kb).unwrap();
+        crate::diagnose::diagnose(&snap, kb).into_iter().map(|f| f.id).collect()
+    };
+    let log = |used: &str| {
+        format!(
+            "2023-09-26 23:49:25.317379: W external/xla/xla/stream_executor/gpu/asm_compiler.cc:231] Falling back to \
+             the CUDA driver for PTX compilation; ptxas does not support CC 9.0\n\
+             2023-09-26 23:49:25.317412: W external/xla/xla/stream_executor/gpu/asm_compiler.cc:234] Used ptxas at {used}\n"
+        )
+    };
+    assert!(ids(&log("ptxas")).contains(&PTXAS.to_owned()), "{:?}", ids(&log("ptxas")));
+    // The driver's JIT, XLA's fallback, then fails on the PTX: that line is this finding's, not a missing build.
+    let fallback = format!(
+        "{}2023-09-26 23:49:25.424902: E external/xla/xla/stream_executor/cuda/cuda_driver.cc:864] failed to load PTX \
+         text as a module: CUDA_ERROR_INVALID_IMAGE: device kernel image is invalid\n",
+        log("ptxas")
+    );
+    assert_eq!(ids(&fallback), [PTXAS.to_owned()]);
+    let wheel = log("/venv/lib/python3.11/site-packages/nvidia/cuda_nvcc/bin/ptxas");
+    assert!(!ids(&wheel).contains(&PTXAS.to_owned()), "{:?}", ids(&wheel));
+    let data_dir = log("/opt/cuda-12.1/bin/ptxas");
+    assert!(!ids(&data_dir).contains(&PTXAS.to_owned()), "{:?}", ids(&data_dir));
+    let on_path = format!("PATH=/usr/local/cuda-12.1/bin:/usr/bin\n{}", log("/usr/local/cuda-12.1/bin/ptxas"));
+    assert!(ids(&on_path).contains(&PTXAS.to_owned()), "{:?}", ids(&on_path));
+}
+
+/// Pasted text: JAX's CUDA plugin cannot load cuSPARSE, in both forms its version check raises (the closing line of
+/// jax-ml/jax#28929's traceback; the stub's sentence as jaxlib's versions_helpers.cc wraps it). The plugin checks
+/// cuSPARSE after the CUDA runtime, cuDNN, cuFFT, cuPTI and cuBLAS and stops at the first failure, so the wheels
+/// are there and libcusparse's libnvJitLink came from elsewhere: LD_LIBRARY_PATH's system folders go (the wheel
+/// folders stay). cuDNN that cannot be loaded is another matter.
+#[test]
+fn jax_unable_to_load_cusparse_is_a_library_path_that_shadows_the_wheels() {
+    let kb = gpu_doctor_kb::Kb::get().unwrap();
+    let run = |text: &str| {
+        let snap = gpu_doctor_probes::parse::paste::read_pasted(text, kb).unwrap();
+        crate::diagnose::diagnose(&snap, kb)
+    };
+    let has = |text: &str| run(text).iter().any(|f| f.id == "toolkits.stale_library_path");
+    assert!(has("RuntimeError: Unable to load cuSPARSE. Is it installed?\n"));
+    let stub = "RuntimeError: jaxlib/cuda/versions_helpers.cc:81: operation cusparseGetProperty(MAJOR_VERSION, &major) \
+                failed: The cuSPARSE library was not found.\n";
+    assert!(has(stub));
+    assert!(!has("RuntimeError: Unable to load cuDNN. Is it installed?\n"));
+    let with_path = format!(
+        "LD_LIBRARY_PATH=/home/common_modules/cuda/cuda-12.1/lib64:/venv/lib/python3.13/site-packages/nvidia/cusparse/lib\n{stub}"
+    );
+    let f = run(&with_path);
+    let stale = f.iter().find(|f| f.id == "toolkits.stale_library_path").unwrap();
+    let plan = format!("{:?}", stale.plan);
+    assert!(plan.contains("site-packages/nvidia/cusparse/lib") && !plan.contains("cuda-12.1"), "{plan}");
+    // The line is explained by the finding, not repeated as an observed error.
+    assert!(!f.iter().any(|f| f.id.starts_with("observed.")), "{:?}", f.iter().map(|f| &f.id).collect::<Vec<_>>());
+}
+
 /// Pasted text: NVIDIA's CUDA image run with nvidia-smi (the container toolkit install guide's
 /// sample workload `nvidia/cuda:11.0.3-base-ubuntu20.04`) on a host driver of a newer CUDA level:
 /// nvidia-smi shows the host's level, the image runs its own, older CUDA. An image newer than the

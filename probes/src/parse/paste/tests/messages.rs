@@ -1220,6 +1220,49 @@ const CASES: &[Case] = &[
         ],
         &[],
     ),
+    // openxla/xla#5932 (verbatim, the two lines LogPtxasTooOld writes; `ptxas` alone: the one on PATH).
+    (
+        "xla.ptxas_too_old_for_gpu",
+        "2023-09-26 23:49:25.317379: W external/xla/xla/stream_executor/gpu/asm_compiler.cc:231] Falling back to the CUDA driver for PTX compilation; ptxas does not support CC 9.0\n2023-09-26 23:49:25.317412: W external/xla/xla/stream_executor/gpu/asm_compiler.cc:234] Used ptxas at ptxas",
+        &[("cc", "9.0"), ("ptxas_path", "ptxas")],
+        &[],
+    ),
+    // (format) the first line alone, as a paste cut after it.
+    (
+        "xla.ptxas_too_old_for_gpu",
+        "W subprocess_compilation.cc:238] Falling back to the CUDA driver for PTX compilation; ptxas does not support CC 10.3",
+        &[("cc", "10.3")],
+        &[],
+    ),
+    // (format) jaxlib's versions_helpers.cc status around the cuSPARSE stub's GetErrorString (cusparse_stub.cc).
+    (
+        "xla.cusparse_not_loaded",
+        "RuntimeError: jaxlib/cuda/versions_helpers.cc:81: operation cusparseGetProperty(MAJOR_VERSION, &major) failed: The cuSPARSE library was not found.",
+        &[],
+        &[],
+    ),
+    // google-deepmind/alphafold3#68 (verbatim; XLA's extension-less temporary file).
+    (
+        "nvjitlink.ptxas_older_than_ptx",
+        "ptxas exited with non-zero error code 65280, output: ptxas /tmp/tempfile-911e745ba31e-6fcbb92-36855-62725d0d028be, line 5; fatal   : Unsupported .version 8.4; current version is '8.3'",
+        &[
+            ("ptx_file", "/tmp/tempfile-911e745ba31e-6fcbb92-36855-62725d0d028be"),
+            ("ptx_version", "8.4"),
+            ("supported", "8.3"),
+        ],
+        &[],
+    ),
+    // QwenLM/Qwen2.5-Omni#247 (verbatim; Triton on Windows).
+    (
+        "nvjitlink.ptxas_older_than_ptx",
+        r"ptxas C:\Users\ai\AppData\Local\Temp\tmpkoko0xtp.ptx, line 5; fatal   : Unsupported .version 8.8; current version is '8.7'",
+        &[
+            ("ptx_file", r"C:\Users\ai\AppData\Local\Temp\tmpkoko0xtp.ptx"),
+            ("ptx_version", "8.8"),
+            ("supported", "8.7"),
+        ],
+        &[],
+    ),
 ];
 
 /// The shortest of three scans of `lines` by `matcher`.

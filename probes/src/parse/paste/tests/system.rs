@@ -520,3 +520,50 @@ fn ldd_of_a_wheels_library_names_the_ld_library_path_copy_it_took() {
         "not an LD_LIBRARY_PATH folder"
     );
 }
+
+/// A driver version written in prose is the driver when no program's output gives one: the word `driver`
+/// (then `version`, `is` at most) and a number of three-digit major. A line naming two numbers says nothing.
+#[test]
+fn a_driver_version_in_prose_is_the_driver_when_nothing_else_gives_one() {
+    use super::super::smi::prose_driver;
+    // wookayin/gpustat#164 (maintainer's comment, verbatim).
+    let v = prose_driver("So in your case, nvidia driver 535.113 can support CUDA 12.2 and below");
+    assert_eq!(v.map(|v| v.as_str().to_owned()).as_deref(), Some("535.113"));
+    // arcs-skku/EMDC_llvm#27 (verbatim).
+    let v = prose_driver("NVCC version is 11.2, and NVIDIA Driver version is 460.106.00.");
+    assert_eq!(v.map(|v| v.as_str().to_owned()).as_deref(), Some("460.106.00"));
+    assert!(prose_driver("I upgraded the driver 470.82 to driver 535.54.03").is_none(), "two numbers");
+    assert!(prose_driver("the driver is fine, CUDA 12.2 works").is_none());
+    assert!(prose_driver("Cuda compiler driver 11.8").is_none(), "not a driver number");
+    // Into the snapshot, and the nvidia-smi header wins over prose.
+    let s = read("NVCC version is 11.2, and NVIDIA Driver version is 460.106.00.\n");
+    assert_eq!(s.driver.value().unwrap().version.as_str(), "460.106.00");
+    let s = read(
+        "I had driver 470.82 before.\n\
+         | NVIDIA-SMI 525.60.13    Driver Version: 525.60.13    CUDA Version: 12.0     |\n",
+    );
+    assert_eq!(s.driver.value().unwrap().version.as_str(), "525.60.13");
+}
+
+/// nvcc's version line quoted without its head (`release X.Y, VX.Y.Z`, nvcc --version's
+/// `Cuda compilation tools, release %s, V%s`) beside the word nvcc is nvcc's toolkit; the two versions
+/// must agree, and without nvcc nearby a `release` is anything's.
+#[test]
+fn the_tail_of_nvccs_version_line_beside_nvcc_is_the_toolkit() {
+    use super::super::smi::nvcc_release_tail;
+    // (format) the tail of pytorch/builder#580's `Cuda compilation tools, release 11.1, V11.1.105`.
+    assert_eq!(
+        nvcc_release_tail("it says release 11.1, V11.1.105."),
+        Some(CudaVersion { major: 11, minor: 1, patch: Some(105) })
+    );
+    assert_eq!(nvcc_release_tail("release 11.1, V12.0.76"), None);
+    assert_eq!(nvcc_release_tail("release 2.3, Vendor"), None);
+    let s = read("then I run nvcc --version\nand I see release 11.8, V11.8.89\n");
+    let t = s.toolkits.value().unwrap();
+    assert!(
+        t.installs.iter().any(|i| i.version == Some(CudaVersion { major: 11, minor: 8, patch: Some(89) })),
+        "{t:?}"
+    );
+    let s = read("my release 11.8, V11.8.89 of something\n");
+    assert!(s.toolkits.value().is_none_or(|t| t.installs.is_empty()));
+}
