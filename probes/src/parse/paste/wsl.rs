@@ -27,6 +27,7 @@ const WORDS: &str = "WSL named in the text";
 const WINDOWS: &str = "Windows version";
 const PARAVIRT: &str = "WSL2 GPU paths";
 const SMI: &str = "nvidia-smi under WSL";
+const LIBS: &str = "driver library paths";
 
 /// The first Windows 10 build that runs WSL2: 1903 (18362) and 1909 (18363) got it in an update of
 /// 2020; WSL2 came with build 18917 before that. Every WSL on an older build is WSL1.
@@ -72,6 +73,12 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
             wsl.distro = distro;
         }
     }
+    let (libs_at, libs) = linux_driver_libs(lines);
+    if facts.wsl.is_some()
+        && let Some(at) = libs_at
+    {
+        facts.saw(at, LIBS);
+    }
     let Some(wsl) = facts.wsl.as_mut() else { return };
     if wsl.kernel_release.is_none() {
         wsl.kernel_release =
@@ -79,7 +86,7 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
     }
     wsl.tcc_gpus = tcc_gpus(lines);
     wsl.linux_driver_packages = linux_driver_packages(lines);
-    wsl.linux_driver_libs = linux_driver_libs(lines);
+    wsl.linux_driver_libs = libs;
 }
 
 /// The driver's own user-space libraries, as their file names begin: the CUDA driver (libcuda) and
@@ -127,10 +134,12 @@ fn names_without_showing(line: &str) -> bool {
 /// stands (`ldconfig -p`, `ldd`, `ls`, `dpkg -S`, a ctypes or dlopen error naming the file it loaded,
 /// numba's `Mapped libcuda.so paths`, ollama's `Discovered GPU libraries: [...]` and `no nvidia devices
 /// detected by library ...`), or a line naming one such library beside such a folder
-/// (`loading 'libnvidia-ml.so' from /lib/x86_64-linux-gnu`); as paths, at most [`MAX_TCC`].
-fn linux_driver_libs(lines: &[String]) -> Vec<String> {
+/// (`loading 'libnvidia-ml.so' from /lib/x86_64-linux-gnu`); the first such line, and the paths (at
+/// most [`MAX_TCC`]).
+fn linux_driver_libs(lines: &[String]) -> (Option<usize>, Vec<String>) {
     let mut out: Vec<String> = Vec::new();
-    for line in lines {
+    let mut first = None;
+    for (i, line) in lines.iter().enumerate() {
         if out.len() >= MAX_TCC {
             break;
         }
@@ -159,13 +168,16 @@ fn linux_driver_libs(lines: &[String]) -> Vec<String> {
                 found.push(format!("{dir}/{file}"));
             }
         }
+        if !found.is_empty() {
+            first.get_or_insert(i);
+        }
         for f in found {
             if !out.contains(&f) {
                 out.push(f);
             }
         }
     }
-    out
+    (first, out)
 }
 
 /// A Linux NVIDIA driver package: Ubuntu's `nvidia-driver-NNN[-open]`, Debian's `nvidia-driver`,
