@@ -73,6 +73,11 @@ pub struct WslFacts {
     /// installer); empty when none shown.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub linux_driver_packages: Vec<String>,
+    /// A Linux driver's own libraries (`libcuda.so*`, `libnvidia-ml.so*`) the text shows in a
+    /// distribution's library folder (`/usr/lib/x86_64-linux-gnu`, `/lib/x86_64-linux-gnu`, `/usr/lib64`)
+    /// inside WSL, where only `/usr/lib/wsl/lib` should hold them, as paths; empty when none shown.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub linux_driver_libs: Vec<String>,
 }
 
 /// A container runtime.

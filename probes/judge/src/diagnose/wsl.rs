@@ -12,6 +12,11 @@ use gpu_doctor_model::{Category, Change, Finding, PlanTarget, Severity};
 /// Where WSL2 maps the Windows driver's libraries in.
 const WSL_LIB: &str = "/usr/lib/wsl/lib";
 
+/// The driver libraries WSL maps in there and a Linux driver package installs elsewhere: the CUDA
+/// driver and NVML (ollama/ollama#1897: the nvidia-compute packages' libnvidia-ml loaded instead of
+/// /usr/lib/wsl/lib/libnvidia-ml.so.1 fails NVML init).
+const DRIVER_LIBS: [&str; 2] = ["libcuda.so", "libnvidia-ml.so"];
+
 const SOURCE: &str = "NVIDIA CUDA on WSL User Guide (https://docs.nvidia.com/cuda/wsl-user-guide/index.html): the \
     Windows driver is the only driver; do not install a Linux driver in WSL; libcuda is mapped in at /usr/lib/wsl/lib";
 
@@ -19,10 +24,16 @@ pub(super) const LINUX_DRIVER: Rule = Rule {
     id: "wsl.linux_driver_installed",
     category: Category::WslSpecific,
     severity: Severity::Error,
-    trigger: "A Linux NVIDIA driver is installed inside WSL2: a libcuda.so outside /usr/lib/wsl/lib in the loader cache, \
-              an nvidia kernel module, or a driver package (nvidia-driver-*, cuda-drivers, nvidia-dkms-*, the .run \
-              installer) installed in the text, which shadow the Windows driver's libraries.",
-    source: SOURCE,
+    trigger: "A Linux NVIDIA driver is installed inside WSL2: a libcuda.so or libnvidia-ml.so outside /usr/lib/wsl/lib \
+              in the loader cache, one the text shows in a distribution folder (/usr/lib/x86_64-linux-gnu, \
+              /lib/x86_64-linux-gnu: a loader error, ldd, ls, numba's or ollama's library log), an nvidia kernel \
+              module, or a driver package (nvidia-driver-*, cuda-drivers, nvidia-dkms-*, libnvidia-compute-*, the \
+              .run installer) installed in the text, which shadow the Windows driver's libraries.",
+    source: "NVIDIA CUDA on WSL User Guide (https://docs.nvidia.com/cuda/wsl-user-guide/index.html): the Windows driver \
+             is the only driver; do not install a Linux driver in WSL; libcuda is mapped in at /usr/lib/wsl/lib; \
+             numba/numba#9032 (maintainer: /lib/x86_64-linux-gnu/libcuda.so is the Linux driver's, package \
+             libnvidia-compute-510); ollama/ollama#1897 (the nvidia-compute packages' libnvidia-ml loaded instead of \
+             WSL's)",
 };
 
 pub(super) const NOT_ON_PATH: Rule = Rule {
@@ -288,10 +299,18 @@ fn linux_driver(cx: &Ctx<'_>, wsl: &WslFacts, out: &mut Vec<Finding>) -> bool {
         .unwrap_or_default()
         .iter()
         .filter(|e| {
-            e.name.starts_with("libcuda.so") && !e.path.starts_with("/usr/lib/wsl/") && !e.path.contains("/stubs/")
+            DRIVER_LIBS.iter().any(|lib| e.name.starts_with(lib))
+                && !e.path.starts_with("/usr/lib/wsl/")
+                && !e.path.contains("/stubs/")
         })
         .collect();
     let mut evidence: Vec<String> = libs.iter().map(|e| format!("loader cache: {} => {}", e.name, e.path)).collect();
+    evidence.extend(
+        wsl.linux_driver_libs
+            .iter()
+            .filter(|p| !libs.iter().any(|e| e.path == **p))
+            .map(|p| format!("a Linux driver library inside WSL: {p}")),
+    );
     if let Some(m) = cx.s.kernel_module.value() {
         if let Some(i) = &m.installed {
             evidence.push(format!("an nvidia kernel module is installed: {}", i.filename));
@@ -306,12 +325,14 @@ fn linux_driver(cx: &Ctx<'_>, wsl: &WslFacts, out: &mut Vec<Finding>) -> bool {
     }
     let table = &cx.kb.drivers.wsl;
     let remove = table.remove(&fix::os_name(cx));
-    // With apt, dpkg names the package the Linux libcuda came with.
+    // With apt, dpkg names the package the Linux library came with.
     let owner = libs
         .first()
+        .map(|e| e.path.as_str())
+        .or_else(|| wsl.linux_driver_libs.first().map(String::as_str))
         .filter(|_| remove == table.remove_apt)
-        .map(|e| {
-            let dpkg = fix::command(cx, &ShellCommand::new("dpkg").args(["-S", e.path.as_str()]), true);
+        .map(|path| {
+            let dpkg = fix::command(cx, &ShellCommand::new("dpkg").args(["-S", path]), true);
             format!("{dpkg} names the package; then: ")
         })
         .unwrap_or_default();

@@ -27,6 +27,7 @@ const WORDS: &str = "WSL named in the text";
 const WINDOWS: &str = "Windows version";
 const PARAVIRT: &str = "WSL2 GPU paths";
 const SMI: &str = "nvidia-smi under WSL";
+const LIBS: &str = "driver library paths";
 
 /// The first Windows 10 build that runs WSL2: 1903 (18362) and 1909 (18363) got it in an update of
 /// 2020; WSL2 came with build 18917 before that. Every WSL on an older build is WSL1.
@@ -72,6 +73,12 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
             wsl.distro = distro;
         }
     }
+    let (libs_at, libs) = linux_driver_libs(lines);
+    if facts.wsl.is_some()
+        && let Some(at) = libs_at
+    {
+        facts.saw(at, LIBS);
+    }
     let Some(wsl) = facts.wsl.as_mut() else { return };
     if wsl.kernel_release.is_none() {
         wsl.kernel_release =
@@ -79,10 +86,105 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
     }
     wsl.tcc_gpus = tcc_gpus(lines);
     wsl.linux_driver_packages = linux_driver_packages(lines);
+    wsl.linux_driver_libs = libs;
+}
+
+/// The driver's own user-space libraries, as their file names begin: the CUDA driver (libcuda) and
+/// NVML (libnvidia-ml). Under WSL2 the Windows driver maps both in at `/usr/lib/wsl/lib`; a Linux
+/// driver package (Ubuntu's `libnvidia-compute-NNN`) puts its own in the distribution's library
+/// folder (NVIDIA CUDA on WSL User Guide; numba/numba#9032, where gmarkall reads
+/// `/lib/x86_64-linux-gnu/libcuda.so` as the Linux driver; ollama/ollama#1897, the generic
+/// libnvidia-ml of the nvidia-compute packages loaded instead of `/usr/lib/wsl/lib/libnvidia-ml.so.1`).
+const DRIVER_LIBS: [&str; 2] = ["libcuda.so", "libnvidia-ml.so"];
+
+/// The library folders a Debian or Ubuntu package installs into (multiarch, `/lib` being
+/// `/usr/lib` on merged-/usr systems). Not `/usr/lib` or `/usr/lib64` alone: programs list those as
+/// candidates they try (numba's `Finding driver from candidates`), which says nothing of what exists.
+const DISTRO_LIB_DIRS: [&str; 4] =
+    ["/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/lib/aarch64-linux-gnu"];
+
+/// `libcuda.so`, `libcuda.so.1`, `libnvidia-ml.so.545.29.06`: a driver library's file name (not a
+/// glob like `libcuda.so*`, nor `libcudart.so`).
+fn driver_lib_file(file: &str) -> bool {
+    DRIVER_LIBS.iter().any(|lib| {
+        file.strip_prefix(lib).is_some_and(|rest| {
+            rest.is_empty() || (rest.starts_with('.') && rest.bytes().all(|b| b.is_ascii_digit() || b == b'.'))
+        })
+    })
+}
+
+/// A line that names a file without showing it there: the loader or a shell saying it is absent, a
+/// variable listing folders, a command that makes, moves or removes it, or a link into WSL's own folder
+/// (`libcuda.so.1 -> /usr/lib/wsl/lib/libcuda.so.1`, the workaround some threads give).
+fn names_without_showing(line: &str) -> bool {
+    const ABSENT: [&str; 6] =
+        ["no such file", "cannot access", "cannot open", "not found", "does not exist", "doesn't exist"];
+    const COMMANDS: [&str; 5] = ["ln", "rm", "cp", "mv", "unlink"];
+    let lower = line.to_ascii_lowercase();
+    // Anywhere in the line: a script runs it as `$sh_c "rm -f …"` (beclab/Olares#2398).
+    let command =
+        lower.split_whitespace().any(|w| COMMANDS.contains(&w.trim_start_matches(['"', '\'', '`', '(', '$'])));
+    ABSENT.iter().any(|a| lower.contains(a))
+        || lower.contains("ld_library_path")
+        || lower.contains("-> /usr/lib/wsl")
+        || command
+}
+
+/// The Linux driver's libraries the text shows in a distribution folder: a path to one wherever it
+/// stands (`ldconfig -p`, `ldd`, `ls`, `dpkg -S`, a ctypes or dlopen error naming the file it loaded,
+/// numba's `Mapped libcuda.so paths`, ollama's `Discovered GPU libraries: [...]` and `no nvidia devices
+/// detected by library ...`), or a line naming one such library beside such a folder
+/// (`loading 'libnvidia-ml.so' from /lib/x86_64-linux-gnu`); the first such line, and the paths (at
+/// most [`MAX_TCC`]).
+fn linux_driver_libs(lines: &[String]) -> (Option<usize>, Vec<String>) {
+    let mut out: Vec<String> = Vec::new();
+    let mut first = None;
+    for (i, line) in lines.iter().enumerate() {
+        if out.len() >= MAX_TCC {
+            break;
+        }
+        // Most lines name no driver library: a substring check spares them the rest.
+        if !DRIVER_LIBS.iter().any(|lib| line.contains(lib)) || names_without_showing(line) {
+            continue;
+        }
+        let words: Vec<&str> = line
+            .split(|c: char| {
+                c.is_whitespace() || matches!(c, '\'' | '"' | '`' | '[' | ']' | '(' | ')' | '=' | ',' | '<' | '>')
+            })
+            .map(|w| w.trim_end_matches([':', '.', ';']))
+            .filter(|w| !w.is_empty())
+            .collect();
+        let mut found: Vec<String> = words
+            .iter()
+            .filter_map(|w| {
+                let (dir, file) = w.rsplit_once('/')?;
+                (DISTRO_LIB_DIRS.contains(&dir) && driver_lib_file(file)).then(|| (*w).to_owned())
+            })
+            .collect();
+        if found.is_empty() {
+            let dir = words.iter().find_map(|w| DISTRO_LIB_DIRS.iter().find(|d| w.trim_end_matches('/') == **d));
+            let file = words.iter().find(|w| driver_lib_file(w));
+            if let (Some(dir), Some(file)) = (dir, file) {
+                found.push(format!("{dir}/{file}"));
+            }
+        }
+        if !found.is_empty() {
+            first.get_or_insert(i);
+        }
+        for f in found {
+            if !out.contains(&f) {
+                out.push(f);
+            }
+        }
+    }
+    (first, out)
 }
 
 /// A Linux NVIDIA driver package: Ubuntu's `nvidia-driver-NNN[-open]`, Debian's `nvidia-driver`,
-/// NVIDIA's repository's `cuda-drivers[-NNN]` and `nvidia-dkms-NNN`, RPM Fusion's `akmod-nvidia`.
+/// NVIDIA's repository's `cuda-drivers[-NNN]` and `nvidia-dkms-NNN`, RPM Fusion's `akmod-nvidia`, and
+/// the package of the Linux driver's libcuda and libnvidia-ml that Ubuntu's and NVIDIA's driver
+/// packages pull in, `libnvidia-compute-NNN` (numba/numba#9032: installed alone in WSL2, it made
+/// cuInit fail; removing it fixed numba).
 /// NVIDIA's CUDA on WSL guide: in WSL install only the toolkit (`cuda-toolkit-X-Y`), never a driver.
 fn driver_package(word: &str) -> bool {
     let w = word.trim_matches(|c: char| matches!(c, '\'' | '"' | '`' | ',' | ';')).split(':').next().unwrap_or("");
@@ -90,10 +192,13 @@ fn driver_package(word: &str) -> bool {
         || w.starts_with("cuda-drivers")
         || w.starts_with("nvidia-dkms-")
         || w == "akmod-nvidia"
+        || w.starts_with("libnvidia-compute-")
 }
 
 /// The Linux driver packages the text shows installed: an install command of a package manager
-/// naming one, `dpkg -l`'s `ii` rows of one, or NVIDIA's `.run` driver installer run.
+/// naming one, `dpkg -l`'s `ii` rows of one, `dpkg --get-selections`' `PACKAGE install` rows (dpkg(1):
+/// the package name, then its selection state), `apt list --installed`'s `PACKAGE/SUITE,now VERSION ARCH
+/// [installed]` rows, or NVIDIA's `.run` driver installer run.
 fn linux_driver_packages(lines: &[String]) -> Vec<String> {
     const MANAGERS: [&str; 5] = ["apt", "apt-get", "dnf", "yum", "zypper"];
     let mut out: Vec<String> = Vec::new();
@@ -101,7 +206,8 @@ fn linux_driver_packages(lines: &[String]) -> Vec<String> {
         if out.len() >= MAX_TCC {
             break;
         }
-        let words: Vec<&str> = line.split_whitespace().collect();
+        // Markdown's inline code (`` `libnvidia-compute-510:amd64   install` ``) is not part of the words.
+        let words: Vec<&str> = line.split_whitespace().map(|w| w.trim_matches('`')).filter(|w| !w.is_empty()).collect();
         // `apt-get -y install …`: a package manager, then its `install` further on.
         let install = words
             .iter()
@@ -109,6 +215,12 @@ fn linux_driver_packages(lines: &[String]) -> Vec<String> {
             .is_some_and(|at| words.iter().skip(at + 1).any(|w| *w == "install"));
         let found: Vec<&str> = match words.as_slice() {
             ["ii", package, ..] if driver_package(package) => vec![*package],
+            [package, "install" | "hold"] if driver_package(package) => vec![*package],
+            [listed, .., "[installed]" | "[installed,automatic]" | "[installed,local]"]
+                if listed.contains("/") && driver_package(listed.split('/').next().unwrap_or("")) =>
+            {
+                vec![listed.split('/').next().unwrap_or("")]
+            }
             _ if install => words.iter().copied().filter(|w| driver_package(w)).collect(),
             _ => words
                 .iter()
@@ -518,12 +630,82 @@ mod tests {
         assert!(read_wsl(toolkit).unwrap().linux_driver_packages.is_empty());
     }
 
+    /// The Linux driver's libcuda or libnvidia-ml shown in a distribution folder, wherever a program
+    /// prints the path. Samples: ollama 0.6.0 under WSL (NixOS/nixpkgs#389898: `no nvidia devices detected
+    /// by library /usr/lib/x86_64-linux-gnu/libcuda.so.535.183.01`, the next lines WSL's own); numba's
+    /// `cuda.cudadrv.libs.test()` in the format of numba/numba#9034 (its candidates are not files found);
+    /// `dpkg -S` and `ldd` rows and a sentence, written for the test.
+    #[test]
+    fn linux_driver_libraries_in_a_distribution_folder_are_kept() {
+        let ollama = "time=2025-03-14T19:04:56.786Z level=INFO source=gpu.go:602 msg=\"no nvidia devices detected by \
+                      library /usr/lib/x86_64-linux-gnu/libcuda.so.535.183.01\"\n\
+                      time=2025-03-14T19:04:56.792Z level=INFO source=gpu.go:602 msg=\"no nvidia devices detected by \
+                      library /usr/lib/wsl/lib/libcuda.so\"\n\
+                      time=2025-03-14T19:04:56.921Z level=INFO source=gpu.go:612 msg=\"Unable to load cudart library \
+                      /usr/lib/wsl/drivers/nvhm.inf_amd64_5c197d2d97068bef/libcuda.so.1.1: cuda driver library init \
+                      failure: 500\"\n";
+        let w = read_wsl(ollama).unwrap();
+        assert_eq!(w.version, 2);
+        assert_eq!(w.linux_driver_libs, ["/usr/lib/x86_64-linux-gnu/libcuda.so.535.183.01"]);
+        let numba = "WSL2\nFinding driver from candidates:\n\tlibcuda.so\n\tlibcuda.so.1\n\t/usr/lib/libcuda.so\n\
+                     \t/usr/lib64/libcuda.so.1\nUsing loader <class 'ctypes.CDLL'>\n\tTrying to load driver...\tok\n\
+                     \t\tLoaded from libcuda.so\n\tMapped libcuda.so paths:\n\t\t/usr/lib/x86_64-linux-gnu/libcuda.so.530.30.02\n";
+        assert_eq!(read_wsl(numba).unwrap().linux_driver_libs, ["/usr/lib/x86_64-linux-gnu/libcuda.so.530.30.02"]);
+        let others = "WSL2\nlibnvidia-compute-535:amd64: /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.535.183.01\n\
+                      \tlibcuda.so.1 => /lib/x86_64-linux-gnu/libcuda.so.1 (0x00007f2c1a000000)\n\
+                      it picks up libnvidia-ml.so.1 from /usr/lib/aarch64-linux-gnu/ first\n";
+        assert_eq!(
+            read_wsl(others).unwrap().linux_driver_libs,
+            [
+                "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.535.183.01",
+                "/lib/x86_64-linux-gnu/libcuda.so.1",
+                "/usr/lib/aarch64-linux-gnu/libnvidia-ml.so.1"
+            ]
+        );
+    }
+
+    /// Lines that name such a path without showing the file there: TensorFlow's dlopen failure with
+    /// its LD_LIBRARY_PATH, `ls` failing, a link or removal command (beclab/Olares#2398's script), a
+    /// link into WSL's folder, a glob, another library (libcudart), a stub folder.
+    #[test]
+    fn paths_named_without_the_file_there_are_not_a_linux_driver() {
+        let t = "WSL2\n\
+                 Could not load dynamic library 'libcuda.so.1'; dlerror: libcuda.so.1: cannot open shared object file: \
+                 No such file or directory; LD_LIBRARY_PATH: /usr/lib/x86_64-linux-gnu\n\
+                 ls: cannot access '/usr/lib/x86_64-linux-gnu/libcuda.so': No such file or directory\n\
+                 sudo ln -s /usr/lib/wsl/lib/libcuda.so.1 /usr/lib/x86_64-linux-gnu/libcuda.so\n\
+                 \x20   $sh_c \"rm -f /usr/lib/x86_64-linux-gnu/libcuda.so.1\"\n\
+                 lrwxrwxrwx 1 root root 30 /usr/lib/x86_64-linux-gnu/libcuda.so -> /usr/lib/wsl/lib/libcuda.so.1\n\
+                 msg=\"gpu library search\" globs=\"[/usr/lib/x86_64-linux-gnu/libcuda.so* /usr/lib/wsl/lib/libcuda.so*]\"\n\
+                 /usr/lib/x86_64-linux-gnu/libcudart.so.12 /usr/local/cuda/lib64/stubs/libcuda.so\n";
+        assert_eq!(read_wsl(t).unwrap().linux_driver_libs, Vec::<String>::new());
+    }
+
+    /// The package of the Linux driver's libraries in the listings people paste: `dpkg --get-selections`
+    /// (name, then selection state; `deinstall` is not installed) and `apt list --installed`, written for
+    /// the test in those tools' formats.
+    #[test]
+    fn the_linux_driver_library_package_is_a_linux_driver_package() {
+        let t = "WSL2\nlibnvidia-compute-535:amd64\t\t\t\tinstall\nlibnvidia-compute-470:amd64\t\t\t\tdeinstall\n\
+                 libnvidia-compute-550/jammy-updates,jammy-security,now 550.120-0ubuntu0.22.04.1 amd64 [installed,automatic]\n\
+                 libnvidia-container1/unknown,now 1.17.3-1 amd64 [installed]\n";
+        assert_eq!(
+            read_wsl(t).unwrap().linux_driver_packages,
+            ["libnvidia-compute-535:amd64", "libnvidia-compute-550"]
+        );
+    }
+
     #[test]
     fn huge_and_cut_input_reads_in_linear_time() {
         let line = "| NVIDIA-SMI 560.35.02 Driver Version: 560.94 |  0  Quadro TCC  | /dev/dx Kernel version: 5.\n";
         let text = line.repeat(40_000);
         let started = std::time::Instant::now();
         let _ = Facts::read_by(read, &text);
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+        let libs = "WSL2 /lib/x86_64-linux-gnu libcuda.so.1 /usr/lib/x86_64-linux-gnu/libnvidia-ml.so. install\n";
+        let text = libs.repeat(20_000);
+        let started = std::time::Instant::now();
+        assert_eq!(Facts::read_by(read, &text).wsl.map(|w| w.linux_driver_libs.len()), Some(1));
         assert!(started.elapsed() < std::time::Duration::from_secs(5));
         for cut in
             ["| NVIDIA-SMI ", "| NVIDIA-SMI 560.", "Linux version -microsoft-standard", "GPU \nDriver Model\nCurrent"]

@@ -264,3 +264,26 @@ fn a_driver_package_installed_inside_wsl_is_the_linux_driver_finding() {
     assert!(f.evidence.iter().any(|e| e.contains("cuda-drivers")), "{:?}", f.evidence);
     assert!(!Machine::linux().wsl(2, &[]).ids().contains(&ID.to_owned()));
 }
+
+/// A Linux driver's library the text shows in a distribution folder (a loader error, numba's or
+/// ollama's library log) is the Linux driver finding, with dpkg naming its package; the Linux NVML in
+/// the loader cache is one too (ollama/ollama#1897), a stub is not.
+#[test]
+fn a_linux_driver_library_shown_inside_wsl_is_the_linux_driver_finding() {
+    const ID: &str = "wsl.linux_driver_installed";
+    const NVML: &str = "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.545.29.06";
+    let mut m = wsl2().loader_lib("libcuda.so.1", WSL_LIBCUDA);
+    if let Some(w) = m.0.platform.wsl.as_mut() {
+        w.linux_driver_libs = vec![NVML.into()];
+    }
+    let f = m.finding(ID);
+    assert!(f.evidence.iter().any(|e| e.contains(NVML)), "{:?}", f.evidence);
+    let fix = super::words(&f).unwrap().to_owned();
+    assert!(fix.starts_with(&format!("dpkg -S {NVML} names the package")), "{fix}");
+    let cached = wsl2().loader_lib("libcuda.so.1", WSL_LIBCUDA).loader_lib("libnvidia-ml.so.1", NVML);
+    assert!(cached.ids().contains(&ID.to_owned()));
+    let stub = wsl2()
+        .loader_lib("libcuda.so.1", WSL_LIBCUDA)
+        .loader_lib("libnvidia-ml.so", "/usr/local/cuda/lib64/stubs/libnvidia-ml.so");
+    assert!(!stub.ids().contains(&ID.to_owned()));
+}
