@@ -326,6 +326,33 @@ fn pytorchs_printed_arch_list_is_judged_without_a_torch_version() {
     assert!(arch[0].starts_with("torch 2.5.1+cu124 was not compiled for"), "{arch:?}");
 }
 
+/// PyTorch's `_check_capability` compares numbers; machine code of 12.0 runs on 12.1. Its warning for
+/// a GB10 (12.1) under a build whose highest entry is 12.0, as pytorch/pytorch#172629 quotes it
+/// (a UserWarning over three lines), is no error; a GPU of a higher major (an RTX 5090, 12.0, under
+/// a build up to 9.0) or below the lowest entry still is.
+#[test]
+fn pytorchs_capability_warning_is_judged_by_binary_compatibility() {
+    let kb = gpu_doctor_kb::Kb::get().unwrap();
+    let judge = |text: &str| {
+        let s = gpu_doctor_probes::parse::paste::read_pasted(text, kb).unwrap();
+        super::diagnose(&s, kb)
+    };
+    let warn = |gpu: &str, cc: &str, min: &str, max: &str| {
+        format!(
+            "UserWarning:\n    Found GPU0 {gpu} which is of cuda capability {cc}.\n    Minimum and Maximum cuda \
+             capability supported by this version of PyTorch is\n    ({min}) - ({max})\n"
+        )
+    };
+    let serious = |text: &str| -> Vec<String> {
+        judge(text).into_iter().filter(|f| f.severity != gpu_doctor_model::Severity::Info).map(|f| f.id).collect()
+    };
+    assert_eq!(serious(&warn("NVIDIA GB10", "12.1", "8.0", "12.0")), Vec::<String>::new());
+    let newer_major = serious(&warn("NVIDIA GeForce RTX 5090", "12.0", "5.0", "9.0"));
+    assert!(newer_major.contains(&"observed.torch.gpu_too_old".to_owned()), "{newer_major:?}");
+    let below = serious(&warn("Tesla P100-PCIE-16GB", "6.0", "7.0", "12.0"));
+    assert!(below.contains(&"observed.torch.gpu_too_old".to_owned()), "{below:?}");
+}
+
 /// Issue 27's Pascal case: a GTX 1080 under torch 2.11+cu128 (built from sm_75 up). The fix names
 /// the build from the knowledge base, the newest line with machine code for sm_61 on a CUDA this
 /// driver runs, with its index: not "a build compiled for sm_61".
