@@ -33,13 +33,16 @@ pub(super) fn freeze_line(line: &str) -> Option<(String, String)> {
     Some((name.to_owned(), version.to_owned()))
 }
 
-/// The package on one `conda list` row: name, version, build string.
+/// The package on one `conda list` row: name, version, build string. The row may carry the
+/// package's track features in brackets before the channel (`pytorch 1.6.0 py3.8_cpu_0 [cpuonly]
+/// pytorch`: conda prints them so for packages built with `track_features`).
 pub(super) fn conda_line(line: &str) -> Option<(String, String, Option<String>)> {
     let mut words = line.split_whitespace();
     let name = words.next()?;
     let version = words.next()?;
     let build = words.next();
-    if words.count() > 1
+    let features = |w: &&str| w.len() > 2 && w.starts_with('[') && w.ends_with(']');
+    if words.filter(|w| !features(w)).count() > 1
         || !name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
         || !version.starts_with(|c: char| c.is_ascii_digit())
     {

@@ -305,6 +305,12 @@ fn conda_rows_without_a_header_and_the_export_spelling() {
     );
     assert_eq!(torch("I use torch 2.1 today\n"), None);
     assert_eq!(torch("torch 2.1 with_love\n"), None);
+    // The track-features column conda prints before the channel (a `conda list` of a public
+    // project's environment, pytorch 1.6.0 from the pytorch channel): the row is still read.
+    let featured = "pytorch                   1.6.0               py3.8_cpu_0  [cpuonly]  pytorch\n\
+                    pytorch-mutex             1.0                         cpu    pytorch\n";
+    assert_eq!(torch(featured), Some(("1.6.0".into(), FrameworkBuild::Cpu)));
+    assert_eq!(torch("pytorch 1.6.0 py3.8_cpu_0 [cpuonly] pytorch extra\n"), None, "one word too many");
 }
 
 #[test]
