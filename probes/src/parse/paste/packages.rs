@@ -149,7 +149,14 @@ fn read_conda_rows(lines: &[String], facts: &mut Facts) {
             Some(row) => Some(row),
             None => conda_line(line).filter(|(_, _, build)| build.as_deref().is_some_and(conda_build_shape)),
         };
-        let Some((name, version, Some(build))) = row else { continue };
+        let Some((name, version, Some(build))) = row else {
+            if let Some((name, version)) = env_file_spec(line)
+                && add(facts, name, version, None, ENV_FILE)
+            {
+                facts.saw(i, ENV_FILE);
+            }
+            continue;
+        };
         if !conda_build_shape(&build) {
             continue;
         }
@@ -157,6 +164,21 @@ fn read_conda_rows(lines: &[String], facts: &mut Facts) {
             facts.saw(i, "conda list");
         }
     }
+}
+
+/// The format name of a conda environment file's dependency list.
+pub(super) const ENV_FILE: &str = "conda environment file";
+
+/// A dependency of a conda environment file (`environment.yml`): `- cudatoolkit=11.3` under
+/// `dependencies:`, a package and its version as conda's match spec `name=version` writes it
+/// (conda's docs, "Creating an environment file manually"); conda installs it as asked.
+fn env_file_spec(line: &str) -> Option<(&str, &str)> {
+    let (name, version) = line.strip_prefix("- ")?.trim().split_once('=')?;
+    let ok = !name.is_empty()
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+        && version.starts_with(|c: char| c.is_ascii_digit())
+        && version.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '*'));
+    ok.then_some((name, version.trim_end_matches(".*")))
 }
 
 /// `name=version=build`, with `- ` before it in `conda env export`'s YAML.

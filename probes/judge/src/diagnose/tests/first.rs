@@ -129,6 +129,26 @@ fn a_pasted_cpu_build_asked_for_cuda_is_named_without_a_gpu_list() {
     assert!(ids(">>> torch.__version__\n'2.5.1+cu121'\n>>> torch.cuda.is_available()\nFalse\n").is_empty());
 }
 
+/// A CPU build beside CUDA packages in its environment, without a GPU list: only a wish for CUDA puts
+/// conda's cudatoolkit there (bioimage-io/core-bioimage-io-python#307's two rows: conda-forge's
+/// cudatoolkit beside the pytorch channel's CPU build), and an environment file that asks for
+/// `cudatoolkit=11.3` is the same; the CPU build alone says nothing.
+#[test]
+fn a_pasted_cpu_build_beside_cuda_packages_is_named_without_a_gpu_list() {
+    let kb = gpu_doctor_kb::Kb::get().unwrap();
+    let ids = |text: &str| -> Vec<String> {
+        let snap = gpu_doctor_probes::parse::paste::read_pasted(text, kb).unwrap();
+        crate::diagnose::diagnose(&snap, kb).into_iter().map(|f| f.id).collect()
+    };
+    let cpu = "pytorch                   1.12.1              py3.9_cpu_0    pytorch\n";
+    let toolkit = "cudatoolkit               11.7.0              ha6f8bbd_10    conda-forge\n";
+    assert_eq!(ids(&format!("{toolkit}{cpu}")), ["framework.cpu_only_build"]);
+    let env_file = "dependencies:\n  - python=3.9\n  - cudatoolkit=11.3\n  - pytorch\n";
+    assert_eq!(ids(&format!("{env_file}{cpu}")), ["framework.cpu_only_build"]);
+    assert!(ids(cpu).is_empty(), "a CPU build alone, with no GPU named and nothing asked");
+    assert!(ids(&format!("{toolkit}pytorch 1.12.1 py3.9_cuda11.6_cudnn8.3.2_0 pytorch\n")).is_empty());
+}
+
 #[test]
 fn cpu_only_builds_are_flagged_only_where_there_is_a_gpu() {
     let with_gpu = rtx4090().driver("570.26", "12.8").torch("2.5.1+cpu");

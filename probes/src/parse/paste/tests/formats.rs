@@ -313,6 +313,23 @@ fn conda_rows_without_a_header_and_the_export_spelling() {
     assert_eq!(torch("pytorch 1.6.0 py3.8_cpu_0 [cpuonly] pytorch extra\n"), None, "one word too many");
 }
 
+/// An environment file's dependencies (`- cudatoolkit=11.3`, conda's docs "Creating an environment
+/// file manually"): conda's toolkit as asked; other spellings (`>=`, no version, prose) are not read.
+#[test]
+fn conda_environment_file_dependencies() {
+    let toolkit = |text: &str| {
+        let s = read(text);
+        s.toolkits.value().and_then(|t| t.installs.first().map(|i| i.version.map(|v| v.to_string())))
+    };
+    let file = "name: env\nchannels:\n  - pytorch\ndependencies:\n  - python=3.8\n  - cudatoolkit=11.3\n  - pytorch\n";
+    assert_eq!(toolkit(file), Some(Some("11.3".to_owned())));
+    assert_eq!(formats(&read(file)), ["conda environment file"]);
+    assert_eq!(toolkit("  - cudatoolkit=11.8.*\n"), Some(Some("11.8".to_owned())));
+    assert_eq!(toolkit("  - cudatoolkit>=11.3\n"), None);
+    assert_eq!(toolkit("- cudatoolkit = the one I had\n"), None);
+    assert_eq!(toolkit(&"- cudatoolkit=1".repeat(10_000)), None);
+}
+
 #[test]
 fn readers_left_out_read_nothing_and_each_name_is_a_reader() {
     // With every reader left out, no sample gives a format but its known messages; with one left out,
