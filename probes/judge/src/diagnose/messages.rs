@@ -92,9 +92,13 @@ const CAPABILITY_WARNING: [&str; 3] =
 /// else the text's GPUs) must be at or above the lowest entry and covered by the highest (or in
 /// between); with no range in the text nothing is answered.
 fn capability_warning_answered(cx: &Ctx<'_>, known: &KnownMessage) -> bool {
-    if !CAPABILITY_WARNING.contains(&known.id.as_str()) {
-        return false;
-    }
+    CAPABILITY_WARNING.contains(&known.id.as_str()) && capability_warning_runs(cx).is_some()
+}
+
+/// The GPUs PyTorch's capability warning names and the build's highest entry, when every such GPU
+/// runs the build by binary compatibility (see [`capability_warning_answered`]); `None` when the
+/// text has no such warning, no range, or a GPU the build cannot run.
+pub(super) fn capability_warning_runs(cx: &Ctx<'_>) -> Option<(Vec<ComputeCapability>, ComputeCapability)> {
     let value = |m: &ObservedMessage, name: &str| m.values.get(name).and_then(|v| v.trim().parse().ok());
     let ranges: Vec<(ComputeCapability, ComputeCapability)> =
         cx.s.messages
@@ -107,12 +111,15 @@ fn capability_warning_answered(cx: &Ctx<'_>, known: &KnownMessage) -> bool {
     if warned.is_empty() {
         warned = cx.capabilities();
     }
-    let runs = |cc: ComputeCapability| {
+    warned.sort();
+    warned.dedup();
+    let runs = |cc: &ComputeCapability| {
         ranges
             .iter()
-            .any(|&(min, max)| cc >= min && (cc <= max || matches!(coverage(&[max], &[], cc), Coverage::Sass(_))))
+            .any(|&(min, max)| *cc >= min && (*cc <= max || matches!(coverage(&[max], &[], *cc), Coverage::Sass(_))))
     };
-    !ranges.is_empty() && !warned.is_empty() && warned.into_iter().all(runs)
+    let max = ranges.iter().map(|&(_, max)| max).max()?;
+    (!warned.is_empty() && warned.iter().all(runs)).then_some((warned, max))
 }
 
 /// A row's meaning with the values of its first pasted line in place of the `name`s it quotes

@@ -367,10 +367,19 @@ fn pytorchs_capability_warning_is_judged_by_binary_compatibility() {
         judge(text).into_iter().filter(|f| f.severity != gpu_doctor_model::Severity::Info).map(|f| f.id).collect()
     };
     assert_eq!(serious(&warn("NVIDIA GB10", "12.1", "8.0", "12.0")), Vec::<String>::new());
+    let note = judge(&warn("NVIDIA GB10", "12.1", "8.0", "12.0"));
+    let ids: Vec<&str> = note.iter().map(|f| f.id.as_str()).collect();
+    assert_eq!(ids, ["arch.capability_warning_harmless"], "{note:#?}");
+    assert!(note[0].summary.contains("12.1 runs 12.0 machine code"), "{}", note[0].summary);
+    assert!(note[0].evidence.iter().any(|e| e.contains("Found GPU0 NVIDIA GB10")), "{:?}", note[0].evidence);
     let newer_major = serious(&warn("NVIDIA GeForce RTX 5090", "12.0", "5.0", "9.0"));
     assert!(newer_major.contains(&"observed.torch.gpu_too_old".to_owned()), "{newer_major:?}");
     let below = serious(&warn("Tesla P100-PCIE-16GB", "6.0", "7.0", "12.0"));
     assert!(below.contains(&"observed.torch.gpu_too_old".to_owned()), "{below:?}");
+    assert!(
+        !below.contains(&"arch.capability_warning_harmless".to_owned())
+            && !newer_major.iter().any(|i| i.ends_with("harmless"))
+    );
 }
 
 /// Issue 27's Pascal case: a GTX 1080 under torch 2.11+cu128 (built from sm_75 up). The fix names
