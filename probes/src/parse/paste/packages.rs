@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 use regex::Regex;
 
 use super::facts::Facts;
-use super::pkg::Pkg;
+use super::pkg::{ENV_FILE, Pkg};
 use crate::parse::wheel::normalize_name;
 
 /// `name==version` as pip freeze writes it.
@@ -165,9 +165,6 @@ fn read_conda_rows(lines: &[String], facts: &mut Facts) {
         }
     }
 }
-
-/// The format name of a conda environment file's dependency list.
-pub(super) const ENV_FILE: &str = "conda environment file";
 
 /// A dependency of a conda environment file (`environment.yml`): `- cudatoolkit=11.3` under
 /// `dependencies:`, a package and its version as conda's match spec `name=version` writes it
