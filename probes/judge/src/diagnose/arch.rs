@@ -28,7 +28,20 @@ pub(super) const PTX_ONLY: Rule = Rule {
     source: SOURCE,
 };
 
-pub(super) const RULES: &[Rule] = &[NOT_IN_BUILD, PTX_ONLY];
+pub(super) const CAPABILITY_WARNING_HARMLESS: Rule = Rule {
+    id: "arch.capability_warning_harmless",
+    category: Category::ToolkitVsFrameworkMismatchHarmless,
+    severity: Severity::Info,
+    trigger: "PyTorch's capability warning (`Found GPU0 … which is of cuda capability X.z.` and `Minimum and Maximum \
+              cuda capability supported by this version of PyTorch is (…) - (X.y)`) names only GPUs above the \
+              build's highest architecture but of its major, with a higher minor: machine code of X.y runs on X.z, \
+              so the build runs on them; the warning compares the numbers.",
+    source: "pytorch/pytorch:torch/cuda/__init__.py@v2.10.0#L258-L264 (_check_capability: major * 10 + minor against \
+             the lowest and highest entry of torch.cuda.get_arch_list()); NVIDIA Blackwell compatibility guide (a \
+             cubin runs on later minors of its major); pytorch/pytorch#172629; eugr/spark-vllm-docker#15",
+};
+
+pub(super) const RULES: &[Rule] = &[NOT_IN_BUILD, PTX_ONLY, CAPABILITY_WARNING_HARMLESS];
 
 /// A framework's compiled architectures, and where the list came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -113,6 +126,28 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     if !torch_judged {
         judge_printed_list(cx, out);
     }
+    capability_warning(cx, out);
+}
+
+/// A note for PyTorch's capability warning when every GPU it names runs the build by binary
+/// compatibility (a GB10, 12.1, under a build up to 12.0): the warning's lines are then no error.
+fn capability_warning(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let Some((warned, max)) = super::messages::capability_warning_runs(cx) else { return };
+    let ccs: Vec<String> = warned.iter().map(ToString::to_string).collect();
+    let lines = cx.s.messages.iter().filter(|m| m.id == "torch.gpu_too_old" || m.id == "torch.min_max_capability");
+    let mut evidence: Vec<String> = lines.map(|m| format!("pasted line: {}", m.line)).collect();
+    evidence.dedup();
+    out.push(CAPABILITY_WARNING_HARMLESS.finding(
+        format!("PyTorch's capability warning can be ignored: compute capability {} runs {max} machine code", ccs.join(", ")),
+        format!(
+            "PyTorch warns when a GPU's capability is above the highest architecture its build lists ({max}), comparing \
+             the numbers; machine code of {max} runs on every later minor of compute capability {}.x, so the build \
+             runs on this GPU.",
+            max.major
+        ),
+        evidence,
+        None,
+    ));
 }
 
 /// PyTorch's warning "The current PyTorch install supports CUDA capabilities sm_50 … sm_90" names the

@@ -4,7 +4,7 @@ use super::context::describe_framework;
 use super::{Ctx, Rule, fix};
 use gpu_doctor_kb::families;
 use gpu_doctor_model::{Category, Finding, Probed, Severity};
-use gpu_doctor_model::{Change, Framework, FrameworkBuild, InstallFlag, OsFamily, PythonEnv};
+use gpu_doctor_model::{Change, Framework, FrameworkBuild, InstallFlag, OsFamily, PythonEnv, ToolkitKind};
 
 pub(super) const CPU_ONLY: Rule = Rule {
     id: "framework.cpu_only_build",
@@ -12,7 +12,8 @@ pub(super) const CPU_ONLY: Rule = Rule {
     severity: Severity::Error,
     trigger: "A CPU-only build of PyTorch, TensorFlow or JAX (`+cpu`, `tensorflow-cpu`, jax without a CUDA plugin) is \
               installed on a machine with an NVIDIA GPU; or, in pasted text without a GPU list, a CPU build of torch \
-              whose `torch.cuda.is_available()` answered False. ONNX Runtime whose available execution providers are \
+              whose `torch.cuda.is_available()` answered False, or beside CUDA packages in its environment (conda's \
+              cudatoolkit, cuda-nvcc or cuda-cudart, pip's nvidia-* wheels). ONNX Runtime whose available execution providers are \
               the CPU package's (`onnxruntime`: CPU and Azure, no `CUDAExecutionProvider`), printed or named by its \
               warning about a requested provider, or the `onnxruntime` package installed beside `onnxruntime-gpu` \
               (both install the one `onnxruntime` module), with an NVIDIA GPU or no GPU list. PaddlePaddle's CPU \
@@ -44,16 +45,30 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     ollama(cx, out);
     if !cx.has_nvidia_gpu() && matches!(cx.s.gpus, Probed::Unknown { .. }) {
         // Pasted text without a GPU list: a CPU build whose `torch.cuda.is_available()` was asked
-        // and answered False is why it was False, whatever GPU the machine has.
+        // and answered False is why it was False, whatever GPU the machine has; so is a CPU build
+        // beside CUDA packages in its environment (conda's cudatoolkit, the pip nvidia-* wheels),
+        // which only a wish for CUDA puts there: conda's solver gave the CPU pytorch in their place
+        // (meta-pytorch/data#315's environment.yml with cudatoolkit=11.3 and pytorch py3.8_cpu_0).
+        let conda_cuda = cx.s.toolkits.value().and_then(|t| t.installs.iter().find(|i| i.kind == ToolkitKind::Conda));
         for env in cx.envs() {
-            let asked = env.deep_torch();
-            if asked.and_then(|t| t.cuda_available) != Some(false) {
+            let asked = env.deep_torch().and_then(|t| t.cuda_available) == Some(false);
+            let wanted = if asked {
+                "torch.cuda.is_available() returned False, so a GPU was wanted (the GPU list was not pasted)".to_owned()
+            } else if let Some(wheel) = env.cuda_wheels.first() {
+                format!(
+                    "{} {} is installed beside it, so CUDA was wanted (the GPU list was not pasted)",
+                    wheel.name, wheel.version
+                )
+            } else if let Some(conda) = conda_cuda {
+                let version = conda.version.map_or_else(String::new, |v| format!(" {v}"));
+                format!(
+                    "conda's CUDA toolkit{version} is in the environment, so CUDA was wanted (the GPU list was not pasted)"
+                )
+            } else {
                 continue;
-            }
+            };
             for fw in env.frameworks.iter().filter(|f| f.name == "torch" && f.build == FrameworkBuild::Cpu) {
-                let wanted = "torch.cuda.is_available() returned False, so a GPU was wanted (the GPU list was not \
-                              pasted)";
-                out.push(torch_cpu_only(env, fw, vec![describe_framework(env, fw), wanted.to_owned()]));
+                out.push(torch_cpu_only(env, fw, vec![describe_framework(env, fw), wanted.clone()]));
             }
         }
     }

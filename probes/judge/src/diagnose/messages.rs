@@ -1,8 +1,10 @@
 //! Known error lines from pasted text that no fact-based finding already explains.
 
 use super::Ctx;
-use gpu_doctor_kb::{KnownMessage, MessageLevel};
-use gpu_doctor_model::{Category, CudaVersion, Finding, ObservedMessage, OsFamily, PlanTarget, Severity};
+use gpu_doctor_kb::{Coverage, KnownMessage, MessageLevel, coverage};
+use gpu_doctor_model::{
+    Category, ComputeCapability, CudaVersion, Finding, ObservedMessage, OsFamily, PlanTarget, Severity,
+};
 
 /// The finding id of a known message: `observed.<message id>`.
 pub(super) fn finding_id(message_id: &str) -> String {
@@ -40,7 +42,10 @@ fn explains(id: &str, category: Category, known: &KnownMessage) -> bool {
 pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let explaining: Vec<(String, Category)> = out.iter().map(|f| (f.id.clone(), f.category)).collect();
     for known in &cx.kb.errors.message {
-        if explaining.iter().any(|(id, category)| explains(id, *category, known)) || !printed_here(cx, known) {
+        if explaining.iter().any(|(id, category)| explains(id, *category, known))
+            || !printed_here(cx, known)
+            || capability_warning_answered(cx, known)
+        {
             continue;
         }
         let observed: Vec<&ObservedMessage> = cx.s.messages.iter().filter(|m| m.id == known.id).collect();
@@ -69,6 +74,52 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
         };
         out.push(finding.with_plan(plan));
     }
+}
+
+/// The rows of PyTorch's `_check_capability` warning: the GPU's capability (`cc`), the lowest and
+/// highest entries of `torch.cuda.get_arch_list()` (`min_cc`, `max_cc`), and the CUDA variants it
+/// suggests after them.
+const CAPABILITY_WARNING: [&str; 3] =
+    ["torch.gpu_too_old", "torch.min_max_capability", "torch.suggested_cuda_configurations"];
+
+/// True when PyTorch's capability warning is answered by binary compatibility: `_check_capability`
+/// warns when `major * 10 + minor` of the GPU is below the lowest or above the highest number of the
+/// arch list (`_check_capability` of pytorch/pytorch:torch/cuda/__init__.py@v2.10.0, its message at
+/// #L258-L264: a comparison of numbers),
+/// while machine code of X.y runs on every X.z with z ≥ y (NVIDIA's Blackwell compatibility guide,
+/// the knowledge base's `coverage`): a GB10 (12.1) under a build whose highest entry is 12.0 runs
+/// it (eugr/spark-vllm-docker#15, pytorch/pytorch#172629). Every GPU the warning names (its `cc`,
+/// else the text's GPUs) must be at or above the lowest entry and covered by the highest (or in
+/// between); with no range in the text nothing is answered.
+fn capability_warning_answered(cx: &Ctx<'_>, known: &KnownMessage) -> bool {
+    CAPABILITY_WARNING.contains(&known.id.as_str()) && capability_warning_runs(cx).is_some()
+}
+
+/// The GPUs PyTorch's capability warning names and the build's highest entry, when every such GPU
+/// runs the build by binary compatibility (see [`capability_warning_answered`]); `None` when the
+/// text has no such warning, no range, or a GPU the build cannot run.
+pub(super) fn capability_warning_runs(cx: &Ctx<'_>) -> Option<(Vec<ComputeCapability>, ComputeCapability)> {
+    let value = |m: &ObservedMessage, name: &str| m.values.get(name).and_then(|v| v.trim().parse().ok());
+    let ranges: Vec<(ComputeCapability, ComputeCapability)> =
+        cx.s.messages
+            .iter()
+            .filter(|m| m.id == "torch.min_max_capability")
+            .filter_map(|m| Some((value(m, "min_cc")?, value(m, "max_cc")?)))
+            .collect();
+    let mut warned: Vec<ComputeCapability> =
+        cx.s.messages.iter().filter(|m| m.id == "torch.gpu_too_old").filter_map(|m| value(m, "cc")).collect();
+    if warned.is_empty() {
+        warned = cx.capabilities();
+    }
+    warned.sort();
+    warned.dedup();
+    let runs = |cc: &ComputeCapability| {
+        ranges
+            .iter()
+            .any(|&(min, max)| *cc >= min && (*cc <= max || matches!(coverage(&[max], &[], *cc), Coverage::Sass(_))))
+    };
+    let max = ranges.iter().map(|&(_, max)| max).max()?;
+    (!warned.is_empty() && warned.iter().all(runs)).then_some((warned, max))
 }
 
 /// A row's meaning with the values of its first pasted line in place of the `name`s it quotes

@@ -2,7 +2,8 @@
 //! markdown code fences, `>` quote markers, shell and REPL prompts.
 
 /// The text as lines, each without its quote markers and prompt. A fence line becomes an empty
-/// line, so the blocks on either side of it stay apart.
+/// line, so the blocks on either side of it stay apart; text glued to a fence (```` ```NVIDIA
+/// GeForce RTX 5090 with CUDA capability… ````, `…sm_90.```` `) stays, without the fence.
 pub(super) fn lines(text: &str) -> Vec<String> {
     text.split('\n').map(|l| clean_line(l.trim_end_matches('\r'))).collect()
 }
@@ -11,13 +12,33 @@ fn clean_line(line: &str) -> String {
     let line = line.trim_start_matches('\u{feff}');
     let line = strip_quotes(line);
     let trimmed = line.trim_start();
-    if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
-        return String::new();
-    }
+    let (line, trimmed) = match glued_to_fence(trimmed) {
+        Some("") => return String::new(),
+        Some(text) => (text, text),
+        None => (line, trimmed),
+    };
+    let line = line.trim_end();
+    let line = line.strip_suffix("```").map_or(line, |l| l.trim_end_matches('`').trim_end());
     match strip_prompt(trimmed) {
-        Some(command) => command.to_owned(),
-        None => line.trim_end().to_owned(),
+        Some(command) => command.trim_end().strip_suffix("```").map_or(command, str::trim_end).to_owned(),
+        None => line.to_owned(),
     }
+}
+
+/// For a line that opens or closes a fence (```` ``` ```` or `~~~`): the text glued after it, or
+/// `""` when there is none or it is an info string (one word, the block's language: ```` ```text ````,
+/// ```` ```python ````); `None` for any other line. In the raw text of an issue people glue the
+/// first line of the output to the fence (DreamTechAI/Direct3D-S2#32).
+fn glued_to_fence(trimmed: &str) -> Option<&str> {
+    let rest = if trimmed.starts_with("```") {
+        trimmed.trim_start_matches('`')
+    } else if trimmed.starts_with("~~~") {
+        trimmed.trim_start_matches('~')
+    } else {
+        return None;
+    };
+    let rest = rest.trim();
+    Some(if rest.contains(char::is_whitespace) { rest } else { "" })
 }
 
 /// `> > text` → `text`; `>>> import torch` → `import torch`. Indentation after the markers is kept
@@ -73,6 +94,28 @@ mod tests {
                 "pip list",
                 "import torch",
                 "plain > not a quote",
+                ""
+            ]
+        );
+    }
+
+    /// Output glued to its fences (the shape of DreamTechAI/Direct3D-S2#32's paste; the words here
+    /// are pytorch/pytorch#150733's title): the text stays, the fences go; a one-word info string
+    /// is still a fence.
+    #[test]
+    fn text_glued_to_a_fence_stays() {
+        let text = "```NVIDIA GeForce RTX 5090 D with CUDA capability sm_120 is not compatible.\n\
+                    The current PyTorch install supports CUDA capabilities sm_50 sm_90.```\n\
+                    ```console\n$ nvidia-smi```\n~~~ Driver Version: 570.86.16\n``` \n";
+        assert_eq!(
+            lines(text),
+            [
+                "NVIDIA GeForce RTX 5090 D with CUDA capability sm_120 is not compatible.",
+                "The current PyTorch install supports CUDA capabilities sm_50 sm_90.",
+                "",
+                "nvidia-smi",
+                "Driver Version: 570.86.16",
+                "",
                 ""
             ]
         );

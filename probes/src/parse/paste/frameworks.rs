@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use super::pkg::{PASTED, Pkg};
+use super::pkg::{ENV_FILE, PASTED, Pkg};
 use crate::probe::python::companions::is_companion;
 use crate::probe::python::fast::tf_build;
 use crate::probe::python::parse::PyValue;
@@ -235,7 +235,7 @@ fn cudnn_copy(name: &str, p: &Pkg, kind: CudnnKind, cuda_major: Option<u32>) -> 
 fn conda_toolkit(by_name: &BTreeMap<&str, &Pkg>) -> Option<ToolkitInstall> {
     let nvcc = by_name.get("cuda-nvcc");
     let pkg = nvcc.or_else(|| by_name.get("cudatoolkit")).or_else(|| by_name.get("cuda-cudart"))?;
-    if pkg.source != "conda list" && !pkg.source.starts_with("collect_env") {
+    if pkg.source != "conda list" && pkg.source != ENV_FILE && !pkg.source.starts_with("collect_env") {
         return None;
     }
     let version: Option<CudaVersion> = pkg.version.parse().ok();

@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 use regex::Regex;
 
 use super::facts::Facts;
-use super::pkg::Pkg;
+use super::pkg::{ENV_FILE, Pkg};
 use crate::parse::wheel::normalize_name;
 
 /// `name==version` as pip freeze writes it.
@@ -33,13 +33,16 @@ pub(super) fn freeze_line(line: &str) -> Option<(String, String)> {
     Some((name.to_owned(), version.to_owned()))
 }
 
-/// The package on one `conda list` row: name, version, build string.
+/// The package on one `conda list` row: name, version, build string. The row may carry the
+/// package's track features in brackets before the channel (`pytorch 1.6.0 py3.8_cpu_0 [cpuonly]
+/// pytorch`: conda prints them so for packages built with `track_features`).
 pub(super) fn conda_line(line: &str) -> Option<(String, String, Option<String>)> {
     let mut words = line.split_whitespace();
     let name = words.next()?;
     let version = words.next()?;
     let build = words.next();
-    if words.count() > 1
+    let features = |w: &&str| w.len() > 2 && w.starts_with('[') && w.ends_with(']');
+    if words.filter(|w| !features(w)).count() > 1
         || !name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
         || !version.starts_with(|c: char| c.is_ascii_digit())
     {
@@ -146,7 +149,14 @@ fn read_conda_rows(lines: &[String], facts: &mut Facts) {
             Some(row) => Some(row),
             None => conda_line(line).filter(|(_, _, build)| build.as_deref().is_some_and(conda_build_shape)),
         };
-        let Some((name, version, Some(build))) = row else { continue };
+        let Some((name, version, Some(build))) = row else {
+            if let Some((name, version)) = env_file_spec(line)
+                && add(facts, name, version, None, ENV_FILE)
+            {
+                facts.saw(i, ENV_FILE);
+            }
+            continue;
+        };
         if !conda_build_shape(&build) {
             continue;
         }
@@ -154,6 +164,18 @@ fn read_conda_rows(lines: &[String], facts: &mut Facts) {
             facts.saw(i, "conda list");
         }
     }
+}
+
+/// A dependency of a conda environment file (`environment.yml`): `- cudatoolkit=11.3` under
+/// `dependencies:`, a package and its version as conda's match spec `name=version` writes it
+/// (conda's docs, "Creating an environment file manually"); conda installs it as asked.
+fn env_file_spec(line: &str) -> Option<(&str, &str)> {
+    let (name, version) = line.strip_prefix("- ")?.trim().split_once('=')?;
+    let ok = !name.is_empty()
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+        && version.starts_with(|c: char| c.is_ascii_digit())
+        && version.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '*'));
+    ok.then_some((name, version.trim_end_matches(".*")))
 }
 
 /// `name=version=build`, with `- ` before it in `conda env export`'s YAML.

@@ -4,6 +4,9 @@
 /// leave a version's local tag out, so its absence says nothing of the build.
 pub(super) const TYPED: [&str; 2] = ["issue form", "labelled lines"];
 
+/// The format name of a conda environment file's dependency list (`- cudatoolkit=11.3`).
+pub(super) const ENV_FILE: &str = "conda environment file";
+
 /// The root every toolkit, framework and environment from pasted text gets.
 pub(super) const PASTED: &str = "(pasted)";
 

@@ -129,6 +129,26 @@ fn a_pasted_cpu_build_asked_for_cuda_is_named_without_a_gpu_list() {
     assert!(ids(">>> torch.__version__\n'2.5.1+cu121'\n>>> torch.cuda.is_available()\nFalse\n").is_empty());
 }
 
+/// A CPU build beside CUDA packages in its environment, without a GPU list: only a wish for CUDA puts
+/// conda's cudatoolkit there (bioimage-io/core-bioimage-io-python#307's two rows: conda-forge's
+/// cudatoolkit beside the pytorch channel's CPU build), and an environment file that asks for
+/// `cudatoolkit=11.3` is the same; the CPU build alone says nothing.
+#[test]
+fn a_pasted_cpu_build_beside_cuda_packages_is_named_without_a_gpu_list() {
+    let kb = gpu_doctor_kb::Kb::get().unwrap();
+    let ids = |text: &str| -> Vec<String> {
+        let snap = gpu_doctor_probes::parse::paste::read_pasted(text, kb).unwrap();
+        crate::diagnose::diagnose(&snap, kb).into_iter().map(|f| f.id).collect()
+    };
+    let cpu = "pytorch                   1.12.1              py3.9_cpu_0    pytorch\n";
+    let toolkit = "cudatoolkit               11.7.0              ha6f8bbd_10    conda-forge\n";
+    assert_eq!(ids(&format!("{toolkit}{cpu}")), ["framework.cpu_only_build"]);
+    let env_file = "dependencies:\n  - python=3.9\n  - cudatoolkit=11.3\n  - pytorch\n";
+    assert_eq!(ids(&format!("{env_file}{cpu}")), ["framework.cpu_only_build"]);
+    assert!(ids(cpu).is_empty(), "a CPU build alone, with no GPU named and nothing asked");
+    assert!(ids(&format!("{toolkit}pytorch 1.12.1 py3.9_cuda11.6_cudnn8.3.2_0 pytorch\n")).is_empty());
+}
+
 #[test]
 fn cpu_only_builds_are_flagged_only_where_there_is_a_gpu() {
     let with_gpu = rtx4090().driver("570.26", "12.8").torch("2.5.1+cpu");
@@ -324,6 +344,42 @@ fn pytorchs_printed_arch_list_is_judged_without_a_torch_version() {
         versioned.iter().filter(|f| f.id == "arch.not_in_build").map(|f| f.summary.as_str()).collect();
     assert_eq!(arch.len(), 1, "{versioned:#?}");
     assert!(arch[0].starts_with("torch 2.5.1+cu124 was not compiled for"), "{arch:?}");
+}
+
+/// PyTorch's `_check_capability` compares numbers; machine code of 12.0 runs on 12.1. Its warning for
+/// a GB10 (12.1) under a build whose highest entry is 12.0, as pytorch/pytorch#172629 quotes it
+/// (a UserWarning over three lines), is no error; a GPU of a higher major (an RTX 5090, 12.0, under
+/// a build up to 9.0) or below the lowest entry still is.
+#[test]
+fn pytorchs_capability_warning_is_judged_by_binary_compatibility() {
+    let kb = gpu_doctor_kb::Kb::get().unwrap();
+    let judge = |text: &str| {
+        let s = gpu_doctor_probes::parse::paste::read_pasted(text, kb).unwrap();
+        super::diagnose(&s, kb)
+    };
+    let warn = |gpu: &str, cc: &str, min: &str, max: &str| {
+        format!(
+            "UserWarning:\n    Found GPU0 {gpu} which is of cuda capability {cc}.\n    Minimum and Maximum cuda \
+             capability supported by this version of PyTorch is\n    ({min}) - ({max})\n"
+        )
+    };
+    let serious = |text: &str| -> Vec<String> {
+        judge(text).into_iter().filter(|f| f.severity != gpu_doctor_model::Severity::Info).map(|f| f.id).collect()
+    };
+    assert_eq!(serious(&warn("NVIDIA GB10", "12.1", "8.0", "12.0")), Vec::<String>::new());
+    let note = judge(&warn("NVIDIA GB10", "12.1", "8.0", "12.0"));
+    let ids: Vec<&str> = note.iter().map(|f| f.id.as_str()).collect();
+    assert_eq!(ids, ["arch.capability_warning_harmless"], "{note:#?}");
+    assert!(note[0].summary.contains("12.1 runs 12.0 machine code"), "{}", note[0].summary);
+    assert!(note[0].evidence.iter().any(|e| e.contains("Found GPU0 NVIDIA GB10")), "{:?}", note[0].evidence);
+    let newer_major = serious(&warn("NVIDIA GeForce RTX 5090", "12.0", "5.0", "9.0"));
+    assert!(newer_major.contains(&"observed.torch.gpu_too_old".to_owned()), "{newer_major:?}");
+    let below = serious(&warn("Tesla P100-PCIE-16GB", "6.0", "7.0", "12.0"));
+    assert!(below.contains(&"observed.torch.gpu_too_old".to_owned()), "{below:?}");
+    assert!(
+        !below.contains(&"arch.capability_warning_harmless".to_owned())
+            && !newer_major.iter().any(|i| i.ends_with("harmless"))
+    );
 }
 
 /// Issue 27's Pascal case: a GTX 1080 under torch 2.11+cu128 (built from sm_75 up). The fix names

@@ -305,6 +305,29 @@ fn conda_rows_without_a_header_and_the_export_spelling() {
     );
     assert_eq!(torch("I use torch 2.1 today\n"), None);
     assert_eq!(torch("torch 2.1 with_love\n"), None);
+    // The track-features column conda prints before the channel (a `conda list` of a public
+    // project's environment, pytorch 1.6.0 from the pytorch channel): the row is still read.
+    let featured = "pytorch                   1.6.0               py3.8_cpu_0  [cpuonly]  pytorch\n\
+                    pytorch-mutex             1.0                         cpu    pytorch\n";
+    assert_eq!(torch(featured), Some(("1.6.0".into(), FrameworkBuild::Cpu)));
+    assert_eq!(torch("pytorch 1.6.0 py3.8_cpu_0 [cpuonly] pytorch extra\n"), None, "one word too many");
+}
+
+/// An environment file's dependencies (`- cudatoolkit=11.3`, conda's docs "Creating an environment
+/// file manually"): conda's toolkit as asked; other spellings (`>=`, no version, prose) are not read.
+#[test]
+fn conda_environment_file_dependencies() {
+    let toolkit = |text: &str| {
+        let s = read(text);
+        s.toolkits.value().and_then(|t| t.installs.first().map(|i| i.version.map(|v| v.to_string())))
+    };
+    let file = "name: env\nchannels:\n  - pytorch\ndependencies:\n  - python=3.8\n  - cudatoolkit=11.3\n  - pytorch\n";
+    assert_eq!(toolkit(file), Some(Some("11.3".to_owned())));
+    assert_eq!(formats(&read(file)), ["conda environment file"]);
+    assert_eq!(toolkit("  - cudatoolkit=11.8.*\n"), Some(Some("11.8".to_owned())));
+    assert_eq!(toolkit("  - cudatoolkit>=11.3\n"), None);
+    assert_eq!(toolkit("- cudatoolkit = the one I had\n"), None);
+    assert_eq!(toolkit(&"- cudatoolkit=1".repeat(10_000)), None);
 }
 
 #[test]

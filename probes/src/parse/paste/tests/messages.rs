@@ -19,6 +19,14 @@ const CASES: &[Case] = &[
         &[],
         &[],
     ),
+    // PyTorch's CUDA error help line names the error as cudaGetErrorName prints it; the line as a
+    // public report pasted it under "torch.AcceleratorError: CUDA error: no kernel image …".
+    (
+        "cuda.no_kernel_image",
+        "Search for `cudaErrorNoKernelImageForDevice' in https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html for more information.",
+        &[],
+        &[],
+    ),
     (
         "cuda.unsupported_ptx",
         "CUDA error 222 at /home/test/PowerInfer/ggml-cuda.cu:9635: the provided PTX was compiled with an unsupported toolchain.",
@@ -57,6 +65,8 @@ const CASES: &[Case] = &[
         &[("requested", "20.00 MiB")],
         &[],
     ),
+    // CuPy names the runtime error by cudaGetErrorName, as public CuPy logs show it.
+    ("cuda.out_of_memory", "cupy.cuda.runtime.CUDARuntimeError: cudaErrorMemoryAllocation: out of memory", &[], &[]),
     ("cuda.invalid_device_ordinal", "RuntimeError: CUDA error: invalid device ordinal", &[], &[]),
     ("cuda.invalid_kernel_image", "Status: device kernel image is invalid", &[], &[]),
     (
