@@ -309,11 +309,7 @@ fn ldd_shadows(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
                     evidence,
                     None,
                 )
-                .with_plan(fix::change(
-                    None,
-                    format!("{dir} out of the loader path"),
-                    vec![fix::ld_library_path_without(cx, &[dir], None)],
-                )),
+                .with_plan(out_of_loader_path(cx, dir)),
         );
     }
 }
@@ -492,11 +488,7 @@ fn stale_paths(cx: &Ctx<'_>, installs: &[ToolkitInstall], out: &mut Vec<Finding>
                 evidence,
                 None,
             )
-            .with_plan(fix::change(
-                None,
-                format!("{dir} out of the loader path"),
-                vec![fix::ld_library_path_without(cx, &[dir], None)],
-            )));
+            .with_plan(out_of_loader_path(cx, dir)));
         }
     }
 }
@@ -683,4 +675,9 @@ fn explain_without_nvcc(cx: &Ctx<'_>, t: Option<&Toolkits>, out: &mut Vec<Findin
         evidence,
         None,
     ));
+}
+
+/// The plan that takes `dir` out of `LD_LIBRARY_PATH`.
+fn out_of_loader_path(cx: &Ctx<'_>, dir: &str) -> PlanTarget {
+    fix::change(None, format!("{dir} out of the loader path"), vec![fix::ld_library_path_without(cx, &[dir], None)])
 }
