@@ -117,11 +117,7 @@ fn a_gpu_below_the_lowest_arch_is_too_old_for_the_build() {
 /// was asked. Without a GPU list the CPU build is still why it answered False.
 #[test]
 fn a_pasted_cpu_build_asked_for_cuda_is_named_without_a_gpu_list() {
-    let kb = gpu_doctor_kb::Kb::get().unwrap();
-    let ids = |text: &str| -> Vec<String> {
-        let snap = gpu_doctor_probes::parse::paste::read_pasted(text, kb).unwrap();
-        crate::diagnose::diagnose(&snap, kb).into_iter().map(|f| f.id).collect()
-    };
+    let ids = super::pasted_ids;
     let asked = ">>> torch.__version__\n'2.5.1+cpu'\n>>> torch.cuda.is_available()\nFalse\n";
     assert_eq!(ids(asked), ["framework.cpu_only_build"]);
     // Not asked, or a CUDA build: nothing to conclude without the GPU list.
@@ -135,11 +131,7 @@ fn a_pasted_cpu_build_asked_for_cuda_is_named_without_a_gpu_list() {
 /// `cudatoolkit=11.3` is the same; the CPU build alone says nothing.
 #[test]
 fn a_pasted_cpu_build_beside_cuda_packages_is_named_without_a_gpu_list() {
-    let kb = gpu_doctor_kb::Kb::get().unwrap();
-    let ids = |text: &str| -> Vec<String> {
-        let snap = gpu_doctor_probes::parse::paste::read_pasted(text, kb).unwrap();
-        crate::diagnose::diagnose(&snap, kb).into_iter().map(|f| f.id).collect()
-    };
+    let ids = super::pasted_ids;
     let cpu = "pytorch                   1.12.1              py3.9_cpu_0    pytorch\n";
     let toolkit = "cudatoolkit               11.7.0              ha6f8bbd_10    conda-forge\n";
     assert_eq!(ids(&format!("{toolkit}{cpu}")), ["framework.cpu_only_build"]);
@@ -504,11 +496,7 @@ fn a_driver_too_old_for_an_unknown_torch_gets_the_newest_line_that_runs_there() 
 /// GPU or without a GPU list; a list with CUDAExecutionProvider is not.
 #[test]
 fn onnxruntime_without_its_cuda_provider_is_a_cpu_only_build() {
-    let kb = gpu_doctor_kb::Kb::get().unwrap();
-    let ids = |text: &str| -> Vec<String> {
-        let snap = gpu_doctor_probes::parse::paste::read_pasted(text, kb).unwrap();
-        crate::diagnose::diagnose(&snap, kb).into_iter().map(|f| f.id).collect()
-    };
+    let ids = super::pasted_ids;
     // The onnxruntime 1.20.1 wheel from PyPI, run: a session asked for CUDA.
     let warned = "/tmp/site/onnxruntime/capi/onnxruntime_inference_collection.py:115: UserWarning: Specified provider \
                   'CUDAExecutionProvider' is not in available provider names.Available providers: \
@@ -555,11 +543,7 @@ fn onnxruntime_beside_onnxruntime_gpu_shadows_it_and_the_fix_keeps_the_gpu_packa
 /// package `paddlepaddle` on a machine with an NVIDIA GPU; the GPU package is no finding.
 #[test]
 fn paddlepaddles_cpu_build_is_named_from_its_message_or_its_package() {
-    let kb = gpu_doctor_kb::Kb::get().unwrap();
-    let ids = |text: &str| -> Vec<String> {
-        let snap = gpu_doctor_probes::parse::paste::read_pasted(text, kb).unwrap();
-        crate::diagnose::diagnose(&snap, kb).into_iter().map(|f| f.id).collect()
-    };
+    let ids = super::pasted_ids;
     assert_eq!(
         ids("Cannot use GPU because you have installed CPU version PaddlePaddle.\n"),
         ["framework.cpu_only_build"]
@@ -590,11 +574,7 @@ fn paddlepaddles_cpu_build_is_named_from_its_message_or_its_package() {
 /// public logs other than the corpus case's thread (a Colab notebook's and a Docker guide's).
 #[test]
 fn ollama_with_only_cpu_runners_is_a_cpu_only_build() {
-    let kb = gpu_doctor_kb::Kb::get().unwrap();
-    let ids = |text: &str| -> Vec<String> {
-        let snap = gpu_doctor_probes::parse::paste::read_pasted(text, kb).unwrap();
-        crate::diagnose::diagnose(&snap, kb).into_iter().map(|f| f.id).collect()
-    };
+    let ids = super::pasted_ids;
     let cpu = "time=2026-06-04T15:23:45.234Z level=INFO source=common.go:149 msg=\"Dynamic LLM libraries\" \
                runners=\"[cpu cpu_avx cpu_avx2]\"\n";
     assert!(ids(cpu).contains(&"framework.cpu_only_build".to_owned()), "{:?}", ids(cpu));

@@ -20,6 +20,13 @@ mod wsl;
 
 use super::*;
 
+/// The finding ids `diagnose --from` gives for pasted `text`.
+fn pasted_ids(text: &str) -> Vec<String> {
+    let kb = gpu_doctor_kb::Kb::get().unwrap();
+    let snap = gpu_doctor_probes::parse::paste::read_pasted(text, kb).unwrap();
+    crate::diagnose::diagnose(&snap, kb).into_iter().map(|f| f.id).collect()
+}
+
 /// The fix as its rule wrote it: the finding's own, or, for a planned finding, the words for a
 /// machine no plan can be made for (the planner writes the fix itself).
 fn words(f: &gpu_doctor_model::Finding) -> Option<&str> {

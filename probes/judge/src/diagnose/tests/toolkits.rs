@@ -279,11 +279,7 @@ fn an_old_ptxas_xla_runs_is_the_one_on_path_before_the_wheel() {
 /// in a CUDA folder on PATH is.
 #[test]
 fn xla_falling_back_from_the_ptxas_on_path_names_the_path_shadowing_the_wheel() {
-    let kb = gpu_doctor_kb::Kb::get().unwrap();
-    let ids = |text: &str| -> Vec<String> {
-        let snap = gpu_doctor_probes::parse::paste::read_pasted(text, kb).unwrap();
-        crate::diagnose::diagnose(&snap, kb).into_iter().map(|f| f.id).collect()
-    };
+    let ids = super::pasted_ids;
     let log = |used: &str| {
         format!(
             "2023-09-26 23:49:25.317379: W external/xla/xla/stream_executor/gpu/asm_compiler.cc:231] Falling back to \
@@ -342,11 +338,7 @@ fn jax_unable_to_load_cusparse_is_a_library_path_that_shadows_the_wheels() {
 /// driver is not this note; nor is one without a driver level.
 #[test]
 fn a_cuda_images_older_cuda_under_a_newer_driver_is_explained() {
-    let kb = gpu_doctor_kb::Kb::get().unwrap();
-    let ids = |text: &str| -> Vec<String> {
-        let snap = gpu_doctor_probes::parse::paste::read_pasted(text, kb).unwrap();
-        crate::diagnose::diagnose(&snap, kb).into_iter().map(|f| f.id).collect()
-    };
+    let ids = super::pasted_ids;
     let smi = |cuda: &str| {
         format!(
             "$ sudo docker run --rm --gpus all nvidia/cuda:11.0.3-base-ubuntu20.04 nvidia-smi\n\
