@@ -153,6 +153,11 @@ fn python_section(envs: &[PythonEnv]) -> Section {
     sec
 }
 
+/// A device count, `?` where the text did not give one (a pasted `is_available()` without `device_count()`).
+fn count(n: Option<u32>) -> String {
+    n.map_or_else(|| "?".to_owned(), |n| n.to_string())
+}
+
 fn deep_lines(d: &DeepFacts) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(t) = &d.torch {
@@ -160,7 +165,7 @@ fn deep_lines(d: &DeepFacts) -> Vec<String> {
             (Some(e), _) => out.push(format!("  import torch failed: {e}")),
             (None, Some(ok)) => out.push(format!(
                 "  import torch: cuda.is_available() = {ok}, {} device(s), archs {}, cuDNN {}{}",
-                t.device_count.unwrap_or(0),
+                count(t.device_count),
                 t.arch_list.as_ref().map_or_else(|| "?".to_owned(), |a| a.join(" ")),
                 t.cudnn_version.map_or_else(
                     || "none".to_owned(),
@@ -174,7 +179,10 @@ fn deep_lines(d: &DeepFacts) -> Vec<String> {
     if let Some(tf) = &d.tensorflow {
         match &tf.error {
             Some(e) => out.push(format!("  import tensorflow failed: {e}")),
-            None => out.push(format!("  import tensorflow: {} GPU(s) visible", tf.gpus.as_ref().map_or(0, Vec::len))),
+            None => out.push(format!(
+                "  import tensorflow: {} GPU(s) visible",
+                tf.gpus.as_ref().map_or_else(|| "?".to_owned(), |g| g.len().to_string())
+            )),
         }
     }
     if let Some(j) = &d.jax {
@@ -186,8 +194,30 @@ fn deep_lines(d: &DeepFacts) -> Vec<String> {
     if let Some(c) = &d.cupy {
         match &c.error {
             Some(e) => out.push(format!("  import cupy failed: {e}")),
-            None => out.push(format!("  import cupy: {} device(s)", c.device_count.unwrap_or(0))),
+            None => out.push(format!("  import cupy: {} device(s)", count(c.device_count))),
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use gpu_doctor_model::{DeepFacts, DeepTorch};
+
+    /// A pasted `torch.cuda.is_available()` without `device_count()` shows the count unknown, not 0.
+    #[test]
+    fn an_unknown_device_count_is_shown_unknown() {
+        let torch = |device_count| DeepFacts {
+            torch: Some(DeepTorch { cuda_available: Some(true), device_count, ..Default::default() }),
+            ..Default::default()
+        };
+        assert!(
+            super::deep_lines(&torch(None))[0].contains("= true, ? device(s)"),
+            "{:?}",
+            super::deep_lines(&torch(None))
+        );
+        assert!(super::deep_lines(&torch(Some(2)))[0].contains("= true, 2 device(s)"));
+    }
 }
