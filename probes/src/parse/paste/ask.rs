@@ -86,7 +86,9 @@ pub fn next_paste(snap: &Snapshot, findings: &[Finding]) -> Option<NextPaste> {
             Category::CudnnMissingOrMismatch => &[(torch_unknown, PYTHON_TORCH), (no_driver, NVIDIA_SMI)],
             Category::Benchmark | Category::Other => &[],
         };
-        needs.iter().find(|(missing, _)| *missing).map(|(_, ask)| *ask)
+        // PyTorch's own command settles a finding about PyTorch only (not ONNX Runtime's or PaddlePaddle's).
+        let torch = about_torch(f);
+        needs.iter().find(|(missing, ask)| *missing && (torch || *ask != PYTHON_TORCH)).map(|(_, ask)| *ask)
     });
     // PyTorch that cannot use a GPU (a CPU build, or `is_available()` False) says nothing until the
     // GPUs are known: only then is it a problem. Nor does CUDA_VISIBLE_DEVICES, judged against the GPU list.
@@ -99,6 +101,12 @@ pub fn next_paste(snap: &Snapshot, findings: &[Finding]) -> Option<NextPaste> {
 fn is_container_finding(id: &str) -> bool {
     let id = id.strip_prefix("observed.").unwrap_or(id);
     ["container.", "containers.", "docker.", "podman.", "k8s."].iter().any(|p| id.starts_with(p))
+}
+
+/// True when a finding speaks of PyTorch: its id is one of PyTorch's messages, or its words name it.
+fn about_torch(f: &Finding) -> bool {
+    let names = |t: &str| t.contains("torch") || t.contains("PyTorch");
+    f.id.starts_with("observed.torch.") || names(&f.summary) || names(&f.detail) || f.evidence.iter().any(|e| names(e))
 }
 
 /// True when the pasted PyTorch is a CPU build or said CUDA is not available.

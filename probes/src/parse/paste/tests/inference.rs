@@ -77,6 +77,12 @@ fn what_to_paste_next() {
     let findings = gpu_doctor_judge::diagnose::diagnose(&s, kb);
     assert!(findings.iter().any(|f| f.id == "env.mig_visible_devices_unset"), "{findings:#?}");
     assert_eq!(next_paste(&s, &findings), Some(NVIDIA_SMI));
+    // PaddlePaddle's CPU build (its place.cc message, assets/compat/errors.toml): PyTorch's command
+    // would not settle it, the GPU list does.
+    let s = read("Cannot use GPU because you have installed CPU version PaddlePaddle.\n");
+    let findings = gpu_doctor_judge::diagnose::diagnose(&s, kb);
+    assert!(findings.iter().any(|f| f.id == "framework.cpu_only_build"), "{findings:#?}");
+    assert_eq!(next_paste(&s, &findings), Some(NVIDIA_SMI));
 }
 
 /// The issue's own example: a CPU build that says CUDA is not available gives no finding while the
