@@ -289,7 +289,7 @@ fn build_for(cx: &Ctx<'_>, framework: &str, cc: ComputeCapability) -> Option<Str
 }
 
 /// `pip install 'torch==2.6.*' --index-url …/cu124`, noted as shown.
-fn install_torch(cx: &Ctx<'_>, v: &TorchVariant) -> String {
+pub(super) fn install_torch(cx: &Ctx<'_>, v: &TorchVariant) -> String {
     let url = cx.kb.pytorch.index_url(v.cuda);
     let pin = format!("torch=={}.*", v.torch);
     fix::command(

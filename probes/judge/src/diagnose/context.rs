@@ -76,6 +76,12 @@ impl<'a> Ctx<'a> {
         !self.gpus.is_empty() || self.s.pci_devices.value().is_some_and(|d| !d.is_empty())
     }
 
+    /// True when an NVIDIA GPU is known to be in the machine, or the text did not list the GPUs at all
+    /// (pasted text): a rule about a build that cannot use one then still speaks.
+    pub fn gpu_or_no_list(&self) -> bool {
+        self.has_nvidia_gpu() || matches!(self.s.gpus, Probed::Unknown { .. })
+    }
+
     /// Python environments, empty when unknown or absent.
     pub fn envs(&self) -> &'a [PythonEnv] {
         self.s.python_envs.value().map(Vec::as_slice).unwrap_or_default()

@@ -207,7 +207,7 @@ fn jax_plugins(cx: &Ctx<'_>) -> String {
 /// module, so whichever was installed last wins; `onnxruntime` alone on a GPU machine, with no sign
 /// that CUDA was asked of it, is often a dependency that needs no GPU and is left alone.
 fn onnxruntime(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
-    if !cx.has_nvidia_gpu() && !matches!(cx.s.gpus, Probed::Unknown { .. }) {
+    if !cx.gpu_or_no_list() {
         return;
     }
     for env in cx.envs() {
@@ -320,7 +320,7 @@ fn paddle_finding(env: Option<&PythonEnv>, what: &str, evidence: Vec<String>) ->
 /// (a source build without the CUDA toolkit, or one made for the CPU), with an NVIDIA GPU or no
 /// GPU list (ollama logs the list whatever the machine).
 fn ollama(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
-    if !(cx.has_nvidia_gpu() || matches!(cx.s.gpus, Probed::Unknown { .. })) {
+    if !cx.gpu_or_no_list() {
         return;
     }
     for env in cx.envs() {

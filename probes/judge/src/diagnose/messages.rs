@@ -187,16 +187,7 @@ fn build_for_driver(cx: &Ctx<'_>, known: &KnownMessage) -> Option<String> {
     let level = cx.driver.cuda?;
     let ccs = cx.capabilities();
     let fits = cx.kb.pytorch.recommend(&ccs, Some(level), None)?;
-    let cmd = super::fix::command(
-        cx,
-        &gpu_doctor_model::shell::ShellCommand::new("pip").args([
-            "install",
-            format!("torch=={}.*", fits.torch).as_str(),
-            "--index-url",
-            cx.kb.pytorch.index_url(fits.cuda).as_str(),
-        ]),
-        false,
-    );
+    let cmd = super::arch::install_torch(cx, fits);
     let os = if cx.os == OsFamily::Windows { OsFamily::Windows } else { OsFamily::Linux };
     let newer = cx
         .kb

@@ -33,14 +33,16 @@ const LIBS: &str = "driver library paths";
 /// 2020; WSL2 came with build 18917 before that. Every WSL on an older build is WSL1.
 const FIRST_WSL2_BUILD: u32 = 18362;
 
-/// The most TCC GPUs kept.
-const MAX_TCC: usize = 64;
+/// The most entries kept of each list (TCC GPUs, driver libraries, driver packages).
+const MAX_LISTED: usize = 64;
 
 /// Reads the WSL version: the table's, else the kernel's, else WSL2's own paths or its nvidia-smi,
 /// else the one version the words name; then the kernel release and Windows' TCC GPUs.
 pub(super) fn read(lines: &[String], facts: &mut Facts) {
+    // Read once: it says WSL, and it is the release kept below.
+    let kernel_line = kernel(lines);
     let found = table(lines).map(|(at, v, distro)| (at, v, distro, TABLE)).or_else(|| {
-        kernel(lines).map(|(at, v, _)| (at, v, None, KERNEL)).or_else(|| {
+        kernel_line.as_ref().map(|(at, v, _)| (*at, *v, None, KERNEL)).or_else(|| {
             let strong = || {
                 paravirt(lines)
                     .map(|at| (at, 2, None, PARAVIRT))
@@ -73,16 +75,18 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
             wsl.distro = distro;
         }
     }
+    // The rest only matters inside WSL: a text that is not is not read again for it.
+    if facts.wsl.is_none() {
+        return;
+    }
     let (libs_at, libs) = linux_driver_libs(lines);
-    if facts.wsl.is_some()
-        && let Some(at) = libs_at
-    {
+    if let Some(at) = libs_at {
         facts.saw(at, LIBS);
     }
     let Some(wsl) = facts.wsl.as_mut() else { return };
     if wsl.kernel_release.is_none() {
         wsl.kernel_release =
-            kernel(lines).map(|(_, _, r)| r).filter(|r| !r.is_empty()).or_else(|| wsl_version_kernel(lines));
+            kernel_line.map(|(_, _, r)| r).filter(|r| !r.is_empty()).or_else(|| wsl_version_kernel(lines));
     }
     wsl.tcc_gpus = tcc_gpus(lines);
     wsl.linux_driver_packages = linux_driver_packages(lines);
@@ -135,12 +139,12 @@ fn names_without_showing(line: &str) -> bool {
 /// numba's `Mapped libcuda.so paths`, ollama's `Discovered GPU libraries: [...]` and `no nvidia devices
 /// detected by library ...`), or a line naming one such library beside such a folder
 /// (`loading 'libnvidia-ml.so' from /lib/x86_64-linux-gnu`); the first such line, and the paths (at
-/// most [`MAX_TCC`]).
+/// most [`MAX_LISTED`]).
 fn linux_driver_libs(lines: &[String]) -> (Option<usize>, Vec<String>) {
     let mut out: Vec<String> = Vec::new();
     let mut first = None;
     for (i, line) in lines.iter().enumerate() {
-        if out.len() >= MAX_TCC {
+        if out.len() >= MAX_LISTED {
             break;
         }
         // Most lines name no driver library: a substring check spares them the rest.
@@ -203,7 +207,7 @@ fn linux_driver_packages(lines: &[String]) -> Vec<String> {
     const MANAGERS: [&str; 5] = ["apt", "apt-get", "dnf", "yum", "zypper"];
     let mut out: Vec<String> = Vec::new();
     for line in lines {
-        if out.len() >= MAX_TCC {
+        if out.len() >= MAX_LISTED {
             break;
         }
         // Markdown's inline code (`` `libnvidia-compute-510:amd64   install` ``) is not part of the words.
@@ -326,7 +330,7 @@ fn tcc_gpus(lines: &[String]) -> Vec<String> {
     let mut gpu_id: Option<String> = None;
     let mut driver_model = false;
     for line in lines {
-        if out.len() >= MAX_TCC {
+        if out.len() >= MAX_LISTED {
             break;
         }
         let t = line.trim();
