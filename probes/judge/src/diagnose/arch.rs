@@ -264,7 +264,7 @@ fn build_for(cx: &Ctx<'_>, framework: &str, cc: ComputeCapability) -> Option<Str
                     .cuda
                     .full_driver(v.cuda, cx.os)
                     .map_or_else(String::new, |d| format!(" (driver {d} or newer)"));
-                format!("CUDA {} or newer{floor}: torch {}, {}", v.cuda, v.torch, install_torch(cx, v))
+                format!("CUDA {} or newer{floor}: torch {}, {}", v.cuda, v.torch, fix::install_torch(cx, v))
             })
             .collect();
         return Some(format!(
@@ -284,19 +284,8 @@ fn build_for(cx: &Ctx<'_>, framework: &str, cc: ComputeCapability) -> Option<Str
         v.cuda,
         cc.sm(),
         short_source(&v.source),
-        install_torch(cx, v)
+        fix::install_torch(cx, v)
     ))
-}
-
-/// `pip install 'torch==2.6.*' --index-url …/cu124`, noted as shown.
-pub(super) fn install_torch(cx: &Ctx<'_>, v: &TorchVariant) -> String {
-    let url = cx.kb.pytorch.index_url(v.cuda);
-    let pin = format!("torch=={}.*", v.torch);
-    fix::command(
-        cx,
-        &gpu_doctor_model::shell::ShellCommand::new("pip").args(["install", pin.as_str(), "--index-url", url.as_str()]),
-        false,
-    )
 }
 
 /// For a GPU of capability `cc` on a driver not known, the torch builds to choose from, newest driver

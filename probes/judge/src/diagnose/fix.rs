@@ -31,6 +31,13 @@ pub(crate) fn command(cx: &Ctx<'_>, cmd: &ShellCommand, machine: bool) -> String
     note(cx, cmd.render(cx.shell), cmd.argv(), machine)
 }
 
+/// `pip install 'torch==2.6.*' --index-url …/cu124`, noted as shown.
+pub(crate) fn install_torch(cx: &Ctx<'_>, v: &gpu_doctor_kb::TorchVariant) -> String {
+    let url = cx.kb.pytorch.index_url(v.cuda);
+    let pin = format!("torch=={}.*", v.torch);
+    command(cx, &ShellCommand::new("pip").args(["install", pin.as_str(), "--index-url", url.as_str()]), false)
+}
+
 /// A path of the machine named in prose, quoted as the shell would need it.
 pub(crate) fn word(cx: &Ctx<'_>, text: &str) -> String {
     note(cx, shell::quote(cx.shell, text), vec![text.to_owned()], true)

@@ -187,7 +187,7 @@ fn build_for_driver(cx: &Ctx<'_>, known: &KnownMessage) -> Option<String> {
     let level = cx.driver.cuda?;
     let ccs = cx.capabilities();
     let fits = cx.kb.pytorch.recommend(&ccs, Some(level), None)?;
-    let cmd = super::arch::install_torch(cx, fits);
+    let cmd = super::fix::install_torch(cx, fits);
     let os = if cx.os == OsFamily::Windows { OsFamily::Windows } else { OsFamily::Linux };
     let newer = cx
         .kb
