@@ -57,24 +57,29 @@ pub(super) fn sections(s: &Snapshot) -> Vec<Section> {
 fn machine_section(s: &Snapshot) -> Section {
     match s.system.value() {
         Some(sys) => {
+            let os = [sys.os_name.as_deref(), sys.os_version.as_deref()].into_iter().flatten().collect::<Vec<_>>();
+            let os = if os.is_empty() { "unknown OS".to_owned() } else { os.join(" ") };
             let mut sec = Section::new(
                 "Machine",
-                format!(
-                    "{} {}, kernel {}, {}",
-                    sys.os_name.as_deref().unwrap_or("unknown OS"),
-                    sys.os_version.as_deref().unwrap_or(""),
-                    sys.kernel_version.as_deref().unwrap_or("?"),
-                    s.platform.platform.arch
-                ),
+                // A pasted machine's kernel and architecture may be unknown: they are left out.
+                [Some(os), sys.kernel_version.as_deref().map(|k| format!("kernel {k}"))]
+                    .into_iter()
+                    .flatten()
+                    .chain((s.platform.platform.arch != "unknown").then(|| s.platform.platform.arch.clone()))
+                    .collect::<Vec<_>>()
+                    .join(", "),
                 Tone::Plain,
             );
-            sec.details.push(format!(
-                "{} ({} cores, {} threads), {} RAM",
-                sys.cpu_model.as_deref().unwrap_or("unknown CPU"),
-                or_q(sys.cpu_physical_cores),
-                sys.cpu_logical_cores,
-                gib(sys.memory_total_bytes)
-            ));
+            // A pasted machine gives its OS's name only: no CPU and no memory were read.
+            if sys.cpu_logical_cores > 0 || sys.memory_total_bytes > 0 {
+                sec.details.push(format!(
+                    "{} ({} cores, {} threads), {} RAM",
+                    sys.cpu_model.as_deref().unwrap_or("unknown CPU"),
+                    or_q(sys.cpu_physical_cores),
+                    sys.cpu_logical_cores,
+                    gib(sys.memory_total_bytes)
+                ));
+            }
             if let Some(wsl) = &s.platform.wsl {
                 sec.details.push(format!(
                     "WSL{} {}; Windows driver libraries in /usr/lib/wsl/lib: {}",

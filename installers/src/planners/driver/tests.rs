@@ -476,3 +476,29 @@ fn rhel_10_installs_without_module_streams() {
     let (_, prose) = direct(s, &PlanTarget::Driver { min_branch: Some(580) });
     assert!(prose.contains("dnf module install nvidia-driver:580-open"), "{prose}");
 }
+
+/// collect_env from https://github.com/pytorch/pytorch/issues/175855 (the lines the driver plan
+/// reads): driver 535 under torch cu128, on Ubuntu 22.04.
+const COLLECT_ENV_UBUNTU: &str = "PyTorch version: 2.10.0.dev20251021+cu128\nIs debug build: False\n\
+    CUDA used to build PyTorch: 12.8\nROCM used to build PyTorch: N/A\n\nOS: Ubuntu 22.04.4 LTS (x86_64)\n\
+    Python platform: Linux-6.8.0-40-generic-x86_64-with-glibc2.35\nIs CUDA available: True\n\
+    GPU models and configuration:\nGPU 0: NVIDIA RTX A6000\nGPU 1: NVIDIA RTX A6000\n\n\
+    Nvidia driver version: 535.183.01\n";
+
+#[test]
+fn a_pasted_machines_os_line_names_its_distributions_driver_package() {
+    let pasted = |text: &str| judged(gpu_doctor_probes::parse::paste::read_pasted(text, kb()).unwrap());
+    let (_, prose) = plan_of(&pasted(COLLECT_ENV_UBUNTU), "driver.minor_version_compat");
+    // Ubuntu 22.04's own archive packages 570 as nvidia-driver-580 (drivers.toml `[[archive]]`):
+    // the open flavor for Ampere.
+    assert!(prose.contains("ubuntu-drivers install nvidia:580-open"), "{prose}");
+    // The same lines with os-release's name of Debian 12 in place of collect_env's: Debian's package.
+    let debian = COLLECT_ENV_UBUNTU.replace("OS: Ubuntu 22.04.4 LTS (x86_64)\n", "")
+        + "PRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\nNAME=\"Debian GNU/Linux\"\nVERSION_ID=\"12\"\n";
+    let (_, prose) = plan_of(&pasted(&debian), "driver.minor_version_compat");
+    assert!(prose.contains("apt install") && !prose.contains("ubuntu-drivers"), "{prose}");
+    // Without a name the fix stays the generic sentence.
+    let unnamed = COLLECT_ENV_UBUNTU.replace("OS: Ubuntu 22.04.4 LTS (x86_64)\n", "");
+    let (_, prose) = plan_of(&pasted(&unnamed), "driver.minor_version_compat");
+    assert!(prose.contains("from your distribution or NVIDIA"), "{prose}");
+}

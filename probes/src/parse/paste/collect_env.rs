@@ -109,7 +109,10 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
     }
 }
 
-/// OS family and CPU architecture from `OS: Ubuntu 22.04.4 LTS (x86_64)` and
+/// The CPU architectures collect_env and Python's platform string name.
+const ARCHES: [&str; 5] = ["x86_64", "aarch64", "arm64", "amd64", "ppc64le"];
+
+/// OS family, name and CPU architecture from `OS: Ubuntu 22.04.4 LTS (x86_64)` and
 /// `Python platform: Linux-5.15.0-…-x86_64-with-glibc2.35`.
 pub(super) fn platform(os: Option<&str>, python_platform: Option<&str>, facts: &mut Facts) {
     let os_l = os.unwrap_or("").to_lowercase();
@@ -127,8 +130,16 @@ pub(super) fn platform(os: Option<&str>, python_platform: Option<&str>, facts: &
     if facts.os.is_none() {
         facts.os = family;
     }
+    // `Ubuntu 22.04.4 LTS (x86_64)`: the name without the architecture collect_env appends.
+    let name = os.map(|o| match o.trim().strip_suffix(')').and_then(|x| x.rsplit_once(" (")) {
+        Some((name, arch)) if ARCHES.contains(&arch) => name.trim(),
+        _ => o.trim(),
+    });
+    if let Some(name) = name.filter(|n| !n.is_empty() && !missing(n)) {
+        super::os_release::keep(facts, name, FORMAT);
+    }
     let both = format!("{os_l} {py}");
-    let arch = ["x86_64", "aarch64", "arm64", "amd64", "ppc64le"].into_iter().find(|a| both.contains(a));
+    let arch = ARCHES.into_iter().find(|a| both.contains(a));
     if facts.arch.is_none() {
         facts.arch = arch.map(|a| match a {
             "arm64" => "aarch64".to_owned(),

@@ -3,7 +3,7 @@
 use gpu_doctor_kb::Kb;
 use gpu_doctor_model::{
     ContainerSupport, CudnnCopy, DeepFacts, DriverFacts, EnvFacts, EnvKind, Gpu, GpuHealth, HostLink,
-    KernelModuleFacts, OsFamily, PciBusId, PciDevice, Pick, PythonEnv, SecureBoot, ToolkitInstall, ToolkitKind,
+    KernelModuleFacts, OsFamily, PciBusId, SystemInfo, PciDevice, Pick, PythonEnv, SecureBoot, ToolkitInstall, ToolkitKind,
     ToolkitPicks, Toolkits, VersionSource, WslFacts,
 };
 use gpu_doctor_model::{CudaVersion, DriverVersion, ObservedMessage, Probed, Snapshot, XidEvent};
@@ -46,6 +46,8 @@ pub(super) struct Facts {
     pub ollama_build: Option<gpu_doctor_model::FrameworkBuild>,
     pub python_version: Option<String>,
     pub os: Option<OsFamily>,
+    /// The OS's name as the text gives it (`Ubuntu 22.04.4 LTS`), with the format that gave it.
+    pub os_name: Option<(String, &'static str)>,
     pub arch: Option<String>,
     pub messages: Vec<ObservedMessage>,
     /// NVIDIA display devices from `lspci -k`/`-v` or the kernel log, with the driver that holds each.
@@ -358,6 +360,12 @@ impl Facts {
         }
         if let Some(arch) = self.arch {
             snap.platform.platform.arch = arch;
+        }
+        if let Some((name, source)) = self.os_name {
+            // Only the name is known of a pasted machine; the rest stays empty (zero CPUs reads as
+            // "not shown").
+            let system = SystemInfo { os_name: Some(name), ..SystemInfo::default() };
+            snap.system = Probed::found(system, pasted(source));
         }
         kb.complete_snapshot(&mut snap);
         snap.messages = self.messages;

@@ -137,6 +137,9 @@ fn answered(label: &str, value: &str, at: usize, format: &'static str, facts: &m
             facts.saw(at, format);
             facts.os.get_or_insert(os);
         }
+        if super::os_release::is_linux_name(value) {
+            super::os_release::keep(facts, value, format);
+        }
     } else if (label == "python version" || label == "python")
         && let Some(v) = version_in(value).filter(|_| facts.python_version.is_none())
     {

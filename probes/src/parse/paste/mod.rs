@@ -33,6 +33,7 @@ mod lspci;
 mod messages;
 mod monitors;
 mod onnxruntime;
+mod os_release;
 mod packages;
 mod pkg;
 mod ptxas;
@@ -135,7 +136,7 @@ pub fn read_pasted_without(text: &str, kb: &Kb, off: &[&str]) -> Result<Snapshot
     }
     let mut facts = facts::Facts::default();
     facts.notes = notes;
-    let readers: [(&str, &Reader<'_>); 17] = [
+    let readers: [(&str, &Reader<'_>); 18] = [
         ("collect_env", &|f| collect_env::read(&lines, f)),
         ("python_prints", &|f| python_prints::read(&lines, f)),
         ("smi", &|f| smi::read(&lines, &joined, f)),
@@ -153,6 +154,7 @@ pub fn read_pasted_without(text: &str, kb: &Kb, off: &[&str]) -> Result<Snapshot
         ("ptxas", &|f| ptxas::read(&lines, f)),
         ("containers", &|f| containers::read(&lines, f)),
         ("onnxruntime", &|f| onnxruntime::read(&lines, f)),
+        ("os_release", &|f| os_release::read(&lines, f)),
     ];
     for (name, read) in readers {
         if on(name) {
