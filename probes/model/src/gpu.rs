@@ -26,6 +26,11 @@ pub struct Gpu {
     pub memory_used_bytes: Option<u64>,
     /// Free memory in bytes.
     pub memory_free_bytes: Option<u64>,
+    /// Size of the BAR1 aperture in bytes: the window through which the CPU and other PCIe devices
+    /// (a peer GPU, a NIC for GPUDirect RDMA) reach the GPU's memory. 256 MiB without Resizable BAR;
+    /// `None` when not read (reports written before gpu-doctor read it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bar1_total_bytes: Option<u64>,
     /// PCIe link generation now (drops while idle to save power).
     pub pcie_gen_current: Option<u32>,
     /// Highest PCIe generation for this GPU in this system.

@@ -35,6 +35,9 @@ pub struct SmiGpu {
     pub memory_total_mib: Option<u64>,
     /// Used memory in MiB.
     pub memory_used_mib: Option<u64>,
+    /// Size of the BAR1 aperture in MiB (`BAR1 Memory Usage`, `Total`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bar1_total_mib: Option<u64>,
     /// PCIe generation now.
     pub pcie_gen_current: Option<u32>,
     /// Highest PCIe generation in this system.

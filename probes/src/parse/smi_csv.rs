@@ -146,6 +146,8 @@ fn gpu(row: &BTreeMap<String, String>) -> SmiGpu {
         uuid: get(&["uuid"]).map(str::to_owned),
         pci_bus_id: get(&["pci.bus_id"]).map(str::to_owned),
         memory_total_mib: get(&["memory.total"]).and_then(smi::mib),
+        // --query-gpu has no BAR1 field.
+        bar1_total_mib: None,
         memory_used_mib: get(&["memory.used"]).and_then(smi::mib),
         pcie_gen_current: num(&["pcie.link.gen.current", "pcie.link.gen.gpucurrent"], ""),
         pcie_gen_max: num(&["pcie.link.gen.max"], ""),

@@ -185,6 +185,7 @@ fn assign(g: &mut SmiGpu, arch: &mut Option<String>, path: &[&str], v: &str) {
         ["PCI", "Bus Id"] => g.pci_bus_id = smi::text(v).or(g.pci_bus_id.take()),
         ["FB Memory Usage", "Total"] => set(&mut g.memory_total_mib, smi::mib(v)),
         ["FB Memory Usage", "Used"] => set(&mut g.memory_used_mib, smi::mib(v)),
+        ["BAR1 Memory Usage", "Total"] => set(&mut g.bar1_total_mib, smi::mib(v)),
         [.., "PCIe Generation", "Max"] => set(&mut g.pcie_gen_max, num("")),
         [.., "PCIe Generation", "Current"] => set(&mut g.pcie_gen_current, num("")),
         [.., "Link Width", "Max"] => set(&mut g.pcie_width_max, num("x")),

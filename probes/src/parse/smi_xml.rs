@@ -136,6 +136,7 @@ fn gpu(g: Node<'_, '_>) -> SmiGpu {
         pci_bus_id: t(&["pci", "pci_bus_id"]).and_then(smi::text).or_else(|| g.attribute("id").and_then(smi::text)),
         memory_total_mib: t(&["fb_memory_usage", "total"]).and_then(smi::mib),
         memory_used_mib: t(&["fb_memory_usage", "used"]).and_then(smi::mib),
+        bar1_total_mib: t(&["bar1_memory_usage", "total"]).and_then(smi::mib),
         pcie_gen_current: link_text(&["pcie_gen", "current_link_gen"]).and_then(|s| smi::int_with_unit(s, "")),
         pcie_gen_max: link_text(&["pcie_gen", "max_link_gen"]).and_then(|s| smi::int_with_unit(s, "")),
         pcie_width_current: link_text(&["link_widths", "current_link_width"]).and_then(|s| smi::int_with_unit(s, "x")),

@@ -37,6 +37,7 @@ pub(crate) fn gpu_from_smi(index: u32, s: &SmiGpu) -> Gpu {
         memory_total_bytes: total,
         memory_used_bytes: used,
         memory_free_bytes: total.zip(used).map(|(t, u)| t.saturating_sub(u)),
+        bar1_total_bytes: s.bar1_total_mib.map(|m| m * MIB),
         pcie_gen_current: s.pcie_gen_current,
         pcie_gen_max: s.pcie_gen_max,
         pcie_width_current: s.pcie_width_current,
@@ -79,7 +80,7 @@ fn fill_from_smi(gpu: &mut Gpu, s: &SmiGpu) {
     fill!(pcie_gen_current, pcie_gen_max, pcie_width_current, pcie_width_max, mig_enabled);
     fill!(clock_sm_mhz, clock_sm_max_mhz, clock_mem_mhz, clock_mem_max_mhz, memory_bus_width_bits);
     fill!(power_draw_mw, power_limit_mw, temperature_c, utilization_gpu_pct, ecc_enabled, persistence_mode);
-    fill!(compute_mode, display_attached, vbios_version, driver_model, processes);
+    fill!(compute_mode, display_attached, vbios_version, driver_model, processes, bar1_total_bytes);
     if gpu.architecture.is_none() {
         gpu.architecture = gpu.compute_capability.and_then(gpu_doctor_kb::architecture).map(str::to_owned);
     }

@@ -8,6 +8,7 @@
 //! depends on says so.
 
 mod arch;
+mod bar1;
 mod bench;
 mod companions;
 mod containers;
@@ -90,6 +91,7 @@ const FAMILIES: &[Family] = &[
     (containers::RULES, containers::run),
     (health::RULES, health::run),
     (topology::RULES, topology::run),
+    (bar1::RULES, bar1::run),
     (cudnn::RULES, cudnn::run),
     (wheels::RULES, wheels::run),
     (loader::RULES, loader::run),

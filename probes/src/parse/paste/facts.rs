@@ -3,8 +3,8 @@
 use gpu_doctor_kb::Kb;
 use gpu_doctor_model::{
     ContainerSupport, CudnnCopy, DeepFacts, DriverFacts, EnvFacts, EnvKind, Gpu, GpuHealth, HostLink,
-    KernelModuleFacts, OsFamily, PciBusId, SystemInfo, PciDevice, Pick, PythonEnv, SecureBoot, ToolkitInstall, ToolkitKind,
-    ToolkitPicks, Toolkits, VersionSource, WslFacts,
+    KernelModuleFacts, OsFamily, PciBusId, PciDevice, Pick, PythonEnv, SecureBoot, SystemInfo, ToolkitInstall,
+    ToolkitKind, ToolkitPicks, Toolkits, VersionSource, WslFacts,
 };
 use gpu_doctor_model::{CudaVersion, DriverVersion, ObservedMessage, Probed, Snapshot, XidEvent};
 use gpu_doctor_model::{LddResolution, LoaderEntry};
@@ -28,6 +28,8 @@ pub(super) struct Facts {
     pub driver_cuda: Option<(CudaVersion, &'static str)>,
     /// GPUs as listed by nvidia-smi or collect_env, in order, with the format that listed them.
     pub listed_gpus: Vec<(Gpu, &'static str)>,
+    /// BAR1 sizes in MiB from `nvidia-smi -q` blocks shown without their GPU, in GPU order.
+    pub bar1_mib: Vec<u64>,
     /// Name, bus id or capability of a GPU, said by a framework.
     pub gpu_facts: Vec<GpuFact>,
     pub toolkits: Vec<ToolkitInstall>,
@@ -284,7 +286,8 @@ impl Facts {
 
         let gpu_sources =
             join_sources(self.listed_gpus.iter().map(|(_, s)| *s).chain(self.gpu_facts.iter().map(|f| f.source)));
-        let list = gpus::merge(self.listed_gpus.into_iter().map(|(g, _)| g).collect(), &self.gpu_facts, kb);
+        let mut list = gpus::merge(self.listed_gpus.into_iter().map(|(g, _)| g).collect(), &self.gpu_facts, kb);
+        with_bar1(&mut list, &self.bar1_mib);
         fill_health(&mut snap, std::mem::take(&mut self.gpu_health), std::mem::take(&mut self.xid_events), &list);
         if !list.is_empty() {
             snap.gpus = Probed::found(list, gpu_sources);
@@ -353,20 +356,8 @@ impl Facts {
         if let Some(c) = self.containers {
             snap.containers = Probed::found(c, "pasted docker info or nvidia-ctk cdi list");
         }
-        snap.platform.wsl = self.wsl;
         snap.env = self.env;
-        if let Some(os) = self.os {
-            snap.platform.platform.os = os;
-        }
-        if let Some(arch) = self.arch {
-            snap.platform.platform.arch = arch;
-        }
-        if let Some((name, source)) = self.os_name {
-            // Only the name is known of a pasted machine; the rest stays empty (zero CPUs reads as
-            // "not shown").
-            let system = SystemInfo { os_name: Some(name), ..SystemInfo::default() };
-            snap.system = Probed::found(system, pasted(source));
-        }
+        place(&mut snap, self.wsl, self.os, self.arch, self.os_name);
         kb.complete_snapshot(&mut snap);
         snap.messages = self.messages;
         snap.notes = self.notes;
@@ -441,6 +432,37 @@ fn toolkit_root_of_lib(dir: &str) -> Option<String> {
     let dir = dir.trim_end_matches('/');
     let root = dir.strip_suffix("/lib64").or_else(|| dir.split_once("/targets/").map(|(r, _)| r))?;
     root.rsplit('/').next().is_some_and(|n| n == "cuda" || n.starts_with("cuda-")).then(|| root.to_owned())
+}
+
+/// Where the pasted machine runs: WSL, the OS family and architecture, and the OS's name (of the
+/// machine part only the name is known; the rest stays empty, and zero CPUs reads as "not shown").
+fn place(
+    snap: &mut Snapshot,
+    wsl: Option<WslFacts>,
+    os: Option<OsFamily>,
+    arch: Option<String>,
+    os_name: Option<(String, &'static str)>,
+) {
+    snap.platform.wsl = wsl;
+    if let Some(os) = os {
+        snap.platform.platform.os = os;
+    }
+    if let Some(arch) = arch {
+        snap.platform.platform.arch = arch;
+    }
+    if let Some((name, source)) = os_name {
+        snap.system = Probed::found(SystemInfo { os_name: Some(name), ..SystemInfo::default() }, pasted(source));
+    }
+}
+
+/// BAR1 sizes shown without their GPU (`nvidia-smi -q | grep -A 3 BAR1`), given to the listed GPUs
+/// in order, unless a fuller report gave any GPU its own.
+fn with_bar1(list: &mut [Gpu], bar1_mib: &[u64]) {
+    if list.iter().all(|g| g.bar1_total_bytes.is_none()) {
+        for (g, mib) in list.iter_mut().zip(bar1_mib) {
+            g.bar1_total_bytes = Some(mib * 1024 * 1024);
+        }
+    }
 }
 
 /// `pasted <format>`, the source of a part that came from pasted text.

@@ -176,10 +176,19 @@ fn gpu_in(value: &str) -> Option<Gpu> {
         return None;
     }
     let name = value.split(['(', ',', ';']).next()?.trim();
+    // `4x RTX 3090`, `4* NVIDIA GeForce RTX 4090 48G`: the count before the name.
     let name = name
         .split_once(' ')
-        .filter(|(n, _)| n.ends_with(['x', 'X']) && n[..n.len() - 1].bytes().all(|b| b.is_ascii_digit()) && n.len() > 1)
+        .filter(|(n, _)| {
+            n.ends_with(['x', 'X', '*']) && n[..n.len() - 1].bytes().all(|b| b.is_ascii_digit()) && n.len() > 1
+        })
         .map_or(name, |(_, rest)| rest.trim());
+    let memory = memory_in(value);
+    // The memory written after the name (`RTX 4090 48G`) is not part of it.
+    let name = match name.rsplit_once(' ') {
+        Some((rest, last)) if memory.is_some() && memory_word(last).is_some() => rest.trim(),
+        _ => name,
+    };
     if name.is_empty() || name.len() > 60 {
         return None;
     }
@@ -195,12 +204,55 @@ fn gpu_in(value: &str) -> Option<Gpu> {
                 w.get(..1).zip(w.get(1..)).and_then(|(a, b)| format!("{a}.{b}").parse().ok())
             }
         });
-    Some(Gpu { index: 0, name: Some(name.to_owned()), compute_capability: cc, ..Gpu::default() })
+    Some(Gpu {
+        index: 0,
+        name: Some(name.to_owned()),
+        compute_capability: cc,
+        memory_total_bytes: memory,
+        ..Gpu::default()
+    })
+}
+
+/// A memory size as people write it after a GPU's name (`48G`, `11GB`, `24GiB`), in bytes (GiB):
+/// one to three digits, at most 512.
+fn memory_word(word: &str) -> Option<u64> {
+    let w = word.to_ascii_lowercase();
+    let digits = w.strip_suffix("gib").or_else(|| w.strip_suffix("gb")).or_else(|| w.strip_suffix('g'))?;
+    let n: u64 = (!digits.is_empty() && digits.len() <= 3 && digits.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| digits.parse().ok())??;
+    (1..=512).contains(&n).then_some(n << 30)
+}
+
+/// The GPU's memory an answer gives (`NVIDIA GeForce RTX 4090 48G`, `GeForce GTX 1080 Ti, 11GB`, `RTX
+/// 3090 24 GB`).
+fn memory_in(value: &str) -> Option<u64> {
+    let words: Vec<&str> = value.split(|c: char| c.is_whitespace() || matches!(c, ',' | '(' | ')' | ';')).collect();
+    words.iter().enumerate().find_map(|(i, w)| {
+        memory_word(w).or_else(|| {
+            let unit = words.get(i + 1)?.to_ascii_lowercase();
+            (["gb", "gib"].contains(&unit.as_str()) && !w.is_empty()).then(|| memory_word(&format!("{w}gb")))?
+        })
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_gpu_answer_gives_its_count_prefix_away_and_its_memory() {
+        // https://github.com/aikitoria/open-gpu-kernel-modules/issues/14 (the form's GPU answer).
+        let g = gpu_in("4* NVIDIA GeForce RTX 4090 48G").unwrap();
+        assert_eq!((g.name.as_deref(), g.memory_total_bytes), (Some("NVIDIA GeForce RTX 4090"), Some(48 << 30)));
+        let g = gpu_in("GeForce GTX 1080 Ti, 11GB").unwrap();
+        assert_eq!((g.name.as_deref(), g.memory_total_bytes), (Some("GeForce GTX 1080 Ti"), Some(11 << 30)));
+        assert_eq!(gpu_in("2x RTX 3090 24 GB").unwrap().memory_total_bytes, Some(24 << 30));
+        let g = gpu_in("NVIDIA GeForce RTX 3060").unwrap();
+        assert_eq!((g.name.as_deref(), g.memory_total_bytes), (Some("NVIDIA GeForce RTX 3060"), None));
+        // A model number is not a size; a size too large for a GPU is not read.
+        assert_eq!(gpu_in("Tesla P100 16G").unwrap().memory_total_bytes, Some(16 << 30));
+        assert_eq!(gpu_in("RTX 4090 9999GB").unwrap().memory_total_bytes, None);
+    }
 
     #[test]
     fn versions_and_platforms_of_answers() {

@@ -25,13 +25,38 @@ const REDHAT_RELEASE: &str = "redhat-release";
 const MAX_NAME: usize = 80;
 
 /// The release files of the Red Hat family name themselves `NAME release VERSION (CODENAME)`.
-const RELEASE_NAMES: &[&str] =
-    &["Red Hat Enterprise Linux", "Rocky Linux", "CentOS Linux", "CentOS Stream", "AlmaLinux", "Fedora", "Oracle Linux"];
+const RELEASE_NAMES: &[&str] = &[
+    "Red Hat Enterprise Linux",
+    "Rocky Linux",
+    "CentOS Linux",
+    "CentOS Stream",
+    "AlmaLinux",
+    "Fedora",
+    "Oracle Linux",
+];
 
 /// Linux distributions' names, lowercase, as they begin a pretty name: the OS is Linux.
 const LINUX_NAMES: &[&str] = &[
-    "ubuntu", "debian", "fedora", "red hat", "rocky", "centos", "almalinux", "alma linux", "oracle linux", "arch linux",
-    "manjaro", "opensuse", "suse", "linux mint", "pop!_os", "nixos", "gentoo", "amazon linux", "endeavouros", "kali",
+    "ubuntu",
+    "debian",
+    "fedora",
+    "red hat",
+    "rocky",
+    "centos",
+    "almalinux",
+    "alma linux",
+    "oracle linux",
+    "arch linux",
+    "manjaro",
+    "opensuse",
+    "suse",
+    "linux mint",
+    "pop!_os",
+    "nixos",
+    "gentoo",
+    "amazon linux",
+    "endeavouros",
+    "kali",
 ];
 
 /// A value's quotes and blanks removed.

@@ -36,6 +36,7 @@ pub(super) fn read(lines: &[String], text: &str, facts: &mut Facts) {
         add(facts, at, "nvidia-smi -q", &r, &archs);
     }
     gpu_list(lines, facts);
+    bar1_blocks(lines, facts);
     version_block(lines, facts);
     container_cli(lines, facts);
     csv(lines, facts);
@@ -132,7 +133,7 @@ fn gpu_list(lines: &[String], facts: &mut Facts) {
         .take(MAX_GPUS * 8)
         .collect();
     let Some((at, _)) = listed.first().copied() else { return };
-    let text = listed.iter().map(|(_, l)| l.trim()).collect::<Vec<_>>().join("\n");
+    let text = listed.iter().map(|(_, l)| split_list_line(l.trim())).collect::<Vec<_>>().join("\n");
     let Ok(gpus) = crate::parse::smi_topo::parse_list(&text) else { return };
     facts.saw(at, "nvidia-smi -L");
     for g in gpus {
@@ -144,6 +145,42 @@ fn gpu_list(lines: &[String], facts: &mut Facts) {
             ..gpu_doctor_model::Gpu::default()
         };
         facts.listed_gpus.push((gpu, "nvidia-smi -L"));
+    }
+}
+
+/// One `-L` line per GPU where a form or a chat joined them (`GPU 0: … (UUID: GPU-…) GPU 1: …`): a
+/// new line before each `GPU N:` that follows a closing parenthesis.
+fn split_list_line(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut rest = line;
+    while let Some(at) = rest.find(") GPU ") {
+        let after = &rest[at + ") GPU ".len()..];
+        let digits = after.bytes().take_while(u8::is_ascii_digit).count();
+        let next = if digits > 0 && after[digits..].starts_with(':') { ")\n" } else { ") " };
+        out.push_str(&rest[..at]);
+        out.push_str(next);
+        rest = &rest[at + 2..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `nvidia-smi -q`'s `BAR1 Memory Usage` blocks where no GPU header came with them (`nvidia-smi -q |
+/// grep -i bar -A 3`): each block's `Total`, in the order nvidia-smi prints the GPUs, for the GPUs
+/// another reader lists. Read only when the `-q` reader gave no BAR1 size.
+fn bar1_blocks(lines: &[String], facts: &mut Facts) {
+    for (i, l) in lines.iter().enumerate() {
+        if l.trim() != "BAR1 Memory Usage" || facts.bar1_mib.len() >= super::facts::MAX_LIST {
+            continue;
+        }
+        let total = lines.iter().skip(i + 1).take(3).find_map(|l| {
+            let (key, value) = l.split_once(':')?;
+            (key.trim() == "Total").then(|| smi::mib(value.trim())).flatten()
+        });
+        if let Some(mib) = total {
+            facts.saw(i, "nvidia-smi -q");
+            facts.bar1_mib.push(mib);
+        }
     }
 }
 

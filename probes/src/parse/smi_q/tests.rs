@@ -14,6 +14,7 @@ fn sample_reads_versions_gpus_links_and_processes() {
     assert_eq!(g.pci_bus_id.as_deref(), Some("00000000:17:00.0"));
     assert_eq!(g.uuid.as_deref(), Some("GPU-5f8a2c1e-7b3d-4e69-9a10-2c4d6e8f0a1b"));
     assert_eq!((g.memory_total_mib, g.memory_used_mib), (Some(23034), Some(4120)));
+    assert_eq!(g.bar1_total_mib, Some(32768), "BAR1 Memory Usage, not FB's Total");
     assert_eq!(
         (g.pcie_gen_max, g.pcie_gen_current, g.pcie_width_max, g.pcie_width_current),
         (Some(4), Some(4), Some(16), Some(16))

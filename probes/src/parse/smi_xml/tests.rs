@@ -61,6 +61,7 @@ fn sample_reads_every_field() {
         pci_bus_id: Some("00000000:81:00.0".into()),
         memory_total_mib: Some(24564),
         memory_used_mib: Some(22437),
+        bar1_total_mib: None,
         pcie_gen_current: Some(1),
         pcie_gen_max: Some(4),
         pcie_width_current: Some(8),
@@ -248,6 +249,7 @@ fn fixture_details() {
     assert_eq!(g.ecc_enabled, Some(false));
     assert_eq!(g.processes, vec![SmiProcess { pid: 100477, used_memory_mib: Some(22430) }]);
     assert_eq!(a5000.gpus[1].pci_bus_id.as_deref(), Some("00000000:C1:00.0"));
+    assert_eq!(g.bar1_total_mib, Some(256), "bar1_memory_usage: Resizable BAR off");
 
     let a100 = get("a100-sxm4-40gb-mig_510.47.03.xml");
     let g = &a100.gpus[0];

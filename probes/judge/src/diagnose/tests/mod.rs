@@ -1,5 +1,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod bar1;
 mod bench;
 mod companions;
 use crate::testing as builder;
@@ -66,7 +67,12 @@ fn rule_ids_are_unique_dotted_and_documented() {
     ids.dedup();
     assert_eq!(ids.len(), n, "duplicate rule ids");
     for r in rules() {
-        assert!(r.id.contains('.') && r.id.chars().all(|c| c.is_ascii_lowercase() || c == '.' || c == '_'), "{}", r.id);
+        assert!(
+            r.id.contains('.')
+                && r.id.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '.' || c == '_'),
+            "{}",
+            r.id
+        );
         assert!(r.trigger.len() > 20 && !r.source.is_empty(), "{} lacks a trigger or source", r.id);
     }
 }

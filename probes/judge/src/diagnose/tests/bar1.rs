@@ -1,0 +1,54 @@
+//! The BAR1 aperture against the GPU's memory.
+
+use super::builder::Machine;
+use super::pasted_ids;
+
+const GIB: u64 = 1 << 30;
+const MIB: u64 = 1 << 20;
+const ID: &str = "topology.bar1_too_small_for_p2p";
+
+/// `count` RTX 3090s on this machine, each with BAR1 of `bar1` bytes and memory `memory` (`None`: not read).
+fn rig(count: u32, bar1: Option<u64>, memory: Option<u64>) -> Machine {
+    let mut m = Machine::linux();
+    for _ in 0..count {
+        m = m.gpu("NVIDIA GeForce RTX 3090", "8.6").gpu_with(|g| {
+            g.bar1_total_bytes = bar1;
+            g.memory_total_bytes = memory;
+        });
+    }
+    m
+}
+
+#[test]
+fn bar1_below_the_memory_of_one_of_several_gpus_is_the_note() {
+    let has = |m: Machine| m.ids().iter().any(|id| id == ID);
+    assert!(has(rig(2, Some(256 * MIB), Some(24 * GIB))), "no Resizable BAR");
+    assert!(has(rig(4, Some(32 * GIB), Some(48 * GIB))), "a 48 GB board with a 32 GiB BAR1");
+    assert!(has(rig(2, Some(256 * MIB), None)), "256 MiB needs no memory size to be too small");
+    assert!(!has(rig(2, Some(32 * GIB), Some(24 * GIB))), "Resizable BAR on");
+    assert!(!has(rig(2, Some(16 * GIB), None)), "a large BAR1 of unknown memory");
+    assert!(!has(rig(2, None, Some(24 * GIB))), "BAR1 not read");
+    assert!(!has(rig(1, Some(256 * MIB), Some(24 * GIB))), "one GPU has no peer");
+    let f = rig(2, Some(256 * MIB), Some(24 * GIB)).finding(ID);
+    assert_eq!(f.severity, gpu_doctor_model::Severity::Info);
+    assert!(f.evidence[0].contains("BAR1 256 MiB for 24 GiB of memory"), "{:?}", f.evidence);
+    assert!(f.fix.as_deref().is_some_and(|x| x.contains("Resizable BAR") && x.contains("VBIOS")));
+}
+
+#[test]
+fn a_pasted_bar1_block_without_its_gpu_header_is_read_for_the_listed_gpus() {
+    // https://github.com/aikitoria/open-gpu-kernel-modules/issues/22: the issue form joined the
+    // `nvidia-smi -L` lines into one, and `nvidia-smi -q | grep -i bar -A 3` shows the first GPU's
+    // block (the other GPUs' blocks trimmed).
+    let text = "GPU 0: NVIDIA GeForce RTX 3090 (UUID: GPU-59146b0b-136b-5880-5d07-bdbd769628ec) GPU 1: NVIDIA GeForce \
+                RTX 3090 (UUID: GPU-94213e23-6406-aebd-c75b-174da962efd2)\n\
+                lazychaser@lazychaser:~$ nvidia-smi -q | grep -i bar -A 3\n    BAR1 Memory Usage\n        \
+                Total                                          : 256 MiB\n        Used                                           : 1 MiB\n";
+    assert_eq!(pasted_ids(text), [ID]);
+    // A single listed GPU may be a cut list: pasted text still gets the note.
+    let one = text.replace(" GPU 1: NVIDIA GeForce RTX 3090 (UUID: GPU-94213e23-6406-aebd-c75b-174da962efd2)", "");
+    assert_eq!(pasted_ids(&one), [ID]);
+    // Without a GPU list the size has no GPU to go to.
+    let alone = "    BAR1 Memory Usage\n        Total : 256 MiB\n        Used : 1 MiB\n";
+    assert!(!pasted_ids(alone).iter().any(|id| id == ID));
+}
