@@ -59,6 +59,8 @@ pub(super) struct Facts {
     pub xid_events: Vec<XidEvent>,
     /// Variables from `env`, `export` and `echo $VAR` lines.
     pub env: EnvFacts,
+    /// How many GPUs the text says in words the machine has (`prose`).
+    pub stated_gpu_count: Option<u32>,
     /// Which toolkit `which nvcc` and the `/usr/local/cuda` link pick (CUDA_HOME, CUDA_PATH and
     /// LD_LIBRARY_PATH are settled from `env` when the snapshot is built).
     pub picks: ToolkitPicks,
@@ -353,6 +355,7 @@ impl Facts {
         }
         snap.platform.wsl = self.wsl;
         snap.env = self.env;
+        snap.stated_gpu_count = self.stated_gpu_count;
         if let Some(os) = self.os {
             snap.platform.platform.os = os;
         }

@@ -11,6 +11,7 @@
 //! kernel log lines (nouveau, a refused unsigned module, the PCIe bandwidth an NVIDIA GPU was found limited to); `env`, `export`, `echo $PATH`,
 //! `which -a nvcc` and `ls -l /usr/local/cuda*`; `ldconfig -p` lines and WSL2's `/usr/lib/wsl/lib`;
 //! the WSL version (`wsl -l -v`, the kernel release, `WSL1`/`WSL2` named in the text);
+//! a GPU count said in words (`I only have one GPU`);
 //! issue forms and `Label: value` lines (`PyTorch Version: 1.1.0`, `Driver Version: 460.89`, `GPU: …`);
 //! error and warning lines known to `assets/compat/errors.toml`; or gpu-doctor's own report JSON. Every part of the
 //! snapshot the text says nothing about stays `unknown`; nothing is inferred about this machine.
@@ -35,6 +36,7 @@ mod monitors;
 mod onnxruntime;
 mod packages;
 mod pkg;
+mod prose;
 mod ptxas;
 mod python_prints;
 mod report;
@@ -94,6 +96,7 @@ pub const READERS: &[&str] = &[
     "ptxas",
     "containers",
     "onnxruntime",
+    "prose",
     "topology",
 ];
 
@@ -135,7 +138,7 @@ pub fn read_pasted_without(text: &str, kb: &Kb, off: &[&str]) -> Result<Snapshot
     }
     let mut facts = facts::Facts::default();
     facts.notes = notes;
-    let readers: [(&str, &Reader<'_>); 17] = [
+    let readers: [(&str, &Reader<'_>); 18] = [
         ("collect_env", &|f| collect_env::read(&lines, f)),
         ("python_prints", &|f| python_prints::read(&lines, f)),
         ("smi", &|f| smi::read(&lines, &joined, f)),
@@ -153,6 +156,7 @@ pub fn read_pasted_without(text: &str, kb: &Kb, off: &[&str]) -> Result<Snapshot
         ("ptxas", &|f| ptxas::read(&lines, f)),
         ("containers", &|f| containers::read(&lines, f)),
         ("onnxruntime", &|f| onnxruntime::read(&lines, f)),
+        ("prose", &|f| prose::read(&lines, f)),
     ];
     for (name, read) in readers {
         if on(name) {
