@@ -96,9 +96,9 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
 /// The driver's own user-space libraries, as their file names begin: the CUDA driver (libcuda) and
 /// NVML (libnvidia-ml). Under WSL2 the Windows driver maps both in at `/usr/lib/wsl/lib`; a Linux
 /// driver package (Ubuntu's `libnvidia-compute-NNN`) puts its own in the distribution's library
-/// folder (NVIDIA CUDA on WSL User Guide; numba/numba#9032, where gmarkall reads
-/// `/lib/x86_64-linux-gnu/libcuda.so` as the Linux driver; ollama/ollama#1897, the generic
-/// libnvidia-ml of the nvidia-compute packages loaded instead of `/usr/lib/wsl/lib/libnvidia-ml.so.1`).
+/// folder (NVIDIA CUDA on WSL User Guide: the Windows driver's libcuda is mapped in at /usr/lib/wsl/lib
+/// and no Linux driver belongs in WSL; ollama/ollama#1897, the generic libnvidia-ml of the nvidia-compute
+/// packages loaded instead of `/usr/lib/wsl/lib/libnvidia-ml.so.1`).
 const DRIVER_LIBS: [&str; 2] = ["libcuda.so", "libnvidia-ml.so"];
 
 /// The library folders a Debian or Ubuntu package installs into (multiarch, `/lib` being
@@ -187,8 +187,8 @@ fn linux_driver_libs(lines: &[String]) -> (Option<usize>, Vec<String>) {
 /// A Linux NVIDIA driver package: Ubuntu's `nvidia-driver-NNN[-open]`, Debian's `nvidia-driver`,
 /// NVIDIA's repository's `cuda-drivers[-NNN]` and `nvidia-dkms-NNN`, RPM Fusion's `akmod-nvidia`, and
 /// the package of the Linux driver's libcuda and libnvidia-ml that Ubuntu's and NVIDIA's driver
-/// packages pull in, `libnvidia-compute-NNN` (numba/numba#9032: installed alone in WSL2, it made
-/// cuInit fail; removing it fixed numba).
+/// packages pull in, `libnvidia-compute-NNN` (ollama/ollama#1897: its generic libnvidia-ml loaded in
+/// WSL2 instead of the one /usr/lib/wsl/lib maps in).
 /// NVIDIA's CUDA on WSL guide: in WSL install only the toolkit (`cuda-toolkit-X-Y`), never a driver.
 fn driver_package(word: &str) -> bool {
     let w = word.trim_matches(|c: char| matches!(c, '\'' | '"' | '`' | ',' | ';')).split(':').next().unwrap_or("");
