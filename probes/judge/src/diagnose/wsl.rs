@@ -28,7 +28,8 @@ pub(super) const LINUX_DRIVER: Rule = Rule {
               in the loader cache, one the text shows in a distribution folder (/usr/lib/x86_64-linux-gnu, \
               /lib/x86_64-linux-gnu: a loader error, ldd, ls, numba's or ollama's library log), an nvidia kernel \
               module, or a driver package (nvidia-driver-*, cuda-drivers, nvidia-dkms-*, libnvidia-compute-*, the \
-              .run installer) installed in the text, which shadow the Windows driver's libraries.",
+              .run installer) installed in the text, or the person saying in words that they installed a GPU/NVIDIA \
+              driver inside WSL; these shadow the Windows driver's libraries.",
     source: "NVIDIA CUDA on WSL User Guide (https://docs.nvidia.com/cuda/wsl-user-guide/index.html): the Windows driver \
              is the only driver; do not install a Linux driver in WSL; libcuda is mapped in at /usr/lib/wsl/lib; \
              numba/numba#9032 (maintainer: /lib/x86_64-linux-gnu/libcuda.so is the Linux driver's, package \
@@ -398,6 +399,9 @@ fn linux_driver(cx: &Ctx<'_>, wsl: &WslFacts, out: &mut Vec<Finding>) -> bool {
         }
     }
     evidence.extend(wsl.linux_driver_packages.iter().map(|p| format!("a Linux driver package installed in WSL: {p}")));
+    evidence.extend(
+        wsl.linux_driver_said.iter().map(|s| format!("the text says a driver was installed inside WSL: \"{s}\"")),
+    );
     if evidence.is_empty() {
         return false;
     }

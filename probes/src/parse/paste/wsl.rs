@@ -90,6 +90,7 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
     }
     wsl.tcc_gpus = tcc_gpus(lines);
     wsl.linux_driver_packages = linux_driver_packages(lines);
+    wsl.linux_driver_said = driver_installed_in_words(lines);
     wsl.linux_driver_libs = libs;
 }
 
@@ -242,6 +243,57 @@ fn linux_driver_packages(lines: &[String]) -> Vec<String> {
         }
     }
     out
+}
+
+/// A sentence saying a driver was installed inside WSL, in the words people use ("I installed the NVIDIA driver
+/// in WSL", "installed all GPU driver, cudatoolkit, and cudnn in wsl too"): an install verb, then `driver(s)` with
+/// GPU, NVIDIA, Linux, graphics or display among the three words before it, then `in`/`inside`/`into`/`within`
+/// WSL, and no `Windows` between the driver and WSL (the driver installed on Windows, the toolkit in WSL). Not a
+/// question, a condition or advice (NVIDIA's CUDA on WSL guide: "do not install any Linux display driver in
+/// WSL"), which a negation, `if`, `should`, `must` or `?` marks.
+fn driver_installed_in_words(lines: &[String]) -> Option<String> {
+    const KINDS: [&str; 6] = ["gpu", "nvidia", "linux", "graphics", "display", "cuda"];
+    const INTO: [&str; 5] = ["in", "inside", "into", "within", "on"];
+    const NOT: [&str; 14] = [
+        "not", "don't", "dont", "didn't", "didnt", "never", "no", "without", "if", "should", "must", "whether", "how",
+        "avoid",
+    ];
+    for line in lines {
+        for sentence in line.split_inclusive(['.', '!', '?', ';']) {
+            if sentence.trim_end().ends_with('?') {
+                continue;
+            }
+            let lower = sentence.to_ascii_lowercase();
+            let words: Vec<&str> =
+                lower.split(|c: char| !(c.is_ascii_alphanumeric() || c == '\'')).filter(|w| !w.is_empty()).collect();
+            if words.iter().any(|w| NOT.contains(w)) {
+                continue;
+            }
+            let Some(verb) = words.iter().position(|w| w.starts_with("install") || *w == "reinstalled") else {
+                continue;
+            };
+            let Some(driver) = words
+                .iter()
+                .enumerate()
+                .skip(verb + 1)
+                .position(|(i, w)| {
+                    matches!(*w, "driver" | "drivers")
+                        && words[i.saturating_sub(3)..i].iter().any(|k| KINDS.contains(k))
+                })
+                .map(|p| p + verb + 1)
+            else {
+                continue;
+            };
+            let after = &words[driver + 1..];
+            let wsl = after.iter().position(|w| matches!(*w, "wsl" | "wsl2"));
+            let said =
+                wsl.is_some_and(|at| at > 0 && INTO.contains(&after[at - 1]) && !after[..at].contains(&"windows"));
+            if said {
+                return Some(sentence.trim().chars().take(200).collect());
+            }
+        }
+    }
+    None
 }
 
 /// `wsl -l -v`: the header `NAME STATE VERSION`, then one row per distribution, the default one
@@ -538,6 +590,29 @@ mod tests {
 
     fn read_wsl(text: &str) -> Option<WslFacts> {
         Facts::read_by(read, text).wsl
+    }
+
+    /// A driver installed inside WSL said in words: sentences written for the test in the words reporters
+    /// use; the negatives are real: NVIDIA's CUDA on WSL guide ("Do not install any Linux display driver in
+    /// WSL"), microsoft/WSL#6622 and #6623 (CUDA and NVIDIA drivers configured, the guide's URL naming wsl).
+    #[test]
+    fn a_driver_installed_inside_wsl_said_in_words_is_kept() {
+        let said = |t: &str| read_wsl(&format!("WSL2\n{t}\n")).unwrap().linux_driver_said;
+        assert!(said("Then I installed the NVIDIA driver in WSL as well.").is_some());
+        assert!(said("and installed all GPU driver, cudatoolkit, and cudnn inside wsl too. Now it fails").is_some());
+        assert!(said("I reinstalled the linux nvidia drivers into WSL2 twice").is_some());
+        for not in [
+            "Do not install any Linux display driver in WSL.",
+            "I had installed WSL and configured CUDA and NVIDIA drivers.",
+            "Then I re-installed the NVIDIA driver and CUDA by following instructions on \
+             https://docs.nvidia.com/cuda/wsl-user-guide/index.html .",
+            "I installed the NVIDIA driver on Windows and the toolkit in WSL.",
+            "Should I install the GPU driver in WSL?",
+            "I installed the driver in WSL",
+        ] {
+            assert_eq!(said(not), None, "{not}");
+        }
+        assert_eq!(said(&"installed gpu driver driver driver ".repeat(20_000)), None);
     }
 
     /// The release is kept wherever it shows: `uname -a` of a WSL2 kernel of 2020 (microsoft/WSL2-Linux-Kernel

@@ -250,6 +250,19 @@ fn a_data_centre_board_named_under_wsl2_is_probably_in_tcc() {
     assert!(fix.contains("-dm 0") && fix.contains("--shutdown"), "{fix}");
 }
 
+/// The person saying they installed a GPU driver inside WSL is a Linux driver there, with the sentence cited.
+#[test]
+fn a_driver_installed_inside_wsl_said_in_words_is_a_linux_driver() {
+    const ID: &str = "wsl.linux_driver_installed";
+    let mut m = Machine::linux().wsl(2, &[]);
+    assert!(!m.ids().contains(&ID.to_owned()));
+    if let Some(w) = m.0.platform.wsl.as_mut() {
+        w.linux_driver_said = Some("Then I installed the NVIDIA driver in WSL as well.".into());
+    }
+    let f = m.finding(ID);
+    assert!(f.evidence.iter().any(|e| e.contains("installed the NVIDIA driver in WSL")), "{f:#?}");
+}
+
 /// pynvml's NotSupported inside WSL is WSL's NVML, an explanation; outside WSL it stays the catalogue's.
 #[test]
 fn nvml_not_supported_inside_wsl_is_explained_not_an_error() {
