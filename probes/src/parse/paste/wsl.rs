@@ -350,11 +350,16 @@ fn wsl_version_kernel(lines: &[String]) -> Option<String> {
 
 /// The first line naming a path or library only WSL2 has: the Windows driver store mapped in at
 /// `/usr/lib/wsl/drivers`, the paravirtual GPU device `/dev/dxg`, or `libdxcore.so`, through which
-/// WSL's libcuda reaches the GPU.
+/// WSL's libcuda reaches the GPU; or the kernel log of the driver behind `/dev/dxg`, dxgkrnl, which
+/// logs as `misc dxg: dxgk: …` (microsoft/WSL2-Linux-Kernel drivers/hv/dxgkrnl/ioctl.c: `pr_fmt` "dxgk: ",
+/// and `dev_*` messages of the `dxg` misc device start `misc dxg:`).
 fn paravirt(lines: &[String]) -> Option<usize> {
-    lines
-        .iter()
-        .position(|l| l.contains("/usr/lib/wsl/drivers") || l.contains("/dev/dxg") || l.contains("libdxcore.so"))
+    lines.iter().position(|l| {
+        l.contains("/usr/lib/wsl/drivers")
+            || l.contains("/dev/dxg")
+            || l.contains("libdxcore.so")
+            || l.contains("misc dxg: dxgk:")
+    })
 }
 
 /// nvidia-smi's table header whose `NVIDIA-SMI` version is not the driver's: inside WSL2 the Linux
@@ -645,6 +650,8 @@ mod tests {
             "crw-rw-rw- 1 root root 10, 63 Jan 16 19:34 /dev/dxg\n",
             "\tlibdxcore.so (libc6,x86-64) => /usr/lib/wsl/lib/libdxcore.so\n",
             "ls /usr/lib/wsl/drivers/nvmdsi.inf_amd64_6c4e8a1e2e5b5f84/\n",
+            // dmesg | grep dxg, as microsoft/WSL#40680 pasted it.
+            "[    1.906866] misc dxg: dxgk: dxgkio_query_adapter_info: Ioctl failed: -22\n",
         ] {
             let f = Facts::read_by(read, t);
             assert_eq!((f.wsl.map(|w| w.version), f.os), (Some(2), Some(OsFamily::Linux)), "{t}");
