@@ -539,7 +539,7 @@ fn hidden_where_the_program_starts(cx: &Ctx<'_>) -> Option<Finding> {
         }
         (None, Some(script)) => {
             evidence.push(format!("the program was started by {script}"));
-            "the driver answered and counted no device for this process (PyTorch raises \"No CUDA GPUs are \
+            "The driver answered and counted no device for this process (PyTorch raises \"No CUDA GPUs are \
              available\" only then; a missing or old driver gives other errors), and the program was started by a \
              script, which sets its environment"
         }
@@ -548,6 +548,11 @@ fn hidden_where_the_program_starts(cx: &Ctx<'_>) -> Option<Finding> {
     if let Some(script) = script.filter(|_| seen_elsewhere.is_some()) {
         evidence.push(format!("the program was started by {script}"));
     }
+    // The GPUs the text says the machine has, else the first one, which every machine with a GPU has.
+    let keep = match cx.s.stated_gpu_count {
+        Some(n @ 1..) => (0..n).map(|i| i.to_string()).collect::<Vec<_>>().join(","),
+        _ => "0".to_owned(),
+    };
     let look = match script {
         Some(script) => format!("`grep -n CUDA_VISIBLE_DEVICES {script}`"),
         None => "`grep -rn CUDA_VISIBLE_DEVICES .` in the project (its launch scripts, `os.environ` lines and \
@@ -570,11 +575,11 @@ fn hidden_where_the_program_starts(cx: &Ctx<'_>) -> Option<Finding> {
                 None,
                 "CUDA sees the GPUs",
                 vec![
-                    fix::set_var(VAR, "0"),
+                    fix::set_var(VAR, &keep),
                     Change::Manual {
                         text: format!(
-                            "Find where it is set with {look} and set it to indices `nvidia-smi -L` lists (0 on a \
-                             one-GPU machine), or remove the line."
+                            "Find where it is set with {look} and set it to {keep}, or other indices `nvidia-smi -L` \
+                             lists, or remove the line."
                         ),
                     },
                 ],

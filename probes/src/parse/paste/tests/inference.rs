@@ -307,6 +307,7 @@ fn no_gpus_for_the_program_alone_points_at_its_launch_script() {
                I have two GPUs on the machine and torch.cuda.is_available outputs True.  How do I fix this error?\n";
     let f = hides(sam).expect("PyTorch saw the GPUs elsewhere");
     assert!(f.evidence.iter().any(|e| e.contains("is_available() is True")), "{f:#?}");
+    assert!(format!("{:?}", f.plan).contains("value: \"0,1\""), "the two GPUs said: {:?}", f.plan);
     let shape = "When I run `torch.cuda.is_available()` it shows `true`. However, in this project when I run \
                  `python imagenet.py -a resnet50`, it returns `RuntimeError: No CUDA GPUs are available`\n";
     assert!(hides(shape).is_some());
