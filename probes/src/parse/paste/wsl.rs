@@ -258,7 +258,9 @@ fn driver_installed_in_words(lines: &[String]) -> Option<String> {
         "not", "don't", "dont", "didn't", "didnt", "never", "no", "without", "if", "should", "must", "whether", "how",
         "avoid",
     ];
-    for line in lines {
+    // Most lines name neither: they are skipped without a copy.
+    let has = |hay: &str, needle: &[u8]| hay.as_bytes().windows(needle.len()).any(|w| w.eq_ignore_ascii_case(needle));
+    for line in lines.iter().filter(|l| has(l, b"driver") && has(l, b"wsl")) {
         for sentence in line.split_inclusive(['.', '!', '?', ';']) {
             if sentence.trim_end().ends_with('?') {
                 continue;
