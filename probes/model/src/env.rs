@@ -21,6 +21,11 @@ pub struct EnvFacts {
     /// own probe, which reads the environment it starts with.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub set_in_process: Vec<String>,
+    /// Shell scripts the pasted text shows starting the program (`bash scripts/train.sh`, `./run.sh`):
+    /// the environment it ran with is theirs, and their variables may not be in the text. Empty for a
+    /// machine's own probe.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub launch_scripts: Vec<String>,
 }
 
 impl EnvFacts {

@@ -78,6 +78,10 @@ pub struct WslFacts {
     /// inside WSL, where only `/usr/lib/wsl/lib` should hold them, as paths; empty when none shown.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub linux_driver_libs: Vec<String>,
+    /// A sentence in which the person says they installed a (GPU, NVIDIA, Linux) driver inside WSL
+    /// ("installed the GPU driver … in WSL too"), as written; `None` when the text says no such thing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub linux_driver_said: Option<String>,
 }
 
 /// A container runtime.

@@ -65,6 +65,11 @@ pub struct Snapshot {
     /// what it was given. `unknown` in reports written before gpu-doctor looked at containers.
     #[serde(default = "containers_not_probed")]
     pub containers: Probed<ContainerSupport>,
+    /// How many GPUs the pasted text says in words the machine has ("I only have one GPU", "a system with
+    /// 2 GPUs", "a single-GPU machine"); `None` for a live machine, or when the text does not say. Weaker than
+    /// a GPU list: only rules that compare a count (an index in CUDA_VISIBLE_DEVICES) read it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stated_gpu_count: Option<u32>,
     /// Error and warning lines from the frameworks and the CUDA runtime found in pasted text, each
     /// matched to a known message. Empty for a live machine.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -117,6 +122,7 @@ impl Snapshot {
             unused_pythons: Vec::new(),
             env: EnvFacts::default(),
             containers: Probed::unknown(why),
+            stated_gpu_count: None,
             messages: Vec::new(),
             trace: Vec::new(),
             notes: Vec::new(),

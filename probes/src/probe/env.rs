@@ -82,7 +82,7 @@ pub fn probe(host: &dyn Host, trace: &mut Trace) -> EnvFacts {
     let ld_library_path = split(all.get("LD_LIBRARY_PATH").cloned());
     let path_cuda_entries = cuda_entries(&path);
     trace.ok("environment", format!("{} relevant variables, {} PATH entries", vars.len(), path.len()));
-    EnvFacts { vars, path, ld_library_path, path_cuda_entries, set_in_process: Vec::new() }
+    EnvFacts { vars, path, ld_library_path, path_cuda_entries, set_in_process: Vec::new(), launch_scripts: Vec::new() }
 }
 
 #[cfg(test)]

@@ -233,6 +233,7 @@ pub fn collect_streaming(host: &dyn Host, opts: &Options, on_part: &(dyn Fn(Part
             unused_pythons,
             env,
             containers,
+            stated_gpu_count: None,
             messages: Vec::new(),
             trace,
             notes: Vec::new(),

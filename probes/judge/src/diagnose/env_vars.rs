@@ -18,9 +18,24 @@ pub(super) const HIDES_ALL: Rule = Rule {
     trigger: "CUDA_VISIBLE_DEVICES leaves no GPU visible (empty, -1, NoDevFiles, or its first entry is invalid or \
               names a GPU that does not exist) while the driver lists GPUs; or, the GPU list unknown, its first entry \
               is an index of 1 or more and the program saw no GPU (\"no CUDA-capable device\", \"No CUDA GPUs are \
-              available\", TensorFlow's cuInit CUDA_ERROR_NO_DEVICE, device_count() 0).",
-    source: SOURCE,
+              available\", TensorFlow's cuInit CUDA_ERROR_NO_DEVICE, device_count() 0), or every index is at or past \
+              the GPU count the text states in words (\"I only have one GPU\"); or, its value not in the text, \
+              PyTorch said \"No CUDA GPUs are available\" while the same text shows PyTorch seeing a GPU \
+              (is_available() True, a device count), or a program saw no device and the text shows it started by a \
+              shell script on a host (not a container, not WSL): the driver answered and counted no device for that \
+              process alone, which is what the variable set by the script or config does.",
+    source: HIDES_ALL_SOURCE,
 };
+
+/// Where "No CUDA GPUs are available" comes from, and the threads where a launch script's CUDA_VISIBLE_DEVICES was
+/// the cause while PyTorch saw the GPU in a plain shell.
+const HIDES_ALL_SOURCE: &str = "CUDA Programming Guide, CUDA environment variables \
+    (https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#env-vars): a comma-separated list of indices, \
+    GPU UUIDs (a unique prefix is enough) or MIG UUIDs; devices after an invalid entry are hidden; \
+    pytorch/pytorch:c10/cuda/CUDAFunctions.cpp@v2.5.0 (device_count_ensure_non_zero: TORCH_CHECK(count, \"No CUDA \
+    GPUs are available\") after device_count_impl, which turns cudaErrorNoDevice into 0 and a missing or old driver \
+    into its own errors); KeYang8/WITT#34, LiYingwei/ShapeTextureDebiasedTraining#12, mazurowski-lab/finetune-SAM#18 \
+    (is_available() True in a shell, the project's script or config selecting a GPU index the machine lacks)";
 
 pub(super) const UNKNOWN_DEVICE: Rule = Rule {
     id: "env.cuda_visible_devices_unknown_device",
@@ -378,7 +393,10 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
             ],
         )));
     }
-    let Some(value) = vars.get(VAR) else { return };
+    let Some(value) = vars.get(VAR) else {
+        out.extend(hidden_where_the_program_starts(cx));
+        return;
+    };
     if cx.s.env.set_in_process.iter().any(|n| n == VAR) {
         out.push(set_in_process(cx, value));
     }
@@ -419,6 +437,12 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
         evidence.push(symptom);
         out.push(likely_missing_finding(*i, evidence));
         return;
+    } else if let Some(count) = cx.s.stated_gpu_count
+        && let Some(first) = past_a_stated_count(&entries, count)
+    {
+        evidence.push(format!("the text says the machine has {count} GPU(s)"));
+        out.push(past_stated_count_finding(first, count, evidence));
+        return;
     }
     let odd: Vec<String> = entries
         .iter()
@@ -442,18 +466,144 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     }
 }
 
-/// What says the program saw no GPU at all: a known "no device" line, or PyTorch (a CUDA build) counting none.
-fn no_device_seen(cx: &Ctx<'_>) -> Option<String> {
+/// The first entry, when every entry is a GPU index at or past `count` (the GPUs the text says the machine
+/// has): CUDA stops at it, so none is visible.
+fn past_a_stated_count(entries: &[Entry], count: u32) -> Option<u32> {
+    let mut first = None;
+    for e in entries {
+        match e {
+            Entry::Index(i) if *i >= count => {
+                first.get_or_insert(*i);
+            }
+            _ => return None,
+        }
+    }
+    first
+}
+
+/// CUDA_VISIBLE_DEVICES starts with index `first` on a machine the text says has `count` GPUs.
+fn past_stated_count_finding(first: u32, count: u32, evidence: Vec<String>) -> Finding {
+    let keep = (0..count).map(|i| i.to_string()).collect::<Vec<_>>().join(",");
+    HIDES_ALL
+        .finding(
+            format!("CUDA_VISIBLE_DEVICES={first} names a GPU past the {count} this machine has"),
+            format!(
+                "CUDA numbers GPUs from 0, so a machine with {count} GPU(s) has indices up to {}; CUDA stops \
+                 reading the list at an index that names no GPU, so this value hides every one and programs run \
+                 on the CPU or fail (\"No CUDA GPUs are available\"). Scripts written for multi-GPU servers often \
+                 set it.",
+                count - 1
+            ),
+            evidence,
+            None,
+        )
+        .with_plan(fix::change(
+            None,
+            format!("CUDA sees GPUs {keep}"),
+            vec![
+                fix::set_var(VAR, &keep),
+                Change::Manual {
+                    text: format!(
+                        "Change the line that sets CUDA_VISIBLE_DEVICES={first} (in the launch script, an \
+                         `os.environ` line or the config) to CUDA_VISIBLE_DEVICES={keep}; `nvidia-smi -L` lists the \
+                         indices."
+                    ),
+                },
+            ],
+        ))
+}
+
+/// CUDA_VISIBLE_DEVICES not in the text, but what the text shows says the process was started with GPUs hidden:
+/// it saw no device while PyTorch saw one elsewhere in the text, or it was started by a shell script on a host.
+fn hidden_where_the_program_starts(cx: &Ctx<'_>) -> Option<Finding> {
+    let message = no_device_message(cx)?;
+    // PyTorch's own "No CUDA GPUs are available" beside PyTorch's own answer: one library, one driver, so only
+    // the environment differs. Another program's "no device" (numba's cuInit) may load another libcuda.
+    let by_torch = cx.s.messages.iter().any(|m| m.id == "torch.no_gpus_available");
+    let seen_elsewhere = cx.envs().iter().filter(|_| by_torch).find_map(|e| {
+        let t = e.deep_torch()?;
+        match (t.cuda_available, t.device_count) {
+            (_, Some(n @ 1..)) => Some(format!("torch.cuda.device_count() is {n} elsewhere in the text")),
+            (Some(true), _) => Some("torch.cuda.is_available() is True elsewhere in the text".to_owned()),
+            _ => None,
+        }
+    });
+    let on_a_host = cx.s.platform.wsl.is_none() && cx.s.platform.container.is_none();
+    let script = cx.s.env.launch_scripts.first().filter(|_| on_a_host);
+    let mut evidence = vec![message, "CUDA_VISIBLE_DEVICES: its value is not in the pasted text".to_owned()];
+    let why = match (&seen_elsewhere, script) {
+        (Some(seen), _) => {
+            evidence.push(seen.clone());
+            "PyTorch saw a GPU when asked on its own, yet the program counted none: the driver works, so what differs \
+             is the environment the program started with"
+        }
+        (None, Some(script)) => {
+            evidence.push(format!("the program was started by {script}"));
+            "The driver answered and counted no device for this process (PyTorch raises \"No CUDA GPUs are \
+             available\" only then; a missing or old driver gives other errors), and the program was started by a \
+             script, which sets its environment"
+        }
+        (None, None) => return None,
+    };
+    if let Some(script) = script.filter(|_| seen_elsewhere.is_some()) {
+        evidence.push(format!("the program was started by {script}"));
+    }
+    // The GPUs the text says the machine has, else the first one, which every machine with a GPU has.
+    let keep = match cx.s.stated_gpu_count {
+        Some(n @ 1..) => (0..n).map(|i| i.to_string()).collect::<Vec<_>>().join(","),
+        _ => "0".to_owned(),
+    };
+    let look = match script {
+        Some(script) => format!("`grep -n CUDA_VISIBLE_DEVICES {script}`"),
+        None => "`grep -rn CUDA_VISIBLE_DEVICES .` in the project (its launch scripts, `os.environ` lines and \
+                 configs such as a `gpu_ids` or `cuda_visible_devices` setting)"
+            .to_owned(),
+    };
+    Some(
+        HIDES_ALL
+            .finding(
+                "A CUDA_VISIBLE_DEVICES set where the program starts probably hides every GPU",
+                format!(
+                    "{why}. Projects' launch scripts, `os.environ[\"CUDA_VISIBLE_DEVICES\"]` lines and configs often \
+                     select a GPU index of a multi-GPU server (1, 3, 7): on a machine with fewer GPUs that index names \
+                     none, and CUDA hides every GPU."
+                ),
+                evidence,
+                None,
+            )
+            .with_plan(fix::change(
+                None,
+                "CUDA sees the GPUs",
+                vec![
+                    fix::set_var(VAR, &keep),
+                    Change::Manual {
+                        text: format!(
+                            "Find where it is set with {look} and set it to {keep}, or other indices `nvidia-smi -L` \
+                             lists, or remove the line."
+                        ),
+                    },
+                ],
+            )),
+    )
+}
+
+/// A known line that says the process saw no GPU: CUDA's or PyTorch's "no device" message, TensorFlow's cuInit
+/// failing with CUDA_ERROR_NO_DEVICE.
+fn no_device_message(cx: &Ctx<'_>) -> Option<String> {
     if let Some(m) = cx.s.messages.iter().find(|m| NO_DEVICE_MESSAGES.contains(&m.id.as_str())) {
         return Some(format!("pasted line: {}", m.line));
     }
     // TensorFlow's (and XLA's) `failed call to cuInit: CUDA_ERROR_NO_DEVICE`: the driver API's cudaErrorNoDevice.
-    if let Some(m) =
-        cx.s.messages
-            .iter()
-            .find(|m| m.id == "tf.cuinit_failed" && m.values.get("error").is_some_and(|e| e == "CUDA_ERROR_NO_DEVICE"))
-    {
-        return Some(format!("pasted line: {}", m.line));
+    cx.s.messages
+        .iter()
+        .find(|m| m.id == "tf.cuinit_failed" && m.values.get("error").is_some_and(|e| e == "CUDA_ERROR_NO_DEVICE"))
+        .map(|m| format!("pasted line: {}", m.line))
+}
+
+/// What says the program saw no GPU at all: a known "no device" line, or PyTorch (a CUDA build) counting none.
+fn no_device_seen(cx: &Ctx<'_>) -> Option<String> {
+    if let Some(m) = no_device_message(cx) {
+        return Some(m);
     }
     cx.envs().iter().find_map(|e| {
         let cpu_build = e.frameworks.iter().any(|f| f.name == "torch" && matches!(f.build, FrameworkBuild::Cpu));

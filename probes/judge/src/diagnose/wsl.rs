@@ -28,7 +28,8 @@ pub(super) const LINUX_DRIVER: Rule = Rule {
               in the loader cache, one the text shows in a distribution folder (/usr/lib/x86_64-linux-gnu, \
               /lib/x86_64-linux-gnu: a loader error, ldd, ls, numba's or ollama's library log), an nvidia kernel \
               module, or a driver package (nvidia-driver-*, cuda-drivers, nvidia-dkms-*, libnvidia-compute-*, the \
-              .run installer) installed in the text, which shadow the Windows driver's libraries.",
+              .run installer) installed in the text, or the person saying in words that they installed a GPU/NVIDIA \
+              driver inside WSL; these shadow the Windows driver's libraries.",
     source: "NVIDIA CUDA on WSL User Guide (https://docs.nvidia.com/cuda/wsl-user-guide/index.html): the Windows driver \
              is the only driver; do not install a Linux driver in WSL; libcuda is mapped in at /usr/lib/wsl/lib; \
              numba/numba#9032 (maintainer: /lib/x86_64-linux-gnu/libcuda.so is the Linux driver's, package \
@@ -94,11 +95,14 @@ pub(super) const TCC: Rule = Rule {
     severity: Severity::Error,
     trigger: "WSL is in the text and the Windows side's nvidia-smi lists a GPU in the TCC driver model (the \
               `TCC/WDDM` or `Driver-Model` column, or `-q`'s `Driver Model: Current : TCC`): WSL2's GPU \
-              paravirtualisation goes through WDDM, so a TCC GPU is not exposed to the guest.",
+              paravirtualisation goes through WDDM, so a TCC GPU is not exposed to the guest. Also, the driver model \
+              not shown, a data-centre board (Tesla, T4, A100, H100 …; not RTX, Quadro or GeForce) named in words \
+              only under WSL2, with nothing showing CUDA reach it: the Windows data-centre driver runs those in TCC.",
     source: "NVIDIA CUDA on WSL User Guide (https://docs.nvidia.com/cuda/wsl-user-guide/index.html: the Windows driver's \
              WDDM model is what WSL 2 uses); NVML's nvmlDeviceSetDriverModel, which nvidia-smi's `-dm` calls (Windows \
              only, administrator, 0 = WDDM, takes effect after a reboot: \
-             https://nvidia.github.io/cuda-python/cuda-bindings/latest/module/generated/cuda.bindings.nvml.device_set_driver_model.html)",
+             https://nvidia.github.io/cuda-python/cuda-bindings/latest/module/generated/cuda.bindings.nvml.device_set_driver_model.html); \
+             data-centre boards in TCC: microsoft/WSL#5546, microsoft/WSL#9952, NVIDIA/cuda-python#462",
 };
 
 pub(super) const NVML_UNSUPPORTED: Rule = Rule {
@@ -226,8 +230,83 @@ fn kernel_too_old(wsl: &WslFacts, out: &mut Vec<Finding>) {
     );
 }
 
+/// Data-centre boards, which the Windows data-centre driver runs in TCC (WDDM needs a GRID/vGPU driver, and
+/// the H100 has no WDDM): a name word (`Tesla`) or a model (`T4`, `A100`), never beside RTX, Quadro or
+/// GeForce. Sources as [`TCC_DEFAULT`]'s.
+fn data_centre_board(name: &str) -> bool {
+    const MODELS: [&str; 23] = [
+        "k80", "m40", "m60", "p4", "p40", "p100", "v100", "t4", "a2", "a10", "a16", "a30", "a40", "a100", "a800", "l4",
+        "l40", "l40s", "h100", "h200", "h800", "b200", "b100",
+    ];
+    let lower = name.to_ascii_lowercase();
+    let words: Vec<&str> = lower.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| !w.is_empty()).collect();
+    let branded = words.iter().any(|w| matches!(*w, "rtx" | "quadro" | "geforce" | "gtx" | "titan"));
+    !branded && (words.contains(&"tesla") || words.iter().any(|w| MODELS.contains(w)))
+}
+
+/// Why a data-centre board is taken to be in TCC on Windows.
+const TCC_DEFAULT: &str = "NVIDIA CUDA on WSL User Guide (acceleration 'will not be available on Quadro GPUs in TCC \
+    mode or Tesla GPUs'); microsoft/WSL#5546 (Tesla boards run the TCC driver, no /dev/dxg), microsoft/WSL#9952 (H100 \
+    PCIe: TCC only), NVIDIA/cuda-python#462 (data-centre drivers do not offer WDDM out of the box; the vGPU driver \
+    does)";
+
+/// A data-centre board the text names in words only (an issue form's `GPU:`), under WSL2, with nothing showing
+/// CUDA reach it there: probably in TCC, the Windows data-centre driver's model.
+fn board_in_tcc_by_default(cx: &Ctx<'_>) -> Option<String> {
+    let gpus = cx.raw_gpus()?;
+    let in_words = match &cx.s.gpus {
+        gpu_doctor_model::Probed::Found { source, .. } => {
+            source.trim_start_matches("pasted ").split(" + ").all(|s| ["issue form", "labelled lines"].contains(&s))
+        }
+        _ => false,
+    };
+    let reached = cx
+        .envs()
+        .iter()
+        .filter_map(|e| e.deep_torch())
+        .any(|t| t.cuda_available == Some(true) || t.device_count.is_some_and(|n| n > 0));
+    if !in_words || reached {
+        return None;
+    }
+    gpus.iter().filter_map(|g| g.name.as_deref()).find(|n| data_centre_board(n)).map(str::to_owned)
+}
+
+/// The finding for a data-centre `board` named under WSL2 without its driver model shown.
+fn tcc_by_default(board: &str) -> Finding {
+    TCC.finding(
+        format!("The {board} is a data-centre board, which Windows runs in TCC mode: WSL cannot use it"),
+        format!(
+            "WSL2 reaches the GPU through the Windows display driver model (WDDM). NVIDIA's data-centre driver runs \
+             Tesla-class boards in TCC (Tesla Compute Cluster), which WSL does not expose, so nvidia-smi and CUDA in \
+             WSL find no GPU. `nvidia-smi` in Windows PowerShell shows the model in its TCC/WDDM column. The sources: \
+             {TCC_DEFAULT}."
+        ),
+        vec![format!("GPU named in the text: {board} (no GPU listed from inside WSL)")],
+        None,
+    )
+    .with_plan(fix::change(
+        None,
+        "the GPU runs in a driver model WSL exposes",
+        vec![
+            Change::Manual {
+                text: "In Windows PowerShell: nvidia-smi — if the TCC/WDDM column says TCC, switch it in an \
+                       Administrator PowerShell with nvidia-smi -i 0 -dm 0 (0 = WDDM; data-centre boards need NVIDIA's \
+                       GRID/vGPU driver for WDDM, and drivers that offer MCDM take -dm 2), then restart Windows"
+                    .into(),
+            },
+            Change::Windows { argv: vec!["wsl".into(), "--shutdown".into()] },
+        ],
+    ))
+}
+
 fn tcc(cx: &Ctx<'_>, wsl: &WslFacts, out: &mut Vec<Finding>) {
-    if wsl.tcc_gpus.is_empty() || wsl.version == 1 {
+    if wsl.version == 1 {
+        return;
+    }
+    if wsl.tcc_gpus.is_empty() {
+        if let Some(board) = board_in_tcc_by_default(cx) {
+            out.push(tcc_by_default(&board));
+        }
         return;
     }
     let mut evidence: Vec<String> =
@@ -320,6 +399,9 @@ fn linux_driver(cx: &Ctx<'_>, wsl: &WslFacts, out: &mut Vec<Finding>) -> bool {
         }
     }
     evidence.extend(wsl.linux_driver_packages.iter().map(|p| format!("a Linux driver package installed in WSL: {p}")));
+    evidence.extend(
+        wsl.linux_driver_said.iter().map(|s| format!("the text says a driver was installed inside WSL: \"{s}\"")),
+    );
     if evidence.is_empty() {
         return false;
     }

@@ -63,6 +63,8 @@ pub(super) struct Facts {
     pub xid_events: Vec<XidEvent>,
     /// Variables from `env`, `export` and `echo $VAR` lines.
     pub env: EnvFacts,
+    /// How many GPUs the text says in words the machine has (`prose`).
+    pub stated_gpu_count: Option<u32>,
     /// Which toolkit `which nvcc` and the `/usr/local/cuda` link pick (CUDA_HOME, CUDA_PATH and
     /// LD_LIBRARY_PATH are settled from `env` when the snapshot is built).
     pub picks: ToolkitPicks,
@@ -357,6 +359,7 @@ impl Facts {
             snap.containers = Probed::found(c, "pasted docker info or nvidia-ctk cdi list");
         }
         snap.env = self.env;
+        snap.stated_gpu_count = self.stated_gpu_count;
         place(&mut snap, self.wsl, self.os, self.arch, self.os_name);
         kb.complete_snapshot(&mut snap);
         snap.messages = self.messages;

@@ -11,6 +11,7 @@
 //! kernel log lines (nouveau, a refused unsigned module, the PCIe bandwidth an NVIDIA GPU was found limited to); `env`, `export`, `echo $PATH`,
 //! `which -a nvcc` and `ls -l /usr/local/cuda*`; `ldconfig -p` lines and WSL2's `/usr/lib/wsl/lib`;
 //! the WSL version (`wsl -l -v`, the kernel release, `WSL1`/`WSL2` named in the text);
+//! a GPU count said in words (`I only have one GPU`);
 //! issue forms and `Label: value` lines (`PyTorch Version: 1.1.0`, `Driver Version: 460.89`, `GPU: …`);
 //! error and warning lines known to `assets/compat/errors.toml`; or gpu-doctor's own report JSON. Every part of the
 //! snapshot the text says nothing about stays `unknown`; nothing is inferred about this machine.
@@ -36,6 +37,7 @@ mod onnxruntime;
 mod os_release;
 mod packages;
 mod pkg;
+mod prose;
 mod ptxas;
 mod python_prints;
 mod report;
@@ -95,6 +97,7 @@ pub const READERS: &[&str] = &[
     "ptxas",
     "containers",
     "onnxruntime",
+    "prose",
     "topology",
 ];
 
@@ -136,7 +139,7 @@ pub fn read_pasted_without(text: &str, kb: &Kb, off: &[&str]) -> Result<Snapshot
     }
     let mut facts = facts::Facts::default();
     facts.notes = notes;
-    let readers: [(&str, &Reader<'_>); 18] = [
+    let readers: [(&str, &Reader<'_>); 19] = [
         ("collect_env", &|f| collect_env::read(&lines, f)),
         ("python_prints", &|f| python_prints::read(&lines, f)),
         ("smi", &|f| smi::read(&lines, &joined, f)),
@@ -155,6 +158,7 @@ pub fn read_pasted_without(text: &str, kb: &Kb, off: &[&str]) -> Result<Snapshot
         ("containers", &|f| containers::read(&lines, f)),
         ("onnxruntime", &|f| onnxruntime::read(&lines, f)),
         ("os_release", &|f| os_release::read(&lines, f)),
+        ("prose", &|f| prose::read(&lines, f)),
     ];
     for (name, read) in readers {
         if on(name) {

@@ -131,9 +131,69 @@ fn answer_same_line(line: &str, asked: &[Ask], torch: &mut DeepTorch) -> bool {
     read
 }
 
+/// Verbs with which people report what `is_available()` answered, in prose: "it shows `true`", "outputs
+/// True", "returned FALSE", "got True when I run …". Not `return`, which is code.
+const REPORTED: [&str; 14] = [
+    "shows", "showed", "show", "outputs", "output", "returns", "returned", "gives", "gave", "got", "get", "prints",
+    "printed", "says",
+];
+
+/// `is_available()`'s answer reported in a sentence ([`REPORTED`]): the one boolean word in the line (any
+/// case, in backticks or quotes), right after a reporting verb (an `is`/`as`/`me` between them allowed).
+/// Samples: https://github.com/LiYingwei/ShapeTextureDebiasedTraining/issues/12 ("When I run
+/// `torch.cuda.is_available()` it shows `true`"), mazurowski-lab/finetune-SAM#18 ("torch.cuda.is_available
+/// outputs True"). A line that reads as code (`if`, `assert`, `==`, `return`) is not taken.
+fn prose_available(line: &str) -> Option<bool> {
+    if !line.contains("torch.cuda.is_available") {
+        return None;
+    }
+    let words: Vec<&str> = line
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == '='))
+        .map(|w| w.trim_matches('.'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    if words.iter().any(|w| matches!(*w, "if" | "assert" | "return" | "while" | "elif" | "not") || w.contains("==")) {
+        return None;
+    }
+    let bools: Vec<(usize, bool)> = words
+        .iter()
+        .enumerate()
+        .filter_map(|(i, w)| match w.to_ascii_lowercase().as_str() {
+            "true" => Some((i, true)),
+            "false" => Some((i, false)),
+            _ => None,
+        })
+        .collect();
+    let [(at, value)] = bools[..] else { return None };
+    let before = words[..at].iter().rev().take(3).map(|w| w.to_ascii_lowercase());
+    let mut reported = false;
+    for w in before {
+        if REPORTED.contains(&w.as_str()) {
+            reported = true;
+            break;
+        }
+        if !matches!(w.as_str(), "is" | "as" | "me" | "it") {
+            break;
+        }
+    }
+    reported.then_some(value)
+}
+
+/// `torch.cuda.is_available` without its parentheses in a sentence that reports its answer.
+fn prose_line(lines: &[String], i: usize, torch: &mut DeepTorch) -> Option<usize> {
+    torch.cuda_available = Some(prose_available(&lines[i])?);
+    Some(i)
+}
+
 /// Answers the questions on line `i` from the lines after it; the index of the last line used.
 fn answer_line(lines: &[String], i: usize, asked: &[Ask], torch: &mut DeepTorch) -> Option<usize> {
     if answer_same_line(&lines[i], asked, torch) {
+        return Some(i);
+    }
+    if asked.contains(&Ask::Available)
+        && let Some(available) = prose_available(&lines[i])
+    {
+        torch.cuda_available = Some(available);
         return Some(i);
     }
     let (first_at, first) = next_line(lines, i)?;
@@ -178,8 +238,11 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
     let mut i = 0;
     while i < lines.len() {
         let asked = asks(&lines[i]);
-        let used =
-            if asked.is_empty() { bare_pair(lines, i, &mut torch) } else { answer_line(lines, i, &asked, &mut torch) };
+        let used = if asked.is_empty() {
+            bare_pair(lines, i, &mut torch).or_else(|| prose_line(lines, i, &mut torch))
+        } else {
+            answer_line(lines, i, &asked, &mut torch)
+        };
         if let Some(last) = used {
             first.get_or_insert(i);
             i = last;
@@ -282,6 +345,34 @@ mod tests {
         assert!(read_lines("torch.__version__ is wrong\n").deep.torch.is_none());
         assert_eq!(answer_after("x torch.__version__ =", "torch.__version__"), None);
         assert!(read_lines(&"torch.__version__ = ".repeat(50_000)).deep.torch.is_none());
+    }
+
+    /// is_available()'s answer reported in a sentence, from threads that are not corpus cases:
+    /// LiYingwei/ShapeTextureDebiasedTraining#12 and mazurowski-lab/finetune-SAM#18 (the reporters' words).
+    #[test]
+    fn an_answer_reported_in_a_sentence_is_read() {
+        let f = read_lines("When I run `torch.cuda.is_available()` it shows `true`. And Cuda is always work fine\n");
+        assert_eq!(torch(&f).cuda_available, Some(true));
+        let f = read_lines(
+            "I have two GPUs on the machine and torch.cuda.is_available outputs True.  How do I fix this?\n",
+        );
+        assert_eq!(torch(&f).cuda_available, Some(true));
+        let f = read_lines("because torch.cuda.is_available() returned FALSE;\n");
+        assert_eq!(torch(&f).cuda_available, Some(false));
+        let f = read_lines("(got True when I run \"import torch torch.cuda.is_available()\").\n");
+        assert_eq!(torch(&f).cuda_available, Some(true));
+        // Code, two answers, a verb far from the word, or no verb at all stay unread.
+        for code in [
+            "print(torch.cuda.is_available()) return false",
+            "if torch.cuda.is_available(): print('it shows True')",
+            "assert torch.cuda.is_available() shows True",
+            "torch.cuda.is_available() gives True here and False there",
+            "torch.cuda.is_available() shows that the tests are all failing, True story",
+            "True, I called torch.cuda.is_available",
+        ] {
+            assert!(read_lines(code).deep.torch.is_none(), "{code}");
+        }
+        assert!(read_lines(&"torch.cuda.is_available shows ".repeat(50_000)).deep.torch.is_none());
     }
 
     #[test]

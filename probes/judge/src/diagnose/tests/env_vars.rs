@@ -138,6 +138,91 @@ fn without_the_gpu_list_an_index_past_0_and_no_device_seen_is_the_likely_cause()
     );
 }
 
+/// A pasted "No CUDA GPUs are available" (PyTorch's device_count_ensure_non_zero, c10/cuda/CUDAFunctions.cpp).
+fn no_gpus_message(m: &mut Machine) {
+    m.0.messages.push(gpu_doctor_model::ObservedMessage {
+        id: "torch.no_gpus_available".into(),
+        line: "RuntimeError: No CUDA GPUs are available".into(),
+        values: Default::default(),
+    });
+}
+
+/// mazurowski-lab/finetune-SAM#18 and KeYang8/WITT#34: the value is not in the text, but PyTorch saw the GPU in a
+/// plain shell while the project's script counted none; and (finetune-SAM#18) the program was started by a shell
+/// script. Either points at the variable the script or config sets; a container, WSL, or no such sign do not.
+#[test]
+fn no_gpu_for_the_program_alone_points_at_the_variable_where_it_starts() {
+    let hides = |m: &Machine| m.ids().contains(&HIDES_ALL.to_owned());
+    let base = || {
+        let mut m = Machine::pasted();
+        no_gpus_message(&mut m);
+        m
+    };
+    let seen_in_shell = base().deep_torch(|t| t.cuda_available = Some(true));
+    assert!(hides(&seen_in_shell));
+    let f = seen_in_shell.finding(HIDES_ALL);
+    assert!(f.evidence.iter().any(|e| e.contains("is_available() is True")), "{f:#?}");
+    assert!(matches!(&seen_in_shell.changes(HIDES_ALL)[..], [Change::SetVar { name, value }, Change::Manual { text }]
+        if name == "CUDA_VISIBLE_DEVICES" && value == "0" && text.contains("grep -rn CUDA_VISIBLE_DEVICES")));
+    let counted = base().deep_torch(|t| t.device_count = Some(2));
+    assert!(hides(&counted));
+
+    let mut by_script = base();
+    by_script.0.env.launch_scripts.push("train_singlegpu_demo.sh".into());
+    assert!(hides(&by_script));
+    let changes = by_script.changes(HIDES_ALL);
+    assert!(
+        matches!(&changes[..], [_, Change::Manual { text }] if text.contains("grep -n CUDA_VISIBLE_DEVICES train_singlegpu_demo.sh")),
+        "{changes:?}"
+    );
+    // A script inside a container or under WSL: the GPU may not be handed in at all; other rules judge that.
+    let mut in_wsl = Machine(by_script.0.clone());
+    in_wsl.0.platform.wsl = Some(Default::default());
+    assert!(!hides(&in_wsl));
+    // The message alone, or the sign alone, is not enough.
+    assert!(!hides(&base()));
+    let mut script_only = Machine::pasted();
+    script_only.0.env.launch_scripts.push("run.sh".into());
+    assert!(!hides(&script_only));
+    assert!(!hides(&Machine::pasted().deep_torch(|t| t.cuda_available = Some(true))));
+    // Another program's "no device" (numba's cuInit) may load another libcuda than
+    // PyTorch does: PyTorch seeing the GPU says nothing of its environment.
+    let mut numba = Machine::pasted().deep_torch(|t| t.cuda_available = Some(true));
+    numba.0.messages.push(gpu_doctor_model::ObservedMessage {
+        id: "cuda.no_device".into(),
+        line: "numba.cuda.cudadrv.driver.CudaAPIError: [100] Call to cuInit results in CUDA_ERROR_NO_DEVICE".into(),
+        values: Default::default(),
+    });
+    assert!(!hides(&numba));
+    // PyTorch not seeing the GPU either is not a difference between the shell and the program.
+    assert!(!hides(&base().deep_torch(|t| t.cuda_available = Some(false))));
+}
+
+/// An index at or past the GPU count said in words ("I have two GPUs", mazurowski-lab/finetune-SAM#18) hides
+/// every GPU; one below it does not, and the fix keeps the indices the machine has.
+#[test]
+fn an_index_past_the_stated_gpu_count_hides_every_gpu() {
+    let stated = |count: u32, value: &str| {
+        let mut m = Machine::pasted().env("CUDA_VISIBLE_DEVICES", value);
+        m.0.stated_gpu_count = Some(count);
+        m
+    };
+    assert_eq!(stated(1, "1").ids(), vec![HIDES_ALL.to_owned()]);
+    assert_eq!(stated(2, "5").ids(), vec![HIDES_ALL.to_owned()]);
+    assert_eq!(stated(2, "2,3").ids(), vec![HIDES_ALL.to_owned()]);
+    assert_eq!(stated(2, "1").ids(), Vec::<String>::new());
+    assert_eq!(stated(2, "0,3").ids(), Vec::<String>::new(), "GPU 0 stays visible");
+    assert_eq!(stated(1, "0").ids(), Vec::<String>::new());
+    assert_eq!(stated(1, "-1").ids(), Vec::<String>::new(), "-1 hides on purpose");
+    let changes = stated(2, "5").changes(HIDES_ALL);
+    assert!(
+        matches!(&changes[..], [Change::SetVar { name, value }, Change::Manual { .. }]
+        if name == "CUDA_VISIBLE_DEVICES" && value == "0,1"),
+        "{changes:?}"
+    );
+    assert!(stated(1, "1").finding(HIDES_ALL).summary.contains("past the 1 this machine has"));
+}
+
 #[test]
 fn launch_blocking_left_on_is_flagged() {
     let m = two_gpus().env("CUDA_LAUNCH_BLOCKING", "1");

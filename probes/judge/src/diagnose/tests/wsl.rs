@@ -227,6 +227,42 @@ fn a_tcc_gpu_beside_wsl_is_switched_to_wddm() {
     assert!(!Machine::linux().wsl(1, &[]).wsl_tcc(&["0 Tesla T4"]).ids().contains(&ID.to_owned()));
 }
 
+/// A data-centre board named in words under WSL2 (microsoft/WSL's issue form, as its reporters fill it; the Tesla
+/// P40 of ggml-org/llama.cpp#25978, invisible to WSL2 in TCC) is probably in TCC; a GeForce, the same board outside
+/// WSL, or one PyTorch reaches inside WSL (NickLucche/stable-diffusion-nvidia-docker#18: "Tesla T4 works fine") is not.
+#[test]
+fn a_data_centre_board_named_under_wsl2_is_probably_in_tcc() {
+    const ID: &str = "wsl.gpu_in_tcc_mode";
+    let form = |gpu: &str| format!("### Are you using WSL 1 or WSL 2?\n\n- [x] WSL 2\n- [ ] WSL 1\n\nGPU: {gpu}\n");
+    for board in ["Tesla P40", "NVIDIA Tesla T4", "NVIDIA H100 PCIe", "NVIDIA A100-PCIE-40GB"] {
+        assert!(super::pasted_ids(&form(board)).contains(&ID.to_owned()), "{board}");
+    }
+    for other in ["NVIDIA GeForce RTX 4090", "NVIDIA RTX A4000", "Quadro P4000"] {
+        assert!(!super::pasted_ids(&form(other)).contains(&ID.to_owned()), "{other}");
+    }
+    assert!(!super::pasted_ids("GPU: Tesla P40\n").contains(&ID.to_owned()), "not WSL");
+    let reached = format!("{}>>> torch.cuda.is_available()\nTrue\n", form("Tesla T4"));
+    assert!(!super::pasted_ids(&reached).contains(&ID.to_owned()), "CUDA reaches it");
+    let kb = gpu_doctor_kb::Kb::get().unwrap();
+    let snap = gpu_doctor_probes::parse::paste::read_pasted(&form("Tesla P40"), kb).unwrap();
+    let f = crate::diagnose::diagnose(&snap, kb).into_iter().find(|f| f.id == ID).unwrap();
+    let fix = format!("{:?}", f.plan);
+    assert!(fix.contains("-dm 0") && fix.contains("--shutdown"), "{fix}");
+}
+
+/// The person saying they installed a GPU driver inside WSL is a Linux driver there, with the sentence cited.
+#[test]
+fn a_driver_installed_inside_wsl_said_in_words_is_a_linux_driver() {
+    const ID: &str = "wsl.linux_driver_installed";
+    let mut m = Machine::linux().wsl(2, &[]);
+    assert!(!m.ids().contains(&ID.to_owned()));
+    if let Some(w) = m.0.platform.wsl.as_mut() {
+        w.linux_driver_said = Some("Then I installed the NVIDIA driver in WSL as well.".into());
+    }
+    let f = m.finding(ID);
+    assert!(f.evidence.iter().any(|e| e.contains("installed the NVIDIA driver in WSL")), "{f:#?}");
+}
+
 /// pynvml's NotSupported inside WSL is WSL's NVML, an explanation; outside WSL it stays the catalogue's.
 #[test]
 fn nvml_not_supported_inside_wsl_is_explained_not_an_error() {

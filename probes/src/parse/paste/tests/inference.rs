@@ -291,3 +291,49 @@ fn a_tensorflow_issue_form_on_windows_names_the_native_windows_finding() {
     );
     assert!(unrecognised("### Tensorflow Version\n"));
 }
+
+/// The variable's value is not in the text, but what is says where to look. mazurowski-lab/finetune-SAM#18 (the
+/// reporter's words, the traceback cut to its last line): PyTorch saw the GPUs in a shell and the project's
+/// launch script counted none; LiYingwei/ShapeTextureDebiasedTraining#12: `is_available()` "shows `true`" in
+/// prose. A script run alone names the script to search.
+#[test]
+fn no_gpus_for_the_program_alone_points_at_its_launch_script() {
+    let hides = |text: &str| {
+        let findings = gpu_doctor_judge::diagnose::diagnose(&read(text), kb());
+        findings.into_iter().find(|f| f.id == "env.cuda_visible_devices_hides_all")
+    };
+    let sam = "I am getting the following error when I try to run train_singlegpu_demo.sh\n\
+               RuntimeError: No CUDA GPUs are available\n\n\
+               I have two GPUs on the machine and torch.cuda.is_available outputs True.  How do I fix this error?\n";
+    let f = hides(sam).expect("PyTorch saw the GPUs elsewhere");
+    assert!(f.evidence.iter().any(|e| e.contains("is_available() is True")), "{f:#?}");
+    assert!(format!("{:?}", f.plan).contains("value: \"0,1\""), "the two GPUs said: {:?}", f.plan);
+    let shape = "When I run `torch.cuda.is_available()` it shows `true`. However, in this project when I run \
+                 `python imagenet.py -a resnet50`, it returns `RuntimeError: No CUDA GPUs are available`\n";
+    assert!(hides(shape).is_some());
+    let script = "$ bash scripts/train.sh\nTraceback (most recent call last):\n\
+                  RuntimeError: No CUDA GPUs are available\n";
+    let s = read(script);
+    assert_eq!(s.env.launch_scripts, ["scripts/train.sh"]);
+    let f = hides(script).expect("started by a script");
+    let plan = format!("{:?}", f.plan);
+    assert!(plan.contains("grep -n CUDA_VISIBLE_DEVICES scripts/train.sh"), "{plan}");
+    // The message alone, or a script run without it, is not the variable.
+    assert!(hides("RuntimeError: No CUDA GPUs are available\n").is_none());
+    assert!(hides("$ bash scripts/train.sh\nepoch 1 loss 0.3\n").is_none());
+}
+
+/// A GPU count said in words settles an index the GPU list would (finetune-SAM#18's "I have two GPUs on the
+/// machine"); the fix keeps the indices the machine has.
+#[test]
+fn an_index_past_a_gpu_count_said_in_words_hides_every_gpu() {
+    let text = "I have two GPUs on the machine.\n$ CUDA_VISIBLE_DEVICES=5 python train.py\n";
+    let s = read(text);
+    assert_eq!(s.stated_gpu_count, Some(2));
+    let findings = gpu_doctor_judge::diagnose::diagnose(&s, kb());
+    let f = findings.iter().find(|f| f.id == "env.cuda_visible_devices_hides_all").expect("index 5 of 2");
+    assert!(format!("{:?}", f.plan).contains("value: \"0,1\""), "{:?}", f.plan);
+    let s = read("I have two GPUs on the machine.\n$ CUDA_VISIBLE_DEVICES=1 python train.py\n");
+    let findings = gpu_doctor_judge::diagnose::diagnose(&s, kb());
+    assert!(!findings.iter().any(|f| f.id == "env.cuda_visible_devices_hides_all"), "{findings:#?}");
+}

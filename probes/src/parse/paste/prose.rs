@@ -1,0 +1,150 @@
+//! What people say in words about the machine that no program printed: how many GPUs it has ("I have
+//! two GPUs on the machine", "on systems with 1 GPU", "a single-GPU server"). A count is read only
+//! where the words say the machine has it (a possessive verb, a machine noun, a `single-GPU machine`
+//! compound), not where they say how many a run uses ("train on one GPU"); two different counts read
+//! as none.
+//!
+//! Sample (a thread that is not a corpus case): mazurowski-lab/finetune-SAM#18 ("I have two GPUs on
+//! the machine and torch.cuda.is_available outputs True").
+
+use super::facts::Facts;
+
+const FORMAT: &str = "a GPU count in words";
+
+/// The most GPUs a count in words is taken for: more is a cluster, not one machine.
+const MAX_COUNT: u32 = 16;
+
+/// Words for a machine, before `with N GPUs` or after `single-GPU`.
+const MACHINES: [&str; 12] = [
+    "system",
+    "machine",
+    "server",
+    "computer",
+    "pc",
+    "laptop",
+    "desktop",
+    "node",
+    "workstation",
+    "box",
+    "host",
+    "setup",
+];
+
+/// Verbs that say the machine holds the GPUs.
+const HAVE: [&str; 5] = ["have", "has", "had", "having", "contains"];
+
+/// Words that may stand between the verb and the count.
+const FILLER: [&str; 4] = ["only", "just", "got", "exactly"];
+
+/// A count word or number: `one`, `a single`, `2`.
+fn count(words: &[&str], at: usize) -> Option<(u32, usize)> {
+    let w = *words.get(at)?;
+    let n = match w {
+        "one" | "single" => 1,
+        "a" | "an" if words.get(at + 1) == Some(&"single") => return Some((1, 2)),
+        "two" | "dual" => 2,
+        "three" => 3,
+        "four" | "quad" => 4,
+        "eight" => 8,
+        _ => w.parse::<u32>().ok().filter(|n| (1..=MAX_COUNT).contains(n))?,
+    };
+    Some((n, 1))
+}
+
+fn is_gpu(word: Option<&&str>) -> bool {
+    matches!(word, Some(&("gpu" | "gpus" | "gpu's")))
+}
+
+fn is_machine(word: &str) -> bool {
+    MACHINES.iter().any(|m| word == *m || word.strip_suffix('s') == Some(m))
+}
+
+/// The count of GPUs the machine has, said in this line's words; `None` when the line does not say.
+fn count_in(line: &str) -> Option<u32> {
+    let lower = line.to_ascii_lowercase();
+    // `single-GPU` and `1-gpu` are two words; punctuation other than the apostrophe ends a word.
+    let words: Vec<&str> =
+        lower.split(|c: char| !(c.is_ascii_alphanumeric() || c == '\'')).filter(|w| !w.is_empty()).collect();
+    for i in 0..words.len() {
+        let w = words[i];
+        // have/has [only|just] N GPU(s); a machine with [only|just] N GPU(s).
+        let after_verb = HAVE.contains(&w) || (w == "with" && i > 0 && is_machine(words[i - 1]));
+        if after_verb {
+            // At most two filler words ("only just"), so a run of them is not walked from every verb.
+            let mut at = i + 1;
+            while at <= i + 2 && words.get(at).is_some_and(|x| FILLER.contains(x)) {
+                at += 1;
+            }
+            if let Some((n, len)) = count(&words, at)
+                && is_gpu(words.get(at + len))
+            {
+                return Some(n);
+            }
+        }
+        // single-GPU machine, one-GPU server, 2-GPU node.
+        if let Some((n, len)) = count(&words, i)
+            && is_gpu(words.get(i + len))
+            && words.get(i + len + 1).is_some_and(|m| is_machine(m))
+            && (i == 0 || !HAVE.contains(&words[i - 1]))
+        {
+            return Some(n);
+        }
+    }
+    None
+}
+
+/// Reads the machine's GPU count, when the text says it in words and says one count only.
+pub(super) fn read(lines: &[String], facts: &mut Facts) {
+    let mut found: Option<(usize, u32)> = None;
+    for (i, line) in lines.iter().enumerate() {
+        let Some(n) = count_in(line) else { continue };
+        match found {
+            None => found = Some((i, n)),
+            Some((_, m)) if m == n => {}
+            Some(_) => return,
+        }
+    }
+    if let Some((at, n)) = found {
+        facts.saw(at, FORMAT);
+        facts.stated_gpu_count = Some(n);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read_text(text: &str) -> Option<u32> {
+        Facts::read_by(read, text).stated_gpu_count
+    }
+
+    /// mazurowski-lab/finetune-SAM#18, the reporter: a count with a possessive verb.
+    #[test]
+    fn a_count_the_machine_has_is_read() {
+        assert_eq!(read_text("I have two GPUs on the machine and torch.cuda.is_available outputs True."), Some(2));
+        assert_eq!(read_text("I only have one GPU."), Some(1));
+        assert_eq!(read_text("the server only has 1 GPU"), Some(1));
+        assert_eq!(read_text("on a system with a single GPU the script fails"), Some(1));
+        assert_eq!(read_text("Laptops with just one GPU"), Some(1));
+        assert_eq!(read_text("It is a single-GPU machine"), Some(1));
+        assert_eq!(read_text("my 4-GPU node"), Some(4));
+    }
+
+    #[test]
+    fn how_many_a_run_uses_is_not_a_count_of_the_machine() {
+        assert_eq!(read_text("to train on a single GPU, add os.environ[\"CUDA_VISIBLE_DEVICES\"] = \"0\""), None);
+        assert_eq!(read_text("training with 1 GPU takes two days"), None);
+        assert_eq!(read_text("I have an RTX 3090 GPU"), None);
+        assert_eq!(read_text("we have 64 GPUs in the cluster"), None, "more than one machine holds");
+        assert_eq!(read_text("I have one GPU.\nThe other box has two GPUs.\n"), None, "two counts: none");
+        assert_eq!(read_text("I have one GPU.\nyes, I only have 1 GPU\n"), Some(1));
+    }
+
+    #[test]
+    fn huge_and_odd_input_is_read_in_linear_time() {
+        assert_eq!(read_text(&"have only only only ".repeat(100_000)), None);
+        assert_eq!(read_text(&"a single-".repeat(100_000)), None);
+        assert_eq!(read_text("has"), None);
+        assert_eq!(read_text("with gpus"), None);
+    }
+}
