@@ -73,7 +73,8 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
         }
         let assigned = assignment(t)
             .or_else(|| t.split_once("$ ").and_then(|(_, cmd)| assignment(cmd)))
-            .or_else(|| windows_assignment(t));
+            .or_else(|| windows_assignment(t))
+            .or_else(|| device_list_in_words(t));
         if let Some((name, value)) = assigned {
             set_var(facts, i, name, value);
         } else if let Some((name, value)) = python_assignment(t) {
@@ -170,6 +171,27 @@ fn assignment(line: &str) -> Option<(&str, &str)> {
         None => value.split(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '`')).next().unwrap_or(""),
     };
     Some((name, value))
+}
+
+/// `CUDA_VISIBLE_DEVICES=7` written inside a sentence (`in run.sh, CUDA_VISIBLE_DEVICES=7 was used causing
+/// …`): the variable's name, then a device list (indices and commas, or `GPU-`/`MIG-` UUIDs), after a space,
+/// quote, tick or parenthesis. Only this variable: its value's shape says it is one, where other names'
+/// values (paths) would not.
+fn device_list_in_words(line: &str) -> Option<(&'static str, &str)> {
+    const NAME: &str = "CUDA_VISIBLE_DEVICES=";
+    let at = line.find(NAME)?;
+    if at > 0 && !line[..at].ends_with([' ', '`', '"', '\'', '(']) {
+        return None;
+    }
+    let value = line[at + NAME.len()..]
+        .split(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '`' | ')'))
+        .next()?
+        .trim_end_matches(['.', ',', ';', ':']);
+    let list = !value.is_empty()
+        && value.split(',').all(|d| {
+            !d.is_empty() && (d.bytes().all(|b| b.is_ascii_digit()) || d.starts_with("GPU-") || d.starts_with("MIG-"))
+        });
+    list.then_some(("CUDA_VISIBLE_DEVICES", value))
 }
 
 /// Python setting a variable for itself, anywhere in a line: `os.environ["CUDA_VISIBLE_DEVICES"] = '1'`

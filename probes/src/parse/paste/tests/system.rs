@@ -567,3 +567,21 @@ fn the_tail_of_nvccs_version_line_beside_nvcc_is_the_toolkit() {
     let s = read("my release 11.8, V11.8.89 of something\n");
     assert!(s.toolkits.value().is_none_or(|t| t.installs.is_empty()));
 }
+
+#[test]
+fn a_device_list_assigned_inside_a_sentence_is_read() {
+    // https://github.com/openai/improved-diffusion/issues/46 (JinkaiZheng's comment).
+    let s = read("@greens007 Hi~I have the same problem. When I set `CUDA_VISIBLE_DEVICES=1`, it is invalid.\n");
+    assert_eq!(s.env.vars.get("CUDA_VISIBLE_DEVICES").map(String::as_str), Some("1"));
+    for (text, want) in [
+        ("the script sets CUDA_VISIBLE_DEVICES=2,3 for its workers.", Some("2,3")),
+        ("(CUDA_VISIBLE_DEVICES=GPU-5f8a2c1e) was ignored", Some("GPU-5f8a2c1e")),
+        // Not a device list, or another variable's name ending in it.
+        ("we pass CUDA_VISIBLE_DEVICES=$GPU to the job", None),
+        ("MY_CUDA_VISIBLE_DEVICES=1 is our own knob", None),
+        ("the job had CUDA_VISIBLE_DEVICES= and nothing after", None),
+    ] {
+        let s = read(text);
+        assert_eq!(s.env.vars.get("CUDA_VISIBLE_DEVICES").map(String::as_str), want, "{text}");
+    }
+}
