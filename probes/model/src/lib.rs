@@ -40,7 +40,7 @@ pub use env::{EnvFacts, MASKED, mask_secret, mask_url_credentials};
 pub use finding::{Category, Change, DriverLoadProblem, Finding, InstallFlag, PlanRef, PlanTarget, Severity};
 pub use gpu::{Gpu, GpuProcess};
 pub use health::{AerCounters, EccChange, EccCounters, GpuHealth, Health, XidEvent, is_slowdown};
-pub use link::{BootLinkLimit, EgpuFacts, HostLink, IDLE_NOTE, SysfsLink, TunnelKind, UpstreamPort};
+pub use link::{BootLinkLimit, EgpuFacts, HostLink, IDLE_NOTE, LinkSeenBy, SysfsLink, TunnelKind, UpstreamPort};
 pub use pci::{NVIDIA_DRIVER, NVIDIA_VENDOR_ID, PciDevice, is_display_class};
 pub use platform::{ContainerFacts, OsFamily, Platform, PlatformFacts, WslFacts};
 pub use probed::{Outcome, Probed, Trace, TraceEntry};

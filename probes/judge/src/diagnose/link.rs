@@ -4,7 +4,7 @@
 
 use super::{Ctx, Rule};
 use gpu_doctor_kb::pcie_gbytes_per_s;
-use gpu_doctor_model::{BootLinkLimit, EgpuFacts, Gpu};
+use gpu_doctor_model::{BootLinkLimit, EgpuFacts, Gpu, LinkSeenBy};
 use gpu_doctor_model::{Category, Finding, PlanTarget, Severity};
 
 /// GPU utilization, percent, from which a sample counts as taken under load.
@@ -47,10 +47,12 @@ pub(super) const NARROW: Rule = Rule {
     severity: Severity::Warning,
     trigger: "The kernel's line from when it enumerated the GPU says a link on its path has fewer lanes than the \
               card can use (x1 or x4 of x16): no driver has lowered the link then, so a slot, riser or adapter with \
-              fewer lanes limits every host↔device copy.",
+              fewer lanes limits every host↔device copy. Or lspci's LnkSta shows the GPU's own link trained at one \
+              lane, below its LnkCap (marked `Width x1 (downgraded)` where LnkCap was not pasted).",
     source: "Linux drivers/pci/pci.c __pcie_print_link_status (\"available PCIe bandwidth, limited by … (capable of \
              …)\": the slowest link on the path against the device's own LnkCap); only lanes count, since GPUs are \
-             often found at 2.5 GT/s x16 (e.g. a GTX 950, linux-btrfs list 2021-03-12), reference §8.2",
+             often found at 2.5 GT/s x16 (e.g. a GTX 950, linux-btrfs list 2021-03-12), reference §8.2; pciutils \
+             ls-caps.c link_compare (\" (downgraded)\" when LnkSta is below LnkCap, on endpoints and upstream ports)",
 };
 
 pub(super) const RULES: &[Rule] = &[DEGRADED, IDLE, EGPU, NARROW];
@@ -70,7 +72,12 @@ struct View<'a> {
 fn views<'a>(cx: &Ctx<'a>) -> Vec<View<'a>> {
     let gpus = cx.raw_gpus().unwrap_or_default();
     let name = |g: Option<&Gpu>, bus: &str| {
-        g.and_then(|g| g.name.clone()).map_or_else(|| format!("GPU at {bus}"), |n| format!("{n} ({bus})"))
+        match g.and_then(|g| g.name.clone()) {
+            Some(n) => format!("{n} ({bus})"),
+            // A pasted lspci block without its header line has no bus id.
+            None if gpu_doctor_model::PciBusId::sysfs_form(bus).is_none() => format!("The GPU {bus}"),
+            None => format!("GPU at {bus}"),
+        }
     };
     if let Some(links) = cx.s.links.value() {
         return links
@@ -183,35 +190,56 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     }
 }
 
-/// The kernel found fewer lanes on the GPU's path than the card has: what the slot, riser or adapter
-/// costs, and where the lanes went. Where the text says only the host bridge's link, the card's own
-/// lanes are not known and the words say so.
+/// The kernel found fewer lanes on the GPU's path than the card has, or lspci shows the GPU's own link
+/// trained at one lane: what the slot, riser or adapter costs, and where the lanes went. Where the
+/// text says only the host bridge's link, the card's own lanes are not known and the words say so.
 fn narrow_finding(v: &View<'_>, b: &BootLinkLimit) -> Finding {
     let speed = |g: Option<u32>| g.map_or_else(String::new, |g| format!("Gen{g} "));
     let now = format!("{}x{}", speed(b.generation), b.width);
-    let (card, can_move, wired_for) = match (b.capable_width, b.capable_gbps) {
-        (Some(w), Some(gbps)) => (
+    let (card, can_move, wired_for) = match b.capable_width {
+        Some(w) => (
             format!("the card's {}x{w}", speed(b.capable_generation)),
-            format!("instead of the {:.2} GB/s the card can move over {}x{w}", gbps / 8.0, speed(b.capable_generation)),
+            b.capable_gbps.map_or_else(
+                || format!("instead of what the card could move over x{w}"),
+                |gbps| {
+                    format!(
+                        "instead of the {:.2} GB/s the card can move over {}x{w}",
+                        gbps / 8.0,
+                        speed(b.capable_generation)
+                    )
+                },
+            ),
             format!("x{w}"),
         ),
-        _ => (
+        None => (
             "the card's (the text does not say its lanes; NVIDIA's cards have x16, x8 or x4)".to_owned(),
             "instead of what the card could move over its own lanes".to_owned(),
             "the card's lanes".to_owned(),
         ),
     };
     let port = if b.at == "<unknown>" { String::new() } else { format!(" at {}", b.at) };
+    let rate = if b.available_gbps > 0.0 {
+        format!("about {:.2} GB/s per direction {can_move}", b.available_gbps / 8.0)
+    } else {
+        can_move
+    };
+    let seen = match b.seen_by {
+        LinkSeenBy::Kernel => format!(
+            "When the kernel enumerated the GPU, the slowest link on its path{port} ran {now}: {rate}. No driver \
+             has lowered the link then, so the lanes"
+        ),
+        LinkSeenBy::Lspci => format!(
+            "lspci shows the GPU's own link trained at {now}: {rate}. A link trains at the lanes both ends have \
+             wired and connected, so the lanes"
+        ),
+    };
     NARROW.finding(
         format!("{} sits behind a {now} link, narrower than {card}", v.name),
         format!(
-            "When the kernel enumerated the GPU, the slowest link on its path{port} ran {now}: about {:.2} GB/s per \
-             direction {can_move}. No driver has lowered the link \
-             then, so the lanes are missing in the slot or what the card hangs on: a slot wired x1/x4 or sharing \
+            "{seen} are missing in the slot or what the card hangs on: a slot wired x1/x4 or sharing \
              lanes with M.2 drives, an x1 mining riser, an M.2 or mPCIe adapter, a Raspberry Pi or other board \
              with one lane, an eGPU enclosure (x4), or a card not fully seated. Work that keeps its data on the GPU \
              is barely slowed; loading data and models, and anything that copies to and from the GPU, is.",
-            b.available_gbps / 8.0,
         ),
         vec![b.line.clone()],
         Some(format!(

@@ -22,8 +22,8 @@ use crate::probe::link::parse_link_speed;
 use gpu_doctor_kb::Kb;
 use gpu_doctor_model::NVIDIA_VENDOR_ID;
 use gpu_doctor_model::{
-    BootLinkLimit, InstalledModule, KernelModuleFacts, ObservedMessage, OsFamily, PciBusId, PciDevice, SecureBoot,
-    XidEvent,
+    BootLinkLimit, InstalledModule, KernelModuleFacts, LinkSeenBy, ObservedMessage, OsFamily, PciBusId, PciDevice,
+    SecureBoot, XidEvent,
 };
 
 const FORMAT: &str = "kernel log";
@@ -206,6 +206,7 @@ fn behind_host_bridge(
             available_gbps: rate * 8.0,
             capable_gbps: None,
             line: line.to_owned(),
+            seen_by: LinkSeenBy::Kernel,
         };
         out.push((*at, bus, limit));
     }
@@ -280,6 +281,7 @@ fn boot_limit(text: &str) -> Option<(String, BootLinkLimit)> {
         available_gbps,
         capable_gbps: Some(gbps(capable)?),
         line: line.get(start..)?.to_owned(),
+        seen_by: LinkSeenBy::Kernel,
     };
     Some((bus_id, limit))
 }

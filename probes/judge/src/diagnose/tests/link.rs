@@ -53,6 +53,7 @@ fn boot(generation: u32, width: u32) -> BootLinkLimit {
         available_gbps: gbps(generation, width),
         capable_gbps: Some(gbps(4, 16)),
         line: format!("pci {BUS}: limited by … x{width} link at 0000:00:1c.4 (capable of … x16 link)"),
+        seen_by: gpu_doctor_model::LinkSeenBy::Kernel,
     }
 }
 

@@ -65,6 +65,53 @@ fn lspci_vv_link_lines_give_the_link_and_the_idle_finding() {
 }
 
 #[test]
+fn lspci_of_a_gpu_trained_at_one_lane_is_the_narrow_slot_finding() {
+    let s = read(LSPCI_X1_ROCKCHIP);
+    let l = &s.links.value().unwrap()[0];
+    assert_eq!(l.bus_id, "0002:21:00.0");
+    assert_eq!((l.gen_current, l.width_current, l.gen_max, l.width_max), (Some(1), Some(1), Some(4), Some(16)));
+    let b = l.boot_limit.as_ref().expect("one lane of the card's sixteen is the link's limit");
+    assert_eq!((b.width, b.capable_width, b.seen_by), (1, Some(16), gpu_doctor_model::LinkSeenBy::Lspci));
+    assert_eq!(b.line, "LnkSta: Speed 2.5GT/s (downgraded), Width x1 (downgraded)");
+    // The page's driver failed to probe the card (`Kernel modules:` only, no driver in use).
+    let f = findings(&s);
+    assert_eq!(
+        f.iter().map(|f| f.id.as_str()).collect::<Vec<_>>(),
+        ["presence.gpu_without_driver", "link.narrow_slot"]
+    );
+    assert!(f[1].summary.contains("Gen1 x1 link, narrower than the card's Gen4 x16"), "{}", f[1].summary);
+    assert!(f[1].detail.starts_with("lspci shows the GPU's own link trained at Gen1 x1"), "{}", f[1].detail);
+}
+
+#[test]
+fn lspci_detail_lines_without_their_header_still_give_a_one_lane_gpu() {
+    // The same block from its `LnkCtl` line on, as people cut it: no header, no LnkCap; lspci's
+    // `(downgraded)` says the one lane is below the card's own.
+    let from = LSPCI_X1_ROCKCHIP.find("\t\tLnkCtl:").unwrap();
+    let s = read(&LSPCI_X1_ROCKCHIP[from..]);
+    let l = &s.links.value().unwrap()[0];
+    assert_eq!((l.width_current, l.width_max), (Some(1), None));
+    assert!(is_unknown(&s.pci_devices), "a block without its header names no device");
+    let f = findings(&s);
+    assert_eq!(f.iter().map(|f| f.id.as_str()).collect::<Vec<_>>(), ["link.narrow_slot"]);
+    assert!(
+        f[0].summary.starts_with("The GPU (header line not pasted) sits behind a Gen1 x1 link"),
+        "{}",
+        f[0].summary
+    );
+    // Not one lane below the card's: a healthy x1 device (`(ok)`), a width that is not one lane,
+    // and a grep over several devices' LnkSta lines say nothing of the GPU.
+    for text in [
+        "\t\tLnkSta:\tSpeed 5GT/s (ok), Width x1 (ok)\n",
+        "\t\tLnkSta:\tSpeed 8GT/s (downgraded), Width x8 (downgraded)\n",
+        "\t\tLnkSta:\tSpeed 8GT/s (ok), Width x16 (ok)\n\t\tLnkSta:\tSpeed 2.5GT/s (downgraded), Width x1 (downgraded)\n",
+        "LnkSta:\tSpeed 2.5GT/s (downgraded), Width x1 (downgraded)\n",
+    ] {
+        assert!(unrecognised(text), "{text:?}");
+    }
+}
+
+#[test]
 fn the_kernels_bandwidth_line_of_a_gpu_on_one_lane_is_the_narrow_slot_finding() {
     // Wrapped over three lines, in older kernels' words (`2.5 GT/s x1`, `8 GT/s x16`).
     let s = read(KERNEL_BANDWIDTH_X1);
