@@ -5,7 +5,7 @@
 use super::{Ctx, Rule};
 use gpu_doctor_kb::pcie_gbytes_per_s;
 use gpu_doctor_model::{BootLinkLimit, EgpuFacts, Gpu, LinkSeenBy};
-use gpu_doctor_model::{Category, Finding, PlanTarget, Severity};
+use gpu_doctor_model::{Category, Finding, Origin, PlanTarget, Severity};
 
 /// GPU utilization, percent, from which a sample counts as taken under load.
 pub(super) const LOAD_PCT: u32 = 30;
@@ -105,7 +105,7 @@ fn views<'a>(cx: &Ctx<'a>) -> Vec<View<'a>> {
                 bus,
                 now: (g.pcie_gen_current, g.pcie_width_current),
                 max: (g.pcie_gen_max, g.pcie_width_max),
-                from: "the driver",
+                from: if matches!(cx.s.origin, Origin::Pasted { .. }) { "the pasted GPU list" } else { "the driver" },
                 utilization: g.utilization_gpu_pct,
                 egpu: None,
                 boot: None,
