@@ -10,6 +10,7 @@ use gpu_doctor_model::{CudaVersion, DriverVersion, ObservedMessage, Probed, Snap
 use gpu_doctor_model::{LddResolution, LoaderEntry};
 
 use super::MESSAGES;
+use super::cuda_order;
 use super::frameworks::{Hints, frameworks};
 use super::gpus::{self, GpuFact};
 use super::pkg::{PASTED, Pkg};
@@ -282,6 +283,9 @@ impl Facts {
 
         let gpu_sources =
             join_sources(self.listed_gpus.iter().map(|(_, s)| *s).chain(self.gpu_facts.iter().map(|f| f.source)));
+        let in_pci_order: Vec<Gpu> =
+            self.listed_gpus.iter().filter(|(_, f)| cuda_order::in_pci_order(f)).map(|(g, _)| g.clone()).collect();
+        let cuda_seen = cuda_order::observed(&gpus::merge(in_pci_order, &[], kb), &self.gpu_facts, &self.env);
         let list = gpus::merge(self.listed_gpus.into_iter().map(|(g, _)| g).collect(), &self.gpu_facts, kb);
         fill_health(&mut snap, std::mem::take(&mut self.gpu_health), std::mem::take(&mut self.xid_events), &list);
         if !list.is_empty() {
@@ -358,6 +362,9 @@ impl Facts {
         }
         if let Some(arch) = self.arch {
             snap.platform.platform.arch = arch;
+        }
+        if let Some(t) = cuda_seen {
+            snap.topology = Probed::found(t, "pasted GPU lists in CUDA and nvidia-smi order");
         }
         kb.complete_snapshot(&mut snap);
         snap.messages = self.messages;

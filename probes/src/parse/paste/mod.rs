@@ -21,6 +21,7 @@ mod ask;
 mod clean;
 mod collect_env;
 mod containers;
+mod cuda_order;
 mod facts;
 mod frameworks;
 mod gpus;
