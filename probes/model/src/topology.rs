@@ -19,6 +19,12 @@ pub struct Topology {
     /// What could not be asked, one sentence each (NVML's reason, nvidia-smi refused, sysfs missing).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// PCI bridges whose Access Control Services send peer-to-peer requests or completions up to the
+    /// root complex (lspci's `ACSCtl: … ReqRedir+` or `CmpltRedir+`): each as `<bus id>: <ACSCtl
+    /// line>`, or the line alone where the paste has no header; empty when none is known (the live
+    /// probe does not read ACS).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub acs_redirect: Vec<String>,
 }
 
 impl Topology {

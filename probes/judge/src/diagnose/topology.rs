@@ -3,7 +3,7 @@
 //! than nvidia-smi's, GPUs on different CPU sockets, MIG mode, and NVLinks down.
 
 use super::{Ctx, Rule, fix};
-use gpu_doctor_model::{Category, Finding, Severity};
+use gpu_doctor_model::{Category, Finding, Severity, is_display_class};
 use gpu_doctor_model::{GpuPair, LinkKind, P2pStatus, TopoGpu, Topology};
 
 pub(super) const P2P_BLOCKED: Rule = Rule {
@@ -12,9 +12,13 @@ pub(super) const P2P_BLOCKED: Rule = Rule {
     severity: Severity::Warning,
     trigger: "Two GPUs on one PCIe switch (PIX/PXB) or NVLink report peer-to-peer reads or writes as not supported \
               for a reason other than the GPU itself (chipset, topology, regkey): usually PCIe ACS or the IOMMU \
-              redirecting peer traffic through the CPU, so NCCL and frameworks copy through host memory.",
+              redirecting peer traffic through the CPU, so NCCL and frameworks copy through host memory. Or, on a \
+              machine with two or more GPUs whose driver does not refuse P2P (GNS), lspci shows PCI bridges with \
+              ACS P2P redirect on (`ACSCtl: … ReqRedir+` or `CmpltRedir+`).",
     source: "NVML nvmlDeviceGetP2PStatus / nvidia-smi topo -p2p; NCCL troubleshooting guide, \"PCI Access Control \
-             Services (ACS)\" (https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html)",
+             Services (ACS)\" (https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html: \
+             `lspci -vvv | grep ACSCtl`, and P2P that hangs or is slow even where topo -p2p says OK); PCIe ACS \
+             P2P Request/Completion Redirect as pciutils ls-ecaps.c cap_acs prints them",
 };
 
 pub(super) const P2P_GPU: Rule = Rule {
@@ -96,6 +100,7 @@ pub(super) const RULES: &[Rule] = &[P2P_BLOCKED, P2P_GPU, MIXED, ORDER, SOCKETS,
 pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let Some(t) = cx.s.topology.value() else { return };
     p2p(t, out);
+    acs(cx, t, out);
     mixed(t, out);
     order(t, out);
     sockets(t, out);
@@ -203,6 +208,37 @@ fn p2p(t: &Topology, out: &mut Vec<Finding>) {
             None,
         ));
     }
+}
+
+/// Bridges whose ACS sends peer traffic up to the root complex, on a machine with several GPUs that
+/// the driver does not keep from P2P; not again where the pairs' own status gave the finding.
+fn acs(cx: &Ctx<'_>, t: &Topology, out: &mut Vec<Finding>) {
+    if t.acs_redirect.is_empty() || out.iter().any(|f| f.id == P2P_BLOCKED.id) {
+        return;
+    }
+    let devices = cx.s.pci_devices.value().map_or(0, |d| d.iter().filter(|d| is_display_class(d.class)).count());
+    let gpus = t.gpus.len().max(cx.raw_gpus().map_or(0, <[_]>::len)).max(devices);
+    if gpus < 2 || t.pairs.iter().any(|p| p.p2p_blocked() == Some(P2pStatus::GpuNotSupported)) {
+        return;
+    }
+    let mut evidence = vec![format!("{gpus} GPUs")];
+    evidence.extend(t.acs_redirect.iter().map(|l| format!("ACS redirects peer traffic: {l}")));
+    out.push(P2P_BLOCKED.finding(
+        format!("PCIe ACS sends peer-to-peer traffic between the GPUs up to the CPU ({} bridge(s))", t.acs_redirect.len()),
+        "Access Control Services on these PCI bridges redirect every peer-to-peer request (ReqRedir) or completion \
+         (CmpltRedir) up to the root complex instead of straight across to the other GPU. CUDA may still report \
+         peer access as available, but peer copies then run far below the link or hang, and NCCL all-reduce can \
+         stall with both GPUs at 100 %; setting NCCL_P2P_DISABLE=1 only hides it by copying through host memory.",
+        evidence,
+        Some(
+            "Turn ACS off for the GPUs' bridges: in the BIOS (PCIe ACS, or IO virtualization / VT-d / AMD-Vi), or at \
+             every boot with `sudo setpci -s <bridge bus id> ECAP_ACS+0x6.w=0000` for each bridge listed, as the NCCL \
+             troubleshooting guide shows; on bare metal `iommu=pt` on the kernel command line keeps the IOMMU out \
+             of device traffic. Then check that `sudo lspci -vvv | grep ACSCtl` shows ReqRedir- and CmpltRedir-, and \
+             that p2pBandwidthLatencyTest's P2P=Enabled matrix beats P2P=Disabled."
+                .to_owned(),
+        ),
+    ));
 }
 
 fn mixed(t: &Topology, out: &mut Vec<Finding>) {

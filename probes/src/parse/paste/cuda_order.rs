@@ -103,7 +103,7 @@ pub(super) fn observed(pci: &[Gpu], cuda: &[GpuFact], env: &EnvFacts) -> Option<
         unmatched: None,
         basis,
     };
-    Some(Topology { gpus, pairs: Vec::new(), cuda_order, notes: Vec::new() })
+    Some(Topology { gpus, pairs: Vec::new(), cuda_order, ..Topology::default() })
 }
 
 /// The listed GPU a CUDA device is: the one at its bus id, or the only one of its name when no
@@ -123,7 +123,8 @@ fn match_listed<'a>(pci: &'a [Gpu], f: &GpuFact, all: &[&GpuFact]) -> Option<&'a
     }
 }
 
-fn topo_gpu(g: &Gpu) -> TopoGpu {
+/// A listed GPU as the topology holds it.
+pub(super) fn topo_gpu(g: &Gpu) -> TopoGpu {
     TopoGpu {
         index: g.index,
         name: g.name.clone(),

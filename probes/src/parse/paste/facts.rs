@@ -53,6 +53,8 @@ pub(super) struct Facts {
     pub pci_devices: Vec<PciDevice>,
     /// PCIe links from `lspci -vv`.
     pub links: Vec<HostLink>,
+    /// Bridges whose ACS redirects peer-to-peer traffic, from `lspci -vvv` (`Topology::acs_redirect`).
+    pub acs_redirect: Vec<String>,
     /// Each GPU's memory errors, repairs, clock-event reasons and limits from nvidia-smi `-q` (any
     /// `-d` selection of it) or `-q -x`, with the format that gave them; index and bus id as listed.
     pub gpu_health: Vec<(GpuHealth, &'static str)>,
@@ -366,6 +368,9 @@ impl Facts {
         if let Some(t) = cuda_seen {
             snap.topology = Probed::found(t, "pasted GPU lists in CUDA and nvidia-smi order");
         }
+        if !self.acs_redirect.is_empty() {
+            with_acs(&mut snap, std::mem::take(&mut self.acs_redirect));
+        }
         kb.complete_snapshot(&mut snap);
         snap.messages = self.messages;
         snap.notes = self.notes;
@@ -396,6 +401,18 @@ impl Facts {
         self.deep.onnxruntime.get_or_insert_with(gpu_doctor_model::DeepOnnxruntime::default).providers = Some(list);
         self.deep_from("onnxruntime's warning");
     }
+}
+
+/// Puts the bridges whose ACS redirects peer traffic into the topology, making one of the GPUs the
+/// snapshot lists where the text gave none.
+fn with_acs(snap: &mut Snapshot, acs: Vec<String>) {
+    if let Probed::Found { value, .. } = &mut snap.topology {
+        value.acs_redirect = acs;
+        return;
+    }
+    let gpus = snap.gpus.value().map(|list| list.iter().map(cuda_order::topo_gpu).collect()).unwrap_or_default();
+    let t = gpu_doctor_model::Topology { gpus, acs_redirect: acs, ..gpu_doctor_model::Topology::default() };
+    snap.topology = Probed::found(t, "pasted lspci -vvv (ACS)");
 }
 
 /// The health readings of `-q`/XML (each under the index of its GPU in the merged `list`) and the

@@ -62,8 +62,8 @@ enum At {
     Nothing,
     /// An NVIDIA display device's block (from line `.0`), or detail lines whose header was not pasted.
     Block(usize, Block),
-    /// Another device's block, whose details are not read.
-    Other,
+    /// Another device's block (a bridge's, say): only its ACS control line is read.
+    Other(String),
 }
 
 /// The bus id given to a link read from detail lines whose header line was not pasted.
@@ -77,8 +77,8 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
             finish(facts, std::mem::replace(&mut at, At::Block(i, block)));
             continue;
         }
-        if is_other_device(line) {
-            finish(facts, std::mem::replace(&mut at, At::Other));
+        if let Some(bus) = other_device(line) {
+            finish(facts, std::mem::replace(&mut at, At::Other(bus)));
             continue;
         }
         if line.trim().is_empty() {
@@ -93,7 +93,8 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
                 detail(line.trim(), &mut b);
                 at = At::Block(i, b);
             }
-            At::Nothing | At::Other => {}
+            At::Other(bus) => acs_redirect(facts, i, Some(bus), line),
+            At::Nothing => acs_redirect(facts, i, None, line),
         }
     }
     finish(facts, at);
@@ -128,10 +129,28 @@ fn header(line: &str) -> Option<Block> {
     Some(Block { bus_id, class, device_id, ..Block::default() })
 }
 
-/// Another device's header line (`00:02.0 Host bridge: …`), which ends the block before it.
-fn is_other_device(line: &str) -> bool {
-    !line.starts_with([' ', '\t'])
-        && line.split_once(' ').is_some_and(|(bus, rest)| PciBusId::sysfs_form(bus).is_some() && rest.contains(": "))
+/// Another device's header line (`00:02.0 Host bridge: …`), which ends the block before it: its bus id.
+fn other_device(line: &str) -> Option<String> {
+    if line.starts_with([' ', '\t']) {
+        return None;
+    }
+    let (bus, rest) = line.split_once(' ')?;
+    rest.contains(": ").then(|| PciBusId::sysfs_form(bus)).flatten()
+}
+
+/// A bridge's `ACSCtl:` line that sends peer-to-peer requests or completions up to the root complex
+/// (`ReqRedir+`, `CmpltRedir+`: PCIe ACS P2P Request and Completion Redirect, which lspci prints from
+/// the ACS Control register, pciutils ls-ecaps.c `cap_acs`), as `<bus>: <line>`, or the line alone
+/// under no header (`lspci -vvv | grep ACSCtl`, as NCCL's troubleshooting guide asks).
+fn acs_redirect(facts: &mut Facts, at: usize, bus: Option<&String>, line: &str) {
+    let Some(ctl) = line.trim().strip_prefix("ACSCtl:") else { return };
+    let on = |bit: &str| ctl.split_whitespace().any(|w| w == format!("{bit}+"));
+    if !(on("ReqRedir") || on("CmpltRedir")) || facts.acs_redirect.len() >= MAX_LIST {
+        return;
+    }
+    let line = line.split_whitespace().collect::<Vec<_>>().join(" ");
+    facts.saw(at, FORMAT);
+    facts.acs_redirect.push(bus.map_or_else(|| line.clone(), |b| format!("{b}: {line}")));
 }
 
 fn detail(line: &str, b: &mut Block) {

@@ -614,3 +614,47 @@ fn the_tail_of_nvccs_version_line_beside_nvcc_is_the_toolkit() {
     let s = read("my release 11.8, V11.8.89 of something\n");
     assert!(s.toolkits.value().is_none_or(|t| t.installs.is_empty()));
 }
+
+/// A bridge's `lspci -vvv` block with ACS redirect on (ROCm/rccl#547, vasslavich 2022-06-28: an AMD
+/// Starship/Matisse GPP bridge, the reporter's `....` cuts kept).
+const LSPCI_ACS_BRIDGE: &str =
+    include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/paste/lspci_acs_bridge_rccl_547.txt"));
+/// Two RTX 5090s' `nvidia-smi topo -m` and their GNS `topo -p2p` matrix (noonghunna/club-3090#1229).
+const TOPO_2X5090: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/smi_topo/2x5090-topo-m.txt"));
+const P2P_GNS_2X5090: &str =
+    include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/smi_topo/2x5090-topo-p2p.txt"));
+
+#[test]
+fn acs_redirect_on_a_bridge_of_a_two_gpu_machine_is_the_blocked_finding() {
+    let s = read(&format!("{LSPCI_ACS_BRIDGE}\n{TOPO_2X5090}"));
+    let t = s.topology.value().unwrap();
+    assert_eq!(
+        t.acs_redirect,
+        ["0000:40:01.1: ACSCtl: SrcValid+ TransBlk- ReqRedir+ CmpltRedir+ UpstreamFwd+ EgressCtrl- DirectTrans-"]
+    );
+    let f = findings(&s);
+    let blocked = f.iter().find(|f| f.id == "topology.peer_access_blocked").expect("ACS redirects peer traffic");
+    assert!(blocked.summary.starts_with("PCIe ACS sends peer-to-peer traffic"), "{}", blocked.summary);
+    assert!(blocked.fix.as_deref().is_some_and(|x| x.contains("ECAP_ACS+0x6.w=0000")));
+    // `sudo lspci -vvv | grep ACSCtl`, as NCCL's guide asks: the lines alone count the same.
+    let grep = "$ sudo lspci -vvv | grep ACSCtl\n\t\tACSCtl:\tSrcValid+ TransBlk- ReqRedir+ CmpltRedir+ UpstreamFwd+ EgressCtrl- DirectTrans-\n";
+    assert!(finding_ids(&read(&format!("{grep}\n{TOPO_2X5090}"))).contains(&"topology.peer_access_blocked".to_owned()));
+}
+
+#[test]
+fn acs_says_nothing_without_two_gpus_with_acs_off_or_where_the_driver_offers_no_p2p() {
+    // One machine's bridge, no GPU list: nothing to say about peers.
+    assert!(!finding_ids(&read(LSPCI_ACS_BRIDGE)).contains(&"topology.peer_access_blocked".to_owned()));
+    // Redirect off (SrcValid on alone isolates nothing of peer traffic).
+    let off = LSPCI_ACS_BRIDGE.replace(
+        "ReqRedir+ CmpltRedir+ UpstreamFwd+ EgressCtrl- DirectTrans-\n....",
+        "ReqRedir- CmpltRedir- UpstreamFwd+ EgressCtrl- DirectTrans-\n....",
+    );
+    assert_ne!(off, LSPCI_ACS_BRIDGE);
+    assert!(!finding_ids(&read(&format!("{off}\n{TOPO_2X5090}"))).contains(&"topology.peer_access_blocked".to_owned()));
+    // The driver reports GNS between the GPUs: ACS is not what keeps them apart.
+    let gns = format!("{LSPCI_ACS_BRIDGE}\n{TOPO_2X5090}\n$ nvidia-smi topo -p2p rw\n{P2P_GNS_2X5090}");
+    let ids = finding_ids(&read(&gns));
+    assert!(!ids.contains(&"topology.peer_access_blocked".to_owned()), "{ids:?}");
+    assert!(ids.contains(&"topology.peer_access_not_offered_by_gpu".to_owned()), "{ids:?}");
+}
