@@ -14,11 +14,13 @@ pub(super) const P2P_BLOCKED: Rule = Rule {
               for a reason other than the GPU itself (chipset, topology, regkey): usually PCIe ACS or the IOMMU \
               redirecting peer traffic through the CPU, so NCCL and frameworks copy through host memory. Or, on a \
               machine with two or more GPUs whose driver does not refuse P2P (GNS), lspci shows PCI bridges with \
-              ACS P2P redirect on (`ACSCtl: … ReqRedir+` or `CmpltRedir+`).",
+              ACS P2P redirect on (`ACSCtl: … ReqRedir+` or `CmpltRedir+`). Or p2pBandwidthLatencyTest measures \
+              a peer copy between GPUs CUDA reports peer access for at less than half the copy staged through the host.",
     source: "NVML nvmlDeviceGetP2PStatus / nvidia-smi topo -p2p; NCCL troubleshooting guide, \"PCI Access Control \
              Services (ACS)\" (https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html: \
              `lspci -vvv | grep ACSCtl`, and P2P that hangs or is slow even where topo -p2p says OK); PCIe ACS \
-             P2P Request/Completion Redirect as pciutils ls-ecaps.c cap_acs prints them",
+             P2P Request/Completion Redirect as pciutils ls-ecaps.c cap_acs prints them; the guide's GPU-to-GPU check, \
+             CUDA samples p2pBandwidthLatencyTest (\"should run to completion and report good performance\")",
 };
 
 pub(super) const P2P_GPU: Rule = Rule {
@@ -100,6 +102,7 @@ pub(super) const RULES: &[Rule] = &[P2P_BLOCKED, P2P_GPU, MIXED, ORDER, SOCKETS,
 pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let Some(t) = cx.s.topology.value() else { return };
     p2p(t, out);
+    measured(t, out);
     acs(cx, t, out);
     mixed(t, out);
     order(t, out);
@@ -208,6 +211,47 @@ fn p2p(t: &Topology, out: &mut Vec<Finding>) {
             None,
         ));
     }
+}
+
+/// Peer copies measured at less than half the staged copy between GPUs CUDA lets access each other.
+fn measured(t: &Topology, out: &mut Vec<Finding>) {
+    let slow: Vec<_> = t.peer_copies.iter().filter(|c| c.p2p_far_below_staged()).collect();
+    if slow.is_empty() || out.iter().any(|f| f.id == P2P_BLOCKED.id) {
+        return;
+    }
+    let gb = |mb: u32| f64::from(mb) / 1000.0;
+    let mut evidence: Vec<String> = slow
+        .iter()
+        .take(8)
+        .map(|c| {
+            format!(
+                "GPU {} → GPU {}: {:.2} GB/s with peer access, {:.2} GB/s staged through the host",
+                c.src,
+                c.dst,
+                gb(c.p2p_mbytes_per_s),
+                gb(c.staged_mbytes_per_s)
+            )
+        })
+        .collect();
+    if slow.len() > 8 {
+        evidence.push(format!("… and {} more pair(s)", slow.len() - 8));
+    }
+    evidence.extend(t.acs_redirect.iter().map(|l| format!("ACS redirects peer traffic: {l}")));
+    out.push(P2P_BLOCKED.finding(
+        format!("Peer-to-peer copies run at less than half the speed of copies through the host ({} GPU pair(s))", slow.len()),
+        "CUDA reports peer access between these GPUs, yet a direct copy is slower than one staged through host \
+         memory: peer traffic is not going straight across the PCIe switch or root port but up to the root complex \
+         and back. PCIe Access Control Services (ACS) on the bridges, or the IOMMU translating device addresses, \
+         does that; NCCL and frameworks then run all-reduce and tensor-parallel traffic at this speed, or hang.",
+        evidence,
+        Some(
+            "Check ACS on the bridges above the GPUs (`sudo lspci -vvv | grep ACSCtl`: ReqRedir+ or CmpltRedir+ means \
+             it redirects) and turn it off in the BIOS or with `sudo setpci -s <bridge bus id> ECAP_ACS+0x6.w=0000` \
+             at every boot, as the NCCL troubleshooting guide shows; put the IOMMU in passthrough (`iommu=pt` on \
+             the kernel command line). Then run p2pBandwidthLatencyTest again: P2P=Enabled should beat P2P=Disabled."
+                .to_owned(),
+        ),
+    ));
 }
 
 /// Bridges whose ACS sends peer traffic up to the root complex, on a machine with several GPUs that

@@ -34,6 +34,7 @@ mod lspci;
 mod messages;
 mod monitors;
 mod onnxruntime;
+mod p2p_test;
 mod packages;
 mod pkg;
 mod ptxas;
@@ -95,6 +96,7 @@ pub const READERS: &[&str] = &[
     "ptxas",
     "containers",
     "onnxruntime",
+    "p2p_test",
     "topology",
 ];
 
@@ -136,7 +138,7 @@ pub fn read_pasted_without(text: &str, kb: &Kb, off: &[&str]) -> Result<Snapshot
     }
     let mut facts = facts::Facts::default();
     facts.notes = notes;
-    let readers: [(&str, &Reader<'_>); 17] = [
+    let readers: [(&str, &Reader<'_>); 18] = [
         ("collect_env", &|f| collect_env::read(&lines, f)),
         ("python_prints", &|f| python_prints::read(&lines, f)),
         ("smi", &|f| smi::read(&lines, &joined, f)),
@@ -154,6 +156,7 @@ pub fn read_pasted_without(text: &str, kb: &Kb, off: &[&str]) -> Result<Snapshot
         ("ptxas", &|f| ptxas::read(&lines, f)),
         ("containers", &|f| containers::read(&lines, f)),
         ("onnxruntime", &|f| onnxruntime::read(&lines, f)),
+        ("p2p_test", &|f| p2p_test::read(&lines, f)),
     ];
     for (name, read) in readers {
         if on(name) {
@@ -190,7 +193,7 @@ type Reader<'a> = dyn Fn(&mut facts::Facts) + 'a;
 
 /// What the paste reader reads, for the note on text in which it recognised nothing.
 const READS: &str = "collect_env, nvidia-smi (table, -q, -q -x, CSV, -L or --version), nvidia-smi topo -m / topo -p2p / \
-                     nvlink -s, nvidia-container-cli info, docker info, nvidia-ctk cdi list, \
+                     nvlink -s, p2pBandwidthLatencyTest, nvidia-container-cli info, docker info, nvidia-ctk cdi list, \
                      nvcc --version, pip list / pip freeze / \
                      conda list, PyTorch's printed torch.__version__ or is_available(), \
                      jax.print_environment_info(), ONNX Runtime's get_available_providers(), \
