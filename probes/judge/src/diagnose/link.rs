@@ -55,7 +55,30 @@ pub(super) const NARROW: Rule = Rule {
              ls-caps.c link_compare (\" (downgraded)\" when LnkSta is below LnkCap, on endpoints and upstream ports)",
 };
 
-pub(super) const RULES: &[Rule] = &[DEGRADED, IDLE, EGPU, NARROW];
+pub(super) const AER_UNCORRECTED: Rule = Rule {
+    id: "link.aer_uncorrectable",
+    category: Category::PcieLinkDegraded,
+    severity: Severity::Warning,
+    trigger: "The kernel's PCIe Advanced Error Reporting counted uncorrectable errors (non-fatal or fatal) on a GPU: \
+              transfers the link could not repair, which lose data, hang the GPU or drop it off the bus (Xid 79).",
+    source: "Linux drivers/pci/pcie/aer.c (aer_print_error \"PCIe Bus Error: severity=…\", the error bits by name; \
+             aer_dev_nonfatal/aer_dev_fatal in sysfs); Linux Documentation/PCI/pcieaer-howto.rst (uncorrectable \
+             errors impact functionality; fatal ones make the link unreliable)",
+};
+
+pub(super) const AER_CORRECTED: Rule = Rule {
+    id: "link.aer_correctable",
+    category: Category::PcieLinkDegraded,
+    severity: Severity::Info,
+    trigger: "The kernel's PCIe Advanced Error Reporting counted correctable errors on a GPU (RxErr, BadTLP, \
+              BadDLLP, Replay…): the link repaired each by retransmitting, which costs bandwidth; many of them point \
+              at signal quality (a riser, a slot, a generation the path cannot hold).",
+    source: "Linux drivers/pci/pcie/aer.c (aer_print_error \"PCIe Bus Error: severity=Corrected\"; aer_dev_correctable \
+             in sysfs); Linux Documentation/PCI/pcieaer-howto.rst (correctable errors: no functional impact, \
+             recovered by the hardware)",
+};
+
+pub(super) const RULES: &[Rule] = &[DEGRADED, IDLE, EGPU, NARROW, AER_UNCORRECTED, AER_CORRECTED];
 
 /// One GPU's link as the rules read it.
 struct View<'a> {
@@ -130,6 +153,7 @@ fn rate(gen_lanes: (Option<u32>, Option<u32>)) -> Option<String> {
 }
 
 pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    aer(cx, out);
     for v in views(cx) {
         if let Some((egpu, cap, basis)) = v.egpu {
             out.push(egpu_finding(cx, &v, egpu, cap, basis));
@@ -281,4 +305,56 @@ fn egpu_finding(cx: &Ctx<'_>, v: &View<'_>, e: &EgpuFacts, cap: Option<f64>, bas
     );
     // An enclosure known to be unauthorized tunnels no PCIe until it is: a plan authorizes it.
     if e.authorized == Some(false) { f.with_plan(PlanTarget::Thunderbolt) } else { f }
+}
+
+/// Each GPU's AER counts: uncorrectable ones a warning, correctable ones a note.
+fn aer(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let Some(health) = cx.s.health.gpus.value() else { return };
+    let counted = |m: Option<&std::collections::BTreeMap<String, u64>>| -> Vec<String> {
+        m.map(|m| {
+            m.iter().filter(|(k, v)| !k.starts_with("TOTAL_") && **v > 0).map(|(k, v)| format!("{k} ×{v}")).collect()
+        })
+        .unwrap_or_default()
+    };
+    for h in health {
+        let Some(a) = h.aer.as_ref() else { continue };
+        let gpu =
+            h.pci_bus_id.as_deref().map_or_else(|| format!("GPU {}", h.index), |b| format!("GPU {} ({b})", h.index));
+        let (nonfatal, fatal) = (counted(a.nonfatal.as_ref()), counted(a.fatal.as_ref()));
+        let corrected = counted(a.correctable.as_ref());
+        if !nonfatal.is_empty() || !fatal.is_empty() {
+            let mut evidence = Vec::new();
+            if !fatal.is_empty() {
+                evidence.push(format!("{gpu}: fatal: {}", fatal.join(", ")));
+            }
+            if !nonfatal.is_empty() {
+                evidence.push(format!("{gpu}: non-fatal: {}", nonfatal.join(", ")));
+            }
+            out.push(AER_UNCORRECTED.finding(
+                format!("{gpu} had uncorrectable PCIe errors on its link"),
+                "The kernel's PCIe Advanced Error Reporting logged errors on this GPU's link that the hardware could \
+                 not repair by retransmitting: a transfer was lost or corrupted. They come before hangs, \
+                 `GPU has fallen off the bus` (Xid 79) and machine resets; the usual causes are a riser or \
+                 extension cable, a card not fully seated, a slot or generation the path cannot hold, or power.",
+                evidence,
+                Some(format!(
+                    "Reseat the card and drop risers or extension cables; set the slot to one PCIe generation lower \
+                     in the BIOS (e.g. Gen3 instead of Auto) and watch `sudo dmesg -w | grep -i aer` under load; \
+                     then measure the link: {CHECK}"
+                )),
+            ));
+        } else if !corrected.is_empty() {
+            out.push(AER_CORRECTED.finding(
+                format!("{gpu} had correctable PCIe errors on its link"),
+                "The kernel's PCIe Advanced Error Reporting logged errors on this GPU's link that the link repaired \
+                 by retransmitting. A few are harmless; a steady stream costs bandwidth and points at signal quality \
+                 (a riser, a slot, a generation the path cannot hold).",
+                vec![format!("{gpu}: corrected: {}", corrected.join(", "))],
+                Some(format!(
+                    "If they keep coming under load (`sudo dmesg -w | grep -i aer`), reseat the card, drop risers, or \
+                     set the slot one PCIe generation lower in the BIOS; then measure: {CHECK}"
+                )),
+            ));
+        }
+    }
 }

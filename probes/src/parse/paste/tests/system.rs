@@ -658,3 +658,53 @@ fn acs_says_nothing_without_two_gpus_with_acs_off_or_where_the_driver_offers_no_
     assert!(!ids.contains(&"topology.peer_access_blocked".to_owned()), "{ids:?}");
     assert!(ids.contains(&"topology.peer_access_not_offered_by_gpu".to_owned()), "{ids:?}");
 }
+
+/// The kernel's AER reports around a Tesla falling off the bus (wilicc/gpu-burn#1, priyankasingh's
+/// `dmesg`, 2018-04-12; whole lines, the rest of the log left out): a corrected error on the root
+/// port, then a fatal Surprise Down whose recovery names the GPU below it.
+const AER_GPU_BURN: &str =
+    include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/paste/kernel_aer_fatal_gpu_burn_1.txt"));
+/// A fatal completion timeout on the port above a GPU, newer kernels' words (rwth-i6/returnn#1500,
+/// albertz's `dmesg -H`, 2024-01-21, whole).
+const AER_RETURNN: &str =
+    include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/paste/kernel_aer_fatal_returnn_1500.txt"));
+
+#[test]
+fn a_fatal_aer_error_whose_recovery_names_the_gpu_is_counted_on_that_gpu() {
+    for (text, bus, fatal) in [
+        (AER_GPU_BURN, "0000:02:00.0", vec![("Surprise Down Error", 1)]),
+        (AER_RETURNN, "0000:03:00.0", vec![("CmpltTO", 1), ("SDES", 1)]),
+    ] {
+        let s = read(text);
+        let h = s.health.gpus.value().unwrap();
+        assert_eq!(h.len(), 1, "{bus}");
+        assert_eq!(h[0].pci_bus_id.as_deref(), Some(bus));
+        let aer = h[0].aer.as_ref().unwrap();
+        let got: Vec<(&str, u64)> = aer.fatal.as_ref().unwrap().iter().map(|(k, v)| (k.as_str(), *v)).collect();
+        assert_eq!(got, fatal, "{bus}");
+        assert_eq!(aer.correctable, None, "the port's corrected error is the port's, not the GPU's");
+        let ids = finding_ids(&s);
+        assert!(ids.contains(&"link.aer_uncorrectable".to_owned()), "{ids:?}");
+    }
+}
+
+#[test]
+fn aer_reports_of_other_devices_and_corrected_ones_on_a_port_say_nothing_of_the_gpu() {
+    // The port's corrected error alone, and a fatal one whose recovery names no NVIDIA GPU.
+    let corrected: String = AER_GPU_BURN.lines().take(4).map(|l| format!("{l}\n")).collect();
+    let s = read(&corrected);
+    assert!(is_unknown(&s.health.gpus));
+    let other = AER_RETURNN.replace("nvidia 0000:03:00.0", "nvme 0000:03:00.0");
+    assert!(!finding_ids(&read(&other)).iter().any(|i| i.starts_with("link.aer")));
+    // A GPU's own corrected report, in the newer kernels' `Correctable` (pop-os/pop#3363's lines
+    // with the port's name and bus replaced by a GPU's: edited) is a note, not a warning.
+    let own = "[68183.615810] nvidia 0000:01:00.0: PCIe Bus Error: severity=Correctable, type=Data Link Layer, (Receiver ID)\n\
+               [68183.637902] nvidia 0000:01:00.0:   device [10de:2204] error status/mask=00000040/00006000\n\
+               [68183.637907] nvidia 0000:01:00.0:    [ 6] BadTLP                \n";
+    let s = read(own);
+    let aer = s.health.gpus.value().unwrap()[0].aer.clone().unwrap();
+    assert_eq!(aer.correctable.unwrap().get("BadTLP"), Some(&1));
+    let f = findings(&s);
+    let note = f.iter().find(|f| f.id == "link.aer_correctable").expect("a note");
+    assert_eq!(note.severity, gpu_doctor_model::Severity::Info);
+}
