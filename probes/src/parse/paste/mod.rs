@@ -34,7 +34,7 @@ mod lspci;
 mod messages;
 mod monitors;
 mod onnxruntime;
-mod p2p_test;
+mod p2p_bandwidth;
 mod packages;
 mod pkg;
 mod ptxas;
@@ -96,7 +96,7 @@ pub const READERS: &[&str] = &[
     "ptxas",
     "containers",
     "onnxruntime",
-    "p2p_test",
+    "p2p_bandwidth",
     "topology",
 ];
 
@@ -156,7 +156,7 @@ pub fn read_pasted_without(text: &str, kb: &Kb, off: &[&str]) -> Result<Snapshot
         ("ptxas", &|f| ptxas::read(&lines, f)),
         ("containers", &|f| containers::read(&lines, f)),
         ("onnxruntime", &|f| onnxruntime::read(&lines, f)),
-        ("p2p_test", &|f| p2p_test::read(&lines, f)),
+        ("p2p_bandwidth", &|f| p2p_bandwidth::read(&lines, f)),
     ];
     for (name, read) in readers {
         if on(name) {
