@@ -40,7 +40,7 @@ pub use env::{EnvFacts, MASKED, mask_secret, mask_url_credentials};
 pub use finding::{Category, Change, DriverLoadProblem, Finding, InstallFlag, PlanRef, PlanTarget, Severity};
 pub use gpu::{Gpu, GpuProcess};
 pub use health::{AerCounters, EccChange, EccCounters, GpuHealth, Health, XidEvent, is_slowdown};
-pub use link::{BootLinkLimit, EgpuFacts, HostLink, IDLE_NOTE, SysfsLink, TunnelKind, UpstreamPort};
+pub use link::{BootLinkLimit, EgpuFacts, HostLink, IDLE_NOTE, LinkSeenBy, SysfsLink, TunnelKind, UpstreamPort};
 pub use pci::{NVIDIA_DRIVER, NVIDIA_VENDOR_ID, PciDevice, is_display_class};
 pub use platform::{ContainerFacts, OsFamily, Platform, PlatformFacts, WslFacts};
 pub use probed::{Outcome, Probed, Trace, TraceEntry};
@@ -55,7 +55,8 @@ pub use toolkits::{
     LddResolution, LoaderEntry, Pick, ToolkitInstall, ToolkitKind, ToolkitPicks, Toolkits, VersionSource,
 };
 pub use topology::{
-    CudaOrder, DeviceOrder, GpuPair, LinkKind, MigFacts, MigInstance, NvLink, P2pStatus, TopoGpu, Topology, cpu_list,
+    CudaOrder, DeviceOrder, GpuPair, LinkKind, MigFacts, MigInstance, NvLink, P2pStatus, PeerCopy, TopoGpu, Topology,
+    cpu_list,
 };
 pub use version::{ComputeCapability, CudaVersion, CudnnVersion, DriverVersion, VersionError};
 

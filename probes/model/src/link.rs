@@ -149,8 +149,31 @@ pub struct BootLinkLimit {
     /// The kernel's `available` and `capable of` figures, Gb/s (`capable_gbps` `None` as the lanes).
     pub available_gbps: f64,
     pub capable_gbps: Option<f64>,
-    /// The line as the kernel wrote it.
+    /// The line as the kernel wrote it (or lspci's `LnkSta:` line, as `seen_by` says).
     pub line: String,
+    /// What showed the link: the kernel's line at enumeration (reports written before lspci was
+    /// read here have no such field and mean that), or lspci's `LnkSta`.
+    #[serde(default, skip_serializing_if = "LinkSeenBy::is_kernel")]
+    pub seen_by: LinkSeenBy,
+}
+
+/// Which text showed a [`BootLinkLimit`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LinkSeenBy {
+    /// The kernel's line when it enumerated the device, before any GPU driver loaded.
+    #[default]
+    Kernel,
+    /// lspci's `LnkSta` of the GPU itself: the width the link trained at, which lspci marks
+    /// `(downgraded)` below the device's own `LnkCap` (pciutils ls-caps.c, `link_compare`).
+    Lspci,
+}
+
+impl LinkSeenBy {
+    /// True for the kernel's line (the default, left out of saved reports).
+    pub fn is_kernel(&self) -> bool {
+        *self == Self::Kernel
+    }
 }
 
 impl BootLinkLimit {

@@ -19,6 +19,38 @@ pub struct Topology {
     /// What could not be asked, one sentence each (NVML's reason, nvidia-smi refused, sysfs missing).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// PCI bridges whose Access Control Services send peer-to-peer requests or completions up to the
+    /// root complex (lspci's `ACSCtl: … ReqRedir+` or `CmpltRedir+`): each as `<bus id>: <ACSCtl
+    /// line>`, or the line alone where the paste has no header; empty when none is known (the live
+    /// probe does not read ACS).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub acs_redirect: Vec<String>,
+    /// Peer copies measured between GPU pairs CUDA reports peer access for (the CUDA samples'
+    /// p2pBandwidthLatencyTest, pasted), with the same copy staged through the host; empty when
+    /// none was measured (the live probe's own P2P test is judged in the benchmark run).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub peer_copies: Vec<PeerCopy>,
+}
+
+/// One GPU pair's unidirectional copy bandwidth with peer access on and off.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PeerCopy {
+    /// The copying GPU, in the program's numbering (CUDA's).
+    pub src: u32,
+    /// The GPU copied to.
+    pub dst: u32,
+    /// With peer access enabled (P2P writes), MB/s.
+    pub p2p_mbytes_per_s: u32,
+    /// With peer access disabled (staged through host memory), MB/s.
+    pub staged_mbytes_per_s: u32,
+}
+
+impl PeerCopy {
+    /// True when the peer copy runs at less than half the staged one: peer traffic takes a detour
+    /// (ACS or the IOMMU sending it up to the root complex) instead of going straight across.
+    pub fn p2p_far_below_staged(&self) -> bool {
+        u64::from(self.p2p_mbytes_per_s) * 2 < u64::from(self.staged_mbytes_per_s)
+    }
 }
 
 impl Topology {

@@ -4,8 +4,8 @@
 
 use super::{Ctx, Rule};
 use gpu_doctor_kb::pcie_gbytes_per_s;
-use gpu_doctor_model::{BootLinkLimit, EgpuFacts, Gpu};
-use gpu_doctor_model::{Category, Finding, PlanTarget, Severity};
+use gpu_doctor_model::{BootLinkLimit, EgpuFacts, Gpu, LinkSeenBy};
+use gpu_doctor_model::{Category, Finding, Origin, PlanTarget, Severity};
 
 /// GPU utilization, percent, from which a sample counts as taken under load.
 pub(super) const LOAD_PCT: u32 = 30;
@@ -47,13 +47,38 @@ pub(super) const NARROW: Rule = Rule {
     severity: Severity::Warning,
     trigger: "The kernel's line from when it enumerated the GPU says a link on its path has fewer lanes than the \
               card can use (x1 or x4 of x16): no driver has lowered the link then, so a slot, riser or adapter with \
-              fewer lanes limits every host↔device copy.",
+              fewer lanes limits every host↔device copy. Or lspci's LnkSta shows the GPU's own link trained at one \
+              lane, below its LnkCap (marked `Width x1 (downgraded)` where LnkCap was not pasted).",
     source: "Linux drivers/pci/pci.c __pcie_print_link_status (\"available PCIe bandwidth, limited by … (capable of \
              …)\": the slowest link on the path against the device's own LnkCap); only lanes count, since GPUs are \
-             often found at 2.5 GT/s x16 (e.g. a GTX 950, linux-btrfs list 2021-03-12), reference §8.2",
+             often found at 2.5 GT/s x16 (e.g. a GTX 950, linux-btrfs list 2021-03-12), reference §8.2; pciutils \
+             ls-caps.c link_compare (\" (downgraded)\" when LnkSta is below LnkCap, on endpoints and upstream ports)",
 };
 
-pub(super) const RULES: &[Rule] = &[DEGRADED, IDLE, EGPU, NARROW];
+pub(super) const AER_UNCORRECTED: Rule = Rule {
+    id: "link.aer_uncorrectable",
+    category: Category::PcieLinkDegraded,
+    severity: Severity::Warning,
+    trigger: "The kernel's PCIe Advanced Error Reporting counted uncorrectable errors (non-fatal or fatal) on a GPU: \
+              transfers the link could not repair, which lose data, hang the GPU or drop it off the bus (Xid 79).",
+    source: "Linux drivers/pci/pcie/aer.c (aer_print_error \"PCIe Bus Error: severity=…\", the error bits by name; \
+             aer_dev_nonfatal/aer_dev_fatal in sysfs); Linux Documentation/PCI/pcieaer-howto.rst (uncorrectable \
+             errors impact functionality; fatal ones make the link unreliable)",
+};
+
+pub(super) const AER_CORRECTED: Rule = Rule {
+    id: "link.aer_correctable",
+    category: Category::PcieLinkDegraded,
+    severity: Severity::Info,
+    trigger: "The kernel's PCIe Advanced Error Reporting counted correctable errors on a GPU (RxErr, BadTLP, \
+              BadDLLP, Replay…): the link repaired each by retransmitting, which costs bandwidth; many of them point \
+              at signal quality (a riser, a slot, a generation the path cannot hold).",
+    source: "Linux drivers/pci/pcie/aer.c (aer_print_error \"PCIe Bus Error: severity=Corrected\"; aer_dev_correctable \
+             in sysfs); Linux Documentation/PCI/pcieaer-howto.rst (correctable errors: no functional impact, \
+             recovered by the hardware)",
+};
+
+pub(super) const RULES: &[Rule] = &[DEGRADED, IDLE, EGPU, NARROW, AER_UNCORRECTED, AER_CORRECTED];
 
 /// One GPU's link as the rules read it.
 struct View<'a> {
@@ -70,7 +95,12 @@ struct View<'a> {
 fn views<'a>(cx: &Ctx<'a>) -> Vec<View<'a>> {
     let gpus = cx.raw_gpus().unwrap_or_default();
     let name = |g: Option<&Gpu>, bus: &str| {
-        g.and_then(|g| g.name.clone()).map_or_else(|| format!("GPU at {bus}"), |n| format!("{n} ({bus})"))
+        match g.and_then(|g| g.name.clone()) {
+            Some(n) => format!("{n} ({bus})"),
+            // A pasted lspci block without its header line has no bus id.
+            None if gpu_doctor_model::PciBusId::sysfs_form(bus).is_none() => format!("The GPU {bus}"),
+            None => format!("GPU at {bus}"),
+        }
     };
     if let Some(links) = cx.s.links.value() {
         return links
@@ -98,7 +128,7 @@ fn views<'a>(cx: &Ctx<'a>) -> Vec<View<'a>> {
                 bus,
                 now: (g.pcie_gen_current, g.pcie_width_current),
                 max: (g.pcie_gen_max, g.pcie_width_max),
-                from: "the driver",
+                from: if matches!(cx.s.origin, Origin::Pasted { .. }) { "the pasted GPU list" } else { "the driver" },
                 utilization: g.utilization_gpu_pct,
                 egpu: None,
                 boot: None,
@@ -123,6 +153,7 @@ fn rate(gen_lanes: (Option<u32>, Option<u32>)) -> Option<String> {
 }
 
 pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    aer(cx, out);
     for v in views(cx) {
         if let Some((egpu, cap, basis)) = v.egpu {
             out.push(egpu_finding(cx, &v, egpu, cap, basis));
@@ -183,35 +214,56 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     }
 }
 
-/// The kernel found fewer lanes on the GPU's path than the card has: what the slot, riser or adapter
-/// costs, and where the lanes went. Where the text says only the host bridge's link, the card's own
-/// lanes are not known and the words say so.
+/// The kernel found fewer lanes on the GPU's path than the card has, or lspci shows the GPU's own link
+/// trained at one lane: what the slot, riser or adapter costs, and where the lanes went. Where the
+/// text says only the host bridge's link, the card's own lanes are not known and the words say so.
 fn narrow_finding(v: &View<'_>, b: &BootLinkLimit) -> Finding {
     let speed = |g: Option<u32>| g.map_or_else(String::new, |g| format!("Gen{g} "));
     let now = format!("{}x{}", speed(b.generation), b.width);
-    let (card, can_move, wired_for) = match (b.capable_width, b.capable_gbps) {
-        (Some(w), Some(gbps)) => (
+    let (card, can_move, wired_for) = match b.capable_width {
+        Some(w) => (
             format!("the card's {}x{w}", speed(b.capable_generation)),
-            format!("instead of the {:.2} GB/s the card can move over {}x{w}", gbps / 8.0, speed(b.capable_generation)),
+            b.capable_gbps.map_or_else(
+                || format!("instead of what the card could move over x{w}"),
+                |gbps| {
+                    format!(
+                        "instead of the {:.2} GB/s the card can move over {}x{w}",
+                        gbps / 8.0,
+                        speed(b.capable_generation)
+                    )
+                },
+            ),
             format!("x{w}"),
         ),
-        _ => (
+        None => (
             "the card's (the text does not say its lanes; NVIDIA's cards have x16, x8 or x4)".to_owned(),
             "instead of what the card could move over its own lanes".to_owned(),
             "the card's lanes".to_owned(),
         ),
     };
     let port = if b.at == "<unknown>" { String::new() } else { format!(" at {}", b.at) };
+    let rate = if b.available_gbps > 0.0 {
+        format!("about {:.2} GB/s per direction {can_move}", b.available_gbps / 8.0)
+    } else {
+        can_move
+    };
+    let seen = match b.seen_by {
+        LinkSeenBy::Kernel => format!(
+            "When the kernel enumerated the GPU, the slowest link on its path{port} ran {now}: {rate}. No driver \
+             has lowered the link then, so the lanes"
+        ),
+        LinkSeenBy::Lspci => format!(
+            "lspci shows the GPU's own link trained at {now}: {rate}. A link trains at the lanes both ends have \
+             wired and connected, so the lanes"
+        ),
+    };
     NARROW.finding(
         format!("{} sits behind a {now} link, narrower than {card}", v.name),
         format!(
-            "When the kernel enumerated the GPU, the slowest link on its path{port} ran {now}: about {:.2} GB/s per \
-             direction {can_move}. No driver has lowered the link \
-             then, so the lanes are missing in the slot or what the card hangs on: a slot wired x1/x4 or sharing \
+            "{seen} are missing in the slot or what the card hangs on: a slot wired x1/x4 or sharing \
              lanes with M.2 drives, an x1 mining riser, an M.2 or mPCIe adapter, a Raspberry Pi or other board \
              with one lane, an eGPU enclosure (x4), or a card not fully seated. Work that keeps its data on the GPU \
              is barely slowed; loading data and models, and anything that copies to and from the GPU, is.",
-            b.available_gbps / 8.0,
         ),
         vec![b.line.clone()],
         Some(format!(
@@ -253,4 +305,56 @@ fn egpu_finding(cx: &Ctx<'_>, v: &View<'_>, e: &EgpuFacts, cap: Option<f64>, bas
     );
     // An enclosure known to be unauthorized tunnels no PCIe until it is: a plan authorizes it.
     if e.authorized == Some(false) { f.with_plan(PlanTarget::Thunderbolt) } else { f }
+}
+
+/// Each GPU's AER counts: uncorrectable ones a warning, correctable ones a note.
+fn aer(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let Some(health) = cx.s.health.gpus.value() else { return };
+    let counted = |m: Option<&std::collections::BTreeMap<String, u64>>| -> Vec<String> {
+        m.map(|m| {
+            m.iter().filter(|(k, v)| !k.starts_with("TOTAL_") && **v > 0).map(|(k, v)| format!("{k} ×{v}")).collect()
+        })
+        .unwrap_or_default()
+    };
+    for h in health {
+        let Some(a) = h.aer.as_ref() else { continue };
+        let gpu =
+            h.pci_bus_id.as_deref().map_or_else(|| format!("GPU {}", h.index), |b| format!("GPU {} ({b})", h.index));
+        let (nonfatal, fatal) = (counted(a.nonfatal.as_ref()), counted(a.fatal.as_ref()));
+        let corrected = counted(a.correctable.as_ref());
+        if !nonfatal.is_empty() || !fatal.is_empty() {
+            let mut evidence = Vec::new();
+            if !fatal.is_empty() {
+                evidence.push(format!("{gpu}: fatal: {}", fatal.join(", ")));
+            }
+            if !nonfatal.is_empty() {
+                evidence.push(format!("{gpu}: non-fatal: {}", nonfatal.join(", ")));
+            }
+            out.push(AER_UNCORRECTED.finding(
+                format!("{gpu} had uncorrectable PCIe errors on its link"),
+                "The kernel's PCIe Advanced Error Reporting logged errors on this GPU's link that the hardware could \
+                 not repair by retransmitting: a transfer was lost or corrupted. They come before hangs, \
+                 `GPU has fallen off the bus` (Xid 79) and machine resets; the usual causes are a riser or \
+                 extension cable, a card not fully seated, a slot or generation the path cannot hold, or power.",
+                evidence,
+                Some(format!(
+                    "Reseat the card and drop risers or extension cables; set the slot to one PCIe generation lower \
+                     in the BIOS (e.g. Gen3 instead of Auto) and watch `sudo dmesg -w | grep -i aer` under load; \
+                     then measure the link: {CHECK}"
+                )),
+            ));
+        } else if !corrected.is_empty() {
+            out.push(AER_CORRECTED.finding(
+                format!("{gpu} had correctable PCIe errors on its link"),
+                "The kernel's PCIe Advanced Error Reporting logged errors on this GPU's link that the link repaired \
+                 by retransmitting. A few are harmless; a steady stream costs bandwidth and points at signal quality \
+                 (a riser, a slot, a generation the path cannot hold).",
+                vec![format!("{gpu}: corrected: {}", corrected.join(", "))],
+                Some(format!(
+                    "If they keep coming under load (`sudo dmesg -w | grep -i aer`), reseat the card, drop risers, or \
+                     set the slot one PCIe generation lower in the BIOS; then measure: {CHECK}"
+                )),
+            ));
+        }
+    }
 }

@@ -3,7 +3,7 @@
 //! than nvidia-smi's, GPUs on different CPU sockets, MIG mode, and NVLinks down.
 
 use super::{Ctx, Rule, fix};
-use gpu_doctor_model::{Category, Finding, Severity};
+use gpu_doctor_model::{Category, Finding, Severity, is_display_class};
 use gpu_doctor_model::{GpuPair, LinkKind, P2pStatus, TopoGpu, Topology};
 
 pub(super) const P2P_BLOCKED: Rule = Rule {
@@ -12,9 +12,15 @@ pub(super) const P2P_BLOCKED: Rule = Rule {
     severity: Severity::Warning,
     trigger: "Two GPUs on one PCIe switch (PIX/PXB) or NVLink report peer-to-peer reads or writes as not supported \
               for a reason other than the GPU itself (chipset, topology, regkey): usually PCIe ACS or the IOMMU \
-              redirecting peer traffic through the CPU, so NCCL and frameworks copy through host memory.",
+              redirecting peer traffic through the CPU, so NCCL and frameworks copy through host memory. Or, on a \
+              machine with two or more GPUs whose driver does not refuse P2P (GNS), lspci shows PCI bridges with \
+              ACS P2P redirect on (`ACSCtl: … ReqRedir+` or `CmpltRedir+`). Or p2pBandwidthLatencyTest measures \
+              a peer copy between GPUs CUDA reports peer access for at less than half the copy staged through the host.",
     source: "NVML nvmlDeviceGetP2PStatus / nvidia-smi topo -p2p; NCCL troubleshooting guide, \"PCI Access Control \
-             Services (ACS)\" (https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html)",
+             Services (ACS)\" (https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html: \
+             `lspci -vvv | grep ACSCtl`, and P2P that hangs or is slow even where topo -p2p says OK); PCIe ACS \
+             P2P Request/Completion Redirect as pciutils ls-ecaps.c cap_acs prints them; the guide's GPU-to-GPU check, \
+             CUDA samples p2pBandwidthLatencyTest (\"should run to completion and report good performance\")",
 };
 
 pub(super) const P2P_GPU: Rule = Rule {
@@ -96,6 +102,8 @@ pub(super) const RULES: &[Rule] = &[P2P_BLOCKED, P2P_GPU, MIXED, ORDER, SOCKETS,
 pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let Some(t) = cx.s.topology.value() else { return };
     p2p(t, out);
+    measured(t, out);
+    acs(cx, t, out);
     mixed(t, out);
     order(t, out);
     sockets(t, out);
@@ -203,6 +211,78 @@ fn p2p(t: &Topology, out: &mut Vec<Finding>) {
             None,
         ));
     }
+}
+
+/// Peer copies measured at less than half the staged copy between GPUs CUDA lets access each other.
+fn measured(t: &Topology, out: &mut Vec<Finding>) {
+    let slow: Vec<_> = t.peer_copies.iter().filter(|c| c.p2p_far_below_staged()).collect();
+    if slow.is_empty() || out.iter().any(|f| f.id == P2P_BLOCKED.id) {
+        return;
+    }
+    let gb = |mb: u32| f64::from(mb) / 1000.0;
+    let mut evidence: Vec<String> = slow
+        .iter()
+        .take(8)
+        .map(|c| {
+            format!(
+                "GPU {} → GPU {}: {:.2} GB/s with peer access, {:.2} GB/s staged through the host",
+                c.src,
+                c.dst,
+                gb(c.p2p_mbytes_per_s),
+                gb(c.staged_mbytes_per_s)
+            )
+        })
+        .collect();
+    if slow.len() > 8 {
+        evidence.push(format!("… and {} more pair(s)", slow.len() - 8));
+    }
+    evidence.extend(t.acs_redirect.iter().map(|l| format!("ACS redirects peer traffic: {l}")));
+    out.push(P2P_BLOCKED.finding(
+        format!("Peer-to-peer copies run at less than half the speed of copies through the host ({} GPU pair(s))", slow.len()),
+        "CUDA reports peer access between these GPUs, yet a direct copy is slower than one staged through host \
+         memory: peer traffic is not going straight across the PCIe switch or root port but up to the root complex \
+         and back. PCIe Access Control Services (ACS) on the bridges, or the IOMMU translating device addresses, \
+         does that; NCCL and frameworks then run all-reduce and tensor-parallel traffic at this speed, or hang.",
+        evidence,
+        Some(
+            "Check ACS on the bridges above the GPUs (`sudo lspci -vvv | grep ACSCtl`: ReqRedir+ or CmpltRedir+ means \
+             it redirects) and turn it off in the BIOS or with `sudo setpci -s <bridge bus id> ECAP_ACS+0x6.w=0000` \
+             at every boot, as the NCCL troubleshooting guide shows; put the IOMMU in passthrough (`iommu=pt` on \
+             the kernel command line). Then run p2pBandwidthLatencyTest again: P2P=Enabled should beat P2P=Disabled."
+                .to_owned(),
+        ),
+    ));
+}
+
+/// Bridges whose ACS sends peer traffic up to the root complex, on a machine with several GPUs that
+/// the driver does not keep from P2P; not again where the pairs' own status gave the finding.
+fn acs(cx: &Ctx<'_>, t: &Topology, out: &mut Vec<Finding>) {
+    if t.acs_redirect.is_empty() || out.iter().any(|f| f.id == P2P_BLOCKED.id) {
+        return;
+    }
+    let devices = cx.s.pci_devices.value().map_or(0, |d| d.iter().filter(|d| is_display_class(d.class)).count());
+    let gpus = t.gpus.len().max(cx.raw_gpus().map_or(0, <[_]>::len)).max(devices);
+    if gpus < 2 || t.pairs.iter().any(|p| p.p2p_blocked() == Some(P2pStatus::GpuNotSupported)) {
+        return;
+    }
+    let mut evidence = vec![format!("{gpus} GPUs")];
+    evidence.extend(t.acs_redirect.iter().map(|l| format!("ACS redirects peer traffic: {l}")));
+    out.push(P2P_BLOCKED.finding(
+        format!("PCIe ACS sends peer-to-peer traffic between the GPUs up to the CPU ({} bridge(s))", t.acs_redirect.len()),
+        "Access Control Services on these PCI bridges redirect every peer-to-peer request (ReqRedir) or completion \
+         (CmpltRedir) up to the root complex instead of straight across to the other GPU. CUDA may still report \
+         peer access as available, but peer copies then run far below the link or hang, and NCCL all-reduce can \
+         stall with both GPUs at 100 %; setting NCCL_P2P_DISABLE=1 only hides it by copying through host memory.",
+        evidence,
+        Some(
+            "Turn ACS off for the GPUs' bridges: in the BIOS (PCIe ACS, or IO virtualization / VT-d / AMD-Vi), or at \
+             every boot with `sudo setpci -s <bridge bus id> ECAP_ACS+0x6.w=0000` for each bridge listed, as the NCCL \
+             troubleshooting guide shows; on bare metal `iommu=pt` on the kernel command line keeps the IOMMU out \
+             of device traffic. Then check that `sudo lspci -vvv | grep ACSCtl` shows ReqRedir- and CmpltRedir-, and \
+             that p2pBandwidthLatencyTest's P2P=Enabled matrix beats P2P=Disabled."
+                .to_owned(),
+        ),
+    ));
 }
 
 fn mixed(t: &Topology, out: &mut Vec<Finding>) {

@@ -10,6 +10,7 @@ use gpu_doctor_model::{CudaVersion, DriverVersion, ObservedMessage, Probed, Snap
 use gpu_doctor_model::{LddResolution, LoaderEntry};
 
 use super::MESSAGES;
+use super::cuda_order;
 use super::frameworks::{Hints, frameworks};
 use super::gpus::{self, GpuFact};
 use super::pkg::{PASTED, Pkg};
@@ -56,6 +57,10 @@ pub(super) struct Facts {
     pub pci_devices: Vec<PciDevice>,
     /// PCIe links from `lspci -vv`.
     pub links: Vec<HostLink>,
+    /// Bridges whose ACS redirects peer-to-peer traffic, from `lspci -vvv` (`Topology::acs_redirect`).
+    pub acs_redirect: Vec<String>,
+    /// Peer copies p2pBandwidthLatencyTest measured (`Topology::peer_copies`).
+    pub peer_copies: Vec<gpu_doctor_model::PeerCopy>,
     /// Each GPU's memory errors, repairs, clock-event reasons and limits from nvidia-smi `-q` (any
     /// `-d` selection of it) or `-q -x`, with the format that gave them; index and bus id as listed.
     pub gpu_health: Vec<(GpuHealth, &'static str)>,
@@ -270,8 +275,7 @@ impl Facts {
         let mut snap = Snapshot::unknown(formats);
         self.settle_picks();
         self.ort_providers_from_messages();
-        let facts_from_messages = gpus::facts_from_messages(&self.messages);
-        self.gpu_facts.extend(facts_from_messages);
+        self.gpu_facts.extend(gpus::facts_from_messages(&self.messages));
 
         if self.driver_version.is_none() {
             self.driver_version = driver_from_messages(&self.messages).map(|v| (v, MESSAGES));
@@ -288,6 +292,7 @@ impl Facts {
 
         let gpu_sources =
             join_sources(self.listed_gpus.iter().map(|(_, s)| *s).chain(self.gpu_facts.iter().map(|f| f.source)));
+        let cuda_seen = self.cuda_order_seen(kb);
         let mut list = gpus::merge(self.listed_gpus.into_iter().map(|(g, _)| g).collect(), &self.gpu_facts, kb);
         with_bar1(&mut list, &self.bar1_mib);
         fill_health(&mut snap, std::mem::take(&mut self.gpu_health), std::mem::take(&mut self.xid_events), &list);
@@ -361,6 +366,7 @@ impl Facts {
         snap.env = self.env;
         snap.stated_gpu_count = self.stated_gpu_count;
         place(&mut snap, self.wsl, self.os, self.arch, self.os_name);
+        fill_topology(&mut snap, cuda_seen, &mut self.acs_redirect, &mut self.peer_copies);
         kb.complete_snapshot(&mut snap);
         snap.messages = self.messages;
         snap.notes = self.notes;
@@ -391,6 +397,47 @@ impl Facts {
         self.deep.onnxruntime.get_or_insert_with(gpu_doctor_model::DeepOnnxruntime::default).providers = Some(list);
         self.deep_from("onnxruntime's warning");
     }
+}
+
+impl Facts {
+    /// The CUDA order the paste shows beside nvidia-smi's (`cuda_order::observed`), from the GPUs
+    /// listed in PCI order.
+    fn cuda_order_seen(&self, kb: &Kb) -> Option<gpu_doctor_model::Topology> {
+        let in_pci_order: Vec<Gpu> =
+            self.listed_gpus.iter().filter(|(_, f)| cuda_order::in_pci_order(f)).map(|(g, _)| g.clone()).collect();
+        cuda_order::observed(&gpus::merge(in_pci_order, &[], kb), &self.gpu_facts, &self.env)
+    }
+}
+
+/// The topology the GPU lists' orders, the bridges whose ACS redirects peer traffic and the measured
+/// peer copies show (both taken), with the GPUs the snapshot lists where no order did; unknown when
+/// none says anything.
+fn fill_topology(
+    snap: &mut Snapshot,
+    cuda_seen: Option<gpu_doctor_model::Topology>,
+    acs: &mut Vec<String>,
+    copies: &mut Vec<gpu_doctor_model::PeerCopy>,
+) {
+    let (acs, copies) = (std::mem::take(acs), std::mem::take(copies));
+    if let Some(t) = cuda_seen {
+        snap.topology = Probed::found(t, "pasted GPU lists in CUDA and nvidia-smi order");
+    }
+    if acs.is_empty() && copies.is_empty() {
+        return;
+    }
+    if let Probed::Found { value, .. } = &mut snap.topology {
+        value.acs_redirect = acs;
+        value.peer_copies = copies;
+        return;
+    }
+    let gpus = snap.gpus.value().map(|list| list.iter().map(cuda_order::topo_gpu).collect()).unwrap_or_default();
+    let t = gpu_doctor_model::Topology {
+        gpus,
+        acs_redirect: acs,
+        peer_copies: copies,
+        ..gpu_doctor_model::Topology::default()
+    };
+    snap.topology = Probed::found(t, "pasted lspci -vvv or p2pBandwidthLatencyTest");
 }
 
 /// The health readings of `-q`/XML (each under the index of its GPU in the merged `list`) and the

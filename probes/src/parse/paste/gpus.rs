@@ -95,7 +95,7 @@ fn fill(e: &mut Gpu, g: Gpu) {
 
 /// True when two product names are the same GPU: equal ignoring case, an `NVIDIA ` prefix and a
 /// table's `...` cut, or one a cut-short start of the other.
-fn names_match(a: Option<&str>, b: Option<&str>) -> bool {
+pub(super) fn names_match(a: Option<&str>, b: Option<&str>) -> bool {
     let norm = |s: &str| {
         let s = s.trim().trim_end_matches("...").trim().to_lowercase();
         let s = s.strip_prefix("nvidia ").unwrap_or(&s).to_owned();

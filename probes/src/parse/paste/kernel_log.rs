@@ -22,8 +22,8 @@ use crate::probe::link::parse_link_speed;
 use gpu_doctor_kb::Kb;
 use gpu_doctor_model::NVIDIA_VENDOR_ID;
 use gpu_doctor_model::{
-    BootLinkLimit, InstalledModule, KernelModuleFacts, ObservedMessage, OsFamily, PciBusId, PciDevice, SecureBoot,
-    XidEvent,
+    AerCounters, BootLinkLimit, GpuHealth, InstalledModule, KernelModuleFacts, LinkSeenBy, ObservedMessage, OsFamily,
+    PciBusId, PciDevice, SecureBoot, XidEvent,
 };
 
 const FORMAT: &str = "kernel log";
@@ -57,6 +57,147 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
         }
     }
     read_boot_limits(lines, facts);
+    read_aer(lines, facts);
+}
+
+/// What the kernel's AER reports print before the severity (drivers/pci/pcie/aer.c,
+/// `aer_print_error`: `"%sPCIe Bus Error: severity=%s, type=%s, (%s)"`, `dev_fmt` adding `AER: `
+/// since Linux 4.19; older kernels `…, id=00e8(Receiver ID)`).
+const AER_ERROR: &str = "PCIe Bus Error: severity=";
+
+/// How many lines after a report its `[ 0] RxErr` lines are looked for (the `device [10de:…]
+/// error status/mask` line, then one line per bit set).
+const AER_DETAIL_LINES: usize = 34;
+
+/// The kernel's AER reports of NVIDIA GPUs, counted by severity and error name into each GPU's
+/// health, as the live probe reads `aer_dev_*` (a report's bits each count once; a report without
+/// its bit lines counts under its type).
+fn read_aer(lines: &[String], facts: &mut Facts) {
+    if !lines.iter().any(|l| l.contains(AER_ERROR)) {
+        return;
+    }
+    let gpus = nvidia_gpus(lines, facts);
+    let mut by_bus: Vec<(String, AerCounters)> = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let Some((port, severity, kind)) = aer_report(line) else { continue };
+        let Some(bus) = gpus.contains(&port).then(|| port.clone()).or_else(|| {
+            (severity != AerSeverity::Corrected).then(|| gpu_in_recovery(&lines[i + 1..], &gpus)).flatten()
+        }) else {
+            continue;
+        };
+        facts.saw(i, FORMAT);
+        facts.os.get_or_insert(OsFamily::Linux);
+        let mut names: Vec<String> = Vec::new();
+        for next in lines.iter().skip(i + 1).take(AER_DETAIL_LINES) {
+            if next.contains(AER_ERROR) || !next.contains(&port) {
+                break;
+            }
+            if let Some(name) = aer_bit(next, &port) {
+                names.push(name);
+            }
+        }
+        if names.is_empty() {
+            names.push(kind);
+        }
+        let at = match by_bus.iter().position(|(b, _)| *b == bus) {
+            Some(at) => at,
+            None if by_bus.len() < MAX_LIST => {
+                by_bus.push((bus.clone(), AerCounters::default()));
+                by_bus.len() - 1
+            }
+            None => continue,
+        };
+        let counters = &mut by_bus[at].1;
+        let file = match severity {
+            AerSeverity::Corrected => &mut counters.correctable,
+            AerSeverity::NonFatal => &mut counters.nonfatal,
+            AerSeverity::Fatal => &mut counters.fatal,
+        };
+        let counts = file.get_or_insert_with(Default::default);
+        for n in names {
+            *counts.entry(n).or_insert(0) += 1;
+        }
+    }
+    for (bus, aer) in by_bus {
+        match facts
+            .gpu_health
+            .iter_mut()
+            .find(|(h, _)| h.pci_bus_id.as_deref().is_some_and(|b| PciBusId::same(b, &bus)))
+        {
+            Some((h, _)) => {
+                h.aer.get_or_insert(aer);
+            }
+            None => facts.health(GpuHealth { pci_bus_id: Some(bus), aer: Some(aer), ..GpuHealth::default() }, FORMAT),
+        }
+    }
+}
+
+/// The GPU an uncorrectable error on the port above it took down: the kernel's recovery walks the
+/// devices below the port and names each driver without error handlers (drivers/pci/pcie/err.c,
+/// `report_error_detected`: `AER: Can't recover (no error_detected callback)`; older kernels
+/// `device has no AER-aware driver`), which NVIDIA's driver is. Looked for until the next report.
+fn gpu_in_recovery(after: &[String], gpus: &HashSet<String>) -> Option<String> {
+    for line in after.iter().take(AER_DETAIL_LINES) {
+        if line.contains(AER_ERROR) {
+            return None;
+        }
+        let lower = line.to_ascii_lowercase();
+        if !(lower.contains("can't recover") || lower.contains("no aer-aware driver")) {
+            continue;
+        }
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let found = words.windows(2).find_map(|w| {
+            let bus = w[1].strip_suffix(':').and_then(PciBusId::sysfs_form)?;
+            (w[0] == "nvidia" && gpus.contains(&bus)).then_some(bus)
+        });
+        if found.is_some() {
+            return found;
+        }
+    }
+    None
+}
+
+/// An AER report's severity, as `aer_error_severity_string` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum AerSeverity {
+    /// `Corrected`.
+    Corrected,
+    /// `Uncorrected (Non-Fatal)`.
+    NonFatal,
+    /// `Uncorrected (Fatal)`.
+    Fatal,
+}
+
+/// The device, severity and type of `nvidia 0000:01:00.0: AER: PCIe Bus Error: severity=Corrected,
+/// type=Physical Layer, (Receiver ID)`: the bus id is the word before the message that names one.
+fn aer_report(line: &str) -> Option<(String, AerSeverity, String)> {
+    let at = line.find(AER_ERROR)?;
+    let before = line.get(..at)?;
+    let bus = before.split_whitespace().rev().find_map(|w| w.strip_suffix(':').and_then(PciBusId::sysfs_form))?;
+    let rest = line.get(at + AER_ERROR.len()..)?;
+    let (severity, rest) = rest.split_once(", type=")?;
+    // `Corrected`/`Uncorrected (…)`, and `Correctable`/`Uncorrectable (…)` since Linux 6.x.
+    let severity = match severity.trim() {
+        "Corrected" | "Correctable" => AerSeverity::Corrected,
+        "Uncorrected (Non-Fatal)" | "Uncorrectable (Non-Fatal)" => AerSeverity::NonFatal,
+        "Uncorrected (Fatal)" | "Uncorrectable (Fatal)" => AerSeverity::Fatal,
+        _ => return None,
+    };
+    let kind = rest.split(',').next()?.trim();
+    (!kind.is_empty()).then(|| (bus, severity, kind.to_owned()))
+}
+
+/// The error name of a report's bit line, `nvidia 0000:01:00.0:    [ 0] RxErr    (First)`
+/// (`"   [%2d] %-22s%s"`), after the device's bus id (a timestamp's brackets come before it).
+fn aer_bit(line: &str, bus: &str) -> Option<String> {
+    let after = line.get(line.find(bus)? + bus.len()..)?;
+    let rest = after.get(after.find('[')?..)?;
+    let (index, rest) = rest.strip_prefix('[')?.split_once(']')?;
+    index.trim().parse::<u8>().ok().filter(|i| *i < 32)?;
+    // Newer kernels print short names (`RxErr`), older ones words (`Receiver Error`).
+    let name = rest.trim().trim_end_matches("(First)").trim();
+    let named = !name.is_empty() && name.len() <= 40;
+    (named && name.chars().all(|c| c.is_ascii_alphanumeric() || " _-".contains(c))).then(|| name.to_owned())
 }
 
 /// What the kernel's bandwidth line says after `<bus>: `.
@@ -206,6 +347,7 @@ fn behind_host_bridge(
             available_gbps: rate * 8.0,
             capable_gbps: None,
             line: line.to_owned(),
+            seen_by: LinkSeenBy::Kernel,
         };
         out.push((*at, bus, limit));
     }
@@ -280,6 +422,7 @@ fn boot_limit(text: &str) -> Option<(String, BootLinkLimit)> {
         available_gbps,
         capable_gbps: Some(gbps(capable)?),
         line: line.get(start..)?.to_owned(),
+        seen_by: LinkSeenBy::Kernel,
     };
     Some((bus_id, limit))
 }

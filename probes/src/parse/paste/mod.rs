@@ -22,6 +22,7 @@ mod ask;
 mod clean;
 mod collect_env;
 mod containers;
+mod cuda_order;
 mod facts;
 mod frameworks;
 mod gpus;
@@ -35,6 +36,7 @@ mod messages;
 mod monitors;
 mod onnxruntime;
 mod os_release;
+mod p2p_bandwidth;
 mod packages;
 mod pkg;
 mod prose;
@@ -98,6 +100,8 @@ pub const READERS: &[&str] = &[
     "containers",
     "onnxruntime",
     "prose",
+    "p2p_bandwidth",
+    "os_release",
     "topology",
 ];
 
@@ -139,7 +143,7 @@ pub fn read_pasted_without(text: &str, kb: &Kb, off: &[&str]) -> Result<Snapshot
     }
     let mut facts = facts::Facts::default();
     facts.notes = notes;
-    let readers: [(&str, &Reader<'_>); 19] = [
+    let readers: [(&str, &Reader<'_>); 20] = [
         ("collect_env", &|f| collect_env::read(&lines, f)),
         ("python_prints", &|f| python_prints::read(&lines, f)),
         ("smi", &|f| smi::read(&lines, &joined, f)),
@@ -159,6 +163,7 @@ pub fn read_pasted_without(text: &str, kb: &Kb, off: &[&str]) -> Result<Snapshot
         ("onnxruntime", &|f| onnxruntime::read(&lines, f)),
         ("os_release", &|f| os_release::read(&lines, f)),
         ("prose", &|f| prose::read(&lines, f)),
+        ("p2p_bandwidth", &|f| p2p_bandwidth::read(&lines, f)),
     ];
     for (name, read) in readers {
         if on(name) {
@@ -195,7 +200,7 @@ type Reader<'a> = dyn Fn(&mut facts::Facts) + 'a;
 
 /// What the paste reader reads, for the note on text in which it recognised nothing.
 const READS: &str = "collect_env, nvidia-smi (table, -q, -q -x, CSV, -L or --version), nvidia-smi topo -m / topo -p2p / \
-                     nvlink -s, nvidia-container-cli info, docker info, nvidia-ctk cdi list, \
+                     nvlink -s, p2pBandwidthLatencyTest, nvidia-container-cli info, docker info, nvidia-ctk cdi list, \
                      nvcc --version, pip list / pip freeze / \
                      conda list, PyTorch's printed torch.__version__ or is_available(), \
                      jax.print_environment_info(), ONNX Runtime's get_available_providers(), \

@@ -1,7 +1,8 @@
 //! GPU monitors' lines: gpustat's `[0] NVIDIA GeForce RTX 3090 | 35'C,   0 % |   10 / 24576 MB | …`
 //! (after a header line ending in the driver version), and nvtop's device header
 //! `Device 0 [GeForce GTX 1080 Ti] PCIe GEN 3@16x …`, which states the link's current generation and
-//! width (not its maximum).
+//! width (not its maximum). GPUs of one model have one maximum link (the card's), so where another GPU
+//! of the same name runs a higher generation or more lanes now, that is a floor for this one's maximum.
 
 use std::sync::OnceLock;
 
@@ -29,7 +30,7 @@ fn nvtop_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     #[allow(clippy::unwrap_used)] // a literal pattern, exercised by every test
     RE.get_or_init(|| {
-        Regex::new(r"^Device (\d{1,3}) \[([^\]]{1,120})\][^A-Za-z0-9]{0,8}PCIe GEN (\d{1,2})@\s*(\d{1,2})x").unwrap()
+        Regex::new(r"^Device (\d{1,3}) ?\[([^\]]{1,120})\][^A-Za-z0-9]{0,8}PCIe GEN (\d{1,2})@\s*(\d{1,2})x").unwrap()
     })
 }
 
@@ -74,6 +75,29 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
         }
     }
     facts.driver(gpustat_driver, None, GPUSTAT);
+    siblings_floor(&mut facts.listed_gpus);
+}
+
+/// Gives each nvtop GPU without a maximum the highest generation and width another nvtop GPU of the
+/// same name runs now, where that is above its own: the same card can run at least that.
+fn siblings_floor(listed: &mut [(Gpu, &'static str)]) {
+    let nvtop: Vec<(Option<String>, Option<u32>, Option<u32>)> = listed
+        .iter()
+        .filter(|(_, f)| *f == NVTOP)
+        .map(|(g, _)| (g.name.clone(), g.pcie_gen_current, g.pcie_width_current))
+        .collect();
+    for (g, _) in listed.iter_mut().filter(|(_, f)| *f == NVTOP) {
+        let same = nvtop.iter().filter(|(n, _, _)| n.is_some() && *n == g.name);
+        let (most_gen, most_width) = same.fold((None, None), |(mg, mw), (_, gn, w)| (mg.max(*gn), mw.max(*w)));
+        let above = |most: Option<u32>, now: Option<u32>| most.filter(|m| now.is_some_and(|n| n < *m));
+        if g.pcie_gen_max.is_none() && g.pcie_width_max.is_none() {
+            let (gen_max, width_max) = (above(most_gen, g.pcie_gen_current), above(most_width, g.pcie_width_current));
+            if gen_max.is_some() || width_max.is_some() {
+                g.pcie_gen_max = gen_max.or(g.pcie_gen_current);
+                g.pcie_width_max = width_max.or(g.pcie_width_current);
+            }
+        }
+    }
 }
 
 /// gpustat's header, `host  Wed Jun  5 14:12:01 2019  418.56`: the driver version at its end,
@@ -119,6 +143,23 @@ mod tests {
         let links: Vec<_> =
             f.listed_gpus.iter().map(|(g, _)| (g.index, g.pcie_gen_current, g.pcie_width_current)).collect();
         assert_eq!(links, [(0, Some(3), Some(16)), (1, Some(1), Some(16))]);
-        assert!(f.listed_gpus.iter().all(|(g, _)| g.pcie_gen_max.is_none()), "nvtop does not say the maximum");
+        let max: Vec<_> = f.listed_gpus.iter().map(|(g, _)| (g.pcie_gen_max, g.pcie_width_max)).collect();
+        assert_eq!(max, [(None, None), (Some(3), Some(16))], "GPU 1's floor is its twin's Gen3; GPU 0's is unknown");
+    }
+
+    /// nvtop's header as its source draws it (Syllo/nvtop src/interface.c at 3.3.2, lines 651-654 and
+    /// 823-829: `"Device %-2u"`, `"[%s]"`, then `"PCIe "`, `"GEN "`, `"%u@%2ux"`, `" RX: "`), on a
+    /// machine of two models: each GPU is held only to its own model. `%-2u` leaves no space before
+    /// the name from device 10 on.
+    #[test]
+    fn nvtop_link_floors_come_from_the_same_model_only() {
+        let f = read_text(
+            "Device 0 [NVIDIA GeForce RTX 3090] PCIe GEN 4@16x RX: 0.000 KiB/s TX: 0.000 KiB/s\n\
+             Device 1 [NVIDIA GeForce RTX 3060] PCIe GEN 1@ 8x RX: 0.000 KiB/s TX: 0.000 KiB/s\n\
+             Device 2 [NVIDIA GeForce RTX 3060] PCIe GEN 1@ 8x RX: 0.000 KiB/s TX: 0.000 KiB/s\n\
+             Device 10[NVIDIA GeForce RTX 3090] PCIe GEN 1@ 4x RX: 0.000 KiB/s TX: 0.000 KiB/s\n",
+        );
+        let max: Vec<_> = f.listed_gpus.iter().map(|(g, _)| (g.index, g.pcie_gen_max, g.pcie_width_max)).collect();
+        assert_eq!(max, [(0, None, None), (1, None, None), (2, None, None), (10, Some(4), Some(16))]);
     }
 }

@@ -334,7 +334,10 @@ fn csv(lines: &[String], facts: &mut Facts) {
 }
 
 /// A `--query-gpu … --format=csv,noheader` block: rows of as many cells, the first with a GPU
-/// name and a bus id, UUID or driver version, told by their shapes (`smi_csv::parse_noheader`).
+/// name. Where the command that printed it is pasted just before it, with as many fields as the
+/// rows have cells, its field list is the header (nvidia-smi prints the fields in the order asked);
+/// otherwise the columns are told by their shapes, a bus id, UUID or driver version beside the name
+/// (`smi_csv::parse_noheader`).
 fn noheader(lines: &[String], facts: &mut Facts) {
     let mut tries = 0;
     for (i, line) in lines.iter().enumerate() {
@@ -353,9 +356,37 @@ fn noheader(lines: &[String], facts: &mut Facts) {
             .map(String::as_str)
             .take_while(|l| l.split(',').count() == cells)
             .collect();
-        if let Ok(r) = smi_csv::parse_noheader(&block.join("\n")) {
+        let asked = lines[i.saturating_sub(QUERY_LINES)..i].iter().rev().find_map(|l| query_fields(l));
+        let read = match asked.filter(|fields| fields.len() == cells) {
+            Some(fields) => smi_csv::parse(
+                &std::iter::once(fields.join(","))
+                    .chain(block.iter().map(|l| (*l).to_owned()))
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            ),
+            None => smi_csv::parse_noheader(&block.join("\n")),
+        };
+        if let Ok(r) = read {
             add(facts, i, "nvidia-smi CSV", &r, &[]);
             return;
         }
     }
+}
+
+/// How many lines before a header-less CSV are searched for the command that printed it.
+const QUERY_LINES: usize = 4;
+
+/// The fields a `nvidia-smi --query-gpu=name,memory.total,index` command line asks for (or
+/// `--query-gpu name,…`), in order; `None` for any other line or a list that is not all field names.
+fn query_fields(line: &str) -> Option<Vec<String>> {
+    let at = line.find("--query-gpu")?;
+    let rest = line.get(at + "--query-gpu".len()..)?;
+    let list = rest.trim_start_matches(['=', ' ']).split_whitespace().next()?;
+    let list = list.trim_matches(['"', '\'', '`']);
+    let fields: Vec<String> = list.split(',').map(|f| f.trim().to_owned()).collect();
+    let name = |f: &String| {
+        f.starts_with(|c: char| c.is_ascii_alphabetic())
+            && f.chars().all(|c| c.is_ascii_alphanumeric() || "._".contains(c))
+    };
+    (fields.len() >= 2 && fields.iter().all(name)).then_some(fields)
 }

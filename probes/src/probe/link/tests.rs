@@ -254,6 +254,7 @@ fn the_kernels_bandwidth_line_goes_to_its_gpus_link_only() {
         available_gbps: 8.0,
         capable_gbps: Some(252.048),
         line: "pci 0000:01:00.0: …".into(),
+        seen_by: gpu_doctor_model::LinkSeenBy::Kernel,
     };
     attach_boot_limits(&mut links, &[("0000:02:00.0".into(), limit(1))]);
     assert_eq!(links[0].boot_limit, None, "another device's line");

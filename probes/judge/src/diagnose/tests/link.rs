@@ -53,6 +53,7 @@ fn boot(generation: u32, width: u32) -> BootLinkLimit {
         available_gbps: gbps(generation, width),
         capable_gbps: Some(gbps(4, 16)),
         line: format!("pci {BUS}: limited by … x{width} link at 0000:00:1c.4 (capable of … x16 link)"),
+        seen_by: gpu_doctor_model::LinkSeenBy::Kernel,
     }
 }
 
@@ -157,4 +158,30 @@ fn an_egpu_tunnel_is_explained_not_flagged() {
 #[test]
 fn pasted_text_without_links_or_gpus_says_nothing() {
     assert_eq!(Machine::pasted().ids(), Vec::<String>::new());
+}
+
+/// The RTX 4090 with the kernel's AER counts of its PCI function (`aer_dev_*` on a live machine, or
+/// a pasted `dmesg`), by kind: `(correctable, nonfatal, fatal)`.
+fn aer_rig(correctable: &[(&str, u64)], nonfatal: &[(&str, u64)], fatal: &[(&str, u64)]) -> Machine {
+    let map = |kinds: &[(&str, u64)]| Some(kinds.iter().map(|(k, v)| ((*k).to_owned(), *v)).collect());
+    let aer =
+        gpu_doctor_model::AerCounters { correctable: map(correctable), nonfatal: map(nonfatal), fatal: map(fatal) };
+    let mut m = rig((4, 16), Some(0));
+    let h =
+        gpu_doctor_model::GpuHealth { index: 0, pci_bus_id: Some(BUS.into()), aer: Some(aer), ..Default::default() };
+    m.0.health.gpus = gpu_doctor_model::Probed::found(vec![h], "sysfs");
+    m
+}
+
+#[test]
+fn aer_errors_on_the_gpu_are_a_warning_when_uncorrectable_and_a_note_when_corrected() {
+    let zero = [("TOTAL_ERR_FATAL", 0), ("SDES", 0)];
+    assert_eq!(aer_rig(&[("RxErr", 0), ("TOTAL_ERR_COR", 0)], &zero, &zero).ids(), Vec::<String>::new());
+    let m = aer_rig(&[("BadTLP", 3), ("TOTAL_ERR_COR", 3)], &zero, &zero);
+    assert_eq!(m.ids(), ids(&["link.aer_correctable"]));
+    let m = aer_rig(&[("BadTLP", 3)], &[], &[("CmpltTO", 1), ("TOTAL_ERR_FATAL", 1)]);
+    assert_eq!(m.ids(), ids(&["link.aer_uncorrectable"]), "one finding, the worse");
+    let f = m.findings();
+    assert_eq!(f[0].severity, Severity::Warning);
+    assert!(f[0].evidence.iter().any(|e| e.contains("fatal: CmpltTO ×1")), "{:?}", f[0].evidence);
 }

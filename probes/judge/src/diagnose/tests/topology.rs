@@ -24,7 +24,7 @@ fn machine(gpus: Vec<TopoGpu>, pairs: Vec<GpuPair>, vars: &[(&str, &str)]) -> Ma
     let var = |n: &str| vars.iter().find(|(k, _)| *k == n).map(|(_, v)| *v);
     let cuda_order = CudaOrder::derive(&gpus, var("CUDA_DEVICE_ORDER"), var("CUDA_VISIBLE_DEVICES"));
     let mut m = Machine::linux();
-    m.0.topology = Probed::found(Topology { gpus, pairs, cuda_order, notes: Vec::new() }, "nvml");
+    m.0.topology = Probed::found(Topology { gpus, pairs, cuda_order, ..Topology::default() }, "nvml");
     m
 }
 
@@ -152,4 +152,36 @@ fn a_gpu_with_fewer_nvlinks_up_than_its_siblings_is_a_warning() {
     let other = TopoGpu { nvlinks: links(&all), ..gpu(1, "NVIDIA A100-SXM4-80GB", "8.0", Some(0)) };
     let m = machine(vec![v100(0, &[0]), other], vec![], &[]);
     assert!(!ids(&m).contains(&"topology.nvlink_down".to_owned()), "{:?}", ids(&m));
+}
+
+#[test]
+fn acs_redirect_on_the_bridges_of_several_gpus_is_the_blocked_finding_once() {
+    // Two RTX 5880s NODE apart, as in NVIDIA/nccl#2079, under a bridge with ACS redirect on (the
+    // ACSCtl line of ROCm/rccl#547's AMD GPP bridge); P2P itself not reported.
+    let acs = |m: &mut Machine, lines: &[&str]| {
+        if let Probed::Found { value, .. } = &mut m.0.topology {
+            value.acs_redirect = lines.iter().map(|l| (*l).to_owned()).collect();
+        }
+    };
+    let line = "0000:40:01.1: ACSCtl: SrcValid+ TransBlk- ReqRedir+ CmpltRedir+ UpstreamFwd+ EgressCtrl- DirectTrans-";
+    let two = || {
+        vec![
+            gpu(0, "NVIDIA RTX 5880 Ada Generation", "8.9", Some(0)),
+            gpu(1, "NVIDIA RTX 5880 Ada Generation", "8.9", Some(0)),
+        ]
+    };
+    let mut m = machine(two(), vec![pair(0, 1, LinkKind::Node, None)], &[]);
+    assert_eq!(ids(&m), Vec::<String>::new(), "no ACS line: nothing");
+    acs(&mut m, &[line]);
+    assert_eq!(ids(&m), ["topology.peer_access_blocked"]);
+    // One GPU has no peer; GNS: the driver keeps them apart anyway; CNS on a switch: one finding.
+    let mut one = machine(vec![gpu(0, "NVIDIA L40S", "8.9", Some(0))], vec![], &[]);
+    acs(&mut one, &[line]);
+    assert_eq!(ids(&one), Vec::<String>::new());
+    let mut gns = machine(two(), vec![pair(0, 1, LinkKind::Phb, Some(P2pStatus::GpuNotSupported))], &[]);
+    acs(&mut gns, &[line]);
+    assert_eq!(ids(&gns), ["topology.peer_access_not_offered_by_gpu"]);
+    let mut cns = machine(two(), vec![pair(0, 1, LinkKind::Pix, Some(P2pStatus::ChipsetNotSupported))], &[]);
+    acs(&mut cns, &[line]);
+    assert_eq!(ids(&cns), ["topology.peer_access_blocked"]);
 }

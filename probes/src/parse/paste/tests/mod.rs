@@ -107,6 +107,11 @@ pub(super) const LABELLED_TEMPLATE: &str =
 /// the description, whole).
 pub(super) const LABELLED_DRIVER: &str =
     include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/paste/labelled_lines_ipercore_47.txt"));
+/// `lspci -vvvv` of an RTX 3090 on a Rockchip board's one-lane slot: LnkCap x16, LnkSta `Width x1
+/// (downgraded)` (HeyMeco/Rockchip-pcie-devices, the RTX 3090's card page, linked to
+/// HeyMeco/Rockchip-pcie-devices#1; the device's block, whole).
+pub(super) const LSPCI_X1_ROCKCHIP: &str =
+    include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/paste/lspci_vvvv_rtx3090_rockchip_x1.txt"));
 
 /// Every sample, for the whole-corpus tests.
 pub(super) const SAMPLES: &[&str] = &[
@@ -140,6 +145,7 @@ pub(super) const SAMPLES: &[&str] = &[
     LABELLED_TEMPLATE,
     LABELLED_DRIVER,
     KERNEL_BANDWIDTH_X16,
+    LSPCI_X1_ROCKCHIP,
 ];
 
 pub(super) fn kb() -> &'static Kb {

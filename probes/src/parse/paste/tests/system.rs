@@ -65,6 +65,53 @@ fn lspci_vv_link_lines_give_the_link_and_the_idle_finding() {
 }
 
 #[test]
+fn lspci_of_a_gpu_trained_at_one_lane_is_the_narrow_slot_finding() {
+    let s = read(LSPCI_X1_ROCKCHIP);
+    let l = &s.links.value().unwrap()[0];
+    assert_eq!(l.bus_id, "0002:21:00.0");
+    assert_eq!((l.gen_current, l.width_current, l.gen_max, l.width_max), (Some(1), Some(1), Some(4), Some(16)));
+    let b = l.boot_limit.as_ref().expect("one lane of the card's sixteen is the link's limit");
+    assert_eq!((b.width, b.capable_width, b.seen_by), (1, Some(16), gpu_doctor_model::LinkSeenBy::Lspci));
+    assert_eq!(b.line, "LnkSta: Speed 2.5GT/s (downgraded), Width x1 (downgraded)");
+    // The page's driver failed to probe the card (`Kernel modules:` only, no driver in use).
+    let f = findings(&s);
+    assert_eq!(
+        f.iter().map(|f| f.id.as_str()).collect::<Vec<_>>(),
+        ["presence.gpu_without_driver", "link.narrow_slot"]
+    );
+    assert!(f[1].summary.contains("Gen1 x1 link, narrower than the card's Gen4 x16"), "{}", f[1].summary);
+    assert!(f[1].detail.starts_with("lspci shows the GPU's own link trained at Gen1 x1"), "{}", f[1].detail);
+}
+
+#[test]
+fn lspci_detail_lines_without_their_header_still_give_a_one_lane_gpu() {
+    // The same block from its `LnkCtl` line on, as people cut it: no header, no LnkCap; lspci's
+    // `(downgraded)` says the one lane is below the card's own.
+    let from = LSPCI_X1_ROCKCHIP.find("\t\tLnkCtl:").unwrap();
+    let s = read(&LSPCI_X1_ROCKCHIP[from..]);
+    let l = &s.links.value().unwrap()[0];
+    assert_eq!((l.width_current, l.width_max), (Some(1), None));
+    assert!(is_unknown(&s.pci_devices), "a block without its header names no device");
+    let f = findings(&s);
+    assert_eq!(f.iter().map(|f| f.id.as_str()).collect::<Vec<_>>(), ["link.narrow_slot"]);
+    assert!(
+        f[0].summary.starts_with("The GPU (header line not pasted) sits behind a Gen1 x1 link"),
+        "{}",
+        f[0].summary
+    );
+    // Not one lane below the card's: a healthy x1 device (`(ok)`), a width that is not one lane,
+    // and a grep over several devices' LnkSta lines say nothing of the GPU.
+    for text in [
+        "\t\tLnkSta:\tSpeed 5GT/s (ok), Width x1 (ok)\n",
+        "\t\tLnkSta:\tSpeed 8GT/s (downgraded), Width x8 (downgraded)\n",
+        "\t\tLnkSta:\tSpeed 8GT/s (ok), Width x16 (ok)\n\t\tLnkSta:\tSpeed 2.5GT/s (downgraded), Width x1 (downgraded)\n",
+        "LnkSta:\tSpeed 2.5GT/s (downgraded), Width x1 (downgraded)\n",
+    ] {
+        assert!(unrecognised(text), "{text:?}");
+    }
+}
+
+#[test]
 fn the_kernels_bandwidth_line_of_a_gpu_on_one_lane_is_the_narrow_slot_finding() {
     // Wrapped over three lines, in older kernels' words (`2.5 GT/s x1`, `8 GT/s x16`).
     let s = read(KERNEL_BANDWIDTH_X1);
@@ -584,4 +631,98 @@ fn a_device_list_assigned_inside_a_sentence_is_read() {
         let s = read(text);
         assert_eq!(s.env.vars.get("CUDA_VISIBLE_DEVICES").map(String::as_str), want, "{text}");
     }
+}
+
+/// A bridge's `lspci -vvv` block with ACS redirect on (ROCm/rccl#547, vasslavich 2022-06-28: an AMD
+/// Starship/Matisse GPP bridge, the reporter's `....` cuts kept).
+const LSPCI_ACS_BRIDGE: &str =
+    include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/paste/lspci_acs_bridge_rccl_547.txt"));
+/// Two RTX 5090s' `nvidia-smi topo -m` and their GNS `topo -p2p` matrix (noonghunna/club-3090#1229).
+const TOPO_2X5090: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/smi_topo/2x5090-topo-m.txt"));
+const P2P_GNS_2X5090: &str =
+    include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/smi_topo/2x5090-topo-p2p.txt"));
+
+#[test]
+fn acs_redirect_on_a_bridge_of_a_two_gpu_machine_is_the_blocked_finding() {
+    let s = read(&format!("{LSPCI_ACS_BRIDGE}\n{TOPO_2X5090}"));
+    let t = s.topology.value().unwrap();
+    assert_eq!(
+        t.acs_redirect,
+        ["0000:40:01.1: ACSCtl: SrcValid+ TransBlk- ReqRedir+ CmpltRedir+ UpstreamFwd+ EgressCtrl- DirectTrans-"]
+    );
+    let f = findings(&s);
+    let blocked = f.iter().find(|f| f.id == "topology.peer_access_blocked").expect("ACS redirects peer traffic");
+    assert!(blocked.summary.starts_with("PCIe ACS sends peer-to-peer traffic"), "{}", blocked.summary);
+    assert!(blocked.fix.as_deref().is_some_and(|x| x.contains("ECAP_ACS+0x6.w=0000")));
+    // `sudo lspci -vvv | grep ACSCtl`, as NCCL's guide asks: the lines alone count the same.
+    let grep = "$ sudo lspci -vvv | grep ACSCtl\n\t\tACSCtl:\tSrcValid+ TransBlk- ReqRedir+ CmpltRedir+ UpstreamFwd+ EgressCtrl- DirectTrans-\n";
+    assert!(finding_ids(&read(&format!("{grep}\n{TOPO_2X5090}"))).contains(&"topology.peer_access_blocked".to_owned()));
+}
+
+#[test]
+fn acs_says_nothing_without_two_gpus_with_acs_off_or_where_the_driver_offers_no_p2p() {
+    // One machine's bridge, no GPU list: nothing to say about peers.
+    assert!(!finding_ids(&read(LSPCI_ACS_BRIDGE)).contains(&"topology.peer_access_blocked".to_owned()));
+    // Redirect off (SrcValid on alone isolates nothing of peer traffic).
+    let off = LSPCI_ACS_BRIDGE.replace(
+        "ReqRedir+ CmpltRedir+ UpstreamFwd+ EgressCtrl- DirectTrans-\n....",
+        "ReqRedir- CmpltRedir- UpstreamFwd+ EgressCtrl- DirectTrans-\n....",
+    );
+    assert_ne!(off, LSPCI_ACS_BRIDGE);
+    assert!(!finding_ids(&read(&format!("{off}\n{TOPO_2X5090}"))).contains(&"topology.peer_access_blocked".to_owned()));
+    // The driver reports GNS between the GPUs: ACS is not what keeps them apart.
+    let gns = format!("{LSPCI_ACS_BRIDGE}\n{TOPO_2X5090}\n$ nvidia-smi topo -p2p rw\n{P2P_GNS_2X5090}");
+    let ids = finding_ids(&read(&gns));
+    assert!(!ids.contains(&"topology.peer_access_blocked".to_owned()), "{ids:?}");
+    assert!(ids.contains(&"topology.peer_access_not_offered_by_gpu".to_owned()), "{ids:?}");
+}
+
+/// The kernel's AER reports around a Tesla falling off the bus (wilicc/gpu-burn#1, priyankasingh's
+/// `dmesg`, 2018-04-12; whole lines, the rest of the log left out): a corrected error on the root
+/// port, then a fatal Surprise Down whose recovery names the GPU below it.
+const AER_GPU_BURN: &str =
+    include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/paste/kernel_aer_fatal_gpu_burn_1.txt"));
+/// A fatal completion timeout on the port above a GPU, newer kernels' words (rwth-i6/returnn#1500,
+/// albertz's `dmesg -H`, 2024-01-21, whole).
+const AER_RETURNN: &str =
+    include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/paste/kernel_aer_fatal_returnn_1500.txt"));
+
+#[test]
+fn a_fatal_aer_error_whose_recovery_names_the_gpu_is_counted_on_that_gpu() {
+    for (text, bus, fatal) in [
+        (AER_GPU_BURN, "0000:02:00.0", vec![("Surprise Down Error", 1)]),
+        (AER_RETURNN, "0000:03:00.0", vec![("CmpltTO", 1), ("SDES", 1)]),
+    ] {
+        let s = read(text);
+        let h = s.health.gpus.value().unwrap();
+        assert_eq!(h.len(), 1, "{bus}");
+        assert_eq!(h[0].pci_bus_id.as_deref(), Some(bus));
+        let aer = h[0].aer.as_ref().unwrap();
+        let got: Vec<(&str, u64)> = aer.fatal.as_ref().unwrap().iter().map(|(k, v)| (k.as_str(), *v)).collect();
+        assert_eq!(got, fatal, "{bus}");
+        assert_eq!(aer.correctable, None, "the port's corrected error is the port's, not the GPU's");
+        let ids = finding_ids(&s);
+        assert!(ids.contains(&"link.aer_uncorrectable".to_owned()), "{ids:?}");
+    }
+}
+
+#[test]
+fn aer_reports_of_other_devices_and_corrected_ones_on_a_port_say_nothing_of_the_gpu() {
+    // The port's corrected error alone, and a fatal one whose recovery names no NVIDIA GPU.
+    let corrected: String = AER_GPU_BURN.lines().take(4).map(|l| format!("{l}\n")).collect();
+    let s = read(&corrected);
+    assert!(is_unknown(&s.health.gpus));
+    let other = AER_RETURNN.replace("nvidia 0000:03:00.0", "nvme 0000:03:00.0");
+    assert!(!finding_ids(&read(&other)).iter().any(|i| i.starts_with("link.aer")));
+    // A GPU's own corrected report, in the newer kernels' `Correctable` (pop-os/pop#3363's lines
+    // with the port's name and bus replaced by a GPU's: edited) is a note, not a warning.
+    let own = "[68183.615810] nvidia 0000:01:00.0: PCIe Bus Error: severity=Correctable, type=Data Link Layer, (Receiver ID)\n\
+               [68183.637902] nvidia 0000:01:00.0:   device [10de:2204] error status/mask=00000040/00006000\n\
+               [68183.637907] nvidia 0000:01:00.0:    [ 6] BadTLP                \n";
+    let s = read(own);
+    let aer = s.health.gpus.value().unwrap()[0].aer.clone().unwrap();
+    assert_eq!(aer.correctable.unwrap().get("BadTLP"), Some(&1));
+    let f = findings(&s);
+    let note = f.iter().find(|f| f.id == "link.aer_correctable").expect("a note");
+    assert_eq!(note.severity, gpu_doctor_model::Severity::Info);
 }
