@@ -13,6 +13,7 @@ mod companions;
 mod containers;
 mod context;
 mod cudnn;
+mod demangle;
 mod driver;
 mod env_vars;
 mod fix;

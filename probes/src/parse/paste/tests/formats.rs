@@ -386,6 +386,26 @@ fn a_labelled_driver_version_is_the_driver() {
     }
 }
 
+/// A labelled companion package (`flash-attn: 2.5.7`, `torchvision: 0.18.1`) is that package; a label
+/// that is no package, or a requirement, is not.
+#[test]
+fn a_labelled_companion_package_is_that_package() {
+    let companion = |text: &str, name: &str| {
+        let s = read_pasted(text, kb()).ok()?;
+        let envs = s.python_envs.value().map(Vec::as_slice).unwrap_or_default();
+        envs.iter().flat_map(|e| e.companions.iter()).find(|p| p.name == name).map(|p| p.version.clone())
+    };
+    // The form of the issue templates that ask for each package on its own line (hiyouga/LLaMA-Factory's
+    // and vllm-project/vllm's list `transformers version`, `torch version` lines the same way).
+    let text = "torch: 2.4.1\nflash-attn: 2.6.3\nxformers: 0.0.28.post1\ntorchvision: 0.19.1";
+    assert_eq!(companion(text, "flash-attn").as_deref(), Some("2.6.3"));
+    assert_eq!(companion(text, "xformers").as_deref(), Some("0.0.28.post1"));
+    assert_eq!(companion(text, "torchvision").as_deref(), Some("0.19.1"));
+    assert_eq!(companion("Flash-Attn: 2.6.3\ntorch: 2.4.1", "flash-attn").as_deref(), Some("2.6.3"));
+    assert_eq!(companion("flash-attn: >=2.0\ntorch: 2.4.1", "flash-attn"), None);
+    assert_eq!(companion("einops: 0.8.0\ntorch: 2.4.1", "einops"), None);
+}
+
 /// nvcc's version reported on its command's line, in prose or a comment (the corpus's
 /// pytorch_scatter#45 says "my nvcc --version is 10.0"; these are other spellings of the family).
 #[test]
