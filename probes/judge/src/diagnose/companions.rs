@@ -6,7 +6,7 @@ use super::demangle::demangle;
 use super::{Ctx, Rule, fix};
 use gpu_doctor_kb::PyVersion;
 use gpu_doctor_model::shell::ShellCommand;
-use gpu_doctor_model::{Category, Change, Finding, InstallFlag, Severity};
+use gpu_doctor_model::{Category, Change, Finding, InstallFlag, OsFamily, Severity};
 use gpu_doctor_model::{Framework, Package, PythonEnv};
 
 pub(super) const TORCH_COMPANION: Rule = Rule {
@@ -14,12 +14,16 @@ pub(super) const TORCH_COMPANION: Rule = Rule {
     category: Category::Other,
     severity: Severity::Error,
     trigger: "torchvision or torchaudio in an environment belongs to another torch release line than the \
-              installed torch (pytorch.toml's torchvision/torchaudio of that line), or carries another local build \
-              tag (`+cu121` beside `+cu124`, `+cpu` beside a CUDA build): importing it fails with `operator \
-              torchvision::nms does not exist` or an undefined symbol.",
+              installed torch (pytorch.toml's torchvision/torchaudio of that line), or is another build: another \
+              local tag (`+cu121` beside `+cu124`, `+cpu` beside a CUDA build), or none (PyPI's build, the line's \
+              `pypi_linux` or `pypi_windows` variant for the OS, which a `pip show` site-packages path tells for \
+              pasted text) beside a torch of another tag: importing it fails with `operator torchvision::nms does \
+              not exist` or an undefined symbol.",
     source: "pytorch/vision README (\"torch | torchvision | Python\" table); \
              https://pytorch.org/get-started/previous-versions/ (torch, torchvision and torchaudio installed \
-             together); pytorch/pytorch#122494, vllm-project/vllm#5736",
+             together); pytorch.toml's pypi_linux/pypi_windows (the variant plain pip gives; torchvision and \
+             torchaudio are built in the same pytorch/test-infra binary build matrix and uploaded with it); \
+             pytorch/pytorch#122494, vllm-project/vllm#5736",
 };
 
 pub(super) const NUMPY2: Rule = Rule {
@@ -104,30 +108,45 @@ fn torch_companions(cx: &Ctx<'_>, env: &PythonEnv, out: &mut Vec<Finding>) {
     // keeps torch where it is.
     let mut requirements = vec![format!("torch=={}", torch.version)];
     let mut names = Vec::new();
+    // The build a companion without a local tag is: PyPI's, the variant of the line that plain pip gives
+    // on that OS (torchvision and torchaudio are built and uploaded with torch from one build matrix).
+    let pypi = pypi_build(cx, env, row, torch_tag);
     for (name, wanted) in [("torchvision", &row.torchvision), ("torchaudio", &row.torchaudio)] {
         let (Some(p), Some(wanted)) = (companion(env, name), wanted) else { continue };
         let want_line = PyVersion::new(wanted).line();
-        let line_differs = PyVersion::new(&p.version).line() != want_line;
-        let tag_differs = matches!((torch_tag, PyVersion::new(&p.version).local()), (Some(a), Some(b)) if a != b);
+        let version = PyVersion::new(&p.version);
+        let line_differs = version.line() != want_line;
+        let tag_differs = match (torch_tag, version.local()) {
+            (Some(a), Some(b)) => a != b,
+            (Some(a), None) => pypi.is_some_and(|(build, _)| build != a),
+            _ => false,
+        };
         if !line_differs && !tag_differs {
             continue;
         }
-        let why = if line_differs {
-            format!(
+        let why = match (line_differs, version.local(), pypi) {
+            (true, _, _) => format!(
                 "built for another torch line: torch {} goes with {name} {}.x",
                 row.version,
                 want_line.as_deref().unwrap_or("?")
-            )
-        } else {
-            "another build of the same line".to_owned()
+            ),
+            (false, None, Some((build, os))) => format!(
+                "PyPI's build (no local tag), which on {os} is torch {}'s {build} build, not {}",
+                row.version,
+                torch_tag.unwrap_or("?")
+            ),
+            _ => "another build of the same line".to_owned(),
         };
         evidence.push(format!("{name} {}: {why}", p.version));
         names.push(name);
         let tag = torch_tag.map_or_else(String::new, |t| format!("+{t}"));
         requirements.push(if exact {
             format!("{name}=={wanted}{tag}")
-        } else {
+        } else if line_differs {
             format!("{name}=={}.*", want_line.as_deref().unwrap_or(wanted))
+        } else {
+            // The same release in torch's build: a `.*` pin would be met by the installed other build.
+            format!("{name}=={}{tag}", version.public())
         });
     }
     if names.is_empty() {
@@ -153,6 +172,37 @@ fn torch_companions(cx: &Ctx<'_>, env: &PythonEnv, out: &mut Vec<Finding>) {
         format!("companions that match torch {}", torch.version),
         vec![change],
     )));
+}
+
+/// The build of a companion installed from PyPI beside a torch with local tag `torch_tag`, with the
+/// OS it is for: the line's `pypi_linux` (Linux x86_64) or `pypi_windows` variant. Where the text did
+/// not name the OS, a site-packages folder `pip show` printed tells it for a torch tagged `+cpu` or
+/// `+cuXYZ`, builds PyTorch makes for Linux and Windows only: a POSIX path is Linux, a drive letter
+/// Windows. `None` when neither is known.
+fn pypi_build<'r>(
+    cx: &Ctx<'_>,
+    env: &PythonEnv,
+    row: &'r gpu_doctor_kb::TorchRelease,
+    torch_tag: Option<&str>,
+) -> Option<(&'r str, &'static str)> {
+    let os = match cx.os {
+        OsFamily::Linux | OsFamily::Windows => cx.os,
+        _ if torch_tag.is_some_and(|t| t == "cpu" || gpu_doctor_kb::families::cuda_tag(t).is_some()) => {
+            if env.site_packages.iter().any(|d| d.starts_with('/')) {
+                OsFamily::Linux
+            } else if env.site_packages.iter().any(|d| d.get(1..3) == Some(":\\")) {
+                OsFamily::Windows
+            } else {
+                return None;
+            }
+        }
+        _ => return None,
+    };
+    Some(if os == OsFamily::Windows {
+        (row.pypi_windows.as_str(), "Windows")
+    } else {
+        (row.pypi_linux.as_str(), "Linux x86_64")
+    })
 }
 
 /// The index the installed torch came from: its local tag's index (`+cu124`, `+cpu`, `+rocm6.2`),

@@ -254,3 +254,49 @@ fn without_a_torch_version_the_fix_says_how_to_find_it_and_without_the_line_noth
     symbol_line(&mut m, Some("/v/lib/python3.11/site-packages/torchvision/_C.so"), "_ZN3c104cuda9SetDeviceEi");
     assert_eq!(companion_ids(&m), [TORCH]);
 }
+
+#[test]
+fn a_pypi_companion_beside_a_torch_of_another_build_is_that_other_build() {
+    // torch 2.7.0+cpu with torchvision 0.22.0 from PyPI, whose Linux wheel is torch 2.7's cu126 build
+    // (pytorch.toml's pypi_linux): its operators need CUDA libraries the CPU torch lacks.
+    let m = Machine::linux().torch("2.7.0+cpu").companion("torchvision", "0.22.0");
+    assert_eq!(companion_ids(&m), [TORCH]);
+    let f = m.finding(TORCH);
+    assert!(
+        f.evidence.iter().any(|e| e.contains(
+            "torchvision 0.22.0: PyPI's build (no local tag), which on Linux x86_64 is torch 2.7's cu126 build, not cpu"
+        )),
+        "{:?}",
+        f.evidence
+    );
+    // The same release in torch's build, from torch's index: `==0.22.*` would be met by what is installed.
+    assert_eq!(
+        m.changes(TORCH),
+        [install(&["torch==2.7.0+cpu", "torchvision==0.22.0+cpu"], Some("https://download.pytorch.org/whl/cpu"))]
+    );
+    // On Windows PyPI's torchvision is the CPU build: the pair matches. A CUDA torch there does not.
+    assert!(companion_ids(&Machine::windows().torch("2.7.0+cpu").companion("torchvision", "0.22.0")).is_empty());
+    let m = Machine::windows().torch("2.5.1+cu124").companion("torchvision", "0.20.1");
+    assert_eq!(companion_ids(&m), [TORCH]);
+}
+
+#[test]
+fn pasted_text_without_the_os_tells_pypis_build_by_the_site_packages_path() {
+    let with_site =
+        |dir: &str| Machine::pasted().torch("2.7.0+cpu").companion("torchvision", "0.22.0").site_packages(&[dir]);
+    // A POSIX site-packages beside a `+cpu` torch (made for Linux and Windows only) is Linux.
+    assert_eq!(companion_ids(&with_site("/opt/venv/lib/python3.10/site-packages")), [TORCH]);
+    // A drive letter is Windows, where the pair matches; no path (the reader's placeholder) says nothing.
+    assert!(companion_ids(&with_site("C:\\Users\\u\\venv\\Lib\\site-packages")).is_empty());
+    assert!(companion_ids(&with_site("(pasted)")).is_empty());
+}
+
+#[test]
+fn another_build_of_the_same_line_pins_that_release_in_torchs_build() {
+    // torch 2.3.0 is not its line's newest (2.3.1): the installed torchvision's own release, in torch's build.
+    let m = rig().torch("2.3.0+cu121").companion("torchvision", "0.18.0+cu118");
+    assert_eq!(
+        m.changes(TORCH),
+        [install(&["torch==2.3.0+cu121", "torchvision==0.18.0+cu121"], Some("https://download.pytorch.org/whl/cu121"))]
+    );
+}

@@ -123,6 +123,31 @@ fn pip_show_gives_one_package() {
     assert!(unrecognised("Name: Version 2\nVersion: of the plan\n"), "prose is not pip show");
 }
 
+/// `pip show`'s `Location:` is the site-packages folder of the environment (pip's documented layout,
+/// https://pip.pypa.io/en/stable/cli/pip_show/: `Location: /my/env/lib/python2.7/site-packages`; a
+/// Windows install prints a drive letter, often in lower case).
+#[test]
+fn pip_show_location_is_the_environments_site_packages() {
+    let block = |name: &str, version: &str, dir: &str| {
+        format!(
+            "Name: {name}\nVersion: {version}\nSummary: x\nLicense: BSD\nLocation: {dir}\nRequires: \nRequired-by: \n"
+        )
+    };
+    let text = block("torch", "2.4.1+cu121", "/my/env/lib/python3.11/site-packages")
+        + "---\n"
+        + &block("torchvision", "0.19.1", "/my/env/lib/python3.11/site-packages");
+    assert_eq!(env(&read(&text)).site_packages, ["/my/env/lib/python3.11/site-packages"]);
+    let windows =
+        block("torch", "2.4.1+cu121", r"c:\users\me\appdata\local\programs\python\python311\lib\site-packages");
+    assert_eq!(
+        env(&read(&windows)).site_packages,
+        [r"c:\users\me\appdata\local\programs\python\python311\lib\site-packages"]
+    );
+    // Without a Location (or with one that is no path) the folder stays unknown.
+    let none = "Name: torch\nVersion: 2.4.1+cu121\nLocation: somewhere\n";
+    assert_eq!(env(&read(none)).site_packages, ["(pasted)"]);
+}
+
 #[test]
 fn pip_freeze_with_a_wheel_url() {
     let s = read(PIP_FREEZE);
