@@ -26,6 +26,7 @@ mod presence;
 mod reading;
 #[cfg(test)]
 mod tests;
+mod too_old;
 mod toolkits;
 mod topology;
 mod wheels;
@@ -95,6 +96,7 @@ const FAMILIES: &[Family] = &[
     (wheels::RULES, wheels::run),
     (loader::RULES, loader::run),
     (companions::RULES, companions::run),
+    (too_old::RULES, too_old::run),
     (reading::RULES, reading::run),
 ];
 

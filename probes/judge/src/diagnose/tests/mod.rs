@@ -12,6 +12,7 @@ mod health;
 mod link;
 mod presence;
 mod quoting;
+mod too_old;
 mod toolkits;
 mod topology;
 mod wheels;

@@ -611,6 +611,13 @@ const CASES: &[Case] = &[
         &[("library", "cpu.cpython-38-x86_64-linux-gnu.so"), ("symbol", "_ZTIN3c1021AutogradMetaInterfaceE")],
         &[],
     ),
+    // NVIDIA/warp#940 (verbatim; Warp 1.7.1 under Isaac Sim on an R580 driver, Windows).
+    (
+        "warp.uuid_entry_point_rejected",
+        "Warp CUDA error: Failed to get driver entry point 'cuDeviceGetUuid' (CUDA error 1)",
+        &[],
+        &[],
+    ),
     (
         "ld.cuda_library_conflict",
         "/usr/bin/ld: warning: libcudart.so.7.5, needed by /usr/local/lib/libopenncv_core.so, may conflict with libcudart.so.8.0",
