@@ -22,6 +22,7 @@ mod health;
 mod link;
 mod loader;
 mod messages;
+mod nvcc;
 mod presence;
 mod reading;
 #[cfg(test)]
@@ -97,6 +98,7 @@ const FAMILIES: &[Family] = &[
     (loader::RULES, loader::run),
     (companions::RULES, companions::run),
     (too_old::RULES, too_old::run),
+    (nvcc::RULES, nvcc::run),
     (reading::RULES, reading::run),
 ];
 

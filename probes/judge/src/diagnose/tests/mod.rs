@@ -10,6 +10,7 @@ mod first;
 mod fit;
 mod health;
 mod link;
+mod nvcc;
 mod presence;
 mod quoting;
 mod too_old;
