@@ -452,3 +452,69 @@ fn same_name(a: &str, b: &str) -> bool {
     let norm = |s: &str| s.to_ascii_lowercase().replace(['_', '.'], "-");
     norm(a) == norm(b)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn of(library: &str) -> (String, Option<String>, bool) {
+        let e = Extension::of(library);
+        (e.file, e.package, e.installed)
+    }
+
+    #[test]
+    fn an_extensions_path_names_its_distribution() {
+        let cases = [
+            // vllm-project/vllm#611: a folder under site-packages.
+            (
+                "/envs/e/lib/python3.10/site-packages/vllm/activation_ops.cpython-310-x86_64-linux-gnu.so",
+                ("activation_ops.cpython-310-x86_64-linux-gnu.so", Some("vllm"), true),
+            ),
+            // A module at the top of dist-packages, named by its setup.py.
+            (
+                "/usr/local/lib/python3.11/dist-packages/flash_attn_2_cuda.cpython-311-x86_64-linux-gnu.so",
+                ("flash_attn_2_cuda.cpython-311-x86_64-linux-gnu.so", Some("flash-attn"), true),
+            ),
+            // timmeinhardt/trackformer#23: an egg.
+            (
+                "/e/lib/python3.7/site-packages/MultiScaleDeformableAttention-1.0-py3.7-linux-x86_64.egg/MultiScaleDeformableAttention.cpython-37m-x86_64-linux-gnu.so",
+                (
+                    "MultiScaleDeformableAttention.cpython-37m-x86_64-linux-gnu.so",
+                    Some("MultiScaleDeformableAttention"),
+                    true,
+                ),
+            ),
+            // lxxue/FRNN#21: a source checkout.
+            (
+                "/home/u/FRNN/frnn/_C.cpython-310-x86_64-linux-gnu.so",
+                ("_C.cpython-310-x86_64-linux-gnu.so", None, false),
+            ),
+            // The folder cut off: a known module is its distribution's installed copy, another is unknown.
+            (
+                "selective_scan_cuda.cpython-310-x86_64-linux-gnu.so",
+                ("selective_scan_cuda.cpython-310-x86_64-linux-gnu.so", Some("mamba-ssm"), true),
+            ),
+            ("cpu.cpython-38-x86_64-linux-gnu.so", ("cpu.cpython-38-x86_64-linux-gnu.so", None, false)),
+            ("", ("a compiled PyTorch extension", None, false)),
+            // torch's own libraries.
+            (
+                "/v/lib/python3.12/site-packages/torch/lib/libtorch_python.so",
+                ("libtorch_python.so", Some("torch"), true),
+            ),
+        ];
+        for (library, (file, package, installed)) in cases {
+            assert_eq!(of(library), (file.to_owned(), package.map(str::to_owned), installed), "{library}");
+        }
+    }
+
+    #[test]
+    fn hostile_paths_give_no_package_and_end_quickly() {
+        // A folder name that is no distribution name is not one.
+        assert_eq!(of("/x/site-packages/a b;rm/_C.so").1, None);
+        assert_eq!(of("/x/site-packages/").1, None);
+        let deep = format!("/{}site-packages/{}/_C.so", "a/".repeat(100_000), "p".repeat(10_000));
+        let start = std::time::Instant::now();
+        assert_eq!(of(&deep).1.map(|p| p.len()), Some(10_000));
+        assert!(start.elapsed() < std::time::Duration::from_secs(2));
+    }
+}
