@@ -148,7 +148,8 @@ pub fn create(tool: &Tool, python: &Path, prefix: &Path) -> Vec<String> {
     }
 }
 
-/// As [`install`], with `flags` (`-U`, `--force-reinstall`, `--no-deps`, in the tool's spelling)
+/// As [`install`], with `flags` (`-U`, `--force-reinstall`, `--no-deps`, `--no-build-isolation`,
+/// `--no-cache-dir`, in the tool's spelling)
 /// before the source and the requirements.
 pub fn install_with(
     tool: &Tool,
@@ -166,6 +167,9 @@ pub fn install_with(
             InstallFlag::Reinstall if uv => "--reinstall",
             InstallFlag::Reinstall => "--force-reinstall",
             InstallFlag::NoDeps => "--no-deps",
+            InstallFlag::NoBuildIsolation => "--no-build-isolation",
+            InstallFlag::NoCache if uv => "--no-cache",
+            InstallFlag::NoCache => "--no-cache-dir",
         }
         .to_owned()
     }));
@@ -223,13 +227,23 @@ mod tests {
 
     #[test]
     fn install_flags_are_spelled_as_each_tool_reads_them() {
-        let flags = [InstallFlag::Upgrade, InstallFlag::Reinstall, InstallFlag::NoDeps];
+        let flags = [
+            InstallFlag::Upgrade,
+            InstallFlag::Reinstall,
+            InstallFlag::NoDeps,
+            InstallFlag::NoBuildIsolation,
+            InstallFlag::NoCache,
+        ];
         let reqs = ["x==1".to_owned()];
         let py = Path::new("/e/bin/python");
         let pip = install_with(&Tool::Pip, py, &reqs, &Source::default(), &flags);
-        assert_eq!(pip, ["/e/bin/python", "-m", "pip", "install", "-U", "--force-reinstall", "--no-deps", "x==1"]);
+        let want = ["-U", "--force-reinstall", "--no-deps", "--no-build-isolation", "--no-cache-dir", "x==1"];
+        assert_eq!(pip[..4], ["/e/bin/python", "-m", "pip", "install"]);
+        assert_eq!(pip[4..], want);
+        // uv pip install: https://docs.astral.sh/uv/reference/cli/#uv-pip-install (`--no-build-isolation`,
+        // `--no-cache`).
         let uv = install_with(&Tool::Uv { uv: "uv".into() }, py, &reqs, &Source::default(), &flags);
-        assert_eq!(uv[5..], ["--upgrade", "--reinstall", "--no-deps", "x==1"]);
+        assert_eq!(uv[5..], ["--upgrade", "--reinstall", "--no-deps", "--no-build-isolation", "--no-cache", "x==1"]);
     }
 
     #[test]

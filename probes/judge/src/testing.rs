@@ -102,6 +102,12 @@ impl Machine {
         &mut envs[0]
     }
 
+    /// Sets the environment's site-packages folders (as `pip show` printed them for pasted text).
+    pub fn site_packages(mut self, dirs: &[&str]) -> Self {
+        self.env_mut().site_packages = dirs.iter().map(|d| (*d).to_owned()).collect();
+        self
+    }
+
     /// Moves the environment to `prefix` (interpreter, site-packages and frameworks with it).
     pub fn env_prefix(mut self, prefix: &str) -> Self {
         let env = self.env_mut();

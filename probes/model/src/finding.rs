@@ -154,6 +154,12 @@ pub enum InstallFlag {
     Reinstall,
     /// Leave dependencies as they are (`--no-deps`).
     NoDeps,
+    /// Build from source against the packages installed in the environment (the installed torch, for
+    /// a PyTorch extension), not in a fresh isolated one (`--no-build-isolation`).
+    NoBuildIsolation,
+    /// Neither read nor write the tool's cache, so a wheel built earlier against another torch is not
+    /// taken again (`--no-cache-dir`).
+    NoCache,
 }
 
 /// Why an installed NVIDIA driver does not load.

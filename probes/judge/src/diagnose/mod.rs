@@ -14,6 +14,7 @@ mod companions;
 mod containers;
 mod context;
 mod cudnn;
+mod demangle;
 mod driver;
 mod env_vars;
 mod fix;
@@ -22,10 +23,12 @@ mod health;
 mod link;
 mod loader;
 mod messages;
+mod nvcc;
 mod presence;
 mod reading;
 #[cfg(test)]
 mod tests;
+mod too_old;
 mod toolkits;
 mod topology;
 mod wheels;
@@ -96,6 +99,8 @@ const FAMILIES: &[Family] = &[
     (wheels::RULES, wheels::run),
     (loader::RULES, loader::run),
     (companions::RULES, companions::run),
+    (too_old::RULES, too_old::run),
+    (nvcc::RULES, nvcc::run),
     (reading::RULES, reading::run),
 ];
 

@@ -48,6 +48,8 @@ pub(super) struct Facts {
     /// The build ollama's runner list says (`msg="Dynamic LLM libraries" runners=[cpu]`).
     pub ollama_build: Option<gpu_doctor_model::FrameworkBuild>,
     pub python_version: Option<String>,
+    /// The site-packages folders `pip show` printed (`Location:`), in order, without repeats.
+    pub site_packages: Vec<String>,
     pub os: Option<OsFamily>,
     /// The OS's name as the text gives it (`Ubuntu 22.04.4 LTS`), with the format that gave it.
     pub os_name: Option<(String, &'static str)>,
@@ -337,7 +339,7 @@ impl Facts {
                 prefix: PASTED.to_owned(),
                 interpreter: None,
                 python_version: self.python_version,
-                site_packages: vec![PASTED.to_owned()],
+                site_packages: site_packages_or_pasted(std::mem::take(&mut self.site_packages)),
                 include_system_site_packages: false,
                 found_by: vec!["pasted text".to_owned()],
                 frameworks: built.frameworks,
@@ -458,6 +460,11 @@ fn fill_health(snap: &mut Snapshot, gpu_health: Vec<(GpuHealth, &'static str)>, 
     if !xids.is_empty() {
         snap.health.xid_events = Probed::found(xids, "pasted kernel log");
     }
+}
+
+/// The site-packages folders `pip show` printed, or the [`PASTED`] placeholder where none was.
+fn site_packages_or_pasted(dirs: Vec<String>) -> Vec<String> {
+    if dirs.is_empty() { vec![PASTED.to_owned()] } else { dirs }
 }
 
 #[cfg(test)]

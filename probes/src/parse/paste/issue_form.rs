@@ -145,7 +145,31 @@ fn answered(label: &str, value: &str, at: usize, format: &'static str, facts: &m
     {
         facts.saw(at, format);
         facts.python_version.get_or_insert(v);
+    } else if let Some(name) = TORCH_EXTENSIONS.iter().find(|n| label.replace(['_', '.', ' '], "-") == **n)
+        && let Some(version) = extension_version(value).filter(|_| !listed(name))
+    {
+        // `flash-attn: 2.5.7`, `xformers: 0.0.28.post1`: a compiled torch extension's version, which says
+        // which torch it was built for.
+        facts.saw(at, format);
+        packages::add(facts, name, &version, None, format);
     }
+}
+
+/// The compiled torch extensions among the companions (`probe::python::companions`) read from a label
+/// of their own: each is built for one torch release.
+const TORCH_EXTENSIONS: [&str; 5] = ["torchvision", "torchaudio", "xformers", "flash-attn", "vllm"];
+
+/// An extension's installed version: [`installed_version`], or a post or pre release of one
+/// (`0.0.28.post1`, `2.7.4.post1`, `0.6.0rc1`).
+fn extension_version(value: &str) -> Option<String> {
+    installed_version(value).or_else(|| {
+        let word = value.split([' ', ',', '(', ';']).find(|w| !w.is_empty())?;
+        let word = word.strip_prefix('v').unwrap_or(word).trim_end_matches(['.', ')']);
+        let ok = word.bytes().all(|b| b.is_ascii_alphanumeric() || b"._+-".contains(&b));
+        (ok && word.as_bytes().first().is_some_and(u8::is_ascii_digit)
+            && gpu_doctor_kb::PyVersion::new(word).line().is_some())
+        .then(|| word.to_owned())
+    })
 }
 
 /// The first word of an answer that is an installed version (`2.8.0+cu128`, `v1.4.0`, `1.10.2`),

@@ -132,6 +132,31 @@ fn read_pip_show(lines: &[String], facts: &mut Facts) {
         if one_word(name) && one_word(version) && version.starts_with(|c: char| c.is_ascii_digit()) {
             facts.saw(i, "pip show");
             add(facts, name, version, None, "pip show");
+            location(lines.get(i + 2..).unwrap_or_default(), facts);
+        }
+    }
+}
+
+/// The most site-packages folders kept from `pip show` blocks.
+const MAX_LOCATIONS: usize = 8;
+
+/// The `Location:` of a `pip show` block (the lines after its `Version:`, up to the next block): the
+/// site-packages folder the package is installed in. pip's show command prints it with the other
+/// fields (pypa/pip:src/pip/_internal/commands/show.py, print_results: `write_output("Location: %s",
+/// dist.location)`).
+fn location(block: &[String], facts: &mut Facts) {
+    for line in block.iter().take(20) {
+        let line = line.trim();
+        if line.starts_with("Name: ") || line.starts_with("---") {
+            return;
+        }
+        if let Some(dir) = line.strip_prefix("Location: ").map(str::trim) {
+            let plausible =
+                !dir.is_empty() && dir.len() < 4096 && (dir.starts_with('/') || dir.get(1..3) == Some(":\\"));
+            if plausible && !facts.site_packages.iter().any(|d| d == dir) && facts.site_packages.len() < MAX_LOCATIONS {
+                facts.site_packages.push(dir.to_owned());
+            }
+            return;
         }
     }
 }

@@ -2,7 +2,7 @@
 
 use super::builder::Machine;
 use crate::diagnose::fix;
-use gpu_doctor_model::Change;
+use gpu_doctor_model::{Change, InstallFlag};
 
 const TORCH: &str = "companions.built_for_other_torch";
 const NUMPY2: &str = "companions.numpy_two_beside_numpy_one_build";
@@ -120,4 +120,183 @@ fn a_companion_finding_cites_its_own_lines_and_not_another_other_line() {
     let ids = m.ids();
     assert!(ids.contains(&"observed.cuda.out_of_memory".to_owned()), "the memory error is not explained: {ids:?}");
     assert!(!ids.contains(&"observed.torchvision.operator_missing".to_owned()), "{ids:?}");
+}
+
+const EXTENSION: &str = "companions.extension_built_for_other_torch";
+
+/// A loader line of the `ld.torch_symbol_missing` row, as the paste reader gives it.
+fn symbol_line(m: &mut Machine, library: Option<&str>, symbol: &str) {
+    let mut values = std::collections::BTreeMap::from([("symbol".to_owned(), symbol.to_owned())]);
+    if let Some(l) = library {
+        values.insert("library".to_owned(), l.to_owned());
+    }
+    let line = format!("ImportError: {}: undefined symbol: {symbol}", library.unwrap_or("?"));
+    m.0.messages.push(gpu_doctor_model::ObservedMessage { id: "ld.torch_symbol_missing".into(), line, values });
+}
+
+#[test]
+fn an_extension_built_for_another_torch_is_rebuilt_against_the_installed_one() {
+    // The flash-attn form: a top-level module in site-packages, named by flash-attention's setup.py.
+    let mut m = Machine::pasted().torch("2.3.0").companion("flash-attn", "2.5.7");
+    symbol_line(
+        &mut m,
+        Some("/usr/local/lib/python3.10/dist-packages/flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so"),
+        "_ZN3c104cuda9SetDeviceEi",
+    );
+    assert_eq!(companion_ids(&m), [EXTENSION]);
+    let f = m.finding(EXTENSION);
+    assert_eq!(f.summary, "flash-attn was built against another torch than torch 2.3.0");
+    // The missing torch function, demangled.
+    assert!(f.evidence.iter().any(|e| e.contains("(c10::cuda::SetDevice(int))")), "{:?}", f.evidence);
+    // A source build against the installed torch (flash-attn's setup.py takes the wheel made for it when
+    // one exists), of the installed version, leaving torch and the cache alone.
+    assert_eq!(
+        m.changes(EXTENSION),
+        [Change::Install {
+            requirements: vec!["flash-attn==2.5.7".into()],
+            flags: vec![
+                InstallFlag::Reinstall,
+                InstallFlag::NoDeps,
+                InstallFlag::NoBuildIsolation,
+                InstallFlag::NoCache
+            ],
+            index_url: None,
+        }]
+    );
+    // The pasted line is cited, and no `observed.` finding repeats it.
+    assert!(f.evidence.iter().any(|e| e.starts_with("pasted line: ImportError:")), "{:?}", f.evidence);
+    assert!(!m.ids().iter().any(|id| id.starts_with("observed.")), "{:?}", m.ids());
+}
+
+#[test]
+fn an_extension_whose_wheels_pin_torch_is_reinstalled_for_this_torch() {
+    // vllm-project/vllm#611's line: vLLM's wheels pin one torch, so pip picks the one pinned to this torch.
+    let mut m = rig().torch("2.0.1+cu118");
+    symbol_line(
+        &mut m,
+        Some(
+            "/local_disk0/envs/pythonEnv-1/lib/python3.10/site-packages/vllm/activation_ops.cpython-310-x86_64-linux-gnu.so",
+        ),
+        "_ZN3c106detail19maybe_wrap_dim_slowEllb",
+    );
+    assert_eq!(
+        m.changes(EXTENSION),
+        [Change::Install {
+            requirements: vec!["torch==2.0.1+cu118".into(), "vllm".into()],
+            flags: vec![InstallFlag::Upgrade],
+            index_url: Some("https://download.pytorch.org/whl/cu118".into()),
+        }]
+    );
+    let f = m.finding(EXTENSION);
+    assert!(
+        f.evidence.iter().any(|e| e.contains("c10::detail::maybe_wrap_dim_slow(long, long, bool)")),
+        "{:?}",
+        f.evidence
+    );
+}
+
+#[test]
+fn a_cxx11_abi_name_says_so_and_a_source_checkout_is_rebuilt_in_place() {
+    // NVIDIA/TransformerEngine#1192's symbol, from lxxue/FRNN#21's in-tree build (`FRNN/frnn/_C…so`).
+    let mut m = Machine::pasted().torch("2.3.1+cu121");
+    symbol_line(
+        &mut m,
+        Some("/home/u/FRNN/frnn/_C.cpython-310-x86_64-linux-gnu.so"),
+        "_ZN3c105ErrorC2ENS_14SourceLocationENSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE",
+    );
+    let f = m.finding(EXTENSION);
+    assert!(f.detail.contains("_GLIBCXX_USE_CXX11_ABI"), "{}", f.detail);
+    assert!(f.plan.as_ref().is_none_or(|p| !matches!(p.target, gpu_doctor_model::PlanTarget::Change { .. })));
+    let fix = f.fix.unwrap_or_default();
+    assert!(fix.contains("pip install --no-build-isolation"), "{fix}");
+    assert!(fix.contains("torch 2.3.1+cu121"), "{fix}");
+}
+
+#[test]
+fn torch_own_libraries_asking_each_other_mean_two_torch_installs() {
+    let mut m = rig().torch("2.4.0+cu121");
+    symbol_line(
+        &mut m,
+        Some("/home/u/.local/lib/python3.10/site-packages/torch/lib/libtorch_python.so"),
+        "_ZN3c1017RegisterOperatorsD1Ev",
+    );
+    let f = m.finding(EXTENSION);
+    assert!(f.summary.starts_with("torch's own libtorch_python.so"), "{}", f.summary);
+    assert_eq!(
+        m.changes(EXTENSION),
+        [Change::Install {
+            requirements: vec!["torch==2.4.0+cu121".into()],
+            flags: vec![InstallFlag::Reinstall, InstallFlag::NoDeps],
+            index_url: Some("https://download.pytorch.org/whl/cu121".into()),
+        }]
+    );
+}
+
+#[test]
+fn without_a_torch_version_the_fix_says_how_to_find_it_and_without_the_line_nothing_is_said() {
+    let mut m = Machine::pasted();
+    symbol_line(
+        &mut m,
+        Some("/opt/venv/lib/python3.11/site-packages/xformers/_C.so"),
+        "_ZN2at4_ops5zeros4callEN3c108ArrayRefINS2_6SymIntEEE",
+    );
+    let f = m.finding(EXTENSION);
+    assert_eq!(f.summary, "xformers was built against another torch than the installed torch");
+    let fix = f.fix.unwrap_or_default();
+    assert!(fix.contains("torch.__version__") && fix.contains("xformers"), "{fix}");
+    // The symbol alone (no path): still the finding, about an extension in general.
+    let mut m = Machine::pasted().torch("2.3.0");
+    symbol_line(&mut m, None, "_ZN3c104cuda9SetDeviceEi");
+    assert_eq!(companion_ids(&m), [EXTENSION]);
+    // No such line, or only a torchvision the versions already judge: no second finding.
+    assert!(companion_ids(&rig().torch("2.3.0").companion("flash-attn", "2.5.7")).is_empty());
+    let mut m = rig().torch("2.5.1+cu124").companion("torchvision", "0.19.1+cu124");
+    symbol_line(&mut m, Some("/v/lib/python3.11/site-packages/torchvision/_C.so"), "_ZN3c104cuda9SetDeviceEi");
+    assert_eq!(companion_ids(&m), [TORCH]);
+}
+
+#[test]
+fn a_pypi_companion_beside_a_torch_of_another_build_is_that_other_build() {
+    // torch 2.7.0+cpu with torchvision 0.22.0 from PyPI, whose Linux wheel is torch 2.7's cu126 build
+    // (pytorch.toml's pypi_linux): its operators need CUDA libraries the CPU torch lacks.
+    let m = Machine::linux().torch("2.7.0+cpu").companion("torchvision", "0.22.0");
+    assert_eq!(companion_ids(&m), [TORCH]);
+    let f = m.finding(TORCH);
+    assert!(
+        f.evidence.iter().any(|e| e.contains(
+            "torchvision 0.22.0: PyPI's build (no local tag), which on Linux x86_64 is torch 2.7's cu126 build, not cpu"
+        )),
+        "{:?}",
+        f.evidence
+    );
+    // The same release in torch's build, from torch's index: `==0.22.*` would be met by what is installed.
+    assert_eq!(
+        m.changes(TORCH),
+        [install(&["torch==2.7.0+cpu", "torchvision==0.22.0+cpu"], Some("https://download.pytorch.org/whl/cpu"))]
+    );
+    // On Windows PyPI's torchvision is the CPU build: the pair matches. A CUDA torch there does not.
+    assert!(companion_ids(&Machine::windows().torch("2.7.0+cpu").companion("torchvision", "0.22.0")).is_empty());
+    let m = Machine::windows().torch("2.5.1+cu124").companion("torchvision", "0.20.1");
+    assert_eq!(companion_ids(&m), [TORCH]);
+}
+
+#[test]
+fn pasted_text_without_the_os_tells_pypis_build_by_the_site_packages_path() {
+    let with_site =
+        |dir: &str| Machine::pasted().torch("2.7.0+cpu").companion("torchvision", "0.22.0").site_packages(&[dir]);
+    // A POSIX site-packages beside a `+cpu` torch (made for Linux and Windows only) is Linux.
+    assert_eq!(companion_ids(&with_site("/opt/venv/lib/python3.10/site-packages")), [TORCH]);
+    // A drive letter is Windows, where the pair matches; no path (the reader's placeholder) says nothing.
+    assert!(companion_ids(&with_site("C:\\Users\\u\\venv\\Lib\\site-packages")).is_empty());
+    assert!(companion_ids(&with_site("(pasted)")).is_empty());
+}
+
+#[test]
+fn another_build_of_the_same_line_pins_that_release_in_torchs_build() {
+    // torch 2.3.0 is not its line's newest (2.3.1): the installed torchvision's own release, in torch's build.
+    let m = rig().torch("2.3.0+cu121").companion("torchvision", "0.18.0+cu118");
+    assert_eq!(
+        m.changes(TORCH),
+        [install(&["torch==2.3.0+cu121", "torchvision==0.18.0+cu121"], Some("https://download.pytorch.org/whl/cu121"))]
+    );
 }

@@ -126,6 +126,31 @@ fn pip_show_gives_one_package() {
     assert!(unrecognised("Name: Version 2\nVersion: of the plan\n"), "prose is not pip show");
 }
 
+/// `pip show`'s `Location:` is the site-packages folder of the environment (pip's documented layout,
+/// https://pip.pypa.io/en/stable/cli/pip_show/: `Location: /my/env/lib/python2.7/site-packages`; a
+/// Windows install prints a drive letter, often in lower case).
+#[test]
+fn pip_show_location_is_the_environments_site_packages() {
+    let block = |name: &str, version: &str, dir: &str| {
+        format!(
+            "Name: {name}\nVersion: {version}\nSummary: x\nLicense: BSD\nLocation: {dir}\nRequires: \nRequired-by: \n"
+        )
+    };
+    let text = block("torch", "2.4.1+cu121", "/my/env/lib/python3.11/site-packages")
+        + "---\n"
+        + &block("torchvision", "0.19.1", "/my/env/lib/python3.11/site-packages");
+    assert_eq!(env(&read(&text)).site_packages, ["/my/env/lib/python3.11/site-packages"]);
+    let windows =
+        block("torch", "2.4.1+cu121", r"c:\users\me\appdata\local\programs\python\python311\lib\site-packages");
+    assert_eq!(
+        env(&read(&windows)).site_packages,
+        [r"c:\users\me\appdata\local\programs\python\python311\lib\site-packages"]
+    );
+    // Without a Location (or with one that is no path) the folder stays unknown.
+    let none = "Name: torch\nVersion: 2.4.1+cu121\nLocation: somewhere\n";
+    assert_eq!(env(&read(none)).site_packages, ["(pasted)"]);
+}
+
 #[test]
 fn pip_freeze_with_a_wheel_url() {
     let s = read(PIP_FREEZE);
@@ -387,6 +412,26 @@ fn a_labelled_driver_version_is_the_driver() {
     for line in ["CUDA Driver Version: 12.2", "driver: nvidia", "GPU: 0", "gpu memory usage: 4 GB"] {
         assert!(unrecognised(line), "{line}");
     }
+}
+
+/// A labelled companion package (`flash-attn: 2.5.7`, `torchvision: 0.18.1`) is that package; a label
+/// that is no package, or a requirement, is not.
+#[test]
+fn a_labelled_companion_package_is_that_package() {
+    let companion = |text: &str, name: &str| {
+        let s = read_pasted(text, kb()).ok()?;
+        let envs = s.python_envs.value().map(Vec::as_slice).unwrap_or_default();
+        envs.iter().flat_map(|e| e.companions.iter()).find(|p| p.name == name).map(|p| p.version.clone())
+    };
+    // The form of the issue templates that ask for each package on its own line (hiyouga/LLaMA-Factory's
+    // and vllm-project/vllm's list `transformers version`, `torch version` lines the same way).
+    let text = "torch: 2.4.1\nflash-attn: 2.6.3\nxformers: 0.0.28.post1\ntorchvision: 0.19.1";
+    assert_eq!(companion(text, "flash-attn").as_deref(), Some("2.6.3"));
+    assert_eq!(companion(text, "xformers").as_deref(), Some("0.0.28.post1"));
+    assert_eq!(companion(text, "torchvision").as_deref(), Some("0.19.1"));
+    assert_eq!(companion("Flash-Attn: 2.6.3\ntorch: 2.4.1", "flash-attn").as_deref(), Some("2.6.3"));
+    assert_eq!(companion("flash-attn: >=2.0\ntorch: 2.4.1", "flash-attn"), None);
+    assert_eq!(companion("einops: 0.8.0\ntorch: 2.4.1", "einops"), None);
 }
 
 /// nvcc's version reported on its command's line, in prose or a comment (the corpus's

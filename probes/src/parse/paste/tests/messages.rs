@@ -571,6 +571,53 @@ const CASES: &[Case] = &[
         &[("symbol", "cudaGetDriverEntryPointByVersion"), ("library", "libcudart.so.12")],
         &[],
     ),
+    // vllm-project/vllm#611 (verbatim): vLLM's kernels built for another torch.
+    (
+        "ld.torch_symbol_missing",
+        "/local_disk0/.ephemeral_nfs/envs/pythonEnv-83e459d1-1266-4d71-a155-ef12c7c6cd22/lib/python3.10/site-packages/vllm/activation_ops.cpython-310-x86_64-linux-gnu.so: undefined symbol: _ZN3c106detail19maybe_wrap_dim_slowEllb",
+        &[
+            (
+                "library",
+                "/local_disk0/.ephemeral_nfs/envs/pythonEnv-83e459d1-1266-4d71-a155-ef12c7c6cd22/lib/python3.10/site-packages/vllm/activation_ops.cpython-310-x86_64-linux-gnu.so",
+            ),
+            ("symbol", "_ZN3c106detail19maybe_wrap_dim_slowEllb"),
+        ],
+        &[],
+    ),
+    // NVIDIA/TransformerEngine#1192 (verbatim): a C++11-ABI name.
+    (
+        "ld.torch_symbol_missing",
+        "ImportError: /usr/local/lib/python3.10/dist-packages/transformer_engine/transformer_engine_torch.cpython-310-x86_64-linux-gnu.so: undefined symbol: _ZN3c105ErrorC2ENS_14SourceLocationENSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE",
+        &[
+            (
+                "library",
+                "/usr/local/lib/python3.10/dist-packages/transformer_engine/transformer_engine_torch.cpython-310-x86_64-linux-gnu.so",
+            ),
+            ("symbol", "_ZN3c105ErrorC2ENS_14SourceLocationENSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE"),
+        ],
+        &[],
+    ),
+    // vllm-project/vllm#13608 (verbatim, the title): the limited-API file name, torch's namespace.
+    (
+        "ld.torch_symbol_missing",
+        "[Bug]: ImportError: /workspace/vllm-abo/vllm/_C.abi3.so: undefined symbol: _ZN5torch3jit17parseSchemaOrNameERKSsb",
+        &[("library", "/workspace/vllm-abo/vllm/_C.abi3.so"), ("symbol", "_ZN5torch3jit17parseSchemaOrNameERKSsb")],
+        &[],
+    ),
+    // idiap/fast-transformers#127 (verbatim, its last line): a type info of c10.
+    (
+        "ld.torch_symbol_missing",
+        "cpu.cpython-38-x86_64-linux-gnu.so: undefined symbol: _ZTIN3c1021AutogradMetaInterfaceE",
+        &[("library", "cpu.cpython-38-x86_64-linux-gnu.so"), ("symbol", "_ZTIN3c1021AutogradMetaInterfaceE")],
+        &[],
+    ),
+    // NVIDIA/warp#940 (verbatim; Warp 1.7.1 under Isaac Sim on an R580 driver, Windows).
+    (
+        "warp.uuid_entry_point_rejected",
+        "Warp CUDA error: Failed to get driver entry point 'cuDeviceGetUuid' (CUDA error 1)",
+        &[],
+        &[],
+    ),
     (
         "ld.cuda_library_conflict",
         "/usr/bin/ld: warning: libcudart.so.7.5, needed by /usr/local/lib/libopenncv_core.so, may conflict with libcudart.so.8.0",
@@ -1173,7 +1220,8 @@ const CASES: &[Case] = &[
             "reason",
             "/usr/local/lib/python3.9/dist-packages/torchvision/image.so: undefined symbol: _ZN3c104impl8GPUTrace13gpuTraceStateE",
         )],
-        &[],
+        // Its inner line is the loader's: torchvision's image library asks for a c10 name.
+        &["ld.torch_symbol_missing"],
     ),
     // Emerge-Lab/gpudrive#373 (verbatim).
     (
@@ -1362,6 +1410,31 @@ fn a_message_wrapped_over_two_lines_is_one_line_with_both_parts() {
     let found = scan(CASES.iter().find(|c| c.0 == "nvrm.api_mismatch").unwrap().1);
     assert_eq!(found.len(), 1);
     assert!(found[0].line.contains("415.27, but") && found[0].line.ends_with("390.129.  Please"));
+}
+
+/// A libtorch symbol the paste wrapped onto the next line is still read (the form a public write-up of a
+/// flash-attn ABI mismatch shows: `…linux-gnu.so: undefined symbol:` then the name); a C++ name outside
+/// libtorch's namespaces, or a plain C symbol, is not this row's.
+#[test]
+fn a_libtorch_symbol_is_read_across_a_wrap_and_other_symbols_are_not() {
+    let wrapped =
+        "ImportError: flash_attn_2_cuda.cpython-311-x86_64-linux-gnu.so: undefined symbol:\n_ZN3c104cuda9SetDeviceEab";
+    let found: Vec<_> = scan(wrapped).into_iter().filter(|m| m.id == "ld.torch_symbol_missing").collect();
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].values.get("symbol").map(String::as_str), Some("_ZN3c104cuda9SetDeviceEab"));
+    assert_eq!(
+        found[0].values.get("library").map(String::as_str),
+        Some("flash_attn_2_cuda.cpython-311-x86_64-linux-gnu.so")
+    );
+    for other in [
+        "ImportError: /x/site-packages/jaxlib/xla_extension.so: undefined symbol: _ZN4absl12lts_2023080212log_internal9kCharNullE",
+        "OSError: /x/libfoo.so: undefined symbol: cudaGetDriverEntryPointByVersion",
+    ] {
+        assert!(scan(other).iter().all(|m| m.id != "ld.torch_symbol_missing"), "{other}");
+    }
+    // The symbol alone (the path cut off) is read without a library.
+    let bare: Vec<_> = scan("undefined symbol: _ZN3c104cuda9SetDeviceEi").into_iter().collect();
+    assert!(bare.iter().any(|m| m.id == "ld.torch_symbol_missing" && !m.values.contains_key("library")), "{bare:?}");
 }
 
 /// PyTorch up to 1.5 (THC) printed the runtime's error 999 in its own words (pytorch/pytorch#43281).

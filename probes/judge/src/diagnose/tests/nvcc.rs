@@ -1,0 +1,56 @@
+//! An nvcc older than the GPU it would build for.
+
+use super::builder::Machine;
+use gpu_doctor_model::ObservedMessage;
+
+const NVCC: &str = "toolkit.nvcc_too_old";
+
+fn refused(m: &mut Machine, arch: &str) {
+    // The form torch/cutorch#585 and inducer/pycuda#191 show.
+    m.0.messages.push(ObservedMessage {
+        id: "nvcc.unsupported_gpu_architecture".into(),
+        line: format!("nvcc fatal   : Unsupported gpu architecture '{arch}'"),
+        values: [("arch".to_owned(), arch.to_owned())].into(),
+    });
+}
+
+#[test]
+fn an_old_nvcc_beside_a_new_gpu_alone_says_nothing() {
+    // Ubuntu 22.04's nvidia-cuda-toolkit is nvcc 11.5; an RTX 4090 (8.9) is built for from CUDA 11.8, but
+    // prebuilt packages never ask nvcc: without a build's refusal there is nothing to say.
+    let m = Machine::linux().driver("550.54.14", "12.4").gpu("NVIDIA GeForce RTX 4090", "8.9").toolkit(
+        "/usr",
+        "11.5",
+        &["PATH"],
+    );
+    assert!(!m.ids().contains(&NVCC.to_owned()), "{:?}", m.ids());
+}
+
+#[test]
+fn a_refused_architecture_beyond_the_gpu_may_also_be_left_out() {
+    // NVIDIA/cuda-samples' CUDA 13 list (…, 110, 120) under nvcc 12.9 on an RTX 5070 (12.0, built from 12.8).
+    let mut m =
+        Machine::linux().gpu("NVIDIA GeForce RTX 5070", "12.0").toolkit("/usr/local/cuda-12.9", "12.9", &["PATH"]);
+    refused(&mut m, "compute_110");
+    let f = m.finding(NVCC);
+    assert_eq!(f.summary, "nvcc 12.9 is too old to build for sm_110: CUDA 13.0 or newer is needed");
+    let fix = f.fix.unwrap_or_default();
+    assert!(fix.contains("leave compute_110 out") && fix.contains("NVIDIA GeForce RTX 5070 (sm_120)"), "{fix}");
+    // The refused line keeps its own finding too: the build's architecture list is the other cause.
+    assert!(m.ids().iter().any(|id| id == "observed.nvcc.unsupported_gpu_architecture"), "{:?}", m.ids());
+}
+
+#[test]
+fn nvccs_refusal_names_the_toolkit_the_architecture_needs_and_explains_the_line() {
+    let mut m = Machine::pasted();
+    refused(&mut m, "compute_89");
+    let f = m.finding(NVCC);
+    assert_eq!(f.summary, "The nvcc that ran is too old to build for sm_89: CUDA 11.8 or newer is needed");
+    let fix = f.fix.unwrap_or_default();
+    assert!(fix.contains("cuda-toolkit-11-8") && fix.contains("cuda-nvcc=11.8"), "{fix}");
+    assert!(!fix.contains("leave"), "no GPU is known to build for instead: {fix}");
+    // With the nvcc's own version, and a Blackwell architecture.
+    let mut m = Machine::pasted().toolkit("/usr/local/cuda-12.4", "12.4", &["PATH"]);
+    refused(&mut m, "sm_120");
+    assert_eq!(m.finding(NVCC).summary, "nvcc 12.4 is too old to build for sm_120: CUDA 12.8 or newer is needed");
+}

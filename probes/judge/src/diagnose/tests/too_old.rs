@@ -1,0 +1,56 @@
+//! A framework release too old for the driver it runs on.
+
+use super::builder::Machine;
+use gpu_doctor_model::{Change, InstallFlag, ObservedMessage};
+
+const TOO_OLD: &str = "framework.too_old_for_driver";
+
+/// The lines Warp 1.7.1 printed on an R580 driver (NVIDIA/warp#940), as the paste reader gives them.
+fn warp_lines(m: &mut Machine) {
+    let line = |id: &str, text: &str| ObservedMessage { id: id.into(), line: text.into(), values: Default::default() };
+    m.0.messages.push(line(
+        "warp.uuid_entry_point_rejected",
+        "Warp CUDA error: Failed to get driver entry point 'cuDeviceGetUuid' (CUDA error 1)",
+    ));
+    m.0.messages.push(line(
+        "cuda.call_requires_newer_driver",
+        "Warp CUDA error 36: API call is not supported in the installed CUDA driver (in function cuda_init, C:\\g\\163821891\\warp\\native\\warp.cu:277)",
+    ));
+}
+
+#[test]
+fn warp_before_1_8_1_on_an_r580_driver_is_upgraded_not_the_driver_downgraded() {
+    let mut m =
+        Machine::linux().driver("580.65.06", "13.0").gpu("NVIDIA GeForce RTX 5070", "12.0").torch("2.7.1+cu128");
+    warp_lines(&mut m);
+    let f = m.finding(TOO_OLD);
+    assert!(f.summary.starts_with("warp-lang is older than this driver supports: 1.8.1"), "{}", f.summary);
+    assert!(f.detail.contains("110400"), "{}", f.detail);
+    assert_eq!(
+        m.changes(TOO_OLD),
+        [Change::Install {
+            requirements: vec!["warp-lang>=1.8.1".into()],
+            flags: vec![InstallFlag::Upgrade],
+            index_url: None,
+        }]
+    );
+    // Error 36 says "the driver is too old": here it is Warp's line, not a driver to upgrade.
+    let ids = m.ids();
+    assert!(!ids.iter().any(|id| id == "observed.cuda.call_requires_newer_driver"), "{ids:?}");
+}
+
+#[test]
+fn without_an_environment_the_upgrade_is_in_words_and_without_the_line_nothing_is_said() {
+    let mut m = Machine::pasted();
+    warp_lines(&mut m);
+    let fix = m.finding(TOO_OLD).fix.unwrap_or_default();
+    assert!(fix.contains("pip install --upgrade 'warp-lang>=1.8.1'"), "{fix}");
+    // Error 36 alone (any program) stays the runtime's own finding.
+    let mut m = Machine::pasted();
+    m.0.messages.push(ObservedMessage {
+        id: "cuda.call_requires_newer_driver".into(),
+        line: "CUDA error: API call is not supported in the installed CUDA driver".into(),
+        values: Default::default(),
+    });
+    assert!(!m.ids().iter().any(|id| id == TOO_OLD), "{:?}", m.ids());
+}
