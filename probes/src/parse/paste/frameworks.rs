@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use super::pkg::{ENV_FILE, PASTED, Pkg};
+use super::pkg::{CONDA_PLAN, ENV_FILE, PASTED, Pkg};
 use crate::probe::python::companions::is_companion;
 use crate::probe::python::fast::tf_build;
 use crate::probe::python::parse::PyValue;
@@ -241,7 +241,7 @@ fn conda_toolkit(by_name: &BTreeMap<&str, &Pkg>) -> Option<ToolkitInstall> {
         .or_else(|| by_name.get("cudatoolkit"))
         .or_else(|| by_name.get("cuda-cudart"))
         .or_else(|| by_name.get("pytorch-cuda"))?;
-    let listed = [super::packages::CONDA_PLAN, "conda list", ENV_FILE];
+    let listed = [CONDA_PLAN, "conda list", ENV_FILE];
     if !listed.contains(&pkg.source) && !pkg.source.starts_with("collect_env") {
         return None;
     }

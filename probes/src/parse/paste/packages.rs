@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 use regex::Regex;
 
 use super::facts::Facts;
-use super::pkg::{ENV_FILE, Pkg};
+use super::pkg::{CONDA_PLAN, ENV_FILE, Pkg};
 use crate::parse::wheel::normalize_name;
 
 /// `name==version` as pip freeze writes it.
@@ -229,9 +229,6 @@ fn conda_build_shape(build: &str) -> bool {
         && number.bytes().all(|b| b.is_ascii_digit())
         && head.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.'))
 }
-
-/// The format name of conda's transaction listing (the package plan it prints before it installs).
-pub(super) const CONDA_PLAN: &str = "conda package plan";
 
 /// The most characters a package plan row is read from: conda's rows are short.
 const MAX_PLAN_ROW: usize = 512;
