@@ -234,13 +234,17 @@ fn conda_build_shape(build: &str) -> bool {
 const MAX_PLAN_ROW: usize = 512;
 
 /// conda's package plan, printed by `conda install` / `conda create` / `conda env create` before it
-/// changes the environment, in its two row shapes:
+/// changes the environment, in its row shapes:
 /// - the download table, `    %-27s|%17s` of `name-version` and the build string, then the size and
-///   the channel (conda/conda:conda/plan.py, `print_dists` and `display_actions` with `FETCH`, as of
-///   4.6: `pytorch-2.0.0.dev20221216  |  py3.8_cpu_0  84.2 MB  pytorch-nightly`);
+///   the channel (conda/conda:conda/plan.py@87f488f487c4752b192747eace699a4f6809f052, `print_dists`
+///   and `display_actions` with `FETCH`: `pytorch-2.0.0.dev20221216  |  py3.8_cpu_0  84.2 MB
+///   pytorch-nightly`);
 /// - the `NEW packages will be INSTALLED` / `UPDATED` / `DOWNGRADED` / `SUPERSEDED` blocks, a name
-///   then the record id `channel/subdir::name-version-build` (conda/conda:conda/core/link.py,
-///   `_change_report_str`, `PackageRecord.record_id`); after ` --> ` the record that is installed.
+///   then the record `channel/subdir::name-version-build` (conda/conda:conda/core/link.py@f0677d5b0a25ebd0bb3e3b1335fcd0577cdcd61a,
+///   the change report's blocks), or `version-build` alone where the channel did not change; after
+///   ` --> ` the record that is installed;
+/// - conda before 4.6 (plan.py `display_actions`): `name:` then `version-build` and the channel,
+///   `name:  old --> new` for an update.
 ///
 /// What the plan installs is what the environment gets, so its rows are read as the environment's
 /// packages. A CI log's timestamp before a row (`2022-12-16T16:39:38.3607708Z`) is skipped.
@@ -273,15 +277,27 @@ fn plan_row(line: &str) -> Option<(String, String, String)> {
     }
     // A transaction row: `name  channel/subdir::name-version-build`, or an update
     // `name  old-record --> new-record`: the record after the arrow is what gets installed.
-    let record = line.rsplit(" --> ").next()?.split_whitespace().find(|w| w.contains("::"))?;
-    let (_, dist) = record.rsplit_once("::")?;
-    let mut parts = dist.rsplitn(3, '-');
-    let (build, version, name) = (parts.next()?, parts.next()?, parts.next()?);
-    let row_name = line.split_whitespace().next()?.trim_end_matches(':');
-    if row_name != name {
+    let (head, rest) = line.split_once(char::is_whitespace)?;
+    let row_name = head.trim_end_matches(':');
+    let arrow = rest.contains(" --> ");
+    let installed = if arrow { rest.rsplit(" --> ").next()? } else { rest };
+    if let Some(record) = installed.split_whitespace().find(|w| w.contains("::")) {
+        let (_, dist) = record.rsplit_once("::")?;
+        let mut parts = dist.rsplitn(3, '-');
+        let (build, version, name) = (parts.next()?, parts.next()?, parts.next()?);
+        return (row_name == name).then(|| plan_parts(name, version, build)).flatten();
+    }
+    // `name:  version-build  channel` (conda before 4.6), or an update whose channel stayed:
+    // `name  old-version-build --> new-version-build`. Only a conda-shaped build string
+    // (`py3.7_cpu_0`) counts here, so a `Label: 1.2-x` line is not a package.
+    if !(arrow || head.ends_with(':')) {
         return None;
     }
-    plan_parts(name, version, build)
+    let (version, build) = installed.split_whitespace().next()?.rsplit_once('-')?;
+    if !conda_build_shape(build) || row_name.bytes().any(|b| b.is_ascii_uppercase()) {
+        return None;
+    }
+    plan_parts(row_name, version, build)
 }
 
 fn plan_parts(name: &str, version: &str, build: &str) -> Option<(String, String, String)> {

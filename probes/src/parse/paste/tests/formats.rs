@@ -380,6 +380,14 @@ fn conda_package_plan_rows_give_the_build() {
     let updated =
         "  pytorch   pytorch::pytorch-1.3.1-py3.7_cuda10.1.243_cudnn7.6.3_0 --> pytorch::pytorch-1.4.0-py3.7_cpu_0\n";
     assert_eq!(torch(updated), Some(("1.4.0".into(), FrameworkBuild::Cpu)));
+    // The channel unchanged (no record id), and conda before 4.6 (`name:` then version-build, the
+    // shape of a public README's `conda create` transcript: `    python:  3.6.6-hd0568c0_1  rpi`).
+    let same_channel = "  pytorch    1.3.1-py3.7_cuda10.1.243_cudnn7.6.3_0 --> 1.4.0-py3.7_cpu_0\n";
+    assert_eq!(torch(same_channel), Some(("1.4.0".into(), FrameworkBuild::Cpu)));
+    let old_conda =
+        "The following NEW packages will be INSTALLED:\n\n    pytorch:         1.4.0-py3.7_cpu_0    pytorch\n";
+    assert_eq!(torch(old_conda), Some(("1.4.0".into(), FrameworkBuild::Cpu)));
+    assert_eq!(torch("pytorch: 2.1.0-rc1\n").map(|t| t.1), Some(FrameworkBuild::Unknown), "a label, not a plan row");
     // Not rows: a name that is not the record's, prose with a bar, an unbounded line.
     assert_eq!(torch("  torchvision        pytorch/linux-64::pytorch-2.1.2-py3.8_cpu_0\n"), None);
     assert_eq!(torch("pytorch-is | great for me\n"), None);
