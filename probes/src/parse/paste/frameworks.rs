@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use super::pkg::{ENV_FILE, PASTED, Pkg};
+use super::pkg::{CONDA_PLAN, ENV_FILE, PASTED, Pkg};
 use crate::probe::python::companions::is_companion;
 use crate::probe::python::fast::tf_build;
 use crate::probe::python::parse::PyValue;
@@ -67,7 +67,7 @@ pub(super) fn frameworks(pkgs: &[Pkg], hints: &Hints<'_>) -> Built {
         }
         match name {
             "cudnn" => out.cudnn.push(cudnn_copy(name, p, CudnnKind::CondaPackage, conda_cuda_major(p))),
-            "cudatoolkit" | "cuda-nvcc" | "cuda-cudart" => {}
+            "cudatoolkit" | "cuda-nvcc" | "cuda-cudart" | "pytorch-cuda" => {}
             _ => out.frameworks.push(framework(name, p, &by_name, plugin_major, hints)),
         }
     }
@@ -231,11 +231,18 @@ fn cudnn_copy(name: &str, p: &Pkg, kind: CudnnKind, cuda_major: Option<u32>) -> 
     }
 }
 
-/// conda's CUDA packages (`cudatoolkit`, `cuda-nvcc`, `cuda-cudart`) as one conda toolkit.
+/// conda's CUDA packages (`cudatoolkit`, `cuda-nvcc`, `cuda-cudart`) as one conda toolkit; else
+/// the pytorch channel's `pytorch-cuda` metapackage, whose version is the CUDA release whose
+/// libraries it installs ("Metapackage to select the PyTorch variant", `run: cuda-libraries
+/// >=11.6,<11.7` for 11.6: pytorch/builder:conda/pytorch-cuda/meta.yaml@0919b667c342f430f2b0f7bae7bb9240aac9bf22).
 fn conda_toolkit(by_name: &BTreeMap<&str, &Pkg>) -> Option<ToolkitInstall> {
     let nvcc = by_name.get("cuda-nvcc");
-    let pkg = nvcc.or_else(|| by_name.get("cudatoolkit")).or_else(|| by_name.get("cuda-cudart"))?;
-    if pkg.source != "conda list" && pkg.source != ENV_FILE && !pkg.source.starts_with("collect_env") {
+    let pkg = nvcc
+        .or_else(|| by_name.get("cudatoolkit"))
+        .or_else(|| by_name.get("cuda-cudart"))
+        .or_else(|| by_name.get("pytorch-cuda"))?;
+    let listed = [CONDA_PLAN, "conda list", ENV_FILE];
+    if !listed.contains(&pkg.source) && !pkg.source.starts_with("collect_env") {
         return None;
     }
     let version: Option<CudaVersion> = pkg.version.parse().ok();

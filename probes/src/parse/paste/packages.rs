@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 use regex::Regex;
 
 use super::facts::Facts;
-use super::pkg::{ENV_FILE, Pkg};
+use super::pkg::{CONDA_PLAN, ENV_FILE, Pkg};
 use crate::parse::wheel::normalize_name;
 
 /// `name==version` as pip freeze writes it.
@@ -66,7 +66,7 @@ pub(super) fn add(
     }
     let interesting = crate::probe::python::fast::is_interesting(&name)
         || crate::probe::python::companions::is_companion(&name)
-        || matches!(name.as_str(), "cudatoolkit" | "cudnn" | "cuda-nvcc" | "cuda-cudart");
+        || matches!(name.as_str(), "cudatoolkit" | "cudnn" | "cuda-nvcc" | "cuda-cudart" | "pytorch-cuda");
     if interesting {
         let conda_build = conda_build.map(str::to_owned);
         facts.package(Pkg { name, version: version.to_owned(), conda_build, source });
@@ -80,6 +80,7 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
     if !read_conda_list(lines, facts) {
         read_conda_rows(lines, facts);
     }
+    read_conda_plan(lines, facts);
     read_pip_show(lines, facts);
     let mut first = None;
     for (i, line) in lines.iter().enumerate() {
@@ -227,6 +228,94 @@ fn conda_build_shape(build: &str) -> bool {
         && !number.is_empty()
         && number.bytes().all(|b| b.is_ascii_digit())
         && head.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.'))
+}
+
+/// The most characters a package plan row is read from: conda's rows are short.
+const MAX_PLAN_ROW: usize = 512;
+
+/// conda's package plan, printed by `conda install` / `conda create` / `conda env create` before it
+/// changes the environment, in its row shapes:
+/// - the download table, `    %-27s|%17s` of `name-version` and the build string, then the size and
+///   the channel (conda/conda:conda/plan.py@87f488f487c4752b192747eace699a4f6809f052, `print_dists`
+///   and `display_actions` with `FETCH`: `pytorch-2.0.0.dev20221216  |  py3.8_cpu_0  84.2 MB
+///   pytorch-nightly`);
+/// - the `NEW packages will be INSTALLED` / `UPDATED` / `DOWNGRADED` / `SUPERSEDED` blocks, a name
+///   then the record `channel/subdir::name-version-build` (conda/conda:conda/core/link.py@f0677d5b0a25ebd0bb3e3b1335fcd0577cdcd61a,
+///   the change report's blocks), or `version-build` alone where the channel did not change; after
+///   ` --> ` the record that is installed;
+/// - conda before 4.6 (plan.py `display_actions`): `name:` then `version-build` and the channel,
+///   `name:  old --> new` for an update.
+///
+/// What the plan installs is what the environment gets, so its rows are read as the environment's
+/// packages. A CI log's timestamp before a row (`2022-12-16T16:39:38.3607708Z`) is skipped.
+fn read_conda_plan(lines: &[String], facts: &mut Facts) {
+    for (i, line) in lines.iter().enumerate() {
+        if line.len() > MAX_PLAN_ROW {
+            continue;
+        }
+        let Some((name, version, build)) = plan_row(line) else { continue };
+        let shaped = conda_build_shape(&build) || build.chars().all(|c| c.is_ascii_alphanumeric());
+        if shaped && add(facts, &name, &version, Some(&build), CONDA_PLAN) {
+            facts.saw(i, CONDA_PLAN);
+        }
+    }
+}
+
+/// The package one package plan row installs: name, version, build string.
+fn plan_row(line: &str) -> Option<(String, String, String)> {
+    let mut line = line.trim();
+    if let Some((first, rest)) = line.split_once(char::is_whitespace)
+        && is_log_timestamp(first)
+    {
+        line = rest.trim();
+    }
+    if let Some((left, right)) = line.split_once('|') {
+        // The download table: `name-version | build  size  channel`.
+        let (name, version) = left.trim().rsplit_once('-')?;
+        let build = right.split_whitespace().next()?;
+        return plan_parts(name, version, build);
+    }
+    // A transaction row: `name  channel/subdir::name-version-build`, or an update
+    // `name  old-record --> new-record`: the record after the arrow is what gets installed.
+    let (head, rest) = line.split_once(char::is_whitespace)?;
+    let row_name = head.trim_end_matches(':');
+    let arrow = rest.contains(" --> ");
+    let installed = if arrow { rest.rsplit(" --> ").next()? } else { rest };
+    if let Some(record) = installed.split_whitespace().find(|w| w.contains("::")) {
+        let (_, dist) = record.rsplit_once("::")?;
+        let mut parts = dist.rsplitn(3, '-');
+        let (build, version, name) = (parts.next()?, parts.next()?, parts.next()?);
+        return (row_name == name).then(|| plan_parts(name, version, build)).flatten();
+    }
+    // `name:  version-build  channel` (conda before 4.6), or an update whose channel stayed:
+    // `name  old-version-build --> new-version-build`. Only a conda-shaped build string
+    // (`py3.7_cpu_0`) counts here, so a `Label: 1.2-x` line is not a package.
+    if !(arrow || head.ends_with(':')) {
+        return None;
+    }
+    let (version, build) = installed.split_whitespace().next()?.rsplit_once('-')?;
+    if !conda_build_shape(build) || row_name.bytes().any(|b| b.is_ascii_uppercase()) {
+        return None;
+    }
+    plan_parts(row_name, version, build)
+}
+
+fn plan_parts(name: &str, version: &str, build: &str) -> Option<(String, String, String)> {
+    let ok_name = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+    let ok_version = version.starts_with(|c: char| c.is_ascii_digit())
+        && version.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '+' | '!'));
+    let ok_build = !build.is_empty() && build.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_'));
+    (ok_name && ok_version && ok_build).then(|| (name.to_owned(), version.to_owned(), build.to_owned()))
+}
+
+/// An ISO 8601 UTC timestamp as CI logs prefix each line with (`2022-12-16T16:39:38.3607708Z`).
+fn is_log_timestamp(word: &str) -> bool {
+    let b = word.as_bytes();
+    b.len() >= 20
+        && word.ends_with('Z')
+        && b.get(4) == Some(&b'-')
+        && b.get(10) == Some(&b'T')
+        && b.iter().take(4).all(u8::is_ascii_digit)
 }
 
 /// `# packages in environment at …:` / `# Name  Version  Build  Channel` and the rows under it;

@@ -7,6 +7,9 @@ pub(super) const TYPED: [&str; 2] = ["issue form", "labelled lines"];
 /// The format name of a conda environment file's dependency list (`- cudatoolkit=11.3`).
 pub(super) const ENV_FILE: &str = "conda environment file";
 
+/// The format name of conda's transaction listing (the package plan it prints before it installs).
+pub(super) const CONDA_PLAN: &str = "conda package plan";
+
 /// The root every toolkit, framework and environment from pasted text gets.
 pub(super) const PASTED: &str = "(pasted)";
 

@@ -141,6 +141,23 @@ fn a_pasted_cpu_build_beside_cuda_packages_is_named_without_a_gpu_list() {
     assert!(ids(&format!("{toolkit}pytorch 1.12.1 py3.9_cuda11.6_cudnn8.3.2_0 pytorch\n")).is_empty());
 }
 
+/// conda's package plan with the pytorch channel's `pytorch-cuda` metapackage (the CUDA variant asked
+/// for: pytorch/builder:conda/pytorch-cuda/meta.yaml) beside the CPU pytorch build it solved to:
+/// pytorch/pytorch#87991's and #91009's family, here as conda's NEW-packages rows
+/// (conda/core/link.py). The same plan with a CUDA build is healthy.
+#[test]
+fn a_conda_plan_with_pytorch_cuda_and_a_cpu_pytorch_is_named() {
+    let ids = super::pasted_ids;
+    let plan = |build: &str| {
+        format!(
+            "The following NEW packages will be INSTALLED:\n\n  pytorch            \
+             pytorch/linux-64::pytorch-2.0.1-{build}\n  pytorch-cuda       pytorch/noarch::pytorch-cuda-11.8-h7e8668a_5\n"
+        )
+    };
+    assert_eq!(ids(&plan("py3.10_cpu_0")), ["framework.cpu_only_build"]);
+    assert!(ids(&plan("py3.10_cuda11.8_cudnn8.7.0_0")).is_empty());
+}
+
 #[test]
 fn cpu_only_builds_are_flagged_only_where_there_is_a_gpu() {
     let with_gpu = rtx4090().driver("570.26", "12.8").torch("2.5.1+cpu");

@@ -341,6 +341,59 @@ fn conda_rows_without_a_header_and_the_export_spelling() {
     assert_eq!(torch("pytorch 1.6.0 py3.8_cpu_0 [cpuonly] pytorch extra\n"), None, "one word too many");
 }
 
+/// conda's package plan (conda/conda:conda/plan.py `print_dists`: `    %-27s|%17s` of `name-version`
+/// and build, then size and channel; conda/core/link.py's `name  channel/subdir::name-version-build`
+/// rows): the download table as pytorch/pytorch#59222 shows it (its `cpuonly-1.0 | 0` and
+/// `ffmpeg-4.3 | hf484d3e_0` rows verbatim; the pytorch row in the same shape), a CI log's timestamp
+/// before a row, the NEW-packages rows and an UPDATED row's record after the arrow. The
+/// `pytorch-cuda` metapackage is conda's CUDA (its version is the CUDA release it installs).
+#[test]
+fn conda_package_plan_rows_give_the_build() {
+    use gpu_doctor_model::FrameworkBuild;
+    let torch = |text: &str| {
+        let s = read(text);
+        let envs = s.python_envs.value().cloned().unwrap_or_default();
+        envs.iter().flat_map(|e| e.frameworks.clone()).find(|f| f.name == "torch").map(|f| (f.version, f.build))
+    };
+    let cpu = || Some(FrameworkBuild::Cpu);
+    let table = "The following packages will be downloaded:\n\n\
+                 \x20   package                    |            build\n\
+                 \x20   ---------------------------|-----------------\n\
+                 \x20   cpuonly-1.0                |                0           2 KB  pytorch\n\
+                 \x20   ffmpeg-4.3                 |       hf484d3e_0         9.9 MB  pytorch\n\
+                 \x20   pytorch-1.8.1              |      py3.9_cpu_0        45.6 MB  pytorch\n";
+    assert_eq!(torch(table).map(|t| t.1), cpu());
+    assert_eq!(formats(&read(table)), ["conda package plan"]);
+    let logged = "2022-12-16T16:39:38.3607708Z     pytorch-2.0.0.dev20221216  |      py3.8_cpu_0        84.2 MB  \
+                  pytorch-nightly\n";
+    assert_eq!(torch(logged), Some(("2.0.0.dev20221216".into(), FrameworkBuild::Cpu)));
+    let new = "The following NEW packages will be INSTALLED:\n\n\
+               \x20 pytorch            pytorch/linux-64::pytorch-2.1.2-py3.8_cpu_0\n\
+               \x20 pytorch-cuda       pytorch/noarch::pytorch-cuda-11.7-h67b0de4_1\n\
+               \x20 pytorch-mutex      pytorch/noarch::pytorch-mutex-1.0-cpu\n";
+    assert_eq!(torch(new), Some(("2.1.2".into(), FrameworkBuild::Cpu)));
+    let s = read(new);
+    let toolkits = s.toolkits.value().map(|t| t.installs.clone()).unwrap_or_default();
+    assert_eq!(toolkits.iter().filter_map(|t| t.version.map(|v| v.to_string())).collect::<Vec<_>>(), ["11.7"]);
+    let cuda = "  pytorch            pytorch/linux-64::pytorch-1.9.1-py3.8_cuda10.2_cudnn7.6.5_0\n";
+    assert_eq!(torch(cuda), Some(("1.9.1".into(), FrameworkBuild::Cuda { version: Some("10.2".into()) })));
+    let updated =
+        "  pytorch   pytorch::pytorch-1.3.1-py3.7_cuda10.1.243_cudnn7.6.3_0 --> pytorch::pytorch-1.4.0-py3.7_cpu_0\n";
+    assert_eq!(torch(updated), Some(("1.4.0".into(), FrameworkBuild::Cpu)));
+    // The channel unchanged (no record id), and conda before 4.6 (`name:` then version-build, the
+    // shape of a public README's `conda create` transcript: `    python:  3.6.6-hd0568c0_1  rpi`).
+    let same_channel = "  pytorch    1.3.1-py3.7_cuda10.1.243_cudnn7.6.3_0 --> 1.4.0-py3.7_cpu_0\n";
+    assert_eq!(torch(same_channel), Some(("1.4.0".into(), FrameworkBuild::Cpu)));
+    let old_conda =
+        "The following NEW packages will be INSTALLED:\n\n    pytorch:         1.4.0-py3.7_cpu_0    pytorch\n";
+    assert_eq!(torch(old_conda), Some(("1.4.0".into(), FrameworkBuild::Cpu)));
+    assert_eq!(torch("pytorch: 2.1.0-rc1\n").map(|t| t.1), Some(FrameworkBuild::Unknown), "a label, not a plan row");
+    // Not rows: a name that is not the record's, prose with a bar, an unbounded line.
+    assert_eq!(torch("  torchvision        pytorch/linux-64::pytorch-2.1.2-py3.8_cpu_0\n"), None);
+    assert_eq!(torch("pytorch-is | great for me\n"), None);
+    assert_eq!(torch(&format!("pytorch-2.1.2 | py3.8_cpu_0 {}\n", "x".repeat(100_000))), None);
+}
+
 /// An environment file's dependencies (`- cudatoolkit=11.3`, conda's docs "Creating an environment
 /// file manually"): conda's toolkit as asked; other spellings (`>=`, no version, prose) are not read.
 #[test]

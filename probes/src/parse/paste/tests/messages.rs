@@ -395,6 +395,20 @@ const CASES: &[Case] = &[
         &[],
     ),
     (
+        // framework.py's assert as Python prints it, and paddle.device's ValueError (its format string
+        // filled with the re.Match it is given, as paddle 2.x prints it).
+        "paddle.not_compiled_with_cuda",
+        "AssertionError: Not compiled with CUDA",
+        &[],
+        &[],
+    ),
+    (
+        "paddle.not_compiled_with_cuda",
+        "ValueError: The device should not be <re.Match object; span=(0, 5), match='gpu:0'>, since PaddlePaddle is not compiled with CUDA",
+        &[],
+        &[],
+    ),
+    (
         "cudnn.zlib_dll_not_found",
         "Could not locate zlibwapi.dll. Please make sure it is in your library path!",
         &[],
@@ -868,6 +882,13 @@ const CASES: &[Case] = &[
         "ggml_cuda_init: failed to initialize CUDA: no CUDA-capable device is detected",
         &[("error", "no CUDA-capable device is detected")],
         &["cuda.no_device"],
+    ),
+    (
+        // llama_print_system_info's line as its format string builds it (a build without any BLAS).
+        "llamacpp.cpu_only_build",
+        "system_info: n_threads = 8 / 16 | AVX = 1 | AVX2 = 1 | AVX512 = 0 | FMA = 1 | NEON = 0 | ARM_FMA = 0 | F16C = 1 | FP16_VA = 0 | WASM_SIMD = 0 | BLAS = 0 | SSE3 = 1 | VSX = 0 |",
+        &[],
+        &[],
     ),
     (
         "triton.gpu_too_old",
@@ -1457,5 +1478,29 @@ fn repeated_lines_are_reported_once_in_order() {
 fn ordinary_output_matches_nothing() {
     for s in [HEALTHY, COLLECT_ENV_CU124, SMI_Q, PIP_LIST, JAX_ENV, TF_PRINTS, CONDA_LIST] {
         assert_eq!(scan(s), Vec::new());
+    }
+}
+
+/// The CPU-build rows take their emitters' words only: llama.cpp's `BLAS = 1` (a cuBLAS build), the
+/// CMake options that name BLAS (`-DLLAMA_BLAS=0`, `GGML_BLAS=0`, `OPENBLAS=0`) and PyTorch's own
+/// assertion (its row is torch's) are not them.
+#[test]
+fn cpu_build_rows_take_only_their_emitters_words() {
+    let ids = |line: &str| scan(line).into_iter().map(|m| m.id).collect::<Vec<_>>();
+    assert_eq!(ids("AVX2 = 1 | WASM_SIMD = 0 | BLAS = 0 | SSE3 = 1 |"), ["llamacpp.cpu_only_build"]);
+    assert_eq!(ids("It keeps saying \"BLAS=0\" when starting the model"), ["llamacpp.cpu_only_build"]);
+    for line in [
+        "AVX2 = 1 | WASM_SIMD = 0 | BLAS = 1 | SSE3 = 1 |",
+        "cmake .. -DLLAMA_BLAS=0 -DGGML_BLAS=0",
+        "export OPENBLAS=0",
+        "BLAS = 01",
+    ] {
+        assert!(!ids(line).contains(&"llamacpp.cpu_only_build".to_owned()), "{line}");
+    }
+    assert_eq!(ids("AssertionError: Not compiled with CUDA"), ["paddle.not_compiled_with_cuda"]);
+    for line in
+        ["AssertionError: Torch not compiled with CUDA enabled", "AssertionError: Not compiled with CUDA support"]
+    {
+        assert!(!ids(line).contains(&"paddle.not_compiled_with_cuda".to_owned()), "{line}");
     }
 }
