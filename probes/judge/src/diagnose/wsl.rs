@@ -477,7 +477,9 @@ fn limits(wsl: &WslFacts, out: &mut Vec<Finding>) {
             vec!["WSL 2".to_owned(), format!("pasted: {line}")],
             Some(
                 "Turn managed memory off in the library: RAPIDS/RMM: rmm.reinitialize(managed_memory=False) (and no \
-                 managed pool); numba: cuda.device_array instead of cuda.managed_array. \
+                 managed pool); numba: cuda.device_array instead of cuda.managed_array. RAPIDS (cuDF, RMM) needs a \
+                 GPU of compute capability 7.0 (Volta) or newer from v24.02 on (RAPIDS notice RSN 34, \
+                 https://docs.rapids.ai/notices/rsn0034/), and its maintainers give Pascal as unsupported under WSL 2. \
                  Where the program needs managed memory, run it on native Linux."
                     .to_owned(),
             ),
@@ -564,10 +566,12 @@ fn gpu_not_exposed(cx: &Ctx<'_>, wsl: &WslFacts, out: &mut Vec<Finding>) {
         NO_GPU
             .finding(
                 "WSL does not hand the GPU to this Linux guest",
-                "Inside WSL the GPU comes from the Windows driver through WSL2's paravirtualisation; no Linux driver \
-                 is installed here, yet programs find no driver or device. The usual causes: the distribution runs \
-                 under WSL1 (even when people think it is WSL2), a Windows build too old (Windows 10 before 21H2) or \
-                 one that broke GPU access, or a Windows driver too old for WSL.",
+                "Inside WSL the GPU comes from the Windows driver through WSL2's paravirtualisation; the text shows \
+                 no Linux driver inside WSL, yet programs find no driver or device. The usual causes: a Linux NVIDIA \
+                 driver installed inside WSL after all (its libcuda in /usr/lib/x86_64-linux-gnu shadows the one WSL \
+                 maps in at /usr/lib/wsl/lib: cuInit answers no device), the distribution runs under WSL1 (even when \
+                 people think it is WSL2), a Windows build too old (Windows 10 before 21H2) or one that broke GPU \
+                 access, or a Windows driver too old for WSL.",
                 evidence,
                 None,
             )
@@ -575,6 +579,12 @@ fn gpu_not_exposed(cx: &Ctx<'_>, wsl: &WslFacts, out: &mut Vec<Finding>) {
                 None,
                 "WSL2 hands the GPU to the guest",
                 vec![
+                    Change::Manual {
+                        text: "Inside WSL: ls -l /usr/lib/x86_64-linux-gnu/libcuda.so* and dpkg -l | grep -E \
+                               'nvidia-driver|libnvidia-compute|cuda-drivers' — anything listed is a Linux driver, \
+                               which must go (sudo apt-get purge the packages listed), leaving /usr/lib/wsl/lib's."
+                            .into(),
+                    },
                     Change::Manual {
                         text: "In PowerShell on Windows: wsl -l -v — the distribution's VERSION must be 2 (else \
                                wsl --set-version <distro> 2)."
