@@ -458,8 +458,8 @@ fn limits(wsl: &WslFacts, out: &mut Vec<Finding>) {
             vec!["WSL".to_owned(), format!("pasted: {line}")],
             Some(
                 "Stop pinning host memory under WSL: llama.cpp/ggml: export GGML_CUDA_NO_PINNED=1; PyTorch: \
-                 DataLoader(..., pin_memory=False) and no tensor.pin_memory(); vLLM does it by itself. Or give WSL \
-                 more memory in %UserProfile%\\.wslconfig ([wsl2] memory=…) and run `wsl --shutdown`."
+                 DataLoader(..., pin_memory=False) and no tensor.pin_memory(); vLLM does it by itself; or run on native \
+                 Linux."
                     .to_owned(),
             ),
         ));

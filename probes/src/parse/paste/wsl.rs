@@ -6,7 +6,10 @@
 //! the Windows driver, `NVIDIA-SMI 560.35.02  Driver Version: 560.94`); a Windows build older than
 //! any with WSL2 beside the word WSL; and, weakest, the words `WSL1`/`WSL 2` in the text when only one
 //! version is named. The kernel release is kept (also `wsl --version`'s `Kernel version:`), and the
-//! GPUs a Windows nvidia-smi in the same text lists in TCC mode, which WSL does not expose.
+//! GPUs a Windows nvidia-smi in the same text lists in TCC mode, which WSL does not expose. Paths only
+//! a WSL distribution has (`/mnt/wsl/`, a Windows drive's `Users` or `Windows` folder under `/mnt/<drive>/`)
+//! say WSL of unknown version. Inside WSL the failed calls that meet WSL 2's documented limits are kept:
+//! a graphics-interop registration, a pinned host allocation, CUDA's 801 operation not supported.
 //! `/usr/lib/wsl/lib` paths (WSL2) are read by `loader.rs`.
 //!
 //! ```text
