@@ -189,13 +189,16 @@ const PINNED_SIGNS: [&str; 9] = [
 /// How many lines before an out-of-memory line a pinned allocation may be named (a traceback's frames).
 const PINNED_WINDOW: usize = 8;
 
-/// The first line where a pinned host allocation failed: a line naming one (not vLLM's `pin_memory=False`,
-/// nor the variable that turns ggml's off) that also says out of memory or failed to allocate, or an out of
+/// The first line where a pinned host allocation failed: a line naming one (not a setting such as
+/// `pin_memory=True` or vLLM's `pin_memory=False`, nor the variable that turns ggml's off) that also says out of memory or failed to allocate, or an out of
 /// memory line with such a name in the [`PINNED_WINDOW`] lines before it (PyTorch's traceback through
 /// pin_memory.py, then `RuntimeError: CUDA error: out of memory`).
 fn pinned_alloc_failure(lines: &[String]) -> Option<String> {
     let pinned = |l: &str| {
-        PINNED_SIGNS.iter().any(|s| l.contains(s)) && !l.contains("pin_memory=False") && !l.contains("NO_PINNED")
+        // A setting (`pin_memory=True` in a config dump, vLLM's `pin_memory=False`, GGML_CUDA_NO_PINNED) is no
+        // allocation.
+        let setting = ["pin_memory=", "pin_memory:", "pin_memory\"", "pin_memory'", "NO_PINNED"];
+        PINNED_SIGNS.iter().any(|s| l.contains(s)) && !setting.iter().any(|s| l.contains(s))
     };
     let oom = |l: &str| {
         let lower = l.to_ascii_lowercase();

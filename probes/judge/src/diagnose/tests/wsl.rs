@@ -372,6 +372,10 @@ fn a_pinned_allocation_out_of_memory_inside_wsl_is_the_pinned_limit() {
     assert!(!super::pasted_ids(ggml).contains(&ID.to_owned()), "not WSL");
     let far = format!("{WSL2_UNAME}pin_memory=True\n{}RuntimeError: CUDA error: out of memory\n", "step\n".repeat(20));
     assert!(!super::pasted_ids(&far).contains(&ID.to_owned()), "no pinning near the out of memory");
+    let setting = format!(
+        "{WSL2_UNAME}DataLoader(dataset, batch_size=64, pin_memory=True)\nRuntimeError: CUDA error: out of memory\n"
+    );
+    assert!(!super::pasted_ids(&setting).contains(&ID.to_owned()), "a setting is no allocation");
     let vllm = "WARNING 05-01 16:50:31 [interface.py:686] Using 'pin_memory=False' as WSL is detected. This may slow \
                 down the performance.\n";
     let both = super::pasted_ids(&format!("{WSL2_UNAME}{vllm}{ggml}"));
