@@ -82,6 +82,19 @@ pub struct WslFacts {
     /// ("installed the GPU driver … in WSL too"), as written; `None` when the text says no such thing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub linux_driver_said: Option<String>,
+    /// The first line where a CUDA graphics-interop call (OpenGL, EGL, VDPAU: `cudaGraphicsGLRegisterImage`,
+    /// `cuGraphicsGLRegisterBuffer` …) failed inside WSL, as pasted; `None` when the text shows none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub graphics_interop_failure: Option<String>,
+    /// The first line where a pinned (page-locked) host allocation failed inside WSL (`cudaMallocHost`,
+    /// `cudaHostAlloc`, ggml's `failed to allocate … of pinned memory`, PyTorch's `pin_memory` then out of
+    /// memory), as pasted; `None` when the text shows none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pinned_alloc_failure: Option<String>,
+    /// The first line where CUDA answered 801 `operation not supported` (`cudaErrorNotSupported`,
+    /// `CUDA_ERROR_NOT_SUPPORTED`) inside WSL, as pasted; `None` when the text shows none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_supported_error: Option<String>,
 }
 
 /// A container runtime.

@@ -121,16 +121,68 @@ pub(super) const PINNED: Rule = Rule {
     category: Category::WslSpecific,
     severity: Severity::Info,
     trigger: "vLLM logged that it turned pinned memory off because it runs under WSL ('Using 'pin_memory=False' as WSL \
-              is detected'): pinned system memory is limited on WSL, so host-device copies are slower than on native \
-              Linux.",
+              is detected'), or inside WSL a pinned host allocation failed: a line naming cudaMallocHost, \
+              cudaHostAlloc, cudaHostRegister, cuMemHostAlloc, PyTorch's pin_memory or ggml's '… of pinned memory' \
+              that says out of memory or failed to allocate, or an out-of-memory line within 8 lines after one: \
+              pinned system memory is limited on WSL.",
     source: "NVIDIA CUDA on WSL User Guide, Known Limitations for Linux CUDA Applications \
              (https://docs.nvidia.com/cuda/wsl-user-guide/index.html#known-limitations-for-linux-cuda-applications: pinned \
              system memory availability for applications is limited); vllm-project/vllm:vllm/platforms/interface.py@005e8184209f2036636bcfbcabe565ece9689305 \
-             (is_pin_memory_available; in_wsl() is 'microsoft' in uname)",
+             (is_pin_memory_available; in_wsl() is 'microsoft' in uname); \
+             ggml-org/llama.cpp:ggml/src/ggml-cuda/ggml-cuda.cu (ggml_cuda_host_malloc: cudaMallocHost, 'failed to \
+             allocate %.2f MiB of pinned memory', skipped when GGML_CUDA_NO_PINNED is set); ggml-org/llama.cpp#1594 \
+             (pinned memory off under WSL after the OOM of ggml-org/llama.cpp#1230)",
 };
 
-pub(super) const RULES: &[Rule] =
-    &[LINUX_DRIVER, NOT_ON_PATH, WSL1, NO_GPU, LIBCUDA_SO, KERNEL_TOO_OLD, TCC, NVML_UNSUPPORTED, PINNED];
+/// NVIDIA's guide, the section that lists what CUDA cannot do under WSL 2.
+const CONSTRAINTS: &str = "NVIDIA CUDA on WSL User Guide, WSL 2 Support Constraints: Known Limitations for Linux CUDA \
+    Applications and Features Not Yet Supported \
+    (https://docs.nvidia.com/cuda/wsl-user-guide/index.html#known-limitations-for-linux-cuda-applications; \
+    https://docs.nvidia.com/cuda/archive/11.8.0/pdf/CUDA_on_WSL_User_Guide.pdf sections 4.1 and 4.2)";
+
+pub(super) const GRAPHICS_INTEROP: Rule = Rule {
+    id: "wsl.graphics_interop_unsupported",
+    category: Category::WslSpecific,
+    severity: Severity::Error,
+    trigger: "Inside WSL a CUDA graphics-interop call failed: a line naming cudaGraphicsGL*, cudaGraphicsEGL*, \
+              cudaGraphicsVDPAU*, cudaGLSetGLDevice, cudaGLGetDevices or the driver's cuGraphicsGL*/EGL*/VDPAU* that \
+              says it failed (or the next line does): CUDA interop with OpenGL, EGL or Vulkan is not supported under \
+              WSL 2, whatever the driver.",
+    source: "NVIDIA CUDA on WSL User Guide, WSL 2 Support Constraints (https://docs.nvidia.com/cuda/wsl-user-guide/index.html: \
+             CUDA interop with graphics APIs is among the features not supported on WSL 2); CUDA Runtime API modules \
+             OpenGL/EGL/VDPAU Interoperability (https://docs.nvidia.com/cuda/cuda-runtime-api/modules.html); \
+             OutofAi/cudacanvas#2 (maintainer: WSL2 does not support CUDA interoperability)",
+};
+
+pub(super) const NOT_SUPPORTED: Rule = Rule {
+    id: "wsl.unified_memory_limited",
+    category: Category::WslSpecific,
+    severity: Severity::Error,
+    trigger: "Inside WSL 2 CUDA answered 801 operation not supported (cudaErrorNotSupported, CUDA_ERROR_NOT_SUPPORTED, \
+              PyTorch's 'CUDA error: operation not supported'): WSL 2 has no full managed (unified) memory, no \
+              concurrent CPU/GPU access to it and no oversubscription, so the managed-memory paths a library takes on \
+              native Linux (prefetch, memory advice, managed pools) answer not supported.",
+    source: "NVIDIA CUDA on WSL User Guide, Known Limitations for Linux CUDA Applications \
+             (https://docs.nvidia.com/cuda/wsl-user-guide/index.html#known-limitations-for-linux-cuda-applications: \
+             Unified Memory, full managed memory support is not available and concurrent CPU/GPU access is not \
+             supported; applications are expected to check the CUDA queries); error 801: \
+             NVIDIA/cuda-python:cuda_core/cuda/core/experimental/_utils/runtime_cuda_error_explanations.py@16c86bd247d19f48afbfe5e3cad20599ca1601cd \
+             (entry 801); rapidsai/cudf#11382 (801 under WSL 2 from cuDF)",
+};
+
+pub(super) const RULES: &[Rule] = &[
+    LINUX_DRIVER,
+    NOT_ON_PATH,
+    WSL1,
+    NO_GPU,
+    LIBCUDA_SO,
+    KERNEL_TOO_OLD,
+    TCC,
+    NVML_UNSUPPORTED,
+    PINNED,
+    GRAPHICS_INTEROP,
+    NOT_SUPPORTED,
+];
 
 /// The first WSL kernel CUDA on WSL works with ([`KERNEL_TOO_OLD`]'s source).
 const MIN_KERNEL: [u32; 4] = [5, 10, 43, 3];
@@ -181,6 +233,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     kernel_too_old(wsl, out);
     tcc(cx, wsl, out);
     nvml_unsupported(cx, out);
+    limits(wsl, out);
     if !linux {
         gpu_not_exposed(cx, wsl, out);
     }
@@ -371,6 +424,69 @@ fn pinned_memory(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     ));
 }
 
+/// The documented limits of CUDA under WSL 2 that a failed call shows: graphics interop, a pinned host
+/// allocation, an operation not supported ([`CONSTRAINTS`]).
+fn limits(wsl: &WslFacts, out: &mut Vec<Finding>) {
+    if let Some(line) = &wsl.graphics_interop_failure {
+        out.push(GRAPHICS_INTEROP.finding(
+            "CUDA graphics interop (OpenGL/EGL/Vulkan) does not work under WSL 2",
+            format!(
+                "The program shares a buffer or texture between CUDA and a graphics API, which WSL 2 does not support: \
+                 the NVIDIA driver inside WSL has no OpenGL, EGL or Vulkan of its own, so the registration answers \
+                 'OS call failed or operation not supported on this OS' (cudaErrorOperatingSystem) or another error \
+                 on every GPU and driver. {CONSTRAINTS}."
+            ),
+            vec!["WSL".to_owned(), format!("pasted: {line}")],
+            Some(
+                "Nothing in the setup can enable it under WSL 2: copy the frames through host memory instead of \
+                 registering them (tensor.cpu() / cudaMemcpy into a plain OpenGL texture upload), or run the program on \
+                 native Windows or native Linux, where cudaGraphicsGLRegisterImage/Buffer work."
+                    .to_owned(),
+            ),
+        ));
+    }
+    if let Some(line) = &wsl.pinned_alloc_failure
+        && !out.iter().any(|f| f.id == PINNED.id)
+    {
+        out.push(PINNED.finding(
+            "A pinned host allocation failed: pinned memory is limited under WSL 2",
+            format!(
+                "The program asked CUDA for page-locked (pinned) host memory (cudaMallocHost/cudaHostAlloc, PyTorch's \
+                 pin_memory, ggml's pinned buffers) and got out of memory: under WSL 2 the pinned system memory an \
+                 application may take is limited, well below the RAM the machine has. {CONSTRAINTS}."
+            ),
+            vec!["WSL".to_owned(), format!("pasted: {line}")],
+            Some(
+                "Stop pinning host memory under WSL: llama.cpp/ggml: export GGML_CUDA_NO_PINNED=1; PyTorch: \
+                 DataLoader(..., pin_memory=False) and no tensor.pin_memory(); vLLM does it by itself; or run on native \
+                 Linux."
+                    .to_owned(),
+            ),
+        ));
+    }
+    if wsl.version != 1
+        && let Some(line) = &wsl.not_supported_error
+    {
+        out.push(NOT_SUPPORTED.finding(
+            "CUDA answered 'operation not supported' (801) under WSL 2: managed memory is limited there",
+            format!(
+                "Under WSL 2 CUDA has no full managed (unified) memory: no concurrent CPU/GPU access, no \
+                 oversubscription, so managed-memory prefetch, advice and managed pools answer 801 where native Linux \
+                 runs them; other features WSL 2 lacks (graphics interop, some IPC) answer the same. {CONSTRAINTS}."
+            ),
+            vec!["WSL 2".to_owned(), format!("pasted: {line}")],
+            Some(
+                "Turn managed memory off in the library: RAPIDS/RMM: rmm.reinitialize(managed_memory=False) (and no \
+                 managed pool); numba: cuda.device_array instead of cuda.managed_array. RAPIDS (cuDF, RMM) needs a \
+                 GPU of compute capability 7.0 (Volta) or newer from v24.02 on (RAPIDS notice RSN 34, \
+                 https://docs.rapids.ai/notices/rsn0034/), and its maintainers give Pascal as unsupported under WSL 2. \
+                 Where the program needs managed memory, run it on native Linux."
+                    .to_owned(),
+            ),
+        ));
+    }
+}
+
 /// The Linux driver finding, when one is installed; true when it was.
 fn linux_driver(cx: &Ctx<'_>, wsl: &WslFacts, out: &mut Vec<Finding>) -> bool {
     let libs: Vec<&LoaderEntry> = cx
@@ -450,10 +566,12 @@ fn gpu_not_exposed(cx: &Ctx<'_>, wsl: &WslFacts, out: &mut Vec<Finding>) {
         NO_GPU
             .finding(
                 "WSL does not hand the GPU to this Linux guest",
-                "Inside WSL the GPU comes from the Windows driver through WSL2's paravirtualisation; no Linux driver \
-                 is installed here, yet programs find no driver or device. The usual causes: the distribution runs \
-                 under WSL1 (even when people think it is WSL2), a Windows build too old (Windows 10 before 21H2) or \
-                 one that broke GPU access, or a Windows driver too old for WSL.",
+                "Inside WSL the GPU comes from the Windows driver through WSL2's paravirtualisation; the text shows \
+                 no Linux driver inside WSL, yet programs find no driver or device. The usual causes: a Linux NVIDIA \
+                 driver installed inside WSL after all (its libcuda in /usr/lib/x86_64-linux-gnu shadows the one WSL \
+                 maps in at /usr/lib/wsl/lib: cuInit answers no device), the distribution runs under WSL1 (even when \
+                 people think it is WSL2), a Windows build too old (Windows 10 before 21H2) or one that broke GPU \
+                 access, or a Windows driver too old for WSL.",
                 evidence,
                 None,
             )
@@ -461,6 +579,12 @@ fn gpu_not_exposed(cx: &Ctx<'_>, wsl: &WslFacts, out: &mut Vec<Finding>) {
                 None,
                 "WSL2 hands the GPU to the guest",
                 vec![
+                    Change::Manual {
+                        text: "Inside WSL: ls -l /usr/lib/x86_64-linux-gnu/libcuda.so* and dpkg -l | grep -E \
+                               'nvidia-driver|libnvidia-compute|cuda-drivers' — anything listed is a Linux driver, \
+                               which must go (sudo apt-get purge the packages listed), leaving /usr/lib/wsl/lib's."
+                            .into(),
+                    },
                     Change::Manual {
                         text: "In PowerShell on Windows: wsl -l -v — the distribution's VERSION must be 2 (else \
                                wsl --set-version <distro> 2)."

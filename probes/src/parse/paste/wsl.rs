@@ -6,7 +6,10 @@
 //! the Windows driver, `NVIDIA-SMI 560.35.02  Driver Version: 560.94`); a Windows build older than
 //! any with WSL2 beside the word WSL; and, weakest, the words `WSL1`/`WSL 2` in the text when only one
 //! version is named. The kernel release is kept (also `wsl --version`'s `Kernel version:`), and the
-//! GPUs a Windows nvidia-smi in the same text lists in TCC mode, which WSL does not expose.
+//! GPUs a Windows nvidia-smi in the same text lists in TCC mode, which WSL does not expose. Paths only
+//! a WSL distribution has (`/mnt/wsl/`, a Windows drive's `Users` or `Windows` folder under `/mnt/<drive>/`)
+//! say WSL of unknown version. Inside WSL the failed calls that meet WSL 2's documented limits are kept:
+//! a graphics-interop registration, a pinned host allocation, CUDA's 801 operation not supported.
 //! `/usr/lib/wsl/lib` paths (WSL2) are read by `loader.rs`.
 //!
 //! ```text
@@ -28,6 +31,7 @@ const WINDOWS: &str = "Windows version";
 const PARAVIRT: &str = "WSL2 GPU paths";
 const SMI: &str = "nvidia-smi under WSL";
 const LIBS: &str = "driver library paths";
+const MOUNTS: &str = "WSL mount paths";
 
 /// The first Windows 10 build that runs WSL2: 1903 (18362) and 1909 (18363) got it in an update of
 /// 2020; WSL2 came with build 18917 before that. Every WSL on an older build is WSL1.
@@ -53,6 +57,7 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
                 old_windows(lines)
                     .map(|at| (at, 1, None, WINDOWS))
                     .or_else(|| words(lines).map(|(at, v)| (at, v, None, WORDS)))
+                    .or_else(|| mounts(lines).map(|at| (at, 0, None, MOUNTS)))
                     .or_else(|| unnumbered(lines).map(|at| (at, 0, None, WORDS)))
             };
             strong().or_else(|| facts.wsl.is_none().then(weak).flatten())
@@ -63,7 +68,7 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
         // Only the kernel's own release, WSL2's paths and its nvidia-smi say the text came from inside
         // Linux; a table printed by PowerShell or a sentence naming WSL may sit in a paste from native
         // Windows.
-        if matches!(format, KERNEL | PARAVIRT | SMI) {
+        if matches!(format, KERNEL | PARAVIRT | SMI | MOUNTS) {
             facts.os.get_or_insert(OsFamily::Linux);
         }
         let wsl = facts.wsl.get_or_insert_with(|| WslFacts { version, ..WslFacts::default() });
@@ -92,6 +97,140 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
     wsl.linux_driver_packages = linux_driver_packages(lines);
     wsl.linux_driver_said = driver_installed_in_words(lines);
     wsl.linux_driver_libs = libs;
+    wsl.graphics_interop_failure = graphics_interop_failure(lines);
+    wsl.pinned_alloc_failure = pinned_alloc_failure(lines);
+    wsl.not_supported_error = not_supported_error(lines);
+}
+
+/// The first line naming a path only a WSL distribution has: `/mnt/wsl/`, the folder WSL mounts in every
+/// WSL 2 distribution to share mounts between them, or a Windows drive that WSL mounts at `/mnt/<letter>/`
+/// (its `automount` root) followed by a folder of Windows' own (`Users`, `Windows`, `Program Files`), as a
+/// prompt, a traceback's `File "/mnt/c/Users/…"` or a log shows it. A bare `/mnt/e/models` is not taken:
+/// native Linux mounts disks under /mnt too. Microsoft, WSL configuration
+/// (https://learn.microsoft.com/en-us/windows/wsl/wsl-config: `[automount] root`, default `/mnt/`, each
+/// fixed drive at `/mnt/<drive letter>`) and microsoft/WSL#4577 (`/mnt/wsl`, shared across WSL 2
+/// distributions since build 19013).
+fn mounts(lines: &[String]) -> Option<usize> {
+    const WINDOWS_DIRS: [&str; 4] = ["Users/", "Windows/", "Program Files", "ProgramData/"];
+    lines.iter().position(|l| {
+        l.contains("/mnt/wsl/")
+            || l.match_indices("/mnt/").any(|(at, _)| {
+                let before = l[..at].chars().next_back();
+                let rest = &l[at + "/mnt/".len()..];
+                let mut chars = rest.chars();
+                let drive = chars.next().is_some_and(|c| c.is_ascii_alphabetic()) && chars.next() == Some('/');
+                before.is_none_or(|c| !(c.is_alphanumeric() || c == '_' || c == '.'))
+                    && drive
+                    && WINDOWS_DIRS.iter().any(|d| rest.get(2..).is_some_and(|r| r.starts_with(d)))
+            })
+    })
+}
+
+/// Whether a line says a call failed: an error or failure word, CUDA's error names, or not supported.
+fn says_failure(line: &str) -> bool {
+    let lower = line.to_ascii_lowercase();
+    // Not `error` alone: cuda-samples' `checkCudaErrors(cudaGraphicsGLRegisterBuffer(…))` is a call in code.
+    ["fail", "error:", "error ", "error(", "cuda_error_", "not supported", "out of memory", "exception"]
+        .iter()
+        .any(|w| lower.contains(w))
+}
+
+/// A line with the text cut to what a finding quotes.
+fn quoted(line: &str) -> String {
+    line.trim().chars().take(200).collect()
+}
+
+/// CUDA's graphics-interop entry points for OpenGL, EGL and VDPAU (runtime `cudaGraphicsGL*`,
+/// `cudaGraphicsEGL*`, `cudaGraphicsVDPAU*`, `cudaGL*`; driver `cuGraphicsGL*`, `cuGraphicsEGL*`,
+/// `cuGraphicsVDPAU*`, `cuGL*`): CUDA Runtime API, modules "OpenGL Interoperability", "EGL
+/// Interoperability", "VDPAU Interoperability" (https://docs.nvidia.com/cuda/cuda-runtime-api/modules.html).
+/// None works under WSL 2, where the NVIDIA driver has no OpenGL, EGL or Vulkan of its own (NVIDIA CUDA on
+/// WSL User Guide, "WSL 2 Support Constraints").
+const INTEROP_APIS: [&str; 8] = [
+    "cudaGraphicsGL",
+    "cudaGraphicsEGL",
+    "cudaGraphicsVDPAU",
+    "cudaGLSetGLDevice",
+    "cudaGLGetDevices",
+    "cuGraphicsGL",
+    "cuGraphicsEGL",
+    "cuGraphicsVDPAU",
+];
+
+/// The first line where a graphics-interop call failed: a line naming one of [`INTEROP_APIS`] that says a
+/// failure itself or is followed by a line that does (cuda-samples' `checkCudaErrors` prints both on one
+/// line: `CUDA error at f.cu:12 code=304(cudaErrorOperatingSystem) "cudaGraphicsGLRegisterBuffer(…)"`,
+/// NVIDIA/cuda-samples:Common/helper_cuda.h `check`).
+fn graphics_interop_failure(lines: &[String]) -> Option<String> {
+    lines.iter().enumerate().find_map(|(i, l)| {
+        let names = INTEROP_APIS.iter().any(|api| l.contains(api));
+        let failed = says_failure(l) || lines.get(i + 1).is_some_and(|n| says_failure(n));
+        (names && failed).then(|| quoted(l))
+    })
+}
+
+/// Words that name a pinned (page-locked) host allocation: the runtime's and driver's calls, PyTorch's
+/// `pin_memory` (torch/utils/data/_utils/pin_memory.py, `Tensor.pin_memory`) and its CachingHostAllocator,
+/// ggml's `… of pinned memory` (ggml-org/llama.cpp:ggml/src/ggml-cuda/ggml-cuda.cu, ggml_cuda_host_malloc:
+/// `failed to allocate %.2f MiB of pinned memory: %s` after cudaMallocHost fails, skipped when
+/// GGML_CUDA_NO_PINNED is set; before 2024 `WARNING: failed to allocate %.2f MB of pinned memory: %s`).
+const PINNED_SIGNS: [&str; 9] = [
+    "pinned memory",
+    "pin_memory",
+    "cudaMallocHost",
+    "cudaHostAlloc",
+    "cudaHostRegister",
+    "cuMemHostAlloc",
+    "cuMemAllocHost",
+    "cuMemHostRegister",
+    "CachingHostAllocator",
+];
+
+/// How many lines before an out-of-memory line a pinned allocation may be named (a traceback's frames).
+const PINNED_WINDOW: usize = 8;
+
+/// The first line where a pinned host allocation failed: a line naming one (not a setting such as
+/// `pin_memory=True` or vLLM's `pin_memory=False`, nor the variable that turns ggml's off) that also says out of memory or failed to allocate, or an out of
+/// memory line with such a name in the [`PINNED_WINDOW`] lines before it (PyTorch's traceback through
+/// pin_memory.py, then `RuntimeError: CUDA error: out of memory`).
+fn pinned_alloc_failure(lines: &[String]) -> Option<String> {
+    let pinned = |l: &str| {
+        // A setting (`pin_memory=True` in a config dump, vLLM's `pin_memory=False`, GGML_CUDA_NO_PINNED) is no
+        // allocation.
+        let setting = ["pin_memory=", "pin_memory:", "pin_memory\"", "pin_memory'", "NO_PINNED"];
+        PINNED_SIGNS.iter().any(|s| l.contains(s)) && !setting.iter().any(|s| l.contains(s))
+    };
+    let oom = |l: &str| {
+        let lower = l.to_ascii_lowercase();
+        lower.contains("out of memory")
+            || lower.contains("failed to allocate")
+            || lower.contains("cudaerrormemoryallocation")
+            || lower.contains("cuda_error_out_of_memory")
+    };
+    lines.iter().enumerate().find_map(|(i, l)| {
+        if !oom(l) {
+            return None;
+        }
+        if pinned(l) {
+            return Some(quoted(l));
+        }
+        lines[i.saturating_sub(PINNED_WINDOW)..i].iter().any(|p| pinned(p)).then(|| quoted(l))
+    })
+}
+
+/// The first line where CUDA answered 801, `operation not supported`: the runtime's `cudaErrorNotSupported`,
+/// the driver's `CUDA_ERROR_NOT_SUPPORTED`, or PyTorch's `CUDA error: operation not supported` (NVIDIA/cuda-python:
+/// cuda_core/cuda/core/experimental/_utils/runtime_cuda_error_explanations.py@16c86bd247d19f48afbfe5e3cad20599ca1601cd,
+/// entry 801; not 304's `OS call failed or operation not supported on this OS`).
+fn not_supported_error(lines: &[String]) -> Option<String> {
+    lines
+        .iter()
+        .find(|l| {
+            l.contains("cudaErrorNotSupported")
+                || l.contains("CUDA_ERROR_NOT_SUPPORTED")
+                || l.contains("CUDA error: operation not supported")
+        })
+        .map(|l| quoted(l))
 }
 
 /// The driver's own user-space libraries, as their file names begin: the CUDA driver (libcuda) and
@@ -821,5 +960,35 @@ mod tests {
         assert_eq!(version(t).map(|v| v.0), Some(1));
         let t = "on WSL1\nLinux version 5.10.16.3-microsoft-standard-WSL2\n";
         assert_eq!(version(t).map(|v| v.0), Some(2));
+    }
+
+    /// Paths only WSL has: `/mnt/wsl/` and a Windows drive's own folders under `/mnt/<letter>/` (a Python
+    /// traceback's frame, a prompt in a drive folder; lines written for the test in the shapes Python and
+    /// bash print); not a disk mounted under /mnt on native Linux.
+    #[test]
+    fn wsl_mount_paths_say_wsl_of_unknown_version() {
+        let traceback = "  File \"/mnt/c/Users/me/proj/train.py\", line 12, in <module>\n";
+        let read = Facts::read_by(read, traceback);
+        assert_eq!(read.wsl.map(|w| w.version), Some(0));
+        assert_eq!(read.os, Some(OsFamily::Linux));
+        assert_eq!(version("./main -m /mnt/wsl/models/7b.gguf\n"), Some((0, None)));
+        assert_eq!(version("cd /mnt/d/Program Files/NVIDIA\n"), Some((0, None)));
+        assert_eq!(version("./main -m /mnt/e/models/7b.gguf\n"), None, "a disk mounted under /mnt");
+        assert_eq!(version("/mnt/data/Users/x\n/home/me/mnt/c/Users/x\n/mnt/c\n/mnt/\n"), None);
+        assert_eq!(version("WSL2\n/mnt/c/Users/me\n"), Some((2, None)), "the words' version is kept");
+    }
+
+    /// The failure readers on malformed, truncated and huge input: no panic, and a long text read in time
+    /// linear in its size (the pinned window looks back a fixed number of lines).
+    #[test]
+    fn failure_readers_take_malformed_and_huge_input() {
+        for t in ["/mnt/", "/mnt/c", "/mnt/\u{e9}/Users/", "cudaGraphicsGL", "pinned memory", "out of memory\n"] {
+            let _ = read_wsl(&format!("WSL2\n{t}"));
+        }
+        let huge = format!("WSL2\n{}", "pin_memory out of memory /mnt/x/ cudaGraphicsGL\n".repeat(50_000));
+        let started = std::time::Instant::now();
+        let w = read_wsl(&huge).unwrap();
+        assert!(w.pinned_alloc_failure.is_some() && w.graphics_interop_failure.is_some());
+        assert!(started.elapsed() < std::time::Duration::from_secs(20), "{:?}", started.elapsed());
     }
 }
