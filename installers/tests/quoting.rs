@@ -157,3 +157,18 @@ fn a_fix_for_pasted_text_says_its_paths_came_from_another_machine() {
     assert!(fix.contains("/home/u/proj/.venv/bin/python -m pip uninstall --yes cupy-cuda13x"), "{fix}");
     assert!(!fix.contains("another machine"), "{fix}");
 }
+
+#[test]
+fn a_fix_for_pasted_text_that_shows_no_path_says_nothing_of_paths() {
+    // https://github.com/TencentARC/MotionCtrl/issues/4: the fix unsets a variable; nothing in it is
+    // a path of the other machine.
+    let text = "in demo script configs/inference/run.sh, CUDA_VISIBLE_DEVICES=7 was used causing \"No CUDA GPUs are \
+                available\" for those who doesn't have 8 or more gpus, please consider to remove it.\n";
+    let snap = gpu_doctor_probes::parse::paste::read_pasted(text, kb()).unwrap();
+    let mut report = Report::new(snap.clone(), diagnose(&snap, kb()));
+    attach(&mut report, kb());
+    let f = report.findings.iter().find(|f| f.id == "env.cuda_visible_devices_hides_all").unwrap();
+    let fix = f.fix.clone().unwrap();
+    assert!(fix.contains("unset CUDA_VISIBLE_DEVICES"), "{fix}");
+    assert!(!fix.contains("another machine"), "{fix}");
+}

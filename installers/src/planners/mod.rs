@@ -96,8 +96,10 @@ pub fn attach(report: &mut Report, kb: &Kb) {
                 r.id = plan.id.clone();
                 r.unplanned = None;
                 let mut prose = plan.prose(shell);
-                // As the probes say of their own fixes for pasted text: the paths are that machine's.
-                if foreign && (plan.env.is_some() || matches!(r.target, PlanTarget::Change { .. })) {
+                // As the probes say of their own fixes for pasted text: the paths are that machine's
+                // (a fix that only sets or unsets a variable to a value shows none).
+                let shows_path = prose.contains('/') || prose.contains('\\');
+                if foreign && shows_path && (plan.env.is_some() || matches!(r.target, PlanTarget::Change { .. })) {
                     prose.push_str(
                         "   (The paths in this fix come from another machine, read from pasted text: check them \
                          before running anything.)",

@@ -126,7 +126,9 @@ impl Ctx<'_> {
             return;
         }
         let Some(fix) = f.fix.as_mut() else { return };
-        if self.shown.borrow().iter().any(|s| s.machine && fix.contains(&s.text)) {
+        // A machine text that is no path (a variable's value, a package name) needs no warning.
+        let path = |t: &str| t.contains('/') || t.contains('\\');
+        if self.shown.borrow().iter().any(|s| s.machine && path(&s.text) && fix.contains(&s.text)) {
             fix.push_str(
                 "   (The paths in this fix come from another machine, read from pasted text: check them before \
                  running anything.)",
