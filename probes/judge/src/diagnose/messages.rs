@@ -60,12 +60,13 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
             id: finding_id(&known.id),
             category: known.category,
             severity: severity(known),
-            summary: format!("{} reported: {meaning}", known.emitter),
+            summary: format!("{}: {}", short_emitter(&known.emitter), first_sentence(&meaning)),
             detail: match needs {
-                Some(needs) => format!("{meaning} {needs}"),
+                Some(needs) => format!("{meaning} (Printed by {}.) {needs}", known.emitter),
                 None => format!(
-                    "{meaning} The facts that would say why were not in the text; paste `python -m \
-                     torch.utils.collect_env` and `nvidia-smi` output from that machine, or run gpu-doctor there."
+                    "{meaning} (Printed by {}.) The facts that would say why were not in the text; paste `nvidia-smi` \
+                     and the framework's own version output from that machine, or run gpu-doctor there.",
+                    known.emitter
                 ),
             },
             evidence: lines,
@@ -74,6 +75,35 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
         };
         out.push(finding.with_plan(plan));
     }
+}
+
+/// The program an emitter names, without its source file, function and code (`PyTorch
+/// c10/cuda/CUDAFunctions.cpp (device_count_ensure_non_zero)` → `PyTorch`, `CUDA runtime,
+/// cudaErrorInsufficientDriver (35)` → `CUDA runtime`): the words before the first path, source file
+/// (not `.cpp`, which ends `llama.cpp`), parenthesis or comma.
+fn short_emitter(emitter: &str) -> &str {
+    let head = emitter.split(',').next().unwrap_or(emitter);
+    let cut = head
+        .match_indices(' ')
+        .map(|(at, _)| at)
+        .find(|&at| {
+            let next = head[at + 1..].split(' ').next().unwrap_or("");
+            next.starts_with('(')
+                || (next.contains('/') && next != "/")
+                || [".cc", ".cu", ".py", ".go", ".c", ".h"].iter().any(|ext| next.ends_with(ext))
+        })
+        .unwrap_or(head.len());
+    let short = head[..cut].trim_end_matches([' ', '/']).trim();
+    if short.is_empty() { emitter } else { short }
+}
+
+/// The first sentence of a meaning: up to the first `. ` before a capital letter (so `e.g. ` and
+/// versions stay whole), or all of it.
+fn first_sentence(text: &str) -> &str {
+    text.match_indices(". ")
+        .map(|(at, _)| at)
+        .find(|&at| text[at + 2..].starts_with(|c: char| c.is_ascii_uppercase()))
+        .map_or(text, |at| &text[..=at])
 }
 
 /// The rows of PyTorch's `_check_capability` warning: the GPU's capability (`cc`), the lowest and
@@ -221,5 +251,35 @@ pub(super) fn cite(cx: &Ctx<'_>, out: &mut [Finding]) {
                 .map(|m| format!("pasted line: {}", m.line))
                 .take(3);
         f.evidence.extend(lines);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn a_message_finding_is_titled_by_its_program_and_its_first_sentence() {
+        assert_eq!(short_emitter("PyTorch c10/cuda/CUDAFunctions.cpp (device_count_ensure_non_zero)"), "PyTorch");
+        assert_eq!(short_emitter("CUDA runtime, cudaErrorInsufficientDriver (35)"), "CUDA runtime");
+        assert_eq!(short_emitter("llama.cpp / ggml ggml-cuda.cu (ggml_cuda_init)"), "llama.cpp / ggml");
+        assert_eq!(short_emitter("TensorFlow/XLA stream_executor cuda_driver.cc"), "TensorFlow/XLA stream_executor");
+        assert_eq!(first_sentence("The driver is too old. Update it."), "The driver is too old.");
+        assert_eq!(first_sentence("Built for sm_86, e.g. an RTX 3090. It fails"), "Built for sm_86, e.g. an RTX 3090.");
+        assert_eq!(first_sentence("CUDA 12.8 needs driver 570"), "CUDA 12.8 needs driver 570");
+        // Every row of the catalogue gets a short name that names no source path.
+        let kb = gpu_doctor_kb::Kb::get().unwrap();
+        for m in &kb.errors.message {
+            let short = short_emitter(&m.emitter);
+            assert!(!short.is_empty() && !short.contains(" ("), "{}: {short:?}", m.id);
+            assert!(short.len() <= m.emitter.len(), "{}", m.id);
+        }
+        let snap =
+            gpu_doctor_probes::parse::paste::read_pasted("RuntimeError: No CUDA GPUs are available\n", kb).unwrap();
+        let f = crate::diagnose::diagnose(&snap, kb).into_iter().find(|f| f.id == "observed.torch.no_gpus_available");
+        let f = f.unwrap();
+        assert_eq!(f.summary, "PyTorch: The driver reports zero GPUs to this process.");
+        assert!(f.detail.contains("(Printed by PyTorch c10/cuda/CUDAFunctions.cpp"), "{}", f.detail);
     }
 }

@@ -83,6 +83,12 @@ fn what_to_paste_next() {
     let findings = gpu_doctor_judge::diagnose::diagnose(&s, kb);
     assert!(findings.iter().any(|f| f.id == "framework.cpu_only_build"), "{findings:#?}");
     assert_eq!(next_paste(&s, &findings), Some(NVIDIA_SMI));
+    // PaddlePaddle's own assertion, a catalogue row (PaddlePaddle/Paddle#24581): its finding names no
+    // PyTorch, so PyTorch's command is not asked for.
+    let s = read("    \"Not compiled with CUDA\"\nAssertionError: Not compiled with CUDA\n");
+    let findings = gpu_doctor_judge::diagnose::diagnose(&s, kb);
+    assert!(findings.iter().any(|f| f.id == "observed.paddle.not_compiled_with_cuda"), "{findings:#?}");
+    assert_eq!(next_paste(&s, &findings), Some(NVIDIA_SMI));
 }
 
 /// The issue's own example: a CPU build that says CUDA is not available gives no finding while the
