@@ -111,7 +111,15 @@ fn next_line(lines: &[String], i: usize) -> Option<(usize, &str)> {
 /// `==`, `:`, `->` or `is`, then the value (quotes, backticks and a trailing `,` `.` `;` stripped).
 /// `None` without such a separator (`print(torch.cuda.is_available()) return false` is code).
 pub(super) fn answer_after<'a>(line: &'a str, question: &str) -> Option<&'a str> {
-    let at = line.find(question)? + question.len();
+    let start = line.find(question)?;
+    // `if torch.cuda.is_available() == False:` is a condition in code, not an answer.
+    let code = line[..start]
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .any(|w| matches!(w, "if" | "elif" | "while" | "assert" | "return"));
+    if code {
+        return None;
+    }
+    let at = start + question.len();
     let rest = line.get(at..)?.trim_start_matches(['`', '"', '\'']).trim_start();
     let rest = ["==", "=", ":", "->", "is "].iter().find_map(|sep| rest.strip_prefix(sep))?;
     let word = rest.split_whitespace().next()?;
@@ -323,6 +331,10 @@ mod tests {
     fn a_question_without_its_form_of_answer_is_not_read() {
         assert!(read_lines(">>> torch.cuda.is_available()\nTraceback (most recent call last):\n").deep.torch.is_none());
         assert!(read_lines("print(torch.cuda.is_available()) return false\n").deep.torch.is_none());
+        // A condition in code is no answer (an `if … == False:` line a script pasted beside its output).
+        assert!(read_lines("    if torch.cuda.is_available() == False:\n").deep.torch.is_none());
+        assert!(read_lines("assert torch.version.cuda == \"12.1\"\n").deep.torch.is_none());
+        assert!(read_lines("while not torch.cuda.is_available() == True:\n").deep.torch.is_none());
         assert!(read_lines(">>> torch.__version__\n").deep.torch.is_none(), "cut after the question");
     }
 
