@@ -73,7 +73,10 @@ fn label_value(line: &str) -> Option<(String, String)> {
     }
     let line = line.trim().trim_start_matches(['-', '*', '+', '>', '|', ' ', '\t']);
     let (label, value) = line.split_once(':')?;
-    let label = label.replace(['*', '_', '`'], "");
+    // Markdown's emphasis (`**Label**`, `__Label__`) is not part of the label; an underscore inside
+    // a word is a package's (`flash_attn`, which PyPI names alike with a hyphen).
+    let label = label.replace(['*', '`'], "");
+    let label = label.trim().trim_matches('_').replace('_', "-");
     let label = match label.split_once('(') {
         Some((before, after)) if after.trim_end().ends_with(')') => before.to_owned(),
         _ => label,

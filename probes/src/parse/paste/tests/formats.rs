@@ -483,6 +483,9 @@ fn a_labelled_companion_package_is_that_package() {
     assert_eq!(companion(text, "xformers").as_deref(), Some("0.0.28.post1"));
     assert_eq!(companion(text, "torchvision").as_deref(), Some("0.19.1"));
     assert_eq!(companion("Flash-Attn: 2.6.3\ntorch: 2.4.1", "flash-attn").as_deref(), Some("2.6.3"));
+    // The import name with its underscore, and a label in markdown's underscore emphasis.
+    assert_eq!(companion("flash_attn: 2.6.3\ntorch: 2.4.1", "flash-attn").as_deref(), Some("2.6.3"));
+    assert_eq!(companion("__xformers__: 0.0.28.post1\ntorch: 2.4.1", "xformers").as_deref(), Some("0.0.28.post1"));
     assert_eq!(companion("flash-attn: >=2.0\ntorch: 2.4.1", "flash-attn"), None);
     assert_eq!(companion("einops: 0.8.0\ntorch: 2.4.1", "einops"), None);
 }
