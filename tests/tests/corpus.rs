@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 use gpu_doctor_judge::diagnose::{diagnose, observed_rules, rules};
 use gpu_doctor_kb::Kb;
-use gpu_doctor_model::{Category, Finding, Severity};
+use gpu_doctor_model::{Category, Finding, Report, Severity, Snapshot};
 use gpu_doctor_probes::parse::paste::{READERS, read_pasted_without};
 
 /// The eleven finding categories a case can be filed under, besides `healthy`.
@@ -36,7 +36,7 @@ const CATEGORIES: [&str; 11] = [
 const HEALTHY: &str = "healthy";
 const PLATFORMS: [&str; 5] = ["linux", "windows", "wsl", "container", "macos"];
 const REQUIRED: [&str; 5] = ["source", "established", "expected", "platform", "year"];
-const OPTIONAL: [&str; 1] = ["note"];
+const OPTIONAL: [&str; 2] = ["note", "fix"];
 
 fn corpus_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("corpus")
@@ -51,6 +51,9 @@ struct Case {
     /// The thread it was taken from (`source:`).
     source: String,
     expected: Vec<String>,
+    /// What a right fix names (`fix:`): alternatives, each terms that must all appear in a finding's
+    /// fix; `None` when the thread established no fix.
+    fix: Option<Vec<Vec<String>>>,
     text: String,
 }
 
@@ -100,13 +103,35 @@ fn parse_case(category: &str, name: String, content: &str, known: &BTreeMap<Stri
         return Err("the pasted text is empty".to_owned());
     }
     let expected = expected_ids(category, fields["expected"], fields.get("note").copied().unwrap_or(""), known)?;
+    let fix = fields.get("fix").map(|f| fix_terms(category, f)).transpose()?;
     Ok(Case {
         name,
         category: category.to_owned(),
         source: fields["source"].to_owned(),
         expected,
+        fix,
         text: text.to_owned(),
     })
+}
+
+/// The `fix:` field: alternatives separated by ` | `, each of terms separated by ` & ` that a right
+/// fix must all name (compared without case). A healthy case has no fix; no term may be empty.
+fn fix_terms(category: &str, field: &str) -> Result<Vec<Vec<String>>, String> {
+    if category == HEALTHY {
+        return Err("a healthy case has no `fix:`".to_owned());
+    }
+    let alternatives: Vec<Vec<String>> =
+        field.split(" | ").map(|alt| alt.split(" & ").map(|t| t.trim().to_lowercase()).collect::<Vec<_>>()).collect();
+    if alternatives.iter().flatten().any(|t| t.is_empty() || t.contains(['|', '&'])) {
+        return Err(format!("`fix: {field}` has an empty term (alternatives ` | `, terms ` & `)"));
+    }
+    Ok(alternatives)
+}
+
+/// Whether one of the fixes names every term of one alternative.
+fn fix_named(alternatives: &[Vec<String>], fixes: &[String]) -> bool {
+    let fixes: Vec<String> = fixes.iter().map(|f| f.to_lowercase()).collect();
+    alternatives.iter().any(|terms| fixes.iter().any(|fix| terms.iter().all(|t| fix.contains(t.as_str()))))
 }
 
 /// The `expected:` ids, checked: `none` for healthy cases; otherwise ids this project has (or, for
@@ -172,18 +197,37 @@ struct Judged {
     false_error: bool,
     /// The finding ids, or why the text was not read.
     got: String,
+    /// For a case with a `fix:`: whether a finding's fix (as `diagnose --from` prints it, planned)
+    /// names it, and the fixes it got.
+    fixed: Option<(bool, Vec<String>)>,
 }
 
 fn judge(case: &Case, kb: &Kb, readers_off: &[&str]) -> Judged {
-    let findings: Vec<Finding> = match read_pasted_without(&case.text, kb, readers_off) {
-        Ok(snap) => diagnose(&snap, kb),
-        Err(_) => return Judged { named: false, false_error: false, got: "nothing recognised (exit 3)".to_owned() },
+    let (snap, findings): (Snapshot, Vec<Finding>) = match read_pasted_without(&case.text, kb, readers_off) {
+        Ok(snap) => {
+            let findings = diagnose(&snap, kb);
+            (snap, findings)
+        }
+        Err(_) => {
+            let fixed = case.fix.as_ref().map(|_| (false, Vec::new()));
+            return Judged { named: false, false_error: false, got: "nothing recognised (exit 3)".to_owned(), fixed };
+        }
     };
-    let ids: BTreeSet<&str> = findings.iter().map(|f| f.id.as_str()).collect();
+    let ids: BTreeSet<String> = findings.iter().map(|f| f.id.clone()).collect();
+    let named = case.expected.iter().all(|e| ids.contains(e));
+    let false_error = findings.iter().any(|f| f.severity == Severity::Error);
+    // The fixes as `diagnose --from` prints them: a planned finding's fix is written by its plan.
+    let fixed = case.fix.as_ref().map(|alternatives| {
+        let mut report = Report::new(snap, findings);
+        gpu_doctor_installers::attach(&mut report, kb);
+        let fixes: Vec<String> = report.findings.iter().filter_map(|f| f.fix.clone()).collect();
+        (fix_named(alternatives, &fixes), fixes)
+    });
     Judged {
-        named: case.expected.iter().all(|e| ids.contains(e.as_str())),
-        false_error: findings.iter().any(|f| f.severity == Severity::Error),
+        named,
+        false_error,
         got: if ids.is_empty() { "no finding".to_owned() } else { ids.into_iter().collect::<Vec<_>>().join(", ") },
+        fixed,
     }
 }
 
@@ -207,6 +251,9 @@ struct Ratchet {
     /// The same with only the catalogue rows switched off.
     #[serde(default)]
     leave_one_source_out_catalogue_recall: Option<f64>,
+    /// Of the cases with a `fix:`, the percent whose fix a finding names.
+    #[serde(default)]
+    fix_recall: Option<f64>,
 }
 
 /// One row of the table: cases and named right.
@@ -234,6 +281,10 @@ struct Score {
     healthy: u32,
     false_errors: u32,
     misses: Vec<String>,
+    /// Cases with a `fix:` (`cases`) and those whose fix a finding names (`named`).
+    fixes: Row,
+    /// The cases whose fix no finding names, with the fixes they got.
+    fix_misses: Vec<String>,
 }
 
 fn score(cases: &[Case], kb: &Kb) -> Score {
@@ -332,6 +383,16 @@ fn score_with(cases: &[Case], judge: impl Fn(&Case) -> Judged) -> Score {
             }
             continue;
         }
+        if let Some((fixed, fixes)) = &j.fixed {
+            s.fixes.cases += 1;
+            if *fixed {
+                s.fixes.named += 1;
+            } else {
+                let want = case.fix.iter().flatten().map(|alt| alt.join(" & ")).collect::<Vec<_>>().join(" | ");
+                let got = if fixes.is_empty() { "no fix".to_owned() } else { fixes.join(" // ") };
+                s.fix_misses.push(format!("{}: fix should name {want}; got {got}", case.name));
+            }
+        }
         let row = s.rows.entry(case.category.clone()).or_default();
         row.cases += 1;
         s.overall.cases += 1;
@@ -362,9 +423,25 @@ fn table(s: &Score, r: &Ratchet) -> String {
         s.healthy, s.false_errors, r.max_false_errors
     )
     .unwrap();
+    let floor = r.fix_recall.map_or_else(|| "-".to_owned(), |f| format!("{f:.1} %"));
+    writeln!(
+        out,
+        "fixes: {} cases say what fixed them, a finding's fix names it in {} ({:.1} %, floor {floor})",
+        s.fixes.cases,
+        s.fixes.named,
+        s.fixes.recall()
+    )
+    .unwrap();
     if !s.misses.is_empty() {
         writeln!(out, "\nnot named right ({}):", s.misses.len()).unwrap();
         for m in &s.misses {
+            writeln!(out, "  {m}").unwrap();
+        }
+    }
+    if !s.fix_misses.is_empty() {
+        writeln!(out, "\nfix not named ({}):", s.fix_misses.len()).unwrap();
+        for m in &s.fix_misses {
+            let m: String = m.chars().take(600).collect();
             writeln!(out, "  {m}").unwrap();
         }
     }
@@ -382,6 +459,9 @@ fn against(s: &Score, r: &Ratchet) -> (Vec<String>, Vec<String>) {
         }
     };
     compare("overall", s.overall.recall(), r.overall_recall, &mut fell);
+    if let Some(floor) = r.fix_recall {
+        compare("fixes", s.fixes.recall(), floor, &mut fell);
+    }
     for c in CATEGORIES {
         match (s.rows.get(c), r.recall.get(c)) {
             (Some(row), floor) => compare(c, row.recall(), floor.copied().unwrap_or(0.0), &mut fell),
@@ -573,6 +653,34 @@ fn malformed_cases_are_refused() {
 }
 
 #[test]
+fn a_cases_fix_is_alternatives_of_terms_all_named_in_one_fix() {
+    let case = parse("cpu_only_build", &format!("{GOOD_HEAD}fix: cu118 | CU121 & Torch\n---\nx\n")).unwrap();
+    let alternatives = case.fix.unwrap();
+    assert_eq!(alternatives, [vec!["cu118".to_owned()], vec!["cu121".to_owned(), "torch".to_owned()]]);
+    let fix = |s: &str| vec![s.to_owned()];
+    assert!(fix_named(
+        &alternatives,
+        &fix("pip install 'torch==2.4.*' --index-url https://download.pytorch.org/whl/cu121")
+    ));
+    assert!(fix_named(&alternatives, &fix("… whl/CU118")));
+    // Both terms of one alternative in one fix, not spread over two.
+    assert!(!fix_named(&alternatives, &["whl/cu121".to_owned(), "torch 2.4".to_owned()]));
+    assert!(!fix_named(&alternatives, &fix("Install the NVIDIA driver 570")));
+    assert!(!fix_named(&alternatives, &[]));
+    assert!(
+        parse(
+            HEALTHY,
+            &GOOD_HEAD
+                .replace("framework.cpu_only_build", "none")
+                .replace("year: 2024\n", "year: 2024\nfix: x\n---\nx\n")
+        )
+        .unwrap_err()
+        .contains("healthy")
+    );
+    assert!(parse("cpu_only_build", &format!("{GOOD_HEAD}fix: a |  | b\n---\nx\n")).unwrap_err().contains("empty"));
+}
+
+#[test]
 fn the_ratchet_fails_on_a_fall_and_says_when_to_raise() {
     let mut s = Score { overall: Row { cases: 10, named: 5 }, healthy: 3, false_errors: 1, ..Score::default() };
     s.rows.insert("cpu_only_build".to_owned(), Row { cases: 10, named: 5 });
@@ -583,9 +691,16 @@ fn the_ratchet_fails_on_a_fall_and_says_when_to_raise() {
         recall: BTreeMap::from([("cpu_only_build".to_owned(), cpu)]),
         leave_one_source_out_recall: None,
         leave_one_source_out_catalogue_recall: None,
+        fix_recall: None,
     };
     let (fell, rose) = against(&s, &ratchet(50.0, 50.0, 1));
     assert!(fell.is_empty() && rose.is_empty(), "{fell:?} {rose:?}");
+    // The fixes' figure is held only where one is recorded.
+    let with_fixes = Score { fixes: Row { cases: 4, named: 1 }, ..Score::default() };
+    let mut r = ratchet(0.0, 0.0, 0);
+    assert!(!against(&with_fixes, &r).0.iter().any(|f| f.starts_with("fixes")));
+    r.fix_recall = Some(50.0);
+    assert!(against(&with_fixes, &r).0.iter().any(|f| f.starts_with("fixes")), "{:?}", against(&with_fixes, &r));
     let (fell, _) = against(&s, &ratchet(50.0, 60.0, 0));
     assert_eq!(fell.len(), 2, "{fell:?}");
     let (fell, rose) = against(&s, &ratchet(40.0, 50.0, 2));
