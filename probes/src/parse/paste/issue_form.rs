@@ -131,9 +131,12 @@ fn answered(label: &str, value: &str, at: usize, format: &'static str, facts: &m
             .iter()
             .all(|w| !["count", "memory", "usage", "util", "utilization", "driver"].contains(w) || has("model"))
     {
-        if let Some(gpu) = gpu_in(value).filter(|_| facts.listed_gpus.is_empty()) {
-            facts.saw(at, format);
-            facts.listed_gpus.push((gpu, format));
+        if facts.listed_gpus.is_empty() {
+            let gpus = gpus_in(value);
+            if !gpus.is_empty() {
+                facts.saw(at, format);
+                facts.listed_gpus.extend(gpus.into_iter().map(|gpu| (gpu, format)));
+            }
         }
     } else if label.starts_with("os") || label == "operating system" {
         if let Some(os) = os_in(value).filter(|_| facts.os.is_none()) {
@@ -193,6 +196,39 @@ fn driver_version(word: &str) -> Option<DriverVersion> {
     (major.len() == 3 && word.contains('.')).then(|| word.parse().ok())?
 }
 
+/// The NVIDIA GPUs an answer names: one ([`gpu_in`]), or several joined by `and`, `+` or `&` (`a GTX
+/// 1660 Super which is connected to my monitor, and an RTX 3090`, LostRuins/koboldcpp#1023) when
+/// every part names one; a part that names none (`RTX 3090 and 64 GB of RAM`) makes it one answer.
+fn gpus_in(value: &str) -> Vec<Gpu> {
+    let lower = value.to_ascii_lowercase();
+    let mut cuts = vec![0];
+    for sep in [" and ", " + ", " & "] {
+        cuts.extend(lower.match_indices(sep).map(|(at, _)| at));
+    }
+    cuts.sort_unstable();
+    let parts: Vec<&str> = cuts
+        .iter()
+        .enumerate()
+        .map(|(i, &at)| {
+            let end = cuts.get(i + 1).copied().unwrap_or(value.len());
+            let part = value.get(at..end).unwrap_or("");
+            let part = [" and ", " + ", " & "]
+                .iter()
+                .find_map(|sep| part.get(sep.len()..).filter(|_| part.to_ascii_lowercase().starts_with(sep)))
+                .unwrap_or(part);
+            part.trim_matches([',', ' '])
+        })
+        .collect();
+    if parts.len() > 1 && parts.len() <= 16 {
+        let each: Vec<Gpu> =
+            parts.iter().filter_map(|p| gpu_in(p)).zip(0u32..).map(|(gpu, index)| Gpu { index, ..gpu }).collect();
+        if each.len() == parts.len() {
+            return each;
+        }
+    }
+    gpu_in(value).into_iter().collect()
+}
+
 /// The NVIDIA GPU an answer names (`NVIDIA GeForce GTX 1050 (compute capability 6.1)`, `GeForce GTX
 /// 1080 Ti, 11GB`, `1x RTX 3090`): the name before a parenthesis or comma, and the capability when the
 /// answer writes it (`compute capability 6.1`, `sm_61`). `None` when it names no NVIDIA GPU.
@@ -203,6 +239,21 @@ fn gpu_in(value: &str) -> Option<Gpu> {
         return None;
     }
     let name = value.split(['(', ',', ';']).next()?.trim();
+    // `a GTX 1660 Super`, `an RTX 3090`: an article before the name in a sentence.
+    let name = ["a ", "an ", "the ", "one "]
+        .iter()
+        .find_map(|article| {
+            name.get(article.len()..)
+                .filter(|_| name.get(..article.len()).is_some_and(|w| w.eq_ignore_ascii_case(article)))
+        })
+        .unwrap_or(name)
+        .trim();
+    // `GTX 1660 Super which is connected to my monitor`: the name ends where the sentence goes on.
+    let name = [" which ", " that ", " for ", " with ", " in ", " on ", " connected "]
+        .iter()
+        .filter_map(|w| name.to_ascii_lowercase().find(w))
+        .min()
+        .map_or(name, |at| name[..at].trim());
     // `4x RTX 3090`, `4* NVIDIA GeForce RTX 4090 48G`: the count before the name.
     let name = name
         .split_once(' ')
@@ -279,6 +330,26 @@ mod tests {
         // A model number is not a size; a size too large for a GPU is not read.
         assert_eq!(gpu_in("Tesla P100 16G").unwrap().memory_total_bytes, Some(16 << 30));
         assert_eq!(gpu_in("RTX 4090 9999GB").unwrap().memory_total_bytes, None);
+    }
+
+    #[test]
+    fn a_sentence_naming_two_gpus_gives_both() {
+        // LostRuins/koboldcpp#1023: the reporter's first line.
+        let lines = vec![
+            "I have two GPUs: a GTX 1660 Super which is connected to my monitor, and an RTX 3090 which I use for CUDA tasks."
+                .to_owned(),
+        ];
+        let mut facts = Facts::default();
+        read(&lines, &mut facts);
+        let names: Vec<&str> = facts.listed_gpus.iter().filter_map(|(g, _)| g.name.as_deref()).collect();
+        assert_eq!(names, ["GTX 1660 Super", "RTX 3090"]);
+        let indices: Vec<u32> = facts.listed_gpus.iter().map(|(g, _)| g.index).collect();
+        assert_eq!(indices, [0, 1]);
+        // A part that names no GPU keeps the answer one GPU.
+        let one: Vec<Option<String>> = gpus_in("RTX 3090 and 64 GB of RAM").into_iter().map(|g| g.name).collect();
+        assert_eq!(one, [Some("RTX 3090 and 64 GB of RAM".to_owned())]);
+        assert_eq!(gpus_in("NVIDIA GeForce RTX 3090 + RTX 4090").len(), 2);
+        assert!(gpus_in(&" and ".repeat(10_000)).is_empty());
     }
 
     #[test]
