@@ -254,26 +254,11 @@ fn build_for(cx: &Ctx<'_>, framework: &str, cc: ComputeCapability) -> Option<Str
         return None;
     }
     let Some(level) = cx.driver.cuda else {
-        let builds = builds_by_driver(cx.kb, cc);
-        let first = builds.first()?;
-        let choices: Vec<String> = builds
-            .iter()
-            .map(|v| {
-                let floor = cx
-                    .kb
-                    .cuda
-                    .full_driver(v.cuda, cx.os)
-                    .map_or_else(String::new, |d| format!(" (driver {d} or newer)"));
-                format!("CUDA {} or newer{floor}: torch {}, {}", v.cuda, v.torch, fix::install_torch(cx, v))
-            })
-            .collect();
+        let (first, choices) = choices_by_driver(cx, &[cc])?;
         return Some(format!(
-            "Install a torch build with machine code for {} (as read from {}). Which one depends on the driver, \
-             which the pasted text does not show: take the first line that nvidia-smi's \"CUDA Version\" reaches. \
-             {}.",
+            "Install a torch build with machine code for {} (as read from {}). {choices}",
             cc.sm(),
             short_source(&first.source),
-            choices.join("; ")
         ));
     };
     let v = cx.kb.pytorch.recommend(&[cc], Some(level), None)?;
@@ -288,23 +273,72 @@ fn build_for(cx: &Ctx<'_>, framework: &str, cc: ComputeCapability) -> Option<Str
     ))
 }
 
+/// For GPUs of capabilities `ccs` (none: any GPU) on a driver the text does not show: the first
+/// build, and in words the builds to choose from by the driver's CUDA level, each with its command.
+fn choices_by_driver<'k>(cx: &Ctx<'k>, ccs: &[ComputeCapability]) -> Option<(&'k TorchVariant, String)> {
+    let builds = builds_by_driver_for(cx.kb, ccs);
+    let first = *builds.first()?;
+    let choices: Vec<String> = builds
+        .iter()
+        .map(|v| {
+            let floor =
+                cx.kb.cuda.full_driver(v.cuda, cx.os).map_or_else(String::new, |d| format!(" (driver {d} or newer)"));
+            format!("CUDA {} or newer{floor}: torch {}, {}", v.cuda, v.torch, fix::install_torch(cx, v))
+        })
+        .collect();
+    Some((
+        first,
+        format!(
+            "Which one depends on the driver, which the pasted text does not show: take the first line that \
+             nvidia-smi's \"CUDA Version\" reaches. {}.",
+            choices.join("; ")
+        ),
+    ))
+}
+
+/// The CUDA build of torch to install in place of a CPU-only one, in words with its command: for the
+/// GPUs the text names (any, when it names none), the newest line the driver runs, or with the driver
+/// not shown, one per driver level ([`choices_by_driver`]). `None` when the knowledge base lists none.
+pub(super) fn cuda_torch_for(cx: &Ctx<'_>) -> Option<String> {
+    let ccs = cx.capabilities();
+    let Some(level) = cx.driver.cuda else {
+        let (_, choices) = choices_by_driver(cx, &ccs)?;
+        return Some(format!("Install a CUDA build of torch in place of the CPU-only one. {choices}"));
+    };
+    let v = cx.kb.pytorch.recommend(&ccs, Some(level), None)?;
+    Some(format!(
+        "Install torch {} built for CUDA {} in place of the CPU-only one, the newest line this driver (CUDA up to \
+         {level}) runs{}: {}",
+        v.torch,
+        v.cuda,
+        if ccs.is_empty() { String::new() } else { " on this GPU".to_owned() },
+        fix::install_torch(cx, v)
+    ))
+}
+
 /// For a GPU of capability `cc` on a driver not known, the torch builds to choose from, newest driver
 /// first: the build [`PytorchTable::recommend`](gpu_doctor_kb::PytorchTable) picks at each CUDA level the
 /// knowledge base lists torch wheels for: the newest of each CUDA major (three at most), and the one for
 /// the oldest driver when it is of the last major shown.
+#[cfg(test)]
 pub(super) fn builds_by_driver(kb: &Kb, cc: ComputeCapability) -> Vec<&TorchVariant> {
+    builds_by_driver_for(kb, &[cc])
+}
+
+/// [`builds_by_driver`] for every GPU of `ccs` at once; with none known, over every build.
+pub(super) fn builds_by_driver_for<'k>(kb: &'k Kb, ccs: &[ComputeCapability]) -> Vec<&'k TorchVariant> {
     let mut levels: Vec<CudaVersion> = kb
         .pytorch
         .variant
         .iter()
-        .filter(|v| matches!(v.coverage(cc), Coverage::Sass(_)))
+        .filter(|v| ccs.iter().all(|cc| matches!(v.coverage(*cc), Coverage::Sass(_))))
         .map(|v| v.cuda.major_minor())
         .collect();
     levels.sort_unstable_by(|a, b| b.cmp(a));
     levels.dedup();
     let mut all: Vec<&TorchVariant> = Vec::new();
     for level in levels {
-        if let Some(v) = kb.pytorch.recommend(&[cc], Some(level), None)
+        if let Some(v) = kb.pytorch.recommend(ccs, Some(level), None)
             && !all.iter().any(|p| std::ptr::eq(*p, v))
         {
             all.push(v);

@@ -68,7 +68,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 continue;
             };
             for fw in env.frameworks.iter().filter(|f| f.name == "torch" && f.build == FrameworkBuild::Cpu) {
-                out.push(torch_cpu_only(env, fw, vec![describe_framework(env, fw), wanted.clone()]));
+                out.push(torch_cpu_only(cx, env, fw, vec![describe_framework(env, fw), wanted.clone()]));
             }
         }
     }
@@ -89,7 +89,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
         for fw in &env.frameworks {
             let evidence = vec![describe_framework(env, fw), gpu.clone()];
             match fw.name.as_str() {
-                "torch" if fw.build == FrameworkBuild::Cpu => out.push(torch_cpu_only(env, fw, evidence)),
+                "torch" if fw.build == FrameworkBuild::Cpu => out.push(torch_cpu_only(cx, env, fw, evidence)),
                 name if cx.os == OsFamily::Windows && WINDOWS_TF.contains(&name) => {
                     tensorflow_windows(cx, env, fw, evidence, out);
                 }
@@ -123,18 +123,18 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     }
 }
 
-fn torch_cpu_only(env: &PythonEnv, fw: &Framework, evidence: Vec<String>) -> Finding {
+fn torch_cpu_only(cx: &Ctx<'_>, env: &PythonEnv, fw: &Framework, evidence: Vec<String>) -> Finding {
     CPU_ONLY
         .finding(
             format!("torch {} in {} is a CPU-only build", fw.version, env.name),
             "It cannot use the GPU: torch.cuda.is_available() is False and .cuda() raises \"Torch not compiled with \
              CUDA enabled\". Plain `pip install torch` gives this build on Windows and macOS.",
             evidence,
-            Some(
+            Some(super::arch::cuda_torch_for(cx).unwrap_or_else(|| {
                 "Install a CUDA build of torch that covers this GPU and runs on this driver, from the index \
                  https://pytorch.org/get-started/locally/ names for it."
-                    .to_owned(),
-            ),
+                    .to_owned()
+            })),
         )
         .with_plan(fix::framework_build(env, fw))
 }

@@ -125,6 +125,26 @@ fn a_pasted_cpu_build_asked_for_cuda_is_named_without_a_gpu_list() {
     assert!(ids(">>> torch.__version__\n'2.5.1+cu121'\n>>> torch.cuda.is_available()\nFalse\n").is_empty());
 }
 
+/// The CPU build's fix names the CUDA build to install, as arch.not_in_build's does: with the driver
+/// not pasted, one per driver level with its command; with the driver's CUDA level pasted, the newest
+/// line that driver runs. (pytorch/pytorch#67069's collect_env named neither driver nor GPU.)
+#[test]
+fn a_pasted_cpu_builds_fix_names_the_cuda_build_to_install() {
+    let kb = gpu_doctor_kb::Kb::get().unwrap();
+    let fix_of = |text: &str| {
+        let snap = gpu_doctor_probes::parse::paste::read_pasted(text, kb).unwrap();
+        let f = crate::diagnose::diagnose(&snap, kb).into_iter().find(|f| f.id == "framework.cpu_only_build").unwrap();
+        super::words(&f).unwrap().to_owned()
+    };
+    let asked = ">>> torch.__version__\n'2.5.1+cpu'\n>>> torch.cuda.is_available()\nFalse\n";
+    let unknown = fix_of(asked);
+    assert!(unknown.contains("Which one depends on the driver"), "{unknown}");
+    assert!(unknown.contains("--index-url https://download.pytorch.org/whl/cu1"), "{unknown}");
+    let known = fix_of(&format!("{asked}Nvidia driver version: 470.82.01\nCUDA Version: 11.4\n"));
+    assert!(known.contains("built for CUDA 11."), "{known}");
+    assert!(known.contains("whl/cu11"), "{known}");
+}
+
 /// A CPU build beside CUDA packages in its environment, without a GPU list: only a wish for CUDA puts
 /// conda's cudatoolkit there (bioimage-io/core-bioimage-io-python#307's two rows: conda-forge's
 /// cudatoolkit beside the pytorch channel's CPU build), and an environment file that asks for
