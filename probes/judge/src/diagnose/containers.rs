@@ -53,8 +53,11 @@ pub(super) const NO_GPU_INSIDE: Rule = Rule {
     severity: Severity::Error,
     trigger: "Inside a container there is no /dev/nvidia<N> device node (nor WSL2's /dev/dxg), while the image asks for a GPU \
               (NVIDIA_VISIBLE_DEVICES set, as nvidia/cuda images do) or the host's NVIDIA driver shows through \
-              /proc/driver/nvidia: the container was started without `--gpus` or a CDI device.",
-    source: "NVIDIA Container Toolkit user guide (NVIDIA_VISIBLE_DEVICES, `--gpus`); NVIDIA/nvidia-docker#341",
+              /proc/driver/nvidia: the container was started without `--gpus` or a CDI device. From pasted text: CUDA's error \
+              35 (\"driver version is insufficient\") from a program the text says ran in a container (Docker, Podman, \
+              Kubernetes), on a host driver that runs the CUDA the text names (none named: R525 or newer).",
+    source: "NVIDIA Container Toolkit user guide (NVIDIA_VISIBLE_DEVICES, `--gpus`); NVIDIA/nvidia-docker#341; \
+             NVIDIA/nvidia-docker#24 (error 35 on a sufficient driver: the driver's libraries were not mounted)",
 };
 
 pub(super) const NO_LIBCUDA: Rule = Rule {
@@ -62,9 +65,12 @@ pub(super) const NO_LIBCUDA: Rule = Rule {
     category: CATEGORY,
     severity: Severity::Error,
     trigger: "Inside a container with a GPU device node, no libcuda.so is in the library folders: the toolkit \
-              mounts the driver's CUDA library only for the `compute` capability (NVIDIA_DRIVER_CAPABILITIES).",
+              mounts the driver's CUDA library only for the `compute` capability (NVIDIA_DRIVER_CAPABILITIES). From pasted \
+              text: CUDA's error 35 in a udocker or Singularity/Apptainer container run without its NVIDIA option \
+              (`udocker setup --nvidia`, `--nv`), which alone mounts the driver's libraries.",
     source: "NVIDIA Container Toolkit user guide, \"Driver Capabilities\" (compute: CUDA and OpenCL; utility: \
-             nvidia-smi and NVML)",
+             nvidia-smi and NVML); udocker user manual (`udocker setup --nvidia` adds the host's NVIDIA libraries); \
+             Apptainer user guide, GPU support (`--nv` binds the host's driver libraries)",
 };
 
 pub(super) const K8S_PLUGIN: Rule = Rule {

@@ -20,6 +20,7 @@ mod env_vars;
 mod fix;
 mod frameworks;
 mod health;
+mod libcuda;
 mod link;
 mod loader;
 mod messages;
@@ -92,6 +93,7 @@ const FAMILIES: &[Family] = &[
     (wsl::RULES, wsl::run),
     (link::RULES, link::run),
     (containers::RULES, containers::run),
+    (libcuda::RULES, libcuda::run),
     (health::RULES, health::run),
     (topology::RULES, topology::run),
     (bar1::RULES, bar1::run),

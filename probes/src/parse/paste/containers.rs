@@ -36,6 +36,7 @@ pub(super) const CDI_LIST_SOURCE: &str = "nvidia-ctk cdi list (pasted)";
 
 pub(super) fn read(lines: &[String], facts: &mut Facts) {
     cuda_images(lines, facts);
+    ran_in_container(lines, facts);
     let mut c = ContainerSupport::default();
     let mut seen = false;
     if let Some(at) = lines.iter().position(|l| l.trim_start().starts_with("Server Version:")) {
@@ -147,6 +148,54 @@ fn cuda_images(lines: &[String], facts: &mut Facts) {
     }
 }
 
+/// The container tools a text names as whole words, each with the runtime it stands for: the text
+/// is then about a program run in a container, where CUDA's view of the driver is the container's.
+const CONTAINER_WORDS: [(&str, &str); 11] = [
+    ("docker", "docker"),
+    ("docker-compose", "docker"),
+    ("podman", "podman"),
+    ("nerdctl", "containerd"),
+    ("udocker", "udocker"),
+    ("singularity", "singularity"),
+    ("apptainer", "singularity"),
+    ("kubernetes", "kubernetes"),
+    ("k8s", "kubernetes"),
+    ("kubectl", "kubernetes"),
+    ("k3s", "kubernetes"),
+];
+
+/// The most lines looked at for container words, and the most markers kept.
+const MAX_MARKERS: usize = 4;
+
+/// A text about a program run in a container (`docker run …`, `udocker run …`, "in a docker on my
+/// unraid server", "within my k8s cluster"): the runtime and the lines that named it, into
+/// `facts.container`. The first runtime named wins.
+fn ran_in_container(lines: &[String], facts: &mut Facts) {
+    let mut found: Option<gpu_doctor_model::ContainerFacts> = None;
+    for line in lines.iter().filter(|l| l.len() <= 2000) {
+        let lower = line.to_ascii_lowercase();
+        let runtime = lower
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+            .find_map(|w| CONTAINER_WORDS.iter().find(|(word, _)| *word == w).map(|(_, runtime)| *runtime));
+        let Some(runtime) = runtime else { continue };
+        let marker: String = line.trim().chars().take(160).collect();
+        match &mut found {
+            None => {
+                found = Some(gpu_doctor_model::ContainerFacts {
+                    runtime: runtime.to_owned(),
+                    markers: vec![marker],
+                    nvidia_runtime_vars: Vec::new(),
+                });
+            }
+            Some(f) if f.markers.len() < MAX_MARKERS => f.markers.push(marker),
+            Some(_) => break,
+        }
+    }
+    if found.is_some() && facts.container.is_none() {
+        facts.container = found;
+    }
+}
+
 /// `kubectl describe node` (or the lines of it a `grep` kept, or `kubectl get node -o yaml`'s
 /// `capacity:`/`allocatable:`): its Capacity section, read as the node's, with Allocatable, `Name:`
 /// and the NVIDIA labels (`nvidia.com/…=…`) around it. A pod's description has `Limits:`/`Requests:`
@@ -237,6 +286,45 @@ mod tests {
     /// NVIDIA's CUDA image tags in the forms its pages and Dockerfiles write them: the container
     /// toolkit's install guide's sample workload (`nvidia/cuda:11.0.3-base-ubuntu20.04`), a devel
     /// image with cuDNN, an NGC path, and the old short tags.
+    #[test]
+    fn a_text_about_a_program_in_a_container_names_its_runtime() {
+        let facts = |text: &str| {
+            let lines: Vec<String> = text.lines().map(str::to_owned).collect();
+            let mut facts = Facts::default();
+            ran_in_container(&lines, &mut facts);
+            facts.container
+        };
+        // NVIDIA/DIGITS#1769, NVIDIA/gpu-operator#415 and LIP-Computing/tutorials' udocker hands-on
+        // (verbatim lines).
+        let c = facts(
+            "The old installation works like expected, but if I want to train on the docker image there appears to be \
+             something wrong with the cuda support:",
+        );
+        assert_eq!(c.unwrap().runtime, "docker");
+        let c = facts(
+            "Same issue continue on k3s: v1.30.4+k3s1 + gpu operator: v24.6.2 + manual install GPU driver in host first.",
+        )
+        .unwrap();
+        assert_eq!((c.runtime.as_str(), c.markers.len()), ("kubernetes", 1));
+        assert_eq!(facts("udocker create --name=tf_gpu tensorflow/tensorflow:2.11.0-gpu").unwrap().runtime, "udocker");
+        // Names that only contain a tool's name, and the toolkit on a host, are not a container.
+        assert!(
+            facts(
+                "sudo apt install nvidia-container-toolkit
+see the Dockerfile and dockerd"
+            )
+            .is_none()
+        );
+        // Many lines: a few markers kept, the first runtime wins.
+        let many = "docker run x
+"
+        .repeat(10_000)
+            + "podman run y
+";
+        let c = facts(&many).unwrap();
+        assert_eq!((c.runtime.as_str(), c.markers.len()), ("docker", MAX_MARKERS));
+    }
+
     #[test]
     fn cuda_images_give_their_cuda_and_flavour() {
         let v = |line: &str| cuda_image(line).map(|(root, v, devel)| (root, v.to_string(), devel));

@@ -87,6 +87,9 @@ pub(super) struct Facts {
     /// Container engines and the NVIDIA Container Toolkit as `docker info` and `nvidia-ctk cdi list`
     /// show them.
     pub containers: Option<ContainerSupport>,
+    /// The container runtime a text names as where its program ran (`docker`, `kubernetes`, …),
+    /// with the lines that named it.
+    pub container: Option<gpu_doctor_model::ContainerFacts>,
     /// What could not be read whole, one sentence each (the snapshot's `notes`).
     pub notes: Vec<String>,
 }
@@ -367,6 +370,7 @@ impl Facts {
         }
         snap.env = self.env;
         snap.stated_gpu_count = self.stated_gpu_count;
+        snap.platform.container = self.container;
         place(&mut snap, self.wsl, self.os, self.arch, self.os_name);
         fill_topology(&mut snap, cuda_seen, &mut self.acs_redirect, &mut self.peer_copies);
         kb.complete_snapshot(&mut snap);

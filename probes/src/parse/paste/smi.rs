@@ -98,6 +98,16 @@ pub(super) fn prose_driver(line: &str) -> Option<DriverVersion> {
         if !w.trim_end_matches([':', '=']).ends_with("driver") {
             continue;
         }
+        // The version before the word: `the nvidia-384.98 driver`, `the 535.104.05 driver`.
+        if let Some(v) = i
+            .checked_sub(1)
+            .map(|p| words[p].trim_matches(['`', '"', '\'', '(', ')', ',']))
+            .map(|p| p.strip_prefix("nvidia-driver-").or_else(|| p.strip_prefix("nvidia-")).unwrap_or(p))
+            .and_then(three_digit_driver)
+            && !found.contains(&v)
+        {
+            found.push(v);
+        }
         let next = words[i + 1..]
             .iter()
             .map(|w| w.trim_matches(['`', '"', '\'', '(', ')', ',']))

@@ -10,6 +10,7 @@ mod env_vars;
 mod first;
 mod fit;
 mod health;
+mod libcuda;
 mod link;
 mod nvcc;
 mod presence;

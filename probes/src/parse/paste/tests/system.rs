@@ -582,6 +582,14 @@ fn a_driver_version_in_prose_is_the_driver_when_nothing_else_gives_one() {
     assert!(prose_driver("I upgraded the driver 470.82 to driver 535.54.03").is_none(), "two numbers");
     assert!(prose_driver("the driver is fine, CUDA 12.2 works").is_none());
     assert!(prose_driver("Cuda compiler driver 11.8").is_none(), "not a driver number");
+    // The version before the word, as a package name or bare: chahatdeep/ubuntu-for-robotics#3 (verbatim).
+    let v = prose_driver("I've installed the nvidia-384.98 driver and cuda 8.0. Then when I'm running cuda samples");
+    assert_eq!(v.map(|v| v.as_str().to_owned()).as_deref(), Some("384.98"));
+    assert_eq!(
+        prose_driver("with the 535.104.05 driver").map(|v| v.as_str().to_owned()).as_deref(),
+        Some("535.104.05")
+    );
+    assert!(prose_driver("the nvidia-384 driver").is_none(), "a branch, not a version");
     // Into the snapshot, and the nvidia-smi header wins over prose.
     let s = read("NVCC version is 11.2, and NVIDIA Driver version is 460.106.00.\n");
     assert_eq!(s.driver.value().unwrap().version.as_str(), "460.106.00");

@@ -1,0 +1,68 @@
+//! CUDA's error 35 on a driver that is not too old: the driver's library is what is missing (in a
+//! container: the GPU was not passed; udocker and Singularity: their NVIDIA option; on a host: the
+//! library package). Each fires on the text that shows it and stays quiet where the driver may be old.
+
+use crate::diagnose::diagnose;
+
+fn judged(text: &str) -> Vec<gpu_doctor_model::Finding> {
+    let kb = gpu_doctor_kb::Kb::get().unwrap();
+    diagnose(&gpu_doctor_probes::parse::paste::read_pasted(text, kb).unwrap(), kb)
+}
+
+fn fix_of<'a>(findings: &'a [gpu_doctor_model::Finding], id: &str) -> &'a str {
+    let f = findings.iter().find(|f| f.id == id).unwrap_or_else(|| panic!("no {id} in {findings:#?}"));
+    super::words(f).unwrap()
+}
+
+/// The error line as ctranslate2 and ggml print cudart's string.
+const ERROR_35: &str =
+    "RuntimeError: CUDA failed with error CUDA driver version is insufficient for CUDA runtime version\n";
+
+#[test]
+fn error_35_in_a_container_on_a_sufficient_host_driver_is_a_container_without_the_gpu() {
+    // SYSTRAN/faster-whisper#1259: a pod in k8s, the host's nvidia-smi header.
+    let text = format!(
+        "I'm running the linuxserver/faster-whisper:gpu container within my k8s cluster.\n{ERROR_35}\
+         ` NVIDIA-SMI 550.144.03             Driver Version: 550.144.03     CUDA Version: 12.4 `\n"
+    );
+    let findings = judged(&text);
+    let fix = fix_of(&findings, "containers.started_without_gpu");
+    assert!(fix.contains("nvidia.com/gpu") && fix.contains("--gpus all"), "{fix}");
+    // A driver of CUDA 11 with nothing said of the program's CUDA: a CUDA 12 program would need a
+    // newer driver, so nothing is concluded.
+    let old = text.replace("550.144.03", "470.256.02").replace("CUDA Version: 12.4", "CUDA Version: 11.4");
+    assert!(!judged(&old).iter().any(|f| f.id == "containers.started_without_gpu"));
+    // The same on a host is the missing library package.
+    let host = text.replace("container within my k8s cluster", "server");
+    let findings = judged(&host);
+    assert!(fix_of(&findings, "presence.libcuda_missing").contains("libnvidia-compute-550"));
+    assert!(!findings.iter().any(|f| f.id == "containers.started_without_gpu"));
+}
+
+#[test]
+fn error_35_on_a_host_is_the_missing_library_only_where_the_driver_runs_the_toolkit() {
+    // deviceQuery's lines (NVIDIA/nvidia-docker#24), a driver of CUDA 9.0 and the CUDA 8.0 toolkit
+    // (chahatdeep/ubuntu-for-robotics#3's versions).
+    let text = "| NVIDIA-SMI 384.98                 Driver Version: 384.98                    |\n\
+                Cuda compilation tools, release 8.0, V8.0.61\n\
+                cudaGetDeviceCount returned 35\n\
+                -> CUDA driver version is insufficient for CUDA runtime version\n";
+    let findings = judged(text);
+    let fix = fix_of(&findings, "presence.libcuda_missing");
+    assert!(fix.contains("ldconfig -p | grep libcuda.so.1") && fix.contains("libcuda1-384"), "{fix}");
+    // A toolkit newer than the driver: the driver is too old after all.
+    let newer = text.replace("release 8.0, V8.0.61", "release 10.0, V10.0.130");
+    assert!(!judged(&newer).iter().any(|f| f.id == "presence.libcuda_missing"));
+}
+
+#[test]
+fn udocker_without_its_nvidia_setup_has_no_driver_library_whatever_the_driver() {
+    // TabbyML/tabby#998: udocker on Kaggle, no driver shown.
+    let text = "!udocker --allow-root install\n\
+                !udocker --allow-root run -p 8080:8080 -v $HOME/.tabby:/data tabbyml/tabby serve --device cuda\n\
+                CUDA error 35 at ggml-cuda.cu:478: CUDA driver version is insufficient for CUDA runtime version\n";
+    let findings = judged(text);
+    assert!(fix_of(&findings, "containers.libcuda_not_mounted").contains("udocker setup --nvidia"));
+    let set_up = format!("!udocker --allow-root setup --nvidia tabby\n{text}");
+    assert!(!judged(&set_up).iter().any(|f| f.id == "containers.libcuda_not_mounted"));
+}
