@@ -32,6 +32,7 @@ mod tests;
 mod too_old;
 mod toolkits;
 mod topology;
+mod variable_names;
 mod wheels;
 mod wsl;
 
@@ -90,6 +91,7 @@ const FAMILIES: &[Family] = &[
     (frameworks::RULES, frameworks::run),
     (toolkits::RULES, toolkits::run),
     (env_vars::RULES, env_vars::run),
+    (variable_names::RULES, variable_names::run),
     (wsl::RULES, wsl::run),
     (link::RULES, link::run),
     (containers::RULES, containers::run),

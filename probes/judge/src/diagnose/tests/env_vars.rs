@@ -308,3 +308,22 @@ fn a_mig_device_in_any_variable_shows_mig_mode() {
     let plain = Machine::pasted().env("CUDA_VISIBLE_DEVICES", "0,1,2,3");
     assert!(!plain.ids().contains(&SEVERAL_ON_MIG.to_owned()), "no sign of MIG");
 }
+
+/// hiyouga/LlamaFactory#4756: `CUDA_VISABLE_DEVICES` exported, so every GPU stayed visible. The fix sets
+/// the meant name to the value; the image's own `CUDA_VERSION` and `NCCL_VERSION` are no misspellings,
+/// and with the real name set too, the other spelling is left alone.
+#[test]
+fn a_misspelt_cuda_variable_is_named_with_the_meant_one() {
+    let kb = gpu_doctor_kb::Kb::get().unwrap();
+    let judged =
+        |text: &str| crate::diagnose::diagnose(&gpu_doctor_probes::parse::paste::read_pasted(text, kb).unwrap(), kb);
+    let findings = judged("export CUDA_VISABLE_DEVICES=1,2\nllamafactory-cli webui\n");
+    let f = findings.iter().find(|f| f.id == "env.variable_misspelled").unwrap();
+    assert!(f.summary.contains("CUDA_VISIBLE_DEVICES"), "{f:#?}");
+    let plan = format!("{:?}", f.plan);
+    assert!(plan.contains("CUDA_VISIBLE_DEVICES") && plan.contains("\"1,2\"") && plan.contains("UnsetVar"), "{plan}");
+    let images = judged("export CUDA_VERSION=12.4.1\nexport NCCL_VERSION=2.21.5\nexport CUDA_VISIBLE_DEVICES=0\n");
+    assert!(!images.iter().any(|f| f.id == "env.variable_misspelled"), "{images:#?}");
+    let both = judged("export CUDA_VISABLE_DEVICES=1,2\nexport CUDA_VISIBLE_DEVICES=1,2\n");
+    assert!(!both.iter().any(|f| f.id == "env.variable_misspelled"));
+}
