@@ -513,9 +513,16 @@ fn smi_of_wsl(lines: &[String]) -> Option<usize> {
         let v: String = rest.chars().take_while(|c| c.is_ascii_digit() || *c == '.').collect();
         (v.contains('.') && v.bytes().next().is_some_and(|b| b.is_ascii_digit())).then_some(v)
     };
+    // The Windows driver's number has two parts (`560.94`), the Linux nvidia-smi's three: two Linux
+    // numbers that differ are a library and a kernel module of two Linux drivers (an update not yet
+    // rebooted into), not WSL.
+    let parts = |v: &str| v.split('.').count();
     lines.iter().position(|l| {
         let Some(smi) = version_after(l, "NVIDIA-SMI ") else { return false };
-        DRIVER_LABELS.iter().find_map(|label| version_after(l, label)).is_some_and(|driver| driver != smi)
+        DRIVER_LABELS
+            .iter()
+            .find_map(|label| version_after(l, label))
+            .is_some_and(|driver| driver != smi && parts(&driver) == 2 && parts(&smi) == 3)
     })
 }
 
@@ -816,6 +823,10 @@ mod tests {
         let r610 = "| NVIDIA-SMI 610.43.02              KMD Version: 610.43.02     CUDA UMD Version: 13.3     |\n";
         assert_eq!(version(r610), None);
         assert_eq!(version("| NVIDIA-SMI 560.35.02   Driver Version: N/A   CUDA Version: N/A |\n"), None);
+        // Two Linux numbers (SYSTRAN/faster-whisper#362, native Ubuntu 20.04 after a driver update):
+        // a library and a kernel module apart, not WSL.
+        let linux_pair = "| NVIDIA-SMI 470.199.02   Driver Version: 470.161.03   CUDA Version: 11.4     |\n";
+        assert_eq!(version(linux_pair), None);
     }
 
     /// A Windows nvidia-smi's TCC GPUs, kept when the text is from WSL. Sample: a public Windows
