@@ -513,16 +513,16 @@ fn smi_of_wsl(lines: &[String]) -> Option<usize> {
         let v: String = rest.chars().take_while(|c| c.is_ascii_digit() || *c == '.').collect();
         (v.contains('.') && v.bytes().next().is_some_and(|b| b.is_ascii_digit())).then_some(v)
     };
-    // The Windows driver's number has two parts (`560.94`), the Linux nvidia-smi's three: two Linux
-    // numbers that differ are a library and a kernel module of two Linux drivers (an update not yet
-    // rebooted into), not WSL.
+    // The Windows driver's number has two parts (`560.94`; WSL's early previews also printed a two-part
+    // `NVIDIA-SMI 510.00`): two three-part Linux numbers that differ are a library and a kernel module
+    // of two Linux drivers (an update not yet rebooted into), not WSL.
     let parts = |v: &str| v.split('.').count();
     lines.iter().position(|l| {
         let Some(smi) = version_after(l, "NVIDIA-SMI ") else { return false };
         DRIVER_LABELS
             .iter()
             .find_map(|label| version_after(l, label))
-            .is_some_and(|driver| driver != smi && parts(&driver) == 2 && parts(&smi) == 3)
+            .is_some_and(|driver| driver != smi && !(parts(&driver) == 3 && parts(&smi) == 3))
     })
 }
 
