@@ -317,6 +317,21 @@ fn a_legacy_gpu_message_gives_the_gpu_and_the_driver_that_dropped_it() {
     assert!(f[0].summary.contains("595.58.03"), "{}", f[0].summary);
 }
 
+/// The legacy-GPU line quoted with the words between the name and `is` elided (`GPU ... is`, as a
+/// maintainer quoted a reporter's log in anomixer/proxmox-vgpu-installer#29) still names the GPU and
+/// the driver that dropped it.
+#[test]
+fn a_legacy_gpu_message_quoted_with_an_ellipsis_is_read() {
+    let s = read(
+        "NVRM: The NVIDIA Tesla P100-PCIE-16GB GPU ... is\n\
+         NVRM:  supported through the NVIDIA 580.xx Legacy drivers.\n\
+         NVRM:  The 595.71.03 NVIDIA driver will ignore\n\
+         NVRM: No NVIDIA GPU found.\n",
+    );
+    assert_eq!(gpus(&s)[0].name.as_deref(), Some("Tesla P100-PCIE-16GB"));
+    assert_eq!(findings(&s)[0].id, "presence.gpu_dropped_by_driver");
+}
+
 /// siderolabs/talos#8764 and fgci-org/ansible-role-cuda#16 (tests/corpus/no_driver_or_gpu_not_visible/):
 /// a Kepler GeForce GT 710 on R535 and a Fermi Tesla M2070 on R396, named only by the kernel.
 #[test]
