@@ -482,6 +482,21 @@ const CASES: &[Case] = &[
         &[("gpu", "Tesla M2070"), ("legacy_branch", "390")],
         &[],
     ),
+    // ollama's GPU discovery prints cuInit's CUresult (ollama/ollama:discover/gpu_info_nvcuda.c): 3 is
+    // CUDA_ERROR_NOT_INITIALIZED, 999 CUDA_ERROR_UNKNOWN (lines as ollama logs them, from a NixOS
+    // configuration's comment and a user's server log).
+    (
+        "cuda.initialization_error",
+        "time=2025-08-12T12:22:52.679-05:00 level=INFO source=gpu.go:612 msg=\"Unable to load cudart library /usr/lib/x86_64-linux-gnu/libcuda.so.575.64.03: cuda driver library init failure: 3\"",
+        &[],
+        &[],
+    ),
+    (
+        "cuda.unknown_error",
+        "level=WARN source=gpu.go:562 msg=\"unknown error initializing cuda driver library\" library=/usr/lib/x86_64-linux-gnu/libcuda.so.560.35.03 error=\"cuda driver library init failure: 999\"",
+        &[],
+        &[],
+    ),
     (
         "nvrm.driver_ignores_gpu",
         "NVRM:  information.  The 396.26 NVIDIA driver will ignore",
