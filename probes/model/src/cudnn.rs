@@ -40,6 +40,8 @@ pub enum CudnnKind {
     CondaPackage,
     /// A Windows `cudnn64_<major>.dll`.
     Dll,
+    /// A distribution package (`libcudnn8`, `libcudnn9-cuda-12`) as dpkg, apt or rpm lists it.
+    SystemPackage,
     /// A value this version of gpu-doctor does not know, read from a report written by a newer one.
     #[serde(other)]
     Unknown,
@@ -57,6 +59,8 @@ pub enum CudnnVersionSource {
     DistInfo,
     /// A `conda-meta/*.json` file name.
     CondaMeta,
+    /// A package manager's list (`dpkg -l`, `apt list --installed`, `rpm -qa`).
+    PackageManager,
     /// A value this version of gpu-doctor does not know, read from a report written by a newer one.
     #[serde(other)]
     Unknown,

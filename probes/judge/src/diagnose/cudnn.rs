@@ -46,7 +46,60 @@ pub(super) const GPU_UNSUPPORTED: Rule = Rule {
     source: "NVIDIA cuDNN support matrices (https://docs.nvidia.com/deeplearning/cudnn/), reference §7.3",
 };
 
-pub(super) const RULES: &[Rule] = &[MISSING, MISMATCH, WRONG_COPY, GPU_UNSUPPORTED];
+pub(super) const FOR_NEWER_CUDA: Rule = Rule {
+    id: "cudnn.built_for_newer_cuda",
+    category: CATEGORY,
+    severity: Severity::Error,
+    trigger: "A cuDNN built for a CUDA major the driver does not run is installed (a distribution package \
+              `libcudnn8 …+cuda12.1` or `libcudnn9-cuda-12`, an `nvidia-cudnn-cu12` wheel, a conda `cudnn` of a \
+              `cuda12` build) while the driver supports only an older CUDA major: cuDNN calls CUDA of its own major, \
+              so it fails to initialise (CUDNN_STATUS_NOT_INITIALIZED) or to run.",
+    source: "NVIDIA cuDNN support matrix (each cuDNN build names the CUDA toolkit and the driver it needs: CUDA 12 \
+             builds need driver r525 or newer on Linux); cuDNN installation guide, package manager installation \
+             (`libcudnn8=<version>-1+cuda<X.Y>`, `libcudnn9-cuda-<X>`); SYSTRAN/faster-whisper#362 (cuDNN 8.9.3 for \
+             CUDA 12.1 on driver 470: CUDNN_STATUS_NOT_INITIALIZED until the CUDA 11 build was installed)",
+};
+
+pub(super) const RULES: &[Rule] = &[MISSING, MISMATCH, WRONG_COPY, GPU_UNSUPPORTED, FOR_NEWER_CUDA];
+
+/// cuDNN copies built for a CUDA major newer than the driver runs ([`FOR_NEWER_CUDA`]).
+fn built_for_newer_cuda(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    // A framework found too new for the driver brought its CUDA's cuDNN with it: the driver is the cause.
+    if out.iter().any(|f| f.category == Category::DriverTooOldForRuntime && f.severity == Severity::Error) {
+        return;
+    }
+    let Some(level) = cx.driver.cuda.or_else(|| cx.kb.cuda.max_cuda_for_driver(cx.driver.version.as_ref()?, cx.os))
+    else {
+        return;
+    };
+    let copies = cx.s.cudnn.value().map(Vec::as_slice).unwrap_or_default();
+    let newer: Vec<(&CudnnCopy, u32)> = copies
+        .iter()
+        .filter(|c| matches!(c.kind, CudnnKind::SystemPackage | CudnnKind::CondaPackage | CudnnKind::PipWheel))
+        .filter_map(|c| Some((c, c.cuda_major.filter(|m| *m > level.major)?)))
+        .collect();
+    let Some(&(_, major)) = newer.first() else { return };
+    let mut evidence: Vec<String> = newer
+        .iter()
+        .map(|(c, m)| format!("cuDNN {} built for CUDA {m}: {}", cudnn_version_text(c), c.location))
+        .collect();
+    evidence.extend(cx.driver.evidence.clone());
+    let have = level.major;
+    let floor = cx.kb.cuda.floor(major, cx.os).map_or_else(String::new, |d| format!(" (driver {d} or newer)"));
+    out.push(FOR_NEWER_CUDA.finding(
+        format!("cuDNN built for CUDA {major} is installed, but the driver runs only CUDA {have}"),
+        format!(
+            "cuDNN calls CUDA {major}, which this driver (CUDA up to {level}) does not run, so it fails to initialise \
+             (\"CUDNN_STATUS_NOT_INITIALIZED\") or to run its kernels."
+        ),
+        evidence,
+        Some(format!(
+            "Install the cuDNN built for CUDA {have}: from NVIDIA's repository libcudnn9-cuda-{have} (cuDNN 9) or \
+             libcudnn8=<version>-1+cuda{have}.<minor> (cuDNN 8, `apt-cache madison libcudnn8` lists them), with pip \
+             nvidia-cudnn-cu{have}; or update the driver to one that runs CUDA {major}{floor}."
+        )),
+    ));
+}
 
 /// A cuDNN a framework may load.
 struct Candidate {
@@ -114,7 +167,9 @@ fn candidates(cx: &Ctx<'_>, env: &PythonEnv) -> Vec<Candidate> {
 /// Library copies outside the Python environments.
 fn system_copies<'a>(cx: &Ctx<'a>) -> impl Iterator<Item = &'a CudnnCopy> {
     let copies = cx.s.cudnn.value().map(Vec::as_slice).unwrap_or_default();
-    copies.iter().filter(|c| matches!(c.kind, CudnnKind::Library | CudnnKind::CondaPackage | CudnnKind::Dll))
+    copies.iter().filter(|c| {
+        matches!(c.kind, CudnnKind::Library | CudnnKind::CondaPackage | CudnnKind::Dll | CudnnKind::SystemPackage)
+    })
 }
 
 /// What TensorFlow or a JAX plugin needs, from its build info and the knowledge base.
@@ -153,6 +208,9 @@ fn need(cx: &Ctx<'_>, fw: &Framework) -> Option<Need> {
 }
 
 pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    if cx.os != OsFamily::Macos {
+        built_for_newer_cuda(cx, out);
+    }
     if !cx.has_nvidia_gpu() || cx.os == OsFamily::Macos {
         return;
     }

@@ -82,6 +82,7 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
     }
     read_conda_plan(lines, facts);
     read_pip_show(lines, facts);
+    read_cudnn_packages(lines, facts);
     let mut first = None;
     for (i, line) in lines.iter().enumerate() {
         if let Some((name, version)) = freeze_line(line) {
@@ -347,4 +348,75 @@ fn read_conda_list(lines: &[String], facts: &mut Facts) -> bool {
         }
     }
     seen
+}
+
+/// The most cuDNN packages read from one list.
+const MAX_CUDNN_PACKAGES: usize = 16;
+
+/// cuDNN's distribution packages as `dpkg -l`, `apt list --installed` and `rpm -qa` print them:
+/// `ii  libcudnn8  8.9.3.28-1+cuda12.1  amd64  cuDNN runtime libraries`,
+/// `libcudnn8/unknown,now 8.9.3.28-1+cuda12.1 amd64 [installed]`,
+/// `libcudnn9-cuda-12-9.1.0.70-1.x86_64`. NVIDIA's repositories name cuDNN 8 packages
+/// `libcudnn8=<version>-1+cuda<X.Y>` and cuDNN 9 ones `libcudnn9-cuda-<X>` (cuDNN installation
+/// guide, "Package Manager Installation"): the CUDA major they were built for is in the version or the
+/// name. Each into the snapshot's cuDNN copies.
+fn read_cudnn_packages(lines: &[String], facts: &mut Facts) {
+    let mut found = 0;
+    for (i, line) in lines.iter().enumerate() {
+        if found >= MAX_CUDNN_PACKAGES {
+            return;
+        }
+        let Some((name, version, cuda_major, format)) = cudnn_package(line) else { continue };
+        if facts.cudnn.iter().any(|c| c.location.starts_with(&format!("{name} {version}"))) {
+            continue;
+        }
+        let parsed: Option<gpu_doctor_model::CudnnVersion> = version.split('-').next().and_then(|v| v.parse().ok());
+        facts.saw(i, format);
+        facts.cudnn.push(gpu_doctor_model::CudnnCopy {
+            location: format!("{name} {version} ({format})"),
+            kind: gpu_doctor_model::CudnnKind::SystemPackage,
+            version: parsed,
+            major: parsed.map(|v| v.major).or_else(|| name.strip_prefix("libcudnn")?.split('-').next()?.parse().ok()),
+            version_source: parsed.map(|_| gpu_doctor_model::CudnnVersionSource::PackageManager),
+            env: None,
+            cuda_major,
+        });
+        found += 1;
+    }
+}
+
+/// One cuDNN package line: its name, its version (with the package revision and CUDA suffix), the CUDA
+/// major it was built for, and the list's format.
+fn cudnn_package(line: &str) -> Option<(String, String, Option<u32>, &'static str)> {
+    if line.len() > 400 || !line.contains("cudnn") {
+        return None;
+    }
+    let t = line.trim();
+    let words: Vec<&str> = t.split_whitespace().collect();
+    let (name, version, format) = if words.first() == Some(&"ii") && words.len() >= 3 {
+        (words[1].split(':').next()?, words[2], "dpkg -l")
+    } else if let Some((name, _)) = words.first().and_then(|w| w.split_once('/')) {
+        if !t.contains("[installed") {
+            return None;
+        }
+        (name, *words.get(1)?, "apt list")
+    } else {
+        // rpm -qa: name-version-release.arch, the name ending before the first `-<digit>` part.
+        let w = *words.first()?;
+        let arch_cut = w.rsplit_once('.').filter(|(_, a)| ["x86_64", "aarch64", "ppc64le"].contains(a))?.0;
+        let at = arch_cut.match_indices('-').map(|(i, _)| i).find(|&i| {
+            arch_cut[i + 1..].starts_with(|c: char| c.is_ascii_digit()) && !arch_cut[..i].ends_with("-cuda")
+        })?;
+        (&arch_cut[..at], &arch_cut[at + 1..], "rpm -qa")
+    };
+    // The runtime library's package; `-dev`, `-devel` and `-samples` ones sit beside it.
+    let is_cudnn = name.strip_prefix("libcudnn").is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()))
+        && !["-dev", "-samples"].iter().any(|extra| name.contains(extra));
+    if !is_cudnn || !version.starts_with(|c: char| c.is_ascii_digit()) {
+        return None;
+    }
+    // `+cuda12.1` (dpkg/apt) or `.cuda12.1` (rpm) in the version; `-cuda-12` in the name.
+    let from_version = version.split_once("cuda").and_then(|(_, v)| v.split('.').next()?.parse().ok());
+    let from_name = name.split_once("-cuda-").and_then(|(_, v)| v.split('-').next()?.parse().ok());
+    Some((name.to_owned(), version.to_owned(), from_version.or(from_name), format))
 }

@@ -175,3 +175,25 @@ fn pasted_text_without_cudnn_copies_never_says_missing() {
     let m = tf218(Machine::pasted().gpu("NVIDIA GeForce RTX 4090", ""));
     assert_eq!(m.ids(), Vec::<String>::new());
 }
+
+/// cuDNN built for CUDA 12 (a distribution package, as `dpkg -l` lists it) on a driver of CUDA 11.4:
+/// cuDNN cannot run; on a driver of CUDA 12 it can (SYSTRAN/faster-whisper#362's cause).
+#[test]
+fn cudnn_built_for_a_cuda_the_driver_does_not_run_is_named() {
+    let kb = gpu_doctor_kb::Kb::get().unwrap();
+    let judged =
+        |text: &str| crate::diagnose::diagnose(&gpu_doctor_probes::parse::paste::read_pasted(text, kb).unwrap(), kb);
+    let cudnn = "ii  libcudnn8    8.9.7.29-1+cuda12.2   amd64    cuDNN runtime libraries\n";
+    let old = "| NVIDIA-SMI 470.161.03   Driver Version: 470.161.03   CUDA Version: 11.4     |\n";
+    let findings = judged(&format!("{old}{cudnn}"));
+    let f = findings.iter().find(|f| f.id == "cudnn.built_for_newer_cuda").unwrap();
+    let fix = super::words(f).unwrap();
+    assert!(fix.contains("libcudnn9-cuda-11") && fix.contains("nvidia-cudnn-cu11") && fix.contains("525"), "{fix}");
+    let new = "| NVIDIA-SMI 535.183.01   Driver Version: 535.183.01   CUDA Version: 12.2     |\n";
+    assert!(!judged(&format!("{new}{cudnn}")).iter().any(|f| f.id == "cudnn.built_for_newer_cuda"));
+    assert!(!judged(cudnn).iter().any(|f| f.id == "cudnn.built_for_newer_cuda"), "no driver shown");
+    // A torch built for CUDA 12 brought its cuDNN wheel: the driver is the cause, named once.
+    let wheels = judged(&format!("{old}torch==2.5.1+cu121\nnvidia-cudnn-cu12==9.1.0.70\n"));
+    let ids: Vec<&str> = wheels.iter().map(|f| f.id.as_str()).collect();
+    assert!(ids.contains(&"driver.too_old_for_runtime") && !ids.contains(&"cudnn.built_for_newer_cuda"), "{ids:?}");
+}

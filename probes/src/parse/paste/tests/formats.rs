@@ -183,6 +183,38 @@ fn conda_list_build_strings() {
     assert_eq!(tk.version.unwrap().to_string(), "11.8.89");
 }
 
+/// cuDNN's distribution packages as the package managers list them (lines from public READMEs and
+/// logs: `dpkg -l | grep libcudnn` of a CUDA 11.8 image, `apt list --installed` of a CUDA 12.8 one,
+/// NVIDIA's RHEL 8 repository's package name as `rpm -qa` prints it): the version and the CUDA major
+/// each was built for; the `-dev`/`-devel` packages beside them are not copies of their own.
+#[test]
+fn cudnn_distribution_packages_give_their_version_and_cuda_major() {
+    let s = read(
+        "ii  libcudnn8                              8.6.0.163-1+cuda11.8              amd64        cuDNN runtime libraries\n\
+         ii  libcudnn8-dev                          8.6.0.163-1+cuda11.8              amd64        cuDNN development libraries and headers\n\
+         libcudnn9-cuda-12/unknown,now 9.8.0.87-1 amd64 [installed,automatic]\n\
+         libcudnn9-dev-cuda-12/unknown,now 9.8.0.87-1 amd64 [installed,automatic]\n\
+         libcudnn8-8.7.0.84-1.cuda11.8.x86_64\n",
+    );
+    let copies: Vec<(CudnnKind, String, Option<u32>)> =
+        s.cudnn.value().unwrap().iter().map(|c| (c.kind, c.version.unwrap().to_string(), c.cuda_major)).collect();
+    assert_eq!(
+        copies,
+        [
+            (CudnnKind::SystemPackage, "8.6.0".to_owned(), Some(11)),
+            (CudnnKind::SystemPackage, "9.8.0".to_owned(), Some(12)),
+            (CudnnKind::SystemPackage, "8.7.0".to_owned(), Some(11)),
+        ]
+    );
+    assert_eq!(formats(&s), ["dpkg -l", "apt list", "rpm -qa"]);
+    // Not a cuDNN package: the local repository's, and a line that only names it.
+    let none = read(
+        "ii  cudnn-local-repo-ubuntu2004-8.9.3.28  1.0-1  amd64  cudnn-local repository configuration files\n\
+                     sudo apt install libcudnn8=8.9.7.29-1+cuda12.2\n",
+    );
+    assert!(none.cudnn.value().is_none_or(|c| c.is_empty()), "{:?}", none.cudnn);
+}
+
 #[test]
 fn jax_environment_info_with_its_nvidia_smi_table() {
     let s = read(JAX_ENV);
