@@ -30,6 +30,32 @@ pub struct Topology {
     /// none was measured (the live probe's own P2P test is judged in the benchmark run).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub peer_copies: Vec<PeerCopy>,
+    /// How the host's IOMMU maps the devices' DMA, as the kernel command line and log show it;
+    /// `None` when nothing said (the live probe does not read it yet).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iommu: Option<Iommu>,
+}
+
+/// The host's IOMMU (Intel VT-d, AMD-Vi) as the kernel shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Iommu {
+    /// How it maps devices' DMA.
+    pub mode: IommuMode,
+    /// The lines that said so, trimmed, in the order read.
+    pub evidence: Vec<String>,
+}
+
+/// How the IOMMU maps a device's DMA (Linux's default domain type).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IommuMode {
+    /// Every DMA address is translated through the IOMMU's page tables (the kernel's `Translated`
+    /// default domain): CUDA does not support PCIe peer-to-peer on bare metal this way.
+    Translated,
+    /// Devices see physical addresses (`iommu=pt`, the `Passthrough` default domain).
+    Passthrough,
+    /// The IOMMU is off (`intel_iommu=off`, `amd_iommu=off`, `iommu=off`).
+    Off,
 }
 
 /// One GPU pair's unidirectional copy bandwidth with peer access on and off.

@@ -80,6 +80,8 @@ pub(super) struct Facts {
     pub acs_redirect: Vec<String>,
     /// Peer copies p2pBandwidthLatencyTest measured (`Topology::peer_copies`).
     pub peer_copies: Vec<gpu_doctor_model::PeerCopy>,
+    /// The host's IOMMU as the kernel command line and log show it (`Topology::iommu`).
+    pub iommu: Option<gpu_doctor_model::Iommu>,
     /// Each GPU's memory errors, repairs, clock-event reasons and limits from nvidia-smi `-q` (any
     /// `-d` selection of it) or `-q -x`, with the format that gave them; index and bus id as listed.
     pub gpu_health: Vec<(GpuHealth, &'static str)>,
@@ -386,7 +388,7 @@ impl Facts {
         snap.env = self.env;
         snap.stated_gpu_count = self.stated_gpu_count;
         place(&mut snap, self.wsl, self.os, self.arch, self.os_name);
-        fill_topology(&mut snap, cuda_seen, &mut self.acs_redirect, &mut self.peer_copies);
+        fill_topology(&mut snap, cuda_seen, &mut self.acs_redirect, &mut self.peer_copies, self.iommu.take());
         kb.complete_snapshot(&mut snap);
         snap.messages = self.messages;
         snap.notes = self.notes;
@@ -429,25 +431,27 @@ impl Facts {
     }
 }
 
-/// The topology the GPU lists' orders, the bridges whose ACS redirects peer traffic and the measured
-/// peer copies show (both taken), with the GPUs the snapshot lists where no order did; unknown when
-/// none says anything.
+/// The topology the GPU lists' orders, the bridges whose ACS redirects peer traffic, the measured
+/// peer copies and the IOMMU show (all taken), with the GPUs the snapshot lists where no order did;
+/// unknown when none says anything.
 fn fill_topology(
     snap: &mut Snapshot,
     cuda_seen: Option<gpu_doctor_model::Topology>,
     acs: &mut Vec<String>,
     copies: &mut Vec<gpu_doctor_model::PeerCopy>,
+    iommu: Option<gpu_doctor_model::Iommu>,
 ) {
     let (acs, copies) = (std::mem::take(acs), std::mem::take(copies));
     if let Some(t) = cuda_seen {
         snap.topology = Probed::found(t, "pasted GPU lists in CUDA and nvidia-smi order");
     }
-    if acs.is_empty() && copies.is_empty() {
+    if acs.is_empty() && copies.is_empty() && iommu.is_none() {
         return;
     }
     if let Probed::Found { value, .. } = &mut snap.topology {
         value.acs_redirect = acs;
         value.peer_copies = copies;
+        value.iommu = iommu;
         return;
     }
     let gpus = snap.gpus.value().map(|list| list.iter().map(cuda_order::topo_gpu).collect()).unwrap_or_default();
@@ -455,9 +459,10 @@ fn fill_topology(
         gpus,
         acs_redirect: acs,
         peer_copies: copies,
+        iommu,
         ..gpu_doctor_model::Topology::default()
     };
-    snap.topology = Probed::found(t, "pasted lspci -vvv or p2pBandwidthLatencyTest");
+    snap.topology = Probed::found(t, "pasted lspci -vvv, p2pBandwidthLatencyTest or kernel IOMMU lines");
 }
 
 /// The health readings of `-q`/XML (each under the index of its GPU in the merged `list`) and the

@@ -276,10 +276,11 @@ pub fn apply(pasted: Pasted, snap: &mut Snapshot) {
             }
         }
     }
-    // What the rest of the paste said of the bridges (lspci's ACS lines) and peer copies stays.
+    // What the rest of the paste said of the bridges (lspci's ACS lines), peer copies and the IOMMU stays.
     if let Some(before) = snap.topology.value() {
         topo.acs_redirect.clone_from(&before.acs_redirect);
         topo.peer_copies.clone_from(&before.peer_copies);
+        topo.iommu.clone_from(&before.iommu);
     }
     let var = |name: &str| snap.env.vars.get(name).map(String::as_str);
     topo.cuda_order = CudaOrder::derive(&topo.gpus, var("CUDA_DEVICE_ORDER"), var("CUDA_VISIBLE_DEVICES"));

@@ -358,3 +358,60 @@ fn many_resizable_bar_blocks_stay_bounded() {
     // The same bus id each time: one GPU, however long the text.
     assert_eq!(s.gpus.value().unwrap().len(), 1);
 }
+
+/// A `topo -m` sample from `tests/data/smi_topo/`: two RTX 5090s under one host bridge (PHB).
+fn topo(name: &str) -> String {
+    std::fs::read_to_string(format!("{}/tests/data/smi_topo/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+}
+
+fn iommu_mode(text: &str) -> Option<gpu_doctor_model::IommuMode> {
+    let s = read_pasted(text, kb()).unwrap();
+    s.topology.value().and_then(|t| t.iommu.as_ref()).map(|i| i.mode)
+}
+
+#[test]
+fn kernel_iommu_lines_give_the_iommus_mode() {
+    use gpu_doctor_model::IommuMode;
+    // IO_PAGE_FAULTs of an NVIDIA GPU (NVIDIA/cuda-samples#48): the IOMMU translated its DMA.
+    assert_eq!(
+        iommu_mode(&depth("dmesg_amd_vi_io_page_fault_nvidia_cuda_samples_48.txt")),
+        Some(IommuMode::Translated)
+    );
+    // `amd_iommu=on iommu=pt` on the command line (pastebin BuiLxRXZ): passthrough.
+    assert_eq!(
+        iommu_mode(&depth("dmesg_command_line_amd_iommu_on_iommu_pt_pastebin_builxrxz.txt")),
+        Some(IommuMode::Passthrough)
+    );
+    // `DMAR: IOMMU enabled` with nothing saying passthrough (pastebin XuGtDmSm): translated.
+    let s = read_pasted(&depth("dmesg_grep_dmar_iommu_enabled_pastebin_xugtdmsm.txt"), kb()).unwrap();
+    let i = s.topology.value().unwrap().iommu.as_ref().unwrap();
+    assert_eq!(i.mode, IommuMode::Translated);
+    assert_eq!(i.evidence, ["[    0.000000] DMAR: IOMMU enabled"]);
+    let Origin::Pasted { formats } = &s.origin else { panic!("pasted") };
+    assert!(formats.contains(&"kernel IOMMU lines".to_owned()), "{formats:?}");
+}
+
+#[test]
+fn a_translating_iommu_under_two_pcie_gpus_is_the_blocked_finding() {
+    // Two real outputs of different machines put together: two RTX 5090s under one host bridge
+    // (noonghunna/club-3090#1229's `topo -m`) and the IO_PAGE_FAULT lines of NVIDIA/cuda-samples#48.
+    let faults = depth("dmesg_amd_vi_io_page_fault_nvidia_cuda_samples_48.txt");
+    let text = format!("{}\n{faults}", topo("2x5090-topo-m.txt"));
+    let s = read_pasted(&text, kb()).unwrap();
+    let f = gpu_doctor_judge::diagnose::diagnose(&s, kb())
+        .into_iter()
+        .find(|f| f.id == "topology.peer_access_blocked")
+        .expect("the IOMMU finding");
+    assert_eq!(f.severity, Severity::Warning);
+    assert!(f.evidence.iter().any(|e| e.contains("IO_PAGE_FAULT")), "{:?}", f.evidence);
+    assert!(f.fix.as_deref().is_some_and(|x| x.contains("iommu=pt")));
+    // Passthrough asked on the command line: nothing. The link matrix alone: nothing.
+    let pt = depth("dmesg_command_line_amd_iommu_on_iommu_pt_pastebin_builxrxz.txt");
+    for text in [format!("{}\n{pt}", topo("2x5090-topo-m.txt")), topo("2x5090-topo-m.txt")] {
+        let s = read_pasted(&text, kb()).unwrap();
+        assert!(!ids(&s).contains(&"topology.peer_access_blocked".to_owned()), "{:?}", ids(&s));
+    }
+    // The IOMMU lines alone say nothing of how many GPUs there are: no finding.
+    let s = read_pasted(&faults, kb()).unwrap();
+    assert!(!ids(&s).contains(&"topology.peer_access_blocked".to_owned()), "{:?}", ids(&s));
+}
