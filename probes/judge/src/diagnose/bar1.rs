@@ -74,7 +74,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let mut evidence: Vec<String> = small.iter().filter_map(|g| too_small(g)).collect();
     evidence.extend(small.iter().filter_map(|g| offered(g)));
     out.push(SMALL.finding(
-        format!("BAR1 is smaller than the memory on {} GPU(s): Resizable BAR is off or not offered", evidence.len()),
+        format!("BAR1 is smaller than the memory on {} GPU(s): Resizable BAR is off or not offered", small.len()),
         "BAR1 is the window other PCIe devices see of a GPU's memory. Peer-to-peer that maps the peer's memory \
          through it (the P2P-enabled open kernel modules for GeForce boards) and GPUDirect RDMA need it as large as \
          the memory; at 256 MiB, the size without Resizable BAR, peer copies fail or go through host memory. \

@@ -68,6 +68,7 @@ fn the_fix_follows_what_the_gpus_resizable_bar_capability_offers() {
     };
     // It offers 32 GiB: the firmware's setting or the driver's option, no VBIOS update.
     let f = with_max(Some(32 * GIB));
+    assert!(f.summary.contains("on 2 GPU(s)"), "one per GPU, not per evidence line: {}", f.summary);
     let fix = f.fix.as_deref().unwrap();
     assert!(fix.contains("up to 32 GiB") && fix.contains("NVreg_EnableResizableBar=1"), "{fix}");
     assert!(!fix.contains("VBIOS"), "{fix}");
