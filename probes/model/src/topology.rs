@@ -127,6 +127,24 @@ pub struct TopoGpu {
     /// MIG mode and instances; `None` when the GPU has no MIG or did not say.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mig: Option<MigFacts>,
+    /// Its NVLinks' error counters (`nvidia-smi nvlink -e`), one per link that reported any; empty
+    /// when not read (the live probe does not read them yet).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nvlink_errors: Vec<NvLinkErrors>,
+}
+
+/// One NVLink's error counters since the driver last reset them (`nvidia-smi nvlink -e`, NVML's
+/// `nvmlDeviceGetNvLinkErrorCounter`); each `None` when not reported.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NvLinkErrors {
+    /// Link number on the GPU.
+    pub link: u32,
+    /// Data link transmit replays (`Replay Errors`): a flit was sent again after an error.
+    pub replay: Option<u64>,
+    /// Data link recoveries (`Recovery Errors`): the link was retrained after errors.
+    pub recovery: Option<u64>,
+    /// Flits received with a CRC error (`CRC Errors`).
+    pub crc: Option<u64>,
 }
 
 impl TopoGpu {

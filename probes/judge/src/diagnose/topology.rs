@@ -1,6 +1,6 @@
 //! Several GPUs in one machine: peer-to-peer blocked where the path should carry it, a GeForce board
 //! whose driver offers no peer-to-peer, GPUs of different models, a CUDA index that names another GPU
-//! than nvidia-smi's, GPUs on different CPU sockets, MIG mode, and NVLinks down; an IOMMU that
+//! than nvidia-smi's, GPUs on different CPU sockets, MIG mode, NVLinks down or counting errors; an IOMMU that
 //! translates the GPUs' DMA joins the peer-to-peer finding.
 
 use super::{Ctx, Rule, fix};
@@ -106,7 +106,23 @@ pub(super) const NVLINK_DOWN: Rule = Rule {
              6 of 18 links inactive by design on every GPU)",
 };
 
-pub(super) const RULES: &[Rule] = &[P2P_BLOCKED, P2P_GPU, MIXED, ORDER, SOCKETS, MIG_EMPTY, MIG_ON, NVLINK_DOWN];
+pub(super) const NVLINK_ERRORS: Rule = Rule {
+    id: "topology.nvlink_errors",
+    category: Category::PcieLinkDegraded,
+    severity: Severity::Warning,
+    trigger: "A GPU's NVLink error counters (a pasted `nvidia-smi nvlink -e`) show replay or recovery errors on a \
+              link: the link resent data after errors or had to be retrained, which NVIDIA's DCGM health check \
+              fails a GPU for at a single new one. CRC errors alone are not judged: DCGM counts them only at a \
+              rate (100 a second), which one reading of the counters cannot give.",
+    source: "NVIDIA DCGM modules/health/DcgmHealthWatch.cpp (MonitorNVLink: replay and recovery errors are failures \
+             at a delta of DCGM_LIMIT_MAX_NVLINK_ERROR = 1, DCGM_FR_NVLINK_ERROR_CRITICAL; CRC errors fail at \
+             DCGM_LIMIT_MAX_NVLINK_CRC_ERROR, 100 per second) and DcgmGpuHardwareLimits.h, NVIDIA/DCGM at ffde4e5; NVML \
+             nvmlDeviceGetNvLinkErrorCounter (NVML_NVLINK_ERROR_DL_REPLAY, _DL_RECOVERY, _DL_CRC_FLIT); nvidia-smi \
+             nvlink --help (-e/--errorcounters, -re/--reseterrorcounters)",
+};
+
+pub(super) const RULES: &[Rule] =
+    &[P2P_BLOCKED, P2P_GPU, MIXED, ORDER, SOCKETS, MIG_EMPTY, MIG_ON, NVLINK_DOWN, NVLINK_ERRORS];
 
 pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let Some(t) = cx.s.topology.value() else { return };
@@ -119,6 +135,53 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     sockets(t, out);
     mig(t, out);
     nvlink_down(t, out);
+    nvlink_errors(t, out);
+}
+
+/// Links whose counters show replay or recovery errors.
+fn nvlink_errors(t: &Topology, out: &mut Vec<Finding>) {
+    let mut evidence = Vec::new();
+    for g in &t.gpus {
+        for l in &g.nvlink_errors {
+            let (replay, recovery) = (l.replay.unwrap_or(0), l.recovery.unwrap_or(0));
+            if replay == 0 && recovery == 0 {
+                continue;
+            }
+            let crc = l.crc.map_or_else(String::new, |c| format!(", {c} CRC"));
+            evidence.push(format!(
+                "{} link {}: {replay} replay, {recovery} recovery error(s){crc}",
+                gpu_name(t, g.index),
+                l.link
+            ));
+        }
+    }
+    if evidence.is_empty() {
+        return;
+    }
+    let links = evidence.len();
+    if links > 16 {
+        evidence.truncate(16);
+        evidence.push(format!("… and {} more link(s)", links - 16));
+    }
+    out.push(
+        NVLINK_ERRORS.finding(
+            format!("{links} NVLink(s) report replay or recovery errors"),
+            "A replay is a flit the link sent again after the receiver found it corrupt; a recovery is the link \
+         retrained after errors, stalling the traffic on it. A healthy link counts neither: NVIDIA's DCGM health \
+         check fails a GPU at a single new one. A link that keeps counting them slows NCCL and peer copies over \
+         it and can end in an uncorrectable NVLink error (Xid 74) that kills the job. The counters run since the \
+         driver was loaded, so an old burst counts too: what matters is whether they still grow.",
+            evidence,
+            Some(
+                "Zero the counters (`sudo nvidia-smi nvlink -re`) and read `nvidia-smi nvlink -e` again after a load \
+             (an NCCL all-reduce test, or `dcgmi diag -r 2`): a replay or recovery count that comes back marks a \
+             failing link. Then reseat the NVLink bridge (PCIe boards) \
+             or have the vendor check the baseboard and NVSwitch (SXM systems); `dcgmi health -s n` with \
+             `dcgmi health -c` watches the links from then on."
+                    .to_owned(),
+            ),
+        ),
+    );
 }
 
 /// GPUs with fewer NVLinks up than the most any GPU of their model has here.

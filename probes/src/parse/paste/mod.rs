@@ -2,7 +2,7 @@
 //!
 //! The text may mix, in any order and amid prose, markdown fences, `>` quotes and shell prompts:
 //! PyTorch's collect_env; nvidia-smi's table, `-q` text (its health sections too), `-q -x` XML,
-//! `--query-gpu` CSV, `-L` or `--version`; `nvidia-smi topo -m`, `topo -p2p` and `nvlink -s`;
+//! `--query-gpu` CSV, `-L` or `--version`; `nvidia-smi topo -m`, `topo -p2p`, `nvlink -s` and `nvlink -e`;
 //! `nvidia-container-cli info`, `docker info` and `nvidia-ctk cdi list`;
 //! `nvcc --version`; `pip list`, `pip freeze`, `conda list`; PyTorch's REPL and `python -c` prints;
 //! `jax.print_environment_info()`; ONNX Runtime's `get_available_providers()`; llama.cpp's and ollama's device lines; gpustat and nvtop lines;
@@ -204,7 +204,7 @@ type Reader<'a> = dyn Fn(&mut facts::Facts) + 'a;
 
 /// What the paste reader reads, for the note on text in which it recognised nothing.
 const READS: &str = "collect_env, nvidia-smi (table, -q, -q -x, CSV, -L or --version), nvidia-smi topo -m / topo -p2p / \
-                     nvlink -s, p2pBandwidthLatencyTest, nvidia-container-cli info, docker info, nvidia-ctk cdi list, \
+                     nvlink -s / nvlink -e, p2pBandwidthLatencyTest, nvidia-container-cli info, docker info, nvidia-ctk cdi list, \
                      nvcc --version, pip list / pip freeze / \
                      conda list, PyTorch's printed torch.__version__ or is_available(), \
                      jax.print_environment_info(), ONNX Runtime's get_available_providers(), \

@@ -221,3 +221,28 @@ fn a_translating_iommu_under_several_pcie_gpus_is_the_blocked_finding() {
     assert_eq!(ids(&m), ["topology.peer_access_blocked"]);
     assert!(m.finding("topology.peer_access_blocked").evidence.iter().any(|e| e.starts_with("IOMMU translates")));
 }
+
+#[test]
+fn replay_or_recovery_errors_on_a_link_are_the_nvlink_errors_finding() {
+    use gpu_doctor_model::NvLinkErrors;
+    let counted = |replay: u64, recovery: u64, crc: u64| {
+        let mut g = gpu(0, "NVIDIA H100 80GB HBM3", "9.0", Some(0));
+        g.nvlink_errors = vec![
+            NvLinkErrors { link: 0, replay: Some(0), recovery: Some(0), crc: Some(0) },
+            NvLinkErrors { link: 5, replay: Some(replay), recovery: Some(recovery), crc: Some(crc) },
+        ];
+        machine(vec![g], vec![], &[])
+    };
+    assert_eq!(ids(&counted(0, 0, 0)), Vec::<String>::new());
+    assert_eq!(ids(&counted(0, 0, 500)), Vec::<String>::new(), "CRC alone is judged by rate, not by one reading");
+    for (replay, recovery) in [(3, 0), (0, 1)] {
+        let m = counted(replay, recovery, 7);
+        assert_eq!(ids(&m), ["topology.nvlink_errors"], "{replay} {recovery}");
+        let f = m.finding("topology.nvlink_errors");
+        assert_eq!(f.severity, gpu_doctor_model::Severity::Warning);
+        assert_eq!(
+            f.evidence,
+            [format!("GPU 0 (NVIDIA H100 80GB HBM3) link 5: {replay} replay, {recovery} recovery error(s), 7 CRC")]
+        );
+    }
+}

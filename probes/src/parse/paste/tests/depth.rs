@@ -415,3 +415,30 @@ fn a_translating_iommu_under_two_pcie_gpus_is_the_blocked_finding() {
     let s = read_pasted(&faults, kb()).unwrap();
     assert!(!ids(&s).contains(&"topology.peer_access_blocked".to_owned()), "{:?}", ids(&s));
 }
+
+/// `nvidia-smi nvlink -e` of one GB300 (NVIDIA/srt-slurm#307), every counter zero.
+const NVLINK_E: &str = "gb300-nvlink-e-srt-slurm-307.txt";
+
+#[test]
+fn nvlink_error_counters_fill_the_gpus_links_and_replays_are_the_finding() {
+    let s = read_pasted(&topo(NVLINK_E), kb()).unwrap();
+    let g = &s.topology.value().unwrap().gpus[0];
+    assert_eq!((g.name.as_deref(), g.nvlink_errors.len()), (Some("NVIDIA GB300"), 1));
+    assert_eq!(g.nvlink_errors[0].replay, Some(0));
+    let Origin::Pasted { formats } = &s.origin else { panic!("pasted") };
+    assert!(formats.contains(&"nvidia-smi nvlink -e".to_owned()), "{formats:?}");
+    assert!(!ids(&s).contains(&"topology.nvlink_errors".to_owned()), "all zero: {:?}", ids(&s));
+    // The same link with replays counted: a link that resent data.
+    let replays = topo(NVLINK_E).replace("Replay Errors: 0", "Replay Errors: 12");
+    let s = read_pasted(&replays, kb()).unwrap();
+    let f = gpu_doctor_judge::diagnose::diagnose(&s, kb())
+        .into_iter()
+        .find(|f| f.id == "topology.nvlink_errors")
+        .expect("the NVLink errors finding");
+    assert_eq!(f.severity, Severity::Warning);
+    assert_eq!(f.evidence, ["GPU 0 (NVIDIA GB300) link 0: 12 replay, 0 recovery error(s), 0 CRC"]);
+    assert!(f.fix.as_deref().is_some_and(|x| x.contains("nvidia-smi nvlink -re")));
+    // CRC errors alone: DCGM judges them by rate, which one reading cannot give.
+    let crc = topo(NVLINK_E).replace("CRC Errors: 0", "CRC Errors: 40");
+    assert!(!ids(&read_pasted(&crc, kb()).unwrap()).contains(&"topology.nvlink_errors".to_owned()));
+}
