@@ -31,6 +31,12 @@ pub struct Gpu {
     /// `None` when not read (reports written before gpu-doctor read it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bar1_total_bytes: Option<u64>,
+    /// The largest BAR1 size the GPU offers: the top of the supported sizes in its PCIe Resizable BAR
+    /// capability (lspci's `Physical Resizable BAR`, `BAR 1: … supported: … 32GB`). Above
+    /// `bar1_total_bytes`, the firmware or driver did not resize BAR1; equal to it, the GPU's VBIOS
+    /// offers no more. `None` when not read (the live probe does not read it yet).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bar1_max_bytes: Option<u64>,
     /// PCIe link generation now (drops while idle to save power).
     pub pcie_gen_current: Option<u32>,
     /// Highest PCIe generation for this GPU in this system.

@@ -55,8 +55,8 @@ pub use toolkits::{
     LddResolution, LoaderEntry, Pick, ToolkitInstall, ToolkitKind, ToolkitPicks, Toolkits, VersionSource,
 };
 pub use topology::{
-    CudaOrder, DeviceOrder, GpuPair, LinkKind, MigFacts, MigInstance, NvLink, P2pStatus, PeerCopy, TopoGpu, Topology,
-    cpu_list,
+    CudaOrder, DeviceOrder, GpuPair, Iommu, IommuMode, LinkKind, MigFacts, MigInstance, NvLink, NvLinkErrors,
+    P2pStatus, PeerCopy, TopoGpu, Topology, cpu_list,
 };
 pub use version::{ComputeCapability, CudaVersion, CudnnVersion, DriverVersion, VersionError};
 

@@ -30,6 +30,32 @@ pub struct Topology {
     /// none was measured (the live probe's own P2P test is judged in the benchmark run).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub peer_copies: Vec<PeerCopy>,
+    /// How the host's IOMMU maps the devices' DMA, as the kernel command line and log show it;
+    /// `None` when nothing said (the live probe does not read it yet).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iommu: Option<Iommu>,
+}
+
+/// The host's IOMMU (Intel VT-d, AMD-Vi) as the kernel shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Iommu {
+    /// How it maps devices' DMA.
+    pub mode: IommuMode,
+    /// The lines that said so, trimmed, in the order read.
+    pub evidence: Vec<String>,
+}
+
+/// How the IOMMU maps a device's DMA (Linux's default domain type).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IommuMode {
+    /// Every DMA address is translated through the IOMMU's page tables (the kernel's `Translated`
+    /// default domain): CUDA does not support PCIe peer-to-peer on bare metal this way.
+    Translated,
+    /// Devices see physical addresses (`iommu=pt`, the `Passthrough` default domain).
+    Passthrough,
+    /// The IOMMU is off (`intel_iommu=off`, `amd_iommu=off`, `iommu=off`).
+    Off,
 }
 
 /// One GPU pair's unidirectional copy bandwidth with peer access on and off.
@@ -101,6 +127,24 @@ pub struct TopoGpu {
     /// MIG mode and instances; `None` when the GPU has no MIG or did not say.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mig: Option<MigFacts>,
+    /// Its NVLinks' error counters (`nvidia-smi nvlink -e`), one per link that reported any; empty
+    /// when not read (the live probe does not read them yet).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nvlink_errors: Vec<NvLinkErrors>,
+}
+
+/// One NVLink's error counters since the driver last reset them (`nvidia-smi nvlink -e`, NVML's
+/// `nvmlDeviceGetNvLinkErrorCounter`); each `None` when not reported.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NvLinkErrors {
+    /// Link number on the GPU.
+    pub link: u32,
+    /// Data link transmit replays (`Replay Errors`): a flit was sent again after an error.
+    pub replay: Option<u64>,
+    /// Data link recoveries (`Recovery Errors`): the link was retrained after errors.
+    pub recovery: Option<u64>,
+    /// Flits received with a CRC error (`CRC Errors`).
+    pub crc: Option<u64>,
 }
 
 impl TopoGpu {

@@ -113,6 +113,8 @@ fn query_device(index: u32, d: &Device<'_>) -> NvmlDevice {
         memory_used_bytes: memory.as_ref().map(|m| m.used),
         memory_free_bytes: memory.as_ref().map(|m| m.free),
         bar1_total_bytes: take(&mut u, "bar1_memory_info", d.bar1_memory_info()).map(|b| b.total),
+        // NVML and nvidia-smi do not report the Resizable BAR capability's sizes.
+        bar1_max_bytes: None,
         pcie_gen_current: take(&mut u, "current_pcie_link_gen", d.current_pcie_link_gen()),
         pcie_gen_max: take(&mut u, "max_pcie_link_gen", d.max_pcie_link_gen()),
         pcie_width_current: take(&mut u, "current_pcie_link_width", d.current_pcie_link_width()),

@@ -1,6 +1,6 @@
 //! `nvidia-smi topo -m` (the link matrix with CPU and NUMA affinity), `nvidia-smi topo -p2p r|w|a`
-//! (the peer-to-peer matrix), `nvidia-smi -L` (GPUs with their MIG devices) and `nvidia-smi nvlink
-//! -s` (each GPU's links, up or down).
+//! (the peer-to-peer matrix), `nvidia-smi -L` (GPUs with their MIG devices), `nvidia-smi nvlink
+//! -s` (each GPU's links, up or down) and `nvidia-smi nvlink -e` (each link's error counters).
 //!
 //! The matrices are read by whitespace, which covers the tab-separated output of current drivers and
 //! the space-aligned one of older drivers and of copies from a terminal. Columns that are not GPUs
@@ -10,12 +10,13 @@
 use std::collections::BTreeMap;
 
 use super::ParseError;
-use gpu_doctor_model::{LinkKind, MigInstance, NvLink, P2pStatus};
+use gpu_doctor_model::{LinkKind, MigInstance, NvLink, NvLinkErrors, P2pStatus};
 
 const TOPO: &str = "nvidia-smi topo -m";
 const P2P: &str = "nvidia-smi topo -p2p";
 const LIST: &str = "nvidia-smi -L";
 const NVLINK: &str = "nvidia-smi nvlink -s";
+const NVLINK_ERRORS: &str = "nvidia-smi nvlink -e";
 
 /// One GPU row of `nvidia-smi topo -m`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -161,6 +162,84 @@ pub fn parse_nvlink_status(text: &str) -> Result<Vec<NvlinkStatus>, ParseError> 
         return Err(ParseError::new(NVLINK, "no `Link <n>: <speed> GB/s` or `<inactive>` line under a GPU line"));
     }
     Ok(out)
+}
+
+/// One GPU of `nvidia-smi nvlink -e`: its `GPU <n>: <name>` line and each link's error counters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NvlinkErrorCounts {
+    /// The GPU, as its line names it (no MIG devices).
+    pub gpu: ListedGpu,
+    /// Its links' counters, in the order first printed.
+    pub links: Vec<NvLinkErrors>,
+}
+
+/// Each GPU's NVLink error counters from `nvidia-smi nvlink -e` (`--errorcounters`):
+///
+/// ```text
+/// GPU 0: NVIDIA GB300
+///      Link 0: Replay Errors: 0
+///      Link 0: Recovery Errors: 0
+///      Link 0: CRC Errors: 0
+/// ```
+///
+/// One line per counter, as nvidia-smi prints NVML's `nvmlDeviceGetNvLinkErrorCounter` counters
+/// (`NVML_NVLINK_ERROR_DL_REPLAY`, `_DL_RECOVERY`, `_DL_CRC_FLIT`); other counters and values that
+/// are not numbers (`N/A`) are skipped. GPUs with no counter read are left out; an error when none has any.
+pub fn parse_nvlink_errors(text: &str) -> Result<Vec<NvlinkErrorCounts>, ParseError> {
+    let mut out: Vec<NvlinkErrorCounts> = Vec::new();
+    for line in text.lines().map(str::trim) {
+        if let Some(gpu) = gpu_line(line) {
+            if out.len() >= MAX_NVLINK_GPUS {
+                break;
+            }
+            out.push(NvlinkErrorCounts { gpu, links: Vec::new() });
+        } else if let Some((link, counter, value)) = error_counter(line)
+            && let Some(g) = out.last_mut()
+        {
+            let at = match g.links.iter().position(|l| l.link == link) {
+                Some(at) => at,
+                None if g.links.len() < MAX_LINKS => {
+                    g.links.push(NvLinkErrors { link, replay: None, recovery: None, crc: None });
+                    g.links.len() - 1
+                }
+                None => continue,
+            };
+            let l = &mut g.links[at];
+            let slot = match counter {
+                Counter::Replay => &mut l.replay,
+                Counter::Recovery => &mut l.recovery,
+                Counter::Crc => &mut l.crc,
+            };
+            slot.get_or_insert(value);
+        }
+    }
+    out.retain(|g| !g.links.is_empty());
+    if out.is_empty() {
+        return Err(ParseError::new(NVLINK_ERRORS, "no `Link <n>: Replay Errors: <count>` line under a GPU line"));
+    }
+    Ok(out)
+}
+
+/// The counters of `nvidia-smi nvlink -e` that the rules read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Counter {
+    Replay,
+    Recovery,
+    Crc,
+}
+
+/// `Link 2: Replay Errors: 7` → (2, replay, 7); anything else `None`.
+fn error_counter(line: &str) -> Option<(u32, Counter, u64)> {
+    let (link, rest) = line.strip_prefix("Link ")?.split_once(':')?;
+    let link = link.trim().parse().ok()?;
+    let (name, value) = rest.split_once(':')?;
+    let counter = match name.trim() {
+        "Replay Errors" => Counter::Replay,
+        "Recovery Errors" => Counter::Recovery,
+        "CRC Errors" => Counter::Crc,
+        _ => return None,
+    };
+    Some((link, counter, value.trim().parse().ok()?))
 }
 
 /// `Link 3: 25.781 GB/s` → (3, up); `Link 5: <inactive>` → (5, down); anything else `None`.

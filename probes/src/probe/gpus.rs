@@ -38,6 +38,8 @@ pub(crate) fn gpu_from_smi(index: u32, s: &SmiGpu) -> Gpu {
         memory_used_bytes: used,
         memory_free_bytes: total.zip(used).map(|(t, u)| t.saturating_sub(u)),
         bar1_total_bytes: s.bar1_total_mib.map(|m| m * MIB),
+        // NVML and nvidia-smi do not report the Resizable BAR capability's sizes.
+        bar1_max_bytes: None,
         pcie_gen_current: s.pcie_gen_current,
         pcie_gen_max: s.pcie_gen_max,
         pcie_width_current: s.pcie_width_current,

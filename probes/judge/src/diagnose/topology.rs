@@ -1,10 +1,11 @@
 //! Several GPUs in one machine: peer-to-peer blocked where the path should carry it, a GeForce board
 //! whose driver offers no peer-to-peer, GPUs of different models, a CUDA index that names another GPU
-//! than nvidia-smi's, GPUs on different CPU sockets, MIG mode, and NVLinks down.
+//! than nvidia-smi's, GPUs on different CPU sockets, MIG mode, NVLinks down or counting errors; an IOMMU that
+//! translates the GPUs' DMA joins the peer-to-peer finding.
 
 use super::{Ctx, Rule, fix};
 use gpu_doctor_model::{Category, Finding, Severity, is_display_class};
-use gpu_doctor_model::{GpuPair, LinkKind, P2pStatus, TopoGpu, Topology};
+use gpu_doctor_model::{GpuPair, IommuMode, LinkKind, P2pStatus, TopoGpu, Topology};
 
 pub(super) const P2P_BLOCKED: Rule = Rule {
     id: "topology.peer_access_blocked",
@@ -15,12 +16,20 @@ pub(super) const P2P_BLOCKED: Rule = Rule {
               redirecting peer traffic through the CPU, so NCCL and frameworks copy through host memory. Or, on a \
               machine with two or more GPUs whose driver does not refuse P2P (GNS), lspci shows PCI bridges with \
               ACS P2P redirect on (`ACSCtl: … ReqRedir+` or `CmpltRedir+`). Or p2pBandwidthLatencyTest measures \
-              a peer copy between GPUs CUDA reports peer access for at less than half the copy staged through the host.",
+              a peer copy between GPUs CUDA reports peer access for at less than half the copy staged through the host. \
+              Or, on such a machine whose GPUs are not all joined by NVLink, the kernel command line or log shows \
+              the IOMMU translating the devices' DMA (`intel_iommu=on` without `iommu=pt`, `iommu: Default domain \
+              type: Translated`, `DMAR: IOMMU enabled`, AMD-Vi, a DMA remapping fault).",
     source: "NVML nvmlDeviceGetP2PStatus / nvidia-smi topo -p2p; NCCL troubleshooting guide, \"PCI Access Control \
              Services (ACS)\" (https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html: \
-             `lspci -vvv | grep ACSCtl`, and P2P that hangs or is slow even where topo -p2p says OK); PCIe ACS \
+             `lspci -vvv | grep ACSCtl`, and P2P that hangs or is slow even where topo -p2p says OK; IO \
+             virtualization, VT-d or IOMMU, redirecting peer traffic to the root complex); PCIe ACS \
              P2P Request/Completion Redirect as pciutils ls-ecaps.c cap_acs prints them; the guide's GPU-to-GPU check, \
-             CUDA samples p2pBandwidthLatencyTest (\"should run to completion and report good performance\")",
+             CUDA samples p2pBandwidthLatencyTest (\"should run to completion and report good performance\"); CUDA C \
+             Programming Guide, \"IOMMU on Linux\" (https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#iommu-on-linux: \
+             no IOMMU-enabled bare-metal PCIe peer-to-peer); Linux v6.8 drivers/iommu/iommu.c iommu_subsys_init \
+             (`Default domain type:`), drivers/iommu/Kconfig (translated lazy domain by default on x86), \
+             Documentation/admin-guide/kernel-parameters.txt (iommu=pt, iommu.passthrough, intel_iommu, amd_iommu)",
 };
 
 pub(super) const P2P_GPU: Rule = Rule {
@@ -97,18 +106,82 @@ pub(super) const NVLINK_DOWN: Rule = Rule {
              6 of 18 links inactive by design on every GPU)",
 };
 
-pub(super) const RULES: &[Rule] = &[P2P_BLOCKED, P2P_GPU, MIXED, ORDER, SOCKETS, MIG_EMPTY, MIG_ON, NVLINK_DOWN];
+pub(super) const NVLINK_ERRORS: Rule = Rule {
+    id: "topology.nvlink_errors",
+    category: Category::PcieLinkDegraded,
+    severity: Severity::Warning,
+    trigger: "A GPU's NVLink error counters (a pasted `nvidia-smi nvlink -e`) show replay or recovery errors on a \
+              link: the link resent data after errors or had to be retrained, which NVIDIA's DCGM health check \
+              fails a GPU for at a single new one. CRC errors alone are not judged: DCGM counts them only at a \
+              rate (100 a second), which one reading of the counters cannot give.",
+    source: "NVIDIA DCGM modules/health/DcgmHealthWatch.cpp (MonitorNVLink: replay and recovery errors are failures \
+             at a delta of DCGM_LIMIT_MAX_NVLINK_ERROR = 1, DCGM_FR_NVLINK_ERROR_CRITICAL; CRC errors fail at \
+             DCGM_LIMIT_MAX_NVLINK_CRC_ERROR, 100 per second) and DcgmGpuHardwareLimits.h, NVIDIA/DCGM at ffde4e5; NVML \
+             nvmlDeviceGetNvLinkErrorCounter (NVML_NVLINK_ERROR_DL_REPLAY, _DL_RECOVERY, _DL_CRC_FLIT); nvidia-smi \
+             nvlink --help (-e/--errorcounters, -re/--reseterrorcounters)",
+};
+
+pub(super) const RULES: &[Rule] =
+    &[P2P_BLOCKED, P2P_GPU, MIXED, ORDER, SOCKETS, MIG_EMPTY, MIG_ON, NVLINK_DOWN, NVLINK_ERRORS];
 
 pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let Some(t) = cx.s.topology.value() else { return };
     p2p(t, out);
     measured(t, out);
     acs(cx, t, out);
+    iommu(cx, t, out);
     mixed(t, out);
     order(t, out);
     sockets(t, out);
     mig(t, out);
     nvlink_down(t, out);
+    nvlink_errors(t, out);
+}
+
+/// Links whose counters show replay or recovery errors.
+fn nvlink_errors(t: &Topology, out: &mut Vec<Finding>) {
+    let mut evidence = Vec::new();
+    for g in &t.gpus {
+        for l in &g.nvlink_errors {
+            let (replay, recovery) = (l.replay.unwrap_or(0), l.recovery.unwrap_or(0));
+            if replay == 0 && recovery == 0 {
+                continue;
+            }
+            let crc = l.crc.map_or_else(String::new, |c| format!(", {c} CRC"));
+            evidence.push(format!(
+                "{} link {}: {replay} replay, {recovery} recovery error(s){crc}",
+                gpu_name(t, g.index),
+                l.link
+            ));
+        }
+    }
+    if evidence.is_empty() {
+        return;
+    }
+    let links = evidence.len();
+    if links > 16 {
+        evidence.truncate(16);
+        evidence.push(format!("… and {} more link(s)", links - 16));
+    }
+    out.push(
+        NVLINK_ERRORS.finding(
+            format!("{links} NVLink(s) report replay or recovery errors"),
+            "A replay is a flit the link sent again after the receiver found it corrupt; a recovery is the link \
+         retrained after errors, stalling the traffic on it. A healthy link counts neither: NVIDIA's DCGM health \
+         check fails a GPU at a single new one. A link that keeps counting them slows NCCL and peer copies over \
+         it and can end in an uncorrectable NVLink error (Xid 74) that kills the job. The counters run since the \
+         driver was loaded, so an old burst counts too: what matters is whether they still grow.",
+            evidence,
+            Some(
+                "Zero the counters (`sudo nvidia-smi nvlink -re`) and read `nvidia-smi nvlink -e` again after a load \
+             (an NCCL all-reduce test, or `dcgmi diag -r 2`): a replay or recovery count that comes back marks a \
+             failing link. Then reseat the NVLink bridge (PCIe boards) \
+             or have the vendor check the baseboard and NVSwitch (SXM systems); `dcgmi health -s n` with \
+             `dcgmi health -c` watches the links from then on."
+                    .to_owned(),
+            ),
+        ),
+    );
 }
 
 /// GPUs with fewer NVLinks up than the most any GPU of their model has here.
@@ -283,6 +356,45 @@ fn acs(cx: &Ctx<'_>, t: &Topology, out: &mut Vec<Finding>) {
                 .to_owned(),
         ),
     ));
+}
+
+/// An IOMMU that translates the GPUs' DMA on a machine with several GPUs that are not all joined by
+/// NVLink and that the driver does not keep from P2P: its lines join the peer-to-peer finding where
+/// another check gave it, or give it.
+fn iommu(cx: &Ctx<'_>, t: &Topology, out: &mut Vec<Finding>) {
+    let Some(i) = t.iommu.as_ref().filter(|i| i.mode == IommuMode::Translated) else { return };
+    let devices = cx.s.pci_devices.value().map_or(0, |d| d.iter().filter(|d| is_display_class(d.class)).count());
+    let gpus = t.gpus.len().max(cx.raw_gpus().map_or(0, <[_]>::len)).max(devices);
+    let all_nvlink = !t.pairs.is_empty() && t.pairs.iter().all(|p| matches!(p.link, LinkKind::Nvlink { .. }));
+    if gpus < 2 || all_nvlink || t.pairs.iter().any(|p| p.p2p_blocked() == Some(P2pStatus::GpuNotSupported)) {
+        return;
+    }
+    let lines = i.evidence.iter().map(|l| format!("IOMMU translates device DMA: {l}"));
+    if let Some(f) = out.iter_mut().find(|f| f.id == P2P_BLOCKED.id) {
+        f.evidence.extend(lines);
+        return;
+    }
+    let mut evidence = vec![format!("{gpus} GPUs")];
+    evidence.extend(lines);
+    out.push(
+        P2P_BLOCKED.finding(
+            "The IOMMU translates the GPUs' DMA, which PCIe peer-to-peer does not support on bare metal".to_owned(),
+            "The kernel has the IOMMU (Intel VT-d, AMD-Vi) translating every device's DMA address. CUDA does not \
+         support PCIe peer-to-peer between GPUs through a translating IOMMU on bare-metal Linux: peer copies are \
+         redirected to the root complex and run slowly, hang, or are dropped while CUDA still reports peer access \
+         (the kernel then logs DMAR or AMD-Vi IO_PAGE_FAULT faults for the GPUs), so NCCL all-reduce stalls or \
+         returns wrong data. In a virtual machine with the GPUs passed through this does not apply.",
+            evidence,
+            Some(
+                "Put the IOMMU in passthrough: add `iommu=pt` to GRUB_CMDLINE_LINUX in /etc/default/grub (keep \
+             `intel_iommu=on` if VT-d must stay on), run `sudo update-grub` (`sudo grub2-mkconfig -o \
+             /boot/grub2/grub.cfg` on Fedora/RHEL) and reboot; `sudo dmesg | grep 'Default domain type'` must then \
+             say Passthrough. Where no VM needs the IOMMU, turning VT-d / AMD-Vi (IOMMU) off in the firmware setup \
+             works too. Then check that p2pBandwidthLatencyTest's P2P=Enabled matrix beats P2P=Disabled."
+                    .to_owned(),
+            ),
+        ),
+    );
 }
 
 fn mixed(t: &Topology, out: &mut Vec<Finding>) {

@@ -19,6 +19,21 @@ use super::pkg::{PASTED, Pkg};
 /// enough that checking each new one against the others stays quick.
 pub(super) const MAX_LIST: usize = 64;
 
+/// One GPU's BAR1 as lspci's `Physical Resizable BAR` capability shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Bar1Rebar {
+    /// The GPU's bus id in sysfs form; `None` where the block's header line was not pasted.
+    pub bus_id: Option<String>,
+    /// The product name lspci gave the GPU, as nvidia-smi spells it.
+    pub name: Option<String>,
+    /// BAR1's size now.
+    pub current_bytes: u64,
+    /// The largest size the GPU offers; `None` where lspci printed no `supported:` list.
+    pub max_bytes: Option<u64>,
+    /// The format it was read from, the source of a GPU it lists.
+    pub source: &'static str,
+}
+
 /// Everything found so far. Readers add; [`Facts::into_snapshot`] settles conflicts (the first
 /// value found wins) and fills in what the knowledge base knows.
 #[derive(Debug, Default)]
@@ -31,6 +46,8 @@ pub(super) struct Facts {
     pub listed_gpus: Vec<(Gpu, &'static str)>,
     /// BAR1 sizes in MiB from `nvidia-smi -q` blocks shown without their GPU, in GPU order.
     pub bar1_mib: Vec<u64>,
+    /// BAR1 as lspci's Resizable BAR capability shows it, one per GPU block.
+    pub bar1_rebar: Vec<Bar1Rebar>,
     /// Name, bus id or capability of a GPU, said by a framework.
     pub gpu_facts: Vec<GpuFact>,
     pub toolkits: Vec<ToolkitInstall>,
@@ -63,6 +80,8 @@ pub(super) struct Facts {
     pub acs_redirect: Vec<String>,
     /// Peer copies p2pBandwidthLatencyTest measured (`Topology::peer_copies`).
     pub peer_copies: Vec<gpu_doctor_model::PeerCopy>,
+    /// The host's IOMMU as the kernel command line and log show it (`Topology::iommu`).
+    pub iommu: Option<gpu_doctor_model::Iommu>,
     /// Each GPU's memory errors, repairs, clock-event reasons and limits from nvidia-smi `-q` (any
     /// `-d` selection of it) or `-q -x`, with the format that gave them; index and bus id as listed.
     pub gpu_health: Vec<(GpuHealth, &'static str)>,
@@ -295,14 +314,15 @@ impl Facts {
             snap.driver = Probed::found(facts, sources);
         }
 
-        let gpu_sources =
-            join_sources(self.listed_gpus.iter().map(|(_, s)| *s).chain(self.gpu_facts.iter().map(|f| f.source)));
+        let mut gpu_sources: Vec<&str> =
+            self.listed_gpus.iter().map(|(_, s)| *s).chain(self.gpu_facts.iter().map(|f| f.source)).collect();
         let cuda_seen = self.cuda_order_seen(kb);
         let mut list = gpus::merge(self.listed_gpus.into_iter().map(|(g, _)| g).collect(), &self.gpu_facts, kb);
         with_bar1(&mut list, &self.bar1_mib);
+        gpu_sources.extend(with_rebar(&mut list, &self.bar1_rebar));
         fill_health(&mut snap, std::mem::take(&mut self.gpu_health), std::mem::take(&mut self.xid_events), &list);
         if !list.is_empty() {
-            snap.gpus = Probed::found(list, gpu_sources);
+            snap.gpus = Probed::found(list, join_sources(gpu_sources.into_iter()));
         }
 
         let hints = Hints {
@@ -372,7 +392,7 @@ impl Facts {
         snap.stated_gpu_count = self.stated_gpu_count;
         snap.platform.container = self.container;
         place(&mut snap, self.wsl, self.os, self.arch, self.os_name);
-        fill_topology(&mut snap, cuda_seen, &mut self.acs_redirect, &mut self.peer_copies);
+        fill_topology(&mut snap, cuda_seen, &mut self.acs_redirect, &mut self.peer_copies, self.iommu.take());
         kb.complete_snapshot(&mut snap);
         snap.messages = self.messages;
         snap.notes = self.notes;
@@ -415,25 +435,27 @@ impl Facts {
     }
 }
 
-/// The topology the GPU lists' orders, the bridges whose ACS redirects peer traffic and the measured
-/// peer copies show (both taken), with the GPUs the snapshot lists where no order did; unknown when
-/// none says anything.
+/// The topology the GPU lists' orders, the bridges whose ACS redirects peer traffic, the measured
+/// peer copies and the IOMMU show (all taken), with the GPUs the snapshot lists where no order did;
+/// unknown when none says anything.
 fn fill_topology(
     snap: &mut Snapshot,
     cuda_seen: Option<gpu_doctor_model::Topology>,
     acs: &mut Vec<String>,
     copies: &mut Vec<gpu_doctor_model::PeerCopy>,
+    iommu: Option<gpu_doctor_model::Iommu>,
 ) {
     let (acs, copies) = (std::mem::take(acs), std::mem::take(copies));
     if let Some(t) = cuda_seen {
         snap.topology = Probed::found(t, "pasted GPU lists in CUDA and nvidia-smi order");
     }
-    if acs.is_empty() && copies.is_empty() {
+    if acs.is_empty() && copies.is_empty() && iommu.is_none() {
         return;
     }
     if let Probed::Found { value, .. } = &mut snap.topology {
         value.acs_redirect = acs;
         value.peer_copies = copies;
+        value.iommu = iommu;
         return;
     }
     let gpus = snap.gpus.value().map(|list| list.iter().map(cuda_order::topo_gpu).collect()).unwrap_or_default();
@@ -441,9 +463,10 @@ fn fill_topology(
         gpus,
         acs_redirect: acs,
         peer_copies: copies,
+        iommu,
         ..gpu_doctor_model::Topology::default()
     };
-    snap.topology = Probed::found(t, "pasted lspci -vvv or p2pBandwidthLatencyTest");
+    snap.topology = Probed::found(t, "pasted lspci -vvv, p2pBandwidthLatencyTest or kernel IOMMU lines");
 }
 
 /// The health readings of `-q`/XML (each under the index of its GPU in the merged `list`) and the
@@ -524,6 +547,36 @@ fn with_bar1(list: &mut [Gpu], bar1_mib: &[u64]) {
             g.bar1_total_bytes = Some(mib * 1024 * 1024);
         }
     }
+}
+
+/// Gives each GPU lspci's Resizable BAR view of its BAR1: to the listed GPU of the same bus id, or
+/// to the only GPU listed where the block's header line was not pasted (or no listed GPU has a bus
+/// id); where no GPU is listed, the GPU lspci shows is listed (by its bus id and name). A BAR1 size
+/// the driver reported (`nvidia-smi -q`) is kept; the largest size offered is added. Returns the
+/// source of the GPUs it listed, if it listed any.
+fn with_rebar(list: &mut Vec<Gpu>, rebar: &[Bar1Rebar]) -> Option<&'static str> {
+    let mut listed = None;
+    let known = list.len();
+    for r in rebar {
+        let by_bus = r.bus_id.as_ref().and_then(|b| list.iter().position(|g| g.pci_bus_id.as_ref() == Some(b)));
+        let only = (known == 1 && (r.bus_id.is_none() || list[0].pci_bus_id.is_none())).then_some(0);
+        if let Some(i) = by_bus.or(only) {
+            let g = &mut list[i];
+            g.bar1_total_bytes = g.bar1_total_bytes.or(Some(r.current_bytes));
+            g.bar1_max_bytes = g.bar1_max_bytes.or(r.max_bytes);
+        } else if known == 0 && list.len() < gpus::MAX_GPUS {
+            list.push(Gpu {
+                index: u32::try_from(list.len()).unwrap_or(u32::MAX),
+                name: r.name.clone(),
+                pci_bus_id: r.bus_id.clone(),
+                bar1_total_bytes: Some(r.current_bytes),
+                bar1_max_bytes: r.max_bytes,
+                ..Gpu::default()
+            });
+            listed = Some(r.source);
+        }
+    }
+    listed
 }
 
 /// `pasted <format>`, the source of a part that came from pasted text.

@@ -90,7 +90,7 @@ fn fill(e: &mut Gpu, g: Gpu) {
     fill!(memory_free_bytes, pcie_gen_current, pcie_gen_max, pcie_width_current, pcie_width_max, clock_sm_mhz);
     fill!(clock_sm_max_mhz, clock_mem_mhz, clock_mem_max_mhz, power_draw_mw, power_limit_mw, temperature_c);
     fill!(utilization_gpu_pct, ecc_enabled, persistence_mode, compute_mode, mig_enabled, display_attached);
-    fill!(vbios_version, driver_model, processes, bar1_total_bytes);
+    fill!(vbios_version, driver_model, processes, bar1_total_bytes, bar1_max_bytes);
 }
 
 /// True when two product names are the same GPU: equal ignoring case, an `NVIDIA ` prefix and a

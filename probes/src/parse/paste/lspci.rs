@@ -1,6 +1,7 @@
 //! `lspci -k`, `-v` and `-vv` blocks of NVIDIA display devices: the kernel driver bound to each
-//! (`Kernel driver in use: nouveau`, or only `Kernel modules:` when none is), and the PCIe link
-//! the device has (`LnkCap`) against the one it runs now (`LnkSta`).
+//! (`Kernel driver in use: nouveau`, or only `Kernel modules:` when none is), the PCIe link
+//! the device has (`LnkCap`) against the one it runs now (`LnkSta`), and BAR1's size now and the
+//! largest the GPU offers, from its `Physical Resizable BAR` capability (`-vv`).
 //!
 //! ```text
 //! 01:00.0 VGA compatible controller [0300]: NVIDIA Corporation GP107 [GeForce GTX 1050] [10de:1c81] (rev a1)
@@ -20,8 +21,21 @@
 //! lane: that is read as the link's limit (`link.narrow_slot`), from the GPU's block, or from a
 //! block whose header line was not pasted (the detail lines alone, first in the text or after a
 //! blank line), which is taken for the GPU the paste is about.
+//!
+//! The Resizable BAR capability, as pciutils' ls-ecaps.c `cap_rebar` prints it (since v3.7.0):
+//!
+//! ```text
+//!     Capabilities: [bb0 v1] Physical Resizable BAR
+//!         BAR 0: current size: 16MB, supported: 16MB
+//!         BAR 1: current size: 256MB, supported: 64MB 128MB 256MB 512MB 1GB 2GB 4GB 8GB 16GB 32GB
+//!         BAR 3: current size: 32MB, supported: 32MB
+//! ```
+//!
+//! Its `BAR 1` entry (the aperture onto an NVIDIA GPU's memory) gives the GPU its BAR1 size and the
+//! largest size its VBIOS offers; entries whose header line a `grep` left out are taken for the GPU
+//! the paste is about, like a headless link.
 
-use super::facts::{Facts, MAX_LIST};
+use super::facts::{Bar1Rebar, Facts, MAX_LIST};
 use crate::probe::link::parse_link_speed;
 use gpu_doctor_kb::pcie_formula;
 use gpu_doctor_kb::pcie_gbytes_per_s;
@@ -54,6 +68,12 @@ struct Block {
     headless: bool,
     /// A headless block with two `LnkSta` lines (a `grep` over many devices): whose is unknown.
     mixed: bool,
+    /// The name lspci gives the device (`GeForce RTX 3090` of `GA102 [GeForce RTX 3090]`), when bracketed.
+    name: Option<String>,
+    /// The lines so far are inside the device's `Physical Resizable BAR` capability.
+    in_rebar: bool,
+    /// BAR 1's current size and the largest it supports, in bytes, from that capability.
+    bar1: Option<(u64, Option<u64>)>,
 }
 
 /// What the lines so far belong to.
@@ -88,7 +108,9 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
         match &mut at {
             At::Block(_, b) => detail(line.trim(), b),
             // Detail lines are indented; a headless block starts at its link lines.
-            At::Nothing if line.starts_with([' ', '\t']) && is_link_line(line.trim()) => {
+            At::Nothing
+                if line.starts_with([' ', '\t']) && (is_link_line(line.trim()) || is_rebar_line(line.trim())) =>
+            {
                 let mut b = Block { bus_id: HEADLESS_BUS.to_owned(), headless: true, ..Block::default() };
                 detail(line.trim(), &mut b);
                 at = At::Block(i, b);
@@ -112,6 +134,62 @@ fn is_link_line(line: &str) -> bool {
     line.starts_with("LnkCap:") || line.starts_with("LnkSta:")
 }
 
+/// The Resizable BAR capability's header or one of its `BAR n: current size:` lines, with which a
+/// headless block also starts (`lspci -vv | grep -A4 "Resizable BAR"`).
+fn is_rebar_line(line: &str) -> bool {
+    rebar_capability(line).is_some() || rebar_entry(line).is_some()
+}
+
+/// `Capabilities: [bb0 v1] Physical Resizable BAR`: `Some(true)` for the physical function's
+/// capability, `Some(false)` for another capability (a `Virtual Resizable BAR` of SR-IOV functions
+/// included), `None` for a line that starts no capability.
+fn rebar_capability(line: &str) -> Option<bool> {
+    let rest = line.strip_prefix("Capabilities:")?;
+    Some(rest.trim_end().ends_with("] Physical Resizable BAR"))
+}
+
+/// One entry of the Resizable BAR capability as lspci prints it (pciutils ls-ecaps.c `cap_rebar`,
+/// since v3.7.0): `BAR 1: current size: 256MB, supported: 64MB 128MB 256MB 512MB 1GB`, as its index,
+/// its current size and its largest supported size in bytes (`None` where lspci printed no
+/// `supported:` list). `None` when the line is not one, or its current size is `<unknown>`.
+fn rebar_entry(line: &str) -> Option<(u32, u64, Option<u64>)> {
+    let rest = line.strip_prefix("BAR ")?;
+    let (index, rest) = rest.split_once(": current size:")?;
+    let index = index.trim().parse::<u32>().ok().filter(|i| *i <= 5)?;
+    let (current, supported) = match rest.split_once(", supported:") {
+        Some((c, s)) => (c, Some(s)),
+        None => (rest, None),
+    };
+    let current = rebar_size(current.trim())?;
+    let largest = supported.and_then(|s| s.split_whitespace().filter_map(rebar_size).max());
+    Some((index, current, largest))
+}
+
+/// A size as lspci prints a Resizable BAR size (ls-ecaps.c `print_rebar_range_size`: a power of
+/// two of 1 MB with the unit MB, GB, TB, PB or EB, each 1024 of the one before), in bytes.
+fn rebar_size(text: &str) -> Option<u64> {
+    const UNITS: [&str; 5] = ["MB", "GB", "TB", "PB", "EB"];
+    let digits = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+    let (number, unit) = text.split_at(digits);
+    let power = UNITS.iter().position(|u| *u == unit)?;
+    let number = number.parse::<u64>().ok().filter(|n| n.is_power_of_two())?;
+    let unit_bytes = 1024u64.checked_pow(u32::try_from(power).ok()?)?.checked_mul(1024 * 1024)?;
+    number.checked_mul(unit_bytes)
+}
+
+/// The product name lspci puts in brackets after the chip's (`GA102 [GeForce RTX 3090] (rev a1)`),
+/// as nvidia-smi names it (`NVIDIA GeForce RTX 3090`); `None` when lspci knew no name (`Device 2684`).
+fn marketing_name(name: &str) -> Option<String> {
+    let open = name.find('[')?;
+    let close = open + name.get(open..)?.find(']')?;
+    let inner = name.get(open + 1..close)?.trim();
+    // `-nn` ids (`[10de:2204]`) and class codes (`[0300]`) are not names.
+    if inner.is_empty() || inner.chars().all(|c| c.is_ascii_hexdigit() || c == ':') {
+        return None;
+    }
+    Some(if inner.starts_with("NVIDIA") { inner.to_owned() } else { format!("NVIDIA {inner}") })
+}
+
 /// The block an NVIDIA display device's header line starts: `01:00.0 VGA compatible controller: NVIDIA …`,
 /// with or without the domain (`-D`) and the numeric ids (`-nn`).
 fn header(line: &str) -> Option<Block> {
@@ -126,7 +204,7 @@ fn header(line: &str) -> Option<Block> {
     }
     let device_id = lower.find(&ids).and_then(|at| lower.get(at + ids.len()..at + ids.len() + 4));
     let device_id = device_id.and_then(|d| u16::from_str_radix(d, 16).ok());
-    Some(Block { bus_id, class, device_id, ..Block::default() })
+    Some(Block { bus_id, class, device_id, name: marketing_name(name), ..Block::default() })
 }
 
 /// Another device's header line (`00:02.0 Host bridge: …`), which ends the block before it: its bus id.
@@ -154,6 +232,19 @@ fn acs_redirect(facts: &mut Facts, at: usize, bus: Option<&String>, line: &str) 
 }
 
 fn detail(line: &str, b: &mut Block) {
+    if let Some(physical) = rebar_capability(line) {
+        b.in_rebar = physical;
+        return;
+    }
+    // BAR 1 is the aperture onto an NVIDIA GPU's memory (BAR 0 its registers, BAR 3 another window).
+    // A headless block may have lost the capability's header line to a `grep`.
+    if let Some((1, current, largest)) = rebar_entry(line)
+        && (b.in_rebar || b.headless)
+    {
+        b.mixed |= b.headless && b.bar1.is_some();
+        b.bar1 = Some((current, largest));
+        return;
+    }
     if let Some(driver) = line.strip_prefix("Kernel driver in use:") {
         let driver = driver.trim();
         b.driver = (!driver.is_empty()).then(|| driver.to_owned());
@@ -189,7 +280,23 @@ fn speed_width(text: &str) -> (Option<u32>, Option<u32>) {
 fn add(facts: &mut Facts, at: usize, b: Block) {
     let has_link = b.cap != (None, None) && b.sta != (None, None);
     let limit = one_lane(&b);
-    if b.headless && (limit.is_none() || b.mixed) {
+    if b.headless && b.mixed {
+        return;
+    }
+    if let Some((current_bytes, max_bytes)) = b.bar1
+        && facts.bar1_rebar.len() < MAX_LIST
+    {
+        facts.saw(at, FORMAT);
+        facts.os.get_or_insert(gpu_doctor_model::OsFamily::Linux);
+        facts.bar1_rebar.push(Bar1Rebar {
+            bus_id: (!b.headless).then(|| b.bus_id.clone()),
+            name: b.name.clone(),
+            current_bytes,
+            max_bytes,
+            source: FORMAT,
+        });
+    }
+    if b.headless && limit.is_none() {
         return;
     }
     if !b.driver_known && !has_link && limit.is_none() {
@@ -273,5 +380,65 @@ pub(super) fn link(
         bandwidth_basis: basis,
         idle_note: (below(sta.0, cap.0) || below(sta.1, cap.1)).then(|| IDLE_NOTE.to_owned()),
         boot_limit: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MB: u64 = 1 << 20;
+
+    #[test]
+    fn rebar_entries_read_as_ls_ecaps_prints_them() {
+        // pciutils v3.14.0 ls-ecaps.c cap_rebar: `BAR %d: current size:` then `, supported:` and each
+        // size as print_rebar_range_size writes it (MB up to 512MB, then GB, TB, PB, EB).
+        assert_eq!(
+            rebar_entry("BAR 1: current size: 256MB, supported: 64MB 128MB 256MB 512MB 1GB 2GB 4GB 8GB 16GB 32GB"),
+            Some((1, 256 * MB, Some(32 * 1024 * MB)))
+        );
+        assert_eq!(rebar_entry("BAR 0: current size: 16MB, supported: 16MB"), Some((0, 16 * MB, Some(16 * MB))));
+        // No size bits set: lspci prints no `supported:` list.
+        assert_eq!(rebar_entry("BAR 1: current size: 8GB"), Some((1, 8 * 1024 * MB, None)));
+        assert_eq!(rebar_size("2TB"), Some(2 << 40));
+        assert_eq!(rebar_size("8EB"), Some(1 << 63));
+        // `<unknown>` (a size code past 43) and malformed text are not sizes.
+        for bad in ["<unknown>", "16EB", "3MB", "MB", "256", "256 MB", "-1MB", "99999999999999999999MB"] {
+            assert_eq!(rebar_size(bad), None, "{bad}");
+        }
+        for bad in
+            ["BAR 9: current size: 16MB", "BAR x: current size: 16MB", "BAR 1: current size: <unknown>", "BAR 1:"]
+        {
+            assert_eq!(rebar_entry(bad), None, "{bad}");
+        }
+        // A supported list with an unreadable size keeps the readable ones.
+        assert_eq!(
+            rebar_entry("BAR 1: current size: 1GB, supported: 1GB <unknown>"),
+            Some((1, 1024 * MB, Some(1024 * MB)))
+        );
+    }
+
+    #[test]
+    fn the_physical_capability_is_told_from_the_virtual_one_and_others() {
+        assert_eq!(rebar_capability("Capabilities: [bb0 v1] Physical Resizable BAR"), Some(true));
+        assert_eq!(rebar_capability("Capabilities: [bb0 v1] Virtual Resizable BAR"), Some(false));
+        assert_eq!(rebar_capability("Capabilities: [100 v1] Virtual Channel"), Some(false));
+        assert_eq!(rebar_capability("BAR 1: current size: 16MB"), None);
+    }
+
+    #[test]
+    fn the_marketing_name_is_the_bracketed_one() {
+        let name = |s: &str| marketing_name(s);
+        assert_eq!(
+            name("NVIDIA Corporation GA102 [GeForce RTX 3090] (rev a1)").as_deref(),
+            Some("NVIDIA GeForce RTX 3090")
+        );
+        assert_eq!(
+            name("NVIDIA Corporation GA102 [GeForce RTX 3090] [10de:2204] (rev a1)").as_deref(),
+            Some("NVIDIA GeForce RTX 3090")
+        );
+        assert_eq!(name("NVIDIA Corporation Device 2684 (rev a1)"), None);
+        assert_eq!(name("NVIDIA Corporation Device [10de:2684] (rev a1)"), None);
+        assert_eq!(name("NVIDIA Corporation GA102 [GeForce RTX 3090"), None, "no closing bracket");
     }
 }

@@ -2,12 +2,13 @@
 //!
 //! The text may mix, in any order and amid prose, markdown fences, `>` quotes and shell prompts:
 //! PyTorch's collect_env; nvidia-smi's table, `-q` text (its health sections too), `-q -x` XML,
-//! `--query-gpu` CSV, `-L` or `--version`; `nvidia-smi topo -m`, `topo -p2p` and `nvlink -s`;
+//! `--query-gpu` CSV, `-L` or `--version`; `nvidia-smi topo -m`, `topo -p2p`, `nvlink -s` and `nvlink -e`;
 //! `nvidia-container-cli info`, `docker info` and `nvidia-ctk cdi list`;
 //! `nvcc --version`; `pip list`, `pip freeze`, `conda list`; PyTorch's REPL and `python -c` prints;
 //! `jax.print_environment_info()`; ONNX Runtime's `get_available_providers()`; llama.cpp's and ollama's device lines; gpustat and nvtop lines;
 //! `ptxas --version`;
-//! TensorFlow's build info, version, device list and device log lines; `lspci -k`/`-vv` blocks and
+//! TensorFlow's build info, version, device list and device log lines; `lspci -k`/`-vv` blocks (the
+//! Resizable BAR capability too); the IOMMU's mode from the kernel command line and log; and
 //! kernel log lines (nouveau, a refused unsigned module, the PCIe bandwidth an NVIDIA GPU was found limited to); `env`, `export`, `echo $PATH`,
 //! `which -a nvcc` and `ls -l /usr/local/cuda*`; `ldconfig -p` lines and WSL2's `/usr/lib/wsl/lib`;
 //! the WSL version (`wsl -l -v`, the kernel release, `WSL1`/`WSL2` named in the text);
@@ -26,6 +27,7 @@ mod cuda_order;
 mod facts;
 mod frameworks;
 mod gpus;
+mod iommu;
 mod issue_form;
 mod jax_env;
 mod kernel_log;
@@ -103,6 +105,7 @@ pub const READERS: &[&str] = &[
     "p2p_bandwidth",
     "os_release",
     "topology",
+    "iommu",
 ];
 
 /// [`read_pasted`] with the readers named in `off` (names of [`READERS`]) left out: for measuring
@@ -143,7 +146,7 @@ pub fn read_pasted_without(text: &str, kb: &Kb, off: &[&str]) -> Result<Snapshot
     }
     let mut facts = facts::Facts::default();
     facts.notes = notes;
-    let readers: [(&str, &Reader<'_>); 20] = [
+    let readers: [(&str, &Reader<'_>); 21] = [
         ("collect_env", &|f| collect_env::read(&lines, f)),
         ("python_prints", &|f| python_prints::read(&lines, f)),
         ("smi", &|f| smi::read(&lines, &joined, f)),
@@ -164,6 +167,7 @@ pub fn read_pasted_without(text: &str, kb: &Kb, off: &[&str]) -> Result<Snapshot
         ("os_release", &|f| os_release::read(&lines, f)),
         ("prose", &|f| prose::read(&lines, f)),
         ("p2p_bandwidth", &|f| p2p_bandwidth::read(&lines, f)),
+        ("iommu", &|f| iommu::read(&lines, f)),
     ];
     for (name, read) in readers {
         if on(name) {
@@ -200,11 +204,12 @@ type Reader<'a> = dyn Fn(&mut facts::Facts) + 'a;
 
 /// What the paste reader reads, for the note on text in which it recognised nothing.
 const READS: &str = "collect_env, nvidia-smi (table, -q, -q -x, CSV, -L or --version), nvidia-smi topo -m / topo -p2p / \
-                     nvlink -s, p2pBandwidthLatencyTest, nvidia-container-cli info, docker info, nvidia-ctk cdi list, \
+                     nvlink -s / nvlink -e, p2pBandwidthLatencyTest, nvidia-container-cli info, docker info, nvidia-ctk cdi list, \
                      nvcc --version, pip list / pip freeze / \
                      conda list, PyTorch's printed torch.__version__ or is_available(), \
                      jax.print_environment_info(), ONNX Runtime's get_available_providers(), \
                      TensorFlow's build info or device lines, lspci -k / -vv, \
+                     the kernel command line and its IOMMU lines, \
                      kernel log lines, env / echo $PATH / which -a nvcc / ls -l /usr/local/cuda*, ldconfig -p, \
                      `Label: value` lines (PyTorch version:, Driver Version:, GPU:), \
                      a known CUDA, framework or kernel error message, or a gpu-doctor report";

@@ -1,6 +1,6 @@
-//! `nvidia-smi topo -m`, `nvidia-smi topo -p2p r|w|a`, `nvidia-smi nvlink -s` (and `nvidia-smi -L`'s
+//! `nvidia-smi topo -m`, `nvidia-smi topo -p2p r|w|a`, `nvidia-smi nvlink -s` and `-e` (and `nvidia-smi -L`'s
 //! MIG lines) in pasted text, for `diagnose --from`: the pairs, NUMA and CPU affinity, each pair's
-//! peer-to-peer status, each GPU's NVLinks up or down;
+//! peer-to-peer status, each GPU's NVLinks up or down and their error counters;
 //! the GPUs' names, capabilities and UUIDs from the rest of the paste where it has them, and the
 //! CUDA order from its variables.
 //!
@@ -14,7 +14,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::{parse_list, parse_nvlink_status, parse_p2p, parse_topo};
+use super::{parse_list, parse_nvlink_errors, parse_nvlink_status, parse_p2p, parse_topo};
 use gpu_doctor_model::{CudaOrder, GpuPair, LinkKind, MigFacts, P2pStatus, TopoGpu, Topology};
 use gpu_doctor_model::{Origin, Probed, Snapshot};
 
@@ -24,6 +24,8 @@ pub const FORMAT: &str = "nvidia-smi topo -m";
 pub const P2P_FORMAT: &str = "nvidia-smi topo -p2p";
 /// The format name recorded for NVLink states.
 pub const NVLINK_FORMAT: &str = "nvidia-smi nvlink -s";
+/// The format name recorded for NVLink error counters.
+pub const NVLINK_ERRORS_FORMAT: &str = "nvidia-smi nvlink -e";
 /// The format name recorded when `numactl -H` gave a GPU its NUMA node.
 pub const NUMACTL_FORMAT: &str = "numactl -H";
 
@@ -96,9 +98,14 @@ pub fn read(lines: &[String]) -> Option<Pasted> {
         let at = lines.iter().position(|l| l.trim_start().starts_with("Link ")).unwrap_or(0);
         formats.push((at, NVLINK_FORMAT));
     }
+    let nvlink_errors = parse_nvlink_errors(&text).ok();
+    if nvlink_errors.is_some() {
+        let at = lines.iter().position(|l| l.contains(": Replay Errors:")).unwrap_or(0);
+        formats.push((at, NVLINK_ERRORS_FORMAT));
+    }
     formats.sort_by_key(|(at, _)| *at);
     let mut formats: Vec<&'static str> = formats.into_iter().map(|(_, f)| f).collect();
-    if link_rows.is_none() && p2p.is_empty() && nvlinks.is_none() {
+    if link_rows.is_none() && p2p.is_empty() && nvlinks.is_none() && nvlink_errors.is_none() {
         return (!notes.is_empty()).then_some(Pasted { topology: None, formats, notes });
     }
     let mut topo = Topology::default();
@@ -111,21 +118,16 @@ pub fn read(lines: &[String]) -> Option<Pasted> {
     }
     apply_p2p(&mut topo, &p2p);
     for status in nvlinks.into_iter().flatten().take(MAX_NVLINK_GPUS) {
-        let g = match topo.gpus.iter().position(|g| g.index == status.gpu.index) {
-            Some(at) => &mut topo.gpus[at],
-            None => {
-                topo.gpus.push(TopoGpu {
-                    index: status.gpu.index,
-                    affinity_from: "none".to_owned(),
-                    ..TopoGpu::default()
-                });
-                let last = topo.gpus.len() - 1;
-                &mut topo.gpus[last]
-            }
-        };
+        let g = gpu_entry(&mut topo, status.gpu.index);
         g.name = g.name.take().or(Some(status.gpu.name).filter(|n| !n.is_empty()));
         g.uuid = g.uuid.take().or(status.gpu.uuid.filter(|u| u.starts_with("GPU-")));
         g.nvlinks = status.links;
+    }
+    for counts in nvlink_errors.into_iter().flatten().take(MAX_NVLINK_GPUS) {
+        let g = gpu_entry(&mut topo, counts.gpu.index);
+        g.name = g.name.take().or(Some(counts.gpu.name).filter(|n| !n.is_empty()));
+        g.uuid = g.uuid.take().or(counts.gpu.uuid.filter(|u| u.starts_with("GPU-")));
+        g.nvlink_errors = counts.links;
     }
     topo.gpus.sort_by_key(|g| g.index);
     if numa_from_numactl(lines, &mut topo.gpus) {
@@ -144,6 +146,18 @@ pub fn read(lines: &[String]) -> Option<Pasted> {
 /// Sets each pair's read, write and atomics status from the `-p2p` matrices (the cell in the lower
 /// index's row, else the other); a pair or GPU the link matrix did not list is added, its link
 /// unknown.
+/// The topology's GPU of driver index `index`, added (with no affinity) when the matrices did not list it.
+fn gpu_entry(topo: &mut Topology, index: u32) -> &mut TopoGpu {
+    let at = match topo.gpus.iter().position(|g| g.index == index) {
+        Some(at) => at,
+        None => {
+            topo.gpus.push(TopoGpu { index, affinity_from: "none".to_owned(), ..TopoGpu::default() });
+            topo.gpus.len() - 1
+        }
+    };
+    &mut topo.gpus[at]
+}
+
 fn apply_p2p(topo: &mut Topology, p2p: &BTreeMap<char, BTreeMap<(u32, u32), P2pStatus>>) {
     // Sets and maps, not searches of the lists: a matrix of n GPUs has n² cells.
     let mut known: BTreeSet<u32> = topo.gpus.iter().map(|g| g.index).collect();
@@ -276,10 +290,11 @@ pub fn apply(pasted: Pasted, snap: &mut Snapshot) {
             }
         }
     }
-    // What the rest of the paste said of the bridges (lspci's ACS lines) and peer copies stays.
+    // What the rest of the paste said of the bridges (lspci's ACS lines), peer copies and the IOMMU stays.
     if let Some(before) = snap.topology.value() {
         topo.acs_redirect.clone_from(&before.acs_redirect);
         topo.peer_copies.clone_from(&before.peer_copies);
+        topo.iommu.clone_from(&before.iommu);
     }
     let var = |name: &str| snap.env.vars.get(name).map(String::as_str);
     topo.cuda_order = CudaOrder::derive(&topo.gpus, var("CUDA_DEVICE_ORDER"), var("CUDA_VISIBLE_DEVICES"));
@@ -492,11 +507,17 @@ mod tests {
 
     #[test]
     fn other_nvlink_outputs_are_not_states() {
-        // `nvlink -e` and `-c` lines (their shapes as nvidia-smi prints them) give no state.
+        // `nvlink -e` and `-c` lines (their shapes as nvidia-smi prints them) give no state; `-e`'s
+        // lines are the links' error counters.
         let errors =
             "GPU 0: Tesla V100-SXM2-16GB (UUID: GPU-1)\n\t Link 0: Replay Errors: 0\n\t Link 0: CRC Errors: 0\n";
+        let p = super::read(&lines(errors)).unwrap();
+        assert_eq!(p.formats, [super::NVLINK_ERRORS_FORMAT]);
+        let g = &p.topology.unwrap().gpus[0];
+        assert!(g.nvlinks.is_empty());
+        assert_eq!((g.nvlink_errors[0].replay, g.nvlink_errors[0].recovery), (Some(0), None));
         let caps = "GPU 0: Tesla V100-SXM2-16GB (UUID: GPU-1)\n\t Link 0, P2P is supported: true\n";
-        for text in [errors, caps, "GPU 0: NVIDIA GeForce RTX 4090 (UUID: GPU-1)\n"] {
+        for text in [caps, "GPU 0: NVIDIA GeForce RTX 4090 (UUID: GPU-1)\n"] {
             assert_eq!(super::read(&lines(text)), None, "{text}");
         }
     }

@@ -119,3 +119,37 @@ proptest::proptest! {
         let _ = parse_list(&s);
     }
 }
+
+const GB300_NVLINK_E: &str =
+    include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/smi_topo/gb300-nvlink-e-srt-slurm-307.txt"));
+
+#[test]
+fn nvlink_error_counters_are_read_per_gpu_and_link() {
+    let gpus = parse_nvlink_errors(GB300_NVLINK_E).unwrap();
+    assert_eq!(gpus.len(), 1);
+    assert_eq!(gpus[0].gpu.name, "NVIDIA GB300");
+    assert_eq!(gpus[0].links, [NvLinkErrors { link: 0, replay: Some(0), recovery: Some(0), crc: Some(0) }]);
+    // A second link, counters out of order, an unknown counter and `N/A` skipped.
+    let text = format!(
+        "{GB300_NVLINK_E}\t Link 1: Recovery Errors: 3\n\t Link 1: Replay Errors: 12\n\t Link 1: Effective Errors: 9\n\t \
+         Link 1: CRC Errors: N/A\n"
+    );
+    let links = &parse_nvlink_errors(&text).unwrap()[0].links;
+    assert_eq!(links[1], NvLinkErrors { link: 1, replay: Some(12), recovery: Some(3), crc: None });
+    // `nvlink -s` lines are not counters, and counters are not states.
+    assert!(parse_nvlink_errors("GPU 0: NVIDIA A100 (UUID: GPU-1)\n\t Link 0: 25 GB/s\n").is_err());
+    assert!(parse_nvlink_status(GB300_NVLINK_E).is_err());
+    // Counters under no GPU line, malformed and huge input.
+    assert!(parse_nvlink_errors("\t Link 0: Replay Errors: 4\n").is_err());
+    for bad in [
+        "GPU 0: X\n Link x: Replay Errors: 1",
+        "GPU 0: X\n Link 0: Replay Errors: -1",
+        "GPU 0: X\n Link 0: Replay Errors",
+    ] {
+        assert!(parse_nvlink_errors(bad).is_err(), "{bad}");
+    }
+    let huge = format!("GPU 0: X\n{}", "\t Link 7: Replay Errors: 1\n".repeat(100_000));
+    assert_eq!(parse_nvlink_errors(&huge).unwrap()[0].links.len(), 1);
+    let many_links: String = (0..1000).map(|l| format!("\t Link {l}: CRC Errors: 1\n")).collect();
+    assert_eq!(parse_nvlink_errors(&format!("GPU 0: X\n{many_links}")).unwrap()[0].links.len(), MAX_LINKS);
+}

@@ -52,3 +52,32 @@ fn a_pasted_bar1_block_without_its_gpu_header_is_read_for_the_listed_gpus() {
     let alone = "    BAR1 Memory Usage\n        Total : 256 MiB\n        Used : 1 MiB\n";
     assert!(!pasted_ids(alone).iter().any(|id| id == ID));
 }
+
+#[test]
+fn the_fix_follows_what_the_gpus_resizable_bar_capability_offers() {
+    let with_max = |max: Option<u64>| {
+        let mut m = Machine::linux();
+        for _ in 0..2 {
+            m = m.gpu("NVIDIA GeForce RTX 3090", "8.6").gpu_with(|g| {
+                g.bar1_total_bytes = Some(256 * MIB);
+                g.memory_total_bytes = Some(24 * GIB);
+                g.bar1_max_bytes = max;
+            });
+        }
+        m.finding(ID)
+    };
+    // It offers 32 GiB: the firmware's setting or the driver's option, no VBIOS update.
+    let f = with_max(Some(32 * GIB));
+    assert!(f.summary.contains("on 2 GPU(s)"), "one per GPU, not per evidence line: {}", f.summary);
+    let fix = f.fix.as_deref().unwrap();
+    assert!(fix.contains("up to 32 GiB") && fix.contains("NVreg_EnableResizableBar=1"), "{fix}");
+    assert!(!fix.contains("VBIOS"), "{fix}");
+    assert!(f.evidence.iter().any(|e| e.contains("offers BAR1 up to 32 GiB")), "{:?}", f.evidence);
+    // It offers nothing above 256 MiB: only a VBIOS with Resizable BAR widens it.
+    let f = with_max(Some(256 * MIB));
+    let fix = f.fix.as_deref().unwrap();
+    assert!(fix.contains("VBIOS offers no larger BAR1") && !fix.contains("NVreg_EnableResizableBar"), "{fix}");
+    // Not read: both ways, the firmware first.
+    let fix = with_max(None).fix.unwrap();
+    assert!(fix.starts_with("Enable Above 4G Decoding") && fix.contains("VBIOS"), "{fix}");
+}

@@ -185,3 +185,64 @@ fn acs_redirect_on_the_bridges_of_several_gpus_is_the_blocked_finding_once() {
     acs(&mut cns, &[line]);
     assert_eq!(ids(&cns), ["topology.peer_access_blocked"]);
 }
+
+#[test]
+fn a_translating_iommu_under_several_pcie_gpus_is_the_blocked_finding() {
+    use gpu_doctor_model::{Iommu, IommuMode};
+    let with = |mut m: Machine, mode: IommuMode| {
+        if let Probed::Found { value, .. } = &mut m.0.topology {
+            value.iommu =
+                Some(Iommu { mode, evidence: vec!["[    0.3] iommu: Default domain type: Translated".into()] });
+        }
+        m
+    };
+    let two = || vec![gpu(0, "NVIDIA L40S", "8.9", Some(0)), gpu(1, "NVIDIA L40S", "8.9", Some(0))];
+    let pcie = || machine(two(), vec![pair(0, 1, LinkKind::Node, Some(P2pStatus::Ok))], &[]);
+    assert_eq!(ids(&pcie()), Vec::<String>::new(), "no IOMMU line: nothing");
+    let m = with(pcie(), IommuMode::Translated);
+    assert_eq!(ids(&m), ["topology.peer_access_blocked"]);
+    let f = m.finding("topology.peer_access_blocked");
+    assert!(f.evidence.iter().any(|e| e.contains("Default domain type: Translated")), "{:?}", f.evidence);
+    assert!(f.fix.as_deref().is_some_and(|x| x.contains("iommu=pt") && x.contains("GRUB_CMDLINE_LINUX")));
+    // Passthrough or off: nothing. One GPU: no peer. NVLink between every pair: not PCIe P2P. GNS: the
+    // driver keeps them apart anyway.
+    for mode in [IommuMode::Passthrough, IommuMode::Off] {
+        assert_eq!(ids(&with(pcie(), mode)), Vec::<String>::new(), "{mode:?}");
+    }
+    let one = machine(vec![gpu(0, "NVIDIA L40S", "8.9", Some(0))], vec![], &[]);
+    assert_eq!(ids(&with(one, IommuMode::Translated)), Vec::<String>::new());
+    let nvlink = machine(two(), vec![pair(0, 1, LinkKind::Nvlink { links: 4 }, Some(P2pStatus::Ok))], &[]);
+    assert_eq!(ids(&with(nvlink, IommuMode::Translated)), Vec::<String>::new());
+    let gns = machine(two(), vec![pair(0, 1, LinkKind::Phb, Some(P2pStatus::GpuNotSupported))], &[]);
+    assert_eq!(ids(&with(gns, IommuMode::Translated)), ["topology.peer_access_not_offered_by_gpu"]);
+    // P2P already reported blocked on a switch: one finding, the IOMMU line added to its evidence.
+    let cns = machine(two(), vec![pair(0, 1, LinkKind::Pix, Some(P2pStatus::ChipsetNotSupported))], &[]);
+    let m = with(cns, IommuMode::Translated);
+    assert_eq!(ids(&m), ["topology.peer_access_blocked"]);
+    assert!(m.finding("topology.peer_access_blocked").evidence.iter().any(|e| e.starts_with("IOMMU translates")));
+}
+
+#[test]
+fn replay_or_recovery_errors_on_a_link_are_the_nvlink_errors_finding() {
+    use gpu_doctor_model::NvLinkErrors;
+    let counted = |replay: u64, recovery: u64, crc: u64| {
+        let mut g = gpu(0, "NVIDIA H100 80GB HBM3", "9.0", Some(0));
+        g.nvlink_errors = vec![
+            NvLinkErrors { link: 0, replay: Some(0), recovery: Some(0), crc: Some(0) },
+            NvLinkErrors { link: 5, replay: Some(replay), recovery: Some(recovery), crc: Some(crc) },
+        ];
+        machine(vec![g], vec![], &[])
+    };
+    assert_eq!(ids(&counted(0, 0, 0)), Vec::<String>::new());
+    assert_eq!(ids(&counted(0, 0, 500)), Vec::<String>::new(), "CRC alone is judged by rate, not by one reading");
+    for (replay, recovery) in [(3, 0), (0, 1)] {
+        let m = counted(replay, recovery, 7);
+        assert_eq!(ids(&m), ["topology.nvlink_errors"], "{replay} {recovery}");
+        let f = m.finding("topology.nvlink_errors");
+        assert_eq!(f.severity, gpu_doctor_model::Severity::Warning);
+        assert_eq!(
+            f.evidence,
+            [format!("GPU 0 (NVIDIA H100 80GB HBM3) link 5: {replay} replay, {recovery} recovery error(s), 7 CRC")]
+        );
+    }
+}

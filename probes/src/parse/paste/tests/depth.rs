@@ -280,3 +280,165 @@ fn a_node_with_fewer_allocatable_than_its_gpus_is_the_unhealthy_finding() {
         assert!(!ids(&s).contains(&"containers.kubernetes_gpus_unhealthy".to_owned()), "{sample}: {:?}", ids(&s));
     }
 }
+
+/// lspci's Resizable BAR capability of an RTX 3090 whose firmware left BAR1 at 256MB while the GPU
+/// offers up to 32GB (xCuri0/ReBarUEFI#11, the "Before" block).
+const REBAR_3090: &str = "lspci_vv_rebar_3090_256mb_offers_32gb_rebaruefi_11.txt";
+
+const BAR1_ID: &str = "topology.bar1_too_small_for_p2p";
+
+fn bar1_finding(text: &str) -> Option<gpu_doctor_model::Finding> {
+    let s = read_pasted(text, kb()).unwrap();
+    gpu_doctor_judge::diagnose::diagnose(&s, kb()).into_iter().find(|f| f.id == BAR1_ID)
+}
+
+#[test]
+fn lspci_resizable_bar_gives_the_gpu_its_bar1_and_the_size_it_offers() {
+    let s = read_pasted(&depth(REBAR_3090), kb()).unwrap();
+    let g = &s.gpus.value().expect("the GPU lspci shows")[0];
+    assert_eq!((g.name.as_deref(), g.pci_bus_id.as_deref()), (Some("NVIDIA GeForce RTX 3090"), Some("0000:d8:00.0")));
+    assert_eq!((g.bar1_total_bytes, g.bar1_max_bytes), (Some(256 << 20), Some(32 << 30)));
+    let f = bar1_finding(&depth(REBAR_3090)).expect("BAR1 256 MiB");
+    assert!(f.evidence.iter().any(|e| e.contains("offers BAR1 up to 32 GiB")), "{:?}", f.evidence);
+    // A larger size offered: the firmware or the driver sets it, no VBIOS update needed.
+    let fix = f.fix.unwrap();
+    assert!(fix.contains("NVreg_EnableResizableBar=1") && fix.contains("up to 32 GiB"), "{fix}");
+    assert!(!fix.contains("update the GPU's VBIOS"), "{fix}");
+}
+
+#[test]
+fn a_vbios_that_offers_no_larger_bar1_is_named_in_the_fix() {
+    // The same block with the supported list ending at the current size, as a pre-Resizable-BAR VBIOS
+    // leaves it.
+    let capped = depth(REBAR_3090).replace("256MB 512MB 1GB 2GB 4GB 8GB 16GB 32GB", "256MB");
+    let f = bar1_finding(&capped).expect("BAR1 256 MiB");
+    assert!(f.evidence.iter().any(|e| e.contains("offers no BAR1 above 256 MiB")), "{:?}", f.evidence);
+    let fix = f.fix.unwrap();
+    assert!(fix.contains("update the GPU's VBIOS") && !fix.contains("NVreg_EnableResizableBar"), "{fix}");
+    // The entries alone, as `lspci -vv | grep -A4 "Resizable BAR"` without its first line leaves them:
+    // taken for the GPU the paste is about.
+    let entries: String =
+        capped.lines().filter(|l| l.trim_start().starts_with("BAR ")).map(|l| format!("{l}\n")).collect();
+    assert_eq!(entries.lines().count(), 3);
+    let f = bar1_finding(&format!("$ sudo lspci -vv -s 01:00.0 | grep -A4 \"Resizable BAR\"\n{entries}"))
+        .expect("headless");
+    assert!(f.fix.unwrap().contains("update the GPU's VBIOS"));
+}
+
+#[test]
+fn a_resized_bar1_or_another_capability_gives_no_bar1_finding() {
+    let resized = depth(REBAR_3090).replace("BAR 1: current size: 256MB", "BAR 1: current size: 32GB");
+    let s = read_pasted(&resized, kb()).unwrap();
+    assert_eq!(s.gpus.value().unwrap()[0].bar1_total_bytes, Some(32 << 30));
+    assert!(bar1_finding(&resized).is_none());
+    // SR-IOV functions' BARs are not the GPU's BAR1.
+    let r#virtual = depth(REBAR_3090).replace("Physical Resizable BAR", "Virtual Resizable BAR");
+    assert!(read_pasted(&r#virtual, kb()).unwrap().gpus.value().is_none());
+    // Another vendor's GPU: its block is not read.
+    let amd = depth(REBAR_3090)
+        .replace("NVIDIA Corporation GA102 [GeForce RTX 3090]", "Advanced Micro Devices, Inc. [AMD/ATI] Navi 21");
+    assert!(read_pasted(&amd, kb()).unwrap().gpus.value().is_none());
+}
+
+#[test]
+fn lspci_bar1_joins_the_only_listed_gpu() {
+    // One GPU listed by `nvidia-smi -L` (no bus id): the lspci block is its.
+    let listed = "GPU 0: NVIDIA GeForce RTX 3090 (UUID: GPU-59146b0b-136b-5880-5d07-bdbd769628ec)\n\n";
+    let s = read_pasted(&format!("{listed}{}", depth(REBAR_3090)), kb()).unwrap();
+    let gpus = s.gpus.value().unwrap();
+    assert_eq!(gpus.len(), 1, "{gpus:?}");
+    assert_eq!((gpus[0].bar1_max_bytes, gpus[0].uuid.is_some()), (Some(32 << 30), true));
+}
+
+#[test]
+fn many_resizable_bar_blocks_stay_bounded() {
+    let block = depth(REBAR_3090);
+    let text = std::iter::repeat_n(block.as_str(), 5_000).collect::<Vec<_>>().join("\n");
+    let s = read_pasted(&text, kb()).unwrap();
+    // The same bus id each time: one GPU, however long the text.
+    assert_eq!(s.gpus.value().unwrap().len(), 1);
+}
+
+/// A `topo -m` sample from `tests/data/smi_topo/`: two RTX 5090s under one host bridge (PHB).
+fn topo(name: &str) -> String {
+    std::fs::read_to_string(format!("{}/tests/data/smi_topo/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+}
+
+fn iommu_mode(text: &str) -> Option<gpu_doctor_model::IommuMode> {
+    let s = read_pasted(text, kb()).unwrap();
+    s.topology.value().and_then(|t| t.iommu.as_ref()).map(|i| i.mode)
+}
+
+#[test]
+fn kernel_iommu_lines_give_the_iommus_mode() {
+    use gpu_doctor_model::IommuMode;
+    // IO_PAGE_FAULTs of an NVIDIA GPU (NVIDIA/cuda-samples#48): the IOMMU translated its DMA.
+    assert_eq!(
+        iommu_mode(&depth("dmesg_amd_vi_io_page_fault_nvidia_cuda_samples_48.txt")),
+        Some(IommuMode::Translated)
+    );
+    // `amd_iommu=on iommu=pt` on the command line (pastebin BuiLxRXZ): passthrough.
+    assert_eq!(
+        iommu_mode(&depth("dmesg_command_line_amd_iommu_on_iommu_pt_pastebin_builxrxz.txt")),
+        Some(IommuMode::Passthrough)
+    );
+    // `DMAR: IOMMU enabled` with nothing saying passthrough (pastebin XuGtDmSm): translated.
+    let s = read_pasted(&depth("dmesg_grep_dmar_iommu_enabled_pastebin_xugtdmsm.txt"), kb()).unwrap();
+    let i = s.topology.value().unwrap().iommu.as_ref().unwrap();
+    assert_eq!(i.mode, IommuMode::Translated);
+    assert_eq!(i.evidence, ["[    0.000000] DMAR: IOMMU enabled"]);
+    let Origin::Pasted { formats } = &s.origin else { panic!("pasted") };
+    assert!(formats.contains(&"kernel IOMMU lines".to_owned()), "{formats:?}");
+}
+
+#[test]
+fn a_translating_iommu_under_two_pcie_gpus_is_the_blocked_finding() {
+    // Two real outputs of different machines put together: two RTX 5090s under one host bridge
+    // (noonghunna/club-3090#1229's `topo -m`) and the IO_PAGE_FAULT lines of NVIDIA/cuda-samples#48.
+    let faults = depth("dmesg_amd_vi_io_page_fault_nvidia_cuda_samples_48.txt");
+    let text = format!("{}\n{faults}", topo("2x5090-topo-m.txt"));
+    let s = read_pasted(&text, kb()).unwrap();
+    let f = gpu_doctor_judge::diagnose::diagnose(&s, kb())
+        .into_iter()
+        .find(|f| f.id == "topology.peer_access_blocked")
+        .expect("the IOMMU finding");
+    assert_eq!(f.severity, Severity::Warning);
+    assert!(f.evidence.iter().any(|e| e.contains("IO_PAGE_FAULT")), "{:?}", f.evidence);
+    assert!(f.fix.as_deref().is_some_and(|x| x.contains("iommu=pt")));
+    // Passthrough asked on the command line: nothing. The link matrix alone: nothing.
+    let pt = depth("dmesg_command_line_amd_iommu_on_iommu_pt_pastebin_builxrxz.txt");
+    for text in [format!("{}\n{pt}", topo("2x5090-topo-m.txt")), topo("2x5090-topo-m.txt")] {
+        let s = read_pasted(&text, kb()).unwrap();
+        assert!(!ids(&s).contains(&"topology.peer_access_blocked".to_owned()), "{:?}", ids(&s));
+    }
+    // The IOMMU lines alone say nothing of how many GPUs there are: no finding.
+    let s = read_pasted(&faults, kb()).unwrap();
+    assert!(!ids(&s).contains(&"topology.peer_access_blocked".to_owned()), "{:?}", ids(&s));
+}
+
+/// `nvidia-smi nvlink -e` of one GB300 (NVIDIA/srt-slurm#307), every counter zero.
+const NVLINK_E: &str = "gb300-nvlink-e-srt-slurm-307.txt";
+
+#[test]
+fn nvlink_error_counters_fill_the_gpus_links_and_replays_are_the_finding() {
+    let s = read_pasted(&topo(NVLINK_E), kb()).unwrap();
+    let g = &s.topology.value().unwrap().gpus[0];
+    assert_eq!((g.name.as_deref(), g.nvlink_errors.len()), (Some("NVIDIA GB300"), 1));
+    assert_eq!(g.nvlink_errors[0].replay, Some(0));
+    let Origin::Pasted { formats } = &s.origin else { panic!("pasted") };
+    assert!(formats.contains(&"nvidia-smi nvlink -e".to_owned()), "{formats:?}");
+    assert!(!ids(&s).contains(&"topology.nvlink_errors".to_owned()), "all zero: {:?}", ids(&s));
+    // The same link with replays counted: a link that resent data.
+    let replays = topo(NVLINK_E).replace("Replay Errors: 0", "Replay Errors: 12");
+    let s = read_pasted(&replays, kb()).unwrap();
+    let f = gpu_doctor_judge::diagnose::diagnose(&s, kb())
+        .into_iter()
+        .find(|f| f.id == "topology.nvlink_errors")
+        .expect("the NVLink errors finding");
+    assert_eq!(f.severity, Severity::Warning);
+    assert_eq!(f.evidence, ["GPU 0 (NVIDIA GB300) link 0: 12 replay, 0 recovery error(s), 0 CRC"]);
+    assert!(f.fix.as_deref().is_some_and(|x| x.contains("nvidia-smi nvlink -re")));
+    // CRC errors alone: DCGM judges them by rate, which one reading cannot give.
+    let crc = topo(NVLINK_E).replace("CRC Errors: 0", "CRC Errors: 40");
+    assert!(!ids(&read_pasted(&crc, kb()).unwrap()).contains(&"topology.nvlink_errors".to_owned()));
+}

@@ -73,11 +73,12 @@ fn lspci_of_a_gpu_trained_at_one_lane_is_the_narrow_slot_finding() {
     let b = l.boot_limit.as_ref().expect("one lane of the card's sixteen is the link's limit");
     assert_eq!((b.width, b.capable_width, b.seen_by), (1, Some(16), gpu_doctor_model::LinkSeenBy::Lspci));
     assert_eq!(b.line, "LnkSta: Speed 2.5GT/s (downgraded), Width x1 (downgraded)");
-    // The page's driver failed to probe the card (`Kernel modules:` only, no driver in use).
+    // The page's driver failed to probe the card (`Kernel modules:` only, no driver in use). Its
+    // Resizable BAR capability shows BAR1 at 256MB of the 32GB offered: the BAR1 note, an Info.
     let f = findings(&s);
     assert_eq!(
         f.iter().map(|f| f.id.as_str()).collect::<Vec<_>>(),
-        ["presence.gpu_without_driver", "link.narrow_slot"]
+        ["presence.gpu_without_driver", "link.narrow_slot", "topology.bar1_too_small_for_p2p"]
     );
     assert!(f[1].summary.contains("Gen1 x1 link, narrower than the card's Gen4 x16"), "{}", f[1].summary);
     assert!(f[1].detail.starts_with("lspci shows the GPU's own link trained at Gen1 x1"), "{}", f[1].detail);
@@ -93,7 +94,11 @@ fn lspci_detail_lines_without_their_header_still_give_a_one_lane_gpu() {
     assert_eq!((l.width_current, l.width_max), (Some(1), None));
     assert!(is_unknown(&s.pci_devices), "a block without its header names no device");
     let f = findings(&s);
-    assert_eq!(f.iter().map(|f| f.id.as_str()).collect::<Vec<_>>(), ["link.narrow_slot"]);
+    // The block's Resizable BAR lines come with it: BAR1 256MB, the BAR1 note (an Info).
+    assert_eq!(
+        f.iter().map(|f| f.id.as_str()).collect::<Vec<_>>(),
+        ["link.narrow_slot", "topology.bar1_too_small_for_p2p"]
+    );
     assert!(
         f[0].summary.starts_with("The GPU (header line not pasted) sits behind a Gen1 x1 link"),
         "{}",
