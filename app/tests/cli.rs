@@ -179,6 +179,18 @@ fn diagnose_a_healthy_paste_exits_0_from_standard_input() {
     assert!(stdout.contains("no problems found"), "{stdout}");
 }
 
+/// Kernel lines of the host alone (the IOMMU's, pastebin XuGtDmSm): the topology section says the
+/// IOMMU's mode and that no GPU was listed, not "0 GPUs" and "no GPU visible" to CUDA.
+#[test]
+fn diagnose_of_the_hosts_iommu_lines_alone_says_the_gpus_were_not_listed() {
+    let paste = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../probes/tests/data/paste/depth/dmesg_grep_dmar_iommu_enabled_pastebin_xugtdmsm.txt");
+    let out = gpu_doctor().args(["diagnose", "--color", "never", "--from"]).arg(paste).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("GPUs not listed") && stdout.contains("IOMMU: translates"), "{stdout}");
+    assert!(!stdout.contains("0 GPUs") && !stdout.contains("no GPU visible"), "{stdout}");
+}
+
 #[test]
 fn diagnose_exits_3_for_unreadable_or_unrecognised_input() {
     let missing = gpu_doctor().args(["diagnose", "--from", "/nonexistent/paste.txt"]).output().unwrap();

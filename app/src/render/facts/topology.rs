@@ -32,13 +32,27 @@ pub(super) fn section(s: &Snapshot) -> Option<Section> {
             ));
         }
     }
-    sec.details.push(cuda_line(t, &t.cuda_order));
+    if let Some(iommu) = &t.iommu {
+        let mode = match iommu.mode {
+            gpu_doctor_model::IommuMode::Translated => "translates devices' DMA",
+            gpu_doctor_model::IommuMode::Passthrough => "in passthrough",
+            gpu_doctor_model::IommuMode::Off => "off",
+        };
+        sec.details.push(format!("IOMMU: {mode}"));
+    }
+    // Pasted text that gave the host's facts (IOMMU, ACS) but no GPU list says nothing of CUDA's view.
+    if !t.gpus.is_empty() {
+        sec.details.push(cuda_line(t, &t.cuda_order));
+    }
     sec.details.extend(t.notes.iter().cloned());
     Some(sec)
 }
 
 /// `8 GPUs · NV18 · 2 NUMA nodes`.
 fn headline(t: &Topology) -> String {
+    if t.gpus.is_empty() {
+        return "GPUs not listed (the host's side only)".to_owned();
+    }
     let mut parts = vec![format!("{} GPU{}", t.gpus.len(), if t.gpus.len() == 1 { "" } else { "s" })];
     let mut links: Vec<String> = t.pairs.iter().map(|p| p.link.label()).collect();
     links.sort();
