@@ -249,7 +249,7 @@ fn not_in_build(
 /// for each driver level that changes the answer ([`builds_by_driver`]). `None` for another framework or
 /// when no such build is listed. (A planned finding shows the framework plan instead; these words are for
 /// a machine no plan can be made for, such as pasted text.)
-fn build_for(cx: &Ctx<'_>, framework: &str, cc: ComputeCapability) -> Option<String> {
+pub(super) fn build_for(cx: &Ctx<'_>, framework: &str, cc: ComputeCapability) -> Option<String> {
     if framework != "torch" {
         return None;
     }
@@ -276,7 +276,7 @@ fn build_for(cx: &Ctx<'_>, framework: &str, cc: ComputeCapability) -> Option<Str
 /// For GPUs of capabilities `ccs` (none: any GPU) on a driver the text does not show: the first
 /// build, and in words the builds to choose from by the driver's CUDA level, each with its command.
 fn choices_by_driver<'k>(cx: &Ctx<'k>, ccs: &[ComputeCapability]) -> Option<(&'k TorchVariant, String)> {
-    let builds = builds_by_driver_for(cx.kb, ccs);
+    let builds = builds_by_driver(cx.kb, ccs);
     let first = *builds.first()?;
     let choices: Vec<String> = builds
         .iter()
@@ -316,17 +316,11 @@ pub(super) fn cuda_torch_for(cx: &Ctx<'_>) -> Option<String> {
     ))
 }
 
-/// For a GPU of capability `cc` on a driver not known, the torch builds to choose from, newest driver
+/// For GPUs of capabilities `ccs` (none: any GPU) on a driver not known, the torch builds to choose from, newest driver
 /// first: the build [`PytorchTable::recommend`](gpu_doctor_kb::PytorchTable) picks at each CUDA level the
 /// knowledge base lists torch wheels for: the newest of each CUDA major (three at most), and the one for
 /// the oldest driver when it is of the last major shown.
-#[cfg(test)]
-pub(super) fn builds_by_driver(kb: &Kb, cc: ComputeCapability) -> Vec<&TorchVariant> {
-    builds_by_driver_for(kb, &[cc])
-}
-
-/// [`builds_by_driver`] for every GPU of `ccs` at once; with none known, over every build.
-pub(super) fn builds_by_driver_for<'k>(kb: &'k Kb, ccs: &[ComputeCapability]) -> Vec<&'k TorchVariant> {
+pub(super) fn builds_by_driver<'k>(kb: &'k Kb, ccs: &[ComputeCapability]) -> Vec<&'k TorchVariant> {
     let mut levels: Vec<CudaVersion> = kb
         .pytorch
         .variant

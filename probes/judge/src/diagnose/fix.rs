@@ -38,6 +38,18 @@ pub(crate) fn install_torch(cx: &Ctx<'_>, v: &gpu_doctor_kb::TorchVariant) -> St
     command(cx, &ShellCommand::new("pip").args(["install", pin.as_str(), "--index-url", url.as_str()]), false)
 }
 
+/// The line that sets variable `name` to `value` in the machine's shell (`export NAME=value`),
+/// noted as shown; `value` holds no text of the machine.
+pub(crate) fn var_line(cx: &Ctx<'_>, name: &str, value: &str) -> String {
+    let argv = vec![format!("{name}={value}")];
+    note(cx, shell::set_var(cx.shell, name, value), argv, false)
+}
+
+/// The line that removes variable `name` from the machine's shell (`unset NAME`), noted as shown.
+pub(crate) fn unset_line(cx: &Ctx<'_>, name: &str) -> String {
+    note(cx, shell::unset_var(cx.shell, name), vec!["unset".to_owned(), name.to_owned()], false)
+}
+
 /// A path of the machine named in prose, quoted as the shell would need it.
 pub(crate) fn word(cx: &Ctx<'_>, text: &str) -> String {
     note(cx, shell::quote(cx.shell, text), vec![text.to_owned()], true)

@@ -1,6 +1,7 @@
 //! Known error lines from pasted text that no fact-based finding already explains.
 
 use super::Ctx;
+use super::context::{build_cuda, wheel_cuda_major};
 use gpu_doctor_kb::{Coverage, KnownMessage, MessageLevel, coverage};
 use gpu_doctor_model::{
     Category, ComputeCapability, CudaVersion, Finding, ObservedMessage, OsFamily, PlanTarget, Severity,
@@ -54,7 +55,9 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
         let meaning = with_values(&known.meaning, first);
         // The driver planner writes the fix of a driver target; the floor and the other way out go
         // in the detail.
-        let (needs, plan) = needed_driver(cx, first).unzip();
+        let (needs, plan) = needed_driver(cx, first).or_else(|| build_driver(cx, known, &observed)).unzip();
+        // Else the torch build for this driver; else `message_fix::attach` gives the fix of the row's
+        // family.
         let fix = if plan.is_none() { build_for_driver(cx, known) } else { None };
         let finding = Finding {
             id: finding_id(&known.id),
@@ -232,6 +235,64 @@ fn build_for_driver(cx: &Ctx<'_>, known: &KnownMessage) -> Option<String> {
         "Install torch {} built for CUDA {}, the newest line this driver (CUDA up to {level}) runs: {cmd}.{newer}",
         fits.torch, fits.cuda
     ))
+}
+
+/// The CUDA level the text says the program needs: a value of the message (CUDA.jl's
+/// `toolkit_cuda`, cuda-python's `built_major`), a framework build (`+cu121`, `cupy-cuda12x`) or a
+/// pip `nvidia-*-cuNN` wheel; the highest, with what names it and whether only its major is known.
+fn needed_cuda(cx: &Ctx<'_>, observed: &[&ObservedMessage]) -> Option<(CudaVersion, String, bool)> {
+    let mut found: Vec<(CudaVersion, String, bool)> = Vec::new();
+    for m in observed {
+        if let Some(v) = m.values.get("toolkit_cuda").and_then(|v| v.parse::<CudaVersion>().ok()) {
+            found.push((v, format!("the CUDA {v} toolkit the line names"), false));
+        }
+        if let Some(major) = m.values.get("built_major").and_then(|v| v.parse::<u32>().ok()) {
+            found.push((CudaVersion::new(major, 0), format!("a build for CUDA {major}"), true));
+        }
+    }
+    for (_, f) in cx.frameworks() {
+        if let Some((cuda, major_only)) = build_cuda(f) {
+            found.push((cuda, format!("{} {}", f.name, f.version), major_only));
+        }
+    }
+    for env in cx.envs() {
+        for p in &env.cuda_wheels {
+            if let Some(major) = wheel_cuda_major(p) {
+                found.push((CudaVersion::new(major, 0), format!("{} {}", p.name, p.version), true));
+            }
+        }
+    }
+    found.into_iter().max_by_key(|(v, _, major_only)| (*v, !*major_only))
+}
+
+/// The driver a CUDA level needs on this OS: the first driver of that release, or for a level of
+/// which only the major is known, the lowest driver that starts that major.
+fn driver_floor(cx: &Ctx<'_>, cuda: CudaVersion, major_only: bool) -> Option<String> {
+    let os = if cx.os == OsFamily::Windows { OsFamily::Windows } else { OsFamily::Linux };
+    let floor = if major_only { cx.kb.cuda.floor(cuda.major, os) } else { None };
+    floor.or_else(|| cx.kb.cuda.full_driver(cuda, os)).map(ToString::to_string)
+}
+
+/// For a driver too old for the CUDA the program was built for, where the text names that CUDA
+/// (a build, a wheel, a value of the line) and not a driver that supports it: what it needs, in
+/// words for the finding's detail, and the driver plan of that floor, whose fix the driver planner
+/// writes. `None` for another category or when the text names no such CUDA.
+fn build_driver(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&ObservedMessage]) -> Option<(String, PlanTarget)> {
+    if known.category != Category::DriverTooOldForRuntime {
+        return None;
+    }
+    let (cuda, what, major_only) = needed_cuda(cx, observed)?;
+    if cx.driver.cuda.is_some_and(|have| have >= cuda) {
+        return None;
+    }
+    let floor = driver_floor(cx, cuda, major_only)?;
+    let branch: u32 = floor.split('.').next()?.parse().ok()?;
+    let level = if major_only { format!("CUDA {}", cuda.major) } else { format!("CUDA {cuda}") };
+    let words = format!(
+        "{what} is built for {level}, which needs driver {floor} or newer (the CUDA release notes' driver table); a \
+         build for the CUDA the installed driver supports (`nvidia-smi` prints it in its header) also runs."
+    );
+    Some((words, PlanTarget::Driver { min_branch: Some(branch) }))
 }
 
 /// Adds to each finding, as evidence, the pasted error lines it explains (at most three), so a

@@ -23,6 +23,7 @@ mod health;
 mod libcuda;
 mod link;
 mod loader;
+mod message_fix;
 mod messages;
 mod nvcc;
 mod presence;
@@ -145,6 +146,7 @@ fn diagnose_in(cx: &Ctx<'_>) -> Vec<Finding> {
     }
     messages::cite(cx, &mut out);
     messages::run(cx, &mut out);
+    message_fix::attach(cx, &mut out);
     for f in &mut out {
         cx.note_unseen(f);
         cx.note_foreign_paths(f);

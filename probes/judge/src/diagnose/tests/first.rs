@@ -464,7 +464,7 @@ fn a_gpu_and_no_driver_gets_a_build_for_each_driver_level() {
     let words = super::words(&f).unwrap();
     let kb = gpu_doctor_kb::Kb::get().unwrap();
     let cc = gpu_doctor_model::ComputeCapability { major: 6, minor: 1 };
-    let picks = super::super::arch::builds_by_driver(kb, cc);
+    let picks = super::super::arch::builds_by_driver(kb, &[cc]);
     assert!(picks.len() >= 2, "Pascal has builds for more than one CUDA major: {picks:?}");
     assert_eq!(
         picks.first().map(|v| (&v.torch, v.cuda)),

@@ -12,6 +12,7 @@ mod fit;
 mod health;
 mod libcuda;
 mod link;
+mod message_fix;
 mod nvcc;
 mod presence;
 mod quoting;

@@ -1,0 +1,902 @@
+//! The fix of a catalogue finding (`observed.<message id>`): a catalogue finding is what a user
+//! gets exactly when the text lacks the facts a rule needs (a lone traceback line), so its fix comes
+//! from the row's family (its category, the program that printed it, the values its pattern
+//! captured) and whatever facts the text does give, through the machinery the rules use: the
+//! torch chooser (`kb.pytorch.recommend`), the CUDA release table's driver floors, the wheels that
+//! ship NVIDIA's libraries (`families::LIBRARY_WHEELS`), the driver and change planners.
+//!
+//! Each family fix returns the words for a machine no plan can be made for (pasted text without
+//! an OS) and, where a planner covers it, the plan target whose plan replaces them.
+
+use super::arch::build_for;
+use super::context::{build_cuda, wheel_cuda_major};
+use super::{Ctx, fix};
+use gpu_doctor_kb::{KnownMessage, families};
+use gpu_doctor_model::shell::ShellCommand;
+use gpu_doctor_model::{
+    Category, Change, ComputeCapability, CudaVersion, DriverLoadProblem, Finding, ObservedMessage, OsFamily, PlanRef,
+    PlanTarget,
+};
+
+/// A family's fix: its words (for a machine no plan can be made for) and its plan target.
+pub(super) type FamilyFix = (Option<String>, Option<PlanTarget>);
+
+/// Gives each catalogue finding (`observed.<id>`) that has neither a fix nor a plan (a row's values
+/// naming no driver floor, no torch build for a known driver) the fix of its row's family.
+pub(super) fn attach(cx: &Ctx<'_>, out: &mut [Finding]) {
+    for f in out.iter_mut().filter(|f| f.fix.is_none() && f.plan.is_none()) {
+        let Some(id) = f.id.strip_prefix("observed.") else { continue };
+        let Some(known) = cx.kb.errors.message.iter().find(|m| m.id == id) else { continue };
+        let observed: Vec<&ObservedMessage> = cx.s.messages.iter().filter(|m| m.id == id).collect();
+        let (words, plan) = family_fix(cx, known, &observed);
+        // As `Finding::with_plan`: the rule's words wait in the plan ref for a machine no plan can
+        // be made for.
+        match plan {
+            Some(target) => f.plan = Some(PlanRef { id: String::new(), target, unplanned: words }),
+            None => f.fix = words,
+        }
+    }
+}
+
+/// The fix of a known message's finding, from its family; `(None, None)` for a family with no
+/// concrete fix (the catch-all `other` category's unrelated problems, a GPU's health).
+pub(super) fn family_fix(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&ObservedMessage]) -> FamilyFix {
+    let (words, plan) = library_fix(cx, observed).unwrap_or_else(|| by_category(cx, known, observed));
+    // A change and a driver update of a named branch are the planners' alone (they plan them on
+    // every machine): no words of the rule's own beside them.
+    let planned = matches!(plan, Some(PlanTarget::Change { .. } | PlanTarget::Driver { min_branch: Some(_) }));
+    (words.filter(|_| !planned), plan)
+}
+
+fn by_category(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&ObservedMessage]) -> FamilyFix {
+    match known.category {
+        Category::DriverTooOldForRuntime => driver_fix(cx),
+        Category::CpuOnlyBuild => gpu_build_fix(cx, program(known)),
+        Category::ArchNotInBuild => arch_fix(cx, known, observed),
+        Category::CudnnMissingOrMismatch => cudnn_fix(cx, known, observed),
+        Category::EnvVarMisconfig => variable_fix(cx, known),
+        Category::NoDriverOrGpuNotVisible => visible_fix(cx, known),
+        Category::MultipleToolkitsConflict => toolkits_fix(cx, known, observed),
+        Category::Other => coded_fix(cx, observed).unwrap_or_else(|| other_fix(cx, known)),
+        _ => (None, None),
+    }
+}
+
+/// A message that carries the number of the CUDA runtime error it reports (PyTorch's
+/// `Error 804: …` after cudaGetDeviceCount): the fix of that error's own row (the catalogue's
+/// `CUDA runtime, cudaErrorX (N)` rows, from NVIDIA's error table).
+fn coded_fix(cx: &Ctx<'_>, observed: &[&ObservedMessage]) -> Option<FamilyFix> {
+    let code: u32 = observed.iter().find_map(|m| m.values.get("code")?.parse().ok())?;
+    let tag = format!("({code})");
+    let row =
+        cx.kb.errors.message.iter().find(|m| m.emitter.starts_with("CUDA runtime") && m.emitter.contains(&tag))?;
+    // A row of the catch-all category gets its own fix (its code is its own, so no second look-up).
+    Some(if row.category == Category::Other { other_fix(cx, row) } else { by_category(cx, row, observed) })
+}
+
+/// Two CUDA releases mixed: the linker's conflict names both copies and the library that needs
+/// the other; a PTX newer than the ptxas that assembles it.
+fn toolkits_fix(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&ObservedMessage]) -> FamilyFix {
+    let value = |name: &str| observed.iter().find_map(|m| m.values.get(name));
+    if program(known) == "jax" {
+        // JAX's CUDA plugin brings the CUDA libraries it was built against as pip wheels.
+        return (Some(jax_builds(cx)), None);
+    }
+    match known.id.as_str() {
+        "ld.cuda_library_conflict" => {
+            let (Some(needed), Some(by), Some(linked)) = (value("needed"), value("by"), value("linked")) else {
+                return (None, None);
+            };
+            let by = fix::word(cx, by);
+            (
+                Some(format!(
+                    "Build against one CUDA release: {by} needs {needed} while {linked} is linked. `ldd {by}` shows \
+                     which copy each library takes; take the other release's folder out of LD_LIBRARY_PATH and the \
+                     link path, or rebuild {by} with the toolkit the program uses."
+                )),
+                None,
+            )
+        }
+        "nvjitlink.ptxas_older_than_ptx" => {
+            let ptx = value("ptx_version").map_or_else(|| "the PTX".to_owned(), |v| format!("PTX ISA {v}"));
+            (
+                Some(format!(
+                    "The ptxas in use is older than {ptx}: `{}` shows which one is first on PATH. Put a newer CUDA \
+                     toolkit's bin first on PATH, or (Triton) point TRITON_PTXAS_PATH at a ptxas that knows it.",
+                    cmd(cx, "ptxas", ["--version"])
+                )),
+                None,
+            )
+        }
+        _ => (None, None),
+    }
+}
+
+/// The catch-all category's rows with a fix of their own, each from its emitter's words or
+/// NVIDIA's documentation: the compute mode (nvidia-smi's `-c`), Fabric Manager on NVSwitch
+/// systems (its user guide), NumPy's own `numpy<2` advice, CuPy's "uninstall all … and reinstall
+/// just one", NCCL's `/dev/shm` in containers (its troubleshooting guide: `--shm-size`,
+/// `--ipc=host`). Other rows (a GPU's health, an unknown error) have no fix a line can name.
+fn other_fix(cx: &Ctx<'_>, known: &KnownMessage) -> FamilyFix {
+    let words = match known.id.as_str() {
+        "cuda.devices_unavailable" => format!(
+            "`{}` shows each GPU's compute mode: in Exclusive_Process another process holds the GPU (`nvidia-smi` \
+             lists the processes), in Prohibited none may use it. Set it back to Default: `{}` (one GPU: add `-i N`).",
+            cmd(cx, "nvidia-smi", ["--query-gpu=index,compute_mode", "--format=csv"]),
+            cmd(cx, "sudo", ["nvidia-smi", "-c", "DEFAULT"])
+        ),
+        "cuda.system_not_ready" => format!(
+            "On an NVSwitch system (HGX, DGX) NVIDIA Fabric Manager of the driver's exact version must run: `{}` \
+             (`systemctl status nvidia-fabricmanager` says why it stopped; its package must match the driver's \
+             version).",
+            cmd(cx, "sudo", ["systemctl", "enable", "--now", "nvidia-fabricmanager"])
+        ),
+        "numpy.compiled_against_numpy1" => format!(
+            "Install NumPy 1 beside the module built against it: `{}`, or upgrade that module to a release built \
+             against NumPy 2 (torch 2.3 and later).",
+            pip_install(cx, &["numpy<2"])
+        ),
+        "cupy.multiple_packages" => {
+            let major = text_cuda_major(cx).unwrap_or(12);
+            format!(
+                "Uninstall every CuPy package (`pip list` names them: cupy, cupy-cudaNNx) and install just the one for \
+                 the CUDA major: `{}`, then `{}`.",
+                cmd(cx, "pip", ["uninstall", "-y", "cupy", "cupy-cuda11x", "cupy-cuda12x", "cupy-cuda13x"]),
+                pip_install(cx, &[format!("cupy-cuda{major}x").as_str()])
+            )
+        }
+        "nccl.shm_too_small" => "Give the container a larger /dev/shm: `docker run --shm-size=1g …` or `--ipc=host` \
+                                 (NCCL's troubleshooting guide); on Kubernetes, an emptyDir of medium Memory mounted \
+                                 at /dev/shm."
+            .to_owned(),
+        _ => return (None, None),
+    };
+    (Some(words), None)
+}
+
+/// The program that printed a row: its `printed_by` package (`torch`), else the first word of its
+/// id (`paddle.not_compiled_with_cuda` → `paddle`).
+fn program(known: &KnownMessage) -> &str {
+    match &known.printed_by {
+        Some(p) => p.package.as_str(),
+        None => known.id.split('.').next().unwrap_or_default(),
+    }
+}
+
+/// True when the text is about PyTorch: the row is PyTorch's, or the text lists torch or holds
+/// another of PyTorch's messages.
+fn torch_context(cx: &Ctx<'_>, known: &KnownMessage) -> bool {
+    program(known) == "torch"
+        || cx.frameworks().any(|(_, f)| f.name == "torch")
+        || cx.s.messages.iter().any(|m| m.id.starts_with("torch."))
+}
+
+/// A command quoted for the machine's shell (its words hold no text of the machine).
+fn cmd<const N: usize>(cx: &Ctx<'_>, program: &str, args: [&str; N]) -> String {
+    fix::command(cx, &ShellCommand::new(program).args(args), false)
+}
+
+/// `python -m pip install REQUIREMENT…`, quoted.
+fn pip_install(cx: &Ctx<'_>, requirements: &[&str]) -> String {
+    let mut c = ShellCommand::new("python").args(["-m", "pip", "install"]);
+    for r in requirements {
+        c = c.arg(*r);
+    }
+    fix::command(cx, &c, false)
+}
+
+// ---------------------------------------------------------------------------------------------
+// driver_too_old_for_runtime
+
+/// A driver too old for a CUDA the text does not name: the newest driver for the GPU, the command
+/// that shows the driver's CUDA level, and the other way out.
+fn driver_fix(cx: &Ctx<'_>) -> FamilyFix {
+    let check = cmd(cx, "nvidia-smi", []);
+    let have = cx.driver.cuda.map_or_else(String::new, |c| format!(" (this one: CUDA up to {c})"));
+    let words = format!(
+        "Update the NVIDIA driver to the newest for this GPU (your distribution's driver packages, or \
+         https://www.nvidia.com/drivers), then reboot. `{check}` prints in its header the CUDA level the driver \
+         supports{have}: it must be at least the CUDA the program was built for. Or install a build of the program \
+         for the CUDA that driver supports."
+    );
+    (Some(words), Some(PlanTarget::Driver { min_branch: None }))
+}
+
+// ---------------------------------------------------------------------------------------------
+// cpu_only_build
+
+/// The GPU build of the program that printed a CPU-only build's message, each from the project's
+/// own install instructions: PyTorch's wheel index per CUDA (the chooser), JAX's `jax[cudaNN]`
+/// extra (docs.jax.dev/en/latest/installation.html), onnxruntime-gpu
+/// (onnxruntime.ai/docs/install: one of the two packages only), paddlepaddle-gpu
+/// (paddlepaddle.org.cn/install/quick), llama.cpp's `-DGGML_CUDA=ON` (ggml-org/llama.cpp
+/// docs/build.md; llama-cpp-python's README passes it in `CMAKE_ARGS`), CTranslate2's CUDA wheels
+/// (Linux x86-64 and Windows) or `-DWITH_CUDA=ON` (OpenNMT/CTranslate2 docs/installation.md).
+fn gpu_build_fix(cx: &Ctx<'_>, program: &str) -> FamilyFix {
+    let words = match program {
+        "torch" => super::arch::cuda_torch_for(cx).map(|choice| {
+            format!("First remove the CPU-only torch: `{}`. {choice}", cmd(cx, "pip", ["uninstall", "-y", "torch"]))
+        }),
+        "jax" => Some(jax_builds(cx)),
+        "ort" | "onnxruntime" => Some(format!(
+            "Install ONNX Runtime's CUDA build alone (both packages install the same module): `{}`, then `{}`.",
+            cmd(cx, "pip", ["uninstall", "-y", "onnxruntime", "onnxruntime-gpu"]),
+            pip_install(cx, &["onnxruntime-gpu"])
+        )),
+        "paddle" | "paddlepaddle" => Some(format!(
+            "Install PaddlePaddle's GPU build in place of the CPU one: `{}`, then `{}` (PaddlePaddle's install page \
+             names the index of each CUDA version).",
+            cmd(cx, "pip", ["uninstall", "-y", "paddlepaddle"]),
+            pip_install(cx, &["paddlepaddle-gpu"])
+        )),
+        "bitsandbytes" => Some(format!(
+            "bitsandbytes picks its CUDA library by the CUDA torch reports: `{}` must print a CUDA version, not None. \
+             With a CPU-only torch, install torch's CUDA build; then `{}`.",
+            cmd(cx, "python", ["-c", "import torch; print(torch.version.cuda)"]),
+            pip_install(cx, &["--upgrade", "bitsandbytes"])
+        )),
+        "llamacpp" => Some(format!(
+            "Rebuild with llama.cpp's CUDA backend: llama-cpp-python with `{}` set, then `{}`; llama.cpp itself with \
+             `{}`.",
+            fix::var_line(cx, "CMAKE_ARGS", "-DGGML_CUDA=on"),
+            pip_install(cx, &["--force-reinstall", "--no-cache-dir", "llama-cpp-python"]),
+            cmd(cx, "cmake", ["-B", "build", "-DGGML_CUDA=ON"])
+        )),
+        "ctranslate2" => Some(format!(
+            "PyPI's CTranslate2 wheels carry CUDA only for Linux x86-64 and Windows: there `{}`; on other platforms \
+             (Linux AArch64: Jetson, Grace) build it from source with `{}`, or use device \"cpu\".",
+            pip_install(cx, &["--force-reinstall", "ctranslate2"]),
+            cmd(cx, "cmake", ["-DWITH_CUDA=ON", "-DWITH_CUDNN=ON", ".."])
+        )),
+        _ => None,
+    };
+    (words, None)
+}
+
+/// `pip install -U "jax[cudaNN]"` for the newest plugin this driver runs, or each plugin with its
+/// driver floor when the driver is unknown.
+fn jax_builds(cx: &Ctx<'_>) -> String {
+    let mut plugins: Vec<&gpu_doctor_kb::JaxPlugin> = cx.kb.jax.plugin.iter().collect();
+    plugins.sort_by_key(|p| std::cmp::Reverse(p.cuda_major));
+    let install = |extra: &str| pip_install(cx, &["--upgrade", &format!("jax[{extra}]")]);
+    if let Some(level) = cx.driver.cuda
+        && let Some(p) = plugins.iter().find(|p| p.cuda_min <= level)
+    {
+        return format!(
+            "Install JAX with its CUDA {} plugin, which this driver (CUDA up to {level}) runs: `{}`.",
+            p.cuda_major,
+            install(&p.extra)
+        );
+    }
+    let choices: Vec<String> =
+        plugins.iter().map(|p| format!("driver {} or newer: `{}`", p.linux_driver_min, install(&p.extra))).collect();
+    format!("Install JAX with a CUDA plugin for the driver (nvidia-smi prints its CUDA level): {}.", choices.join("; "))
+}
+
+// ---------------------------------------------------------------------------------------------
+// arch_not_in_build
+
+/// A compute capability as a message prints it: `8.6`, `86` or `sm_86`.
+fn parse_cc(text: &str) -> Option<ComputeCapability> {
+    let t = text.trim().trim_start_matches("sm_").trim_start_matches("compute_");
+    if let Ok(cc) = t.parse() {
+        return Some(cc);
+    }
+    let digits: String = t.chars().take_while(char::is_ascii_digit).collect();
+    if digits.len() < 2 || digits.len() > 3 {
+        return None;
+    }
+    let (major, minor) = digits.split_at(digits.len() - 1);
+    Some(ComputeCapability { major: major.parse().ok()?, minor: minor.parse().ok()? })
+}
+
+/// The GPUs' capabilities the message names (`cc`, `sm`), else those another line of the text
+/// names (PyTorch's capability warning beside a kernel-image error), else the text's GPUs'.
+fn named_capabilities(cx: &Ctx<'_>, observed: &[&ObservedMessage]) -> Vec<ComputeCapability> {
+    let named = |messages: &mut dyn Iterator<Item = &ObservedMessage>| -> Vec<ComputeCapability> {
+        messages.filter_map(|m| m.values.get("cc").or_else(|| m.values.get("sm"))).filter_map(|v| parse_cc(v)).collect()
+    };
+    let mut ccs = named(&mut observed.iter().copied());
+    if ccs.is_empty() {
+        ccs = named(&mut cx.s.messages.iter());
+    }
+    if ccs.is_empty() {
+        ccs = cx.capabilities();
+    }
+    ccs.sort();
+    ccs.dedup();
+    ccs
+}
+
+/// A build without machine code for the GPU: for PyTorch the chooser's build with machine code
+/// for the GPU's capability (per driver line when the driver is unknown); for a compiler that does
+/// not know the architecture, the command that lists the ones it knows; else a build for the
+/// capability, or, with the GPU unknown, the commands that show the capability and the arch list.
+fn arch_fix(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&ObservedMessage]) -> FamilyFix {
+    let ccs = named_capabilities(cx, observed);
+    let torch = torch_context(cx, known);
+    if torch && let [cc] = ccs.as_slice() {
+        let words = build_for(cx, "torch", *cc).unwrap_or_else(|| {
+            format!(
+                "No torch wheel the knowledge base lists has machine code for {}: build torch from source with \
+                 `{}` set (PyTorch's README, \"From Source\"), or run it on a GPU a wheel covers.",
+                cc.sm(),
+                fix::var_line(cx, "TORCH_CUDA_ARCH_LIST", &cc.to_string())
+            )
+        });
+        return (Some(words), None);
+    }
+    if torch {
+        return (
+            Some(format!(
+                "Compare the GPU's compute capability with the architectures the torch build carries: `{}`. Install a \
+                 torch build whose list holds the GPU's sm_XY (the same major, a minor at or below the GPU's), from \
+                 the index of a CUDA the driver runs (https://pytorch.org/get-started/locally/).",
+                cmd(
+                    cx,
+                    "python",
+                    ["-c", "import torch; print(torch.cuda.get_device_capability(), torch.cuda.get_arch_list())"]
+                )
+            )),
+            None,
+        );
+    }
+    let compiler = ["nvcc.", "nvjitlink.", "triton.ptxas", "nvrtc."].iter().any(|p| known.id.starts_with(p));
+    if compiler {
+        let arch = observed.iter().find_map(|m| m.values.get("arch").or_else(|| m.values.get("value")));
+        let what = arch.map_or_else(|| "the GPU's architecture".to_owned(), |a| format!("`{a}`"));
+        return (
+            Some(format!(
+                "The CUDA compiler in use does not know {what}: `{}` lists the architectures a toolkit knows and `{}` \
+                 which toolkit is first on PATH. Build with a CUDA toolkit that lists it (a newer one for a new GPU, \
+                 an older one for a GPU a release dropped), or a program build made with one.",
+                cmd(cx, "nvcc", ["--list-gpu-arch"]),
+                cmd(cx, "nvcc", ["--version"])
+            )),
+            None,
+        );
+    }
+    let build = |cc: &ComputeCapability| {
+        let n = format!("{}{}", cc.major, cc.minor);
+        format!(
+            "Install a build of the program with machine code for {} (or PTX of a lower compute_XY), or build it for \
+             this GPU (CMake: `-DCMAKE_CUDA_ARCHITECTURES={n}`; nvcc: `-gencode arch=compute_{n},code=sm_{n}`).",
+            cc.sm()
+        )
+    };
+    match ccs.as_slice() {
+        [cc] => (Some(build(cc)), None),
+        _ => (
+            Some(format!(
+                "`{}` shows each GPU's compute capability; install a build of the program with machine code for it, or \
+                 build it for the GPU (CMake: `-DCMAKE_CUDA_ARCHITECTURES=XY`; nvcc: `-gencode \
+                 arch=compute_XY,code=sm_XY`).",
+                cmd(cx, "nvidia-smi", ["--query-gpu=name,compute_cap", "--format=csv"])
+            )),
+            None,
+        ),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// cudnn_missing_or_mismatch and missing libraries
+
+/// The CUDA major the text's builds are for (a framework's `+cuXYZ`, a pip `-cuNN` wheel); `None`
+/// when it names none.
+fn text_cuda_major(cx: &Ctx<'_>) -> Option<u32> {
+    let builds = cx.frameworks().filter_map(|(_, f)| build_cuda(f)).map(|(c, _)| c.major);
+    let wheels = cx.envs().iter().flat_map(|e| e.cuda_wheels.iter()).filter_map(wheel_cuda_major);
+    builds.chain(wheels).max()
+}
+
+/// An NVIDIA library named by a loader line: its base (`cudnn` for every cuDNN sub-library,
+/// `cublasLt`, `cudart`) and soname major, and whether it is a Windows DLL. `libcudnn_ops_infer.so.8`
+/// → (`cudnn`, 8, false); `cudnn_ops64_9.dll` → (`cudnn`, 9, true); `cublas64_12.dll` → (`cublas`, 12,
+/// true).
+fn library_parts(name: &str) -> Option<(String, u32, bool)> {
+    let file = name.trim().rsplit(['/', '\\']).next()?;
+    let (stem, major, dll) = if let Some(stem) = file.strip_prefix("lib") {
+        let (stem, rest) = stem.split_once(".so.")?;
+        let major = rest.split('.').next()?.parse::<u32>().ok()?;
+        (stem, major, false)
+    } else {
+        let stem = file.strip_suffix(".dll").or_else(|| file.strip_suffix(".DLL"))?;
+        let (stem, major) = stem.rsplit_once('_')?;
+        (stem.strip_suffix("64")?, major.parse::<u32>().ok()?, true)
+    };
+    let base = if stem.starts_with("cudnn") { "cudnn" } else { stem };
+    families::library_wheel(base).map(|_| (base.to_owned(), major, dll))
+}
+
+/// The first NVIDIA library a message's values name (`library`, `libraries`, `dll`), parsed.
+fn named_library(observed: &[&ObservedMessage]) -> Option<(String, String, u32, bool)> {
+    observed.iter().find_map(|m| {
+        ["library", "libraries", "dll"].iter().filter_map(|k| m.values.get(*k)).find_map(|v| {
+            v.split([',', ' ', '{', '}'])
+                .filter(|s| !s.is_empty())
+                .find_map(|lib| library_parts(lib).map(|(base, major, dll)| (lib.to_owned(), base, major, dll)))
+        })
+    })
+}
+
+/// The pip requirement that ships `base` of soname major `major`: cuDNN's wheel for the text's CUDA
+/// major (12 when the text names none: NVIDIA publishes `nvidia-cudnn-cu12` for cuDNN 8.9 and 9),
+/// the toolkit libraries' wheel for that CUDA major (`families::library_requirement`), else the
+/// wheel for the text's CUDA major.
+fn library_requirement(cx: &Ctx<'_>, base: &str, major: u32) -> Option<String> {
+    let cuda = text_cuda_major(cx).unwrap_or(12);
+    if base == "cudnn" {
+        return (major >= 8).then(|| format!("nvidia-cudnn-cu{cuda}=={major}.*"));
+    }
+    families::library_requirement(base, major)
+        .or_else(|| families::library_wheel(base).map(|wheel| format!("{wheel}-cu{cuda}")))
+}
+
+/// The Python module whose folder holds a wheel's libraries: `nvidia-cudnn-cu12` → `nvidia.cudnn.lib`
+/// (the CUDA 12 wheels' layout, `site-packages/nvidia/<name>/lib`; faster-whisper's README sets
+/// LD_LIBRARY_PATH from `nvidia.cublas.lib` and `nvidia.cudnn.lib` this way).
+fn wheel_lib_module(requirement: &str) -> Option<String> {
+    let name = requirement.split(['=', '>', '<']).next()?;
+    let base = families::LIBRARY_WHEELS.iter().map(|(_, w)| *w).find(|w| name.starts_with(w))?;
+    let cuda_12 = name.ends_with("-cu12") || name.ends_with("-cu11");
+    cuda_12.then(|| format!("nvidia.{}.lib", base.trim_start_matches("nvidia-").replace('-', "_")))
+}
+
+/// A library of NVIDIA's that the loader did not find: the package that ships it for its major,
+/// and how the loader finds it. `None` when the message names no such library.
+fn library_fix(cx: &Ctx<'_>, observed: &[&ObservedMessage]) -> Option<FamilyFix> {
+    let (lib, base, major, dll) = named_library(observed)?;
+    // The soname (`libcudnn_ops.so.9` of `libcudnn_ops.so.9.1.0`) is what the loader cache lists.
+    let lib = match lib.split_once(".so.") {
+        Some((stem, rest)) => format!("{stem}.so.{}", rest.split('.').next().unwrap_or(rest)),
+        None => lib,
+    };
+    let requirement = library_requirement(cx, &base, major)?;
+    let install = pip_install(cx, &[requirement.as_str()]);
+    let name = fix::word(cx, &lib);
+    if dll || cx.os == OsFamily::Windows {
+        return Some((
+            Some(format!(
+                "{name} is not in any folder on PATH. Install the package that ships it: `{install}` (or NVIDIA's \
+                 installer for that {} release), and put the folder that holds the DLL (the wheel's `bin` folder under \
+                 site-packages\\nvidia, or the toolkit's `bin`) on PATH.",
+                if base == "cudnn" { format!("cuDNN {major}") } else { "CUDA".to_owned() }
+            )),
+            None,
+        ));
+    }
+    let check = cmd(cx, "ldconfig", ["-p"]);
+    let path = match wheel_lib_module(&requirement) {
+        Some(module) => format!(
+            "let the loader find the wheel's copy: `export LD_LIBRARY_PATH=\"$(python -c 'import os, {module} as m; \
+             print(os.path.dirname(m.__file__))'):$LD_LIBRARY_PATH\"`"
+        ),
+        None => {
+            "add the folder that holds it to LD_LIBRARY_PATH (or to /etc/ld.so.conf.d, then `sudo ldconfig`)".to_owned()
+        }
+    };
+    let (what, other) = if base == "cudnn" {
+        // NVIDIA's cuDNN install guide (Linux, package manager): `libcudnn8` for cuDNN 8,
+        // `libcudnn9-cuda-12` for cuDNN 9 of CUDA 12; conda-forge's `cudnn` package.
+        let apt = if major >= 9 {
+            format!("libcudnn{major}-cuda-{}", text_cuda_major(cx).unwrap_or(12))
+        } else {
+            format!("libcudnn{major}")
+        };
+        (
+            format!("cuDNN {major}"),
+            format!(
+                "NVIDIA's apt package `{apt}`, or in conda `{}`",
+                cmd(cx, "conda", ["install", "-c", "conda-forge", "cudnn"])
+            ),
+        )
+    } else {
+        (format!("{base} of CUDA {major}"), format!("the CUDA {major} toolkit"))
+    };
+    Some((
+        Some(format!(
+            "`{check} | grep -F {name}` shows whether the loader finds it. Install {what} where it is missing: \
+             `{install}` (or {other}), then {path}."
+        )),
+        None,
+    ))
+}
+
+/// A cuDNN version as frameworks print it: `(8, 5, 0)`, `8.9.4`, `8500` (8.5.0), `90100` (9.1.0);
+/// major and minor.
+fn parse_cudnn(text: &str) -> Option<(u32, u32)> {
+    let parts: Vec<u32> =
+        text.split(|c: char| !c.is_ascii_digit()).filter(|p| !p.is_empty()).filter_map(|p| p.parse().ok()).collect();
+    match parts.as_slice() {
+        [n] if *n >= 10_000 => Some((n / 10_000, n % 10_000 / 100)),
+        [n] if *n >= 1_000 => Some((n / 1_000, n % 1_000 / 100)),
+        [major, minor, ..] => Some((*major, *minor)),
+        _ => None,
+    }
+}
+
+/// A cuDNN older than the build or of another major: the cuDNN the build was compiled against
+/// (`compiled`, `built`, ONNX Runtime's `cudnn_major`), installed for the text's CUDA, and the
+/// older copy kept off the loader's path; for JAX, its own CUDA plugin, which brings its cuDNN.
+fn cudnn_fix(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&ObservedMessage]) -> FamilyFix {
+    if program(known) == "jax" {
+        return (Some(jax_builds(cx)), None);
+    }
+    let value = |name: &str| observed.iter().find_map(|m| m.values.get(name));
+    let cuda = value("cuda_major").and_then(|v| v.parse::<u32>().ok()).or_else(|| text_cuda_major(cx)).unwrap_or(12);
+    let needed = value("compiled").or_else(|| value("built")).and_then(|v| parse_cudnn(v));
+    let requirement = match (needed, value("cudnn_major").and_then(|v| v.parse::<u32>().ok())) {
+        (Some((major, minor)), _) => format!("nvidia-cudnn-cu{cuda}>={major}.{minor},<{}", major + 1),
+        (None, Some(major)) => format!("nvidia-cudnn-cu{cuda}=={major}.*"),
+        (None, None) => format!("nvidia-cudnn-cu{cuda}"),
+    };
+    let check = cmd(cx, "ldconfig", ["-p"]);
+    (
+        Some(format!(
+            "Install the cuDNN the build was made for: `{}`, and keep older copies off the loader's path: `{check} | \
+             grep -F libcudnn` and `echo $LD_LIBRARY_PATH` show which copy is found first.",
+            pip_install(cx, &[requirement.as_str()])
+        )),
+        None,
+    )
+}
+
+// ---------------------------------------------------------------------------------------------
+// env_var_misconfig
+
+/// A variable set wrong or missing: the variable, the value to check and to set.
+fn variable_fix(cx: &Ctx<'_>, known: &KnownMessage) -> FamilyFix {
+    match known.id.as_str() {
+        "cuda.invalid_device_ordinal" => (Some(visible_devices_words(cx)), None),
+        "torch.cuda_home_not_set" | "cupy.cuda_path_not_detected" => toolkit_root_fix(cx, known),
+        "cuda.jit_compilation_disabled" => (
+            Some("Unset CUDA_DISABLE_PTX_JIT, which switches the driver's PTX JIT off.".to_owned()),
+            Some(fix::change(
+                None,
+                "the driver may JIT-compile PTX",
+                vec![Change::UnsetVar { name: "CUDA_DISABLE_PTX_JIT".to_owned() }],
+            )),
+        ),
+        _ => (None, None),
+    }
+}
+
+/// Which GPUs the process may use: `nvidia-smi -L` and CUDA_VISIBLE_DEVICES.
+fn visible_devices_words(cx: &Ctx<'_>) -> String {
+    let count = match cx.raw_gpus() {
+        Some(g) if !g.is_empty() => format!(" (the text shows {}: valid indices 0 to {})", g.len(), g.len() - 1),
+        _ => String::new(),
+    };
+    format!(
+        "`{}` lists the GPUs the driver sees and `echo $CUDA_VISIBLE_DEVICES` which of them the process may use: a \
+         device index counts only the visible ones{count} (with CUDA_VISIBLE_DEVICES=2,3 they are cuda:0 and \
+         cuda:1). Use such an index, or set CUDA_VISIBLE_DEVICES to GPUs the list shows (`{}` shows them all).",
+        cmd(cx, "nvidia-smi", ["-L"]),
+        fix::unset_line(cx, "CUDA_VISIBLE_DEVICES")
+    )
+}
+
+/// CUDA_HOME (PyTorch's extension builder) or CUDA_PATH (CuPy) names no toolkit: the toolkit root
+/// the text shows (the one of torch's CUDA when known) as a variable change, else how to find one.
+fn toolkit_root_fix(cx: &Ctx<'_>, known: &KnownMessage) -> FamilyFix {
+    let cupy = known.id.starts_with("cupy.");
+    let var = if cupy { "CUDA_PATH" } else { "CUDA_HOME" };
+    // The CUDA of the framework that looks for the toolkit: torch's `+cuXYZ`, CuPy's `cupy-cudaNNx`.
+    let ours = |name: &str| if cupy { families::is_cupy(name) } else { name == "torch" };
+    let built = cx.frameworks().filter(|(_, f)| ours(&f.name)).find_map(|(_, f)| build_cuda(f));
+    let fits = |v: Option<CudaVersion>| match built {
+        None => true,
+        Some((c, true)) => v.is_some_and(|v| v.major == c.major),
+        Some((c, false)) => v.is_some_and(|v| v.major_minor() == c.major_minor()),
+    };
+    let installs = cx.s.toolkits.value().map(|t| t.installs.as_slice()).unwrap_or_default();
+    if let Some(t) = installs.iter().filter(|t| t.nvcc.is_some()).find(|t| fits(t.version)) {
+        let words = format!("Set {var} to the toolkit's root: `{}`.", fix::var_line(cx, var, &t.root));
+        return (
+            Some(words),
+            Some(fix::change(None, format!("{var} names a CUDA toolkit"), vec![fix::set_var(var, &t.root)])),
+        );
+    }
+    let version = match built {
+        Some((c, false)) => c.to_string(),
+        Some((c, true)) => format!("{}.N", c.major),
+        None => "X.Y".to_owned(),
+    };
+    let example = if cx.os == OsFamily::Windows {
+        format!("C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v{version}")
+    } else {
+        format!("/usr/local/cuda-{version}")
+    };
+    let which = match (cupy, built) {
+        (true, _) => "the CUDA major of the cupy-cudaNNx package".to_owned(),
+        (false, Some((c, _))) => format!("torch's CUDA {c}"),
+        (false, None) => format!("torch's, `{}`", cmd(cx, "python", ["-c", "import torch; print(torch.version.cuda)"])),
+    };
+    let words = format!(
+        "`{}` finds a CUDA toolkit on PATH; point {var} at the root of the one matching {which}: `{}`. Without one, \
+         install the CUDA toolkit of that version first.",
+        cmd(cx, "nvcc", ["--version"]),
+        fix::var_line(cx, var, &example)
+    );
+    (Some(words), None)
+}
+
+// ---------------------------------------------------------------------------------------------
+// no_driver_or_gpu_not_visible
+
+/// The sub-families of the rows whose GPU the program cannot reach, by what is wrong.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Unreachable {
+    /// The kernel module is not loaded.
+    ModuleNotLoaded,
+    /// The loaded module and the user-space libraries are different versions.
+    VersionMismatch,
+    /// The driver answers and shows the process no GPU.
+    NoDevice,
+    /// Docker has no NVIDIA runtime.
+    ContainerRuntime,
+    /// The driver's own library (libcuda.so.1, NVML) is not found.
+    DriverLibrary,
+    /// The toolkit's link-time stub libcuda was loaded.
+    Stub,
+    /// Secure Boot refuses an unsigned module.
+    Signing,
+    /// nouveau holds the GPU.
+    Nouveau,
+    /// The module could not be built for the running kernel.
+    ModuleBuild,
+    /// A container lost its GPUs (systemd reloaded its cgroup).
+    ContainerLost,
+    /// The open kernel module on a GPU without a GSP.
+    ProprietaryModule,
+}
+
+/// Which rows are which sub-family.
+const UNREACHABLE: &[(Unreachable, &[&str])] = &[
+    (
+        Unreachable::ModuleNotLoaded,
+        &[
+            "nvml.cannot_communicate",
+            "nvml.driver_not_loaded",
+            "torch.no_driver",
+            "tf.no_cuda_drivers",
+            "cudajl.driver_not_found",
+            "numba.driver_not_found",
+            "cuda_python.driver_not_found",
+            "installer.module_load_failed",
+        ],
+    ),
+    (
+        Unreachable::VersionMismatch,
+        &["nvml.driver_library_mismatch", "nvrm.api_mismatch", "tf.kernel_dso_mismatch", "cuda.system_driver_mismatch"],
+    ),
+    (Unreachable::NoDevice, &["cuda.no_device", "torch.no_gpus_available", "nvml.no_devices_found"]),
+    (Unreachable::ContainerRuntime, &["docker.no_gpu_device_driver", "docker.unknown_nvidia_runtime"]),
+    (
+        Unreachable::DriverLibrary,
+        &[
+            "ld.libcuda_missing",
+            "cuda_python.libcuda_dlopen_failed",
+            "cuda_python.libcuda_so1_dlopen_failed",
+            "cudarc.driver_library_not_found",
+            "nvml.library_not_found",
+        ],
+    ),
+    (Unreachable::Stub, &["cuda.stub_library"]),
+    (
+        Unreachable::Signing,
+        &["kernel.module_key_rejected", "kernel.lockdown_unsigned_module", "installer.module_not_signed"],
+    ),
+    (
+        Unreachable::Nouveau,
+        &[
+            "installer.nouveau_in_use",
+            "nouveau.unit_ctor_failed",
+            "nouveau.firmware_unavailable",
+            "nouveau.unit_init_failed",
+        ],
+    ),
+    (Unreachable::ModuleBuild, &["dkms.module_build_failed", "installer.kernel_source_missing"]),
+    (Unreachable::ContainerLost, &["nvml.unknown_error"]),
+    (Unreachable::ProprietaryModule, &["nvrm.open_module_needs_gsp"]),
+];
+
+/// The distribution's command that rebuilds the NVIDIA module for the running kernel, when the
+/// text names the distribution; else DKMS's (akmods on Fedora); in backticks.
+fn rebuild_module(cx: &Ctx<'_>) -> String {
+    let os = fix::os_name(cx);
+    if os.is_empty() {
+        "`sudo dkms autoinstall` (Fedora: `sudo akmods --force`)".to_owned()
+    } else {
+        format!("`{}`", cx.kb.drivers.distro(&os).rebuild_module)
+    }
+}
+
+/// The GPU the program cannot reach, by sub-family: the command that loads, rebuilds, matches or
+/// exposes the driver, and the driver-load plan where the row says which problem it is.
+fn visible_fix(cx: &Ctx<'_>, known: &KnownMessage) -> FamilyFix {
+    let Some(family) = UNREACHABLE.iter().find(|(_, ids)| ids.contains(&known.id.as_str())).map(|(family, _)| *family)
+    else {
+        return (None, None);
+    };
+    let load = |problem| Some(PlanTarget::DriverLoad { problem });
+    match family {
+        Unreachable::ModuleNotLoaded => (
+            Some(format!(
+                "Load the NVIDIA kernel module and read why it fails: `{}`, then `sudo dmesg | grep -i nvrm`. If it is \
+                 not built for the running kernel (`{}` does not list `uname -r`), install that kernel's headers and \
+                 rebuild it: {}; with Secure Boot on (`{}`) it must be signed with an enrolled key. Then reboot.",
+                cmd(cx, "sudo", ["modprobe", "nvidia"]),
+                cmd(cx, "dkms", ["status"]),
+                rebuild_module(cx),
+                cmd(cx, "mokutil", ["--sb-state"])
+            )),
+            None,
+        ),
+        Unreachable::VersionMismatch => (
+            Some(format!(
+                "Reboot: the kernel still runs the module of the driver before the update, while the libraries are the \
+                 new one's. If it stays after a reboot, two driver versions are installed: `{}` shows the loaded \
+                 module's; remove the other so the module and the libraries are one version (your distribution's \
+                 driver packages), then {}. In a container, a forward-compatibility libcuda (the image's \
+                 /usr/local/cuda/compat) found before the host driver's does the same: take that folder off \
+                 LD_LIBRARY_PATH.",
+                cmd(cx, "cat", ["/proc/driver/nvidia/version"]),
+                rebuild_module(cx)
+            )),
+            None,
+        ),
+        Unreachable::NoDevice => (
+            Some(format!(
+                "{} An empty value, -1, or an index or UUID not in the list hides every GPU. In a container, start \
+                 it with the GPUs: `docker run --gpus all …` (NVIDIA Container Toolkit installed).",
+                visible_devices_words(cx)
+            )),
+            None,
+        ),
+        Unreachable::ContainerRuntime => container_runtime_fix(cx),
+        Unreachable::DriverLibrary => (
+            Some(format!(
+                "libcuda.so.1 (and NVML's libnvidia-ml.so.1) come with the NVIDIA driver, not with CUDA or a pip wheel: \
+                 `{} | grep -F libcuda.so.1` must list it. Under WSL2 it is in /usr/lib/wsl/lib (put that folder on \
+                 LD_LIBRARY_PATH); in a container, start it with `--gpus all`; elsewhere install the NVIDIA driver.",
+                cmd(cx, "ldconfig", ["-p"])
+            )),
+            None,
+        ),
+        Unreachable::Stub => stub_fix(cx),
+        Unreachable::Signing => (
+            Some(format!(
+                "Secure Boot (`{}`) refuses the unsigned module: enroll the key it is signed with (DKMS on Ubuntu and \
+                 Debian: `sudo mokutil --import /var/lib/dkms/mok.pub`), reboot and confirm it in the MOK manager; or \
+                 install the distribution's signed driver packages.",
+                cmd(cx, "mokutil", ["--sb-state"])
+            )),
+            load(DriverLoadProblem::SecureBootUnsigned),
+        ),
+        Unreachable::Nouveau => (
+            Some(format!(
+                "nouveau holds the GPU: blacklist it (`{}`), rebuild the initramfs, reboot, then install NVIDIA's driver.",
+                cx.kb.drivers.nouveau.blacklist
+            )),
+            load(DriverLoadProblem::Nouveau),
+        ),
+        Unreachable::ContainerLost => (
+            Some(format!(
+                "In a container this follows a `systemctl daemon-reload` on the host (systemd cgroups): delete and \
+                 start the container again; the lasting fix on the host is NVIDIA's: `{}` (its notice, \
+                 NVIDIA/nvidia-docker#1730). Outside a container, `{}` shows whether the driver loads.",
+                cmd(cx, "sudo", ["nvidia-ctk", "system", "create-dev-char-symlinks", "--create-all"]),
+                cmd(cx, "sudo", ["modprobe", "nvidia"])
+            )),
+            None,
+        ),
+        Unreachable::ProprietaryModule => (
+            Some(
+                "This GPU (older than Turing, no GSP) needs NVIDIA's proprietary kernel module: install the same \
+                 release's proprietary flavor (Ubuntu: nvidia-driver-NNN, not nvidia-driver-NNN-open; the .run \
+                 installer: --kernel-module-type=proprietary) and reboot."
+                    .to_owned(),
+            ),
+            None,
+        ),
+        Unreachable::ModuleBuild => (
+            Some(format!(
+                "Install the headers of the running kernel (`uname -r` names it) and rebuild the module: {}. If the \
+                 build still fails, the driver branch is older than the kernel: install a newer branch.",
+                rebuild_module(cx)
+            )),
+            load(DriverLoadProblem::ModuleForOtherKernel),
+        ),
+    }
+}
+
+/// Docker without NVIDIA's runtime: the NVIDIA Container Toolkit's configure step and a restart
+/// (NVIDIA Container Toolkit install guide, "Configuring Docker").
+fn container_runtime_fix(cx: &Ctx<'_>) -> FamilyFix {
+    let root = |argv: &[&str]| Change::Root { argv: argv.iter().map(|a| (*a).to_owned()).collect() };
+    let words = format!(
+        "Install the NVIDIA Container Toolkit (package nvidia-container-toolkit, NVIDIA's install guide), \
+         register its runtime with Docker and restart it: `{}`, then `{}`.",
+        cmd(cx, "sudo", ["nvidia-ctk", "runtime", "configure", "--runtime=docker"]),
+        cmd(cx, "sudo", ["systemctl", "restart", "docker"])
+    );
+    let plan = fix::change(
+        None,
+        "Docker starts containers with the NVIDIA runtime",
+        vec![
+            Change::Manual {
+                text: "Install the NVIDIA Container Toolkit (package nvidia-container-toolkit, from NVIDIA's \
+                       repository, as its install guide says)"
+                    .to_owned(),
+            },
+            root(&["nvidia-ctk", "runtime", "configure", "--runtime=docker"]),
+            root(&["systemctl", "restart", "docker"]),
+        ],
+    );
+    (Some(words), Some(plan))
+}
+
+/// The toolkit's link-time stub libcuda found at run time: its folder out of LD_LIBRARY_PATH.
+fn stub_fix(cx: &Ctx<'_>) -> FamilyFix {
+    let stubs: Vec<&str> =
+        cx.s.env.ld_library_path.iter().map(String::as_str).filter(|d| d.contains("stubs")).collect();
+    let words = "Take the CUDA toolkit's stubs folder (…/lib64/stubs) out of LD_LIBRARY_PATH (`echo \
+                 $LD_LIBRARY_PATH` shows it): its libcuda.so is for linking only; at run time the driver's \
+                 libcuda.so.1 must be found."
+        .to_owned();
+    let plan = (!stubs.is_empty()).then(|| {
+        fix::change(
+            None,
+            "the loader finds the driver's libcuda.so.1",
+            vec![fix::ld_library_path_without(cx, &stubs, None)],
+        )
+    });
+    (Some(words), plan)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn capabilities_read_in_each_spelling() {
+        let cc = |major, minor| Some(ComputeCapability { major, minor });
+        assert_eq!(parse_cc("8.6"), cc(8, 6));
+        assert_eq!(parse_cc("120"), cc(12, 0));
+        assert_eq!(parse_cc("sm_61"), cc(6, 1));
+        assert_eq!(parse_cc("x"), None);
+        assert_eq!(parse_cc("1234"), None);
+    }
+
+    #[test]
+    fn library_names_give_the_base_and_the_soname_major() {
+        assert_eq!(library_parts("libcudnn_ops_infer.so.8"), Some(("cudnn".to_owned(), 8, false)));
+        assert_eq!(library_parts("/usr/lib/libcublasLt.so.12.4.5"), Some(("cublasLt".to_owned(), 12, false)));
+        assert_eq!(library_parts("cudnn_ops64_9.dll"), Some(("cudnn".to_owned(), 9, true)));
+        assert_eq!(library_parts("cublas64_11.dll"), Some(("cublas".to_owned(), 11, true)));
+        assert_eq!(library_parts("libcuda.so.1"), None, "the driver's library ships in no wheel");
+        assert_eq!(library_parts("libfoo.so.1"), None);
+        assert_eq!(library_parts("libcudnn.so"), None);
+    }
+
+    #[test]
+    fn cudnn_versions_read_in_each_spelling() {
+        assert_eq!(parse_cudnn("8, 5, 0"), Some((8, 5)));
+        assert_eq!(parse_cudnn("8.9.4"), Some((8, 9)));
+        assert_eq!(parse_cudnn("8500"), Some((8, 5)));
+        assert_eq!(parse_cudnn("90100"), Some((9, 1)));
+        assert_eq!(parse_cudnn("x"), None);
+    }
+
+    #[test]
+    fn every_unreachable_row_is_in_the_catalogue() {
+        let kb = gpu_doctor_kb::Kb::get().unwrap_or_else(|e| panic!("{e}"));
+        for (_, ids) in UNREACHABLE {
+            for id in *ids {
+                let row = kb.errors.message.iter().find(|m| m.id == *id);
+                assert!(row.is_some_and(|m| m.category == Category::NoDriverOrGpuNotVisible), "{id}");
+            }
+        }
+    }
+}

@@ -1,0 +1,260 @@
+//! The fixes of catalogue findings (`observed.*`), one family at a time, on pasted lines as their
+//! emitters print them (each line's wording is the catalogue row's source: the emitter's own
+//! string at a tag, or NVIDIA's error table), with and without the facts that change the fix.
+
+use super::words;
+use gpu_doctor_model::{Change, DriverLoadProblem, Finding, PlanTarget};
+
+/// The findings `diagnose --from` gives for pasted `text`.
+fn pasted(text: &str) -> Vec<Finding> {
+    let kb = gpu_doctor_kb::Kb::get().unwrap();
+    let snap = gpu_doctor_probes::parse::paste::read_pasted(text, kb).unwrap();
+    crate::diagnose::diagnose(&snap, kb)
+}
+
+/// The finding `id` of pasted `text`.
+fn finding(text: &str, id: &str) -> Finding {
+    let findings = pasted(text);
+    findings.into_iter().find(|f| f.id == id).unwrap_or_else(|| panic!("no {id} in {text}"))
+}
+
+/// The finding `id` of pasted `text`: its fix in words (for a machine no plan can be made for) and
+/// its plan target.
+fn fix_of(text: &str, id: &str) -> (String, Option<PlanTarget>) {
+    let f = finding(text, id);
+    (words(&f).unwrap_or_else(|| panic!("{id} has no fix: {f:#?}")).to_owned(), f.plan.map(|p| p.target))
+}
+
+// driver_too_old_for_runtime: cudaErrorUnsupportedPtxVersion (222) and cudaErrorInsufficientDriver
+// (35), as cudaGetErrorString prints them (NVIDIA/cuda-python's runtime error table, CUDA 13.0).
+
+#[test]
+fn a_driver_too_old_for_a_build_the_text_names_gets_that_builds_driver_floor() {
+    // torch 2.4.0+cu124: CUDA 12.4, whose first Linux driver is 550.54.14 (CUDA 12.4 release notes).
+    let text = "PyTorch version: 2.4.0+cu124\n\
+                RuntimeError: CUDA error: the provided PTX was compiled with an unsupported toolchain.\n";
+    let f = finding(text, "observed.cuda.unsupported_ptx");
+    assert!(f.detail.contains("550.54.14") && f.detail.contains("torch 2.4.0+cu124"), "{}", f.detail);
+    // The driver planner writes the fix of a named branch (the distribution's command, or the
+    // update in words where the text names no OS).
+    let plan = f.plan.map(|p| (p.target, p.unplanned));
+    assert_eq!(plan, Some((PlanTarget::Driver { min_branch: Some(550) }, None)));
+}
+
+#[test]
+fn a_driver_too_old_for_an_unnamed_build_gets_the_newest_driver_and_the_check() {
+    let text = "RuntimeError: CUDA error: CUDA driver version is insufficient for CUDA runtime version\n";
+    let (words, plan) = fix_of(text, "observed.cuda.insufficient_driver");
+    assert!(words.contains("newest") && words.contains("`nvidia-smi`"), "{words}");
+    assert!(words.contains("a build of the program for the CUDA that driver supports"), "{words}");
+    assert_eq!(plan, Some(PlanTarget::Driver { min_branch: None }));
+}
+
+// cpu_only_build: the GPU build of the program that printed it.
+
+#[test]
+fn a_cpu_only_torch_gets_the_cuda_build_per_driver_line() {
+    // pytorch/pytorch:torch/cuda/__init__.py (_lazy_init): `Torch not compiled with CUDA enabled`.
+    let (words, _) =
+        fix_of("AssertionError: Torch not compiled with CUDA enabled\n", "observed.torch.not_compiled_with_cuda");
+    assert!(words.contains("pip uninstall -y torch"), "{words}");
+    assert!(words.contains("--index-url https://download.pytorch.org/whl/cu"), "{words}");
+    // The driver is not in the text: one build per driver line, each with its floor.
+    assert!(words.matches("or newer (driver ").count() >= 2, "{words}");
+}
+
+#[test]
+fn a_cpu_only_build_of_another_program_gets_that_programs_gpu_build() {
+    // llama.cpp's system_info line; CTranslate2's src/devices.cc str_to_device.
+    let (llama, _) = fix_of(
+        "AVX = 1 | AVX2 = 1 | AVX512 = 0 | FMA = 1 | NEON = 0 | ARM_FMA = 0 | F16C = 1 | BLAS = 0 | SSE3 = 1 | VSX = 0 |\n",
+        "observed.llamacpp.cpu_only_build",
+    );
+    assert!(llama.contains("CMAKE_ARGS=-DGGML_CUDA=on") && llama.contains("-DGGML_CUDA=ON"), "{llama}");
+    let (ct2, _) = fix_of(
+        "ValueError: This CTranslate2 package was not compiled with CUDA support\n",
+        "observed.ctranslate2.not_compiled_with_cuda",
+    );
+    assert!(ct2.contains("-DWITH_CUDA=ON"), "{ct2}");
+}
+
+// arch_not_in_build: a build with machine code for the GPU's capability.
+
+#[test]
+fn a_gpu_the_torch_build_lacks_gets_a_build_with_its_machine_code() {
+    // pytorch/pytorch:torch/cuda/__init__.py (_check_cubins): the GPU and its sm.
+    let text = "NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current PyTorch \
+                installation.\n";
+    let (words, _) = fix_of(text, "observed.torch.sm_not_compatible");
+    assert!(words.contains("sm_120") && words.contains("--index-url https://download.pytorch.org/whl/cu"), "{words}");
+}
+
+#[test]
+fn a_kernel_image_error_without_the_gpu_gets_the_commands_that_show_capability_and_arch_list() {
+    // cudaErrorNoKernelImageForDevice (209), nothing else in the text.
+    let line = "RuntimeError: CUDA error: no kernel image is available for execution on the device\n";
+    let (words, _) = fix_of(line, "observed.cuda.no_kernel_image");
+    assert!(words.contains("nvidia-smi --query-gpu=name,compute_cap --format=csv"), "{words}");
+    // Beside PyTorch's own version line, the arch list of the torch build.
+    let (torch, _) = fix_of(&format!("PyTorch version: 2.5.1+cu124\n{line}"), "observed.cuda.no_kernel_image");
+    assert!(torch.contains("torch.cuda.get_arch_list()"), "{torch}");
+    // Beside PyTorch's capability warning, the GPU that warning names.
+    let warned = format!(
+        "NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current PyTorch \
+         installation.\n{line}"
+    );
+    let (named, _) = fix_of(&warned, "observed.cuda.no_kernel_image");
+    assert!(named.contains("machine code for sm_120") && named.contains("--index-url"), "{named}");
+}
+
+// cudnn_missing_or_mismatch and missing libraries: the package that ships the library for its major.
+
+#[test]
+fn a_missing_library_gets_the_wheel_of_its_major_and_the_loader_path() {
+    // cuDNN 8's sub-library loader; glibc's `<name>: cannot open shared object file`.
+    let cudnn = "Could not load library libcudnn_cnn_infer.so.8. Error: libcudnn_cnn_infer.so.8: cannot open shared \
+                 object file: No such file or directory\n";
+    let (words, _) = fix_of(cudnn, "observed.cudnn.could_not_load_library");
+    assert!(words.contains("'nvidia-cudnn-cu12==8.*'") && words.contains("libcudnn8"), "{words}");
+    assert!(words.contains("LD_LIBRARY_PATH") && words.contains("nvidia.cudnn.lib"), "{words}");
+    // cuBLAS numbers its soname by the CUDA major: the CUDA 11 wheel.
+    let cublas = "ImportError: libcublas.so.11: cannot open shared object file: No such file or directory\n";
+    let (words, _) = fix_of(cublas, "observed.ld.cuda_library_missing");
+    assert!(words.contains("nvidia-cublas-cu11") && words.contains("nvidia.cublas.lib"), "{words}");
+}
+
+#[test]
+fn a_cudnn_older_than_the_build_gets_the_cudnn_it_was_built_against() {
+    // pytorch/pytorch:torch/backends/cudnn/__init__.py: compiled against (8, 5, 0), found (8, 4, 1).
+    let text = "RuntimeError: cuDNN version incompatibility: PyTorch was compiled  against (8, 5, 0) but found runtime \
+                version (8, 4, 1).\n";
+    let (words, _) = fix_of(text, "observed.torch.cudnn_incompatible");
+    assert!(words.contains("'nvidia-cudnn-cu12>=8.5,<9'") && words.contains("LD_LIBRARY_PATH"), "{words}");
+}
+
+// env_var_misconfig: the variable and the value to check or set.
+
+#[test]
+fn a_variable_finding_names_the_variable_and_the_value() {
+    let (ordinal, _) =
+        fix_of("RuntimeError: CUDA error: invalid device ordinal\n", "observed.cuda.invalid_device_ordinal");
+    assert!(ordinal.contains("echo $CUDA_VISIBLE_DEVICES") && ordinal.contains("nvidia-smi -L"), "{ordinal}");
+    // pytorch/pytorch:torch/utils/cpp_extension.py (_join_cuda_home), with torch's CUDA in the text.
+    let text = "PyTorch version: 2.4.0+cu121\n\
+                OSError: CUDA_HOME environment variable is not set. Please set it to your CUDA install root.\n";
+    let (home, _) = fix_of(text, "observed.torch.cuda_home_not_set");
+    assert!(home.contains("export CUDA_HOME=/usr/local/cuda-12.1"), "{home}");
+    // CuPy's CUDA_PATH, for the CUDA major of the CuPy wheel in the text (cupy/_environment.py).
+    let text = "cupy-cuda12x==13.0.0\nnumpy==1.26.4\nUserWarning: CUDA path could not be detected. Set CUDA_PATH environment variable \
+                if CuPy fails to load.\n";
+    let (path, _) = fix_of(text, "observed.cupy.cuda_path_not_detected");
+    assert!(path.contains("CUDA_PATH=/usr/local/cuda-12.N") && !path.contains("torch"), "{path}");
+}
+
+// no_driver_or_gpu_not_visible: the command that loads, matches or exposes the driver.
+
+#[test]
+fn a_driver_the_program_cannot_reach_gets_the_command_of_its_cause() {
+    let (module, _) = fix_of(
+        "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest \
+         NVIDIA driver is installed and running.\n",
+        "observed.nvml.cannot_communicate",
+    );
+    assert!(module.contains("sudo modprobe nvidia") && module.contains("dkms status"), "{module}");
+    // NVML_ERROR_LIB_RM_VERSION_MISMATCH, as nvidia-smi prints it.
+    let (mismatch, _) =
+        fix_of("Failed to initialize NVML: Driver/library version mismatch\n", "observed.nvml.driver_library_mismatch");
+    assert!(mismatch.starts_with("Reboot") && mismatch.contains("/proc/driver/nvidia/version"), "{mismatch}");
+    // Docker without the NVIDIA runtime: the toolkit's configure step, as a plan.
+    let docker = finding(
+        "docker: Error response from daemon: could not select device driver \"\" with capabilities: [[gpu]].\n",
+        "observed.docker.no_gpu_device_driver",
+    );
+    let plan = docker.plan.map(|p| p.target);
+    let Some(PlanTarget::Change { changes, .. }) = plan else { panic!("{plan:?}") };
+    let configure: Vec<String> = ["nvidia-ctk", "runtime", "configure", "--runtime=docker"].map(String::from).to_vec();
+    assert!(changes.contains(&Change::Root { argv: configure }), "{changes:?}");
+}
+
+#[test]
+fn a_module_that_does_not_load_gets_the_plan_of_its_cause() {
+    // The kernel's lockdown line (security/lockdown/lockdown.c: "Lockdown: %s: %s is restricted").
+    let (words, plan) = fix_of(
+        "[    5.123456] Lockdown: modprobe: unsigned module loading is restricted; see man kernel_lockdown.7\n",
+        "observed.kernel.lockdown_unsigned_module",
+    );
+    assert!(words.contains("mokutil"), "{words}");
+    assert_eq!(plan, Some(PlanTarget::DriverLoad { problem: DriverLoadProblem::SecureBootUnsigned }));
+    // DKMS's failed build for the running kernel: the module-for-this-kernel plan.
+    let (words, plan) = fix_of(
+        "Error! Bad return status for module build on kernel: 6.8.0-45-generic (x86_64)\n",
+        "observed.dkms.module_build_failed",
+    );
+    assert!(words.contains("dkms autoinstall"), "{words}");
+    assert_eq!(plan, Some(PlanTarget::DriverLoad { problem: DriverLoadProblem::ModuleForOtherKernel }));
+}
+
+// Rows that carry another error's number, two CUDA releases mixed, and the catch-all rows with a
+// fix of their own.
+
+#[test]
+fn a_message_carrying_a_cuda_error_number_gets_that_errors_fix() {
+    // PyTorch's c10/cuda/CUDAFunctions.cpp warning after cudaGetDeviceCount; 804 is
+    // cudaErrorCompatNotSupportedOnDevice (NVIDIA's runtime error table), a driver family row.
+    let text = "UserWarning: CUDA initialization: Unexpected error from cudaGetDeviceCount(). Did you run some cuda \
+                functions before calling NumCudaDevices() that might have already set an error? Error 804: forward \
+                compatibility was attempted on non supported HW (Triggered internally at \
+                ../c10/cuda/CUDAFunctions.cpp:109.)\n";
+    let f = finding(text, "observed.torch.device_count_error");
+    assert!(matches!(f.plan.as_ref().map(|p| &p.target), Some(PlanTarget::Driver { .. })), "{f:#?}");
+    // 802 is cudaErrorSystemNotReady, a row of the catch-all category with a fix of its own.
+    let text = text.replace(
+        "Error 804: forward compatibility was attempted on non supported HW",
+        "Error 802: system not yet initialized",
+    );
+    let (words, _) = fix_of(&text, "observed.torch.device_count_error");
+    assert!(words.contains("nvidia-fabricmanager"), "{words}");
+}
+
+#[test]
+fn the_catch_all_rows_with_a_fix_of_their_own_get_it() {
+    // cudaErrorDevicesUnavailable (46): the compute mode.
+    let (busy, _) = fix_of(
+        "RuntimeError: CUDA error: all CUDA-capable devices are busy or unavailable\n",
+        "observed.cuda.devices_unavailable",
+    );
+    assert!(busy.contains("nvidia-smi -c DEFAULT"), "{busy}");
+    // NumPy's own advice (numpy/core/_multiarray_umath.py).
+    let (numpy, _) = fix_of(
+        "A module that was compiled using NumPy 1.x cannot be run in\nNumPy 2.0.1 as it may crash.\n",
+        "observed.numpy.compiled_against_numpy1",
+    );
+    assert!(numpy.contains("'numpy<2'"), "{numpy}");
+    // The linker's conflict of two CUDA releases names the library that needs the other one.
+    let (conflict, _) = fix_of(
+        "/usr/bin/ld: warning: libcudart.so.5.5, needed by /usr/local/lib/libcaffe.so, may conflict with \
+         libcudart.so.6.0\n",
+        "observed.ld.cuda_library_conflict",
+    );
+    assert!(conflict.contains("ldd /usr/local/lib/libcaffe.so"), "{conflict}");
+}
+
+/// The families cover what a lone error line usually is: over every catalogue row with a fix
+/// family, a finding of such a row has a fix.
+#[test]
+fn lone_lines_of_the_fixed_families_get_a_fix() {
+    let lines = [
+        "CUDA error: the provided PTX was compiled with an unsupported toolchain.",
+        "AssertionError: Torch not compiled with CUDA enabled",
+        "RuntimeError: CUDA error: no kernel image is available for execution on the device",
+        "libcudnn_ops.so.9: cannot open shared object file: No such file or directory",
+        "RuntimeError: CUDA error: invalid device ordinal",
+        "RuntimeError: No CUDA GPUs are available",
+        "Failed to initialize NVML: Driver/library version mismatch",
+    ];
+    for line in lines {
+        for f in pasted(&format!("{line}\n")).iter().filter(|f| f.id.starts_with("observed.")) {
+            assert!(words(f).is_some() || f.plan.is_some(), "{line}: {} has no fix", f.id);
+        }
+    }
+}
