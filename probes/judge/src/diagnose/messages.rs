@@ -52,7 +52,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
         let observed: Vec<&ObservedMessage> = cx.s.messages.iter().filter(|m| m.id == known.id).collect();
         let Some(first) = observed.first() else { continue };
         let lines: Vec<String> = observed.iter().map(|m| format!("pasted line: {}", m.line)).collect();
-        let meaning = with_values(&known.meaning, first);
+        let meaning = with_values(&known.meaning, first, &known.pattern);
         // The driver planner writes the fix of a driver target; the floor and the other way out go
         // in the detail.
         let (needs, plan) = needed_driver(cx, first).or_else(|| build_driver(cx, known, &observed)).unzip();
@@ -157,8 +157,20 @@ pub(super) fn capability_warning_runs(cx: &Ctx<'_>) -> Option<(Vec<ComputeCapabi
 
 /// A row's meaning with the values of its first pasted line in place of the `name`s it quotes
 /// ("needs a driver supporting CUDA `required_cuda`" → "… CUDA 11.0").
-fn with_values(meaning: &str, m: &ObservedMessage) -> String {
-    m.values.iter().fold(meaning.to_owned(), |text, (name, value)| text.replace(&format!("`{name}`"), value))
+///
+/// A name the line did not capture (another spelling of the message, without that value) is not
+/// shown as a name: its parenthetical (" (`image_cuda`)") goes, and elsewhere the name is left.
+fn with_values(meaning: &str, m: &ObservedMessage, pattern: &str) -> String {
+    let filled =
+        m.values.iter().fold(meaning.to_owned(), |text, (name, value)| text.replace(&format!("`{name}`"), value));
+    group_names(pattern)
+        .filter(|name| !m.values.contains_key(*name))
+        .fold(filled, |text, name| text.replace(&format!(" (`{name}`)"), ""))
+}
+
+/// The names of a pattern's capture groups (`(?P<name>…)`), read from its text.
+fn group_names(pattern: &str) -> impl Iterator<Item = &str> {
+    pattern.split("(?P<").skip(1).filter_map(|rest| rest.split_once('>').map(|(name, _)| name))
 }
 
 /// The values a row names for the CUDA level its program needs from the driver:
@@ -319,6 +331,26 @@ pub(super) fn cite(cx: &Ctx<'_>, out: &mut [Finding]) {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    /// nvidia-docker 1.0's first betas printed `unsupported CUDA version: 7.5 < 6.5` without the words
+    /// that name the two versions (NVIDIA/nvidia-docker#68): the title says no group name.
+    #[test]
+    fn a_message_without_a_value_its_meaning_names_shows_no_group_name() {
+        let kb = gpu_doctor_kb::Kb::get().unwrap();
+        let snap = gpu_doctor_probes::parse::paste::read_pasted(
+            "nvidia-docker | 2016/04/09 00:07:59 Error: unsupported CUDA version: 7.5 < 6.5\n",
+            kb,
+        )
+        .unwrap();
+        let f = crate::diagnose::diagnose(&snap, kb)
+            .into_iter()
+            .find(|f| f.id == "observed.container.unsupported_cuda_version")
+            .unwrap();
+        assert!(!f.summary.contains('`') && !f.detail.contains("`image_cuda`"), "{}\n{}", f.summary, f.detail);
+        assert!(f.summary.starts_with("nvidia-docker 1.0: The image is built on a newer CUDA than"), "{}", f.summary);
+        let names: Vec<&str> = group_names(r"driver (?P<driver_cuda>\d+) < image (?P<image_cuda>\d+)").collect();
+        assert_eq!(names, ["driver_cuda", "image_cuda"]);
+    }
 
     #[test]
     fn a_message_finding_is_titled_by_its_program_and_its_first_sentence() {
