@@ -63,6 +63,19 @@ impl<'a> Ctx<'a> {
         Self { s, kb, os, gpus, driver, shell: Shell::for_os(os), shown: RefCell::new(Vec::new()) }
     }
 
+    /// The newest CUDA the driver runs: as the driver or a message says it, else from its version
+    /// by the knowledge base's release table; `None` when neither is known.
+    pub fn driver_cuda(&self) -> Option<CudaVersion> {
+        self.driver.cuda.or_else(|| self.kb.cuda.max_cuda_for_driver(self.driver.version.as_ref()?, self.os))
+    }
+
+    /// True when a rule already found the driver too old for a framework here (an error of that
+    /// category): a symptom of it needs no second cause.
+    pub fn driver_too_old_found(out: &[Finding]) -> bool {
+        out.iter()
+            .any(|f| f.category == Category::DriverTooOldForRuntime && f.severity == gpu_doctor_model::Severity::Error)
+    }
+
     /// Capabilities of the GPUs whose capability is known, without repeats.
     pub fn capabilities(&self) -> Vec<ComputeCapability> {
         let mut ccs: Vec<ComputeCapability> = self.gpus.iter().filter_map(|g| g.cc).collect();

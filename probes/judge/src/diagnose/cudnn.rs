@@ -65,13 +65,10 @@ pub(super) const RULES: &[Rule] = &[MISSING, MISMATCH, WRONG_COPY, GPU_UNSUPPORT
 /// cuDNN copies built for a CUDA major newer than the driver runs ([`FOR_NEWER_CUDA`]).
 fn built_for_newer_cuda(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     // A framework found too new for the driver brought its CUDA's cuDNN with it: the driver is the cause.
-    if out.iter().any(|f| f.category == Category::DriverTooOldForRuntime && f.severity == Severity::Error) {
+    if Ctx::driver_too_old_found(out) {
         return;
     }
-    let Some(level) = cx.driver.cuda.or_else(|| cx.kb.cuda.max_cuda_for_driver(cx.driver.version.as_ref()?, cx.os))
-    else {
-        return;
-    };
+    let Some(level) = cx.driver_cuda() else { return };
     let copies = cx.s.cudnn.value().map(Vec::as_slice).unwrap_or_default();
     let newer: Vec<(&CudnnCopy, u32)> = copies
         .iter()

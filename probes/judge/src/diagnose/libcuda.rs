@@ -39,7 +39,7 @@ const NVIDIA_OPTIONS: [&str; 3] = ["--nvidia", "--nv ", "--nvccli"];
 
 pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let Some(message) = cx.s.messages.iter().find(|m| m.id == INSUFFICIENT) else { return };
-    if out.iter().any(|f| f.category == Category::DriverTooOldForRuntime && f.severity == Severity::Error) {
+    if Ctx::driver_too_old_found(out) {
         return;
     }
     let pasted = format!("pasted line: {}", message.line);
@@ -121,7 +121,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
 /// was built for (framework builds, toolkits, CUDA images); with none said, when it runs every CUDA 12
 /// program (R525 or newer: minor-version compatibility). `None` otherwise.
 fn driver_suffices(cx: &Ctx<'_>) -> Option<CudaVersion> {
-    let level = cx.driver.cuda.or_else(|| cx.kb.cuda.max_cuda_for_driver(cx.driver.version.as_ref()?, cx.os))?;
+    let level = cx.driver_cuda()?;
     let mut runtimes: Vec<CudaVersion> = cx.frameworks().filter_map(|(_, f)| build_cuda(f).map(|(c, _)| c)).collect();
     if let Some(toolkits) = cx.s.toolkits.value() {
         runtimes.extend(toolkits.installs.iter().filter_map(|t| t.version));
