@@ -253,7 +253,7 @@ pub(super) fn build_for(cx: &Ctx<'_>, framework: &str, cc: ComputeCapability) ->
     if framework != "torch" {
         return None;
     }
-    let Some(level) = cx.driver.cuda else {
+    let Some(level) = cx.driver_cuda() else {
         let (first, choices) = choices_by_driver(cx, &[cc])?;
         return Some(format!(
             "Install a torch build with machine code for {} (as read from {}). {choices}",
@@ -300,15 +300,19 @@ fn choices_by_driver<'k>(cx: &Ctx<'k>, ccs: &[ComputeCapability]) -> Option<(&'k
 /// GPUs the text names (any, when it names none), the newest line the driver runs, or with the driver
 /// not shown, one per driver level ([`choices_by_driver`]). `None` when the knowledge base lists none.
 pub(super) fn cuda_torch_for(cx: &Ctx<'_>) -> Option<String> {
-    let ccs = cx.capabilities();
-    let Some(level) = cx.driver.cuda else {
-        let (_, choices) = choices_by_driver(cx, &ccs)?;
-        return Some(format!("Install a CUDA build of torch in place of the CPU-only one. {choices}"));
+    torch_for(cx, &cx.capabilities(), "in place of the CPU-only one")
+}
+
+/// The CUDA build of torch with machine code for `ccs` (any GPU when empty), `instead` of the one
+/// installed: the newest line the driver runs, or with the driver not shown, one per driver level.
+pub(super) fn torch_for(cx: &Ctx<'_>, ccs: &[ComputeCapability], instead: &str) -> Option<String> {
+    let Some(level) = cx.driver_cuda() else {
+        let (_, choices) = choices_by_driver(cx, ccs)?;
+        return Some(format!("Install a CUDA build of torch {instead}. {choices}"));
     };
-    let v = cx.kb.pytorch.recommend(&ccs, Some(level), None)?;
+    let v = cx.kb.pytorch.recommend(ccs, Some(level), None)?;
     Some(format!(
-        "Install torch {} built for CUDA {} in place of the CPU-only one, the newest line this driver (CUDA up to \
-         {level}) runs{}: {}",
+        "Install torch {} built for CUDA {} {instead}, the newest line this driver (CUDA up to {level}) runs{}: {}",
         v.torch,
         v.cuda,
         if ccs.is_empty() { String::new() } else { " on this GPU".to_owned() },

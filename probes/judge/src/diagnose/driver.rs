@@ -92,7 +92,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
 }
 
 fn level_text(cx: &Ctx<'_>) -> String {
-    cx.driver.cuda.map_or_else(|| "an older version".to_owned(), |c| c.to_string())
+    cx.driver_cuda().map_or_else(|| "an older version".to_owned(), |c| c.to_string())
 }
 
 fn needs_text(runtime: CudaVersion, floor: Option<&DriverVersion>, full: Option<&DriverVersion>) -> String {

@@ -189,7 +189,7 @@ fn tensorflow_windows(cx: &Ctx<'_>, env: &PythonEnv, fw: &Framework, evidence: V
 fn jax_extra<'k>(cx: &Ctx<'k>) -> Option<&'k str> {
     let plugins = &cx.kb.jax.plugin;
     let fits =
-        cx.driver.cuda.and_then(|c| plugins.iter().filter(|p| p.cuda_major <= c.major).max_by_key(|p| p.cuda_major));
+        cx.driver_cuda().and_then(|c| plugins.iter().filter(|p| p.cuda_major <= c.major).max_by_key(|p| p.cuda_major));
     fits.or_else(|| plugins.iter().min_by_key(|p| p.cuda_major)).map(|p| p.extra.as_str())
 }
 

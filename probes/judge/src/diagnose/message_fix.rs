@@ -8,7 +8,7 @@
 //! Each family fix returns the words for a machine no plan can be made for (pasted text without
 //! an OS) and, where a planner covers it, the plan target whose plan replaces them.
 
-use super::arch::build_for;
+use super::arch::{build_for, torch_for};
 use super::context::{build_cuda, wheel_cuda_major};
 use super::{Ctx, fix};
 use gpu_doctor_kb::{KnownMessage, families};
@@ -58,8 +58,87 @@ fn by_category(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&ObservedMessage]
         Category::NoDriverOrGpuNotVisible => visible_fix(cx, known),
         Category::MultipleToolkitsConflict => toolkits_fix(cx, known, observed),
         Category::Other => coded_fix(cx, observed).unwrap_or_else(|| other_fix(cx, known)),
+        Category::ToolkitVsFrameworkMismatchHarmless => toolkit_fix(cx, known, observed),
         _ => (None, None),
     }
+}
+
+/// A toolkit that differs from what a build step needs (where running prebuilt wheels would not
+/// care): PyTorch's extension builder refusing a toolkit of another CUDA major than torch's
+/// (`torch/utils/cpp_extension.py`, `_check_cuda_version`), XLA's ptxas newer than the driver, an
+/// nvcc too old for the option PyTorch's ninja build passes.
+fn toolkit_fix(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&ObservedMessage]) -> FamilyFix {
+    let value = |name: &str| observed.iter().find_map(|m| m.values.get(name)?.trim().parse::<CudaVersion>().ok());
+    let torch_cuda = || cx.frameworks().filter(|(_, f)| f.name == "torch").find_map(|(_, f)| build_cuda(f));
+    let words = match known.id.as_str() {
+        "torch.cpp_extension_cuda_mismatch" => {
+            let (Some(detected), Some(compiled)) = (value("detected"), value("compiled")) else { return (None, None) };
+            format!(
+                "PyTorch builds extensions with the toolkit CUDA_HOME names (else the nvcc on PATH): CUDA {detected} \
+                 there, CUDA {compiled} in torch, and their majors must match. Either install the CUDA {compiled} \
+                 toolkit and point CUDA_HOME at it (`{}` in a conda environment, whose folder CUDA_HOME then names; \
+                 NVIDIA's installer puts it in {}), or install the torch build for the toolkit you have: `{}`.",
+                cmd(cx, "conda", ["install", "-c", "nvidia", &format!("cuda-nvcc={compiled}")]),
+                toolkit_folder(cx, compiled),
+                torch_for_toolkit(cx, detected)
+            )
+        }
+        "xla.driver_older_than_ptxas" => {
+            let driver = value("driver_cuda");
+            let ptxas = value("ptxas_version").map(|v| v.major_minor());
+            let floor = ptxas.and_then(|p| cx.kb.cuda.full_driver(p, cx.os)).map(ToString::to_string);
+            let have = driver.map_or_else(String::new, |d| format!(" (CUDA up to {d})"));
+            let match_driver = driver.map_or_else(String::new, |d| {
+                format!(
+                    ", or install the ptxas of the driver's CUDA, which XLA then uses: `{}`",
+                    pip_install(cx, &[&format!("nvidia-cuda-nvcc-cu{}=={}.{}.*", d.major, d.major, d.minor)])
+                )
+            });
+            format!(
+                "XLA compiles with a ptxas newer than the driver{have}, so the driver cannot load the code it makes \
+                 and XLA compiles again through the driver (slower) or fails. Update the NVIDIA driver{}{match_driver}.",
+                floor.map_or_else(String::new, |f| format!(" to {f} or newer"))
+            )
+        }
+        "nvcc.no_generate_dependencies_with_compile" => {
+            let want = torch_cuda().map_or_else(
+                || "CUDA 10.2 or newer, the one torch was built with (`torch.version.cuda`)".to_owned(),
+                |(c, _)| format!("CUDA {c}, the one torch was built with"),
+            );
+            format!(
+                "This nvcc is older than CUDA 10.2 and lacks `--generate-dependencies-with-compile`, which PyTorch's \
+                 ninja build of extensions passes. Install the toolkit of {want}, and point CUDA_HOME at it (with \
+                 its bin first on PATH)."
+            )
+        }
+        _ => return (None, None),
+    };
+    (Some(words), None)
+}
+
+/// Where NVIDIA's installer puts a toolkit of `cuda` on this OS.
+fn toolkit_folder(cx: &Ctx<'_>, cuda: CudaVersion) -> String {
+    let v = cuda.major_minor();
+    if cx.os == OsFamily::Windows {
+        format!("C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v{v}, named by CUDA_PATH")
+    } else {
+        format!("/usr/local/cuda-{v}")
+    }
+}
+
+/// `pip install torch --index-url …/cuXYZ` for the newest torch wheel of the toolkit's CUDA major
+/// at or below its minor (the extension builder checks the major alone), from the knowledge base's
+/// variants; else the toolkit's own tag.
+fn torch_for_toolkit(cx: &Ctx<'_>, toolkit: CudaVersion) -> String {
+    let toolkit = toolkit.major_minor();
+    let variants = || cx.kb.pytorch.variant.iter().filter(|v| v.cuda.major == toolkit.major);
+    let cuda = variants()
+        .filter(|v| v.cuda.major_minor() <= toolkit)
+        .map(|v| v.cuda.major_minor())
+        .max()
+        .or_else(|| variants().map(|v| v.cuda.major_minor()).min())
+        .unwrap_or(toolkit);
+    pip_install(cx, &["torch", "--index-url", &cx.kb.pytorch.index_url(cuda)])
 }
 
 /// A message that carries the number of the CUDA runtime error it reports (PyTorch's
@@ -116,7 +195,9 @@ fn toolkits_fix(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&ObservedMessage
 /// NVIDIA's documentation: the compute mode (nvidia-smi's `-c`), Fabric Manager on NVSwitch
 /// systems (its user guide), NumPy's own `numpy<2` advice, CuPy's "uninstall all … and reinstall
 /// just one", NCCL's `/dev/shm` in containers (its troubleshooting guide: `--shm-size`,
-/// `--ipc=host`). Other rows (a GPU's health, an unknown error) have no fix a line can name.
+/// `--ipc=host`); CUDA's start-up errors by their known causes (nvidia_uvm's state, a fork, HMM);
+/// an uncorrectable ECC error and a lost GPU by the reset, reboot and hardware checks NVIDIA's
+/// tools give. Other rows have no fix a line can name.
 fn other_fix(cx: &Ctx<'_>, known: &KnownMessage) -> FamilyFix {
     let words = match known.id.as_str() {
         "cuda.devices_unavailable" => format!(
@@ -145,6 +226,29 @@ fn other_fix(cx: &Ctx<'_>, known: &KnownMessage) -> FamilyFix {
                 pip_install(cx, &[format!("cupy-cuda{major}x").as_str()])
             )
         }
+        "cuda.unknown_error" if cx.os != OsFamily::Windows => uvm_reload_words(cx),
+        "cuda.initialization_error" if cx.os != OsFamily::Windows => format!(
+            "CUDA could not start. In a process forked after its parent started CUDA (PyTorch's DataLoader workers, \
+             multiprocessing) it never can: use the 'spawn' start method (`multiprocessing.set_start_method('spawn')`, \
+             or DataLoader's `multiprocessing_context='spawn'`), or start CUDA in the children only. Otherwise, on \
+             Linux kernels with HMM and NVIDIA's open kernel modules, nvidia_uvm's HMM support fails cuInit with this \
+             error (CUDA 12.9 release notes, known issues): put `options nvidia_uvm uvm_disable_hmm=1` in \
+             /etc/modprobe.d/nvidia-uvm.conf and reboot. After a suspend: {}",
+            uvm_reload_words(cx)
+        ),
+        "cuda.ecc_uncorrectable" => format!(
+            "The GPU's memory reported an uncorrectable ECC error and the work on it was lost. `{}` shows the error \
+             counts and pending row remaps; reset the GPU with nothing running on it (`{}`) or reboot, which applies \
+             them. If it comes back, the GPU's memory is failing: a hardware fault for the vendor's service (RMA).",
+            cmd(cx, "nvidia-smi", ["-q", "-d", "ECC,ROW_REMAPPER"]),
+            cmd(cx, "sudo", ["nvidia-smi", "-r", "-i", "N"])
+        ),
+        "nvml.gpu_is_lost" => format!(
+            "The GPU fell off the bus (the kernel log's Xid 79): reboot to get it back. If it happens again, look at \
+             its power (cables, the supply's capacity under load), the slot or riser and its temperature; `{}` lists \
+             the events.",
+            cmd(cx, "sudo", ["dmesg", "--level=err,warn"])
+        ),
         "nccl.shm_too_small" => "Give the container a larger /dev/shm: `docker run --shm-size=1g …` or `--ipc=host` \
                                  (NCCL's troubleshooting guide); on Kubernetes, an emptyDir of medium Memory mounted \
                                  at /dev/shm."
@@ -152,6 +256,23 @@ fn other_fix(cx: &Ctx<'_>, known: &KnownMessage) -> FamilyFix {
         _ => return (None, None),
     };
     (Some(words), None)
+}
+
+/// CUDA's unknown error at start-up on Linux: the nvidia_uvm module lost its state (after a suspend
+/// and resume) or its device files are missing (pop-os/default-settings#64 reloads it after resume;
+/// ollama/ollama#2934 and pytorch/pytorch#49081 settle it the same way; NVIDIA's driver README,
+/// "Configuring Power Management Support", for keeping it across suspend).
+fn uvm_reload_words(cx: &Ctx<'_>) -> String {
+    format!(
+        "CUDA's unknown error at start-up most often means the nvidia_uvm module lost its state (after a suspend \
+         and resume) or its device file /dev/nvidia-uvm is missing. Stop the programs that use the GPU, then reload \
+         it: `{}`, then `{}` (or reboot); `{}` creates the device files where they are missing. In a container, do \
+         this on the host. To keep CUDA working across suspend, enable NVIDIA's nvidia-suspend and nvidia-resume \
+         services with the module option NVreg_PreserveVideoMemoryAllocations=1.",
+        cmd(cx, "sudo", ["rmmod", "nvidia_uvm"]),
+        cmd(cx, "sudo", ["modprobe", "nvidia_uvm"]),
+        cmd(cx, "sudo", ["nvidia-modprobe", "-u", "-c", "0"])
+    )
 }
 
 /// The program that printed a row: its `printed_by` package (`torch`), else the first word of its
@@ -192,7 +313,7 @@ fn pip_install(cx: &Ctx<'_>, requirements: &[&str]) -> String {
 /// that shows the driver's CUDA level, and the other way out.
 fn driver_fix(cx: &Ctx<'_>) -> FamilyFix {
     let check = cmd(cx, "nvidia-smi", []);
-    let have = cx.driver.cuda.map_or_else(String::new, |c| format!(" (this one: CUDA up to {c})"));
+    let have = cx.driver_cuda().map_or_else(String::new, |c| format!(" (this one: CUDA up to {c})"));
     let words = format!(
         "Update the NVIDIA driver to the newest for this GPU (your distribution's driver packages, or \
          https://www.nvidia.com/drivers), then reboot. `{check}` prints in its header the CUDA level the driver \
@@ -259,7 +380,7 @@ fn jax_builds(cx: &Ctx<'_>) -> String {
     let mut plugins: Vec<&gpu_doctor_kb::JaxPlugin> = cx.kb.jax.plugin.iter().collect();
     plugins.sort_by_key(|p| std::cmp::Reverse(p.cuda_major));
     let install = |extra: &str| pip_install(cx, &["--upgrade", &format!("jax[{extra}]")]);
-    if let Some(level) = cx.driver.cuda
+    if let Some(level) = cx.driver_cuda()
         && let Some(p) = plugins.iter().find(|p| p.cuda_min <= level)
     {
         return format!(
@@ -315,6 +436,22 @@ fn named_capabilities(cx: &Ctx<'_>, observed: &[&ObservedMessage]) -> Vec<Comput
 fn arch_fix(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&ObservedMessage]) -> FamilyFix {
     let ccs = named_capabilities(cx, observed);
     let torch = torch_context(cx, known);
+    if known.id.starts_with("nvrtc.") {
+        // NVRTC is loaded with the program's own CUDA build (PyTorch's wheel, CuPy's cupy-cudaNNx):
+        // a build of a CUDA that knows the GPU brings one that knows it (CUDA's release notes
+        // add each architecture; torch's wheels carry machine code only for those their CUDA knows).
+        let torch = torch_for(cx, &ccs, "made with a CUDA that knows this GPU");
+        let cupy = format!(
+            "CuPy: upgrade it, as the cupy-cudaNNx package of the CUDA the driver runs (`{}`)",
+            pip_install(cx, &["--upgrade", &format!("cupy-cuda{}x", text_cuda_major(cx).unwrap_or(12))])
+        );
+        let words = format!(
+            "The NVRTC the program loaded (it comes with the program's CUDA build) is older than the GPU's \
+             architecture: install a build of the program made with a newer CUDA. {}{cupy}.",
+            torch.map_or_else(String::new, |t| format!("PyTorch: {t} "))
+        );
+        return (Some(words), None);
+    }
     if torch && let [cc] = ccs.as_slice() {
         let words = build_for(cx, "torch", *cc).unwrap_or_else(|| {
             format!(
@@ -341,7 +478,7 @@ fn arch_fix(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&ObservedMessage]) -
             None,
         );
     }
-    let compiler = ["nvcc.", "nvjitlink.", "triton.ptxas", "nvrtc."].iter().any(|p| known.id.starts_with(p));
+    let compiler = ["nvcc.", "nvjitlink.", "triton.ptxas"].iter().any(|p| known.id.starts_with(p));
     if compiler {
         let arch = observed.iter().find_map(|m| m.values.get("arch").or_else(|| m.values.get("value")));
         let what = arch.map_or_else(|| "the GPU's architecture".to_owned(), |a| format!("`{a}`"));
@@ -649,6 +786,8 @@ enum Unreachable {
     ContainerLost,
     /// The open kernel module on a GPU without a GSP.
     ProprietaryModule,
+    /// CUDA's unknown error at start-up: nvidia_uvm's state.
+    UvmState,
 }
 
 /// Which rows are which sub-family.
@@ -699,6 +838,7 @@ const UNREACHABLE: &[(Unreachable, &[&str])] = &[
     (Unreachable::ModuleBuild, &["dkms.module_build_failed", "installer.kernel_source_missing"]),
     (Unreachable::ContainerLost, &["nvml.unknown_error"]),
     (Unreachable::ProprietaryModule, &["nvrm.open_module_needs_gsp"]),
+    (Unreachable::UvmState, &["torch.cuda_unknown_error"]),
 ];
 
 /// The distribution's command that rebuilds the NVIDIA module for the running kernel, when the
@@ -800,6 +940,7 @@ fn visible_fix(cx: &Ctx<'_>, known: &KnownMessage) -> FamilyFix {
             ),
             None,
         ),
+        Unreachable::UvmState => (Some(uvm_reload_words(cx)), None),
         Unreachable::ModuleBuild => (
             Some(format!(
                 "Install the headers of the running kernel (`uname -r` names it) and rebuild the module: {}. If the \

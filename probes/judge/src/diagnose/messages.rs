@@ -199,7 +199,7 @@ fn needed_driver(cx: &Ctx<'_>, m: &ObservedMessage) -> Option<(String, PlanTarge
         return Some((words, PlanTarget::Driver { min_branch: Some(branch) }));
     }
     let needed: CudaVersion = NEEDED_CUDA.iter().find_map(|name| m.values.get(*name)?.parse().ok())?;
-    if cx.driver.cuda.is_some_and(|c| c >= needed) {
+    if cx.driver_cuda().is_some_and(|c| c >= needed) {
         return None;
     }
     let os = if cx.os == OsFamily::Windows { OsFamily::Windows } else { OsFamily::Linux };
@@ -229,7 +229,7 @@ fn build_for_driver(cx: &Ctx<'_>, known: &KnownMessage) -> Option<String> {
     {
         return None;
     }
-    let level = cx.driver.cuda?;
+    let level = cx.driver_cuda()?;
     let ccs = cx.capabilities();
     let fits = cx.kb.pytorch.recommend(&ccs, Some(level), None)?;
     let cmd = super::fix::install_torch(cx, fits);
@@ -294,7 +294,7 @@ fn build_driver(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&ObservedMessage
         return None;
     }
     let (cuda, what, major_only) = needed_cuda(cx, observed)?;
-    if cx.driver.cuda.is_some_and(|have| have >= cuda) {
+    if cx.driver_cuda().is_some_and(|have| have >= cuda) {
         return None;
     }
     let floor = driver_floor(cx, cuda, major_only)?;

@@ -29,6 +29,35 @@ pub(crate) struct Matcher {
     rows: Vec<(String, Regex)>,
 }
 
+/// A row's pattern, also matching the error names its emitter gives (`CUDA runtime,
+/// cudaErrorInsufficientDriver (35); driver API CUDA_ERROR_…`): programs print the runtime's and the
+/// driver API's names where `cudaGetErrorString` would print the words (`b'cudaErrorInsufficientDriver'`,
+/// `CUresult CUDA_ERROR_NO_DEVICE`), so each name is a spelling of the same message. A name written as
+/// a family (`cudaErrorMps*`) is not one. Only the CUDA runtime's own rows: another program that
+/// names the error it got (ethminer's `Insufficient CUDA driver`) prints its own words.
+fn with_error_names(pattern: &str, emitter: &str) -> String {
+    let mut names: Vec<&str> = Vec::new();
+    if !emitter.starts_with("CUDA runtime") {
+        return pattern.to_owned();
+    }
+    for prefix in ["cudaError", "CUDA_ERROR_"] {
+        let mut rest = emitter;
+        while let Some(at) = rest.find(prefix) {
+            let tail = &rest[at..];
+            let len = tail.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(tail.len());
+            let (name, after) = tail.split_at(len);
+            if name.len() > prefix.len() && !after.starts_with('*') && !name.ends_with('_') && !pattern.contains(name) {
+                names.push(name);
+            }
+            rest = after;
+        }
+    }
+    if names.is_empty() {
+        return pattern.to_owned();
+    }
+    format!("(?:{pattern})|(?-u:\\b)(?:{})(?-u:\\b)", names.join("|"))
+}
+
 impl Matcher {
     /// Compiles the rows `keep` picks; a row whose pattern does not compile is left out (the table
     /// tests fail on it, so it never ships).
@@ -38,7 +67,7 @@ impl Matcher {
             .message
             .iter()
             .filter(|m| keep(&m.id))
-            .filter_map(|m| Regex::new(&m.pattern).ok().map(|r| (m.id.clone(), r)))
+            .filter_map(|m| Regex::new(&with_error_names(&m.pattern, &m.emitter)).ok().map(|r| (m.id.clone(), r)))
             .collect();
         let set =
             RegexSetBuilder::new(rows.iter().map(|(_, r)| r.as_str())).dfa_size_limit(SET_DFA_CACHE_BYTES).build().ok();

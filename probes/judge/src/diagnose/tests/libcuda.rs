@@ -65,4 +65,9 @@ fn udocker_without_its_nvidia_setup_has_no_driver_library_whatever_the_driver() 
     assert!(fix_of(&findings, "containers.libcuda_not_mounted").contains("udocker setup --nvidia"));
     let set_up = format!("!udocker --allow-root setup --nvidia tabby\n{text}");
     assert!(!judged(&set_up).iter().any(|f| f.id == "containers.libcuda_not_mounted"));
+    // The setup step after more udocker lines than the reader keeps as plain markers still counts.
+    let pulls = "!udocker --allow-root pull tabbyml/tabby\n".repeat(6);
+    let late = format!("{pulls}!udocker --allow-root setup --nvidia tabby\n{text}");
+    assert!(!judged(&late).iter().any(|f| f.id == "containers.libcuda_not_mounted"));
+    assert!(judged(&format!("{pulls}{text}")).iter().any(|f| f.id == "containers.libcuda_not_mounted"));
 }

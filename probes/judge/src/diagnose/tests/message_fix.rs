@@ -258,3 +258,49 @@ fn lone_lines_of_the_fixed_families_get_a_fix() {
         }
     }
 }
+
+// toolkit_vs_framework_mismatch_harmless: what a build step needs of the toolkit.
+
+#[test]
+fn an_extension_build_refusing_the_toolkit_gets_the_toolkit_of_torch_and_the_torch_of_the_toolkit() {
+    // torch/utils/cpp_extension.py's _check_cuda_version (v2.5.0), toolkit 11.8 under a torch of 12.1.
+    let (fix, _) = fix_of(
+        "RuntimeError:\nThe detected CUDA version (11.8) mismatches the version that was used to compile\n\
+         PyTorch (12.1). Please make sure to use the same CUDA versions.\n",
+        "observed.torch.cpp_extension_cuda_mismatch",
+    );
+    assert!(fix.contains("cuda-nvcc=12.1") && fix.contains("CUDA_HOME"), "{fix}");
+    assert!(fix.contains("download.pytorch.org/whl/cu118"), "{fix}");
+    // XLA's warning (xla/stream_executor/cuda/ptx_compiler_helpers.cc): the driver's floor for the
+    // ptxas, or the ptxas of the driver's CUDA.
+    let (ptxas, _) = fix_of(
+        "W external/xla/xla/service/gpu/nvptx_compiler.cc:836] The NVIDIA driver's CUDA version is 12.2 which is \
+         older than the PTX compiler version 12.6.20. Because the driver is older than the PTX compiler version, \
+         XLA is disabling parallel compilation, which may slow down compilation. You should update your NVIDIA \
+         driver or use the NVIDIA-provided CUDA forward compatibility packages.\n",
+        "observed.xla.driver_older_than_ptxas",
+    );
+    assert!(ptxas.contains("nvidia-cuda-nvcc-cu12==12.2.*") && ptxas.contains("560"), "{ptxas}");
+}
+
+#[test]
+fn cuda_start_up_errors_get_the_causes_their_families_have() {
+    // cudaErrorUnknown (999) at start-up: nvidia_uvm reloaded; in PyTorch's words too.
+    let (unknown, _) = fix_of("RuntimeError: CUDA error: unknown error\n", "observed.cuda.unknown_error");
+    assert!(unknown.contains("sudo rmmod nvidia_uvm") && unknown.contains("sudo modprobe nvidia_uvm"), "{unknown}");
+    let (torch, _) = fix_of(
+        "UserWarning: CUDA initialization: CUDA unknown error - this may be due to an incorrectly set up \
+         environment, e.g. changing env variable CUDA_VISIBLE_DEVICES after program start.\n",
+        "observed.torch.cuda_unknown_error",
+    );
+    assert!(torch.contains("nvidia_uvm"), "{torch}");
+    // cudaErrorInitializationError (3): a fork after CUDA started, or HMM on the open modules.
+    let (init, _) = fix_of("RuntimeError: CUDA error: initialization error\n", "observed.cuda.initialization_error");
+    assert!(init.contains("spawn") && init.contains("uvm_disable_hmm=1"), "{init}");
+    // NVIDIA's NVRTC without the GPU's architecture: a build of a newer CUDA, per driver line.
+    let (nvrtc, _) = fix_of(
+        "RuntimeError: nvrtc: error: invalid value for --gpu-architecture (-arch)\n",
+        "observed.nvrtc.invalid_gpu_architecture",
+    );
+    assert!(nvrtc.contains("download.pytorch.org/whl/cu") && nvrtc.contains("cupy-cuda12x"), "{nvrtc}");
+}

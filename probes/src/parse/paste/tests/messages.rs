@@ -13,6 +13,10 @@ type Case = (&'static str, &'static str, &'static [(&'static str, &'static str)]
 
 const CASES: &[Case] = &[
     ("cuda.insufficient_driver", "-> CUDA driver version is insufficient for CUDA runtime version", &[], &[]),
+    // The error by its name, as NVIDIA's Python bindings return it: cuda-python's runtime calls give a
+    // `(cudaError_t, value)` tuple whose enum prints `<cudaError_t.NAME: code>` (its docs'
+    // cuda.bindings.runtime.cudaError_t); the row's emitter names the error, no pattern lists it.
+    ("cuda.insufficient_driver", "(<cudaError_t.cudaErrorInsufficientDriver: 35>, 0)", &[], &[]),
     (
         "cuda.no_kernel_image",
         "RuntimeError: CUDA error: no kernel image is available for execution on the device",
