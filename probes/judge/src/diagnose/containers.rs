@@ -55,7 +55,9 @@ pub(super) const NO_GPU_INSIDE: Rule = Rule {
               (NVIDIA_VISIBLE_DEVICES set, as nvidia/cuda images do) or the host's NVIDIA driver shows through \
               /proc/driver/nvidia: the container was started without `--gpus` or a CDI device. From pasted text: CUDA's error \
               35 (\"driver version is insufficient\") from a program the text says ran in a container (Docker, Podman, \
-              Kubernetes), on a host driver that runs the CUDA the text names (none named: R525 or newer).",
+              Kubernetes), on a host driver that runs the CUDA the text names (none named: R525 or newer); or a \
+              `docker run` (Podman, nerdctl) command the text shows that passes no GPU (`--gpus`, the NVIDIA runtime, \
+              a CDI device), with a program in it finding none (nvidia-smi not found, no libcuda, no device).",
     source: "NVIDIA Container Toolkit user guide (NVIDIA_VISIBLE_DEVICES, `--gpus`); NVIDIA/nvidia-docker#341; \
              NVIDIA/nvidia-docker#24 (error 35 on a sufficient driver: the driver's libraries were not mounted)",
 };
@@ -108,6 +110,7 @@ pub(super) const RULES: &[Rule] =
     &[TOOLKIT_MISSING, NOT_CONFIGURED, CDI_STALE, NO_GPU_INSIDE, NO_LIBCUDA, K8S_PLUGIN, K8S_UNHEALTHY];
 
 pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    run_without_gpu(cx, out);
     let Some(c) = cx.s.containers.value() else { return };
     match &c.inside {
         Some(inside) => inside_rules(inside, out),
@@ -119,6 +122,48 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
             k8s_unhealthy(c, out);
         }
     }
+}
+
+/// What a program finds where no GPU was passed to its container: no nvidia-smi (the toolkit mounts
+/// it with the driver), no driver library, no device.
+const NO_GPU_SYMPTOMS: [&str; 7] = [
+    "shell.nvidia_smi_not_found",
+    "ld.libcuda_missing",
+    "cuda.no_device",
+    "torch.no_gpus_available",
+    "torch.no_driver",
+    "nvml.library_not_found",
+    "tf.no_cuda_drivers",
+];
+
+/// Options that pass a GPU (or the driver's libraries) to a container: Docker's `--gpus`, the NVIDIA
+/// runtime, a CDI device (NVIDIA Container Toolkit user guide; Podman's CDI docs).
+const GPU_OPTIONS: [&str; 4] = ["--gpus", "--runtime=nvidia", "--runtime nvidia", "nvidia.com/gpu"];
+
+/// Pasted text with a `docker run` (or Podman's, nerdctl's) command that passes no GPU, and a
+/// program in the container that found none: the container was started without the GPU.
+fn run_without_gpu(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let Some(c) = cx.s.platform.container.as_ref() else { return };
+    let lower: Vec<String> = c.markers.iter().map(|m| m.to_ascii_lowercase()).collect();
+    let run = ["docker run ", "podman run ", "nerdctl run "];
+    let Some(at) = lower.iter().position(|m| run.iter().any(|r| m.contains(r))) else { return };
+    if lower.iter().any(|m| GPU_OPTIONS.iter().any(|o| m.contains(o))) || out.iter().any(|f| f.id == NO_GPU_INSIDE.id) {
+        return;
+    }
+    let Some(symptom) = cx.s.messages.iter().find(|m| NO_GPU_SYMPTOMS.contains(&m.id.as_str())) else { return };
+    out.push(NO_GPU_INSIDE.finding(
+        "The container was started without the GPU",
+        "The container was started with a command that passes no GPU (no `--gpus`, no NVIDIA runtime, no CDI device), \
+         and the program in it found no GPU: inside a container the GPU, its device nodes and the driver's tools and \
+         libraries (nvidia-smi, libcuda.so.1) exist only when the engine is asked for them, whatever the host has.",
+        vec![format!("pasted line: {}", c.markers[at]), format!("pasted line: {}", symptom.line)],
+        Some(
+            "Start the container with the GPU: docker run --gpus all … (Podman or Docker with CDI: --device \
+             nvidia.com/gpu=all; Compose: deploy.resources.reservations.devices with capabilities: [gpu]). The host \
+             needs the NVIDIA Container Toolkit (package nvidia-container-toolkit)."
+                .to_owned(),
+        ),
+    ));
 }
 
 /// The GPUs the driver sees, as `(index, uuid)`; empty when unknown.

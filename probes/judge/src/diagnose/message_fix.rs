@@ -819,6 +819,7 @@ const UNREACHABLE: &[(Unreachable, &[&str])] = &[
             "cuda_python.libcuda_so1_dlopen_failed",
             "cudarc.driver_library_not_found",
             "nvml.library_not_found",
+            "shell.nvidia_smi_not_found",
         ],
     ),
     (Unreachable::Stub, &["cuda.stub_library"]),

@@ -306,3 +306,20 @@ fn a_kubelet_without_nvidias_device_plugin_is_named_with_the_runtime_it_uses() {
     assert!(container_ids(&host(0, node(&["kubelet.sock"], default.clone()))).is_empty());
     assert!(container_ids(&host(2, node(&[], default))).is_empty());
 }
+
+#[test]
+fn a_pasted_docker_run_without_a_gpu_and_no_gpu_inside_is_the_container_started_without_it() {
+    // A `docker run` of a CUDA image without `--gpus`, then the shell in it (anibali/docker-pytorch's
+    // README runs the image with `--gpus=all`; without it the container has no nvidia-smi).
+    let text = "$ docker run -it --rm nvidia/cuda:12.4.1-base-ubuntu22.04 bash\n\
+                root@3f2a:/# nvidia-smi\n\
+                bash: nvidia-smi: command not found\n";
+    let ids = super::pasted_ids(text);
+    assert!(ids.contains(&"containers.started_without_gpu".to_owned()), "{ids:?}");
+    // With the GPU passed, nvidia-smi's absence is something else.
+    let passed = text.replace("docker run -it", "docker run --gpus all -it");
+    assert!(!super::pasted_ids(&passed).contains(&"containers.started_without_gpu".to_owned()));
+    // Without a run command the line alone is the catalogue's: the driver's tools are missing.
+    let alone = super::pasted_ids("bash: nvidia-smi: command not found\n");
+    assert_eq!(alone, vec!["observed.shell.nvidia_smi_not_found".to_owned()]);
+}

@@ -742,6 +742,19 @@ const CASES: &[Case] = &[
     ("nvml.no_permission", "Failed to initialize NVML: Insufficient Permissions", &[], &[]),
     // (format) pynvml's exception class with nvmlErrorString's text.
     ("nvml.library_not_found", "pynvml.NVMLError_LibraryNotFound: NVML Shared Library Not Found", &[], &[]),
+    // The shells' words for a program not on PATH, as pasted from a container started without a GPU
+    // (NVIDIA/nvidia-docker issues) and from Windows' cmd.exe.
+    ("shell.nvidia_smi_not_found", "bash: nvidia-smi: command not found", &[], &[]),
+    ("shell.nvidia_smi_not_found", "/bin/sh: 1: nvidia-smi: not found", &[], &[]),
+    ("shell.nvidia_smi_not_found", "'nvidia-smi' is not recognized as an internal or external command,", &[], &[]),
+    // The loader's words for the driver's NVML library, as nvml-wrapper's error shows them (its
+    // `Failed to load NVML library` around libloading's dlerror).
+    (
+        "nvml.library_not_found",
+        "Failed to load NVML library: libnvidia-ml.so: cannot open shared object file: No such file or directory",
+        &[],
+        &[],
+    ),
     (
         "nvml.gpu_is_lost",
         "Unable to determine the device handle for GPU 0000:02:00.0: GPU is lost. Reboot the system to recover this GPU",
@@ -787,6 +800,20 @@ const CASES: &[Case] = &[
         &[("path", "/dev/shm/nccl-UbzKZ9"), ("bytes", "9637892")],
         &[],
     ),
+    // NCCL 2.7's shm.h, as a log of NVIDIA/nccl#290's kind prints it: the segment without its folder,
+    // and posix_fallocate's strerror.
+    (
+        "nccl.shm_too_small",
+        "4e9a7654171e:8639:8745 [0] include/shm.h:48 NCCL WARN Error while creating shared memory segment nccl-shm-recv-170206743cd9fd1d-0-1-0 (size 9637888)",
+        &[("path", "nccl-shm-recv-170206743cd9fd1d-0-1-0"), ("size", "9637888")],
+        &[],
+    ),
+    (
+        "nccl.shm_too_small",
+        "4e9a7654171e:8639:8745 [0] include/shm.h:28 NCCL WARN Call to posix_fallocate failed : No space left on device",
+        &[],
+        &[],
+    ),
     // (format) JAX raises the check's message as a RuntimeError.
     ("jax.cuda_component_outdated", "RuntimeError: Outdated cuFFT installation found.", &[("component", "cuFFT")], &[]),
     // RosettaCommons/RFdiffusion#208 (verbatim).
@@ -828,7 +855,7 @@ const CASES: &[Case] = &[
             "reason",
             "load library failed: libnvidia-ml.so.1: cannot open shared object file: no such file or directory: unknown.",
         )],
-        &[],
+        &["nvml.library_not_found"],
     ),
     // (format) klog's prefix around the plugin's lines at v0.20.0.
     (
