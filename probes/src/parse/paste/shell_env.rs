@@ -75,15 +75,23 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
             .or_else(|| t.split_once("$ ").and_then(|(_, cmd)| assignment(cmd)))
             .or_else(|| windows_assignment(t))
             .or_else(|| device_list_in_words(t));
-        if let Some((name, value)) = assigned {
-            set_var(facts, i, name, value);
-        } else if let Some((name, value)) = python_assignment(t) {
-            set_var(facts, i, name, value);
+        // A line may hold both (a sentence quoting the script's `os.environ[…] = …` and the command
+        // line that worked): the program's own assignment is what it set in process.
+        let in_process = python_assignment(t);
+        if let Some((name, value)) = in_process {
             let set = &mut facts.env.set_in_process;
             if !set.iter().any(|n| n == name) && set.len() < MAX_VARS {
                 set.push(name.to_owned());
             }
-        } else if let Some((name, target)) = ls_entry(t) {
+            if assigned.is_none() {
+                set_var(facts, i, name, value);
+            }
+        }
+        if let Some((name, value)) = assigned {
+            set_var(facts, i, name, value);
+        } else if in_process.is_none()
+            && let Some((name, target)) = ls_entry(t)
+        {
             facts.saw(i, LS);
             add_cuda_dir(facts, &name, target.as_deref());
         }
@@ -195,7 +203,8 @@ fn device_list_in_words(line: &str) -> Option<(&'static str, &str)> {
 }
 
 /// Python setting a variable for itself, anywhere in a line: `os.environ["CUDA_VISIBLE_DEVICES"] = '1'`
-/// (also inside a sentence that quotes the script's line), or `os.environ.setdefault("…", "…")`, which
+/// (also inside a sentence that quotes the script's line, and `environ[…]` after `from os import environ`),
+/// or `os.environ.setdefault("…", "…")`, which
 /// sets it the same way when it is not set yet (Python's os.environ is a mapping:
 /// https://docs.python.org/3/library/os.html#os.environ).
 fn python_assignment(line: &str) -> Option<(&str, &str)> {
@@ -203,7 +212,7 @@ fn python_assignment(line: &str) -> Option<(&str, &str)> {
         let quote = rest.chars().next().filter(|c| matches!(c, '"' | '\''))?;
         Some((1, quote))
     };
-    let (name, rest) = if let Some((_, rest)) = line.split_once("os.environ[") {
+    let (name, rest) = if let Some((_, rest)) = line.split_once("environ[") {
         let rest = rest.strip_prefix(['"', '\''])?;
         let (name, rest) = rest.split_once(['"', '\''])?;
         (name, rest.strip_prefix(']')?.trim_start().strip_prefix('=')?.trim_start())

@@ -477,6 +477,24 @@ fn a_python_os_environ_assignment_is_a_variable() {
          encounter an error: `RuntimeError: No CUDA GPUs are available`.\n",
     );
     assert_eq!(s.env.vars.get("CUDA_VISIBLE_DEVICES").map(String::as_str), Some("1"));
+    assert_eq!(s.env.set_in_process, ["CUDA_VISIBLE_DEVICES"]);
+    // alibaba/EasyNLP#35: the script's `export` did not work, nor `os.environ[…]` in main.
+    let s = read(
+        "脚本里的export CUDA_VISIBLE_DEVICES不起作用，main函数里的os.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\"也没有作用\n",
+    );
+    assert_eq!(s.env.set_in_process, ["CUDA_VISIBLE_DEVICES"]);
+    // A sentence quoting both the script's assignment and the command line that worked (the two forms
+    // of open-mmlab/mmdetection3d's and NVIDIA/DALI's reports, here in one line): the script's is the
+    // one set in process, the command line's value is the variable's.
+    let s = read(
+        "Adding `os.environ['CUDA_VISIBLE_DEVICES'] = \"2\"` in my code does not work, but `CUDA_VISIBLE_DEVICES=2 \
+         python train.py` works\n",
+    );
+    assert_eq!(s.env.set_in_process, ["CUDA_VISIBLE_DEVICES"]);
+    assert_eq!(s.env.vars.get("CUDA_VISIBLE_DEVICES").map(String::as_str), Some("2"));
+    // `from os import environ`, then `environ[…] = …`.
+    let s = read("environ[\"CUDA_VISIBLE_DEVICES\"] = \"0\"\n");
+    assert_eq!(s.env.set_in_process, ["CUDA_VISIBLE_DEVICES"]);
     let s = read("os.environ['CUDA_HOME'] = \"/usr/local/cuda-11.8\"\n");
     assert_eq!(s.env.vars.get("CUDA_HOME").map(String::as_str), Some("/usr/local/cuda-11.8"));
     // A comparison, an unquoted value and another name are not assignments of a relevant variable.
