@@ -453,14 +453,17 @@ fn arch_fix(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&ObservedMessage]) -
         return (Some(words), None);
     }
     if torch && let [cc] = ccs.as_slice() {
-        let words = build_for(cx, "torch", *cc).unwrap_or_else(|| {
-            format!(
+        let list = fix::var_line(cx, "TORCH_CUDA_ARCH_LIST", &cc.to_string());
+        let words = match build_for(cx, "torch", *cc) {
+            // A build from source (torch or an extension) carries the architectures TORCH_CUDA_ARCH_LIST
+            // names (PyTorch's README, "From Source"; torch.utils.cpp_extension).
+            Some(wheel) => format!("{wheel} Built from source (torch or an extension): rebuild with `{list}`."),
+            None => format!(
                 "No torch wheel the knowledge base lists has machine code for {}: build torch from source with \
-                 `{}` set (PyTorch's README, \"From Source\"), or run it on a GPU a wheel covers.",
+                 `{list}` set (PyTorch's README, \"From Source\"), or run it on a GPU a wheel covers.",
                 cc.sm(),
-                fix::var_line(cx, "TORCH_CUDA_ARCH_LIST", &cc.to_string())
-            )
-        });
+            ),
+        };
         return (Some(words), None);
     }
     if torch {
@@ -497,7 +500,8 @@ fn arch_fix(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&ObservedMessage]) -
         let n = format!("{}{}", cc.major, cc.minor);
         format!(
             "Install a build of the program with machine code for {} (or PTX of a lower compute_XY), or build it for \
-             this GPU (CMake: `-DCMAKE_CUDA_ARCHITECTURES={n}`; nvcc: `-gencode arch=compute_{n},code=sm_{n}`).",
+             this GPU (CMake: `-DCMAKE_CUDA_ARCHITECTURES={n}`; nvcc: `-gencode arch=compute_{n},code=sm_{n}`; \
+             PyTorch and its extensions: TORCH_CUDA_ARCH_LIST).",
             cc.sm()
         )
     };
@@ -507,7 +511,7 @@ fn arch_fix(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&ObservedMessage]) -
             Some(format!(
                 "`{}` shows each GPU's compute capability; install a build of the program with machine code for it, or \
                  build it for the GPU (CMake: `-DCMAKE_CUDA_ARCHITECTURES=XY`; nvcc: `-gencode \
-                 arch=compute_XY,code=sm_XY`).",
+                 arch=compute_XY,code=sm_XY`; PyTorch and its extensions: TORCH_CUDA_ARCH_LIST).",
                 cmd(cx, "nvidia-smi", ["--query-gpu=name,compute_cap", "--format=csv"])
             )),
             None,

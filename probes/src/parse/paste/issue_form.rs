@@ -72,7 +72,11 @@ fn label_value(line: &str) -> Option<(String, String)> {
         return None;
     }
     let line = line.trim().trim_start_matches(['-', '*', '+', '>', '|', ' ', '\t']);
-    let (label, value) = line.split_once(':')?;
+    // The full-width colon (U+FF1A) is how forms in Chinese and Japanese write it (`driver：430.64`).
+    let (label, value) = match line.split_once(':') {
+        Some((label, value)) if !label.contains('：') => (label, value),
+        _ => line.split_once('：')?,
+    };
     // Markdown's emphasis (`**Label**`, `__Label__`) is not part of the label; an underscore inside
     // a word is a package's (`flash_attn`, which PyPI names alike with a hyphen).
     let label = label.replace(['*', '`'], "");
@@ -330,6 +334,15 @@ mod tests {
         // A model number is not a size; a size too large for a GPU is not read.
         assert_eq!(gpu_in("Tesla P100 16G").unwrap().memory_total_bytes, Some(16 << 30));
         assert_eq!(gpu_in("RTX 4090 9999GB").unwrap().memory_total_bytes, None);
+    }
+
+    #[test]
+    fn a_full_width_colon_labels_an_answer_too() {
+        // NVIDIA/nccl-tests#319's environment list, written with U+FF1A.
+        assert_eq!(label_value("Driver Version：570.124.06"), Some(("driver version".into(), "570.124.06".into())));
+        assert_eq!(label_value("Ubuntu：24.04.2"), Some(("ubuntu".into(), "24.04.2".into())));
+        // An ASCII colon first is the label's, a full-width one inside the value stays there.
+        assert_eq!(label_value("GPU: RTX 4090（24G）：x1"), Some(("gpu".into(), "RTX 4090（24G）：x1".into())));
     }
 
     #[test]
