@@ -660,10 +660,10 @@ fn parse_cudnn(text: &str) -> Option<(u32, u32)> {
 /// (`compiled`, `built`, ONNX Runtime's `cudnn_major`), installed for the text's CUDA, and the
 /// older copy kept off the loader's path; for JAX, its own CUDA plugin, which brings its cuDNN.
 fn cudnn_fix(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&ObservedMessage]) -> FamilyFix {
-    if program(known) == "jax" {
-        return (Some(jax_builds(cx)), None);
-    }
     let value = |name: &str| observed.iter().find_map(|m| m.values.get(name));
+    if program(known) == "jax" {
+        return (Some(jax_cudnn(cx, value("built").and_then(|v| parse_cudnn(v)))), None);
+    }
     let cuda = value("cuda_major").and_then(|v| v.parse::<u32>().ok()).or_else(|| text_cuda_major(cx)).unwrap_or(12);
     let needed = value("compiled").or_else(|| value("built")).and_then(|v| parse_cudnn(v));
     let requirement = match (needed, value("cudnn_major").and_then(|v| v.parse::<u32>().ok())) {
@@ -679,6 +679,25 @@ fn cudnn_fix(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&ObservedMessage]) 
             pip_install(cx, &[requirement.as_str()])
         )),
         None,
+    )
+}
+
+/// JAX without the cuDNN its CUDA plugin needs: the cuDNN it was built against (the message's
+/// `built`), else its plugins' floor (jax.toml's `cudnn_min`, from the plugins' own requirements),
+/// as the wheel its pip install pulls or conda-forge's package, then JAX's own build (JAX's
+/// installation docs: pip's `jax[cudaNN]` brings the nvidia-cudnn wheel; a conda or system cuDNN
+/// must be at least the one JAX was built with).
+fn jax_cudnn(cx: &Ctx<'_>, built: Option<(u32, u32)>) -> String {
+    let floor = cx.kb.jax.plugin.iter().map(|p| (p.cudnn_min.major, p.cudnn_min.minor)).min();
+    let (major, minor) = built.or(floor).unwrap_or((9, 0));
+    let cuda = text_cuda_major(cx).unwrap_or(12);
+    format!(
+        "JAX needs cuDNN {major}.{minor} or a newer {major}.x where it loads it: with pip, `{}`; with conda, `{}`; \
+         then keep an older copy from being loaded first (another framework's, such as torch's: `import jax` \
+         before it; a folder on LD_LIBRARY_PATH). {}",
+        pip_install(cx, &[&format!("nvidia-cudnn-cu{cuda}>={major}.{minor}")]),
+        cmd(cx, "conda", ["install", "-c", "conda-forge", &format!("cudnn>={major}.{minor}")]),
+        jax_builds(cx)
     )
 }
 

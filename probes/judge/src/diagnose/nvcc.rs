@@ -91,7 +91,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
         )
     };
     let fix = format!(
-        "Install CUDA toolkit {first} or newer (NVIDIA's cuda-toolkit-{}-{} package from its repository, or `conda \
+        "Install the CUDA {first} toolkit or newer (NVIDIA's cuda-toolkit-{}-{} package from its repository, or `conda \
          install -c nvidia cuda-nvcc={first}` in a conda environment), put its bin folder first on PATH and set \
          CUDA_HOME to it, then build again (`nvcc --version` must print release {first} or later).{narrower}",
         first.major, first.minor

@@ -621,7 +621,7 @@ fn explain(cx: &Ctx<'_>, t: Option<&Toolkits>, out: &mut Vec<Finding>) {
 /// when the build's own CUDA is newer than that.
 fn cuda_home_for(cx: &Ctx<'_>, t: &Toolkits, build: CudaVersion) -> Option<PlanTarget> {
     let major = build.major;
-    let runs = |v: CudaVersion| cx.driver.cuda.is_none_or(|d| v.major_minor() <= d.major_minor());
+    let runs = |v: CudaVersion| cx.driver_cuda().is_none_or(|d| v.major_minor() <= d.major_minor());
     if !runs(build) {
         return None;
     }
@@ -638,7 +638,7 @@ fn cuda_home_for(cx: &Ctx<'_>, t: &Toolkits, build: CudaVersion) -> Option<PlanT
                 format!("/usr/local/cuda-{v}")
             };
             let install = Change::Manual {
-                text: format!("Install CUDA toolkit {v} (https://developer.nvidia.com/cuda-toolkit-archive)."),
+                text: format!("Install the CUDA {v} toolkit (https://developer.nvidia.com/cuda-toolkit-archive)."),
             };
             fix::change(None, goal, vec![install, fix::set_var("CUDA_HOME", &root)])
         }
@@ -649,7 +649,7 @@ fn cuda_home_for(cx: &Ctx<'_>, t: &Toolkits, build: CudaVersion) -> Option<PlanT
 /// Version" (nvidia-smi inside the container shows the host's driver, which the NVIDIA Container
 /// Toolkit mounts in); one newer than the driver is the driver's finding, not a harmless one.
 fn explain_without_nvcc(cx: &Ctx<'_>, t: Option<&Toolkits>, out: &mut Vec<Finding>) {
-    let Some(driver) = cx.driver.cuda.map(CudaVersion::major_minor) else { return };
+    let Some(driver) = cx.driver_cuda().map(CudaVersion::major_minor) else { return };
     let images: Vec<(&ToolkitInstall, CudaVersion)> = t
         .map(|t| t.installs.as_slice())
         .unwrap_or_default()

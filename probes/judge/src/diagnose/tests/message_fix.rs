@@ -304,3 +304,12 @@ fn cuda_start_up_errors_get_the_causes_their_families_have() {
     );
     assert!(nvrtc.contains("download.pytorch.org/whl/cu") && nvrtc.contains("cupy-cuda12x"), "{nvrtc}");
 }
+
+#[test]
+fn jax_without_its_cudnn_gets_the_cudnn_its_plugins_need_by_pip_and_conda() {
+    // jax_plugins/cuda/__init__.py's check, as JAX raises it (the catalogue's sample).
+    let f = pasted("RuntimeError: Outdated cuDNN installation found.\n");
+    let fix = f.iter().find_map(|f| words(f).filter(|w| w.contains("cuDNN"))).expect("a cuDNN fix").to_owned();
+    assert!(fix.contains("nvidia-cudnn-cu12>=9.") && fix.contains("cudnn>=9."), "{fix}");
+    assert!(fix.contains("import jax"), "{fix}");
+}

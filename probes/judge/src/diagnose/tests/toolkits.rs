@@ -184,7 +184,7 @@ fn another_major_than_torch_says_extensions_will_not_build() {
     assert_eq!(f.severity, Severity::Info);
     assert!(f.detail.contains("will fail") && f.detail.contains("refuses a CUDA major (12)"), "{f:#?}");
     let changes = m.changes("toolkits.versions_explained");
-    assert!(matches!(&changes[0], Change::Manual { text } if text.starts_with("Install CUDA toolkit 13.0")));
+    assert!(matches!(&changes[0], Change::Manual { text } if text.starts_with("Install the CUDA 13.0 toolkit")));
     assert_eq!(changes[1], fix::set_var("CUDA_HOME", "/usr/local/cuda-13.0"));
     // With a 13.0 toolkit installed, the fix points at it.
     let m = rig()
