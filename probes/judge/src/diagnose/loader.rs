@@ -99,9 +99,15 @@ fn finding(cx: &Ctx<'_>, library: &str, symbol: &str, wheel: &str) -> Finding {
             }
             None => format!("upgrade what ships it (pip: the {wheel} wheel for your CUDA major)"),
         };
+    // The second copy is usually a second package's: conda's `cudatoolkit` under pip wheels that bring
+    // their own libraries, or an older CUDA's wheel beside the framework's (pytorch/pytorch#91067 and
+    // #103832, conda-forge's cudatoolkit beside the nvidia-* wheels).
     let words = format!(
         "Find the copy the loader takes: `{find} | grep -F {name}` and the folders of `echo $LD_LIBRARY_PATH`. Take \
-         the folder with the older copy out of LD_LIBRARY_PATH, or {upgrade}."
+         the folder with the older copy out of LD_LIBRARY_PATH, or {upgrade}. The older copy is usually a second \
+         package's: conda's `cudatoolkit` beside pip wheels that bring their own libraries (remove it: `{}`), or an \
+         older CUDA's nvidia-* wheel beside the framework's (`pip list` names it; uninstall it).",
+        fix::command(cx, &ShellCommand::new("conda").args(["remove", "cudatoolkit"]), false)
     );
     OLDER_LIBRARY.finding(summary, detail, evidence, Some(words))
 }

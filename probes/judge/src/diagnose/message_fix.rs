@@ -811,6 +811,8 @@ enum Unreachable {
     ProprietaryModule,
     /// CUDA's unknown error at start-up: nvidia_uvm's state.
     UvmState,
+    /// The Kubernetes device plugin's pod cannot reach the driver: the node's runtime is not NVIDIA's by default.
+    NodeRuntime,
 }
 
 /// Which rows are which sub-family.
@@ -863,6 +865,7 @@ const UNREACHABLE: &[(Unreachable, &[&str])] = &[
     (Unreachable::ContainerLost, &["nvml.unknown_error"]),
     (Unreachable::ProprietaryModule, &["nvrm.open_module_needs_gsp"]),
     (Unreachable::UvmState, &["torch.cuda_unknown_error"]),
+    (Unreachable::NodeRuntime, &["k8s.nvml_init_failed"]),
 ];
 
 /// The distribution's command that rebuilds the NVIDIA module for the running kernel, when the
@@ -965,6 +968,19 @@ fn visible_fix(cx: &Ctx<'_>, known: &KnownMessage) -> FamilyFix {
             None,
         ),
         Unreachable::UvmState => (Some(uvm_reload_words(cx)), None),
+        // NVIDIA k8s-device-plugin README (prerequisites: nvidia-container-runtime configured as the
+        // default low-level runtime); NVIDIA Container Toolkit install guide (`--set-as-default`).
+        Unreachable::NodeRuntime => (
+            Some(format!(
+                "On each GPU node, install the NVIDIA Container Toolkit and make its runtime the default one, then \
+                 restart the runtime and the plugin's pod: containerd `{}`, Docker `{}` (daemon.json's \
+                 \"default-runtime\": \"nvidia\"), CRI-O `{}`; or deploy the plugin with a RuntimeClass of nvidia.",
+                cmd(cx, "sudo", ["nvidia-ctk", "runtime", "configure", "--runtime=containerd", "--set-as-default"]),
+                cmd(cx, "sudo", ["nvidia-ctk", "runtime", "configure", "--runtime=docker", "--set-as-default"]),
+                cmd(cx, "sudo", ["nvidia-ctk", "runtime", "configure", "--runtime=crio", "--set-as-default"])
+            )),
+            None,
+        ),
         Unreachable::ModuleBuild => (
             Some(format!(
                 "Install the headers of the running kernel (`uname -r` names it) and rebuild the module: {}. If the \

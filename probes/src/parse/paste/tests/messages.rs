@@ -866,6 +866,13 @@ const CASES: &[Case] = &[
         &["nvml.library_not_found"],
     ),
     // (format) klog's prefix around the plugin's lines at v0.20.0.
+    // The plugin's first releases logged NVML's error alone (main.go's log.Println).
+    (
+        "k8s.nvml_init_failed",
+        "2018/01/10 08:12:31 Failed to start nvml with error: could not load NVML library",
+        &[],
+        &[],
+    ),
     (
         "k8s.nvml_init_failed",
         "E0530 08:47:09.364823       1 factory.go:100] If this is a GPU node, did you set the docker default runtime to `nvidia`?",
