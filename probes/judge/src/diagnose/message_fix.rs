@@ -968,19 +968,7 @@ fn visible_fix(cx: &Ctx<'_>, known: &KnownMessage) -> FamilyFix {
             None,
         ),
         Unreachable::UvmState => (Some(uvm_reload_words(cx)), None),
-        // NVIDIA k8s-device-plugin README (prerequisites: nvidia-container-runtime configured as the
-        // default low-level runtime); NVIDIA Container Toolkit install guide (`--set-as-default`).
-        Unreachable::NodeRuntime => (
-            Some(format!(
-                "On each GPU node, install the NVIDIA Container Toolkit and make its runtime the default one, then \
-                 restart the runtime and the plugin's pod: containerd `{}`, Docker `{}` (daemon.json's \
-                 \"default-runtime\": \"nvidia\"), CRI-O `{}`; or deploy the plugin with a RuntimeClass of nvidia.",
-                cmd(cx, "sudo", ["nvidia-ctk", "runtime", "configure", "--runtime=containerd", "--set-as-default"]),
-                cmd(cx, "sudo", ["nvidia-ctk", "runtime", "configure", "--runtime=docker", "--set-as-default"]),
-                cmd(cx, "sudo", ["nvidia-ctk", "runtime", "configure", "--runtime=crio", "--set-as-default"])
-            )),
-            None,
-        ),
+        Unreachable::NodeRuntime => node_runtime_fix(cx),
         Unreachable::ModuleBuild => (
             Some(format!(
                 "Install the headers of the running kernel (`uname -r` names it) and rebuild the module: {}. If the \
@@ -990,6 +978,23 @@ fn visible_fix(cx: &Ctx<'_>, known: &KnownMessage) -> FamilyFix {
             load(DriverLoadProblem::ModuleForOtherKernel),
         ),
     }
+}
+
+/// The Kubernetes device plugin's pod that cannot reach the driver: NVIDIA's runtime made the node's
+/// default (NVIDIA k8s-device-plugin README, prerequisites: nvidia-container-runtime configured as the
+/// default low-level runtime; NVIDIA Container Toolkit install guide, `--set-as-default`).
+fn node_runtime_fix(cx: &Ctx<'_>) -> FamilyFix {
+    (
+        Some(format!(
+            "On each GPU node, install the NVIDIA Container Toolkit and make its runtime the default one, then \
+                 restart the runtime and the plugin's pod: containerd `{}`, Docker `{}` (daemon.json's \
+                 \"default-runtime\": \"nvidia\"), CRI-O `{}`; or deploy the plugin with a RuntimeClass of nvidia.",
+            cmd(cx, "sudo", ["nvidia-ctk", "runtime", "configure", "--runtime=containerd", "--set-as-default"]),
+            cmd(cx, "sudo", ["nvidia-ctk", "runtime", "configure", "--runtime=docker", "--set-as-default"]),
+            cmd(cx, "sudo", ["nvidia-ctk", "runtime", "configure", "--runtime=crio", "--set-as-default"])
+        )),
+        None,
+    )
 }
 
 /// Docker without NVIDIA's runtime: the NVIDIA Container Toolkit's configure step and a restart
