@@ -19,7 +19,8 @@ pub(super) const P2P_BLOCKED: Rule = Rule {
               a peer copy between GPUs CUDA reports peer access for at less than half the copy staged through the host. \
               Or, on such a machine whose GPUs are not all joined by NVLink, the kernel command line or log shows \
               the IOMMU translating the devices' DMA (`intel_iommu=on` without `iommu=pt`, `iommu: Default domain \
-              type: Translated`, `DMAR: IOMMU enabled`, AMD-Vi, a DMA remapping fault).",
+              type: Translated`, `DMAR: IOMMU enabled`, AMD-Vi, a DMA remapping fault). Or NCCL_P2P_DISABLE is set \
+              (NCCL's workaround for peer traffic that hangs) on such a machine.",
     source: "NVML nvmlDeviceGetP2PStatus / nvidia-smi topo -p2p; NCCL troubleshooting guide, \"PCI Access Control \
              Services (ACS)\" (https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html: \
              `lspci -vvv | grep ACSCtl`, and P2P that hangs or is slow even where topo -p2p says OK; IO \
@@ -130,6 +131,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     measured(t, out);
     acs(cx, t, out);
     iommu(cx, t, out);
+    p2p_turned_off(cx, t, out);
     mixed(t, out);
     order(t, out);
     sockets(t, out);
@@ -391,6 +393,45 @@ fn iommu(cx: &Ctx<'_>, t: &Topology, out: &mut Vec<Finding>) {
              /boot/grub2/grub.cfg` on Fedora/RHEL) and reboot; `sudo dmesg | grep 'Default domain type'` must then \
              say Passthrough. Where no VM needs the IOMMU, turning VT-d / AMD-Vi (IOMMU) off in the firmware setup \
              works too. Then check that p2pBandwidthLatencyTest's P2P=Enabled matrix beats P2P=Disabled."
+                    .to_owned(),
+            ),
+        ),
+    );
+}
+
+/// NCCL's peer-to-peer transport turned off (`NCCL_P2P_DISABLE` set to anything but 0) on several GPUs
+/// that are not all joined by NVLink: the workaround NCCL's troubleshooting guide gives for peer
+/// traffic that hangs or crawls, whose cause on PCIe is ACS or the IOMMU redirecting it. Joins the
+/// peer-to-peer finding where another check gave it.
+fn p2p_turned_off(cx: &Ctx<'_>, t: &Topology, out: &mut Vec<Finding>) {
+    let Some(value) = cx.s.env.vars.get("NCCL_P2P_DISABLE").filter(|v| !matches!(v.trim(), "" | "0")) else {
+        return;
+    };
+    let gpus = t.gpus.len().max(cx.raw_gpus().map_or(0, <[_]>::len));
+    let all_nvlink = !t.pairs.is_empty() && t.pairs.iter().all(|p| matches!(p.link, LinkKind::Nvlink { .. }));
+    if gpus < 2 || all_nvlink || t.pairs.iter().any(|p| p.p2p_blocked() == Some(P2pStatus::GpuNotSupported)) {
+        return;
+    }
+    let line = format!("NCCL_P2P_DISABLE={value}: NCCL's peer-to-peer transport was turned off");
+    if let Some(f) = out.iter_mut().find(|f| f.id == P2P_BLOCKED.id) {
+        f.evidence.push(line);
+        return;
+    }
+    out.push(
+        P2P_BLOCKED.finding(
+            "NCCL's peer-to-peer transport is turned off (NCCL_P2P_DISABLE) on GPUs that talk over PCIe",
+            "NCCL_P2P_DISABLE is NCCL's workaround for peer-to-peer traffic that hangs or crawls; with it every \
+         GPU-to-GPU transfer goes through host memory, much slower. NCCL's troubleshooting guide names the usual \
+         cause on PCIe: ACS on the bridges above the GPUs, or the IOMMU (VT-d, AMD-Vi) translating their DMA, \
+         redirecting peer traffic to the root complex, while CUDA still reports peer access.",
+            vec![format!("{gpus} GPUs"), line],
+            Some(
+                "Find what blocks peer traffic instead of turning it off (NCCL's troubleshooting guide): `sudo lspci \
+             -vvv | grep ACSCtl` showing `SrcValid+` or `ReqRedir+` on a bridge above the GPUs is ACS: turn it off in \
+             the firmware setup (or with setpci per bridge at each boot); `sudo dmesg | grep 'Default domain type'` \
+             saying Translated is the IOMMU: put it in passthrough (`iommu=pt` on the kernel command line), or turn \
+             VT-d / AMD-Vi off in the firmware (`intel_iommu=off`, `amd_iommu=off`). Then run without \
+             NCCL_P2P_DISABLE and check that p2pBandwidthLatencyTest's P2P=Enabled matrix beats P2P=Disabled."
                     .to_owned(),
             ),
         ),

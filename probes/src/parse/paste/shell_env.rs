@@ -87,6 +87,12 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
                 set_var(facts, i, name, value);
             }
         }
+        // NCCL's switches said in a sentence (`Setting NCCL_P2P_DISABLE=1 did workaround`), any number.
+        for (name, value) in nccl_settings_in_words(t) {
+            if assigned.is_none_or(|(n, _)| n != name) {
+                set_var(facts, i, name, value);
+            }
+        }
         if let Some((name, value)) = assigned {
             set_var(facts, i, name, value);
         } else if in_process.is_none()
@@ -200,6 +206,42 @@ fn device_list_in_words(line: &str) -> Option<(&'static str, &str)> {
             !d.is_empty() && (d.bytes().all(|b| b.is_ascii_digit()) || d.starts_with("GPU-") || d.starts_with("MIG-"))
         });
     list.then_some(("CUDA_VISIBLE_DEVICES", value))
+}
+
+/// NCCL's variables written inside a sentence or a quoted command (`Setting \`NCCL_P2P_DISABLE=1
+/// NCCL_SHM_DISABLE=1\` resolves it`): `NCCL_<NAME>=<word>` after the line's start, a space, quote,
+/// tick or parenthesis, the value a short word (NCCL's switches are numbers and level names:
+/// https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html).
+fn nccl_settings_in_words(line: &str) -> Vec<(&str, &str)> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    // Each look ends at the name's end (`=` or a space), and only so many are looked at: linear.
+    for _ in 0..64 {
+        let Some(at) = line[from..].find("NCCL_").map(|a| a + from) else { break };
+        from = at + "NCCL_".len();
+        if at > 0 && !line[..at].ends_with([' ', '`', '"', '\'', '(']) {
+            continue;
+        }
+        let tail = &line[at..];
+        let Some(end) = tail.find(|c: char| c == '=' || c.is_whitespace()) else { break };
+        let (name, rest) = (&tail[..end], &tail[end..]);
+        let Some(rest) = rest.strip_prefix('=') else { continue };
+        if !is_name(name) || name.len() > 40 {
+            continue;
+        }
+        let value = rest
+            .split(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '`' | ')' | ',' | ';'))
+            .next()
+            .unwrap_or("")
+            .trim_end_matches('.');
+        if !value.is_empty() && value.len() <= 16 && value.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+            out.push((name, value));
+        }
+        if out.len() >= 8 {
+            break;
+        }
+    }
+    out
 }
 
 /// Python setting a variable for itself, anywhere in a line: `os.environ["CUDA_VISIBLE_DEVICES"] = '1'`

@@ -246,3 +246,22 @@ fn replay_or_recovery_errors_on_a_link_are_the_nvlink_errors_finding() {
         );
     }
 }
+
+/// NCCL's troubleshooting guide: peer traffic that hangs or crawls, worked around with NCCL_P2P_DISABLE, is
+/// ACS or the IOMMU on PCIe; not where NVLink joins the GPUs, nor with one GPU, nor set to 0.
+#[test]
+fn nccl_p2p_turned_off_on_pcie_gpus_is_the_blocked_finding() {
+    let two =
+        || vec![gpu(0, "NVIDIA GeForce RTX 4090", "8.9", Some(0)), gpu(1, "NVIDIA GeForce RTX 4090", "8.9", Some(0))];
+    let with =
+        |link: LinkKind, value: &str| machine(two(), vec![pair(0, 1, link, None)], &[]).env("NCCL_P2P_DISABLE", value);
+    let m = with(LinkKind::Pxb, "1");
+    assert_eq!(ids(&m), ["topology.peer_access_blocked"]);
+    let fix = m.finding("topology.peer_access_blocked").fix.unwrap_or_default();
+    assert!(fix.contains("ACSCtl") && fix.contains("iommu=pt") && fix.contains("intel_iommu=off"), "{fix}");
+    assert_eq!(ids(&with(LinkKind::Pxb, "0")), Vec::<String>::new());
+    assert_eq!(ids(&with(LinkKind::Nvlink { links: 4 }, "1")), Vec::<String>::new());
+    let one =
+        machine(vec![gpu(0, "NVIDIA GeForce RTX 4090", "8.9", Some(0))], vec![], &[]).env("NCCL_P2P_DISABLE", "1");
+    assert_eq!(ids(&one), Vec::<String>::new());
+}

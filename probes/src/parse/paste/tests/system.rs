@@ -507,6 +507,23 @@ fn a_python_os_environ_assignment_is_a_variable() {
     }
 }
 
+/// NCCL's switches written in a sentence or passed through mpirun's `-x` (NVIDIA/nccl-tests#319's command
+/// lines), several to a line.
+#[test]
+fn nccl_settings_in_words_and_mpirun_options_are_variables() {
+    let s = read("-x NCCL_NET_GDR_LEVEL=1 \\\n-x NCCL_P2P_LEVEL=NVL \\\n");
+    assert_eq!(s.env.vars.get("NCCL_P2P_LEVEL").map(String::as_str), Some("NVL"));
+    assert_eq!(s.env.vars.get("NCCL_NET_GDR_LEVEL").map(String::as_str), Some("1"));
+    let s = read("Setting `NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1` (forcing the socket transport) avoids the hang.\n");
+    assert_eq!(s.env.vars.get("NCCL_P2P_DISABLE").map(String::as_str), Some("1"));
+    assert_eq!(s.env.vars.get("NCCL_SHM_DISABLE").map(String::as_str), Some("1"));
+    // Not a setting: a name glued to other text, a value with spaces or a path.
+    for line in ["MY_NCCL_P2P_DISABLE=1 is ours", "NCCL_DEBUG = INFO", "we tried NCCL_SOCKET_IFNAME=/dev/eth0"] {
+        let s = read(&format!("{line}\n"));
+        assert!(!s.env.vars.keys().any(|k| k.starts_with("NCCL_") && k != "NCCL_DEBUG"), "{line}: {:?}", s.env.vars);
+    }
+}
+
 /// The other shells' ways to set a variable, each in the syntax its own documentation gives: cmd's `set`
 /// (learn.microsoft.com, windows-commands/set_1: `set [<variable>=[<string>]]`, quoted as `set "X=1"` in batch
 /// files), PowerShell's `$env:` drive (about_Environment_Variables: `$Env:Foo = 'An example'`), IPython's `%env`
