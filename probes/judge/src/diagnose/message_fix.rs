@@ -55,7 +55,9 @@ fn by_category(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&ObservedMessage]
         Category::ArchNotInBuild => arch_fix(cx, known, observed),
         Category::CudnnMissingOrMismatch => cudnn_fix(cx, known, observed),
         Category::EnvVarMisconfig => variable_fix(cx, known),
-        Category::NoDriverOrGpuNotVisible => visible_fix(cx, known),
+        Category::NoDriverOrGpuNotVisible => {
+            image_driver_files_fix(cx, known, observed).unwrap_or_else(|| visible_fix(cx, known))
+        }
         Category::MultipleToolkitsConflict => toolkits_fix(cx, known, observed),
         Category::Other => coded_fix(cx, observed).unwrap_or_else(|| other_fix(cx, known)),
         Category::ToolkitVsFrameworkMismatchHarmless => toolkit_fix(cx, known, observed),
@@ -978,6 +980,29 @@ fn visible_fix(cx: &Ctx<'_>, known: &KnownMessage) -> FamilyFix {
             load(DriverLoadProblem::ModuleForOtherKernel),
         ),
     }
+}
+
+/// An image that ships the driver's files the container toolkit mounts from the host: the file out of
+/// the image (NVIDIA Container Toolkit: the host's driver files are mounted in at start; the image must
+/// not carry its own).
+fn image_driver_files_fix(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&ObservedMessage]) -> Option<FamilyFix> {
+    if known.id != "container.mount_file_exists" {
+        return None;
+    }
+    let path = observed.iter().find_map(|m| m.values.get("path"))?;
+    let file = path.rsplit('/').next().filter(|f| !f.is_empty())?;
+    // The path inside the container: after the overlay's `merged/` (Docker) or as given.
+    let inside = path.split_once("/merged/").map_or(path.as_str(), |(_, p)| p.trim_start_matches('/'));
+    let inside = if inside.starts_with('/') { inside.to_owned() } else { format!("/{inside}") };
+    Some((
+        Some(format!(
+            "Remove {file} from the image: the NVIDIA Container Toolkit mounts the host driver's copy there at start. \
+             Do not install the driver's packages (nvidia-utils, libnvidia-compute, a CUDA compat package) in the \
+             Dockerfile, or delete their files at its end (`{}`), then rebuild the image.",
+            cmd(cx, "rm", ["-f", &inside])
+        )),
+        None,
+    ))
 }
 
 /// The Kubernetes device plugin's pod that cannot reach the driver: NVIDIA's runtime made the node's

@@ -313,3 +313,16 @@ fn jax_without_its_cudnn_gets_the_cudnn_its_plugins_need_by_pip_and_conda() {
     assert!(fix.contains("nvidia-cudnn-cu12>=9.") && fix.contains("cudnn>=9."), "{fix}");
     assert!(fix.contains("import jax"), "{fix}");
 }
+
+#[test]
+fn an_image_shipping_the_drivers_files_gets_them_removed_from_the_image() {
+    // lambdal/lambda-stack-dockerfiles#15, nvidia-container-cli's mount error.
+    let (fix, _) = fix_of(
+        "nvidia-container-cli: mount error: file creation failed: /var/lib/docker/overlay2/40c7fccee0aa8659243a81\
+         80389b333c9a6b85fac895a95207bfddca46df4fc6/merged/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1: file exists: \
+         unknown.\n",
+        "observed.container.mount_file_exists",
+    );
+    assert!(fix.starts_with("Remove libnvidia-ml.so.1 from the image"), "{fix}");
+    assert!(fix.contains("rm -f /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1"), "{fix}");
+}

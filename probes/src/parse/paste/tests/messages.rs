@@ -856,6 +856,16 @@ const CASES: &[Case] = &[
     ),
     // ethminer 0.18 and later print the level without the colon.
     ("ethminer.insufficient_driver", "CUDA Error : Insufficient CUDA driver 9010", &[("driver_cuda_int", "9010")], &[]),
+    // lambdal/lambda-stack-dockerfiles#15: an image that ships the driver's NVML library.
+    (
+        "container.mount_file_exists",
+        "nvidia-container-cli: mount error: file creation failed: /var/lib/docker/overlay2/40c7fccee0aa8659243a8180389b333c9a6b85fac895a95207bfddca46df4fc6/merged/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1: file exists: unknown.",
+        &[(
+            "path",
+            "/var/lib/docker/overlay2/40c7fccee0aa8659243a8180389b333c9a6b85fac895a95207bfddca46df4fc6/merged/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1",
+        )],
+        &[],
+    ),
     (
         "container.cli_init_failed",
         "nvidia-container-cli: initialization error: load library failed: libnvidia-ml.so.1: cannot open shared object file: no such file or directory: unknown.",
