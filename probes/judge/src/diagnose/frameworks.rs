@@ -17,8 +17,8 @@ pub(super) const CPU_ONLY: Rule = Rule {
               the CPU package's (`onnxruntime`: CPU and Azure, no `CUDAExecutionProvider`), printed or named by its \
               warning about a requested provider, or the `onnxruntime` package installed beside `onnxruntime-gpu` \
               (both install the one `onnxruntime` module), with an NVIDIA GPU or no GPU list. PaddlePaddle's CPU \
-              package `paddlepaddle` on a machine with an NVIDIA GPU, or its CPU build's own message that a GPU was \
-              asked of it. ollama whose runner list (`Dynamic LLM libraries`) holds only CPU runners, with an NVIDIA \
+              package `paddlepaddle` on a machine with an NVIDIA GPU (or, without a GPU list, an NVIDIA driver the \
+              text shows), or its CPU build's own message that a GPU was asked of it. ollama whose runner list (`Dynamic LLM libraries`) holds only CPU runners, with an NVIDIA \
               GPU or no GPU list.",
     source: "PyTorch install matrix (https://pytorch.org/get-started/locally/); TensorFlow pip guide; JAX installation \
              docs; microsoft/onnxruntime:onnxruntime/python/onnxruntime_inference_collection.py@v1.20.1#L115-L117 and \
@@ -272,7 +272,10 @@ fn onnxruntime(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
 fn paddle(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let said = cx.s.messages.iter().find(|m| m.id == "paddle.cpu_version_installed");
     let no_list = matches!(cx.s.gpus, Probed::Unknown { .. });
-    if !(cx.has_nvidia_gpu() || (no_list && said.is_some())) {
+    // An NVIDIA driver the text shows (PaddlePaddle's summary_env prints it) is on a machine with an
+    // NVIDIA GPU.
+    let driver_shown = no_list && cx.driver.version.is_some();
+    if !(cx.has_nvidia_gpu() || driver_shown || (no_list && said.is_some())) {
         return;
     }
     let mut named = false;

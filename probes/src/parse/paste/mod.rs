@@ -40,6 +40,7 @@ mod onnxruntime;
 mod os_release;
 mod p2p_bandwidth;
 mod packages;
+mod paddle_env;
 mod pkg;
 mod prose;
 mod ptxas;
@@ -106,6 +107,7 @@ pub const READERS: &[&str] = &[
     "os_release",
     "topology",
     "iommu",
+    "paddle_env",
 ];
 
 /// [`read_pasted`] with the readers named in `off` (names of [`READERS`]) left out: for measuring
@@ -146,7 +148,7 @@ pub fn read_pasted_without(text: &str, kb: &Kb, off: &[&str]) -> Result<Snapshot
     }
     let mut facts = facts::Facts::default();
     facts.notes = notes;
-    let readers: [(&str, &Reader<'_>); 21] = [
+    let readers: [(&str, &Reader<'_>); 22] = [
         ("collect_env", &|f| collect_env::read(&lines, f)),
         ("python_prints", &|f| python_prints::read(&lines, f)),
         ("smi", &|f| smi::read(&lines, &joined, f)),
@@ -168,6 +170,7 @@ pub fn read_pasted_without(text: &str, kb: &Kb, off: &[&str]) -> Result<Snapshot
         ("prose", &|f| prose::read(&lines, f)),
         ("p2p_bandwidth", &|f| p2p_bandwidth::read(&lines, f)),
         ("iommu", &|f| iommu::read(&lines, f)),
+        ("paddle_env", &|f| paddle_env::read(&lines, f)),
     ];
     for (name, read) in readers {
         if on(name) {
