@@ -15,7 +15,9 @@ pub(super) const NOT_IN_BUILD: Rule = Rule {
     severity: Severity::Error,
     trigger: "A GPU's compute capability has neither machine code (same major, equal or lower minor) nor PTX at or \
               below it in the framework's compiled architecture list (as the installed build, the knowledge base or \
-              PyTorch's own warning gives it), or is below the framework's minimum.",
+              PyTorch's own warning gives it), or is below the framework's minimum; or, the list unknown, the \
+              build's CUDA (its `+cuXYZ`) is older than the first CUDA that compiles for the GPU and the text says a \
+              kernel had no code for it (`no kernel image is available`, `invalid device function`).",
     source: SOURCE,
 };
 
@@ -118,6 +120,8 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
             if let Some(list) = torch_arch_list(cx.kb, env, fw) {
                 torch_judged = true;
                 judge_list(cx, env, fw, &list, out);
+            } else {
+                torch_judged |= judge_by_build_cuda(cx, env, fw, out);
             }
         } else if let Some(plugin) = jax_plugin(cx.kb, fw) {
             judge_jax(cx, env, fw, plugin, out);
@@ -127,6 +131,54 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
         judge_printed_list(cx, out);
     }
     capability_warning(cx, out);
+}
+
+/// Rows of the catalogue whose line says a kernel had no code for the GPU.
+const NO_CODE_FOR_GPU: [&str; 2] = ["cuda.no_kernel_image", "cuda.invalid_device_function"];
+
+/// A torch build whose architecture list is not known (a nightly, a release the knowledge base lacks)
+/// but whose CUDA is (its `+cuXYZ` tag): a build made with CUDA X.Y holds no machine code for an
+/// architecture that came with a later CUDA (gpus.toml's first_toolkit), so when the program also said
+/// a kernel had no code for the GPU (only PTX could have run it, and it did not), that GPU is not in the
+/// build. True when it judged.
+fn judge_by_build_cuda(cx: &Ctx<'_>, env: &PythonEnv, fw: &Framework, out: &mut Vec<Finding>) -> bool {
+    let Some((cuda, false)) = build_cuda(fw) else { return false };
+    // The symptom's line itself is cited by the category's evidence.
+    if !cx.s.messages.iter().any(|m| NO_CODE_FOR_GPU.contains(&m.id.as_str())) {
+        return false;
+    }
+    let mut judged = false;
+    for gpu in &cx.gpus {
+        let Some(cc) = gpu.cc else { continue };
+        let Some(first) = cx.kb.gpus.row(cc).map(|r| r.first_toolkit).filter(|f| f.major_minor() > cuda.major_minor())
+        else {
+            continue;
+        };
+        judged = true;
+        let evidence = vec![
+            gpu.describe(),
+            describe_framework(env, fw),
+            format!("{} is built from CUDA {first} (the first toolkit that knows it)", cc.sm()),
+        ];
+        let why = format!(
+            "The build was made with CUDA {cuda}, which cannot compile for {} (CUDA {first} and later can): it has no \
+             machine code for this GPU, and the error says no PTX of it ran either.",
+            cc.sm()
+        );
+        let fix = build_for(cx, &fw.name, cc)
+            .unwrap_or_else(|| format!("Install a {} build made with CUDA {first} or newer.", fw.name));
+        out.push(
+            NOT_IN_BUILD
+                .finding(
+                    format!("{} {} was not compiled for {} ({})", fw.name, fw.version, gpu.name, cc.sm()),
+                    why,
+                    evidence,
+                    Some(fix),
+                )
+                .with_plan(fix::framework_build(env, fw)),
+        );
+    }
+    judged
 }
 
 /// A note for PyTorch's capability warning when every GPU it names runs the build by binary

@@ -182,15 +182,31 @@ fn extension_version(value: &str) -> Option<String> {
     })
 }
 
-/// The first word of an answer that is an installed version (`2.8.0+cu128`, `v1.4.0`, `1.10.2`),
-/// not a requirement (`>=2.0`, `^2.0`) or prose.
+/// The first word of an answer that is an installed version (`2.8.0+cu128`, `v1.4.0`, `1.10.2`, a
+/// nightly's `2.7.0.dev20250310+cu124`, `2.1.0rc1`), not a requirement (`>=2.0`, `^2.0`) or prose.
 fn installed_version(value: &str) -> Option<String> {
     let word = value.split([' ', ',', '(', ';']).find(|w| !w.is_empty())?;
     let word = word.strip_prefix('v').unwrap_or(word).trim_end_matches(['.', ')']);
     let numeric: &str = word.split(['+', '-']).next().unwrap_or(word);
-    let parts: Vec<&str> = numeric.split('.').collect();
-    ((2..=4).contains(&parts.len()) && parts.iter().all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())))
+    let mut parts: Vec<&str> = numeric.split('.').collect();
+    // PEP 440's development release (`.devN`), then a pre-release glued to the last number (`0rc1`).
+    if parts.len() > 2 && parts.last().is_some_and(|p| is_tagged_number(p, "dev", true)) {
+        parts.pop();
+    }
+    let last_ok = |p: &str| ["rc", "a", "b"].iter().any(|t| is_tagged_number(p, t, false));
+    let digits = |p: &&str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit());
+    let (body, last) = parts.split_at(parts.len().saturating_sub(1));
+    ((2..=4).contains(&parts.len()) && body.iter().all(digits) && last.iter().all(|p| digits(p) || last_ok(p)))
         .then(|| word.to_owned())
+}
+
+/// `dev20250310` (`bare`: the tag then digits) or `0rc1` (digits, the tag, digits).
+fn is_tagged_number(part: &str, tag: &str, bare: bool) -> bool {
+    let all_digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if bare {
+        return part.strip_prefix(tag).is_some_and(all_digits);
+    }
+    part.split_once(tag).is_some_and(|(n, rest)| all_digits(n) && all_digits(rest))
 }
 
 /// A driver version in a word: `460.89`, `550.163.01` (three digits, then one or two parts).
@@ -334,6 +350,17 @@ mod tests {
         // A model number is not a size; a size too large for a GPU is not read.
         assert_eq!(gpu_in("Tesla P100 16G").unwrap().memory_total_bytes, Some(16 << 30));
         assert_eq!(gpu_in("RTX 4090 9999GB").unwrap().memory_total_bytes, None);
+    }
+
+    #[test]
+    fn an_installed_version_may_be_a_nightly_or_a_pre_release() {
+        // pytorch/pytorch's nightly wheels (`2.7.0.dev20250310+cu124`), release candidates (`2.1.0rc1`).
+        assert_eq!(installed_version("2.7.0.dev20250310+cu124 (Nightly)").as_deref(), Some("2.7.0.dev20250310+cu124"));
+        assert_eq!(installed_version("2.1.0rc1").as_deref(), Some("2.1.0rc1"));
+        assert_eq!(installed_version("2.8.0+cu128").as_deref(), Some("2.8.0+cu128"));
+        for not in [">=2.0", "dev20250310", "2.dev1", "2.1.0rcx", "latest", "1.2.3.4.5"] {
+            assert_eq!(installed_version(not), None, "{not}");
+        }
     }
 
     #[test]

@@ -85,3 +85,24 @@ fn the_fit_agrees_with_the_rules() {
     assert!(views[0].cc_by_name && views[0].cc == Some(cc("8.9")), "{views:?}");
     assert!(!views[1].cc_by_name && views[1].cc == Some(cc("7.0")));
 }
+
+/// A torch build the knowledge base has no list for (a nightly) whose CUDA is older than the first one that
+/// compiles for the GPU, with CUDA's "no kernel image": the GPU is not in the build. Without the error (PTX may
+/// run it) or with a CUDA that knows the GPU, nothing is said.
+#[test]
+fn a_build_of_a_cuda_older_than_the_gpu_with_no_kernel_image_is_not_in_build() {
+    let text = |torch: &str, error: bool| {
+        format!(
+            "GPU: NVIDIA GeForce RTX 5080\nPyTorch Version: {torch}\n{}",
+            if error {
+                "RuntimeError: CUDA error: no kernel image is available for execution on the device\n"
+            } else {
+                ""
+            }
+        )
+    };
+    let ids = |t: &str| super::pasted_ids(t);
+    assert!(ids(&text("2.7.0.dev20250310+cu124", true)).contains(&"arch.not_in_build".to_owned()));
+    assert!(!ids(&text("2.7.0.dev20250310+cu124", false)).contains(&"arch.not_in_build".to_owned()));
+    assert!(!ids(&text("2.8.0.dev20250610+cu128", true)).contains(&"arch.not_in_build".to_owned()));
+}
