@@ -500,10 +500,18 @@ fn arch_fix(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&ObservedMessage]) -
     }
     let build = |cc: &ComputeCapability| {
         let n = format!("{}{}", cc.major, cc.minor);
+        // gpus.toml's first_toolkit: a build made with an older CUDA cannot hold it.
+        let first = cx.kb.gpus.row(*cc).map_or_else(String::new, |r| {
+            format!(
+                " {} first came with CUDA {}, so the build must be made with that CUDA or newer.",
+                cc.sm(),
+                r.first_toolkit
+            )
+        });
         format!(
-            "Install a build of the program with machine code for {} (or PTX of a lower compute_XY), or build it for \
-             this GPU (CMake: `-DCMAKE_CUDA_ARCHITECTURES={n}`; nvcc: `-gencode arch=compute_{n},code=sm_{n}`; \
-             PyTorch and its extensions: TORCH_CUDA_ARCH_LIST).",
+            "Install a build of the program with machine code for {} (or PTX of a lower compute_XY), or build it from \
+             source for this GPU (CMake: `-DCMAKE_CUDA_ARCHITECTURES={n}`; nvcc: `-gencode arch=compute_{n},code=sm_{n}`; \
+             PyTorch and its extensions: TORCH_CUDA_ARCH_LIST).{first}",
             cc.sm()
         )
     };
@@ -512,7 +520,7 @@ fn arch_fix(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&ObservedMessage]) -
         _ => (
             Some(format!(
                 "`{}` shows each GPU's compute capability; install a build of the program with machine code for it, or \
-                 build it for the GPU (CMake: `-DCMAKE_CUDA_ARCHITECTURES=XY`; nvcc: `-gencode \
+                 build it from source for the GPU (CMake: `-DCMAKE_CUDA_ARCHITECTURES=XY`; nvcc: `-gencode \
                  arch=compute_XY,code=sm_XY`; PyTorch and its extensions: TORCH_CUDA_ARCH_LIST).",
                 cmd(cx, "nvidia-smi", ["--query-gpu=name,compute_cap", "--format=csv"])
             )),

@@ -1353,6 +1353,14 @@ const CASES: &[Case] = &[
     // (format)
     ("nvjitlink.arch_unknown", "cuda.bindings.nvjitlink.nvJitLinkError: ERROR_UNSUPPORTED_ARCH (17)", &[], &[]),
     // hashcat/hashcat#2626 (verbatim; the driver's JIT).
+    // The error log as a program prints it with the ptxas line wrapped after `fatal:` (hashcat's
+    // `Error Log:`, hashcat/hashcat#2626's kind).
+    (
+        "nvjitlink.ptx_newer_than_jit",
+        "ptxas application ptx input, line 9; fatal:\nUnsupported .version 7.4; current version is '7.3'",
+        &[("ptx_version", "7.4"), ("supported", "7.3")],
+        &[],
+    ),
     (
         "nvjitlink.ptx_newer_than_jit",
         "ptxas application ptx input, line 9; fatal   : Unsupported .version 7.1; current version is '7.0'",
