@@ -547,7 +547,8 @@ fn linux_driver(cx: &Ctx<'_>, wsl: &WslFacts, out: &mut Vec<Finding>) -> bool {
 }
 
 fn gpu_not_exposed(cx: &Ctx<'_>, wsl: &WslFacts, out: &mut Vec<Finding>) {
-    if !cx.gpus.is_empty() {
+    // A GPU the person names is the Windows machine's; that the guest sees it, only a program says.
+    if cx.gpus_listed_by_a_program() {
         return;
     }
     let said: Vec<String> =
@@ -560,7 +561,8 @@ fn gpu_not_exposed(cx: &Ctx<'_>, wsl: &WslFacts, out: &mut Vec<Finding>) {
         return;
     }
     let version = if wsl.version == 2 { "WSL2" } else { "WSL (version not shown)" };
-    let mut evidence = vec![format!("{version}, and no GPU listed")];
+    let listed = if cx.gpus.is_empty() { "no GPU listed" } else { "no program lists a GPU" };
+    let mut evidence = vec![format!("{version}, and {listed}")];
     evidence.extend(said);
     out.push(
         NO_GPU

@@ -12,7 +12,8 @@
 //! kernel log lines (nouveau, a refused unsigned module, the PCIe bandwidth an NVIDIA GPU was found limited to); `env`, `export`, `echo $PATH`,
 //! `which -a nvcc` and `ls -l /usr/local/cuda*`; `ldconfig -p` lines and WSL2's `/usr/lib/wsl/lib`;
 //! the WSL version (`wsl -l -v`, the kernel release, `WSL1`/`WSL2` named in the text);
-//! a GPU count said in words (`I only have one GPU`);
+//! a GPU count said in words (`I only have one GPU`); a GPU named in a sentence (`I am using RTX 4090`)
+//! where no program lists one;
 //! issue forms and `Label: value` lines (`PyTorch Version: 1.1.0`, `Driver Version: 460.89`, `GPU: …`);
 //! error and warning lines known to `assets/compat/errors.toml`; or gpu-doctor's own report JSON. Every part of the
 //! snapshot the text says nothing about stays `unknown`; nothing is inferred about this machine.
@@ -26,6 +27,7 @@ mod containers;
 mod cuda_order;
 mod facts;
 mod frameworks;
+mod gpu_words;
 mod gpus;
 mod iommu;
 mod issue_form;
@@ -106,6 +108,7 @@ pub const READERS: &[&str] = &[
     "os_release",
     "topology",
     "iommu",
+    "gpu_words",
 ];
 
 /// [`read_pasted`] with the readers named in `off` (names of [`READERS`]) left out: for measuring
@@ -180,6 +183,10 @@ pub fn read_pasted_without(text: &str, kb: &Kb, off: &[&str]) -> Result<Snapshot
     }
     facts.messages = found.into_iter().map(|(_, m)| m).collect();
     facts.xid_events = facts.messages.iter().filter_map(kernel_log::xid_event).collect();
+    // After every program's GPU list and the messages, which name the GPU where they do.
+    if on("gpu_words") {
+        gpu_words::read(&lines, kb, &mut facts);
+    }
     let topology = if on("topology") { super::smi_topo::paste::read(&lines) } else { None };
     if facts.is_empty() && topology.as_ref().is_none_or(|t| t.topology.is_none()) {
         // Readable text is never refused: the answer says nothing was recognised, and `ask`
