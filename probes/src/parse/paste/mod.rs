@@ -13,7 +13,8 @@
 //! `which -a nvcc` and `ls -l /usr/local/cuda*`; `ldconfig -p` lines and WSL2's `/usr/lib/wsl/lib`;
 //! the WSL version (`wsl -l -v`, the kernel release, `WSL1`/`WSL2` named in the text);
 //! a GPU count said in words (`I only have one GPU`); a GPU named in a sentence (`I am using RTX 4090`)
-//! where no program lists one;
+//! where no program lists one; an install command (`pip install torch==2.1.0 --index-url …/cu118`)
+//! where nothing else gives that framework's version;
 //! issue forms and `Label: value` lines (`PyTorch Version: 1.1.0`, `Driver Version: 460.89`, `GPU: …`);
 //! error and warning lines known to `assets/compat/errors.toml`; or gpu-doctor's own report JSON. Every part of the
 //! snapshot the text says nothing about stays `unknown`; nothing is inferred about this machine.
@@ -29,6 +30,7 @@ mod facts;
 mod frameworks;
 mod gpu_words;
 mod gpus;
+mod install_commands;
 mod iommu;
 mod issue_form;
 mod jax_env;
@@ -108,6 +110,7 @@ pub const READERS: &[&str] = &[
     "os_release",
     "topology",
     "iommu",
+    "install_commands",
     "gpu_words",
 ];
 
@@ -149,7 +152,7 @@ pub fn read_pasted_without(text: &str, kb: &Kb, off: &[&str]) -> Result<Snapshot
     }
     let mut facts = facts::Facts::default();
     facts.notes = notes;
-    let readers: [(&str, &Reader<'_>); 21] = [
+    let readers: [(&str, &Reader<'_>); 22] = [
         ("collect_env", &|f| collect_env::read(&lines, f)),
         ("python_prints", &|f| python_prints::read(&lines, f)),
         ("smi", &|f| smi::read(&lines, &joined, f)),
@@ -171,6 +174,8 @@ pub fn read_pasted_without(text: &str, kb: &Kb, off: &[&str]) -> Result<Snapshot
         ("prose", &|f| prose::read(&lines, f)),
         ("p2p_bandwidth", &|f| p2p_bandwidth::read(&lines, f)),
         ("iommu", &|f| iommu::read(&lines, f)),
+        // After every reader that prints or lists a framework's version.
+        ("install_commands", &|f| install_commands::read(&lines, f)),
     ];
     for (name, read) in readers {
         if on(name) {
