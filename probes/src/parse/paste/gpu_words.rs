@@ -101,6 +101,11 @@ fn named_at(p: &[Part<'_>], words: &[&str], i: usize) -> Option<(String, usize)>
             .then(|| (format!("{}{}", l.text.to_ascii_uppercase(), d.text), k + 2))
     };
     let with_suffixes = |mut name: String, mut next: usize| {
+        // A laptop part's `M` is part of the model (`GTX 950M`, `960m`, `GTX 965 M`).
+        if get(next) == Some("m") {
+            name.push('M');
+            next += 1;
+        }
         // `4090 D` or `5090D`, `1080 Ti`, `2080 SUPER`: at most two suffix words.
         for _ in 0..2 {
             match get(next).and_then(suffix) {
@@ -248,7 +253,13 @@ fn mentions(line: &str, kb: &Kb, out: &mut Vec<(String, Option<u32>)>) {
             w -= 1;
         }
         let before = lower.get(..offset(words[w])).unwrap_or("").trim_end();
-        !before.ends_with([':', '[', '<', '>', '=', '/', '\\'])
+        if before.ends_with([':', '[', '<', '>', '=', '/', '\\']) {
+            return false;
+        }
+        // A label's value (`Device: 0, GeForce GTX 1080 Ti`): at most one word since a colon just
+        // before. Only the last 48 bytes are looked at, so each name costs the same.
+        let near = before.get(before.floor_char_boundary(before.len().saturating_sub(48))..).unwrap_or("");
+        near.rsplit_once(':').is_none_or(|(_, value)| value.split_whitespace().count() > 1)
     };
     let mut i = 0;
     while i < p.len() && out.len() < MAX_MENTIONS {
@@ -284,14 +295,9 @@ pub(super) fn read(lines: &[String], kb: &Kb, facts: &mut Facts) {
             match &mut first {
                 None => first = Some((at, name, count)),
                 Some((_, kept, kept_count)) => {
-                    let (a, b) = (key(kept), key(&name));
-                    // `GTX 1080` and `GTX 1080 Ti` in one text: the longer name says more of one model.
-                    let same = a == b || word_prefix(&a, &b) || word_prefix(&b, &a);
-                    if !same {
+                    // Two models (`GTX 1080` and `GTX 1080 Ti` too): a comparison or a list, no one GPU.
+                    if key(kept) != key(&name) {
                         return;
-                    }
-                    if b.len() > a.len() {
-                        *kept = name;
                     }
                     *kept_count = kept_count.or(count);
                 }
@@ -304,11 +310,6 @@ pub(super) fn read(lines: &[String], kb: &Kb, facts: &mut Facts) {
             facts.listed_gpus.push((Gpu { index, name: Some(name.clone()), ..Gpu::default() }, FORMAT));
         }
     }
-}
-
-/// Whether `long` is `short` with more words after it.
-fn word_prefix(short: &str, long: &str) -> bool {
-    long.strip_prefix(short).is_some_and(|rest| rest.starts_with(' '))
 }
 
 #[cfg(test)]
@@ -352,7 +353,7 @@ mod tests {
     #[test]
     fn one_model_named_twice_is_one_gpu_and_a_count_lists_that_many() {
         assert_eq!(named("I have an RTX 3090.\nThe 3090 has 24 GB; my GPU is 3090\n"), ["RTX 3090"]);
-        assert_eq!(named("GTX 1080 here. Actually a GTX 1080 Ti."), ["GTX 1080 Ti"]);
+        assert_eq!(named("I have a gtx 950M and cuda 12.3"), ["GTX 950M"]);
         // facebookresearch/clevr-iep#40 (https://github.com/facebookresearch/clevr-iep/issues/40).
         assert_eq!(
             named("I have two GTX 1080 Ti but I get out of GPU memory error when I want to train."),
@@ -376,6 +377,7 @@ mod tests {
     fn two_models_or_a_bare_number_without_its_words_read_none() {
         assert!(named("works on my 3090, fails on the A100").is_empty(), "a comparison names no one machine");
         assert!(named("I tried an RTX 4090.\nOn a GTX 1080 Ti it works.\n").is_empty());
+        assert!(named("1. NVIDIA GeForce GTX 1080 Ti\n2. NVIDIA GeForce GTX 1080\n").is_empty(), "a list of two");
         assert!(named("error 4090 at line 3090").is_empty(), "a bare number without words before it");
         assert!(named("cuda 1100 and port 3090").is_empty());
         assert!(named("RTX 9999 is not a GPU").is_empty(), "a name the knowledge base does not know");
@@ -391,6 +393,7 @@ mod tests {
         assert!(named("| 0  Tesla V100  Off |").is_empty());
         assert!(named("Device 0: NVIDIA GeForce RTX 5060, compute capability 12.0, VMM: yes").is_empty());
         assert!(named("GPU 0: NVIDIA A100-SXM4-40GB (UUID: GPU-1)").is_empty());
+        assert!(named("Device: 0, GeForce GTX 1080 Ti, pciBusID: 2, pciDeviceID: 0").is_empty());
         // A program's list wins.
         let mut facts = Facts::default();
         facts
