@@ -58,7 +58,8 @@ pub(super) const NO_GPU: Rule = Rule {
     id: "wsl.gpu_not_exposed",
     category: Category::WslSpecific,
     severity: Severity::Error,
-    trigger: "Inside WSL (not known to be WSL1), no Linux driver is installed, no GPU is listed, and a program says it \
+    trigger: "Inside WSL (not known to be WSL1), no Linux driver is installed, no program lists a GPU (one the person \
+              names is the Windows machine's), and a program says it \
               reached no driver or device (nvidia-smi 'couldn't communicate with the NVIDIA driver', CUDA 'no \
               CUDA-capable device', PyTorch 'Found no NVIDIA driver', cuInit failing): WSL does not hand the GPU to \
               the guest.",
