@@ -126,7 +126,7 @@ pub fn cuda_tag(tag: &str) -> Option<CudaVersion> {
 }
 
 /// The build a version's local label says: `+cu121` → CUDA 12.1, `+cpu` (and `+cpu.cxx11.abi`) →
-/// CPU, `+rocm5.7` → ROCm 5.7, jaxlib's `+cuda12.cudnn89` → CUDA 12; `None` without a label or
+/// CPU, `+rocm5.7` → ROCm 5.7, jaxlib's `+cuda12.cudnn89` → CUDA 12 and `+cuda112` → CUDA 11.2; `None` without a label or
 /// with one that says none of these.
 pub fn build_from_local_tag(version: &str) -> Option<FrameworkBuild> {
     let tag = PyVersion::new(version).local()?;
@@ -137,8 +137,12 @@ pub fn build_from_local_tag(version: &str) -> Option<FrameworkBuild> {
         return Some(FrameworkBuild::Rocm { version: Some(rocm.to_owned()).filter(|r| !r.is_empty()) });
     }
     if let Some(cuda) = tag.strip_prefix("cuda") {
-        let major: String = cuda.chars().take_while(char::is_ascii_digit).collect();
-        return Some(FrameworkBuild::Cuda { version: Some(major).filter(|m| !m.is_empty()) });
+        let digits: String = cuda.chars().take_while(char::is_ascii_digit).collect();
+        // jaxlib before 0.4 wrote the release whole (`+cuda112`, `+cuda101`): CUDA 11.2, 10.1.
+        if digits.len() >= 3 {
+            return cuda_tag(&format!("cu{digits}")).map(|v| FrameworkBuild::Cuda { version: Some(v.to_string()) });
+        }
+        return Some(FrameworkBuild::Cuda { version: Some(digits).filter(|m| !m.is_empty()) });
     }
     cuda_tag(tag).map(|v| FrameworkBuild::Cuda { version: Some(v.to_string()) })
 }
@@ -253,6 +257,8 @@ mod tests {
         assert_eq!(build_from_local_tag("2.1.0+cpu.cxx11.abi"), Some(FrameworkBuild::Cpu));
         assert_eq!(build_from_local_tag("2.3.0+rocm6.0"), Some(FrameworkBuild::Rocm { version: Some("6.0".into()) }));
         assert_eq!(build_from_local_tag("0.4.7+cuda12.cudnn88"), cuda("12"));
+        assert_eq!(build_from_local_tag("0.1.65+cuda112"), cuda("11.2"));
+        assert_eq!(build_from_local_tag("0.1.55+cuda101"), cuda("10.1"));
         assert_eq!(build_from_local_tag("2.3.0"), None);
         assert_eq!(build_from_local_tag("2.3.0+weird"), None);
         assert_eq!(build_from_local_tag("2.3.0+cu"), None);

@@ -49,7 +49,9 @@ pub use python::{
     DeepTorchDevice, EnvKind, Framework, FrameworkBuild, Package, PythonEnv, UnusedPython,
 };
 pub use report::Report;
-pub use snapshot::{NOTHING_RECOGNISED, ObservedMessage, Origin, SCHEMA_VERSION, Snapshot};
+pub use snapshot::{
+    GPUS_IN_WORDS, NOTHING_RECOGNISED, ObservedMessage, Origin, SCHEMA_VERSION, Snapshot, gpus_only_in_words,
+};
 pub use system::{Dmi, SystemFacts, SystemInfo};
 pub use toolkits::{
     LddResolution, LoaderEntry, Pick, ToolkitInstall, ToolkitKind, ToolkitPicks, Toolkits, VersionSource,

@@ -11,6 +11,18 @@ use super::{
 /// an answer (nothing is known of that machine), not for a part left unread.
 pub const NOTHING_RECOGNISED: &str = "nothing gpu-doctor recognises";
 
+/// The formats of pasted text whose GPUs are a person's words, not a program's list: an issue form's
+/// answer, a `GPU: …` line, a GPU named in a sentence. Such a GPU is in the machine; whether the
+/// driver (or a WSL guest, or a container) sees it, they do not say.
+pub const GPUS_IN_WORDS: [&str; 3] = ["issue form", "labelled lines", "a GPU named in words"];
+
+/// Whether a GPU list's source (`pasted issue form`, `pasted smi + issue form`) names only formats
+/// of [`GPUS_IN_WORDS`].
+pub fn gpus_only_in_words(source: &str) -> bool {
+    let formats = source.strip_prefix("pasted ").unwrap_or(source);
+    formats.split(" + ").all(|f| GPUS_IN_WORDS.contains(&f))
+}
+
 /// Version of the snapshot and report JSON; bumped on any breaking change.
 pub const SCHEMA_VERSION: u32 = 1;
 

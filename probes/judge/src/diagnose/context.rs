@@ -105,6 +105,16 @@ impl<'a> Ctx<'a> {
         self.envs().iter().flat_map(|e| e.frameworks.iter().map(move |f| (e, f)))
     }
 
+    /// True when a program listed GPUs (the driver, a framework, lspci), not only a person's words
+    /// naming one (an issue form's answer, a sentence): those say the machine has the GPU, not that
+    /// the driver, a WSL guest or a container sees it.
+    pub fn gpus_listed_by_a_program(&self) -> bool {
+        match &self.s.gpus {
+            Probed::Found { value, source } => !value.is_empty() && !gpu_doctor_model::gpus_only_in_words(source),
+            _ => false,
+        }
+    }
+
     /// The GPUs as the driver reported them, when the list is known.
     pub fn raw_gpus(&self) -> Option<&'a [Gpu]> {
         self.s.gpus.value().map(Vec::as_slice)

@@ -2,7 +2,7 @@
 //! uses a form CUDA does not read; `CUDA_LAUNCH_BLOCKING=1` left set.
 
 use super::{Ctx, Rule, fix};
-use gpu_doctor_model::{Category, Change, Finding, PlanTarget, Severity};
+use gpu_doctor_model::{Category, Change, Finding, GPUS_IN_WORDS, PlanTarget, Severity};
 use gpu_doctor_model::{FrameworkBuild, Gpu};
 
 const SOURCE: &str = "CUDA Programming Guide, CUDA environment variables \
@@ -405,7 +405,10 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
         _ => value.split(',').map(classify).collect(),
     };
     let mut evidence = vec![format!("CUDA_VISIBLE_DEVICES=\"{value}\"")];
-    let gpus = cx.raw_gpus().filter(|g| !g.is_empty());
+    // A GPU named in a sentence says which model the machine has, not how many: no count to check
+    // the indices against.
+    let in_a_sentence = cx.s.gpus.source().is_some_and(|s| s.strip_prefix("pasted ") == Some(GPUS_IN_WORDS[2]));
+    let gpus = cx.raw_gpus().filter(|g| !g.is_empty() && !in_a_sentence);
     if let Some(gpus) = gpus {
         evidence.push(format!("the driver lists {} GPU(s): {}", gpus.len(), gpu_list(gpus)));
         let (n, stop) = visible(&entries, gpus);

@@ -58,7 +58,8 @@ pub(super) const NO_GPU: Rule = Rule {
     id: "wsl.gpu_not_exposed",
     category: Category::WslSpecific,
     severity: Severity::Error,
-    trigger: "Inside WSL (not known to be WSL1), no Linux driver is installed, no GPU is listed, and a program says it \
+    trigger: "Inside WSL (not known to be WSL1), no Linux driver is installed, no program lists a GPU (one the person \
+              names is the Windows machine's), and a program says it \
               reached no driver or device (nvidia-smi 'couldn't communicate with the NVIDIA driver', CUDA 'no \
               CUDA-capable device', PyTorch 'Found no NVIDIA driver', cuInit failing): WSL does not hand the GPU to \
               the guest.",
@@ -547,7 +548,8 @@ fn linux_driver(cx: &Ctx<'_>, wsl: &WslFacts, out: &mut Vec<Finding>) -> bool {
 }
 
 fn gpu_not_exposed(cx: &Ctx<'_>, wsl: &WslFacts, out: &mut Vec<Finding>) {
-    if !cx.gpus.is_empty() {
+    // A GPU the person names is the Windows machine's; that the guest sees it, only a program says.
+    if cx.gpus_listed_by_a_program() {
         return;
     }
     let said: Vec<String> =
@@ -560,7 +562,8 @@ fn gpu_not_exposed(cx: &Ctx<'_>, wsl: &WslFacts, out: &mut Vec<Finding>) {
         return;
     }
     let version = if wsl.version == 2 { "WSL2" } else { "WSL (version not shown)" };
-    let mut evidence = vec![format!("{version}, and no GPU listed")];
+    let listed = if cx.gpus.is_empty() { "no GPU listed" } else { "no program lists a GPU" };
+    let mut evidence = vec![format!("{version}, and {listed}")];
     evidence.extend(said);
     out.push(
         NO_GPU

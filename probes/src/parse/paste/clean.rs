@@ -9,6 +9,45 @@ pub(super) fn lines(text: &str) -> Vec<String> {
 }
 
 fn clean_line(line: &str) -> String {
+    unbold(clean_marks(line))
+}
+
+/// Markdown's bold around words a person stressed in pasted output (`Device 0: NVIDIA GeForce RTX 4090,
+/// **compute capability 8.9**, VMM: yes`) taken off: an opening `**` at the line's start or after a
+/// space or opening punctuation, a closing one before the end, a space or closing punctuation, no space
+/// just inside either. Python's `**kwargs` and `2**10` stay. One pass over the line.
+fn unbold(line: String) -> String {
+    if !line.contains("**") {
+        return line;
+    }
+    let b = line.as_bytes();
+    let opens = |at: usize| at == 0 || matches!(b[at - 1], b' ' | b'\t' | b'(' | b'[' | b':' | b',' | b'"' | b'\'');
+    let closes = |at: usize| at == b.len() || matches!(b[at], b' ' | b'\t' | b')' | b']' | b',' | b'.' | b':' | b';');
+    let mut out = String::with_capacity(line.len());
+    let (mut i, mut kept) = (0, 0);
+    while let Some(off) = line[i..].find("**") {
+        let open = i + off;
+        let inner = open + 2;
+        i = inner;
+        if !opens(open) || b.get(inner).is_none_or(|c| c.is_ascii_whitespace() || *c == b'*') {
+            continue;
+        }
+        let Some(rel) = line[inner..].find('*') else { break };
+        let close = inner + rel;
+        i = close;
+        if !line[close..].starts_with("**") || b[close - 1].is_ascii_whitespace() || !closes(close + 2) {
+            continue;
+        }
+        out.push_str(&line[kept..open]);
+        out.push_str(&line[inner..close]);
+        kept = close + 2;
+        i = kept;
+    }
+    out.push_str(&line[kept..]);
+    out
+}
+
+fn clean_marks(line: &str) -> String {
     let line = line.trim_start_matches('\u{feff}');
     let line = strip_quotes(line);
     let trimmed = line.trim_start();
@@ -78,6 +117,23 @@ fn strip_prompt(line: &str) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bold_around_stressed_words_comes_off_and_python_stays() {
+        // ggml's device line (ggml-cuda.cu's `Device %d: %s, compute capability %d.%d, VMM: %s`) with the
+        // capability made bold, as people stress a value in an issue.
+        assert_eq!(
+            unbold("Device 0: NVIDIA GeForce RTX 4090, **compute capability 8.9**, VMM: yes".to_owned()),
+            "Device 0: NVIDIA GeForce RTX 4090, compute capability 8.9, VMM: yes"
+        );
+        assert_eq!(unbold("**Driver Version: 550.54**".to_owned()), "Driver Version: 550.54");
+        for same in ["def f(*args, **kwargs):", "x = 2**10 + 3**2", "** not bold **", "a**b**c", "**open only"] {
+            assert_eq!(unbold(same.to_owned()), same);
+        }
+        // Many markers: one pass.
+        let long = "**a** ".repeat(20_000);
+        assert_eq!(unbold(long).len(), "a ".repeat(20_000).len());
+    }
 
     #[test]
     fn quotes_fences_prompts_and_crlf_go() {

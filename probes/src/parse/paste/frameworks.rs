@@ -163,7 +163,8 @@ fn framework(
 /// tag: people leave it out.
 fn windows_pypi_torch(p: &Pkg, hints: &Hints<'_>) -> FrameworkBuild {
     let tagged = p.version.contains('+');
-    let printed = p.source != "conda list" && !super::pkg::TYPED.contains(&p.source);
+    let printed =
+        p.source != "conda list" && p.source != super::pkg::CONDA_COMMAND && !super::pkg::TYPED.contains(&p.source);
     if hints.windows && !hints.torch_cuda_available && !tagged && p.conda_build.is_none() && printed {
         FrameworkBuild::Cpu
     } else {

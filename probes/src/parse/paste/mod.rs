@@ -12,7 +12,9 @@
 //! kernel log lines (nouveau, a refused unsigned module, the PCIe bandwidth an NVIDIA GPU was found limited to); `env`, `export`, `echo $PATH`,
 //! `which -a nvcc` and `ls -l /usr/local/cuda*`; `ldconfig -p` lines and WSL2's `/usr/lib/wsl/lib`;
 //! the WSL version (`wsl -l -v`, the kernel release, `WSL1`/`WSL2` named in the text);
-//! a GPU count said in words (`I only have one GPU`);
+//! a GPU count said in words (`I only have one GPU`); a GPU named in a sentence (`I am using RTX 4090`)
+//! where no program lists one; an install command (`pip install torch==2.1.0 --index-url …/cu118`)
+//! where nothing else gives that framework's version;
 //! issue forms and `Label: value` lines (`PyTorch Version: 1.1.0`, `Driver Version: 460.89`, `GPU: …`);
 //! error and warning lines known to `assets/compat/errors.toml`; or gpu-doctor's own report JSON. Every part of the
 //! snapshot the text says nothing about stays `unknown`; nothing is inferred about this machine.
@@ -26,7 +28,9 @@ mod containers;
 mod cuda_order;
 mod facts;
 mod frameworks;
+mod gpu_words;
 mod gpus;
+mod install_commands;
 mod iommu;
 mod issue_form;
 mod jax_env;
@@ -108,6 +112,8 @@ pub const READERS: &[&str] = &[
     "topology",
     "iommu",
     "paddle_env",
+    "install_commands",
+    "gpu_words",
 ];
 
 /// [`read_pasted`] with the readers named in `off` (names of [`READERS`]) left out: for measuring
@@ -148,7 +154,7 @@ pub fn read_pasted_without(text: &str, kb: &Kb, off: &[&str]) -> Result<Snapshot
     }
     let mut facts = facts::Facts::default();
     facts.notes = notes;
-    let readers: [(&str, &Reader<'_>); 22] = [
+    let readers: [(&str, &Reader<'_>); 23] = [
         ("collect_env", &|f| collect_env::read(&lines, f)),
         ("python_prints", &|f| python_prints::read(&lines, f)),
         ("smi", &|f| smi::read(&lines, &joined, f)),
@@ -171,6 +177,8 @@ pub fn read_pasted_without(text: &str, kb: &Kb, off: &[&str]) -> Result<Snapshot
         ("p2p_bandwidth", &|f| p2p_bandwidth::read(&lines, f)),
         ("iommu", &|f| iommu::read(&lines, f)),
         ("paddle_env", &|f| paddle_env::read(&lines, f)),
+        // After every reader that prints or lists a framework's version.
+        ("install_commands", &|f| install_commands::read(&lines, f)),
     ];
     for (name, read) in readers {
         if on(name) {
@@ -183,6 +191,10 @@ pub fn read_pasted_without(text: &str, kb: &Kb, off: &[&str]) -> Result<Snapshot
     }
     facts.messages = found.into_iter().map(|(_, m)| m).collect();
     facts.xid_events = facts.messages.iter().filter_map(kernel_log::xid_event).collect();
+    // After every program's GPU list and the messages, which name the GPU where they do.
+    if on("gpu_words") {
+        gpu_words::read(&lines, kb, &mut facts);
+    }
     let topology = if on("topology") { super::smi_topo::paste::read(&lines) } else { None };
     if facts.is_empty() && topology.as_ref().is_none_or(|t| t.topology.is_none()) {
         // Readable text is never refused: the answer says nothing was recognised, and `ask`

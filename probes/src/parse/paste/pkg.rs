@@ -10,6 +10,12 @@ pub(super) const ENV_FILE: &str = "conda environment file";
 /// The format name of conda's transaction listing (the package plan it prints before it installs).
 pub(super) const CONDA_PLAN: &str = "conda package plan";
 
+/// The format name of a `pip install name==version` command (`install_commands`).
+pub(super) const PIP_COMMAND: &str = "pip install command";
+
+/// The format name of a `conda install name=version` command (`install_commands`).
+pub(super) const CONDA_COMMAND: &str = "conda install command";
+
 /// The root every toolkit, framework and environment from pasted text gets.
 pub(super) const PASTED: &str = "(pasted)";
 

@@ -327,3 +327,15 @@ fn a_misspelt_cuda_variable_is_named_with_the_meant_one() {
     let both = judged("export CUDA_VISABLE_DEVICES=1,2\nexport CUDA_VISIBLE_DEVICES=1,2\n");
     assert!(!both.iter().any(|f| f.id == "env.variable_misspelled"));
 }
+
+/// A GPU named in a sentence says which model the machine has, not how many: an index past it
+/// neither hides every GPU nor names "not a GPU here", as it does past nvidia-smi's list.
+#[test]
+fn a_gpu_named_in_a_sentence_is_no_count_for_the_indices() {
+    let past = ["env.cuda_visible_devices_hides_all".to_owned(), "env.cuda_visible_devices_unknown_device".to_owned()];
+    let said = super::pasted_ids("I am using an RTX 3090.\nexport CUDA_VISIBLE_DEVICES=1\n");
+    assert!(!said.iter().any(|id| past.contains(id)), "{said:?}");
+    let listed =
+        super::pasted_ids("GPU 0: NVIDIA GeForce RTX 3090 (UUID: GPU-5c6b0b1e)\nexport CUDA_VISIBLE_DEVICES=1\n");
+    assert!(listed.iter().any(|id| past.contains(id)), "{listed:?}");
+}

@@ -412,3 +412,20 @@ fn operation_not_supported_inside_wsl2_is_limited_managed_memory() {
     let ids = super::pasted_ids(&format!("{wsl1}RuntimeError: CUDA error: operation not supported\n"));
     assert!(!ids.contains(&ID.to_owned()) && ids.contains(&"wsl.version_one".to_owned()), "{ids:?}");
 }
+
+/// A GPU the person names in a sentence is the Windows machine's: that the WSL guest sees it, only a
+/// program's list says, so a guest whose programs find no driver still names WSL first.
+#[test]
+fn a_gpu_named_in_words_is_not_a_gpu_the_wsl_guest_sees() {
+    const ID: &str = "wsl.gpu_not_exposed";
+    let text =
+        "I run it under WSL2 and I am using an RTX 3080.\nRuntimeError: Found no NVIDIA driver on your system.\n";
+    let kb = gpu_doctor_kb::Kb::get().unwrap();
+    let snap = gpu_doctor_probes::parse::paste::read_pasted(text, kb).unwrap();
+    assert_eq!(snap.gpus.value().map(Vec::len), Some(1), "{:?}", snap.gpus);
+    let f = crate::diagnose::diagnose(&snap, kb).into_iter().find(|f| f.id == ID).expect("the WSL finding");
+    assert!(f.evidence.iter().any(|e| e.contains("no program lists a GPU")), "{:?}", f.evidence);
+    // nvidia-smi's list is the guest's own.
+    let listed = format!("{text}GPU 0: NVIDIA GeForce RTX 3080 (UUID: GPU-5c6b0b1e)\n");
+    assert!(!super::pasted_ids(&listed).contains(&ID.to_owned()));
+}

@@ -30,7 +30,7 @@ fn repeat(head: &str, unit: &str, size: usize) -> String {
 /// The hostile shapes, each as a function of the size.
 #[allow(clippy::type_complexity)]
 fn shapes() -> Vec<(&'static str, Box<dyn Fn(usize) -> String>)> {
-    vec![
+    let mut all: Vec<(&'static str, Box<dyn Fn(usize) -> String>)> = vec![
         ("a report key, then one line of `{`", Box::new(|n| repeat("\"schema_version\"\nx", "{", n))),
         ("a report key, then lines of `{`", Box::new(|n| repeat("\"schema_version\"\n", "{\n", n))),
         ("an unclosed report", Box::new(|n| repeat("{\"schema_version\": 1, \"trace\": [", "1,", n))),
@@ -126,6 +126,28 @@ fn shapes() -> Vec<(&'static str, Box<dyn Fn(usize) -> String>)> {
             }),
         ),
         ("every sample", Box::new(|n| repeat("", &SAMPLES.join("\n"), n))),
+    ];
+    all.extend(sentence_shapes());
+    all
+}
+
+/// The hostile shapes of sentences: GPUs named in words, install commands.
+#[allow(clippy::type_complexity)]
+fn sentence_shapes() -> Vec<(&'static str, Box<dyn Fn(usize) -> String>)> {
+    vec![
+        ("GPUs named in sentences", Box::new(|n| repeat("", "I am using RTX 4090 with a 3090 and 2x Tesla V100 ", n))),
+        ("one GPU named in a sentence, per line", Box::new(|n| repeat("", "My GPU is 4090\n", n))),
+        (
+            "install commands",
+            Box::new(|n| {
+                repeat(
+                    "",
+                    "pip install torch==2.1.0 jax==0.4.20 --index-url https://download.pytorch.org/whl/cu118\n",
+                    n,
+                )
+            }),
+        ),
+        ("one install command of many pins", Box::new(|n| repeat("pip install", " torch==1.0", n))),
     ]
 }
 

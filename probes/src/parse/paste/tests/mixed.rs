@@ -97,7 +97,6 @@ fn prose_without_gpu_content_is_answered_and_only_empty_or_binary_text_is_an_err
     for text in [
         "Hi all,\n\nmy training loop is slow and I don't know why. Any ideas? I use a laptop.\n\nThanks, Ana",
         "PyTorch version: I think it is the latest one.",
-        "The GPU is an RTX 4090 and the driver is recent.",
         "```\nls -la\ntotal 0\n```",
     ] {
         let s = read_pasted(text, kb()).unwrap_or_else(|e| panic!("{text:?} refused: {e}"));
@@ -105,6 +104,10 @@ fn prose_without_gpu_content_is_answered_and_only_empty_or_binary_text_is_an_err
         assert_eq!(s.origin, gpu_doctor_model::Origin::Pasted { formats: vec![] }, "{text:?}");
         assert_eq!(crate::parse::paste::next_paste(&s, &[]), Some(crate::parse::paste::COLLECT_ENV), "{text:?}");
     }
+    // A GPU named in a sentence is read (gpu_words), and only that.
+    let s = read_pasted("The GPU is an RTX 4090 and the driver is recent.", kb()).unwrap();
+    assert_eq!(s.origin, gpu_doctor_model::Origin::Pasted { formats: vec!["a GPU named in words".to_owned()] });
+    assert_eq!(s.gpus.value().unwrap()[0].name.as_deref(), Some("RTX 4090"));
     for (text, why) in [
         ("", "the text is empty"),
         ("   \n\n", "the text is empty"),

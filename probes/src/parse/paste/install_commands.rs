@@ -1,0 +1,319 @@
+//! An install command as the installed build, where nothing else in the text gives that framework's
+//! version: `pip install torch==1.10.0+cu113 …` (the local tag), `pip3 install torch==2.1.0
+//! --index-url https://download.pytorch.org/whl/cu118` (PyTorch's index serves that version only as
+//! `2.1.0+cu118`), `pip install jaxlib==0.1.65+cuda112 -f …`, a wheel's URL, and `conda install
+//! pytorch==1.12.1 cudatoolkit=11.3 -c pytorch` (its version; the build only for `cpuonly`, for
+//! conda's solver may give the CPU build where the CUDA one asked for is missing). Only
+//! torch, TensorFlow, jax/jaxlib, PaddlePaddle and ONNX Runtime, pinned to one version (`==`, conda's
+//! `=`). A version a program printed, a package list or an answer wins; commands that name two
+//! versions of one framework, or text saying pip or conda found no such package, read as none.
+//!
+//! Samples (threads that are not corpus cases): Vchitect/SEINE#9 (`python -m pip install
+//! torch==2.0.1+cu118 torchvision torchaudio --index-url https://download.pytorch.org/whl/cu118`),
+//! rsxdalv/chatterbox#16 (`pip install torch==2.9.0 torchvision==0.24.0 torchaudio==2.9.0
+//! --index-url https://download.pytorch.org/whl/cu130`), NVIDIA/cuda-python#34 (an install that
+//! failed: `No matching distribution found for torch==1.12.1+cu113`).
+
+use gpu_doctor_kb::families;
+
+use super::facts::Facts;
+use super::packages;
+use super::pkg::{CONDA_COMMAND, PIP_COMMAND};
+
+/// The most characters of one line read: commands are shorter.
+const MAX_LINE: usize = 4096;
+
+/// The frameworks read from a command, by their PyPI (or conda) name.
+const FRAMEWORKS: [&str; 11] = [
+    "torch",
+    "pytorch",
+    "tensorflow",
+    "tensorflow-gpu",
+    "tensorflow-cpu",
+    "jax",
+    "jaxlib",
+    "paddlepaddle",
+    "paddlepaddle-gpu",
+    "onnxruntime",
+    "onnxruntime-gpu",
+];
+
+/// Words saying an install did not happen: pip's resolver and conda's solver.
+const FAILED: [&str; 4] = [
+    "no matching distribution found",
+    "could not find a version that satisfies",
+    "packagesnotfounderror",
+    "resolvepackagenotfound",
+];
+
+/// One framework pinned by a command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Pinned {
+    name: String,
+    version: String,
+    /// conda's CUDA level beside it, as a build string's word (`cuda11.3`, `cpu`).
+    conda_build: Option<String>,
+    source: &'static str,
+}
+
+/// The frameworks one line's install command pins.
+fn command(line: &str) -> Vec<Pinned> {
+    let line = line.get(..line.floor_char_boundary(MAX_LINE)).unwrap_or("");
+    let words: Vec<&str> = line
+        .split_whitespace()
+        .map(|w| w.trim_matches(|c: char| matches!(c, '`' | '"' | '\'' | ',' | ';')))
+        .filter(|w| !w.is_empty())
+        .collect();
+    let Some(at) = words.windows(2).position(|w| {
+        let tool = w[0].rsplit(['/', '\\']).next().unwrap_or(w[0]).to_ascii_lowercase();
+        let tool = tool.strip_suffix(".exe").unwrap_or(&tool);
+        matches!(tool, "pip" | "pip3" | "conda" | "mamba" | "micromamba") && w[1] == "install"
+    }) else {
+        return Vec::new();
+    };
+    let conda = !words[at].to_ascii_lowercase().contains("pip");
+    let args = &words[at + 2..];
+    // A command ends at a shell separator.
+    let args = &args[..args.iter().position(|w| ["&&", "||", "|", ";"].contains(w)).unwrap_or(args.len())];
+    if conda { conda_command(args) } else { pip_command(args) }
+}
+
+/// `name==version` (extras dropped) for a framework of [`FRAMEWORKS`].
+fn pin(word: &str, sep: &str) -> Option<(String, String)> {
+    let (name, version) = word.split_once(sep)?;
+    let name = name.split('[').next()?.to_ascii_lowercase().replace('_', "-");
+    let version = version.trim_start_matches('=');
+    let ok = FRAMEWORKS.contains(&name.as_str())
+        && version.starts_with(|c: char| c.is_ascii_digit())
+        && version.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '+'))
+        && version.len() <= 40;
+    ok.then(|| (if name == "pytorch" { "torch".to_owned() } else { name }, version.to_owned()))
+}
+
+/// The CUDA level of PyTorch's package index (`https://download.pytorch.org/whl/cu118`,
+/// `…/whl/nightly/cu128`, `…/whl/cpu`) as a local tag (`cu118`, `cpu`).
+fn index_tag(url: &str) -> Option<String> {
+    let rest = url.split_once("download.pytorch.org/whl/")?.1;
+    let tag = rest.trim_start_matches("nightly/").split(['/', '?', '#']).next()?;
+    let cuda =
+        tag.strip_prefix("cu").is_some_and(|d| (2..=3).contains(&d.len()) && d.bytes().all(|b| b.is_ascii_digit()));
+    (cuda || tag == "cpu" || tag.starts_with("rocm")).then(|| tag.to_owned())
+}
+
+/// A wheel's URL or file name (`…/cu111/torch-1.8.0%2Bcu111-cp38-cp38-linux_x86_64.whl`): its
+/// framework and version.
+fn wheel(word: &str) -> Option<(String, String)> {
+    let file = word.rsplit('/').next()?.replace("%2B", "+").replace("%2b", "+");
+    let stem = file.strip_suffix(".whl")?;
+    let mut parts = stem.split('-');
+    let (name, version) = (parts.next()?.to_ascii_lowercase().replace('_', "-"), parts.next()?);
+    let ok = FRAMEWORKS.contains(&name.as_str()) && version.starts_with(|c: char| c.is_ascii_digit());
+    ok.then(|| (name, version.to_owned()))
+}
+
+fn pip_command(args: &[&str]) -> Vec<Pinned> {
+    let mut tag = None;
+    let mut out: Vec<Pinned> = Vec::new();
+    for (i, w) in args.iter().enumerate() {
+        let url = match w.split_once('=') {
+            Some((opt, url)) if opt.starts_with("--") && opt.ends_with("url") => Some(url),
+            _ if ["-i", "--index-url", "--extra-index-url", "-f", "--find-links"].contains(w) => {
+                args.get(i + 1).copied()
+            }
+            _ => None,
+        };
+        if let Some(t) = url.and_then(index_tag) {
+            tag = Some(t);
+        }
+        if let Some((name, version)) = pin(w, "==").or_else(|| wheel(w)) {
+            out.push(Pinned { name, version, conda_build: None, source: PIP_COMMAND });
+        }
+    }
+    // PyTorch's own index serves torch only with the index's local tag.
+    for p in &mut out {
+        if p.name == "torch"
+            && !p.version.contains('+')
+            && let Some(tag) = &tag
+        {
+            p.version = format!("{}+{tag}", p.version);
+        }
+    }
+    out
+}
+
+/// A conda command's pinned frameworks. The CUDA package beside torch (`cudatoolkit=11.3`,
+/// `pytorch-cuda=11.6`) is what was asked, not what the solver chose: where the channel has no build
+/// of that torch for it, conda installs the CPU build without a word, so the build is left unknown;
+/// `cpuonly` is a CPU build whatever else is asked.
+fn conda_command(args: &[&str]) -> Vec<Pinned> {
+    let cpu = args.contains(&"cpuonly");
+    let mut out = Vec::new();
+    for w in args {
+        if let Some((name, version)) = pin(w, "=") {
+            let conda_build = (name == "torch" && cpu).then(|| "cpu".to_owned());
+            out.push(Pinned { name, version, conda_build, source: CONDA_COMMAND });
+        }
+    }
+    out
+}
+
+/// Whether the text already gives the version of the framework family of `name`.
+fn known(facts: &Facts, name: &str) -> bool {
+    fn family(n: &str) -> &str {
+        if families::is_tensorflow(n) {
+            "tensorflow"
+        } else if n.starts_with("paddlepaddle") {
+            "paddlepaddle"
+        } else if n.starts_with("onnxruntime") {
+            "onnxruntime"
+        } else {
+            n
+        }
+    }
+    let deep = &facts.deep;
+    let printed = match family(name) {
+        "torch" => deep.torch.as_ref().is_some_and(|t| t.version.is_some()) || facts.torch_build.is_some(),
+        "tensorflow" => deep.tensorflow.as_ref().is_some_and(|t| t.version.is_some()) || facts.tf_build_info.is_some(),
+        "jax" => deep.jax.as_ref().is_some_and(|j| j.version.is_some()),
+        "jaxlib" => deep.jax.as_ref().is_some_and(|j| j.jaxlib_version.is_some()),
+        "onnxruntime" => deep.onnxruntime.as_ref().is_some_and(|o| o.version.is_some()),
+        _ => false,
+    };
+    printed || facts.packages.iter().any(|p| family(&p.name) == family(name))
+}
+
+/// Reads the frameworks the text's install commands pin, where nothing else gave their versions.
+pub(super) fn read(lines: &[String], facts: &mut Facts) {
+    let failed = lines.iter().any(|l| {
+        let lower = l.get(..l.floor_char_boundary(MAX_LINE)).unwrap_or("").to_ascii_lowercase();
+        FAILED.iter().any(|f| lower.contains(f))
+    });
+    if failed {
+        return;
+    }
+    let mut pinned: Vec<(usize, Pinned)> = Vec::new();
+    let mut differ: Vec<String> = Vec::new();
+    for (at, line) in lines.iter().enumerate() {
+        for p in command(line) {
+            match pinned.iter().find(|(_, q)| q.name == p.name) {
+                Some((_, q)) if q.version != p.version || q.conda_build != p.conda_build => differ.push(p.name),
+                Some(_) => {}
+                None if pinned.len() < FRAMEWORKS.len() => pinned.push((at, p)),
+                None => {}
+            }
+        }
+    }
+    for (at, p) in pinned {
+        if differ.contains(&p.name) || known(facts, &p.name) {
+            continue;
+        }
+        facts.saw(at, p.source);
+        packages::add(facts, &p.name, &p.version, p.conda_build.as_deref(), p.source);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gpu_doctor_model::FrameworkBuild;
+
+    fn read_text(text: &str) -> Vec<(String, String, Option<String>)> {
+        Facts::read_by(read, text).packages.into_iter().map(|p| (p.name, p.version, p.conda_build)).collect()
+    }
+
+    fn one(name: &str, version: &str) -> Vec<(String, String, Option<String>)> {
+        vec![(name.to_owned(), version.to_owned(), None)]
+    }
+
+    #[test]
+    fn pip_commands_give_the_version_and_its_build() {
+        // Vchitect/SEINE#9 (https://github.com/Vchitect/SEINE/issues/9), the reporter's solution.
+        assert_eq!(
+            read_text(
+                "python -m pip install torch==2.0.1+cu118 torchvision torchaudio --index-url https://download.pytorch.org/whl/cu118"
+            ),
+            one("torch", "2.0.1+cu118")
+        );
+        // rsxdalv/chatterbox#16 (https://github.com/rsxdalv/chatterbox/issues/16): the index's tag.
+        assert_eq!(
+            read_text(
+                "pip install torch==2.9.0 torchvision==0.24.0 torchaudio==2.9.0 --index-url https://download.pytorch.org/whl/cu130"
+            ),
+            one("torch", "2.9.0+cu130")
+        );
+        assert_eq!(
+            read_text("$ pip install torch==1.10.0+cu113 -f https://download.pytorch.org/whl/torch_stable.html"),
+            one("torch", "1.10.0+cu113")
+        );
+        assert_eq!(
+            read_text("pip3 install torch==2.1.0 --index-url=https://download.pytorch.org/whl/nightly/cpu"),
+            one("torch", "2.1.0+cpu")
+        );
+        assert_eq!(
+            read_text(
+                "pip install jaxlib==0.1.65+cuda112 -f https://storage.googleapis.com/jax-releases/jax_releases.html"
+            ),
+            one("jaxlib", "0.1.65+cuda112")
+        );
+        assert_eq!(read_text("`pip install paddlepaddle-gpu==2.5.1`"), one("paddlepaddle-gpu", "2.5.1"));
+        assert_eq!(read_text("pip install onnxruntime-gpu==1.16.0 && python x.py"), one("onnxruntime-gpu", "1.16.0"));
+        assert_eq!(
+            read_text(
+                "pip install https://download.pytorch.org/whl/cu111/torch-1.8.0%2Bcu111-cp38-cp38-linux_x86_64.whl"
+            ),
+            one("torch", "1.8.0+cu111")
+        );
+        let built = families::build_from_local_tag("2.9.0+cu130");
+        assert_eq!(built, Some(FrameworkBuild::Cuda { version: Some("13.0".to_owned()) }));
+    }
+
+    #[test]
+    fn conda_commands_give_the_version_and_cpuonly_its_build() {
+        // The CUDA package asked for is no promise: the solver may have chosen the CPU build.
+        assert_eq!(
+            read_text("conda install pytorch==1.12.1 torchvision==0.13.1 cudatoolkit=11.3 -c pytorch"),
+            one("torch", "1.12.1")
+        );
+        assert_eq!(
+            read_text("conda install pytorch=1.6.0 torchvision cpuonly -c pytorch"),
+            vec![("torch".to_owned(), "1.6.0".to_owned(), Some("cpu".to_owned()))]
+        );
+        assert_eq!(read_text("conda install -c conda-forge tensorflow=2.10"), one("tensorflow", "2.10"));
+        assert!(read_text("conda install pytorch torchvision pytorch-cuda=11.8 -c pytorch -c nvidia").is_empty());
+    }
+
+    #[test]
+    fn what_else_says_the_version_wins_and_doubtful_commands_read_none() {
+        // A maintainer's suggestion is read where nothing else says the version…
+        assert_eq!(read_text("try `pip install torch==2.1+cu121`"), one("torch", "2.1+cu121"));
+        // …but never over what the program printed.
+        let mut facts = Facts::default();
+        packages::add(&mut facts, "torch", "1.13.1+cu117", None, "python prints");
+        read(&["try `pip install torch==2.1+cu121`".to_owned()], &mut facts);
+        assert_eq!(facts.packages.len(), 1);
+        assert_eq!(facts.packages[0].version, "1.13.1+cu117");
+        // Two versions of one framework: none.
+        assert!(read_text("pip install torch==1.10.0+cu102\nthen try pip install torch==1.10.0+cu113\n").is_empty());
+        // NVIDIA/cuda-python#34 (https://github.com/NVIDIA/cuda-python/issues/34): the install failed.
+        let failed = "Command: \"C:\\sd\\venv\\Scripts\\python.exe\" -m pip install torch==1.12.1+cu113 torchvision==0.13.1+cu113 --extra-index-url https://download.pytorch.org/whl/cu113\n\
+                      ERROR: No matching distribution found for torch==1.12.1+cu113\n";
+        assert!(read_text(failed).is_empty());
+        // Not pinned, not a framework, not a command.
+        assert!(
+            read_text("pip install torch torchvision --index-url https://download.pytorch.org/whl/cu121").is_empty()
+        );
+        assert!(read_text("pip install torch>=2.0").is_empty());
+        assert!(read_text("pip install numpy==1.26.0").is_empty());
+        assert!(read_text("I will install torch==2.0.1 later").is_empty());
+    }
+
+    #[test]
+    fn huge_and_odd_input_is_read_in_linear_time() {
+        assert!(read_text(&"pip install ".repeat(200_000)).is_empty());
+        assert!(read_text(&"pip install torch==".repeat(100_000)).is_empty());
+        assert!(read_text(&"-i ".repeat(200_000)).is_empty());
+        assert!(read_text("pip install").is_empty());
+        assert!(read_text("conda install =").is_empty());
+        assert!(read_text("pip install é==1.0 torch==ü").is_empty());
+    }
+}
