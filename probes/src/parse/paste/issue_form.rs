@@ -72,10 +72,10 @@ fn label_value(line: &str) -> Option<(String, String)> {
         return None;
     }
     let line = line.trim().trim_start_matches(['-', '*', '+', '>', '|', ' ', '\t']);
-    // The full-width colon (U+FF1A) is how forms in Chinese and Japanese write it (`driver：430.64`).
+    // The full-width colon (U+FF1A) is how forms in Chinese and Japanese write it (`driver\u{ff1a}430.64`).
     let (label, value) = match line.split_once(':') {
-        Some((label, value)) if !label.contains('：') => (label, value),
-        _ => line.split_once('：')?,
+        Some((label, value)) if !label.contains('\u{ff1a}') => (label, value),
+        _ => line.split_once('\u{ff1a}')?,
     };
     // Markdown's emphasis (`**Label**`, `__Label__`) is not part of the label; an underscore inside
     // a word is a package's (`flash_attn`, which PyPI names alike with a hyphen).
@@ -366,10 +366,16 @@ mod tests {
     #[test]
     fn a_full_width_colon_labels_an_answer_too() {
         // NVIDIA/nccl-tests#319's environment list, written with U+FF1A.
-        assert_eq!(label_value("Driver Version：570.124.06"), Some(("driver version".into(), "570.124.06".into())));
-        assert_eq!(label_value("Ubuntu：24.04.2"), Some(("ubuntu".into(), "24.04.2".into())));
+        assert_eq!(
+            label_value("Driver Version\u{ff1a}570.124.06"),
+            Some(("driver version".into(), "570.124.06".into()))
+        );
+        assert_eq!(label_value("Ubuntu\u{ff1a}24.04.2"), Some(("ubuntu".into(), "24.04.2".into())));
         // An ASCII colon first is the label's, a full-width one inside the value stays there.
-        assert_eq!(label_value("GPU: RTX 4090（24G）：x1"), Some(("gpu".into(), "RTX 4090（24G）：x1".into())));
+        assert_eq!(
+            label_value("GPU: RTX 4090\u{ff08}24G\u{ff09}\u{ff1a}x1"),
+            Some(("gpu".into(), "RTX 4090\u{ff08}24G\u{ff09}\u{ff1a}x1".into()))
+        );
     }
 
     #[test]

@@ -480,7 +480,7 @@ fn a_python_os_environ_assignment_is_a_variable() {
     assert_eq!(s.env.set_in_process, ["CUDA_VISIBLE_DEVICES"]);
     // alibaba/EasyNLP#35: the script's `export` did not work, nor `os.environ[…]` in main.
     let s = read(
-        "脚本里的export CUDA_VISIBLE_DEVICES不起作用，main函数里的os.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\"也没有作用\n",
+        "\u{811a}\u{672c}\u{91cc}\u{7684}export CUDA_VISIBLE_DEVICES\u{4e0d}\u{8d77}\u{4f5c}\u{7528}\u{ff0c}main\u{51fd}\u{6570}\u{91cc}\u{7684}os.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\"\u{4e5f}\u{6ca1}\u{6709}\u{4f5c}\u{7528}\n",
     );
     assert_eq!(s.env.set_in_process, ["CUDA_VISIBLE_DEVICES"]);
     // A sentence quoting both the script's assignment and the command line that worked (the two forms
