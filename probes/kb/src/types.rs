@@ -587,6 +587,9 @@ pub enum MessageLevel {
     /// A logged warning after which the program goes on (`logger.warning`, `warnings.warn`): it
     /// names a problem only where that part is used.
     Warning,
+    /// An error of the workload, not of the setup (CUDA out of memory: the model or the batch does not
+    /// fit the GPU): its finding is a note, so a healthy setup that ran out of memory is no setup error.
+    Workload,
 }
 
 /// The releases of one Python package that print a message, both ends included.

@@ -16,7 +16,7 @@ pub(super) fn finding_id(message_id: &str) -> String {
 /// emitter prints it as a warning it goes on after (a warning).
 pub(super) fn severity(known: &KnownMessage) -> Severity {
     match (known.category, known.level) {
-        (Category::ToolkitVsFrameworkMismatchHarmless, _) => Severity::Info,
+        (Category::ToolkitVsFrameworkMismatchHarmless, _) | (_, MessageLevel::Workload) => Severity::Info,
         (_, MessageLevel::Warning) => Severity::Warning,
         (_, MessageLevel::Error) => Severity::Error,
     }

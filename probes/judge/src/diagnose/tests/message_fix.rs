@@ -326,3 +326,13 @@ fn an_image_shipping_the_drivers_files_gets_them_removed_from_the_image() {
     assert!(fix.starts_with("Remove libnvidia-ml.so.1 from the image"), "{fix}");
     assert!(fix.contains("rm -f /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1"), "{fix}");
 }
+
+#[test]
+fn running_out_of_gpu_memory_is_a_note_of_the_workload_not_a_setup_error() {
+    // PyTorch's allocator (c10/cuda/CUDACachingAllocator.cpp), the catalogue's `level = "workload"` row.
+    let f = finding(
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 14.75 GiB\n",
+        "observed.cuda.out_of_memory",
+    );
+    assert_eq!(f.severity, gpu_doctor_model::Severity::Info);
+}
