@@ -61,6 +61,7 @@ fn by_category(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&ObservedMessage]
         Category::MultipleToolkitsConflict => toolkits_fix(cx, known, observed),
         Category::Other => coded_fix(cx, observed).unwrap_or_else(|| other_fix(cx, known)),
         Category::ToolkitVsFrameworkMismatchHarmless => toolkit_fix(cx, known, observed),
+        Category::WslSpecific => wsl_fix(cx, known),
         _ => (None, None),
     }
 }
@@ -113,6 +114,22 @@ fn toolkit_fix(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&ObservedMessage]
                  its bin first on PATH)."
             )
         }
+        _ => return (None, None),
+    };
+    (Some(words), None)
+}
+
+/// WSL's own lines: the Windows driver's libcuda copies that ldconfig warns about, made links on the
+/// Windows side (microsoft/WSL#5548: /usr/lib/wsl/lib is C:\Windows\System32\lxss\lib, read-only inside).
+fn wsl_fix(cx: &Ctx<'_>, known: &KnownMessage) -> FamilyFix {
+    let words = match known.id.as_str() {
+        "ld.wsl_libcuda_not_a_link" => format!(
+            "Only a warning where CUDA works. To end it, make the copies symbolic links on the Windows side, in an \
+             administrator's Command Prompt (not PowerShell): `cd C:\\Windows\\System32\\lxss\\lib`, `del libcuda.so \
+             libcuda.so.1`, `mklink libcuda.so libcuda.so.1.1`, `mklink libcuda.so.1 libcuda.so.1.1`; then `wsl \
+             --shutdown`. A build that links -lcuda can instead be given the folder: `{}`.",
+            fix::var_line(cx, "LIBRARY_PATH", "/usr/lib/wsl/lib")
+        ),
         _ => return (None, None),
     };
     (Some(words), None)

@@ -87,6 +87,12 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
                 set_var(facts, i, name, value);
             }
         }
+        // The nvcc PyTorch's extension builder ran, `<CUDA_HOME>/bin/nvcc`, where CUDA_HOME held a list.
+        if let Some(home) = nvcc_under_a_path_list(t)
+            && !facts.env.vars.contains_key("CUDA_HOME")
+        {
+            set_var(facts, i, "CUDA_HOME", home);
+        }
         // NCCL's switches said in a sentence (`Setting NCCL_P2P_DISABLE=1 did workaround`), any number.
         for (name, value) in nccl_settings_in_words(t) {
             if assigned.is_none_or(|(n, _)| n != name) {
@@ -206,6 +212,17 @@ fn device_list_in_words(line: &str) -> Option<(&'static str, &str)> {
             !d.is_empty() && (d.bytes().all(|b| b.is_ascii_digit()) || d.starts_with("GPU-") || d.starts_with("MIG-"))
         });
     list.then_some(("CUDA_VISIBLE_DEVICES", value))
+}
+
+/// The folder list before `/bin/nvcc` in a command PyTorch's extension builder printed or failed to run
+/// (`unable to execute '/usr/local/cuda:/usr/local/cuda-9.0/bin/nvcc'`, the command line itself):
+/// torch.utils.cpp_extension runs `os.path.join(CUDA_HOME, 'bin', 'nvcc')`, so a path with a `:` list
+/// in front of `/bin/nvcc` is CUDA_HOME set to a list. `None` for any other line.
+fn nvcc_under_a_path_list(line: &str) -> Option<&str> {
+    let end = line.find("/bin/nvcc")?;
+    let start = line[..end].rfind([' ', '\'', '"', '`']).map_or(0, |s| s + 1);
+    let home = &line[start..end];
+    (home.starts_with('/') && home.contains(":/") && !home.contains("://") && home.len() <= 512).then_some(home)
 }
 
 /// NCCL's variables written inside a sentence or a quoted command (`Setting \`NCCL_P2P_DISABLE=1

@@ -87,6 +87,20 @@ const CASES: &[Case] = &[
         &[],
         &[],
     ),
+    // nvcc's words quoted without its `nvcc fatal :` prefix, as questions and build FAQs quote them (a caffe
+    // build FAQ: `Build error: Unsupported gpu architecture 'compute_20'`), in either case.
+    (
+        "nvcc.unsupported_gpu_architecture",
+        "Q: Build error: Unsupported gpu architecture 'compute_20'",
+        &[("arch", "compute_20")],
+        &[],
+    ),
+    (
+        "nvcc.unsupported_gpu_architecture",
+        "error: unsupported gpu architecture 'compute_90'",
+        &[("arch", "compute_90")],
+        &[],
+    ),
     (
         "nvcc.unsupported_gpu_architecture",
         "nvcc fatal   : Unsupported gpu architecture 'compute_61'",
@@ -424,6 +438,13 @@ const CASES: &[Case] = &[
         "cudnn.zlib_dll_not_found",
         "Could not locate zlibwapi.dll. Please make sure it is in your library path!",
         &[],
+        &[],
+    ),
+    // microsoft/WSL#5663: Ubuntu's ldconfig wrapper under WSL 2.
+    (
+        "ld.wsl_libcuda_not_a_link",
+        "/sbin/ldconfig.real: /usr/lib/wsl/lib/libcuda.so.1 is not a symbolic link",
+        &[("path", "/usr/lib/wsl/lib/libcuda.so.1")],
         &[],
     ),
     (

@@ -524,6 +524,19 @@ fn nccl_settings_in_words_and_mpirun_options_are_variables() {
     }
 }
 
+/// CUDA_HOME as the nvcc path PyTorch's extension builder ran shows it, when it is a list (a line in the
+/// form distutils' spawn prints, `unable to execute '…': No such file or directory`, with a list like
+/// facebookresearch/maskrcnn-benchmark#132's); a path of one folder says nothing of the variable.
+#[test]
+fn an_nvcc_path_under_a_folder_list_is_cuda_home_set_to_it() {
+    let s = read("unable to execute '/usr/local/cuda:/usr/local/cuda-10.1/bin/nvcc': No such file or directory\n");
+    assert_eq!(s.env.vars.get("CUDA_HOME").map(String::as_str), Some("/usr/local/cuda:/usr/local/cuda-10.1"));
+    assert!(finding_ids(&s).contains(&"env.cuda_home_not_a_toolkit_root".to_owned()), "{:?}", finding_ids(&s));
+    for line in ["/usr/local/cuda-11.8/bin/nvcc -I/usr/include -c x.cu", "see https://x.org/bin/nvcc for it"] {
+        assert!(!read(&format!("{line}\n")).env.vars.contains_key("CUDA_HOME"), "{line}");
+    }
+}
+
 /// The other shells' ways to set a variable, each in the syntax its own documentation gives: cmd's `set`
 /// (learn.microsoft.com, windows-commands/set_1: `set [<variable>=[<string>]]`, quoted as `set "X=1"` in batch
 /// files), PowerShell's `$env:` drive (about_Environment_Variables: `$Env:Foo = 'An example'`), IPython's `%env`
