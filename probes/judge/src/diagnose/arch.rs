@@ -165,18 +165,7 @@ fn judge_by_build_cuda(cx: &Ctx<'_>, env: &PythonEnv, fw: &Framework, out: &mut 
              machine code for this GPU, and the error says no PTX of it ran either.",
             cc.sm()
         );
-        let fix = build_for(cx, &fw.name, cc)
-            .unwrap_or_else(|| format!("Install a {} build made with CUDA {first} or newer.", fw.name));
-        out.push(
-            NOT_IN_BUILD
-                .finding(
-                    format!("{} {} was not compiled for {} ({})", fw.name, fw.version, gpu.name, cc.sm()),
-                    why,
-                    evidence,
-                    Some(fix),
-                )
-                .with_plan(fix::framework_build(env, fw)),
-        );
+        out.push(not_in_build_because(cx, env, fw, gpu, cc, why, evidence));
     }
     judged
 }
@@ -282,7 +271,19 @@ fn not_in_build(
     sass: &[ComputeCapability],
     evidence: Vec<String>,
 ) -> Finding {
-    let why = why_not_in_build(cc, sass);
+    not_in_build_because(cx, env, fw, gpu, cc, why_not_in_build(cc, sass), evidence)
+}
+
+/// The finding that `fw` has no code for `gpu`, for the reason `why`, with the build to install.
+fn not_in_build_because(
+    cx: &Ctx<'_>,
+    env: &PythonEnv,
+    fw: &Framework,
+    gpu: &GpuView,
+    cc: ComputeCapability,
+    why: String,
+    evidence: Vec<String>,
+) -> Finding {
     let fix = build_for(cx, &fw.name, cc)
         .unwrap_or_else(|| format!("Install a {} build compiled for {}, or build it from source.", fw.name, cc.sm()));
     NOT_IN_BUILD
