@@ -184,16 +184,15 @@ fn known(facts: &Facts, name: &str) -> bool {
 
 /// Reads the frameworks the text's install commands pin, where nothing else gave their versions.
 pub(super) fn read(lines: &[String], facts: &mut Facts) {
-    let failed = lines.iter().any(|l| {
-        let lower = l.get(..l.floor_char_boundary(MAX_LINE)).unwrap_or("").to_ascii_lowercase();
-        FAILED.iter().any(|f| lower.contains(f))
-    });
-    if failed {
-        return;
-    }
+    // Only a line with `install` can hold a command: one prebuilt search, not a split of every line.
+    static INSTALL: std::sync::OnceLock<memchr::memmem::Finder<'static>> = std::sync::OnceLock::new();
+    let install = INSTALL.get_or_init(|| memchr::memmem::Finder::new("install"));
     let mut pinned: Vec<(usize, Pinned)> = Vec::new();
     let mut differ: Vec<String> = Vec::new();
     for (at, line) in lines.iter().enumerate() {
+        if install.find(line.as_bytes()).is_none() {
+            continue;
+        }
         for p in command(line) {
             match pinned.iter().find(|(_, q)| q.name == p.name) {
                 Some((_, q)) if q.version != p.version || q.conda_build != p.conda_build => differ.push(p.name),
@@ -202,6 +201,16 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
                 None => {}
             }
         }
+    }
+    if pinned.is_empty() {
+        return;
+    }
+    let failed = lines.iter().any(|l| {
+        let lower = l.get(..l.floor_char_boundary(MAX_LINE)).unwrap_or("").to_ascii_lowercase();
+        FAILED.iter().any(|f| lower.contains(f))
+    });
+    if failed {
+        return;
     }
     for (at, p) in pinned {
         if differ.contains(&p.name) || known(facts, &p.name) {
