@@ -185,12 +185,11 @@ fn known(facts: &Facts, name: &str) -> bool {
 /// Reads the frameworks the text's install commands pin, where nothing else gave their versions.
 pub(super) fn read(lines: &[String], facts: &mut Facts) {
     // Only a line with `install` can hold a command: one prebuilt search, not a split of every line.
-    static INSTALL: std::sync::OnceLock<memchr::memmem::Finder<'static>> = std::sync::OnceLock::new();
-    let install = INSTALL.get_or_init(|| memchr::memmem::Finder::new("install"));
+    static INSTALL: super::Needle = super::Needle::new();
     let mut pinned: Vec<(usize, Pinned)> = Vec::new();
     let mut differ: Vec<String> = Vec::new();
     for (at, line) in lines.iter().enumerate() {
-        if install.find(line.as_bytes()).is_none() {
+        if !INSTALL.in_line("install", line) {
             continue;
         }
         for p in command(line) {

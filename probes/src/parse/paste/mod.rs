@@ -86,6 +86,21 @@ pub fn read_pasted(text: &str, kb: &Kb) -> Result<Snapshot, ParseError> {
     read_pasted_without(text, kb, &[])
 }
 
+/// A substring searched for in every line of a paste, its searcher built once: `str::contains` builds one
+/// per call, which over megabytes of text costs more than the search itself.
+pub(super) struct Needle(std::sync::OnceLock<memchr::memmem::Finder<'static>>);
+
+impl Needle {
+    pub(super) const fn new() -> Self {
+        Self(std::sync::OnceLock::new())
+    }
+
+    /// Whether `line` holds `needle` (the same needle on every call for one `Needle`).
+    pub(super) fn in_line(&self, needle: &'static str, line: &str) -> bool {
+        self.0.get_or_init(|| memchr::memmem::Finder::new(needle)).find(line.as_bytes()).is_some()
+    }
+}
+
 /// The readers of [`read_pasted`], by the name of their module (`collect_env`, `llama_cpp`, `wsl`,
 /// …), in the order they run; `topology` is `nvidia-smi topo -m`'s.
 pub const READERS: &[&str] = &[

@@ -38,8 +38,8 @@ const ASKS: [(&str, Ask); 6] = [
 /// The questions on one line, in the order they are asked.
 fn asks(line: &str) -> Vec<Ask> {
     // Every question starts `torch.`: one prebuilt search first, not six substring searchers a line.
-    static TORCH: std::sync::OnceLock<memchr::memmem::Finder<'static>> = std::sync::OnceLock::new();
-    if TORCH.get_or_init(|| memchr::memmem::Finder::new("torch.")).find(line.as_bytes()).is_none() {
+    static TORCH: super::Needle = super::Needle::new();
+    if !TORCH.in_line("torch.", line) {
         return Vec::new();
     }
     let mut found: Vec<(usize, Ask)> =

@@ -77,7 +77,7 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
             .or_else(|| device_list_in_words(t));
         // A line may hold both (a sentence quoting the script's `os.environ[…] = …` and the command
         // line that worked): the program's own assignment is what it set in process.
-        let in_process = if has(&ENVIRON, "environ", t) { python_assignment(t) } else { None };
+        let in_process = if ENVIRON.in_line("environ", t) { python_assignment(t) } else { None };
         if let Some((name, value)) = in_process {
             let set = &mut facts.env.set_in_process;
             if !set.iter().any(|n| n == name) && set.len() < MAX_VARS {
@@ -88,14 +88,14 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
             }
         }
         // The nvcc PyTorch's extension builder ran, `<CUDA_HOME>/bin/nvcc`, where CUDA_HOME held a list.
-        if has(&BIN_NVCC, "/bin/nvcc", t)
+        if BIN_NVCC.in_line("/bin/nvcc", t)
             && let Some(home) = nvcc_under_a_path_list(t)
             && !facts.env.vars.contains_key("CUDA_HOME")
         {
             set_var(facts, i, "CUDA_HOME", home);
         }
         // NCCL's switches said in a sentence (`Setting NCCL_P2P_DISABLE=1 did workaround`), any number.
-        for (name, value) in if has(&NCCL, "NCCL_", t) { nccl_settings_in_words(t) } else { Vec::new() } {
+        for (name, value) in if NCCL.in_line("NCCL_", t) { nccl_settings_in_words(t) } else { Vec::new() } {
             if assigned.is_none_or(|(n, _)| n != name) {
                 set_var(facts, i, name, value);
             }
@@ -215,15 +215,9 @@ fn device_list_in_words(line: &str) -> Option<(&'static str, &str)> {
     list.then_some(("CUDA_VISIBLE_DEVICES", value))
 }
 
-static BIN_NVCC: std::sync::OnceLock<memchr::memmem::Finder<'static>> = std::sync::OnceLock::new();
-static NCCL: std::sync::OnceLock<memchr::memmem::Finder<'static>> = std::sync::OnceLock::new();
-static ENVIRON: std::sync::OnceLock<memchr::memmem::Finder<'static>> = std::sync::OnceLock::new();
-
-/// Whether `line` holds `needle`, with a searcher built once (a `str::contains` per line builds one per
-/// call, which over megabytes of text costs more than the search).
-fn has(cell: &'static std::sync::OnceLock<memchr::memmem::Finder<'static>>, needle: &'static str, line: &str) -> bool {
-    cell.get_or_init(|| memchr::memmem::Finder::new(needle)).find(line.as_bytes()).is_some()
-}
+static BIN_NVCC: super::Needle = super::Needle::new();
+static NCCL: super::Needle = super::Needle::new();
+static ENVIRON: super::Needle = super::Needle::new();
 
 /// The folder list before `/bin/nvcc` in a command PyTorch's extension builder printed or failed to run
 /// (`unable to execute '/usr/local/cuda:/usr/local/cuda-9.0/bin/nvcc'`, the command line itself):
