@@ -77,6 +77,12 @@ fn label_value(line: &str) -> Option<(String, String)> {
         Some((label, value)) if !label.contains('\u{ff1a}') => (label, value),
         _ => line.split_once('\u{ff1a}')?,
     };
+    // What the label keeps below, checked before anything is copied: most lines with a colon are
+    // log lines whose head has other characters (`[`, `=`, `,`).
+    let kept = |b: u8| b.is_ascii_alphanumeric() || b" \t-./*`_".contains(&b);
+    if !label.contains('(') && !label.bytes().all(kept) {
+        return None;
+    }
     // Markdown's emphasis (`**Label**`, `__Label__`) is not part of the label; an underscore inside
     // a word is a package's (`flash_attn`, which PyPI names alike with a hyphen).
     let label = label.replace(['*', '`'], "");

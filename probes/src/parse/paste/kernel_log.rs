@@ -34,7 +34,8 @@ const DISPLAY_CLASS: u32 = 0x03_0000;
 
 /// Reads nouveau's claim of a GPU and the kernel's refusal of an unsigned nvidia module.
 pub(super) fn read(lines: &[String], facts: &mut Facts) {
-    let lockdown = lines.iter().any(|l| l.contains("unsigned module loading is restricted"));
+    static LOCKDOWN: super::Needle = super::Needle::new();
+    let lockdown = lines.iter().any(|l| LOCKDOWN.in_line("unsigned module loading is restricted", l));
     for (i, line) in lines.iter().enumerate() {
         let held = nouveau_chip(line).map(|bus| (bus, "nouveau".to_owned())).or_else(|| already_bound(line));
         if let Some((bus_id, driver)) = held {
@@ -56,9 +57,19 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
             facts.kernel_module.get_or_insert_with(unsigned_module);
         }
     }
-    read_boot_limits(lines, facts);
-    read_aer(lines, facts);
+    let limits = boot_limits(lines);
+    let aer = lines.iter().any(|l| AER.in_line(AER_ERROR, l));
+    if limits.is_empty() && !aer {
+        return;
+    }
+    let gpus = nvidia_gpus(lines, facts);
+    read_boot_limits(limits, &gpus, facts);
+    if aer {
+        read_aer(lines, &gpus, facts);
+    }
 }
+
+static AER: super::Needle = super::Needle::new();
 
 /// What the kernel's AER reports print before the severity (drivers/pci/pcie/aer.c,
 /// `aer_print_error`: `"%sPCIe Bus Error: severity=%s, type=%s, (%s)"`, `dev_fmt` adding `AER: `
@@ -72,17 +83,15 @@ const AER_DETAIL_LINES: usize = 34;
 /// The kernel's AER reports of NVIDIA GPUs, counted by severity and error name into each GPU's
 /// health, as the live probe reads `aer_dev_*` (a report's bits each count once; a report without
 /// its bit lines counts under its type).
-fn read_aer(lines: &[String], facts: &mut Facts) {
-    if !lines.iter().any(|l| l.contains(AER_ERROR)) {
-        return;
-    }
-    let gpus = nvidia_gpus(lines, facts);
+fn read_aer(lines: &[String], gpus: &HashSet<String>, facts: &mut Facts) {
     let mut by_bus: Vec<(String, AerCounters)> = Vec::new();
     for (i, line) in lines.iter().enumerate() {
         let Some((port, severity, kind)) = aer_report(line) else { continue };
-        let Some(bus) = gpus.contains(&port).then(|| port.clone()).or_else(|| {
-            (severity != AerSeverity::Corrected).then(|| gpu_in_recovery(&lines[i + 1..], &gpus)).flatten()
-        }) else {
+        let Some(bus) = gpus
+            .contains(&port)
+            .then(|| port.clone())
+            .or_else(|| (severity != AerSeverity::Corrected).then(|| gpu_in_recovery(&lines[i + 1..], gpus)).flatten())
+        else {
             continue;
         };
         facts.saw(i, FORMAT);
@@ -171,7 +180,7 @@ enum AerSeverity {
 /// The device, severity and type of `nvidia 0000:01:00.0: AER: PCIe Bus Error: severity=Corrected,
 /// type=Physical Layer, (Receiver ID)`: the bus id is the word before the message that names one.
 fn aer_report(line: &str) -> Option<(String, AerSeverity, String)> {
-    let at = line.find(AER_ERROR)?;
+    let at = AER.find(AER_ERROR, line)?;
     let before = line.get(..at)?;
     let bus = before.split_whitespace().rev().find_map(|w| w.strip_suffix(':').and_then(PciBusId::sysfs_form))?;
     let rest = line.get(at + AER_ERROR.len()..)?;
@@ -205,12 +214,7 @@ const BANDWIDTH: &str = " Gb/s available PCIe bandwidth, limited by ";
 
 /// The kernel's bandwidth line of each NVIDIA GPU. A line of another device (a disk, a Wi-Fi card) is
 /// not read: only a bus the text shows to be an NVIDIA GPU counts.
-fn read_boot_limits(lines: &[String], facts: &mut Facts) {
-    let found = boot_limits(lines);
-    if found.is_empty() {
-        return;
-    }
-    let gpus = nvidia_gpus(lines, facts);
+fn read_boot_limits(found: Vec<(usize, String, BootLinkLimit)>, gpus: &HashSet<String>, facts: &mut Facts) {
     for (i, bus_id, limit) in found.into_iter().filter(|(_, bus, _)| gpus.contains(bus)) {
         facts.saw(i, FORMAT);
         facts.os.get_or_insert(OsFamily::Linux);
@@ -232,7 +236,8 @@ fn read_boot_limits(lines: &[String], facts: &mut Facts) {
 pub(crate) fn boot_limits(lines: &[String]) -> Vec<(usize, String, BootLinkLimit)> {
     let mut found = Vec::new();
     for (i, line) in lines.iter().enumerate() {
-        if !line.contains("available PCIe bandwidth") {
+        static BANDWIDTH_LINE: super::Needle = super::Needle::new();
+        if !BANDWIDTH_LINE.in_line("available PCIe bandwidth", line) {
             continue;
         }
         let mut text = line.clone();
@@ -257,6 +262,10 @@ pub(crate) fn boot_limits(lines: &[String]) -> Vec<(usize, String, BootLinkLimit
 /// `rockchip-dw-pcie a40000000.pcie: PCIe Gen.2 x1 link up` (dwc/pcie-designware.c,
 /// `dw_pcie_wait_for_link`: "PCIe Gen.%u x%u link up"): the controller's name and the link.
 fn host_bridge_link(line: &str) -> Option<(String, Option<u32>, u32)> {
+    static LINK_UP: super::Needle = super::Needle::new();
+    if !LINK_UP.in_line("link up", line) {
+        return None;
+    }
     let (head, rest) = line.split_once(": link up, ").or_else(|| line.split_once(": PCIe Gen."))?;
     let controller = head.split_whitespace().last()?.to_owned();
     let (generation, width) = if let Some(gen_width) = rest.strip_suffix(" link up") {
@@ -285,7 +294,9 @@ fn host_bridge_domains(lines: &[String]) -> HashMap<String, String> {
 /// The bus id of an NVIDIA display device in the kernel's enumeration line (`pci 0000:01:00.0:
 /// [10de:2571] type 00 class 0x030000`).
 fn enumerated_gpu(line: &str) -> Option<String> {
-    let (head, rest) = line.split_once(" [10de:")?;
+    static VENDOR: super::Needle = super::Needle::new();
+    let at = VENDOR.find(" [10de:", line)?;
+    let (head, rest) = (line.get(..at)?, line.get(at + " [10de:".len()..)?);
     rest.split_once(" class 0x").filter(|(_, c)| c.starts_with("03"))?;
     head.split_whitespace().last()?.strip_suffix(':').and_then(PciBusId::sysfs_form)
 }
@@ -372,8 +383,13 @@ const BOOT_FROM: &str = "the kernel's boot log";
 /// reader found (nvidia-smi, lspci).
 fn nvidia_gpus(lines: &[String], facts: &Facts) -> HashSet<String> {
     let mut gpus: HashSet<String> = HashSet::new();
+    static NVIDIA: super::Needle = super::Needle::new();
+    static NOUVEAU: super::Needle = super::Needle::new();
     for line in lines {
         gpus.extend(enumerated_gpu(line));
+        if !(NVIDIA.in_line("nvidia", line) || NOUVEAU.in_line("nouveau", line)) {
+            continue;
+        }
         let words: Vec<&str> = line.split_whitespace().collect();
         for pair in words.windows(2) {
             let [first, second] = pair else { continue };
@@ -445,7 +461,8 @@ fn speed_width(text: &str) -> Option<(Option<u32>, u32)> {
 /// `nouveau 0000:01:00.0: gr: init failed, -110`: nouveau runs on that device, so it holds the GPU. Not
 /// `unknown chipset`, which nouveau prints when it leaves a GPU alone.
 fn nouveau_chip(line: &str) -> Option<String> {
-    let at = line.find("nouveau ")?;
+    static NOUVEAU_WORD: super::Needle = super::Needle::new();
+    let at = NOUVEAU_WORD.find("nouveau ", line)?;
     let (bus, rest) = line.get(at + "nouveau ".len()..)?.split_once(": ")?;
     let subsystem =
         rest.split_once(": ").is_some_and(|(s, _)| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric()));
@@ -456,7 +473,8 @@ fn nouveau_chip(line: &str) -> Option<String> {
 /// `NVRM: GPU 0000:01:00.0 is already bound to NovaCore.`: NVIDIA's module found the GPU held by
 /// another driver (its PCI driver name, e.g. `nouveau` or nova-core's `NovaCore`).
 fn already_bound(line: &str) -> Option<(String, String)> {
-    let at = line.find("NVRM: GPU ")?;
+    static NVRM_GPU: super::Needle = super::Needle::new();
+    let at = NVRM_GPU.find("NVRM: GPU ", line)?;
     let (bus, rest) = line.get(at + "NVRM: GPU ".len()..)?.split_once(' ')?;
     let driver = rest.strip_prefix("is already bound to ")?.trim().trim_end_matches('.');
     let named = !driver.is_empty() && driver.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-'));
@@ -467,7 +485,8 @@ fn already_bound(line: &str) -> Option<(String, String)> {
 /// `… 'nvidia': Operation not permitted` beside lockdown's `unsigned module loading is restricted`:
 /// the kernel accepts only signed modules and refused NVIDIA's.
 fn refused_nvidia(line: &str, lockdown: bool) -> bool {
-    let Some(at) = line.find("could not insert 'nvidia") else { return false };
+    static INSERT: super::Needle = super::Needle::new();
+    let Some(at) = INSERT.find("could not insert 'nvidia", line) else { return false };
     let rest = line.get(at..).unwrap_or("");
     rest.contains("Key was rejected by service")
         || rest.contains("Required key not available")

@@ -22,9 +22,13 @@ const SET_DFA_CACHE_BYTES: usize = 64 << 20;
 /// The known messages' patterns, compiled.
 #[derive(Debug)]
 pub(crate) struct Matcher {
-    /// Every row's pattern at once; `None` where the set could not be built (its size limits),
-    /// and each row is then tried on its own: slower, but no message is lost.
+    /// Every row's pattern at once, where the prefilter could not be built; `None` where it was, or
+    /// where the set could not be built either (its size limits), and each row is then tried on its
+    /// own: slower, but no message is lost.
     set: Option<RegexSet>,
+    /// The rows' required literals, for trying only the rows whose literal a line holds; `None`
+    /// where it could not be built, and the set is used.
+    prefilter: Option<Prefilter>,
     /// (message id, its pattern), in the same order as `set`.
     rows: Vec<(String, Regex)>,
 }
@@ -58,6 +62,74 @@ fn with_error_names(pattern: &str, emitter: &str) -> String {
     format!("(?:{pattern})|(?-u:\\b)(?:{})(?-u:\\b)", names.join("|"))
 }
 
+/// Which rows a text may match, from the literals each match must contain: a row's finite set of
+/// prefixes (or, failing that, suffixes), read from its pattern by `regex-syntax`. A row with
+/// neither is tried on every line. The set's lazy DFA did the same job, but building its states
+/// for all rows at once took most of the scan (`docs/performance.md`).
+#[derive(Debug)]
+struct Prefilter {
+    /// Every row's literals.
+    literals: aho_corasick::AhoCorasick,
+    /// The row of each literal, by the literal's index.
+    row_of: Vec<usize>,
+    /// The rows with no literal every match contains.
+    always: Vec<usize>,
+}
+
+/// How short a row's shortest literal may be: a shorter one is in most lines and filters nothing.
+const MIN_LITERAL: usize = 3;
+
+impl Prefilter {
+    fn of(rows: &[(String, Regex)]) -> Option<Self> {
+        let (mut needles, mut row_of, mut always) = (Vec::new(), Vec::new(), Vec::new());
+        for (i, (_, re)) in rows.iter().enumerate() {
+            match required_literals(re.as_str()) {
+                Some(lits) => {
+                    row_of.extend(std::iter::repeat_n(i, lits.len()));
+                    needles.extend(lits);
+                }
+                None => always.push(i),
+            }
+        }
+        // A DFA: the fastest to search, and its size is bounded by the catalogue's.
+        let literals =
+            aho_corasick::AhoCorasick::builder().kind(Some(aho_corasick::AhoCorasickKind::DFA)).build(&needles).ok()?;
+        Some(Self { literals, row_of, always })
+    }
+
+    /// The rows `hay` may match, in table order, each once.
+    fn candidates(&self, hay: &str) -> Vec<usize> {
+        let mut rows = self.always.clone();
+        rows.extend(self.literals.find_overlapping_iter(hay).filter_map(|m| self.row_of.get(m.pattern().as_usize())));
+        rows.sort_unstable();
+        rows.dedup();
+        rows
+    }
+}
+
+/// Literals of which every match of `pattern` contains one (its prefixes, or else its suffixes),
+/// each at least [`MIN_LITERAL`] bytes; `None` where there is no such finite set.
+fn required_literals(pattern: &str) -> Option<Vec<Vec<u8>>> {
+    use regex_syntax::hir::literal::{ExtractKind, Extractor};
+    let hir = regex_syntax::ParserBuilder::new().build().parse(pattern).ok()?;
+    [ExtractKind::Prefix, ExtractKind::Suffix]
+        .into_iter()
+        .filter_map(|kind| {
+            let seq = Extractor::new().kind(kind).extract(&hir);
+            let lits = seq.literals()?;
+            let shortest = lits.iter().map(|l| l.as_bytes().len()).min()?;
+            (shortest >= MIN_LITERAL)
+                .then(|| (shortest, lits.iter().map(|l| l.as_bytes().to_vec()).collect::<Vec<_>>()))
+        })
+        .max_by_key(|(shortest, _)| *shortest)
+        .map(|(_, lits)| lits)
+}
+
+/// Every row's pattern in one set.
+fn whole_set(rows: &[(String, Regex)]) -> Option<RegexSet> {
+    RegexSetBuilder::new(rows.iter().map(|(_, r)| r.as_str())).dfa_size_limit(SET_DFA_CACHE_BYTES).build().ok()
+}
+
 impl Matcher {
     /// Compiles the rows `keep` picks; a row whose pattern does not compile is left out (the table
     /// tests fail on it, so it never ships).
@@ -69,9 +141,9 @@ impl Matcher {
             .filter(|m| keep(&m.id))
             .filter_map(|m| Regex::new(&with_error_names(&m.pattern, &m.emitter)).ok().map(|r| (m.id.clone(), r)))
             .collect();
-        let set =
-            RegexSetBuilder::new(rows.iter().map(|(_, r)| r.as_str())).dfa_size_limit(SET_DFA_CACHE_BYTES).build().ok();
-        Self { set, rows }
+        let prefilter = Prefilter::of(&rows);
+        let set = if prefilter.is_some() { None } else { whole_set(&rows) };
+        Self { set, prefilter, rows }
     }
 
     /// The `nvrm.xid` row alone, for reading the kernel log's Xid lines (the live health probe
@@ -121,9 +193,12 @@ impl Matcher {
             };
             let mut matched: Vec<usize> = Vec::new();
             for (joined_by_space, hay) in hays.iter().enumerate().map(|(k, h)| (k == 1, h)) {
-                let hits: Vec<usize> = match &self.set {
-                    Some(set) => set.matches(hay).iter().collect(),
-                    None => {
+                let hits: Vec<usize> = match (&self.prefilter, &self.set) {
+                    (Some(pre), _) => {
+                        pre.candidates(hay).into_iter().filter(|&i| self.rows[i].1.is_match(hay)).collect()
+                    }
+                    (_, Some(set)) => set.matches(hay).iter().collect(),
+                    (_, None) => {
                         self.rows.iter().enumerate().filter(|(_, (_, re))| re.is_match(hay)).map(|(i, _)| i).collect()
                     }
                 };
@@ -199,12 +274,49 @@ mod tests {
         assert_eq!(alone.len(), 2);
     }
 
-    /// Where the set cannot be built, each row is tried on its own and finds the same messages.
+    /// The prefilter is built, tries every row on a line most rows skip, and with it the rows find
+    /// what the whole set finds, line by line and over each line joined to the next, over every
+    /// corpus case's text.
+    #[test]
+    fn the_prefilter_is_built_and_finds_what_the_set_finds() {
+        let kb = Kb::get().unwrap();
+        let m = Matcher::for_kb(kb);
+        let (Some(set), Some(pre)) = (whole_set(&m.rows), &m.prefilter) else {
+            panic!("the set or the prefilter was not built")
+        };
+        assert!(pre.always.len() * 10 < m.rows.len(), "{} of {} rows have no literal", pre.always.len(), m.rows.len());
+        assert!(pre.candidates("nvidia-modeset: Loading NVIDIA Kernel Mode Setting Driver").len() < 10);
+        let prefiltered = |hay: &str| -> Vec<usize> {
+            pre.candidates(hay).into_iter().filter(|&i| m.rows[i].1.is_match(hay)).collect()
+        };
+        let corpus = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/corpus");
+        let mut lines = 0;
+        for dir in std::fs::read_dir(corpus).unwrap().flatten().filter(|d| d.path().is_dir()) {
+            for case in std::fs::read_dir(dir.path()).unwrap().flatten() {
+                let text = std::fs::read_to_string(case.path()).unwrap();
+                let all: Vec<&str> = text.lines().collect();
+                for (i, line) in all.iter().enumerate() {
+                    let joined = format!("{line}\n{}", all.get(i + 1).unwrap_or(&""));
+                    for hay in [*line, joined.as_str()] {
+                        lines += 1;
+                        let whole: Vec<usize> = set.matches(hay).iter().collect();
+                        assert_eq!(prefiltered(hay), whole, "{hay}");
+                    }
+                }
+            }
+        }
+        assert!(lines > 10_000, "{lines} lines");
+    }
+
+    /// Where neither the prefilter nor the set can be built, each row is tried on its own and finds
+    /// the same messages, as it does with the set alone.
     #[test]
     fn without_the_set_every_row_is_tried_and_nothing_is_lost() {
         let kb = Kb::get().unwrap();
-        let with_set = Matcher::for_kb(kb);
-        let rows_only = Matcher { set: None, rows: with_set.rows.clone() };
+        let prefiltered = Matcher::for_kb(kb);
+        let rows = prefiltered.rows.clone();
+        let with_set = Matcher { set: whole_set(&rows), prefilter: None, rows: rows.clone() };
+        let rows_only = Matcher { set: None, prefilter: None, rows };
         let lines: Vec<String> = [
             "NVRM: Xid (PCI:0000:01:00): 79, pid=1234, GPU has fallen off the bus.",
             "AssertionError: Torch not compiled with CUDA enabled",
@@ -216,5 +328,6 @@ mod tests {
         let found = with_set.scan(&lines);
         assert_eq!(found.len(), 3, "{found:?}");
         assert_eq!(rows_only.scan(&lines), found);
+        assert_eq!(prefiltered.scan(&lines), found);
     }
 }

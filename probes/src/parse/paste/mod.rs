@@ -97,7 +97,12 @@ impl Needle {
 
     /// Whether `line` holds `needle` (the same needle on every call for one `Needle`).
     pub(super) fn in_line(&self, needle: &'static str, line: &str) -> bool {
-        self.0.get_or_init(|| memchr::memmem::Finder::new(needle)).find(line.as_bytes()).is_some()
+        self.find(needle, line).is_some()
+    }
+
+    /// Where `needle` first starts in `line` (the same needle on every call for one `Needle`).
+    pub(super) fn find(&self, needle: &'static str, line: &str) -> Option<usize> {
+        self.0.get_or_init(|| memchr::memmem::Finder::new(needle)).find(line.as_bytes())
     }
 }
 
@@ -195,12 +200,17 @@ pub fn read_pasted_without(text: &str, kb: &Kb, off: &[&str]) -> Result<Snapshot
         // After every reader that prints or lists a framework's version.
         ("install_commands", &|f| install_commands::read(&lines, f)),
     ];
-    for (name, read) in readers {
-        if on(name) {
-            read(&mut facts);
+    // The known messages are looked for on a thread of their own while the readers run: neither
+    // reads what the other finds, and on megabytes of text each takes a good share of the time.
+    let found = std::thread::scope(|scope| {
+        let scan = scope.spawn(|| matcher.scan(&lines));
+        for (name, read) in readers {
+            if on(name) {
+                read(&mut facts);
+            }
         }
-    }
-    let found = matcher.scan(&lines);
+        scan.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    });
     if let Some((at, _)) = found.first() {
         facts.saw(*at, MESSAGES);
     }

@@ -100,9 +100,9 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
 fn read_pip_list(lines: &[String], facts: &mut Facts) {
     let mut i = 0;
     while i + 1 < lines.len() {
-        let header: Vec<&str> = lines[i].split_whitespace().collect();
+        let mut header = lines[i].split_whitespace();
         let rule = lines[i + 1].trim();
-        let is_header = header.len() >= 2 && header[0] == "Package" && header[1] == "Version";
+        let is_header = header.next() == Some("Package") && header.next() == Some("Version");
         if !(is_header && rule.starts_with('-') && rule.chars().all(|c| c == '-' || c == ' ')) {
             i += 1;
             continue;

@@ -115,6 +115,10 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
 /// `CUDA_VISIBLE_DEVICES=0 bash x.sh`, `nohup bash x.sh &`, cmd's `call run.bat`, a prompt in front): the
 /// program it runs gets the environment the script sets. `None` for any other line.
 fn launch_script(line: &str) -> Option<&str> {
+    static SCRIPT: [super::Needle; 4] = [const { super::Needle::new() }; 4];
+    if !SCRIPT.iter().zip([".sh", ".bat", ".cmd", ".ps1"]).any(|(n, ext)| n.in_line(ext, line)) {
+        return None;
+    }
     let line = line.trim_matches(['`', '*']).trim();
     let cmd = ["$ ", "# ", "> "].iter().filter_map(|p| line.rsplit_once(p).map(|(_, c)| c)).next().unwrap_or(line);
     let is_script = |w: &str| {
@@ -174,6 +178,9 @@ fn is_name(name: &str) -> bool {
 /// inside a sentence (`removing "export CUDA_VISIBLE_DEVICES=2" from the script`): a relevant variable.
 /// Markdown code ticks or bold stars around the whole line (`**export CUDA_HOME=…**`) are not part of it.
 fn assignment(line: &str) -> Option<(&str, &str)> {
+    if !line.contains('=') {
+        return None;
+    }
     let line = line.trim_matches(['`', '*']);
     let rest = match line.strip_prefix("declare -x ") {
         Some(rest) => rest,
@@ -200,7 +207,8 @@ fn assignment(line: &str) -> Option<(&str, &str)> {
 /// values (paths) would not.
 fn device_list_in_words(line: &str) -> Option<(&'static str, &str)> {
     const NAME: &str = "CUDA_VISIBLE_DEVICES=";
-    let at = line.find(NAME)?;
+    static VISIBLE: super::Needle = super::Needle::new();
+    let at = VISIBLE.find(NAME, line)?;
     if at > 0 && !line[..at].ends_with([' ', '`', '"', '\'', '(']) {
         return None;
     }
@@ -297,9 +305,13 @@ fn python_assignment(line: &str) -> Option<(&str, &str)> {
 /// IPython's `%env NAME=value` and `%env NAME value` (https://ipython.readthedocs.io/en/stable/interactive/magics.html#magic-env).
 /// A prompt in front (`C:\work>`, `PS C:\work>`, `In [3]:`) is not part of it.
 fn windows_assignment<'a>(line: &'a str) -> Option<(&'a str, &'a str)> {
+    // Each form has a `=` but IPython's `%env NAME value`.
+    if !line.contains(['=', '%']) {
+        return None;
+    }
     let line = line.trim_matches(['`', '*']);
     // PowerShell's `$Env:` is `$env:` (its names are not case-sensitive); ASCII lowering keeps byte offsets.
-    let lower = line.to_ascii_lowercase();
+    let lower = if line.contains(['$', '%']) { line.to_ascii_lowercase() } else { String::new() };
     let after = |word: &str| -> Option<&'a str> { lower.find(word).map(|at| line[at + word.len()..].trim_start()) };
     let (name, value) = if let Some(rest) = after("$env:") {
         let (name, value) = rest.split_once('=')?;

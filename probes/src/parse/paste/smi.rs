@@ -40,16 +40,23 @@ pub(super) fn read(lines: &[String], text: &str, facts: &mut Facts) {
     version_block(lines, facts);
     container_cli(lines, facts);
     csv(lines, facts);
+    static TOOLS: super::Needle = super::Needle::new();
+    static NVCC: super::Needle = super::Needle::new();
+    let mut after_nvcc = false;
     for (i, line) in lines.iter().enumerate() {
-        if line.contains("Cuda compilation tools, release")
+        let tools = TOOLS.in_line("Cuda compilation tools", line);
+        let (nvcc_before, nvcc) = (after_nvcc, NVCC.in_line("nvcc", line));
+        after_nvcc = nvcc;
+        if tools
+            && line.contains("Cuda compilation tools, release")
             && let Ok(v) = nvcc::parse(line)
         {
             facts.saw(i, "nvcc --version");
             facts.nvcc_toolkit(v);
         }
         // nvcc's version line quoted without its head, next to the command: `I see the release 11.1, V11.1.74`.
-        if !line.contains("Cuda compilation tools")
-            && (line.contains("nvcc") || i.checked_sub(1).is_some_and(|p| lines[p].contains("nvcc")))
+        if !tools
+            && (nvcc || nvcc_before)
             && let Some(v) = nvcc_release_tail(line)
         {
             facts.saw(i, "nvcc --version");
@@ -58,6 +65,7 @@ pub(super) fn read(lines: &[String], text: &str, facts: &mut Facts) {
         // nvcc's answer reported on its command's line: `my nvcc --version is 10.0`, `nvcc -V: 11.8`.
         if let Some(v) = ["nvcc --version", "nvcc -V"]
             .iter()
+            .filter(|_| nvcc)
             .find_map(|q| super::python_prints::answer_after(line, q))
             .and_then(|v| v.parse::<gpu_doctor_model::CudaVersion>().ok())
         {
