@@ -60,8 +60,58 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
             }
         } else if let Some((label, value)) = label_value(line) {
             answered(&label, &value, i, LINES, facts);
+        } else {
+            for (label, value) in sentence_answers(line) {
+                answered(&label, &value, i, LINES, facts);
+            }
         }
     }
+}
+
+/// The answers a sentence gives in the form `my <thing> version is <value>` or `my system is
+/// <value>`, as people report what a label would have asked (`My tensorflow version is 2.12.0.`,
+/// `My system is Windows 11.`, `the driver version is 470.82`): each as (label, value) for
+/// [`answered`]. The label is the one to three words after `my`, `our` or `the` (or opening the
+/// sentence) and before `is`; only a label ending in `version`, or naming the system (`system`, `os`,
+/// `operating system`, `platform`), is taken: other sentences of that shape say something else
+/// (`my problem is …`). The value runs to the end of its sentence.
+fn sentence_answers(line: &str) -> Vec<(String, String)> {
+    static IS: super::Needle = super::Needle::new();
+    let mut out = Vec::new();
+    if line.len() > 2000 || !IS.in_line(" is ", line) {
+        return out;
+    }
+    let lower = line.to_ascii_lowercase();
+    for (at, _) in lower.match_indices(" is ").take(8) {
+        let before = &lower[..at];
+        let start = before.rfind(['.', ',', ';', '!', '?', '(', ':', '"']).map_or(0, |s| s + 1);
+        let words: Vec<&str> = before[start..].split_whitespace().collect();
+        let label: Vec<&str> = match words.iter().rposition(|w| matches!(*w, "my" | "our" | "the")) {
+            Some(p) => words[p + 1..].to_vec(),
+            None => words,
+        };
+        if !(1..=3).contains(&label.len())
+            || !label.iter().all(|w| w.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-'))
+        {
+            continue;
+        }
+        let label = label.join(" ");
+        let os = matches!(label.as_str(), "system" | "os" | "operating system" | "platform");
+        if !(os || label.ends_with("version")) {
+            continue;
+        }
+        let rest = &line[at + " is ".len()..];
+        // To the sentence's end: a full stop before a blank or the line's end (not a version's dot).
+        let end = rest
+            .match_indices(['.', ';', ',', '!', '?'])
+            .find(|(i, _)| rest[i + 1..].chars().next().is_none_or(char::is_whitespace));
+        let value = end.map_or(rest, |(i, _)| &rest[..i]).trim_end_matches(['!', '?', '.', ',', ';']);
+        let value = value.trim().trim_matches(['`', '"', '\'', '*']);
+        if !value.is_empty() && value.len() <= 120 {
+            out.push((if os { "os".to_owned() } else { label }, value.to_owned()));
+        }
+    }
+    out
 }
 
 /// A `Label: value` line's label (lowercase, without list marks, emphasis and a parenthetical
@@ -402,6 +452,38 @@ mod tests {
         assert_eq!(one, [Some("RTX 3090 and 64 GB of RAM".to_owned())]);
         assert_eq!(gpus_in("NVIDIA GeForce RTX 3090 + RTX 4090").len(), 2);
         assert!(gpus_in(&" and ".repeat(10_000)).is_empty());
+    }
+
+    #[test]
+    fn answers_in_a_sentence() {
+        let one = |line: &str| sentence_answers(line);
+        let pair = |l: &str, v: &str| vec![(l.to_owned(), v.to_owned())];
+        // Written by people in public READMEs (GitHub code search for "my tensorflow version is": a
+        // Jetson Nano TensorFlow guide; a Faster R-CNN port's setup notes).
+        assert_eq!(one("My tensorflow version is 2.4.0!!"), pair("tensorflow version", "2.4.0"));
+        assert_eq!(
+            one(
+                "- the tensorflow version that original repo used is 1.3.0, but my tensorflow version is 1.8.0, so you have to"
+            ),
+            pair("tensorflow version", "1.8.0")
+        );
+        // The shapes, constructed: the system named, the driver's version, a label opening the sentence.
+        assert_eq!(one("My system is Windows 11. My GPU is an RTX 2060."), pair("os", "Windows 11"));
+        assert_eq!(
+            one("Driver version is 470.82.01 and it still fails"),
+            pair("driver version", "470.82.01 and it still fails")
+        );
+        // Sentences of that shape that answer nothing, and code.
+        assert!(one("My problem is that the GPU is not found.").is_empty());
+        assert!(one("print('My tensorflow version is:',tf.__version__)").is_empty());
+        assert!(one("the version of this repo is old").is_empty());
+        // Read into the facts: the framework and the OS, as a labelled line would give them.
+        let facts = Facts::read_by(
+            read,
+            "My system is Windows 11. My tensorflow version is 2.12.0. My GPUs are NVIDIA GeForce RTX 2060.",
+        );
+        assert_eq!(facts.os, Some(OsFamily::Windows));
+        assert!(facts.packages.iter().any(|p| p.name == "tensorflow" && p.version == "2.12.0"), "{:?}", facts.packages);
     }
 
     #[test]
