@@ -57,7 +57,8 @@ pub(super) const NO_GPU_INSIDE: Rule = Rule {
               35 (\"driver version is insufficient\") from a program the text says ran in a container (Docker, Podman, \
               Kubernetes), on a host driver that runs the CUDA the text names (none named: R525 or newer); or a \
               `docker run` (Podman, nerdctl) command the text shows that passes no GPU (`--gpus`, the NVIDIA runtime, \
-              a CDI device), with a program in it finding none (nvidia-smi not found, no libcuda, no device).",
+              a CDI device), with a program in it finding none (nvidia-smi not found, no libcuda, no device, PyTorch's \
+              `is_available()` False); nvidia-docker, which passes the GPU itself, is not such a command.",
     source: "NVIDIA Container Toolkit user guide (NVIDIA_VISIBLE_DEVICES, `--gpus`); NVIDIA/nvidia-docker#341; \
              NVIDIA/nvidia-docker#24 (error 35 on a sufficient driver: the driver's libraries were not mounted)",
 };
@@ -146,17 +147,32 @@ fn run_without_gpu(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let Some(c) = cx.s.platform.container.as_ref() else { return };
     let lower: Vec<String> = c.markers.iter().map(|m| m.to_ascii_lowercase()).collect();
     let run = ["docker run ", "podman run ", "nerdctl run "];
-    let Some(at) = lower.iter().position(|m| run.iter().any(|r| m.contains(r))) else { return };
+    // nvidia-docker (v1 and v2) is the wrapper that passes the GPU itself.
+    let Some(at) = lower.iter().position(|m| run.iter().any(|r| m.contains(r)) && !m.contains("nvidia-docker")) else {
+        return;
+    };
     if lower.iter().any(|m| GPU_OPTIONS.iter().any(|o| m.contains(o))) || out.iter().any(|f| f.id == NO_GPU_INSIDE.id) {
         return;
     }
-    let Some(symptom) = cx.s.messages.iter().find(|m| NO_GPU_SYMPTOMS.contains(&m.id.as_str())) else { return };
+    // The program found no GPU: a message that says so, or PyTorch's `is_available()` answered False.
+    let message =
+        cx.s.messages
+            .iter()
+            .find(|m| NO_GPU_SYMPTOMS.contains(&m.id.as_str()))
+            .map(|m| format!("pasted line: {}", m.line));
+    let unavailable = || {
+        cx.envs()
+            .iter()
+            .any(|e| e.deep_torch().and_then(|t| t.cuda_available) == Some(false))
+            .then(|| "torch.cuda.is_available() returned False in it".to_owned())
+    };
+    let Some(symptom) = message.or_else(unavailable) else { return };
     out.push(NO_GPU_INSIDE.finding(
         "The container was started without the GPU",
         "The container was started with a command that passes no GPU (no `--gpus`, no NVIDIA runtime, no CDI device), \
          and the program in it found no GPU: inside a container the GPU, its device nodes and the driver's tools and \
          libraries (nvidia-smi, libcuda.so.1) exist only when the engine is asked for them, whatever the host has.",
-        vec![format!("pasted line: {}", c.markers[at]), format!("pasted line: {}", symptom.line)],
+        vec![format!("pasted line: {}", c.markers[at]), symptom],
         Some(
             "Start the container with the GPU: docker run --gpus all … (Podman or Docker with CDI: --device \
              nvidia.com/gpu=all; Compose: deploy.resources.reservations.devices with capabilities: [gpu]). The host \

@@ -48,8 +48,16 @@ fn asks(line: &str) -> Vec<Ask> {
     found.into_iter().map(|(_, a)| a).collect()
 }
 
-/// A printed value without the backticks, quotes and spaces a post puts around it.
+/// A printed value without the backticks, quotes and spaces a post puts around it, and without
+/// IPython's or Jupyter's output prompt (`Out[2]: False`; IPython's documented prompts, "In [N]:" and
+/// "Out[N]:", https://ipython.readthedocs.io/en/stable/interactive/tutorial.html).
 fn value(line: &str) -> &str {
+    let line = line.trim();
+    let line = line
+        .strip_prefix("Out[")
+        .and_then(|rest| rest.split_once("]:"))
+        .filter(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        .map_or(line, |(_, rest)| rest);
     line.trim().trim_matches('`').trim().trim_matches(['\'', '"'])
 }
 
@@ -335,6 +343,10 @@ mod tests {
     #[test]
     fn a_question_without_its_form_of_answer_is_not_read() {
         assert!(read_lines(">>> torch.cuda.is_available()\nTraceback (most recent call last):\n").deep.torch.is_none());
+        // IPython's prompts (its tutorial's `In [1]:`/`Out[1]:`), constructed.
+        let f = read_lines("In [1]: import torch\nIn [2]: torch.cuda.is_available()\nOut[2]: False\n");
+        assert_eq!(f.deep.torch.as_ref().and_then(|t| t.cuda_available), Some(false));
+        assert!(read_lines("In [2]: torch.cuda.is_available()\nOut[x]: False\n").deep.torch.is_none());
         assert!(read_lines("print(torch.cuda.is_available()) return false\n").deep.torch.is_none());
         // A condition in code is no answer (an `if … == False:` line a script pasted beside its output).
         assert!(read_lines("    if torch.cuda.is_available() == False:\n").deep.torch.is_none());

@@ -322,4 +322,14 @@ fn a_pasted_docker_run_without_a_gpu_and_no_gpu_inside_is_the_container_started_
     // Without a run command the line alone is the catalogue's: the driver's tools are missing.
     let alone = super::pasted_ids("bash: nvidia-smi: command not found\n");
     assert_eq!(alone, vec!["observed.shell.nvidia_smi_not_found".to_owned()]);
+    // PyTorch in it answering `is_available()` False is the same symptom (constructed: the IPython
+    // session people run in a framework image); nvidia-docker, which passes the GPU itself, is not.
+    let torch = "$ sudo docker run -it pytorch/pytorch:latest ipython\n\
+                 In [1]: import torch\n\
+                 In [2]: torch.cuda.is_available()\n\
+                 Out[2]: False\n";
+    let ids = super::pasted_ids(torch);
+    assert!(ids.contains(&"containers.started_without_gpu".to_owned()), "{ids:?}");
+    let wrapped = torch.replace("sudo docker run", "sudo nvidia-docker run");
+    assert!(!super::pasted_ids(&wrapped).contains(&"containers.started_without_gpu".to_owned()));
 }
