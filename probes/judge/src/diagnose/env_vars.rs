@@ -737,7 +737,9 @@ fn root_problem(value: &str) -> Option<(&'static str, String)> {
     let first = if drive {
         v.splitn(3, [':', ';']).take(2).collect::<Vec<_>>().join(":")
     } else {
-        v.split([':', ';']).next().unwrap_or("").to_owned()
+        // The first entry that is not empty: `:/usr/local/cuda-9.0` (`CUDA_HOME=$CUDA_HOME:/usr/local/cuda-9.0`
+        // with CUDA_HOME unset) names its one folder after the stray `:`.
+        v.split([':', ';']).find(|e| !e.trim().is_empty()).unwrap_or("").to_owned()
     };
     let is_list = first.len() < v.len();
     let root = |p: &str| {
@@ -750,7 +752,10 @@ fn root_problem(value: &str) -> Option<(&'static str, String)> {
     if v.contains('$') {
         Some(("it holds a `$VAR` the shell did not expand", fixed))
     } else if is_list {
-        Some(("it is a list (a `:` or `;` joins more than one entry), not one folder", fixed))
+        Some((
+            "it is a list (a `:` or `;` joins more than one entry, or stands before or after the folder), not one folder",
+            fixed,
+        ))
     } else if fixed != first.trim_end_matches(['/', '\\']) {
         Some(("it names the toolkit's `bin` folder or nvcc itself, not the folder above them", fixed))
     } else {

@@ -54,6 +54,10 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
             }
             continue;
         }
+        if let Some((name, value)) = echoed_in_words(t) {
+            set_var(facts, i, name, value);
+            continue;
+        }
         if t.starts_with("which ") || t.starts_with("whereis nvcc") || t.starts_with("type -a nvcc") {
             which = t.contains("nvcc");
             continue;
@@ -162,6 +166,42 @@ fn echoed(line: &str) -> Option<&str> {
     (is_name(name) && is_relevant(name)).then_some(name)
 }
 
+/// What `echo $NAME` printed, said on the same line: `i echo $CUDA_HOME, it is :/usr/local/cuda-9.0.`,
+/// `echo $CUDA_HOME gives /usr/local/cuda`, `` `echo $LD_LIBRARY_PATH` shows /usr/local/cuda/lib64 ``:
+/// the variable's name and the value (a path or a `:` list, as [`is_echoed_value`] takes it), after
+/// `is`, `gives`, `shows`, `returns`, `prints`, `outputs`, `:` or `->`.
+fn echoed_in_words(line: &str) -> Option<(&str, &str)> {
+    static ECHO: super::Needle = super::Needle::new();
+    let at = ECHO.find("echo $", line)?;
+    let rest = &line[at + "echo $".len()..];
+    let rest = rest.strip_prefix('{').unwrap_or(rest);
+    let len = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(rest.len());
+    let (name, after) = rest.split_at(len);
+    if !(is_name(name) && is_relevant(name)) {
+        return None;
+    }
+    let words: Vec<&str> = after.split_whitespace().take(6).collect();
+    let verb = words.iter().position(|w| {
+        let w = w.trim_matches(['`', '}', '"', ',']);
+        matches!(
+            w,
+            "is" | "gives"
+                | "gave"
+                | "shows"
+                | "showed"
+                | "returns"
+                | "returned"
+                | "prints"
+                | "printed"
+                | "outputs"
+                | ":"
+                | "->"
+        )
+    })?;
+    let value = words.get(verb + 1)?.trim_matches(['`', '"', '\'']).trim_end_matches(['.', ',', ';']);
+    is_echoed_value(value).then_some((name, value))
+}
+
 /// A line that can be what `echo` printed: no prompt, no spaces (paths with spaces are rare in these).
 fn is_echoed_value(v: &str) -> bool {
     !v.is_empty() && !v.contains(' ') && (v.starts_with('/') || v.starts_with(':') || v.contains(":/"))
@@ -230,12 +270,19 @@ static ENVIRON: super::Needle = super::Needle::new();
 /// The folder list before `/bin/nvcc` in a command PyTorch's extension builder printed or failed to run
 /// (`unable to execute '/usr/local/cuda:/usr/local/cuda-9.0/bin/nvcc'`, the command line itself):
 /// torch.utils.cpp_extension runs `os.path.join(CUDA_HOME, 'bin', 'nvcc')`, so a path with a `:` list
-/// in front of `/bin/nvcc` is CUDA_HOME set to a list. `None` for any other line.
+/// in front of `/bin/nvcc` is CUDA_HOME set to a list, or to a folder with a `:` before or after it
+/// (`unable to execute ':/usr/local/cuda-8.0/bin/nvcc'`, `'/usr/local/cuda-11.8:/bin/nvcc'`, the shell's
+/// `/bin/sh: 1: :/usr/local/cuda/bin/nvcc: not found`: facebookresearch/SparseConvNet#94,
+/// IDEA-Research/GroundingDINO#165, chengdazhi/Deformable-Convolution-V2-PyTorch#86). `None` for any
+/// other line.
 fn nvcc_under_a_path_list(line: &str) -> Option<&str> {
     let end = line.find("/bin/nvcc")?;
     let start = line[..end].rfind([' ', '\'', '"', '`']).map_or(0, |s| s + 1);
     let home = &line[start..end];
-    (home.starts_with('/') && home.contains(":/") && !home.contains("://") && home.len() <= 512).then_some(home)
+    // A list, or one folder with a stray `:` at either end (`export CUDA_HOME=$CUDA_HOME:/usr/local/cuda`
+    // with CUDA_HOME unset gives `:/usr/local/cuda`), which the shell and os.path.join keep as it is.
+    let listed = home.starts_with(['/', ':']) && home.contains(':') && home.contains('/');
+    (listed && !home.contains("://") && home.len() <= 512).then_some(home)
 }
 
 /// NCCL's variables written inside a sentence or a quoted command (`Setting \`NCCL_P2P_DISABLE=1

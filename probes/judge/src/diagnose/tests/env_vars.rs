@@ -237,6 +237,8 @@ fn cuda_home_that_is_not_one_toolkit_folder_is_flagged_with_the_root_meant() {
     let home = |value: &str| Machine::pasted().env("CUDA_HOME", value);
     for (value, fixed) in [
         ("/usr/local/cuda:", "/usr/local/cuda"),
+        // A stray `:` before the folder (facebookresearch/SparseConvNet#94's `:/usr/local/cuda-8.0`).
+        (":/usr/local/cuda-8.0", "/usr/local/cuda-8.0"),
         ("/usr/local/cuda:$CUDA_HOME", "/usr/local/cuda"),
         ("/usr/local/cuda-10.0/bin", "/usr/local/cuda-10.0"),
         ("/usr/local/cuda-10.0/bin/", "/usr/local/cuda-10.0"),

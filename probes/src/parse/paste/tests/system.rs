@@ -435,6 +435,32 @@ fn cuda_visible_devices_before_a_command_hides_the_only_gpu() {
 }
 
 #[test]
+fn cuda_home_with_a_stray_colon_is_read_from_the_nvcc_path_and_from_words() {
+    // The nvcc path PyTorch's extension builder or the shell ran, a `:` at either end of CUDA_HOME.
+    for (line, home) in [
+        // facebookresearch/SparseConvNet#94 (the title).
+        ("unable to execute ':/usr/local/cuda-8.0/bin/nvcc': No such file or directory", ":/usr/local/cuda-8.0"),
+        // IDEA-Research/GroundingDINO#165 (the title).
+        ("error: [Errno 2] No such file or directory: '/usr/local/cuda-11.8:/bin/nvcc'", "/usr/local/cuda-11.8:"),
+        // chengdazhi/Deformable-Convolution-V2-PyTorch#86.
+        ("/bin/sh: 1: :/usr/local/cuda/bin/nvcc: not found", ":/usr/local/cuda"),
+    ] {
+        let s = read(line);
+        assert_eq!(s.env.vars.get("CUDA_HOME").map(String::as_str), Some(home), "{line}");
+        assert!(finding_ids(&s).contains(&"env.cuda_home_not_a_toolkit_root".to_owned()), "{line}");
+    }
+    // One folder, no colon: nothing is said of CUDA_HOME.
+    assert!(read("'/usr/local/cuda/bin/nvcc': No such file or directory").env.vars.get("CUDA_HOME").is_none());
+    // What `echo $CUDA_HOME` printed, said on the same line (constructed; the shape of replies such as
+    // "echo $CUDA_HOME gives /usr/local/cuda").
+    let s = read("when I echo $CUDA_HOME, it is :/usr/local/cuda-10.2. So I fixed .bashrc");
+    assert_eq!(s.env.vars.get("CUDA_HOME").map(String::as_str), Some(":/usr/local/cuda-10.2"));
+    // Advice naming the command is not its output (Deformable-Convolution-V2-PyTorch#86's answer).
+    let advice = "Check whether the cuda home path is correct by `echo $CUDA_HOME`. It should be `/usr/local/cuda`";
+    assert!(read(advice).env.vars.get("CUDA_HOME").is_none());
+}
+
+#[test]
 fn an_echoed_path_keeps_its_cuda_entries() {
     let s = read("$ echo $PATH\n/usr/local/cuda-11.8/bin:/usr/bin:/opt/NVIDIA/bin\n");
     assert_eq!(s.env.path, ["/usr/local/cuda-11.8/bin", "/usr/bin", "/opt/NVIDIA/bin"]);
