@@ -672,7 +672,7 @@ fn library_fix(cx: &Ctx<'_>, observed: &[&ObservedMessage]) -> Option<FamilyFix>
 
 /// A cuDNN version as frameworks print it: `(8, 5, 0)`, `8.9.4`, `8500` (8.5.0), `90100` (9.1.0);
 /// major and minor.
-fn parse_cudnn(text: &str) -> Option<(u32, u32)> {
+pub(super) fn parse_cudnn(text: &str) -> Option<(u32, u32)> {
     let parts: Vec<u32> =
         text.split(|c: char| !c.is_ascii_digit()).filter(|p| !p.is_empty()).filter_map(|p| p.parse().ok()).collect();
     match parts.as_slice() {
@@ -691,21 +691,57 @@ fn cudnn_fix(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&ObservedMessage]) 
     if program(known) == "jax" {
         return (Some(jax_cudnn(cx, value("built").and_then(|v| parse_cudnn(v)))), None);
     }
-    let cuda = value("cuda_major").and_then(|v| v.parse::<u32>().ok()).or_else(|| text_cuda_major(cx)).unwrap_or(12);
+    let cuda = value("cuda_major").and_then(|v| v.parse::<u32>().ok());
     let needed = value("compiled").or_else(|| value("built")).and_then(|v| parse_cudnn(v));
-    let requirement = match (needed, value("cudnn_major").and_then(|v| v.parse::<u32>().ok())) {
-        (Some((major, minor)), _) => format!("nvidia-cudnn-cu{cuda}>={major}.{minor},<{}", major + 1),
-        (None, Some(major)) => format!("nvidia-cudnn-cu{cuda}=={major}.*"),
-        (None, None) => format!("nvidia-cudnn-cu{cuda}"),
+    let runtime = value("runtime").and_then(|v| parse_cudnn(v));
+    match (needed, value("cudnn_major").and_then(|v| v.parse::<u32>().ok())) {
+        (Some(needed), _) => (Some(install_cudnn(cx, needed, runtime, cuda)), None),
+        (None, major) => {
+            let cuda = cuda.or_else(|| text_cuda_major(cx)).unwrap_or(12);
+            let requirement = major
+                .map_or_else(|| format!("nvidia-cudnn-cu{cuda}"), |major| format!("nvidia-cudnn-cu{cuda}=={major}.*"));
+            let check = cmd(cx, "ldconfig", ["-p"]);
+            (
+                Some(format!(
+                    "Install the cuDNN the build was made for: `{}`, and keep older copies off the loader's path: \
+                     `{check} | grep -F libcudnn` and `echo $LD_LIBRARY_PATH` show which copy is found first.",
+                    pip_install(cx, &[requirement.as_str()])
+                )),
+                None,
+            )
+        }
+    }
+}
+
+/// The fix for a build compiled against cuDNN `needed` (major, minor) that loaded another: that
+/// cuDNN named, the same major at least that minor (the check TensorFlow's cudnn_version.cc and
+/// PyTorch's torch/backends/cudnn make), by pip where NVIDIA ships it as a wheel (cuDNN 8 and
+/// later: nvidia-cudnn-cu11/-cu12/-cu13) and by conda (`cudnn=X.Y`, which also has the cuDNN 5 to 7
+/// of older builds); or the framework release built for the cuDNN already installed (`runtime`); and
+/// the older copy kept off the loader's path.
+pub(super) fn install_cudnn(
+    cx: &Ctx<'_>,
+    needed: (u32, u32),
+    runtime: Option<(u32, u32)>,
+    cuda: Option<u32>,
+) -> String {
+    let (major, minor) = needed;
+    let conda = cmd(cx, "conda", ["install", &format!("cudnn={major}.{minor}")]);
+    let how = if major >= 8 {
+        let cuda = cuda.or_else(|| text_cuda_major(cx)).unwrap_or(12);
+        let requirement = format!("nvidia-cudnn-cu{cuda}>={major}.{minor},<{}", major + 1);
+        format!("`{}` (or `{conda}`)", pip_install(cx, &[requirement.as_str()]))
+    } else {
+        format!("`{conda}`")
     };
+    let other = runtime.map_or_else(String::new, |(a, b)| {
+        format!(", or install the framework release built for the cuDNN {a}.{b} that is installed")
+    });
     let check = cmd(cx, "ldconfig", ["-p"]);
-    (
-        Some(format!(
-            "Install the cuDNN the build was made for: `{}`, and keep older copies off the loader's path: `{check} | \
-             grep -F libcudnn` and `echo $LD_LIBRARY_PATH` show which copy is found first.",
-            pip_install(cx, &[requirement.as_str()])
-        )),
-        None,
+    format!(
+        "Install cuDNN {major}.{minor} (the build's cuDNN: the same major, at least that minor): {how}{other}; and keep \
+         older copies off the loader's path: `{check} | grep -F libcudnn` and `echo $LD_LIBRARY_PATH` show which copy \
+         is found first."
     )
 }
 

@@ -130,6 +130,38 @@ fn a_cudnn_older_than_the_build_gets_the_cudnn_it_was_built_against() {
                 version (8, 4, 1).\n";
     let (words, _) = fix_of(text, "observed.torch.cudnn_incompatible");
     assert!(words.contains("'nvidia-cudnn-cu12>=8.5,<9'") && words.contains("LD_LIBRARY_PATH"), "{words}");
+    assert!(words.contains("cuDNN 8.5") && words.contains("built for the cuDNN 8.4 that is installed"), "{words}");
+    // TensorFlow's and XLA's refusal, in each spelling: the cuDNN the build needs, by pip from cuDNN 8 on
+    // and by conda for the older ones pip never had.
+    for (text, needs, how) in [
+        // endernewton/tf-faster-rcnn#436 (TensorFlow 1.x's integer spelling).
+        (
+            "E tensorflow/stream_executor/cuda/cuda_dnn.cc:378] Loaded runtime CuDNN library: 7201 (compatibility version \
+             7200) but source was compiled with 7004 (compatibility version 7000).  If using a binary install, upgrade \
+             your CuDNN library to match.",
+            "cuDNN 7.0",
+            "conda install cudnn=7.0",
+        ),
+        // bmaltais/kohya_ss#2787 (XLA's, under TensorFlow 2).
+        (
+            "E external/local_xla/xla/stream_executor/cuda/cuda_dnn.cc:447] Loaded runtime CuDNN library: 8.7.0 but \
+             source was compiled with: 8.9.4.  CuDNN library needs to have matching major version and equal or higher \
+             minor version.",
+            "cuDNN 8.9",
+            "nvidia-cudnn-cu12>=8.9,<9",
+        ),
+        // carpedm20/DCGAN-tensorflow#242.
+        (
+            "E tensorflow/stream_executor/cuda/cuda_dnn.cc:352] Loaded runtime CuDNN library: 5005 (compatibility \
+             version 5000) but source was compiled with 5110 (compatibility version 5100).",
+            "cuDNN 5.1",
+            "conda install cudnn=5.1",
+        ),
+    ] {
+        let (words, _) = fix_of(text, "observed.xla.cudnn_version_mismatch");
+        assert!(words.contains(needs) && words.contains(how), "{words}");
+        assert!(!words.contains("nvidia-cudnn-cu12>=5") && !words.contains("nvidia-cudnn-cu12>=7"), "{words}");
+    }
 }
 
 // env_var_misconfig: the variable and the value to check or set.
