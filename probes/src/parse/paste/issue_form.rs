@@ -185,6 +185,17 @@ fn answered(label: &str, value: &str, at: usize, format: &'static str, facts: &m
         if let Some(v) = value.split_whitespace().find_map(driver_version).filter(|_| facts.driver_version.is_none()) {
             facts.saw(at, format);
             facts.driver(Some(v), None, format);
+        } else if has("cuda")
+            && let Some(c) = value
+                .split_whitespace()
+                .next()
+                .and_then(|w| w.parse::<gpu_doctor_model::CudaVersion>().ok())
+                .filter(|c| (2..=20).contains(&c.major) && facts.driver_cuda.is_none())
+        {
+            // `Cuda driver version: 11.2`: programs that print what cudaDriverGetVersion returned (a
+            // miner's start-up log, deviceQuery's `CUDA Driver Version`) give the driver's CUDA level.
+            facts.saw(at, format);
+            facts.driver(None, Some(c), format);
         }
     } else if (has("gpu") || has("gpus") || label == "graphics card" || label == "video card")
         && words
@@ -499,5 +510,16 @@ mod tests {
         assert_eq!(os_in("Ubuntu 22.04"), Some(OsFamily::Linux));
         assert_eq!(os_in("WSL2 Ubuntu on Windows 11"), None);
         assert_eq!(os_in("macOS 14"), None);
+    }
+
+    #[test]
+    fn a_cuda_driver_version_label_gives_the_drivers_cuda_level() {
+        // The shape of programs that print cudaDriverGetVersion's answer (constructed).
+        let f = Facts::read_by(read, "Cuda driver version: 11.2\n");
+        assert_eq!(f.driver_cuda.map(|(c, _)| c), Some(gpu_doctor_model::CudaVersion::new(11, 2)));
+        assert!(f.driver_version.is_none());
+        // A driver's own version under the same label stays the driver's version.
+        let f = Facts::read_by(read, "CUDA driver version: 535.54.03\n");
+        assert!(f.driver_version.is_some() && f.driver_cuda.is_none());
     }
 }
