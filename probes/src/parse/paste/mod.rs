@@ -26,6 +26,7 @@ mod clean;
 mod collect_env;
 mod containers;
 mod cuda_order;
+mod device_query;
 mod facts;
 mod frameworks;
 mod gpu_words;
@@ -132,6 +133,7 @@ pub const READERS: &[&str] = &[
     "topology",
     "iommu",
     "paddle_env",
+    "device_query",
     "install_commands",
     "gpu_words",
 ];
@@ -174,7 +176,7 @@ pub fn read_pasted_without(text: &str, kb: &Kb, off: &[&str]) -> Result<Snapshot
     }
     let mut facts = facts::Facts::default();
     facts.notes = notes;
-    let readers: [(&str, &Reader<'_>); 23] = [
+    let readers: [(&str, &Reader<'_>); 24] = [
         ("collect_env", &|f| collect_env::read(&lines, f)),
         ("python_prints", &|f| python_prints::read(&lines, f)),
         ("smi", &|f| smi::read(&lines, &joined, f)),
@@ -197,6 +199,7 @@ pub fn read_pasted_without(text: &str, kb: &Kb, off: &[&str]) -> Result<Snapshot
         ("p2p_bandwidth", &|f| p2p_bandwidth::read(&lines, f)),
         ("iommu", &|f| iommu::read(&lines, f)),
         ("paddle_env", &|f| paddle_env::read(&lines, f)),
+        ("device_query", &|f| device_query::read(&lines, f)),
         // After every reader that prints or lists a framework's version.
         ("install_commands", &|f| install_commands::read(&lines, f)),
     ];
@@ -245,7 +248,7 @@ type Reader<'a> = dyn Fn(&mut facts::Facts) + 'a;
 /// What the paste reader reads, for the note on text in which it recognised nothing.
 const READS: &str = "collect_env, nvidia-smi (table, -q, -q -x, CSV, -L or --version), nvidia-smi topo -m / topo -p2p / \
                      nvlink -s / nvlink -e, p2pBandwidthLatencyTest, nvidia-container-cli info, docker info, nvidia-ctk cdi list, \
-                     nvcc --version, pip list / pip freeze / \
+                     nvcc --version, deviceQuery, pip list / pip freeze / \
                      conda list, PyTorch's printed torch.__version__ or is_available(), \
                      jax.print_environment_info(), ONNX Runtime's get_available_providers(), \
                      TensorFlow's build info or device lines, lspci -k / -vv, \

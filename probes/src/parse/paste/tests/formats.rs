@@ -494,9 +494,16 @@ fn a_labelled_driver_version_is_the_driver() {
         let got = envs.iter().flat_map(|e| e.frameworks.iter()).find(|f| f.name == "torch");
         assert_eq!(got.map(|f| f.version.as_str()), torch, "{line}");
     }
-    for line in ["CUDA Driver Version: 12.2", "driver: nvidia", "GPU: 0", "gpu memory usage: 4 GB"] {
+    for line in ["driver: nvidia", "GPU: 0", "gpu memory usage: 4 GB"] {
         assert!(unrecognised(line), "{line}");
     }
+    // A CUDA level under a driver label is no driver version: it is the driver's CUDA level (what
+    // cudaDriverGetVersion answers, and deviceQuery prints as `CUDA Driver Version`).
+    let s = read("CUDA Driver Version: 12.2");
+    assert!(s.driver.value().is_none_or(|d| d.version.to_string() != "12.2"));
+    let s = read("Driver Version: 535.54.03\nCUDA Driver Version: 12.2");
+    assert_eq!(s.driver.value().map(|d| d.version.to_string()).as_deref(), Some("535.54.03"));
+    assert_eq!(s.driver.value().and_then(|d| d.cuda_version).map(|c| c.to_string()).as_deref(), Some("12.2"));
 }
 
 /// A labelled companion package (`flash-attn: 2.5.7`, `torchvision: 0.18.1`) is that package; a label
