@@ -123,6 +123,13 @@ fn named_at(p: &[Part<'_>], words: &[&str], i: usize) -> Option<(String, usize)>
         family @ ("rtx" | "gtx" | "gt" | "mx") => {
             let upper = family.to_ascii_uppercase();
             if let Some(n) = digits(i + 1) {
+                // A GeForce series fixes its prefix (GTX for the 10 and 16 series, RTX for 20 to 50), so
+                // the wrong one people write (`GTX 3090`, in many public READMEs) names that series' card.
+                let upper = match (family, n.len(), n.get(..2)) {
+                    ("rtx" | "gtx", 4, Some("10" | "16")) => "GTX".to_owned(),
+                    ("rtx" | "gtx", 4, Some("20" | "30" | "40" | "50")) => "RTX".to_owned(),
+                    _ => upper,
+                };
                 return Some(with_suffixes(format!("{upper} {n}"), i + 2));
             }
             if family == "rtx" {
@@ -347,6 +354,12 @@ mod tests {
         assert_eq!(named("the A100 gives this error"), ["NVIDIA A100"]);
         assert_eq!(named("on an NVIDIA T4 in Colab"), ["NVIDIA T4"]);
         assert_eq!(named("RTX A6000 here"), ["RTX A6000"]);
+        // The wrong GeForce prefix, as people write it (public READMEs found by code search: "On GTX 3090
+        // GPU, CUDA verison used is 11.3", "Test on Tiny_Fod Dataset on GTX 3090Ti GPU").
+        assert_eq!(named("On GTX 3090 GPU, CUDA verison used is 11.3."), ["RTX 3090"]);
+        assert_eq!(named("Test on Tiny_Fod Dataset on GTX 3090Ti GPU:"), ["RTX 3090 Ti"]);
+        assert_eq!(named("I am using RTX 1080 Ti"), ["GTX 1080 Ti"]);
+        assert_eq!(named("I am using GT 1030"), ["GT 1030"]);
         assert_eq!(named("The GPU is an RTX 4090 and the driver is recent."), ["RTX 4090"]);
     }
 
