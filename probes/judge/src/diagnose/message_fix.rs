@@ -533,6 +533,21 @@ fn arch_fix(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&ObservedMessage]) -
         )
     };
     match ccs.as_slice() {
+        // A capability below every GPU the knowledge base has (1.x, which no CUDA since 6.5 runs) is no
+        // GPU's answer but an old CUDA runtime's: another program's cudart found first on the library
+        // path, such as PhysX's cudart64_65.dll (ollama/ollama#4008: "Compute Capability detected: 1.0"
+        // on an RTX 3090, ollama's log naming the PhysX cudart it loaded).
+        [cc] if cc.major < 2 && cx.kb.gpus.row(*cc).is_none() => (
+            Some(format!(
+                "Compute capability {cc} is not this GPU's: an old CUDA runtime answered, another program's copy \
+                 found first on the library path (PATH on Windows, LD_LIBRARY_PATH on Linux), such as PhysX's \
+                 cudart64_65.dll. Find which runtime the program loaded (ollama's log names it: `detected GPUs … \
+                 library=`), and put the program's own folder first on PATH or remove the foreign folder from it; \
+                 `{}` shows the GPU's real capability.",
+                cmd(cx, "nvidia-smi", ["--query-gpu=name,compute_cap", "--format=csv"])
+            )),
+            None,
+        ),
         [cc] => (Some(build(cc)), None),
         _ => (
             Some(format!(

@@ -368,3 +368,23 @@ fn running_out_of_gpu_memory_is_a_note_of_the_workload_not_a_setup_error() {
     );
     assert_eq!(f.severity, gpu_doctor_model::Severity::Info);
 }
+
+/// ollama/ollama#4008: ollama 0.1.33 on Windows reporting "Compute Capability detected: 1.0" for an RTX
+/// 3090 after loading PhysX's CUDA 6.5 runtime: no GPU has that capability, so the fix is the runtime
+/// found first on PATH, not a build for sm_10.
+#[test]
+fn a_capability_no_gpu_has_is_an_old_runtime_answering() {
+    let text = "time=2024-04-27T10:04:11.573+02:00 level=INFO source=gpu.go:101 msg=\"detected GPUs\" \
+                library=\"C:\\\\Program Files (x86)\\\\NVIDIA Corporation\\\\PhysX\\\\Common\\\\cudart64_65.dll\" count=1\n\
+                time=2024-04-27T10:04:11.588+02:00 level=INFO source=gpu.go:148 msg=\"[0] CUDA GPU is too old. Compute \
+                Capability detected: 1.0\"\n";
+    let (words, _) = fix_of(text, "observed.ollama.gpu_too_old");
+    assert!(words.contains("PATH") && words.contains("cudart64_65.dll") && !words.contains("sm_10"), "{words}");
+    // A real old GPU keeps the build fix.
+    let (words, _) = fix_of(
+        "time=2024-04-27T10:04:11.588+02:00 level=INFO source=gpu.go:148 msg=\"[0] CUDA GPU is too old. Compute \
+         Capability detected: 3.0\"\n",
+        "observed.ollama.gpu_too_old",
+    );
+    assert!(words.contains("sm_30"), "{words}");
+}
