@@ -1,7 +1,7 @@
 //! WSL: a Linux NVIDIA driver installed inside WSL2, the Windows driver's libraries missing from the
 //! loader path, WSL1, which has no GPU support, a WSL kernel too old for GPU paravirtualisation, a
-//! Windows GPU in TCC mode, and the limits NVIDIA documents for CUDA on WSL (NVML queries, pinned
-//! memory).
+//! Windows GPU in TCC mode, the limits NVIDIA documents for CUDA on WSL (NVML queries, pinned
+//! memory), and a container image that ships the driver libraries WSL's driver is mounted over.
 
 use super::{Ctx, Rule, fix};
 use gpu_doctor_model::LoaderEntry;
@@ -135,6 +135,22 @@ pub(super) const PINNED: Rule = Rule {
              (pinned memory off under WSL after the OOM of ggml-org/llama.cpp#1230)",
 };
 
+pub(super) const IMAGE_SHIPS_DRIVER: Rule = Rule {
+    id: "wsl.image_ships_driver_libraries",
+    category: Category::WslSpecific,
+    severity: Severity::Error,
+    trigger: "Inside WSL 2 the NVIDIA Container Toolkit could not start a container because the image already holds \
+              a driver library where the toolkit mounts the Windows driver's own (nvidia-container-cli's 'mount \
+              error: file creation failed: …/libnvidia-ml.so.1: file exists', the file a libcuda.so*, \
+              libnvidia-ml.so* or other libnvidia-* library): the image ships driver files, which must go.",
+    source: "NVIDIA/libnvidia-container:src/utils.c (file_create: 'file creation failed: %s' with strerror, EEXIST \
+             'file exists'); NVIDIA/libnvidia-container:src/dxcore.c (under WSL the driver's libraries are \
+             found in the Windows driver store through dxcore, then mounted at the container's library folder); NVIDIA CUDA on WSL User \
+             Guide (https://docs.nvidia.com/cuda/wsl-user-guide/index.html: the Windows driver's libraries are mapped \
+             in, no driver is installed in Linux); NVIDIA/nvidia-container-toolkit#289 and NVIDIA/nvidia-docker#1699 \
+             (images with libnvidia-ml.so.1 fail this way under WSL 2)",
+};
+
 /// NVIDIA's guide, the section that lists what CUDA cannot do under WSL 2.
 const CONSTRAINTS: &str = "NVIDIA CUDA on WSL User Guide, WSL 2 Support Constraints: Known Limitations for Linux CUDA \
     Applications and Features Not Yet Supported \
@@ -183,6 +199,7 @@ pub(super) const RULES: &[Rule] = &[
     PINNED,
     GRAPHICS_INTEROP,
     NOT_SUPPORTED,
+    IMAGE_SHIPS_DRIVER,
 ];
 
 /// The first WSL kernel CUDA on WSL works with ([`KERNEL_TOO_OLD`]'s source).
@@ -235,6 +252,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     tcc(cx, wsl, out);
     nvml_unsupported(cx, out);
     limits(wsl, out);
+    image_ships_driver(cx, out);
     if !linux {
         gpu_not_exposed(cx, wsl, out);
     }
@@ -486,6 +504,46 @@ fn limits(wsl: &WslFacts, out: &mut Vec<Finding>) {
             ),
         ));
     }
+}
+
+/// nvidia-container-cli's mount error when the image already holds a file at the path it mounts
+/// (`assets/compat/errors.toml`).
+const MOUNT_FILE_EXISTS: &str = "container.mount_file_exists";
+
+/// Whether a library file name is one of the driver's that the toolkit mounts into a container: libcuda,
+/// NVML and the other libnvidia-* libraries, and WSL's libdxcore (the names libnvidia-container's
+/// library lists hold; a CUDA toolkit's libraries, libcudart and the like, are not among them).
+fn driver_library(file: &str) -> bool {
+    file.starts_with("libcuda.so") || file.starts_with("libnvidia-") || file.starts_with("libdxcore.so")
+}
+
+/// The image finding, when inside WSL 2 the toolkit found a driver library of the image where it mounts
+/// the Windows driver's: the image was built with driver files in it (a `libnvidia-compute-*` or `cuda`
+/// package, or files copied from a host), which the container cannot start with.
+fn image_ships_driver(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let Some((said, file, inside)) = cx.s.messages.iter().filter(|m| m.id == MOUNT_FILE_EXISTS).find_map(|m| {
+        let path = m.values.get("path")?;
+        let file = path.rsplit('/').next()?;
+        // The path is the container's root on the host (overlay2's `merged`) followed by the image's own path.
+        let inside = path.split_once("/merged/").map_or(path.as_str(), |(_, rest)| rest);
+        driver_library(file).then(|| (m, file.to_owned(), format!("/{}", inside.trim_start_matches('/'))))
+    }) else {
+        return;
+    };
+    out.push(IMAGE_SHIPS_DRIVER.finding(
+        format!("The container image ships the driver library {file}, which WSL's driver is mounted over"),
+        "Under WSL 2 the NVIDIA Container Toolkit mounts the Windows driver's libraries (from /usr/lib/wsl/lib) into \
+         the container at the image's library folder. The image already holds a file of that name, installed when it \
+         was built (a driver or `cuda` package, a `libnvidia-compute-*` package, or files copied from a machine with a \
+         driver), so the mount fails with 'file exists' and the container does not start. The image must not ship \
+         driver libraries; the toolkit brings the host's.",
+        vec!["WSL".to_owned(), format!("pasted: {}", said.line)],
+        Some(format!(
+            "Remove {file} from the image: rebuild it, or derive one, with `RUN rm -rf {inside}` (and the other \
+             libcuda.so* / libnvidia-*.so* files the image holds in that folder) after whatever installed them, or \
+             install only the CUDA toolkit packages in it, never a driver."
+        )),
+    ));
 }
 
 /// The Linux driver finding, when one is installed; true when it was.

@@ -429,3 +429,30 @@ fn a_gpu_named_in_words_is_not_a_gpu_the_wsl_guest_sees() {
     let listed = format!("{text}GPU 0: NVIDIA GeForce RTX 3080 (UUID: GPU-5c6b0b1e)\n");
     assert!(!super::pasted_ids(&listed).contains(&ID.to_owned()));
 }
+
+/// nvidia-container-cli's 'file exists' on a driver library inside WSL 2 is the image shipping driver
+/// files, with the in-image path to remove; outside WSL, or on a file that is no driver library, it is not.
+/// Sample: NVIDIA/nvidia-docker#1699 (Modulus 22.09 under WSL2, Ubuntu 20.04).
+#[test]
+fn a_driver_library_the_image_ships_inside_wsl_is_removed_from_the_image() {
+    const ID: &str = "wsl.image_ships_driver_libraries";
+    let path = "/var/lib/docker/overlay2/017a3afa10308f38c995c9b4e9b89b8c736143b33f232f0e4ea37d14094fc30b/merged/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1";
+    let line = format!("nvidia-container-cli: mount error: file creation failed: {path}: file exists: unknown.");
+    let with_path = |m: Machine, p: &str| {
+        let mut m = with_message(m, "container.mount_file_exists", &line);
+        if let Some(last) = m.0.messages.last_mut() {
+            last.values.insert("path".into(), p.into());
+        }
+        m
+    };
+    let inside = with_path(Machine::linux().wsl(2, &[]), path);
+    let f = inside.finding(ID);
+    let fix = f.fix.clone().or_else(|| f.plan.as_ref().and_then(|p| p.unplanned.clone())).unwrap_or_default();
+    assert!(fix.contains("Remove libnvidia-ml.so.1 from the image"), "{fix}");
+    assert!(fix.contains("rm -rf /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1"), "{fix}");
+    assert!(!inside.ids().contains(&"observed.container.mount_file_exists".to_owned()), "{:?}", inside.ids());
+    let outside = with_path(Machine::linux(), path);
+    assert!(!outside.ids().contains(&ID.to_owned()), "{:?}", outside.ids());
+    let not_driver = with_path(Machine::linux().wsl(2, &[]), "/var/lib/docker/overlay2/x/merged/etc/hosts");
+    assert!(!not_driver.ids().contains(&ID.to_owned()), "{:?}", not_driver.ids());
+}
