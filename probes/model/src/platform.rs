@@ -95,6 +95,11 @@ pub struct WslFacts {
     /// `CUDA_ERROR_NOT_SUPPORTED`) inside WSL, as pasted; `None` when the text shows none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_supported_error: Option<String>,
+    /// The first line where WSL's own `nvidia-smi` crashed with a segmentation fault (the shell's report
+    /// after the command or its table header, or a sentence naming both), as pasted; `None` when the text
+    /// shows none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub smi_crash: Option<String>,
 }
 
 /// A container runtime.

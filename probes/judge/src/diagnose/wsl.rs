@@ -1,7 +1,8 @@
 //! WSL: a Linux NVIDIA driver installed inside WSL2, the Windows driver's libraries missing from the
 //! loader path, WSL1, which has no GPU support, a WSL kernel too old for GPU paravirtualisation, a
 //! Windows GPU in TCC mode, the limits NVIDIA documents for CUDA on WSL (NVML queries, pinned
-//! memory), and a container image that ships the driver libraries WSL's driver is mounted over.
+//! memory), a container image that ships the driver libraries WSL's driver is mounted over, and WSL's
+//! nvidia-smi crashing with newer Windows drivers.
 
 use super::{Ctx, Rule, fix};
 use gpu_doctor_model::LoaderEntry;
@@ -151,6 +152,18 @@ pub(super) const IMAGE_SHIPS_DRIVER: Rule = Rule {
              (images with libnvidia-ml.so.1 fail this way under WSL 2)",
 };
 
+pub(super) const SMI_CRASH: Rule = Rule {
+    id: "wsl.nvidia_smi_crash_known_driver",
+    category: Category::WslSpecific,
+    severity: Severity::Warning,
+    trigger: "Inside WSL 2 nvidia-smi died of a segmentation fault (after its table header, or said so in words) \
+              with a Windows driver newer than the 537 branch or not shown: the known crash of WSL's nvidia-smi \
+              with those Windows drivers, not a broken setup; CUDA itself may still work.",
+    source: "microsoft/WSL#11277 (nvidia-smi segfaults inside WSL 2 but not in Windows, Windows driver 551.76 and \
+             later), microsoft/WSL#11870 (every distribution, driver 560.70; the 537.xx drivers work), \
+             microsoft/WSL#11510 (segmentation fault (core dumped), WSL 2, Ubuntu 22.04)",
+};
+
 /// NVIDIA's guide, the section that lists what CUDA cannot do under WSL 2.
 const CONSTRAINTS: &str = "NVIDIA CUDA on WSL User Guide, WSL 2 Support Constraints: Known Limitations for Linux CUDA \
     Applications and Features Not Yet Supported \
@@ -200,6 +213,7 @@ pub(super) const RULES: &[Rule] = &[
     GRAPHICS_INTEROP,
     NOT_SUPPORTED,
     IMAGE_SHIPS_DRIVER,
+    SMI_CRASH,
 ];
 
 /// The first WSL kernel CUDA on WSL works with ([`KERNEL_TOO_OLD`]'s source).
@@ -253,6 +267,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     nvml_unsupported(cx, out);
     limits(wsl, out);
     image_ships_driver(cx, out);
+    smi_crash(cx, wsl, out);
     if !linux {
         gpu_not_exposed(cx, wsl, out);
     }
@@ -544,6 +559,41 @@ fn image_ships_driver(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
              install only the CUDA toolkit packages in it, never a driver."
         )),
     ));
+}
+
+/// The last Windows driver branch the reports of [`SMI_CRASH`] name as running WSL's nvidia-smi (537.xx).
+const LAST_SMI_WORKING_BRANCH: u32 = 537;
+
+/// The nvidia-smi crash finding, when WSL's nvidia-smi died of a segmentation fault with a Windows driver
+/// after [`LAST_SMI_WORKING_BRANCH`] (or one the text does not show); with an older driver the crash has
+/// another cause, which this finding would hide.
+fn smi_crash(cx: &Ctx<'_>, wsl: &WslFacts, out: &mut Vec<Finding>) {
+    let Some(line) = &wsl.smi_crash else { return };
+    let driver = cx.driver.version.as_ref();
+    if driver.is_some_and(|d| d.major() <= LAST_SMI_WORKING_BRANCH) {
+        return;
+    }
+    let mut evidence = vec!["WSL".to_owned(), format!("pasted: {line}")];
+    if let Some(d) = driver {
+        evidence.push(format!("Windows NVIDIA driver {d}"));
+    }
+    out.push(
+        SMI_CRASH.finding(
+            "WSL's nvidia-smi crashes (segmentation fault): a known fault of newer Windows drivers",
+            "Inside WSL 2, nvidia-smi is the Windows driver's own (mapped in at /usr/lib/wsl/lib), and with Windows \
+         drivers after the 537 branch it dies of a segmentation fault while it prints its table on many machines \
+         (microsoft/WSL#11277, #11870), while nvidia-smi in Windows works. The crash is in that tool, not in the \
+         setup: CUDA programs inside WSL often still run, so test CUDA itself before changing anything.",
+            evidence,
+            Some(
+                "Check CUDA directly inside WSL: python3 -c 'import torch; print(torch.cuda.is_available(), \
+             torch.cuda.get_device_name(0))' (or a CUDA sample such as deviceQuery); run nvidia-smi in Windows \
+             PowerShell for the table. Where the WSL nvidia-smi is needed, install NVIDIA's newest Windows driver, \
+             or go back to a 537.xx Windows driver, then wsl --shutdown. Do not install a Linux driver in WSL."
+                    .to_owned(),
+            ),
+        ),
+    );
 }
 
 /// The Linux driver finding, when one is installed; true when it was.

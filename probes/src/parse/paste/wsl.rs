@@ -100,6 +100,7 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
     wsl.graphics_interop_failure = graphics_interop_failure(lines);
     wsl.pinned_alloc_failure = pinned_alloc_failure(lines);
     wsl.not_supported_error = not_supported_error(lines);
+    wsl.smi_crash = smi_crash(lines);
 }
 
 /// The first line naming a path only a WSL distribution has: `/mnt/wsl/`, the folder WSL mounts in every
@@ -231,6 +232,40 @@ fn not_supported_error(lines: &[String]) -> Option<String> {
                 || l.contains("CUDA error: operation not supported")
         })
         .map(|l| quoted(l))
+}
+
+/// How many lines before a bare `Segmentation fault` the `nvidia-smi` command or its table header may be:
+/// the header block is 8 lines, the date and the prompt two more.
+const SMI_CRASH_WINDOW: usize = 12;
+
+/// The first line where `nvidia-smi` died of a segmentation fault: the shell's report naming it (zsh's
+/// `[1]    494 segmentation fault  nvidia-smi`), a sentence or title naming both ("nvidia-smi segmentation
+/// fault (core dumped)", microsoft/WSL#11510), or a bare `Segmentation fault` (bash's `Segmentation fault
+/// (core dumped)`, the strsignal text of SIGSEGV) within [`SMI_CRASH_WINDOW`] lines after the command or
+/// an `NVIDIA-SMI` table header. Another program's crash after nvidia-smi printed its whole table is not
+/// taken: the GPU rows ended it.
+fn smi_crash(lines: &[String]) -> Option<String> {
+    let segfault = |l: &str| l.to_ascii_lowercase().contains("segmentation fault");
+    let smi_started = |l: &str| {
+        let t = l.trim_end();
+        t.contains("NVIDIA-SMI ") || t.ends_with("nvidia-smi") || t.ends_with("nvidia-smi.exe")
+    };
+    // A GPU row (`|   0  NVIDIA GeForce …`) or the processes block: the table went on past its header.
+    let table_went_on = |l: &str| {
+        let t = l.trim_start_matches('|').trim_start();
+        l.starts_with('|') && (t.starts_with(|c: char| c.is_ascii_digit()) || t.starts_with("Processes:"))
+    };
+    lines.iter().enumerate().find_map(|(i, l)| {
+        if !segfault(l) {
+            return None;
+        }
+        if l.contains("nvidia-smi") {
+            return Some(quoted(l));
+        }
+        let before = &lines[i.saturating_sub(SMI_CRASH_WINDOW)..i];
+        let start = before.iter().rposition(|p| smi_started(p))?;
+        (!before[start..].iter().any(|p| table_went_on(p))).then(|| quoted(l))
+    })
 }
 
 /// The driver's own user-space libraries, as their file names begin: the CUDA driver (libcuda) and
@@ -1001,5 +1036,34 @@ mod tests {
         let w = read_wsl(&huge).unwrap();
         assert!(w.pinned_alloc_failure.is_some() && w.graphics_interop_failure.is_some());
         assert!(started.elapsed() < std::time::Duration::from_secs(20), "{:?}", started.elapsed());
+    }
+
+    /// WSL's nvidia-smi dying of a segmentation fault is kept: named in a title (microsoft/WSL#11510, "WSL
+    /// nvidia-smi segmentation fault (core dumped)"), in a sentence (microsoft/WSL#11870), or as bash's report
+    /// right after the command or its header; another program's crash, or one after a whole table, is not.
+    #[test]
+    fn nvidia_smis_segmentation_fault_inside_wsl_is_kept() {
+        let crash = |t: &str| read_wsl(t).and_then(|w| w.smi_crash);
+        assert_eq!(
+            crash("WSL2\nWSL nvidia-smi segmentation fault (core dumped)").as_deref(),
+            Some("WSL nvidia-smi segmentation fault (core dumped)")
+        );
+        assert!(
+            crash("- [X] WSL 2\nnvidia-smi in every wsl distro gives error \"segmentation fault\" on latest nvidia drivers")
+                .is_some()
+        );
+        let header = "| NVIDIA-SMI 560.27                 Driver Version: 560.70         CUDA Version: 12.6     |";
+        assert_eq!(
+            crash(&format!("WSL2\n$ nvidia-smi\nFri Aug  2 18:55:26 2024\n{header}\nSegmentation fault (core dumped)"))
+                .as_deref(),
+            Some("Segmentation fault (core dumped)")
+        );
+        assert_eq!(crash("WSL2\n$ nvidia-smi\nSegmentation fault").as_deref(), Some("Segmentation fault"));
+        let whole = format!(
+            "WSL2\n$ nvidia-smi\n{header}\n|   0  NVIDIA GeForce RTX 4070 ...  On  | 00000000:01:00.0  On |  N/A |\n$ python train.py\nSegmentation fault (core dumped)"
+        );
+        assert_eq!(crash(&whole), None);
+        assert_eq!(crash("WSL2\n$ python train.py\nSegmentation fault (core dumped)"), None);
+        assert_eq!(crash("nvidia-smi segmentation fault"), None, "not WSL");
     }
 }

@@ -456,3 +456,26 @@ fn a_driver_library_the_image_ships_inside_wsl_is_removed_from_the_image() {
     let not_driver = with_path(Machine::linux().wsl(2, &[]), "/var/lib/docker/overlay2/x/merged/etc/hosts");
     assert!(!not_driver.ids().contains(&ID.to_owned()), "{:?}", not_driver.ids());
 }
+
+/// WSL's nvidia-smi dying of a segmentation fault with a Windows driver after 537 (or none shown) is the
+/// known driver fault, a warning; with a 537.xx driver it has another cause and is not said
+/// (microsoft/WSL#11870: 560.70 crashes, 537.xx works).
+#[test]
+fn wsls_nvidia_smi_segfault_with_a_newer_windows_driver_is_the_known_crash() {
+    const ID: &str = "wsl.nvidia_smi_crash_known_driver";
+    let crash = |m: Machine| {
+        let mut m = m;
+        if let Some(w) = m.0.platform.wsl.as_mut() {
+            w.smi_crash = Some("Segmentation fault (core dumped)".into());
+        }
+        m
+    };
+    let newer = crash(Machine::linux().wsl(2, &[]).driver("560.70", "12.6"));
+    let f = newer.finding(ID);
+    assert_eq!(f.severity, gpu_doctor_model::Severity::Warning);
+    assert!(f.evidence.iter().any(|e| e.contains("560.70")), "{f:#?}");
+    assert!(crash(Machine::linux().wsl(2, &[])).ids().contains(&ID.to_owned()));
+    let older = crash(Machine::linux().wsl(2, &[]).driver("537.58", "12.2"));
+    assert!(!older.ids().contains(&ID.to_owned()), "{:?}", older.ids());
+    assert!(!Machine::linux().wsl(2, &[]).driver("560.70", "12.6").ids().contains(&ID.to_owned()));
+}
