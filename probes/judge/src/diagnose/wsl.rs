@@ -99,7 +99,7 @@ pub(super) const TCC: Rule = Rule {
               `TCC/WDDM` or `Driver-Model` column, or `-q`'s `Driver Model: Current : TCC`): WSL2's GPU \
               paravirtualisation goes through WDDM, so a TCC GPU is not exposed to the guest. Also, the driver model \
               not shown, a data-centre board (Tesla, T4, A100, H100 …; not RTX, Quadro or GeForce) named in words \
-              only under WSL2, with nothing showing CUDA reach it: the Windows data-centre driver runs those in TCC.",
+              only (an issue form, a `GPU:` line, a sentence) under WSL2, with nothing showing CUDA reach it: the Windows data-centre driver runs those in TCC.",
     source: "NVIDIA CUDA on WSL User Guide (https://docs.nvidia.com/cuda/wsl-user-guide/index.html: the Windows driver's \
              WDDM model is what WSL 2 uses); NVML's nvmlDeviceSetDriverModel, which nvidia-smi's `-dm` calls (Windows \
              only, administrator, 0 = WDDM, takes effect after a reboot: \
@@ -337,14 +337,13 @@ const TCC_DEFAULT: &str = "NVIDIA CUDA on WSL User Guide (acceleration 'will not
     PCIe: TCC only), NVIDIA/cuda-python#462 (data-centre drivers do not offer WDDM out of the box; the vGPU driver \
     does)";
 
-/// A data-centre board the text names in words only (an issue form's `GPU:`), under WSL2, with nothing showing
+/// A data-centre board the text names in words only (an issue form's `GPU:`, a sentence), under WSL2, with nothing showing
 /// CUDA reach it there: probably in TCC, the Windows data-centre driver's model.
 fn board_in_tcc_by_default(cx: &Ctx<'_>) -> Option<String> {
     let gpus = cx.raw_gpus()?;
+    // An issue form's answer, a `GPU:` line or a sentence ("two Tesla P40 GPUs"): no program in WSL lists it.
     let in_words = match &cx.s.gpus {
-        gpu_doctor_model::Probed::Found { source, .. } => {
-            source.trim_start_matches("pasted ").split(" + ").all(|s| ["issue form", "labelled lines"].contains(&s))
-        }
+        gpu_doctor_model::Probed::Found { source, .. } => gpu_doctor_model::gpus_only_in_words(source),
         _ => false,
     };
     let reached = cx

@@ -479,3 +479,16 @@ fn wsls_nvidia_smi_segfault_with_a_newer_windows_driver_is_the_known_crash() {
     assert!(!older.ids().contains(&ID.to_owned()), "{:?}", older.ids());
     assert!(!Machine::linux().wsl(2, &[]).driver("560.70", "12.6").ids().contains(&ID.to_owned()));
 }
+
+/// A data-centre board named in a sentence under WSL is taken like one named in an issue form: no program
+/// in WSL lists it. Sample: NickLucche/stable-diffusion-nvidia-docker#18 (two Tesla P40 under WSL on
+/// Windows 11); a GeForce named the same way is not in TCC.
+#[test]
+fn a_data_centre_board_named_in_a_sentence_under_wsl_is_probably_in_tcc() {
+    const ID: &str = "wsl.gpu_in_tcc_mode";
+    let said = "Hi, I recently got two Tesla P40 GPUs which I was hoping to use with this. From my understanding, \
+                the Tesla P40s need the vGPU license in order to pass through via WSL.";
+    assert!(super::pasted_ids(said).contains(&ID.to_owned()), "{:?}", super::pasted_ids(said));
+    let geforce = said.replace("two Tesla P40 GPUs", "an RTX 3090");
+    assert!(!super::pasted_ids(&geforce).contains(&ID.to_owned()), "{:?}", super::pasted_ids(&geforce));
+}
