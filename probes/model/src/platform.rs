@@ -100,6 +100,10 @@ pub struct WslFacts {
     /// shows none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub smi_crash: Option<String>,
+    /// The NVIDIA GPU architecture the text names in words beside a GPU word ("on pascal based cards",
+    /// "my Maxwell GPU"), lowercased (`pascal`); `None` when it names none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub architecture_said: Option<String>,
 }
 
 /// A container runtime.

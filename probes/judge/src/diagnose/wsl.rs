@@ -1,8 +1,8 @@
 //! WSL: a Linux NVIDIA driver installed inside WSL2, the Windows driver's libraries missing from the
 //! loader path, WSL1, which has no GPU support, a WSL kernel too old for GPU paravirtualisation, a
 //! Windows GPU in TCC mode, the limits NVIDIA documents for CUDA on WSL (NVML queries, pinned
-//! memory), a container image that ships the driver libraries WSL's driver is mounted over, and WSL's
-//! nvidia-smi crashing with newer Windows drivers.
+//! memory, managed memory, GPUs before Volta), a container image that ships the driver libraries WSL's
+//! driver is mounted over, and WSL's nvidia-smi crashing with newer Windows drivers.
 
 use super::{Ctx, Rule, fix};
 use gpu_doctor_model::LoaderEntry;
@@ -164,6 +164,21 @@ pub(super) const SMI_CRASH: Rule = Rule {
              microsoft/WSL#11510 (segmentation fault (core dumped), WSL 2, Ubuntu 22.04)",
 };
 
+pub(super) const BELOW_VOLTA: Rule = Rule {
+    id: "wsl.gpu_arch_below_volta_limited",
+    category: Category::WslSpecific,
+    severity: Severity::Error,
+    trigger: "Inside WSL 2 CUDA answered 801 operation not supported (as wsl.unified_memory_limited) and the GPU is \
+              older than Volta: a GPU listed with compute capability below 7.0, or the text naming a Kepler, Maxwell \
+              or Pascal GPU in words. RAPIDS (cuDF, RMM) and other managed-memory users do not run on those GPUs \
+              under WSL 2; a GPU of compute capability 7.0 or newer, or native Linux, does.",
+    source: "rapidsai/cudf#9753 (RAPIDS maintainers: Pascal GPUs cannot run RAPIDS on WSL2, later architectures are \
+             not affected; closed won't-fix with the advice to use a GPU of compute capability 7.0 or higher, or \
+             RAPIDS 21.08); rapidsai/cudf#13112 (maintainer: WSL2 support requires compute capability 7.0 or higher); \
+             RAPIDS notice RSN 34 (https://docs.rapids.ai/notices/rsn0034/: Pascal dropped from v24.02); NVIDIA CUDA \
+             on WSL User Guide, Known Limitations (managed memory limited under WSL 2)",
+};
+
 /// NVIDIA's guide, the section that lists what CUDA cannot do under WSL 2.
 const CONSTRAINTS: &str = "NVIDIA CUDA on WSL User Guide, WSL 2 Support Constraints: Known Limitations for Linux CUDA \
     Applications and Features Not Yet Supported \
@@ -191,7 +206,8 @@ pub(super) const NOT_SUPPORTED: Rule = Rule {
     trigger: "Inside WSL 2 CUDA answered 801 operation not supported (cudaErrorNotSupported, CUDA_ERROR_NOT_SUPPORTED, \
               PyTorch's 'CUDA error: operation not supported'): WSL 2 has no full managed (unified) memory, no \
               concurrent CPU/GPU access to it and no oversubscription, so the managed-memory paths a library takes on \
-              native Linux (prefetch, memory advice, managed pools) answer not supported.",
+              native Linux (prefetch, memory advice, managed pools) answer not supported. On a GPU known to be \
+              older than Volta, wsl.gpu_arch_below_volta_limited says it instead.",
     source: "NVIDIA CUDA on WSL User Guide, Known Limitations for Linux CUDA Applications \
              (https://docs.nvidia.com/cuda/wsl-user-guide/index.html#known-limitations-for-linux-cuda-applications: \
              Unified Memory, full managed memory support is not available and concurrent CPU/GPU access is not \
@@ -214,6 +230,7 @@ pub(super) const RULES: &[Rule] = &[
     NOT_SUPPORTED,
     IMAGE_SHIPS_DRIVER,
     SMI_CRASH,
+    BELOW_VOLTA,
 ];
 
 /// The first WSL kernel CUDA on WSL works with ([`KERNEL_TOO_OLD`]'s source).
@@ -265,7 +282,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     kernel_too_old(wsl, out);
     tcc(cx, wsl, out);
     nvml_unsupported(cx, out);
-    limits(wsl, out);
+    limits(cx, wsl, out);
     image_ships_driver(cx, out);
     smi_crash(cx, wsl, out);
     if !linux {
@@ -458,8 +475,9 @@ fn pinned_memory(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
 }
 
 /// The documented limits of CUDA under WSL 2 that a failed call shows: graphics interop, a pinned host
-/// allocation, an operation not supported ([`CONSTRAINTS`]).
-fn limits(wsl: &WslFacts, out: &mut Vec<Finding>) {
+/// allocation, an operation not supported ([`CONSTRAINTS`]); the last, on a GPU older than Volta, is
+/// that GPU's limit there ([`BELOW_VOLTA`]).
+fn limits(cx: &Ctx<'_>, wsl: &WslFacts, out: &mut Vec<Finding>) {
     if let Some(line) = &wsl.graphics_interop_failure {
         out.push(GRAPHICS_INTEROP.finding(
             "CUDA graphics interop (OpenGL/EGL/Vulkan) does not work under WSL 2",
@@ -500,6 +518,10 @@ fn limits(wsl: &WslFacts, out: &mut Vec<Finding>) {
     if wsl.version != 1
         && let Some(line) = &wsl.not_supported_error
     {
+        if let Some(older) = below_volta(cx, wsl) {
+            out.push(below_volta_finding(&older, line));
+            return;
+        }
         out.push(NOT_SUPPORTED.finding(
             "CUDA answered 'operation not supported' (801) under WSL 2: managed memory is limited there",
             format!(
@@ -593,6 +615,45 @@ fn smi_crash(cx: &Ctx<'_>, wsl: &WslFacts, out: &mut Vec<Finding>) {
             ),
         ),
     );
+}
+
+/// The architectures before Volta (compute capability below 7.0) as people name them.
+const BEFORE_VOLTA: [&str; 3] = ["kepler", "maxwell", "pascal"];
+
+/// How the GPU is known to be older than Volta: a listed GPU's capability below 7.0 (every GPU's, so a
+/// machine with a newer one beside it is not taken), else an architecture before Volta named in words.
+fn below_volta(cx: &Ctx<'_>, wsl: &WslFacts) -> Option<String> {
+    let ccs = cx.capabilities();
+    if !ccs.is_empty() {
+        let volta = gpu_doctor_model::ComputeCapability { major: 7, minor: 0 };
+        return ccs.iter().all(|cc| *cc < volta).then(|| {
+            let names: Vec<String> = cx.gpus.iter().map(|g| g.describe()).collect();
+            names.join(", ")
+        });
+    }
+    let arch = wsl.architecture_said.as_deref().filter(|a| BEFORE_VOLTA.contains(a))?;
+    Some(format!("a {}{} GPU, as the text says", arch[..1].to_ascii_uppercase(), &arch[1..]))
+}
+
+/// The finding for an 801 answer on a GPU older than Volta (`older` says how that is known).
+fn below_volta_finding(older: &str, line: &str) -> Finding {
+    BELOW_VOLTA.finding(
+        "CUDA answered 'operation not supported' (801) under WSL 2 on a GPU older than Volta",
+        format!(
+            "Under WSL 2 managed (unified) memory is limited, and on GPUs before Volta (Kepler, Maxwell, Pascal: \
+             compute capability below 7.0) the paths RAPIDS (cuDF, RMM) and other managed-memory users take answer \
+             801 even where newer GPUs run them; RAPIDS' maintainers closed Pascal under WSL 2 as won't-fix, and \
+             RAPIDS needs compute capability 7.0 (Volta) or newer from v24.02 on. {CONSTRAINTS}."
+        ),
+        vec!["WSL 2".to_owned(), format!("GPU: {older}"), format!("pasted: {line}")],
+        Some(
+            "Under WSL 2 this GPU cannot run it: use a GPU of compute capability 7.0 (Volta) or newer (GeForce RTX \
+             20xx or later), or run on native Linux, where Pascal works with RAPIDS before v24.02; RAPIDS 21.08 is \
+             the last release its maintainers saw run on a Pascal GPU under WSL 2. Elsewhere turn managed memory \
+             off (rmm.reinitialize(managed_memory=False))."
+                .to_owned(),
+        ),
+    )
 }
 
 /// The Linux driver finding, when one is installed; true when it was.

@@ -101,6 +101,7 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
     wsl.pinned_alloc_failure = pinned_alloc_failure(lines);
     wsl.not_supported_error = not_supported_error(lines);
     wsl.smi_crash = smi_crash(lines);
+    wsl.architecture_said = architecture_said(lines);
 }
 
 /// The first line naming a path only a WSL distribution has: `/mnt/wsl/`, the folder WSL mounts in every
@@ -232,6 +233,29 @@ fn not_supported_error(lines: &[String]) -> Option<String> {
                 || l.contains("CUDA error: operation not supported")
         })
         .map(|l| quoted(l))
+}
+
+/// NVIDIA's GPU architectures by the names people write, oldest first (NVIDIA CUDA C++ Programming Guide,
+/// compute capabilities: Kepler 3.x, Maxwell 5.x, Pascal 6.x, Volta 7.0, Turing 7.5, Ampere 8.x, Ada 8.9,
+/// Hopper 9.0, Blackwell 10.x and 12.x).
+const ARCHITECTURES: [&str; 9] =
+    ["kepler", "maxwell", "pascal", "volta", "turing", "ampere", "ada", "hopper", "blackwell"];
+
+/// Words that make an architecture's name in the same line a GPU's ("Pascal" alone may be the language
+/// or the unit).
+const GPU_WORDS: [&str; 8] = ["gpu", "gpus", "card", "cards", "architecture", "arch", "generation", "graphics"];
+
+/// The first GPU architecture the text names in words beside a GPU word ("an issue with cudf on pascal
+/// based cards", "my Maxwell GPU"), lowercased; lines longer than a sentence are not read.
+fn architecture_said(lines: &[String]) -> Option<String> {
+    lines.iter().filter(|l| l.len() <= 1024).find_map(|l| {
+        let lower = l.to_ascii_lowercase();
+        let words: Vec<&str> = lower.split(|c: char| !c.is_ascii_alphabetic()).filter(|w| !w.is_empty()).collect();
+        if !words.iter().any(|w| GPU_WORDS.contains(w)) {
+            return None;
+        }
+        words.iter().find(|w| ARCHITECTURES.contains(w)).map(|w| (*w).to_owned())
+    })
 }
 
 /// How many lines before a bare `Segmentation fault` the `nvidia-smi` command or its table header may be:
@@ -1065,5 +1089,20 @@ mod tests {
         assert_eq!(crash(&whole), None);
         assert_eq!(crash("WSL2\n$ python train.py\nSegmentation fault (core dumped)"), None);
         assert_eq!(crash("nvidia-smi segmentation fault"), None, "not WSL");
+    }
+
+    /// An architecture named beside a GPU word is kept (both samples from rapidsai/cudf#9753's description:
+    /// "I can run RAPIDS on WSL2 with a Pascal GPU …", "Running another GPU arch (Turning, Volta, Ampere)");
+    /// the word beside no GPU word is not.
+    #[test]
+    fn a_gpu_architecture_named_in_words_is_kept() {
+        let arch = |t: &str| read_wsl(&format!("WSL2\n{t}")).and_then(|w| w.architecture_said);
+        assert_eq!(
+            arch("I can run RAPIDS on WSL2 with a Pascal GPU (like the one on my laptop)").as_deref(),
+            Some("pascal")
+        );
+        assert_eq!(arch("Running another GPU arch (Turning, Volta, Ampere)").as_deref(), Some("volta"));
+        assert_eq!(arch("the pressure is 101325 Pascal"), None);
+        assert_eq!(arch("Written in Pascal and Ada"), None);
     }
 }

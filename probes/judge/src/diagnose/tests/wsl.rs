@@ -492,3 +492,43 @@ fn a_data_centre_board_named_in_a_sentence_under_wsl_is_probably_in_tcc() {
     let geforce = said.replace("two Tesla P40 GPUs", "an RTX 3090");
     assert!(!super::pasted_ids(&geforce).contains(&ID.to_owned()), "{:?}", super::pasted_ids(&geforce));
 }
+
+/// 801 under WSL 2 on a GPU before Volta is that GPU's limit there, by its listed capability or by the
+/// architecture the text names; on a newer GPU, or none known, it stays limited managed memory.
+#[test]
+fn operation_not_supported_on_a_gpu_before_volta_inside_wsl2_is_that_gpus_limit() {
+    const ID: &str = "wsl.gpu_arch_below_volta_limited";
+    const MANAGED: &str = "wsl.unified_memory_limited";
+    let failed = |m: Machine| {
+        let mut m = m;
+        if let Some(w) = m.0.platform.wsl.as_mut() {
+            w.not_supported_error = Some("DriverError(CUDA_ERROR_NOT_SUPPORTED, \"operation not supported\")".into());
+        }
+        m
+    };
+    let pascal = failed(Machine::linux().wsl(2, &[]).gpu("NVIDIA GeForce GTX 1080", "6.1").driver("560.94", "12.6"));
+    let ids = pascal.ids();
+    assert!(ids.contains(&ID.to_owned()) && !ids.contains(&MANAGED.to_owned()), "{ids:?}");
+    let both = failed(
+        Machine::linux()
+            .wsl(2, &[])
+            .gpu("NVIDIA GeForce GTX 1080", "6.1")
+            .gpu("NVIDIA GeForce RTX 3060", "8.6")
+            .driver("560.94", "12.6"),
+    );
+    assert!(!both.ids().contains(&ID.to_owned()), "a newer GPU beside it: {:?}", both.ids());
+    let ampere = failed(Machine::linux().wsl(2, &[]).gpu("NVIDIA GeForce RTX 3060", "8.6").driver("560.94", "12.6"));
+    let ids = ampere.ids();
+    assert!(!ids.contains(&ID.to_owned()) && ids.contains(&MANAGED.to_owned()), "{ids:?}");
+    let error = "RuntimeError: CUDA error: operation not supported\n";
+    // rapidsai/cudf#9753's description.
+    let said = "I can run RAPIDS on WSL2 with a Pascal GPU (like the one on my laptop)\n";
+    let ids = super::pasted_ids(&format!("{WSL2_UNAME}{said}{error}"));
+    assert!(ids.contains(&ID.to_owned()) && !ids.contains(&MANAGED.to_owned()), "{ids:?}");
+    let ids = super::pasted_ids(&format!("{WSL2_UNAME}{error}"));
+    assert!(!ids.contains(&ID.to_owned()) && ids.contains(&MANAGED.to_owned()), "{ids:?}");
+    let kb = gpu_doctor_kb::Kb::get().unwrap();
+    let snap = gpu_doctor_probes::parse::paste::read_pasted(&format!("{WSL2_UNAME}{said}{error}"), kb).unwrap();
+    let f = crate::diagnose::diagnose(&snap, kb).into_iter().find(|f| f.id == ID).unwrap();
+    assert!(super::words(&f).unwrap().contains("compute capability 7.0 (Volta)"), "{f:#?}");
+}
