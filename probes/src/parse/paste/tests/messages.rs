@@ -79,6 +79,13 @@ const CASES: &[Case] = &[
     ),
     // CuPy names the runtime error by cudaGetErrorName, as public CuPy logs show it.
     ("cuda.out_of_memory", "cupy.cuda.runtime.CUDARuntimeError: cudaErrorMemoryAllocation: out of memory", &[], &[]),
+    // QwenLM/qwen.cpp#55: ggml's early CUDA_CHECK, the code and cudaGetErrorString's text.
+    (
+        "cuda.out_of_memory",
+        "CUDA error 2 at /home/qwen.cpp/third_party/ggml/src/ggml-cuda.cu:7196: out of memory",
+        &[],
+        &[],
+    ),
     ("cuda.invalid_device_ordinal", "RuntimeError: CUDA error: invalid device ordinal", &[], &[]),
     ("cuda.invalid_kernel_image", "Status: device kernel image is invalid", &[], &[]),
     (
