@@ -77,8 +77,11 @@ pub(super) const LIBCUDA_SO: Rule = Rule {
               /usr/lib/wsl/lib holds libcuda.so but the loader cache lists only libcuda.so.1 from it (WSL ships \
               libcuda.so as a plain copy, not a link, so ldconfig leaves the name out) and LD_LIBRARY_PATH lacks the \
               folder; from pasted text that names WSL and the failure without the loader cache, the same (WSL ships \
-              libcuda.so so on every install). Without such an error it says nothing: CUDA itself opens libcuda.so.1.",
-    source: "microsoft/WSL#8587 (the reporter's ldconfig and ls output; LD_LIBRARY_PATH=/usr/lib/wsl/lib fixed it)",
+              libcuda.so so on every install). Without such an error it says nothing: CUDA itself opens libcuda.so.1. \
+              Programs that open that name: the loader's own error, cudarc, cuda-python's first releases, Taichi \
+              (its 'Arch=[<Arch.cuda: N>] is not supported, falling back to CPU').",
+    source: "microsoft/WSL#8587 (the reporter's ldconfig and ls output; LD_LIBRARY_PATH=/usr/lib/wsl/lib fixed it); \
+             taichi-dev/taichi:taichi/backends/cuda/cuda_driver.cpp (Taichi's CUDA driver loader opens libcuda.so)",
 };
 
 pub(super) const KERNEL_TOO_OLD: Rule = Rule {
@@ -771,9 +774,14 @@ fn gpu_not_exposed(cx: &Ctx<'_>, wsl: &WslFacts, out: &mut Vec<Finding>) {
 }
 
 /// Messages that say a program could not open the unversioned `libcuda.so`: the loader's own
-/// (`libcuda.so: cannot open shared object file`), cudarc's and cuda-python's, which open that name.
-const LIBCUDA_SO_FAILED: [&str; 3] =
-    ["ld.libcuda_missing", "cudarc.driver_library_not_found", "cuda_python.libcuda_dlopen_failed"];
+/// (`libcuda.so: cannot open shared object file`), cudarc's, cuda-python's and Taichi's (whose CUDA driver
+/// loader opens that name, taichi-dev/taichi:taichi/backends/cuda/cuda_driver.cpp).
+const LIBCUDA_SO_FAILED: [&str; 4] = [
+    "ld.libcuda_missing",
+    "cudarc.driver_library_not_found",
+    "cuda_python.libcuda_dlopen_failed",
+    "taichi.cuda_arch_not_supported",
+];
 
 fn libcuda_so(cx: &Ctx<'_>, wsl: &WslFacts, out: &mut Vec<Finding>) {
     // Only a program that opens the unversioned name fails; CUDA opens libcuda.so.1.

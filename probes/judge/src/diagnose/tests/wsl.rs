@@ -532,3 +532,20 @@ fn operation_not_supported_on_a_gpu_before_volta_inside_wsl2_is_that_gpus_limit(
     let f = crate::diagnose::diagnose(&snap, kb).into_iter().find(|f| f.id == ID).unwrap();
     assert!(super::words(&f).unwrap().contains("compute capability 7.0 (Volta)"), "{f:#?}");
 }
+
+/// Taichi's fallback to the CPU inside WSL is the unversioned libcuda.so its loader opens
+/// (taichi-dev/taichi:taichi/backends/cuda/cuda_driver.cpp), put on the loader path; outside WSL the line
+/// stays the catalogue's. Line: taichi-dev/taichi#8469 (Taichi 1.7.0).
+#[test]
+fn taichis_cpu_fallback_inside_wsl_is_libcuda_so_off_the_loader_path() {
+    const ID: &str = "wsl.libcuda_so_not_in_cache";
+    let line = "[W 01/29/24 10:00:00.000 1234] [misc.py:adaptive_arch_select@758] Arch=[<Arch.cuda: 3>] is not supported, falling back to CPU\n";
+    let ids = super::pasted_ids(&format!("{WSL2_UNAME}{line}"));
+    assert!(ids.contains(&ID.to_owned()), "{ids:?}");
+    assert!(!ids.contains(&"observed.taichi.cuda_arch_not_supported".to_owned()), "{ids:?}");
+    let ids = super::pasted_ids(line);
+    assert!(
+        !ids.contains(&ID.to_owned()) && ids.contains(&"observed.taichi.cuda_arch_not_supported".to_owned()),
+        "{ids:?}"
+    );
+}

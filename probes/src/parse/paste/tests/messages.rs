@@ -79,6 +79,13 @@ const CASES: &[Case] = &[
     ),
     // CuPy names the runtime error by cudaGetErrorName, as public CuPy logs show it.
     ("cuda.out_of_memory", "cupy.cuda.runtime.CUDARuntimeError: cudaErrorMemoryAllocation: out of memory", &[], &[]),
+    // taichi-dev/taichi#8469: Taichi 1.7.0 on Linux.
+    (
+        "taichi.cuda_arch_not_supported",
+        "[W 01/29/24 10:00:00.000 1234] [misc.py:adaptive_arch_select@758] Arch=[<Arch.cuda: 3>] is not supported, falling back to CPU",
+        &[],
+        &[],
+    ),
     // QwenLM/qwen.cpp#55: ggml's early CUDA_CHECK, the code and cudaGetErrorString's text.
     (
         "cuda.out_of_memory",
