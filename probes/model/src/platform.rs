@@ -95,6 +95,15 @@ pub struct WslFacts {
     /// `CUDA_ERROR_NOT_SUPPORTED`) inside WSL, as pasted; `None` when the text shows none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_supported_error: Option<String>,
+    /// The first line where WSL's own `nvidia-smi` crashed with a segmentation fault (the shell's report
+    /// after the command or its table header, or a sentence naming both), as pasted; `None` when the text
+    /// shows none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub smi_crash: Option<String>,
+    /// The NVIDIA GPU architecture the text names in words beside a GPU word ("on pascal based cards",
+    /// "my Maxwell GPU"), lowercased (`pascal`); `None` when it names none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub architecture_said: Option<String>,
 }
 
 /// A container runtime.

@@ -1,7 +1,8 @@
 //! WSL: a Linux NVIDIA driver installed inside WSL2, the Windows driver's libraries missing from the
 //! loader path, WSL1, which has no GPU support, a WSL kernel too old for GPU paravirtualisation, a
-//! Windows GPU in TCC mode, and the limits NVIDIA documents for CUDA on WSL (NVML queries, pinned
-//! memory).
+//! Windows GPU in TCC mode, the limits NVIDIA documents for CUDA on WSL (NVML queries, pinned
+//! memory, managed memory, GPUs before Volta), a container image that ships the driver libraries WSL's
+//! driver is mounted over, and WSL's nvidia-smi crashing with newer Windows drivers.
 
 use super::{Ctx, Rule, fix};
 use gpu_doctor_model::LoaderEntry;
@@ -76,8 +77,11 @@ pub(super) const LIBCUDA_SO: Rule = Rule {
               /usr/lib/wsl/lib holds libcuda.so but the loader cache lists only libcuda.so.1 from it (WSL ships \
               libcuda.so as a plain copy, not a link, so ldconfig leaves the name out) and LD_LIBRARY_PATH lacks the \
               folder; from pasted text that names WSL and the failure without the loader cache, the same (WSL ships \
-              libcuda.so so on every install). Without such an error it says nothing: CUDA itself opens libcuda.so.1.",
-    source: "microsoft/WSL#8587 (the reporter's ldconfig and ls output; LD_LIBRARY_PATH=/usr/lib/wsl/lib fixed it)",
+              libcuda.so so on every install). Without such an error it says nothing: CUDA itself opens libcuda.so.1. \
+              Programs that open that name: the loader's own error, cudarc, cuda-python's first releases, Taichi \
+              (its 'Arch=[<Arch.cuda: N>] is not supported, falling back to CPU').",
+    source: "microsoft/WSL#8587 (the reporter's ldconfig and ls output; LD_LIBRARY_PATH=/usr/lib/wsl/lib fixed it); \
+             taichi-dev/taichi:taichi/backends/cuda/cuda_driver.cpp (Taichi's CUDA driver loader opens libcuda.so)",
 };
 
 pub(super) const KERNEL_TOO_OLD: Rule = Rule {
@@ -98,7 +102,7 @@ pub(super) const TCC: Rule = Rule {
               `TCC/WDDM` or `Driver-Model` column, or `-q`'s `Driver Model: Current : TCC`): WSL2's GPU \
               paravirtualisation goes through WDDM, so a TCC GPU is not exposed to the guest. Also, the driver model \
               not shown, a data-centre board (Tesla, T4, A100, H100 …; not RTX, Quadro or GeForce) named in words \
-              only under WSL2, with nothing showing CUDA reach it: the Windows data-centre driver runs those in TCC.",
+              only (an issue form, a `GPU:` line, a sentence) under WSL2, with nothing showing CUDA reach it: the Windows data-centre driver runs those in TCC.",
     source: "NVIDIA CUDA on WSL User Guide (https://docs.nvidia.com/cuda/wsl-user-guide/index.html: the Windows driver's \
              WDDM model is what WSL 2 uses); NVML's nvmlDeviceSetDriverModel, which nvidia-smi's `-dm` calls (Windows \
              only, administrator, 0 = WDDM, takes effect after a reboot: \
@@ -135,6 +139,49 @@ pub(super) const PINNED: Rule = Rule {
              (pinned memory off under WSL after the OOM of ggml-org/llama.cpp#1230)",
 };
 
+pub(super) const IMAGE_SHIPS_DRIVER: Rule = Rule {
+    id: "wsl.image_ships_driver_libraries",
+    category: Category::WslSpecific,
+    severity: Severity::Error,
+    trigger: "Inside WSL 2 the NVIDIA Container Toolkit could not start a container because the image already holds \
+              a driver library where the toolkit mounts the Windows driver's own (nvidia-container-cli's 'mount \
+              error: file creation failed: …/libnvidia-ml.so.1: file exists', the file a libcuda.so*, \
+              libnvidia-ml.so* or other libnvidia-* library): the image ships driver files, which must go.",
+    source: "NVIDIA/libnvidia-container:src/utils.c (file_create: 'file creation failed: %s' with strerror, EEXIST \
+             'file exists'); NVIDIA/libnvidia-container:src/dxcore.c (under WSL the driver's libraries are \
+             found in the Windows driver store through dxcore, then mounted at the container's library folder); NVIDIA CUDA on WSL User \
+             Guide (https://docs.nvidia.com/cuda/wsl-user-guide/index.html: the Windows driver's libraries are mapped \
+             in, no driver is installed in Linux); NVIDIA/nvidia-container-toolkit#289 and NVIDIA/nvidia-docker#1699 \
+             (images with libnvidia-ml.so.1 fail this way under WSL 2)",
+};
+
+pub(super) const SMI_CRASH: Rule = Rule {
+    id: "wsl.nvidia_smi_crash_known_driver",
+    category: Category::WslSpecific,
+    severity: Severity::Warning,
+    trigger: "Inside WSL 2 nvidia-smi died of a segmentation fault (after its table header, or said so in words) \
+              with a Windows driver newer than the 537 branch or not shown: the known crash of WSL's nvidia-smi \
+              with those Windows drivers, not a broken setup; CUDA itself may still work.",
+    source: "microsoft/WSL#11277 (nvidia-smi segfaults inside WSL 2 but not in Windows, Windows driver 551.76 and \
+             later), microsoft/WSL#11870 (every distribution, driver 560.70; the 537.xx drivers work), \
+             microsoft/WSL#11510 (segmentation fault (core dumped), WSL 2, Ubuntu 22.04)",
+};
+
+pub(super) const BELOW_VOLTA: Rule = Rule {
+    id: "wsl.gpu_arch_below_volta_limited",
+    category: Category::WslSpecific,
+    severity: Severity::Error,
+    trigger: "Inside WSL 2 CUDA answered 801 operation not supported (as wsl.unified_memory_limited) and the GPU is \
+              older than Volta: a GPU listed with compute capability below 7.0, or the text naming a Kepler, Maxwell \
+              or Pascal GPU in words. RAPIDS (cuDF, RMM) and other managed-memory users do not run on those GPUs \
+              under WSL 2; a GPU of compute capability 7.0 or newer, or native Linux, does.",
+    source: "rapidsai/cudf#9753 (RAPIDS maintainers: Pascal GPUs cannot run RAPIDS on WSL2, later architectures are \
+             not affected; closed won't-fix with the advice to use a GPU of compute capability 7.0 or higher, or \
+             RAPIDS 21.08); rapidsai/cudf#13112 (maintainer: WSL2 support requires compute capability 7.0 or higher); \
+             RAPIDS notice RSN 34 (https://docs.rapids.ai/notices/rsn0034/: Pascal dropped from v24.02); NVIDIA CUDA \
+             on WSL User Guide, Known Limitations (managed memory limited under WSL 2)",
+};
+
 /// NVIDIA's guide, the section that lists what CUDA cannot do under WSL 2.
 const CONSTRAINTS: &str = "NVIDIA CUDA on WSL User Guide, WSL 2 Support Constraints: Known Limitations for Linux CUDA \
     Applications and Features Not Yet Supported \
@@ -162,7 +209,8 @@ pub(super) const NOT_SUPPORTED: Rule = Rule {
     trigger: "Inside WSL 2 CUDA answered 801 operation not supported (cudaErrorNotSupported, CUDA_ERROR_NOT_SUPPORTED, \
               PyTorch's 'CUDA error: operation not supported'): WSL 2 has no full managed (unified) memory, no \
               concurrent CPU/GPU access to it and no oversubscription, so the managed-memory paths a library takes on \
-              native Linux (prefetch, memory advice, managed pools) answer not supported.",
+              native Linux (prefetch, memory advice, managed pools) answer not supported. On a GPU known to be \
+              older than Volta, wsl.gpu_arch_below_volta_limited says it instead.",
     source: "NVIDIA CUDA on WSL User Guide, Known Limitations for Linux CUDA Applications \
              (https://docs.nvidia.com/cuda/wsl-user-guide/index.html#known-limitations-for-linux-cuda-applications: \
              Unified Memory, full managed memory support is not available and concurrent CPU/GPU access is not \
@@ -183,6 +231,9 @@ pub(super) const RULES: &[Rule] = &[
     PINNED,
     GRAPHICS_INTEROP,
     NOT_SUPPORTED,
+    IMAGE_SHIPS_DRIVER,
+    SMI_CRASH,
+    BELOW_VOLTA,
 ];
 
 /// The first WSL kernel CUDA on WSL works with ([`KERNEL_TOO_OLD`]'s source).
@@ -234,7 +285,9 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     kernel_too_old(wsl, out);
     tcc(cx, wsl, out);
     nvml_unsupported(cx, out);
-    limits(wsl, out);
+    limits(cx, wsl, out);
+    image_ships_driver(cx, out);
+    smi_crash(cx, wsl, out);
     if !linux {
         gpu_not_exposed(cx, wsl, out);
     }
@@ -304,14 +357,13 @@ const TCC_DEFAULT: &str = "NVIDIA CUDA on WSL User Guide (acceleration 'will not
     PCIe: TCC only), NVIDIA/cuda-python#462 (data-centre drivers do not offer WDDM out of the box; the vGPU driver \
     does)";
 
-/// A data-centre board the text names in words only (an issue form's `GPU:`), under WSL2, with nothing showing
+/// A data-centre board the text names in words only (an issue form's `GPU:`, a sentence), under WSL2, with nothing showing
 /// CUDA reach it there: probably in TCC, the Windows data-centre driver's model.
 fn board_in_tcc_by_default(cx: &Ctx<'_>) -> Option<String> {
     let gpus = cx.raw_gpus()?;
+    // An issue form's answer, a `GPU:` line or a sentence ("two Tesla P40 GPUs"): no program in WSL lists it.
     let in_words = match &cx.s.gpus {
-        gpu_doctor_model::Probed::Found { source, .. } => {
-            source.trim_start_matches("pasted ").split(" + ").all(|s| ["issue form", "labelled lines"].contains(&s))
-        }
+        gpu_doctor_model::Probed::Found { source, .. } => gpu_doctor_model::gpus_only_in_words(source),
         _ => false,
     };
     let reached = cx
@@ -426,8 +478,9 @@ fn pinned_memory(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
 }
 
 /// The documented limits of CUDA under WSL 2 that a failed call shows: graphics interop, a pinned host
-/// allocation, an operation not supported ([`CONSTRAINTS`]).
-fn limits(wsl: &WslFacts, out: &mut Vec<Finding>) {
+/// allocation, an operation not supported ([`CONSTRAINTS`]); the last, on a GPU older than Volta, is
+/// that GPU's limit there ([`BELOW_VOLTA`]).
+fn limits(cx: &Ctx<'_>, wsl: &WslFacts, out: &mut Vec<Finding>) {
     if let Some(line) = &wsl.graphics_interop_failure {
         out.push(GRAPHICS_INTEROP.finding(
             "CUDA graphics interop (OpenGL/EGL/Vulkan) does not work under WSL 2",
@@ -468,6 +521,10 @@ fn limits(wsl: &WslFacts, out: &mut Vec<Finding>) {
     if wsl.version != 1
         && let Some(line) = &wsl.not_supported_error
     {
+        if let Some(older) = below_volta(cx, wsl) {
+            out.push(below_volta_finding(&older, line));
+            return;
+        }
         out.push(NOT_SUPPORTED.finding(
             "CUDA answered 'operation not supported' (801) under WSL 2: managed memory is limited there",
             format!(
@@ -486,6 +543,120 @@ fn limits(wsl: &WslFacts, out: &mut Vec<Finding>) {
             ),
         ));
     }
+}
+
+/// nvidia-container-cli's mount error when the image already holds a file at the path it mounts
+/// (`assets/compat/errors.toml`).
+const MOUNT_FILE_EXISTS: &str = "container.mount_file_exists";
+
+/// Whether a library file name is one of the driver's that the toolkit mounts into a container: libcuda,
+/// NVML and the other libnvidia-* libraries, and WSL's libdxcore (the names libnvidia-container's
+/// library lists hold; a CUDA toolkit's libraries, libcudart and the like, are not among them).
+fn driver_library(file: &str) -> bool {
+    file.starts_with("libcuda.so") || file.starts_with("libnvidia-") || file.starts_with("libdxcore.so")
+}
+
+/// The image finding, when inside WSL 2 the toolkit found a driver library of the image where it mounts
+/// the Windows driver's: the image was built with driver files in it (a `libnvidia-compute-*` or `cuda`
+/// package, or files copied from a host), which the container cannot start with.
+fn image_ships_driver(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let Some((said, file, inside)) = cx.s.messages.iter().filter(|m| m.id == MOUNT_FILE_EXISTS).find_map(|m| {
+        let path = m.values.get("path")?;
+        let file = path.rsplit('/').next()?;
+        // The path is the container's root on the host (overlay2's `merged`) followed by the image's own path.
+        let inside = path.split_once("/merged/").map_or(path.as_str(), |(_, rest)| rest);
+        driver_library(file).then(|| (m, file.to_owned(), format!("/{}", inside.trim_start_matches('/'))))
+    }) else {
+        return;
+    };
+    out.push(IMAGE_SHIPS_DRIVER.finding(
+        format!("The container image ships the driver library {file}, which WSL's driver is mounted over"),
+        "Under WSL 2 the NVIDIA Container Toolkit mounts the Windows driver's libraries (from /usr/lib/wsl/lib) into \
+         the container at the image's library folder. The image already holds a file of that name, installed when it \
+         was built (a driver or `cuda` package, a `libnvidia-compute-*` package, or files copied from a machine with a \
+         driver), so the mount fails with 'file exists' and the container does not start. The image must not ship \
+         driver libraries; the toolkit brings the host's.",
+        vec!["WSL".to_owned(), format!("pasted: {}", said.line)],
+        Some(format!(
+            "Remove {file} from the image: rebuild it, or derive one, with `RUN rm -rf {inside}` (and the other \
+             libcuda.so* / libnvidia-*.so* files the image holds in that folder) after whatever installed them, or \
+             install only the CUDA toolkit packages in it, never a driver."
+        )),
+    ));
+}
+
+/// The last Windows driver branch the reports of [`SMI_CRASH`] name as running WSL's nvidia-smi (537.xx).
+const LAST_SMI_WORKING_BRANCH: u32 = 537;
+
+/// The nvidia-smi crash finding, when WSL's nvidia-smi died of a segmentation fault with a Windows driver
+/// after [`LAST_SMI_WORKING_BRANCH`] (or one the text does not show); with an older driver the crash has
+/// another cause, which this finding would hide.
+fn smi_crash(cx: &Ctx<'_>, wsl: &WslFacts, out: &mut Vec<Finding>) {
+    let Some(line) = &wsl.smi_crash else { return };
+    let driver = cx.driver.version.as_ref();
+    if driver.is_some_and(|d| d.major() <= LAST_SMI_WORKING_BRANCH) {
+        return;
+    }
+    let mut evidence = vec!["WSL".to_owned(), format!("pasted: {line}")];
+    if let Some(d) = driver {
+        evidence.push(format!("Windows NVIDIA driver {d}"));
+    }
+    out.push(
+        SMI_CRASH.finding(
+            "WSL's nvidia-smi crashes (segmentation fault): a known fault of newer Windows drivers",
+            "Inside WSL 2, nvidia-smi is the Windows driver's own (mapped in at /usr/lib/wsl/lib), and with Windows \
+         drivers after the 537 branch it dies of a segmentation fault while it prints its table on many machines \
+         (microsoft/WSL#11277, #11870), while nvidia-smi in Windows works. The crash is in that tool, not in the \
+         setup: CUDA programs inside WSL often still run, so test CUDA itself before changing anything.",
+            evidence,
+            Some(
+                "Check CUDA directly inside WSL: python3 -c 'import torch; print(torch.cuda.is_available(), \
+             torch.cuda.get_device_name(0))' (or a CUDA sample such as deviceQuery); run nvidia-smi in Windows \
+             PowerShell for the table. Where the WSL nvidia-smi is needed, install NVIDIA's newest Windows driver, \
+             or go back to a 537.xx Windows driver, then wsl --shutdown. Do not install a Linux driver in WSL."
+                    .to_owned(),
+            ),
+        ),
+    );
+}
+
+/// The architectures before Volta (compute capability below 7.0) as people name them.
+const BEFORE_VOLTA: [&str; 3] = ["kepler", "maxwell", "pascal"];
+
+/// How the GPU is known to be older than Volta: a listed GPU's capability below 7.0 (every GPU's, so a
+/// machine with a newer one beside it is not taken), else an architecture before Volta named in words.
+fn below_volta(cx: &Ctx<'_>, wsl: &WslFacts) -> Option<String> {
+    let ccs = cx.capabilities();
+    if !ccs.is_empty() {
+        let volta = gpu_doctor_model::ComputeCapability { major: 7, minor: 0 };
+        return ccs.iter().all(|cc| *cc < volta).then(|| {
+            let names: Vec<String> = cx.gpus.iter().map(|g| g.describe()).collect();
+            names.join(", ")
+        });
+    }
+    let arch = wsl.architecture_said.as_deref().filter(|a| BEFORE_VOLTA.contains(a))?;
+    Some(format!("a {}{} GPU, as the text says", arch[..1].to_ascii_uppercase(), &arch[1..]))
+}
+
+/// The finding for an 801 answer on a GPU older than Volta (`older` says how that is known).
+fn below_volta_finding(older: &str, line: &str) -> Finding {
+    BELOW_VOLTA.finding(
+        "CUDA answered 'operation not supported' (801) under WSL 2 on a GPU older than Volta",
+        format!(
+            "Under WSL 2 managed (unified) memory is limited, and on GPUs before Volta (Kepler, Maxwell, Pascal: \
+             compute capability below 7.0) the paths RAPIDS (cuDF, RMM) and other managed-memory users take answer \
+             801 even where newer GPUs run them; RAPIDS' maintainers closed Pascal under WSL 2 as won't-fix, and \
+             RAPIDS needs compute capability 7.0 (Volta) or newer from v24.02 on. {CONSTRAINTS}."
+        ),
+        vec!["WSL 2".to_owned(), format!("GPU: {older}"), format!("pasted: {line}")],
+        Some(
+            "Under WSL 2 this GPU cannot run it: use a GPU of compute capability 7.0 (Volta) or newer (GeForce RTX \
+             20xx or later), or run on native Linux, where Pascal works with RAPIDS before v24.02; RAPIDS 21.08 is \
+             the last release its maintainers saw run on a Pascal GPU under WSL 2. Elsewhere turn managed memory \
+             off (rmm.reinitialize(managed_memory=False))."
+                .to_owned(),
+        ),
+    )
 }
 
 /// The Linux driver finding, when one is installed; true when it was.
@@ -603,9 +774,14 @@ fn gpu_not_exposed(cx: &Ctx<'_>, wsl: &WslFacts, out: &mut Vec<Finding>) {
 }
 
 /// Messages that say a program could not open the unversioned `libcuda.so`: the loader's own
-/// (`libcuda.so: cannot open shared object file`), cudarc's and cuda-python's, which open that name.
-const LIBCUDA_SO_FAILED: [&str; 3] =
-    ["ld.libcuda_missing", "cudarc.driver_library_not_found", "cuda_python.libcuda_dlopen_failed"];
+/// (`libcuda.so: cannot open shared object file`), cudarc's, cuda-python's and Taichi's (whose CUDA driver
+/// loader opens that name, taichi-dev/taichi:taichi/backends/cuda/cuda_driver.cpp).
+const LIBCUDA_SO_FAILED: [&str; 4] = [
+    "ld.libcuda_missing",
+    "cudarc.driver_library_not_found",
+    "cuda_python.libcuda_dlopen_failed",
+    "taichi.cuda_arch_not_supported",
+];
 
 fn libcuda_so(cx: &Ctx<'_>, wsl: &WslFacts, out: &mut Vec<Finding>) {
     // Only a program that opens the unversioned name fails; CUDA opens libcuda.so.1.

@@ -100,6 +100,8 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
     wsl.graphics_interop_failure = graphics_interop_failure(lines);
     wsl.pinned_alloc_failure = pinned_alloc_failure(lines);
     wsl.not_supported_error = not_supported_error(lines);
+    wsl.smi_crash = smi_crash(lines);
+    wsl.architecture_said = architecture_said(lines);
 }
 
 /// The first line naming a path only a WSL distribution has: `/mnt/wsl/`, the folder WSL mounts in every
@@ -231,6 +233,63 @@ fn not_supported_error(lines: &[String]) -> Option<String> {
                 || l.contains("CUDA error: operation not supported")
         })
         .map(|l| quoted(l))
+}
+
+/// NVIDIA's GPU architectures by the names people write, oldest first (NVIDIA CUDA C++ Programming Guide,
+/// compute capabilities: Kepler 3.x, Maxwell 5.x, Pascal 6.x, Volta 7.0, Turing 7.5, Ampere 8.x, Ada 8.9,
+/// Hopper 9.0, Blackwell 10.x and 12.x).
+const ARCHITECTURES: [&str; 9] =
+    ["kepler", "maxwell", "pascal", "volta", "turing", "ampere", "ada", "hopper", "blackwell"];
+
+/// Words that make an architecture's name in the same line a GPU's ("Pascal" alone may be the language
+/// or the unit).
+const GPU_WORDS: [&str; 8] = ["gpu", "gpus", "card", "cards", "architecture", "arch", "generation", "graphics"];
+
+/// The first GPU architecture the text names in words beside a GPU word ("an issue with cudf on pascal
+/// based cards", "my Maxwell GPU"), lowercased; lines longer than a sentence are not read.
+fn architecture_said(lines: &[String]) -> Option<String> {
+    lines.iter().filter(|l| l.len() <= 1024).find_map(|l| {
+        let lower = l.to_ascii_lowercase();
+        let words: Vec<&str> = lower.split(|c: char| !c.is_ascii_alphabetic()).filter(|w| !w.is_empty()).collect();
+        if !words.iter().any(|w| GPU_WORDS.contains(w)) {
+            return None;
+        }
+        words.iter().find(|w| ARCHITECTURES.contains(w)).map(|w| (*w).to_owned())
+    })
+}
+
+/// How many lines before a bare `Segmentation fault` the `nvidia-smi` command or its table header may be:
+/// the header block is 8 lines, the date and the prompt two more.
+const SMI_CRASH_WINDOW: usize = 12;
+
+/// The first line where `nvidia-smi` died of a segmentation fault: the shell's report naming it (zsh's
+/// `[1]    494 segmentation fault  nvidia-smi`), a sentence or title naming both ("nvidia-smi segmentation
+/// fault (core dumped)", microsoft/WSL#11510), or a bare `Segmentation fault` (bash's `Segmentation fault
+/// (core dumped)`, the strsignal text of SIGSEGV) within [`SMI_CRASH_WINDOW`] lines after the command or
+/// an `NVIDIA-SMI` table header. Another program's crash after nvidia-smi printed its whole table is not
+/// taken: the GPU rows ended it.
+fn smi_crash(lines: &[String]) -> Option<String> {
+    let segfault = |l: &str| l.to_ascii_lowercase().contains("segmentation fault");
+    let smi_started = |l: &str| {
+        let t = l.trim_end();
+        t.contains("NVIDIA-SMI ") || t.ends_with("nvidia-smi") || t.ends_with("nvidia-smi.exe")
+    };
+    // A GPU row (`|   0  NVIDIA GeForce …`) or the processes block: the table went on past its header.
+    let table_went_on = |l: &str| {
+        let t = l.trim_start_matches('|').trim_start();
+        l.starts_with('|') && (t.starts_with(|c: char| c.is_ascii_digit()) || t.starts_with("Processes:"))
+    };
+    lines.iter().enumerate().find_map(|(i, l)| {
+        if !segfault(l) {
+            return None;
+        }
+        if l.contains("nvidia-smi") {
+            return Some(quoted(l));
+        }
+        let before = &lines[i.saturating_sub(SMI_CRASH_WINDOW)..i];
+        let start = before.iter().rposition(|p| smi_started(p))?;
+        (!before[start..].iter().any(|p| table_went_on(p))).then(|| quoted(l))
+    })
 }
 
 /// The driver's own user-space libraries, as their file names begin: the CUDA driver (libcuda) and
@@ -1001,5 +1060,49 @@ mod tests {
         let w = read_wsl(&huge).unwrap();
         assert!(w.pinned_alloc_failure.is_some() && w.graphics_interop_failure.is_some());
         assert!(started.elapsed() < std::time::Duration::from_secs(20), "{:?}", started.elapsed());
+    }
+
+    /// WSL's nvidia-smi dying of a segmentation fault is kept: named in a title (microsoft/WSL#11510, "WSL
+    /// nvidia-smi segmentation fault (core dumped)"), in a sentence (microsoft/WSL#11870), or as bash's report
+    /// right after the command or its header; another program's crash, or one after a whole table, is not.
+    #[test]
+    fn nvidia_smis_segmentation_fault_inside_wsl_is_kept() {
+        let crash = |t: &str| read_wsl(t).and_then(|w| w.smi_crash);
+        assert_eq!(
+            crash("WSL2\nWSL nvidia-smi segmentation fault (core dumped)").as_deref(),
+            Some("WSL nvidia-smi segmentation fault (core dumped)")
+        );
+        assert!(
+            crash("- [X] WSL 2\nnvidia-smi in every wsl distro gives error \"segmentation fault\" on latest nvidia drivers")
+                .is_some()
+        );
+        let header = "| NVIDIA-SMI 560.27                 Driver Version: 560.70         CUDA Version: 12.6     |";
+        assert_eq!(
+            crash(&format!("WSL2\n$ nvidia-smi\nFri Aug  2 18:55:26 2024\n{header}\nSegmentation fault (core dumped)"))
+                .as_deref(),
+            Some("Segmentation fault (core dumped)")
+        );
+        assert_eq!(crash("WSL2\n$ nvidia-smi\nSegmentation fault").as_deref(), Some("Segmentation fault"));
+        let whole = format!(
+            "WSL2\n$ nvidia-smi\n{header}\n|   0  NVIDIA GeForce RTX 4070 ...  On  | 00000000:01:00.0  On |  N/A |\n$ python train.py\nSegmentation fault (core dumped)"
+        );
+        assert_eq!(crash(&whole), None);
+        assert_eq!(crash("WSL2\n$ python train.py\nSegmentation fault (core dumped)"), None);
+        assert_eq!(crash("nvidia-smi segmentation fault"), None, "not WSL");
+    }
+
+    /// An architecture named beside a GPU word is kept (both samples from rapidsai/cudf#9753's description:
+    /// "I can run RAPIDS on WSL2 with a Pascal GPU …", "Running another GPU arch (Turning, Volta, Ampere)");
+    /// the word beside no GPU word is not.
+    #[test]
+    fn a_gpu_architecture_named_in_words_is_kept() {
+        let arch = |t: &str| read_wsl(&format!("WSL2\n{t}")).and_then(|w| w.architecture_said);
+        assert_eq!(
+            arch("I can run RAPIDS on WSL2 with a Pascal GPU (like the one on my laptop)").as_deref(),
+            Some("pascal")
+        );
+        assert_eq!(arch("Running another GPU arch (Turning, Volta, Ampere)").as_deref(), Some("volta"));
+        assert_eq!(arch("the pressure is 101325 Pascal"), None);
+        assert_eq!(arch("Written in Pascal and Ada"), None);
     }
 }

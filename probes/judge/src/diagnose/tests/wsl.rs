@@ -429,3 +429,123 @@ fn a_gpu_named_in_words_is_not_a_gpu_the_wsl_guest_sees() {
     let listed = format!("{text}GPU 0: NVIDIA GeForce RTX 3080 (UUID: GPU-5c6b0b1e)\n");
     assert!(!super::pasted_ids(&listed).contains(&ID.to_owned()));
 }
+
+/// nvidia-container-cli's 'file exists' on a driver library inside WSL 2 is the image shipping driver
+/// files, with the in-image path to remove; outside WSL, or on a file that is no driver library, it is not.
+/// Sample: NVIDIA/nvidia-docker#1699 (Modulus 22.09 under WSL2, Ubuntu 20.04).
+#[test]
+fn a_driver_library_the_image_ships_inside_wsl_is_removed_from_the_image() {
+    const ID: &str = "wsl.image_ships_driver_libraries";
+    let path = "/var/lib/docker/overlay2/017a3afa10308f38c995c9b4e9b89b8c736143b33f232f0e4ea37d14094fc30b/merged/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1";
+    let line = format!("nvidia-container-cli: mount error: file creation failed: {path}: file exists: unknown.");
+    let with_path = |m: Machine, p: &str| {
+        let mut m = with_message(m, "container.mount_file_exists", &line);
+        if let Some(last) = m.0.messages.last_mut() {
+            last.values.insert("path".into(), p.into());
+        }
+        m
+    };
+    let inside = with_path(Machine::linux().wsl(2, &[]), path);
+    let f = inside.finding(ID);
+    let fix = f.fix.clone().or_else(|| f.plan.as_ref().and_then(|p| p.unplanned.clone())).unwrap_or_default();
+    assert!(fix.contains("Remove libnvidia-ml.so.1 from the image"), "{fix}");
+    assert!(fix.contains("rm -rf /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1"), "{fix}");
+    assert!(!inside.ids().contains(&"observed.container.mount_file_exists".to_owned()), "{:?}", inside.ids());
+    let outside = with_path(Machine::linux(), path);
+    assert!(!outside.ids().contains(&ID.to_owned()), "{:?}", outside.ids());
+    let not_driver = with_path(Machine::linux().wsl(2, &[]), "/var/lib/docker/overlay2/x/merged/etc/hosts");
+    assert!(!not_driver.ids().contains(&ID.to_owned()), "{:?}", not_driver.ids());
+}
+
+/// WSL's nvidia-smi dying of a segmentation fault with a Windows driver after 537 (or none shown) is the
+/// known driver fault, a warning; with a 537.xx driver it has another cause and is not said
+/// (microsoft/WSL#11870: 560.70 crashes, 537.xx works).
+#[test]
+fn wsls_nvidia_smi_segfault_with_a_newer_windows_driver_is_the_known_crash() {
+    const ID: &str = "wsl.nvidia_smi_crash_known_driver";
+    let crash = |m: Machine| {
+        let mut m = m;
+        if let Some(w) = m.0.platform.wsl.as_mut() {
+            w.smi_crash = Some("Segmentation fault (core dumped)".into());
+        }
+        m
+    };
+    let newer = crash(Machine::linux().wsl(2, &[]).driver("560.70", "12.6"));
+    let f = newer.finding(ID);
+    assert_eq!(f.severity, gpu_doctor_model::Severity::Warning);
+    assert!(f.evidence.iter().any(|e| e.contains("560.70")), "{f:#?}");
+    assert!(crash(Machine::linux().wsl(2, &[])).ids().contains(&ID.to_owned()));
+    let older = crash(Machine::linux().wsl(2, &[]).driver("537.58", "12.2"));
+    assert!(!older.ids().contains(&ID.to_owned()), "{:?}", older.ids());
+    assert!(!Machine::linux().wsl(2, &[]).driver("560.70", "12.6").ids().contains(&ID.to_owned()));
+}
+
+/// A data-centre board named in a sentence under WSL is taken like one named in an issue form: no program
+/// in WSL lists it. Sample: NickLucche/stable-diffusion-nvidia-docker#18 (two Tesla P40 under WSL on
+/// Windows 11); a GeForce named the same way is not in TCC.
+#[test]
+fn a_data_centre_board_named_in_a_sentence_under_wsl_is_probably_in_tcc() {
+    const ID: &str = "wsl.gpu_in_tcc_mode";
+    let said = "Hi, I recently got two Tesla P40 GPUs which I was hoping to use with this. From my understanding, \
+                the Tesla P40s need the vGPU license in order to pass through via WSL.";
+    assert!(super::pasted_ids(said).contains(&ID.to_owned()), "{:?}", super::pasted_ids(said));
+    let geforce = said.replace("two Tesla P40 GPUs", "an RTX 3090");
+    assert!(!super::pasted_ids(&geforce).contains(&ID.to_owned()), "{:?}", super::pasted_ids(&geforce));
+}
+
+/// 801 under WSL 2 on a GPU before Volta is that GPU's limit there, by its listed capability or by the
+/// architecture the text names; on a newer GPU, or none known, it stays limited managed memory.
+#[test]
+fn operation_not_supported_on_a_gpu_before_volta_inside_wsl2_is_that_gpus_limit() {
+    const ID: &str = "wsl.gpu_arch_below_volta_limited";
+    const MANAGED: &str = "wsl.unified_memory_limited";
+    let failed = |m: Machine| {
+        let mut m = m;
+        if let Some(w) = m.0.platform.wsl.as_mut() {
+            w.not_supported_error = Some("DriverError(CUDA_ERROR_NOT_SUPPORTED, \"operation not supported\")".into());
+        }
+        m
+    };
+    let pascal = failed(Machine::linux().wsl(2, &[]).gpu("NVIDIA GeForce GTX 1080", "6.1").driver("560.94", "12.6"));
+    let ids = pascal.ids();
+    assert!(ids.contains(&ID.to_owned()) && !ids.contains(&MANAGED.to_owned()), "{ids:?}");
+    let both = failed(
+        Machine::linux()
+            .wsl(2, &[])
+            .gpu("NVIDIA GeForce GTX 1080", "6.1")
+            .gpu("NVIDIA GeForce RTX 3060", "8.6")
+            .driver("560.94", "12.6"),
+    );
+    assert!(!both.ids().contains(&ID.to_owned()), "a newer GPU beside it: {:?}", both.ids());
+    let ampere = failed(Machine::linux().wsl(2, &[]).gpu("NVIDIA GeForce RTX 3060", "8.6").driver("560.94", "12.6"));
+    let ids = ampere.ids();
+    assert!(!ids.contains(&ID.to_owned()) && ids.contains(&MANAGED.to_owned()), "{ids:?}");
+    let error = "RuntimeError: CUDA error: operation not supported\n";
+    // rapidsai/cudf#9753's description.
+    let said = "I can run RAPIDS on WSL2 with a Pascal GPU (like the one on my laptop)\n";
+    let ids = super::pasted_ids(&format!("{WSL2_UNAME}{said}{error}"));
+    assert!(ids.contains(&ID.to_owned()) && !ids.contains(&MANAGED.to_owned()), "{ids:?}");
+    let ids = super::pasted_ids(&format!("{WSL2_UNAME}{error}"));
+    assert!(!ids.contains(&ID.to_owned()) && ids.contains(&MANAGED.to_owned()), "{ids:?}");
+    let kb = gpu_doctor_kb::Kb::get().unwrap();
+    let snap = gpu_doctor_probes::parse::paste::read_pasted(&format!("{WSL2_UNAME}{said}{error}"), kb).unwrap();
+    let f = crate::diagnose::diagnose(&snap, kb).into_iter().find(|f| f.id == ID).unwrap();
+    assert!(super::words(&f).unwrap().contains("compute capability 7.0 (Volta)"), "{f:#?}");
+}
+
+/// Taichi's fallback to the CPU inside WSL is the unversioned libcuda.so its loader opens
+/// (taichi-dev/taichi:taichi/backends/cuda/cuda_driver.cpp), put on the loader path; outside WSL the line
+/// stays the catalogue's. Line: taichi-dev/taichi#8469 (Taichi 1.7.0).
+#[test]
+fn taichis_cpu_fallback_inside_wsl_is_libcuda_so_off_the_loader_path() {
+    const ID: &str = "wsl.libcuda_so_not_in_cache";
+    let line = "[W 01/29/24 10:00:00.000 1234] [misc.py:adaptive_arch_select@758] Arch=[<Arch.cuda: 3>] is not supported, falling back to CPU\n";
+    let ids = super::pasted_ids(&format!("{WSL2_UNAME}{line}"));
+    assert!(ids.contains(&ID.to_owned()), "{ids:?}");
+    assert!(!ids.contains(&"observed.taichi.cuda_arch_not_supported".to_owned()), "{ids:?}");
+    let ids = super::pasted_ids(line);
+    assert!(
+        !ids.contains(&ID.to_owned()) && ids.contains(&"observed.taichi.cuda_arch_not_supported".to_owned()),
+        "{ids:?}"
+    );
+}

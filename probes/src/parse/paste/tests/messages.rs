@@ -79,6 +79,20 @@ const CASES: &[Case] = &[
     ),
     // CuPy names the runtime error by cudaGetErrorName, as public CuPy logs show it.
     ("cuda.out_of_memory", "cupy.cuda.runtime.CUDARuntimeError: cudaErrorMemoryAllocation: out of memory", &[], &[]),
+    // taichi-dev/taichi#8469: Taichi 1.7.0 on Linux.
+    (
+        "taichi.cuda_arch_not_supported",
+        "[W 01/29/24 10:00:00.000 1234] [misc.py:adaptive_arch_select@758] Arch=[<Arch.cuda: 3>] is not supported, falling back to CPU",
+        &[],
+        &[],
+    ),
+    // QwenLM/qwen.cpp#55: ggml's early CUDA_CHECK, the code and cudaGetErrorString's text.
+    (
+        "cuda.out_of_memory",
+        "CUDA error 2 at /home/qwen.cpp/third_party/ggml/src/ggml-cuda.cu:7196: out of memory",
+        &[],
+        &[],
+    ),
     ("cuda.invalid_device_ordinal", "RuntimeError: CUDA error: invalid device ordinal", &[], &[]),
     ("cuda.invalid_kernel_image", "Status: device kernel image is invalid", &[], &[]),
     (
@@ -440,11 +454,25 @@ const CASES: &[Case] = &[
         &[],
         &[],
     ),
-    // microsoft/WSL#5663: Ubuntu's ldconfig wrapper under WSL 2.
+    // Ubuntu's ldconfig wrapper under WSL 2 (the form apt's libc-bin trigger prints).
     (
         "ld.wsl_libcuda_not_a_link",
         "/sbin/ldconfig.real: /usr/lib/wsl/lib/libcuda.so.1 is not a symbolic link",
         &[("path", "/usr/lib/wsl/lib/libcuda.so.1")],
+        &[],
+    ),
+    // microsoft/WSL#11229: ldconfig's own prefix, on Debian under WSL 2.
+    (
+        "ld.wsl_libcuda_not_a_link",
+        "ldconfig: /usr/lib/wsl/lib/libcuda.so.1 is not a symbolic link",
+        &[("path", "/usr/lib/wsl/lib/libcuda.so.1")],
+        &[],
+    ),
+    // microsoft/WSL#5548: quoted in prose, without the prefix or the folder.
+    (
+        "ld.wsl_libcuda_not_a_link",
+        "On Windows 10 build 20161 WSL2 running sudo apt upgrade results in warning: \"libcuda.so.1 is not a symbolic link\"",
+        &[("path", "libcuda.so.1")],
         &[],
     ),
     (
@@ -1602,5 +1630,17 @@ fn cpu_build_rows_take_only_their_emitters_words() {
         ["AssertionError: Torch not compiled with CUDA enabled", "AssertionError: Not compiled with CUDA support"]
     {
         assert!(!ids(line).contains(&"paddle.not_compiled_with_cuda".to_owned()), "{line}");
+    }
+}
+
+/// ldconfig's "is not a symbolic link" is this row's only for libcuda under WSL's folder or named bare (the
+/// copies WSL maps in, microsoft/WSL#5548); a libcuda.so.1 in a distribution folder is not WSL's.
+#[test]
+fn a_libcuda_that_is_no_link_outside_wsl_is_not_the_wsl_row() {
+    for other in [
+        "ldconfig: /usr/lib/x86_64-linux-gnu/libcuda.so.1 is not a symbolic link",
+        "/opt/x/libcuda.so.1 is not a symbolic link",
+    ] {
+        assert!(scan(other).iter().all(|m| m.id != "ld.wsl_libcuda_not_a_link"), "{other}");
     }
 }
