@@ -15,7 +15,8 @@ pub(super) const P2P_BLOCKED: Rule = Rule {
               for a reason other than the GPU itself (chipset, topology, regkey): usually PCIe ACS or the IOMMU \
               redirecting peer traffic through the CPU, so NCCL and frameworks copy through host memory. Or, on a \
               machine with two or more GPUs whose driver does not refuse P2P (GNS), lspci shows PCI bridges with \
-              ACS P2P redirect on (`ACSCtl: … ReqRedir+` or `CmpltRedir+`). Or p2pBandwidthLatencyTest measures \
+              ACS P2P redirect on (`ACSCtl: … ReqRedir+` or `CmpltRedir+`); the bare lines of `lspci -vvv | grep \
+              ACSCtl` (NCCL's own check) count the same where the text lists no GPU. Or p2pBandwidthLatencyTest measures \
               a peer copy between GPUs CUDA reports peer access for at less than half the copy staged through the host. \
               Or, on such a machine whose GPUs are not all joined by NVLink, the kernel command line or log shows \
               the IOMMU translating the devices' DMA (`intel_iommu=on` without `iommu=pt`, `iommu: Default domain \
@@ -330,17 +331,27 @@ fn measured(t: &Topology, out: &mut Vec<Finding>) {
 }
 
 /// Bridges whose ACS sends peer traffic up to the root complex, on a machine with several GPUs that
-/// the driver does not keep from P2P; not again where the pairs' own status gave the finding.
+/// the driver does not keep from P2P; not again where the pairs' own status gave the finding. The
+/// bare `ACSCtl:` lines of `lspci -vvv | grep ACSCtl` (no device header above them) count where the
+/// text names no GPU at all: that grep is the check NCCL's troubleshooting guide gives for peer
+/// traffic between GPUs that hangs or crawls, so its output is pasted from such a machine; a text
+/// that shows one GPU, or a whole lspci block of one bridge, still says nothing.
 fn acs(cx: &Ctx<'_>, t: &Topology, out: &mut Vec<Finding>) {
     if t.acs_redirect.is_empty() || out.iter().any(|f| f.id == P2P_BLOCKED.id) {
         return;
     }
     let devices = cx.s.pci_devices.value().map_or(0, |d| d.iter().filter(|d| is_display_class(d.class)).count());
     let gpus = t.gpus.len().max(cx.raw_gpus().map_or(0, <[_]>::len)).max(devices);
-    if gpus < 2 || t.pairs.iter().any(|p| p.p2p_blocked() == Some(P2pStatus::GpuNotSupported)) {
+    // The lspci reader writes a line under no device header as the bare `ACSCtl: …`.
+    let grep_only = gpus == 0 && t.acs_redirect.iter().all(|l| l.starts_with("ACSCtl:"));
+    if (gpus < 2 && !grep_only) || t.pairs.iter().any(|p| p.p2p_blocked() == Some(P2pStatus::GpuNotSupported)) {
         return;
     }
-    let mut evidence = vec![format!("{gpus} GPUs")];
+    let mut evidence = vec![if grep_only {
+        "`lspci -vvv | grep ACSCtl` output, NCCL's check for blocked peer traffic (no GPU list pasted)".to_owned()
+    } else {
+        format!("{gpus} GPUs")
+    }];
     evidence.extend(t.acs_redirect.iter().map(|l| format!("ACS redirects peer traffic: {l}")));
     out.push(P2P_BLOCKED.finding(
         format!("PCIe ACS sends peer-to-peer traffic between the GPUs up to the CPU ({} bridge(s))", t.acs_redirect.len()),

@@ -184,6 +184,15 @@ fn acs_redirect_on_the_bridges_of_several_gpus_is_the_blocked_finding_once() {
     let mut cns = machine(two(), vec![pair(0, 1, LinkKind::Pix, Some(P2pStatus::ChipsetNotSupported))], &[]);
     acs(&mut cns, &[line]);
     assert_eq!(ids(&cns), ["topology.peer_access_blocked"]);
+    // No GPU named at all: the bare lines of `lspci -vvv | grep ACSCtl` (NCCL's check) count, a
+    // bridge's whole block does not.
+    let bare = line.split_once(": ").map(|(_, l)| l).unwrap();
+    let mut grep = machine(vec![], vec![], &[]);
+    acs(&mut grep, &[bare]);
+    assert_eq!(ids(&grep), ["topology.peer_access_blocked"]);
+    let mut block = machine(vec![], vec![], &[]);
+    acs(&mut block, &[line]);
+    assert_eq!(ids(&block), Vec::<String>::new());
 }
 
 #[test]

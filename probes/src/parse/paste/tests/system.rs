@@ -735,6 +735,32 @@ fn acs_redirect_on_a_bridge_of_a_two_gpu_machine_is_the_blocked_finding() {
     assert!(finding_ids(&read(&format!("{grep}\n{TOPO_2X5090}"))).contains(&"topology.peer_access_blocked".to_owned()));
 }
 
+/// `lspci -vvv | grep ACSCtl` pasted alone, the check NCCL's troubleshooting guide gives: the first
+/// lines of NVIDIA/nccl#629's (NHZlX, an illegal memory access in NCCL; tabs kept), some bridges
+/// redirecting peer traffic. With no GPU named anywhere in the text they are the blocked finding,
+/// also as a markdown post's inline code; a text that shows one GPU says nothing.
+#[test]
+fn acs_grep_output_alone_is_the_blocked_finding() {
+    let grep = "\t\tACSCtl:\tSrcValid- TransBlk- ReqRedir- CmpltRedir- UpstreamFwd- EgressCtrl- DirectTrans-\n\
+                \t\tACSCtl:\tSrcValid- TransBlk- ReqRedir- CmpltRedir- UpstreamFwd- EgressCtrl- DirectTrans-\n\
+                \t\tACSCtl:\tSrcValid+ TransBlk- ReqRedir+ CmpltRedir+ UpstreamFwd+ EgressCtrl- DirectTrans-\n\
+                \t\tACSCtl:\tSrcValid- TransBlk- ReqRedir- CmpltRedir- UpstreamFwd- EgressCtrl- DirectTrans-\n\
+                \t\tACSCtl:\tSrcValid+ TransBlk- ReqRedir+ CmpltRedir+ UpstreamFwd+ EgressCtrl- DirectTrans-\n";
+    let s = read(grep);
+    assert_eq!(s.topology.value().unwrap().acs_redirect.len(), 2);
+    let f = findings(&s);
+    let blocked = f.iter().find(|f| f.id == "topology.peer_access_blocked").expect("the grep alone");
+    assert!(blocked.summary.starts_with("PCIe ACS sends peer-to-peer traffic"), "{}", blocked.summary);
+    // Quoted as inline code in a post's prose.
+    let quoted = "The broken state shows:\n`ACSCtl:\tSrcValid+ TransBlk- ReqRedir+ CmpltRedir+ UpstreamFwd+ EgressCtrl- DirectTrans-`\n";
+    assert!(finding_ids(&read(quoted)).contains(&"topology.peer_access_blocked".to_owned()));
+    // A redirect-off line alone is nothing; the grep beside one GPU's list is nothing.
+    let off = "`ACSCtl:\tSrcValid- TransBlk- ReqRedir- CmpltRedir- UpstreamFwd- EgressCtrl- DirectTrans-`\n";
+    assert!(!finding_ids(&read(off)).contains(&"topology.peer_access_blocked".to_owned()));
+    let one = format!("{grep}\nGPU 0: NVIDIA GeForce RTX 3090 (UUID: GPU-5f8a2c1e-0000-0000-0000-000000000000)\n");
+    assert!(!finding_ids(&read(&one)).contains(&"topology.peer_access_blocked".to_owned()));
+}
+
 #[test]
 fn acs_says_nothing_without_two_gpus_with_acs_off_or_where_the_driver_offers_no_p2p() {
     // One machine's bridge, no GPU list: nothing to say about peers.
