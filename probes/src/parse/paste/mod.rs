@@ -40,6 +40,7 @@ mod loader;
 mod lspci;
 mod messages;
 mod monitors;
+mod nccl_tests;
 mod onnxruntime;
 mod os_release;
 mod p2p_bandwidth;
@@ -128,6 +129,7 @@ pub const READERS: &[&str] = &[
     "onnxruntime",
     "prose",
     "p2p_bandwidth",
+    "nccl_tests",
     "os_release",
     "topology",
     "iommu",
@@ -174,7 +176,7 @@ pub fn read_pasted_without(text: &str, kb: &Kb, off: &[&str]) -> Result<Snapshot
     }
     let mut facts = facts::Facts::default();
     facts.notes = notes;
-    let readers: [(&str, &Reader<'_>); 23] = [
+    let readers: [(&str, &Reader<'_>); 24] = [
         ("collect_env", &|f| collect_env::read(&lines, f)),
         ("python_prints", &|f| python_prints::read(&lines, f)),
         ("smi", &|f| smi::read(&lines, &joined, f)),
@@ -195,6 +197,7 @@ pub fn read_pasted_without(text: &str, kb: &Kb, off: &[&str]) -> Result<Snapshot
         ("os_release", &|f| os_release::read(&lines, f)),
         ("prose", &|f| prose::read(&lines, f)),
         ("p2p_bandwidth", &|f| p2p_bandwidth::read(&lines, f)),
+        ("nccl_tests", &|f| nccl_tests::read(&lines, f)),
         ("iommu", &|f| iommu::read(&lines, f)),
         ("paddle_env", &|f| paddle_env::read(&lines, f)),
         // After every reader that prints or lists a framework's version.
