@@ -40,7 +40,7 @@ mod loader;
 mod lspci;
 mod messages;
 mod monitors;
-mod nccl_tests;
+mod nccl_test_log;
 mod onnxruntime;
 mod os_release;
 mod p2p_bandwidth;
@@ -129,7 +129,7 @@ pub const READERS: &[&str] = &[
     "onnxruntime",
     "prose",
     "p2p_bandwidth",
-    "nccl_tests",
+    "nccl_test_log",
     "os_release",
     "topology",
     "iommu",
@@ -197,7 +197,7 @@ pub fn read_pasted_without(text: &str, kb: &Kb, off: &[&str]) -> Result<Snapshot
         ("os_release", &|f| os_release::read(&lines, f)),
         ("prose", &|f| prose::read(&lines, f)),
         ("p2p_bandwidth", &|f| p2p_bandwidth::read(&lines, f)),
-        ("nccl_tests", &|f| nccl_tests::read(&lines, f)),
+        ("nccl_test_log", &|f| nccl_test_log::read(&lines, f)),
         ("iommu", &|f| iommu::read(&lines, f)),
         ("paddle_env", &|f| paddle_env::read(&lines, f)),
         // After every reader that prints or lists a framework's version.
