@@ -290,6 +290,15 @@ fn a_csv_of_the_gpus_own_link_fields_reads_the_link() {
     let findings = gpu_doctor_judge::diagnose::diagnose(&s, kb());
     assert!(findings.iter().any(|f| f.id == "link.below_max_idle"), "{findings:?}");
     assert!(findings.iter().all(|f| f.severity != gpu_doctor_model::Severity::Error));
+    // Printed by a loop (`-l 1`) with no column that tells GPUs apart: the rows are samples of one
+    // GPU, not four GPUs; with an index column they stay GPUs.
+    let looped = format!(
+        "$ nvidia-smi --query-gpu=\"pstate,pcie.link.gen.gpucurrent,pcie.link.gen.gpumax\" --format=csv -l 1\n{csv}P0, 3, 4\nP8, 1, 4\nP0, 3, 4\n"
+    );
+    assert_eq!(read(&looped).gpus.value().map(Vec::len), Some(1));
+    let indexed = "$ nvidia-smi --query-gpu=index,pcie.link.gen.gpucurrent,pcie.link.gen.gpumax --format=csv -l 1\n\
+                   index, pcie.link.gen.gpucurrent, pcie.link.gen.gpumax\n0, 1, 4\n1, 1, 4\n";
+    assert_eq!(read(indexed).gpus.value().map(Vec::len), Some(2));
 }
 
 /// tensorflow/tensorflow#60156's issue form (answers verbatim): TensorFlow 2.11 on Windows 11 is
