@@ -34,6 +34,22 @@ pub struct Topology {
     /// `None` when nothing said (the live probe does not read it yet).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub iommu: Option<Iommu>,
+    /// An NCCL test over several GPUs that stopped before its first result, as a pasted output and
+    /// the words beside it show it; `None` when none was seen (the live probe runs no NCCL test).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stalled_collective: Option<StalledCollective>,
+}
+
+/// An NCCL test (nccl-tests, or NCCL 1.x's own tests) that listed its GPUs and printed its table
+/// header, then no result row and no closing average, where the text says it stalled or hung.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StalledCollective {
+    /// How many ranks (GPUs) the test listed.
+    pub ranks: u32,
+    /// The GPU names the test listed, each once.
+    pub names: Vec<String>,
+    /// The lines that say so: the first device line, the table header, the words.
+    pub evidence: Vec<String>,
 }
 
 /// The host's IOMMU (Intel VT-d, AMD-Vi) as the kernel shows it.

@@ -137,6 +137,21 @@ pub fn parse_noheader(text: &str) -> Result<SmiReport, ParseError> {
     )
 }
 
+/// Where a CSV has no `pcie.link.gen.max` but the GPU's and the root port's own maxima
+/// (`pcie.link.gen.gpumax`, `pcie.link.gen.hostmax`): the lower of the two, which is what
+/// `pcie.link.gen.max` reports ("the maximum PCI-E link generation possible with this GPU and system
+/// configuration"; nvidia-smi --help-query-gpu, which lists gpumax as "supported by this GPU" and
+/// hostmax as "supported by the root port corresponding to this GPU"). With only gpumax, gpumax: the
+/// link can then run below it for a host that offers less, which the link rules read as an idle
+/// link or a narrower host, never as the card's fault alone.
+fn gen_max_of_gpu_and_host(num: &dyn Fn(&[&str], &str) -> Option<u32>) -> Option<u32> {
+    let gpu = num(&["pcie.link.gen.gpumax"], "");
+    match num(&["pcie.link.gen.hostmax"], "") {
+        Some(host) => Some(gpu.map_or(host, |g| g.min(host))),
+        None => gpu,
+    }
+}
+
 fn gpu(row: &BTreeMap<String, String>) -> SmiGpu {
     // The first of `keys` whose cell has a value (not `[N/A]`).
     let get = |keys: &[&str]| keys.iter().filter_map(|k| row.get(*k)).find_map(|v| smi::value(v));
@@ -150,7 +165,7 @@ fn gpu(row: &BTreeMap<String, String>) -> SmiGpu {
         bar1_total_mib: None,
         memory_used_mib: get(&["memory.used"]).and_then(smi::mib),
         pcie_gen_current: num(&["pcie.link.gen.current", "pcie.link.gen.gpucurrent"], ""),
-        pcie_gen_max: num(&["pcie.link.gen.max"], ""),
+        pcie_gen_max: num(&["pcie.link.gen.max"], "").or_else(|| gen_max_of_gpu_and_host(&num)),
         pcie_width_current: num(&["pcie.link.width.current"], "x"),
         pcie_width_max: num(&["pcie.link.width.max"], "x"),
         mig_enabled: get(&["mig.mode.current"]).and_then(smi::flag),

@@ -15,12 +15,15 @@ pub(super) const P2P_BLOCKED: Rule = Rule {
               for a reason other than the GPU itself (chipset, topology, regkey): usually PCIe ACS or the IOMMU \
               redirecting peer traffic through the CPU, so NCCL and frameworks copy through host memory. Or, on a \
               machine with two or more GPUs whose driver does not refuse P2P (GNS), lspci shows PCI bridges with \
-              ACS P2P redirect on (`ACSCtl: … ReqRedir+` or `CmpltRedir+`). Or p2pBandwidthLatencyTest measures \
+              ACS P2P redirect on (`ACSCtl: … ReqRedir+` or `CmpltRedir+`); the bare lines of `lspci -vvv | grep \
+              ACSCtl` (NCCL's own check) count the same where the text lists no GPU. Or p2pBandwidthLatencyTest measures \
               a peer copy between GPUs CUDA reports peer access for at less than half the copy staged through the host. \
               Or, on such a machine whose GPUs are not all joined by NVLink, the kernel command line or log shows \
               the IOMMU translating the devices' DMA (`intel_iommu=on` without `iommu=pt`, `iommu: Default domain \
               type: Translated`, `DMAR: IOMMU enabled`, AMD-Vi, a DMA remapping fault). Or NCCL_P2P_DISABLE is set \
-              (NCCL's workaround for peer traffic that hangs) on such a machine.",
+              (NCCL's workaround for peer traffic that hangs) on such a machine. Or an NCCL test over several \
+              such GPUs listed them and printed its table header, then no result, where the text says it stalled \
+              or hung.",
     source: "NVML nvmlDeviceGetP2PStatus / nvidia-smi topo -p2p; NCCL troubleshooting guide, \"PCI Access Control \
              Services (ACS)\" (https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html: \
              `lspci -vvv | grep ACSCtl`, and P2P that hangs or is slow even where topo -p2p says OK; IO \
@@ -132,6 +135,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     acs(cx, t, out);
     iommu(cx, t, out);
     p2p_turned_off(cx, t, out);
+    stalled_collective(t, out);
     mixed(t, out);
     order(t, out);
     sockets(t, out);
@@ -330,17 +334,27 @@ fn measured(t: &Topology, out: &mut Vec<Finding>) {
 }
 
 /// Bridges whose ACS sends peer traffic up to the root complex, on a machine with several GPUs that
-/// the driver does not keep from P2P; not again where the pairs' own status gave the finding.
+/// the driver does not keep from P2P; not again where the pairs' own status gave the finding. The
+/// bare `ACSCtl:` lines of `lspci -vvv | grep ACSCtl` (no device header above them) count where the
+/// text names no GPU at all: that grep is the check NCCL's troubleshooting guide gives for peer
+/// traffic between GPUs that hangs or crawls, so its output is pasted from such a machine; a text
+/// that shows one GPU, or a whole lspci block of one bridge, still says nothing.
 fn acs(cx: &Ctx<'_>, t: &Topology, out: &mut Vec<Finding>) {
     if t.acs_redirect.is_empty() || out.iter().any(|f| f.id == P2P_BLOCKED.id) {
         return;
     }
     let devices = cx.s.pci_devices.value().map_or(0, |d| d.iter().filter(|d| is_display_class(d.class)).count());
     let gpus = t.gpus.len().max(cx.raw_gpus().map_or(0, <[_]>::len)).max(devices);
-    if gpus < 2 || t.pairs.iter().any(|p| p.p2p_blocked() == Some(P2pStatus::GpuNotSupported)) {
+    // The lspci reader writes a line under no device header as the bare `ACSCtl: …`.
+    let grep_only = gpus == 0 && t.acs_redirect.iter().all(|l| l.starts_with("ACSCtl:"));
+    if (gpus < 2 && !grep_only) || t.pairs.iter().any(|p| p.p2p_blocked() == Some(P2pStatus::GpuNotSupported)) {
         return;
     }
-    let mut evidence = vec![format!("{gpus} GPUs")];
+    let mut evidence = vec![if grep_only {
+        "`lspci -vvv | grep ACSCtl` output, NCCL's check for blocked peer traffic (no GPU list pasted)".to_owned()
+    } else {
+        format!("{gpus} GPUs")
+    }];
     evidence.extend(t.acs_redirect.iter().map(|l| format!("ACS redirects peer traffic: {l}")));
     out.push(P2P_BLOCKED.finding(
         format!("PCIe ACS sends peer-to-peer traffic between the GPUs up to the CPU ({} bridge(s))", t.acs_redirect.len()),
@@ -432,6 +446,47 @@ fn p2p_turned_off(cx: &Ctx<'_>, t: &Topology, out: &mut Vec<Finding>) {
              saying Translated is the IOMMU: put it in passthrough (`iommu=pt` on the kernel command line), or turn \
              VT-d / AMD-Vi off in the firmware (`intel_iommu=off`, `amd_iommu=off`). Then run without \
              NCCL_P2P_DISABLE and check that p2pBandwidthLatencyTest's P2P=Enabled matrix beats P2P=Disabled."
+                    .to_owned(),
+            ),
+        ),
+    );
+}
+
+/// An NCCL test over several GPUs that stopped before its first result on GPUs that are not all
+/// joined by NVLink and that the driver does not keep from P2P: NCCL's troubleshooting guide names
+/// ACS and the IOMMU redirecting peer traffic as the cause of collectives that hang within a machine
+/// on PCIe (NVIDIA/nccl#85: an all_reduce_test on two P100s stalled after its header, and the
+/// maintainer's first question was ACS). Joins the peer-to-peer finding where another check gave it.
+fn stalled_collective(t: &Topology, out: &mut Vec<Finding>) {
+    let Some(s) = t.stalled_collective.as_ref().filter(|s| s.ranks >= 2) else { return };
+    let all_nvlink = !t.pairs.is_empty() && t.pairs.iter().all(|p| matches!(p.link, LinkKind::Nvlink { .. }));
+    if all_nvlink || t.pairs.iter().any(|p| p.p2p_blocked() == Some(P2pStatus::GpuNotSupported)) {
+        return;
+    }
+    let lines = s.evidence.iter().map(|l| format!("NCCL test stopped before its first result: {l}"));
+    if let Some(f) = out.iter_mut().find(|f| f.id == P2P_BLOCKED.id) {
+        f.evidence.extend(lines);
+        return;
+    }
+    let mut evidence = vec![format!("{} ranks on {}", s.ranks, s.names.join(", "))];
+    evidence.extend(lines);
+    out.push(
+        P2P_BLOCKED.finding(
+            format!("An NCCL test over {} GPUs stalled before its first result", s.ranks),
+            "The test set up its communicator on every GPU, printed its table header, and then never finished \
+         the first, smallest collective. Between GPUs of one machine that talk over PCIe, NCCL's \
+         troubleshooting guide names the usual cause: PCIe Access Control Services (ACS) on the bridges above \
+         the GPUs, or the IOMMU (VT-d, AMD-Vi) translating their DMA, sends peer-to-peer traffic up to the root \
+         complex, where it crawls or is lost, while CUDA still reports peer access.",
+            evidence,
+            Some(
+                "Check ACS on the bridges above the GPUs: `sudo lspci -vvv | grep ACSCtl` showing `SrcValid+`, \
+             `ReqRedir+` or `CmpltRedir+` means it is on: turn it off in the firmware setup (PCIe ACS, or IO \
+             virtualization / VT-d / AMD-Vi), or at every boot with `sudo setpci -s <bridge bus id> \
+             ECAP_ACS+0x6.w=0000` for each bridge, as NCCL's troubleshooting guide shows. `sudo dmesg | grep \
+             'Default domain type'` saying Translated is the IOMMU: put it in passthrough (`iommu=pt` on the kernel \
+             command line) or off (`intel_iommu=off`, `amd_iommu=off`). Then run the test again; \
+             `NCCL_P2P_DISABLE=1` making it pass confirms that peer traffic was blocked."
                     .to_owned(),
             ),
         ),

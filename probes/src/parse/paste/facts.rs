@@ -82,6 +82,8 @@ pub(super) struct Facts {
     pub peer_copies: Vec<gpu_doctor_model::PeerCopy>,
     /// The host's IOMMU as the kernel command line and log show it (`Topology::iommu`).
     pub iommu: Option<gpu_doctor_model::Iommu>,
+    /// An NCCL test that stopped before its first result (`Topology::stalled_collective`).
+    pub stalled_collective: Option<gpu_doctor_model::StalledCollective>,
     /// Each GPU's memory errors, repairs, clock-event reasons and limits from nvidia-smi `-q` (any
     /// `-d` selection of it) or `-q -x`, with the format that gave them; index and bus id as listed.
     pub gpu_health: Vec<(GpuHealth, &'static str)>,
@@ -392,7 +394,8 @@ impl Facts {
         snap.stated_gpu_count = self.stated_gpu_count;
         snap.platform.container = self.container;
         place(&mut snap, self.wsl, self.os, self.arch, self.os_name);
-        fill_topology(&mut snap, cuda_seen, &mut self.acs_redirect, &mut self.peer_copies, self.iommu.take());
+        let stalled = self.stalled_collective.take();
+        fill_topology(&mut snap, cuda_seen, &mut self.acs_redirect, &mut self.peer_copies, self.iommu.take(), stalled);
         kb.complete_snapshot(&mut snap);
         snap.messages = self.messages;
         snap.notes = self.notes;
@@ -436,26 +439,28 @@ impl Facts {
 }
 
 /// The topology the GPU lists' orders, the bridges whose ACS redirects peer traffic, the measured
-/// peer copies and the IOMMU show (all taken), with the GPUs the snapshot lists where no order did;
-/// unknown when none says anything.
+/// peer copies, the IOMMU and a stalled NCCL test show (all taken), with the GPUs the snapshot lists
+/// where no order did; unknown when none says anything.
 fn fill_topology(
     snap: &mut Snapshot,
     cuda_seen: Option<gpu_doctor_model::Topology>,
     acs: &mut Vec<String>,
     copies: &mut Vec<gpu_doctor_model::PeerCopy>,
     iommu: Option<gpu_doctor_model::Iommu>,
+    stalled_collective: Option<gpu_doctor_model::StalledCollective>,
 ) {
     let (acs, copies) = (std::mem::take(acs), std::mem::take(copies));
     if let Some(t) = cuda_seen {
         snap.topology = Probed::found(t, "pasted GPU lists in CUDA and nvidia-smi order");
     }
-    if acs.is_empty() && copies.is_empty() && iommu.is_none() {
+    if acs.is_empty() && copies.is_empty() && iommu.is_none() && stalled_collective.is_none() {
         return;
     }
     if let Probed::Found { value, .. } = &mut snap.topology {
         value.acs_redirect = acs;
         value.peer_copies = copies;
         value.iommu = iommu;
+        value.stalled_collective = stalled_collective;
         return;
     }
     let gpus = snap.gpus.value().map(|list| list.iter().map(cuda_order::topo_gpu).collect()).unwrap_or_default();
@@ -464,9 +469,11 @@ fn fill_topology(
         acs_redirect: acs,
         peer_copies: copies,
         iommu,
+        stalled_collective,
         ..gpu_doctor_model::Topology::default()
     };
-    snap.topology = Probed::found(t, "pasted lspci -vvv, p2pBandwidthLatencyTest or kernel IOMMU lines");
+    snap.topology =
+        Probed::found(t, "pasted lspci -vvv, p2pBandwidthLatencyTest, kernel IOMMU lines or an NCCL test's output");
 }
 
 /// The health readings of `-q`/XML (each under the index of its GPU in the merged `list`) and the

@@ -219,9 +219,12 @@ fn other_device(line: &str) -> Option<String> {
 /// A bridge's `ACSCtl:` line that sends peer-to-peer requests or completions up to the root complex
 /// (`ReqRedir+`, `CmpltRedir+`: PCIe ACS P2P Request and Completion Redirect, which lspci prints from
 /// the ACS Control register, pciutils ls-ecaps.c `cap_acs`), as `<bus>: <line>`, or the line alone
-/// under no header (`lspci -vvv | grep ACSCtl`, as NCCL's troubleshooting guide asks).
+/// under no header (`lspci -vvv | grep ACSCtl`, as NCCL's troubleshooting guide asks). A markdown
+/// post may quote the line as inline code (`` `ACSCtl: SrcValid+ …` ``), so the backticks around it
+/// are dropped.
 fn acs_redirect(facts: &mut Facts, at: usize, bus: Option<&String>, line: &str) {
-    let Some(ctl) = line.trim().strip_prefix("ACSCtl:") else { return };
+    let line = line.trim().trim_matches('`').trim();
+    let Some(ctl) = line.strip_prefix("ACSCtl:") else { return };
     let on = |bit: &str| ctl.split_whitespace().any(|w| w == format!("{bit}+"));
     if !(on("ReqRedir") || on("CmpltRedir")) || facts.acs_redirect.len() >= MAX_LIST {
         return;

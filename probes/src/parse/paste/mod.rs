@@ -41,6 +41,7 @@ mod loader;
 mod lspci;
 mod messages;
 mod monitors;
+mod nccl_test_log;
 mod onnxruntime;
 mod os_release;
 mod p2p_bandwidth;
@@ -129,6 +130,7 @@ pub const READERS: &[&str] = &[
     "onnxruntime",
     "prose",
     "p2p_bandwidth",
+    "nccl_test_log",
     "os_release",
     "topology",
     "iommu",
@@ -176,7 +178,7 @@ pub fn read_pasted_without(text: &str, kb: &Kb, off: &[&str]) -> Result<Snapshot
     }
     let mut facts = facts::Facts::default();
     facts.notes = notes;
-    let readers: [(&str, &Reader<'_>); 24] = [
+    let readers: [(&str, &Reader<'_>); 25] = [
         ("collect_env", &|f| collect_env::read(&lines, f)),
         ("python_prints", &|f| python_prints::read(&lines, f)),
         ("smi", &|f| smi::read(&lines, &joined, f)),
@@ -197,6 +199,7 @@ pub fn read_pasted_without(text: &str, kb: &Kb, off: &[&str]) -> Result<Snapshot
         ("os_release", &|f| os_release::read(&lines, f)),
         ("prose", &|f| prose::read(&lines, f)),
         ("p2p_bandwidth", &|f| p2p_bandwidth::read(&lines, f)),
+        ("nccl_test_log", &|f| nccl_test_log::read(&lines, f)),
         ("iommu", &|f| iommu::read(&lines, f)),
         ("paddle_env", &|f| paddle_env::read(&lines, f)),
         ("device_query", &|f| device_query::read(&lines, f)),

@@ -307,6 +307,9 @@ const CSV_FIELDS: &[&str] = &[
     "utilization.gpu",
     "pcie.link.gen.max",
     "pcie.link.gen.current",
+    "pcie.link.gen.gpucurrent",
+    "pcie.link.gen.gpumax",
+    "pcie.link.gen.hostmax",
     "pcie.link.width.max",
     "pcie.link.width.current",
     "power.draw",
@@ -341,6 +344,7 @@ fn csv(lines: &[String], facts: &mut Facts) {
         if tries > CSV_TRIES {
             return;
         }
+        let block = one_sample_of_a_loop(lines, i, block);
         if let Ok(r) = smi_csv::parse(&block.join("\n")) {
             add(facts, i, "nvidia-smi CSV", &r, &[]);
             return;
@@ -393,6 +397,24 @@ fn noheader(lines: &[String], facts: &mut Facts) {
 
 /// How many lines before a header-less CSV are searched for the command that printed it.
 const QUERY_LINES: usize = 4;
+
+/// Fields that tell one GPU's row from another's.
+const IDENTITY_FIELDS: [&str; 4] = ["index", "name", "uuid", "pci.bus_id"];
+
+/// A `--query-gpu` CSV printed by a command with `-l`/`--loop` (`-lms`/`--loop-ms`) just above its
+/// header repeats its rows once a sample (nvidia-smi --help: "Probe until Ctrl+C at specified second
+/// interval"). Where no column tells the GPUs apart, the rows cannot be split into GPUs and samples,
+/// so only the header and the first row are kept: one GPU's first sample, not as many GPUs as rows.
+fn one_sample_of_a_loop<'a>(lines: &[String], header_at: usize, block: Vec<&'a str>) -> Vec<&'a str> {
+    let looped = lines[header_at.saturating_sub(QUERY_LINES)..header_at].iter().any(|l| {
+        l.contains("--query-gpu")
+            && l.split_whitespace().any(|w| matches!(w.split('=').next(), Some("-l" | "--loop" | "-lms" | "--loop-ms")))
+    });
+    let identified = block
+        .first()
+        .is_some_and(|h| h.split(',').any(|c| IDENTITY_FIELDS.contains(&c.split(" [").next().unwrap_or("").trim())));
+    if looped && !identified { block.into_iter().take(2).collect() } else { block }
+}
 
 /// The fields a `nvidia-smi --query-gpu=name,memory.total,index` command line asks for (or
 /// `--query-gpu name,…`), in order; `None` for any other line or a list that is not all field names.

@@ -38,6 +38,25 @@ fn sample_maps_known_columns() {
     assert_eq!(g.compute_mode.as_deref(), Some("Exclusive_Process"));
 }
 
+/// `pcie.link.gen.gpumax` and `pcie.link.gen.hostmax` (nvidia-smi --help-query-gpu: the most the
+/// GPU, and the root port above it, support) stand in for a missing `pcie.link.gen.max`, the lower
+/// of the two; `pcie.link.gen.max` wins where it is there.
+#[test]
+fn gpu_and_host_maxima_give_the_link_maximum() {
+    let r = parse(
+        "name, pcie.link.gen.gpucurrent, pcie.link.gen.gpumax, pcie.link.gen.hostmax\n\
+         NVIDIA GeForce RTX 4090, 1, 4, 3\n\
+         NVIDIA GeForce RTX 4090, 1, 4, [N/A]",
+    )
+    .unwrap();
+    assert_eq!([r.gpus[0].pcie_gen_current, r.gpus[0].pcie_gen_max], [Some(1), Some(3)]);
+    assert_eq!(r.gpus[1].pcie_gen_max, Some(4), "the GPU's own maximum without the host's");
+    let r = parse("name, pcie.link.gen.max, pcie.link.gen.gpumax\nTesla T4, 3, 4").unwrap();
+    assert_eq!(r.gpus[0].pcie_gen_max, Some(3), "the system's maximum first");
+    let r = parse("name, pcie.link.gen.current\nTesla T4, 3").unwrap();
+    assert_eq!(r.gpus[0].pcie_gen_max, None);
+}
+
 #[test]
 fn rows_are_keyed_by_field_name() {
     let rows = parse_rows("name, memory.total [MiB], fan.speed [%]\r\nTesla T4, 15360, [N/A]").unwrap();

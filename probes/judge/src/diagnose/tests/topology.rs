@@ -184,6 +184,42 @@ fn acs_redirect_on_the_bridges_of_several_gpus_is_the_blocked_finding_once() {
     let mut cns = machine(two(), vec![pair(0, 1, LinkKind::Pix, Some(P2pStatus::ChipsetNotSupported))], &[]);
     acs(&mut cns, &[line]);
     assert_eq!(ids(&cns), ["topology.peer_access_blocked"]);
+    // No GPU named at all: the bare lines of `lspci -vvv | grep ACSCtl` (NCCL's check) count, a
+    // bridge's whole block does not.
+    let bare = line.split_once(": ").map(|(_, l)| l).unwrap();
+    let mut grep = machine(vec![], vec![], &[]);
+    acs(&mut grep, &[bare]);
+    assert_eq!(ids(&grep), ["topology.peer_access_blocked"]);
+    let mut block = machine(vec![], vec![], &[]);
+    acs(&mut block, &[line]);
+    assert_eq!(ids(&block), Vec::<String>::new());
+}
+
+#[test]
+fn an_nccl_test_stalled_before_its_first_result_is_the_blocked_finding_on_pcie() {
+    use gpu_doctor_model::StalledCollective;
+    let with = |mut m: Machine, ranks: u32| {
+        if let Probed::Found { value, .. } = &mut m.0.topology {
+            value.stalled_collective = Some(StalledCollective {
+                ranks,
+                names: vec!["Tesla P100-PCIE-16GB".into()],
+                evidence: vec!["Rank 0 uses device 0 [0x02] Tesla P100-PCIE-16GB".into()],
+            });
+        }
+        m
+    };
+    let two = || vec![gpu(0, "Tesla P100-PCIE-16GB", "6.0", Some(0)), gpu(1, "Tesla P100-PCIE-16GB", "6.0", Some(0))];
+    let pcie = || machine(two(), vec![pair(0, 1, LinkKind::Pix, None)], &[]);
+    assert_eq!(ids(&pcie()), Vec::<String>::new(), "no stalled test: nothing");
+    let m = with(pcie(), 2);
+    assert_eq!(ids(&m), ["topology.peer_access_blocked"]);
+    assert!(m.finding("topology.peer_access_blocked").fix.as_deref().is_some_and(|x| x.contains("ACSCtl")));
+    // One rank; NVLink between every pair; GNS: nothing.
+    assert_eq!(ids(&with(pcie(), 1)), Vec::<String>::new());
+    let nvlink = machine(two(), vec![pair(0, 1, LinkKind::Nvlink { links: 4 }, Some(P2pStatus::Ok))], &[]);
+    assert_eq!(ids(&with(nvlink, 2)), Vec::<String>::new());
+    let gns = machine(two(), vec![pair(0, 1, LinkKind::Phb, Some(P2pStatus::GpuNotSupported))], &[]);
+    assert_eq!(ids(&with(gns, 2)), ["topology.peer_access_not_offered_by_gpu"]);
 }
 
 #[test]

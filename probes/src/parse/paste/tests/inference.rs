@@ -276,6 +276,31 @@ fn r610_csv_reads_the_driver_from_kmd_version() {
     assert_eq!(s.driver.value().map(|d| d.version.to_string()).as_deref(), Some("610.57.04"));
 }
 
+/// A `--query-gpu` CSV of the GPU's own link fields (`pcie.link.gen.gpucurrent`,
+/// `pcie.link.gen.gpumax`; nvidia-smi --help-query-gpu: the current generation "may be reduced when
+/// the GPU is not in use") is a GPU query: an idle GPU at Gen1 of its Gen4 is the idle-link note,
+/// not a fault, and a `pstate` column beside them does not keep the header from being read.
+#[test]
+fn a_csv_of_the_gpus_own_link_fields_reads_the_link() {
+    let csv = "pstate, pcie.link.gen.gpucurrent, pcie.link.gen.gpumax\nP8, 1, 4\n";
+    let s = read(csv);
+    assert_eq!(formats(&s), ["nvidia-smi CSV"]);
+    let g = &s.gpus.value().unwrap()[0];
+    assert_eq!((g.pcie_gen_current, g.pcie_gen_max), (Some(1), Some(4)));
+    let findings = gpu_doctor_judge::diagnose::diagnose(&s, kb());
+    assert!(findings.iter().any(|f| f.id == "link.below_max_idle"), "{findings:?}");
+    assert!(findings.iter().all(|f| f.severity != gpu_doctor_model::Severity::Error));
+    // Printed by a loop (`-l 1`) with no column that tells GPUs apart: the rows are samples of one
+    // GPU, not four GPUs; with an index column they stay GPUs.
+    let looped = format!(
+        "$ nvidia-smi --query-gpu=\"pstate,pcie.link.gen.gpucurrent,pcie.link.gen.gpumax\" --format=csv -l 1\n{csv}P0, 3, 4\nP8, 1, 4\nP0, 3, 4\n"
+    );
+    assert_eq!(read(&looped).gpus.value().map(Vec::len), Some(1));
+    let indexed = "$ nvidia-smi --query-gpu=index,pcie.link.gen.gpucurrent,pcie.link.gen.gpumax --format=csv -l 1\n\
+                   index, pcie.link.gen.gpucurrent, pcie.link.gen.gpumax\n0, 1, 4\n1, 1, 4\n";
+    assert_eq!(read(indexed).gpus.value().map(Vec::len), Some(2));
+}
+
 /// tensorflow/tensorflow#60156's issue form (answers verbatim): TensorFlow 2.11 on Windows 11 is
 /// read from the form, and names the native-Windows finding although the form names no GPU.
 #[test]

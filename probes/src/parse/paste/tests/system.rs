@@ -761,6 +761,66 @@ fn acs_redirect_on_a_bridge_of_a_two_gpu_machine_is_the_blocked_finding() {
     assert!(finding_ids(&read(&format!("{grep}\n{TOPO_2X5090}"))).contains(&"topology.peer_access_blocked".to_owned()));
 }
 
+/// `lspci -vvv | grep ACSCtl` pasted alone, the check NCCL's troubleshooting guide gives: the first
+/// lines of NVIDIA/nccl#629's (NHZlX, an illegal memory access in NCCL; tabs kept), some bridges
+/// redirecting peer traffic. With no GPU named anywhere in the text they are the blocked finding,
+/// also as a markdown post's inline code; a text that shows one GPU says nothing.
+#[test]
+fn acs_grep_output_alone_is_the_blocked_finding() {
+    let grep = "\t\tACSCtl:\tSrcValid- TransBlk- ReqRedir- CmpltRedir- UpstreamFwd- EgressCtrl- DirectTrans-\n\
+                \t\tACSCtl:\tSrcValid- TransBlk- ReqRedir- CmpltRedir- UpstreamFwd- EgressCtrl- DirectTrans-\n\
+                \t\tACSCtl:\tSrcValid+ TransBlk- ReqRedir+ CmpltRedir+ UpstreamFwd+ EgressCtrl- DirectTrans-\n\
+                \t\tACSCtl:\tSrcValid- TransBlk- ReqRedir- CmpltRedir- UpstreamFwd- EgressCtrl- DirectTrans-\n\
+                \t\tACSCtl:\tSrcValid+ TransBlk- ReqRedir+ CmpltRedir+ UpstreamFwd+ EgressCtrl- DirectTrans-\n";
+    let s = read(grep);
+    assert_eq!(s.topology.value().unwrap().acs_redirect.len(), 2);
+    let f = findings(&s);
+    let blocked = f.iter().find(|f| f.id == "topology.peer_access_blocked").expect("the grep alone");
+    assert!(blocked.summary.starts_with("PCIe ACS sends peer-to-peer traffic"), "{}", blocked.summary);
+    // Quoted as inline code in a post's prose.
+    let quoted = "The broken state shows:\n`ACSCtl:\tSrcValid+ TransBlk- ReqRedir+ CmpltRedir+ UpstreamFwd+ EgressCtrl- DirectTrans-`\n";
+    assert!(finding_ids(&read(quoted)).contains(&"topology.peer_access_blocked".to_owned()));
+    // A redirect-off line alone is nothing; the grep beside one GPU's list is nothing.
+    let off = "`ACSCtl:\tSrcValid- TransBlk- ReqRedir- CmpltRedir- UpstreamFwd- EgressCtrl- DirectTrans-`\n";
+    assert!(!finding_ids(&read(off)).contains(&"topology.peer_access_blocked".to_owned()));
+    let one = format!("{grep}\nGPU 0: NVIDIA GeForce RTX 3090 (UUID: GPU-5f8a2c1e-0000-0000-0000-000000000000)\n");
+    assert!(!finding_ids(&read(&one)).contains(&"topology.peer_access_blocked".to_owned()));
+}
+
+/// NVIDIA/nccl#85 (dingvyoung, 2017-04-17, verbatim): NCCL 1.x's all_reduce_test on two P100s
+/// printed its device list and header and stalled; the maintainer's first question was ACS.
+const NCCL_85: &str = "I run \"./build/test/single/all_reduce_test 10000000\" after the NCCL was builded.\n\
+However, it stalled after outputs the following text.\n\
+```\n\
+# Using devices\n\
+#   Rank  0 uses device  0 [0x02] Tesla P100-PCIE-16GB\n\
+#   Rank  1 uses device  1 [0x03] Tesla P100-PCIE-16GB\n\
+\n\
+#                                                 out-of-place                    in-place\n\
+#      bytes             N    type      op     time  algbw  busbw      res     time  algbw  busbw      res\n\
+```\n";
+
+#[test]
+fn an_nccl_test_that_stalled_after_its_header_is_the_blocked_finding() {
+    let s = read(NCCL_85);
+    let stalled = s.topology.value().unwrap().stalled_collective.clone().unwrap();
+    assert_eq!((stalled.ranks, stalled.names.as_slice()), (2, ["Tesla P100-PCIE-16GB".to_owned()].as_slice()));
+    let f = findings(&s);
+    let blocked = f.iter().find(|f| f.id == "topology.peer_access_blocked").expect("a stalled NCCL test");
+    assert!(blocked.fix.as_deref().is_some_and(|x| x.contains("ACSCtl") && x.contains("iommu=pt")));
+    // A result row after the header, no words of a stall, or one rank: nothing.
+    let row =
+        "     1000000        250000   float     sum    1.234   0.81   0.81    0e+00    1.201   0.83   0.83    0e+00\n";
+    let ran = NCCL_85.replace("res\n```\n", &format!("res\n{row}```\n"));
+    assert!(ran.contains(row));
+    let ids = finding_ids(&read(&ran));
+    assert!(!ids.contains(&"topology.peer_access_blocked".to_owned()), "{ids:?}");
+    let quiet = NCCL_85.replace("it stalled after outputs", "it printed");
+    assert!(!finding_ids(&read(&quiet)).contains(&"topology.peer_access_blocked".to_owned()));
+    let one = NCCL_85.replace("#   Rank  1 uses device  1 [0x03] Tesla P100-PCIE-16GB\n", "");
+    assert!(!finding_ids(&read(&one)).contains(&"topology.peer_access_blocked".to_owned()));
+}
+
 #[test]
 fn acs_says_nothing_without_two_gpus_with_acs_off_or_where_the_driver_offers_no_p2p() {
     // One machine's bridge, no GPU list: nothing to say about peers.
