@@ -42,7 +42,9 @@ pub use gpu::{Gpu, GpuProcess};
 pub use health::{AerCounters, EccChange, EccCounters, GpuHealth, Health, XidEvent, is_slowdown};
 pub use link::{BootLinkLimit, EgpuFacts, HostLink, IDLE_NOTE, LinkSeenBy, SysfsLink, TunnelKind, UpstreamPort};
 pub use pci::{NVIDIA_DRIVER, NVIDIA_VENDOR_ID, PciDevice, is_display_class};
-pub use platform::{ContainerFacts, OsFamily, Platform, PlatformFacts, WslFacts};
+pub use platform::{
+    ContainerFacts, ENGINE_GPU_OPTIONS, LIBRARY_GPU_OPTIONS, OsFamily, Platform, PlatformFacts, WslFacts,
+};
 pub use probed::{Outcome, Probed, Trace, TraceEntry};
 pub use python::{
     DeepCupy, DeepFacts, DeepJax, DeepJaxDevice, DeepOnnxruntime, DeepPython, DeepTensorflow, DeepTorch,

@@ -106,6 +106,28 @@ pub struct WslFacts {
     pub architecture_said: Option<String>,
 }
 
+/// The options by which Docker, Podman and nerdctl pass the GPU to a container: `--gpus`, the NVIDIA
+/// runtime, a CDI device (NVIDIA Container Toolkit user guide; Podman's CDI documentation).
+pub const ENGINE_GPU_OPTIONS: [&str; 4] = ["--gpus", "--runtime=nvidia", "--runtime nvidia", "nvidia.com/gpu"];
+
+/// The options by which udocker (`udocker setup --nvidia`) and Singularity/Apptainer (`--nv`,
+/// `--nvccli`) mount the host's driver libraries into a container (udocker user manual; Apptainer
+/// user guide, GPU support). `--nv` is a word: matched in a line with a space after it.
+pub const LIBRARY_GPU_OPTIONS: [&str; 3] = ["--nvidia", "--nv ", "--nvccli"];
+
+impl ContainerFacts {
+    /// Whether a (lowercased) command line passes the GPU or the driver's libraries to a container:
+    /// one of [`ENGINE_GPU_OPTIONS`] or [`LIBRARY_GPU_OPTIONS`], with `engine` and `library` saying
+    /// which lists count.
+    #[must_use]
+    pub fn passes_gpu(lower: &str, engine: bool, library: bool) -> bool {
+        let padded = format!("{lower} ");
+        let engines = ENGINE_GPU_OPTIONS.iter().filter(|_| engine);
+        let libraries = LIBRARY_GPU_OPTIONS.iter().filter(|_| library);
+        engines.chain(libraries).any(|o| padded.contains(o))
+    }
+}
+
 /// A container runtime.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ContainerFacts {

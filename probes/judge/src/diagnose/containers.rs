@@ -137,10 +137,6 @@ const NO_GPU_SYMPTOMS: [&str; 7] = [
     "tf.no_cuda_drivers",
 ];
 
-/// Options that pass a GPU (or the driver's libraries) to a container: Docker's `--gpus`, the NVIDIA
-/// runtime, a CDI device (NVIDIA Container Toolkit user guide; Podman's CDI docs).
-const GPU_OPTIONS: [&str; 4] = ["--gpus", "--runtime=nvidia", "--runtime nvidia", "nvidia.com/gpu"];
-
 /// Pasted text with a `docker run` (or Podman's, nerdctl's) command that passes no GPU, and a
 /// program in the container that found none: the container was started without the GPU.
 fn run_without_gpu(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
@@ -151,7 +147,8 @@ fn run_without_gpu(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let Some(at) = lower.iter().position(|m| run.iter().any(|r| m.contains(r)) && !m.contains("nvidia-docker")) else {
         return;
     };
-    if lower.iter().any(|m| GPU_OPTIONS.iter().any(|o| m.contains(o))) || out.iter().any(|f| f.id == NO_GPU_INSIDE.id) {
+    let passed = lower.iter().any(|m| gpu_doctor_model::ContainerFacts::passes_gpu(m, true, false));
+    if passed || out.iter().any(|f| f.id == NO_GPU_INSIDE.id) {
         return;
     }
     // The program found no GPU: a message that says so, or PyTorch's `is_available()` answered False.

@@ -33,9 +33,8 @@ pub(super) const RULES: &[Rule] = &[LIBCUDA_MISSING];
 const INSUFFICIENT: &str = "cuda.insufficient_driver";
 
 /// Container runtimes that pass the host's devices but mount the driver's libraries only when asked
-/// (`udocker setup --nvidia`; `singularity`/`apptainer` `--nv`), and the words that ask.
+/// (`udocker setup --nvidia`; `singularity`/`apptainer` `--nv`: `gpu_doctor_model::LIBRARY_GPU_OPTIONS`).
 const UNMOUNTED_UNLESS_ASKED: [&str; 2] = ["udocker", "singularity"];
-const NVIDIA_OPTIONS: [&str; 3] = ["--nvidia", "--nv ", "--nvccli"];
 
 pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let Some(message) = cx.s.messages.iter().find(|m| m.id == INSUFFICIENT) else { return };
@@ -46,7 +45,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let container = cx.s.platform.container.as_ref();
     if let Some(c) = container.filter(|c| UNMOUNTED_UNLESS_ASKED.contains(&c.runtime.as_str())) {
         // These runtimes never mount the driver's libraries unasked, whatever the driver.
-        if c.markers.iter().any(|m| NVIDIA_OPTIONS.iter().any(|o| format!("{m} ").contains(o))) {
+        if c.markers.iter().any(|m| gpu_doctor_model::ContainerFacts::passes_gpu(m, false, true)) {
             return;
         }
         let (tool, option) = if c.runtime == "udocker" {

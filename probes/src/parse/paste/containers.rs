@@ -165,14 +165,9 @@ const CONTAINER_WORDS: [(&str, &str); 11] = [
 ];
 
 /// The most markers kept of lines that name a container tool; a line that also passes the GPU
-/// (`GPU_OPTIONS`) is kept beyond them, up to `MAX_GPU_MARKERS` more, wherever it stands.
+/// (`gpu_doctor_model::ENGINE_GPU_OPTIONS`, `LIBRARY_GPU_OPTIONS`) is kept beyond them, up to `MAX_GPU_MARKERS` more, wherever it stands.
 const MAX_MARKERS: usize = 4;
 const MAX_GPU_MARKERS: usize = 4;
-
-/// The options by which container tools pass the GPU or the driver's libraries: Docker's and
-/// Podman's `--gpus`, `--runtime=nvidia` and CDI's `nvidia.com/gpu`, udocker's `setup --nvidia`,
-/// Singularity/Apptainer's `--nv` and `--nvccli`.
-const GPU_OPTIONS: [&str; 6] = ["--gpus", "--runtime=nvidia", "nvidia.com/gpu", "--nvidia", "--nv ", "--nvccli"];
 
 /// A text about a program run in a container (`docker run …`, `udocker run …`, "in a docker on my
 /// unraid server", "within my k8s cluster"): the runtime and the lines that named it, into
@@ -204,10 +199,9 @@ fn ran_in_container(lines: &[String], facts: &mut Facts) {
     }
 }
 
-/// A (lowercased) line that passes the GPU to a container: one of `GPU_OPTIONS` as a word.
+/// A (lowercased) line that passes the GPU or the driver's libraries to a container (any engine's option).
 fn passes_gpu(lower: &str) -> bool {
-    let padded = format!("{lower} ");
-    GPU_OPTIONS.iter().any(|o| padded.contains(o))
+    gpu_doctor_model::ContainerFacts::passes_gpu(lower, true, true)
 }
 
 /// `kubectl describe node` (or the lines of it a `grep` kept, or `kubectl get node -o yaml`'s
