@@ -18,13 +18,14 @@ pub(super) const CPU_ONLY: Rule = Rule {
               warning about a requested provider, or the `onnxruntime` package installed beside `onnxruntime-gpu` \
               (both install the one `onnxruntime` module), with an NVIDIA GPU or no GPU list. PaddlePaddle's CPU \
               package `paddlepaddle` on a machine with an NVIDIA GPU (or, without a GPU list, an NVIDIA driver the \
-              text shows), or its CPU build's own message that a GPU was asked of it. ollama whose runner list (`Dynamic LLM libraries`) holds only CPU runners, with an NVIDIA \
+              text shows, or `paddlepaddle-gpu` beside it in one environment: both install the one `paddle` module), or its \
+              CPU build's own message that a GPU was asked of it. ollama whose runner list (`Dynamic LLM libraries`) holds only CPU runners, with an NVIDIA \
               GPU or no GPU list.",
     source: "PyTorch install matrix (https://pytorch.org/get-started/locally/); TensorFlow pip guide; JAX installation \
              docs; microsoft/onnxruntime:onnxruntime/python/onnxruntime_inference_collection.py@v1.20.1#L115-L117 and \
              get_available_providers() of the onnxruntime 1.20.1 wheel (PyPI); \
              PaddlePaddle/Paddle:paddle/fluid/pybind/place.cc@6201f6370bbdb0e53bc0662d328e4db11e587e59 (CUDAPlace in \
-             the CPU build); ollama/ollama:runners/common.go@0cf9c373 (Refresh: the runner list it logs)",
+             the CPU build), PaddlePaddle/Paddle#47344 (both packages share the `paddle` folder); ollama/ollama:runners/common.go@0cf9c373 (Refresh: the runner list it logs)",
 };
 
 pub(super) const TF_WINDOWS: Rule = Rule {
@@ -267,35 +268,54 @@ fn onnxruntime(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     }
 }
 
-/// PaddlePaddle's CPU package (`paddlepaddle`) on a machine with an NVIDIA GPU, or its CPU build's
-/// own message that CUDAPlace was asked of it (`paddle.cpu_version_installed`), GPU list or not.
+/// PaddlePaddle's CPU package (`paddlepaddle`) on a machine with an NVIDIA GPU, or beside its GPU
+/// package `paddlepaddle-gpu` in one environment with no GPU list (installing the GPU package says a
+/// GPU was wanted; both install the one `paddle` module, so the one installed last is imported:
+/// uninstalling either removes that shared folder, PaddlePaddle/Paddle#47344),
+/// or its CPU build's own message that CUDAPlace was asked of it (`paddle.cpu_version_installed`),
+/// GPU list or not.
 fn paddle(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let said = cx.s.messages.iter().find(|m| m.id == "paddle.cpu_version_installed");
     let no_list = matches!(cx.s.gpus, Probed::Unknown { .. });
     // An NVIDIA driver the text shows (PaddlePaddle's summary_env prints it) is on a machine with an
     // NVIDIA GPU.
     let driver_shown = no_list && cx.driver.version.is_some();
-    if !(cx.has_nvidia_gpu() || driver_shown || (no_list && said.is_some())) {
+    let gpu_shown = cx.has_nvidia_gpu() || driver_shown;
+    if !(gpu_shown || no_list) {
         return;
     }
     let mut named = false;
     for env in cx.envs() {
+        let gpu_pkg = env.frameworks.iter().find(|f| f.name == "paddlepaddle-gpu");
+        if !(gpu_shown || gpu_pkg.is_some()) {
+            continue;
+        }
         for fw in env.frameworks.iter().filter(|f| f.name == "paddlepaddle" && f.build == FrameworkBuild::Cpu) {
             named = true;
             let mut evidence = vec![describe_framework(env, fw)];
+            evidence.extend(gpu_pkg.map(|g| describe_framework(env, g)));
             evidence.extend(cx.gpus.first().map(|g| g.describe()));
-            out.push(paddle_finding(Some(env), &format!("paddlepaddle {} in {}", fw.version, env.name), evidence));
+            let what = match gpu_pkg {
+                Some(g) => format!(
+                    "paddlepaddle {} in {}, installed beside paddlepaddle-gpu {},",
+                    fw.version, env.name, g.version
+                ),
+                None => format!("paddlepaddle {} in {}", fw.version, env.name),
+            };
+            out.push(paddle_finding(Some(env), &what, evidence, gpu_pkg.is_some()));
         }
     }
     if said.is_some() && !named {
         // The message's line is cited by the category's own evidence.
-        out.push(paddle_finding(cx.envs().first(), "The installed PaddlePaddle", Vec::new()));
+        out.push(paddle_finding(cx.envs().first(), "The installed PaddlePaddle", Vec::new(), false));
     }
 }
 
 /// The finding with its fix: a change of the environment's packages where the paste gave one,
-/// else the words (a planner changes packages only in a known environment).
-fn paddle_finding(env: Option<&PythonEnv>, what: &str, evidence: Vec<String>) -> Finding {
+/// else the words (a planner changes packages only in a known environment). With both packages
+/// installed (`both`), both are removed and the GPU one installed again, since the CPU package
+/// overwrote the files they share.
+fn paddle_finding(env: Option<&PythonEnv>, what: &str, evidence: Vec<String>, both: bool) -> Finding {
     let words = "Replace the CPU build with the CUDA one: pip uninstall paddlepaddle, then pip install paddlepaddle-gpu \
                  (PaddlePaddle's own advice in that message).";
     let finding = CPU_ONLY.finding(
@@ -310,10 +330,17 @@ fn paddle_finding(env: Option<&PythonEnv>, what: &str, evidence: Vec<String>) ->
         Some(env) => finding.with_plan(fix::change(
             Some(env),
             "paddlepaddle-gpu, PaddlePaddle's CUDA build, in place of the CPU build",
-            vec![
-                Change::Uninstall { packages: vec!["paddlepaddle".to_owned()] },
-                fix::install(&[], ["paddlepaddle-gpu"]),
-            ],
+            if both {
+                vec![
+                    Change::Uninstall { packages: vec!["paddlepaddle".to_owned(), "paddlepaddle-gpu".to_owned()] },
+                    fix::install(&[InstallFlag::Reinstall], ["paddlepaddle-gpu"]),
+                ]
+            } else {
+                vec![
+                    Change::Uninstall { packages: vec!["paddlepaddle".to_owned()] },
+                    fix::install(&[], ["paddlepaddle-gpu"]),
+                ]
+            },
         )),
         None => finding,
     }

@@ -349,7 +349,8 @@ fn driver_fix(cx: &Ctx<'_>) -> FamilyFix {
 /// own install instructions: PyTorch's wheel index per CUDA (the chooser), JAX's `jax[cudaNN]`
 /// extra (docs.jax.dev/en/latest/installation.html), onnxruntime-gpu
 /// (onnxruntime.ai/docs/install: one of the two packages only), paddlepaddle-gpu
-/// (paddlepaddle.org.cn/install/quick), llama.cpp's `-DGGML_CUDA=ON` (ggml-org/llama.cpp
+/// (paddlepaddle.org.cn/install/quick), faiss-gpu alone from the pytorch conda channel
+/// (facebookresearch/faiss INSTALL.md), llama.cpp's `-DGGML_CUDA=ON` (ggml-org/llama.cpp
 /// docs/build.md; llama-cpp-python's README passes it in `CMAKE_ARGS`), CTranslate2's CUDA wheels
 /// (Linux x86-64 and Windows) or `-DWITH_CUDA=ON` (OpenNMT/CTranslate2 docs/installation.md).
 fn gpu_build_fix(cx: &Ctx<'_>, program: &str) -> FamilyFix {
@@ -368,6 +369,14 @@ fn gpu_build_fix(cx: &Ctx<'_>, program: &str) -> FamilyFix {
              names the index of each CUDA version).",
             cmd(cx, "pip", ["uninstall", "-y", "paddlepaddle"]),
             pip_install(cx, &["paddlepaddle-gpu"])
+        )),
+        "faiss" => Some(format!(
+            "Faiss's GPU classes are only in its GPU build; `faiss-cpu` and `faiss-gpu` install the same `faiss` \
+             module, and the one installed last wins. Remove both, then install the GPU build alone: `{}` (or \
+             `{}`), then `{}` (Faiss's INSTALL.md: the GPU packages are on the pytorch conda channel, Linux x86-64).",
+            cmd(cx, "pip", ["uninstall", "-y", "faiss-cpu", "faiss-gpu"]),
+            cmd(cx, "conda", ["remove", "faiss-cpu", "faiss-gpu"]),
+            cmd(cx, "conda", ["install", "-c", "pytorch", "-c", "nvidia", "faiss-gpu"])
         )),
         "bitsandbytes" => Some(format!(
             "bitsandbytes picks its CUDA library by the CUDA torch reports: `{}` must print a CUDA version, not None. \

@@ -606,6 +606,31 @@ fn paddlepaddles_cpu_build_is_named_from_its_message_or_its_package() {
     assert!(!no_gpu.ids().contains(&"framework.cpu_only_build".to_owned()));
 }
 
+/// Both PaddlePaddle packages in one environment, as a package list shows them with no GPU list
+/// (the pair from PaddlePaddle/PaddleClas#268's `pip list`): the GPU package says a GPU was wanted and
+/// the CPU one shares its `paddle` folder (PaddlePaddle/Paddle#47344), so both are removed and the GPU
+/// one installed again. The CPU package alone without a GPU list stays no finding (above).
+#[test]
+fn paddlepaddle_beside_paddlepaddle_gpu_is_the_cpu_build_shadowing_the_gpu_one() {
+    let both = Machine::pasted()
+        .framework("paddlepaddle", "1.8.4", Some(gpu_doctor_model::FrameworkBuild::Cpu))
+        .framework("paddlepaddle-gpu", "1.8.4.post97", Some(gpu_doctor_model::FrameworkBuild::Cuda { version: None }));
+    assert_eq!(both.ids(), ["framework.cpu_only_build"]);
+    let changes = both.changes("framework.cpu_only_build");
+    assert!(
+        changes.contains(&gpu_doctor_model::Change::Uninstall {
+            packages: vec!["paddlepaddle".into(), "paddlepaddle-gpu".into()]
+        }),
+        "{changes:?}"
+    );
+    // From a pasted `pip list` too.
+    let pasted = super::pasted_ids(
+        "Package              Version\n-------------------- ------------\npaddlepaddle         1.8.4\n\
+         paddlepaddle-gpu     1.8.4.post97\n",
+    );
+    assert_eq!(pasted, ["framework.cpu_only_build"]);
+}
+
 /// ollama's runner list (runners/common.go's `Dynamic LLM libraries` line) with only CPU runners is a
 /// build without GPU runners; the release build's list, with cuda runners, is not. The lines are from
 /// public logs other than the corpus case's thread (a Colab notebook's and a Docker guide's).

@@ -76,6 +76,12 @@ fn a_cpu_only_build_of_another_program_gets_that_programs_gpu_build() {
         "observed.ctranslate2.not_compiled_with_cuda",
     );
     assert!(ct2.contains("-DWITH_CUDA=ON"), "{ct2}");
+    // Faiss's CPU build asked for a GPU index (amazon-science/patchcore-inspection#30): both packages
+    // removed, the GPU one installed alone.
+    let (faiss, _) =
+        fix_of("AttributeError: module 'faiss' has no attribute 'GpuIndexFlatL2'\n", "observed.faiss.cpu_only_build");
+    assert!(faiss.contains("uninstall -y faiss-cpu faiss-gpu"), "{faiss}");
+    assert!(faiss.contains("conda install -c pytorch -c nvidia faiss-gpu"), "{faiss}");
 }
 
 // arch_not_in_build: a build with machine code for the GPU's capability.

@@ -428,6 +428,36 @@ const CASES: &[Case] = &[
         &[],
     ),
     (
+        // A CPU-only Faiss asked for a GPU resource, as Python 3 raises it
+        // (https://github.com/facebookresearch/faiss/issues/990).
+        "faiss.cpu_only_build",
+        "AttributeError: module 'faiss' has no attribute 'StandardGpuResources'",
+        &[("symbol", "StandardGpuResources")],
+        &[],
+    ),
+    (
+        // The same with both faiss-cpu and faiss-gpu installed, a GPU index asked for
+        // (https://github.com/amazon-science/patchcore-inspection/issues/30).
+        "faiss.cpu_only_build",
+        "AttributeError: module 'faiss' has no attribute 'GpuIndexFlatL2'",
+        &[("symbol", "GpuIndexFlatL2")],
+        &[],
+    ),
+    (
+        // Python 2's wording names no module (https://github.com/facebookresearch/faiss/issues/500).
+        "faiss.cpu_only_build",
+        "'module' object has no attribute 'StandardGpuResources'",
+        &[("symbol", "StandardGpuResources")],
+        &[],
+    ),
+    (
+        // faiss's gpu_wrappers.py (index_cpu_to_all_gpus) run by the CPU build: its NameError.
+        "faiss.cpu_only_build",
+        "NameError: name 'GpuResourcesVector' is not defined",
+        &[("symbol", "GpuResourcesVector")],
+        &[],
+    ),
+    (
         // The text of place.cc's Sprintf (PaddlePaddle's CPU build; glog puts its own prefix before it).
         "paddle.cpu_version_installed",
         "Cannot use GPU because you have installed CPU version PaddlePaddle.",
@@ -1624,6 +1654,14 @@ fn cpu_build_rows_take_only_their_emitters_words() {
         "BLAS = 01",
     ] {
         assert!(!ids(line).contains(&"llamacpp.cpu_only_build".to_owned()), "{line}");
+    }
+    // Faiss's row takes only its GPU names: another module's missing attribute, or a CPU class, is not it.
+    for line in [
+        "AttributeError: module 'torch' has no attribute 'StandardGpuResources_x'",
+        "AttributeError: module 'faiss' has no attribute 'IndexFlatL2'",
+        "AttributeError: 'module' object has no attribute 'GpuArray'",
+    ] {
+        assert!(!ids(line).contains(&"faiss.cpu_only_build".to_owned()), "{line}");
     }
     assert_eq!(ids("AssertionError: Not compiled with CUDA"), ["paddle.not_compiled_with_cuda"]);
     for line in
