@@ -185,11 +185,11 @@ fn known(facts: &Facts, name: &str) -> bool {
 /// Reads the frameworks the text's install commands pin, where nothing else gave their versions.
 pub(super) fn read(lines: &[String], facts: &mut Facts) {
     // Only a line with `install` can hold a command: one prebuilt search, not a split of every line.
-    static INSTALL: super::Needle = super::Needle::new();
+    static INSTALL: super::Needle = super::Needle::new("install");
     let mut pinned: Vec<(usize, Pinned)> = Vec::new();
     let mut differ: Vec<String> = Vec::new();
     for (at, line) in lines.iter().enumerate() {
-        if !INSTALL.in_line("install", line) {
+        if !INSTALL.in_line(line) {
             continue;
         }
         for p in command(line) {

@@ -76,9 +76,9 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
 /// `operating system`, `platform`), is taken: other sentences of that shape say something else
 /// (`my problem is …`). The value runs to the end of its sentence.
 fn sentence_answers(line: &str) -> Vec<(String, String)> {
-    static IS: super::Needle = super::Needle::new();
+    static IS: super::Needle = super::Needle::new(" is ");
     let mut out = Vec::new();
-    if line.len() > 2000 || !IS.in_line(" is ", line) {
+    if line.len() > 2000 || !IS.in_line(line) {
         return out;
     }
     let lower = line.to_ascii_lowercase();

@@ -34,8 +34,8 @@ const DISPLAY_CLASS: u32 = 0x03_0000;
 
 /// Reads nouveau's claim of a GPU and the kernel's refusal of an unsigned nvidia module.
 pub(super) fn read(lines: &[String], facts: &mut Facts) {
-    static LOCKDOWN: super::Needle = super::Needle::new();
-    let lockdown = lines.iter().any(|l| LOCKDOWN.in_line("unsigned module loading is restricted", l));
+    static LOCKDOWN: super::Needle = super::Needle::new("unsigned module loading is restricted");
+    let lockdown = lines.iter().any(|l| LOCKDOWN.in_line(l));
     for (i, line) in lines.iter().enumerate() {
         let held = nouveau_chip(line).map(|bus| (bus, "nouveau".to_owned())).or_else(|| already_bound(line));
         if let Some((bus_id, driver)) = held {
@@ -58,7 +58,7 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
         }
     }
     let limits = boot_limits(lines);
-    let aer = lines.iter().any(|l| AER.in_line(AER_ERROR, l));
+    let aer = lines.iter().any(|l| AER.in_line(l));
     if limits.is_empty() && !aer {
         return;
     }
@@ -69,7 +69,7 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
     }
 }
 
-static AER: super::Needle = super::Needle::new();
+static AER: super::Needle = super::Needle::new(AER_ERROR);
 
 /// What the kernel's AER reports print before the severity (drivers/pci/pcie/aer.c,
 /// `aer_print_error`: `"%sPCIe Bus Error: severity=%s, type=%s, (%s)"`, `dev_fmt` adding `AER: `
@@ -180,7 +180,7 @@ enum AerSeverity {
 /// The device, severity and type of `nvidia 0000:01:00.0: AER: PCIe Bus Error: severity=Corrected,
 /// type=Physical Layer, (Receiver ID)`: the bus id is the word before the message that names one.
 fn aer_report(line: &str) -> Option<(String, AerSeverity, String)> {
-    let at = AER.find(AER_ERROR, line)?;
+    let at = AER.find(line)?;
     let before = line.get(..at)?;
     let bus = before.split_whitespace().rev().find_map(|w| w.strip_suffix(':').and_then(PciBusId::sysfs_form))?;
     let rest = line.get(at + AER_ERROR.len()..)?;
@@ -236,8 +236,8 @@ fn read_boot_limits(found: Vec<(usize, String, BootLinkLimit)>, gpus: &HashSet<S
 pub(crate) fn boot_limits(lines: &[String]) -> Vec<(usize, String, BootLinkLimit)> {
     let mut found = Vec::new();
     for (i, line) in lines.iter().enumerate() {
-        static BANDWIDTH_LINE: super::Needle = super::Needle::new();
-        if !BANDWIDTH_LINE.in_line("available PCIe bandwidth", line) {
+        static BANDWIDTH_LINE: super::Needle = super::Needle::new("available PCIe bandwidth");
+        if !BANDWIDTH_LINE.in_line(line) {
             continue;
         }
         let mut text = line.clone();
@@ -262,8 +262,8 @@ pub(crate) fn boot_limits(lines: &[String]) -> Vec<(usize, String, BootLinkLimit
 /// `rockchip-dw-pcie a40000000.pcie: PCIe Gen.2 x1 link up` (dwc/pcie-designware.c,
 /// `dw_pcie_wait_for_link`: "PCIe Gen.%u x%u link up"): the controller's name and the link.
 fn host_bridge_link(line: &str) -> Option<(String, Option<u32>, u32)> {
-    static LINK_UP: super::Needle = super::Needle::new();
-    if !LINK_UP.in_line("link up", line) {
+    static LINK_UP: super::Needle = super::Needle::new("link up");
+    if !LINK_UP.in_line(line) {
         return None;
     }
     let (head, rest) = line.split_once(": link up, ").or_else(|| line.split_once(": PCIe Gen."))?;
@@ -294,8 +294,8 @@ fn host_bridge_domains(lines: &[String]) -> HashMap<String, String> {
 /// The bus id of an NVIDIA display device in the kernel's enumeration line (`pci 0000:01:00.0:
 /// [10de:2571] type 00 class 0x030000`).
 fn enumerated_gpu(line: &str) -> Option<String> {
-    static VENDOR: super::Needle = super::Needle::new();
-    let at = VENDOR.find(" [10de:", line)?;
+    static VENDOR: super::Needle = super::Needle::new(" [10de:");
+    let at = VENDOR.find(line)?;
     let (head, rest) = (line.get(..at)?, line.get(at + " [10de:".len()..)?);
     rest.split_once(" class 0x").filter(|(_, c)| c.starts_with("03"))?;
     head.split_whitespace().last()?.strip_suffix(':').and_then(PciBusId::sysfs_form)
@@ -383,11 +383,11 @@ const BOOT_FROM: &str = "the kernel's boot log";
 /// reader found (nvidia-smi, lspci).
 fn nvidia_gpus(lines: &[String], facts: &Facts) -> HashSet<String> {
     let mut gpus: HashSet<String> = HashSet::new();
-    static NVIDIA: super::Needle = super::Needle::new();
-    static NOUVEAU: super::Needle = super::Needle::new();
+    static NVIDIA: super::Needle = super::Needle::new("nvidia");
+    static NOUVEAU: super::Needle = super::Needle::new("nouveau");
     for line in lines {
         gpus.extend(enumerated_gpu(line));
-        if !(NVIDIA.in_line("nvidia", line) || NOUVEAU.in_line("nouveau", line)) {
+        if !(NVIDIA.in_line(line) || NOUVEAU.in_line(line)) {
             continue;
         }
         let words: Vec<&str> = line.split_whitespace().collect();
@@ -461,8 +461,8 @@ fn speed_width(text: &str) -> Option<(Option<u32>, u32)> {
 /// `nouveau 0000:01:00.0: gr: init failed, -110`: nouveau runs on that device, so it holds the GPU. Not
 /// `unknown chipset`, which nouveau prints when it leaves a GPU alone.
 fn nouveau_chip(line: &str) -> Option<String> {
-    static NOUVEAU_WORD: super::Needle = super::Needle::new();
-    let at = NOUVEAU_WORD.find("nouveau ", line)?;
+    static NOUVEAU_WORD: super::Needle = super::Needle::new("nouveau ");
+    let at = NOUVEAU_WORD.find(line)?;
     let (bus, rest) = line.get(at + "nouveau ".len()..)?.split_once(": ")?;
     let subsystem =
         rest.split_once(": ").is_some_and(|(s, _)| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric()));
@@ -473,8 +473,8 @@ fn nouveau_chip(line: &str) -> Option<String> {
 /// `NVRM: GPU 0000:01:00.0 is already bound to NovaCore.`: NVIDIA's module found the GPU held by
 /// another driver (its PCI driver name, e.g. `nouveau` or nova-core's `NovaCore`).
 fn already_bound(line: &str) -> Option<(String, String)> {
-    static NVRM_GPU: super::Needle = super::Needle::new();
-    let at = NVRM_GPU.find("NVRM: GPU ", line)?;
+    static NVRM_GPU: super::Needle = super::Needle::new("NVRM: GPU ");
+    let at = NVRM_GPU.find(line)?;
     let (bus, rest) = line.get(at + "NVRM: GPU ".len()..)?.split_once(' ')?;
     let driver = rest.strip_prefix("is already bound to ")?.trim().trim_end_matches('.');
     let named = !driver.is_empty() && driver.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-'));
@@ -485,8 +485,8 @@ fn already_bound(line: &str) -> Option<(String, String)> {
 /// `… 'nvidia': Operation not permitted` beside lockdown's `unsigned module loading is restricted`:
 /// the kernel accepts only signed modules and refused NVIDIA's.
 fn refused_nvidia(line: &str, lockdown: bool) -> bool {
-    static INSERT: super::Needle = super::Needle::new();
-    let Some(at) = INSERT.find("could not insert 'nvidia", line) else { return false };
+    static INSERT: super::Needle = super::Needle::new("could not insert 'nvidia");
+    let Some(at) = INSERT.find(line) else { return false };
     let rest = line.get(at..).unwrap_or("");
     rest.contains("Key was rejected by service")
         || rest.contains("Required key not available")

@@ -29,7 +29,7 @@ pub(crate) struct Matcher {
     /// The rows' required literals, for trying only the rows whose literal a line holds; `None`
     /// where it could not be built, and the set is used.
     prefilter: Option<Prefilter>,
-    /// (message id, its pattern), in the same order as `set`.
+    /// (message id, its pattern), in the order of `set` and of the prefilter's row indices.
     rows: Vec<(String, Regex)>,
 }
 
@@ -95,6 +95,11 @@ impl Prefilter {
         let literals =
             aho_corasick::AhoCorasick::builder().kind(Some(aho_corasick::AhoCorasickKind::DFA)).build(&needles).ok()?;
         Some(Self { literals, row_of, always })
+    }
+
+    /// The rows of `rows` (the ones this was built from) that match `hay`, in table order.
+    fn matching(&self, rows: &[(String, Regex)], hay: &str) -> Vec<usize> {
+        self.candidates(hay).into_iter().filter(|&i| rows.get(i).is_some_and(|(_, re)| re.is_match(hay))).collect()
     }
 
     /// The rows `hay` may match, in table order, each once.
@@ -194,9 +199,7 @@ impl Matcher {
             let mut matched: Vec<usize> = Vec::new();
             for (joined_by_space, hay) in hays.iter().enumerate().map(|(k, h)| (k == 1, h)) {
                 let hits: Vec<usize> = match (&self.prefilter, &self.set) {
-                    (Some(pre), _) => {
-                        pre.candidates(hay).into_iter().filter(|&i| self.rows[i].1.is_match(hay)).collect()
-                    }
+                    (Some(pre), _) => pre.matching(&self.rows, hay),
                     (_, Some(set)) => set.matches(hay).iter().collect(),
                     (_, None) => {
                         self.rows.iter().enumerate().filter(|(_, (_, re))| re.is_match(hay)).map(|(i, _)| i).collect()
@@ -286,9 +289,6 @@ mod tests {
         };
         assert!(pre.always.len() * 10 < m.rows.len(), "{} of {} rows have no literal", pre.always.len(), m.rows.len());
         assert!(pre.candidates("nvidia-modeset: Loading NVIDIA Kernel Mode Setting Driver").len() < 10);
-        let prefiltered = |hay: &str| -> Vec<usize> {
-            pre.candidates(hay).into_iter().filter(|&i| m.rows[i].1.is_match(hay)).collect()
-        };
         let corpus = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/corpus");
         let mut lines = 0;
         for dir in std::fs::read_dir(corpus).unwrap().flatten().filter(|d| d.path().is_dir()) {
@@ -300,7 +300,7 @@ mod tests {
                     for hay in [*line, joined.as_str()] {
                         lines += 1;
                         let whole: Vec<usize> = set.matches(hay).iter().collect();
-                        assert_eq!(prefiltered(hay), whole, "{hay}");
+                        assert_eq!(pre.matching(&m.rows, hay), whole, "{hay}");
                     }
                 }
             }

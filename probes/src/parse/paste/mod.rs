@@ -88,23 +88,27 @@ pub fn read_pasted(text: &str, kb: &Kb) -> Result<Snapshot, ParseError> {
     read_pasted_without(text, kb, &[])
 }
 
-/// A substring searched for in every line of a paste, its searcher built once: `str::contains` builds one
-/// per call, which over megabytes of text costs more than the search itself.
-pub(super) struct Needle(std::sync::OnceLock<memchr::memmem::Finder<'static>>);
+/// A substring searched for in every line of a paste, its searcher built once (on first use):
+/// `str::contains` builds one per call, which over megabytes of text costs more than the search
+/// itself.
+pub(super) struct Needle {
+    needle: &'static str,
+    finder: std::sync::OnceLock<memchr::memmem::Finder<'static>>,
+}
 
 impl Needle {
-    pub(super) const fn new() -> Self {
-        Self(std::sync::OnceLock::new())
+    pub(super) const fn new(needle: &'static str) -> Self {
+        Self { needle, finder: std::sync::OnceLock::new() }
     }
 
-    /// Whether `line` holds `needle` (the same needle on every call for one `Needle`).
-    pub(super) fn in_line(&self, needle: &'static str, line: &str) -> bool {
-        self.find(needle, line).is_some()
+    /// Whether `line` holds the needle.
+    pub(super) fn in_line(&self, line: &str) -> bool {
+        self.find(line).is_some()
     }
 
-    /// Where `needle` first starts in `line` (the same needle on every call for one `Needle`).
-    pub(super) fn find(&self, needle: &'static str, line: &str) -> Option<usize> {
-        self.0.get_or_init(|| memchr::memmem::Finder::new(needle)).find(line.as_bytes())
+    /// Where the needle first starts in `line`.
+    pub(super) fn find(&self, line: &str) -> Option<usize> {
+        self.finder.get_or_init(|| memchr::memmem::Finder::new(self.needle)).find(line.as_bytes())
     }
 }
 

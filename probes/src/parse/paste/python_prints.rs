@@ -38,8 +38,8 @@ const ASKS: [(&str, Ask); 6] = [
 /// The questions on one line, in the order they are asked.
 fn asks(line: &str) -> Vec<Ask> {
     // Every question starts `torch.`: one prebuilt search first, not six substring searchers a line.
-    static TORCH: super::Needle = super::Needle::new();
-    if !TORCH.in_line("torch.", line) {
+    static TORCH: super::Needle = super::Needle::new("torch.");
+    if !TORCH.in_line(line) {
         return Vec::new();
     }
     let mut found: Vec<(usize, Ask)> =

@@ -81,7 +81,7 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
             .or_else(|| device_list_in_words(t));
         // A line may hold both (a sentence quoting the script's `os.environ[…] = …` and the command
         // line that worked): the program's own assignment is what it set in process.
-        let in_process = if ENVIRON.in_line("environ", t) { python_assignment(t) } else { None };
+        let in_process = if ENVIRON.in_line(t) { python_assignment(t) } else { None };
         if let Some((name, value)) = in_process {
             let set = &mut facts.env.set_in_process;
             if !set.iter().any(|n| n == name) && set.len() < MAX_VARS {
@@ -92,14 +92,14 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
             }
         }
         // The nvcc PyTorch's extension builder ran, `<CUDA_HOME>/bin/nvcc`, where CUDA_HOME held a list.
-        if BIN_NVCC.in_line("/bin/nvcc", t)
+        if BIN_NVCC.in_line(t)
             && let Some(home) = nvcc_under_a_path_list(t)
             && !facts.env.vars.contains_key("CUDA_HOME")
         {
             set_var(facts, i, "CUDA_HOME", home);
         }
         // NCCL's switches said in a sentence (`Setting NCCL_P2P_DISABLE=1 did workaround`), any number.
-        for (name, value) in if NCCL.in_line("NCCL_", t) { nccl_settings_in_words(t) } else { Vec::new() } {
+        for (name, value) in if NCCL.in_line(t) { nccl_settings_in_words(t) } else { Vec::new() } {
             if assigned.is_none_or(|(n, _)| n != name) {
                 set_var(facts, i, name, value);
             }
@@ -119,8 +119,9 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
 /// `CUDA_VISIBLE_DEVICES=0 bash x.sh`, `nohup bash x.sh &`, cmd's `call run.bat`, a prompt in front): the
 /// program it runs gets the environment the script sets. `None` for any other line.
 fn launch_script(line: &str) -> Option<&str> {
-    static SCRIPT: [super::Needle; 4] = [const { super::Needle::new() }; 4];
-    if !SCRIPT.iter().zip([".sh", ".bat", ".cmd", ".ps1"]).any(|(n, ext)| n.in_line(ext, line)) {
+    use super::Needle;
+    static SCRIPT: [Needle; 4] = [Needle::new(".sh"), Needle::new(".bat"), Needle::new(".cmd"), Needle::new(".ps1")];
+    if !SCRIPT.iter().any(|n| n.in_line(line)) {
         return None;
     }
     let line = line.trim_matches(['`', '*']).trim();
@@ -171,8 +172,8 @@ fn echoed(line: &str) -> Option<&str> {
 /// the variable's name and the value (a path or a `:` list, as [`is_echoed_value`] takes it), after
 /// `is`, `gives`, `shows`, `returns`, `prints`, `outputs`, `:` or `->`.
 fn echoed_in_words(line: &str) -> Option<(&str, &str)> {
-    static ECHO: super::Needle = super::Needle::new();
-    let at = ECHO.find("echo $", line)?;
+    static ECHO: super::Needle = super::Needle::new("echo $");
+    let at = ECHO.find(line)?;
     let rest = &line[at + "echo $".len()..];
     let rest = rest.strip_prefix('{').unwrap_or(rest);
     let len = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(rest.len());
@@ -247,8 +248,8 @@ fn assignment(line: &str) -> Option<(&str, &str)> {
 /// values (paths) would not.
 fn device_list_in_words(line: &str) -> Option<(&'static str, &str)> {
     const NAME: &str = "CUDA_VISIBLE_DEVICES=";
-    static VISIBLE: super::Needle = super::Needle::new();
-    let at = VISIBLE.find(NAME, line)?;
+    static VISIBLE: super::Needle = super::Needle::new(NAME);
+    let at = VISIBLE.find(line)?;
     if at > 0 && !line[..at].ends_with([' ', '`', '"', '\'', '(']) {
         return None;
     }
@@ -263,9 +264,9 @@ fn device_list_in_words(line: &str) -> Option<(&'static str, &str)> {
     list.then_some(("CUDA_VISIBLE_DEVICES", value))
 }
 
-static BIN_NVCC: super::Needle = super::Needle::new();
-static NCCL: super::Needle = super::Needle::new();
-static ENVIRON: super::Needle = super::Needle::new();
+static BIN_NVCC: super::Needle = super::Needle::new("/bin/nvcc");
+static NCCL: super::Needle = super::Needle::new("NCCL_");
+static ENVIRON: super::Needle = super::Needle::new("environ");
 
 /// The folder list before `/bin/nvcc` in a command PyTorch's extension builder printed or failed to run
 /// (`unable to execute '/usr/local/cuda:/usr/local/cuda-9.0/bin/nvcc'`, the command line itself):

@@ -40,12 +40,12 @@ pub(super) fn read(lines: &[String], text: &str, facts: &mut Facts) {
     version_block(lines, facts);
     container_cli(lines, facts);
     csv(lines, facts);
-    static TOOLS: super::Needle = super::Needle::new();
-    static NVCC: super::Needle = super::Needle::new();
+    static TOOLS: super::Needle = super::Needle::new("Cuda compilation tools");
+    static NVCC: super::Needle = super::Needle::new("nvcc");
     let mut after_nvcc = false;
     for (i, line) in lines.iter().enumerate() {
-        let tools = TOOLS.in_line("Cuda compilation tools", line);
-        let (nvcc_before, nvcc) = (after_nvcc, NVCC.in_line("nvcc", line));
+        let tools = TOOLS.in_line(line);
+        let (nvcc_before, nvcc) = (after_nvcc, NVCC.in_line(line));
         after_nvcc = nvcc;
         if tools
             && line.contains("Cuda compilation tools, release")
