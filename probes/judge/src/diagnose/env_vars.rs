@@ -18,7 +18,8 @@ pub(super) const HIDES_ALL: Rule = Rule {
     trigger: "CUDA_VISIBLE_DEVICES leaves no GPU visible (empty, -1, NoDevFiles, or its first entry is invalid or \
               names a GPU that does not exist) while the driver lists GPUs; or, the GPU list unknown, its first entry \
               is an index of 1 or more and the program saw no GPU (\"no CUDA-capable device\", \"No CUDA GPUs are \
-              available\", TensorFlow's cuInit CUDA_ERROR_NO_DEVICE, device_count() 0), or every index is at or past \
+              available\", TensorFlow's cuInit CUDA_ERROR_NO_DEVICE, device_count() 0, is_available() False \
+              of a CUDA build or of one the text does not show), or every index is at or past \
               the GPU count the text states in words (\"I only have one GPU\"); or, its value not in the text, \
               PyTorch said \"No CUDA GPUs are available\" while the same text shows PyTorch seeing a GPU \
               (is_available() True, a device count), or a program saw no device and the text shows it started by a \
@@ -239,14 +240,27 @@ fn mig(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
 }
 
 /// CUDA_VISIBLE_DEVICES set by the program itself: it counts only before CUDA initializes.
-fn set_in_process(cx: &Ctx<'_>, value: &str) -> Finding {
-    let word = fix::word(cx, value);
+/// `value` is `None` where the program computes it (`os.environ[…] = args.gpu_devices`).
+fn set_in_process(cx: &Ctx<'_>, value: Option<&str>) -> Finding {
+    let word = fix::word(cx, value.unwrap_or("0"));
+    let (title, evidence) = match value {
+        Some(value) => (
+            format!("CUDA_VISIBLE_DEVICES=\"{value}\" is set from inside the program"),
+            format!(
+                "CUDA_VISIBLE_DEVICES=\"{value}\", and the pasted code sets it with os.environ[\"CUDA_VISIBLE_DEVICES\"]"
+            ),
+        ),
+        None => (
+            "CUDA_VISIBLE_DEVICES is set from inside the program".to_owned(),
+            "os.environ[\"CUDA_VISIBLE_DEVICES\"] = <a value the program computes> in the pasted code".to_owned(),
+        ),
+    };
     SET_IN_PROCESS.finding(
-        format!("CUDA_VISIBLE_DEVICES=\"{value}\" is set from inside the program"),
+        title,
         "CUDA reads CUDA_VISIBLE_DEVICES once, when it initializes. Set with `os.environ[...]` after `import torch`, \
          `import tensorflow` or a module that imports them, it changes nothing: the program still sees every GPU \
          and uses GPU 0.",
-        vec![format!("os.environ[\"CUDA_VISIBLE_DEVICES\"] = \"{value}\" in the pasted code")],
+        vec![evidence],
         Some(format!(
             "Set it before the program starts, in the shell that runs it (`CUDA_VISIBLE_DEVICES={word} python \
              your_script.py`; in a Windows batch file `set CUDA_VISIBLE_DEVICES={word}`), or make the `os.environ` \
@@ -393,12 +407,17 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
             ],
         )));
     }
+    let in_process = cx.s.env.set_in_process.iter().any(|n| n == VAR);
     let Some(value) = vars.get(VAR) else {
-        out.extend(hidden_where_the_program_starts(cx));
+        if in_process {
+            out.push(set_in_process(cx, None));
+        } else {
+            out.extend(hidden_where_the_program_starts(cx));
+        }
         return;
     };
-    if cx.s.env.set_in_process.iter().any(|n| n == VAR) {
-        out.push(set_in_process(cx, value));
+    if in_process {
+        out.push(set_in_process(cx, Some(value)));
     }
     let entries: Vec<Entry> = match value.as_str() {
         "" | "NoDevFiles" => vec![Entry::Hide],
@@ -603,18 +622,24 @@ fn no_device_message(cx: &Ctx<'_>) -> Option<String> {
         .map(|m| format!("pasted line: {}", m.line))
 }
 
-/// What says the program saw no GPU at all: a known "no device" line, or PyTorch (a CUDA build) counting none.
+/// What says the program saw no GPU at all: a known "no device" line, or PyTorch counting none: a CUDA build,
+/// or a torch whose build the text does not show at all (neither its version nor `torch.version.cuda`, where
+/// a CPU build prints None); a CPU build says False everywhere, and is its own finding.
 fn no_device_seen(cx: &Ctx<'_>) -> Option<String> {
     if let Some(m) = no_device_message(cx) {
         return Some(m);
     }
     cx.envs().iter().find_map(|e| {
-        let cpu_build = e.frameworks.iter().any(|f| f.name == "torch" && matches!(f.build, FrameworkBuild::Cpu));
+        let torch = e.frameworks.iter().find(|f| f.name == "torch");
+        let cpu_build = torch.is_some_and(|f| matches!(f.build, FrameworkBuild::Cpu));
         let t = e.deep_torch()?;
+        let build_unknown = t.version.is_none() && t.cuda.is_none() && t.hip.is_none() && torch.is_none();
         if t.device_count == Some(0) {
             Some("torch.cuda.device_count() is 0".to_owned())
         } else if t.cuda_available == Some(false) && !cpu_build && t.cuda.is_some() {
             Some("torch.cuda.is_available() is False (a CUDA build of PyTorch)".to_owned())
+        } else if t.cuda_available == Some(false) && build_unknown {
+            Some("torch.cuda.is_available() is False (the text does not show which build of PyTorch)".to_owned())
         } else {
             None
         }

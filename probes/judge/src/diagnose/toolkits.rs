@@ -39,8 +39,9 @@ pub(super) const HARMLESS: Rule = Rule {
     id: "toolkits.versions_explained",
     category: Category::ToolkitVsFrameworkMismatchHarmless,
     severity: Severity::Info,
-    trigger: "nvcc's version differs from a framework's CUDA build (its package's tag, or `torch.version.cuda` as \
-              printed) or from the driver's \"CUDA Version\": prebuilt wheels bring their own runtime, so this only \
+    trigger: "nvcc's version (or, in a pasted folder listing, that of the toolkit `/usr/local/cuda` points to) \
+              differs from a framework's CUDA build (its package's tag, or `torch.version.cuda` as printed) or from \
+              the driver's \"CUDA Version\": prebuilt wheels bring their own runtime, so this only \
               matters when compiling extensions. Without an nvcc: an NVIDIA CUDA container image (`nvidia/cuda:X.Y-…`) \
               older than the driver's \"CUDA Version\", which nvidia-smi in the container shows from the host's driver.",
     source: "Reference §2 \"Which CUDA version is which\" (CUDA driver/runtime API version management; PyTorch \
@@ -510,6 +511,15 @@ fn build_toolkit(t: &Toolkits) -> Option<(&'static str, &ToolkitInstall, CudaVer
     })
 }
 
+/// The toolkit `/usr/local/cuda` points to, from a pasted folder listing (`ls -l /usr/local/cuda*`: the
+/// version is the folder's name, no file was read) that says nothing of its nvcc: NVIDIA's installers make
+/// that link to the toolkit they install. On this machine the probe looks for the nvcc itself.
+fn default_toolkit(t: &Toolkits) -> Option<(&str, CudaVersion)> {
+    let i = t.install(t.picks.usr_local_cuda.as_ref()?.install_root.as_deref()?)?;
+    let listed = i.kind == ToolkitKind::Local && i.nvcc.is_none() && i.version_source.is_none();
+    listed.then_some((i.root.as_str(), i.version?.major_minor()))
+}
+
 /// One framework's CUDA build, as the explanation names it.
 struct Built {
     /// `torch 2.3.1+cu121 (CUDA 12.1 build) in pasted`, or `torch.version.cuda 9.0.176 in pasted`.
@@ -551,15 +561,30 @@ fn framework_builds(cx: &Ctx<'_>) -> Vec<Built> {
 }
 
 fn explain(cx: &Ctx<'_>, t: Option<&Toolkits>, out: &mut Vec<Finding>) {
-    let Some((name, nvcc, version)) = t.and_then(build_toolkit) else {
-        explain_without_nvcc(cx, t, out);
-        return;
+    let (mut evidence, first, version) = match t.and_then(build_toolkit) {
+        Some((name, nvcc, version)) => (
+            vec![format!("nvcc {version} ({name} → {})", nvcc.root)],
+            format!("nvcc {version} is the compiler a build would use."),
+            version,
+        ),
+        None => match t.and_then(default_toolkit) {
+            Some((root, version)) => (
+                vec![format!("CUDA {version} (/usr/local/cuda → {root})")],
+                format!(
+                    "/usr/local/cuda points to CUDA {version}, the toolkit builds use unless CUDA_HOME or PATH names \
+                     another."
+                ),
+                version,
+            ),
+            None => {
+                explain_without_nvcc(cx, t, out);
+                return;
+            }
+        },
     };
-    let mut evidence = vec![format!("nvcc {version} ({name} → {})", nvcc.root)];
     let mut detail = vec![format!(
-        "nvcc {version} is the compiler a build would use. Prebuilt wheels (PyTorch, JAX, CuPy, TensorFlow) bring \
-         their own CUDA runtime and never run nvcc, so its version does not have to match theirs; it matters only \
-         when compiling CUDA code or extensions."
+        "{first} Prebuilt wheels (PyTorch, JAX, CuPy, TensorFlow) bring their own CUDA runtime and never run nvcc, so \
+         its version does not have to match theirs; it matters only when compiling CUDA code or extensions."
     )];
     let mut plan = None;
     for fw in framework_builds(cx) {

@@ -83,11 +83,15 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
         // line that worked): the program's own assignment is what it set in process.
         let in_process = if ENVIRON.in_line(t) { python_assignment(t) } else { None };
         if let Some((name, value)) = in_process {
+            facts.saw(i, ENV);
             let set = &mut facts.env.set_in_process;
             if !set.iter().any(|n| n == name) && set.len() < MAX_VARS {
                 set.push(name.to_owned());
             }
-            if assigned.is_none() {
+            // A Python expression (`args.gpu_devices`) sets a value the text does not give.
+            if let Some(value) = value
+                && assigned.is_none()
+            {
                 set_var(facts, i, name, value);
             }
         }
@@ -326,8 +330,9 @@ fn nccl_settings_in_words(line: &str) -> Vec<(&str, &str)> {
 /// (also inside a sentence that quotes the script's line, and `environ[…]` after `from os import environ`),
 /// or `os.environ.setdefault("…", "…")`, which
 /// sets it the same way when it is not set yet (Python's os.environ is a mapping:
-/// https://docs.python.org/3/library/os.html#os.environ).
-fn python_assignment(line: &str) -> Option<(&str, &str)> {
+/// https://docs.python.org/3/library/os.html#os.environ). The value is `None` where the program computes
+/// it (`= args.gpu_devices`, `= str(args.gpu)`): the variable is set in process, to a value not in the text.
+fn python_assignment(line: &str) -> Option<(&str, Option<&str>)> {
     let quoted = |rest: &str| -> Option<(usize, char)> {
         let quote = rest.chars().next().filter(|c| matches!(c, '"' | '\''))?;
         Some((1, quote))
@@ -342,9 +347,24 @@ fn python_assignment(line: &str) -> Option<(&str, &str)> {
         let (name, rest) = rest.split_once(['"', '\''])?;
         (name, rest.trim_start().strip_prefix(',')?.trim_start())
     };
-    let (skip, quote) = quoted(rest)?;
-    let value = rest[skip..].split(quote).next()?;
-    (is_name(name) && is_relevant(name)).then_some((name, value))
+    if !(is_name(name) && is_relevant(name)) {
+        return None;
+    }
+    let Some((skip, quote)) = quoted(rest) else {
+        return python_expression(rest).then_some((name, None));
+    };
+    let (value, after) = rest[skip..].split_once(quote)?;
+    // A string the expression goes on from (`','.join(str(g) for g in args.gpus)`, `"cuda:" + gpu`) is not the value.
+    let computed = after.trim_start().starts_with(['.', '+', '%', '[', '*']);
+    Some((name, (!computed).then_some(value)))
+}
+
+/// Whether `rest` starts with a Python expression that computes a value: a name, an attribute, a call or a
+/// subscript (`args.gpu_devices`, `str(args.gpu)`, `cfg["gpus"]`, `gpu_id`), not a number or prose.
+fn python_expression(rest: &str) -> bool {
+    let word: &str = rest.split([' ', ')', '\'', '"', '`', ';', ',']).next().unwrap_or_default();
+    word.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && word.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '(' | '[' | ']'))
 }
 
 /// A variable set in a Windows shell or a notebook: cmd's `set NAME=value` and `set "NAME=value"`

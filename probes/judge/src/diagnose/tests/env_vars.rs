@@ -115,7 +115,16 @@ fn without_the_gpu_list_an_index_past_0_and_no_device_seen_is_the_likely_cause()
         })
     };
     assert_eq!(unavailable(Some("11.3")).ids(), vec![HIDES_ALL.to_owned()]);
-    assert_eq!(unavailable(None).ids(), Vec::<String>::new(), "a CPU build is not available anyway");
+    let printed = |version: &str| {
+        pasted("1").deep_torch(|t| {
+            t.cuda_available = Some(false);
+            t.version = Some(version.to_owned());
+        })
+    };
+    assert_eq!(printed("2.1.0+cpu").ids(), Vec::<String>::new(), "a CPU build is not available anyway");
+    // A script sets 1 and `torch.cuda.is_available()` printed False with no build shown: the likely cause all
+    // the same.
+    assert_eq!(unavailable(None).ids(), vec![HIDES_ALL.to_owned()]);
     // TensorFlow's cuInit failing with CUDA_ERROR_NO_DEVICE (stream_executor cuda_driver.cc) says the same;
     // another cuInit error (the driver not usable) does not.
     let tf = |error: &str| {

@@ -354,3 +354,23 @@ fn a_cuda_images_older_cuda_under_a_newer_driver_is_explained() {
             .contains(&"toolkits.versions_explained".to_owned())
     );
 }
+
+/// Pasted text: a wheel of one CUDA and a folder listing (`ls -l /usr/local/`, GNU ls's long format) in which
+/// `/usr/local/cuda` points to a toolkit of another: the toolkit builds would use, explained as normal, though
+/// the listing says nothing of its nvcc. The link to the same CUDA is not this note.
+#[test]
+fn a_listed_default_toolkit_of_another_cuda_is_explained() {
+    let ids = super::pasted_ids;
+    let listing = |target: &str| {
+        format!(
+            "pip install torch==2.1.2+cu121 --index-url https://download.pytorch.org/whl/cu121\n\
+             $ ls -l /usr/local/\n\
+             lrwxrwxrwx  1 root root   21 Mar  3 10:11 cuda -> /usr/local/cuda-{target}/\n\
+             drwxr-xr-x 15 root root 4096 Mar  3 10:11 cuda-11.8\n\
+             drwxr-xr-x 15 root root 4096 Jan  9 16:02 cuda-12.1\n"
+        )
+    };
+    let explained = "toolkits.versions_explained".to_owned();
+    assert!(ids(&listing("11.8")).contains(&explained), "{:?}", ids(&listing("11.8")));
+    assert!(!ids(&listing("12.1")).contains(&explained), "{:?}", ids(&listing("12.1")));
+}

@@ -175,6 +175,12 @@ fn cuda_visible_devices_set_from_python_is_named() {
     let text = "import modules.img2img\n\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\"\n\nmodules.codeformer_model.setup_codeformer()\n";
     assert!(ids(text).iter().any(|id| id == "env.cuda_visible_devices_set_after_init"), "{:?}", ids(text));
     assert!(!ids("export CUDA_VISIBLE_DEVICES=1\n").iter().any(|id| id == "env.cuda_visible_devices_set_after_init"));
+    // The value computed by the program (hongyliu/CLRNet main.py: `import torch` first, the assignment in
+    // main()): set in process all the same, and the fix names no value the text did not give.
+    let text = "import torch\nimport os\n\ndef main():\n    args = parse_args()\n    os.environ['CUDA_VISIBLE_DEVICES'] = ','.join(str(gpu) for gpu in args.gpus)\n";
+    let findings = diagnosed(text);
+    let f = findings.iter().find(|f| f.id == "env.cuda_visible_devices_set_after_init").expect("the finding");
+    assert_eq!(f.summary, "CUDA_VISIBLE_DEVICES is set from inside the program");
 }
 
 /// glibc before 2.30 worded the same versioned-symbol failure "symbol X, version Y not defined in file

@@ -523,10 +523,23 @@ fn a_python_os_environ_assignment_is_a_variable() {
     assert_eq!(s.env.set_in_process, ["CUDA_VISIBLE_DEVICES"]);
     let s = read("os.environ['CUDA_HOME'] = \"/usr/local/cuda-11.8\"\n");
     assert_eq!(s.env.vars.get("CUDA_HOME").map(String::as_str), Some("/usr/local/cuda-11.8"));
-    // A comparison, an unquoted value and another name are not assignments of a relevant variable.
+    // A value the program computes: set in process, to a value the text does not give (yangcong356/ADA-DDA
+    // utils/utils.py; hongyliu/CLRNet main.py, after `import torch`; an f-string).
+    for line in [
+        "    os.environ['CUDA_VISIBLE_DEVICES'] = args.gpu",
+        "    os.environ['CUDA_VISIBLE_DEVICES'] = ','.join(str(gpu) for gpu in args.gpus)",
+        "os.environ[\"CUDA_VISIBLE_DEVICES\"] = str(args.gpu_id)",
+        "os.environ[\"CUDA_VISIBLE_DEVICES\"] = f\"{args.gpu}\"",
+    ] {
+        let s = read(&format!("{line}\n"));
+        assert_eq!(s.env.set_in_process, ["CUDA_VISIBLE_DEVICES"], "{line}");
+        assert_eq!(s.env.vars.get("CUDA_VISIBLE_DEVICES"), None, "{line}");
+    }
+    // A comparison, a number or prose after `=`, and another name are not assignments of a relevant variable.
     for line in [
         "if os.environ[\"CUDA_VISIBLE_DEVICES\"] == '1':",
-        "os.environ[\"CUDA_VISIBLE_DEVICES\"] = gpu",
+        "os.environ[\"CUDA_VISIBLE_DEVICES\"] = 1",
+        "os.environ[\"CUDA_VISIBLE_DEVICES\"] = ",
         "os.environ[\"WANDB_MODE\"] = 'offline'",
     ] {
         assert!(unrecognised(line), "{line}");
