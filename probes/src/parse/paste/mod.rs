@@ -4,7 +4,7 @@
 //! PyTorch's collect_env; nvidia-smi's table, `-q` text (its health sections too), `-q -x` XML,
 //! `--query-gpu` CSV, `-L` or `--version`; `nvidia-smi topo -m`, `topo -p2p`, `nvlink -s` and `nvlink -e`;
 //! `nvidia-container-cli info`, `docker info` and `nvidia-ctk cdi list`;
-//! `nvcc --version`; `pip list`, `pip freeze`, `conda list`; PyTorch's REPL and `python -c` prints;
+//! `nvcc --version`; `pip list`, `pip freeze`, `conda list`, uv's install summary (` + torch==2.5.1`); PyTorch's REPL and `python -c` prints;
 //! `jax.print_environment_info()`; ONNX Runtime's `get_available_providers()`; llama.cpp's and ollama's device lines; gpustat and nvtop lines;
 //! `ptxas --version`;
 //! TensorFlow's build info, version, device list and device log lines; `lspci -k`/`-vv` blocks (the
@@ -256,7 +256,7 @@ type Reader<'a> = dyn Fn(&mut facts::Facts) + 'a;
 const READS: &str = "collect_env, nvidia-smi (table, -q, -q -x, CSV, -L or --version), nvidia-smi topo -m / topo -p2p / \
                      nvlink -s / nvlink -e, p2pBandwidthLatencyTest, nvidia-container-cli info, docker info, nvidia-ctk cdi list, \
                      nvcc --version, deviceQuery, pip list / pip freeze / \
-                     conda list, PyTorch's printed torch.__version__ or is_available(), \
+                     conda list / uv's install summary, PyTorch's printed torch.__version__ or is_available(), \
                      jax.print_environment_info(), ONNX Runtime's get_available_providers(), \
                      TensorFlow's build info or device lines, lspci -k / -vv, \
                      the kernel command line and its IOMMU lines, \

@@ -1,5 +1,6 @@
 //! Package lists: `pip list` (a `Package  Version` table), `pip freeze` / `pip list --format=freeze`
-//! (`name==version`, `name @ url`) and `conda list` (`name  version  build  channel`).
+//! (`name==version`, `name @ url`), `conda list` (`name  version  build  channel`) and uv's install
+//! summary (` + name==version`).
 
 use std::sync::OnceLock;
 
@@ -93,6 +94,32 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
     if let Some(i) = first {
         facts.saw(i, "pip freeze");
         facts.complete_package_list = true;
+    }
+    read_uv_changes(lines, facts);
+}
+
+/// uv's summary after `uv pip install` / `uv sync` / `uv add`: a line per package changed, ` + name==version`
+/// installed, ` - name==version` removed, ` ~ name==version` reinstalled (astral-sh/uv
+/// crates/uv/src/commands/pip/loggers.rs, `DefaultInstallLogger::on_complete`: `" {} {}{}"` with the sign, the
+/// name and its long specifier, `==version` or ` @ url`). What is installed after it is the `+` and `~` lines;
+/// the list holds only what changed, so it is not the environment's whole list.
+fn read_uv_changes(lines: &[String], facts: &mut Facts) {
+    const UV: &str = "uv install summary";
+    for (i, line) in lines.iter().enumerate() {
+        let t = line.trim_start();
+        let Some((sign, rest)) = t.split_at_checked(2).filter(|(s, _)| matches!(*s, "+ " | "- " | "~ ")) else {
+            continue;
+        };
+        // A uv line has exactly one space after its sign and a package name right after it.
+        let Some((name, version)) =
+            rest.starts_with(|c: char| c.is_ascii_alphanumeric()).then(|| freeze_line(rest)).flatten()
+        else {
+            continue;
+        };
+        facts.saw(i, UV);
+        if sign != "- " {
+            add(facts, &name, &version, None, UV);
+        }
     }
 }
 

@@ -151,6 +151,30 @@ fn pip_show_location_is_the_environments_site_packages() {
     assert_eq!(env(&read(none)).site_packages, ["(pasted)"]);
 }
 
+/// uv's install summary (astral-sh/uv#7284, the reporter's `uv sync` on Linux, verbatim): the `+` lines are
+/// what is installed. A package removed and installed again at another version (uv prints the `-` line first,
+/// loggers.rs sorts by name then kind) is the version installed; a `-` line alone is gone.
+#[test]
+fn uvs_install_summary_is_a_package_list() {
+    let text = ">> uv sync\nUsing Python 3.11.9 interpreter at: /usr/bin/python3.11\nCreating virtualenv at: .venv\n\
+                Resolved 11 packages in 754ms\nInstalled 8 packages in 79ms\n + filelock==3.13.1\n + jinja2==3.1.3\n \
+                + markupsafe==2.1.5\n + mpmath==1.3.0\n + networkx==3.2.1\n + sympy==1.12\n + torch==2.0.1+cpu\n \
+                + typing-extensions==4.9.0\n";
+    let s = read(text);
+    assert_eq!(formats(&s), ["uv install summary"]);
+    let torch = framework(&s, "torch");
+    assert_eq!((torch.version.as_str(), &torch.build), ("2.0.1+cpu", &FrameworkBuild::Cpu));
+    let replaced = read(
+        "Uninstalled 1 package in 40ms\nInstalled 1 package in 2.1s\n - torch==2.2.1+cu118\n + torch==2.1.2\n ~ torchvision==0.16.2\n - xformers==0.0.25\n",
+    );
+    assert_eq!(framework(&replaced, "torch").version, "2.1.2");
+    assert!(env(&replaced).frameworks.iter().all(|f| f.name != "xformers"), "{:?}", env(&replaced).frameworks);
+    // A diff's added line and prose after a plus are not uv's.
+    for line in ["+torch==2.1.2", "+ see torch==2.1.2 above", "1 + 1 == 2"] {
+        assert!(unrecognised(line), "{line}");
+    }
+}
+
 #[test]
 fn pip_freeze_with_a_wheel_url() {
     let s = read(PIP_FREEZE);
