@@ -114,8 +114,18 @@ pub(super) const SEVERAL_ON_MIG: Rule = Rule {
     source: MIG_SOURCE,
 };
 
-pub(super) const RULES: &[Rule] =
-    &[HIDES_ALL, UNKNOWN_DEVICE, FORM, LAUNCH_BLOCKING, TOOLKIT_ROOT, SET_IN_PROCESS, MIG_UNSET, SEVERAL_ON_MIG];
+/// With the container's video capability (`video::CAPABILITY_MISSING`), which the video family judges.
+pub(super) const RULES: &[Rule] = &[
+    HIDES_ALL,
+    UNKNOWN_DEVICE,
+    FORM,
+    LAUNCH_BLOCKING,
+    TOOLKIT_ROOT,
+    SET_IN_PROCESS,
+    MIG_UNSET,
+    SEVERAL_ON_MIG,
+    super::video::CAPABILITY_MISSING,
+];
 
 /// What shows that GPUs are in MIG mode: evidence lines, the MIG devices' UUIDs, and whether a GPU in MIG mode
 /// sits beside another GPU.

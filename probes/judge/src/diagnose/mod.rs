@@ -34,6 +34,7 @@ mod too_old;
 mod toolkits;
 mod topology;
 mod variable_names;
+mod video;
 mod wheels;
 mod wsl;
 
@@ -97,6 +98,7 @@ const FAMILIES: &[Family] = &[
     (link::RULES, link::run),
     (containers::RULES, containers::run),
     (libcuda::RULES, libcuda::run),
+    (video::RULES, video::run),
     (health::RULES, health::run),
     (topology::RULES, topology::run),
     (bar1::RULES, bar1::run),

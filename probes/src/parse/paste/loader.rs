@@ -76,6 +76,8 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
 
 /// `libcuda.so.1 (libc6,x86-64) => /usr/lib/wsl/lib/libcuda.so.1`.
 fn cache_entry(line: &str) -> Option<LoaderEntry> {
+    // Quoted as inline code in a markdown comment: `` `libnvcuvid.so.1 (libc6,x86-64) => /usr/lib/…` ``.
+    let line = line.trim_matches('`').trim();
     let (left, path) = line.split_once(" => ")?;
     let (name, flags) = left.split_once(" (")?;
     let flags = flags.strip_suffix(')')?;

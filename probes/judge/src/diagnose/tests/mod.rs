@@ -19,6 +19,7 @@ mod quoting;
 mod too_old;
 mod toolkits;
 mod topology;
+mod video;
 mod wheels;
 mod whole;
 mod wsl;

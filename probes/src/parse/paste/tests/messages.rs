@@ -1107,6 +1107,57 @@ const CASES: &[Case] = &[
         &[],
         &[],
     ),
+    // jellyfin/jellyfin#7570 (Debian 11, the container's FFmpeg).
+    (
+        "ffmpeg.nvenc_library_not_loaded",
+        "[h264_nvenc @ 0x55688b625f40] Cannot load libnvidia-encode.so.1",
+        &[("library", "libnvidia-encode.so.1")],
+        &[],
+    ),
+    // carykh/jumpcutter#188 (Windows).
+    ("ffmpeg.nvenc_library_not_loaded", "Cannot load nvEncodeAPI64.dll", &[("library", "nvEncodeAPI64.dll")], &[]),
+    // flox/flox#3597 (FFmpeg 7.1.1 from a flox environment).
+    (
+        "ffmpeg.nvdec_library_not_loaded",
+        "    [h264 @ 0x1e8e8840] Cannot load libnvcuvid.so.1",
+        &[("library", "libnvcuvid.so.1")],
+        &[],
+    ),
+    // ladaapp/lada#130 (PyAV's FFmpeg logging through Python's logging).
+    (
+        "ffmpeg.nvenc_api_newer_than_driver",
+        "ERROR:libav.h264_nvenc:Driver does not support the required nvenc API version. Required: 13.0 Found: 12.2",
+        &[("required", "13.0"), ("found", "12.2")],
+        &[],
+    ),
+    // livepeer/go-livepeer#1106.
+    (
+        "ffmpeg.nvenc_driver_minimum",
+        "[h264_nvenc @ 0x7ff3e9b83c00] The minimum required Nvidia driver for nvenc is 418.30 or newer",
+        &[("driver_version", "418.30")],
+        &[],
+    ),
+    // ladaapp/lada#130: builds whose table has no entry for their API.
+    (
+        "ffmpeg.nvenc_driver_minimum",
+        "ERROR:libav.h264_nvenc:The minimum required Nvidia driver for nvenc is (unknown) or newer",
+        &[("driver_version", "(unknown)")],
+        &[],
+    ),
+    // daniilidis-group/ffmpeg_image_transport#6 (a machine without an NVIDIA GPU).
+    (
+        "ffmpeg.cuda_library_not_loaded",
+        "[hevc_nvenc @ 0x56547a989800] Cannot load libcuda.so.1",
+        &[("library", "libcuda.so.1")],
+        &[],
+    ),
+    // Raveler/ffmpeg-cpp#5 (Windows).
+    (
+        "ffmpeg.cuda_library_not_loaded",
+        "[h264_nvenc @ 000001f8d00602c0] Cannot load nvcuda.dll",
+        &[("library", "nvcuda.dll")],
+        &[],
+    ),
     // (format) the WinError text Windows gives for 126, with torch's suffix.
     (
         "windows.dll_load_failed",

@@ -1,0 +1,134 @@
+//! The driver's video libraries: FFmpeg's NVENC and NVDEC load `libnvidia-encode.so.1` and `libnvcuvid.so.1`
+//! (nv-codec-headers' dynamic loader prints `Cannot load <library>`). Both are the driver's own, packaged apart
+//! from its CUDA library on Debian and Ubuntu, and the NVIDIA Container Toolkit mounts them into a container
+//! only for the `video` driver capability (NVIDIA_DRIVER_CAPABILITIES; the CUDA images default to
+//! `compute,utility`). So the library is missing on the host, or the container was not given the capability:
+//! a video library the text shows present in the same place (an `ldconfig -p` line) says the capability is
+//! there, and the host lacks the other library.
+
+use super::{Ctx, Rule};
+use gpu_doctor_model::{Category, Finding, ObservedMessage, Severity};
+
+const CAPABILITIES_SOURCE: &str = "NVIDIA Container Toolkit, Driver capabilities \
+    (https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/docker-specialized.html: `video` is \
+    \"required for using the Video Codec SDK\"; the CUDA images set compute,utility); \
+    NVIDIA/libnvidia-container src/nvc_info.c (the video libraries libnvcuvid, libnvidia-encode, \
+    libnvidia-opticalflow are mounted for the video capability)";
+
+pub(super) const CAPABILITY_MISSING: Rule = Rule {
+    id: "env.driver_capabilities_lack_video",
+    category: Category::EnvVarMisconfig,
+    severity: Severity::Error,
+    trigger: "FFmpeg cannot load the driver's NVENC or NVDEC library (`Cannot load libnvidia-encode.so.1`, \
+              `libnvcuvid.so.1`) in a container, and nothing in the text shows a video library present there; or \
+              NVIDIA_DRIVER_CAPABILITIES is set without `video` (or `all`) beside that failure: the NVIDIA Container \
+              Toolkit mounts those libraries only for the video capability.",
+    source: CAPABILITIES_SOURCE,
+};
+
+pub(super) const LIBRARIES_MISSING: Rule = Rule {
+    id: "presence.video_codec_libs_missing",
+    category: Category::Other,
+    severity: Severity::Error,
+    trigger: "FFmpeg cannot load the driver's NVENC or NVDEC library (`Cannot load libnvidia-encode.so.1`, \
+              `libnvcuvid.so.1`, `nvEncodeAPI64.dll`) on a host, or in a container where another video library is \
+              present (the video capability is on, so the host lacks the library): Debian and Ubuntu package them \
+              apart from the driver's CUDA library.",
+    source: "FFmpeg/nv-codec-headers include/ffnvcodec/dynlink_loader.h (the libraries' names); Debian's \
+             nvidia-graphics-drivers packages (libnvidia-encode1, libnvcuvid1); Ubuntu's \
+             (libnvidia-encode-<branch>, libnvidia-decode-<branch>); RPM Fusion's xorg-x11-drv-nvidia-cuda-libs",
+};
+
+/// `CAPABILITY_MISSING` is listed with the variables' rules (`env_vars::RULES`), whose family it names.
+pub(super) const RULES: &[Rule] = &[LIBRARIES_MISSING];
+
+/// The catalogue's rows for FFmpeg failing to load the driver's encode and decode libraries.
+const NOT_LOADED: [&str; 2] = ["ffmpeg.nvenc_library_not_loaded", "ffmpeg.nvdec_library_not_loaded"];
+
+/// The driver's video libraries, by the names the loader caches them under.
+const VIDEO_LIBRARIES: [&str; 3] = ["libnvidia-encode.so.1", "libnvcuvid.so.1", "libnvidia-opticalflow.so.1"];
+
+const CAPABILITIES: &str = "NVIDIA_DRIVER_CAPABILITIES";
+
+pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let failed: Vec<&ObservedMessage> = cx.s.messages.iter().filter(|m| NOT_LOADED.contains(&m.id.as_str())).collect();
+    if failed.is_empty() {
+        return;
+    }
+    let missing: Vec<&str> = failed.iter().filter_map(|m| m.values.get("library").map(String::as_str)).collect();
+    let windows = missing.iter().any(|l| l.ends_with(".dll"));
+    let mut evidence: Vec<String> = failed.iter().map(|m| format!("pasted line: {}", m.line)).collect();
+    let present: Vec<String> = cx
+        .loader_cache()
+        .unwrap_or_default()
+        .iter()
+        .filter(|e| VIDEO_LIBRARIES.contains(&e.name.as_str()) && !missing.contains(&e.name.as_str()))
+        .map(|e| format!("{} => {} (the loader's cache)", e.name, e.path))
+        .collect();
+    let capabilities = cx.s.env.vars.get(CAPABILITIES);
+    let lacks_video = capabilities.filter(|v| !v.split(',').any(|c| matches!(c.trim(), "video" | "all")));
+    let container = cx.s.platform.container.as_ref().filter(|_| !windows);
+    if let Some(value) = lacks_video {
+        evidence.push(format!("{CAPABILITIES}={value}"));
+    }
+    if lacks_video.is_some() || (container.is_some() && present.is_empty()) {
+        if let Some(c) = container {
+            evidence.extend(c.markers.iter().take(2).map(|m| format!("pasted line: {m}")));
+        }
+        out.push(capability_missing(&missing, evidence));
+        return;
+    }
+    evidence.extend(present);
+    if let Some(c) = container {
+        evidence.extend(c.markers.iter().take(2).map(|m| format!("pasted line: {m}")));
+    }
+    out.push(libraries_missing(cx, &missing, windows, container.is_some(), evidence));
+}
+
+fn capability_missing(missing: &[&str], evidence: Vec<String>) -> Finding {
+    CAPABILITY_MISSING.finding(
+        format!("The container was not given the driver's video libraries ({})", missing.join(", ")),
+        "The NVIDIA Container Toolkit mounts the driver's encode and decode libraries (libnvidia-encode, libnvcuvid) \
+         into a container only when NVIDIA_DRIVER_CAPABILITIES includes `video`; NVIDIA's CUDA images and most \
+         others set `compute,utility`, which gives CUDA but not NVENC or NVDEC.",
+        evidence,
+        Some(
+            "Start the container with NVIDIA_DRIVER_CAPABILITIES=compute,video,utility (or all): `docker run --gpus all \
+             -e NVIDIA_DRIVER_CAPABILITIES=compute,video,utility …`, in Compose `environment: \
+             NVIDIA_DRIVER_CAPABILITIES=compute,video,utility` (with the GPU reserved), or `ENV \
+             NVIDIA_DRIVER_CAPABILITIES=compute,video,utility` in the image's Dockerfile (its last stage). Setting it \
+             inside the running container changes nothing: the toolkit reads it when the container starts. The host \
+             needs the libraries too (`ldconfig -p | grep -E 'libnvidia-encode|libnvcuvid'` there)."
+                .to_owned(),
+        ),
+    )
+}
+
+fn libraries_missing(cx: &Ctx<'_>, missing: &[&str], windows: bool, container: bool, evidence: Vec<String>) -> Finding {
+    let branch = cx.driver.version.as_ref().map_or_else(|| "<branch>".to_owned(), |d| d.major().to_string());
+    let fix = if windows {
+        "The Windows driver installs nvEncodeAPI64.dll and nvcuvid.dll in System32: reinstall or update the NVIDIA \
+         display driver (a driver without them is a minimal or OEM package), then run FFmpeg again."
+            .to_owned()
+    } else {
+        format!(
+            "Install the driver's video libraries of the installed branch on the host: Ubuntu `sudo apt install \
+             libnvidia-encode-{branch} libnvidia-decode-{branch}`, Debian `sudo apt install libnvidia-encode1 \
+             libnvcuvid1`, RPM Fusion `xorg-x11-drv-nvidia-cuda-libs`, NVIDIA's runfile installs them itself; then \
+             `ldconfig -p | grep -E 'libnvidia-encode|libnvcuvid'` lists them.{}",
+            if container {
+                " Restart the container afterwards: the toolkit mounts what the host has when it starts."
+            } else {
+                " If FFmpeg runs in a container, it also needs NVIDIA_DRIVER_CAPABILITIES with `video` (or all) \
+                 where the container starts: the toolkit mounts these libraries only for that capability."
+            }
+        )
+    };
+    LIBRARIES_MISSING.finding(
+        format!("The driver's video library is missing ({})", missing.join(", ")),
+        "FFmpeg's NVENC and NVDEC load the driver's encode and decode libraries at run time; Debian and Ubuntu \
+         package them apart from the driver and its CUDA library, so a driver installed for CUDA alone lacks them.",
+        evidence,
+        Some(fix),
+    )
+}
