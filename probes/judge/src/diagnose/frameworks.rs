@@ -13,7 +13,7 @@ pub(super) const CPU_ONLY: Rule = Rule {
     trigger: "A CPU-only build of PyTorch, TensorFlow or JAX (`+cpu`, `tensorflow-cpu`, jax without a CUDA plugin) is \
               installed on a machine with an NVIDIA GPU; or, in pasted text without a GPU list, a CPU build of torch \
               whose `torch.cuda.is_available()` answered False, or beside CUDA packages in its environment (conda's \
-              cudatoolkit, cuda-nvcc or cuda-cudart, pip's nvidia-* wheels). ONNX Runtime whose available execution providers are \
+              cudatoolkit, cuda-nvcc or cuda-cudart, pip's nvidia-* wheels, an xFormers built for CUDA). ONNX Runtime whose available execution providers are \
               the CPU package's (`onnxruntime`: CPU and Azure, no `CUDAExecutionProvider`), printed or named by its \
               warning about a requested provider, or the `onnxruntime` package installed beside `onnxruntime-gpu` \
               (both install the one `onnxruntime` module), with an NVIDIA GPU or no GPU list. PaddlePaddle's CPU \
@@ -40,6 +40,16 @@ pub(super) const TF_WINDOWS: Rule = Rule {
 
 pub(super) const RULES: &[Rule] = &[CPU_ONLY, TF_WINDOWS];
 
+/// xFormers' warning that it was built for a torch with CUDA (`PyTorch 2.1.2+cu121 with CUDA 1201 (you have
+/// 2.1.2+cpu)`): an extension of a CUDA build installed beside the torch, in words.
+fn cuda_companion(cx: &Ctx<'_>) -> Option<String> {
+    let m = cx.s.messages.iter().find(|m| {
+        m.id == "xformers.built_for_other_torch" && m.values.get("built_cuda").is_some_and(|c| c != "None")
+    })?;
+    let built = |k: &str| m.values.get(k).map_or("?", String::as_str);
+    Some(format!("an xFormers built for PyTorch {} with CUDA {}", built("built_torch"), built("built_cuda")))
+}
+
 pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     onnxruntime(cx, out);
     paddle(cx, out);
@@ -64,6 +74,10 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 let version = conda.version.map_or_else(String::new, |v| format!(" {v}"));
                 format!(
                     "conda's CUDA toolkit{version} is in the environment, so CUDA was wanted (the GPU list was not pasted)"
+                )
+            } else if let Some(built) = cuda_companion(cx) {
+                format!(
+                    "{built} is installed beside it (its warning), so CUDA was wanted (the GPU list was not pasted)"
                 )
             } else {
                 continue;

@@ -301,6 +301,7 @@ impl Facts {
         let mut snap = Snapshot::unknown(formats);
         self.settle_picks();
         self.ort_providers_from_messages();
+        self.torch_from_messages();
         self.gpu_facts.extend(gpus::facts_from_messages(&self.messages));
 
         if self.driver_version.is_none() {
@@ -592,6 +593,25 @@ fn pasted(source: &str) -> String {
 }
 
 /// The distinct sources, in order, as one `pasted …` source.
+impl Facts {
+    /// The torch installed as xFormers' warning prints it (`torch.__version__`, `… (you have 2.1.2+cpu)`), where
+    /// no list or print gave torch: the version is printed whole, its local tag too.
+    fn torch_from_messages(&mut self) {
+        if self.packages.iter().any(|p| p.name == "torch") {
+            return;
+        }
+        let Some(version) = self
+            .messages
+            .iter()
+            .filter(|m| m.id == "xformers.built_for_other_torch")
+            .find_map(|m| m.values.get("torch").cloned())
+        else {
+            return;
+        };
+        self.package(Pkg { name: "torch".to_owned(), version, conda_build: None, source: "xFormers' warning" });
+    }
+}
+
 fn join_sources<'a>(sources: impl Iterator<Item = &'a str>) -> String {
     let mut seen: Vec<&str> = Vec::new();
     for s in sources {

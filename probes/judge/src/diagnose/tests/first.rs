@@ -646,3 +646,20 @@ fn ollama_with_only_cpu_runners_is_a_cpu_only_build() {
     let metal = "time=2024-11-21T00:52:25.492+07:00 level=INFO source=common.go:49 msg=\"Dynamic LLM libraries\" runners=[metal]\n";
     assert!(!ids(metal).contains(&"framework.cpu_only_build".to_owned()));
 }
+
+/// xFormers' warning names the torch installed (baichuan-inc/Baichuan2#248, verbatim: built for 2.1.0+cu121,
+/// `you have 2.1.0+cpu`): a CPU torch under an extension built for CUDA is the CPU-only build, and the warning
+/// line is its evidence, not a finding of its own. A torch of another CUDA build is no CPU finding
+/// (Engineer-of-Stuff/stable-diffusion-paperspace#111's line).
+#[test]
+fn xformers_warning_names_a_cpu_torch() {
+    let ids = super::pasted_ids;
+    let warning = "WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:\n    \
+                   PyTorch 2.1.0+cu121 with CUDA 1201 (you have 2.1.0+cpu)\n    Python  3.8.10 (you have 3.8.0)\n";
+    assert_eq!(ids(warning), ["framework.cpu_only_build"]);
+    let other = "WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:\n\
+                 PyTorch 2.1.0+cu121 with CUDA 1201 (you have 2.0.1+cu118)\n";
+    let found = ids(other);
+    assert!(!found.contains(&"framework.cpu_only_build".to_owned()), "{found:?}");
+    assert!(found.contains(&"observed.xformers.built_for_other_torch".to_owned()), "{found:?}");
+}

@@ -1158,6 +1158,20 @@ const CASES: &[Case] = &[
         &[("library", "nvcuda.dll")],
         &[],
     ),
+    // invoke-ai/InvokeAI#4788: the warning's second line, a CPU torch under an xFormers for CUDA 11.8.
+    (
+        "xformers.built_for_other_torch",
+        "    PyTorch 2.0.1+cu118 with CUDA 1108 (you have 2.0.1+cpu)",
+        &[("built_torch", "2.0.1+cu118"), ("built_cuda", "1108"), ("torch", "2.0.1+cpu")],
+        &[],
+    ),
+    // Vchitect/SEINE#21 (a Mac, torch without a local tag).
+    (
+        "xformers.built_for_other_torch",
+        "    PyTorch 2.0.1 with CUDA 1106 (you have 2.0.1)",
+        &[("built_torch", "2.0.1"), ("built_cuda", "1106"), ("torch", "2.0.1")],
+        &[],
+    ),
     // (format) the WinError text Windows gives for 126, with torch's suffix.
     (
         "windows.dll_load_failed",
