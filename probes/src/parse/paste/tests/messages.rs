@@ -228,6 +228,20 @@ const CASES: &[Case] = &[
         &[("compiled", "9, 10, 2"), ("runtime", "9, 1, 0")],
         &[],
     ),
+    // pytorch/pytorch#5369 (torch 0.3, the first wording, integers).
+    (
+        "torch.cudnn_incompatible",
+        "RuntimeError: cuDNN version mismatch: PyTorch was compiled against 6021 but linked against 5110",
+        &[("compiled", "6021"), ("runtime", "5110")],
+        &[],
+    ),
+    // akanimax/T2F#6 (torch 1.0).
+    (
+        "torch.cudnn_incompatible",
+        "RuntimeError: cuDNN version incompatibility: PyTorch was compiled against 7401 but linked against 7301",
+        &[("compiled", "7401"), ("runtime", "7301")],
+        &[],
+    ),
     (
         "torch.cpp_extension_cuda_mismatch",
         "The detected CUDA version (11.8) mismatches the version that was used to compile\nPyTorch (12.1). Please make sure to use the same CUDA versions.",
