@@ -195,6 +195,19 @@ fn toolkits_fix(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&ObservedMessage
                 None,
             )
         }
+        "ld.cuda_runtime_symbol_missing" => {
+            let library = value("library").map_or_else(|| "the extension".to_owned(), |l| fix::word(cx, l));
+            (
+                Some(format!(
+                    "Rebuild {library} with the nvcc of the CUDA its framework runs: compare `{}` with `{}`, point \
+                     CUDA_HOME (and PATH) at the toolkit of torch.version.cuda, delete the old build (its `build` \
+                     folder and .so files) and build it again; or install the framework build of the nvcc's CUDA.",
+                    cmd(cx, "python", ["-c", "import torch; print(torch.version.cuda)"]),
+                    cmd(cx, "nvcc", ["--version"])
+                )),
+                None,
+            )
+        }
         "nvjitlink.ptxas_older_than_ptx" => {
             let ptx = value("ptx_version").map_or_else(|| "the PTX".to_owned(), |v| format!("PTX ISA {v}"));
             (

@@ -394,3 +394,18 @@ fn a_capability_no_gpu_has_is_an_old_runtime_answering() {
     );
     assert!(words.contains("sm_30"), "{words}");
 }
+
+/// An extension whose kernel stubs call the CUDA runtime's `__cudaPopCallConfiguration` (NVlabs/PWC-Net#11,
+/// verbatim): rebuilt with the nvcc of torch.version.cuda, the commands to compare them quoted for the shell.
+#[test]
+fn a_cuda_runtime_entry_point_missing_rebuilds_with_the_frameworks_nvcc() {
+    let (words, _) = fix_of(
+        "ImportError: /correlation_package/_ext/corr/_corr.so: undefined symbol: __cudaPopCallConfiguration\n",
+        "observed.ld.cuda_runtime_symbol_missing",
+    );
+    assert!(
+        words.contains("/correlation_package/_ext/corr/_corr.so") && words.contains("torch.version.cuda"),
+        "{words}"
+    );
+    assert!(words.contains("`nvcc --version`") && words.contains("CUDA_HOME"), "{words}");
+}

@@ -1186,6 +1186,16 @@ const CASES: &[Case] = &[
         &[("built_torch", "2.0.1"), ("built_cuda", "1106"), ("torch", "2.0.1")],
         &[],
     ),
+    // Guanghan/lighttrack#46 (an NMS extension built by the system's nvcc).
+    (
+        "ld.cuda_runtime_symbol_missing",
+        "ImportError: /home/peeterson/Desktop/lighttrack/HPE/../lib/nms/gpu_nms.cpython-36m-x86_64-linux-gnu.so: undefined symbol: __cudaPopCallConfiguration",
+        &[
+            ("library", "/home/peeterson/Desktop/lighttrack/HPE/../lib/nms/gpu_nms.cpython-36m-x86_64-linux-gnu.so"),
+            ("symbol", "__cudaPopCallConfiguration"),
+        ],
+        &[],
+    ),
     // (format) the WinError text Windows gives for 126, with torch's suffix.
     (
         "windows.dll_load_failed",
