@@ -195,6 +195,21 @@ fn toolkits_fix(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&ObservedMessage
                 None,
             )
         }
+        "ld.versioned_reference_undefined" => {
+            let Some(library) = value("needed") else { return (None, None) };
+            let by = value("by").map_or_else(|| "the library being linked".to_owned(), |b| fix::word(cx, b));
+            let release = library.split_once(".so.").map_or("", |(_, v)| v);
+            (
+                Some(format!(
+                    "{by} was built against {library}: install that release of it ({release} in its name) beside the \
+                     one you have and add its folder to the link path (`-L` and `-Wl,-rpath-link`, or \
+                     LD_LIBRARY_PATH), or use a build of {by} made for the CUDA release installed. `{}` lists the \
+                     copies the loader knows.",
+                    cmd(cx, "ldconfig", ["-p"])
+                )),
+                None,
+            )
+        }
         "ld.cuda_runtime_symbol_missing" => {
             let library = value("library").map_or_else(|| "the extension".to_owned(), |l| fix::word(cx, l));
             (

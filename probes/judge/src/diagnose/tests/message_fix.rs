@@ -409,3 +409,14 @@ fn a_cuda_runtime_entry_point_missing_rebuilds_with_the_frameworks_nvcc() {
     );
     assert!(words.contains("`nvcc --version`") && words.contains("CUDA_HOME"), "{words}");
 }
+
+/// A link against a library built for another CUDA release (openmm/openmmexampleplugin#20, verbatim: the
+/// plugin built against CUDA 10's cuFFT): the fix names that release's library and the link path.
+#[test]
+fn a_versioned_reference_names_the_release_to_install() {
+    let (words, _) = fix_of(
+        "/home/lvotapka/bin/openmm/lib/plugins/libOpenMMCUDA.so: undefined reference to `cufftExecZ2D@libcufft.so.10'\n",
+        "observed.ld.versioned_reference_undefined",
+    );
+    assert!(words.contains("libcufft.so.10") && words.contains("libOpenMMCUDA.so") && words.contains("-L"), "{words}");
+}

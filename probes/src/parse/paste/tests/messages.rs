@@ -1186,6 +1186,28 @@ const CASES: &[Case] = &[
         &[("built_torch", "2.0.1"), ("built_cuda", "1106"), ("torch", "2.0.1")],
         &[],
     ),
+    // AlexeyAB/darknet#8558 (CUDA 11.7's cuBLAS linked without its cuBLASLt).
+    (
+        "ld.versioned_reference_undefined",
+        "/usr/bin/ld: /usr/local/cuda-11.7/lib64/libcublas.so: undefined reference to `cublasLtGetStatusString@libcublasLt.so.11'",
+        &[
+            ("by", "/usr/local/cuda-11.7/lib64/libcublas.so"),
+            ("symbol", "cublasLtGetStatusString"),
+            ("needed", "libcublasLt.so.11"),
+        ],
+        &[],
+    ),
+    // NVIDIA-ISAAC-ROS/isaac_ros_image_pipeline#18 (VPI built for CUDA 10.2, no ld prefix).
+    (
+        "ld.versioned_reference_undefined",
+        "/opt/nvidia/vpi1/lib64/libnvvpi.so.1.1.15: undefined reference to `cudaMemcpyToArray@libcudart.so.10.2'",
+        &[
+            ("by", "/opt/nvidia/vpi1/lib64/libnvvpi.so.1.1.15"),
+            ("symbol", "cudaMemcpyToArray"),
+            ("needed", "libcudart.so.10.2"),
+        ],
+        &[],
+    ),
     // Guanghan/lighttrack#46 (an NMS extension built by the system's nvcc).
     (
         "ld.cuda_runtime_symbol_missing",
