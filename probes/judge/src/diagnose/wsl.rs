@@ -194,8 +194,9 @@ pub(super) const GRAPHICS_INTEROP: Rule = Rule {
     severity: Severity::Error,
     trigger: "Inside WSL a CUDA graphics-interop call failed: a line naming cudaGraphicsGL*, cudaGraphicsEGL*, \
               cudaGraphicsVDPAU*, cudaGLSetGLDevice, cudaGLGetDevices or the driver's cuGraphicsGL*/EGL*/VDPAU* that \
-              says it failed (or the next line does): CUDA interop with OpenGL, EGL or Vulkan is not supported under \
-              WSL 2, whatever the driver.",
+              says it failed (or the next line does), or CUDA's operating-system error (304) a few lines after a line \
+              naming OpenGL, EGL or Vulkan: CUDA interop with OpenGL, EGL or Vulkan is not supported under WSL 2, \
+              whatever the driver.",
     source: "NVIDIA CUDA on WSL User Guide, WSL 2 Support Constraints (https://docs.nvidia.com/cuda/wsl-user-guide/index.html: \
              CUDA interop with graphics APIs is among the features not supported on WSL 2); CUDA Runtime API modules \
              OpenGL/EGL/VDPAU Interoperability (https://docs.nvidia.com/cuda/cuda-runtime-api/modules.html); \

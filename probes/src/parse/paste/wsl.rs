@@ -163,12 +163,30 @@ const INTEROP_APIS: [&str; 8] = [
 /// failure itself or is followed by a line that does (cuda-samples' `checkCudaErrors` prints both on one
 /// line: `CUDA error at f.cu:12 code=304(cudaErrorOperatingSystem) "cudaGraphicsGLRegisterBuffer(…)"`,
 /// NVIDIA/cuda-samples:Common/helper_cuda.h `check`).
+///
+/// Also CUDA's operating-system error (cudaErrorOperatingSystem, 304: `OS call failed or operation not supported
+/// on this OS`, NVIDIA/cuda-python's runtime error table) within [`GRAPHICS_WINDOW`] lines after a line naming
+/// OpenGL, EGL or Vulkan: the error a graphics-interop call returns under WSL 2, printed by a program's own
+/// check that names no call (`GPUassert: OS call failed … visualisation.cu 426`).
 fn graphics_interop_failure(lines: &[String]) -> Option<String> {
     lines.iter().enumerate().find_map(|(i, l)| {
         let names = INTEROP_APIS.iter().any(|api| l.contains(api));
         let failed = says_failure(l) || lines.get(i + 1).is_some_and(|n| says_failure(n));
-        (names && failed).then(|| quoted(l))
+        let after_graphics = os_call_failed(l)
+            && lines[i.saturating_sub(GRAPHICS_WINDOW)..i].iter().any(|p| GRAPHICS_APIS.iter().any(|g| p.contains(g)));
+        ((names && failed) || after_graphics).then(|| quoted(l))
     })
+}
+
+/// How many lines before CUDA's operating-system error a graphics API may be named.
+const GRAPHICS_WINDOW: usize = 8;
+
+/// Graphics APIs as programs name them in their logs.
+const GRAPHICS_APIS: [&str; 4] = ["OpenGL", "EGL", "Vulkan", "glfw"];
+
+/// CUDA's cudaErrorOperatingSystem (304) by its string or its name.
+fn os_call_failed(line: &str) -> bool {
+    line.contains("OS call failed or operation not supported on this OS") || line.contains("cudaErrorOperatingSystem")
 }
 
 /// Words that name a pinned (page-locked) host allocation: the runtime's and driver's calls, PyTorch's
@@ -1046,6 +1064,25 @@ mod tests {
         assert_eq!(version("./main -m /mnt/e/models/7b.gguf\n"), None, "a disk mounted under /mnt");
         assert_eq!(version("/mnt/data/Users/x\n/home/me/mnt/c/Users/x\n/mnt/c\n/mnt/\n"), None);
         assert_eq!(version("WSL2\n/mnt/c/Users/me\n"), Some((2, None)), "the words' version is kept");
+    }
+
+    /// CUDA's operating-system error after an OpenGL line is the interop's failure (a program's own assert that
+    /// names no call, the shape of FLAMEGPU's `GPUassert`; lines written for the test); the error alone, or an
+    /// OpenGL line long before it, is not.
+    #[test]
+    fn the_os_call_error_after_an_opengl_line_is_an_interop_failure() {
+        let failure = |t: &str| read_wsl(t).and_then(|w| w.graphics_interop_failure);
+        let text = "WSL2\nOpenGL Error : invalid operation\nGPUassert: OS call failed or operation not supported on this OS src/vis.cu 426\n";
+        assert!(failure(text).is_some_and(|l| l.starts_with("GPUassert")), "{:?}", failure(text));
+        assert_eq!(
+            failure("WSL2\nGPUassert: OS call failed or operation not supported on this OS src/vis.cu 426\n"),
+            None
+        );
+        let far = format!(
+            "WSL2\nOpenGL 4.6\n{}CUDA error: OS call failed or operation not supported on this OS\n",
+            "x\n".repeat(10)
+        );
+        assert_eq!(failure(&far), None);
     }
 
     /// The failure readers on malformed, truncated and huge input: no panic, and a long text read in time
