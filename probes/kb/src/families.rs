@@ -94,12 +94,16 @@ pub fn library_wheel(base: &str) -> Option<&'static str> {
 /// cuRAND, cuSOLVER and cuSPARSE number their sonames apart from CUDA (`libcufft.so.11` is CUDA
 /// 12's: the `nvidia-cufft-cu12` wheel's RECORD), cuDNN and NCCL carry their own versions.
 pub fn library_requirement(base: &str, major: u32) -> Option<String> {
-    const CUDA_NUMBERED: [&str; 6] = ["cudart", "cublas", "cublasLt", "nvrtc", "nvJitLink", "cupti"];
-    if !CUDA_NUMBERED.contains(&base) || !(11..=99).contains(&major) {
+    if !is_cuda_numbered(base) || !(11..=99).contains(&major) {
         return None;
     }
     let wheel = library_wheel(base)?;
     Some(if major <= 12 { format!("{wheel}-cu{major}") } else { format!("{wheel}=={major}.*") })
+}
+
+/// Whether library `base` numbers its soname major by the CUDA major (see [`library_requirement`]).
+pub fn is_cuda_numbered(base: &str) -> bool {
+    ["cudart", "cublas", "cublasLt", "nvrtc", "nvJitLink", "cupti"].contains(&base)
 }
 
 /// Whether the installed package `name` is the wheel `wheel` (from [`library_wheel`]), with or

@@ -643,13 +643,21 @@ fn named_library(observed: &[&ObservedMessage]) -> Option<(String, String, u32, 
 /// major (12 when the text names none: NVIDIA publishes `nvidia-cudnn-cu12` for cuDNN 8.9 and 9),
 /// the toolkit libraries' wheel for that CUDA major (`families::library_requirement`), else the
 /// wheel for the text's CUDA major.
+///
+/// No wheel for a library of a CUDA before 11 (`libcudart.so.10.2`: NVIDIA's wheels start at CUDA 11), and
+/// none for a library numbered apart from CUDA (`libcufft.so.10`) where the text names no CUDA major: its
+/// soname does not say which CUDA's wheel holds it.
 fn library_requirement(cx: &Ctx<'_>, base: &str, major: u32) -> Option<String> {
-    let cuda = text_cuda_major(cx).unwrap_or(12);
+    let text_cuda = text_cuda_major(cx);
+    let cuda = text_cuda.unwrap_or(12);
     if base == "cudnn" {
         return (major >= 8).then(|| format!("nvidia-cudnn-cu{cuda}=={major}.*"));
     }
-    families::library_requirement(base, major)
-        .or_else(|| families::library_wheel(base).map(|wheel| format!("{wheel}-cu{cuda}")))
+    if families::is_cuda_numbered(base) {
+        return families::library_requirement(base, major);
+    }
+    let wheel = families::library_wheel(base)?;
+    text_cuda.map(|cuda| format!("{wheel}-cu{cuda}"))
 }
 
 /// The Python module whose folder holds a wheel's libraries: `nvidia-cudnn-cu12` → `nvidia.cudnn.lib`
@@ -671,9 +679,21 @@ fn library_fix(cx: &Ctx<'_>, observed: &[&ObservedMessage]) -> Option<FamilyFix>
         Some((stem, rest)) => format!("{stem}.so.{}", rest.split('.').next().unwrap_or(rest)),
         None => lib,
     };
-    let requirement = library_requirement(cx, &base, major)?;
-    let install = pip_install(cx, &[requirement.as_str()]);
     let name = fix::word(cx, &lib);
+    let Some(requirement) = library_requirement(cx, &base, major) else {
+        // No wheel holds it (a CUDA before 11, or a library the text does not tie to a CUDA major): the toolkit.
+        let check = cmd(cx, "ldconfig", ["-p"]);
+        let release = lib.split_once(".so.").map_or(String::new(), |(_, v)| format!(" ({v} in its name)"));
+        return Some((
+            Some(format!(
+                "`{check} | grep -F {name}` shows whether the loader finds it. Install the CUDA toolkit release that \
+                 ships {name}{release} (https://developer.nvidia.com/cuda-toolkit-archive) and add its library folder \
+                 to LD_LIBRARY_PATH, or install a build of the program for the CUDA release you have."
+            )),
+            None,
+        ));
+    };
+    let install = pip_install(cx, &[requirement.as_str()]);
     if dll || cx.os == OsFamily::Windows {
         return Some((
             Some(format!(
@@ -711,7 +731,11 @@ fn library_fix(cx: &Ctx<'_>, observed: &[&ObservedMessage]) -> Option<FamilyFix>
             ),
         )
     } else {
-        (format!("{base} of CUDA {major}"), format!("the CUDA {major} toolkit"))
+        if families::is_cuda_numbered(&base) {
+            (format!("{base} of CUDA {major}"), format!("the CUDA {major} toolkit"))
+        } else {
+            (format!("{base} (soname {major})"), "the CUDA toolkit that ships it".to_owned())
+        }
     };
     Some((
         Some(format!(

@@ -420,3 +420,24 @@ fn a_versioned_reference_names_the_release_to_install() {
     );
     assert!(words.contains("libcufft.so.10") && words.contains("libOpenMMCUDA.so") && words.contains("-L"), "{words}");
 }
+
+/// A library of a CUDA before 11 (NVIDIA-ISAAC-ROS/isaac_ros_image_pipeline#18's `libcudart.so.10.2`) has no pip
+/// wheel, and a library numbered apart from CUDA (`libcufft.so.10`) does not say which CUDA's wheel holds it:
+/// neither fix offers a wheel of another CUDA. CUDA 12's runtime still gets its wheel.
+#[test]
+fn a_library_is_offered_only_the_wheel_of_its_own_cuda() {
+    for line in [
+        "error while loading shared libraries: libcudart.so.10.2: cannot open shared object file: No such file or directory\n",
+        "ImportError: libcufft.so.10: cannot open shared object file: No such file or directory\n",
+    ] {
+        let f = finding(line, "observed.ld.cuda_library_missing");
+        let words = words(&f).expect("a fix").to_owned();
+        assert!(!words.contains("-cu12") && !words.contains("-cu11"), "{line}: {words}");
+        assert!(words.contains("cuda-toolkit-archive") && words.contains("LD_LIBRARY_PATH"), "{line}: {words}");
+    }
+    let f = finding(
+        "ImportError: libcudart.so.12: cannot open shared object file: No such file or directory\n",
+        "observed.ld.cuda_library_missing",
+    );
+    assert!(words(&f).is_some_and(|w| w.contains("nvidia-cuda-runtime-cu12")), "{f:#?}");
+}
