@@ -98,6 +98,8 @@ fn views<'a>(cx: &Ctx<'a>) -> Vec<View<'a>> {
         match g.and_then(|g| g.name.clone()) {
             Some(n) => format!("{n} ({bus})"),
             // A pasted lspci block without its header line has no bus id.
+            // A GPU the text names only by its index (`GPU 0`) is that.
+            None if bus.starts_with("GPU ") => bus.to_owned(),
             None if gpu_doctor_model::PciBusId::sysfs_form(bus).is_none() => format!("The GPU {bus}"),
             None => format!("GPU at {bus}"),
         }

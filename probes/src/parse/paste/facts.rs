@@ -93,6 +93,8 @@ pub(super) struct Facts {
     pub env: EnvFacts,
     /// How many GPUs the text says in words the machine has (`prose`).
     pub stated_gpu_count: Option<u32>,
+    /// A PCIe link said in words (`prose`): the generation now and at most, for the text's one GPU.
+    pub stated_link: Option<(u32, u32)>,
     /// Which toolkit `which nvcc` and the `/usr/local/cuda` link pick (CUDA_HOME, CUDA_PATH and
     /// LD_LIBRARY_PATH are settled from `env` when the snapshot is built).
     pub picks: ToolkitPicks,
@@ -321,6 +323,24 @@ impl Facts {
             self.listed_gpus.iter().map(|(_, s)| *s).chain(self.gpu_facts.iter().map(|f| f.source)).collect();
         let cuda_seen = self.cuda_order_seen(kb);
         let mut list = gpus::merge(self.listed_gpus.into_iter().map(|(g, _)| g).collect(), &self.gpu_facts, kb);
+        // The link said in words belongs to the text's one GPU, or to a GPU the text names no other way.
+        if let Some((now, max)) = self.stated_link {
+            let applied = match list.as_mut_slice() {
+                [] => {
+                    list.push(Gpu { pcie_gen_current: Some(now), pcie_gen_max: Some(max), ..Gpu::default() });
+                    true
+                }
+                [one] if one.pcie_gen_current.is_none() && one.pcie_gen_max.is_none() => {
+                    one.pcie_gen_current = Some(now);
+                    one.pcie_gen_max = Some(max);
+                    true
+                }
+                _ => false,
+            };
+            if applied {
+                gpu_sources.push("a link speed in words");
+            }
+        }
         with_bar1(&mut list, &self.bar1_mib);
         gpu_sources.extend(with_rebar(&mut list, &self.bar1_rebar));
         fill_health(&mut snap, std::mem::take(&mut self.gpu_health), std::mem::take(&mut self.xid_events), &list);

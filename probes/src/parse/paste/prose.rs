@@ -4,6 +4,9 @@
 //! compound), not where they say how many a run uses ("train on one GPU"); two different counts read
 //! as none.
 //!
+//! A PCIe link said in a sentence with two rates (`runs at 2.5 GT/s on a lane with 8GT/s available`) is the
+//! link now and its maximum, for the one GPU of the text.
+//!
 //! Sample (a thread that is not a corpus case): mazurowski-lab/finetune-SAM#18 ("I have two GPUs on
 //! the machine and torch.cuda.is_available outputs True").
 
@@ -94,7 +97,48 @@ fn count_in(line: &str) -> Option<u32> {
 }
 
 /// Reads the machine's GPU count, when the text says it in words and says one count only.
+/// The format name of a link speed said in a sentence.
+const LINK_FORMAT: &str = "a link speed in words";
+
+/// The PCIe generations of a sentence that names two link rates (`Tesla runs at 2.5 GT/s on a lane with 8GT/s
+/// available`): the lower is the link now, the higher its maximum, since a link never runs above what both
+/// ends can. Lines of programs that state two rates themselves (the kernel's `limited by … (capable of …)`,
+/// lspci's `LnkCap`/`LnkSta`) are theirs, and a sentence of more or fewer rates says nothing.
+fn link_in_words(line: &str) -> Option<(u32, u32)> {
+    if !line.contains("GT/s")
+        || ["available PCIe bandwidth", "LnkSta", "LnkCap", "link up,"].iter().any(|p| line.contains(p))
+    {
+        return None;
+    }
+    let mut generations: Vec<u32> = Vec::new();
+    for (at, _) in line.match_indices("GT/s") {
+        let before = line[..at].trim_end();
+        let number: String = before
+            .chars()
+            .rev()
+            .take_while(|c| c.is_ascii_digit() || *c == '.')
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        let generation = crate::probe::link::bandwidth::parse_link_speed(&format!("{number} GT/s"))?;
+        if !generations.contains(&generation) {
+            generations.push(generation);
+        }
+    }
+    match generations[..] {
+        [a, b] => Some((a.min(b), a.max(b))),
+        _ => None,
+    }
+}
+
 pub(super) fn read(lines: &[String], facts: &mut Facts) {
+    if facts.stated_link.is_none()
+        && let Some((i, link)) = lines.iter().enumerate().find_map(|(i, l)| link_in_words(l).map(|link| (i, link)))
+    {
+        facts.saw(i, LINK_FORMAT);
+        facts.stated_link = Some(link);
+    }
     let mut found: Option<(usize, u32)> = None;
     for (i, line) in lines.iter().enumerate() {
         let Some(n) = count_in(line) else { continue };
@@ -128,6 +172,29 @@ mod tests {
         assert_eq!(read_text("Laptops with just one GPU"), Some(1));
         assert_eq!(read_text("It is a single-GPU machine"), Some(1));
         assert_eq!(read_text("my 4-GPU node"), Some(4));
+    }
+
+    /// A link said in a sentence with two rates (lines written for the test): the lower rate is the link now, the
+    /// higher its maximum; a line of a program that states both, or of one rate, is not.
+    #[test]
+    fn a_link_speed_in_words_is_the_link_now_and_its_maximum() {
+        let link = |t: &str| Facts::read_by(read, t).stated_link;
+        assert_eq!(link("My card runs at 2.5 GT/s on a slot with 8GT/s available."), Some((1, 3)));
+        assert_eq!(link("It is stuck at 5 GT/s instead of 16 GT/s"), Some((2, 4)));
+        assert_eq!(link("LnkSta: Speed 2.5GT/s (downgraded), Width x16 (ok) 8GT/s"), None);
+        assert_eq!(
+            link(
+                "pci 0000:01:00.0: 4.000 Gb/s available PCIe bandwidth, limited by 2.5 GT/s PCIe x1 link at 0000:00:1c.2 (capable of 126.016 Gb/s with 8.0 GT/s PCIe x16 link)"
+            ),
+            None
+        );
+        assert_eq!(link("The GPU runs at 8 GT/s."), None);
+        assert_eq!(
+            link("2.5 GT/s, 5 GT/s and 8 GT/s are PCIe 1, 2 and 3"),
+            None,
+            "three rates say nothing of one link"
+        );
+        assert_eq!(link("runs at 7 GT/s of 8 GT/s"), None, "not a PCIe rate");
     }
 
     #[test]
