@@ -323,23 +323,8 @@ impl Facts {
             self.listed_gpus.iter().map(|(_, s)| *s).chain(self.gpu_facts.iter().map(|f| f.source)).collect();
         let cuda_seen = self.cuda_order_seen(kb);
         let mut list = gpus::merge(self.listed_gpus.into_iter().map(|(g, _)| g).collect(), &self.gpu_facts, kb);
-        // The link said in words belongs to the text's one GPU, or to a GPU the text names no other way.
-        if let Some((now, max)) = self.stated_link {
-            let applied = match list.as_mut_slice() {
-                [] => {
-                    list.push(Gpu { pcie_gen_current: Some(now), pcie_gen_max: Some(max), ..Gpu::default() });
-                    true
-                }
-                [one] if one.pcie_gen_current.is_none() && one.pcie_gen_max.is_none() => {
-                    one.pcie_gen_current = Some(now);
-                    one.pcie_gen_max = Some(max);
-                    true
-                }
-                _ => false,
-            };
-            if applied {
-                gpu_sources.push("a link speed in words");
-            }
+        if self.stated_link.is_some_and(|link| with_stated_link(&mut list, link)) {
+            gpu_sources.push("a link speed in words");
         }
         with_bar1(&mut list, &self.bar1_mib);
         gpu_sources.extend(with_rebar(&mut list, &self.bar1_rebar));
@@ -629,6 +614,23 @@ impl Facts {
             return;
         };
         self.package(Pkg { name: "torch".to_owned(), version, conda_build: None, source: "xFormers' warning" });
+    }
+}
+
+/// The link said in words (generation now, at most) given to the text's one GPU, or to a GPU the text names no
+/// other way; false where the text lists several GPUs or its one GPU's link is known.
+fn with_stated_link(list: &mut Vec<Gpu>, (now, max): (u32, u32)) -> bool {
+    match list.as_mut_slice() {
+        [] => {
+            list.push(Gpu { pcie_gen_current: Some(now), pcie_gen_max: Some(max), ..Gpu::default() });
+            true
+        }
+        [one] if one.pcie_gen_current.is_none() && one.pcie_gen_max.is_none() => {
+            one.pcie_gen_current = Some(now);
+            one.pcie_gen_max = Some(max);
+            true
+        }
+        _ => false,
     }
 }
 
