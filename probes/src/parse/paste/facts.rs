@@ -302,13 +302,7 @@ impl Facts {
         let formats: Vec<String> = self.formats.iter().map(|(_, f)| (*f).to_owned()).collect();
         let mut snap = Snapshot::unknown(formats);
         self.settle_picks();
-        self.ort_providers_from_messages();
-        self.torch_from_messages();
-        self.gpu_facts.extend(gpus::facts_from_messages(&self.messages));
-
-        if self.driver_version.is_none() {
-            self.driver_version = driver_from_messages(&self.messages).map(|v| (v, MESSAGES));
-        }
+        self.from_messages();
         if let Some((version, source)) = self.driver_version.clone() {
             let cuda = match self.driver_cuda {
                 Some((c, s)) => Some((c, s)),
@@ -599,6 +593,17 @@ fn pasted(source: &str) -> String {
 
 /// The distinct sources, in order, as one `pasted …` source.
 impl Facts {
+    /// What known error messages say of the machine where no reader said it: ONNX Runtime's providers, the
+    /// torch xFormers names, GPUs, the driver's version.
+    fn from_messages(&mut self) {
+        self.ort_providers_from_messages();
+        self.torch_from_messages();
+        self.gpu_facts.extend(gpus::facts_from_messages(&self.messages));
+        if self.driver_version.is_none() {
+            self.driver_version = driver_from_messages(&self.messages).map(|v| (v, MESSAGES));
+        }
+    }
+
     /// The torch installed as xFormers' warning prints it (`torch.__version__`, `… (you have 2.1.2+cpu)`), where
     /// no list or print gave torch: the version is printed whole, its local tag too.
     fn torch_from_messages(&mut self) {
