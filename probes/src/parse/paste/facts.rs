@@ -302,7 +302,7 @@ impl Facts {
         let formats: Vec<String> = self.formats.iter().map(|(_, f)| (*f).to_owned()).collect();
         let mut snap = Snapshot::unknown(formats);
         self.settle_picks();
-        self.from_messages();
+        self.read_messages();
         if let Some((version, source)) = self.driver_version.clone() {
             let cuda = match self.driver_cuda {
                 Some((c, s)) => Some((c, s)),
@@ -595,7 +595,7 @@ fn pasted(source: &str) -> String {
 impl Facts {
     /// What known error messages say of the machine where no reader said it: ONNX Runtime's providers, the
     /// torch xFormers names, GPUs, the driver's version.
-    fn from_messages(&mut self) {
+    fn read_messages(&mut self) {
         self.ort_providers_from_messages();
         self.torch_from_messages();
         self.gpu_facts.extend(gpus::facts_from_messages(&self.messages));
