@@ -259,6 +259,19 @@ fn other_fix(cx: &Ctx<'_>, known: &KnownMessage) -> FamilyFix {
              version).",
             cmd(cx, "sudo", ["systemctl", "enable", "--now", "nvidia-fabricmanager"])
         ),
+        // facebookresearch/xformers README (installing: the wheels on PyTorch's index are built per torch release
+        // and CUDA variant; `python -m xformers.info` prints the build).
+        "xformers.built_for_other_torch" => format!(
+            "Each xFormers wheel is built for one torch release and CUDA variant: install the one for the installed \
+             torch from PyTorch's index of its CUDA variant (for torch 2.5.1+cu121: `{}`), or install the torch \
+             release this xFormers names; `{}` then shows which build loaded.",
+            cmd(
+                cx,
+                "python",
+                ["-m", "pip", "install", "-U", "xformers", "--index-url", "https://download.pytorch.org/whl/cu121"]
+            ),
+            cmd(cx, "python", ["-m", "xformers.info"])
+        ),
         "numpy.compiled_against_numpy1" => format!(
             "Install NumPy 1 beside the module built against it: `{}`, or upgrade that module to a release built \
              against NumPy 2 (torch 2.3 and later).",

@@ -662,4 +662,9 @@ fn xformers_warning_names_a_cpu_torch() {
     let found = ids(other);
     assert!(!found.contains(&"framework.cpu_only_build".to_owned()), "{found:?}");
     assert!(found.contains(&"observed.xformers.built_for_other_torch".to_owned()), "{found:?}");
+    let kb = gpu_doctor_kb::Kb::get().unwrap();
+    let snap = gpu_doctor_probes::parse::paste::read_pasted(other, kb).unwrap();
+    let findings = crate::diagnose::diagnose(&snap, kb);
+    let f = findings.iter().find(|f| f.id == "observed.xformers.built_for_other_torch").expect("the finding");
+    assert!(f.fix.as_deref().is_some_and(|x| x.contains("xformers") && x.contains("--index-url")), "{f:#?}");
 }
