@@ -71,17 +71,14 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     if let Some(value) = lacks_video {
         evidence.push(format!("{CAPABILITIES}={value}"));
     }
+    let markers = container.into_iter().flat_map(|c| c.markers.iter().take(2)).map(|m| format!("pasted line: {m}"));
     if lacks_video.is_some() || (container.is_some() && present.is_empty()) {
-        if let Some(c) = container {
-            evidence.extend(c.markers.iter().take(2).map(|m| format!("pasted line: {m}")));
-        }
+        evidence.extend(markers);
         out.push(capability_missing(&missing, evidence));
         return;
     }
     evidence.extend(present);
-    if let Some(c) = container {
-        evidence.extend(c.markers.iter().take(2).map(|m| format!("pasted line: {m}")));
-    }
+    evidence.extend(markers);
     out.push(libraries_missing(cx, &missing, windows, container.is_some(), evidence));
 }
 

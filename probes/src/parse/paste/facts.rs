@@ -591,7 +591,6 @@ fn pasted(source: &str) -> String {
     format!("pasted {source}")
 }
 
-/// The distinct sources, in order, as one `pasted …` source.
 impl Facts {
     /// What known error messages say of the machine where no reader said it: ONNX Runtime's providers, the
     /// torch xFormers names, GPUs, the driver's version.
@@ -639,6 +638,7 @@ fn with_stated_link(list: &mut Vec<Gpu>, (now, max): (u32, u32)) -> bool {
     }
 }
 
+/// The distinct sources, in order, as one `pasted …` source.
 fn join_sources<'a>(sources: impl Iterator<Item = &'a str>) -> String {
     let mut seen: Vec<&str> = Vec::new();
     for s in sources {

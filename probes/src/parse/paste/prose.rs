@@ -96,7 +96,6 @@ fn count_in(line: &str) -> Option<u32> {
     None
 }
 
-/// Reads the machine's GPU count, when the text says it in words and says one count only.
 /// The format name of a link speed said in a sentence.
 const LINK_FORMAT: &str = "a link speed in words";
 
@@ -113,14 +112,7 @@ fn link_in_words(line: &str) -> Option<(u32, u32)> {
     let mut generations: Vec<u32> = Vec::new();
     for (at, _) in line.match_indices("GT/s") {
         let before = line[..at].trim_end();
-        let number: String = before
-            .chars()
-            .rev()
-            .take_while(|c| c.is_ascii_digit() || *c == '.')
-            .collect::<Vec<_>>()
-            .into_iter()
-            .rev()
-            .collect();
+        let number = &before[before.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.').len()..];
         let generation = crate::probe::link::bandwidth::parse_link_speed(&format!("{number} GT/s"))?;
         if !generations.contains(&generation) {
             generations.push(generation);
@@ -132,6 +124,8 @@ fn link_in_words(line: &str) -> Option<(u32, u32)> {
     }
 }
 
+/// Reads the first link said in words, and the machine's GPU count when the text says it in words and says one
+/// count only.
 pub(super) fn read(lines: &[String], facts: &mut Facts) {
     if facts.stated_link.is_none()
         && let Some((i, link)) = lines.iter().enumerate().find_map(|(i, l)| link_in_words(l).map(|link| (i, link)))
