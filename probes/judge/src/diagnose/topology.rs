@@ -22,8 +22,8 @@ pub(super) const P2P_BLOCKED: Rule = Rule {
               the IOMMU translating the devices' DMA (`intel_iommu=on` without `iommu=pt`, `iommu: Default domain \
               type: Translated`, `DMAR: IOMMU enabled`, AMD-Vi, a DMA remapping fault). Or NCCL_P2P_DISABLE is set \
               (NCCL's workaround for peer traffic that hangs) on such a machine. Or an NCCL test over several \
-              such GPUs listed them and printed its table header, then no result, where the text says it stalled \
-              or hung.",
+              such GPUs of one machine listed them and printed its table header (or, hanging while it set up, \
+              NCCL's own lines), then no result, where the text says it stalled, hung or deadlocked.",
     source: "NVML nvmlDeviceGetP2PStatus / nvidia-smi topo -p2p; NCCL troubleshooting guide, \"PCI Access Control \
              Services (ACS)\" (https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html: \
              `lspci -vvv | grep ACSCtl`, and P2P that hangs or is slow even where topo -p2p says OK; IO \

@@ -32,13 +32,15 @@ const FORMAT: &str = "an NCCL test's output";
 const MAX_RANKS: usize = 64;
 
 /// Words that say a run stopped making progress (matched at a word's start, case folded).
-const STALLED: [&str; 6] = ["stall", "hang", "hung", "stuck", "freez", "froze"];
+const STALLED: [&str; 7] = ["stall", "hang", "hung", "stuck", "freez", "froze", "deadlock"];
 
 /// Reads the test's device list, header and results; records the run when it stopped before its
 /// first result and the text says so.
 pub(super) fn read(lines: &[String], facts: &mut Facts) {
     let mut devices: Vec<(usize, String)> = Vec::new();
+    let mut hosts: Vec<String> = Vec::new();
     let mut header = None;
+    let mut setup = None;
     let mut rows = 0usize;
     let mut finished = false;
     for (i, line) in lines.iter().enumerate() {
@@ -47,16 +49,24 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
             if devices.len() < MAX_RANKS {
                 devices.push((i, name));
             }
+            if let Some(host) = host(t).filter(|h| !hosts.iter().any(|k| k == h)) {
+                hosts.push(host.to_owned());
+            }
         } else if !devices.is_empty() && header.is_none() && is_header(t) {
             header = Some(i);
+        } else if !devices.is_empty() && setup.is_none() && t.contains("NCCL INFO") {
+            setup = Some(i);
         } else if header.is_some() && is_row(t) {
             rows += 1;
         } else if t.starts_with("Avg bus bandwidth") {
             finished = true;
         }
     }
-    let (Some(h), Some(&(first, _))) = (header, devices.first()) else { return };
-    if rows > 0 || finished || devices.len() < 2 {
+    // The header comes once every communicator is set up; a run that hangs while NCCL sets them up
+    // shows NCCL's own lines (NCCL_DEBUG=INFO) after the device list instead.
+    let (Some(h), Some(&(first, _))) = (header.or(setup), devices.first()) else { return };
+    // Ranks on several machines talk over the network, not over one machine's PCIe.
+    if rows > 0 || finished || devices.len() < 2 || hosts.len() > 1 {
         return;
     }
     let Some(words) = lines.iter().find(|l| says_stalled(l)) else { return };
@@ -88,6 +98,13 @@ fn device_line(t: &str) -> Option<String> {
     let (_, name) = after.trim_start().strip_prefix('[')?.split_once(']')?;
     let name = name.trim();
     (!name.is_empty()).then(|| name.to_owned())
+}
+
+/// The machine of an nccl-tests device line (`Pid 123 on host device`), where it names one.
+fn host(t: &str) -> Option<&str> {
+    let (_, after) = t.split_once(" on ")?;
+    let (host, _) = after.split_once(" device ")?;
+    Some(host.trim()).filter(|h| !h.is_empty())
 }
 
 /// The table's column header: both bandwidth columns and a time column.

@@ -834,6 +834,40 @@ fn an_nccl_test_that_stalled_after_its_header_is_the_blocked_finding() {
     assert!(!finding_ids(&read(&one)).contains(&"topology.peer_access_blocked".to_owned()));
 }
 
+/// NVIDIA/nccl#606 (lifengli137, 2021-12-07, whole lines): the description's sentence, then the
+/// nccl-tests output posted while the test hung, cut before any header: it hung while NCCL set up
+/// the peer channels between two RTX A6000s of one workstation.
+const NCCL_606: &str = "The tests on pairs of GPUs (0-1, 0-2, 0-3, 1-2, 1-3) were run normally as expected; but **hang all the time** if tested between GPU2 and GPU3: CUDA_VISIBLE_DEVICES=2,3 ./all_reduce_perf -b 8 -e 16M -f 2 -g 2\n\
+```\n\
+# nThread 1 nGpus 2 minBytes 8 maxBytes 16777216 step: 2(factor) warmup iters: 5 iters: 20 validation: 1\n\
+#\n\
+# Using devices\n\
+#   Rank  0 Pid    225 on nccl-tests device  0 [0xc1] NVIDIA RTX A6000\n\
+#   Rank  1 Pid    225 on nccl-tests device  1 [0xc2] NVIDIA RTX A6000\n\
+nccl-tests:225:225 [0] NCCL INFO Bootstrap : Using eno1np0:172.31.45.2<0>\n\
+nccl-tests:225:225 [0] NCCL INFO NET/Plugin : No plugin found (libnccl-net.so), using internal implementation\n\
+nccl-tests:225:225 [0] NCCL INFO NET/IB : No device found.\n\
+nccl-tests:225:225 [0] NCCL INFO NET/Socket : Using [0]eno1np0:172.31.45.2<0>\n\
+nccl-tests:225:225 [0] NCCL INFO Using network Socket\n\
+NCCL version 2.8.2+cuda11.1\n\
+nccl-tests:225:240 [1] NCCL INFO Channel 00 : 1[c2000] -> 0[c1000] via P2P/direct pointer\n";
+
+#[test]
+fn an_nccl_test_that_hung_while_setting_up_on_one_machine_is_the_blocked_finding() {
+    let s = read(NCCL_606);
+    let stalled = s.topology.value().unwrap().stalled_collective.clone().unwrap();
+    assert_eq!(stalled.ranks, 2);
+    assert!(stalled.evidence.iter().any(|l| l.contains("NCCL INFO Bootstrap")), "{:?}", stalled.evidence);
+    assert!(finding_ids(&s).contains(&"topology.peer_access_blocked".to_owned()));
+    // The same ranks on two machines: the network, not one machine's PCIe.
+    let two = NCCL_606.replace("Pid    225 on nccl-tests device  1", "Pid    225 on other-node device  1");
+    assert_ne!(two, NCCL_606);
+    assert!(!finding_ids(&read(&two)).contains(&"topology.peer_access_blocked".to_owned()));
+    // Nothing of NCCL after the device list, and no header: nothing says where it stopped.
+    let bare: String = NCCL_606.lines().filter(|l| !l.contains("NCCL INFO")).map(|l| format!("{l}\n")).collect();
+    assert!(!finding_ids(&read(&bare)).contains(&"topology.peer_access_blocked".to_owned()));
+}
+
 #[test]
 fn acs_says_nothing_without_two_gpus_with_acs_off_or_where_the_driver_offers_no_p2p() {
     // One machine's bridge, no GPU list: nothing to say about peers.
