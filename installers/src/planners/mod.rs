@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use gpu_doctor_kb::Kb;
 use gpu_doctor_model::PythonEnv;
 use gpu_doctor_model::shell::Shell;
-use gpu_doctor_model::{PlanTarget, Report};
+use gpu_doctor_model::{Category, PlanTarget, Report};
 
 use crate::plan::Plan;
 
@@ -96,6 +96,14 @@ pub fn attach(report: &mut Report, kb: &Kb) {
                 r.id = plan.id.clone();
                 r.unplanned = None;
                 let mut prose = plan.prose(shell);
+                // For a GPU the installed build has no code for: which GPUs the chosen build covers.
+                if f.category == Category::ArchNotInBuild
+                    && let Some(alt) = plan.choice.as_ref().and_then(|c| c.chosen.as_ref())
+                    && let Some(covers) = alt.why.split("; ").next().filter(|w| w.starts_with("covers "))
+                {
+                    let covers = covers.trim_end_matches('.').replace(" (", ", ").replace(')', "");
+                    prose.push_str(&format!(" ({} {covers})", alt.label));
+                }
                 // As the probes say of their own fixes for pasted text: the paths are that machine's
                 // (a fix that only sets or unsets a variable to a value shows none).
                 let shows_path = prose.contains('/') || prose.contains('\\');

@@ -96,6 +96,53 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
         facts.complete_package_list = true;
     }
     read_uv_changes(lines, facts);
+    read_in_words(lines, facts);
+}
+
+/// A PyTorch package named with its whole version in a sentence or a list item: `the compiled product can
+/// be used with torch 2.4.1+cu121` (nunchux-ai/nunchaku#15), `` - `torch 2.10.0+cu128` ``. Only a version
+/// with PyTorch's local tag of a build (`+cu121`, `+cpu`, `+rocm6.2`) is taken, which no other package's
+/// version carries, and only where the text names one version of that package: two are a comparison, not
+/// what is installed. Install commands and wheel addresses are the install commands' reader's, and the torch
+/// xFormers says it was built for is not the installed one.
+fn words_re() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    #[allow(clippy::unwrap_used)] // a literal pattern, exercised by every test
+    RE.get_or_init(|| {
+        Regex::new(
+            r"(?i-u)\b(torch|pytorch|torchvision|torchaudio)[ =:-]{1,3}v?(\d+\.\d+(?:\.\d+)?(?:\.dev\d+)?\+(?:cu\d{2,3}|cpu|rocm\d+(?:\.\d+)*))\b",
+        )
+        .unwrap()
+    })
+}
+
+fn read_in_words(lines: &[String], facts: &mut Facts) {
+    const WORDS: &str = "a package version in words";
+    let mut found: Vec<(usize, String, String)> = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let lower = line.to_ascii_lowercase();
+        if lower.contains("install") || lower.contains("http") || lower.contains(".whl") {
+            continue;
+        }
+        for c in words_re().captures_iter(line) {
+            let (Some(name), Some(version)) = (c.get(1), c.get(2)) else { continue };
+            // xFormers' `built for: PyTorch 2.1.2+cu121 with CUDA 1201 (you have 2.1.2+cpu)` names the torch
+            // it was built for (xformers/_cpp_lib.py), not the one installed.
+            if line[version.end()..].trim_start().to_ascii_lowercase().starts_with("with cuda") {
+                continue;
+            }
+            let name = name.as_str().to_ascii_lowercase().replace("pytorch", "torch");
+            if !found.iter().any(|(_, n, v)| *n == name && v == version.as_str()) {
+                found.push((i, name, version.as_str().to_owned()));
+            }
+        }
+    }
+    for (i, name, version) in &found {
+        if found.iter().filter(|(_, n, _)| n == name).count() == 1 {
+            facts.saw(*i, WORDS);
+            add(facts, name, version, None, WORDS);
+        }
+    }
 }
 
 /// uv's summary after `uv pip install` / `uv sync` / `uv add`: a line per package changed, ` + name==version`

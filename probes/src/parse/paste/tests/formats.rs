@@ -177,6 +177,37 @@ fn uvs_install_summary_is_a_package_list() {
     }
 }
 
+/// A torch named with its whole version in a sentence (nunchux-ai/nunchaku#15, xmfbit, 2024-11-12, the
+/// description's sentence verbatim) is the installed build; a version without PyTorch's build tag, two
+/// versions of it, or an install command say nothing of what is installed.
+#[test]
+fn a_torch_named_with_its_build_in_a_sentence_is_installed() {
+    let text = "It wasn't until I set `export CUDA_HOME=/usr/local/cuda-12.4` that I was able to compile it \
+                successfully. Moreover, the compiled product can be used with torch 2.4.1+cu121.\n";
+    let s = read(text);
+    assert!(formats(&s).contains(&"a package version in words"), "{:?}", formats(&s));
+    let torch = framework(&s, "torch");
+    assert_eq!((torch.version.as_str(), &torch.build), ("2.4.1+cu121", &cuda("12.1")));
+    // A list item in backticks, as an issue's environment section writes it.
+    assert_eq!(
+        framework(&read("- `torch 2.10.0+cu128`, `torch.version.cuda == \"12.8\"`\n"), "torch").version,
+        "2.10.0+cu128"
+    );
+    for other in [
+        "the compiled product can be used with torch 2.4.1.\n",
+        "it works with torch 2.4.1+cu121 but not with torch 2.5.1+cu124\n",
+        "pip install torch 2.4.1+cu121\n",
+    ] {
+        let s = read(other);
+        let envs = s.python_envs.value().map(Vec::as_slice).unwrap_or_default();
+        assert!(envs.iter().all(|e| !e.frameworks.iter().any(|f| f.name == "torch")), "{other}");
+    }
+    // The torch xFormers was built for is not the one installed, which it names after it.
+    let xformers = "WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:\n    \
+                    PyTorch 2.1.2+cu121 with CUDA 1201 (you have 2.1.2+cpu)\n";
+    assert_eq!(framework(&read(xformers), "torch").version, "2.1.2+cpu");
+}
+
 #[test]
 fn pip_freeze_with_a_wheel_url() {
     let s = read(PIP_FREEZE);
