@@ -1,7 +1,9 @@
 //! The loader's family of messages: a library that asks another, by symbol version, for a symbol
 //! the copy the loader found lacks (`undefined symbol: X, version libY.so.N`). Whatever the
 //! symbol, the shape says the same: the loaded `libY.so.N` is older than the one the caller was
-//! built against, and the fix is the path that supplies it, or a newer copy.
+//! built against, and the fix is the path that supplies it, or a newer copy. NVIDIA libraries built
+//! without symbol versions (libnccl.so.2) are asked by name alone (`undefined symbol: ncclMemFree`):
+//! the symbol's prefix names the library.
 
 use super::{Ctx, Rule, fix};
 use gpu_doctor_kb::families;
@@ -13,7 +15,9 @@ const OLDER_LIBRARY: Rule = Rule {
     category: Category::MultipleToolkitsConflict,
     severity: Severity::Error,
     trigger: "A pasted loader error `undefined symbol: SYMBOL, version libY.so.N` for one of NVIDIA's CUDA \
-              libraries: the copy of libY.so.N the loader found is older than the caller needs.",
+              libraries: the copy of libY.so.N the loader found is older than the caller needs. Or `undefined \
+              symbol: SYMBOL` alone where SYMBOL's prefix names an NVIDIA library (`ncclMemFree`: libnccl.so.2, \
+              which carries no symbol versions).",
     source: "glibc elf/dl-lookup.c (the message); the libraries' wheels from the knowledge base's families \
              (`LIBRARY_WHEELS`, read from the wheels' RECORD files)",
 };
@@ -23,6 +27,21 @@ pub(super) const RULES: &[Rule] = &[OLDER_LIBRARY];
 /// The message row this family reads.
 const MESSAGE: &str = "ld.versioned_symbol_missing";
 
+/// Its unversioned form, for a symbol whose prefix names the library.
+const UNVERSIONED: &str = "ld.nvidia_symbol_missing";
+
+/// The library a symbol's prefix names, as the loader would name it: `ncclMemFree` → `libnccl.so.2`.
+/// Longer prefixes first (`cublasLt` before `cublas`).
+fn library_of_symbol(symbol: &str) -> Option<String> {
+    const PREFIXES: [&str; 10] =
+        ["nccl", "cudnn", "cublasLt", "cublas", "cusparse", "cufft", "curand", "cusolver", "nvrtc", "nvJitLink"];
+    let base = PREFIXES
+        .iter()
+        .find(|p| symbol.strip_prefix(**p).is_some_and(|r| r.starts_with(|c: char| c.is_ascii_uppercase())))?;
+    // NCCL has kept soname 2 since its first public release; the others' majors are not in the name.
+    Some(if *base == "nccl" { "libnccl.so.2".to_owned() } else { format!("lib{base}.so") })
+}
+
 /// `libcudart.so.12` → (`cudart`, `12`).
 fn library_parts(library: &str) -> Option<(&str, &str)> {
     let rest = library.strip_prefix("lib")?;
@@ -31,16 +50,18 @@ fn library_parts(library: &str) -> Option<(&str, &str)> {
 }
 
 pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
-    let mut seen: Vec<&str> = Vec::new();
-    for m in cx.s.messages.iter().filter(|m| m.id == MESSAGE) {
-        let (Some(library), Some(symbol)) = (m.values.get("library"), m.values.get("symbol")) else { continue };
-        let Some((base, _)) = library_parts(library) else { continue };
+    let mut seen: Vec<String> = Vec::new();
+    for m in cx.s.messages.iter().filter(|m| m.id == MESSAGE || m.id == UNVERSIONED) {
+        let Some(symbol) = m.values.get("symbol") else { continue };
+        let Some(library) = m.values.get("library").cloned().or_else(|| library_of_symbol(symbol)) else { continue };
+        let base = library_parts(&library)
+            .map_or_else(|| library.trim_start_matches("lib").trim_end_matches(".so"), |(base, _)| base);
         let Some(wheel) = families::library_wheel(base) else { continue };
-        if seen.contains(&library.as_str()) {
+        if seen.contains(&library) {
             continue;
         }
+        out.push(finding(cx, &library, symbol, wheel));
         seen.push(library);
-        out.push(finding(cx, library, symbol, wheel));
     }
 }
 
@@ -68,6 +89,33 @@ fn finding(cx: &Ctx<'_>, library: &str, symbol: &str, wheel: &str) -> Finding {
             None,
             goal,
             vec![fix::ld_library_path_without(cx, &cuda_dirs, None)],
+        ));
+    }
+    // The wheel that ships it installed for two CUDA majors in one environment (nvidia-nccl-cu11 beside
+    // -cu12): both put the library in the same folder, and the one installed last wins. The other
+    // major's goes, and the kept one is installed again at its version: removing the other took the
+    // shared file with it (rwth-i6/returnn#1802's collect_env: nvidia-nccl-cu11 2.14.3 beside -cu12 2.27.3).
+    for env in cx.envs() {
+        let copies: Vec<_> = env.cuda_wheels.iter().filter(|p| families::is_library_wheel(&p.name, wheel)).collect();
+        let majors: Vec<u32> = copies.iter().filter_map(|p| wheel_major(&p.name)).collect();
+        let keep = env.frameworks.iter().find_map(super::context::build_cuda).map(|(c, _)| c.major);
+        let Some(keep) = keep.or_else(|| majors.iter().copied().max()).filter(|_| majors.len() > 1) else { continue };
+        let other: Vec<String> =
+            copies.iter().filter(|p| wheel_major(&p.name).is_some_and(|m| m != keep)).map(|p| p.name.clone()).collect();
+        if other.is_empty() {
+            continue;
+        }
+        evidence.extend(copies.iter().map(|p| format!("{} {} in {}", p.name, p.version, env.name)));
+        let kept: Vec<String> = copies
+            .iter()
+            .filter(|p| wheel_major(&p.name) == Some(keep))
+            .map(|p| format!("{}=={}", p.name, p.version))
+            .collect();
+        let goal = format!("one {library} in {}, CUDA {keep}'s", env.name);
+        return OLDER_LIBRARY.finding(summary, detail, evidence, None).with_plan(fix::change(
+            Some(env),
+            goal,
+            vec![fix::uninstall(other), fix::install(&[InstallFlag::Reinstall], kept)],
         ));
     }
     // The wheel that ships it, installed in an environment: a newer one.
@@ -112,6 +160,11 @@ fn finding(cx: &Ctx<'_>, library: &str, symbol: &str, wheel: &str) -> Finding {
     OLDER_LIBRARY.finding(summary, detail, evidence, Some(words))
 }
 
+/// The CUDA major of an `nvidia-*-cuNN` wheel's name.
+fn wheel_major(name: &str) -> Option<u32> {
+    name.rsplit_once("-cu").and_then(|(_, m)| m.parse().ok())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -123,5 +176,14 @@ mod tests {
         assert_eq!(library_parts("libcudart.so"), None);
         assert_eq!(library_parts("cudart.so.12"), None);
         assert_eq!(library_parts("libcudart.so.x"), None);
+    }
+
+    #[test]
+    fn a_symbols_prefix_names_its_library() {
+        assert_eq!(library_of_symbol("ncclMemFree").as_deref(), Some("libnccl.so.2"));
+        assert_eq!(library_of_symbol("cublasLtMatmul").as_deref(), Some("libcublasLt.so"));
+        assert_eq!(library_of_symbol("cublasCreate_v2").as_deref(), Some("libcublas.so"));
+        assert_eq!(library_of_symbol("ncclx"), None);
+        assert_eq!(library_of_symbol("cudaMalloc"), None);
     }
 }

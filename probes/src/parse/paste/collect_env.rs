@@ -31,8 +31,38 @@ fn missing(v: &str) -> bool {
     matches!(v, "" | "N/A" | "None" | "Could not collect" | "No CUDA" | "none")
 }
 
-/// Reads collect_env output: needs `PyTorch version:` and one more of its fields.
+/// collect_env's package rows, `[pip3] torch==2.5.1` and `[conda] pytorch 2.5.1 py3.11_cuda12.4_cudnn9.1.0_0
+/// pytorch` (torch/utils/collect_env.py prefixes each `pip list --format=freeze` and `conda list` line it keeps),
+/// whether the rest of collect_env's output is pasted or only these rows are.
+fn package_rows(lines: &[String], facts: &mut Facts) {
+    for (i, line) in lines.iter().enumerate() {
+        let l = line.trim();
+        let added = if let Some(rest) = l.strip_prefix("[pip3] ").or_else(|| l.strip_prefix("[pip] ")) {
+            packages::freeze_line(rest)
+                .is_some_and(|(name, version)| packages::add(facts, &name, &version, None, FORMAT))
+        } else if let Some(rest) = l.strip_prefix("[conda] ")
+            && let Some((name, version, build)) = packages::conda_line(rest)
+        {
+            packages::add(facts, &name, &version, build.as_deref(), FORMAT)
+        } else {
+            false
+        };
+        if added {
+            facts.saw(i, FORMAT);
+        }
+    }
+}
+
+/// Reads collect_env output: its package rows wherever they are, the rest where `PyTorch version:` and one
+/// more of its fields are.
 pub(super) fn read(lines: &[String], facts: &mut Facts) {
+    fields(lines, facts);
+    // After the fields: `PyTorch version:` names torch's local tag where a `[pip3]` row may not.
+    package_rows(lines, facts);
+}
+
+/// The fields, where `PyTorch version:` and one more of them are.
+fn fields(lines: &[String], facts: &mut Facts) {
     let Some((start, torch_version)) = field(lines, "PyTorch version:") else { return };
     let others = ["CUDA used to build PyTorch:", "Is CUDA available:", "Is debug build:", "cuDNN version:"];
     if !others.iter().any(|k| field(lines, k).is_some()) {
@@ -95,18 +125,6 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
         gpus(lines, facts);
     }
     cudnn(lines, facts);
-    for line in lines {
-        let l = line.trim();
-        if let Some(rest) = l.strip_prefix("[pip3] ").or_else(|| l.strip_prefix("[pip] ")) {
-            if let Some((name, version)) = packages::freeze_line(rest) {
-                packages::add(facts, &name, &version, None, FORMAT);
-            }
-        } else if let Some(rest) = l.strip_prefix("[conda] ")
-            && let Some((name, version, build)) = packages::conda_line(rest)
-        {
-            packages::add(facts, &name, &version, build.as_deref(), FORMAT);
-        }
-    }
 }
 
 /// The CPU architectures collect_env and Python's platform string name.

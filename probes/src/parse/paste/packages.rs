@@ -103,7 +103,8 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
 /// be used with torch 2.4.1+cu121` (nunchux-ai/nunchaku#15), `` - `torch 2.10.0+cu128` ``. Only a version
 /// with PyTorch's local tag of a build (`+cu121`, `+cpu`, `+rocm6.2`) is taken, which no other package's
 /// version carries, and only where the text names one version of that package: two are a comparison, not
-/// what is installed. Install commands and wheel addresses are the install commands' reader's, and the torch
+/// what is installed, and a package a list gave is the list's. Install commands and wheel addresses are the
+/// install commands' reader's, and the torch
 /// xFormers says it was built for is not the installed one.
 fn words_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
@@ -138,7 +139,8 @@ fn read_in_words(lines: &[String], facts: &mut Facts) {
         }
     }
     for (i, name, version) in &found {
-        if found.iter().filter(|(_, n, _)| n == name).count() == 1 {
+        // A list or another reader gave it: theirs stands.
+        if found.iter().filter(|(_, n, _)| n == name).count() == 1 && !facts.packages.iter().any(|p| p.name == *name) {
             facts.saw(*i, WORDS);
             add(facts, name, version, None, WORDS);
         }

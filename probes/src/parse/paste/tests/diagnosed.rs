@@ -221,6 +221,27 @@ fn wsl_named_in_prose_and_a_libcuda_so_failure_name_wsls_loader_path() {
     assert!(!ids(panic).iter().any(|f| f.id == "wsl.libcuda_so_not_in_cache"));
 }
 
+/// NCCL's libnccl.so.2 carries no symbol versions, so an older copy shows as `undefined symbol: ncclX`
+/// alone (pytorch/pytorch#119072, VictorNanka's quote, verbatim): the same family, libnccl.so.2 named.
+/// With collect_env's `[pip3]` rows showing NCCL wheels of two CUDA majors (the form of
+/// rwth-i6/returnn#1802's rows; the versions here are pytorch#119072's era), the fix removes the other
+/// major's wheel and installs the kept one again; a CUDA runtime symbol without a version is no NCCL's.
+#[test]
+fn an_unversioned_nccl_symbol_is_an_older_libnccl_and_two_majors_keep_one() {
+    let line = "ImportError: /home/user/.local/lib/python3.10/site-packages/torch/lib/libtorch_cuda.so: undefined symbol: ncclCommRegister\n";
+    let findings = diagnosed(line);
+    let f = findings.iter().find(|f| f.id == "loader.older_library_loaded").expect("the finding");
+    assert!(f.summary.contains("libnccl.so.2"), "{}", f.summary);
+    let text = format!("{line}[pip3] nvidia-nccl-cu11==2.14.3\n[pip3] nvidia-nccl-cu12==2.19.3\n[pip3] torch==2.2.0\n");
+    let findings = diagnosed(&text);
+    let f = findings.iter().find(|f| f.id == "loader.older_library_loaded").expect("the finding");
+    let plan = format!("{:?}", f.plan);
+    assert!(plan.contains("Uninstall { packages: [\"nvidia-nccl-cu11\"] }"), "{plan}");
+    assert!(plan.contains("nvidia-nccl-cu12==2.19.3"), "{plan}");
+    let other = diagnosed("undefined symbol: cudaMallocAsync\n");
+    assert!(!other.iter().any(|f| f.id == "loader.older_library_loaded"), "{other:#?}");
+}
+
 /// With nothing else pasted, the versioned symbol's fix names the exact wheel for the library's
 /// CUDA major: `-cu12` up to 12, no suffix from 13 (pinned to the major); where the soname is not
 /// the CUDA major (cuFFT's `.so.11` is CUDA 12's), it names the wheel without a command.

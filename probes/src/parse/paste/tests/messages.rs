@@ -705,6 +705,17 @@ const CASES: &[Case] = &[
         &[("symbol", "cudaGetDriverEntryPointByVersion"), ("library", "libcudart.so.12")],
         &[],
     ),
+    // pytorch/pytorch#119072 (VictorNanka's quote, 2024-04-18, verbatim): torch 2.2's import under an older
+    // NCCL found first; the unversioned form of the loader's message.
+    (
+        "ld.nvidia_symbol_missing",
+        "ImportError: /home/user/.local/lib/python3.10/site-packages/torch/lib/libtorch_cuda.so: undefined symbol: ncclCommRegister",
+        &[
+            ("by", "/home/user/.local/lib/python3.10/site-packages/torch/lib/libtorch_cuda.so"),
+            ("symbol", "ncclCommRegister"),
+        ],
+        &[],
+    ),
     // vllm-project/vllm#611 (verbatim): vLLM's kernels built for another torch.
     (
         "ld.torch_symbol_missing",
