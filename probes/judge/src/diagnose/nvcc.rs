@@ -1,7 +1,10 @@
-//! An nvcc older than the GPU architecture it was asked to build for: every CUDA release's nvcc knows
-//! the architectures up to its own release (the knowledge base's `first_toolkit` per capability), so
-//! a build for a newer one fails with `nvcc fatal : Unsupported gpu architecture 'compute_89'`.
+//! nvcc and the builds that run it: an nvcc older than the GPU architecture it was asked to build for
+//! (every CUDA release's nvcc knows the architectures up to its own release, the knowledge base's
+//! `first_toolkit` per capability, so a build for a newer one fails with `nvcc fatal : Unsupported gpu
+//! architecture 'compute_89'`); a build that ran `<root>/bin/nvcc` where the root it was given holds
+//! none; a build or a shell that found no `nvcc` on PATH.
 
+use super::context::build_cuda;
 use super::{Ctx, Rule};
 use gpu_doctor_model::{Category, ComputeCapability, CudaVersion, Finding, Severity};
 
@@ -20,7 +23,116 @@ const NVCC_TOO_OLD: Rule = Rule {
              notes: the architectures each release adds); the nvcc message row's source",
 };
 
-pub(super) const RULES: &[Rule] = &[NVCC_TOO_OLD];
+const MISSING_AT_ROOT: Rule = Rule {
+    id: "toolkit.nvcc_missing_at_root",
+    category: Category::EnvVarMisconfig,
+    severity: Severity::Error,
+    trigger: "A build ran nvcc by its path, `<root>/bin/nvcc`, and the shell, make or Python said there is no \
+              such file (`/bin/sh: /usr/local/cuda/bin/nvcc: not found`, `make: …/bin/nvcc: Command not found`, \
+              `[Errno 2] No such file or directory: '/usr/local/cuda/bin/nvcc'`): the CUDA root it was given \
+              (CUDA_HOME, CUDA_PATH, a Makefile's default /usr/local/cuda, an empty variable giving `/bin/nvcc`) \
+              holds no nvcc. A root with a stray `:` is `env.cuda_home_not_a_toolkit_root`'s.",
+    source: "torch.utils.cpp_extension (CUDA_HOME/bin/nvcc, CUDA_HOME defaulting to /usr/local/cuda); NVIDIA's \
+             cuda-samples Makefiles (CUDA_PATH ?= /usr/local/cuda); the messages' rows (`exec.nvcc_not_found`, \
+             `exec.nvcc_not_found_python`); CUDA Installation Guide for Linux (the toolkit in /usr/local/cuda-X.Y, a \
+             distribution's package in /usr/bin)",
+};
+
+const NOT_ON_PATH: Rule = Rule {
+    id: "toolkit.nvcc_not_on_path",
+    category: Category::EnvVarMisconfig,
+    severity: Severity::Error,
+    trigger: "A build or a shell ran `nvcc` by name and found none on PATH (`/bin/sh: 1: nvcc: not found`, `make: \
+              nvcc: Command not found`, `bash: nvcc: command not found`): no CUDA toolkit is installed, or its bin \
+              folder is not on PATH (the toolkit's installer does not add it; `sudo` resets PATH).",
+    source: "CUDA Installation Guide for Linux, post-installation actions (`export PATH=/usr/local/cuda-X.Y/bin${PATH:+:${PATH}}`); \
+             sudo's secure_path (sudoers(5)); the message row `exec.nvcc_not_found`",
+};
+
+pub(super) const RULES: &[Rule] = &[NVCC_TOO_OLD, MISSING_AT_ROOT, NOT_ON_PATH];
+
+/// The message rows of a program that could not run nvcc.
+const NOT_FOUND: [&str; 2] = ["exec.nvcc_not_found", "exec.nvcc_not_found_python"];
+
+/// nvcc that ran by path or name and was not there ([`MISSING_AT_ROOT`], [`NOT_ON_PATH`]).
+fn not_found(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let missing: Vec<&str> =
+        cx.s.messages
+            .iter()
+            .filter(|m| NOT_FOUND.contains(&m.id.as_str()))
+            .filter_map(|m| m.values.get("path").map(String::as_str))
+            .collect();
+    let Some(&path) = missing.first() else { return };
+    // The nvcc the text shows elsewhere (`which nvcc`, an nvcc that printed its version), and its root.
+    let installs = cx.s.toolkits.value().map(|t| t.installs.as_slice()).unwrap_or_default();
+    let elsewhere = installs.iter().find(|i| i.nvcc.as_deref().is_some_and(|n| n != path));
+    let torch_cuda = cx.frameworks().find(|(_, f)| f.name == "torch").and_then(|(_, f)| build_cuda(f)).map(|(c, _)| c);
+    let install = match torch_cuda {
+        Some(c) => format!(
+            "install the CUDA {c} toolkit, torch's own CUDA (NVIDIA's cuda-toolkit-{}-{} package, or `conda install -c \
+             nvidia cuda-nvcc={c}` in a conda environment)",
+            c.major, c.minor
+        ),
+        None => "install the CUDA toolkit (https://developer.nvidia.com/cuda-downloads; in a conda environment `conda \
+                 install -c nvidia cuda-nvcc` of the CUDA release the framework was built with)"
+            .to_owned(),
+    };
+    let mut evidence: Vec<String> = Vec::new();
+    if let Some(i) = elsewhere {
+        evidence.push(format!("nvcc shown at {}", i.nvcc.as_deref().unwrap_or_default()));
+    }
+    if path == "nvcc" {
+        let fix = match elsewhere {
+            Some(i) => format!(
+                "Put the toolkit's bin folder on PATH where the build runs: `export PATH={}/bin:$PATH` (under sudo, \
+                 PATH is reset: run the build without sudo, or `sudo env PATH=\"$PATH\" …`).",
+                i.root.trim_end_matches('/')
+            ),
+            None => format!(
+                "If a CUDA toolkit is installed (`ls -d /usr/local/cuda*`), put its bin folder on PATH: `export \
+                 PATH=/usr/local/cuda/bin:$PATH` (under sudo, PATH is reset: run the build without sudo); else {install}."
+            ),
+        };
+        out.push(NOT_ON_PATH.finding(
+            "nvcc is not on PATH where the build runs".to_owned(),
+            "The build (or the shell) ran `nvcc` by name and no folder on PATH holds it: no CUDA toolkit is installed, \
+             or its bin folder was never added to PATH (NVIDIA's installer leaves that to the user), or sudo reset \
+             PATH."
+                .to_owned(),
+            evidence,
+            Some(fix),
+        ));
+        return;
+    }
+    let root = path.trim_end_matches("/bin/nvcc");
+    let shown = if root.is_empty() { "an empty root (`/bin/nvcc`)".to_owned() } else { root.to_owned() };
+    let fix = match elsewhere {
+        Some(i) => {
+            let r = i.root.trim_end_matches('/');
+            format!(
+                "Point the build at the toolkit whose nvcc is shown, {r}: CUDA_HOME={r} for PyTorch extensions and most \
+                 setup.py builds, CUDA_PATH={r} for NVIDIA's CUDA samples' Makefiles (`make CUDA_PATH={r}`), \
+                 CUDAToolkit_ROOT={r} for CMake; or install NVIDIA's toolkit in the root the build expects \
+                 (https://developer.nvidia.com/cuda-downloads)."
+            )
+        }
+        None => format!(
+            "Set the build's CUDA root to a toolkit that has bin/nvcc (CUDA_HOME for PyTorch extensions and setup.py \
+             builds, CUDA_PATH for NVIDIA's samples' Makefiles, CUDAToolkit_ROOT for CMake; `ls -d /usr/local/cuda*` \
+             lists NVIDIA's), or {install}."
+        ),
+    };
+    out.push(MISSING_AT_ROOT.finding(
+        format!("The build ran {path}, which does not exist"),
+        format!(
+            "The build looked for nvcc under the CUDA root it was given, {shown}, and there is none: that root is \
+             another toolkit's default (a Makefile's or PyTorch's /usr/local/cuda), a toolkit without its compiler (a \
+             runtime-only or conda cudatoolkit install), or a variable left empty."
+        ),
+        evidence,
+        Some(fix),
+    ));
+}
 
 /// The message row of nvcc refusing an architecture.
 const REFUSED: &str = "nvcc.unsupported_gpu_architecture";
@@ -41,6 +153,12 @@ fn arch_cc(arch: &str) -> Option<ComputeCapability> {
 }
 
 pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    not_found(cx, out);
+    too_old(cx, out);
+}
+
+/// [`NVCC_TOO_OLD`].
+fn too_old(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let newest: Option<CudaVersion> =
         cx.s.toolkits
             .value()

@@ -103,7 +103,13 @@ fn strip_prompt(line: &str) -> Option<&str> {
     };
     if let Some((prompt, command)) = rest.split_once("$ ")
         && !prompt.contains(' ')
-        && (prompt.contains('@') || prompt.ends_with(":~") || prompt.contains(":~/"))
+        && (prompt.contains('@')
+            || prompt.ends_with(":~")
+            || prompt.contains(":~/")
+            // A bare folder name (`cuda-samples$ which nvcc`), before a command word.
+            || (!prompt.is_empty()
+                && prompt.chars().all(|c| c.is_ascii_alphanumeric() || "._-~/".contains(c))
+                && command.starts_with(|c: char| c.is_ascii_lowercase())))
     {
         return Some(command);
     }
@@ -155,6 +161,23 @@ mod tests {
                 ""
             ]
         );
+    }
+
+    /// A bare folder name as the prompt (NVIDIA/cuda-samples issues' `cuda-samples$ which nvcc`) goes before a
+    /// command word; a price or a variable does not look like one.
+    #[test]
+    fn a_folder_name_prompt_goes() {
+        assert_eq!(
+            lines(
+                "cuda-samples$ which nvcc
+/usr/bin/nvcc
+"
+            ),
+            ["which nvcc", "/usr/bin/nvcc", ""]
+        );
+        for kept in ["PRICE$ 3 each", "echo $HOME", "a b$ c"] {
+            assert_eq!(lines(kept)[0], kept);
+        }
     }
 
     /// Output glued to its fences (the shape of DreamTechAI/Direct3D-S2#32's paste; the words here

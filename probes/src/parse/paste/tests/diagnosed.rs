@@ -242,6 +242,28 @@ fn an_unversioned_nccl_symbol_is_an_older_libnccl_and_two_majors_keep_one() {
     assert!(!other.iter().any(|f| f.id == "loader.older_library_loaded"), "{other:#?}");
 }
 
+/// A build that ran nvcc by a path that is not there (Microway/gpu-burn#8, verbatim lines: the Makefile's
+/// CUDAPATH empty, so `/bin/nvcc`) names the root it was given; by name (flatironinstitute/cufinufft#148,
+/// `sudo make`) it is PATH; with `which nvcc` showing another nvcc, the fix names that root. A root with a
+/// stray colon is the variable's form, not this.
+#[test]
+fn nvcc_not_found_by_path_or_by_name() {
+    let ids = |text: &str| -> Vec<String> { diagnosed(text).into_iter().map(|f| f.id).collect() };
+    let burn =
+        "/bin/sh: /bin/nvcc: No such file or directory\nmake: *** [Makefile:38: gpu_burn.cuda_kernel] Error 127\n";
+    let found = diagnosed(burn);
+    let f = found.iter().find(|f| f.id == "toolkit.nvcc_missing_at_root").expect("the finding");
+    assert!(f.detail.contains("an empty root"), "{}", f.detail);
+    assert!(ids("/bin/sh: 1: nvcc: not found\n").contains(&"toolkit.nvcc_not_on_path".to_owned()));
+    let which = format!("{burn}$ which nvcc\n/usr/local/cuda-11.5/bin/nvcc\n");
+    let found = diagnosed(&which);
+    let f = found.iter().find(|f| f.id == "toolkit.nvcc_missing_at_root").expect("the finding");
+    assert!(f.fix.as_deref().is_some_and(|x| x.contains("CUDA_HOME=/usr/local/cuda-11.5")), "{:?}", f.fix);
+    let colon = "FileNotFoundError: [Errno 2] No such file or directory: ':/usr/local/cuda/bin/nvcc'\n";
+    let found = ids(colon);
+    assert!(!found.iter().any(|id| id.starts_with("toolkit.nvcc")), "{found:?}");
+}
+
 /// With nothing else pasted, the versioned symbol's fix names the exact wheel for the library's
 /// CUDA major: `-cu12` up to 12, no suffix from 13 (pinned to the major); where the soname is not
 /// the CUDA major (cuFFT's `.so.11` is CUDA 12's), it names the wheel without a command.
