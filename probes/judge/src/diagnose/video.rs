@@ -7,7 +7,7 @@
 //! there, and the host lacks the other library.
 
 use super::{Ctx, Rule};
-use gpu_doctor_model::{Category, Finding, ObservedMessage, Severity};
+use gpu_doctor_model::{Category, Finding, ObservedMessage, OsFamily, Severity};
 
 const CAPABILITIES_SOURCE: &str = "NVIDIA Container Toolkit, Driver capabilities \
     (https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/docker-specialized.html: `video` is \
@@ -19,8 +19,8 @@ pub(super) const CAPABILITY_MISSING: Rule = Rule {
     id: "env.driver_capabilities_lack_video",
     category: Category::EnvVarMisconfig,
     severity: Severity::Error,
-    trigger: "FFmpeg cannot load the driver's NVENC or NVDEC library (`Cannot load libnvidia-encode.so.1`, \
-              `libnvcuvid.so.1`) in a container, and nothing in the text shows a video library present there; or \
+    trigger: "FFmpeg, DALI or a Video Codec SDK encoder cannot load the driver's NVENC or NVDEC library \
+              (`Cannot load libnvidia-encode.so.1`, `libnvcuvid.so.1`) in a container, and nothing in the text shows a video library present there; or \
               NVIDIA_DRIVER_CAPABILITIES is set without `video` (or `all`) beside that failure: the NVIDIA Container \
               Toolkit mounts those libraries only for the video capability.",
     source: CAPABILITIES_SOURCE,
@@ -30,8 +30,8 @@ pub(super) const LIBRARIES_MISSING: Rule = Rule {
     id: "presence.video_codec_libs_missing",
     category: Category::Other,
     severity: Severity::Error,
-    trigger: "FFmpeg cannot load the driver's NVENC or NVDEC library (`Cannot load libnvidia-encode.so.1`, \
-              `libnvcuvid.so.1`, `nvEncodeAPI64.dll`) on a host, or in a container where another video library is \
+    trigger: "FFmpeg, DALI or a Video Codec SDK encoder cannot load the driver's NVENC or NVDEC library \
+              (`Cannot load libnvidia-encode.so.1`, `libnvcuvid.so.1`, `nvEncodeAPI64.dll`) on a host, or in a container where another video library is \
               present (the video capability is on, so the host lacks the library): Debian and Ubuntu package them \
               apart from the driver's CUDA library.",
     source: "FFmpeg/nv-codec-headers include/ffnvcodec/dynlink_loader.h (the libraries' names); Debian's \
@@ -42,8 +42,25 @@ pub(super) const LIBRARIES_MISSING: Rule = Rule {
 /// `CAPABILITY_MISSING` is listed with the variables' rules (`env_vars::RULES`), whose family it names.
 pub(super) const RULES: &[Rule] = &[LIBRARIES_MISSING];
 
-/// The catalogue's rows for FFmpeg failing to load the driver's encode and decode libraries.
-const NOT_LOADED: [&str; 2] = ["ffmpeg.nvenc_library_not_loaded", "ffmpeg.nvdec_library_not_loaded"];
+/// The catalogue's rows for a program failing to load the driver's encode and decode libraries: FFmpeg's,
+/// DALI's video reader's, and the Video Codec SDK's encoder's (which names no library: the encode one).
+const NOT_LOADED: [&str; 4] = [
+    "ffmpeg.nvenc_library_not_loaded",
+    "ffmpeg.nvdec_library_not_loaded",
+    "dali.nvcuvid_not_loaded",
+    "nvcodec.nvenc_library_not_found",
+];
+
+/// The library a failed load names, as the loader caches it: `libnvcuvid.so` is `libnvcuvid.so.1`; the
+/// SDK encoder's line names none and loads `libnvidia-encode.so.1` (`nvEncodeAPI64.dll` on Windows).
+fn library_of(m: &ObservedMessage, windows: bool) -> &str {
+    match m.values.get("library").map(String::as_str) {
+        Some("libnvcuvid.so") => "libnvcuvid.so.1",
+        Some(library) => library,
+        None if windows => "nvEncodeAPI64.dll",
+        None => "libnvidia-encode.so.1",
+    }
+}
 
 /// The driver's video libraries, by the names the loader caches them under.
 const VIDEO_LIBRARIES: [&str; 3] = ["libnvidia-encode.so.1", "libnvcuvid.so.1", "libnvidia-opticalflow.so.1"];
@@ -55,7 +72,9 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     if failed.is_empty() {
         return;
     }
-    let missing: Vec<&str> = failed.iter().filter_map(|m| m.values.get("library").map(String::as_str)).collect();
+    let mut missing: Vec<&str> = failed.iter().map(|m| library_of(m, cx.os == OsFamily::Windows)).collect();
+    missing.sort_unstable();
+    missing.dedup();
     let windows = missing.iter().any(|l| l.ends_with(".dll"));
     let mut evidence: Vec<String> = failed.iter().map(|m| format!("pasted line: {}", m.line)).collect();
     let present: Vec<String> = cx
@@ -123,8 +142,9 @@ fn libraries_missing(cx: &Ctx<'_>, missing: &[&str], windows: bool, container: b
     };
     LIBRARIES_MISSING.finding(
         format!("The driver's video library is missing ({})", missing.join(", ")),
-        "FFmpeg's NVENC and NVDEC load the driver's encode and decode libraries at run time; Debian and Ubuntu \
-         package them apart from the driver and its CUDA library, so a driver installed for CUDA alone lacks them.",
+        "NVENC and NVDEC users (FFmpeg, DALI, the Video Codec SDK's programs) load the driver's encode and decode \
+         libraries at run time; Debian and Ubuntu package them apart from the driver and its CUDA library, so a \
+         driver installed for CUDA alone lacks them.",
         evidence,
         Some(fix),
     )

@@ -169,6 +169,13 @@ const CONTAINER_WORDS: [(&str, &str); 11] = [
 const MAX_MARKERS: usize = 4;
 const MAX_GPU_MARKERS: usize = 4;
 
+/// Whether a container tool is named only under a condition: `if you`/`if running` before the first
+/// container word of the line.
+fn conditional(lower: &str) -> bool {
+    let first = CONTAINER_WORDS.iter().filter_map(|(w, _)| lower.find(w)).min();
+    first.is_some_and(|at| ["if you ", "if running ", "if using "].iter().any(|c| lower[..at].contains(c)))
+}
+
 /// A text about a program run in a container (`docker run …`, `udocker run …`, "in a docker on my
 /// unraid server", "within my k8s cluster"): the runtime and the lines that named it, into
 /// `facts.container`. The first runtime named wins.
@@ -180,6 +187,11 @@ fn ran_in_container(lines: &[String], facts: &mut Facts) {
             .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
             .find_map(|w| CONTAINER_WORDS.iter().find(|(word, _)| *word == w).map(|(_, runtime)| *runtime));
         let Some(runtime) = runtime else { continue };
+        // Advice that names a container under a condition (DALI's `If you are running in a Docker container,
+        // please refer to …`, printed wherever it runs) says nothing of where the program ran.
+        if conditional(&lower) {
+            continue;
+        }
         let marker: String = line.trim().chars().take(160).collect();
         match &mut found {
             None => {
@@ -320,6 +332,14 @@ mod tests {
             facts(
                 "sudo apt install nvidia-container-toolkit
 see the Dockerfile and dockerd"
+            )
+            .is_none()
+        );
+        // Advice under a condition, printed wherever the program runs (NVIDIA/DALI's video loader, verbatim).
+        assert!(
+            facts(
+                "Failed to load libnvcuvid.so, needed by the VideoReader operator. If you are running in a Docker \
+                 container, please refer to https://github.com/NVIDIA/nvidia-docker/wiki/Usage"
             )
             .is_none()
         );

@@ -705,6 +705,20 @@ const CASES: &[Case] = &[
         &[("symbol", "cudaGetDriverEntryPointByVersion"), ("library", "libcudart.so.12")],
         &[],
     ),
+    // NVIDIA/DALI#2229 (LightnessOfBeing, verbatim).
+    (
+        "dali.nvcuvid_not_loaded",
+        "[/opt/dali/dali/operators/reader/video_reader_op.h:66] [/opt/dali/dali/operators/reader/loader/video_loader.h:182] Assert on \"lib_handle_\" failed: Failed to load libnvcuvid.so, needed by the VideoReader operator. If you are running in a Docker container, please refer to https://github.com/NVIDIA/nvidia-docker/wiki/Usage",
+        &[("library", "libnvcuvid.so"), ("operator", "VideoReader")],
+        &[],
+    ),
+    // polygraphene/ALVR#224 (KookyCrazyBob, verbatim): ALVR's copy of the SDK's NvEncoder on Windows.
+    (
+        "nvcodec.nvenc_library_not_found",
+        "Failed to initialize CEncoder. All VideoEncoder are not available. VCE: AMF Error 1. g_AMFFactory.Init(), NVENC: NvEnc NvEncoderD3D11 failed. Code=1 NvEncoder::LoadNvEncApi : NVENC library file is not found. Please ensure NV driver is installed at c:\\src\\alvr\\alvr_server\\nvencoder.cpp:70",
+        &[],
+        &[],
+    ),
     // Microway/gpu-burn#8 (valen0922, verbatim): the Makefile's CUDAPATH empty, so nvcc ran as /bin/nvcc.
     ("exec.nvcc_not_found", "/bin/sh: /bin/nvcc: No such file or directory", &[("path", "/bin/nvcc")], &[]),
     // flatironinstitute/cufinufft#148 (zengletian1491, verbatim): `sudo make`, whose PATH lacks the toolkit.
