@@ -51,7 +51,7 @@ pub(super) fn family_fix(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&Observ
 fn by_category(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&ObservedMessage]) -> FamilyFix {
     match known.category {
         Category::DriverTooOldForRuntime => driver_fix(cx),
-        Category::CpuOnlyBuild => gpu_build_fix(cx, program(known)),
+        Category::CpuOnlyBuild => gpu_build_fix(cx, program(known), observed),
         Category::ArchNotInBuild => arch_fix(cx, known, observed),
         Category::CudnnMissingOrMismatch => cudnn_fix(cx, known, observed),
         Category::EnvVarMisconfig => variable_fix(cx, known),
@@ -393,9 +393,23 @@ fn driver_fix(cx: &Ctx<'_>) -> FamilyFix {
 /// (paddlepaddle.org.cn/install/quick), faiss-gpu alone from the pytorch conda channel
 /// (facebookresearch/faiss INSTALL.md), llama.cpp's `-DGGML_CUDA=ON` (ggml-org/llama.cpp
 /// docs/build.md; llama-cpp-python's README passes it in `CMAKE_ARGS`), CTranslate2's CUDA wheels
-/// (Linux x86-64 and Windows) or `-DWITH_CUDA=ON` (OpenNMT/CTranslate2 docs/installation.md).
-fn gpu_build_fix(cx: &Ctx<'_>, program: &str) -> FamilyFix {
+/// (Linux x86-64 and Windows) or `-DWITH_CUDA=ON` (OpenNMT/CTranslate2 docs/installation.md),
+/// sherpa-onnx's CUDA release archives or `-DSHERPA_ONNX_ENABLE_GPU=ON` (its release workflows).
+/// ONNX Runtime refused through its C API (the row's `ep`) is a native library, not the Python
+/// package: its GPU archive or NuGet package (onnxruntime.ai/docs/install).
+fn gpu_build_fix(cx: &Ctx<'_>, program: &str, observed: &[&ObservedMessage]) -> FamilyFix {
+    let native_ep = observed.iter().find_map(|m| m.values.get("ep"));
     let words = match program {
+        "ort" | "onnxruntime" if let Some(ep) = native_ep => Some(format!(
+            "The ONNX Runtime library this program loads or links was built without the {ep} execution provider (a \
+             CPU build: the CPU package or archive, a static or minimal build). Use a GPU build of the native \
+             library: the release archive `onnxruntime-linux-x64-gpu-<version>.tgz` or \
+             `onnxruntime-win-x64-gpu-<version>.zip` (github.com/microsoft/onnxruntime/releases), the \
+             Microsoft.ML.OnnxRuntime.Gpu NuGet package for .NET, or with Rust's ort crate its `cuda` feature and \
+             a GPU library (ORT_DYLIB_PATH); from Python, `{}` then `{}`.",
+            cmd(cx, "pip", ["uninstall", "-y", "onnxruntime", "onnxruntime-gpu"]),
+            pip_install(cx, &["onnxruntime-gpu"])
+        )),
         "torch" => super::arch::cuda_torch_for(cx).map(|choice| {
             format!("First remove the CPU-only torch: `{}`. {choice}", cmd(cx, "pip", ["uninstall", "-y", "torch"]))
         }),
@@ -431,6 +445,16 @@ fn gpu_build_fix(cx: &Ctx<'_>, program: &str) -> FamilyFix {
             fix::var_line(cx, "CMAKE_ARGS", "-DGGML_CUDA=on"),
             pip_install(cx, &["--force-reinstall", "--no-cache-dir", "llama-cpp-python"]),
             cmd(cx, "cmake", ["-B", "build", "-DGGML_CUDA=ON"])
+        )),
+        "sherpa_onnx" => Some(format!(
+            "This sherpa-onnx library is a CPU build (its ONNX Runtime has no CUDA provider). Use its CUDA build, for \
+             Linux x64 and Windows x64 only: the release archive `sherpa-onnx-<version>-win-x64-cuda.tar.bz2` or \
+             `sherpa-onnx-<version>-linux-x64-gpu.tar.bz2` (github.com/k2-fsa/sherpa-onnx/releases; newer releases \
+             also name the CUDA and cuDNN, `-cuda-12.x-cudnn-9.x-`), whose DLLs or shared libraries (sherpa-onnx's \
+             and onnxruntime's) replace those your binding's package ships (.NET, Go, Node.js); or build it with \
+             `{}`. The CUDA and cuDNN its ONNX Runtime was built for must be installed and on PATH (Windows) or the \
+             loader path.",
+            cmd(cx, "cmake", ["-DSHERPA_ONNX_ENABLE_GPU=ON", ".."])
         )),
         "ctranslate2" => Some(format!(
             "PyPI's CTranslate2 wheels carry CUDA only for Linux x86-64 and Windows: there `{}`; on other platforms \
@@ -780,6 +804,9 @@ fn cudnn_fix(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&ObservedMessage]) 
     if program(known) == "jax" {
         return (Some(jax_cudnn(cx, value("built").and_then(|v| parse_cudnn(v)))), None);
     }
+    if known.id == "ort.cuda_provider_failed" && value("cudnn_major").is_none() {
+        return (Some(ort_provider_load_words(cx, value("win_error").map(String::as_str))), None);
+    }
     let cuda = value("cuda_major").and_then(|v| v.parse::<u32>().ok());
     let needed = value("compiled").or_else(|| value("built")).and_then(|v| parse_cudnn(v));
     let runtime = value("runtime").and_then(|v| parse_cudnn(v));
@@ -800,6 +827,30 @@ fn cudnn_fix(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&ObservedMessage]) 
             )
         }
     }
+}
+
+/// ONNX Runtime's CUDA provider library that did not load (its own line, without the cuDNN and CUDA
+/// majors the Python package's line adds): the majors each onnxruntime-gpu release on PyPI is built
+/// for (onnxruntime.ai/docs/execution-providers/CUDA-ExecutionProvider.html#requirements: CUDA 12.x
+/// is PyPI's default from 1.19, with cuDNN 9.x; the releases before it default to CUDA 11.8 with
+/// cuDNN 8.x), the wheels that ship them, and the release built for a cuDNN 8 already installed.
+fn ort_provider_load_words(cx: &Ctx<'_>, win_error: Option<&str>) -> String {
+    let why = match win_error {
+        Some("126") => " (Windows error 126: a DLL it links, cuDNN's or CUDA's, is not in any folder on PATH)",
+        Some(_) => " (a DLL it links is missing or of another build)",
+        None => " (the loader names the library it did not find)",
+    };
+    let cuda = text_cuda_major(cx).filter(|&c| c >= 12).unwrap_or(12);
+    format!(
+        "ONNX Runtime's CUDA provider library did not load{why}, so it runs on the CPU. Each onnxruntime-gpu \
+         release needs one CUDA and one cuDNN major: on PyPI 1.19 and later are built for CUDA 12.x and cuDNN 9.x, \
+         1.18 and earlier for CUDA 11.8 and cuDNN 8.x. Install the libraries of the installed release's majors \
+         (`{}`, the cuDNN 9 and cuBLAS of CUDA {cuda}; from 1.21 on, `onnxruntime.preload_dlls()` called before the \
+         session loads them from those wheels or from torch), or keep cuDNN 8 and install a release built for it: \
+         `{}`.",
+        pip_install(cx, &[&format!("nvidia-cudnn-cu{cuda}==9.*"), &format!("nvidia-cublas-cu{cuda}")]),
+        pip_install(cx, &["onnxruntime-gpu==1.18.*"])
+    )
 }
 
 /// The fix for a build compiled against cuDNN `needed` (major, minor) that loaded another: that
@@ -961,6 +1012,8 @@ enum Unreachable {
     ContainerLost,
     /// The open kernel module on a GPU without a GSP.
     ProprietaryModule,
+    /// The open kernel module of 515 to 535 on a GPU that is not a data-centre one, without the opt-in.
+    OpenModuleOptIn,
     /// CUDA's unknown error at start-up: nvidia_uvm's state.
     UvmState,
     /// The Kubernetes device plugin's pod cannot reach the driver: the node's runtime is not NVIDIA's by default.
@@ -1016,6 +1069,7 @@ const UNREACHABLE: &[(Unreachable, &[&str])] = &[
     (Unreachable::ModuleBuild, &["dkms.module_build_failed", "installer.kernel_source_missing"]),
     (Unreachable::ContainerLost, &["nvml.unknown_error"]),
     (Unreachable::ProprietaryModule, &["nvrm.open_module_needs_gsp"]),
+    (Unreachable::OpenModuleOptIn, &["nvrm.open_module_unsupported_gpu"]),
     (Unreachable::UvmState, &["torch.cuda_unknown_error"]),
     (Unreachable::NodeRuntime, &["k8s.nvml_init_failed"]),
 ];
@@ -1119,6 +1173,7 @@ fn visible_fix(cx: &Ctx<'_>, known: &KnownMessage) -> FamilyFix {
             ),
             None,
         ),
+        Unreachable::OpenModuleOptIn => (Some(open_module_opt_in_words(cx)), None),
         Unreachable::UvmState => (Some(uvm_reload_words(cx)), None),
         Unreachable::NodeRuntime => node_runtime_fix(cx),
         Unreachable::ModuleBuild => (
@@ -1130,6 +1185,22 @@ fn visible_fix(cx: &Ctx<'_>, known: &KnownMessage) -> FamilyFix {
             load(DriverLoadProblem::ModuleForOtherKernel),
         ),
     }
+}
+
+/// The open kernel module of 515 to 535 on a GeForce or Workstation GPU: the open-gpu-kernel-modules
+/// README of those releases ("Compatible GPUs") asks for the module parameter; from 545 on it is
+/// ignored and not needed.
+fn open_module_opt_in_words(cx: &Ctx<'_>) -> String {
+    format!(
+        "This driver's open kernel module (515 to 535) drives GeForce and Workstation GPUs only when loaded \
+         with NVreg_OpenRmEnableUnsupportedGpus=1: put `options nvidia NVreg_OpenRmEnableUnsupportedGpus=1` \
+         in a file in /etc/modprobe.d (on an immutable system such as Talos, the module parameter in its \
+         machine configuration), rebuild the initramfs (`{}`; Fedora: `sudo dracut --force`) and reboot; \
+         or `{}` to try it at once. Or install the proprietary kernel module of the same release, or a 545 \
+         or newer driver, whose open module needs no opt-in.",
+        cmd(cx, "sudo", ["update-initramfs", "-u"]),
+        cmd(cx, "sudo", ["modprobe", "nvidia", "NVreg_OpenRmEnableUnsupportedGpus=1"])
+    )
 }
 
 /// An image that ships the driver's files the container toolkit mounts from the host: the file out of

@@ -434,11 +434,42 @@ const CASES: &[Case] = &[
         &[("cudnn_major", "8"), ("cuda_major", "12")],
         &[],
     ),
+    // The provider library's load failure on Windows, as pasted in microsoft/onnxruntime#21769
+    // (onnxruntime-gpu 1.19.0 over cuDNN 8: error 126, a DLL it links not found).
+    (
+        "ort.cuda_provider_failed",
+        "2024-08-16 15:41:33.7983729 [E:onnxruntime:Default, provider_bridge_ort.cc:1992 onnxruntime::TryGetProviderInfo_CUDA] D:\\a\\_work\\1\\s\\onnxruntime\\core\\session\\provider_bridge_ort.cc:1637 onnxruntime::ProviderLibrary::Get [ONNXRuntimeError] : 1 : FAIL : LoadLibrary failed with error 126 \"\" when trying to load \"C:\\Users\\sunny\\anaconda3\\envs\\pytorch\\lib\\site-packages\\onnxruntime\\capi\\onnxruntime_providers_cuda.dll\"",
+        &[("win_error", "126")],
+        &[],
+    ),
+    // And on Linux, where the loader names the library, which the `ld` row reads too
+    // (ardha27/AICoverGen-NoUI-Colab#10).
+    (
+        "ort.cuda_provider_failed",
+        "[E:onnxruntime:Default, provider_bridge_ort.cc:1480 TryGetProviderInfo_CUDA] /onnxruntime_src/onnxruntime/core/session/provider_bridge_ort.cc:1193 onnxruntime::Provider& onnxruntime::ProviderLibrary::Get() [ONNXRuntimeError] : 1 : FAIL : Failed to load library libonnxruntime_providers_cuda.so with error: libcufft.so.10: cannot open shared object file: No such file or directory",
+        &[("dlerror", "libcufft.so.10: cannot open shared object file: No such file or directory")],
+        &["ld.cuda_library_missing"],
+    ),
     (
         // The onnxruntime 1.20.1 wheel from PyPI, run here: an InferenceSession asked for CUDA.
         "ort.provider_not_available",
         "/tmp/site/onnxruntime/capi/onnxruntime_inference_collection.py:115: UserWarning: Specified provider 'CUDAExecutionProvider' is not in available provider names.Available providers: 'AzureExecutionProvider, CPUExecutionProvider'",
         &[("provider", "CUDAExecutionProvider"), ("available", "AzureExecutionProvider, CPUExecutionProvider")],
+        &[],
+    ),
+    // The C API's refusal, as Rust's ort crate returned it (pykeio/ort#456: its downloaded aarch64
+    // binaries have no CUDA provider).
+    (
+        "ort.provider_not_available",
+        "Error { code: GenericFailure, msg: \"CUDA execution provider is not enabled in this build.\" }",
+        &[("ep", "CUDA")],
+        &[],
+    ),
+    // sherpa-onnx's fallback when its ONNX Runtime lacks CUDA (k2-fsa/sherpa-onnx#1534).
+    (
+        "sherpa_onnx.gpu_not_enabled_in_build",
+        "/project/sherpa-onnx/csrc/session.cc:GetSessionOptionsImpl:167 Please compile with -DSHERPA_ONNX_ENABLE_GPU=ON. Available providers: CPUExecutionProvider, . Fallback to cpu!",
+        &[],
         &[],
     ),
     (
@@ -543,6 +574,13 @@ const CASES: &[Case] = &[
         &[("nvml_version", "570.124")],
         &[],
     ),
+    // NVML's string behind another program's prefix: nvtop's, the title of NixOS/nixpkgs#98328.
+    (
+        "nvml.driver_library_mismatch",
+        "Impossible to initialize nvidia nvml : Driver/library version mismatch",
+        &[],
+        &[],
+    ),
     (
         "nvml.cannot_communicate",
         "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.",
@@ -612,6 +650,14 @@ const CASES: &[Case] = &[
         "nvrm.rm_init_adapter_failed",
         "Jul 01 22:55:07 gpu kernel: NVRM: GPU 0000:01:00.0: RmInitAdapter failed! (0x22:0x56:884)",
         &[("bus_id", "0000:01:00.0"), ("code", "0x22:0x56:884")],
+        &[],
+    ),
+    // The open module refusing a GeForce (a 2080 Ti) before RmInitAdapter fails, from dmesg in
+    // NVIDIA/open-gpu-kernel-modules#230.
+    (
+        "nvrm.open_module_unsupported_gpu",
+        "[    3.513141] NVRM: Open nvidia.ko is only ready for use on Data Center GPUs.",
+        &[],
         &[],
     ),
     (
