@@ -33,8 +33,8 @@ const MISSING_AT_ROOT: Rule = Rule {
               (CUDA_HOME, CUDA_PATH, a Makefile's default /usr/local/cuda, an empty variable giving `/bin/nvcc`) \
               holds no nvcc. A root with a stray `:` is `env.cuda_home_not_a_toolkit_root`'s.",
     source: "torch.utils.cpp_extension (CUDA_HOME/bin/nvcc, CUDA_HOME defaulting to /usr/local/cuda); NVIDIA's \
-             cuda-samples Makefiles (CUDA_PATH ?= /usr/local/cuda); the messages' rows (`exec.nvcc_not_found`, \
-             `exec.nvcc_not_found_python`); CUDA Installation Guide for Linux (the toolkit in /usr/local/cuda-X.Y, a \
+             cuda-samples Makefiles (CUDA_PATH ?= /usr/local/cuda); the messages' rows (`shell.nvcc_not_found`, \
+             `shell.nvcc_not_found_python`); CUDA Installation Guide for Linux (the toolkit in /usr/local/cuda-X.Y, a \
              distribution's package in /usr/bin)",
 };
 
@@ -46,13 +46,13 @@ const NOT_ON_PATH: Rule = Rule {
               nvcc: Command not found`, `bash: nvcc: command not found`): no CUDA toolkit is installed, or its bin \
               folder is not on PATH (the toolkit's installer does not add it; `sudo` resets PATH).",
     source: "CUDA Installation Guide for Linux, post-installation actions (`export PATH=/usr/local/cuda-X.Y/bin${PATH:+:${PATH}}`); \
-             sudo's secure_path (sudoers(5)); the message row `exec.nvcc_not_found`",
+             sudo's secure_path (sudoers(5)); the message row `shell.nvcc_not_found`",
 };
 
 pub(super) const RULES: &[Rule] = &[NVCC_TOO_OLD, MISSING_AT_ROOT, NOT_ON_PATH];
 
 /// The message rows of a program that could not run nvcc.
-const NOT_FOUND: [&str; 2] = ["exec.nvcc_not_found", "exec.nvcc_not_found_python"];
+const NOT_FOUND: [&str; 2] = ["shell.nvcc_not_found", "shell.nvcc_not_found_python"];
 
 /// nvcc that ran by path or name and was not there ([`MISSING_AT_ROOT`], [`NOT_ON_PATH`]).
 fn not_found(cx: &Ctx<'_>, out: &mut Vec<Finding>) {

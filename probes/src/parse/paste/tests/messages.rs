@@ -766,12 +766,12 @@ const CASES: &[Case] = &[
         &[],
     ),
     // Microway/gpu-burn#8 (valen0922, verbatim): the Makefile's CUDAPATH empty, so nvcc ran as /bin/nvcc.
-    ("exec.nvcc_not_found", "/bin/sh: /bin/nvcc: No such file or directory", &[("path", "/bin/nvcc")], &[]),
+    ("shell.nvcc_not_found", "/bin/sh: /bin/nvcc: No such file or directory", &[("path", "/bin/nvcc")], &[]),
     // flatironinstitute/cufinufft#148 (zengletian1491, verbatim): `sudo make`, whose PATH lacks the toolkit.
-    ("exec.nvcc_not_found", "/bin/sh: 1: nvcc: not found", &[("path", "nvcc")], &[]),
+    ("shell.nvcc_not_found", "/bin/sh: 1: nvcc: not found", &[("path", "nvcc")], &[]),
     // naruya/dl_remote#8 (the title, verbatim).
     (
-        "exec.nvcc_not_found_python",
+        "shell.nvcc_not_found_python",
         "[Errno 2] No such file or directory: '/usr/local/cuda/bin/nvcc': '/usr/local/cuda/bin/nvcc'",
         &[("path", "/usr/local/cuda/bin/nvcc")],
         &[],
