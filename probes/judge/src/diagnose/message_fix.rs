@@ -627,12 +627,51 @@ fn arch_fix(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&ObservedMessage]) -
             Some(format!(
                 "`{}` shows each GPU's compute capability; install a build of the program with machine code for it, or \
                  build it from source for the GPU (CMake: `-DCMAKE_CUDA_ARCHITECTURES=XY`; nvcc: `-gencode \
-                 arch=compute_XY,code=sm_XY`; PyTorch and its extensions: TORCH_CUDA_ARCH_LIST).",
-                cmd(cx, "nvidia-smi", ["--query-gpu=name,compute_cap", "--format=csv"])
+                 arch=compute_XY,code=sm_XY`; PyTorch and its extensions: TORCH_CUDA_ARCH_LIST).{}",
+                cmd(cx, "nvidia-smi", ["--query-gpu=name,compute_cap", "--format=csv"]),
+                torch_ranges(cx)
             )),
             None,
         ),
     }
+}
+
+/// The architectures PyTorch's wheels carry per CUDA variant, each at the newest release the knowledge base
+/// has of it (its rows): ` PyTorch's wheels carry sm_50 to sm_90 in cu126 (2.10), sm_70 to sm_120 in cu128
+/// (2.10) …`, so a GPU newer than a build (Blackwell's sm_120) or one a build dropped (Pascal's sm_61) finds
+/// the variant that holds it. The five newest CUDA variants.
+fn torch_ranges(cx: &Ctx<'_>) -> String {
+    let key = |line: &str| {
+        let mut p = line.split('.').map(|x| x.parse::<u32>().unwrap_or(0));
+        (p.next().unwrap_or(0), p.next().unwrap_or(0))
+    };
+    let mut newest: Vec<&gpu_doctor_kb::TorchVariant> = Vec::new();
+    for v in &cx.kb.pytorch.variant {
+        match newest.iter_mut().find(|n| n.cuda.major_minor() == v.cuda.major_minor()) {
+            Some(n) if key(&v.torch) > key(&n.torch) => *n = v,
+            Some(_) => {}
+            None => newest.push(v),
+        }
+    }
+    newest.sort_by_key(|v| v.cuda.major_minor());
+    let ranges: Vec<String> = newest
+        .iter()
+        .rev()
+        .take(5)
+        .rev()
+        .filter_map(|v| {
+            let (low, high) = (v.arch.iter().min()?, v.arch.iter().max()?);
+            Some(format!("{} to {} in {} ({})", low.sm(), high.sm(), gpu_doctor_kb::index_tag(v.cuda), v.torch))
+        })
+        .collect();
+    if ranges.is_empty() {
+        return String::new();
+    }
+    format!(
+        " PyTorch's wheels carry {}: install the variant whose range holds the GPU's sm_XY, from \
+         https://download.pytorch.org/whl/<variant>, on a driver that runs its CUDA.",
+        ranges.join(", ")
+    )
 }
 
 // ---------------------------------------------------------------------------------------------

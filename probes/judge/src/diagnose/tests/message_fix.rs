@@ -101,6 +101,9 @@ fn a_kernel_image_error_without_the_gpu_gets_the_commands_that_show_capability_a
     let line = "RuntimeError: CUDA error: no kernel image is available for execution on the device\n";
     let (words, _) = fix_of(line, "observed.cuda.no_kernel_image");
     assert!(words.contains("nvidia-smi --query-gpu=name,compute_cap --format=csv"), "{words}");
+    // With no GPU named, the architectures of PyTorch's CUDA variants (pytorch.toml's rows): Blackwell's sm_120
+    // is in the CUDA 12.8 builds on, Pascal's range in the CUDA 12.6 ones.
+    assert!(words.contains("in cu128 (") && words.contains("in cu126 (") && words.contains("sm_120"), "{words}");
     // Beside PyTorch's own version line, the arch list of the torch build.
     let (torch, _) = fix_of(&format!("PyTorch version: 2.5.1+cu124\n{line}"), "observed.cuda.no_kernel_image");
     assert!(torch.contains("torch.cuda.get_arch_list()"), "{torch}");
