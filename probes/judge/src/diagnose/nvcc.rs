@@ -6,6 +6,7 @@
 
 use super::context::build_cuda;
 use super::{Ctx, Rule};
+use gpu_doctor_model::shell::ShellCommand;
 use gpu_doctor_model::{Category, ComputeCapability, CudaVersion, Finding, Severity};
 
 const NVCC_TOO_OLD: Rule = Rule {
@@ -84,9 +85,9 @@ fn not_found(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     if path == "nvcc" {
         let fix = match elsewhere {
             Some(i) => format!(
-                "Put the toolkit's bin folder on PATH where the build runs: `export PATH={}/bin:$PATH` (under sudo, \
-                 PATH is reset: run the build without sudo, or `sudo env PATH=\"$PATH\" …`).",
-                i.root.trim_end_matches('/')
+                "Put the toolkit's bin folder, {}, first on PATH where the build runs (under sudo, PATH is reset: run \
+                 the build without sudo).",
+                super::fix::word(cx, &format!("{}/bin", i.root.trim_end_matches('/')))
             ),
             None => format!(
                 "If a CUDA toolkit is installed (`ls -d /usr/local/cuda*`), put its bin folder on PATH: `export \
@@ -105,15 +106,18 @@ fn not_found(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
         return;
     }
     let root = path.trim_end_matches("/bin/nvcc");
-    let shown = if root.is_empty() { "an empty root (`/bin/nvcc`)".to_owned() } else { root.to_owned() };
+    let shown = if root.is_empty() { "an empty root (`/bin/nvcc`)".to_owned() } else { super::fix::word(cx, root) };
     let fix = match elsewhere {
         Some(i) => {
             let r = i.root.trim_end_matches('/');
+            let make = ShellCommand::new("make").arg(format!("CUDA_PATH={r}"));
             format!(
-                "Point the build at the toolkit whose nvcc is shown, {r}: CUDA_HOME={r} for PyTorch extensions and most \
-                 setup.py builds, CUDA_PATH={r} for NVIDIA's CUDA samples' Makefiles (`make CUDA_PATH={r}`), \
-                 CUDAToolkit_ROOT={r} for CMake; or install NVIDIA's toolkit in the root the build expects \
-                 (https://developer.nvidia.com/cuda-downloads)."
+                "Point the build at the toolkit whose nvcc is shown, {}: set CUDA_HOME to it for PyTorch extensions \
+                 and most setup.py builds, CUDA_PATH for NVIDIA's CUDA samples' Makefiles (`{}`), CUDAToolkit_ROOT for \
+                 CMake; or install NVIDIA's toolkit in the root the build expects \
+                 (https://developer.nvidia.com/cuda-downloads).",
+                super::fix::word(cx, r),
+                super::fix::command(cx, &make, true)
             )
         }
         None => format!(

@@ -258,7 +258,7 @@ fn nvcc_not_found_by_path_or_by_name() {
     let which = format!("{burn}$ which nvcc\n/usr/local/cuda-11.5/bin/nvcc\n");
     let found = diagnosed(&which);
     let f = found.iter().find(|f| f.id == "toolkit.nvcc_missing_at_root").expect("the finding");
-    assert!(f.fix.as_deref().is_some_and(|x| x.contains("CUDA_HOME=/usr/local/cuda-11.5")), "{:?}", f.fix);
+    assert!(f.fix.as_deref().is_some_and(|x| x.contains("make CUDA_PATH=/usr/local/cuda-11.5")), "{:?}", f.fix);
     let colon = "FileNotFoundError: [Errno 2] No such file or directory: ':/usr/local/cuda/bin/nvcc'\n";
     let found = ids(colon);
     assert!(!found.iter().any(|id| id.starts_with("toolkit.nvcc")), "{found:?}");
