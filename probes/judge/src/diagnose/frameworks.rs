@@ -16,9 +16,11 @@ pub(super) const CPU_ONLY: Rule = Rule {
               cudatoolkit, cuda-nvcc or cuda-cudart, pip's nvidia-* wheels, an xFormers built for CUDA). ONNX Runtime whose available execution providers are \
               the CPU package's (`onnxruntime`: CPU and Azure, no `CUDAExecutionProvider`), printed or named by its \
               warning about a requested provider, or the `onnxruntime` package installed beside `onnxruntime-gpu` \
-              (both install the one `onnxruntime` module), with an NVIDIA GPU or no GPU list. PaddlePaddle's CPU \
+              (listed, or the writer's sentence saying they installed both; both install the one `onnxruntime` \
+              module), with an NVIDIA GPU or no GPU list. PaddlePaddle's CPU \
               package `paddlepaddle` on a machine with an NVIDIA GPU (or, without a GPU list, an NVIDIA driver the \
-              text shows, or `paddlepaddle-gpu` beside it in one environment: both install the one `paddle` module), or its \
+              text shows, or `paddlepaddle-gpu` beside it in one environment, listed or said installed in the writer's sentence: \
+              both install the one `paddle` module), or its \
               CPU build's own message that a GPU was asked of it. ollama whose runner list (`Dynamic LLM libraries`) holds only CPU runners, with an NVIDIA \
               GPU or no GPU list.",
     source: "PyTorch install matrix (https://pytorch.org/get-started/locally/); TensorFlow pip guide; JAX installation \

@@ -97,6 +97,7 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
     }
     read_uv_changes(lines, facts);
     read_in_words(lines, facts);
+    read_both_installed(lines, facts);
 }
 
 /// A PyTorch package named with its whole version in a sentence or a list item: `the compiled product can
@@ -143,6 +144,62 @@ fn read_in_words(lines: &[String], facts: &mut Facts) {
         if found.iter().filter(|(_, n, _)| n == name).count() == 1 && !facts.packages.iter().any(|p| p.name == *name) {
             facts.saw(*i, WORDS);
             add(facts, name, version, None, WORDS);
+        }
+    }
+}
+
+/// The version given to a package that a sentence says is installed without naming its version.
+pub(super) const UNSTATED_VERSION: &str = "?";
+
+/// A writer saying they installed a framework's CPU package and its GPU package side by side, in
+/// one sentence: `I had installed both onnxruntime and onnxruntime-gpu`, `When I install both
+/// `onnxruntime` and `onnxruntime-gpu` packages` (microsoft/onnxruntime#26996, fzehracetin,
+/// 2026-01-13, the description's sentence verbatim), `I have both paddlepaddle and paddlepaddle-gpu
+/// installed`. Only the pairs that install one module between them (`onnxruntime` and
+/// `onnxruntime-gpu`, `paddlepaddle` and `paddlepaddle-gpu`), in either order, and only with the
+/// writer as subject (`I`): advice (`if you install both …`), a question or a negation (`I have
+/// not installed both …`) says nothing of this machine. The sentence gives no version.
+fn both_re() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    #[allow(clippy::unwrap_used)] // a literal pattern, exercised by every test
+    RE.get_or_init(|| {
+        Regex::new(
+            r"(?i-u)\bI(?:'ve|\s+have|\s+had|\s+also)?(?:\s+[a-z]+){0,2}?\s+(?:installed|install|have|had|got)\s+both\s+`?(onnxruntime|paddlepaddle)(-gpu)?`?\s+(?:packages?\s+)?(?:and|&)\s+`?(onnxruntime|paddlepaddle)(-gpu)?`?(?:\s+packages?)?(?:\s+installed)?",
+        )
+        .unwrap()
+    })
+}
+
+/// The most characters of one line [`read_both_installed`] reads: sentences are shorter.
+const MAX_SENTENCE_LINE: usize = 4096;
+
+fn read_both_installed(lines: &[String], facts: &mut Facts) {
+    const BOTH: &str = "both packages named in words";
+    static NEEDLE: super::Needle = super::Needle::new("both");
+    if facts.complete_package_list {
+        // A package list says what is installed.
+        return;
+    }
+    for (i, line) in lines.iter().enumerate() {
+        if !NEEDLE.in_line(line) {
+            continue;
+        }
+        let line = line.get(..line.floor_char_boundary(MAX_SENTENCE_LINE)).unwrap_or("");
+        for c in both_re().captures_iter(line) {
+            let said = c.get(0).map_or("", |m| m.as_str()).to_ascii_lowercase();
+            let negated = said.split_whitespace().any(|w| matches!(w, "not" | "never" | "no") || w.ends_with("n't"));
+            let (Some(a), Some(b)) = (c.get(1), c.get(3)) else { continue };
+            let (a, b) = (a.as_str().to_ascii_lowercase(), b.as_str().to_ascii_lowercase());
+            // One family, one name with `-gpu` and one without.
+            if negated || a != b || c.get(2).is_some() == c.get(4).is_some() {
+                continue;
+            }
+            facts.saw(i, BOTH);
+            for name in [a.clone(), format!("{a}-gpu")] {
+                if !facts.packages.iter().any(|p| p.name == name) {
+                    add(facts, &name, UNSTATED_VERSION, None, BOTH);
+                }
+            }
         }
     }
 }

@@ -208,6 +208,37 @@ fn a_torch_named_with_its_build_in_a_sentence_is_installed() {
     assert_eq!(framework(&read(xformers), "torch").version, "2.1.2+cpu");
 }
 
+/// A writer saying they installed a framework's CPU and GPU packages side by side
+/// (microsoft/onnxruntime#26996, fzehracetin, 2026-01-13, the description's sentence verbatim) has
+/// both in the environment, with no version; advice, a negation, one package twice or another pair
+/// say nothing of this machine, and a package list says what is installed.
+#[test]
+fn both_packages_of_a_framework_named_in_a_sentence_are_installed() {
+    let text = "When I install both `onnxruntime` and `onnxruntime-gpu` packages, I can not use the \
+                `CUDAExecutionProvider`.\n";
+    let s = read(text);
+    assert!(formats(&s).contains(&"both packages named in words"), "{:?}", formats(&s));
+    assert_eq!(framework(&s, "onnxruntime").build, FrameworkBuild::Cpu);
+    assert_eq!(framework(&s, "onnxruntime-gpu").version, "?");
+    let paddle = read("I have both paddlepaddle-gpu and paddlepaddle installed\n");
+    assert_eq!(framework(&paddle, "paddlepaddle").build, FrameworkBuild::Cpu);
+    assert_eq!(framework(&paddle, "paddlepaddle-gpu").version, "?");
+    for other in [
+        "If you install both onnxruntime and onnxruntime-gpu, uninstall onnxruntime first.\n",
+        "I have not installed both onnxruntime and onnxruntime-gpu\n",
+        "I didn't install both onnxruntime and onnxruntime-gpu\n",
+        "I installed both onnxruntime-gpu and onnxruntime-gpu\n",
+        "I installed both onnxruntime and paddlepaddle-gpu\n",
+        "I uninstalled both onnxruntime and onnxruntime-gpu\n",
+        "Package         Version\n--------------- -------\nonnxruntime-gpu 1.16.1\n\
+         I had installed both onnxruntime and onnxruntime-gpu\n",
+    ] {
+        let s = read(other);
+        let envs = s.python_envs.value().map(Vec::as_slice).unwrap_or_default();
+        assert!(envs.iter().all(|e| !e.frameworks.iter().any(|f| f.name == "onnxruntime")), "{other}");
+    }
+}
+
 #[test]
 fn pip_freeze_with_a_wheel_url() {
     let s = read(PIP_FREEZE);
