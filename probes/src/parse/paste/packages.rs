@@ -121,7 +121,13 @@ fn words_re() -> &'static Regex {
 fn read_in_words(lines: &[String], facts: &mut Facts) {
     const WORDS: &str = "a package version in words";
     let mut found: Vec<(usize, String, String)> = Vec::new();
+    // A build tag starts `+cu`, `+cpu` or `+rocm`: the regex and the lowercase copy only for a line with one.
+    static CUDA_TAG: super::Needle = super::Needle::new("+c");
+    static ROCM_TAG: super::Needle = super::Needle::new("+r");
     for (i, line) in lines.iter().enumerate() {
+        if !(CUDA_TAG.in_line(line) || ROCM_TAG.in_line(line)) {
+            continue;
+        }
         let lower = line.to_ascii_lowercase();
         if lower.contains("install") || lower.contains("http") || lower.contains(".whl") {
             continue;
