@@ -116,6 +116,23 @@ fn a_kernel_image_error_without_the_gpu_gets_the_commands_that_show_capability_a
     assert!(named.contains("machine code for sm_120") && named.contains("--index-url"), "{named}");
 }
 
+/// A GPU no torch wheel for the driver's CUDA covers (an A100 on driver 450.80.02, CUDA 11.0 in full, as in
+/// pytorch/pytorch#57922's collect_env): the wheel of the lowest CUDA that has its machine code, and the driver
+/// floor from which that CUDA major runs, not "no wheel has it".
+#[test]
+fn a_gpu_no_wheel_for_this_driver_covers_gets_the_lowest_cuda_wheel_that_does() {
+    let text = "A100-SXM4-40GB with CUDA capability sm_80 is not compatible with the current PyTorch installation.\n\
+                The current PyTorch install supports CUDA capabilities sm_37 sm_50 sm_60 sm_61 sm_70 sm_75 compute_37.\n\
+                PyTorch version: 1.8.1+cu102\nIs debug build: False\nCUDA used to build PyTorch: 10.2\n\
+                Nvidia driver version: 450.80.02\n";
+    let (words, _) = fix_of(text, "observed.torch.sm_not_compatible");
+    assert!(!words.contains("No torch wheel the knowledge base lists"), "{words}");
+    assert!(
+        words.contains("--index-url https://download.pytorch.org/whl/cu11") && words.contains("450.80.02"),
+        "{words}"
+    );
+}
+
 // cudnn_missing_or_mismatch and missing libraries: the package that ships the library for its major.
 
 #[test]
