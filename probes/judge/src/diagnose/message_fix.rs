@@ -522,6 +522,37 @@ fn named_capabilities(cx: &Ctx<'_>, observed: &[&ObservedMessage]) -> Vec<Comput
     ccs
 }
 
+/// The fix where no torch wheel for a CUDA the driver supports in full has machine code for `cc`: the wheel
+/// of the lowest CUDA with it (the least driver update), its newest release, and the driver floor of its
+/// CUDA major's minor-version compatibility; else a build from source. `list` is the TORCH_CUDA_ARCH_LIST
+/// line.
+fn no_wheel_for_this_driver(cx: &Ctx<'_>, cc: ComputeCapability, list: &str) -> String {
+    match lowest_cuda_wheel(cx, cc) {
+        Some(v) => {
+            let floor = cx
+                .kb
+                .cuda
+                .floor(v.cuda.major, cx.os)
+                .map_or_else(String::new, |d| format!(" (CUDA {}.x runs from driver {d} on)", v.cuda.major));
+            format!(
+                "No torch wheel for a CUDA this driver supports in full has machine code for {}; torch {} built for \
+                 CUDA {} has: `{}`, on a driver that runs CUDA {}{floor}. Built from source (torch or an extension): \
+                 rebuild with `{list}`.",
+                cc.sm(),
+                v.torch,
+                v.cuda,
+                fix::install_torch(cx, v),
+                v.cuda
+            )
+        }
+        None => format!(
+            "No torch wheel the knowledge base lists has machine code for {}: build torch from source with `{list}` \
+             set (PyTorch's README, \"From Source\"), or run it on a GPU a wheel covers.",
+            cc.sm(),
+        ),
+    }
+}
+
 /// The torch wheel with machine code for `cc` built with the lowest CUDA (the least driver it needs), of the
 /// newest release with that CUDA.
 fn lowest_cuda_wheel<'k>(cx: &Ctx<'k>, cc: ComputeCapability) -> Option<&'k gpu_doctor_kb::TorchVariant> {
@@ -566,31 +597,7 @@ fn arch_fix(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&ObservedMessage]) -
             // A build from source (torch or an extension) carries the architectures TORCH_CUDA_ARCH_LIST
             // names (PyTorch's README, "From Source"; torch.utils.cpp_extension).
             Some(wheel) => format!("{wheel} Built from source (torch or an extension): rebuild with `{list}`."),
-            // None for this driver: the wheel of the lowest CUDA with machine code for the GPU (the least driver
-            // update), its newest release; its CUDA major's minor-version floor runs it too.
-            None => match lowest_cuda_wheel(cx, *cc) {
-                Some(v) => {
-                    let floor =
-                        cx.kb.cuda.floor(v.cuda.major, cx.os).map_or_else(String::new, |d| {
-                            format!(" (CUDA {}.x runs from driver {d} on)", v.cuda.major)
-                        });
-                    format!(
-                        "No torch wheel for a CUDA this driver supports in full has machine code for {}; torch {} built \
-                         for CUDA {} has: `{}`, on a driver that runs CUDA {}{floor}. Built from source (torch or an \
-                         extension): rebuild with `{list}`.",
-                        cc.sm(),
-                        v.torch,
-                        v.cuda,
-                        fix::install_torch(cx, v),
-                        v.cuda
-                    )
-                }
-                None => format!(
-                    "No torch wheel the knowledge base lists has machine code for {}: build torch from source with \
-                     `{list}` set (PyTorch's README, \"From Source\"), or run it on a GPU a wheel covers.",
-                    cc.sm(),
-                ),
-            },
+            None => no_wheel_for_this_driver(cx, *cc, &list),
         };
         return (Some(words), None);
     }
