@@ -100,13 +100,7 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
     read_both_installed(lines, facts);
 }
 
-/// A PyTorch package named with its whole version in a sentence or a list item: `the compiled product can
-/// be used with torch 2.4.1+cu121` (nunchux-ai/nunchaku#15), `` - `torch 2.10.0+cu128` ``. Only a version
-/// with PyTorch's local tag of a build (`+cu121`, `+cpu`, `+rocm6.2`) is taken, which no other package's
-/// version carries, and only where the text names one version of that package: two are a comparison, not
-/// what is installed, and a package a list gave is the list's. Install commands and wheel addresses are the
-/// install commands' reader's, and the torch
-/// xFormers says it was built for is not the installed one.
+/// A PyTorch package and its version with a build tag, as [`read_in_words`] takes them.
 fn words_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     #[allow(clippy::unwrap_used)] // a literal pattern, exercised by every test
@@ -118,6 +112,12 @@ fn words_re() -> &'static Regex {
     })
 }
 
+/// A PyTorch package named with its whole version in a sentence or a list item: `the compiled product can
+/// be used with torch 2.4.1+cu121` (nunchux-ai/nunchaku#15), `` - `torch 2.10.0+cu128` ``. Only a version
+/// with PyTorch's local tag of a build (`+cu121`, `+cpu`, `+rocm6.2`) is taken, which no other package's
+/// version carries, and only where the text names one version of that package: two are a comparison, not
+/// what is installed, and a package a list gave is the list's. Install commands and wheel addresses are the
+/// install commands' reader's, and the torch xFormers says it was built for is not the installed one.
 fn read_in_words(lines: &[String], facts: &mut Facts) {
     const WORDS: &str = "a package version in words";
     let mut found: Vec<(usize, String, String)> = Vec::new();
