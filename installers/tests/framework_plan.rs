@@ -66,6 +66,23 @@ fn argv(plan: &Plan, i: usize) -> Vec<String> {
 
 const PY: &str = "/home/user/proj/.venv/bin/python3";
 
+/// An arch finding's planned fix says which GPUs the chosen build covers (the chooser's reason), so the
+/// reader sees why that build and not the installed one: a Tesla P100 (sm_60) under torch 2.10.0+cu128,
+/// whose wheels start at sm_70 (pytorch.toml), in collect_env's fields. A driver finding's plan says no such thing.
+#[test]
+fn an_arch_findings_fix_says_which_gpus_the_chosen_build_covers() {
+    let text = "PyTorch version: 2.10.0+cu128\nIs debug build: False\nCUDA used to build PyTorch: 12.8\n\
+                GPU models and configuration: GPU 0: Tesla P100-PCIE-16GB\nNvidia driver version: 570.133.20\n";
+    let s = gpu_doctor_probes::parse::paste::read_pasted(text, kb()).unwrap();
+    let r = judged(s);
+    let f = finding(&r, "arch.not_in_build");
+    let fix = f.fix.as_deref().unwrap();
+    assert!(fix.contains("covers sm_60"), "{fix}");
+    let r = judged(scenario("torch-cu130-on-r550"));
+    let driver = finding(&r, "driver.too_old_for_runtime");
+    assert!(!driver.fix.as_deref().unwrap().contains("covers"), "{driver:#?}");
+}
+
 #[test]
 fn a_cu130_torch_on_r550_gets_a_plan_for_its_line_built_for_this_driver() {
     let r = judged(scenario("torch-cu130-on-r550"));

@@ -60,6 +60,11 @@ fn line_key(line: &str) -> (u32, u32) {
 }
 
 impl TorchVariant {
+    /// Its release line as numbers, for ordering (`2.10` after `2.9`).
+    pub fn line_key(&self) -> (u32, u32) {
+        line_key(&self.torch)
+    }
+
     /// The PTX capabilities it ships (zero or one).
     pub fn ptx_list(&self) -> Vec<ComputeCapability> {
         self.ptx.into_iter().collect()

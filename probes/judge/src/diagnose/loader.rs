@@ -5,6 +5,7 @@
 //! without symbol versions (libnccl.so.2) are asked by name alone (`undefined symbol: ncclMemFree`):
 //! the symbol's prefix names the library.
 
+use super::context::{build_cuda, wheel_cuda_major};
 use super::{Ctx, Rule, fix};
 use gpu_doctor_kb::families;
 use gpu_doctor_model::shell::ShellCommand;
@@ -97,18 +98,18 @@ fn finding(cx: &Ctx<'_>, library: &str, symbol: &str, wheel: &str) -> Finding {
     // shared file with it (rwth-i6/returnn#1802's collect_env: nvidia-nccl-cu11 2.14.3 beside -cu12 2.27.3).
     for env in cx.envs() {
         let copies: Vec<_> = env.cuda_wheels.iter().filter(|p| families::is_library_wheel(&p.name, wheel)).collect();
-        let majors: Vec<u32> = copies.iter().filter_map(|p| wheel_major(&p.name)).collect();
-        let keep = env.frameworks.iter().find_map(super::context::build_cuda).map(|(c, _)| c.major);
+        let majors: Vec<u32> = copies.iter().filter_map(|p| wheel_cuda_major(p)).collect();
+        let keep = env.frameworks.iter().find_map(build_cuda).map(|(c, _)| c.major);
         let Some(keep) = keep.or_else(|| majors.iter().copied().max()).filter(|_| majors.len() > 1) else { continue };
         let other: Vec<String> =
-            copies.iter().filter(|p| wheel_major(&p.name).is_some_and(|m| m != keep)).map(|p| p.name.clone()).collect();
+            copies.iter().filter(|p| wheel_cuda_major(p).is_some_and(|m| m != keep)).map(|p| p.name.clone()).collect();
         if other.is_empty() {
             continue;
         }
         evidence.extend(copies.iter().map(|p| format!("{} {} in {}", p.name, p.version, env.name)));
         let kept: Vec<String> = copies
             .iter()
-            .filter(|p| wheel_major(&p.name) == Some(keep))
+            .filter(|p| wheel_cuda_major(p) == Some(keep))
             .map(|p| format!("{}=={}", p.name, p.version))
             .collect();
         let goal = format!("one {library} in {}, CUDA {keep}'s", env.name);
@@ -158,11 +159,6 @@ fn finding(cx: &Ctx<'_>, library: &str, symbol: &str, wheel: &str) -> Finding {
         fix::command(cx, &ShellCommand::new("conda").args(["remove", "cudatoolkit"]), false)
     );
     OLDER_LIBRARY.finding(summary, detail, evidence, Some(words))
-}
-
-/// The CUDA major of an `nvidia-*-cuNN` wheel's name.
-fn wheel_major(name: &str) -> Option<u32> {
-    name.rsplit_once("-cu").and_then(|(_, m)| m.parse().ok())
 }
 
 #[cfg(test)]

@@ -556,16 +556,12 @@ fn no_wheel_for_this_driver(cx: &Ctx<'_>, cc: ComputeCapability, list: &str) -> 
 /// The torch wheel with machine code for `cc` built with the lowest CUDA (the least driver it needs), of the
 /// newest release with that CUDA.
 fn lowest_cuda_wheel<'k>(cx: &Ctx<'k>, cc: ComputeCapability) -> Option<&'k gpu_doctor_kb::TorchVariant> {
-    let key = |line: &str| {
-        let mut p = line.split('.').map(|x| x.parse::<u32>().unwrap_or(0));
-        (p.next().unwrap_or(0), p.next().unwrap_or(0))
-    };
     cx.kb
         .pytorch
         .variant
         .iter()
         .filter(|v| v.arch.contains(&cc))
-        .max_by_key(|v| (std::cmp::Reverse(v.cuda.major_minor()), key(&v.torch)))
+        .max_by_key(|v| (std::cmp::Reverse(v.cuda.major_minor()), v.line_key()))
 }
 
 /// A build without machine code for the GPU: for PyTorch the chooser's build with machine code
@@ -683,14 +679,10 @@ fn arch_fix(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&ObservedMessage]) -
 /// (2.10) …`, so a GPU newer than a build (Blackwell's sm_120) or one a build dropped (Pascal's sm_61) finds
 /// the variant that holds it. The five newest CUDA variants.
 fn torch_ranges(cx: &Ctx<'_>) -> String {
-    let key = |line: &str| {
-        let mut p = line.split('.').map(|x| x.parse::<u32>().unwrap_or(0));
-        (p.next().unwrap_or(0), p.next().unwrap_or(0))
-    };
     let mut newest: Vec<&gpu_doctor_kb::TorchVariant> = Vec::new();
     for v in &cx.kb.pytorch.variant {
         match newest.iter_mut().find(|n| n.cuda.major_minor() == v.cuda.major_minor()) {
-            Some(n) if key(&v.torch) > key(&n.torch) => *n = v,
+            Some(n) if v.line_key() > n.line_key() => *n = v,
             Some(_) => {}
             None => newest.push(v),
         }
