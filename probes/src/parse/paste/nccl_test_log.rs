@@ -38,7 +38,9 @@ const STALLED: [&str; 7] = ["stall", "hang", "hung", "stuck", "freez", "froze", 
 /// first result and the text says so.
 pub(super) fn read(lines: &[String], facts: &mut Facts) {
     let mut devices: Vec<(usize, String)> = Vec::new();
-    let mut hosts: Vec<String> = Vec::new();
+    // The first rank's machine, and whether another rank named another one: two at most are kept.
+    let mut host_seen: Option<String> = None;
+    let mut several_hosts = false;
     let mut header = None;
     let mut setup = None;
     let mut rows = 0usize;
@@ -49,8 +51,10 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
             if devices.len() < MAX_RANKS {
                 devices.push((i, name));
             }
-            if let Some(host) = host(t).filter(|h| !hosts.iter().any(|k| k == h)) {
-                hosts.push(host.to_owned());
+            match (host(t), &host_seen) {
+                (Some(h), None) => host_seen = Some(h.to_owned()),
+                (Some(h), Some(first)) if h != first => several_hosts = true,
+                _ => {}
             }
         } else if !devices.is_empty() && header.is_none() && is_header(t) {
             header = Some(i);
@@ -66,7 +70,7 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
     // shows NCCL's own lines (NCCL_DEBUG=INFO) after the device list instead.
     let (Some(h), Some(&(first, _))) = (header.or(setup), devices.first()) else { return };
     // Ranks on several machines talk over the network, not over one machine's PCIe.
-    if rows > 0 || finished || devices.len() < 2 || hosts.len() > 1 {
+    if rows > 0 || finished || devices.len() < 2 || several_hosts {
         return;
     }
     let Some(words) = lines.iter().find(|l| says_stalled(l)) else { return };

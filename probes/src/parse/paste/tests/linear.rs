@@ -68,6 +68,12 @@ fn shapes() -> Vec<(&'static str, Box<dyn Fn(usize) -> String>)> {
         ("nvidia-smi --version heads", Box::new(|n| repeat("", "NVIDIA-SMI version  : 610.57.04\n", n))),
         ("container-cli driver lines", Box::new(|n| repeat("", "NVRM version:   435.21\n", n))),
         ("conda rows without a header", Box::new(|n| repeat("", "pytorch 2.2.0 py3.10_cpu_0 pytorch\n", n))),
+        (
+            "NCCL test device lines, each on another host",
+            Box::new(|n| {
+                numbered(n, |i| format!("#  Rank {i} Group  0 Pid  1{i} on node{i} device  0 [0x07] NVIDIA A100\n"))
+            }),
+        ),
         ("conda export lines", Box::new(|n| repeat("", "- pytorch=1.9.0=py3.8_cpu_0\n", n))),
         ("one line of both-packages sentences", Box::new(|n| repeat("", "I have both onnxruntime and ", n))),
         ("os.environ lines", Box::new(|n| repeat("", "os.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\"\n", n))),
