@@ -27,6 +27,17 @@ fn repeat(head: &str, unit: &str, size: usize) -> String {
     s
 }
 
+/// collect_env's GPU list, one line per GPU.
+fn collect_env_gpus(n: usize) -> String {
+    let head = "PyTorch version: 2.3.0\nIs CUDA available: True\nGPU models and configuration:\n";
+    head.to_owned() + &numbered(n, |i| format!("GPU {i}: NVIDIA Tesla K{i}\n"))
+}
+
+/// An NCCL test's device lines, each rank on another machine.
+fn nccl_hosts(n: usize) -> String {
+    numbered(n, |i| format!("#  Rank {i} Group  0 Pid  1{i} on node{i} device  0 [0x07] NVIDIA A100\n"))
+}
+
 /// The hostile shapes, each as a function of the size.
 #[allow(clippy::type_complexity)]
 fn shapes() -> Vec<(&'static str, Box<dyn Fn(usize) -> String>)> {
@@ -58,22 +69,11 @@ fn shapes() -> Vec<(&'static str, Box<dyn Fn(usize) -> String>)> {
             "framework GPU warnings",
             Box::new(|n| numbered(n, |i| format!("Found GPU{i} Tesla K{i} which is of cuda capability 3.5.\n"))),
         ),
-        (
-            "collect_env GPU lines",
-            Box::new(|n| {
-                let head = "PyTorch version: 2.3.0\nIs CUDA available: True\nGPU models and configuration:\n";
-                head.to_owned() + &numbered(n, |i| format!("GPU {i}: NVIDIA Tesla K{i}\n"))
-            }),
-        ),
+        ("collect_env GPU lines", Box::new(collect_env_gpus)),
         ("nvidia-smi --version heads", Box::new(|n| repeat("", "NVIDIA-SMI version  : 610.57.04\n", n))),
         ("container-cli driver lines", Box::new(|n| repeat("", "NVRM version:   435.21\n", n))),
         ("conda rows without a header", Box::new(|n| repeat("", "pytorch 2.2.0 py3.10_cpu_0 pytorch\n", n))),
-        (
-            "NCCL test device lines, each on another host",
-            Box::new(|n| {
-                numbered(n, |i| format!("#  Rank {i} Group  0 Pid  1{i} on node{i} device  0 [0x07] NVIDIA A100\n"))
-            }),
-        ),
+        ("NCCL test device lines, each on another host", Box::new(nccl_hosts)),
         ("conda export lines", Box::new(|n| repeat("", "- pytorch=1.9.0=py3.8_cpu_0\n", n))),
         ("one line of both-packages sentences", Box::new(|n| repeat("", "I have both onnxruntime and ", n))),
         ("os.environ lines", Box::new(|n| repeat("", "os.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\"\n", n))),
