@@ -80,7 +80,23 @@ pub struct GpuCheck {
     pub check: Check,
 }
 
-/// The module a framework package imports as: `cupy-cuda12x` → `cupy`, `jax[cuda12]` and
+/// The frameworks the smoke test computes with: the keys of `PRODUCTS` in `assets/python/probe.py`.
+/// Other modules (ONNX Runtime's) get "does not know this framework" from it.
+pub const SMOKE_TESTED: [&str; 4] = ["torch", "jax", "tensorflow", "cupy"];
+
+/// The modules `frameworks` (package or module names) import as, each once, in the order first
+/// named: an environment lists `jax`, `jaxlib`, `jax-cuda13-plugin` and `jax-cuda13-pjrt`, all `jax`.
+pub fn modules_of(frameworks: &[String]) -> Vec<String> {
+    let mut modules: Vec<String> = Vec::new();
+    for module in frameworks.iter().map(|f| module_of(f)) {
+        if !modules.contains(&module) {
+            modules.push(module);
+        }
+    }
+    modules
+}
+
+/// The module a framework package imports as: `cupy-cuda12x` → `cupy`, `jax[cuda12]`, `jaxlib` and
 /// `jax-cuda12-plugin` → `jax`, `tensorflow[and-cuda]` and `tf-nightly` → `tensorflow`; the name
 /// itself otherwise. The families are the knowledge base's ([`families`]).
 pub fn module_of(package: &str) -> String {
@@ -90,7 +106,7 @@ pub fn module_of(package: &str) -> String {
         "tensorflow"
     } else if families::is_cupy(&name) {
         "cupy"
-    } else if name == "jax" || families::jax_plugin_cuda(&name).is_some() {
+    } else if name == "jax" || name == "jaxlib" || families::jax_plugin_cuda(&name).is_some() {
         "jax"
     } else {
         return base;
@@ -106,7 +122,7 @@ pub fn run(python: &Path, frameworks: &[String], timeout: Duration) -> Verified 
 
 /// [`run`] through any host.
 pub fn run_on(host: &dyn Host, python: &Path, frameworks: &[String], timeout: Duration) -> Verified {
-    let modules: Vec<String> = frameworks.iter().map(|f| module_of(f)).collect();
+    let modules = modules_of(frameworks);
     let mut argv = vec![python.display().to_string(), "-I".to_owned(), "-".to_owned(), "--smoke".to_owned()];
     argv.extend(modules.iter().cloned());
     let cmd = Cmd::new(argv).stdin(PROBE_SCRIPT).timeout(timeout);

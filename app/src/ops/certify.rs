@@ -314,14 +314,19 @@ fn benchmark_stage(snap: &Snapshot, runs: &[(Gpu, Result<BenchRun>)], took: f64)
 }
 
 /// Each environment's GPU frameworks' smoke test (the installers' verify: a matrix product on each
-/// GPU against Python's).
+/// GPU against Python's), each framework once (JAX's packages are one JAX); frameworks the smoke
+/// test does not compute with (ONNX Runtime) get none here, the software stage's check judges them.
 fn smoke_checks(host: &dyn Host, snap: &Snapshot, progress: &mut dyn FnMut(&str)) -> Vec<Check> {
     let gpus = snap.gpus.value().map_or(0, Vec::len);
     let mut out = Vec::new();
     for env in snap.python_envs.value().into_iter().flatten() {
-        let (Some(python), false) = (env.interpreter.as_deref(), env.frameworks.is_empty()) else { continue };
+        let packages: Vec<String> = env.frameworks.iter().map(|f| f.name.clone()).collect();
+        let names: Vec<String> = gpu_doctor_installers::verify::modules_of(&packages)
+            .into_iter()
+            .filter(|m| gpu_doctor_installers::verify::SMOKE_TESTED.contains(&m.as_str()))
+            .collect();
+        let (Some(python), false) = (env.interpreter.as_deref(), names.is_empty()) else { continue };
         progress(&format!("certify: the frameworks' smoke test in {}", env.name));
-        let names: Vec<String> = env.frameworks.iter().map(|f| f.name.clone()).collect();
         let verified = gpu_doctor_installers::verify::run_on(host, Path::new(python), &names, SMOKE_TIMEOUT);
         for module in &verified.frameworks {
             let subject = format!("{}: {module}", env.name);

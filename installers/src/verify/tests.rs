@@ -251,9 +251,32 @@ fn package_names_map_to_the_module_imported() {
         ("tensorflow[and-cuda]", "tensorflow"),
         ("tf-nightly", "tensorflow"),
         ("jax-cuda12-plugin", "jax"),
+        ("jaxlib", "jax"),
         ("torch==2.5.1+cu124", "torch"),
         ("numpy", "numpy"),
     ] {
         assert_eq!(module_of(package), module);
     }
+}
+
+/// The frameworks of the image a lent H200 ran (its record-fixture's `venv:/opt/torch/.venv`): the
+/// smoke test is asked for each module once, so JAX's four packages are one JAX check, not four.
+#[test]
+fn each_module_is_asked_for_once() {
+    let env: Vec<String> =
+        ["cupy-cuda13x", "jax", "jax-cuda13-pjrt", "jax-cuda13-plugin", "jaxlib", "onnxruntime", "torch"]
+            .map(str::to_owned)
+            .to_vec();
+    assert_eq!(modules_of(&env), ["cupy", "jax", "onnxruntime", "torch"]);
+}
+
+/// `SMOKE_TESTED` is what probe.py's smoke test computes with: the keys of its `PRODUCTS`.
+#[test]
+fn the_smoke_tested_modules_are_probe_py_s() {
+    let line = PROBE_SCRIPT.lines().find(|l| l.starts_with("PRODUCTS = {")).expect("probe.py names PRODUCTS");
+    let mut keys: Vec<&str> = line.split('"').skip(1).step_by(2).collect();
+    let mut ours = SMOKE_TESTED.to_vec();
+    keys.sort_unstable();
+    ours.sort_unstable();
+    assert_eq!(keys, ours);
 }

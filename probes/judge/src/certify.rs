@@ -324,6 +324,10 @@ fn seen_by(deep: &DeepFacts, module: &str) -> Option<Result<(String, Option<u32>
     Some(Ok((name, count)))
 }
 
+fn has_package(env: &PythonEnv, name: &str) -> bool {
+    env.frameworks.iter().any(|f| f.name == name)
+}
+
 fn count(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
@@ -368,6 +372,15 @@ pub fn framework_checks(envs: &Probed<Vec<PythonEnv>>, gpus: usize) -> Vec<Check
                 Ok((name, None)) => (
                     Measured::text(format!("{name} imports; how many GPUs it sees was not reported")),
                     CheckVerdict::NotRun,
+                ),
+                // The PyPI package `onnxruntime` is the CPU build (its GPU build is `onnxruntime-gpu`):
+                // alone, it is not a GPU framework, as `paddlepaddle` or `tensorflow-cpu` are not.
+                Ok((name, Some(0))) if module == "onnxruntime" && !has_package(env, "onnxruntime-gpu") => (
+                    Measured::text(format!(
+                        "{name} is the CPU-only package (no CUDAExecutionProvider; onnxruntime-gpu is not \
+                         installed): not a GPU framework, not judged"
+                    )),
+                    CheckVerdict::Info,
                 ),
                 Ok((name, Some(n))) if module == "onnxruntime" => {
                     let offers = n > 0;

@@ -162,6 +162,20 @@ impl Machine {
         self
     }
 
+    /// Deep-tier ONNX Runtime facts: its version and `get_available_providers()`.
+    pub fn deep_onnxruntime(mut self, version: &str, providers: &[&str]) -> Self {
+        let ort = gpu_doctor_model::DeepOnnxruntime {
+            version: Some(version.to_owned()),
+            providers: Some(providers.iter().map(|p| (*p).to_owned()).collect()),
+            ..gpu_doctor_model::DeepOnnxruntime::default()
+        };
+        let env = self.env_mut();
+        let mut deep = env.deep.as_ref().and_then(|d| d.value().cloned()).unwrap_or_default();
+        deep.onnxruntime = Some(ort);
+        env.deep = Some(Probed::found(deep, "probe.py"));
+        self
+    }
+
     /// Changes the last GPU added.
     pub fn gpu_with(mut self, f: impl FnOnce(&mut Gpu)) -> Self {
         if let Probed::Found { value, .. } = &mut self.0.gpus

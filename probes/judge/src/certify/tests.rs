@@ -3,7 +3,7 @@
 use gpu_doctor_model::bench::plan::{BenchPlan, TestKind};
 use gpu_doctor_model::bench::protocol::{Failure, FailureKind};
 use gpu_doctor_model::bench::run::TestRun;
-use gpu_doctor_model::{Category, DeepTorch, EccCounters, EnvKind, Framework, FrameworkBuild};
+use gpu_doctor_model::{Category, DeepOnnxruntime, DeepTorch, EccCounters, EnvKind, Framework, FrameworkBuild};
 
 use super::*;
 
@@ -222,6 +222,38 @@ fn a_framework_that_imports_but_sees_no_gpu_fails_level_1() {
     assert_eq!(framework_checks(&envs(broken), 2)[0].verdict, CheckVerdict::Fail);
     let undeep = framework_checks(&Probed::found(vec![env_with(None, false)], "test"), 2);
     assert_eq!(undeep[0].verdict, CheckVerdict::NotRun, "a deep probe that did not run is not a pass");
+}
+
+/// The image a lent H200 ran (2026-11-29): PyPI's `onnxruntime` 1.30.0 beside a CUDA torch, its
+/// providers `AzureExecutionProvider, CPUExecutionProvider`. The CPU package alone is not a GPU
+/// framework (info); beside `onnxruntime-gpu`, which it shadows, no CUDA provider fails.
+#[test]
+fn the_cpu_onnxruntime_package_alone_is_not_judged_and_beside_the_gpu_package_fails() {
+    let ort = |name: &str| Framework {
+        name: name.into(),
+        version: "1.30.0".into(),
+        build: FrameworkBuild::Cpu,
+        cudnn_build: None,
+        source: "test".into(),
+        site_packages: "/p/lib".into(),
+    };
+    let with = |names: &[&str]| {
+        let mut env = env_with(Some(torch(true, 1)), true);
+        env.frameworks.extend(names.iter().map(|n| ort(n)));
+        let providers = Some(vec!["AzureExecutionProvider".to_owned(), "CPUExecutionProvider".to_owned()]);
+        let deep = DeepOnnxruntime { version: Some("1.30.0".into()), providers, ..DeepOnnxruntime::default() };
+        env.deep = Some(Probed::found(
+            DeepFacts { torch: Some(torch(true, 1)), onnxruntime: Some(deep), ..DeepFacts::default() },
+            "probe.py",
+        ));
+        framework_checks(&Probed::found(vec![env], "test"), 1)
+    };
+    let ort_check = |checks: Vec<Check>| checks.into_iter().find(|c| c.subject.ends_with("onnxruntime")).unwrap();
+    let alone = ort_check(with(&["onnxruntime"]));
+    assert_eq!(alone.verdict, CheckVerdict::Info, "{alone:?}");
+    assert!(alone.measured.describe().contains("CPU-only package"), "{alone:?}");
+    let shadowing = ort_check(with(&["onnxruntime", "onnxruntime-gpu"]));
+    assert_eq!(shadowing.verdict, CheckVerdict::Fail, "{shadowing:?}");
 }
 
 #[test]

@@ -3,7 +3,7 @@
 use super::context::describe_framework;
 use super::{Ctx, Rule, fix};
 use gpu_doctor_kb::families;
-use gpu_doctor_model::{Category, Finding, Probed, Severity};
+use gpu_doctor_model::{Category, Finding, Origin, Probed, Severity};
 use gpu_doctor_model::{Change, Framework, FrameworkBuild, InstallFlag, OsFamily, PythonEnv, ToolkitKind};
 
 pub(super) const CPU_ONLY: Rule = Rule {
@@ -222,18 +222,22 @@ fn jax_plugins(cx: &Ctx<'_>) -> String {
 /// about a requested provider; the deep probe reads the same list), or the CPU package
 /// `onnxruntime` sits beside `onnxruntime-gpu`. Both packages install the one `onnxruntime`
 /// module, so whichever was installed last wins; `onnxruntime` alone on a GPU machine, with no sign
-/// that CUDA was asked of it, is often a dependency that needs no GPU and is left alone.
+/// that CUDA was asked of it, is often a dependency that needs no GPU and is left alone. On this
+/// machine the deep probe lists the providers of every ONNX Runtime it imports, which is no such
+/// sign (a lent H200's image holds PyPI's `onnxruntime` beside a CUDA torch); in pasted text, a
+/// printed list or the warning is: someone asked.
 fn onnxruntime(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     if !cx.gpu_or_no_list() {
         return;
     }
+    let probed_here = matches!(cx.s.origin, Origin::ThisMachine);
     for env in cx.envs() {
         let deep = env.deep.as_ref().and_then(|d| d.value()).and_then(|d| d.onnxruntime.as_ref());
         let providers = deep.and_then(|o| o.providers.as_deref());
         let build = providers.and_then(families::onnxruntime_build);
         let cpu = env.frameworks.iter().find(|f| f.name == "onnxruntime");
         let gpu_pkg = env.frameworks.iter().find(|f| f.name == "onnxruntime-gpu");
-        let listed_cpu = build == Some(FrameworkBuild::Cpu);
+        let listed_cpu = build == Some(FrameworkBuild::Cpu) && !(probed_here && gpu_pkg.is_none());
         let shadowed = build.is_none() && cpu.is_some() && gpu_pkg.is_some();
         if !listed_cpu && !shadowed {
             continue;

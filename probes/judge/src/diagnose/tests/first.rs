@@ -569,6 +569,14 @@ fn onnxruntime_beside_onnxruntime_gpu_shadows_it_and_the_fix_keeps_the_gpu_packa
         Some(gpu_doctor_model::FrameworkBuild::Cpu),
     );
     assert!(alone.ids().is_empty());
+    // The same on this machine with the deep probe's list of the CPU package's providers (a lent
+    // H200's image, 2026-11-29: onnxruntime 1.30.0 beside torch 2.11.0+cu130): still no sign that
+    // CUDA was asked of it. Beside onnxruntime-gpu the list says which one won.
+    let cpu_providers = ["AzureExecutionProvider", "CPUExecutionProvider"];
+    let listed = alone.deep_onnxruntime("1.30.0", &cpu_providers);
+    assert!(listed.ids().is_empty(), "{:?}", listed.ids());
+    let won = both.deep_onnxruntime("1.20.1", &cpu_providers);
+    assert_eq!(won.ids(), ["framework.cpu_only_build"]);
     // No NVIDIA GPU on this machine: not this rule's business.
     let no_gpu = Machine::linux()
         .framework("onnxruntime", "1.20.1", Some(gpu_doctor_model::FrameworkBuild::Cpu))
