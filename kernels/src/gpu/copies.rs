@@ -8,7 +8,9 @@ use super::buffers::{copy_dtoh, copy_htod, human_bytes};
 use super::{DeviceBuffer, Emit, Enqueue, Gpu, PinnedBuffer, Timer, compiled, cuda_failure, time_reps, warm_up};
 use crate::cpu;
 use gpu_doctor_model::bench::plan::{BenchPlan, MIB, TestKind};
-use gpu_doctor_model::bench::protocol::{BenchEvent, CopyMethod, Failure, Measurement, Metric, Point, TestResult};
+use gpu_doctor_model::bench::protocol::{
+    BenchEvent, Check, CopyMethod, Failure, Measurement, Metric, Point, TestResult,
+};
 use gpu_doctor_model::bench::stats::Stats;
 use gpu_doctor_model::bench::unit::Unit;
 
@@ -242,7 +244,7 @@ pub(crate) fn device_copy(gpu: &mut Gpu, plan: &BenchPlan, emit: Emit<'_>) -> Re
     let stream = gpu.stream.cu_stream();
     // SAFETY: `src` holds `n` bytes; the memset is ordered before the copies on the same stream.
     #[allow(unsafe_code)]
-    unsafe { result::memset_d8_async(src.ptr(), 0x5a, n, stream) }
+    unsafe { result::memset_d8_async(src.ptr(), FILL, n, stream) }
         .map_err(|e| cuda_failure(e, "filling GPU memory"))?;
     let memcpy = || {
         // SAFETY: both buffers hold `n` bytes and live until after the timer synchronizes.
@@ -261,11 +263,55 @@ pub(crate) fn device_copy(gpu: &mut Gpu, plan: &BenchPlan, emit: Emit<'_>) -> Re
             let times =
                 time_reps(gpu, Enqueue::Held, plan.warmup, plan.repetitions, || kernel.launch(gpu, &src, &dst, n))?;
             result.measurements.extend(device_copy_measurement(CopyMethod::Kernel, &times, n, emit));
+            result.checks.push(check_copy_kernel(gpu, &kernel, &src, &dst, FILL)?);
         }
         Err(f) => result.notes.push(format!("the copy kernel did not run: {}", f.reason)),
     }
     emit(BenchEvent::Progress { test, done: 2, total: 2, what: "copy kernel".into() });
     Ok(result)
+}
+
+/// The byte the device copies' source holds.
+const FILL: u8 = 0x5a;
+
+/// Bytes the copy kernel's check copies: 16 MiB and three 16-byte words, so that both its unrolled
+/// steps and its tail loop run.
+const KERNEL_CHECK_BYTES: usize = 16 * MIB as usize + 48;
+
+/// The copy kernel against its source: `dst` zeroed, [`KERNEL_CHECK_BYTES`] copied from `src`
+/// (each byte `fill`), then read back with the 16 bytes after them, which must still be 0.
+fn check_copy_kernel(
+    gpu: &Gpu,
+    kernel: &compiled::CopyKernel,
+    src: &DeviceBuffer,
+    dst: &DeviceBuffer,
+    fill: u8,
+) -> Result<Check, Failure> {
+    let bytes = KERNEL_CHECK_BYTES.min(dst.bytes().saturating_sub(16)) / 16 * 16;
+    let stream = gpu.stream.cu_stream();
+    // SAFETY: `dst` holds `dst.bytes()` bytes; the memset is ordered before the copy on the stream.
+    #[allow(unsafe_code)]
+    unsafe { result::memset_d8_async(dst.ptr(), 0, dst.bytes(), stream) }
+        .map_err(|e| cuda_failure(e, "clearing GPU memory"))?;
+    kernel.launch(gpu, src, dst, bytes)?;
+    let mut back = vec![0u8; bytes + 16];
+    copy_dtoh(&mut back, dst, stream)?;
+    gpu.stream.synchronize().map_err(|e| cuda_failure(e, "reading the copy kernel's result"))?;
+    Ok(copy_check(&back, bytes, fill))
+}
+
+/// The check of `back`: its first `copied` bytes must be `fill`, the rest 0.
+fn copy_check(back: &[u8], copied: usize, fill: u8) -> Check {
+    let wrong = back[..copied].iter().filter(|b| **b != fill).count();
+    let overrun = back[copied..].iter().filter(|b| **b != 0).count();
+    Check {
+        name: format!("copy kernel, {} against its source", human_bytes(copied)),
+        passed: wrong == 0 && overrun == 0,
+        detail: format!(
+            "{wrong} of {copied} bytes differ from the source; {overrun} of the {} bytes after them were written",
+            back.len() - copied
+        ),
+    }
 }
 
 /// Bytes per device-copy buffer, and notes on why it is not the planned size: at least
@@ -334,6 +380,21 @@ fn device_copy_measurement(method: CopyMethod, times: &[f64], n: usize, emit: Em
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_copy_check_fails_on_a_byte_not_copied_and_on_one_written_past_the_end() {
+        let mut back = vec![FILL; 64];
+        back[48..].fill(0);
+        assert!(copy_check(&back, 48, FILL).passed);
+        let mut skipped = back.clone();
+        skipped[17] = 0;
+        let check = copy_check(&skipped, 48, FILL);
+        assert!(!check.passed && check.detail.starts_with("1 of 48 bytes differ"), "{check:?}");
+        let mut overrun = back;
+        overrun[50] = FILL;
+        let check = copy_check(&overrun, 48, FILL);
+        assert!(!check.passed && check.detail.contains("1 of the 16 bytes after them"), "{check:?}");
+    }
 
     fn s(v: f64) -> Stats {
         Stats::from_samples(&[v]).unwrap()
