@@ -64,12 +64,34 @@ fn scenario_machine(name: &str) -> (Machine, Option<String>) {
 /// one) and some rejected candidates with their reasons.
 #[test]
 fn every_scenario_gets_its_expected_choice() {
+    let mut wrong = Vec::new();
+    for (name, fw, want_chosen, want_rejected) in expected_choices() {
+        let (machine, keep) = scenario_machine(name);
+        let keep = if *fw == Framework::Torch { keep } else { None };
+        let c = choose(kb(), &machine, &want(*fw, keep.as_deref()));
+        if chosen(&c) != *want_chosen {
+            wrong.push(format!("{name} {fw:?}: chose {} not {want_chosen}", chosen(&c)));
+        }
+        for (label, why) in *want_rejected {
+            let got = c.rejected.iter().find(|r| r.label == *label).map_or("(not rejected)", |r| r.reason.as_str());
+            if got != *why {
+                wrong.push(format!("{name} {fw:?} {label}: {got:?} not {why:?}"));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+type Row = (&'static str, Framework, &'static str, &'static [(&'static str, &'static str)]);
+
+/// The table of [`every_scenario_gets_its_expected_choice`]: fixture, framework, the build chosen
+/// (`-`: none) and rejected candidates with their reasons.
+fn expected_choices() -> &'static [Row] {
     use Framework::{Cupy, Jax, Tensorflow, Torch};
-    type Row = (&'static str, Framework, &'static str, &'static [(&'static str, &'static str)]);
     // 1.13.1 has cp311 wheels on PyPI (kb-refresh, issue 28): 1.13 reaches 3.11, 1.12 stops at 3.10.
     const PY36_112: &str = "no wheel for Python 3.6 (it supports 3.7 to 3.10)";
     const PY36_113: &str = "no wheel for Python 3.6 (it supports 3.7 to 3.11)";
-    let table: &[Row] = &[
+    &[
         (
             "consumer-gpu-torch-venv",
             Torch,
@@ -106,6 +128,18 @@ fn every_scenario_gets_its_expected_choice() {
         ("container-without-gpu", Torch, "2.15.0+cu132", &[]),
         ("docker-no-container-toolkit", Torch, "2.3.1+cu121", &[]),
         ("docker-toolkit-no-runtime", Torch, "2.3.1+cu121", &[]),
+        // The lent H200 (R580, CUDA 13.0) keeps its installed 2.11 line; jax[cuda13] would pull the
+        // CUDA 13.5 runtime wheel, which runs on CUDA 13.0 only through minor-version compatibility.
+        ("h200-container-cu130", Torch, "2.11.0+cu130", &[]),
+        (
+            "h200-container-cu130",
+            Jax,
+            "jax[cuda12] 0.12.0.1",
+            &[(
+                "jax[cuda13] 0.12.0.1",
+                "runs only through minor-version compatibility; jax[cuda12] 0.12.0.1 runs on this driver in full",
+            )],
+        ),
         ("hgx-h100-nvlink", Torch, "2.14.1+cu126", &[]),
         ("mig-a100", Torch, "2.14.1+cu126", &[]),
         ("no-driver", Tensorflow, "tensorflow 2.21.0 (CUDA 12.5)", &[]),
@@ -152,23 +186,7 @@ fn every_scenario_gets_its_expected_choice() {
         // torch 2.15.0 requires Python >= 3.11 (PyPI, issue 28): the WSL machine's 3.10 turns the
         // line down before its driver is looked at.
         ("wsl2", Torch, "2.14.1+cu126", &[("2.15", "no wheel for Python 3.10 (it supports 3.11 to 3.15)")]),
-    ];
-    let mut wrong = Vec::new();
-    for (name, fw, want_chosen, want_rejected) in table {
-        let (machine, keep) = scenario_machine(name);
-        let keep = if *fw == Torch { keep } else { None };
-        let c = choose(kb(), &machine, &want(*fw, keep.as_deref()));
-        if chosen(&c) != *want_chosen {
-            wrong.push(format!("{name} {fw:?}: chose {} not {want_chosen}", chosen(&c)));
-        }
-        for (label, why) in *want_rejected {
-            let got = c.rejected.iter().find(|r| r.label == *label).map_or("(not rejected)", |r| r.reason.as_str());
-            if got != *why {
-                wrong.push(format!("{name} {fw:?} {label}: {got:?} not {why:?}"));
-            }
-        }
-    }
-    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    ]
 }
 
 /// Every scenario folder is in the table above (a new fixture needs its expected choice).

@@ -62,6 +62,7 @@ const SCENARIOS: &[&str] = &[
     "docker-toolkit-no-runtime",
     "egpu-thunderbolt",
     "gpu-no-driver",
+    "h200-container-cu130",
     "hgx-h100-nvlink",
     "k8s-node-no-device-plugin",
     "mig-a100",
@@ -352,6 +353,26 @@ fn torch_cu130_on_r550() {
             or_driver: Some(580)
         })
     );
+}
+
+/// The first machine recorded with a GPU (a lent H200, 2026-11-30): a healthy one, so no finding;
+/// in particular PyPI's CPU `onnxruntime` beside a CUDA torch is left alone, and the wheel's CUDA
+/// runtime beside the local toolkit of the same major is no mismatch.
+#[test]
+fn h200_container_cu130() {
+    let s = check("h200-container-cu130");
+    expect_findings(&s, &[]);
+    let gpus = found(&s.gpus, "GPUs");
+    assert_eq!(gpus.len(), 1);
+    assert_eq!(gpus[0].name.as_deref(), Some("NVIDIA H200"));
+    assert_eq!(source(&s.driver), "nvml");
+    assert_eq!(found(&s.driver, "driver").version.to_string(), "580.159.04");
+    let envs = found(&s.python_envs, "Python environments");
+    let venv = envs.iter().find(|e| e.name == "venv:/opt/torch/.venv").expect("the image's venv");
+    let build = |name: &str| venv.frameworks.iter().find(|f| f.name == name).map(|f| f.build.clone());
+    assert_eq!(build("onnxruntime"), Some(FrameworkBuild::Cpu));
+    assert_eq!(build("torch"), Some(FrameworkBuild::Cuda { version: Some("13.0".into()) }));
+    assert!(s.platform.container.is_some(), "inside the image's Docker container");
 }
 
 #[test]
