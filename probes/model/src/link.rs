@@ -167,6 +167,9 @@ pub enum LinkSeenBy {
     /// lspci's `LnkSta` of the GPU itself: the width the link trained at, which lspci marks
     /// `(downgraded)` below the device's own `LnkCap` (pciutils ls-caps.c, `link_compare`).
     Lspci,
+    /// A person's words: the lanes a tool showed them (the BIOS, GPU-Z, a rig report) against the
+    /// card's, in one sentence (`running at x8 instead of x16`).
+    Words,
 }
 
 impl LinkSeenBy {

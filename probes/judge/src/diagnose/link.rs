@@ -48,11 +48,15 @@ pub(super) const NARROW: Rule = Rule {
     trigger: "The kernel's line from when it enumerated the GPU says a link on its path has fewer lanes than the \
               card can use (x1 or x4 of x16): no driver has lowered the link then, so a slot, riser or adapter with \
               fewer lanes limits every host↔device copy. Or lspci's LnkSta shows the GPU's own link trained at one \
-              lane, below its LnkCap (marked `Width x1 (downgraded)` where LnkCap was not pasted).",
+              lane, below its LnkCap (marked `Width x1 (downgraded)` where LnkCap was not pasted). Or, for the \
+              text's one GPU, a sentence says its link has fewer lanes than the card (`running at x8 instead of \
+              x16`, `8 PCIe lanes instead of 16 lanes`, a rig report's `x4 lanes negotiated (GPU max x16`): a GPU \
+              lowers its link's speed when idle, not its lanes.",
     source: "Linux drivers/pci/pci.c __pcie_print_link_status (\"available PCIe bandwidth, limited by … (capable of \
              …)\": the slowest link on the path against the device's own LnkCap); only lanes count, since GPUs are \
              often found at 2.5 GT/s x16 (e.g. a GTX 950, linux-btrfs list 2021-03-12), reference §8.2; pciutils \
-             ls-caps.c link_compare (\" (downgraded)\" when LnkSta is below LnkCap, on endpoints and upstream ports)",
+             ls-caps.c link_compare (\" (downgraded)\" when LnkSta is below LnkCap, on endpoints and upstream ports); \
+             widths in words: dartraiden/NVIDIA-patcher#191, noonghunna/club-3090:scripts/report.sh (its PCIe line)",
 };
 
 pub(super) const AER_UNCORRECTED: Rule = Rule {
@@ -258,9 +262,13 @@ fn narrow_finding(v: &View<'_>, b: &BootLinkLimit) -> Finding {
             "lspci shows the GPU's own link trained at {now}: {rate}. A link trains at the lanes both ends have \
              wired and connected, so the lanes"
         ),
+        LinkSeenBy::Words => format!(
+            "The text says the GPU's link runs at {now}, {rate}. A GPU lowers its link's speed when idle, not its \
+             lanes; a link trains at the lanes both ends have wired and connected, so the lanes"
+        ),
     };
     NARROW.finding(
-        format!("{} sits behind a {now} link, narrower than {card}", v.name),
+        format!("{} sits behind {} {now} link, narrower than {card}", v.name, if now.starts_with('x') { "an" } else { "a" }),
         format!(
             "{seen} are missing in the slot or what the card hangs on: a slot wired x1/x4 or sharing \
              lanes with M.2 drives, an x1 mining riser, an M.2 or mPCIe adapter, a Raspberry Pi or other board \

@@ -183,10 +183,7 @@ fn ran_in_container(lines: &[String], facts: &mut Facts) {
     let mut found: Option<gpu_doctor_model::ContainerFacts> = None;
     for line in lines.iter().filter(|l| l.len() <= 2000) {
         let lower = line.to_ascii_lowercase();
-        let runtime = lower
-            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
-            .find_map(|w| CONTAINER_WORDS.iter().find(|(word, _)| *word == w).map(|(_, runtime)| *runtime));
-        let Some(runtime) = runtime else { continue };
+        let Some(runtime) = container_word(&lower) else { continue };
         // Advice that names a container under a condition (DALI's `If you are running in a Docker container,
         // please refer to …`, printed wherever it runs) says nothing of where the program ran.
         if conditional(&lower) {
@@ -209,6 +206,29 @@ fn ran_in_container(lines: &[String], facts: &mut Facts) {
     if found.is_some() && facts.container.is_none() {
         facts.container = found;
     }
+}
+
+/// The runtime of the first container tool a (lowercased) line names as a word, not as a part of
+/// a path: `/var/lib/docker` (a disk listing of the host) or `/var/run/docker.sock` names where the
+/// host's Docker keeps its data or listens, not a program run in a container.
+fn container_word(lower: &str) -> Option<&'static str> {
+    let is_word = |c: char| c.is_ascii_alphanumeric() || c == '-';
+    let mut start = None;
+    for (i, c) in lower.char_indices().chain(std::iter::once((lower.len(), ' '))) {
+        match (is_word(c), start) {
+            (true, None) => start = Some(i),
+            (false, Some(s)) => {
+                start = None;
+                let in_path = lower[..s].ends_with('/') || c == '/';
+                let word = &lower[s..i];
+                if let Some((_, runtime)) = CONTAINER_WORDS.iter().find(|(w, _)| *w == word).filter(|_| !in_path) {
+                    return Some(runtime);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 /// A (lowercased) line that passes the GPU or the driver's libraries to a container (any engine's option).
@@ -343,6 +363,12 @@ see the Dockerfile and dockerd"
             )
             .is_none()
         );
+        // Docker's folders on the host, in a disk listing (the Disk section of noonghunna/club-3090's
+        // scripts/report.sh, as a rig on Proxmox printed it) or a socket path, are not a program run
+        // in a container; a command is.
+        assert!(facts("- **/var/lib/docker:** 57G available, ext4 filesystem").is_none());
+        assert!(facts("Got permission denied while trying to connect to unix:///var/run/docker.sock").is_none());
+        assert_eq!(facts("docker run -v /var/lib/docker:/d x").unwrap().runtime, "docker");
         // Many lines: a few markers kept, the first runtime wins.
         let many = "docker run x
 "

@@ -95,6 +95,9 @@ pub(super) struct Facts {
     pub stated_gpu_count: Option<u32>,
     /// A PCIe link said in words (`prose`): the generation now and at most, for the text's one GPU.
     pub stated_link: Option<(u32, u32)>,
+    /// A link width said in words (`prose`): the lanes now, the card's, and the sentence, for the
+    /// text's one GPU.
+    pub stated_width: Option<(u32, u32, String)>,
     /// Which toolkit `which nvcc` and the `/usr/local/cuda` link pick (CUDA_HOME, CUDA_PATH and
     /// LD_LIBRARY_PATH are settled from `env` when the snapshot is built).
     pub picks: ToolkitPicks,
@@ -378,9 +381,7 @@ impl Facts {
         if !self.pci_devices.is_empty() {
             snap.pci_devices = Probed::found(self.pci_devices, "pasted lspci or kernel log");
         }
-        if !self.links.is_empty() {
-            snap.links = Probed::found(self.links, "pasted lspci -vv or kernel log");
-        }
+        links_into(self.links, self.stated_width, &mut snap);
         if let Some(sb) = self.secure_boot {
             snap.secure_boot = Probed::found(sb, "pasted kernel log (the kernel refused an unsigned module)");
         }
@@ -636,6 +637,42 @@ fn with_stated_link(list: &mut Vec<Gpu>, (now, max): (u32, u32)) -> bool {
         }
         _ => false,
     }
+}
+
+/// The links read into `snap`, with a link width said in words (`stated_width`) as the one GPU's
+/// link where the text shows no other link and at most one GPU.
+fn links_into(
+    mut links: Vec<gpu_doctor_model::HostLink>,
+    stated_width: Option<(u32, u32, String)>,
+    snap: &mut Snapshot,
+) {
+    let worded = links.is_empty() && snap.gpus.value().is_none_or(|g| g.len() <= 1);
+    if let Some((now, card, line)) = stated_width.filter(|_| worded) {
+        let bus = snap.gpus.value().and_then(|g| g.first()?.pci_bus_id.clone()).unwrap_or_else(|| "GPU 0".into());
+        links.push(worded_link(bus, now, card, line));
+    }
+    if !links.is_empty() {
+        let from = if worded { "a link width in words" } else { "pasted lspci -vv or kernel log" };
+        snap.links = Probed::found(links, from);
+    }
+}
+
+/// The link of a width said in words (`now` lanes of the card's `card`), as a limit the card's own
+/// link trained at.
+fn worded_link(bus: String, now: u32, card: u32, line: String) -> gpu_doctor_model::HostLink {
+    let mut link = super::lspci::link(bus, (None, Some(card)), (None, Some(now)), ("words", "the text's words"));
+    link.set_boot_limit(gpu_doctor_model::BootLinkLimit {
+        at: "<unknown>".to_owned(),
+        generation: None,
+        width: now,
+        capable_generation: None,
+        capable_width: Some(card),
+        available_gbps: 0.0,
+        capable_gbps: None,
+        line,
+        seen_by: gpu_doctor_model::LinkSeenBy::Words,
+    });
+    link
 }
 
 /// The distinct sources, in order, as one `pasted …` source.

@@ -124,6 +124,66 @@ fn link_in_words(line: &str) -> Option<(u32, u32)> {
     }
 }
 
+/// The format name of a link width said in a sentence.
+const WIDTH_FORMAT: &str = "a link width in words";
+
+/// Words that make two widths of a sentence a link against its most (`x8 instead of x16`, `x4 lanes
+/// negotiated (GPU max x16`, `dropped from x16 to x8`), where they stand between the two.
+const WIDTH_JOINS: [&str; 9] = ["instead of", "rather than", "not", "max", "capable", "should", "of", "from", "to"];
+
+/// Words that make a line about a PCIe link.
+const LINK_WORDS: [&str; 6] = ["pcie", "lane", "link", "slot", "width", "riser"];
+
+/// The lanes a sentence says a GPU's link has against the card's (`My GPU is only running at x8 instead of x16
+/// link width according to the bios`, `Why can a video card run 8 PCIe lanes instead of 16 lanes?`): two widths
+/// of x1 to x16 (`x8`, `8 lanes`, `8 PCIe lanes`), at most 40 characters apart with a word of [`WIDTH_JOINS`]
+/// between them, in a line about a PCIe link; the lower is the link now, the higher the card's. A third width
+/// makes it a list or a question, not a link. Program lines that state a link themselves (the kernel's,
+/// lspci's) are theirs.
+fn width_in_words(line: &str) -> Option<(u32, u32)> {
+    let lower = line.to_ascii_lowercase();
+    if !LINK_WORDS.iter().any(|w| lower.contains(w))
+        || ["available pcie bandwidth", "lnksta", "lnkcap"].iter().any(|p| lower.contains(p))
+    {
+        return None;
+    }
+    // Each word with its byte offset (other characters, `—` or `⚠` too, separate words).
+    let mut words: Vec<(usize, &str)> = Vec::new();
+    let mut start = None;
+    for (i, c) in lower.char_indices().chain(std::iter::once((lower.len(), ' '))) {
+        if c.is_ascii_alphanumeric() {
+            start.get_or_insert(i);
+        } else if let Some(s) = start.take() {
+            words.push((s, &lower[s..i]));
+        }
+    }
+    let lanes = |i: usize| {
+        let next = words.get(i + 1).map(|(_, w)| *w);
+        let after = words.get(i + 2).map(|(_, w)| *w);
+        matches!(next, Some("lane" | "lanes")) || (next == Some("pcie") && matches!(after, Some("lane" | "lanes")))
+    };
+    let mut widths: Vec<(usize, usize, u32)> = Vec::new();
+    for (i, (at, w)) in words.iter().enumerate() {
+        let number = match w.strip_prefix('x') {
+            Some(n) => n.parse::<u32>().ok(),
+            None if lanes(i) => w.parse::<u32>().ok(),
+            None => None,
+        };
+        if let Some(n) = number.filter(|n| matches!(n, 1 | 2 | 4 | 8 | 16)) {
+            widths.push((*at, at + w.len(), n));
+        }
+        if widths.len() > 2 {
+            return None;
+        }
+    }
+    let [(_, first_end, a), (second, _, b)] = widths[..] else { return None };
+    let between = &lower[first_end..second];
+    let between_words: Vec<&str> = between.split(|c: char| !c.is_ascii_alphanumeric()).collect();
+    let joined = between.len() <= 40
+        && WIDTH_JOINS.iter().any(|j| if j.contains(' ') { between.contains(j) } else { between_words.contains(j) });
+    (joined && a != b).then(|| (a.min(b), a.max(b)))
+}
+
 /// Reads the first link said in words, and the machine's GPU count when the text says it in words and says one
 /// count only.
 pub(super) fn read(lines: &[String], facts: &mut Facts) {
@@ -132,6 +192,12 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
     {
         facts.saw(i, LINK_FORMAT);
         facts.stated_link = Some(link);
+    }
+    if facts.stated_width.is_none()
+        && let Some((i, (now, card))) = lines.iter().enumerate().find_map(|(i, l)| width_in_words(l).map(|w| (i, w)))
+    {
+        facts.saw(i, WIDTH_FORMAT);
+        facts.stated_width = Some((now, card, lines[i].trim().chars().take(300).collect()));
     }
     let mut found: Option<(usize, u32)> = None;
     for (i, line) in lines.iter().enumerate() {
@@ -166,6 +232,33 @@ mod tests {
         assert_eq!(read_text("Laptops with just one GPU"), Some(1));
         assert_eq!(read_text("It is a single-GPU machine"), Some(1));
         assert_eq!(read_text("my 4-GPU node"), Some(4));
+    }
+
+    /// A link width said in a sentence: dartraiden/NVIDIA-patcher#191's question (verbatim) and the rig report
+    /// of noonghunna/club-3090's `scripts/report.sh` (its PCIe line, as a report on a healthy rig printed it);
+    /// yandex/YaLM-100B#24 (verbatim) asks about slots, and widths joined by a comma are two slots.
+    #[test]
+    fn a_link_width_said_in_words_is_the_link_against_the_card() {
+        let width = |t: &str| Facts::read_by(read, t).stated_width.map(|(now, card, _)| (now, card));
+        let ru_en = "ENG: Why can a video card run 8 PCIe lanes instead of 16 lanes?";
+        assert_eq!(width(ru_en), Some((8, 16)));
+        assert_eq!(
+            width("  - **PCIe:** x4 lanes negotiated (GPU max x16, Gen up to 3) | bus 00000000:04:00.0"),
+            Some((4, 16))
+        );
+        assert_eq!(width("  - **PCIe:** x16 lanes negotiated (GPU max x16, Gen up to 3) | bus 00000000:17:00.0"), None);
+        // Characters of several bytes around the widths (report.sh's `⚠` and `—`).
+        assert_eq!(width("⚠ PCIe — x4 lanes — negotiated ⚠ (GPU max x16 ⚠"), Some((4, 16)));
+        let question = "If connect them to PCI x1, how much will performance decrease and does PCI x1 or PCI x16 affect in \
+                        this particular case?";
+        assert_eq!(width(question), None);
+        assert_eq!(width("- Asymmetric consumer mobos (one slot CPU x16, another chipset x4)"), None);
+        // Not about a link: a count of cards.
+        assert_eq!(width("I run x2 RTX 3090 instead of x4 A100"), None);
+        // The kernel's own line is the kernel reader's.
+        let kernel = "pci 0000:01:00.0: 8.000 Gb/s available PCIe bandwidth, limited by 2.5 GT/s PCIe x4 link at \
+                      0000:00:1c.4 (capable of 126.016 Gb/s with 8.0 GT/s PCIe x16 link)";
+        assert_eq!(width(kernel), None);
     }
 
     /// A link said in a sentence with two rates (lines written for the test): the lower rate is the link now, the
