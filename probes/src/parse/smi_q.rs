@@ -46,6 +46,10 @@ pub fn parse_full(text: &str) -> Result<(SmiReport, Vec<Option<String>>), ParseE
             started = true;
             continue;
         }
+        // A writer's mark for lines left out (`...`, `[...]`), at any indentation: the report goes on.
+        if is_elision(content) {
+            continue;
+        }
         let indent = line.len() - line.trim_start().len();
         if let Some(bus) = gpu_header(content) {
             if let Some(b) = block.take() {
@@ -122,6 +126,12 @@ impl<T> Ranked<T> {
             self.rank = rank;
         }
     }
+}
+
+/// A line that only marks lines left out: `...`, `…`, `[...]`, `(...)`, `[…]`.
+fn is_elision(content: &str) -> bool {
+    let inner = content.trim_start_matches(['[', '(']).trim_end_matches([']', ')']).trim();
+    !inner.is_empty() && (inner.chars().all(|c| c == '.') && inner.len() >= 3 || inner.chars().all(|c| c == '…'))
 }
 
 /// The bus id of a `GPU 00000000:01:00.0` line (older drivers: `GPU 0000:06:00.0`).

@@ -309,6 +309,17 @@ fn other_fix(cx: &Ctx<'_>, known: &KnownMessage) -> FamilyFix {
              the events.",
             cmd(cx, "sudo", ["dmesg", "--level=err,warn"])
         ),
+        // NVIDIA's CUDA installation guide for Linux, "System Requirements" (each release's supported gcc and
+        // clang); nvcc's `--compiler-bindir`/`-ccbin` and `--allow-unsupported-compiler` (CUDA compiler driver guide).
+        "nvcc.unsupported_host_compiler" => "This CUDA toolkit's nvcc refuses the host compiler (gcc, clang or Visual \
+                                             Studio) as outside the versions its release supports. Build with a \
+                                             supported one given to nvcc with `-ccbin` (`-ccbin g++-N`, N at or \
+                                             below the version the message names; CMake: CUDAHOSTCXX or \
+                                             CMAKE_CUDA_HOST_COMPILER; a setup.py build: CC and CXX), or install a \
+                                             CUDA toolkit whose release supports this gcc (the CUDA installation \
+                                             guide lists each release's). `-allow-unsupported-compiler` only skips \
+                                             the check."
+            .to_owned(),
         "nccl.shm_too_small" => "Give the container a larger /dev/shm: `docker run --shm-size=1g …` or `--ipc=host` \
                                  (NCCL's troubleshooting guide); on Kubernetes, an emptyDir of medium Memory mounted \
                                  at /dev/shm."

@@ -228,3 +228,39 @@ fn header_from_r610_reads_kmd_and_cuda_umd_version() {
         q.lines().filter(|l| !l.starts_with("KMD") && !l.starts_with("CUDA UMD")).collect::<Vec<_>>().join("\n");
     assert!(parse(&old_only).is_err(), "{old_only}");
 }
+
+/// A writer's `...` for lines left out, at the left margin inside a GPU's block (the `nvidia-smi -a`
+/// excerpt of zenn.dev/yuyakato/articles/12a19c019b1339, verbatim), does not end the report.
+#[test]
+fn an_elision_at_the_margin_does_not_end_the_report() {
+    let text = [
+        "$ nvidia-smi -a",
+        "...",
+        "Attached GPUs                             : 1",
+        "GPU 00000000:2D:00.0",
+        "...",
+        "    PCI",
+        "        Bus                               : 0x2D",
+        "        GPU Link Info",
+        "            PCIe Generation",
+        "                Max                       : 3",
+        "                Current                   : 1",
+        "            Link Width",
+        "                Max                       : 16x",
+        "                Current                   : 16x",
+        "...",
+    ]
+    .join("\n");
+    let r = parse(&text).unwrap();
+    let g = &r.gpus[0];
+    assert_eq!(
+        (g.pcie_gen_max, g.pcie_gen_current, g.pcie_width_max, g.pcie_width_current),
+        (Some(3), Some(1), Some(16), Some(16))
+    );
+    for mark in ["...", "[...]", "(...)", "…", "[…]"] {
+        assert!(is_elision(mark), "{mark}");
+    }
+    for not in ["..", "[]", "Bus : ...", "N/A"] {
+        assert!(!is_elision(not), "{not}");
+    }
+}

@@ -416,6 +416,26 @@ const CASES: &[Case] = &[
         &[("library", "libcudnn_cnn_infer.so.8")],
         &[],
     ),
+    // ceccocats/tkDNN#134 and NVIDIA/cccl#10 (verbatim).
+    (
+        "nvcc.unsupported_host_compiler",
+        "/usr/local/cuda/include/crt/host_config.h:138:2: error: #error -- unsupported GNU version! gcc versions later than 8 are not supported!",
+        &[("compiler", "GNU"), ("limit", "gcc versions later than 8 are not supported")],
+        &[],
+    ),
+    (
+        "nvcc.unsupported_host_compiler",
+        "12:32:13     /usr/local/cuda/bin/../targets/x86_64-linux/include/crt/host_config.h:139:2: error: #error -- unsupported GNU version! gcc versions later than 9 are not supported! The nvcc flag '-allow-unsupported-compiler' can be used to override this version check; however, using an unsupported host compiler may cause compilation failure or incorrect run time execution. Use at your own risk.",
+        &[("compiler", "GNU"), ("limit", "gcc versions later than 9 are not supported")],
+        &[],
+    ),
+    // pytorch/pytorch#46312 (verbatim, Windows).
+    (
+        "cudnn.could_not_load_library",
+        "Could not load library cudnn_ops_infer64_8.dll. Error code 126",
+        &[("library", "cudnn_ops_infer64_8.dll")],
+        &[],
+    ),
     (
         "cudnn.unable_to_load_any",
         "Unable to load any of {libcudnn_cnn.so.9.1.0, libcudnn_cnn.so.9.1, libcudnn_cnn.so.9, libcudnn_cnn.so}",
