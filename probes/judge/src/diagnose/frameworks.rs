@@ -17,7 +17,8 @@ pub(super) const CPU_ONLY: Rule = Rule {
               the CPU package's (`onnxruntime`: CPU and Azure, no `CUDAExecutionProvider`), printed or named by its \
               warning about a requested provider, or the `onnxruntime` package installed beside `onnxruntime-gpu` \
               (listed, or the writer's sentence saying they installed both; both install the one `onnxruntime` \
-              module), with an NVIDIA GPU or no GPU list. PaddlePaddle's CPU \
+              module), with an NVIDIA GPU or no GPU list (on this machine, where the deep probe lists the providers \
+              of whatever it imports, `onnxruntime` alone is left alone). PaddlePaddle's CPU \
               package `paddlepaddle` on a machine with an NVIDIA GPU (or, without a GPU list, an NVIDIA driver the \
               text shows, or `paddlepaddle-gpu` beside it in one environment, listed or said installed in the writer's sentence: \
               both install the one `paddle` module), or its \
