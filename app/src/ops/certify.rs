@@ -320,11 +320,7 @@ fn smoke_checks(host: &dyn Host, snap: &Snapshot, progress: &mut dyn FnMut(&str)
     let gpus = snap.gpus.value().map_or(0, Vec::len);
     let mut out = Vec::new();
     for env in snap.python_envs.value().into_iter().flatten() {
-        let packages: Vec<String> = env.frameworks.iter().map(|f| f.name.clone()).collect();
-        let names: Vec<String> = gpu_doctor_installers::verify::modules_of(&packages)
-            .into_iter()
-            .filter(|m| gpu_doctor_installers::verify::SMOKE_TESTED.contains(&m.as_str()))
-            .collect();
+        let names = smoke_modules(env);
         let (Some(python), false) = (env.interpreter.as_deref(), names.is_empty()) else { continue };
         progress(&format!("certify: the frameworks' smoke test in {}", env.name));
         let verified = gpu_doctor_installers::verify::run_on(host, Path::new(python), &names, SMOKE_TIMEOUT);
@@ -345,6 +341,15 @@ fn smoke_checks(host: &dyn Host, snap: &Snapshot, progress: &mut dyn FnMut(&str)
         }
     }
     out
+}
+
+/// The modules of `env`'s frameworks the smoke test computes with, each once.
+fn smoke_modules(env: &gpu_doctor_model::PythonEnv) -> Vec<String> {
+    let packages: Vec<String> = env.frameworks.iter().map(|f| f.name.clone()).collect();
+    gpu_doctor_installers::verify::modules_of(&packages)
+        .into_iter()
+        .filter(|m| gpu_doctor_installers::verify::SMOKE_TESTED.contains(&m.as_str()))
+        .collect()
 }
 
 /// The longest one environment's smoke test may take (importing TensorFlow and JAX is slow).
@@ -410,6 +415,26 @@ mod tests {
     }
 
     use super::*;
+
+    /// The lent H200's environment (tests/fixtures/h200-container-cu130): certify's first run there
+    /// smoke-tested JAX three times and failed `jaxlib` and `onnxruntime` as unknown frameworks.
+    #[test]
+    fn each_smoke_tested_module_is_asked_for_once_and_no_other() {
+        let host =
+            gpu_doctor_probes::host::ReplayHost::load(&gpu_doctor_tests_fixture("h200-container-cu130")).unwrap();
+        let snap = gpu_doctor_probes::probe::collect(&host, &gpu_doctor_probes::probe::Options::default());
+        let envs = snap.python_envs.value().unwrap();
+        let venv = envs.iter().find(|e| e.name == "venv:/opt/torch/.venv").unwrap();
+        assert!(
+            venv.frameworks.iter().any(|f| f.name == "jaxlib")
+                && venv.frameworks.iter().any(|f| f.name == "onnxruntime")
+        );
+        assert_eq!(smoke_modules(venv), ["cupy", "jax", "torch"]);
+    }
+
+    fn gpu_doctor_tests_fixture(name: &str) -> std::path::PathBuf {
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures").join(name)
+    }
 
     fn stress_of(gpu: u32) -> BenchPlan {
         plan_for(gpu, Level::Stress)
