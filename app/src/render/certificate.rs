@@ -114,7 +114,8 @@ pub fn markdown(c: &Certificate) -> String {
     for r in &c.reasons {
         let _ = writeln!(out, "- {}", md(r));
     }
-    out.push_str("\n## Checks\n");
+    // A blank line after the reasons' list; the headline has its own, and a PASS has no reasons.
+    out.push_str(if c.reasons.is_empty() { "## Checks\n" } else { "\n## Checks\n" });
     for stage in &c.stages {
         let _ = writeln!(out, "\n### {} ({:.1} s)\n", stage.stage.label(), stage.duration_secs);
         if let Some(why) = &stage.not_run {
@@ -278,5 +279,19 @@ mod tests {
         );
         assert!(summary(&c).starts_with("FAIL — gpu-doctor certify, level 1 (software)\n"));
         assert!(md.contains("2025-11-28 12:00:00 UTC"), "the start in UTC");
+    }
+
+    /// One blank line between the headline (or the reasons) and the checks: a lent H200's PASS
+    /// certificate had two where it has no reasons.
+    #[test]
+    fn the_markdown_has_no_double_blank_line_with_or_without_reasons() {
+        let mut c = hostile();
+        assert!(!c.reasons.is_empty());
+        for _ in 0..2 {
+            let md = markdown(&c);
+            assert!(!md.contains("\n\n\n"), "{md}");
+            assert!(md.contains("\n\n## Checks\n"), "{md}");
+            c.reasons.clear();
+        }
     }
 }
