@@ -212,23 +212,10 @@ fn ran_in_container(lines: &[String], facts: &mut Facts) {
 /// a path: `/var/lib/docker` (a disk listing of the host) or `/var/run/docker.sock` names where the
 /// host's Docker keeps its data or listens, not a program run in a container.
 fn container_word(lower: &str) -> Option<&'static str> {
-    let is_word = |c: char| c.is_ascii_alphanumeric() || c == '-';
-    let mut start = None;
-    for (i, c) in lower.char_indices().chain(std::iter::once((lower.len(), ' '))) {
-        match (is_word(c), start) {
-            (true, None) => start = Some(i),
-            (false, Some(s)) => {
-                start = None;
-                let in_path = lower[..s].ends_with('/') || c == '/';
-                let word = &lower[s..i];
-                if let Some((_, runtime)) = CONTAINER_WORDS.iter().find(|(w, _)| *w == word).filter(|_| !in_path) {
-                    return Some(runtime);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
+    super::words_at(lower, |c| c.is_ascii_alphanumeric() || c == '-').find_map(|(at, word)| {
+        let in_path = lower[..at].ends_with('/') || lower[at + word.len()..].starts_with('/');
+        CONTAINER_WORDS.iter().find(|(w, _)| *w == word).filter(|_| !in_path).map(|(_, runtime)| *runtime)
+    })
 }
 
 /// A (lowercased) line that passes the GPU or the driver's libraries to a container (any engine's option).

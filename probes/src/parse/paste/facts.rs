@@ -639,21 +639,14 @@ fn with_stated_link(list: &mut Vec<Gpu>, (now, max): (u32, u32)) -> bool {
     }
 }
 
-/// The links read into `snap`, with a link width said in words (`stated_width`) as the one GPU's
-/// link where the text shows no other link and at most one GPU.
-fn links_into(
-    mut links: Vec<gpu_doctor_model::HostLink>,
-    stated_width: Option<(u32, u32, String)>,
-    snap: &mut Snapshot,
-) {
-    let worded = links.is_empty() && snap.gpus.value().is_none_or(|g| g.len() <= 1);
-    if let Some((now, card, line)) = stated_width.filter(|_| worded) {
-        let bus = snap.gpus.value().and_then(|g| g.first()?.pci_bus_id.clone()).unwrap_or_else(|| "GPU 0".into());
-        links.push(worded_link(bus, now, card, line));
-    }
+/// The links read into `snap`; where the text shows none and at most one GPU, a link width said in
+/// words (`stated_width`) is that GPU's link.
+fn links_into(links: Vec<gpu_doctor_model::HostLink>, stated_width: Option<(u32, u32, String)>, snap: &mut Snapshot) {
     if !links.is_empty() {
-        let from = if worded { "a link width in words" } else { "pasted lspci -vv or kernel log" };
-        snap.links = Probed::found(links, from);
+        snap.links = Probed::found(links, "pasted lspci -vv or kernel log");
+    } else if let Some((now, card, line)) = stated_width.filter(|_| snap.gpus.value().is_none_or(|g| g.len() <= 1)) {
+        let bus = snap.gpus.value().and_then(|g| g.first()?.pci_bus_id.clone()).unwrap_or_else(|| "GPU 0".into());
+        snap.links = Probed::found(vec![worded_link(bus, now, card, line)], "a link width in words");
     }
 }
 

@@ -112,6 +112,14 @@ impl Needle {
     }
 }
 
+/// The words of `text`, runs of the characters `is_word` accepts, each with its byte offset in
+/// `text` (any other character, `—` or `⚠` too, separates words).
+pub(super) fn words_at(text: &str, is_word: impl Fn(char) -> bool) -> impl Iterator<Item = (usize, &str)> {
+    text.split(move |c: char| !is_word(c))
+        .filter(|w| !w.is_empty())
+        .map(move |w| (w.as_ptr().addr() - text.as_ptr().addr(), w))
+}
+
 /// The readers of [`read_pasted`], by the name of their module (`collect_env`, `llama_cpp`, `wsl`,
 /// …), in the order they run; `topology` is `nvidia-smi topo -m`'s.
 pub const READERS: &[&str] = &[

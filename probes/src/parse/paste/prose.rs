@@ -147,16 +147,7 @@ fn width_in_words(line: &str) -> Option<(u32, u32)> {
     {
         return None;
     }
-    // Each word with its byte offset (other characters, `—` or `⚠` too, separate words).
-    let mut words: Vec<(usize, &str)> = Vec::new();
-    let mut start = None;
-    for (i, c) in lower.char_indices().chain(std::iter::once((lower.len(), ' '))) {
-        if c.is_ascii_alphanumeric() {
-            start.get_or_insert(i);
-        } else if let Some(s) = start.take() {
-            words.push((s, &lower[s..i]));
-        }
-    }
+    let words: Vec<(usize, &str)> = super::words_at(&lower, |c| c.is_ascii_alphanumeric()).collect();
     let lanes = |i: usize| {
         let next = words.get(i + 1).map(|(_, w)| *w);
         let after = words.get(i + 2).map(|(_, w)| *w);
