@@ -66,7 +66,7 @@ pub fn plan(report: &Report, kb: &Kb, env: &str, framework: &str, options: &Opti
     let envs = report.snapshot.python_envs.value()?;
     let pyenv = envs.iter().find(|e| e.prefix == env)?;
     let fw = Framework::of_package(framework)?;
-    let installed = pyenv.frameworks.iter().find(|f| f.name == framework);
+    let installed = pyenv.framework(framework);
     let want = Want {
         framework: fw,
         keep_line: installed.and_then(|f| PyVersion::new(&f.version).line()),

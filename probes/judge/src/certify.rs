@@ -324,10 +324,6 @@ fn seen_by(deep: &DeepFacts, module: &str) -> Option<Result<(String, Option<u32>
     Some(Ok((name, count)))
 }
 
-fn has_package(env: &PythonEnv, name: &str) -> bool {
-    env.frameworks.iter().any(|f| f.name == name)
-}
-
 fn count(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
@@ -375,7 +371,7 @@ pub fn framework_checks(envs: &Probed<Vec<PythonEnv>>, gpus: usize) -> Vec<Check
                 ),
                 // The PyPI package `onnxruntime` is the CPU build (its GPU build is `onnxruntime-gpu`):
                 // alone, it is not a GPU framework, as `paddlepaddle` or `tensorflow-cpu` are not.
-                Ok((name, Some(0))) if module == "onnxruntime" && !has_package(env, "onnxruntime-gpu") => (
+                Ok((name, Some(0))) if module == "onnxruntime" && env.framework("onnxruntime-gpu").is_none() => (
                     Measured::text(format!(
                         "{name} is the CPU-only package (no CUDAExecutionProvider; onnxruntime-gpu is not \
                          installed): not a GPU framework, not judged"

@@ -114,6 +114,11 @@ pub struct PythonEnv {
 }
 
 impl PythonEnv {
+    /// The framework package `name` (`torch`, `onnxruntime-gpu`), when the environment has it.
+    pub fn framework(&self, name: &str) -> Option<&Framework> {
+        self.frameworks.iter().find(|f| f.name == name)
+    }
+
     /// What importing torch told, when the deep probe ran and torch answered.
     pub fn deep_torch(&self) -> Option<&DeepTorch> {
         self.deep.as_ref()?.value()?.torch.as_ref()

@@ -94,7 +94,7 @@ fn companion<'e>(env: &'e PythonEnv, name: &str) -> Option<&'e Package> {
 }
 
 fn torch_companions(cx: &Ctx<'_>, env: &PythonEnv, out: &mut Vec<Finding>) {
-    let Some(torch) = env.frameworks.iter().find(|f| f.name == "torch") else { return };
+    let Some(torch) = env.framework("torch") else { return };
     // A nightly or pre-release pairs with companions of its own date, which no table lists.
     if PyVersion::new(&torch.version).is_pre_or_dev() {
         return;
@@ -222,7 +222,7 @@ fn numpy2(env: &PythonEnv, out: &mut Vec<Finding>) {
     let old: Vec<(&Framework, [u32; 3])> = NUMPY2_FLOORS
         .iter()
         .filter_map(|(name, floor)| {
-            let f = env.frameworks.iter().find(|f| f.name == *name)?;
+            let f = env.framework(name)?;
             // `2.18` is 2.18.0: pad before comparing, or a two-part version reads as older.
             let mut v = PyVersion::new(&f.version).numbers();
             v.resize(floor.len().max(v.len()), 0);

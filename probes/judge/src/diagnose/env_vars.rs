@@ -640,7 +640,7 @@ fn no_device_seen(cx: &Ctx<'_>) -> Option<String> {
         return Some(m);
     }
     cx.envs().iter().find_map(|e| {
-        let torch = e.frameworks.iter().find(|f| f.name == "torch");
+        let torch = e.framework("torch");
         let cpu_build = torch.is_some_and(|f| matches!(f.build, FrameworkBuild::Cpu));
         let t = e.deep_torch()?;
         let build_unknown = t.version.is_none() && t.cuda.is_none() && t.hip.is_none() && torch.is_none();

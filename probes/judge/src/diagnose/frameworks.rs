@@ -236,8 +236,8 @@ fn onnxruntime(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
         let deep = env.deep.as_ref().and_then(|d| d.value()).and_then(|d| d.onnxruntime.as_ref());
         let providers = deep.and_then(|o| o.providers.as_deref());
         let build = providers.and_then(families::onnxruntime_build);
-        let cpu = env.frameworks.iter().find(|f| f.name == "onnxruntime");
-        let gpu_pkg = env.frameworks.iter().find(|f| f.name == "onnxruntime-gpu");
+        let cpu = env.framework("onnxruntime");
+        let gpu_pkg = env.framework("onnxruntime-gpu");
         let listed_cpu = build == Some(FrameworkBuild::Cpu) && !(probed_here && gpu_pkg.is_none());
         let shadowed = build.is_none() && cpu.is_some() && gpu_pkg.is_some();
         if !listed_cpu && !shadowed {
@@ -307,7 +307,7 @@ fn paddle(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     }
     let mut named = false;
     for env in cx.envs() {
-        let gpu_pkg = env.frameworks.iter().find(|f| f.name == "paddlepaddle-gpu");
+        let gpu_pkg = env.framework("paddlepaddle-gpu");
         if !(gpu_shown || gpu_pkg.is_some()) {
             continue;
         }
