@@ -21,6 +21,12 @@ mod redact;
 mod render;
 mod setup;
 
+/// The folder of the recorded machine `name` in `tests/fixtures/`.
+#[cfg(test)]
+fn fixture_dir(name: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures").join(name)
+}
+
 use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::sync::Arc;

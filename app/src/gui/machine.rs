@@ -207,8 +207,7 @@ mod tests {
     use gpu_doctor_probes::host::ReplayHost;
 
     fn fixture(name: &str) -> Arc<dyn Host> {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures").join(name);
-        Arc::new(ReplayHost::load(&dir).unwrap())
+        Arc::new(ReplayHost::load(&crate::fixture_dir(name)).unwrap())
     }
 
     #[test]

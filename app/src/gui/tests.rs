@@ -18,10 +18,6 @@ use gpu_doctor_probes::probe::Options;
 
 use super::{App, Launch, Page};
 
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures").join(name)
-}
-
 /// The window on a recorded machine, sized like a laptop screen, with its settings and past runs
 /// in a temporary folder instead of the user's.
 pub(crate) fn harness(name: &str) -> (Harness<'static, App>, tempfile::TempDir) {
@@ -34,7 +30,7 @@ pub(crate) fn launch(
     name: &str,
     telemetry: Option<Arc<dyn TelemetrySource>>,
 ) -> (Harness<'static, App>, tempfile::TempDir) {
-    let dir = fixture(name);
+    let dir = crate::fixture_dir(name);
     let host = Arc::new(ReplayHost::load(&dir).unwrap());
     // Returned beside the harness, so it lives as long as the test and is removed after it.
     let home = tempfile::tempdir().unwrap();
@@ -466,7 +462,7 @@ fn screenshot_of_the_telemetry_page_with_processes() {
         .map_or_else(|| PathBuf::from("/tmp/gpu-doctor-telemetry.png"), PathBuf::from);
     let home = tempfile::tempdir().unwrap();
     let launch = Launch {
-        host: Arc::new(ReplayHost::load(&fixture("consumer-gpu-torch-venv")).unwrap()),
+        host: Arc::new(ReplayHost::load(&crate::fixture_dir("consumer-gpu-torch-venv")).unwrap()),
         replay: None,
         options: Options::default(),
         screenshot: Some(super::ScreenshotRequest::new(path.clone(), Page::Telemetry)),

@@ -420,20 +420,12 @@ mod tests {
     /// smoke-tested JAX three times and failed `jaxlib` and `onnxruntime` as unknown frameworks.
     #[test]
     fn each_smoke_tested_module_is_asked_for_once_and_no_other() {
-        let host =
-            gpu_doctor_probes::host::ReplayHost::load(&gpu_doctor_tests_fixture("h200-container-cu130")).unwrap();
+        let host = gpu_doctor_probes::host::ReplayHost::load(&crate::fixture_dir("h200-container-cu130")).unwrap();
         let snap = gpu_doctor_probes::probe::collect(&host, &gpu_doctor_probes::probe::Options::default());
         let envs = snap.python_envs.value().unwrap();
         let venv = envs.iter().find(|e| e.name == "venv:/opt/torch/.venv").unwrap();
-        assert!(
-            venv.frameworks.iter().any(|f| f.name == "jaxlib")
-                && venv.frameworks.iter().any(|f| f.name == "onnxruntime")
-        );
+        assert!(venv.framework("jaxlib").is_some() && venv.framework("onnxruntime").is_some());
         assert_eq!(smoke_modules(venv), ["cupy", "jax", "torch"]);
-    }
-
-    fn gpu_doctor_tests_fixture(name: &str) -> std::path::PathBuf {
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures").join(name)
     }
 
     fn stress_of(gpu: u32) -> BenchPlan {

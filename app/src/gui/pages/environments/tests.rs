@@ -10,7 +10,7 @@ use super::*;
 
 /// A recorded machine (a venv with torch on an RTX 4090) whose venv answers the deep probe.
 fn machine() -> (Arc<dyn Host>, Snapshot) {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/consumer-gpu-torch-venv");
+    let dir = crate::fixture_dir("consumer-gpu-torch-venv");
     let mut f = Fixture::load(&dir).unwrap();
     let stdout =
         r#"{"torch": {"version": "2.3.0+cu121", "cuda_available": true, "arch_list": ["sm_90", "compute_80"]}}"#;

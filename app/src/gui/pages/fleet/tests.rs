@@ -296,7 +296,7 @@ fn open_as_another_machine_shows_the_node_in_the_other_pages() {
     // node-b's report is another recorded machine (an RTX 3060 over Thunderbolt); the window
     // itself shows an RTX 4090.
     let fleet = tempfile::tempdir().unwrap();
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/egpu-thunderbolt");
+    let dir = crate::fixture_dir("egpu-thunderbolt");
     let host = gpu_doctor_probes::host::ReplayHost::load(&dir).unwrap();
     let report = crate::ops::check(&host, &gpu_doctor_probes::probe::Options::default()).unwrap();
     std::fs::write(fleet.path().join("node-b.json"), serde_json::to_string(&report).unwrap()).unwrap();
@@ -361,9 +361,8 @@ fn the_chart_has_a_bar_per_node_with_the_figure_in_table_order() {
 #[test]
 fn the_loader_compares_a_real_folder() {
     let dir = tempfile::tempdir().unwrap();
-    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures");
     let report = |name: &str| {
-        let host = gpu_doctor_probes::host::ReplayHost::load(&fixtures.join(name)).unwrap();
+        let host = gpu_doctor_probes::host::ReplayHost::load(&crate::fixture_dir(name)).unwrap();
         serde_json::to_string(&crate::ops::check(&host, &gpu_doctor_probes::probe::Options::default()).unwrap())
             .unwrap()
     };
