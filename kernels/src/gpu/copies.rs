@@ -274,8 +274,8 @@ pub(crate) fn device_copy(gpu: &mut Gpu, plan: &BenchPlan, emit: Emit<'_>) -> Re
 /// The byte the device copies' source holds.
 const FILL: u8 = 0x5a;
 
-/// Bytes the copy kernel's check copies: 16 MiB and three 16-byte words, so that both its unrolled
-/// steps and its tail loop run.
+/// Bytes the copy kernel's check copies: 16 MiB and three 16-byte words, a word count that is not a
+/// multiple of the block, so the last block's threads past the end must stop at the kernel's bound.
 const KERNEL_CHECK_BYTES: usize = 16 * MIB as usize + 48;
 
 /// The copy kernel against its source: `dst` zeroed, [`KERNEL_CHECK_BYTES`] copied from `src`
