@@ -420,13 +420,32 @@ const CASES: &[Case] = &[
     (
         "nvcc.unsupported_host_compiler",
         "/usr/local/cuda/include/crt/host_config.h:138:2: error: #error -- unsupported GNU version! gcc versions later than 8 are not supported!",
-        &[("compiler", "GNU"), ("limit", "gcc versions later than 8 are not supported")],
+        &[("compiler", "GNU")],
         &[],
     ),
     (
         "nvcc.unsupported_host_compiler",
         "12:32:13     /usr/local/cuda/bin/../targets/x86_64-linux/include/crt/host_config.h:139:2: error: #error -- unsupported GNU version! gcc versions later than 9 are not supported! The nvcc flag '-allow-unsupported-compiler' can be used to override this version check; however, using an unsupported host compiler may cause compilation failure or incorrect run time execution. Use at your own risk.",
-        &[("compiler", "GNU"), ("limit", "gcc versions later than 9 are not supported")],
+        &[("compiler", "GNU")],
+        &[],
+    ),
+    // The same header's other compilers (zspace/system.cuda-12.6:include/crt/host_config.h, verbatim).
+    (
+        "nvcc.unsupported_host_compiler",
+        "#error -- unsupported clang version! clang version must be less than 19 and greater than 3.2 . The nvcc flag '-allow-unsupported-compiler' can be used to override this version check; however, using an unsupported host compiler may cause compilation failure or incorrect run time execution. Use at your own risk.",
+        &[("compiler", "clang")],
+        &[],
+    ),
+    (
+        "nvcc.unsupported_host_compiler",
+        "#error -- unsupported Microsoft Visual Studio version! Only the versions between 2017 and 2022 (inclusive) are supported! The nvcc flag '-allow-unsupported-compiler' can be used to override this version check; however, using an unsupported host compiler may cause compilation failure or incorrect run time execution. Use at your own risk.",
+        &[("compiler", "Microsoft Visual Studio")],
+        &[],
+    ),
+    (
+        "nvcc.unsupported_host_compiler",
+        "#error -- unsupported Intel ICX compiler! The nvcc flag '-allow-unsupported-compiler' can be used to override this version check; however, using an unsupported host compiler may cause compilation failure or incorrect run time execution. Use at your own risk.",
+        &[("compiler", "Intel ICX")],
         &[],
     ),
     // pytorch/pytorch#46312 (verbatim, Windows).
