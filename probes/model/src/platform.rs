@@ -100,6 +100,11 @@ pub struct WslFacts {
     /// shows none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub smi_crash: Option<String>,
+    /// The first line where a shell inside WSL found no `nvidia-smi` to run (bash's, dash's, zsh's or sudo's
+    /// `command not found`, or a sentence saying `sudo nvidia-smi` or root could not find it), as pasted;
+    /// `None` when the text shows none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub smi_not_found: Option<String>,
     /// The NVIDIA GPU architecture the text names in words beside a GPU word ("on pascal based cards",
     /// "my Maxwell GPU"), lowercased (`pascal`); `None` when it names none.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -167,6 +167,21 @@ pub(super) const SMI_CRASH: Rule = Rule {
              microsoft/WSL#11510 (segmentation fault (core dumped), WSL 2, Ubuntu 22.04)",
 };
 
+pub(super) const SMI_NOT_ON_PATH: Rule = Rule {
+    id: "wsl.nvidia_smi_not_on_path",
+    category: Category::WslSpecific,
+    severity: Severity::Warning,
+    trigger: "Inside WSL 2 a shell found no nvidia-smi (bash's, dash's, zsh's or sudo's `command not found`, or words \
+              saying `sudo nvidia-smi` or root could not find it): WSL's nvidia-smi is the Windows driver's, in \
+              /usr/lib/wsl/lib, which WSL puts on the PATH of the shells it starts but which sudo's secure_path, root's \
+              login shell, an SSH login and services do not have.",
+    source: "NVIDIA CUDA on WSL User Guide (https://docs.nvidia.com/cuda/wsl-user-guide/index.html: the Windows \
+             driver's tools and libraries are mapped in at /usr/lib/wsl/lib); sudoers(5) secure_path (the PATH sudo \
+             runs every command with); microsoft/WSL#8794 (nvidia-smi not found after an SSH login, found in Windows \
+             Terminal); gpustack/gpustack#1297 and PR #1493 (root does not have the folder on PATH; fixed by \
+             calling /usr/lib/wsl/lib/nvidia-smi); ollama/ollama#13604 (install.sh adds /usr/lib/wsl/lib to PATH)",
+};
+
 pub(super) const BELOW_VOLTA: Rule = Rule {
     id: "wsl.gpu_arch_below_volta_limited",
     category: Category::WslSpecific,
@@ -234,6 +249,7 @@ pub(super) const RULES: &[Rule] = &[
     NOT_SUPPORTED,
     IMAGE_SHIPS_DRIVER,
     SMI_CRASH,
+    SMI_NOT_ON_PATH,
     BELOW_VOLTA,
 ];
 
@@ -289,6 +305,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     limits(cx, wsl, out);
     image_ships_driver(cx, out);
     smi_crash(cx, wsl, out);
+    smi_not_on_path(wsl, out);
     if !linux {
         gpu_not_exposed(cx, wsl, out);
     }
@@ -619,6 +636,29 @@ fn smi_crash(cx: &Ctx<'_>, wsl: &WslFacts, out: &mut Vec<Finding>) {
             ),
         ),
     );
+}
+
+/// nvidia-smi not found by a shell inside WSL 2: its folder, /usr/lib/wsl/lib, is on the PATH WSL gives the
+/// shells it starts, not on sudo's secure_path or an SSH or root login's ([`SMI_NOT_ON_PATH`]).
+fn smi_not_on_path(wsl: &WslFacts, out: &mut Vec<Finding>) {
+    let Some(line) = &wsl.smi_not_found else { return };
+    out.push(SMI_NOT_ON_PATH.finding(
+        "nvidia-smi is not on this shell's PATH inside WSL (it lives in /usr/lib/wsl/lib)",
+        "Under WSL 2 the Windows driver maps its Linux tools and libraries in at /usr/lib/wsl/lib, and WSL adds that \
+         folder to the PATH of the shells it starts. sudo runs commands with its own secure_path, and root's login \
+         shell, an SSH login and system services build PATH without it, so there nvidia-smi (and tools that call it \
+         to detect the GPU) is not found while the GPU itself works.",
+        vec!["WSL".to_owned(), format!("pasted: {line}")],
+        Some(
+            "Check that the driver's copy is there: `ls -l /usr/lib/wsl/lib/nvidia-smi` (if it is missing, the \
+             Windows driver does not expose the GPU to WSL: update it and run `wsl --shutdown` in PowerShell). Then \
+             call it by its path (`sudo /usr/lib/wsl/lib/nvidia-smi`), or put the folder on that PATH: for sudo, \
+             `sudo visudo` and append `:/usr/lib/wsl/lib` to `Defaults secure_path`; for SSH, root and services, \
+             `export PATH=\"$PATH:/usr/lib/wsl/lib\"` in their profile or unit (`Environment=PATH=…`). Do not install a \
+             Linux driver in WSL."
+                .to_owned(),
+        ),
+    ));
 }
 
 /// The architectures before Volta (compute capability below 7.0) as people name them.

@@ -101,6 +101,7 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
     wsl.pinned_alloc_failure = pinned_alloc_failure(lines);
     wsl.not_supported_error = not_supported_error(lines);
     wsl.smi_crash = smi_crash(lines);
+    wsl.smi_not_found = smi_not_found(lines);
     wsl.architecture_said = architecture_said(lines);
 }
 
@@ -307,6 +308,30 @@ fn smi_crash(lines: &[String]) -> Option<String> {
         let before = &lines[i.saturating_sub(SMI_CRASH_WINDOW)..i];
         let start = before.iter().rposition(|p| smi_started(p))?;
         (!before[start..].iter().any(|p| table_went_on(p))).then(|| quoted(l))
+    })
+}
+
+/// The first line saying a shell found no `nvidia-smi` to run: bash's and sudo's `nvidia-smi: command not
+/// found` (bminor/bash:execute_cmd.c@bash-5.2 `%s: command not found`; sudo-project/sudo:plugins/sudoers
+/// `%s: command not found` after its secure_path lookup), dash's `nvidia-smi: not found`, zsh's `command not
+/// found: nvidia-smi` (zsh-users/zsh:Src/exec.c `command not found: %s`), or a sentence naming `sudo
+/// nvidia-smi` or root beside "could not find", "cannot find" or "not found" (gpustack/gpustack#1297:
+/// "“sudo nvidia-smi” could not find the file nvidia-smi"). A container's own `executable file not found`
+/// is not taken: that is the container runtime's mount, not the shell's PATH.
+fn smi_not_found(lines: &[String]) -> Option<String> {
+    const NOT_FOUND: [&str; 6] =
+        ["not find", "cannot find", "can't find", "couldn't find", "not found", "no such file or directory"];
+    lines.iter().find_map(|l| {
+        if !l.contains("nvidia-smi") || l.contains("executable file not found") {
+            return None;
+        }
+        let shell = l.contains("nvidia-smi: command not found")
+            || l.contains("nvidia-smi: not found")
+            || l.contains("command not found: nvidia-smi");
+        let lower = l.to_ascii_lowercase();
+        let as_root = lower.contains("sudo") || lower.split(|c: char| !c.is_ascii_alphanumeric()).any(|w| w == "root");
+        let said = as_root && NOT_FOUND.iter().any(|n| lower.contains(n));
+        (shell || said).then(|| quoted(l))
     })
 }
 
@@ -1097,6 +1122,24 @@ mod tests {
         let w = read_wsl(&huge).unwrap();
         assert!(w.pinned_alloc_failure.is_some() && w.graphics_interop_failure.is_some());
         assert!(started.elapsed() < std::time::Duration::from_secs(20), "{:?}", started.elapsed());
+    }
+
+    /// A shell inside WSL that found no nvidia-smi: zsh after an SSH login (microsoft/WSL#8794, verbatim), sudo's
+    /// and bash's words, and a sentence saying sudo could not find it (gpustack/gpustack#1297). A container's
+    /// `executable file not found` and a sentence without sudo or root are not taken.
+    #[test]
+    fn nvidia_smi_not_found_inside_wsl_is_kept() {
+        let missing = |t: &str| read_wsl(t).and_then(|w| w.smi_not_found);
+        let ssh = "Welcome to Ubuntu 20.04 LTS (GNU/Linux 5.10.16.3-microsoft-standard-WSL2 x86_64)\n(base) ➜  ~ nvidia-smi\nzsh: command not found: nvidia-smi";
+        assert_eq!(missing(ssh).as_deref(), Some("zsh: command not found: nvidia-smi"));
+        assert!(missing("WSL2\n$ sudo nvidia-smi\nsudo: nvidia-smi: command not found").is_some());
+        assert!(missing("- [X] WSL 2\nbash: nvidia-smi: command not found").is_some());
+        let words =
+            "In WSL+ubuntu, “sudo nvidia-smi” could not find the file nvidia-smi. thne server will start successfully";
+        assert!(missing(words).is_some());
+        assert_eq!(missing("WSL2\nexec: \"nvidia-smi\": executable file not found in $PATH: unknown"), None);
+        assert_eq!(missing("WSL2\nI could not find why nvidia-smi is slow"), None);
+        assert_eq!(missing("bash: nvidia-smi: command not found"), None, "not WSL");
     }
 
     /// WSL's nvidia-smi dying of a segmentation fault is kept: named in a title (microsoft/WSL#11510, "WSL

@@ -26,11 +26,16 @@ mod wsl;
 
 use super::*;
 
-/// The finding ids `diagnose --from` gives for pasted `text`.
-fn pasted_ids(text: &str) -> Vec<String> {
+/// The findings `diagnose --from` gives for pasted `text`.
+fn pasted_findings(text: &str) -> Vec<gpu_doctor_model::Finding> {
     let kb = gpu_doctor_kb::Kb::get().unwrap();
     let snap = gpu_doctor_probes::parse::paste::read_pasted(text, kb).unwrap();
-    crate::diagnose::diagnose(&snap, kb).into_iter().map(|f| f.id).collect()
+    crate::diagnose::diagnose(&snap, kb)
+}
+
+/// The finding ids `diagnose --from` gives for pasted `text`.
+fn pasted_ids(text: &str) -> Vec<String> {
+    pasted_findings(text).into_iter().map(|f| f.id).collect()
 }
 
 /// The fix as its rule wrote it: the finding's own, or, for a planned finding, the words for a

@@ -480,6 +480,20 @@ fn wsls_nvidia_smi_segfault_with_a_newer_windows_driver_is_the_known_crash() {
     assert!(!Machine::linux().wsl(2, &[]).driver("560.70", "12.6").ids().contains(&ID.to_owned()));
 }
 
+/// nvidia-smi not found by a shell inside WSL 2 is its folder missing from that shell's PATH, with the fix that names
+/// /usr/lib/wsl/lib (microsoft/WSL#8794: zsh after an SSH login); the same line outside WSL is not WSL's.
+#[test]
+fn nvidia_smi_not_found_inside_wsl_is_its_folder_off_the_path() {
+    const ID: &str = "wsl.nvidia_smi_not_on_path";
+    let ssh = "Welcome to Ubuntu 20.04 LTS (GNU/Linux 5.10.16.3-microsoft-standard-WSL2 x86_64)\n\
+               (base) ➜  ~ nvidia-smi\nzsh: command not found: nvidia-smi";
+    let f = super::pasted_findings(ssh).into_iter().find(|f| f.id == ID).expect("WSL's nvidia-smi off PATH");
+    assert_eq!(f.severity, gpu_doctor_model::Severity::Warning);
+    assert!(f.fix.as_deref().is_some_and(|x| x.contains("/usr/lib/wsl/lib") && x.contains("secure_path")), "{f:#?}");
+    let native = "Welcome to Ubuntu 20.04 LTS (GNU/Linux 5.15.0-91-generic x86_64)\nzsh: command not found: nvidia-smi";
+    assert!(!super::pasted_ids(native).contains(&ID.to_owned()), "{:?}", super::pasted_ids(native));
+}
+
 /// A data-centre board named in a sentence under WSL is taken like one named in an issue form: no program
 /// in WSL lists it. Sample: NickLucche/stable-diffusion-nvidia-docker#18 (two Tesla P40 under WSL on
 /// Windows 11); a GeForce named the same way is not in TCC.

@@ -968,6 +968,8 @@ const CASES: &[Case] = &[
     // (NVIDIA/nvidia-docker issues) and from Windows' cmd.exe.
     ("shell.nvidia_smi_not_found", "bash: nvidia-smi: command not found", &[], &[]),
     ("shell.nvidia_smi_not_found", "/bin/sh: 1: nvidia-smi: not found", &[], &[]),
+    ("shell.nvidia_smi_not_found", "zsh: command not found: nvidia-smi", &[], &[]),
+    ("shell.nvidia_smi_not_found", "sudo: nvidia-smi: command not found", &[], &[]),
     ("shell.nvidia_smi_not_found", "'nvidia-smi' is not recognized as an internal or external command,", &[], &[]),
     // The loader's words for the driver's NVML library, as nvml-wrapper's error shows them (its
     // `Failed to load NVML library` around libloading's dlerror).
