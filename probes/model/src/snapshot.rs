@@ -82,6 +82,11 @@ pub struct Snapshot {
     /// a GPU list: only rules that compare a count (an index in CUDA_VISIBLE_DEVICES) read it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stated_gpu_count: Option<u32>,
+    /// The most GPUs (two or more) the pasted text says in words a run on one machine uses ("the model freezes
+    /// when using 4 or more GPUs", "training on 2 GPUs"): the machine has at least that many. `None` for a live
+    /// machine, or when the text does not say; a run over nodes is not counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stated_gpus_used: Option<u32>,
     /// Error and warning lines from the frameworks and the CUDA runtime found in pasted text, each
     /// matched to a known message. Empty for a live machine.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -135,6 +140,7 @@ impl Snapshot {
             env: EnvFacts::default(),
             containers: Probed::unknown(why),
             stated_gpu_count: None,
+            stated_gpus_used: None,
             messages: Vec::new(),
             trace: Vec::new(),
             notes: Vec::new(),

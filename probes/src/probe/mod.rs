@@ -233,10 +233,9 @@ pub fn collect_streaming(host: &dyn Host, opts: &Options, on_part: &(dyn Fn(Part
             unused_pythons,
             env,
             containers,
-            stated_gpu_count: None,
-            messages: Vec::new(),
             trace,
-            notes: Vec::new(),
+            // What only pasted text says (counts in words, matched messages, notes).
+            ..Snapshot::pending()
         }
     })
 }

@@ -14,7 +14,8 @@ pub(super) const P2P_BLOCKED: Rule = Rule {
     trigger: "Two GPUs on one PCIe switch (PIX/PXB) or NVLink report peer-to-peer reads or writes as not supported \
               for a reason other than the GPU itself (chipset, topology, regkey): usually PCIe ACS or the IOMMU \
               redirecting peer traffic through the CPU, so NCCL and frameworks copy through host memory. Or, on a \
-              machine with two or more GPUs whose driver does not refuse P2P (GNS), lspci shows PCI bridges with \
+              machine with two or more GPUs (listed, or said in words: the machine has them, or a run uses them, \
+              `--nproc_per_node=2`) whose driver does not refuse P2P (GNS), lspci shows PCI bridges with \
               ACS P2P redirect on (`ACSCtl: … ReqRedir+` or `CmpltRedir+`); the bare lines of `lspci -vvv | grep \
               ACSCtl` (NCCL's own check) count the same where the text lists no GPU. Or p2pBandwidthLatencyTest measures \
               a peer copy between GPUs CUDA reports peer access for at less than half the copy staged through the host. \
@@ -129,7 +130,11 @@ pub(super) const RULES: &[Rule] =
     &[P2P_BLOCKED, P2P_GPU, MIXED, ORDER, SOCKETS, MIG_EMPTY, MIG_ON, NVLINK_DOWN, NVLINK_ERRORS];
 
 pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
-    let Some(t) = cx.s.topology.value() else { return };
+    let Some(t) = cx.s.topology.value() else {
+        // Without a GPU list, a variable and a count said in words are all there is to judge.
+        p2p_turned_off(cx, &Topology::default(), out);
+        return;
+    };
     p2p(t, out);
     measured(t, out);
     acs(cx, t, out);
@@ -333,6 +338,20 @@ fn measured(t: &Topology, out: &mut Vec<Finding>) {
     ));
 }
 
+/// How many GPUs this machine has, at least, and how the text showed them: the most of the topology's, the
+/// listed GPUs, the display devices on the PCI bus, and the count the text says in words (the machine has, or a
+/// run on it uses); words count only where nothing listed as many.
+fn gpu_count(cx: &Ctx<'_>, t: &Topology) -> (usize, String) {
+    let devices = cx.s.pci_devices.value().map_or(0, |d| d.iter().filter(|d| is_display_class(d.class)).count());
+    let listed = t.gpus.len().max(cx.raw_gpus().map_or(0, <[_]>::len)).max(devices);
+    let said = cx.s.stated_gpu_count.max(cx.s.stated_gpus_used).map_or(0, |n| n as usize);
+    if said > listed {
+        (said, format!("{said} GPUs, as the text says in words"))
+    } else {
+        (listed, format!("{listed} GPUs"))
+    }
+}
+
 /// Bridges whose ACS sends peer traffic up to the root complex, on a machine with several GPUs that
 /// the driver does not keep from P2P; not again where the pairs' own status gave the finding. The
 /// bare `ACSCtl:` lines of `lspci -vvv | grep ACSCtl` (no device header above them) count where the
@@ -343,8 +362,7 @@ fn acs(cx: &Ctx<'_>, t: &Topology, out: &mut Vec<Finding>) {
     if t.acs_redirect.is_empty() || out.iter().any(|f| f.id == P2P_BLOCKED.id) {
         return;
     }
-    let devices = cx.s.pci_devices.value().map_or(0, |d| d.iter().filter(|d| is_display_class(d.class)).count());
-    let gpus = t.gpus.len().max(cx.raw_gpus().map_or(0, <[_]>::len)).max(devices);
+    let (gpus, gpus_said) = gpu_count(cx, t);
     // The lspci reader writes a line under no device header as the bare `ACSCtl: …`.
     let grep_only = gpus == 0 && t.acs_redirect.iter().all(|l| l.starts_with("ACSCtl:"));
     if (gpus < 2 && !grep_only) || t.pairs.iter().any(|p| p.p2p_blocked() == Some(P2pStatus::GpuNotSupported)) {
@@ -353,7 +371,7 @@ fn acs(cx: &Ctx<'_>, t: &Topology, out: &mut Vec<Finding>) {
     let mut evidence = vec![if grep_only {
         "`lspci -vvv | grep ACSCtl` output, NCCL's check for blocked peer traffic (no GPU list pasted)".to_owned()
     } else {
-        format!("{gpus} GPUs")
+        gpus_said
     }];
     evidence.extend(t.acs_redirect.iter().map(|l| format!("ACS redirects peer traffic: {l}")));
     out.push(P2P_BLOCKED.finding(
@@ -379,8 +397,7 @@ fn acs(cx: &Ctx<'_>, t: &Topology, out: &mut Vec<Finding>) {
 /// another check gave it, or give it.
 fn iommu(cx: &Ctx<'_>, t: &Topology, out: &mut Vec<Finding>) {
     let Some(i) = t.iommu.as_ref().filter(|i| i.mode == IommuMode::Translated) else { return };
-    let devices = cx.s.pci_devices.value().map_or(0, |d| d.iter().filter(|d| is_display_class(d.class)).count());
-    let gpus = t.gpus.len().max(cx.raw_gpus().map_or(0, <[_]>::len)).max(devices);
+    let (gpus, gpus_said) = gpu_count(cx, t);
     let all_nvlink = !t.pairs.is_empty() && t.pairs.iter().all(|p| matches!(p.link, LinkKind::Nvlink { .. }));
     if gpus < 2 || all_nvlink || t.pairs.iter().any(|p| p.p2p_blocked() == Some(P2pStatus::GpuNotSupported)) {
         return;
@@ -390,7 +407,7 @@ fn iommu(cx: &Ctx<'_>, t: &Topology, out: &mut Vec<Finding>) {
         f.evidence.extend(lines);
         return;
     }
-    let mut evidence = vec![format!("{gpus} GPUs")];
+    let mut evidence = vec![gpus_said];
     evidence.extend(lines);
     out.push(
         P2P_BLOCKED.finding(
@@ -421,7 +438,7 @@ fn p2p_turned_off(cx: &Ctx<'_>, t: &Topology, out: &mut Vec<Finding>) {
     let Some(value) = cx.s.env.vars.get("NCCL_P2P_DISABLE").filter(|v| !matches!(v.trim(), "" | "0")) else {
         return;
     };
-    let gpus = t.gpus.len().max(cx.raw_gpus().map_or(0, <[_]>::len));
+    let (gpus, gpus_said) = gpu_count(cx, t);
     let all_nvlink = !t.pairs.is_empty() && t.pairs.iter().all(|p| matches!(p.link, LinkKind::Nvlink { .. }));
     if gpus < 2 || all_nvlink || t.pairs.iter().any(|p| p.p2p_blocked() == Some(P2pStatus::GpuNotSupported)) {
         return;
@@ -438,7 +455,7 @@ fn p2p_turned_off(cx: &Ctx<'_>, t: &Topology, out: &mut Vec<Finding>) {
          GPU-to-GPU transfer goes through host memory, much slower. NCCL's troubleshooting guide names the usual \
          cause on PCIe: ACS on the bridges above the GPUs, or the IOMMU (VT-d, AMD-Vi) translating their DMA, \
          redirecting peer traffic to the root complex, while CUDA still reports peer access.",
-            vec![format!("{gpus} GPUs"), line],
+            vec![gpus_said, line],
             Some(
                 "Find what blocks peer traffic instead of turning it off (NCCL's troubleshooting guide): `sudo lspci \
              -vvv | grep ACSCtl` showing `SrcValid+` or `ReqRedir+` on a bridge above the GPUs is ACS: turn it off in \

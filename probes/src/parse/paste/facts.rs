@@ -93,6 +93,8 @@ pub(super) struct Facts {
     pub env: EnvFacts,
     /// How many GPUs the text says in words the machine has (`prose`).
     pub stated_gpu_count: Option<u32>,
+    /// The most GPUs (two or more) the text says in words a run uses (`prose`).
+    pub stated_gpus_used: Option<u32>,
     /// A PCIe link said in words (`prose`): the generation now and at most, for the text's one GPU.
     pub stated_link: Option<(u32, u32)>,
     /// A link width said in words (`prose`): the lanes now, the card's, and the sentence, for the
@@ -393,6 +395,7 @@ impl Facts {
         }
         snap.env = self.env;
         snap.stated_gpu_count = self.stated_gpu_count;
+        snap.stated_gpus_used = self.stated_gpus_used;
         snap.platform.container = self.container;
         place(&mut snap, self.wsl, self.os, self.arch, self.os_name);
         let stalled = self.stalled_collective.take();

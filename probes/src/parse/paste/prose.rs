@@ -96,6 +96,53 @@ fn count_in(line: &str) -> Option<u32> {
     None
 }
 
+/// Words before a count of GPUs a run uses: `when using 4 or more GPUs`, `training on 2 GPUs`, `with more than 2
+/// GPUs`, `across 8 GPUs`.
+const USE: [&str; 7] = ["using", "use", "uses", "used", "on", "across", "with"];
+
+/// Words that put a run on several machines, where a count of GPUs says nothing of one machine.
+const CLUSTER: [&str; 5] = ["nodes", "machines", "servers", "hosts", "cluster"];
+
+/// The format name of a count of GPUs a run uses.
+const USED_FORMAT: &str = "GPUs a run uses, in words";
+
+/// The processes torchrun (`torch.distributed.launch`, `torchrun`) starts on this machine, one per GPU:
+/// `--nproc_per_node=2`, `--nproc-per-node 4` (PyTorch's torchrun documentation; a number only, not `gpu` or
+/// `auto`).
+fn nproc_per_node(lower: &str) -> Option<u32> {
+    let at = lower.find("nproc_per_node").or_else(|| lower.find("nproc-per-node"))?;
+    let rest = lower[at + "nproc_per_node".len()..].trim_start_matches(['=', ' ']);
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse::<u32>().ok().filter(|n| (2..=MAX_COUNT).contains(n))
+}
+
+/// The GPUs (two or more) this line says a run uses on one machine (`Freezed when running the example code with
+/// more than 2 GPUs`, `--nproc_per_node=2`); `None` when it says none, one, or a run over several machines.
+/// `N or more` is N, `more than N` is N + 1: the least the machine has.
+fn used_in(line: &str) -> Option<u32> {
+    let lower = line.to_ascii_lowercase();
+    let words: Vec<&str> =
+        lower.split(|c: char| !(c.is_ascii_alphanumeric() || c == '\'')).filter(|w| !w.is_empty()).collect();
+    if words.iter().any(|w| CLUSTER.contains(w)) || lower.contains("nnodes") {
+        return None;
+    }
+    if let Some(n) = nproc_per_node(&lower) {
+        return Some(n);
+    }
+    (1..words.len()).find_map(|i| {
+        if !USE.contains(&words[i - 1]) {
+            return None;
+        }
+        let more_than = words.get(i) == Some(&"more") && words.get(i + 1) == Some(&"than");
+        let at = if more_than { i + 2 } else { i };
+        let (n, len) = count(&words, at)?;
+        let at = at + len;
+        let or_more = words.get(at) == Some(&"or") && words.get(at + 1) == Some(&"more");
+        let n = if more_than { n + 1 } else { n };
+        (n >= 2 && is_gpu(words.get(if or_more { at + 2 } else { at }))).then_some(n)
+    })
+}
+
 /// The format name of a link speed said in a sentence.
 const LINK_FORMAT: &str = "a link speed in words";
 
@@ -196,12 +243,21 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
         match found {
             None => found = Some((i, n)),
             Some((_, m)) if m == n => {}
-            Some(_) => return,
+            Some(_) => {
+                found = None;
+                break;
+            }
         }
     }
     if let Some((at, n)) = found {
         facts.saw(at, FORMAT);
         facts.stated_gpu_count = Some(n);
+    }
+    if let Some((at, n)) =
+        lines.iter().enumerate().filter_map(|(i, l)| used_in(l).map(|n| (i, n))).max_by_key(|&(_, n)| n)
+    {
+        facts.saw(at, USED_FORMAT);
+        facts.stated_gpus_used = Some(n);
     }
 }
 
@@ -223,6 +279,26 @@ mod tests {
         assert_eq!(read_text("Laptops with just one GPU"), Some(1));
         assert_eq!(read_text("It is a single-GPU machine"), Some(1));
         assert_eq!(read_text("my 4-GPU node"), Some(4));
+    }
+
+    /// The GPUs a run uses, said in words or by torchrun, are the least the machine has:
+    /// Lightning-AI/pytorch-lightning#16614's title, brandleyzhou/DIFFNet#10's command (both verbatim); one GPU,
+    /// a run over nodes, and a count of something else are not taken.
+    #[test]
+    fn the_gpus_a_run_uses_are_read_as_the_least_the_machine_has() {
+        let used = |t: &str| Facts::read_by(read, t).stated_gpus_used;
+        assert_eq!(used("Freezed when running the example code with more than 2 GPUs (DDP)"), Some(3));
+        assert_eq!(
+            used("python -m torch.distributed.launch --nproc_per_node=2 train.py --split eigen_zhou --batch_size 2"),
+            Some(2)
+        );
+        assert_eq!(used("the model stops when using 4 or more GPUs"), Some(4));
+        assert_eq!(used("torchrun --nproc-per-node 8 train.py"), Some(8));
+        assert_eq!(used("it works when using 1 GPU"), None);
+        assert_eq!(used("training on 64 GPUs across 8 nodes"), None);
+        assert_eq!(used("torchrun --nnodes=2 --nproc_per_node=4 train.py"), None);
+        assert_eq!(used("using 2 threads on the GPU"), None);
+        assert_eq!(used("runs on one GPU\nlater with 2 GPUs it hangs"), Some(2));
     }
 
     /// A link width said in a sentence: dartraiden/NVIDIA-patcher#191's question (verbatim) and the rig report

@@ -291,8 +291,8 @@ fn nvcc_under_a_path_list(line: &str) -> Option<&str> {
 }
 
 /// NCCL's variables written inside a sentence or a quoted command (`Setting \`NCCL_P2P_DISABLE=1
-/// NCCL_SHM_DISABLE=1\` resolves it`): `NCCL_<NAME>=<word>` after the line's start, a space, quote,
-/// tick or parenthesis, the value a short word (NCCL's switches are numbers and level names:
+/// NCCL_SHM_DISABLE=1\` resolves it`): `NCCL_<NAME>=<word>` (spaces around `=` allowed, as prose writes it)
+/// after the line's start, a space, quote, tick or parenthesis, the value a short word (NCCL's switches are numbers and level names:
 /// https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/env.html).
 fn nccl_settings_in_words(line: &str) -> Vec<(&str, &str)> {
     let mut out = Vec::new();
@@ -307,7 +307,10 @@ fn nccl_settings_in_words(line: &str) -> Vec<(&str, &str)> {
         let tail = &line[at..];
         let Some(end) = tail.find(|c: char| c == '=' || c.is_whitespace()) else { break };
         let (name, rest) = (&tail[..end], &tail[end..]);
-        let Some(rest) = rest.strip_prefix('=') else { continue };
+        // People space the sign in prose (`setting the variable NCCL_P2P_DISABLE =1`); a shell would not.
+        let Some(rest) = rest.trim_start_matches(' ').strip_prefix('=').map(|r| r.trim_start_matches(' ')) else {
+            continue;
+        };
         if !is_name(name) || name.len() > 40 {
             continue;
         }

@@ -301,3 +301,16 @@ fn nccl_p2p_turned_off_on_pcie_gpus_is_the_blocked_finding() {
         machine(vec![gpu(0, "NVIDIA GeForce RTX 4090", "8.9", Some(0))], vec![], &[]).env("NCCL_P2P_DISABLE", "1");
     assert_eq!(ids(&one), Vec::<String>::new());
 }
+
+/// The GPUs a text says in words count for the same finding where it lists none: Lightning-AI/pytorch-lightning#16614's
+/// title and #19425's answer (verbatim); a run said to use one GPU does not.
+#[test]
+fn nccl_p2p_turned_off_on_gpus_said_in_words_is_the_blocked_finding() {
+    const ID: &str = "topology.peer_access_blocked";
+    let text = "Freezed when running the example code with more than 2 GPUs (DDP)\n\
+                @awaelchli Thank you for your help. Setting `NCCL_P2P_DISABLE=1` did indeed resolve the problem.";
+    let f = super::pasted_findings(text).into_iter().find(|f| f.id == ID).expect("P2P turned off on 3 GPUs");
+    assert!(f.evidence.iter().any(|e| e == "3 GPUs, as the text says in words"), "{f:#?}");
+    let one = text.replace("with more than 2 GPUs", "on 1 GPU");
+    assert!(!super::pasted_ids(&one).contains(&ID.to_owned()), "{:?}", super::pasted_ids(&one));
+}

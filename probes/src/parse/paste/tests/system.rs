@@ -556,8 +556,12 @@ fn nccl_settings_in_words_and_mpirun_options_are_variables() {
     let s = read("Setting `NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1` (forcing the socket transport) avoids the hang.\n");
     assert_eq!(s.env.vars.get("NCCL_P2P_DISABLE").map(String::as_str), Some("1"));
     assert_eq!(s.env.vars.get("NCCL_SHM_DISABLE").map(String::as_str), Some("1"));
-    // Not a setting: a name glued to other text, a value with spaces or a path.
-    for line in ["MY_NCCL_P2P_DISABLE=1 is ours", "NCCL_DEBUG = INFO", "we tried NCCL_SOCKET_IFNAME=/dev/eth0"] {
+    // Prose spaces the sign.
+    let s = read("I set NCCL_DEBUG = INFO and then NCCL_P2P_DISABLE =1 , which works\n");
+    assert_eq!(s.env.vars.get("NCCL_DEBUG").map(String::as_str), Some("INFO"));
+    assert_eq!(s.env.vars.get("NCCL_P2P_DISABLE").map(String::as_str), Some("1"));
+    // Not a setting: a name glued to other text, a sign with nothing after it, or a path.
+    for line in ["MY_NCCL_P2P_DISABLE=1 is ours", "NCCL_DEBUG = ", "we tried NCCL_SOCKET_IFNAME=/dev/eth0"] {
         let s = read(&format!("{line}\n"));
         assert!(!s.env.vars.keys().any(|k| k.starts_with("NCCL_")), "{line}: {:?}", s.env.vars);
     }
