@@ -87,6 +87,11 @@ pub struct Snapshot {
     /// machine, or when the text does not say; a run over nodes is not counted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stated_gpus_used: Option<u32>,
+    /// The driver's CUDA level as the pasted text quotes nvidia-smi in words ("nvidia-smi shows CUDA Version
+    /// 12.2"), with the line; `None` for a live machine, where a program's output gave it, or when not said.
+    /// Rules read it only where no driver and no message gave the level.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stated_driver_cuda: Option<(crate::CudaVersion, String)>,
     /// Error and warning lines from the frameworks and the CUDA runtime found in pasted text, each
     /// matched to a known message. Empty for a live machine.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -141,6 +146,7 @@ impl Snapshot {
             containers: Probed::unknown(why),
             stated_gpu_count: None,
             stated_gpus_used: None,
+            stated_driver_cuda: None,
             messages: Vec::new(),
             trace: Vec::new(),
             notes: Vec::new(),

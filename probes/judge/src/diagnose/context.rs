@@ -230,6 +230,14 @@ fn driver_level(s: &Snapshot) -> DriverLevel {
             evidence: Some(format!("the driver supports CUDA up to {cuda}, as this line says: {}", m.line)),
         };
     }
+    // Last, nvidia-smi's level as a person quotes it ("nvidia-smi shows CUDA Version 12.2").
+    if let Some((cuda, line)) = &s.stated_driver_cuda {
+        return DriverLevel {
+            version: None,
+            cuda: Some(*cuda),
+            evidence: Some(format!("the driver supports CUDA up to {cuda}, as the text quotes nvidia-smi: {line}")),
+        };
+    }
     DriverLevel::default()
 }
 

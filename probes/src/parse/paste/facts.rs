@@ -95,6 +95,8 @@ pub(super) struct Facts {
     pub stated_gpu_count: Option<u32>,
     /// The most GPUs (two or more) the text says in words a run uses (`prose`).
     pub stated_gpus_used: Option<u32>,
+    /// The driver's CUDA level quoted for nvidia-smi in words, with the line (`prose`).
+    pub stated_driver_cuda: Option<(gpu_doctor_model::CudaVersion, String)>,
     /// A PCIe link said in words (`prose`): the generation now and at most, for the text's one GPU.
     pub stated_link: Option<(u32, u32)>,
     /// A link width said in words (`prose`): the lanes now, the card's, and the sentence, for the
@@ -396,6 +398,9 @@ impl Facts {
         snap.env = self.env;
         snap.stated_gpu_count = self.stated_gpu_count;
         snap.stated_gpus_used = self.stated_gpus_used;
+        if self.driver_cuda.is_none() {
+            snap.stated_driver_cuda = self.stated_driver_cuda;
+        }
         snap.platform.container = self.container;
         place(&mut snap, self.wsl, self.os, self.arch, self.os_name);
         let stalled = self.stalled_collective.take();

@@ -4,11 +4,17 @@
 //! compound), not where they say how many a run uses ("train on one GPU"); two different counts read
 //! as none.
 //!
+//! How many GPUs a run uses ("when using 4 or more GPUs", torchrun's `--nproc_per_node=2`) is the least the
+//! machine has. A CUDA version quoted for nvidia-smi or nvcc ("nvidia-smi shows CUDA Version 12.2 but nvcc -V
+//! shows 11.5") is the driver's level or nvcc's release, where no program's output in the text gave it.
+//!
 //! A PCIe link said in a sentence with two rates (`runs at 2.5 GT/s on a lane with 8GT/s available`) is the
 //! link now and its maximum, for the one GPU of the text.
 //!
 //! Sample (a thread that is not a corpus case): mazurowski-lab/finetune-SAM#18 ("I have two GPUs on
 //! the machine and torch.cuda.is_available outputs True").
+
+use gpu_doctor_model::CudaVersion;
 
 use super::facts::Facts;
 
@@ -143,6 +149,103 @@ fn used_in(line: &str) -> Option<u32> {
     })
 }
 
+/// The format name of a CUDA version said in words for nvidia-smi or nvcc.
+const TOOL_FORMAT: &str = "a CUDA version said for nvidia-smi or nvcc";
+
+/// The tools whose CUDA version people quote in a sentence, and what each version is: nvidia-smi's header
+/// shows the driver's CUDA level, nvcc the toolkit's release.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tool {
+    Smi,
+    Nvcc,
+}
+
+/// Words that end the look for a tool's version: other programs whose versions fall in CUDA's range (`nvcc fails
+/// with gcc 11.4`, `python 3.10` is out of range anyway) and the GPU's own numbers.
+const OTHER_VERSIONED: [&str; 28] = [
+    "gcc",
+    "g++",
+    "clang",
+    "llvm",
+    "msvc",
+    "visual",
+    "studio",
+    "xcode",
+    "cmake",
+    "python",
+    "ubuntu",
+    "debian",
+    "fedora",
+    "centos",
+    "rhel",
+    "windows",
+    "macos",
+    "cudnn",
+    "tensorrt",
+    "nccl",
+    "torch",
+    "pytorch",
+    "tensorflow",
+    "jax",
+    "cupy",
+    "sm",
+    "capability",
+    "pcie",
+];
+
+/// The most words after a tool's name looked at for its version.
+const TOOL_REACH: usize = 10;
+
+/// The most characters of a line looked at for a tool's version: a sentence is shorter.
+const MAX_TOOL_LINE: usize = 1024;
+
+/// A CUDA version people may quote for a tool, `major.minor` with a major of 7 to 13; a driver version
+/// (`535.104`) or another program's (`3.10`) is not one.
+fn cuda_word(word: &str) -> Option<CudaVersion> {
+    let word = word.trim_start_matches('v');
+    let mut parts = word.split('.');
+    let (major, minor) = (parts.next()?.parse::<u32>().ok()?, parts.next()?.parse::<u32>().ok()?);
+    ((7..=13).contains(&major) && minor <= 9).then(|| CudaVersion::new(major, minor))
+}
+
+/// The CUDA versions a sentence quotes for nvidia-smi and for nvcc (`nvidia-smi shows CUDA Version 12.2 but nvcc
+/// -V shows 11.5`): the first CUDA version within [`TOOL_REACH`] words after each tool's name, before another
+/// tool, another program ([`OTHER_VERSIONED`]) or the sentence's end.
+fn tool_versions(line: &str) -> Vec<(Tool, CudaVersion)> {
+    if line.len() > MAX_TOOL_LINE {
+        return Vec::new();
+    }
+    let lower = line.to_ascii_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| c.is_whitespace() || matches!(c, ',' | ':' | '`' | '\'' | '"' | '(' | ')' | '=' | ';'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    let tool_of = |w: &str| match w.trim_end_matches(['.', '!', '?']) {
+        "nvidia-smi" | "nvidia-smi.exe" => Some(Tool::Smi),
+        "nvcc" | "nvcc.exe" => Some(Tool::Nvcc),
+        _ => None,
+    };
+    let mut out = Vec::new();
+    for (i, w) in words.iter().enumerate() {
+        let Some(tool) = tool_of(w) else { continue };
+        if out.iter().any(|(t, _)| *t == tool) || w.ends_with(['.', '!', '?']) {
+            continue;
+        }
+        for next in words[i + 1..].iter().take(TOOL_REACH) {
+            let bare = next.trim_end_matches(['.', '!', '?']).trim_start_matches('-');
+            if let Some(v) = cuda_word(bare) {
+                out.push((tool, v));
+                break;
+            }
+            // Another tool, another program's version, or the sentence's end: nothing said for this one.
+            if tool_of(next).is_some() || OTHER_VERSIONED.contains(&bare) || next.ends_with(['.', '!', '?']) {
+                break;
+            }
+        }
+    }
+    out
+}
+
 /// The format name of a link speed said in a sentence.
 const LINK_FORMAT: &str = "a link speed in words";
 
@@ -222,9 +325,40 @@ fn width_in_words(line: &str) -> Option<(u32, u32)> {
     (joined && a != b).then(|| (a.min(b), a.max(b)))
 }
 
+/// The driver's CUDA level and nvcc's release said in words, where no program's own output gave them: the first
+/// said for each tool.
+fn tools_in_words(lines: &[String], facts: &mut Facts) {
+    let has_nvcc = facts.toolkits.iter().any(|t| t.version.is_some());
+    let (mut smi, mut nvcc) = (facts.driver_cuda.is_some(), has_nvcc);
+    for (i, line) in lines.iter().enumerate() {
+        if smi && nvcc {
+            break;
+        }
+        if !line.contains("nvidia-smi") && !line.contains("nvcc") {
+            continue;
+        }
+        for (tool, version) in tool_versions(line) {
+            match tool {
+                Tool::Smi if !smi => {
+                    smi = true;
+                    facts.saw(i, TOOL_FORMAT);
+                    facts.stated_driver_cuda = Some((version, line.trim().chars().take(300).collect()));
+                }
+                Tool::Nvcc if !nvcc => {
+                    nvcc = true;
+                    facts.saw(i, TOOL_FORMAT);
+                    facts.nvcc_toolkit(version);
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
 /// Reads the first link said in words, and the machine's GPU count when the text says it in words and says one
 /// count only.
 pub(super) fn read(lines: &[String], facts: &mut Facts) {
+    tools_in_words(lines, facts);
     if facts.stated_link.is_none()
         && let Some((i, link)) = lines.iter().enumerate().find_map(|(i, l)| link_in_words(l).map(|link| (i, link)))
     {
@@ -299,6 +433,27 @@ mod tests {
         assert_eq!(used("torchrun --nnodes=2 --nproc_per_node=4 train.py"), None);
         assert_eq!(used("using 2 threads on the GPU"), None);
         assert_eq!(used("runs on one GPU\nlater with 2 GPUs it hangs"), Some(2));
+    }
+
+    /// A CUDA version quoted for nvidia-smi or nvcc in a sentence is that tool's: the driver's level and nvcc's
+    /// release. Samples (verbatim, threads that are not corpus cases): phohenecker/switch-cuda#4, onnx/onnx#3491; a
+    /// version of another program, a driver version, or one past the sentence's end is not taken.
+    #[test]
+    fn cuda_versions_quoted_for_nvidia_smi_and_nvcc_are_theirs() {
+        let tools = |t: &str| tool_versions(t);
+        let switch = "After I run the ```source switch-cuda.sh 11.3```, it output that the version has switched to 11.3, \
+                      and ```nvcc -V``` shows 11.3 also. But ```nvidia-smi``` still shows the version of tookit be 12.2";
+        assert_eq!(tools(switch), [(Tool::Nvcc, CudaVersion::new(11, 3)), (Tool::Smi, CudaVersion::new(12, 2))]);
+        let onnx = "I install nvidia driver 460.73.01 and use the \"watch nvidia-smi\" to see cuda version 11.2";
+        assert_eq!(tools(onnx), [(Tool::Smi, CudaVersion::new(11, 2))]);
+        assert_eq!(tools("`nvcc --version`: release 10.1, V10.1.243"), [(Tool::Nvcc, CudaVersion::new(10, 1))]);
+        assert_eq!(tools("nvidia-smi shows driver 535.104.05 and CUDA 12.2"), [(Tool::Smi, CudaVersion::new(12, 2))]);
+        assert_eq!(tools("nvcc fails with gcc 11.4 here"), []);
+        assert_eq!(tools("nvidia-smi works. Ubuntu 22.04, CUDA 12.1"), []);
+        assert_eq!(tools(&format!("nvcc shows 11.8 {}", "x".repeat(2000))), []);
+        let f = Facts::read_by(read, "nvidia-smi says CUDA 12.4\nnvcc -V says 12.1");
+        assert_eq!(f.stated_driver_cuda.map(|(c, _)| c), Some(CudaVersion::new(12, 4)));
+        assert_eq!(f.toolkits.iter().filter_map(|t| t.version).collect::<Vec<_>>(), [CudaVersion::new(12, 1)]);
     }
 
     /// A link width said in a sentence: dartraiden/NVIDIA-patcher#191's question (verbatim) and the rig report

@@ -374,3 +374,17 @@ fn a_listed_default_toolkit_of_another_cuda_is_explained() {
     assert!(ids(&listing("11.8")).contains(&explained), "{:?}", ids(&listing("11.8")));
     assert!(!ids(&listing("12.1")).contains(&explained), "{:?}", ids(&listing("12.1")));
 }
+
+/// nvcc's release and nvidia-smi's level quoted in words are judged like their outputs: the classic question
+/// (phohenecker/switch-cuda#4, verbatim) gets the note that explains the two numbers.
+#[test]
+fn versions_quoted_in_words_for_nvcc_and_nvidia_smi_are_explained() {
+    let text = "After I run the ```source switch-cuda.sh 11.3```, it output that the version has switched to 11.3, \
+                and ```nvcc -V``` shows 11.3 also. But ```nvidia-smi``` still shows the version of tookit be 12.2";
+    let f = super::pasted_findings(text)
+        .into_iter()
+        .find(|f| f.id == "toolkits.versions_explained")
+        .expect("the versions explained");
+    assert!(f.evidence.iter().any(|e| e.contains("nvcc 11.3")), "{f:#?}");
+    assert!(f.evidence.iter().any(|e| e.contains("CUDA up to 12.2")), "{f:#?}");
+}
