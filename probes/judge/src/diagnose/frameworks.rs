@@ -13,7 +13,9 @@ pub(super) const CPU_ONLY: Rule = Rule {
     trigger: "A CPU-only build of PyTorch, TensorFlow or JAX (`+cpu`, `tensorflow-cpu`, jax without a CUDA plugin) is \
               installed on a machine with an NVIDIA GPU; or, in pasted text without a GPU list, a CPU build of torch \
               whose `torch.cuda.is_available()` answered False, or beside CUDA packages in its environment (conda's \
-              cudatoolkit, cuda-nvcc or cuda-cudart, pip's nvidia-* wheels, an xFormers built for CUDA). ONNX Runtime whose available execution providers are \
+              cudatoolkit, cuda-nvcc or cuda-cudart, pip's nvidia-* wheels, an xFormers built for CUDA, a companion \
+              that runs only on CUDA: vLLM, FlashInfer, flash-attn), or under a module that could not load torch's \
+              own CUDA library (`libtorch_cuda.so: cannot open shared object file`). ONNX Runtime whose available execution providers are \
               the CPU package's (`onnxruntime`: CPU and Azure, no `CUDAExecutionProvider`), printed or named by its \
               warning about a requested provider, or the `onnxruntime` package installed beside `onnxruntime-gpu` \
               (listed, or the writer's sentence saying they installed both; both install the one `onnxruntime` \
@@ -42,6 +44,15 @@ pub(super) const TF_WINDOWS: Rule = Rule {
 };
 
 pub(super) const RULES: &[Rule] = &[CPU_ONLY, TF_WINDOWS];
+
+/// The loader failing to open PyTorch's own CUDA library for a module built against torch's CUDA build
+/// (`assets/compat/errors.toml`).
+const TORCH_CUDA_LIBRARY_MISSING: &str = "ld.torch_cuda_library_missing";
+
+/// Companions whose PyPI releases are built for CUDA only (vLLM's CPU and ROCm builds are made from source, with
+/// a `+cpu` or `+rocm` local version), so one installed beside a CPU torch shows CUDA was wanted: vLLM's and
+/// FlashInfer's installation guides, Dao-AILab/flash-attention's README (CUDA or ROCm builds from source only).
+const CUDA_ONLY_COMPANIONS: [&str; 4] = ["vllm", "flashinfer-python", "flash-attn", "flash_attn"];
 
 /// xFormers' warning that it was built for a torch with CUDA (`PyTorch 2.1.2+cu121 with CUDA 1201 (you have
 /// 2.1.2+cpu)`): an extension of a CUDA build installed beside the torch, in words.
@@ -81,6 +92,17 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
             } else if let Some(built) = cuda_companion(cx) {
                 format!(
                     "{built} is installed beside it (its warning), so CUDA was wanted (the GPU list was not pasted)"
+                )
+            } else if let Some(m) = cx.s.messages.iter().find(|m| m.id == TORCH_CUDA_LIBRARY_MISSING) {
+                format!("a module built for torch's CUDA build could not load its CUDA library: {}", m.line)
+            } else if let Some(c) = env.companions.iter().find(|c| {
+                CUDA_ONLY_COMPANIONS.contains(&c.name.as_str())
+                    && !c.version.contains("+cpu")
+                    && !c.version.contains("+rocm")
+            }) {
+                format!(
+                    "{} {} is installed beside it, which runs only on CUDA (the GPU list was not pasted)",
+                    c.name, c.version
                 )
             } else {
                 continue;

@@ -1,5 +1,5 @@
 //! A GPU named in a sentence ("I am using RTX 4090", "My GPU is 4090", "on a GTX 1080 Ti", "Tesla
-//! V100", "Titan X (Pascal)", "a gtx1080Ti GPU"), read as the machine's GPU only where no program in
+//! V100", "Titan X (Pascal)", "a gtx1080Ti GPU", "a DGX Spark", whose one GPU is the GB10), read as the machine's GPU only where no program in
 //! the text lists GPUs (nvidia-smi, collect_env, `-L`, a framework's device line, an issue form's
 //! answer, a message naming the GPU: those win) and only for names the knowledge base's product
 //! table knows. One model named, however often, is that GPU (a count said right before it, `two GTX
@@ -147,6 +147,10 @@ fn named_at(p: &[Part<'_>], words: &[&str], i: usize) -> Option<(String, usize)>
             None
         }
         "titan" => titan(p, words, i),
+        // The DGX Spark is named for its one GPU, the GB10 superchip's (NVIDIA's DGX Spark page; the CUDA GPUs
+        // list gives GB10 compute capability 12.1).
+        "dgx" if get(i + 1) == Some("spark") => Some(("NVIDIA GB10".to_owned(), i + 2)),
+        "gb" if words.get(p[i].word) == Some(&"gb10") => Some(("NVIDIA GB10".to_owned(), i + 2)),
         "tesla" => {
             let (model, next) = letter_digits(i + 1)?;
             Some((format!("Tesla {model}"), next))
@@ -361,6 +365,10 @@ mod tests {
         assert_eq!(named("I am using RTX 1080 Ti"), ["GTX 1080 Ti"]);
         assert_eq!(named("I am using GT 1030"), ["GT 1030"]);
         assert_eq!(named("The GPU is an RTX 4090 and the driver is recent."), ["RTX 4090"]);
+        // The DGX Spark is named for its one GPU, the GB10; `GB100` or `gb10x` are not it.
+        assert_eq!(named("vLLM on a DGX Spark fails to start"), ["NVIDIA GB10"]);
+        assert_eq!(named("Torch CUDA install on ARM64 (GB10)"), ["NVIDIA GB10"]);
+        assert!(named("a GB100 board and a gb10x file").is_empty());
     }
 
     #[test]

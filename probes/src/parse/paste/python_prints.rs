@@ -211,6 +211,16 @@ fn answer_line(lines: &[String], i: usize, asked: &[Ask], torch: &mut DeepTorch)
     if answer_same_line(&lines[i], asked, torch) {
         return Some(i);
     }
+    // A sentence wrapped right after its separator (Markdown hard-wraps: "`torch.__version__` is" then
+    // "`2.9.1+cpu` and …" on the next line): the answer begins the next line, which is read again for its
+    // own questions.
+    let t = lines[i].trim_end();
+    if ["is", "=", ":", "->"].iter().any(|sep| t.ends_with(sep))
+        && let Some((_, next)) = next_line(lines, i)
+        && answer_same_line(&format!("{t} {}", next.trim()), asked, torch)
+    {
+        return Some(i);
+    }
     if asked.contains(&Ask::Available)
         && let Some(available) = prose_available(&lines[i])
     {
@@ -374,6 +384,10 @@ mod tests {
         assert!(read_lines("torch.__version__ is wrong\n").deep.torch.is_none());
         assert_eq!(answer_after("x torch.__version__ =", "torch.__version__"), None);
         assert!(read_lines(&"torch.__version__ = ".repeat(50_000)).deep.torch.is_none());
+        // Wrapped after its separator, as Markdown hard-wraps a sentence.
+        let f =
+            read_lines("On linux-aarch64 the wheel is CPU-only: `torch.__version__` is\n`2.9.1+cpu` and the rest.\n");
+        assert_eq!(torch(&f).version.as_deref(), Some("2.9.1+cpu"));
     }
 
     /// is_available()'s answer reported in a sentence, from threads that are not corpus cases:

@@ -161,6 +161,21 @@ fn a_pasted_cpu_build_beside_cuda_packages_is_named_without_a_gpu_list() {
     assert!(ids(&format!("{toolkit}pytorch 1.12.1 py3.9_cuda11.6_cudnn8.3.2_0 pytorch\n")).is_empty());
 }
 
+/// A CPU torch beside a companion that runs only on CUDA (vLLM, flash-attn), or under a module that failed to load
+/// torch's CUDA library (the loader's `libtorch_cuda.so: cannot open shared object file`), was meant to be the CUDA
+/// build; a vLLM built for the CPU (`+cpu`) says nothing.
+#[test]
+fn a_pasted_cpu_torch_under_a_cuda_only_companion_is_named_without_a_gpu_list() {
+    let ids = super::pasted_ids;
+    let cpu = "torch==2.10.0+cpu\n";
+    assert_eq!(ids(&format!("{cpu}vllm==0.11.0\n")), ["framework.cpu_only_build"]);
+    assert_eq!(ids(&format!("{cpu}flash-attn==2.8.3\n")), ["framework.cpu_only_build"]);
+    let loader = "ImportError: libtorch_cuda.so: cannot open shared object file: No such file or directory\n";
+    assert_eq!(ids(&format!("{cpu}{loader}")), ["framework.cpu_only_build"]);
+    assert!(ids(&format!("{cpu}vllm==0.11.0+cpu\n")).is_empty());
+    assert_eq!(ids(loader), ["observed.ld.torch_cuda_library_missing"], "the line alone is the catalogue's");
+}
+
 /// conda's package plan with the pytorch channel's `pytorch-cuda` metapackage (the CUDA variant asked
 /// for: pytorch/builder:conda/pytorch-cuda/meta.yaml) beside the CPU pytorch build it solved to:
 /// pytorch/pytorch#87991's and #91009's family, here as conda's NEW-packages rows

@@ -601,6 +601,13 @@ const CASES: &[Case] = &[
         &[("library", "libcudart.so.12")],
         &[],
     ),
+    // The vllm-ascend FAQ's line (a CUDA torch where only a CPU or NPU one belongs).
+    (
+        "ld.torch_cuda_library_missing",
+        "OSError: libtorch_cuda.so: cannot open shared object file: No such file or directory.",
+        &[("library", "libtorch_cuda.so")],
+        &[],
+    ),
     (
         "ld.cudnn_library_missing",
         "ImportError: libcudnn.so.8: cannot open shared object file: No such file or directory",
