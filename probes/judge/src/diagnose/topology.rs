@@ -43,7 +43,8 @@ pub(super) const P2P_GPU: Rule = Rule {
     severity: Severity::Info,
     trigger: "The driver reports peer-to-peer between two GPUs as \"GPU not supported\" (GNS): GeForce boards since \
               the RTX 40 series have no P2P in NVIDIA's driver, so multi-GPU traffic goes through host memory; no \
-              setting changes that.",
+              setting changes that. Or CUDA answered 217 (`peer access is not supported between these two devices`) \
+              where the GPUs are GeForce boards or not listed: the program's peer-to-peer path must be turned off.",
     source: "NVML nvmlGpuP2PStatus_t (NVML_P2P_STATUS_GPU_NOT_SUPPORTED); NVIDIA developer forum, RTX 4090 P2P \
              (https://forums.developer.nvidia.com/t/standard-nvidia-cuda-tests-fail-with-dual-rtx-4090-linux-box/233202)",
 };
@@ -131,11 +132,13 @@ pub(super) const RULES: &[Rule] =
 
 pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let Some(t) = cx.s.topology.value() else {
-        // Without a GPU list, a variable and a count said in words are all there is to judge.
+        // Without a GPU list, a variable, a count said in words and CUDA's answer are all there is to judge.
         p2p_turned_off(cx, &Topology::default(), out);
+        peer_access_refused(cx, out);
         return;
     };
     p2p(t, out);
+    peer_access_refused(cx, out);
     measured(t, out);
     acs(cx, t, out);
     iommu(cx, t, out);
@@ -295,6 +298,43 @@ fn p2p(t: &Topology, out: &mut Vec<Finding>) {
             None,
         ));
     }
+}
+
+/// CUDA's 217 (`cuda.peer_access_unsupported` in `assets/compat/errors.toml`).
+const PEER_ACCESS_UNSUPPORTED: &str = "cuda.peer_access_unsupported";
+
+/// CUDA answered that two GPUs offer no peer access to each other (217, `peer access is not supported between
+/// these two devices`), where the GPUs are GeForce boards or not listed: the GPUs' own lack of P2P, the usual
+/// case (GeForce since the RTX 40 series; NVIDIA/nccl#1309's maintainer), which the program must route around.
+/// Where the list shows only other GPUs, the line stays the catalogue's, whose causes are wider.
+fn peer_access_refused(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    if !cx.s.messages.iter().any(|m| m.id == PEER_ACCESS_UNSUPPORTED) {
+        return;
+    }
+    let geforce: Vec<&str> =
+        cx.gpus.iter().map(|g| g.name.as_str()).filter(|n| n.contains("GeForce") || n.starts_with("RTX ")).collect();
+    if out.iter().any(|f| f.id == P2P_GPU.id) || (!cx.gpus.is_empty() && geforce.is_empty()) {
+        return;
+    }
+    // The line itself joins as the message this finding explains.
+    let mut evidence = vec!["CUDA answered 217 (peer access is not supported) for a pair of these GPUs".to_owned()];
+    evidence.extend(geforce.iter().take(4).map(|n| format!("{n}: a GeForce board")));
+    out.push(P2P_GPU.finding(
+        "CUDA refused peer-to-peer access between two GPUs that do not offer it to each other",
+        "CUDA answered 217, peer access is not supported between these two devices: the program (NCCL, vLLM's or \
+         SGLang's custom all-reduce, a framework's peer copy) asked for direct GPU-to-GPU access that these GPUs do not \
+         offer. GeForce boards since the RTX 40 series have no peer-to-peer in NVIDIA's driver, nor do some cloud \
+         GPUs; GPUs on different CPU sockets may lack it too. Nothing is broken: the program must copy through host \
+         memory instead.",
+        evidence,
+        Some(
+            "`nvidia-smi topo -p2p r` shows which GPU pairs offer peer reads (OK) and which do not (GNS, NS). Disable \
+             P2P in the program, so it copies through host memory: NCCL_P2P_DISABLE=1 for NCCL; `--disable-custom-all-reduce` for vLLM; \
+             `--enable-p2p-check` for SGLang. Where the GPUs should offer it (data-centre boards on one PCIe switch), \
+             update the driver and check ACS and the IOMMU."
+                .to_owned(),
+        ),
+    ));
 }
 
 /// Peer copies measured at less than half the staged copy between GPUs CUDA lets access each other.

@@ -314,3 +314,30 @@ fn nccl_p2p_turned_off_on_gpus_said_in_words_is_the_blocked_finding() {
     let one = text.replace("with more than 2 GPUs", "on 1 GPU");
     assert!(!super::pasted_ids(&one).contains(&ID.to_owned()), "{:?}", super::pasted_ids(&one));
 }
+
+/// CUDA's 217 between GPUs that are GeForce boards or not listed is the GPUs' own lack of peer access, with the
+/// switches that route around it (the line as NCCL's shared-memory transport prints it, quoted in NVIDIA/nccl#1838);
+/// beside a list of data-centre GPUs it stays the catalogue's line.
+#[test]
+fn cudas_peer_access_unsupported_on_geforce_or_unlisted_gpus_is_the_gpus_lack_of_p2p() {
+    const ID: &str = "topology.peer_access_not_offered_by_gpu";
+    let line =
+        "transport/shm.cc:590 NCCL WARN Cuda failure 217 'peer access is not supported between these two devices'";
+    let f = super::pasted_findings(line).into_iter().find(|f| f.id == ID).expect("no list: the GPUs' lack");
+    let fix = f.fix.unwrap_or_default();
+    assert!(fix.contains("NCCL_P2P_DISABLE=1") && fix.contains("--disable-custom-all-reduce"), "{fix}");
+    let geforce = format!(
+        "GPU 0: NVIDIA GeForce RTX 4090 (UUID: GPU-1a8c1f5e-1f3b-2c4d-9e8f-0a1b2c3d4e5f)\n\
+         GPU 1: NVIDIA GeForce RTX 4090 (UUID: GPU-2b9d2a6f-2a4c-3d5e-8f9a-1b2c3d4e5f6a)\n{line}"
+    );
+    assert!(super::pasted_ids(&geforce).contains(&ID.to_owned()), "{:?}", super::pasted_ids(&geforce));
+    let a100 = format!(
+        "GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-6a8c1f5e-1f3b-2c4d-9e8f-0a1b2c3d4e5f)\n\
+         GPU 1: NVIDIA A100-SXM4-80GB (UUID: GPU-7b9d2a6f-2a4c-3d5e-8f9a-1b2c3d4e5f6a)\n{line}"
+    );
+    let ids = super::pasted_ids(&a100);
+    assert!(
+        !ids.contains(&ID.to_owned()) && ids.contains(&"observed.cuda.peer_access_unsupported".to_owned()),
+        "{ids:?}"
+    );
+}

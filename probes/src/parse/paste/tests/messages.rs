@@ -65,6 +65,13 @@ const CASES: &[Case] = &[
         &[],
         &[],
     ),
+    // NCCL's shared-memory transport, as an AWS G5 troubleshooting page and NVIDIA/nccl#1838 quote it.
+    (
+        "cuda.peer_access_unsupported",
+        "transport/shm.cc:590 NCCL WARN Cuda failure 217 'peer access is not supported between these two devices'",
+        &[],
+        &[],
+    ),
     (
         "cuda.devices_unavailable",
         "RuntimeError: CUDA error: CUDA-capable device(s) is/are busy or unavailable",
