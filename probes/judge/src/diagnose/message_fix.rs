@@ -1111,6 +1111,7 @@ const UNREACHABLE: &[(Unreachable, &[&str])] = &[
         &[
             "nvml.cannot_communicate",
             "nvml.driver_not_loaded",
+            "nvidia_settings.driver_not_loaded",
             "torch.no_driver",
             "tf.no_cuda_drivers",
             "cudajl.driver_not_found",

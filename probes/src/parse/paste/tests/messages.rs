@@ -969,6 +969,9 @@ const CASES: &[Case] = &[
         &[],
     ),
     ("cuda.launch_timeout", "RuntimeError: CUDA error: the launch timed out and was terminated", &[], &[]),
+    // An Ubuntu forum thread of 2018 ("I purged nvidia drivers and reinstalled them but my Nvidia drivers are not
+    // loaded"), the reporter's nvidia-settings.
+    ("nvidia_settings.driver_not_loaded", "ERROR: NVIDIA driver is not loaded", &[], &[]),
     (
         "nvml.driver_not_loaded",
         "ERROR: failed to generate CDI spec: failed to initialize NVML: Driver Not Loaded",
