@@ -320,6 +320,13 @@ fn other_fix(cx: &Ctx<'_>, known: &KnownMessage) -> FamilyFix {
                                              guide lists each release's). `-allow-unsupported-compiler` only skips \
                                              the check."
             .to_owned(),
+        "nvcc.libdevice_not_found" => format!(
+            "Run the complete toolkit's nvcc: `{}` lists every nvcc on PATH; put the toolkit's bin first (`export \
+             PATH=/usr/local/cuda/bin:$PATH`, or the CUDA_HOME of the toolkit you build with), and remove a stray \
+             /usr/bin/nvcc that is no toolkit's own (a distribution's nvidia-cuda-toolkit: `sudo apt remove \
+             nvidia-cuda-toolkit`). Under sudo, which resets PATH, call the toolkit's nvcc by its full path.",
+            cmd(cx, "which", ["-a", "nvcc"])
+        ),
         "nccl.shm_too_small" => "Give the container a larger /dev/shm: `docker run --shm-size=1g …` or `--ipc=host` \
                                  (NCCL's troubleshooting guide); on Kubernetes, an emptyDir of medium Memory mounted \
                                  at /dev/shm."

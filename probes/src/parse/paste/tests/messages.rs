@@ -984,6 +984,8 @@ const CASES: &[Case] = &[
     // The shells' words for a program not on PATH, as pasted from a container started without a GPU
     // (NVIDIA/nvidia-docker issues) and from Windows' cmd.exe.
     ("shell.nvidia_smi_not_found", "bash: nvidia-smi: command not found", &[], &[]),
+    // BVLC/caffe#2530's build log.
+    ("nvcc.libdevice_not_found", "nvcc fatal   : Path to libdevice library not specified", &[], &[]),
     ("shell.nvidia_smi_not_found", "/bin/sh: 1: nvidia-smi: not found", &[], &[]),
     ("shell.nvidia_smi_not_found", "zsh: command not found: nvidia-smi", &[], &[]),
     ("shell.nvidia_smi_not_found", "sudo: nvidia-smi: command not found", &[], &[]),
