@@ -320,13 +320,6 @@ fn other_fix(cx: &Ctx<'_>, known: &KnownMessage) -> FamilyFix {
                                              guide lists each release's). `-allow-unsupported-compiler` only skips \
                                              the check."
             .to_owned(),
-        "nvcc.libdevice_not_found" => format!(
-            "Run the complete toolkit's nvcc: `{}` lists every nvcc on PATH; put the toolkit's bin first (`export \
-             PATH=/usr/local/cuda/bin:$PATH`, or the CUDA_HOME of the toolkit you build with), and remove a stray \
-             /usr/bin/nvcc that is no toolkit's own (a distribution's nvidia-cuda-toolkit: `sudo apt remove \
-             nvidia-cuda-toolkit`). Under sudo, which resets PATH, call the toolkit's nvcc by its full path.",
-            cmd(cx, "which", ["-a", "nvcc"])
-        ),
         "nccl.shm_too_small" => "Give the container a larger /dev/shm: `docker run --shm-size=1g …` or `--ipc=host` \
                                  (NCCL's troubleshooting guide); on Kubernetes, an emptyDir of medium Memory mounted \
                                  at /dev/shm."
@@ -1002,6 +995,18 @@ fn jax_cudnn(cx: &Ctx<'_>, built: Option<(u32, u32)>) -> String {
 fn variable_fix(cx: &Ctx<'_>, known: &KnownMessage) -> FamilyFix {
     match known.id.as_str() {
         "cuda.invalid_device_ordinal" => (Some(visible_devices_words(cx)), None),
+        // NVIDIA/nvvl#99 and cudamat/cudamat#40: the toolkit's own nvcc first on PATH cured it.
+        "nvcc.libdevice_not_found" => (
+            Some(format!(
+                "Run the complete toolkit's nvcc: `{}` lists every nvcc on PATH; put the toolkit's bin first (`export \
+             PATH=/usr/local/cuda/bin:$PATH`, or the CUDA_HOME of the toolkit you build with), and remove a stray \
+             /usr/bin/nvcc that is no toolkit's own (a distribution's nvidia-cuda-toolkit: `sudo apt remove \
+             nvidia-cuda-toolkit`). Under sudo, which resets PATH, call the toolkit's nvcc by its full path.",
+                cmd(cx, "which", ["-a", "nvcc"])
+            )),
+            None,
+        ),
+
         "torch.cuda_home_not_set" | "cupy.cuda_path_not_detected" => toolkit_root_fix(cx, known),
         "cuda.jit_compilation_disabled" => (
             Some("Unset CUDA_DISABLE_PTX_JIT, which switches the driver's PTX JIT off.".to_owned()),

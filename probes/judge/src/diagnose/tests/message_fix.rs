@@ -461,3 +461,11 @@ fn a_library_is_offered_only_the_wheel_of_its_own_cuda() {
     );
     assert!(words(&f).is_some_and(|w| w.contains("nvidia-cuda-runtime-cu12")), "{f:#?}");
 }
+
+/// nvcc without its libdevice (BVLC/caffe#2530's line) is told to run the toolkit's own nvcc, first on PATH.
+#[test]
+fn nvcc_without_libdevice_is_told_to_put_the_toolkits_bin_first() {
+    let f = finding("nvcc fatal   : Path to libdevice library not specified\n", "observed.nvcc.libdevice_not_found");
+    let words = words(&f).expect("a fix");
+    assert!(words.contains("PATH=/usr/local/cuda/bin:$PATH") && words.contains("which -a nvcc"), "{words}");
+}
