@@ -1145,6 +1145,7 @@ const UNREACHABLE: &[(Unreachable, &[&str])] = &[
             "cuda_python.libcuda_dlopen_failed",
             "cuda_python.libcuda_so1_dlopen_failed",
             "cudarc.driver_library_not_found",
+            "bitsandbytes.libcuda_not_found",
             "nvml.library_not_found",
             "shell.nvidia_smi_not_found",
         ],

@@ -79,7 +79,8 @@ pub(super) const LIBCUDA_SO: Rule = Rule {
               folder; from pasted text that names WSL and the failure without the loader cache, the same (WSL ships \
               libcuda.so so on every install). Without such an error it says nothing: CUDA itself opens libcuda.so.1. \
               Programs that open that name: the loader's own error, cudarc, cuda-python's first releases, Taichi \
-              (its 'Arch=[<Arch.cuda: N>] is not supported, falling back to CPU').",
+              (its 'Arch=[<Arch.cuda: N>] is not supported, falling back to CPU'), bitsandbytes 0.35 to 0.40 \
+              ('CUDA SETUP: WARNING! libcuda.so not found!').",
     source: "microsoft/WSL#8587 (the reporter's ldconfig and ls output; LD_LIBRARY_PATH=/usr/lib/wsl/lib fixed it); \
              taichi-dev/taichi:taichi/backends/cuda/cuda_driver.cpp (Taichi's CUDA driver loader opens libcuda.so)",
 };
@@ -817,9 +818,10 @@ fn gpu_not_exposed(cx: &Ctx<'_>, wsl: &WslFacts, out: &mut Vec<Finding>) {
 /// Messages that say a program could not open the unversioned `libcuda.so`: the loader's own
 /// (`libcuda.so: cannot open shared object file`), cudarc's, cuda-python's and Taichi's (whose CUDA driver
 /// loader opens that name, taichi-dev/taichi:taichi/backends/cuda/cuda_driver.cpp).
-const LIBCUDA_SO_FAILED: [&str; 4] = [
+const LIBCUDA_SO_FAILED: [&str; 5] = [
     "ld.libcuda_missing",
     "cudarc.driver_library_not_found",
+    "bitsandbytes.libcuda_not_found",
     "cuda_python.libcuda_dlopen_failed",
     "taichi.cuda_arch_not_supported",
 ];

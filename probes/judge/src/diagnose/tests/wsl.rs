@@ -563,3 +563,15 @@ fn taichis_cpu_fallback_inside_wsl_is_libcuda_so_off_the_loader_path() {
         "{ids:?}"
     );
 }
+
+/// bitsandbytes 0.35 to 0.40 opens `libcuda.so` by that name (cuda_setup/main.py @0.38.0): its warning inside WSL is
+/// the unversioned name missing from the loader cache, with the fix that names /usr/lib/wsl/lib.
+#[test]
+fn bitsandbytes_libcuda_warning_inside_wsl_is_the_unversioned_name() {
+    const ID: &str = "wsl.libcuda_so_not_in_cache";
+    let line = "CUDA SETUP: WARNING! libcuda.so not found! Do you have a CUDA driver installed? If you are on a \
+                cluster, make sure you are on a CUDA machine!";
+    let f = super::pasted_findings(&format!("- [X] WSL 2\n{line}")).into_iter().find(|f| f.id == ID).expect("WSL");
+    assert!(f.evidence.iter().any(|e| e.contains("libcuda.so not found")), "{f:#?}");
+    assert!(!super::pasted_ids(line).contains(&ID.to_owned()), "outside WSL it is the catalogue's line");
+}

@@ -983,6 +983,13 @@ const CASES: &[Case] = &[
     ("nvml.library_not_found", "pynvml.NVMLError_LibraryNotFound: NVML Shared Library Not Found", &[], &[]),
     // The shells' words for a program not on PATH, as pasted from a container started without a GPU
     // (NVIDIA/nvidia-docker issues) and from Windows' cmd.exe.
+    // The line as bitsandbytes 0.38.0's cuda_setup/main.py writes it to its setup log.
+    (
+        "bitsandbytes.libcuda_not_found",
+        "CUDA SETUP: WARNING! libcuda.so not found! Do you have a CUDA driver installed? If you are on a cluster, make sure you are on a CUDA machine!",
+        &[],
+        &[],
+    ),
     ("shell.nvidia_smi_not_found", "bash: nvidia-smi: command not found", &[], &[]),
     // BVLC/caffe#2530's build log.
     ("nvcc.libdevice_not_found", "nvcc fatal   : Path to libdevice library not specified", &[], &[]),
