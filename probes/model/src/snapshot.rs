@@ -92,6 +92,10 @@ pub struct Snapshot {
     /// Rules read it only where no driver and no message gave the level.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stated_driver_cuda: Option<(crate::CudaVersion, String)>,
+    /// The line where the pasted text says a run over several GPUs hangs ("`tf.distribute.MirroredStrategy` is
+    /// stuck", "DDP training freezes"); `None` for a live machine, or when the text does not say so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stated_multi_gpu_hang: Option<String>,
     /// Error and warning lines from the frameworks and the CUDA runtime found in pasted text, each
     /// matched to a known message. Empty for a live machine.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -147,6 +151,7 @@ impl Snapshot {
             stated_gpu_count: None,
             stated_gpus_used: None,
             stated_driver_cuda: None,
+            stated_multi_gpu_hang: None,
             messages: Vec::new(),
             trace: Vec::new(),
             notes: Vec::new(),

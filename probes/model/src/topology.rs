@@ -59,6 +59,10 @@ pub struct Iommu {
     pub mode: IommuMode,
     /// The lines that said so, trimmed, in the order read.
     pub evidence: Vec<String>,
+    /// The PCI devices (bus ids as the fault lines print them, `02:00.0`) whose DMA the IOMMU refused, in the
+    /// order first seen; empty when no fault was shown.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fault_devices: Vec<String>,
 }
 
 /// How the IOMMU maps a device's DMA (Linux's default domain type).

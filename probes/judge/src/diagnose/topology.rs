@@ -21,10 +21,13 @@ pub(super) const P2P_BLOCKED: Rule = Rule {
               a peer copy between GPUs CUDA reports peer access for at less than half the copy staged through the host. \
               Or, on such a machine whose GPUs are not all joined by NVLink, the kernel command line or log shows \
               the IOMMU translating the devices' DMA (`intel_iommu=on` without `iommu=pt`, `iommu: Default domain \
-              type: Translated`, `DMAR: IOMMU enabled`, AMD-Vi, a DMA remapping fault). Or NCCL_P2P_DISABLE is set \
+              type: Translated`, `DMAR: IOMMU enabled`, AMD-Vi, a DMA remapping fault); remapping faults from two or \
+              more devices not known to be other than GPUs count as such a machine. Or NCCL_P2P_DISABLE is set \
               (NCCL's workaround for peer traffic that hangs) on such a machine. Or an NCCL test over several \
               such GPUs of one machine listed them and printed its table header (or, hanging while it set up, \
-              NCCL's own lines), then no result, where the text says it stalled, hung or deadlocked.",
+              NCCL's own lines), then no result, where the text says it stalled, hung or deadlocked. Or, on such a \
+              machine (its GPUs listed or counted in words), the text says a run over several GPUs hangs \
+              (`MirroredStrategy is stuck`, `DDP training freezes`).",
     source: "NVML nvmlDeviceGetP2PStatus / nvidia-smi topo -p2p; NCCL troubleshooting guide, \"PCI Access Control \
              Services (ACS)\" (https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html: \
              `lspci -vvv | grep ACSCtl`, and P2P that hangs or is slow even where topo -p2p says OK; IO \
@@ -134,6 +137,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let Some(t) = cx.s.topology.value() else {
         // Without a GPU list, a variable, a count said in words and CUDA's answer are all there is to judge.
         p2p_turned_off(cx, &Topology::default(), out);
+        hang_in_words(cx, &Topology::default(), out);
         peer_access_refused(cx, out);
         return;
     };
@@ -144,6 +148,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     iommu(cx, t, out);
     p2p_turned_off(cx, t, out);
     stalled_collective(t, out);
+    hang_in_words(cx, t, out);
     mixed(t, out);
     order(t, out);
     sockets(t, out);
@@ -437,7 +442,19 @@ fn acs(cx: &Ctx<'_>, t: &Topology, out: &mut Vec<Finding>) {
 /// another check gave it, or give it.
 fn iommu(cx: &Ctx<'_>, t: &Topology, out: &mut Vec<Finding>) {
     let Some(i) = t.iommu.as_ref().filter(|i| i.mode == IommuMode::Translated) else { return };
-    let (gpus, gpus_said) = gpu_count(cx, t);
+    let (mut gpus, mut gpus_said) = gpu_count(cx, t);
+    // Two or more devices whose DMA the IOMMU refused (dmar.c and AMD-Vi name the requester), none known to be
+    // anything but a display device: GPUs whose peer traffic was translated and refused.
+    let not_display = |bus: &str| {
+        cx.s.pci_devices.value().is_some_and(|d| {
+            d.iter().any(|d| d.bus_id.to_ascii_lowercase().ends_with(bus) && !is_display_class(d.class))
+        })
+    };
+    let faulting: Vec<&str> = i.fault_devices.iter().map(String::as_str).filter(|d| !not_display(d)).collect();
+    if gpus < 2 && faulting.len() >= 2 {
+        gpus = faulting.len();
+        gpus_said = format!("{gpus} devices whose DMA the IOMMU refused: {}", faulting.join(", "));
+    }
     let all_nvlink = !t.pairs.is_empty() && t.pairs.iter().all(|p| matches!(p.link, LinkKind::Nvlink { .. }));
     if gpus < 2 || all_nvlink || t.pairs.iter().any(|p| p.p2p_blocked() == Some(P2pStatus::GpuNotSupported)) {
         return;
@@ -548,6 +565,43 @@ fn stalled_collective(t: &Topology, out: &mut Vec<Finding>) {
             ),
         ),
     );
+}
+
+/// A run over several GPUs said to hang ("MirroredStrategy is stuck", "DDP freezes") on a machine with two or more
+/// GPUs not all joined by NVLink and not kept from P2P by their driver: NCCL's troubleshooting guide names ACS and
+/// the IOMMU redirecting peer traffic as the usual cause of collectives that hang within a machine on PCIe.
+/// Joins the peer-to-peer finding where another check gave it.
+fn hang_in_words(cx: &Ctx<'_>, t: &Topology, out: &mut Vec<Finding>) {
+    let Some(line) = cx.s.stated_multi_gpu_hang.as_deref() else { return };
+    let (gpus, gpus_said) = gpu_count(cx, t);
+    let all_nvlink = !t.pairs.is_empty() && t.pairs.iter().all(|p| matches!(p.link, LinkKind::Nvlink { .. }));
+    if gpus < 2 || all_nvlink || t.pairs.iter().any(|p| p.p2p_blocked() == Some(P2pStatus::GpuNotSupported)) {
+        return;
+    }
+    let said = format!("the text says a multi-GPU run hangs: {line}");
+    if let Some(f) = out.iter_mut().find(|f| f.id == P2P_BLOCKED.id) {
+        f.evidence.push(said);
+        return;
+    }
+    out.push(P2P_BLOCKED.finding(
+        format!("A run over {gpus} GPUs hangs: peer-to-peer traffic between them is the first suspect"),
+        "Runs that spread over several GPUs of one machine exchange data with NCCL's collectives. Where the GPUs talk \
+         over PCIe, NCCL's troubleshooting guide names the usual cause of a collective that hangs: PCIe Access \
+         Control Services (ACS) on the bridges above the GPUs, or the IOMMU (VT-d, AMD-Vi) translating their DMA, \
+         sends peer-to-peer traffic up to the root complex, where it crawls or is lost, while CUDA still reports \
+         peer access. Running with NCCL_P2P_DISABLE=1 tells: if the hang goes away, peer traffic was blocked.",
+        vec![gpus_said, said],
+        Some(
+            "Test with NCCL_P2P_DISABLE=1 (slower, through host memory): if the run then finishes, peer traffic is \
+             blocked. Check ACS on the bridges above the GPUs: `sudo lspci -vvv | grep ACSCtl` showing `SrcValid+`, \
+             `ReqRedir+` or `CmpltRedir+` means it is on: turn it off in the firmware setup (PCIe ACS, or IO \
+             virtualization / VT-d / AMD-Vi), or at every boot with setpci as NCCL's troubleshooting guide shows. \
+             `sudo dmesg | grep 'Default domain type'` saying Translated is the IOMMU: put it in passthrough \
+             (`iommu=pt` on the kernel command line) or off (`intel_iommu=off`, `amd_iommu=off`). Then run \
+             p2pBandwidthLatencyTest: P2P=Enabled should beat P2P=Disabled."
+                .to_owned(),
+        ),
+    ));
 }
 
 fn mixed(t: &Topology, out: &mut Vec<Finding>) {

@@ -97,6 +97,8 @@ pub(super) struct Facts {
     pub stated_gpus_used: Option<u32>,
     /// The driver's CUDA level quoted for nvidia-smi in words, with the line (`prose`).
     pub stated_driver_cuda: Option<(gpu_doctor_model::CudaVersion, String)>,
+    /// A line saying a multi-GPU run hangs (`prose`).
+    pub stated_multi_gpu_hang: Option<String>,
     /// A PCIe link said in words (`prose`): the generation now and at most, for the text's one GPU.
     pub stated_link: Option<(u32, u32)>,
     /// A link width said in words (`prose`): the lanes now, the card's, and the sentence, for the
@@ -396,11 +398,9 @@ impl Facts {
             snap.containers = Probed::found(c, "pasted docker info or nvidia-ctk cdi list");
         }
         snap.env = self.env;
-        snap.stated_gpu_count = self.stated_gpu_count;
-        snap.stated_gpus_used = self.stated_gpus_used;
-        if self.driver_cuda.is_none() {
-            snap.stated_driver_cuda = self.stated_driver_cuda;
-        }
+        (snap.stated_gpu_count, snap.stated_gpus_used) = (self.stated_gpu_count, self.stated_gpus_used);
+        snap.stated_multi_gpu_hang = self.stated_multi_gpu_hang.take();
+        snap.stated_driver_cuda = self.stated_driver_cuda.take().filter(|_| self.driver_cuda.is_none());
         snap.platform.container = self.container;
         place(&mut snap, self.wsl, self.os, self.arch, self.os_name);
         let stalled = self.stalled_collective.take();

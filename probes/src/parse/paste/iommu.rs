@@ -52,6 +52,8 @@ struct Seen {
     on: bool,
     /// A remapping fault: a device's DMA was translated and refused.
     fault: bool,
+    /// The devices whose DMA faulted, as the lines name them.
+    fault_devices: Vec<String>,
     evidence: Vec<String>,
 }
 
@@ -93,7 +95,7 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
     let (Some(at), Some(mode)) = (first, seen.mode()) else { return };
     facts.saw(at, FORMAT);
     facts.os.get_or_insert(OsFamily::Linux);
-    facts.iommu = Some(Iommu { mode, evidence: seen.evidence });
+    facts.iommu = Some(Iommu { mode, evidence: seen.evidence, fault_devices: seen.fault_devices });
 }
 
 /// The parameters of a kernel command line: after dmesg's `Command line:` (`Kernel command line:`
@@ -180,9 +182,37 @@ fn log_line(line: &str, seen: &mut Seen) -> bool {
     {
         seen.fault = true;
         seen.on = true;
+        if let Some(device) = fault_device(line)
+            && seen.fault_devices.len() < MAX_FAULT_DEVICES
+            && !seen.fault_devices.contains(&device)
+        {
+            seen.fault_devices.push(device);
+        }
         return true;
     }
     false
+}
+
+/// The most faulting devices kept: a machine's GPUs.
+const MAX_FAULT_DEVICES: usize = 16;
+
+/// The device a remapping fault names: Intel's `Request device [02:00.0]` (dmar.c `dmar_fault_do_one`), or the
+/// `0000:07:00.0` before AMD-Vi's `Event logged` (the device's own log prefix), without the PCI domain.
+fn fault_device(line: &str) -> Option<String> {
+    let bus_id = |s: &str| {
+        let s = s.strip_prefix("0000:").unwrap_or(s);
+        let ok = s.len() == 7
+            && s.as_bytes()[2] == b':'
+            && s.as_bytes()[5] == b'.'
+            && s.chars().all(|c| c.is_ascii_hexdigit() || c == ':' || c == '.');
+        ok.then(|| s.to_ascii_lowercase())
+    };
+    if let Some(at) = line.find("Request device [") {
+        let rest = &line[at + "Request device [".len()..];
+        return bus_id(rest.split(']').next()?);
+    }
+    let before = &line[..line.find("AMD-Vi: Event logged")?];
+    before.split_whitespace().rev().find_map(|w| bus_id(w.trim_end_matches(':')))
 }
 
 #[cfg(test)]
@@ -239,6 +269,20 @@ mod tests {
         assert_eq!(mode(fault), Some(IommuMode::Translated));
         // Passthrough asked, yet a device's DMA faulted: it was translated.
         assert_eq!(mode(&format!("Command line: ro iommu=pt\n{fault}")), Some(IommuMode::Translated));
+    }
+
+    /// The devices a remapping fault names, once each: Intel's requester (the module doc's line) and the device
+    /// before AMD-Vi's event (NVIDIA/cuda-samples#48's form).
+    #[test]
+    fn the_faulting_devices_are_kept() {
+        let text = "DMAR: [DMA Write NO_PASID] Request device [41:00.0] fault addr 0xf8000000 [fault reason 0x05] PTE \
+                    Write access is not set\n\
+                    DMAR: [DMA Write NO_PASID] Request device [41:00.0] fault addr 0xf8001000 [fault reason 0x05] PTE \
+                    Write access is not set\n\
+                    nvidia 0000:07:00.0: AMD-Vi: Event logged [IO_PAGE_FAULT domain=0x0003 address=0x80000040 flags=0x0020]\n";
+        let iommu = Facts::read_by(read, text).iommu.expect("read");
+        assert_eq!(iommu.fault_devices, ["41:00.0", "07:00.0"]);
+        assert_eq!(fault_device("DMAR: [DMA Read] Request device [zz:00.0] fault"), None);
     }
 
     #[test]

@@ -146,7 +146,9 @@ fn label_value(line: &str) -> Option<(String, String)> {
     if !(1..=5).contains(&words) || !label.chars().all(|c| c.is_ascii_alphanumeric() || " -./".contains(c)) {
         return None;
     }
-    let value = value.replace(['*', '`'], "").trim().trim_end_matches('|').trim().to_owned();
+    // Markdown's bold and code marks go; a lone `*` between words stays (`gtx1070 * 2`, a count).
+    let value = value.replace("**", "").replace('`', "");
+    let value = value.trim().trim_matches('*').trim().trim_end_matches('|').trim().to_owned();
     (!value.is_empty()).then_some((label, value))
 }
 
@@ -287,6 +289,47 @@ fn driver_version(word: &str) -> Option<DriverVersion> {
 /// 1660 Super which is connected to my monitor, and an RTX 3090`, LostRuins/koboldcpp#1023) when
 /// every part names one; a part that names none (`RTX 3090 and 64 GB of RAM`) makes it one answer.
 fn gpus_in(value: &str) -> Vec<Gpu> {
+    let (count, value) = answer_count(value);
+    let gpus = gpus_named(value);
+    match &gpus[..] {
+        // `gtx1070 * 2`, `4x RTX 3090`: that many of the one model.
+        [one] if count > 1 => (0..count).map(|index| Gpu { index, ..one.clone() }).collect(),
+        _ => gpus,
+    }
+}
+
+/// The most GPUs an answer's count is taken for: more is a cluster, not one machine.
+const MAX_ANSWER_COUNT: u32 = 16;
+
+/// The count an answer writes around its one model (`4x RTX 3090`, `2 * GTX 1080`, `gtx1070 * 2`, `RTX 3090 x 2`,
+/// `A100 ×8`), with the answer left for the name; 1 where it writes none.
+fn answer_count(value: &str) -> (u32, &str) {
+    let value = value.trim();
+    let ops = ['x', 'X', '*', '×'];
+    let number = |s: &str| s.trim().parse::<u32>().ok().filter(|n| (2..=MAX_ANSWER_COUNT).contains(n));
+    // Before the name: digits, then an operator (`4x`, `4 x`, `4*`).
+    let digits = value.bytes().take_while(u8::is_ascii_digit).count();
+    if digits > 0
+        && let Some(n) = number(&value[..digits])
+        && let Some(rest) = value[digits..].trim_start().strip_prefix(ops)
+        && rest.starts_with(' ')
+    {
+        return (n, rest.trim());
+    }
+    // After it: a space, an operator, digits (`gtx1070 * 2`, `RTX 3090 x2`).
+    let end = value.len() - value.bytes().rev().take_while(u8::is_ascii_digit).count();
+    if end < value.len()
+        && let Some(n) = number(&value[end..])
+        && let Some(rest) = value[..end].trim_end().strip_suffix(ops)
+        && rest.ends_with(' ')
+    {
+        return (n, rest.trim());
+    }
+    (1, value)
+}
+
+/// The GPUs an answer names, one or several joined by words ([`gpus_in`] without a count).
+fn gpus_named(value: &str) -> Vec<Gpu> {
     let lower = value.to_ascii_lowercase();
     let mut cuts = vec![0];
     for sep in [" and ", " + ", " & "] {
@@ -417,6 +460,20 @@ mod tests {
         // A model number is not a size; a size too large for a GPU is not read.
         assert_eq!(gpu_in("Tesla P100 16G").unwrap().memory_total_bytes, Some(16 << 30));
         assert_eq!(gpu_in("RTX 4090 9999GB").unwrap().memory_total_bytes, None);
+    }
+
+    /// A count around the one model lists that many: TensorFlow's issue template answered `gtx1070 * 2` (as
+    /// tensorflow/tensorflow#44976's reporter did), `4x RTX 3090`, `RTX 3090 x 2`; a model number is no count.
+    #[test]
+    fn a_count_around_the_gpu_answer_lists_that_many() {
+        let names = |v: &str| gpus_in(v).into_iter().map(|g| (g.index, g.name.unwrap_or_default())).collect::<Vec<_>>();
+        assert_eq!(names("gtx1070 * 2"), [(0, "gtx1070".to_owned()), (1, "gtx1070".to_owned())]);
+        assert_eq!(names("4x RTX 3090").len(), 4);
+        assert_eq!(names("RTX 3090 x 2").len(), 2);
+        assert_eq!(names("NVIDIA A100 ×8").len(), 8);
+        assert_eq!(names("RTX 3090").len(), 1);
+        assert_eq!(names("GTX 1080 Ti x 64").len(), 1, "a cluster, not one machine");
+        assert_eq!(answer_count("RTX 2080"), (1, "RTX 2080"));
     }
 
     #[test]

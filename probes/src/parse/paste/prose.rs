@@ -149,6 +149,51 @@ fn used_in(line: &str) -> Option<u32> {
     })
 }
 
+/// The format name of a multi-GPU run said to hang.
+const HANG_FORMAT: &str = "a multi-GPU run said to hang";
+
+/// Words that say a run hangs (not that it crashed or is slow).
+const HANG: [&str; 11] =
+    ["stuck", "hang", "hangs", "hanging", "hung", "freeze", "freezes", "freezing", "frozen", "freezed", "deadlock"];
+
+/// Words and names that make a run one over several GPUs of a machine: the frameworks' multi-GPU strategies and
+/// launchers and NCCL's collectives.
+const MULTI_GPU: [&str; 13] = [
+    "mirroredstrategy",
+    "ddp",
+    "distributeddataparallel",
+    "dataparallel",
+    "nccl",
+    "allreduce",
+    "all_reduce",
+    "multi-gpu",
+    "multigpu",
+    "torch.distributed",
+    "nproc_per_node",
+    "tensor-parallel-size",
+    "deepspeed",
+];
+
+/// A line that says a run over several GPUs hangs (TensorFlow's "`tf.distribute.MirroredStrategy` is stuck",
+/// "DDP training hangs after the first epoch", "multi-GPU freezes"): a word of [`HANG`] and one of [`MULTI_GPU`]
+/// (or `multiple GPUs`) in the same line of at most 300 characters, not a question whether it would.
+fn multi_gpu_hang(line: &str) -> bool {
+    if line.len() > 300 {
+        return false;
+    }
+    let lower = line.to_ascii_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')))
+        .map(|w| w.trim_matches('.'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    let hang = words.iter().any(|w| HANG.contains(w));
+    let multi = words.iter().any(|w| MULTI_GPU.iter().any(|m| w == m || w.ends_with(&format!(".{m}"))))
+        || lower.contains("multiple gpus")
+        || lower.contains("several gpus");
+    hang && multi
+}
+
 /// The format name of a CUDA version said in words for nvidia-smi or nvcc.
 const TOOL_FORMAT: &str = "a CUDA version said for nvidia-smi or nvcc";
 
@@ -359,6 +404,10 @@ fn tools_in_words(lines: &[String], facts: &mut Facts) {
 /// count only.
 pub(super) fn read(lines: &[String], facts: &mut Facts) {
     tools_in_words(lines, facts);
+    if let Some((i, line)) = lines.iter().enumerate().find(|(_, l)| multi_gpu_hang(l)) {
+        facts.saw(i, HANG_FORMAT);
+        facts.stated_multi_gpu_hang = Some(line.trim().chars().take(300).collect());
+    }
     if facts.stated_link.is_none()
         && let Some((i, link)) = lines.iter().enumerate().find_map(|(i, l)| link_in_words(l).map(|link| (i, link)))
     {
@@ -454,6 +503,19 @@ mod tests {
         let f = Facts::read_by(read, "nvidia-smi says CUDA 12.4\nnvcc -V says 12.1");
         assert_eq!(f.stated_driver_cuda.map(|(c, _)| c), Some(CudaVersion::new(12, 4)));
         assert_eq!(f.toolkits.iter().filter_map(|t| t.version).collect::<Vec<_>>(), [CudaVersion::new(12, 1)]);
+    }
+
+    /// A run over several GPUs said to hang: the titles of brandleyzhou/DIFFNet#10, Lightning-AI/pytorch-lightning#19425
+    /// and #16614 (verbatim); a hang of one process, a slow multi-GPU run and a crash are not.
+    #[test]
+    fn a_multi_gpu_run_said_to_hang_is_read() {
+        assert!(multi_gpu_hang("Multi-GPU training hangs"));
+        assert!(multi_gpu_hang("Single machine multi-gpus ddp training stuck"));
+        assert!(multi_gpu_hang("Freezed when running the example code with more than 2 GPUs (DDP)"));
+        assert!(multi_gpu_hang("```tf.distribute.MirroredStrategy``` is stuck."));
+        assert!(!multi_gpu_hang("the notebook hangs when I import torch"));
+        assert!(!multi_gpu_hang("DDP training is slower than one GPU"));
+        assert!(!multi_gpu_hang(&format!("DDP hangs {}", "x".repeat(400))));
     }
 
     /// A link width said in a sentence: dartraiden/NVIDIA-patcher#191's question (verbatim) and the rig report

@@ -227,8 +227,11 @@ fn a_translating_iommu_under_several_pcie_gpus_is_the_blocked_finding() {
     use gpu_doctor_model::{Iommu, IommuMode};
     let with = |mut m: Machine, mode: IommuMode| {
         if let Probed::Found { value, .. } = &mut m.0.topology {
-            value.iommu =
-                Some(Iommu { mode, evidence: vec!["[    0.3] iommu: Default domain type: Translated".into()] });
+            value.iommu = Some(Iommu {
+                mode,
+                evidence: vec!["[    0.3] iommu: Default domain type: Translated".into()],
+                fault_devices: Vec::new(),
+            });
         }
         m
     };
@@ -340,4 +343,33 @@ fn cudas_peer_access_unsupported_on_geforce_or_unlisted_gpus_is_the_gpus_lack_of
         !ids.contains(&ID.to_owned()) && ids.contains(&"observed.cuda.peer_access_unsupported".to_owned()),
         "{ids:?}"
     );
+}
+
+/// Remapping faults from two devices with no GPU list are GPUs whose peer traffic the IOMMU refused; from one
+/// device they say nothing of peers.
+#[test]
+fn remapping_faults_from_two_devices_are_peer_traffic_the_iommu_refused() {
+    const ID: &str = "topology.peer_access_blocked";
+    let fault = |bus: &str| {
+        format!(
+            "DMAR: [DMA Write NO_PASID] Request device [{bus}] fault addr 0xf8000000 [fault reason 0x05] PTE Write \
+             access is not set\n"
+        )
+    };
+    let two = format!("{}{}", fault("41:00.0"), fault("81:00.0"));
+    let f = super::pasted_findings(&two).into_iter().find(|f| f.id == ID).expect("two devices");
+    assert!(f.evidence.iter().any(|e| e.contains("2 devices whose DMA the IOMMU refused")), "{f:#?}");
+    assert!(!super::pasted_ids(&fault("41:00.0")).contains(&ID.to_owned()));
+}
+
+/// A multi-GPU run said to hang (brandleyzhou/DIFFNet#10's title) on a machine said to have two GPUs is the
+/// peer-to-peer suspect, with NCCL_P2P_DISABLE=1 as the test; with one GPU, or none counted, nothing.
+#[test]
+fn a_multi_gpu_hang_in_words_on_two_gpus_suspects_peer_traffic() {
+    const ID: &str = "topology.peer_access_blocked";
+    let text = "Multi-GPU training hangs\nI have two GPUs on the machine.";
+    let f = super::pasted_findings(text).into_iter().find(|f| f.id == ID).expect("two GPUs");
+    assert!(f.fix.as_deref().is_some_and(|x| x.contains("NCCL_P2P_DISABLE=1") && x.contains("ACSCtl")), "{f:#?}");
+    assert!(!super::pasted_ids("Multi-GPU training hangs\nI only have one GPU.").contains(&ID.to_owned()));
+    assert!(!super::pasted_ids("Multi-GPU training hangs").contains(&ID.to_owned()));
 }
