@@ -320,6 +320,11 @@ fn other_fix(cx: &Ctx<'_>, known: &KnownMessage) -> FamilyFix {
                                              guide lists each release's). `-allow-unsupported-compiler` only skips \
                                              the check."
             .to_owned(),
+        "torch.dataloader_shm_exhausted" => "Give the container a larger /dev/shm: `docker run --shm-size=8g …` or \
+                                             `--ipc=host` (Docker's default is 64 MiB; on Kubernetes, an emptyDir of \
+                                             medium Memory mounted at /dev/shm); `df -h /dev/shm` shows its size. \
+                                             Fewer DataLoader workers (`num_workers`) or smaller batches need less."
+            .to_owned(),
         "nccl.shm_too_small" => "Give the container a larger /dev/shm: `docker run --shm-size=1g …` or `--ipc=host` \
                                  (NCCL's troubleshooting guide); on Kubernetes, an emptyDir of medium Memory mounted \
                                  at /dev/shm."

@@ -334,8 +334,8 @@ fn peer_access_refused(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
         evidence,
         Some(
             "`nvidia-smi topo -p2p r` shows which GPU pairs offer peer reads (OK) and which do not (GNS, NS). Disable \
-             P2P in the program, so it copies through host memory: NCCL_P2P_DISABLE=1 for NCCL; `--disable-custom-all-reduce` for vLLM; \
-             `--enable-p2p-check` for SGLang. Where the GPUs should offer it (data-centre boards on one PCIe switch), \
+             P2P in the program, so it copies through host memory: NCCL_P2P_DISABLE=1 for NCCL; \
+             `--disable-custom-all-reduce` for vLLM; `--enable-p2p-check` for SGLang. Where the GPUs should offer it (data-centre boards on one PCIe switch), \
              update the driver and check ACS and the IOMMU."
                 .to_owned(),
         ),
@@ -544,28 +544,28 @@ fn stalled_collective(t: &Topology, out: &mut Vec<Finding>) {
     }
     let mut evidence = vec![format!("{} ranks on {}", s.ranks, s.names.join(", "))];
     evidence.extend(lines);
-    out.push(
-        P2P_BLOCKED.finding(
-            format!("An NCCL test over {} GPUs stalled before its first result", s.ranks),
-            "The test set up its communicator on every GPU, printed its table header, and then never finished \
+    out.push(P2P_BLOCKED.finding(
+        format!("An NCCL test over {} GPUs stalled before its first result", s.ranks),
+        "The test set up its communicator on every GPU, printed its table header, and then never finished \
          the first, smallest collective. Between GPUs of one machine that talk over PCIe, NCCL's \
          troubleshooting guide names the usual cause: PCIe Access Control Services (ACS) on the bridges above \
          the GPUs, or the IOMMU (VT-d, AMD-Vi) translating their DMA, sends peer-to-peer traffic up to the root \
          complex, where it crawls or is lost, while CUDA still reports peer access.",
-            evidence,
-            Some(
-                "Check ACS on the bridges above the GPUs: `sudo lspci -vvv | grep ACSCtl` showing `SrcValid+`, \
-             `ReqRedir+` or `CmpltRedir+` means it is on: turn it off in the firmware setup (PCIe ACS, or IO \
-             virtualization / VT-d / AMD-Vi), or at every boot with `sudo setpci -s <bridge bus id> \
-             ECAP_ACS+0x6.w=0000` for each bridge, as NCCL's troubleshooting guide shows. `sudo dmesg | grep \
-             'Default domain type'` saying Translated is the IOMMU: put it in passthrough (`iommu=pt` on the kernel \
-             command line) or off (`intel_iommu=off`, `amd_iommu=off`). Then run the test again; \
-             `NCCL_P2P_DISABLE=1` making it pass confirms that peer traffic was blocked."
-                    .to_owned(),
-            ),
-        ),
-    );
+        evidence,
+        Some(format!(
+            "{CHECK_ACS_AND_IOMMU} Then run the test again; `NCCL_P2P_DISABLE=1` making it pass confirms \
+                     that peer traffic was blocked."
+        )),
+    ));
 }
+
+/// How to find which of ACS and the IOMMU blocks peer traffic, and turn it off (NCCL's troubleshooting guide).
+const CHECK_ACS_AND_IOMMU: &str = "Check ACS on the bridges above the GPUs: `sudo lspci -vvv | grep ACSCtl` showing \
+    `SrcValid+`, `ReqRedir+` or `CmpltRedir+` means it is on: turn it off in the firmware setup (PCIe ACS, or IO \
+    virtualization / VT-d / AMD-Vi), or at every boot with `sudo setpci -s <bridge bus id> ECAP_ACS+0x6.w=0000` for \
+    each bridge, as NCCL's troubleshooting guide shows. `sudo dmesg | grep 'Default domain type'` saying Translated \
+    is the IOMMU: put it in passthrough (`iommu=pt` on the kernel command line) or off (`intel_iommu=off`, \
+    `amd_iommu=off`).";
 
 /// A run over several GPUs said to hang ("MirroredStrategy is stuck", "DDP freezes") on a machine with two or more
 /// GPUs not all joined by NVLink and not kept from P2P by their driver: NCCL's troubleshooting guide names ACS and
@@ -591,16 +591,10 @@ fn hang_in_words(cx: &Ctx<'_>, t: &Topology, out: &mut Vec<Finding>) {
          sends peer-to-peer traffic up to the root complex, where it crawls or is lost, while CUDA still reports \
          peer access. Running with NCCL_P2P_DISABLE=1 tells: if the hang goes away, peer traffic was blocked.",
         vec![gpus_said, said],
-        Some(
+        Some(format!(
             "Test with NCCL_P2P_DISABLE=1 (slower, through host memory): if the run then finishes, peer traffic is \
-             blocked. Check ACS on the bridges above the GPUs: `sudo lspci -vvv | grep ACSCtl` showing `SrcValid+`, \
-             `ReqRedir+` or `CmpltRedir+` means it is on: turn it off in the firmware setup (PCIe ACS, or IO \
-             virtualization / VT-d / AMD-Vi), or at every boot with setpci as NCCL's troubleshooting guide shows. \
-             `sudo dmesg | grep 'Default domain type'` saying Translated is the IOMMU: put it in passthrough \
-             (`iommu=pt` on the kernel command line) or off (`intel_iommu=off`, `amd_iommu=off`). Then run \
-             p2pBandwidthLatencyTest: P2P=Enabled should beat P2P=Disabled."
-                .to_owned(),
-        ),
+             blocked. {CHECK_ACS_AND_IOMMU} Then run p2pBandwidthLatencyTest: P2P=Enabled should beat P2P=Disabled."
+        )),
     ));
 }
 

@@ -991,6 +991,19 @@ const CASES: &[Case] = &[
         &[],
     ),
     ("shell.nvidia_smi_not_found", "bash: nvidia-smi: command not found", &[], &[]),
+    // PyTorch's DataLoader, both of its lines (torch/csrc/DataLoader.cpp).
+    (
+        "torch.dataloader_shm_exhausted",
+        "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).",
+        &[],
+        &[],
+    ),
+    (
+        "torch.dataloader_shm_exhausted",
+        "RuntimeError: DataLoader worker (pid 4242) is killed by signal: Bus error. It is possible that dataloader's workers are out of shared memory. Please try to raise your shared memory limit.",
+        &[],
+        &[],
+    ),
     // BVLC/caffe#2530's build log.
     ("nvcc.libdevice_not_found", "nvcc fatal   : Path to libdevice library not specified", &[], &[]),
     ("shell.nvidia_smi_not_found", "/bin/sh: 1: nvidia-smi: not found", &[], &[]),
