@@ -96,6 +96,11 @@ pub struct Snapshot {
     /// stuck", "DDP training freezes"); `None` for a live machine, or when the text does not say so.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stated_multi_gpu_hang: Option<String>,
+    /// The question the pasted text asks whether the machine's CUDA must match (or be installed for) a
+    /// framework's build ("Does the CUDA version I have installed on my system need to match the CUDA version of
+    /// the torch wheel?"); `None` for a live machine, or when it asks none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stated_cuda_question: Option<String>,
     /// Error and warning lines from the frameworks and the CUDA runtime found in pasted text, each
     /// matched to a known message. Empty for a live machine.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -152,6 +157,7 @@ impl Snapshot {
             stated_gpus_used: None,
             stated_driver_cuda: None,
             stated_multi_gpu_hang: None,
+            stated_cuda_question: None,
             messages: Vec::new(),
             trace: Vec::new(),
             notes: Vec::new(),

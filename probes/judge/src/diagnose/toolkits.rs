@@ -43,7 +43,9 @@ pub(super) const HARMLESS: Rule = Rule {
               differs from a framework's CUDA build (its package's tag, or `torch.version.cuda` as printed) or from \
               the driver's \"CUDA Version\": prebuilt wheels bring their own runtime, so this only \
               matters when compiling extensions. Without an nvcc: an NVIDIA CUDA container image (`nvidia/cuda:X.Y-…`) \
-              older than the driver's \"CUDA Version\", which nvidia-smi in the container shows from the host's driver.",
+              older than the driver's \"CUDA Version\", which nvidia-smi in the container shows from the host's driver. \
+              Without versions to compare: the text asks whether the machine's CUDA must match, or be installed for, a \
+              framework's prebuilt build.",
     source: "Reference §2 \"Which CUDA version is which\" (CUDA driver/runtime API version management; PyTorch \
              cpp_extension refuses a different major and warns on a minor); \
              https://nvidia.github.io/container-wiki/toolkit/container-images.html (the image's flavours; the host \
@@ -201,6 +203,33 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     ldd_shadows(cx, out);
     ptxas_on_path(cx, out);
     cusparse_not_loaded(cx, out);
+    question(cx, out);
+}
+
+/// The text asks whether the machine's CUDA must match (or be installed for) a framework's build, and no
+/// versions were shown to compare: the answer is the same note, in general (PyTorch's install page: the
+/// binaries ship their own CUDA libraries; the driver is what must be new enough).
+fn question(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let Some(asked) = cx.s.stated_cuda_question.as_deref() else { return };
+    if out.iter().any(|f| f.id == HARMLESS.id) {
+        return;
+    }
+    out.push(HARMLESS.finding(
+        "A framework's prebuilt CUDA build need not match an installed CUDA toolkit",
+        "PyTorch's wheels and conda packages, TensorFlow's `tensorflow[and-cuda]`, JAX's CUDA plugins, CuPy's and ONNX \
+         Runtime's GPU wheels bring the CUDA runtime (and cuDNN) they were built with, or pull them in as nvidia-* \
+         wheels: an installed CUDA toolkit is not used to run them, and its version need not match. What must fit is \
+         the NVIDIA driver: nvidia-smi's \"CUDA Version\" is the newest CUDA it runs, and it must be at least the \
+         build's CUDA. A toolkit (nvcc) matters only to compile extensions, where PyTorch wants the same major as \
+         its build.",
+        vec![format!("asked: {asked}")],
+        Some(
+            "Nothing to install for running the framework: check the driver instead (`nvidia-smi`: its CUDA Version \
+             at least the build's, `python -c 'import torch; print(torch.version.cuda)'` for PyTorch). Install a CUDA \
+             toolkit only to compile CUDA code or extensions, of the build's major, with CUDA_HOME pointing at it."
+                .to_owned(),
+        ),
+    ));
 }
 
 /// JAX's CUDA plugin could not load cuSPARSE. Its version check stops at the first component it cannot load

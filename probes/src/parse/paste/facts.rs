@@ -99,6 +99,8 @@ pub(super) struct Facts {
     pub stated_driver_cuda: Option<(gpu_doctor_model::CudaVersion, String)>,
     /// A line saying a multi-GPU run hangs (`prose`).
     pub stated_multi_gpu_hang: Option<String>,
+    /// A question whether the machine's CUDA must match a framework's (`prose`).
+    pub stated_cuda_question: Option<String>,
     /// A PCIe link said in words (`prose`): the generation now and at most, for the text's one GPU.
     pub stated_link: Option<(u32, u32)>,
     /// A link width said in words (`prose`): the lanes now, the card's, and the sentence, for the
@@ -399,7 +401,8 @@ impl Facts {
         }
         snap.env = self.env;
         (snap.stated_gpu_count, snap.stated_gpus_used) = (self.stated_gpu_count, self.stated_gpus_used);
-        snap.stated_multi_gpu_hang = self.stated_multi_gpu_hang.take();
+        (snap.stated_multi_gpu_hang, snap.stated_cuda_question) =
+            (self.stated_multi_gpu_hang.take(), self.stated_cuda_question.take());
         snap.stated_driver_cuda = self.stated_driver_cuda.take().filter(|_| self.driver_cuda.is_none());
         snap.platform.container = self.container;
         place(&mut snap, self.wsl, self.os, self.arch, self.os_name);

@@ -6,7 +6,9 @@
 //!
 //! How many GPUs a run uses ("when using 4 or more GPUs", torchrun's `--nproc_per_node=2`) is the least the
 //! machine has. A CUDA version quoted for nvidia-smi or nvcc ("nvidia-smi shows CUDA Version 12.2 but nvcc -V
-//! shows 11.5") is the driver's level or nvcc's release, where no program's output in the text gave it.
+//! shows 11.5") is the driver's level or nvcc's release, where no program's output in the text gave it. A run
+//! over several GPUs said to hang ("MirroredStrategy is stuck") and a question whether the machine's CUDA must
+//! match a framework's build are kept as the lines that say them.
 //!
 //! A PCIe link said in a sentence with two rates (`runs at 2.5 GT/s on a lane with 8GT/s available`) is the
 //! link now and its maximum, for the one GPU of the text.
@@ -146,6 +148,54 @@ fn used_in(line: &str) -> Option<u32> {
         let or_more = words.get(at) == Some(&"or") && words.get(at + 1) == Some(&"more");
         let n = if more_than { n + 1 } else { n };
         (n >= 2 && is_gpu(words.get(if or_more { at + 2 } else { at }))).then_some(n)
+    })
+}
+
+/// The format name of a question whether CUDA must match a framework's.
+const QUESTION_FORMAT: &str = "a question whether CUDA must match";
+
+/// Frameworks and packages whose prebuilt builds bring their own CUDA runtime.
+const BRINGS_CUDA: [&str; 9] =
+    ["torch", "pytorch", "tensorflow", "jax", "wheel", "wheels", "cupy", "onnxruntime", "paddlepaddle"];
+
+/// Words that ask whether the machine's CUDA must match, or be installed beside, such a build.
+const MUST_MATCH: [&str; 12] = [
+    "match",
+    "same",
+    "need",
+    "necessary",
+    "required",
+    "require",
+    "separately",
+    "additionally",
+    "ignore",
+    "must",
+    "compatible",
+    "install",
+];
+
+/// The question a text asks whether the machine's CUDA (or cuDNN) must match or be installed for a framework's
+/// build: a line with `?` that holds a word of [`MUST_MATCH`], where it, the two lines before it and the one after
+/// name CUDA or cuDNN and a framework of [`BRINGS_CUDA`] (the PyTorch forum's "Does the CUDA version I have installed on my
+/// system need to match the CUDA version of the torch wheel?"). Lines over 400 characters are no question.
+fn cuda_question(lines: &[String]) -> Option<String> {
+    let words = |l: &str| -> Vec<String> {
+        l.to_ascii_lowercase()
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_owned)
+            .collect()
+    };
+    lines.iter().enumerate().find_map(|(i, line)| {
+        if !line.contains('?') || line.len() > 400 || !words(line).iter().any(|w| MUST_MATCH.contains(&w.as_str())) {
+            return None;
+        }
+        let end = (i + 2).min(lines.len());
+        let window: Vec<String> =
+            lines[i.saturating_sub(2)..end].iter().filter(|l| l.len() <= 400).flat_map(|l| words(l)).collect();
+        let cuda = window.iter().any(|w| w == "cuda" || w == "cudnn");
+        let framework = window.iter().any(|w| BRINGS_CUDA.contains(&w.as_str()));
+        (cuda && framework).then(|| line.trim().chars().take(300).collect())
     })
 }
 
@@ -404,6 +454,12 @@ fn tools_in_words(lines: &[String], facts: &mut Facts) {
 /// count only.
 pub(super) fn read(lines: &[String], facts: &mut Facts) {
     tools_in_words(lines, facts);
+    if let Some(question) = cuda_question(lines) {
+        if let Some(i) = lines.iter().position(|l| l.trim().starts_with(question.as_str())) {
+            facts.saw(i, QUESTION_FORMAT);
+        }
+        facts.stated_cuda_question = Some(question);
+    }
     if let Some((i, line)) = lines.iter().enumerate().find(|(_, l)| multi_gpu_hang(l)) {
         facts.saw(i, HANG_FORMAT);
         facts.stated_multi_gpu_hang = Some(line.trim().chars().take(300).collect());
@@ -516,6 +572,25 @@ mod tests {
         assert!(!multi_gpu_hang("the notebook hangs when I import torch"));
         assert!(!multi_gpu_hang("DDP training is slower than one GPU"));
         assert!(!multi_gpu_hang(&format!("DDP hangs {}", "x".repeat(400))));
+    }
+
+    /// A question whether the machine's CUDA must match or be installed for a framework: cpbotha/ansible-ubu-to-pytorch#1
+    /// (its title and description) and ShenhanQian/GaussianAvatars#32 (verbatim); a question without a framework, or
+    /// a framework without CUDA, is not one.
+    #[test]
+    fn a_question_whether_cuda_must_match_a_framework_is_read() {
+        let asked = |t: &str| Facts::read_by(read, t).stated_cuda_question;
+        assert_eq!(
+            asked("Why do you need to install CUDA?\nPytorch should install it, together with cudnn.").as_deref(),
+            Some("Why do you need to install CUDA?")
+        );
+        assert!(
+            asked("Why do you need to install cuda without writing pytorch and without specifying the version?")
+                .is_some()
+        );
+        assert_eq!(asked("Does this need CUDA 12?"), None);
+        assert_eq!(asked("How do I install torch?"), None);
+        assert_eq!(asked("CUDA and torch are installed. It crashes."), None);
     }
 
     /// A link width said in a sentence: dartraiden/NVIDIA-patcher#191's question (verbatim) and the rig report

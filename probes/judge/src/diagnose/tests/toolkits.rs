@@ -388,3 +388,16 @@ fn versions_quoted_in_words_for_nvcc_and_nvidia_smi_are_explained() {
     assert!(f.evidence.iter().any(|e| e.contains("nvcc 11.3")), "{f:#?}");
     assert!(f.evidence.iter().any(|e| e.contains("CUDA up to 12.2")), "{f:#?}");
 }
+
+/// A question whether the machine's CUDA must be installed for PyTorch (cpbotha/ansible-ubu-to-pytorch#1, verbatim)
+/// gets the note that the builds bring their own runtime and the driver is what must fit.
+#[test]
+fn a_question_whether_cuda_must_match_gets_the_versions_note() {
+    let text = "Why do you need to install CUDA?\nPytorch should install it, together with cudnn.";
+    let f = super::pasted_findings(text)
+        .into_iter()
+        .find(|f| f.id == "toolkits.versions_explained")
+        .expect("the question answered");
+    assert_eq!(f.severity, gpu_doctor_model::Severity::Info);
+    assert!(f.fix.as_deref().is_some_and(|x| x.contains("nvidia-smi")), "{f:#?}");
+}
