@@ -397,6 +397,22 @@ fn gpu_count(cx: &Ctx<'_>, t: &Topology) -> (usize, String) {
     }
 }
 
+/// The machine's GPUs as the peer-to-peer checks need them: two or more ([`gpu_count`]), not all joined by NVLink,
+/// and not kept from P2P by their driver (GNS); `None` otherwise, else how the text showed them.
+fn pcie_peers(cx: &Ctx<'_>, t: &Topology) -> Option<String> {
+    let (gpus, said) = gpu_count(cx, t);
+    let all_nvlink = !t.pairs.is_empty() && t.pairs.iter().all(|p| matches!(p.link, LinkKind::Nvlink { .. }));
+    let gns = t.pairs.iter().any(|p| p.p2p_blocked() == Some(P2pStatus::GpuNotSupported));
+    (gpus >= 2 && !all_nvlink && !gns).then_some(said)
+}
+
+/// Adds `line` to the peer-to-peer finding another check gave; false when there is none yet.
+fn joined(out: &mut [Finding], line: &str) -> bool {
+    let Some(f) = out.iter_mut().find(|f| f.id == P2P_BLOCKED.id) else { return false };
+    f.evidence.push(line.to_owned());
+    true
+}
+
 /// Bridges whose ACS sends peer traffic up to the root complex, on a machine with several GPUs that
 /// the driver does not keep from P2P; not again where the pairs' own status gave the finding. The
 /// bare `ACSCtl:` lines of `lspci -vvv | grep ACSCtl` (no device header above them) count where the
@@ -495,14 +511,9 @@ fn p2p_turned_off(cx: &Ctx<'_>, t: &Topology, out: &mut Vec<Finding>) {
     let Some(value) = cx.s.env.vars.get("NCCL_P2P_DISABLE").filter(|v| !matches!(v.trim(), "" | "0")) else {
         return;
     };
-    let (gpus, gpus_said) = gpu_count(cx, t);
-    let all_nvlink = !t.pairs.is_empty() && t.pairs.iter().all(|p| matches!(p.link, LinkKind::Nvlink { .. }));
-    if gpus < 2 || all_nvlink || t.pairs.iter().any(|p| p.p2p_blocked() == Some(P2pStatus::GpuNotSupported)) {
-        return;
-    }
+    let Some(gpus_said) = pcie_peers(cx, t) else { return };
     let line = format!("NCCL_P2P_DISABLE={value}: NCCL's peer-to-peer transport was turned off");
-    if let Some(f) = out.iter_mut().find(|f| f.id == P2P_BLOCKED.id) {
-        f.evidence.push(line);
+    if joined(out, &line) {
         return;
     }
     out.push(
@@ -573,18 +584,13 @@ const CHECK_ACS_AND_IOMMU: &str = "Check ACS on the bridges above the GPUs: `sud
 /// Joins the peer-to-peer finding where another check gave it.
 fn hang_in_words(cx: &Ctx<'_>, t: &Topology, out: &mut Vec<Finding>) {
     let Some(line) = cx.s.stated_multi_gpu_hang.as_deref() else { return };
-    let (gpus, gpus_said) = gpu_count(cx, t);
-    let all_nvlink = !t.pairs.is_empty() && t.pairs.iter().all(|p| matches!(p.link, LinkKind::Nvlink { .. }));
-    if gpus < 2 || all_nvlink || t.pairs.iter().any(|p| p.p2p_blocked() == Some(P2pStatus::GpuNotSupported)) {
-        return;
-    }
+    let Some(gpus_said) = pcie_peers(cx, t) else { return };
     let said = format!("the text says a multi-GPU run hangs: {line}");
-    if let Some(f) = out.iter_mut().find(|f| f.id == P2P_BLOCKED.id) {
-        f.evidence.push(said);
+    if joined(out, &said) {
         return;
     }
     out.push(P2P_BLOCKED.finding(
-        format!("A run over {gpus} GPUs hangs: peer-to-peer traffic between them is the first suspect"),
+        "A run over several GPUs hangs: peer-to-peer traffic between them is the first suspect",
         "Runs that spread over several GPUs of one machine exchange data with NCCL's collectives. Where the GPUs talk \
          over PCIe, NCCL's troubleshooting guide names the usual cause of a collective that hangs: PCIe Access \
          Control Services (ACS) on the bridges above the GPUs, or the IOMMU (VT-d, AMD-Vi) translating their DMA, \
