@@ -93,8 +93,10 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 format!(
                     "{built} is installed beside it (its warning), so CUDA was wanted (the GPU list was not pasted)"
                 )
-            } else if let Some(m) = cx.s.messages.iter().find(|m| m.id == TORCH_CUDA_LIBRARY_MISSING) {
-                format!("a module built for torch's CUDA build could not load its CUDA library: {}", m.line)
+            } else if cx.s.messages.iter().any(|m| m.id == TORCH_CUDA_LIBRARY_MISSING) {
+                "a module built for torch's CUDA build could not load torch's CUDA library (the loader's line), so \
+                 CUDA was wanted (the GPU list was not pasted)"
+                    .to_owned()
             } else if let Some(c) = env.companions.iter().find(|c| {
                 CUDA_ONLY_COMPANIONS.contains(&c.name.as_str())
                     && !c.version.contains("+cpu")
