@@ -178,7 +178,7 @@ const MUST_MATCH: [&str; 12] = [
 /// build: a line with `?` that holds a word of [`MUST_MATCH`], where it, the two lines before it and the one after
 /// name CUDA or cuDNN and a framework of [`BRINGS_CUDA`] (the PyTorch forum's "Does the CUDA version I have installed on my
 /// system need to match the CUDA version of the torch wheel?"). Lines over 400 characters are no question.
-fn cuda_question(lines: &[String]) -> Option<String> {
+fn cuda_question(lines: &[String]) -> Option<(usize, String)> {
     let words = |l: &str| -> Vec<String> {
         l.to_ascii_lowercase()
             .split(|c: char| !c.is_ascii_alphanumeric())
@@ -195,7 +195,7 @@ fn cuda_question(lines: &[String]) -> Option<String> {
             lines[i.saturating_sub(2)..end].iter().filter(|l| l.len() <= 400).flat_map(|l| words(l)).collect();
         let cuda = window.iter().any(|w| w == "cuda" || w == "cudnn");
         let framework = window.iter().any(|w| BRINGS_CUDA.contains(&w.as_str()));
-        (cuda && framework).then(|| line.trim().chars().take(300).collect())
+        (cuda && framework).then(|| (i, line.trim().chars().take(300).collect()))
     })
 }
 
@@ -238,9 +238,11 @@ fn multi_gpu_hang(line: &str) -> bool {
         .filter(|w| !w.is_empty())
         .collect();
     let hang = words.iter().any(|w| HANG.contains(w));
-    let multi = words.iter().any(|w| MULTI_GPU.iter().any(|m| w == m || w.ends_with(&format!(".{m}"))))
-        || lower.contains("multiple gpus")
-        || lower.contains("several gpus");
+    // `tf.distribute.MirroredStrategy`: the name's last part.
+    let multi =
+        words.iter().any(|w| MULTI_GPU.contains(&w) || w.rsplit_once('.').is_some_and(|(_, n)| MULTI_GPU.contains(&n)))
+            || lower.contains("multiple gpus")
+            || lower.contains("several gpus");
     hang && multi
 }
 
@@ -454,10 +456,8 @@ fn tools_in_words(lines: &[String], facts: &mut Facts) {
 /// count only.
 pub(super) fn read(lines: &[String], facts: &mut Facts) {
     tools_in_words(lines, facts);
-    if let Some(question) = cuda_question(lines) {
-        if let Some(i) = lines.iter().position(|l| l.trim().starts_with(question.as_str())) {
-            facts.saw(i, QUESTION_FORMAT);
-        }
+    if let Some((i, question)) = cuda_question(lines) {
+        facts.saw(i, QUESTION_FORMAT);
         facts.stated_cuda_question = Some(question);
     }
     if let Some((i, line)) = lines.iter().enumerate().find(|(_, l)| multi_gpu_hang(l)) {
