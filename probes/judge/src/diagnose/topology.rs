@@ -305,6 +305,14 @@ fn p2p(t: &Topology, out: &mut Vec<Finding>) {
     }
 }
 
+/// A GeForce board by its name: `GeForce` in it, or a GeForce series name as people write it without the brand
+/// (`RTX 4090`, `GTX 1080 Ti`: the series letters then a model number), not a professional `RTX A6000`.
+fn is_geforce(name: &str) -> bool {
+    let mut words = name.split_whitespace();
+    let series = matches!(words.next(), Some("RTX" | "GTX"));
+    name.contains("GeForce") || (series && words.next().is_some_and(|w| w.bytes().all(|b| b.is_ascii_digit())))
+}
+
 /// CUDA's 217 (`cuda.peer_access_unsupported` in `assets/compat/errors.toml`).
 const PEER_ACCESS_UNSUPPORTED: &str = "cuda.peer_access_unsupported";
 
@@ -316,8 +324,7 @@ fn peer_access_refused(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     if !cx.s.messages.iter().any(|m| m.id == PEER_ACCESS_UNSUPPORTED) {
         return;
     }
-    let geforce: Vec<&str> =
-        cx.gpus.iter().map(|g| g.name.as_str()).filter(|n| n.contains("GeForce") || n.starts_with("RTX ")).collect();
+    let geforce: Vec<&str> = cx.gpus.iter().map(|g| g.name.as_str()).filter(|n| is_geforce(n)).collect();
     if out.iter().any(|f| f.id == P2P_GPU.id) || (!cx.gpus.is_empty() && geforce.is_empty()) {
         return;
     }

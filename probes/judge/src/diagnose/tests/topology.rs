@@ -343,6 +343,9 @@ fn cudas_peer_access_unsupported_on_geforce_or_unlisted_gpus_is_the_gpus_lack_of
         !ids.contains(&ID.to_owned()) && ids.contains(&"observed.cuda.peer_access_unsupported".to_owned()),
         "{ids:?}"
     );
+    // A professional RTX board offers P2P: its 217 is not the GPU's lack of it; a GeForce named without the brand is.
+    let a6000 = a100.replace("NVIDIA A100-SXM4-80GB", "RTX A6000");
+    assert!(!super::pasted_ids(&a6000).contains(&ID.to_owned()), "{:?}", super::pasted_ids(&a6000));
 }
 
 /// Remapping faults from two devices with no GPU list are GPUs whose peer traffic the IOMMU refused; from one
