@@ -240,7 +240,7 @@ fn multi_gpu_hang(line: &str) -> bool {
     let hang = words.iter().any(|w| HANG.contains(w));
     // `tf.distribute.MirroredStrategy`: the name's last part.
     let multi =
-        words.iter().any(|w| MULTI_GPU.contains(&w) || w.rsplit_once('.').is_some_and(|(_, n)| MULTI_GPU.contains(&n)))
+        words.iter().any(|w| MULTI_GPU.contains(w) || w.rsplit_once('.').is_some_and(|(_, n)| MULTI_GPU.contains(&n)))
             || lower.contains("multiple gpus")
             || lower.contains("several gpus");
     hang && multi
