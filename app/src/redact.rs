@@ -409,6 +409,7 @@ mod tests {
             summary: "alice's other environment at /home/bob/miniconda3/bin/python".into(),
             detail: format!("device {BARE} and {MIG}; PATH=/home/bob/bin:/usr/bin"),
             evidence: vec![format!("{GPU_A} again"), "Serial Number: N/A".into()],
+            explains: Vec::new(),
             fix: Some("ssh alice@alice-laptop 'ls /home/alice'".into()),
             plan: None,
         });
@@ -531,6 +532,7 @@ mod tests {
             summary: "an environment at /scratch/alice/envs/a and one at /root/.venv".into(),
             detail: "PATH=/scratch/alice/bin:/usr/bin; /scratch/alice; /scratch/alicebob stays; /mnt/root stays".into(),
             evidence: Vec::new(),
+            explains: Vec::new(),
             fix: Some("/scratch/alice/envs/a/bin/python -m pip install x".into()),
             plan: None,
         });
@@ -595,6 +597,7 @@ mod tests {
                 summary: "Ubuntu on a vm; ubuntu-drivers lists nvm".into(),
                 detail: String::new(),
                 evidence: Vec::new(),
+                explains: Vec::new(),
                 fix: None,
                 plan: None,
             });

@@ -211,6 +211,7 @@ mod tests {
             summary: "old".into(),
             detail: "old".into(),
             evidence: Vec::new(),
+            explains: Vec::new(),
             fix: None,
             plan: None,
         }];

@@ -163,6 +163,10 @@ fn finding(out: &mut String, f: &Finding) {
         }
         out.push_str("</ul>\n");
     }
+    if !f.explains.is_empty() {
+        let ids: Vec<String> = f.explains.iter().map(|id| format!("<code>{}</code>", escape(id))).collect();
+        let _ = writeln!(out, "<p class=\"muted\">Explains the known messages {}</p>", ids.join(", "));
+    }
     if let Some(fix) = &f.fix {
         let _ = writeln!(out, "<p><strong>Fix</strong></p>\n<pre><code>{}</code></pre>", escape(fix));
     }
@@ -443,6 +447,7 @@ pub(crate) mod tests {
             summary: "<script>alert('x')</script>".into(),
             detail: "a & b".into(),
             evidence: vec!["\"quoted\" <b>".into()],
+            explains: Vec::new(),
             fix: Some("echo '<a href=\"https://example.com\">'".into()),
             plan: None,
         });

@@ -98,6 +98,10 @@ pub fn report(report: &Report) -> String {
         for e in &f.evidence {
             let _ = writeln!(out, "  - evidence: {}", escape(e));
         }
+        if !f.explains.is_empty() {
+            let ids: Vec<String> = f.explains.iter().map(|id| code(id)).collect();
+            let _ = writeln!(out, "  - explains the known messages {}", ids.join(", "));
+        }
         if let Some(fix) = &f.fix {
             let _ = writeln!(out, "  - fix: {}", code(fix));
         }

@@ -77,6 +77,9 @@ fn findings(out: &mut String, report: &Report, color: bool, verbose: bool) {
         for e in &f.evidence {
             let _ = writeln!(out, "    · {}", if verbose { clean(e) } else { shorten(e) });
         }
+        if !f.explains.is_empty() {
+            let _ = writeln!(out, "    explains the known messages {}", clean(&f.explains.join(", ")));
+        }
         if let Some(fix) = &f.fix {
             let _ = writeln!(out, "    fix: {}", clean(fix));
         }

@@ -45,6 +45,11 @@ pub struct Finding {
     pub detail: String,
     /// The facts it rests on.
     pub evidence: Vec<String>,
+    /// The known messages of a pasted text this finding explains, as the ids their own finding
+    /// would have had (`observed.<message id>`, `assets/compat/errors.toml`): their lines are in the
+    /// evidence, and no finding of their own is given.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub explains: Vec<String>,
     /// The exact step to take on this machine. For a finding with a [`PlanRef`] only
     /// `gpu-doctor-installers` writes it: the prose of the plan, or, where no plan can be made, the
     /// rule's words ([`PlanRef::unplanned`]); so the plan and the fix cannot disagree.

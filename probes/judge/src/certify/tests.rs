@@ -318,6 +318,7 @@ fn finding(id: &str, severity: Severity) -> Finding {
         summary: format!("{id} summary"),
         detail: String::new(),
         evidence: vec!["evidence".into()],
+        explains: Vec::new(),
         fix: None,
         plan: None,
     }

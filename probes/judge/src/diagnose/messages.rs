@@ -39,19 +39,35 @@ fn explains(id: &str, category: Category, known: &KnownMessage) -> bool {
     known.explained_by.iter().any(|rule| rule == id) || (category == known.category && category != Category::Other)
 }
 
-/// One finding per known message no other finding explains, citing every line of it.
+/// One finding per known message no other finding explains, citing every line of it. A message
+/// that a finding explains is named in that finding's `explains`, its lines in its evidence: the
+/// one the row names in `explained_by`, else the first of its category.
 pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
-    let explaining: Vec<(String, Category)> = out.iter().map(|f| (f.id.clone(), f.category)).collect();
+    let before = out.len();
     for known in &cx.kb.errors.message {
-        if explaining.iter().any(|(id, category)| explains(id, *category, known))
-            || !printed_here(cx, known)
-            || capability_warning_answered(cx, known)
-        {
+        if !printed_here(cx, known) {
             continue;
         }
         let observed: Vec<&ObservedMessage> = cx.s.messages.iter().filter(|m| m.id == known.id).collect();
         let Some(first) = observed.first() else { continue };
         let lines: Vec<String> = observed.iter().map(|m| format!("pasted line: {}", m.line)).collect();
+        let explaining = out[..before]
+            .iter()
+            .position(|f| known.explained_by.contains(&f.id))
+            .or_else(|| out[..before].iter().position(|f| explains(&f.id, f.category, known)));
+        if let Some(at) = explaining {
+            let finding = &mut out[at];
+            finding.explains.push(finding_id(&known.id));
+            for line in lines {
+                if !finding.evidence.iter().any(|e| e.contains(line.trim_start_matches("pasted line: "))) {
+                    finding.evidence.push(line);
+                }
+            }
+            continue;
+        }
+        if capability_warning_answered(cx, known) {
+            continue;
+        }
         let meaning = with_values(&known.meaning, first, &known.pattern);
         // The driver planner writes the fix of a driver target; the floor and the other way out go
         // in the detail.
@@ -73,6 +89,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 ),
             },
             evidence: lines,
+            explains: Vec::new(),
             fix,
             plan: None,
         };

@@ -77,6 +77,7 @@ impl Rule {
             summary: summary.into(),
             detail: detail.into(),
             evidence,
+            explains: Vec::new(),
             fix,
             plan: None,
         }

@@ -123,6 +123,7 @@ mod tests {
             summary: summary.into(),
             detail: String::new(),
             evidence: Vec::new(),
+            explains: Vec::new(),
             fix: None,
             plan: None,
         }

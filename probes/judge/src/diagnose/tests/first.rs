@@ -691,3 +691,31 @@ fn xformers_warning_names_a_cpu_torch() {
     let f = findings.iter().find(|f| f.id == "observed.xformers.built_for_other_torch").expect("the finding");
     assert!(f.fix.as_deref().is_some_and(|x| x.contains("xformers") && x.contains("--index-url")), "{f:#?}");
 }
+
+/// A known message that a rule's finding explains gets no finding of its own: the rule's finding
+/// names it in `explains` and cites its line once, so the report still says the line was read.
+#[test]
+fn a_known_message_a_rule_explains_is_named_by_that_rule() {
+    let line =
+        "NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current PyTorch installation.";
+    let mut m =
+        Machine::linux().gpu("NVIDIA GeForce RTX 5090", "12.0").driver("570.124.04", "12.8").torch("2.6.0+cu126");
+    m.0.messages.push(gpu_doctor_model::ObservedMessage {
+        id: "torch.sm_not_compatible".into(),
+        line: line.into(),
+        values: Default::default(),
+    });
+    assert_eq!(m.ids(), vec!["arch.not_in_build".to_owned()]);
+    let f = m.finding("arch.not_in_build");
+    assert_eq!(f.explains, ["observed.torch.sm_not_compatible"]);
+    assert_eq!(f.evidence.iter().filter(|e| e.contains(line)).count(), 1, "{:?}", f.evidence);
+    // Without the rule's facts (no GPU known), the line is its own finding, which explains nothing.
+    let mut m = Machine::pasted();
+    m.0.messages.push(gpu_doctor_model::ObservedMessage {
+        id: "torch.sm_not_compatible".into(),
+        line: line.into(),
+        values: Default::default(),
+    });
+    assert_eq!(m.ids(), vec!["observed.torch.sm_not_compatible".to_owned()]);
+    assert!(m.finding("observed.torch.sm_not_compatible").explains.is_empty());
+}

@@ -132,6 +132,7 @@ fn error_findings_of_a_node_are_a_fleet_error() {
         summary: String::new(),
         detail: String::new(),
         evidence: vec![],
+        explains: Vec::new(),
         fix: None,
         plan: None,
     });
