@@ -2,9 +2,10 @@
 //! copy loaded, a release that dropped the GPU's architecture.
 
 use super::context::{build_cuda, cudnn_version_text, describe_framework, parent_dir, same_dir, wheel_library};
+use super::message_fix::{family_fix, parse_cudnn};
 use super::{Ctx, Rule, fix};
 use gpu_doctor_kb::{CudnnRelease, PyVersion, families, index_tag};
-use gpu_doctor_model::{Category, Change, CudnnVersion, Finding, InstallFlag, Probed, Severity};
+use gpu_doctor_model::{Category, Change, CudnnVersion, Finding, InstallFlag, ObservedMessage, Probed, Severity};
 use gpu_doctor_model::{CudnnCopy, CudnnKind, Framework, OsFamily, PythonEnv};
 
 const CATEGORY: Category = Category::CudnnMissingOrMismatch;
@@ -23,10 +24,23 @@ pub(super) const MISMATCH: Rule = Rule {
     category: CATEGORY,
     severity: Severity::Error,
     trigger: "The cuDNN a framework loads has another major than it was built with, or the same major with a lower \
-              minor (TensorFlow, PyTorch and JAX refuse both).",
+              minor (TensorFlow, PyTorch and JAX refuse both); or the framework's own refusal, pasted, names both \
+              versions (TensorFlow/XLA's 'Loaded runtime CuDNN library: X but source was compiled with: Y', JAX's \
+              'Found cuDNN version X, but JAX was built against version Y', PyTorch's 'cuDNN version \
+              incompatibility: PyTorch was compiled against Y but found runtime version X').",
     source: "TensorFlow stream_executor cudnn_version.cc (same major, minor at least the build's); PyTorch \
-             torch/backends/cudnn/__init__.py; JAX installation docs (cuDNN >= 9.8, < 10)",
+             torch/backends/cudnn/__init__.py; JAX installation docs (cuDNN >= 9.8, < 10); the messages' rows in \
+             assets/compat/errors.toml (xla.cudnn_version_mismatch, jax.cudnn_older_than_build, \
+             torch.cudnn_incompatible)",
 };
+
+/// The catalogue rows of a framework refusing the cuDNN it loaded, with the names of the values
+/// that hold the loaded and the built version.
+const REFUSALS: [(&str, &str, &str); 3] = [
+    ("xla.cudnn_version_mismatch", "runtime", "compiled"),
+    ("jax.cudnn_older_than_build", "found", "built"),
+    ("torch.cudnn_incompatible", "runtime", "compiled"),
+];
 
 pub(super) const WRONG_COPY: Rule = Rule {
     id: "cudnn.wrong_copy_loaded",
@@ -208,6 +222,12 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     if cx.os != OsFamily::Macos {
         built_for_newer_cuda(cx, out);
     }
+    from_facts(cx, out);
+    refused(cx, out);
+}
+
+/// The cuDNN each framework needs against the copies found.
+fn from_facts(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     if !cx.has_nvidia_gpu() || cx.os == OsFamily::Macos {
         return;
     }
@@ -254,6 +274,39 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
             }
         }
         gpu_support(cx, env, &found, out);
+    }
+}
+
+/// A framework's own refusal of the cuDNN it loaded, pasted with both versions: the versions are
+/// the facts the rule reads, and the emitter has judged them (its releases differ on a newer minor:
+/// TensorFlow before cuDNN 7 wanted the same minor). The fix is the row's family fix.
+fn refused(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    if out.iter().any(|f| f.id == MISMATCH.id) {
+        return;
+    }
+    for (id, loaded_name, built_name) in REFUSALS {
+        let observed: Vec<&ObservedMessage> = cx.s.messages.iter().filter(|m| m.id == id).collect();
+        let Some(known) = cx.kb.errors.message.iter().find(|m| m.id == id) else { continue };
+        let version = |m: &ObservedMessage, name: &str| m.values.get(name).and_then(|v| parse_cudnn(v));
+        let Some((first, (loaded, built))) = observed.iter().find_map(|m| {
+            Some((m, version(m, loaded_name)?)).zip(version(m, built_name)).map(|((m, l), b)| (m, (l, b)))
+        }) else {
+            continue;
+        };
+        let program = known.emitter.split([' ', '/']).next().unwrap_or("The framework");
+        let (words, plan) = family_fix(cx, known, &observed);
+        let finding = MISMATCH.finding(
+            format!(
+                "{program} loaded cuDNN {}.{}, but it was built with cuDNN {}.{}",
+                loaded.0, loaded.1, built.0, built.1
+            ),
+            "It refuses a cuDNN of another major, or of the same major with a lower minor than it was built with, \
+             and then runs without GPU convolutions or fails to start. The loaded copy is usually an older one found \
+             first (LD_LIBRARY_PATH, PATH on Windows, another environment, a library imported earlier).",
+            vec![format!("pasted line: {}", first.line)],
+            words,
+        );
+        out.push(finding.with_plan(plan));
     }
 }
 

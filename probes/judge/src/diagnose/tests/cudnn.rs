@@ -197,3 +197,38 @@ fn cudnn_built_for_a_cuda_the_driver_does_not_run_is_named() {
     let ids: Vec<&str> = wheels.iter().map(|f| f.id.as_str()).collect();
     assert!(ids.contains(&"driver.too_old_for_runtime") && !ids.contains(&"cudnn.built_for_newer_cuda"), "{ids:?}");
 }
+
+/// A framework's own refusal, pasted with both versions, is the mismatch finding: the versions are
+/// the facts the rule reads. The lines and values are the reader's samples for the rows
+/// (probes/src/parse/paste/tests/messages.rs: XLA's from its cuda_dnn.cc wording, JAX's from
+/// MIT-REALM/gcbfplus#1, PyTorch's tuple form from torch/backends/cudnn/__init__.py).
+#[test]
+fn a_frameworks_pasted_refusal_of_its_cudnn_is_the_mismatch_finding() {
+    let refusal = |id: &str, line: &str, values: &[(&str, &str)]| {
+        let mut m = Machine::pasted();
+        m.0.messages.push(gpu_doctor_model::ObservedMessage {
+            id: id.into(),
+            line: line.into(),
+            values: values.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect(),
+        });
+        m
+    };
+    let xla = "E0430 22:32:43.417007 2493694 cuda_dnn.cc:454] Loaded runtime CuDNN library: 9.1.0 but source was \
+               compiled with: 9.8.0. CuDNN library needs to have matching major version and equal or higher minor version.";
+    let m = refusal("xla.cudnn_version_mismatch", xla, &[("runtime", "9.1.0"), ("compiled", "9.8.0")]);
+    assert_eq!(m.ids(), [MISMATCH]);
+    let f = m.finding(MISMATCH);
+    assert_eq!(f.summary, "TensorFlow loaded cuDNN 9.1, but it was built with cuDNN 9.8");
+    assert_eq!(f.explains, ["observed.xla.cudnn_version_mismatch"]);
+    let fix = f.fix.clone().or_else(|| f.plan.and_then(|p| p.unplanned)).unwrap_or_default();
+    assert!(fix.contains("9.8"), "the fix names the cuDNN the build needs: {fix}");
+    let jax = "CUDA backend failed to initialize: Found cuDNN version 8600, but JAX was built against version 8906, which is newer.";
+    let m = refusal("jax.cudnn_older_than_build", jax, &[("found", "8600"), ("built", "8906")]);
+    assert_eq!(m.finding(MISMATCH).summary, "JAX loaded cuDNN 8.6, but it was built with cuDNN 8.9");
+    let torch = "RuntimeError: cuDNN version incompatibility: PyTorch was compiled  against (9, 10, 2) but found runtime version (9, 1, 0).";
+    let m = refusal("torch.cudnn_incompatible", torch, &[("compiled", "9, 10, 2"), ("runtime", "9, 1, 0")]);
+    assert_eq!(m.finding(MISMATCH).summary, "PyTorch loaded cuDNN 9.1, but it was built with cuDNN 9.10");
+    // Without its values (a row's line cut before them) there is nothing to read.
+    let m = refusal("xla.cudnn_version_mismatch", xla, &[]);
+    assert_eq!(m.ids(), ["observed.xla.cudnn_version_mismatch"]);
+}

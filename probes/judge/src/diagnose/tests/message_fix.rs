@@ -12,10 +12,13 @@ fn pasted(text: &str) -> Vec<Finding> {
     crate::diagnose::diagnose(&snap, kb)
 }
 
-/// The finding `id` of pasted `text`.
+/// The finding `id` of pasted `text`, or the finding that explains the known message `id`.
 fn finding(text: &str, id: &str) -> Finding {
     let findings = pasted(text);
-    findings.into_iter().find(|f| f.id == id).unwrap_or_else(|| panic!("no {id} in {text}"))
+    findings
+        .into_iter()
+        .find(|f| f.id == id || f.explains.iter().any(|e| e == id))
+        .unwrap_or_else(|| panic!("no {id} in {text}"))
 }
 
 /// The finding `id` of pasted `text`: its fix in words (for a machine no plan can be made for) and
