@@ -4,7 +4,7 @@ use super::context::{GpuView, build_cuda, describe_framework};
 use super::{Ctx, Rule, fix};
 use gpu_doctor_kb::{Coverage, JaxPlugin, Kb, TorchVariant, coverage, split_arch_list};
 use gpu_doctor_model::{Category, ComputeCapability, CudaVersion, Finding, Severity};
-use gpu_doctor_model::{Framework, FrameworkBuild, PythonEnv};
+use gpu_doctor_model::{Framework, FrameworkBuild, ObservedMessage, PythonEnv};
 
 const SOURCE: &str = "NVIDIA Blackwell/Hopper compatibility guides (cubin and PTX rules); PyTorch's compiled \
     arch lists (pytorch/pytorch .ci/manywheel/build_cuda.sh, RELEASE.md); JAX installation docs";
@@ -191,26 +191,74 @@ fn capability_warning(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     ));
 }
 
-/// PyTorch's warning "The current PyTorch install supports CUDA capabilities sm_50 … sm_90" names the
-/// installed build's architectures even where the text gives no torch version (Comfy-Org/ComfyUI#7127):
-/// judged against the GPUs when no torch build was judged from its version.
+/// PyTorch's warnings name the installed build's architectures even where the text gives no torch
+/// version, or one the knowledge base has no list for (Comfy-Org/ComfyUI#7127): judged against the
+/// GPUs when no torch build was judged from its version, by PyTorch's own checks
+/// (pytorch/pytorch:torch/cuda/__init__.py, `_check_capability`): "The current PyTorch install
+/// supports CUDA capabilities sm_50 … sm_90" covers a GPU when some `sm_XY` shares its major (PTX
+/// entries are not counted), and "The minimum cuda capability supported by this library is X.Y"
+/// leaves out every GPU below it.
 fn judge_printed_list(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
-    let printed =
-        cx.s.messages.iter().find(|m| m.id == "torch.supported_sm_list").and_then(|m| m.values.get("arch_list"));
-    let Some(printed) = printed else { return };
-    let names: Vec<String> = printed.split_whitespace().map(str::to_owned).collect();
-    let (sass, ptx) = split_arch_list(&names);
-    for gpu in &cx.gpus {
-        let Some(cc) = gpu.cc.filter(|cc| coverage(&sass, &ptx, *cc) == Coverage::None) else { continue };
-        out.push(NOT_IN_BUILD.finding(
-            format!("The installed PyTorch was not compiled for {} ({})", gpu.name, cc.sm()),
-            why_not_in_build(cc, &sass),
-            vec![gpu.describe(), format!("PyTorch's warning: the current install supports {printed}")],
-            Some(build_for(cx, "torch", cc).unwrap_or_else(|| {
-                format!("Install a PyTorch build compiled for {}, or build it from source.", cc.sm())
-            })),
-        ));
+    let value =
+        |id: &str, name: &str| cx.s.messages.iter().filter(|m| m.id == id).find_map(|m| Some((m, m.values.get(name)?)));
+    if let Some((line, printed)) = value("torch.supported_sm_list", "arch_list") {
+        let names: Vec<String> = printed.split_whitespace().map(str::to_owned).collect();
+        let (sass, ptx) = split_arch_list(&names);
+        for gpu in &cx.gpus {
+            let Some(cc) = gpu.cc.filter(|cc| !sass.iter().any(|s| s.major == cc.major)) else { continue };
+            let why = if ptx.is_empty() {
+                why_not_in_build(cc, &sass)
+            } else {
+                format!(
+                    "None of its machine code is of compute capability {}'s major, which is what PyTorch's check counts                      (\"with CUDA capability {} is not compatible with the current PyTorch installation\"): the PTX it \
+                     also lists is not counted, and the CUDA libraries of such a build have no code for this GPU either.",
+                    cc.major,
+                    cc.sm()
+                )
+            };
+            out.push(printed_not_in_build(cx, gpu, cc, why, line));
+        }
+        return;
     }
+    let min = value("torch.min_capability", "min_cc").or_else(|| value("torch.min_max_capability", "min_cc"));
+    let Some((line, min)) = min.and_then(|(m, v)| Some((m, v.parse::<ComputeCapability>().ok()?))) else { return };
+    for gpu in &cx.gpus {
+        let Some(cc) = gpu.cc.filter(|cc| *cc < min) else { continue };
+        let why = format!(
+            "Its lowest compiled architecture is {}, above this GPU's {}: the build dropped this GPU (PyTorch: \"PyTorch \
+             no longer supports this GPU because it is too old\").",
+            min.sm(),
+            cc.sm()
+        );
+        out.push(printed_not_in_build(cx, gpu, cc, why, line));
+    }
+}
+
+/// `arch.not_in_build` for a GPU that the installed PyTorch's printed architectures leave out. The
+/// fix is the wheel for this driver, else the fix of the family of PyTorch's line that names the GPU
+/// (the lowest CUDA whose wheel has its machine code, with that CUDA's driver floor).
+fn printed_not_in_build(
+    cx: &Ctx<'_>,
+    gpu: &GpuView,
+    cc: ComputeCapability,
+    why: String,
+    line: &ObservedMessage,
+) -> Finding {
+    let named = ["torch.sm_not_compatible", "torch.gpu_too_old"];
+    let row = cx.s.messages.iter().find(|m| named.contains(&m.id.as_str())).unwrap_or(line);
+    let family = || {
+        let known = cx.kb.errors.message.iter().find(|k| k.id == row.id)?;
+        super::message_fix::family_fix(cx, known, &[row]).0
+    };
+    let fix = build_for(cx, "torch", cc)
+        .or_else(family)
+        .unwrap_or_else(|| format!("Install a PyTorch build compiled for {}, or build it from source.", cc.sm()));
+    NOT_IN_BUILD.finding(
+        format!("The installed PyTorch was not compiled for {} ({})", gpu.name, cc.sm()),
+        why,
+        vec![gpu.describe(), format!("pasted line: {}", line.line)],
+        Some(fix),
+    )
 }
 
 /// The compiled architectures of a torch build: what `torch.cuda.get_arch_list()` said in the deep

@@ -377,6 +377,15 @@ fn pytorchs_printed_arch_list_is_judged_without_a_torch_version() {
          The current PyTorch install supports CUDA capabilities sm_50 sm_60 sm_61 sm_70 sm_75 sm_80 sm_86 sm_90.\n",
     );
     assert!(covered.iter().all(|f| f.id != "arch.not_in_build"), "{covered:#?}");
+    // PyTorch's check counts machine code only: the list torch 1.7 and 1.8's CUDA 10.2 wheels print
+    // (sm_37 to sm_75 and compute_37 PTX) leaves out an sm_86 GPU, as PyTorch says.
+    let ptx = judge(
+        "NVIDIA GeForce RTX 3090 with CUDA capability sm_86 is not compatible with the current PyTorch installation.\n\
+         The current PyTorch install supports CUDA capabilities sm_37 sm_50 sm_60 sm_61 sm_70 sm_75 compute_37.\n",
+    );
+    let ids: Vec<&str> = ptx.iter().map(|f| f.id.as_str()).collect();
+    assert_eq!(ids, ["arch.not_in_build"], "{ptx:#?}");
+    assert!(ptx[0].detail.contains("the PTX it also lists is not counted"), "{}", ptx[0].detail);
     // With the torch version in the text, its build is judged from the knowledge base and the
     // printed list is not judged a second time.
     let versioned = judge(
@@ -418,8 +427,13 @@ fn pytorchs_capability_warning_is_judged_by_binary_compatibility() {
     assert!(note[0].evidence.iter().any(|e| e.contains("Found GPU0 NVIDIA GB10")), "{:?}", note[0].evidence);
     let newer_major = serious(&warn("NVIDIA GeForce RTX 5090", "12.0", "5.0", "9.0"));
     assert!(newer_major.contains(&"observed.torch.gpu_too_old".to_owned()), "{newer_major:?}");
+    // Below the lowest entry, the printed minimum leaves the GPU out of the build: the rule's finding,
+    // which explains PyTorch's line.
     let below = serious(&warn("Tesla P100-PCIE-16GB", "6.0", "7.0", "12.0"));
-    assert!(below.contains(&"observed.torch.gpu_too_old".to_owned()), "{below:?}");
+    assert_eq!(below, ["arch.not_in_build"]);
+    let f = judge(&warn("Tesla P100-PCIE-16GB", "6.0", "7.0", "12.0")).remove(0);
+    assert!(f.explains.contains(&"observed.torch.gpu_too_old".to_owned()), "{:?}", f.explains);
+    assert!(f.detail.contains("sm_70, above this GPU's sm_60"), "{}", f.detail);
     assert!(
         !below.contains(&"arch.capability_warning_harmless".to_owned())
             && !newer_major.iter().any(|i| i.ends_with("harmless"))
