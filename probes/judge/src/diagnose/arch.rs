@@ -235,8 +235,9 @@ fn judge_printed_list(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
 }
 
 /// `arch.not_in_build` for a GPU that the installed PyTorch's printed architectures leave out. The
-/// fix is the wheel for this driver, else the fix of the family of PyTorch's line that names the GPU
-/// (the lowest CUDA whose wheel has its machine code, with that CUDA's driver floor).
+/// fix is the wheel for this driver; where none is known, `message_fix::attach` gives the fix of the
+/// family of PyTorch's line the finding explains (the lowest CUDA whose wheel has the GPU's machine
+/// code, with that CUDA's driver floor).
 fn printed_not_in_build(
     cx: &Ctx<'_>,
     gpu: &GpuView,
@@ -244,20 +245,11 @@ fn printed_not_in_build(
     why: String,
     line: &ObservedMessage,
 ) -> Finding {
-    let named = ["torch.sm_not_compatible", "torch.gpu_too_old"];
-    let row = cx.s.messages.iter().find(|m| named.contains(&m.id.as_str())).unwrap_or(line);
-    let family = || {
-        let known = cx.kb.errors.message.iter().find(|k| k.id == row.id)?;
-        super::message_fix::family_fix(cx, known, &[row]).0
-    };
-    let fix = build_for(cx, "torch", cc)
-        .or_else(family)
-        .unwrap_or_else(|| format!("Install a PyTorch build compiled for {}, or build it from source.", cc.sm()));
     NOT_IN_BUILD.finding(
         format!("The installed PyTorch was not compiled for {} ({})", gpu.name, cc.sm()),
         why,
         vec![gpu.describe(), format!("pasted line: {}", line.line)],
-        Some(fix),
+        build_for(cx, "torch", cc),
     )
 }
 

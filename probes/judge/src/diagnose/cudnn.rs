@@ -2,7 +2,7 @@
 //! copy loaded, a release that dropped the GPU's architecture.
 
 use super::context::{build_cuda, cudnn_version_text, describe_framework, parent_dir, same_dir, wheel_library};
-use super::message_fix::{family_fix, parse_cudnn};
+use super::message_fix::parse_cudnn;
 use super::{Ctx, Rule, fix};
 use gpu_doctor_kb::{CudnnRelease, PyVersion, families, index_tag};
 use gpu_doctor_model::{Category, Change, CudnnVersion, Finding, InstallFlag, ObservedMessage, Probed, Severity};
@@ -279,7 +279,7 @@ fn from_facts(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
 
 /// A framework's own refusal of the cuDNN it loaded, pasted with both versions: the versions are
 /// the facts the rule reads, and the emitter has judged them (its releases differ on a newer minor:
-/// TensorFlow before cuDNN 7 wanted the same minor). The fix is the row's family fix.
+/// TensorFlow before cuDNN 7 wanted the same minor). `message_fix::attach` gives it the row's family fix.
 fn refused(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     if out.iter().any(|f| f.id == MISMATCH.id) {
         return;
@@ -294,7 +294,6 @@ fn refused(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
             continue;
         };
         let program = known.emitter.split([' ', '/']).next().unwrap_or("The framework");
-        let (words, plan) = family_fix(cx, known, &observed);
         let finding = MISMATCH.finding(
             format!(
                 "{program} loaded cuDNN {}.{}, but it was built with cuDNN {}.{}",
@@ -304,9 +303,9 @@ fn refused(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
              and then runs without GPU convolutions or fails to start. The loaded copy is usually an older one found \
              first (LD_LIBRARY_PATH, PATH on Windows, another environment, a library imported earlier).",
             vec![format!("pasted line: {}", first.line)],
-            words,
+            None,
         );
-        out.push(finding.with_plan(plan));
+        out.push(finding);
     }
 }
 

@@ -22,10 +22,13 @@ use gpu_doctor_model::{
 pub(super) type FamilyFix = (Option<String>, Option<PlanTarget>);
 
 /// Gives each catalogue finding (`observed.<id>`) that has neither a fix nor a plan (a row's values
-/// naming no driver floor, no torch build for a known driver) the fix of its row's family.
+/// naming no driver floor, no torch build for a known driver) the fix of its row's family; and a
+/// rule's finding without either, the fix of the first known message it explains (a framework's
+/// printed refusal, judged by the rule from the line's values).
 pub(super) fn attach(cx: &Ctx<'_>, out: &mut [Finding]) {
     for f in out.iter_mut().filter(|f| f.fix.is_none() && f.plan.is_none()) {
-        let Some(id) = f.id.strip_prefix("observed.") else { continue };
+        let row = if f.id.starts_with("observed.") { Some(&f.id) } else { f.explains.first() };
+        let Some(id) = row.and_then(|r| r.strip_prefix("observed.")).map(str::to_owned) else { continue };
         let Some(known) = cx.kb.errors.message.iter().find(|m| m.id == id) else { continue };
         let observed: Vec<&ObservedMessage> = cx.s.messages.iter().filter(|m| m.id == id).collect();
         let (words, plan) = family_fix(cx, known, &observed);
