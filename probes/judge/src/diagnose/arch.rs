@@ -14,8 +14,9 @@ pub(super) const NOT_IN_BUILD: Rule = Rule {
     category: Category::ArchNotInBuild,
     severity: Severity::Error,
     trigger: "A GPU's compute capability has neither machine code (same major, equal or lower minor) nor PTX at or \
-              below it in the framework's compiled architecture list (as the installed build, the knowledge base or \
-              PyTorch's own warning gives it), or is below the framework's minimum; or, the list unknown, the \
+              below it in the framework's compiled architecture list (as the installed build or the knowledge base \
+              gives it; the list PyTorch's own warning prints is judged by PyTorch's check, machine code of the \
+              GPU's major, PTX not counted), or is below the framework's minimum; or, the list unknown, the \
               build's CUDA (its `+cuXYZ`) is older than the first CUDA that compiles for the GPU and the text says a \
               kernel had no code for it (`no kernel image is available`, `invalid device function`).",
     source: SOURCE,
