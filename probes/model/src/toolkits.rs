@@ -23,6 +23,12 @@ pub struct Toolkits {
     /// it; empty when no ldd output was read (the live probe does not run ldd).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ldd_resolved: Vec<LddResolution>,
+    /// A CUDA toolkit's link-time stub libcuda where pasted text shows it on the loader's path at run
+    /// time: the file a loader or dlopen error names (`…/lib64/stubs/libcuda.so: undefined symbol`),
+    /// or a `stubs` folder a line says LD_LIBRARY_PATH holds. Empty for the live probe, which reads
+    /// LD_LIBRARY_PATH itself (`EnvFacts::ld_library_path`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stub_libcuda: Vec<String>,
 }
 
 /// One `libX.so.N => /path/libX.so.N (0x…)` line of `ldd FILE`.

@@ -8,9 +8,9 @@
 
 use super::containers::{NO_GPU_INSIDE, NO_LIBCUDA};
 use super::context::build_cuda;
-use super::{Ctx, Rule};
+use super::{Ctx, Rule, fix};
 use gpu_doctor_kb::RuntimeVerdict;
-use gpu_doctor_model::{Category, CudaVersion, Finding, OsFamily, Severity};
+use gpu_doctor_model::{Category, CudaVersion, Finding, OsFamily, PlanTarget, Severity};
 
 pub(super) const LIBCUDA_MISSING: Rule = Rule {
     id: "presence.libcuda_missing",
@@ -27,7 +27,78 @@ pub(super) const LIBCUDA_MISSING: Rule = Rule {
              starts on any R525 or newer driver)",
 };
 
-pub(super) const RULES: &[Rule] = &[LIBCUDA_MISSING];
+pub(super) const STUB_ON_PATH: Rule = Rule {
+    id: "env.ld_library_path_has_stubs",
+    category: Category::EnvVarMisconfig,
+    severity: Severity::Error,
+    trigger: "LD_LIBRARY_PATH holds a CUDA toolkit's `stubs` folder (…/lib64/stubs, …/targets/…/lib/stubs), or the \
+              text shows the stub libcuda from such a folder loaded at run time (a loader or dlopen error naming \
+              it, `ldd` resolving libcuda.so.1 to it, numba's `Mapped libcuda.so paths:`): the stub is a link-time \
+              placeholder with no driver behind it, so a program that finds it before the driver's libcuda.so.1 \
+              gets CUDA error 34 (\"CUDA driver is a stub library\") or a failed cuInit.",
+    source: "NVIDIA/cuda-python's error tables (cudaErrorStubLibrary, CUDA_ERROR_STUB_LIBRARY = 34: the application \
+             loaded a stub library); NVIDIA/warp#219 (maintainer: the stub directory, typically \
+             /usr/local/cuda/lib64/stubs, searched before the user-mode driver); numba/numba#8985 and #9732 (the \
+             stub libcuda loaded through LD_LIBRARY_PATH)",
+};
+
+pub(super) const RULES: &[Rule] = &[LIBCUDA_MISSING, STUB_ON_PATH];
+
+/// A folder that holds a CUDA toolkit's link-time stubs.
+fn is_stub_dir(dir: &str) -> bool {
+    dir.trim_end_matches('/').ends_with("/stubs")
+}
+
+/// The toolkit's stub libcuda on the loader's path: the `stubs` folders of LD_LIBRARY_PATH, and the
+/// stub files the text shows loaded.
+fn stubs_on_path(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let in_path: Vec<&str> = cx.s.env.ld_library_path.iter().map(String::as_str).filter(|d| is_stub_dir(d)).collect();
+    let mut evidence: Vec<String> = in_path.iter().map(|d| format!("LD_LIBRARY_PATH holds {d}")).collect();
+    if let Some(t) = cx.s.toolkits.value() {
+        evidence.extend(t.stub_libcuda.iter().map(|p| format!("the stub libcuda on the loader's path: {p}")));
+        evidence.extend(
+            t.ldd_resolved
+                .iter()
+                .filter(|r| r.library.starts_with("libcuda.so") && r.path.contains("/stubs/"))
+                .map(|r| format!("ldd {}: {} => {}", r.caller, r.library, r.path)),
+        );
+    }
+    if evidence.is_empty() {
+        return;
+    }
+    let (words, plan) = stubs_fix(cx);
+    out.push(
+        STUB_ON_PATH
+            .finding(
+                "The CUDA toolkit's stub libcuda is on the loader's path",
+                "The toolkit ships a libcuda.so in its `stubs` folder so that programs can be linked where no driver \
+                 is installed; it has no driver behind it. At run time the loader must find the driver's libcuda.so.1 \
+                 instead: a program that loads the stub gets CUDA error 34 (\"CUDA driver is a stub library\") or a \
+                 failed cuInit.",
+                evidence,
+                Some(words),
+            )
+            .with_plan(plan),
+    );
+}
+
+/// The stub's folder out of LD_LIBRARY_PATH: the words, and the change where LD_LIBRARY_PATH is known
+/// to hold it.
+pub(super) fn stubs_fix(cx: &Ctx<'_>) -> (String, Option<PlanTarget>) {
+    let stubs: Vec<&str> = cx.s.env.ld_library_path.iter().map(String::as_str).filter(|d| is_stub_dir(d)).collect();
+    let words = "Take the CUDA toolkit's stubs folder (…/lib64/stubs) out of LD_LIBRARY_PATH (`echo \
+                 $LD_LIBRARY_PATH` shows it; look for where your shell profile, module file or build tool adds it): \
+                 its libcuda.so is for linking only; at run time the driver's libcuda.so.1 must be found."
+        .to_owned();
+    let plan = (!stubs.is_empty()).then(|| {
+        fix::change(
+            None,
+            "the loader finds the driver's libcuda.so.1",
+            vec![fix::ld_library_path_without(cx, &stubs, None)],
+        )
+    });
+    (words, plan)
+}
 
 /// The catalogue's row for the CUDA runtime's cudaErrorInsufficientDriver string.
 const INSUFFICIENT: &str = "cuda.insufficient_driver";
@@ -37,6 +108,7 @@ const INSUFFICIENT: &str = "cuda.insufficient_driver";
 const UNMOUNTED_UNLESS_ASKED: [&str; 2] = ["udocker", "singularity"];
 
 pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    stubs_on_path(cx, out);
     let Some(message) = cx.s.messages.iter().find(|m| m.id == INSUFFICIENT) else { return };
     if Ctx::driver_too_old_found(out) {
         return;

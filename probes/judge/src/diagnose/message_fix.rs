@@ -1377,19 +1377,7 @@ fn container_runtime_fix(cx: &Ctx<'_>) -> FamilyFix {
 
 /// The toolkit's link-time stub libcuda found at run time: its folder out of LD_LIBRARY_PATH.
 fn stub_fix(cx: &Ctx<'_>) -> FamilyFix {
-    let stubs: Vec<&str> =
-        cx.s.env.ld_library_path.iter().map(String::as_str).filter(|d| d.contains("stubs")).collect();
-    let words = "Take the CUDA toolkit's stubs folder (…/lib64/stubs) out of LD_LIBRARY_PATH (`echo \
-                 $LD_LIBRARY_PATH` shows it): its libcuda.so is for linking only; at run time the driver's \
-                 libcuda.so.1 must be found."
-        .to_owned();
-    let plan = (!stubs.is_empty()).then(|| {
-        fix::change(
-            None,
-            "the loader finds the driver's libcuda.so.1",
-            vec![fix::ld_library_path_without(cx, &stubs, None)],
-        )
-    });
+    let (words, plan) = super::libcuda::stubs_fix(cx);
     (Some(words), plan)
 }
 

@@ -115,6 +115,8 @@ pub(super) struct Facts {
     pub loader_cache_read: bool,
     /// `ldd FILE` lines: what each library FILE needs resolved to.
     pub ldd_resolved: Vec<LddResolution>,
+    /// The toolkit's stub libcuda shown on the loader's path (`Toolkits::stub_libcuda`).
+    pub stub_libcuda: Vec<String>,
     pub secure_boot: Option<SecureBoot>,
     pub kernel_module: Option<KernelModuleFacts>,
     pub wsl: Option<WslFacts>,
@@ -356,6 +358,7 @@ impl Facts {
             loader_libraries: self.loader,
             loader_cache_read: self.loader_cache_read,
             ldd_resolved: self.ldd_resolved,
+            stub_libcuda: self.stub_libcuda,
         };
         // Found when anything but the picks (which name installs) was read.
         if toolkits != (Toolkits { picks: toolkits.picks.clone(), ..Toolkits::default() }) {

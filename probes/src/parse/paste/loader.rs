@@ -37,6 +37,7 @@ fn ldd_line(line: &str) -> Option<(&str, &str)> {
 /// Reads loader cache lines, `ldd FILE` output and WSL2's driver folder.
 pub(super) fn read(lines: &[String], facts: &mut Facts) {
     let mut caller: Option<&str> = None;
+    let mut mapped = false;
     for (i, line) in lines.iter().enumerate() {
         let t = line.trim();
         if let Some(file) = ldd_command(t) {
@@ -71,7 +72,55 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
         if let Some(at) = t.find(WSL_LIB) {
             wsl_file(facts, t.get(at + WSL_LIB.len()..).unwrap_or(""));
         }
+        // numba's `cuda.cudadrv.libs.test()`: `Mapped libcuda.so paths:`, then the files the process
+        // mapped, one a line (numba/numba#9732).
+        if t == "Mapped libcuda.so paths:" {
+            mapped = true;
+            continue;
+        }
+        let stub = if mapped && t.starts_with('/') { t.contains("/stubs/libcuda.so").then_some(t) } else { None };
+        mapped &= t.starts_with('/');
+        if let Some(stub) = stub.or_else(|| stub_libcuda(t)) {
+            facts.saw(i, STUB);
+            if facts.stub_libcuda.len() < MAX_LIST && !facts.stub_libcuda.iter().any(|s| s == stub) {
+                facts.stub_libcuda.push(stub.to_owned());
+            }
+        }
     }
+}
+
+const STUB: &str = "the toolkit's stub libcuda on the loader's path";
+
+/// The toolkit's link-time stub libcuda on the loader's path, as one line shows it: the file an error
+/// of the loader or dlopen names first (glibc's dlerror is `FILE: message`, as in numba/numba#8985's
+/// `…/lib64/stubs/libcuda.so: undefined symbol: _undef`), or a `stubs` folder on a line that names
+/// LD_LIBRARY_PATH (xmake-io/xmake#4686: `LD_LIBRARY_PATH 引用到了 /usr/local/cuda/lib64/stubs`). A build's `-L…/stubs` or CMake's
+/// `Found CUDA driver library: …/stubs/libcuda.so` is link time, not the loader's, and is not read.
+fn stub_libcuda(line: &str) -> Option<&str> {
+    let path_at = |at: usize| {
+        line[..at]
+            .char_indices()
+            .rev()
+            .find(|(_, c)| c.is_whitespace() || "'\"`(=:".contains(*c))
+            .map_or(0, |(b, c)| b + c.len_utf8())
+    };
+    if let Some(at) = line.find("/stubs/libcuda.so") {
+        let start = path_at(at);
+        let rest = &line[at + "/stubs/libcuda.so".len()..];
+        let end = at
+            + "/stubs/libcuda.so".len()
+            + rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(rest.len());
+        let file = line[start..end].trim_end_matches('.');
+        if file.starts_with('/') && line[end..].starts_with(": ") {
+            return Some(file);
+        }
+    }
+    if !line.contains("LD_LIBRARY_PATH") {
+        return None;
+    }
+    line.split(|c: char| c.is_whitespace() || "'\"`:=,，;()".contains(c))
+        .map(|w| w.trim_end_matches('/'))
+        .find(|w| w.starts_with('/') && w.ends_with("/stubs"))
 }
 
 /// `libcuda.so.1 (libc6,x86-64) => /usr/lib/wsl/lib/libcuda.so.1`.
@@ -99,5 +148,49 @@ fn wsl_file(facts: &mut Facts, rest: &str) {
     let name: String = rest.chars().take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')).collect();
     if name.starts_with("libcuda.so") && wsl.libcuda_files.len() < MAX_LIST && !wsl.libcuda_files.contains(&name) {
         wsl.libcuda_files.push(name);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::stub_libcuda;
+
+    #[test]
+    fn the_stub_libcuda_is_read_where_the_loader_or_a_variable_names_it() {
+        // numba/numba#8985 (ctypes' dlerror) and xmake-io/xmake#4686 (a sentence), verbatim.
+        assert_eq!(
+            stub_libcuda(
+                "AttributeError: /scratch/yhao24/opt/cuda-12.1/lib64/stubs/libcuda.so: undefined symbol: _undef"
+            ),
+            Some("/scratch/yhao24/opt/cuda-12.1/lib64/stubs/libcuda.so")
+        );
+        assert_eq!(
+            stub_libcuda("看日志是 LD_LIBRARY_PATH 引用到了 /usr/local/cuda/lib64/stubs，"),
+            Some("/usr/local/cuda/lib64/stubs")
+        );
+        // Link time, not the loader's: a linker flag, CMake's report, LIBRARY_PATH.
+        assert_eq!(stub_libcuda("-- Found CUDA driver library: /usr/local/cuda/lib64/stubs/libcuda.so"), None);
+        assert_eq!(stub_libcuda("g++ -o app main.o -L/usr/local/cuda/lib64/stubs -lcuda"), None);
+        assert_eq!(stub_libcuda("ENV LIBRARY_PATH=/usr/local/cuda/lib64/stubs"), None);
+        // Truncated, wide and odd input does not panic.
+        for line in
+            ["/stubs/libcuda.so", "\u{3000}/stubs/libcuda.so: x", "LD_LIBRARY_PATH /stubs", "/stubs/libcuda.so.1.: "]
+        {
+            let _ = stub_libcuda(line);
+        }
+    }
+
+    #[test]
+    fn numbas_mapped_libcuda_paths_name_the_stub_it_loaded() {
+        // numba/numba#9732, `python -c "from numba import cuda; cuda.cudadrv.libs.test()"` (first lines).
+        let text = "Finding driver from candidates:\n        libcuda.so\n        libcuda.so.1\n\
+                    Using loader <class 'ctypes.CDLL'>\n        Trying to load driver...        ok\n\
+                    \t\tLoaded from libcuda.so\n        Mapped libcuda.so paths:\n\
+                    \t\t/usr/local/cuda-11.8/targets/x86_64-linux/lib/stubs/libcuda.so\n\
+                    Finding nvvm from Conda environment\n";
+        let kb = gpu_doctor_kb::Kb::get().unwrap();
+        let s = crate::parse::paste::read_pasted(text, kb).unwrap();
+        let t = s.toolkits.value().unwrap();
+        assert_eq!(t.stub_libcuda, ["/usr/local/cuda-11.8/targets/x86_64-linux/lib/stubs/libcuda.so"]);
     }
 }

@@ -47,6 +47,7 @@ fn toolkit(root: &str, lib: &str, loader: Vec<LoaderEntry>) -> Toolkits {
         loader_libraries: loader,
         loader_cache_read: true,
         ldd_resolved: Vec::new(),
+        stub_libcuda: Vec::new(),
     }
 }
 

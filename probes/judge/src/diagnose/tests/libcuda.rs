@@ -71,3 +71,35 @@ fn udocker_without_its_nvidia_setup_has_no_driver_library_whatever_the_driver() 
     assert!(!judged(&late).iter().any(|f| f.id == "containers.libcuda_not_mounted"));
     assert!(judged(&format!("{pulls}{text}")).iter().any(|f| f.id == "containers.libcuda_not_mounted"));
 }
+
+/// The toolkit's stub libcuda on the loader's path: LD_LIBRARY_PATH holding a `stubs` folder (the
+/// fix takes it out), or the text showing the stub loaded; CUDA's error 34 beside it is the same
+/// problem, named by the rule's finding. A `-L…/stubs` of a build is link time and says nothing.
+#[test]
+fn the_stub_libcuda_on_the_loaders_path_is_the_variable_finding() {
+    const STUB: &str = "env.ld_library_path_has_stubs";
+    let text = "$ echo $LD_LIBRARY_PATH\n/usr/local/cuda-12.4/lib64:/usr/local/cuda-12.4/lib64/stubs\n\
+                RuntimeError: CUDA driver error: CUDA driver is a stub library\n";
+    let findings = judged(text);
+    let ids: Vec<&str> = findings.iter().map(|f| f.id.as_str()).collect();
+    assert_eq!(ids, [STUB], "{findings:#?}");
+    let f = &findings[0];
+    assert_eq!(f.explains, ["observed.cuda.stub_library"]);
+    let fix = fix_of(&findings, STUB);
+    assert!(fix.contains("stubs") && fix.contains("LD_LIBRARY_PATH"), "{fix}");
+    let Some(gpu_doctor_model::PlanRef { target: gpu_doctor_model::PlanTarget::Change { changes, .. }, .. }) = &f.plan
+    else {
+        panic!("a change of LD_LIBRARY_PATH: {:?}", f.plan)
+    };
+    assert!(
+        changes.iter().any(|c| matches!(c, gpu_doctor_model::Change::SetVar { name, value }
+            if name == "LD_LIBRARY_PATH" && value == "/usr/local/cuda-12.4/lib64")),
+        "{changes:?}"
+    );
+    // The stub loaded, as numba's library test shows it (numba/numba#9732).
+    let findings = judged("Mapped libcuda.so paths:\n\t\t/usr/local/cuda-11.8/targets/x86_64-linux/lib/stubs/libcuda.so\n");
+    assert_eq!(findings.iter().map(|f| f.id.as_str()).collect::<Vec<_>>(), [STUB]);
+    // A build linking against the stub: nothing.
+    let findings = judged("nvcc -o app app.cu -L/usr/local/cuda/lib64/stubs -lcuda\nCUDA Version: 12.4\n");
+    assert!(findings.iter().all(|f| f.id != STUB), "{findings:#?}");
+}
