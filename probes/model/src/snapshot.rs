@@ -101,6 +101,10 @@ pub struct Snapshot {
     /// the torch wheel?"); `None` for a live machine, or when it asks none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stated_cuda_question: Option<String>,
+    /// The line where the pasted text says in words that nvidia-smi was not found ("type `nvidia-smi` but
+    /// command not found"), where no shell printed it; `None` for a live machine, or when not said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stated_nvidia_smi_missing: Option<String>,
     /// Error and warning lines from the frameworks and the CUDA runtime found in pasted text, each
     /// matched to a known message. Empty for a live machine.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -157,6 +161,7 @@ impl Snapshot {
             stated_gpus_used: None,
             stated_driver_cuda: None,
             stated_multi_gpu_hang: None,
+            stated_nvidia_smi_missing: None,
             stated_cuda_question: None,
             messages: Vec::new(),
             trace: Vec::new(),

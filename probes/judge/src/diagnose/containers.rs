@@ -58,9 +58,13 @@ pub(super) const NO_GPU_INSIDE: Rule = Rule {
               Kubernetes), on a host driver that runs the CUDA the text names (none named: R525 or newer); or a \
               `docker run` (Podman, nerdctl) command the text shows that passes no GPU (`--gpus`, the NVIDIA runtime, \
               a CDI device), with a program in it finding none (nvidia-smi not found, no libcuda, no device, PyTorch's \
-              `is_available()` False); nvidia-docker, which passes the GPU itself, is not such a command.",
+              `is_available()` False, nvidia-smi missing said in words); nvidia-docker, which passes the GPU itself, \
+              is not such a command; or NVIDIA's test (`docker run --gpus all … nvidia-smi`) printed the driver while \
+              a program found none: it ran in another container, started without the GPU.",
     source: "NVIDIA Container Toolkit user guide (NVIDIA_VISIBLE_DEVICES, `--gpus`); NVIDIA/nvidia-docker#341; \
-             NVIDIA/nvidia-docker#24 (error 35 on a sufficient driver: the driver's libraries were not mounted)",
+             NVIDIA/nvidia-docker#24 (error 35 on a sufficient driver: the driver's libraries were not mounted); \
+             iot-salzburg/gpu-jupyter#22 (NVIDIA's test container saw the GPU, the notebook's container had no \
+             nvidia-smi: it was started without `--gpus all`)",
 };
 
 pub(super) const NO_LIBCUDA: Rule = Rule {
@@ -148,22 +152,13 @@ fn run_without_gpu(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
         return;
     };
     let passed = lower.iter().any(|m| gpu_doctor_model::ContainerFacts::passes_gpu(m, true, false));
-    if passed || out.iter().any(|f| f.id == NO_GPU_INSIDE.id) {
+    if out.iter().any(|f| f.id == NO_GPU_INSIDE.id) {
         return;
     }
-    // The program found no GPU: a message that says so, or PyTorch's `is_available()` answered False.
-    let message =
-        cx.s.messages
-            .iter()
-            .find(|m| NO_GPU_SYMPTOMS.contains(&m.id.as_str()))
-            .map(|m| format!("pasted line: {}", m.line));
-    let unavailable = || {
-        cx.envs()
-            .iter()
-            .any(|e| e.deep_torch().and_then(|t| t.cuda_available) == Some(false))
-            .then(|| "torch.cuda.is_available() returned False in it".to_owned())
-    };
-    let Some(symptom) = message.or_else(unavailable) else { return };
+    if passed {
+        return tested_but_not_passed(cx, &lower, out);
+    }
+    let Some(symptom) = no_gpu_symptom(cx) else { return };
     out.push(NO_GPU_INSIDE.finding(
         "The container was started without the GPU",
         "The container was started with a command that passes no GPU (no `--gpus`, no NVIDIA runtime, no CDI device), \
@@ -174,6 +169,50 @@ fn run_without_gpu(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
             "Start the container with the GPU: docker run --gpus all … (Podman or Docker with CDI: --device \
              nvidia.com/gpu=all; Compose: deploy.resources.reservations.devices with capabilities: [gpu]). The host \
              needs the NVIDIA Container Toolkit (package nvidia-container-toolkit)."
+                .to_owned(),
+        ),
+    ));
+}
+
+/// What shows a program in the container found no GPU: a message that says so, nvidia-smi missing said
+/// in words, or PyTorch's `is_available()` answering False.
+fn no_gpu_symptom(cx: &Ctx<'_>) -> Option<String> {
+    let message =
+        cx.s.messages
+            .iter()
+            .find(|m| NO_GPU_SYMPTOMS.contains(&m.id.as_str()))
+            .map(|m| format!("pasted line: {}", m.line));
+    let said = || cx.s.stated_nvidia_smi_missing.as_ref().map(|l| format!("pasted line: {l}"));
+    let unavailable = || {
+        cx.envs()
+            .iter()
+            .any(|e| e.deep_torch().and_then(|t| t.cuda_available) == Some(false))
+            .then(|| "torch.cuda.is_available() returned False in it".to_owned())
+    };
+    message.or_else(said).or_else(unavailable)
+}
+
+/// NVIDIA's test, a `docker run` that passes the GPU and runs nvidia-smi, printed the driver's table,
+/// while a program found no GPU: the host and the Container Toolkit pass GPUs, so the program ran in
+/// another container, started without one (Compose's service, a notebook's image).
+fn tested_but_not_passed(cx: &Ctx<'_>, lower: &[String], out: &mut Vec<Finding>) {
+    let Some(at) = lower.iter().position(|m| {
+        gpu_doctor_model::ContainerFacts::passes_gpu(m, true, false) && m.trim_end_matches('`').ends_with(" nvidia-smi")
+    }) else {
+        return;
+    };
+    let (Some(driver), Some(symptom)) = (cx.driver.evidence.clone(), no_gpu_symptom(cx)) else { return };
+    let Some(c) = cx.s.platform.container.as_ref() else { return };
+    out.push(NO_GPU_INSIDE.finding(
+        "The container the program runs in was started without the GPU",
+        "A test container started with the GPU ran nvidia-smi and saw the driver, so the host and the NVIDIA Container \
+         Toolkit pass GPUs to containers; the program that found none runs in another container, started without \
+         the GPU (inside a container, nvidia-smi and libcuda.so.1 exist only when the engine is asked for the GPU).",
+        vec![format!("pasted line: {}", c.markers[at]), driver, symptom],
+        Some(
+            "Start the program's own container with the GPU, as the test was: docker run --gpus all … (Compose: \
+             deploy.resources.reservations.devices with driver: nvidia and capabilities: [gpu] in its service, or \
+             runtime: nvidia; Podman or Docker with CDI: --device nvidia.com/gpu=all)."
                 .to_owned(),
         ),
     ));

@@ -101,6 +101,8 @@ pub(super) struct Facts {
     pub stated_multi_gpu_hang: Option<String>,
     /// A question whether the machine's CUDA must match a framework's (`prose`).
     pub stated_cuda_question: Option<String>,
+    /// nvidia-smi not found, said in words (`prose`): the line.
+    pub stated_nvidia_smi_missing: Option<String>,
     /// A PCIe link said in words (`prose`): the generation now and at most, for the text's one GPU.
     pub stated_link: Option<(u32, u32)>,
     /// A link width said in words (`prose`): the lanes now, the card's, and the sentence, for the
@@ -406,6 +408,7 @@ impl Facts {
         (snap.stated_gpu_count, snap.stated_gpus_used) = (self.stated_gpu_count, self.stated_gpus_used);
         (snap.stated_multi_gpu_hang, snap.stated_cuda_question) =
             (self.stated_multi_gpu_hang.take(), self.stated_cuda_question.take());
+        snap.stated_nvidia_smi_missing = self.stated_nvidia_smi_missing.take();
         snap.stated_driver_cuda = self.stated_driver_cuda.take().filter(|_| self.driver_cuda.is_none());
         snap.platform.container = self.container;
         place(&mut snap, self.wsl, self.os, self.arch, self.os_name);

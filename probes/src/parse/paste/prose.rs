@@ -452,6 +452,26 @@ fn tools_in_words(lines: &[String], facts: &mut Facts) {
     }
 }
 
+const SMI_MISSING_FORMAT: &str = "nvidia-smi not found, in words";
+
+/// A sentence saying nvidia-smi was not found, where the shell's own line was not pasted: `nvidia-smi`
+/// and, after it, `command not found` or `not found` (TonyXuQAQ/Topo-boundary#1: "type `nvidia-smi` but
+/// command not found"). The shell's message itself (`nvidia-smi: command not found`) is the catalogue's row, and a
+/// line of at most 300 characters is a sentence, not a log.
+fn nvidia_smi_missing_in_words(line: &str) -> bool {
+    if line.len() > 300 {
+        return false;
+    }
+    let lower = line.to_ascii_lowercase();
+    let Some(at) = lower.find("nvidia-smi") else { return false };
+    let after = &lower[at + "nvidia-smi".len()..];
+    let shell = after.starts_with(": command not found") || after.starts_with(": not found");
+    // "not found" close after the name, not a GPU or driver nvidia-smi did not find.
+    let near: String = after.chars().take(30).collect();
+    let what = ["gpu", "device", "driver", "librar"].iter().any(|w| near.contains(w));
+    !shell && (after.contains("command not found") || (near.contains("not found") && !what))
+}
+
 /// Reads the first link said in words, and the machine's GPU count when the text says it in words and says one
 /// count only.
 pub(super) fn read(lines: &[String], facts: &mut Facts) {
@@ -459,6 +479,10 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
     if let Some((i, question)) = cuda_question(lines) {
         facts.saw(i, QUESTION_FORMAT);
         facts.stated_cuda_question = Some(question);
+    }
+    if let Some((i, line)) = lines.iter().enumerate().find(|(_, l)| nvidia_smi_missing_in_words(l)) {
+        facts.saw(i, SMI_MISSING_FORMAT);
+        facts.stated_nvidia_smi_missing = Some(line.trim().chars().take(300).collect());
     }
     if let Some((i, line)) = lines.iter().enumerate().find(|(_, l)| multi_gpu_hang(l)) {
         facts.saw(i, HANG_FORMAT);
@@ -506,6 +530,23 @@ mod tests {
 
     fn read_text(text: &str) -> Option<u32> {
         Facts::read_by(read, text).stated_gpu_count
+    }
+
+    /// TonyXuQAQ/Topo-boundary#1, the reporter's step in a container started without the GPU: nvidia-smi
+    /// missing said in words. The shell's own line is the catalogue's row, and nvidia-smi not finding a GPU
+    /// is not this.
+    #[test]
+    fn nvidia_smi_missing_said_in_words_is_read() {
+        let said = |t: &str| Facts::read_by(read, t).stated_nvidia_smi_missing;
+        assert_eq!(
+            said("3. type `nvidia-smi` but command not found.").as_deref(),
+            Some("3. type `nvidia-smi` but command not found.")
+        );
+        assert_eq!(said("bash: nvidia-smi: command not found"), None);
+        assert_eq!(said("nvidia-smi: not found"), None);
+        assert_eq!(said("nvidia-smi says GPU not found"), None);
+        assert_eq!(said("nvidia-smi: No devices were found"), None);
+        assert_eq!(said(&format!("nvidia-smi {} command not found", "x".repeat(400))), None);
     }
 
     /// mazurowski-lab/finetune-SAM#18, the reporter: a count with a possessive verb.

@@ -333,3 +333,25 @@ fn a_pasted_docker_run_without_a_gpu_and_no_gpu_inside_is_the_container_started_
     let wrapped = torch.replace("sudo docker run", "sudo nvidia-docker run");
     assert!(!super::pasted_ids(&wrapped).contains(&"containers.started_without_gpu".to_owned()));
 }
+
+/// The same said in words ("type `nvidia-smi` but command not found", TonyXuQAQ/Topo-boundary#1's step
+/// after `docker run -it` of its image); and NVIDIA's test container seeing the driver while a program
+/// in another container finds no nvidia-smi (iot-salzburg/gpu-jupyter#22's shape: the test's table, a
+/// notebook's `!nvidia-smi`), which points at the program's own container.
+#[test]
+fn a_container_without_the_gpu_is_read_from_words_and_from_a_test_container_that_worked() {
+    const ID: &str = "containers.started_without_gpu";
+    let words = "2. start the docker by `sudo docker run -it zhxu_topoboundary`.\n\
+                 3. type `nvidia-smi` but command not found.\n";
+    let ids = super::pasted_ids(words);
+    assert!(ids.contains(&ID.to_owned()), "{ids:?}");
+    let tested = "docker run --gpus all nvidia/cuda:12.4.1-base-ubuntu22.04 nvidia-smi\n\
+                  | NVIDIA-SMI 550.54.14              Driver Version: 550.54.14      CUDA Version: 12.4     |\n\
+                  In the notebook: /bin/bash: nvidia-smi: command not found\n";
+    let ids = super::pasted_ids(tested);
+    assert!(ids.contains(&ID.to_owned()), "{ids:?}");
+    // The test alone, nothing missing: nothing.
+    let fine = "docker run --gpus all nvidia/cuda:12.4.1-base-ubuntu22.04 nvidia-smi\n\
+                | NVIDIA-SMI 550.54.14              Driver Version: 550.54.14      CUDA Version: 12.4     |\n";
+    assert!(!super::pasted_ids(fine).contains(&ID.to_owned()));
+}

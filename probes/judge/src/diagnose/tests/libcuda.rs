@@ -97,7 +97,8 @@ fn the_stub_libcuda_on_the_loaders_path_is_the_variable_finding() {
         "{changes:?}"
     );
     // The stub loaded, as numba's library test shows it (numba/numba#9732).
-    let findings = judged("Mapped libcuda.so paths:\n\t\t/usr/local/cuda-11.8/targets/x86_64-linux/lib/stubs/libcuda.so\n");
+    let findings =
+        judged("Mapped libcuda.so paths:\n\t\t/usr/local/cuda-11.8/targets/x86_64-linux/lib/stubs/libcuda.so\n");
     assert_eq!(findings.iter().map(|f| f.id.as_str()).collect::<Vec<_>>(), [STUB]);
     // A build linking against the stub: nothing.
     let findings = judged("nvcc -o app app.cu -L/usr/local/cuda/lib64/stubs -lcuda\nCUDA Version: 12.4\n");
