@@ -311,6 +311,16 @@ impl Facts {
         Pick { named: named.to_owned(), install_root }
     }
 
+    /// What the text said in words: the snapshot's `stated_*` facts (the driver's CUDA level in words only
+    /// where no program printed it).
+    fn said_in_words_into(&mut self, snap: &mut Snapshot) {
+        (snap.stated_gpu_count, snap.stated_gpus_used) = (self.stated_gpu_count, self.stated_gpus_used);
+        (snap.stated_multi_gpu_hang, snap.stated_cuda_question) =
+            (self.stated_multi_gpu_hang.take(), self.stated_cuda_question.take());
+        snap.stated_nvidia_smi_missing = self.stated_nvidia_smi_missing.take();
+        snap.stated_driver_cuda = self.stated_driver_cuda.take().filter(|_| self.driver_cuda.is_none());
+    }
+
     /// The snapshot these facts describe; parts nothing spoke of stay `unknown`.
     pub fn into_snapshot(mut self, kb: &Kb) -> Snapshot {
         self.formats.sort_by_key(|(line, _)| *line);
@@ -318,6 +328,7 @@ impl Facts {
         let mut snap = Snapshot::unknown(formats);
         self.settle_picks();
         self.read_messages();
+        self.said_in_words_into(&mut snap);
         if let Some((version, source)) = self.driver_version.clone() {
             let cuda = match self.driver_cuda {
                 Some((c, s)) => Some((c, s)),
@@ -405,11 +416,6 @@ impl Facts {
             snap.containers = Probed::found(c, "pasted docker info or nvidia-ctk cdi list");
         }
         snap.env = self.env;
-        (snap.stated_gpu_count, snap.stated_gpus_used) = (self.stated_gpu_count, self.stated_gpus_used);
-        (snap.stated_multi_gpu_hang, snap.stated_cuda_question) =
-            (self.stated_multi_gpu_hang.take(), self.stated_cuda_question.take());
-        snap.stated_nvidia_smi_missing = self.stated_nvidia_smi_missing.take();
-        snap.stated_driver_cuda = self.stated_driver_cuda.take().filter(|_| self.driver_cuda.is_none());
         snap.platform.container = self.container;
         place(&mut snap, self.wsl, self.os, self.arch, self.os_name);
         let stalled = self.stalled_collective.take();
