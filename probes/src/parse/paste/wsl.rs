@@ -219,7 +219,9 @@ fn pinned_alloc_failure(lines: &[String]) -> Option<String> {
         // A setting (`pin_memory=True` in a config dump, vLLM's `pin_memory=False`, GGML_CUDA_NO_PINNED) is no
         // allocation.
         let setting = ["pin_memory=", "pin_memory:", "pin_memory\"", "pin_memory'", "NO_PINNED"];
-        PINNED_SIGNS.iter().any(|s| l.contains(s)) && !setting.iter().any(|s| l.contains(s))
+        let lower = l.to_ascii_lowercase();
+        let in_words = lower.contains("pin memory") || lower.contains("pinning");
+        (in_words || PINNED_SIGNS.iter().any(|s| l.contains(s))) && !setting.iter().any(|s| l.contains(s))
     };
     let oom = |l: &str| {
         let lower = l.to_ascii_lowercase();
@@ -227,6 +229,9 @@ fn pinned_alloc_failure(lines: &[String]) -> Option<String> {
             || lower.contains("failed to allocate")
             || lower.contains("cudaerrormemoryallocation")
             || lower.contains("cuda_error_out_of_memory")
+            // Said in words on the line that names the pinning: "pinning memory fails", "pin memory 会失败"
+            // (the maintainer in FlashML-org/FreeToken#443).
+            || (pinned(l) && (lower.contains("fail") || l.contains("失败")))
     };
     lines.iter().enumerate().find_map(|(i, l)| {
         if !oom(l) {
@@ -1108,6 +1113,16 @@ mod tests {
             "x\n".repeat(10)
         );
         assert_eq!(failure(&far), None);
+    }
+
+    /// A pinned allocation's failure said in words on the line that names the pinning
+    /// (FlashML-org/FreeToken#443, the maintainer, verbatim), not a mention of pinning without a failure.
+    #[test]
+    fn a_pinning_failure_said_in_words_is_read() {
+        let said = "WSL2\nwsl2 本质是 windows 但 engine 不知道，所以会用 linux 的方式去 pin memory。这个 pin memory 会失败导致大量 fallback 到 pagable memory。\n";
+        assert!(read_wsl(said).unwrap().pinned_alloc_failure.is_some());
+        assert!(read_wsl("WSL2\nPinning memory fails with large batches\n").unwrap().pinned_alloc_failure.is_some());
+        assert_eq!(read_wsl("WSL2\nWe use pinned memory for the loader.\n").unwrap().pinned_alloc_failure, None);
     }
 
     /// The failure readers on malformed, truncated and huge input: no panic, and a long text read in time
