@@ -455,6 +455,13 @@ const CASES: &[Case] = &[
         &[("compiler", "Intel ICX")],
         &[],
     ),
+    // open-mmlab/mmcv's FAQ (verbatim): MSVC prints the directive as `#error:` after its C1189.
+    (
+        "nvcc.unsupported_host_compiler",
+        "C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v9.2\\include\\crt/host_config.h(133): fatal error C1189: #error:  -- unsupported Microsoft Visual Studio version! Only the versions 2012, 2013, 2015 and 2017 are supported!",
+        &[("compiler", "Microsoft Visual Studio")],
+        &[],
+    ),
     // pytorch/pytorch#46312 (verbatim, Windows).
     (
         "cudnn.could_not_load_library",
