@@ -323,6 +323,14 @@ fn other_fix(cx: &Ctx<'_>, known: &KnownMessage) -> FamilyFix {
                                              guide lists each release's). `-allow-unsupported-compiler` only skips \
                                              the check."
             .to_owned(),
+        // JAX's installation docs (jax[cuda12] pulls nvidia-cuda-nvcc-cu12, whose ptxas XLA finds); NVIDIA's CUDA
+        // images (the base and runtime flavours carry no compiler tools, devel does); XLA's --xla_gpu_cuda_data_dir.
+        "xla.ptxas_not_found" => "Give XLA a ptxas: `python -m pip install nvidia-cuda-nvcc-cu12` (JAX: reinstall \
+                                  `jax[cuda12]`, which brings it), or a CUDA toolkit with its bin folder on PATH (conda: \
+                                  `conda install -c nvidia cuda-nvcc`); in a container, build from NVIDIA's -devel CUDA \
+                                  image, since -base and -runtime carry no ptxas. TensorFlow can be pointed at a toolkit \
+                                  with XLA_FLAGS=--xla_gpu_cuda_data_dir=<toolkit root>."
+            .to_owned(),
         "torch.dataloader_shm_exhausted" => "Give the container a larger /dev/shm: `docker run --shm-size=8g …` or \
                                              `--ipc=host` (Docker's default is 64 MiB; on Kubernetes, an emptyDir of \
                                              medium Memory mounted at /dev/shm); `df -h /dev/shm` shows its size. \

@@ -455,6 +455,20 @@ const CASES: &[Case] = &[
         &[("compiler", "Intel ICX")],
         &[],
     ),
+    // XLA without ptxas, as TensorFlow 2.13's log shows it (the README of GitHub user sejmou's TensorFlow Serving
+    // API on an EC2 g4dn quotes its GPU container's start; verbatim lines).
+    (
+        "xla.ptxas_not_found",
+        "2023-07-11 18:29:03.714398: W external/org_tensorflow/tensorflow/compiler/xla/stream_executor/gpu/asm_compiler.cc:109] Couldn't get ptxas version : FAILED_PRECONDITION: Couldn't get ptxas/nvlink version string: INTERNAL: Couldn't invoke ptxas --version",
+        &[("ptxas", "ptxas")],
+        &[],
+    ),
+    (
+        "xla.ptxas_not_found",
+        "2023-07-11 18:29:03.714719: W external/org_tensorflow/tensorflow/compiler/xla/stream_executor/gpu/redzone_allocator.cc:317] INTERNAL: Failed to launch ptxas",
+        &[],
+        &[],
+    ),
     // open-mmlab/mmcv's FAQ (verbatim): MSVC prints the directive as `#error:` after its C1189.
     (
         "nvcc.unsupported_host_compiler",
