@@ -316,14 +316,15 @@ fn thread_of(url: &str) -> String {
     url.replacen("http://", "https://", 1).to_ascii_lowercase()
 }
 
-/// The knowledge base without the catalogue rows (`errors.toml`) whose source is `thread`; `None`
-/// when no row cites it.
+/// The knowledge base without the catalogue rows (`errors.toml`) whose source cites `thread` anywhere
+/// (first or beside the emitter's file, as a URL or `owner/repo#N`); `None` when no row cites it.
 fn without_thread(kb: &Kb, thread: &str) -> Option<Kb> {
-    if !kb.errors.message.iter().any(|m| thread_of(&m.source) == thread) {
+    let cites = |m: &gpu_doctor_kb::KnownMessage| cited_threads(&m.source).contains(thread);
+    if !kb.errors.message.iter().any(cites) {
         return None;
     }
     let mut kb = kb.clone();
-    kb.errors.message.retain(|m| thread_of(&m.source) != thread);
+    kb.errors.message.retain(|m| !cites(m));
     Some(kb)
 }
 
