@@ -255,6 +255,13 @@ const CASES: &[Case] = &[
         &[("detected", "11.8"), ("compiled", "12.1")],
         &[],
     ),
+    // graphdeco-inria/gaussian-splatting#385's title (verbatim): the core without its first words and its end.
+    (
+        "torch.cpp_extension_cuda_mismatch",
+        "RuntimeError CUDA version (12.0) mismatches the version that was used to compile",
+        &[("detected", "12.0")],
+        &[],
+    ),
     ("torchvision.operator_missing", "RuntimeError: operator torchvision::nms does not exist", &[("op", "nms")], &[]),
     (
         "numpy.compiled_against_numpy1",
