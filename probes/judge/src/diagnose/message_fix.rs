@@ -746,6 +746,24 @@ fn text_cuda_major(cx: &Ctx<'_>) -> Option<u32> {
     builds.chain(wheels).max()
 }
 
+/// What cuDNN 8.3 to 8.9 need on Windows beside their own DLLs (NVIDIA's cuDNN 8 installation guide for
+/// Windows, "Installing Zlib": zlibwapi.dll, which cuDNN does not ship, in a folder on PATH).
+const ZLIB: &str = "cuDNN 8.3 to 8.9 on Windows load zlibwapi.dll (zlib), which cuDNN does not ship: download it as \
+                    NVIDIA's cuDNN 8 installation guide for Windows says (\"Installing Zlib\") and put it in a folder on \
+                    PATH, such as the CUDA toolkit's bin; cuDNN 9 needs no zlib";
+
+/// A library of NVIDIA's named without a major (`libnvrtc.so`, `libcuda.so`'s kind of name for a
+/// toolkit library): the development link that only a toolkit's `-dev` packages install, which a
+/// program opening that name needs (cuDNN 8's runtime-fusion engine opens `libnvrtc.so`). Its base,
+/// when the name is one of NVIDIA's libraries.
+fn unversioned_library(observed: &[&ObservedMessage]) -> Option<(String, String)> {
+    observed.iter().find_map(|m| {
+        let lib = m.values.get("library")?.trim();
+        let base = lib.rsplit('/').next()?.strip_prefix("lib")?.strip_suffix(".so")?;
+        families::library_wheel(base).map(|_| (lib.to_owned(), base.to_owned()))
+    })
+}
+
 /// An NVIDIA library named by a loader line: its base (`cudnn` for every cuDNN sub-library,
 /// `cublasLt`, `cudart`) and soname major, and whether it is a Windows DLL. `libcudnn_ops_infer.so.8`
 /// → (`cudnn`, 8, false); `cudnn_ops64_9.dll` → (`cudnn`, 9, true); `cublas64_12.dll` → (`cublas`, 12,
@@ -810,6 +828,22 @@ fn wheel_lib_module(requirement: &str) -> Option<String> {
 /// A library of NVIDIA's that the loader did not find: the package that ships it for its major,
 /// and how the loader finds it. `None` when the message names no such library.
 fn library_fix(cx: &Ctx<'_>, observed: &[&ObservedMessage]) -> Option<FamilyFix> {
+    if named_library(observed).is_none()
+        && let Some((lib, base)) = unversioned_library(observed)
+    {
+        let name = fix::word(cx, &lib);
+        return Some((
+            Some(format!(
+                "{name} has no major in its name: it is the development link (lib{base}.so → lib{base}.so.N) that \
+                 only a CUDA toolkit's development packages install (pip wheels and runtime packages ship \
+                 lib{base}.so.N alone), and the program opens that name. Make the link beside the versioned copy it \
+                 should use (`ln -s lib{base}.so.N lib{base}.so` in that folder: the wheel's nvidia/…/lib, or \
+                 torch/lib, whose copy has a hash in its name), or install the toolkit's `-dev` package of that \
+                 library."
+            )),
+            None,
+        ));
+    }
     let (lib, base, major, dll) = named_library(observed)?;
     // The soname (`libcudnn_ops.so.9` of `libcudnn_ops.so.9.1.0`) is what the loader cache lists.
     let lib = match lib.split_once(".so.") {
@@ -836,8 +870,13 @@ fn library_fix(cx: &Ctx<'_>, observed: &[&ObservedMessage]) -> Option<FamilyFix>
             Some(format!(
                 "{name} is not in any folder on PATH. Install the package that ships it: `{install}` (or NVIDIA's \
                  installer for that {} release), and put the folder that holds the DLL (the wheel's `bin` folder under \
-                 site-packages\\nvidia, or the toolkit's `bin`) on PATH.",
-                if base == "cudnn" { format!("cuDNN {major}") } else { "CUDA".to_owned() }
+                 site-packages\\nvidia, or the toolkit's `bin`) on PATH.{}",
+                if base == "cudnn" { format!("cuDNN {major}") } else { "CUDA".to_owned() },
+                if base == "cudnn" && major == 8 {
+                    format!(" Where the DLL is there and still does not load (Windows' error 126): {ZLIB}.")
+                } else {
+                    String::new()
+                }
             )),
             None,
         ));
@@ -901,6 +940,9 @@ pub(super) fn parse_cudnn(text: &str) -> Option<(u32, u32)> {
 /// older copy kept off the loader's path; for JAX, its own CUDA plugin, which brings its cuDNN.
 fn cudnn_fix(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&ObservedMessage]) -> FamilyFix {
     let value = |name: &str| observed.iter().find_map(|m| m.values.get(name));
+    if known.id == "cudnn.zlib_dll_not_found" {
+        return (Some(format!("{ZLIB}.")), None);
+    }
     if program(known) == "jax" {
         return (Some(jax_cudnn(cx, value("built").and_then(|v| parse_cudnn(v)))), None);
     }

@@ -472,3 +472,33 @@ fn nvcc_without_libdevice_is_told_to_put_the_toolkits_bin_first() {
     let words = words(&f).expect("a fix");
     assert!(words.contains("PATH=/usr/local/cuda/bin:$PATH") && words.contains("which -a nvcc"), "{words}");
 }
+
+/// A library named without a major is the development link only a toolkit's `-dev` package installs:
+/// cuDNN 8's runtime-fusion engine opens `libnvrtc.so` (facefusion/facefusion-docker#8 made the link in
+/// torch/lib). The fix names the link to make, not the cuDNN that loaded fine.
+#[test]
+fn an_nvidia_library_without_a_major_is_the_development_link() {
+    let text = "Could not load library libcudnn_cnn_infer.so.8. Error: libnvrtc.so: cannot open shared object file: \
+                No such file or directory\n";
+    let (words, _) = fix_of(text, "observed.ld.cuda_library_missing");
+    assert!(words.contains("ln -s libnvrtc.so.N libnvrtc.so") && words.contains("-dev"), "{words}");
+}
+
+/// cuDNN 8.3 to 8.9 on Windows need zlibwapi.dll: its own line, and a cuDNN 8 DLL that does not load
+/// (Windows' error 126), name it.
+#[test]
+fn cudnn_8_on_windows_names_zlibwapi() {
+    let (words, _) = fix_of(
+        "Could not locate zlibwapi.dll. Please make sure it is in your library path!\n",
+        "observed.cudnn.zlib_dll_not_found",
+    );
+    assert!(words.contains("zlibwapi.dll") && words.contains("PATH"), "{words}");
+    let text = "Could not load library cudnn_cnn_infer64_8.dll. Error code 126\n\
+                Please make sure cudnn_cnn_infer64_8.dll is in your library path!\n";
+    let (words, _) = fix_of(text, "observed.cudnn.could_not_load_library");
+    assert!(words.contains("zlibwapi.dll"), "{words}");
+    // cuDNN 9 needs none.
+    let text = "Could not load library cudnn_ops64_9.dll. Error code 126\n";
+    let (words, _) = fix_of(text, "observed.cudnn.could_not_load_library");
+    assert!(!words.contains("zlibwapi.dll"), "{words}");
+}
