@@ -114,7 +114,8 @@ pub(super) const SEVERAL_ON_MIG: Rule = Rule {
     source: MIG_SOURCE,
 };
 
-/// With the container's video capability (`video::CAPABILITY_MISSING`), which the video family judges.
+/// With the container's video capability (`video::CAPABILITY_MISSING`), which the video family judges, and the
+/// toolkit's stub libcuda on the loader's path (`libcuda::STUB_ON_PATH`), which the libcuda family judges.
 pub(super) const RULES: &[Rule] = &[
     HIDES_ALL,
     UNKNOWN_DEVICE,
@@ -125,6 +126,7 @@ pub(super) const RULES: &[Rule] = &[
     MIG_UNSET,
     SEVERAL_ON_MIG,
     super::video::CAPABILITY_MISSING,
+    super::libcuda::STUB_ON_PATH,
 ];
 
 /// What shows that GPUs are in MIG mode: evidence lines, the MIG devices' UUIDs, and whether a GPU in MIG mode

@@ -42,7 +42,9 @@ pub(super) const STUB_ON_PATH: Rule = Rule {
              stub libcuda loaded through LD_LIBRARY_PATH)",
 };
 
-pub(super) const RULES: &[Rule] = &[LIBCUDA_MISSING, STUB_ON_PATH];
+/// With the toolkit's stub on the loader's path ([`STUB_ON_PATH`]), which the variables' family lists and this
+/// family judges.
+pub(super) const RULES: &[Rule] = &[LIBCUDA_MISSING];
 
 /// A folder that holds a CUDA toolkit's link-time stubs.
 fn is_stub_dir(dir: &str) -> bool {

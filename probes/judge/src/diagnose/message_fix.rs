@@ -1266,11 +1266,16 @@ fn visible_fix(cx: &Ctx<'_>, known: &KnownMessage) -> FamilyFix {
             Some(format!(
                 "Reboot: the kernel still runs the module of the driver before the update, while the libraries are the \
                  new one's. If it stays after a reboot, two driver versions are installed: `{}` shows the loaded \
-                 module's; remove the other so the module and the libraries are one version (your distribution's \
-                 driver packages), then {}. In a container, a forward-compatibility libcuda (the image's \
-                 /usr/local/cuda/compat) found before the host driver's does the same: take that folder off \
+                 module's, and `{}` (Fedora, RHEL: `rpm -qa | grep -i nvidia`) lists the packages of both; remove \
+                 the other version's so the module and the libraries are one version (a half-finished upgrade: \
+                 `sudo apt --fix-broken install`; a package that pulled another branch's libraries, as \
+                 nvidia-opencl-dev pulls libnvidia-compute-<branch>; on Fedora-based systems the kmod-nvidia module \
+                 of the new driver must be built for the running kernel), then {}, and `sudo ldconfig` so the loader \
+                 cache no longer names the old libraries. In a container, a forward-compatibility libcuda (the \
+                 image's /usr/local/cuda/compat) found before the host driver's does the same: take that folder off \
                  LD_LIBRARY_PATH.",
                 cmd(cx, "cat", ["/proc/driver/nvidia/version"]),
+                "dpkg -l | grep -E 'nvidia|libnvidia'",
                 rebuild_module(cx)
             )),
             None,
