@@ -1241,6 +1241,26 @@ fn rebuild_module(cx: &Ctx<'_>) -> String {
     }
 }
 
+/// NVML's driver/library version mismatch: the reboot, then the package state that leaves two driver
+/// versions installed.
+fn version_mismatch_words(cx: &Ctx<'_>) -> String {
+    format!(
+        "Reboot: the kernel still runs the module of the driver before the update, while the libraries are the \
+         new one's. If it stays after a reboot, two driver versions are installed: `{}` shows the loaded \
+         module's, and `{}` (Fedora, RHEL: `rpm -qa | grep -i nvidia`) lists the packages of both; remove \
+         the other version's so the module and the libraries are one version (a half-finished upgrade: \
+         `sudo apt --fix-broken install`; a package that pulled another branch's libraries, as \
+         nvidia-opencl-dev pulls libnvidia-compute-<branch>; on Fedora-based systems the kmod-nvidia module \
+         of the new driver must be built for the running kernel), then {}, and `sudo ldconfig` so the loader \
+         cache no longer names the old libraries. In a container, a forward-compatibility libcuda (the \
+         image's /usr/local/cuda/compat) found before the host driver's does the same: take that folder off \
+         LD_LIBRARY_PATH.",
+        cmd(cx, "cat", ["/proc/driver/nvidia/version"]),
+        "dpkg -l | grep -E 'nvidia|libnvidia'",
+        rebuild_module(cx)
+    )
+}
+
 /// The GPU the program cannot reach, by sub-family: the command that loads, rebuilds, matches or
 /// exposes the driver, and the driver-load plan where the row says which problem it is.
 fn visible_fix(cx: &Ctx<'_>, known: &KnownMessage) -> FamilyFix {
@@ -1262,24 +1282,7 @@ fn visible_fix(cx: &Ctx<'_>, known: &KnownMessage) -> FamilyFix {
             )),
             None,
         ),
-        Unreachable::VersionMismatch => (
-            Some(format!(
-                "Reboot: the kernel still runs the module of the driver before the update, while the libraries are the \
-                 new one's. If it stays after a reboot, two driver versions are installed: `{}` shows the loaded \
-                 module's, and `{}` (Fedora, RHEL: `rpm -qa | grep -i nvidia`) lists the packages of both; remove \
-                 the other version's so the module and the libraries are one version (a half-finished upgrade: \
-                 `sudo apt --fix-broken install`; a package that pulled another branch's libraries, as \
-                 nvidia-opencl-dev pulls libnvidia-compute-<branch>; on Fedora-based systems the kmod-nvidia module \
-                 of the new driver must be built for the running kernel), then {}, and `sudo ldconfig` so the loader \
-                 cache no longer names the old libraries. In a container, a forward-compatibility libcuda (the \
-                 image's /usr/local/cuda/compat) found before the host driver's does the same: take that folder off \
-                 LD_LIBRARY_PATH.",
-                cmd(cx, "cat", ["/proc/driver/nvidia/version"]),
-                "dpkg -l | grep -E 'nvidia|libnvidia'",
-                rebuild_module(cx)
-            )),
-            None,
-        ),
+        Unreachable::VersionMismatch => (Some(version_mismatch_words(cx)), None),
         Unreachable::NoDevice => (
             Some(format!(
                 "{} An empty value, -1, or an index or UUID not in the list hides every GPU. In a container, start \
