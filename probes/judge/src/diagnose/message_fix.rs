@@ -1320,9 +1320,11 @@ fn visible_fix(cx: &Ctx<'_>, known: &KnownMessage) -> FamilyFix {
         ),
         Unreachable::ContainerLost => (
             Some(format!(
-                "In a container this follows a `systemctl daemon-reload` on the host (systemd cgroups): delete and \
-                 start the container again; the lasting fix on the host is NVIDIA's: `{}` (its notice, \
-                 NVIDIA/nvidia-docker#1730). Outside a container, `{}` shows whether the driver loads.",
+                "In a container this follows the host re-applying the container's cgroup (a `systemctl \
+                 daemon-reload` with systemd cgroups; on Kubernetes also the kubelet's static CPU manager, \
+                 cpu-manager-policy=static, moving the container's CPUs): restart or recreate the container; the \
+                 lasting fix on the host is NVIDIA's: `{}` (its notice, NVIDIA/nvidia-docker#1730), and on Kubernetes \
+                 the device plugin's --pass-device-specs. Outside a container, `{}` shows whether the driver loads.",
                 cmd(cx, "sudo", ["nvidia-ctk", "system", "create-dev-char-symlinks", "--create-all"]),
                 cmd(cx, "sudo", ["modprobe", "nvidia"])
             )),
