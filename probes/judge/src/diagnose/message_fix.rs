@@ -1172,6 +1172,10 @@ enum Unreachable {
     UvmState,
     /// The Kubernetes device plugin's pod cannot reach the driver: the node's runtime is not NVIDIA's by default.
     NodeRuntime,
+    /// The firmware left the GPU's memory window (BAR) unassigned or unusable.
+    Bar,
+    /// The driver found the GPU but could not initialise it (RmInitAdapter).
+    AdapterInit,
 }
 
 /// Which rows are which sub-family.
@@ -1217,6 +1221,9 @@ const UNREACHABLE: &[(Unreachable, &[&str])] = &[
         Unreachable::Nouveau,
         &[
             "installer.nouveau_in_use",
+            // The module's probe was never called: the kernel gave the GPU to another driver first, nouveau as
+            // the line itself names it (or rivafb, nvidiafb).
+            "nvrm.probe_not_called",
             "nouveau.unit_ctor_failed",
             "nouveau.firmware_unavailable",
             "nouveau.unit_init_failed",
@@ -1228,6 +1235,8 @@ const UNREACHABLE: &[(Unreachable, &[&str])] = &[
     (Unreachable::OpenModuleOptIn, &["nvrm.open_module_unsupported_gpu"]),
     (Unreachable::UvmState, &["torch.cuda_unknown_error"]),
     (Unreachable::NodeRuntime, &["k8s.nvml_init_failed"]),
+    (Unreachable::Bar, &["nvrm.invalid_bar"]),
+    (Unreachable::AdapterInit, &["nvrm.rm_init_adapter_failed"]),
 ];
 
 /// The distribution's command that rebuilds the NVIDIA module for the running kernel, when the
@@ -1239,6 +1248,29 @@ fn rebuild_module(cx: &Ctx<'_>) -> String {
     } else {
         format!("`{}`", cx.kb.drivers.distro(&os).rebuild_module)
     }
+}
+
+/// A GPU the firmware left without a usable memory window (BAR): the kernel's pci=realloc
+/// (Documentation/admin-guide/kernel-parameters.txt: reassign PCI bridge resources the firmware left
+/// wrong); Above 4G Decoding, the firmware setting that maps a BAR above 4 GiB.
+const BAR_WORDS: &str = "The firmware left the GPU without a usable memory window (BAR): let the kernel assign it with \
+                         `pci=realloc` on its command line (GRUB_CMDLINE_LINUX in /etc/default/grub, then `sudo \
+                         update-grub` and a reboot); for a GPU with a large BAR, enable Above 4G Decoding (and \
+                         Resizable BAR) in the firmware setup, or update the BIOS. A Thunderbolt eGPU may need the \
+                         bridge above it rescanned after that (`echo 1 | sudo tee /sys/bus/pci/rescan`).";
+
+/// RmInitAdapter failed: the driver found the GPU and could not initialise it; its causes in the
+/// order to check them.
+fn adapter_init_words(cx: &Ctx<'_>) -> String {
+    format!(
+        "The driver found the GPU but could not initialise it: `{}` shows the lines before it. Check, in order: \
+         the firmware's PCI setup (enable Above 4G Decoding and Resizable BAR for a GPU with large memory; \
+         `pci=realloc` on the kernel command line), the GPU's power (every supplementary cable seated, a supply \
+         that carries the load), a driver release that supports this GPU (the newest of its branch), and for the \
+         open kernel module a GSP firmware failure (try the same release's proprietary module where the GPU \
+         allows it). Then reboot.",
+        cmd(cx, "sudo", ["dmesg", "--level=err,warn"])
+    )
 }
 
 /// NVML's driver/library version mismatch: the reboot, then the package state that leaves two driver
@@ -1318,6 +1350,8 @@ fn visible_fix(cx: &Ctx<'_>, known: &KnownMessage) -> FamilyFix {
             )),
             load(DriverLoadProblem::Nouveau),
         ),
+        Unreachable::Bar => (Some(BAR_WORDS.to_owned()), None),
+        Unreachable::AdapterInit => (Some(adapter_init_words(cx)), None),
         Unreachable::ContainerLost => (
             Some(format!(
                 "In a container this follows the host re-applying the container's cgroup (a `systemctl \

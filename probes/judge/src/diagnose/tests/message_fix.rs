@@ -502,3 +502,21 @@ fn cudnn_8_on_windows_names_zlibwapi() {
     let (words, _) = fix_of(text, "observed.cudnn.could_not_load_library");
     assert!(!words.contains("zlibwapi.dll"), "{words}");
 }
+
+/// The kernel log's NVRM lines of a GPU the driver could not take: the firmware's BAR left unusable
+/// (pci=realloc, Above 4G Decoding), RmInitAdapter (the order of causes to check), and a probe never
+/// called (another driver, nouveau as the line names it, holds the GPU). The lines are the reader's
+/// samples for their rows (probes/src/parse/paste/tests/messages.rs).
+#[test]
+fn nvrm_lines_of_a_gpu_the_driver_could_not_take_name_their_remedy() {
+    let bar = "NVRM: This PCI I/O region assigned to your NVIDIA device is invalid:\nNVRM: BAR1 is 0M @ 0x0 (PCI:0000:01:00.0)\n";
+    let (words, _) = fix_of(bar, "observed.nvrm.invalid_bar");
+    assert!(words.contains("pci=realloc") && words.contains("Above 4G Decoding"), "{words}");
+    let init = "Jul 01 22:55:07 gpu kernel: NVRM: GPU 0000:01:00.0: RmInitAdapter failed! (0x22:0x56:884)\n";
+    let (words, _) = fix_of(init, "observed.nvrm.rm_init_adapter_failed");
+    assert!(words.contains("Above 4G Decoding") && words.contains("power"), "{words}");
+    let probe = "[188549.976351] NVRM: The NVIDIA probe routine was not called for 3 device(s).\n";
+    let (words, plan) = fix_of(probe, "observed.nvrm.probe_not_called");
+    assert!(words.contains("nouveau") && words.contains("reboot"), "{words}");
+    assert!(plan.is_some(), "the driver-load plan of nouveau");
+}
