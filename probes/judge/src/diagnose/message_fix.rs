@@ -1052,7 +1052,7 @@ fn jax_cudnn(cx: &Ctx<'_>, built: Option<(u32, u32)>) -> String {
 /// A variable set wrong or missing: the variable, the value to check and to set.
 fn variable_fix(cx: &Ctx<'_>, known: &KnownMessage) -> FamilyFix {
     match known.id.as_str() {
-        "cuda.invalid_device_ordinal" => (Some(visible_devices_words(cx)), None),
+        "cuda.invalid_device_ordinal" => (Some(invalid_ordinal_words(cx)), None),
         // NVIDIA/nvvl#99 and cudamat/cudamat#40: the toolkit's own nvcc first on PATH cured it.
         "nvcc.libdevice_not_found" => (
             Some(format!(
@@ -1076,6 +1076,31 @@ fn variable_fix(cx: &Ctx<'_>, known: &KnownMessage) -> FamilyFix {
         ),
         _ => (None, None),
     }
+}
+
+/// An index beyond the visible GPUs: how many the text shows visible (CUDA_VISIBLE_DEVICES' entries, else
+/// the GPUs listed), against the processes a launcher starts, one a GPU (`--nproc_per_node`); then which
+/// GPUs the process may use.
+fn invalid_ordinal_words(cx: &Ctx<'_>) -> String {
+    let var = cx.s.env.vars.get("CUDA_VISIBLE_DEVICES").map(|v| v.trim()).filter(|v| !v.is_empty());
+    let visible = var
+        .map(|v| v.split(',').filter(|e| !e.trim().is_empty()).count())
+        .or_else(|| cx.raw_gpus().map(<[_]>::len).filter(|n| *n > 0));
+    let shown = var.map_or_else(|| "the text shows".to_owned(), |v| format!("CUDA_VISIBLE_DEVICES={v} shows"));
+    let first = match (visible, cx.s.stated_gpus_used) {
+        (Some(visible), Some(processes)) if processes as usize > visible => format!(
+            "The launcher starts {processes} processes, one a GPU (local ranks 0 to {}), while {shown} {visible}: \
+             set --nproc_per_node (torchrun, torch.distributed.launch) to {visible}, or make {processes} GPUs \
+             visible. ",
+            processes - 1
+        ),
+        (Some(1), _) => format!(
+            "Only one GPU is visible ({shown} one), so only index 0 exists: run the program on one GPU (its \
+             option for the GPU count or the GPU indices, set to 1 or 0), or make more GPUs visible. "
+        ),
+        _ => String::new(),
+    };
+    format!("{first}{}", visible_devices_words(cx))
 }
 
 /// Which GPUs the process may use: `nvidia-smi -L` and CUDA_VISIBLE_DEVICES.

@@ -131,7 +131,13 @@ fn used_in(line: &str) -> Option<u32> {
     let lower = line.to_ascii_lowercase();
     let words: Vec<&str> =
         lower.split(|c: char| !(c.is_ascii_alphanumeric() || c == '\'')).filter(|w| !w.is_empty()).collect();
-    if words.iter().any(|w| CLUSTER.contains(w)) || lower.contains("nnodes") {
+    // torchrun's `--nnodes=N` spreads the run over N machines; `--nnodes=1` is this one.
+    let one_node = |rest: &str| {
+        let n: String = rest.trim_start_matches(['=', ' ']).chars().take_while(char::is_ascii_digit).collect();
+        n == "1"
+    };
+    let nodes = lower.find("nnodes").is_some_and(|at| !one_node(&lower[at + "nnodes".len()..]));
+    if words.iter().any(|w| CLUSTER.contains(w)) || nodes {
         return None;
     }
     if let Some(n) = nproc_per_node(&lower) {
@@ -577,6 +583,7 @@ mod tests {
         assert_eq!(used("it works when using 1 GPU"), None);
         assert_eq!(used("training on 64 GPUs across 8 nodes"), None);
         assert_eq!(used("torchrun --nnodes=2 --nproc_per_node=4 train.py"), None);
+        assert_eq!(used("torchrun --nnodes=1 --nproc_per_node=4 train.py"), Some(4), "one node is this machine");
         assert_eq!(used("using 2 threads on the GPU"), None);
         assert_eq!(used("runs on one GPU\nlater with 2 GPUs it hangs"), Some(2));
     }

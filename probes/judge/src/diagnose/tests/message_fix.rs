@@ -520,3 +520,24 @@ fn nvrm_lines_of_a_gpu_the_driver_could_not_take_name_their_remedy() {
     assert!(words.contains("nouveau") && words.contains("reboot"), "{words}");
     assert!(plan.is_some(), "the driver-load plan of nouveau");
 }
+
+/// CUDA's invalid device ordinal against what the text shows visible: a launcher starting more
+/// processes (one a GPU) than CUDA_VISIBLE_DEVICES lists, and one visible GPU. The error line is
+/// PyTorch's `cuda runtime error (101)` of torch/csrc/cuda/Module.cpp; the launch lines are written
+/// for the test in torch.distributed.launch's documented form.
+#[test]
+fn an_invalid_ordinal_names_the_process_count_or_the_one_visible_gpu() {
+    let error =
+        "RuntimeError: cuda runtime error (101) : invalid device ordinal at /pytorch/torch/csrc/cuda/Module.cpp:59\n";
+    let launch = format!(
+        "CUDA_VISIBLE_DEVICES=1,2 python -m torch.distributed.launch --nnodes=1 --nproc_per_node=4 train.py\n{error}"
+    );
+    let (words, _) = fix_of(&launch, "observed.cuda.invalid_device_ordinal");
+    assert!(words.contains("set --nproc_per_node (torchrun, torch.distributed.launch) to 2"), "{words}");
+    let one = format!("$ export CUDA_VISIBLE_DEVICES=0\n{error}");
+    let (words, _) = fix_of(&one, "observed.cuda.invalid_device_ordinal");
+    assert!(words.contains("Only one GPU is visible (CUDA_VISIBLE_DEVICES=0 shows one)"), "{words}");
+    // Nothing shown visible: the general words alone.
+    let (words, _) = fix_of(error, "observed.cuda.invalid_device_ordinal");
+    assert!(words.starts_with("`nvidia-smi -L` lists"), "{words}");
+}
