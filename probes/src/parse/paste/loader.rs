@@ -94,7 +94,8 @@ const STUB: &str = "the toolkit's stub libcuda on the loader's path";
 /// The toolkit's link-time stub libcuda on the loader's path, as one line shows it: the file an error
 /// of the loader or dlopen names first (glibc's dlerror is `FILE: message`, as in numba/numba#8985's
 /// `…/lib64/stubs/libcuda.so: undefined symbol: _undef`), or a `stubs` folder on a line that names
-/// LD_LIBRARY_PATH (xmake-io/xmake#4686: `LD_LIBRARY_PATH 引用到了 /usr/local/cuda/lib64/stubs`). A build's `-L…/stubs` or CMake's
+/// LD_LIBRARY_PATH (xmake-io/xmake#4686, in Chinese: "the log shows LD_LIBRARY_PATH refers to
+/// /usr/local/cuda/lib64/stubs"). A build's `-L…/stubs` or CMake's
 /// `Found CUDA driver library: …/stubs/libcuda.so` is link time, not the loader's, and is not read.
 fn stub_libcuda(line: &str) -> Option<&str> {
     let path_at = |at: usize| {
@@ -118,7 +119,7 @@ fn stub_libcuda(line: &str) -> Option<&str> {
     if !line.contains("LD_LIBRARY_PATH") {
         return None;
     }
-    line.split(|c: char| c.is_whitespace() || "'\"`:=,，;()".contains(c))
+    line.split(|c: char| c.is_whitespace() || "'\"`:=,;()\u{ff0c}".contains(c))
         .map(|w| w.trim_end_matches('/'))
         .find(|w| w.starts_with('/') && w.ends_with("/stubs"))
 }
@@ -165,7 +166,9 @@ mod tests {
             Some("/scratch/yhao24/opt/cuda-12.1/lib64/stubs/libcuda.so")
         );
         assert_eq!(
-            stub_libcuda("看日志是 LD_LIBRARY_PATH 引用到了 /usr/local/cuda/lib64/stubs，"),
+            stub_libcuda(
+                "\u{770b}\u{65e5}\u{5fd7}\u{662f} LD_LIBRARY_PATH \u{5f15}\u{7528}\u{5230}\u{4e86} /usr/local/cuda/lib64/stubs\u{ff0c}"
+            ),
             Some("/usr/local/cuda/lib64/stubs")
         );
         // Link time, not the loader's: a linker flag, CMake's report, LIBRARY_PATH.

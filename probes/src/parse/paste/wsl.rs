@@ -229,9 +229,9 @@ fn pinned_alloc_failure(lines: &[String]) -> Option<String> {
             || lower.contains("failed to allocate")
             || lower.contains("cudaerrormemoryallocation")
             || lower.contains("cuda_error_out_of_memory")
-            // Said in words on the line that names the pinning: "pinning memory fails", "pin memory 会失败"
+            // Said in words on the line that names the pinning: "pinning memory fails", and in Chinese "pin memory will fail"
             // (the maintainer in FlashML-org/FreeToken#443).
-            || (pinned(l) && (lower.contains("fail") || l.contains("失败")))
+            || (pinned(l) && (lower.contains("fail") || l.contains("\u{5931}\u{8d25}")))
     };
     lines.iter().enumerate().find_map(|(i, l)| {
         if !oom(l) {
@@ -1119,7 +1119,7 @@ mod tests {
     /// (FlashML-org/FreeToken#443, the maintainer, verbatim), not a mention of pinning without a failure.
     #[test]
     fn a_pinning_failure_said_in_words_is_read() {
-        let said = "WSL2\nwsl2 本质是 windows 但 engine 不知道，所以会用 linux 的方式去 pin memory。这个 pin memory 会失败导致大量 fallback 到 pagable memory。\n";
+        let said = "WSL2\nwsl2 \u{672c}\u{8d28}\u{662f} windows \u{4f46} engine \u{4e0d}\u{77e5}\u{9053}\u{ff0c}\u{6240}\u{4ee5}\u{4f1a}\u{7528} linux \u{7684}\u{65b9}\u{5f0f}\u{53bb} pin memory\u{3002}\u{8fd9}\u{4e2a} pin memory \u{4f1a}\u{5931}\u{8d25}\u{5bfc}\u{81f4}\u{5927}\u{91cf} fallback \u{5230} pagable memory\u{3002}\n";
         assert!(read_wsl(said).unwrap().pinned_alloc_failure.is_some());
         assert!(read_wsl("WSL2\nPinning memory fails with large batches\n").unwrap().pinned_alloc_failure.is_some());
         assert_eq!(read_wsl("WSL2\nWe use pinned memory for the loader.\n").unwrap().pinned_alloc_failure, None);
