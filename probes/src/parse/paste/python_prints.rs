@@ -11,9 +11,15 @@
 use super::facts::Facts;
 use super::packages;
 use gpu_doctor_kb::PyVersion;
-use gpu_doctor_model::DeepTorch;
+use gpu_doctor_model::{DeepTorch, OsFamily};
 
 const FORMAT: &str = "python prints";
+
+/// The format name of the interpreter's banner.
+const BANNER_FORMAT: &str = "the Python interpreter's banner";
+
+/// What Python prints for `None`.
+const NONE: &str = "None";
 
 /// The questions read, in the form they are asked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,7 +101,8 @@ fn capability(v: &str) -> Option<String> {
 fn answer(torch: &mut DeepTorch, ask: Ask, answer: &str) -> bool {
     match ask {
         Ask::Version if is_version(answer) => torch.version = Some(answer.to_owned()),
-        Ask::Cuda if answer == "None" => torch.cuda = None,
+        // Kept as `None` while reading, so that `read` knows it was printed (a CPU build).
+        Ask::Cuda if answer == "None" => torch.cuda = Some(NONE.to_owned()),
         Ask::Cuda if is_version(answer) => torch.cuda = Some(answer.to_owned()),
         Ask::Available if boolean(answer).is_some() => torch.cuda_available = boolean(answer),
         Ask::DeviceCount if answer.parse::<u32>().is_ok() => torch.device_count = answer.parse().ok(),
@@ -263,7 +270,29 @@ fn bare_pair(lines: &[String], i: usize, torch: &mut DeepTorch) -> Option<usize>
 }
 
 /// Reads PyTorch's printed answers into the framework facts and the `torch` package.
+/// The OS the interactive interpreter's banner names: CPython prints `Python <version> on <platform>`
+/// when it starts (python/cpython:Modules/main.c, pymain_header: `"Python %s on %s\n", Py_GetVersion(),
+/// Py_GetPlatform()`), `win32` on Windows, `linux`, `darwin`.
+fn banner_os(line: &str) -> Option<OsFamily> {
+    let line = line.trim();
+    if !line.starts_with("Python 3.") && !line.starts_with("Python 2.") {
+        return None;
+    }
+    match line.rsplit(" on ").next()? {
+        "win32" => Some(OsFamily::Windows),
+        "linux" => Some(OsFamily::Linux),
+        "darwin" => Some(OsFamily::Macos),
+        _ => None,
+    }
+}
+
 pub(super) fn read(lines: &[String], facts: &mut Facts) {
+    if let Some((i, os)) = lines.iter().enumerate().find_map(|(i, l)| banner_os(l).map(|os| (i, os)))
+        && facts.os.is_none()
+    {
+        facts.saw(i, BANNER_FORMAT);
+        facts.os = Some(os);
+    }
     let mut torch = DeepTorch::default();
     let mut first = None;
     let mut i = 0;
@@ -282,6 +311,14 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
     }
     let Some(at) = first else { return };
     facts.saw(at, FORMAT);
+    // torch.version.cuda is None in a CPU build (and a ROCm one, whose torch.version.hip says so), as
+    // collect_env's "CUDA used to build PyTorch: None".
+    if torch.cuda.as_deref() == Some(NONE) {
+        torch.cuda = None;
+        if torch.hip.is_none() {
+            facts.torch_build.get_or_insert(gpu_doctor_model::FrameworkBuild::Cpu);
+        }
+    }
     if let Some(v) = &torch.version {
         packages::add(facts, "torch", v, None, FORMAT);
     }
@@ -339,6 +376,33 @@ mod tests {
         );
         assert_eq!(torch(&f).version.as_deref(), Some("2.1.0+cpu"));
         assert_eq!(torch(&f).device_count, Some(0));
+    }
+
+    /// opendatalab/MinerU#240, the reporter's Windows REPL (verbatim lines): the banner names the OS, and
+    /// `torch.version.cuda` printed `None` says the build is a CPU one, as collect_env's "CUDA used to build
+    /// PyTorch: None" does; a version printed with it is the CPU build's.
+    #[test]
+    fn the_banner_names_the_os_and_a_cuda_of_none_a_cpu_build() {
+        let repl = "(MinerU_GPU) C:\\Users\\tu_ha>python\n\
+                    Python 3.10.14 | packaged by Anaconda, Inc. | (main, May  6 2024, 19:44:50) [MSC v.1916 64 bit (AMD64)] on win32\n\
+                    >>> import torch\n>>> print(torch.cuda.is_available()) \nFalse\n>>> print(torch.version.cuda) \nNone\n";
+        let f = read_lines(repl);
+        assert_eq!(f.os, Some(OsFamily::Windows));
+        assert_eq!(f.torch_build, Some(gpu_doctor_model::FrameworkBuild::Cpu));
+        assert_eq!(torch(&f).cuda, None, "None is no CUDA version");
+        assert_eq!(banner_os("Python 3.8.10 (default, Nov 22 2023, 10:22:35) \n"), None);
+        assert_eq!(
+            banner_os("Python 3.8.10 (default, Nov 22 2023, 10:22:35) [GCC 9.4.0] on linux"),
+            Some(OsFamily::Linux)
+        );
+        let f = read_lines(
+            "$ python -c \"import torch; print(torch.__version__); print(torch.version.cuda)\"\n1.4.0\nNone\n",
+        );
+        assert_eq!(f.torch_build, Some(gpu_doctor_model::FrameworkBuild::Cpu));
+        let f = read_lines(
+            "$ python -c \"import torch; print(torch.__version__); print(torch.version.cuda)\"\n2.3.0+cu121\n12.1\n",
+        );
+        assert_eq!(f.torch_build, None);
     }
 
     #[test]
