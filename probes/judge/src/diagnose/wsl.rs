@@ -226,8 +226,9 @@ pub(super) const NOT_SUPPORTED: Rule = Rule {
     trigger: "Inside WSL 2 CUDA answered 801 operation not supported (cudaErrorNotSupported, CUDA_ERROR_NOT_SUPPORTED, \
               PyTorch's 'CUDA error: operation not supported'): WSL 2 has no full managed (unified) memory, no \
               concurrent CPU/GPU access to it and no oversubscription, so the managed-memory paths a library takes on \
-              native Linux (prefetch, memory advice, managed pools) answer not supported. On a GPU known to be \
-              older than Volta, wsl.gpu_arch_below_volta_limited says it instead.",
+              native Linux (prefetch, memory advice, managed pools) answer not supported; or a managed-memory \
+              prefetch answered invalid device (cudaMemPrefetchAsync's answer on a GPU without concurrent managed \
+              access). On a GPU known to be older than Volta, wsl.gpu_arch_below_volta_limited says it instead.",
     source: "NVIDIA CUDA on WSL User Guide, Known Limitations for Linux CUDA Applications \
              (https://docs.nvidia.com/cuda/wsl-user-guide/index.html#known-limitations-for-linux-cuda-applications: \
              Unified Memory, full managed memory support is not available and concurrent CPU/GPU access is not \
@@ -545,7 +546,11 @@ fn limits(cx: &Ctx<'_>, wsl: &WslFacts, out: &mut Vec<Finding>) {
             return;
         }
         out.push(NOT_SUPPORTED.finding(
-            "CUDA answered 'operation not supported' (801) under WSL 2: managed memory is limited there",
+            if line.contains("nvalid device") {
+                "CUDA refused a managed-memory prefetch (invalid device) under WSL 2: managed memory is limited there"
+            } else {
+                "CUDA answered 'operation not supported' (801) under WSL 2: managed memory is limited there"
+            },
             format!(
                 "Under WSL 2 CUDA has no full managed (unified) memory: no concurrent CPU/GPU access, no \
                  oversubscription, so managed-memory prefetch, advice and managed pools answer 801 where native Linux \

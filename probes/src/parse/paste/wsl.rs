@@ -255,8 +255,18 @@ fn not_supported_error(lines: &[String]) -> Option<String> {
             l.contains("cudaErrorNotSupported")
                 || l.contains("CUDA_ERROR_NOT_SUPPORTED")
                 || l.contains("CUDA error: operation not supported")
+                || prefetch_refused(l)
         })
         .map(|l| quoted(l))
+}
+
+/// A managed-memory prefetch refused as an invalid device: cudaMemPrefetchAsync returns cudaErrorInvalidDevice
+/// when the destination GPU lacks cudaDevAttrConcurrentManagedAccess (CUDA Runtime API reference,
+/// cudaMemPrefetchAsync), which no GPU has under WSL 2, whatever the device index (rapidsai/rmm#2023: RMM's
+/// prefetch.cpp answering `cudaErrorInvalidDevice invalid device ordinal`).
+fn prefetch_refused(line: &str) -> bool {
+    let invalid = line.contains("cudaErrorInvalidDevice") || line.contains("invalid device ordinal");
+    invalid && (line.contains("prefetch") || line.contains("Prefetch"))
 }
 
 /// NVIDIA's GPU architectures by the names people write, oldest first (NVIDIA CUDA C++ Programming Guide,
@@ -1113,6 +1123,16 @@ mod tests {
             "x\n".repeat(10)
         );
         assert_eq!(failure(&far), None);
+    }
+
+    /// A managed-memory prefetch refused as an invalid device is WSL 2's limited managed memory, as 801 is
+    /// (rapidsai/rmm#2023's test output, verbatim); an invalid ordinal elsewhere is not.
+    #[test]
+    fn a_refused_prefetch_is_the_managed_memory_limit() {
+        let line = "C++ exception with description \"CUDA error at: /home/coder/rmm/cpp/src/prefetch.cpp:40: cudaErrorInvalidDevice invalid device ordinal\" thrown in the test body.";
+        assert!(read_wsl(&format!("WSL2\n{line}\n")).unwrap().not_supported_error.is_some());
+        let other = "RuntimeError: CUDA error: invalid device ordinal";
+        assert_eq!(read_wsl(&format!("WSL2\n{other}\n")).unwrap().not_supported_error, None);
     }
 
     /// A pinned allocation's failure said in words on the line that names the pinning
