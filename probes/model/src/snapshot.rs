@@ -98,7 +98,8 @@ pub struct Snapshot {
     pub stated_multi_gpu_hang: Option<String>,
     /// The question the pasted text asks whether the machine's CUDA must match (or be installed for) a
     /// framework's build ("Does the CUDA version I have installed on my system need to match the CUDA version of
-    /// the torch wheel?"); `None` for a live machine, or when it asks none.
+    /// the torch wheel?"), or its sentence that nvcc's CUDA and nvidia-smi's differ ("CUDA version in nvcc -V and
+    /// nvidia-smi different"); `None` for a live machine, or when it says neither.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stated_cuda_question: Option<String>,
     /// The line where the pasted text says in words that nvidia-smi was not found ("type `nvidia-smi` but

@@ -193,6 +193,9 @@ fn cuda_question(lines: &[String]) -> Option<(usize, String)> {
             .collect()
     };
     lines.iter().enumerate().find_map(|(i, line)| {
+        if tools_disagree(line) {
+            return Some((i, line.trim().chars().take(300).collect()));
+        }
         if !line.contains('?') || line.len() > 400 || !words(line).iter().any(|w| MUST_MATCH.contains(&w.as_str())) {
             return None;
         }
@@ -203,6 +206,21 @@ fn cuda_question(lines: &[String]) -> Option<(usize, String)> {
         let framework = window.iter().any(|w| BRINGS_CUDA.contains(&w.as_str()));
         (cuda && framework).then(|| (i, line.trim().chars().take(300).collect()))
     })
+}
+
+/// Words that set nvcc's CUDA against nvidia-smi's in one sentence: they are said to differ.
+const CONTRAST: [&str; 7] = ["but", "while", "whereas", "different", "differs", "mismatch", "still"];
+
+/// A sentence of at most 400 characters naming both nvcc and nvidia-smi, with a word that sets one against the
+/// other ("it only change the nvcc ... but if you use `nvidia-smi` function, it still use the latest version"):
+/// the two show different CUDA versions, the driver's level and the toolkit's release, which need not agree.
+fn tools_disagree(line: &str) -> bool {
+    if line.len() > 400 {
+        return false;
+    }
+    let lower = line.to_ascii_lowercase();
+    let words: Vec<&str> = lower.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| !w.is_empty()).collect();
+    lower.contains("nvcc") && lower.contains("nvidia-smi") && words.iter().any(|w| CONTRAST.contains(w))
 }
 
 /// The format name of a multi-GPU run said to hang.
@@ -636,6 +654,14 @@ mod tests {
             asked("Why do you need to install cuda without writing pytorch and without specifying the version?")
                 .is_some()
         );
+        // A sentence that nvcc's CUDA and nvidia-smi's differ: john-hewitt/backpacks-flash-attn#2's title and
+        // phohenecker/switch-cuda#4's description (verbatim); naming both without a contrast is not one.
+        assert!(asked("CUDA version in nvcc -V and nvidia-smi different").is_some());
+        assert!(
+            asked("After I run the ```source switch-cuda.sh 11.3```, it output that the version has switched to 11.3, and ```nvcc -V``` shows 11.3 also. But ```nvidia-smi``` still shows the version of tookit be 12.2")
+                .is_some()
+        );
+        assert_eq!(asked("I ran nvidia-smi and nvcc --version."), None);
         assert_eq!(asked("Does this need CUDA 12?"), None);
         assert_eq!(asked("How do I install torch?"), None);
         assert_eq!(asked("CUDA and torch are installed. It crashes."), None);
