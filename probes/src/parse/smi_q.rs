@@ -57,16 +57,35 @@ pub fn parse_full(text: &str) -> Result<(SmiReport, Vec<Option<String>>), ParseE
             }
             started = true;
             let gpu = SmiGpu { pci_bus_id: smi::text(bus), ..SmiGpu::default() };
-            block = Some(Block { indent, gpu, arch: None, sections: Vec::new() });
+            block = Some(Block { indent, gpu, arch: None, sections: Vec::new(), headerless: false });
             continue;
         }
         let (key, value) = split(content);
+        // `nvidia-smi -q | grep -A 12 "GPU Link Info"`: a GPU's link section without its `GPU <bus id>` line, one
+        // such section a GPU.
+        if key == LINK_INFO && value.is_none() && block.as_ref().is_none_or(|b| b.headerless) {
+            if let Some(b) = block.take() {
+                b.finish(&mut report, &mut archs);
+            }
+            started = true;
+            let mut b = Block {
+                indent: indent.saturating_sub(1),
+                gpu: SmiGpu::default(),
+                arch: None,
+                sections: Vec::new(),
+                headerless: true,
+            };
+            b.line(indent, key, None);
+            block = Some(b);
+            continue;
+        }
         match block.as_mut() {
             Some(b) if indent > b.indent => b.line(indent, key, value),
             _ => {
                 if let Some(b) = block.take() {
+                    let headerless = b.headerless;
                     b.finish(&mut report, &mut archs);
-                    if value.is_none() {
+                    if value.is_none() && !headerless {
                         break; // prose after the report
                     }
                 }
@@ -162,7 +181,12 @@ struct Block {
     arch: Option<String>,
     /// Open section titles with their indentation.
     sections: Vec<(usize, String)>,
+    /// A `GPU Link Info` section pasted without its GPU's line: prose after it does not end the report.
+    headerless: bool,
 }
+
+/// The title of a GPU's link section.
+const LINK_INFO: &str = "GPU Link Info";
 
 impl Block {
     fn line(&mut self, indent: usize, key: &str, value: Option<&str>) {

@@ -30,7 +30,8 @@ pub(super) fn read(lines: &[String], text: &str, facts: &mut Facts) {
             )),
         }
     }
-    if let Some(at) = lines.iter().position(|l| l.contains("NVSMI LOG") || is_q_gpu_line(l))
+    if let Some(at) =
+        lines.iter().position(|l| l.contains("NVSMI LOG") || is_q_gpu_line(l) || l.trim() == "GPU Link Info")
         && let Ok((r, archs)) = smi_q::parse_full(&lines[at..].join("\n"))
     {
         add(facts, at, "nvidia-smi -q", &r, &archs);

@@ -264,3 +264,34 @@ fn an_elision_at_the_margin_does_not_end_the_report() {
         assert!(!is_elision(not), "{not}");
     }
 }
+
+/// `nvidia-smi -q | grep -A 12 "GPU Link Info"`: each GPU's link section without its `GPU <bus id>` line, with
+/// prose between them (the layout of -q's PCI section; the values written for the test). Each section is one
+/// GPU; prose between them does not end the report.
+#[test]
+fn link_sections_without_their_gpu_line_are_one_gpu_each() {
+    let text = "Driver Version                                         : 596.49\n\
+                first card:\n\
+                \x20       GPU Link Info\n\
+                \x20           PCIe Generation\n\
+                \x20               Max                                    : 3\n\
+                \x20               Current                                : 3\n\
+                \x20           Link Width\n\
+                \x20               Max                                    : 16x\n\
+                \x20               Current                                : 8x\n\
+                second card:\n\
+                \x20       GPU Link Info\n\
+                \x20           PCIe Generation\n\
+                \x20               Max                                    : 4\n\
+                \x20               Current                                : 1\n";
+    let r = parse(text).unwrap();
+    assert_eq!(r.gpus.len(), 2, "{:?}", r.gpus);
+    assert_eq!((r.gpus[0].pcie_width_max, r.gpus[0].pcie_width_current), (Some(16), Some(8)));
+    assert_eq!((r.gpus[1].pcie_gen_max, r.gpus[1].pcie_gen_current), (Some(4), Some(1)));
+    assert_eq!(r.gpus[1].pcie_width_current, None);
+    // Inside a GPU's block the section is that GPU's, not another.
+    let whole = "GPU 00000000:01:00.0\n    Product Name : NVIDIA GeForce RTX 4070\n    PCI\n        GPU Link Info\n            Link Width\n                Current : 8x\n";
+    let r = parse(whole).unwrap();
+    assert_eq!(r.gpus.len(), 1);
+    assert_eq!(r.gpus[0].pcie_width_current, Some(8));
+}
