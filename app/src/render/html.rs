@@ -447,12 +447,13 @@ pub(crate) mod tests {
             summary: "<script>alert('x')</script>".into(),
             detail: "a & b".into(),
             evidence: vec!["\"quoted\" <b>".into()],
-            explains: Vec::new(),
+            explains: vec!["observed.<row>".into()],
             fix: Some("echo '<a href=\"https://example.com\">'".into()),
             plan: None,
         });
         let html = super::report(&report);
         assert_self_contained(&html);
+        assert!(html.contains("Explains the known messages <code>observed.&lt;row&gt;</code>"), "{html}");
         assert!(html.contains("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;"));
         assert!(html.contains("a &amp; b") && html.contains("&quot;quoted&quot; &lt;b&gt;"));
     }

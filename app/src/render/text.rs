@@ -177,6 +177,19 @@ mod tests {
         assert!(!out.contains("gpu-doctor check --verbose"), "a paste was not checked here:\n{out}");
     }
 
+    /// A known message a rule's finding explains is named under it, not as a finding of its own: XLA's
+    /// cuDNN refusal (its wording in XLA's cuda_dnn.cc, the catalogue row's sample) is the mismatch finding.
+    #[test]
+    fn the_known_messages_a_finding_explains_are_named_under_it() {
+        let out = pasted_summary(
+            "E0430 22:32:43.417007 2493694 cuda_dnn.cc:454] Loaded runtime CuDNN library: 9.1.0 but source was compiled \
+             with: 9.8.0. CuDNN library needs to have matching major version and equal or higher minor version.",
+        );
+        assert!(out.contains("[cudnn.version_mismatch]"), "{out}");
+        assert!(out.contains("    explains the known messages observed.xla.cudnn_version_mismatch\n"), "{out}");
+        assert!(!out.contains("[observed.xla.cudnn_version_mismatch]"), "{out}");
+    }
+
     /// A paste that shows the driver and GPUs asks for nothing more about them.
     #[test]
     fn a_paste_with_the_driver_does_not_ask_for_nvidia_smi() {
