@@ -211,7 +211,8 @@ fn judge_printed_list(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 why_not_in_build(cc, &sass)
             } else {
                 format!(
-                    "None of its machine code is of compute capability {}'s major, which is what PyTorch's check counts                      (\"with CUDA capability {} is not compatible with the current PyTorch installation\"): the PTX it \
+                    "None of its machine code is of compute capability {}'s major, which is what PyTorch's check counts \
+                     (\"with CUDA capability {} is not compatible with the current PyTorch installation\"): the PTX it \
                      also lists is not counted, and the CUDA libraries of such a build have no code for this GPU either.",
                     cc.major,
                     cc.sm()

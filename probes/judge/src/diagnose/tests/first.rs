@@ -385,7 +385,15 @@ fn pytorchs_printed_arch_list_is_judged_without_a_torch_version() {
     );
     let ids: Vec<&str> = ptx.iter().map(|f| f.id.as_str()).collect();
     assert_eq!(ids, ["arch.not_in_build"], "{ptx:#?}");
-    assert!(ptx[0].detail.contains("the PTX it also lists is not counted"), "{}", ptx[0].detail);
+    assert!(
+        ptx[0].detail.starts_with(
+            "None of its machine code is of compute capability 8's major, which is what PyTorch's check counts (\"with \
+         CUDA capability sm_86 is not compatible with the current PyTorch installation\"): the PTX it also lists is \
+         not counted, and the CUDA libraries of such a build have no code for this GPU either."
+        ),
+        "{}",
+        ptx[0].detail
+    );
     // With the torch version in the text, its build is judged from the knowledge base and the
     // printed list is not judged a second time.
     let versioned = judge(
