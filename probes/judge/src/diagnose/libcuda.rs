@@ -7,7 +7,7 @@
 //! driver's user-space library package is not installed.
 
 use super::containers::{NO_GPU_INSIDE, NO_LIBCUDA};
-use super::context::build_cuda;
+use super::context::{build_cuda, parent_dir, same_dir};
 use super::{Ctx, Rule, fix};
 use gpu_doctor_kb::RuntimeVerdict;
 use gpu_doctor_model::{Category, CudaVersion, Finding, OsFamily, PlanTarget, Severity};
@@ -51,13 +51,21 @@ fn is_stub_dir(dir: &str) -> bool {
     dir.trim_end_matches('/').ends_with("/stubs")
 }
 
+/// The `stubs` folders LD_LIBRARY_PATH holds.
+fn stub_dirs<'a>(cx: &Ctx<'a>) -> Vec<&'a str> {
+    cx.s.env.ld_library_path.iter().map(String::as_str).filter(|d| is_stub_dir(d)).collect()
+}
+
 /// The toolkit's stub libcuda on the loader's path: the `stubs` folders of LD_LIBRARY_PATH, and the
-/// stub files the text shows loaded.
+/// stub files the text shows loaded (each once: a folder LD_LIBRARY_PATH already names is not repeated).
 fn stubs_on_path(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
-    let in_path: Vec<&str> = cx.s.env.ld_library_path.iter().map(String::as_str).filter(|d| is_stub_dir(d)).collect();
+    let in_path = stub_dirs(cx);
     let mut evidence: Vec<String> = in_path.iter().map(|d| format!("LD_LIBRARY_PATH holds {d}")).collect();
     if let Some(t) = cx.s.toolkits.value() {
-        evidence.extend(t.stub_libcuda.iter().map(|p| format!("the stub libcuda on the loader's path: {p}")));
+        let named = |p: &str| in_path.iter().any(|d| same_dir(d, p) || same_dir(d, parent_dir(p)));
+        evidence.extend(
+            t.stub_libcuda.iter().filter(|p| !named(p)).map(|p| format!("the stub libcuda on the loader's path: {p}")),
+        );
         evidence.extend(
             t.ldd_resolved
                 .iter()
@@ -87,7 +95,7 @@ fn stubs_on_path(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
 /// The stub's folder out of LD_LIBRARY_PATH: the words, and the change where LD_LIBRARY_PATH is known
 /// to hold it.
 pub(super) fn stubs_fix(cx: &Ctx<'_>) -> (String, Option<PlanTarget>) {
-    let stubs: Vec<&str> = cx.s.env.ld_library_path.iter().map(String::as_str).filter(|d| is_stub_dir(d)).collect();
+    let stubs = stub_dirs(cx);
     let words = "Take the CUDA toolkit's stubs folder (…/lib64/stubs) out of LD_LIBRARY_PATH (`echo \
                  $LD_LIBRARY_PATH` shows it; look for where your shell profile, module file or build tool adds it): \
                  its libcuda.so is for linking only; at run time the driver's libcuda.so.1 must be found."

@@ -100,6 +100,11 @@ fn the_stub_libcuda_on_the_loaders_path_is_the_variable_finding() {
     let findings =
         judged("Mapped libcuda.so paths:\n\t\t/usr/local/cuda-11.8/targets/x86_64-linux/lib/stubs/libcuda.so\n");
     assert_eq!(findings.iter().map(|f| f.id.as_str()).collect::<Vec<_>>(), [STUB]);
+    // The folder an `export` puts on LD_LIBRARY_PATH is named once, though the line also says LD_LIBRARY_PATH
+    // holds it.
+    let findings = judged("$ export LD_LIBRARY_PATH=/usr/local/cuda/lib64/stubs:$LD_LIBRARY_PATH\n");
+    let f = findings.iter().find(|f| f.id == STUB).unwrap_or_else(|| panic!("{findings:#?}"));
+    assert_eq!(f.evidence, ["LD_LIBRARY_PATH holds /usr/local/cuda/lib64/stubs"]);
     // A build linking against the stub: nothing.
     let findings = judged("nvcc -o app app.cu -L/usr/local/cuda/lib64/stubs -lcuda\nCUDA Version: 12.4\n");
     assert!(findings.iter().all(|f| f.id != STUB), "{findings:#?}");
