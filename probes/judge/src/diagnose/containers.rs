@@ -156,7 +156,7 @@ fn run_without_gpu(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
         return;
     }
     if passed {
-        return tested_but_not_passed(cx, &lower, out);
+        return tested_but_not_passed(cx, c, &lower, out);
     }
     let Some(symptom) = no_gpu_symptom(cx) else { return };
     out.push(NO_GPU_INSIDE.finding(
@@ -195,14 +195,13 @@ fn no_gpu_symptom(cx: &Ctx<'_>) -> Option<String> {
 /// NVIDIA's test, a `docker run` that passes the GPU and runs nvidia-smi, printed the driver's table,
 /// while a program found no GPU: the host and the Container Toolkit pass GPUs, so the program ran in
 /// another container, started without one (Compose's service, a notebook's image).
-fn tested_but_not_passed(cx: &Ctx<'_>, lower: &[String], out: &mut Vec<Finding>) {
+fn tested_but_not_passed(cx: &Ctx<'_>, c: &gpu_doctor_model::ContainerFacts, lower: &[String], out: &mut Vec<Finding>) {
     let Some(at) = lower.iter().position(|m| {
         gpu_doctor_model::ContainerFacts::passes_gpu(m, true, false) && m.trim_end_matches('`').ends_with(" nvidia-smi")
     }) else {
         return;
     };
     let (Some(driver), Some(symptom)) = (cx.driver.evidence.clone(), no_gpu_symptom(cx)) else { return };
-    let Some(c) = cx.s.platform.container.as_ref() else { return };
     out.push(NO_GPU_INSIDE.finding(
         "The container the program runs in was started without the GPU",
         "A test container started with the GPU ran nvidia-smi and saw the driver, so the host and the NVIDIA Container \

@@ -294,7 +294,7 @@ fn refused(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
             continue;
         };
         let program = known.emitter.split([' ', '/']).next().unwrap_or("The framework");
-        let finding = MISMATCH.finding(
+        out.push(MISMATCH.finding(
             format!(
                 "{program} loaded cuDNN {}.{}, but it was built with cuDNN {}.{}",
                 loaded.0, loaded.1, built.0, built.1
@@ -304,8 +304,7 @@ fn refused(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
              first (LD_LIBRARY_PATH, PATH on Windows, another environment, a library imported earlier).",
             vec![format!("pasted line: {}", first.line)],
             None,
-        );
-        out.push(finding);
+        ));
     }
 }
 

@@ -828,9 +828,8 @@ fn wheel_lib_module(requirement: &str) -> Option<String> {
 /// A library of NVIDIA's that the loader did not find: the package that ships it for its major,
 /// and how the loader finds it. `None` when the message names no such library.
 fn library_fix(cx: &Ctx<'_>, observed: &[&ObservedMessage]) -> Option<FamilyFix> {
-    if named_library(observed).is_none()
-        && let Some((lib, base)) = unversioned_library(observed)
-    {
+    let Some((lib, base, major, dll)) = named_library(observed) else {
+        let (lib, base) = unversioned_library(observed)?;
         let name = fix::word(cx, &lib);
         return Some((
             Some(format!(
@@ -843,8 +842,7 @@ fn library_fix(cx: &Ctx<'_>, observed: &[&ObservedMessage]) -> Option<FamilyFix>
             )),
             None,
         ));
-    }
-    let (lib, base, major, dll) = named_library(observed)?;
+    };
     // The soname (`libcudnn_ops.so.9` of `libcudnn_ops.so.9.1.0`) is what the loader cache lists.
     let lib = match lib.split_once(".so.") {
         Some((stem, rest)) => format!("{stem}.so.{}", rest.split('.').next().unwrap_or(rest)),

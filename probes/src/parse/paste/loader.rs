@@ -78,7 +78,7 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
             mapped = true;
             continue;
         }
-        let stub = if mapped && t.starts_with('/') { t.contains("/stubs/libcuda.so").then_some(t) } else { None };
+        let stub = if mapped && t.starts_with('/') { t.contains(STUB_FILE).then_some(t) } else { None };
         mapped &= t.starts_with('/');
         if let Some(stub) = stub.or_else(|| stub_libcuda(t)) {
             facts.saw(i, STUB);
@@ -90,6 +90,9 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
 }
 
 const STUB: &str = "the toolkit's stub libcuda on the loader's path";
+
+/// The toolkit's stub libcuda, as its path ends.
+const STUB_FILE: &str = "/stubs/libcuda.so";
 
 /// The toolkit's link-time stub libcuda on the loader's path, as one line shows it: the file an error
 /// of the loader or dlopen names first (glibc's dlerror is `FILE: message`, as in numba/numba#8985's
@@ -105,12 +108,10 @@ fn stub_libcuda(line: &str) -> Option<&str> {
             .find(|(_, c)| c.is_whitespace() || "'\"`(=:".contains(*c))
             .map_or(0, |(b, c)| b + c.len_utf8())
     };
-    if let Some(at) = line.find("/stubs/libcuda.so") {
+    if let Some(at) = line.find(STUB_FILE) {
         let start = path_at(at);
-        let rest = &line[at + "/stubs/libcuda.so".len()..];
-        let end = at
-            + "/stubs/libcuda.so".len()
-            + rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(rest.len());
+        let rest = &line[at + STUB_FILE.len()..];
+        let end = at + STUB_FILE.len() + rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(rest.len());
         let file = line[start..end].trim_end_matches('.');
         if file.starts_with('/') && line[end..].starts_with(": ") {
             return Some(file);
