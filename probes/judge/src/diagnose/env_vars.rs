@@ -366,6 +366,24 @@ enum Stop {
     Unclear,
 }
 
+/// How many devices a CUDA_VISIBLE_DEVICES value lists before CUDA stops reading it, where the GPUs
+/// are not known (each index and UUID counted as one); `None` for an entry whose effect is not known.
+pub(super) fn listed_devices(value: &str) -> Option<usize> {
+    let entries: Vec<Entry> = match value.trim() {
+        "" | "NoDevFiles" => vec![Entry::Hide],
+        v => v.split(',').map(classify).collect(),
+    };
+    let mut n = 0;
+    for e in &entries {
+        match e {
+            Entry::Index(_) | Entry::Uuid(_) | Entry::Mig(_) => n += 1,
+            Entry::Hide | Entry::Bad { .. } => return Some(n),
+            Entry::Unclear { .. } => return None,
+        }
+    }
+    Some(n)
+}
+
 /// How many devices the list leaves visible, and where CUDA stops reading it.
 fn visible(entries: &[Entry], gpus: &[Gpu]) -> (usize, Stop) {
     let mut n = 0;

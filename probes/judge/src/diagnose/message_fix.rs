@@ -1081,9 +1081,10 @@ fn variable_fix(cx: &Ctx<'_>, known: &KnownMessage) -> FamilyFix {
 /// GPUs the process may use.
 fn invalid_ordinal_words(cx: &Ctx<'_>) -> String {
     let var = cx.s.env.vars.get("CUDA_VISIBLE_DEVICES").map(|v| v.trim()).filter(|v| !v.is_empty());
-    let visible = var
-        .map(|v| v.split(',').filter(|e| !e.trim().is_empty()).count())
-        .or_else(|| cx.raw_gpus().map(<[_]>::len).filter(|n| *n > 0));
+    let visible = match var {
+        Some(v) => super::env_vars::listed_devices(v).filter(|n| *n > 0),
+        None => cx.raw_gpus().map(<[_]>::len).filter(|n| *n > 0),
+    };
     let shown = var.map_or_else(|| "the text shows".to_owned(), |v| format!("CUDA_VISIBLE_DEVICES={v} shows"));
     let first = match (visible, cx.s.stated_gpus_used) {
         (Some(visible), Some(processes)) if processes as usize > visible => format!(

@@ -537,6 +537,13 @@ fn an_invalid_ordinal_names_the_process_count_or_the_one_visible_gpu() {
     let one = format!("$ export CUDA_VISIBLE_DEVICES=0\n{error}");
     let (words, _) = fix_of(&one, "observed.cuda.invalid_device_ordinal");
     assert!(words.contains("Only one GPU is visible (CUDA_VISIBLE_DEVICES=0 shows one)"), "{words}");
+    // CUDA stops at -1: `0,-1,1` leaves one GPU visible; `-1` leaves none, which is not one.
+    let (words, _) =
+        fix_of(&format!("$ export CUDA_VISIBLE_DEVICES=0,-1,1\n{error}"), "observed.cuda.invalid_device_ordinal");
+    assert!(words.contains("Only one GPU is visible (CUDA_VISIBLE_DEVICES=0,-1,1 shows one)"), "{words}");
+    let (words, _) =
+        fix_of(&format!("$ export CUDA_VISIBLE_DEVICES=-1\n{error}"), "observed.cuda.invalid_device_ordinal");
+    assert!(!words.contains("Only one GPU is visible"), "{words}");
     // Nothing shown visible: the general words alone.
     let (words, _) = fix_of(error, "observed.cuda.invalid_device_ordinal");
     assert!(words.starts_with("`nvidia-smi -L` lists"), "{words}");
