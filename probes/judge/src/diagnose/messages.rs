@@ -324,23 +324,23 @@ fn build_driver(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&ObservedMessage
     Some((words, PlanTarget::Driver { min_branch: Some(branch) }))
 }
 
-/// Adds to each finding, as evidence, the pasted error lines it explains (at most three), so a
-/// finding drawn from facts also shows the symptom the user saw.
+/// Adds to each finding, as evidence, the pasted error lines it explains (at most three) that its
+/// evidence does not quote already, so a finding drawn from facts also shows the symptom the user saw.
 pub(super) fn cite(cx: &Ctx<'_>, out: &mut [Finding]) {
     for f in out.iter_mut().filter(|f| !f.id.starts_with("observed.")) {
-        let lines =
-            cx.s.messages
-                .iter()
-                .filter(|m| {
-                    cx.kb
-                        .errors
-                        .message
-                        .iter()
-                        .any(|k| k.id == m.id && explains(&f.id, f.category, k) && printed_here(cx, k))
-                })
-                .map(|m| format!("pasted line: {}", m.line))
-                .take(3);
-        f.evidence.extend(lines);
+        let explained = cx.s.messages.iter().filter(|m| {
+            cx.kb.errors.message.iter().any(|k| k.id == m.id && explains(&f.id, f.category, k) && printed_here(cx, k))
+        });
+        let mut added = 0;
+        for m in explained {
+            if added == 3 {
+                break;
+            }
+            if !f.evidence.iter().any(|e| e.contains(m.line.as_str())) {
+                f.evidence.push(format!("pasted line: {}", m.line));
+                added += 1;
+            }
+        }
     }
 }
 
@@ -348,6 +348,26 @@ pub(super) fn cite(cx: &Ctx<'_>, out: &mut [Finding]) {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    /// A finding that quotes a pasted line itself does not get it again as an explained line (FFmpeg's
+    /// line from styler00dollar/VSGAN-tensorrt-docker#42, which the video finding quotes).
+    #[test]
+    fn an_explained_line_the_finding_quotes_is_not_added_twice() {
+        let kb = gpu_doctor_kb::Kb::get().unwrap();
+        let snap = gpu_doctor_probes::parse::paste::read_pasted(
+            "[hevc_nvenc @ 0x55ca461fa380] Cannot load libnvidia-encode.so.1\n\
+             [hevc_nvenc @ 0x55ca461fa380] The minimum required Nvidia driver for nvenc is (unknown) or newer\n",
+            kb,
+        )
+        .unwrap();
+        let f = crate::diagnose::diagnose(&snap, kb)
+            .into_iter()
+            .find(|f| f.id == "presence.video_codec_libs_missing")
+            .unwrap();
+        let quoting = |text: &str| f.evidence.iter().filter(|e| e.contains(text)).count();
+        assert_eq!(quoting("Cannot load libnvidia-encode.so.1"), 1, "{:#?}", f.evidence);
+        assert_eq!(quoting("The minimum required Nvidia driver"), 1, "{:#?}", f.evidence);
+    }
 
     /// nvidia-docker 1.0's first betas printed `unsupported CUDA version: 7.5 < 6.5` without the words
     /// that name the two versions (NVIDIA/nvidia-docker#68): the title says no group name.
