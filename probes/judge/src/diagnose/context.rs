@@ -230,6 +230,19 @@ fn driver_level(s: &Snapshot) -> DriverLevel {
             evidence: Some(format!("the driver supports CUDA up to {cuda}, as this line says: {}", m.line)),
         };
     }
+    // CuPy's own answer (`driverGetVersion()`, which `cupy.show_config()` prints as `CUDA Driver Version`).
+    let envs = s.python_envs.value().map(Vec::as_slice).unwrap_or_default();
+    let cupy = envs.iter().filter_map(|e| e.deep.as_ref()?.value()?.cupy.as_ref()).find_map(|c| {
+        let int = c.driver_version?;
+        Some((CudaVersion::from_api_int(int)?, int))
+    });
+    if let Some((cuda, int)) = cupy {
+        return DriverLevel {
+            version: None,
+            cuda: Some(cuda),
+            evidence: Some(format!("the driver supports CUDA up to {cuda}, as CuPy's driverGetVersion() says ({int})")),
+        };
+    }
     // Last, nvidia-smi's level as a person quotes it ("nvidia-smi shows CUDA Version 12.2").
     if let Some((cuda, line)) = &s.stated_driver_cuda {
         return DriverLevel {

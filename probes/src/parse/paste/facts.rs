@@ -64,6 +64,8 @@ pub(super) struct Facts {
     pub jax_cuda_devices: bool,
     /// The build ollama's runner list says (`msg="Dynamic LLM libraries" runners=[cpu]`).
     pub ollama_build: Option<gpu_doctor_model::FrameworkBuild>,
+    /// The CUDA `cupy.show_config()` says CuPy was built with (`CUDA Build Version`).
+    pub cupy_build: Option<gpu_doctor_model::FrameworkBuild>,
     pub python_version: Option<String>,
     /// The site-packages folders `pip show` printed (`Location:`), in order, without repeats.
     pub site_packages: Vec<String>,
@@ -359,6 +361,7 @@ impl Facts {
             tf_version: self.deep.tensorflow.as_ref().and_then(|t| t.version.as_deref()),
             jax_cuda_devices: self.jax_cuda_devices,
             ollama_build: self.ollama_build.as_ref(),
+            cupy_build: self.cupy_build.as_ref(),
             complete: self.complete_package_list,
             windows: self.os == Some(OsFamily::Windows),
             torch_cuda_available: self.deep.torch.as_ref().and_then(|t| t.cuda_available) == Some(true),

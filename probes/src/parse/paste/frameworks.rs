@@ -28,6 +28,8 @@ pub(super) struct Hints<'a> {
     pub jax_cuda_devices: bool,
     /// The build ollama's runner list says.
     pub ollama_build: Option<&'a FrameworkBuild>,
+    /// The build `cupy.show_config()` says, of the package it names `cupy`.
+    pub cupy_build: Option<&'a FrameworkBuild>,
     /// A whole package list was pasted, so a missing package is not installed.
     pub complete: bool,
     /// The text says the machine runs Windows, where PyPI's `torch` wheels are CPU builds.
@@ -133,6 +135,10 @@ fn framework(
         }
     } else if let Some(major) = families::jax_plugin_cuda(name) {
         FrameworkBuild::Cuda { version: Some(major.to_owned()) }
+    } else if name == "cupy"
+        && let Some(build) = hints.cupy_build
+    {
+        build.clone()
     } else if families::is_cupy(name) {
         from_conda.unwrap_or_else(|| cupy_build(name))
     } else if name == "onnxruntime-gpu" {

@@ -26,6 +26,7 @@ mod clean;
 mod collect_env;
 mod containers;
 mod cuda_order;
+mod cupy_config;
 mod device_query;
 mod facts;
 mod frameworks;
@@ -190,12 +191,13 @@ pub fn read_pasted_without(text: &str, kb: &Kb, off: &[&str]) -> Result<Snapshot
     }
     let mut facts = facts::Facts::default();
     facts.notes = notes;
-    let readers: [(&str, &Reader<'_>); 25] = [
+    let readers: [(&str, &Reader<'_>); 26] = [
         ("collect_env", &|f| collect_env::read(&lines, f)),
         ("python_prints", &|f| python_prints::read(&lines, f)),
         ("smi", &|f| smi::read(&lines, &joined, f)),
         ("packages", &|f| packages::read(&lines, f)),
         ("jax_env", &|f| jax_env::read(&lines, f)),
+        ("cupy_config", &|f| cupy_config::read(&lines, f)),
         ("tensorflow", &|f| tensorflow::read(&lines, f)),
         ("issue_form", &|f| issue_form::read(&lines, f)),
         ("lspci", &|f| lspci::read(&lines, f)),
@@ -265,7 +267,7 @@ const READS: &str = "collect_env, nvidia-smi (table, -q, -q -x, CSV, -L or --ver
                      nvlink -s / nvlink -e, p2pBandwidthLatencyTest, nvidia-container-cli info, docker info, nvidia-ctk cdi list, \
                      nvcc --version, deviceQuery, pip list / pip freeze / \
                      conda list / uv's install summary, PyTorch's printed torch.__version__ or is_available(), \
-                     jax.print_environment_info(), ONNX Runtime's get_available_providers(), \
+                     jax.print_environment_info(), cupy.show_config(), ONNX Runtime's get_available_providers(), \
                      TensorFlow's build info or device lines, lspci -k / -vv, \
                      the kernel command line and its IOMMU lines, \
                      kernel log lines, env / echo $PATH / which -a nvcc / ls -l /usr/local/cuda*, ldconfig -p, \

@@ -741,3 +741,23 @@ fn a_known_message_a_rule_explains_is_named_by_that_rule() {
     assert_eq!(m.ids(), vec!["observed.torch.sm_not_compatible".to_owned()]);
     assert!(m.finding("observed.torch.sm_not_compatible").explains.is_empty());
 }
+
+/// CuPy's own report of the driver's CUDA level (`cupy.show_config()`'s `CUDA Driver Version`, from
+/// `driverGetVersion()`) judges its build where no driver version was pasted (cupy/cupy#5095: "Using
+/// driver from 11.2 and runtime from 11.3 is not going to work").
+#[test]
+fn cupys_driver_level_judges_its_build() {
+    let config = "CuPy Version                 : 9.0.0rc1\n\
+                  CUDA Root                    : /usr/local/cuda-11.3\n\
+                  CUDA Build Version           : 11030\n\
+                  CUDA Driver Version          : {driver}\n\
+                  CUDA Runtime Version         : 11030\n\
+                  Device 0 Name                : GeForce RTX 2080 Ti\n\
+                  Device 0 Compute Capability  : 75\n";
+    let findings = super::pasted_findings(&config.replace("{driver}", "11020"));
+    let f = findings.iter().find(|f| f.id == "driver.minor_version_compat").unwrap();
+    assert!(f.evidence.iter().any(|e| e.contains("driverGetVersion() says (11020)")), "{f:#?}");
+    assert!(f.evidence.iter().any(|e| e.contains("cupy 9.0.0rc1 (CUDA 11.3 build)")), "{f:#?}");
+    assert_eq!(super::pasted_ids(&config.replace("{driver}", "11030")), Vec::<String>::new());
+    assert_eq!(super::pasted_ids(&config.replace("{driver}", "10020")), vec!["driver.too_old_for_runtime".to_owned()]);
+}
