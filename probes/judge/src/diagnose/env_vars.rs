@@ -3,7 +3,7 @@
 
 use super::{Ctx, Rule, fix};
 use gpu_doctor_model::{Category, Change, Finding, GPUS_IN_WORDS, PlanTarget, Severity};
-use gpu_doctor_model::{FrameworkBuild, Gpu};
+use gpu_doctor_model::{FrameworkBuild, Gpu, ObservedMessage};
 
 const SOURCE: &str = "CUDA Programming Guide, CUDA environment variables \
     (https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#env-vars): a comma-separated list of indices, \
@@ -18,7 +18,8 @@ pub(super) const HIDES_ALL: Rule = Rule {
     trigger: "CUDA_VISIBLE_DEVICES leaves no GPU visible (empty, -1, NoDevFiles, or its first entry is invalid or \
               names a GPU that does not exist) while the driver lists GPUs; or, the GPU list unknown, its first entry \
               is an index of 1 or more and the program saw no GPU (\"no CUDA-capable device\", \"No CUDA GPUs are \
-              available\", TensorFlow's cuInit CUDA_ERROR_NO_DEVICE, device_count() 0, is_available() False \
+              available\", TensorFlow's cuInit CUDA_ERROR_NO_DEVICE or, \
+              the error not shown, the diagnostic it logs only after cuInit failed, device_count() 0, is_available() False \
               of a CUDA build or of one the text does not show), or every index is at or past \
               the GPU count the text states in words (\"I only have one GPU\"); or, its value not in the text, \
               PyTorch said \"No CUDA GPUs are available\" while the same text shows PyTorch seeing a GPU \
@@ -446,9 +447,10 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
         }
         return;
     };
-    if in_process {
+    let in_process_at = in_process.then(|| {
         out.push(set_in_process(cx, Some(value)));
-    }
+        out.len() - 1
+    });
     let entries: Vec<Entry> = match value.as_str() {
         "" | "NoDevFiles" => vec![Entry::Hide],
         _ => value.split(',').map(classify).collect(),
@@ -487,6 +489,11 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
         && let Some(Entry::Index(i @ 1..)) = entries.first()
     {
         evidence.push(symptom);
+        // The program saw no GPU under the value its code set: the value took effect, so the warning that
+        // setting it there changes nothing would mislead.
+        if let Some(at) = in_process_at {
+            out.remove(at);
+        }
         out.push(likely_missing_finding(*i, evidence));
         return;
     } else if let Some(count) = cx.s.stated_gpu_count
@@ -496,6 +503,11 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
         out.push(past_stated_count_finding(first, count, evidence));
         return;
     }
+    form(&entries, gpus, evidence, out);
+}
+
+/// Entries CUDA does not read (`cuda:0`, `GPU0`, spaces, ranges): the form finding, with the list corrected.
+fn form(entries: &[Entry], gpus: Option<&[Gpu]>, mut evidence: Vec<String>, out: &mut Vec<Finding>) {
     let odd: Vec<String> = entries
         .iter()
         .filter_map(|e| match e {
@@ -514,7 +526,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
             evidence,
             None,
         )
-        .with_plan(visible_devices(&corrected(&entries, gpus))));
+        .with_plan(visible_devices(&corrected(entries, gpus))));
     }
 }
 
@@ -640,15 +652,19 @@ fn hidden_where_the_program_starts(cx: &Ctx<'_>) -> Option<Finding> {
 }
 
 /// A known line that says the process saw no GPU: CUDA's or PyTorch's "no device" message, TensorFlow's cuInit
-/// failing with CUDA_ERROR_NO_DEVICE.
+/// failing with CUDA_ERROR_NO_DEVICE, or TensorFlow's diagnostic after a failed cuInit whose error the text does
+/// not show (`kernel version seems to match DSO`: the driver agrees with itself).
 fn no_device_message(cx: &Ctx<'_>) -> Option<String> {
     if let Some(m) = cx.s.messages.iter().find(|m| NO_DEVICE_MESSAGES.contains(&m.id.as_str())) {
         return Some(format!("pasted line: {}", m.line));
     }
     // TensorFlow's (and XLA's) `failed call to cuInit: CUDA_ERROR_NO_DEVICE`: the driver API's cudaErrorNoDevice.
-    cx.s.messages
+    let cuinit: Vec<&ObservedMessage> = cx.s.messages.iter().filter(|m| m.id == "tf.cuinit_failed").collect();
+    let error = |m: &ObservedMessage| m.values.get("error").cloned();
+    cuinit
         .iter()
-        .find(|m| m.id == "tf.cuinit_failed" && m.values.get("error").is_some_and(|e| e == "CUDA_ERROR_NO_DEVICE"))
+        .find(|m| error(m).as_deref() == Some("CUDA_ERROR_NO_DEVICE"))
+        .or_else(|| cuinit.first().filter(|_| cuinit.iter().all(|m| error(m).is_none())))
         .map(|m| format!("pasted line: {}", m.line))
 }
 
@@ -702,7 +718,8 @@ fn likely_missing_finding(first: u32, evidence: Vec<String>) -> Finding {
                 Change::Manual {
                     text: format!(
                         "Check first: `nvidia-smi -L` lists the GPUs with their indices; if it shows GPU {first}, this \
-                         variable is not the cause."
+                         variable is not the cause. Where the program sets it itself (an `os.environ` line, a launch \
+                         script, a config's GPU id), change that value to 0 there."
                     ),
                 },
             ],

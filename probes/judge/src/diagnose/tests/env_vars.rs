@@ -350,3 +350,24 @@ fn a_gpu_named_in_a_sentence_is_no_count_for_the_indices() {
         super::pasted_ids("GPU 0: NVIDIA GeForce RTX 3090 (UUID: GPU-5c6b0b1e)\nexport CUDA_VISIBLE_DEVICES=1\n");
     assert!(listed.iter().any(|id| past.contains(id)), "{listed:?}");
 }
+
+/// TensorFlow logs `kernel version seems to match DSO` only after cuInit failed (its cuda_driver.cc calls the
+/// diagnostician then): under an index of 1 or more, set in the code, the program saw no GPU, so the index
+/// probably names a GPU the machine lacks, and the value took effect (weizhepei/CasRel#28, its lines).
+#[test]
+fn tensorflows_diagnostic_after_a_failed_cuinit_is_a_program_that_saw_no_gpu() {
+    let text = "os.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\"\n\
+                2019-03-21 22:15:59.118316: I tensorflow/stream_executor/cuda/cuda_diagnostics.cc:303] kernel version seems to match DSO: 410.129.0\n";
+    let findings = super::pasted_findings(text);
+    let ids: Vec<&str> = findings.iter().map(|f| f.id.as_str()).collect();
+    assert_eq!(ids, ["env.cuda_visible_devices_hides_all"], "{findings:#?}");
+    assert_eq!(findings[0].explains, ["observed.tf.cuinit_failed"]);
+    assert!(format!("{:?}", findings[0].plan).contains("`os.environ` line"), "{:#?}", findings[0]);
+    // The error cuInit gave, where the text shows it, decides: an unknown error is not a missing device.
+    let unknown = format!(
+        "{text}2019-03-21 22:15:59.118100: E tensorflow/stream_executor/cuda/cuda_driver.cc:300] failed call to cuInit: CUDA_ERROR_UNKNOWN: unknown error\n"
+    );
+    let ids = super::pasted_ids(&unknown);
+    assert!(!ids.iter().any(|i| i == "env.cuda_visible_devices_hides_all"), "{ids:?}");
+    assert!(ids.iter().any(|i| i == "env.cuda_visible_devices_set_after_init"), "{ids:?}");
+}

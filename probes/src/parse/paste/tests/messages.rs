@@ -306,6 +306,12 @@ const CASES: &[Case] = &[
         &["cuda.compat_not_supported"],
     ),
     (
+        "tf.cuinit_failed",
+        "2019-03-21 22:15:59.118316: I tensorflow/stream_executor/cuda/cuda_diagnostics.cc:303] kernel version seems to match DSO: 396.64.0",
+        &[],
+        &[],
+    ),
+    (
         "tf.gpu_ignored_min_cc",
         "Ignoring visible gpu device (device: 0, name: NVS 5200M, pci bus id: 0000:01:00.0, compute capability: 2.1) with Cuda compute capability 2.1. The minimum required Cuda capability is 3.5.",
         &[("index", "0"), ("gpu", "NVS 5200M"), ("bus_id", "0000:01:00.0"), ("cc", "2.1"), ("min_cc", "3.5")],
