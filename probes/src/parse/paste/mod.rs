@@ -129,6 +129,7 @@ pub const READERS: &[&str] = &[
     "smi",
     "packages",
     "jax_env",
+    "cupy_config",
     "tensorflow",
     "issue_form",
     "lspci",
