@@ -80,12 +80,14 @@ pub(super) const SET_IN_PROCESS: Rule = Rule {
     id: "env.cuda_visible_devices_set_after_init",
     category: Category::EnvVarMisconfig,
     severity: Severity::Warning,
-    trigger: "CUDA_VISIBLE_DEVICES is set from inside the program (Python's `os.environ[…] = …`): CUDA reads it once, \
+    trigger: "CUDA_VISIBLE_DEVICES is set from inside the program (Python's `os.environ[…] = …`, a Hydra config's \
+              `job.env_set`, which Hydra sets just before the task function): CUDA reads it once, \
               when it initializes, so set after `import torch` (or anything that initializes CUDA) it changes \
               nothing and the program keeps GPU 0.",
     source: "CUDA Programming Guide, CUDA environment variables (read when the CUDA driver initializes); \
              open-mmlab/mmdetection3d#1020 and AUTOMATIC1111/stable-diffusion-webui#442 (maintainers: set it before \
-             importing torch, or in the shell)",
+             importing torch, or in the shell); facebookresearch/hydra:hydra/core/utils.py (run_job: \
+             env_override(hydra.job.env_set) around the task function)",
 };
 
 const MIG_SOURCE: &str = "NVIDIA MIG User Guide, \"CUDA Device Enumeration\" and \"CUDA_VISIBLE_DEVICES\" \
@@ -260,7 +262,9 @@ fn set_in_process(cx: &Ctx<'_>, value: Option<&str>) -> Finding {
         Some(value) => (
             format!("CUDA_VISIBLE_DEVICES=\"{value}\" is set from inside the program"),
             format!(
-                "CUDA_VISIBLE_DEVICES=\"{value}\", and the pasted code sets it with os.environ[\"CUDA_VISIBLE_DEVICES\"]"
+                "CUDA_VISIBLE_DEVICES=\"{value}\", and the pasted code sets it inside the running program (Python's \
+                 os.environ[\"CUDA_VISIBLE_DEVICES\"], or a Hydra config's job.env_set, which Hydra sets just before it \
+                 calls the task function)"
             ),
         ),
         None => (

@@ -1,5 +1,6 @@
 //! The shell's view of CUDA: `echo $PATH`, `echo $LD_LIBRARY_PATH`, `env | grep -i cuda`, `export`
-//! lines and Python's `os.environ["…"] = "…"` (→ the environment variables), `which -a nvcc` (→ the
+//! lines, Python's `os.environ["…"] = "…"` and Hydra's `job.env_set` (→ the environment variables, the last
+//! two set inside the running program), `which -a nvcc` (→ the
 //! nvcc on PATH), and
 //! `ls -l /usr/local/cuda*` (→ the toolkit folders and where the `/usr/local/cuda` link points).
 //!
@@ -32,8 +33,13 @@ const MAX_VARS: usize = 64;
 pub(super) fn read(lines: &[String], facts: &mut Facts) {
     let mut which = false;
     let mut nvcc_run: Option<&str> = None;
+    let mut env_set: Option<usize> = None;
     for (i, line) in lines.iter().enumerate() {
         let t = line.trim();
+        if let Some((name, value)) = hydra_env_set(line, &mut env_set) {
+            set_in_process(facts, i, name, Some(value), false);
+            continue;
+        }
         if let Some(path) = nvcc_command(t) {
             nvcc_run = Some(path);
             continue;
@@ -83,17 +89,7 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
         // line that worked): the program's own assignment is what it set in process.
         let in_process = if ENVIRON.in_line(t) { python_assignment(t) } else { None };
         if let Some((name, value)) = in_process {
-            facts.saw(i, ENV);
-            let set = &mut facts.env.set_in_process;
-            if !set.iter().any(|n| n == name) && set.len() < MAX_VARS {
-                set.push(name.to_owned());
-            }
-            // A Python expression (`args.gpu_devices`) sets a value the text does not give.
-            if let Some(value) = value
-                && assigned.is_none()
-            {
-                set_var(facts, i, name, value);
-            }
+            set_in_process(facts, i, name, value, assigned.is_some());
         }
         // The nvcc PyTorch's extension builder ran, `<CUDA_HOME>/bin/nvcc`, where CUDA_HOME held a list.
         if BIN_NVCC.in_line(t)
@@ -117,6 +113,46 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
             add_cuda_dir(facts, &name, target.as_deref());
         }
     }
+}
+
+/// A variable the program sets in its own process: recorded as such, and its value where the text gives it (a
+/// Python expression, `args.gpu_devices`, does not) and no shell assignment on the same line does.
+fn set_in_process(facts: &mut Facts, at: usize, name: &str, value: Option<&str>, assigned: bool) {
+    facts.saw(at, ENV);
+    let set = &mut facts.env.set_in_process;
+    if !set.iter().any(|n| n == name) && set.len() < MAX_VARS {
+        set.push(name.to_owned());
+    }
+    if let Some(value) = value
+        && !assigned
+    {
+        set_var(facts, at, name, value);
+    }
+}
+
+/// A variable of a Hydra config's `env_set:` block (`hydra: job: env_set: CUDA_VISIBLE_DEVICES: 4,5`), read line
+/// by line with `block` holding the indentation of the `env_set:` line while inside it. Hydra sets these in the
+/// running process, just before it calls the task function (facebookresearch/hydra `hydra/core/utils.py`,
+/// `run_job`: `with env_override(hydra_cfg.hydra.job.env_set): … task_function(task_cfg)`), so after the
+/// program's imports. Written from huggingface/optimum-benchmark#27 (a device list set there, and ignored).
+fn hydra_env_set<'a>(line: &'a str, block: &mut Option<usize>) -> Option<(&'a str, &'a str)> {
+    let indent = line.len() - line.trim_start().len();
+    let t = line.trim();
+    if t == "env_set:" {
+        *block = Some(indent);
+        return None;
+    }
+    let within = (*block)?;
+    if t.is_empty() {
+        return None;
+    }
+    if indent <= within {
+        *block = None;
+        return None;
+    }
+    let (name, value) = t.split_once(':')?;
+    let value = value.trim().trim_matches(['"', '\'']);
+    (is_name(name) && is_relevant(name) && !value.is_empty()).then_some((name, value))
 }
 
 /// The shell script a command line starts (`bash scripts/train.sh`, `sh run.sh --epochs 3`, `./run.sh`,

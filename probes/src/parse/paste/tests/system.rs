@@ -939,3 +939,25 @@ fn aer_reports_of_other_devices_and_corrected_ones_on_a_port_say_nothing_of_the_
     let note = f.iter().find(|f| f.id == "link.aer_correctable").expect("a note");
     assert_eq!(note.severity, gpu_doctor_model::Severity::Info);
 }
+
+/// Hydra sets a config's `hydra.job.env_set` inside the running program, just before the task function
+/// (facebookresearch/hydra `hydra/core/utils.py`, `run_job`): the block of huggingface/optimum-benchmark#27.
+#[test]
+fn a_hydra_env_set_block_is_a_variable_set_in_process() {
+    let s = read(
+        "For example setting\n\n```\nhydra:\n  job:\n    env_set:\n      CUDA_VISIBLE_DEVICES: 4,5\n```\n\n\
+         does not work and the model will be loaded on devices 0, 1.\n",
+    );
+    assert_eq!(s.env.set_in_process, ["CUDA_VISIBLE_DEVICES"]);
+    assert_eq!(s.env.vars.get("CUDA_VISIBLE_DEVICES").map(String::as_str), Some("4,5"));
+    // A quoted value; the block ends at a line indented no deeper than `env_set:`; other names are not read.
+    let s = read(
+        "    env_set:\n      CUDA_VISIBLE_DEVICES: '1'\n      WANDB_MODE: offline\n    chdir: true\nCUDA_HOME: x\n",
+    );
+    assert_eq!(s.env.vars.get("CUDA_VISIBLE_DEVICES").map(String::as_str), Some("1"));
+    assert!(!s.env.vars.contains_key("WANDB_MODE") && !s.env.vars.contains_key("CUDA_HOME"), "{:?}", s.env.vars);
+    // Not in a block, an empty value, a truncated block: nothing set in process.
+    for text in ["CUDA_VISIBLE_DEVICES: 4,5\n", "env_set:\n  CUDA_VISIBLE_DEVICES:\n", "env_set:\n", "  env_set:\n:"] {
+        assert!(read(text).env.set_in_process.is_empty(), "{text}");
+    }
+}
