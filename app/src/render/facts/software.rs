@@ -194,7 +194,23 @@ fn deep_lines(d: &DeepFacts) -> Vec<String> {
     if let Some(c) = &d.cupy {
         match &c.error {
             Some(e) => out.push(format!("  import cupy failed: {e}")),
-            None => out.push(format!("  import cupy: {} device(s)", count(c.device_count))),
+            None => {
+                // What CuPy answered: its runtime, the driver's CUDA level and its devices, each where known.
+                let level = |v: Option<i32>| v.and_then(gpu_doctor_model::CudaVersion::from_api_int);
+                let said: Vec<String> = [
+                    level(c.runtime_version).map(|r| format!("CUDA runtime {r}")),
+                    level(c.driver_version).map(|d| format!("the driver supports CUDA {d}")),
+                    c.device_count.map(|n| format!("{n} device(s)")),
+                ]
+                .into_iter()
+                .flatten()
+                .collect();
+                out.push(if said.is_empty() {
+                    "  import cupy: worked".to_owned()
+                } else {
+                    format!("  import cupy: {}", said.join(" \u{b7} "))
+                });
+            }
         }
     }
     out
@@ -219,5 +235,25 @@ mod tests {
             super::deep_lines(&torch(None))
         );
         assert!(super::deep_lines(&torch(Some(2)))[0].contains("= true, 2 device(s)"));
+    }
+
+    /// CuPy's answers, each where known (a pasted `cupy.show_config()` may list no devices).
+    #[test]
+    fn cupy_shows_what_it_answered() {
+        let cupy = |runtime_version, driver_version, device_count| DeepFacts {
+            cupy: Some(gpu_doctor_model::DeepCupy {
+                runtime_version,
+                driver_version,
+                device_count,
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        assert_eq!(
+            super::deep_lines(&cupy(Some(11030), Some(11020), Some(1))),
+            ["  import cupy: CUDA runtime 11.3 \u{b7} the driver supports CUDA 11.2 \u{b7} 1 device(s)"]
+        );
+        assert_eq!(super::deep_lines(&cupy(Some(9020), None, None)), ["  import cupy: CUDA runtime 9.2"]);
+        assert_eq!(super::deep_lines(&cupy(None, None, None)), ["  import cupy: worked"]);
     }
 }

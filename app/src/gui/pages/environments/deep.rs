@@ -124,12 +124,22 @@ fn jax_lines(j: &DeepJax, out: &mut Vec<Line>) {
 fn cupy_lines(c: &DeepCupy, out: &mut Vec<Line>) {
     if c.error.is_none() {
         let runtime = c.runtime_version.and_then(CudaVersion::from_api_int);
-        let devices = c.device_count.unwrap_or(0);
-        let mut line = format!("cupy {}: {devices} device(s)", c.version.as_deref().unwrap_or("?"));
+        let version = c.version.as_deref().unwrap_or("?");
+        // A pasted `cupy.show_config()` may list no devices (cupy/cupy#2578, of CuPy 7, prints none; a paste may be
+        // cut): their count is then not known.
+        let mut line = match c.device_count {
+            Some(devices) => format!("cupy {version}: {devices} device(s)"),
+            None => format!("cupy {version}"),
+        };
         if let Some(r) = runtime {
             line.push_str(&format!(" · CUDA runtime {r}"));
         }
-        out.push((if devices > 0 { Tone::Good } else { Tone::Bad }, line));
+        let tone = match c.device_count {
+            Some(0) => Tone::Bad,
+            Some(_) => Tone::Good,
+            None => Tone::Info,
+        };
+        out.push((tone, line));
     }
     errors(out, "cupy", [("import failed", &c.error), ("CUDA", &c.cuda_error), ("", &None)]);
 }
