@@ -18,7 +18,9 @@ pub(super) const NOT_IN_BUILD: Rule = Rule {
               gives it; the list PyTorch's own warning prints is judged by PyTorch's check, machine code of the \
               GPU's major, PTX not counted), or is below the framework's minimum; or, the list unknown, the \
               build's CUDA (its `+cuXYZ`) is older than the first CUDA that compiles for the GPU and the text says a \
-              kernel had no code for it (`no kernel image is available`, `invalid device function`).",
+              kernel had no code for it (`no kernel image is available`, `invalid device function`), or, for torch, \
+              that CUDA is older than the first that compiles for any GPU of the GPU's major (PyTorch's own check \
+              wants machine code of the major).",
     source: SOURCE,
 };
 
@@ -139,15 +141,15 @@ const NO_CODE_FOR_GPU: [&str; 2] = ["cuda.no_kernel_image", "cuda.invalid_device
 
 /// A torch build whose architecture list is not known (a nightly, a release the knowledge base lacks)
 /// but whose CUDA is (its `+cuXYZ` tag): a build made with CUDA X.Y holds no machine code for an
-/// architecture that came with a later CUDA (gpus.toml's first_toolkit), so when the program also said
-/// a kernel had no code for the GPU (only PTX could have run it, and it did not), that GPU is not in the
-/// build. True when it judged.
+/// architecture that came with a later CUDA (gpus.toml's first_toolkit). When the program also said a
+/// kernel had no code for the GPU (only PTX could have run it, and it did not), that GPU is not in the
+/// build. Without such a line, the same holds when no architecture of the GPU's major came before the
+/// build's CUDA: PyTorch's own check (pytorch/pytorch:torch/cuda/__init__.py, `_check_cubins`) counts
+/// a GPU covered only by machine code of its major, which that build cannot hold. True when it judged.
 fn judge_by_build_cuda(cx: &Ctx<'_>, env: &PythonEnv, fw: &Framework, out: &mut Vec<Finding>) -> bool {
     let Some((cuda, false)) = build_cuda(fw) else { return false };
     // The symptom's line itself is cited by the category's evidence.
-    if !cx.s.messages.iter().any(|m| NO_CODE_FOR_GPU.contains(&m.id.as_str())) {
-        return false;
-    }
+    let no_code_said = cx.s.messages.iter().any(|m| NO_CODE_FOR_GPU.contains(&m.id.as_str()));
     let mut judged = false;
     for gpu in &cx.gpus {
         let Some(cc) = gpu.cc else { continue };
@@ -155,17 +157,38 @@ fn judge_by_build_cuda(cx: &Ctx<'_>, env: &PythonEnv, fw: &Framework, out: &mut 
         else {
             continue;
         };
+        // The first toolkit that builds any architecture of this major.
+        let major_first = cx.kb.gpus.cc.iter().filter(|r| r.cc.major == cc.major).map(|r| r.first_toolkit).min();
+        let major_after = major_first.is_some_and(|f| f.major_minor() > cuda.major_minor());
+        if !no_code_said && !major_after {
+            continue;
+        }
         judged = true;
-        let evidence = vec![
+        let mut evidence = vec![
             gpu.describe(),
             describe_framework(env, fw),
             format!("{} is built from CUDA {first} (the first toolkit that knows it)", cc.sm()),
         ];
-        let why = format!(
-            "The build was made with CUDA {cuda}, which cannot compile for {} (CUDA {first} and later can): it has no \
-             machine code for this GPU, and the error says no PTX of it ran either.",
-            cc.sm()
-        );
+        let why = if no_code_said {
+            format!(
+                "The build was made with CUDA {cuda}, which cannot compile for {} (CUDA {first} and later can): it has \
+                 no machine code for this GPU, and the error says no PTX of it ran either.",
+                cc.sm()
+            )
+        } else {
+            let major_first = major_first.unwrap_or(first);
+            evidence.push(format!(
+                "no architecture of compute capability {}.x is built before CUDA {major_first}",
+                cc.major
+            ));
+            format!(
+                "The build was made with CUDA {cuda}, which cannot compile for any GPU of compute capability {}.x \
+                 (CUDA {major_first} is the first that can): it has no machine code for this GPU, and PyTorch counts a \
+                 GPU as supported only by machine code of its major (its libraries, cuDNN and cuBLAS of CUDA {cuda}, \
+                 have none either), so CUDA work fails or PyTorch warns that the GPU is not compatible.",
+                cc.major
+            )
+        };
         out.push(not_in_build_because(cx, env, fw, gpu, cc, why, evidence));
     }
     judged

@@ -761,3 +761,19 @@ fn cupys_driver_level_judges_its_build() {
     assert_eq!(super::pasted_ids(&config.replace("{driver}", "11030")), Vec::<String>::new());
     assert_eq!(super::pasted_ids(&config.replace("{driver}", "10020")), vec!["driver.too_old_for_runtime".to_owned()]);
 }
+
+/// A torch build whose CUDA predates every architecture of the GPU's major has no machine code PyTorch counts
+/// for it (`_check_cubins` asks for an `sm_` of the GPU's major), even before a kernel fails; where an
+/// architecture of that major came earlier, the build may carry it, and only the symptom decides.
+#[test]
+fn a_build_older_than_every_architecture_of_the_gpus_major_is_not_in_build() {
+    let ampere = |torch: &str| Machine::linux().gpu("NVIDIA GeForce RTX 3080 Ti", "8.6").torch(torch);
+    let f = ampere("1.5.1+cu101").finding("arch.not_in_build");
+    assert!(f.detail.contains("any GPU of compute capability 8.x (CUDA 11.0 is the first that can)"), "{f:#?}");
+    assert!(f.evidence.iter().any(|e| e.contains("no architecture of compute capability 8.x")), "{f:#?}");
+    // CUDA 11.0 builds sm_80, whose machine code runs on an 8.6: no finding without a failed kernel.
+    assert!(!ampere("1.7.1+cu110").ids().contains(&"arch.not_in_build".to_owned()));
+    // A Turing GPU (7.5, first built by CUDA 10.0) under a CUDA 10.1 build: covered.
+    let turing = Machine::linux().gpu("NVIDIA GeForce RTX 2080 Ti", "7.5").torch("1.5.1+cu101");
+    assert!(!turing.ids().contains(&"arch.not_in_build".to_owned()));
+}
