@@ -288,6 +288,12 @@ const CASES: &[Case] = &[
         &["ld.cuda_library_missing"],
     ),
     (
+        "tf.dso_load_failed",
+        "2022-03-07 11:04:46.159459: W tensorflow/stream_executor/platform/default/dso_loader.cc:64] Could not load dynamic library 'cudart64_110.dll'; dlerror: cudart64_110.dll not found",
+        &[("library", "cudart64_110.dll")],
+        &[],
+    ),
+    (
         "tf.cannot_dlopen_gpu_libraries",
         "W0000 00:00:1744212707.411665      14 gpu_device.cc:2341] Cannot dlopen some GPU libraries. Please make sure the missing libraries mentioned above are installed properly if you would like to use GPU.",
         &[],
@@ -1944,6 +1950,16 @@ fn ordinary_output_matches_nothing() {
     for s in [HEALTHY, COLLECT_ENV_CU124, SMI_Q, PIP_LIST, JAX_ENV, TF_PRINTS, CONDA_LIST] {
         assert_eq!(scan(s), Vec::new());
     }
+}
+
+/// TensorFlow's probe for TensorRT's libraries, which only TF-TRT needs, is no CUDA library missing
+/// (TheLastBen/fast-stable-diffusion#1580, on a Colab GPU runtime that worked; its maintainer: ignore it).
+#[test]
+fn tensorflows_probe_for_tensorrt_matches_nothing() {
+    let text = ": W tensorflow/compiler/xla/stream_executor/platform/default/dso_loader.cc:64] Could not load dynamic library 'libnvinfer.so.7'; dlerror: libnvinfer.so.7: cannot open shared object file: No such file or directory; LD_LIBRARY_PATH: /usr/lib64-nvidia\n\
+                2023-02-12 02:34:13.661201: W tensorflow/compiler/xla/stream_executor/platform/default/dso_loader.cc:64] Could not load dynamic library 'libnvinfer_plugin.so.7'; dlerror: libnvinfer_plugin.so.7: cannot open shared object file: No such file or directory; LD_LIBRARY_PATH: /usr/lib64-nvidia\n\
+                : W tensorflow/compiler/tf2tensorrt/utils/py_utils.cc:38] TF-TRT Warning: Cannot dlopen some TensorRT\n";
+    assert_eq!(scan(text), Vec::new());
 }
 
 /// The CPU-build rows take their emitters' words only: llama.cpp's `BLAS = 1` (a cuBLAS build), the
