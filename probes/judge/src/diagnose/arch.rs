@@ -124,14 +124,23 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 torch_judged = true;
                 judge_list(cx, env, fw, &list, out);
             } else {
-                torch_judged |= judge_by_build_cuda(cx, env, fw, out);
+                torch_judged |= judge_by_build_cuda(cx, env, fw, false, out);
             }
         } else if let Some(plugin) = jax_plugin(cx.kb, fw) {
             judge_jax(cx, env, fw, plugin, out);
         }
     }
     if !torch_judged {
+        let before = out.len();
         judge_printed_list(cx, out);
+        // Last, a build's CUDA against the GPU's major, where no list the text printed judged it.
+        if out.len() == before {
+            for (env, fw) in
+                cx.frameworks().filter(|(e, f)| f.name == "torch" && torch_arch_list(cx.kb, e, f).is_none())
+            {
+                judge_by_build_cuda(cx, env, fw, true, out);
+            }
+        }
     }
     capability_warning(cx, out);
 }
@@ -143,13 +152,17 @@ const NO_CODE_FOR_GPU: [&str; 2] = ["cuda.no_kernel_image", "cuda.invalid_device
 /// but whose CUDA is (its `+cuXYZ` tag): a build made with CUDA X.Y holds no machine code for an
 /// architecture that came with a later CUDA (gpus.toml's first_toolkit). When the program also said a
 /// kernel had no code for the GPU (only PTX could have run it, and it did not), that GPU is not in the
-/// build. Without such a line, the same holds when no architecture of the GPU's major came before the
-/// build's CUDA: PyTorch's own check (pytorch/pytorch:torch/cuda/__init__.py, `_check_cubins`) counts
-/// a GPU covered only by machine code of its major, which that build cannot hold. True when it judged.
-fn judge_by_build_cuda(cx: &Ctx<'_>, env: &PythonEnv, fw: &Framework, out: &mut Vec<Finding>) -> bool {
+/// build. Without such a line (`by_major`, asked last, where no architecture list the text printed judged the
+/// build), the same holds when no architecture of the GPU's major came before the build's CUDA: PyTorch's own
+/// check (pytorch/pytorch:torch/cuda/__init__.py, `_check_cubins`) counts a GPU covered only by machine code of
+/// its major, which that build cannot hold. True when it judged.
+fn judge_by_build_cuda(cx: &Ctx<'_>, env: &PythonEnv, fw: &Framework, by_major: bool, out: &mut Vec<Finding>) -> bool {
     let Some((cuda, false)) = build_cuda(fw) else { return false };
     // The symptom's line itself is cited by the category's evidence.
     let no_code_said = cx.s.messages.iter().any(|m| NO_CODE_FOR_GPU.contains(&m.id.as_str()));
+    if no_code_said == by_major {
+        return false;
+    }
     let mut judged = false;
     for gpu in &cx.gpus {
         let Some(cc) = gpu.cc else { continue };
