@@ -60,7 +60,7 @@ pub use toolkits::{
 };
 pub use topology::{
     CudaOrder, DeviceOrder, GpuPair, Iommu, IommuMode, LinkKind, MigFacts, MigInstance, NvLink, NvLinkErrors,
-    P2pStatus, PeerCopy, StalledCollective, TopoGpu, Topology, cpu_list,
+    P2pStatus, PeerAccess, PeerCopy, StalledCollective, TopoGpu, Topology, cpu_list,
 };
 pub use version::{ComputeCapability, CudaVersion, CudnnVersion, DriverVersion, VersionError};
 

@@ -38,6 +38,22 @@ pub struct Topology {
     /// the words beside it show it; `None` when none was seen (the live probe runs no NCCL test).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stalled_collective: Option<StalledCollective>,
+    /// CUDA's answer whether one GPU can reach another's memory (cuDeviceCanAccessPeer) as a pasted
+    /// program printed it (TensorFlow's device interconnect matrix, p2pBandwidthLatencyTest's `CAN Access
+    /// Peer`), in the program's numbering; empty when none was printed (the live probe asks NVML).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub peer_access: Vec<PeerAccess>,
+}
+
+/// Whether CUDA lets GPU `src` access GPU `dst`'s memory, as a program printed it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PeerAccess {
+    /// The accessing GPU, in the program's numbering (CUDA's).
+    pub src: u32,
+    /// The GPU accessed.
+    pub dst: u32,
+    /// CUDA said it can.
+    pub can: bool,
 }
 
 /// An NCCL test (nccl-tests, or NCCL 1.x's own tests) that listed its GPUs and printed its table

@@ -3,6 +3,7 @@
 //! than nvidia-smi's, GPUs on different CPU sockets, MIG mode, NVLinks down or counting errors; an IOMMU that
 //! translates the GPUs' DMA joins the peer-to-peer finding.
 
+use super::context::GpuView;
 use super::{Ctx, Rule, fix};
 use gpu_doctor_model::{Category, Finding, Severity, is_display_class};
 use gpu_doctor_model::{GpuPair, IommuMode, LinkKind, P2pStatus, TopoGpu, Topology};
@@ -47,9 +48,14 @@ pub(super) const P2P_GPU: Rule = Rule {
     trigger: "The driver reports peer-to-peer between two GPUs as \"GPU not supported\" (GNS): GeForce boards since \
               the RTX 40 series have no P2P in NVIDIA's driver, so multi-GPU traffic goes through host memory; no \
               setting changes that. Or CUDA answered 217 (`peer access is not supported between these two devices`) \
-              where the GPUs are GeForce boards or not listed: the program's peer-to-peer path must be turned off.",
+              where the GPUs are GeForce boards or not listed: the program's peer-to-peer path must be turned off. Or \
+              CUDA's peer access answer as a program printed it (TensorFlow's device interconnect matrix, simpleP2P's \
+              `No`, p2pBandwidthLatencyTest's `CANNOT Access Peer`) is no for a pair, where every GPU is a GeForce \
+              board of the Turing generation or later: no P2P over PCIe (RTX 20 and 30 only through an NVLink bridge).",
     source: "NVML nvmlGpuP2PStatus_t (NVML_P2P_STATUS_GPU_NOT_SUPPORTED); NVIDIA developer forum, RTX 4090 P2P \
-             (https://forums.developer.nvidia.com/t/standard-nvidia-cuda-tests-fail-with-dual-rtx-4090-linux-box/233202)",
+             (https://forums.developer.nvidia.com/t/standard-nvidia-cuda-tests-fail-with-dual-rtx-4090-linux-box/233202); \
+             tensorflow/tensorflow#24677 (a 2080 Ti has no P2P without an NVLink bridge) and efeslab/Nanoflow#22 (nor \
+             a 3090); tensorflow/tensorflow:tensorflow/core/common_runtime/gpu/gpu_device.cc (the interconnect matrix)",
 };
 
 pub(super) const MIXED: Rule = Rule {
@@ -143,6 +149,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     };
     p2p(t, out);
     peer_access_refused(cx, out);
+    peer_access_denied(cx, t, out);
     measured(t, out);
     acs(cx, t, out);
     iommu(cx, t, out);
@@ -311,6 +318,52 @@ fn is_geforce(name: &str) -> bool {
     let mut words = name.split_whitespace();
     let series = matches!(words.next(), Some("RTX" | "GTX"));
     name.contains("GeForce") || (series && words.next().is_some_and(|w| w.bytes().all(|b| b.is_ascii_digit())))
+}
+
+/// A GeForce board of the Turing generation or later (compute capability 7.5 and up), which offers no peer
+/// access over PCIe: RTX 20 and 30 series boards only through an NVLink bridge, the RTX 40 series and later not
+/// at all (NVIDIA/nccl#1309's maintainer; tensorflow/tensorflow#24677, from NVIDIA's forum: a 2080 Ti "does not
+/// support p2p access without NVLink bridge"; efeslab/Nanoflow#22's maintainer: the 3090 "does not support peer
+/// access", which "only workstation cards … or V100, A100, H100 have").
+fn geforce_without_pcie_p2p(g: &GpuView) -> bool {
+    is_geforce(&g.name) && g.cc.is_some_and(|cc| (cc.major, cc.minor) >= (7, 5))
+}
+
+/// CUDA said no peer access between GPUs (TensorFlow's interconnect matrix, a CUDA sample's `CANNOT Access Peer`
+/// or `: No`) on a machine whose GPUs are all GeForce boards without P2P over PCIe: the GPUs' own lack, which
+/// no setting changes. Where another GPU is listed the answer has wider causes (sockets, ACS) and is left to
+/// the other checks; the driver's own GNS answer already made this finding.
+fn peer_access_denied(cx: &Ctx<'_>, t: &Topology, out: &mut Vec<Finding>) {
+    let denied: Vec<&gpu_doctor_model::PeerAccess> = t.peer_access.iter().filter(|p| !p.can).collect();
+    if denied.is_empty() || cx.gpus.is_empty() || out.iter().any(|f| f.id == P2P_GPU.id) {
+        return;
+    }
+    if !cx.gpus.iter().all(geforce_without_pcie_p2p) {
+        return;
+    }
+    let mut models: Vec<&str> = cx.gpus.iter().map(|g| g.name.as_str()).collect();
+    models.sort_unstable();
+    models.dedup();
+    let mut evidence: Vec<String> =
+        denied.iter().take(6).map(|p| format!("CUDA: GPU {} cannot access GPU {}'s memory", p.src, p.dst)).collect();
+    if denied.len() > 6 {
+        evidence.push(format!("… {} ordered pairs in all", denied.len()));
+    }
+    evidence.push(format!("{}: GeForce, Turing or later", models.join(", ")));
+    out.push(P2P_GPU.finding(
+        format!("CUDA reports no peer-to-peer between these GeForce GPUs ({} ordered pair(s))", denied.len()),
+        "GeForce boards since the RTX 20 series offer no peer-to-peer over PCIe in NVIDIA's driver: the RTX 20 and 30 \
+         series only through an NVLink bridge, the RTX 40 series and later not at all. Multi-GPU work still runs: \
+         NCCL and the frameworks copy through host memory, which costs bandwidth and latency between the GPUs \
+         (tensor-parallel inference and all-reduce feel it most). No setting of NVIDIA's turns it on.",
+        evidence,
+        Some(
+            "Nothing to repair in the setup. Where the program asks for peer access itself, turn that off \
+             (NCCL_P2P_DISABLE=1; vLLM's `--disable-custom-all-reduce`); for fast GPU-to-GPU traffic use boards with \
+             an NVLink bridge (RTX 20/30 series) or workstation or data-centre GPUs."
+                .to_owned(),
+        ),
+    ));
 }
 
 /// CUDA's 217 (`cuda.peer_access_unsupported` in `assets/compat/errors.toml`).

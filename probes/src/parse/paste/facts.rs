@@ -86,6 +86,8 @@ pub(super) struct Facts {
     pub iommu: Option<gpu_doctor_model::Iommu>,
     /// An NCCL test that stopped before its first result (`Topology::stalled_collective`).
     pub stalled_collective: Option<gpu_doctor_model::StalledCollective>,
+    /// CUDA's peer access answers a program printed (`Topology::peer_access`).
+    pub peer_access: Vec<gpu_doctor_model::PeerAccess>,
     /// Each GPU's memory errors, repairs, clock-event reasons and limits from nvidia-smi `-q` (any
     /// `-d` selection of it) or `-q -x`, with the format that gave them; index and bus id as listed.
     pub gpu_health: Vec<(GpuHealth, &'static str)>,
@@ -421,7 +423,7 @@ impl Facts {
         snap.env = self.env;
         snap.platform.container = self.container;
         place(&mut snap, self.wsl, self.os, self.arch, self.os_name);
-        let stalled = self.stalled_collective.take();
+        let stalled = (self.stalled_collective.take(), std::mem::take(&mut self.peer_access));
         fill_topology(&mut snap, cuda_seen, &mut self.acs_redirect, &mut self.peer_copies, self.iommu.take(), stalled);
         kb.complete_snapshot(&mut snap);
         snap.messages = self.messages;
@@ -466,7 +468,8 @@ impl Facts {
 }
 
 /// The topology the GPU lists' orders, the bridges whose ACS redirects peer traffic, the measured
-/// peer copies, the IOMMU and a stalled NCCL test show (all taken), with the GPUs the snapshot lists
+/// peer copies, the IOMMU, a stalled NCCL test and CUDA's peer access answers show (all taken), with the
+/// GPUs the snapshot lists
 /// where no order did; unknown when none says anything.
 fn fill_topology(
     snap: &mut Snapshot,
@@ -474,13 +477,14 @@ fn fill_topology(
     acs: &mut Vec<String>,
     copies: &mut Vec<gpu_doctor_model::PeerCopy>,
     iommu: Option<gpu_doctor_model::Iommu>,
-    stalled_collective: Option<gpu_doctor_model::StalledCollective>,
+    (stalled_collective, peer_access): (Option<gpu_doctor_model::StalledCollective>, Vec<gpu_doctor_model::PeerAccess>),
 ) {
     let (acs, copies) = (std::mem::take(acs), std::mem::take(copies));
     if let Some(t) = cuda_seen {
         snap.topology = Probed::found(t, "pasted GPU lists in CUDA and nvidia-smi order");
     }
-    if acs.is_empty() && copies.is_empty() && iommu.is_none() && stalled_collective.is_none() {
+    if acs.is_empty() && copies.is_empty() && iommu.is_none() && stalled_collective.is_none() && peer_access.is_empty()
+    {
         return;
     }
     if let Probed::Found { value, .. } = &mut snap.topology {
@@ -488,6 +492,7 @@ fn fill_topology(
         value.peer_copies = copies;
         value.iommu = iommu;
         value.stalled_collective = stalled_collective;
+        value.peer_access = peer_access;
         return;
     }
     let gpus = snap.gpus.value().map(|list| list.iter().map(cuda_order::topo_gpu).collect()).unwrap_or_default();
@@ -497,10 +502,13 @@ fn fill_topology(
         peer_copies: copies,
         iommu,
         stalled_collective,
+        peer_access,
         ..gpu_doctor_model::Topology::default()
     };
-    snap.topology =
-        Probed::found(t, "pasted lspci -vvv, p2pBandwidthLatencyTest, kernel IOMMU lines or an NCCL test's output");
+    snap.topology = Probed::found(
+        t,
+        "pasted lspci -vvv, p2pBandwidthLatencyTest, kernel IOMMU lines, an NCCL test's output or TensorFlow's device interconnect matrix",
+    );
 }
 
 /// The health readings of `-q`/XML (each under the index of its GPU in the merged `list`) and the

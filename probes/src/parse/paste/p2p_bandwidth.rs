@@ -18,11 +18,17 @@
 //! direct copy is at least as fast as one staged through the host; one far below it went up to the
 //! root complex and back (NCCL troubleshooting guide: the test "should run to completion and report
 //! good performance between GPUs"; ACS and the IOMMU redirecting peer traffic are its named causes).
+//!
+//! CUDA's peer access answers are kept on their own (`Topology::peer_access`), also from the simpleP2P
+//! sample's `> Peer access from NVIDIA GeForce RTX 5090 (GPU0) -> NVIDIA GeForce RTX 5090 (GPU1) : Yes`
+//! (NVIDIA/cuda-samples Samples/0_Introduction/simpleP2P/simpleP2P.cu: `cudaDeviceCanAccessPeer`, then
+//! `"> Peer access from %s (GPU%d) -> %s (GPU%d) : %s\n"` with `Yes` or `No`).
 
 use super::facts::{Facts, MAX_LIST};
-use gpu_doctor_model::PeerCopy;
+use gpu_doctor_model::{PeerAccess, PeerCopy};
 
 const FORMAT: &str = "p2pBandwidthLatencyTest";
+const SIMPLE_P2P: &str = "simpleP2P";
 
 /// The most GPUs a matrix is read for: more than any machine has, few enough that a matrix stays small.
 const MAX_GPUS: usize = 64;
@@ -41,6 +47,11 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
             if access.len() < MAX_GPUS * MAX_GPUS {
                 access.push(a);
             }
+        } else if let Some((src, dst, can)) = simple_p2p(t) {
+            facts.saw(i, SIMPLE_P2P);
+            if facts.peer_access.len() < MAX_GPUS * MAX_GPUS {
+                facts.peer_access.push(PeerAccess { src, dst, can });
+            }
         } else if t == "P2P Connectivity Matrix" {
             connectivity = connectivity.or_else(|| matrix(&lines[i + 1..]));
         } else if t == "Unidirectional P2P=Disabled Bandwidth Matrix (GB/s)" {
@@ -52,6 +63,10 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
         {
             p2p = p2p.or_else(|| matrix(&lines[i + 1..]));
         }
+    }
+    if let Some(at) = first.filter(|_| !access.is_empty()) {
+        facts.saw(at, FORMAT);
+        facts.peer_access.extend(access.iter().map(|&(src, dst, can)| PeerAccess { src, dst, can }));
     }
     let (Some(staged), Some(p2p), Some(at)) = (staged, p2p, first) else { return };
     facts.saw(at, FORMAT);
@@ -80,6 +95,22 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
             facts.peer_copies.push(PeerCopy { src, dst, p2p_mbytes_per_s: p2p, staged_mbytes_per_s: staged });
         }
     }
+}
+
+/// simpleP2P's `> Peer access from NVIDIA GeForce RTX 5090 (GPU0) -> NVIDIA GeForce RTX 5090 (GPU1) : Yes`
+/// (or `No`): the two GPUs' indices and the answer.
+fn simple_p2p(line: &str) -> Option<(u32, u32, bool)> {
+    // A `> ` at the start may be gone: pasted text loses it as Markdown's quote mark.
+    let rest = line.strip_prefix("> ").unwrap_or(line).strip_prefix("Peer access from ")?;
+    let (pair, answer) = rest.rsplit_once(" : ")?;
+    let can = match answer.trim() {
+        "Yes" => true,
+        "No" => false,
+        _ => return None,
+    };
+    let (from, to) = pair.split_once(") -> ")?;
+    let index = |side: &str| side.trim_end_matches(')').rsplit_once("(GPU")?.1.parse::<u32>().ok();
+    Some((index(from)?, index(to)?, can))
 }
 
 /// `Device=0 CAN Access Peer Device=1` (or `CANNOT`).
@@ -217,5 +248,25 @@ Unidirectional P2P=Enabled Bandwidth (P2P Writes) Matrix (GB/s)
         let header: String = (0..10_000).map(|i| format!(" {i}")).collect();
         let text = format!("Unidirectional P2P=Disabled Bandwidth Matrix (GB/s)\nD\\D{header}\n");
         assert!(copies(&text).is_empty());
+    }
+
+    /// simpleP2P's lines (aikitoria/open-gpu-kernel-modules#6, the first two of eight RTX 5090s), and its `No`.
+    #[test]
+    fn simple_p2p_gives_cudas_peer_access_answers() {
+        let text = "> Peer access from NVIDIA GeForce RTX 5090 (GPU0) -> NVIDIA GeForce RTX 5090 (GPU1) : Yes\n\
+                    > Peer access from NVIDIA GeForce RTX 5090 (GPU1) -> NVIDIA GeForce RTX 5090 (GPU0) : No\n";
+        let f = Facts::read_by(read, text);
+        let answers: Vec<(u32, u32, bool)> = f.peer_access.iter().map(|p| (p.src, p.dst, p.can)).collect();
+        assert_eq!(answers, [(0, 1, true), (1, 0, false)]);
+        // Cut or garbled lines give nothing; p2pBandwidthLatencyTest's own lines give the same answers.
+        for bad in [
+            "> Peer access from A (GPU0) -> B (GPU1) : Maybe",
+            "> Peer access from A (GPU0) -> B : Yes",
+            "> Peer access from",
+        ] {
+            assert!(Facts::read_by(read, bad).peer_access.is_empty(), "{bad}");
+        }
+        let f = Facts::read_by(read, "Device=0 CANNOT Access Peer Device=1\n");
+        assert_eq!(f.peer_access.iter().map(|p| (p.src, p.dst, p.can)).collect::<Vec<_>>(), [(0, 1, false)]);
     }
 }

@@ -1,7 +1,8 @@
 //! TensorFlow's own prints: `tf.sysconfig.get_build_info()` (an `OrderedDict([('cuda_version', '12.3'), …])`
 //! or `{'cuda_version': '12.3', …}`), `tf.__version__`, `tf.config.list_physical_devices('GPU')`, and
 //! its device log lines (`Created device … name: NVIDIA GeForce RTX 3090, pci bus id: 0000:01:00.0,
-//! compute capability: 8.6`).
+//! compute capability: 8.6`), and the device interconnect matrix it logs when it sets up the GPUs (CUDA's
+//! peer access between each pair: `Y` or `N`).
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
@@ -100,6 +101,46 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
         facts.deep.tensorflow = Some(tf);
         facts.deep_from("tensorflow prints");
     }
+    edge_matrix(lines, facts);
+}
+
+/// The most GPUs a matrix is read for.
+const MAX_MATRIX: usize = 64;
+
+/// The device interconnect matrix TensorFlow logs (tensorflow/tensorflow
+/// tensorflow/core/common_runtime/gpu/gpu_device.cc, `BaseGPUDeviceFactory::CreateDevices`: `Device
+/// interconnect … with strength 1 edge matrix:`, logged at INFO until TensorFlow 2.x moved it to VLOG(1)): a
+/// header of the GPU ids, then a row per GPU, `0:   N Y`, a `Y` where `GetInterconnectMaps` found StreamExecutor's
+/// `CanEnablePeerAccessTo` (cuDeviceCanAccessPeer) true; the diagonal is `N`. Each line
+/// after its log prefix (`… gpu_device.cc:990] `). The first whole matrix only; a cut one gives nothing.
+/// Written for tensorflow/tensorflow#24677 (four RTX 2080 Ti, every pair `N`).
+fn edge_matrix(lines: &[String], facts: &mut Facts) {
+    let body = |line: &str| line.rsplit_once("] ").map_or(line, |(_, b)| b).trim().to_owned();
+    let Some(at) = lines.iter().position(|l| l.contains("Device interconnect") && l.contains("edge matrix:")) else {
+        return;
+    };
+    let Some(ids) = lines.get(at + 1).map(|l| body(l)).and_then(|h| {
+        let ids: Option<Vec<u32>> = h.split_whitespace().map(|w| w.parse().ok()).collect();
+        ids.filter(|ids| (2..=MAX_MATRIX).contains(&ids.len()))
+    }) else {
+        return;
+    };
+    let mut access = Vec::new();
+    for (row, src) in ids.iter().enumerate() {
+        let Some(line) = lines.get(at + 2 + row).map(|l| body(l)) else { return };
+        let Some(cells) = line.strip_prefix(&format!("{src}:")) else { return };
+        let cells: Vec<&str> = cells.split_whitespace().collect();
+        if cells.len() != ids.len() || cells.iter().any(|c| !matches!(*c, "Y" | "N")) {
+            return;
+        }
+        for (dst, cell) in ids.iter().zip(&cells) {
+            if dst != src {
+                access.push(gpu_doctor_model::PeerAccess { src: *src, dst: *dst, can: *cell == "Y" });
+            }
+        }
+    }
+    facts.saw(at, "TensorFlow's device interconnect matrix");
+    facts.peer_access.extend(access);
 }
 
 /// `tf.sysconfig.get_build_info()`, found by its keys wherever the dict is (it may wrap).

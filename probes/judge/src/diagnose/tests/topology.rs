@@ -376,3 +376,32 @@ fn a_multi_gpu_hang_in_words_on_two_gpus_suspects_peer_traffic() {
     assert!(!super::pasted_ids("Multi-GPU training hangs\nI only have one GPU.").contains(&ID.to_owned()));
     assert!(!super::pasted_ids("Multi-GPU training hangs").contains(&ID.to_owned()));
 }
+
+/// TensorFlow's interconnect matrix of four RTX 2080 Ti, every pair `N` (tensorflow/tensorflow#24677, its
+/// lines): GeForce boards since Turing offer no P2P over PCIe. The same matrix of data-centre boards or of
+/// Pascal GeForce boards, which do offer it, is left to the other checks.
+#[test]
+fn cudas_no_peer_access_between_geforce_boards_since_turing_is_theirs() {
+    let matrix = "2019-01-03 07:07:31.374026: I tensorflow/core/common_runtime/gpu/gpu_device.cc:971] Device interconnect StreamExecutor with strength 1 edge matrix:\n\
+                  2019-01-03 07:07:31.374063: I tensorflow/core/common_runtime/gpu/gpu_device.cc:977]      0 1 \n\
+                  2019-01-03 07:07:31.374070: I tensorflow/core/common_runtime/gpu/gpu_device.cc:990] 0:   N N \n\
+                  2019-01-03 07:07:31.374075: I tensorflow/core/common_runtime/gpu/gpu_device.cc:990] 1:   N N \n";
+    let device = |i: u32, name: &str, cc: &str| {
+        format!(
+            "2019-01-03 07:07:31.374707: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1103] Created TensorFlow device (/job:localhost/replica:0/task:0/device:GPU:{i} with 9854 MB memory) -> physical GPU (device: {i}, name: {name}, pci bus id: 0000:0{}:00.0, compute capability: {cc})\n",
+            i + 5
+        )
+    };
+    let with = |name: &str, cc: &str| format!("{matrix}{}{}", device(0, name, cc), device(1, name, cc));
+    let findings = super::pasted_findings(&with("GeForce RTX 2080 Ti", "7.5"));
+    let f = findings.iter().find(|f| f.id == "topology.peer_access_not_offered_by_gpu").unwrap();
+    assert!(f.evidence.iter().any(|e| e == "CUDA: GPU 0 cannot access GPU 1's memory"), "{f:#?}");
+    assert!(f.summary.contains("2 ordered pair(s)"), "{}", f.summary);
+    for (name, cc) in [("Tesla V100-SXM2-16GB", "7.0"), ("GeForce GTX 1080 Ti", "6.1")] {
+        let ids = super::pasted_ids(&with(name, cc));
+        assert!(!ids.iter().any(|i| i == "topology.peer_access_not_offered_by_gpu"), "{name}: {ids:?}");
+    }
+    // A `Y` pair is access CUDA gives.
+    let yes = with("GeForce RTX 2080 Ti", "7.5").replace("0:   N N", "0:   N Y").replace("1:   N N", "1:   Y N");
+    assert!(!super::pasted_ids(&yes).iter().any(|i| i == "topology.peer_access_not_offered_by_gpu"));
+}

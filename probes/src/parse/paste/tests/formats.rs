@@ -340,6 +340,30 @@ fn tensorflow_prints_and_device_log() {
     assert_eq!(g.architecture.as_deref(), Some("Ampere"));
 }
 
+/// TensorFlow's interconnect matrix (tensorflow/tensorflow#24677, four RTX 2080 Ti, its lines): CUDA's peer
+/// access answer per ordered pair, every one `N`; a cut or malformed matrix gives nothing.
+#[test]
+fn tensorflows_interconnect_matrix_gives_cudas_peer_access_answers() {
+    let text = "2019-01-03 07:07:31.374026: I tensorflow/core/common_runtime/gpu/gpu_device.cc:971] Device interconnect StreamExecutor with strength 1 edge matrix:
+2019-01-03 07:07:31.374063: I tensorflow/core/common_runtime/gpu/gpu_device.cc:977]      0 1 2 3 
+2019-01-03 07:07:31.374070: I tensorflow/core/common_runtime/gpu/gpu_device.cc:990] 0:   N N N N 
+2019-01-03 07:07:31.374075: I tensorflow/core/common_runtime/gpu/gpu_device.cc:990] 1:   N N N N 
+2019-01-03 07:07:31.374079: I tensorflow/core/common_runtime/gpu/gpu_device.cc:990] 2:   N N N N 
+2019-01-03 07:07:31.374084: I tensorflow/core/common_runtime/gpu/gpu_device.cc:990] 3:   N N N N 
+";
+    let access = |text: &str| read(text).topology.value().map(|t| t.peer_access.clone()).unwrap_or_default();
+    let all = access(text);
+    assert_eq!(all.len(), 12);
+    assert!(all.iter().all(|p| !p.can && p.src != p.dst));
+    let yes = access(&text.replace("0:   N N N N", "0:   N Y N N"));
+    assert!(yes.iter().any(|p| p.src == 0 && p.dst == 1 && p.can));
+    let cut: String = text.lines().take(4).map(|l| format!("{l}\n")).collect();
+    assert!(access(&cut).is_empty());
+    assert!(access(&text.replace("1:   N N N N", "1:   N N X N")).is_empty());
+    let huge = format!("Device interconnect StreamExecutor with strength 1 edge matrix:\n{}\n", "0 ".repeat(100_000));
+    assert!(access(&huge).is_empty());
+}
+
 #[test]
 fn nvcc_version_alone_is_a_toolkit() {
     let s = read(
