@@ -3,7 +3,7 @@
 use super::context::{build_cuda, describe_framework};
 use super::{Ctx, Rule};
 use gpu_doctor_kb::RuntimeVerdict;
-use gpu_doctor_model::{Category, CudaVersion, DriverVersion, Finding, PlanTarget, Severity};
+use gpu_doctor_model::{Category, CudaVersion, DriverVersion, Finding, PlanTarget, Severity, ToolkitKind};
 
 const SOURCE: &str = "NVIDIA CUDA Compatibility guide (minor-version compatibility, \
     https://docs.nvidia.com/deploy/cuda-compatibility/) and the CUDA release notes' driver table";
@@ -12,8 +12,9 @@ pub(super) const TOO_OLD: Rule = Rule {
     id: "driver.too_old_for_runtime",
     category: Category::DriverTooOldForRuntime,
     severity: Severity::Error,
-    trigger: "A framework's CUDA build needs a newer driver: a newer CUDA major than the driver supports, \
-              or a driver below that major's minor-version-compatibility floor.",
+    trigger: "A framework's CUDA build, or an NVIDIA CUDA container image's CUDA (`nvidia/cuda:10.2-…` named \
+              in pasted text), needs a newer driver: a newer CUDA major than the driver supports, or a driver below \
+              that major's minor-version-compatibility floor (CUDA before 11 had none).",
     source: SOURCE,
 };
 
@@ -88,6 +89,39 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 }));
             }
         }
+    }
+    images(cx, &driver_evidence, out);
+}
+
+/// NVIDIA's CUDA container images named in pasted text: the programs in one are built with its CUDA, which
+/// the host's driver runs only where it supports that CUDA (the image's NVIDIA_REQUIRE_CUDA, which the
+/// NVIDIA Container Toolkit checks; Singularity/Apptainer do not, so CUDA answers error 35 there, as in
+/// NVIDIA/hpc-container-maker#239, for which this was written).
+fn images(cx: &Ctx<'_>, driver_evidence: &str, out: &mut Vec<Finding>) {
+    let installs = cx.s.toolkits.value().map(|t| t.installs.as_slice()).unwrap_or_default();
+    for image in installs.iter().filter(|i| i.kind == ToolkitKind::ContainerImage) {
+        let Some(cuda) = image.version.map(CudaVersion::major_minor) else { continue };
+        let RuntimeVerdict::TooOld { floor, full } = cx.kb.cuda.judge(cuda, &cx.driver, cx.os) else { continue };
+        let needed = full.as_ref().or(floor.as_ref());
+        let name = image.root.trim_end_matches(" (container image)");
+        out.push(
+            TOO_OLD
+                .finding(
+                    format!("The container image {name} needs a newer NVIDIA driver than the host's"),
+                    format!(
+                        "The image's programs are built with CUDA {cuda}; the host's driver, which the container uses, \
+                         supports CUDA up to {}.{} CUDA programs in it fail to start (CUDA error 35, \"CUDA driver \
+                         version is insufficient for CUDA runtime version\"; Docker with NVIDIA's toolkit refuses to \
+                         start it: \"unsatisfied condition: cuda>={cuda}\"). Or use an image of the CUDA the driver \
+                         supports.",
+                        level_text(cx),
+                        needs_text(cuda, floor.as_ref(), full.as_ref()),
+                    ),
+                    vec![format!("{name}: an NVIDIA CUDA {cuda} image"), driver_evidence.to_owned()],
+                    None,
+                )
+                .with_plan(PlanTarget::Driver { min_branch: needed.map(DriverVersion::major) }),
+        );
     }
 }
 

@@ -119,6 +119,8 @@ pub(super) fn cuda_image(line: &str) -> Option<(String, gpu_doctor_model::CudaVe
         return None;
     }
     let v = version.trim_end_matches('.').parse().ok()?;
+    // A sentence's full stop after the tag is not part of it.
+    let tag = tag.trim_end_matches(['.', '-', '_']);
     let devel = tag.split('-').any(|w| w == "devel");
     Some((format!("nvidia/cuda:{tag} (container image)"), v, devel))
 }

@@ -126,9 +126,23 @@ pub(super) fn prose_driver(line: &str) -> Option<DriverVersion> {
         {
             found.push(v);
         }
+        // The version at the end of the clause: `the driver installed on the compute nodes … is 418.87.00`
+        // (written for NVIDIA/hpc-container-maker#239).
+        let after = &words[i + 1..words.len().min(i + 1 + CLAUSE_WORDS)];
+        if let Some(is) = after.iter().position(|w| *w == "is")
+            && !after[..is].iter().any(|w| w.ends_with(['.', ',', ';', '?']))
+            && let Some(v) =
+                after.get(is + 1).map(|w| w.trim_matches(['`', '"', '\'', '(', ')'])).and_then(three_digit_driver)
+            && !found.contains(&v)
+        {
+            found.push(v);
+        }
     }
     (found.len() == 1).then(|| found.remove(0))
 }
+
+/// The most words after `driver` looked through for the `is` that gives its version.
+const CLAUSE_WORDS: usize = 14;
 
 /// `460.73.01` as a driver version: a three-digit major and at least a minor.
 fn three_digit_driver(word: &str) -> Option<DriverVersion> {

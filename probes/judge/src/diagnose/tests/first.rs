@@ -777,3 +777,26 @@ fn a_build_older_than_every_architecture_of_the_gpus_major_is_not_in_build() {
     let turing = Machine::linux().gpu("NVIDIA GeForce RTX 2080 Ti", "7.5").torch("1.5.1+cu101");
     assert!(!turing.ids().contains(&"arch.not_in_build".to_owned()));
 }
+
+/// An NVIDIA CUDA image named in the text against the host's driver (NVIDIA/hpc-container-maker#239: a
+/// Singularity container from nvidia/cuda:10.2 on driver 418.87, error 35): CUDA 10 had no minor-version
+/// compatibility, so 10.2 needs 440.33; the old driver, not a missing `--nv`, is the cause. An image the driver
+/// runs, or one of a newer minor of the driver's major, is not this finding.
+#[test]
+fn a_cuda_image_newer_than_the_driver_needs_the_driver() {
+    let text = |image: &str, driver: &str| {
+        format!(
+            "ERROR: CUDA driver version is insufficient for CUDA runtime version in /var/tmp/relion/src/ml_optimiser.cpp at line 1143 (error-code 35)\n\
+             Yes, I'm running a singularity container for relion.\n\
+             The version of the driver installed on the compute nodes is {driver}.\n\
+             I built my container from nvidia/cuda:{image}-devel-ubuntu18.04.\n"
+        )
+    };
+    let findings = super::pasted_findings(&text("10.2", "418.87.00"));
+    let ids: Vec<&str> = findings.iter().map(|f| f.id.as_str()).collect();
+    assert_eq!(ids, ["driver.too_old_for_runtime"], "{findings:#?}");
+    assert!(findings[0].summary.contains("nvidia/cuda:10.2-devel-ubuntu18.04 needs"), "{}", findings[0].summary);
+    assert!(findings[0].detail.contains("440.33"), "{}", findings[0].detail);
+    assert!(!super::pasted_ids(&text("10.1", "418.87.00")).contains(&"driver.too_old_for_runtime".to_owned()));
+    assert!(!super::pasted_ids(&text("12.4", "535.104.05")).contains(&"driver.too_old_for_runtime".to_owned()));
+}

@@ -693,6 +693,14 @@ fn a_driver_version_in_prose_is_the_driver_when_nothing_else_gives_one() {
     assert!(prose_driver("I upgraded the driver 470.82 to driver 535.54.03").is_none(), "two numbers");
     assert!(prose_driver("the driver is fine, CUDA 12.2 works").is_none());
     assert!(prose_driver("Cuda compiler driver 11.8").is_none(), "not a driver number");
+    // The version the clause ends with (NVIDIA/hpc-container-maker#239, the sysadmin quoted there, verbatim);
+    // an `is` after the clause ended is another sentence's.
+    let v = prose_driver(
+        "\"The version of the driver installed on the compute nodes in the GPU partition is 418.87.00.  That is \
+         sufficient for CUDA versions up to and including 10.1.\"",
+    );
+    assert_eq!(v.map(|v| v.as_str().to_owned()).as_deref(), Some("418.87.00"));
+    assert!(prose_driver("I updated the driver. The fan is 450.10 rpm").is_none());
     // The version before the word, as a package name or bare: chahatdeep/ubuntu-for-robotics#3 (verbatim).
     let v = prose_driver("I've installed the nvidia-384.98 driver and cuda 8.0. Then when I'm running cuda samples");
     assert_eq!(v.map(|v| v.as_str().to_owned()).as_deref(), Some("384.98"));
