@@ -843,8 +843,10 @@ fn library_fix(cx: &Ctx<'_>, observed: &[&ObservedMessage]) -> Option<FamilyFix>
             None,
         ));
     };
-    // The soname (`libcudnn_ops.so.9` of `libcudnn_ops.so.9.1.0`) is what the loader cache lists.
+    // The soname (`libcudnn_ops.so.9` of `libcudnn_ops.so.9.1.0`) is what the loader cache lists. Before CUDA
+    // 11 the CUDA-numbered libraries carried the CUDA release whole (`libcudart.so.10.0`), which is their soname.
     let lib = match lib.split_once(".so.") {
+        Some((_, rest)) if major < 11 && families::is_cuda_numbered(&base) && rest.split('.').count() == 2 => lib,
         Some((stem, rest)) => format!("{stem}.so.{}", rest.split('.').next().unwrap_or(rest)),
         None => lib,
     };

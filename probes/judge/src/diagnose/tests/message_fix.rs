@@ -548,3 +548,16 @@ fn an_invalid_ordinal_names_the_process_count_or_the_one_visible_gpu() {
     let (words, _) = fix_of(error, "observed.cuda.invalid_device_ordinal");
     assert!(words.starts_with("`nvidia-smi -L` lists"), "{words}");
 }
+
+/// ldd's `=> not found` for CUDA's libraries is the loader's missing library (arch4edu/arch4edu#24: an MXNet
+/// built for CUDA 10.0 after the toolkit moved to 10.1); before CUDA 11 the runtime's soname carries the release
+/// whole, so the fix names `libcudart.so.10.0`, not a `libcudart.so.10` no release ships.
+#[test]
+fn ldds_not_found_names_the_release_the_soname_carries() {
+    let text = "\tlibcudart.so.10.0 => not found\n\tlibcublas.so.10.0 => not found\n";
+    let (words, _) = fix_of(text, "observed.ld.cuda_library_missing");
+    assert!(words.contains("grep -F libcudart.so.10.0") && words.contains("(10.0 in its name)"), "{words}");
+    // From CUDA 11 the soname is the major alone.
+    let (words, _) = fix_of("\tlibcublasLt.so.11.2.1 => not found\n", "observed.ld.cuda_library_missing");
+    assert!(words.contains("libcublasLt.so.11") && !words.contains("libcublasLt.so.11.2"), "{words}");
+}

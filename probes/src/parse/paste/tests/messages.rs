@@ -648,6 +648,8 @@ const CASES: &[Case] = &[
         &[("library", "libcudart.so.12")],
         &[],
     ),
+    // ldd's listing (arch4edu/arch4edu#24).
+    ("ld.cuda_library_missing", "\tlibcudart.so.10.0 => not found", &[("library", "libcudart.so.10.0")], &[]),
     // The vllm-ascend FAQ's line (a CUDA torch where only a CPU or NPU one belongs).
     (
         "ld.torch_cuda_library_missing",
