@@ -37,7 +37,7 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
     for (i, line) in lines.iter().enumerate() {
         let t = line.trim();
         if let Some((name, value)) = hydra_env_set(line, &mut env_set) {
-            set_in_process(facts, i, name, Some(value), false);
+            set_in_process(facts, i, name, value, false);
             continue;
         }
         if let Some(path) = nvcc_command(t) {
@@ -135,7 +135,7 @@ fn set_in_process(facts: &mut Facts, at: usize, name: &str, value: Option<&str>,
 /// running process, just before it calls the task function (facebookresearch/hydra `hydra/core/utils.py`,
 /// `run_job`: `with env_override(hydra_cfg.hydra.job.env_set): … task_function(task_cfg)`), so after the
 /// program's imports. Written from huggingface/optimum-benchmark#27 (a device list set there, and ignored).
-fn hydra_env_set<'a>(line: &'a str, block: &mut Option<usize>) -> Option<(&'a str, &'a str)> {
+fn hydra_env_set<'a>(line: &'a str, block: &mut Option<usize>) -> Option<(&'a str, Option<&'a str>)> {
     let indent = line.len() - line.trim_start().len();
     let t = line.trim();
     if t == "env_set:" {
@@ -152,7 +152,9 @@ fn hydra_env_set<'a>(line: &'a str, block: &mut Option<usize>) -> Option<(&'a st
     }
     let (name, value) = t.split_once(':')?;
     let value = value.trim().trim_matches(['"', '\'']);
-    (is_name(name) && is_relevant(name) && !value.is_empty()).then_some((name, value))
+    // An OmegaConf interpolation (`${oc.env:GPUS}`) sets a value the text does not give.
+    (is_name(name) && is_relevant(name) && !value.is_empty())
+        .then_some((name, (!value.contains("${")).then_some(value)))
 }
 
 /// The shell script a command line starts (`bash scripts/train.sh`, `sh run.sh --epochs 3`, `./run.sh`,

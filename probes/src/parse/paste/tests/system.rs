@@ -968,4 +968,8 @@ fn a_hydra_env_set_block_is_a_variable_set_in_process() {
     for text in ["CUDA_VISIBLE_DEVICES: 4,5\n", "env_set:\n  CUDA_VISIBLE_DEVICES:\n", "env_set:\n", "  env_set:\n:"] {
         assert!(read(text).env.set_in_process.is_empty(), "{text}");
     }
+    // An OmegaConf interpolation: set in process, to a value the text does not give.
+    let s = read("env_set:\n  CUDA_VISIBLE_DEVICES: ${oc.env:GPUS}\n");
+    assert_eq!(s.env.set_in_process, ["CUDA_VISIBLE_DEVICES"]);
+    assert_eq!(s.env.vars.get("CUDA_VISIBLE_DEVICES"), None);
 }
