@@ -118,6 +118,8 @@ fn jax_plugin<'k>(kb: &'k Kb, fw: &Framework) -> Option<&'k JaxPlugin> {
 
 pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let mut torch_judged = false;
+    // Torch builds the knowledge base has no architecture list for, judged by their CUDA.
+    let mut unlisted = Vec::new();
     for (env, fw) in cx.frameworks() {
         if fw.name == "torch" {
             if let Some(list) = torch_arch_list(cx.kb, env, fw) {
@@ -125,6 +127,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 judge_list(cx, env, fw, &list, out);
             } else {
                 torch_judged |= judge_by_build_cuda(cx, env, fw, false, out);
+                unlisted.push((env, fw));
             }
         } else if let Some(plugin) = jax_plugin(cx.kb, fw) {
             judge_jax(cx, env, fw, plugin, out);
@@ -135,9 +138,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
         judge_printed_list(cx, out);
         // Last, a build's CUDA against the GPU's major, where no list the text printed judged it.
         if out.len() == before {
-            for (env, fw) in
-                cx.frameworks().filter(|(e, f)| f.name == "torch" && torch_arch_list(cx.kb, e, f).is_none())
-            {
+            for (env, fw) in unlisted {
                 judge_by_build_cuda(cx, env, fw, true, out);
             }
         }
