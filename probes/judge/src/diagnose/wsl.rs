@@ -30,12 +30,18 @@ pub(super) const LINUX_DRIVER: Rule = Rule {
               /lib/x86_64-linux-gnu: a loader error, ldd, ls, numba's or ollama's library log), an nvidia kernel \
               module, or a driver package (nvidia-driver-*, cuda-drivers, nvidia-dkms-*, libnvidia-compute-*, the \
               .run installer) installed in the text, or the person saying in words that they installed a GPU/NVIDIA \
-              driver inside WSL; these shadow the Windows driver's libraries.",
+              driver inside WSL; these shadow the Windows driver's libraries. Also, none of these shown, numba or \
+              Taichi saying cuInit found no device (CUDA_ERROR_NO_DEVICE) inside WSL while LD_LIBRARY_PATH names \
+              neither /usr/lib/wsl/lib nor a stubs folder: both open the driver library by the name libcuda.so first, \
+              which WSL's loader cache does not list, so the library that answered is a Linux driver's.",
     source: "NVIDIA CUDA on WSL User Guide (https://docs.nvidia.com/cuda/wsl-user-guide/index.html): the Windows driver \
              is the only driver; do not install a Linux driver in WSL; libcuda is mapped in at /usr/lib/wsl/lib; \
              numba/numba#9032 (maintainer: /lib/x86_64-linux-gnu/libcuda.so is the Linux driver's, package \
              libnvidia-compute-510); ollama/ollama#1897 (the nvidia-compute packages' libnvidia-ml loaded instead of \
-             WSL's)",
+             WSL's); numba/numba:numba/cuda/cudadrv/driver.py@0.60.0#L122,L138 and \
+             taichi-dev/taichi:taichi/rhi/cuda/cuda_driver.cpp@v1.7.4#L120 (libcuda.so opened first); microsoft/WSL#8587 \
+             (WSL's libcuda.so not in the loader cache); rapidsai/cuml#6218 (numba's maintainer: cuInit's no device \
+             under WSL 2 came from an incorrect driver installed in WSL)",
 };
 
 pub(super) const NOT_ON_PATH: Rule = Rule {
@@ -738,6 +744,9 @@ fn linux_driver(cx: &Ctx<'_>, wsl: &WslFacts, out: &mut Vec<Finding>) -> bool {
         wsl.linux_driver_said.iter().map(|s| format!("the text says a driver was installed inside WSL: \"{s}\"")),
     );
     if evidence.is_empty() {
+        evidence.extend(opened_by_name_no_device(cx));
+    }
+    if evidence.is_empty() {
         return false;
     }
     let table = &cx.kb.drivers.wsl;
@@ -759,10 +768,39 @@ fn linux_driver(cx: &Ctx<'_>, wsl: &WslFacts, out: &mut Vec<Finding>) -> bool {
          libcuda found first does not work in WSL (CUDA reports no device or a driver mismatch). Installing the `cuda` \
          or `cuda-drivers` package does this; in WSL install only `cuda-toolkit-<version>`.",
         evidence,
-        Some(format!("{owner}{remove} && sudo ldconfig   — keep the Windows driver; WSL maps it in")),
+        Some(format!(
+            "{owner}{remove} && sudo ldconfig   — keep the Windows driver, whose libraries WSL maps in at {WSL_LIB}; \
+             until then `export LD_LIBRARY_PATH={WSL_LIB}:$LD_LIBRARY_PATH` makes programs load those first"
+        )),
     );
     out.push(finding.with_plan(PlanTarget::Driver { min_branch: None }));
     true
+}
+
+/// Messages of programs that open the driver library by the unversioned name `libcuda.so` first, saying its
+/// cuInit answered `error`: numba (numba/numba:numba/cuda/cudadrv/driver.py@0.60.0#L122,L138: `libcuda.so`, then
+/// `libcuda.so.1`) and Taichi (taichi-dev/taichi:taichi/rhi/cuda/cuda_driver.cpp@v1.7.4#L120).
+const BY_NAME_INIT: [(&str, &str); 2] = [("numba.driver_init_error", "numba"), ("taichi.cuinit_failed", "Taichi")];
+
+/// A program that opens `libcuda.so` by name saw no device under WSL 2: WSL's own libcuda.so is not in the loader
+/// cache (WSL ships it as a plain file, not a link; microsoft/WSL#8587), so unless LD_LIBRARY_PATH names
+/// /usr/lib/wsl/lib, the library that answered is another one: a Linux driver's (numba's maintainer in
+/// rapidsai/cuml#6218). The toolkit's stub answers CUDA_ERROR_STUB_LIBRARY, not no device.
+fn opened_by_name_no_device(cx: &Ctx<'_>) -> Option<String> {
+    let path = &cx.s.env.ld_library_path;
+    if path.iter().any(|d| super::context::same_dir(d, WSL_LIB) || d.contains("/stubs")) {
+        return None;
+    }
+    cx.s.messages.iter().find_map(|m| {
+        let (_, program) = BY_NAME_INIT.iter().find(|(id, _)| *id == m.id)?;
+        m.values.get("error").filter(|e| e.contains("CUDA_ERROR_NO_DEVICE"))?;
+        Some(format!(
+            "pasted: {} — {program} opens the driver library by the name libcuda.so first, which WSL's loader cache \
+             does not list (WSL ships its libcuda.so as a plain file); the libcuda.so it opened answered no device, so \
+             it is not WSL's but a Linux driver's",
+            m.line
+        ))
+    })
 }
 
 fn gpu_not_exposed(cx: &Ctx<'_>, wsl: &WslFacts, out: &mut Vec<Finding>) {

@@ -575,3 +575,29 @@ fn bitsandbytes_libcuda_warning_inside_wsl_is_the_unversioned_name() {
     assert!(f.evidence.iter().any(|e| e.contains("libcuda.so not found")), "{f:#?}");
     assert!(!super::pasted_ids(line).contains(&ID.to_owned()), "outside WSL it is the catalogue's line");
 }
+
+/// numba and Taichi open `libcuda.so` by that name first, which WSL's loader cache does not list: under WSL their
+/// cuInit answering no device came from another libcuda.so, a Linux driver's (rapidsai/cuml#6218), unless
+/// LD_LIBRARY_PATH already puts /usr/lib/wsl/lib (or a stubs folder) first.
+#[test]
+fn numba_or_taichi_seeing_no_device_inside_wsl_opened_a_linux_libcuda() {
+    const ID: &str = "wsl.linux_driver_installed";
+    let numba = "numba.cuda.cudadrv.error.CudaSupportError: Error at driver init: Call to cuInit results in \
+                 CUDA_ERROR_NO_DEVICE (100)\n";
+    let taichi = "[E 12/20/24 08:45:40.689 2984] [cuda_driver.h:operator()@92] CUDA Error CUDA_ERROR_NO_DEVICE: no \
+                  CUDA-capable device is detected while calling init (cuInit)\n";
+    for line in [numba, taichi] {
+        let found = super::pasted_findings(&format!("{WSL2_UNAME}{line}"));
+        let f = found.iter().find(|f| f.id == ID).unwrap_or_else(|| panic!("{found:#?}"));
+        assert!(f.evidence.iter().any(|e| e.contains("by the name libcuda.so first")), "{f:#?}");
+        // It replaces the guess that WSL hands over no GPU.
+        assert!(!found.iter().any(|f| f.id == "wsl.gpu_not_exposed"), "{found:#?}");
+        // Outside WSL, or with WSL's folder already first on the loader path, it says nothing of a Linux driver.
+        assert!(!super::pasted_ids(line).contains(&ID.to_owned()));
+        let with_path = format!("{WSL2_UNAME}LD_LIBRARY_PATH=/usr/lib/wsl/lib\n{line}");
+        assert!(!super::pasted_ids(&with_path).contains(&ID.to_owned()), "{with_path}");
+    }
+    // Another error from the same call (the stub's) is not this.
+    let stub = numba.replace("CUDA_ERROR_NO_DEVICE (100)", "CUDA_ERROR_STUB_LIBRARY (34)");
+    assert!(!super::pasted_ids(&format!("{WSL2_UNAME}{stub}")).contains(&ID.to_owned()));
+}

@@ -650,6 +650,37 @@ const CASES: &[Case] = &[
     ),
     // ldd's listing (arch4edu/arch4edu#24).
     ("ld.cuda_library_missing", "\tlibcudart.so.10.0 => not found", &[("library", "libcudart.so.10.0")], &[]),
+    // MSYS2's ntldd on a Windows DLL (dougeeai/llama-cpp-python-wheels#3).
+    ("ld.cuda_library_missing", "        cublas64_13.dll => not found", &[("library", "cublas64_13.dll")], &[]),
+    // CTranslate2's own loader, as faster-whisper raises it on Windows (Purfview/whisper-standalone-win#237)
+    // and on Linux.
+    (
+        "ctranslate2.library_not_found",
+        "RuntimeError: Library cublas64_11.dll is not found or cannot be loaded",
+        &[("library", "cublas64_11.dll")],
+        &[],
+    ),
+    (
+        "ctranslate2.library_not_found",
+        "RuntimeError: Library libcublas.so.12 is not found or cannot be loaded",
+        &[("library", "libcublas.so.12")],
+        &[],
+    ),
+    // Taichi's driver wrapper, as Genesis-Embodied-AI/genesis-world#114 logged it under WSL 2.
+    (
+        "taichi.cuinit_failed",
+        "[E 12/20/24 08:45:40.689 2984] [cuda_driver.h:operator()@92] CUDA Error CUDA_ERROR_NO_DEVICE: no CUDA-capable \
+         device is detected while calling init (cuInit)",
+        &[("error", "CUDA_ERROR_NO_DEVICE")],
+        &["cuda.no_device"],
+    ),
+    // A program's own capitalisation of cudaErrorUnsupportedPtxVersion's words (dynexcoin/Dynex#42).
+    (
+        "cuda.unsupported_ptx",
+        "I get error: PUassert: The PTX was compiled with an unsupported toolchain, kernel.cu 2352",
+        &[],
+        &[],
+    ),
     // The vllm-ascend FAQ's line (a CUDA torch where only a CPU or NPU one belongs).
     (
         "ld.torch_cuda_library_missing",
