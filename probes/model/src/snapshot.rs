@@ -106,6 +106,11 @@ pub struct Snapshot {
     /// command not found"), where no shell printed it; `None` for a live machine, or when not said.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stated_nvidia_smi_missing: Option<String>,
+    /// The line where the pasted text says M.2 (NVMe) drives are installed ("I have all m.2 nvme slots populated");
+    /// `None` for a live machine, or when not said. Read only beside a GPU link narrower than the card: boards
+    /// share the GPU slot's lanes with some M.2 sockets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stated_m2_drives: Option<String>,
     /// Error and warning lines from the frameworks and the CUDA runtime found in pasted text, each
     /// matched to a known message. Empty for a live machine.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -163,6 +168,7 @@ impl Snapshot {
             stated_driver_cuda: None,
             stated_multi_gpu_hang: None,
             stated_nvidia_smi_missing: None,
+            stated_m2_drives: None,
             stated_cuda_question: None,
             messages: Vec::new(),
             trace: Vec::new(),

@@ -59,6 +59,21 @@ pub(super) const NARROW: Rule = Rule {
              widths in words: dartraiden/NVIDIA-patcher#191, noonghunna/club-3090:scripts/report.sh (its PCIe line)",
 };
 
+pub(super) const LANES_M2: Rule = Rule {
+    id: "link.slot_lanes_shared_with_m2",
+    category: Category::PcieLinkDegraded,
+    severity: Severity::Warning,
+    trigger: "The GPU's link is narrower than the card (link.narrow_slot) at x8 or x4, and the text says M.2 (NVMe) \
+              drives are installed: boards wire some M.2 sockets to the CPU lanes of the GPU's slot, which then runs \
+              at x8 (or x4) while those sockets are used.",
+    source: "ASUS ROG forum, Z790 Maximus Extreme (rog-forum.asus.com/t5/hardware-build-advice/\
+             z790-maximus-extreme-nvme-and-gpu-pci-e-lanes/m-p/944193: a drive in M.2_1 drops the top x16 slot to x8, \
+             also on the Z690-E, whatever the drive's generation); MSI MEG B550 UNIFY-X manual, \"PCIe bandwidth \
+             configuration table for PCIe & M.2 slots\" (CPU mode: the x16 slot at x8 with the CPU's M.2 sockets \
+             used); hardforum.com/threads/forcing-16x-card-to-4x-speed.2031820 (Z790: the PCIe 5 M.2 above the top \
+             slot splits its 16 lanes x8/x8)",
+};
+
 pub(super) const AER_UNCORRECTED: Rule = Rule {
     id: "link.aer_uncorrectable",
     category: Category::PcieLinkDegraded,
@@ -82,7 +97,7 @@ pub(super) const AER_CORRECTED: Rule = Rule {
              recovered by the hardware)",
 };
 
-pub(super) const RULES: &[Rule] = &[DEGRADED, IDLE, EGPU, NARROW, AER_UNCORRECTED, AER_CORRECTED];
+pub(super) const RULES: &[Rule] = &[DEGRADED, IDLE, EGPU, NARROW, LANES_M2, AER_UNCORRECTED, AER_CORRECTED];
 
 /// One GPU's link as the rules read it.
 struct View<'a> {
@@ -166,6 +181,9 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
         }
         if let Some(b) = v.boot.filter(|b| b.narrower_than_card()) {
             out.push(narrow_finding(&v, b));
+            if let Some(said) = cx.s.stated_m2_drives.as_deref().filter(|_| matches!(b.width, 4 | 8)) {
+                out.push(lanes_m2_finding(&v, b, said));
+            }
             continue;
         }
         if !below(v.now.0, v.max.0) && !below(v.now.1, v.max.1) {
@@ -282,6 +300,26 @@ fn narrow_finding(v: &View<'_>, b: &BootLinkLimit) -> Finding {
              the design (a Raspberry Pi, an eGPU enclosure, a mining board), keep data on the GPU. Then measure: \
              {CHECK}"
         )),
+    )
+}
+
+/// The GPU's slot trained at x8 or x4 where the text says M.2 drives are installed: the lanes the board gives
+/// those sockets.
+fn lanes_m2_finding(v: &View<'_>, b: &BootLinkLimit, said: &str) -> Finding {
+    LANES_M2.finding(
+        format!("The slot of {} runs at x{}, probably sharing its lanes with the M.2 drives", v.name, b.width),
+        "Many boards wire one or two M.2 sockets to the CPU lanes of the first x16 slot (Intel's Z690/Z790 boards \
+         with a PCIe 5 M.2 socket, AMD boards in CPU mode): while a drive sits in such a socket the slot runs at x8 \
+         (or x4), whatever the drive's generation. The board manual's lane-sharing table names the sockets."
+            .to_owned(),
+        if said == b.line { vec![b.line.clone()] } else { vec![b.line.clone(), format!("the text: {said}")] },
+        Some(
+            "Find in the board manual which M.2 sockets share lanes with the GPU's slot (M.2_1 on many Z790 boards) \
+             and move that NVMe drive to a chipset-attached M.2 socket, or leave it empty; then check the link \
+             under load (`nvidia-smi -q -d PCIE`: Link Width Current x16). At PCIe 4.0 or 5.0, x8 costs little \
+             outside host-device copies."
+                .to_owned(),
+        ),
     )
 }
 

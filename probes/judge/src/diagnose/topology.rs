@@ -115,10 +115,13 @@ pub(super) const NVLINK_DOWN: Rule = Rule {
     trigger: "A GPU has links reported down and fewer NVLinks up than another GPU of the same model in the machine \
               (NVML's link state, or a pasted `nvidia-smi nvlink -s` with `<inactive>` links): a link or its cabling, bridge or NVSwitch port \
               has failed, so traffic to its peers runs on fewer links or through PCIe. GPUs are compared with their \
-              own kind, not with the most links the product has: some boards wire only some links by design.",
+              own kind, not with the most links the product has: some boards wire only some links by design. Where \
+              the text lists no other GPU of its model, an SXM board (its name says SXM) with some links up and some \
+              inactive: every NVLink of an SXM board goes to the baseboard's GPUs or NVSwitches.",
     source: "NVML nvmlDeviceGetNvLinkState; nvidia-smi nvlink --status; Azure/azhpc-diagnostics#73 (one V100 of eight \
              with links 3 and 5 inactive) and #78 (its check); Azure/azurehpc-health-checks#162 (H100 PCIe boards with \
-             6 of 18 links inactive by design on every GPU)",
+             6 of 18 links inactive by design on every GPU); NVIDIA DGX-1 with Tesla V100 System Architecture \
+             white paper (each V100 SXM2's six NVLinks wired in the hybrid cube-mesh)",
 };
 
 pub(super) const NVLINK_ERRORS: Rule = Rule {
@@ -223,11 +226,22 @@ fn nvlink_down(t: &Topology, out: &mut Vec<Finding>) {
             .map(up)
             .max()
             .unwrap_or(0);
+        let siblings = t.gpus.iter().filter(|o| o.name.as_deref() == Some(name) && !o.nvlinks.is_empty()).count();
+        let down: Vec<String> = g.nvlinks.iter().filter(|l| !l.active).map(|l| l.link.to_string()).collect();
         // A link reported down, not one a cut paste left out.
-        if up(g) < most && g.nvlinks.iter().any(|l| !l.active) {
-            let down: Vec<String> = g.nvlinks.iter().filter(|l| !l.active).map(|l| l.link.to_string()).collect();
+        if up(g) < most && !down.is_empty() {
             evidence.push(format!(
                 "{}: {} of {} NVLinks up (down: link {}), while another {name} has {most} up",
+                gpu_name(t, g.index),
+                up(g),
+                g.nvlinks.len(),
+                down.join(", ")
+            ));
+        } else if siblings == 1 && up(g) > 0 && !down.is_empty() && name.to_ascii_uppercase().contains("SXM") {
+            // The only GPU of its model the text lists: an SXM board's links all go to the baseboard's other
+            // GPUs or NVSwitches, so some up and some inactive is a lost link (PCIe boards wire only some).
+            evidence.push(format!(
+                "{}: {} of {} NVLinks up (down: link {}); an SXM board's NVLinks are all wired to its baseboard",
                 gpu_name(t, g.index),
                 up(g),
                 g.nvlinks.len(),
@@ -238,19 +252,22 @@ fn nvlink_down(t: &Topology, out: &mut Vec<Finding>) {
     if evidence.is_empty() {
         return;
     }
-    out.push(NVLINK_DOWN.finding(
-        format!("{} GPU(s) have NVLinks down that their siblings have up", evidence.len()),
-        "GPUs of one model in one machine are wired alike, so a GPU with fewer NVLinks up than its siblings has lost \
-         links: a failed link, a loose bridge or cable, or an NVSwitch port. NCCL and peer copies to its peers then \
+    out.push(
+        NVLINK_DOWN.finding(
+            format!("{} GPU(s) have NVLinks down that should be up", evidence.len()),
+            "GPUs of one model in one machine are wired alike, and an SXM board wires every link, so a GPU with fewer \
+         NVLinks up than its siblings, or an SXM board with links inactive, has lost links: a failed link, a loose \
+         bridge or cable, or an NVSwitch port. NCCL and peer copies to its peers then \
          run on the remaining links or fall back to PCIe, and all-reduce slows for every GPU in the job.",
-        evidence,
-        Some(
-            "Check again after a reboot (`nvidia-smi nvlink -s` lists each link; `nvidia-smi nvlink -e` its error \
+            evidence,
+            Some(
+                "Check again after a reboot (`nvidia-smi nvlink -s` lists each link; `nvidia-smi nvlink -e` its error \
              counters). If the links stay down, reseat the NVLink bridge (PCIe boards) or have the vendor check the \
              baseboard and NVSwitch (SXM systems); the field diagnostic (`dcgmi diag -r 3`) tests the NVLinks."
-                .to_owned(),
+                    .to_owned(),
+            ),
         ),
-    ));
+    );
 }
 
 /// `GPU 1 (NVIDIA H100 80GB HBM3)`.

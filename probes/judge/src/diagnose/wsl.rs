@@ -69,10 +69,12 @@ pub(super) const NO_GPU: Rule = Rule {
               names is the Windows machine's), and a program says it \
               reached no driver or device (nvidia-smi 'couldn't communicate with the NVIDIA driver', CUDA 'no \
               CUDA-capable device', PyTorch 'Found no NVIDIA driver', cuInit failing): WSL does not hand the GPU to \
-              the guest.",
+              the guest. Also nvidia-container-cli's `WSL environment detected but no adapters were found` on any \
+              platform (Docker Desktop runs containers in its own WSL 2 VM): WSL's GPU interface lists no GPU.",
     source: "NVIDIA CUDA on WSL User Guide (WSL2 on Windows 11 or Windows 10 21H2 and later, the Windows driver only); \
              microsoft/WSL#6773 (a Windows build that broke GPU access); CompVis/stable-diffusion#161 (WSL1 taken for \
-             WSL2)",
+             WSL2); NVIDIA/libnvidia-container:src/nvc.c@f35f091c6261496cef48f408dffa84c68e49e199 (nvc_init: dxcore \
+             loaded with no adapter)",
 };
 
 pub(super) const LIBCUDA_SO: Rule = Rule {
@@ -277,6 +279,16 @@ const NO_DEVICE_MESSAGES: [&str; 5] =
 pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     // vLLM's warning says WSL itself (it checks uname for "microsoft").
     pinned_memory(cx, out);
+    // So does nvidia-container-cli's, found where Docker Desktop runs containers in its own WSL 2 VM.
+    let no_adapters = no_adapters(cx);
+    if let Some(line) = &no_adapters
+        && cx.s.platform.wsl.as_ref().is_none_or(|w| w.version != 1)
+    {
+        out.push(not_exposed(vec![
+            format!("pasted: {line}"),
+            "nvidia-container-cli opened WSL 2's GPU interface (dxcore) and it lists no GPU adapter".to_owned(),
+        ]));
+    }
     let Some(wsl) = cx.s.platform.wsl.as_ref() else { return };
     let distro = wsl.distro.as_deref().unwrap_or("<distro>");
     if wsl.version == 1 {
@@ -314,9 +326,22 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     image_ships_driver(cx, out);
     smi_crash(cx, wsl, out);
     smi_not_on_path(wsl, out);
-    if !linux {
+    if !linux && no_adapters.is_none() {
         gpu_not_exposed(cx, wsl, out);
     }
+}
+
+/// nvidia-container-cli's answer when WSL's dxcore loaded but lists no GPU adapter
+/// (NVIDIA/libnvidia-container:src/nvc.c@f35f091c6261496cef48f408dffa84c68e49e199, nvc_init: `dxcore initialization
+/// succeeded but no adapters were found`, then the error `WSL environment detected but no adapters were found`).
+fn no_adapters(cx: &Ctx<'_>) -> Option<String> {
+    cx.s.messages
+        .iter()
+        .find(|m| {
+            m.id == "container.cli_init_failed"
+                && m.values.get("reason").is_some_and(|r| r.contains("WSL environment detected but no adapters"))
+        })
+        .map(|m| m.line.clone())
 }
 
 /// The leading numbers of a kernel release: `5.10.16.3-microsoft-standard-WSL2` → [5, 10, 16, 3].
@@ -821,41 +846,43 @@ fn gpu_not_exposed(cx: &Ctx<'_>, wsl: &WslFacts, out: &mut Vec<Finding>) {
     let listed = if cx.gpus.is_empty() { "no GPU listed" } else { "no program lists a GPU" };
     let mut evidence = vec![format!("{version}, and {listed}")];
     evidence.extend(said);
-    out.push(
-        NO_GPU
-            .finding(
-                "WSL does not hand the GPU to this Linux guest",
-                "Inside WSL the GPU comes from the Windows driver through WSL2's paravirtualisation; the text shows \
+    out.push(not_exposed(evidence));
+}
+
+/// The finding that WSL hands no GPU to the guest, with its causes and the steps that check each.
+fn not_exposed(evidence: Vec<String>) -> Finding {
+    NO_GPU
+        .finding(
+            "WSL does not hand the GPU to this Linux guest",
+            "Inside WSL the GPU comes from the Windows driver through WSL2's paravirtualisation; the text shows \
                  no Linux driver inside WSL, yet programs find no driver or device. The usual causes: a Linux NVIDIA \
                  driver installed inside WSL after all (its libcuda in /usr/lib/x86_64-linux-gnu shadows the one WSL \
                  maps in at /usr/lib/wsl/lib: cuInit answers no device), the distribution runs under WSL1 (even when \
                  people think it is WSL2), a Windows build too old (Windows 10 before 21H2) or one that broke GPU \
-                 access, or a Windows driver too old for WSL.",
-                evidence,
-                None,
-            )
-            .with_plan(fix::change(
-                None,
-                "WSL2 hands the GPU to the guest",
-                vec![
-                    Change::Manual {
-                        text: "Inside WSL: ls -l /usr/lib/x86_64-linux-gnu/libcuda.so* and dpkg -l | grep -E \
+                 access, a Windows driver too old for WSL, or no NVIDIA GPU in the Windows machine at all \
+                 (Docker Desktop's WSL 2 VM then has none to give its containers).",
+            evidence,
+            None,
+        )
+        .with_plan(fix::change(
+            None,
+            "WSL2 hands the GPU to the guest",
+            vec![
+                Change::Manual {
+                    text: "Inside WSL: ls -l /usr/lib/x86_64-linux-gnu/libcuda.so* and dpkg -l | grep -E \
                                'nvidia-driver|libnvidia-compute|cuda-drivers' — anything listed is a Linux driver, \
                                which must go (sudo apt-get purge the packages listed), leaving /usr/lib/wsl/lib's."
-                            .into(),
-                    },
-                    Change::Manual {
-                        text: "In PowerShell on Windows: wsl -l -v — the distribution's VERSION must be 2 (else \
+                        .into(),
+                },
+                Change::Manual {
+                    text: "In PowerShell on Windows: wsl -l -v — the distribution's VERSION must be 2 (else \
                                wsl --set-version <distro> 2)."
-                            .into(),
-                    },
-                    Change::Manual {
-                        text: "Update Windows (11, or 10 21H2 or later) and NVIDIA's Windows driver.".into(),
-                    },
-                    Change::Windows { argv: vec!["wsl".into(), "--shutdown".into()] },
-                ],
-            )),
-    );
+                        .into(),
+                },
+                Change::Manual { text: "Update Windows (11, or 10 21H2 or later) and NVIDIA's Windows driver.".into() },
+                Change::Windows { argv: vec!["wsl".into(), "--shutdown".into()] },
+            ],
+        ))
 }
 
 /// Messages that say a program could not open the unversioned `libcuda.so`: the loader's own

@@ -107,6 +107,8 @@ pub(super) struct Facts {
     pub stated_cuda_question: Option<String>,
     /// nvidia-smi not found, said in words (`prose`): the line.
     pub stated_nvidia_smi_missing: Option<String>,
+    /// M.2 (NVMe) drives installed, said in words (`prose`): the line.
+    pub stated_m2_drives: Option<String>,
     /// A PCIe link said in words (`prose`): the generation now and at most, for the text's one GPU.
     pub stated_link: Option<(u32, u32)>,
     /// A link width said in words (`prose`): the lanes now, the card's, and the sentence, for the
@@ -322,6 +324,7 @@ impl Facts {
         (snap.stated_multi_gpu_hang, snap.stated_cuda_question) =
             (self.stated_multi_gpu_hang.take(), self.stated_cuda_question.take());
         snap.stated_nvidia_smi_missing = self.stated_nvidia_smi_missing.take();
+        snap.stated_m2_drives = self.stated_m2_drives.take();
         snap.stated_driver_cuda = self.stated_driver_cuda.take().filter(|_| self.driver_cuda.is_none());
     }
 

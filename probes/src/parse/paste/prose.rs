@@ -496,10 +496,33 @@ fn nvidia_smi_missing_in_words(line: &str) -> bool {
     !shell && (after.contains("command not found") || (near.contains("not found") && !what))
 }
 
+const M2_FORMAT: &str = "M.2 drives in words";
+
+/// A sentence saying M.2 (NVMe) drives sit in the machine's sockets (`I have all m.2 nvme slots populated`,
+/// `with two NVMe SSDs in the M.2 slots`): `m.2`, `m2` or `nvme` beside a word of a drive or its socket being
+/// used. At most 300 characters: a sentence, not a log (the kernel's nvme lines name no socket).
+fn m2_drives_in_words(line: &str) -> bool {
+    if line.len() > 300 {
+        return false;
+    }
+    let lower = line.to_ascii_lowercase();
+    let words: Vec<&str> =
+        lower.split(|c: char| !c.is_ascii_alphanumeric() && c != '.').map(|w| w.trim_matches('.')).collect();
+    let named = lower.contains("m.2") || words.iter().any(|w| matches!(*w, "m2" | "nvme" | "nvmes"));
+    let used = ["populated", "installed", "occupied", "drive", "drives", "ssd", "ssds", "using", "used", "filled"]
+        .iter()
+        .any(|w| words.contains(w));
+    named && used && !lower.contains("nvme0") && !lower.contains("nvme1")
+}
+
 /// Reads the first link said in words, and the machine's GPU count when the text says it in words and says one
 /// count only.
 pub(super) fn read(lines: &[String], facts: &mut Facts) {
     tools_in_words(lines, facts);
+    if let Some((i, line)) = lines.iter().enumerate().find(|(_, l)| m2_drives_in_words(l)) {
+        facts.saw(i, M2_FORMAT);
+        facts.stated_m2_drives = Some(line.trim().chars().take(300).collect());
+    }
     if let Some((i, question)) = cuda_question(lines) {
         facts.saw(i, QUESTION_FORMAT);
         facts.stated_cuda_question = Some(question);
@@ -571,6 +594,19 @@ mod tests {
         assert_eq!(said("nvidia-smi says GPU not found"), None);
         assert_eq!(said("nvidia-smi: No devices were found"), None);
         assert_eq!(said(&format!("nvidia-smi {} command not found", "x".repeat(400))), None);
+    }
+
+    /// M.2 drives said in words: the ROG forum's (rog-forum.asus.com t5/…/944193: "adding 2 SK hynix Platinum P41 2TB
+    /// drives into the NVME slots"; 903150: "I have all m.2 nvme slots populated"); a kernel log's nvme device and a
+    /// sentence that names no drive in use are not.
+    #[test]
+    fn m2_drives_said_in_words_are_read() {
+        let said = |t: &str| Facts::read_by(read, t).stated_m2_drives;
+        assert!(said("I have all m.2 nvme slots populated including the dimm.2 card").is_some());
+        assert!(said("was thinking about adding 2 SK hynix Platinum P41 2TB drives into the NVME slots").is_some());
+        assert!(said("[    1.234] nvme nvme0: 8/0/0 default/read/poll queues").is_none());
+        assert!(said("Which M.2 slot shares lanes with the GPU?").is_none());
+        assert!(said(&format!("{} m.2 drive", "x".repeat(300))).is_none());
     }
 
     /// mazurowski-lab/finetune-SAM#18, the reporter: a count with a possessive verb.

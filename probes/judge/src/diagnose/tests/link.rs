@@ -185,3 +185,20 @@ fn aer_errors_on_the_gpu_are_a_warning_when_uncorrectable_and_a_note_when_correc
     assert_eq!(f[0].severity, Severity::Warning);
     assert!(f[0].evidence.iter().any(|e| e.contains("fatal: CmpltTO ×1")), "{:?}", f[0].evidence);
 }
+
+/// A slot at x8 of x16 where the text says M.2 drives are installed: boards give the GPU slot's CPU lanes to some
+/// M.2 sockets (the ROG forum's Z790 threads), so the lane-sharing finding joins the narrow link's; no M.2 drive
+/// said, or a link at one lane (a riser, not a shared slot), and it does not.
+#[test]
+fn a_slot_at_x8_beside_m2_drives_said_in_words_shares_its_lanes() {
+    const ID: &str = "link.slot_lanes_shared_with_m2";
+    let link = "My GPU is only running at x8 instead of x16 link width according to the bios.\n";
+    let drives = "I have all m.2 nvme slots populated.\n";
+    let ids = super::pasted_ids(&format!("{link}{drives}"));
+    assert!(ids.contains(&"link.narrow_slot".to_owned()) && ids.contains(&ID.to_owned()), "{ids:?}");
+    let f = super::pasted_findings(&format!("{link}{drives}")).into_iter().find(|f| f.id == ID).unwrap();
+    assert!(f.evidence.iter().any(|e| e.contains("m.2 nvme slots populated")), "{f:#?}");
+    assert!(!super::pasted_ids(link).contains(&ID.to_owned()));
+    let riser = "The card runs at x1 instead of x16 on the riser.\n";
+    assert!(!super::pasted_ids(&format!("{riser}{drives}")).contains(&ID.to_owned()));
+}

@@ -148,10 +148,19 @@ fn a_gpu_with_fewer_nvlinks_up_than_its_siblings_is_a_warning() {
     let cut = TopoGpu { nvlinks: links(&all)[..2].to_vec(), ..v100(1, &all) };
     let m = machine(vec![v100(0, &all), cut], vec![], &[]);
     assert!(ids(&m).is_empty(), "{:?}", ids(&m));
-    // A lone GPU, or GPUs of different models, are not compared.
+    // A lone GPU of a board that wires some links only (PCIe, NVL), or GPUs of different models, are not compared.
+    let pcie = TopoGpu { nvlinks: links(&[0, 1]), ..gpu(0, "NVIDIA H100 NVL", "9.0", Some(0)) };
     let other = TopoGpu { nvlinks: links(&all), ..gpu(1, "NVIDIA A100-SXM4-80GB", "8.0", Some(0)) };
-    let m = machine(vec![v100(0, &[0]), other], vec![], &[]);
+    let m = machine(vec![pcie, other], vec![], &[]);
     assert!(!ids(&m).contains(&"topology.nvlink_down".to_owned()), "{:?}", ids(&m));
+    // The only SXM board of its model listed (azhpc-diagnostics#73's paste, one GPU of eight): every link of an SXM
+    // board is wired, so links up beside links inactive are lost links; none up says nothing (a link list alone).
+    let m = machine(vec![v100(3, &[0, 1, 2, 4])], vec![], &[]);
+    assert_eq!(ids(&m), ["topology.nvlink_down"]);
+    let f = m.findings().into_iter().find(|f| f.id == "topology.nvlink_down").unwrap();
+    assert!(f.evidence[0].contains("SXM board"), "{:?}", f.evidence);
+    let m = machine(vec![v100(3, &[])], vec![], &[]);
+    assert!(ids(&m).is_empty(), "{:?}", ids(&m));
 }
 
 #[test]

@@ -601,3 +601,22 @@ fn numba_or_taichi_seeing_no_device_inside_wsl_opened_a_linux_libcuda() {
     let stub = numba.replace("CUDA_ERROR_NO_DEVICE (100)", "CUDA_ERROR_STUB_LIBRARY (34)");
     assert!(!super::pasted_ids(&format!("{WSL2_UNAME}{stub}")).contains(&ID.to_owned()));
 }
+
+/// nvidia-container-cli's `WSL environment detected but no adapters were found` (libnvidia-container nvc_init: dxcore
+/// loaded, no GPU adapter in it) is WSL handing over no GPU, on any platform the text shows: Docker Desktop on
+/// Windows runs containers in its own WSL 2 VM (AIXCL/aixcl#142, "Running on Windows 11 (not using WSL)").
+#[test]
+fn no_adapters_from_the_container_cli_is_wsl_handing_over_no_gpu() {
+    const ID: &str = "wsl.gpu_not_exposed";
+    let line = "Error response from daemon: nvidia-container-cli: initialization error: WSL environment detected but \
+                no adapters were found\n";
+    for text in [line.to_owned(), format!("{WSL2_UNAME}{line}")] {
+        let found = super::pasted_findings(&text);
+        let f: Vec<_> = found.iter().filter(|f| f.id == ID).collect();
+        assert_eq!(f.len(), 1, "once: {found:#?}");
+        assert!(f[0].evidence.iter().any(|e| e.contains("no GPU adapter")), "{f:#?}");
+    }
+    // Another initialization error is not this.
+    let other = "nvidia-container-cli: initialization error: nvml error: driver not loaded\n";
+    assert!(!super::pasted_ids(other).contains(&ID.to_owned()));
+}
