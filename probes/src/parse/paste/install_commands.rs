@@ -5,7 +5,8 @@
 //! pytorch==1.12.1 cudatoolkit=11.3 -c pytorch` (its version; the build only for `cpuonly`, for
 //! conda's solver may give the CPU build where the CUDA one asked for is missing). Only
 //! torch, TensorFlow, jax/jaxlib, PaddlePaddle and ONNX Runtime, pinned to one version (`==`, conda's
-//! `=`). A version a program printed, a package list or an answer wins; commands that name two
+//! `=`), and torch unpinned from PyTorch's index (the build is the index's, the version only its tag:
+//! `+cu121`). A version a program printed, a package list or an answer wins; commands that name two
 //! versions of one framework, or text saying pip or conda found no such package, read as none.
 //!
 //! Samples (threads that are not corpus cases): Vchitect/SEINE#9 (`python -m pip install
@@ -129,6 +130,20 @@ fn pip_command(args: &[&str]) -> Vec<Pinned> {
             out.push(Pinned { name, version, conda_build: None, source: PIP_COMMAND });
         }
     }
+    // `torch` not pinned, from PyTorch's index (`pip3 install torch torchvision --index-url …/whl/cu121`, the
+    // command pytorch.org gives): which release is not said, but every torch on that index carries its tag, so
+    // the build is known. The version is then the tag alone (`+cu121`), which no release comparison reads.
+    if let Some(tag) = &tag
+        && !out.iter().any(|p| p.name == "torch")
+        && args.iter().any(|w| matches!(*w, "torch" | "pytorch") || w.starts_with("torch["))
+    {
+        out.push(Pinned {
+            name: "torch".to_owned(),
+            version: format!("+{tag}"),
+            conda_build: None,
+            source: PIP_COMMAND,
+        });
+    }
     // PyTorch's own index serves torch only with the index's local tag.
     for p in &mut out {
         if p.name == "torch"
@@ -233,6 +248,25 @@ mod tests {
         vec![(name.to_owned(), version.to_owned(), None)]
     }
 
+    /// torch not pinned, from PyTorch's index (the command pytorch.org gives; turboderp/exllama#65's nightly): the
+    /// build is the index's, the version only its tag. Another index, or torch not in the command, gives none.
+    #[test]
+    fn an_unpinned_torch_from_pytorchs_index_gives_the_index_build() {
+        assert_eq!(
+            read_text("pip install --pre torch --index-url https://download.pytorch.org/whl/nightly/cu118"),
+            one("torch", "+cu118")
+        );
+        assert_eq!(
+            read_text("pip3 install torch torchvision torchaudio --index-url https://download.pytorch.org/whl/cu121"),
+            one("torch", "+cu121")
+        );
+        let f = Facts::read_by(read, "pip3 install torch --index-url https://download.pytorch.org/whl/cpu");
+        assert_eq!(f.packages.len(), 1);
+        assert_eq!(gpu_doctor_kb::families::build_from_local_tag(&f.packages[0].version), Some(FrameworkBuild::Cpu));
+        assert!(read_text("pip install torchvision --index-url https://download.pytorch.org/whl/cu121").is_empty());
+        assert!(read_text("pip install torch --index-url https://pypi.org/simple").is_empty());
+    }
+
     #[test]
     fn pip_commands_give_the_version_and_its_build() {
         // Vchitect/SEINE#9 (https://github.com/Vchitect/SEINE/issues/9), the reporter's solution.
@@ -306,10 +340,7 @@ mod tests {
         let failed = "Command: \"C:\\sd\\venv\\Scripts\\python.exe\" -m pip install torch==1.12.1+cu113 torchvision==0.13.1+cu113 --extra-index-url https://download.pytorch.org/whl/cu113\n\
                       ERROR: No matching distribution found for torch==1.12.1+cu113\n";
         assert!(read_text(failed).is_empty());
-        // Not pinned, not a framework, not a command.
-        assert!(
-            read_text("pip install torch torchvision --index-url https://download.pytorch.org/whl/cu121").is_empty()
-        );
+        // Not pinned (outside PyTorch's index), not a framework, not a command.
         assert!(read_text("pip install torch>=2.0").is_empty());
         assert!(read_text("pip install numpy==1.26.0").is_empty());
         assert!(read_text("I will install torch==2.0.1 later").is_empty());
