@@ -64,6 +64,11 @@ fn not_found(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
             .filter_map(|m| m.values.get("path").map(String::as_str))
             .collect();
     let Some(&path) = missing.first() else { return };
+    // A root that is a `:` list (`:/usr/local/cuda:/usr/local/cuda-10.1/bin/nvcc`) is no folder: CUDA_HOME held the
+    // list, which env.cuda_home_not_a_toolkit_root says.
+    if path.contains(':') {
+        return;
+    }
     // The nvcc the text shows elsewhere (`which nvcc`, an nvcc that printed its version), and its root.
     let installs = cx.s.toolkits.value().map(|t| t.installs.as_slice()).unwrap_or_default();
     let elsewhere = installs.iter().find(|i| i.nvcc.as_deref().is_some_and(|n| n != path));

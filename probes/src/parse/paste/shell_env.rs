@@ -55,7 +55,7 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
             continue;
         }
         if let Some(name) = echoed(t) {
-            if let Some(value) = lines.get(i + 1).map(|l| l.trim()).filter(|v| is_echoed_value(v)) {
+            if let Some(value) = lines.get(i + 1).map(|l| l.trim()).filter(|v| is_echoed_value(name, v)) {
                 set_var(facts, i, name, value);
             }
             continue;
@@ -202,9 +202,14 @@ fn ran_nvcc(facts: &mut Facts, path: &str, version: CudaVersion) {
     }
 }
 
-/// `echo $PATH`, `echo ${LD_LIBRARY_PATH}`, `echo "$CUDA_HOME"` → the variable's name.
+/// `echo $PATH`, `echo ${LD_LIBRARY_PATH}`, `echo "$CUDA_HOME"` → the variable's name; also after a shell's
+/// prompt (`-bash-4.1$ echo $CUDA_VISABLE_DEVICES`, cBio/cbio-cluster#1).
 fn echoed(line: &str) -> Option<&str> {
-    let rest = line.strip_prefix("echo ")?.trim().trim_matches('"');
+    let command = match line.strip_prefix("echo ") {
+        Some(_) => line,
+        None => line.split_once("$ ").map(|(_, c)| c.trim_start()).filter(|c| c.starts_with("echo "))?,
+    };
+    let rest = command.strip_prefix("echo ")?.trim().trim_matches('"');
     let name = rest.strip_prefix('$')?.trim_start_matches('{').trim_end_matches('}');
     (is_name(name) && is_relevant(name)).then_some(name)
 }
@@ -242,12 +247,14 @@ fn echoed_in_words(line: &str) -> Option<(&str, &str)> {
         )
     })?;
     let value = words.get(verb + 1)?.trim_matches(['`', '"', '\'']).trim_end_matches(['.', ',', ';']);
-    is_echoed_value(value).then_some((name, value))
+    is_echoed_value(name, value).then_some((name, value))
 }
 
-/// A line that can be what `echo` printed: no prompt, no spaces (paths with spaces are rare in these).
-fn is_echoed_value(v: &str) -> bool {
-    !v.is_empty() && !v.contains(' ') && (v.starts_with('/') || v.starts_with(':') || v.contains(":/"))
+/// A line that can be what `echo` printed: no prompt, no spaces (paths with spaces are rare in these); for a
+/// variable of devices (`CUDA_VISIBLE_DEVICES`, `NVIDIA_VISIBLE_DEVICES`, misspelt or not), a list of indices.
+fn is_echoed_value(name: &str, v: &str) -> bool {
+    let devices = name.ends_with("_DEVICES") && v.bytes().all(|b| b.is_ascii_digit() || b == b',');
+    !v.is_empty() && !v.contains(' ') && (devices || v.starts_with('/') || v.starts_with(':') || v.contains(":/"))
 }
 
 fn is_name(name: &str) -> bool {

@@ -666,6 +666,27 @@ const CASES: &[Case] = &[
         &[("library", "libcublas.so.12")],
         &[],
     ),
+    // cudaErrorUnknown was 30 before CUDA 10.1: PyTorch 1.0's THC as facebookresearch/maskrcnn-benchmark#238 printed it.
+    (
+        "cuda.unknown_error",
+        "RuntimeError: cuda runtime error (30) : unknown error at /opt/conda/conda-bld/pytorch-nightly_1542964575207/work/aten/src/THC/THCGeneral.cpp:51",
+        &[],
+        &[],
+    ),
+    (
+        "cuda.unknown_error",
+        "THCudaCheck FAIL file=/opt/conda/conda-bld/pytorch-nightly_1542964575207/work/aten/src/THC/THCGeneral.cpp line=51 error=30 : unknown error",
+        &[],
+        &[],
+    ),
+    // xmr-stak's NVIDIA backend (fireice-uk/xmr-stak#1413).
+    ("xmrstak.insufficient_driver", "WARNING: NVIDIA Insufficient driver!", &[], &[]),
+    (
+        "xmrstak.insufficient_driver",
+        "Driver does not support CUDA 9.1 API! Update your nVidia driver!",
+        &[("runtime", "9.1")],
+        &[],
+    ),
     // Taichi's driver wrapper, as Genesis-Embodied-AI/genesis-world#114 logged it under WSL 2.
     (
         "taichi.cuinit_failed",
@@ -900,6 +921,13 @@ const CASES: &[Case] = &[
         "shell.nvcc_not_found_python",
         "[Errno 2] No such file or directory: '/usr/local/cuda/bin/nvcc': '/usr/local/cuda/bin/nvcc'",
         &[("path", "/usr/local/cuda/bin/nvcc")],
+        &[],
+    ),
+    // NVIDIA/apex#368 (the line, verbatim): CUDA_HOME a `:` list, which the build joined with /bin/nvcc.
+    (
+        "shell.nvcc_not_found_python",
+        "FileNotFoundError: [Errno 2] No such file or directory: ':/usr/local/cuda:/usr/local/cuda-10.1/bin/nvcc': ':/usr/local/cuda:/usr/local/cuda-10.1/bin/nvcc",
+        &[("path", ":/usr/local/cuda:/usr/local/cuda-10.1/bin/nvcc")],
         &[],
     ),
     // pytorch/pytorch#119072 (VictorNanka's quote, 2024-04-18, verbatim): torch 2.2's import under an older

@@ -460,6 +460,19 @@ fn cuda_home_with_a_stray_colon_is_read_from_the_nvcc_path_and_from_words() {
     assert!(!read(advice).env.vars.contains_key("CUDA_HOME"));
 }
 
+/// cBio/cbio-cluster#1: `echo` after a bash prompt, a device list as the value, a misspelt name: the misspelt
+/// variable is read (env.variable_misspelled judges it); an empty echo sets nothing.
+#[test]
+fn an_echoed_device_list_after_a_prompt_is_read() {
+    let text = "-bash-4.1$ echo $CUDA_VISIBLE_DEVICES\n-bash-4.1$ echo $CUDA_VISABLE_DEVICES\n0\n";
+    let s = read(text);
+    assert_eq!(s.env.vars.get("CUDA_VISABLE_DEVICES").map(String::as_str), Some("0"));
+    assert!(!s.env.vars.contains_key("CUDA_VISIBLE_DEVICES"));
+    assert!(finding_ids(&s).contains(&"env.variable_misspelled".to_owned()), "{:?}", finding_ids(&s));
+    // A number after a variable of paths is no value of it.
+    assert!(!read("$ echo $CUDA_HOME\n0\n").env.vars.contains_key("CUDA_HOME"));
+}
+
 #[test]
 fn an_echoed_path_keeps_its_cuda_entries() {
     let s = read("$ echo $PATH\n/usr/local/cuda-11.8/bin:/usr/bin:/opt/NVIDIA/bin\n");
