@@ -98,9 +98,15 @@ pub(super) fn nvcc_release_tail(line: &str) -> Option<CudaVersion> {
 
 /// A driver version written in prose (`I install nvidia driver 460.73.01`, `driver version 535.54.03`): the word
 /// `driver`, then `version`, `is`, `:` or `=` at most, then a number of three-digit major (NVIDIA's Linux and
-/// Windows driver numbers, 3xx to 5xx); `None` unless the line names exactly one such number.
+/// Windows driver numbers, 3xx to 5xx); `None` unless the line names exactly one such number, or when it says a
+/// driver that is required (`minimum`, `or newer`).
 pub(super) fn prose_driver(line: &str) -> Option<DriverVersion> {
     let lower = line.to_ascii_lowercase();
+    // A driver a program requires is not the one installed (FFmpeg's `The minimum required Nvidia driver for nvenc
+    // is 470.57.02 or newer`, googlecolab/colabtools#3187; `requires driver 525 or later`).
+    if ["minimum", "required", "requires", "or newer", "or later", "at least"].iter().any(|w| lower.contains(w)) {
+        return None;
+    }
     let words: Vec<&str> = lower.split_whitespace().collect();
     let mut found: Vec<DriverVersion> = Vec::new();
     for (i, w) in words.iter().enumerate() {

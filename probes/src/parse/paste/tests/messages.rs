@@ -1414,6 +1414,13 @@ const CASES: &[Case] = &[
         &[("driver_version", "418.30")],
         &[],
     ),
+    // A Linux driver's three parts (googlecolab/colabtools#3187).
+    (
+        "ffmpeg.nvenc_driver_minimum",
+        " [hevc_nvenc @ 0x55defbb87c00] The minimum required Nvidia driver for nvenc is 470.57.02 or newer",
+        &[("driver_version", "470.57.02")],
+        &[],
+    ),
     // ladaapp/lada#130: builds whose table has no entry for their API.
     (
         "ffmpeg.nvenc_driver_minimum",

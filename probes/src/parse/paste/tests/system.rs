@@ -714,6 +714,13 @@ fn a_driver_version_in_prose_is_the_driver_when_nothing_else_gives_one() {
     );
     assert_eq!(v.map(|v| v.as_str().to_owned()).as_deref(), Some("418.87.00"));
     assert!(prose_driver("I updated the driver. The fan is 450.10 rpm").is_none());
+    // A driver a program requires is not the installed one (googlecolab/colabtools#3187's FFmpeg line).
+    assert!(
+        prose_driver(
+            "[hevc_nvenc @ 0x55defbb87c00] The minimum required Nvidia driver for nvenc is 470.57.02 or newer"
+        )
+        .is_none()
+    );
     // The version before the word, as a package name or bare: chahatdeep/ubuntu-for-robotics#3 (verbatim).
     let v = prose_driver("I've installed the nvidia-384.98 driver and cuda 8.0. Then when I'm running cuda samples");
     assert_eq!(v.map(|v| v.as_str().to_owned()).as_deref(), Some("384.98"));
