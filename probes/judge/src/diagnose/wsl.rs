@@ -269,8 +269,8 @@ const MIN_KERNEL: [u32; 4] = [5, 10, 43, 3];
 /// vLLM's warning that it turned pinned memory off under WSL (`assets/compat/errors.toml`).
 const PIN_MEMORY_OFF: &str = "vllm.pin_memory_off_wsl";
 
-/// An NVML query the driver does not support (`assets/compat/errors.toml`).
-const NVML_NOT_SUPPORTED: &str = "nvml.not_supported";
+/// An NVML query the driver does not support, and nvidia-smi's `ERR!` for utilization (`assets/compat/errors.toml`).
+const NVML_NOT_SUPPORTED: [&str; 2] = ["nvml.not_supported", "nvidia_smi.utilization_err"];
 
 /// Messages that say a program reached no NVIDIA driver or device (`assets/compat/errors.toml`).
 const NO_DEVICE_MESSAGES: [&str; 5] =
@@ -498,7 +498,7 @@ fn tcc(cx: &Ctx<'_>, wsl: &WslFacts, out: &mut Vec<Finding>) {
 }
 
 fn nvml_unsupported(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
-    let Some(said) = cx.s.messages.iter().find(|m| m.id == NVML_NOT_SUPPORTED) else { return };
+    let Some(said) = cx.s.messages.iter().find(|m| NVML_NOT_SUPPORTED.contains(&m.id.as_str())) else { return };
     out.push(NVML_UNSUPPORTED.finding(
         "WSL's NVML does not support this query",
         "Under WSL, NVML (what nvidia-smi, pynvml and monitoring tools call) comes with the Windows driver and does not \

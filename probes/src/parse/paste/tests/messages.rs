@@ -679,6 +679,14 @@ const CASES: &[Case] = &[
         &[],
         &[],
     ),
+    // nvidia-smi's GPU-Util cell, said in words (microsoft/WSL#7162) and as the table prints it.
+    ("nvidia_smi.utilization_err", "GPU-Util ERR! (unable to monitor utilization)", &[], &[]),
+    (
+        "nvidia_smi.utilization_err",
+        "| N/A   45C    P8    N/A /  N/A |    653MiB /  6144MiB |    ERR!      Default |",
+        &[],
+        &[],
+    ),
     // xmr-stak's NVIDIA backend (fireice-uk/xmr-stak#1413).
     ("xmrstak.insufficient_driver", "WARNING: NVIDIA Insufficient driver!", &[], &[]),
     (
