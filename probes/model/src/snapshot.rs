@@ -111,6 +111,10 @@ pub struct Snapshot {
     /// share the GPU slot's lanes with some M.2 sockets.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stated_m2_drives: Option<String>,
+    /// The line where the pasted text asks for TensorFlow on the GPU without giving its version ("I can't get
+    /// Tensorflow to detect my gpu"); `None` for a live machine, or when not said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stated_tensorflow_gpu: Option<String>,
     /// Error and warning lines from the frameworks and the CUDA runtime found in pasted text, each
     /// matched to a known message. Empty for a live machine.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -169,6 +173,7 @@ impl Snapshot {
             stated_multi_gpu_hang: None,
             stated_nvidia_smi_missing: None,
             stated_m2_drives: None,
+            stated_tensorflow_gpu: None,
             stated_cuda_question: None,
             messages: Vec::new(),
             trace: Vec::new(),

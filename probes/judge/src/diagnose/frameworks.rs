@@ -38,7 +38,9 @@ pub(super) const TF_WINDOWS: Rule = Rule {
     category: Category::CpuOnlyBuild,
     severity: Severity::Error,
     trigger: "TensorFlow newer than the last release with a native-Windows GPU build (`windows_native_gpu` in \
-              tensorflow.toml) on native Windows, where it has no GPU support.",
+              tensorflow.toml) on native Windows, where it has no GPU support. Also pasted text that names native \
+              Windows by its release (`I have Windows 11`, no WSL, Linux or container named) and asks for TensorFlow \
+              on the GPU without its version: pip installs a newer release there.",
     source: "tensorflow/docs site/en/install/pip.md (\"TensorFlow 2.10 was the last TensorFlow release that supported \
              GPU on native-Windows\")",
 };
@@ -65,6 +67,7 @@ fn cuda_companion(cx: &Ctx<'_>) -> Option<String> {
 }
 
 pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    tensorflow_windows_in_words(cx, out);
     onnxruntime(cx, out);
     paddle(cx, out);
     ollama(cx, out);
@@ -218,6 +221,40 @@ fn tensorflow_windows(cx: &Ctx<'_>, env: &PythonEnv, fw: &Framework, evidence: V
             last.version
         ),
         evidence,
+        Some(format!(
+            "Run TensorFlow in WSL2 (wsl --install, then inside Ubuntu: pip install \"tensorflow[and-cuda]\"), or \
+             install tensorflow=={}.* with CUDA {} and cuDNN {} on Windows.",
+            last.version, last.cuda, last.cudnn
+        )),
+    ));
+}
+
+/// Pasted text from native Windows that asks for TensorFlow on the GPU without its version: every TensorFlow pip
+/// installs there now is newer than the last release with a native-Windows GPU build (tensorflow.toml
+/// `windows_native_gpu`), so the answer is the same as for a version shown (tensorflow/tensorflow#60206).
+fn tensorflow_windows_in_words(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let Some(said) = cx.s.stated_tensorflow_gpu.as_deref() else { return };
+    let tf_shown = cx.envs().iter().any(|e| e.frameworks.iter().any(|f| families::is_tensorflow(&f.name)));
+    // A program that lists a GPU (TensorFlow's own device lines) shows it working.
+    let working = cx.gpus_listed_by_a_program();
+    if cx.s.origin.is_this_machine() || cx.os != OsFamily::Windows || cx.s.platform.wsl.is_some() || tf_shown || working
+    {
+        return;
+    }
+    let Some(last) =
+        cx.kb.tensorflow.release.iter().filter(|r| r.windows_native_gpu).max_by_key(|r| line_number(&r.version))
+    else {
+        return;
+    };
+    out.push(TF_WINDOWS.finding(
+        format!("TensorFlow on native Windows cannot use the GPU after {}", last.version),
+        format!(
+            "TensorFlow {} was the last release with GPU support on native Windows; every newer release, which pip \
+             installs there by default, runs on the CPU whatever CUDA and cuDNN are installed (TensorFlow {} wants CUDA \
+             {} and cuDNN {}, not a newer CUDA).",
+            last.version, last.version, last.cuda, last.cudnn
+        ),
+        vec![format!("the text: {said}"), "native Windows (named in the text, no WSL or Linux)".to_owned()],
         Some(format!(
             "Run TensorFlow in WSL2 (wsl --install, then inside Ubuntu: pip install \"tensorflow[and-cuda]\"), or \
              install tensorflow=={}.* with CUDA {} and cuDNN {} on Windows.",

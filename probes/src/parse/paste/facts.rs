@@ -109,6 +109,8 @@ pub(super) struct Facts {
     pub stated_nvidia_smi_missing: Option<String>,
     /// M.2 (NVMe) drives installed, said in words (`prose`): the line.
     pub stated_m2_drives: Option<String>,
+    /// TensorFlow wanted on the GPU, said in words (`prose`): the line.
+    pub stated_tensorflow_gpu: Option<String>,
     /// A PCIe link said in words (`prose`): the generation now and at most, for the text's one GPU.
     pub stated_link: Option<(u32, u32)>,
     /// A link width said in words (`prose`): the lanes now, the card's, and the sentence, for the
@@ -325,6 +327,7 @@ impl Facts {
             (self.stated_multi_gpu_hang.take(), self.stated_cuda_question.take());
         snap.stated_nvidia_smi_missing = self.stated_nvidia_smi_missing.take();
         snap.stated_m2_drives = self.stated_m2_drives.take();
+        snap.stated_tensorflow_gpu = self.stated_tensorflow_gpu.take();
         snap.stated_driver_cuda = self.stated_driver_cuda.take().filter(|_| self.driver_cuda.is_none());
     }
 

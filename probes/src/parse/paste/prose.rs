@@ -497,6 +497,39 @@ fn nvidia_smi_missing_in_words(line: &str) -> bool {
 }
 
 const M2_FORMAT: &str = "M.2 drives in words";
+const WINDOWS_FORMAT: &str = "Windows in words";
+const TF_FORMAT: &str = "TensorFlow on the GPU in words";
+
+/// Words that put the text on Linux, inside WSL or in a container, where a Windows release it names is the host's.
+const NOT_NATIVE_WINDOWS: [&str; 8] = ["wsl", "linux", "ubuntu", "docker", "colab", "kaggle", "conda-forge", "/usr/"];
+
+/// A sentence naming native Windows by its release (`I have Windows 11.`, `on win10`), in a text that names no
+/// Linux, WSL, container or notebook service: the machine runs Windows. At most 300 characters: a sentence.
+fn windows_in_words(lines: &[String]) -> Option<usize> {
+    let named = |l: &str| {
+        let lower = l.to_ascii_lowercase();
+        ["windows 10", "windows 11", "windows10", "windows11", "win10", "win11"].iter().any(|w| lower.contains(w))
+    };
+    let at = lines.iter().position(|l| l.len() <= 300 && named(l))?;
+    let elsewhere = lines.iter().any(|l| {
+        let lower = l.to_ascii_lowercase();
+        NOT_NATIVE_WINDOWS.iter().any(|w| lower.contains(w))
+    });
+    (!elsewhere).then_some(at)
+}
+
+/// A sentence asking for TensorFlow on the GPU (`I can't get Tensorflow to detect my gpu`, `no tensorflow-gpu
+/// version for CUDA 12.1`): `tensorflow` and `gpu` or `cuda` in one line of at most 300 characters; TensorFlow's
+/// own log lines (`I tensorflow/stream_executor/…cc:44] Successfully opened dynamic library cudart64_101.dll`) are
+/// its output, not a question.
+fn tensorflow_gpu_in_words(line: &str) -> bool {
+    let lower = line.to_ascii_lowercase();
+    line.len() <= 300
+        && lower.contains("tensorflow")
+        && (lower.contains("gpu") || lower.contains("cuda"))
+        && !lower.contains("tensorflow/")
+        && !lower.contains(".cc:")
+}
 
 /// A sentence saying M.2 (NVMe) drives sit in the machine's sockets (`I have all m.2 nvme slots populated`,
 /// `with two NVMe SSDs in the M.2 slots`): `m.2`, `m2` or `nvme` beside a word of a drive or its socket being
@@ -522,6 +555,16 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
     if let Some((i, line)) = lines.iter().enumerate().find(|(_, l)| m2_drives_in_words(l)) {
         facts.saw(i, M2_FORMAT);
         facts.stated_m2_drives = Some(line.trim().chars().take(300).collect());
+    }
+    if facts.os.is_none()
+        && let Some(i) = windows_in_words(lines)
+    {
+        facts.saw(i, WINDOWS_FORMAT);
+        facts.os = Some(gpu_doctor_model::OsFamily::Windows);
+    }
+    if let Some((i, line)) = lines.iter().enumerate().find(|(_, l)| tensorflow_gpu_in_words(l)) {
+        facts.saw(i, TF_FORMAT);
+        facts.stated_tensorflow_gpu = Some(line.trim().chars().take(300).collect());
     }
     if let Some((i, question)) = cuda_question(lines) {
         facts.saw(i, QUESTION_FORMAT);
@@ -607,6 +650,22 @@ mod tests {
         assert!(said("[    1.234] nvme nvme0: 8/0/0 default/read/poll queues").is_none());
         assert!(said("Which M.2 slot shares lanes with the GPU?").is_none());
         assert!(said(&format!("{} m.2 drive", "x".repeat(300))).is_none());
+    }
+
+    /// Native Windows named by its release, unless the text names WSL, Linux or a container; TensorFlow asked for
+    /// on the GPU (tensorflow/tensorflow#60206, verbatim lines).
+    #[test]
+    fn windows_and_tensorflow_on_the_gpu_said_in_words_are_read() {
+        let f = Facts::read_by(read, "I can't get Tensorflow to detect my gpu in Python.\nI have Windows 11.\n");
+        assert_eq!(f.os, Some(gpu_doctor_model::OsFamily::Windows));
+        assert_eq!(f.stated_tensorflow_gpu.as_deref(), Some("I can't get Tensorflow to detect my gpu in Python."));
+        let wsl = Facts::read_by(read, "I have Windows 11 and run Ubuntu in WSL2.\n");
+        assert_eq!(wsl.os, None);
+        assert_eq!(Facts::read_by(read, "TensorFlow 2.15 works fine here.\n").stated_tensorflow_gpu, None);
+        // tensorflow/tensorflow#40988's log line: TensorFlow's output, not a question.
+        let log = "2020-07-01 18:46:30.457181: I tensorflow/stream_executor/platform/default/dso_loader.cc:44] \
+                   Successfully opened dynamic library cudart64_101.dll";
+        assert_eq!(Facts::read_by(read, log).stated_tensorflow_gpu, None);
     }
 
     /// mazurowski-lab/finetune-SAM#18, the reporter: a count with a possessive verb.

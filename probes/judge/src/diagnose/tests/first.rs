@@ -800,3 +800,18 @@ fn a_cuda_image_newer_than_the_driver_needs_the_driver() {
     assert!(!super::pasted_ids(&text("10.1", "418.87.00")).contains(&"driver.too_old_for_runtime".to_owned()));
     assert!(!super::pasted_ids(&text("12.4", "535.104.05")).contains(&"driver.too_old_for_runtime".to_owned()));
 }
+
+/// Native Windows named in words and TensorFlow asked for on the GPU without its version
+/// (tensorflow/tensorflow#60206): the native-Windows finding, with the last release that had a GPU build; not
+/// where the text shows WSL, nor where it gives TensorFlow's version (the version's own rule judges that).
+#[test]
+fn tensorflow_on_the_gpu_asked_for_on_windows_in_words_is_the_native_windows_finding() {
+    let id = "framework.tensorflow_windows_native_no_gpu".to_owned();
+    let text = "I have Cuda 12.1 installed along with Cudnn.\nI can't get Tensorflow to detect my gpu in Python.\n\
+                I have Windows 11.\n";
+    let found = super::pasted_findings(text);
+    let f = found.iter().find(|f| f.id == id).unwrap_or_else(|| panic!("{found:#?}"));
+    assert!(f.fix.as_deref().is_some_and(|x| x.contains("WSL2") && x.contains("tensorflow==2.10")), "{f:#?}");
+    assert!(!super::pasted_ids(&format!("{text}inside WSL2\n")).contains(&id));
+    assert!(!super::pasted_ids("I can't get Tensorflow to detect my gpu in Python.\n").contains(&id));
+}
