@@ -228,20 +228,19 @@ fn nvlink_down(t: &Topology, out: &mut Vec<Finding>) {
             .unwrap_or(0);
         let siblings = t.gpus.iter().filter(|o| o.name.as_deref() == Some(name) && !o.nvlinks.is_empty()).count();
         let down: Vec<String> = g.nvlinks.iter().filter(|l| !l.active).map(|l| l.link.to_string()).collect();
-        // A link reported down, not one a cut paste left out.
-        if up(g) < most && !down.is_empty() {
+        // A link reported down, not one a cut paste left out, against a sibling with more up; or, the only GPU of
+        // its model the text lists, an SXM board: its links all go to the baseboard's other GPUs or NVSwitches,
+        // so some up and some inactive is a lost link (PCIe boards wire only some).
+        let against = if up(g) < most {
+            format!(", while another {name} has {most} up")
+        } else if siblings == 1 && up(g) > 0 && name.to_ascii_uppercase().contains("SXM") {
+            "; an SXM board's NVLinks are all wired to its baseboard".to_owned()
+        } else {
+            continue;
+        };
+        if !down.is_empty() {
             evidence.push(format!(
-                "{}: {} of {} NVLinks up (down: link {}), while another {name} has {most} up",
-                gpu_name(t, g.index),
-                up(g),
-                g.nvlinks.len(),
-                down.join(", ")
-            ));
-        } else if siblings == 1 && up(g) > 0 && !down.is_empty() && name.to_ascii_uppercase().contains("SXM") {
-            // The only GPU of its model the text lists: an SXM board's links all go to the baseboard's other
-            // GPUs or NVSwitches, so some up and some inactive is a lost link (PCIe boards wire only some).
-            evidence.push(format!(
-                "{}: {} of {} NVLinks up (down: link {}); an SXM board's NVLinks are all wired to its baseboard",
+                "{}: {} of {} NVLinks up (down: link {}){against}",
                 gpu_name(t, g.index),
                 up(g),
                 g.nvlinks.len(),
