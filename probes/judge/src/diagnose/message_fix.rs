@@ -290,6 +290,16 @@ fn other_fix(cx: &Ctx<'_>, known: &KnownMessage) -> FamilyFix {
             )
         }
         "cuda.unknown_error" if cx.os != OsFamily::Windows => uvm_reload_words(cx),
+        // Windows resets a display GPU whose kernel runs past its watchdog (TDR, 2 seconds by default) or whose
+        // driver stopped, and CUDA then answers unknown error (AlexeyAB/darknet#1070: the display driver had
+        // stopped; rogerallen/raytracinginoneweekendincuda#7: a long render, the screen black for a second).
+        "cuda.unknown_error" => "On Windows CUDA's unknown error most often follows the display driver stopping or \
+                                 being reset: a kernel that ran longer than Windows' display watchdog (TDR, 2 seconds \
+                                 by default; the screen goes black for a moment), or a driver that crashed. Update or \
+                                 clean-reinstall the NVIDIA driver (https://www.nvidia.com/drivers) and reboot; for \
+                                 long kernels on the display GPU, split the work or raise TdrDelay \
+                                 (HKLM\\System\\CurrentControlSet\\Control\\GraphicsDrivers, Microsoft's TDR registry keys)."
+            .to_owned(),
         "cuda.initialization_error" if cx.os != OsFamily::Windows => format!(
             "CUDA could not start. In a process forked after its parent started CUDA (PyTorch's DataLoader workers, \
              multiprocessing) it never can: use the 'spawn' start method (`multiprocessing.set_start_method('spawn')`, \

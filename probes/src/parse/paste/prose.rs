@@ -518,6 +518,22 @@ fn windows_in_words(lines: &[String]) -> Option<usize> {
     (!elsewhere).then_some(at)
 }
 
+/// cmd's prompt before a command (`D:\\darknet\\build\\darknet\\x64>darknet.exe detector train …`), in a text
+/// that names no WSL: the program ran on Windows.
+fn windows_prompt(lines: &[String]) -> Option<usize> {
+    let prompt = |l: &str| {
+        let l = l.trim_start();
+        let b = l.as_bytes();
+        b.len() > 4
+            && b[0].is_ascii_alphabetic()
+            && b[1] == b':'
+            && b[2] == b'\\'
+            && l.find('>').is_some_and(|at| l[at + 1..].trim_start().starts_with(|c: char| c.is_ascii_alphanumeric()))
+    };
+    let at = lines.iter().position(|l| l.len() <= 1000 && prompt(l))?;
+    (!lines.iter().any(|l| l.to_ascii_lowercase().contains("wsl"))).then_some(at)
+}
+
 /// A sentence asking for TensorFlow on the GPU (`I can't get Tensorflow to detect my gpu`, `no tensorflow-gpu
 /// version for CUDA 12.1`): `tensorflow` and `gpu` or `cuda` in one line of at most 300 characters; TensorFlow's
 /// own log lines (`I tensorflow/stream_executor/…cc:44] Successfully opened dynamic library cudart64_101.dll`) are
@@ -557,7 +573,7 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
         facts.stated_m2_drives = Some(line.trim().chars().take(300).collect());
     }
     if facts.os.is_none()
-        && let Some(i) = windows_in_words(lines)
+        && let Some(i) = windows_prompt(lines).or_else(|| windows_in_words(lines))
     {
         facts.saw(i, WINDOWS_FORMAT);
         facts.os = Some(gpu_doctor_model::OsFamily::Windows);
@@ -662,6 +678,12 @@ mod tests {
         let wsl = Facts::read_by(read, "I have Windows 11 and run Ubuntu in WSL2.\n");
         assert_eq!(wsl.os, None);
         assert_eq!(Facts::read_by(read, "TensorFlow 2.15 works fine here.\n").stated_tensorflow_gpu, None);
+        // cmd's prompt (AlexeyAB/darknet#1070, verbatim); PowerShell's `PS C:\\…>` is taken off by the cleaning.
+        let os = |t: &str| Facts::read_by(read, t).os;
+        let windows = Some(gpu_doctor_model::OsFamily::Windows);
+        assert_eq!(os("D:\\darknet\\build\\darknet\\x64>darknet.exe detector train cfg/obj.data\n"), windows);
+        assert_eq!(os("C:\\Users\\me> \n"), None);
+        assert_eq!(os("C:\\work>wsl nvidia-smi\n"), None);
         // tensorflow/tensorflow#40988's log line: TensorFlow's output, not a question.
         let log = "2020-07-01 18:46:30.457181: I tensorflow/stream_executor/platform/default/dso_loader.cc:44] \
                    Successfully opened dynamic library cudart64_101.dll";

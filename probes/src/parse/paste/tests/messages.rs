@@ -687,6 +687,12 @@ const CASES: &[Case] = &[
         &[],
         &[],
     ),
+    // A report that cut PyTorch's line before its version (vllm-project/vllm#1772).
+    ("torch.driver_too_old", "RuntimeError: The NVIDIA driver on your system is too old", &[], &[]),
+    // darknet's `CUDA Error: %s` (AlexeyAB/darknet#1070).
+    ("cuda.unknown_error", "CUDA Error: unknown error: No error", &[], &[]),
+    // torch.ops before the dispatcher's wording (pytorch/vision#1405).
+    ("torchvision.operator_missing", "RuntimeError: No such operator torchvision::nms`", &[("op", "nms")], &[]),
     // xmr-stak's NVIDIA backend (fireice-uk/xmr-stak#1413).
     ("xmrstak.insufficient_driver", "WARNING: NVIDIA Insufficient driver!", &[], &[]),
     (
