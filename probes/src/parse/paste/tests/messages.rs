@@ -693,6 +693,8 @@ const CASES: &[Case] = &[
     ("cuda.unknown_error", "CUDA Error: unknown error: No error", &[], &[]),
     // torch.ops before the dispatcher's wording (pytorch/vision#1405).
     ("torchvision.operator_missing", "RuntimeError: No such operator torchvision::nms`", &[("op", "nms")], &[]),
+    // The stream executor's DNN call without cuDNN: tensorflow/models#10590's title, verbatim.
+    ("tf.dnn_library_not_found", "UNIMPLEMENTED: DNN library is not found.", &[], &[]),
     // xmr-stak's NVIDIA backend (fireice-uk/xmr-stak#1413).
     ("xmrstak.insufficient_driver", "WARNING: NVIDIA Insufficient driver!", &[], &[]),
     (
