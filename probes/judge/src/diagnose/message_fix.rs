@@ -606,6 +606,19 @@ fn lowest_cuda_wheel<'k>(cx: &Ctx<'k>, cc: ComputeCapability) -> Option<&'k gpu_
 /// not know the architecture, the command that lists the ones it knows; else a build for the
 /// capability, or, with the GPU unknown, the commands that show the capability and the arch list.
 fn arch_fix(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&ObservedMessage]) -> FamilyFix {
+    if known.id == "vllm.bf16_unsupported" {
+        // A dtype the GPU lacks, not a build without it: vLLM's own check names the way round it
+        // (vllm/worker/worker.py, _check_if_gpu_supports_dtype: "use the float16 data type … `dtype` flag").
+        let gpu = observed.iter().find_map(|m| m.values.get("gpu")).map_or("This GPU", String::as_str);
+        return (
+            Some(format!(
+                "{gpu} has no bfloat16: run the model in float16, `vllm serve <model> --dtype half` (in Python \
+                 `LLM(model=…, dtype=\"half\")`; in a front end such as LLaMA-Factory its vllm_dtype setting), or use a \
+                 GPU of compute capability 8.0 or newer. No other build of vLLM or PyTorch changes this."
+            )),
+            None,
+        );
+    }
     let ccs = named_capabilities(cx, observed);
     let torch = torch_context(cx, known);
     if known.id.starts_with("nvrtc.") {

@@ -561,3 +561,16 @@ fn ldds_not_found_names_the_release_the_soname_carries() {
     let (words, _) = fix_of("\tlibcublasLt.so.11.2.1 => not found\n", "observed.ld.cuda_library_missing");
     assert!(words.contains("libcublasLt.so.11") && !words.contains("libcublasLt.so.11.2"), "{words}");
 }
+
+/// vLLM's bfloat16 check names a dtype the GPU lacks, not a build without the GPU: the fix is float16, whatever
+/// torch is installed (hiyouga/LlamaFactory#4960's V100).
+#[test]
+fn vllms_bfloat16_refusal_is_fixed_with_float16_not_another_build() {
+    let line = "ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your Tesla \
+                V100-SXM2-32GB GPU has compute capability 7.0. You can use float16 instead by explicitly setting the \
+                `dtype` flag in CLI, for example: --dtype=half.";
+    let (words, plan) = fix_of(line, "observed.vllm.bf16_unsupported");
+    assert!(words.contains("--dtype half") && words.contains("Tesla V100-SXM2-32GB"), "{words}");
+    assert!(!words.contains("index-url"), "no torch build: {words}");
+    assert_eq!(plan, None);
+}
