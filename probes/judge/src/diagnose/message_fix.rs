@@ -601,23 +601,27 @@ fn lowest_cuda_wheel<'k>(cx: &Ctx<'k>, cc: ComputeCapability) -> Option<&'k gpu_
         .max_by_key(|v| (std::cmp::Reverse(v.cuda.major_minor()), v.line_key()))
 }
 
+/// vLLM's bfloat16 refusal: a dtype the GPU lacks, not a build without it; vLLM's own check names the way round
+/// it (vllm/worker/worker.py, _check_if_gpu_supports_dtype: "use the float16 data type … `dtype` flag").
+fn bf16_fix(observed: &[&ObservedMessage]) -> FamilyFix {
+    let gpu = observed.iter().find_map(|m| m.values.get("gpu")).map_or("This GPU", String::as_str);
+    (
+        Some(format!(
+            "{gpu} has no bfloat16: run the model in float16, `vllm serve <model> --dtype half` (in Python \
+             `LLM(model=…, dtype=\"half\")`; in a front end such as LLaMA-Factory its vllm_dtype setting), or use a \
+             GPU of compute capability 8.0 or newer. No other build of vLLM or PyTorch changes this."
+        )),
+        None,
+    )
+}
+
 /// A build without machine code for the GPU: for PyTorch the chooser's build with machine code
 /// for the GPU's capability (per driver line when the driver is unknown); for a compiler that does
 /// not know the architecture, the command that lists the ones it knows; else a build for the
 /// capability, or, with the GPU unknown, the commands that show the capability and the arch list.
 fn arch_fix(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&ObservedMessage]) -> FamilyFix {
     if known.id == "vllm.bf16_unsupported" {
-        // A dtype the GPU lacks, not a build without it: vLLM's own check names the way round it
-        // (vllm/worker/worker.py, _check_if_gpu_supports_dtype: "use the float16 data type … `dtype` flag").
-        let gpu = observed.iter().find_map(|m| m.values.get("gpu")).map_or("This GPU", String::as_str);
-        return (
-            Some(format!(
-                "{gpu} has no bfloat16: run the model in float16, `vllm serve <model> --dtype half` (in Python \
-                 `LLM(model=…, dtype=\"half\")`; in a front end such as LLaMA-Factory its vllm_dtype setting), or use a \
-                 GPU of compute capability 8.0 or newer. No other build of vLLM or PyTorch changes this."
-            )),
-            None,
-        );
+        return bf16_fix(observed);
     }
     let ccs = named_capabilities(cx, observed);
     let torch = torch_context(cx, known);
