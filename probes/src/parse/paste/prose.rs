@@ -537,14 +537,18 @@ fn windows_prompt(lines: &[String]) -> Option<usize> {
 /// A sentence asking for TensorFlow on the GPU (`I can't get Tensorflow to detect my gpu`, `no tensorflow-gpu
 /// version for CUDA 12.1`): `tensorflow` and `gpu` or `cuda` in one line of at most 300 characters; TensorFlow's
 /// own log lines (`I tensorflow/stream_executor/…cc:44] Successfully opened dynamic library cudart64_101.dll`) are
-/// its output, not a question.
+/// its output, not a question; nor is code (`import tensorflow as tf; print(…('GPU'))`), and a sentence that names
+/// TensorFlow's version (`TensorFlow 2.17 in a fresh venv`) gives the version, which its own readers judge.
 fn tensorflow_gpu_in_words(line: &str) -> bool {
     let lower = line.to_ascii_lowercase();
+    let versioned = lower.match_indices("tensorflow").any(|(at, w)| {
+        lower[at + w.len()..].trim_start_matches([' ', '-', '=', 'v']).starts_with(|c: char| c.is_ascii_digit())
+    });
     line.len() <= 300
         && lower.contains("tensorflow")
         && (lower.contains("gpu") || lower.contains("cuda"))
-        && !lower.contains("tensorflow/")
-        && !lower.contains(".cc:")
+        && !versioned
+        && !["tensorflow/", ".cc", ".py", "import ", "print(", "tf."].iter().any(|w| lower.contains(w))
 }
 
 /// A sentence saying M.2 (NVMe) drives sit in the machine's sockets (`I have all m.2 nvme slots populated`,
@@ -688,6 +692,11 @@ mod tests {
         let log = "2020-07-01 18:46:30.457181: I tensorflow/stream_executor/platform/default/dso_loader.cc:44] \
                    Successfully opened dynamic library cudart64_101.dll";
         assert_eq!(Facts::read_by(read, log).stated_tensorflow_gpu, None);
+        // Code, and a sentence that gives the version, are not the question.
+        let code = "$ python -c \"import tensorflow as tf; print(tf.config.list_physical_devices('GPU'))\"";
+        assert_eq!(Facts::read_by(read, code).stated_tensorflow_gpu, None);
+        let versioned = "TensorFlow 2.17 in a fresh venv: version, build info, GPU list and the device log.";
+        assert_eq!(Facts::read_by(read, versioned).stated_tensorflow_gpu, None);
     }
 
     /// mazurowski-lab/finetune-SAM#18, the reporter: a count with a possessive verb.
