@@ -2,7 +2,7 @@
 
 use super::context::describe_framework;
 use super::{Ctx, Rule, fix};
-use gpu_doctor_kb::families;
+use gpu_doctor_kb::{TfRelease, families};
 use gpu_doctor_model::{Category, Finding, Origin, Probed, Severity};
 use gpu_doctor_model::{Change, Framework, FrameworkBuild, InstallFlag, OsFamily, PythonEnv, ToolkitKind};
 
@@ -195,30 +195,26 @@ fn line_number(line: &str) -> Option<(u32, u32)> {
 /// one; `tensorflow-macos` does not install on Windows).
 const WINDOWS_TF: [&str; 3] = ["tensorflow", "tensorflow-cpu", "tensorflow-intel"];
 
-fn tensorflow_windows(cx: &Ctx<'_>, env: &PythonEnv, fw: &Framework, evidence: Vec<String>, out: &mut Vec<Finding>) {
-    // The newest release with a native-Windows GPU build (tensorflow.toml `windows_native_gpu`).
-    let Some(last) = cx
-        .kb
+/// The newest release with a native-Windows GPU build (tensorflow.toml `windows_native_gpu`), with its line.
+fn last_windows_gpu_release<'k>(cx: &Ctx<'k>) -> Option<((u32, u32), &'k TfRelease)> {
+    cx.kb
         .tensorflow
         .release
         .iter()
         .filter(|r| r.windows_native_gpu)
         .filter_map(|r| Some((line_number(&r.version)?, r)))
         .max_by_key(|(n, _)| *n)
-    else {
-        return;
-    };
-    let newer =
-        gpu_doctor_kb::PyVersion::new(&fw.version).line().and_then(|l| line_number(&l)).is_some_and(|v| v > last.0);
-    if !newer && fw.name == "tensorflow" {
-        return;
-    }
-    let last = last.1;
-    out.push(TF_WINDOWS.finding(
-        format!("{} {} in {} on native Windows cannot use the GPU", fw.name, fw.version, env.name),
+}
+
+/// The native-Windows finding: `summary`, what the last release with a GPU build was, and the way out.
+fn windows_finding(summary: String, last: &TfRelease, evidence: Vec<String>) -> Finding {
+    TF_WINDOWS.finding(
+        summary,
         format!(
-            "TensorFlow {} was the last release with GPU support on native Windows; newer releases run on the CPU there.",
-            last.version
+            "TensorFlow {} was the last release with GPU support on native Windows; every newer release, which pip \
+             installs there by default, runs on the CPU whatever CUDA and cuDNN are installed (TensorFlow {} wants CUDA \
+             {} and cuDNN {}).",
+            last.version, last.version, last.cuda, last.cudnn
         ),
         evidence,
         Some(format!(
@@ -226,12 +222,23 @@ fn tensorflow_windows(cx: &Ctx<'_>, env: &PythonEnv, fw: &Framework, evidence: V
              install tensorflow=={}.* with CUDA {} and cuDNN {} on Windows.",
             last.version, last.cuda, last.cudnn
         )),
-    ));
+    )
+}
+
+fn tensorflow_windows(cx: &Ctx<'_>, env: &PythonEnv, fw: &Framework, evidence: Vec<String>, out: &mut Vec<Finding>) {
+    let Some((line, last)) = last_windows_gpu_release(cx) else { return };
+    let newer =
+        gpu_doctor_kb::PyVersion::new(&fw.version).line().and_then(|l| line_number(&l)).is_some_and(|v| v > line);
+    if !newer && fw.name == "tensorflow" {
+        return;
+    }
+    let summary = format!("{} {} in {} on native Windows cannot use the GPU", fw.name, fw.version, env.name);
+    out.push(windows_finding(summary, last, evidence));
 }
 
 /// Pasted text from native Windows that asks for TensorFlow on the GPU without its version: every TensorFlow pip
-/// installs there now is newer than the last release with a native-Windows GPU build (tensorflow.toml
-/// `windows_native_gpu`), so the answer is the same as for a version shown (tensorflow/tensorflow#60206).
+/// installs there now is newer than the last release with a native-Windows GPU build, so the answer is the same as
+/// for a version shown (tensorflow/tensorflow#60206).
 fn tensorflow_windows_in_words(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let Some(said) = cx.s.stated_tensorflow_gpu.as_deref() else { return };
     let tf_shown = cx.envs().iter().any(|e| e.frameworks.iter().any(|f| families::is_tensorflow(&f.name)));
@@ -241,26 +248,10 @@ fn tensorflow_windows_in_words(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     {
         return;
     }
-    let Some(last) =
-        cx.kb.tensorflow.release.iter().filter(|r| r.windows_native_gpu).max_by_key(|r| line_number(&r.version))
-    else {
-        return;
-    };
-    out.push(TF_WINDOWS.finding(
-        format!("TensorFlow on native Windows cannot use the GPU after {}", last.version),
-        format!(
-            "TensorFlow {} was the last release with GPU support on native Windows; every newer release, which pip \
-             installs there by default, runs on the CPU whatever CUDA and cuDNN are installed (TensorFlow {} wants CUDA \
-             {} and cuDNN {}, not a newer CUDA).",
-            last.version, last.version, last.cuda, last.cudnn
-        ),
-        vec![format!("the text: {said}"), "native Windows (named in the text, no WSL or Linux)".to_owned()],
-        Some(format!(
-            "Run TensorFlow in WSL2 (wsl --install, then inside Ubuntu: pip install \"tensorflow[and-cuda]\"), or \
-             install tensorflow=={}.* with CUDA {} and cuDNN {} on Windows.",
-            last.version, last.cuda, last.cudnn
-        )),
-    ));
+    let Some((_, last)) = last_windows_gpu_release(cx) else { return };
+    let summary = format!("TensorFlow on native Windows cannot use the GPU after {}", last.version);
+    let evidence = vec![format!("the text: {said}"), "native Windows (named in the text, no WSL or Linux)".to_owned()];
+    out.push(windows_finding(summary, last, evidence));
 }
 
 /// The JAX install extra (jax.toml `extra`) for this driver: the plugin of the highest CUDA major the

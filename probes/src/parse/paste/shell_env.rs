@@ -202,14 +202,10 @@ fn ran_nvcc(facts: &mut Facts, path: &str, version: CudaVersion) {
     }
 }
 
-/// `echo $PATH`, `echo ${LD_LIBRARY_PATH}`, `echo "$CUDA_HOME"` → the variable's name; also after a shell's
-/// prompt (`-bash-4.1$ echo $CUDA_VISABLE_DEVICES`, cBio/cbio-cluster#1).
+/// `echo $PATH`, `echo ${LD_LIBRARY_PATH}`, `echo "$CUDA_HOME"` → the variable's name (a shell's prompt before it,
+/// `-bash-4.1$ `, is taken off by the cleaning).
 fn echoed(line: &str) -> Option<&str> {
-    let command = match line.strip_prefix("echo ") {
-        Some(_) => line,
-        None => line.split_once("$ ").map(|(_, c)| c.trim_start()).filter(|c| c.starts_with("echo "))?,
-    };
-    let rest = command.strip_prefix("echo ")?.trim().trim_matches('"');
+    let rest = line.strip_prefix("echo ")?.trim().trim_matches('"');
     let name = rest.strip_prefix('$')?.trim_start_matches('{').trim_end_matches('}');
     (is_name(name) && is_relevant(name)).then_some(name)
 }
@@ -251,7 +247,8 @@ fn echoed_in_words(line: &str) -> Option<(&str, &str)> {
 }
 
 /// A line that can be what `echo` printed: no prompt, no spaces (paths with spaces are rare in these); for a
-/// variable of devices (`CUDA_VISIBLE_DEVICES`, `NVIDIA_VISIBLE_DEVICES`, misspelt or not), a list of indices.
+/// variable of devices (`CUDA_VISIBLE_DEVICES`, `NVIDIA_VISIBLE_DEVICES`, misspelt or not), a list of indices
+/// (written for cBio/cbio-cluster#1's `echo $CUDA_VISABLE_DEVICES` → `0`).
 fn is_echoed_value(name: &str, v: &str) -> bool {
     let devices = name.ends_with("_DEVICES") && v.bytes().all(|b| b.is_ascii_digit() || b == b',');
     !v.is_empty() && !v.contains(' ') && (devices || v.starts_with('/') || v.starts_with(':') || v.contains(":/"))
