@@ -59,8 +59,9 @@ pub use toolkits::{
     LddResolution, LoaderEntry, Pick, ToolkitInstall, ToolkitKind, ToolkitPicks, Toolkits, VersionSource,
 };
 pub use topology::{
-    CudaOrder, DeviceOrder, GpuPair, Iommu, IommuMode, LinkKind, MigFacts, MigInstance, NvLink, NvLinkErrors,
-    P2pStatus, PeerAccess, PeerCopy, StalledCollective, TopoGpu, Topology, cpu_list,
+    CudaOrder, DeviceOrder, GpuPair, Iommu, IommuMode, LinkKind, MigFacts, MigInstance, MultiGpuSymptom,
+    MultiGpuTrouble, NvLink, NvLinkErrors, P2pStatus, PeerAccess, PeerCopy, StalledCollective, TopoGpu, Topology,
+    cpu_list,
 };
 pub use version::{ComputeCapability, CudaVersion, CudnnVersion, DriverVersion, VersionError};
 

@@ -92,10 +92,11 @@ pub struct Snapshot {
     /// Rules read it only where no driver and no message gave the level.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stated_driver_cuda: Option<(crate::CudaVersion, String)>,
-    /// The line where the pasted text says a run over several GPUs hangs ("`tf.distribute.MirroredStrategy` is
-    /// stuck", "DDP training freezes"); `None` for a live machine, or when the text does not say so.
+    /// What the pasted text says goes wrong over several GPUs ("`tf.distribute.MirroredStrategy` is stuck", "DDP
+    /// training freezes", "moving a tensor from one GPU to another results in data corruption", simpleP2P's
+    /// `Verification error`); `None` for a live machine, or when the text does not say so.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stated_multi_gpu_hang: Option<String>,
+    pub multi_gpu_trouble: Option<crate::MultiGpuTrouble>,
     /// The question the pasted text asks whether the machine's CUDA must match (or be installed for) a
     /// framework's build ("Does the CUDA version I have installed on my system need to match the CUDA version of
     /// the torch wheel?"), or its sentence that nvcc's CUDA and nvidia-smi's differ ("CUDA version in nvcc -V and
@@ -170,7 +171,7 @@ impl Snapshot {
             stated_gpu_count: None,
             stated_gpus_used: None,
             stated_driver_cuda: None,
-            stated_multi_gpu_hang: None,
+            multi_gpu_trouble: None,
             stated_nvidia_smi_missing: None,
             stated_m2_drives: None,
             stated_tensorflow_gpu: None,

@@ -68,6 +68,33 @@ pub struct StalledCollective {
     pub evidence: Vec<String>,
 }
 
+/// What a pasted text says goes wrong when work spans several GPUs of one machine, the symptoms NCCL's
+/// troubleshooting guide and the CUDA samples give for peer traffic that ACS or the IOMMU redirects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MultiGpuSymptom {
+    /// The run hangs, freezes or deadlocks.
+    Hang,
+    /// Data that crossed between GPUs is wrong: zeros, NaN, corruption, a CUDA sample's verification error.
+    WrongValues,
+    /// Work over several GPUs is slower than expected, or a peer copy's bandwidth is low.
+    Slow,
+    /// A peer-to-peer test (simpleP2P, p2pBandwidthLatencyTest) failed.
+    PeerTestFailed,
+}
+
+/// A multi-GPU symptom as a pasted text gives it: a sentence ("`tf.distribute.MirroredStrategy` is stuck",
+/// "moving a tensor from one GPU to another results in data corruption") or a CUDA sample's own line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MultiGpuTrouble {
+    pub symptom: MultiGpuSymptom,
+    /// The line that says it, trimmed to 300 characters.
+    pub line: String,
+    /// True where the line itself puts two or more GPUs of one machine in the work ("only with multiple GPUs",
+    /// "from one GPU to another", a peer-to-peer test), so the machine has them whatever else the text lists.
+    pub several_gpus: bool,
+}
+
 /// The host's IOMMU (Intel VT-d, AMD-Vi) as the kernel shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Iommu {

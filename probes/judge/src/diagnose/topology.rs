@@ -6,7 +6,7 @@
 use super::context::GpuView;
 use super::{Ctx, Rule, fix};
 use gpu_doctor_model::{Category, Finding, Severity, is_display_class};
-use gpu_doctor_model::{GpuPair, IommuMode, LinkKind, P2pStatus, TopoGpu, Topology};
+use gpu_doctor_model::{GpuPair, IommuMode, LinkKind, MultiGpuSymptom, P2pStatus, TopoGpu, Topology};
 
 pub(super) const P2P_BLOCKED: Rule = Rule {
     id: "topology.peer_access_blocked",
@@ -27,8 +27,12 @@ pub(super) const P2P_BLOCKED: Rule = Rule {
               (NCCL's workaround for peer traffic that hangs) on such a machine. Or an NCCL test over several \
               such GPUs of one machine listed them and printed its table header (or, hanging while it set up, \
               NCCL's own lines), then no result, where the text says it stalled, hung or deadlocked. Or, on such a \
-              machine (its GPUs listed or counted in words), the text says a run over several GPUs hangs \
-              (`MirroredStrategy is stuck`, `DDP training freezes`).",
+              machine (its GPUs listed or counted in words, or put in the work by the line itself: `multiple \
+              GPUs`, `from one GPU to another`, a peer-to-peer test), the text says work over several GPUs hangs \
+              (`MirroredStrategy is stuck`, `DDP training freezes`), gives wrong data after a transfer (`the copied \
+              tensor would be … zeroed out`, NaN only with multiple GPUs, simpleP2P's `Verification error`), fails a \
+              peer-to-peer test, or runs slow (`slower than one GPU`, a bandwidth said to be low); slow work over \
+              GeForce boards that offer no P2P is `topology.peer_access_not_offered_by_gpu`.",
     source: "NVML nvmlDeviceGetP2PStatus / nvidia-smi topo -p2p; NCCL troubleshooting guide, \"PCI Access Control \
              Services (ACS)\" (https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html: \
              `lspci -vvv | grep ACSCtl`, and P2P that hangs or is slow even where topo -p2p says OK; IO \
@@ -146,7 +150,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let Some(t) = cx.s.topology.value() else {
         // Without a GPU list, a variable, a count said in words and CUDA's answer are all there is to judge.
         p2p_turned_off(cx, &Topology::default(), out);
-        hang_in_words(cx, &Topology::default(), out);
+        trouble_in_words(cx, &Topology::default(), out);
         peer_access_refused(cx, out);
         return;
     };
@@ -158,7 +162,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     iommu(cx, t, out);
     p2p_turned_off(cx, t, out);
     stalled_collective(t, out);
-    hang_in_words(cx, t, out);
+    trouble_in_words(cx, t, out);
     mixed(t, out);
     order(t, out);
     sockets(t, out);
@@ -464,7 +468,9 @@ fn measured(t: &Topology, out: &mut Vec<Finding>) {
 /// run on it uses); words count only where nothing listed as many.
 fn gpu_count(cx: &Ctx<'_>, t: &Topology) -> (usize, String) {
     let devices = cx.s.pci_devices.value().map_or(0, |d| d.iter().filter(|d| is_display_class(d.class)).count());
-    let listed = t.gpus.len().max(cx.raw_gpus().map_or(0, <[_]>::len)).max(devices);
+    // CUDA's peer access answers name device indices: GPU 7 means eight devices.
+    let peers = t.peer_access.iter().map(|p| p.src.max(p.dst) as usize + 1).max().unwrap_or(0);
+    let listed = t.gpus.len().max(cx.raw_gpus().map_or(0, <[_]>::len)).max(devices).max(peers);
     let said = cx.s.stated_gpu_count.max(cx.s.stated_gpus_used).map_or(0, |n| n as usize);
     if said > listed {
         (said, format!("{said} GPUs, as the text says in words"))
@@ -654,28 +660,81 @@ const CHECK_ACS_AND_IOMMU: &str = "Check ACS on the bridges above the GPUs: `sud
     is the IOMMU: put it in passthrough (`iommu=pt` on the kernel command line) or off (`intel_iommu=off`, \
     `amd_iommu=off`).";
 
-/// A run over several GPUs said to hang ("MirroredStrategy is stuck", "DDP freezes") on a machine with two or more
-/// GPUs not all joined by NVLink and not kept from P2P by their driver: NCCL's troubleshooting guide names ACS and
-/// the IOMMU redirecting peer traffic as the usual cause of collectives that hang within a machine on PCIe.
-/// Joins the peer-to-peer finding where another check gave it.
-fn hang_in_words(cx: &Ctx<'_>, t: &Topology, out: &mut Vec<Finding>) {
-    let Some(line) = cx.s.stated_multi_gpu_hang.as_deref() else { return };
-    let Some(gpus_said) = pcie_peers(cx, t) else { return };
-    let said = format!("the text says a multi-GPU run hangs: {line}");
+/// Trouble over several GPUs said in words or shown by a CUDA sample (a hang, wrong data after a transfer, a failed
+/// peer test, slow work) on a machine with two or more GPUs (listed, counted, or put in the work by the line
+/// itself) not all joined by NVLink and not kept from P2P by their driver: NCCL's troubleshooting guide names ACS
+/// and the IOMMU redirecting peer traffic as the usual cause of transfers that hang or crawl within a machine on
+/// PCIe, and the CUDA guide supports no peer copy through an IOMMU on bare metal. Slow work over GeForce boards
+/// that offer no P2P and were given none is theirs. Joins the peer-to-peer finding where another check gave it.
+fn trouble_in_words(cx: &Ctx<'_>, t: &Topology, out: &mut Vec<Finding>) {
+    let Some(trouble) = cx.s.multi_gpu_trouble.as_ref() else { return };
+    let (gpus, mut gpus_said) = gpu_count(cx, t);
+    if gpus < 2 {
+        // The line's own several GPUs count, unless the text says the machine has one.
+        if !trouble.several_gpus || cx.s.stated_gpu_count == Some(1) {
+            return;
+        }
+        gpus_said = "two or more GPUs, as the line itself says".to_owned();
+    }
+    let all_nvlink = !t.pairs.is_empty() && t.pairs.iter().all(|p| matches!(p.link, LinkKind::Nvlink { .. }));
+    if all_nvlink || t.pairs.iter().any(|p| p.p2p_blocked() == Some(P2pStatus::GpuNotSupported)) {
+        return;
+    }
+    let line = &trouble.line;
+    let (what, title) = match trouble.symptom {
+        MultiGpuSymptom::Hang => ("a multi-GPU run hangs", "A run over several GPUs hangs"),
+        MultiGpuSymptom::WrongValues => {
+            ("data crossing between GPUs comes out wrong", "Data that crosses between GPUs comes out wrong")
+        }
+        MultiGpuSymptom::PeerTestFailed => ("a peer-to-peer test failed", "A peer-to-peer test between GPUs failed"),
+        MultiGpuSymptom::Slow => ("work over several GPUs is slow", "Work over several GPUs runs slow"),
+    };
+    // GeForce boards without P2P over PCIe, where CUDA gave no peer access: slow multi-GPU work is their lack.
+    let no_peer_given = !t.peer_access.iter().any(|p| p.can);
+    if trouble.symptom == MultiGpuSymptom::Slow
+        && no_peer_given
+        && !cx.gpus.is_empty()
+        && cx.gpus.iter().all(geforce_without_pcie_p2p)
+    {
+        if out.iter().any(|f| f.id == P2P_GPU.id) {
+            return;
+        }
+        let mut models: Vec<&str> = cx.gpus.iter().map(|g| g.name.as_str()).collect();
+        models.sort_unstable();
+        models.dedup();
+        out.push(P2P_GPU.finding(
+            "Work over these GeForce GPUs is slow because they offer no peer-to-peer over PCIe",
+            "GeForce boards since the RTX 20 series offer no peer-to-peer over PCIe in NVIDIA's driver (the RTX 20 and \
+             30 series only through an NVLink bridge): every transfer between the GPUs goes through host memory, \
+             even where two share a PCIe switch. That costs bandwidth and latency; nothing is broken.",
+            vec![format!("the text says {what}: {line}"), format!("{}: GeForce, Turing or later", models.join(", "))],
+            Some(
+                "Nothing to repair in the setup: `nvidia-smi topo -p2p r` shows GNS for these pairs. For fast \
+                 GPU-to-GPU traffic use boards with an NVLink bridge (RTX 20/30 series) or workstation or data-centre \
+                 GPUs; keep tensor-parallel work on one GPU where it fits."
+                    .to_owned(),
+            ),
+        ));
+        return;
+    }
+    let said = format!("the text says {what}: {line}");
     if joined(out, &said) {
         return;
     }
     out.push(P2P_BLOCKED.finding(
-        "A run over several GPUs hangs: peer-to-peer traffic between them is the first suspect",
-        "Runs that spread over several GPUs of one machine exchange data with NCCL's collectives. Where the GPUs talk \
-         over PCIe, NCCL's troubleshooting guide names the usual cause of a collective that hangs: PCIe Access \
-         Control Services (ACS) on the bridges above the GPUs, or the IOMMU (VT-d, AMD-Vi) translating their DMA, \
-         sends peer-to-peer traffic up to the root complex, where it crawls or is lost, while CUDA still reports \
-         peer access. Running with NCCL_P2P_DISABLE=1 tells: if the hang goes away, peer traffic was blocked.",
+        format!("{title}: peer-to-peer traffic between them is the first suspect"),
+        "Work spread over several GPUs of one machine moves data between them directly (peer-to-peer) where CUDA \
+         offers it. Where the GPUs talk over PCIe, NCCL's troubleshooting guide names the usual cause of transfers \
+         that hang or crawl: PCIe Access Control Services (ACS) on the bridges above the GPUs, or the IOMMU (VT-d, \
+         AMD-Vi) translating their DMA, sends peer traffic up to the root complex, while CUDA still reports peer \
+         access; CUDA does not support peer copies through an IOMMU on bare-metal Linux, where they can also \
+         return zeros or garbage. Running with NCCL_P2P_DISABLE=1 tells: if the trouble goes away, peer traffic \
+         was blocked.",
         vec![gpus_said, said],
         Some(format!(
-            "Test with NCCL_P2P_DISABLE=1 (slower, through host memory): if the run then finishes, peer traffic is \
-             blocked. {CHECK_ACS_AND_IOMMU} Then run p2pBandwidthLatencyTest: P2P=Enabled should beat P2P=Disabled."
+            "Test with NCCL_P2P_DISABLE=1 (slower, through host memory): if the run then finishes with right results, \
+             peer traffic is blocked. {CHECK_ACS_AND_IOMMU} Then run p2pBandwidthLatencyTest: P2P=Enabled should \
+             beat P2P=Disabled."
         )),
     ));
 }

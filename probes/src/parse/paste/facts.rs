@@ -101,8 +101,8 @@ pub(super) struct Facts {
     pub stated_gpus_used: Option<u32>,
     /// The driver's CUDA level quoted for nvidia-smi in words, with the line (`prose`).
     pub stated_driver_cuda: Option<(gpu_doctor_model::CudaVersion, String)>,
-    /// A line saying a multi-GPU run hangs (`prose`).
-    pub stated_multi_gpu_hang: Option<String>,
+    /// What goes wrong over several GPUs, in words (`prose`) or a CUDA sample's line (`p2p_bandwidth`).
+    pub multi_gpu_trouble: Option<gpu_doctor_model::MultiGpuTrouble>,
     /// A question whether the machine's CUDA must match a framework's (`prose`).
     pub stated_cuda_question: Option<String>,
     /// nvidia-smi not found, said in words (`prose`): the line.
@@ -323,8 +323,8 @@ impl Facts {
     /// where no program printed it).
     fn said_in_words_into(&mut self, snap: &mut Snapshot) {
         (snap.stated_gpu_count, snap.stated_gpus_used) = (self.stated_gpu_count, self.stated_gpus_used);
-        (snap.stated_multi_gpu_hang, snap.stated_cuda_question) =
-            (self.stated_multi_gpu_hang.take(), self.stated_cuda_question.take());
+        (snap.multi_gpu_trouble, snap.stated_cuda_question) =
+            (self.multi_gpu_trouble.take(), self.stated_cuda_question.take());
         snap.stated_nvidia_smi_missing = self.stated_nvidia_smi_missing.take();
         snap.stated_m2_drives = self.stated_m2_drives.take();
         snap.stated_tensorflow_gpu = self.stated_tensorflow_gpu.take();

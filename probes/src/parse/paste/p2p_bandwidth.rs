@@ -22,10 +22,13 @@
 //! CUDA's peer access answers are kept on their own (`Topology::peer_access`), also from the simpleP2P
 //! sample's `> Peer access from NVIDIA GeForce RTX 5090 (GPU0) -> NVIDIA GeForce RTX 5090 (GPU1) : Yes`
 //! (NVIDIA/cuda-samples Samples/0_Introduction/simpleP2P/simpleP2P.cu: `cudaDeviceCanAccessPeer`, then
-//! `"> Peer access from %s (GPU%d) -> %s (GPU%d) : %s\n"` with `Yes` or `No`).
+//! `"> Peer access from %s (GPU%d) -> %s (GPU%d) : %s\n"` with `Yes` or `No`). The same sample then enables peer
+//! access for the first pair that has it, runs a kernel on each GPU over the other's buffer and checks the result:
+//! `"Verification error @ element %i: val = %f, ref = %f\n"` is data that crossed between the GPUs coming out
+//! wrong, kept as the multi-GPU trouble it is.
 
 use super::facts::{Facts, MAX_LIST};
-use gpu_doctor_model::{PeerAccess, PeerCopy};
+use gpu_doctor_model::{MultiGpuSymptom, MultiGpuTrouble, PeerAccess, PeerCopy};
 
 const FORMAT: &str = "p2pBandwidthLatencyTest";
 const SIMPLE_P2P: &str = "simpleP2P";
@@ -52,6 +55,14 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
             if facts.peer_access.len() < MAX_GPUS * MAX_GPUS {
                 facts.peer_access.push(PeerAccess { src, dst, can });
             }
+        } else if t.starts_with("Verification error @ element ") && facts.multi_gpu_trouble.is_none() {
+            // simpleP2P checks the data its kernels moved between the pair it enabled peer access for.
+            facts.saw(i, SIMPLE_P2P);
+            facts.multi_gpu_trouble = Some(MultiGpuTrouble {
+                symptom: MultiGpuSymptom::WrongValues,
+                line: t.chars().take(300).collect(),
+                several_gpus: true,
+            });
         } else if t == "P2P Connectivity Matrix" {
             connectivity = connectivity.or_else(|| matrix(&lines[i + 1..]));
         } else if t == "Unidirectional P2P=Disabled Bandwidth Matrix (GB/s)" {
@@ -241,6 +252,34 @@ Unidirectional P2P=Enabled Bandwidth (P2P Writes) Matrix (GB/s)
         };
         assert!(ids(NCCL_814).contains(&"topology.peer_access_blocked".to_owned()), "{:?}", ids(NCCL_814));
         assert!(!ids(TWO_4090).contains(&"topology.peer_access_blocked".to_owned()), "{:?}", ids(TWO_4090));
+    }
+
+    /// aikitoria/open-gpu-kernel-modules#8 (meunal, 2025-10-12, verbatim lines): simpleP2P on two RTX 4090 with the
+    /// P2P-enabled driver, every peer access `Yes`, then wrong data after the kernels read across the pair.
+    const SIMPLE_P2P_WRONG: &str =
+        "> Peer access from NVIDIA GeForce RTX 4090 (GPU0) -> NVIDIA GeForce RTX 4090 (GPU1) : Yes
+> Peer access from NVIDIA GeForce RTX 4090 (GPU1) -> NVIDIA GeForce RTX 4090 (GPU0) : Yes
+Run kernel on GPU1, taking source data from GPU0 and writing to GPU1...
+Run kernel on GPU0, taking source data from GPU1 and writing to GPU0...
+Copy data back to host from GPU0 and verify results...
+Verification error @ element 0: val = nan, ref = 0.000000
+Verification error @ element 1: val = nan, ref = 4.000000
+";
+
+    #[test]
+    fn simple_p2ps_verification_error_is_wrong_data_between_the_gpus() {
+        let f = Facts::read_by(read, SIMPLE_P2P_WRONG);
+        let t = f.multi_gpu_trouble.expect("the verification error");
+        assert_eq!((t.symptom, t.several_gpus), (MultiGpuSymptom::WrongValues, true));
+        assert_eq!(t.line, "Verification error @ element 0: val = nan, ref = 0.000000");
+        let kb = gpu_doctor_kb::Kb::get().unwrap();
+        let s = super::super::read_pasted(SIMPLE_P2P_WRONG, kb).unwrap();
+        let findings = gpu_doctor_judge::diagnose::diagnose(&s, kb);
+        let blocked = findings.iter().find(|f| f.id == "topology.peer_access_blocked").expect("wrong data");
+        assert!(blocked.fix.as_deref().is_some_and(|x| x.contains("iommu=pt")), "{blocked:#?}");
+        // The peer access list alone says nothing went wrong.
+        let fine: String = SIMPLE_P2P_WRONG.lines().take(5).map(|l| format!("{l}\n")).collect();
+        assert!(Facts::read_by(read, &fine).multi_gpu_trouble.is_none());
     }
 
     #[test]

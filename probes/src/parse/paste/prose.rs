@@ -6,9 +6,10 @@
 //!
 //! How many GPUs a run uses ("when using 4 or more GPUs", torchrun's `--nproc_per_node=2`) is the least the
 //! machine has. A CUDA version quoted for nvidia-smi or nvcc ("nvidia-smi shows CUDA Version 12.2 but nvcc -V
-//! shows 11.5") is the driver's level or nvcc's release, where no program's output in the text gave it. A run
-//! over several GPUs said to hang ("MirroredStrategy is stuck") and a question whether the machine's CUDA must
-//! match a framework's build are kept as the lines that say them.
+//! shows 11.5") is the driver's level or nvcc's release, where no program's output in the text gave it. Trouble
+//! over several GPUs said in words ("MirroredStrategy is stuck", "the copied tensor would be allocated but zeroed
+//! out", "simpleP2P failed") and a question whether the machine's CUDA must match a framework's build are kept as
+//! the lines that say them.
 //!
 //! A PCIe link said in a sentence with two rates (`runs at 2.5 GT/s on a lane with 8GT/s available`) is the
 //! link now and its maximum, for the one GPU of the text.
@@ -16,7 +17,7 @@
 //! Sample (a thread that is not a corpus case): mazurowski-lab/finetune-SAM#18 ("I have two GPUs on
 //! the machine and torch.cuda.is_available outputs True").
 
-use gpu_doctor_model::CudaVersion;
+use gpu_doctor_model::{CudaVersion, MultiGpuSymptom, MultiGpuTrouble};
 
 use super::facts::Facts;
 
@@ -223,12 +224,25 @@ fn tools_disagree(line: &str) -> bool {
     lower.contains("nvcc") && lower.contains("nvidia-smi") && words.iter().any(|w| CONTRAST.contains(w))
 }
 
-/// The format name of a multi-GPU run said to hang.
-const HANG_FORMAT: &str = "a multi-GPU run said to hang";
+/// The format name of a multi-GPU symptom said in words.
+const TROUBLE_FORMAT: &str = "a multi-GPU symptom in words";
 
 /// Words that say a run hangs (not that it crashed or is slow).
-const HANG: [&str; 11] =
-    ["stuck", "hang", "hangs", "hanging", "hung", "freeze", "freezes", "freezing", "frozen", "freezed", "deadlock"];
+const HANG: [&str; 13] = [
+    "stuck",
+    "hang",
+    "hangs",
+    "hanging",
+    "hung",
+    "freeze",
+    "freezes",
+    "freezing",
+    "frozen",
+    "freezed",
+    "deadlock",
+    "deadlocks",
+    "deadlocked",
+];
 
 /// Words and names that make a run one over several GPUs of a machine: the frameworks' multi-GPU strategies and
 /// launchers and NCCL's collectives.
@@ -248,26 +262,90 @@ const MULTI_GPU: [&str; 13] = [
     "deepspeed",
 ];
 
-/// A line that says a run over several GPUs hangs (TensorFlow's "`tf.distribute.MirroredStrategy` is stuck",
-/// "DDP training hangs after the first epoch", "multi-GPU freezes"): a word of [`HANG`] and one of [`MULTI_GPU`]
-/// (or `multiple GPUs`) in the same line of at most 300 characters, not a question whether it would.
-fn multi_gpu_hang(line: &str) -> bool {
+/// Words that say data which crossed between GPUs came out wrong.
+const WRONG: [&str; 8] = ["nan", "nans", "corrupt", "corrupted", "corruption", "zeros", "zeroed", "garbage"];
+
+/// Words that say work over several GPUs runs slow.
+const SLOW: [&str; 4] = ["slow", "slower", "slowdown", "slowly"];
+
+/// Words that say a test failed.
+const FAILED: [&str; 5] = ["fail", "fails", "failed", "failure", "error"];
+
+/// Phrases that put two or more GPUs of one machine in the work itself: several GPUs named as such, data moved
+/// from one to another, a peer-to-peer test (which needs a pair).
+const SEVERAL: [&str; 17] = [
+    "multiple gpus",
+    "several gpus",
+    "more than one gpu",
+    "multi-gpu",
+    "multi gpu",
+    "multigpu",
+    "between gpus",
+    "across gpus",
+    "gpu to gpu",
+    "gpu-to-gpu",
+    "one gpu to another",
+    "peer-to-peer",
+    "peer to peer",
+    "p2p",
+    "than one gpu",
+    "than a single gpu",
+    "than single gpu",
+];
+
+/// Words for direct traffic between GPUs.
+const PEER: [&str; 3] = ["p2p", "peer-to-peer", "peer to peer"];
+
+/// The CUDA samples that test peer-to-peer between a pair of GPUs.
+const PEER_TESTS: [&str; 3] = ["simplep2p", "p2pbandwidthlatencytest", "p2p test"];
+
+/// What a line says goes wrong when work spans several GPUs of a machine, the symptoms NCCL's troubleshooting
+/// guide gives for peer traffic that ACS or the IOMMU sends up to the root complex ("a significant performance
+/// reduction or even a hang") and that a CUDA sample's check shows as wrong data:
+///
+/// * a hang: a word of [`HANG`] and a multi-GPU word ([`MULTI_GPU`], or a phrase of [`SEVERAL`]);
+/// * wrong values: a word of [`WRONG`] and a phrase of [`SEVERAL`] (NaN alone has many causes);
+/// * a failed peer-to-peer test: a word of [`FAILED`] and a test of [`PEER_TESTS`];
+/// * slow transfers: peer-to-peer traffic or a bandwidth said to be slow or low, and a phrase of [`SEVERAL`]; slow
+///   training alone is not (data loading, batch sizes and more slow it: facebookresearch/deit#81's healthy machine).
+///
+/// With whether the line itself puts two or more GPUs of one machine in the work (a phrase of [`SEVERAL`] or a
+/// count of GPUs, not in a line that names several nodes). At most 300 characters: a sentence, not a log.
+fn multi_gpu_trouble(line: &str) -> Option<(MultiGpuSymptom, bool)> {
     if line.len() > 300 {
-        return false;
+        return None;
     }
     let lower = line.to_ascii_lowercase();
     let words: Vec<&str> = lower
-        .split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')))
+        .split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '\'')))
         .map(|w| w.trim_matches('.'))
         .filter(|w| !w.is_empty())
         .collect();
-    let hang = words.iter().any(|w| HANG.contains(w));
+    let has = |list: &[&str]| words.iter().any(|w| list.contains(w));
     // `tf.distribute.MirroredStrategy`: the name's last part.
     let multi =
-        words.iter().any(|w| MULTI_GPU.contains(w) || w.rsplit_once('.').is_some_and(|(_, n)| MULTI_GPU.contains(&n)))
-            || lower.contains("multiple gpus")
-            || lower.contains("several gpus");
-    hang && multi
+        words.iter().any(|w| MULTI_GPU.contains(w) || w.rsplit_once('.').is_some_and(|(_, n)| MULTI_GPU.contains(&n)));
+    let counted =
+        (0..words.len()).any(|i| count(&words, i).is_some_and(|(n, len)| n >= 2 && is_gpu(words.get(i + len))));
+    let cluster = words.iter().any(|w| CLUSTER.contains(w));
+    let several = !cluster && (counted || SEVERAL.iter().any(|p| lower.contains(p)));
+    let low_bandwidth =
+        lower.contains("bandwidth") && ["only", "low", "small", "slow"].iter().any(|w| words.contains(w));
+    let symptom = if has(&HANG) && (multi || several) {
+        MultiGpuSymptom::Hang
+    } else if has(&WRONG) && several {
+        MultiGpuSymptom::WrongValues
+    } else if has(&FAILED) && PEER_TESTS.iter().any(|t| lower.contains(t)) {
+        MultiGpuSymptom::PeerTestFailed
+    } else if (has(&SLOW) && (lower.contains("bandwidth") || PEER.iter().any(|p| lower.contains(p))) || low_bandwidth)
+        && several
+    {
+        MultiGpuSymptom::Slow
+    } else {
+        return None;
+    };
+    let peer_test = PEER_TESTS.iter().any(|t| lower.contains(t));
+    Some((symptom, several || peer_test))
 }
 
 /// The format name of a CUDA version said in words for nvidia-smi or nvcc.
@@ -594,9 +672,13 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
         facts.saw(i, SMI_MISSING_FORMAT);
         facts.stated_nvidia_smi_missing = Some(line.trim().chars().take(300).collect());
     }
-    if let Some((i, line)) = lines.iter().enumerate().find(|(_, l)| multi_gpu_hang(l)) {
-        facts.saw(i, HANG_FORMAT);
-        facts.stated_multi_gpu_hang = Some(line.trim().chars().take(300).collect());
+    if facts.multi_gpu_trouble.is_none()
+        && let Some((i, (symptom, several_gpus))) =
+            lines.iter().enumerate().find_map(|(i, l)| multi_gpu_trouble(l).map(|t| (i, t)))
+    {
+        facts.saw(i, TROUBLE_FORMAT);
+        let line = lines[i].trim().chars().take(300).collect();
+        facts.multi_gpu_trouble = Some(MultiGpuTrouble { symptom, line, several_gpus });
     }
     if facts.stated_link.is_none()
         && let Some((i, link)) = lines.iter().enumerate().find_map(|(i, l)| link_in_words(l).map(|link| (i, link)))
@@ -754,16 +836,57 @@ mod tests {
     }
 
     /// A run over several GPUs said to hang: the titles of brandleyzhou/DIFFNet#10, Lightning-AI/pytorch-lightning#19425
-    /// and #16614 (verbatim); a hang of one process, a slow multi-GPU run and a crash are not.
+    /// and #16614 and NVIDIA/nccl#1999 (verbatim); a hang of one process is not, nor a hang or NaN of a run over
+    /// nodes, nor a question.
     #[test]
     fn a_multi_gpu_run_said_to_hang_is_read() {
-        assert!(multi_gpu_hang("Multi-GPU training hangs"));
-        assert!(multi_gpu_hang("Single machine multi-gpus ddp training stuck"));
-        assert!(multi_gpu_hang("Freezed when running the example code with more than 2 GPUs (DDP)"));
-        assert!(multi_gpu_hang("```tf.distribute.MirroredStrategy``` is stuck."));
-        assert!(!multi_gpu_hang("the notebook hangs when I import torch"));
-        assert!(!multi_gpu_hang("DDP training is slower than one GPU"));
-        assert!(!multi_gpu_hang(&format!("DDP hangs {}", "x".repeat(400))));
+        use MultiGpuSymptom::{Hang, PeerTestFailed, Slow, WrongValues};
+        assert_eq!(multi_gpu_trouble("Multi-GPU training hangs"), Some((Hang, true)));
+        assert_eq!(multi_gpu_trouble("Single machine multi-gpus ddp training stuck"), Some((Hang, true)));
+        assert_eq!(
+            multi_gpu_trouble("Freezed when running the example code with more than 2 GPUs (DDP)"),
+            Some((Hang, true))
+        );
+        assert_eq!(multi_gpu_trouble("```tf.distribute.MirroredStrategy``` is stuck."), Some((Hang, false)));
+        assert_eq!(
+            multi_gpu_trouble(
+                "[Issue]: NCCL hangs during AllReduce with P2P enabled on dual RTX Pro 6000's (Blackwells)"
+            ),
+            Some((Hang, true))
+        );
+        assert_eq!(multi_gpu_trouble("the notebook hangs when I import torch"), None);
+        assert_eq!(multi_gpu_trouble(&format!("DDP hangs {}", "x".repeat(400))), None);
+        assert_eq!(multi_gpu_trouble("NCCL hangs when training across 2 nodes with 8 GPUs each"), Some((Hang, false)));
+        // Wrong values, a failed peer test, slow work: tinygrad/open-gpu-kernel-modules#18 (legraphista, verbatim),
+        // CAPS-UMU/FIDESlib#28's cause line (verbatim), aikitoria/open-gpu-kernel-modules#25's title, NVIDIA/caffe#10
+        // (NVIDIA's note on ACS, verbatim).
+        assert_eq!(
+            multi_gpu_trouble(
+                "When moving data between GPUs via P2P, I was getting IO_PAGE_FAULT and the copied tensor would be allocated but zeroed out."
+            ),
+            Some((WrongValues, true))
+        );
+        assert_eq!(multi_gpu_trouble("P2P Verification error"), None);
+        assert_eq!(multi_gpu_trouble("simpleP2P: Test failed!"), Some((PeerTestFailed, true)));
+        assert_eq!(
+            multi_gpu_trouble(
+                "If lower than expected performance is observed when executing a training and DIGITS has been configured to use multiple GPUs, verify that PCI Express Access Control Services (ACS) are disabled."
+            ),
+            None
+        );
+        // The words of stackoverflow.com/questions/59690008 (multi-gpu-peer-to-peer-slow-between-particular-pairs),
+        // which NVIDIA/nccl#1086's fix cites beside NCCL's ACS section, and NVIDIA/nccl#489 (kingder, verbatim).
+        assert_eq!(multi_gpu_trouble("Multi-GPU peer to peer slow between particular pairs"), Some((Slow, true)));
+        assert_eq!(
+            multi_gpu_trouble(
+                "we previously encountered hangs / slow when run p2pBandwidthLatencyTest on a machine with 8 GPUs with no NVLINKs and IOMMU enabled"
+            ),
+            Some((Hang, true))
+        );
+        assert_eq!(multi_gpu_trouble("Training on multiple GPUs is much slower than on one."), None);
+        assert_eq!(multi_gpu_trouble("DDP training is slower than one GPU"), None);
+        assert_eq!(multi_gpu_trouble("my loss is nan after a few steps"), None);
+        assert_eq!(multi_gpu_trouble("the loss is nan on 2 nodes with multiple GPUs"), None);
     }
 
     /// A question whether the machine's CUDA must match or be installed for a framework: cpbotha/ansible-ubu-to-pytorch#1

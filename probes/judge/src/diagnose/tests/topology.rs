@@ -374,8 +374,9 @@ fn remapping_faults_from_two_devices_are_peer_traffic_the_iommu_refused() {
     assert!(!super::pasted_ids(&fault("41:00.0")).contains(&ID.to_owned()));
 }
 
-/// A multi-GPU run said to hang (brandleyzhou/DIFFNet#10's title) on a machine said to have two GPUs is the
-/// peer-to-peer suspect, with NCCL_P2P_DISABLE=1 as the test; with one GPU, or none counted, nothing.
+/// A multi-GPU run said to hang (brandleyzhou/DIFFNet#10's title) is the peer-to-peer suspect, with
+/// NCCL_P2P_DISABLE=1 as the test: the words `multi-GPU` put two or more GPUs in the run. On a machine said to have
+/// one GPU, nothing; nor for a strategy's name alone (it runs on one GPU too) unless the machine has two.
 #[test]
 fn a_multi_gpu_hang_in_words_on_two_gpus_suspects_peer_traffic() {
     const ID: &str = "topology.peer_access_blocked";
@@ -383,7 +384,10 @@ fn a_multi_gpu_hang_in_words_on_two_gpus_suspects_peer_traffic() {
     let f = super::pasted_findings(text).into_iter().find(|f| f.id == ID).expect("two GPUs");
     assert!(f.fix.as_deref().is_some_and(|x| x.contains("NCCL_P2P_DISABLE=1") && x.contains("ACSCtl")), "{f:#?}");
     assert!(!super::pasted_ids("Multi-GPU training hangs\nI only have one GPU.").contains(&ID.to_owned()));
-    assert!(!super::pasted_ids("Multi-GPU training hangs").contains(&ID.to_owned()));
+    assert!(super::pasted_ids("Multi-GPU training hangs").contains(&ID.to_owned()));
+    let strategy = "`tf.distribute.MirroredStrategy` is stuck.";
+    assert!(!super::pasted_ids(strategy).contains(&ID.to_owned()));
+    assert!(super::pasted_ids(&format!("{strategy}\nI have two GPUs on the machine.")).contains(&ID.to_owned()));
 }
 
 /// TensorFlow's interconnect matrix of four RTX 2080 Ti, every pair `N` (tensorflow/tensorflow#24677, its
