@@ -109,6 +109,11 @@ pub struct WslFacts {
     /// "my Maxwell GPU"), lowercased (`pascal`); `None` when it names none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub architecture_said: Option<String>,
+    /// The line naming a Windows build of the Insider preview channels only (20000 to 21999: after Windows
+    /// 10's last release, 19045, before Windows 11's first, 22000), where WSL's GPU compute was in preview;
+    /// `None` when the text names none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub insider_build: Option<String>,
 }
 
 /// The options by which Docker, Podman and nerdctl pass the GPU to a container: `--gpus`, the NVIDIA

@@ -123,11 +123,13 @@ pub(super) const NVML_UNSUPPORTED: Rule = Rule {
     id: "wsl.nvml_query_unsupported",
     category: Category::WslSpecific,
     severity: Severity::Info,
-    trigger: "Inside WSL an NVML query answered Not Supported (pynvml's NVMLError_NotSupported, NVML_ERROR_NOT_SUPPORTED): \
-              WSL's NVML does not implement every query (utilization, some clocks and processes), which monitoring \
-              tools must tolerate; not a broken setup.",
+    trigger: "Inside WSL an NVML query answered Not Supported (pynvml's NVMLError_NotSupported, NVML_ERROR_NOT_SUPPORTED) \
+              or Unknown Error (pynvml's NVMLError_Unknown), or nvidia-smi printed ERR! for utilization: WSL's NVML \
+              does not implement every query (utilization, some clocks and processes), which monitoring tools must \
+              tolerate; not a broken setup.",
     source: "NVIDIA CUDA on WSL User Guide, WSL 2 Support Constraints (https://docs.nvidia.com/cuda/wsl-user-guide/index.html: \
-             NVML APIs are not fully supported, so nvidia-smi may not be fully functional in WSL 2)",
+             NVML APIs are not fully supported, so nvidia-smi may not be fully functional in WSL 2); dask/distributed#5568 \
+             (NVML monitoring off under WSL: its NVML does not support all queries)",
 };
 
 pub(super) const PINNED: Rule = Rule {
@@ -138,7 +140,9 @@ pub(super) const PINNED: Rule = Rule {
               is detected'), or inside WSL a pinned host allocation failed: a line naming cudaMallocHost, \
               cudaHostAlloc, cudaHostRegister, cuMemHostAlloc, PyTorch's pin_memory or ggml's '… of pinned memory' \
               that says out of memory or failed to allocate, or an out-of-memory line within 8 lines after one: \
-              pinned system memory is limited on WSL.",
+              pinned system memory is limited on WSL. Or, inside WSL 2 (or WSL of unknown version), CUDA answered out \
+              of memory where the text names no pinned allocation: where the GPU's memory was not full, the pinned \
+              host allocation (a data loader's pin_memory, ggml's pinned buffers) is what failed.",
     source: "NVIDIA CUDA on WSL User Guide, Known Limitations for Linux CUDA Applications \
              (https://docs.nvidia.com/cuda/wsl-user-guide/index.html#known-limitations-for-linux-cuda-applications: pinned \
              system memory availability for applications is limited); vllm-project/vllm:vllm/platforms/interface.py@005e8184209f2036636bcfbcabe565ece9689305 \
@@ -245,7 +249,21 @@ pub(super) const NOT_SUPPORTED: Rule = Rule {
              (entry 801); rapidsai/cudf#11382 (801 under WSL 2 from cuDF)",
 };
 
+pub(super) const INSIDER: Rule = Rule {
+    id: "wsl.windows_build_gpu_regression",
+    category: Category::WslSpecific,
+    severity: Severity::Error,
+    trigger: "The text names a Windows build of the Insider preview channels only (20000 to 21999) and CUDA or NVML \
+              reached no usable GPU (all devices busy or unavailable, no driver, no device, NVML cannot communicate): \
+              GPU compute in WSL 2 was a preview of those builds, and several of them broke it for everyone who \
+              upgraded (21327, 21337, 21354: /dev/dxg missing), each fixed in a later build.",
+    source: "microsoft/WSL#6617 (the WSL team: \"GPU Compute support is unavailable in preview build 21327\", /dev/dxg \
+             not visible; fixed in a later Insider build), microsoft/WSL#6773 (the same for 21354) and #6809 (21359 \
+             fixed it); microsoft/WSL#829 (GPU compute first shipped to the Insider Dev channel, June 2020)",
+};
+
 pub(super) const RULES: &[Rule] = &[
+    INSIDER,
     LINUX_DRIVER,
     NOT_ON_PATH,
     WSL1,
@@ -269,12 +287,19 @@ const MIN_KERNEL: [u32; 4] = [5, 10, 43, 3];
 /// vLLM's warning that it turned pinned memory off under WSL (`assets/compat/errors.toml`).
 const PIN_MEMORY_OFF: &str = "vllm.pin_memory_off_wsl";
 
-/// An NVML query the driver does not support, and nvidia-smi's `ERR!` for utilization (`assets/compat/errors.toml`).
-const NVML_NOT_SUPPORTED: [&str; 2] = ["nvml.not_supported", "nvidia_smi.utilization_err"];
+/// An NVML query the driver does not support, nvidia-smi's `ERR!` for utilization, and pynvml's `NVMLError_Unknown`
+/// (WSL's NVML answers Unknown for some queries it lacks; `assets/compat/errors.toml`).
+const NVML_NOT_SUPPORTED: [&str; 3] = ["nvml.not_supported", "nvidia_smi.utilization_err", "nvml.query_unknown_error"];
 
 /// Messages that say a program reached no NVIDIA driver or device (`assets/compat/errors.toml`).
 const NO_DEVICE_MESSAGES: [&str; 5] =
     ["nvml.cannot_communicate", "cuda.no_device", "torch.no_driver", "tf.cuinit_failed", "nvml.blocked_by_os"];
+
+/// CUDA's out of memory (`assets/compat/errors.toml`).
+const OUT_OF_MEMORY: &str = "cuda.out_of_memory";
+
+/// CUDA's `all CUDA-capable devices are busy or unavailable` (`assets/compat/errors.toml`).
+const DEVICES_UNAVAILABLE: &str = "cuda.devices_unavailable";
 
 pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     // vLLM's warning says WSL itself (it checks uname for "microsoft").
@@ -326,9 +351,37 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     image_ships_driver(cx, out);
     smi_crash(cx, wsl, out);
     smi_not_on_path(wsl, out);
+    insider_build(cx, wsl, out);
     if !linux && no_adapters.is_none() {
         gpu_not_exposed(cx, wsl, out);
     }
+}
+
+/// An Insider-only Windows build beside CUDA or NVML reaching no usable GPU ([`INSIDER`]).
+fn insider_build(cx: &Ctx<'_>, wsl: &WslFacts, out: &mut Vec<Finding>) {
+    let Some(build) = &wsl.insider_build else { return };
+    let Some(failed) =
+        cx.s.messages.iter().find(|m| m.id == DEVICES_UNAVAILABLE || NO_DEVICE_MESSAGES.contains(&m.id.as_str()))
+    else {
+        return;
+    };
+    out.push(
+        INSIDER.finding(
+            "This Windows Insider build may be one that broke GPU compute in WSL 2",
+            "Builds 20000 to 21999 came only through the Windows Insider preview channels, where GPU compute in WSL 2 \
+         was itself a preview. Several of those builds broke it for every machine that upgraded (21327, 21337 and \
+         21354: /dev/dxg missing, CUDA finding no device, or every device busy or unavailable), and the next build \
+         fixed it. Nothing in the Linux distribution or the driver repairs that.",
+            vec![format!("pasted: {build}"), format!("pasted: {}", failed.line)],
+            Some(
+                "Update Windows to the newest build of its channel (Settings > Windows Update), or leave the Insider \
+             program for a release build (Windows 11, or Windows 10 21H2 / 19044 or later, which have GPU compute in \
+             WSL 2); where an update broke it, going back to the previous build works too. Then `wsl --shutdown` \
+             and check `ls /dev/dxg` and `nvidia-smi` inside WSL."
+                    .to_owned(),
+            ),
+        ),
+    );
 }
 
 /// nvidia-container-cli's answer when WSL's dxcore loaded but lists no GPU adapter
@@ -565,6 +618,27 @@ fn limits(cx: &Ctx<'_>, wsl: &WslFacts, out: &mut Vec<Finding>) {
                 "Stop pinning host memory under WSL: llama.cpp/ggml: export GGML_CUDA_NO_PINNED=1; PyTorch: \
                  DataLoader(..., pin_memory=False) and no tensor.pin_memory(); vLLM does it by itself; or run on native \
                  Linux."
+                    .to_owned(),
+            ),
+        ));
+    }
+    if wsl.version != 1
+        && !out.iter().any(|f| f.id == PINNED.id)
+        && let Some(oom) = cx.s.messages.iter().find(|m| m.id == OUT_OF_MEMORY)
+    {
+        out.push(PINNED.finding(
+            "Out of memory under WSL 2: if the GPU's memory was not full, pinned host memory ran out",
+            format!(
+                "CUDA answered out of memory inside WSL. Where the GPU still had memory free (`nvidia-smi` during the \
+                 run), the allocation that failed was page-locked (pinned) host memory, which WSL 2 limits well below \
+                 the RAM the machine has: PyTorch's DataLoader pins its batches with pin_memory=True, and llama.cpp \
+                 (ggml) and vLLM pin their host buffers. {CONSTRAINTS}."
+            ),
+            vec!["WSL".to_owned(), format!("pasted: {}", oom.line)],
+            Some(
+                "Watch `nvidia-smi` during the run: with GPU memory left, stop pinning host memory under WSL: \
+                 llama.cpp/ggml: export GGML_CUDA_NO_PINNED=1; PyTorch: DataLoader(..., pin_memory=False); or run on \
+                 native Linux. With the GPU's memory full, it is a real out of memory: a smaller batch or model."
                     .to_owned(),
             ),
         ));

@@ -32,6 +32,7 @@ const PARAVIRT: &str = "WSL2 GPU paths";
 const SMI: &str = "nvidia-smi under WSL";
 const LIBS: &str = "driver library paths";
 const MOUNTS: &str = "WSL mount paths";
+const INSIDER: &str = "a Windows Insider build";
 
 /// The first Windows 10 build that runs WSL2: 1903 (18362) and 1909 (18363) got it in an update of
 /// 2020; WSL2 came with build 18917 before that. Every WSL on an older build is WSL1.
@@ -57,6 +58,7 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
                 old_windows(lines)
                     .map(|at| (at, 1, None, WINDOWS))
                     .or_else(|| words(lines).map(|(at, v)| (at, v, None, WORDS)))
+                    .or_else(|| insider_build(lines).map(|at| (at, 2, None, INSIDER)))
                     .or_else(|| mounts(lines).map(|at| (at, 0, None, MOUNTS)))
                     .or_else(|| unnumbered(lines).map(|at| (at, 0, None, WORDS)))
             };
@@ -103,6 +105,45 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
     wsl.smi_crash = smi_crash(lines);
     wsl.smi_not_found = smi_not_found(lines);
     wsl.architecture_said = architecture_said(lines);
+    wsl.insider_build = insider_build(lines).map(|at| quoted(&lines[at]));
+}
+
+/// The first Insider-only Windows build: the build channels where CUDA on WSL 2 first ran.
+const INSIDER_BUILDS: std::ops::RangeInclusive<u32> = 20_000..=21_999;
+
+/// The first line that names a Windows build only the Insider preview channels had (`Windows build number:
+/// 21327`, `build 20231`, `Version 10.0.20231.1005`, `windows\u{ff1a}20231.1005`): a word `build` or `windows`
+/// and a five-digit number of [`INSIDER_BUILDS`], not part of a longer number or a version other than Windows'
+/// own `10.0.`. GPU compute in WSL 2 shipped first to the Insider Dev channel (build 20150, June 2020:
+/// microsoft/WSL#829) and reached release Windows only with Windows 10 21H2 (19044) and Windows 11 (22000), so
+/// such a build in a text about CUDA is WSL 2's preview.
+fn insider_build(lines: &[String]) -> Option<usize> {
+    lines.iter().position(|l| {
+        if l.len() > 300 {
+            return false;
+        }
+        let lower = l.to_ascii_lowercase();
+        if !(lower.contains("build") || lower.contains("windows")) {
+            return false;
+        }
+        let bytes = l.as_bytes();
+        let mut at = 0;
+        while at < bytes.len() {
+            if !bytes[at].is_ascii_digit() {
+                at += 1;
+                continue;
+            }
+            let end = bytes[at..].iter().position(|b| !b.is_ascii_digit()).map_or(bytes.len(), |n| at + n);
+            let before = &l[..at];
+            // A version's later part is Windows' own only after `10.0.`.
+            let dotted = before.ends_with('.') && !before.ends_with("10.0.");
+            if end - at == 5 && !dotted && l[at..end].parse::<u32>().is_ok_and(|b| INSIDER_BUILDS.contains(&b)) {
+                return true;
+            }
+            at = end;
+        }
+        false
+    })
 }
 
 /// The first line naming a path only a WSL distribution has: `/mnt/wsl/`, the folder WSL mounts in every

@@ -370,12 +370,20 @@ fn a_pinned_allocation_out_of_memory_inside_wsl_is_the_pinned_limit() {
                  RuntimeError: CUDA error: out of memory\n";
     assert!(super::pasted_ids(&format!("{WSL2_UNAME}{torch}")).contains(&ID.to_owned()));
     assert!(!super::pasted_ids(ggml).contains(&ID.to_owned()), "not WSL");
+    // No pinning near the out of memory, or only a setting: not the failed pinned allocation, only the note that an
+    // out of memory under WSL with GPU memory left is the pinned limit.
+    let general = |text: &str| {
+        super::pasted_findings(text)
+            .into_iter()
+            .find(|f| f.id == ID)
+            .is_some_and(|f| f.summary.starts_with("Out of memory"))
+    };
     let far = format!("{WSL2_UNAME}pin_memory=True\n{}RuntimeError: CUDA error: out of memory\n", "step\n".repeat(20));
-    assert!(!super::pasted_ids(&far).contains(&ID.to_owned()), "no pinning near the out of memory");
+    assert!(general(&far), "no pinning near the out of memory");
     let setting = format!(
         "{WSL2_UNAME}DataLoader(dataset, batch_size=64, pin_memory=True)\nRuntimeError: CUDA error: out of memory\n"
     );
-    assert!(!super::pasted_ids(&setting).contains(&ID.to_owned()), "a setting is no allocation");
+    assert!(general(&setting), "a setting is no allocation");
     let vllm = "WARNING 05-01 16:50:31 [interface.py:686] Using 'pin_memory=False' as WSL is detected. This may slow \
                 down the performance.\n";
     let both = super::pasted_ids(&format!("{WSL2_UNAME}{vllm}{ggml}"));

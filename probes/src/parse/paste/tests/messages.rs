@@ -1153,6 +1153,8 @@ const CASES: &[Case] = &[
     ("nvml.no_devices_found", "No devices were found", &[], &[]),
     // (format) pynvml's class for NVML_ERROR_NOT_SUPPORTED with NVML's string, as a traceback ends.
     ("nvml.not_supported", "pynvml.nvml.NVMLError_NotSupported: Not Supported", &[], &[]),
+    // pynvml's class for NVML_ERROR_UNKNOWN as a traceback's last line.
+    ("nvml.query_unknown_error", "pynvml.nvml.NVMLError_Unknown: Unknown Error", &[], &[]),
     // (format) the kernel module's printf at 595.45.04, one dmesg line per line.
     (
         "nvrm.fallen_off_bus",

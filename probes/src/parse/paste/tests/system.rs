@@ -391,6 +391,42 @@ fn wsl1_named_in_words_or_by_its_kernel_is_the_wsl1_finding() {
     assert!(!finding_ids(&s).contains(&"wsl.version_one".to_owned()));
 }
 
+/// An Insider-only Windows build (microsoft/WSL#6617's environment block, the WSL team's own issue for build 21327;
+/// microsoft/WSL#6702's `Windows build number: 21337.1000`) beside CUDA finding no device is the Insider regression;
+/// a release build (19045, 22631) or a build number's look-alike in another version is not one.
+#[test]
+fn an_insider_windows_build_with_no_gpu_is_the_insider_regression() {
+    const ID: &str = "wsl.windows_build_gpu_regression";
+    let failed = "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx";
+    for build in ["Windows build number: 21327", "Windows build number: 21337.1000"] {
+        let s = read(&format!("{build}\n{failed}\n"));
+        let wsl = s.platform.wsl.as_ref().expect("an Insider build is WSL 2's preview");
+        assert_eq!((wsl.version, wsl.insider_build.as_deref()), (2, Some(build)));
+        let f = findings(&s).into_iter().find(|f| f.id == ID).expect(build);
+        assert!(f.fix.as_deref().is_some_and(|x| x.contains("Windows Update")), "{f:#?}");
+    }
+    for other in ["Windows build number: 19045.3448", "Microsoft Windows [Version 10.0.22631.4460]", "build 1.21327.3"]
+    {
+        assert!(!finding_ids(&read(&format!("{other}\n{failed}\n"))).contains(&ID.to_owned()), "{other}");
+    }
+    // The build alone, with CUDA working, is nothing.
+    assert!(!finding_ids(&read("Windows build number: 21327\n")).contains(&ID.to_owned()));
+}
+
+/// ultralytics/ultralytics#16862's title (WSL named, verbatim) and PyTorch's out-of-memory line as OpenMOSS/MOSS#328
+/// pasted it: under WSL an out of memory with the GPU's memory not full is the pinned host memory limit, said as a
+/// note with both readings; on native Linux the same line is only CUDA's.
+#[test]
+fn an_out_of_memory_under_wsl_names_the_pinned_memory_limit() {
+    const ID: &str = "wsl.pinned_memory_limited";
+    let text = "WSL Ubuntu2204 trains YOLOV8 custom model with CUDA out of memory error when there is sufficient video memory\n\
+                RuntimeError: CUDA error: out of memory\n";
+    let f = findings(&read(text)).into_iter().find(|f| f.id == ID).expect("WSL and an out of memory");
+    assert!(f.fix.as_deref().is_some_and(|x| x.contains("pin_memory=False") && x.contains("GGML_CUDA_NO_PINNED=1")));
+    let native = "RuntimeError: CUDA error: out of memory\n";
+    assert!(!finding_ids(&read(native)).contains(&ID.to_owned()));
+}
+
 #[test]
 fn nvcc_run_by_path_and_path_order_pick_two_toolkits() {
     let s = read(NVCC_PATHS);
