@@ -31,8 +31,21 @@ pub fn is_relevant(name: &str) -> bool {
         "DISPLAY",
         "WAYLAND_DISPLAY",
     ];
-    const PREFIXES: &[&str] =
-        &["CUDA", "NVIDIA_", "CUDNN", "NCCL_", "XLA_", "JAX_", "PYTORCH_", "TORCH_", "CUPY_", "__NV", "__GLX"];
+    const PREFIXES: &[&str] = &[
+        "CUDA",
+        "NVIDIA_",
+        "CUDNN",
+        "NCCL_",
+        "XLA_",
+        "JAX_",
+        "PYTORCH_",
+        "TORCH_",
+        "CUPY_",
+        "NUMBA_CUDA",
+        "NUMBAPRO_",
+        "__NV",
+        "__GLX",
+    ];
     // TensorFlow's own; a bare `TF_` would also catch Terraform's variables.
     const TENSORFLOW: &[&str] = &["TF_CPP_", "TF_GPU", "TF_FORCE_GPU", "TF_XLA", "TF_CUDNN", "TF_ENABLE_", "TF_USE_"];
     EXACT.contains(&name) || PREFIXES.iter().chain(TENSORFLOW).any(|p| name.starts_with(p))

@@ -117,6 +117,49 @@ pub(super) const SEVERAL_ON_MIG: Rule = Rule {
     source: MIG_SOURCE,
 };
 
+pub(super) const DRIVER_PATH: Rule = Rule {
+    id: "env.cuda_driver_path_names_runtime",
+    category: Category::EnvVarMisconfig,
+    severity: Severity::Error,
+    trigger: "NUMBA_CUDA_DRIVER (NUMBAPRO_CUDA_DRIVER before numba 0.36) names a file that is not the driver's \
+              libcuda (the CUDA runtime's libcudart, a toolkit library): numba loads that file as the CUDA driver \
+              and stops at the first driver function it lacks (`driver missing function: cuInit`).",
+    source: "numba/numba:numba/cuda/cudadrv/driver.py@0.35.0 (find_driver: NUMBAPRO_CUDA_DRIVER's path is loaded as the \
+             driver; MISSING_FUNCTION_ERRMSG `driver missing function: %s`) and @0.60.0 (config.CUDA_DRIVER, \
+             numba/core/config.py: NUMBA_CUDA_DRIVER)",
+};
+
+/// The variables through which numba is told where the driver's library is: today's name, and numbapro's.
+const DRIVER_PATH_VARS: [&str; 2] = ["NUMBA_CUDA_DRIVER", "NUMBAPRO_CUDA_DRIVER"];
+
+/// A driver-path variable whose file is not libcuda ([`DRIVER_PATH`]).
+fn driver_path(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    for name in DRIVER_PATH_VARS {
+        let Some(value) = cx.s.env.vars.get(name) else { continue };
+        let file = value.trim().rsplit(['/', '\\']).next().unwrap_or_default();
+        let driver = file.starts_with("libcuda.so") || file.eq_ignore_ascii_case("nvcuda.dll");
+        if file.is_empty() || driver {
+            continue;
+        }
+        let runtime = file.starts_with("libcudart") || file.starts_with("cudart");
+        out.push(DRIVER_PATH.finding(
+            format!("{name} names {file}, not the driver's library"),
+            format!(
+                "numba loads the file {name} names as the CUDA driver and looks up the driver's functions in it \
+                 (cuInit first). {} has none of them, so numba stops with `driver missing function: cuInit` \
+                 however the driver itself is installed.",
+                if runtime { "The CUDA runtime (libcudart) sits above the driver and" } else { "That library" }
+            ),
+            vec![format!("{name}={value}")],
+            Some(format!(
+                "Point it at the driver's library or unset it, so numba finds the driver by itself: `unset {name}` \
+                 (and remove it from ~/.bashrc), or `export NUMBA_CUDA_DRIVER=/usr/lib/x86_64-linux-gnu/libcuda.so.1` \
+                 (`ldconfig -p | grep -F libcuda.so.1` shows where it is)."
+            )),
+        ));
+    }
+}
+
 /// With the container's video capability (`video::CAPABILITY_MISSING`), which the video family judges, and the
 /// toolkit's stub libcuda on the loader's path (`libcuda::STUB_ON_PATH`), which the libcuda family judges.
 pub(super) const RULES: &[Rule] = &[
@@ -128,6 +171,7 @@ pub(super) const RULES: &[Rule] = &[
     SET_IN_PROCESS,
     MIG_UNSET,
     SEVERAL_ON_MIG,
+    DRIVER_PATH,
     super::video::CAPABILITY_MISSING,
     super::libcuda::STUB_ON_PATH,
 ];
@@ -423,6 +467,7 @@ fn uuid_matches(prefix: &str, gpus: &[Gpu]) -> Option<usize> {
 
 pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     toolkit_roots(cx, out);
+    driver_path(cx, out);
     mig(cx, out);
     let vars = &cx.s.env.vars;
     if vars.get("CUDA_LAUNCH_BLOCKING").is_some_and(|v| v.trim() == "1") {

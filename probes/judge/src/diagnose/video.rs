@@ -4,7 +4,8 @@
 //! only for the `video` driver capability (NVIDIA_DRIVER_CAPABILITIES; the CUDA images default to
 //! `compute,utility`). So the library is missing on the host, or the container was not given the capability:
 //! a video library the text shows present in the same place (an `ldconfig -p` line) says the capability is
-//! there, and the host lacks the other library.
+//! there, and the host lacks the other library. A Linux program's line alone shows neither place: both causes are
+//! said, each for its place.
 
 use super::{Ctx, Rule};
 use gpu_doctor_model::{Category, Finding, ObservedMessage, OsFamily, Severity};
@@ -22,7 +23,9 @@ pub(super) const CAPABILITY_MISSING: Rule = Rule {
     trigger: "FFmpeg, DALI or a Video Codec SDK encoder cannot load the driver's NVENC or NVDEC library \
               (`Cannot load libnvidia-encode.so.1`, `libnvcuvid.so.1`) in a container, and nothing in the text shows a video library present there; or \
               NVIDIA_DRIVER_CAPABILITIES is set without `video` (or `all`) beside that failure: the NVIDIA Container \
-              Toolkit mounts those libraries only for the video capability.",
+              Toolkit mounts those libraries only for the video capability. Where the text shows neither a \
+              container nor the loader's cache, said for the container case beside presence.video_codec_libs_missing \
+              for the host's.",
     source: CAPABILITIES_SOURCE,
 };
 
@@ -33,7 +36,8 @@ pub(super) const LIBRARIES_MISSING: Rule = Rule {
     trigger: "FFmpeg, DALI or a Video Codec SDK encoder cannot load the driver's NVENC or NVDEC library \
               (`Cannot load libnvidia-encode.so.1`, `libnvcuvid.so.1`, `nvEncodeAPI64.dll`) on a host, or in a container where another video library is \
               present (the video capability is on, so the host lacks the library): Debian and Ubuntu package them \
-              apart from the driver's CUDA library.",
+              apart from the driver's CUDA library. Where the text shows neither a container nor the loader's cache, \
+              said for the host case beside env.driver_capabilities_lack_video for a container's.",
     source: "FFmpeg/nv-codec-headers include/ffnvcodec/dynlink_loader.h (the libraries' names); Debian's \
              nvidia-graphics-drivers packages (libnvidia-encode1, libnvcuvid1); Ubuntu's \
              (libnvidia-encode-<branch>, libnvidia-decode-<branch>); RPM Fusion's xorg-x11-drv-nvidia-cuda-libs",
@@ -93,17 +97,26 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let markers = container.into_iter().flat_map(|c| c.markers.iter().take(2)).map(|m| format!("pasted line: {m}"));
     if lacks_video.is_some() || (container.is_some() && present.is_empty()) {
         evidence.extend(markers);
-        out.push(capability_missing(&missing, evidence));
+        out.push(capability_missing(&missing, evidence, false));
         return;
+    }
+    // Neither a container nor the loader's cache in the text (a Linux program's line alone): where it ran is not
+    // shown, and each place has its cause, so both are said, each for its place.
+    let unshown = container.is_none() && !windows && cx.loader_cache().is_none() && cx.os != OsFamily::Windows;
+    if unshown {
+        let mut said = evidence.clone();
+        said.push("the text shows no container and no loader cache: where this ran is not shown".to_owned());
+        out.push(capability_missing(&missing, said, true));
     }
     evidence.extend(present);
     evidence.extend(markers);
-    out.push(libraries_missing(cx, &missing, windows, container.is_some(), evidence));
+    out.push(libraries_missing(cx, &missing, windows, container.is_some(), unshown, evidence));
 }
 
-fn capability_missing(missing: &[&str], evidence: Vec<String>) -> Finding {
+fn capability_missing(missing: &[&str], evidence: Vec<String>, unshown: bool) -> Finding {
+    let place = if unshown { "If this ran in a container: it" } else { "The container" };
     CAPABILITY_MISSING.finding(
-        format!("The container was not given the driver's video libraries ({})", missing.join(", ")),
+        format!("{place} was not given the driver's video libraries ({})", missing.join(", ")),
         "The NVIDIA Container Toolkit mounts the driver's encode and decode libraries (libnvidia-encode, libnvcuvid) \
          into a container only when NVIDIA_DRIVER_CAPABILITIES includes `video`; NVIDIA's CUDA images and most \
          others set `compute,utility`, which gives CUDA but not NVENC or NVDEC.",
@@ -120,7 +133,14 @@ fn capability_missing(missing: &[&str], evidence: Vec<String>) -> Finding {
     )
 }
 
-fn libraries_missing(cx: &Ctx<'_>, missing: &[&str], windows: bool, container: bool, evidence: Vec<String>) -> Finding {
+fn libraries_missing(
+    cx: &Ctx<'_>,
+    missing: &[&str],
+    windows: bool,
+    container: bool,
+    unshown: bool,
+    evidence: Vec<String>,
+) -> Finding {
     let branch = cx.driver.version.as_ref().map_or_else(|| "<branch>".to_owned(), |d| d.major().to_string());
     let fix = if windows {
         "The Windows driver installs nvEncodeAPI64.dll and nvcuvid.dll in System32: reinstall or update the NVIDIA \
@@ -140,8 +160,9 @@ fn libraries_missing(cx: &Ctx<'_>, missing: &[&str], windows: bool, container: b
             }
         )
     };
+    let place = if unshown { "If this ran on the host: the" } else { "The" };
     LIBRARIES_MISSING.finding(
-        format!("The driver's video library is missing ({})", missing.join(", ")),
+        format!("{place} driver's video library is missing ({})", missing.join(", ")),
         "NVENC and NVDEC users (FFmpeg, DALI, the Video Codec SDK's programs) load the driver's encode and decode \
          libraries at run time; Debian and Ubuntu package them apart from the driver and its CUDA library, so a \
          driver installed for CUDA alone lacks them.",

@@ -371,3 +371,20 @@ fn tensorflows_diagnostic_after_a_failed_cuinit_is_a_program_that_saw_no_gpu() {
     assert!(!ids.iter().any(|i| i == "env.cuda_visible_devices_hides_all"), "{ids:?}");
     assert!(ids.iter().any(|i| i == "env.cuda_visible_devices_set_after_init"), "{ids:?}");
 }
+
+/// numba/numba#3963 (the reporter's line, which the maintainer named as the cause: "referencing the runtime and not
+/// the driver DSO"): numba's driver-path variable naming libcudart is the finding; naming libcuda is not.
+#[test]
+fn a_numba_driver_path_naming_the_runtime() {
+    const ID: &str = "env.cuda_driver_path_names_runtime";
+    let f = super::pasted_findings("export NUMBAPRO_CUDA_DRIVER=/usr/lib/cuda/lib64/libcudart.so\n")
+        .into_iter()
+        .find(|f| f.id == ID)
+        .expect("the runtime named as the driver");
+    assert_eq!(f.summary, "NUMBAPRO_CUDA_DRIVER names libcudart.so, not the driver's library");
+    assert!(f.fix.as_deref().is_some_and(|x| x.contains("unset NUMBAPRO_CUDA_DRIVER")), "{f:#?}");
+    for fine in ["/usr/lib/x86_64-linux-gnu/libcuda.so", "/usr/lib/cuda/lib64/libcuda.so.10.0.130"] {
+        let ids = super::pasted_ids(&format!("export NUMBA_CUDA_DRIVER={fine}\n"));
+        assert!(!ids.contains(&ID.to_owned()), "{fine}: {ids:?}");
+    }
+}

@@ -35,8 +35,9 @@ fn a_video_library_present_in_the_container_points_at_the_host() {
     assert!(!pasted_ids(&all).contains(&CAPABILITY.to_owned()), "{:?}", pasted_ids(&all));
 }
 
-/// flox/flox#3597 (FFmpeg 7.1.1 on an Ubuntu host) and carykh/jumpcutter#188 (Windows): no container, so the
-/// host's libraries; the Windows fix is the display driver, the Linux one the distribution's packages.
+/// flox/flox#3597 (FFmpeg 7.1.1 on an Ubuntu host) and carykh/jumpcutter#188 (Windows): no container shown, so the
+/// host's libraries (on Linux beside a container's capability, since FFmpeg's lines show no place); the Windows fix
+/// is the display driver, the Linux one the distribution's packages.
 #[test]
 fn on_a_host_the_libraries_are_missing() {
     let linux = "    [h264 @ 0x1e8e8840] Cannot load libnvcuvid.so.1\n    [h264 @ 0x1e8e8840] Failed loading nvcuvid.\n    \
@@ -49,6 +50,14 @@ fn on_a_host_the_libraries_are_missing() {
     assert!(f.summary.contains("libnvcuvid.so.1") && f.summary.contains("libnvidia-encode.so.1"), "{}", f.summary);
     let fix = f.fix.as_deref().unwrap_or_default();
     assert!(fix.contains("libnvidia-encode1 libnvcuvid1") && fix.contains("NVIDIA_DRIVER_CAPABILITIES"), "{fix}");
+    // FFmpeg's lines alone show no place: the host's cause and a container's are each said for their place.
+    assert!(f.summary.starts_with("If this ran on the host"), "{}", f.summary);
+    let c = found.iter().find(|f| f.id == CAPABILITY).expect("the container's cause too");
+    assert!(c.summary.starts_with("If this ran in a container"), "{}", c.summary);
+    // With the host's loader cache shown (an `ldconfig -p` line of another library), the host's alone.
+    let cache = format!("\tlibcuda.so.1 (libc6,x86-64) => /usr/lib/x86_64-linux-gnu/libcuda.so.1\n{linux}");
+    let ids = pasted_ids(&cache);
+    assert!(ids.contains(&LIBRARIES.to_owned()) && !ids.contains(&CAPABILITY.to_owned()), "{ids:?}");
     let windows = "Cannot load nvEncodeAPI64.dll\n\
                    [hevc_nvenc @ 000001e5ca609280] The minimum required Nvidia driver for nvenc is 436.15 or newer\n";
     let snap = gpu_doctor_probes::parse::paste::read_pasted(windows, kb).unwrap();
