@@ -84,6 +84,10 @@ pub const LIBRARY_WHEELS: [(&str, &str); 12] = [
 /// The wheel (without its CUDA suffix) that ships library `base` (`cudart`); `None` for a library
 /// no NVIDIA wheel ships.
 pub fn library_wheel(base: &str) -> Option<&'static str> {
+    // cuDNN's sub-libraries ship in the same wheel as libcudnn: cuDNN 8's `libcudnn_cnn_infer.so.8` and the
+    // other `_infer`/`_train` halves, cuDNN 9's `libcudnn_graph.so.9`, `libcudnn_engines_precompiled.so.9` and the
+    // rest (NVIDIA cuDNN documentation, "API overview": the library split into sub-libraries from 8.0).
+    let base = if base.starts_with("cudnn_") { "cudnn" } else { base };
     LIBRARY_WHEELS.iter().find(|(lib, _)| *lib == base).map(|(_, wheel)| *wheel)
 }
 
@@ -218,6 +222,15 @@ mod tests {
         assert!(TENSORFLOW_CUDA.iter().all(|n| is_tensorflow(n) && is_tensorflow_cuda(n)));
         assert!(!is_tensorflow("tensorflow-io") && !is_tensorflow("tensorboard"));
         assert!(!is_tensorflow_cuda("tensorflow-cpu") && !is_tensorflow_cuda("tensorflow-intel"));
+    }
+
+    #[test]
+    fn cudnns_sub_libraries_come_with_the_cudnn_wheel() {
+        for base in ["cudnn", "cudnn_cnn_infer", "cudnn_ops_train", "cudnn_graph", "cudnn_engines_precompiled"] {
+            assert_eq!(library_wheel(base), Some("nvidia-cudnn"), "{base}");
+        }
+        assert_eq!(library_wheel("cudnnx"), None);
+        assert_eq!(library_wheel("cudart"), Some("nvidia-cuda-runtime"));
     }
 
     #[test]
