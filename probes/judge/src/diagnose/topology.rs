@@ -32,7 +32,8 @@ pub(super) const P2P_BLOCKED: Rule = Rule {
               (`MirroredStrategy is stuck`, `DDP training freezes`), gives wrong data after a transfer (`the copied \
               tensor would be … zeroed out`, NaN only with multiple GPUs, simpleP2P's `Verification error`), fails a \
               peer-to-peer test, or runs slow (`slower than one GPU`, a bandwidth said to be low); slow work over \
-              GeForce boards that offer no P2P is `topology.peer_access_not_offered_by_gpu`.",
+              GeForce boards that offer no P2P is `topology.peer_access_not_offered_by_gpu`, and a hang the text ties \
+              to NVLink is `topology.nvlink_down`.",
     source: "NVML nvmlDeviceGetP2PStatus / nvidia-smi topo -p2p; NCCL troubleshooting guide, \"PCI Access Control \
              Services (ACS)\" (https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html: \
              `lspci -vvv | grep ACSCtl`, and P2P that hangs or is slow even where topo -p2p says OK; IO \
@@ -121,9 +122,11 @@ pub(super) const NVLINK_DOWN: Rule = Rule {
               has failed, so traffic to its peers runs on fewer links or through PCIe. GPUs are compared with their \
               own kind, not with the most links the product has: some boards wire only some links by design. Where \
               the text lists no other GPU of its model, an SXM board (its name says SXM) with some links up and some \
-              inactive: every NVLink of an SXM board goes to the baseboard's GPUs or NVSwitches.",
+              inactive: every NVLink of an SXM board goes to the baseboard's GPUs or NVSwitches. Or the text says a \
+              run over several GPUs hangs at NVLink (NCCL querying or using the links): a half-connected bridge.",
     source: "NVML nvmlDeviceGetNvLinkState; nvidia-smi nvlink --status; Azure/azhpc-diagnostics#73 (one V100 of eight \
-             with links 3 and 5 inactive) and #78 (its check); Azure/azurehpc-health-checks#162 (H100 PCIe boards with \
+             with links 3 and 5 inactive) and #78 (its check); NVIDIA/nccl#557 (maintainer: NVLinks detected but not \
+             all, a connector only partly making contact, the driver long in initialising them); Azure/azurehpc-health-checks#162 (H100 PCIe boards with \
              6 of 18 links inactive by design on every GPU); NVIDIA DGX-1 with Tesla V100 System Architecture \
              white paper (each V100 SXM2's six NVLinks wired in the hybrid cube-mesh)",
 };
@@ -681,6 +684,13 @@ fn trouble_in_words(cx: &Ctx<'_>, t: &Topology, out: &mut Vec<Finding>) {
         return;
     }
     let line = &trouble.line;
+    // A hang the text ties to NVLink: a link the driver keeps trying to bring up (a bridge partly seated), not PCIe.
+    if trouble.symptom == MultiGpuSymptom::Hang && line.to_ascii_lowercase().contains("nvlink") {
+        if !out.iter().any(|f| f.id == NVLINK_DOWN.id) {
+            out.push(nvlink_hang(line, gpus_said));
+        }
+        return;
+    }
     let (what, title) = match trouble.symptom {
         MultiGpuSymptom::Hang => ("a multi-GPU run hangs", "A run over several GPUs hangs"),
         MultiGpuSymptom::WrongValues => {
@@ -737,6 +747,24 @@ fn trouble_in_words(cx: &Ctx<'_>, t: &Topology, out: &mut Vec<Finding>) {
              beat P2P=Disabled."
         )),
     ));
+}
+
+/// A multi-GPU hang the text ties to NVLink ([`NVLINK_DOWN`]).
+fn nvlink_hang(line: &str, gpus_said: String) -> Finding {
+    NVLINK_DOWN.finding(
+        "A hang tied to NVLink: a link that is down or half connected is the first suspect",
+        "NCCL reads every GPU's NVLinks through NVML when it sets up, and sends traffic over those it finds up. A \
+         bridge that makes contact on some lanes only (not pressed fully home, a cooler in the way) leaves links \
+         that the driver keeps trying to bring up: NCCL's setup, or a collective over that link, then hangs while \
+         every GPU still works on its own.",
+        vec![gpus_said, format!("the text says the hang is at NVLink: {line}")],
+        Some(
+            "`nvidia-smi nvlink -s` shows each link's state and speed (every link of a bridge should be up, at the \
+             same speed); `nvidia-smi topo -m` should show NV# between the bridged GPUs. Power off, reseat the NVLink \
+             bridge (fully home on both cards), and check again. NCCL_P2P_DISABLE=1 runs without peer traffic meanwhile."
+                .to_owned(),
+        ),
+    )
 }
 
 fn mixed(t: &Topology, out: &mut Vec<Finding>) {

@@ -272,8 +272,9 @@ const SLOW: [&str; 4] = ["slow", "slower", "slowdown", "slowly"];
 const FAILED: [&str; 5] = ["fail", "fails", "failed", "failure", "error"];
 
 /// Phrases that put two or more GPUs of one machine in the work itself: several GPUs named as such, data moved
-/// from one to another, a peer-to-peer test (which needs a pair).
-const SEVERAL: [&str; 17] = [
+/// from one to another, a peer-to-peer test (which needs a pair), NVLink (which joins GPUs).
+const SEVERAL: [&str; 18] = [
+    "nvlink",
     "multiple gpus",
     "several gpus",
     "more than one gpu",
@@ -673,11 +674,17 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
         facts.stated_nvidia_smi_missing = Some(line.trim().chars().take(300).collect());
     }
     if facts.multi_gpu_trouble.is_none()
-        && let Some((i, (symptom, several_gpus))) =
-            lines.iter().enumerate().find_map(|(i, l)| multi_gpu_trouble(l).map(|t| (i, t)))
+        && let Some((i, sentence, (symptom, several_gpus))) = lines.iter().enumerate().find_map(|(i, l)| {
+            // A line ending in a colon goes on in the next ("it hangs here:" / "when calling NVML to check NVLINK").
+            let sentence = match lines.get(i + 1) {
+                Some(next) if l.trim_end().ends_with(':') => format!("{} {}", l.trim(), next.trim()),
+                _ => l.trim().to_owned(),
+            };
+            multi_gpu_trouble(&sentence).map(|t| (i, sentence, t))
+        })
     {
         facts.saw(i, TROUBLE_FORMAT);
-        let line = lines[i].trim().chars().take(300).collect();
+        let line = sentence.chars().take(300).collect();
         facts.multi_gpu_trouble = Some(MultiGpuTrouble { symptom, line, several_gpus });
     }
     if facts.stated_link.is_none()
@@ -885,6 +892,13 @@ mod tests {
         );
         assert_eq!(multi_gpu_trouble("Training on multiple GPUs is much slower than on one."), None);
         assert_eq!(multi_gpu_trouble("DDP training is slower than one GPU"), None);
+        // NVIDIA/nccl#557's description (verbatim): a hang that names NVLink.
+        assert_eq!(
+            multi_gpu_trouble(
+                "Horovod was not working for me. It was getting stuck in variable broadcast step. I have isolated the problem to NCCL/NVLINK. Here are the details. Please help!!"
+            ),
+            Some((Hang, true))
+        );
         assert_eq!(multi_gpu_trouble("my loss is nan after a few steps"), None);
         assert_eq!(multi_gpu_trouble("the loss is nan on 2 nodes with multiple GPUs"), None);
     }

@@ -418,3 +418,14 @@ fn cudas_no_peer_access_between_geforce_boards_since_turing_is_theirs() {
     let yes = with("GeForce RTX 2080 Ti", "7.5").replace("0:   N N", "0:   N Y").replace("1:   N N", "1:   Y N");
     assert!(!super::pasted_ids(&yes).iter().any(|i| i == "topology.peer_access_not_offered_by_gpu"));
 }
+
+/// A multi-GPU hang the text ties to NVLink (NVIDIA/nccl#557's description, verbatim) is the NVLink finding, with
+/// the bridge to reseat; the same hang without NVLink is not.
+#[test]
+fn a_hang_tied_to_nvlink_is_the_nvlink_finding() {
+    let text = "Horovod was not working for me. It was getting stuck in variable broadcast step. I have isolated the problem to NCCL/NVLINK. Here are the details. Please help!!";
+    let f = super::pasted_findings(text).into_iter().find(|f| f.id == "topology.nvlink_down").expect("NVLink named");
+    assert!(f.fix.as_deref().is_some_and(|x| x.contains("nvidia-smi nvlink -s") && x.contains("reseat")), "{f:#?}");
+    let ids = super::pasted_ids(&text.replace("NCCL/NVLINK", "NCCL"));
+    assert!(!ids.contains(&"topology.nvlink_down".to_owned()), "{ids:?}");
+}
