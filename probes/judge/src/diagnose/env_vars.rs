@@ -534,6 +534,17 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
             )
             .with_plan(visible_devices(&corrected(&entries, Some(gpus)))));
         }
+    } else if matches!(value.as_str(), "" | "NoDevFiles")
+        && let Some(symptom) = no_device_seen(cx)
+    {
+        // Empty, or a scheduler's NoDevFiles, hides every GPU whatever the machine has (`-1` is how people hide
+        // them on purpose, so it is left alone).
+        evidence.push(symptom);
+        if let Some(at) = in_process_at {
+            out.remove(at);
+        }
+        out.push(hidden_whatever_the_machine(value, evidence));
+        return;
     } else if let Some(symptom) = no_device_seen(cx)
         && let Some(Entry::Index(i @ 1..)) = entries.first()
     {
@@ -813,6 +824,27 @@ fn hides_all_finding(value: &str, stop: &Stop, entries: &[Entry], gpus: &[Gpu], 
             None,
         )
         .with_plan(fix::change(None, "CUDA sees the GPUs", changes))
+}
+
+/// A value that hides every GPU on any machine (empty, NoDevFiles), where the text lists no GPU and a program saw
+/// none.
+fn hidden_whatever_the_machine(value: &str, evidence: Vec<String>) -> Finding {
+    let why = if value.is_empty() {
+        "An empty CUDA_VISIBLE_DEVICES hides every GPU."
+    } else {
+        "NoDevFiles is the placeholder a batch scheduler (Slurm) sets when it hands the job no GPU."
+    };
+    HIDES_ALL
+        .finding(
+            "CUDA_VISIBLE_DEVICES hides every GPU",
+            format!(
+                "{why} CUDA programs started with it see no device (\"no CUDA-capable device is detected\"), whatever \
+                 GPUs the machine has; a process meant to run without a GPU must then not be handed GPU work."
+            ),
+            evidence,
+            None,
+        )
+        .with_plan(fix::change(None, "CUDA sees the GPUs", vec![Change::UnsetVar { name: VAR.into() }]))
 }
 
 /// The list as meant: each entry in a form CUDA reads, without devices that do not exist; every GPU when

@@ -58,6 +58,7 @@ fn by_category(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&ObservedMessage]
         Category::ArchNotInBuild => arch_fix(cx, known, observed),
         Category::CudnnMissingOrMismatch => cudnn_fix(cx, known, observed),
         Category::EnvVarMisconfig => variable_fix(cx, known),
+        Category::NoDriverOrGpuNotVisible if known.id == "nvrm.legacy_gpu" => legacy_fix(observed),
         Category::NoDriverOrGpuNotVisible => {
             image_driver_files_fix(cx, known, observed).unwrap_or_else(|| visible_fix(cx, known))
         }
@@ -248,6 +249,32 @@ fn toolkits_fix(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&ObservedMessage
 /// `--ipc=host`); CUDA's start-up errors by their known causes (nvidia_uvm's state, a fork, HMM);
 /// an uncorrectable ECC error and a lost GPU by the reset, reboot and hardware checks NVIDIA's
 /// tools give. Other rows have no fix a line can name.
+/// The driver (or its installer) named the legacy branch that still supports the GPU: that branch is the fix, as
+/// NVIDIA's legacy GPU list gives it (https://www.nvidia.com/en-us/drivers/unix/legacy-gpu/).
+fn legacy_fix(observed: &[&ObservedMessage]) -> FamilyFix {
+    let Some(branch) = observed.iter().find_map(|m| m.values.get("legacy_branch")) else { return (None, None) };
+    let words = format!(
+        "Remove the current driver and install the {branch}.xx legacy branch, the newest that supports this GPU: \
+         Ubuntu `sudo apt install nvidia-driver-{branch}` (where the release still ships it), otherwise NVIDIA's \
+         {branch}.xx installer from https://www.nvidia.com/en-us/drivers/unix/legacy-gpu/ (it builds only for the \
+         kernels of its time), or keep the integrated graphics and leave this GPU unused. A legacy branch gets no \
+         CUDA newer than it had: check that the program still supports that CUDA."
+    );
+    (Some(words), None)
+}
+
+/// numba/numba:numba/cuda/cudadrv/libs.py@0.60.0 (get_cudalib: libNVVM from CUDA_HOME's nvvm/lib64, else the conda
+/// or pip package's); numba's CUDA installation docs (the nvidia-cuda-nvcc wheel carries libNVVM).
+fn numba_nvvm_fix(cx: &Ctx<'_>) -> String {
+    format!(
+        "numba loads libNVVM from the toolkit CUDA_HOME names (its nvvm/lib64 folder), else from the conda or pip \
+         package that ships it. Set CUDA_HOME to one toolkit's root, a single path and not a `:` list (`export \
+         CUDA_HOME=/usr/local/cuda-12.4`, where `ls $CUDA_HOME/nvvm/lib64` lists libnvvm.so), or install the \
+         package: `{}` (conda: `conda install -c conda-forge cuda-nvcc`).",
+        pip_install(cx, &["nvidia-cuda-nvcc-cu12"])
+    )
+}
+
 fn other_fix(cx: &Ctx<'_>, known: &KnownMessage) -> FamilyFix {
     let words = match known.id.as_str() {
         "cuda.devices_unavailable" => format!(
@@ -275,6 +302,7 @@ fn other_fix(cx: &Ctx<'_>, known: &KnownMessage) -> FamilyFix {
             ),
             cmd(cx, "python", ["-m", "xformers.info"])
         ),
+        "numba.nvvm_missing" => numba_nvvm_fix(cx),
         "numpy.compiled_against_numpy1" => format!(
             "Install NumPy 1 beside the module built against it: `{}`, or upgrade that module to a release built \
              against NumPy 2 (torch 2.3 and later).",

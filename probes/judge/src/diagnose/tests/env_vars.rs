@@ -388,3 +388,16 @@ fn a_numba_driver_path_naming_the_runtime() {
         assert!(!ids.contains(&ID.to_owned()), "{fine}: {ids:?}");
     }
 }
+
+/// rapidsai/deployment#116 (a RAPIDS maintainer's commands and RMM's error, verbatim): an empty CUDA_VISIBLE_DEVICES
+/// hides every GPU whatever the machine has, so with a program seeing no device it is the finding even where the
+/// text lists no GPU; the value alone, with nothing failing, is not (a process meant to run on the CPU).
+#[test]
+fn an_empty_value_hides_every_gpu_without_a_gpu_list() {
+    const ID: &str = "env.cuda_visible_devices_hides_all";
+    let cmd = "$ CUDA_VISIBLE_DEVICES=\"\" dask scheduler --protocol ucx --scheduler-file foo.json  &\n";
+    let failed = "RuntimeError: CUDA error at: .../rmm/include/rmm/cuda_device.hpp:56: cudaErrorNoDevice no CUDA-capable device is detected\n";
+    let f = super::pasted_findings(&format!("{cmd}{failed}")).into_iter().find(|f| f.id == ID).expect("empty value");
+    assert!(f.detail.starts_with("An empty CUDA_VISIBLE_DEVICES hides every GPU."), "{}", f.detail);
+    assert!(!super::pasted_ids(cmd).contains(&ID.to_owned()));
+}

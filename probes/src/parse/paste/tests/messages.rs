@@ -788,6 +788,13 @@ const CASES: &[Case] = &[
         &[("gpu", "Tesla M2070"), ("legacy_branch", "390")],
         &[],
     ),
+    // ublue-os/bazzite#3972 (verbatim): the reporter retyped dmesg's line, without `NVRM:` or `GPU`, `NVIDA`.
+    (
+        "nvrm.legacy_gpu",
+        "\"`The NVIDIA GeForce GT 7170M installed in this system is supported through the NVIDA 390.xx Legacy drivers`\"",
+        &[("gpu", "GeForce GT 7170M"), ("legacy_branch", "390")],
+        &[],
+    ),
     // ollama's GPU discovery prints cuInit's CUresult (ollama/ollama:discover/gpu_info_nvcuda.c): 3 is
     // CUDA_ERROR_NOT_INITIALIZED, 999 CUDA_ERROR_UNKNOWN (lines as ollama logs them, from a NixOS
     // configuration's comment and a user's server log).
@@ -1315,6 +1322,8 @@ const CASES: &[Case] = &[
         &[],
         &[],
     ),
+    // numba's library test (`cuda.cudadrv.libs.test()`, libs.py's `'\tERROR: failed to open %s:\n%s'`) for nvvm.
+    ("numba.nvvm_missing", "        Trying to open library...       ERROR: failed to open nvvm:", &[], &[]),
     // (format)
     (
         "numba.cc_too_low",
