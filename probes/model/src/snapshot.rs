@@ -116,6 +116,10 @@ pub struct Snapshot {
     /// Tensorflow to detect my gpu"); `None` for a live machine, or when not said.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stated_tensorflow_gpu: Option<String>,
+    /// The line where the pasted text says the GPU's PCIe link drops to a lower generation while the GPU is idle
+    /// ("Observed PCIe link dropping to Gen1 (2.5 GT/s) while idle"); `None` for a live machine, or when not said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stated_idle_downshift: Option<String>,
     /// Error and warning lines from the frameworks and the CUDA runtime found in pasted text, each
     /// matched to a known message. Empty for a live machine.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -175,6 +179,7 @@ impl Snapshot {
             stated_nvidia_smi_missing: None,
             stated_m2_drives: None,
             stated_tensorflow_gpu: None,
+            stated_idle_downshift: None,
             stated_cuda_question: None,
             messages: Vec::new(),
             trace: Vec::new(),

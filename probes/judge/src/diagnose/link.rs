@@ -27,7 +27,8 @@ pub(super) const IDLE: Rule = Rule {
     category: Category::PcieLinkDegraded,
     severity: Severity::Info,
     trigger: "The PCIe link runs below its maximum while the GPU is idle or its utilization is unknown: GPUs lower \
-              the link to save power, so this is not a fault.",
+              the link to save power, so this is not a fault. Or the text says the link drops to a lower generation \
+              while the GPU is idle (and comes back under load).",
     source: "nvidia-smi --help-query-gpu (pcie.link.gen.gpucurrent \"may be reduced when the GPU is not in use\"), \
              reference §8.2",
 };
@@ -175,6 +176,7 @@ fn rate(gen_lanes: (Option<u32>, Option<u32>)) -> Option<String> {
 
 pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     aer(cx, out);
+    idle_in_words(cx, out);
     for v in views(cx) {
         if let Some((egpu, cap, basis)) = v.egpu {
             out.push(egpu_finding(cx, &v, egpu, cap, basis));
@@ -405,4 +407,28 @@ fn aer(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
             ));
         }
     }
+}
+
+/// The text says the link drops to a lower generation while the GPU is idle ([`IDLE`]): what GPUs do to save power.
+/// Not again where a GPU's own link reading gave the idle finding.
+fn idle_in_words(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let Some(line) = cx.s.stated_idle_downshift.as_deref() else { return };
+    if out.iter().any(|f| f.id == IDLE.id) || views(cx).iter().any(|v| below(v.now.0, v.max.0)) {
+        return;
+    }
+    out.push(IDLE.finding(
+        "The PCIe link drops to a lower generation while the GPU is idle: power management, not a fault",
+        format!(
+            "GPUs lower their link's generation when they have no work, to save power, and raise it again within \
+             milliseconds of load; nvidia-smi's own help says the current generation \"may be reduced when the GPU is \
+             not in use\". It is a problem only if the link stays low while the GPU is busy; check with {CHECK}."
+        ),
+        vec![format!("the text says: {line}")],
+        Some(
+            "Nothing to repair. To see the link at full speed, read it under load (`nvidia-smi -q -d PCIE` while a job \
+             runs, or `nvidia-smi --query-gpu=pcie.link.gen.gpucurrent,pcie.link.gen.max --format=csv -l 1`); \
+             there is no supported setting that keeps an idle GPU's link at full speed."
+                .to_owned(),
+        ),
+    ));
 }

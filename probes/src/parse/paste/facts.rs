@@ -110,6 +110,8 @@ pub(super) struct Facts {
     /// M.2 (NVMe) drives installed, said in words (`prose`): the line.
     pub stated_m2_drives: Option<String>,
     /// TensorFlow wanted on the GPU, said in words (`prose`): the line.
+    /// A link said to drop its generation while idle (`prose`).
+    pub stated_idle_downshift: Option<String>,
     pub stated_tensorflow_gpu: Option<String>,
     /// A PCIe link said in words (`prose`): the generation now and at most, for the text's one GPU.
     pub stated_link: Option<(u32, u32)>,
@@ -328,6 +330,7 @@ impl Facts {
         snap.stated_nvidia_smi_missing = self.stated_nvidia_smi_missing.take();
         snap.stated_m2_drives = self.stated_m2_drives.take();
         snap.stated_tensorflow_gpu = self.stated_tensorflow_gpu.take();
+        snap.stated_idle_downshift = self.stated_idle_downshift.take();
         snap.stated_driver_cuda = self.stated_driver_cuda.take().filter(|_| self.driver_cuda.is_none());
     }
 

@@ -474,6 +474,33 @@ fn link_in_words(line: &str) -> Option<(u32, u32)> {
     }
 }
 
+/// The format name of a link said to drop its generation while idle.
+const IDLE_FORMAT: &str = "a link said to slow down while idle";
+
+/// Words that say the GPU is idle.
+const IDLE_WORDS: [&str; 5] = ["idle", "not in use", "not being used", "no tasks", "not used"];
+
+/// Words that say the link came down.
+const LOWERED: [&str; 7] = ["drop", "reduce", "lower", "downgrad", "falls", "goes down", "show as gen1"];
+
+/// A sentence saying the PCIe link comes down to a lower generation while the GPU is idle (NVIDIA/open-gpu-kernel-modules#1010:
+/// "Observed PCIe link dropping to Gen1 (2.5 GT/s) while idle."; #731: "when there are no tasks on the GPU … if you
+/// check the GPU's bandwidth with lspci, it will show as Gen1"): a link word (`gen`, `generation`, `GT/s`, `PCIe`,
+/// `link`), a word of [`LOWERED`] and one of [`IDLE_WORDS`] (or up `only … during active use`), in at most 400
+/// characters. nvidia-smi's own
+/// help says the generation "may be reduced when the GPU is not in use".
+fn idle_downshift(line: &str) -> bool {
+    if line.len() > 400 {
+        return false;
+    }
+    let lower = line.to_ascii_lowercase();
+    let link = ["gen", "gt/s", "pcie", "link speed"].iter().any(|w| lower.contains(w));
+    // Up "only … during active use" says the same: down the rest of the time. A link that drops *under load* is not
+    // this (that is the degraded link).
+    let idle = IDLE_WORDS.iter().any(|w| lower.contains(w)) || (lower.contains("only") && lower.contains("active use"));
+    link && LOWERED.iter().any(|w| lower.contains(w)) && idle
+}
+
 /// The format name of a link width said in a sentence.
 const WIDTH_FORMAT: &str = "a link width in words";
 
@@ -686,6 +713,19 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
         facts.saw(i, TROUBLE_FORMAT);
         let line = sentence.chars().take(300).collect();
         facts.multi_gpu_trouble = Some(MultiGpuTrouble { symptom, line, several_gpus });
+    }
+    // A paragraph is one line: its sentences are read two at a time ("… later they are reduced. Then they only set
+    // to Gen3 during active use.").
+    let said = lines.iter().enumerate().filter(|(_, l)| l.len() <= 4000).find_map(|(i, l)| {
+        let sentences: Vec<&str> = l.split_inclusive(". ").collect();
+        (0..sentences.len()).find_map(|s| {
+            let two = sentences[s..sentences.len().min(s + 2)].concat();
+            idle_downshift(two.trim()).then(|| (i, two.trim().to_owned()))
+        })
+    });
+    if let Some((i, sentence)) = said {
+        facts.saw(i, IDLE_FORMAT);
+        facts.stated_idle_downshift = Some(sentence.chars().take(300).collect());
     }
     if facts.stated_link.is_none()
         && let Some((i, link)) = lines.iter().enumerate().find_map(|(i, l)| link_in_words(l).map(|link| (i, link)))
@@ -901,6 +941,24 @@ mod tests {
         );
         assert_eq!(multi_gpu_trouble("my loss is nan after a few steps"), None);
         assert_eq!(multi_gpu_trouble("the loss is nan on 2 nodes with multiple GPUs"), None);
+    }
+
+    /// A link said to drop its generation while idle: NVIDIA/open-gpu-kernel-modules#1010 (tuxblk) and #731
+    /// (nju-zjx), verbatim; a link said to be slow under load, or a GPU said to be idle, is not.
+    #[test]
+    fn a_link_said_to_drop_while_idle_is_read() {
+        assert!(idle_downshift("Observed PCIe link dropping to Gen1 (2.5 GT/s) while idle."));
+        assert!(idle_downshift(
+            "Thanks for your contributions to open source. We know that when there are no tasks on the GPU, it goes into an idle state, and during this time, if you check the GPU's bandwidth with lspci, it will show as Gen1."
+        ));
+        assert!(!idle_downshift("However under load the link immediately retrains to Gen5 (32 GT/s x16)."));
+        assert!(!idle_downshift("The GPU is idle at 0% utilization."));
+        assert!(!idle_downshift(&format!("PCIe link dropping while idle {}", "x".repeat(400))));
+        assert!(!idle_downshift("The PCIe link drops to x8 under load."), "a link down under load is no idle state");
+        // In a paragraph, read two sentences at a time: tuxblk's two lines of #1010 as one paragraph.
+        let paragraph = "Observed PCIe link dropping to Gen1 (2.5 GT/s) while idle. However under load the link immediately retrains to Gen5 (32 GT/s x16).";
+        let f = Facts::read_by(read, paragraph);
+        assert_eq!(f.stated_idle_downshift.as_deref(), Some(paragraph));
     }
 
     /// A question whether the machine's CUDA must match or be installed for a framework: cpbotha/ansible-ubu-to-pytorch#1

@@ -202,3 +202,16 @@ fn a_slot_at_x8_beside_m2_drives_said_in_words_shares_its_lanes() {
     let riser = "The card runs at x1 instead of x16 on the riser.\n";
     assert!(!super::pasted_ids(&format!("{riser}{drives}")).contains(&ID.to_owned()));
 }
+
+/// NVIDIA/open-gpu-kernel-modules#1010 (tuxblk, verbatim): a link said to drop its generation while idle is the idle
+/// note, with nothing to repair; the same words of a link down under load are not.
+#[test]
+fn a_link_said_to_drop_while_idle_is_the_idle_note() {
+    const ID: &str = "link.below_max_idle";
+    let f = super::pasted_findings("Observed PCIe link dropping to Gen1 (2.5 GT/s) while idle.\n")
+        .into_iter()
+        .find(|f| f.id == ID)
+        .expect("said in words");
+    assert!(f.fix.as_deref().is_some_and(|x| x.starts_with("Nothing to repair")), "{f:#?}");
+    assert!(!super::pasted_ids("The PCIe link drops to x8 under load.\n").contains(&ID.to_owned()));
+}
