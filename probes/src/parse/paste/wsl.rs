@@ -108,8 +108,13 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
     wsl.insider_build = insider_build(lines).map(|at| quoted(&lines[at]));
 }
 
-/// The first Insider-only Windows build: the build channels where CUDA on WSL 2 first ran.
+/// The Windows builds between Windows 10's last release (19045) and Windows 11's first (22000): the Insider
+/// channels' builds, where CUDA on WSL 2 first ran.
 const INSIDER_BUILDS: std::ops::RangeInclusive<u32> = 20_000..=21_999;
+
+/// Windows Server 2022 (and Azure Stack HCI 21H2), a release build inside that range
+/// (https://learn.microsoft.com/windows/release-health/windows-server-release-info: build 20348).
+const SERVER_2022: u32 = 20_348;
 
 /// The first line that names a Windows build only the Insider preview channels had (`Windows build number:
 /// 21327`, `build 20231`, `Version 10.0.20231.1005`, `windows\u{ff1a}20231.1005`): a word `build` or `windows`
@@ -137,7 +142,8 @@ fn insider_build(lines: &[String]) -> Option<usize> {
             let before = &l[..at];
             // A version's later part is Windows' own only after `10.0.`.
             let dotted = before.ends_with('.') && !before.ends_with("10.0.");
-            if end - at == 5 && !dotted && l[at..end].parse::<u32>().is_ok_and(|b| INSIDER_BUILDS.contains(&b)) {
+            let insider = |b: u32| INSIDER_BUILDS.contains(&b) && b != SERVER_2022;
+            if end - at == 5 && !dotted && l[at..end].parse::<u32>().is_ok_and(insider) {
                 return true;
             }
             at = end;

@@ -393,7 +393,8 @@ fn wsl1_named_in_words_or_by_its_kernel_is_the_wsl1_finding() {
 
 /// An Insider-only Windows build (microsoft/WSL#6617's environment block, the WSL team's own issue for build 21327;
 /// microsoft/WSL#6702's `Windows build number: 21337.1000`) beside CUDA finding no device is the Insider regression;
-/// a release build (19045, 22631) or a build number's look-alike in another version is not one.
+/// a release build (19045, 22631, Windows Server 2022's 20348) or a build number's look-alike in another version is
+/// not one.
 #[test]
 fn an_insider_windows_build_with_no_gpu_is_the_insider_regression() {
     const ID: &str = "wsl.windows_build_gpu_regression";
@@ -405,8 +406,12 @@ fn an_insider_windows_build_with_no_gpu_is_the_insider_regression() {
         let f = findings(&s).into_iter().find(|f| f.id == ID).expect(build);
         assert!(f.fix.as_deref().is_some_and(|x| x.contains("Windows Update")), "{f:#?}");
     }
-    for other in ["Windows build number: 19045.3448", "Microsoft Windows [Version 10.0.22631.4460]", "build 1.21327.3"]
-    {
+    for other in [
+        "Windows build number: 19045.3448",
+        "Microsoft Windows [Version 10.0.22631.4460]",
+        "build 1.21327.3",
+        "OS: Microsoft Windows Server 2022 Datacenter, build 20348",
+    ] {
         assert!(!finding_ids(&read(&format!("{other}\n{failed}\n"))).contains(&ID.to_owned()), "{other}");
     }
     // The build alone, with CUDA working, is nothing.
