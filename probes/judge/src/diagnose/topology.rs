@@ -31,9 +31,9 @@ pub(super) const P2P_BLOCKED: Rule = Rule {
               GPUs`, `from one GPU to another`, a peer-to-peer test), the text says work over several GPUs hangs \
               (`MirroredStrategy is stuck`, `DDP training freezes`), gives wrong data after a transfer (`the copied \
               tensor would be … zeroed out`, NaN only with multiple GPUs, simpleP2P's `Verification error`), fails a \
-              peer-to-peer test, or runs slow (`slower than one GPU`, a bandwidth said to be low); slow work over \
-              GeForce boards that offer no P2P is `topology.peer_access_not_offered_by_gpu`, and a hang the text ties \
-              to NVLink is `topology.nvlink_down`.",
+              peer-to-peer test, or moves data between them slowly (peer-to-peer said to be slow, a bandwidth said \
+              to be low; slow training alone is not); slow peer traffic between GeForce boards that offer no P2P is \
+              `topology.peer_access_not_offered_by_gpu`, and a hang the text ties to NVLink is `topology.nvlink_down`.",
     source: "NVML nvmlDeviceGetP2PStatus / nvidia-smi topo -p2p; NCCL troubleshooting guide, \"PCI Access Control \
              Services (ACS)\" (https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html: \
              `lspci -vvv | grep ACSCtl`, and P2P that hangs or is slow even where topo -p2p says OK; IO \

@@ -429,3 +429,19 @@ fn a_hang_tied_to_nvlink_is_the_nvlink_finding() {
     let ids = super::pasted_ids(&text.replace("NCCL/NVLINK", "NCCL"));
     assert!(!ids.contains(&"topology.nvlink_down".to_owned()), "{ids:?}");
 }
+
+/// Peer traffic said to be slow (the words of stackoverflow.com/questions/59690008) between GPUs nvidia-smi -L lists
+/// (aikitoria/open-gpu-kernel-modules#8's two RTX 4090 lines): GeForce boards since Turing offer no P2P, so it is
+/// theirs; between data-centre boards, the peer-to-peer suspect.
+#[test]
+fn slow_peer_traffic_between_geforce_boards_is_their_lack_of_p2p() {
+    let slow = "Multi-GPU peer to peer slow between particular pairs\n";
+    let geforce = "GPU 0: NVIDIA GeForce RTX 4090 (UUID: GPU-e7ef4627-74b0-908a-1b24-cdefb9ad4d11)\n\
+                   GPU 1: NVIDIA GeForce RTX 4090 (UUID: GPU-1b36253b-41fa-d8cc-a12f-309a5e368f68)\n";
+    let ids = super::pasted_ids(&format!("{geforce}{slow}"));
+    assert!(ids.contains(&"topology.peer_access_not_offered_by_gpu".to_owned()), "{ids:?}");
+    assert!(!ids.contains(&"topology.peer_access_blocked".to_owned()), "{ids:?}");
+    let a100 = geforce.replace("GeForce RTX 4090", "A100-SXM4-40GB");
+    let ids = super::pasted_ids(&format!("{a100}{slow}"));
+    assert!(ids.contains(&"topology.peer_access_blocked".to_owned()), "{ids:?}");
+}
