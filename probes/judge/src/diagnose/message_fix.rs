@@ -993,10 +993,28 @@ pub(super) fn parse_cudnn(text: &str) -> Option<(u32, u32)> {
 /// A cuDNN older than the build or of another major: the cuDNN the build was compiled against
 /// (`compiled`, `built`, ONNX Runtime's `cudnn_major`), installed for the text's CUDA, and the
 /// older copy kept off the loader's path; for JAX, its own CUDA plugin, which brings its cuDNN.
+/// PaddlePaddle opens `libcudnn.so` by that unversioned name (paddle/phi/backends/dynload/dynamic_loader.cc,
+/// GetCUDNNDsoHandle; FLAGS_cudnn_dir first), which cuDNN's packages and pip wheels do not all ship: the folder must
+/// be on the loader's path, with the unversioned name in it.
+fn paddle_cudnn_words(cx: &Ctx<'_>) -> String {
+    format!(
+        "Install the cuDNN major PaddlePaddle's build was made for (its install page lists it per CUDA; `{}` prints \
+         the build's CUDA and cuDNN), put its folder on the loader's path (`export \
+         LD_LIBRARY_PATH=/usr/local/cuda/lib64:$LD_LIBRARY_PATH`, or the folder `{} | grep -F libcudnn` shows), and \
+         where only `libcudnn.so.N` is there give PaddlePaddle the unversioned name it opens: `ln -s libcudnn.so.N \
+         libcudnn.so` in that folder.",
+        cmd(cx, "python", ["-c", "import paddle; print(paddle.version.cuda(), paddle.version.cudnn())"]),
+        cmd(cx, "ldconfig", ["-p"])
+    )
+}
+
 fn cudnn_fix(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&ObservedMessage]) -> FamilyFix {
     let value = |name: &str| observed.iter().find_map(|m| m.values.get(name));
     if known.id == "cudnn.zlib_dll_not_found" {
         return (Some(format!("{ZLIB}.")), None);
+    }
+    if known.id == "paddle.cudnn_not_loadable" {
+        return (Some(paddle_cudnn_words(cx)), None);
     }
     if program(known) == "jax" {
         return (Some(jax_cudnn(cx, value("built").and_then(|v| parse_cudnn(v)))), None);

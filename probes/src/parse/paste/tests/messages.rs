@@ -588,6 +588,13 @@ const CASES: &[Case] = &[
         &[("symbol", "GpuResourcesVector")],
         &[],
     ),
+    // PaddleOCR's cuDNN failure as a blog post quotes it (its log lines in a Chinese tutorial, the old fluid path).
+    (
+        "paddle.cudnn_not_loadable",
+        "RuntimeError: (PreconditionNotMet) Cannot load cudnn shared library. Cannot invoke method cudnnGetVersion.",
+        &[("method", "cudnnGetVersion")],
+        &[],
+    ),
     (
         // The text of place.cc's Sprintf (PaddlePaddle's CPU build; glog puts its own prefix before it).
         "paddle.cpu_version_installed",
