@@ -588,6 +588,20 @@ const CASES: &[Case] = &[
         &[("symbol", "GpuResourcesVector")],
         &[],
     ),
+    // The NGC entrypoint's driver check, as a setup guide quotes it (one line) and as fauxpilot's Triton logged it
+    // without a driver version.
+    (
+        "ngc.container_driver_too_old",
+        "spin up the container: `ERROR: This container was built for NVIDIA Driver Release 450.51 or later, but\n       version 430.50 was detected and compatibility mode is UNAVAILABLE.`",
+        &[("required", "450.51"), ("driver", "430.50")],
+        &[],
+    ),
+    (
+        "ngc.container_driver_too_old",
+        "fauxpilot-triton-1         | ERROR: This container was built for NVIDIA Driver Release 515.48 or later, but",
+        &[("required", "515.48")],
+        &[],
+    ),
     // PaddleOCR's cuDNN failure as a blog post quotes it (its log lines in a Chinese tutorial, the old fluid path).
     (
         "paddle.cudnn_not_loadable",
