@@ -534,7 +534,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
             )
             .with_plan(visible_devices(&corrected(&entries, Some(gpus)))));
         }
-    } else if matches!(value.as_str(), "" | "NoDevFiles")
+    } else if hides_whatever_the_machine(value).is_some()
         && let Some(symptom) = no_device_seen(cx)
     {
         // Empty, or a scheduler's NoDevFiles, hides every GPU whatever the machine has (`-1` is how people hide
@@ -793,12 +793,7 @@ fn visible_devices(list: &str) -> PlanTarget {
 
 fn hides_all_finding(value: &str, stop: &Stop, entries: &[Entry], gpus: &[Gpu], evidence: Vec<String>) -> Finding {
     let why = match stop {
-        _ if value.is_empty() => "An empty CUDA_VISIBLE_DEVICES hides every GPU.".to_owned(),
-        _ if value == "NoDevFiles" => {
-            "NoDevFiles is the placeholder a batch scheduler (Slurm) sets when it hands the job no GPU device \
-             files; it hides every GPU."
-                .to_owned()
-        }
+        _ if let Some(why) = hides_whatever_the_machine(value) => why.to_owned(),
         Stop::Hidden => "-1 as the first entry hides every GPU.".to_owned(),
         Stop::Invalid(what) | Stop::Missing(what) => {
             format!("Its first entry, {what}, names no device, and CUDA stops reading at the first such entry.")
@@ -826,14 +821,22 @@ fn hides_all_finding(value: &str, stop: &Stop, entries: &[Entry], gpus: &[Gpu], 
         .with_plan(fix::change(None, "CUDA sees the GPUs", changes))
 }
 
+/// Why a value hides every GPU on any machine (empty, Slurm's NoDevFiles); `None` for another value.
+fn hides_whatever_the_machine(value: &str) -> Option<&'static str> {
+    match value {
+        "" => Some("An empty CUDA_VISIBLE_DEVICES hides every GPU."),
+        "NoDevFiles" => Some(
+            "NoDevFiles is the placeholder a batch scheduler (Slurm) sets when it hands the job no GPU device files; \
+             it hides every GPU.",
+        ),
+        _ => None,
+    }
+}
+
 /// A value that hides every GPU on any machine (empty, NoDevFiles), where the text lists no GPU and a program saw
 /// none.
 fn hidden_whatever_the_machine(value: &str, evidence: Vec<String>) -> Finding {
-    let why = if value.is_empty() {
-        "An empty CUDA_VISIBLE_DEVICES hides every GPU."
-    } else {
-        "NoDevFiles is the placeholder a batch scheduler (Slurm) sets when it hands the job no GPU."
-    };
+    let why = hides_whatever_the_machine(value).unwrap_or_default();
     HIDES_ALL
         .finding(
             "CUDA_VISIBLE_DEVICES hides every GPU",

@@ -352,6 +352,18 @@ fn geforce_without_pcie_p2p(g: &GpuView) -> bool {
     is_geforce(&g.name) && g.cc.is_some_and(|cc| (cc.major, cc.minor) >= (7, 5))
 }
 
+/// What NVIDIA's driver offers GeForce boards (see [`geforce_without_pcie_p2p`]).
+const GEFORCE_NO_P2P: &str = "GeForce boards since the RTX 20 series offer no peer-to-peer over PCIe in NVIDIA's \
+    driver: the RTX 20 and 30 series only through an NVLink bridge, the RTX 40 series and later not at all.";
+
+/// The GPU models of the machine, each once, in order.
+fn gpu_models<'a>(cx: &'a Ctx<'_>) -> Vec<&'a str> {
+    let mut models: Vec<&str> = cx.gpus.iter().map(|g| g.name.as_str()).collect();
+    models.sort_unstable();
+    models.dedup();
+    models
+}
+
 /// CUDA said no peer access between GPUs (TensorFlow's interconnect matrix, a CUDA sample's `CANNOT Access Peer`
 /// or `: No`) on a machine whose GPUs are all GeForce boards without P2P over PCIe: the GPUs' own lack, which
 /// no setting changes. Where another GPU is listed the answer has wider causes (sockets, ACS) and is left to
@@ -364,9 +376,7 @@ fn peer_access_denied(cx: &Ctx<'_>, t: &Topology, out: &mut Vec<Finding>) {
     if !cx.gpus.iter().all(geforce_without_pcie_p2p) {
         return;
     }
-    let mut models: Vec<&str> = cx.gpus.iter().map(|g| g.name.as_str()).collect();
-    models.sort_unstable();
-    models.dedup();
+    let models = gpu_models(cx);
     let mut evidence: Vec<String> =
         denied.iter().take(6).map(|p| format!("CUDA: GPU {} cannot access GPU {}'s memory", p.src, p.dst)).collect();
     if denied.len() > 6 {
@@ -375,10 +385,11 @@ fn peer_access_denied(cx: &Ctx<'_>, t: &Topology, out: &mut Vec<Finding>) {
     evidence.push(format!("{}: GeForce, Turing or later", models.join(", ")));
     out.push(P2P_GPU.finding(
         format!("CUDA reports no peer-to-peer between these GeForce GPUs ({} ordered pair(s))", denied.len()),
-        "GeForce boards since the RTX 20 series offer no peer-to-peer over PCIe in NVIDIA's driver: the RTX 20 and 30 \
-         series only through an NVLink bridge, the RTX 40 series and later not at all. Multi-GPU work still runs: \
-         NCCL and the frameworks copy through host memory, which costs bandwidth and latency between the GPUs \
-         (tensor-parallel inference and all-reduce feel it most). No setting of NVIDIA's turns it on.",
+        format!(
+            "{GEFORCE_NO_P2P} Multi-GPU work still runs: NCCL and the frameworks copy through host memory, which costs \
+             bandwidth and latency between the GPUs (tensor-parallel inference and all-reduce feel it most). No \
+             setting of NVIDIA's turns it on."
+        ),
         evidence,
         Some(
             "Nothing to repair in the setup. Where the program asks for peer access itself, turn that off \
@@ -486,9 +497,15 @@ fn gpu_count(cx: &Ctx<'_>, t: &Topology) -> (usize, String) {
 /// and not kept from P2P by their driver (GNS); `None` otherwise, else how the text showed them.
 fn pcie_peers(cx: &Ctx<'_>, t: &Topology) -> Option<String> {
     let (gpus, said) = gpu_count(cx, t);
+    (gpus >= 2 && peer_traffic_on_pcie(t)).then_some(said)
+}
+
+/// Whether peer traffic may cross PCIe where ACS or the IOMMU can block it: the GPUs are not all joined by NVLink,
+/// and their driver does not keep them from P2P (GNS).
+fn peer_traffic_on_pcie(t: &Topology) -> bool {
     let all_nvlink = !t.pairs.is_empty() && t.pairs.iter().all(|p| matches!(p.link, LinkKind::Nvlink { .. }));
     let gns = t.pairs.iter().any(|p| p.p2p_blocked() == Some(P2pStatus::GpuNotSupported));
-    (gpus >= 2 && !all_nvlink && !gns).then_some(said)
+    !all_nvlink && !gns
 }
 
 /// Adds `line` to the peer-to-peer finding another check gave; false when there is none yet.
@@ -679,8 +696,7 @@ fn trouble_in_words(cx: &Ctx<'_>, t: &Topology, out: &mut Vec<Finding>) {
         }
         gpus_said = "two or more GPUs, as the line itself says".to_owned();
     }
-    let all_nvlink = !t.pairs.is_empty() && t.pairs.iter().all(|p| matches!(p.link, LinkKind::Nvlink { .. }));
-    if all_nvlink || t.pairs.iter().any(|p| p.p2p_blocked() == Some(P2pStatus::GpuNotSupported)) {
+    if !peer_traffic_on_pcie(t) {
         return;
     }
     let line = &trouble.line;
@@ -709,22 +725,26 @@ fn trouble_in_words(cx: &Ctx<'_>, t: &Topology, out: &mut Vec<Finding>) {
         if out.iter().any(|f| f.id == P2P_GPU.id) {
             return;
         }
-        let mut models: Vec<&str> = cx.gpus.iter().map(|g| g.name.as_str()).collect();
-        models.sort_unstable();
-        models.dedup();
-        out.push(P2P_GPU.finding(
-            "Work over these GeForce GPUs is slow because they offer no peer-to-peer over PCIe",
-            "GeForce boards since the RTX 20 series offer no peer-to-peer over PCIe in NVIDIA's driver (the RTX 20 and \
-             30 series only through an NVLink bridge): every transfer between the GPUs goes through host memory, \
-             even where two share a PCIe switch. That costs bandwidth and latency; nothing is broken.",
-            vec![format!("the text says {what}: {line}"), format!("{}: GeForce, Turing or later", models.join(", "))],
-            Some(
-                "Nothing to repair in the setup: `nvidia-smi topo -p2p r` shows GNS for these pairs. For fast \
+        let models = gpu_models(cx);
+        out.push(
+            P2P_GPU.finding(
+                "Work over these GeForce GPUs is slow because they offer no peer-to-peer over PCIe",
+                format!(
+                    "{GEFORCE_NO_P2P} Every transfer between the GPUs goes through host memory, even where two share a \
+                 PCIe switch. That costs bandwidth and latency; nothing is broken."
+                ),
+                vec![
+                    format!("the text says {what}: {line}"),
+                    format!("{}: GeForce, Turing or later", models.join(", ")),
+                ],
+                Some(
+                    "Nothing to repair in the setup: `nvidia-smi topo -p2p r` shows GNS for these pairs. For fast \
                  GPU-to-GPU traffic use boards with an NVLink bridge (RTX 20/30 series) or workstation or data-centre \
                  GPUs; keep tensor-parallel work on one GPU where it fits."
-                    .to_owned(),
+                        .to_owned(),
+                ),
             ),
-        ));
+        );
         return;
     }
     let said = format!("the text says {what}: {line}");

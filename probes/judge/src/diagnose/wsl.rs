@@ -295,6 +295,11 @@ const NVML_NOT_SUPPORTED: [&str; 3] = ["nvml.not_supported", "nvidia_smi.utiliza
 const NO_DEVICE_MESSAGES: [&str; 5] =
     ["nvml.cannot_communicate", "cuda.no_device", "torch.no_driver", "tf.cuinit_failed", "nvml.blocked_by_os"];
 
+/// How each program stops pinning host memory: ggml's variable (ggml_cuda_host_malloc), PyTorch's DataLoader
+/// argument; vLLM turns it off under WSL itself.
+const STOP_PINNING: &str = "llama.cpp/ggml: export GGML_CUDA_NO_PINNED=1; PyTorch: DataLoader(..., pin_memory=False) \
+    and no tensor.pin_memory(); vLLM does it by itself; or run on native Linux.";
+
 /// CUDA's out of memory (`assets/compat/errors.toml`).
 const OUT_OF_MEMORY: &str = "cuda.out_of_memory";
 
@@ -614,12 +619,7 @@ fn limits(cx: &Ctx<'_>, wsl: &WslFacts, out: &mut Vec<Finding>) {
                  application may take is limited, well below the RAM the machine has. {CONSTRAINTS}."
             ),
             vec!["WSL".to_owned(), format!("pasted: {line}")],
-            Some(
-                "Stop pinning host memory under WSL: llama.cpp/ggml: export GGML_CUDA_NO_PINNED=1; PyTorch: \
-                 DataLoader(..., pin_memory=False) and no tensor.pin_memory(); vLLM does it by itself; or run on native \
-                 Linux."
-                    .to_owned(),
-            ),
+            Some(format!("Stop pinning host memory under WSL: {STOP_PINNING}")),
         ));
     }
     if wsl.version != 1
@@ -635,12 +635,10 @@ fn limits(cx: &Ctx<'_>, wsl: &WslFacts, out: &mut Vec<Finding>) {
                  (ggml) and vLLM pin their host buffers. {CONSTRAINTS}."
             ),
             vec!["WSL".to_owned(), format!("pasted: {}", oom.line)],
-            Some(
+            Some(format!(
                 "Watch `nvidia-smi` during the run: with GPU memory left, stop pinning host memory under WSL: \
-                 llama.cpp/ggml: export GGML_CUDA_NO_PINNED=1; PyTorch: DataLoader(..., pin_memory=False); or run on \
-                 native Linux. With the GPU's memory full, it is a real out of memory: a smaller batch or model."
-                    .to_owned(),
-            ),
+                     {STOP_PINNING} With the GPU's memory full, it is a real out of memory: a smaller batch or model."
+            )),
         ));
     }
     if wsl.version != 1

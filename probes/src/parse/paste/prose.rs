@@ -330,13 +330,14 @@ fn multi_gpu_trouble(line: &str) -> Option<(MultiGpuSymptom, bool)> {
         (0..words.len()).any(|i| count(&words, i).is_some_and(|(n, len)| n >= 2 && is_gpu(words.get(i + len))));
     let cluster = words.iter().any(|w| CLUSTER.contains(w));
     let several = !cluster && (counted || SEVERAL.iter().any(|p| lower.contains(p)));
+    let peer_test = PEER_TESTS.iter().any(|t| lower.contains(t));
     let low_bandwidth =
         lower.contains("bandwidth") && ["only", "low", "small", "slow"].iter().any(|w| words.contains(w));
     let symptom = if has(&HANG) && (multi || several) {
         MultiGpuSymptom::Hang
     } else if has(&WRONG) && several {
         MultiGpuSymptom::WrongValues
-    } else if has(&FAILED) && PEER_TESTS.iter().any(|t| lower.contains(t)) {
+    } else if has(&FAILED) && peer_test {
         MultiGpuSymptom::PeerTestFailed
     } else if (has(&SLOW) && (lower.contains("bandwidth") || PEER.iter().any(|p| lower.contains(p))) || low_bandwidth)
         && several
@@ -345,7 +346,6 @@ fn multi_gpu_trouble(line: &str) -> Option<(MultiGpuSymptom, bool)> {
     } else {
         return None;
     };
-    let peer_test = PEER_TESTS.iter().any(|t| lower.contains(t));
     Some((symptom, several || peer_test))
 }
 
@@ -487,8 +487,7 @@ const LOWERED: [&str; 7] = ["drop", "reduce", "lower", "downgrad", "falls", "goe
 /// "Observed PCIe link dropping to Gen1 (2.5 GT/s) while idle."; #731: "when there are no tasks on the GPU … if you
 /// check the GPU's bandwidth with lspci, it will show as Gen1"): a link word (`gen`, `generation`, `GT/s`, `PCIe`,
 /// `link`), a word of [`LOWERED`] and one of [`IDLE_WORDS`] (or up `only … during active use`), in at most 400
-/// characters. nvidia-smi's own
-/// help says the generation "may be reduced when the GPU is not in use".
+/// characters. nvidia-smi's own help says the generation "may be reduced when the GPU is not in use".
 fn idle_downshift(line: &str) -> bool {
     if line.len() > 400 {
         return false;
@@ -883,8 +882,8 @@ mod tests {
     }
 
     /// A run over several GPUs said to hang: the titles of brandleyzhou/DIFFNet#10, Lightning-AI/pytorch-lightning#19425
-    /// and #16614 and NVIDIA/nccl#1999 (verbatim); a hang of one process is not, nor a hang or NaN of a run over
-    /// nodes, nor a question.
+    /// and #16614 and NVIDIA/nccl#1999 (verbatim); a hang of one process is not, nor does a hang or NaN of a run over
+    /// nodes put several GPUs of one machine in the work.
     #[test]
     fn a_multi_gpu_run_said_to_hang_is_read() {
         use MultiGpuSymptom::{Hang, PeerTestFailed, Slow, WrongValues};
@@ -905,8 +904,8 @@ mod tests {
         assert_eq!(multi_gpu_trouble(&format!("DDP hangs {}", "x".repeat(400))), None);
         assert_eq!(multi_gpu_trouble("NCCL hangs when training across 2 nodes with 8 GPUs each"), Some((Hang, false)));
         // Wrong values, a failed peer test, slow work: tinygrad/open-gpu-kernel-modules#18 (legraphista, verbatim),
-        // CAPS-UMU/FIDESlib#28's cause line (verbatim), aikitoria/open-gpu-kernel-modules#25's title, NVIDIA/caffe#10
-        // (NVIDIA's note on ACS, verbatim).
+        // the titles of aikitoria/open-gpu-kernel-modules#25 (no failure word) and #15, NVIDIA/caffe#10 (NVIDIA's
+        // note on ACS, verbatim: advice, not a symptom).
         assert_eq!(
             multi_gpu_trouble(
                 "When moving data between GPUs via P2P, I was getting IO_PAGE_FAULT and the copied tensor would be allocated but zeroed out."
@@ -914,7 +913,7 @@ mod tests {
             Some((WrongValues, true))
         );
         assert_eq!(multi_gpu_trouble("P2P Verification error"), None);
-        assert_eq!(multi_gpu_trouble("simpleP2P: Test failed!"), Some((PeerTestFailed, true)));
+        assert_eq!(multi_gpu_trouble("P2P test failed on 2*5090 + AMD Turin Server"), Some((PeerTestFailed, true)));
         assert_eq!(
             multi_gpu_trouble(
                 "If lower than expected performance is observed when executing a training and DIGITS has been configured to use multiple GPUs, verify that PCI Express Access Control Services (ACS) are disabled."
