@@ -5,7 +5,8 @@
 //! table knows. One model named, however often, is that GPU (a count said right before it, `two GTX
 //! 1080 Ti`, `2x RTX 3090`, lists that many); two different models read as none, for a comparison
 //! ("works on my 3090, fails on the A100") names no one machine. A bare number (`4090`) is read only
-//! right after words that say it is the machine's card ("GPU is", "using", "with a", "card is").
+//! right after words that say it is the machine's card ("GPU is", "using", "with a", "card is") or a count
+//! ("two 4090s", "dual 4090").
 //!
 //! Samples (threads that are not corpus cases): QData/C-Tran#30 ("My gpu is GeForce RTX 4090."),
 //! shurans/sscnet#12 ("I'm working on a gtx1080Ti GPU."), sangwoomo/instagan#14 ("I use a 1080ti
@@ -189,14 +190,15 @@ fn titan(p: &[Part<'_>], words: &[&str], i: usize) -> Option<(String, usize)> {
 }
 
 /// A bare model number at part `i` (`4090`, `1080ti`) after the words that make it the machine's
-/// card: its GeForce name (`GTX` for 10 and 16 series, `RTX` for 20 to 50).
+/// card, or after a count (`two 4090s`): its GeForce name (`GTX` for 10 and 16 series, `RTX` for 20 to 50).
 fn bare_at(p: &[Part<'_>], words: &[&str], i: usize) -> Option<(String, usize)> {
     let n = p.get(i).filter(|x| x.digits && x.at == 0 && x.text.len() == 4)?;
     let w = n.word;
     let after = BARE_AFTER
         .iter()
         .any(|before| w >= before.len() && words.get(w - before.len()..w).is_some_and(|ws| ws == *before));
-    if !after {
+    // Or right after a count: `dual 4090`, `two 4090s`, `2x 3090`.
+    if !after && count_before(words, w).is_none() {
         return None;
     }
     let family = match n.text.get(..2)? {
@@ -381,6 +383,14 @@ mod tests {
             ["GTX 1080 Ti", "GTX 1080 Ti"]
         );
         assert_eq!(named("a box with 4x RTX 3090").len(), 4);
+        // A bare number after a count: sgl-project/sglang#4723's title (verbatim); a resolution is no count.
+        assert_eq!(
+            named(
+                "[Bug] After adding --enable-p2p-check, why is the speed of running on two 4090s slower than on a single one"
+            ),
+            ["RTX 4090", "RTX 4090"]
+        );
+        assert!(named("a 1920 x 1080 screen").is_empty());
         let mut facts = Facts::default();
         read(&["2x RTX 3090".to_owned()], kb(), &mut facts);
         let indices: Vec<u32> = facts.listed_gpus.iter().map(|(g, _)| g.index).collect();

@@ -63,8 +63,56 @@ fn count(words: &[&str], at: usize) -> Option<(u32, usize)> {
     Some((n, 1))
 }
 
+/// A count written as a multiple: `2x`, `4x` (`2x RTX 3090`).
+fn times(word: &str) -> Option<u32> {
+    word.strip_suffix('x')?.parse::<u32>().ok().filter(|n| (2..=MAX_COUNT).contains(n))
+}
+
 fn is_gpu(word: Option<&&str>) -> bool {
     matches!(word, Some(&("gpu" | "gpus" | "gpu's")))
+}
+
+/// A word that names an NVIDIA GPU model after a count (`dual 4090`, `2x RTX 3090`, `four A100s`, `two
+/// 1080ti`): a brand or series word, a GeForce model number (10 and 16 series, 20 to 50) with its suffix or a
+/// plural `s`, or a data-centre model (`a100`, `v100s`, `h100`, `a6000`: one letter, three or four digits).
+fn is_gpu_model(word: Option<&&str>) -> bool {
+    let Some(w) = word else { return false };
+    if ["rtx", "gtx", "geforce", "quadro", "tesla", "titan", "nvidia"].contains(w) {
+        return true;
+    }
+    let w = w.strip_suffix('s').unwrap_or(w);
+    let digits_end = w.find(|c: char| !c.is_ascii_digit()).unwrap_or(w.len());
+    let (number, rest) = w.split_at(digits_end);
+    if number.len() == 4 {
+        // `2060` to `2080`, `1630` to `1660`: a tier of 3 to 9 and a last 0, so a year (`2024`) is none.
+        let series = matches!(number.get(..2), Some("10" | "16" | "20" | "30" | "40" | "50"));
+        let tier = number.get(2..).is_some_and(|t| t.ends_with('0') && t.as_bytes()[0] >= b'3');
+        return series && tier && ["", "ti", "super"].contains(&rest);
+    }
+    let mut chars = w.chars();
+    let letter = chars.next().is_some_and(|c| "ahlvpk".contains(c));
+    let tail = chars.as_str();
+    letter && (3..=4).contains(&tail.len()) && tail.chars().all(|c| c.is_ascii_digit())
+}
+
+/// Whether a lowercased line names two different GPUs by their index (`between GPU2 and GPU3`, `GPU 0 and GPU 1`,
+/// `GPU0-GPU1`).
+fn two_gpu_indices(lower: &str) -> bool {
+    let words: Vec<&str> = lower.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| !w.is_empty()).collect();
+    let mut seen: Option<&str> = None;
+    for (i, w) in words.iter().enumerate() {
+        let index = match w.strip_prefix("gpu") {
+            Some("") => words.get(i + 1).copied().filter(|n| n.len() <= 2 && n.chars().all(|c| c.is_ascii_digit())),
+            Some(n) if n.len() <= 2 && n.chars().all(|c| c.is_ascii_digit()) => Some(n),
+            _ => None,
+        };
+        match (index, seen) {
+            (Some(n), Some(first)) if n != first => return true,
+            (Some(n), None) => seen = Some(n),
+            _ => {}
+        }
+    }
+    false
 }
 
 fn is_machine(word: &str) -> bool {
@@ -326,10 +374,12 @@ fn multi_gpu_trouble(line: &str) -> Option<(MultiGpuSymptom, bool)> {
     // `tf.distribute.MirroredStrategy`: the name's last part.
     let multi =
         words.iter().any(|w| MULTI_GPU.contains(w) || w.rsplit_once('.').is_some_and(|(_, n)| MULTI_GPU.contains(&n)));
-    let counted =
-        (0..words.len()).any(|i| count(&words, i).is_some_and(|(n, len)| n >= 2 && is_gpu(words.get(i + len))));
+    let counted = (0..words.len()).any(|i| {
+        let n = count(&words, i).or_else(|| times(words[i]).map(|n| (n, 1)));
+        n.is_some_and(|(n, len)| n >= 2 && (is_gpu(words.get(i + len)) || is_gpu_model(words.get(i + len))))
+    });
     let cluster = words.iter().any(|w| CLUSTER.contains(w));
-    let several = !cluster && (counted || SEVERAL.iter().any(|p| lower.contains(p)));
+    let several = !cluster && (counted || two_gpu_indices(&lower) || SEVERAL.iter().any(|p| lower.contains(p)));
     let peer_test = PEER_TESTS.iter().any(|t| lower.contains(t));
     let low_bandwidth =
         lower.contains("bandwidth") && ["only", "low", "small", "slow"].iter().any(|w| words.contains(w));
@@ -938,8 +988,38 @@ mod tests {
             ),
             Some((Hang, true))
         );
+        // A count before a GPU model puts several GPUs in the work, as before `GPUs`: sgl-project/sglang#4723's title
+        // (verbatim; its p2p word alone already did); a comparison of two machines' speed is no peer traffic
+        // (pytorch/pytorch#48714's title, verbatim).
+        assert_eq!(
+            multi_gpu_trouble(
+                "[Bug] After adding --enable-p2p-check, why is the speed of running on two 4090s slower than on a single one"
+            ),
+            Some((Slow, true))
+        );
+        assert_eq!(multi_gpu_trouble("RTX 3090 setup vs 2x RTX 2080TI setup slower? Help.."), None);
         assert_eq!(multi_gpu_trouble("my loss is nan after a few steps"), None);
         assert_eq!(multi_gpu_trouble("the loss is nan on 2 nodes with multiple GPUs"), None);
+    }
+
+    /// GPU models after a count (`dual 4090`, `2x RTX 3090`, `8 RTX3090 GPUs` of NVIDIA/nccl#1127, `4 A100s`) and
+    /// two GPUs named by index (NVIDIA/cuda-samples#392, verbatim: "The spec says GPU0-GPU1 NVlink bandwidth  is
+    /// 300 GB/s."); a year, a resolution or one GPU's index is neither.
+    #[test]
+    fn gpu_models_and_indices_put_several_gpus_in_a_line() {
+        for w in ["4090", "4090s", "rtx", "1080ti", "2080", "a100s", "v100", "h100", "a6000", "geforce"] {
+            assert!(is_gpu_model(Some(&w)), "{w}");
+        }
+        for w in ["2024", "2020", "1920", "1080p", "x", "a1", "gpus", "h1000000", "9090", "11"] {
+            assert!(!is_gpu_model(Some(&w)), "{w}");
+        }
+        assert_eq!(times("2x"), Some(2));
+        assert_eq!(times("1x"), None);
+        assert_eq!(times("x"), None);
+        assert!(two_gpu_indices("the spec says gpu0-gpu1 nvlink bandwidth  is 300 gb/s."));
+        assert!(two_gpu_indices("between gpu 2 and gpu 3"));
+        assert!(!two_gpu_indices("gpu0 is slow, gpu0 again"));
+        assert!(!two_gpu_indices("gpu 12345 and gpu"));
     }
 
     /// A link said to drop its generation while idle: NVIDIA/open-gpu-kernel-modules#1010 (tuxblk) and #731
