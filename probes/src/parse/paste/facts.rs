@@ -132,6 +132,9 @@ pub(super) struct Facts {
     pub secure_boot: Option<SecureBoot>,
     pub kernel_module: Option<KernelModuleFacts>,
     pub wsl: Option<WslFacts>,
+    /// The line of the raw text (before prompts come off) with a shell prompt that says WSL: a host Windows
+    /// named, or a path on a Windows drive (`wsl::prompt_signs`).
+    pub wsl_prompt: Option<(usize, &'static str)>,
     /// Container engines and the NVIDIA Container Toolkit as `docker info` and `nvidia-ctk cdi list`
     /// show them.
     pub containers: Option<ContainerSupport>,

@@ -205,7 +205,10 @@ pub fn read_pasted_without(text: &str, kb: &Kb, off: &[&str]) -> Result<Snapshot
         ("kernel_log", &|f| kernel_log::read(&lines, f)),
         ("shell_env", &|f| shell_env::read(&lines, f)),
         ("loader", &|f| loader::read(&lines, f)),
-        ("wsl", &|f| wsl::read(&lines, f)),
+        ("wsl", &|f| {
+            wsl::prompt_signs(text, f);
+            wsl::read(&lines, f);
+        }),
         ("llama_cpp", &|f| llama_cpp::read(&lines, f)),
         ("monitors", &|f| monitors::read(&lines, f)),
         ("ptxas", &|f| ptxas::read(&lines, f)),

@@ -33,6 +33,7 @@ const SMI: &str = "nvidia-smi under WSL";
 const LIBS: &str = "driver library paths";
 const MOUNTS: &str = "WSL mount paths";
 const INSIDER: &str = "a Windows Insider build";
+const PROMPT: &str = "a shell prompt on a Windows-named host";
 
 /// The first Windows 10 build that runs WSL2: 1903 (18362) and 1909 (18363) got it in an update of
 /// 2020; WSL2 came with build 18917 before that. Every WSL on an older build is WSL1.
@@ -60,6 +61,7 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
                     .or_else(|| words(lines).map(|(at, v)| (at, v, None, WORDS)))
                     .or_else(|| insider_build(lines).map(|at| (at, 2, None, INSIDER)))
                     .or_else(|| mounts(lines).map(|at| (at, 0, None, MOUNTS)))
+                    .or_else(|| facts.wsl_prompt.map(|(at, format)| (at, 0, None, format)))
                     .or_else(|| unnumbered(lines).map(|at| (at, 0, None, WORDS)))
             };
             strong().or_else(|| facts.wsl.is_none().then(weak).flatten())
@@ -70,7 +72,7 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
         // Only the kernel's own release, WSL2's paths and its nvidia-smi say the text came from inside
         // Linux; a table printed by PowerShell or a sentence naming WSL may sit in a paste from native
         // Windows.
-        if matches!(format, KERNEL | PARAVIRT | SMI | MOUNTS) {
+        if matches!(format, KERNEL | PARAVIRT | SMI | MOUNTS | PROMPT) {
             facts.os.get_or_insert(OsFamily::Linux);
         }
         let wsl = facts.wsl.get_or_insert_with(|| WslFacts { version, ..WslFacts::default() });
@@ -173,6 +175,44 @@ fn mounts(lines: &[String]) -> Option<usize> {
                     && drive
                     && WINDOWS_DIRS.iter().any(|d| rest.get(2..).is_some_and(|r| r.starts_with(d)))
             })
+    })
+}
+
+/// Reads, in the raw text (prompts come off the lines the readers see), the first shell prompt that says
+/// WSL: one on a host Windows named ([`windows_named_prompt`]), or one whose path is on a Windows drive as
+/// WSL mounts it ([`mounts`]: `eugeo@host:/mnt/c/Users/eugeo/…$ python server.py`).
+pub(super) fn prompt_signs(text: &str, facts: &mut Facts) {
+    // Only lines with a prompt's `$ ` or `# ` are looked at; each line is looked at once.
+    facts.wsl_prompt = text.split('\n').enumerate().find_map(|(at, line)| {
+        let prompt = line.split_once("$ ").or_else(|| line.split_once("# ")).map(|(p, _)| p)?;
+        if !prompt.contains('@') || prompt.len() > 400 {
+            return None;
+        }
+        if windows_named_prompt(prompt) {
+            return Some((at, PROMPT));
+        }
+        mounts(&[prompt.to_owned()]).map(|_| (at, MOUNTS))
+    });
+}
+
+/// Whether a Linux shell's prompt (`user@host:path`, the part before `$` or `#`) has a host with the name Windows Setup
+/// gives a PC, `DESKTOP-` and seven capitals or digits (`LAPTOP-` and eight on laptops): WSL names each
+/// distribution after the Windows host (microsoft/WSL#4305, the WSL team: init calls sethostname with it;
+/// nix-community/NixOS-WSL#24: a hostname set inside "turns back to the Windows hostname" after `wsl
+/// --shutdown`), and a native Linux install names itself. Git Bash's prompt (`user@DESKTOP-… MINGW64 ~`) has
+/// no colon there and is native Windows. Sample (a README, not a thread): ivansabater/dcaPractica10's
+/// `ivan@DESKTOP-BEGS1AS:/mnt/c/Users/ivans/…$ git st`, the same host's `/mnt/c/Users` saying WSL.
+fn windows_named_prompt(prompt: &str) -> bool {
+    ["@DESKTOP-", "@LAPTOP-"].iter().any(|prefix| {
+        prompt.match_indices(prefix).any(|(at, _)| {
+            let name_len = if *prefix == "@DESKTOP-" { 7 } else { 8 };
+            let rest = &prompt[at + prefix.len()..];
+            let name = rest.get(..name_len).unwrap_or("");
+            let generated =
+                name.len() == name_len && name.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit());
+            let after = rest.get(name_len..).unwrap_or("");
+            generated && (after.starts_with(":~") || after.starts_with(":/"))
+        })
     })
 }
 
@@ -869,6 +909,27 @@ mod tests {
             "the WSL app's version: WSL, of no version"
         );
         assert_eq!(version("NEWSL1 AWSL2x\n"), None);
+    }
+
+    /// A prompt on a host Windows named is WSL (docs on `windows_named_prompt`); Git Bash's, a name set by hand,
+    /// an e-mail address or a prompt cut short is not.
+    #[test]
+    fn a_prompt_on_a_windows_named_host_is_wsl() {
+        let version = |text: &str| {
+            let mut facts = Facts::default();
+            prompt_signs(text, &mut facts);
+            read(&super::super::clean::lines(text), &mut facts);
+            facts.wsl.map(|w| (w.version, w.distro))
+        };
+        assert_eq!(version("ivan@DESKTOP-BEGS1AS:~$ cat .gitconfig\n"), Some((0, None)));
+        assert_eq!(version("root@LAPTOP-AB12CD34:/home/me# nvidia-smi\n"), Some((0, None)));
+        assert_eq!(version("me@DESKTOP-BEGS1AS MINGW64 ~/proj\n$ nvcc -V\n"), None, "Git Bash");
+        assert_eq!(version("me@desktop-begs1as:~$ ls\n"), None, "a name set by hand");
+        assert_eq!(version("mail me@DESKTOP-BEGS1AS.localdomain\n"), None);
+        assert_eq!(version("me@DESKTOP-BEG:~$ ls\nme@LAPTOP-\n@DESKTOP-BEGS1AS:\n"), None);
+        // A prompt whose path is on a Windows drive (the shape `mounts` documents).
+        assert_eq!(version("(env) me@host:/mnt/c/Users/me/dev$ python server.py\n"), Some((0, None)));
+        assert_eq!(version("me@host:/mnt/e/models$ ls\n"), None, "a disk native Linux mounts");
     }
 
     /// WSL named without a number is WSL, its version not shown (0); a path or the WSL app's version
