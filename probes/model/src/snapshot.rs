@@ -120,6 +120,11 @@ pub struct Snapshot {
     /// ("Observed PCIe link dropping to Gen1 (2.5 GT/s) while idle"); `None` for a live machine, or when not said.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stated_idle_downshift: Option<String>,
+    /// The line where the pasted text asks for CUDA without a program having shown a GPU: an install command that
+    /// names a CUDA package beside the framework (`conda install jax cuda-nvcc -c nvidia`), or an issue form's
+    /// accelerator answered `GPU` (JAX's bug template); `None` for a live machine, or when not said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stated_cuda_wanted: Option<String>,
     /// Error and warning lines from the frameworks and the CUDA runtime found in pasted text, each
     /// matched to a known message. Empty for a live machine.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -180,6 +185,7 @@ impl Snapshot {
             stated_m2_drives: None,
             stated_tensorflow_gpu: None,
             stated_idle_downshift: None,
+            stated_cuda_wanted: None,
             stated_cuda_question: None,
             messages: Vec::new(),
             trace: Vec::new(),

@@ -15,7 +15,9 @@ pub(super) const CPU_ONLY: Rule = Rule {
               whose `torch.cuda.is_available()` answered False, or beside CUDA packages in its environment (conda's \
               cudatoolkit, cuda-nvcc or cuda-cudart, pip's nvidia-* wheels, an xFormers built for CUDA, a companion \
               that runs only on CUDA: vLLM, FlashInfer, flash-attn), or under a module that could not load torch's \
-              own CUDA library (`libtorch_cuda.so: cannot open shared object file`). ONNX Runtime whose available execution providers are \
+              own CUDA library (`libtorch_cuda.so: cannot open shared object file`); a CPU build of torch or JAX (a \
+              conda-forge `cpu_…` jaxlib) where the text asks for CUDA: an install command naming a CUDA package, \
+              or JAX's issue form with the accelerator answered GPU. ONNX Runtime whose available execution providers are \
               the CPU package's (`onnxruntime`: CPU and Azure, no `CUDAExecutionProvider`), printed or named by its \
               warning about a requested provider, or the `onnxruntime` package installed beside `onnxruntime-gpu` \
               (listed, or the writer's sentence saying they installed both; both install the one `onnxruntime` \
@@ -109,11 +111,18 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
                     "{} {} is installed beside it, which runs only on CUDA (the GPU list was not pasted)",
                     c.name, c.version
                 )
+            } else if let Some(line) = cx.s.stated_cuda_wanted.as_deref() {
+                format!("the text asks for CUDA: {line} (the GPU list was not pasted)")
             } else {
                 continue;
             };
-            for fw in env.frameworks.iter().filter(|f| f.name == "torch" && f.build == FrameworkBuild::Cpu) {
-                out.push(torch_cpu_only(cx, env, fw, vec![describe_framework(env, fw), wanted.clone()]));
+            for fw in env.frameworks.iter().filter(|f| f.build == FrameworkBuild::Cpu) {
+                let evidence = vec![describe_framework(env, fw), wanted.clone()];
+                match fw.name.as_str() {
+                    "torch" => out.push(torch_cpu_only(cx, env, fw, evidence)),
+                    "jax" => out.push(jax_cpu_only(cx, env, fw, evidence)),
+                    _ => {}
+                }
             }
         }
     }
@@ -149,23 +158,43 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
                     )),
                 )
                 .with_plan(fix::framework_build(env, fw))),
-                "jax" if fw.build == FrameworkBuild::Cpu => out.push(CPU_ONLY.finding(
-                    format!("jax {} in {} has no CUDA plugin", fw.version, env.name),
-                    format!(
-                        "Without {}, JAX runs on the CPU (\"An NVIDIA GPU may be present on this machine, but a \
-                         CUDA-enabled jaxlib is not installed. Falling back to cpu.\").",
-                        jax_plugins(cx)
-                    ),
-                    evidence,
-                    jax_extra(cx).map(|extra| {
-                        format!("Install jax[{extra}] (jax with the CUDA plugin and the CUDA wheels it pins).")
-                    }),
-                )
-                .with_plan(fix::framework_build(env, fw))),
+                "jax" if fw.build == FrameworkBuild::Cpu => out.push(jax_cpu_only(cx, env, fw, evidence)),
                 _ => {}
             }
         }
     }
+}
+
+fn jax_cpu_only(cx: &Ctx<'_>, env: &PythonEnv, fw: &Framework, evidence: Vec<String>) -> Finding {
+    CPU_ONLY
+        .finding(
+            format!("jax {} in {} has no CUDA plugin", fw.version, env.name),
+            format!(
+                "Without {}, JAX runs on the CPU (\"An NVIDIA GPU may be present on this machine, but a CUDA-enabled \
+                 jaxlib is not installed. Falling back to cpu.\").",
+                jax_plugins(cx)
+            ),
+            evidence,
+            jax_fix(cx, env),
+        )
+        .with_plan(fix::framework_build(env, fw))
+}
+
+/// JAX's CUDA build, the way the environment got jax: from conda, conda-forge's CUDA jaxlib, which its solver
+/// may pass over for the CPU build unless the build is asked for by name (JAX's own install page:
+/// jax-ml/jax:docs/installation.md@jax-v0.4.30#L242, `conda install jaxlib=*=*cuda* jax cuda-nvcc -c conda-forge
+/// -c nvidia`); else pip's `jax[cudaNN]`.
+fn jax_fix(cx: &Ctx<'_>, env: &PythonEnv) -> Option<String> {
+    let pip = jax_extra(cx).map(|extra| format!("jax[{extra}] (jax with the CUDA plugin and the CUDA wheels it pins)"));
+    let conda = env.frameworks.iter().any(|f| f.name.starts_with("jax") && f.source.contains("conda"));
+    if conda {
+        let or_pip = pip.map_or_else(String::new, |p| format!(" Or, with pip, install {p}."));
+        return Some(format!(
+            "conda picked the CPU build of jaxlib: ask for the CUDA build by name, `conda install 'jaxlib=*=*cuda*' jax \
+             cuda-nvcc -c conda-forge -c nvidia`.{or_pip}"
+        ));
+    }
+    pip.map(|p| format!("Install {p}."))
 }
 
 fn torch_cpu_only(cx: &Ctx<'_>, env: &PythonEnv, fw: &Framework, evidence: Vec<String>) -> Finding {

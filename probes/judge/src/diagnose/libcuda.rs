@@ -39,7 +39,9 @@ pub(super) const STUB_ON_PATH: Rule = Rule {
     source: "NVIDIA/cuda-python's error tables (cudaErrorStubLibrary, CUDA_ERROR_STUB_LIBRARY = 34: the application \
              loaded a stub library); NVIDIA/warp#219 (maintainer: the stub directory, typically \
              /usr/local/cuda/lib64/stubs, searched before the user-mode driver); numba/numba#8985 and #9732 (the \
-             stub libcuda loaded through LD_LIBRARY_PATH)",
+             stub libcuda loaded through LD_LIBRARY_PATH); ofiwg/libfabric#10365 (the stubs are named libcuda.so \
+             while their SONAME is libcuda.so.1, so only a dlopen of the bare name can find them; open the `.1` \
+             name)",
 };
 
 /// With the toolkit's stub on the loader's path ([`STUB_ON_PATH`]), which the variables' family lists and this
@@ -98,7 +100,9 @@ pub(super) fn stubs_fix(cx: &Ctx<'_>) -> (String, Option<PlanTarget>) {
     let stubs = stub_dirs(cx);
     let words = "Take the CUDA toolkit's stubs folder (…/lib64/stubs) out of LD_LIBRARY_PATH (`echo \
                  $LD_LIBRARY_PATH` shows it; look for where your shell profile, module file or build tool adds it): \
-                 its libcuda.so is for linking only; at run time the driver's libcuda.so.1 must be found."
+                 its libcuda.so is for linking only; at run time the driver's libcuda.so.1 must be found. Where \
+                 LD_LIBRARY_PATH does not hold it, a library's RPATH may (`readelf -d <library> | grep -iE \
+                 'rpath|runpath'`); a program that opens libcuda.so.1, the driver's own name, never loads the stub."
         .to_owned();
     let plan = (!stubs.is_empty()).then(|| {
         fix::change(

@@ -110,9 +110,12 @@ pub(super) struct Facts {
     /// M.2 (NVMe) drives installed, said in words (`prose`): the line.
     pub stated_m2_drives: Option<String>,
     /// TensorFlow wanted on the GPU, said in words (`prose`): the line.
+    pub stated_tensorflow_gpu: Option<String>,
     /// A link said to drop its generation while idle (`prose`).
     pub stated_idle_downshift: Option<String>,
-    pub stated_tensorflow_gpu: Option<String>,
+    /// CUDA asked for (`install_commands`: a command naming a CUDA package; `issue_form`: an accelerator answered
+    /// `GPU`): the line.
+    pub stated_cuda_wanted: Option<String>,
     /// A PCIe link said in words (`prose`): the generation now and at most, for the text's one GPU.
     pub stated_link: Option<(u32, u32)>,
     /// A link width said in words (`prose`): the lanes now, the card's, and the sentence, for the
@@ -334,6 +337,7 @@ impl Facts {
         snap.stated_m2_drives = self.stated_m2_drives.take();
         snap.stated_tensorflow_gpu = self.stated_tensorflow_gpu.take();
         snap.stated_idle_downshift = self.stated_idle_downshift.take();
+        snap.stated_cuda_wanted = self.stated_cuda_wanted.take();
         snap.stated_driver_cuda = self.stated_driver_cuda.take().filter(|_| self.driver_cuda.is_none());
     }
 

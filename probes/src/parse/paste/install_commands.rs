@@ -21,6 +21,9 @@ use super::facts::Facts;
 use super::packages;
 use super::pkg::{CONDA_COMMAND, PIP_COMMAND};
 
+/// The format name of an install command that asks for CUDA.
+const CUDA_WANTED: &str = "an install command asking for CUDA";
+
 /// The most characters of one line read: commands are shorter.
 const MAX_LINE: usize = 4096;
 
@@ -59,24 +62,50 @@ struct Pinned {
 
 /// The frameworks one line's install command pins.
 fn command(line: &str) -> Vec<Pinned> {
+    match arguments(line) {
+        Some((true, args)) => conda_command(&args),
+        Some((false, args)) => pip_command(&args),
+        None => Vec::new(),
+    }
+}
+
+/// An install command's arguments, to a shell separator, and whether the tool is conda (or mamba); `None` for a
+/// line that holds no `pip install` or `conda install`.
+fn arguments(line: &str) -> Option<(bool, Vec<&str>)> {
     let line = line.get(..line.floor_char_boundary(MAX_LINE)).unwrap_or("");
     let words: Vec<&str> = line
         .split_whitespace()
         .map(|w| w.trim_matches(|c: char| matches!(c, '`' | '"' | '\'' | ',' | ';')))
         .filter(|w| !w.is_empty())
         .collect();
-    let Some(at) = words.windows(2).position(|w| {
+    let at = words.windows(2).position(|w| {
         let tool = w[0].rsplit(['/', '\\']).next().unwrap_or(w[0]).to_ascii_lowercase();
         let tool = tool.strip_suffix(".exe").unwrap_or(&tool);
         matches!(tool, "pip" | "pip3" | "conda" | "mamba" | "micromamba") && w[1] == "install"
-    }) else {
-        return Vec::new();
-    };
+    })?;
     let conda = !words[at].to_ascii_lowercase().contains("pip");
     let args = &words[at + 2..];
     // A command ends at a shell separator.
-    let args = &args[..args.iter().position(|w| ["&&", "||", "|", ";"].contains(w)).unwrap_or(args.len())];
-    if conda { conda_command(args) } else { pip_command(args) }
+    let end = args.iter().position(|w| ["&&", "||", "|", ";"].contains(w)).unwrap_or(args.len());
+    Some((conda, args[..end].to_vec()))
+}
+
+/// The packages that install CUDA itself or a framework's CUDA build and nothing else: conda's toolkit packages
+/// (`cudatoolkit`, `cuda-toolkit`, `cuda-nvcc`, `cuda-runtime`, `cuda-cudart`, `cuda-version`, PyTorch's channel
+/// `pytorch-cuda`), NVIDIA's pip wheels (`nvidia-cuda-runtime-cu12`, `nvidia-cudnn-cu11` …) and the CUDA extras
+/// (`jax[cuda12]`, `tensorflow[and-cuda]`). NVIDIA's conda channel and PyPI name them so; the frameworks' install
+/// pages give these commands.
+fn names_cuda(arg: &str) -> bool {
+    let lower = arg.to_ascii_lowercase();
+    let name = lower.split(['=', '<', '>', '~', '!']).next().unwrap_or("");
+    let (base, extra) = name.split_once('[').map_or((name, ""), |(b, e)| (b, e));
+    let conda_name = ["cudatoolkit", "cuda-toolkit", "cuda-nvcc", "cuda-runtime", "cuda-cudart", "cuda-version"];
+    conda_name.contains(&base)
+        || base == "pytorch-cuda"
+        || (base.starts_with("nvidia-") && (base.contains("-cu1") || base.ends_with("-cu")))
+        || (["jax", "tensorflow"].contains(&base) && extra.contains("cuda"))
+        // conda's build pin on jaxlib or pytorch (`jaxlib=*=*cuda*`).
+        || (["jaxlib", "pytorch"].contains(&base) && lower.split('=').nth(2).is_some_and(|b| b.contains("cuda")))
 }
 
 /// `name==version` (extras dropped) for a framework of [`FRAMEWORKS`].
@@ -207,6 +236,12 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
         if !INSTALL.in_line(line) {
             continue;
         }
+        if facts.stated_cuda_wanted.is_none()
+            && arguments(line).is_some_and(|(_, args)| args.iter().any(|a| names_cuda(a)))
+        {
+            facts.saw(at, CUDA_WANTED);
+            facts.stated_cuda_wanted = Some(line.trim().chars().take(300).collect());
+        }
         for p in command(line) {
             match pinned.iter().find(|(_, q)| q.name == p.name) {
                 Some((_, q)) if q.version != p.version || q.conda_build != p.conda_build => differ.push(p.name),
@@ -246,6 +281,35 @@ mod tests {
 
     fn one(name: &str, version: &str) -> Vec<(String, String, Option<String>)> {
         vec![(name.to_owned(), version.to_owned(), None)]
+    }
+
+    /// A command naming a CUDA package asks for CUDA: jax-ml/jax#24604's (verbatim, JAX's install page's conda
+    /// command) and the pip and conda packages of `names_cuda`; a framework alone, or a CPU pin, does not.
+    #[test]
+    fn a_command_naming_a_cuda_package_asks_for_cuda() {
+        let wanted = |t: &str| Facts::read_by(read, t).stated_cuda_wanted;
+        assert_eq!(
+            wanted("`conda install jaxlib=*=*cuda* jax cuda-nvcc -c conda-forge -c nvidia`").as_deref(),
+            Some("`conda install jaxlib=*=*cuda* jax cuda-nvcc -c conda-forge -c nvidia`")
+        );
+        for yes in [
+            "conda install pytorch torchvision cudatoolkit=11.3 -c pytorch",
+            "conda install pytorch pytorch-cuda=12.1 -c pytorch -c nvidia",
+            "pip install -U \"jax[cuda12]\"",
+            "pip install tensorflow[and-cuda]",
+            "pip install nvidia-cudnn-cu12==9.1.0.70",
+            "conda install 'jaxlib=*=*cuda*' jax",
+        ] {
+            assert!(wanted(yes).is_some(), "{yes}");
+        }
+        for no in [
+            "pip install jax",
+            "conda install pytorch cpuonly -c pytorch",
+            "pip install cuda-python",
+            "install cuda-nvcc",
+        ] {
+            assert!(wanted(no).is_none(), "{no}");
+        }
     }
 
     /// torch not pinned, from PyTorch's index (the command pytorch.org gives; turboderp/exllama#65's nightly): the

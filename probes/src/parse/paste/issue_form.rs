@@ -55,7 +55,18 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
     for (i, line) in lines.iter().enumerate() {
         if let Some(label) = line.trim().strip_prefix("### ") {
             let label = label.trim().to_ascii_lowercase();
-            if let Some(value) = answer(lines, i) {
+            if label.contains("accelerator") {
+                // Ticked boxes are a list of answers: the three lines after the label, up to the next one.
+                let boxes: Vec<&str> = lines
+                    .iter()
+                    .skip(i + 1)
+                    .take(4)
+                    .map(|l| l.trim())
+                    .take_while(|l| !l.starts_with("###"))
+                    .filter(|l| !l.is_empty())
+                    .collect();
+                answered(&label, &boxes.join("\n"), i, FORM, facts);
+            } else if let Some(value) = answer(lines, i) {
                 answered(&label, value, i, FORM, facts);
             }
         } else if let Some((label, value)) = label_value(line) {
@@ -211,6 +222,12 @@ fn answered(label: &str, value: &str, at: usize, format: &'static str, facts: &m
                 facts.listed_gpus.extend(gpus.into_iter().map(|gpu| (gpu, format)));
             }
         }
+    } else if label.contains("accelerator") {
+        if accelerator_is_gpu(value) && facts.stated_cuda_wanted.is_none() {
+            facts.saw(at, format);
+            facts.stated_cuda_wanted =
+                Some(format!("{label} {}", value.replace('\n', " ")).chars().take(300).collect());
+        }
     } else if label.starts_with("os") || label == "operating system" {
         if let Some(os) = os_in(value).filter(|_| facts.os.is_none()) {
             facts.saw(at, format);
@@ -232,6 +249,22 @@ fn answered(label: &str, value: &str, at: usize, format: &'static str, facts: &m
         facts.saw(at, format);
         packages::add(facts, name, &version, None, format);
     }
+}
+
+/// Whether an answer to an accelerator question names a GPU: JAX's bug template asked `Which accelerator(s) are
+/// you using?` with the boxes CPU, GPU and TPU from August 2022 to February 2024
+/// (jax-ml/jax:.github/ISSUE_TEMPLATE/bug-report.yml@945adfdd980dae2b61d9f17cae07f31ae085b0cc), which a filled form
+/// shows as `GPU` or as ticked boxes (`- [X] GPU`); an unticked box is no answer.
+fn accelerator_is_gpu(value: &str) -> bool {
+    value.split(['\n', ',', ';']).any(|part| {
+        let part = part.trim().trim_start_matches(['-', '*']).trim_start();
+        let (ticked, rest) = match part.strip_prefix('[') {
+            Some(box_) => (box_.starts_with(['x', 'X']), box_.get(2..).unwrap_or("")),
+            None => (true, part),
+        };
+        let lower = rest.trim().to_ascii_lowercase();
+        ticked && ["gpu", "cuda", "nvidia"].iter().any(|w| lower.contains(w))
+    })
 }
 
 /// The compiled torch extensions among the companions (`probe::python::companions`) read from a label
@@ -578,5 +611,20 @@ mod tests {
         // A driver's own version under the same label stays the driver's version.
         let f = Facts::read_by(read, "CUDA driver version: 535.54.03\n");
         assert!(f.driver_version.is_some() && f.driver_cuda.is_none());
+    }
+
+    /// JAX's template's accelerator answered GPU asks for CUDA: jax-ml/jax#17624's form (verbatim lines), and the
+    /// ticked boxes the template's checkboxes give; CPU, TPU or an unticked GPU box do not.
+    #[test]
+    fn an_accelerator_answered_gpu_asks_for_cuda() {
+        let form = "### What jax/jaxlib version are you using?\n\n0.4.14\n\n### Which accelerator(s) are you using?\n\nGPU\n\n### Additional system info\n\nLinux\n";
+        let f = Facts::read_by(read, form);
+        assert_eq!(f.stated_cuda_wanted.as_deref(), Some("which accelerator(s) are you using? GPU"));
+        let boxes = "### Which accelerator(s) are you using?\n\n- [ ] CPU\n- [X] GPU\n- [ ] TPU\n";
+        assert!(Facts::read_by(read, boxes).stated_cuda_wanted.is_some());
+        for no in ["CPU", "TPU", "- [X] CPU\n- [ ] GPU"] {
+            let f = Facts::read_by(read, &format!("### Which accelerator(s) are you using?\n\n{no}\n"));
+            assert!(f.stated_cuda_wanted.is_none(), "{no}");
+        }
     }
 }

@@ -98,7 +98,8 @@ const STUB_FILE: &str = "/stubs/libcuda.so";
 /// of the loader or dlopen names first (glibc's dlerror is `FILE: message`, as in numba/numba#8985's
 /// `…/lib64/stubs/libcuda.so: undefined symbol: _undef`), or a `stubs` folder on a line that names
 /// LD_LIBRARY_PATH (xmake-io/xmake#4686, in Chinese: "the log shows LD_LIBRARY_PATH refers to
-/// /usr/local/cuda/lib64/stubs"). A build's `-L…/stubs` or CMake's
+/// /usr/local/cuda/lib64/stubs"), or the stub's path right after words saying a program loaded it
+/// ([`said_loaded`]). A build's `-L…/stubs` or CMake's
 /// `Found CUDA driver library: …/stubs/libcuda.so` is link time, not the loader's, and is not read.
 fn stub_libcuda(line: &str) -> Option<&str> {
     let path_at = |at: usize| {
@@ -113,7 +114,7 @@ fn stub_libcuda(line: &str) -> Option<&str> {
         let rest = &line[at + STUB_FILE.len()..];
         let end = at + STUB_FILE.len() + rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(rest.len());
         let file = line[start..end].trim_end_matches('.');
-        if file.starts_with('/') && line[end..].starts_with(": ") {
+        if file.starts_with('/') && (line[end..].starts_with(": ") || said_loaded(&line[..start])) {
             return Some(file);
         }
     }
@@ -123,6 +124,16 @@ fn stub_libcuda(line: &str) -> Option<&str> {
     line.split(|c: char| c.is_whitespace() || "'\"`:=,;()\u{ff0c}".contains(c))
         .map(|w| w.trim_end_matches('/'))
         .find(|w| w.starts_with('/') && w.ends_with("/stubs"))
+}
+
+/// Whether the words right before a path say a program loaded it (`tensorpipe loads `/usr/…/stubs/libcuda.so``,
+/// pytorch/tensorpipe#294's reporter; `where it loads`, `is loading`, `opened`, `dlopen`s): a verb of loading in
+/// the last 40 bytes, the path its object.
+fn said_loaded(before: &str) -> bool {
+    let near = before.get(before.floor_char_boundary(before.len().saturating_sub(40))..).unwrap_or("");
+    let lower = near.to_ascii_lowercase();
+    let last = lower.split(|c: char| !c.is_ascii_alphanumeric()).rfind(|w| !w.is_empty());
+    last.is_some_and(|w| ["loads", "loaded", "loading", "load", "opens", "opened", "dlopen", "dlopens"].contains(&w))
 }
 
 /// `libcuda.so.1 (libc6,x86-64) => /usr/lib/wsl/lib/libcuda.so.1`.
@@ -172,6 +183,14 @@ mod tests {
             ),
             Some("/usr/local/cuda/lib64/stubs")
         );
+        // Words saying a program loaded the stub: pytorch/tensorpipe#294's reporter (verbatim).
+        assert_eq!(
+            stub_libcuda(
+                "On my machine, tensorpipe loads `/usr/lib/x86_64-linux-gnu/stubs/libcuda.so` instead of `/usr/lib/x86_64-linux-gnu/libcuda.so`."
+            ),
+            Some("/usr/lib/x86_64-linux-gnu/stubs/libcuda.so")
+        );
+        assert_eq!(stub_libcuda("I deleted /usr/local/cuda/lib64/stubs/libcuda.so by hand"), None);
         // Link time, not the loader's: a linker flag, CMake's report, LIBRARY_PATH.
         assert_eq!(stub_libcuda("-- Found CUDA driver library: /usr/local/cuda/lib64/stubs/libcuda.so"), None);
         assert_eq!(stub_libcuda("g++ -o app main.o -L/usr/local/cuda/lib64/stubs -lcuda"), None);

@@ -193,6 +193,29 @@ fn a_conda_plan_with_pytorch_cuda_and_a_cpu_pytorch_is_named() {
     assert!(ids(&plan("py3.10_cuda11.8_cudnn8.7.0_0")).is_empty());
 }
 
+/// A CPU jaxlib (conda-forge's `cpu_py…` build) where the text asks for CUDA, without a GPU list: JAX's template's
+/// accelerator answered GPU (jax-ml/jax#17624's form lines), or an install command naming a CUDA package
+/// (jax-ml/jax#24604's conda command). The fix asks conda for the CUDA build by name, quoted for the shell; the
+/// CPU build alone says nothing.
+#[test]
+fn a_pasted_cpu_jax_where_the_text_asks_for_cuda_is_named() {
+    let kb = gpu_doctor_kb::Kb::get().unwrap();
+    let found = |text: &str| {
+        let snap = gpu_doctor_probes::parse::paste::read_pasted(text, kb).unwrap();
+        crate::diagnose::diagnose(&snap, kb).into_iter().find(|f| f.id == "framework.cpu_only_build")
+    };
+    let plan = "The following NEW packages will be INSTALLED:\n\n  jax                conda-forge/noarch::jax-0.4.4-pyhd8ed1ab_0\n  \
+                jaxlib             conda-forge/linux-64::jaxlib-0.4.4-cpu_py311h7146453_1\n";
+    let form = "### Which accelerator(s) are you using?\n\nGPU\n";
+    let f = found(&format!("{plan}\n{form}")).expect("the form's answer asks for CUDA");
+    let fix = super::words(&f).unwrap();
+    assert!(fix.contains("conda install 'jaxlib=*=*cuda*' jax cuda-nvcc"), "{fix}");
+    let command = "conda install jaxlib=*=*cuda* jax cuda-nvcc -c conda-forge -c nvidia\n";
+    assert!(found(&format!("{command}{plan}")).is_some(), "the command asks for CUDA");
+    assert!(found(plan).is_none(), "a CPU build alone, nothing asked");
+    assert!(found(&format!("{plan}\n### Which accelerator(s) are you using?\n\nCPU\n")).is_none());
+}
+
 #[test]
 fn cpu_only_builds_are_flagged_only_where_there_is_a_gpu() {
     let with_gpu = rtx4090().driver("570.26", "12.8").torch("2.5.1+cpu");

@@ -372,6 +372,27 @@ const CASES: &[Case] = &[
         &[],
     ),
     (
+        // The title of danijar/dreamerv3#18 (JAX 0.4, xla_bridge's canonicalize_platform).
+        "jax.no_gpu_backend",
+        "Unknown backend: 'gpu' requested, but no platforms that are instances of gpu are present. Platforms present are: interpreter,cpu",
+        &[("platform", "gpu")],
+        &[],
+    ),
+    (
+        // jlin816/dynalang#6, the line wrapped where it was pasted.
+        "jax.no_gpu_backend",
+        "RuntimeError: Unknown backend: 'gpu' requested, but no platforms that are \ninstances of gpu are present. Platforms present are: cpu",
+        &[("platform", "gpu")],
+        &[],
+    ),
+    (
+        // ecmwf-lab/ai-models-graphcast#16 (get_backend's shorter wording).
+        "jax.no_gpu_backend",
+        "**RuntimeError: Unknown backend gpu",
+        &[("platform", "gpu")],
+        &[],
+    ),
+    (
         "jax.cuda_backend_failed",
         "CUDA backend failed to initialize: Unable to load cuDNN. Is it installed? (Set TF_CPP_MIN_LOG_LEVEL=0 and rerun for more info.)",
         &[("reason", "Unable to load cuDNN. Is it installed?")],
