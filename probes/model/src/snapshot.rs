@@ -125,6 +125,11 @@ pub struct Snapshot {
     /// accelerator answered `GPU` (JAX's bug template); `None` for a live machine, or when not said.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stated_cuda_wanted: Option<String>,
+    /// The line where the pasted text says the nouveau driver is installed, loaded or failing on the machine ("the
+    /// machine has nouveau installed", "many errors about nouveau in dmesg"); `None` for a live machine, or when
+    /// not said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stated_nouveau: Option<String>,
     /// Error and warning lines from the frameworks and the CUDA runtime found in pasted text, each
     /// matched to a known message. Empty for a live machine.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -186,6 +191,7 @@ impl Snapshot {
             stated_tensorflow_gpu: None,
             stated_idle_downshift: None,
             stated_cuda_wanted: None,
+            stated_nouveau: None,
             stated_cuda_question: None,
             messages: Vec::new(),
             trace: Vec::new(),

@@ -24,7 +24,9 @@ pub(super) const NOUVEAU: Rule = Rule {
     category: CATEGORY,
     severity: Severity::Error,
     trigger: "The open-source nouveau driver (or nova-core, the kernel's newer open driver) holds the GPU, or nouveau \
-              is loaded while NVIDIA's installed module is not: NVIDIA's module cannot load while it does.",
+              is loaded while NVIDIA's installed module is not: NVIDIA's module cannot load while it does. In pasted \
+              text showing no working NVIDIA driver, also a sentence saying nouveau is installed, loaded or printing \
+              errors (not blacklisted or disabled).",
     source: "NVIDIA Driver Installation Guide, \"Disabling Nouveau\" \
              (https://docs.nvidia.com/datacenter/tesla/driver-installation-guide/)",
 };
@@ -122,6 +124,7 @@ fn nouveau(cx: &Ctx<'_>, devices: &[&PciDevice], out: &mut Vec<Finding>) {
     let blocks =
         loaded && module.is_some_and(|m| m.installed.is_some() && !m.nvidia_loaded) && cx.s.driver.value().is_none();
     if on_nouveau.is_empty() && !blocks {
+        nouveau_in_words(cx, out);
         return;
     }
     let summary = if on_nouveau.is_empty() {
@@ -140,6 +143,32 @@ fn nouveau(cx: &Ctx<'_>, devices: &[&PciDevice], out: &mut Vec<Finding>) {
         evidence,
         Some(planned("Blacklist nouveau, rebuild the initramfs, install NVIDIA's driver and reboot")),
     ).with_plan(PlanTarget::DriverLoad { problem: DriverLoadProblem::Nouveau }));
+}
+
+/// nouveau said in words to be installed, loaded or failing on a pasted machine whose NVIDIA driver is not shown
+/// working (no driver version, no GPU listed by a driver's tool): the same conflict, from the person's words.
+fn nouveau_in_words(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let Some(line) = cx.s.stated_nouveau.as_deref() else { return };
+    if cx.s.origin.is_this_machine() || cx.s.driver.value().is_some() {
+        return;
+    }
+    let mut evidence = vec![format!("the text says: {line}")];
+    if let Some(gpu) = cx.gpus.first() {
+        evidence.push(gpu.describe());
+    }
+    out.push(
+        NOUVEAU
+            .finding(
+                "The text says the open-source nouveau driver is on the machine, which keeps NVIDIA's driver off the GPU",
+                "nouveau and NVIDIA's module cannot both drive the card, and CUDA needs NVIDIA's; a driver installer or \
+                 the GPU Operator's driver pod fails or crashes the kernel while nouveau holds the GPU. Blacklist \
+                 nouveau, rebuild the initramfs so it is not loaded at boot, reboot, then install NVIDIA's driver. \
+                 `lsmod | grep nouveau` shows whether it is loaded.",
+                evidence,
+                Some(planned("Blacklist nouveau, rebuild the initramfs, install NVIDIA's driver and reboot")),
+            )
+            .with_plan(PlanTarget::DriverLoad { problem: DriverLoadProblem::Nouveau }),
+    );
 }
 
 fn module_rules(cx: &Ctx<'_>, m: &KernelModuleFacts, out: &mut Vec<Finding>) {

@@ -116,6 +116,8 @@ pub(super) struct Facts {
     /// CUDA asked for (`install_commands`: a command naming a CUDA package; `issue_form`: an accelerator answered
     /// `GPU`): the line.
     pub stated_cuda_wanted: Option<String>,
+    /// nouveau present on the machine, said in words (`prose`): the line.
+    pub stated_nouveau: Option<String>,
     /// A PCIe link said in words (`prose`): the generation now and at most, for the text's one GPU.
     pub stated_link: Option<(u32, u32)>,
     /// A link width said in words (`prose`): the lanes now, the card's, and the sentence, for the
@@ -338,6 +340,7 @@ impl Facts {
         snap.stated_tensorflow_gpu = self.stated_tensorflow_gpu.take();
         snap.stated_idle_downshift = self.stated_idle_downshift.take();
         snap.stated_cuda_wanted = self.stated_cuda_wanted.take();
+        snap.stated_nouveau = self.stated_nouveau.take();
         snap.stated_driver_cuda = self.stated_driver_cuda.take().filter(|_| self.driver_cuda.is_none());
     }
 

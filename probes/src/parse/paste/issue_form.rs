@@ -144,6 +144,11 @@ fn label_value(line: &str) -> Option<(String, String)> {
     if !label.contains('(') && !label.bytes().all(kept) {
         return None;
     }
+    // A colon inside inline code is no label's (`I use `gpu-operator:v23.9.0` to install …`): the label would
+    // open a code span it does not close.
+    if label.matches('`').count() % 2 == 1 {
+        return None;
+    }
     // Markdown's emphasis (`**Label**`, `__Label__`) is not part of the label; an underscore inside
     // a word is a package's (`flash_attn`, which PyPI names alike with a hyphen).
     let label = label.replace(['*', '`'], "");
@@ -611,6 +616,14 @@ mod tests {
         // A driver's own version under the same label stays the driver's version.
         let f = Facts::read_by(read, "CUDA driver version: 535.54.03\n");
         assert!(f.driver_version.is_some() && f.driver_cuda.is_none());
+    }
+
+    /// A colon inside inline code is no label's: NVIDIA/k8s-driver-manager#37's sentence (a corpus case's, whose
+    /// `gpu-operator:v23.9.0` was read as a GPU answered `v23.9.0 to install nvidia gpu driver`).
+    #[test]
+    fn a_colon_inside_inline_code_is_no_label() {
+        assert_eq!(label_value("I use `gpu-operator:v23.9.0` to install nvidia gpu driver, but it fails."), None);
+        assert!(label_value("`GPU`: RTX 3090").is_some());
     }
 
     /// JAX's template's accelerator answered GPU asks for CUDA: jax-ml/jax#17624's form (verbatim lines), and the

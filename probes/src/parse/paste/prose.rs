@@ -631,6 +631,47 @@ fn tools_in_words(lines: &[String], facts: &mut Facts) {
     }
 }
 
+const NOUVEAU_FORMAT: &str = "nouveau said present, in words";
+
+/// Words that say nouveau is on the machine and running: installed, loaded, in use, or printing errors.
+const NOUVEAU_PRESENT: [&str; 10] =
+    ["installed", "install", "loaded", "loading", "running", "in use", "using", "errors", "error", "is used"];
+
+/// Words that say nouveau was kept off or is asked about, not that it runs.
+const NOUVEAU_OFF: [&str; 11] = [
+    "blacklist",
+    "blacklisted",
+    "blacklisting",
+    "disable",
+    "disabled",
+    "remove",
+    "uninstall",
+    "purge",
+    "rmmod",
+    "not loaded",
+    "whether",
+];
+
+/// A sentence saying the nouveau driver is present on the machine, where no kernel line of nouveau's was pasted:
+/// `nouveau` and a word of [`NOUVEAU_PRESENT`] (`machine is install `nouveau` driver, and … found having many error
+/// about `nouveau``), none of [`NOUVEAU_OFF`] (blacklisted, disabled, removed, asked whether). At most 300
+/// characters: a sentence, not a log (nouveau's own `nouveau 0000:01:00.0: …` lines are the kernel log's).
+fn nouveau_in_words(line: &str) -> bool {
+    if line.len() > 300 {
+        return false;
+    }
+    let lower = line.to_ascii_lowercase();
+    // Programs' lines are their readers': the kernel's (`nouveau 0000:01:00.0: …`), lspci's (`Kernel driver in use:
+    // nouveau`, `Kernel modules: nvidiafb, nouveau`).
+    let program = ["nouveau 0000:", "] nouveau", "kernel driver in use", "kernel modules"];
+    if !lower.contains("nouveau") || program.iter().any(|p| lower.contains(p)) {
+        return false;
+    }
+    let words: Vec<&str> = lower.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| !w.is_empty()).collect();
+    let has_word = |p: &str| if p.contains(' ') { lower.contains(p) } else { words.contains(&p) };
+    NOUVEAU_PRESENT.iter().any(|p| has_word(p)) && !NOUVEAU_OFF.iter().any(|p| has_word(p))
+}
+
 const SMI_MISSING_FORMAT: &str = "nvidia-smi not found, in words";
 
 /// A sentence saying nvidia-smi was not found, where the shell's own line was not pasted: `nvidia-smi`
@@ -744,6 +785,10 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
     if let Some((i, question)) = cuda_question(lines) {
         facts.saw(i, QUESTION_FORMAT);
         facts.stated_cuda_question = Some(question);
+    }
+    if let Some((i, line)) = lines.iter().enumerate().find(|(_, l)| nouveau_in_words(l)) {
+        facts.saw(i, NOUVEAU_FORMAT);
+        facts.stated_nouveau = Some(line.trim().chars().take(300).collect());
     }
     if let Some((i, line)) = lines.iter().enumerate().find(|(_, l)| nvidia_smi_missing_in_words(l)) {
         facts.saw(i, SMI_MISSING_FORMAT);
@@ -1020,6 +1065,29 @@ mod tests {
         assert!(two_gpu_indices("between gpu 2 and gpu 3"));
         assert!(!two_gpu_indices("gpu0 is slow, gpu0 again"));
         assert!(!two_gpu_indices("gpu 12345 and gpu"));
+    }
+
+    /// nouveau said present: negativo17/nvidia-driver#75's and #37's words and gridhead/nvidia-auto-installer-for-
+    /// fedora-linux#149's (verbatim); asked to be blacklisted (NVIDIA/ansible-role-nvidia-driver#44's title) or
+    /// said disabled is not, nor is nouveau's own kernel line.
+    #[test]
+    fn nouveau_said_present_is_read() {
+        for yes in [
+            "Hi! I just upgraded an f27 to f29 and it seems that nvidia cannot be loaded because nouveau is always present an loaded!! (and no package with nouveau is installed)",
+            "Nouveau driver is still loaded despite apparently successful install of nvidia binaries, Fedora 27",
+            "After (apparently successful) driver installation, `lsmod` shows that the `nouveau` kernel module is still loaded. Is this expected? Doesn't that cause conflicts? Thanks for any clarification.",
+        ] {
+            assert!(nouveau_in_words(yes), "{yes}");
+        }
+        for no in [
+            "please blacklist nouveau driver",
+            "I disabled nouveau and installed the driver",
+            "[    5.436312] nouveau 0000:01:00.0: NVIDIA GM204 (124020a1)",
+            "\tKernel driver in use: nouveau",
+            "the nvidia driver is installed",
+        ] {
+            assert!(!nouveau_in_words(no), "{no}");
+        }
     }
 
     /// A link said to drop its generation while idle: NVIDIA/open-gpu-kernel-modules#1010 (tuxblk) and #731

@@ -191,3 +191,14 @@ fn pasted_text_without_these_parts_concludes_nothing() {
     let with_gpu = Machine::pasted().gpu("NVIDIA GeForce RTX 4090", "").driver("570.124.06", "12.8");
     assert_eq!(with_gpu.ids(), Vec::<String>::new());
 }
+
+/// nouveau said present in pasted words (negativo17/nvidia-driver#37's title) is the nouveau finding where no
+/// working NVIDIA driver is shown; with a driver's version in the text, or nouveau said blacklisted, it is not.
+#[test]
+fn nouveau_said_present_in_words_is_the_nouveau_finding() {
+    let title = "Nouveau driver is still loaded despite apparently successful install of nvidia binaries, Fedora 27\n";
+    assert_eq!(super::pasted_ids(title), ids(&["presence.nouveau_loaded"]));
+    let working = format!("{title}Driver Version: 570.124.06\n");
+    assert!(!super::pasted_ids(&working).contains(&"presence.nouveau_loaded".to_owned()));
+    assert!(super::pasted_ids("I blacklisted nouveau and installed the driver\n").is_empty());
+}

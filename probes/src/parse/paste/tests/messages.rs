@@ -1307,6 +1307,14 @@ const CASES: &[Case] = &[
         &[],
     ),
     (
+        // NVIDIA/k8s-device-plugin#856 (0.16.1, the pod in CrashLoopBackOff); go-nvml's name of the return, which
+        // the NVML row reads too.
+        "k8s.nvml_init_failed",
+        "error starting plugins: error creating plugin manager: unable to create plugin manager: nvml init failed: ERROR_LIBRARY_NOT_FOUND",
+        &[],
+        &["nvml.library_not_found"],
+    ),
+    (
         "k8s.nvml_init_failed",
         "E0530 08:47:09.364823       1 factory.go:100] If this is a GPU node, did you set the docker default runtime to `nvidia`?",
         &[],
