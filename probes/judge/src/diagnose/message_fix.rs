@@ -709,23 +709,6 @@ fn arch_fix(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&ObservedMessage]) -
             None,
         );
     }
-    let build = |cc: &ComputeCapability| {
-        let n = format!("{}{}", cc.major, cc.minor);
-        // gpus.toml's first_toolkit: a build made with an older CUDA cannot hold it.
-        let first = cx.kb.gpus.row(*cc).map_or_else(String::new, |r| {
-            format!(
-                " {} first came with CUDA {}, so the build must be made with that CUDA or newer.",
-                cc.sm(),
-                r.first_toolkit
-            )
-        });
-        format!(
-            "Install a build of the program with machine code for {} (or PTX of a lower compute_XY), or build it from \
-             source for this GPU (CMake: `-DCMAKE_CUDA_ARCHITECTURES={n}`; nvcc: `-gencode arch=compute_{n},code=sm_{n}`; \
-             PyTorch and its extensions: TORCH_CUDA_ARCH_LIST).{first}",
-            cc.sm()
-        )
-    };
     match ccs.as_slice() {
         // A capability below every GPU the knowledge base has (1.x, which no CUDA since 6.5 runs) is no
         // GPU's answer but an old CUDA runtime's: another program's cudart found first on the library
@@ -742,7 +725,7 @@ fn arch_fix(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&ObservedMessage]) -
             )),
             None,
         ),
-        [cc] => (Some(build(cc)), None),
+        [cc] => (Some(build_for_cc(cx, cc)), None),
         _ => (
             Some(format!(
                 "`{}` shows each GPU's compute capability; install a build of the program with machine code for it, or \
@@ -754,6 +737,34 @@ fn arch_fix(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&ObservedMessage]) -
             None,
         ),
     }
+}
+
+/// A build of the program for one GPU: where its machine code comes from, and the CUDA releases that can make it.
+fn build_for_cc(cx: &Ctx<'_>, cc: &ComputeCapability) -> String {
+    let n = format!("{}{}", cc.major, cc.minor);
+    // gpus.toml's first_toolkit and last_toolkit: a build made with a CUDA outside them cannot hold it. The
+    // table starts at CUDA 7.0, so a first_toolkit of 7.0 means "7.0 or older" and says nothing here.
+    let first = cx.kb.gpus.row(*cc).map_or_else(String::new, |r| {
+        let oldest = CudaVersion::new(7, 0);
+        match (r.first_toolkit > oldest, r.last_toolkit) {
+            (_, Some(last)) => format!(
+                " CUDA releases after {last} dropped {}, so the build must be made with CUDA {last} or older.",
+                cc.sm()
+            ),
+            (true, None) => format!(
+                " {} first came with CUDA {}, so the build must be made with that CUDA or newer.",
+                cc.sm(),
+                r.first_toolkit
+            ),
+            (false, None) => String::new(),
+        }
+    });
+    format!(
+        "Install a build of the program with machine code for {} (or PTX of a lower compute_XY), or build it from \
+         source for this GPU (CMake: `-DCMAKE_CUDA_ARCHITECTURES={n}`; nvcc: `-gencode arch=compute_{n},code=sm_{n}`; \
+         PyTorch and its extensions: TORCH_CUDA_ARCH_LIST).{first}",
+        cc.sm()
+    )
 }
 
 /// The architectures PyTorch's wheels carry per CUDA variant, each at the newest release the knowledge base

@@ -574,3 +574,16 @@ fn vllms_bfloat16_refusal_is_fixed_with_float16_not_another_build() {
     assert!(!words.contains("index-url"), "no torch build: {words}");
     assert_eq!(plan, None);
 }
+
+/// A program's own words that it was built without a GPU's architecture (xmr-stak's check, its printf at v2.2.0):
+/// the fix names that sm_XY and, for an architecture CUDA dropped (sm_30 after CUDA 10.2, gpus.toml), the newest
+/// CUDA that can still build it, not a "first came with" floor the table cannot give (it starts at CUDA 7.0).
+#[test]
+fn an_architecture_not_compiled_in_names_the_cuda_that_can_still_build_it() {
+    let (words, _) = fix_of(
+        "WARNING: NVIDIA GPU 0: miner not compiled for the gpu architecture 30.\n",
+        "observed.xmrstak.arch_not_compiled",
+    );
+    assert!(words.contains("sm_30") && words.contains("CUDA 10.2 or older"), "{words}");
+    assert!(!words.contains("first came with"), "{words}");
+}

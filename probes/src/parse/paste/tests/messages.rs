@@ -393,6 +393,13 @@ const CASES: &[Case] = &[
         &[],
     ),
     (
+        // The line as xmr-stak's cuda_extra.cu prints it (`printf` at v2.2.0, a GPU of architecture 30).
+        "xmrstak.arch_not_compiled",
+        "WARNING: NVIDIA GPU 0: miner not compiled for the gpu architecture 30.",
+        &[("sm", "30")],
+        &[],
+    ),
+    (
         "jax.cuda_backend_failed",
         "CUDA backend failed to initialize: Unable to load cuDNN. Is it installed? (Set TF_CPP_MIN_LOG_LEVEL=0 and rerun for more info.)",
         &[("reason", "Unable to load cuDNN. Is it installed?")],
