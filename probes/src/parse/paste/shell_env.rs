@@ -263,12 +263,14 @@ fn is_name(name: &str) -> bool {
 /// `CUDA_HOME=/usr/local/cuda` (env), `export CUDA_HOME="/usr/local/cuda"`, `declare -x …`, the
 /// assignment in front of a command (`CUDA_VISIBLE_DEVICES=1 python train.py`), or an `export` quoted
 /// inside a sentence (`removing "export CUDA_VISIBLE_DEVICES=2" from the script`): a relevant variable.
-/// Markdown code ticks or bold stars around the whole line (`**export CUDA_HOME=…**`) are not part of it.
+/// Markdown code ticks or bold stars around the whole line (`**export CUDA_HOME=…**`) are not part of it, nor
+/// quotes around a command quoted whole (` 'CUDA_VISIBLE_DEVICES=  python train_net.py …`, smallcorgi/Faster-RCNN_TF#141's
+/// reporter).
 fn assignment(line: &str) -> Option<(&str, &str)> {
     if !line.contains('=') {
         return None;
     }
-    let line = line.trim_matches(['`', '*']);
+    let line = line.trim().trim_matches(['`', '*', '\'', '"']);
     let rest = match line.strip_prefix("declare -x ") {
         Some(rest) => rest,
         None => match line.find("export ") {

@@ -936,6 +936,13 @@ const CASES: &[Case] = &[
         &[],
     ),
     (
+        // D34DC3N73R/netdata-glibc#2, retyped with a letter lost.
+        "docker.unknown_nvidia_runtime",
+        "I am getting unknow runtime specified nvidia.",
+        &[],
+        &[],
+    ),
+    (
         "container.unresolvable_cdi_devices",
         "  Warning  Failed     10s (x2 over 10s)  kubelet            Error: failed to create containerd task: failed to create shim task: OCI runtime create failed: could not apply required modification to OCI specification: error modifying OCI spec: failed to inject CDI devices: unresolvable CDI devices management.nvidia.com/gpu=GPU-e78e68c0-4e6a-737e-f9cc-4223fe50aead",
         &[("device", "management.nvidia.com/gpu=GPU-e78e68c0-4e6a-737e-f9cc-4223fe50aead")],

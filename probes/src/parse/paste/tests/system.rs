@@ -821,6 +821,16 @@ fn a_device_list_assigned_inside_a_sentence_is_read() {
     }
 }
 
+/// A command quoted whole, its assignment in front (smallcorgi/Faster-RCNN_TF#141, a corpus case: the
+/// reporter's line opens with a quote): the empty value is read, and with CUDA's no-device error it hides every GPU.
+#[test]
+fn an_assignment_in_front_of_a_command_quoted_whole_is_read() {
+    let s = read(" 'CUDA_VISIBLE_DEVICES=  python train_net.py --device cpu --device_id 0\n");
+    assert_eq!(s.env.vars.get("CUDA_VISIBLE_DEVICES").map(String::as_str), Some(""));
+    let s = read("\"CUDA_HOME=/usr/local/cuda-11.8 python setup.py install\"\n");
+    assert_eq!(s.env.vars.get("CUDA_HOME").map(String::as_str), Some("/usr/local/cuda-11.8"));
+}
+
 /// A bridge's `lspci -vvv` block with ACS redirect on (ROCm/rccl#547, vasslavich 2022-06-28: an AMD
 /// Starship/Matisse GPP bridge, the reporter's `....` cuts kept).
 const LSPCI_ACS_BRIDGE: &str =
