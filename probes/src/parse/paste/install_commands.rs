@@ -236,9 +236,12 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
         if !INSTALL.in_line(line) {
             continue;
         }
-        if facts.stated_cuda_wanted.is_none()
-            && arguments(line).is_some_and(|(_, args)| args.iter().any(|a| names_cuda(a)))
-        {
+        // A command that also asks for the CPU build (`cpuonly`, PyTorch's cpu index) wants no CUDA.
+        let wants_cuda = |args: &[&str]| {
+            args.iter().any(|a| names_cuda(a))
+                && !args.iter().any(|a| *a == "cpuonly" || a.ends_with("/whl/cpu") || a.contains("+cpu"))
+        };
+        if facts.stated_cuda_wanted.is_none() && arguments(line).is_some_and(|(_, args)| wants_cuda(&args)) {
             facts.saw(at, CUDA_WANTED);
             facts.stated_cuda_wanted = Some(line.trim().chars().take(300).collect());
         }
@@ -305,6 +308,7 @@ mod tests {
         for no in [
             "pip install jax",
             "conda install pytorch cpuonly -c pytorch",
+            "conda install pytorch cudatoolkit=10.2 cpuonly -c pytorch",
             "pip install cuda-python",
             "install cuda-nvcc",
         ] {

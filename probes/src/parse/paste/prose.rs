@@ -74,7 +74,7 @@ fn is_gpu(word: Option<&&str>) -> bool {
 
 /// A word that names an NVIDIA GPU model after a count (`dual 4090`, `2x RTX 3090`, `four A100s`, `two
 /// 1080ti`): a brand or series word, a GeForce model number (10 and 16 series, 20 to 50) with its suffix or a
-/// plural `s`, or a data-centre model (`a100`, `v100s`, `h100`, `a6000`: one letter, three or four digits).
+/// plural `s`, or a data-centre model (`a100`, `v100s`, `h100`, `a6000`, `k80`: one letter, two to four digits).
 fn is_gpu_model(word: Option<&&str>) -> bool {
     let Some(w) = word else { return false };
     if ["rtx", "gtx", "geforce", "quadro", "tesla", "titan", "nvidia"].contains(w) {
@@ -92,7 +92,7 @@ fn is_gpu_model(word: Option<&&str>) -> bool {
     let mut chars = w.chars();
     let letter = chars.next().is_some_and(|c| "ahlvpk".contains(c));
     let tail = chars.as_str();
-    letter && (3..=4).contains(&tail.len()) && tail.chars().all(|c| c.is_ascii_digit())
+    letter && (2..=4).contains(&tail.len()) && tail.chars().all(|c| c.is_ascii_digit())
 }
 
 /// Whether a lowercased line names two different GPUs by their index (`between GPU2 and GPU3`, `GPU 0 and GPU 1`,
@@ -1052,7 +1052,7 @@ mod tests {
     /// 300 GB/s."); a year, a resolution or one GPU's index is neither.
     #[test]
     fn gpu_models_and_indices_put_several_gpus_in_a_line() {
-        for w in ["4090", "4090s", "rtx", "1080ti", "2080", "a100s", "v100", "h100", "a6000", "geforce"] {
+        for w in ["4090", "4090s", "rtx", "1080ti", "2080", "a100s", "v100", "h100", "a6000", "k80", "geforce"] {
             assert!(is_gpu_model(Some(&w)), "{w}");
         }
         for w in ["2024", "2020", "1920", "1080p", "x", "a1", "gpus", "h1000000", "9090", "11"] {
