@@ -136,13 +136,24 @@ fn nouveau(cx: &Ctx<'_>, devices: &[&PciDevice], out: &mut Vec<Finding>) {
     if loaded {
         evidence.push("nouveau is loaded (/proc/modules)".to_owned());
     }
-    out.push(NOUVEAU.finding(
+    out.push(nouveau_finding(
         summary,
         "nouveau and NVIDIA's module cannot both drive the card, and CUDA needs NVIDIA's. Blacklist nouveau, rebuild \
          the initramfs so it is not loaded at boot, and install NVIDIA's driver.",
         evidence,
-        Some(planned("Blacklist nouveau, rebuild the initramfs, install NVIDIA's driver and reboot")),
-    ).with_plan(PlanTarget::DriverLoad { problem: DriverLoadProblem::Nouveau }));
+    ));
+}
+
+/// The nouveau finding: blacklisting it and installing NVIDIA's driver, planned where a plan can be made.
+fn nouveau_finding(summary: &str, detail: &str, evidence: Vec<String>) -> Finding {
+    NOUVEAU
+        .finding(
+            summary,
+            detail,
+            evidence,
+            Some(planned("Blacklist nouveau, rebuild the initramfs, install NVIDIA's driver and reboot")),
+        )
+        .with_plan(PlanTarget::DriverLoad { problem: DriverLoadProblem::Nouveau })
 }
 
 /// nouveau said in words to be installed, loaded or failing on a pasted machine whose NVIDIA driver is not shown
@@ -156,19 +167,14 @@ fn nouveau_in_words(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     if let Some(gpu) = cx.gpus.first() {
         evidence.push(gpu.describe());
     }
-    out.push(
-        NOUVEAU
-            .finding(
-                "The text says the open-source nouveau driver is on the machine, which keeps NVIDIA's driver off the GPU",
-                "nouveau and NVIDIA's module cannot both drive the card, and CUDA needs NVIDIA's; a driver installer or \
-                 the GPU Operator's driver pod fails or crashes the kernel while nouveau holds the GPU. Blacklist \
-                 nouveau, rebuild the initramfs so it is not loaded at boot, reboot, then install NVIDIA's driver. \
-                 `lsmod | grep nouveau` shows whether it is loaded.",
-                evidence,
-                Some(planned("Blacklist nouveau, rebuild the initramfs, install NVIDIA's driver and reboot")),
-            )
-            .with_plan(PlanTarget::DriverLoad { problem: DriverLoadProblem::Nouveau }),
-    );
+    out.push(nouveau_finding(
+        "The text says the open-source nouveau driver is on the machine, which keeps NVIDIA's driver off the GPU",
+        "nouveau and NVIDIA's module cannot both drive the card, and CUDA needs NVIDIA's; a driver installer or the \
+         GPU Operator's driver pod fails or crashes the kernel while nouveau holds the GPU. Blacklist nouveau, \
+         rebuild the initramfs so it is not loaded at boot, reboot, then install NVIDIA's driver. `lsmod | grep \
+         nouveau` shows whether it is loaded.",
+        evidence,
+    ));
 }
 
 fn module_rules(cx: &Ctx<'_>, m: &KernelModuleFacts, out: &mut Vec<Finding>) {

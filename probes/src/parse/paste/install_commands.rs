@@ -60,13 +60,9 @@ struct Pinned {
     source: &'static str,
 }
 
-/// The frameworks one line's install command pins.
-fn command(line: &str) -> Vec<Pinned> {
-    match arguments(line) {
-        Some((true, args)) => conda_command(&args),
-        Some((false, args)) => pip_command(&args),
-        None => Vec::new(),
-    }
+/// The frameworks an install command pins, from its arguments and whether the tool is conda.
+fn command(conda: bool, args: &[&str]) -> Vec<Pinned> {
+    if conda { conda_command(args) } else { pip_command(args) }
 }
 
 /// An install command's arguments, to a shell separator, and whether the tool is conda (or mamba); `None` for a
@@ -88,6 +84,13 @@ fn arguments(line: &str) -> Option<(bool, Vec<&str>)> {
     // A command ends at a shell separator.
     let end = args.iter().position(|w| ["&&", "||", "|", ";"].contains(w)).unwrap_or(args.len());
     Some((conda, args[..end].to_vec()))
+}
+
+/// Whether a command's arguments ask for CUDA: a package of [`names_cuda`], and not the CPU build as well
+/// (`cpuonly`, PyTorch's cpu index, a `+cpu` pin).
+fn wants_cuda(args: &[&str]) -> bool {
+    args.iter().any(|a| names_cuda(a))
+        && !args.iter().any(|a| *a == "cpuonly" || a.ends_with("/whl/cpu") || a.contains("+cpu"))
 }
 
 /// The packages that install CUDA itself or a framework's CUDA build and nothing else: conda's toolkit packages
@@ -236,16 +239,12 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
         if !INSTALL.in_line(line) {
             continue;
         }
-        // A command that also asks for the CPU build (`cpuonly`, PyTorch's cpu index) wants no CUDA.
-        let wants_cuda = |args: &[&str]| {
-            args.iter().any(|a| names_cuda(a))
-                && !args.iter().any(|a| *a == "cpuonly" || a.ends_with("/whl/cpu") || a.contains("+cpu"))
-        };
-        if facts.stated_cuda_wanted.is_none() && arguments(line).is_some_and(|(_, args)| wants_cuda(&args)) {
+        let Some((conda, args)) = arguments(line) else { continue };
+        if facts.stated_cuda_wanted.is_none() && wants_cuda(&args) {
             facts.saw(at, CUDA_WANTED);
             facts.stated_cuda_wanted = Some(line.trim().chars().take(300).collect());
         }
-        for p in command(line) {
+        for p in command(conda, &args) {
             match pinned.iter().find(|(_, q)| q.name == p.name) {
                 Some((_, q)) if q.version != p.version || q.conda_build != p.conda_build => differ.push(p.name),
                 Some(_) => {}

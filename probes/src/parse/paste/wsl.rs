@@ -163,24 +163,27 @@ fn insider_build(lines: &[String]) -> Option<usize> {
 /// fixed drive at `/mnt/<drive letter>`) and microsoft/WSL#4577 (`/mnt/wsl`, shared across WSL 2
 /// distributions since build 19013).
 fn mounts(lines: &[String]) -> Option<usize> {
+    lines.iter().position(|l| names_wsl_mount(l))
+}
+
+/// Whether one line names a path only a WSL distribution has ([`mounts`]).
+fn names_wsl_mount(l: &str) -> bool {
     const WINDOWS_DIRS: [&str; 4] = ["Users/", "Windows/", "Program Files", "ProgramData/"];
-    lines.iter().position(|l| {
-        l.contains("/mnt/wsl/")
-            || l.match_indices("/mnt/").any(|(at, _)| {
-                let before = l[..at].chars().next_back();
-                let rest = &l[at + "/mnt/".len()..];
-                let mut chars = rest.chars();
-                let drive = chars.next().is_some_and(|c| c.is_ascii_alphabetic()) && chars.next() == Some('/');
-                before.is_none_or(|c| !(c.is_alphanumeric() || c == '_' || c == '.'))
-                    && drive
-                    && WINDOWS_DIRS.iter().any(|d| rest.get(2..).is_some_and(|r| r.starts_with(d)))
-            })
-    })
+    l.contains("/mnt/wsl/")
+        || l.match_indices("/mnt/").any(|(at, _)| {
+            let before = l[..at].chars().next_back();
+            let rest = &l[at + "/mnt/".len()..];
+            let mut chars = rest.chars();
+            let drive = chars.next().is_some_and(|c| c.is_ascii_alphabetic()) && chars.next() == Some('/');
+            before.is_none_or(|c| !(c.is_alphanumeric() || c == '_' || c == '.'))
+                && drive
+                && WINDOWS_DIRS.iter().any(|d| rest.get(2..).is_some_and(|r| r.starts_with(d)))
+        })
 }
 
 /// Reads, in the raw text (prompts come off the lines the readers see), the first shell prompt that says
 /// WSL: one on a host Windows named ([`windows_named_prompt`]), or one whose path is on a Windows drive as
-/// WSL mounts it ([`mounts`]: `eugeo@host:/mnt/c/Users/eugeo/…$ python server.py`).
+/// WSL mounts it ([`names_wsl_mount`]: `eugeo@host:/mnt/c/Users/eugeo/…$ python server.py`).
 pub(super) fn prompt_signs(text: &str, facts: &mut Facts) {
     // Only lines with a prompt's `$ ` or `# ` are looked at; each line is looked at once.
     facts.wsl_prompt = text.split('\n').enumerate().find_map(|(at, line)| {
@@ -191,7 +194,7 @@ pub(super) fn prompt_signs(text: &str, facts: &mut Facts) {
         if windows_named_prompt(prompt) {
             return Some((at, PROMPT));
         }
-        mounts(&[prompt.to_owned()]).map(|_| (at, MOUNTS))
+        names_wsl_mount(prompt).then_some((at, MOUNTS))
     });
 }
 
