@@ -3,8 +3,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::{
-    ContainerSupport, CudnnCopy, DriverFacts, EnvFacts, Gpu, Health, HostLink, KernelModuleFacts, OsFamily, PciDevice,
-    Platform, PlatformFacts, Probed, PythonEnv, SecureBoot, SystemFacts, Toolkits, Topology, TraceEntry, UnusedPython,
+    ComputeCapability, ContainerSupport, CudnnCopy, DriverFacts, EnvFacts, Gpu, Health, HostLink, KernelModuleFacts,
+    OsFamily, PciDevice, Platform, PlatformFacts, Probed, PythonEnv, SecureBoot, SystemFacts, Toolkits, Topology,
+    TraceEntry, UnusedPython,
 };
 
 /// How the paste reader's note on text in which it recognised nothing begins: the note stands for
@@ -130,6 +131,11 @@ pub struct Snapshot {
     /// not said.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stated_nouveau: Option<String>,
+    /// The lowest compute capability a program in the pasted text says it needs ("No CUDA device found with
+    /// minimum required compute capability 3.5", "the 't' kernel requires 5.0 capability"), with the line; `None`
+    /// for a live machine, or when not said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stated_min_cc: Option<(ComputeCapability, String)>,
     /// Error and warning lines from the frameworks and the CUDA runtime found in pasted text, each
     /// matched to a known message. Empty for a live machine.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -192,6 +198,7 @@ impl Snapshot {
             stated_idle_downshift: None,
             stated_cuda_wanted: None,
             stated_nouveau: None,
+            stated_min_cc: None,
             stated_cuda_question: None,
             messages: Vec::new(),
             trace: Vec::new(),

@@ -9,6 +9,12 @@ use gpu_doctor_model::{Framework, FrameworkBuild, ObservedMessage, PythonEnv};
 const SOURCE: &str = "NVIDIA Blackwell/Hopper compatibility guides (cubin and PTX rules); PyTorch's compiled \
     arch lists (pytorch/pytorch .ci/manywheel/build_cuda.sh, RELEASE.md); JAX installation docs";
 
+/// [`SOURCE`], and where ollama's floors come from ([`ollama_floor_of`]).
+const SOURCE_WITH_FLOORS: &str = "NVIDIA Blackwell/Hopper compatibility guides (cubin and PTX rules); PyTorch's \
+    compiled arch lists (pytorch/pytorch .ci/manywheel/build_cuda.sh, RELEASE.md); JAX installation docs; \
+    ollama/ollama:gpu/gpu.go@v0.1.19 (CudaComputeMajorMin = 6), gpu/gpu.go@v0.1.23 and discover/gpu.go@v0.5.11 \
+    (compute capability 5.0), docs/gpu.md@v0.13.0";
+
 pub(super) const NOT_IN_BUILD: Rule = Rule {
     id: "arch.not_in_build",
     category: Category::ArchNotInBuild,
@@ -20,8 +26,11 @@ pub(super) const NOT_IN_BUILD: Rule = Rule {
               build's CUDA (its `+cuXYZ`) is older than the first CUDA that compiles for the GPU and the text says a \
               kernel had no code for it (`no kernel image is available`, `invalid device function`), or, for torch, \
               that CUDA is older than the first that compiles for any GPU of the GPU's major (PyTorch's own check \
-              wants machine code of the major).",
-    source: SOURCE,
+              wants machine code of the major). Or ollama ran (its log, its source paths, its version) on a GPU \
+              below the floor of its released builds (5.0; 6.0 in v0.1.19 to v0.1.22), or the text shows a \
+              program's own lowest compute capability (`minimum required compute capability 3.5`, `requires 5.0 \
+              capability`) in a line the catalogue does not know, and a GPU below it.",
+    source: SOURCE_WITH_FLOORS,
 };
 
 pub(super) const PTX_ONLY: Rule = Rule {
@@ -144,6 +153,87 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
         }
     }
     capability_warning(cx, out);
+    ollama_floor(cx, out);
+    stated_floor(cx, out);
+}
+
+/// `arch.not_in_build` for a GPU below the lowest compute capability a program in the text says it needs
+/// (`No CUDA device found with minimum required compute capability 3.5`, `the 't' kernel requires 5.0
+/// capability`), where nothing above judged that GPU: the program has no code for it, whatever its name.
+fn stated_floor(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let Some((floor, line)) = cx.s.stated_min_cc.as_ref() else { return };
+    // A line the catalogue knows says what its number means (bfloat16's `compute capability of at least 8.0` is
+    // a data type's floor, not the build's): its own finding judges it.
+    let catalogued = cx.s.messages.iter().any(|m| m.line.contains(line.as_str()) || line.contains(m.line.trim()));
+    if catalogued || out.iter().any(|f| f.id == NOT_IN_BUILD.id) {
+        return;
+    }
+    for gpu in &cx.gpus {
+        let Some(cc) = gpu.cc.filter(|cc| cc < floor) else { continue };
+        let n = format!("{}{}", cc.major, cc.minor);
+        out.push(NOT_IN_BUILD.finding(
+            format!("The program needs compute capability {floor}; {} is {cc}", gpu.name),
+            format!(
+                "The program says it needs a GPU of compute capability {floor} or newer, and this GPU ({cc}) is \
+                 older: its build has no code for it."
+            ),
+            vec![gpu.describe(), format!("pasted line: {line}")],
+            Some(format!(
+                "Run it on a GPU of compute capability {floor} or newer, or build the program from source for this \
+                 GPU (CMake: `-DCMAKE_CUDA_ARCHITECTURES={n}`; nvcc: `-gencode arch=compute_{n},code=sm_{n}`) where \
+                 its code allows it.{}",
+                super::message_fix::toolkit_bound(cx, &cc)
+            )),
+        ));
+    }
+}
+
+/// The lowest compute capability ollama's released builds run on, by release: from v0.1.19 its GPU discovery
+/// skips a GPU below `CudaComputeMajorMin = 6` (ollama/ollama:gpu/gpu.go@v0.1.19 to @v0.1.22), from v0.1.23 below
+/// `CudaComputeMin = {5, 0}` (gpu/gpu.go@v0.1.23, @v0.1.29; discover/gpu.go@v0.5.11, @v0.12.0 as
+/// `CudaComputeMajorMin = "5"`, `CudaComputeMinorMin = "0"`; docs/gpu.md@v0.13.0: "compute capability 5.0+"), and
+/// the builds before v0.1.19 had no code below 5.0 either (llama.cpp's default CUDA architectures). A version
+/// not known gets 5.0, the floor of every release.
+fn ollama_floor_of(version: &str) -> ComputeCapability {
+    let parts: Vec<u32> = version.split(['.', '-']).take(3).map_while(|p| p.parse().ok()).collect();
+    match parts[..] {
+        [0, 1, patch] if (19..=22).contains(&patch) => ComputeCapability { major: 6, minor: 0 },
+        _ => ComputeCapability { major: 5, minor: 0 },
+    }
+}
+
+/// `arch.not_in_build` for a GPU below the floor of ollama's released builds ([`ollama_floor_of`]): ollama skips
+/// it and runs on the CPU, or its runner stops at the first kernel (cuBLAS error 3). Where ollama's own `CUDA
+/// GPU is too old` line was pasted, its catalogue row says the same and this is not repeated.
+fn ollama_floor(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    if cx.s.messages.iter().any(|m| m.id == "ollama.gpu_too_old") {
+        return;
+    }
+    for (_, fw) in cx.frameworks().filter(|(_, fw)| fw.name == "ollama") {
+        let floor = ollama_floor_of(&fw.version);
+        for gpu in &cx.gpus {
+            let Some(cc) = gpu.cc.filter(|cc| *cc < floor) else { continue };
+            let why = format!(
+                "ollama's released builds have GPU code from compute capability {floor} up (its GPU discovery skips \
+                 a GPU below that and runs the model on the CPU), and this GPU is {cc}."
+            );
+            let evidence =
+                vec![gpu.describe(), format!("ollama {} (its releases need compute capability {floor})", fw.version)];
+            let n = format!("{}{}", cc.major, cc.minor);
+            let fix = format!(
+                "Build ollama from source for this GPU, with `-DCMAKE_CUDA_ARCHITECTURES={n}` in its CMake step (its \
+                 docs/development.md).{} Or run ollama on a GPU of compute capability {floor} or newer.",
+                super::message_fix::toolkit_bound(cx, &cc)
+            );
+            // No plan: ollama is no Python package an installer could swap.
+            out.push(NOT_IN_BUILD.finding(
+                format!("ollama {} has no code for {} ({})", fw.version, gpu.name, cc.sm()),
+                why,
+                evidence,
+                Some(fix),
+            ));
+        }
+    }
 }
 
 /// Rows of the catalogue whose line says a kernel had no code for the GPU.

@@ -118,6 +118,8 @@ pub(super) struct Facts {
     pub stated_cuda_wanted: Option<String>,
     /// nouveau present on the machine, said in words (`prose`): the line.
     pub stated_nouveau: Option<String>,
+    /// The lowest compute capability a program says it needs (`prose`): the capability and the line.
+    pub stated_min_cc: Option<(gpu_doctor_model::ComputeCapability, String)>,
     /// A PCIe link said in words (`prose`): the generation now and at most, for the text's one GPU.
     pub stated_link: Option<(u32, u32)>,
     /// A link width said in words (`prose`): the lanes now, the card's, and the sentence, for the
@@ -341,6 +343,7 @@ impl Facts {
         snap.stated_idle_downshift = self.stated_idle_downshift.take();
         snap.stated_cuda_wanted = self.stated_cuda_wanted.take();
         snap.stated_nouveau = self.stated_nouveau.take();
+        snap.stated_min_cc = self.stated_min_cc.take();
         snap.stated_driver_cuda = self.stated_driver_cuda.take().filter(|_| self.driver_cuda.is_none());
     }
 

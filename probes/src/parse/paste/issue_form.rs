@@ -183,7 +183,13 @@ fn answered(label: &str, value: &str, at: usize, format: &'static str, facts: &m
     }
     let listed = |name: &str| facts.packages.iter().any(|p| p.name == name);
     let version = |name: &str| installed_version(value).or_else(|| version_in(value)).filter(|_| !listed(name));
-    if has("tensorflow") || (has("tf") && has("version")) {
+    if has("ollama") {
+        // ollama's bug form asks `### Ollama version` (ollama/ollama:.github/ISSUE_TEMPLATE/10_bug_report.yml@v0.5.11).
+        if let Some(version) = version_in(value).filter(|_| !listed("ollama")) {
+            facts.saw(at, format);
+            facts.package(super::pkg::Pkg { name: "ollama".to_owned(), version, conda_build: None, source: format });
+        }
+    } else if has("tensorflow") || (has("tf") && has("version")) {
         if let Some(version) = version("tensorflow") {
             facts.saw(at, format);
             packages::add(facts, "tensorflow", &version, None, format);
@@ -435,7 +441,10 @@ fn gpu_in(value: &str) -> Option<Gpu> {
         Some((rest, last)) if memory.is_some() && memory_word(last).is_some() => rest.trim(),
         _ => name,
     };
-    if name.is_empty() || name.len() > 60 {
+    // A vendor or brand alone (`Nvidia`, ollama's form answering its GPU question with the vendor; `NVIDIA
+    // GeForce`) names no model: a model has a number, or is a TITAN.
+    let model = name.bytes().any(|b| b.is_ascii_digit()) || name.to_ascii_lowercase().contains("titan");
+    if name.is_empty() || name.len() > 60 || !model {
         return None;
     }
     let cc = lower

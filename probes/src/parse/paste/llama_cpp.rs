@@ -65,7 +65,7 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
     let mut in_list = false;
     let mut version = None;
     for (i, line) in lines.iter().enumerate() {
-        let t = line.trim();
+        let t = after_journal_tag(line.trim());
         version = version.or_else(|| ollama_version(t));
         if facts.ollama_build.is_none()
             && let Some(runners) = ollama_runners(t)
@@ -117,15 +117,90 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
             facts.driver(None, cuda, OLLAMA);
         }
     }
-    if facts.ollama_build.is_some() {
+    let in_words = lines.iter().enumerate().find_map(|(i, l)| ollama_version_in_words(l).map(|v| (i, v)));
+    let version = version.or(in_words.map(|(_, v)| v));
+    let sign = lines.iter().position(|l| ollama_sign(l)).or(in_words.map(|(i, _)| i));
+    if facts.ollama_build.is_some() || sign.is_some() {
+        if let Some(at) = sign {
+            facts.saw(at, OLLAMA_SEEN);
+        }
         let version = version.unwrap_or("(version not shown)").to_owned();
-        facts.package(Pkg { name: "ollama".to_owned(), version, conda_build: None, source: OLLAMA_RUNNERS });
+        facts.package(Pkg { name: "ollama".to_owned(), version, conda_build: None, source: OLLAMA_SEEN });
     }
+}
+
+/// A line without its systemd journal's head (`Jan  1 20:22:43 thinkstation-s30 ollama[911]: ` of `journalctl -u
+/// ollama`, whose lines are ollama's own after it): the text after the first `]: ` that closes a
+/// `name[digits]` tag, else the line.
+fn after_journal_tag(line: &str) -> &str {
+    let Some(close) = line.find("]: ") else { return line };
+    let head = &line[..close];
+    let pid = head.len() - head.bytes().rev().take_while(u8::is_ascii_digit).count();
+    if pid < head.len() && head[..pid].ends_with('[') && pid > 1 { line[close + 3..].trim() } else { line }
+}
+
+/// The format name of ollama seen in the text (its runner list, its log, its source paths, its version).
+const OLLAMA_SEEN: &str = "ollama's log or version";
+
+/// Whether a line is ollama's own: its systemd journal's tag (`Jan  1 20:22:43 host ollama[911]: …`), a path
+/// in its source tree (`/go/src/github.com/jmorganca/ollama/llm/…`, `github.com/ollama/ollama/…`, as Go prints
+/// them in panics and ggml's errors), or its `Listening on` line: the judge's floor of ollama's builds needs only
+/// to know that ollama ran.
+fn ollama_sign(line: &str) -> bool {
+    if line.len() > 4000 {
+        return false;
+    }
+    let journal = line.match_indices("ollama[").any(|(at, w)| {
+        let rest = &line[at + w.len()..];
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        digits > 0 && rest[digits..].starts_with("]:")
+    });
+    journal
+        || line.contains("github.com/jmorganca/ollama/")
+        || line.contains("github.com/ollama/ollama/")
+        || ollama_version(line.trim()).is_some()
+}
+
+/// ollama's version said in words: `v0.1.19` or `0.5.11` within the three words after `ollama` (`I've updated
+/// ollama to v0.1.19`, `Ollama 0.5.11`, `ollama version 0.3.6`).
+fn ollama_version_in_words(line: &str) -> Option<&str> {
+    if line.len() > 2000 {
+        return None;
+    }
+    let at = line.to_ascii_lowercase().find("ollama")?;
+    line[at + "ollama".len()..]
+        .split_whitespace()
+        .take(3)
+        .map(|w| w.trim_end_matches([',', '.', ')', ';', ':', '!', '?']).trim_start_matches(['(', 'v']))
+        .find(|w| {
+            let parts: Vec<&str> = w.split('.').collect();
+            parts.len() == 3
+                && parts[0] == "0"
+                && parts.iter().all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+        })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// ollama's signs and its version in words (ollama/ollama#1756's journal, #1834's Go path, #1877's sentence);
+    /// a word `ollama` in a sentence is no sign, and a version of another program is not ollama's.
+    #[test]
+    fn ollama_seen_and_its_version_in_words() {
+        let journal = "Jan  1 20:22:43 thinkstation-s30 ollama[911]:   Device 0: Tesla K80, compute capability 3.7";
+        assert!(ollama_sign(journal));
+        assert_eq!(after_journal_tag(journal), "Device 0: Tesla K80, compute capability 3.7");
+        assert!(ollama_sign(
+            "cuBLAS error 3 at /go/src/github.com/jmorganca/ollama/llm/llama.cpp/gguf/ggml-cuda.cu:5552"
+        ));
+        assert!(!ollama_sign("I found that Ollama doesn't use the GPU at all."));
+        assert_eq!(after_journal_tag("[1]: not a journal"), "[1]: not a journal");
+        assert_eq!(ollama_version_in_words("I've updated ollama to v0.1.19, but"), Some("0.1.19"));
+        assert_eq!(ollama_version_in_words("Ollama version 0.3.6"), Some("0.3.6"));
+        assert_eq!(ollama_version_in_words("ollama runs torch 2.1.0 here"), None);
+        assert_eq!(ollama_version_in_words("ollama with CUDA 12.3"), None);
+    }
 
     /// Every spelling of the runner list in public logs: slog's quoted and bare values, and the
     /// older form with the list in the message.

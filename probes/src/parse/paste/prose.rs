@@ -631,6 +631,38 @@ fn tools_in_words(lines: &[String], facts: &mut Facts) {
     }
 }
 
+const MIN_CC_FORMAT: &str = "a program's lowest compute capability";
+
+/// The lowest compute capability a line says a program needs, in the shapes programs print it and people repeat
+/// it: `minimum required compute capability 3.5` (DeepFaceLab's `No CUDA device found with …`), `the minimum
+/// required Cuda capability is 6.0` (TensorFlow's gpu_device.cc), `The minimum cuda capability supported by this
+/// library is 5.0` (PyTorch's torch/cuda/__init__.py), `requires 5.0 capability` and `requires compute
+/// capability 7.0`, `compute capability of at least 7.0`, `compute capability >= 7.0`, `compute capability below
+/// 7.0 are not supported` (vLLM's worker), `supports CC 5.0 and above`. One number X.Y of 1.0 to 12.9.
+fn min_cc_in(line: &str) -> Option<gpu_doctor_model::ComputeCapability> {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    if line.len() > 2000 || !line.to_ascii_lowercase().contains("capabilit") && !line.contains("CC ") {
+        return None;
+    }
+    #[allow(clippy::unwrap_used)] // a literal pattern, exercised by the tests
+    let re = RE.get_or_init(|| {
+        regex::Regex::new(
+            r"(?ix)
+            (?:minimum|lowest|min\.?)\s+(?:required\s+)?(?:cuda\s+)?(?:compute\s+)?capability\s+
+                (?:supported\s+by\s+this\s+library\s+)?(?:is\s+|of\s+)?(?P<a>\d{1,2}\.\d)\b
+            | requires?\s+(?:a\s+gpu\s+with\s+)?(?:cuda\s+)?(?:compute\s+)?capability\s+(?:of\s+)?(?:at\s+least\s+|>=\s*)?(?P<b>\d{1,2}\.\d)\b
+            | requires?\s+(?P<c>\d{1,2}\.\d)\s+(?:compute\s+)?capability
+            | (?:compute\s+)?capability\s+(?:of\s+)?(?:at\s+least|>=|≥)\s*(?P<d>\d{1,2}\.\d)\b
+            | capability\s+(?:below|lower\s+than|less\s+than|<)\s+(?P<e>\d{1,2}\.\d)\s+(?:is|are)\s+not\s+supported
+            | \bCC\s+(?P<f>\d{1,2}\.\d)\s*(?:\+|and\s+(?:above|up|newer|higher))",
+        )
+        .unwrap()
+    });
+    let caps = re.captures(line)?;
+    let cc = ["a", "b", "c", "d", "e", "f"].iter().find_map(|n| caps.name(n))?;
+    cc.as_str().parse().ok().filter(|cc: &gpu_doctor_model::ComputeCapability| (1..=12).contains(&cc.major))
+}
+
 const NOUVEAU_FORMAT: &str = "nouveau said present, in words";
 
 /// Words that say nouveau is on the machine and running: installed, loaded, in use, or printing errors.
@@ -786,6 +818,10 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
         facts.saw(i, QUESTION_FORMAT);
         facts.stated_cuda_question = Some(question);
     }
+    if let Some((i, cc, line)) = lines.iter().enumerate().find_map(|(i, l)| min_cc_in(l).map(|cc| (i, cc, l))) {
+        facts.saw(i, MIN_CC_FORMAT);
+        facts.stated_min_cc = Some((cc, line.trim().chars().take(300).collect()));
+    }
     if let Some((i, line)) = lines.iter().enumerate().find(|(_, l)| nouveau_in_words(l)) {
         facts.saw(i, NOUVEAU_FORMAT);
         facts.stated_nouveau = Some(line.trim().chars().take(300).collect());
@@ -860,6 +896,33 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The floors programs print (TensorFlow's gpu_device.cc and PyTorch's torch/cuda/__init__.py as the catalogue
+    /// quotes them; iperov/DeepFaceLab#264's and spacemeshos/gpu-post#15's lines, verbatim) and the shapes people
+    /// repeat them in; a capability alone is no floor.
+    #[test]
+    fn a_programs_lowest_compute_capability() {
+        let cc = |l: &str| min_cc_in(l).map(|c| c.to_string());
+        for (line, want) in [
+            ("No CUDA device found with minimum required compute capability 3.5", "3.5"),
+            ("with Cuda compute capability 3.0. The minimum required Cuda capability is 3.5.", "3.5"),
+            ("The minimum cuda capability supported by this library is 5.0.", "5.0"),
+            ("[2020-09-08 11:15:32] GPU #0: FATAL: the 't' kernel requires 5.0 capability!", "5.0"),
+            ("GPUs with compute capability below 7.0 are not supported.", "7.0"),
+            ("FlashAttention requires a GPU with compute capability of at least 8.0", "8.0"),
+            ("ollama supports CC 5.0 and above", "5.0"),
+        ] {
+            assert_eq!(cc(line).as_deref(), Some(want), "{line}");
+        }
+        for line in [
+            "Device 0: NVIDIA GeForce RTX 4070, compute capability 8.9, VMM: yes",
+            "Found GPU0 Tesla K80 which is of cuda capability 3.7.",
+            "My graphic card has a compute capability 3.0",
+        ] {
+            assert_eq!(cc(line), None, "{line}");
+        }
+        assert_eq!(cc(&"requires 5.0 capability ".repeat(200)), None);
+    }
 
     fn read_text(text: &str) -> Option<u32> {
         Facts::read_by(read, text).stated_gpu_count

@@ -328,3 +328,45 @@ fn a_versioned_symbol_missing_names_the_older_library_and_its_fix() {
     let other = findings("undefined symbol: foo_bar, version libfoo.so.1\n");
     assert!(other.iter().all(|f| f.id != "loader.older_library_loaded"), "{other:#?}");
 }
+
+/// The ids of the findings for pasted `text`.
+fn finding_ids(text: &str) -> Vec<String> {
+    diagnosed(text).into_iter().map(|f| f.id).collect()
+}
+
+/// ollama with a GPU below the floor of its releases (gpu/gpu.go's CudaComputeMin, by release): its journal's
+/// lines (ollama/ollama#1756, a K80 under a release of January 2024), its issue form's version answer
+/// (ollama/ollama#9124's form: `### Ollama version`), a version in words (ollama/ollama#1877: a 5.0 GPU under
+/// v0.1.19, whose floor was 6.0). A GPU at the floor, or ollama's own `too old` line, gives no second finding.
+#[test]
+fn ollama_has_no_code_below_its_releases_floor() {
+    let journal = "Jan  1 20:22:43 thinkstation-s30 ollama[911]: ggml_init_cublas: found 3 CUDA devices:\n\
+                   Jan  1 20:22:43 thinkstation-s30 ollama[911]:   Device 0: Tesla K80, compute capability 3.7\n";
+    let f = diagnosed(journal);
+    let arch = f.iter().find(|f| f.id == "arch.not_in_build").expect("the finding");
+    let fix = arch.fix.as_deref().unwrap_or_default();
+    assert!(fix.contains("-DCMAKE_CUDA_ARCHITECTURES=37") && fix.contains("11.8"), "{fix}");
+    let form = "### GPU\n\nNvidia\n\n### Ollama version\n\n0.5.11\n\nmy server has 4 nvidia tesla k80 gpus\n";
+    assert!(finding_ids(form).contains(&"arch.not_in_build".to_owned()), "{form}");
+    let words = "I've updated ollama to v0.1.19. I have a gtx 950M, Nvidia driver 545.23.08\n";
+    assert!(finding_ids(words).contains(&"arch.not_in_build".to_owned()));
+    // The same GPU under a release whose floor is 5.0 runs.
+    let later = "I've updated ollama to v0.1.23. I have a gtx 950M, Nvidia driver 545.23.08\n";
+    assert!(!finding_ids(later).contains(&"arch.not_in_build".to_owned()));
+    // Without ollama, a K80 named is no finding of this kind.
+    assert!(
+        !finding_ids("Device 0: Tesla K80, compute capability 3.7, VMM: no\n")
+            .contains(&"arch.not_in_build".to_owned())
+    );
+}
+
+/// A program's stated floor against the GPU the text names: spacemeshos/gpu-post#15 (`the 't' kernel requires
+/// 5.0 capability!` on a K80). A GPU at or above the floor gives nothing.
+#[test]
+fn a_gpu_below_the_floor_a_program_states_is_not_in_its_build() {
+    let text = "Runtime Error with Nvidia Tesla K80\n\
+                [2020-09-08 11:15:32] GPU #0: FATAL: the 't' kernel requires 5.0 capability!\n";
+    assert!(finding_ids(text).contains(&"arch.not_in_build".to_owned()), "{:?}", finding_ids(text));
+    let t4 = "Runtime Error with Nvidia Tesla T4\n[2020-09-08 11:15:32] GPU #0: FATAL: the 't' kernel requires 5.0 capability!\n";
+    assert!(!finding_ids(t4).contains(&"arch.not_in_build".to_owned()));
+}
