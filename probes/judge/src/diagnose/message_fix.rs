@@ -59,6 +59,7 @@ fn by_category(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&ObservedMessage]
         Category::CudnnMissingOrMismatch => cudnn_fix(cx, known, observed),
         Category::EnvVarMisconfig => variable_fix(cx, known),
         Category::NoDriverOrGpuNotVisible if known.id == "nvrm.legacy_gpu" => legacy_fix(observed),
+        Category::NoDriverOrGpuNotVisible if known.id == "kbuild.gpl_only_symbol" => (Some(newer_branch_fix(cx)), None),
         Category::NoDriverOrGpuNotVisible => {
             image_driver_files_fix(cx, known, observed).unwrap_or_else(|| visible_fix(cx, known))
         }
@@ -272,6 +273,17 @@ fn numba_nvvm_fix(cx: &Ctx<'_>) -> String {
          CUDA_HOME=/usr/local/cuda-12.4`, where `ls $CUDA_HOME/nvvm/lib64` lists libnvvm.so), or install the \
          package: `{}` (conda: `conda install -c conda-forge cuda-nvcc`).",
         pip_install(cx, &["nvidia-cuda-nvcc-cu12"])
+    )
+}
+
+/// The fix of a driver branch older than the kernel it is built for (modpost's GPL-only symbol).
+fn newer_branch_fix(cx: &Ctx<'_>) -> String {
+    format!(
+        "This NVIDIA driver branch is older than the kernel it is being built for. Install a driver branch released \
+             for that kernel (the distribution's current NVIDIA driver package, or NVIDIA's newest from \
+             https://www.nvidia.com/drivers), then let DKMS build it: `{}`; until then boot the previous kernel, whose \
+             module is still installed.",
+        cmd(cx, "sudo", ["dkms", "autoinstall"])
     )
 }
 
@@ -489,6 +501,14 @@ fn gpu_build_fix(cx: &Ctx<'_>, program: &str, observed: &[&ObservedMessage]) -> 
              names the index of each CUDA version).",
             cmd(cx, "pip", ["uninstall", "-y", "paddlepaddle"]),
             pip_install(cx, &["paddlepaddle-gpu"])
+        )),
+        // dmlc/xgboost doc/install.rst (PyPI's wheels for Linux x86-64 and Windows carry CUDA; conda-forge's
+        // variants by build string, `py-xgboost-gpu` before).
+        "xgboost" => Some(format!(
+            "Install XGBoost's CUDA build: from PyPI `{}` (its Linux x86-64 and Windows wheels carry CUDA; not \
+             `xgboost-cpu`), or from conda-forge `{}` (older channels: `py-xgboost-gpu`).",
+            pip_install(cx, &["xgboost"]),
+            cmd(cx, "conda", ["install", "-c", "conda-forge", "py-xgboost=*=cuda*"])
         )),
         "faiss" => Some(format!(
             "Faiss's GPU classes are only in its GPU build; `faiss-cpu` and `faiss-gpu` install the same `faiss` \

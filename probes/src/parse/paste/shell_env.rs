@@ -166,6 +166,13 @@ fn launch_script(line: &str) -> Option<&str> {
     if !SCRIPT.iter().any(|n| n.in_line(line)) {
         return None;
     }
+    // A command quoted as inline code in a sentence (`3. Run the script: `bash ./scripts/train.sh``): each code
+    // span is a command line of its own.
+    script_of_command(line).or_else(|| line.split('`').skip(1).step_by(2).find_map(script_of_command))
+}
+
+/// The script a command line runs ([`launch_script`]).
+fn script_of_command(line: &str) -> Option<&str> {
     let line = line.trim_matches(['`', '*']).trim();
     let cmd = ["$ ", "# ", "> "].iter().filter_map(|p| line.rsplit_once(p).map(|(_, c)| c)).next().unwrap_or(line);
     let is_script = |w: &str| {

@@ -326,7 +326,7 @@ fn a_tensorflow_issue_form_on_windows_names_the_native_windows_finding() {
 /// The variable's value is not in the text, but what is says where to look. mazurowski-lab/finetune-SAM#18 (the
 /// reporter's words, the traceback cut to its last line): PyTorch saw the GPUs in a shell and the project's
 /// launch script counted none; LiYingwei/ShapeTextureDebiasedTraining#12: `is_available()` "shows `true`" in
-/// prose. A script run alone names the script to search.
+/// prose. A script run alone names the script to search, also where a sentence quotes its command.
 #[test]
 fn no_gpus_for_the_program_alone_points_at_its_launch_script() {
     let hides = |text: &str| {
@@ -349,6 +349,12 @@ fn no_gpus_for_the_program_alone_points_at_its_launch_script() {
     let f = hides(script).expect("started by a script");
     let plan = format!("{:?}", f.plan);
     assert!(plan.contains("grep -n CUDA_VISIBLE_DEVICES scripts/train.sh"), "{plan}");
+    // The command quoted as inline code in a numbered step (thuml/Time-Series-Library#698, in Chinese: "run the
+    // script:").
+    let step = "3. 运行脚本：`bash ./scripts/long_term_forecast/ETT_script/TimesNet_ETTh1.sh`\n\
+                RuntimeError: No CUDA GPUs are available\n";
+    assert_eq!(read(step).env.launch_scripts, ["./scripts/long_term_forecast/ETT_script/TimesNet_ETTh1.sh"]);
+    assert!(hides(step).is_some());
     // The message alone, or a script run without it, is not the variable.
     assert!(hides("RuntimeError: No CUDA GPUs are available\n").is_none());
     assert!(hides("$ bash scripts/train.sh\nepoch 1 loss 0.3\n").is_none());

@@ -443,6 +443,8 @@ const CASES: &[Case] = &[
         &[("driver_cuda_int", "8000")],
         &[],
     ),
+    // ethereum-mining/ethminer#1138: 0.15's own `Error: ` before the exception's text.
+    ("ethminer.insufficient_driver", "  Error: Insufficient CUDA driver: 9010", &[("driver_cuda_int", "9010")], &[]),
     (
         "cudajl.driver_too_old",
         "ERROR: LoadError: CUDA 10.0 is not supported by\nyour driver (which supports up to 9.0)",
@@ -1126,6 +1128,26 @@ const CASES: &[Case] = &[
     ),
     ("cuda.initialization_error", "RuntimeError: CUDA error: initialization error", &[], &[]),
     ("cuda.system_not_ready", "Error 802: system not yet initialized", &[], &[]),
+    // xanmod/linux#411, DKMS building NVIDIA 545.29.06 for kernel 6.6.15 (two of its lines).
+    (
+        "kbuild.gpl_only_symbol",
+        "ERROR: modpost: GPL-incompatible module nvidia.ko uses GPL-only symbol '__rcu_read_lock'",
+        &[("module", "nvidia"), ("symbol", "__rcu_read_lock")],
+        &[],
+    ),
+    // A user's notes on GitHub (in Japanese) on running XGBoost's GPU benchmark with Anaconda's build on Windows.
+    (
+        "xgboost.not_compiled_with_gpu",
+        "xgboost.core.XGBoostError: [09:12:50] c:\\windows\\temp\\abs_557yfx631l\\croots\\recipe\\xgboost-split_1659548953302\\work\\src\\common\\common.h:157: XGBoost version not compiled with GPU support.",
+        &[],
+        &[],
+    ),
+    (
+        "cuda.system_not_ready",
+        "Failed to allocate device vector A (error code system not yet initialized)! [Vector addition of 5000 elements]",
+        &[],
+        &[],
+    ),
     // (format)
     (
         "cuda.mps_failure",
