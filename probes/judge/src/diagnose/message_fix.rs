@@ -60,6 +60,9 @@ fn by_category(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&ObservedMessage]
         Category::EnvVarMisconfig => variable_fix(cx, known),
         Category::NoDriverOrGpuNotVisible if known.id == "nvrm.legacy_gpu" => legacy_fix(observed),
         Category::NoDriverOrGpuNotVisible if known.id == "kbuild.gpl_only_symbol" => (Some(newer_branch_fix(cx)), None),
+        Category::NoDriverOrGpuNotVisible if known.id == "sdwebui.torch_cannot_use_gpu" => {
+            (Some(webui_torch_fix(cx)), None)
+        }
         Category::NoDriverOrGpuNotVisible => {
             image_driver_files_fix(cx, known, observed).unwrap_or_else(|| visible_fix(cx, known))
         }
@@ -273,6 +276,31 @@ fn numba_nvvm_fix(cx: &Ctx<'_>) -> String {
          CUDA_HOME=/usr/local/cuda-12.4`, where `ls $CUDA_HOME/nvvm/lib64` lists libnvvm.so), or install the \
          package: `{}` (conda: `conda install -c conda-forge cuda-nvcc`).",
         pip_install(cx, &["nvidia-cuda-nvcc-cu12"])
+    )
+}
+
+/// The web UI's own torch cannot use the GPU: ask that Python which torch it has, then reinstall it or update the
+/// driver (AUTOMATIC1111/stable-diffusion-webui modules/launch_utils.py: `--reinstall-torch` and TORCH_COMMAND).
+fn webui_torch_fix(cx: &Ctx<'_>) -> String {
+    const ASK: &str = "import torch; print(torch.__version__, torch.version.cuda, torch.cuda.is_available())";
+    let unix = cmd(cx, "venv/bin/python", ["-c", ASK]);
+    // The Windows form in PowerShell, whatever shell the text's machine is thought to use: the web UI is most often
+    // run there. Its words are constants, so they always quote.
+    let windows = ShellCommand::new("venv\\Scripts\\python.exe")
+        .args(["-c", ASK])
+        .render(gpu_doctor_model::shell::Shell::PowerShell)
+        .unwrap_or_default();
+    let asked = match cx.os {
+        OsFamily::Windows => format!("`{windows}`"),
+        OsFamily::Linux | OsFamily::Macos => format!("`{unix}`"),
+        _ => format!("`{unix}` (in Windows' PowerShell: `{windows}`)"),
+    };
+    format!(
+        "Ask the web UI's own Python which torch it has: {asked} in the web UI's folder. A version ending `+cpu` (CUDA \
+         None) is the CPU build: delete the `venv` folder, or add `--reinstall-torch` to COMMANDLINE_ARGS once, so the \
+         launcher installs its CUDA build (TORCH_COMMAND names another). A CUDA build that prints False needs a driver \
+         whose CUDA level (`nvidia-smi`'s header) is at or above that CUDA. Do not add `--skip-torch-cuda-test`: it \
+         runs everything on the CPU."
     )
 }
 

@@ -1128,6 +1128,13 @@ const CASES: &[Case] = &[
     ),
     ("cuda.initialization_error", "RuntimeError: CUDA error: initialization error", &[], &[]),
     ("cuda.system_not_ready", "Error 802: system not yet initialized", &[], &[]),
+    // A user's notes (in Chinese) on a macOS install: the launcher's traceback, its last lines.
+    (
+        "sdwebui.torch_cannot_use_gpu",
+        "RuntimeError: Torch is not able to use GPU; add --skip-torch-cuda-test to COMMANDLINE_ARGS variable to disable this check",
+        &[],
+        &[],
+    ),
     // xanmod/linux#411, DKMS building NVIDIA 545.29.06 for kernel 6.6.15 (two of its lines).
     (
         "kbuild.gpl_only_symbol",
