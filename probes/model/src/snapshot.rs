@@ -136,6 +136,10 @@ pub struct Snapshot {
     /// for a live machine, or when not said.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stated_min_cc: Option<(ComputeCapability, String)>,
+    /// The line where the pasted text says a program's GPU numbers and nvidia-smi's (nvtop's, gpustat's) disagree
+    /// ("bonito and nvidia-smi do not match the device number"); `None` for a live machine, or when not said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stated_index_mismatch: Option<String>,
     /// Error and warning lines from the frameworks and the CUDA runtime found in pasted text, each
     /// matched to a known message. Empty for a live machine.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -199,6 +203,7 @@ impl Snapshot {
             stated_cuda_wanted: None,
             stated_nouveau: None,
             stated_min_cc: None,
+            stated_index_mismatch: None,
             stated_cuda_question: None,
             messages: Vec::new(),
             trace: Vec::new(),

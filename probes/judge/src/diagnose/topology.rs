@@ -79,7 +79,9 @@ pub(super) const ORDER: Rule = Rule {
     severity: Severity::Warning,
     trigger: "CUDA_DEVICE_ORDER is not PCI_BUS_ID and CUDA's default fastest-first order makes some CUDA device \
               index name another GPU than the same nvidia-smi index (GPUs of different speeds): `cuda:0` and \
-              `CUDA_VISIBLE_DEVICES=0` are not nvidia-smi's GPU 0.",
+              `CUDA_VISIBLE_DEVICES=0` are not nvidia-smi's GPU 0. In pasted text without both orders, also a \
+              sentence saying a program's GPU numbers and nvidia-smi's (nvtop's, gpustat's) disagree, where \
+              CUDA_DEVICE_ORDER is not PCI_BUS_ID.",
     source: "CUDA Programming Guide, environment variables (CUDA_DEVICE_ORDER: FASTEST_FIRST default, PCI_BUS_ID; \
              CUDA_VISIBLE_DEVICES) (https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#env-vars)",
 };
@@ -155,6 +157,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
         p2p_turned_off(cx, &Topology::default(), out);
         trouble_in_words(cx, &Topology::default(), out);
         peer_access_refused(cx, out);
+        order_in_words(cx, out);
         return;
     };
     p2p(t, out);
@@ -168,6 +171,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     trouble_in_words(cx, t, out);
     mixed(t, out);
     order(t, out);
+    order_in_words(cx, out);
     sockets(t, out);
     mig(t, out);
     nvlink_down(t, out);
@@ -841,6 +845,39 @@ fn order(t: &Topology, out: &mut Vec<Finding>) {
          monitoring tools number them in PCI order. With GPUs of different speeds the two disagree: `cuda:0`, \
          `--gpu 0` and the integers in CUDA_VISIBLE_DEVICES pick another card than the one nvidia-smi shows as GPU 0, \
          so a job lands on the wrong GPU or the wrong GPU looks busy.",
+                evidence,
+                None,
+            )
+            .with_plan(fix::change(
+                None,
+                "CUDA numbers the GPUs as nvidia-smi does",
+                vec![fix::set_var("CUDA_DEVICE_ORDER", "PCI_BUS_ID")],
+            )),
+    );
+}
+
+/// The text says a program's GPU numbers and nvidia-smi's (or another NVML monitor's) disagree, where no GPU list
+/// showed the two orders ([`order`] judges those) and CUDA_DEVICE_ORDER is not PCI_BUS_ID already: CUDA's default
+/// fastest-first order is the one cause CUDA documents for it.
+fn order_in_words(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let Some(line) = cx.s.stated_index_mismatch.as_deref() else { return };
+    let order_var = cx.s.env.vars.get("CUDA_DEVICE_ORDER");
+    if out.iter().any(|f| f.id == ORDER.id) || order_var.is_some_and(|v| v == "PCI_BUS_ID") {
+        return;
+    }
+    let mut evidence = vec![format!("pasted line: {line}")];
+    evidence.push(
+        order_var
+            .map_or("CUDA_DEVICE_ORDER: not set in the text".to_owned(), |v| format!("CUDA_DEVICE_ORDER is {v:?}")),
+    );
+    out.push(
+        ORDER
+            .finding(
+                "The program's GPU numbers are not nvidia-smi's",
+                "CUDA numbers GPUs fastest first unless CUDA_DEVICE_ORDER=PCI_BUS_ID, while nvidia-smi, nvtop and \
+                 other NVML monitors number them in PCI order: on a machine whose GPUs differ in speed, `cuda:0`, \
+                 `--gpu 0` and the integers in CUDA_VISIBLE_DEVICES pick another card than the one nvidia-smi calls \
+                 GPU 0.",
                 evidence,
                 None,
             )

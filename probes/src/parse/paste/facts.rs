@@ -120,6 +120,8 @@ pub(super) struct Facts {
     pub stated_nouveau: Option<String>,
     /// The lowest compute capability a program says it needs (`prose`): the capability and the line.
     pub stated_min_cc: Option<(gpu_doctor_model::ComputeCapability, String)>,
+    /// A program's GPU numbers said to disagree with nvidia-smi's (`prose`): the line.
+    pub stated_index_mismatch: Option<String>,
     /// A PCIe link said in words (`prose`): the generation now and at most, for the text's one GPU.
     pub stated_link: Option<(u32, u32)>,
     /// A link width said in words (`prose`): the lanes now, the card's, and the sentence, for the
@@ -344,6 +346,7 @@ impl Facts {
         snap.stated_cuda_wanted = self.stated_cuda_wanted.take();
         snap.stated_nouveau = self.stated_nouveau.take();
         snap.stated_min_cc = self.stated_min_cc.take();
+        snap.stated_index_mismatch = self.stated_index_mismatch.take();
         snap.stated_driver_cuda = self.stated_driver_cuda.take().filter(|_| self.driver_cuda.is_none());
     }
 

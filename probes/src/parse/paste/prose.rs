@@ -631,6 +631,55 @@ fn tools_in_words(lines: &[String], facts: &mut Facts) {
     }
 }
 
+const INDEX_FORMAT: &str = "GPU numbers said to disagree with nvidia-smi's";
+
+/// The monitors that number GPUs as NVML does, in PCI bus order.
+const PCI_ORDER_TOOLS: [&str; 4] = ["nvidia-smi", "nvtop", "nvitop", "gpustat"];
+
+/// Words that say two numberings disagree.
+const DISAGREE: [&str; 11] = [
+    "not match",
+    "don't match",
+    "doesn't match",
+    "mismatch",
+    "different",
+    "differ",
+    "not the same",
+    "inconsistent",
+    "not consistent",
+    "swapped",
+    "reversed",
+];
+
+/// A sentence saying a program's GPU numbers and an NVML monitor's disagree: the monitor named, and either words of
+/// disagreement beside a numbering word (`bonito and nvidia-smi do not match the device number`, nanoporetech/bonito#120),
+/// or two GPU numbers set against each other (`I selected GPU 2 and 3 for training, but … nvidia-smi says the training is
+/// happening on GPU 0 and 1`, NVIDIA/DIGITS#1358). At most 500 characters: a sentence, not a table.
+fn index_mismatch_in_words(line: &str) -> bool {
+    if line.len() > 500 {
+        return false;
+    }
+    let lower = line.to_ascii_lowercase();
+    if !PCI_ORDER_TOOLS.iter().any(|t| lower.contains(t)) || lower.contains('|') {
+        return false;
+    }
+    let words: Vec<&str> = lower.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| !w.is_empty()).collect();
+    let numbering = words.iter().any(|w| {
+        matches!(
+            *w,
+            "number" | "numbers" | "numbering" | "index" | "indices" | "indexes" | "id" | "ids" | "order" | "ordering"
+        )
+    });
+    if numbering && DISAGREE.iter().any(|d| lower.contains(d)) {
+        return true;
+    }
+    // `GPU 2` … but … `GPU 0`: the numbers a person chose against those the monitor shows.
+    let numbers: Vec<&str> =
+        words.windows(2).filter(|w| w[0] == "gpu" && w[1].bytes().all(|b| b.is_ascii_digit())).map(|w| w[1]).collect();
+    let contrast = words.iter().any(|w| matches!(*w, "but" | "however" | "instead" | "whereas"));
+    contrast && numbers.len() >= 2 && numbers.iter().any(|n| *n != numbers[0])
+}
+
 const MIN_CC_FORMAT: &str = "a program's lowest compute capability";
 
 /// The lowest compute capability a line says a program needs, in the shapes programs print it and people repeat
@@ -818,6 +867,10 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
         facts.saw(i, QUESTION_FORMAT);
         facts.stated_cuda_question = Some(question);
     }
+    if let Some((i, line)) = lines.iter().enumerate().find(|(_, l)| index_mismatch_in_words(l)) {
+        facts.saw(i, INDEX_FORMAT);
+        facts.stated_index_mismatch = Some(line.trim().chars().take(300).collect());
+    }
     if let Some((i, cc, line)) = lines.iter().enumerate().find_map(|(i, l)| min_cc_in(l).map(|cc| (i, cc, l))) {
         facts.saw(i, MIN_CC_FORMAT);
         facts.stated_min_cc = Some((cc, line.trim().chars().take(300).collect()));
@@ -896,6 +949,29 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// GPU numbers said to disagree with nvidia-smi's: nanoporetech/bonito#120 and NVIDIA/DIGITS#1358, verbatim. Other
+    /// differences with nvidia-smi, its table, and numbers not set against each other are not this.
+    #[test]
+    fn gpu_numbers_said_to_disagree_with_nvidia_smi() {
+        assert!(index_mismatch_in_words(
+            "i found that bonito and nvidia-smi do not match the device number. I started"
+        ));
+        assert!(index_mismatch_in_words(
+            "In DIGITS I selected GPU 2 and 3 for training, but the GPU utilisation showing in nvidia-smi says the \
+             training is happening on GPU 0 and 1."
+        ));
+        for line in [
+            "nvidia-smi shows a different driver version than nvcc",
+            "nvidia-smi shows GPU 0 and GPU 1 busy",
+            "the order of the GPUs in nvidia-smi is by bus id",
+            "| 0  NVIDIA GeForce RTX 3090 ... different |",
+            "CUDA_VISIBLE_DEVICES=1 python train.py",
+        ] {
+            assert!(!index_mismatch_in_words(line), "{line}");
+        }
+        assert!(!index_mismatch_in_words(&"nvidia-smi numbers differ ".repeat(40)));
+    }
 
     /// The floors programs print (TensorFlow's gpu_device.cc and PyTorch's torch/cuda/__init__.py as the catalogue
     /// quotes them; iperov/DeepFaceLab#264's and spacemeshos/gpu-post#15's lines, verbatim) and the shapes people
