@@ -360,21 +360,32 @@ fn reader_threads() -> BTreeMap<&'static str, BTreeSet<String>> {
 fn cited_threads(text: &str) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     let is_name = |c: char| c.is_ascii_alphanumeric() || "_.-".contains(c);
-    for word in text.split(|c: char| c.is_whitespace() || "()<>\"'`,;[]".contains(c)) {
-        if let Some(at) = word.find("https://").or_else(|| word.find("http://")) {
-            out.insert(thread_of(word.get(at..).unwrap_or(word).trim_end_matches(['.', ':'])));
-        } else if let Some((repo, number)) = word.split_once('#') {
-            let number: String = number.chars().take_while(char::is_ascii_digit).collect();
-            let mut parts = repo.rsplitn(2, '/');
-            let (Some(name), Some(owner)) = (parts.next(), parts.next()) else { continue };
-            let owner = owner.rsplit('/').next().unwrap_or(owner);
-            if number.is_empty()
-                || owner.is_empty()
-                || name.is_empty()
-                || !owner.chars().chain(name.chars()).all(is_name)
-            {
+    for line in text.lines() {
+        // `owner/repo#M and #N`: a bare number belongs to the repository named before it on the line.
+        let mut last: Option<(&str, &str)> = None;
+        for word in line.split(|c: char| c.is_whitespace() || "()<>\"'`,;[]".contains(c)) {
+            if let Some(at) = word.find("https://").or_else(|| word.find("http://")) {
+                out.insert(thread_of(word.get(at..).unwrap_or(word).trim_end_matches(['.', ':'])));
                 continue;
             }
+            let Some((repo, number)) = word.split_once('#') else { continue };
+            let number: String = number.chars().take_while(char::is_ascii_digit).collect();
+            if number.is_empty() {
+                continue;
+            }
+            let (owner, name) = if repo.is_empty() {
+                let Some(named) = last else { continue };
+                named
+            } else {
+                let mut parts = repo.rsplitn(2, '/');
+                let (Some(name), Some(owner)) = (parts.next(), parts.next()) else { continue };
+                let owner = owner.rsplit('/').next().unwrap_or(owner);
+                if owner.is_empty() || name.is_empty() || !owner.chars().chain(name.chars()).all(is_name) {
+                    continue;
+                }
+                last = Some((owner, name));
+                (owner, name)
+            };
             for kind in ["issues", "pull"] {
                 out.insert(thread_of(&format!("https://github.com/{owner}/{name}/{kind}/{number}")));
             }
@@ -621,12 +632,14 @@ fn corpus_leave_one_source_out() {
 fn a_readers_cited_threads_are_read_from_urls_and_short_references() {
     let cited = cited_threads(
         "/// microsoft/WSL#3847: WSL1 (see https://github.com/chelsea0x3b/cudarc/issues/255#issuecomment-1).\n\
-         // not a reference: a#1, C# 12, #3",
+         // not a reference: a#1, C# 12, #3\n\
+         // numba/numba#8985 and #9732",
     );
+    assert!(cited.contains(&thread_of("https://github.com/numba/numba/issues/9732")), "{cited:?}");
     assert!(cited.contains(&thread_of("https://github.com/microsoft/WSL/issues/3847")), "{cited:?}");
     assert!(cited.contains(&thread_of("https://github.com/microsoft/WSL/pull/3847")), "{cited:?}");
     assert!(cited.contains(&thread_of("https://github.com/chelsea0x3b/cudarc/issues/255")), "{cited:?}");
-    assert_eq!(cited.len(), 3, "{cited:?}");
+    assert_eq!(cited.len(), 7, "{cited:?}");
     // The readers' own sources: the llama.cpp reader was written from ollama/ollama#1834 among others,
     // so it is left out for that thread's case, and no reader for a thread none cites.
     let readers = reader_threads();
