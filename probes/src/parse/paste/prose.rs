@@ -674,10 +674,8 @@ fn index_mismatch_in_words(line: &str) -> bool {
         return true;
     }
     // `GPU 2` … but … `GPU 0`: the numbers a person chose against those the monitor shows.
-    let numbers: Vec<&str> =
-        words.windows(2).filter(|w| w[0] == "gpu" && w[1].bytes().all(|b| b.is_ascii_digit())).map(|w| w[1]).collect();
     let contrast = words.iter().any(|w| matches!(*w, "but" | "however" | "instead" | "whereas"));
-    contrast && numbers.len() >= 2 && numbers.iter().any(|n| *n != numbers[0])
+    contrast && two_gpu_indices(&lower)
 }
 
 const MIN_CC_FORMAT: &str = "a program's lowest compute capability";
