@@ -138,6 +138,8 @@ fn wsl_fix(cx: &Ctx<'_>, known: &KnownMessage) -> FamilyFix {
              --shutdown`. A build that links -lcuda can instead be given the folder: `{}`.",
             fix::var_line(cx, "LIBRARY_PATH", "/usr/lib/wsl/lib")
         ),
+        // NVIDIA/nvidia-container-toolkit#520: the one cause NVIDIA documents for 500 at initialization.
+        "cuda.init_symbol_not_found" => super::wsl::TOOLKIT_FIX.to_owned(),
         _ => return (None, None),
     };
     (Some(words), None)

@@ -262,7 +262,24 @@ pub(super) const INSIDER: Rule = Rule {
              fixed it); microsoft/WSL#829 (GPU compute first shipped to the Insider Dev channel, June 2020)",
 };
 
+pub(super) const TOOLKIT_PREDATES_DRIVER: Rule = Rule {
+    id: "wsl.container_toolkit_predates_driver",
+    category: Category::WslSpecific,
+    severity: Severity::Error,
+    trigger: "Under WSL 2, CUDA's initialization answered CUDA_ERROR_NOT_FOUND (500, `named symbol not found`): \
+              TensorFlow's `failed call to cuInit: CUDA_ERROR_NOT_FOUND`, PyTorch's `Unexpected error from \
+              cudaGetDeviceCount() … Error 500`, ollama's `cuda driver library init failure: 500`. Windows drivers \
+              from 555 add libnvdxgdmal.so.1, which a container gets only from NVIDIA Container Toolkit 1.14.4 / \
+              1.15.0 or newer (Docker Desktop 4.31 or newer).",
+    source: "NVIDIA/nvidia-container-toolkit#520 (NVIDIA's cliffwoolley: drivers 555.xx and newer add \
+             libnvdxgdmal.so.1, which must be mapped into the container; without it CUDA initialization returns error \
+             500 \"named symbol not found\" (CUDA_ERROR_NOT_FOUND); fixed in nvidia-container-toolkit 1.14.4 and \
+             1.15.0, and for Docker Desktop in 4.31.0); tensorflow/tensorflow#68711 (TensorFlow's cuInit line in \
+             Docker Desktop's container under WSL 2)",
+};
+
 pub(super) const RULES: &[Rule] = &[
+    TOOLKIT_PREDATES_DRIVER,
     INSIDER,
     LINUX_DRIVER,
     NOT_ON_PATH,
@@ -354,13 +371,52 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     nvml_unsupported(cx, out);
     limits(cx, wsl, out);
     image_ships_driver(cx, out);
+    let toolkit = toolkit_predates_driver(cx, out);
     smi_crash(cx, wsl, out);
     smi_not_on_path(wsl, out);
     insider_build(cx, wsl, out);
-    if !linux && no_adapters.is_none() {
+    if !linux && no_adapters.is_none() && !toolkit {
         gpu_not_exposed(cx, wsl, out);
     }
 }
+
+/// CUDA's initialization answering CUDA_ERROR_NOT_FOUND (500), as each program prints it: the line, if any.
+fn init_symbol_not_found<'a>(cx: &Ctx<'a>) -> Option<&'a str> {
+    cx.s.messages.iter().find_map(|m| {
+        let found = match m.id.as_str() {
+            "tf.cuinit_failed" => m.values.get("error").is_some_and(|e| e == "CUDA_ERROR_NOT_FOUND"),
+            "torch.device_count_error" => m.values.get("code").is_some_and(|c| c == "500"),
+            "cuda.init_symbol_not_found" => true,
+            _ => false,
+        };
+        found.then_some(m.line.as_str())
+    })
+}
+
+/// [`TOOLKIT_PREDATES_DRIVER`], inside WSL 2 (or WSL of an unknown version): true when it was said.
+fn toolkit_predates_driver(cx: &Ctx<'_>, out: &mut Vec<Finding>) -> bool {
+    let Some(line) = init_symbol_not_found(cx) else { return false };
+    let mut evidence = vec!["WSL".to_owned(), format!("pasted: {line}")];
+    if let Some(d) = cx.driver.version.as_ref() {
+        evidence.push(format!("Windows NVIDIA driver {d}"));
+    }
+    out.push(TOOLKIT_PREDATES_DRIVER.finding(
+        "The container lacks a library of the Windows driver: its container toolkit is older than the driver",
+        "Under WSL 2 a container gets the Windows driver's libraries from the NVIDIA Container Toolkit (Docker \
+         Desktop brings its own). Windows drivers from 555 added libnvdxgdmal.so.1, which toolkits before 1.14.4 \
+         (Docker Desktop before 4.31) do not map in, and then CUDA's initialization answers 500, `named symbol not \
+         found`, in every container, whatever its CUDA.",
+        evidence,
+        Some(TOOLKIT_FIX.to_owned()),
+    ));
+    true
+}
+
+/// The fix of [`TOOLKIT_PREDATES_DRIVER`] (NVIDIA/nvidia-container-toolkit#520), also the words of the 500 line's
+/// own finding where the text does not show WSL.
+pub(super) const TOOLKIT_FIX: &str = "Under WSL 2, update the container toolkit: Docker Desktop to 4.31 or newer; or, \
+    where Docker runs inside the WSL distribution, `sudo apt-get install --only-upgrade nvidia-container-toolkit` \
+    (1.14.4, 1.15.0 or newer), then `sudo systemctl restart docker`. Until then a Windows driver before 555 works.";
 
 /// An Insider-only Windows build beside CUDA or NVML reaching no usable GPU ([`INSIDER`]).
 fn insider_build(cx: &Ctx<'_>, wsl: &WslFacts, out: &mut Vec<Finding>) {

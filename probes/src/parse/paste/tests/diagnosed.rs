@@ -370,3 +370,29 @@ fn a_gpu_below_the_floor_a_program_states_is_not_in_its_build() {
     let t4 = "Runtime Error with Nvidia Tesla T4\n[2020-09-08 11:15:32] GPU #0: FATAL: the 't' kernel requires 5.0 capability!\n";
     assert!(!finding_ids(t4).contains(&"arch.not_in_build".to_owned()));
 }
+
+/// CUDA's initialization answering 500 under WSL 2 is a container toolkit older than the Windows driver
+/// (NVIDIA/nvidia-container-toolkit#520): TensorFlow's cuInit line as tensorflow/tensorflow#68711 has it, PyTorch's
+/// device-count line as YanWenKun/ComfyUI-Docker#77 has it. Not without WSL, and not for another cuInit error.
+#[test]
+fn cuda_init_500_under_wsl_is_a_container_toolkit_older_than_the_driver() {
+    const ID: &str = "wsl.container_toolkit_predates_driver";
+    let tf = "I am using Docker Desktop with WSL2 on Windows 11 Pro.\n\
+              2024-05-27 18:05:31.089452: E external/local_xla/xla/stream_executor/cuda/cuda_driver.cc:282] failed call \
+              to cuInit: CUDA_ERROR_NOT_FOUND: named symbol not found\n";
+    let f = diagnosed(tf);
+    let found = f.iter().find(|f| f.id == ID).expect("the toolkit finding");
+    assert!(found.fix.as_deref().is_some_and(|x| x.contains("nvidia-container-toolkit") && x.contains("4.31")));
+    assert!(!f.iter().any(|f| f.id == "wsl.gpu_not_exposed"), "{f:#?}");
+    let torch = "Running on WSL2\nRuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda \
+                 functions before calling NumCudaDevices() that might have already set an error? Error 500: named \
+                 symbol not found\n";
+    assert!(finding_ids(torch).contains(&ID.to_owned()), "{:?}", finding_ids(torch));
+    let native = tf.replace("Docker Desktop with WSL2 on Windows 11 Pro", "Ubuntu 22.04");
+    assert!(!finding_ids(&native).contains(&ID.to_owned()));
+    let no_device = tf.replace(
+        "CUDA_ERROR_NOT_FOUND: named symbol not found",
+        "CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected",
+    );
+    assert!(!finding_ids(&no_device).contains(&ID.to_owned()));
+}

@@ -1135,6 +1135,8 @@ const CASES: &[Case] = &[
         &[],
         &[],
     ),
+    // ollama/ollama#6961 (ollama's log under WSL 2, quoted by its maintainer).
+    ("cuda.init_symbol_not_found", "cuda driver library init failure: 500", &[], &[]),
     // xanmod/linux#411, DKMS building NVIDIA 545.29.06 for kernel 6.6.15 (two of its lines).
     (
         "kbuild.gpl_only_symbol",
