@@ -140,6 +140,10 @@ pub struct Snapshot {
     /// ("bonito and nvidia-smi do not match the device number"); `None` for a live machine, or when not said.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stated_index_mismatch: Option<String>,
+    /// The line where the pasted text says no GPU was found, in a program's words or a person's ("❌ No GPUs
+    /// detected", "GPU not detected"); `None` for a live machine, or when not said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stated_no_gpu: Option<String>,
     /// Error and warning lines from the frameworks and the CUDA runtime found in pasted text, each
     /// matched to a known message. Empty for a live machine.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -204,6 +208,7 @@ impl Snapshot {
             stated_nouveau: None,
             stated_min_cc: None,
             stated_index_mismatch: None,
+            stated_no_gpu: None,
             stated_cuda_question: None,
             messages: Vec::new(),
             trace: Vec::new(),

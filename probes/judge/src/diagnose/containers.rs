@@ -58,7 +58,7 @@ pub(super) const NO_GPU_INSIDE: Rule = Rule {
               Kubernetes), on a host driver that runs the CUDA the text names (none named: R525 or newer); or a \
               `docker run` (Podman, nerdctl) command the text shows that passes no GPU (`--gpus`, the NVIDIA runtime, \
               a CDI device), with a program in it finding none (nvidia-smi not found, no libcuda, no device, PyTorch's \
-              `is_available()` False, nvidia-smi missing said in words); nvidia-docker, which passes the GPU itself, \
+              `is_available()` False, nvidia-smi missing or no GPU found said in words); nvidia-docker, which passes the GPU itself, \
               is not such a command; or NVIDIA's test (`docker run --gpus all … nvidia-smi`) printed the driver while \
               a program found none: it ran in another container, started without the GPU.",
     source: "NVIDIA Container Toolkit user guide (NVIDIA_VISIBLE_DEVICES, `--gpus`); NVIDIA/nvidia-docker#341; \
@@ -182,7 +182,10 @@ fn no_gpu_symptom(cx: &Ctx<'_>) -> Option<String> {
             .iter()
             .find(|m| NO_GPU_SYMPTOMS.contains(&m.id.as_str()))
             .map(|m| format!("pasted line: {}", m.line));
-    let said = || cx.s.stated_nvidia_smi_missing.as_ref().map(|l| format!("pasted line: {l}"));
+    let said = || {
+        let line = cx.s.stated_nvidia_smi_missing.as_ref().or(cx.s.stated_no_gpu.as_ref());
+        line.map(|l| format!("pasted line: {l}"))
+    };
     let unavailable = || {
         cx.envs()
             .iter()

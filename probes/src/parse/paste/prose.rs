@@ -631,6 +631,35 @@ fn tools_in_words(lines: &[String], facts: &mut Facts) {
     }
 }
 
+const NO_GPU_FORMAT: &str = "no GPU found, in words";
+
+/// Words a program or a person uses to say it found no GPU.
+const NO_GPU_WORDS: [&str; 14] = [
+    "no gpus detected",
+    "no gpu detected",
+    "no gpus found",
+    "no gpu found",
+    "no gpus available",
+    "no gpu available",
+    "no cuda devices",
+    "no cuda device found",
+    "no nvidia gpu",
+    "gpu not detected",
+    "gpu not found",
+    "could not find any gpu",
+    "couldn't find any gpu",
+    "no compatible gpu",
+];
+
+/// A line saying no GPU was found, in a program's own words or a person's (`❌ No GPUs detected`,
+/// stevezzau/plex_generate_vid_previews through media-preview-generator#124); a line of at most 300 characters.
+fn no_gpu_in_words(line: &str) -> bool {
+    line.len() <= 300 && {
+        let lower = line.to_ascii_lowercase();
+        NO_GPU_WORDS.iter().any(|w| lower.contains(w))
+    }
+}
+
 const INDEX_FORMAT: &str = "GPU numbers said to disagree with nvidia-smi's";
 
 /// The monitors that number GPUs as NVML does, in PCI bus order.
@@ -865,6 +894,10 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
         facts.saw(i, QUESTION_FORMAT);
         facts.stated_cuda_question = Some(question);
     }
+    if let Some((i, line)) = lines.iter().enumerate().find(|(_, l)| no_gpu_in_words(l)) {
+        facts.saw(i, NO_GPU_FORMAT);
+        facts.stated_no_gpu = Some(line.trim().chars().take(300).collect());
+    }
     if let Some((i, line)) = lines.iter().enumerate().find(|(_, l)| index_mismatch_in_words(l)) {
         facts.saw(i, INDEX_FORMAT);
         facts.stated_index_mismatch = Some(line.trim().chars().take(300).collect());
@@ -947,6 +980,16 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// No GPU found, in a program's words (media-preview-generator#124's `❌ No GPUs detected`) or a person's; a GPU
+    /// named, or a long log line, is not this.
+    #[test]
+    fn no_gpu_found_said_in_words() {
+        assert!(no_gpu_in_words("2025/12/23 15:39:05 | ℹ  - ❌ No GPUs detected"));
+        assert!(no_gpu_in_words("The GPU not detected after the update"));
+        assert!(!no_gpu_in_words("GPU 0: NVIDIA GeForce RTX 4090 detected"));
+        assert!(!no_gpu_in_words(&format!("{} no gpu found", "x".repeat(400))));
+    }
 
     /// GPU numbers said to disagree with nvidia-smi's: nanoporetech/bonito#120 and NVIDIA/DIGITS#1358, verbatim. Other
     /// differences with nvidia-smi, its table, and numbers not set against each other are not this.
