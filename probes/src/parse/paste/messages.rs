@@ -135,6 +135,27 @@ fn whole_set(rows: &[(String, Regex)]) -> Option<RegexSet> {
     RegexSetBuilder::new(rows.iter().map(|(_, r)| r.as_str())).dfa_size_limit(SET_DFA_CACHE_BYTES).build().ok()
 }
 
+/// The catalogue's row for NCCL's shared memory running out (`assets/compat/errors.toml`).
+const NCCL_SHM: &str = "nccl.shm_too_small";
+
+/// A bus error whose backtrace runs through NCCL, read as NCCL's shared memory running out: NCCL maps its
+/// segments from /dev/shm, and touching a page past a full tmpfs (Docker's 64 MB by default) raises SIGBUS where
+/// NCCL's own error would otherwise be (pytorch/tutorials#2475: a segfault in `ncclShmOpen` without
+/// `--shm-size`; PipeDream-2BW's pipedream#76: `Caught signal 7 (Bus error …)` with `ncclGroupEnd` and
+/// libnccl.so.2 frames, gone with `--shm-size`). The bus error's line, and NCCL named within the 40 lines after it.
+pub(crate) fn nccl_bus_error(lines: &[String]) -> Option<ObservedMessage> {
+    let at = lines.iter().position(|l| {
+        let lower = l.to_ascii_lowercase();
+        l.len() <= 400 && (lower.contains("bus error") || lower.contains("sigbus"))
+    })?;
+    let nccl = lines.iter().skip(at).take(41).any(|l| l.len() <= 2000 && l.to_ascii_lowercase().contains("nccl"));
+    nccl.then(|| ObservedMessage {
+        id: NCCL_SHM.to_owned(),
+        line: lines[at].trim().chars().take(300).collect(),
+        values: BTreeMap::new(),
+    })
+}
+
 impl Matcher {
     /// Compiles the rows `keep` picks; a row whose pattern does not compile is left out (the table
     /// tests fail on it, so it never ships).

@@ -410,3 +410,22 @@ fn no_gpu_said_in_a_container_started_without_one() {
     assert!(!finding_ids(&passed).contains(&ID.to_owned()));
     assert!(!finding_ids("❯ docker run --rm nginx\nserver started\n").contains(&ID.to_owned()));
 }
+
+/// A bus error whose backtrace runs through NCCL is NCCL's shared memory running out (pipedream#76's lines, cut);
+/// a bus error elsewhere, or NCCL without one, is not.
+#[test]
+fn a_bus_error_through_nccl_is_its_shared_memory() {
+    const ID: &str = "observed.nccl.shm_too_small";
+    let text = "[8d6bf97c3bf4:3039 :0:3095] Caught signal 7 (Bus error: nonexistent physical address)\n\
+                ==== backtrace (tid:   3095) ====\n\
+                 2 0x000000000007587d ncclGroupEnd()  ???:0\n\
+                 5 0x00000000000489b1 ???()  /usr/lib/x86_64-linux-gnu/libnccl.so.2:0\n";
+    let f = diagnosed(text);
+    let found = f.iter().find(|f| f.id == ID).expect("NCCL's shared memory");
+    assert!(format!("{:?}", found).contains("shm-size"), "{found:#?}");
+    assert!(
+        !finding_ids("Caught signal 7 (Bus error: nonexistent physical address)\n 2 0x1 memcpy()\n")
+            .contains(&ID.to_owned())
+    );
+    assert!(!finding_ids("NCCL INFO Channel 00 : 1[1] -> 0[0] via SHM/direct/direct\n").contains(&ID.to_owned()));
+}
