@@ -143,7 +143,16 @@ const NCCL_SHM: &str = "nccl.shm_too_small";
 /// NCCL's own error would otherwise be (pytorch/tutorials#2475: a segfault in `ncclShmOpen` without
 /// `--shm-size`; PipeDream-2BW's pipedream#76: `Caught signal 7 (Bus error …)` with `ncclGroupEnd` and
 /// libnccl.so.2 frames, gone with `--shm-size`). The bus error's line, and NCCL named within the 40 lines after it.
-pub(crate) fn nccl_bus_error(lines: &[String]) -> Option<ObservedMessage> {
+pub(crate) fn add_nccl_bus_error(lines: &[String], found: &mut Vec<ObservedMessage>) {
+    if !found.iter().any(|m| m.id == NCCL_SHM)
+        && let Some(m) = nccl_bus_error(lines)
+    {
+        found.push(m);
+    }
+}
+
+/// [`add_nccl_bus_error`]'s reading: the bus error's line as NCCL's shared-memory message.
+fn nccl_bus_error(lines: &[String]) -> Option<ObservedMessage> {
     let at = lines.iter().position(|l| {
         let lower = l.to_ascii_lowercase();
         l.len() <= 400 && (lower.contains("bus error") || lower.contains("sigbus"))

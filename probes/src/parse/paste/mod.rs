@@ -239,11 +239,7 @@ pub fn read_pasted_without(text: &str, kb: &Kb, off: &[&str]) -> Result<Snapshot
         facts.saw(*at, MESSAGES);
     }
     facts.messages = found.into_iter().map(|(_, m)| m).collect();
-    if !facts.messages.iter().any(|m| m.id == "nccl.shm_too_small")
-        && let Some(m) = messages::nccl_bus_error(&lines)
-    {
-        facts.messages.push(m);
-    }
+    messages::add_nccl_bus_error(&lines, &mut facts.messages);
     facts.xid_events = facts.messages.iter().filter_map(kernel_log::xid_event).collect();
     // After every program's GPU list and the messages, which name the GPU where they do.
     if on("gpu_words") {
