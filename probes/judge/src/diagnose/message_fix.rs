@@ -663,6 +663,38 @@ fn bf16_fix(observed: &[&ObservedMessage]) -> FamilyFix {
     )
 }
 
+/// FlashAttention 2's capability check: below compute capability 8.0 no flash-attn 2 build runs, so the model
+/// needs another attention (Dao-AILab/flash-attention README: Ampere, Ada or Hopper, FlashAttention 1.x for
+/// Turing; transformers' `attn_implementation`); on a major above 9 the release predates 2.7.3, whose check
+/// (csrc/flash_attn/flash_api.cpp, `cc_major >= 8`) takes every later GPU.
+fn flash_attn_words(cx: &Ctx<'_>) -> String {
+    let ccs = cx.capabilities();
+    let upgrade = format!(
+        "upgrade flash-attn to 2.7.3 or newer, whose check takes every GPU from compute capability 8.0 on: `{}` (it \
+         builds for the GPU; xFormers and vLLM carry their own copy, so there upgrade them)",
+        pip_install(cx, &["--upgrade", "flash-attn", "--no-build-isolation"])
+    );
+    let other = "FlashAttention 2 runs only on GPUs of compute capability 8.0 or newer (Ampere, Ada, Hopper and \
+                 later), and no build of it runs below. Use another attention: in transformers load the model with \
+                 `attn_implementation=\"sdpa\"` (PyTorch's scaled_dot_product_attention) or `\"eager\"`, elsewhere \
+                 the program's setting that turns flash attention off; on Turing (T4, RTX 20xx) FlashAttention 1.x \
+                 (`flash-attn<2`) still runs.";
+    match ccs.as_slice() {
+        [] => format!(
+            "{other} On a GPU of compute capability 10.0 or newer (Blackwell) the release is older than \
+                       2.7.3: {upgrade}."
+        ),
+        ccs if ccs.iter().all(|cc| cc.major >= 10) => {
+            let sms: Vec<String> = ccs.iter().map(|cc| cc.sm()).collect();
+            let mut words = format!("This GPU ({}) is newer than this FlashAttention release knows: ", sms.join(", "));
+            words.push_str(&upgrade);
+            words.push('.');
+            words
+        }
+        _ => other.to_owned(),
+    }
+}
+
 /// A build without machine code for the GPU: for PyTorch the chooser's build with machine code
 /// for the GPU's capability (per driver line when the driver is unknown); for a compiler that does
 /// not know the architecture, the command that lists the ones it knows; else a build for the
@@ -670,6 +702,9 @@ fn bf16_fix(observed: &[&ObservedMessage]) -> FamilyFix {
 fn arch_fix(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&ObservedMessage]) -> FamilyFix {
     if known.id == "vllm.bf16_unsupported" {
         return bf16_fix(observed);
+    }
+    if known.id == "flash_attn.ampere_or_newer_only" {
+        return (Some(flash_attn_words(cx)), None);
     }
     let ccs = named_capabilities(cx, observed);
     let torch = torch_context(cx, known);

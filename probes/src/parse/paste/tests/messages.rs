@@ -1994,6 +1994,8 @@ const CASES: &[Case] = &[
         ],
         &[],
     ),
+    // Dao-AILab/flash-attention#762 (its title: a Quadro RTX 5000, Turing).
+    ("flash_attn.ampere_or_newer_only", "RuntimeError: FlashAttention only supports Ampere GPUs or newer.", &[], &[]),
 ];
 
 /// The shortest of three scans of `lines` by `matcher`.
