@@ -91,6 +91,35 @@ fn toolkit_fix(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&ObservedMessage]
                 torch_for_toolkit(cx, detected)
             )
         }
+        // microsoft/DeepSpeed docs/_tutorials/advanced-install.md ("CUDA version mismatch"): the toolkit of torch's
+        // CUDA, or torch of the toolkit's; DS_SKIP_CUDA_CHECK=1 skips DeepSpeed's own check, and PyTorch's
+        // extension builder still refuses two majors (torch/utils/cpp_extension.py, _check_cuda_version).
+        "deepspeed.cuda_mismatch" => {
+            let (Some(installed), Some(torch)) = (value("installed"), value("torch_cuda")) else { return (None, None) };
+            let skip = if installed.major == torch.major {
+                format!(
+                    " Both are CUDA {}.x: a newer DeepSpeed accepts more minors of one major (CUDA 12's from 0.12.3 \
+                     on: `{}`), or its own check may be skipped, at your own risk as its docs say: `{}` in the shell \
+                     that installs or runs it.",
+                    torch.major,
+                    pip_install(cx, &["--upgrade", "deepspeed"]),
+                    fix::var_line(cx, "DS_SKIP_CUDA_CHECK", "1")
+                )
+            } else {
+                String::new()
+            };
+            format!(
+                "DeepSpeed builds its ops with the toolkit CUDA_HOME names: CUDA {installed} there, CUDA {torch} in \
+                 torch. Install the CUDA {} toolkit and point CUDA_HOME at it (`{}` in a conda environment, whose \
+                 folder CUDA_HOME then names; NVIDIA's installer puts it in {}), or install the torch build for the \
+                 toolkit you have: `{}`.{skip} `{}` shows both versions and which ops are built.",
+                torch.major_minor(),
+                cmd(cx, "conda", ["install", "-c", "nvidia", &format!("cuda-nvcc={}", torch.major_minor())]),
+                toolkit_folder(cx, torch),
+                torch_for_toolkit(cx, installed),
+                cmd(cx, "ds_report", [])
+            )
+        }
         "xla.driver_older_than_ptxas" => {
             let driver = value("driver_cuda");
             let ptxas = value("ptxas_version").map(|v| v.major_minor());

@@ -1996,6 +1996,20 @@ const CASES: &[Case] = &[
     ),
     // Dao-AILab/flash-attention#762 (its title: a Quadro RTX 5000, Turing).
     ("flash_attn.ampere_or_newer_only", "RuntimeError: FlashAttention only supports Ampere GPUs or newer.", &[], &[]),
+    // JIA-Lab-research/MGM#91 (verbatim).
+    (
+        "deepspeed.cuda_mismatch",
+        "deepspeed.ops.op_builder.builder.CUDAMismatchException: >- DeepSpeed Op Builder: Installed CUDA version 12.2 does not match the version torch was compiled with 11.7, unable to compile cuda/cpp extensions without a matching cuda version.",
+        &[("installed", "12.2"), ("torch_cuda", "11.7")],
+        &[],
+    ),
+    // bytedance/lightseq#526 (the wording of DeepSpeed 0.4 to 0.9, without the prefix).
+    (
+        "deepspeed.cuda_mismatch",
+        "Exception: Installed CUDA version 12.3 does not match the version torch was compiled with 12.1, unable to compile cuda/cpp extensions without a matching cuda version.",
+        &[("installed", "12.3"), ("torch_cuda", "12.1")],
+        &[],
+    ),
 ];
 
 /// The shortest of three scans of `lines` by `matcher`.
@@ -2186,5 +2200,17 @@ fn a_libcuda_that_is_no_link_outside_wsl_is_not_the_wsl_row() {
         "/opt/x/libcuda.so.1 is not a symbolic link",
     ] {
         assert!(scan(other).iter().all(|m| m.id != "ld.wsl_libcuda_not_a_link"), "{other}");
+    }
+}
+
+/// DeepSpeed prints the same first words where it goes on: a minor mismatch its list accepts, and the
+/// DS_SKIP_CUDA_CHECK warning (op_builder/builder.py@v0.16.4#L96-L109); only the raised form is the row's.
+#[test]
+fn deepspeed_lines_it_goes_on_after_are_not_the_mismatch_row() {
+    for line in [
+        "Installed CUDA version 11.3 does not match the version torch was compiled with 11.1 but since the APIs are compatible, accepting this combination",
+        "[WARNING]  DeepSpeed Op Builder: Installed CUDA version 12.1 does not match the version torch was compiled with 11.8.Detected `DS_SKIP_CUDA_CHECK=1`: Allowing this combination of CUDA, but it may result in unexpected behavior.",
+    ] {
+        assert!(scan(line).iter().all(|m| m.id != "deepspeed.cuda_mismatch"), "{line}");
     }
 }
