@@ -120,6 +120,35 @@ fn toolkit_fix(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&ObservedMessage]
                 cmd(cx, "ds_report", [])
             )
         }
+        // NVIDIA/apex setup.py (check_cuda_torch_binary_vs_bare_metal: major and minor must equal torch's) and
+        // README.md (the Python-only build without the CUDA extensions).
+        "apex.cuda_mismatch" => {
+            let torch = value("torch_cuda");
+            let want = torch.map_or_else(
+                || format!("torch's CUDA (`{}`)", cmd(cx, "python", ["-c", "import torch; print(torch.version.cuda)"])),
+                |t| format!("CUDA {}", t.major_minor()),
+            );
+            let conda = cmd(
+                cx,
+                "conda",
+                [
+                    "install",
+                    "-c",
+                    "nvidia",
+                    &format!("cuda-nvcc={}", torch.map_or_else(|| "X.Y".to_owned(), |t| t.major_minor().to_string())),
+                ],
+            );
+            let folder = torch
+                .map_or_else(String::new, |t| format!("; NVIDIA's installer puts it in {}", toolkit_folder(cx, t)));
+            format!(
+                "Apex builds its CUDA extensions only with the toolkit of torch's own CUDA release, major and minor: \
+                 install the toolkit of {want} and point CUDA_HOME at it (`{conda}` in a conda environment, whose \
+                 folder CUDA_HOME then names{folder}), or install the torch build of the nvcc's CUDA (`{}` shows \
+                 it), then build Apex again. Without its CUDA extensions (no --cuda_ext, APEX_CUDA_EXT unset) Apex \
+                 installs Python-only, lacking its fused kernels.",
+                cmd(cx, "nvcc", ["--version"])
+            )
+        }
         "xla.driver_older_than_ptxas" => {
             let driver = value("driver_cuda");
             let ptxas = value("ptxas_version").map(|v| v.major_minor());

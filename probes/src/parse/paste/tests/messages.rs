@@ -2010,6 +2010,13 @@ const CASES: &[Case] = &[
         &[("installed", "12.3"), ("torch_cuda", "12.1")],
         &[],
     ),
+    // NVIDIA/apex#1171 (verbatim; its nvcc was CUDA 9.0 from another CUDA_HOME).
+    (
+        "apex.cuda_mismatch",
+        "RuntimeError: Cuda extensions are being compiled with a version of Cuda that does not match the version used to compile Pytorch binaries.  Pytorch binaries were compiled with Cuda 10.2.",
+        &[("torch_cuda", "10.2")],
+        &[],
+    ),
 ];
 
 /// The shortest of three scans of `lines` by `matcher`.
