@@ -334,6 +334,18 @@ fn numba_nvvm_fix(cx: &Ctx<'_>) -> String {
     )
 }
 
+/// jax and jaxlib out of step: jax-ml/jax setup.py (jax requires a jaxlib of its own release; the `cudaNN` extras
+/// pin it with the CUDA plugin) and docs/installation.md (`pip install --upgrade "jax[cuda13]"`).
+fn jaxlib_pair_words(cx: &Ctx<'_>) -> String {
+    format!(
+        "jax and jaxlib are released together: upgrade them as a pair, after removing a jaxlib left from another index \
+         or package (`{}`). {} Without a GPU: `{}`.",
+        cmd(cx, "pip", ["uninstall", "-y", "jaxlib"]),
+        jax_builds(cx),
+        pip_install(cx, &["--upgrade", "jax", "jaxlib"])
+    )
+}
+
 /// The fix of a driver branch older than the kernel it is built for (modpost's GPL-only symbol).
 fn newer_branch_fix(cx: &Ctx<'_>) -> String {
     format!(
@@ -372,6 +384,7 @@ fn other_fix(cx: &Ctx<'_>, known: &KnownMessage) -> FamilyFix {
             ),
             cmd(cx, "python", ["-m", "xformers.info"])
         ),
+        "jax.jaxlib_too_old" => jaxlib_pair_words(cx),
         "numba.nvvm_missing" => numba_nvvm_fix(cx),
         "numpy.compiled_against_numpy1" => format!(
             "Install NumPy 1 beside the module built against it: `{}`, or upgrade that module to a release built \

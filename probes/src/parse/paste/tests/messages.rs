@@ -2017,6 +2017,20 @@ const CASES: &[Case] = &[
         &[("torch_cuda", "10.2")],
         &[],
     ),
+    // jax-ml/jax#15876 (its title; Windows, an old jaxlib beside a newer jax).
+    (
+        "jax.jaxlib_too_old",
+        "RuntimeError: jaxlib is version 0.3.25, but this version of jax requires version >= 0.4.7.",
+        &[("jaxlib", "0.3.25"), ("required", "0.4.7")],
+        &[],
+    ),
+    // Zuricho/ParallelFold#13 (verbatim; JAX 0.2's wording, a CUDA wheel's jaxlib).
+    (
+        "jax.jaxlib_too_old",
+        "ValueError: jaxlib is version 0.1.69, but this version of jax requires version 0.1.74.",
+        &[("jaxlib", "0.1.69"), ("required", "0.1.74")],
+        &[],
+    ),
 ];
 
 /// The shortest of three scans of `lines` by `matcher`.
