@@ -612,6 +612,7 @@ fn gpu_build_fix(cx: &Ctx<'_>, program: &str, observed: &[&ObservedMessage]) -> 
              loader path.",
             cmd(cx, "cmake", ["-DSHERPA_ONNX_ENABLE_GPU=ON", ".."])
         )),
+        "lightgbm" => Some(lightgbm_words(cx, observed)),
         "ctranslate2" => Some(format!(
             "PyPI's CTranslate2 wheels carry CUDA only for Linux x86-64 and Windows: there `{}`; on other platforms \
              (Linux AArch64: Jetson, Grace) build it from source with `{}`, or use device \"cpu\".",
@@ -621,6 +622,44 @@ fn gpu_build_fix(cx: &Ctx<'_>, program: &str, observed: &[&ObservedMessage]) -> 
         _ => None,
     };
     (words, None)
+}
+
+/// LightGBM's GPU learners (microsoft/LightGBM python-package/README.rst: the wheels' OpenCL learner on Windows
+/// and Linux, the `cmake.define.USE_GPU=ON`/`USE_CUDA=ON` builds; docs/Installation-Guide.rst: no CUDA version on
+/// Windows).
+fn lightgbm_words(cx: &Ctx<'_>, observed: &[&ObservedMessage]) -> String {
+    let cuda = observed.iter().any(|m| m.values.get("learner").is_some_and(|l| l == "CUDA"));
+    let from_source = |option: &str| {
+        pip_install(
+            cx,
+            &[
+                "--force-reinstall",
+                "--no-deps",
+                "--no-binary",
+                "lightgbm",
+                "lightgbm",
+                &format!("--config-settings=cmake.define.{option}=ON"),
+            ],
+        )
+    };
+    if cuda {
+        format!(
+            "LightGBM's CUDA learner (`device_type=\"cuda\"`) is only in a build from source with USE_CUDA, on Linux \
+             (no wheel has it; Windows has no CUDA version, its GPU learner is `device_type=\"gpu\"`). With the \
+             CUDA toolkit, CMake and gcc installed: `{}`.",
+            from_source("USE_CUDA")
+        )
+    } else {
+        format!(
+            "LightGBM's GPU learner (`device_type=\"gpu\"`, OpenCL, whose runtime NVIDIA's driver brings) is in \
+             PyPI's wheels for Windows and, from 4.0, Linux: `{}`. Elsewhere build it from source with Boost and \
+             OpenCL installed: `{}` (its README adds OpenCL_INCLUDE_DIR and OpenCL_LIBRARY the same way); on Linux \
+             the CUDA learner (`device_type=\"cuda\"`, `{}`) is the other way.",
+            pip_install(cx, &["--upgrade", "lightgbm>=4"]),
+            from_source("USE_GPU"),
+            from_source("USE_CUDA")
+        )
+    }
 }
 
 /// `pip install -U "jax[cudaNN]"` for the newest plugin this driver runs, or each plugin with its

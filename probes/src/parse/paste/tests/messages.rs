@@ -2031,6 +2031,21 @@ const CASES: &[Case] = &[
         &[("jaxlib", "0.1.69"), ("required", "0.1.74")],
         &[],
     ),
+    // microsoft/LightGBM#3696 (verbatim; Python 3.7, a Booster asked for "device": "gpu").
+    (
+        "lightgbm.gpu_learner_not_built",
+        "lightgbm.basic.LightGBMError: GPU Tree Learner was not enabled in this build.",
+        &[("learner", "GPU")],
+        &[],
+    ),
+    // The CUDA learner's stand-in as LightGBM logs a fatal error (Log::Fatal's `[LightGBM] [Fatal] ` prefix, as
+    // microsoft/LightGBM#3696 shows it for the GPU one): the source's words, no paste found.
+    (
+        "lightgbm.gpu_learner_not_built",
+        "[LightGBM] [Fatal] CUDA Tree Learner was not enabled in this build.",
+        &[("learner", "CUDA")],
+        &[],
+    ),
 ];
 
 /// The shortest of three scans of `lines` by `matcher`.
