@@ -613,6 +613,25 @@ fn gpu_build_fix(cx: &Ctx<'_>, program: &str, observed: &[&ObservedMessage]) -> 
             cmd(cx, "cmake", ["-DSHERPA_ONNX_ENABLE_GPU=ON", ".."])
         )),
         "lightgbm" => Some(lightgbm_words(cx, observed)),
+        // facebookresearch/detectron2 setup.py (CUDA only with a GPU torch sees and CUDA_HOME, or FORCE_CUDA=1)
+        // and INSTALL.md (the CUDA_HOME check; rebuild after `rm -rf build/ **/*.so`; MODEL.DEVICE='cpu').
+        "detectron2" => Some(format!(
+            "Rebuild Detectron2 with CUDA: its setup.py compiles the CUDA ops only where `{}` prints True and a \
+             toolkit folder (a CUDA build of torch, CUDA_HOME set), or with `{}` where the build sees no GPU (a \
+             container build). Then `{}` and `{}` (from a clone: `rm -rf build/ **/*.so`, then `python -m pip \
+             install -e detectron2`). Rebuild it after every torch reinstall; on the CPU set MODEL.DEVICE='cpu'.",
+            cmd(
+                cx,
+                "python",
+                [
+                    "-c",
+                    "import torch; from torch.utils.cpp_extension import CUDA_HOME; print(torch.cuda.is_available(), CUDA_HOME)"
+                ]
+            ),
+            fix::var_line(cx, "FORCE_CUDA", "1"),
+            cmd(cx, "pip", ["uninstall", "-y", "detectron2"]),
+            pip_install(cx, &["--no-cache-dir", "git+https://github.com/facebookresearch/detectron2.git"])
+        )),
         "ctranslate2" => Some(format!(
             "PyPI's CTranslate2 wheels carry CUDA only for Linux x86-64 and Windows: there `{}`; on other platforms \
              (Linux AArch64: Jetson, Grace) build it from source with `{}`, or use device \"cpu\".",

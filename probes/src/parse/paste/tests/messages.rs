@@ -2046,6 +2046,15 @@ const CASES: &[Case] = &[
         &[("learner", "CUDA")],
         &[],
     ),
+    // facebookresearch/detectron2#3898 (its title).
+    ("detectron2.not_compiled_with_gpu", "RuntimeError: Detectron2 is not compiled with GPU support!", &[], &[]),
+    // facebookresearch/detectron2#257 (its title; v0.1's wording, with PyTorch's AT_ERROR location).
+    (
+        "detectron2.not_compiled_with_gpu",
+        "RuntimeError: Not compiled with GPU support (ROIAlign_forward at /projectnb2/dnn-motion/shukai/detectron2/detectron2/layers/csrc/ROIAlign/ROIAlign.h:73)",
+        &[],
+        &[],
+    ),
 ];
 
 /// The shortest of three scans of `lines` by `matcher`.
@@ -2248,5 +2257,18 @@ fn deepspeed_lines_it_goes_on_after_are_not_the_mismatch_row() {
         "[WARNING]  DeepSpeed Op Builder: Installed CUDA version 12.1 does not match the version torch was compiled with 11.8.Detected `DS_SKIP_CUDA_CHECK=1`: Allowing this combination of CUDA, but it may result in unexpected behavior.",
     ] {
         assert!(scan(line).iter().all(|m| m.id != "deepspeed.cuda_mismatch"), "{line}");
+    }
+}
+
+/// Detectron2's old wording is the bare `Not compiled with GPU support` that other ops print too (its own
+/// TensorMask project's, projects/TensorMask/tensormask/layers/csrc/SwapAlign2Nat/SwapAlign2Nat.h@v0.6#L30): only
+/// with a detectron2/layers/csrc file after it is it the row's.
+#[test]
+fn not_compiled_with_gpu_support_is_detectron2_only_with_its_file() {
+    for line in [
+        "RuntimeError: Not compiled with GPU support",
+        "RuntimeError: Not compiled with GPU support (SwapAlign2Nat_forward at /home/u/detectron2/projects/TensorMask/tensormask/layers/csrc/SwapAlign2Nat/SwapAlign2Nat.h:30)",
+    ] {
+        assert!(scan(line).iter().all(|m| m.id != "detectron2.not_compiled_with_gpu"), "{line}");
     }
 }
