@@ -346,6 +346,19 @@ fn jaxlib_pair_words(cx: &Ctx<'_>) -> String {
     )
 }
 
+/// A jaxlib newer than jax: the pair as above, or, where a program pins this jax, a jaxlib no newer than it (jax's
+/// own requirement, `jaxlib >=minimum, <=jax`, in jax-ml/jax setup.py).
+fn jaxlib_newer_words(cx: &Ctx<'_>, known: &KnownMessage) -> String {
+    let jax = cx.s.messages.iter().filter(|m| m.id == known.id).find_map(|m| m.values.get("jax"));
+    let pinned = jax.map_or_else(String::new, |v| {
+        format!(
+            " Where the program pins jax {v}, install a jaxlib no newer than it instead: `{}`.",
+            pip_install(cx, &[&format!("jaxlib<={v}")])
+        )
+    });
+    format!("{}{pinned}", jaxlib_pair_words(cx))
+}
+
 /// The fix of a driver branch older than the kernel it is built for (modpost's GPL-only symbol).
 fn newer_branch_fix(cx: &Ctx<'_>) -> String {
     format!(
@@ -385,6 +398,7 @@ fn other_fix(cx: &Ctx<'_>, known: &KnownMessage) -> FamilyFix {
             cmd(cx, "python", ["-m", "xformers.info"])
         ),
         "jax.jaxlib_too_old" => jaxlib_pair_words(cx),
+        "jax.jaxlib_newer_than_jax" => jaxlib_newer_words(cx, known),
         "numba.nvvm_missing" => numba_nvvm_fix(cx),
         "numpy.compiled_against_numpy1" => format!(
             "Install NumPy 1 beside the module built against it: `{}`, or upgrade that module to a release built \

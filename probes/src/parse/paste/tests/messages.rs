@@ -2055,6 +2055,13 @@ const CASES: &[Case] = &[
         &[],
         &[],
     ),
+    // jax-ml/jax#17638 (verbatim).
+    (
+        "jax.jaxlib_newer_than_jax",
+        "RuntimeError: jaxlib version 0.4.14 is newer than and incompatible with jax version 0.4.6. Please update your jax and/or jaxlib packages.",
+        &[("jaxlib", "0.4.14"), ("jax", "0.4.6")],
+        &[],
+    ),
 ];
 
 /// The shortest of three scans of `lines` by `matcher`.
