@@ -94,6 +94,64 @@ fn toolkit_fix(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&ObservedMessage]
                 torch_for_toolkit(cx, detected)
             )
         }
+        // microsoft/DeepSpeed docs/_tutorials/advanced-install.md ("CUDA version mismatch"): the toolkit of torch's
+        // CUDA, or torch of the toolkit's; DS_SKIP_CUDA_CHECK=1 skips DeepSpeed's own check, and PyTorch's
+        // extension builder still refuses two majors (torch/utils/cpp_extension.py, _check_cuda_version).
+        "deepspeed.cuda_mismatch" => {
+            let (Some(installed), Some(torch)) = (value("installed"), value("torch_cuda")) else { return (None, None) };
+            let skip = if installed.major == torch.major {
+                format!(
+                    " Both are CUDA {}.x: a newer DeepSpeed accepts more minors of one major (CUDA 12's from 0.12.3 \
+                     on: `{}`), or its own check may be skipped, at your own risk as its docs say: `{}` in the shell \
+                     that installs or runs it.",
+                    torch.major,
+                    pip_install(cx, &["--upgrade", "deepspeed"]),
+                    fix::var_line(cx, "DS_SKIP_CUDA_CHECK", "1")
+                )
+            } else {
+                String::new()
+            };
+            format!(
+                "DeepSpeed builds its ops with the toolkit CUDA_HOME names: CUDA {installed} there, CUDA {torch} in \
+                 torch. Install the CUDA {} toolkit and point CUDA_HOME at it (`{}` in a conda environment, whose \
+                 folder CUDA_HOME then names; NVIDIA's installer puts it in {}), or install the torch build for the \
+                 toolkit you have: `{}`.{skip} `{}` shows both versions and which ops are built.",
+                torch.major_minor(),
+                cmd(cx, "conda", ["install", "-c", "nvidia", &format!("cuda-nvcc={}", torch.major_minor())]),
+                toolkit_folder(cx, torch),
+                torch_for_toolkit(cx, installed),
+                cmd(cx, "ds_report", [])
+            )
+        }
+        // NVIDIA/apex setup.py (check_cuda_torch_binary_vs_bare_metal: major and minor must equal torch's) and
+        // README.md (the Python-only build without the CUDA extensions).
+        "apex.cuda_mismatch" => {
+            let torch = value("torch_cuda");
+            let want = torch.map_or_else(
+                || format!("torch's CUDA (`{}`)", cmd(cx, "python", ["-c", "import torch; print(torch.version.cuda)"])),
+                |t| format!("CUDA {}", t.major_minor()),
+            );
+            let conda = cmd(
+                cx,
+                "conda",
+                [
+                    "install",
+                    "-c",
+                    "nvidia",
+                    &format!("cuda-nvcc={}", torch.map_or_else(|| "X.Y".to_owned(), |t| t.major_minor().to_string())),
+                ],
+            );
+            let folder = torch
+                .map_or_else(String::new, |t| format!("; NVIDIA's installer puts it in {}", toolkit_folder(cx, t)));
+            format!(
+                "Apex builds its CUDA extensions only with the toolkit of torch's own CUDA release, major and minor: \
+                 install the toolkit of {want} and point CUDA_HOME at it (`{conda}` in a conda environment, whose \
+                 folder CUDA_HOME then names{folder}), or install the torch build of the nvcc's CUDA (`{}` shows \
+                 it), then build Apex again. Without its CUDA extensions (no --cuda_ext, APEX_CUDA_EXT unset) Apex \
+                 installs Python-only, lacking its fused kernels.",
+                cmd(cx, "nvcc", ["--version"])
+            )
+        }
         "xla.driver_older_than_ptxas" => {
             let driver = value("driver_cuda");
             let ptxas = value("ptxas_version").map(|v| v.major_minor());
@@ -306,6 +364,31 @@ fn webui_torch_fix(cx: &Ctx<'_>) -> String {
     )
 }
 
+/// jax and jaxlib out of step: jax-ml/jax setup.py (jax requires a jaxlib of its own release; the `cudaNN` extras
+/// pin it with the CUDA plugin) and docs/installation.md (`pip install --upgrade "jax[cuda13]"`).
+fn jaxlib_pair_words(cx: &Ctx<'_>) -> String {
+    format!(
+        "jax and jaxlib are released together: upgrade them as a pair, after removing a jaxlib left from another index \
+         or package (`{}`). {} Without a GPU: `{}`.",
+        cmd(cx, "pip", ["uninstall", "-y", "jaxlib"]),
+        jax_builds(cx),
+        pip_install(cx, &["--upgrade", "jax", "jaxlib"])
+    )
+}
+
+/// A jaxlib newer than jax: the pair as above, or, where a program pins this jax, a jaxlib no newer than it (jax's
+/// own requirement, `jaxlib >=minimum, <=jax`, in jax-ml/jax setup.py).
+fn jaxlib_newer_words(cx: &Ctx<'_>, known: &KnownMessage) -> String {
+    let jax = cx.s.messages.iter().filter(|m| m.id == known.id).find_map(|m| m.values.get("jax"));
+    let pinned = jax.map_or_else(String::new, |v| {
+        format!(
+            " Where the program pins jax {v}, install a jaxlib no newer than it instead: `{}`.",
+            pip_install(cx, &[&format!("jaxlib<={v}")])
+        )
+    });
+    format!("{}{pinned}", jaxlib_pair_words(cx))
+}
+
 /// The fix of a driver branch older than the kernel it is built for (modpost's GPL-only symbol).
 fn newer_branch_fix(cx: &Ctx<'_>) -> String {
     format!(
@@ -344,6 +427,8 @@ fn other_fix(cx: &Ctx<'_>, known: &KnownMessage) -> FamilyFix {
             ),
             cmd(cx, "python", ["-m", "xformers.info"])
         ),
+        "jax.jaxlib_too_old" => jaxlib_pair_words(cx),
+        "jax.jaxlib_newer_than_jax" => jaxlib_newer_words(cx, known),
         "numba.nvvm_missing" => numba_nvvm_fix(cx),
         "numpy.compiled_against_numpy1" => format!(
             "Install NumPy 1 beside the module built against it: `{}`, or upgrade that module to a release built \
@@ -571,6 +656,26 @@ fn gpu_build_fix(cx: &Ctx<'_>, program: &str, observed: &[&ObservedMessage]) -> 
              loader path.",
             cmd(cx, "cmake", ["-DSHERPA_ONNX_ENABLE_GPU=ON", ".."])
         )),
+        "lightgbm" => Some(lightgbm_words(cx, observed)),
+        // facebookresearch/detectron2 setup.py (CUDA only with a GPU torch sees and CUDA_HOME, or FORCE_CUDA=1)
+        // and INSTALL.md (the CUDA_HOME check; rebuild after `rm -rf build/ **/*.so`; MODEL.DEVICE='cpu').
+        "detectron2" => Some(format!(
+            "Rebuild Detectron2 with CUDA: its setup.py compiles the CUDA ops only where `{}` prints True and a \
+             toolkit folder (a CUDA build of torch, CUDA_HOME set), or with `{}` where the build sees no GPU (a \
+             container build). Then `{}` and `{}` (from a clone: `rm -rf build/ **/*.so`, then `python -m pip \
+             install -e detectron2`). Rebuild it after every torch reinstall; on the CPU set MODEL.DEVICE='cpu'.",
+            cmd(
+                cx,
+                "python",
+                [
+                    "-c",
+                    "import torch; from torch.utils.cpp_extension import CUDA_HOME; print(torch.cuda.is_available(), CUDA_HOME)"
+                ]
+            ),
+            fix::var_line(cx, "FORCE_CUDA", "1"),
+            cmd(cx, "pip", ["uninstall", "-y", "detectron2"]),
+            pip_install(cx, &["--no-cache-dir", "git+https://github.com/facebookresearch/detectron2.git"])
+        )),
         "ctranslate2" => Some(format!(
             "PyPI's CTranslate2 wheels carry CUDA only for Linux x86-64 and Windows: there `{}`; on other platforms \
              (Linux AArch64: Jetson, Grace) build it from source with `{}`, or use device \"cpu\".",
@@ -580,6 +685,44 @@ fn gpu_build_fix(cx: &Ctx<'_>, program: &str, observed: &[&ObservedMessage]) -> 
         _ => None,
     };
     (words, None)
+}
+
+/// LightGBM's GPU learners (microsoft/LightGBM python-package/README.rst: the wheels' OpenCL learner on Windows
+/// and Linux, the `cmake.define.USE_GPU=ON`/`USE_CUDA=ON` builds; docs/Installation-Guide.rst: no CUDA version on
+/// Windows).
+fn lightgbm_words(cx: &Ctx<'_>, observed: &[&ObservedMessage]) -> String {
+    let cuda = observed.iter().any(|m| m.values.get("learner").is_some_and(|l| l == "CUDA"));
+    let from_source = |option: &str| {
+        pip_install(
+            cx,
+            &[
+                "--force-reinstall",
+                "--no-deps",
+                "--no-binary",
+                "lightgbm",
+                "lightgbm",
+                &format!("--config-settings=cmake.define.{option}=ON"),
+            ],
+        )
+    };
+    if cuda {
+        format!(
+            "LightGBM's CUDA learner (`device_type=\"cuda\"`) is only in a build from source with USE_CUDA, on Linux \
+             (no wheel has it; Windows has no CUDA version, its GPU learner is `device_type=\"gpu\"`). With the \
+             CUDA toolkit, CMake and gcc installed: `{}`.",
+            from_source("USE_CUDA")
+        )
+    } else {
+        format!(
+            "LightGBM's GPU learner (`device_type=\"gpu\"`, OpenCL, whose runtime NVIDIA's driver brings) is in \
+             PyPI's wheels for Windows and, from 4.0, Linux: `{}`. Elsewhere build it from source with Boost and \
+             OpenCL installed: `{}` (its README adds OpenCL_INCLUDE_DIR and OpenCL_LIBRARY the same way); on Linux \
+             the CUDA learner (`device_type=\"cuda\"`, `{}`) is the other way.",
+            pip_install(cx, &["--upgrade", "lightgbm>=4"]),
+            from_source("USE_GPU"),
+            from_source("USE_CUDA")
+        )
+    }
 }
 
 /// `pip install -U "jax[cudaNN]"` for the newest plugin this driver runs, or each plugin with its
@@ -693,6 +836,38 @@ fn bf16_fix(observed: &[&ObservedMessage]) -> FamilyFix {
     )
 }
 
+/// FlashAttention 2's capability check: below compute capability 8.0 no flash-attn 2 build runs, so the model
+/// needs another attention (Dao-AILab/flash-attention README: Ampere, Ada or Hopper, FlashAttention 1.x for
+/// Turing; transformers' `attn_implementation`); on a major above 9 the release predates 2.7.3, whose check
+/// (csrc/flash_attn/flash_api.cpp, `cc_major >= 8`) takes every later GPU.
+fn flash_attn_words(cx: &Ctx<'_>) -> String {
+    let ccs = cx.capabilities();
+    let upgrade = format!(
+        "upgrade flash-attn to 2.7.3 or newer, whose check takes every GPU from compute capability 8.0 on: `{}` (it \
+         builds for the GPU; xFormers and vLLM carry their own copy, so there upgrade them)",
+        pip_install(cx, &["--upgrade", "flash-attn", "--no-build-isolation"])
+    );
+    let other = "FlashAttention 2 runs only on GPUs of compute capability 8.0 or newer (Ampere, Ada, Hopper and \
+                 later), and no build of it runs below. Use another attention: in transformers load the model with \
+                 `attn_implementation=\"sdpa\"` (PyTorch's scaled_dot_product_attention) or `\"eager\"`, elsewhere \
+                 the program's setting that turns flash attention off; on Turing (T4, RTX 20xx) FlashAttention 1.x \
+                 (`flash-attn<2`) still runs.";
+    match ccs.as_slice() {
+        [] => format!(
+            "{other} On a GPU of compute capability 10.0 or newer (Blackwell) the release is older than \
+                       2.7.3: {upgrade}."
+        ),
+        ccs if ccs.iter().all(|cc| cc.major >= 10) => {
+            let sms: Vec<String> = ccs.iter().map(|cc| cc.sm()).collect();
+            let mut words = format!("This GPU ({}) is newer than this FlashAttention release knows: ", sms.join(", "));
+            words.push_str(&upgrade);
+            words.push('.');
+            words
+        }
+        _ => other.to_owned(),
+    }
+}
+
 /// A build without machine code for the GPU: for PyTorch the chooser's build with machine code
 /// for the GPU's capability (per driver line when the driver is unknown); for a compiler that does
 /// not know the architecture, the command that lists the ones it knows; else a build for the
@@ -700,6 +875,9 @@ fn bf16_fix(observed: &[&ObservedMessage]) -> FamilyFix {
 fn arch_fix(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&ObservedMessage]) -> FamilyFix {
     if known.id == "vllm.bf16_unsupported" {
         return bf16_fix(observed);
+    }
+    if known.id == "flash_attn.ampere_or_newer_only" {
+        return (Some(flash_attn_words(cx)), None);
     }
     let ccs = named_capabilities(cx, observed);
     let torch = torch_context(cx, known);

@@ -587,3 +587,52 @@ fn an_architecture_not_compiled_in_names_the_cuda_that_can_still_build_it() {
     assert!(words.contains("sm_30") && words.contains("CUDA 10.2 or older"), "{words}");
     assert!(!words.contains("first came with"), "{words}");
 }
+
+/// FlashAttention 2's capability check (csrc/flash_attn/flash_api.cpp): below compute capability 8.0 no build runs,
+/// so the fix is another attention; on Blackwell the release predates v2.7.3's `cc_major >= 8`, so it is a newer
+/// flash-attn. Without the GPU, both.
+#[test]
+fn flash_attentions_refusal_is_another_attention_below_ampere_and_a_newer_release_above_hopper() {
+    let line = "RuntimeError: FlashAttention only supports Ampere GPUs or newer.\n";
+    let id = "observed.flash_attn.ampere_or_newer_only";
+    let (t4, plan) = fix_of(&format!("GPU 0: Tesla T4 (UUID: GPU-1)\n{line}"), id);
+    assert!(t4.contains("attn_implementation=\"sdpa\"") && !t4.contains("2.7.3"), "{t4}");
+    assert_eq!(plan, None);
+    let (blackwell, _) = fix_of(&format!("GPU 0: NVIDIA GeForce RTX 5090 (UUID: GPU-1)\n{line}"), id);
+    assert!(blackwell.contains("sm_120") && blackwell.contains("flash-attn --no-build-isolation"), "{blackwell}");
+    assert!(!blackwell.contains("sdpa"), "{blackwell}");
+    let (unknown, _) = fix_of(line, id);
+    assert!(unknown.contains("sdpa") && unknown.contains("2.7.3"), "{unknown}");
+}
+
+/// DeepSpeed's op builder (op_builder/builder.py@v0.16.4): the toolkit of torch's CUDA or torch of the toolkit's;
+/// DS_SKIP_CUDA_CHECK only where the majors agree, since PyTorch's extension builder refuses two majors anyway.
+#[test]
+fn deepspeeds_toolkit_mismatch_offers_its_skip_only_within_one_major() {
+    let id = "observed.deepspeed.cuda_mismatch";
+    let (majors, _) = fix_of(
+        ">- DeepSpeed Op Builder: Installed CUDA version 12.2 does not match the version torch was compiled with 11.7, \
+         unable to compile cuda/cpp extensions without a matching cuda version.\n",
+        id,
+    );
+    assert!(majors.contains("cuda-nvcc=11.7") && majors.contains("whl/cu12"), "{majors}");
+    assert!(!majors.contains("DS_SKIP_CUDA_CHECK"), "{majors}");
+    let (minors, _) = fix_of(
+        "Exception: Installed CUDA version 12.3 does not match the version torch was compiled with 12.1, unable to \
+         compile cuda/cpp extensions without a matching cuda version.\n",
+        id,
+    );
+    assert!(minors.contains("DS_SKIP_CUDA_CHECK=1") && minors.contains("cuda-nvcc=12.1"), "{minors}");
+}
+
+/// LightGBM's missing learners (src/treelearner): the OpenCL one is in the Windows and Linux wheels, the CUDA one
+/// only in a build from source with USE_CUDA (python-package/README.rst@v4.6.0).
+#[test]
+fn lightgbms_missing_learner_gets_the_build_that_has_it() {
+    let id = "observed.lightgbm.gpu_learner_not_built";
+    let (gpu, _) = fix_of("lightgbm.basic.LightGBMError: GPU Tree Learner was not enabled in this build.\n", id);
+    assert!(gpu.contains("lightgbm>=4") && gpu.contains("cmake.define.USE_GPU=ON"), "{gpu}");
+    let (cuda, _) = fix_of("[LightGBM] [Fatal] CUDA Tree Learner was not enabled in this build.\n", id);
+    assert!(cuda.contains("--no-binary lightgbm lightgbm --config-settings=cmake.define.USE_CUDA=ON"), "{cuda}");
+    assert!(!cuda.contains("USE_GPU"), "{cuda}");
+}

@@ -2003,6 +2003,74 @@ const CASES: &[Case] = &[
         ],
         &[],
     ),
+    // Dao-AILab/flash-attention#762 (its title: a Quadro RTX 5000, Turing).
+    ("flash_attn.ampere_or_newer_only", "RuntimeError: FlashAttention only supports Ampere GPUs or newer.", &[], &[]),
+    // JIA-Lab-research/MGM#91 (verbatim).
+    (
+        "deepspeed.cuda_mismatch",
+        "deepspeed.ops.op_builder.builder.CUDAMismatchException: >- DeepSpeed Op Builder: Installed CUDA version 12.2 does not match the version torch was compiled with 11.7, unable to compile cuda/cpp extensions without a matching cuda version.",
+        &[("installed", "12.2"), ("torch_cuda", "11.7")],
+        &[],
+    ),
+    // bytedance/lightseq#526 (the wording of DeepSpeed 0.4 to 0.9, without the prefix).
+    (
+        "deepspeed.cuda_mismatch",
+        "Exception: Installed CUDA version 12.3 does not match the version torch was compiled with 12.1, unable to compile cuda/cpp extensions without a matching cuda version.",
+        &[("installed", "12.3"), ("torch_cuda", "12.1")],
+        &[],
+    ),
+    // NVIDIA/apex#1171 (verbatim; its nvcc was CUDA 9.0 from another CUDA_HOME).
+    (
+        "apex.cuda_mismatch",
+        "RuntimeError: Cuda extensions are being compiled with a version of Cuda that does not match the version used to compile Pytorch binaries.  Pytorch binaries were compiled with Cuda 10.2.",
+        &[("torch_cuda", "10.2")],
+        &[],
+    ),
+    // jax-ml/jax#15876 (its title; Windows, an old jaxlib beside a newer jax).
+    (
+        "jax.jaxlib_too_old",
+        "RuntimeError: jaxlib is version 0.3.25, but this version of jax requires version >= 0.4.7.",
+        &[("jaxlib", "0.3.25"), ("required", "0.4.7")],
+        &[],
+    ),
+    // Zuricho/ParallelFold#13 (verbatim; JAX 0.2's wording, a CUDA wheel's jaxlib).
+    (
+        "jax.jaxlib_too_old",
+        "ValueError: jaxlib is version 0.1.69, but this version of jax requires version 0.1.74.",
+        &[("jaxlib", "0.1.69"), ("required", "0.1.74")],
+        &[],
+    ),
+    // microsoft/LightGBM#3696 (verbatim; Python 3.7, a Booster asked for "device": "gpu").
+    (
+        "lightgbm.gpu_learner_not_built",
+        "lightgbm.basic.LightGBMError: GPU Tree Learner was not enabled in this build.",
+        &[("learner", "GPU")],
+        &[],
+    ),
+    // The CUDA learner's stand-in as LightGBM logs a fatal error (Log::Fatal's `[LightGBM] [Fatal] ` prefix, as
+    // microsoft/LightGBM#3696 shows it for the GPU one): the source's words, no paste found.
+    (
+        "lightgbm.gpu_learner_not_built",
+        "[LightGBM] [Fatal] CUDA Tree Learner was not enabled in this build.",
+        &[("learner", "CUDA")],
+        &[],
+    ),
+    // facebookresearch/detectron2#3898 (its title).
+    ("detectron2.not_compiled_with_gpu", "RuntimeError: Detectron2 is not compiled with GPU support!", &[], &[]),
+    // facebookresearch/detectron2#257 (its title; v0.1's wording, with PyTorch's AT_ERROR location).
+    (
+        "detectron2.not_compiled_with_gpu",
+        "RuntimeError: Not compiled with GPU support (ROIAlign_forward at /projectnb2/dnn-motion/shukai/detectron2/detectron2/layers/csrc/ROIAlign/ROIAlign.h:73)",
+        &[],
+        &[],
+    ),
+    // jax-ml/jax#17638 (verbatim).
+    (
+        "jax.jaxlib_newer_than_jax",
+        "RuntimeError: jaxlib version 0.4.14 is newer than and incompatible with jax version 0.4.6. Please update your jax and/or jaxlib packages.",
+        &[("jaxlib", "0.4.14"), ("jax", "0.4.6")],
+        &[],
+    ),
 ];
 
 /// The shortest of three scans of `lines` by `matcher`.
@@ -2193,5 +2261,30 @@ fn a_libcuda_that_is_no_link_outside_wsl_is_not_the_wsl_row() {
         "/opt/x/libcuda.so.1 is not a symbolic link",
     ] {
         assert!(scan(other).iter().all(|m| m.id != "ld.wsl_libcuda_not_a_link"), "{other}");
+    }
+}
+
+/// DeepSpeed prints the same first words where it goes on: a minor mismatch its list accepts, and the
+/// DS_SKIP_CUDA_CHECK warning (op_builder/builder.py@v0.16.4#L96-L109); only the raised form is the row's.
+#[test]
+fn deepspeed_lines_it_goes_on_after_are_not_the_mismatch_row() {
+    for line in [
+        "Installed CUDA version 11.3 does not match the version torch was compiled with 11.1 but since the APIs are compatible, accepting this combination",
+        "[WARNING]  DeepSpeed Op Builder: Installed CUDA version 12.1 does not match the version torch was compiled with 11.8.Detected `DS_SKIP_CUDA_CHECK=1`: Allowing this combination of CUDA, but it may result in unexpected behavior.",
+    ] {
+        assert!(scan(line).iter().all(|m| m.id != "deepspeed.cuda_mismatch"), "{line}");
+    }
+}
+
+/// Detectron2's old wording is the bare `Not compiled with GPU support` that other ops print too (its own
+/// TensorMask project's, projects/TensorMask/tensormask/layers/csrc/SwapAlign2Nat/SwapAlign2Nat.h@v0.6#L30): only
+/// with a detectron2/layers/csrc file after it is it the row's.
+#[test]
+fn not_compiled_with_gpu_support_is_detectron2_only_with_its_file() {
+    for line in [
+        "RuntimeError: Not compiled with GPU support",
+        "RuntimeError: Not compiled with GPU support (SwapAlign2Nat_forward at /home/u/detectron2/projects/TensorMask/tensormask/layers/csrc/SwapAlign2Nat/SwapAlign2Nat.h:30)",
+    ] {
+        assert!(scan(line).iter().all(|m| m.id != "detectron2.not_compiled_with_gpu"), "{line}");
     }
 }
