@@ -6,14 +6,22 @@ use gpu_doctor_kb::{Coverage, JaxPlugin, Kb, TorchVariant, coverage, split_arch_
 use gpu_doctor_model::{Category, ComputeCapability, CudaVersion, Finding, Severity};
 use gpu_doctor_model::{Framework, FrameworkBuild, ObservedMessage, PythonEnv};
 
-const SOURCE: &str = "NVIDIA Blackwell/Hopper compatibility guides (cubin and PTX rules); PyTorch's compiled \
-    arch lists (pytorch/pytorch .ci/manywheel/build_cuda.sh, RELEASE.md); JAX installation docs";
+/// The sources of the architecture rules, as a literal [`SOURCE_WITH_FLOORS`] can extend.
+macro_rules! arch_sources {
+    () => {
+        "NVIDIA Blackwell/Hopper compatibility guides (cubin and PTX rules); PyTorch's compiled arch lists \
+         (pytorch/pytorch .ci/manywheel/build_cuda.sh, RELEASE.md); JAX installation docs"
+    };
+}
+
+const SOURCE: &str = arch_sources!();
 
 /// [`SOURCE`], and where ollama's floors come from ([`ollama_floor_of`]).
-const SOURCE_WITH_FLOORS: &str = "NVIDIA Blackwell/Hopper compatibility guides (cubin and PTX rules); PyTorch's \
-    compiled arch lists (pytorch/pytorch .ci/manywheel/build_cuda.sh, RELEASE.md); JAX installation docs; \
-    ollama/ollama:gpu/gpu.go@v0.1.19 (CudaComputeMajorMin = 6), gpu/gpu.go@v0.1.23 and discover/gpu.go@v0.5.11 \
-    (compute capability 5.0), docs/gpu.md@v0.13.0";
+const SOURCE_WITH_FLOORS: &str = concat!(
+    arch_sources!(),
+    "; ollama/ollama:gpu/gpu.go@v0.1.19 (CudaComputeMajorMin = 6), gpu/gpu.go@v0.1.23 and discover/gpu.go@v0.5.11 \
+     (compute capability 5.0), docs/gpu.md@v0.13.0"
+);
 
 pub(super) const NOT_IN_BUILD: Rule = Rule {
     id: "arch.not_in_build",
