@@ -63,6 +63,9 @@ fn by_category(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&ObservedMessage]
         Category::NoDriverOrGpuNotVisible if known.id == "sdwebui.torch_cannot_use_gpu" => {
             (Some(webui_torch_fix(cx)), None)
         }
+        Category::NoDriverOrGpuNotVisible if known.id == "ultralytics.invalid_cuda_device" => {
+            (Some(ultralytics_device_words(cx, observed)), None)
+        }
         Category::NoDriverOrGpuNotVisible => {
             image_driver_files_fix(cx, known, observed).unwrap_or_else(|| visible_fix(cx, known))
         }
@@ -361,6 +364,30 @@ fn webui_torch_fix(cx: &Ctx<'_>) -> String {
          launcher installs its CUDA build (TORCH_COMMAND names another). A CUDA build that prints False needs a driver \
          whose CUDA level (`nvidia-smi`'s header) is at or above that CUDA. Do not add `--skip-torch-cuda-test`: it \
          runs everything on the CPU."
+    )
+}
+
+/// Ultralytics' device check (ultralytics/utils/torch_utils.py, select_device): the lines it prints after the
+/// error (is_available(), device_count(), CUDA_VISIBLE_DEVICES) say which; with no GPU seen, its pointer to
+/// pytorch.org's install instructions (a CUDA build of torch); else indices nvidia-smi lists, or `device=cpu`.
+fn ultralytics_device_words(cx: &Ctx<'_>, observed: &[&ObservedMessage]) -> String {
+    let asked = observed.iter().find_map(|m| m.values.get("device")).map_or("the device asked for", String::as_str);
+    format!(
+        "Ask the Python that runs Ultralytics what torch sees, as the lines after the error print it: `{}`, and \
+         `echo $CUDA_VISIBLE_DEVICES` before the run. is_available() False with a torch version ending `+cpu` is the \
+         CPU-only torch: uninstall it (`{}`) and install the CUDA build from pytorch.org's index, `pip install torch \
+         torchvision --index-url https://download.pytorch.org/whl/<cuXYZ>` for a CUDA the driver runs \
+         (`nvidia-smi`'s header; https://pytorch.org/get-started/locally/). A CUDA build that prints False needs a \
+         newer driver, or the GPUs given to the container. Ultralytics sets CUDA_VISIBLE_DEVICES to `device={asked}` \
+         itself, so the indices are those `{}` lists: one not there hides every GPU (False and 0 as well) and too \
+         few leave device_count() short; pass indices it lists, or `device=cpu`.",
+        cmd(
+            cx,
+            "python",
+            ["-c", "import torch; print(torch.__version__, torch.cuda.is_available(), torch.cuda.device_count())"]
+        ),
+        cmd(cx, "pip", ["uninstall", "-y", "torch", "torchvision"]),
+        cmd(cx, "nvidia-smi", ["-L"])
     )
 }
 

@@ -636,3 +636,18 @@ fn lightgbms_missing_learner_gets_the_build_that_has_it() {
     assert!(cuda.contains("--no-binary lightgbm lightgbm --config-settings=cmake.define.USE_CUDA=ON"), "{cuda}");
     assert!(!cuda.contains("USE_GPU"), "{cuda}");
 }
+
+/// Ultralytics' device check (ultralytics/utils/torch_utils.py, select_device): what torch sees, the CUDA build
+/// from pytorch.org's index where it sees nothing, and indices nvidia-smi lists (it sets CUDA_VISIBLE_DEVICES to
+/// them itself).
+#[test]
+fn ultralytics_invalid_device_asks_torch_and_names_the_cuda_build_and_the_index() {
+    let (words, plan) = fix_of(
+        "ValueError: Invalid CUDA 'device=1' requested. Use 'device=cpu' or pass valid CUDA device(s) if available, \
+         i.e. 'device=0' or 'device=0,1,2,3' for Multi-GPU.\n",
+        "observed.ultralytics.invalid_cuda_device",
+    );
+    assert!(words.contains("torch.cuda.is_available()") && words.contains("download.pytorch.org/whl"), "{words}");
+    assert!(words.contains("`device=1`") && words.contains("nvidia-smi -L"), "{words}");
+    assert_eq!(plan, None);
+}

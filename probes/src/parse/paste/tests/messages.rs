@@ -2071,6 +2071,13 @@ const CASES: &[Case] = &[
         &[("jaxlib", "0.4.14"), ("jax", "0.4.6")],
         &[],
     ),
+    // SunOner/sunone_aimbot#164 (verbatim; YOLOv8 on Windows, torch.cuda.is_available() False, device_count 0).
+    (
+        "ultralytics.invalid_cuda_device",
+        "ValueError: Invalid CUDA 'device=0' requested. Use 'device=cpu' or pass valid CUDA device(s) if available, i.e. 'device=0' or 'device=0,1,2,3' for Multi-GPU.",
+        &[("device", "0")],
+        &[],
+    ),
 ];
 
 /// The shortest of three scans of `lines` by `matcher`.
