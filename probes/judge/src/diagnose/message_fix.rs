@@ -1288,6 +1288,9 @@ fn cudnn_fix(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&ObservedMessage]) 
     if known.id == "paddle.cudnn_not_loadable" {
         return (Some(paddle_cudnn_words(cx)), None);
     }
+    if known.id == "xla.dnn_library_init_failed" {
+        return (Some(dnn_init_words(cx)), None);
+    }
     if program(known) == "jax" {
         return (Some(jax_cudnn(cx, value("built").and_then(|v| parse_cudnn(v)))), None);
     }
@@ -1389,6 +1392,38 @@ fn jax_cudnn(cx: &Ctx<'_>, built: Option<(u32, u32)>) -> String {
         cmd(cx, "conda", ["install", "-c", "conda-forge", &format!("cudnn>={major}.{minor}")]),
         jax_builds(cx)
     )
+}
+
+/// XLA without its cuDNN (xla/service/gpu/stream_executor_util.cc, GetDnnVersionInfo): CudnnSupport::Init
+/// (xla/stream_executor/cuda/cuda_dnn.cc) logged why above it, a cuDNN older than the build's or cudnnCreate
+/// failing, most often for memory. The memory words are JAX's docs/gpu_memory_allocation.rst.
+fn dnn_init_words(cx: &Ctx<'_>) -> String {
+    let seen = |id: &str| cx.s.messages.iter().any(|m| m.id == id);
+    let built =
+        cx.s.messages.iter().filter(|m| m.id == "xla.cudnn_version_mismatch").find_map(|m| m.values.get("compiled"));
+    let cudnn = format!(
+        "A cuDNN older than the build's (the line above: `Loaded runtime CuDNN library: X but source was compiled \
+         with: Y`): {}",
+        jax_cudnn(cx, built.and_then(|v| parse_cudnn(v)))
+    );
+    let memory = format!(
+        "No GPU memory left for cuDNN (the lines above: `Could not create cudnn handle: …` and `Memory usage: … bytes \
+         free`): close what holds the GPU (`{}` lists the processes), and since JAX preallocates most of the GPU at \
+         its first operation, start it with `{}`, or with a smaller share, `{}`; beside TensorFlow, keep TensorFlow \
+         off the GPU where it only loads data (`tf.config.experimental.set_visible_devices([], \"GPU\")`).",
+        cmd(cx, "nvidia-smi", []),
+        fix::var_line(cx, "XLA_PYTHON_CLIENT_PREALLOCATE", "false"),
+        fix::var_line(cx, "XLA_PYTHON_CLIENT_MEM_FRACTION", ".50")
+    );
+    if seen("xla.cudnn_version_mismatch") {
+        cudnn
+    } else if seen("cudnn.status_not_initialized") {
+        format!(
+            "{memory} With CUDNN_STATUS_NOT_INITIALIZED and `Possibly insufficient driver version`, a newer driver."
+        )
+    } else {
+        format!("Read the lines logged just above it. {cudnn} {memory}")
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -651,3 +651,28 @@ fn ultralytics_invalid_device_asks_torch_and_names_the_cuda_build_and_the_index(
     assert!(words.contains("`device=1`") && words.contains("nvidia-smi -L"), "{words}");
     assert_eq!(plan, None);
 }
+
+/// XLA without cuDNN (xla/service/gpu/stream_executor_util.cc): the lines cuda_dnn.cc logged above it decide, a
+/// cuDNN older than the build's (jax-ml/jax#16901) or cudnnCreate without memory; with neither, both.
+#[test]
+fn xlas_dnn_init_failure_follows_the_line_above_it() {
+    let id = "observed.xla.dnn_library_init_failed";
+    let line = "jaxlib.xla_extension.XlaRuntimeError: FAILED_PRECONDITION: DNN library initialization failed. Look at \
+                the errors above for more details.\n";
+    let (older, _) = fix_of(
+        &format!(
+            "E0731 cuda_dnn.cc:425] Loaded runtime CuDNN library: 8.5.0 but source was compiled with: 8.6.0.  CuDNN \
+             library needs to have matching major version and equal or higher minor version.\n{line}"
+        ),
+        id,
+    );
+    assert!(older.contains("cuDNN 8.6") && !older.contains("XLA_PYTHON_CLIENT_PREALLOCATE"), "{older}");
+    let (memory, _) = fix_of(
+        &format!("E0904 cuda_dnn.cc:535] Could not create cudnn handle: CUDNN_STATUS_NOT_INITIALIZED\n{line}"),
+        id,
+    );
+    assert!(memory.contains("XLA_PYTHON_CLIENT_PREALLOCATE=false") && !memory.contains("nvidia-cudnn"), "{memory}");
+    let (unknown, plan) = fix_of(line, id);
+    assert!(unknown.contains("nvidia-cudnn-cu") && unknown.contains("XLA_PYTHON_CLIENT_MEM_FRACTION"), "{unknown}");
+    assert_eq!(plan, None);
+}

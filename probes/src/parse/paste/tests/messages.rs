@@ -2078,6 +2078,20 @@ const CASES: &[Case] = &[
         &[("device", "0")],
         &[],
     ),
+    // jax-ml/jax#15361 (verbatim; Colab, the GPU's memory near its limit).
+    (
+        "xla.dnn_library_init_failed",
+        "XlaRuntimeError: FAILED_PRECONDITION: DNN library initialization failed. Look at the errors above for more details.",
+        &[],
+        &[],
+    ),
+    // NVlabs/sionna#247 (verbatim; TensorFlow's XLA-compiled graph in Sionna's Docker image).
+    (
+        "xla.dnn_library_init_failed",
+        "FailedPreconditionError: DNN library initialization failed. Look at the errors above for more details [Op:__inference_run_graph_xla_21694]",
+        &[],
+        &[],
+    ),
 ];
 
 /// The shortest of three scans of `lines` by `matcher`.
