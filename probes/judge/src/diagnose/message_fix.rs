@@ -391,6 +391,17 @@ fn ultralytics_device_words(cx: &Ctx<'_>, observed: &[&ObservedMessage]) -> Stri
     )
 }
 
+/// cuBLAS's handle without memory (pytorch/pytorch aten/src/ATen/cuda/CublasHandlePool.cpp: cublasCreate at the first
+/// cuBLAS call on a device), so the GPU's memory was full then: what holds it, and a smaller share.
+fn cublas_alloc_words(cx: &Ctx<'_>) -> String {
+    format!(
+        "The GPU's memory was full when cuBLAS started: `{}` lists what holds it. End other processes on that GPU, and \
+         shrink the program's own share (a smaller batch size or model, or spread it over the GPUs it was meant for); \
+         on several GPUs check which one the program uses (`cuda:N`, CUDA_VISIBLE_DEVICES).",
+        cmd(cx, "nvidia-smi", ["--query-compute-apps=pid,process_name,used_memory", "--format=csv"])
+    )
+}
+
 /// jax and jaxlib out of step: jax-ml/jax setup.py (jax requires a jaxlib of its own release; the `cudaNN` extras
 /// pin it with the CUDA plugin) and docs/installation.md (`pip install --upgrade "jax[cuda13]"`).
 fn jaxlib_pair_words(cx: &Ctx<'_>) -> String {
@@ -454,6 +465,7 @@ fn other_fix(cx: &Ctx<'_>, known: &KnownMessage) -> FamilyFix {
             ),
             cmd(cx, "python", ["-m", "xformers.info"])
         ),
+        "torch.cublas_create_alloc_failed" => cublas_alloc_words(cx),
         "jax.jaxlib_too_old" => jaxlib_pair_words(cx),
         "jax.jaxlib_newer_than_jax" => jaxlib_newer_words(cx, known),
         "numba.nvvm_missing" => numba_nvvm_fix(cx),

@@ -676,3 +676,16 @@ fn xlas_dnn_init_failure_follows_the_line_above_it() {
     assert!(unknown.contains("nvidia-cudnn-cu") && unknown.contains("XLA_PYTHON_CLIENT_MEM_FRACTION"), "{unknown}");
     assert_eq!(plan, None);
 }
+
+/// cuBLAS's handle without memory (pytorch/pytorch CublasHandlePool.cpp): the processes holding the GPU and a
+/// smaller share, not another build.
+#[test]
+fn cublas_alloc_failure_at_create_is_memory_not_a_build() {
+    let (words, plan) = fix_of(
+        "RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`\n",
+        "observed.torch.cublas_create_alloc_failed",
+    );
+    assert!(words.contains("--query-compute-apps") && words.contains("batch size"), "{words}");
+    assert!(!words.contains("index-url"), "{words}");
+    assert_eq!(plan, None);
+}

@@ -2092,6 +2092,13 @@ const CASES: &[Case] = &[
         &[],
         &[],
     ),
+    // QwenLM/Qwen3#873 (verbatim; solved on one GPU with enough free memory).
+    (
+        "torch.cublas_create_alloc_failed",
+        "RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`",
+        &[],
+        &[],
+    ),
 ];
 
 /// The shortest of three scans of `lines` by `matcher`.
