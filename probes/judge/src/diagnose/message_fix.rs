@@ -63,6 +63,9 @@ fn by_category(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&ObservedMessage]
         Category::NoDriverOrGpuNotVisible if known.id == "sdwebui.torch_cannot_use_gpu" => {
             (Some(webui_torch_fix(cx)), None)
         }
+        Category::NoDriverOrGpuNotVisible if known.id == "kube_scheduler.insufficient_gpu" => {
+            (Some(scheduler_gpu_words(cx)), None)
+        }
         Category::NoDriverOrGpuNotVisible if known.id == "ultralytics.invalid_cuda_device" => {
             (Some(ultralytics_device_words(cx, observed)), None)
         }
@@ -399,6 +402,24 @@ fn cublas_alloc_words(cx: &Ctx<'_>) -> String {
          shrink the program's own share (a smaller batch size or model, or spread it over the GPUs it was meant for); \
          on several GPUs check which one the program uses (`cuda:N`, CUDA_VISIBLE_DEVICES).",
         cmd(cx, "nvidia-smi", ["--query-compute-apps=pid,process_name,used_memory", "--format=csv"])
+    )
+}
+
+/// The scheduler's `Insufficient nvidia.com/gpu` (kubernetes/kubernetes noderesources/fit.go: allocatable less
+/// requested below the pod's request): what the nodes advertise, then NVIDIA's device plugin where they advertise
+/// none (its README's Quick Start, as the `containers.kubernetes_device_plugin_missing` rule deploys it).
+fn scheduler_gpu_words(cx: &Ctx<'_>) -> String {
+    format!(
+        "`{}` shows, per node, nvidia.com/gpu under Capacity and Allocatable and how many the pods there request \
+         (Allocated resources). No nvidia.com/gpu on the GPU nodes: NVIDIA's device plugin is not running there; \
+         deploy it as its README's Quick Start does, `{}` (or the Helm chart nvdp/nvidia-device-plugin, or the GPU \
+         Operator), with the NVIDIA Container Toolkit as the nodes' default runtime, and read its pod's log (the static manifest's: `{}`). \
+         Allocatable below Capacity: the plugin marked GPUs unhealthy (the node's Xid errors). All requested \
+         already: the GPUs are taken; the pod waits, or asks for fewer (its nvidia.com/gpu limit), or more GPU nodes \
+         are needed.",
+        cmd(cx, "kubectl", ["describe", "node"]),
+        cmd(cx, "kubectl", ["create", "-f", super::containers::DEVICE_PLUGIN_YML]),
+        cmd(cx, "kubectl", ["logs", "-n", "kube-system", "daemonset/nvidia-device-plugin-daemonset"])
     )
 }
 

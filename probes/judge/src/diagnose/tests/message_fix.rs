@@ -689,3 +689,16 @@ fn cublas_alloc_failure_at_create_is_memory_not_a_build() {
     assert!(!words.contains("index-url"), "{words}");
     assert_eq!(plan, None);
 }
+
+/// The scheduler's `Insufficient nvidia.com/gpu` (kubernetes/kubernetes noderesources/fit.go): what the nodes
+/// advertise, NVIDIA's device plugin where they advertise none, and GPUs already taken.
+#[test]
+fn schedulers_insufficient_gpu_reads_the_nodes_and_names_the_device_plugin() {
+    let (words, plan) = fix_of(
+        "Warning  FailedScheduling  default-scheduler  0/2 nodes are available: 2 Insufficient nvidia.com/gpu.\n",
+        "observed.kube_scheduler.insufficient_gpu",
+    );
+    assert!(words.contains("kubectl describe node") && words.contains("nvidia-device-plugin.yml"), "{words}");
+    assert!(words.contains("Allocatable") && words.contains("taken"), "{words}");
+    assert_eq!(plan, None);
+}

@@ -2099,6 +2099,8 @@ const CASES: &[Case] = &[
         &[],
         &[],
     ),
+    // NVIDIA/k8s-device-plugin#159 (its title: the scheduler's event for a pod asking for a GPU).
+    ("kube_scheduler.insufficient_gpu", "0/2 nodes are available: 2 Insufficient nvidia.com/gpu", &[], &[]),
 ];
 
 /// The shortest of three scans of `lines` by `matcher`.
