@@ -108,7 +108,7 @@ pub(super) const K8S_UNHEALTHY: Rule = Rule {
 };
 
 /// The device plugin's static manifest, as its README's Quick Start deploys it.
-const DEVICE_PLUGIN_YML: &str =
+pub(super) const DEVICE_PLUGIN_YML: &str =
     "https://raw.githubusercontent.com/NVIDIA/k8s-device-plugin/v0.19.0/deployments/static/nvidia-device-plugin.yml";
 
 pub(super) const RULES: &[Rule] =

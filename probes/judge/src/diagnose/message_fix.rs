@@ -63,6 +63,12 @@ fn by_category(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&ObservedMessage]
         Category::NoDriverOrGpuNotVisible if known.id == "sdwebui.torch_cannot_use_gpu" => {
             (Some(webui_torch_fix(cx)), None)
         }
+        Category::NoDriverOrGpuNotVisible if known.id == "kube_scheduler.insufficient_gpu" => {
+            (Some(scheduler_gpu_words(cx)), None)
+        }
+        Category::NoDriverOrGpuNotVisible if known.id == "ultralytics.invalid_cuda_device" => {
+            (Some(ultralytics_device_words(cx, observed)), None)
+        }
         Category::NoDriverOrGpuNotVisible => {
             image_driver_files_fix(cx, known, observed).unwrap_or_else(|| visible_fix(cx, known))
         }
@@ -364,6 +370,59 @@ fn webui_torch_fix(cx: &Ctx<'_>) -> String {
     )
 }
 
+/// Ultralytics' device check (ultralytics/utils/torch_utils.py, select_device): the lines it prints after the
+/// error (is_available(), device_count(), CUDA_VISIBLE_DEVICES) say which; with no GPU seen, its pointer to
+/// pytorch.org's install instructions (a CUDA build of torch); else indices nvidia-smi lists, or `device=cpu`.
+fn ultralytics_device_words(cx: &Ctx<'_>, observed: &[&ObservedMessage]) -> String {
+    let asked = observed.iter().find_map(|m| m.values.get("device")).map_or("the device asked for", String::as_str);
+    format!(
+        "Ask the Python that runs Ultralytics what torch sees, as the lines after the error print it: `{}`, and \
+         `echo $CUDA_VISIBLE_DEVICES` before the run. is_available() False with a torch version ending `+cpu` is the \
+         CPU-only torch: uninstall it (`{}`) and install the CUDA build from pytorch.org's index, `pip install torch \
+         torchvision --index-url https://download.pytorch.org/whl/<cuXYZ>` for a CUDA the driver runs \
+         (`nvidia-smi`'s header; https://pytorch.org/get-started/locally/). A CUDA build that prints False needs a \
+         newer driver, or the GPUs given to the container. Ultralytics sets CUDA_VISIBLE_DEVICES to `device={asked}` \
+         itself, so the indices are those `{}` lists: one not there hides every GPU (False and 0 as well) and too \
+         few leave device_count() short; pass indices it lists, or `device=cpu`.",
+        cmd(
+            cx,
+            "python",
+            ["-c", "import torch; print(torch.__version__, torch.cuda.is_available(), torch.cuda.device_count())"]
+        ),
+        cmd(cx, "pip", ["uninstall", "-y", "torch", "torchvision"]),
+        cmd(cx, "nvidia-smi", ["-L"])
+    )
+}
+
+/// cuBLAS's handle without memory (pytorch/pytorch aten/src/ATen/cuda/CublasHandlePool.cpp: cublasCreate at the first
+/// cuBLAS call on a device), so the GPU's memory was full then: what holds it, and a smaller share.
+fn cublas_alloc_words(cx: &Ctx<'_>) -> String {
+    format!(
+        "The GPU's memory was full when cuBLAS started: `{}` lists what holds it. End other processes on that GPU, and \
+         shrink the program's own share (a smaller batch size or model, or spread it over the GPUs it was meant for); \
+         on several GPUs check which one the program uses (`cuda:N`, CUDA_VISIBLE_DEVICES).",
+        cmd(cx, "nvidia-smi", ["--query-compute-apps=pid,process_name,used_memory", "--format=csv"])
+    )
+}
+
+/// The scheduler's `Insufficient nvidia.com/gpu` (kubernetes/kubernetes noderesources/fit.go: allocatable less
+/// requested below the pod's request): what the nodes advertise, then NVIDIA's device plugin where they advertise
+/// none (its README's Quick Start, as the `containers.kubernetes_device_plugin_missing` rule deploys it).
+fn scheduler_gpu_words(cx: &Ctx<'_>) -> String {
+    format!(
+        "`{}` shows, per node, nvidia.com/gpu under Capacity and Allocatable and how many the pods there request \
+         (Allocated resources). No nvidia.com/gpu on the GPU nodes: NVIDIA's device plugin is not running there; \
+         deploy it as its README's Quick Start does, `{}` (or the Helm chart nvdp/nvidia-device-plugin, or the GPU \
+         Operator), with the NVIDIA Container Toolkit as the nodes' default runtime, and read its pod's log (the static manifest's: `{}`). \
+         Allocatable below Capacity: the plugin marked GPUs unhealthy (the node's Xid errors). All requested \
+         already: the GPUs are taken; the pod waits, or asks for fewer (its nvidia.com/gpu limit), or more GPU nodes \
+         are needed.",
+        cmd(cx, "kubectl", ["describe", "node"]),
+        cmd(cx, "kubectl", ["create", "-f", super::containers::DEVICE_PLUGIN_YML]),
+        cmd(cx, "kubectl", ["logs", "-n", "kube-system", "daemonset/nvidia-device-plugin-daemonset"])
+    )
+}
+
 /// jax and jaxlib out of step: jax-ml/jax setup.py (jax requires a jaxlib of its own release; the `cudaNN` extras
 /// pin it with the CUDA plugin) and docs/installation.md (`pip install --upgrade "jax[cuda13]"`).
 fn jaxlib_pair_words(cx: &Ctx<'_>) -> String {
@@ -427,6 +486,7 @@ fn other_fix(cx: &Ctx<'_>, known: &KnownMessage) -> FamilyFix {
             ),
             cmd(cx, "python", ["-m", "xformers.info"])
         ),
+        "torch.cublas_create_alloc_failed" => cublas_alloc_words(cx),
         "jax.jaxlib_too_old" => jaxlib_pair_words(cx),
         "jax.jaxlib_newer_than_jax" => jaxlib_newer_words(cx, known),
         "numba.nvvm_missing" => numba_nvvm_fix(cx),
@@ -1261,6 +1321,9 @@ fn cudnn_fix(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&ObservedMessage]) 
     if known.id == "paddle.cudnn_not_loadable" {
         return (Some(paddle_cudnn_words(cx)), None);
     }
+    if known.id == "xla.dnn_library_init_failed" {
+        return (Some(dnn_init_words(cx)), None);
+    }
     if program(known) == "jax" {
         return (Some(jax_cudnn(cx, value("built").and_then(|v| parse_cudnn(v)))), None);
     }
@@ -1362,6 +1425,38 @@ fn jax_cudnn(cx: &Ctx<'_>, built: Option<(u32, u32)>) -> String {
         cmd(cx, "conda", ["install", "-c", "conda-forge", &format!("cudnn>={major}.{minor}")]),
         jax_builds(cx)
     )
+}
+
+/// XLA without its cuDNN (xla/service/gpu/stream_executor_util.cc, GetDnnVersionInfo): CudnnSupport::Init
+/// (xla/stream_executor/cuda/cuda_dnn.cc) logged why above it, a cuDNN older than the build's or cudnnCreate
+/// failing, most often for memory. The memory words are JAX's docs/gpu_memory_allocation.rst.
+fn dnn_init_words(cx: &Ctx<'_>) -> String {
+    let seen = |id: &str| cx.s.messages.iter().any(|m| m.id == id);
+    let built =
+        cx.s.messages.iter().filter(|m| m.id == "xla.cudnn_version_mismatch").find_map(|m| m.values.get("compiled"));
+    let cudnn = format!(
+        "A cuDNN older than the build's (the line above: `Loaded runtime CuDNN library: X but source was compiled \
+         with: Y`): {}",
+        jax_cudnn(cx, built.and_then(|v| parse_cudnn(v)))
+    );
+    let memory = format!(
+        "No GPU memory left for cuDNN (the lines above: `Could not create cudnn handle: …` and `Memory usage: … bytes \
+         free`): close what holds the GPU (`{}` lists the processes), and since JAX preallocates most of the GPU at \
+         its first operation, start it with `{}`, or with a smaller share, `{}`; beside TensorFlow, keep TensorFlow \
+         off the GPU where it only loads data (`tf.config.experimental.set_visible_devices([], \"GPU\")`).",
+        cmd(cx, "nvidia-smi", []),
+        fix::var_line(cx, "XLA_PYTHON_CLIENT_PREALLOCATE", "false"),
+        fix::var_line(cx, "XLA_PYTHON_CLIENT_MEM_FRACTION", ".50")
+    );
+    if seen("xla.cudnn_version_mismatch") {
+        cudnn
+    } else if seen("cudnn.status_not_initialized") {
+        format!(
+            "{memory} With CUDNN_STATUS_NOT_INITIALIZED and `Possibly insufficient driver version`, a newer driver."
+        )
+    } else {
+        format!("Read the lines logged just above it. {cudnn} {memory}")
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

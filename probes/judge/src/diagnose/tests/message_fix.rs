@@ -636,3 +636,69 @@ fn lightgbms_missing_learner_gets_the_build_that_has_it() {
     assert!(cuda.contains("--no-binary lightgbm lightgbm --config-settings=cmake.define.USE_CUDA=ON"), "{cuda}");
     assert!(!cuda.contains("USE_GPU"), "{cuda}");
 }
+
+/// Ultralytics' device check (ultralytics/utils/torch_utils.py, select_device): what torch sees, the CUDA build
+/// from pytorch.org's index where it sees nothing, and indices nvidia-smi lists (it sets CUDA_VISIBLE_DEVICES to
+/// them itself).
+#[test]
+fn ultralytics_invalid_device_asks_torch_and_names_the_cuda_build_and_the_index() {
+    let (words, plan) = fix_of(
+        "ValueError: Invalid CUDA 'device=1' requested. Use 'device=cpu' or pass valid CUDA device(s) if available, \
+         i.e. 'device=0' or 'device=0,1,2,3' for Multi-GPU.\n",
+        "observed.ultralytics.invalid_cuda_device",
+    );
+    assert!(words.contains("torch.cuda.is_available()") && words.contains("download.pytorch.org/whl"), "{words}");
+    assert!(words.contains("`device=1`") && words.contains("nvidia-smi -L"), "{words}");
+    assert_eq!(plan, None);
+}
+
+/// XLA without cuDNN (xla/service/gpu/stream_executor_util.cc): the lines cuda_dnn.cc logged above it decide, a
+/// cuDNN older than the build's (jax-ml/jax#16901) or cudnnCreate without memory; with neither, both.
+#[test]
+fn xlas_dnn_init_failure_follows_the_line_above_it() {
+    let id = "observed.xla.dnn_library_init_failed";
+    let line = "jaxlib.xla_extension.XlaRuntimeError: FAILED_PRECONDITION: DNN library initialization failed. Look at \
+                the errors above for more details.\n";
+    let (older, _) = fix_of(
+        &format!(
+            "E0731 cuda_dnn.cc:425] Loaded runtime CuDNN library: 8.5.0 but source was compiled with: 8.6.0.  CuDNN \
+             library needs to have matching major version and equal or higher minor version.\n{line}"
+        ),
+        id,
+    );
+    assert!(older.contains("cuDNN 8.6") && !older.contains("XLA_PYTHON_CLIENT_PREALLOCATE"), "{older}");
+    let (memory, _) = fix_of(
+        &format!("E0904 cuda_dnn.cc:535] Could not create cudnn handle: CUDNN_STATUS_NOT_INITIALIZED\n{line}"),
+        id,
+    );
+    assert!(memory.contains("XLA_PYTHON_CLIENT_PREALLOCATE=false") && !memory.contains("nvidia-cudnn"), "{memory}");
+    let (unknown, plan) = fix_of(line, id);
+    assert!(unknown.contains("nvidia-cudnn-cu") && unknown.contains("XLA_PYTHON_CLIENT_MEM_FRACTION"), "{unknown}");
+    assert_eq!(plan, None);
+}
+
+/// cuBLAS's handle without memory (pytorch/pytorch CublasHandlePool.cpp): the processes holding the GPU and a
+/// smaller share, not another build.
+#[test]
+fn cublas_alloc_failure_at_create_is_memory_not_a_build() {
+    let (words, plan) = fix_of(
+        "RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`\n",
+        "observed.torch.cublas_create_alloc_failed",
+    );
+    assert!(words.contains("--query-compute-apps") && words.contains("batch size"), "{words}");
+    assert!(!words.contains("index-url"), "{words}");
+    assert_eq!(plan, None);
+}
+
+/// The scheduler's `Insufficient nvidia.com/gpu` (kubernetes/kubernetes noderesources/fit.go): what the nodes
+/// advertise, NVIDIA's device plugin where they advertise none, and GPUs already taken.
+#[test]
+fn schedulers_insufficient_gpu_reads_the_nodes_and_names_the_device_plugin() {
+    let (words, plan) = fix_of(
+        "Warning  FailedScheduling  default-scheduler  0/2 nodes are available: 2 Insufficient nvidia.com/gpu.\n",
+        "observed.kube_scheduler.insufficient_gpu",
+    );
+    assert!(words.contains("kubectl describe node") && words.contains("nvidia-device-plugin.yml"), "{words}");
+    assert!(words.contains("Allocatable") && words.contains("taken"), "{words}");
+    assert_eq!(plan, None);
+}

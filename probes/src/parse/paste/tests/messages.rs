@@ -2071,6 +2071,36 @@ const CASES: &[Case] = &[
         &[("jaxlib", "0.4.14"), ("jax", "0.4.6")],
         &[],
     ),
+    // SunOner/sunone_aimbot#164 (verbatim; YOLOv8 on Windows, torch.cuda.is_available() False, device_count 0).
+    (
+        "ultralytics.invalid_cuda_device",
+        "ValueError: Invalid CUDA 'device=0' requested. Use 'device=cpu' or pass valid CUDA device(s) if available, i.e. 'device=0' or 'device=0,1,2,3' for Multi-GPU.",
+        &[("device", "0")],
+        &[],
+    ),
+    // jax-ml/jax#15361 (verbatim; Colab, the GPU's memory near its limit).
+    (
+        "xla.dnn_library_init_failed",
+        "XlaRuntimeError: FAILED_PRECONDITION: DNN library initialization failed. Look at the errors above for more details.",
+        &[],
+        &[],
+    ),
+    // NVlabs/sionna#247 (verbatim; TensorFlow's XLA-compiled graph in Sionna's Docker image).
+    (
+        "xla.dnn_library_init_failed",
+        "FailedPreconditionError: DNN library initialization failed. Look at the errors above for more details [Op:__inference_run_graph_xla_21694]",
+        &[],
+        &[],
+    ),
+    // QwenLM/Qwen3#873 (verbatim; solved on one GPU with enough free memory).
+    (
+        "torch.cublas_create_alloc_failed",
+        "RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`",
+        &[],
+        &[],
+    ),
+    // NVIDIA/k8s-device-plugin#159 (its title: the scheduler's event for a pod asking for a GPU).
+    ("kube_scheduler.insufficient_gpu", "0/2 nodes are available: 2 Insufficient nvidia.com/gpu", &[], &[]),
 ];
 
 /// The shortest of three scans of `lines` by `matcher`.
