@@ -651,7 +651,7 @@ const NO_GPU_WORDS: [&str; 14] = [
     "no compatible gpu",
 ];
 
-/// A line saying no GPU was found, in a program's own words or a person's (`❌ No GPUs detected`,
+/// A line saying no GPU was found, in a program's own words or a person's (`No GPUs detected` after a cross mark,
 /// stevezzau/plex_generate_vid_previews through media-preview-generator#124); a line of at most 300 characters.
 fn no_gpu_in_words(line: &str) -> bool {
     line.len() <= 300 && {
@@ -981,11 +981,11 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
 mod tests {
     use super::*;
 
-    /// No GPU found, in a program's words (media-preview-generator#124's `❌ No GPUs detected`) or a person's; a GPU
+    /// No GPU found, in a program's words (media-preview-generator#124's `No GPUs detected`) or a person's; a GPU
     /// named, or a long log line, is not this.
     #[test]
     fn no_gpu_found_said_in_words() {
-        assert!(no_gpu_in_words("2025/12/23 15:39:05 | ℹ  - ❌ No GPUs detected"));
+        assert!(no_gpu_in_words("2025/12/23 15:39:05 | \u{2139}  - \u{274c} No GPUs detected"));
         assert!(no_gpu_in_words("The GPU not detected after the update"));
         assert!(!no_gpu_in_words("GPU 0: NVIDIA GeForce RTX 4090 detected"));
         assert!(!no_gpu_in_words(&format!("{} no gpu found", "x".repeat(400))));

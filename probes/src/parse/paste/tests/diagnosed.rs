@@ -398,17 +398,17 @@ fn cuda_init_500_under_wsl_is_a_container_toolkit_older_than_the_driver() {
 }
 
 /// A `docker run` without a GPU and a program in it saying, in its own words, it found none
-/// (stevezzau/plex_generate_vid_previews through media-preview-generator#124: `❌ No GPUs detected`): the container
+/// (stevezzau/plex_generate_vid_previews through media-preview-generator#124: `No GPUs detected` after a cross mark): the container
 /// was started without the GPU. With `--gpus all` it is not that.
 #[test]
 fn no_gpu_said_in_a_container_started_without_one() {
     const ID: &str = "containers.started_without_gpu";
-    let text = "❯ docker run --rm stevezzau/plex_generate_vid_previews:latest --list-gpus\n\
-                2025/12/23 15:39:05 | ℹ  - ❌ No GPUs detected\n";
+    let text = "\u{276f} docker run --rm stevezzau/plex_generate_vid_previews:latest --list-gpus\n\
+                2025/12/23 15:39:05 | \u{2139}  - \u{274c} No GPUs detected\n";
     assert!(finding_ids(text).contains(&ID.to_owned()), "{:?}", finding_ids(text));
     let passed = text.replace("--rm ", "--rm --gpus all ");
     assert!(!finding_ids(&passed).contains(&ID.to_owned()));
-    assert!(!finding_ids("❯ docker run --rm nginx\nserver started\n").contains(&ID.to_owned()));
+    assert!(!finding_ids("\u{276f} docker run --rm nginx\nserver started\n").contains(&ID.to_owned()));
 }
 
 /// A bus error whose backtrace runs through NCCL is NCCL's shared memory running out (pipedream#76's lines, cut);

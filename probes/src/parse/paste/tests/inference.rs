@@ -351,7 +351,7 @@ fn no_gpus_for_the_program_alone_points_at_its_launch_script() {
     assert!(plan.contains("grep -n CUDA_VISIBLE_DEVICES scripts/train.sh"), "{plan}");
     // The command quoted as inline code in a numbered step (thuml/Time-Series-Library#698, in Chinese: "run the
     // script:").
-    let step = "3. 运行脚本：`bash ./scripts/long_term_forecast/ETT_script/TimesNet_ETTh1.sh`\n\
+    let step = "3. \u{8fd0}\u{884c}\u{811a}\u{672c}\u{ff1a}`bash ./scripts/long_term_forecast/ETT_script/TimesNet_ETTh1.sh`\n\
                 RuntimeError: No CUDA GPUs are available\n";
     assert_eq!(read(step).env.launch_scripts, ["./scripts/long_term_forecast/ETT_script/TimesNet_ETTh1.sh"]);
     assert!(hides(step).is_some());
