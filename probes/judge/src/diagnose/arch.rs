@@ -190,7 +190,7 @@ fn stated_floor(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 "Run it on a GPU of compute capability {floor} or newer, or build the program from source for this \
                  GPU (CMake: `-DCMAKE_CUDA_ARCHITECTURES={n}`; nvcc: `-gencode arch=compute_{n},code=sm_{n}`) where \
                  its code allows it.{}",
-                super::message_fix::toolkit_bound(cx, &cc)
+                fix::toolkit_bound(cx, &cc)
             )),
         ));
     }
@@ -231,7 +231,7 @@ fn ollama_floor(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
             let fix = format!(
                 "Build ollama from source for this GPU, with `-DCMAKE_CUDA_ARCHITECTURES={n}` in its CMake step (its \
                  docs/development.md).{} Or run ollama on a GPU of compute capability {floor} or newer.",
-                super::message_fix::toolkit_bound(cx, &cc)
+                fix::toolkit_bound(cx, &cc)
             );
             // No plan: ollama is no Python package an installer could swap.
             out.push(NOT_IN_BUILD.finding(

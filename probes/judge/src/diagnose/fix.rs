@@ -121,3 +121,25 @@ pub(crate) fn ld_library_path_without(cx: &Ctx<'_>, remove: &[&str], prepend: Op
 pub(crate) fn set_var(name: &str, value: &str) -> Change {
     Change::SetVar { name: name.to_owned(), value: value.to_owned() }
 }
+
+/// The sentence (with a leading space) naming the CUDA releases that can build for `cc`, or nothing where
+/// gpus.toml cannot say.
+pub(crate) fn toolkit_bound(cx: &Ctx<'_>, cc: &gpu_doctor_model::ComputeCapability) -> String {
+    // gpus.toml's first_toolkit and last_toolkit: a build made with a CUDA outside them cannot hold it. The
+    // table starts at CUDA 7.0, so a first_toolkit of 7.0 means "7.0 or older" and says nothing here.
+    cx.kb.gpus.row(*cc).map_or_else(String::new, |r| {
+        let oldest = gpu_doctor_model::CudaVersion::new(7, 0);
+        match (r.first_toolkit > oldest, r.last_toolkit) {
+            (_, Some(last)) => format!(
+                " CUDA releases after {last} dropped {}, so the build must be made with CUDA {last} or older.",
+                cc.sm()
+            ),
+            (true, None) => format!(
+                " {} first came with CUDA {}, so the build must be made with that CUDA or newer.",
+                cc.sm(),
+                r.first_toolkit
+            ),
+            (false, None) => String::new(),
+        }
+    })
+}

@@ -1030,35 +1030,13 @@ fn arch_fix(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&ObservedMessage]) -
 /// A build of the program for one GPU: where its machine code comes from, and the CUDA releases that can make it.
 fn build_for_cc(cx: &Ctx<'_>, cc: &ComputeCapability) -> String {
     let n = format!("{}{}", cc.major, cc.minor);
-    let first = toolkit_bound(cx, cc);
+    let first = fix::toolkit_bound(cx, cc);
     format!(
         "Install a build of the program with machine code for {} (or PTX of a lower compute_XY), or build it from \
          source for this GPU (CMake: `-DCMAKE_CUDA_ARCHITECTURES={n}`; nvcc: `-gencode arch=compute_{n},code=sm_{n}`; \
          PyTorch and its extensions: TORCH_CUDA_ARCH_LIST).{first}",
         cc.sm()
     )
-}
-
-/// The sentence (with a leading space) naming the CUDA releases that can build for `cc`, or nothing where
-/// gpus.toml cannot say.
-pub(super) fn toolkit_bound(cx: &Ctx<'_>, cc: &ComputeCapability) -> String {
-    // gpus.toml's first_toolkit and last_toolkit: a build made with a CUDA outside them cannot hold it. The
-    // table starts at CUDA 7.0, so a first_toolkit of 7.0 means "7.0 or older" and says nothing here.
-    cx.kb.gpus.row(*cc).map_or_else(String::new, |r| {
-        let oldest = CudaVersion::new(7, 0);
-        match (r.first_toolkit > oldest, r.last_toolkit) {
-            (_, Some(last)) => format!(
-                " CUDA releases after {last} dropped {}, so the build must be made with CUDA {last} or older.",
-                cc.sm()
-            ),
-            (true, None) => format!(
-                " {} first came with CUDA {}, so the build must be made with that CUDA or newer.",
-                cc.sm(),
-                r.first_toolkit
-            ),
-            (false, None) => String::new(),
-        }
-    })
 }
 
 /// The architectures PyTorch's wheels carry per CUDA variant, each at the newest release the knowledge base
