@@ -153,9 +153,12 @@ pub(crate) fn add_nccl_bus_error(lines: &[String], found: &mut Vec<ObservedMessa
 
 /// [`add_nccl_bus_error`]'s reading: the bus error's line as NCCL's shared-memory message.
 fn nccl_bus_error(lines: &[String]) -> Option<ObservedMessage> {
+    // The length first: no lowercase copy of the paste's long lines.
     let at = lines.iter().position(|l| {
-        let lower = l.to_ascii_lowercase();
-        l.len() <= 400 && (lower.contains("bus error") || lower.contains("sigbus"))
+        l.len() <= 400 && {
+            let lower = l.to_ascii_lowercase();
+            lower.contains("bus error") || lower.contains("sigbus")
+        }
     })?;
     let nccl = lines.iter().skip(at).take(41).any(|l| l.len() <= 2000 && l.to_ascii_lowercase().contains("nccl"));
     nccl.then(|| ObservedMessage {

@@ -717,7 +717,10 @@ const MIN_CC_FORMAT: &str = "a program's lowest compute capability";
 /// 7.0 are not supported` (vLLM's worker), `supports CC 5.0 and above`. One number X.Y of 1.0 to 12.9.
 fn min_cc_in(line: &str) -> Option<gpu_doctor_model::ComputeCapability> {
     static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    if line.len() > 2000 || !line.to_ascii_lowercase().contains("capabilit") && !line.contains("CC ") {
+    // The paste's shared searchers, not a lowercase copy of every line (`capability` in any of its casings).
+    static WORDS: [super::Needle; 3] =
+        [super::Needle::new("apabilit"), super::Needle::new("APABILIT"), super::Needle::new("CC ")];
+    if line.len() > 2000 || !WORDS.iter().any(|w| w.in_line(line)) {
         return None;
     }
     #[allow(clippy::unwrap_used)] // a literal pattern, exercised by the tests
