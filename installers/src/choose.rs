@@ -136,6 +136,8 @@ pub fn choose(kb: &Kb, machine: &Machine, want: &Want) -> Choice {
     let mut rejected: Vec<(usize, Rejected)> = Vec::new();
     let mut fits: Vec<(usize, Build, Fit)> = Vec::new();
     let mut order = 0_usize..;
+    // A line too old to offer a new environment is a candidate only for the environment that has it.
+    let lines = lines.into_iter().filter(|l| !l.kept_only || want.keep_line.as_deref() == Some(l.label.as_str()));
     for line in lines {
         let (ok, turned): (Vec<_>, Vec<_>) = line
             .builds
@@ -220,6 +222,8 @@ pub(crate) struct Line {
     pub label: String,
     /// Its builds.
     pub builds: Vec<Build>,
+    /// Offered only to an environment that keeps this line (`Want::keep_line`), never to a new one.
+    pub kept_only: bool,
 }
 
 /// One installable build, before it is judged.

@@ -543,6 +543,11 @@ proptest! {
             prop_assert!(!r.reason.is_empty(), "{r:?}");
         }
         for (line, label) in torch_labels(kb) {
+            // A line kept only for the environments that have it is no candidate elsewhere.
+            if kb.pytorch.release(&line).is_some_and(|r| r.kept_only) && keep != Some(line.as_str()) {
+                prop_assert!(c.chosen.as_ref().is_none_or(|x| !x.label.starts_with(&format!("{line}."))), "{c:#?}");
+                continue;
+            }
             let seen = c.chosen.as_ref().is_some_and(|x| x.label == label)
                 || c.rejected.iter().any(|r| r.label == label || r.label == line);
             prop_assert!(seen, "{label} neither chosen nor rejected: {c:#?}");
@@ -656,4 +661,37 @@ fn a_machine_without_a_gpu_is_told_why_it_gets_the_newest_build() {
     assert!(got.why.starts_with("no NVIDIA GPU or driver is seen here, so nothing rules a build out"), "{}", got.why);
     let cuda = got.label.rsplit("+cu").next().unwrap();
     assert!(got.why.contains(&format!("needs a driver for CUDA {}.{}", &cuda[..2], &cuda[2..])), "{}", got.why);
+}
+
+/// Issue 27: an environment pinned to torch 1.7 whose RTX 3090 (sm_86) its cu101 build lacks gets the
+/// same line's cu110 build (sm_80 machine code runs on 8.6), with torchaudio pinned as PyTorch's own
+/// command pins it, unlabelled (edgeai/DINet#100: "I missed the torch==1.7.1+cu110"). A new
+/// environment on the same machine never gets a 1.7 to 1.11 line, nor does `recommend`.
+#[test]
+fn a_pinned_old_line_gets_its_own_build_and_a_new_environment_never_does() {
+    let kb = kb();
+    let m = Machine {
+        gpus: vec!["8.6".parse().unwrap()],
+        driver_cuda: None,
+        driver_version: Some("460.32.03".into()),
+        python: Some((3, 8)),
+        os: OsFamily::Linux,
+        cpu: "x86_64".into(),
+        toolkits: Vec::new(),
+    };
+    let kept = choose(kb, &m, &want(Framework::Torch, Some("1.7")));
+    let got = kept.chosen.as_ref().expect("a 1.7 build has sm_80");
+    assert_eq!(got.label, "1.7.1+cu110");
+    assert_eq!(got.requirements, ["torch==1.7.1+cu110", "torchvision==0.8.2+cu110", "torchaudio==0.7.2"]);
+    assert_eq!(got.index_url.as_deref(), Some("https://download.pytorch.org/whl/cu110"));
+    // Without the line to keep: a release built for today (the driver runs CUDA 11.2).
+    let new = choose(kb, &m, &want(Framework::Torch, None));
+    let label = chosen(&new);
+    assert!(!["1.7.", "1.8.", "1.9.", "1.10.", "1.11."].iter().any(|l| label.starts_with(l)), "{label}");
+    assert!(!new.rejected.iter().any(|r| r.label.starts_with("1.7")), "{:#?}", new.rejected);
+    let r = kb.pytorch.recommend(&m.gpus, Some("11.0".parse().unwrap()), None);
+    assert!(r.is_none_or(|v| !kb.pytorch.release(&v.torch).unwrap().kept_only), "{r:?}");
+    // Kept, a 1.8 environment on a Volta under R418 (CUDA 10.1) gets 1.8.1's cu101, not another line.
+    let volta = Machine { gpus: vec!["7.0".parse().unwrap()], driver_version: Some("418.67".into()), ..m };
+    assert_eq!(chosen(&choose(kb, &volta, &want(Framework::Torch, Some("1.8")))), "1.8.1+cu101");
 }

@@ -44,11 +44,13 @@ fn companion<'k>(kb: &'k Kb, line: &str, version: &str, name: &str) -> Option<&'
 /// torch and its companions, pinned to the build of variant `tag`; a companion recorded by range
 /// (built for no one torch release) is pinned without the label, so that whichever build of that
 /// version the index has is taken (PEP 440: a pin without a local label matches any label), and the
-/// notes say so.
+/// notes say so; one PyTorch's own commands pin without the label (`companions_unlabelled`) is
+/// pinned so.
 fn torch_requirements(kb: &Kb, line: &str, version: &str, tag: &str) -> (Vec<String>, Vec<String>) {
     let mut reqs = vec![format!("torch=={version}+{tag}")];
     let mut notes = Vec::new();
     let by_range = kb.pytorch.release(line).map(|r| r.companions_by_range.as_slice()).unwrap_or_default();
+    let unlabelled = kb.pytorch.release(line).map(|r| r.companions_unlabelled.as_slice()).unwrap_or_default();
     for name in ["torchvision", "torchaudio"] {
         match companion(kb, line, version, name) {
             Some(v) if by_range.iter().any(|n| n == name) => {
@@ -58,6 +60,7 @@ fn torch_requirements(kb: &Kb, line: &str, version: &str, tag: &str) -> (Vec<Str
                      {version}, which pip resolves beside it"
                 ));
             }
+            Some(v) if unlabelled.iter().any(|n| n == name) => reqs.push(format!("{name}=={v}")),
             Some(v) => reqs.push(format!("{name}=={v}+{tag}")),
             None => notes.push(format!("no {name} release is recorded for torch {line}, so none is pinned")),
         }
@@ -93,7 +96,7 @@ fn torch_kb(kb: &Kb) -> Vec<Line> {
             })
             .rev()
             .collect();
-        out.push(Line { label: r.version.clone(), builds });
+        out.push(Line { label: r.version.clone(), builds, kept_only: r.kept_only });
     }
     out
 }
@@ -123,7 +126,7 @@ fn jax_kb(kb: &Kb) -> Vec<Line> {
                 notes: vec![format!("jaxlib and {} move with it (jax pins them to {})", p.package, r.version)],
             })
             .collect();
-        out.push(Line { label: format!("jax {}", r.version), builds });
+        out.push(Line { label: format!("jax {}", r.version), builds, kept_only: false });
     }
     out
 }
@@ -154,7 +157,7 @@ fn tensorflow_kb(kb: &Kb) -> Vec<Line> {
                 None => "the and-cuda extra pins the nvidia-* CUDA wheels it was tested with".into(),
             }],
         };
-        out.push(Line { label: r.version.clone(), builds: vec![build] });
+        out.push(Line { label: r.version.clone(), builds: vec![build], kept_only: false });
     }
     out
 }
@@ -194,7 +197,7 @@ fn cupy_kb(kb: &Kb) -> Vec<Line> {
             beyond_kb: String::new(),
             notes: Vec::new(),
         };
-        out.push(Line { label: p.name.clone(), builds: vec![build] });
+        out.push(Line { label: p.name.clone(), builds: vec![build], kept_only: false });
     }
     // Same CuPy release for two CUDA majors: the newer CUDA first.
     out.sort_by_key(|l| std::cmp::Reverse(l.builds.first().and_then(|b| b.cuda)));
@@ -243,7 +246,7 @@ fn by_version(builds: Vec<Build>, label: impl Fn(&str) -> String) -> Vec<Line> {
             Some(&i) => out[i].builds.push(b),
             None => {
                 at.insert(b.version.clone(), out.len());
-                out.push(Line { label: label(&b.version), builds: vec![b] });
+                out.push(Line { label: label(&b.version), builds: vec![b], kept_only: false });
             }
         }
     }

@@ -111,7 +111,11 @@ impl PytorchTable {
         let best = |line: Option<&str>| {
             self.variant
                 .iter()
-                .filter(|v| line.is_none_or(|l| v.torch == l))
+                .filter(|v| match line {
+                    Some(l) => v.torch == l,
+                    // A line kept only for the environments that have it is no one's recommendation.
+                    None => !self.release(&v.torch).is_some_and(|r| r.kept_only),
+                })
                 .filter(fits)
                 .max_by_key(|v| (max_cuda.is_some_and(|m| m.major == v.cuda.major), line_key(&v.torch), v.cuda))
         };

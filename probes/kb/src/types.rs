@@ -237,6 +237,15 @@ pub struct TorchRelease {
     /// has is taken.
     #[serde(default)]
     pub companions_by_range: Vec<String>,
+    /// The companions PyTorch's own install commands pin without a `+cuXYZ` label beside a labelled
+    /// torch (`torch==1.7.1+cu110 torchvision==0.8.2+cu110 torchaudio==0.7.2`, the previous-versions
+    /// page): pinned so, which PEP 440 lets match whichever build of that version the index has.
+    #[serde(default)]
+    pub companions_unlabelled: Vec<String>,
+    /// Offered only as the smallest change to an environment that has this line (1.7 to 1.11),
+    /// never to a new environment, which gets a release still built for today's drivers and Pythons.
+    #[serde(default)]
+    pub kept_only: bool,
     /// The day the newest release of the row was first uploaded to PyPI (`2026-10-28`), as
     /// scripts/kb-refresh read it; `None` for rows it does not derive.
     #[serde(default)]
