@@ -1,8 +1,8 @@
 //! Sections for the software: CUDA toolkits, cuDNN, Python environments with their frameworks,
-//! and the CUDA-related environment variables.
+//! programs that are no Python package (ollama), and the CUDA-related environment variables.
 
 use gpu_doctor_model::{CudnnVersion, Probed, Snapshot};
-use gpu_doctor_model::{DeepFacts, FrameworkBuild, PythonEnv, Toolkits};
+use gpu_doctor_model::{DeepFacts, Framework, FrameworkBuild, PythonEnv, Toolkits};
 
 use super::{Section, Tone, label, missing};
 
@@ -41,10 +41,22 @@ pub(super) fn sections(s: &Snapshot) -> Vec<Section> {
         }
         None => missing("cuDNN", &s.cudnn, "none found", Tone::Plain),
     });
-    out.push(match s.python_envs.value() {
-        Some(envs) => python_section(envs),
-        None => missing("Python", &s.python_envs, "no Python found", Tone::Plain),
-    });
+    match s.python_envs.value() {
+        Some(envs) => {
+            // A program read into a pasted environment's frameworks (ollama) is no Python package:
+            // it gets its own section, and an environment that held only it is no environment.
+            let programs: Vec<&Framework> =
+                envs.iter().flat_map(|e| e.frameworks.iter().filter(|f| is_program(f))).collect();
+            let envs: Vec<PythonEnv> = envs.iter().filter_map(without_programs).collect();
+            if !envs.is_empty() || programs.is_empty() {
+                out.push(python_section(&envs));
+            }
+            if !programs.is_empty() {
+                out.push(programs_section(&programs));
+            }
+        }
+        None => out.push(missing("Python", &s.python_envs, "no Python found", Tone::Plain)),
+    }
     let headline = match s.env.vars.len() {
         0 => "no CUDA-related variables set".to_owned(),
         n => format!("{n} CUDA-related set"),
@@ -107,6 +119,35 @@ fn build_text(b: &FrameworkBuild) -> String {
         FrameworkBuild::Rocm { version } => format!("ROCm {}", version.as_deref().unwrap_or("?")),
         FrameworkBuild::Unknown => "build unknown".to_owned(),
     }
+}
+
+/// Programs the readers put among an environment's frameworks that no Python environment holds.
+const PROGRAMS: &[&str] = &["ollama"];
+
+fn is_program(f: &Framework) -> bool {
+    PROGRAMS.contains(&f.name.as_str())
+}
+
+/// `e` without its programs; `None` where the programs were all it held (a pasted ollama log's).
+fn without_programs(e: &PythonEnv) -> Option<PythonEnv> {
+    if !e.frameworks.iter().any(is_program) {
+        return Some(e.clone());
+    }
+    let mut e = e.clone();
+    e.frameworks.retain(|f| !is_program(f));
+    let empty = e.frameworks.is_empty()
+        && e.cuda_wheels.is_empty()
+        && e.companions.is_empty()
+        && e.deep.is_none()
+        && e.python_version.is_none();
+    (!empty).then_some(e)
+}
+
+fn programs_section(programs: &[&Framework]) -> Section {
+    let names: Vec<&str> = programs.iter().map(|f| f.name.as_str()).collect();
+    let mut sec = Section::new("Programs", names.join(", "), Tone::Plain);
+    sec.details = programs.iter().map(|f| format!("{} {} ({})", f.name, f.version, build_text(&f.build))).collect();
+    sec
 }
 
 fn python_section(envs: &[PythonEnv]) -> Section {
