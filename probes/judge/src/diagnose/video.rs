@@ -43,8 +43,42 @@ pub(super) const LIBRARIES_MISSING: Rule = Rule {
              (libnvidia-encode-<branch>, libnvidia-decode-<branch>); RPM Fusion's xorg-x11-drv-nvidia-cuda-libs",
 };
 
+pub(super) const STARTUP_PROBE: Rule = Rule {
+    id: "presence.video_codec_probe_only",
+    category: Category::Other,
+    severity: Severity::Info,
+    trigger: "nv-codec-headers' `Cannot load <library>` alone: no NVENC or NVDEC codec named (FFmpeg prefixes an \
+              encoder's lines with its name, `[h264_nvenc @ 0x…]`), no `-hwaccel`, no other video message, no NVIDIA \
+              GPU, driver, container or loader cache in the text. Programs that offer NVENC (HandBrake, its CLI) load \
+              the library at start-up to see whether it is there, and print the line on every machine without it: \
+              harmless unless the program is asked to encode with NVENC.",
+    source: "FFmpeg/nv-codec-headers include/ffnvcodec/dynlink_loader.h (LOAD_LIBRARY prints `Cannot load %s` \
+             whenever the library is looked for); lisamelton/video_transcoding#286 (HandBrake's start-up probe, \
+             `Cannot load nvEncodeAPI64.dll` three times on a machine not encoding with NVENC: \"you can just ignore \
+             it\")",
+};
+
 /// `CAPABILITY_MISSING` is listed with the variables' rules (`env_vars::RULES`), whose family it names.
-pub(super) const RULES: &[Rule] = &[LIBRARIES_MISSING];
+pub(super) const RULES: &[Rule] = &[LIBRARIES_MISSING, STARTUP_PROBE];
+
+/// Words in a line that name an NVENC or NVDEC codec or FFmpeg's hardware decoding: the library was asked for.
+const ASKED: [&str; 6] = ["_nvenc", "nvenc_", "_cuvid", "cuvid_", "hwaccel", "nvdec"];
+
+/// The load failed because a codec was asked for, or the text shows where it ran (a GPU, a driver, a
+/// container, the loader's cache, the capabilities variable), or another video message stands beside it.
+fn asked_or_placed(cx: &Ctx<'_>, failed: &[&ObservedMessage]) -> bool {
+    let asked = |line: &str| {
+        let lower = line.to_ascii_lowercase();
+        ASKED.iter().any(|w| lower.contains(w))
+    };
+    failed.iter().any(|m| m.id != "ffmpeg.nvenc_library_not_loaded" || asked(&m.line))
+        || cx.s.messages.iter().any(|m| !NOT_LOADED.contains(&m.id.as_str()) && asked(&m.line))
+        || !cx.gpus.is_empty()
+        || cx.driver.version.is_some()
+        || cx.s.platform.container.is_some()
+        || cx.loader_cache().is_some()
+        || cx.s.env.vars.contains_key(CAPABILITIES)
+}
 
 /// The catalogue's rows for a program failing to load the driver's encode and decode libraries: FFmpeg's,
 /// DALI's video reader's, and the Video Codec SDK's encoder's (which names no library: the encode one).
@@ -79,6 +113,10 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let mut missing: Vec<&str> = failed.iter().map(|m| library_of(m, cx.os == OsFamily::Windows)).collect();
     missing.sort_unstable();
     missing.dedup();
+    if !asked_or_placed(cx, &failed) {
+        out.push(startup_probe(&missing, &failed));
+        return;
+    }
     let windows = missing.iter().any(|l| l.ends_with(".dll"));
     let mut evidence: Vec<String> = failed.iter().map(|m| format!("pasted line: {}", m.line)).collect();
     let present: Vec<String> = cx
@@ -111,6 +149,24 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     evidence.extend(present);
     evidence.extend(markers);
     out.push(libraries_missing(cx, &missing, windows, container.is_some(), unshown, evidence));
+}
+
+fn startup_probe(missing: &[&str], failed: &[&ObservedMessage]) -> Finding {
+    let mut lines: Vec<String> = failed.iter().map(|m| format!("pasted line: {}", m.line)).collect();
+    lines.dedup();
+    STARTUP_PROBE.finding(
+        format!("A program looked for the driver's video library and did not find it ({})", missing.join(", ")),
+        "Programs that can encode with NVENC (HandBrake and its CLI among them) load the driver's encode library \
+         at start-up to see whether NVENC is there, and print `Cannot load` on every machine without it. Nothing in \
+         the text asks for an NVENC or NVDEC codec, so this alone is no fault.",
+        lines,
+        Some(
+            "Nothing to repair unless you want hardware encoding: then the NVIDIA driver of an NVENC-capable GPU \
+             installs the library (nvEncodeAPI64.dll in System32 on Windows; libnvidia-encode on Linux, packaged \
+             apart from the driver on Debian and Ubuntu), and the encoder to choose is an `_nvenc` one."
+                .to_owned(),
+        ),
+    )
 }
 
 fn capability_missing(missing: &[&str], evidence: Vec<String>, unshown: bool) -> Finding {

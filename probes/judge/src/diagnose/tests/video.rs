@@ -65,3 +65,27 @@ fn on_a_host_the_libraries_are_missing() {
     let f = found.iter().find(|f| f.id == LIBRARIES).expect("the Windows finding");
     assert!(f.fix.as_deref().is_some_and(|x| x.contains("display driver")), "{:?}", f.fix);
 }
+
+/// lisamelton/video_transcoding#286: HandBrake looks for NVENC at start-up and prints nv-codec-headers' line on a
+/// Windows machine not encoding with it ("you can just ignore it"). The line alone, with no codec, GPU, driver or
+/// container in the text, is a note; the same line beside an `_nvenc` encoder's line, or an NVIDIA GPU, is the error.
+#[test]
+fn a_start_up_probe_alone_is_a_note() {
+    const PROBE: &str = "presence.video_codec_probe_only";
+    let probe = "Cannot load nvEncodeAPI64.dll\nCannot load nvEncodeAPI64.dll\nI'm in a Windows environment.\n";
+    let kb = gpu_doctor_kb::Kb::get().unwrap();
+    let snap = gpu_doctor_probes::parse::paste::read_pasted(probe, kb).unwrap();
+    let found = crate::diagnose::diagnose(&snap, kb);
+    let f = found.iter().find(|f| f.id == PROBE).expect("the note");
+    assert_eq!(f.severity, gpu_doctor_model::Severity::Info);
+    assert!(!found.iter().any(|f| f.severity == gpu_doctor_model::Severity::Error), "{found:#?}");
+    // FFmpeg names the encoder on its lines (nvenc.c's nvenc_print_driver_requirement follows the failure).
+    let asked = format!(
+        "{probe}[h264_nvenc @ 0x55bd94c6bb40] The minimum required Nvidia driver for nvenc is 435.21 or newer\n"
+    );
+    let ids = pasted_ids(&asked);
+    assert!(ids.contains(&LIBRARIES.to_owned()) && !ids.contains(&PROBE.to_owned()), "{ids:?}");
+    let gpu = format!("{probe}GPU 0: NVIDIA GeForce GTX 1060 6GB (UUID: GPU-4f1e5bd6-1d2c-2b3a-8e0c-5a7c5a5b5c5d)\n");
+    let ids = pasted_ids(&gpu);
+    assert!(ids.contains(&LIBRARIES.to_owned()) && !ids.contains(&PROBE.to_owned()), "{ids:?}");
+}
