@@ -491,7 +491,9 @@ pub(super) fn build_for(cx: &Ctx<'_>, framework: &str, cc: ComputeCapability) ->
             short_source(&first.source),
         ));
     };
-    let v = cx.kb.pytorch.recommend(&[cc], Some(level), None)?;
+    let Some(v) = cx.kb.pytorch.recommend(&[cc], Some(level), None) else {
+        return fix::lowest_cuda_wheel_words(cx, cc);
+    };
     Some(format!(
         "Install torch {} built for CUDA {}: its wheels carry machine code for {}, which this driver (CUDA up to \
          {level}) runs (as read from {}). {}",

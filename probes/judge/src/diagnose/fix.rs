@@ -143,3 +143,37 @@ pub(crate) fn toolkit_bound(cx: &Ctx<'_>, cc: &gpu_doctor_model::ComputeCapabili
         }
     })
 }
+
+/// The torch wheel with machine code for `cc` built with the lowest CUDA (the least driver it needs), of the
+/// newest release with that CUDA; a line kept only for the environments that have it (1.7 to 1.11) is no one's.
+fn lowest_cuda_wheel(
+    kb: &gpu_doctor_kb::Kb,
+    cc: gpu_doctor_model::ComputeCapability,
+) -> Option<&gpu_doctor_kb::TorchVariant> {
+    kb.pytorch
+        .variant
+        .iter()
+        .filter(|v| v.arch.contains(&cc) && !kb.pytorch.release(&v.torch).is_some_and(|r| r.kept_only))
+        .max_by_key(|v| (std::cmp::Reverse(v.cuda.major_minor()), v.line_key()))
+}
+
+/// Where no torch wheel for a CUDA the driver supports in full has machine code for `cc`: the wheel of the
+/// lowest CUDA with it (the least driver update), its newest release, and the driver floor of its CUDA major's
+/// minor-version compatibility; `None` when no wheel has it.
+pub(crate) fn lowest_cuda_wheel_words(cx: &Ctx<'_>, cc: gpu_doctor_model::ComputeCapability) -> Option<String> {
+    let v = lowest_cuda_wheel(cx.kb, cc)?;
+    let floor = cx
+        .kb
+        .cuda
+        .floor(v.cuda.major, cx.os)
+        .map_or_else(String::new, |d| format!(" (CUDA {}.x runs from driver {d} on)", v.cuda.major));
+    Some(format!(
+        "No torch wheel for a CUDA this driver supports in full has machine code for {}; torch {} built for CUDA {} \
+         has: `{}`, on a driver that runs CUDA {}{floor}.",
+        cc.sm(),
+        v.torch,
+        v.cuda,
+        install_torch(cx, v),
+        v.cuda
+    ))
+}

@@ -459,6 +459,18 @@ fn newer_branch_fix(cx: &Ctx<'_>) -> String {
     )
 }
 
+/// NVRTC dlopens libnvrtc-builtins of its own release at run time, by the loader's path alone.
+fn nvrtc_builtins_words(cx: &Ctx<'_>) -> String {
+    format!(
+        "NVRTC loads libnvrtc-builtins of its own release at run time from the loader's path: `{}` shows which \
+         copies the loader knows. Put the folder that holds the builtins beside the libnvrtc the program uses on \
+         LD_LIBRARY_PATH (a toolkit's lib64; a pip `nvidia-cuda-nvrtc-cuNN` wheel's nvidia/cuda_nvrtc/lib), or \
+         install the missing file of that release (the toolkit's cuda-nvrtc package, or the same nvidia-cuda-nvrtc \
+         wheel version).",
+        cmd(cx, "ldconfig", ["-p"])
+    )
+}
+
 fn other_fix(cx: &Ctx<'_>, known: &KnownMessage) -> FamilyFix {
     let words = match known.id.as_str() {
         "cuda.devices_unavailable" => format!(
@@ -486,6 +498,9 @@ fn other_fix(cx: &Ctx<'_>, known: &KnownMessage) -> FamilyFix {
             ),
             cmd(cx, "python", ["-m", "xformers.info"])
         ),
+        // NVRTC dlopens libnvrtc-builtins of its own release at run time, by the loader's path alone
+        // (openmm/openmm#1485: "a library path issue"; NVIDIA/numba-cuda#196).
+        "nvrtc.builtins_missing" => nvrtc_builtins_words(cx),
         "torch.cublas_create_alloc_failed" => cublas_alloc_words(cx),
         "jax.jaxlib_too_old" => jaxlib_pair_words(cx),
         "jax.jaxlib_newer_than_jax" => jaxlib_newer_words(cx, known),
@@ -845,41 +860,14 @@ fn named_capabilities(cx: &Ctx<'_>, observed: &[&ObservedMessage]) -> Vec<Comput
 /// CUDA major's minor-version compatibility; else a build from source. `list` is the TORCH_CUDA_ARCH_LIST
 /// line.
 fn no_wheel_for_this_driver(cx: &Ctx<'_>, cc: ComputeCapability, list: &str) -> String {
-    match lowest_cuda_wheel(cx, cc) {
-        Some(v) => {
-            let floor = cx
-                .kb
-                .cuda
-                .floor(v.cuda.major, cx.os)
-                .map_or_else(String::new, |d| format!(" (CUDA {}.x runs from driver {d} on)", v.cuda.major));
-            format!(
-                "No torch wheel for a CUDA this driver supports in full has machine code for {}; torch {} built for \
-                 CUDA {} has: `{}`, on a driver that runs CUDA {}{floor}. Built from source (torch or an extension): \
-                 rebuild with `{list}`.",
-                cc.sm(),
-                v.torch,
-                v.cuda,
-                fix::install_torch(cx, v),
-                v.cuda
-            )
-        }
+    match fix::lowest_cuda_wheel_words(cx, cc) {
+        Some(words) => format!("{words} Built from source (torch or an extension): rebuild with `{list}`."),
         None => format!(
             "No torch wheel the knowledge base lists has machine code for {}: build torch from source with `{list}` \
              set (PyTorch's README, \"From Source\"), or run it on a GPU a wheel covers.",
             cc.sm(),
         ),
     }
-}
-
-/// The torch wheel with machine code for `cc` built with the lowest CUDA (the least driver it needs), of the
-/// newest release with that CUDA.
-fn lowest_cuda_wheel<'k>(cx: &Ctx<'k>, cc: ComputeCapability) -> Option<&'k gpu_doctor_kb::TorchVariant> {
-    cx.kb
-        .pytorch
-        .variant
-        .iter()
-        .filter(|v| v.arch.contains(&cc))
-        .max_by_key(|v| (std::cmp::Reverse(v.cuda.major_minor()), v.line_key()))
 }
 
 /// vLLM's bfloat16 refusal: a dtype the GPU lacks, not a build without it; vLLM's own check names the way round
@@ -1444,13 +1432,15 @@ fn dnn_init_words(cx: &Ctx<'_>) -> String {
 fn variable_fix(cx: &Ctx<'_>, known: &KnownMessage) -> FamilyFix {
     match known.id.as_str() {
         "cuda.invalid_device_ordinal" => (Some(invalid_ordinal_words(cx)), None),
-        // NVIDIA/nvvl#99 and cudamat/cudamat#40: the toolkit's own nvcc first on PATH cured it.
-        "nvcc.libdevice_not_found" => (
+        // NVIDIA/nvvl#99 and cudamat/cudamat#40: the toolkit's own nvcc first on PATH cured it; an nvcc
+        // whose stages the shell cannot find is one outside its toolkit too (ShuangLI59/person_search#56).
+        "nvcc.libdevice_not_found" | "nvcc.stage_not_found" => (
             Some(format!(
                 "Run the complete toolkit's nvcc: `{}` lists every nvcc on PATH; put the toolkit's bin first (`export \
              PATH=/usr/local/cuda/bin:$PATH`, or the CUDA_HOME of the toolkit you build with), and remove a stray \
-             /usr/bin/nvcc that is no toolkit's own (a distribution's nvidia-cuda-toolkit: `sudo apt remove \
-             nvidia-cuda-toolkit`). Under sudo, which resets PATH, call the toolkit's nvcc by its full path.",
+             nvcc that is no toolkit's own (a copy or link such as /usr/local/bin/nvcc; a distribution's \
+             nvidia-cuda-toolkit's /usr/bin/nvcc: `sudo apt remove nvidia-cuda-toolkit`). Under sudo, which resets \
+             PATH, call the toolkit's nvcc by its full path.",
                 cmd(cx, "which", ["-a", "nvcc"])
             )),
             None,

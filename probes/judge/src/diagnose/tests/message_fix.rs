@@ -702,3 +702,34 @@ fn schedulers_insufficient_gpu_reads_the_nodes_and_names_the_device_plugin() {
     assert!(words.contains("Allocatable") && words.contains("taken"), "{words}");
     assert_eq!(plan, None);
 }
+
+/// ShuangLI59/person_search#56: a copy of nvcc in /usr/local/bin, first on PATH, cannot find its own `cicc`
+/// (nvcc.profile finds the stages relative to nvcc's folder): the toolkit's own nvcc first on PATH, the copy gone.
+/// NVRTC before CUDA 11 named no builtins file (openmm/openmm#1485): the loader's path.
+#[test]
+fn an_nvcc_outside_its_toolkit_and_nvrtc_without_its_builtins_name_the_path() {
+    let text = "/usr/local/bin/nvcc -I/usr/local/cuda-8.0/include -c nms/nms_kernel.cu -arch=sm_35\n\
+                sh: 1: cicc: not found\n\
+                error: command '/usr/local/bin/nvcc' failed with exit status 127\n";
+    let (fix, _) = fix_of(text, "observed.nvcc.stage_not_found");
+    assert!(fix.contains("PATH=/usr/local/cuda/bin:$PATH") && fix.contains("/usr/local/bin/nvcc"), "{fix}");
+    let text = "Exception: Error compiling program: nvrtc: error: failed to load builtins\n";
+    let (fix, _) = fix_of(text, "observed.nvrtc.builtins_missing");
+    assert!(fix.contains("libnvrtc-builtins") && fix.contains("LD_LIBRARY_PATH"), "{fix}");
+}
+
+/// NVIDIA/nvidia-docker#1280: libnvidia-container's `nvml error: function not found` under driver 410.48 is a
+/// driver older than the toolkit: the driver's update.
+#[test]
+fn nvml_without_a_function_the_container_toolkit_calls_is_the_driver() {
+    let text = "stderr: nvidia-container-cli: detection error: nvml error: function not found\\\\n\\\"\"\": unknown.\n\
+                | NVIDIA-SMI 410.48                 Driver Version: 410.48                    |\n";
+    let f = finding(text, "observed.container.nvml_function_not_found");
+    assert_eq!(f.category, gpu_doctor_model::Category::DriverTooOldForRuntime);
+    assert!(f.summary.contains("older than this container toolkit supports"), "{}", f.summary);
+    assert!(
+        matches!(f.plan.as_ref().map(|p| &p.target), Some(PlanTarget::Driver { .. }))
+            || words(&f).is_some_and(|w| w.contains("driver")),
+        "{f:#?}"
+    );
+}

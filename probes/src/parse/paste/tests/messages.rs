@@ -1334,6 +1334,14 @@ const CASES: &[Case] = &[
         )],
         &[],
     ),
+    ("nvcc.stage_not_found", "sh: 1: cicc: not found", &[("tool", "cicc")], &[]),
+    ("nvcc.stage_not_found", "sh: line 1: ptxas: command not found", &[("tool", "ptxas")], &[]),
+    (
+        "container.nvml_function_not_found",
+        "stderr: nvidia-container-cli: detection error: nvml error: function not found\\\\n\\\"\"\": unknown.",
+        &[("stage", "detection")],
+        &[],
+    ),
     (
         "container.cli_init_failed",
         "nvidia-container-cli: initialization error: load library failed: libnvidia-ml.so.1: cannot open shared object file: no such file or directory: unknown.",
@@ -1493,6 +1501,8 @@ const CASES: &[Case] = &[
         &[],
     ),
     ("nvrtc.builtins_missing", "NVRTC Error(7): NVRTC_ERROR_BUILTIN_OPERATION_FAILURE", &[], &[]),
+    // openmm/openmm#1485 (NVRTC before CUDA 11 names no file).
+    ("nvrtc.builtins_missing", "Exception: Error compiling program: nvrtc: error: failed to load builtins", &[], &[]),
     (
         "vllm.bf16_unsupported",
         "ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your Tesla T4 GPU has compute capability 7.5. You can use float16 instead by explicitly setting the`dtype` flag in CLI, for example: --dtype=half.",
