@@ -144,6 +144,10 @@ pub struct Snapshot {
     /// detected", "GPU not detected"); `None` for a live machine, or when not said.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stated_no_gpu: Option<String>,
+    /// The line where the pasted text names the machine's GPU as another vendor's ("I'm using a integrated Intel
+    /// GPU(iris xe graphics)"); `None` for a live machine, or when not said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stated_other_vendor_gpu: Option<String>,
     /// Error and warning lines from the frameworks and the CUDA runtime found in pasted text, each
     /// matched to a known message. Empty for a live machine.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -209,6 +213,7 @@ impl Snapshot {
             stated_min_cc: None,
             stated_index_mismatch: None,
             stated_no_gpu: None,
+            stated_other_vendor_gpu: None,
             stated_cuda_question: None,
             messages: Vec::new(),
             trace: Vec::new(),

@@ -64,8 +64,14 @@ pub(super) const NO_GPU: Rule = Rule {
     category: CATEGORY,
     severity: Severity::Info,
     trigger: "No NVIDIA driver answered, the driver lists no GPU and no NVIDIA display controller is on the PCI bus \
-              (or the PCI bus cannot be listed here): the normal state of a machine without an NVIDIA GPU.",
-    source: "The driver, GPU and PCI probes",
+              (or the PCI bus cannot be listed here): the normal state of a machine without an NVIDIA GPU. In pasted \
+              text: the writer names the machine's GPU as another vendor's (an Intel or AMD GPU) and the text shows no \
+              NVIDIA GPU, driver or device; CUDA's refusals there (`insufficient driver`, `no CUDA-capable device`, \
+              PyTorch's `Found no NVIDIA driver`) are this.",
+    source: "The driver, GPU and PCI probes; for pasted text the writer's words (Akegarasu/lora-scripts#101: an Intel Iris \
+             Xe laptop, bitsandbytes' `CUDA driver version is insufficient`, the maintainer's \"training on the CPU is \
+             not supported\"); the CUDA runtime answers cudaErrorInsufficientDriver where no driver library loads at \
+             all (the containers rule libcuda_not_mounted reads the same)",
 };
 
 pub(super) const RULES: &[Rule] = &[NO_DRIVER, NOUVEAU, SECURE_BOOT, OTHER_KERNEL, ARCH_DROPPED, NO_GPU];
@@ -88,7 +94,32 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     // WSL1 cannot see a GPU at all; the wsl rules say so.
     if no_nvidia_anywhere(cx, &devices) && cx.s.platform.wsl.as_ref().is_none_or(|w| w.version != 1) {
         out.push(no_gpu(cx));
+    } else if let Some(line) = &cx.s.stated_other_vendor_gpu
+        && cx.gpus.is_empty()
+        && cx.driver.version.is_none()
+        && devices.is_empty()
+    {
+        out.push(other_vendor_gpu(line));
     }
+}
+
+/// Pasted text whose writer names the machine's GPU as another vendor's, with no NVIDIA GPU, driver or device
+/// in it: CUDA has nothing to run on, whatever its refusal says.
+fn other_vendor_gpu(line: &str) -> Finding {
+    NO_GPU.finding(
+        "The GPU named is not NVIDIA's: CUDA has no GPU to use here",
+        "The text names the machine's GPU as another vendor's and shows no NVIDIA GPU or driver. CUDA runs only on \
+         NVIDIA GPUs with NVIDIA's driver; where no driver library loads at all, the CUDA runtime answers \
+         `CUDA driver version is insufficient for CUDA runtime version` and PyTorch `Found no NVIDIA driver`, \
+         which read like a driver to update but mean there is none to use.",
+        vec![format!("pasted line: {line}")],
+        Some(
+            "A CUDA build needs an NVIDIA GPU: run this on a machine with one, or use the program's CPU mode or a \
+             build for this GPU's vendor where it has one (PyTorch: the ROCm wheels for AMD GPUs on Linux, the XPU \
+             wheels for Intel GPUs). No NVIDIA driver or CUDA install changes this."
+                .to_owned(),
+        ),
+    )
 }
 
 /// The PCI driver names of nova-core, the kernel's Rust driver for NVIDIA GPUs (Linux 6.15 and later): its

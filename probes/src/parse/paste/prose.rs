@@ -660,6 +660,57 @@ fn no_gpu_in_words(line: &str) -> bool {
     }
 }
 
+const OTHER_VENDOR_FORMAT: &str = "the machine's GPU named as another vendor's, in words";
+
+/// Another vendor's GPU, as people name it.
+const OTHER_VENDOR_GPUS: [&str; 9] = [
+    "intel gpu",
+    "intel graphics",
+    "iris xe",
+    "uhd graphics",
+    "intel arc",
+    "intel(r) uhd",
+    "radeon",
+    "amd gpu",
+    "amd graphics",
+];
+
+/// Words that make the GPU named the writer's own.
+const OWN: [&str; 9] = [
+    "i'm using",
+    "i am using",
+    "i use",
+    "i have",
+    "i only have",
+    "my gpu",
+    "my graphics",
+    "my laptop has",
+    "my pc has",
+];
+
+/// Words of NVIDIA's GPUs: a line naming one beside another vendor's is a machine with both.
+const NVIDIA_WORDS: [&str; 7] = ["nvidia", "geforce", "rtx", "gtx", "quadro", "tesla", "cuda-capable"];
+
+/// A sentence naming the writer's GPU as another vendor's and no NVIDIA GPU beside it (`I'm using a integrated Intel
+/// GPU(iris xe graphics)`, Akegarasu/lora-scripts#101); at most 300 characters.
+fn other_vendor_gpu_in_words(line: &str) -> bool {
+    line.len() <= 300 && {
+        let lower = line.to_ascii_lowercase();
+        OTHER_VENDOR_GPUS.iter().any(|g| lower.contains(g))
+            && OWN.iter().any(|w| lower.contains(w))
+            && !NVIDIA_WORDS.iter().any(|w| lower.contains(w))
+    }
+}
+
+/// A line naming an NVIDIA GPU by its family or in words (`GeForce`, `RTX 3050`, `an NVIDIA GPU`): a machine that has
+/// one, whatever other GPU the text names. At most 2,000 characters are looked at.
+fn names_nvidia_gpu(line: &str) -> bool {
+    let lower = line.get(..2000).unwrap_or(line).to_ascii_lowercase();
+    ["geforce", "rtx ", "gtx ", "quadro", "tesla ", "nvidia gpu", "nvidia graphics", "nvidia card"]
+        .iter()
+        .any(|w| lower.contains(w))
+}
+
 const INDEX_FORMAT: &str = "GPU numbers said to disagree with nvidia-smi's";
 
 /// The monitors that number GPUs as NVML does, in PCI bus order.
@@ -877,46 +928,41 @@ fn m2_drives_in_words(line: &str) -> bool {
 
 /// Reads the first link said in words, and the machine's GPU count when the text says it in words and says one
 /// count only.
+/// The first line `said` holds, noted as read in `format`: trimmed, at most 300 characters.
+fn said_line(lines: &[String], facts: &mut Facts, format: &'static str, said: fn(&str) -> bool) -> Option<String> {
+    let (i, line) = lines.iter().enumerate().find(|(_, l)| said(l))?;
+    facts.saw(i, format);
+    Some(line.trim().chars().take(300).collect())
+}
+
 pub(super) fn read(lines: &[String], facts: &mut Facts) {
     tools_in_words(lines, facts);
-    if let Some((i, line)) = lines.iter().enumerate().find(|(_, l)| m2_drives_in_words(l)) {
-        facts.saw(i, M2_FORMAT);
-        facts.stated_m2_drives = Some(line.trim().chars().take(300).collect());
-    }
+    facts.stated_m2_drives = said_line(lines, facts, M2_FORMAT, m2_drives_in_words).or(facts.stated_m2_drives.take());
     if facts.os.is_none()
         && let Some(i) = windows_prompt(lines).or_else(|| windows_in_words(lines))
     {
         facts.saw(i, WINDOWS_FORMAT);
         facts.os = Some(gpu_doctor_model::OsFamily::Windows);
     }
-    if let Some((i, line)) = lines.iter().enumerate().find(|(_, l)| tensorflow_gpu_in_words(l)) {
-        facts.saw(i, TF_FORMAT);
-        facts.stated_tensorflow_gpu = Some(line.trim().chars().take(300).collect());
-    }
+    facts.stated_tensorflow_gpu =
+        said_line(lines, facts, TF_FORMAT, tensorflow_gpu_in_words).or(facts.stated_tensorflow_gpu.take());
     if let Some((i, question)) = cuda_question(lines) {
         facts.saw(i, QUESTION_FORMAT);
         facts.stated_cuda_question = Some(question);
     }
-    if let Some((i, line)) = lines.iter().enumerate().find(|(_, l)| no_gpu_in_words(l)) {
-        facts.saw(i, NO_GPU_FORMAT);
-        facts.stated_no_gpu = Some(line.trim().chars().take(300).collect());
+    facts.stated_no_gpu = said_line(lines, facts, NO_GPU_FORMAT, no_gpu_in_words).or(facts.stated_no_gpu.take());
+    if !lines.iter().any(|l| names_nvidia_gpu(l)) {
+        facts.stated_other_vendor_gpu = said_line(lines, facts, OTHER_VENDOR_FORMAT, other_vendor_gpu_in_words);
     }
-    if let Some((i, line)) = lines.iter().enumerate().find(|(_, l)| index_mismatch_in_words(l)) {
-        facts.saw(i, INDEX_FORMAT);
-        facts.stated_index_mismatch = Some(line.trim().chars().take(300).collect());
-    }
+    facts.stated_index_mismatch =
+        said_line(lines, facts, INDEX_FORMAT, index_mismatch_in_words).or(facts.stated_index_mismatch.take());
     if let Some((i, cc, line)) = lines.iter().enumerate().find_map(|(i, l)| min_cc_in(l).map(|cc| (i, cc, l))) {
         facts.saw(i, MIN_CC_FORMAT);
         facts.stated_min_cc = Some((cc, line.trim().chars().take(300).collect()));
     }
-    if let Some((i, line)) = lines.iter().enumerate().find(|(_, l)| nouveau_in_words(l)) {
-        facts.saw(i, NOUVEAU_FORMAT);
-        facts.stated_nouveau = Some(line.trim().chars().take(300).collect());
-    }
-    if let Some((i, line)) = lines.iter().enumerate().find(|(_, l)| nvidia_smi_missing_in_words(l)) {
-        facts.saw(i, SMI_MISSING_FORMAT);
-        facts.stated_nvidia_smi_missing = Some(line.trim().chars().take(300).collect());
-    }
+    facts.stated_nouveau = said_line(lines, facts, NOUVEAU_FORMAT, nouveau_in_words).or(facts.stated_nouveau.take());
+    facts.stated_nvidia_smi_missing = said_line(lines, facts, SMI_MISSING_FORMAT, nvidia_smi_missing_in_words)
+        .or(facts.stated_nvidia_smi_missing.take());
     if facts.multi_gpu_trouble.is_none()
         && let Some((i, sentence, (symptom, several_gpus))) = lines.iter().enumerate().find_map(|(i, l)| {
             // A line ending in a colon goes on in the next ("it hangs here:" / "when calling NVML to check NVLINK").

@@ -202,3 +202,24 @@ fn nouveau_said_present_in_words_is_the_nouveau_finding() {
     assert!(!super::pasted_ids(&working).contains(&"presence.nouveau_loaded".to_owned()));
     assert!(super::pasted_ids("I blacklisted nouveau and installed the driver\n").is_empty());
 }
+
+/// Akegarasu/lora-scripts#101: bitsandbytes' `CUDA driver version is insufficient` on a laptop whose writer names
+/// its GPU as an Intel Iris Xe: no NVIDIA GPU, which the CUDA runtime words as a driver too old. The same words
+/// beside an NVIDIA GPU (a laptop with both) or its driver are not this.
+#[test]
+fn another_vendors_gpu_named_in_words_is_no_nvidia_gpu() {
+    let text = "Error CUDA driver version is insufficient for CUDA runtime version at line 167 in file \
+                D:\\ai\\tool\\bitsandbytes\\csrc\\ops.cu\n\
+                I'm using a integrated Intel GPU(iris xe graphics). os is win 11, torch==2.0.0+cu118\n";
+    let ids = super::pasted_ids(text);
+    assert!(ids.contains(&"presence.no_nvidia_gpu".to_owned()), "{ids:?}");
+    assert!(!ids.iter().any(|i| i == "observed.cuda.insufficient_driver"), "explained by it: {ids:?}");
+    let both = format!("{text}I also have an NVIDIA GeForce RTX 3050 Laptop GPU.\n");
+    let with_smi = format!("{text}| NVIDIA-SMI 531.14    Driver Version: 531.14    CUDA Version: 12.1     |\n");
+    for t in [both, with_smi] {
+        assert!(!super::pasted_ids(&t).contains(&"presence.no_nvidia_gpu".to_owned()), "{t}");
+    }
+    // An NVIDIA GPU named on the line itself: a machine with both.
+    let hybrid = "I have an Intel UHD Graphics and an RTX 3060, torch.cuda.is_available() is False\n";
+    assert!(!super::pasted_ids(hybrid).contains(&"presence.no_nvidia_gpu".to_owned()));
+}
