@@ -66,6 +66,9 @@ fn by_category(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&ObservedMessage]
         Category::NoDriverOrGpuNotVisible if known.id == "kube_scheduler.insufficient_gpu" => {
             (Some(scheduler_gpu_words(cx)), None)
         }
+        Category::NoDriverOrGpuNotVisible if known.id == "paddle.no_gpu_in_runtime" => {
+            (Some(paddle_no_gpu_words(cx)), None)
+        }
         Category::NoDriverOrGpuNotVisible if known.id == "ultralytics.invalid_cuda_device" => {
             (Some(ultralytics_device_words(cx, observed)), None)
         }
@@ -456,6 +459,20 @@ fn newer_branch_fix(cx: &Ctx<'_>) -> String {
              https://www.nvidia.com/drivers), then let DKMS build it: `{}`; until then boot the previous kernel, whose \
              module is still installed.",
         cmd(cx, "sudo", ["dkms", "autoinstall"])
+    )
+}
+
+/// PaddlePaddle's device count failed at start (init.cc): the three causes, each with the command that tells it,
+/// and the driver's CUDA level where the text gives the driver.
+fn paddle_no_gpu_words(cx: &Ctx<'_>) -> String {
+    let level = cx.driver_cuda().map_or_else(String::new, |c| format!(" (the driver here supports CUDA up to {c})"));
+    format!(
+        "`{}` shows whether a driver answers and the CUDA it supports{level}; `{}` the CUDA the installed \
+         paddlepaddle-gpu was built with. A build for a newer CUDA than the driver's needs a driver update, or the \
+         paddlepaddle-gpu build for the driver's CUDA (Paddle's install page lists one per CUDA); no driver answering \
+         needs the driver; and `echo $CUDA_VISIBLE_DEVICES` must name GPUs the machine has (unset it to use them all).",
+        cmd(cx, "nvidia-smi", []),
+        cmd(cx, "python", ["-c", "import paddle; print(paddle.version.cuda())"])
     )
 }
 

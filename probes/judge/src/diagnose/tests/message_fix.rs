@@ -733,3 +733,14 @@ fn nvml_without_a_function_the_container_toolkit_calls_is_the_driver() {
         "{f:#?}"
     );
 }
+
+/// PaddlePaddle's start-up warning that its device count failed (init.cc), under a driver the text names: the
+/// three causes with the commands that tell them, and the driver's CUDA level.
+#[test]
+fn paddle_without_a_gpu_at_start_names_the_driver_level_and_the_variable() {
+    let text = "   driver\u{ff1a}430.64\n\
+                W0624 14:32:46.220422 23029 init.cc:136] Compiled with WITH_GPU, but no GPU found in runtime.\n";
+    let (fix, _) = fix_of(text, "observed.paddle.no_gpu_in_runtime");
+    assert!(fix.contains("CUDA up to 10.1") && fix.contains("paddle.version.cuda()"), "{fix}");
+    assert!(fix.contains("CUDA_VISIBLE_DEVICES"), "{fix}");
+}

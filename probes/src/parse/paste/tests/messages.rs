@@ -640,6 +640,13 @@ const CASES: &[Case] = &[
         &[],
     ),
     (
+        // glog's prefix, then init.cc's warning (PaddlePaddle 2.4 in a public PaddleOCR log).
+        "paddle.no_gpu_in_runtime",
+        "W1203 09:46:38.052230  8109 init.cc:182] Compiled with WITH_GPU, but no GPU found in runtime.",
+        &[],
+        &[],
+    ),
+    (
         // The text of place.cc's Sprintf (PaddlePaddle's CPU build; glog puts its own prefix before it).
         "paddle.cpu_version_installed",
         "Cannot use GPU because you have installed CPU version PaddlePaddle.",
