@@ -53,6 +53,9 @@ pub(super) fn family_fix(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&Observ
 
 fn by_category(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&ObservedMessage]) -> FamilyFix {
     match known.category {
+        Category::DriverTooOldForRuntime if known.id == "cuda.compat_not_supported" => {
+            (Some(compat_words(cx)), Some(PlanTarget::Driver { min_branch: None }))
+        }
         Category::DriverTooOldForRuntime => driver_fix(cx),
         Category::CpuOnlyBuild => gpu_build_fix(cx, program(known), observed),
         Category::ArchNotInBuild => arch_fix(cx, known, observed),
@@ -1694,6 +1697,20 @@ fn adapter_init_words(cx: &Ctx<'_>) -> String {
          open kernel module a GSP firmware failure (try the same release's proprietary module where the GPU \
          allows it). Then reboot.",
         cmd(cx, "sudo", ["dmesg", "--level=err,warn"])
+    )
+}
+
+/// CUDA's 804: a user-space driver newer than the kernel module on a GPU without forward compatibility. The two
+/// ways it comes about, each with its cure.
+fn compat_words(cx: &Ctx<'_>) -> String {
+    format!(
+        "The libcuda loaded is newer than the kernel module, which only data-centre GPUs accept. After a driver \
+         update, reboot: the new libraries run over the old module until then (`{}` and `nvidia-smi` then agree). \
+         Otherwise a cuda-compat libcuda is on the loader path (a container image's /usr/local/cuda/compat, a \
+         cuda-compat package): update the host's NVIDIA driver to one that supports the image's CUDA (its libcuda \
+         is then taken), run an image built for the CUDA the driver supports, or take the compat folder off \
+         LD_LIBRARY_PATH.",
+        cmd(cx, "cat", ["/proc/driver/nvidia/version"])
     )
 }
 

@@ -744,3 +744,15 @@ fn paddle_without_a_gpu_at_start_names_the_driver_level_and_the_variable() {
     assert!(fix.contains("CUDA up to 10.1") && fix.contains("paddle.version.cuda()"), "{fix}");
     assert!(fix.contains("CUDA_VISIBLE_DEVICES"), "{fix}");
 }
+
+/// CUDA's 804 is a user-space driver newer than the kernel module on a GPU without forward compatibility: after a
+/// driver update the reboot (ollama/ollama#15918, its fix #16684), in a container the host driver's update or an
+/// image for its CUDA.
+#[test]
+fn forward_compatibility_on_a_geforce_names_the_reboot_and_the_host_driver() {
+    let text = "ggml_cuda_init: failed to initialize CUDA: forward compatibility was attempted on non supported HW\n";
+    let (fix, plan) = fix_of(text, "observed.cuda.compat_not_supported");
+    assert!(fix.contains("reboot") && fix.contains("/proc/driver/nvidia/version"), "{fix}");
+    assert!(fix.contains("update the host's NVIDIA driver") && fix.contains("compat"), "{fix}");
+    assert!(matches!(plan, Some(PlanTarget::Driver { min_branch: None })), "{plan:?}");
+}
