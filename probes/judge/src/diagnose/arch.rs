@@ -178,7 +178,6 @@ fn stated_floor(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     }
     for gpu in &cx.gpus {
         let Some(cc) = gpu.cc.filter(|cc| cc < floor) else { continue };
-        let n = format!("{}{}", cc.major, cc.minor);
         out.push(NOT_IN_BUILD.finding(
             format!("The program needs compute capability {floor}; {} is {cc}", gpu.name),
             format!(
@@ -188,8 +187,8 @@ fn stated_floor(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
             vec![gpu.describe(), format!("pasted line: {line}")],
             Some(format!(
                 "Run it on a GPU of compute capability {floor} or newer, or build the program from source for this \
-                 GPU (CMake: `-DCMAKE_CUDA_ARCHITECTURES={n}`; nvcc: `-gencode arch=compute_{n},code=sm_{n}`) where \
-                 its code allows it.{}",
+                 GPU ({}) where its code allows it.{}",
+                fix::build_flags(&cc),
                 fix::toolkit_bound(cx, &cc)
             )),
         ));

@@ -122,6 +122,13 @@ pub(crate) fn set_var(name: &str, value: &str) -> Change {
     Change::SetVar { name: name.to_owned(), value: value.to_owned() }
 }
 
+/// The flags that build CUDA code for `cc` from source, CMake's and nvcc's: `CMake: `-DCMAKE_CUDA_ARCHITECTURES=61`;
+/// nvcc: `-gencode arch=compute_61,code=sm_61``.
+pub(crate) fn build_flags(cc: &gpu_doctor_model::ComputeCapability) -> String {
+    let n = format!("{}{}", cc.major, cc.minor);
+    format!("CMake: `-DCMAKE_CUDA_ARCHITECTURES={n}`; nvcc: `-gencode arch=compute_{n},code=sm_{n}`")
+}
+
 /// The sentence (with a leading space) naming the CUDA releases that can build for `cc`, or nothing where
 /// gpus.toml cannot say.
 pub(crate) fn toolkit_bound(cx: &Ctx<'_>, cc: &gpu_doctor_model::ComputeCapability) -> String {

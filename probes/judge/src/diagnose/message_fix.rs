@@ -1037,13 +1037,12 @@ fn arch_fix(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&ObservedMessage]) -
 
 /// A build of the program for one GPU: where its machine code comes from, and the CUDA releases that can make it.
 fn build_for_cc(cx: &Ctx<'_>, cc: &ComputeCapability) -> String {
-    let n = format!("{}{}", cc.major, cc.minor);
-    let first = fix::toolkit_bound(cx, cc);
     format!(
         "Install a build of the program with machine code for {} (or PTX of a lower compute_XY), or build it from \
-         source for this GPU (CMake: `-DCMAKE_CUDA_ARCHITECTURES={n}`; nvcc: `-gencode arch=compute_{n},code=sm_{n}`; \
-         PyTorch and its extensions: TORCH_CUDA_ARCH_LIST).{first}",
-        cc.sm()
+         source for this GPU ({}; PyTorch and its extensions: TORCH_CUDA_ARCH_LIST).{}",
+        cc.sm(),
+        fix::build_flags(cc),
+        fix::toolkit_bound(cx, cc)
     )
 }
 
