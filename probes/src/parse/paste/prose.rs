@@ -926,8 +926,6 @@ fn m2_drives_in_words(line: &str) -> bool {
     named && used && !lower.contains("nvme0") && !lower.contains("nvme1")
 }
 
-/// Reads the first link said in words, and the machine's GPU count when the text says it in words and says one
-/// count only.
 /// The first line `said` holds, noted as read in `format`: trimmed, at most 300 characters.
 fn said_line(lines: &[String], facts: &mut Facts, format: &'static str, said: fn(&str) -> bool) -> Option<String> {
     let (i, line) = lines.iter().enumerate().find(|(_, l)| said(l))?;
@@ -935,6 +933,8 @@ fn said_line(lines: &[String], facts: &mut Facts, format: &'static str, said: fn
     Some(line.trim().chars().take(300).collect())
 }
 
+/// Reads the first link said in words, and the machine's GPU count when the text says it in words and says one
+/// count only.
 pub(super) fn read(lines: &[String], facts: &mut Facts) {
     tools_in_words(lines, facts);
     facts.stated_m2_drives = said_line(lines, facts, M2_FORMAT, m2_drives_in_words).or(facts.stated_m2_drives.take());
