@@ -544,7 +544,7 @@ proptest! {
         }
         for (line, label) in torch_labels(kb) {
             // A line kept only for the environments that have it is no candidate elsewhere.
-            if kb.pytorch.release(&line).is_some_and(|r| r.kept_only) && keep != Some(line.as_str()) {
+            if kb.pytorch.kept_only(&line) && keep != Some(line.as_str()) {
                 prop_assert!(c.chosen.as_ref().is_none_or(|x| !x.label.starts_with(&format!("{line}."))), "{c:#?}");
                 continue;
             }
@@ -690,7 +690,7 @@ fn a_pinned_old_line_gets_its_own_build_and_a_new_environment_never_does() {
     assert!(!["1.7.", "1.8.", "1.9.", "1.10.", "1.11."].iter().any(|l| label.starts_with(l)), "{label}");
     assert!(!new.rejected.iter().any(|r| r.label.starts_with("1.7")), "{:#?}", new.rejected);
     let r = kb.pytorch.recommend(&m.gpus, Some("11.0".parse().unwrap()), None);
-    assert!(r.is_none_or(|v| !kb.pytorch.release(&v.torch).unwrap().kept_only), "{r:?}");
+    assert!(r.is_none_or(|v| !kb.pytorch.kept_only(&v.torch)), "{r:?}");
     // Kept, a 1.8 environment on a Volta under R418 (CUDA 10.1) gets 1.8.1's cu101, not another line.
     let volta = Machine { gpus: vec!["7.0".parse().unwrap()], driver_version: Some("418.67".into()), ..m };
     assert_eq!(chosen(&choose(kb, &volta, &want(Framework::Torch, Some("1.8")))), "1.8.1+cu101");

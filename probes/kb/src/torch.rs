@@ -88,6 +88,12 @@ impl PytorchTable {
         self.release.iter().find(|r| r.version == line)
     }
 
+    /// Whether the line of `version` is kept only for the environments already on it (1.7 to 1.11): no new
+    /// environment is offered it, and no recommendation names it.
+    pub fn kept_only(&self, version: &str) -> bool {
+        self.release(version).is_some_and(|r| r.kept_only)
+    }
+
     /// The variant of a release line built with `cuda` (compared by major.minor).
     pub fn variant(&self, version: &str, cuda: CudaVersion) -> Option<&TorchVariant> {
         let line = PyVersion::new(version).line()?;
@@ -114,7 +120,7 @@ impl PytorchTable {
                 .filter(|v| match line {
                     Some(l) => v.torch == l,
                     // A line kept only for the environments that have it is no one's recommendation.
-                    None => !self.release(&v.torch).is_some_and(|r| r.kept_only),
+                    None => !self.kept_only(&v.torch),
                 })
                 .filter(fits)
                 .max_by_key(|v| (max_cuda.is_some_and(|m| m.major == v.cuda.major), line_key(&v.torch), v.cuda))

@@ -278,6 +278,28 @@ mod tests {
         assert!(super::deep_lines(&torch(Some(2)))[0].contains("= true, 2 device(s)"));
     }
 
+    /// ollama read from a pasted log is a program, not a Python environment's framework: its own section, and
+    /// no Python section for an environment that held only it; beside a pasted torch, the torch stays under Python.
+    #[test]
+    fn ollama_is_a_program_not_a_python_environment() {
+        let kb = gpu_doctor_kb::Kb::get().unwrap();
+        let labels = |text: &str| {
+            let snap = gpu_doctor_probes::parse::paste::read_pasted(text, kb).unwrap();
+            super::sections(&snap).into_iter().map(|s| (s.label, s.headline, s.details)).collect::<Vec<_>>()
+        };
+        let log = "ollama[911]: time=2024-01-28T10:00:00 level=INFO source=routes.go:1034 msg=\"Listening on 127.0.0.1:11434 (version 0.1.22)\"\n";
+        let only = labels(log);
+        assert!(only.iter().any(|(l, h, _)| *l == "Programs" && h == "ollama"), "{only:?}");
+        assert!(!only.iter().any(|(l, _, _)| *l == "Python"), "{only:?}");
+        let both = labels(&format!("{log}torch 2.3.1+cu121\n"));
+        let python = both.iter().find(|(l, _, _)| *l == "Python").expect("torch's environment");
+        assert!(
+            python.2.iter().any(|d| d.contains("torch 2.3.1")) && !python.2.iter().any(|d| d.contains("ollama")),
+            "{both:?}"
+        );
+        assert!(both.iter().any(|(l, _, _)| *l == "Programs"), "{both:?}");
+    }
+
     /// CuPy's answers, each where known (a pasted `cupy.show_config()` may list no devices).
     #[test]
     fn cupy_shows_what_it_answered() {

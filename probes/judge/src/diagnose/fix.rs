@@ -160,7 +160,7 @@ fn lowest_cuda_wheel(
     kb.pytorch
         .variant
         .iter()
-        .filter(|v| v.arch.contains(&cc) && !kb.pytorch.release(&v.torch).is_some_and(|r| r.kept_only))
+        .filter(|v| v.arch.contains(&cc) && !kb.pytorch.kept_only(&v.torch))
         .max_by_key(|v| (std::cmp::Reverse(v.cuda.major_minor()), v.line_key()))
 }
 

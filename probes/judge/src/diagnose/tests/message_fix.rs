@@ -727,9 +727,10 @@ fn nvml_without_a_function_the_container_toolkit_calls_is_the_driver() {
     let f = finding(text, "observed.container.nvml_function_not_found");
     assert_eq!(f.category, gpu_doctor_model::Category::DriverTooOldForRuntime);
     assert!(f.summary.contains("older than this container toolkit supports"), "{}", f.summary);
+    // The driver's update, planned; its words name the CUDA level the pasted driver reaches.
+    assert!(matches!(f.plan.as_ref().map(|p| &p.target), Some(PlanTarget::Driver { min_branch: None })), "{f:#?}");
     assert!(
-        matches!(f.plan.as_ref().map(|p| &p.target), Some(PlanTarget::Driver { .. }))
-            || words(&f).is_some_and(|w| w.contains("driver")),
+        words(&f).is_some_and(|w| w.contains("Update the NVIDIA driver") && w.contains("CUDA up to 10.0")),
         "{f:#?}"
     );
 }
