@@ -951,8 +951,12 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
         facts.stated_cuda_question = Some(question);
     }
     facts.stated_no_gpu = said_line(lines, facts, NO_GPU_FORMAT, no_gpu_in_words).or(facts.stated_no_gpu.take());
-    if !lines.iter().any(|l| names_nvidia_gpu(l)) {
-        facts.stated_other_vendor_gpu = said_line(lines, facts, OTHER_VENDOR_FORMAT, other_vendor_gpu_in_words);
+    // The whole text is looked through for an NVIDIA GPU only where a line names another vendor's.
+    if let Some(i) = lines.iter().position(|l| other_vendor_gpu_in_words(l))
+        && !lines.iter().any(|l| names_nvidia_gpu(l))
+    {
+        facts.saw(i, OTHER_VENDOR_FORMAT);
+        facts.stated_other_vendor_gpu = Some(lines[i].trim().chars().take(300).collect());
     }
     facts.stated_index_mismatch =
         said_line(lines, facts, INDEX_FORMAT, index_mismatch_in_words).or(facts.stated_index_mismatch.take());
