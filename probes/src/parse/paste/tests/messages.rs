@@ -1144,6 +1144,20 @@ const CASES: &[Case] = &[
     ),
     // ollama/ollama#6961 (ollama's log under WSL 2, quoted by its maintainer).
     ("cuda.init_symbol_not_found", "cuda driver library init failure: 500", &[], &[]),
+    // ollama/ollama#6840 (ollama 0.3.10 in Docker on Debian 12, cuInit's CUDA_ERROR_NO_DEVICE).
+    (
+        "cuda.no_device",
+        "time=2024-09-17T15:04:08.215Z level=INFO source=gpu.go:560 msg=\"no nvidia devices detected\" library=/usr/lib/x86_64-linux-gnu/libcuda.so.550.107.02",
+        &[],
+        &[],
+    ),
+    // abysssol/ollama-flake#4 (ollama 0.1.24 on NixOS: nvmlInit_v2 answered 18, a driver and library mismatch).
+    (
+        "nvml.driver_library_mismatch",
+        "67ffy95f824kxbvx4s6an9150sd6zazl-nvidia-x11-545.29.06-6.1.75/lib/libnvidia-ml.so.545.29.06: nvml vram init failure: 18\"",
+        &[],
+        &[],
+    ),
     // xanmod/linux#411, DKMS building NVIDIA 545.29.06 for kernel 6.6.15 (two of its lines).
     (
         "kbuild.gpl_only_symbol",
