@@ -148,6 +148,11 @@ pub struct Snapshot {
     /// GPU(iris xe graphics)"); `None` for a live machine, or when not said.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stated_other_vendor_gpu: Option<String>,
+    /// The line where the pasted text says the torch installed is a CPU-only build ("This command installs cpu
+    /// version instead of cuda", "replaces it with Torch without CUDA"); `None` for a live machine, or when not
+    /// said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stated_cpu_torch: Option<String>,
     /// Error and warning lines from the frameworks and the CUDA runtime found in pasted text, each
     /// matched to a known message. Empty for a live machine.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -214,6 +219,7 @@ impl Snapshot {
             stated_index_mismatch: None,
             stated_no_gpu: None,
             stated_other_vendor_gpu: None,
+            stated_cpu_torch: None,
             stated_cuda_question: None,
             messages: Vec::new(),
             trace: Vec::new(),

@@ -26,13 +26,17 @@ pub(super) const CPU_ONLY: Rule = Rule {
               package `paddlepaddle` on a machine with an NVIDIA GPU (or, without a GPU list, an NVIDIA driver the \
               text shows, or `paddlepaddle-gpu` beside it in one environment, listed or said installed in the writer's sentence: \
               both install the one `paddle` module), or its \
-              CPU build's own message that a GPU was asked of it. ollama whose runner list (`Dynamic LLM libraries`) holds only CPU runners, with an NVIDIA \
+              CPU build's own message that a GPU was asked of it. The text saying in words that the torch installed is \
+              a CPU-only build (`installs cpu version instead of cuda`, `Torch without CUDA`), where no program's \
+              output shows torch's build. ollama whose runner list (`Dynamic LLM libraries`) holds only CPU runners, with an NVIDIA \
               GPU or no GPU list.",
     source: "PyTorch install matrix (https://pytorch.org/get-started/locally/); TensorFlow pip guide; JAX installation \
              docs; microsoft/onnxruntime:onnxruntime/python/onnxruntime_inference_collection.py@v1.20.1#L115-L117 and \
              get_available_providers() of the onnxruntime 1.20.1 wheel (PyPI); \
              PaddlePaddle/Paddle:paddle/fluid/pybind/place.cc@6201f6370bbdb0e53bc0662d328e4db11e587e59 (CUDAPlace in \
-             the CPU build), PaddlePaddle/Paddle#47344 (both packages share the `paddle` folder); ollama/ollama:runners/common.go@0cf9c373 (Refresh: the runner list it logs)",
+             the CPU build), PaddlePaddle/Paddle#47344 (both packages share the `paddle` folder); ollama/ollama:runners/common.go@0cf9c373 (Refresh: the runner list it logs); the words from \
+             SupreethN/HOISTFormer#3, pytorch/pytorch#32369, octimot/StoryToolkitAI#170 and \
+             kyutai-labs/delayed-streams-modeling#131",
 };
 
 pub(super) const TF_WINDOWS: Rule = Rule {
@@ -69,6 +73,7 @@ fn cuda_companion(cx: &Ctx<'_>) -> Option<String> {
 }
 
 pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    cpu_torch_in_words(cx, out);
     tensorflow_windows_in_words(cx, out);
     onnxruntime(cx, out);
     paddle(cx, out);
@@ -163,6 +168,34 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
             }
         }
     }
+}
+
+/// The text saying in words that the torch installed is a CPU-only build ("This command installs cpu version instead
+/// of cuda"), where no program's output shows which build torch is (a torch of unknown build is the one it speaks
+/// of): the build the machine wants in its place.
+fn cpu_torch_in_words(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let Some(line) = cx.s.stated_cpu_torch.as_deref() else { return };
+    let torch =
+        cx.envs().iter().flat_map(|e| e.frameworks.iter().map(move |f| (e, f))).find(|(_, f)| f.name == "torch");
+    if torch.is_some_and(|(_, f)| f.build != FrameworkBuild::Unknown) {
+        return;
+    }
+    let mut evidence = vec![format!("the text says the torch installed is a CPU-only build: \"{line}\"")];
+    if let Some((env, fw)) = torch {
+        evidence.insert(0, describe_framework(env, fw));
+    }
+    let version = torch.map_or_else(String::new, |(_, f)| format!(" {}", f.version));
+    out.push(CPU_ONLY.finding(
+        format!("torch{version} is a CPU-only build, as the text says"),
+        "A CPU-only torch cannot use the GPU: torch.cuda.is_available() is False. Plain `pip install torch` gives \
+         this build on Windows, and conda's solver gives it where the CUDA build asked for cannot be installed.",
+        evidence,
+        Some(super::arch::cuda_torch_for(cx).unwrap_or_else(|| {
+            "Install a CUDA build of torch from the index https://pytorch.org/get-started/locally/ names for it \
+             (`pip install torch --index-url https://download.pytorch.org/whl/cuXYZ`, cuXYZ the CUDA build)."
+                .to_owned()
+        })),
+    ));
 }
 
 fn jax_cpu_only(cx: &Ctx<'_>, env: &PythonEnv, fw: &Framework, evidence: Vec<String>) -> Finding {

@@ -126,6 +126,8 @@ pub(super) struct Facts {
     pub stated_no_gpu: Option<String>,
     /// The line naming the machine's GPU as another vendor's.
     pub stated_other_vendor_gpu: Option<String>,
+    /// The line saying in words that the torch installed is a CPU-only build.
+    pub stated_cpu_torch: Option<String>,
     /// A PCIe link said in words (`prose`): the generation now and at most, for the text's one GPU.
     pub stated_link: Option<(u32, u32)>,
     /// A link width said in words (`prose`): the lanes now, the card's, and the sentence, for the
@@ -353,6 +355,7 @@ impl Facts {
         snap.stated_index_mismatch = self.stated_index_mismatch.take();
         snap.stated_no_gpu = self.stated_no_gpu.take();
         snap.stated_other_vendor_gpu = self.stated_other_vendor_gpu.take();
+        snap.stated_cpu_torch = self.stated_cpu_torch.take();
         snap.stated_driver_cuda = self.stated_driver_cuda.take().filter(|_| self.driver_cuda.is_none());
     }
 

@@ -660,6 +660,88 @@ fn no_gpu_in_words(line: &str) -> bool {
     }
 }
 
+/// The format name of a CPU build of torch said in words.
+const CPU_TORCH_FORMAT: &str = "a CPU build of torch said in words";
+
+/// Words after `cpu` (or `cpu only`) that name a build of a package.
+const BUILD_NOUNS: [&str; 6] = ["version", "build", "variant", "wheel", "package", "one"];
+
+/// Verbs that put a build in the environment, or say which build is there.
+const GOT: [&str; 24] = [
+    "install",
+    "installs",
+    "installed",
+    "installing",
+    "reinstall",
+    "reinstalls",
+    "reinstalled",
+    "reinstalling",
+    "get",
+    "gets",
+    "got",
+    "obtained",
+    "default",
+    "defaults",
+    "defaulted",
+    "download",
+    "downloads",
+    "downloaded",
+    "pulls",
+    "pulled",
+    "replaces",
+    "replaced",
+    "is",
+    "was",
+];
+
+/// Words between the verb and the build that turn the sentence round (`installs the CUDA version instead of the
+/// CPU one`, `not the cpu version`).
+const TURNED: [&str; 6] = ["not", "instead", "rather", "than", "no", "never"];
+
+/// Where in `words` a CPU-only build is named: `cpu version`, `cpu-only build`, `[cpu] version`, `torch without
+/// CUDA`, `pytorch with cpu` (ending the sentence).
+fn cpu_build_at(words: &[&str]) -> Option<usize> {
+    let torch = |w: &str| w.contains("torch");
+    (0..words.len()).find_map(|j| {
+        let next = |k: usize| words.get(j + k).copied();
+        match words[j] {
+            "cpu" if next(1).is_some_and(|w| BUILD_NOUNS.contains(&w)) => Some(j),
+            "cpu" if next(1) == Some("only") && next(2).is_some_and(|w| BUILD_NOUNS.contains(&w)) => Some(j),
+            "cpu" if j >= 2 && words[j - 1] == "with" && torch(words[j - 2]) && next(1).is_none() => Some(j - 2),
+            "without" if next(1) == Some("cuda") && j >= 1 && (torch(words[j - 1]) || words[j - 1] == "version") => {
+                Some(j - 1)
+            }
+            _ => None,
+        }
+    })
+}
+
+/// Whether `line` says the torch installed is a CPU-only build ("This command installs cpu version instead of
+/// cuda", "It defaults to the [cpu] version", "replaces it with Torch without CUDA version 2.1.2", "obtained
+/// Pytorch with cpu"): a CPU build named within eight words after a verb that puts or finds a build in the
+/// environment ([`GOT`]), with no word between that turns it round ([`TURNED`]), in a sentence of at most 400
+/// characters that is no question and names no version tag (`2.1.0+cpu`, which the version readers take), with
+/// torch named in it or the four lines before (the install command it speaks of). `uninstalled the cpu version` is
+/// no install. Written from SupreethN/HOISTFormer#3, pytorch/pytorch#32369, octimot/StoryToolkitAI#170 and
+/// kyutai-labs/delayed-streams-modeling#131.
+fn cpu_torch_in_words(lines: &[String], i: usize) -> bool {
+    let line = &lines[i];
+    if line.len() > 400 || line.contains('?') || line.contains("+cpu") {
+        return false;
+    }
+    let lower = line.to_ascii_lowercase();
+    if ["import ", "print(", "site-packages", "$ ", ">>>"].iter().any(|w| lower.contains(w)) {
+        return false;
+    }
+    let words: Vec<&str> =
+        lower.split(|c: char| !c.is_ascii_alphanumeric() && c != '\'').filter(|w| !w.is_empty()).collect();
+    let Some(at) = cpu_build_at(&words) else { return false };
+    let Some(verb) = (at.saturating_sub(8)..at).rev().find(|&k| GOT.contains(&words[k])) else { return false };
+    let turned = words[verb + 1..at].iter().any(|w| TURNED.contains(w) || w.ends_with("n't"))
+        || verb.checked_sub(1).is_some_and(|k| TURNED.contains(&words[k]) || words[k].ends_with("n't"));
+    !turned && lines[i.saturating_sub(4)..=i].iter().any(|l| l.to_ascii_lowercase().contains("torch"))
+}
+
 const OTHER_VENDOR_FORMAT: &str = "the machine's GPU named as another vendor's, in words";
 
 /// Another vendor's GPU, as people name it.
@@ -960,6 +1042,12 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
     }
     facts.stated_index_mismatch =
         said_line(lines, facts, INDEX_FORMAT, index_mismatch_in_words).or(facts.stated_index_mismatch.take());
+    if facts.stated_cpu_torch.is_none()
+        && let Some(i) = (0..lines.len()).find(|&i| cpu_torch_in_words(lines, i))
+    {
+        facts.saw(i, CPU_TORCH_FORMAT);
+        facts.stated_cpu_torch = Some(lines[i].trim().chars().take(300).collect());
+    }
     if let Some((i, cc, line)) = lines.iter().enumerate().find_map(|(i, l)| min_cc_in(l).map(|cc| (i, cc, l))) {
         facts.saw(i, MIN_CC_FORMAT);
         facts.stated_min_cc = Some((cc, line.trim().chars().take(300).collect()));
@@ -1434,5 +1522,38 @@ mod tests {
         assert_eq!(read_text(&"a single-".repeat(100_000)), None);
         assert_eq!(read_text("has"), None);
         assert_eq!(read_text("with gpus"), None);
+    }
+
+    /// A CPU build of torch said in words, in the sentences of SupreethN/HOISTFormer#3 (the conda command two lines
+    /// before it), octimot/StoryToolkitAI#170, kyutai-labs/delayed-streams-modeling#131 and pytorch/pytorch#32369,
+    /// verbatim; sentences that turn it round, ask, or leave torch out are not.
+    #[test]
+    fn a_cpu_build_of_torch_said_in_words_is_kept_with_its_line() {
+        let said = |text: &str| Facts::read_by(read, text).stated_cpu_torch;
+        let conda = "```bash\nconda install pytorch==1.9.0 torchvision==0.10.0 cudatoolkit=11.1 -c pytorch -c nvidia\n```\n\n\
+                     This command installs cpu version instead of cuda.\n";
+        assert_eq!(said(conda).as_deref(), Some("This command installs cpu version instead of cuda."));
+        for line in [
+            "3. You can see the installation of storytookitai removes Torch with CUDA 2.21 cu118 and replaces it with \
+             Torch without CUDA version 2.1.2",
+            "Unsure, if this is an issue with windows only. But when trying to directly use `uvx --with moshi`, the \
+             wrong pytorch version is installed. It defaults to the [cpu] version even when having cuda installed.",
+            "Today I installed it on a new environment, env2, requested Pytorch Stable 1.4.0 with CUDA 10.1 but \
+             obtained Pytorch with cpu",
+        ] {
+            assert_eq!(said(line).as_deref(), Some(line), "{line}");
+        }
+        for line in [
+            "pip installs the cuda version of torch instead of the cpu version",
+            "I uninstalled the cpu version of torch",
+            "I did not install the cpu version of torch",
+            "Is the installed torch the cpu version?",
+            "torch 2.1.0+cpu is installed",
+            "This command installs cpu version instead of cuda.",
+            "pytorch works with the cpu version of numpy",
+        ] {
+            assert_eq!(said(line), None, "{line}");
+        }
+        assert_eq!(said(&"installed the cpu ".repeat(50_000)), None, "a huge line is no sentence");
     }
 }

@@ -145,6 +145,22 @@ fn a_pasted_cpu_builds_fix_names_the_cuda_build_to_install() {
     assert!(known.contains("whl/cu11"), "{known}");
 }
 
+/// A CPU torch said in words (SupreethN/HOISTFormer#3: the conda command, then "This command installs cpu version
+/// instead of cuda.") is the CPU-only finding, with the CUDA build to install in its fix; the same words beside a
+/// torch a program shows to be a CUDA build speak of something else (another environment, a past install).
+#[test]
+fn a_cpu_torch_said_in_words_is_named_with_the_build_to_install() {
+    let text = "conda install pytorch==1.9.0 torchvision==0.10.0 cudatoolkit=11.1 -c pytorch -c nvidia\n\n\
+                This command installs cpu version instead of cuda.\n";
+    let found = super::pasted_findings(text);
+    let f = found.iter().find(|f| f.id == "framework.cpu_only_build").expect("the CPU-only finding");
+    assert!(f.evidence.iter().any(|e| e.contains("installs cpu version")), "{f:#?}");
+    let fix = super::words(f).unwrap();
+    assert!(fix.contains("--index-url https://download.pytorch.org/whl/cu"), "{fix}");
+    let cuda = format!("{text}>>> torch.__version__\n'2.1.0+cu121'\n");
+    assert!(!super::pasted_ids(&cuda).contains(&"framework.cpu_only_build".to_owned()));
+}
+
 /// A CPU build beside CUDA packages in its environment, without a GPU list: only a wish for CUDA puts
 /// conda's cudatoolkit there (bioimage-io/core-bioimage-io-python#307's two rows: conda-forge's
 /// cudatoolkit beside the pytorch channel's CPU build), and an environment file that asks for
