@@ -9,7 +9,7 @@ use super::context::{build_cuda, wheel_cuda_major};
 use super::{Ctx, Rule, fix};
 use gpu_doctor_kb::families;
 use gpu_doctor_model::shell::ShellCommand;
-use gpu_doctor_model::{Category, Finding, InstallFlag, Severity};
+use gpu_doctor_model::{Category, Change, Finding, InstallFlag, Severity};
 
 const OLDER_LIBRARY: Rule = Rule {
     id: "loader.older_library_loaded",
@@ -75,21 +75,27 @@ fn finding(cx: &Ctx<'_>, library: &str, symbol: &str, wheel: &str) -> Finding {
     );
     // The pasted line itself is cited by `messages::cite`, as for every finding that explains a row.
     let mut evidence = Vec::new();
-    // A CUDA folder on LD_LIBRARY_PATH is searched before the wheels' own copies.
+    // A CUDA folder on LD_LIBRARY_PATH is searched before the wheels' own copies; a folder named for the library
+    // itself (`/pkgs/cudnn-10.0-v7.4.2/lib64` for libcudnn, jax-ml/jax#2494) is the one that supplies it, where
+    // there is one.
+    let base = library_parts(library)
+        .map_or_else(|| library.trim_start_matches("lib").trim_end_matches(".so"), |(base, _)| base)
+        .to_ascii_lowercase();
+    let dirs = || cx.s.env.ld_library_path.iter().map(String::as_str);
+    let named: Vec<&str> = dirs().filter(|d| base != "cudart" && d.to_ascii_lowercase().contains(&base)).collect();
     let cuda_dirs: Vec<&str> =
-        cx.s.env
-            .ld_library_path
-            .iter()
-            .map(String::as_str)
-            .filter(|d| d.to_ascii_lowercase().contains("cuda"))
-            .collect();
+        if named.is_empty() { dirs().filter(|d| d.to_ascii_lowercase().contains("cuda")).collect() } else { named };
     if !cuda_dirs.is_empty() {
         evidence.push(format!("LD_LIBRARY_PATH lists {}", cuda_dirs.join(", ")));
         let goal = format!("the loader finds the newer {library}");
+        let newer = format!(
+            "If nothing else supplies {library} (a framework older than the CUDA libraries' pip wheels uses the \
+             system's), point LD_LIBRARY_PATH at a newer release's copy of it in place of the folder taken out."
+        );
         return OLDER_LIBRARY.finding(summary, detail, evidence, None).with_plan(fix::change(
             None,
             goal,
-            vec![fix::ld_library_path_without(cx, &cuda_dirs, None)],
+            vec![fix::ld_library_path_without(cx, &cuda_dirs, None), Change::Manual { text: newer }],
         ));
     }
     // The wheel that ships it installed for two CUDA majors in one environment (nvidia-nccl-cu11 beside

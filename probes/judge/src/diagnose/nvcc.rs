@@ -7,7 +7,7 @@
 use super::context::build_cuda;
 use super::{Ctx, Rule};
 use gpu_doctor_model::shell::ShellCommand;
-use gpu_doctor_model::{Category, ComputeCapability, CudaVersion, Finding, Severity};
+use gpu_doctor_model::{Category, ComputeCapability, CudaVersion, Finding, Severity, ToolkitKind};
 
 const NVCC_TOO_OLD: Rule = Rule {
     id: "toolkit.nvcc_too_old",
@@ -45,12 +45,33 @@ const NOT_ON_PATH: Rule = Rule {
     severity: Severity::Error,
     trigger: "A build or a shell ran `nvcc` by name and found none on PATH (`/bin/sh: 1: nvcc: not found`, `make: \
               nvcc: Command not found`, `bash: nvcc: command not found`): no CUDA toolkit is installed, or its bin \
-              folder is not on PATH (the toolkit's installer does not add it; `sudo` resets PATH).",
+              folder is not on PATH (the toolkit's installer does not add it; `sudo` resets PATH). In NVIDIA's CUDA \
+              image of a base or runtime flavour (`nvidia/cuda:10.0-cudnn7-runtime-ubuntu18.04`) there is none to \
+              find: the fix names the devel tag.",
     source: "CUDA Installation Guide for Linux, post-installation actions (`export PATH=/usr/local/cuda-X.Y/bin${PATH:+:${PATH}}`); \
              sudo's secure_path (sudoers(5)); the message row `shell.nvcc_not_found`",
 };
 
 pub(super) const RULES: &[Rule] = &[NVCC_TOO_OLD, MISSING_AT_ROOT, NOT_ON_PATH];
+
+/// The fix for nvcc missing in NVIDIA's CUDA image `root` (`nvidia/cuda:10.0-cudnn7-runtime-ubuntu18.04 (container
+/// image)`): its base and runtime flavours hold the CUDA runtime and libraries, not the compiler, which only the devel
+/// flavour of the same tag has (https://nvidia.github.io/container-wiki/toolkit/container-images.html, "CUDA images
+/// come in three flavors").
+pub(super) fn devel_image_fix(root: &str) -> String {
+    let image = root.trim_end_matches(" (container image)");
+    let devel = ["-runtime", "-base"]
+        .iter()
+        .find(|f| image.contains(*f))
+        .map(|f| image.replacen(f, "-devel", 1))
+        .filter(|d| d != image);
+    let instead = devel.map_or_else(|| "the devel tag of the same CUDA version".to_owned(), |d| format!("`{d}`"));
+    format!(
+        "{image} is a base or runtime flavour of NVIDIA's CUDA image, which holds no nvcc and no CUDA headers (only \
+         the devel flavour does): build on {instead} instead (`FROM` in a Dockerfile, or `docker run`), or install \
+         the toolkit of the same CUDA version into the image."
+    )
+}
 
 /// The message rows of a program that could not run nvcc.
 const NOT_FOUND: [&str; 2] = ["shell.nvcc_not_found", "shell.nvcc_not_found_python"];
@@ -71,7 +92,11 @@ fn not_found(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     }
     // The nvcc the text shows elsewhere (`which nvcc`, an nvcc that printed its version), and its root.
     let installs = cx.s.toolkits.value().map(|t| t.installs.as_slice()).unwrap_or_default();
-    let elsewhere = installs.iter().find(|i| i.nvcc.as_deref().is_some_and(|n| n != path));
+    // An image's nvcc is inside the image, not a folder of the machine that ran the build.
+    let elsewhere = installs
+        .iter()
+        .filter(|i| i.kind != ToolkitKind::ContainerImage)
+        .find(|i| i.nvcc.as_deref().is_some_and(|n| n != path));
     let torch_cuda = cx.frameworks().find(|(_, f)| f.name == "torch").and_then(|(_, f)| build_cuda(f)).map(|(c, _)| c);
     let install = match torch_cuda {
         Some(c) => format!(
@@ -87,14 +112,17 @@ fn not_found(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     if let Some(i) = elsewhere {
         evidence.push(format!("nvcc shown at {}", i.nvcc.as_deref().unwrap_or_default()));
     }
+    // NVIDIA's CUDA image named without nvcc: a base or runtime flavour, which holds none.
+    let runtime_image = installs.iter().find(|i| i.kind == ToolkitKind::ContainerImage && i.nvcc.is_none());
     if path == "nvcc" {
-        let fix = match elsewhere {
-            Some(i) => format!(
+        let fix = match (elsewhere, runtime_image) {
+            (Some(i), _) => format!(
                 "Put the toolkit's bin folder, {}, first on PATH where the build runs (under sudo, PATH is reset: run \
                  the build without sudo).",
                 super::fix::word(cx, &format!("{}/bin", i.root.trim_end_matches('/')))
             ),
-            None => format!(
+            (None, Some(image)) => devel_image_fix(&image.root),
+            (None, None) => format!(
                 "If a CUDA toolkit is installed (`ls -d /usr/local/cuda*`), put its bin folder on PATH: `export \
                  PATH=/usr/local/cuda/bin:$PATH` (under sudo, PATH is reset: run the build without sudo); else {install}."
             ),

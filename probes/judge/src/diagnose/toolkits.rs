@@ -12,9 +12,13 @@ pub(super) const CONFLICT: Rule = Rule {
     category: Category::MultipleToolkitsConflict,
     severity: Severity::Warning,
     trigger: "nvcc on PATH, CUDA_HOME, CUDA_PATH, the LD_LIBRARY_PATH libcudart and /usr/local/cuda lead to CUDA \
-              toolkits of different versions, so builds mix headers, compiler and libraries of two releases.",
+              toolkits of different versions, so builds mix headers, compiler and libraries of two releases. Also \
+              an nvcc shown running of another release than NVIDIA's CUDA image of a base or runtime flavour (no nvcc \
+              of its own) named in the text: a compiler installed apart into the image.",
     source: "CUDA Installation Guide for Linux, post-installation PATH and LD_LIBRARY_PATH \
-             (https://docs.nvidia.com/cuda/cuda-installation-guide-linux/); torch.utils.cpp_extension CUDA_HOME lookup",
+             (https://docs.nvidia.com/cuda/cuda-installation-guide-linux/); torch.utils.cpp_extension CUDA_HOME lookup; \
+             NVIDIA's container images' three flavours (https://nvidia.github.io/container-wiki/toolkit/container-images.html), \
+             the case of NVIDIA/nvidia-docker#740",
 };
 
 pub(super) const STALE_PATH: Rule = Rule {
@@ -197,6 +201,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let t = cx.s.toolkits.value();
     if let Some(t) = t {
         conflict(cx, t, out);
+        nvcc_beside_runtime_image(t, out);
     }
     explain(cx, t, out);
     stale_paths(cx, t.map(|t| t.installs.as_slice()).unwrap_or_default(), out);
@@ -361,6 +366,42 @@ fn named_picks(t: &Toolkits) -> Vec<(&'static str, &Pick)> {
 
 fn version_of(i: &ToolkitInstall) -> String {
     i.version.map_or_else(|| "version unknown".to_owned(), |v| format!("CUDA {v}"))
+}
+
+/// An nvcc shown running (its `--version`) of another CUDA release than the one NVIDIA's CUDA image named in the
+/// text is for, where that image is a base or runtime flavour, which holds no nvcc: the nvcc came from elsewhere (a
+/// distribution's `nvidia-cuda-toolkit` installed into the image), and builds mix its release with the image's
+/// libraries (NVIDIA/nvidia-docker#740: apt's nvcc 9.1 in `nvidia/cuda:9.2-cudnn7-runtime-ubuntu18.04`).
+fn nvcc_beside_runtime_image(t: &Toolkits, out: &mut Vec<Finding>) {
+    if out.iter().any(|f| f.id == CONFLICT.id) {
+        return;
+    }
+    let images: Vec<&ToolkitInstall> = t.installs.iter().filter(|i| i.kind == ToolkitKind::ContainerImage).collect();
+    let [image] = images.as_slice() else { return };
+    let (Some(want), None) = (image.version, image.nvcc.as_deref()) else { return };
+    let Some(nvcc) = t
+        .installs
+        .iter()
+        .find(|i| i.kind == ToolkitKind::Pasted && i.version.is_some_and(|v| v.major_minor() != want.major_minor()))
+    else {
+        return;
+    };
+    let shown = nvcc.version.map_or_else(String::new, |v| v.to_string());
+    let name = image.root.trim_end_matches(" (container image)");
+    out.push(CONFLICT.finding(
+        format!("nvcc {shown} is not the CUDA {want} of the image {name}"),
+        format!(
+            "{name} is a base or runtime flavour of NVIDIA's CUDA image: it holds CUDA {want}'s runtime and libraries \
+             but no nvcc, so the nvcc {shown} that ran there was installed apart (a distribution's \
+             nvidia-cuda-toolkit package is the usual one). A build then compiles with CUDA {shown} against the \
+             image's CUDA {want}, and checks that compare the two (TensorFlow's configure) refuse it."
+        ),
+        vec![format!("{name}: CUDA {want}, no nvcc"), format!("nvcc --version: release {shown}")],
+        Some(format!(
+            "{} Remove the separately installed compiler (`apt-get remove nvidia-cuda-toolkit`).",
+            super::nvcc::devel_image_fix(&image.root)
+        )),
+    ));
 }
 
 fn conflict(cx: &Ctx<'_>, t: &Toolkits, out: &mut Vec<Finding>) {

@@ -758,7 +758,7 @@ const OTHER_VENDOR_GPUS: [&str; 9] = [
 ];
 
 /// Words that make the GPU named the writer's own.
-const OWN: [&str; 9] = [
+const OWN: [&str; 15] = [
     "i'm using",
     "i am using",
     "i use",
@@ -768,13 +768,20 @@ const OWN: [&str; 9] = [
     "my graphics",
     "my laptop has",
     "my pc has",
+    "i'm running",
+    "i am running",
+    "i run",
+    "my machine has",
+    "my computer has",
+    "my system has",
 ];
 
 /// Words of NVIDIA's GPUs: a line naming one beside another vendor's is a machine with both.
 const NVIDIA_WORDS: [&str; 7] = ["nvidia", "geforce", "rtx", "gtx", "quadro", "tesla", "cuda-capable"];
 
 /// A sentence naming the writer's GPU as another vendor's and no NVIDIA GPU beside it (`I'm using a integrated Intel
-/// GPU(iris xe graphics)`, Akegarasu/lora-scripts#101); at most 300 characters.
+/// GPU(iris xe graphics)`, Akegarasu/lora-scripts#101; `I am running arch linux with an AMD Radeon 7900xt GPU`,
+/// HAMM3REXTREME/ComfyUI-Installer#6); at most 300 characters.
 fn other_vendor_gpu_in_words(line: &str) -> bool {
     line.len() <= 300 && {
         let lower = line.to_ascii_lowercase();

@@ -54,3 +54,40 @@ fn nvccs_refusal_names_the_toolkit_the_architecture_needs_and_explains_the_line(
     refused(&mut m, "sm_120");
     assert_eq!(m.finding(NVCC).summary, "nvcc 12.4 is too old to build for sm_120: CUDA 12.8 or newer is needed");
 }
+
+/// nvcc not found in NVIDIA's CUDA image of the runtime flavour (NVIDIA/nvidia-docker#1160, verbatim lines): the fix
+/// names the devel tag of the same image; in a devel image (which has nvcc) the fix is the PATH one.
+#[test]
+fn nvcc_missing_in_a_runtime_image_gets_the_devel_tag() {
+    let runtime = "docker run -it --gpus all nvidia/cuda:10.0-cudnn7-runtime-ubuntu18.04 /bin/bash\n\
+                   root@7c0be9bfaeec:/# nvcc --version\n\
+                   bash: nvcc: command not found\n";
+    let fix_of = |text: &str| {
+        let f = super::pasted_findings(text).into_iter().find(|f| f.id == "toolkit.nvcc_not_on_path").unwrap();
+        super::words(&f).unwrap().to_owned()
+    };
+    let fix = fix_of(runtime);
+    assert!(fix.contains("`nvidia/cuda:10.0-cudnn7-devel-ubuntu18.04`"), "{fix}");
+    let devel = runtime.replace("-runtime-", "-devel-");
+    let fix = fix_of(&devel);
+    assert!(!fix.contains("flavour") && fix.contains("export PATH=/usr/local/cuda/bin:$PATH"), "{fix}");
+}
+
+/// An nvcc of another release shown running in NVIDIA's CUDA runtime image (NVIDIA/nvidia-docker#740: apt's nvcc 9.1
+/// in `nvidia/cuda:9.2-cudnn7-runtime-ubuntu18.04`) is a compiler installed apart: the toolkits disagree, and the fix
+/// names the devel tag; the same release as the image's is no disagreement.
+#[test]
+fn an_nvcc_of_another_release_in_a_runtime_image_disagrees_with_it() {
+    let text = "docker run -it nvidia/cuda:9.2-cudnn7-runtime-ubuntu18.04\n\
+                root@a41114938ade:/# nvcc --version\n\
+                nvcc: NVIDIA (R) Cuda compiler driver\n\
+                Copyright (c) 2005-2017 NVIDIA Corporation\n\
+                Built on Fri_Nov__3_21:07:56_CDT_2017\n\
+                Cuda compilation tools, release 9.1, V9.1.85\n";
+    let found = super::pasted_findings(text);
+    let f = found.iter().find(|f| f.id == "toolkits.names_disagree").expect("the disagreement");
+    let fix = super::words(f).unwrap();
+    assert!(fix.contains("`nvidia/cuda:9.2-cudnn7-devel-ubuntu18.04`"), "{fix}");
+    let same = text.replace("9.2-cudnn7", "9.1-cudnn7");
+    assert!(!super::pasted_ids(&same).contains(&"toolkits.names_disagree".to_owned()));
+}

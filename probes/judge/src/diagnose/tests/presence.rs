@@ -219,6 +219,10 @@ fn another_vendors_gpu_named_in_words_is_no_nvidia_gpu() {
     for t in [both, with_smi] {
         assert!(!super::pasted_ids(&t).contains(&"presence.no_nvidia_gpu".to_owned()), "{t}");
     }
+    // PyTorch's `Found no NVIDIA driver` on an AMD machine said in words (HAMM3REXTREME/ComfyUI-Installer#6).
+    let amd = "RuntimeError: Found no NVIDIA driver on your system.\n\
+               I cannot run ./ComfyUI. I am running arch linux with an AMD Radeon 7900xt GPU.\n";
+    assert!(super::pasted_ids(amd).contains(&"presence.no_nvidia_gpu".to_owned()), "{amd}");
     // An NVIDIA GPU named on the line itself: a machine with both.
     let hybrid = "I have an Intel UHD Graphics and an RTX 3060, torch.cuda.is_available() is False\n";
     assert!(!super::pasted_ids(hybrid).contains(&"presence.no_nvidia_gpu".to_owned()));

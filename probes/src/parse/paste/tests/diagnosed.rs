@@ -221,6 +221,17 @@ fn wsl_named_in_prose_and_a_libcuda_so_failure_name_wsls_loader_path() {
     assert!(!ids(panic).iter().any(|f| f.id == "wsl.libcuda_so_not_in_cache"));
 }
 
+/// The LD_LIBRARY_PATH folder named for the library the versioned symbol asks of (jax-ml/jax#2494, verbatim: cuDNN
+/// 7.4.2's folder beside CUDA 10.1's) is the one the fix takes out, not the CUDA folder beside it.
+#[test]
+fn the_folder_named_for_the_older_library_is_the_one_taken_out() {
+    let text = "ImportError: .../jaxlib/xla_extension.so: symbol cudnnSetCTCLossDescriptorEx version libcudnn.so.7 not defined in file libcudnn.so.7 with link time reference\n\
+                export LD_LIBRARY_PATH=/pkgs/cuda-10.1/lib64:/pkgs/cudnn-10.0-v7.4.2/lib64:$LD_LIBRARY_PATH\n";
+    let findings = diagnosed(text);
+    let f = findings.iter().find(|f| f.id == "loader.older_library_loaded").expect("the finding");
+    assert!(f.evidence.iter().any(|e| e == "LD_LIBRARY_PATH lists /pkgs/cudnn-10.0-v7.4.2/lib64"), "{f:#?}");
+}
+
 /// NCCL's libnccl.so.2 carries no symbol versions, so an older copy shows as `undefined symbol: ncclX`
 /// alone (pytorch/pytorch#119072, VictorNanka's quote, verbatim): the same family, libnccl.so.2 named.
 /// With collect_env's `[pip3]` rows showing NCCL wheels of two CUDA majors (the form of

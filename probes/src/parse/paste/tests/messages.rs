@@ -751,6 +751,15 @@ const CASES: &[Case] = &[
     ("cuda.unknown_error", "CUDA Error: unknown error: No error", &[], &[]),
     // torch.ops before the dispatcher's wording (pytorch/vision#1405).
     ("torchvision.operator_missing", "RuntimeError: No such operator torchvision::nms`", &[("op", "nms")], &[]),
+    // ltdrdata/ComfyUI-Impact-Pack#915: the dispatcher finds no CUDA kernel for torchvision's nms.
+    (
+        "torchvision.operator_missing",
+        "Could not run 'torchvision::nms' with arguments from the 'CUDA' backend. This could be because the operator doesn't exist for this backend, or was omitted during the selective/custom build process (if using custom build).",
+        &[("op", "nms")],
+        &[],
+    ),
+    // dmlc/xgboost#3030: XGBoost's line retyped by its reader.
+    ("xgboost.not_compiled_with_gpu", "XGBoost version not compile with GPU support.", &[], &[]),
     // The stream executor's DNN call without cuDNN: tensorflow/models#10590's title, verbatim.
     ("tf.dnn_library_not_found", "UNIMPLEMENTED: DNN library is not found.", &[], &[]),
     // xmr-stak's NVIDIA backend (fireice-uk/xmr-stak#1413).
@@ -1004,6 +1013,8 @@ const CASES: &[Case] = &[
     ("shell.nvcc_not_found", "/bin/sh: /bin/nvcc: No such file or directory", &[("path", "/bin/nvcc")], &[]),
     // flatironinstitute/cufinufft#148 (zengletian1491, verbatim): `sudo make`, whose PATH lacks the toolkit.
     ("shell.nvcc_not_found", "/bin/sh: 1: nvcc: not found", &[("path", "nvcc")], &[]),
+    // anibali/docker-pytorch#17: bash's words quoted as inline code in a question.
+    ("shell.nvcc_not_found", "`nvcc: command not found`", &[("path", "nvcc")], &[]),
     // naruya/dl_remote#8 (the title, verbatim).
     (
         "shell.nvcc_not_found_python",
