@@ -1655,7 +1655,10 @@ const UNREACHABLE: &[(Unreachable, &[&str])] = &[
             "nouveau.unit_init_failed",
         ],
     ),
-    (Unreachable::ModuleBuild, &["dkms.module_build_failed", "installer.kernel_source_missing"]),
+    (
+        Unreachable::ModuleBuild,
+        &["dkms.module_build_failed", "installer.kernel_source_missing", "kernel.module_not_found"],
+    ),
     (Unreachable::ContainerLost, &["nvml.unknown_error"]),
     (Unreachable::ProprietaryModule, &["nvrm.open_module_needs_gsp"]),
     (Unreachable::OpenModuleOptIn, &["nvrm.open_module_unsupported_gpu"]),

@@ -1155,6 +1155,13 @@ const CASES: &[Case] = &[
     ),
     // ollama/ollama#6961 (ollama's log under WSL 2, quoted by its maintainer).
     ("cuda.init_symbol_not_found", "cuda driver library init failure: 500", &[], &[]),
+    // GoogleCloudPlatform/compute-gpu-installation#10 (a VM after a kernel update, verbatim).
+    (
+        "kernel.module_not_found",
+        "modprobe: FATAL: Module nvidia not found in directory /lib/modules/5.13.0-1025-gcp",
+        &[("module", "nvidia"), ("kernel", "5.13.0-1025-gcp")],
+        &[],
+    ),
     // ollama/ollama#6840 (ollama 0.3.10 in Docker on Debian 12, cuInit's CUDA_ERROR_NO_DEVICE).
     (
         "cuda.no_device",
