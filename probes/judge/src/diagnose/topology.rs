@@ -56,7 +56,8 @@ pub(super) const P2P_GPU: Rule = Rule {
               where the GPUs are GeForce boards or not listed: the program's peer-to-peer path must be turned off. Or \
               CUDA's peer access answer as a program printed it (TensorFlow's device interconnect matrix, simpleP2P's \
               `No`, p2pBandwidthLatencyTest's `CANNOT Access Peer`) is no for a pair, where every GPU is a GeForce \
-              board of the Turing generation or later: no P2P over PCIe (RTX 20 and 30 only through an NVLink bridge).",
+              board of the Turing generation or later: no P2P over PCIe (RTX 20 and 30 only through an NVLink bridge). \
+              Or Accelerate's refusal to start on several GeForce RTX 40 boards with NCCL's P2P and IB left on.",
     source: "NVML nvmlGpuP2PStatus_t (NVML_P2P_STATUS_GPU_NOT_SUPPORTED); NVIDIA developer forum, RTX 4090 P2P \
              (https://forums.developer.nvidia.com/t/standard-nvidia-cuda-tests-fail-with-dual-rtx-4090-linux-box/233202); \
              tensorflow/tensorflow#24677 (a 2080 Ti has no P2P without an NVLink bridge) and efeslab/Nanoflow#22 (nor \
@@ -407,12 +408,17 @@ fn peer_access_denied(cx: &Ctx<'_>, t: &Topology, out: &mut Vec<Finding>) {
 /// CUDA's 217 (`cuda.peer_access_unsupported` in `assets/compat/errors.toml`).
 const PEER_ACCESS_UNSUPPORTED: &str = "cuda.peer_access_unsupported";
 
+/// Accelerate's refusal to start on several GeForce RTX 40 boards with NCCL's peer-to-peer left on
+/// (`accelerate.p2p_ib_unsupported`).
+const ACCELERATE_REFUSED: &str = "accelerate.p2p_ib_unsupported";
+
 /// CUDA answered that two GPUs offer no peer access to each other (217, `peer access is not supported between
 /// these two devices`), where the GPUs are GeForce boards or not listed: the GPUs' own lack of P2P, the usual
 /// case (GeForce since the RTX 40 series; NVIDIA/nccl#1309's maintainer), which the program must route around.
 /// Where the list shows only other GPUs, the line stays the catalogue's, whose causes are wider.
 fn peer_access_refused(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
-    if !cx.s.messages.iter().any(|m| m.id == PEER_ACCESS_UNSUPPORTED) {
+    let accelerate = cx.s.messages.iter().any(|m| m.id == ACCELERATE_REFUSED);
+    if !accelerate && !cx.s.messages.iter().any(|m| m.id == PEER_ACCESS_UNSUPPORTED) {
         return;
     }
     let geforce: Vec<&str> = cx.gpus.iter().map(|g| g.name.as_str()).filter(|n| is_geforce(n)).collect();
@@ -420,20 +426,41 @@ fn peer_access_refused(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
         return;
     }
     // The line itself joins as the message this finding explains.
-    let mut evidence = vec!["CUDA answered 217 (peer access is not supported) for a pair of these GPUs".to_owned()];
+    let mut evidence = vec![if accelerate {
+        "Accelerate's check found several GeForce RTX 40 boards, which offer no peer-to-peer, and refused to start \
+         with NCCL_P2P_DISABLE and NCCL_IB_DISABLE unset"
+            .to_owned()
+    } else {
+        "CUDA answered 217 (peer access is not supported) for a pair of these GPUs".to_owned()
+    }];
     evidence.extend(geforce.iter().take(4).map(|n| format!("{n}: a GeForce board")));
+    let (summary, asked) = if accelerate {
+        (
+            "Accelerate refused to start on GPUs that offer no peer-to-peer access to each other",
+            "Accelerate would leave NCCL to try direct GPU-to-GPU access, which these GPUs do not offer, and hang, so it \
+             stops first.",
+        )
+    } else {
+        (
+            "CUDA refused peer-to-peer access between two GPUs that do not offer it to each other",
+            "CUDA answered 217, peer access is not supported between these two devices: the program (NCCL, vLLM's or \
+             SGLang's custom all-reduce, a framework's peer copy) asked for direct GPU-to-GPU access that these GPUs \
+             do not offer.",
+        )
+    };
     out.push(P2P_GPU.finding(
-        "CUDA refused peer-to-peer access between two GPUs that do not offer it to each other",
-        "CUDA answered 217, peer access is not supported between these two devices: the program (NCCL, vLLM's or \
-         SGLang's custom all-reduce, a framework's peer copy) asked for direct GPU-to-GPU access that these GPUs do not \
-         offer. GeForce boards since the RTX 40 series have no peer-to-peer in NVIDIA's driver, nor do some cloud \
+        summary,
+        format!(
+            "{asked} GeForce boards since the RTX 40 series have no peer-to-peer in NVIDIA's driver, nor do some cloud \
          GPUs; GPUs on different CPU sockets may lack it too. Nothing is broken: the program must copy through host \
-         memory instead.",
+         memory instead."
+        ),
         evidence,
         Some(
             "`nvidia-smi topo -p2p r` shows which GPU pairs offer peer reads (OK) and which do not (GNS, NS). Disable \
-             P2P in the program, so it copies through host memory: NCCL_P2P_DISABLE=1 for NCCL; \
-             `--disable-custom-all-reduce` for vLLM; `--enable-p2p-check` for SGLang. Where the GPUs should offer it (data-centre boards on one PCIe switch), \
+             P2P in the program, so it copies through host memory: NCCL_P2P_DISABLE=1 for NCCL (with \
+             NCCL_IB_DISABLE=1 for Accelerate, whose `accelerate launch` sets both); `--disable-custom-all-reduce` for \
+             vLLM; `--enable-p2p-check` for SGLang. Where the GPUs should offer it (data-centre boards on one PCIe switch), \
              update the driver and check ACS and the IOMMU."
                 .to_owned(),
         ),

@@ -745,7 +745,8 @@ fn cpu_torch_in_words(lines: &[String], i: usize) -> bool {
 const OTHER_VENDOR_FORMAT: &str = "the machine's GPU named as another vendor's, in words";
 
 /// Another vendor's GPU, as people name it.
-const OTHER_VENDOR_GPUS: [&str; 9] = [
+const OTHER_VENDOR_GPUS: [&str; 10] = [
+    "amd card",
     "intel gpu",
     "intel graphics",
     "iris xe",
@@ -792,12 +793,15 @@ fn other_vendor_gpu_in_words(line: &str) -> bool {
 }
 
 /// A line naming an NVIDIA GPU by its family or in words (`GeForce`, `RTX 3050`, `an NVIDIA GPU`): a machine that has
-/// one, whatever other GPU the text names. At most 2,000 characters are looked at.
+/// one, whatever other GPU the text names. At most 2,000 characters are looked at. PyTorch's error line that names one only to ask for it (`Found
+/// no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver`, beside `I have an
+/// AMD Card` in JoshuaKimsey/Linux-StableDiffusion-Script#17) says nothing of the machine.
 fn names_nvidia_gpu(line: &str) -> bool {
     let lower = line.get(..2000).unwrap_or(line).to_ascii_lowercase();
-    ["geforce", "rtx ", "gtx ", "quadro", "tesla ", "nvidia gpu", "nvidia graphics", "nvidia card"]
-        .iter()
-        .any(|w| lower.contains(w))
+    !lower.contains("please check that you have an nvidia gpu")
+        && ["geforce", "rtx ", "gtx ", "quadro", "tesla ", "nvidia gpu", "nvidia graphics", "nvidia card"]
+            .iter()
+            .any(|w| lower.contains(w))
 }
 
 const INDEX_FORMAT: &str = "GPU numbers said to disagree with nvidia-smi's";

@@ -223,6 +223,11 @@ fn another_vendors_gpu_named_in_words_is_no_nvidia_gpu() {
     let amd = "RuntimeError: Found no NVIDIA driver on your system.\n\
                I cannot run ./ComfyUI. I am running arch linux with an AMD Radeon 7900xt GPU.\n";
     assert!(super::pasted_ids(amd).contains(&"presence.no_nvidia_gpu".to_owned()), "{amd}");
+    // PyTorch's own line asks for an NVIDIA GPU; it names none the machine has
+    // (JoshuaKimsey/Linux-StableDiffusion-Script#17, verbatim).
+    let asked = "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and \
+                 installed a driver from http://www.nvidia.com/Download/index.aspx\n\nI have an AMD Card \n";
+    assert!(super::pasted_ids(asked).contains(&"presence.no_nvidia_gpu".to_owned()), "{asked}");
     // An NVIDIA GPU named on the line itself: a machine with both.
     let hybrid = "I have an Intel UHD Graphics and an RTX 3060, torch.cuda.is_available() is False\n";
     assert!(!super::pasted_ids(hybrid).contains(&"presence.no_nvidia_gpu".to_owned()));

@@ -445,3 +445,17 @@ fn slow_peer_traffic_between_geforce_boards_is_their_lack_of_p2p() {
     let ids = super::pasted_ids(&format!("{a100}{slow}"));
     assert!(ids.contains(&"topology.peer_access_blocked".to_owned()), "{ids:?}");
 }
+
+/// Accelerate's refusal on several GeForce RTX 40 boards (zai-org/GLM-4#487's line, verbatim) is the GPUs' lack of peer
+/// access, with NCCL_P2P_DISABLE and NCCL_IB_DISABLE in the fix, not CUDA's 217.
+#[test]
+fn accelerates_refusal_on_rtx_40_boards_is_no_peer_access() {
+    let text = "NotImplementedError: Using RTX 4000 series doesn't support faster communication broadband via P2P or \
+                IB. Please set `NCCL_P2P_DISABLE=\"1\"` and `NCCL_IB_DISABLE=\"1\" or use `accelerate \n";
+    let found = super::pasted_findings(text);
+    let f = found.iter().find(|f| f.id == "topology.peer_access_not_offered_by_gpu").expect("the finding");
+    assert!(f.summary.starts_with("Accelerate refused"), "{f:#?}");
+    let fix = super::words(f).unwrap();
+    assert!(fix.contains("NCCL_P2P_DISABLE=1") && fix.contains("NCCL_IB_DISABLE=1"), "{fix}");
+    assert!(!f.evidence.iter().any(|e| e.contains("217")), "{f:#?}");
+}

@@ -1162,6 +1162,13 @@ const CASES: &[Case] = &[
         &[("module", "nvidia"), ("kernel", "5.13.0-1025-gcp")],
         &[],
     ),
+    // zai-org/GLM-4#487 (eight RTX 4090s, Accelerate's refusal as the traceback printed it).
+    (
+        "accelerate.p2p_ib_unsupported",
+        "NotImplementedError: Using RTX 4000 series doesn't support faster communication broadband via P2P or IB. Please set `NCCL_P2P_DISABLE=\"1\"` and `NCCL_IB_DISABLE=\"1\" or use `accelerate ",
+        &[],
+        &[],
+    ),
     // ollama/ollama#6840 (ollama 0.3.10 in Docker on Debian 12, cuInit's CUDA_ERROR_NO_DEVICE).
     (
         "cuda.no_device",
