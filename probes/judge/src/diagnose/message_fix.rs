@@ -491,6 +491,38 @@ fn nvrtc_builtins_words(cx: &Ctx<'_>) -> String {
     )
 }
 
+/// JAX up to 0.4.16 prints the same fallback for a CPU-only jaxlib as for a GPU backend that failed; the failure
+/// prints its own line first (jax-ml/jax:jax/_src/xla_bridge.py@jax-v0.4.16, backends()). The CUDA builds'
+/// names from JAX's installation page: `jax[cuda12]` from 0.4.26, `jax[cuda12_pip]`/`jax[cuda11_pip]` with the
+/// jax_cuda_releases page before it.
+fn jax_fallback_words(cx: &Ctx<'_>) -> String {
+    format!(
+        "Unless a line before it says why JAX's GPU backend failed, the jaxlib installed is the CPU build (`pip \
+             install jax` alone installs it). Install JAX with its CUDA build: `{}` (JAX 0.4.26 or newer); before \
+             0.4.26, `jax[cuda12_pip]` or `jax[cuda11_pip]` from {}, the CUDA major the driver runs. `{}` then lists \
+             the GPU.",
+        cmd(cx, "python", ["-m", "pip", "install", "-U", "jax[cuda12]"]),
+        "https://storage.googleapis.com/jax-releases/jax_cuda_releases.html",
+        cmd(cx, "python", ["-c", "import jax; print(jax.devices())"])
+    )
+}
+
+/// facebookresearch/xformers README (installing: the wheels on PyTorch's index are built per torch release
+/// and CUDA variant; `python -m xformers.info` prints the build).
+fn xformers_words(cx: &Ctx<'_>) -> String {
+    format!(
+        "Each xFormers wheel is built for one torch release and CUDA variant: install the one for the installed \
+             torch from PyTorch's index of its CUDA variant (for torch 2.5.1+cu121: `{}`), or install the torch \
+             release this xFormers names; `{}` then shows which build loaded.",
+        cmd(
+            cx,
+            "python",
+            ["-m", "pip", "install", "-U", "xformers", "--index-url", "https://download.pytorch.org/whl/cu121"]
+        ),
+        cmd(cx, "python", ["-m", "xformers.info"])
+    )
+}
+
 fn other_fix(cx: &Ctx<'_>, known: &KnownMessage) -> FamilyFix {
     let words = match known.id.as_str() {
         "cuda.devices_unavailable" => format!(
@@ -505,35 +537,11 @@ fn other_fix(cx: &Ctx<'_>, known: &KnownMessage) -> FamilyFix {
              version).",
             cmd(cx, "sudo", ["systemctl", "enable", "--now", "nvidia-fabricmanager"])
         ),
-        // facebookresearch/xformers README (installing: the wheels on PyTorch's index are built per torch release
-        // and CUDA variant; `python -m xformers.info` prints the build).
-        "xformers.built_for_other_torch" => format!(
-            "Each xFormers wheel is built for one torch release and CUDA variant: install the one for the installed \
-             torch from PyTorch's index of its CUDA variant (for torch 2.5.1+cu121: `{}`), or install the torch \
-             release this xFormers names; `{}` then shows which build loaded.",
-            cmd(
-                cx,
-                "python",
-                ["-m", "pip", "install", "-U", "xformers", "--index-url", "https://download.pytorch.org/whl/cu121"]
-            ),
-            cmd(cx, "python", ["-m", "xformers.info"])
-        ),
+        "xformers.built_for_other_torch" => xformers_words(cx),
         // NVRTC dlopens libnvrtc-builtins of its own release at run time, by the loader's path alone
         // (openmm/openmm#1485: "a library path issue"; NVIDIA/numba-cuda#196).
         "nvrtc.builtins_missing" => nvrtc_builtins_words(cx),
-        // JAX up to 0.4.16 prints the same fallback for a CPU-only jaxlib as for a GPU backend that failed; the failure
-        // prints its own line first (jax-ml/jax:jax/_src/xla_bridge.py@jax-v0.4.16, backends()). The CUDA builds'
-        // names from JAX's installation page: `jax[cuda12]` from 0.4.26, `jax[cuda12_pip]`/`jax[cuda11_pip]` with the
-        // jax_cuda_releases page before it.
-        "jax.no_gpu_fallback" => format!(
-            "Unless a line before it says why JAX's GPU backend failed, the jaxlib installed is the CPU build (`pip \
-             install jax` alone installs it). Install JAX with its CUDA build: `{}` (JAX 0.4.26 or newer); before \
-             0.4.26, `jax[cuda12_pip]` or `jax[cuda11_pip]` from {}, the CUDA major the driver runs. `{}` then lists \
-             the GPU.",
-            cmd(cx, "python", ["-m", "pip", "install", "-U", "jax[cuda12]"]),
-            "https://storage.googleapis.com/jax-releases/jax_cuda_releases.html",
-            cmd(cx, "python", ["-c", "import jax; print(jax.devices())"])
-        ),
+        "jax.no_gpu_fallback" => jax_fallback_words(cx),
         "torch.cublas_create_alloc_failed" => cublas_alloc_words(cx),
         "jax.jaxlib_too_old" => jaxlib_pair_words(cx),
         "jax.jaxlib_newer_than_jax" => jaxlib_newer_words(cx, known),
