@@ -14,7 +14,8 @@ pub(super) const TOO_OLD: Rule = Rule {
     severity: Severity::Error,
     trigger: "A framework's CUDA build, or an NVIDIA CUDA container image's CUDA (`nvidia/cuda:10.2-…` named \
               in pasted text), needs a newer driver: a newer CUDA major than the driver supports, or a driver below \
-              that major's minor-version-compatibility floor (CUDA before 11 had none).",
+              that major's minor-version-compatibility floor (CUDA before 11 had none). Or the loader's `undefined \
+              symbol: cuX` for a driver API call (`cu` and a capital): libcuda, the driver's, lacks it.",
     source: SOURCE,
 };
 
@@ -29,7 +30,42 @@ pub(super) const MINOR_COMPAT: Rule = Rule {
 
 pub(super) const RULES: &[Rule] = &[TOO_OLD, MINOR_COMPAT];
 
+/// The loader's `undefined symbol: cuX` for a driver API call (`cu` and a capital: cuda.h's names, which libcuda
+/// exports without symbol versions; the runtime's are `cuda…`, the libraries' `cudnn…`, `cublas…`): libcuda comes with
+/// the driver, so the driver is older than the CUDA the program was built with (`cuDevicePrimaryCtxSetFlags_v2`, CUDA
+/// 11's, under driver 440: trexminer/T-Rex#95).
+fn driver_api_symbol(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let driver_call = |s: &str| s.strip_prefix("cu").is_some_and(|r| r.starts_with(|c: char| c.is_ascii_uppercase()));
+    let Some(symbol) =
+        cx.s.messages
+            .iter()
+            .filter(|m| m.id == "ld.nvidia_symbol_missing")
+            .find_map(|m| m.values.get("symbol").filter(|s| driver_call(s)))
+    else {
+        return;
+    };
+    let mut evidence = vec![format!("libcuda, the driver's library, has no {symbol}")];
+    evidence.extend(cx.driver.evidence.clone());
+    let level = cx.driver_cuda().map_or_else(String::new, |c| format!(" (this one supports CUDA up to {c})"));
+    out.push(TOO_OLD.finding(
+        format!("The NVIDIA driver is older than the CUDA the program was built with: its libcuda has no {symbol}"),
+        format!(
+            "{symbol} is a CUDA driver API call, which libcuda, installed with the NVIDIA driver, provides from the \
+             driver release of the CUDA that added it on. The program was built with a newer CUDA than this \
+             driver{level} supports."
+        ),
+        evidence,
+        Some(
+            "Update the NVIDIA driver to one that supports the CUDA the program was built with (its release notes or \
+             start-up banner name it; `nvidia-smi` shows the newest CUDA the driver runs), or use the program's build \
+             for an older CUDA, one the driver supports."
+                .to_owned(),
+        ),
+    ));
+}
+
 pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    driver_api_symbol(cx, out);
     let Some(driver_evidence) = cx.driver.evidence.clone() else { return };
     // `jax` carries its CUDA plugin's build; the plugin itself is judged.
     for (env, fw) in cx.frameworks().filter(|(_, f)| f.name != "jax") {

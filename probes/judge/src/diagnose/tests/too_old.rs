@@ -54,3 +54,17 @@ fn without_an_environment_the_upgrade_is_in_words_and_without_the_line_nothing_i
     });
     assert!(!m.ids().iter().any(|id| id == TOO_OLD), "{:?}", m.ids());
 }
+
+/// The loader's `undefined symbol: cuX` for a driver API call (trexminer/T-Rex#95, verbatim) is the driver older than
+/// the program's CUDA; a runtime call (`cudaMallocAsync`, libcudart's) is not the driver's.
+#[test]
+fn a_driver_api_symbol_missing_is_a_driver_too_old() {
+    let line = "/home/rik/Downloads/trex/t-rex: symbol lookup error: /home/rik/Downloads/trex/t-rex: undefined symbol: \
+                cuDevicePrimaryCtxSetFlags_v2\n";
+    let found = super::pasted_findings(line);
+    let f = found.iter().find(|f| f.id == "driver.too_old_for_runtime").expect("the finding");
+    assert!(super::words(f).is_some_and(|w| w.contains("Update the NVIDIA driver")), "{f:#?}");
+    assert!(
+        !super::pasted_ids("undefined symbol: cudaMallocAsync\n").contains(&"driver.too_old_for_runtime".to_owned())
+    );
+}

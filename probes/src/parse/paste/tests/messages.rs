@@ -1169,6 +1169,13 @@ const CASES: &[Case] = &[
         &[],
         &[],
     ),
+    // trexminer/T-Rex#95 (a miner built with CUDA 11.1 under driver 440: libcuda lacks a CUDA 11 driver call).
+    (
+        "ld.nvidia_symbol_missing",
+        "/home/rik/Downloads/trex/t-rex: symbol lookup error: /home/rik/Downloads/trex/t-rex: undefined symbol: cuDevicePrimaryCtxSetFlags_v2",
+        &[("symbol", "cuDevicePrimaryCtxSetFlags_v2")],
+        &[],
+    ),
     // ollama/ollama#6840 (ollama 0.3.10 in Docker on Debian 12, cuInit's CUDA_ERROR_NO_DEVICE).
     (
         "cuda.no_device",
