@@ -722,8 +722,8 @@ fn cpu_build_at(words: &[&str]) -> Option<usize> {
 /// environment ([`GOT`]), with no word between that turns it round ([`TURNED`]), in a sentence of at most 400
 /// characters that is no question and names no version tag (`2.1.0+cpu`, which the version readers take), with
 /// torch named in it or the four lines before (the install command it speaks of). `uninstalled the cpu version` is
-/// no install. Written from SupreethN/HOISTFormer#3, pytorch/pytorch#32369, octimot/StoryToolkitAI#170 and
-/// kyutai-labs/delayed-streams-modeling#131.
+/// no install. Written from SupreethN/HOISTFormer#3, pytorch/pytorch#32369, octimot/StoryToolkitAI#170,
+/// kyutai-labs/delayed-streams-modeling#131 and zyddnys/manga-image-translator#210.
 fn cpu_torch_in_words(lines: &[String], i: usize) -> bool {
     let line = &lines[i];
     if line.len() > 400 || line.contains('?') || line.contains("+cpu") {
@@ -732,6 +732,13 @@ fn cpu_torch_in_words(lines: &[String], i: usize) -> bool {
     let lower = line.to_ascii_lowercase();
     if ["import ", "print(", "site-packages", "$ ", ">>>"].iter().any(|w| lower.contains(w)) {
         return false;
+    }
+    // In Chinese: `cpu` before the word for version (`\u{7248}\u{672c}`) beside the words for default or install
+    // (zyddnys/manga-image-translator#210: torch from requirements.txt installs by default as the CPU version).
+    if lower.contains("cpu\u{7248}\u{672c}")
+        && ["\u{9ed8}\u{8ba4}", "\u{5b89}\u{88c5}"].iter().any(|w| lower.contains(w))
+    {
+        return lines[i.saturating_sub(4)..=i].iter().any(|l| l.to_ascii_lowercase().contains("torch"));
     }
     let words: Vec<&str> =
         lower.split(|c: char| !c.is_ascii_alphanumeric() && c != '\'').filter(|w| !w.is_empty()).collect();
@@ -809,9 +816,11 @@ const INDEX_FORMAT: &str = "GPU numbers said to disagree with nvidia-smi's";
 /// The monitors that number GPUs as NVML does, in PCI bus order.
 const PCI_ORDER_TOOLS: [&str; 4] = ["nvidia-smi", "nvtop", "nvitop", "gpustat"];
 
-/// Words that say two numberings disagree.
-const DISAGREE: [&str; 11] = [
+/// Words that say two numberings disagree (`unconsistent` as people write it: AlexeyAB/darknet#6982).
+const DISAGREE: [&str; 13] = [
     "not match",
+    "unconsistent",
+    "not correspond",
     "don't match",
     "doesn't match",
     "mismatch",
@@ -1143,7 +1152,8 @@ mod tests {
         assert!(!no_gpu_in_words(&format!("{} no gpu found", "x".repeat(400))));
     }
 
-    /// GPU numbers said to disagree with nvidia-smi's: nanoporetech/bonito#120 and NVIDIA/DIGITS#1358, verbatim. Other
+    /// GPU numbers said to disagree with nvidia-smi's: nanoporetech/bonito#120, NVIDIA/DIGITS#1358 and AlexeyAB/darknet#6982,
+    /// verbatim. Other
     /// differences with nvidia-smi, its table, and numbers not set against each other are not this.
     #[test]
     fn gpu_numbers_said_to_disagree_with_nvidia_smi() {
@@ -1153,6 +1163,10 @@ mod tests {
         assert!(index_mismatch_in_words(
             "In DIGITS I selected GPU 2 and 3 for training, but the GPU utilisation showing in nvidia-smi says the \
              training is happening on GPU 0 and 1."
+        ));
+        // AlexeyAB/darknet#6982, verbatim.
+        assert!(index_mismatch_in_words(
+            "However the ids selection using --gpus option seems unconsistent with the ID nvidia-smi gave me."
         ));
         for line in [
             "nvidia-smi shows a different driver version than nvcc",
@@ -1551,6 +1565,8 @@ mod tests {
              wrong pytorch version is installed. It defaults to the [cpu] version even when having cuda installed.",
             "Today I installed it on a new environment, env2, requested Pytorch Stable 1.4.0 with CUDA 10.1 but \
              obtained Pytorch with cpu",
+            // zyddnys/manga-image-translator#210, verbatim.
+            "requirements\u{91cc}torch install\u{65f6}\u{9ed8}\u{8ba4}\u{662f}cpu\u{7248}\u{672c}\u{ff0c}\u{6240}\u{4ee5}cuda.is_available()\u{53ea}\u{4f1a}\u{8fd4}\u{56de}false",
         ] {
             assert_eq!(said(line).as_deref(), Some(line), "{line}");
         }
