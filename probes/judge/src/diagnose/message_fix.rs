@@ -51,6 +51,14 @@ pub(super) fn family_fix(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&Observ
     (words.filter(|_| !planned), plan)
 }
 
+/// NGC's entrypoint refusing a GPU newer than the image's release: the images' release notes and support matrices name
+/// the GPUs each release supports; `NVIDIA_DISABLE_REQUIRE` is the toolkit's variable that skips the image's
+/// requirement check (NVIDIA/nvidia-container-toolkit's documentation of the image variables).
+const NGC_GPU_WORDS: &str = "Use a newer release of the image (its tag's year.month: NVIDIA's support matrix for the \
+                             image names the GPUs each release supports; a program's own Dockerfile pins the release \
+                             in its FROM line). A program that does not use the GPU can skip the check with \
+                             NVIDIA_DISABLE_REQUIRE=1; one that does needs the newer release.";
+
 fn by_category(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&ObservedMessage]) -> FamilyFix {
     match known.category {
         Category::DriverTooOldForRuntime if known.id == "cuda.compat_not_supported" => {
@@ -58,6 +66,7 @@ fn by_category(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&ObservedMessage]
         }
         Category::DriverTooOldForRuntime => driver_fix(cx),
         Category::CpuOnlyBuild => gpu_build_fix(cx, program(known), observed),
+        Category::ArchNotInBuild if known.id == "ngc.gpu_not_supported" => (Some(NGC_GPU_WORDS.to_owned()), None),
         Category::ArchNotInBuild => arch_fix(cx, known, observed),
         Category::CudnnMissingOrMismatch => cudnn_fix(cx, known, observed),
         Category::EnvVarMisconfig => variable_fix(cx, known),

@@ -1176,6 +1176,13 @@ const CASES: &[Case] = &[
         &[("symbol", "cuDevicePrimaryCtxSetFlags_v2")],
         &[],
     ),
+    // blakeblackshear/frigate#6666 (the TensorRT 22.07 image on an RTX 4060 Ti; the driver named it without a model).
+    (
+        "ngc.gpu_not_supported",
+        "WARNING: Detected NVIDIA NVIDIA Graphics Device GPU, which is not yet supported in this version of the container",
+        &[("gpu", "NVIDIA Graphics Device")],
+        &[],
+    ),
     // ollama/ollama#6840 (ollama 0.3.10 in Docker on Debian 12, cuInit's CUDA_ERROR_NO_DEVICE).
     (
         "cuda.no_device",
