@@ -213,9 +213,11 @@ const QUESTION_FORMAT: &str = "a question whether CUDA must match";
 const BRINGS_CUDA: [&str; 9] =
     ["torch", "pytorch", "tensorflow", "jax", "wheel", "wheels", "cupy", "onnxruntime", "paddlepaddle"];
 
-/// Words that ask whether the machine's CUDA must match, or be installed beside, such a build.
-const MUST_MATCH: [&str; 12] = [
+/// Words that ask whether the machine's CUDA must match, or be installed beside, such a build (`do I have to reinstall
+/// torch with cu118`, sasha0552/vllm-ci#4).
+const MUST_MATCH: [&str; 13] = [
     "match",
+    "reinstall",
     "same",
     "need",
     "necessary",
@@ -1455,7 +1457,7 @@ mod tests {
     }
 
     /// A question whether the machine's CUDA must match or be installed for a framework: cpbotha/ansible-ubu-to-pytorch#1
-    /// (its title and description) and ShenhanQian/GaussianAvatars#32 (verbatim); a question without a framework, or
+    /// (its title and description), ShenhanQian/GaussianAvatars#32 and sasha0552/vllm-ci#4 (verbatim); a question without a framework, or
     /// a framework without CUDA, is not one.
     #[test]
     fn a_question_whether_cuda_must_match_a_framework_is_read() {
@@ -1473,6 +1475,11 @@ mod tests {
         assert!(asked("CUDA version in nvcc -V and nvidia-smi different").is_some());
         assert!(
             asked("After I run the ```source switch-cuda.sh 11.3```, it output that the version has switched to 11.3, and ```nvcc -V``` shows 11.3 also. But ```nvidia-smi``` still shows the version of tookit be 12.2")
+                .is_some()
+        );
+        // sasha0552/vllm-ci#4 (verbatim): whether to reinstall torch for the machine's CUDA.
+        assert!(
+            asked("A bit confused - do I have to reinstall torch with cu118 after the initial installation ?\nif I have P40 (11.8 cuda).")
                 .is_some()
         );
         assert_eq!(asked("I ran nvidia-smi and nvcc --version."), None);
