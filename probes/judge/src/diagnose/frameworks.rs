@@ -35,8 +35,8 @@ pub(super) const CPU_ONLY: Rule = Rule {
              get_available_providers() of the onnxruntime 1.20.1 wheel (PyPI); \
              PaddlePaddle/Paddle:paddle/fluid/pybind/place.cc@6201f6370bbdb0e53bc0662d328e4db11e587e59 (CUDAPlace in \
              the CPU build), PaddlePaddle/Paddle#47344 (both packages share the `paddle` folder); ollama/ollama:runners/common.go@0cf9c373 (Refresh: the runner list it logs); the words from \
-             SupreethN/HOISTFormer#3, pytorch/pytorch#32369, octimot/StoryToolkitAI#170 and \
-             kyutai-labs/delayed-streams-modeling#131",
+             SupreethN/HOISTFormer#3, pytorch/pytorch#32369, octimot/StoryToolkitAI#170, \
+             kyutai-labs/delayed-streams-modeling#131 and zyddnys/manga-image-translator#210",
 };
 
 pub(super) const TF_WINDOWS: Rule = Rule {
