@@ -43,6 +43,11 @@ fn library_of_symbol(symbol: &str) -> Option<String> {
     Some(if *base == "nccl" { "libnccl.so.2".to_owned() } else { format!("lib{base}.so") })
 }
 
+/// A library's name without `lib`, `.so` and its major: `libcudnn.so.7` → `cudnn`, `libnccl.so` → `nccl`.
+fn library_base(library: &str) -> &str {
+    library_parts(library).map_or_else(|| library.trim_start_matches("lib").trim_end_matches(".so"), |(base, _)| base)
+}
+
 /// `libcudart.so.12` → (`cudart`, `12`).
 fn library_parts(library: &str) -> Option<(&str, &str)> {
     let rest = library.strip_prefix("lib")?;
@@ -55,9 +60,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     for m in cx.s.messages.iter().filter(|m| m.id == MESSAGE || m.id == UNVERSIONED) {
         let Some(symbol) = m.values.get("symbol") else { continue };
         let Some(library) = m.values.get("library").cloned().or_else(|| library_of_symbol(symbol)) else { continue };
-        let base = library_parts(&library)
-            .map_or_else(|| library.trim_start_matches("lib").trim_end_matches(".so"), |(base, _)| base);
-        let Some(wheel) = families::library_wheel(base) else { continue };
+        let Some(wheel) = families::library_wheel(library_base(&library)) else { continue };
         if seen.contains(&library) {
             continue;
         }
@@ -78,9 +81,7 @@ fn finding(cx: &Ctx<'_>, library: &str, symbol: &str, wheel: &str) -> Finding {
     // A CUDA folder on LD_LIBRARY_PATH is searched before the wheels' own copies; a folder named for the library
     // itself (`/pkgs/cudnn-10.0-v7.4.2/lib64` for libcudnn, jax-ml/jax#2494) is the one that supplies it, where
     // there is one.
-    let base = library_parts(library)
-        .map_or_else(|| library.trim_start_matches("lib").trim_end_matches(".so"), |(base, _)| base)
-        .to_ascii_lowercase();
+    let base = library_base(library).to_ascii_lowercase();
     let dirs = || cx.s.env.ld_library_path.iter().map(String::as_str);
     let named: Vec<&str> = dirs().filter(|d| base != "cudart" && d.to_ascii_lowercase().contains(&base)).collect();
     let cuda_dirs: Vec<&str> =
@@ -178,6 +179,8 @@ mod tests {
         assert_eq!(library_parts("libcudart.so"), None);
         assert_eq!(library_parts("cudart.so.12"), None);
         assert_eq!(library_parts("libcudart.so.x"), None);
+        assert_eq!(library_base("libcudnn.so.7"), "cudnn");
+        assert_eq!(library_base("libcublasLt.so"), "cublasLt");
     }
 
     #[test]

@@ -735,12 +735,13 @@ fn cpu_torch_in_words(lines: &[String], i: usize) -> bool {
     if ["import ", "print(", "site-packages", "$ ", ">>>"].iter().any(|w| lower.contains(w)) {
         return false;
     }
+    let torch_near = || lines[i.saturating_sub(4)..=i].iter().any(|l| l.to_ascii_lowercase().contains("torch"));
     // In Chinese: `cpu` before the word for version (`\u{7248}\u{672c}`) beside the words for default or install
     // (zyddnys/manga-image-translator#210: torch from requirements.txt installs by default as the CPU version).
     if lower.contains("cpu\u{7248}\u{672c}")
         && ["\u{9ed8}\u{8ba4}", "\u{5b89}\u{88c5}"].iter().any(|w| lower.contains(w))
     {
-        return lines[i.saturating_sub(4)..=i].iter().any(|l| l.to_ascii_lowercase().contains("torch"));
+        return torch_near();
     }
     let words: Vec<&str> =
         lower.split(|c: char| !c.is_ascii_alphanumeric() && c != '\'').filter(|w| !w.is_empty()).collect();
@@ -748,7 +749,7 @@ fn cpu_torch_in_words(lines: &[String], i: usize) -> bool {
     let Some(verb) = (at.saturating_sub(8)..at).rev().find(|&k| GOT.contains(&words[k])) else { return false };
     let turned = words[verb + 1..at].iter().any(|w| TURNED.contains(w) || w.ends_with("n't"))
         || verb.checked_sub(1).is_some_and(|k| TURNED.contains(&words[k]) || words[k].ends_with("n't"));
-    !turned && lines[i.saturating_sub(4)..=i].iter().any(|l| l.to_ascii_lowercase().contains("torch"))
+    !turned && torch_near()
 }
 
 const OTHER_VENDOR_FORMAT: &str = "the machine's GPU named as another vendor's, in words";

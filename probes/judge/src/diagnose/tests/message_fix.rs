@@ -757,3 +757,32 @@ fn forward_compatibility_on_a_geforce_names_the_reboot_and_the_host_driver() {
     assert!(fix.contains("update the host's NVIDIA driver") && fix.contains("compat"), "{fix}");
     assert!(matches!(plan, Some(PlanTarget::Driver { min_branch: None })), "{plan:?}");
 }
+
+/// The fixes of rows given words of their own (each line verbatim from its thread): NGC's entrypoint refusing a newer
+/// GPU (blakeblackshear/frigate#6666) wants a newer image, not a build for the GPU's architecture; JAX's CPU fallback
+/// (gladiaio/gladia#927) names the CUDA jaxlib; kmod's missing module
+/// (GoogleCloudPlatform/compute-gpu-installation#10) rebuilds it for the running kernel.
+#[test]
+fn rows_with_words_of_their_own_get_them() {
+    let fix_of = |text: &str, id: &str| {
+        let found = super::pasted_findings(text);
+        let f = found.iter().find(|f| f.id == id).unwrap_or_else(|| panic!("{id} in {found:#?}"));
+        super::words(f).unwrap_or_default().to_owned()
+    };
+    let ngc = fix_of(
+        "WARNING: Detected NVIDIA NVIDIA Graphics Device GPU, which is not yet supported in this version of the container\n",
+        "observed.ngc.gpu_not_supported",
+    );
+    assert!(ngc.contains("newer release of the image") && !ngc.contains("sm_"), "{ngc}");
+    let jax = fix_of(
+        "2022-11-30 12:50:08,211 - jax._src.lib.xla_bridge - WARNING - No GPU/TPU found, falling back to CPU. (Set \
+         TF_CPP_MIN_LOG_LEVEL=0 and rerun for more info.)\n",
+        "observed.jax.no_gpu_fallback",
+    );
+    assert!(jax.contains("jax[cuda12]") && jax.contains("jaxlib"), "{jax}");
+    let module = fix_of(
+        "modprobe: FATAL: Module nvidia not found in directory /lib/modules/5.13.0-1025-gcp\n",
+        "observed.kernel.module_not_found",
+    );
+    assert!(module.contains("headers of the running kernel") && module.contains("dkms autoinstall"), "{module}");
+}
