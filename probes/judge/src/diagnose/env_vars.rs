@@ -25,7 +25,10 @@ pub(super) const HIDES_ALL: Rule = Rule {
               PyTorch said \"No CUDA GPUs are available\" while the same text shows PyTorch seeing a GPU \
               (is_available() True, a device count), or a program saw no device and the text shows it started by a \
               shell script on a host (not a container, not WSL): the driver answered and counted no device for that \
-              process alone, which is what the variable set by the script or config does.",
+              process alone, which is what the variable set by the script or config does. With neither sign, CUDA's \
+              or PyTorch's no-device line on a host (not WSL, not a container) where nothing else says the driver \
+              sees no GPU (nvidia-smi's or NVML's failures, an empty GPU list, a missing or old driver) and PyTorch \
+              is not shown seeing one: a warning, the likeliest cause.",
     source: HIDES_ALL_SOURCE,
 };
 
@@ -667,7 +670,13 @@ fn hidden_where_the_program_starts(cx: &Ctx<'_>) -> Option<Finding> {
              available\" only then; a missing or old driver gives other errors), and the program was started by a \
              script, which sets its environment"
         }
-        (None, None) => return None,
+        (None, None) => {
+            let alone = alone_in_the_text(cx)?;
+            evidence.push(alone);
+            "The driver answered and counted no device for this process (CUDA's `no CUDA-capable device` and \
+             PyTorch's \"No CUDA GPUs are available\" come only then; a missing or old driver gives other errors), \
+             and nothing in the text says the driver itself sees no GPU"
+        }
     };
     if let Some(script) = script.filter(|_| seen_elsewhere.is_some()) {
         evidence.push(format!("the program was started by {script}"));
@@ -683,32 +692,70 @@ fn hidden_where_the_program_starts(cx: &Ctx<'_>) -> Option<Finding> {
                  configs such as a `gpu_ids` or `cuda_visible_devices` setting)"
             .to_owned(),
     };
-    Some(
-        HIDES_ALL
-            .finding(
-                "A CUDA_VISIBLE_DEVICES set where the program starts probably hides every GPU",
-                format!(
-                    "{why}. Projects' launch scripts, `os.environ[\"CUDA_VISIBLE_DEVICES\"]` lines and configs often \
+    let mut finding = HIDES_ALL
+        .finding(
+            "A CUDA_VISIBLE_DEVICES set where the program starts probably hides every GPU",
+            format!(
+                "{why}. Projects' launch scripts, `os.environ[\"CUDA_VISIBLE_DEVICES\"]` lines and configs often \
                      select a GPU index of a multi-GPU server (1, 3, 7): on a machine with fewer GPUs that index names \
                      none, and CUDA hides every GPU."
-                ),
-                evidence,
-                None,
-            )
-            .with_plan(fix::change(
-                None,
-                "CUDA sees the GPUs",
-                vec![
-                    fix::set_var(VAR, &keep),
-                    Change::Manual {
-                        text: format!(
-                            "Find where it is set with {look} and set it to {keep}, or other indices `nvidia-smi -L` \
+            ),
+            evidence,
+            None,
+        )
+        .with_plan(fix::change(
+            None,
+            "CUDA sees the GPUs",
+            vec![
+                fix::set_var(VAR, &keep),
+                Change::Manual {
+                    text: format!(
+                        "Find where it is set with {look} and set it to {keep}, or other indices `nvidia-smi -L` \
                              lists, or remove the line."
-                        ),
-                    },
-                ],
-            )),
-    )
+                    ),
+                },
+            ],
+        ));
+    if seen_elsewhere.is_none() && script.is_none() {
+        // Only the message, no sign of where the variable was set: the likeliest cause, not a shown one.
+        finding.severity = Severity::Warning;
+    }
+    Some(finding)
+}
+
+/// Why a no-device line alone points at CUDA_VISIBLE_DEVICES: CUDA's or PyTorch's own line (the driver
+/// loaded and answered), on a host (inside WSL or a container the GPU may not be handed in at all), with
+/// nothing saying the driver itself sees no GPU (nvidia-smi's or NVML's failures, an empty GPU list) or
+/// another cause of the category. In the corpus every such line outside WSL is the variable's
+/// (tests/corpus/env_var_misconfig, 20 cases; none in other folders or healthy).
+fn alone_in_the_text(cx: &Ctx<'_>) -> Option<String> {
+    let own = cx.s.messages.iter().any(|m| NO_DEVICE_MESSAGES.contains(&m.id.as_str()));
+    let on_a_host = cx.s.platform.wsl.is_none() && cx.s.platform.container.is_none();
+    let driver_sees_none = cx.raw_gpus().is_some_and(<[Gpu]>::is_empty);
+    // PyTorch seeing a GPU beside another program's "no device" (numba's cuInit): that program may load
+    // another libcuda; the variable would hide the GPU from both.
+    let torch_sees = cx
+        .envs()
+        .iter()
+        .filter_map(|e| e.deep_torch())
+        .any(|t| t.cuda_available == Some(true) || t.device_count.is_some_and(|n| n > 0));
+    if torch_sees {
+        return None;
+    }
+    let other_cause = cx.s.messages.iter().any(|m| {
+        !NO_DEVICE_MESSAGES.contains(&m.id.as_str())
+            && cx.kb.errors.message.iter().any(|k| {
+                k.id == m.id
+                    && matches!(
+                        k.category,
+                        Category::NoDriverOrGpuNotVisible | Category::WslSpecific | Category::DriverTooOldForRuntime
+                    )
+            })
+    });
+    (own && on_a_host && !driver_sees_none && !other_cause).then(|| {
+        let gpu = if cx.has_nvidia_gpu() { "the text names an NVIDIA GPU; " } else { "" };
+        format!("{gpu}nothing else in the text says the driver sees no GPU")
+    })
 }
 
 /// A known line that says the process saw no GPU: CUDA's or PyTorch's "no device" message, TensorFlow's cuInit

@@ -188,8 +188,21 @@ fn no_gpu_for_the_program_alone_points_at_the_variable_where_it_starts() {
     let mut in_wsl = Machine(by_script.0.clone());
     in_wsl.0.platform.wsl = Some(Default::default());
     assert!(!hides(&in_wsl));
-    // The message alone, or the sign alone, is not enough.
-    assert!(!hides(&base()));
+    // The message alone on a host is the likeliest cause, a warning (rayleizhu/FGDM#7, prophesier/diff-svc#22);
+    // the sign alone is not enough, nor the message where the driver itself lists no GPU.
+    assert!(hides(&base()));
+    assert_eq!(base().finding(HIDES_ALL).severity, gpu_doctor_model::Severity::Warning);
+    assert_eq!(seen_in_shell.finding(HIDES_ALL).severity, gpu_doctor_model::Severity::Error);
+    let mut listed_none = base();
+    listed_none.0.gpus = gpu_doctor_model::Probed::Found { value: Vec::new(), source: "nvidia-smi".into() };
+    assert!(!hides(&listed_none));
+    let mut in_container = base();
+    in_container.0.platform.container = Some(gpu_doctor_model::ContainerFacts {
+        runtime: "docker".into(),
+        markers: vec!["/.dockerenv".into()],
+        nvidia_runtime_vars: Vec::new(),
+    });
+    assert!(!hides(&in_container));
     let mut script_only = Machine::pasted();
     script_only.0.env.launch_scripts.push("run.sh".into());
     assert!(!hides(&script_only));
@@ -203,8 +216,10 @@ fn no_gpu_for_the_program_alone_points_at_the_variable_where_it_starts() {
         values: Default::default(),
     });
     assert!(!hides(&numba));
-    // PyTorch not seeing the GPU either is not a difference between the shell and the program.
-    assert!(!hides(&base().deep_torch(|t| t.cuda_available = Some(false))));
+    // PyTorch not seeing the GPU either is not a difference between the shell and the program: only the
+    // message's own warning.
+    let both = base().deep_torch(|t| t.cuda_available = Some(false));
+    assert_eq!(both.finding(HIDES_ALL).severity, gpu_doctor_model::Severity::Warning);
 }
 
 /// An index at or past the GPU count said in words ("I have two GPUs", mazurowski-lab/finetune-SAM#18) hides
