@@ -1169,6 +1169,13 @@ const CASES: &[Case] = &[
         &[],
         &[],
     ),
+    // Accelerate's earlier wording, as its state.py raised it before huggingface/accelerate#2328 took RTX 3090 out.
+    (
+        "accelerate.p2p_ib_unsupported",
+        "NotImplementedError: Using RTX 3090 or 4000 series doesn't support faster communication broadband via P2P or IB. ",
+        &[],
+        &[],
+    ),
     // trexminer/T-Rex#95 (a miner built with CUDA 11.1 under driver 440: libcuda lacks a CUDA 11 driver call).
     (
         "ld.nvidia_symbol_missing",
