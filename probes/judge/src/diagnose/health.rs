@@ -82,7 +82,9 @@ pub(super) const EXCLUSIVE: Rule = Rule {
     severity: Severity::Warning,
     trigger: "The GPU's compute mode is Exclusive_Process (or Exclusive_Thread): only one process (thread) may hold \
               a CUDA context, so a second process, or a framework that opens two contexts, fails with \
-              'CUDA-capable device(s) is/are busy or unavailable'.",
+              'CUDA-capable device(s) is/are busy or unavailable'. Also CUDA's 216 (an exclusive-thread device already \
+              in use by a different thread; TensorFlow's `cuCtxSetCurrent(context) (0 vs. 216)`) where the compute \
+              modes are not shown: CUDA gives that code only in the Exclusive_Thread mode.",
     source: "nvidia-smi(1) `-c, --compute-mode`; NVML nvmlDeviceGetComputeMode",
 };
 
@@ -142,6 +144,11 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let gpus = cx.raw_gpus().unwrap_or_default();
     for g in gpus {
         compute_mode(g, out);
+    }
+    if !out.iter().any(|f| f.id == EXCLUSIVE.id)
+        && let Some(m) = cx.s.messages.iter().find(|m| m.id == "cuda.device_already_in_use")
+    {
+        out.push(exclusive_thread_said(&m.line));
     }
     if let Some(health) = cx.s.health.gpus.value() {
         for h in health {
@@ -325,6 +332,38 @@ fn compute_mode(g: &Gpu, out: &mut Vec<Finding>) {
         .with_plan(plan)),
         _ => {}
     }
+}
+
+/// CUDA's 216 (`cudaErrorDeviceAlreadyInUse`, `CUDA_ERROR_CONTEXT_ALREADY_IN_USE`) where the GPUs' compute modes
+/// are not shown: the code exists only for a GPU in the Exclusive_Thread mode, so the mode is said by the error.
+fn exclusive_thread_said(line: &str) -> Finding {
+    EXCLUSIVE
+        .finding(
+            "A GPU is in the Exclusive_Thread compute mode: CUDA refused a second thread its context",
+            "CUDA answered 216 (an exclusive-thread device already in use by another thread), which it gives only for \
+             a GPU in the Exclusive_Thread compute mode: one thread may hold its context, and a program that makes \
+             the context in one thread and uses it from another (TensorFlow's StreamExecutor) fails.",
+            vec![format!("pasted line: {line}")],
+            None,
+        )
+        .with_plan(fix::change(
+            None,
+            "every GPU in the Default compute mode",
+            vec![
+                Change::Manual {
+                    text:
+                        "`nvidia-smi -q -d COMPUTE` shows each GPU's compute mode; check first that nothing here needs \
+                           the exclusive one (a job scheduler may have set it on purpose)."
+                            .into(),
+                },
+                Change::Root { argv: vec!["nvidia-smi".into(), "-c".into(), "DEFAULT".into()] },
+                Change::Manual {
+                    text: "Or `-c EXCLUSIVE_PROCESS` where one process at a time is wanted; the setting does not \
+                           survive a reboot unless a startup script sets it again."
+                        .into(),
+                },
+            ],
+        ))
 }
 
 fn watts(mw: u32) -> String {

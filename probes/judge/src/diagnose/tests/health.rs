@@ -154,6 +154,37 @@ fn a_busy_device_line_beside_an_exclusive_compute_mode_is_that_findings_evidence
     assert!(f.evidence.iter().any(|e| e.contains("busy or unavailable")), "{:?}", f.evidence);
 }
 
+/// CUDA's 216 exists only for a GPU in the Exclusive_Thread compute mode: where the modes are not shown, the
+/// line says it (tensorflow/tensorflow#526), with the Default mode as the fix; a shown mode keeps its own finding.
+#[test]
+fn cudas_216_says_exclusive_thread_where_the_mode_is_not_shown() {
+    let line = |m: &mut Machine| {
+        m.0.messages.push(gpu_doctor_model::ObservedMessage {
+            id: "cuda.device_already_in_use".into(),
+            line: "Check failed: CUDA_SUCCESS == dynload::cuCtxSetCurrent(context) (0 vs. 216)".into(),
+            values: Default::default(),
+        });
+    };
+    let mut pasted = Machine::pasted();
+    line(&mut pasted);
+    assert_eq!(pasted.ids(), ["health.compute_mode_exclusive"]);
+    let f = pasted.finding("health.compute_mode_exclusive");
+    assert!(f.summary.contains("Exclusive_Thread") && f.explains == ["observed.cuda.device_already_in_use"], "{f:#?}");
+    assert!(
+        pasted
+            .changes("health.compute_mode_exclusive")
+            .iter()
+            .any(|c| matches!(c, gpu_doctor_model::Change::Root { argv } if argv == &["nvidia-smi", "-c", "DEFAULT"]))
+    );
+    let mut shown =
+        Machine::linux().gpu("NVIDIA A10", "8.6").gpu_with(|g| g.compute_mode = Some("Exclusive_Thread".into()));
+    line(&mut shown);
+    assert_eq!(shown.ids(), ["health.compute_mode_exclusive"]);
+    assert!(shown.finding("health.compute_mode_exclusive").summary.contains("NVIDIA A10"));
+    // Without the line, nothing is said of a mode not shown.
+    assert!(Machine::pasted().ids().is_empty());
+}
+
 /// Every rule a row of errors.toml names in `explained_by` exists.
 #[test]
 fn every_explaining_rule_named_in_the_catalogue_exists() {

@@ -72,6 +72,13 @@ const CASES: &[Case] = &[
         &[],
         &[],
     ),
+    // tensorflow/tensorflow#526 (TensorFlow 0.7 on a Tesla K40m in the Exclusive_Thread compute mode), up to its closing fence.
+    (
+        "cuda.device_already_in_use",
+        "I am still seeing the same cuda error for tensorflow 0.7. The error is ```Check failed: CUDA_SUCCESS == dynload::cuCtxSetCurrent(context) (0 vs. 216)",
+        &[],
+        &[],
+    ),
     (
         "cuda.devices_unavailable",
         "RuntimeError: CUDA error: CUDA-capable device(s) is/are busy or unavailable",
@@ -889,6 +896,14 @@ const CASES: &[Case] = &[
         &[("bus_id", "0000:01:00.0"), ("code", "0x22:0x56:884")],
         &[],
     ),
+    // The closed drivers' wording, without the bus id: NVIDIA's README for 390.48 (Common Problems) and
+    // Bumblebee-Project/Bumblebee#961's dmesg after resume.
+    (
+        "nvrm.rm_init_adapter_failed",
+        "[58169.423781] NVRM: RmInitAdapter failed! (0x26:0xffff:1123)",
+        &[("code", "0x26:0xffff:1123")],
+        &[],
+    ),
     // The open module refusing a GeForce (a 2080 Ti) before RmInitAdapter fails, from dmesg in
     // NVIDIA/open-gpu-kernel-modules#230.
     (
@@ -1208,6 +1223,13 @@ const CASES: &[Case] = &[
     (
         "kbuild.gpl_only_symbol",
         "ERROR: modpost: GPL-incompatible module nvidia.ko uses GPL-only symbol '__rcu_read_lock'",
+        &[("module", "nvidia"), ("symbol", "__rcu_read_lock")],
+        &[],
+    ),
+    // zabbly/linux#15's title: the same line with the quotes a forum's title turned typographic.
+    (
+        "kbuild.gpl_only_symbol",
+        "6.7.3 kernel + nvidia incompatibility: ERROR: modpost: GPL-incompatible module nvidia.ko uses GPL-only symbol \u{2018}__rcu_read_lock\u{2019}",
         &[("module", "nvidia"), ("symbol", "__rcu_read_lock")],
         &[],
     ),
@@ -2094,6 +2116,13 @@ const CASES: &[Case] = &[
         "deepspeed.cuda_mismatch",
         "Exception: Installed CUDA version 12.3 does not match the version torch was compiled with 12.1, unable to compile cuda/cpp extensions without a matching cuda version.",
         &[("installed", "12.3"), ("torch_cuda", "12.1")],
+        &[],
+    ),
+    // deepspeedai/DeepSpeedExamples#370's title: the message up to torch's CUDA, its tail cut.
+    (
+        "deepspeed.cuda_mismatch",
+        "DeepSpeed Op Builder: Installed CUDA version 12.0 does not match the version torch was compiled with 11.8",
+        &[("installed", "12.0"), ("torch_cuda", "11.8")],
         &[],
     ),
     // NVIDIA/apex#1171 (verbatim; its nvcc was CUDA 9.0 from another CUDA_HOME).
