@@ -37,7 +37,9 @@ pub(super) const NOT_IN_BUILD: Rule = Rule {
               wants machine code of the major). Or ollama ran (its log, its source paths, its version) on a GPU \
               below the floor of its released builds (5.0; 6.0 in v0.1.19 to v0.1.22), or the text shows a \
               program's own lowest compute capability (`minimum required compute capability 3.5`, `requires 5.0 \
-              capability`) in a line the catalogue does not know, and a GPU below it.",
+              capability`) in a line the catalogue does not know, and a GPU below it, or the same line reporting \
+              the device it found below it (`compute cap. 2.1 (at least 3.0 required)`), whatever name the board \
+              gives.",
     source: SOURCE_WITH_FLOORS,
 };
 
@@ -176,6 +178,7 @@ fn stated_floor(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     if catalogued || out.iter().any(|f| f.id == NOT_IN_BUILD.id) {
         return;
     }
+    let before = out.len();
     for gpu in &cx.gpus {
         let Some(cc) = gpu.cc.filter(|cc| cc < floor) else { continue };
         out.push(NOT_IN_BUILD.finding(
@@ -193,6 +196,46 @@ fn stated_floor(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
             )),
         ));
     }
+    if out.len() == before
+        && let Some(cc) = reported_below(line, *floor)
+    {
+        out.push(reported_below_finding(cx, *floor, cc, line));
+    }
+}
+
+/// A compute capability below `floor` that the floor's own line reports for the device (`Can't use CUDA device 0:
+/// compute cap. 2.1 (at least 3.0 required)`, PhoenixMinerDevTeam/PhoenixMiner#34): the program asked the GPU, so
+/// its answer stands whatever name the board gives.
+fn reported_below(line: &str, floor: ComputeCapability) -> Option<ComputeCapability> {
+    line.split(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .filter_map(|w| w.trim_end_matches('.').parse::<ComputeCapability>().ok())
+        .find(|cc| (1..=12).contains(&cc.major) && *cc < floor)
+}
+
+fn reported_below_finding(cx: &Ctx<'_>, floor: ComputeCapability, cc: ComputeCapability, line: &str) -> Finding {
+    let mut evidence = vec![format!("pasted line: {line}")];
+    // A name whose capability is not the one the program read: a counterfeit board (an old chip flashed
+    // to report a newer name) or another GPU than the one named.
+    let named = cx.gpus.iter().find(|g| g.cc.is_some_and(|c| c >= floor));
+    let also = named.map_or(String::new(), |g| {
+        evidence.push(g.describe());
+        format!(
+            " The text names {} ({}), which would be enough: the chip the program found is not that GPU. A board \
+             that reports a newer name than its chip (sold as one, flashed from an older one) shows this; GPU-Z's \
+             GPU and device id or `nvidia-smi -q` tell the chip.",
+            g.name,
+            g.cc.map_or_else(String::new, |c| c.to_string())
+        )
+    });
+    NOT_IN_BUILD.finding(
+        format!("The program found a GPU of compute capability {cc}; it needs {floor}"),
+        format!("The program reports the GPU it found at compute capability {cc}, below the {floor} it needs: it has no code for it.{also}"),
+        evidence,
+        Some(format!(
+            "Run it on a GPU of compute capability {floor} or newer, or an older release of the program that still \
+             supports {cc} where one exists."
+        )),
+    )
 }
 
 /// The lowest compute capability ollama's released builds run on, by release: from v0.1.19 its GPU discovery

@@ -870,12 +870,17 @@ const MIN_CC_FORMAT: &str = "a program's lowest compute capability";
 /// required Cuda capability is 6.0` (TensorFlow's gpu_device.cc), `The minimum cuda capability supported by this
 /// library is 5.0` (PyTorch's torch/cuda/__init__.py), `requires 5.0 capability` and `requires compute
 /// capability 7.0`, `compute capability of at least 7.0`, `compute capability >= 7.0`, `compute capability below
-/// 7.0 are not supported` (vLLM's worker), `supports CC 5.0 and above`. One number X.Y of 1.0 to 12.9.
+/// 7.0 are not supported` (vLLM's worker), `supports CC 5.0 and above`, a miner's `compute cap. 2.1 (at least 3.0
+/// required)`, tiny-cuda-nn's `compute capability at least 75` (the SM number). One number X.Y of 1.0 to 12.9.
 fn min_cc_in(line: &str) -> Option<gpu_doctor_model::ComputeCapability> {
     static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     // The paste's shared searchers, not a lowercase copy of every line (`capability` in any of its casings).
-    static WORDS: [super::Needle; 3] =
-        [super::Needle::new("apabilit"), super::Needle::new("APABILIT"), super::Needle::new("CC ")];
+    static WORDS: [super::Needle; 4] = [
+        super::Needle::new("apabilit"),
+        super::Needle::new("APABILIT"),
+        super::Needle::new("CC "),
+        super::Needle::new("cap. "),
+    ];
     if line.len() > 2000 || !WORDS.iter().any(|w| w.in_line(line)) {
         return None;
     }
@@ -889,13 +894,22 @@ fn min_cc_in(line: &str) -> Option<gpu_doctor_model::ComputeCapability> {
             | requires?\s+(?P<c>\d{1,2}\.\d)\s+(?:compute\s+)?capability
             | (?:compute\s+)?capability\s+(?:of\s+)?(?:at\s+least|>=|≥)\s*(?P<d>\d{1,2}\.\d)\b
             | capability\s+(?:below|lower\s+than|less\s+than|<)\s+(?P<e>\d{1,2}\.\d)\s+(?:is|are)\s+not\s+supported
-            | \bCC\s+(?P<f>\d{1,2}\.\d)\s*(?:\+|and\s+(?:above|up|newer|higher))",
+            | \bCC\s+(?P<f>\d{1,2}\.\d)\s*(?:\+|and\s+(?:above|up|newer|higher))
+            | cap(?:ability|\.)?\s+\d{1,2}\.\d\s*\(at\s+least\s+(?P<g>\d{1,2}\.\d)\s+required\)
+            | compute\s+capability\s+(?:of\s+)?at\s+least\s+(?P<h>[1-9]\d)\b",
         )
         .unwrap()
     });
     let caps = re.captures(line)?;
-    let cc = ["a", "b", "c", "d", "e", "f"].iter().find_map(|n| caps.name(n))?;
-    cc.as_str().parse().ok().filter(|cc: &gpu_doctor_model::ComputeCapability| (1..=12).contains(&cc.major))
+    let cc = match caps.name("h") {
+        // tiny-cuda-nn's `compute capability at least 75`: the SM number, major and minor run together.
+        Some(sm) => {
+            let (major, minor) = sm.as_str().split_at(1);
+            format!("{major}.{minor}")
+        }
+        None => ["a", "b", "c", "d", "e", "f", "g"].iter().find_map(|n| caps.name(n))?.as_str().to_owned(),
+    };
+    cc.parse().ok().filter(|cc: &gpu_doctor_model::ComputeCapability| (1..=12).contains(&cc.major))
 }
 
 const NOUVEAU_FORMAT: &str = "nouveau said present, in words";
@@ -1197,6 +1211,10 @@ mod tests {
             ("GPUs with compute capability below 7.0 are not supported.", "7.0"),
             ("FlashAttention requires a GPU with compute capability of at least 8.0", "8.0"),
             ("ollama supports CC 5.0 and above", "5.0"),
+            // PhoenixMinerDevTeam/PhoenixMiner#34 (the device's own capability, then the floor).
+            ("Can't use CUDA device 0: compute cap. 2.1 (at least 3.0 required)", "3.0"),
+            // NVlabs/instant-ngp#13: tiny-cuda-nn's fully fused MLP (src/fully_fused_mlp.cu), the SM number.
+            ("Turing Tensor Core operations must be run on a machine with compute capability at least 75", "7.5"),
         ] {
             assert_eq!(cc(line).as_deref(), Some(want), "{line}");
         }

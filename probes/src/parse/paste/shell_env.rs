@@ -278,11 +278,15 @@ fn assignment(line: &str) -> Option<(&str, &str)> {
         return None;
     }
     let line = line.trim().trim_matches(['`', '*', '\'', '"']);
+    let mut in_a_sentence = false;
     let rest = match line.strip_prefix("declare -x ") {
         Some(rest) => rest,
         None => match line.find("export ") {
             Some(0) => &line["export ".len()..],
-            Some(at) if line[..at].ends_with([' ', '`', '"', '\'', '(']) => &line[at + "export ".len()..],
+            Some(at) if line[..at].ends_with([' ', '`', '"', '\'', '(']) => {
+                in_a_sentence = true;
+                &line[at + "export ".len()..]
+            }
             _ => line,
         },
     };
@@ -293,6 +297,12 @@ fn assignment(line: &str) -> Option<(&str, &str)> {
     let value = match value.strip_prefix(['"', '\'']) {
         Some(quoted) => quoted.split(['"', '\'']).next().unwrap_or(""),
         None => value.split(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '`')).next().unwrap_or(""),
+    };
+    // `… whenever I export CUDA_VISIBLE_DEVICES=1. Here is …` (neuronets/kwyk#17): the sentence's stop, not the
+    // value's.
+    let value = match value.trim_end_matches(['.', ',', ';', ':']) {
+        trimmed if in_a_sentence && !trimmed.is_empty() => trimmed,
+        _ => value,
     };
     Some((name, value))
 }

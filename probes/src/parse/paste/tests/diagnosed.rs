@@ -385,6 +385,21 @@ fn a_gpu_below_the_floor_a_program_states_is_not_in_its_build() {
     assert!(!finding_ids(t4).contains(&"arch.not_in_build".to_owned()));
 }
 
+/// The floor's own line reporting the device below it (PhoenixMinerDevTeam/PhoenixMiner#34: a board sold as a GTX 1060
+/// whose chip is a Fermi of 2.1) is the program's answer, whatever the name says, and says the name does not fit;
+/// tiny-cuda-nn's SM-number floor (NVlabs/instant-ngp#13) against a V100 named in words.
+#[test]
+fn a_device_the_floors_line_reports_below_it_is_not_in_the_build() {
+    let text = "Using `1x GTX1060 6GB` on `WIN10` with `8GB RAM`\n\nCan't use CUDA device 0: compute cap. 2.1 (at least 3.0 required)\n";
+    let f = diagnosed(text).into_iter().find(|f| f.id == "arch.not_in_build").expect("arch.not_in_build");
+    assert!(f.summary.contains("2.1") && f.detail.contains("GTX 1060"), "{f:#?}");
+    let fine = "Using a GTX 1060\nCUDA device 0: compute cap. 6.1 (at least 3.0 required)\n";
+    assert!(!finding_ids(fine).contains(&"arch.not_in_build".to_owned()));
+    let ngp = "Turing Tensor Core operations must be run on a machine with compute capability at least 75\n\n\
+               Does it mean that there is no way to support running this code on some older GPUs, e.g. Tesla V100\n";
+    assert!(finding_ids(ngp).contains(&"arch.not_in_build".to_owned()), "{:?}", finding_ids(ngp));
+}
+
 /// CUDA's initialization answering 500 under WSL 2 is a container toolkit older than the Windows driver
 /// (NVIDIA/nvidia-container-toolkit#520): TensorFlow's cuInit line as tensorflow/tensorflow#68711 has it, PyTorch's
 /// device-count line as YanWenKun/ComfyUI-Docker#77 has it. Not without WSL, and not for another cuInit error.

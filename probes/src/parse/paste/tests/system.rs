@@ -521,6 +521,16 @@ fn an_echoed_path_keeps_its_cuda_entries() {
     assert_eq!(s.env.path_cuda_entries, ["/usr/local/cuda-11.8/bin", "/opt/NVIDIA/bin"]);
 }
 
+/// A sentence's stop after an export written in prose is not the value's (neuronets/kwyk#17); on an export
+/// line of its own the value is taken as written.
+#[test]
+fn an_export_in_a_sentence_leaves_the_sentences_stop_out() {
+    let s = read("that one still selects GPU0 whenever I export CUDA_VISIBLE_DEVICES=1. Here is a full protocol\n");
+    assert_eq!(s.env.vars.get("CUDA_VISIBLE_DEVICES").map(String::as_str), Some("1"));
+    let s = read("export CUDA_VISIBLE_DEVICES=1.\n");
+    assert_eq!(s.env.vars.get("CUDA_VISIBLE_DEVICES").map(String::as_str), Some("1."));
+}
+
 #[test]
 fn export_lines_and_an_export_quoted_in_prose_are_read() {
     let s = read(
