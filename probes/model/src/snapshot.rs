@@ -140,6 +140,11 @@ pub struct Snapshot {
     /// ("bonito and nvidia-smi do not match the device number"); `None` for a live machine, or when not said.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stated_index_mismatch: Option<String>,
+    /// The pasted text's GPUs in CUDA's order (a program's own list: T-Rex's `GPU #0: …`, llama.cpp's `Device 0:
+    /// …`) against the same GPUs in PCI order (lspci, `nvidia-smi -L`), where the models' order differs: the two
+    /// orders as the text gives them, one sentence; `None` for a live machine, or when not shown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub listed_order_mismatch: Option<String>,
     /// The line where the pasted text says no GPU was found, in a program's words or a person's ("❌ No GPUs
     /// detected", "GPU not detected"); `None` for a live machine, or when not said.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -217,6 +222,7 @@ impl Snapshot {
             stated_nouveau: None,
             stated_min_cc: None,
             stated_index_mismatch: None,
+            listed_order_mismatch: None,
             stated_no_gpu: None,
             stated_other_vendor_gpu: None,
             stated_cpu_torch: None,

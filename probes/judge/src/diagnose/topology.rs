@@ -81,8 +81,9 @@ pub(super) const ORDER: Rule = Rule {
     trigger: "CUDA_DEVICE_ORDER is not PCI_BUS_ID and CUDA's default fastest-first order makes some CUDA device \
               index name another GPU than the same nvidia-smi index (GPUs of different speeds): `cuda:0` and \
               `CUDA_VISIBLE_DEVICES=0` are not nvidia-smi's GPU 0. In pasted text without both orders, also a \
-              sentence saying a program's GPU numbers and nvidia-smi's (nvtop's, gpustat's) disagree, where \
-              CUDA_DEVICE_ORDER is not PCI_BUS_ID.",
+              sentence saying a program's GPU numbers and nvidia-smi's (nvtop's, gpustat's) disagree, or a program's \
+              own numbered GPU list (T-Rex's `GPU #0:`, llama.cpp's `Device 0:`) with the same models in another \
+              order than lspci's or `nvidia-smi -L`'s, where CUDA_DEVICE_ORDER is not PCI_BUS_ID.",
     source: "CUDA Programming Guide, environment variables (CUDA_DEVICE_ORDER: FASTEST_FIRST default, PCI_BUS_ID; \
              CUDA_VISIBLE_DEVICES) (https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#env-vars)",
 };
@@ -883,16 +884,21 @@ fn order(t: &Topology, out: &mut Vec<Finding>) {
     );
 }
 
-/// The text says a program's GPU numbers and nvidia-smi's (or another NVML monitor's) disagree, where no GPU list
+/// The text says a program's GPU numbers and nvidia-smi's (or another NVML monitor's) disagree, or shows a program's
+/// own GPU list (CUDA's order) with the models in another order than lspci's or `nvidia-smi -L`'s, where no GPU list
 /// showed the two orders ([`order`] judges those) and CUDA_DEVICE_ORDER is not PCI_BUS_ID already: CUDA's default
 /// fastest-first order is the one cause CUDA documents for it.
 fn order_in_words(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
-    let Some(line) = cx.s.stated_index_mismatch.as_deref() else { return };
+    let said = match (&cx.s.listed_order_mismatch, &cx.s.stated_index_mismatch) {
+        (Some(orders), _) => orders.clone(),
+        (None, Some(line)) => format!("pasted line: {line}"),
+        (None, None) => return,
+    };
     let order_var = cx.s.env.vars.get("CUDA_DEVICE_ORDER");
     if out.iter().any(|f| f.id == ORDER.id) || order_var.is_some_and(|v| v == "PCI_BUS_ID") {
         return;
     }
-    let mut evidence = vec![format!("pasted line: {line}")];
+    let mut evidence = vec![said];
     evidence.push(
         order_var
             .map_or("CUDA_DEVICE_ORDER: not set in the text".to_owned(), |v| format!("CUDA_DEVICE_ORDER is {v:?}")),

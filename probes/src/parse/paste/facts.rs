@@ -122,6 +122,8 @@ pub(super) struct Facts {
     pub stated_min_cc: Option<(gpu_doctor_model::ComputeCapability, String)>,
     /// A program's GPU numbers said to disagree with nvidia-smi's (`prose`): the line.
     pub stated_index_mismatch: Option<String>,
+    /// A program's GPU list in CUDA's order against the PCI order, where the models' order differs (`prose`).
+    pub listed_order_mismatch: Option<String>,
     /// No GPU found, said by a program or a person (`prose`): the line.
     pub stated_no_gpu: Option<String>,
     /// The line naming the machine's GPU as another vendor's.
@@ -353,6 +355,7 @@ impl Facts {
         snap.stated_nouveau = self.stated_nouveau.take();
         snap.stated_min_cc = self.stated_min_cc.take();
         snap.stated_index_mismatch = self.stated_index_mismatch.take();
+        snap.listed_order_mismatch = self.listed_order_mismatch.take();
         snap.stated_no_gpu = self.stated_no_gpu.take();
         snap.stated_other_vendor_gpu = self.stated_other_vendor_gpu.take();
         snap.stated_cpu_torch = self.stated_cpu_torch.take();

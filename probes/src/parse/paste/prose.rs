@@ -863,6 +863,96 @@ fn index_mismatch_in_words(line: &str) -> bool {
     contrast && two_gpu_indices(&lower)
 }
 
+const LISTED_ORDER_FORMAT: &str = "a program's GPU list against the PCI order";
+
+/// A GPU model as different tools name it (`Gigabyte GTX 1080 Ti`, `NVIDIA GeForce GTX 1080 Ti`, lspci's `GP102
+/// [GeForce GTX 1080 Ti]`): the first word with a digit, cut at a `-` (`V100-SXM2-16GB`), with a `Ti` or `SUPER`
+/// after it; lowercase.
+fn model_key(name: &str) -> Option<String> {
+    let words: Vec<String> =
+        name.split(|c: char| c.is_whitespace() || c == ',').filter(|w| !w.is_empty()).map(str::to_lowercase).collect();
+    let at = words.iter().position(|w| w.chars().any(|c| c.is_ascii_digit()))?;
+    let model = words[at].split('-').next().filter(|m| !m.is_empty())?.to_owned();
+    Some(match words.get(at + 1).map(String::as_str) {
+        Some(suffix @ ("ti" | "super")) => format!("{model} {suffix}"),
+        _ => model,
+    })
+}
+
+/// A GPU a program lists in CUDA's order: T-Rex's and other miners' `GPU #0: Gigabyte GTX 1080 Ti` (after a
+/// timestamp), llama.cpp's `Device 0: NVIDIA GeForce RTX 4070, compute capability 8.9`. The index and the name.
+fn cuda_listed(line: &str) -> Option<(u32, &str)> {
+    let t = line.trim();
+    let (index, rest) = match t.find("GPU #") {
+        Some(at) => t[at + "GPU #".len()..].split_once(':')?,
+        None => t.strip_prefix("Device ")?.split_once(':')?,
+    };
+    let index: u32 = index.parse().ok().filter(|i| *i < 64)?;
+    let name = rest.split(", compute capability").next()?.trim();
+    (!name.is_empty() && name.len() <= 80).then_some((index, name))
+}
+
+/// A GPU listed in PCI order: lspci's `02:00.0 VGA compatible controller: NVIDIA Corporation GP102 [GeForce GTX 1080
+/// Ti] (rev a1)` (the name in brackets) or `nvidia-smi -L`'s `GPU 0: NVIDIA GeForce GTX 1080 Ti (UUID: GPU-…)`.
+fn pci_listed(line: &str) -> Option<&str> {
+    let t = line.trim();
+    if let Some(rest) = t.strip_prefix("GPU ")
+        && let Some((index, name)) = rest.split_once(": ")
+        && index.chars().all(|c| c.is_ascii_digit())
+    {
+        return name.split(" (UUID:").next().filter(|_| name.contains("(UUID:")).map(str::trim);
+    }
+    let controller = ["VGA compatible controller: NVIDIA", "3D controller: NVIDIA"].iter().any(|c| t.contains(c));
+    let slot = t.split_whitespace().next().is_some_and(|s| s.len() >= 7 && s.contains(':') && s.contains('.'));
+    if !(controller && slot) {
+        return None;
+    }
+    let open = t.find('[')?;
+    let close = t[open..].find(']')? + open;
+    Some(&t[open + 1..close])
+}
+
+/// The pasted text's GPUs in CUDA's order (a program's own list, numbered from 0) against the same models in PCI
+/// order, where the order differs (trexminer/T-Rex#72: five GTX 1080 Ti then four GTX 1070 in T-Rex's list, lspci's
+/// bus order mixing them): the line of the CUDA list's first GPU and the two orders in one sentence. Both lists
+/// of two or more GPUs, of the same models in the same numbers, with at least two models.
+fn listed_order_mismatch(lines: &[String]) -> Option<(usize, String)> {
+    let mut cuda: Vec<(u32, String, usize)> = Vec::new();
+    let mut pci: Vec<String> = Vec::new();
+    for (i, line) in lines.iter().enumerate().take(5000) {
+        if let Some((index, name)) = cuda_listed(line)
+            && let Some(key) = model_key(name)
+            && !cuda.iter().any(|(n, _, _)| *n == index)
+        {
+            cuda.push((index, key, i));
+        } else if let Some(key) = pci_listed(line).and_then(model_key) {
+            pci.push(key);
+        }
+    }
+    cuda.sort_by_key(|(n, _, _)| *n);
+    let in_cuda: Vec<&str> = cuda.iter().map(|(_, k, _)| k.as_str()).collect();
+    let pci_keys: Vec<&str> = pci.iter().map(String::as_str).collect();
+    let numbered = cuda.iter().enumerate().all(|(i, (n, _, _))| *n as usize == i);
+    // The same models, one list possibly a GPU short (a paste cut at its last line): every model of the shorter
+    // list as often in the longer, and the models in another order where both lists go.
+    let (short, long) = if in_cuda.len() <= pci_keys.len() { (&in_cuda, &pci_keys) } else { (&pci_keys, &in_cuda) };
+    let count = |list: &[&str], key: &str| list.iter().filter(|k| **k == key).count();
+    let contained = short.iter().all(|k| count(short, k) <= count(long, k)) && long.len() - short.len() <= 1;
+    let mut models = in_cuda.clone();
+    models.sort_unstable();
+    models.dedup();
+    let reordered = in_cuda.iter().zip(&pci_keys).any(|(a, b)| a != b);
+    if !numbered || short.len() < 2 || !contained || models.len() < 2 || !reordered {
+        return None;
+    }
+    let list =
+        |keys: &[&str]| keys.iter().map(|k| k.to_uppercase().replace(" TI", " Ti")).collect::<Vec<_>>().join(", ");
+    Some((
+        cuda[0].2,
+        format!("the program's GPUs 0, 1, … are {}; in PCI bus order they are {}", list(&in_cuda), list(&pci_keys)),
+    ))
+}
+
 const MIN_CC_FORMAT: &str = "a program's lowest compute capability";
 
 /// The lowest compute capability a line says a program needs, in the shapes programs print it and people repeat
@@ -1079,6 +1169,10 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
     }
     facts.stated_index_mismatch =
         said_line(lines, facts, INDEX_FORMAT, index_mismatch_in_words).or(facts.stated_index_mismatch.take());
+    if let Some((i, orders)) = listed_order_mismatch(lines) {
+        facts.saw(i, LISTED_ORDER_FORMAT);
+        facts.listed_order_mismatch = Some(orders);
+    }
     if facts.stated_cpu_torch.is_none()
         && let Some(i) = (0..lines.len()).find(|&i| cpu_torch_in_words(lines, i))
     {
@@ -1226,6 +1320,42 @@ mod tests {
             assert_eq!(cc(line), None, "{line}");
         }
         assert_eq!(cc(&"requires 5.0 capability ".repeat(200)), None);
+    }
+
+    /// trexminer/T-Rex#72: T-Rex's list (CUDA's fastest-first order) against lspci's bus order, the paste's last lspci
+    /// line cut; llama.cpp's device list against `nvidia-smi -L`. The same order, one model, or lists of other
+    /// models say nothing.
+    #[test]
+    fn a_programs_gpu_list_in_another_order_than_the_bus() {
+        let lines = |t: &str| t.lines().map(str::to_owned).collect::<Vec<_>>();
+        let trex = "20200830 20:11:31 GPU #0: Gigabyte GTX 1080 Ti\n20200830 20:11:31 GPU #1: EVGA GTX 1080 Ti\n\
+                    20200830 20:11:31 GPU #2: ASUS GTX 1070\n\nWhereas the actual ordering by pci address is:\n\n\
+                    02:00.0 VGA compatible controller: NVIDIA Corporation GP102 [GeForce GTX 1080 Ti] (rev a1)\n\
+                    04:00.0 VGA compatible controller: NVIDIA Corporation GP104 [GeForce GTX 1070] (rev a1)\n\
+                    0a:00.0 VGA compatible controller: NVIDIA Corporation GP102 [GeForce GTX 1080 Ti] (rev a1)\n";
+        let (at, said) = listed_order_mismatch(&lines(trex)).expect("the orders differ");
+        assert_eq!(at, 0);
+        assert_eq!(
+            said,
+            "the program's GPUs 0, 1, … are 1080 Ti, 1080 Ti, 1070; in PCI bus order they are 1080 Ti, 1070, 1080 Ti"
+        );
+        let cut = trex.rsplit_once("0a:00.0").map(|(head, _)| head).unwrap_or(trex);
+        assert!(listed_order_mismatch(&lines(cut)).is_some(), "one GPU short of the other list");
+        let llama = "ggml_cuda_init: found 2 CUDA devices:\n  Device 0: NVIDIA GeForce RTX 3090, compute capability 8.6, \
+                     VMM: yes\n  Device 1: NVIDIA GeForce RTX 3060, compute capability 8.6, VMM: yes\n\
+                     GPU 0: NVIDIA GeForce RTX 3060 (UUID: GPU-1)\nGPU 1: NVIDIA GeForce RTX 3090 (UUID: GPU-2)\n";
+        assert!(listed_order_mismatch(&lines(llama)).is_some());
+        let same = llama
+            .replace("GPU 0: NVIDIA GeForce RTX 3060", "GPU 0: X")
+            .replace("GPU 1: NVIDIA GeForce RTX 3090", "GPU 1: NVIDIA GeForce RTX 3060")
+            .replace("GPU 0: X", "GPU 0: NVIDIA GeForce RTX 3090");
+        assert_eq!(listed_order_mismatch(&lines(&same)), None, "the same order");
+        let one_model =
+            trex.replace("ASUS GTX 1070", "ASUS GTX 1080 Ti").replace("[GeForce GTX 1070]", "[GeForce GTX 1080 Ti]");
+        assert_eq!(listed_order_mismatch(&lines(&one_model)), None, "one model: no order to tell");
+        let other = trex.replace("[GeForce GTX 1070]", "[GeForce RTX 3060]");
+        assert_eq!(listed_order_mismatch(&lines(&other)), None, "other models");
+        assert_eq!(listed_order_mismatch(&lines(&"GPU #0: GTX 1070\n".repeat(10_000))), None);
     }
 
     fn read_text(text: &str) -> Option<u32> {

@@ -400,6 +400,21 @@ fn a_device_the_floors_line_reports_below_it_is_not_in_the_build() {
     assert!(finding_ids(ngp).contains(&"arch.not_in_build".to_owned()), "{:?}", finding_ids(ngp));
 }
 
+/// A program's GPU list in another order than lspci's (trexminer/T-Rex#72) is CUDA's fastest-first order, with
+/// CUDA_DEVICE_ORDER=PCI_BUS_ID as the fix; already set, nothing is said.
+#[test]
+fn a_programs_gpu_list_out_of_bus_order_names_cuda_device_order() {
+    let text = "20200830 20:11:31 GPU #0: Gigabyte GTX 1080 Ti\n20200830 20:11:31 GPU #1: ASUS GTX 1070\n\
+                20200830 20:11:31 GPU #2: ASUS GTX 1070\n\
+                02:00.0 VGA compatible controller: NVIDIA Corporation GP104 [GeForce GTX 1070] (rev a1)\n\
+                04:00.0 VGA compatible controller: NVIDIA Corporation GP102 [GeForce GTX 1080 Ti] (rev a1)\n\
+                05:00.0 VGA compatible controller: NVIDIA Corporation GP104 [GeForce GTX 1070] (rev a1)\n";
+    let f = diagnosed(text).into_iter().find(|f| f.id == "topology.cuda_index_differs").expect("the order finding");
+    assert!(f.evidence.iter().any(|e| e.contains("in PCI bus order they are 1070, 1080 Ti, 1070")), "{f:#?}");
+    let set = format!("export CUDA_DEVICE_ORDER=PCI_BUS_ID\n{text}");
+    assert!(!finding_ids(&set).contains(&"topology.cuda_index_differs".to_owned()));
+}
+
 /// CUDA's initialization answering 500 under WSL 2 is a container toolkit older than the Windows driver
 /// (NVIDIA/nvidia-container-toolkit#520): TensorFlow's cuInit line as tensorflow/tensorflow#68711 has it, PyTorch's
 /// device-count line as YanWenKun/ComfyUI-Docker#77 has it. Not without WSL, and not for another cuInit error.
