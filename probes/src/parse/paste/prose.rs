@@ -710,7 +710,15 @@ fn cpu_build_at(words: &[&str]) -> Option<usize> {
             "cpu" if next(1).is_some_and(|w| BUILD_NOUNS.contains(&w)) => Some(j),
             "cpu" if next(1) == Some("only") && next(2).is_some_and(|w| BUILD_NOUNS.contains(&w)) => Some(j),
             "cpu" if j >= 2 && words[j - 1] == "with" && torch(words[j - 2]) && next(1).is_none() => Some(j - 2),
-            "without" if next(1) == Some("cuda") && j >= 1 && (torch(words[j - 1]) || words[j - 1] == "version") => {
+            // `torch without CUDA`, `Torch without the CUDA version` (raryelcostasouza/pyTranscriber#56), `without
+            // GPU support`.
+            "without"
+                if j >= 1
+                    && (torch(words[j - 1]) || words[j - 1] == "version")
+                    && (next(1).is_some_and(|w| w == "cuda" || w == "gpu")
+                        || (next(1).is_some_and(|w| ["the", "a", "any"].contains(&w))
+                            && next(2).is_some_and(|w| w == "cuda" || w == "gpu"))) =>
+            {
                 Some(j - 1)
             }
             _ => None,
@@ -1721,6 +1729,8 @@ mod tests {
              wrong pytorch version is installed. It defaults to the [cpu] version even when having cuda installed.",
             "Today I installed it on a new environment, env2, requested Pytorch Stable 1.4.0 with CUDA 10.1 but \
              obtained Pytorch with cpu",
+            // raryelcostasouza/pyTranscriber#56, verbatim.
+            "The openai-whisper package installed Torch without the CUDA version, but I installed Torch using",
             // zyddnys/manga-image-translator#210, verbatim.
             "requirements\u{91cc}torch install\u{65f6}\u{9ed8}\u{8ba4}\u{662f}cpu\u{7248}\u{672c}\u{ff0c}\u{6240}\u{4ee5}cuda.is_available()\u{53ea}\u{4f1a}\u{8fd4}\u{56de}false",
         ] {
@@ -1734,6 +1744,7 @@ mod tests {
             "torch 2.1.0+cpu is installed",
             "This command installs cpu version instead of cuda.",
             "pytorch works with the cpu version of numpy",
+            "I installed torch without the conda package",
         ] {
             assert_eq!(said(line), None, "{line}");
         }
