@@ -19,7 +19,8 @@ pub(super) const CPU_ONLY: Rule = Rule {
               conda-forge `cpu_…` jaxlib) where the text asks for CUDA: an install command naming a CUDA package, \
               or JAX's issue form with the accelerator answered GPU. ONNX Runtime whose available execution providers are \
               the CPU package's (`onnxruntime`: CPU and Azure, no `CUDAExecutionProvider`), printed or named by its \
-              warning about a requested provider, or the `onnxruntime` package installed beside `onnxruntime-gpu` \
+              warning about a requested provider, or said in words (`only CPUExecutionProvider is available`, `it \
+              defaults to the CPU execution provider`, no line of its CUDA provider failing to load), or the `onnxruntime` package installed beside `onnxruntime-gpu` \
               (listed, or the writer's sentence saying they installed both; both install the one `onnxruntime` \
               module), with an NVIDIA GPU or no GPU list (on this machine, where the deep probe lists the providers \
               of whatever it imports, `onnxruntime` alone is left alone). PaddlePaddle's CPU \

@@ -41,8 +41,42 @@ pub(super) fn provider_list(line: &str) -> Option<Vec<String>> {
     (!items.is_empty()).then_some(items)
 }
 
-/// Reads the first provider list that is the build's into the deep facts.
+const WORDS_FORMAT: &str = "onnxruntime providers said in words";
+
+/// Words saying ONNX Runtime offers only its CPU provider (`only `CPUExecutionProvider` is available`,
+/// pythongosssss/ComfyUI-WD14-Tagger#23; `it default to cpu exection provider and it doesn't see gpu
+/// provider`, yakhyo/uniface#77): a sentence of at most 400 characters naming the CPU provider (its name or
+/// `cpu execution provider`, however spelt after `exec`) with a word of only, default or not seeing another.
+fn cpu_provider_only_in_words(line: &str) -> bool {
+    if line.len() > 400 {
+        return false;
+    }
+    let lower = line.to_ascii_lowercase();
+    let cpu = lower.contains("cpuexecutionprovider") || lower.contains("cpu exec");
+    let only = ["only", "default", "fall back", "falls back", "fallback", "doesn't see", "does not see", "not see"]
+        .iter()
+        .any(|w| lower.contains(w));
+    cpu && only && !lower.contains("cudaexecutionprovider") && !lower.contains("tensorrt")
+}
+
+/// Reads the first provider list that is the build's into the deep facts; without one, words saying only the
+/// CPU provider is there (where no line of ONNX Runtime says its CUDA provider failed to load, which is
+/// `onnxruntime-gpu` without its CUDA libraries, not the CPU package).
 pub(super) fn read(lines: &[String], facts: &mut Facts) {
+    read_lists(lines, facts);
+    let provider_failed = |l: &String| l.contains("CUDAExecutionProvider") || l.contains("onnxruntime_providers_cuda");
+    if facts.deep.onnxruntime.as_ref().is_some_and(|o| o.providers.is_some()) || lines.iter().any(provider_failed) {
+        return;
+    }
+    if let Some(i) = lines.iter().position(|l| cpu_provider_only_in_words(l)) {
+        facts.saw(i, WORDS_FORMAT);
+        let ort = facts.deep.onnxruntime.get_or_insert_with(DeepOnnxruntime::default);
+        ort.providers = Some(vec!["CPUExecutionProvider".to_owned()]);
+        facts.deep_from(WORDS_FORMAT);
+    }
+}
+
+fn read_lists(lines: &[String], facts: &mut Facts) {
     for (i, line) in lines.iter().enumerate() {
         let Some(list) = provider_list(line) else { continue };
         let asked = |l: &str| l.contains("get_available_providers");
@@ -63,6 +97,25 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The words of pythongosssss/ComfyUI-WD14-Tagger#23 and yakhyo/uniface#77, verbatim, say only the CPU provider; a line
+    /// of ONNX Runtime's CUDA provider failing (onnxruntime-gpu without its libraries) or a sentence naming the CUDA
+    /// provider as there does not.
+    #[test]
+    fn only_the_cpu_provider_said_in_words() {
+        for text in [
+            "If you install `onnxruntime-gpu` first and then `onnxruntime`, you will notice that only `CPUExecutionProvider` is available.",
+            "it default to cpu exection provider and it doesn't see gpu provider",
+        ] {
+            assert_eq!(providers(text).as_deref(), Some(&["CPUExecutionProvider".to_owned()][..]), "{text}");
+        }
+        let failed = "it falls back to CPUExecutionProvider\n[E:onnxruntime:Default, provider_bridge_ort.cc:1548 \
+                      TryGetProviderInfo_CUDA] Failed to load library libonnxruntime_providers_cuda.so\n";
+        assert_eq!(providers(failed), None);
+        assert_eq!(providers("both CUDAExecutionProvider and CPUExecutionProvider are the default"), None);
+        assert_eq!(providers("I use the CPUExecutionProvider for tests"), None);
+        assert_eq!(providers(&"only CPUExecutionProvider ".repeat(100)), None, "no sentence");
+    }
 
     fn providers(text: &str) -> Option<Vec<String>> {
         Facts::read_by(read, text).deep.onnxruntime.and_then(|o| o.providers)
