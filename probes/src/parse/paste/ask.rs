@@ -38,6 +38,23 @@ pub const CONTAINER_CLI_INFO: NextPaste = NextPaste {
             on the host)",
 };
 
+/// The GPUs on the PCI bus and the kernel driver bound to each: what settles a driver that nvidia-smi could not
+/// reach (or an nvidia-smi that is not there), where asking for nvidia-smi again would show the same failure.
+pub const LSPCI_K: NextPaste = NextPaste {
+    command: "lspci -k",
+    shows: "the GPUs on the PCI bus and the kernel driver each one uses (nvidia, nouveau or none)",
+};
+
+/// The catalogue's rows for nvidia-smi itself failing: not found, or NVML unable to reach the driver.
+const SMI_FAILED: [&str; 6] = [
+    "shell.nvidia_smi_not_found",
+    "nvml.cannot_communicate",
+    "nvml.driver_not_loaded",
+    "nvml.library_not_found",
+    "nvml.driver_library_mismatch",
+    "nvml.no_devices_found",
+];
+
 /// The CUDA toolkits installed and where `/usr/local/cuda` points.
 pub const LS_CUDA: NextPaste = NextPaste {
     command: "ls -l /usr/local/cuda*",
@@ -93,7 +110,17 @@ pub fn next_paste(snap: &Snapshot, findings: &[Finding]) -> Option<NextPaste> {
     // PyTorch that cannot use a GPU (a CPU build, or `is_available()` False) says nothing until the
     // GPUs are known: only then is it a problem. Nor does CUDA_VISIBLE_DEVICES, judged against the GPU list.
     let visible_devices = snap.env.vars.contains_key("CUDA_VISIBLE_DEVICES");
-    for_findings.or_else(|| (no_driver && (torch_without_gpu(snap) || visible_devices)).then_some(NVIDIA_SMI))
+    let ask =
+        for_findings.or_else(|| (no_driver && (torch_without_gpu(snap) || visible_devices)).then_some(NVIDIA_SMI));
+    // nvidia-smi already failed in the text: its output again says nothing new. On Linux the bus and the bound
+    // driver do; elsewhere there is no one command to ask for.
+    let smi_failed = snap.messages.iter().any(|m| SMI_FAILED.contains(&m.id.as_str()));
+    match ask {
+        Some(NVIDIA_SMI) if smi_failed => {
+            (snap.platform.platform.os != gpu_doctor_model::OsFamily::Windows).then_some(LSPCI_K)
+        }
+        other => other,
+    }
 }
 
 /// True for a finding about a container engine or the NVIDIA Container Toolkit (its message rows'

@@ -66,7 +66,7 @@ use gpu_doctor_model::{NOTHING_RECOGNISED, Snapshot};
 
 use messages::Matcher;
 
-pub use ask::{COLLECT_ENV, CONTAINER_CLI_INFO, LS_CUDA, NVIDIA_SMI, NextPaste, PYTHON_TORCH, next_paste};
+pub use ask::{COLLECT_ENV, CONTAINER_CLI_INFO, LS_CUDA, LSPCI_K, NVIDIA_SMI, NextPaste, PYTHON_TORCH, next_paste};
 pub(crate) use kernel_log::boot_limits;
 pub use kernel_log::xid_events;
 

@@ -52,7 +52,11 @@ fn cpu_provider_only_in_words(line: &str) -> bool {
         return false;
     }
     let lower = line.to_ascii_lowercase();
-    let cpu = lower.contains("cpuexecutionprovider") || lower.contains("cpu exec");
+    // `cpu execution provider`, `cpu exection provider`: the provider named, not CPU execution alone.
+    let cpu = lower.contains("cpuexecutionprovider")
+        || lower
+            .match_indices("cpu exec")
+            .any(|(at, _)| lower[at..].split_whitespace().nth(2).is_some_and(|w| w.starts_with("provider")));
     let only = ["only", "default", "fall back", "falls back", "fallback", "doesn't see", "does not see", "not see"]
         .iter()
         .any(|w| lower.contains(w));
@@ -114,6 +118,11 @@ mod tests {
         assert_eq!(providers(failed), None);
         assert_eq!(providers("both CUDAExecutionProvider and CPUExecutionProvider are the default"), None);
         assert_eq!(providers("I use the CPUExecutionProvider for tests"), None);
+        // jax-ml/jax#28929: CPU execution, no provider.
+        assert_eq!(
+            providers("causing JAX to fall back to CPU execution despite the presence of CUDA-enabled jaxlib"),
+            None
+        );
         assert_eq!(providers(&"only CPUExecutionProvider ".repeat(100)), None, "no sentence");
     }
 

@@ -54,6 +54,21 @@ fn a_container_error_asks_for_nvidia_container_cli_info() {
     assert_eq!(crate::parse::paste::next_paste(&s, &findings), Some(crate::parse::paste::CONTAINER_CLI_INFO));
 }
 
+/// Where nvidia-smi itself failed in the text (not found: cnstark/pytorch-docker#19's line; NVML unable to reach the
+/// driver), asking for its output again settles nothing: the bus and the bound driver (`lspci -k`) do.
+#[test]
+fn after_nvidia_smi_failed_the_next_paste_is_the_bus() {
+    let kb = Kb::get().unwrap();
+    for text in [
+        "\u{4f60}\u{597d}\u{ff0c}\u{5b89}\u{88c5}\u{5b8c}\u{4e4b}\u{540e} `nvcc -V`\u{663e}\u{793a}\u{4e86} cuda \u{7248}\u{672c}\u{ff0c}\u{4f46}\u{662f} `nvidia-smi` \u{547d}\u{4ee4}\u{8fd4}\u{56de}\u{9519}\u{8bef} command not found\n",
+        "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.\n",
+    ] {
+        let s = read(text);
+        let findings = gpu_doctor_judge::diagnose::diagnose(&s, kb);
+        assert_eq!(next_paste(&s, &findings), Some(crate::parse::paste::LSPCI_K), "{text}");
+    }
+}
+
 #[test]
 fn what_to_paste_next() {
     let kb = Kb::get().unwrap();

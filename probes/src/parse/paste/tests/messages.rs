@@ -1308,6 +1308,13 @@ const CASES: &[Case] = &[
     ("nvcc.libdevice_not_found", "nvcc fatal   : Path to libdevice library not specified", &[], &[]),
     ("shell.nvidia_smi_not_found", "/bin/sh: 1: nvidia-smi: not found", &[], &[]),
     ("shell.nvidia_smi_not_found", "zsh: command not found: nvidia-smi", &[], &[]),
+    // cnstark/pytorch-docker#19 (in Chinese: nvcc -V shows the CUDA version, but `nvidia-smi` returns the error).
+    (
+        "shell.nvidia_smi_not_found",
+        "\u{4f60}\u{597d}\u{ff0c}\u{5b89}\u{88c5}\u{5b8c}\u{4e4b}\u{540e} `nvcc -V`\u{663e}\u{793a}\u{4e86} cuda \u{7248}\u{672c}\u{ff0c}\u{4f46}\u{662f} `nvidia-smi` \u{547d}\u{4ee4}\u{8fd4}\u{56de}\u{9519}\u{8bef} command not found",
+        &[],
+        &[],
+    ),
     ("shell.nvidia_smi_not_found", "sudo: nvidia-smi: command not found", &[], &[]),
     ("shell.nvidia_smi_not_found", "'nvidia-smi' is not recognized as an internal or external command,", &[], &[]),
     // The loader's words for the driver's NVML library, as nvml-wrapper's error shows them (its
@@ -2296,6 +2303,21 @@ fn a_message_wrapped_over_two_lines_is_one_line_with_both_parts() {
     let found = scan(CASES.iter().find(|c| c.0 == "nvrm.api_mismatch").unwrap().1);
     assert_eq!(found.len(), 1);
     assert!(found[0].line.contains("415.27, but") && found[0].line.ends_with("390.129.  Please"));
+}
+
+/// nvidia-smi's `command not found` repeated in a person's words counts only with no other command or words between:
+/// another command's failure beside a working nvidia-smi is not nvidia-smi's.
+#[test]
+fn nvidia_smi_not_found_in_words_is_nvidia_smis_own() {
+    let found = |line: &str| scan(line).iter().any(|m| m.id == "shell.nvidia_smi_not_found");
+    assert!(found("`nvidia-smi` \u{547d}\u{4ee4}\u{8fd4}\u{56de}\u{9519}\u{8bef} command not found"));
+    for line in [
+        "nvidia-smi works but nvcc: command not found",
+        "nvidia-smi shows the GPU, nvcc command not found",
+        "nvidia-smi is fine; `nvcc` command not found",
+    ] {
+        assert!(!found(line), "{line}");
+    }
 }
 
 /// A libtorch symbol the paste wrapped onto the next line is still read (the form a public write-up of a
