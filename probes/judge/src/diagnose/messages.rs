@@ -409,11 +409,15 @@ mod tests {
                 |w: &str| (w.contains('/') && w != "/") || [".cc", ".cu", ".py", ".go"].iter().any(|e| w.ends_with(e));
             assert!(!short.split(' ').skip(1).any(file), "{}: {short:?}", m.id);
         }
-        let snap =
-            gpu_doctor_probes::parse::paste::read_pasted("RuntimeError: No CUDA GPUs are available\n", kb).unwrap();
-        let f = crate::diagnose::diagnose(&snap, kb).into_iter().find(|f| f.id == "observed.torch.no_gpus_available");
+        let line = "RuntimeError: CUDA error: CUDA-capable device(s) is/are busy or unavailable\n";
+        let snap = gpu_doctor_probes::parse::paste::read_pasted(line, kb).unwrap();
+        let f = crate::diagnose::diagnose(&snap, kb).into_iter().find(|f| f.id == "observed.cuda.devices_unavailable");
         let f = f.unwrap();
-        assert_eq!(f.summary, "PyTorch: The driver reports zero GPUs to this process.");
-        assert!(f.detail.contains("(Printed by PyTorch c10/cuda/CUDAFunctions.cpp"), "{}", f.detail);
+        assert_eq!(
+            f.summary,
+            "CUDA runtime: Every visible GPU is in Exclusive_Process or Prohibited compute mode and taken, or otherwise \
+             refuses new contexts."
+        );
+        assert!(f.detail.contains("(Printed by CUDA runtime, cudaErrorDevicesUnavailable (46)"), "{}", f.detail);
     }
 }
