@@ -547,6 +547,7 @@ fn other_fix(cx: &Ctx<'_>, known: &KnownMessage) -> FamilyFix {
             cmd(cx, "sudo", ["systemctl", "enable", "--now", "nvidia-fabricmanager"])
         ),
         "xformers.built_for_other_torch" => xformers_words(cx),
+        "torchvision.operator_missing" | "torchvision.cuda_mismatch" => torchvision_words(cx),
         // NVRTC dlopens libnvrtc-builtins of its own release at run time, by the loader's path alone
         // (openmm/openmm#1485: "a library path issue"; NVIDIA/numba-cuda#196).
         "nvrtc.builtins_missing" => nvrtc_builtins_words(cx),
@@ -633,6 +634,57 @@ fn other_fix(cx: &Ctx<'_>, known: &KnownMessage) -> FamilyFix {
         _ => return (None, None),
     };
     (Some(words), None)
+}
+
+/// torchvision's operators missing from the torch beside it (`torchvision::nms does not exist`, or no CUDA kernel
+/// for it): the two come from different builds. torchvision's wheels pin the one torch they were built for
+/// (pytorch.toml's companions), so installing the pair together from one index mends it: the torchvision of the
+/// installed torch's line where the text shows torch (pytorch/vision's README table; the previous-versions page
+/// installs them together).
+fn torchvision_words(cx: &Ctx<'_>) -> String {
+    let torch = cx.frameworks().find(|(_, f)| f.name == "torch").map(|(_, f)| f);
+    // The installed torch kept, with the torchvision of its line (`2.5.1+cu121` → torch==2.5.1 torchvision==0.20.1).
+    let pinned = torch.and_then(|t| {
+        let row = cx.kb.pytorch.release(&t.version)?;
+        let version = t.version.split('+').next().unwrap_or(&t.version);
+        Some((
+            format!("torch=={version}"),
+            format!("torchvision=={}", row.torchvision.as_deref()?),
+            row.version.clone(),
+        ))
+    });
+    let pair = pinned
+        .as_ref()
+        .map(|(t, v, line)| format!(" (torch {line} goes with {}; {t} keeps yours)", v.replace("==", " ")));
+    let (torch_req, vision_req) =
+        pinned.map_or_else(|| ("torch".to_owned(), "torchvision".to_owned()), |(t, v, _)| (t, v));
+    // The index of torch's own CUDA, where torchvision's check printed it (`PyTorch has CUDA Version=12.1`).
+    let index =
+        cx.s.messages
+            .iter()
+            .find_map(|m| {
+                m.values.get("torch_cuda")?.parse::<CudaVersion>().ok().filter(|_| m.id == "torchvision.cuda_mismatch")
+            })
+            .map(|c| format!("cu{}{}", c.major, c.minor))
+            // Else torch's own local tag (`2.5.1+cu121`, `+cpu`).
+            .or_else(|| {
+                let tag = torch?.version.split_once('+')?.1;
+                (tag == "cpu" || tag.starts_with("cu")).then(|| tag.to_owned())
+            })
+            .unwrap_or_else(|| "cuXYZ".to_owned());
+    let url = format!("https://download.pytorch.org/whl/{index}");
+    format!(
+        "torchvision and torch come from different builds: install them together, from the one index of the \
+         build you want, so pip takes the torchvision made for that torch{}: `{}`{}. `{}` shows the pair.",
+        pair.unwrap_or_default(),
+        cmd(
+            cx,
+            "pip",
+            ["install", "--force-reinstall", torch_req.as_str(), vision_req.as_str(), "--index-url", url.as_str()]
+        ),
+        if index == "cuXYZ" { " (cuXYZ: the CUDA build torch has, or `cpu`)" } else { "" },
+        cmd(cx, "python", ["-c", "import torch, torchvision; print(torch.__version__, torchvision.__version__)"])
+    )
 }
 
 /// CUDA's unknown error at start-up on Linux: the nvidia_uvm module lost its state (after a suspend

@@ -786,3 +786,25 @@ fn rows_with_words_of_their_own_get_them() {
     );
     assert!(module.contains("headers of the running kernel") && module.contains("dkms autoinstall"), "{module}");
 }
+
+/// torchvision's operators missing from torch (pytorch/vision's `operator torchvision::nms does not exist`,
+/// ltdrdata/ComfyUI-Impact-Pack#958) or its CUDA check (`compiled with different CUDA major versions`, with torch's
+/// CUDA): torch and torchvision installed together from one index, the installed torch kept and its line's
+/// torchvision named where the text shows torch, the index of torch's CUDA where the text gives it.
+#[test]
+fn torchvision_from_another_build_gets_the_pair_from_one_index() {
+    let (alone, _) =
+        fix_of("RuntimeError: operator torchvision::nms does not exist\n", "observed.torchvision.operator_missing");
+    assert!(alone.contains("torch torchvision --index-url https://download.pytorch.org/whl/cuXYZ"), "{alone}");
+    let with_torch = "torch 2.5.1+cu121\nRuntimeError: operator torchvision::nms does not exist\n";
+    let (fix, _) = fix_of(with_torch, "observed.torchvision.operator_missing");
+    assert!(
+        fix.contains("torch==2.5.1 torchvision==0.20.1 --index-url https://download.pytorch.org/whl/cu121"),
+        "{fix}"
+    );
+    let check = "RuntimeError: Detected that PyTorch and torchvision were compiled with different CUDA major versions. \
+                 PyTorch has CUDA Version=12.1 and torchvision has CUDA Version=11.8. Please reinstall the torchvision \
+                 that matches your PyTorch install.\n";
+    let (fix, _) = fix_of(check, "observed.torchvision.cuda_mismatch");
+    assert!(fix.contains("--index-url https://download.pytorch.org/whl/cu121"), "{fix}");
+}

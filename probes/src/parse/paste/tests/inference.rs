@@ -370,8 +370,11 @@ fn no_gpus_for_the_program_alone_points_at_its_launch_script() {
                 RuntimeError: No CUDA GPUs are available\n";
     assert_eq!(read(step).env.launch_scripts, ["./scripts/long_term_forecast/ETT_script/TimesNet_ETTh1.sh"]);
     assert!(hides(step).is_some());
-    // The message alone, or a script run without it, is not the variable.
-    assert!(hides("RuntimeError: No CUDA GPUs are available\n").is_none());
+    // The message alone is the variable at a warning only (the likeliest cause, none shown); a script run
+    // without it is not the variable.
+    let alone = hides("RuntimeError: No CUDA GPUs are available\n").expect("the likeliest cause");
+    assert_eq!(alone.severity, gpu_doctor_model::Severity::Warning);
+    assert_eq!(hides(script).map(|f| f.severity), Some(gpu_doctor_model::Severity::Error));
     assert!(hides("$ bash scripts/train.sh\nepoch 1 loss 0.3\n").is_none());
 }
 
