@@ -28,7 +28,9 @@ pub(super) const CPU_ONLY: Rule = Rule {
               text shows, or `paddlepaddle-gpu` beside it in one environment, listed or said installed in the writer's sentence: \
               both install the one `paddle` module), or its \
               CPU build's own message that a GPU was asked of it. The text saying in words that the torch installed is \
-              a CPU-only build (`installs cpu version instead of cuda`, `Torch without CUDA`), where no program's \
+              a CPU-only build (`installs cpu version instead of cuda`, `Torch without CUDA`, `torch was not compiled \
+              with CUDA support`, a version with the CPU index's tag standing alone: `\"2.0.0+cpu Autocast half\"`), \
+              where no program's \
               output shows torch's build. ollama whose runner list (`Dynamic LLM libraries`) holds only CPU runners, with an NVIDIA \
               GPU or no GPU list.",
     source: "PyTorch install matrix (https://pytorch.org/get-started/locally/); TensorFlow pip guide; JAX installation \

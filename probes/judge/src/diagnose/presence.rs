@@ -65,8 +65,8 @@ pub(super) const NO_GPU: Rule = Rule {
     severity: Severity::Info,
     trigger: "No NVIDIA driver answered, the driver lists no GPU and no NVIDIA display controller is on the PCI bus \
               (or the PCI bus cannot be listed here): the normal state of a machine without an NVIDIA GPU. In pasted \
-              text: the writer names the machine's GPU as another vendor's (an Intel or AMD GPU) and the text shows no \
-              NVIDIA GPU, driver or device; CUDA's refusals there (`insufficient driver`, `no CUDA-capable device`, \
+              text: the writer names the machine's GPU as another vendor's (an Intel or AMD GPU), or says it has no \
+              NVIDIA GPU (`I don't have NVIDIA GPU`), and the text shows no NVIDIA GPU, driver or device; CUDA's refusals there (`insufficient driver`, `no CUDA-capable device`, \
               PyTorch's `Found no NVIDIA driver`) are this.",
     source: "The driver, GPU and PCI probes; for pasted text the writer's words (Akegarasu/lora-scripts#101: an Intel Iris \
              Xe laptop, bitsandbytes' `CUDA driver version is insufficient`, the maintainer's \"training on the CPU is \
@@ -107,8 +107,9 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
 /// in it: CUDA has nothing to run on, whatever its refusal says.
 fn other_vendor_gpu(line: &str) -> Finding {
     NO_GPU.finding(
-        "The GPU named is not NVIDIA's: CUDA has no GPU to use here",
-        "The text names the machine's GPU as another vendor's and shows no NVIDIA GPU or driver. CUDA runs only on \
+        "No NVIDIA GPU here, as the text says: CUDA has no GPU to use",
+        "The text names the machine's GPU as another vendor's, or says it has no NVIDIA GPU, and shows no NVIDIA GPU \
+         or driver. CUDA runs only on \
          NVIDIA GPUs with NVIDIA's driver; where no driver library loads at all, the CUDA runtime answers \
          `CUDA driver version is insufficient for CUDA runtime version` and PyTorch `Found no NVIDIA driver`, \
          which read like a driver to update but mean there is none to use.",

@@ -736,10 +736,21 @@ fn cpu_build_at(words: &[&str]) -> Option<usize> {
 /// kyutai-labs/delayed-streams-modeling#131 and zyddnys/manga-image-translator#210.
 fn cpu_torch_in_words(lines: &[String], i: usize) -> bool {
     let line = &lines[i];
-    if line.len() > 400 || line.contains('?') || line.contains("+cpu") {
+    if line.len() > 400 || line.contains('?') {
         return false;
     }
+    if line.contains("+cpu") {
+        return bare_cpu_version(line);
+    }
     let lower = line.to_ascii_lowercase();
+    // PyTorch's `Torch not compiled with CUDA enabled` retold (`complaints that torch was not compiled with CUDA
+    // support`, haoheliu/AudioLDM#5).
+    if lower.contains("not compiled with cuda")
+        && lower.contains("torch")
+        && !lower.contains("torch not compiled with cuda enabled")
+    {
+        return true;
+    }
     if ["import ", "print(", "site-packages", "$ ", ">>>"].iter().any(|w| lower.contains(w)) {
         return false;
     }
@@ -760,7 +771,30 @@ fn cpu_torch_in_words(lines: &[String], i: usize) -> bool {
     !turned && torch_near()
 }
 
-const OTHER_VENDOR_FORMAT: &str = "the machine's GPU named as another vendor's, in words";
+/// A version with PyTorch's CPU tag standing alone, no package named before it (`it says "2.0.0+cpu Autocast half"`,
+/// SD.Next's system info, vladmandic/automatic#409): the `+cpu` local tag is the CPU index's (torch, and torchvision
+/// and torchaudio installed with it), so the torch there is a CPU build. Only a version of major 1 or more.
+fn bare_cpu_version(line: &str) -> bool {
+    line.match_indices("+cpu").any(|(at, _)| {
+        let before = &line[..at];
+        let start = before.rfind(|c: char| !(c.is_ascii_digit() || c == '.')).map_or(0, |i| i + 1);
+        let version = &before[start..];
+        let after_ok = !line[at + 4..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        // The word before the version names no package (`torch==2.0.0+cpu` and `torch 2.0.0+cpu` are the version
+        // readers').
+        let bare = before[..start]
+            .trim_end()
+            .chars()
+            .last()
+            .is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '=' || c == '-' || c == '_'));
+        version.split('.').count() >= 2
+            && version.split('.').next().is_some_and(|m| m.parse::<u32>().is_ok_and(|m| m >= 1))
+            && after_ok
+            && bare
+    })
+}
+
+const OTHER_VENDOR_FORMAT: &str = "the machine's GPU named as another vendor's, or no NVIDIA GPU, in words";
 
 /// Another vendor's GPU, as people name it.
 const OTHER_VENDOR_GPUS: [&str; 10] = [
@@ -808,6 +842,28 @@ fn other_vendor_gpu_in_words(line: &str) -> bool {
             && OWN.iter().any(|w| lower.contains(w))
             && !NVIDIA_WORDS.iter().any(|w| lower.contains(w))
     }
+}
+
+/// A sentence of the writer saying the machine has no NVIDIA GPU (`This is correct since I don't have NVIDIA GPU`,
+/// lllyasviel/Fooocus#3737; `I do not have an nvidia card`): a negation, then within a few words an NVIDIA GPU, card or
+/// graphics; at most 300 characters, no question.
+fn no_nvidia_gpu_in_words(line: &str) -> bool {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    static NEEDLE: super::Needle = super::Needle::new("nvidia");
+    static NEEDLE_UPPER: super::Needle = super::Needle::new("NVIDIA");
+    if line.len() > 2000 || !(NEEDLE.in_line(line) || NEEDLE_UPPER.in_line(line) || line.contains("Nvidia")) {
+        return false;
+    }
+    #[allow(clippy::unwrap_used)] // a literal pattern, exercised by the tests
+    let re = RE.get_or_init(|| {
+        regex::Regex::new(
+            r"(?i-u)\b(?:i|we|my\s+(?:pc|laptop|computer|machine))\s+(?:don'?t|do\s+not|doesn'?t|does\s+not|haven'?t|has\s+no|have\s+no)\s+(?:have\s+|got\s+)?(?:an?\s+|any\s+)?nvidia\s+(?:gpus?|cards?|graphics|video\s+cards?)\b",
+        )
+        .unwrap()
+    });
+    // Sentence by sentence: a question beside it (`But I can't imagine … without that?`) does not make it one.
+    line.split_inclusive(['.', '?', '!'])
+        .any(|sentence| sentence.len() <= 300 && !sentence.trim_end().ends_with('?') && re.is_match(sentence))
 }
 
 /// A line naming an NVIDIA GPU by its family or in words (`GeForce`, `RTX 3050`, `an NVIDIA GPU`): a machine that has
@@ -1150,6 +1206,24 @@ fn said_line(lines: &[String], facts: &mut Facts, format: &'static str, said: fn
     Some(line.trim().chars().take(300).collect())
 }
 
+/// The machine's GPU named as another vendor's, or said not to be NVIDIA's. The whole text is looked through for an
+/// NVIDIA GPU only where a line names another vendor's, or says the machine has no NVIDIA GPU (that line itself
+/// names one only to deny it).
+fn other_vendor_or_none(lines: &[String], facts: &mut Facts) {
+    let at = match lines.iter().position(|l| other_vendor_gpu_in_words(l)) {
+        Some(i) if !lines.iter().any(|l| names_nvidia_gpu(l)) => Some(i),
+        Some(_) => None,
+        None => lines
+            .iter()
+            .position(|l| no_nvidia_gpu_in_words(l))
+            .filter(|&i| !lines.iter().enumerate().any(|(j, l)| j != i && names_nvidia_gpu(l))),
+    };
+    if let Some(i) = at {
+        facts.saw(i, OTHER_VENDOR_FORMAT);
+        facts.stated_other_vendor_gpu = Some(lines[i].trim().chars().take(300).collect());
+    }
+}
+
 /// Reads the first link said in words, and the machine's GPU count when the text says it in words and says one
 /// count only.
 pub(super) fn read(lines: &[String], facts: &mut Facts) {
@@ -1168,13 +1242,7 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
         facts.stated_cuda_question = Some(question);
     }
     facts.stated_no_gpu = said_line(lines, facts, NO_GPU_FORMAT, no_gpu_in_words).or(facts.stated_no_gpu.take());
-    // The whole text is looked through for an NVIDIA GPU only where a line names another vendor's.
-    if let Some(i) = lines.iter().position(|l| other_vendor_gpu_in_words(l))
-        && !lines.iter().any(|l| names_nvidia_gpu(l))
-    {
-        facts.saw(i, OTHER_VENDOR_FORMAT);
-        facts.stated_other_vendor_gpu = Some(lines[i].trim().chars().take(300).collect());
-    }
+    other_vendor_or_none(lines, facts);
     facts.stated_index_mismatch =
         said_line(lines, facts, INDEX_FORMAT, index_mismatch_in_words).or(facts.stated_index_mismatch.take());
     if let Some((i, orders)) = listed_order_mismatch(lines) {
@@ -1364,6 +1432,32 @@ mod tests {
         let other = trex.replace("[GeForce GTX 1070]", "[GeForce RTX 3060]");
         assert_eq!(listed_order_mismatch(&lines(&other)), None, "other models");
         assert_eq!(listed_order_mismatch(&lines(&"GPU #0: GTX 1070\n".repeat(10_000))), None);
+    }
+
+    /// The writer saying the machine has no NVIDIA GPU (lllyasviel/Fooocus#3737, verbatim); a driver not had, a
+    /// question, or someone else's machine are not.
+    #[test]
+    fn no_nvidia_gpu_said_in_words() {
+        for line in [
+            "Can't launch the application as it runs into error while loading saying that it cant find NVIDIA driver. \
+             This is correct since I don't have NVIDIA GPU. But I can't imagine that the application cant be run \
+             without that?",
+            "I do not have an nvidia card",
+            "My laptop doesn't have a Nvidia GPU",
+        ] {
+            assert!(no_nvidia_gpu_in_words(line), "{line}");
+        }
+        for line in [
+            "I don't have the NVIDIA driver installed",
+            "Do I need it if I don't have NVIDIA GPU?",
+            "the server does not have an NVIDIA GPU attached",
+            "I have an NVIDIA GPU",
+        ] {
+            assert!(!no_nvidia_gpu_in_words(line), "{line}");
+        }
+        let said = |t: &str| Facts::read_by(read, t).stated_other_vendor_gpu;
+        assert!(said("This is correct since I don't have NVIDIA GPU.\n").is_some());
+        assert!(said("This is correct since I don't have NVIDIA GPU.\nGPU 0: NVIDIA GeForce RTX 3060\n").is_none());
     }
 
     fn read_text(text: &str) -> Option<u32> {
@@ -1729,6 +1823,10 @@ mod tests {
              wrong pytorch version is installed. It defaults to the [cpu] version even when having cuda installed.",
             "Today I installed it on a new environment, env2, requested Pytorch Stable 1.4.0 with CUDA 10.1 but \
              obtained Pytorch with cpu",
+            // haoheliu/AudioLDM#5 and vladmandic/automatic#409, verbatim.
+            "I followed the instructions but kept getting complaints that torch was not compiled with CUDA support.",
+            "I have an RTX2060 6Gb, but the generation process starts on the CPU, in the \"System Info\" section it says \
+             \"2.0.0+cpu Autocast half\" and an empty stash in the \"GPU\".",
             // raryelcostasouza/pyTranscriber#56, verbatim.
             "The openai-whisper package installed Torch without the CUDA version, but I installed Torch using",
             // zyddnys/manga-image-translator#210, verbatim.
@@ -1745,6 +1843,9 @@ mod tests {
             "This command installs cpu version instead of cuda.",
             "pytorch works with the cpu version of numpy",
             "I installed torch without the conda package",
+            "torchvision 0.15.1+cpu is what pip gave",
+            "it says \"0.15.1+cpu\"",
+            "AssertionError: Torch not compiled with CUDA enabled",
         ] {
             assert_eq!(said(line), None, "{line}");
         }

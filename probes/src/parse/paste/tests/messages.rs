@@ -799,6 +799,13 @@ const CASES: &[Case] = &[
         &[("library", "libtorch_cuda.so")],
         &[],
     ),
+    // tensorflow/tensorflow#12416: the line retyped without the colon after the library's name.
+    (
+        "ld.cudnn_library_missing",
+        "ImportError: libcudnn.so.6 cannot open shared object file: No such file or directory",
+        &[("library", "libcudnn.so.6")],
+        &[],
+    ),
     (
         "ld.cudnn_library_missing",
         "ImportError: libcudnn.so.8: cannot open shared object file: No such file or directory",
