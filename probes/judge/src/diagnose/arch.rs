@@ -39,7 +39,8 @@ pub(super) const NOT_IN_BUILD: Rule = Rule {
               program's own lowest compute capability (`minimum required compute capability 3.5`, `requires 5.0 \
               capability`) in a line the catalogue does not know, and a GPU below it, or the same line reporting \
               the device it found below it (`compute cap. 2.1 (at least 3.0 required)`), whatever name the board \
-              gives.",
+              gives. Or CUDA's `no kernel image is available for execution on the device` beside the one GPU model \
+              the text names, where nothing above judged it: by the error's meaning the binary has no code for it.",
     source: SOURCE_WITH_FLOORS,
 };
 
@@ -165,6 +166,41 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     capability_warning(cx, out);
     ollama_floor(cx, out);
     stated_floor(cx, out);
+    no_image_for_the_gpu(cx, out);
+}
+
+/// CUDA's `no kernel image is available for execution on the device` (cudaErrorNoKernelImageForDevice, 209) where
+/// the text names one GPU model and nothing above judged it: by the error's own meaning the program's binary holds
+/// neither machine code nor PTX that runs on that GPU, so its architecture is not in the build, whichever program
+/// it is (badslam's Windows build on a Quadro M6000, badslam built for 5.3 on a GT 730, ETH3D/badslam#33 and #42).
+fn no_image_for_the_gpu(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let Some(line) = cx.s.messages.iter().find(|m| m.id == "cuda.no_kernel_image").map(|m| m.line.as_str()) else {
+        return;
+    };
+    if out.iter().any(|f| f.id == NOT_IN_BUILD.id) {
+        return;
+    }
+    let mut models: Vec<(&str, ComputeCapability)> =
+        cx.gpus.iter().filter_map(|g| Some((g.name.as_str(), g.cc?))).collect();
+    models.dedup_by(|a, b| a.0 == b.0);
+    let [(name, cc)] = models[..] else { return };
+    let gpu = cx.gpus.iter().find(|g| g.name == name).map(GpuView::describe).unwrap_or_default();
+    out.push(NOT_IN_BUILD.finding(
+        format!("The program has no code for the {name} ({})", cc.sm()),
+        format!(
+            "CUDA found no kernel image for this GPU: the program's binary holds no machine code for {} (nor for an \
+             earlier minor of its major) and no PTX it could compile for it, so it was built for other GPUs.",
+            cc.sm()
+        ),
+        vec![gpu, format!("pasted line: {line}")],
+        Some(format!(
+            "Install a build of the program made for this GPU, or build it from source for it ({}); a program \
+             built with CMake takes CMAKE_CUDA_ARCHITECTURES, one of its own options, or its build script's \
+             architecture list.{}",
+            fix::build_flags(&cc),
+            fix::toolkit_bound(cx, &cc)
+        )),
+    ));
 }
 
 /// `arch.not_in_build` for a GPU below the lowest compute capability a program in the text says it needs

@@ -415,6 +415,22 @@ fn a_programs_gpu_list_out_of_bus_order_names_cuda_device_order() {
     assert!(!finding_ids(&set).contains(&"topology.cuda_index_differs".to_owned()));
 }
 
+/// CUDA's `no kernel image` beside one GPU model the text names (ETH3D/badslam#33's lines) is that GPU's architecture
+/// missing from the program's build, with the flags for it; beside two models it cannot say which.
+#[test]
+fn no_kernel_image_beside_one_named_gpu_is_its_architecture_missing() {
+    let text = "cuda_image_processing.c:192 FATL| Cuda Error: no kernel image is available for execution on the device\n\
+                My system\nWindows 10\nNVIDIA Quadro M6000\n";
+    let f = diagnosed(text).into_iter().find(|f| f.id == "arch.not_in_build").expect("arch.not_in_build");
+    assert!(
+        f.summary.contains("Quadro M6000 (sm_52)") && f.explains.contains(&"observed.cuda.no_kernel_image".to_owned()),
+        "{f:#?}"
+    );
+    assert!(f.fix.as_deref().is_some_and(|x| x.contains("-DCMAKE_CUDA_ARCHITECTURES=52")), "{f:#?}");
+    let two = format!("{text}NVIDIA GeForce RTX 3090\n");
+    assert!(!finding_ids(&two).contains(&"arch.not_in_build".to_owned()));
+}
+
 /// CUDA's initialization answering 500 under WSL 2 is a container toolkit older than the Windows driver
 /// (NVIDIA/nvidia-container-toolkit#520): TensorFlow's cuInit line as tensorflow/tensorflow#68711 has it, PyTorch's
 /// device-count line as YanWenKun/ComfyUI-Docker#77 has it. Not without WSL, and not for another cuInit error.
