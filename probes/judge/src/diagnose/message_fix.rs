@@ -84,6 +84,9 @@ fn by_category(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&ObservedMessage]
         Category::NoDriverOrGpuNotVisible if known.id == "ultralytics.invalid_cuda_device" => {
             (Some(ultralytics_device_words(cx, observed)), None)
         }
+        Category::NoDriverOrGpuNotVisible if known.id == "docker.nvidia_device_node_missing" => {
+            (Some(device_node_words(cx)), None)
+        }
         Category::NoDriverOrGpuNotVisible => {
             image_driver_files_fix(cx, known, observed).unwrap_or_else(|| visible_fix(cx, known))
         }
@@ -684,6 +687,19 @@ fn torchvision_words(cx: &Ctx<'_>) -> String {
         ),
         if index == "cuXYZ" { " (cuXYZ: the CUDA build torch has, or `cpu`)" } else { "" },
         cmd(cx, "python", ["-c", "import torch, torchvision; print(torch.__version__, torchvision.__version__)"])
+    )
+}
+
+/// An NVIDIA device node a container names missing on the host: nvidia-modprobe creates the nodes and loads the
+/// modules as root (`-u` nvidia-uvm and its nodes, `-c=0` the first GPU's; NVIDIA/nvidia-modprobe's usage), as
+/// nvidia-smi does for the GPU nodes; modules-load.d loads nvidia-uvm at every boot (modules-load.d(5));
+/// NVIDIA/nvidia-docker#288 (flx42: a fresh `nvidia-docker run` loads it, an old container's spec does not).
+fn device_node_words(cx: &Ctx<'_>) -> String {
+    format!(
+        "Load the module and create its device nodes: `{}` (nvidia-uvm and /dev/nvidia-uvm*; running `nvidia-smi` \
+         once creates the GPUs' nodes), then start the container again. To have them at every boot, load nvidia-uvm \
+         then: put `nvidia-uvm` in /etc/modules-load.d/nvidia-uvm.conf.",
+        cmd(cx, "sudo", ["nvidia-modprobe", "-u", "-c=0"])
     )
 }
 

@@ -674,6 +674,13 @@ const CASES: &[Case] = &[
         &[],
         &[],
     ),
+    // PaddlePaddle/FastDeploy#362, in Chinese: "it says zlibwapi.dll cannot be found, what is it for?".
+    (
+        "cudnn.zlib_dll_not_found",
+        "\u{63d0}\u{793a}zlibwapi.dll\u{627e}\u{4e0d}\u{5230}\u{ff0c}\u{8fd9}\u{4e2a}\u{662f}\u{5e72}\u{561b}\u{7528}\u{7684}\u{ff1f}",
+        &[],
+        &[],
+    ),
     (
         "cudnn.zlib_dll_not_found",
         "Could not locate zlibwapi.dll. Please make sure it is in your library path!",
@@ -961,6 +968,13 @@ const CASES: &[Case] = &[
         "container.unsupported_cuda_version",
         "nvidia-docker | 2016/04/09 00:07:59 Error: unsupported CUDA version: 7.5 < 6.5",
         &[],
+        &[],
+    ),
+    // NVIDIA/nvidia-docker#288 (a container created before a reboot, started again before nvidia-uvm was loaded).
+    (
+        "docker.nvidia_device_node_missing",
+        "Error response from daemon: linux runtime spec devices: error gathering device information while adding custom device \"/dev/nvidia-uvm-tools\": lstat /dev/nvidia-uvm-tools: no such file or directory",
+        &[("device", "/dev/nvidia-uvm-tools")],
         &[],
     ),
     (
