@@ -40,7 +40,8 @@ pub(super) const NOT_IN_BUILD: Rule = Rule {
               capability`) in a line the catalogue does not know, and a GPU below it, or the same line reporting \
               the device it found below it (`compute cap. 2.1 (at least 3.0 required)`), whatever name the board \
               gives. Or CUDA's `no kernel image is available for execution on the device` beside the one GPU model \
-              the text names, where nothing above judged it: by the error's meaning the binary has no code for it.",
+              the text names, where it shows no framework and nothing above judged it: by the error's meaning the \
+              binary has no code for it.",
     source: SOURCE_WITH_FLOORS,
 };
 
@@ -170,14 +171,19 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
 }
 
 /// CUDA's `no kernel image is available for execution on the device` (cudaErrorNoKernelImageForDevice, 209) where
-/// the text names one GPU model and nothing above judged it: by the error's own meaning the program's binary holds
+/// the text names one GPU model, shows no framework and nothing above judged it: by the error's own meaning the program's binary holds
 /// neither machine code nor PTX that runs on that GPU, so its architecture is not in the build, whichever program
 /// it is (badslam's Windows build on a Quadro M6000, badslam built for 5.3 on a GT 730, ETH3D/badslam#33 and #42).
 fn no_image_for_the_gpu(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let Some(line) = cx.s.messages.iter().find(|m| m.id == "cuda.no_kernel_image").map(|m| m.line.as_str()) else {
         return;
     };
-    if out.iter().any(|f| f.id == NOT_IN_BUILD.id) {
+    // A framework the text shows (its build judged above, or known to cover the GPU) or PyTorch's own lines: the
+    // catalogue's fix for the line, which names that framework's builds, says more than a program's flags.
+    if out.iter().any(|f| f.id == NOT_IN_BUILD.id)
+        || cx.frameworks().next().is_some()
+        || cx.s.messages.iter().any(|m| m.id.starts_with("torch."))
+    {
         return;
     }
     let mut models: Vec<(&str, ComputeCapability)> =
