@@ -780,13 +780,9 @@ fn bare_cpu_version(line: &str) -> bool {
         let start = before.rfind(|c: char| !(c.is_ascii_digit() || c == '.')).map_or(0, |i| i + 1);
         let version = &before[start..];
         let after_ok = !line[at + 4..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-        // The word before the version names no package (`torch==2.0.0+cpu` and `torch 2.0.0+cpu` are the version
-        // readers').
-        let bare = before[..start]
-            .trim_end()
-            .chars()
-            .last()
-            .is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '=' || c == '-' || c == '_'));
+        // Nothing before the version but a quote or a bracket: a package or a label before it (`torch==2.0.0+cpu`,
+        // `torch 2.0.0+cpu`, `PyTorch version: 2.0.0+cpu`) is the version readers'.
+        let bare = before[..start].trim_end().chars().last().is_none_or(|c| matches!(c, '"' | '\'' | '`' | '(' | '['));
         version.split('.').count() >= 2
             && version.split('.').next().is_some_and(|m| m.parse::<u32>().is_ok_and(|m| m >= 1))
             && after_ok
@@ -1845,6 +1841,8 @@ mod tests {
             "I installed torch without the conda package",
             "torchvision 0.15.1+cpu is what pip gave",
             "it says \"0.15.1+cpu\"",
+            "PyTorch version: 2.6.0+cpu",
+            "[pip3] torch==2.6.0+cpu",
             "AssertionError: Torch not compiled with CUDA enabled",
         ] {
             assert_eq!(said(line), None, "{line}");
