@@ -114,6 +114,14 @@ pub struct WslFacts {
     /// `None` when the text names none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub insider_build: Option<String>,
+    /// The line naming a Windows 10 release with WSL 2 but from before its GPU compute (1903 to 21H1, builds
+    /// 18362 to 19043; it came with 21H2, 19044), as pasted; `None` when the text names none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build_before_gpu: Option<String>,
+    /// The line saying `/dev/dxg`, WSL 2's device for the Windows GPU driver, is not there, as pasted; `None`
+    /// when the text says no such thing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dxg_missing: Option<String>,
 }
 
 /// The options by which Docker, Podman and nerdctl pass the GPU to a container: `--gpus`, the NVIDIA

@@ -68,12 +68,16 @@ pub(super) const NO_GPU: Rule = Rule {
     trigger: "Inside WSL (not known to be WSL1), no Linux driver is installed, no program lists a GPU (one the person \
               names is the Windows machine's), and a program says it \
               reached no driver or device (nvidia-smi 'couldn't communicate with the NVIDIA driver', CUDA 'no \
-              CUDA-capable device', PyTorch 'Found no NVIDIA driver', cuInit failing): WSL does not hand the GPU to \
-              the guest. Also nvidia-container-cli's `WSL environment detected but no adapters were found` on any \
+              CUDA-capable device', PyTorch 'Found no NVIDIA driver', cuInit failing; NVML's library, or \
+              nvidia-container-cli's `load library failed` or `driver error`, where the text does not show \
+              /usr/lib/wsl/lib holding the driver's libraries; `/dev/dxg` said missing; on a Windows 10 release \
+              before 21H2 also a person saying no GPU was found): WSL does not hand the GPU to \
+              the guest, and a Windows 10 release before 21H2 (1903 to 21H1) shown is said beside it. Also nvidia-container-cli's `WSL environment detected but no adapters were found` on any \
               platform (Docker Desktop runs containers in its own WSL 2 VM): WSL's GPU interface lists no GPU.",
     source: "NVIDIA CUDA on WSL User Guide (WSL2 on Windows 11 or Windows 10 21H2 and later, the Windows driver only); \
              microsoft/WSL#6773 (a Windows build that broke GPU access); CompVis/stable-diffusion#161 (WSL1 taken for \
-             WSL2); NVIDIA/libnvidia-container:src/nvc.c@f35f091c6261496cef48f408dffa84c68e49e199 (nvc_init: dxcore \
+             WSL2); AbdBarho/stable-diffusion-webui-docker#129 (Windows 10 20H2: \"you need >= 2021H2\"); \
+             NVIDIA/libnvidia-container:src/nvc.c@f35f091c6261496cef48f408dffa84c68e49e199 (nvc_init: dxcore \
              loaded with no adapter)",
 };
 
@@ -254,7 +258,8 @@ pub(super) const INSIDER: Rule = Rule {
     category: Category::WslSpecific,
     severity: Severity::Error,
     trigger: "The text names a Windows build of the Insider preview channels only (20000 to 21999) and CUDA or NVML \
-              reached no usable GPU (all devices busy or unavailable, no driver, no device, NVML cannot communicate): \
+              reached no usable GPU (all devices busy or unavailable, no driver, no device, NVML cannot communicate; \
+              `/dev/dxg` said missing, or the person saying WSL sees no GPU): \
               GPU compute in WSL 2 was a preview of those builds, and several of them broke it for everyone who \
               upgraded (21327, 21337, 21354: /dev/dxg missing), each fixed in a later build.",
     source: "microsoft/WSL#6617 (the WSL team: \"GPU Compute support is unavailable in preview build 21327\", /dev/dxg \
@@ -422,7 +427,12 @@ pub(super) const TOOLKIT_FIX: &str = "Under WSL 2, update the container toolkit:
 fn insider_build(cx: &Ctx<'_>, wsl: &WslFacts, out: &mut Vec<Finding>) {
     let Some(build) = &wsl.insider_build else { return };
     let Some(failed) =
-        cx.s.messages.iter().find(|m| m.id == DEVICES_UNAVAILABLE || NO_DEVICE_MESSAGES.contains(&m.id.as_str()))
+        cx.s.messages
+            .iter()
+            .find(|m| m.id == DEVICES_UNAVAILABLE || NO_DEVICE_MESSAGES.contains(&m.id.as_str()))
+            .map(|m| m.line.as_str())
+            .or(wsl.dxg_missing.as_deref())
+            .or(cx.s.stated_no_gpu.as_deref())
     else {
         return;
     };
@@ -433,7 +443,7 @@ fn insider_build(cx: &Ctx<'_>, wsl: &WslFacts, out: &mut Vec<Finding>) {
          was itself a preview. Several of those builds broke it for every machine that upgraded (21327, 21337 and \
          21354: /dev/dxg missing, CUDA finding no device, or every device busy or unavailable), and the next build \
          fixed it. Nothing in the Linux distribution or the driver repairs that.",
-            vec![format!("pasted: {build}"), format!("pasted: {}", failed.line)],
+            vec![format!("pasted: {build}"), format!("pasted: {failed}")],
             Some(
                 "Update Windows to the newest build of its channel (Settings > Windows Update), or leave the Insider \
              program for a release build (Windows 11, or Windows 10 21H2 / 19044 or later, which have GPU compute in \
@@ -961,20 +971,44 @@ fn gpu_not_exposed(cx: &Ctx<'_>, wsl: &WslFacts, out: &mut Vec<Finding>) {
     if cx.gpus_listed_by_a_program() {
         return;
     }
-    let said: Vec<String> =
+    let mut said: Vec<String> =
         cx.s.messages
             .iter()
-            .filter(|m| NO_DEVICE_MESSAGES.contains(&m.id.as_str()))
+            .filter(|m| NO_DEVICE_MESSAGES.contains(&m.id.as_str()) || driver_library_unreachable(wsl, m))
             .map(|m| format!("pasted: {}", m.line))
             .collect();
+    said.extend(wsl.dxg_missing.iter().map(|l| format!("pasted: {l}")));
+    // Said in words, on a Windows build that has no GPU in WSL 2 to give.
+    if wsl.build_before_gpu.is_some() {
+        said.extend(cx.s.stated_no_gpu.iter().map(|l| format!("pasted: {l}")));
+    }
     if said.is_empty() {
         return;
     }
     let version = if wsl.version == 2 { "WSL2" } else { "WSL (version not shown)" };
     let listed = if cx.gpus.is_empty() { "no GPU listed" } else { "no program lists a GPU" };
     let mut evidence = vec![format!("{version}, and {listed}")];
+    if let Some(build) = &wsl.build_before_gpu {
+        evidence.push(format!(
+            "pasted: {build} (a Windows 10 release before 21H2, build 19044, the first with GPU compute in WSL 2)"
+        ));
+    }
     evidence.extend(said);
     out.push(not_exposed(evidence));
+}
+
+/// Whether `m` says the driver's own libraries could not be loaded (libnvidia-ml.so.1 not found, nvidia-container-cli's
+/// `load library failed` or `driver error`) where the text does not show /usr/lib/wsl/lib holding them: inside WSL 2
+/// they come only from the Windows driver through that folder (in Docker Desktop's WSL 2 VM too), so WSL mapped in
+/// no driver.
+fn driver_library_unreachable(wsl: &WslFacts, m: &gpu_doctor_model::ObservedMessage) -> bool {
+    !wsl.driver_lib_dir_present
+        && wsl.libcuda_files.is_empty()
+        && (m.id == "nvml.library_not_found"
+            || m.id == "container.cli_init_failed"
+                && m.values
+                    .get("reason")
+                    .is_some_and(|r| r.contains("load library failed") || r.contains("driver error")))
 }
 
 /// The finding that WSL hands no GPU to the guest, with its causes and the steps that check each.

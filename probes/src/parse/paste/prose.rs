@@ -636,7 +636,15 @@ fn tools_in_words(lines: &[String], facts: &mut Facts) {
 const NO_GPU_FORMAT: &str = "no GPU found, in words";
 
 /// Words a program or a person uses to say it found no GPU.
-const NO_GPU_WORDS: [&str; 14] = [
+const NO_GPU_WORDS: [&str; 22] = [
+    "doesn't see the gpu",
+    "does not see the gpu",
+    "can't see the gpu",
+    "cannot see the gpu",
+    "doesn't see my gpu",
+    "does not see my gpu",
+    "can't see my gpu",
+    "cannot see my gpu",
     "no gpus detected",
     "no gpu detected",
     "no gpus found",
@@ -1331,6 +1339,8 @@ mod tests {
     fn no_gpu_found_said_in_words() {
         assert!(no_gpu_in_words("2025/12/23 15:39:05 | \u{2139}  - \u{274c} No GPUs detected"));
         assert!(no_gpu_in_words("The GPU not detected after the update"));
+        // microsoft/WSL#5848, verbatim.
+        assert!(no_gpu_in_words("And after that, the WSL doesn't see the GPU on the laptop. "));
         assert!(!no_gpu_in_words("GPU 0: NVIDIA GeForce RTX 4090 detected"));
         assert!(!no_gpu_in_words(&format!("{} no gpu found", "x".repeat(400))));
     }

@@ -108,6 +108,93 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
     wsl.smi_not_found = smi_not_found(lines);
     wsl.architecture_said = architecture_said(lines);
     wsl.insider_build = insider_build(lines).map(|at| quoted(&lines[at]));
+    wsl.build_before_gpu = build_before_gpu(lines).map(|at| quoted(&lines[at]));
+    wsl.dxg_missing = dxg_missing(lines).map(|at| quoted(&lines[at]));
+}
+
+/// The Windows 10 release builds with WSL 2 (from 1903, build 18362) but without its GPU compute, which
+/// reached release Windows with Windows 10 21H2 (19044): 1903, 1909, 2004, 20H2 and 21H1 (NVIDIA CUDA on WSL
+/// User Guide, https://docs.nvidia.com/cuda/wsl-user-guide/index.html: Windows 11 or Windows 10 21H2 and later;
+/// https://learn.microsoft.com/windows/release-health/release-information: the builds of each version).
+const BUILDS_BEFORE_GPU: std::ops::RangeInclusive<u32> = FIRST_WSL2_BUILD..=19_043;
+
+/// The version names of those releases, as Windows' Settings and `winver` print them.
+const VERSIONS_BEFORE_GPU: [&str; 5] = ["1903", "1909", "2004", "20h2", "21h1"];
+
+/// The first line naming a Windows 10 release from before GPU compute reached WSL 2 ([`BUILDS_BEFORE_GPU`]):
+/// its build (`19042.928`, `Version 10.0.19043.1288`, `build 19041`) on a line with the word `windows`,
+/// `build` or `version`, or its version name (`20H2`, `21H1`; `2004`, `1909` and `1903` only right after
+/// `version`, `windows` or `windows 10`, not a year); not a number inside a longer one or a version other than Windows' own `10.0.`.
+fn build_before_gpu(lines: &[String]) -> Option<usize> {
+    lines.iter().position(|l| {
+        if l.len() > 300 {
+            return false;
+        }
+        let lower = l.to_ascii_lowercase();
+        let windows = lower.contains("windows");
+        if !(windows || lower.contains("build") || lower.contains("version")) {
+            return false;
+        }
+        let words: Vec<&str> = lower.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| !w.is_empty()).collect();
+        // `20H2` anywhere on the line; a bare number only right after `version`, `windows` or `windows 10`.
+        let named = words.iter().enumerate().any(|(i, w)| {
+            VERSIONS_BEFORE_GPU.contains(w)
+                && (w.contains('h')
+                    || i.checked_sub(1).is_some_and(|p| ["version", "windows", "10"].contains(&words[p])))
+        });
+        named
+            || five_digit_numbers(l).any(|(before, n)| {
+                let dotted = before.ends_with('.') && !before.ends_with("10.0.");
+                !dotted && BUILDS_BEFORE_GPU.contains(&n)
+            })
+    })
+}
+
+/// Each run of exactly five digits in `l` with the text before it.
+fn five_digit_numbers(l: &str) -> impl Iterator<Item = (&str, u32)> {
+    let bytes = l.as_bytes();
+    let mut at = 0;
+    std::iter::from_fn(move || {
+        while at < bytes.len() {
+            if !bytes[at].is_ascii_digit() {
+                at += 1;
+                continue;
+            }
+            let start = at;
+            at = bytes[start..].iter().position(|b| !b.is_ascii_digit()).map_or(bytes.len(), |n| start + n);
+            if at - start == 5
+                && let Ok(n) = l[start..at].parse::<u32>()
+            {
+                return Some((&l[..start], n));
+            }
+        }
+        None
+    })
+}
+
+/// Words that say a file or device is not there.
+const ABSENT: [&str; 9] = [
+    "not available",
+    "no such file",
+    "not found",
+    "missing",
+    "does not exist",
+    "doesn't exist",
+    "not exist",
+    "cannot access",
+    "not present",
+];
+
+/// The first line saying `/dev/dxg`, the device through which WSL 2 reaches the Windows GPU driver, is not
+/// there (`ls: cannot access '/dev/dxg': No such file or directory`, "The /dev/dxg device is not available",
+/// microsoft/WSL#6617): WSL hands the guest no GPU.
+fn dxg_missing(lines: &[String]) -> Option<usize> {
+    lines.iter().position(|l| {
+        l.len() <= 300 && l.contains("/dev/dxg") && {
+            let lower = l.to_ascii_lowercase();
+            ABSENT.iter().any(|w| lower.contains(w))
+        }
+    })
 }
 
 /// The Windows builds between Windows 10's last release (19045) and Windows 11's first (22000): the Insider
@@ -133,24 +220,11 @@ fn insider_build(lines: &[String]) -> Option<usize> {
         if !(lower.contains("build") || lower.contains("windows")) {
             return false;
         }
-        let bytes = l.as_bytes();
-        let mut at = 0;
-        while at < bytes.len() {
-            if !bytes[at].is_ascii_digit() {
-                at += 1;
-                continue;
-            }
-            let end = bytes[at..].iter().position(|b| !b.is_ascii_digit()).map_or(bytes.len(), |n| at + n);
-            let before = &l[..at];
+        five_digit_numbers(l).any(|(before, n)| {
             // A version's later part is Windows' own only after `10.0.`.
             let dotted = before.ends_with('.') && !before.ends_with("10.0.");
-            let insider = |b: u32| INSIDER_BUILDS.contains(&b) && b != SERVER_2022;
-            if end - at == 5 && !dotted && l[at..end].parse::<u32>().is_ok_and(insider) {
-                return true;
-            }
-            at = end;
-        }
-        false
+            !dotted && INSIDER_BUILDS.contains(&n) && n != SERVER_2022
+        })
     })
 }
 
@@ -828,6 +902,11 @@ fn words(lines: &[String]) -> Option<(usize, u32)> {
 fn unnumbered(lines: &[String]) -> Option<usize> {
     lines.iter().position(|line| {
         let lower = line.to_ascii_lowercase();
+        // nvidia-container-cli's debug log asks on every machine (NVIDIA/libnvidia-container:src/nvc.c, nvc_init:
+        // `attempting to load dxcore to see if we are running under Windows Subsystem for Linux (WSL)`).
+        if lower.contains("to see if we are running under") {
+            return false;
+        }
         if lower.contains("windows subsystem for linux") {
             return true;
         }
@@ -971,6 +1050,47 @@ mod tests {
 
     fn read_wsl(text: &str) -> Option<WslFacts> {
         Facts::read_by(read, text).wsl
+    }
+
+    /// Windows 10 releases with WSL 2 but before its GPU compute (1903 to 21H1), by build or version name
+    /// (AbdBarho/stable-diffusion-webui-docker#129: "Windows 10 Pro, 20H2, 19042.928"); 21H2, Windows 11, a
+    /// year, Ubuntu's version and a build inside a longer version are not.
+    #[test]
+    fn a_windows_10_release_before_21h2_is_kept() {
+        let before = |t: &str| read_wsl(&format!("WSL2\n{t}\n")).and_then(|w| w.build_before_gpu);
+        for t in [
+            "Windows 10 Pro, 20H2, 19042.928",
+            "Microsoft Windows [Version 10.0.19043.1288]",
+            "OS build 19041.1415",
+            "Windows 10 version 2004",
+            "Windows 21H1",
+        ] {
+            assert!(before(t).is_some(), "{t}");
+        }
+        for t in [
+            "Windows 10 Pro 21H2 19044.1766",
+            "Microsoft Windows [Version 10.0.22631.4169]",
+            "Windows 10, bought in 2004",
+            "Ubuntu 20.04 on Windows",
+            "Windows driver 31.0.19042.1",
+            "19042 steps",
+        ] {
+            assert_eq!(before(t), None, "{t}");
+        }
+    }
+
+    /// `/dev/dxg` said to be missing (microsoft/WSL#6809, verbatim; `ls`'s answer), not a line that lists it.
+    #[test]
+    fn dev_dxg_missing_is_kept() {
+        let missing = |t: &str| read_wsl(&format!("WSL2\n{t}\n")).and_then(|w| w.dxg_missing);
+        assert!(
+            missing(
+                "The /dev/dxg device is not available in WLS2 Linux distros when I updated to preview build 21354."
+            )
+            .is_some()
+        );
+        assert!(missing("ls: cannot access '/dev/dxg': No such file or directory").is_some());
+        assert_eq!(missing("crw-rw-rw- 1 root root 10, 63 Nov 28 10:00 /dev/dxg"), None);
     }
 
     /// A driver installed inside WSL said in words: sentences written for the test in the words reporters

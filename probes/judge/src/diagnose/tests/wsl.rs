@@ -628,3 +628,39 @@ fn no_adapters_from_the_container_cli_is_wsl_handing_over_no_gpu() {
     let other = "nvidia-container-cli: initialization error: nvml error: driver not loaded\n";
     assert!(!super::pasted_ids(other).contains(&ID.to_owned()));
 }
+
+/// Inside WSL 2 the driver's libraries come only from the Windows driver through /usr/lib/wsl/lib, so
+/// nvidia-container-cli failing to load libnvidia-ml.so.1 there is WSL handing over no GPU; a Windows 10
+/// release before 21H2 beside it is said (AbdBarho/stable-diffusion-webui-docker#129, verbatim lines: "you need
+/// >= 2021H2"). Outside WSL the same line is not this finding.
+#[test]
+fn the_driver_library_missing_inside_wsl_is_wsl_handing_over_no_gpu() {
+    const ID: &str = "wsl.gpu_not_exposed";
+    let cli = "nvidia-container-cli: initialization error: load library failed: libnvidia-ml.so.1: cannot open shared \
+               object file: no such file or directory: unknown\n";
+    let text = format!("{cli}I'm using WSL2 (latest Docker Desktop).\nWindows 10 Pro, 20H2, 19042.928\n");
+    let found = super::pasted_findings(&text);
+    let f = found.iter().find(|f| f.id == ID).unwrap_or_else(|| panic!("{found:#?}"));
+    assert!(f.evidence.iter().any(|e| e.contains("19042.928") && e.contains("21H2")), "{f:#?}");
+    assert!(!super::pasted_ids(cli).contains(&ID.to_owned()), "not WSL");
+    // /usr/lib/wsl/lib shown holding the driver's libraries: WSL did map them in.
+    let mapped = format!("{text}\tlibcuda.so.1 (libc6,x86-64) => /usr/lib/wsl/lib/libcuda.so.1\n");
+    assert!(!super::pasted_ids(&mapped).contains(&ID.to_owned()), "{:?}", super::pasted_ids(&mapped));
+}
+
+/// An Insider build beside words that WSL sees no GPU, or that /dev/dxg is missing, is the build's regression
+/// (microsoft/WSL#5848 and #6809, verbatim).
+#[test]
+fn an_insider_build_with_the_gpu_missing_in_words_is_the_builds_regression() {
+    const ID: &str = "wsl.windows_build_gpu_regression";
+    for text in [
+        "The current build of Windows is `20201.1000`.\nAnd after that, the WSL doesn't see the GPU on the laptop. \n",
+        "The /dev/dxg device is not available in WLS2 Linux distros when I updated to preview build 21354.\n",
+    ] {
+        assert!(super::pasted_ids(text).contains(&ID.to_owned()), "{text}: {:?}", super::pasted_ids(text));
+    }
+    assert!(
+        !super::pasted_ids("The current build of Windows is `20201.1000`.\nWSL2 works fine.\n")
+            .contains(&ID.to_owned())
+    );
+}
