@@ -27,7 +27,9 @@ pub(super) const MISMATCH: Rule = Rule {
               minor (TensorFlow, PyTorch and JAX refuse both); or the framework's own refusal, pasted, names both \
               versions (TensorFlow/XLA's 'Loaded runtime CuDNN library: X but source was compiled with: Y', JAX's \
               'Found cuDNN version X, but JAX was built against version Y', PyTorch's 'cuDNN version \
-              incompatibility: PyTorch was compiled against Y but found runtime version X').",
+              incompatibility: PyTorch was compiled against Y but found runtime version X'); OpenCV's DNN module's \
+              warning `cuDNN reports version X which does not match with (is not compatible with) the version Y with \
+              which OpenCV was built`, at a warning where X is a newer minor of Y's major.",
     source: "TensorFlow stream_executor cudnn_version.cc (same major, minor at least the build's); PyTorch \
              torch/backends/cudnn/__init__.py; JAX installation docs (cuDNN >= 9.8, < 10); the messages' rows in \
              assets/compat/errors.toml (xla.cudnn_version_mismatch, jax.cudnn_older_than_build, \
@@ -36,11 +38,15 @@ pub(super) const MISMATCH: Rule = Rule {
 
 /// The catalogue rows of a framework refusing the cuDNN it loaded, with the names of the values
 /// that hold the loaded and the built version.
-const REFUSALS: [(&str, &str, &str); 3] = [
+const REFUSALS: [(&str, &str, &str); 4] = [
     ("xla.cudnn_version_mismatch", "runtime", "compiled"),
     ("jax.cudnn_older_than_build", "found", "built"),
     ("torch.cudnn_incompatible", "runtime", "compiled"),
+    (OPENCV_REFUSAL, "runtime", "compiled"),
 ];
+
+/// OpenCV's DNN module warning that the cuDNN it loaded is not the one it was built with (`assets/compat/errors.toml`).
+const OPENCV_REFUSAL: &str = "opencv.cudnn_version_mismatch";
 
 pub(super) const WRONG_COPY: Rule = Rule {
     id: "cudnn.wrong_copy_loaded",
@@ -294,6 +300,12 @@ fn refused(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
             continue;
         };
         let program = known.emitter.split([' ', '/']).next().unwrap_or("The framework");
+        if id == OPENCV_REFUSAL {
+            if loaded != built {
+                out.push(opencv_mismatch(first, loaded, built));
+            }
+            continue;
+        }
         out.push(MISMATCH.finding(
             format!(
                 "{program} loaded cuDNN {}.{}, but it was built with cuDNN {}.{}",
@@ -306,6 +318,39 @@ fn refused(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
             None,
         ));
     }
+}
+
+/// OpenCV's warning that it runs on another cuDNN than it was built with: an error where cuDNN's own compatibility
+/// does not hold (another major, an older minor), else a warning, since cuDNN keeps newer minors of a major binary
+/// compatible while OpenCV before 4.5.2 warned on any difference (dusty-nv/jetson-inference#1409: its maintainer had
+/// OpenCV rebuilt for the image's cuDNN).
+fn opencv_mismatch(m: &ObservedMessage, loaded: (u32, u32), built: (u32, u32)) -> Finding {
+    let compatible = loaded.0 == built.0 && loaded.1 >= built.1;
+    let mut finding = MISMATCH.finding(
+        format!(
+            "OpenCV's DNN module loaded cuDNN {}.{}, but it was built with cuDNN {}.{}",
+            loaded.0, loaded.1, built.0, built.1
+        ),
+        if compatible {
+            "cuDNN keeps a newer minor release binary compatible with programs built against an older one of its \
+             major, so OpenCV usually runs; OpenCV before 4.5.2 warned on any difference. Where its DNN module's CUDA \
+             backend fails or falls back to the CPU, OpenCV must be built against the cuDNN that is installed."
+        } else {
+            "cuDNN of another major, or an older minor than the build's, is not binary compatible: OpenCV's DNN \
+             module's CUDA backend fails or falls back to the CPU."
+        },
+        vec![format!("pasted line: {}", m.line)],
+        Some(format!(
+            "Rebuild OpenCV (with -DWITH_CUDNN=ON, -DOPENCV_DNN_CUDA=ON) against the cuDNN installed ({}.{}), or \
+             install the cuDNN {}.{} it was built with and keep the other off the loader's path; in a container, use \
+             the image whose OpenCV was built for its own cuDNN.",
+            loaded.0, loaded.1, built.0, built.1
+        )),
+    );
+    if compatible {
+        finding.severity = Severity::Warning;
+    }
+    finding
 }
 
 fn looked(cx: &Ctx<'_>) -> String {

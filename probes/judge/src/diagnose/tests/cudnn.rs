@@ -232,3 +232,26 @@ fn a_frameworks_pasted_refusal_of_its_cudnn_is_the_mismatch_finding() {
     let m = refusal("xla.cudnn_version_mismatch", xla, &[]);
     assert_eq!(m.ids(), ["observed.xla.cudnn_version_mismatch"]);
 }
+
+/// OpenCV's DNN module on another cuDNN than its build's: a newer minor of the build's major is a warning (cuDNN keeps
+/// those compatible; dusty-nv/jetson-inference#1409's maintainer had OpenCV rebuilt for the image), another major an
+/// error; both name the rebuild.
+#[test]
+fn opencvs_cudnn_check_is_a_warning_on_a_newer_minor_and_an_error_across_majors() {
+    let line = |runtime: &str, built: &str| {
+        format!(
+            "[ WARN:0] global /opt/opencv/modules/dnn/src/cuda4dnn/init.hpp (34) checkVersions cuDNN reports version \
+             {runtime} which does not match with the version {built} with which OpenCV was built\n"
+        )
+    };
+    let find = |text: &str| {
+        super::pasted_findings(text).into_iter().find(|f| f.id == MISMATCH).unwrap_or_else(|| panic!("{text}"))
+    };
+    let newer = find(&line("8201", "8000"));
+    assert_eq!(newer.severity, gpu_doctor_model::Severity::Warning);
+    assert!(newer.fix.as_deref().is_some_and(|f| f.contains("Rebuild OpenCV")), "{newer:#?}");
+    let other = find(&line("7605", "8000"));
+    assert_eq!(other.severity, gpu_doctor_model::Severity::Error);
+    let same = line("8000", "8000");
+    assert!(!super::pasted_ids(&same).contains(&MISMATCH.to_owned()));
+}

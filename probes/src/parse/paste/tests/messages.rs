@@ -348,6 +348,13 @@ const CASES: &[Case] = &[
         &[("runtime", "9.1.0"), ("compiled", "9.8.0")],
         &[],
     ),
+    // dusty-nv/jetson-inference#1409, the reporter's log line (OpenCV built with cuDNN 8.0.0 in an L4T R32.7.1 image).
+    (
+        "opencv.cudnn_version_mismatch",
+        "[ WARN:0] global /opt/opencv/modules/dnn/src/cuda4dnn/init.hpp (34) checkVersions cuDNN reports version 8201 which does not match with the version 8000 with which OpenCV was built",
+        &[("runtime", "8201"), ("compiled", "8000")],
+        &[],
+    ),
     (
         "xla.driver_older_than_ptxas",
         "2024-06-04 13:20:13.475085: W external/xla/xla/service/gpu/nvptx_compiler.cc:760] The NVIDIA driver's CUDA version is 12.4 which is older than the ptxas CUDA version (12.5.40). Because the driver is older than the ptxas version, XLA is disabling parallel compilation, which may slow down compilation.",
@@ -2387,6 +2394,14 @@ fn ordinary_output_matches_nothing() {
     for s in [HEALTHY, COLLECT_ENV_CU124, SMI_Q, PIP_LIST, JAX_ENV, TF_PRINTS, CONDA_LIST] {
         assert_eq!(scan(s), Vec::new());
     }
+}
+
+/// OpenCV reading cuDNN 9's version with cuDNN 8's formula (`90.1` against the `9.1` it was built with) is its own
+/// bug, not a mismatch (opencv/opencv#25711, the maintainer: "CuDNN changed version formula"; fixed in #25841).
+#[test]
+fn opencvs_misread_cudnn_9_version_matches_nothing() {
+    let text = "[ WARN:0@410.036] global init.hpp:32 checkVersions cuDNN reports version 90.1 which is not compatible with the version 9.1 with which OpenCV was built";
+    assert_eq!(scan(text), Vec::new());
 }
 
 /// TensorFlow's probe for TensorRT's libraries, which only TF-TRT needs, is no CUDA library missing
