@@ -108,6 +108,11 @@ pub struct Snapshot {
     /// command not found"), where no shell printed it; `None` for a live machine, or when not said.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stated_nvidia_smi_missing: Option<String>,
+    /// The line where a build says it builds without CUDA, having found no CUDA in the framework it builds for
+    /// ("Torch was not built with CUDA support, not building warp-ctc GPU extensions"); `None` for a live machine, or
+    /// when not said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stated_build_without_cuda: Option<String>,
     /// The line where the pasted text says M.2 (NVMe) drives are installed ("I have all m.2 nvme slots populated");
     /// `None` for a live machine, or when not said. Read only beside a GPU link narrower than the card: boards
     /// share the GPU slot's lanes with some M.2 sockets.
@@ -215,6 +220,7 @@ impl Snapshot {
             stated_driver_cuda: None,
             multi_gpu_trouble: None,
             stated_nvidia_smi_missing: None,
+            stated_build_without_cuda: None,
             stated_m2_drives: None,
             stated_tensorflow_gpu: None,
             stated_idle_downshift: None,

@@ -47,9 +47,12 @@ const NOT_ON_PATH: Rule = Rule {
               nvcc: Command not found`, `bash: nvcc: command not found`): no CUDA toolkit is installed, or its bin \
               folder is not on PATH (the toolkit's installer does not add it; `sudo` resets PATH). In NVIDIA's CUDA \
               image of a base or runtime flavour (`nvidia/cuda:10.0-cudnn7-runtime-ubuntu18.04`) there is none to \
-              find: the fix names the devel tag.",
+              find: the fix names the devel tag. Where the build says it builds without CUDA (`Torch was not built \
+              with CUDA support, not building … GPU extensions`), only a note: its nvcc call was a probe it does not \
+              need.",
     source: "CUDA Installation Guide for Linux, post-installation actions (`export PATH=/usr/local/cuda-X.Y/bin${PATH:+:${PATH}}`); \
-             sudo's secure_path (sudoers(5)); the message row `shell.nvcc_not_found`",
+             sudo's secure_path (sudoers(5)); the message row `shell.nvcc_not_found`; espnet/warp-ctc#4 (a CPU-only \
+             build's setup.py probing nvcc)",
 };
 
 pub(super) const RULES: &[Rule] = &[NVCC_TOO_OLD, MISSING_AT_ROOT, NOT_ON_PATH];
@@ -76,6 +79,25 @@ pub(super) fn devel_image_fix(root: &str) -> String {
 /// The message rows of a program that could not run nvcc.
 const NOT_FOUND: [&str; 2] = ["shell.nvcc_not_found", "shell.nvcc_not_found_python"];
 
+/// [`NOT_ON_PATH`] as a note where the build said it builds without CUDA (`said`): its call to `nvcc` (by `path`) was a
+/// probe it does not need.
+fn not_needed(said: &str, path: &str) -> Finding {
+    let mut note = NOT_ON_PATH.finding(
+        "nvcc is not on PATH, and this build does not need it",
+        "The build called `nvcc` to ask its version although it builds without CUDA: the framework it builds for \
+         has no CUDA. Where no GPU is meant to be used that is the package's own probe failing, nothing to repair \
+         in the GPU setup; where one is, the CPU-only framework is the cause, not nvcc.",
+        vec![format!("pasted: {said}"), format!("pasted: nvcc ran by the name `{path}` and was not found")],
+        Some(
+            "Nothing in the GPU setup: ask the package for a CPU-only build (or install a CUDA toolkit only so its \
+             setup finds nvcc). To use a GPU, install a CUDA build of the framework first."
+                .to_owned(),
+        ),
+    );
+    note.severity = Severity::Info;
+    note
+}
+
 /// nvcc that ran by path or name and was not there ([`MISSING_AT_ROOT`], [`NOT_ON_PATH`]).
 fn not_found(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let missing: Vec<&str> =
@@ -85,6 +107,12 @@ fn not_found(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
             .filter_map(|m| m.values.get("path").map(String::as_str))
             .collect();
     let Some(&path) = missing.first() else { return };
+    // The build said it builds without CUDA (the framework it builds for has none): its call to nvcc was a probe
+    // whose failure it does not need (espnet/warp-ctc#4: `setup.py` asked `nvcc --version` on a CPU-only machine).
+    if let Some(said) = &cx.s.stated_build_without_cuda {
+        out.push(not_needed(said, path));
+        return;
+    }
     // A root that is a `:` list (`:/usr/local/cuda:/usr/local/cuda-10.1/bin/nvcc`) is no folder: CUDA_HOME held the
     // list, which env.cuda_home_not_a_toolkit_root says.
     if path.contains(':') {

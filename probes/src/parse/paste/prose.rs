@@ -1113,6 +1113,25 @@ fn nouveau_in_words(line: &str) -> bool {
 
 const SMI_MISSING_FORMAT: &str = "nvidia-smi not found, in words";
 
+/// The format name of a build that says it builds without CUDA.
+const BUILD_WITHOUT_CUDA_FORMAT: &str = "a build without CUDA, said by the build";
+
+/// A build saying it leaves its CUDA part out (`not building warp-ctc GPU extensions`, `Skipping CUDA extension`),
+/// or that the framework it builds for has no CUDA (`Torch was not built with CUDA support`, warp-ctc's
+/// pytorch_binding/setup.py, espnet/warp-ctc#4): a line of at most 300 characters.
+fn build_without_cuda_in_words(line: &str) -> bool {
+    line.len() <= 300 && {
+        let lower = line.to_ascii_lowercase();
+        let skips = ["not building", "skipping", "skip building", "will not build", "won't build"]
+            .iter()
+            .any(|w| lower.contains(w))
+            && ["gpu ext", "cuda ext", "cuda kernel", "gpu kernel", "cuda op", "gpu op"]
+                .iter()
+                .any(|w| lower.contains(w));
+        skips || lower.contains("was not built with cuda support")
+    }
+}
+
 /// A sentence saying nvidia-smi was not found, where the shell's own line was not pasted: `nvidia-smi`
 /// and, after it, `command not found` or `not found` (TonyXuQAQ/Topo-boundary#1: "type `nvidia-smi` but
 /// command not found"). The shell's message itself (`nvidia-smi: command not found`) is the catalogue's row, and a
@@ -1266,6 +1285,8 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
     facts.stated_nouveau = said_line(lines, facts, NOUVEAU_FORMAT, nouveau_in_words).or(facts.stated_nouveau.take());
     facts.stated_nvidia_smi_missing = said_line(lines, facts, SMI_MISSING_FORMAT, nvidia_smi_missing_in_words)
         .or(facts.stated_nvidia_smi_missing.take());
+    facts.stated_build_without_cuda = said_line(lines, facts, BUILD_WITHOUT_CUDA_FORMAT, build_without_cuda_in_words)
+        .or(facts.stated_build_without_cuda.take());
     if facts.multi_gpu_trouble.is_none()
         && let Some((i, sentence, (symptom, several_gpus))) = lines.iter().enumerate().find_map(|(i, l)| {
             // A line ending in a colon goes on in the next ("it hangs here:" / "when calling NVML to check NVLINK").
@@ -1339,6 +1360,12 @@ mod tests {
     fn no_gpu_found_said_in_words() {
         assert!(no_gpu_in_words("2025/12/23 15:39:05 | \u{2139}  - \u{274c} No GPUs detected"));
         assert!(no_gpu_in_words("The GPU not detected after the update"));
+        // espnet/warp-ctc#4, verbatim; a build that goes on to build its CUDA part is not one.
+        assert!(build_without_cuda_in_words(
+            "Torch was not built with CUDA support, not building warp-ctc GPU extensions."
+        ));
+        assert!(build_without_cuda_in_words("Skipping CUDA extension build"));
+        assert!(!build_without_cuda_in_words("building 'warpctc_pytorch._warp_ctc' extension with CUDA ops"));
         // microsoft/WSL#5848, verbatim.
         assert!(no_gpu_in_words("And after that, the WSL doesn't see the GPU on the laptop. "));
         assert!(!no_gpu_in_words("GPU 0: NVIDIA GeForce RTX 4090 detected"));

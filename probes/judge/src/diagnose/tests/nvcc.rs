@@ -91,3 +91,16 @@ fn an_nvcc_of_another_release_in_a_runtime_image_disagrees_with_it() {
     let same = text.replace("9.2-cudnn7", "9.1-cudnn7");
     assert!(!super::pasted_ids(&same).contains(&"toolkits.names_disagree".to_owned()));
 }
+
+/// A build that says it builds without CUDA and then fails to run `nvcc --version` (espnet/warp-ctc#4, verbatim lines,
+/// on a CPU-only machine) gets a note, not an error; the same failure alone is still an error.
+#[test]
+fn nvcc_missing_under_a_build_without_cuda_is_a_note() {
+    let failure = "FileNotFoundError: [Errno 2] No such file or directory: 'nvcc': 'nvcc'\n";
+    let text = format!("Torch was not built with CUDA support, not building warp-ctc GPU extensions.\n{failure}");
+    let found = super::pasted_findings(&text);
+    assert!(found.iter().all(|f| f.severity == gpu_doctor_model::Severity::Info), "{found:#?}");
+    assert!(found.iter().any(|f| f.id == "toolkit.nvcc_not_on_path"), "{found:#?}");
+    let alone = super::pasted_findings(failure);
+    assert!(alone.iter().any(|f| f.severity == gpu_doctor_model::Severity::Error), "{alone:#?}");
+}
