@@ -23,6 +23,13 @@ const CASES: &[Case] = &[
         &[],
         &[],
     ),
+    // RustaCUDA's error in a panic, as filecoin-project/rust-gpu-tools#79 pasted it (a Tesla K80, a fatbin from compute_52).
+    (
+        "cuda.no_kernel_image",
+        "thread 'main' panicked at 'called `Result::unwrap()` on an `Err` value: Cuda(NoBinaryForGpu)', examples/add.rs:10:76",
+        &[],
+        &[],
+    ),
     // PyTorch's CUDA error help line names the error as cudaGetErrorName prints it; the line as a
     // public report pasted it under "torch.AcceleratorError: CUDA error: no kernel image …".
     (
@@ -50,6 +57,8 @@ const CASES: &[Case] = &[
         &[],
     ),
     ("cuda.compat_not_supported", "RuntimeError: forward compatibility was attempted on non supported HW", &[], &[]),
+    // The line as a person retyped it without its `device` (PaddlePaddle/Paddle#17857, the reporter's whole text).
+    ("cuda.no_device", "no CUDA-capable is detected", &[], &[]),
     (
         "cuda.no_device",
         "F0527 08:43:32.401912 27274 syncedmem.hpp:18] Check failed: error == cudaSuccess (38 vs. 0)  no CUDA-capable device is detected",
