@@ -194,7 +194,9 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
                     "Check for it: ldconfig -p | grep libcuda.so.1. If it is missing, install the CUDA library of \
                      the installed driver branch: on Ubuntu and Debian libnvidia-compute-{branch} (libcuda1-{branch} \
                      on releases before Ubuntu 18.04), from NVIDIA's RHEL repository nvidia-driver-cuda-libs, from \
-                     RPM Fusion xorg-x11-drv-nvidia-cuda-libs."
+                     RPM Fusion xorg-x11-drv-nvidia-cuda-libs. If the driver put it outside the loader's folders (NixOS: \
+                     /run/opengl-driver/lib; a .run install with its own prefix), add that folder to LD_LIBRARY_PATH \
+                     of the program or its service."
                 )),
             ));
         }

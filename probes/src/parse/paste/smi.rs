@@ -81,6 +81,32 @@ pub(super) fn read(lines: &[String], text: &str, facts: &mut Facts) {
         facts.saw(i, "driver version in prose");
         facts.driver(Some(v), None, "driver version in prose");
     }
+    if facts.driver_version.is_none()
+        && let Some((i, v)) = lines.iter().enumerate().find_map(|(i, l)| library_driver(l).map(|v| (i, v)))
+    {
+        facts.saw(i, LIBRARY_DRIVER);
+        facts.driver(Some(v), None, LIBRARY_DRIVER);
+    }
+}
+
+/// The format name of a driver version read from a driver library's file name.
+const LIBRARY_DRIVER: &str = "a driver library's file name";
+
+/// The driver's version in the file name of one of its own libraries, which the driver installs under its full
+/// version with the SONAME as a link to it (`libcuda.so.560.35.03`, `libnvidia-ml.so.535.104.05`: `ls -l`, `ldconfig
+/// -v`, a Nix store path, NixOS/nixpkgs#349617): a three-digit major, so WSL's `libcuda.so.1.1` is none. A line of
+/// at most 1,000 characters.
+pub(super) fn library_driver(line: &str) -> Option<DriverVersion> {
+    if line.len() > 1_000 {
+        return None;
+    }
+    ["libcuda.so.", "libnvidia-ml.so."].iter().find_map(|lib| {
+        line.match_indices(lib).find_map(|(at, _)| {
+            let rest = &line[at + lib.len()..];
+            let end = rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(rest.len());
+            three_digit_driver(&rest[..end])
+        })
+    })
 }
 
 /// The tail of nvcc's version line, `release X.Y, VX.Y.Z` (`Cuda compilation tools, release %s, V%s`, nvcc

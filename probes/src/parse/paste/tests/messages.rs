@@ -17,6 +17,9 @@ const CASES: &[Case] = &[
     // `(cudaError_t, value)` tuple whose enum prints `<cudaError_t.NAME: code>` (its docs'
     // cuda.bindings.runtime.cudaError_t); the row's emitter names the error, no pattern lists it.
     ("cuda.insufficient_driver", "(<cudaError_t.cudaErrorInsufficientDriver: 35>, 0)", &[], &[]),
+    // ollama's discovery through libcudart, as NixOS/nixpkgs#349617's title quotes it (driver 560 present, its
+    // libcuda not on the loader's path).
+    ("cuda.insufficient_driver", "`ollama` raises `cudaSetDevice err: 35` on startup", &[], &[]),
     (
         "cuda.no_kernel_image",
         "RuntimeError: CUDA error: no kernel image is available for execution on the device",

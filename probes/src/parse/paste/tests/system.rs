@@ -743,6 +743,25 @@ fn ldd_of_a_wheels_library_names_the_ld_library_path_copy_it_took() {
     );
 }
 
+/// The driver's version in its own library's file name (NixOS/nixpkgs#349617's description, verbatim; `ls -l`'s link
+/// target); WSL's `libcuda.so.1.1` and the SONAME are none.
+#[test]
+fn a_driver_librarys_file_name_gives_the_driver() {
+    use super::super::smi::library_driver;
+    let text = |line: &str| library_driver(line).map(|v| v.as_str().to_owned());
+    assert_eq!(
+        text("However the nvidia driver `libcuda.so.560.35.03` is present but appears to be not found").as_deref(),
+        Some("560.35.03")
+    );
+    assert_eq!(
+        text("lrwxrwxrwx 1 root root 29 Jan 1 libnvidia-ml.so.1 -> libnvidia-ml.so.535.104.05").as_deref(),
+        Some("535.104.05")
+    );
+    assert_eq!(text("/usr/lib/wsl/lib/libcuda.so.1.1"), None);
+    assert_eq!(text("libcuda.so.1: cannot open shared object file"), None);
+    assert_eq!(text(&"libcuda.so.535.1 ".repeat(100)), None, "over 1,000 characters");
+}
+
 /// A driver version written in prose is the driver when no program's output gives one: the word `driver`
 /// (then `version`, `is` at most) and a number of three-digit major. A line naming two numbers says nothing.
 #[test]
