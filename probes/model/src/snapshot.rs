@@ -113,6 +113,10 @@ pub struct Snapshot {
     /// when not said.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stated_build_without_cuda: Option<String>,
+    /// The line where the text says the work ran on the CPU instead of the GPU ("runs on cpu", "inferring on CPU",
+    /// "使用的是CPU"); `None` for a live machine, or when not said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stated_cpu_fallback: Option<String>,
     /// The line where the pasted text says M.2 (NVMe) drives are installed ("I have all m.2 nvme slots populated");
     /// `None` for a live machine, or when not said. Read only beside a GPU link narrower than the card: boards
     /// share the GPU slot's lanes with some M.2 sockets.
@@ -221,6 +225,7 @@ impl Snapshot {
             multi_gpu_trouble: None,
             stated_nvidia_smi_missing: None,
             stated_build_without_cuda: None,
+            stated_cpu_fallback: None,
             stated_m2_drives: None,
             stated_tensorflow_gpu: None,
             stated_idle_downshift: None,

@@ -777,12 +777,16 @@ fn no_device_message(cx: &Ctx<'_>) -> Option<String> {
 
 /// What says the program saw no GPU at all: a known "no device" line, or PyTorch counting none: a CUDA build,
 /// or a torch whose build the text does not show at all (neither its version nor `torch.version.cuda`, where
-/// a CPU build prints None); a CPU build says False everywhere, and is its own finding.
+/// a CPU build prints None); a CPU build says False everywhere, and is its own finding. Last, the text saying the
+/// work ran on the CPU, where no CPU build is shown.
 fn no_device_seen(cx: &Ctx<'_>) -> Option<String> {
     if let Some(m) = no_device_message(cx) {
         return Some(m);
     }
-    cx.envs().iter().find_map(|e| {
+    let cpu_build =
+        cx.frameworks().any(|(_, f)| matches!(f.build, FrameworkBuild::Cpu)) || cx.s.stated_cpu_torch.is_some();
+    let said = cx.s.stated_cpu_fallback.as_ref().filter(|_| !cpu_build);
+    let torch = cx.envs().iter().find_map(|e| {
         let torch = e.framework("torch");
         let cpu_build = torch.is_some_and(|f| matches!(f.build, FrameworkBuild::Cpu));
         let t = e.deep_torch()?;
@@ -796,7 +800,8 @@ fn no_device_seen(cx: &Ctx<'_>) -> Option<String> {
         } else {
             None
         }
-    })
+    });
+    torch.or_else(|| said.map(|l| format!("the text says the work ran on the CPU: {l}")))
 }
 
 /// Known error lines that mean the process saw no GPU (`assets/compat/errors.toml`).

@@ -109,6 +109,8 @@ pub(super) struct Facts {
     pub stated_nvidia_smi_missing: Option<String>,
     /// A build saying it builds without CUDA (`prose`): the line.
     pub stated_build_without_cuda: Option<String>,
+    /// The work ran on the CPU instead of the GPU, said in words (`prose`): the line.
+    pub stated_cpu_fallback: Option<String>,
     /// M.2 (NVMe) drives installed, said in words (`prose`): the line.
     pub stated_m2_drives: Option<String>,
     /// TensorFlow wanted on the GPU, said in words (`prose`): the line.
@@ -351,6 +353,7 @@ impl Facts {
             (self.multi_gpu_trouble.take(), self.stated_cuda_question.take());
         snap.stated_nvidia_smi_missing = self.stated_nvidia_smi_missing.take();
         snap.stated_build_without_cuda = self.stated_build_without_cuda.take();
+        snap.stated_cpu_fallback = self.stated_cpu_fallback.take();
         snap.stated_m2_drives = self.stated_m2_drives.take();
         snap.stated_tensorflow_gpu = self.stated_tensorflow_gpu.take();
         snap.stated_idle_downshift = self.stated_idle_downshift.take();

@@ -62,7 +62,10 @@ pub(super) fn add(
     source: &'static str,
 ) -> bool {
     let mut name = normalize_name(name);
-    if name == "pytorch" {
+    // conda's `pytorch`, and the nightly packages of 2018 and 2019 (conda's `pytorch-nightly` on the pytorch
+    // channel, pip's `torch-nightly`), all install the `torch` module (pytorch/pytorch#23778's conda plan:
+    // `pytorch/linux-64::pytorch-nightly-1.2.0.dev20190805+cpu-py3.7_cpu_0`).
+    if matches!(name.as_str(), "pytorch" | "pytorch-nightly" | "torch-nightly") {
         name = "torch".to_owned();
     }
     let interesting = crate::probe::python::fast::is_interesting(&name)

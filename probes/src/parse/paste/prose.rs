@@ -1113,6 +1113,37 @@ fn nouveau_in_words(line: &str) -> bool {
 
 const SMI_MISSING_FORMAT: &str = "nvidia-smi not found, in words";
 
+/// The format name of work said to run on the CPU instead of the GPU.
+const CPU_FALLBACK_FORMAT: &str = "work on the CPU, in words";
+
+/// Words a program or a person uses to say the work ran on the CPU, not the GPU (English and Chinese: `使用的是CPU`,
+/// `用的是CPU`, `跑在CPU上`).
+const CPU_FALLBACK_WORDS: [&str; 14] = [
+    "runs on cpu",
+    "runs on the cpu",
+    "running on cpu",
+    "running on the cpu",
+    "inferring on cpu",
+    "falling back to cpu",
+    "fall back to cpu",
+    "falls back to cpu",
+    "fallback to cpu",
+    "only uses the cpu",
+    "only using the cpu",
+    "\u{4f7f}\u{7528}\u{7684}\u{662f}cpu",
+    "\u{7528}\u{7684}\u{662f}cpu",
+    "\u{8dd1}\u{5728}cpu",
+];
+
+/// A line of at most 300 characters saying the work ran on the CPU ([`CPU_FALLBACK_WORDS`]; lightweight-human-pose-
+/// estimation-3d-demo's `No CUDA device found, inferring on CPU`, chatchat-space/Langchain-Chatchat#1526).
+fn cpu_fallback_in_words(line: &str) -> bool {
+    line.len() <= 300 && {
+        let lower = line.to_lowercase();
+        CPU_FALLBACK_WORDS.iter().any(|w| lower.contains(w))
+    }
+}
+
 /// The format name of a build that says it builds without CUDA.
 const BUILD_WITHOUT_CUDA_FORMAT: &str = "a build without CUDA, said by the build";
 
@@ -1287,6 +1318,8 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
         .or(facts.stated_nvidia_smi_missing.take());
     facts.stated_build_without_cuda = said_line(lines, facts, BUILD_WITHOUT_CUDA_FORMAT, build_without_cuda_in_words)
         .or(facts.stated_build_without_cuda.take());
+    facts.stated_cpu_fallback =
+        said_line(lines, facts, CPU_FALLBACK_FORMAT, cpu_fallback_in_words).or(facts.stated_cpu_fallback.take());
     if facts.multi_gpu_trouble.is_none()
         && let Some((i, sentence, (symptom, several_gpus))) = lines.iter().enumerate().find_map(|(i, l)| {
             // A line ending in a colon goes on in the next ("it hangs here:" / "when calling NVML to check NVLINK").
@@ -1365,6 +1398,12 @@ mod tests {
             "Torch was not built with CUDA support, not building warp-ctc GPU extensions."
         ));
         assert!(build_without_cuda_in_words("Skipping CUDA extension build"));
+        // The demo's own line and a title in Chinese (both verbatim, first-sight set 28).
+        assert!(cpu_fallback_in_words("No CUDA device found, inferring on CPU"));
+        assert!(cpu_fallback_in_words(
+            "v0.2.4\u{7248}\u{672c}\u{ff0c}\u{6267}\u{884c}CUDA_VISIBLE_DEVICES=5 python startup.py -a\u{ff0c}\u{53d1}\u{73b0}\u{56de}\u{7b54}\u{975e}\u{5e38}\u{6162}\u{ff0c}\u{67e5}\u{770b}\u{65e5}\u{5fd7}\u{53d1}\u{73b0}\u{4f7f}\u{7528}\u{7684}\u{662f}CPU"
+        ));
+        assert!(!cpu_fallback_in_words("The data loader runs on 8 CPU cores"));
         assert!(!build_without_cuda_in_words("building 'warpctc_pytorch._warp_ctc' extension with CUDA ops"));
         // microsoft/WSL#5848, verbatim.
         assert!(no_gpu_in_words("And after that, the WSL doesn't see the GPU on the laptop. "));

@@ -1576,6 +1576,13 @@ const CASES: &[Case] = &[
         &[("error", "no CUDA-capable device is detected")],
         &["cuda.no_device"],
     ),
+    // The journal line elasticdotventures/_b00t_#259 quotes from a Homebrew llama.cpp (built without CUDA).
+    (
+        "llamacpp.cpu_only_build",
+        "Confirmed via journal: `warning: no usable GPU found, --gpu-layers option will be ignored`",
+        &[],
+        &[],
+    ),
     (
         // llama_print_system_info's line as its format string builds it (a build without any BLAS).
         "llamacpp.cpu_only_build",
