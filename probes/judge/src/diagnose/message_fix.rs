@@ -555,6 +555,7 @@ fn other_fix(cx: &Ctx<'_>, known: &KnownMessage) -> FamilyFix {
         // (openmm/openmm#1485: "a library path issue"; NVIDIA/numba-cuda#196).
         "nvrtc.builtins_missing" => nvrtc_builtins_words(cx),
         "jax.no_gpu_fallback" => jax_fallback_words(cx),
+        "cudnn.status_not_initialized" => dnn_init_words(cx),
         "torch.cublas_create_alloc_failed" => cublas_alloc_words(cx),
         "jax.jaxlib_too_old" => jaxlib_pair_words(cx),
         "jax.jaxlib_newer_than_jax" => jaxlib_newer_words(cx, known),
@@ -1525,11 +1526,14 @@ fn dnn_init_words(cx: &Ctx<'_>) -> String {
     let memory = format!(
         "No GPU memory left for cuDNN (the lines above: `Could not create cudnn handle: …` and `Memory usage: … bytes \
          free`): close what holds the GPU (`{}` lists the processes), and since JAX preallocates most of the GPU at \
-         its first operation, start it with `{}`, or with a smaller share, `{}`; beside TensorFlow, keep TensorFlow \
-         off the GPU where it only loads data (`tf.config.experimental.set_visible_devices([], \"GPU\")`).",
+         its first operation, start it with `{}`, or with a smaller share, `{}`; TensorFlow maps nearly all of it \
+         too, unless started with `{}` (or `tf.config.experimental.set_memory_growth(gpu, True)`: TensorFlow's GPU \
+         guide, \"Limiting GPU memory growth\"); beside TensorFlow, keep TensorFlow off the GPU where it only loads \
+         data (`tf.config.experimental.set_visible_devices([], \"GPU\")`).",
         cmd(cx, "nvidia-smi", []),
         fix::var_line(cx, "XLA_PYTHON_CLIENT_PREALLOCATE", "false"),
-        fix::var_line(cx, "XLA_PYTHON_CLIENT_MEM_FRACTION", ".50")
+        fix::var_line(cx, "XLA_PYTHON_CLIENT_MEM_FRACTION", ".50"),
+        fix::var_line(cx, "TF_FORCE_GPU_ALLOW_GROWTH", "true")
     );
     if seen("xla.cudnn_version_mismatch") {
         cudnn
@@ -1732,6 +1736,8 @@ const UNREACHABLE: &[(Unreachable, &[&str])] = &[
             "cuda_python.libcuda_so1_dlopen_failed",
             "cudarc.driver_library_not_found",
             "bitsandbytes.libcuda_not_found",
+            // Taichi's CUDA driver loader opens libcuda.so by that name (taichi/rhi/cuda/cuda_driver.cpp).
+            "taichi.cuda_arch_not_supported",
             "nvml.library_not_found",
             "shell.nvidia_smi_not_found",
         ],

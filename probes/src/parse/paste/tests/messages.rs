@@ -367,6 +367,13 @@ const CASES: &[Case] = &[
         &[("runtime", "8201"), ("compiled", "8000")],
         &[],
     ),
+    // TensorFlow 1.5's line in localminimum/QANet#5 (driver 384.69 under a CUDA 9.0 build).
+    (
+        "xla.possibly_insufficient_driver",
+        "2018-03-23 11:55:55.959970: E tensorflow/stream_executor/cuda/cuda_dnn.cc:393] possibly insufficient driver version: 384.69.0",
+        &[("driver", "384.69.0")],
+        &[],
+    ),
     (
         "xla.driver_older_than_ptxas",
         "2024-06-04 13:20:13.475085: W external/xla/xla/service/gpu/nvptx_compiler.cc:760] The NVIDIA driver's CUDA version is 12.4 which is older than the ptxas CUDA version (12.5.40). Because the driver is older than the ptxas version, XLA is disabling parallel compilation, which may slow down compilation.",
