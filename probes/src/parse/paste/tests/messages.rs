@@ -1585,7 +1585,7 @@ const CASES: &[Case] = &[
     ),
     // The journal line elasticdotventures/_b00t_#259 quotes from a Homebrew llama.cpp (built without CUDA).
     (
-        "llamacpp.cpu_only_build",
+        "llamacpp.no_usable_gpu",
         "Confirmed via journal: `warning: no usable GPU found, --gpu-layers option will be ignored`",
         &[],
         &[],
