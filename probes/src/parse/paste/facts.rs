@@ -410,6 +410,7 @@ impl Facts {
             complete: self.complete_package_list,
             windows: self.os == Some(OsFamily::Windows),
             torch_cuda_available: self.deep.torch.as_ref().and_then(|t| t.cuda_available) == Some(true),
+            torch_printed: self.deep.torch.is_some(),
         };
         let built = frameworks(&self.packages, &hints);
         self.toolkits.extend(built.toolkits);

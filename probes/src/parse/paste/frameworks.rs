@@ -36,7 +36,13 @@ pub(super) struct Hints<'a> {
     pub windows: bool,
     /// PyTorch said CUDA is available, which no CPU build says.
     pub torch_cuda_available: bool,
+    /// PyTorch's own prints answered (`torch.version.cuda`, `torch.cuda.is_available()`), whether or not its
+    /// version was among them.
+    pub torch_printed: bool,
 }
+
+/// The version of a torch whose prints say its build but not its version.
+pub(super) const VERSION_NOT_SHOWN: &str = "(version not shown)";
 
 /// What the packages add up to.
 #[derive(Debug, Default)]
@@ -84,6 +90,21 @@ pub(super) fn frameworks(pkgs: &[Pkg], hints: &Hints<'_>) -> Built {
             build: tf_build(info),
             cudnn_build,
             source: "pasted tf.__version__ + tf.sysconfig.get_build_info".to_owned(),
+            site_packages: PASTED.to_owned(),
+        });
+    }
+    // torch's own prints said its build (`torch.version.cuda` printed None: a CPU build) without its version:
+    // the torch they came from is installed all the same (opendatalab/MinerU#240's REPL).
+    if hints.torch_printed
+        && let Some(build) = hints.torch_build
+        && !out.frameworks.iter().any(|f| f.name == "torch")
+    {
+        out.frameworks.push(Framework {
+            name: "torch".to_owned(),
+            version: VERSION_NOT_SHOWN.to_owned(),
+            build: build.clone(),
+            cudnn_build: None,
+            source: "pasted python prints".to_owned(),
             site_packages: PASTED.to_owned(),
         });
     }

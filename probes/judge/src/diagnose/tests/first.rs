@@ -854,3 +854,13 @@ fn tensorflow_on_the_gpu_asked_for_on_windows_in_words_is_the_native_windows_fin
     assert!(!super::pasted_ids(&format!("{text}inside WSL2\n")).contains(&id));
     assert!(!super::pasted_ids("I can't get Tensorflow to detect my gpu in Python.\n").contains(&id));
 }
+
+/// torch's prints saying its build without its version (`torch.version.cuda` printed None; opendatalab/MinerU#240's
+/// REPL, verbatim lines) are a CPU torch all the same.
+#[test]
+fn a_cpu_torch_from_its_prints_without_a_version_is_a_cpu_build() {
+    let repl = ">>> import torch\n>>> print(torch.cuda.is_available()) \nFalse\n>>> print(torch.version.cuda) \nNone\n";
+    assert!(super::pasted_ids(repl).contains(&"framework.cpu_only_build".to_owned()), "{:?}", super::pasted_ids(repl));
+    let cuda = ">>> import torch\n>>> print(torch.cuda.is_available()) \nFalse\n>>> print(torch.version.cuda) \n12.1\n";
+    assert!(!super::pasted_ids(cuda).contains(&"framework.cpu_only_build".to_owned()));
+}
