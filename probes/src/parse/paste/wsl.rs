@@ -495,11 +495,22 @@ fn smi_crash(lines: &[String]) -> Option<String> {
 /// `%s: command not found` after its secure_path lookup), dash's `nvidia-smi: not found`, zsh's `command not
 /// found: nvidia-smi` (zsh-users/zsh:Src/exec.c `command not found: %s`), or a sentence naming `sudo
 /// nvidia-smi` or root beside "could not find", "cannot find" or "not found" (gpustack/gpustack#1297:
-/// "“sudo nvidia-smi” could not find the file nvidia-smi"). A container's own `executable file not found`
+/// "“sudo nvidia-smi” could not find the file nvidia-smi"; dstackai/dstack#3211: "`nvidia-smi` cannot be invoked
+/// under root inside WSL2"). A container's own `executable file not found`
 /// is not taken: that is the container runtime's mount, not the shell's PATH.
 fn smi_not_found(lines: &[String]) -> Option<String> {
-    const NOT_FOUND: [&str; 6] =
-        ["not find", "cannot find", "can't find", "couldn't find", "not found", "no such file or directory"];
+    const NOT_FOUND: [&str; 10] = [
+        "not find",
+        "cannot find",
+        "can't find",
+        "couldn't find",
+        "not found",
+        "no such file or directory",
+        "cannot be invoked",
+        "can't be invoked",
+        "cannot run",
+        "can't run",
+    ];
     lines.iter().find_map(|l| {
         if !l.contains("nvidia-smi") || l.contains("executable file not found") {
             return None;
@@ -1405,6 +1416,9 @@ mod tests {
         assert!(missing(words).is_some());
         assert_eq!(missing("WSL2\nexec: \"nvidia-smi\": executable file not found in $PATH: unknown"), None);
         assert_eq!(missing("WSL2\nI could not find why nvidia-smi is slow"), None);
+        // dstackai/dstack#3211 (verbatim).
+        let invoked = "The shim running on SSH fleet hosts fails to detect NVIDIA GPUs because `nvidia-smi` cannot be invoked under root inside WSL2.";
+        assert!(missing(invoked).is_some());
         assert_eq!(missing("bash: nvidia-smi: command not found"), None, "not WSL");
     }
 
