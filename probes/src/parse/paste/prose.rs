@@ -244,18 +244,38 @@ fn cuda_question(lines: &[String]) -> Option<(usize, String)> {
             .collect()
     };
     lines.iter().enumerate().find_map(|(i, line)| {
-        if tools_disagree(line) {
+        if tools_disagree(line) || builds_for_a_cuda(line) {
             return Some((i, line.trim().chars().take(300).collect()));
         }
         if !line.contains('?') || line.len() > 400 || !words(line).iter().any(|w| MUST_MATCH.contains(&w.as_str())) {
             return None;
         }
-        let end = (i + 2).min(lines.len());
-        let window: Vec<String> =
-            lines[i.saturating_sub(2)..end].iter().filter(|l| l.len() <= 400).flat_map(|l| words(l)).collect();
+        // The two lines with text before it and the one after (blank lines between paragraphs do not count).
+        let said = |l: &&String| !l.trim().is_empty() && l.len() <= 400;
+        let before = lines[..i].iter().rev().filter(said).take(2);
+        let after = lines[i + 1..].iter().filter(said).take(1);
+        let window: Vec<String> = before.chain(std::iter::once(line)).chain(after).flat_map(|l| words(l)).collect();
         let cuda = window.iter().any(|w| w == "cuda" || w == "cudnn");
         let framework = window.iter().any(|w| BRINGS_CUDA.contains(&w.as_str()));
         (cuda && framework).then(|| (i, line.trim().chars().take(300).collect()))
+    })
+}
+
+/// A line of at most 300 characters asking for prebuilt builds for one CUDA version (`No binaries for cuda 11.4`,
+/// pytorch/pytorch#84069; `Support for cuda 9.1 would be useful`, #4156): the wish to match the machine's toolkit,
+/// which the builds, bringing their own CUDA runtime, do not need.
+fn builds_for_a_cuda(line: &str) -> bool {
+    const BUILDS: [&str; 7] = ["binaries", "binary", "builds", "wheels", "wheel", "packages", "support"];
+    if line.len() > 300 {
+        return false;
+    }
+    let lower = line.to_ascii_lowercase();
+    let words: Vec<&str> = lower.split_whitespace().collect();
+    words.windows(4).any(|w| {
+        BUILDS.contains(&w[0])
+            && w[1] == "for"
+            && w[2] == "cuda"
+            && w[3].trim_end_matches(['.', ',', '?', '!']).parse::<gpu_doctor_model::CudaVersion>().is_ok()
     })
 }
 
@@ -1393,6 +1413,12 @@ mod tests {
     fn no_gpu_found_said_in_words() {
         assert!(no_gpu_in_words("2025/12/23 15:39:05 | \u{2139}  - \u{274c} No GPUs detected"));
         assert!(no_gpu_in_words("The GPU not detected after the update"));
+        // pytorch/pytorch#84069 and #4156 (verbatim); a build for a GPU, not a CUDA version, is not one.
+        assert!(builds_for_a_cuda("No binaries for cuda 11.4"));
+        assert!(builds_for_a_cuda(
+            "Support for cuda 9.1 would be useful. For one thing, currently you can't download cuda 9.0 from NVIDIA's website."
+        ));
+        assert!(!builds_for_a_cuda("Support for cuda graphs in the allocator"));
         // espnet/warp-ctc#4, verbatim; a build that goes on to build its CUDA part is not one.
         assert!(build_without_cuda_in_words(
             "Torch was not built with CUDA support, not building warp-ctc GPU extensions."
