@@ -114,7 +114,7 @@ pub struct Snapshot {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stated_build_without_cuda: Option<String>,
     /// The line where the text says the work ran on the CPU instead of the GPU ("runs on cpu", "inferring on CPU",
-    /// "使用的是CPU"); `None` for a live machine, or when not said.
+    /// the same in Chinese); `None` for a live machine, or when not said.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stated_cpu_fallback: Option<String>,
     /// The line where the pasted text says M.2 (NVMe) drives are installed ("I have all m.2 nvme slots populated");

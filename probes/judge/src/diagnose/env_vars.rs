@@ -20,7 +20,8 @@ pub(super) const HIDES_ALL: Rule = Rule {
               is an index of 1 or more and the program saw no GPU (\"no CUDA-capable device\", \"No CUDA GPUs are \
               available\", TensorFlow's cuInit CUDA_ERROR_NO_DEVICE or, \
               the error not shown, the diagnostic it logs only after cuInit failed, device_count() 0, is_available() False \
-              of a CUDA build or of one the text does not show), or every index is at or past \
+              of a CUDA build or of one the text does not show, or, no CPU build shown, the text saying the work ran \
+              on the CPU), or every index is at or past \
               the GPU count the text states in words (\"I only have one GPU\"); or, its value not in the text, \
               PyTorch said \"No CUDA GPUs are available\" while the same text shows PyTorch seeing a GPU \
               (is_available() True, a device count), or a program saw no device and the text shows it started by a \

@@ -674,9 +674,8 @@ fn torchvision_words(cx: &Ctx<'_>) -> String {
             .or_else(|| {
                 let tag = torch?.version.split_once('+')?.1;
                 (tag == "cpu" || tag.starts_with("cu")).then(|| tag.to_owned())
-            })
-            .unwrap_or_else(|| "cuXYZ".to_owned());
-    let url = format!("https://download.pytorch.org/whl/{index}");
+            });
+    let url = format!("https://download.pytorch.org/whl/{}", index.as_deref().unwrap_or("cuXYZ"));
     format!(
         "torchvision and torch come from different builds: install them together, from the one index of the \
          build you want, so pip takes the torchvision made for that torch{}: `{}`{}. `{}` shows the pair.",
@@ -686,7 +685,7 @@ fn torchvision_words(cx: &Ctx<'_>) -> String {
             "pip",
             ["install", "--force-reinstall", torch_req.as_str(), vision_req.as_str(), "--index-url", url.as_str()]
         ),
-        if index == "cuXYZ" { " (cuXYZ: the CUDA build torch has, or `cpu`)" } else { "" },
+        if index.is_none() { " (cuXYZ: the CUDA build torch has, or `cpu`)" } else { "" },
         cmd(cx, "python", ["-c", "import torch, torchvision; print(torch.__version__, torchvision.__version__)"])
     )
 }

@@ -1136,8 +1136,8 @@ const SMI_MISSING_FORMAT: &str = "nvidia-smi not found, in words";
 /// The format name of work said to run on the CPU instead of the GPU.
 const CPU_FALLBACK_FORMAT: &str = "work on the CPU, in words";
 
-/// Words a program or a person uses to say the work ran on the CPU, not the GPU (English and Chinese: `使用的是CPU`,
-/// `用的是CPU`, `跑在CPU上`).
+/// Words a program or a person uses to say the work ran on the CPU, not the GPU (English, and Chinese: "the CPU is
+/// what is used", "runs on the CPU", escaped below).
 const CPU_FALLBACK_WORDS: [&str; 14] = [
     "runs on cpu",
     "runs on the cpu",

@@ -309,15 +309,15 @@ fn assignment(line: &str) -> Option<(&str, &str)> {
 
 /// `CUDA_VISIBLE_DEVICES=7` written inside a sentence (`in run.sh, CUDA_VISIBLE_DEVICES=7 was used causing
 /// …`): the variable's name, then a device list (indices and commas, or `GPU-`/`MIG-` UUIDs), after anything but a
-/// name's or a path's character (a space, quote, tick, parenthesis, a CJK character). Only this variable: its value's shape says it is one, where other names'
-/// values (paths) would not.
+/// name's or a path's character or a comment's `#` (a space, quote, tick, parenthesis, a CJK character). Only this
+/// variable: its value's shape says it is one, where other names' values (paths) would not.
 fn device_list_in_words(line: &str) -> Option<(&'static str, &str)> {
     const NAME: &str = "CUDA_VISIBLE_DEVICES=";
     static VISIBLE: super::Needle = super::Needle::new(NAME);
     let at = VISIBLE.find(line)?;
     // Not part of a longer name or a path; a sentence in Chinese or Japanese runs into it without a space
-    // (`执行CUDA_VISIBLE_DEVICES=5 python startup.py`, chatchat-space/Langchain-Chatchat#1526).
-    if line[..at].chars().next_back().is_some_and(|c| c.is_ascii_alphanumeric() || "_-./${:=".contains(c)) {
+    // (`\u{6267}\u{884c}CUDA_VISIBLE_DEVICES=5 python startup.py`, chatchat-space/Langchain-Chatchat#1526).
+    if line[..at].chars().next_back().is_some_and(|c| c.is_ascii_alphanumeric() || "_-./${:=#".contains(c)) {
         return None;
     }
     let value = line[at + NAME.len()..]

@@ -531,6 +531,17 @@ fn an_export_in_a_sentence_leaves_the_sentences_stop_out() {
     assert_eq!(s.env.vars.get("CUDA_VISIBLE_DEVICES").map(String::as_str), Some("1."));
 }
 
+/// The variable's device list inside a sentence that runs into it without a space (chatchat-space/Langchain-Chatchat#1526,
+/// in Chinese, verbatim); not part of a longer name, nor commented out with `#`.
+#[test]
+fn a_device_list_in_a_cjk_sentence_is_read() {
+    let s = read("v0.2.4\u{7248}\u{672c}\u{ff0c}\u{6267}\u{884c}CUDA_VISIBLE_DEVICES=5 python startup.py -a\n");
+    assert_eq!(s.env.vars.get("CUDA_VISIBLE_DEVICES").map(String::as_str), Some("5"));
+    for text in ["MY_CUDA_VISIBLE_DEVICES=5 is ours\n", "see #CUDA_VISIBLE_DEVICES=5 in the notes\n"] {
+        assert_eq!(read(text).env.vars.get("CUDA_VISIBLE_DEVICES"), None, "{text}");
+    }
+}
+
 #[test]
 fn export_lines_and_an_export_quoted_in_prose_are_read() {
     let s = read(
