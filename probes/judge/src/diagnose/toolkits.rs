@@ -421,6 +421,10 @@ fn conflict(cx: &Ctx<'_>, t: &Toolkits, out: &mut Vec<Finding>) {
         })
         .collect();
     let majors = framework_majors(cx);
+    // A toolkit whose folder the text does not show (an nvcc that printed its version, `(pasted)`) is one no change
+    // can point the names at: the others are the targets, where there are any.
+    let placed: Vec<&ToolkitInstall> = picked.iter().copied().filter(|i| !i.root.starts_with('(')).collect();
+    let picked = if placed.is_empty() { picked } else { placed };
     let with_nvcc: Vec<&ToolkitInstall> = picked.iter().copied().filter(|i| i.nvcc.is_some()).collect();
     let pool = if with_nvcc.is_empty() { &picked } else { &with_nvcc };
     // A toolkit newer than the CUDA the driver supports builds programs that run here only through
@@ -438,7 +442,7 @@ fn conflict(cx: &Ctx<'_>, t: &Toolkits, out: &mut Vec<Finding>) {
         .max_by_key(|i| i.version)
         .or_else(|| pool.iter().max_by_key(|i| i.version))
         .copied();
-    let plan = target.map(|target| {
+    let plan = target.and_then(|target| {
         let why = match (target.version.is_some_and(|v| majors.contains(&v.major)), passed_over.is_some()) {
             (true, _) => "it matches your framework's CUDA major",
             (false, true) => "the newest the driver runs in full",
@@ -455,7 +459,9 @@ fn conflict(cx: &Ctx<'_>, t: &Toolkits, out: &mut Vec<Finding>) {
             _ => String::new(),
         };
         let goal = format!("every name picks {} ({}, {why}{cost})", target.root, version_of(target));
-        fix::change(None, goal, agree_changes(cx, t, target))
+        // No name to change (each already picks it, or only a name no change reaches differs): no plan.
+        let changes = agree_changes(cx, t, target);
+        (!changes.is_empty()).then(|| fix::change(None, goal, changes))
     });
     let finding = CONFLICT.finding(
         format!("The names that choose a CUDA toolkit pick {} different releases", versions.len()),

@@ -401,3 +401,16 @@ fn a_question_whether_cuda_must_match_gets_the_versions_note() {
     assert_eq!(f.severity, gpu_doctor_model::Severity::Info);
     assert!(f.fix.as_deref().is_some_and(|x| x.contains("nvidia-smi")), "{f:#?}");
 }
+
+/// An nvcc that printed its version without its folder, against /usr/local/cuda's link (pytorch/pytorch#9437,
+/// verbatim lines): the names are pointed at the toolkit whose folder is shown, not at one no change can reach.
+#[test]
+fn the_names_are_pointed_at_a_toolkit_whose_folder_is_shown() {
+    let text = "nvcc: NVIDIA (R) Cuda compiler driver\nCopyright (c) 2005-2015 NVIDIA Corporation\n\
+                Built on Tue_Aug_11_14:27:32_CDT_2015\nCuda compilation tools, release 7.5, V7.5.17\n\
+                lrwxrwxrwx 1 root root 20 Jul 13 12:21 /usr/local/cuda -> /usr/local/cuda-9.0/\n";
+    let found = super::pasted_findings(text);
+    let f = found.iter().find(|f| f.id == "toolkits.names_disagree").unwrap_or_else(|| panic!("{found:#?}"));
+    let plan = f.plan.as_ref().expect("a plan");
+    assert!(format!("{:?}", plan.target).contains("/usr/local/cuda-9.0/bin"), "{:?}", plan.target);
+}
