@@ -42,7 +42,7 @@ pub(super) struct Hints<'a> {
 }
 
 /// The version of a torch whose prints say its build but not its version.
-pub(super) const VERSION_NOT_SHOWN: &str = "(version not shown)";
+const VERSION_NOT_SHOWN: &str = "(version not shown)";
 
 /// What the packages add up to.
 #[derive(Debug, Default)]

@@ -546,6 +546,11 @@ fn link_in_words(line: &str) -> Option<(u32, u32)> {
     }
 }
 
+/// Whether the lowered text `lower` holds any of `words` (lower-case words of the readers below).
+fn mentions(lower: &str, words: &[&str]) -> bool {
+    words.iter().any(|w| lower.contains(w))
+}
+
 /// The format name of a link said to drop its generation while idle.
 const IDLE_FORMAT: &str = "a link said to slow down while idle";
 
@@ -565,11 +570,11 @@ fn idle_downshift(line: &str) -> bool {
         return false;
     }
     let lower = line.to_ascii_lowercase();
-    let link = ["gen", "gt/s", "pcie", "link speed"].iter().any(|w| lower.contains(w));
+    let link = mentions(&lower, &["gen", "gt/s", "pcie", "link speed"]);
     // Up "only … during active use" says the same: down the rest of the time. A link that drops *under load* is not
     // this (that is the degraded link).
-    let idle = IDLE_WORDS.iter().any(|w| lower.contains(w)) || (lower.contains("only") && lower.contains("active use"));
-    link && LOWERED.iter().any(|w| lower.contains(w)) && idle
+    let idle = mentions(&lower, &IDLE_WORDS) || (lower.contains("only") && lower.contains("active use"));
+    link && mentions(&lower, &LOWERED) && idle
 }
 
 /// The format name of a link width said in a sentence.
@@ -590,7 +595,7 @@ const LINK_WORDS: [&str; 6] = ["pcie", "lane", "link", "slot", "width", "riser"]
 /// lspci's) are theirs.
 fn width_in_words(line: &str) -> Option<(u32, u32)> {
     let lower = line.to_ascii_lowercase();
-    if !LINK_WORDS.iter().any(|w| lower.contains(w))
+    if !mentions(&lower, &LINK_WORDS)
         || ["available pcie bandwidth", "lnksta", "lnkcap"].iter().any(|p| lower.contains(p))
     {
         return None;
@@ -686,7 +691,7 @@ const NO_GPU_WORDS: [&str; 22] = [
 fn no_gpu_in_words(line: &str) -> bool {
     line.len() <= 300 && {
         let lower = line.to_ascii_lowercase();
-        NO_GPU_WORDS.iter().any(|w| lower.contains(w))
+        mentions(&lower, &NO_GPU_WORDS)
     }
 }
 
@@ -779,15 +784,13 @@ fn cpu_torch_in_words(lines: &[String], i: usize) -> bool {
     {
         return true;
     }
-    if ["import ", "print(", "site-packages", "$ ", ">>>"].iter().any(|w| lower.contains(w)) {
+    if mentions(&lower, &["import ", "print(", "site-packages", "$ ", ">>>"]) {
         return false;
     }
     let torch_near = || lines[i.saturating_sub(4)..=i].iter().any(|l| l.to_ascii_lowercase().contains("torch"));
     // In Chinese: `cpu` before the word for version (`\u{7248}\u{672c}`) beside the words for default or install
     // (zyddnys/manga-image-translator#210: torch from requirements.txt installs by default as the CPU version).
-    if lower.contains("cpu\u{7248}\u{672c}")
-        && ["\u{9ed8}\u{8ba4}", "\u{5b89}\u{88c5}"].iter().any(|w| lower.contains(w))
-    {
+    if lower.contains("cpu\u{7248}\u{672c}") && mentions(&lower, &["\u{9ed8}\u{8ba4}", "\u{5b89}\u{88c5}"]) {
         return torch_near();
     }
     let words: Vec<&str> =
@@ -863,8 +866,8 @@ fn other_vendor_gpu_in_words(line: &str) -> bool {
     line.len() <= 300 && {
         let lower = line.to_ascii_lowercase();
         OTHER_VENDOR_GPUS.iter().any(|g| lower.contains(g))
-            && OWN.iter().any(|w| lower.contains(w))
-            && !NVIDIA_WORDS.iter().any(|w| lower.contains(w))
+            && mentions(&lower, &OWN)
+            && !mentions(&lower, &NVIDIA_WORDS)
     }
 }
 
@@ -897,9 +900,10 @@ fn no_nvidia_gpu_in_words(line: &str) -> bool {
 fn names_nvidia_gpu(line: &str) -> bool {
     let lower = line.get(..2000).unwrap_or(line).to_ascii_lowercase();
     !lower.contains("please check that you have an nvidia gpu")
-        && ["geforce", "rtx ", "gtx ", "quadro", "tesla ", "nvidia gpu", "nvidia graphics", "nvidia card"]
-            .iter()
-            .any(|w| lower.contains(w))
+        && mentions(
+            &lower,
+            &["geforce", "rtx ", "gtx ", "quadro", "tesla ", "nvidia gpu", "nvidia graphics", "nvidia card"],
+        )
 }
 
 const INDEX_FORMAT: &str = "GPU numbers said to disagree with nvidia-smi's";
@@ -1160,7 +1164,7 @@ const CPU_FALLBACK_WORDS: [&str; 14] = [
 fn cpu_fallback_in_words(line: &str) -> bool {
     line.len() <= 300 && {
         let lower = line.to_lowercase();
-        CPU_FALLBACK_WORDS.iter().any(|w| lower.contains(w))
+        mentions(&lower, &CPU_FALLBACK_WORDS)
     }
 }
 
@@ -1173,12 +1177,8 @@ const BUILD_WITHOUT_CUDA_FORMAT: &str = "a build without CUDA, said by the build
 fn build_without_cuda_in_words(line: &str) -> bool {
     line.len() <= 300 && {
         let lower = line.to_ascii_lowercase();
-        let skips = ["not building", "skipping", "skip building", "will not build", "won't build"]
-            .iter()
-            .any(|w| lower.contains(w))
-            && ["gpu ext", "cuda ext", "cuda kernel", "gpu kernel", "cuda op", "gpu op"]
-                .iter()
-                .any(|w| lower.contains(w));
+        let skips = mentions(&lower, &["not building", "skipping", "skip building", "will not build", "won't build"])
+            && mentions(&lower, &["gpu ext", "cuda ext", "cuda kernel", "gpu kernel", "cuda op", "gpu op"]);
         skips || lower.contains("was not built with cuda support")
     }
 }
@@ -1213,12 +1213,12 @@ const NOT_NATIVE_WINDOWS: [&str; 8] = ["wsl", "linux", "ubuntu", "docker", "cola
 fn windows_in_words(lines: &[String]) -> Option<usize> {
     let named = |l: &str| {
         let lower = l.to_ascii_lowercase();
-        ["windows 10", "windows 11", "windows10", "windows11", "win10", "win11"].iter().any(|w| lower.contains(w))
+        mentions(&lower, &["windows 10", "windows 11", "windows10", "windows11", "win10", "win11"])
     };
     let at = lines.iter().position(|l| l.len() <= 300 && named(l))?;
     let elsewhere = lines.iter().any(|l| {
         let lower = l.to_ascii_lowercase();
-        NOT_NATIVE_WINDOWS.iter().any(|w| lower.contains(w))
+        mentions(&lower, &NOT_NATIVE_WINDOWS)
     });
     (!elsewhere).then_some(at)
 }
@@ -1253,7 +1253,7 @@ fn tensorflow_gpu_in_words(line: &str) -> bool {
         && lower.contains("tensorflow")
         && (lower.contains("gpu") || lower.contains("cuda"))
         && !versioned
-        && !["tensorflow/", ".cc", ".py", "import ", "print(", "tf."].iter().any(|w| lower.contains(w))
+        && !mentions(&lower, &["tensorflow/", ".cc", ".py", "import ", "print(", "tf."])
 }
 
 /// A sentence saying M.2 (NVMe) drives sit in the machine's sockets (`I have all m.2 nvme slots populated`,
