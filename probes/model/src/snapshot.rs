@@ -130,6 +130,10 @@ pub struct Snapshot {
     /// ("Observed PCIe link dropping to Gen1 (2.5 GT/s) while idle"); `None` for a live machine, or when not said.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stated_idle_downshift: Option<String>,
+    /// The line where the pasted text says the GPU's PCIe link comes down while the GPU is busy ("wait for the PCI
+    /// Express lane downgrade to occur" while a game runs); `None` for a live machine, or when not said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stated_busy_downshift: Option<String>,
     /// The line where the pasted text asks for CUDA without a program having shown a GPU: an install command that
     /// names a CUDA package beside the framework (`conda install jax cuda-nvcc -c nvidia`), or an issue form's
     /// accelerator answered `GPU` (JAX's bug template); `None` for a live machine, or when not said.
@@ -229,6 +233,7 @@ impl Snapshot {
             stated_m2_drives: None,
             stated_tensorflow_gpu: None,
             stated_idle_downshift: None,
+            stated_busy_downshift: None,
             stated_cuda_wanted: None,
             stated_nouveau: None,
             stated_min_cc: None,

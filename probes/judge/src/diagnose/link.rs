@@ -17,7 +17,9 @@ pub(super) const DEGRADED: Rule = Rule {
     category: Category::PcieLinkDegraded,
     severity: Severity::Warning,
     trigger: "The PCIe link runs below the GPU's maximum generation or width while the GPU is busy (utilization at \
-              or above 30 %), when it should be at full speed.",
+              or above 30 %), when it should be at full speed. In pasted text without a link reading, a sentence \
+              saying the link comes down (drops, downgrades, is stuck at a lower rate) while the GPU works (a game, \
+              training, a benchmark, under load) and not while idle.",
     source: "NVML device queries (current vs max PCIe generation and width; current values drop only while idle), \
              reference §8.2",
 };
@@ -177,6 +179,7 @@ fn rate(gen_lanes: (Option<u32>, Option<u32>)) -> Option<String> {
 pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     aer(cx, out);
     idle_in_words(cx, out);
+    busy_in_words(cx, out);
     for v in views(cx) {
         if let Some((egpu, cap, basis)) = v.egpu {
             out.push(egpu_finding(cx, &v, egpu, cap, basis));
@@ -407,6 +410,32 @@ fn aer(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
             ));
         }
     }
+}
+
+/// The text says the link comes down while the GPU works ([`DEGRADED`]), where no link reading of a GPU shows it below
+/// its maximum (those are judged by their utilization): a GPU lowers its link to save power only when idle, so a link
+/// that drops under load is held down by the slot, a riser, the BIOS or the platform's power management (ASPM).
+fn busy_in_words(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let Some(line) = cx.s.stated_busy_downshift.as_deref() else { return };
+    if views(cx).iter().any(|v| below(v.now.0, v.max.0) || below(v.now.1, v.max.1)) {
+        return;
+    }
+    out.push(DEGRADED.finding(
+        "The text says the GPU's PCIe link comes down while the GPU is busy",
+        "GPUs lower their link's speed only when they have no work, and raise it within milliseconds of load; a link \
+         that drops while a game, training or a benchmark runs is held down: by the platform's PCIe power management \
+         (ASPM) on laptops and some boards, by a BIOS slot setting, a riser cable or a slot that cannot keep the speed. \
+         Every host-to-GPU copy then runs at the lower rate.",
+        vec![format!("the text says: {line}")],
+        Some(format!(
+            "Check the link while the GPU is busy: `nvidia-smi -q -d PCIE` (Link Info, current against max) or \
+             `sudo lspci -vv -s <bus id> | grep -E 'LnkCap|LnkSta'`. If it drops only after a while, turn PCIe ASPM \
+             off for the GPU's link (the BIOS's ASPM setting, or the kernel parameter `pcie_aspm=off`; on Linux \
+             `echo on | sudo tee /sys/bus/pci/devices/<bus id>/power/control`); if it stays low, set the slot to Auto \
+             or its generation in the BIOS, reseat the card in a CPU-attached x16 slot and try without a riser. Then \
+             measure again: {CHECK}"
+        )),
+    ));
 }
 
 /// The text says the link drops to a lower generation while the GPU is idle ([`IDLE`]): what GPUs do to save power.

@@ -12,7 +12,8 @@
 //! the lines that say them.
 //!
 //! A PCIe link said in a sentence with two rates (`runs at 2.5 GT/s on a lane with 8GT/s available`) is the
-//! link now and its maximum, for the one GPU of the text.
+//! link now and its maximum, for the one GPU of the text; a link said to come down while the GPU idles, or while
+//! it works (a game, training), is kept as the line that says it.
 //!
 //! Sample (a thread that is not a corpus case): mazurowski-lab/finetune-SAM#18 ("I have two GPUs on
 //! the machine and torch.cuda.is_available outputs True").
@@ -297,9 +298,12 @@ fn tools_disagree(line: &str) -> bool {
 /// The format name of a multi-GPU symptom said in words.
 const TROUBLE_FORMAT: &str = "a multi-GPU symptom in words";
 
-/// Words that say a run hangs (not that it crashed or is slow).
-const HANG: [&str; 13] = [
+/// Words that say a run hangs (not that it crashed or is slow); `stucks` and `stucked` as writers put them
+/// (huggingface/transformers#28280: "it stucks with multi-GPUs").
+const HANG: [&str; 15] = [
     "stuck",
+    "stucks",
+    "stucked",
     "hang",
     "hangs",
     "hanging",
@@ -575,6 +579,48 @@ fn idle_downshift(line: &str) -> bool {
     // this (that is the degraded link).
     let idle = mentions(&lower, &IDLE_WORDS) || (lower.contains("only") && lower.contains("active use"));
     link && mentions(&lower, &LOWERED) && idle
+}
+
+/// The format name of a link said to come down while the GPU is busy.
+const BUSY_FORMAT: &str = "a link said to slow down while the GPU is busy";
+
+/// Words that say the GPU is at work: a game, training, a benchmark, a load.
+const BUSY_WORDS: [&str; 11] = [
+    "under load",
+    "full load",
+    "game",
+    "gaming",
+    "training",
+    "benchmark",
+    "rendering",
+    "% utilization",
+    "% utilisation",
+    "while busy",
+    "during inference",
+];
+
+/// Words that say the link came down, or stayed down, while busy (the idle reader's [`LOWERED`], and a link
+/// `stuck at` or left at a rate `instead of` another).
+const LOWERED_BUSY: [&str; 9] =
+    ["drop", "reduce", "lower", "downgrad", "falls", "goes down", "stuck at", "instead of", "degrad"];
+
+/// A sentence saying the PCIe link comes down while the GPU works (pop-os/system76-power#393: "Play any game on the
+/// nvidia graphics card in fullscreen and wait for the PCI Express lane downgrade to occur."): a link word (`gen`,
+/// `GT/s`, `PCIe`, `PCI Express`, `link speed`, `lane`), a word of [`LOWERED_BUSY`] and one of [`BUSY_WORDS`], and none
+/// of the idle reader's [`IDLE_WORDS`], in at most 400 characters. A GPU lowers its link when idle, never at work, so
+/// this is the degraded link, not power saving.
+fn busy_downshift(line: &str) -> bool {
+    if line.len() > 400 {
+        return false;
+    }
+    let lower = line.to_ascii_lowercase();
+    // Whole words for the short ones: `gen2`, `lanes`, not `generating` or `plane`.
+    let link = mentions(&lower, &["gt/s", "pcie", "pci express", "pci-e", "link speed", "link width"])
+        || lower.split(|c: char| !c.is_ascii_alphanumeric()).any(|w| {
+            matches!(w, "lane" | "lanes" | "generation")
+                || w.strip_prefix("gen").is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+        });
+    link && mentions(&lower, &LOWERED_BUSY) && mentions(&lower, &BUSY_WORDS) && !mentions(&lower, &IDLE_WORDS)
 }
 
 /// The format name of a link width said in a sentence.
@@ -1367,6 +1413,8 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
         facts.saw(i, IDLE_FORMAT);
         facts.stated_idle_downshift = Some(sentence.chars().take(300).collect());
     }
+    facts.stated_busy_downshift =
+        said_line(lines, facts, BUSY_FORMAT, busy_downshift).or(facts.stated_busy_downshift.take());
     if facts.stated_link.is_none()
         && let Some((i, link)) = lines.iter().enumerate().find_map(|(i, l)| link_in_words(l).map(|link| (i, link)))
     {
@@ -1692,6 +1740,10 @@ mod tests {
             ),
             Some((Hang, true))
         );
+        assert_eq!(
+            multi_gpu_trouble("it stucks with multi-GPUs (2 or 4 A6000), but works with a single GPU."),
+            Some((Hang, true))
+        );
         assert_eq!(multi_gpu_trouble("the notebook hangs when I import torch"), None);
         assert_eq!(multi_gpu_trouble(&format!("DDP hangs {}", "x".repeat(400))), None);
         assert_eq!(multi_gpu_trouble("NCCL hangs when training across 2 nodes with 8 GPUs each"), Some((Hang, false)));
@@ -1789,6 +1841,25 @@ mod tests {
 
     /// A link said to drop its generation while idle: NVIDIA/open-gpu-kernel-modules#1010 (tuxblk) and #731
     /// (nju-zjx), verbatim; a link said to be slow under load, or a GPU said to be idle, is not.
+    #[test]
+    fn a_link_said_to_come_down_while_busy_is_read() {
+        // pop-os/system76-power#393 (verbatim), and lines written for the test.
+        assert!(busy_downshift(
+            "Play any game on the nvidia graphics card in fullscreen and wait for the PCI Express lane downgrade to occur. (EVEN ON AC)"
+        ));
+        assert!(busy_downshift("During training the link drops to Gen1 x16."));
+        assert!(!busy_downshift(
+            "Observed PCIe link dropping to Gen1 (2.5 GT/s) while idle, back to Gen4 during training."
+        ));
+        assert!(!busy_downshift("The training loss goes down while generating samples on the plane dataset."));
+        assert!(!busy_downshift(&format!("During training the link drops to Gen1 {}", "x".repeat(400))));
+        let f = Facts::read_by(read, "Play any game and wait for the PCI Express lane downgrade to occur.");
+        assert_eq!(
+            f.stated_busy_downshift.as_deref(),
+            Some("Play any game and wait for the PCI Express lane downgrade to occur.")
+        );
+    }
+
     #[test]
     fn a_link_said_to_drop_while_idle_is_read() {
         assert!(idle_downshift("Observed PCIe link dropping to Gen1 (2.5 GT/s) while idle."));

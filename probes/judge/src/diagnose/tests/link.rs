@@ -215,3 +215,21 @@ fn a_link_said_to_drop_while_idle_is_the_idle_note() {
     assert!(f.fix.as_deref().is_some_and(|x| x.starts_with("Nothing to repair")), "{f:#?}");
     assert!(!super::pasted_ids("The PCIe link drops to x8 under load.\n").contains(&ID.to_owned()));
 }
+
+/// A link said in words to come down while the GPU works is the degraded link (pop-os/system76-power#393's words),
+/// unless a GPU's own link reading is there to judge by its utilization; said while idle, it is not.
+#[test]
+fn a_link_said_to_come_down_while_busy_is_degraded() {
+    let said = "Play any game and wait for the PCI Express lane downgrade to occur.";
+    let mut m = Machine::pasted();
+    m.0.stated_busy_downshift = Some(said.to_owned());
+    assert_eq!(m.ids(), ids(&["link.degraded_under_load"]));
+    let f = m.finding("link.degraded_under_load");
+    assert_eq!(f.severity, Severity::Warning);
+    assert!(f.evidence.iter().any(|e| e.contains(said)), "{:?}", f.evidence);
+    assert!(f.fix.as_deref().is_some_and(|x| x.contains("ASPM")), "{:?}", f.fix);
+    // A reading of the GPU's own link below its maximum is judged by its utilization, not by the words.
+    let mut read = rig((1, 16), Some(0));
+    read.0.stated_busy_downshift = Some(said.to_owned());
+    assert_eq!(read.ids(), ids(&["link.below_max_idle"]));
+}
