@@ -14,7 +14,9 @@ pub(super) const CONFLICT: Rule = Rule {
     trigger: "nvcc on PATH, CUDA_HOME, CUDA_PATH, the LD_LIBRARY_PATH libcudart and /usr/local/cuda lead to CUDA \
               toolkits of different versions, so builds mix headers, compiler and libraries of two releases. Also \
               an nvcc shown running of another release than NVIDIA's CUDA image of a base or runtime flavour (no nvcc \
-              of its own) named in the text: a compiler installed apart into the image.",
+              of its own) named in the text: a compiler installed apart into the image. Or the host compiler's \
+              `\"__CUDACC_VER__\" redefined` on CUDA 9's crt/common_functions.h: an nvcc before CUDA 9 compiling a \
+              newer toolkit's headers.",
     source: "CUDA Installation Guide for Linux, post-installation PATH and LD_LIBRARY_PATH \
              (https://docs.nvidia.com/cuda/cuda-installation-guide-linux/); torch.utils.cpp_extension CUDA_HOME lookup; \
              NVIDIA's container images' three flavours (https://nvidia.github.io/container-wiki/toolkit/container-images.html), \
@@ -203,6 +205,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
         conflict(cx, t, out);
         nvcc_beside_runtime_image(t, out);
     }
+    older_nvcc_on_newer_headers(cx, out);
     explain(cx, t, out);
     stale_paths(cx, t.map(|t| t.installs.as_slice()).unwrap_or_default(), out);
     ldd_shadows(cx, out);
@@ -400,6 +403,40 @@ fn nvcc_beside_runtime_image(t: &Toolkits, out: &mut Vec<Finding>) {
         Some(format!(
             "{} Remove the separately installed compiler (`apt-get remove nvidia-cuda-toolkit`).",
             super::nvcc::devel_image_fix(&image.root)
+        )),
+    ));
+}
+
+/// The message gcc prints when an nvcc before CUDA 9 (which defines `__CUDACC_VER__` on its command line) compiles
+/// CUDA 9 or newer's headers, which define it again (`assets/compat/errors.toml`).
+const CUDACC_VER_REDEFINED: &str = "nvcc.cudacc_ver_redefined";
+
+/// An nvcc older than CUDA 9 compiles a newer toolkit's headers (gcc's `"__CUDACC_VER__" redefined`): two toolkits in
+/// one build, whatever else the text shows of them.
+fn older_nvcc_on_newer_headers(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    if out.iter().any(|f| f.id == CONFLICT.id) {
+        return;
+    }
+    let Some(m) = cx.s.messages.iter().find(|m| m.id == CUDACC_VER_REDEFINED) else { return };
+    let root = m.values.get("include").map(|i| i.trim_end_matches("/include").to_owned());
+    let headers =
+        root.as_deref().map_or_else(|| "a CUDA 9 or newer toolkit".to_owned(), |r| format!("the toolkit at {r}"));
+    let bin =
+        root.as_deref().map_or_else(|| "the toolkit's bin folder".to_owned(), |r| fix::word(cx, &format!("{r}/bin")));
+    out.push(CONFLICT.finding(
+        format!("An nvcc older than CUDA 9 compiles the headers of {headers}"),
+        format!(
+            "nvcc before CUDA 9.0 defines `__CUDACC_VER__` for the host compiler, and CUDA 9's headers define it \
+             again, so gcc warns that it is redefined: the build runs an older toolkit's nvcc (the first on PATH, or \
+             the one the build names) against the headers of {headers} (CUDA_HOME or an include path). Code compiled \
+             that way fails in the headers or links two releases."
+        ),
+        Vec::new(),
+        Some(format!(
+            "Build with the nvcc of the toolkit whose headers are used: put {bin} first on PATH (and CUDA_HOME at that \
+             toolkit) in the shell that builds, then check with `nvcc --version`; `which -a nvcc` lists every nvcc on \
+             PATH, so an old one left behind (a `/usr/local/bin/nvcc`, a distribution's nvidia-cuda-toolkit) can be \
+             removed."
         )),
     ));
 }

@@ -414,3 +414,30 @@ fn the_names_are_pointed_at_a_toolkit_whose_folder_is_shown() {
     let plan = f.plan.as_ref().expect("a plan");
     assert!(format!("{:?}", plan.target).contains("/usr/local/cuda-9.0/bin"), "{:?}", plan.target);
 }
+
+/// gcc's `"__CUDACC_VER__" redefined` on CUDA 9's headers: an nvcc before CUDA 9 compiles them, two toolkits in one
+/// build (pytorch/pytorch#4150's line); the fix names the headers' toolkit, quoted as a path of another machine.
+#[test]
+fn an_older_nvcc_on_cuda_9_headers_is_two_toolkits() {
+    let line = "/usr/local/cuda-9.0/include/crt/common_functions.h:64:0: warning: \"__CUDACC_VER__\" redefined";
+    let mut m = Machine::pasted();
+    m.0.messages.push(gpu_doctor_model::ObservedMessage {
+        id: "nvcc.cudacc_ver_redefined".into(),
+        line: line.into(),
+        values: [("include".to_owned(), "/usr/local/cuda-9.0/include".to_owned())].into_iter().collect(),
+    });
+    assert_eq!(m.ids(), ids(&["toolkits.names_disagree"]));
+    let f = m.finding("toolkits.names_disagree");
+    assert_eq!(f.severity, Severity::Warning);
+    assert!(f.summary.contains("/usr/local/cuda-9.0"), "{}", f.summary);
+    assert!(f.fix.as_deref().is_some_and(|x| x.contains("/usr/local/cuda-9.0/bin first on PATH")), "{:?}", f.fix);
+    // A planted path is quoted for the shell.
+    let mut hostile = Machine::pasted();
+    hostile.0.messages.push(gpu_doctor_model::ObservedMessage {
+        id: "nvcc.cudacc_ver_redefined".into(),
+        line: line.into(),
+        values: [("include".to_owned(), "/x;reboot/include".to_owned())].into_iter().collect(),
+    });
+    let fix = hostile.finding("toolkits.names_disagree").fix.unwrap_or_default();
+    assert!(fix.contains("'/x;reboot/bin'"), "{fix}");
+}

@@ -1351,6 +1351,13 @@ const CASES: &[Case] = &[
         &[],
         &[],
     ),
+    // pytorch/pytorch#4150's build log: CUDA 9.0's headers under an older nvcc.
+    (
+        "nvcc.cudacc_ver_redefined",
+        "/usr/local/cuda-9.0/include/crt/common_functions.h:64:0: warning: \"__CUDACC_VER__\" redefined [enabled by default]",
+        &[("include", "/usr/local/cuda-9.0/include")],
+        &[],
+    ),
     // BVLC/caffe#2530's build log.
     ("nvcc.libdevice_not_found", "nvcc fatal   : Path to libdevice library not specified", &[], &[]),
     ("shell.nvidia_smi_not_found", "/bin/sh: 1: nvidia-smi: not found", &[], &[]),
