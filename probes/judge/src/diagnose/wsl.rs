@@ -97,6 +97,20 @@ pub(super) const LIBCUDA_SO: Rule = Rule {
              taichi-dev/taichi:taichi/backends/cuda/cuda_driver.cpp (Taichi's CUDA driver loader opens libcuda.so)",
 };
 
+pub(super) const NVML_SO: Rule = Rule {
+    id: "wsl.nvml_so_not_in_cache",
+    category: Category::WslSpecific,
+    severity: Severity::Warning,
+    trigger: "A program failed to open the unversioned `libnvidia-ml.so` (\"libnvidia-ml.so: cannot open shared \
+              object file\") inside WSL (WSL 2, or WSL named without its version): WSL maps in the Windows driver's \
+              NVML only as libnvidia-ml.so.1, with no unversioned name, so a loader asking for `libnvidia-ml.so` (the \
+              development name, which a Linux driver package's -dev link provides) finds nothing there, while nvidia-smi \
+              and NVML's own users, which open libnvidia-ml.so.1, work.",
+    source: "NVIDIA/nvidia-container-toolkit's WSL discovery (libnvidia-ml.so.1 among the libraries it mounts from \
+             /usr/lib/wsl/drivers); rust-nvml/nvml-wrapper#51 (the maintainer's strace in WSL2: nvidia-smi opens \
+             /usr/lib/wsl/drivers/…/libnvidia-ml.so.1; `Nvml::builder().lib_path(\"libnvidia-ml.so.1\")` worked)",
+};
+
 pub(super) const KERNEL_TOO_OLD: Rule = Rule {
     id: "wsl.kernel_too_old",
     category: Category::WslSpecific,
@@ -291,6 +305,7 @@ pub(super) const RULES: &[Rule] = &[
     WSL1,
     NO_GPU,
     LIBCUDA_SO,
+    NVML_SO,
     KERNEL_TOO_OLD,
     TCC,
     NVML_UNSUPPORTED,
@@ -369,6 +384,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let linux = linux_driver(cx, wsl, out);
     not_on_loader_path(cx, wsl, out);
     libcuda_so(cx, wsl, out);
+    nvml_so(cx, wsl, out);
     // An old kernel is one cause among those the no-GPU finding lists (a Windows build can break GPU
     // access on any kernel), so both are said.
     kernel_too_old(wsl, out);
@@ -1004,7 +1020,7 @@ fn gpu_not_exposed(cx: &Ctx<'_>, wsl: &WslFacts, out: &mut Vec<Finding>) {
 fn driver_library_unreachable(wsl: &WslFacts, m: &gpu_doctor_model::ObservedMessage) -> bool {
     !wsl.driver_lib_dir_present
         && wsl.libcuda_files.is_empty()
-        && (m.id == "nvml.library_not_found"
+        && (m.id == "nvml.library_not_found" && !unversioned_nvml(&m.line)
             || m.id == "container.cli_init_failed"
                 && m.values
                     .get("reason")
@@ -1045,6 +1061,44 @@ fn not_exposed(evidence: Vec<String>) -> Finding {
                 Change::Windows { argv: vec!["wsl".into(), "--shutdown".into()] },
             ],
         ))
+}
+
+/// Whether `line` names NVML's library by its unversioned development name (`libnvidia-ml.so:`, `libnvidia-ml.so"`),
+/// not `libnvidia-ml.so.1`.
+fn unversioned_nvml(line: &str) -> bool {
+    line.match_indices("libnvidia-ml.so").any(|(at, name)| !line[at + name.len()..].starts_with('.'))
+}
+
+/// A program could not open the unversioned `libnvidia-ml.so` inside WSL, which maps in only libnvidia-ml.so.1
+/// ([`NVML_SO`]).
+fn nvml_so(cx: &Ctx<'_>, wsl: &WslFacts, out: &mut Vec<Finding>) {
+    if wsl.version == 1 {
+        return;
+    }
+    let Some(m) = cx.s.messages.iter().find(|m| m.id == "nvml.library_not_found" && unversioned_nvml(&m.line)) else {
+        return;
+    };
+    let version = if wsl.version == 2 { "WSL2" } else { "WSL named in the text (its version not shown)" };
+    out.push(
+        NVML_SO
+            .finding(
+                "WSL has NVML only as libnvidia-ml.so.1: a program that opens libnvidia-ml.so finds nothing",
+                "WSL maps the Windows driver's NVML library in as libnvidia-ml.so.1 (under /usr/lib/wsl), with no \
+                 unversioned libnvidia-ml.so beside it: that name is a development link a Linux driver's packages \
+                 add. nvidia-smi and programs that open libnvidia-ml.so.1 work; one that asks for libnvidia-ml.so \
+                 (some NVML bindings by default) fails with \"cannot open shared object file\", which says nothing \
+                 about the GPU.",
+                vec![version.to_owned(), format!("pasted: {}", m.line)],
+                Some(
+                    "Make the program open libnvidia-ml.so.1 (a binding's library path setting: nvml-wrapper's \
+                     `Nvml::builder().lib_path(\"libnvidia-ml.so.1\")`, pynvml's and go-nvml's defaults already do), or \
+                     give it the name in a folder of its own: `mkdir -p ~/.local/lib/nvml && ln -s \
+                     /usr/lib/wsl/lib/libnvidia-ml.so.1 ~/.local/lib/nvml/libnvidia-ml.so` and \
+                     `export LD_LIBRARY_PATH=~/.local/lib/nvml:$LD_LIBRARY_PATH` in the shell that runs it."
+                        .to_owned(),
+                ),
+            ),
+    );
 }
 
 /// Messages that say a program could not open the unversioned `libcuda.so`: the loader's own

@@ -664,3 +664,21 @@ fn an_insider_build_with_the_gpu_missing_in_words_is_the_builds_regression() {
             .contains(&ID.to_owned())
     );
 }
+
+/// The unversioned `libnvidia-ml.so` not found inside WSL is WSL shipping NVML only as libnvidia-ml.so.1
+/// (rust-nvml/nvml-wrapper#51's line), not a guest without its GPU; the versioned name failing is still the latter.
+#[test]
+fn the_unversioned_nvml_name_missing_inside_wsl_is_its_so_1_only() {
+    const ID: &str = "wsl.nvml_so_not_in_cache";
+    let unversioned = "Error: LibloadingError(DlOpen { desc: \"libnvidia-ml.so: cannot open shared object file: No such file or directory\" })";
+    let m = with_message(Machine::pasted().wsl(2, &[]), "nvml.library_not_found", unversioned);
+    assert_eq!(m.ids(), ids(&[ID]), "the NVML line is explained, no guest without a GPU");
+    assert!(m.finding(ID).fix.as_deref().is_some_and(|f| f.contains("libnvidia-ml.so.1")));
+    let versioned = "libnvidia-ml.so.1: cannot open shared object file: No such file or directory";
+    let m = with_message(Machine::pasted().wsl(2, &[]), "nvml.library_not_found", versioned);
+    assert!(!m.ids().contains(&ID.to_owned()), "{:?}", m.ids());
+    assert!(m.ids().contains(&"wsl.gpu_not_exposed".to_owned()), "{:?}", m.ids());
+    // WSL 1 has no GPU at all: its own finding, not this.
+    let m = with_message(Machine::pasted().wsl(1, &[]), "nvml.library_not_found", unversioned);
+    assert!(!m.ids().contains(&ID.to_owned()), "{:?}", m.ids());
+}
