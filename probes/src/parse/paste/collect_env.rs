@@ -55,7 +55,46 @@ fn package_rows(lines: &[String], facts: &mut Facts) {
 
 /// Reads collect_env output: its package rows wherever they are, the rest where `PyTorch version:` and one
 /// more of its fields are.
+/// The format name of OpenMMLab's collect_env.
+const MMCV_FORMAT: &str = "OpenMMLab's collect_env";
+
+/// OpenMMLab's collect_env (open-mmlab/mmcv:mmcv/utils/env.py@01941ca, printed as `key: value` by mmdet's, mmseg's,
+/// mmpose's tools): `sys.platform: linux`, then `GPU 0,1: GeForce RTX 3090` (the indices torch saw for each GPU
+/// name, where CUDA was available) and `CUDA_HOME: /usr/local/cuda`; its `NVCC:` and `PyTorch:` lines are read as
+/// labelled lines, its `PyTorch compiling details:` as torch.__config__.show(). Read only where `sys.platform:` and
+/// `PyTorch compiling details:` (or `MMCV:`) are both there.
+fn mmcv_env(lines: &[String], facts: &mut Facts) {
+    let Some((at, _)) = field(lines, "sys.platform:") else { return };
+    if field(lines, "PyTorch compiling details:").is_none() && field(lines, "MMCV:").is_none() {
+        return;
+    }
+    let mut gpus: Vec<(u32, String)> = Vec::new();
+    for l in lines.iter().skip(at).take(64) {
+        let Some((ids, name)) = l.trim().strip_prefix("GPU ").and_then(|r| r.split_once(": ")) else { continue };
+        let Ok(ids) = ids.split(',').map(|i| i.trim().parse::<u32>()).collect::<Result<Vec<u32>, _>>() else {
+            continue;
+        };
+        let name = name.trim();
+        for index in ids.into_iter().take(super::gpus::MAX_GPUS) {
+            if !name.is_empty() && gpus.len() < super::gpus::MAX_GPUS && !gpus.iter().any(|(i, _)| *i == index) {
+                gpus.push((index, name.to_owned()));
+            }
+        }
+    }
+    facts.saw(at, MMCV_FORMAT);
+    gpus.sort_by_key(|(i, _)| *i);
+    for (index, name) in gpus {
+        facts.listed_gpus.push((Gpu { index, name: Some(name), ..Gpu::default() }, MMCV_FORMAT));
+    }
+    if let Some((_, home)) = field(lines, "CUDA_HOME:").filter(|(_, v)| v.starts_with('/') && !v.contains(' '))
+        && facts.env.vars.len() < 64
+    {
+        facts.env.vars.entry("CUDA_HOME".to_owned()).or_insert_with(|| home.to_owned());
+    }
+}
+
 pub(super) fn read(lines: &[String], facts: &mut Facts) {
+    mmcv_env(lines, facts);
     fields(lines, facts);
     // After the fields: `PyTorch version:` names torch's local tag where a `[pip3]` row may not.
     package_rows(lines, facts);

@@ -1,7 +1,7 @@
 //! Text pasted from another machine → a partial [`Snapshot`].
 //!
 //! The text may mix, in any order and amid prose, markdown fences, `>` quotes and shell prompts:
-//! PyTorch's collect_env; nvidia-smi's table, `-q` text (its health sections too), `-q -x` XML,
+//! PyTorch's collect_env, `torch.__config__.show()` and OpenMMLab's collect_env; nvidia-smi's table, `-q` text (its health sections too), `-q -x` XML,
 //! `--query-gpu` CSV, `-L` or `--version`; `nvidia-smi topo -m`, `topo -p2p`, `nvlink -s` and `nvlink -e`;
 //! `nvidia-container-cli info`, `docker info` and `nvidia-ctk cdi list`;
 //! `nvcc --version`; `pip list`, `pip freeze`, `conda list`, uv's install summary (` + torch==2.5.1`); PyTorch's REPL and `python -c` prints;
@@ -268,7 +268,7 @@ pub fn read_pasted_without(text: &str, kb: &Kb, off: &[&str]) -> Result<Snapshot
 type Reader<'a> = dyn Fn(&mut facts::Facts) + 'a;
 
 /// What the paste reader reads, for the note on text in which it recognised nothing.
-const READS: &str = "collect_env, nvidia-smi (table, -q, -q -x, CSV, -L or --version), nvidia-smi topo -m / topo -p2p / \
+const READS: &str = "collect_env (PyTorch's or OpenMMLab's), torch.__config__.show(), nvidia-smi (table, -q, -q -x, CSV, -L or --version), nvidia-smi topo -m / topo -p2p / \
                      nvlink -s / nvlink -e, p2pBandwidthLatencyTest, nvidia-container-cli info, docker info, nvidia-ctk cdi list, \
                      nvcc --version, deviceQuery, pip list / pip freeze / \
                      conda list / uv's install summary, PyTorch's printed torch.__version__ or is_available(), \

@@ -286,7 +286,54 @@ fn banner_os(line: &str) -> Option<OsFamily> {
     }
 }
 
+/// The format name of `torch.__config__.show()`'s output.
+const CONFIG_FORMAT: &str = "torch.__config__.show()";
+
+/// The most lines after `PyTorch built with:` read as its list.
+const CONFIG_LINES: usize = 40;
+
+/// What `torch.__config__.show()` prints (OpenMMLab's collect_env prints it as `PyTorch compiling details:`):
+/// `PyTorch built with:`, then `  - ` lines, among them CUDAHooks::showConfig's `CUDA Runtime X.Y` (the runtime
+/// loaded), `Built with CUDA Runtime X.Y` (the build's, printed where the two differ), `NVCC architecture flags:
+/// -gencode;arch=compute_37,code=sm_37;…` (the architectures compiled in: `code=sm_XY` machine code, `code=compute_XY`
+/// PTX) and `CuDNN 8.0.5`; the build's CUDA, else the runtime's, is torch's CUDA build, and the flags its
+/// architecture list (pytorch/pytorch:aten/src/ATen/Version.cpp show_config, aten/src/ATen/cuda/detail/CUDAHooks.cpp
+/// showConfig). A HIP build prints `HIP Runtime` and no flags: nothing is read from it.
+fn config_show(lines: &[String], facts: &mut Facts) {
+    let Some(at) = lines.iter().position(|l| l.trim_end().ends_with("PyTorch built with:")) else { return };
+    let (mut runtime, mut built, mut archs) = (None, None, Vec::new());
+    for l in lines.iter().skip(at + 1).take(CONFIG_LINES) {
+        let Some(item) = l.trim().strip_prefix("- ") else { break };
+        if let Some(v) = item.strip_prefix("Built with CUDA Runtime ") {
+            built = v.split_whitespace().next().filter(|v| v.parse::<gpu_doctor_model::CudaVersion>().is_ok());
+        } else if let Some(v) = item.strip_prefix("CUDA Runtime ") {
+            runtime = v.split_whitespace().next().filter(|v| v.parse::<gpu_doctor_model::CudaVersion>().is_ok());
+        } else if let Some(flags) = item.strip_prefix("NVCC architecture flags:") {
+            archs = flags
+                .split(';')
+                .filter_map(|f| f.trim().strip_prefix("arch=")?.split_once(",code=").map(|(_, code)| code.trim()))
+                .filter(|code| code.starts_with("sm_") || code.starts_with("compute_"))
+                .map(str::to_owned)
+                .collect();
+        }
+    }
+    let Some(cuda) = built.or(runtime) else { return };
+    facts.saw(at, CONFIG_FORMAT);
+    facts.torch_build.get_or_insert(gpu_doctor_model::FrameworkBuild::Cuda { version: Some(cuda.to_owned()) });
+    let printed = DeepTorch {
+        cuda: Some(cuda.to_owned()),
+        arch_list: (!archs.is_empty()).then_some(archs),
+        ..DeepTorch::default()
+    };
+    match &mut facts.deep.torch {
+        Some(known) => fill(known, printed),
+        None => facts.deep.torch = Some(printed),
+    }
+    facts.deep_from(CONFIG_FORMAT);
+}
+
 pub(super) fn read(lines: &[String], facts: &mut Facts) {
+    config_show(lines, facts);
     if let Some((i, os)) = lines.iter().enumerate().find_map(|(i, l)| banner_os(l).map(|os| (i, os)))
         && facts.os.is_none()
     {
@@ -342,6 +389,29 @@ fn fill(known: &mut DeepTorch, printed: DeepTorch) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `torch.__config__.show()` as OpenMMLab's collect_env prints it (open-mmlab/mmdetection#4736, lines cut), and
+    /// with the runtime loaded differing from the build's; a list that is not the config's says nothing.
+    #[test]
+    fn torch_config_show_gives_the_build_cuda_and_its_architectures() {
+        let text = "PyTorch compiling details: PyTorch built with:\n  - GCC 7.3\n  - C++ Version: 201402\n  \
+                    - CUDA Runtime 11.0\n  - NVCC architecture flags: -gencode;arch=compute_37,code=sm_37;-gencode;\
+                    arch=compute_80,code=sm_80;-gencode;arch=compute_80,code=compute_80\n  - CuDNN 8.0.5\n";
+        let f = Facts::read_by(config_show, text);
+        let t = f.deep.torch.as_ref().expect("torch");
+        assert_eq!(t.cuda.as_deref(), Some("11.0"));
+        assert_eq!(
+            t.arch_list.as_deref(),
+            Some(&["sm_37".to_owned(), "sm_80".to_owned(), "compute_80".to_owned()][..])
+        );
+        assert_eq!(f.torch_build, Some(gpu_doctor_model::FrameworkBuild::Cuda { version: Some("11.0".into()) }));
+        let both = "PyTorch built with:\n  - CUDA Runtime 12.1\n  - Built with CUDA Runtime 11.8\n";
+        let f = Facts::read_by(config_show, both);
+        assert_eq!(f.deep.torch.and_then(|t| t.cuda).as_deref(), Some("11.8"));
+        let hip = "PyTorch built with:\n  - HIP Runtime 6.0\n  - MIOpen 3.0.0\n";
+        assert!(Facts::read_by(config_show, hip).deep.torch.is_none());
+        assert!(Facts::read_by(config_show, "PyTorch built with:\nCUDA Runtime 11.0\n").deep.torch.is_none());
+    }
 
     fn read_lines(text: &str) -> Facts {
         Facts::read_by(read, text)

@@ -653,3 +653,27 @@ fn nvcc_version_said_on_its_commands_line() {
     assert!(read("nvcc --version: command not found").toolkits.value().is_none());
     assert!(read("run nvcc --version and paste it").toolkits.value().is_none());
 }
+
+/// OpenMMLab's collect_env (open-mmlab/mmdetection#4736's, lines cut; mmcv/utils/env.py): its GPU lines (indices
+/// joined by a comma for one name), CUDA_HOME, NVCC, PyTorch and the torch.__config__.show() block under `PyTorch
+/// compiling details:`.
+#[test]
+fn openmmlabs_collect_env() {
+    let text = "sys.platform: linux\nPython: 3.8.8 (default, Feb 24 2021, 21:46:12) [GCC 7.3.0]\nCUDA available: True\n\
+                GPU 0,1: GeForce RTX 3090\nCUDA_HOME: /usr/local/cuda\nNVCC: Cuda compilation tools, release 10.0, \
+                V10.0.130\nPyTorch: 1.7.1\nPyTorch compiling details: PyTorch built with:\n  - GCC 7.3\n  - CUDA Runtime \
+                11.0\n  - CuDNN 8.0.5\nMMCV: 1.2.7\n";
+    let s = read(text);
+    let g = gpus(&s);
+    assert_eq!(
+        g.iter().map(|g| (g.index, g.name.as_deref())).collect::<Vec<_>>(),
+        [(0, Some("GeForce RTX 3090")), (1, Some("GeForce RTX 3090"))]
+    );
+    let torch = framework(&s, "torch");
+    assert_eq!((torch.version.as_str(), &torch.build), ("1.7.1", &cuda("11.0")));
+    assert_eq!(s.env.vars.get("CUDA_HOME").map(String::as_str), Some("/usr/local/cuda"));
+    // Without its `sys.platform:` line a `GPU 0,1:` line is no such list.
+    let bare =
+        read("GPU 0,1: GeForce RTX 3090\nPyTorch compiling details: PyTorch built with:\n  - CUDA Runtime 11.0\n");
+    assert!(s.gpus.value().is_some() && bare.gpus.value().is_none_or(Vec::is_empty));
+}
