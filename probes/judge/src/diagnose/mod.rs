@@ -20,6 +20,7 @@ mod env_vars;
 mod fix;
 mod frameworks;
 mod health;
+mod jax_platforms;
 mod libcuda;
 mod link;
 mod loader;
@@ -94,6 +95,7 @@ const FAMILIES: &[Family] = &[
     (frameworks::RULES, frameworks::run),
     (toolkits::RULES, toolkits::run),
     (env_vars::RULES, env_vars::run),
+    (jax_platforms::RULES, jax_platforms::run),
     (variable_names::RULES, variable_names::run),
     (wsl::RULES, wsl::run),
     (link::RULES, link::run),

@@ -416,3 +416,48 @@ fn an_empty_value_hides_every_gpu_without_a_gpu_list() {
     assert!(f.detail.starts_with("An empty CUDA_VISIBLE_DEVICES hides every GPU."), "{}", f.detail);
     assert!(!super::pasted_ids(cmd).contains(&ID.to_owned()));
 }
+
+fn jax_line(id: &str, line: &str, values: &[(&str, &str)]) -> gpu_doctor_model::ObservedMessage {
+    gpu_doctor_model::ObservedMessage {
+        id: id.into(),
+        line: line.into(),
+        values: values.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect(),
+    }
+}
+
+/// JAX's RuntimeError for ROCm where XLA lists CUDA: the platforms setting names the wrong platform
+/// (jax-ml/jax#12335's line); with no CUDA listed it says nothing.
+#[test]
+fn jax_asked_for_rocm_on_a_cuda_jaxlib_is_the_platforms_setting() {
+    let line = "RuntimeError: Unable to initialize backend 'rocm': NOT_FOUND: Could not find registered platform with \
+                name: \"rocm\". Available platform names are: Interpreter CUDA Host";
+    let mut m = Machine::pasted();
+    m.0.messages.push(jax_line("jax.rocm_backend_failed", line, &[("available", "Interpreter CUDA Host")]));
+    assert_eq!(m.ids(), vec!["env.jax_platforms_value_wrong".to_owned()]);
+    let fix = m.finding("env.jax_platforms_value_wrong").fix.unwrap_or_default();
+    assert!(fix.contains("JAX_PLATFORMS=cuda") && fix.contains("jax_platforms"), "{fix}");
+    let mut none = Machine::pasted();
+    none.0.messages.push(jax_line("jax.rocm_backend_failed", line, &[("available", "Interpreter Host")]));
+    assert!(!none.ids().contains(&"env.jax_platforms_value_wrong".to_owned()), "{:?}", none.ids());
+}
+
+/// JAX_PLATFORMS set inside the program while JAX's error carries the suffix of no platforms setting
+/// (jax-ml/jax#23208): set after JAX read it; the other suffix (a setting in force) says nothing of it.
+#[test]
+fn jax_platforms_set_inside_the_program_after_jax_read_it() {
+    const ID: &str = "env.jax_platforms_set_after_import";
+    let with = |line: &str| {
+        let mut m = Machine::pasted().env("JAX_PLATFORMS", "cpu");
+        m.0.env.set_in_process.push("JAX_PLATFORMS".to_owned());
+        m.0.messages.push(jax_line("jax.cuda_backend_failed", line, &[]));
+        m
+    };
+    let unset = "RuntimeError: Unable to initialize backend 'cuda': FAILED_PRECONDITION: No visible GPU devices. (you may \
+                 need to uninstall the failing plugin package, or set JAX_PLATFORMS=cpu to skip this backend.)";
+    let m = with(unset);
+    assert_eq!(m.ids(), vec![ID.to_owned()], "the JAX line is explained by it");
+    assert!(m.finding(ID).fix.as_deref().is_some_and(|f| f.contains("before `import jax`")));
+    let set = "RuntimeError: Unable to initialize backend 'cuda': FAILED_PRECONDITION: No visible GPU devices. (set \
+               JAX_PLATFORMS='' to automatically choose an available backend)";
+    assert!(!with(set).ids().contains(&ID.to_owned()));
+}

@@ -438,6 +438,19 @@ const CASES: &[Case] = &[
         &[("reason", "Unable to load cuDNN. Is it installed?")],
         &["jax.cudnn_not_loadable"],
     ),
+    // jax-ml/jax#12335: jax_platforms set to 'gpu' on a CUDA jaxlib.
+    (
+        "jax.rocm_backend_failed",
+        "RuntimeError: Unable to initialize backend 'rocm': NOT_FOUND: Could not find registered platform with name: \"rocm\". Available platform names are: Interpreter CUDA Host",
+        &[
+            (
+                "reason",
+                "NOT_FOUND: Could not find registered platform with name: \"rocm\". Available platform names are: Interpreter CUDA Host",
+            ),
+            ("available", "Interpreter CUDA Host"),
+        ],
+        &[],
+    ),
     (
         "jax.no_gpu_fallback",
         "WARNING:absl:No GPU/TPU found, falling back to CPU. (Set TF_CPP_MIN_LOG_LEVEL=0 and rerun for more info.)",
