@@ -74,7 +74,9 @@ pub(super) const NO_LIBCUDA: Rule = Rule {
     trigger: "Inside a container with a GPU device node, no libcuda.so is in the library folders: the toolkit \
               mounts the driver's CUDA library only for the `compute` capability (NVIDIA_DRIVER_CAPABILITIES). From pasted \
               text: CUDA's error 35 in a udocker or Singularity/Apptainer container run without its NVIDIA option \
-              (`udocker setup --nvidia`, `--nv`), which alone mounts the driver's libraries.",
+              (`udocker setup --nvidia`, `--nv`), which alone mounts the driver's libraries; or, in a container the \
+              text names, a program that could not open libcuda.so.1 (TensorFlow's DSO loader) while the host's \
+              driver shows its version.",
     source: "NVIDIA Container Toolkit user guide, \"Driver Capabilities\" (compute: CUDA and OpenCL; utility: \
              nvidia-smi and NVML); udocker user manual (`udocker setup --nvidia` adds the host's NVIDIA libraries); \
              Apptainer user guide, GPU support (`--nv` binds the host's driver libraries)",

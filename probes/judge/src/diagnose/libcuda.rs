@@ -20,7 +20,8 @@ pub(super) const LIBCUDA_MISSING: Rule = Rule {
               insufficient for CUDA runtime version\", while the driver shown supports every CUDA the text names \
               (or, with none named, is of a branch that runs every CUDA 12 program): the runtime says the same when \
               it finds no driver library to load, so the driver's user-space CUDA library (libcuda.so.1) is missing \
-              or not in the loader's path.",
+              or not in the loader's path. Or, on such a host, a program could not open libcuda.so.1 (TensorFlow's DSO \
+              loader) while the driver's kernel module shows its version (/proc/driver/nvidia/version, nvidia-smi).",
     source: "NVIDIA/nvidia-docker#24 (maintainer flx42: error 35 on a sufficient driver because the driver's \
              libraries were not mounted into the container); chahatdeep/ubuntu-for-robotics#3 (driver 384.98 and \
              CUDA 8.0, error 35 until libcuda1-384 was installed); the CUDA Compatibility guide (a CUDA 12 program \
@@ -121,8 +122,76 @@ const INSUFFICIENT: &str = "cuda.insufficient_driver";
 /// (`udocker setup --nvidia`; `singularity`/`apptainer` `--nv`: `gpu_doctor_model::LIBRARY_GPU_OPTIONS`).
 const UNMOUNTED_UNLESS_ASKED: [&str; 2] = ["udocker", "singularity"];
 
+/// Messages of a program that could not open the driver's CUDA library, with the library in `library`: TensorFlow's
+/// DSO loader, both wordings.
+const LIBRARY_NOT_OPENED: [&str; 2] = ["tf.cuda_library_not_opened", "tf.dso_load_failed"];
+
+/// A program could not open libcuda.so.1 while the driver is shown (its kernel module's version, or nvidia-smi's):
+/// the kernel driver runs, its user-space CUDA library is what is missing. In a container the NVIDIA Container
+/// Toolkit mounts that library with the GPU and the `compute` capability (a container started without them has
+/// none); on a Linux host the driver's CUDA library package is not installed.
+fn library_not_opened(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    if out.iter().any(|f| f.id == LIBCUDA_MISSING.id || f.id == NO_LIBCUDA.id) {
+        return;
+    }
+    let Some(version) = cx.driver.version.as_ref() else { return };
+    let Some(m) = cx.s.messages.iter().find(|m| {
+        LIBRARY_NOT_OPENED.contains(&m.id.as_str())
+            && m.values.get("library").is_some_and(|l| l.starts_with("libcuda.so"))
+    }) else {
+        return;
+    };
+    let driver = cx.driver.evidence.clone().unwrap_or_else(|| format!("driver {version}"));
+    let evidence = vec![format!("pasted line: {}", m.line), driver];
+    match cx.s.platform.container.as_ref() {
+        Some(c) => {
+            let mut evidence = evidence;
+            evidence.extend(c.markers.iter().map(|m| format!("pasted line: {m}")));
+            out.push(NO_LIBCUDA.finding(
+                "The container has no driver CUDA library (libcuda.so.1), though the host's driver runs",
+                format!(
+                    "The driver's kernel module answers (version {version}), but the program in the container ({}) \
+                     cannot open libcuda.so.1, the driver's user-space CUDA library. It is not part of a CUDA image: \
+                     the NVIDIA Container Toolkit mounts it from the host when the container is started with the GPU \
+                     and the `compute` capability, so a container started by plain `docker run` (or by a tool that \
+                     sets up the GPU itself without the toolkit) has none.",
+                    c.runtime
+                ),
+                evidence,
+                Some(
+                    "Start the container through the NVIDIA Container Toolkit: `docker run --gpus all …` (nvidia-docker \
+                     or `--runtime=nvidia` on older setups; Podman with CDI: `--device nvidia.com/gpu=all`), with \
+                     NVIDIA_DRIVER_CAPABILITIES including compute if it is set; the host needs the \
+                     nvidia-container-toolkit package."
+                        .to_owned(),
+                ),
+            ));
+        }
+        None if matches!(cx.os, OsFamily::Linux | OsFamily::Unknown) && cx.s.platform.wsl.is_none() => {
+            out.push(LIBCUDA_MISSING.finding(
+                "A program cannot open the driver's library (libcuda.so.1), though the driver's kernel module runs",
+                format!(
+                    "The driver's kernel module answers (version {version}), but libcuda.so.1, the driver's user-space \
+                     CUDA library, could not be opened: its package is not installed, or it is not where the loader \
+                     looks."
+                ),
+                evidence,
+                Some(format!(
+                    "Check for it: ldconfig -p | grep libcuda.so.1. If it is missing, install the CUDA library of the \
+                     installed driver branch: on Ubuntu and Debian libnvidia-compute-{branch}, from NVIDIA's RHEL \
+                     repository nvidia-driver-cuda-libs, from RPM Fusion xorg-x11-drv-nvidia-cuda-libs; if it is \
+                     outside the loader's folders, add that folder to LD_LIBRARY_PATH.",
+                    branch = version.major()
+                )),
+            ));
+        }
+        None => {}
+    }
+}
+
 pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     stubs_on_path(cx, out);
+    library_not_opened(cx, out);
     let Some(message) = cx.s.messages.iter().find(|m| m.id == INSUFFICIENT) else { return };
     if Ctx::driver_too_old_found(out) {
         return;

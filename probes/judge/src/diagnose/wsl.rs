@@ -72,7 +72,9 @@ pub(super) const NO_GPU: Rule = Rule {
               nvidia-container-cli's `load library failed` or `driver error`, where the text does not show \
               /usr/lib/wsl/lib holding the driver's libraries; `/dev/dxg` said missing; on a Windows 10 release \
               before 21H2 also a person saying no GPU was found): WSL does not hand the GPU to \
-              the guest, and a Windows 10 release before 21H2 (1903 to 21H1) shown is said beside it. Also nvidia-container-cli's `WSL environment detected but no adapters were found` on any \
+              the guest, and a Windows 10 release before 21H2 (1903 to 21H1) shown is said beside it. Under WSL 2 such \
+              a release shown is enough on its own, with no program listing a GPU and /usr/lib/wsl/lib not shown \
+              holding the driver's libraries: it has no GPU to hand over. Also nvidia-container-cli's `WSL environment detected but no adapters were found` on any \
               platform (Docker Desktop runs containers in its own WSL 2 VM): WSL's GPU interface lists no GPU.",
     source: "NVIDIA CUDA on WSL User Guide (WSL2 on Windows 11 or Windows 10 21H2 and later, the Windows driver only); \
              microsoft/WSL#6773 (a Windows build that broke GPU access); CompVis/stable-diffusion#161 (WSL1 taken for \
@@ -95,6 +97,19 @@ pub(super) const LIBCUDA_SO: Rule = Rule {
               ('CUDA SETUP: WARNING! libcuda.so not found!').",
     source: "microsoft/WSL#8587 (the reporter's ldconfig and ls output; LD_LIBRARY_PATH=/usr/lib/wsl/lib fixed it); \
              taichi-dev/taichi:taichi/backends/cuda/cuda_driver.cpp (Taichi's CUDA driver loader opens libcuda.so)",
+};
+
+pub(super) const LIBDXCORE: Rule = Rule {
+    id: "wsl.libdxcore_not_in_container",
+    category: Category::WslSpecific,
+    severity: Severity::Warning,
+    trigger: "The NVIDIA Container Toolkit, generating a CDI spec in its WSL mode, logs `Could not locate libdxcore.so`: \
+              where it ran (a builder or node container, Docker Desktop's VM) WSL's libraries are not in the driver \
+              store it searched, so the spec passes /dev/dxg and NVIDIA's programs but not libdxcore.so, without which \
+              NVML inside the container fails (`Failed to initialize NVML`).",
+    source: "docker/buildx#3295 (the docker-container builder on WSL gets /dev/dxg but not WSL's libraries; the \
+             builder's CDI spec lacks libdxcore.so); public write-ups of nvidia-ctk's WSL mode (libdxcore.so searched in \
+             the WSL driver store, Docker Desktop keeping it in /usr/lib/x86_64-linux-gnu)",
 };
 
 pub(super) const NVML_SO: Rule = Rule {
@@ -306,6 +321,7 @@ pub(super) const RULES: &[Rule] = &[
     NO_GPU,
     LIBCUDA_SO,
     NVML_SO,
+    LIBDXCORE,
     KERNEL_TOO_OLD,
     TCC,
     NVML_UNSUPPORTED,
@@ -343,9 +359,36 @@ const OUT_OF_MEMORY: &str = "cuda.out_of_memory";
 /// CUDA's `all CUDA-capable devices are busy or unavailable` (`assets/compat/errors.toml`).
 const DEVICES_UNAVAILABLE: &str = "cuda.devices_unavailable";
 
+/// The NVIDIA Container Toolkit's WSL-mode warning that it found no libdxcore.so (`assets/compat/errors.toml`).
+const LIBDXCORE_NOT_FOUND: &str = "nvidia_ctk.libdxcore_not_found";
+
+/// The toolkit's CDI spec made without WSL's libdxcore.so ([`LIBDXCORE`]): the warning names WSL by itself, since
+/// only the toolkit's WSL mode looks for that library.
+fn libdxcore_not_found(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let Some(m) = cx.s.messages.iter().find(|m| m.id == LIBDXCORE_NOT_FOUND) else { return };
+    out.push(LIBDXCORE.finding(
+        "The container's CDI spec was made without WSL's libdxcore.so",
+        "The NVIDIA Container Toolkit's WSL mode writes a spec that passes /dev/dxg and the Windows driver's libraries \
+         from WSL's driver store; where it ran, libdxcore.so (WSL's GPU interface library, in /usr/lib/wsl/lib) was \
+         not found, so containers get nvidia-smi and libnvidia-ml but not the library they need to reach the GPU, and \
+         NVML fails there (\"Failed to initialize NVML\").",
+        vec![format!("pasted: {}", m.line)],
+        Some(
+            "Give the container WSL's libraries: generate the CDI spec in the WSL distribution itself, where \
+             /usr/lib/wsl/lib holds libdxcore.so (`sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml`), not \
+             in a builder or node container; or add a mount of /usr/lib/wsl/lib (or of the libdxcore.so the VM has, \
+             e.g. /usr/lib/x86_64-linux-gnu/libdxcore.so under Docker Desktop) to the spec's containerEdits; for a \
+             BuildKit builder use the docker driver (`docker buildx use default`), which runs on the daemon that has \
+             them."
+                .to_owned(),
+        ),
+    ));
+}
+
 pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     // vLLM's warning says WSL itself (it checks uname for "microsoft").
     pinned_memory(cx, out);
+    libdxcore_not_found(cx, out);
     // So does nvidia-container-cli's, found where Docker Desktop runs containers in its own WSL 2 VM.
     let no_adapters = no_adapters(cx);
     if let Some(line) = &no_adapters
@@ -998,7 +1041,12 @@ fn gpu_not_exposed(cx: &Ctx<'_>, wsl: &WslFacts, out: &mut Vec<Finding>) {
     if wsl.build_before_gpu.is_some() {
         said.extend(cx.s.stated_no_gpu.iter().map(|l| format!("pasted: {l}")));
     }
-    if said.is_empty() {
+    // A Windows 10 release before 21H2 has no GPU for WSL 2 to hand over, whatever the text says of it; under WSL 1
+    // the WSL 1 finding says why.
+    let libs_shown = wsl.driver_lib_dir_present
+        || !wsl.libcuda_files.is_empty()
+        || cx.loader_cache().is_some_and(|c| c.iter().any(|e| e.path.starts_with(WSL_LIB)));
+    if said.is_empty() && (wsl.build_before_gpu.is_none() || wsl.version != 2 || libs_shown) {
         return;
     }
     let version = if wsl.version == 2 { "WSL2" } else { "WSL (version not shown)" };

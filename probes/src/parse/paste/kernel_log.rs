@@ -33,7 +33,28 @@ const FORMAT: &str = "kernel log";
 const DISPLAY_CLASS: u32 = 0x03_0000;
 
 /// Reads nouveau's claim of a GPU and the kernel's refusal of an unsigned nvidia module.
+/// The format name of the kernel module's version file.
+const PROC_VERSION_FORMAT: &str = "/proc/driver/nvidia/version";
+
+/// The loaded kernel module's version from its version file, `cat /proc/driver/nvidia/version`'s `NVRM version:
+/// NVIDIA UNIX x86_64 Kernel Module  535.86.05  …` (or `… Open Kernel Module for x86_64  550.54.14 …`), also where a
+/// program quotes it inside its own line (TensorFlow's cuda_diagnostics: `driver version file contents:
+/// """NVRM version: …`): the file exists only while NVIDIA's kernel module is loaded (the driver's nv-procfs.c).
+fn proc_version(lines: &[String], facts: &mut Facts) {
+    static NVRM: super::Needle = super::Needle::new("NVRM version: NVIDIA UNIX");
+    let Some((i, version)) = lines.iter().enumerate().find_map(|(i, l)| {
+        let at = NVRM.find(l)?;
+        crate::probe::driver::parse_proc_version(l.get(at..)?).map(|v| (i, v))
+    }) else {
+        return;
+    };
+    facts.saw(i, PROC_VERSION_FORMAT);
+    facts.os.get_or_insert(OsFamily::Linux);
+    facts.driver(Some(version), None, PROC_VERSION_FORMAT);
+}
+
 pub(super) fn read(lines: &[String], facts: &mut Facts) {
+    proc_version(lines, facts);
     static LOCKDOWN: super::Needle = super::Needle::new("unsigned module loading is restricted");
     let lockdown = lines.iter().any(|l| LOCKDOWN.in_line(l));
     for (i, line) in lines.iter().enumerate() {

@@ -891,10 +891,15 @@ fn old_windows(lines: &[String]) -> Option<usize> {
 }
 
 /// `WSL1`, `WSL 2`, `wsl-2` as words (not `WSL 2.0.9`, the WSL app's version): the version when
-/// the text names exactly one.
+/// the text names exactly one. An issue form's unticked box (`- [ ] WSL 1` beside `- [X] WSL 2`, microsoft/WSL's
+/// bug template) names an option not chosen, not the machine's.
 fn words(lines: &[String]) -> Option<(usize, u32)> {
     let mut named: Vec<(usize, u32)> = Vec::new();
-    for (i, line) in lines.iter().enumerate() {
+    let unticked = |l: &str| {
+        let t = l.trim_start();
+        t.starts_with("- [ ]") || t.starts_with("* [ ]")
+    };
+    for (i, line) in lines.iter().enumerate().filter(|(_, l)| !unticked(l)) {
         for v in named_versions(line) {
             if !named.iter().any(|(_, w)| *w == v) {
                 named.push((i, v));
@@ -996,6 +1001,8 @@ mod tests {
         assert_eq!(version("I'm using Windows with WSL1\n"), Some((1, None)));
         assert_eq!(version("Ubuntu 22.04 on WSL 2, Windows 11\n"), Some((2, None)));
         assert_eq!(version("I moved from WSL1 to WSL2\n"), None);
+        // microsoft/WSL's bug template: the ticked box is the machine's, the unticked one an option not chosen.
+        assert_eq!(version("### WSL Version\n\n- [X] WSL 2\n- [ ] WSL 1\n"), Some((2, None)));
         assert_eq!(
             version("WSL version: 2.0.9.0\nwsl 2.3.26\n"),
             Some((0, None)),

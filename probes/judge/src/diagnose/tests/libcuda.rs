@@ -109,3 +109,22 @@ fn the_stub_libcuda_on_the_loaders_path_is_the_variable_finding() {
     let findings = judged("nvcc -o app app.cu -L/usr/local/cuda/lib64/stubs -lcuda\nCUDA Version: 12.4\n");
     assert!(findings.iter().all(|f| f.id != STUB), "{findings:#?}");
 }
+
+/// TensorFlow 1.x could not open libcuda.so.1 while the kernel module's version file shows the driver
+/// (codalab/codalab-worksheets#591's lines, in the tensorflow/tensorflow image): in a container the library was not
+/// mounted; on a host its package is missing; without the driver shown, nothing.
+#[test]
+fn libcuda_not_opened_beside_a_loaded_kernel_module_is_the_library_missing() {
+    let lines = "I tensorflow/stream_executor/dso_loader.cc:102] Couldn't open CUDA library libcuda.so.1. LD_LIBRARY_PATH: \n\
+                 I tensorflow/stream_executor/cuda/cuda_diagnostics.cc:356] driver version file contents: \"\"\"NVRM \
+                 version: NVIDIA UNIX x86_64 Kernel Module  367.27  Thu Jun  9 18:53:27 PDT 2016\n";
+    let in_docker = judged(&format!("When running with `tensorflow/tensorflow` docker image I got this\n{lines}"));
+    let fix = fix_of(&in_docker, "containers.libcuda_not_mounted");
+    assert!(fix.contains("--gpus all") && fix.contains("nvidia-container-toolkit"), "{fix}");
+    let host = judged(lines);
+    assert!(fix_of(&host, "presence.libcuda_missing").contains("libnvidia-compute-367"));
+    let no_driver = judged(
+        "I tensorflow/stream_executor/dso_loader.cc:102] Couldn't open CUDA library libcuda.so.1. LD_LIBRARY_PATH: \n",
+    );
+    assert!(!no_driver.iter().any(|f| f.id == "presence.libcuda_missing" || f.id == "containers.libcuda_not_mounted"));
+}

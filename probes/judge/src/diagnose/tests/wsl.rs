@@ -682,3 +682,36 @@ fn the_unversioned_nvml_name_missing_inside_wsl_is_its_so_1_only() {
     let m = with_message(Machine::pasted().wsl(1, &[]), "nvml.library_not_found", unversioned);
     assert!(!m.ids().contains(&ID.to_owned()), "{:?}", m.ids());
 }
+
+/// The toolkit's WSL-mode warning that libdxcore.so was not found (docker/buildx#3295's line) is its own finding,
+/// with /usr/lib/wsl/lib in the fix, whatever else the text shows of WSL.
+#[test]
+fn a_cdi_spec_made_without_wsls_libdxcore_is_named() {
+    const ID: &str = "wsl.libdxcore_not_in_container";
+    let line = "level=warning msg=\"Could not locate libdxcore.so: pattern libdxcore.so not found\"";
+    let m = with_message(Machine::pasted(), "nvidia_ctk.libdxcore_not_found", line);
+    assert_eq!(m.ids(), ids(&[ID]));
+    assert!(m.finding(ID).fix.as_deref().is_some_and(|f| f.contains("/usr/lib/wsl/lib")));
+}
+
+/// A Windows 10 release before 21H2 shown under WSL 2 with no program listing a GPU is WSL handing over none, with no
+/// symptom said (microsoft/WSL#7376's form); under WSL 1, or with a GPU a program lists, it is not.
+#[test]
+fn a_windows_10_release_before_21h2_under_wsl2_hands_over_no_gpu() {
+    const ID: &str = "wsl.gpu_not_exposed";
+    let mut m = Machine::pasted().wsl(2, &[]);
+    if let Some(w) = m.0.platform.wsl.as_mut() {
+        w.build_before_gpu = Some("Microsoft Windows [version10.0.19043.1200]".to_owned());
+    }
+    assert!(m.ids().contains(&ID.to_owned()), "{:?}", m.ids());
+    let mut one = Machine::pasted().wsl(1, &[]);
+    if let Some(w) = one.0.platform.wsl.as_mut() {
+        w.build_before_gpu = Some("Microsoft Windows [version10.0.19043.1200]".to_owned());
+    }
+    assert!(!one.ids().contains(&ID.to_owned()), "{:?}", one.ids());
+    let mut listed = wsl2();
+    if let Some(w) = listed.0.platform.wsl.as_mut() {
+        w.build_before_gpu = Some("Microsoft Windows [version10.0.19043.1200]".to_owned());
+    }
+    assert!(!listed.ids().contains(&ID.to_owned()), "{:?}", listed.ids());
+}

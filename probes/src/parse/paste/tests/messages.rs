@@ -438,6 +438,20 @@ const CASES: &[Case] = &[
         &[("reason", "Unable to load cuDNN. Is it installed?")],
         &["jax.cudnn_not_loadable"],
     ),
+    // codalab/codalab-worksheets#591: TensorFlow 1.x in the tensorflow/tensorflow image.
+    (
+        "tf.cuda_library_not_opened",
+        "I tensorflow/stream_executor/dso_loader.cc:102] Couldn't open CUDA library libcuda.so.1. LD_LIBRARY_PATH: ",
+        &[("library", "libcuda.so.1")],
+        &[],
+    ),
+    // docker/buildx#3295: the CDI spec made in a WSL builder.
+    (
+        "nvidia_ctk.libdxcore_not_found",
+        "#7 11.40 time=\"2025-07-18T02:55:21Z\" level=warning msg=\"Could not locate libdxcore.so: pattern libdxcore.so not found\"",
+        &[("reason", "pattern libdxcore.so not found")],
+        &[],
+    ),
     // jax-ml/jax#12335: jax_platforms set to 'gpu' on a CUDA jaxlib.
     (
         "jax.rocm_backend_failed",
