@@ -9,7 +9,8 @@
 //! `ptxas --version`;
 //! TensorFlow's build info, version, device list and device log lines; `lspci -k`/`-vv` blocks (the
 //! Resizable BAR capability too); the IOMMU's mode from the kernel command line and log; and
-//! kernel log lines (nouveau, a refused unsigned module, the PCIe bandwidth an NVIDIA GPU was found limited to); `env`, `export`, `echo $PATH`,
+//! kernel log lines (nouveau, a refused unsigned module, the PCIe bandwidth an NVIDIA GPU was found limited to) and
+//! the kernel module's `/proc/driver/nvidia/version`; `env`, `export`, `echo $PATH`,
 //! `which -a nvcc` and `ls -l /usr/local/cuda*`; `ldconfig -p` lines and WSL2's `/usr/lib/wsl/lib`;
 //! the WSL version (`wsl -l -v`, the kernel release, `WSL1`/`WSL2` named in the text);
 //! a GPU count said in words (`I only have one GPU`); a GPU named in a sentence (`I am using RTX 4090`)
@@ -275,7 +276,7 @@ const READS: &str = "collect_env (PyTorch's or OpenMMLab's), torch.__config__.sh
                      jax.print_environment_info(), cupy.show_config(), ONNX Runtime's get_available_providers(), \
                      TensorFlow's build info or device lines, lspci -k / -vv, \
                      the kernel command line and its IOMMU lines, \
-                     kernel log lines, env / echo $PATH / which -a nvcc / ls -l /usr/local/cuda*, ldconfig -p, \
+                     kernel log lines, /proc/driver/nvidia/version, env / echo $PATH / which -a nvcc / ls -l /usr/local/cuda*, ldconfig -p, \
                      `Label: value` lines (PyTorch version:, Driver Version:, GPU:), \
                      a known CUDA, framework or kernel error message, or a gpu-doctor report";
 
