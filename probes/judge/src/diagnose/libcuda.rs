@@ -176,17 +176,24 @@ fn library_not_opened(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
                      looks."
                 ),
                 evidence,
-                Some(format!(
-                    "Check for it: ldconfig -p | grep libcuda.so.1. If it is missing, install the CUDA library of the \
-                     installed driver branch: on Ubuntu and Debian libnvidia-compute-{branch}, from NVIDIA's RHEL \
-                     repository nvidia-driver-cuda-libs, from RPM Fusion xorg-x11-drv-nvidia-cuda-libs; if it is \
-                     outside the loader's folders, add that folder to LD_LIBRARY_PATH.",
-                    branch = version.major()
-                )),
+                Some(library_package_fix(&version.major().to_string())),
             ));
         }
         None => {}
     }
+}
+
+/// The fix for the driver's CUDA library missing on a Linux host: the package of driver branch `branch` that ships it
+/// on each distribution family, or the folder to add where the driver put it outside the loader's folders.
+fn library_package_fix(branch: &str) -> String {
+    format!(
+        "Check for it: ldconfig -p | grep libcuda.so.1. If it is missing, install the CUDA library of the installed \
+         driver branch: on Ubuntu and Debian libnvidia-compute-{branch} (libcuda1-{branch} on releases before Ubuntu \
+         18.04), from NVIDIA's RHEL repository nvidia-driver-cuda-libs, from RPM Fusion \
+         xorg-x11-drv-nvidia-cuda-libs. If the driver put it outside the loader's folders (NixOS: \
+         /run/opengl-driver/lib; a .run install with its own prefix), add that folder to LD_LIBRARY_PATH of the \
+         program or its service."
+    )
 }
 
 pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
@@ -259,14 +266,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 "CUDA cannot load the driver's library (libcuda.so.1), though the driver is new enough",
                 format!("{why}: the driver's user-space CUDA library is not installed, or not where the loader looks."),
                 vec![pasted, driver],
-                Some(format!(
-                    "Check for it: ldconfig -p | grep libcuda.so.1. If it is missing, install the CUDA library of \
-                     the installed driver branch: on Ubuntu and Debian libnvidia-compute-{branch} (libcuda1-{branch} \
-                     on releases before Ubuntu 18.04), from NVIDIA's RHEL repository nvidia-driver-cuda-libs, from \
-                     RPM Fusion xorg-x11-drv-nvidia-cuda-libs. If the driver put it outside the loader's folders (NixOS: \
-                     /run/opengl-driver/lib; a .run install with its own prefix), add that folder to LD_LIBRARY_PATH \
-                     of the program or its service."
-                )),
+                Some(library_package_fix(&branch)),
             ));
         }
         None => {}
