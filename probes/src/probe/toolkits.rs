@@ -26,6 +26,12 @@ use gpu_doctor_model::LoaderEntry;
 use gpu_doctor_model::{OsFamily, Pick, ToolkitInstall, ToolkitKind, ToolkitPicks, Toolkits};
 use gpu_doctor_model::{Probed, Trace};
 
+/// The kind of install a toolkit folder is by where it is (`/usr/local/cuda-12.4`: NVIDIA's packages;
+/// `/usr/lib/nvidia-cuda-toolkit`: a distribution's), for folders named in pasted text.
+pub(crate) fn kind_of_root(root: &str) -> ToolkitKind {
+    candidates::kind_of(Path::new(root))
+}
+
 /// How long `ldconfig -p` may take.
 pub const LDCONFIG_TIMEOUT: Duration = Duration::from_secs(5);
 

@@ -5,7 +5,7 @@ use super::context::{build_cuda, cudnn_version_text, describe_framework, parent_
 use super::{Ctx, Rule, fix};
 use gpu_doctor_kb::{RuntimeVerdict, families};
 use gpu_doctor_model::{Category, Change, CudaVersion, Finding, InstallFlag, PlanTarget, Severity};
-use gpu_doctor_model::{OsFamily, Pick, PythonEnv, ToolkitInstall, ToolkitKind, Toolkits};
+use gpu_doctor_model::{OsFamily, Pick, PythonEnv, ToolkitInstall, ToolkitKind, Toolkits, VersionSource};
 
 pub(super) const CONFLICT: Rule = Rule {
     id: "toolkits.names_disagree",
@@ -16,11 +16,15 @@ pub(super) const CONFLICT: Rule = Rule {
               an nvcc shown running of another release than NVIDIA's CUDA image of a base or runtime flavour (no nvcc \
               of its own) named in the text: a compiler installed apart into the image. Or the host compiler's \
               `\"__CUDACC_VER__\" redefined` on CUDA 9's crt/common_functions.h: an nvcc before CUDA 9 compiling a \
-              newer toolkit's headers.",
+              newer toolkit's headers. Or nvcc's verbose listing (`nvcc -v`, CMake's compiler identification) naming a \
+              distribution's nvcc (`_HERE_` in /usr/lib/nvidia-cuda-toolkit) of another release than a CUDA toolkit \
+              also installed (a `cuda-X.Y` folder on the PATH it ran with, CUDA_HOME).",
     source: "CUDA Installation Guide for Linux, post-installation PATH and LD_LIBRARY_PATH \
              (https://docs.nvidia.com/cuda/cuda-installation-guide-linux/); torch.utils.cpp_extension CUDA_HOME lookup; \
              NVIDIA's container images' three flavours (https://nvidia.github.io/container-wiki/toolkit/container-images.html), \
-             the case of NVIDIA/nvidia-docker#740",
+             the case of NVIDIA/nvidia-docker#740; the toolkit's bin/nvcc.profile (`TOP = $(_HERE_)/..`, as \
+             zspace/system.cuda-12.6:bin/nvcc.profile@b3d92c837713411301ae5df45b0c7758df7d931e copies it) and \
+             nvcc's predefined __CUDACC_VER_MAJOR__/__CUDACC_VER_MINOR__ (CUDA Compiler Driver NVCC)",
 };
 
 pub(super) const STALE_PATH: Rule = Rule {
@@ -203,6 +207,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let t = cx.s.toolkits.value();
     if let Some(t) = t {
         conflict(cx, t, out);
+        distribution_nvcc_ran(cx, t, out);
         nvcc_beside_runtime_image(t, out);
     }
     older_nvcc_on_newer_headers(cx, out);
@@ -437,6 +442,68 @@ fn older_nvcc_on_newer_headers(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
              toolkit) in the shell that builds, then check with `nvcc --version`; `which -a nvcc` lists every nvcc on \
              PATH, so an old one left behind (a `/usr/local/bin/nvcc`, a distribution's nvidia-cuda-toolkit) can be \
              removed."
+        )),
+    ));
+}
+
+/// A distribution's CUDA package is the nvcc a build ran (nvcc's own verbose listing says so: Debian's and
+/// Ubuntu's nvidia-cuda-toolkit, behind /usr/bin/nvcc, lives in /usr/lib/nvidia-cuda-toolkit) while another
+/// toolkit of another release is installed (a `cuda-X.Y` folder on the PATH it ran with, CUDA_HOME, a folder
+/// shown): the build compiles with the distribution's release, not the toolkit meant.
+fn distribution_nvcc_ran(cx: &Ctx<'_>, t: &Toolkits, out: &mut Vec<Finding>) {
+    if out.iter().any(|f| f.id == CONFLICT.id) {
+        return;
+    }
+    let Some(ran) = t
+        .installs
+        .iter()
+        .find(|i| i.kind == ToolkitKind::Distro && i.nvcc.is_some() && i.version_source == Some(VersionSource::Nvcc))
+    else {
+        return;
+    };
+    let Some(ran_version) = ran.version else { return };
+    let Some(meant) = t
+        .installs
+        .iter()
+        .filter(|i| matches!(i.kind, ToolkitKind::Local | ToolkitKind::Conda | ToolkitKind::Other))
+        .filter(|i| i.version.is_some_and(|v| v.major_minor() != ran_version.major_minor()))
+        .max_by_key(|i| i.version)
+    else {
+        return;
+    };
+    let meant_version = meant.version.map_or_else(String::new, |v| format!("CUDA {}", v.major_minor()));
+    let nvcc = meant.nvcc.clone().unwrap_or_else(|| format!("{}/bin/nvcc", meant.root));
+    let package = if ran.root.starts_with("/usr/lib/nvidia-cuda-toolkit") {
+        "the distribution's nvidia-cuda-toolkit package (`sudo apt remove nvidia-cuda-toolkit`; it is not needed \
+         beside NVIDIA's toolkit)"
+    } else {
+        "the distribution's CUDA package that installed it"
+    };
+    out.push(CONFLICT.finding(
+        format!(
+            "The build ran the distribution's nvcc (CUDA {}, {}), not the {meant_version} toolkit at {}",
+            ran_version.major_minor(),
+            ran.root,
+            meant.root
+        ),
+        format!(
+            "nvcc's verbose listing names the folder of the nvcc that ran (`_HERE_`) and its release (the \
+             `__CUDACC_VER_MAJOR__`/`MINOR` it defines): a distribution's CUDA package, found before the \
+             {meant_version} toolkit (its /usr/bin/nvcc on PATH, or kept in CMake's cache from an earlier run). The \
+             build then compiles with CUDA {} and that package's headers, and fails where the code or the GPU needs \
+             the newer one (an unknown `sm_XX`, missing headers).",
+            ran_version.major_minor()
+        ),
+        vec![
+            format!("nvcc that ran: {} (CUDA {})", ran.nvcc.as_deref().unwrap_or(&ran.root), ran_version.major_minor()),
+            format!("also installed: {} ({meant_version})", meant.root),
+        ],
+        Some(format!(
+            "Remove {package}, or name NVIDIA's compiler to the build: `export CUDACXX={}` (CMake; or \
+             `-DCMAKE_CUDA_COMPILER=` with it) and {} first on PATH; then delete the build folder's CMakeCache.txt so \
+             CMake looks for nvcc again, and check with `nvcc --version`.",
+            fix::word(cx, &nvcc),
+            fix::word(cx, &format!("{}/bin", meant.root))
         )),
     ));
 }

@@ -44,6 +44,7 @@ mod lspci;
 mod messages;
 mod monitors;
 mod nccl_test_log;
+mod nvcc_verbose;
 mod onnxruntime;
 mod os_release;
 mod p2p_bandwidth;
@@ -151,6 +152,7 @@ pub const READERS: &[&str] = &[
     "iommu",
     "paddle_env",
     "device_query",
+    "nvcc_verbose",
     "install_commands",
     "gpu_words",
 ];
@@ -193,7 +195,7 @@ pub fn read_pasted_without(text: &str, kb: &Kb, off: &[&str]) -> Result<Snapshot
     }
     let mut facts = facts::Facts::default();
     facts.notes = notes;
-    let readers: [(&str, &Reader<'_>); 26] = [
+    let readers: [(&str, &Reader<'_>); 27] = [
         ("collect_env", &|f| collect_env::read(&lines, f)),
         ("python_prints", &|f| python_prints::read(&lines, f)),
         ("smi", &|f| smi::read(&lines, &joined, f)),
@@ -222,6 +224,7 @@ pub fn read_pasted_without(text: &str, kb: &Kb, off: &[&str]) -> Result<Snapshot
         ("iommu", &|f| iommu::read(&lines, f)),
         ("paddle_env", &|f| paddle_env::read(&lines, f)),
         ("device_query", &|f| device_query::read(&lines, f)),
+        ("nvcc_verbose", &|f| nvcc_verbose::read(&lines, f)),
         // After every reader that prints or lists a framework's version.
         ("install_commands", &|f| install_commands::read(&lines, f)),
     ];
@@ -271,7 +274,7 @@ type Reader<'a> = dyn Fn(&mut facts::Facts) + 'a;
 /// What the paste reader reads, for the note on text in which it recognised nothing.
 const READS: &str = "collect_env (PyTorch's or OpenMMLab's), torch.__config__.show(), nvidia-smi (table, -q, -q -x, CSV, -L or --version), nvidia-smi topo -m / topo -p2p / \
                      nvlink -s / nvlink -e, p2pBandwidthLatencyTest, nvidia-container-cli info, docker info, nvidia-ctk cdi list, \
-                     nvcc --version, deviceQuery, pip list / pip freeze / \
+                     nvcc --version or -v, deviceQuery, pip list / pip freeze / \
                      conda list / uv's install summary, PyTorch's printed torch.__version__ or is_available(), \
                      jax.print_environment_info(), cupy.show_config(), ONNX Runtime's get_available_providers(), \
                      TensorFlow's build info or device lines, lspci -k / -vv, \

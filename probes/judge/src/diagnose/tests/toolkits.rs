@@ -441,3 +441,29 @@ fn an_older_nvcc_on_cuda_9_headers_is_two_toolkits() {
     let fix = hostile.finding("toolkits.names_disagree").fix.unwrap_or_default();
     assert!(fix.contains("'/x;reboot/bin'"), "{fix}");
 }
+
+/// nvcc's verbose listing in CMake's failed compiler identification names the nvcc that ran: Ubuntu's
+/// nvidia-cuda-toolkit 10.1, with CUDA 11.3 on the PATH it ran with (NVlabs/instant-ngp#747's lines). Two
+/// toolkits, the fix naming the package and NVIDIA's nvcc; NVIDIA's own nvcc in the same listing is no finding.
+#[test]
+fn the_distributions_nvcc_ran_beside_nvidias_toolkit() {
+    let dump = |here: &str, major: u32, minor: u32| {
+        format!(
+            "  Compiler: /usr/bin/nvcc\n  #$ _HERE_={here}\n  #$\n  \
+             PATH={here}:/usr/local/cuda-11.3/bin:/usr/bin:/bin\n  #$ gcc -D__CUDA_ARCH__=300 -E -x c++\n  \
+             -D__CUDACC__ -D__NVCC__ -D__CUDACC_VER_MAJOR__={major} -D__CUDACC_VER_MINOR__={minor}\n"
+        )
+    };
+    let found = super::pasted_findings(&dump("/usr/lib/nvidia-cuda-toolkit/bin", 10, 1));
+    let f = found.iter().find(|f| f.id == "toolkits.names_disagree").unwrap_or_else(|| panic!("{found:#?}"));
+    assert!(f.summary.contains("CUDA 10.1") && f.summary.contains("/usr/local/cuda-11.3"), "{}", f.summary);
+    let fix = f.fix.as_deref().unwrap_or_default();
+    assert!(fix.contains("apt remove nvidia-cuda-toolkit"), "{fix}");
+    assert!(fix.contains("CUDACXX=/usr/local/cuda-11.3/bin/nvcc"), "{fix}");
+    // NVIDIA's CUDA 11.3 itself ran: one toolkit, nothing to say.
+    let found = super::pasted_findings(&dump("/usr/local/cuda-11.3/bin", 11, 3));
+    assert!(found.iter().all(|f| f.id != "toolkits.names_disagree"), "{found:#?}");
+    // The distribution's nvcc of the same release as the toolkit on PATH: no conflict of releases.
+    let found = super::pasted_findings(&dump("/usr/lib/nvidia-cuda-toolkit/bin", 11, 3));
+    assert!(found.iter().all(|f| f.id != "toolkits.names_disagree"), "{found:#?}");
+}
