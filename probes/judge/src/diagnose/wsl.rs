@@ -8,7 +8,7 @@ use super::{Ctx, Rule, fix};
 use gpu_doctor_model::LoaderEntry;
 use gpu_doctor_model::WslFacts;
 use gpu_doctor_model::shell::ShellCommand;
-use gpu_doctor_model::{Category, Change, Finding, PlanTarget, Severity};
+use gpu_doctor_model::{Category, Change, Finding, PlanTarget, Probed, Severity};
 
 /// Where WSL2 maps the Windows driver's libraries in.
 const WSL_LIB: &str = "/usr/lib/wsl/lib";
@@ -300,7 +300,8 @@ pub(super) const TOOLKIT_PREDATES_DRIVER: Rule = Rule {
     id: "wsl.container_toolkit_predates_driver",
     category: Category::WslSpecific,
     severity: Severity::Error,
-    trigger: "Under WSL 2, CUDA's initialization answered CUDA_ERROR_NOT_FOUND (500, `named symbol not found`): \
+    trigger: "Under WSL 2 (or where the text shows neither WSL nor a Linux host's kernel module), CUDA's \
+              initialization answered CUDA_ERROR_NOT_FOUND (500, `named symbol not found`): \
               TensorFlow's `failed call to cuInit: CUDA_ERROR_NOT_FOUND`, PyTorch's `Unexpected error from \
               cudaGetDeviceCount() … Error 500`, ollama's `cuda driver library init failure: 500`. Windows drivers \
               from 555 add libnvdxgdmal.so.1, which a container gets only from NVIDIA Container Toolkit 1.14.4 / \
@@ -399,7 +400,18 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
             "nvidia-container-cli opened WSL 2's GPU interface (dxcore) and it lists no GPU adapter".to_owned(),
         ]));
     }
-    let Some(wsl) = cx.s.platform.wsl.as_ref() else { return };
+    let Some(wsl) = cx.s.platform.wsl.as_ref() else {
+        // Error 500 at CUDA's initialization where the text does not say where the program ran: the container
+        // case of WSL 2 (Docker Desktop's included), unless a Linux host's driver is shown: its kernel module, its
+        // NVRM lines, or a Linux driver's three-part version (Windows drivers, which WSL's nvidia-smi shows, have two).
+        let linux_host = !matches!(cx.s.kernel_module, Probed::Unknown { .. })
+            || cx.driver.version.as_ref().is_some_and(|v| v.parts().len() >= 3)
+            || cx.s.messages.iter().any(|m| m.id.starts_with("nvrm.") || m.id.starts_with("kernel."));
+        if !linux_host {
+            toolkit_predates_driver(cx, out);
+        }
+        return;
+    };
     let distro = wsl.distro.as_deref().unwrap_or("<distro>");
     if wsl.version == 1 {
         out.push(
@@ -460,7 +472,14 @@ fn init_symbol_not_found<'a>(cx: &Ctx<'a>) -> Option<&'a str> {
 /// [`TOOLKIT_PREDATES_DRIVER`], inside WSL 2 (or WSL of an unknown version): true when it was said.
 fn toolkit_predates_driver(cx: &Ctx<'_>, out: &mut Vec<Finding>) -> bool {
     let Some(line) = init_symbol_not_found(cx) else { return false };
-    let mut evidence = vec!["WSL".to_owned(), format!("pasted: {line}")];
+    let place = if cx.s.platform.wsl.is_some() {
+        "WSL".to_owned()
+    } else {
+        "where it ran is not shown: CUDA's initialization answers 500 in a container under WSL 2 (Docker Desktop \
+         on Windows runs its containers there), not on a Linux host's own driver"
+            .to_owned()
+    };
+    let mut evidence = vec![place, format!("pasted: {line}")];
     if let Some(d) = cx.driver.version.as_ref() {
         evidence.push(format!("Windows NVIDIA driver {d}"));
     }

@@ -715,3 +715,28 @@ fn a_windows_10_release_before_21h2_under_wsl2_hands_over_no_gpu() {
     }
     assert!(!listed.ids().contains(&ID.to_owned()), "{:?}", listed.ids());
 }
+
+/// CUDA's error 500 at initialization (`named symbol not found`) is WSL 2's container case: under WSL, and where the
+/// text shows neither WSL nor a Linux host's driver (PyTorch's line alone, as Docker Desktop users paste it,
+/// jhj0517/Whisper-WebUI#279 and AbdBarho/stable-diffusion-webui-docker#694 with a Windows driver's two-part version).
+/// A Linux host's driver shown (its three-part version, the kernel module's version file) is not that case.
+#[test]
+fn error_500_at_cuda_initialization_is_the_wsl_container_toolkit() {
+    let line = "Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling \
+                NumCudaDevices() that might have already set an error? Error 500: named symbol not found";
+    let alone = super::pasted_findings(line);
+    let f =
+        alone.iter().find(|f| f.id == "wsl.container_toolkit_predates_driver").unwrap_or_else(|| panic!("{alone:#?}"));
+    assert!(f.evidence.iter().any(|e| e.contains("not shown")), "{:?}", f.evidence);
+    assert!(f.fix.as_deref().is_some_and(|x| x.contains("Docker Desktop to 4.31")), "{:?}", f.fix);
+    let windows =
+        format!("Local cuda details: `NVIDIA-SMI 555.85, Driver Version: 555.85,  CUDA Version: 12.5`\n{line}\n");
+    assert!(super::pasted_ids(&windows).contains(&"wsl.container_toolkit_predates_driver".to_owned()));
+    for linux in [
+        format!("Driver Version: 555.42.02\n{line}\n"),
+        format!("NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.14  Thu Feb 22 01:44:30 UTC 2024\n{line}\n"),
+    ] {
+        let ids = super::pasted_ids(&linux);
+        assert!(!ids.contains(&"wsl.container_toolkit_predates_driver".to_owned()), "{linux}: {ids:?}");
+    }
+}
