@@ -957,6 +957,9 @@ const INDEX_FORMAT: &str = "GPU numbers said to disagree with nvidia-smi's";
 /// The monitors that number GPUs as NVML does, in PCI bus order.
 const PCI_ORDER_TOOLS: [&str; 4] = ["nvidia-smi", "nvtop", "nvitop", "gpustat"];
 
+/// Words that say two GPUs' numbers are the other way round.
+const SWAPPED: [&str; 5] = ["reversed", "swapped", "flipped", "other way round", "other way around"];
+
 /// Words that say two numberings disagree (`unconsistent` as people write it: AlexeyAB/darknet#6982).
 const DISAGREE: [&str; 13] = [
     "not match",
@@ -983,7 +986,15 @@ fn index_mismatch_in_words(line: &str) -> bool {
         return false;
     }
     let lower = line.to_ascii_lowercase();
-    if !PCI_ORDER_TOOLS.iter().any(|t| lower.contains(t)) || lower.contains('|') {
+    if lower.contains('|') {
+        return false;
+    }
+    // Two GPUs' numbers said reversed between two programs (`Windows … GPU0 is the 660 … the 2 are reversed in
+    // there`, nemosminer/NemosMiner#393), whichever program numbers them in PCI order.
+    if SWAPPED.iter().any(|w| lower.contains(w)) && two_gpu_indices(&lower) {
+        return true;
+    }
+    if !PCI_ORDER_TOOLS.iter().any(|t| lower.contains(t)) {
         return false;
     }
     let words: Vec<&str> = lower.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| !w.is_empty()).collect();
@@ -1511,6 +1522,13 @@ mod tests {
             assert!(!index_mismatch_in_words(line), "{line}");
         }
         assert!(!index_mismatch_in_words(&"nvidia-smi numbers differ ".repeat(40)));
+        // Two GPUs' numbers said reversed between programs, whichever they are (nemosminer/NemosMiner#393).
+        assert!(index_mismatch_in_words(
+            "Windows correctly determines that GPU0 is the 660, and GPU1 is the 1080, but using miner 3.0, 2.5.2, and \
+             2.4.2, the 2 are reversed in there. (1080 becomes GPU0, 660 becomes GPU1)"
+        ));
+        assert!(!index_mismatch_in_words("the fans of GPU0 are reversed"));
+        assert!(!index_mismatch_in_words("I swapped the cables"));
     }
 
     /// The floors programs print (TensorFlow's gpu_device.cc and PyTorch's torch/cuda/__init__.py as the catalogue

@@ -332,8 +332,51 @@ fn config_show(lines: &[String], facts: &mut Facts) {
     facts.deep_from(CONFIG_FORMAT);
 }
 
+/// The format name of a printed list of PyTorch's devices.
+const DEVICES_FORMAT: &str = "PyTorch's device names";
+
+/// Words one of NVIDIA's GPU names holds.
+const GPU_NAME_WORDS: [&str; 6] = ["NVIDIA", "GeForce", "Tesla", "Quadro", "TITAN", "RTX"];
+
+/// A list of PyTorch's devices by name, one per line, as scripts print it (`cuda:0 -> NVIDIA GeForce RTX 5060 Ti`,
+/// `cuda:1 NVIDIA GeForce RTX 3060`, `cuda:0: Tesla T4`): `torch.cuda.get_device_name(i)` numbers them as the CUDA
+/// runtime does (fastest first by default), which `cuda_order` compares with nvidia-smi's list.
+fn device_names(lines: &[String], facts: &mut Facts) {
+    let mut seen = 0;
+    for (i, line) in lines.iter().enumerate() {
+        let Some((index, name)) = device_name(line) else { continue };
+        if seen == 0 {
+            facts.saw(i, DEVICES_FORMAT);
+        }
+        seen += 1;
+        if seen > super::gpus::MAX_GPUS {
+            return;
+        }
+        facts.gpu_facts.push(super::gpus::GpuFact {
+            index: Some(index),
+            name: Some(name),
+            bus_id: None,
+            cc: None,
+            source: DEVICES_FORMAT,
+        });
+    }
+}
+
+/// `cuda:0 -> NVIDIA GeForce RTX 5060 Ti | UUID: …` → (0, the name): the index after `cuda:` at the line's start,
+/// then `->`, `:`, `=` or a space, then a name holding one of NVIDIA's product words, up to a `|`, `,` or `(`.
+fn device_name(line: &str) -> Option<(u32, String)> {
+    let rest = line.trim().strip_prefix("cuda:")?;
+    let digits = rest.find(|c: char| !c.is_ascii_digit()).filter(|n| (1..=3).contains(n))?;
+    let index: u32 = rest[..digits].parse().ok()?;
+    let name = rest[digits..].trim_start_matches([' ', '-', '>', ':', '=', '\t']);
+    let name = name.split(['|', ',', '(']).next()?.trim().trim_matches(['\'', '"']);
+    let gpu = name.len() <= 60 && GPU_NAME_WORDS.iter().any(|w| name.contains(w));
+    gpu.then(|| (index, name.to_owned()))
+}
+
 pub(super) fn read(lines: &[String], facts: &mut Facts) {
     config_show(lines, facts);
+    device_names(lines, facts);
     if let Some((i, os)) = lines.iter().enumerate().find_map(|(i, l)| banner_os(l).map(|os| (i, os)))
         && facts.os.is_none()
     {
@@ -389,6 +432,23 @@ fn fill(known: &mut DeepTorch, printed: DeepTorch) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A script's list of PyTorch's devices by name (shootthesound/Fizgig#104's lines, verbatim): each index with its
+    /// GPU, in CUDA's order; lines that name no NVIDIA GPU, or no index, are not such a list.
+    #[test]
+    fn pytorchs_device_names_by_index() {
+        let text = "cuda:0 -> NVIDIA GeForce RTX 5060 Ti | UUID: f1d7572e-dea8-5b28-9004-936dbea138de\n\
+                    cuda:1 -> NVIDIA GeForce RTX 3060 | UUID: d1994ec5-98b0-9a97-086e-d52c41c58141\n";
+        let f = Facts::read_by(read, text);
+        let got: Vec<(Option<u32>, Option<&str>)> = f.gpu_facts.iter().map(|g| (g.index, g.name.as_deref())).collect();
+        assert_eq!(got, [(Some(0), Some("NVIDIA GeForce RTX 5060 Ti")), (Some(1), Some("NVIDIA GeForce RTX 3060"))]);
+        assert_eq!(device_name("cuda:1: 'Tesla T4'"), Some((1, "Tesla T4".to_owned())));
+        for line in ["cuda:0 -> cpu", "cuda:x NVIDIA GeForce RTX 3060", "device = cuda:0", "cuda:12345 NVIDIA A100"] {
+            assert_eq!(device_name(line), None, "{line}");
+        }
+        let huge = "cuda:0 NVIDIA GeForce RTX 3060\n".repeat(10_000);
+        assert!(Facts::read_by(read, &huge).gpu_facts.len() <= crate::parse::paste::gpus::MAX_GPUS);
+    }
 
     /// `torch.__config__.show()` as OpenMMLab's collect_env prints it (open-mmlab/mmdetection#4736, lines cut), and
     /// with the runtime loaded differing from the build's; a list that is not the config's says nothing.
