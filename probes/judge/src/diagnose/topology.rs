@@ -53,9 +53,11 @@ pub(super) const P2P_GPU: Rule = Rule {
     trigger: "The driver reports peer-to-peer between two GPUs as \"GPU not supported\" (GNS): GeForce boards since \
               the RTX 40 series have no P2P in NVIDIA's driver, so multi-GPU traffic goes through host memory; no \
               setting changes that. Or CUDA answered 217 (`peer access is not supported between these two devices`) \
-              where the GPUs are GeForce boards or not listed: the program's peer-to-peer path must be turned off. Or \
+              (or DistServe's words for it) where the GPUs are GeForce boards or not listed: the program's peer-to-peer \
+              path must be turned off. Or \
               CUDA's peer access answer as a program printed it (TensorFlow's device interconnect matrix, simpleP2P's \
-              `No`, p2pBandwidthLatencyTest's `CANNOT Access Peer`) is no for a pair, where every GPU is a GeForce \
+              `No`, p2pBandwidthLatencyTest's `CANNOT Access Peer`, NCCL's `Could not enable P2P`, nvbandwidth's \
+              waived device-to-device test) is no for a pair, where every GPU is a GeForce \
               board of the Turing generation or later: no P2P over PCIe (RTX 20 and 30 only through an NVLink bridge). \
               Or Accelerate's refusal to start on several GeForce RTX 40 boards with NCCL's P2P and IB left on.",
     source: "NVML nvmlGpuP2PStatus_t (NVML_P2P_STATUS_GPU_NOT_SUPPORTED); NVIDIA developer forum, RTX 4090 P2P \
@@ -159,6 +161,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
         p2p_turned_off(cx, &Topology::default(), out);
         trouble_in_words(cx, &Topology::default(), out);
         peer_access_refused(cx, out);
+        peer_access_denied(cx, &Topology::default(), out);
         order_in_words(cx, out);
         return;
     };
@@ -370,27 +373,35 @@ fn gpu_models<'a>(cx: &'a Ctx<'_>) -> Vec<&'a str> {
     models
 }
 
+/// CUDA's no to peer access as programs print it without a matrix: NCCL's `Could not enable P2P between dev …` and
+/// nvbandwidth's waived device-to-device test (`assets/compat/errors.toml`).
+const PEER_SAID_NO: [&str; 2] = ["nccl.p2p_not_enabled", "nvbandwidth.peer_test_waived"];
+
 /// CUDA said no peer access between GPUs (TensorFlow's interconnect matrix, a CUDA sample's `CANNOT Access Peer`
-/// or `: No`) on a machine whose GPUs are all GeForce boards without P2P over PCIe: the GPUs' own lack, which
-/// no setting changes. Where another GPU is listed the answer has wider causes (sockets, ACS) and is left to
-/// the other checks; the driver's own GNS answer already made this finding.
+/// or `: No`, NCCL's `Could not enable P2P`, nvbandwidth's waived device-to-device test) on a machine whose GPUs are
+/// all GeForce boards without P2P over PCIe: the GPUs' own lack, which no setting changes. Where another GPU is
+/// listed the answer has wider causes (sockets, ACS) and is left to the other checks; the driver's own GNS answer
+/// already made this finding.
 fn peer_access_denied(cx: &Ctx<'_>, t: &Topology, out: &mut Vec<Finding>) {
     let denied: Vec<&gpu_doctor_model::PeerAccess> = t.peer_access.iter().filter(|p| !p.can).collect();
-    if denied.is_empty() || cx.gpus.is_empty() || out.iter().any(|f| f.id == P2P_GPU.id) {
+    let said = cx.s.messages.iter().any(|m| PEER_SAID_NO.contains(&m.id.as_str()));
+    if (denied.is_empty() && !said) || cx.gpus.is_empty() || out.iter().any(|f| f.id == P2P_GPU.id) {
         return;
     }
     if !cx.gpus.iter().all(geforce_without_pcie_p2p) {
         return;
     }
     let models = gpu_models(cx);
+    // The program's own lines join as the messages this finding explains.
     let mut evidence: Vec<String> =
         denied.iter().take(6).map(|p| format!("CUDA: GPU {} cannot access GPU {}'s memory", p.src, p.dst)).collect();
     if denied.len() > 6 {
         evidence.push(format!("… {} ordered pairs in all", denied.len()));
     }
     evidence.push(format!("{}: GeForce, Turing or later", models.join(", ")));
+    let pairs = if denied.is_empty() { String::new() } else { format!(" ({} ordered pair(s))", denied.len()) };
     out.push(P2P_GPU.finding(
-        format!("CUDA reports no peer-to-peer between these GeForce GPUs ({} ordered pair(s))", denied.len()),
+        format!("CUDA reports no peer-to-peer between these GeForce GPUs{pairs}"),
         format!(
             "{GEFORCE_NO_P2P} Multi-GPU work still runs: NCCL and the frameworks copy through host memory, which costs \
              bandwidth and latency between the GPUs (tensor-parallel inference and all-reduce feel it most). No \
@@ -406,8 +417,8 @@ fn peer_access_denied(cx: &Ctx<'_>, t: &Topology, out: &mut Vec<Finding>) {
     ));
 }
 
-/// CUDA's 217 (`cuda.peer_access_unsupported` in `assets/compat/errors.toml`).
-const PEER_ACCESS_UNSUPPORTED: &str = "cuda.peer_access_unsupported";
+/// CUDA's 217 (`cuda.peer_access_unsupported` in `assets/compat/errors.toml`), and DistServe's words for it.
+const PEER_ACCESS_UNSUPPORTED: [&str; 2] = ["cuda.peer_access_unsupported", "distserve.peer_access_unsupported"];
 
 /// Accelerate's refusal to start on several GeForce RTX 40 boards with NCCL's peer-to-peer left on
 /// (`accelerate.p2p_ib_unsupported`).
@@ -419,7 +430,7 @@ const ACCELERATE_REFUSED: &str = "accelerate.p2p_ib_unsupported";
 /// Where the list shows only other GPUs, the line stays the catalogue's, whose causes are wider.
 fn peer_access_refused(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let accelerate = cx.s.messages.iter().any(|m| m.id == ACCELERATE_REFUSED);
-    if !accelerate && !cx.s.messages.iter().any(|m| m.id == PEER_ACCESS_UNSUPPORTED) {
+    if !accelerate && !cx.s.messages.iter().any(|m| PEER_ACCESS_UNSUPPORTED.contains(&m.id.as_str())) {
         return;
     }
     let geforce: Vec<&str> = cx.gpus.iter().map(|g| g.name.as_str()).filter(|n| is_geforce(n)).collect();

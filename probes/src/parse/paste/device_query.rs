@@ -8,6 +8,11 @@
 //! Major/Minor version number:    %d.%d`, `Total amount of global memory: … (%llu bytes)`, `Device PCI
 //! Domain ID / Bus ID / location ID:   %d / %d / %d`, `deviceQuery, CUDA Driver = CUDART, CUDA Driver
 //! Version = %d.%d, CUDA Runtime Version = %d.%d, NumDevs = %d`); the same lines since CUDA 5.
+//!
+//! Also nvbandwidth's header, NVIDIA's bandwidth tool (NVIDIA/nvbandwidth nvbandwidth.cpp @v0.2, output.cpp @v0.8):
+//! `nvbandwidth Version: …`, `CUDA Driver Version: 12000` (cuDriverGetVersion), `Driver Version: 525.125.06`
+//! (NVML), then `Device %d: NAME` (cuDeviceGetName; from v0.8 followed by ` (0000000d:bb:dd)`, the PCI domain, bus and
+//! device in hex).
 
 use super::facts::Facts;
 use gpu_doctor_model::{ComputeCapability, CudaVersion, Gpu};
@@ -42,8 +47,45 @@ fn bus_id(text: &str) -> Option<String> {
     (*domain <= 0xffff && *bus <= 0xff && *dev <= 0x1f).then(|| format!("{domain:04x}:{bus:02x}:{dev:02x}.0"))
 }
 
+const NVBANDWIDTH: &str = "nvbandwidth";
+
+/// nvbandwidth's header: the driver's version and CUDA level and each device's name (and bus, v0.8 on).
+fn nvbandwidth(lines: &[String], facts: &mut Facts) {
+    let Some(start) = lines.iter().position(|l| l.trim_start().starts_with("nvbandwidth Version: ")) else { return };
+    facts.saw(start, NVBANDWIDTH);
+    let mut read: Vec<Gpu> = Vec::new();
+    for line in lines.iter().skip(start + 1).take(MAX_DEVICES + 16) {
+        let t = line.trim();
+        if let Some(level) = t.strip_prefix("CUDA Driver Version: ").and_then(|v| v.parse::<u32>().ok()) {
+            facts.driver(None, Some(CudaVersion::new(level / 1000, (level % 1000) / 10)), NVBANDWIDTH);
+        } else if let Some(version) = t.strip_prefix("Driver Version: ").and_then(|v| v.parse().ok()) {
+            facts.driver(Some(version), None, NVBANDWIDTH);
+        } else if let Some((index, rest)) = t.strip_prefix("Device ").and_then(|r| r.split_once(": ")) {
+            let Ok(index) = index.parse::<u32>() else { continue };
+            let (name, bus) = match rest.rsplit_once(" (") {
+                Some((name, bus)) => (name, bus.strip_suffix(')').and_then(nvbandwidth_bus)),
+                None => (rest, None),
+            };
+            if !name.is_empty() && name.len() <= 120 && read.len() < MAX_DEVICES {
+                read.push(Gpu { index, name: Some(name.to_owned()), pci_bus_id: bus, ..Gpu::default() });
+            }
+        }
+    }
+    if facts.listed_gpus.is_empty() {
+        facts.listed_gpus.extend(read.into_iter().map(|g| (g, NVBANDWIDTH)));
+    }
+}
+
+/// `0000000d:1b:00` (domain, bus, device in hex) → `000d:1b:00.0`.
+fn nvbandwidth_bus(text: &str) -> Option<String> {
+    let parts: Vec<u32> = text.split(':').map(|p| u32::from_str_radix(p, 16).ok()).collect::<Option<_>>()?;
+    let [domain, bus, dev] = parts.as_slice() else { return None };
+    (*domain <= 0xffff && *bus <= 0xff && *dev <= 0x1f).then(|| format!("{domain:04x}:{bus:02x}:{dev:02x}.0"))
+}
+
 /// Reads every device block and the summary line.
 pub(super) fn read(lines: &[String], facts: &mut Facts) {
+    nvbandwidth(lines, facts);
     let mut current: Option<usize> = None;
     let mut read: Vec<Gpu> = Vec::new();
     for (i, line) in lines.iter().enumerate() {
@@ -130,6 +172,29 @@ mod tests {
             "deviceQuery, CUDA Driver = CUDART, CUDA Driver Version = 12.2, CUDA Runtime Version = 12.2, NumDevs = 1\n",
         );
         assert_eq!(f.driver_cuda.map(|(c, _)| c), Some(CudaVersion::new(12, 2)));
+    }
+
+    /// nvbandwidth's header: NVIDIA/nvbandwidth#13's run (v0.2, two RTX 2080 Ti), verbatim, and v0.8's device line
+    /// with its bus as output.cpp prints it.
+    #[test]
+    fn nvbandwidths_header_gives_the_driver_and_the_devices() {
+        let f = read_text(
+            "$ ./nvbandwidth -t device_to_device_memcpy_write_ce\nnvbandwidth Version: v0.2\n\
+             Built from Git version: 6cefdda\n\nCUDA Runtime Version: 12010\nCUDA Driver Version: 12000\n\
+             Driver Version: 525.125.06\n\nDevice 0: NVIDIA GeForce RTX 2080 Ti\nDevice 1: NVIDIA GeForce RTX 2080 Ti\n\n\
+             Waiving device_to_device_memcpy_write_ce.\n",
+        );
+        assert_eq!(f.driver_cuda.map(|(c, _)| c), Some(CudaVersion::new(12, 0)));
+        assert_eq!(f.driver_version.as_ref().map(|(v, _)| v.to_string()).as_deref(), Some("525.125.06"));
+        let names: Vec<_> = f.listed_gpus.iter().map(|(g, _)| (g.index, g.name.as_deref())).collect();
+        assert_eq!(names, [(0, Some("NVIDIA GeForce RTX 2080 Ti")), (1, Some("NVIDIA GeForce RTX 2080 Ti"))]);
+        let f = read_text("nvbandwidth Version: v0.8\nDevice 0: NVIDIA H100 80GB HBM3 (00000000:1b:00)\n");
+        assert_eq!(f.listed_gpus[0].0.pci_bus_id.as_deref(), Some("0000:1b:00.0"));
+        assert_eq!(f.listed_gpus[0].0.name.as_deref(), Some("NVIDIA H100 80GB HBM3"));
+        // Without the header, a bare `Device 0: name` is no device list; a flood stops at MAX_DEVICES.
+        assert!(read_text("Device 0: NVIDIA GeForce RTX 2080 Ti\n").listed_gpus.is_empty());
+        let flood = format!("nvbandwidth Version: v0.2\n{}", "Device 0: NVIDIA A100\n".repeat(10_000));
+        assert!(read_text(&flood).listed_gpus.len() <= MAX_DEVICES);
     }
 
     /// Look-alikes and malformed lines give nothing; a huge paste stops at `MAX_DEVICES`.

@@ -419,6 +419,37 @@ fn cudas_no_peer_access_between_geforce_boards_since_turing_is_theirs() {
     assert!(!super::pasted_ids(&yes).iter().any(|i| i == "topology.peer_access_not_offered_by_gpu"));
 }
 
+/// CUDA's no as NCCL and nvbandwidth print it, beside the GPU list (NVIDIA/nccl#1516's `nvidia-smi -L` and NCCL INFO
+/// lines; NVIDIA/nvbandwidth#13's run): GeForce boards since Turing, the boards' lack; data-centre boards are left
+/// to the other checks; DistServe's words for CUDA's 217 with no GPU listed are the 217 finding.
+#[test]
+fn cudas_no_as_nccl_and_nvbandwidth_print_it_between_geforce_boards() {
+    let nccl = |name: &str| {
+        format!(
+            "GPU 0: NVIDIA {name} (UUID: GPU-c2927e9a-08b2-a1cd-17a1-092a418bac6e)\n\
+             GPU 1: NVIDIA {name} (UUID: GPU-9d7f82f3-c503-8ee9-26f2-424ddefe47e2)\n\
+             ault44:1424216:1424273 [1] NCCL INFO Could not enable P2P between dev 1(=81000) and dev 0(=41000)\n\
+             ault44:1424216:1424273 [1] NCCL INFO Channel 00 : 3[81000] -> 2[41000] via SHM/direct/direct\n"
+        )
+    };
+    let found = super::pasted_findings(&nccl("GeForce RTX 3090"));
+    let f = found
+        .iter()
+        .find(|f| f.id == "topology.peer_access_not_offered_by_gpu")
+        .unwrap_or_else(|| panic!("{found:#?}"));
+    assert!(f.explains.contains(&"observed.nccl.p2p_not_enabled".to_owned()), "{f:#?}");
+    assert_eq!(f.severity, gpu_doctor_model::Severity::Info);
+    let ids = super::pasted_ids(&nccl("A100-SXM4-80GB"));
+    assert!(!ids.contains(&"topology.peer_access_not_offered_by_gpu".to_owned()), "{ids:?}");
+    assert!(ids.contains(&"observed.nccl.p2p_not_enabled".to_owned()), "{ids:?}");
+    let nvbandwidth = "nvbandwidth Version: v0.2\nCUDA Driver Version: 12000\nDriver Version: 525.125.06\n\n\
+                       Device 0: NVIDIA GeForce RTX 2080 Ti\nDevice 1: NVIDIA GeForce RTX 2080 Ti\n\n\
+                       Waiving device_to_device_memcpy_write_ce.\n";
+    assert!(super::pasted_ids(nvbandwidth).contains(&"topology.peer_access_not_offered_by_gpu".to_owned()));
+    let distserve = "(ParaWorker pid=1955026) Error: Peer-to-peer access is unsupported on this platform.\n";
+    assert!(super::pasted_ids(distserve).contains(&"topology.peer_access_not_offered_by_gpu".to_owned()));
+}
+
 /// A multi-GPU hang the text ties to NVLink (NVIDIA/nccl#557's description, verbatim) is the NVLink finding, with
 /// the bridge to reseat; the same hang without NVLink is not.
 #[test]

@@ -1467,6 +1467,27 @@ const CASES: &[Case] = &[
         &[],
         &[],
     ),
+    // NCCL's P2P transport where CUDA said no (NVIDIA/nccl#1516, two RTX 3090 on one node).
+    (
+        "nccl.p2p_not_enabled",
+        "ault44:1424216:1424273 [1] NCCL INFO Could not enable P2P between dev 1(=81000) and dev 0(=41000)",
+        &[("dev1", "1"), ("bus1", "81000"), ("dev2", "0"), ("bus2", "41000")],
+        &[],
+    ),
+    // nvbandwidth v0.2 waiving a device-to-device test (NVIDIA/nvbandwidth#13).
+    (
+        "nvbandwidth.peer_test_waived",
+        "Waiving device_to_device_memcpy_write_ce.",
+        &[("test", "device_to_device_memcpy_write_ce")],
+        &[],
+    ),
+    // DistServe's worker exiting on CUDA's 217 (LLMServe/DistServe#39).
+    (
+        "distserve.peer_access_unsupported",
+        "(ParaWorker pid=1955026) Error: Peer-to-peer access is unsupported on this platform.",
+        &[],
+        &[],
+    ),
     // (format) JAX raises the check's message as a RuntimeError.
     ("jax.cuda_component_outdated", "RuntimeError: Outdated cuFFT installation found.", &[("component", "cuFFT")], &[]),
     // RosettaCommons/RFdiffusion#208 (verbatim).
