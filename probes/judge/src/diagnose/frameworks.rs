@@ -23,7 +23,10 @@ pub(super) const CPU_ONLY: Rule = Rule {
               defaults to the CPU execution provider`, no line of its CUDA provider failing to load), or the `onnxruntime` package installed beside `onnxruntime-gpu` \
               (listed, or the writer's sentence saying they installed both; both install the one `onnxruntime` \
               module), with an NVIDIA GPU or no GPU list (on this machine, where the deep probe lists the providers \
-              of whatever it imports, `onnxruntime` alone is left alone). PaddlePaddle's CPU \
+              of whatever it imports, `onnxruntime` alone is left alone). A library's own words that its build has no CUDA code (Detectron2's ops, a PyTorch extension's op \
+              guard: MMCV's `nms is not compiled with GPU support`, PyTorch Geometric's `Not compiled with CUDA \
+              support`; MMCV's collect_env `MMCV CUDA Compiler: not available`; OpenCV's `-216: No CUDA support`). \
+              PaddlePaddle's CPU \
               package `paddlepaddle` on a machine with an NVIDIA GPU (or, without a GPU list, an NVIDIA driver the \
               text shows, or `paddlepaddle-gpu` beside it in one environment, listed or said installed in the writer's sentence: \
               both install the one `paddle` module), or its \
@@ -34,7 +37,8 @@ pub(super) const CPU_ONLY: Rule = Rule {
               output shows torch's build. ollama whose runner list (`Dynamic LLM libraries`) holds only CPU runners, with an NVIDIA \
               GPU or no GPU list.",
     source: "PyTorch install matrix (https://pytorch.org/get-started/locally/); TensorFlow pip guide; JAX installation \
-             docs; microsoft/onnxruntime:onnxruntime/python/onnxruntime_inference_collection.py@v1.20.1#L115-L117 and \
+             docs; the libraries' rows in assets/compat/errors.toml (their sources: open-mmlab/mmcv, \
+             rusty1s/pytorch_scatter, opencv/opencv, facebookresearch/detectron2 at tags); microsoft/onnxruntime:onnxruntime/python/onnxruntime_inference_collection.py@v1.20.1#L115-L117 and \
              get_available_providers() of the onnxruntime 1.20.1 wheel (PyPI); \
              PaddlePaddle/Paddle:paddle/fluid/pybind/place.cc@6201f6370bbdb0e53bc0662d328e4db11e587e59 (CUDAPlace in \
              the CPU build), PaddlePaddle/Paddle#47344 (both packages share the `paddle` folder); ollama/ollama:runners/common.go@0cf9c373 (Refresh: the runner list it logs); the words from \
@@ -76,6 +80,7 @@ fn cuda_companion(cx: &Ctx<'_>) -> Option<String> {
 }
 
 pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    library_without_cuda(cx, out);
     cpu_torch_in_words(cx, out);
     tensorflow_windows_in_words(cx, out);
     onnxruntime(cx, out);
@@ -171,6 +176,41 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
             }
         }
     }
+}
+
+/// A library's own words that its build has no CUDA code (the catalogue's rows, most specific first: Detectron2's ops,
+/// a PyTorch extension's op guard, MMCV's collect_env line, OpenCV's GpuNotSupported): compiled where its build saw no
+/// CUDA, whatever the machine has. The fix is the row's, naming the library's CUDA build.
+const LIBRARY_WITHOUT_CUDA: [&str; 5] = [
+    "detectron2.not_compiled_with_gpu",
+    "mmcv.cuda_compiler_not_available",
+    "torch_extension.op_not_compiled_with_gpu",
+    "torch_extension.not_compiled_with_cuda",
+    "opencv.compiled_without_cuda",
+];
+
+fn library_without_cuda(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let Some(known) = LIBRARY_WITHOUT_CUDA
+        .iter()
+        .filter(|id| cx.s.messages.iter().any(|m| m.id == **id))
+        .find_map(|id| cx.kb.errors.message.iter().find(|k| k.id == *id))
+    else {
+        return;
+    };
+    let observed: Vec<&gpu_doctor_model::ObservedMessage> = cx.s.messages.iter().filter(|m| m.id == known.id).collect();
+    let summary = match (known.id.split('.').next(), observed.iter().find_map(|m| m.values.get("op"))) {
+        (Some("detectron2"), _) => "Detectron2 was built without its CUDA ops".to_owned(),
+        (Some("mmcv"), _) => "MMCV was built without its CUDA ops".to_owned(),
+        (Some("opencv"), _) => "This OpenCV was built without CUDA".to_owned(),
+        (_, Some(op)) => format!("A PyTorch extension's {op} op was built without CUDA"),
+        _ => "A PyTorch extension was built without CUDA".to_owned(),
+    };
+    let meaning = observed
+        .first()
+        .map_or_else(|| known.meaning.clone(), |m| super::messages::with_values(&known.meaning, m, &known.pattern));
+    let (fix, _) = super::message_fix::family_fix(cx, known, &observed);
+    // The lines themselves join as the messages this finding explains.
+    out.push(CPU_ONLY.finding(summary, meaning, Vec::new(), fix));
 }
 
 /// The text saying in words that the torch installed is a CPU-only build ("This command installs cpu version instead

@@ -722,6 +722,29 @@ fn uvm_reload_words(cx: &Ctx<'_>) -> String {
 
 /// The program that printed a row: its `printed_by` package (`torch`), else the first word of its
 /// id (`paddle.not_compiled_with_cuda` → `paddle`).
+/// Rebuilding a PyTorch extension with its CUDA code, or installing the project's CUDA wheel: open-mmlab/mmcv
+/// README.md@v1.3.7 (mmcv-full from download.openmmlab.com by CUDA and torch), rusty1s/pytorch_scatter README.md@2.1.1
+/// (data.pyg.org's index by torch and CUDA; FORCE_CUDA=1), facebookresearch/detectron2 setup.py@v0.6 (FORCE_CUDA).
+fn extension_cuda_words(cx: &Ctx<'_>) -> String {
+    // The torch build the text shows names PyTorch Geometric's index page.
+    let torch = cx.frameworks().find(|(_, f)| f.name == "torch").map(|(_, f)| f.version.clone());
+    let pyg = match torch.as_deref().and_then(|v| v.split_once('+')) {
+        Some((version, tag)) if tag.starts_with("cu") => format!("https://data.pyg.org/whl/torch-{version}+{tag}.html"),
+        _ => "https://data.pyg.org/whl/torch-<torch version>+<cuXYZ>.html".to_owned(),
+    };
+    format!(
+        "Rebuild the extension where its build sees CUDA: a CUDA build of torch (`{}` prints a version, not None) and \
+         CUDA_HOME at a toolkit of that CUDA major; where no GPU is visible while building (a Docker build), set `{}`. \
+         Then reinstall it without the cache (`pip install --no-cache-dir --force-reinstall <package>`; MMCV with \
+         MMCV_WITH_OPS=1). Or install the project's CUDA wheel for this torch and CUDA: MMCV's `pip install mmcv-full \
+         -f https://download.openmmlab.com/mmcv/dist/<cu_version>/<torch_version>/index.html` (not a plain `pip install \
+         mmcv-full`, which builds without CUDA where it sees none), PyTorch Geometric's `pip install torch-scatter -f \
+         {pyg}` (an index page exists only for released torch and CUDA pairs).",
+        cmd(cx, "python", ["-c", "import torch; print(torch.version.cuda)"]),
+        fix::var_line(cx, "FORCE_CUDA", "1"),
+    )
+}
+
 fn program(known: &KnownMessage) -> &str {
     match &known.printed_by {
         Some(p) => p.package.as_str(),
@@ -850,6 +873,17 @@ fn gpu_build_fix(cx: &Ctx<'_>, program: &str, observed: &[&ObservedMessage]) -> 
             cmd(cx, "cmake", ["-DSHERPA_ONNX_ENABLE_GPU=ON", ".."])
         )),
         "lightgbm" => Some(lightgbm_words(cx, observed)),
+        "torch_extension" | "mmcv" => Some(extension_cuda_words(cx)),
+        // opencv/opencv-python#398's maintainer: no CUDA wheels on PyPI; build locally with WITH_CUDA.
+        "opencv" => Some(format!(
+            "The opencv-python wheels on PyPI (and most packaged OpenCVs) are built without CUDA. Build OpenCV with it: \
+             from source with `{}` and the contrib modules (`-DOPENCV_EXTRA_MODULES_PATH=<opencv_contrib>/modules`), or \
+             as a wheel with `{}` set and `{}`; uninstall the PyPI wheels first (`{}`).",
+            cmd(cx, "cmake", ["-DWITH_CUDA=ON", "-DOPENCV_DNN_CUDA=ON", ".."]),
+            fix::var_line(cx, "CMAKE_ARGS", "-DWITH_CUDA=ON -DOPENCV_DNN_CUDA=ON"),
+            pip_install(cx, &["--no-binary", "opencv-contrib-python", "opencv-contrib-python"]),
+            cmd(cx, "pip", ["uninstall", "-y", "opencv-python", "opencv-contrib-python"])
+        )),
         // facebookresearch/detectron2 setup.py (CUDA only with a GPU torch sees and CUDA_HOME, or FORCE_CUDA=1)
         // and INSTALL.md (the CUDA_HOME check; rebuild after `rm -rf build/ **/*.so`; MODEL.DEVICE='cpu').
         "detectron2" => Some(format!(

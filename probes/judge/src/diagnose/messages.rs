@@ -177,7 +177,7 @@ pub(super) fn capability_warning_runs(cx: &Ctx<'_>) -> Option<(Vec<ComputeCapabi
 ///
 /// A name the line did not capture (another spelling of the message, without that value) is not
 /// shown as a name: its parenthetical (" (`image_cuda`)") goes, and elsewhere the name is left.
-fn with_values(meaning: &str, m: &ObservedMessage, pattern: &str) -> String {
+pub(super) fn with_values(meaning: &str, m: &ObservedMessage, pattern: &str) -> String {
     let filled =
         m.values.iter().fold(meaning.to_owned(), |text, (name, value)| text.replace(&format!("`{name}`"), value));
     group_names(pattern)

@@ -808,3 +808,31 @@ fn torchvision_from_another_build_gets_the_pair_from_one_index() {
     let (fix, _) = fix_of(check, "observed.torchvision.cuda_mismatch");
     assert!(fix.contains("--index-url https://download.pytorch.org/whl/cu121"), "{fix}");
 }
+
+/// A library's own words that its build has no CUDA are a CPU-only build, one finding whose fix names that library's
+/// CUDA build (the lines of open-mmlab/mmcv#1142, rusty1s/pytorch_scatter#384 with torch 2.0.0+cu118 shown,
+/// opencv/opencv-python#398); Detectron2's wording, which the extensions' guard also matches, keeps Detectron2's fix.
+#[test]
+fn a_library_built_without_cuda_is_a_cpu_only_build_with_its_cuda_build() {
+    let mmcv = pasted("RuntimeError: nms is not compiled with GPU support\n");
+    let f = mmcv.iter().find(|f| f.id == "framework.cpu_only_build").unwrap_or_else(|| panic!("{mmcv:#?}"));
+    assert!(f.summary.contains("nms op"), "{}", f.summary);
+    assert!(f.explains.contains(&"observed.torch_extension.op_not_compiled_with_gpu".to_owned()), "{f:#?}");
+    let fix = f.fix.as_deref().unwrap_or_default();
+    assert!(fix.contains("download.openmmlab.com/mmcv/dist") && fix.contains("FORCE_CUDA=1"), "{fix}");
+    let (fix, _) = fix_of(
+        "PyTorch version: 2.0.0+cu118\nRuntimeError: Not compiled with CUDA support\n",
+        "observed.torch_extension.not_compiled_with_cuda",
+    );
+    assert!(fix.contains("https://data.pyg.org/whl/torch-2.0.0+cu118.html"), "{fix}");
+    let (fix, _) = fix_of(
+        "cv2.error: OpenCV(4.4.0) error: (-216:No CUDA support) The library is compiled without CUDA support in function 'throw_no_cuda'\n",
+        "observed.opencv.compiled_without_cuda",
+    );
+    assert!(fix.contains("-DWITH_CUDA=ON"), "{fix}");
+    let detectron = pasted("RuntimeError: Detectron2 is not compiled with GPU support!\n");
+    let cpu: Vec<&Finding> = detectron.iter().filter(|f| f.id == "framework.cpu_only_build").collect();
+    assert_eq!(cpu.len(), 1, "{detectron:#?}");
+    assert!(cpu[0].summary.contains("Detectron2"), "{}", cpu[0].summary);
+    assert!(cpu[0].fix.as_deref().is_some_and(|x| x.contains("detectron2.git")), "{:?}", cpu[0].fix);
+}

@@ -1467,6 +1467,23 @@ const CASES: &[Case] = &[
         &[],
         &[],
     ),
+    // MMCV's op guard (open-mmlab/mmcv#1142) and PyTorch Geometric's (rusty1s/pytorch_scatter#384), as raised.
+    (
+        "torch_extension.op_not_compiled_with_gpu",
+        "RuntimeError: nms is not compiled with GPU support",
+        &[("op", "nms")],
+        &[],
+    ),
+    ("torch_extension.not_compiled_with_cuda", "RuntimeError: Not compiled with CUDA support", &[], &[]),
+    // MMDetection3D's collect_env (SxJyJay/MSMDFusion#21).
+    ("mmcv.cuda_compiler_not_available", "MMCV CUDA Compiler: not available", &[], &[]),
+    // opencv-python's PyPI wheel (opencv/opencv-python#398).
+    (
+        "opencv.compiled_without_cuda",
+        "cv2.error: OpenCV(4.4.0) C:\\Users\\appveyor\\AppData\\Local\\Temp\\1\\pip-req-build-52oirelq\\opencv\\modules\\core\\include\\opencv2/core/private.cuda.hpp:106: error: (-216:No CUDA support) The library is compiled without CUDA support in function 'throw_no_cuda'",
+        &[],
+        &[],
+    ),
     // NCCL's P2P transport where CUDA said no (NVIDIA/nccl#1516, two RTX 3090 on one node).
     (
         "nccl.p2p_not_enabled",
@@ -2278,7 +2295,13 @@ const CASES: &[Case] = &[
         &[],
     ),
     // facebookresearch/detectron2#3898 (its title).
-    ("detectron2.not_compiled_with_gpu", "RuntimeError: Detectron2 is not compiled with GPU support!", &[], &[]),
+    // The extensions' guard matches it too (its `op` is Detectron2); the rule takes Detectron2's row first.
+    (
+        "detectron2.not_compiled_with_gpu",
+        "RuntimeError: Detectron2 is not compiled with GPU support!",
+        &[],
+        &["torch_extension.op_not_compiled_with_gpu"],
+    ),
     // facebookresearch/detectron2#257 (its title; v0.1's wording, with PyTorch's AT_ERROR location).
     (
         "detectron2.not_compiled_with_gpu",
