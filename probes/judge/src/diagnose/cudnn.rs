@@ -27,19 +27,21 @@ pub(super) const MISMATCH: Rule = Rule {
               minor (TensorFlow, PyTorch and JAX refuse both); or the framework's own refusal, pasted, names both \
               versions (TensorFlow/XLA's 'Loaded runtime CuDNN library: X but source was compiled with: Y', JAX's \
               'Found cuDNN version X, but JAX was built against version Y', PyTorch's 'cuDNN version \
-              incompatibility: PyTorch was compiled against Y but found runtime version X'); OpenCV's DNN module's \
+              incompatibility: PyTorch was compiled against Y but found runtime version X', Caffe2's 'cuDNN compiled \
+              (Y) and runtime (X) versions mismatch'); OpenCV's DNN module's \
               warning `cuDNN reports version X which does not match with (is not compatible with) the version Y with \
               which OpenCV was built`, at a warning where X is a newer minor of Y's major.",
     source: "TensorFlow stream_executor cudnn_version.cc (same major, minor at least the build's); PyTorch \
              torch/backends/cudnn/__init__.py; JAX installation docs (cuDNN >= 9.8, < 10); the messages' rows in \
              assets/compat/errors.toml (xla.cudnn_version_mismatch, jax.cudnn_older_than_build, \
-             torch.cudnn_incompatible)",
+             torch.cudnn_incompatible, caffe2.cudnn_version_mismatch)",
 };
 
 /// The catalogue rows of a framework refusing the cuDNN it loaded, with the names of the values
 /// that hold the loaded and the built version.
-const REFUSALS: [(&str, &str, &str); 4] = [
+const REFUSALS: [(&str, &str, &str); 5] = [
     ("xla.cudnn_version_mismatch", "runtime", "compiled"),
+    ("caffe2.cudnn_version_mismatch", "runtime", "compiled"),
     ("jax.cudnn_older_than_build", "found", "built"),
     ("torch.cudnn_incompatible", "runtime", "compiled"),
     (OPENCV_REFUSAL, "runtime", "compiled"),

@@ -1441,6 +1441,19 @@ fn cudnn_fix(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&ObservedMessage]) 
     if known.id == "xla.dnn_library_init_failed" {
         return (Some(dnn_init_words(cx)), None);
     }
+    // soumith/cudnn.torch ffi.lua: it loads libcudnn.so.<R> by name, or the file CUDNN_PATH names.
+    if known.id == "cudnn_torch.library_not_found" {
+        let r = value("release").map_or("<R>", String::as_str);
+        return (
+            Some(format!(
+                "Install cuDNN {r} (NVIDIA's cuDNN archive, for the CUDA Lua Torch was built with) and put its lib64 folder \
+                 on the loader's path: `export LD_LIBRARY_PATH=/usr/local/cuda/lib64:$LD_LIBRARY_PATH` (or an \
+                 /etc/ld.so.conf.d entry and `sudo ldconfig`); or name the file: `{}`.",
+                fix::var_line(cx, "CUDNN_PATH", &format!("/usr/local/cuda/lib64/libcudnn.so.{r}"))
+            )),
+            None,
+        );
+    }
     if program(known) == "jax" {
         return (Some(jax_cudnn(cx, value("built").and_then(|v| parse_cudnn(v)))), None);
     }

@@ -836,3 +836,26 @@ fn a_library_built_without_cuda_is_a_cpu_only_build_with_its_cuda_build() {
     assert!(cpu[0].summary.contains("Detectron2"), "{}", cpu[0].summary);
     assert!(cpu[0].fix.as_deref().is_some_and(|x| x.contains("detectron2.git")), "{:?}", cpu[0].fix);
 }
+
+/// Caffe2's own cuDNN check with both versions (onnx/onnx-caffe2#288's line) is the mismatch finding; Lua Torch's
+/// cuDNN bindings not finding libcudnn.so.5 (jcjohnson/neural-style#331) get cuDNN 5 on the loader's path or
+/// CUDNN_PATH, not a pip wheel; Void's DKMS trigger (void-linux/void-packages#61087) is DKMS's build failure.
+#[test]
+fn caffe2_lua_torch_and_void_dkms_lines_get_their_fixes() {
+    let caffe2 = pasted(
+        "RuntimeError: [enforce fail at common_cudnn.h:118] version_match. cuDNN compiled (6021) and runtime (7003) \
+         versions mismatch\n",
+    );
+    let f = caffe2.iter().find(|f| f.id == "cudnn.version_mismatch").unwrap_or_else(|| panic!("{caffe2:#?}"));
+    assert!(f.summary.contains("7.0") && f.summary.contains("6.0"), "{}", f.summary);
+    let (fix, _) = fix_of(
+        "/home/u/torch/install/share/lua/5.1/cudnn/ffi.lua:1603: 'libcudnn (R5) not found in library path.\n",
+        "observed.cudnn_torch.library_not_found",
+    );
+    assert!(fix.contains("CUDNN_PATH=/usr/local/cuda/lib64/libcudnn.so.5") && !fix.contains("pip"), "{fix}");
+    let dkms = finding(
+        "Building DKMS module 'nvidia-580.142' for kernel-7.1.0_1... FAILED!\n",
+        "observed.dkms.module_build_failed",
+    );
+    assert!(dkms.summary.contains("nvidia-580.142") && dkms.summary.contains("7.1.0_1"), "{}", dkms.summary);
+}

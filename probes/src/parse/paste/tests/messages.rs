@@ -1484,6 +1484,19 @@ const CASES: &[Case] = &[
         &[],
         &[],
     ),
+    // Caffe2's check (onnx/onnx-caffe2#288) and Lua Torch's cuDNN bindings (jcjohnson/neural-style#331).
+    (
+        "caffe2.cudnn_version_mismatch",
+        "RuntimeError: [enforce fail at common_cudnn.h:118] version_match. cuDNN compiled (6021) and runtime (7003) versions mismatch",
+        &[("compiled", "6021"), ("runtime", "7003")],
+        &[],
+    ),
+    (
+        "cudnn_torch.library_not_found",
+        "/home/ubuntu/torch/install/share/lua/5.1/cudnn/ffi.lua:1603: 'libcudnn (R5) not found in library path.",
+        &[("release", "5")],
+        &[],
+    ),
     // NCCL's P2P transport where CUDA said no (NVIDIA/nccl#1516, two RTX 3090 on one node).
     (
         "nccl.p2p_not_enabled",
@@ -1599,6 +1612,13 @@ const CASES: &[Case] = &[
         "dkms.module_build_failed",
         "Error! Bad return status for module build on kernel: 6.8.0-31-generic (x86_64)",
         &[("kernel", "6.8.0-31-generic"), ("arch", "x86_64")],
+        &[],
+    ),
+    // Void Linux's trigger, which hides DKMS's own lines (void-linux/void-packages#61087).
+    (
+        "dkms.module_build_failed",
+        "Building DKMS module 'nvidia-580.142' for kernel-7.1.0_1... FAILED!",
+        &[("module", "nvidia-580.142"), ("void_kernel", "7.1.0_1")],
         &[],
     ),
     (
