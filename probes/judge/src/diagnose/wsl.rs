@@ -33,7 +33,9 @@ pub(super) const LINUX_DRIVER: Rule = Rule {
               driver inside WSL; these shadow the Windows driver's libraries. Also, none of these shown, numba or \
               Taichi saying cuInit found no device (CUDA_ERROR_NO_DEVICE) inside WSL while LD_LIBRARY_PATH names \
               neither /usr/lib/wsl/lib nor a stubs folder: both open the driver library by the name libcuda.so first, \
-              which WSL's loader cache does not list, so the library that answered is a Linux driver's.",
+              which WSL's loader cache does not list, so the library that answered is a Linux driver's. Or NVML \
+              answering NVML_ERROR_DRIVER_NOT_LOADED inside WSL 2, which has no NVIDIA kernel module: WSL's own \
+              libnvidia-ml reaches the Windows driver, a Linux driver's looks for the module.",
     source: "NVIDIA CUDA on WSL User Guide (https://docs.nvidia.com/cuda/wsl-user-guide/index.html): the Windows driver \
              is the only driver; do not install a Linux driver in WSL; libcuda is mapped in at /usr/lib/wsl/lib; \
              numba/numba#9032 (maintainer: /lib/x86_64-linux-gnu/libcuda.so is the Linux driver's, package \
@@ -988,6 +990,9 @@ fn linux_driver(cx: &Ctx<'_>, wsl: &WslFacts, out: &mut Vec<Finding>) -> bool {
         evidence.extend(opened_by_name_no_device(cx));
     }
     if evidence.is_empty() {
+        evidence.extend(nvml_driver_not_loaded(cx));
+    }
+    if evidence.is_empty() {
         return false;
     }
     let table = &cx.kb.drivers.wsl;
@@ -1022,6 +1027,20 @@ fn linux_driver(cx: &Ctx<'_>, wsl: &WslFacts, out: &mut Vec<Finding>) -> bool {
 /// cuInit answered `error`: numba (numba/numba:numba/cuda/cudadrv/driver.py@0.60.0#L122,L138: `libcuda.so`, then
 /// `libcuda.so.1`) and Taichi (taichi-dev/taichi:taichi/rhi/cuda/cuda_driver.cpp@v1.7.4#L120).
 const BY_NAME_INIT: [(&str, &str); 2] = [("numba.driver_init_error", "numba"), ("taichi.cuinit_failed", "Taichi")];
+
+/// NVML answering that no driver is loaded (NVML_ERROR_DRIVER_NOT_LOADED, 9) inside WSL 2: WSL has no NVIDIA kernel
+/// module at all, and its own libnvidia-ml.so.1 (in /usr/lib/wsl/lib) reaches the Windows driver through /dev/dxg; a
+/// Linux driver's libnvidia-ml looks for the kernel module and answers 9. So the NVML library the program loaded is a
+/// Linux driver's (ollama/ollama#1888: the generic libnvidia-ml of a Linux package, fixed by loading WSL's).
+fn nvml_driver_not_loaded(cx: &Ctx<'_>) -> Option<String> {
+    let m = cx.s.messages.iter().find(|m| m.id == "nvml.driver_not_loaded")?;
+    Some(format!(
+        "pasted: {} — WSL has no NVIDIA kernel module: its own libnvidia-ml.so.1 in /usr/lib/wsl/lib reaches the \
+         Windows driver, while a Linux driver's libnvidia-ml looks for the module and answers that no driver is loaded, \
+         so the NVML library loaded is a Linux driver's",
+        m.line
+    ))
+}
 
 /// A program that opens `libcuda.so` by name saw no device under WSL 2: WSL's own libcuda.so is not in the loader
 /// cache (WSL ships it as a plain file, not a link; microsoft/WSL#8587), so unless LD_LIBRARY_PATH names

@@ -740,3 +740,16 @@ fn error_500_at_cuda_initialization_is_the_wsl_container_toolkit() {
         assert!(!ids.contains(&"wsl.container_toolkit_predates_driver".to_owned()), "{linux}: {ids:?}");
     }
 }
+
+/// NVML answering NVML_ERROR_DRIVER_NOT_LOADED inside WSL 2 (ollama/ollama#1888): WSL has no kernel module, so the
+/// NVML library loaded is a Linux driver's; on a Linux host the same answer is the kernel module's, not WSL's.
+#[test]
+fn nvml_driver_not_loaded_inside_wsl_is_a_linux_drivers_library() {
+    let line = "NVML_ERROR_DRIVER_NOT_LOADED";
+    let m = with_message(wsl2(), "nvml.driver_not_loaded", line);
+    let f = m.finding("wsl.linux_driver_installed");
+    assert!(f.evidence.iter().any(|e| e.contains("no NVIDIA kernel module")), "{:?}", f.evidence);
+    assert!(f.explains.contains(&"observed.nvml.driver_not_loaded".to_owned()), "{f:#?}");
+    let host = with_message(Machine::linux(), "nvml.driver_not_loaded", line);
+    assert!(!host.ids().contains(&"wsl.linux_driver_installed".to_owned()), "{:?}", host.ids());
+}
