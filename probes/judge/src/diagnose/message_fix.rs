@@ -1599,6 +1599,20 @@ fn dnn_init_words(cx: &Ctx<'_>) -> String {
 fn variable_fix(cx: &Ctx<'_>, known: &KnownMessage) -> FamilyFix {
     match known.id.as_str() {
         "cuda.invalid_device_ordinal" => (Some(invalid_ordinal_words(cx)), None),
+        // PyTorch's CUDAContext.cpp assert: an index beyond the devices CUDA set up in the process; in MIG mode CUDA
+        // presents one MIG device to a process (NVIDIA's MIG user guide).
+        "torch.device_index_beyond_count" => (
+            Some(format!(
+                "Give the process only devices CUDA can use, and count them as CUDA does: `{}` lists the GPUs (and their \
+                 MIG devices); `{}` prints how many this process sees. With MIG on, set CUDA_VISIBLE_DEVICES to one MIG \
+                 device (`MIG-…` UUID) per process; with a GPU the driver lists but CUDA cannot start (an Xid in \
+                 `sudo dmesg`), leave it out of CUDA_VISIBLE_DEVICES or reset it; and use indices below that count \
+                 (`unset CUDA_VISIBLE_DEVICES` shows all).",
+                cmd(cx, "nvidia-smi", ["-L"]),
+                cmd(cx, "python", ["-c", "import torch; print(torch.cuda.device_count())"])
+            )),
+            None,
+        ),
         // NVIDIA/nvvl#99 and cudamat/cudamat#40: the toolkit's own nvcc first on PATH cured it; an nvcc
         // whose stages the shell cannot find is one outside its toolkit too (ShuangLI59/person_search#56).
         "nvcc.libdevice_not_found" | "nvcc.stage_not_found" => (

@@ -1497,6 +1497,13 @@ const CASES: &[Case] = &[
         &[("release", "5")],
         &[],
     ),
+    // vllm-project/vllm#327 (A100s in MIG mode, CUDA_VISIBLE_DEVICES=0,1,2,3).
+    (
+        "torch.device_index_beyond_count",
+        "torch.cuda.DeferredCudaCallError: CUDA call failed lazily at initialization with error: device >= 0 && device < num_gpus INTERNAL ASSERT FAILED at \"../aten/src/ATen/cuda/CUDAContext.cpp\":50, please re",
+        &[],
+        &[],
+    ),
     // NCCL's P2P transport where CUDA said no (NVIDIA/nccl#1516, two RTX 3090 on one node).
     (
         "nccl.p2p_not_enabled",
