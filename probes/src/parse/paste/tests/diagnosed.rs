@@ -433,7 +433,10 @@ fn no_kernel_image_beside_one_named_gpu_is_its_architecture_missing() {
 
 /// CUDA's initialization answering 500 under WSL 2 is a container toolkit older than the Windows driver
 /// (NVIDIA/nvidia-container-toolkit#520): TensorFlow's cuInit line as tensorflow/tensorflow#68711 has it, PyTorch's
-/// device-count line as YanWenKun/ComfyUI-Docker#77 has it. Not without WSL, and not for another cuInit error.
+/// device-count line as YanWenKun/ComfyUI-Docker#77 has it. Where the text shows neither WSL nor a Linux host's
+/// driver it is still that case (Docker Desktop users paste the line alone: jhj0517/Whisper-WebUI#279), with the
+/// evidence saying so; not where a Linux host's driver is shown (the kernel module's version file), and not for
+/// another cuInit error.
 #[test]
 fn cuda_init_500_under_wsl_is_a_container_toolkit_older_than_the_driver() {
     const ID: &str = "wsl.container_toolkit_predates_driver";
@@ -448,7 +451,14 @@ fn cuda_init_500_under_wsl_is_a_container_toolkit_older_than_the_driver() {
                  functions before calling NumCudaDevices() that might have already set an error? Error 500: named \
                  symbol not found\n";
     assert!(finding_ids(torch).contains(&ID.to_owned()), "{:?}", finding_ids(torch));
-    let native = tf.replace("Docker Desktop with WSL2 on Windows 11 Pro", "Ubuntu 22.04");
+    let unsaid = tf.replace("I am using Docker Desktop with WSL2 on Windows 11 Pro.\n", "");
+    let f = diagnosed(&unsaid);
+    let found = f.iter().find(|f| f.id == ID).expect("the toolkit finding where the place is not shown");
+    assert!(found.evidence.iter().any(|e| e.contains("not shown")), "{:?}", found.evidence);
+    let native = tf.replace(
+        "I am using Docker Desktop with WSL2 on Windows 11 Pro.",
+        "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.14  Thu Feb 22 01:44:30 UTC 2024",
+    );
     assert!(!finding_ids(&native).contains(&ID.to_owned()));
     let no_device = tf.replace(
         "CUDA_ERROR_NOT_FOUND: named symbol not found",
