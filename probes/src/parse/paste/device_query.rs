@@ -43,8 +43,7 @@ fn levels(text: &str) -> Option<(CudaVersion, CudaVersion)> {
 /// `0 / 1 / 0` → `0000:01:00.0` (domain, bus, device; a GPU is function 0).
 fn bus_id(text: &str) -> Option<String> {
     let parts: Vec<u32> = text.split(" / ").map(|p| p.trim().parse().ok()).collect::<Option<_>>()?;
-    let [domain, bus, dev] = parts.as_slice() else { return None };
-    (*domain <= 0xffff && *bus <= 0xff && *dev <= 0x1f).then(|| format!("{domain:04x}:{bus:02x}:{dev:02x}.0"))
+    pci_location(&parts)
 }
 
 const NVBANDWIDTH: &str = "nvbandwidth";
@@ -79,7 +78,12 @@ fn nvbandwidth(lines: &[String], facts: &mut Facts) {
 /// `0000000d:1b:00` (domain, bus, device in hex) → `000d:1b:00.0`.
 fn nvbandwidth_bus(text: &str) -> Option<String> {
     let parts: Vec<u32> = text.split(':').map(|p| u32::from_str_radix(p, 16).ok()).collect::<Option<_>>()?;
-    let [domain, bus, dev] = parts.as_slice() else { return None };
+    pci_location(&parts)
+}
+
+/// A GPU's domain, bus and device (function 0) as sysfs writes them, where each is in range.
+fn pci_location(parts: &[u32]) -> Option<String> {
+    let [domain, bus, dev] = parts else { return None };
     (*domain <= 0xffff && *bus <= 0xff && *dev <= 0x1f).then(|| format!("{domain:04x}:{bus:02x}:{dev:02x}.0"))
 }
 

@@ -49,7 +49,6 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
         (Some(major), Some(minor)) => Some(CudaVersion::new(major, minor)),
         _ => None,
     };
-    let kind = crate::probe::toolkits::kind_of_root(&root);
     let nvcc = format!("{here}/nvcc");
     let full = facts.toolkits.len() >= MAX_LIST;
     match facts.toolkits.iter_mut().find(|t| t.root == root) {
@@ -60,16 +59,7 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
             }
             t.nvcc.get_or_insert(nvcc);
         }
-        None if !full => facts.toolkits.push(ToolkitInstall {
-            root: root.clone(),
-            kind,
-            version,
-            version_source: version.map(|_| VersionSource::Nvcc),
-            nvcc: Some(nvcc),
-            lib_dirs: Vec::new(),
-            aliases: Vec::new(),
-            python_env: None,
-        }),
+        None if !full => facts.toolkits.push(install(&root, version, version.map(|_| VersionSource::Nvcc), nvcc)),
         None => {}
     }
     // The other toolkits on the PATH nvcc ran with: a `cuda-X.Y` folder's bin.
@@ -78,7 +68,7 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
         let value = l
             .strip_prefix("#$ PATH=")
             .or_else(|| (l == "#$").then(|| after.get(i + 1).and_then(|n| n.trim().strip_prefix("PATH="))).flatten())?;
-        Some(value.to_owned())
+        Some(value)
     });
     for dir in path.iter().flat_map(|p| p.split(':')).take(MAX_LIST) {
         let Some(folder) = dir.trim_end_matches('/').strip_suffix("/bin") else { continue };
@@ -86,16 +76,21 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
         if folder == root || facts.toolkits.len() >= MAX_LIST || facts.toolkits.iter().any(|t| t.root == folder) {
             continue;
         }
-        facts.toolkits.push(ToolkitInstall {
-            root: folder.to_owned(),
-            kind: crate::probe::toolkits::kind_of_root(folder),
-            version: Some(version),
-            version_source: None,
-            nvcc: Some(format!("{folder}/bin/nvcc")),
-            lib_dirs: Vec::new(),
-            aliases: Vec::new(),
-            python_env: None,
-        });
+        facts.toolkits.push(install(folder, Some(version), None, format!("{folder}/bin/nvcc")));
+    }
+}
+
+/// A toolkit the listing shows at `root`, its kind by where it is.
+fn install(root: &str, version: Option<CudaVersion>, source: Option<VersionSource>, nvcc: String) -> ToolkitInstall {
+    ToolkitInstall {
+        root: root.to_owned(),
+        kind: crate::probe::toolkits::kind_of_root(root),
+        version,
+        version_source: source,
+        nvcc: Some(nvcc),
+        lib_dirs: Vec::new(),
+        aliases: Vec::new(),
+        python_env: None,
     }
 }
 
