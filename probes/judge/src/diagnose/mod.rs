@@ -20,6 +20,7 @@ mod env_vars;
 mod fix;
 mod frameworks;
 mod health;
+mod held;
 mod jax_platforms;
 mod libcuda;
 mod link;
@@ -103,6 +104,7 @@ const FAMILIES: &[Family] = &[
     (libcuda::RULES, libcuda::run),
     (video::RULES, video::run),
     (health::RULES, health::run),
+    (held::RULES, held::run),
     (topology::RULES, topology::run),
     (bar1::RULES, bar1::run),
     (cudnn::RULES, cudnn::run),

@@ -310,3 +310,63 @@ fn the_xid_rules_name_the_xids_of_their_severity_in_the_table() {
         assert_eq!(listed, table, "{}", rule.id);
     }
 }
+
+/// PyTorch's out-of-memory message of 2.1 and later, with the processes NVML lists (`others` before
+/// `this process`), as reportProcessMemoryInfo and malloc build it.
+fn oom(requested: &str, free: &str, processes: &str) -> String {
+    format!(
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate {requested}. GPU 0 has a total capacity of \
+         15.56 GiB of which {free} is free. {processes}Of the allocated memory 9.46 GiB is allocated by PyTorch, and \
+         1.51 GiB is reserved by PyTorch but unallocated.\n"
+    )
+}
+
+const HELD: &str = "health.gpu_memory_held_by_other_process";
+
+#[test]
+fn memory_another_process_holds_is_named_when_it_would_have_covered_the_request() {
+    let text = oom(
+        "1.98 GiB",
+        "1.37 GiB",
+        "Process 6680 has 1.81 GiB memory in use. Including non-PyTorch memory, this process has 11.21 GiB memory in \
+         use. ",
+    );
+    let found = super::pasted_findings(&text);
+    let f = found.iter().find(|f| f.id == HELD).expect("the finding");
+    assert_eq!(f.severity, Severity::Warning);
+    assert!(f.summary.contains("process 6680 (1.81 GiB)"), "{}", f.summary);
+    let fix = f.fix.as_deref().unwrap();
+    assert!(fix.contains("kill 6680") && fix.contains("ps -o pid,user,stat,etime,args -p 6680"), "{fix}");
+    assert!(f.explains.contains(&"observed.cuda.out_of_memory".to_owned()), "{:?}", f.explains);
+    assert!(found.iter().all(|f| !f.id.starts_with("observed.")), "one finding: {found:?}");
+    // The others after `this process`, in NVML's order, count the same; two others add up.
+    let after = oom(
+        "1.16 GiB",
+        "471.69 MiB",
+        "Including non-PyTorch memory, this process has 14.63 GiB memory in use. Process 19 has 300.00 MiB memory in \
+         use. Process 20 has 500.00 MiB memory in use. ",
+    );
+    let f = super::pasted_findings(&after).into_iter().find(|f| f.id == HELD).expect("the finding");
+    assert!(f.fix.as_deref().unwrap().contains("kill 19 20"), "{:?}", f.fix);
+}
+
+#[test]
+fn memory_held_by_others_is_not_blamed_where_it_could_not_have_covered_the_request_or_self_is_unknown() {
+    // 251 MiB free and 458 MiB held by another: 876 MiB would not have fitted without it either.
+    let small = oom(
+        "876.00 MiB",
+        "251.06 MiB",
+        "Process 2612630 has 458.00 MiB memory in use. Including non-PyTorch memory, this process has 22.98 GiB \
+         memory in use. ",
+    );
+    let ids = super::pasted_ids(&small);
+    assert!(!ids.contains(&HELD.to_owned()), "{ids:?}");
+    assert!(ids.contains(&"observed.cuda.out_of_memory".to_owned()), "{ids:?}");
+    // In a container PyTorch's PID is not NVML's: the process reads as `Process N` and may be itself.
+    let container = oom("1.95 GiB", "1.66 GiB", "Process 414660 has 13.09 GiB memory in use. ");
+    assert!(!super::pasted_ids(&container).contains(&HELD.to_owned()));
+    // Only this process: the workload's own memory.
+    let alone =
+        oom("3.13 GiB", "279.12 MiB", "Including non-PyTorch memory, this process has 7.46 GiB memory in use. ");
+    assert_eq!(super::pasted_ids(&alone), ["observed.cuda.out_of_memory"]);
+}

@@ -103,6 +103,23 @@ const CASES: &[Case] = &[
         &[("requested", "20.00 MiB")],
         &[],
     ),
+    // PyTorch 2.1 and later list NVML's processes on the GPU (reportProcessMemoryInfo); the values of a public log
+    // (a Kaggle notebook's plan in a public repository, wrapped over lines there).
+    (
+        "torch.out_of_memory_processes",
+        "OutOfMemoryError: CUDA out of memory. Tried to allocate 1.98 GiB. GPU 0 has a total capacity of 15.56 GiB of which 1.37 GiB is free. Process 6680 has 1.81 GiB memory in use. Including non-PyTorch memory, this process has 11.21 GiB memory in use. Of the allocated memory 9.46 GiB is allocated by PyTorch, and 1.51 GiB is reserved by PyTorch but unallocated.",
+        &[
+            ("requested", "1.98 GiB"),
+            ("gpu", "0"),
+            ("total", "15.56 GiB"),
+            ("free", "1.37 GiB"),
+            (
+                "processes",
+                "Process 6680 has 1.81 GiB memory in use. Including non-PyTorch memory, this process has 11.21 GiB memory in use.",
+            ),
+        ],
+        &["cuda.out_of_memory"],
+    ),
     // CuPy names the runtime error by cudaGetErrorName, as public CuPy logs show it.
     ("cuda.out_of_memory", "cupy.cuda.runtime.CUDARuntimeError: cudaErrorMemoryAllocation: out of memory", &[], &[]),
     // taichi-dev/taichi#8469: Taichi 1.7.0 on Linux.

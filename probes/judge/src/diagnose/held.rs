@@ -1,0 +1,155 @@
+//! GPU memory held by another process when a program ran out of it.
+//!
+//! PyTorch's out-of-memory message (2.1 and later) lists the compute processes NVML counts on the
+//! GPU (c10/cuda/CUDACachingAllocator.cpp, reportProcessMemoryInfo): the process itself as
+//! `Including non-PyTorch memory, this process has X memory in use`, every other one as `Process PID
+//! has X memory in use`. Only where the process found itself (in a container its PID differs from
+//! the one NVML gives, and it reads as `Process PID` too) are the others known to be others; where
+//! what they hold, added to what was free, would have covered the request, they are why it failed.
+
+use super::{Ctx, Rule, fix};
+use gpu_doctor_model::shell::ShellCommand;
+use gpu_doctor_model::{Category, Finding, ObservedMessage, Severity};
+
+/// The catalogue row of PyTorch's message with its process list.
+const MESSAGE: &str = "torch.out_of_memory_processes";
+
+pub(super) const HELD: Rule = Rule {
+    id: "health.gpu_memory_held_by_other_process",
+    category: Category::Other,
+    severity: Severity::Warning,
+    trigger: "PyTorch ran out of GPU memory, its message names the process itself (`this process has …`) and \
+              other processes (`Process PID has …`) on that GPU, and what the others hold, added to the memory \
+              that was free, would have covered the allocation that failed: another program (a second job, a \
+              stopped or stuck one, a notebook kernel) holds the memory.",
+    source: "pytorch/pytorch:c10/cuda/CUDACachingAllocator.cpp@001074d25084fdb87a799823e395a50f5ec044d3 \
+             (reportProcessMemoryInfo: NVML's nvmlDeviceGetComputeRunningProcesses, `this process` where the PID \
+             is getpid(), `Process <pid>` otherwise; DeviceCachingAllocator::malloc's `CUDA out of memory. Tried to \
+             allocate …`)",
+};
+
+pub(super) const RULES: &[Rule] = &[HELD];
+
+/// `13.09 GiB` (PyTorch's format_size: bytes, KiB, MiB, GiB, TiB) in bytes.
+fn bytes(text: &str) -> Option<f64> {
+    let (number, unit) = text.trim().split_once(char::is_whitespace)?;
+    let n: f64 = number.parse().ok()?;
+    let scale = match unit.trim() {
+        "bytes" => 1.0,
+        "KiB" => 1024.0,
+        "MiB" => 1024.0 * 1024.0,
+        "GiB" => 1024.0 * 1024.0 * 1024.0,
+        "TiB" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
+        _ => return None,
+    };
+    (n.is_finite() && n >= 0.0).then_some(n * scale)
+}
+
+/// The message's process list: this process's size where it found itself, and each other (PID, size).
+struct Processes {
+    this: Option<String>,
+    others: Vec<(u32, String)>,
+}
+
+fn processes(list: &str) -> Processes {
+    let mut out = Processes { this: None, others: Vec::new() };
+    let words: Vec<&str> = list.split_whitespace().collect();
+    for (i, w) in words.iter().enumerate() {
+        if *w != "has" || i == 0 || i + 2 >= words.len() {
+            continue;
+        }
+        let size = format!("{} {}", words[i + 1], words[i + 2]);
+        if bytes(&size).is_none() {
+            continue;
+        }
+        if words[i - 1] == "process" {
+            out.this = Some(size);
+        } else if i >= 2
+            && words[i - 2] == "Process"
+            && let Ok(pid) = words[i - 1].parse()
+        {
+            out.others.push((pid, size));
+        }
+    }
+    out
+}
+
+pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    if let Some(f) = cx.s.messages.iter().filter(|m| m.id == MESSAGE).find_map(|m| held(cx, m)) {
+        out.push(f);
+    }
+}
+
+fn held(cx: &Ctx<'_>, m: &ObservedMessage) -> Option<Finding> {
+    let value = |k: &str| m.values.get(k).map(String::as_str);
+    let list = processes(value("processes")?);
+    let this = list.this.as_deref()?;
+    if list.others.is_empty() {
+        return None;
+    }
+    let requested = bytes(value("requested")?)?;
+    let free = bytes(value("free")?)?;
+    let held: f64 = list.others.iter().filter_map(|(_, s)| bytes(s)).sum();
+    if free + held < requested {
+        return None;
+    }
+    let gpu = value("gpu").unwrap_or("0");
+    let total = value("total").unwrap_or("its memory");
+    let others: Vec<String> = list.others.iter().map(|(pid, size)| format!("process {pid} ({size})")).collect();
+    let pids: Vec<String> = list.others.iter().map(|(pid, _)| pid.to_string()).collect();
+    let query = fix::command(
+        cx,
+        &ShellCommand::new("nvidia-smi").args(["--query-compute-apps=pid,process_name,used_memory", "--format=csv"]),
+        false,
+    );
+    let ps = fix::command(
+        cx,
+        &ShellCommand::new("ps").args(["-o", "pid,user,stat,etime,args", "-p", &pids.join(",")]),
+        true,
+    );
+    let kill = fix::command(cx, &ShellCommand::new("kill").args(pids.iter().map(String::as_str)), true);
+    Some(HELD.finding(
+        format!("Other processes hold GPU {gpu}'s memory: {}", others.join(", ")),
+        format!(
+            "PyTorch asked for {} on GPU {gpu} ({total} in all) with {} free, while this process itself held {this}. \
+             The other processes on that GPU hold more than the allocation lacked: without them it would have \
+             fitted. A second job, a notebook kernel, or a stopped or hung run (one suspended with Ctrl-Z stays on \
+             the GPU) keeps its memory until it exits.",
+            value("requested").unwrap_or("memory"),
+            value("free").unwrap_or("little"),
+        ),
+        vec![m.line.clone()],
+        Some(format!(
+            "See what they are ({ps}, or {query}); stop those that are yours ({kill}; a stopped job: `fg` then Ctrl-C) \
+             or ask their owner, then run again; or run on another GPU (CUDA_VISIBLE_DEVICES)."
+        )),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_read_in_pytorchs_units() {
+        assert_eq!(bytes("512 bytes"), Some(512.0));
+        assert_eq!(bytes("1.5 KiB"), Some(1536.0));
+        assert_eq!(bytes("2.00 GiB"), Some(2.0 * 1024.0 * 1024.0 * 1024.0));
+        assert_eq!(bytes("2.00 GB"), None);
+        assert_eq!(bytes("-1 MiB"), None);
+        assert_eq!(bytes("NaN MiB"), None);
+        assert_eq!(bytes("GiB"), None);
+    }
+
+    #[test]
+    fn the_process_list_tells_this_process_from_the_others() {
+        let p = processes(
+            "Process 6680 has 1.81 GiB memory in use. Including non-PyTorch memory, this process has 11.21 GiB \
+             memory in use. Process 7 has 3 MiB memory in use. ",
+        );
+        assert_eq!(p.this.as_deref(), Some("11.21 GiB"));
+        assert_eq!(p.others, vec![(6680, "1.81 GiB".to_owned()), (7, "3 MiB".to_owned())]);
+        let cut = processes("Process 6680 has 1.81");
+        assert!(cut.this.is_none() && cut.others.is_empty());
+    }
+}
