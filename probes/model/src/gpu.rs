@@ -128,6 +128,21 @@ pub struct GpuProcess {
     pub used_memory_bytes: Option<u64>,
 }
 
+/// A process on a GPU (nvidia-smi's process table) that `ps` shows stopped, read from pasted text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoppedGpuProcess {
+    /// The GPU's index in nvidia-smi's table.
+    pub gpu: u32,
+    /// Process id.
+    pub pid: u32,
+    /// GPU memory in bytes, as the process table gives it; `None` where it gives none (WDDM's `N/A`).
+    pub used_memory_bytes: Option<u64>,
+    /// `ps`'s state (`T`, `Tl`, `t`).
+    pub state: String,
+    /// `ps`'s line, trimmed.
+    pub line: String,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

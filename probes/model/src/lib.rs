@@ -38,7 +38,7 @@ pub use cudnn::{CudnnCopy, CudnnKind, CudnnVersionSource};
 pub use driver::{DriverFacts, InstalledModule, KernelModuleFacts, SecureBoot};
 pub use env::{EnvFacts, MASKED, mask_secret, mask_url_credentials};
 pub use finding::{Category, Change, DriverLoadProblem, Finding, InstallFlag, PlanRef, PlanTarget, Severity};
-pub use gpu::{Gpu, GpuProcess};
+pub use gpu::{Gpu, GpuProcess, StoppedGpuProcess};
 pub use health::{AerCounters, EccChange, EccCounters, GpuHealth, Health, XidEvent, is_slowdown};
 pub use link::{BootLinkLimit, EgpuFacts, HostLink, IDLE_NOTE, LinkSeenBy, SysfsLink, TunnelKind, UpstreamPort};
 pub use pci::{NVIDIA_DRIVER, NVIDIA_VENDOR_ID, PciDevice, is_display_class};

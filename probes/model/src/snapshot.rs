@@ -171,6 +171,10 @@ pub struct Snapshot {
     /// said.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stated_cpu_torch: Option<String>,
+    /// Processes nvidia-smi's process table lists on a GPU that a `ps` listing in the same text shows stopped
+    /// (state `T`: suspended by job control, or held by a tracer); empty for a live machine, or when not shown.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stopped_gpu_processes: Vec<crate::StoppedGpuProcess>,
     /// Error and warning lines from the frameworks and the CUDA runtime found in pasted text, each
     /// matched to a known message. Empty for a live machine.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -242,6 +246,7 @@ impl Snapshot {
             stated_no_gpu: None,
             stated_other_vendor_gpu: None,
             stated_cpu_torch: None,
+            stopped_gpu_processes: Vec::new(),
             stated_cuda_question: None,
             messages: Vec::new(),
             trace: Vec::new(),

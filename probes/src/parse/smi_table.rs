@@ -33,6 +33,13 @@ pub fn parse(text: &str) -> Result<SmiReport, ParseError> {
     Ok(report)
 }
 
+/// The rows of a `Processes:` box anywhere in `text`, as (GPU index, process): also a box pasted
+/// without the table's header and GPU boxes above it.
+pub fn process_rows(text: &str) -> Vec<(u32, SmiProcess)> {
+    let lines: Vec<Line<'_>> = text.lines().map(classify).collect();
+    processes(&lines)
+}
+
 /// One line of text, seen as part of a box drawing.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Line<'a> {

@@ -6,10 +6,13 @@
 //! has X memory in use`. Only where the process found itself (in a container its PID differs from
 //! the one NVML gives, and it reads as `Process PID` too) are the others known to be others; where
 //! what they hold, added to what was free, would have covered the request, they are why it failed.
+//!
+//! A process nvidia-smi lists on a GPU that `ps` shows stopped (state `T`: Ctrl-Z, or a debugger) keeps
+//! its GPU memory until it is continued or killed: every new job on that GPU runs short.
 
 use super::{Ctx, Rule, fix};
 use gpu_doctor_model::shell::ShellCommand;
-use gpu_doctor_model::{Category, Finding, ObservedMessage, Severity};
+use gpu_doctor_model::{Category, Finding, ObservedMessage, Severity, StoppedGpuProcess};
 
 /// The catalogue row of PyTorch's message with its process list.
 const MESSAGE: &str = "torch.out_of_memory_processes";
@@ -21,11 +24,14 @@ pub(super) const HELD: Rule = Rule {
     trigger: "PyTorch ran out of GPU memory, its message names the process itself (`this process has …`) and \
               other processes (`Process PID has …`) on that GPU, and what the others hold, added to the memory \
               that was free, would have covered the allocation that failed: another program (a second job, a \
-              stopped or stuck one, a notebook kernel) holds the memory.",
+              stopped or stuck one, a notebook kernel) holds the memory. Or a process nvidia-smi's process table \
+              lists on a GPU is stopped in a `ps aux` listing beside it (state T: suspended with Ctrl-Z, or held by a \
+              debugger): it keeps its GPU memory until it is continued or killed.",
     source: "pytorch/pytorch:c10/cuda/CUDACachingAllocator.cpp@001074d25084fdb87a799823e395a50f5ec044d3 \
              (reportProcessMemoryInfo: NVML's nvmlDeviceGetComputeRunningProcesses, `this process` where the PID \
              is getpid(), `Process <pid>` otherwise; DeviceCachingAllocator::malloc's `CUDA out of memory. Tried to \
-             allocate …`)",
+             allocate …`); procps ps(1) PROCESS STATE CODES (`T stopped by job control signal`, `t stopped by \
+             debugger during the tracing`)",
 };
 
 pub(super) const RULES: &[Rule] = &[HELD];
@@ -77,7 +83,51 @@ fn processes(list: &str) -> Processes {
 pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     if let Some(f) = cx.s.messages.iter().filter(|m| m.id == MESSAGE).find_map(|m| held(cx, m)) {
         out.push(f);
+    } else if !cx.s.stopped_gpu_processes.is_empty() {
+        out.push(stopped(cx, &cx.s.stopped_gpu_processes));
     }
+}
+
+/// `25081 MiB` of a process table's size.
+fn mib(bytes: Option<u64>) -> String {
+    bytes.map_or_else(|| "memory".to_owned(), |b| format!("{} MiB", b / (1024 * 1024)))
+}
+
+fn stopped(cx: &Ctx<'_>, procs: &[StoppedGpuProcess]) -> Finding {
+    let named: Vec<String> =
+        procs.iter().map(|p| format!("process {} ({} on GPU {})", p.pid, mib(p.used_memory_bytes), p.gpu)).collect();
+    let pids: Vec<String> = procs.iter().map(|p| p.pid.to_string()).collect();
+    let evidence = procs
+        .iter()
+        .map(|p| {
+            format!(
+                "nvidia-smi: GPU {} process {} uses {}; ps: state {}: {}",
+                p.gpu,
+                p.pid,
+                mib(p.used_memory_bytes),
+                p.state,
+                p.line
+            )
+        })
+        .collect();
+    let kill = fix::command(
+        cx,
+        &ShellCommand::new("kill").args(["-CONT"].into_iter().chain(pids.iter().map(String::as_str))),
+        true,
+    );
+    let term = fix::command(cx, &ShellCommand::new("kill").args(pids.iter().map(String::as_str)), true);
+    HELD.finding(
+        format!("A stopped process holds GPU memory: {}", named.join(", ")),
+        "The process is stopped (ps state T: suspended with Ctrl-Z, or held by a debugger), not ended: it keeps its \
+         GPU memory until it is continued or killed, so jobs started on that GPU since run out of memory or fail to \
+         start.",
+        evidence,
+        Some(format!(
+            "End it: from its shell `fg` then Ctrl-C, or {term} then {kill} (a stopped process acts on the TERM signal \
+             once continued); as another user, ask its owner or an administrator. nvidia-smi should then list no \
+             process there."
+        )),
+    )
 }
 
 fn held(cx: &Ctx<'_>, m: &ObservedMessage) -> Option<Finding> {

@@ -113,6 +113,8 @@ pub(super) struct Facts {
     pub stated_cpu_fallback: Option<String>,
     /// M.2 (NVMe) drives installed, said in words (`prose`): the line.
     pub stated_m2_drives: Option<String>,
+    /// GPU processes a `ps` listing shows stopped (`smi`).
+    pub stopped_gpu_processes: Vec<gpu_doctor_model::StoppedGpuProcess>,
     /// TensorFlow wanted on the GPU, said in words (`prose`): the line.
     pub stated_tensorflow_gpu: Option<String>,
     /// A link said to drop its generation while idle (`prose`).
@@ -175,6 +177,11 @@ impl Facts {
             Some((l, _)) => *l = (*l).min(line),
             None => self.formats.push((line, format)),
         }
+    }
+
+    /// True when the format was recognised.
+    pub fn read_format(&self, format: &str) -> bool {
+        self.formats.iter().any(|(_, f)| *f == format)
     }
 
     /// True when no format was recognised.
@@ -357,6 +364,7 @@ impl Facts {
         snap.stated_build_without_cuda = self.stated_build_without_cuda.take();
         snap.stated_cpu_fallback = self.stated_cpu_fallback.take();
         snap.stated_m2_drives = self.stated_m2_drives.take();
+        snap.stopped_gpu_processes = std::mem::take(&mut self.stopped_gpu_processes);
         snap.stated_tensorflow_gpu = self.stated_tensorflow_gpu.take();
         snap.stated_idle_downshift = self.stated_idle_downshift.take();
         snap.stated_busy_downshift = self.stated_busy_downshift.take();

@@ -17,6 +17,7 @@ pub(super) fn read(lines: &[String], text: &str, facts: &mut Facts) {
             Err(_) => header_only(&lines[at], at, facts),
         }
     }
+    process_box(lines, text, facts);
     if let Some(start) = text.find("<nvidia_smi_log") {
         let at = line_of(lines, "<nvidia_smi_log");
         const END: &str = "</nvidia_smi_log>";
@@ -87,6 +88,58 @@ pub(super) fn read(lines: &[String], text: &str, facts: &mut Facts) {
         facts.saw(i, LIBRARY_DRIVER);
         facts.driver(Some(v), None, LIBRARY_DRIVER);
     }
+}
+
+/// The format name of nvidia-smi's process box pasted without the table above it.
+const PROCESS_BOX: &str = "nvidia-smi process table";
+
+/// nvidia-smi's `Processes:` box, read here for the processes a `ps aux` listing in the same text shows stopped
+/// (an admin's reply on a cluster node, ai4d-iasc/trixie#92: the box, then `ps -aux | grep 1395` with state `Tl`);
+/// the box pasted alone, without the table's header above it, is recognised as nvidia-smi's.
+fn process_box(lines: &[String], text: &str, facts: &mut Facts) {
+    if !text.contains("Processes:") {
+        return;
+    }
+    let rows = smi_table::process_rows(text);
+    if rows.is_empty() {
+        return;
+    }
+    if !facts.read_format("nvidia-smi table") {
+        facts.saw(line_of(lines, "Processes:"), PROCESS_BOX);
+    }
+    for line in lines {
+        let Some((pid, state)) = ps_aux_state(line) else { continue };
+        let Some((gpu, p)) = rows.iter().find(|(_, p)| p.pid == pid) else { continue };
+        if state.starts_with(['T', 't']) && !facts.stopped_gpu_processes.iter().any(|s| s.pid == pid) {
+            facts.stopped_gpu_processes.push(gpu_doctor_model::StoppedGpuProcess {
+                gpu: *gpu,
+                pid,
+                used_memory_bytes: p.used_memory_mib.map(|m| m * 1024 * 1024),
+                state: state.to_owned(),
+                line: line.trim().to_owned(),
+            });
+        }
+    }
+}
+
+/// The PID and state of a `ps aux` line (`USER PID %CPU %MEM VSZ RSS TTY STAT START TIME COMMAND`): procps's
+/// state letter (D I R S T t W X Z) and its flags (< N L s l +). A line of at most 1,000 characters.
+fn ps_aux_state(line: &str) -> Option<(u32, &str)> {
+    if line.len() > 1000 {
+        return None;
+    }
+    let t: Vec<&str> = line.split_whitespace().take(11).collect();
+    if t.len() < 11 {
+        return None;
+    }
+    let pid = t[1].parse().ok()?;
+    let numbers = t[2].parse::<f64>().is_ok()
+        && t[3].parse::<f64>().is_ok()
+        && t[4].parse::<u64>().is_ok()
+        && t[5].parse::<u64>().is_ok();
+    let mut state = t[7].chars();
+    let letter = state.next().is_some_and(|c| "DIRSTtWXZ".contains(c));
+    (numbers && letter && state.all(|c| "<NLsl+".contains(c))).then_some((pid, t[7]))
 }
 
 /// The format name of a driver version read from a driver library's file name.

@@ -370,3 +370,23 @@ fn memory_held_by_others_is_not_blamed_where_it_could_not_have_covered_the_reque
         oom("3.13 GiB", "279.12 MiB", "Including non-PyTorch memory, this process has 7.46 GiB memory in use. ");
     assert_eq!(super::pasted_ids(&alone), ["observed.cuda.out_of_memory"]);
 }
+
+#[test]
+fn a_stopped_process_on_a_gpu_is_named_with_the_way_to_end_it() {
+    let text = "\
+|    0   N/A  N/A      1395      C   python                          25081MiB |
+";
+    // The process box alone says nothing is wrong.
+    let boxed = format!(
+        "| Processes:                                                                  |\n\
+         |  GPU   GI   CI        PID   Type   Process name                  GPU Memory |\n\
+         |=============================================================================|\n{text}"
+    );
+    assert!(super::pasted_ids(&boxed).is_empty());
+    let ps = "thomased  1395  1.7 14.4 89506440 28604880 pts/2 Tl May25 147:37 python train.py\n";
+    let found = super::pasted_findings(&format!("{boxed}{ps}"));
+    let f = found.iter().find(|f| f.id == HELD).expect("the finding");
+    assert!(f.summary.contains("process 1395 (25081 MiB on GPU 0)"), "{}", f.summary);
+    let fix = f.fix.as_deref().unwrap();
+    assert!(fix.contains("kill 1395 then kill -CONT 1395"), "{fix}");
+}

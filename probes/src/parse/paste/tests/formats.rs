@@ -677,3 +677,38 @@ fn openmmlabs_collect_env() {
         read("GPU 0,1: GeForce RTX 3090\nPyTorch compiling details: PyTorch built with:\n  - CUDA Runtime 11.0\n");
     assert!(s.gpus.value().is_some() && bare.gpus.value().is_none_or(Vec::is_empty));
 }
+
+/// nvidia-smi's process box pasted without the table above it, and `ps aux`'s line for its process
+/// (ai4d-iasc/trixie#92: an administrator's reply about a node whose GPU 0 a stopped job held).
+const PROCESS_BOX: &str = "\
++-----------------------------------------------------------------------------+
+| Processes:                                                                  |
+|  GPU   GI   CI        PID   Type   Process name                  GPU Memory |
+|        ID   ID                                                   Usage      |
+|=============================================================================|
+|    0   N/A  N/A      1395      C   python                          25081MiB |
++-----------------------------------------------------------------------------+
+";
+
+#[test]
+fn a_process_box_alone_is_nvidia_smis_and_ps_shows_which_of_its_processes_are_stopped() {
+    let s = read(PROCESS_BOX);
+    assert_eq!(formats(&s), ["nvidia-smi process table"]);
+    assert!(s.stopped_gpu_processes.is_empty() && is_unknown(&s.gpus), "no GPU list from the box alone");
+    let ps = "thomased  1395  1.7 14.4 89506440 28604880 pts/2 Tl May25 147:37 python train.py --device=cuda:0";
+    let s = read(&format!("{PROCESS_BOX}\n***@***.*** ~]# ps -aux | grep 1395\n{ps}\n"));
+    let p = &s.stopped_gpu_processes;
+    assert_eq!(p.len(), 1, "{p:?}");
+    assert_eq!((p[0].gpu, p[0].pid, p[0].state.as_str()), (0, 1395, "Tl"));
+    assert_eq!(p[0].used_memory_bytes, Some(25081 * 1024 * 1024));
+    // Running (`Sl`), another PID, or a line that is not `ps aux`'s: nothing stopped.
+    for other in [
+        ps.replace(" Tl ", " Sl "),
+        ps.replace("1395", "1396"),
+        "thomased 1395 Tl python".to_owned(),
+        ps.replace("14.4", "x"),
+    ] {
+        let s = read(&format!("{PROCESS_BOX}\n{other}\n"));
+        assert!(s.stopped_gpu_processes.is_empty(), "{other}");
+    }
+}
