@@ -134,6 +134,10 @@ pub struct Snapshot {
     /// Express lane downgrade to occur" while a game runs); `None` for a live machine, or when not said.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stated_busy_downshift: Option<String>,
+    /// The line where the pasted text says the GPU sits behind Thunderbolt or USB4 ("an RTX 4080 SUPER behind an Intel
+    /// Thunderbolt 5 dock", "my eGPU"); `None` for a live machine, or when not said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stated_egpu: Option<String>,
     /// The line where the pasted text asks for CUDA without a program having shown a GPU: an install command that
     /// names a CUDA package beside the framework (`conda install jax cuda-nvcc -c nvidia`), or an issue form's
     /// accelerator answered `GPU` (JAX's bug template); `None` for a live machine, or when not said.
@@ -238,6 +242,7 @@ impl Snapshot {
             stated_tensorflow_gpu: None,
             stated_idle_downshift: None,
             stated_busy_downshift: None,
+            stated_egpu: None,
             stated_cuda_wanted: None,
             stated_nouveau: None,
             stated_min_cc: None,

@@ -40,8 +40,12 @@ pub(super) const EGPU: Rule = Rule {
     category: Category::PcieLinkDegraded,
     severity: Severity::Info,
     trigger: "The GPU is an eGPU behind Thunderbolt/USB4, whose tunnel caps host↔device bandwidth well below a \
-              desktop slot: normal for an eGPU.",
-    source: "Reference §8.1 (TB3 ≈ 2.75 GB/s, TB4/USB4 ≈ 4 GB/s, TB5 ≈ 6–7.9 GB/s theoretical)",
+              desktop slot: normal for an eGPU. From pasted text also where the text says so in words (eGPU, a \
+              Thunderbolt or USB4 dock or enclosure), with the way to cap the GPU's link speed should it drop off \
+              the bus behind the dock.",
+    source: "Reference §8.1 (TB3 ≈ 2.75 GB/s, TB4/USB4 ≈ 4 GB/s, TB5 ≈ 6–7.9 GB/s theoretical); \
+             NVIDIA/open-gpu-kernel-modules src/nvidia/interface/nvrm_registry.h@595.45.04 (RMPcieLinkSpeed: \
+             ALLOW_GEN2 1:0 … ALLOW_GEN6 9:8, 2 = disable; LOCK_AT_LOAD 31:31)",
 };
 
 pub(super) const NARROW: Rule = Rule {
@@ -180,7 +184,11 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     aer(cx, out);
     idle_in_words(cx, out);
     busy_in_words(cx, out);
-    for v in views(cx) {
+    let views = views(cx);
+    if let Some(said) = cx.s.stated_egpu.as_deref().filter(|_| views.iter().all(|v| v.egpu.is_none())) {
+        out.push(egpu_in_words(said));
+    }
+    for v in views {
         if let Some((egpu, cap, basis)) = v.egpu {
             out.push(egpu_finding(cx, &v, egpu, cap, basis));
         }
@@ -358,6 +366,31 @@ fn egpu_finding(cx: &Ctx<'_>, v: &View<'_>, e: &EgpuFacts, cap: Option<f64>, bas
     );
     // An enclosure known to be unauthorized tunnels no PCIe until it is: a plan authorizes it.
     if e.authorized == Some(false) { f.with_plan(PlanTarget::Thunderbolt) } else { f }
+}
+
+/// `RMPcieLinkSpeed` holding the link at Gen 2 (or Gen 1) from the module's load: every higher generation's
+/// ALLOW field set to 2 (disable), LOCK_AT_LOAD (bit 31) set (nvrm_registry.h).
+const GEN2_ONLY: &str = "0x800002A8";
+const GEN1_ONLY: &str = "0x800002AA";
+
+/// An eGPU the text names in words: the tunnel's bandwidth is what it is; the link's speed can be capped where the
+/// GPU drops off the bus behind the dock (Xid 79) or fails to start there.
+fn egpu_in_words(said: &str) -> Finding {
+    EGPU.finding(
+        "The text says the GPU is behind Thunderbolt or USB4: an eGPU, whose tunnel limits host↔device bandwidth",
+        "Thunderbolt 3 and 4 (USB4) tunnel PCIe at about 2.75–4 GB/s, Thunderbolt 5 at up to about 8 GB/s, a fraction \
+         of a desktop x16 slot: that is how eGPUs work, not a fault. Behind some docks and hosts the GPU's link is \
+         not stable at its full generation: the GPU falls off the bus (Xid 79) under load, or its firmware fails to \
+         start, and holding the link at a lower generation keeps it up.",
+        vec![format!("said in the text: {said}")],
+        Some(format!(
+            "Nothing to change for the bandwidth itself. If the GPU drops off the bus behind the dock (Xid 79, `GPU \
+             has fallen off the bus`) or fails to start there, hold its PCIe link at Gen 2 from the driver's load: \
+             `options nvidia NVreg_RegistryDwords=\"RMPcieLinkSpeed={GEN2_ONLY}\"` in /etc/modprobe.d/nvidia.conf \
+             (Gen 1: {GEN1_ONLY}), rebuild the initramfs and reboot; `nvidia-smi -q -d PCIE` then shows the \
+             generation held."
+        )),
+    )
 }
 
 /// Each GPU's AER counts: uncorrectable ones a warning, correctable ones a note.

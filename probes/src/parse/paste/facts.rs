@@ -121,6 +121,8 @@ pub(super) struct Facts {
     pub stated_idle_downshift: Option<String>,
     /// A link said to come down while the GPU is busy (`prose`).
     pub stated_busy_downshift: Option<String>,
+    /// The GPU said to sit behind Thunderbolt or USB4 (`prose`): the line.
+    pub stated_egpu: Option<String>,
     /// CUDA asked for (`install_commands`: a command naming a CUDA package; `issue_form`: an accelerator answered
     /// `GPU`): the line.
     pub stated_cuda_wanted: Option<String>,
@@ -368,6 +370,7 @@ impl Facts {
         snap.stated_tensorflow_gpu = self.stated_tensorflow_gpu.take();
         snap.stated_idle_downshift = self.stated_idle_downshift.take();
         snap.stated_busy_downshift = self.stated_busy_downshift.take();
+        snap.stated_egpu = self.stated_egpu.take();
         snap.stated_cuda_wanted = self.stated_cuda_wanted.take();
         snap.stated_nouveau = self.stated_nouveau.take();
         snap.stated_min_cc = self.stated_min_cc.take();

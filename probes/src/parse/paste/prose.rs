@@ -1330,6 +1330,28 @@ fn m2_drives_in_words(line: &str) -> bool {
     named && used && !lower.contains("nvme0") && !lower.contains("nvme1")
 }
 
+const EGPU_FORMAT: &str = "a GPU said to be behind Thunderbolt or USB4";
+
+/// A GPU said to sit behind Thunderbolt or USB4: the word eGPU, or a Thunderbolt or USB4 word (`Thunderbolt`, `TB3`,
+/// `TB3/4`, `TB5`, `USB4`) beside an enclosure's (`dock`, `enclosure`, `box`) in one sentence of at most 400
+/// characters, in a line of at most 4,000 ("an RTX 4080 SUPER … behind an Intel Thunderbolt 5 dock", "RTX 5060Ti +
+/// WKG-L1970C TB3/4 dock").
+fn egpu_in_words(line: &str) -> bool {
+    line.len() <= 4000 && line.split(". ").any(egpu_in_sentence)
+}
+
+fn egpu_in_sentence(sentence: &str) -> bool {
+    if sentence.len() > 400 {
+        return false;
+    }
+    let lower = sentence.to_ascii_lowercase();
+    let words: Vec<&str> = lower.split(|c: char| !c.is_ascii_alphanumeric() && c != '-').collect();
+    let egpu = words.iter().any(|w| matches!(*w, "egpu" | "egpus" | "e-gpu"));
+    let tunnel = lower.contains("thunderbolt") || words.iter().any(|w| matches!(*w, "tb3" | "tb4" | "tb5" | "usb4"));
+    let enclosure = words.iter().any(|w| matches!(*w, "dock" | "docks" | "enclosure" | "enclosures" | "box"));
+    egpu || (tunnel && enclosure)
+}
+
 /// The first line `said` holds, noted as read in `format`: trimmed, at most 300 characters.
 fn said_line(lines: &[String], facts: &mut Facts, format: &'static str, said: fn(&str) -> bool) -> Option<String> {
     let (i, line) = lines.iter().enumerate().find(|(_, l)| said(l))?;
@@ -1426,6 +1448,7 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
     }
     facts.stated_busy_downshift =
         said_line(lines, facts, BUSY_FORMAT, busy_downshift).or(facts.stated_busy_downshift.take());
+    facts.stated_egpu = said_line(lines, facts, EGPU_FORMAT, egpu_in_words).or(facts.stated_egpu.take());
     if facts.stated_link.is_none()
         && let Some((i, link)) = lines.iter().enumerate().find_map(|(i, l)| link_in_words(l).map(|link| (i, link)))
     {
@@ -1656,6 +1679,28 @@ mod tests {
         assert!(said("[    1.234] nvme nvme0: 8/0/0 default/read/poll queues").is_none());
         assert!(said("Which M.2 slot shares lanes with the GPU?").is_none());
         assert!(said(&format!("{} m.2 drive", "x".repeat(300))).is_none());
+    }
+
+    /// A GPU behind Thunderbolt or USB4 said in words (tinygrad/tinygrad#18215: "behind an Intel Thunderbolt 5 dock"
+    /// in a long paragraph; NVIDIA/open-gpu-kernel-modules#974: "RTX 5060Ti + WKG-L1970C TB3/4 dock"); a Thunderbolt
+    /// word without an enclosure, or a dock without a tunnel, is not.
+    #[test]
+    fn a_gpu_behind_thunderbolt_said_in_words_is_read() {
+        let said = |t: &str| Facts::read_by(read, t).stated_egpu;
+        let long = format!(
+            "On an RTX 4080 SUPER (AD103, `10de:2702`) behind an Intel Thunderbolt 5 dock on a Mac Studio, GSP boot \
+             fails. {}",
+            "Measured cause: every register reads 0xffffffff. ".repeat(8)
+        );
+        assert!(said(&long).is_some());
+        assert!(
+            said("For anyone struggling with RTX 5060Ti + WKG-L1970C TB3/4 dock, limiting the PCIe to Gen2 helps")
+                .is_some()
+        );
+        assert!(said("My eGPU is a Razer Core X with a 3090").is_some());
+        assert!(said("The laptop has two Thunderbolt ports").is_none());
+        assert!(said("The GPU sits in the docking station of a server rack").is_none());
+        assert!(said(&format!("{} eGPU", "x ".repeat(2100))).is_none());
     }
 
     /// Native Windows named by its release, unless the text names WSL, Linux or a container; TensorFlow asked for

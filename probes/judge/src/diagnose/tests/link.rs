@@ -233,3 +233,15 @@ fn a_link_said_to_come_down_while_busy_is_degraded() {
     read.0.stated_busy_downshift = Some(said.to_owned());
     assert_eq!(read.ids(), ids(&["link.below_max_idle"]));
 }
+
+/// An eGPU said in words is the tunnel's note, with the way to hold its link at a lower generation
+/// (nvrm_registry.h's RMPcieLinkSpeed: Gen 3 and up disabled, locked at load, is 0x800002A8).
+#[test]
+fn an_egpu_said_in_words_is_noted_with_the_link_speed_cap() {
+    let found = super::pasted_findings("RTX 5060Ti + WKG-L1970C TB3/4 dock: xid79 events under CUDA load\n");
+    let f = found.iter().find(|f| f.id == "link.egpu_tunnel").expect("the note");
+    assert_eq!(f.severity, gpu_doctor_model::Severity::Info);
+    let fix = f.fix.as_deref().unwrap();
+    assert!(fix.contains("RMPcieLinkSpeed=0x800002A8") && fix.contains("0x800002AA"), "{fix}");
+    assert!(super::pasted_ids("Two Thunderbolt ports on this laptop, the GPU is in the desktop\n").is_empty());
+}
