@@ -1464,6 +1464,8 @@ const CASES: &[Case] = &[
         &[],
         &[],
     ),
+    // ublue-os/aurora#1924: the message's third line alone, as a kernel log cut to it shows it.
+    ("nvrm.open_module_needs_gsp", "NVRM: nvidia.ko because it does not include the required GPU", &[], &[]),
     (
         "nccl.shm_too_small",
         "3d3e22c3066f:168:168 [0] misc/shmutils.cc:72 NCCL WARN Error: failed to extend /dev/shm/nccl-UbzKZ9 to 9637892 bytes",
