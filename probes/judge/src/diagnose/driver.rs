@@ -15,7 +15,11 @@ pub(super) const TOO_OLD: Rule = Rule {
     trigger: "A framework's CUDA build, or an NVIDIA CUDA container image's CUDA (`nvidia/cuda:10.2-…` named \
               in pasted text), needs a newer driver: a newer CUDA major than the driver supports, or a driver below \
               that major's minor-version-compatibility floor (CUDA before 11 had none). Or the loader's `undefined \
-              symbol: cuX` for a driver API call (`cu` and a capital): libcuda, the driver's, lacks it.",
+              symbol: cuX` for a driver API call (`cu` and a capital): libcuda, the driver's, lacks it. Or CUDA's \
+              error 35 (`CUDA driver version is insufficient for CUDA runtime version`) beside the driver's version \
+              (nvidia-smi's own CUDA level), on a host the text shows neither as a container nor as WSL, where the \
+              driver does not run every CUDA the program could have been built for (below R525 with none named): \
+              the runtime newer than the driver is the likelier cause, a missing libcuda said beside it.",
     source: SOURCE,
 };
 
@@ -61,6 +65,50 @@ fn driver_api_symbol(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
              for an older CUDA, one the driver supports."
                 .to_owned(),
         ),
+    ));
+}
+
+/// CUDA's error 35 beside a driver the text shows: cudaErrorInsufficientDriver means the runtime is newer than the
+/// driver supports, or no libcuda was found to load. On a host (not a container, whose libraries the runtime may
+/// not have mounted, nor WSL, whose libcuda sits in its own folder) where presence.libcuda_missing did not conclude
+/// the library is missing (a driver that runs every CUDA the program could have), the first is the likelier, the
+/// second said beside it (bytedeco/javacpp-presets#918: OpenCV's GpuMat under driver 418).
+fn runtime_newer_than_driver(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    // CUDA's stub libcuda (the toolkit's lib64/stubs, for linking only) answers 35 on every call.
+    let stubs = cx.s.env.ld_library_path.iter().any(|p| p.contains("stubs"))
+        || cx.s.messages.iter().any(|m| m.id.contains("stub"));
+    if stubs
+        || cx.s.platform.container.is_some()
+        || cx.s.platform.wsl.is_some()
+        || out.iter().any(|f| f.id == TOO_OLD.id || f.id.starts_with("containers."))
+        || super::libcuda::driver_suffices(cx).is_some()
+    {
+        return;
+    }
+    let (Some(driver), Some(level), Some(driver_evidence)) =
+        (cx.driver.version.as_ref(), cx.driver_cuda(), cx.driver.evidence.clone())
+    else {
+        return;
+    };
+    // The driver's own CUDA level (nvidia-smi's header, NVML): it answered; a version said in words may not have.
+    let answered = cx.s.driver.value().is_some_and(|d| d.cuda_version.is_some() && !d.cuda_version_derived);
+    let Some(m) = cx.s.messages.iter().find(|m| m.id == "cuda.insufficient_driver").filter(|_| answered) else {
+        return;
+    };
+    out.push(TOO_OLD.finding(
+        format!("The program's CUDA runtime is likely newer than driver {driver} supports (CUDA up to {level})"),
+        format!(
+            "CUDA's error 35 means the runtime the program loaded needs a newer driver than the one installed, or found \
+             no driver library (libcuda) at all. The likelier here: the program was built with a CUDA newer than \
+             {level}. Where it was built for CUDA {level} or older, the driver's CUDA library is what is missing \
+             (`ldconfig -p | grep libcuda.so.1` prints nothing)."
+        ),
+        vec![format!("pasted line: {}", m.line), driver_evidence],
+        Some(format!(
+            "Update the NVIDIA driver to one that supports the CUDA the program was built with (its release notes or \
+             start-up banner name it; `nvidia-smi` then shows a CUDA level at least that), or use the program's build \
+             for CUDA {level} or older."
+        )),
     ));
 }
 
@@ -127,6 +175,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
         }
     }
     images(cx, &driver_evidence, out);
+    runtime_newer_than_driver(cx, out);
 }
 
 /// NVIDIA's CUDA container images named in pasted text: the programs in one are built with its CUDA, which

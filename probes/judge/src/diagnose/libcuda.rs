@@ -276,7 +276,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
 /// The driver's CUDA level, when the driver is shown and runs every CUDA the text says the program
 /// was built for (framework builds, toolkits, CUDA images); with none said, when it runs every CUDA 12
 /// program (R525 or newer: minor-version compatibility). `None` otherwise.
-fn driver_suffices(cx: &Ctx<'_>) -> Option<CudaVersion> {
+pub(super) fn driver_suffices(cx: &Ctx<'_>) -> Option<CudaVersion> {
     let level = cx.driver_cuda()?;
     let mut runtimes: Vec<CudaVersion> = cx.frameworks().filter_map(|(_, f)| build_cuda(f).map(|(c, _)| c)).collect();
     if let Some(toolkits) = cx.s.toolkits.value() {

@@ -68,3 +68,22 @@ fn a_driver_api_symbol_missing_is_a_driver_too_old() {
         !super::pasted_ids("undefined symbol: cudaMallocAsync\n").contains(&"driver.too_old_for_runtime".to_owned())
     );
 }
+
+/// CUDA's error 35 beside the driver's own nvidia-smi header: the runtime is newer than that driver
+/// (bytedeco/javacpp-presets#918's lines); in a container, with the toolkit's stub libcuda on the loader path, or
+/// with the driver only named in words, the other causes of 35 stay open.
+#[test]
+fn error_35_beside_a_driver_that_answered_is_the_driver_too_old() {
+    let error = "gpu_mat.cu:121: error: (-217:Gpu API call) CUDA driver version is insufficient for CUDA runtime version \
+                 in function 'allocate'\n";
+    let smi = "| NVIDIA-SMI 418.126.02   Driver Version: 418.126.02   CUDA Version: 10.1 |\n";
+    let found = super::pasted_findings(&format!("{error}{smi}"));
+    let f = found.iter().find(|f| f.id == "driver.too_old_for_runtime").expect("the finding");
+    assert!(f.summary.contains("driver 418.126.02") && f.summary.contains("CUDA up to 10.1"), "{}", f.summary);
+    assert!(f.explains.contains(&"observed.cuda.insufficient_driver".to_owned()), "{:?}", f.explains);
+    assert!(f.fix.as_deref().unwrap().contains("CUDA 10.1 or older"));
+    let stubs = format!("{error}{smi}export LD_LIBRARY_PATH=/usr/local/cuda/lib64/stubs\n");
+    assert!(!super::pasted_ids(&stubs).contains(&"driver.too_old_for_runtime".to_owned()));
+    let words = format!("{error}My driver is 418.126.02\n");
+    assert!(!super::pasted_ids(&words).contains(&"driver.too_old_for_runtime".to_owned()));
+}
