@@ -18,13 +18,16 @@ pub(super) const CONFLICT: Rule = Rule {
               `\"__CUDACC_VER__\" redefined` on CUDA 9's crt/common_functions.h: an nvcc before CUDA 9 compiling a \
               newer toolkit's headers. Or nvcc's verbose listing (`nvcc -v`, CMake's compiler identification) naming a \
               distribution's nvcc (`_HERE_` in /usr/lib/nvidia-cuda-toolkit) of another release than a CUDA toolkit \
-              also installed (a `cuda-X.Y` folder on the PATH it ran with, CUDA_HOME).",
+              also installed (a `cuda-X.Y` folder on the PATH it ran with, CUDA_HOME). Or PyTorch's CMake package \
+              stopping on `Found two conflicting CUDA installs` (`versions` from 2.5): its FindCUDA and \
+              FindCUDAToolkit searches found different toolkits, or one release through two folders.",
     source: "CUDA Installation Guide for Linux, post-installation PATH and LD_LIBRARY_PATH \
              (https://docs.nvidia.com/cuda/cuda-installation-guide-linux/); torch.utils.cpp_extension CUDA_HOME lookup; \
              NVIDIA's container images' three flavours (https://nvidia.github.io/container-wiki/toolkit/container-images.html), \
              the case of NVIDIA/nvidia-docker#740; the toolkit's bin/nvcc.profile (`TOP = $(_HERE_)/..`, as \
              zspace/system.cuda-12.6:bin/nvcc.profile@b3d92c837713411301ae5df45b0c7758df7d931e copies it) and \
-             nvcc's predefined __CUDACC_VER_MAJOR__/__CUDACC_VER_MINOR__ (CUDA Compiler Driver NVCC)",
+             nvcc's predefined __CUDACC_VER_MAJOR__/__CUDACC_VER_MINOR__ (CUDA Compiler Driver NVCC); \
+             pytorch/pytorch:cmake/public/cuda.cmake@v2.1.0#L63-L68 and @v2.5.1#L63-L67",
 };
 
 pub(super) const STALE_PATH: Rule = Rule {
@@ -211,6 +214,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
         nvcc_beside_runtime_image(t, out);
     }
     older_nvcc_on_newer_headers(cx, out);
+    cmake_found_two(cx, out);
     explain(cx, t, out);
     stale_paths(cx, t.map(|t| t.installs.as_slice()).unwrap_or_default(), out);
     ldd_shadows(cx, out);
@@ -443,6 +447,55 @@ fn older_nvcc_on_newer_headers(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
              PATH, so an old one left behind (a `/usr/local/bin/nvcc`, a distribution's nvidia-cuda-toolkit) can be \
              removed."
         )),
+    ));
+}
+
+/// PyTorch's CMake package found two toolkits (`Found two conflicting CUDA installs:` up to 2.4, `versions` from
+/// 2.5; cmake/public/cuda.cmake): FindCUDA's, from the nvcc it runs, and FindCUDAToolkit's, from CUDAToolkit_ROOT and
+/// CUDA_PATH; 2.1 to 2.4 also stop on one release found in two folders (pytorch/pytorch#106971: /usr/local/cuda and
+/// /usr/local/cuda-12.1, cured with CUDA_PATH at one of them).
+fn cmake_found_two(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    if out.iter().any(|f| f.id == CONFLICT.id) {
+        return;
+    }
+    let Some(m) = cx.s.messages.iter().find(|m| m.id == "torch.cmake_conflicting_cuda") else { return };
+    let value = |k: &str| m.values.get(k).map(String::as_str);
+    // An include folder, or the first of a `;` list, without its `/include`.
+    let root = |k: &str| {
+        value(k).and_then(|i| i.split(';').next()).map(|i| i.trim_end_matches('/').trim_end_matches("/include"))
+    };
+    let mut evidence = vec![format!("pasted line: {}", m.line)];
+    for (which, by) in [("first", "nvcc's (FindCUDA)"), ("second", "FindCUDAToolkit's (CUDAToolkit_ROOT, CUDA_PATH)")] {
+        if let (Some(v), Some(i)) = (value(&format!("{which}_version")), value(&format!("{which}_include"))) {
+            evidence.push(format!("{by}: CUDA {v} in {i}"));
+        }
+    }
+    let fix = match root("second_include").filter(|r| !r.is_empty()) {
+        Some(r) => {
+            let nvcc = fix::word(cx, &format!("{r}/bin/nvcc"));
+            format!(
+                "Give both searches one toolkit, the one the build should use, e.g. {}: {} and {} in the shell that \
+                 builds, and configure a clean build folder (CMakeCache.txt keeps the old answers) with \
+                 -DCUDAToolkit_ROOT={} -DCMAKE_CUDA_COMPILER={nvcc}.",
+                fix::word(cx, r),
+                fix::var_line(cx, "CUDA_PATH", r),
+                fix::var_line(cx, "CUDA_HOME", r),
+                fix::word(cx, r),
+            )
+        }
+        None => "Give both searches one toolkit, the one the build should use: set CUDA_PATH and CUDA_HOME to its \
+                 folder in the shell that builds, and configure a clean build folder (CMakeCache.txt keeps the old \
+                 answers) with -DCUDAToolkit_ROOT=<that folder> -DCMAKE_CUDA_COMPILER=<that folder>/bin/nvcc."
+            .to_owned(),
+    };
+    out.push(CONFLICT.finding(
+        "CMake found two CUDA toolkits for the build (PyTorch's CUDA search)",
+        "PyTorch's CMake package looks for CUDA twice: FindCUDA through the nvcc it runs (CUDA_TOOLKIT_ROOT_DIR, PATH, \
+         CUDA_HOME) and FindCUDAToolkit through CUDAToolkit_ROOT and CUDA_PATH. They found different toolkits, or, in \
+         PyTorch 2.1 to 2.4, one release through two folders (a /usr/local/cuda link and the versioned folder it \
+         points at), and the build stops.",
+        evidence,
+        Some(fix),
     ));
 }
 

@@ -151,6 +151,34 @@ pub(crate) fn add_nccl_bus_error(lines: &[String], found: &mut Vec<ObservedMessa
     }
 }
 
+/// PyTorch's CMake message of two CUDA toolkits found (`torch.cmake_conflicting_cuda`) goes on over the next lines,
+/// which CMake may separate with blank ones: `V12.1.66 in '/usr/local/cuda/include' and`, `V12.1.66 in
+/// '/usr/local/cuda-12.1/include'` (cmake/public/cuda.cmake). The two versions and include folders, as values,
+/// from the eight lines after it.
+pub(crate) fn add_cmake_conflict_values(lines: &[String], found: &mut [(usize, ObservedMessage)]) {
+    for (at, m) in found.iter_mut().filter(|(_, m)| m.id == "torch.cmake_conflicting_cuda") {
+        let pairs: Vec<(&str, &str)> =
+            lines.iter().skip(*at + 1).take(8).filter_map(|l| version_in_folder(l)).take(2).collect();
+        for ((version, include), which) in pairs.into_iter().zip(["first", "second"]) {
+            m.values.insert(format!("{which}_version"), version.to_owned());
+            m.values.insert(format!("{which}_include"), include.to_owned());
+        }
+    }
+}
+
+/// `V12.1.66 in '/usr/local/cuda/include' and` → (`12.1.66`, `/usr/local/cuda/include`); a line of at most 2,000
+/// characters.
+fn version_in_folder(line: &str) -> Option<(&str, &str)> {
+    if line.len() > 2000 {
+        return None;
+    }
+    let rest = line.trim().strip_prefix('V')?;
+    let (version, rest) = rest.split_once(" in '")?;
+    let (folder, _) = rest.split_once('\'')?;
+    let ok = !version.is_empty() && version.chars().all(|c| c.is_ascii_digit() || c == '.');
+    (ok && !folder.is_empty()).then_some((version, folder))
+}
+
 /// [`add_nccl_bus_error`]'s reading: the bus error's line as NCCL's shared-memory message.
 fn nccl_bus_error(lines: &[String]) -> Option<ObservedMessage> {
     // The length first: no lowercase copy of the paste's long lines.
@@ -286,6 +314,23 @@ impl Matcher {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    /// The folder lines of PyTorch's CMake message; anything else, or a cut line, is not one.
+    #[test]
+    fn cmakes_version_and_folder_lines_are_read_and_others_are_not() {
+        assert_eq!(
+            version_in_folder("  V12.1.66 in '/usr/local/cuda/include' and"),
+            Some(("12.1.66", "/usr/local/cuda/include"))
+        );
+        assert_eq!(
+            version_in_folder("V11.8.89 in '/nix/store/a/include;/nix/store/b/include'").map(|v| v.0),
+            Some("11.8.89")
+        );
+        for other in ["V12.1.66 in '/usr/local/cuda/incl", "Version 12 in '/x'", "V in '/x'", "V1.2 in ''", ""] {
+            assert_eq!(version_in_folder(other), None, "{other}");
+        }
+        assert_eq!(version_in_folder(&format!("V1 in '{}'", "x".repeat(3000))), None);
+    }
 
     /// The live health probe reads `dmesg` through `xid_events` on every `check`: it must compile
     /// the Xid row alone (the whole catalogue, every row's pattern, took three quarters of

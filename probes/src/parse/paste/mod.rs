@@ -230,7 +230,7 @@ pub fn read_pasted_without(text: &str, kb: &Kb, off: &[&str]) -> Result<Snapshot
     ];
     // The known messages are looked for on a thread of their own while the readers run: neither
     // reads what the other finds, and on megabytes of text each takes a good share of the time.
-    let found = std::thread::scope(|scope| {
+    let mut found = std::thread::scope(|scope| {
         let scan = scope.spawn(|| matcher.scan(&lines));
         for (name, read) in readers {
             if on(name) {
@@ -242,6 +242,7 @@ pub fn read_pasted_without(text: &str, kb: &Kb, off: &[&str]) -> Result<Snapshot
     if let Some((at, _)) = found.first() {
         facts.saw(*at, MESSAGES);
     }
+    messages::add_cmake_conflict_values(&lines, &mut found);
     facts.messages = found.into_iter().map(|(_, m)| m).collect();
     messages::add_nccl_bus_error(&lines, &mut facts.messages);
     facts.xid_events = facts.messages.iter().filter_map(kernel_log::xid_event).collect();

@@ -40,6 +40,17 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
             set_in_process(facts, i, name, value, false);
             continue;
         }
+        // The command in backquotes and its answer on the same line: "but `/usr/local/cuda/bin/nvcc --version` shows
+        // `Cuda compilation tools, release 11.3, V11.3.58`" (AlexeyAB/darknet#8214).
+        if t.contains("Cuda compilation tools, release")
+            && let Some(path) = t.split('`').skip(1).step_by(2).find_map(nvcc_command)
+        {
+            if let Ok(version) = crate::parse::nvcc::parse(t) {
+                facts.saw(i, WHICH);
+                ran_nvcc(facts, path, version);
+            }
+            continue;
+        }
         if let Some(path) = nvcc_command(t) {
             nvcc_run = Some(path);
             continue;

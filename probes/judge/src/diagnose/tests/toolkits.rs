@@ -467,3 +467,25 @@ fn the_distributions_nvcc_ran_beside_nvidias_toolkit() {
     let found = super::pasted_findings(&dump("/usr/lib/nvidia-cuda-toolkit/bin", 11, 3));
     assert!(found.iter().all(|f| f.id != "toolkits.names_disagree"), "{found:#?}");
 }
+
+/// PyTorch's CMake package finding one release in two folders (2.1 to 2.4; the message over lines CMake separates
+/// with blank ones): one toolkit for both searches, the second folder's in the fix.
+#[test]
+fn cmakes_two_cuda_installs_are_the_names_disagreeing_with_one_root_in_the_fix() {
+    let text = "CMake Error at /opt/conda/lib/python3.10/site-packages/torch/share/cmake/Caffe2/public/cuda.cmake:65 \
+                (message):\n  Found two conflicting CUDA installs:\n\n  V12.1.66 in '/usr/local/cuda/include' and\n\n  \
+                V12.1.66 in '/usr/local/cuda-12.1/include'\nCall Stack (most recent call first):\n";
+    let found = super::pasted_findings(text);
+    let f = found.iter().find(|f| f.id == "toolkits.names_disagree").expect("the finding");
+    assert!(f.evidence.iter().any(|e| e.contains("12.1.66 in /usr/local/cuda-12.1/include")), "{:?}", f.evidence);
+    let fix = f.fix.as_deref().unwrap();
+    assert!(
+        fix.contains("CUDA_PATH=/usr/local/cuda-12.1") && fix.contains("-DCUDAToolkit_ROOT=/usr/local/cuda-12.1"),
+        "{fix}"
+    );
+    assert!(f.explains.contains(&"observed.torch.cmake_conflicting_cuda".to_owned()));
+    // The first line alone: the finding, with the fix in general words.
+    let alone = super::pasted_findings("  Found two conflicting CUDA versions:\n");
+    let f = alone.iter().find(|f| f.id == "toolkits.names_disagree").expect("the finding");
+    assert!(f.fix.as_deref().unwrap().contains("-DCUDAToolkit_ROOT=<that folder>"));
+}

@@ -120,6 +120,9 @@ const CASES: &[Case] = &[
         ],
         &["cuda.out_of_memory"],
     ),
+    // PyTorch's cmake/public/cuda.cmake: the message's first line is fixed text (2.5.1's wording; 2.1.0's says
+    // `installs`).
+    ("torch.cmake_conflicting_cuda", "  Found two conflicting CUDA versions:", &[], &[]),
     // CuPy names the runtime error by cudaGetErrorName, as public CuPy logs show it.
     ("cuda.out_of_memory", "cupy.cuda.runtime.CUDARuntimeError: cudaErrorMemoryAllocation: out of memory", &[], &[]),
     // taichi-dev/taichi#8469: Taichi 1.7.0 on Linux.

@@ -446,6 +446,24 @@ fn nvcc_run_by_path_and_path_order_pick_two_toolkits() {
     assert!(finding_ids(&s).contains(&"toolkits.names_disagree".to_owned()));
 }
 
+/// nvcc run by its path with its answer on the same line, in words beside the bare `nvcc --version`'s
+/// (AlexeyAB/darknet#8214, the two lines as posted): PATH's nvcc and /usr/local/cuda's are two releases.
+#[test]
+fn an_nvcc_path_and_its_answer_on_one_line_tie_the_version_to_that_toolkit() {
+    let s = read(
+        "- `nvcc --version` shows `Cuda compilation tools, release 9.1, V9.1.85` \n\
+         - but `/usr/local/cuda/bin/nvcc --version` shows `Cuda compilation tools, release 11.3, V11.3.58, Build \
+         cuda_11.3.r11.3/compiler.29745058_0`\n",
+    );
+    let t = s.toolkits.value().unwrap();
+    let local = t.install("/usr/local/cuda").expect("the toolkit at /usr/local/cuda");
+    assert_eq!(local.version.map(CudaVersion::major_minor), Some(CudaVersion::new(11, 3)));
+    assert_eq!(local.nvcc.as_deref(), Some("/usr/local/cuda/bin/nvcc"));
+    let path = t.picks.path.as_ref().and_then(|p| p.install_root.as_deref()).and_then(|r| t.install(r));
+    assert_eq!(path.and_then(|i| i.version).map(CudaVersion::major_minor), Some(CudaVersion::new(9, 1)));
+    assert!(finding_ids(&s).contains(&"toolkits.names_disagree".to_owned()));
+}
+
 #[test]
 fn which_ls_and_env_lines_pick_toolkits_by_every_name() {
     let text = "$ which -a nvcc\n/usr/local/cuda-11.8/bin/nvcc\n/usr/bin/nvcc\n\
