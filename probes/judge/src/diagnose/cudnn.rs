@@ -30,11 +30,14 @@ pub(super) const MISMATCH: Rule = Rule {
               incompatibility: PyTorch was compiled against Y but found runtime version X', Caffe2's 'cuDNN compiled \
               (Y) and runtime (X) versions mismatch'); OpenCV's DNN module's \
               warning `cuDNN reports version X which does not match with (is not compatible with) the version Y with \
-              which OpenCV was built`, at a warning where X is a newer minor of Y's major.",
+              which OpenCV was built`, at a warning where X is a newer minor of Y's major. Or a loader's message \
+              that a cuDNN library of one major is missing (`cudnn_ops_infer64_8.dll`, `libcudnn_cnn_infer.so.8`) \
+              where every copy the text shows is of another major.",
     source: "TensorFlow stream_executor cudnn_version.cc (same major, minor at least the build's); PyTorch \
              torch/backends/cudnn/__init__.py; JAX installation docs (cuDNN >= 9.8, < 10); the messages' rows in \
              assets/compat/errors.toml (xla.cudnn_version_mismatch, jax.cudnn_older_than_build, \
-             torch.cudnn_incompatible, caffe2.cudnn_version_mismatch)",
+             torch.cudnn_incompatible, caffe2.cudnn_version_mismatch); OpenNMT/CTranslate2:CHANGELOG.md@v4.5.0#L8 \
+             (\"now supports CUDNN 9 and is no longer compatible with CUDNN 8\")",
 };
 
 /// The catalogue rows of a framework refusing the cuDNN it loaded, with the names of the values
@@ -232,6 +235,72 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     }
     from_facts(cx, out);
     refused(cx, out);
+    other_major_asked(cx, out);
+}
+
+/// The loader messages that name the cuDNN library a program asked for, and the value holding it.
+const ASKED: [(&str, &str); 3] = [
+    ("cudnn.dll_not_found", "library"),
+    ("cudnn.could_not_load_library", "library"),
+    ("ld.cudnn_library_missing", "library"),
+];
+
+/// The major in a cuDNN library's name: `cudnn_ops_infer64_8.dll` → 8, `libcudnn_cnn_infer.so.8` → 8.
+fn major_of(library: &str) -> Option<u32> {
+    let major = match library.strip_suffix(".dll") {
+        Some(stem) => stem.rsplit_once("64_")?.1.parse().ok(),
+        None => library.split_once(".so.")?.1.split('.').next()?.parse().ok(),
+    };
+    major.filter(|m| (5..=20).contains(m))
+}
+
+/// A program asks for a cuDNN library of one major where every copy the text shows is of another
+/// (m-bain/whisperX#899: CTranslate2 before 4.5 asks for `cudnn_ops_infer64_8.dll`, torch 2.4 and later ship cuDNN 9's
+/// DLLs): cuDNN's libraries carry their major in their names, so no copy of the other major stands in.
+fn other_major_asked(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    if out.iter().any(|f| f.id == MISMATCH.id) {
+        return;
+    }
+    let Some((m, asked, library)) = ASKED.iter().find_map(|(id, key)| {
+        let m = cx.s.messages.iter().find(|m| m.id == *id)?;
+        let library = m.values.get(*key)?;
+        Some((m, major_of(library)?, library))
+    }) else {
+        return;
+    };
+    let copies = cx.s.cudnn.value().map(Vec::as_slice).unwrap_or_default();
+    let others: Vec<&CudnnCopy> = copies.iter().filter(|c| c.major.is_some_and(|h| h != asked)).collect();
+    let Some(have) = others.first().and_then(|c| c.major) else { return };
+    if copies.iter().any(|c| c.major == Some(asked)) {
+        return;
+    }
+    let mut evidence = vec![format!("pasted line: {}", m.line)];
+    evidence.extend(others.iter().map(|c| format!("cuDNN {have} copy shown: {}", c.location)));
+    let wheel = fix::command(
+        cx,
+        &gpu_doctor_model::shell::ShellCommand::new("python").args([
+            "-m",
+            "pip",
+            "install",
+            &format!("nvidia-cudnn-cu12=={asked}.*"),
+        ]),
+        false,
+    );
+    out.push(MISMATCH.finding(
+        format!("The program asks for cuDNN {asked} ({library}); the copies shown are cuDNN {have}'s"),
+        format!(
+            "cuDNN's libraries carry their major in their names, so a program built with cuDNN {asked} loads only \
+             cuDNN {asked}'s files and finds none, while the environment holds cuDNN {have} (PyTorch 2.4 and later \
+             ship cuDNN 9's; CTranslate2, under faster-whisper and WhisperX, uses cuDNN 9 from 4.5 on and cuDNN 8 up \
+             to 4.4)."
+        ),
+        evidence,
+        Some(format!(
+            "Use the program's build for cuDNN {have} (CTranslate2: 4.5 or later for cuDNN 9, 4.4.0 for cuDNN 8), or give \
+             it cuDNN {asked} beside the other: {wheel}, with that wheel's library folder on PATH (Windows) or \
+             LD_LIBRARY_PATH; or a framework build that ships cuDNN {asked} (PyTorch 2.3 and earlier: cuDNN 8)."
+        )),
+    ));
 }
 
 /// The cuDNN each framework needs against the copies found.

@@ -9,7 +9,7 @@
 //! ```
 
 use super::facts::{Facts, MAX_LIST};
-use gpu_doctor_model::{LddResolution, LoaderEntry};
+use gpu_doctor_model::{CudnnCopy, CudnnKind, LddResolution, LoaderEntry};
 use gpu_doctor_model::{OsFamily, WslFacts};
 
 const FORMAT: &str = "ldconfig -p";
@@ -72,6 +72,7 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
         if let Some(at) = t.find(WSL_LIB) {
             wsl_file(facts, t.get(at + WSL_LIB.len()..).unwrap_or(""));
         }
+        cudnn_files_named(i, t, facts);
         // numba's `cuda.cudadrv.libs.test()`: `Mapped libcuda.so paths:`, then the files the process
         // mapped, one a line (numba/numba#9732).
         if t == "Mapped libcuda.so paths:" {
@@ -85,6 +86,48 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
             if facts.stub_libcuda.len() < MAX_LIST && !facts.stub_libcuda.iter().any(|s| s == stub) {
                 facts.stub_libcuda.push(stub.to_owned());
             }
+        }
+    }
+}
+
+const CUDNN_FILES: &str = "cuDNN library files named";
+
+/// cuDNN's libraries named with their major in a line that is no loader's or program's error about them ("saw
+/// `cudnn_ops_infer64_9.dll` instead of `cudnn_ops_infer64_8.dll`", m-bain/whisperX#899; a `dir`/`ls` line): a copy
+/// of that major is there. `cudnn_ops_infer64_9.dll` and `libcudnn_cnn.so.9` name their major; an ldconfig or ldd line
+/// is the loader reader's. Lines of at most 1,000 characters.
+fn cudnn_files_named(i: usize, line: &str, facts: &mut Facts) {
+    if line.len() > 1000 || !line.contains("cudnn") || line.contains("=>") {
+        return;
+    }
+    let lower = line.to_ascii_lowercase();
+    let error = ["could not", "cannot", "can't", "not found", "unable", "no such", "failed", "error", "missing"];
+    if error.iter().any(|e| lower.contains(e)) {
+        return;
+    }
+    // "… saw X instead of Y": Y is the one not there.
+    let line = lower.find("instead of").and_then(|at| line.get(..at)).unwrap_or(line);
+    let names = line.split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-')));
+    for name in names.map(|n| n.trim_end_matches('.')) {
+        let (kind, major) = if let Some(stem) = name.strip_suffix(".dll").filter(|_| name.starts_with("cudnn")) {
+            (CudnnKind::Dll, stem.rsplit_once("64_").and_then(|(_, m)| m.parse::<u32>().ok()))
+        } else if name.starts_with("libcudnn") {
+            (CudnnKind::Library, name.split_once(".so.").and_then(|(_, v)| v.split('.').next()?.parse::<u32>().ok()))
+        } else {
+            continue;
+        };
+        let Some(major) = major.filter(|m| (5..=20).contains(m)) else { continue };
+        if facts.cudnn.len() < MAX_LIST && !facts.cudnn.iter().any(|c| c.location == name) {
+            facts.saw(i, CUDNN_FILES);
+            facts.cudnn.push(CudnnCopy {
+                location: name.to_owned(),
+                kind,
+                version: None,
+                major: Some(major),
+                version_source: None,
+                env: None,
+                cuda_major: None,
+            });
         }
     }
 }
@@ -215,5 +258,36 @@ mod tests {
         let s = crate::parse::paste::read_pasted(text, kb).unwrap();
         let t = s.toolkits.value().unwrap();
         assert_eq!(t.stub_libcuda, ["/usr/local/cuda-11.8/targets/x86_64-linux/lib/stubs/libcuda.so"]);
+    }
+
+    /// cuDNN's files named with their major outside an error (m-bain/whisperX#899's line): the one seen is a copy,
+    /// the one after "instead of" and those in error lines are not.
+    #[test]
+    fn cudnn_files_named_outside_errors_are_copies_of_their_major() {
+        let kb = gpu_doctor_kb::Kb::get().unwrap();
+        let copies = |text: &str| {
+            let s = crate::parse::paste::read_pasted(text, kb).unwrap();
+            s.cudnn
+                .value()
+                .map(|c| c.iter().map(|c| (c.location.clone(), c.major)).collect::<Vec<_>>())
+                .unwrap_or_default()
+        };
+        let seen = "Took a look in `.venv\\Lib\\site-packages\\torch\\lib` and saw `cudnn_ops_infer64_9.dll` instead of \
+                    `cudnn_ops_infer64_8.dll`\n";
+        assert_eq!(copies(seen), [("cudnn_ops_infer64_9.dll".to_owned(), Some(9))]);
+        assert_eq!(
+            copies("-rwxr-xr-x 1 root root 1 Jan 1 libcudnn_cnn.so.9.1.0\n"),
+            [("libcudnn_cnn.so.9.1.0".to_owned(), Some(9))]
+        );
+        assert!(
+            copies("Could not locate cudnn_ops_infer64_8.dll. Please make sure it is in your library path!\n")
+                .is_empty()
+        );
+        assert!(
+            copies("libcudnn.so.8 (libc6,x86-64) => /usr/lib/libcudnn.so.8\n")
+                .iter()
+                .all(|c| c.0 != "libcudnn.so.8" || c.1 == Some(8))
+        );
+        assert!(copies("cudnn64_999.dll and libcudnn.so.x\n").is_empty());
     }
 }

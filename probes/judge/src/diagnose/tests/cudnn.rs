@@ -255,3 +255,19 @@ fn opencvs_cudnn_check_is_a_warning_on_a_newer_minor_and_an_error_across_majors(
     let same = line("8000", "8000");
     assert!(!super::pasted_ids(&same).contains(&MISMATCH.to_owned()));
 }
+
+/// A cuDNN 8 DLL asked for where the text shows cuDNN 9's (m-bain/whisperX#899's lines): the majors differ; with a
+/// cuDNN 8 copy shown too, or none, the loader's message stays on its own.
+#[test]
+fn a_cudnn_library_of_one_major_asked_for_beside_copies_of_another_is_the_mismatch() {
+    let asked = "Could not locate cudnn_ops_infer64_8.dll. Please make sure it is in your library path!\n";
+    let seen = "Took a look in torch\\lib and saw `cudnn_ops_infer64_9.dll` instead of `cudnn_ops_infer64_8.dll`\n";
+    let found = super::pasted_findings(&format!("{asked}{seen}"));
+    let f = found.iter().find(|f| f.id == "cudnn.version_mismatch").expect("the finding");
+    assert!(f.summary.contains("cuDNN 8") && f.summary.contains("cuDNN 9"), "{}", f.summary);
+    let fix = f.fix.as_deref().unwrap();
+    assert!(fix.contains("nvidia-cudnn-cu12==8.*") && fix.contains("CTranslate2: 4.5 or later"), "{fix}");
+    assert!(!super::pasted_ids(asked).contains(&"cudnn.version_mismatch".to_owned()));
+    let both = format!("{asked}{seen}C:\\cudnn\\bin\\cudnn_ops_infer64_8.dll is here\n");
+    assert!(!super::pasted_ids(&both).contains(&"cudnn.version_mismatch".to_owned()));
+}
