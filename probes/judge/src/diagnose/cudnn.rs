@@ -6,7 +6,7 @@ use super::message_fix::parse_cudnn;
 use super::{Ctx, Rule, fix};
 use gpu_doctor_kb::{CudnnRelease, PyVersion, families, index_tag};
 use gpu_doctor_model::{Category, Change, CudnnVersion, Finding, InstallFlag, ObservedMessage, Probed, Severity};
-use gpu_doctor_model::{CudnnCopy, CudnnKind, Framework, OsFamily, PythonEnv};
+use gpu_doctor_model::{CudnnCopy, CudnnKind, Framework, LddResolution, OsFamily, PythonEnv};
 
 const CATEGORY: Category = Category::CudnnMissingOrMismatch;
 
@@ -58,8 +58,11 @@ pub(super) const WRONG_COPY: Rule = Rule {
     category: CATEGORY,
     severity: Severity::Warning,
     trigger: "torch loaded a cuDNN of another version than the environment's nvidia-cudnn wheel, and a copy outside \
-              the environment has the loaded version: that copy wins over the wheel.",
-    source: "torch.backends.cudnn.version() (deep tier) against the nvidia-cudnn wheel and the cuDNN copies found",
+              the environment has the loaded version: that copy wins over the wheel. Or the libraries a process \
+              loaded (LD_DEBUG=libs's `calling init:`, ldd) put some of cuDNN's files in a pip wheel's folder and \
+              others outside it.",
+    source: "torch.backends.cudnn.version() (deep tier) against the nvidia-cudnn wheel and the cuDNN copies found; \
+             bminor/glibc:elf/dl-init.c@glibc-2.42 (LD_DEBUG=libs: `calling init: %s`); ld.so(8) (search order)",
 };
 
 pub(super) const GPU_UNSUPPORTED: Rule = Rule {
@@ -236,6 +239,61 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     from_facts(cx, out);
     refused(cx, out);
     other_major_asked(cx, out);
+    split_between_copies(cx, out);
+}
+
+/// The loader's default folders (ld.so(8), Debian's multiarch ones), which no variable takes off its path.
+fn system_dir(dir: &str) -> bool {
+    let dir = dir.trim_end_matches('/');
+    ["/lib", "/usr/lib", "/lib64", "/usr/lib64"].contains(&dir)
+        || ["/lib/", "/usr/lib/"]
+            .iter()
+            .any(|p| dir.strip_prefix(p).is_some_and(|a| a.ends_with("-linux-gnu") && !a.contains('/')))
+}
+
+/// cuDNN's libraries a process loaded (LD_DEBUG=libs, ldd) from a pip wheel's folder and from another: cuDNN 9 opens
+/// its sub-libraries by name at run time, and the loader takes the first it finds in its search order, so one can come
+/// from a system copy of another release (pytorch/pytorch#185512: libcudnn_engines_tensor_ir.so.9 from
+/// /lib/x86_64-linux-gnu beside the nvidia-cudnn-cu13 wheel's).
+fn split_between_copies(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let Some(t) = cx.s.toolkits.value() else { return };
+    let in_wheels = |p: &str| p.contains("site-packages/") || p.contains("dist-packages/");
+    let (wheel, other): (Vec<&LddResolution>, Vec<&LddResolution>) =
+        t.ldd_resolved.iter().filter(|r| r.library.starts_with("libcudnn")).partition(|r| in_wheels(&r.path));
+    let (Some(w), false) = (wheel.first(), other.is_empty()) else { return };
+    if out.iter().any(|f| f.id == WRONG_COPY.id) {
+        return;
+    }
+    let outside: Vec<&str> = other.iter().map(|r| r.library.as_str()).collect();
+    let mut evidence: Vec<String> =
+        other.iter().map(|r| format!("{}: {} from {}", r.caller, r.library, r.path)).collect();
+    evidence.push(format!("{}: {} from {}", w.caller, w.library, w.path));
+    let dir = parent_dir(&other[0].path);
+    out.push(WRONG_COPY.finding(
+        format!("cuDNN's libraries were loaded from two copies: {} from {dir}, the rest from a pip wheel", outside.join(", ")),
+        format!(
+            "cuDNN loads its sub-libraries by name when first used, and the dynamic loader takes the first file of that \
+             name in its search order (LD_LIBRARY_PATH, then the cache of /etc/ld.so.conf), so {dir} supplied {} while \
+             the others came from the wheel at {}: sub-libraries of two cuDNN releases in one process fail or crash.",
+            outside.join(", "),
+            parent_dir(&w.path)
+        ),
+        evidence,
+        Some(format!(
+            "Load one copy: {}, or put the wheel's folder {} first in LD_LIBRARY_PATH (searched before the system's); \
+             then `LD_DEBUG=libs python … 2>&1 | grep 'calling init:.*cudnn'` shows every cuDNN file from one folder.",
+            if system_dir(dir) {
+                format!(
+                    "remove the system cuDNN package that put {} there (`libcudnn9-*` on Debian and Ubuntu; {} names it)",
+                    outside.join(", "),
+                    fix::command(cx, &gpu_doctor_model::shell::ShellCommand::new("dpkg").args(["-S", other[0].path.as_str()]), true)
+                )
+            } else {
+                format!("take {} off LD_LIBRARY_PATH (or out of /etc/ld.so.conf.d, then `sudo ldconfig`)", fix::word(cx, dir))
+            },
+            fix::word(cx, parent_dir(&w.path))
+        )),
+    ));
 }
 
 /// The loader messages that name the cuDNN library a program asked for, and the value holding it.

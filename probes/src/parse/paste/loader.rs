@@ -60,6 +60,17 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
                 None => caller = None,
             }
         }
+        // glibc's LD_DEBUG=libs: `calling init: PATH` for each library it initialises (elf/dl-init.c), the files a
+        // process loaded (pytorch/pytorch#185512: cuDNN's libraries from a wheel and one from the system).
+        if let Some(path) = calling_init(t) {
+            facts.saw(i, LD_DEBUG);
+            let library = path.rsplit('/').next().unwrap_or(path);
+            let r = LddResolution { caller: LD_DEBUG.to_owned(), library: library.to_owned(), path: path.to_owned() };
+            if facts.ldd_resolved.len() < MAX_LIST && !facts.ldd_resolved.contains(&r) {
+                facts.ldd_resolved.push(r);
+            }
+            continue;
+        }
         if t.contains("libs found in cache") {
             facts.saw(i, FORMAT);
             facts.loader_cache_read = true;
@@ -88,6 +99,17 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
             }
         }
     }
+}
+
+/// The caller of what LD_DEBUG showed loaded: the process, not one file.
+pub(crate) const LD_DEBUG: &str = "LD_DEBUG=libs";
+
+/// `5580:     calling init: /lib/x86_64-linux-gnu/libcudnn_engines_tensor_ir.so.9` → the path (glibc elf/dl-init.c@glibc-2.42
+/// `\ncalling init: %s\n\n`, after LD_DEBUG's `PID:` prefix): an absolute path of a shared library.
+fn calling_init(line: &str) -> Option<&str> {
+    let (_, path) = line.split_once("calling init: ")?;
+    let path = path.trim();
+    (path.starts_with('/') && path.contains(".so") && !path.contains(' ')).then_some(path)
 }
 
 const CUDNN_FILES: &str = "cuDNN library files named";
@@ -209,7 +231,7 @@ fn wsl_file(facts: &mut Facts, rest: &str) {
 
 #[cfg(test)]
 mod tests {
-    use super::stub_libcuda;
+    use super::{calling_init, stub_libcuda};
 
     #[test]
     fn the_stub_libcuda_is_read_where_the_loader_or_a_variable_names_it() {
@@ -289,5 +311,22 @@ mod tests {
                 .all(|c| c.0 != "libcudnn.so.8" || c.1 == Some(8))
         );
         assert!(copies("cudnn64_999.dll and libcudnn.so.x\n").is_empty());
+    }
+
+    /// LD_DEBUG=libs's `calling init:` lines, after its PID, are the files loaded; other text is not.
+    #[test]
+    fn ld_debugs_calling_init_lines_name_the_files_loaded() {
+        assert_eq!(
+            calling_init("5580:     calling init: /lib/x86_64-linux-gnu/libcudnn.so.9"),
+            Some("/lib/x86_64-linux-gnu/libcudnn.so.9")
+        );
+        for other in [
+            "calling init: libcudnn.so.9",
+            "calling init: /lib/a b.so",
+            "calling init: /usr/bin/python3",
+            "init: /lib/x.so",
+        ] {
+            assert_eq!(calling_init(other), None, "{other}");
+        }
     }
 }

@@ -271,3 +271,20 @@ fn a_cudnn_library_of_one_major_asked_for_beside_copies_of_another_is_the_mismat
     let both = format!("{asked}{seen}C:\\cudnn\\bin\\cudnn_ops_infer64_8.dll is here\n");
     assert!(!super::pasted_ids(&both).contains(&"cudnn.version_mismatch".to_owned()));
 }
+
+/// LD_DEBUG=libs's `calling init:` lines with cuDNN's files from a wheel and one from the system (pytorch/pytorch#185512's
+/// lines): two copies in one process; all from the wheel is nothing.
+#[test]
+fn cudnn_files_loaded_from_a_wheel_and_the_system_are_two_copies() {
+    let wheel = "5580:     calling init: /home/u/miniconda3/envs/debug/lib/python3.10/site-packages/nvidia/cudnn/lib/libcudnn.so.9\n\
+                 5580:     calling init: /home/u/miniconda3/envs/debug/lib/python3.10/site-packages/nvidia/cudnn/lib/libcudnn_graph.so.9\n";
+    assert!(!super::pasted_ids(wheel).contains(&"cudnn.wrong_copy_loaded".to_owned()));
+    let system = format!("{wheel}5580:     calling init: /lib/x86_64-linux-gnu/libcudnn_engines_tensor_ir.so.9\n");
+    let found = super::pasted_findings(&system);
+    let f = found.iter().find(|f| f.id == "cudnn.wrong_copy_loaded").expect("the finding");
+    assert!(f.summary.contains("libcudnn_engines_tensor_ir.so.9 from /lib/x86_64-linux-gnu"), "{}", f.summary);
+    assert!(f.fix.as_deref().unwrap().contains("dpkg -S /lib/x86_64-linux-gnu/libcudnn_engines_tensor_ir.so.9"));
+    let mine = format!("{wheel}5580:     calling init: /opt/cudnn/lib/libcudnn_ops.so.9\n");
+    let f = super::pasted_findings(&mine).into_iter().find(|f| f.id == "cudnn.wrong_copy_loaded").expect("the finding");
+    assert!(f.fix.as_deref().unwrap().contains("take /opt/cudnn/lib off LD_LIBRARY_PATH"));
+}
