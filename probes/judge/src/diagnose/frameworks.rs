@@ -26,6 +26,8 @@ pub(super) const CPU_ONLY: Rule = Rule {
               of whatever it imports, `onnxruntime` alone is left alone). A library's own words that its build has no CUDA code (Detectron2's ops, a PyTorch extension's op \
               guard: MMCV's `nms is not compiled with GPU support`, PyTorch Geometric's `Not compiled with CUDA \
               support`; MMCV's collect_env `MMCV CUDA Compiler: not available`; OpenCV's `-216: No CUDA support`). \
+              JAX's `No GPU/TPU found, falling back to CPU` with no other JAX line while torch in the same text \
+              answers `torch.cuda.is_available()` True (a CPU jaxlib). \
               PaddlePaddle's CPU \
               package `paddlepaddle` on a machine with an NVIDIA GPU (or, without a GPU list, an NVIDIA driver the \
               text shows, or `paddlepaddle-gpu` beside it in one environment, listed or said installed in the writer's sentence: \
@@ -81,6 +83,7 @@ fn cuda_companion(cx: &Ctx<'_>) -> Option<String> {
 
 pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     library_without_cuda(cx, out);
+    jax_on_cpu_beside_torch_on_gpu(cx, out);
     cpu_torch_in_words(cx, out);
     tensorflow_windows_in_words(cx, out);
     onnxruntime(cx, out);
@@ -211,6 +214,29 @@ fn library_without_cuda(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let (fix, _) = super::message_fix::family_fix(cx, known, &observed);
     // The lines themselves join as the messages this finding explains.
     out.push(CPU_ONLY.finding(summary, meaning, Vec::new(), fix));
+}
+
+/// JAX falling back to the CPU (`No GPU/TPU found, falling back to CPU`, xla_bridge.py up to 0.4.16) with no line of
+/// why its GPU backend failed (no other JAX message), while torch in the same text answers
+/// `torch.cuda.is_available()` True: the driver and the GPU work, so the jaxlib installed is its CPU build, which `pip
+/// install jax` alone gives (jax-ml/jax#5231, closed by the CUDA install instructions).
+fn jax_on_cpu_beside_torch_on_gpu(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let Some(m) = cx.s.messages.iter().find(|m| m.id == "jax.no_gpu_fallback") else { return };
+    let other_jax = cx.s.messages.iter().any(|o| o.id.starts_with("jax.") && o.id != m.id);
+    let torch_gpu = cx.envs().iter().any(|e| e.deep_torch().is_some_and(|t| t.cuda_available == Some(true)));
+    if other_jax || !torch_gpu || out.iter().any(|f| f.id == CPU_ONLY.id) {
+        return;
+    }
+    let known = cx.kb.errors.message.iter().find(|k| k.id == m.id);
+    let fix = known.and_then(|k| super::message_fix::family_fix(cx, k, &[m]).0);
+    out.push(CPU_ONLY.finding(
+        "JAX's jaxlib is its CPU build: torch on the same machine sees the GPU",
+        "JAX found no GPU backend and fell back to the CPU, and no line says its GPU backend failed, while \
+         torch.cuda.is_available() is True here: the driver and the GPU work, so the jaxlib installed has no CUDA \
+         (`pip install jax` alone installs that build).",
+        vec![format!("pasted line: {}", m.line), "torch.cuda.is_available() returned True".to_owned()],
+        fix,
+    ));
 }
 
 /// The text saying in words that the torch installed is a CPU-only build ("This command installs cpu version instead

@@ -139,7 +139,12 @@ fn cudnn_files_named(i: usize, line: &str, facts: &mut Facts) {
             continue;
         };
         let Some(major) = major.filter(|m| (5..=20).contains(m)) else { continue };
-        if facts.cudnn.len() < MAX_LIST && !facts.cudnn.iter().any(|c| c.location == name) {
+        let known = |c: &CudnnCopy| {
+            c.location == name
+                || c.location.ends_with(&format!("/{name}"))
+                || c.location.ends_with(&format!("\\{name}"))
+        };
+        if facts.cudnn.len() < MAX_LIST && !facts.cudnn.iter().any(known) {
             facts.saw(i, CUDNN_FILES);
             facts.cudnn.push(CudnnCopy {
                 location: name.to_owned(),

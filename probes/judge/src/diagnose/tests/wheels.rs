@@ -117,3 +117,18 @@ fn duplicate_wheels_keep_the_frameworks_major() {
     let fix = f.fix.unwrap();
     assert!(f.plan.is_none() && fix.contains("CUDA 12: nvidia-cudnn-cu12; CUDA 13: nvidia-cudnn-cu13"), "{fix}");
 }
+
+/// JAX falling back to the CPU beside torch seeing the GPU (jax-ml/jax#5231's lines): the jaxlib is its CPU build;
+/// with another JAX line saying why the GPU backend failed, or torch not seeing the GPU, it is not concluded.
+#[test]
+fn jax_on_the_cpu_beside_torch_on_the_gpu_is_a_cpu_jaxlib() {
+    let text = ">>> import torch, jax; print(torch.cuda.is_available()); print(jax.devices())\nTrue\n\
+                WARNING:absl:No GPU/TPU found, falling back to CPU. (Set TF_CPP_MIN_LOG_LEVEL=0 and rerun for more info.)\n\
+                [CpuDevice(id=0)]\n";
+    let found = super::pasted_findings(text);
+    let f = found.iter().find(|f| f.id == "framework.cpu_only_build").expect("the finding");
+    assert!(f.fix.as_deref().unwrap().contains("jax[cuda12]"), "{:?}", f.fix);
+    assert!(f.explains.contains(&"observed.jax.no_gpu_fallback".to_owned()));
+    let without_torch = text.replace("True\n", "False\n");
+    assert!(!super::pasted_ids(&without_torch).contains(&"framework.cpu_only_build".to_owned()));
+}

@@ -578,7 +578,9 @@ fn readers_left_out_read_nothing_and_each_name_is_a_reader() {
 #[test]
 fn labelled_lines_of_a_filled_in_template_give_the_framework_the_os_and_the_gpu() {
     let s = read(LABELLED_TEMPLATE);
-    assert_eq!(formats(&s), ["labelled lines"]);
+    // `cuDNN version: C:\…\bin\cudnn64_6.dll` names cuDNN 6's DLL.
+    assert_eq!(formats(&s), ["labelled lines", "cuDNN library files named"]);
+    assert_eq!(s.cudnn.value().map(|c| c.iter().map(|c| c.major).collect::<Vec<_>>()), Some(vec![Some(6)]));
     assert_eq!(env(&s).frameworks.iter().find(|f| f.name == "torch").map(|f| f.version.as_str()), Some("1.1.0"));
     assert_eq!(s.platform.platform.os, OsFamily::Windows);
     assert_eq!(gpus(&s).iter().map(|g| g.name.as_deref().unwrap_or("")).collect::<Vec<_>>(), ["GeForce GTX 1050"]);
