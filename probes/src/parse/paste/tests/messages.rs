@@ -1497,6 +1497,8 @@ const CASES: &[Case] = &[
         &[],
     ),
     ("torch_extension.not_compiled_with_cuda", "RuntimeError: Not compiled with CUDA support", &[], &[]),
+    // maskrcnn-benchmark's ops (maskrcnn_benchmark/csrc/nms.h at v0.1) and the detection code copying them.
+    ("torch_extension.not_compiled_with_cuda", "RuntimeError: Not compiled with GPU support", &[], &[]),
     // MMDetection3D's collect_env (SxJyJay/MSMDFusion#21).
     ("mmcv.cuda_compiler_not_available", "MMCV CUDA Compiler: not available", &[], &[]),
     // opencv-python's PyPI wheel (opencv/opencv-python#398).
