@@ -2358,7 +2358,8 @@ const CASES: &[Case] = &[
         "detectron2.not_compiled_with_gpu",
         "RuntimeError: Not compiled with GPU support (ROIAlign_forward at /projectnb2/dnn-motion/shukai/detectron2/detectron2/layers/csrc/ROIAlign/ROIAlign.h:73)",
         &[],
-        &[],
+        // Detectron2 v0.1 kept maskrcnn-benchmark's words; both rows are the one CPU-only build.
+        &["torch_extension.not_compiled_with_cuda"],
     ),
     // jax-ml/jax#17638 (verbatim).
     (
