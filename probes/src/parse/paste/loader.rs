@@ -101,6 +101,11 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
     }
 }
 
+/// A copy this reader added: a bare file name, no version read.
+fn facts_named(c: &CudnnCopy) -> bool {
+    c.version.is_none() && !c.location.contains(['/', '\\']) && matches!(c.kind, CudnnKind::Dll | CudnnKind::Library)
+}
+
 /// The caller of what LD_DEBUG showed loaded: the process, not one file.
 pub(crate) const LD_DEBUG: &str = "LD_DEBUG=libs";
 
@@ -119,7 +124,10 @@ const CUDNN_FILES: &str = "cuDNN library files named";
 /// of that major is there. `cudnn_ops_infer64_9.dll` and `libcudnn_cnn.so.9` name their major; an ldconfig or ldd line
 /// is the loader reader's. Lines of at most 1,000 characters.
 fn cudnn_files_named(i: usize, line: &str, facts: &mut Facts) {
-    if line.len() > 1000 || !line.contains("cudnn") || line.contains("=>") {
+    // Where a program's own listing gave the copies (collect_env's `cuDNN version:`, a package list), its lines are
+    // those copies already.
+    let listed = facts.cudnn.iter().any(|c| !facts_named(c));
+    if listed || line.len() > 1000 || !line.contains("cudnn") || line.contains("=>") {
         return;
     }
     let lower = line.to_ascii_lowercase();
