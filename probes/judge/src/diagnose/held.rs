@@ -12,7 +12,7 @@
 
 use super::{Ctx, Rule, fix};
 use gpu_doctor_model::shell::ShellCommand;
-use gpu_doctor_model::{Category, Finding, ObservedMessage, Severity, StoppedGpuProcess};
+use gpu_doctor_model::{Category, Finding, ObservedMessage, OsFamily, Severity, StoppedGpuProcess};
 
 /// The catalogue row of PyTorch's message with its process list.
 const MESSAGE: &str = "torch.out_of_memory_processes";
@@ -152,12 +152,23 @@ fn held(cx: &Ctx<'_>, m: &ObservedMessage) -> Option<Finding> {
         &ShellCommand::new("nvidia-smi").args(["--query-compute-apps=pid,process_name,used_memory", "--format=csv"]),
         false,
     );
-    let ps = fix::command(
-        cx,
-        &ShellCommand::new("ps").args(["-o", "pid,user,stat,etime,args", "-p", &pids.join(",")]),
-        true,
-    );
-    let kill = fix::command(cx, &ShellCommand::new("kill").args(pids.iter().map(String::as_str)), true);
+    // Windows has no ps or kill: PowerShell's Get-Process and Stop-Process take the PIDs, comma-separated.
+    let (ps, kill) = if cx.os == OsFamily::Windows {
+        let ids = pids.join(",");
+        (
+            fix::command(cx, &ShellCommand::new("Get-Process").args(["-Id", ids.as_str()]), true),
+            fix::command(cx, &ShellCommand::new("Stop-Process").args(["-Id", ids.as_str()]), true),
+        )
+    } else {
+        (
+            fix::command(
+                cx,
+                &ShellCommand::new("ps").args(["-o", "pid,user,stat,etime,args", "-p", &pids.join(",")]),
+                true,
+            ),
+            fix::command(cx, &ShellCommand::new("kill").args(pids.iter().map(String::as_str)), true),
+        )
+    };
     Some(HELD.finding(
         format!("Other processes hold GPU {gpu}'s memory: {}", others.join(", ")),
         format!(

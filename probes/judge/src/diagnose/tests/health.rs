@@ -390,3 +390,24 @@ fn a_stopped_process_on_a_gpu_is_named_with_the_way_to_end_it() {
     let fix = f.fix.as_deref().unwrap();
     assert!(fix.contains("kill 1395 then kill -CONT 1395"), "{fix}");
 }
+
+/// On Windows the processes are looked at and stopped with PowerShell's cmdlets, not ps and kill.
+#[test]
+fn memory_held_on_windows_names_powershells_process_cmdlets() {
+    let text = format!(
+        "C:\\Users\\me>python train.py\n{}",
+        oom(
+            "1.98 GiB",
+            "1.37 GiB",
+            "Process 6680 has 1.81 GiB memory in use. Including non-PyTorch memory, this process has 11.21 GiB memory \
+             in use. ",
+        )
+    );
+    let found = super::pasted_findings(&text);
+    let f = found.iter().find(|f| f.id == HELD).expect("the finding");
+    let fix = f.fix.as_deref().unwrap();
+    assert!(
+        fix.contains("Get-Process -Id 6680") && fix.contains("Stop-Process -Id 6680") && !fix.contains("kill"),
+        "{fix}"
+    );
+}
