@@ -333,7 +333,7 @@ fn other_major_asked(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
         return;
     }
     let mut evidence = vec![format!("pasted line: {}", m.line)];
-    evidence.extend(others.iter().map(|c| format!("cuDNN {have} copy shown: {}", c.location)));
+    evidence.extend(others.iter().map(|c| format!("cuDNN {} copy shown: {}", c.major.unwrap_or(have), c.location)));
     let wheel = fix::command(
         cx,
         &gpu_doctor_model::shell::ShellCommand::new("python").args([
