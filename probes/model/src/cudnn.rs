@@ -26,6 +26,17 @@ pub struct CudnnCopy {
     pub cuda_major: Option<u32>,
 }
 
+impl CudnnCopy {
+    /// The major a cuDNN library's file name carries: `libcudnn_cnn.so.9.1.0` and `libcudnn.so.9` → 9,
+    /// `cudnn64_8.dll` and `cudnn_ops_infer64_8.dll` → 8; `None` for a name without one (`libcudnn.so`).
+    pub fn major_in_file_name(file: &str) -> Option<u32> {
+        if let Some((_, tail)) = file.split_once(".so.") {
+            return tail.split('.').next()?.parse().ok();
+        }
+        file.to_ascii_lowercase().strip_suffix(".dll")?.rsplit('_').next()?.parse().ok()
+    }
+}
+
 /// What kind of copy of cuDNN.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -64,4 +75,20 @@ pub enum CudnnVersionSource {
     /// A value this version of gpu-doctor does not know, read from a report written by a newer one.
     #[serde(other)]
     Unknown,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::CudnnCopy;
+
+    #[test]
+    fn a_cudnn_files_major_is_read_from_its_name() {
+        assert_eq!(CudnnCopy::major_in_file_name("libcudnn_cnn.so.9.1.0"), Some(9));
+        assert_eq!(CudnnCopy::major_in_file_name("libcudnn.so.8"), Some(8));
+        assert_eq!(CudnnCopy::major_in_file_name("cudnn_ops_infer64_8.dll"), Some(8));
+        assert_eq!(CudnnCopy::major_in_file_name("CUDNN64_7.DLL"), Some(7));
+        for none in ["libcudnn.so", "cudnn.dll", "libcudnn.so.x", "cudnn64_.dll", ""] {
+            assert_eq!(CudnnCopy::major_in_file_name(none), None, "{none}");
+        }
+    }
 }

@@ -303,15 +303,6 @@ const ASKED: [(&str, &str); 3] = [
     ("ld.cudnn_library_missing", "library"),
 ];
 
-/// The major in a cuDNN library's name: `cudnn_ops_infer64_8.dll` → 8, `libcudnn_cnn_infer.so.8` → 8.
-fn major_of(library: &str) -> Option<u32> {
-    let major = match library.strip_suffix(".dll") {
-        Some(stem) => stem.rsplit_once("64_")?.1.parse().ok(),
-        None => library.split_once(".so.")?.1.split('.').next()?.parse().ok(),
-    };
-    major.filter(|m| (5..=20).contains(m))
-}
-
 /// A program asks for a cuDNN library of one major where every copy the text shows is of another
 /// (m-bain/whisperX#899: CTranslate2 before 4.5 asks for `cudnn_ops_infer64_8.dll`, torch 2.4 and later ship cuDNN 9's
 /// DLLs): cuDNN's libraries carry their major in their names, so no copy of the other major stands in.
@@ -322,7 +313,7 @@ fn other_major_asked(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let Some((m, asked, library)) = ASKED.iter().find_map(|(id, key)| {
         let m = cx.s.messages.iter().find(|m| m.id == *id)?;
         let library = m.values.get(*key)?;
-        Some((m, major_of(library)?, library))
+        Some((m, CudnnCopy::major_in_file_name(library).filter(|m| (5..=20).contains(m))?, library))
     }) else {
         return;
     };

@@ -75,8 +75,8 @@ fn driver_api_symbol(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
 /// second said beside it (bytedeco/javacpp-presets#918: OpenCV's GpuMat under driver 418).
 fn runtime_newer_than_driver(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     // CUDA's stub libcuda (the toolkit's lib64/stubs, for linking only) answers 35 on every call.
-    let stubs = cx.s.env.ld_library_path.iter().any(|p| p.contains("stubs"))
-        || cx.s.messages.iter().any(|m| m.id.contains("stub"));
+    let stubs =
+        !super::libcuda::stub_evidence(cx).is_empty() || cx.s.messages.iter().any(|m| m.id == "cuda.stub_library");
     if stubs
         || cx.s.platform.container.is_some()
         || cx.s.platform.wsl.is_some()

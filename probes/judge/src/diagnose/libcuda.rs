@@ -61,7 +61,7 @@ fn stub_dirs<'a>(cx: &Ctx<'a>) -> Vec<&'a str> {
 
 /// The toolkit's stub libcuda on the loader's path: the `stubs` folders of LD_LIBRARY_PATH, and the
 /// stub files the text shows loaded (each once: a folder LD_LIBRARY_PATH already names is not repeated).
-fn stubs_on_path(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+pub(super) fn stub_evidence(cx: &Ctx<'_>) -> Vec<String> {
     let in_path = stub_dirs(cx);
     let mut evidence: Vec<String> = in_path.iter().map(|d| format!("LD_LIBRARY_PATH holds {d}")).collect();
     if let Some(t) = cx.s.toolkits.value() {
@@ -76,6 +76,11 @@ fn stubs_on_path(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
                 .map(|r| format!("ldd {}: {} => {}", r.caller, r.library, r.path)),
         );
     }
+    evidence
+}
+
+fn stubs_on_path(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let evidence = stub_evidence(cx);
     if evidence.is_empty() {
         return;
     }

@@ -268,13 +268,13 @@ fn looks_like_path(l: &str) -> bool {
 /// `…/cudnn64_8.dll` (major only).
 fn copy_from_path(path: &str) -> Option<CudnnCopy> {
     let file = path.rsplit('/').next()?;
-    let (kind, version, major) = if let Some((_, tail)) = file.split_once(".so.") {
-        let version = tail.parse::<CudnnVersion>().ok().filter(|_| tail.matches('.').count() >= 2);
-        (CudnnKind::Library, version, tail.split('.').next()?.parse().ok())
-    } else if let Some(stem) = file.to_lowercase().strip_suffix(".dll") {
-        (CudnnKind::Dll, None, stem.rsplit('_').next()?.parse().ok())
+    let major = CudnnCopy::major_in_file_name(file);
+    let (kind, version) = if let Some((_, tail)) = file.split_once(".so.") {
+        (CudnnKind::Library, tail.parse::<CudnnVersion>().ok().filter(|_| tail.matches('.').count() >= 2))
+    } else if file.to_ascii_lowercase().ends_with(".dll") {
+        (CudnnKind::Dll, None)
     } else {
-        (CudnnKind::Library, None, None)
+        (CudnnKind::Library, None)
     };
     Some(CudnnCopy {
         location: path.to_owned(),
