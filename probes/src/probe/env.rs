@@ -30,6 +30,8 @@ pub fn is_relevant(name: &str) -> bool {
         "KUBERNETES_SERVICE_HOST",
         "DISPLAY",
         "WAYLAND_DISPLAY",
+        // bitsandbytes' choice of its CUDA library (bitsandbytes/cextension.py).
+        "BNB_CUDA_VERSION",
     ];
     const PREFIXES: &[&str] = &[
         "CUDA",

@@ -178,6 +178,7 @@ pub(super) const RULES: &[Rule] = &[
     DRIVER_PATH,
     super::video::CAPABILITY_MISSING,
     super::libcuda::STUB_ON_PATH,
+    super::libcuda::CAPABILITY_LACKS_COMPUTE,
 ];
 
 /// What shows that GPUs are in MIG mode: evidence lines, the MIG devices' UUIDs, and whether a GPU in MIG mode

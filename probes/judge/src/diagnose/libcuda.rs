@@ -45,8 +45,67 @@ pub(super) const STUB_ON_PATH: Rule = Rule {
              name)",
 };
 
-/// With the toolkit's stub on the loader's path ([`STUB_ON_PATH`]), which the variables' family lists and this
-/// family judges.
+pub(super) const CAPABILITY_LACKS_COMPUTE: Rule = Rule {
+    id: "env.driver_capabilities_lack_compute",
+    category: Category::EnvVarMisconfig,
+    severity: Severity::Error,
+    trigger: "NVIDIA_DRIVER_CAPABILITIES is shown set to a list without `compute` (or `all`), such as `utility` or \
+              `video,utility`, and a program could not reach the driver's CUDA library: libcuda.so.1 not opened, \
+              CUDA's error 35 (the runtime finds no driver library), PyTorch's `Found no NVIDIA driver`, a failed \
+              cuInit. The NVIDIA Container Toolkit mounts libcuda and the other compute libraries only for the \
+              `compute` capability; `utility` gives nvidia-smi and NVML alone, so nvidia-smi answers in such a \
+              container and CUDA does not.",
+    source: "NVIDIA/libnvidia-container src/nvc_info.c (utility_libs: libnvidia-ml, libnvidia-cfg; compute_libs: \
+             libcuda, libnvidia-ptxjitcompiler, libnvidia-nvvm, …; each list mounted for its capability); \
+             NVIDIA/nvidia-container-toolkit:internal/config/image/capabilities.go@v1.14.0#L45 (unset or empty: \
+             `utility,compute`); @v1.0.5 nvidia-container-toolkit/container_config.go#L21 (the default was `utility` \
+             alone then)",
+};
+
+/// Messages of a program that could not reach the driver's CUDA library (besides the DSO loader's
+/// [`LIBRARY_NOT_OPENED`], read with its library): the loader's, CUDA's error 35, PyTorch's and TensorFlow's.
+const NO_DRIVER_LIBRARY: [&str; 4] = ["ld.libcuda_missing", INSUFFICIENT, "torch.no_driver", "tf.cuinit_failed"];
+
+const CAPABILITIES: &str = "NVIDIA_DRIVER_CAPABILITIES";
+
+/// A capabilities list without `compute` beside a program that could not reach libcuda
+/// ([`CAPABILITY_LACKS_COMPUTE`]).
+fn capabilities_lack_compute(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let Some(value) = cx.s.env.vars.get(CAPABILITIES).map(|v| v.trim()).filter(|v| !v.is_empty()) else { return };
+    if value.split(',').any(|c| matches!(c.trim(), "compute" | "all")) {
+        return;
+    }
+    let Some(m) = cx.s.messages.iter().find(|m| {
+        NO_DRIVER_LIBRARY.contains(&m.id.as_str())
+            || (LIBRARY_NOT_OPENED.contains(&m.id.as_str())
+                && m.values.get("library").is_some_and(|l| l.starts_with("libcuda.so")))
+    }) else {
+        return;
+    };
+    let mut evidence = vec![format!("{CAPABILITIES}={value}"), format!("pasted line: {}", m.line)];
+    let smi = cx.driver.evidence.clone().filter(|_| cx.driver.version.is_some());
+    evidence.extend(smi.clone());
+    let answered = if smi.is_some() { " (as it does here)" } else { "" };
+    out.push(CAPABILITY_LACKS_COMPUTE.finding(
+        format!("{CAPABILITIES}={value} gives the container no CUDA library"),
+        format!(
+            "The NVIDIA Container Toolkit mounts the driver's libraries into a container by capability: `utility` \
+             gives nvidia-smi and NVML, `compute` gives libcuda.so.1 and the rest of CUDA's driver side. This \
+             container was started with `{value}`, without `compute`, so nvidia-smi can answer{answered} while \
+             every CUDA program finds no driver library."
+        ),
+        evidence,
+        Some(format!(
+            "Start the container with compute among the capabilities: `docker run --gpus all -e \
+             {CAPABILITIES}=compute,utility …` (add `video` for NVENC/NVDEC, or use `all`), in Compose `environment: \
+             - {CAPABILITIES}=compute,utility`, or `ENV {CAPABILITIES}=compute,utility` in the image's Dockerfile. \
+             Setting it inside the running container changes nothing: the toolkit reads it when the container starts."
+        )),
+    ));
+}
+
+/// With the toolkit's stub on the loader's path ([`STUB_ON_PATH`]) and the capabilities without compute
+/// ([`CAPABILITY_LACKS_COMPUTE`]), which the variables' family lists and this family judges.
 pub(super) const RULES: &[Rule] = &[LIBCUDA_MISSING];
 
 /// A folder that holds a CUDA toolkit's link-time stubs.
@@ -203,6 +262,10 @@ fn library_package_fix(branch: &str) -> String {
 
 pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     stubs_on_path(cx, out);
+    capabilities_lack_compute(cx, out);
+    if out.iter().any(|f| f.id == CAPABILITY_LACKS_COMPUTE.id) {
+        return;
+    }
     library_not_opened(cx, out);
     let Some(message) = cx.s.messages.iter().find(|m| m.id == INSUFFICIENT) else { return };
     if Ctx::driver_too_old_found(out) {

@@ -10,6 +10,7 @@
 mod arch;
 mod bar1;
 mod bench;
+mod bnb_override;
 mod companions;
 mod containers;
 mod context;
@@ -97,6 +98,7 @@ const FAMILIES: &[Family] = &[
     (toolkits::RULES, toolkits::run),
     (env_vars::RULES, env_vars::run),
     (jax_platforms::RULES, jax_platforms::run),
+    (bnb_override::RULES, bnb_override::run),
     (variable_names::RULES, variable_names::run),
     (wsl::RULES, wsl::run),
     (link::RULES, link::run),

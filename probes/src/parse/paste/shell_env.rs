@@ -109,6 +109,12 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
         {
             set_var(facts, i, "CUDA_HOME", home);
         }
+        // A container's own variables on its command line: `docker run --gpus all -e NVIDIA_DRIVER_CAPABILITIES=all …`.
+        for (name, value) in container_env_flags(t) {
+            if assigned.is_none_or(|(n, _)| n != name) {
+                set_var(facts, i, name, value);
+            }
+        }
         // NCCL's switches said in a sentence (`Setting NCCL_P2P_DISABLE=1 did workaround`), any number.
         for (name, value) in if NCCL.in_line(t) { nccl_settings_in_words(t) } else { Vec::new() } {
             if assigned.is_none_or(|(n, _)| n != name) {
@@ -318,6 +324,32 @@ fn assignment(line: &str) -> Option<(&str, &str)> {
     Some((name, value))
 }
 
+/// The commands that start a container with variables of their own (`-e NAME=value`, `--env NAME=value`,
+/// `--env=NAME=value`), and `exec`, which sets them for the command it runs.
+const CONTAINER_COMMANDS: [&str; 6] =
+    ["docker run", "docker container run", "docker create", "docker exec", "podman run", "nerdctl run"];
+
+/// The relevant variables a container command line sets (`docker run -it -e BNB_CUDA_VERSION="118" image …`,
+/// bitsandbytes-foundation/bitsandbytes#760).
+fn container_env_flags(line: &str) -> Vec<(&str, &str)> {
+    let Some(at) = CONTAINER_COMMANDS.iter().filter_map(|c| line.find(c)).min() else { return Vec::new() };
+    let mut out = Vec::new();
+    let mut words = line[at..].split_whitespace().skip(2);
+    while let Some(word) = words.next() {
+        let pair = match word {
+            "-e" | "--env" => words.next(),
+            _ => word.strip_prefix("--env="),
+        };
+        let Some((name, value)) = pair.and_then(|p| p.trim_matches(['`', '"', '\'']).split_once('=')) else {
+            continue;
+        };
+        if is_name(name) && is_relevant(name) && out.len() < MAX_VARS {
+            out.push((name, value.trim_matches(['`', '"', '\''])));
+        }
+    }
+    out
+}
+
 /// `CUDA_VISIBLE_DEVICES=7` written inside a sentence (`in run.sh, CUDA_VISIBLE_DEVICES=7 was used causing
 /// …`): the variable's name, then a device list (indices and commas, or `GPU-`/`MIG-` UUIDs), after anything but a
 /// name's or a path's character or a comment's `#` (a space, quote, tick, parenthesis, a CJK character). Only this
@@ -491,7 +523,12 @@ fn set_var(facts: &mut Facts, at: usize, name: &str, value: &str) {
     // Markdown bold pasted around part of a value (`/usr/local/cuda-10.0**/bin**`) is not part of it.
     let value = &value.replace("**", "");
     let list = |v: &str| -> Vec<String> {
-        v.split(':').filter(|e| !e.is_empty() && !e.contains('$')).take(MAX_VARS).map(str::to_owned).collect()
+        // `<path_to_cuda_dir/lib64` (bitsandbytes' advice) is a placeholder, no folder.
+        v.split(':')
+            .filter(|e| !e.is_empty() && !e.contains('$') && !e.starts_with('<'))
+            .take(MAX_VARS)
+            .map(str::to_owned)
+            .collect()
     };
     let env = &mut facts.env;
     match name {

@@ -461,3 +461,55 @@ fn jax_platforms_set_inside_the_program_after_jax_read_it() {
                JAX_PLATFORMS='' to automatically choose an available backend)";
     assert!(!with(set).ids().contains(&ID.to_owned()));
 }
+
+/// bitsandbytes' override warning (0.43.1 on) beside its failure names the variable, the CUDA it asked for and
+/// the way to clear it; the same warning with the library loading is no finding (the override may be meant), and
+/// the failure with the variable set only on `docker run`'s command line is the same finding.
+#[test]
+fn bnb_cuda_version_override_is_named_only_where_bitsandbytes_failed() {
+    let warning = "WARNING: BNB_CUDA_VERSION=121 environment variable detected; loading libbitsandbytes_cuda121.so.\n\
+                   This can be used to load a bitsandbytes version that is different from the PyTorch CUDA version.\n";
+    let failed = "RuntimeError: CUDA Setup failed despite GPU being available. Please run the following command to get \
+                  more information:\n";
+    let f = super::pasted_findings(&format!("{warning}{failed}"))
+        .into_iter()
+        .find(|f| f.id == "env.bnb_cuda_version_override")
+        .expect("the override");
+    assert!(f.detail.contains("CUDA 12.1 (BNB_CUDA_VERSION=121)"), "{}", f.detail);
+    assert!(f.detail.contains("libbitsandbytes_cuda121.so"), "{}", f.detail);
+    assert!(super::words(&f).is_some_and(|w| w.contains("unset BNB_CUDA_VERSION")), "{f:?}");
+    assert!(!super::pasted_ids(warning).iter().any(|id| id == "env.bnb_cuda_version_override"));
+    let docker = "$ docker run -it --rm -e BNB_CUDA_VERSION=\"118\" train:latest python -m bitsandbytes\n\
+                  CUDA SETUP: Required library version not found: libbitsandbytes_cuda118_nocublaslt.so. Maybe you need \
+                  to compile it from source?\n";
+    let f = super::pasted_findings(docker);
+    let named = f.iter().find(|f| f.id == "env.bnb_cuda_version_override").expect("from -e");
+    assert!(named.evidence.iter().any(|e| e == "BNB_CUDA_VERSION=118"), "{:?}", named.evidence);
+    assert!(
+        !super::pasted_ids(&docker.replace("-e BNB_CUDA_VERSION=\"118\" ", "")).iter().any(|id| id.starts_with("env."))
+    );
+}
+
+/// A container started with the capabilities `utility` or `video,utility` (no `compute`) gets nvidia-smi but no
+/// libcuda: CUDA's failure there names the variable and a value with compute. With compute (or all) in the list,
+/// or with no CUDA failure, it is not said.
+#[test]
+fn driver_capabilities_without_compute_beside_a_cuda_failure() {
+    let failed = "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and \
+                  installed a driver from http://www.nvidia.com/Download/index.aspx\n";
+    let run =
+        |caps: &str| format!("$ docker run --rm --gpus all -e NVIDIA_DRIVER_CAPABILITIES={caps} app:1 python t.py\n");
+    for caps in ["utility", "video,utility"] {
+        let f = super::pasted_findings(&format!("{}{failed}", run(caps)));
+        let named = f.iter().find(|f| f.id == "env.driver_capabilities_lack_compute").expect(caps);
+        assert!(named.evidence.contains(&format!("NVIDIA_DRIVER_CAPABILITIES={caps}")), "{:?}", named.evidence);
+        assert!(super::words(named).is_some_and(|w| w.contains("NVIDIA_DRIVER_CAPABILITIES=compute,utility")));
+        assert!(f.iter().all(|f| !f.id.starts_with("containers.")), "{f:?}");
+    }
+    for caps in ["compute,utility", "all"] {
+        assert!(
+            !super::pasted_ids(&format!("{}{failed}", run(caps))).iter().any(|id| id.starts_with("env.driver_cap"))
+        );
+    }
+    assert!(!super::pasted_ids(&run("utility")).iter().any(|id| id.starts_with("env.driver_cap")));
+}

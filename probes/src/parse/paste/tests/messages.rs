@@ -1678,6 +1678,27 @@ const CASES: &[Case] = &[
         &[("requested", "12.9"), ("torch_cuda", "12.9")],
         &[],
     ),
+    // (format) cextension.py@0.45.5#L28's first line.
+    (
+        "bitsandbytes.cuda_version_override",
+        "WARNING: BNB_CUDA_VERSION=118 environment variable detected; loading libbitsandbytes_cuda118.so.",
+        &[("variable", "BNB_CUDA_VERSION"), ("version", "118"), ("library", "libbitsandbytes_cuda118.so")],
+        &[],
+    ),
+    // (format) cuda_setup/main.py@0.41.0#L112's line of the warning.
+    (
+        "bitsandbytes.cuda_version_override_legacy",
+        "Loading CUDA version: BNB_CUDA_VERSION=118",
+        &[("version", "118")],
+        &[],
+    ),
+    // (format) cuda_setup/main.py@0.41.0#L133.
+    (
+        "bitsandbytes.required_library_not_found",
+        "CUDA SETUP: Required library version not found: libbitsandbytes_cuda118_nocublaslt.so. Maybe you need to compile it from source?",
+        &[("library", "libbitsandbytes_cuda118_nocublaslt.so")],
+        &[],
+    ),
     ("numba.driver_not_found", "CUDA driver library cannot be found.", &[], &[]),
     (
         "numba.driver_init_error",

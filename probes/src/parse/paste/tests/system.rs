@@ -485,6 +485,26 @@ fn which_ls_and_env_lines_pick_toolkits_by_every_name() {
     assert!(finding_ids(&s).contains(&"toolkits.names_disagree".to_owned()));
 }
 
+/// `docker run`'s `-e`, `--env` and `--env=` give the container's variables, quoted or not, and only relevant
+/// ones; a program's advice with a placeholder folder (`<path_to_cuda_dir/lib64`, bitsandbytes' warning) gives
+/// no folder.
+#[test]
+fn container_command_line_variables_and_placeholder_folders() {
+    let s = read(
+        "$ docker run --gpus all -e NVIDIA_DRIVER_CAPABILITIES=compute,utility --env \"CUDA_VISIBLE_DEVICES=1\" \
+         --env=BNB_CUDA_VERSION='118' -e TZ=UTC img:1 python train.py\n",
+    );
+    let vars: Vec<(&str, &str)> = s.env.vars.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    assert_eq!(
+        vars,
+        [("BNB_CUDA_VERSION", "118"), ("CUDA_VISIBLE_DEVICES", "1"), ("NVIDIA_DRIVER_CAPABILITIES", "compute,utility")]
+    );
+    let s = read(
+        "For example by adding the following to your .bashrc: export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:<path_to_cuda_dir/lib64\n",
+    );
+    assert!(s.env.ld_library_path.is_empty(), "{:?}", s.env.ld_library_path);
+}
+
 #[test]
 fn cuda_visible_devices_before_a_command_hides_the_only_gpu() {
     let s = read(VISIBLE_DEVICES);
