@@ -133,6 +133,91 @@ pub(super) const DRIVER_PATH: Rule = Rule {
              numba/core/config.py: NUMBA_CUDA_DRIVER)",
 };
 
+pub(super) const XLA_MEM_FRACTION: Rule = Rule {
+    id: "env.xla_mem_fraction_out_of_range",
+    category: Category::EnvVarMisconfig,
+    severity: Severity::Error,
+    trigger: "XLA_PYTHON_CLIENT_MEM_FRACTION is not a fraction between 0 and 1 (`100` meant as a percentage, `0`, a \
+              negative number, text): JAX preallocates that share of the GPU's available memory, so a value above 1 \
+              asks for more than the GPU has and leaves nothing for cuDNN, cuBLAS and NCCL, whose allocations then \
+              fail.",
+    source: "jax-ml/jax:docs/gpu_memory_allocation.rst (`XLA_PYTHON_CLIENT_MEM_FRACTION=.XX`: preallocate XX% of \
+             currently-available GPU memory instead of the default); jax-ml/jax#17426 (maintainer: the variable is a \
+             ratio, 0.75 is typical, and `100` is a mistake)",
+};
+
+pub(super) const ALLOC_CONF_AFTER_IMPORT: Rule = Rule {
+    id: "env.alloc_conf_set_after_import",
+    category: Category::EnvVarMisconfig,
+    severity: Severity::Error,
+    trigger: "PyTorch's `Allocator backend parsed at runtime != allocator backend parsed at load time`: the allocator \
+              backend is chosen from PYTORCH_CUDA_ALLOC_CONF once, when torch is loaded, and the variable's `backend:` \
+              read again when CUDA starts names another, so the variable was set or changed after `import torch` \
+              (os.environ in the script, or a package that imported torch before the script set it).",
+    source: "pytorch/pytorch:c10/cuda/CUDAAllocatorConfig.cpp@01f9ef32eae5ef513002dd44902c23cbe6be3aae \
+             (parseAllocatorConfig's assert against the allocator chosen at load time); pytorch/pytorch#104801 \
+             (maintainer: set before the import it works, after it this assert)",
+};
+
+const ALLOC_CONF: &str = "PYTORCH_CUDA_ALLOC_CONF";
+
+/// The allocator backend changed after torch loaded ([`ALLOC_CONF_AFTER_IMPORT`]).
+fn alloc_conf_after_import(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let Some(m) = cx.s.messages.iter().find(|m| m.id == "torch.alloc_backend_changed_after_load") else { return };
+    let (runtime, load) = (m.values.get("runtime"), m.values.get("load"));
+    let which = match (runtime, load) {
+        (Some(r), Some(l)) => format!(" (`backend:{r}` now, `{l}` when torch was loaded)"),
+        _ => String::new(),
+    };
+    let mut evidence = vec![format!("pasted line: {}", m.line)];
+    evidence.extend(cx.s.env.vars.get(ALLOC_CONF).map(|v| format!("{ALLOC_CONF}={v}")));
+    out.push(ALLOC_CONF_AFTER_IMPORT.finding(
+        format!("{ALLOC_CONF} changed the allocator backend after torch was loaded"),
+        format!(
+            "PyTorch picks its CUDA allocator (native or cudaMallocAsync) from {ALLOC_CONF} when torch is imported, \
+             and checks the variable again when CUDA starts: the two disagree{which}, so the variable was set or \
+             changed after `import torch`, by the script's os.environ or after a package that imports torch had \
+             already loaded it."
+        ),
+        evidence,
+        Some(format!(
+            "Set {ALLOC_CONF} before Python starts (`{ALLOC_CONF}=backend:cudaMallocAsync python your_script.py`, or \
+             `ENV`/`environment:` for a container), or make the `os.environ[\"{ALLOC_CONF}\"]` line the first of the \
+             script, before any import that loads torch; leave `backend:` out if the default allocator will do."
+        )),
+    ));
+}
+
+const MEM_FRACTION: &str = "XLA_PYTHON_CLIENT_MEM_FRACTION";
+
+/// A preallocation share that is no fraction of the memory ([`XLA_MEM_FRACTION`]).
+fn xla_mem_fraction(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let Some(value) = cx.s.env.vars.get(MEM_FRACTION) else { return };
+    let fraction = value.trim().parse::<f64>().ok().filter(|f| f.is_finite());
+    if fraction.is_some_and(|f| f > 0.0 && f <= 1.0) {
+        return;
+    }
+    let meant = match fraction {
+        Some(f) if f > 1.0 && f < 100.0 => format!(" (for {f}% write {})", f / 100.0),
+        _ => String::new(),
+    };
+    out.push(XLA_MEM_FRACTION.finding(
+        format!("{MEM_FRACTION}={value} is not a fraction of the GPU's memory"),
+        format!(
+            "JAX preallocates {MEM_FRACTION} times the GPU memory that is free when it starts; the value must be a \
+             number above 0 and at most 1. `{value}` asks for {} so JAX's allocator, or the libraries that need \
+             memory of their own beside it (cuDNN, cuBLAS, NCCL), fail.",
+            if fraction.is_some_and(|f| f > 1.0) { "more than the GPU has," } else { "no usable share," }
+        ),
+        vec![format!("{MEM_FRACTION}={value}")],
+        Some(format!(
+            "Set it to a fraction{meant}: `export {MEM_FRACTION}=.75` (or `os.environ[\"{MEM_FRACTION}\"] = \".75\"` \
+             before JAX is imported), leaving room for the CUDA libraries; or unset it for JAX's default, or set \
+             XLA_PYTHON_CLIENT_PREALLOCATE=false to allocate on demand."
+        )),
+    ));
+}
+
 /// The variables through which numba is told where the driver's library is: today's name, and numbapro's.
 const DRIVER_PATH_VARS: [&str; 2] = ["NUMBA_CUDA_DRIVER", "NUMBAPRO_CUDA_DRIVER"];
 
@@ -176,6 +261,8 @@ pub(super) const RULES: &[Rule] = &[
     MIG_UNSET,
     SEVERAL_ON_MIG,
     DRIVER_PATH,
+    XLA_MEM_FRACTION,
+    ALLOC_CONF_AFTER_IMPORT,
     super::video::CAPABILITY_MISSING,
     super::libcuda::STUB_ON_PATH,
     super::libcuda::CAPABILITY_LACKS_COMPUTE,
@@ -473,6 +560,8 @@ fn uuid_matches(prefix: &str, gpus: &[Gpu]) -> Option<usize> {
 pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     toolkit_roots(cx, out);
     driver_path(cx, out);
+    xla_mem_fraction(cx, out);
+    alloc_conf_after_import(cx, out);
     mig(cx, out);
     let vars = &cx.s.env.vars;
     if vars.get("CUDA_LAUNCH_BLOCKING").is_some_and(|v| v.trim() == "1") {
@@ -540,7 +629,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
             .with_plan(visible_devices(&corrected(&entries, Some(gpus)))));
         }
     } else if hides_whatever_the_machine(value).is_some()
-        && let Some(symptom) = no_device_seen(cx)
+        && let Some(symptom) = no_device_seen(cx).or_else(|| not_initialized(cx))
     {
         // Empty, or a scheduler's NoDevFiles, hides every GPU whatever the machine has (`-1` is how people hide
         // them on purpose, so it is left alone).
@@ -804,6 +893,15 @@ fn no_device_seen(cx: &Ctx<'_>) -> Option<String> {
         }
     });
     torch.or_else(|| said.map(|l| format!("the text says the work ran on the CPU: {l}")))
+}
+
+/// CUDA's `initialization error` (CUDA_ERROR_NOT_INITIALIZED, 3): the driver API answers it to every call after
+/// cuInit failed ("or that initialization has failed", cuda.h's CUresult), which is how a program that goes on past
+/// a cuInit that found no device meets it (CUDA.jl's `cuDeviceGet` under an empty CUDA_VISIBLE_DEVICES,
+/// JuliaGPU/CUDA.jl#1336). Read only beside a value that hides every GPU whatever the machine.
+fn not_initialized(cx: &Ctx<'_>) -> Option<String> {
+    let m = cx.s.messages.iter().find(|m| m.id == "cuda.initialization_error")?;
+    Some(format!("pasted line: {}", m.line))
 }
 
 /// Known error lines that mean the process saw no GPU (`assets/compat/errors.toml`).

@@ -210,6 +210,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let t = cx.s.toolkits.value();
     if let Some(t) = t {
         conflict(cx, t, out);
+        conda_packages_disagree(t, out);
         distribution_nvcc_ran(cx, t, out);
         nvcc_beside_runtime_image(t, out);
     }
@@ -629,6 +630,42 @@ fn conflict(cx: &Ctx<'_>, t: &Toolkits, out: &mut Vec<Finding>) {
         None,
     );
     out.push(finding.with_plan(plan));
+}
+
+/// One conda environment whose nvcc (`cuda-nvcc`) is of another CUDA release than its runtime packages
+/// (`cudatoolkit`, `cuda-cudart`, the `cuda-version` pin): the pasted reader gives each its own install. What nvcc
+/// builds there (JAX's and CuPy's kernels, extensions) is compiled for one release and run with the other's
+/// libraries.
+fn conda_packages_disagree(t: &Toolkits, out: &mut Vec<Finding>) {
+    let conda: Vec<&ToolkitInstall> = t.installs.iter().filter(|i| i.kind == ToolkitKind::Conda).collect();
+    let (Some(nvcc), Some(runtime)) =
+        (conda.iter().find(|i| i.nvcc.is_some()), conda.iter().find(|i| i.nvcc.is_none()))
+    else {
+        return;
+    };
+    let (Some(built), Some(runs)) = (nvcc.version, runtime.version) else { return };
+    if built.major_minor() == runs.major_minor() {
+        return;
+    }
+    let package = runtime.root.rsplit(' ').next().unwrap_or("cudatoolkit");
+    let pin = runs.major_minor();
+    out.push(CONFLICT.finding(
+        format!("The conda environment's nvcc is CUDA {} and its {package} CUDA {pin}", built.major_minor()),
+        format!(
+            "conda installed cuda-nvcc of CUDA {} beside {package} of CUDA {pin} in one environment (an unpinned \
+             cuda-nvcc takes the newest release). What that nvcc compiles (JAX's and CuPy's kernels, PyTorch \
+             extensions) targets one release and runs with the other's libraries: `no kernel image is available`, \
+             PTX that the libraries cannot load, undefined symbols.",
+            built.major_minor()
+        ),
+        vec![format!("cuda-nvcc {built} (conda)"), format!("{package} {runs} (conda)")],
+        Some(format!(
+            "Pin nvcc to the environment's CUDA: `conda install cuda-nvcc={pin} -c nvidia` (in environment.yml \
+             `- cuda-nvcc={pin}`, or `- cuda-version={pin}` so every CUDA package follows one release); or move the \
+             whole environment to CUDA {} with its runtime packages of that release.",
+            built.major_minor()
+        )),
+    ));
 }
 
 /// The changes that make every name pick `target`.

@@ -315,7 +315,45 @@ pub(super) const TOOLKIT_PREDATES_DRIVER: Rule = Rule {
              Docker Desktop's container under WSL 2)",
 };
 
+pub(super) const TOOLKIT_RELEASE_BROKEN: Rule = Rule {
+    id: "wsl.container_toolkit_release_broken",
+    category: Category::WslSpecific,
+    severity: Severity::Error,
+    trigger: "Under WSL 2, the NVIDIA Container Toolkit's libnvidia-container (`nvidia-container-cli --version`, or \
+              `nvidia-ctk --version`: the packages are released together) is 1.12.1, the release whose \
+              nvidia-container-cli segfaults on WSL 2 (containers given the GPU hang or fail to start); 1.13.0 fixed \
+              it.",
+    source: "NVIDIA/nvidia-container-toolkit:CHANGELOG.md@d34b3046 (v1.13.0-rc.2: `[libnvidia-container] Fix segfault \
+             on WSL2 systems`; 1.12.1 is the only release between v1.12.0 and v1.13.0); \
+             NVIDIA/nvidia-container-toolkit#53 (hangs from 1.12.1, 1.12.0 works)",
+};
+
+/// libnvidia-container releases that crash on WSL 2 ([`TOOLKIT_RELEASE_BROKEN`]), with the release that fixed them.
+const BROKEN_ON_WSL: [(&str, &str); 1] = [("1.12.1", "1.13.0")];
+
+/// A container toolkit release known to crash on WSL 2 ([`TOOLKIT_RELEASE_BROKEN`]).
+fn toolkit_release_broken(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let Some(toolkit) = cx.s.containers.value().map(|c| &c.toolkit) else { return };
+    let Some(version) = toolkit.version() else { return };
+    let Some((_, fixed)) = BROKEN_ON_WSL.iter().find(|(broken, _)| *broken == version) else { return };
+    out.push(TOOLKIT_RELEASE_BROKEN.finding(
+        format!("NVIDIA Container Toolkit {version} crashes on WSL 2"),
+        format!(
+            "libnvidia-container {version} segfaults in nvidia-container-cli on WSL 2, so Docker hangs or fails \
+             starting a container that is given the GPU; {fixed} fixed it (the toolkit's changelog: `Fix segfault \
+             on WSL2 systems`)."
+        ),
+        vec![format!("nvidia-container-cli / nvidia-ctk {version}"), "the text shows WSL".to_owned()],
+        Some(format!(
+            "Inside the WSL distribution: `sudo apt-get update && sudo apt-get install --only-upgrade \
+             nvidia-container-toolkit libnvidia-container1 libnvidia-container-tools` ({fixed} or newer; or pin \
+             1.12.0), then `sudo systemctl restart docker` (or restart Docker's service)."
+        )),
+    ));
+}
+
 pub(super) const RULES: &[Rule] = &[
+    TOOLKIT_RELEASE_BROKEN,
     TOOLKIT_PREDATES_DRIVER,
     INSIDER,
     LINUX_DRIVER,
@@ -414,6 +452,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
         }
         return;
     };
+    toolkit_release_broken(cx, out);
     let distro = wsl.distro.as_deref().unwrap_or("<distro>");
     if wsl.version == 1 {
         out.push(

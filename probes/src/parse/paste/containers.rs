@@ -21,6 +21,7 @@ use gpu_doctor_model::{CdiSpec, ContainerSupport, Engine, EngineKind, KubeNode, 
 const DOCKER_INFO: &str = "docker info";
 const CDI_LIST: &str = "nvidia-ctk cdi list";
 const KUBECTL_NODE: &str = "kubectl describe node";
+const CLI_VERSION: &str = "nvidia-container-cli --version";
 
 /// The most lines read of one section (`Labels:`, `Capacity:`, `Allocatable:`) of a node.
 const SECTION_LINES: usize = 256;
@@ -75,6 +76,13 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
                 }),
             }
         }
+    }
+    // `nvidia-container-cli --version` (libnvidia-container src/cli/main.c: `cli-version: %s`, `lib-version: %s`).
+    if let Some(at) = lines.iter().position(|l| l.trim_start().starts_with("cli-version:")) {
+        facts.saw(at, CLI_VERSION);
+        seen = true;
+        let version = lines[at].split_once(':').and_then(|(_, v)| first_version(v));
+        c.toolkit.cli = Some(ToolProgram { path: "nvidia-container-cli".to_owned(), version });
     }
     if let Some((at, node)) = kube_node(lines) {
         facts.saw(at, KUBECTL_NODE);

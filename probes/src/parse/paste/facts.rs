@@ -228,6 +228,8 @@ impl Facts {
     /// Adds a package unless one of that name is there (then only a conda build string it lacks).
     pub fn package(&mut self, pkg: Pkg) {
         match self.packages.iter_mut().find(|p| p.name == pkg.name) {
+            // An environment file's pin says what was asked; a listing what is installed.
+            Some(p) if p.source == super::pkg::ENV_FILE && pkg.source != super::pkg::ENV_FILE => *p = pkg,
             Some(p) => {
                 if p.conda_build.is_none() && p.version == pkg.version {
                     p.conda_build = pkg.conda_build;

@@ -75,7 +75,7 @@ pub(super) fn frameworks(pkgs: &[Pkg], hints: &Hints<'_>) -> Built {
         }
         match name {
             "cudnn" => out.cudnn.push(cudnn_copy(name, p, CudnnKind::CondaPackage, conda_cuda_major(p))),
-            "cudatoolkit" | "cuda-nvcc" | "cuda-cudart" | "pytorch-cuda" => {}
+            "cudatoolkit" | "cuda-nvcc" | "cuda-cudart" | "cuda-version" | "pytorch-cuda" => {}
             _ => out.frameworks.push(framework(name, p, &by_name, plugin_major, hints)),
         }
     }
@@ -263,27 +263,43 @@ fn cudnn_copy(name: &str, p: &Pkg, kind: CudnnKind, cuda_major: Option<u32>) -> 
 /// the pytorch channel's `pytorch-cuda` metapackage, whose version is the CUDA release whose
 /// libraries it installs ("Metapackage to select the PyTorch variant", `run: cuda-libraries
 /// >=11.6,<11.7` for 11.6: pytorch/builder:conda/pytorch-cuda/meta.yaml@0919b667c342f430f2b0f7bae7bb9240aac9bf22).
-fn conda_toolkit(by_name: &BTreeMap<&str, &Pkg>) -> Option<ToolkitInstall> {
-    let nvcc = by_name.get("cuda-nvcc");
-    let pkg = nvcc
-        .or_else(|| by_name.get("cudatoolkit"))
-        .or_else(|| by_name.get("cuda-cudart"))
-        .or_else(|| by_name.get("pytorch-cuda"))?;
-    let listed = [CONDA_PLAN, "conda list", ENV_FILE];
-    if !listed.contains(&pkg.source) && !pkg.source.starts_with("collect_env") {
-        return None;
-    }
-    let version: Option<CudaVersion> = pkg.version.parse().ok();
-    Some(ToolkitInstall {
-        root: format!("{PASTED} conda"),
+///
+/// Where the environment's nvcc (`cuda-nvcc`) is of another CUDA release than its runtime packages (`cudatoolkit`,
+/// `cuda-cudart`, or the `cuda-version` pin that conda-forge's and NVIDIA's CUDA packages follow), both are given,
+/// each under its package's name (dattalab/keypoint-moseq#161: `cuda-nvcc 12.4.131` beside `cudatoolkit 11.8.0`).
+fn conda_toolkit(by_name: &BTreeMap<&str, &Pkg>) -> Vec<ToolkitInstall> {
+    let listed =
+        |p: &&&Pkg| [CONDA_PLAN, "conda list", ENV_FILE].contains(&p.source) || p.source.starts_with("collect_env");
+    let install = |root: String, version: Option<CudaVersion>, nvcc: bool| ToolkitInstall {
+        root,
         kind: ToolkitKind::Conda,
         version,
         version_source: version.map(|_| VersionSource::CondaMeta),
-        nvcc: nvcc.map(|_| "nvcc".to_owned()),
+        nvcc: nvcc.then(|| "nvcc".to_owned()),
         lib_dirs: Vec::new(),
         aliases: Vec::new(),
         python_env: None,
-    })
+    };
+    let nvcc = by_name.get("cuda-nvcc").filter(listed);
+    // `cuda-version` is a pin other packages follow, no toolkit by itself: only compared with nvcc.
+    let runtime = |names: &[&'static str]| names.iter().find_map(|&n| by_name.get(n).filter(listed).map(|p| (n, p)));
+    let release = |p: &Pkg| p.version.parse::<CudaVersion>().ok();
+    let pinned = runtime(&["cudatoolkit", "cuda-cudart", "cuda-version", "pytorch-cuda"]);
+    match (nvcc, pinned) {
+        (Some(n), Some((name, r)))
+            if release(n).zip(release(r)).is_some_and(|(a, b)| a.major_minor() != b.major_minor()) =>
+        {
+            vec![
+                install(format!("{PASTED} conda cuda-nvcc"), release(n), true),
+                install(format!("{PASTED} conda {name}"), release(r), false),
+            ]
+        }
+        (Some(n), _) => vec![install(format!("{PASTED} conda"), release(n), true)],
+        (None, _) => runtime(&["cudatoolkit", "cuda-cudart", "pytorch-cuda"])
+            .map(|(_, r)| install(format!("{PASTED} conda"), release(r), false))
+            .into_iter()
+            .collect(),
+    }
 }
 
 fn text(info: &BTreeMap<String, PyValue>, key: &str) -> Option<String> {

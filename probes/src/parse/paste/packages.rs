@@ -70,7 +70,10 @@ pub(super) fn add(
     }
     let interesting = crate::probe::python::fast::is_interesting(&name)
         || crate::probe::python::companions::is_companion(&name)
-        || matches!(name.as_str(), "cudatoolkit" | "cudnn" | "cuda-nvcc" | "cuda-cudart" | "pytorch-cuda");
+        || matches!(
+            name.as_str(),
+            "cudatoolkit" | "cudnn" | "cuda-nvcc" | "cuda-cudart" | "cuda-version" | "pytorch-cuda"
+        );
     if interesting {
         let conda_build = conda_build.map(str::to_owned);
         facts.package(Pkg { name, version: version.to_owned(), conda_build, source });
@@ -316,7 +319,7 @@ fn read_conda_rows(lines: &[String], facts: &mut Facts) {
         let line = line.trim();
         let row = match export_line(line) {
             Some(row) => Some(row),
-            None => conda_line(line).filter(|(_, _, build)| build.as_deref().is_some_and(conda_build_shape)),
+            None => conda_line(line).filter(|(_, _, build)| build.as_deref().is_some_and(|b| row_build(b, line))),
         };
         let Some((name, version, Some(build))) = row else {
             if let Some((name, version)) = env_file_spec(line)
@@ -326,7 +329,7 @@ fn read_conda_rows(lines: &[String], facts: &mut Facts) {
             }
             continue;
         };
-        if !conda_build_shape(&build) {
+        if !row_build(&build, line) {
             continue;
         }
         if add(facts, &name, &version, Some(&build), "conda list") {
@@ -365,6 +368,20 @@ fn export_line(line: &str) -> Option<(String, String, Option<String>)> {
 /// Whether `build` has the shape of a conda build string: words of letters and digits joined by
 /// `_` (at least one), ending in the build number (`py3.9_cpu_0`, `cuda120_py311h2b5a6c6_300`,
 /// `ha6f8bbd_10`, `pypi_0`).
+/// A build string of a `conda list` row: conda's shape ([`conda_build_shape`]), or a bare build number where the row
+/// has its channel column too (NVIDIA's channel builds its packages as `0`, `1`: `cuda-nvcc  12.4.131  0  nvidia`,
+/// dattalab/keypoint-moseq#161).
+fn row_build(build: &str, line: &str) -> bool {
+    let bare = !build.is_empty() && build.len() <= 3 && build.bytes().all(|b| b.is_ascii_digit());
+    conda_build_shape(build)
+        || (bare
+            && line.split_whitespace().count() == 4
+            && line.split_whitespace().last().is_some_and(|c| {
+                c.chars().all(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit() || matches!(ch, '-' | '_'))
+                    && c.starts_with(|ch: char| ch.is_ascii_lowercase())
+            }))
+}
+
 fn conda_build_shape(build: &str) -> bool {
     let Some((head, number)) = build.rsplit_once('_') else { return false };
     !head.is_empty()

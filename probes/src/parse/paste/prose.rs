@@ -1225,6 +1225,38 @@ fn cpu_fallback_in_words(line: &str) -> bool {
     }
 }
 
+/// The format name of a wish for a GPU build said in words.
+const GPU_WANTED_FORMAT: &str = "a GPU build wished for, in words";
+
+/// Words asking for a framework that uses the GPU.
+const GPU_WANTED: [&str; 14] = [
+    "gpu enabled",
+    "gpu-enabled",
+    "gpu version",
+    "gpu support",
+    "gpu build",
+    "gpu-accelerated",
+    "gpu acceleration",
+    "cuda enabled",
+    "cuda-enabled",
+    "cuda support",
+    "cuda build",
+    "use my gpu",
+    "use the gpu",
+    "run on the gpu",
+];
+
+/// A sentence asking for a GPU build of a framework (micro-sam#356: "I guess you wanted users to have GPU enabled
+/// version by default?"): one of [`GPU_WANTED`] in a line of at most 300 characters that does not say the machine has
+/// no GPU or is meant for the CPU (`cpu-only machine`, `no gpu`).
+fn gpu_wanted_in_words(line: &str) -> bool {
+    line.len() <= 300 && {
+        let lower = line.to_ascii_lowercase();
+        mentions(&lower, &GPU_WANTED)
+            && !mentions(&lower, &["no gpu", "without gpu", "without a gpu", "cpu-only machine", "cpu only machine"])
+    }
+}
+
 /// The format name of a build that says it builds without CUDA.
 const BUILD_WITHOUT_CUDA_FORMAT: &str = "a build without CUDA, said by the build";
 
@@ -1359,6 +1391,18 @@ fn said_line(lines: &[String], facts: &mut Facts, format: &'static str, said: fn
     Some(line.trim().chars().take(300).collect())
 }
 
+/// What the words say of the build: a build leaving CUDA out, work falling back to the CPU, a GPU build wished for
+/// (the wish another reader found, an install command asking for CUDA, comes first).
+fn builds_in_words(lines: &[String], facts: &mut Facts) {
+    facts.stated_build_without_cuda = said_line(lines, facts, BUILD_WITHOUT_CUDA_FORMAT, build_without_cuda_in_words)
+        .or(facts.stated_build_without_cuda.take());
+    facts.stated_cpu_fallback =
+        said_line(lines, facts, CPU_FALLBACK_FORMAT, cpu_fallback_in_words).or(facts.stated_cpu_fallback.take());
+    if facts.stated_cuda_wanted.is_none() {
+        facts.stated_cuda_wanted = said_line(lines, facts, GPU_WANTED_FORMAT, gpu_wanted_in_words);
+    }
+}
+
 /// The machine's GPU named as another vendor's, or said not to be NVIDIA's. The whole text is looked through for an
 /// NVIDIA GPU only where a line names another vendor's, or says the machine has no NVIDIA GPU (that line itself
 /// names one only to deny it).
@@ -1415,10 +1459,7 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
     facts.stated_nouveau = said_line(lines, facts, NOUVEAU_FORMAT, nouveau_in_words).or(facts.stated_nouveau.take());
     facts.stated_nvidia_smi_missing = said_line(lines, facts, SMI_MISSING_FORMAT, nvidia_smi_missing_in_words)
         .or(facts.stated_nvidia_smi_missing.take());
-    facts.stated_build_without_cuda = said_line(lines, facts, BUILD_WITHOUT_CUDA_FORMAT, build_without_cuda_in_words)
-        .or(facts.stated_build_without_cuda.take());
-    facts.stated_cpu_fallback =
-        said_line(lines, facts, CPU_FALLBACK_FORMAT, cpu_fallback_in_words).or(facts.stated_cpu_fallback.take());
+    builds_in_words(lines, facts);
     if facts.multi_gpu_trouble.is_none()
         && let Some((i, sentence, (symptom, several_gpus))) = lines.iter().enumerate().find_map(|(i, l)| {
             // A line ending in a colon goes on in the next ("it hangs here:" / "when calling NVML to check NVLINK").

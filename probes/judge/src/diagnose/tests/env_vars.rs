@@ -513,3 +513,53 @@ fn driver_capabilities_without_compute_beside_a_cuda_failure() {
     }
     assert!(!super::pasted_ids(&run("utility")).iter().any(|id| id.starts_with("env.driver_cap")));
 }
+
+/// XLA_PYTHON_CLIENT_MEM_FRACTION must be a fraction: `100` (jax-ml/jax#17426) and `0` are findings, a percentage
+/// below 100 gets its fraction in the fix, and `.75` or `1` are no finding.
+#[test]
+fn xla_mem_fraction_outside_zero_to_one() {
+    let f = super::pasted_findings("os.environ[\"XLA_PYTHON_CLIENT_MEM_FRACTION\"]=\"100\"\n");
+    let named = f.iter().find(|f| f.id == "env.xla_mem_fraction_out_of_range").expect("100");
+    assert!(named.detail.contains("more than the GPU has"), "{}", named.detail);
+    let f = super::pasted_findings("export XLA_PYTHON_CLIENT_MEM_FRACTION=75\n");
+    let named = f.iter().find(|f| f.id == "env.xla_mem_fraction_out_of_range").expect("75");
+    assert!(super::words(named).is_some_and(|w| w.contains("for 75% write 0.75")), "{named:?}");
+    assert!(
+        super::pasted_ids("export XLA_PYTHON_CLIENT_MEM_FRACTION=0\n")
+            .contains(&"env.xla_mem_fraction_out_of_range".to_owned())
+    );
+    for fine in [".75", "1", "0.5"] {
+        let ids = super::pasted_ids(&format!("export XLA_PYTHON_CLIENT_MEM_FRACTION={fine}\n"));
+        assert!(!ids.iter().any(|id| id == "env.xla_mem_fraction_out_of_range"), "{fine}: {ids:?}");
+    }
+}
+
+/// PyTorch's allocator-backend assert is the variable set after the import, with both backends said; no assert,
+/// no finding.
+#[test]
+fn allocator_backend_changed_after_import() {
+    let line = "RuntimeError: config[i] == get()->name() INTERNAL ASSERT FAILED at \"../c10/cuda/CUDACachingAllocator.cpp\":644, \
+                please report a bug to PyTorch. Allocator backend parsed at runtime != allocator backend parsed at load time\n";
+    let f = super::pasted_findings(line);
+    assert!(f.iter().any(|f| f.id == "env.alloc_conf_set_after_import"), "{f:?}");
+    let both = "RuntimeError: Allocator backend parsed at runtime != allocator backend parsed at load time, cudaMallocAsync != native\n";
+    let f = super::pasted_findings(both);
+    let named = f.iter().find(|f| f.id == "env.alloc_conf_set_after_import").expect("both");
+    assert!(named.detail.contains("`backend:cudaMallocAsync` now, `native` when torch was loaded"), "{}", named.detail);
+    assert!(
+        !super::pasted_ids("export PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync\n")
+            .iter()
+            .any(|id| id.starts_with("env.alloc"))
+    );
+}
+
+/// An empty CUDA_VISIBLE_DEVICES in front of the command, and CUDA's `initialization error` from the first device
+/// call after cuInit found nothing (JuliaGPU/CUDA.jl#1336), is the variable hiding every GPU; the same error without
+/// the variable is not.
+#[test]
+fn empty_visible_devices_beside_an_initialization_error() {
+    let error = "  CUDA error: initialization error (code 3, ERROR_NOT_INITIALIZED)\n";
+    let ids = super::pasted_ids(&format!("ian@desktop:~$ CUDA_VISIBLE_DEVICES=\"\" julia17\n{error}"));
+    assert!(ids.contains(&"env.cuda_visible_devices_hides_all".to_owned()), "{ids:?}");
+    assert!(!super::pasted_ids(error).iter().any(|id| id.starts_with("env.")));
+}

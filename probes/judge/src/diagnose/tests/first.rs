@@ -177,6 +177,26 @@ fn a_pasted_cpu_build_beside_cuda_packages_is_named_without_a_gpu_list() {
     assert!(ids(&format!("{toolkit}pytorch 1.12.1 py3.9_cuda11.6_cudnn8.3.2_0 pytorch\n")).is_empty());
 }
 
+/// A CPU build (conda-forge's `cpu_generic` build string) where the writer asks for a GPU build in words
+/// (computational-cell-analytics/micro-sam#356: "I guess you wanted users to have GPU enabled version by default?"); a
+/// writer on a machine without a GPU says so and is left alone.
+#[test]
+fn a_pasted_cpu_build_where_the_words_ask_for_a_gpu_build_is_named() {
+    let ids = super::pasted_ids;
+    let cpu = "pytorch                   2.1.0           cpu_generic_py311h8354fdb_2    conda-forge
+";
+    let wish = "I guess you wanted users to have GPU enabled version by default?
+";
+    assert_eq!(ids(&format!("{wish}{cpu}")), ["framework.cpu_only_build"]);
+    assert!(
+        ids(&format!(
+            "This is a laptop with no GPU, so no GPU support needed.
+{cpu}"
+        ))
+        .is_empty()
+    );
+}
+
 /// A CPU torch beside a companion that runs only on CUDA (vLLM, flash-attn), or under a module that failed to load
 /// torch's CUDA library (the loader's `libtorch_cuda.so: cannot open shared object file`), was meant to be the CUDA
 /// build; a vLLM built for the CPU (`+cpu`) says nothing.

@@ -489,3 +489,22 @@ fn cmakes_two_cuda_installs_are_the_names_disagreeing_with_one_root_in_the_fix()
     let f = alone.iter().find(|f| f.id == "toolkits.names_disagree").expect("the finding");
     assert!(f.fix.as_deref().unwrap().contains("-DCUDAToolkit_ROOT=<that folder>"));
 }
+
+/// One conda environment with NVIDIA's cuda-nvcc (its build a bare `0`, the channel column beside it) of another
+/// release than its cudatoolkit (dattalab/keypoint-moseq#161's rows): the two disagree, with the pin in the fix.
+/// The environment file's pin of another version, quoted before the list, does not hide what is installed; an nvcc
+/// of the toolkit's release is no finding.
+#[test]
+fn a_conda_nvcc_of_another_release_than_the_environments_cudatoolkit() {
+    let pin = "  - cuda-nvcc=11.8.89\n";
+    let rows = "cuda-nvcc                 12.4.131                      0    nvidia\n\
+                cuda-version              11.8                 hcce14f8_3    defaults\n\
+                cudatoolkit               11.8.0              h09e9e62_13    conda-forge\n";
+    let f = super::pasted_findings(&format!("{pin}{rows}"));
+    let named = f.iter().find(|f| f.id == "toolkits.names_disagree").expect("disagree");
+    assert_eq!(named.evidence, ["cuda-nvcc 12.4.131 (conda)", "cudatoolkit 11.8.0 (conda)"]);
+    assert!(super::words(named).is_some_and(|w| w.contains("conda install cuda-nvcc=11.8 -c nvidia")), "{named:?}");
+    let same = rows.replace("12.4.131", "11.8.89 ");
+    assert!(!super::pasted_ids(&same).contains(&"toolkits.names_disagree".to_owned()));
+    assert!(super::pasted_ids("cuda-nvcc 12.4.131 0 nvidia's build\n").is_empty(), "not a row: five words");
+}

@@ -753,3 +753,18 @@ fn nvml_driver_not_loaded_inside_wsl_is_a_linux_drivers_library() {
     let host = with_message(Machine::linux(), "nvml.driver_not_loaded", line);
     assert!(!host.ids().contains(&"wsl.linux_driver_installed".to_owned()), "{:?}", host.ids());
 }
+
+/// libnvidia-container 1.12.1 under WSL 2 (NVIDIA/nvidia-container-toolkit#53's `/proc/version` and
+/// `nvidia-container-cli --version`) is the release that crashes there; 1.12.0, or 1.12.1 on a Linux host, is not.
+#[test]
+fn container_toolkit_1_12_1_under_wsl_is_the_broken_release() {
+    let kernel = "Linux version 5.15.90.1-microsoft-standard-WSL2 (oe-user@oe-host) (x86_64-msft-linux-gcc (GCC) 9.3.0, \
+                  GNU ld (GNU Binutils) 2.34.0.20200220) #1 SMP Fri Jan 27 02:56:13 UTC 2023\n";
+    let cli = "$ nvidia-container-cli --version\ncli-version: 1.12.1\nlib-version: 1.12.1\n";
+    let f = super::pasted_findings(&format!("{kernel}{cli}"));
+    let named = f.iter().find(|f| f.id == "wsl.container_toolkit_release_broken").expect("1.12.1 under WSL");
+    assert!(super::words(named).is_some_and(|w| w.contains("1.13.0 or newer")), "{named:?}");
+    let older = format!("{kernel}{}", cli.replace("1.12.1", "1.12.0"));
+    assert!(!super::pasted_ids(&older).contains(&"wsl.container_toolkit_release_broken".to_owned()));
+    assert!(!super::pasted_ids(cli).contains(&"wsl.container_toolkit_release_broken".to_owned()));
+}

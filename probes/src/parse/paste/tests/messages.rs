@@ -1699,6 +1699,13 @@ const CASES: &[Case] = &[
         &[("library", "libbitsandbytes_cuda118_nocublaslt.so")],
         &[],
     ),
+    // (format) CUDAAllocatorConfig.cpp@01f9ef32's assert with both backends.
+    (
+        "torch.alloc_backend_changed_after_load",
+        "RuntimeError: Allocator backend parsed at runtime != allocator backend parsed at load time, cudaMallocAsync != native",
+        &[("runtime", "cudaMallocAsync"), ("load", "native")],
+        &[],
+    ),
     ("numba.driver_not_found", "CUDA driver library cannot be found.", &[], &[]),
     (
         "numba.driver_init_error",
