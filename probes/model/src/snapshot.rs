@@ -143,6 +143,11 @@ pub struct Snapshot {
     /// accelerator answered `GPU` (JAX's bug template); `None` for a live machine, or when not said.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stated_cuda_wanted: Option<String>,
+    /// The line of a conda command that installs from conda-forge without asking for a CUDA build (`conda install -c
+    /// conda-forge opencv`, `conda create -n x vak -c conda-forge`): conda-forge's solver may pick, or swap in, its CPU
+    /// build of pytorch. `None` for a live machine, or when not shown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stated_conda_forge_install: Option<String>,
     /// The line where the pasted text says the nouveau driver is installed, loaded or failing on the machine ("the
     /// machine has nouveau installed", "many errors about nouveau in dmesg"); `None` for a live machine, or when
     /// not said.
@@ -244,6 +249,7 @@ impl Snapshot {
             stated_busy_downshift: None,
             stated_egpu: None,
             stated_cuda_wanted: None,
+            stated_conda_forge_install: None,
             stated_nouveau: None,
             stated_min_cc: None,
             stated_index_mismatch: None,

@@ -36,7 +36,9 @@ pub(super) const CPU_ONLY: Rule = Rule {
               a CPU-only build (`installs cpu version instead of cuda`, `Torch without CUDA`, `torch was not compiled \
               with CUDA support`, a version with the CPU index's tag standing alone: `\"2.0.0+cpu Autocast half\"`), \
               where no program's \
-              output shows torch's build. ollama whose runner list (`Dynamic LLM libraries`) holds only CPU runners, with an NVIDIA \
+              output shows torch's build. torch answering `is_available()` False, its build, a GPU list and a driver \
+              not shown, beside a conda command installing from conda-forge without asking for CUDA (conda-forge's \
+              CPU pytorch, likely: the fix checks `conda list pytorch` first). ollama whose runner list (`Dynamic LLM libraries`) holds only CPU runners, with an NVIDIA \
               GPU or no GPU list.",
     source: "PyTorch install matrix (https://pytorch.org/get-started/locally/); TensorFlow pip guide; JAX installation \
              docs; the libraries' rows in assets/compat/errors.toml (their sources: open-mmlab/mmcv, \
@@ -85,6 +87,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     library_without_cuda(cx, out);
     jax_on_cpu_beside_torch_on_gpu(cx, out);
     cpu_torch_in_words(cx, out);
+    cpu_build_from_conda_forge(cx, out);
     tensorflow_windows_in_words(cx, out);
     onnxruntime(cx, out);
     paddle(cx, out);
@@ -264,6 +267,45 @@ fn cpu_torch_in_words(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
              (`pip install torch --index-url https://download.pytorch.org/whl/cuXYZ`, cuXYZ the CUDA build)."
                 .to_owned()
         })),
+    ));
+}
+
+/// torch answering `is_available()` False where the text shows neither its build nor a GPU list nor a driver, beside a
+/// conda command that installed from conda-forge without asking for CUDA: conda-forge's CPU pytorch is the likely
+/// build (its solver picks it unless a CUDA build is asked for, and installing another package can swap it in).
+fn cpu_build_from_conda_forge(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let Some(command) = cx.s.stated_conda_forge_install.as_deref() else { return };
+    if cx.has_nvidia_gpu() || cx.driver.version.is_some() || out.iter().any(|f| f.id == CPU_ONLY.id) {
+        return;
+    }
+    let asked = cx.envs().iter().any(|e| {
+        let build_shown = e.framework("torch").is_some_and(|f| f.build != FrameworkBuild::Unknown);
+        let torch = e.deep_torch();
+        !build_shown && torch.is_some_and(|t| t.cuda_available == Some(false) && t.cuda.is_none())
+    });
+    if !asked {
+        return;
+    }
+    out.push(CPU_ONLY.finding(
+        "torch is likely conda-forge's CPU build: CUDA is not available after a conda-forge install",
+        "torch.cuda.is_available() answered False, and the text shows conda installing from conda-forge without asking \
+         for a CUDA build. conda-forge's pytorch comes as a CPU build and a CUDA build; its solver takes the CPU one \
+         unless the CUDA build is asked for (or it sees the driver), and installing another package from conda-forge \
+         can swap a CUDA pytorch for the CPU one. The text does not show which build is installed.",
+        vec![
+            format!("pasted: {command}"),
+            "torch.cuda.is_available() returned False; the text shows neither torch's build, nor a GPU list, nor a \
+             driver"
+                .to_owned(),
+        ],
+        Some(
+            "Check the build: `conda list pytorch` (a build string starting `cpu_` is the CPU build; `cuda…` the CUDA \
+             one). Then ask conda-forge for the CUDA build: `conda install -c conda-forge pytorch-gpu` (or \
+             `\"pytorch=*=cuda*\"`), or install torch with pip from the CUDA index \
+             (`pip install torch --index-url https://download.pytorch.org/whl/cu126`) and the other package with pip, \
+             so conda does not swap it again."
+                .to_owned(),
+        ),
     ));
 }
 

@@ -98,10 +98,13 @@ pub(super) const AER_CORRECTED: Rule = Rule {
     severity: Severity::Info,
     trigger: "The kernel's PCIe Advanced Error Reporting counted correctable errors on a GPU (RxErr, BadTLP, \
               BadDLLP, Replay…): the link repaired each by retransmitting, which costs bandwidth; many of them point \
-              at signal quality (a riser, a slot, a generation the path cannot hold).",
+              at signal quality (a riser, a slot, a generation the path cannot hold). Or, where the kernel said \
+              nothing, a GPU's PCIe replay counter above zero (NVML's nvmlDeviceGetPcieReplayCounter, nvidia-smi \
+              dmon's `pci` errors column).",
     source: "Linux drivers/pci/pcie/aer.c (aer_print_error \"PCIe Bus Error: severity=Corrected\"; aer_dev_correctable \
              in sysfs); Linux Documentation/PCI/pcieaer-howto.rst (correctable errors: no functional impact, \
-             recovered by the hardware)",
+             recovered by the hardware); nvidia-smi(1), dmon `-s e`: \"ECC errors and PCIe replay errors\"; NVML's \
+             nvmlDeviceGetPcieReplayCounter",
 };
 
 pub(super) const RULES: &[Rule] = &[DEGRADED, IDLE, EGPU, NARROW, LANES_M2, AER_UNCORRECTED, AER_CORRECTED];
@@ -443,6 +446,38 @@ fn aer(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
             ));
         }
     }
+    replays(health, out);
+}
+
+/// GPUs whose PCIe replay counter (NVML's, nvidia-smi's `Replays Since Reset`, dmon's `pci` errors) is above zero,
+/// where the kernel's AER said nothing of them: the link retransmitted packets after errors ([`AER_CORRECTED`]).
+/// Named per GPU, the busiest first, with the GPUs that counted none beside them (the same rig's good links).
+fn replays(health: &[gpu_doctor_model::GpuHealth], out: &mut Vec<Finding>) {
+    let mut counted: Vec<(u32, u64)> =
+        health.iter().filter_map(|h| h.pcie_replay_count.filter(|c| *c > 0).map(|c| (h.index, c))).collect();
+    if counted.is_empty() || out.iter().any(|f| f.id == AER_CORRECTED.id || f.id == AER_UNCORRECTED.id) {
+        return;
+    }
+    counted.sort_by_key(|c| std::cmp::Reverse(c.1));
+    let clean: Vec<String> =
+        health.iter().filter(|h| h.pcie_replay_count == Some(0)).map(|h| h.index.to_string()).collect();
+    let gpus: Vec<String> = counted.iter().map(|(i, _)| format!("GPU {i}")).collect();
+    let mut evidence: Vec<String> = counted.iter().map(|(i, c)| format!("GPU {i}: {c} PCIe replays")).collect();
+    if !clean.is_empty() {
+        evidence.push(format!("no replays on GPU {}", clean.join(", ")));
+    }
+    out.push(AER_CORRECTED.finding(
+        format!("{} retransmitted PCIe packets after link errors", gpus.join(", ")),
+        "The GPU's PCIe replay counter counts packets its link had to send again after an error. The link repairs \
+         each, at the cost of bandwidth; a count that keeps rising points at signal quality: a riser (USB risers \
+         above all), a slot, a card not fully seated, a generation the path cannot hold.",
+        evidence,
+        Some(format!(
+            "Watch whether it rises under load (`nvidia-smi dmon -s e`, its `pci` column, or `nvidia-smi -q -d PCIE`, \
+             `Replays Since Reset`); if it does, reseat the card, swap its riser or cable, or set the slot one PCIe \
+             generation lower in the BIOS; then measure: {CHECK}"
+        )),
+    ));
 }
 
 /// The text says the link comes down while the GPU works ([`DEGRADED`]), where no link reading of a GPU shows it below

@@ -631,6 +631,11 @@ fn other_fix(cx: &Ctx<'_>, known: &KnownMessage) -> FamilyFix {
                                              medium Memory mounted at /dev/shm); `df -h /dev/shm` shows its size. \
                                              Fewer DataLoader workers (`num_workers`) or smaller batches need less."
             .to_owned(),
+        "nccl.system_error" => "Run it again with `NCCL_DEBUG=INFO` (the WARN line before the error names the call \
+                                that failed). In a container the usual one is NCCL's shared memory: start it with \
+                                `--ipc=host` or `docker run --shm-size=1g …` (`df -h /dev/shm` shows its size; on \
+                                Kubernetes, an emptyDir of medium Memory mounted at /dev/shm)."
+            .to_owned(),
         "nccl.shm_too_small" => "Give the container a larger /dev/shm: `docker run --shm-size=1g …` or `--ipc=host` \
                                  (NCCL's troubleshooting guide); on Kubernetes, an emptyDir of medium Memory mounted \
                                  at /dev/shm."

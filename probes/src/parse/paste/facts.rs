@@ -126,6 +126,8 @@ pub(super) struct Facts {
     /// CUDA asked for (`install_commands`: a command naming a CUDA package; `issue_form`: an accelerator answered
     /// `GPU`): the line.
     pub stated_cuda_wanted: Option<String>,
+    /// A conda command installing from conda-forge without asking for CUDA (`install_commands`).
+    pub stated_conda_forge_install: Option<String>,
     /// nouveau present on the machine, said in words (`prose`): the line.
     pub stated_nouveau: Option<String>,
     /// The lowest compute capability a program says it needs (`prose`): the capability and the line.
@@ -374,6 +376,7 @@ impl Facts {
         snap.stated_busy_downshift = self.stated_busy_downshift.take();
         snap.stated_egpu = self.stated_egpu.take();
         snap.stated_cuda_wanted = self.stated_cuda_wanted.take();
+        snap.stated_conda_forge_install = self.stated_conda_forge_install.take();
         snap.stated_nouveau = self.stated_nouveau.take();
         snap.stated_min_cc = self.stated_min_cc.take();
         snap.stated_index_mismatch = self.stated_index_mismatch.take();

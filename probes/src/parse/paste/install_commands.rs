@@ -229,6 +229,27 @@ fn known(facts: &Facts, name: &str) -> bool {
     printed || facts.packages.iter().any(|p| family(&p.name) == family(name))
 }
 
+/// The format name of a conda command installing from conda-forge.
+const CONDA_FORGE: &str = "a conda command installing from conda-forge";
+
+/// A conda (or mamba) `install` or `create` from the conda-forge channel (`-c conda-forge`, `--channel conda-forge`,
+/// `conda-forge::name`) that asks for no CUDA build: no `pytorch-gpu`, no CUDA package or `cuda` build string, not the
+/// pytorch channel. conda-forge's pytorch is its CPU build unless a CUDA one is asked for or the solver sees the
+/// driver (conda-forge/pytorch-cpu-feedstock's README: `pytorch-gpu`, `pytorch=*=cuda*`), and installing another
+/// package there can swap a CUDA pytorch for it (vocalpy/vak#470, opencv/opencv#24293).
+fn conda_forge_without_cuda(line: &str) -> bool {
+    if line.len() > MAX_LINE {
+        return false;
+    }
+    let lower = line.to_ascii_lowercase();
+    let tool = ["conda ", "mamba ", "micromamba "].iter().any(|t| lower.contains(t));
+    let verb = lower.contains(" install") || lower.contains(" create");
+    let forge =
+        lower.contains("-c conda-forge") || lower.contains("--channel conda-forge") || lower.contains("conda-forge::");
+    let asks_cuda = ["cuda", "pytorch-gpu", "-c pytorch", "-c nvidia", "gpu"].iter().any(|w| lower.contains(w));
+    tool && verb && forge && !asks_cuda
+}
+
 /// Reads the frameworks the text's install commands pin, where nothing else gave their versions.
 pub(super) fn read(lines: &[String], facts: &mut Facts) {
     // Only a line with `install` can hold a command: one prebuilt search, not a split of every line.
@@ -236,6 +257,10 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
     let mut pinned: Vec<(usize, Pinned)> = Vec::new();
     let mut differ: Vec<String> = Vec::new();
     for (at, line) in lines.iter().enumerate() {
+        if facts.stated_conda_forge_install.is_none() && conda_forge_without_cuda(line) {
+            facts.saw(at, CONDA_FORGE);
+            facts.stated_conda_forge_install = Some(line.trim().chars().take(300).collect());
+        }
         if !INSTALL.in_line(line) {
             continue;
         }

@@ -76,6 +76,59 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
     }
     facts.driver(gpustat_driver, None, GPUSTAT);
     siblings_floor(&mut facts.listed_gpus);
+    dmon_replays(lines, facts);
+}
+
+const DMON: &str = "nvidia-smi dmon";
+
+/// The most rows of `nvidia-smi dmon` read: it prints one per GPU every interval, for as long as it runs.
+const MAX_DMON_ROWS: usize = 4096;
+
+/// `nvidia-smi dmon -s e` (or with more groups): its `pci` column under `errs` counts each GPU's PCIe replays
+/// (nvidia-smi(1), dmon: "e - ECC (Number of aggregated single bit, double bit ecc errors) and PCIe replay
+/// errors"). The header is `# gpu … pci …` (after `Date Time` with `-o DT`), then a `# Idx …` units line; each row
+/// holds as many words. The most a GPU's rows show is its count since the driver loaded.
+fn dmon_replays(lines: &[String], facts: &mut Facts) {
+    let Some(at) = lines.iter().position(|l| {
+        let t = l.trim_start();
+        t.starts_with('#') && t.split_whitespace().any(|w| w == "gpu") && t.split_whitespace().any(|w| w == "pci")
+    }) else {
+        return;
+    };
+    let names: Vec<&str> = lines[at].trim_start().trim_start_matches('#').split_whitespace().collect();
+    let (Some(gpu), Some(pci)) = (names.iter().position(|n| *n == "gpu"), names.iter().position(|n| *n == "pci"))
+    else {
+        return;
+    };
+    let mut most: Vec<(u32, u64)> = Vec::new();
+    for line in lines[at + 1..].iter().take(MAX_DMON_ROWS) {
+        let t = line.trim();
+        if t.starts_with('#') {
+            continue;
+        }
+        let words: Vec<&str> = t.split_whitespace().collect();
+        if words.len() != names.len() {
+            break;
+        }
+        let (Some(index), Some(count)) =
+            (words[gpu].parse::<u32>().ok(), words.get(pci).and_then(|w| w.parse::<u64>().ok()))
+        else {
+            continue;
+        };
+        if let Some((_, c)) = most.iter_mut().find(|(i, _)| *i == index) {
+            *c = (*c).max(count);
+        } else if most.len() < super::gpus::MAX_GPUS {
+            most.push((index, count));
+        }
+    }
+    if most.is_empty() {
+        return;
+    }
+    facts.saw(at, DMON);
+    for (index, count) in most {
+        let health = gpu_doctor_model::GpuHealth { index, pcie_replay_count: Some(count), ..Default::default() };
+        facts.health(health, DMON);
+    }
 }
 
 /// Gives each nvtop GPU without a maximum the highest generation and width another nvtop GPU of the

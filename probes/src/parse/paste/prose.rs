@@ -555,6 +555,36 @@ fn mentions(lower: &str, words: &[&str]) -> bool {
     words.iter().any(|w| lower.contains(w))
 }
 
+/// The format name of GPU states with their links, an idle one at a lower generation than a busy one.
+const PSTATE_FORMAT: &str = "P-states with their PCIe generation";
+
+/// A line's performance state and PCIe generation (`d1: P8 sm= 324 MHz mem= 324 MHz PCIe Gen1 x16`, a monitor's or a
+/// script's line; nvidia-smi names the states P0, the most, to P12, the least): both as words of their own, in a
+/// line of at most 300 characters.
+fn pstate_and_generation(line: &str) -> Option<(u32, u32)> {
+    if line.len() > 300 {
+        return None;
+    }
+    let words: Vec<&str> = line.split(|c: char| c.is_whitespace() || matches!(c, ',' | ':' | '|')).collect();
+    let pstate = words.iter().find_map(|w| w.strip_prefix('P').filter(|n| n.len() <= 2)?.parse::<u32>().ok());
+    let generation = words.iter().enumerate().find_map(|(i, w)| match w.strip_prefix("Gen") {
+        Some("") => words.get(i + 1)?.parse::<u32>().ok(),
+        Some(n) => n.parse::<u32>().ok(),
+        None => None,
+    });
+    pstate.filter(|p| *p <= 15).zip(generation.filter(|g| (1..=6).contains(g)))
+}
+
+/// An idle GPU's line (P5 or lower in power, P8 and on) at a lower PCIe generation than a busy one's (P0 to P2): the
+/// link follows the power state (dogkeeper886/ollama37#207: `P8 … PCIe Gen1 x16` cold, `P0 … PCIe Gen3 x16` after a
+/// warm-up).
+fn idle_link_by_pstate(lines: &[String]) -> Option<usize> {
+    let states: Vec<(usize, u32, u32)> =
+        lines.iter().enumerate().filter_map(|(i, l)| pstate_and_generation(l).map(|(p, g)| (i, p, g))).collect();
+    let busy = states.iter().filter(|(_, p, _)| *p <= 2).map(|(_, _, g)| *g).max()?;
+    states.iter().find(|(_, p, g)| *p >= 5 && *g < busy).map(|(i, _, _)| *i)
+}
+
 /// The format name of a link said to drop its generation while idle.
 const IDLE_FORMAT: &str = "a link said to slow down while idle";
 
@@ -1248,12 +1278,13 @@ const GPU_WANTED: [&str; 14] = [
 
 /// A sentence asking for a GPU build of a framework (micro-sam#356: "I guess you wanted users to have GPU enabled
 /// version by default?"): one of [`GPU_WANTED`] in a line of at most 300 characters that does not say the machine has
-/// no GPU or is meant for the CPU (`cpu-only machine`, `no gpu`).
+/// no GPU or is meant for the CPU (`cpu-only machine`, `no gpu`), and is no program's error (`AssertionError: Torch
+/// not compiled with CUDA enabled` is torch's own, read as its message).
 fn gpu_wanted_in_words(line: &str) -> bool {
     line.len() <= 300 && {
         let lower = line.to_ascii_lowercase();
-        mentions(&lower, &GPU_WANTED)
-            && !mentions(&lower, &["no gpu", "without gpu", "without a gpu", "cpu-only machine", "cpu only machine"])
+        let denied = ["no gpu", "without gpu", "without a gpu", "cpu-only machine", "cpu only machine", "not compiled"];
+        mentions(&lower, &GPU_WANTED) && !mentions(&lower, &denied) && !lower.contains("error:")
     }
 }
 
@@ -1486,6 +1517,9 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
     if let Some((i, sentence)) = said {
         facts.saw(i, IDLE_FORMAT);
         facts.stated_idle_downshift = Some(sentence.chars().take(300).collect());
+    } else if let Some(i) = idle_link_by_pstate(lines) {
+        facts.saw(i, PSTATE_FORMAT);
+        facts.stated_idle_downshift = Some(lines[i].trim().chars().take(300).collect());
     }
     facts.stated_busy_downshift =
         said_line(lines, facts, BUSY_FORMAT, busy_downshift).or(facts.stated_busy_downshift.take());

@@ -197,6 +197,25 @@ fn a_pasted_cpu_build_where_the_words_ask_for_a_gpu_build_is_named() {
     );
 }
 
+/// `is_available()` False after a conda-forge install that asked for no CUDA build (opencv/opencv#24293's two lines),
+/// where the text shows no build, GPU list or driver: conda-forge's CPU pytorch, with `conda list pytorch` in the fix
+/// to check. Asking for the CUDA build, or a driver shown, is not this.
+#[test]
+fn is_available_false_after_a_conda_forge_install_is_likely_the_cpu_build() {
+    let ids = super::pasted_ids;
+    let repl = "(mouse) $ python -c \"import torch; print(torch.cuda.is_available())\"\nFalse\n";
+    let text = format!("conda install -c conda-forge opencv\n{repl}");
+    let f = super::pasted_findings(&text);
+    let named = f.iter().find(|f| f.id == "framework.cpu_only_build").expect("likely the CPU build");
+    assert!(super::words(named).is_some_and(|w| w.contains("conda list pytorch")), "{named:?}");
+    assert!(
+        !ids(&format!("conda install -c conda-forge pytorch-gpu opencv\n{repl}"))
+            .contains(&"framework.cpu_only_build".to_owned())
+    );
+    assert!(!ids(&format!("{text}Driver Version: 470.82.01\n")).contains(&"framework.cpu_only_build".to_owned()));
+    assert!(ids(repl).iter().all(|id| id != "framework.cpu_only_build"), "is_available() alone");
+}
+
 /// A CPU torch beside a companion that runs only on CUDA (vLLM, flash-attn), or under a module that failed to load
 /// torch's CUDA library (the loader's `libtorch_cuda.so: cannot open shared object file`), was meant to be the CUDA
 /// build; a vLLM built for the CPU (`+cpu`) says nothing.

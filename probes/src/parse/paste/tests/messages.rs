@@ -1469,6 +1469,13 @@ const CASES: &[Case] = &[
     ),
     // ublue-os/aurora#1924: the message's third line alone, as a kernel log cut to it shows it.
     ("nvrm.open_module_needs_gsp", "NVRM: nvidia.ko because it does not include the required GPU", &[], &[]),
+    // (format) init.cc@v2.21.5-1#L2261's string, as torch.distributed raises it.
+    (
+        "nccl.system_error",
+        "torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5",
+        &[],
+        &[],
+    ),
     (
         "nccl.shm_too_small",
         "3d3e22c3066f:168:168 [0] misc/shmutils.cc:72 NCCL WARN Error: failed to extend /dev/shm/nccl-UbzKZ9 to 9637892 bytes",

@@ -1130,3 +1130,44 @@ fn a_hydra_env_set_block_is_a_variable_set_in_process() {
     assert_eq!(s.env.set_in_process, ["CUDA_VISIBLE_DEVICES"]);
     assert_eq!(s.env.vars.get("CUDA_VISIBLE_DEVICES"), None);
 }
+
+/// Lines giving a GPU's performance state with its link (dogkeeper886/ollama37#207's script): an idle state (P8) at
+/// Gen1 beside a busy one (P0) at Gen3 is the link following the power state; both busy, or no link on the line,
+/// say nothing.
+#[test]
+fn an_idle_pstate_at_a_lower_generation_than_a_busy_one_is_the_idle_note() {
+    let text = "--- gpu state [at start, cold] ---\n  d1: P8   sm= 324 MHz  mem= 324 MHz  PCIe Gen1 x16     ← deep idle\n\
+                --- gpu state [after warm-up] ---\n  d0-d3: ALL P0  mem=2505 MHz  PCIe Gen3 x16\n";
+    let s = read(text);
+    assert!(
+        s.stated_idle_downshift.as_deref().is_some_and(|l| l.starts_with("d1: P8")),
+        "{:?}",
+        s.stated_idle_downshift
+    );
+    assert!(finding_ids(&s).contains(&"link.below_max_idle".to_owned()));
+    for other in ["d1: P0 PCIe Gen1 x16\nd0: P0 PCIe Gen3 x16\n", "d1: P8 sm= 324 MHz\nd0: P0 PCIe Gen3 x16\n"] {
+        assert!(read(other).stated_idle_downshift.is_none(), "{other:?}");
+    }
+}
+
+/// `nvidia-smi dmon -s pcet -o DT` (ethereum-mining/ethminer#679's rig): the `pci` errors column is each GPU's PCIe
+/// replay count, the most of its rows; the GPU with replays is the correctable-errors note, the others named clean.
+/// A dmon without the column, or rows of another width, give none.
+#[test]
+fn dmon_pci_errors_are_replays_and_a_gpu_with_them_is_the_correctable_note() {
+    let text = "# nvidia-smi dmon -s pcet -d 10 -o DT\n\
+                #Date       Time        gpu   pwr  temp  mclk  pclk sbecc dbecc   pci rxpci txpci\n\
+                #YYYYMMDD   HH:MM:SS    Idx     W     C   MHz   MHz  errs  errs  errs  MB/s  MB/s\n \
+                20180205   03:24:32      0   240    64  5433  1898     -     -     0    25    15\n \
+                20180205   03:24:32      2   230    44  5490  1949     -     -    27    18    13\n \
+                20180205   03:24:42      2   230    44  5490  1949     -     -    31    18    13\n";
+    let s = read(text);
+    let replays: Vec<(u32, Option<u64>)> =
+        s.health.gpus.value().unwrap().iter().map(|h| (h.index, h.pcie_replay_count)).collect();
+    assert_eq!(replays, [(0, Some(0)), (2, Some(31))]);
+    let f = findings(&s);
+    let note = f.iter().find(|f| f.id == "link.aer_correctable").expect("replays");
+    assert_eq!(note.evidence, ["GPU 2: 31 PCIe replays", "no replays on GPU 0"]);
+    let no_column = "# gpu   pwr  temp    sm   mem\n# Idx     W     C     %     %\n    0    43    39     0     0\n";
+    assert!(read(no_column).health.gpus.value().is_none_or(|h| h.iter().all(|h| h.pcie_replay_count.is_none())));
+}
