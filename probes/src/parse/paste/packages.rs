@@ -365,9 +365,6 @@ fn export_line(line: &str) -> Option<(String, String, Option<String>)> {
     ok.then(|| (name.to_owned(), version.to_owned(), Some(build.to_owned())))
 }
 
-/// Whether `build` has the shape of a conda build string: words of letters and digits joined by
-/// `_` (at least one), ending in the build number (`py3.9_cpu_0`, `cuda120_py311h2b5a6c6_300`,
-/// `ha6f8bbd_10`, `pypi_0`).
 /// A build string of a `conda list` row: conda's shape ([`conda_build_shape`]), or a bare build number where the row
 /// has its channel column too (NVIDIA's channel builds its packages as `0`, `1`: `cuda-nvcc  12.4.131  0  nvidia`,
 /// dattalab/keypoint-moseq#161).
@@ -382,6 +379,9 @@ fn row_build(build: &str, line: &str) -> bool {
             }))
 }
 
+/// Whether `build` has the shape of a conda build string: words of letters and digits joined by
+/// `_` (at least one), ending in the build number (`py3.9_cpu_0`, `cuda120_py311h2b5a6c6_300`,
+/// `ha6f8bbd_10`, `pypi_0`).
 fn conda_build_shape(build: &str) -> bool {
     let Some((head, number)) = build.rsplit_once('_') else { return false };
     !head.is_empty()
