@@ -83,7 +83,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
         format!(
             "{VARIABLE} is set, so bitsandbytes loads its library for {asked}{file} instead of the one that matches \
              torch's CUDA{torch}, with no fallback. That library failed: the package ships no file of that name (for \
-             GPUs below compute capability 7.5 bitsandbytes before 0.43.1 adds `_nocublaslt` to it), or that CUDA's \
+             GPUs below compute capability 7.5 bitsandbytes before 0.45 adds `_nocublaslt` to it), or that CUDA's \
              runtime (libcudart) is not on the loader's path."
         ),
         evidence,
