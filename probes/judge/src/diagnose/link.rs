@@ -99,8 +99,9 @@ pub(super) const AER_CORRECTED: Rule = Rule {
     trigger: "The kernel's PCIe Advanced Error Reporting counted correctable errors on a GPU (RxErr, BadTLP, \
               BadDLLP, Replay…): the link repaired each by retransmitting, which costs bandwidth; many of them point \
               at signal quality (a riser, a slot, a generation the path cannot hold). Or, where the kernel said \
-              nothing, a GPU's PCIe replay counter above zero (NVML's nvmlDeviceGetPcieReplayCounter, nvidia-smi \
-              dmon's `pci` errors column).",
+              nothing, a GPU's PCIe replay counter above zero while another GPU of the machine counted none \
+              (NVML's nvmlDeviceGetPcieReplayCounter, nvidia-smi dmon's `pci` errors column): the count adds up since \
+              the driver loaded, so only the contrast with the same rig's other links says something.",
     source: "Linux drivers/pci/pcie/aer.c (aer_print_error \"PCIe Bus Error: severity=Corrected\"; aer_dev_correctable \
              in sysfs); Linux Documentation/PCI/pcieaer-howto.rst (correctable errors: no functional impact, \
              recovered by the hardware); nvidia-smi(1), dmon `-s e`: \"ECC errors and PCIe replay errors\"; NVML's \
@@ -449,13 +450,19 @@ fn aer(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     replays(health, out);
 }
 
-/// GPUs whose PCIe replay counter (NVML's, nvidia-smi's `Replays Since Reset`, dmon's `pci` errors) is above zero,
-/// where the kernel's AER said nothing of them: the link retransmitted packets after errors ([`AER_CORRECTED`]).
-/// Named per GPU, the busiest first, with the GPUs that counted none beside them (the same rig's good links).
+/// GPUs whose PCIe replay counter (NVML's, nvidia-smi's `Replays Since Reset`, dmon's `pci` errors) is above zero
+/// beside GPUs of the same machine that counted none, where the kernel's AER said nothing of them: the link
+/// retransmitted packets after errors that its siblings' links did not have ([`AER_CORRECTED`]). A count alone says
+/// little: it adds up since the driver loaded, and a healthy H200 (tests/fixtures/h200-container-cu130) counted 2;
+/// NVIDIA's DCGM judges the rate, not the count. Named per GPU, the busiest first, the clean ones beside them.
 fn replays(health: &[gpu_doctor_model::GpuHealth], out: &mut Vec<Finding>) {
     let mut counted: Vec<(u32, u64)> =
         health.iter().filter_map(|h| h.pcie_replay_count.filter(|c| *c > 0).map(|c| (h.index, c))).collect();
-    if counted.is_empty() || out.iter().any(|f| f.id == AER_CORRECTED.id || f.id == AER_UNCORRECTED.id) {
+    let siblings_clean = health.iter().any(|h| h.pcie_replay_count == Some(0));
+    if counted.is_empty()
+        || !siblings_clean
+        || out.iter().any(|f| f.id == AER_CORRECTED.id || f.id == AER_UNCORRECTED.id)
+    {
         return;
     }
     counted.sort_by_key(|c| std::cmp::Reverse(c.1));

@@ -1168,6 +1168,9 @@ fn dmon_pci_errors_are_replays_and_a_gpu_with_them_is_the_correctable_note() {
     let f = findings(&s);
     let note = f.iter().find(|f| f.id == "link.aer_correctable").expect("replays");
     assert_eq!(note.evidence, ["GPU 2: 31 PCIe replays", "no replays on GPU 0"]);
+    // One GPU with a few replays (a healthy H200 counted 2 since its driver loaded) has no clean sibling to compare.
+    let one = "# gpu   pwr  temp   pci\n# Idx     W     C  errs\n    0    43    39     2\n";
+    assert!(!finding_ids(&read(one)).contains(&"link.aer_correctable".to_owned()));
     let no_column = "# gpu   pwr  temp    sm   mem\n# Idx     W     C     %     %\n    0    43    39     0     0\n";
     assert!(read(no_column).health.gpus.value().is_none_or(|h| h.iter().all(|h| h.pcie_replay_count.is_none())));
 }
