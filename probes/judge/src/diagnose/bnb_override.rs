@@ -5,8 +5,8 @@
 //! package ships no file of that name, or that CUDA's runtime is not on the loader's path.
 
 use super::context::build_cuda;
-use super::{Ctx, Rule};
-use gpu_doctor_model::{Category, Finding, OsFamily, Severity};
+use super::{Ctx, Rule, fix};
+use gpu_doctor_model::{Category, Finding, Severity};
 
 pub(super) const OVERRIDE: Rule = Rule {
     id: "env.bnb_cuda_version_override",
@@ -73,11 +73,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
         .unwrap_or_default();
     let asked = value.map_or_else(|| "another CUDA version".to_owned(), cuda_of);
     let file = library.map_or_else(String::new, |l| format!(", {l},"));
-    let unset = if cx.os == OsFamily::Windows {
-        format!("`Remove-Item Env:{VARIABLE}` (PowerShell) or `set {VARIABLE}=` (cmd)")
-    } else {
-        format!("`unset {VARIABLE}` (and remove it from ~/.bashrc or the job script)")
-    };
+    let unset = fix::unset_line(cx, VARIABLE);
     out.push(OVERRIDE.finding(
         format!("{VARIABLE} makes bitsandbytes load a library that does not load"),
         format!(
@@ -88,7 +84,8 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
         ),
         evidence,
         Some(format!(
-            "Clear the override so bitsandbytes picks the library matching torch's CUDA: {unset}; in a container \
+            "Clear the override so bitsandbytes picks the library matching torch's CUDA: `{unset}` (and remove it \
+             from the shell's profile or the job script); in a container \
              drop `-e {VARIABLE}=…` from `docker run` (or its line under Compose's `environment:`). Keep it only to \
              load a libbitsandbytes_cuda<NNN> file that the installed package ships (`python -m bitsandbytes` \
              lists what it finds), with that CUDA's libcudart on LD_LIBRARY_PATH."

@@ -211,9 +211,10 @@ fn xla_mem_fraction(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
         ),
         vec![format!("{MEM_FRACTION}={value}")],
         Some(format!(
-            "Set it to a fraction{meant}: `export {MEM_FRACTION}=.75` (or `os.environ[\"{MEM_FRACTION}\"] = \".75\"` \
+            "Set it to a fraction{meant}: `{}` (or `os.environ[\"{MEM_FRACTION}\"] = \".75\"` \
              before JAX is imported), leaving room for the CUDA libraries; or unset it for JAX's default, or set \
-             XLA_PYTHON_CLIENT_PREALLOCATE=false to allocate on demand."
+             XLA_PYTHON_CLIENT_PREALLOCATE=false to allocate on demand.",
+            fix::var_line(cx, MEM_FRACTION, ".75")
         )),
     ));
 }

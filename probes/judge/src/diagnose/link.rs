@@ -458,21 +458,18 @@ fn aer(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
 fn replays(health: &[gpu_doctor_model::GpuHealth], out: &mut Vec<Finding>) {
     let mut counted: Vec<(u32, u64)> =
         health.iter().filter_map(|h| h.pcie_replay_count.filter(|c| *c > 0).map(|c| (h.index, c))).collect();
-    let siblings_clean = health.iter().any(|h| h.pcie_replay_count == Some(0));
+    let clean: Vec<String> =
+        health.iter().filter(|h| h.pcie_replay_count == Some(0)).map(|h| h.index.to_string()).collect();
     if counted.is_empty()
-        || !siblings_clean
+        || clean.is_empty()
         || out.iter().any(|f| f.id == AER_CORRECTED.id || f.id == AER_UNCORRECTED.id)
     {
         return;
     }
     counted.sort_by_key(|c| std::cmp::Reverse(c.1));
-    let clean: Vec<String> =
-        health.iter().filter(|h| h.pcie_replay_count == Some(0)).map(|h| h.index.to_string()).collect();
     let gpus: Vec<String> = counted.iter().map(|(i, _)| format!("GPU {i}")).collect();
     let mut evidence: Vec<String> = counted.iter().map(|(i, c)| format!("GPU {i}: {c} PCIe replays")).collect();
-    if !clean.is_empty() {
-        evidence.push(format!("no replays on GPU {}", clean.join(", ")));
-    }
+    evidence.push(format!("no replays on GPU {}", clean.join(", ")));
     out.push(AER_CORRECTED.finding(
         format!("{} retransmitted PCIe packets after link errors", gpus.join(", ")),
         "The GPU's PCIe replay counter counts packets its link had to send again after an error. The link repairs \

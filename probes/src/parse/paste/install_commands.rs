@@ -68,6 +68,12 @@ fn command(conda: bool, args: &[&str]) -> Vec<Pinned> {
 /// An install command's arguments, to a shell separator, and whether the tool is conda (or mamba); `None` for a
 /// line that holds no `pip install` or `conda install`.
 fn arguments(line: &str) -> Option<(bool, Vec<&str>)> {
+    tool_arguments(line, &["install"])
+}
+
+/// The arguments of pip's or conda's (mamba's) subcommand of `verbs`, to a shell separator, and whether the tool is
+/// conda; `None` for a line that holds none.
+fn tool_arguments<'a>(line: &'a str, verbs: &[&str]) -> Option<(bool, Vec<&'a str>)> {
     let line = line.get(..line.floor_char_boundary(MAX_LINE)).unwrap_or("");
     let words: Vec<&str> = line
         .split_whitespace()
@@ -77,7 +83,7 @@ fn arguments(line: &str) -> Option<(bool, Vec<&str>)> {
     let at = words.windows(2).position(|w| {
         let tool = w[0].rsplit(['/', '\\']).next().unwrap_or(w[0]).to_ascii_lowercase();
         let tool = tool.strip_suffix(".exe").unwrap_or(&tool);
-        matches!(tool, "pip" | "pip3" | "conda" | "mamba" | "micromamba") && w[1] == "install"
+        matches!(tool, "pip" | "pip3" | "conda" | "mamba" | "micromamba") && verbs.contains(&w[1])
     })?;
     let conda = !words[at].to_ascii_lowercase().contains("pip");
     let args = &words[at + 2..];
@@ -238,16 +244,12 @@ const CONDA_FORGE: &str = "a conda command installing from conda-forge";
 /// driver (conda-forge/pytorch-cpu-feedstock's README: `pytorch-gpu`, `pytorch=*=cuda*`), and installing another
 /// package there can swap a CUDA pytorch for it (vocalpy/vak#470, opencv/opencv#24293).
 fn conda_forge_without_cuda(line: &str) -> bool {
-    if line.len() > MAX_LINE {
-        return false;
-    }
-    let lower = line.to_ascii_lowercase();
-    let tool = ["conda ", "mamba ", "micromamba "].iter().any(|t| lower.contains(t));
-    let verb = lower.contains(" install") || lower.contains(" create");
-    let forge =
-        lower.contains("-c conda-forge") || lower.contains("--channel conda-forge") || lower.contains("conda-forge::");
-    let asks_cuda = ["cuda", "pytorch-gpu", "-c pytorch", "-c nvidia", "gpu"].iter().any(|w| lower.contains(w));
-    tool && verb && forge && !asks_cuda
+    let Some((true, args)) = tool_arguments(line, &["install", "create"]) else { return false };
+    let channels: Vec<&str> = args.windows(2).filter(|w| matches!(w[0], "-c" | "--channel")).map(|w| w[1]).collect();
+    let forge = channels.contains(&"conda-forge") || args.iter().any(|a| a.starts_with("conda-forge::"));
+    let other = channels.iter().any(|c| matches!(*c, "pytorch" | "nvidia"));
+    let gpu_build = args.iter().any(|a| a.to_ascii_lowercase().contains("gpu"));
+    forge && !other && !gpu_build && !wants_cuda(&args)
 }
 
 /// Reads the frameworks the text's install commands pin, where nothing else gave their versions.

@@ -212,6 +212,11 @@ fn is_available_false_after_a_conda_forge_install_is_likely_the_cpu_build() {
         !ids(&format!("conda install -c conda-forge pytorch-gpu opencv\n{repl}"))
             .contains(&"framework.cpu_only_build".to_owned())
     );
+    // `create` is the same command for this (vocalpy/vak#470); the pytorch channel beside conda-forge asks for its build.
+    let create = format!("Installed with `mamba create -n vak vak tweetynet -c conda-forge`\n{repl}");
+    assert!(ids(&create).contains(&"framework.cpu_only_build".to_owned()));
+    let pytorch = format!("conda install -c conda-forge -c pytorch opencv\n{repl}");
+    assert!(!ids(&pytorch).contains(&"framework.cpu_only_build".to_owned()));
     assert!(!ids(&format!("{text}Driver Version: 470.82.01\n")).contains(&"framework.cpu_only_build".to_owned()));
     assert!(ids(repl).iter().all(|id| id != "framework.cpu_only_build"), "is_available() alone");
 }
