@@ -329,8 +329,32 @@ fn assignment(line: &str) -> Option<(&str, &str)> {
 const CONTAINER_COMMANDS: [&str; 6] =
     ["docker run", "docker container run", "docker create", "docker exec", "podman run", "nerdctl run"];
 
+/// The options of `docker run`/`exec` (and podman's, nerdctl's) that take no value (docker/cli's
+/// cli/command/container/opts.go and exec.go: the boolean flags); every other long option written without
+/// `=` takes the next word.
+const NO_VALUE: [&str; 13] = [
+    "--rm",
+    "--privileged",
+    "--init",
+    "--interactive",
+    "--tty",
+    "--detach",
+    "--read-only",
+    "--publish-all",
+    "--no-healthcheck",
+    "--oom-kill-disable",
+    "--disable-content-trust",
+    "--quiet",
+    "--help",
+];
+
+/// The short options that take a value (`-e`, `-v`, `-p`, `-w`, `-u`, `-h`, `-m`, `-c`, `-l`, `-a`): in a
+/// cluster (`-itv`), only the last letter may take one.
+const SHORT_WITH_VALUE: &str = "acehlmpuvw";
+
 /// The relevant variables a container command line sets (`docker run -it -e BNB_CUDA_VERSION="118" image …`,
-/// bitsandbytes-foundation/bitsandbytes#760).
+/// bitsandbytes-foundation/bitsandbytes#760): its options up to the image (`exec`: the container), not the
+/// command's own words after it (`docker run img python -e …`).
 fn container_env_flags(line: &str) -> Vec<(&str, &str)> {
     let Some(at) = CONTAINER_COMMANDS.iter().filter_map(|c| line.find(c)).min() else { return Vec::new() };
     let mut out = Vec::new();
@@ -338,7 +362,22 @@ fn container_env_flags(line: &str) -> Vec<(&str, &str)> {
     while let Some(word) = words.next() {
         let pair = match word {
             "-e" | "--env" => words.next(),
-            _ => word.strip_prefix("--env="),
+            _ if word.starts_with("--env=") => word.strip_prefix("--env="),
+            "--" => break,
+            _ if word.starts_with("--") => {
+                if !word.contains('=') && !NO_VALUE.contains(&word) {
+                    words.next();
+                }
+                continue;
+            }
+            _ if word.len() > 1 && word.starts_with('-') => {
+                if word.ends_with(|c: char| SHORT_WITH_VALUE.contains(c)) {
+                    words.next();
+                }
+                continue;
+            }
+            // The image (or the container `exec` runs in): what follows is the command's.
+            _ => break,
         };
         let Some((name, value)) = pair.and_then(|p| p.trim_matches(['`', '"', '\'']).split_once('=')) else {
             continue;

@@ -485,7 +485,7 @@ fn which_ls_and_env_lines_pick_toolkits_by_every_name() {
     assert!(finding_ids(&s).contains(&"toolkits.names_disagree".to_owned()));
 }
 
-/// `docker run`'s `-e`, `--env` and `--env=` give the container's variables, quoted or not, and only relevant
+/// `docker run`'s `-e`, `--env` and `--env=` before the image give the container's variables, quoted or not, only relevant
 /// ones; a program's advice with a placeholder folder (`<path_to_cuda_dir/lib64`, bitsandbytes' warning) gives
 /// no folder.
 #[test]
@@ -499,6 +499,14 @@ fn container_command_line_variables_and_placeholder_folders() {
         vars,
         [("BNB_CUDA_VERSION", "118"), ("CUDA_VISIBLE_DEVICES", "1"), ("NVIDIA_DRIVER_CAPABILITIES", "compute,utility")]
     );
+    // Up to the image: options with values (`--gpus all`, `-v a:b`, `--shm-size 8g`) and without (`--rm`, `-it`)
+    // are passed over; the command's own `-e` after the image is not the container's.
+    let s = read(
+        "docker run --gpus all --rm -v /data:/data --shm-size 8g -it -e CUDA_HOME=/usr/local/cuda nvcr.io/nvidia/pytorch:24.01-py3 \
+         python run.py -e NVIDIA_DRIVER_CAPABILITIES=utility\n",
+    );
+    let vars: Vec<(&str, &str)> = s.env.vars.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    assert_eq!(vars, [("CUDA_HOME", "/usr/local/cuda")]);
     let s = read(
         "For example by adding the following to your .bashrc: export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:<path_to_cuda_dir/lib64\n",
     );
