@@ -31,6 +31,9 @@ pub(crate) struct Matcher {
     prefilter: Option<Prefilter>,
     /// (message id, its pattern), in the order of `set` and of the prefilter's row indices.
     rows: Vec<(String, Regex)>,
+    /// The CUDA runtime's rows by the `cudaError_t` code their emitter gives (`cudaErrorInsufficientDriver (35)`),
+    /// for a code printed as a number ([`numbered_cuda_error`]).
+    codes: BTreeMap<u32, String>,
 }
 
 /// A row's pattern, also matching the error names its emitter gives (`CUDA runtime,
@@ -196,6 +199,99 @@ fn nccl_bus_error(lines: &[String]) -> Option<ObservedMessage> {
     })
 }
 
+/// The `cudaError_t` codes an emitter string gives after each error name: `CUDA runtime,
+/// cudaErrorInsufficientDriver (35); …` → 35.
+fn error_codes(emitter: &str) -> Vec<u32> {
+    let mut out = Vec::new();
+    let mut rest = emitter;
+    while let Some(at) = rest.find("cudaError") {
+        let tail = &rest[at..];
+        let name = tail.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(tail.len());
+        let after = &tail[name..];
+        if let Some(code) = after.strip_prefix(" (").and_then(|a| a.split_once(')')).and_then(|(n, _)| n.parse().ok()) {
+            out.push(code);
+        }
+        rest = after;
+    }
+    out
+}
+
+/// Whether `code` names one error in every CUDA release. CUDA 10.1 renumbered `cudaError_t` after the driver
+/// API's `CUresult` (cudaErrorNoDevice 38 became 100, cudaErrorInvalidDevice 10 became 101,
+/// cudaErrorNoKernelImageForDevice 48 became 209, cudaErrorUnknown 30 became 999); 2, 3, 35 and 46 kept their
+/// numbers, and every code from 98 up is of the new numbering (the old one's were 0 to 84, 127, 900 to 907 and
+/// 10000, the last three with the same names in both): jcuda/jcuda:JCudaJava/src/main/java/jcuda/runtime/cudaError.java
+/// at version-10.0.0-RC01 (2da399fdb60e8b54c45e86c6ba15a82b446e2c63, CUDA 10.0) and version-10.1.0-RC00
+/// (5495d71778a835536e2a436555637898465c5eab, CUDA 10.1), each the runtime's driver_types.h enum copied. The driver
+/// API's codes were never renumbered and are the runtime's new ones where both have the error.
+fn code_means_one_error(code: u32) -> bool {
+    matches!(code, 2 | 3 | 35 | 46) || code >= 98
+}
+
+/// The driver API's function families, whose result is a `CUresult` (`cuInit`, `cuCtxCreate`, `cuMemAlloc`):
+/// the libraries' own `cu*` names (cuDNN, cuBLAS, cuSPARSE) number their statuses otherwise.
+const DRIVER_CALLS: [&str; 13] = [
+    "cuInit",
+    "cuCtx",
+    "cuDevice",
+    "cuMem",
+    "cuModule",
+    "cuLaunch",
+    "cuLink",
+    "cuStream",
+    "cuEvent",
+    "cuGraph",
+    "cuLibrary",
+    "cuGetProcAddress",
+    "cuDriverGetVersion",
+];
+
+/// The words a program puts before the number a CUDA call answered.
+const CODE_WORDS: [&str; 8] = ["error", "err", "code", "returned", "returns", "status", "result", "error_code"];
+
+/// A CUDA error printed as its number where the program did not print the runtime's words: a runtime call
+/// (`cudaGetDeviceCount failed in paddle::platform::GetCUDADeviceCountImpl, error code : 35`, PaddlePaddle's
+/// paddle/fluid/platform/gpu_info.cc@95c78428f4e8b776d8ff951c54eae7c3374a3d93; `cudaSetDevice returned 100`), a driver API call (`cuInit returned
+/// 100`) or `CUDA error 35` (a program's own `printf("CUDA error %d", err)`), then the code after one of
+/// [`CODE_WORDS`] (`error code : 35`, `err=35`, `returned 35`). Only a code that [`code_means_one_error`]; `None`
+/// for a longer line than 2,000 characters.
+fn numbered_cuda_error(line: &str) -> Option<u32> {
+    if line.len() > 2000 {
+        return None;
+    }
+    let call = |at: usize| {
+        let rest = &line[at..];
+        let runtime = rest.strip_prefix("cuda").is_some_and(|r| {
+            r.starts_with(|c: char| c.is_ascii_uppercase()) && !r.starts_with("Error") && !r.starts_with("Success")
+        });
+        runtime || DRIVER_CALLS.iter().any(|d| rest.starts_with(d))
+    };
+    let start = line
+        .match_indices("cu")
+        .map(|(at, _)| at)
+        .find(|&at| call(at) && !line[..at].ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_'))
+        .or_else(|| line.to_ascii_lowercase().find("cuda error"))?;
+    let rest = &line[start..];
+    let bytes = rest.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if !bytes[i].is_ascii_digit() || (i > 0 && (bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'.')) {
+            i += 1;
+            continue;
+        }
+        let end = bytes[i..].iter().position(|b| !b.is_ascii_digit()).map_or(bytes.len(), |n| i + n);
+        let whole = bytes.get(end).is_none_or(|b| !(b.is_ascii_alphanumeric() || *b == b'.' || *b == b'_'));
+        let before = rest[..i].trim_end_matches([' ', ':', '=', '(', '#']);
+        let word_at = before.rfind(|c: char| !(c.is_ascii_alphabetic() || c == '_')).map_or(0, |w| w + 1);
+        let word = before[word_at..].to_ascii_lowercase();
+        if whole && end - i <= 4 && before.len() + 4 >= i && CODE_WORDS.contains(&word.as_str()) {
+            return rest[i..end].parse().ok().filter(|&c| code_means_one_error(c));
+        }
+        i = end;
+    }
+    None
+}
+
 impl Matcher {
     /// Compiles the rows `keep` picks; a row whose pattern does not compile is left out (the table
     /// tests fail on it, so it never ships).
@@ -209,7 +305,14 @@ impl Matcher {
             .collect();
         let prefilter = Prefilter::of(&rows);
         let set = if prefilter.is_some() { None } else { whole_set(&rows) };
-        Self { set, prefilter, rows }
+        let codes = kb
+            .errors
+            .message
+            .iter()
+            .filter(|m| keep(&m.id) && m.emitter.starts_with("CUDA runtime"))
+            .flat_map(|m| error_codes(&m.emitter).into_iter().map(|c| (c, m.id.clone())))
+            .collect();
+        Self { set, prefilter, rows, codes }
     }
 
     /// The `nvrm.xid` row alone, for reading the kernel log's Xid lines (the live health probe
@@ -299,6 +402,15 @@ impl Matcher {
                     }
                 }
             }
+            if matched.is_empty()
+                && let Some(id) = numbered_cuda_error(line).and_then(|code| self.codes.get(&code))
+                // The words on the next line (deviceQuery's `cudaGetDeviceCount returned 35` / `-> CUDA driver
+                // version is insufficient …`) are that line's message.
+                && !self.rows.iter().any(|(row, re)| row == id && re.is_match(next))
+                && seen.insert((id.clone(), line.to_owned()))
+            {
+                out.push((i, ObservedMessage { id: id.clone(), line: line.to_owned(), values: BTreeMap::new() }));
+            }
         }
         out
     }
@@ -314,6 +426,60 @@ impl Matcher {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    /// A CUDA error printed as its number: after a runtime or driver API call or `CUDA error`, behind a word that
+    /// says it is the answer; never a number of the old numbering that means another error now (38 was
+    /// cudaErrorNoDevice before CUDA 10.1), a line number, a version, or a library's own status (cuDNN's 3).
+    #[test]
+    fn cuda_errors_printed_as_numbers_are_read_by_their_code() {
+        for (line, code) in [
+            (
+                "Error: cudaGetDeviceCount failed in paddle::platform::GetCUDADeviceCountImpl, error code : 35, Please see",
+                35,
+            ),
+            ("cudaGetDeviceCount returned 35", 35),
+            ("cudaSetDevice err=209 at main.cu:12", 209),
+            ("cuInit(0) returned 100", 100),
+            ("CUDA error 2 at kernel.cu:88", 2),
+            ("ERROR: cudaMalloc failed with error code 2 (line 40)", 2),
+        ] {
+            assert_eq!(numbered_cuda_error(line), Some(code), "{line}");
+        }
+        for line in [
+            "cudaGetDeviceCount returned 38",
+            "cudaMalloc at demo.cu:35",
+            "cuDNN error 3",
+            "cudnnCreate returned status 3",
+            "cudaRuntimeGetVersion returned 12.1",
+            "CUDA error 35ms",
+            "cudaSetDevice(1) failed",
+            "mycudaMalloc returned 2",
+            "",
+        ] {
+            assert_eq!(numbered_cuda_error(line), None, "{line}");
+        }
+        assert_eq!(numbered_cuda_error(&format!("cudaMalloc returned 2{}", " x".repeat(1200))), None);
+        assert_eq!(
+            error_codes("CUDA runtime, cudaErrorInsufficientDriver (35); cudaErrorMps* (8xx); cudaErrorNoDevice (100)"),
+            [35, 100]
+        );
+    }
+
+    /// Read through the catalogue: the code gives the runtime's row for it; where the next line prints the words
+    /// (deviceQuery), the words' line is the message, once.
+    #[test]
+    fn numbered_cuda_errors_give_the_runtime_rows_message() {
+        let kb = Kb::get().unwrap();
+        let m = Matcher::for_kb(kb);
+        let lines = |t: &str| t.lines().map(str::to_owned).collect::<Vec<_>>();
+        let found = m.scan(&lines("cudaGetDeviceCount failed, error code : 35\n"));
+        assert_eq!(found.iter().map(|(_, m)| m.id.as_str()).collect::<Vec<_>>(), ["cuda.insufficient_driver"]);
+        let found = m.scan(&lines(
+            "cudaGetDeviceCount returned 35\n-> CUDA driver version is insufficient for CUDA runtime version\n",
+        ));
+        let got: Vec<(usize, &str)> = found.iter().map(|(i, m)| (*i, m.id.as_str())).collect();
+        assert_eq!(got, [(1, "cuda.insufficient_driver")]);
+    }
 
     /// The folder lines of PyTorch's CMake message; anything else, or a cut line, is not one.
     #[test]
@@ -393,8 +559,8 @@ mod tests {
         let kb = Kb::get().unwrap();
         let prefiltered = Matcher::for_kb(kb);
         let rows = prefiltered.rows.clone();
-        let with_set = Matcher { set: whole_set(&rows), prefilter: None, rows: rows.clone() };
-        let rows_only = Matcher { set: None, prefilter: None, rows };
+        let with_set = Matcher { set: whole_set(&rows), prefilter: None, rows: rows.clone(), codes: BTreeMap::new() };
+        let rows_only = Matcher { set: None, prefilter: None, rows, codes: BTreeMap::new() };
         let lines: Vec<String> = [
             "NVRM: Xid (PCI:0000:01:00): 79, pid=1234, GPU has fallen off the bus.",
             "AssertionError: Torch not compiled with CUDA enabled",
