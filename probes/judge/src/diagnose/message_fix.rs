@@ -1662,6 +1662,14 @@ fn invalid_ordinal_words(cx: &Ctx<'_>) -> String {
              visible. ",
             processes - 1
         ),
+        // No GPU count in the text: the launcher's own count is what to check against `nvidia-smi -L`.
+        (None, Some(processes)) if processes > 1 => format!(
+            "The launcher starts {processes} processes, one a GPU (local ranks 0 to {}): where fewer GPUs are \
+             visible, the ranks past them ask for an index that does not exist. Set --nproc_per_node (torchrun, \
+             torch.distributed.launch) to the number of GPUs `{}` lists. ",
+            processes - 1,
+            cmd(cx, "nvidia-smi", ["-L"])
+        ),
         (Some(1), _) => format!(
             "Only one GPU is visible ({shown} one), so only index 0 exists: run the program on one GPU (its \
              option for the GPU count or the GPU indices, set to 1 or 0), or make more GPUs visible. "

@@ -544,6 +544,13 @@ fn an_invalid_ordinal_names_the_process_count_or_the_one_visible_gpu() {
     let (words, _) =
         fix_of(&format!("$ export CUDA_VISIBLE_DEVICES=-1\n{error}"), "observed.cuda.invalid_device_ordinal");
     assert!(!words.contains("Only one GPU is visible"), "{words}");
+    // No GPU count shown, a launcher of 8 processes (torchrun's documented `--standalone --nproc_per_node`, as
+    // yunqing-me/WatermarkDM#8 ran it): its count is the one to set to the GPUs nvidia-smi lists.
+    let (words, _) = fix_of(
+        &format!("torchrun --standalone --nproc_per_node=8 train.py\n{error}"),
+        "observed.cuda.invalid_device_ordinal",
+    );
+    assert!(words.contains("starts 8 processes") && words.contains("Set --nproc_per_node (torchrun"), "{words}");
     // Nothing shown visible: the general words alone.
     let (words, _) = fix_of(error, "observed.cuda.invalid_device_ordinal");
     assert!(words.starts_with("`nvidia-smi -L` lists"), "{words}");
