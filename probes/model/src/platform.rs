@@ -122,6 +122,11 @@ pub struct WslFacts {
     /// when the text says no such thing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dxg_missing: Option<String>,
+    /// The lspci line of WSL 2's virtual GPU device (Microsoft's 1414:008e, `3D controller: Microsoft Corporation
+    /// Device 008e` or `Basic Render Driver`), which lspci shows in place of the NVIDIA card, as pasted; `None` when
+    /// the text shows none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub render_adapter: Option<String>,
 }
 
 /// The options by which Docker, Podman and nerdctl pass the GPU to a container: `--gpus`, the NVIDIA

@@ -158,10 +158,11 @@ pub(super) const NVML_UNSUPPORTED: Rule = Rule {
     id: "wsl.nvml_query_unsupported",
     category: Category::WslSpecific,
     severity: Severity::Info,
-    trigger: "Inside WSL an NVML query answered Not Supported (pynvml's NVMLError_NotSupported, NVML_ERROR_NOT_SUPPORTED) \
-              or Unknown Error (pynvml's NVMLError_Unknown), or nvidia-smi printed ERR! for utilization: WSL's NVML \
-              does not implement every query (utilization, some clocks and processes), which monitoring tools must \
-              tolerate; not a broken setup.",
+    trigger: "Inside WSL an NVML query answered Not Supported (pynvml's NVMLError_NotSupported, NVML_ERROR_NOT_SUPPORTED, \
+              a Go program's error ending `: Not Supported`) or Unknown Error (pynvml's NVMLError_Unknown), or \
+              nvidia-smi printed ERR! for utilization: WSL's NVML does not implement every query (utilization, some \
+              clocks and processes; the minor number, which nvml.h gives for Linux only, and whose Not Supported \
+              says WSL 2 by itself), which monitoring tools must tolerate; not a broken setup.",
     source: "NVIDIA CUDA on WSL User Guide, WSL 2 Support Constraints (https://docs.nvidia.com/cuda/wsl-user-guide/index.html: \
              NVML APIs are not fully supported, so nvidia-smi may not be fully functional in WSL 2); dask/distributed#5568 \
              (NVML monitoring off under WSL: its NVML does not support all queries)",
@@ -352,7 +353,23 @@ fn toolkit_release_broken(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     ));
 }
 
+pub(super) const RENDER_ADAPTER: Rule = Rule {
+    id: "wsl.gpu_pv_adapter_in_lspci",
+    category: Category::WslSpecific,
+    severity: Severity::Info,
+    trigger: "lspci inside WSL 2 shows Microsoft's virtual render device (`3D controller: Microsoft Corporation Device \
+              008e`, `Basic Render Driver`, `[1414:008e]`): WSL 2 projects each GPU onto the guest's virtual PCI bus as \
+              that device, which the dxgkrnl driver binds, and the NVIDIA card itself is not on the bus, so `lspci | \
+              grep -i nvidia` finds nothing on a working setup; a script that checks the GPU that way must ask \
+              nvidia-smi.",
+    source: "microsoft/WSL2-Linux-Kernel:drivers/hv/dxgkrnl/dxgmodule.c@90bdbfc4a2e4b28c3e214247d09a857bf409ccb0 \
+             (PCI_VENDOR_ID_MICROSOFT 0x1414, PCI_DEVICE_ID_VIRTUAL_RENDER 0x008E, the device dxg_pci_probe_device \
+             takes for each virtual GPU); NVIDIA CUDA on WSL User Guide (https://docs.nvidia.com/cuda/wsl-user-guide/\
+             index.html: the Windows driver's nvidia-smi is mapped in at /usr/lib/wsl/lib)",
+};
+
 pub(super) const RULES: &[Rule] = &[
+    RENDER_ADAPTER,
     TOOLKIT_RELEASE_BROKEN,
     TOOLKIT_PREDATES_DRIVER,
     INSIDER,
@@ -491,6 +508,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let toolkit = toolkit_predates_driver(cx, out);
     smi_crash(cx, wsl, out);
     smi_not_on_path(wsl, out);
+    render_adapter(wsl, out);
     insider_build(cx, wsl, out);
     if !linux && no_adapters.is_none() && !toolkit {
         gpu_not_exposed(cx, wsl, out);
@@ -745,8 +763,9 @@ fn nvml_unsupported(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     out.push(NVML_UNSUPPORTED.finding(
         "WSL's NVML does not support this query",
         "Under WSL, NVML (what nvidia-smi, pynvml and monitoring tools call) comes with the Windows driver and does not \
-         implement every query: GPU utilization, some clocks and the process list answer Not Supported or N/A. CUDA \
-         itself is not affected; a tool that stops on this error must skip the query under WSL.",
+         implement every query: GPU utilization, some clocks and the process list answer Not Supported or N/A, and \
+         the minor number (Linux's /dev/nvidiaN, which WSL 2 does not have) Not Supported. CUDA itself is not \
+         affected; a tool that stops on this error must skip the query under WSL (or have a release that knows WSL).",
         vec!["WSL".to_owned(), format!("pasted: {}", said.line)],
         Some(
             "Nothing to repair in the setup: catch pynvml.NVMLError_NotSupported around the query (or turn the tool's \
@@ -950,6 +969,25 @@ fn smi_not_on_path(wsl: &WslFacts, out: &mut Vec<Finding>) {
              `sudo visudo` and append `:/usr/lib/wsl/lib` to `Defaults secure_path`; for SSH, root and services, \
              `export PATH=\"$PATH:/usr/lib/wsl/lib\"` in their profile or unit (`Environment=PATH=…`). Do not install a \
              Linux driver in WSL."
+                .to_owned(),
+        ),
+    ));
+}
+
+/// lspci's line of WSL 2's virtual GPU, where the NVIDIA card is never listed ([`RENDER_ADAPTER`]).
+fn render_adapter(wsl: &WslFacts, out: &mut Vec<Finding>) {
+    let Some(line) = &wsl.render_adapter else { return };
+    out.push(RENDER_ADAPTER.finding(
+        "lspci shows WSL 2's virtual GPU, not the NVIDIA card: that is how WSL 2 looks",
+        "Under WSL 2 the Windows host gives the Linux guest one virtual device per GPU, Microsoft's 1414:008e (`Device \
+         008e`, `Basic Render Driver`), which the dxgkrnl driver behind /dev/dxg takes; the NVIDIA card is not on the \
+         guest's PCI bus, so `lspci | grep -i nvidia` prints nothing even where CUDA works. lspci says nothing about \
+         whether the GPU can be used here.",
+        vec!["WSL 2".to_owned(), format!("pasted: {line}")],
+        Some(
+            "Check the GPU with nvidia-smi instead (`nvidia-smi`, or `/usr/lib/wsl/lib/nvidia-smi` where it is not on \
+             PATH): it lists the NVIDIA GPU when the Windows driver exposes it to WSL. A script that detects the GPU \
+             with lspci must also take Microsoft's 1414:008e device, or ask nvidia-smi."
                 .to_owned(),
         ),
     ));

@@ -282,7 +282,11 @@ fn numbered_cuda_error(line: &str) -> Option<u32> {
         let end = bytes[i..].iter().position(|b| !b.is_ascii_digit()).map_or(bytes.len(), |n| i + n);
         let whole = bytes.get(end).is_none_or(|b| !(b.is_ascii_alphanumeric() || *b == b'.' || *b == b'_'));
         let before = rest[..i].trim_end_matches([' ', ':', '=', '(', '#']);
-        let word_at = before.rfind(|c: char| !(c.is_ascii_alphabetic() || c == '_')).map_or(0, |w| w + 1);
+        let word_at = before
+            .char_indices()
+            .rev()
+            .find(|(_, c)| !(c.is_ascii_alphabetic() || *c == '_'))
+            .map_or(0, |(w, c)| w + c.len_utf8());
         let word = before[word_at..].to_ascii_lowercase();
         if whole && end - i <= 4 && before.len() + 4 >= i && CODE_WORDS.contains(&word.as_str()) {
             return rest[i..end].parse().ok().filter(|&c| code_means_one_error(c));
@@ -440,6 +444,8 @@ mod tests {
             ("cudaGetDeviceCount returned 35", 35),
             ("cudaSetDevice err=209 at main.cu:12", 209),
             ("cuInit(0) returned 100", 100),
+            // A word after a character of more than one byte.
+            ("cudaMalloc \u{fffd}returned 2", 2),
             ("CUDA error 2 at kernel.cu:88", 2),
             ("ERROR: cudaMalloc failed with error code 2 (line 40)", 2),
         ] {

@@ -28,7 +28,7 @@ const TABLE: &str = "wsl -l -v";
 const KERNEL: &str = "kernel version";
 const WORDS: &str = "WSL named in the text";
 const WINDOWS: &str = "Windows version";
-const PARAVIRT: &str = "WSL2 GPU paths";
+const PARAVIRT: &str = "WSL2 GPU paths and devices";
 const SMI: &str = "nvidia-smi under WSL";
 const LIBS: &str = "driver library paths";
 const MOUNTS: &str = "WSL mount paths";
@@ -110,6 +110,7 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
     wsl.insider_build = insider_build(lines).map(|at| quoted(&lines[at]));
     wsl.build_before_gpu = build_before_gpu(lines).map(|at| quoted(&lines[at]));
     wsl.dxg_missing = dxg_missing(lines).map(|at| quoted(&lines[at]));
+    wsl.render_adapter = lines.iter().find(|l| render_adapter(l)).map(|l| quoted(l));
 }
 
 /// The Windows 10 release builds with WSL 2 (from 1903, build 18362) but without its GPU compute, which
@@ -785,14 +786,40 @@ fn wsl_version_kernel(lines: &[String]) -> Option<String> {
 /// `/usr/lib/wsl/drivers`, the paravirtual GPU device `/dev/dxg`, or `libdxcore.so`, through which
 /// WSL's libcuda reaches the GPU; or the kernel log of the driver behind `/dev/dxg`, dxgkrnl, which
 /// logs as `misc dxg: dxgk: …` (microsoft/WSL2-Linux-Kernel drivers/hv/dxgkrnl/ioctl.c: `pr_fmt` "dxgk: ",
-/// and `dev_*` messages of the `dxg` misc device start `misc dxg:`).
+/// and `dev_*` messages of the `dxg` misc device start `misc dxg:`); or what only WSL 2's GPU answers: lspci's
+/// line of its virtual render device ([`render_adapter`]), NVML's Not Supported for the minor number
+/// ([`minor_number_unsupported`]).
 fn paravirt(lines: &[String]) -> Option<usize> {
     lines.iter().position(|l| {
         l.contains("/usr/lib/wsl/drivers")
             || l.contains("/dev/dxg")
             || l.contains("libdxcore.so")
             || l.contains("misc dxg: dxgk:")
+            || render_adapter(l)
+            || minor_number_unsupported(l)
     })
+}
+
+/// An lspci line of WSL 2's virtual GPU: the device the Windows host projects onto the guest's virtual PCI bus
+/// for each GPU, vendor 1414 (Microsoft) and device 008e, which the dxgkrnl driver binds
+/// (microsoft/WSL2-Linux-Kernel:drivers/hv/dxgkrnl/dxgmodule.c@90bdbfc4a2e4b28c3e214247d09a857bf409ccb0:
+/// `PCI_VENDOR_ID_MICROSOFT 0x1414`, `PCI_DEVICE_ID_VIRTUAL_RENDER 0x008E`), as lspci names it: `3D controller:
+/// Microsoft Corporation Device 008e` without a name in its database, `Microsoft Corporation Basic Render
+/// Driver` with one, `[1414:008e]` with `-nn`. The NVIDIA card itself is never on that bus.
+fn render_adapter(line: &str) -> bool {
+    line.len() <= 300
+        && (line.contains("1414:008e")
+            || line.contains("Microsoft Corporation")
+                && (line.contains("Device 008e") || line.contains("Basic Render Driver")))
+}
+
+/// An NVML answer of Not Supported to the minor-number query (`error getting GPU device minor number: Not
+/// Supported`, the NVIDIA device plugin; koordinator's `unable to get device minor number: Not Supported`):
+/// nvml.h gives nvmlDeviceGetMinorNumber as "Supported only for Linux" (NVIDIA/DCGM:sdk/nvidia/nvml/nvml.h
+/// @6e947dcac9b3160d61d98fea4741d51d4bec5c1f), the number of the GPU's /dev/nvidiaN node, which WSL 2's NVML, the
+/// Windows driver's, does not have (NVIDIA/k8s-device-plugin#332: the maintainer, on WSL 2).
+fn minor_number_unsupported(line: &str) -> bool {
+    line.len() <= 2000 && line.contains("minor number") && line.contains("Not Supported")
 }
 
 /// nvidia-smi's table header whose `NVIDIA-SMI` version is not the driver's: inside WSL2 the Linux

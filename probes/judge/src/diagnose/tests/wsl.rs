@@ -768,3 +768,41 @@ fn container_toolkit_1_12_1_under_wsl_is_the_broken_release() {
     assert!(!super::pasted_ids(&older).contains(&"wsl.container_toolkit_release_broken".to_owned()));
     assert!(!super::pasted_ids(cli).contains(&"wsl.container_toolkit_release_broken".to_owned()));
 }
+
+/// lspci inside WSL 2 lists Microsoft's virtual render device (1414:008e, dxgkrnl's PCI_DEVICE_ID_VIRTUAL_RENDER), in
+/// each of lspci's namings (microsoft/WSL#9821, mudler/LocalAI#1890), never the NVIDIA card: a note that points to
+/// nvidia-smi. A native machine's lspci with an NVIDIA card and another vendor's render device give none.
+#[test]
+fn lspci_of_wsl_2_shows_its_virtual_gpu_and_the_note_says_so() {
+    const ID: &str = "wsl.gpu_pv_adapter_in_lspci";
+    for line in [
+        "e33f:00:00.0 3D controller: Microsoft Corporation Device 008e",
+        "fe50:00:00.0 3D controller: Microsoft Corporation Basic Render Driver.",
+        "2761:00:00.0 3D controller [0302]: Microsoft Corporation Device [1414:008e]",
+    ] {
+        let f = super::pasted_findings(&format!(
+            "$ lspci\n2793:00:00.0 SCSI storage controller: Red Hat, Inc. Virtio console (rev 01)\n{line}\n"
+        ));
+        let named = f.iter().find(|f| f.id == ID).unwrap_or_else(|| panic!("{line}: {f:#?}"));
+        assert!(super::words(named).is_some_and(|w| w.contains("nvidia-smi")), "{named:?}");
+    }
+    let native = "01:00.0 VGA compatible controller: NVIDIA Corporation GA102 [GeForce RTX 3090] (rev a1)\n\
+                  00:02.0 VGA compatible controller: Intel Corporation UHD Graphics 630\n";
+    assert!(!super::pasted_ids(native).contains(&ID.to_owned()));
+}
+
+/// NVML's Not Supported for the minor number, which nvml.h gives for Linux only (/dev/nvidiaN): WSL 2's NVML, a Go
+/// program's wrapped error saying so (NVIDIA/k8s-device-plugin#332), is WSL's unsupported query with no other WSL sign.
+#[test]
+fn nvml_minor_number_not_supported_is_wsl_2s_nvml() {
+    let line = "panic: Unable to load resource managers to manage plugin devices: error building device map: error \
+                getting device paths: error getting GPU device minor number: Not Supported\n";
+    assert!(super::pasted_ids(line).contains(&"wsl.nvml_query_unsupported".to_owned()));
+    // Another query's Not Supported, on a machine not shown to be WSL, is NVML's message alone.
+    let other = "error getting power usage: Not Supported\n";
+    let ids = super::pasted_ids(other);
+    assert!(
+        ids.contains(&"observed.nvml.not_supported".to_owned()) && !ids.iter().any(|i| i.starts_with("wsl.")),
+        "{ids:?}"
+    );
+}

@@ -1444,6 +1444,13 @@ const CASES: &[Case] = &[
     ("nvml.no_devices_found", "No devices were found", &[], &[]),
     // (format) pynvml's class for NVML_ERROR_NOT_SUPPORTED with NVML's string, as a traceback ends.
     ("nvml.not_supported", "pynvml.nvml.NVMLError_NotSupported: Not Supported", &[], &[]),
+    // go-nvml's `Not Supported` at the end of a Go program's wrapped error (koordinator-sh/koordinator#1558, under WSL 2).
+    (
+        "nvml.not_supported",
+        "W0819 10:04:28.556216  152058 collector_gpu_linux.go:72] nvml init gpu data, error unable to get device minor number: Not Supported",
+        &[],
+        &[],
+    ),
     // pynvml's class for NVML_ERROR_UNKNOWN as a traceback's last line.
     ("nvml.query_unknown_error", "pynvml.nvml.NVMLError_Unknown: Unknown Error", &[], &[]),
     // (format) the kernel module's printf at 595.45.04, one dmesg line per line.
