@@ -79,6 +79,10 @@ struct Prefilter {
     always: Vec<usize>,
 }
 
+/// The shortest line read as cut by a console's wrap when the next goes on in lower case: consoles wrap at 80
+/// columns or wider, and shorter lines end where their writer ended them.
+const HARD_WRAP_MIN: usize = 70;
+
 /// How short a row's shortest literal may be: a shorter one is in most lines and filters nothing.
 const MIN_LITERAL: usize = 3;
 
@@ -359,13 +363,19 @@ impl Matcher {
             // or not) reads as the emitter printed it. Log lines start otherwise, so the second
             // pass is rare.
             let continues = next.starts_with(|c: char| c.is_ascii_lowercase());
-            let hays: Vec<String> = match (next.is_empty(), continues) {
+            let mut hays: Vec<String> = match (next.is_empty(), continues) {
                 (true, _) => vec![line.to_owned()],
                 (false, false) => vec![format!("{line}\n{next}")],
                 (false, true) => vec![format!("{line}\n{next}"), format!("{line} {next}")],
             };
+            // A console that wraps at its width cuts words too (`… with Cuda c` / `ompute capability 3.0`, a Windows
+            // console's TensorFlow log): a long line that ends in a letter, followed by one that goes on in lower
+            // case, is also read joined with nothing between.
+            if continues && line.len() >= HARD_WRAP_MIN && line.ends_with(|c: char| c.is_ascii_alphabetic()) {
+                hays.push(format!("{line}{next}"));
+            }
             let mut matched: Vec<usize> = Vec::new();
-            for (joined_by_space, hay) in hays.iter().enumerate().map(|(k, h)| (k == 1, h)) {
+            for (joined_by_space, hay) in hays.iter().enumerate().map(|(k, h)| (k > 0, h)) {
                 let hits: Vec<usize> = match (&self.prefilter, &self.set) {
                     (Some(pre), _) => pre.matching(&self.rows, hay),
                     (_, Some(set)) => set.matches(hay).iter().collect(),
@@ -389,7 +399,11 @@ impl Matcher {
                     };
                     matched.push(idx);
                     let text = if m.get(0).is_some_and(|w| w.end() > line.len()) {
-                        format!("{line} {next}")
+                        if hay.len() == line.len() + next.len() {
+                            format!("{line}{next}")
+                        } else {
+                            format!("{line} {next}")
+                        }
                     } else {
                         line.to_owned()
                     };
@@ -485,6 +499,25 @@ mod tests {
         ));
         let got: Vec<(usize, &str)> = found.iter().map(|(i, m)| (*i, m.id.as_str())).collect();
         assert_eq!(got, [(1, "cuda.insufficient_driver")]);
+    }
+
+    /// A console that wrapped a long line inside a word (a Windows console's TensorFlow 0.12 log, tensorflow/tensorflow#6125):
+    /// the two halves are read joined with nothing between, and the message keeps its values.
+    #[test]
+    fn a_line_a_console_wrapped_inside_a_word_is_read_whole() {
+        let kb = Kb::get().unwrap();
+        let m = Matcher::for_kb(kb);
+        let lines: Vec<String> = [
+            "I c:\\tf_jenkins\\home\\workspace\\release-win\\device\\gpu\\os\\windows\\tensorflow\\core\\common_runtime\\gpu\\gpu_device.cc:948] \
+             Ignoring visible gpu device (device: 0, name: GeForce GTX 660 Ti, pci bus id: 0000:01:00.0) with Cuda c",
+            "ompute capability 3.0. The minimum required Cuda capability is 3.5.",
+        ]
+        .map(str::to_owned)
+        .to_vec();
+        let found = m.scan(&lines);
+        let (_, msg) = found.iter().find(|(_, m)| m.id == "tf.gpu_ignored_min_cc").expect("joined");
+        assert_eq!(msg.values.get("cc").map(String::as_str), Some("3.0"));
+        assert!(msg.line.contains("Cuda compute capability 3.0"), "{}", msg.line);
     }
 
     /// The folder lines of PyTorch's CMake message; anything else, or a cut line, is not one.
