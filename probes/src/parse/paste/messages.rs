@@ -1,8 +1,9 @@
 //! Known error and warning lines (`assets/compat/errors.toml`) found in pasted text.
 //!
-//! Each line is matched together with the line after it (joined by a newline, and by a space where
-//! the next line continues a sentence), so a message that wraps keeps its values; a match must start
-//! on the first of the two lines.
+//! Each line is matched together with the line after it (joined by a newline; by a space where the
+//! next line continues a sentence or opens a parenthesis; with nothing between where a console's wrap
+//! cut a word), so a message that wraps keeps its values; a match must start on the first of the two
+//! lines.
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::{Arc, OnceLock};
@@ -362,7 +363,10 @@ impl Matcher {
             // wrapped at a space in the paste (`mismatches the` / `version that was used …`, indented
             // or not) reads as the emitter printed it. Log lines start otherwise, so the second
             // pass is rare.
-            let continues = next.starts_with(|c: char| c.is_ascii_lowercase());
+            // So does a parenthesis, which opens a clause of the sentence before (`Loaded runtime CuDNN library: 5006`
+            // / `(compatibility version 5000) but source was compiled with 5103`, TensorFlow 0.x's message as a
+            // terminal wrapped it).
+            let continues = next.starts_with(|c: char| c.is_ascii_lowercase() || c == '(');
             let mut hays: Vec<String> = match (next.is_empty(), continues) {
                 (true, _) => vec![line.to_owned()],
                 (false, false) => vec![format!("{line}\n{next}")],
@@ -518,6 +522,23 @@ mod tests {
         let (_, msg) = found.iter().find(|(_, m)| m.id == "tf.gpu_ignored_min_cc").expect("joined");
         assert_eq!(msg.values.get("cc").map(String::as_str), Some("3.0"));
         assert!(msg.line.contains("Cuda compute capability 3.0"), "{}", msg.line);
+    }
+
+    /// A message broken before a parenthesis (TensorFlow 0.x's cuDNN check as smallcorgi/Faster-RCNN_TF#12 pasted it):
+    /// read joined by a space, with its values.
+    #[test]
+    fn a_line_broken_before_a_parenthesis_goes_on_in_the_next() {
+        let kb = Kb::get().unwrap();
+        let m = Matcher::for_kb(kb);
+        let lines: Vec<String> = [
+            "E tensorflow/stream_executor/cuda/cuda_dnn.cc:378] Loaded runtime CuDNN library: 5006 ",
+            "(compatibility version 5000) but source was compiled with 5103 (compatibility version 5100).  ",
+        ]
+        .map(str::to_owned)
+        .to_vec();
+        let found = m.scan(&lines);
+        let (_, msg) = found.iter().find(|(_, m)| m.id == "xla.cudnn_version_mismatch").expect("joined");
+        assert_eq!(msg.values.get("compiled").map(String::as_str), Some("5103"));
     }
 
     /// The folder lines of PyTorch's CMake message; anything else, or a cut line, is not one.
