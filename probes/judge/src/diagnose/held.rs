@@ -7,6 +7,9 @@
 //! the one NVML gives, and it reads as `Process PID` too) are the others known to be others; where
 //! what they hold, added to what was free, would have covered the request, they are why it failed.
 //!
+//! Before 2.1 the message lists no process but gives the GPU's totals (`… total capacity; … free; … reserved
+//! in total by PyTorch`): memory neither free nor PyTorch's, where it is most of the GPU, is another process's.
+//!
 //! A process nvidia-smi lists on a GPU that `ps` shows stopped (state `T`: Ctrl-Z, or a debugger) keeps
 //! its GPU memory until it is continued or killed: every new job on that GPU runs short.
 
@@ -17,6 +20,12 @@ use gpu_doctor_model::{Category, Finding, ObservedMessage, OsFamily, Severity, S
 /// The catalogue row of PyTorch's message with its process list.
 const MESSAGE: &str = "torch.out_of_memory_processes";
 
+/// The catalogue row of PyTorch's message before 2.1, with the GPU's totals and no process list.
+const TOTALS: &str = "torch.out_of_memory_totals";
+
+/// What a process's own CUDA context and a desktop may hold beside PyTorch's memory (a few hundred MiB each).
+const OUTSIDE_ALLOWANCE: f64 = 1024.0 * 1024.0 * 1024.0;
+
 pub(super) const HELD: Rule = Rule {
     id: "health.gpu_memory_held_by_other_process",
     category: Category::Other,
@@ -24,7 +33,10 @@ pub(super) const HELD: Rule = Rule {
     trigger: "PyTorch ran out of GPU memory, its message names the process itself (`this process has …`) and \
               other processes (`Process PID has …`) on that GPU, and what the others hold, added to the memory \
               that was free, would have covered the allocation that failed: another program (a second job, a \
-              stopped or stuck one, a notebook kernel) holds the memory. Or a process nvidia-smi's process table \
+              stopped or stuck one, a notebook kernel) holds the memory. Before 2.1 the message gives the GPU's \
+              totals instead: where the memory neither free nor reserved by PyTorch is at least a quarter of the GPU \
+              and covers the request with 1 GiB to spare (the process's own CUDA context and a desktop hold a few \
+              hundred MiB), it is held outside the process. Or a process nvidia-smi's process table \
               lists on a GPU is stopped in a `ps aux` listing beside it (state T: suspended with Ctrl-Z, or held by a \
               debugger): it keeps its GPU memory until it is continued or killed.",
     source: "pytorch/pytorch:c10/cuda/CUDACachingAllocator.cpp@001074d25084fdb87a799823e395a50f5ec044d3 \
@@ -83,6 +95,8 @@ fn processes(list: &str) -> Processes {
 pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     if let Some(f) = cx.s.messages.iter().filter(|m| m.id == MESSAGE).find_map(|m| held(cx, m)) {
         out.push(f);
+    } else if let Some(f) = cx.s.messages.iter().filter(|m| m.id == TOTALS).find_map(|m| held_outside(cx, m)) {
+        out.push(f);
     } else if !cx.s.stopped_gpu_processes.is_empty() {
         out.push(stopped(cx, &cx.s.stopped_gpu_processes));
     }
@@ -128,6 +142,45 @@ fn stopped(cx: &Ctx<'_>, procs: &[StoppedGpuProcess]) -> Finding {
              process there."
         )),
     )
+}
+
+/// PyTorch's message before 2.1: the GPU's total, what was free and what PyTorch reserved. What none of them
+/// accounts for is held outside the process; where that is most of the GPU, by another process.
+fn held_outside(cx: &Ctx<'_>, m: &ObservedMessage) -> Option<Finding> {
+    let value = |k: &str| m.values.get(k).map(String::as_str);
+    let (requested, total, free, reserved) =
+        (bytes(value("requested")?)?, bytes(value("total")?)?, bytes(value("free")?)?, bytes(value("reserved")?)?);
+    let outside = total - free - reserved;
+    if outside < requested + OUTSIDE_ALLOWANCE || outside < total / 4.0 {
+        return None;
+    }
+    let gib = |b: f64| format!("{:.2} GiB", b / (1024.0 * 1024.0 * 1024.0));
+    let gpu = value("gpu").unwrap_or("0");
+    let query = fix::command(
+        cx,
+        &ShellCommand::new("nvidia-smi").args(["--query-compute-apps=pid,process_name,used_memory", "--format=csv"]),
+        false,
+    );
+    Some(HELD.finding(
+        format!("About {} of GPU {gpu}'s memory is held outside this PyTorch process", gib(outside)),
+        format!(
+            "PyTorch asked for {} on GPU {gpu} ({} in all) with {} free, while it held {} itself: about {} is held by \
+             something else, far more than this process's CUDA context takes. Another program (a second job, a \
+             notebook kernel, an earlier run that hung or was suspended with Ctrl-Z and never ended) keeps that memory \
+             until it exits.",
+            value("requested").unwrap_or("memory"),
+            value("total").unwrap_or("its memory"),
+            value("free").unwrap_or("little"),
+            value("reserved").unwrap_or("little"),
+            gib(outside)
+        ),
+        vec![m.line.clone()],
+        Some(format!(
+            "See what holds it ({query}, or `nvidia-smi` alone); stop what is yours (`kill <PID>`; a stopped job: `fg` \
+             then Ctrl-C) or ask its owner, then run again. Where nvidia-smi lists no process (a container cannot see \
+             the host's PIDs), restart the container or the machine; or run on another GPU (CUDA_VISIBLE_DEVICES)."
+        )),
+    ))
 }
 
 fn held(cx: &Ctx<'_>, m: &ObservedMessage) -> Option<Finding> {

@@ -323,6 +323,27 @@ fn oom(requested: &str, free: &str, processes: &str) -> String {
 
 const HELD: &str = "health.gpu_memory_held_by_other_process";
 
+/// PyTorch's message before 2.1 (the totals in parentheses, LISTatSNU/FastMRI_challenge#238's line): 7.81 GiB of a
+/// 7.92 GiB GPU neither free nor PyTorch's is held outside the process; where PyTorch holds most of it itself, or
+/// what is outside is a context's few hundred MiB, nothing is said.
+#[test]
+fn memory_held_outside_pytorch_is_read_from_the_totals_before_2_1() {
+    let line = |free: &str, reserved: &str| {
+        format!(
+            "RuntimeError: CUDA out of memory. Tried to allocate 216.00 MiB (GPU 0; 7.92 GiB total capacity; 69.17 MiB \
+             already allocated; {free} free; {reserved} reserved in total by PyTorch)\n"
+        )
+    };
+    let found = super::pasted_findings(&line("24.56 MiB", "86.00 MiB"));
+    let f = found.iter().find(|f| f.id == HELD).expect("the finding");
+    assert!(f.summary.contains("About 7.81 GiB of GPU 0"), "{}", f.summary);
+    assert!(f.fix.as_deref().is_some_and(|x| x.contains("kill <PID>") && x.contains("--query-compute-apps")), "{f:?}");
+    for (free, reserved) in [("24.56 MiB", "7.40 GiB"), ("6.90 GiB", "500.00 MiB")] {
+        let ids = super::pasted_ids(&line(free, reserved));
+        assert!(!ids.contains(&HELD.to_owned()), "{free} {reserved}: {ids:?}");
+    }
+}
+
 #[test]
 fn memory_another_process_holds_is_named_when_it_would_have_covered_the_request() {
     let text = oom(

@@ -103,6 +103,21 @@ const CASES: &[Case] = &[
         &[("requested", "20.00 MiB")],
         &[],
     ),
+    // Before 2.1 the totals in parentheses, here without the message's first words, as an excerpt cut them
+    // (LISTatSNU/FastMRI_challenge#238: a 7.92 GiB GPU with 24.56 MiB free and 86 MiB PyTorch's).
+    (
+        "torch.out_of_memory_totals",
+        "Tried to allocate 216.00 MiB (GPU 0; 7.92 GiB total capacity; 69.17 MiB already allocated; 24.56 MiB free; 86.00 MiB reserved in total by PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.",
+        &[
+            ("requested", "216.00 MiB"),
+            ("gpu", "0"),
+            ("total", "7.92 GiB"),
+            ("allocated", "69.17 MiB"),
+            ("free", "24.56 MiB"),
+            ("reserved", "86.00 MiB"),
+        ],
+        &[],
+    ),
     // PyTorch 2.1 and later list NVML's processes on the GPU (reportProcessMemoryInfo); the values of a public log
     // (a Kaggle notebook's plan in a public repository, wrapped over lines there).
     (
