@@ -162,12 +162,13 @@ fn held_outside(cx: &Ctx<'_>, m: &ObservedMessage) -> Option<Finding> {
         false,
     );
     Some(HELD.finding(
-        format!("About {} of GPU {gpu}'s memory is held outside this PyTorch process", gib(outside)),
+        format!("About {} of GPU {gpu}'s memory is held outside PyTorch, likely by another process", gib(outside)),
         format!(
-            "PyTorch asked for {} on GPU {gpu} ({} in all) with {} free, while it held {} itself: about {} is held by \
-             something else, far more than this process's CUDA context takes. Another program (a second job, a \
-             notebook kernel, an earlier run that hung or was suspended with Ctrl-Z and never ended) keeps that memory \
-             until it exits.",
+            "PyTorch asked for {} on GPU {gpu} ({} in all) with {} free, while it held {} itself: about {} is held \
+             outside its allocator, far more than this process's CUDA context takes. Most often another program (a \
+             second job, a notebook kernel, an earlier run that hung or was suspended with Ctrl-Z and never ended) \
+             keeps that memory until it exits; less often a library in this same process that allocates on its own \
+             (TensorRT, JAX, NCCL's buffers).",
             value("requested").unwrap_or("memory"),
             value("total").unwrap_or("its memory"),
             value("free").unwrap_or("little"),

@@ -252,7 +252,8 @@ const DRIVER_CALLS: [&str; 13] = [
 ];
 
 /// The words a program puts before the number a CUDA call answered.
-const CODE_WORDS: [&str; 8] = ["error", "err", "code", "returned", "returns", "status", "result", "error_code"];
+/// Not `result` or `returns`, which also come before a measure (`cudaEventElapsedTime result 35 ms`).
+const CODE_WORDS: [&str; 6] = ["error", "err", "code", "returned", "status", "error_code"];
 
 /// A CUDA error printed as its number where the program did not print the runtime's words: a runtime call
 /// (`cudaGetDeviceCount failed in paddle::platform::GetCUDADeviceCountImpl, error code : 35`, PaddlePaddle's
@@ -476,6 +477,7 @@ mod tests {
             "cudnnCreate returned status 3",
             "cudaRuntimeGetVersion returned 12.1",
             "CUDA error 35ms",
+            "cudaEventElapsedTime result 35 ms",
             "cudaSetDevice(1) failed",
             "mycudaMalloc returned 2",
             "",
