@@ -60,11 +60,14 @@ pub(super) const NO_GPU_INSIDE: Rule = Rule {
               a CDI device), with a program in it finding none (nvidia-smi not found, no libcuda, no device, PyTorch's \
               `is_available()` False, nvidia-smi missing or no GPU found said in words); nvidia-docker, which passes the GPU itself, \
               is not such a command; or NVIDIA's test (`docker run --gpus all … nvidia-smi`) printed the driver while \
-              a program found none: it ran in another container, started without the GPU.",
+              a program found none: it ran in another container, started without the GPU. Or an NGC image's \
+              entrypoint printing `WARNING: The NVIDIA Driver was not detected.` (no libcuda.so.1, no /dev/nvidiactl \
+              in the container).",
     source: "NVIDIA Container Toolkit user guide (NVIDIA_VISIBLE_DEVICES, `--gpus`); NVIDIA/nvidia-docker#341; \
              NVIDIA/nvidia-docker#24 (error 35 on a sufficient driver: the driver's libraries were not mounted); \
              iot-salzburg/gpu-jupyter#22 (NVIDIA's test container saw the GPU, the notebook's container had no \
-             nvidia-smi: it was started without `--gpus all`)",
+             nvidia-smi: it was started without `--gpus all`); triton-inference-server/server:nvidia_entrypoint.sh@v2.8.0 \
+             (the NGC entrypoint's driver check)",
 };
 
 pub(super) const NO_LIBCUDA: Rule = Rule {
@@ -118,6 +121,7 @@ pub(super) const RULES: &[Rule] =
 
 pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     run_without_gpu(cx, out);
+    ngc_driver_not_detected(cx, out);
     let Some(c) = cx.s.containers.value() else { return };
     match &c.inside {
         Some(inside) => inside_rules(inside, out),
@@ -129,6 +133,35 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
             k8s_unhealthy(c, out);
         }
     }
+}
+
+/// The NGC images' entrypoint's driver check (`ngc.driver_not_detected`).
+const NGC_NO_DRIVER: &str = "ngc.driver_not_detected";
+
+/// NVIDIA's NGC image saying at its start that it found no driver (no libcuda.so.1 outside its compat folder, no
+/// /dev/nvidiactl): inside the container, so the engine did not pass the GPU, or the host has no working driver.
+fn ngc_driver_not_detected(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
+    let Some(m) = cx.s.messages.iter().find(|m| m.id == NGC_NO_DRIVER) else { return };
+    if out.iter().any(|f| f.id == NO_GPU_INSIDE.id) {
+        return;
+    }
+    let mut evidence = vec![format!("pasted line: {}", m.line)];
+    evidence.extend(cx.driver.evidence.clone());
+    out.push(NO_GPU_INSIDE.finding(
+        "The container was started without the GPU: NVIDIA's image found no driver in it",
+        "The NGC image's entrypoint looks for the driver's libcuda.so.1 and its device /dev/nvidiactl inside the \
+         container and found neither: the NVIDIA Container Toolkit mounts both only when the engine is asked for the \
+         GPU, whatever the host has. The programs in the container then see no GPU.",
+        evidence,
+        Some(
+            "First check the host's driver: `nvidia-smi` on the host must list the GPU (otherwise install the driver \
+             there). Then start the container with the GPU: docker run --gpus all … (Docker before 19.03: \
+             nvidia-docker run or --runtime=nvidia; Podman or Docker with CDI: --device nvidia.com/gpu=all; Compose: \
+             deploy.resources.reservations.devices with capabilities: [gpu]), with the NVIDIA Container Toolkit \
+             (package nvidia-container-toolkit) installed on the host."
+                .to_owned(),
+        ),
+    ));
 }
 
 /// What a program finds where no GPU was passed to its container: no nvidia-smi (the toolkit mounts

@@ -355,3 +355,18 @@ fn a_container_without_the_gpu_is_read_from_words_and_from_a_test_container_that
                 | NVIDIA-SMI 550.54.14              Driver Version: 550.54.14      CUDA Version: 12.4     |\n";
     assert!(!super::pasted_ids(fine).contains(&ID.to_owned()));
 }
+
+/// The NGC images' entrypoint saying it found no driver in the container (triton-inference-server/server's
+/// nvidia_entrypoint.sh@v2.8.0; NVIDIA/nvidia-docker#1071's tensorflow:19.08 image): the container started without the
+/// GPU, with the host's driver checked first in the fix; the message alone explained by it.
+#[test]
+fn the_ngc_entrypoints_driver_not_detected_is_the_container_started_without_the_gpu() {
+    let text = "WARNING: The NVIDIA Driver was not detected.  GPU functionality will not be available.\n   \
+                Use 'nvidia-docker run' to start this container; see\n";
+    let found = super::pasted_findings(text);
+    let f = found.iter().find(|f| f.id == "containers.started_without_gpu").expect("the finding");
+    let fix = f.fix.as_deref().unwrap_or_default();
+    assert!(fix.contains("--gpus all") && fix.contains("`nvidia-smi` on the host"), "{fix}");
+    assert!(f.explains.contains(&"observed.ngc.driver_not_detected".to_owned()), "{:?}", f.explains);
+    assert_eq!(found.iter().filter(|f| f.id == "containers.started_without_gpu").count(), 1);
+}

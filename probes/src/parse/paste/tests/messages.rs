@@ -713,6 +713,13 @@ const CASES: &[Case] = &[
         &[("symbol", "GpuResourcesVector")],
         &[],
     ),
+    // The NGC entrypoint's check for a driver in the container (NVIDIA/nvidia-docker#1071's tensorflow:19.08 image).
+    (
+        "ngc.driver_not_detected",
+        "`WARNING: The NVIDIA Driver was not detected.  GPU functionality will not be available.",
+        &[],
+        &[],
+    ),
     // The NGC entrypoint's driver check, as a setup guide quotes it (one line) and as fauxpilot's Triton logged it
     // without a driver version.
     (
@@ -1390,6 +1397,13 @@ const CASES: &[Case] = &[
     ("nvml.no_permission", "Failed to initialize NVML: Insufficient Permissions", &[], &[]),
     // (format) pynvml's exception class with nvmlErrorString's text.
     ("nvml.library_not_found", "pynvml.NVMLError_LibraryNotFound: NVML Shared Library Not Found", &[], &[]),
+    // nvidia-smi's own words, in a container without the driver's libraries (archimg/archlinux#25).
+    (
+        "nvml.library_not_found",
+        "`NVIDIA-SMI couldn't find libnvidia-ml.so library in your system. Please make sure that the NVIDIA Display Driver is properly installed and present in your system.",
+        &[],
+        &[],
+    ),
     // The shells' words for a program not on PATH, as pasted from a container started without a GPU
     // (NVIDIA/nvidia-docker issues) and from Windows' cmd.exe.
     // The line as bitsandbytes 0.38.0's cuda_setup/main.py writes it to its setup log.
@@ -1607,6 +1621,16 @@ const CASES: &[Case] = &[
         &[
             ("version", "GLIBCXX_3.4.30"),
             ("required_by", "/opt/conda/lib/python3.10/site-packages/torch/lib/libtorch_python.so"),
+        ],
+        &[],
+    ),
+    // Markdown took the backquote for code and dropped it with the quote (RenYurui/PIRender#21, in an inline-code span).
+    (
+        "ld.symbol_version_not_found",
+        "`ImportError: /miniconda3/envs/PIRender/lib/python3.6/site-packages/torch/lib/../../../.././libstdc++.so.6: version GLIBCXX_3.4.29 not found (required by .cache/torch_extensions/nvdiffrast_plugin/nvdiffrast_plugin.so)`",
+        &[
+            ("version", "GLIBCXX_3.4.29"),
+            ("required_by", ".cache/torch_extensions/nvdiffrast_plugin/nvdiffrast_plugin.so"),
         ],
         &[],
     ),
