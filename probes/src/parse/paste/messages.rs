@@ -450,6 +450,12 @@ impl Matcher {
 mod tests {
     use super::*;
 
+    /// The embedded catalogue's messages in these lines.
+    fn scan_lines(lines: &[&str]) -> Vec<(usize, ObservedMessage)> {
+        let lines: Vec<String> = lines.iter().map(|l| (*l).to_owned()).collect();
+        Matcher::for_kb(Kb::get().unwrap()).scan(&lines)
+    }
+
     /// A CUDA error printed as its number: after a runtime or driver API call or `CUDA error`, behind a word that
     /// says it is the answer; never a number of the old numbering that means another error now (38 was
     /// cudaErrorNoDevice before CUDA 10.1), a line number, a version, or a library's own status (cuDNN's 3).
@@ -495,14 +501,12 @@ mod tests {
     /// (deviceQuery), the words' line is the message, once.
     #[test]
     fn numbered_cuda_errors_give_the_runtime_rows_message() {
-        let kb = Kb::get().unwrap();
-        let m = Matcher::for_kb(kb);
-        let lines = |t: &str| t.lines().map(str::to_owned).collect::<Vec<_>>();
-        let found = m.scan(&lines("cudaGetDeviceCount failed, error code : 35\n"));
+        let found = scan_lines(&["cudaGetDeviceCount failed, error code : 35"]);
         assert_eq!(found.iter().map(|(_, m)| m.id.as_str()).collect::<Vec<_>>(), ["cuda.insufficient_driver"]);
-        let found = m.scan(&lines(
-            "cudaGetDeviceCount returned 35\n-> CUDA driver version is insufficient for CUDA runtime version\n",
-        ));
+        let found = scan_lines(&[
+            "cudaGetDeviceCount returned 35",
+            "-> CUDA driver version is insufficient for CUDA runtime version",
+        ]);
         let got: Vec<(usize, &str)> = found.iter().map(|(i, m)| (*i, m.id.as_str())).collect();
         assert_eq!(got, [(1, "cuda.insufficient_driver")]);
     }
@@ -511,16 +515,11 @@ mod tests {
     /// the two halves are read joined with nothing between, and the message keeps its values.
     #[test]
     fn a_line_a_console_wrapped_inside_a_word_is_read_whole() {
-        let kb = Kb::get().unwrap();
-        let m = Matcher::for_kb(kb);
-        let lines: Vec<String> = [
+        let found = scan_lines(&[
             "I c:\\tf_jenkins\\home\\workspace\\release-win\\device\\gpu\\os\\windows\\tensorflow\\core\\common_runtime\\gpu\\gpu_device.cc:948] \
              Ignoring visible gpu device (device: 0, name: GeForce GTX 660 Ti, pci bus id: 0000:01:00.0) with Cuda c",
             "ompute capability 3.0. The minimum required Cuda capability is 3.5.",
-        ]
-        .map(str::to_owned)
-        .to_vec();
-        let found = m.scan(&lines);
+        ]);
         let (_, msg) = found.iter().find(|(_, m)| m.id == "tf.gpu_ignored_min_cc").expect("joined");
         assert_eq!(msg.values.get("cc").map(String::as_str), Some("3.0"));
         assert!(msg.line.contains("Cuda compute capability 3.0"), "{}", msg.line);
@@ -530,15 +529,10 @@ mod tests {
     /// read joined by a space, with its values.
     #[test]
     fn a_line_broken_before_a_parenthesis_goes_on_in_the_next() {
-        let kb = Kb::get().unwrap();
-        let m = Matcher::for_kb(kb);
-        let lines: Vec<String> = [
+        let found = scan_lines(&[
             "E tensorflow/stream_executor/cuda/cuda_dnn.cc:378] Loaded runtime CuDNN library: 5006 ",
             "(compatibility version 5000) but source was compiled with 5103 (compatibility version 5100).  ",
-        ]
-        .map(str::to_owned)
-        .to_vec();
-        let found = m.scan(&lines);
+        ]);
         let (_, msg) = found.iter().find(|(_, m)| m.id == "xla.cudnn_version_mismatch").expect("joined");
         assert_eq!(msg.values.get("compiled").map(String::as_str), Some("5103"));
     }
