@@ -8,7 +8,8 @@
 //! what they hold, added to what was free, would have covered the request, they are why it failed.
 //!
 //! Before 2.1 the message lists no process but gives the GPU's totals (`… total capacity; … free; … reserved
-//! in total by PyTorch`): memory neither free nor PyTorch's, where it is most of the GPU, is another process's.
+//! in total by PyTorch`): memory neither free nor PyTorch's, where it is most of the GPU, is most often another
+//! process's.
 //!
 //! A process nvidia-smi lists on a GPU that `ps` shows stopped (state `T`: Ctrl-Z, or a debugger) keeps
 //! its GPU memory until it is continued or killed: every new job on that GPU runs short.
@@ -36,7 +37,7 @@ pub(super) const HELD: Rule = Rule {
               stopped or stuck one, a notebook kernel) holds the memory. Before 2.1 the message gives the GPU's \
               totals instead: where the memory neither free nor reserved by PyTorch is at least a quarter of the GPU \
               and covers the request with 1 GiB to spare (the process's own CUDA context and a desktop hold a few \
-              hundred MiB), it is held outside the process. Or a process nvidia-smi's process table \
+              hundred MiB), it is held outside PyTorch's allocator, most often by another process. Or a process nvidia-smi's process table \
               lists on a GPU is stopped in a `ps aux` listing beside it (state T: suspended with Ctrl-Z, or held by a \
               debugger): it keeps its GPU memory until it is continued or killed.",
     source: "pytorch/pytorch:c10/cuda/CUDACachingAllocator.cpp@001074d25084fdb87a799823e395a50f5ec044d3 \
