@@ -1953,6 +1953,18 @@ const CASES: &[Case] = &[
         ],
         &[],
     ),
+    // The same line as Markdown shows it where its backquote opened inline code and was dropped (written for the
+    // test from isaac_ros_image_pipeline#18's line; glibc's line lost its quotes the same way in RenYurui/PIRender#21).
+    (
+        "ld.versioned_reference_undefined",
+        "/opt/nvidia/vpi1/lib64/libnvvpi.so.1.1.15: undefined reference to cudaMemcpyToArray@libcudart.so.10.2'",
+        &[
+            ("by", "/opt/nvidia/vpi1/lib64/libnvvpi.so.1.1.15"),
+            ("symbol", "cudaMemcpyToArray"),
+            ("needed", "libcudart.so.10.2"),
+        ],
+        &[],
+    ),
     // NVIDIA-ISAAC-ROS/isaac_ros_image_pipeline#18 (VPI built for CUDA 10.2, no ld prefix).
     (
         "ld.versioned_reference_undefined",
