@@ -145,6 +145,15 @@ fn stopped(cx: &Ctx<'_>, procs: &[StoppedGpuProcess]) -> Finding {
     )
 }
 
+/// nvidia-smi's list of the compute processes on each GPU, with what each holds, for the fix.
+fn apps_query(cx: &Ctx<'_>) -> String {
+    fix::command(
+        cx,
+        &ShellCommand::new("nvidia-smi").args(["--query-compute-apps=pid,process_name,used_memory", "--format=csv"]),
+        false,
+    )
+}
+
 /// PyTorch's message before 2.1: the GPU's total, what was free and what PyTorch reserved. What none of them
 /// accounts for is held outside the process; where that is most of the GPU, by another process.
 fn held_outside(cx: &Ctx<'_>, m: &ObservedMessage) -> Option<Finding> {
@@ -157,11 +166,7 @@ fn held_outside(cx: &Ctx<'_>, m: &ObservedMessage) -> Option<Finding> {
     }
     let gib = |b: f64| format!("{:.2} GiB", b / (1024.0 * 1024.0 * 1024.0));
     let gpu = value("gpu").unwrap_or("0");
-    let query = fix::command(
-        cx,
-        &ShellCommand::new("nvidia-smi").args(["--query-compute-apps=pid,process_name,used_memory", "--format=csv"]),
-        false,
-    );
+    let query = apps_query(cx);
     Some(HELD.finding(
         format!("About {} of GPU {gpu}'s memory is held outside PyTorch, likely by another process", gib(outside)),
         format!(
@@ -202,11 +207,7 @@ fn held(cx: &Ctx<'_>, m: &ObservedMessage) -> Option<Finding> {
     let total = value("total").unwrap_or("its memory");
     let others: Vec<String> = list.others.iter().map(|(pid, size)| format!("process {pid} ({size})")).collect();
     let pids: Vec<String> = list.others.iter().map(|(pid, _)| pid.to_string()).collect();
-    let query = fix::command(
-        cx,
-        &ShellCommand::new("nvidia-smi").args(["--query-compute-apps=pid,process_name,used_memory", "--format=csv"]),
-        false,
-    );
+    let query = apps_query(cx);
     // Windows has no ps or kill: PowerShell's Get-Process and Stop-Process take the PIDs, comma-separated.
     let (ps, kill) = if cx.os == OsFamily::Windows {
         let ids = pids.join(",");
