@@ -92,9 +92,16 @@ pub struct WslFacts {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pinned_alloc_failure: Option<String>,
     /// The first line where CUDA answered 801 `operation not supported` (`cudaErrorNotSupported`,
-    /// `CUDA_ERROR_NOT_SUPPORTED`) inside WSL, as pasted; `None` when the text shows none.
+    /// `CUDA_ERROR_NOT_SUPPORTED`) inside WSL, a managed-memory prefetch answered invalid device, or CUDA called
+    /// device 0 an invalid ordinal where the text names no other index, as pasted; `None` when the text shows
+    /// none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_supported_error: Option<String>,
+    /// The first line where CUDA answered invalid device to a virtual-memory-management allocation inside WSL
+    /// (`CUDA_ERROR_INVALID_DEVICE` on or just after a line naming `cuMemCreate`, `cuMemAddressReserve`,
+    /// `cuMemMap`, `cuMemSetAccess` or a virtual-memory resource), as pasted; `None` when the text shows none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vmm_refused: Option<String>,
     /// The first line where WSL's own `nvidia-smi` crashed with a segmentation fault (the shell's report
     /// after the command or its table header, or a sentence naming both), as pasted; `None` when the text
     /// shows none.

@@ -276,13 +276,17 @@ pub(super) const NOT_SUPPORTED: Rule = Rule {
               concurrent CPU/GPU access to it and no oversubscription, so the managed-memory paths a library takes on \
               native Linux (prefetch, memory advice, managed pools) answer not supported; or a managed-memory \
               prefetch answered invalid device (cudaMemPrefetchAsync's answer on a GPU without concurrent managed \
-              access). On a GPU known to be older than Volta, wsl.gpu_arch_below_volta_limited says it instead.",
+              access), or CUDA called device 0 an invalid ordinal where the text names no other GPU index and no \
+              CUDA_VISIBLE_DEVICES (device 0 exists wherever a GPU is seen, so what the call asked of it was \
+              refused). On a GPU known to be older than Volta, wsl.gpu_arch_below_volta_limited says it instead.",
     source: "NVIDIA CUDA on WSL User Guide, Known Limitations for Linux CUDA Applications \
              (https://docs.nvidia.com/cuda/wsl-user-guide/index.html#known-limitations-for-linux-cuda-applications: \
              Unified Memory, full managed memory support is not available and concurrent CPU/GPU access is not \
              supported; applications are expected to check the CUDA queries); error 801: \
              NVIDIA/cuda-python:cuda_core/cuda/core/experimental/_utils/runtime_cuda_error_explanations.py@16c86bd247d19f48afbfe5e3cad20599ca1601cd \
-             (entry 801); rapidsai/cudf#11382 (801 under WSL 2 from cuDF)",
+             (entry 801); rapidsai/cudf#11382 (801 under WSL 2 from cuDF); glotzerlab/hoomd-blue#2098 and #2099 \
+             (hoomd.device.GPU(gpu_id=0) answering invalid device ordinal under WSL 2; fixed by checking for full \
+             unified memory)",
 };
 
 pub(super) const INSIDER: Rule = Rule {
@@ -368,7 +372,24 @@ pub(super) const RENDER_ADAPTER: Rule = Rule {
              index.html: the Windows driver's nvidia-smi is mapped in at /usr/lib/wsl/lib)",
 };
 
+pub(super) const VMM_REFUSED: Rule = Rule {
+    id: "wsl.vmm_allocations_refused",
+    category: Category::WslSpecific,
+    severity: Severity::Error,
+    trigger: "Inside WSL 2 CUDA answered invalid device (`CUDA_ERROR_INVALID_DEVICE`, `cudaErrorInvalidDevice`) on a \
+              line naming a virtual-memory-management call or allocator (cuMemCreate, cuMemAddressReserve, cuMemMap, \
+              cuMemSetAccess, a VirtualMemoryResource, ggml's VMM pool) or up to three lines after one: the \
+              allocation path, not the device index, is what WSL 2's GPU paravirtualization refused; the plain \
+              allocator (cudaMalloc) works.",
+    source: "NVIDIA/cuda-python#1127 (NVIDIA's rparolin, merged: under WSL cuda.core's VirtualMemoryResource \
+             allocation requests fail with CUDA_ERROR_INVALID_DEVICE, pointing to the WSL guide's known limitations; \
+             the tests skip on WSL); ggml-org/llama.cpp:ggml/CMakeLists.txt (option GGML_CUDA_NO_VMM, \"do not try to \
+             use CUDA VMM\"); withcatai/node-llama-cpp#580 (cuMemAddressReserve failing in ggml's VMM pool under \
+             WDDM, GGML_CUDA_NO_VMM the workaround)",
+};
+
 pub(super) const RULES: &[Rule] = &[
+    VMM_REFUSED,
     RENDER_ADAPTER,
     TOOLKIT_RELEASE_BROKEN,
     TOOLKIT_PREDATES_DRIVER,
@@ -504,6 +525,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     tcc(cx, wsl, out);
     nvml_unsupported(cx, out);
     limits(cx, wsl, out);
+    vmm_refused(wsl, out);
     image_ships_driver(cx, out);
     let toolkit = toolkit_predates_driver(cx, out);
     smi_crash(cx, wsl, out);
@@ -853,8 +875,10 @@ fn limits(cx: &Ctx<'_>, wsl: &WslFacts, out: &mut Vec<Finding>) {
             return;
         }
         out.push(NOT_SUPPORTED.finding(
-            if line.contains("nvalid device") {
+            if line.contains("nvalid device") && line.to_lowercase().contains("prefetch") {
                 "CUDA refused a managed-memory prefetch (invalid device) under WSL 2: managed memory is limited there"
+            } else if line.contains("nvalid device") || line.contains("INVALID_DEVICE") {
+                "CUDA called device 0 invalid under WSL 2: a managed-memory call was refused, not the index"
             } else {
                 "CUDA answered 'operation not supported' (801) under WSL 2: managed memory is limited there"
             },
@@ -873,6 +897,33 @@ fn limits(cx: &Ctx<'_>, wsl: &WslFacts, out: &mut Vec<Finding>) {
                     .to_owned(),
             ),
         ));
+    }
+}
+
+/// CUDA's invalid device answered to a virtual-memory-management allocation under WSL 2 ([`VMM_REFUSED`]).
+fn vmm_refused(wsl: &WslFacts, out: &mut Vec<Finding>) {
+    if wsl.version != 1
+        && let Some(line) = &wsl.vmm_refused
+    {
+        out.push(
+            VMM_REFUSED.finding(
+                "CUDA refused a virtual-memory-management allocation (invalid device) under WSL 2",
+                format!(
+                    "The allocation went through CUDA's virtual memory management (cuMemCreate / cuMemAddressReserve / \
+                 cuMemMap: cuda.core's VirtualMemoryResource, ggml's VMM pool, PyTorch's expandable segments), \
+                 which WSL 2's GPU paravirtualization answers with invalid device although the device is valid; \
+                 the plain allocator works. {CONSTRAINTS}."
+                ),
+                vec!["WSL 2".to_owned(), format!("pasted: {line}")],
+                Some(
+                    "Allocate without CUDA's virtual memory management under WSL 2: cuda.core: DeviceMemoryResource \
+                 instead of VirtualMemoryResource; llama.cpp (ggml): build with `cmake -B build -DGGML_CUDA=ON \
+                 -DGGML_CUDA_NO_VMM=ON`; PyTorch: leave `expandable_segments:True` out of PYTORCH_CUDA_ALLOC_CONF. \
+                 Or run the program on native Linux."
+                        .to_owned(),
+                ),
+            ),
+        );
     }
 }
 

@@ -103,7 +103,8 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
     wsl.linux_driver_libs = libs;
     wsl.graphics_interop_failure = graphics_interop_failure(lines);
     wsl.pinned_alloc_failure = pinned_alloc_failure(lines);
-    wsl.not_supported_error = not_supported_error(lines);
+    wsl.vmm_refused = vmm_refused(lines);
+    wsl.not_supported_error = if wsl.vmm_refused.is_some() { None } else { not_supported_error(lines) };
     wsl.smi_crash = smi_crash(lines);
     wsl.smi_not_found = smi_not_found(lines);
     wsl.architecture_said = architecture_said(lines);
@@ -412,7 +413,8 @@ fn pinned_alloc_failure(lines: &[String]) -> Option<String> {
 /// The first line where CUDA answered 801, `operation not supported`: the runtime's `cudaErrorNotSupported`,
 /// the driver's `CUDA_ERROR_NOT_SUPPORTED`, or PyTorch's `CUDA error: operation not supported` (NVIDIA/cuda-python:
 /// cuda_core/cuda/core/experimental/_utils/runtime_cuda_error_explanations.py@16c86bd247d19f48afbfe5e3cad20599ca1601cd,
-/// entry 801; not 304's `OS call failed or operation not supported on this OS`).
+/// entry 801; not 304's `OS call failed or operation not supported on this OS`); else a managed-memory prefetch
+/// refused as an invalid device; else CUDA's invalid device ordinal where the only index the text names is 0.
 fn not_supported_error(lines: &[String]) -> Option<String> {
     lines
         .iter()
@@ -422,7 +424,20 @@ fn not_supported_error(lines: &[String]) -> Option<String> {
                 || l.contains("CUDA error: operation not supported")
                 || prefetch_refused(l)
         })
+        .or_else(|| ordinal_zero_refused(lines))
         .map(|l| quoted(l))
+}
+
+/// CUDA's invalid-device answer as its emitters print it: the runtime's `cudaErrorInvalidDevice` (its string
+/// `invalid device ordinal`) and the driver's `CUDA_ERROR_INVALID_DEVICE`, not the longer names that begin
+/// the same (`cudaErrorInvalidDeviceFunction`).
+fn invalid_device(line: &str) -> bool {
+    let named = |name: &str| {
+        line.match_indices(name).any(|(at, _)| {
+            !line[at + name.len()..].chars().next().is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
+    };
+    line.contains("invalid device ordinal") || named("cudaErrorInvalidDevice") || named("CUDA_ERROR_INVALID_DEVICE")
 }
 
 /// A managed-memory prefetch refused as an invalid device: cudaMemPrefetchAsync returns cudaErrorInvalidDevice
@@ -430,8 +445,56 @@ fn not_supported_error(lines: &[String]) -> Option<String> {
 /// cudaMemPrefetchAsync), which no GPU has under WSL 2, whatever the device index (rapidsai/rmm#2023: RMM's
 /// prefetch.cpp answering `cudaErrorInvalidDevice invalid device ordinal`).
 fn prefetch_refused(line: &str) -> bool {
-    let invalid = line.contains("cudaErrorInvalidDevice") || line.contains("invalid device ordinal");
-    invalid && (line.contains("prefetch") || line.contains("Prefetch"))
+    invalid_device(line) && (line.contains("prefetch") || line.contains("Prefetch"))
+}
+
+/// Spellings of a GPU index in programs' arguments and messages: `cuda:0`, `gpu_id=0`, `device_id: 0`,
+/// `set_device(0)`, `--gpu 0`, `current device: 0` (ggml's CUDA error report), `GPU 1`, `device 1`.
+fn index_re() -> &'static regex::Regex {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    #[allow(clippy::unwrap_used)] // a literal pattern, exercised by the tests below
+    RE.get_or_init(|| {
+        regex::Regex::new(
+            r"(?i)(?:\bcuda:|\b(?:gpu|device)_?(?:id|index|idx)?\s*[=:]\s*|set_device\(|\bdevice\(|--gpus?[= ]|current device:\s*|\b(?:gpu|device)\s+#?)(\d{1,3})\b",
+        )
+        .unwrap()
+    })
+}
+
+/// CUDA's invalid device ordinal where no index can be wrong: every GPU index the text names is 0 and it sets
+/// no CUDA_VISIBLE_DEVICES. Device 0 exists wherever CUDA sees a GPU, so the call was refused for what it
+/// asked of the device: under WSL 2 the managed-memory paths (prefetch, advice, concurrent access) answer so
+/// (glotzerlab/hoomd-blue#2098, fixed by #2099 checking for full unified memory). The line, if any.
+fn ordinal_zero_refused(lines: &[String]) -> Option<&String> {
+    let error = lines.iter().find(|l| invalid_device(l))?;
+    if lines.iter().any(|l| l.contains("CUDA_VISIBLE_DEVICES")) {
+        return None;
+    }
+    let mut indices = lines
+        .iter()
+        .filter(|l| l.len() <= 1024)
+        .flat_map(|l| index_re().captures_iter(l).filter_map(|c| c[1].parse::<u32>().ok()).collect::<Vec<_>>())
+        .peekable();
+    indices.peek()?;
+    indices.all(|i| i == 0).then_some(error)
+}
+
+/// Calls of CUDA's virtual memory management (CUDA Driver API, "Virtual Memory Management"), and the
+/// allocators built on them (cuda.core's VirtualMemoryResource, ggml's VMM pool).
+const VMM_CALLS: [&str; 6] =
+    ["cuMemCreate", "cuMemAddressReserve", "cuMemMap", "cuMemSetAccess", "VirtualMemory", "pool_vmm"];
+
+/// How many lines before CUDA's answer may name the VMM call it answered.
+const VMM_WINDOW: usize = 3;
+
+/// The first line where CUDA answered invalid device to a virtual-memory-management allocation: the answer on
+/// the line naming the call or up to [`VMM_WINDOW`] lines after it (NVIDIA/cuda-python#1127: under WSL
+/// cuda.core's VirtualMemoryResource allocations fail with `CUDA_ERROR_INVALID_DEVICE`).
+fn vmm_refused(lines: &[String]) -> Option<String> {
+    let vmm = |l: &String| VMM_CALLS.iter().any(|c| l.contains(c));
+    lines.iter().enumerate().find_map(|(i, l)| {
+        (invalid_device(l) && lines[i.saturating_sub(VMM_WINDOW)..=i].iter().any(vmm)).then(|| quoted(l))
+    })
 }
 
 /// NVIDIA's GPU architectures by the names people write, oldest first (NVIDIA CUDA C++ Programming Guide,
@@ -1409,6 +1472,34 @@ mod tests {
         assert!(read_wsl(&format!("WSL2\n{line}\n")).unwrap().not_supported_error.is_some());
         let other = "RuntimeError: CUDA error: invalid device ordinal";
         assert_eq!(read_wsl(&format!("WSL2\n{other}\n")).unwrap().not_supported_error, None);
+    }
+
+    /// CUDA's invalid device ordinal where every index the text names is 0 is a refused call, not a wrong index
+    /// (glotzerlab/hoomd-blue#2098, verbatim lines); an index above 0 anywhere, or CUDA_VISIBLE_DEVICES, leaves
+    /// the index in doubt; cudaErrorInvalidDeviceFunction is another error.
+    #[test]
+    fn an_invalid_ordinal_for_device_0_is_a_refused_call() {
+        let said = "Despite a clean installation on WSL2 where `nvidia-smi` works correctly, `hoomd.device.GPU()` fails with `RuntimeError: CUDA Error: invalid device ordinal`.";
+        let zero = "    device = hoomd.device.GPU(gpu_id=0)";
+        let read = |text: &str| read_wsl(text).unwrap().not_supported_error;
+        assert!(read(&format!("{said}\n{zero}\n")).is_some());
+        assert_eq!(read(&format!("{said}\n")), None, "no index named");
+        assert_eq!(read(&format!("{said}\n{zero}\nmodel.to('cuda:1')\n")), None);
+        assert_eq!(read(&format!("{said}\n{zero}\nexport CUDA_VISIBLE_DEVICES=0\n")), None);
+        assert_eq!(read(&format!("WSL2\n{zero}\ncudaErrorInvalidDeviceFunction\n")), None);
+    }
+
+    /// An invalid device answered to a virtual-memory-management allocation is WSL 2 refusing that path
+    /// (NVIDIA/cuda-python#1127's description, verbatim), not the managed-memory limit; without a VMM call
+    /// within three lines it is not read so.
+    #[test]
+    fn an_invalid_device_after_a_vmm_allocation_is_the_vmm_path() {
+        let text = "When running the VirtualMemoryResources tests under the Windows Subsystem for Linux (WSL) allocation requests throw the following error:\n>   raise CUDAError(f\"{name.decode()}: {expl}\")\nE   cuda.core.experimental._utils.cuda_utils.CUDAError: CUDA_ERROR_INVALID_DEVICE: This indicates that the device ordinal supplied by the user does not correspond to a valid CUDA device or that the action requested is invalid for the specified device.\n";
+        let wsl = read_wsl(text).unwrap();
+        assert!(wsl.vmm_refused.as_deref().is_some_and(|l| l.contains("CUDA_ERROR_INVALID_DEVICE")), "{wsl:?}");
+        assert_eq!(wsl.not_supported_error, None);
+        let far = text.replacen("error:\n", "error:\nx\ny\nz\n", 1);
+        assert_eq!(read_wsl(&far).unwrap().vmm_refused, None);
     }
 
     /// A pinned allocation's failure said in words on the line that names the pinning
