@@ -91,7 +91,9 @@ fn by_category(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&ObservedMessage]
             image_driver_files_fix(cx, known, observed).unwrap_or_else(|| visible_fix(cx, known))
         }
         Category::MultipleToolkitsConflict => toolkits_fix(cx, known, observed),
-        Category::Other => coded_fix(cx, observed).unwrap_or_else(|| other_fix(cx, known)),
+        Category::Other => coded_fix(cx, observed)
+            .or_else(|| load_refused_fix(cx, known, observed))
+            .unwrap_or_else(|| other_fix(cx, known)),
         Category::ToolkitVsFrameworkMismatchHarmless => toolkit_fix(cx, known, observed),
         Category::WslSpecific => wsl_fix(cx, known),
         _ => (None, None),
@@ -262,6 +264,48 @@ fn coded_fix(cx: &Ctx<'_>, observed: &[&ObservedMessage]) -> Option<FamilyFix> {
         cx.kb.errors.message.iter().find(|m| m.emitter.starts_with("CUDA runtime") && m.emitter.contains(&tag))?;
     // A row of the catch-all category gets its own fix (its code is its own, so no second look-up).
     Some(if row.category == Category::Other { other_fix(cx, row) } else { by_category(cx, row, observed) })
+}
+
+/// A library the loader or the linker found and could not use (glibc's elf/dl-load.c, binutils' bfd): the file
+/// is there, so the fix is about that file, not about installing a missing one.
+fn load_refused_fix(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&ObservedMessage]) -> Option<FamilyFix> {
+    let value = |name: &str| observed.iter().find_map(|m| m.values.get(name)).map(String::as_str);
+    let object = ["object", "skipped", "truncated"].iter().find_map(|k| value(k));
+    let named = object.map_or_else(|| "the library".to_owned(), |o| fix::word(cx, o));
+    let file = object.unwrap_or("<library>");
+    let words = match known.id.as_str() {
+        "ld.executable_stack_refused" => format!(
+            "glibc 2.41 and later will not dlopen {named}: it asks for an executable stack. Upgrade the package that \
+             ships it to a release linked with `-z noexecstack` (CTranslate2 4.6.0 and later, for faster-whisper and \
+             WhisperX); else clear the flag on the file: `{}` (patchelf 0.18 or later) or `{}`. With glibc 2.42 or later, `GLIBC_TUNABLES=glibc.rtld.execstack=2` \
+             allows it for one run.",
+            cmd(cx, "patchelf", ["--clear-execstack", file]),
+            cmd(cx, "execstack", ["-c", file])
+        ),
+        "ld.library_wrong_elf_class" => {
+            let bits = if value("elf_class") == Some("ELFCLASS64") { "64-bit" } else { "32-bit" };
+            format!(
+                "{named} is a {bits} build. `{}` says which each copy is; put the folder of this machine's build \
+                 first (a CUDA toolkit's lib64/, not lib/) in LD_LIBRARY_PATH, or install the package built for \
+                 this machine's architecture.",
+                cmd(cx, "file", [file])
+            )
+        }
+        "ld.library_not_elf" => format!(
+            "{named} is not a library of this system: `{}` says what it is (a cut-short download, a Git LFS pointer, \
+             another system's build). Reinstall the package that ships it without the cache (pip: `pip install \
+             --force-reinstall --no-cache-dir <package>`), or copy the file whole again.",
+            cmd(cx, "file", [file])
+        ),
+        "ld.link_wrong_format" => format!(
+            "The linker cannot use {named}: `{}` names its architecture (x86-64, aarch64, 32-bit). Install the build \
+             of that library for this machine's architecture (on a Jetson, the JetPack's cuDNN and CUDA; on x86_64, \
+             the lib64/ folder), or replace a cut-short file with a whole copy.",
+            cmd(cx, "file", [file])
+        ),
+        _ => return None,
+    };
+    Some((Some(words), None))
 }
 
 /// Two CUDA releases mixed: the linker's conflict names both copies and the library that needs

@@ -1986,6 +1986,48 @@ const CASES: &[Case] = &[
         ],
         &[],
     ),
+    // OpenNMT/CTranslate2#1849 (glibc 2.41 on Arch).
+    (
+        "ld.executable_stack_refused",
+        "ImportError: libctranslate2-bc15bf3f.so.4.5.0: cannot enable executable stack as shared object requires: Invalid argument",
+        &[("object", "libctranslate2-bc15bf3f.so.4.5.0")],
+        &[],
+    ),
+    // andersbll/deeppy#28 (CUDA 7.0's 32-bit lib/ on LD_LIBRARY_PATH).
+    (
+        "ld.library_wrong_elf_class",
+        "ImportError: libcudart.so.7.0: wrong ELF class: ELFCLASS32",
+        &[("object", "libcudart.so.7.0"), ("elf_class", "ELFCLASS32")],
+        &[],
+    ),
+    // niuchuangnn/SPICE#4 (a libcufft copy in the Anaconda prefix that is no library).
+    (
+        "ld.library_not_elf",
+        "OSError: /home/anders/anaconda3/lib/python3.8/site-packages/torch/lib/../../../../libcufft.so.10: invalid ELF header",
+        &[("object", "/home/anders/anaconda3/lib/python3.8/site-packages/torch/lib/../../../../libcufft.so.10")],
+        &[],
+    ),
+    // davisking/dlib#885 (an x86_64 cuDNN on a Jetson TX1).
+    (
+        "ld.link_wrong_format",
+        "/usr/local/cuda-8.0/lib64/libcudnn.so: error adding symbols: File in wrong format",
+        &[("object", "/usr/local/cuda-8.0/lib64/libcudnn.so")],
+        &[],
+    ),
+    // cudpp/cudpp#54 (CUDA's 32-bit lib/ searched before lib64/).
+    (
+        "ld.link_wrong_format",
+        "/usr/bin/ld: skipping incompatible /usr/local/cuda/lib/libcudart.so when searching for -lcudart",
+        &[("skipped", "/usr/local/cuda/lib/libcudart.so")],
+        &[],
+    ),
+    // pytorch/pytorch#588 (a cut-short cuDNN download).
+    (
+        "ld.link_wrong_format",
+        "/usr/local/cuda/lib64/libcudnn.so: file not recognized: File truncated",
+        &[("truncated", "/usr/local/cuda/lib64/libcudnn.so")],
+        &[],
+    ),
     // (format) the WinError text Windows gives for 126, with torch's suffix.
     (
         "windows.dll_load_failed",
