@@ -69,6 +69,10 @@ fn by_category(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&ObservedMessage]
         Category::ArchNotInBuild if known.id == "ngc.gpu_not_supported" => (Some(NGC_GPU_WORDS.to_owned()), None),
         Category::ArchNotInBuild => arch_fix(cx, known, observed),
         Category::CudnnMissingOrMismatch => cudnn_fix(cx, known, observed),
+        Category::PcieLinkDegraded if known.id == "cuda.too_many_peers" => (Some(too_many_peers_words(cx)), None),
+        Category::EnvVarMisconfig if known.id == "torch.load_device_beyond_count" => {
+            (Some(load_device_words(cx, observed)), None)
+        }
         Category::EnvVarMisconfig => variable_fix(cx, known),
         Category::NoDriverOrGpuNotVisible if known.id == "nvrm.legacy_gpu" => legacy_fix(observed),
         Category::NoDriverOrGpuNotVisible if known.id == "kbuild.gpl_only_symbol" => (Some(newer_branch_fix(cx)), None),
@@ -264,6 +268,33 @@ fn coded_fix(cx: &Ctx<'_>, observed: &[&ObservedMessage]) -> Option<FamilyFix> {
         cx.kb.errors.message.iter().find(|m| m.emitter.starts_with("CUDA runtime") && m.emitter.contains(&tag))?;
     // A row of the catch-all category gets its own fix (its code is its own, so no second look-up).
     Some(if row.category == Category::Other { other_fix(cx, row) } else { by_category(cx, row, observed) })
+}
+
+/// CUDA's peer mappings used up (711): at most eight peers a GPU, counted over every process.
+fn too_many_peers_words(cx: &Ctx<'_>) -> String {
+    format!(
+        "A GPU maps at most eight peers, counted over every process on the machine. See what else holds the GPUs: \
+         `{}` (an X server or display manager running on every GPU enables peer access between them; run it on \
+         one GPU, or stop it: `sudo systemctl stop display-manager`). Give one job at most eight GPUs that talk \
+         peer to peer (CUDA_VISIBLE_DEVICES listing eight), or turn P2P off for it (NCCL_P2P_DISABLE=1); a \
+         warning at a framework's start-up for the pairs past eight is harmless where the job does not need them.",
+        cmd(cx, "nvidia-smi", ["--query-compute-apps=pid,process_name,gpu_bus_id", "--format=csv"])
+    )
+}
+
+/// torch.load restoring a tensor on a saved CUDA device this process does not have: map_location, and the
+/// variable that may hide the GPU (torch/serialization.py, validate_cuda_device).
+fn load_device_words(cx: &Ctx<'_>, observed: &[&ObservedMessage]) -> String {
+    let value = |name: &str| observed.iter().find_map(|m| m.values.get(name)).map(String::as_str);
+    let device = value("device").unwrap_or("N");
+    let count = value("count").unwrap_or("fewer");
+    format!(
+        "The checkpoint holds tensors saved on cuda:{device}; this process sees {count} GPU(s). Load it onto a GPU \
+         that exists: `torch.load(path, map_location='cuda:0')` (or map_location='cpu', then `.to(device)`) in the \
+         program's load call. Where this machine has that GPU, CUDA_VISIBLE_DEVICES hides it: `{}` lists the GPUs, \
+         `echo $CUDA_VISIBLE_DEVICES` the ones this process may use.",
+        cmd(cx, "nvidia-smi", ["-L"])
+    )
 }
 
 /// A library the loader or the linker found and could not use (glibc's elf/dl-load.c, binutils' bfd): the file

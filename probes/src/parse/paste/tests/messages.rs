@@ -1986,6 +1986,15 @@ const CASES: &[Case] = &[
         ],
         &[],
     ),
+    // (format) cudaGetErrorString's words for 711, as a CUDA check macro prints them.
+    ("cuda.too_many_peers", "CUDA failure test.cu:20 'peer mapping resources exhausted'", &[], &[]),
+    // (format) torch/serialization.py's validate_cuda_device, with the values its test uses (test_load_nonexistent_device).
+    (
+        "torch.load_device_beyond_count",
+        "RuntimeError: Attempting to deserialize object on CUDA device 9 but torch.cuda.device_count() is 1. Please use torch.load with map_location to map your storages to an existing device.",
+        &[("device", "9"), ("count", "1")],
+        &[],
+    ),
     // OpenNMT/CTranslate2#1849 (glibc 2.41 on Arch).
     (
         "ld.executable_stack_refused",
