@@ -132,6 +132,9 @@ pub enum VersionSource {
     PackageMetadata,
     /// A conda package's `conda-meta/*.json` file name.
     CondaMeta,
+    /// A build system's configuration output read from pasted text: CMake's CUDA compiler identification,
+    /// FindCUDA's and FindCUDAToolkit's found version.
+    BuildConfig,
     /// A value this version of gpu-doctor does not know, read from a report written by a newer one.
     #[serde(other)]
     Unknown,

@@ -4,6 +4,7 @@
 use super::context::{build_cuda, cudnn_version_text, describe_framework, parent_dir, same_dir, wheel_cuda_major};
 use super::{Ctx, Rule, fix};
 use gpu_doctor_kb::{RuntimeVerdict, families};
+use gpu_doctor_model::shell::ShellCommand;
 use gpu_doctor_model::{Category, Change, CudaVersion, Finding, InstallFlag, PlanTarget, Severity};
 use gpu_doctor_model::{OsFamily, Pick, PythonEnv, ToolkitInstall, ToolkitKind, Toolkits, VersionSource};
 
@@ -20,14 +21,19 @@ pub(super) const CONFLICT: Rule = Rule {
               distribution's nvcc (`_HERE_` in /usr/lib/nvidia-cuda-toolkit) of another release than a CUDA toolkit \
               also installed (a `cuda-X.Y` folder on the PATH it ran with, CUDA_HOME). Or PyTorch's CMake package \
               stopping on `Found two conflicting CUDA installs` (`versions` from 2.5): its FindCUDA and \
-              FindCUDAToolkit searches found different toolkits, or one release through two folders.",
+              FindCUDAToolkit searches found different toolkits, or one release through two folders. Or a build's \
+              configuration (CMake's CUDA compiler identification, FindCUDA's and FindCUDAToolkit's found version, \
+              a project's `CUDA detected: X.Y`) that found one release where it, or a toolkit folder the text \
+              shows, found another.",
     source: "CUDA Installation Guide for Linux, post-installation PATH and LD_LIBRARY_PATH \
              (https://docs.nvidia.com/cuda/cuda-installation-guide-linux/); torch.utils.cpp_extension CUDA_HOME lookup; \
              NVIDIA's container images' three flavours (https://nvidia.github.io/container-wiki/toolkit/container-images.html), \
              the case of NVIDIA/nvidia-docker#740; the toolkit's bin/nvcc.profile (`TOP = $(_HERE_)/..`, as \
              zspace/system.cuda-12.6:bin/nvcc.profile@b3d92c837713411301ae5df45b0c7758df7d931e copies it) and \
              nvcc's predefined __CUDACC_VER_MAJOR__/__CUDACC_VER_MINOR__ (CUDA Compiler Driver NVCC); \
-             pytorch/pytorch:cmake/public/cuda.cmake@v2.1.0#L63-L68 and @v2.5.1#L63-L67",
+             pytorch/pytorch:cmake/public/cuda.cmake@v2.1.0#L63-L68 and @v2.5.1#L63-L67; Kitware/CMake \
+             Modules/CMakeDetermineCompilerId.cmake and FindPackageHandleStandardArgs.cmake (the `The CUDA compiler \
+             identification is` and `Found CUDAToolkit: … (found version \"…\")` lines); pytorch/pytorch#6376",
 };
 
 pub(super) const STALE_PATH: Rule = Rule {
@@ -213,6 +219,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
         conda_packages_disagree(t, out);
         distribution_nvcc_ran(cx, t, out);
         nvcc_beside_runtime_image(t, out);
+        build_found_two(cx, t, out);
     }
     older_nvcc_on_newer_headers(cx, out);
     cmake_found_two(cx, out);
@@ -379,6 +386,68 @@ fn named_picks(t: &Toolkits) -> Vec<(&'static str, &Pick)> {
 
 fn version_of(i: &ToolkitInstall) -> String {
     i.version.map_or_else(|| "version unknown".to_owned(), |v| format!("CUDA {v}"))
+}
+
+/// A build's configuration (CMake's compiler identification, FindCUDA, FindCUDAToolkit, a project's `CUDA detected`)
+/// that found CUDA of one release where it, or a toolkit folder the text shows, is of another: one build compiles
+/// with one toolkit and links or includes the other's (pytorch/pytorch#6376: Gloo's sub-build found 9.0, PyTorch
+/// 9.1). The toolkit to point the build at is the newest placed one.
+fn build_found_two(cx: &Ctx<'_>, t: &Toolkits, out: &mut Vec<Finding>) {
+    if out.iter().any(|f| f.id == CONFLICT.id) {
+        return;
+    }
+    let built = |i: &ToolkitInstall| i.version_source == Some(VersionSource::BuildConfig);
+    if !t.installs.iter().any(built) {
+        return;
+    }
+    let placed_toolkit =
+        |i: &ToolkitInstall| matches!(i.kind, ToolkitKind::Local | ToolkitKind::Distro | ToolkitKind::Other);
+    let found: Vec<&ToolkitInstall> =
+        t.installs.iter().filter(|i| i.version.is_some() && (built(i) || placed_toolkit(i))).collect();
+    let mut versions: Vec<CudaVersion> = found.iter().filter_map(|i| i.version.map(CudaVersion::major_minor)).collect();
+    versions.sort();
+    versions.dedup();
+    if versions.len() < 2 {
+        return;
+    }
+    let evidence: Vec<String> = found
+        .iter()
+        .map(|i| {
+            let said = if built(i) { "the build's configuration found" } else { "the text shows" };
+            format!("{said} {} at {}", version_of(i), i.root)
+        })
+        .collect();
+    let target = found.iter().filter(|i| !i.root.starts_with('(')).max_by_key(|i| i.version);
+    let fix = target.map(|target| {
+        let root = target.root.as_str();
+        let nvcc = target.nvcc.clone().unwrap_or_else(|| format!("{root}/bin/nvcc"));
+        format!(
+            "Point the whole build at one toolkit ({}, {}), in a fresh build folder: `{}` (CUDACXX={} in the \
+             environment does the same for the compiler; FindCUDA takes CUDA_TOOLKIT_ROOT_DIR). Where the other is \
+             a distribution's nvcc (/usr/bin/nvcc), remove its package or choose with update-alternatives.",
+            root,
+            version_of(target),
+            fix::command(
+                cx,
+                &ShellCommand::new("cmake").args([
+                    "-B".to_owned(),
+                    "build".to_owned(),
+                    format!("-DCMAKE_CUDA_COMPILER={nvcc}"),
+                    format!("-DCUDAToolkit_ROOT={root}"),
+                ]),
+                false
+            ),
+            fix::word(cx, &nvcc)
+        )
+    });
+    out.push(CONFLICT.finding(
+        format!("The build found CUDA of {} releases", versions.len()),
+        "One configuration took a CUDA compiler or toolkit of one release and another of a different release: the \
+         build then compiles with one and includes or links the other's headers and libraries, which ends in \
+         unsupported-architecture errors, undefined symbols or a library of the wrong release loaded at run time.",
+        evidence,
+        fix,
+    ));
 }
 
 /// An nvcc shown running (its `--version`) of another CUDA release than the one NVIDIA's CUDA image named in the

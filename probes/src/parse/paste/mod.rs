@@ -24,6 +24,7 @@
 
 mod ask;
 mod clean;
+mod cmake_cuda;
 mod collect_env;
 mod containers;
 mod cuda_order;
@@ -153,6 +154,7 @@ pub const READERS: &[&str] = &[
     "paddle_env",
     "device_query",
     "nvcc_verbose",
+    "cmake_cuda",
     "install_commands",
     "gpu_words",
 ];
@@ -195,7 +197,7 @@ pub fn read_pasted_without(text: &str, kb: &Kb, off: &[&str]) -> Result<Snapshot
     }
     let mut facts = facts::Facts::default();
     facts.notes = notes;
-    let readers: [(&str, &Reader<'_>); 27] = [
+    let readers: [(&str, &Reader<'_>); 28] = [
         ("collect_env", &|f| collect_env::read(&lines, f)),
         ("python_prints", &|f| python_prints::read(&lines, f)),
         ("smi", &|f| smi::read(&lines, &joined, f)),
@@ -225,6 +227,7 @@ pub fn read_pasted_without(text: &str, kb: &Kb, off: &[&str]) -> Result<Snapshot
         ("paddle_env", &|f| paddle_env::read(&lines, f)),
         ("device_query", &|f| device_query::read(&lines, f)),
         ("nvcc_verbose", &|f| nvcc_verbose::read(&lines, f)),
+        ("cmake_cuda", &|f| cmake_cuda::read(&lines, f)),
         // After every reader that prints or lists a framework's version.
         ("install_commands", &|f| install_commands::read(&lines, f)),
     ];

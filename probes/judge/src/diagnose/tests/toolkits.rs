@@ -508,3 +508,20 @@ fn a_conda_nvcc_of_another_release_than_the_environments_cudatoolkit() {
     assert!(!super::pasted_ids(&same).contains(&"toolkits.names_disagree".to_owned()));
     assert!(super::pasted_ids("cuda-nvcc 12.4.131 0 nvidia's build\n").is_empty(), "not a row: five words");
 }
+
+/// CMake's compiler search and identification of a distribution's nvcc (hank-ai/darknet#130's lines) beside
+/// FindCUDAToolkit's line for another release (its format, CMake's FindPackageHandleStandardArgs): the build mixes two
+/// toolkits, and the fix points CMake at the placed newer one; one release alone is no conflict.
+#[test]
+fn a_build_configuration_that_found_two_releases_is_a_conflict() {
+    const ID: &str = "toolkits.names_disagree";
+    let compiler = "-- Looking for a CUDA compiler - /usr/bin/nvcc\n-- The CUDA compiler identification is NVIDIA 11.5.119 with host compiler GNU 11.4.0\n";
+    let toolkit = "-- Found CUDAToolkit: /usr/local/cuda-12.8/include (found version \"12.8.61\")\n";
+    let kb = gpu_doctor_kb::Kb::get().unwrap();
+    let snap = gpu_doctor_probes::parse::paste::read_pasted(&format!("{compiler}{toolkit}"), kb).unwrap();
+    let found = crate::diagnose::diagnose(&snap, kb);
+    let f = found.iter().find(|f| f.id == ID).unwrap_or_else(|| panic!("{found:#?}"));
+    let fix = super::words(f).unwrap();
+    assert!(fix.contains("-DCMAKE_CUDA_COMPILER=/usr/local/cuda-12.8/bin/nvcc"), "{fix}");
+    assert!(!super::pasted_ids(compiler).contains(&ID.to_owned()));
+}
