@@ -348,6 +348,19 @@ fn toolkits_fix(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&ObservedMessage
         return (Some(jax_builds(cx)), None);
     }
     match known.id.as_str() {
+        "tf.ptxas_too_old" => {
+            let ptxas = value("ptxas").map_or("an older", String::as_str);
+            (
+                Some(format!(
+                    "XLA took ptxas {ptxas}, an older CUDA toolkit's. `TF_CPP_VMODULE=asm_compiler=2 python …` logs \
+                     each place it looks (`Looking for ptxas at`) and the one it takes (`Using ptxas at`). Point XLA \
+                     at the toolkit of TensorFlow's CUDA: `XLA_FLAGS=--xla_gpu_cuda_data_dir=/usr/local/cuda-X.Y` \
+                     (that toolkit's folder), or make /usr/local/cuda that toolkit (`sudo ln -sfn \
+                     /usr/local/cuda-X.Y /usr/local/cuda`), or take the older toolkit's bin folder out of PATH."
+                )),
+                None,
+            )
+        }
         "ld.cuda_library_conflict" => {
             let (Some(needed), Some(by), Some(linked)) = (value("needed"), value("by"), value("linked")) else {
                 return (None, None);

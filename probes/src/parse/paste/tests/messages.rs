@@ -1986,6 +1986,20 @@ const CASES: &[Case] = &[
         ],
         &[],
     ),
+    // tensorflow/tensorflow#39716 (TensorFlow 2.2 taking /usr/local/cuda's ptxas of CUDA 8).
+    (
+        "tf.ptxas_too_old",
+        "You are using ptxas 8.x, but TF requires ptxas 9.x (and strongly prefers >= 9.2.88).  Compilation of XLA kernels below will likely fail.",
+        &[("ptxas", "8.x")],
+        &[],
+    ),
+    // (format) the later warning of asm_compiler.cc, for a ptxas of 9.x before 11.1.
+    (
+        "tf.ptxas_too_old",
+        "*** WARNING *** You are using ptxas 10.1.243, which is older than 11.1. ptxas before 11.1 is known to miscompile XLA code, leading to incorrect results or invalid-address errors.",
+        &[("ptxas", "10.1.243")],
+        &[],
+    ),
     // (format) cudaGetErrorString's words for 711, as a CUDA check macro prints them.
     ("cuda.too_many_peers", "CUDA failure test.cu:20 'peer mapping resources exhausted'", &[], &[]),
     // (format) torch/serialization.py's validate_cuda_device, with the values its test uses (test_load_nonexistent_device).
