@@ -17,7 +17,7 @@ pub(super) const TOO_OLD: Rule = Rule {
               that major's minor-version-compatibility floor (CUDA before 11 had none). Or the loader's `undefined \
               symbol: cuX` for a driver API call (`cu` and a capital): libcuda, the driver's, lacks it. Or CUDA's \
               error 35 (`CUDA driver version is insufficient for CUDA runtime version`) beside the driver's version \
-              (nvidia-smi's own CUDA level), on a host the text shows neither as a container nor as WSL, where the \
+              (nvidia-smi's own CUDA level, or a driver version the text states), on a host the text shows neither as a container nor as WSL, where the \
               driver does not run every CUDA the program could have been built for (below R525 with none named): \
               the runtime newer than the driver is the likelier cause, a missing libcuda said beside it.",
     source: SOURCE,
@@ -90,9 +90,9 @@ fn runtime_newer_than_driver(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     else {
         return;
     };
-    // The driver's own CUDA level (nvidia-smi's header, NVML): it answered; a version said in words may not have.
-    let answered = cx.s.driver.value().is_some_and(|d| d.cuda_version.is_some() && !d.cuda_version_derived);
-    let Some(m) = cx.s.messages.iter().find(|m| m.id == "cuda.insufficient_driver").filter(|_| answered) else {
+    // The driver's own CUDA level (nvidia-smi's header, NVML), or the level of a driver version the text states
+    // (`I am running CUDA 11.7 and driver version 472.12`, SYSTRAN/faster-whisper#866): the driver installed.
+    let Some(m) = cx.s.messages.iter().find(|m| m.id == "cuda.insufficient_driver") else {
         return;
     };
     out.push(TOO_OLD.finding(

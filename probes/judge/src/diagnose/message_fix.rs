@@ -623,8 +623,21 @@ fn xformers_words(cx: &Ctx<'_>) -> String {
     )
 }
 
+/// A PyTorch DataLoader worker's bus error of a full /dev/shm.
+const TORCH_SHM_WORDS: &str = "Give the container a larger /dev/shm: `docker run --shm-size=8g …` or `--ipc=host` \
+    (Docker's default is 64 MiB; on Kubernetes, an emptyDir of medium Memory mounted at /dev/shm); `df -h /dev/shm` \
+    shows its size. Fewer DataLoader workers (`num_workers`) or smaller batches need less.";
+
+/// A PaddlePaddle DataLoader worker's bus error of a full /dev/shm.
+const PADDLE_SHM_WORDS: &str = "`df -h /dev/shm` shows its size and what is left: free it (a restart of a hosted \
+    notebook's environment empties it) or give the container a larger one (`docker run --shm-size=8g …` or \
+    `--ipc=host`). Or pass batches without shared memory: `paddle.io.DataLoader(..., use_shared_memory=False)`, or \
+    fewer workers (`num_workers`).";
+
 fn other_fix(cx: &Ctx<'_>, known: &KnownMessage) -> FamilyFix {
     let words = match known.id.as_str() {
+        "torch.dataloader_shm_exhausted" => TORCH_SHM_WORDS.to_owned(),
+        "paddle.dataloader_shm_exhausted" => PADDLE_SHM_WORDS.to_owned(),
         "cuda.devices_unavailable" => format!(
             "`{}` shows each GPU's compute mode: in Exclusive_Process another process holds the GPU (`nvidia-smi` \
              lists the processes), in Prohibited none may use it. Set it back to Default: `{}` (one GPU: add `-i N`).",
@@ -713,11 +726,6 @@ fn other_fix(cx: &Ctx<'_>, known: &KnownMessage) -> FamilyFix {
                                   `conda install -c nvidia cuda-nvcc`); in a container, build from NVIDIA's -devel CUDA \
                                   image, since -base and -runtime carry no ptxas. TensorFlow can be pointed at a toolkit \
                                   with XLA_FLAGS=--xla_gpu_cuda_data_dir=<toolkit root>."
-            .to_owned(),
-        "torch.dataloader_shm_exhausted" => "Give the container a larger /dev/shm: `docker run --shm-size=8g …` or \
-                                             `--ipc=host` (Docker's default is 64 MiB; on Kubernetes, an emptyDir of \
-                                             medium Memory mounted at /dev/shm); `df -h /dev/shm` shows its size. \
-                                             Fewer DataLoader workers (`num_workers`) or smaller batches need less."
             .to_owned(),
         "nccl.system_error" => "Run it again with `NCCL_DEBUG=INFO` (the WARN line before the error names the call \
                                 that failed). In a container the usual one is NCCL's shared memory: start it with \

@@ -65,7 +65,7 @@ pub(super) fn run(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
             }
             continue;
         }
-        if capability_warning_answered(cx, known) {
+        if capability_warning_answered(cx, known) || false_ptxas_warning(known, first) {
             continue;
         }
         let meaning = with_values(&known.meaning, first, &known.pattern);
@@ -131,6 +131,17 @@ fn first_sentence(text: &str) -> &str {
 /// suggests after them.
 const CAPABILITY_WARNING: [&str; 3] =
     ["torch.gpu_too_old", "torch.min_max_capability", "torch.suggested_cuda_configurations"];
+
+/// TensorFlow's ptxas warning naming a ptxas that is not older than the version it names (`You are using ptxas
+/// 10.0.145, which is older than 9.2.88`): TensorFlow 1.13's comparison bug (tensorflow/tensorflow#23874), not an
+/// old toolkit.
+fn false_ptxas_warning(known: &KnownMessage, m: &ObservedMessage) -> bool {
+    let parse = |name: &str| -> Option<Vec<u32>> {
+        m.values.get(name)?.split('.').map(|p| p.parse().ok()).collect::<Option<Vec<u32>>>()
+    };
+    known.id == "tf.ptxas_too_old"
+        && matches!((parse("ptxas"), parse("older_than")), (Some(have), Some(named)) if have >= named)
+}
 
 /// True when PyTorch's capability warning is answered by binary compatibility: `_check_capability`
 /// warns when `major * 10 + minor` of the GPU is below the lowest or above the highest number of the

@@ -450,14 +450,15 @@ fn gpu_in(value: &str) -> Option<Gpu> {
     let cc = lower
         .split_once("compute capability")
         .and_then(|(_, rest)| rest.split_whitespace().next())
-        .or_else(|| lower.split_once("sm_").map(|(_, rest)| rest.get(..2).unwrap_or("")))
+        // `sm_86`, `sm_120` (the digits up to the first other character: `sm_120` is 12.0, not 1.2).
+        .or_else(|| {
+            lower.split_once("sm_").map(|(_, rest)| {
+                rest.get(..rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len())).unwrap_or("")
+            })
+        })
         .and_then(|w| {
             let w = w.trim_matches(|c: char| !c.is_ascii_digit() && c != '.');
-            if w.contains('.') {
-                w.parse::<ComputeCapability>().ok()
-            } else {
-                w.get(..1).zip(w.get(1..)).and_then(|(a, b)| format!("{a}.{b}").parse().ok())
-            }
+            if w.contains('.') { w.parse::<ComputeCapability>().ok() } else { super::gpus::cc_from_sm(w) }
         });
     Some(Gpu {
         index: 0,
@@ -507,6 +508,17 @@ mod tests {
         // A model number is not a size; a size too large for a GPU is not read.
         assert_eq!(gpu_in("Tesla P100 16G").unwrap().memory_total_bytes, Some(16 << 30));
         assert_eq!(gpu_in("RTX 4090 9999GB").unwrap().memory_total_bytes, None);
+    }
+
+    /// The capability an answer writes as `sm_XY` or `sm_XYZ` (Tohrusky/Final2x#613: `NVIDIA RTX 5090D (sm_120)`),
+    /// three digits read as 12.0, not 1.2; `compute capability 8.6` as written.
+    #[test]
+    fn a_gpu_answers_sm_number_is_its_capability() {
+        let cc = |v: &str| gpu_in(v).and_then(|g| g.compute_capability).map(|c| c.to_string());
+        assert_eq!(cc("NVIDIA RTX 5090D (sm_120)").as_deref(), Some("12.0"));
+        assert_eq!(cc("GeForce GTX 1080 (sm_61)").as_deref(), Some("6.1"));
+        assert_eq!(cc("NVIDIA GeForce GTX 1050 (compute capability 6.1)").as_deref(), Some("6.1"));
+        assert_eq!(cc("RTX 3090 (sm_)"), None);
     }
 
     /// A count around the one model lists that many: TensorFlow's issue template answered `gtx1070 * 2` (as

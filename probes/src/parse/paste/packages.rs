@@ -104,6 +104,46 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
     read_uv_changes(lines, facts);
     read_in_words(lines, facts);
     read_both_installed(lines, facts);
+    read_pip_rows(lines, facts);
+}
+
+/// The source name of [`read_pip_rows`]' packages.
+const PIP_ROWS: &str = "pip list rows";
+
+/// The longest line a `pip list` row is read from.
+const MAX_ROW: usize = 200;
+
+/// `pip list` rows without their header (`pip list | grep paddle`, a few rows quoted from a listing): a package
+/// name, at least two spaces (pip pads its name column), and a version that starts with a digit, nothing else on
+/// the line; or such a row with one space where the line before or after is one too. Only the packages gpu-doctor
+/// reads ([`add`]) are kept, and the listing is not taken as complete. Real rows: PaddlePaddle/PaddleClas#3170
+/// (`paddlepaddle         2.5.2` beside `paddlepaddle-gpu     2.5.2.post112`).
+fn read_pip_rows(lines: &[String], facts: &mut Facts) {
+    let row = |line: &str| -> Option<(String, String, bool)> {
+        if line.len() > MAX_ROW {
+            return None;
+        }
+        let line = line.trim();
+        let (name, rest) = line.split_once(' ')?;
+        let version = rest.trim_start();
+        // Two spaces or more between them: the first split off, at least one more before the version.
+        let wide = rest.len() - version.len() >= 1;
+        let name_ok = !name.is_empty()
+            && name.starts_with(|c: char| c.is_ascii_alphabetic())
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+        let version_ok = version.starts_with(|c: char| c.is_ascii_digit())
+            && !version.contains(char::is_whitespace)
+            && version.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '+' | '-' | '_' | '!'));
+        (name_ok && version_ok).then(|| (name.to_owned(), version.to_owned(), wide))
+    };
+    let rows: Vec<Option<(String, String, bool)>> = lines.iter().map(|l| row(l)).collect();
+    for (i, r) in rows.iter().enumerate() {
+        let Some((name, version, wide)) = r else { continue };
+        let neighbour = (i > 0 && rows[i - 1].is_some()) || rows.get(i + 1).is_some_and(Option::is_some);
+        if (*wide || neighbour) && add(facts, name, version, None, PIP_ROWS) {
+            facts.saw(i, PIP_ROWS);
+        }
+    }
 }
 
 /// A PyTorch package and its version with a build tag, as [`read_in_words`] takes them.

@@ -525,3 +525,17 @@ fn a_build_configuration_that_found_two_releases_is_a_conflict() {
     assert!(fix.contains("-DCMAKE_CUDA_COMPILER=/usr/local/cuda-12.8/bin/nvcc"), "{fix}");
     assert!(!super::pasted_ids(compiler).contains(&ID.to_owned()));
 }
+
+/// TensorFlow's ptxas warning is an older toolkit's ptxas taken first (tensorflow/tensorflow#39716's line), except
+/// where the ptxas it names is not older than the version it compares with: TensorFlow 1.13's comparison bug
+/// (tensorflow/tensorflow#23874's line), no finding.
+#[test]
+fn tensorflows_ptxas_warning_unless_its_own_comparison_is_wrong() {
+    const ID: &str = "observed.tf.ptxas_too_old";
+    let old = "You are using ptxas 8.x, but TF requires ptxas 9.x (and strongly prefers >= 9.2.88).  Compilation of XLA kernels below will likely fail.\n";
+    assert!(super::pasted_ids(old).contains(&ID.to_owned()));
+    let false_warning = "\"*** WARNING *** You are using ptxas 10.0.145, which is older than 9.2.88\"\n";
+    assert!(!super::pasted_ids(false_warning).contains(&ID.to_owned()), "{:?}", super::pasted_ids(false_warning));
+    let true_warning = "*** WARNING *** You are using ptxas 9.1.121, which is older than 9.2.88\n";
+    assert!(super::pasted_ids(true_warning).contains(&ID.to_owned()));
+}

@@ -485,6 +485,27 @@ fn conda_rows_without_a_header_and_the_export_spelling() {
     assert_eq!(torch("pytorch 1.6.0 py3.8_cpu_0 [cpuonly] pytorch extra\n"), None, "one word too many");
 }
 
+/// `pip list` rows without their header (PaddlePaddle/PaddleClas#3170's three rows, verbatim): the CPU and GPU
+/// packages of one framework both read; a single row of one space, a row with a third word or a version that
+/// is no version, is not.
+#[test]
+fn pip_list_rows_without_a_header() {
+    let names = |text: &str| {
+        let s = read(text);
+        let envs = s.python_envs.value().cloned().unwrap_or_default();
+        let mut got: Vec<String> =
+            envs.iter().flat_map(|e| e.frameworks.clone()).map(|f| format!("{} {}", f.name, f.version)).collect();
+        got.sort();
+        got
+    };
+    let rows = "paddleclas           2.5.1\npaddlepaddle         2.5.2\npaddlepaddle-gpu     2.5.2.post112\n";
+    assert_eq!(names(rows), ["paddlepaddle 2.5.2", "paddlepaddle-gpu 2.5.2.post112"]);
+    assert!(names("torch 2.1.0\n").is_empty(), "one space, no row beside it");
+    assert_eq!(names("onnxruntime-gpu    1.15.0\n"), ["onnxruntime-gpu 1.15.0"]);
+    assert!(names("torch    2.1.0 installed\n").is_empty());
+    assert!(names("torch    latest\n").is_empty());
+}
+
 /// conda's package plan (conda/conda:conda/plan.py `print_dists`: `    %-27s|%17s` of `name-version`
 /// and build, then size and channel; conda/core/link.py's `name  channel/subdir::name-version-build`
 /// rows): the download table as pytorch/pytorch#59222 shows it (its `cpuonly-1.0 | 0` and

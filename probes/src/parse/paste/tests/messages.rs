@@ -1997,9 +1997,18 @@ const CASES: &[Case] = &[
     (
         "tf.ptxas_too_old",
         "*** WARNING *** You are using ptxas 10.1.243, which is older than 11.1. ptxas before 11.1 is known to miscompile XLA code, leading to incorrect results or invalid-address errors.",
-        &[("ptxas", "10.1.243")],
+        &[("ptxas", "10.1.243"), ("older_than", "11.1")],
         &[],
     ),
+    // PaddlePaddle/Paddle#34725 (AI Studio's /dev/shm).
+    (
+        "paddle.dataloader_shm_exhausted",
+        "Unexpected BUS error encountered in DataLoader worker. This might be caused by insufficient shared memory (shm), please check whether use_shared_memory is set and storage space in /dev/shm is enough",
+        &[],
+        &[],
+    ),
+    // (format) a CUDA error retold without its `is`, as people shorten it (Tohrusky/Final2x#613).
+    ("cuda.no_kernel_image", "CUDA error: no kernel image available for sm_120", &[], &[]),
     // (format) cudaGetErrorString's words for 711, as a CUDA check macro prints them.
     ("cuda.too_many_peers", "CUDA failure test.cu:20 'peer mapping resources exhausted'", &[], &[]),
     // (format) torch/serialization.py's validate_cuda_device, with the values its test uses (test_load_nonexistent_device).
