@@ -623,6 +623,17 @@ fn xformers_words(cx: &Ctx<'_>) -> String {
     )
 }
 
+/// A compiled module built against a newer NumPy C-API than the NumPy installed (`numpy.older_than_build`).
+fn numpy_upgrade_words(cx: &Ctx<'_>) -> String {
+    format!(
+        "Upgrade NumPy to at least the release the module was built against: `{}` (`{}` shows what is installed); \
+         where another package pins NumPy lower, upgrade that one too, or install the module's build for the older \
+         NumPy.",
+        pip_install(cx, &["--upgrade", "numpy"]),
+        cmd(cx, "python", ["-c", "import numpy; print(numpy.__version__)"])
+    )
+}
+
 /// A PyTorch DataLoader worker's bus error of a full /dev/shm.
 const TORCH_SHM_WORDS: &str = "Give the container a larger /dev/shm: `docker run --shm-size=8g …` or `--ipc=host` \
     (Docker's default is 64 MiB; on Kubernetes, an emptyDir of medium Memory mounted at /dev/shm); `df -h /dev/shm` \
@@ -661,6 +672,7 @@ fn other_fix(cx: &Ctx<'_>, known: &KnownMessage) -> FamilyFix {
         "jax.jaxlib_too_old" => jaxlib_pair_words(cx),
         "jax.jaxlib_newer_than_jax" => jaxlib_newer_words(cx, known),
         "numba.nvvm_missing" => numba_nvvm_fix(cx),
+        "numpy.older_than_build" => numpy_upgrade_words(cx),
         "numpy.compiled_against_numpy1" => format!(
             "Install NumPy 1 beside the module built against it: `{}`, or upgrade that module to a release built \
              against NumPy 2 (torch 2.3 and later).",
