@@ -15,7 +15,9 @@ pub(super) const TOO_OLD: Rule = Rule {
     trigger: "A framework's CUDA build, or an NVIDIA CUDA container image's CUDA (`nvidia/cuda:10.2-…` named \
               in pasted text), needs a newer driver: a newer CUDA major than the driver supports, or a driver below \
               that major's minor-version-compatibility floor (CUDA before 11 had none). Or the loader's `undefined \
-              symbol: cuX` for a driver API call (`cu` and a capital): libcuda, the driver's, lacks it. Or CUDA's \
+              symbol: cuX` for a driver API call (`cu` and a capital), or Windows' `procedure entry point cuX could \
+              not be located in the dynamic link library nvcuda.dll`: libcuda or nvcuda.dll, the driver's, lacks it. \
+              Or CUDA's \
               error 35 (`CUDA driver version is insufficient for CUDA runtime version`) beside the driver's version \
               (nvidia-smi's own CUDA level, or a driver version the text states), on a host the text shows neither as a container nor as WSL, where the \
               driver does not run every CUDA the program could have been built for (below R525 with none named): \
@@ -40,21 +42,28 @@ pub(super) const RULES: &[Rule] = &[TOO_OLD, MINOR_COMPAT];
 /// 11's, under driver 440: trexminer/T-Rex#95).
 fn driver_api_symbol(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let driver_call = |s: &str| s.strip_prefix("cu").is_some_and(|r| r.starts_with(|c: char| c.is_ascii_uppercase()));
-    let Some(symbol) =
+    // The loader's line names libcuda's missing symbol; Windows' names nvcuda.dll, the driver's DLL.
+    let in_driver = |m: &&gpu_doctor_model::ObservedMessage| {
+        m.id == "ld.nvidia_symbol_missing"
+            || (m.id == "windows.entry_point_not_found"
+                && m.values.get("dll").is_some_and(|d| d.eq_ignore_ascii_case("nvcuda.dll")))
+    };
+    let Some((symbol, windows)) =
         cx.s.messages
             .iter()
-            .filter(|m| m.id == "ld.nvidia_symbol_missing")
-            .find_map(|m| m.values.get("symbol").filter(|s| driver_call(s)))
+            .filter(in_driver)
+            .find_map(|m| m.values.get("symbol").filter(|s| driver_call(s)).map(|s| (s, m.id.starts_with("windows."))))
     else {
         return;
     };
-    let mut evidence = vec![format!("libcuda, the driver's library, has no {symbol}")];
+    let library = if windows { "nvcuda.dll" } else { "libcuda" };
+    let mut evidence = vec![format!("{library}, the driver's library, has no {symbol}")];
     evidence.extend(cx.driver.evidence.clone());
     let level = cx.driver_cuda().map_or_else(String::new, |c| format!(" (this one supports CUDA up to {c})"));
     out.push(TOO_OLD.finding(
-        format!("The NVIDIA driver is older than the CUDA the program was built with: its libcuda has no {symbol}"),
+        format!("The NVIDIA driver is older than the CUDA the program was built with: its {library} has no {symbol}"),
         format!(
-            "{symbol} is a CUDA driver API call, which libcuda, installed with the NVIDIA driver, provides from the \
+            "{symbol} is a CUDA driver API call, which {library}, installed with the NVIDIA driver, provides from the \
              driver release of the CUDA that added it on. The program was built with a newer CUDA than this \
              driver{level} supports."
         ),

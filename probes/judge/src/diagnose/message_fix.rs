@@ -70,6 +70,19 @@ fn by_category(cx: &Ctx<'_>, known: &KnownMessage, observed: &[&ObservedMessage]
         Category::ArchNotInBuild => arch_fix(cx, known, observed),
         Category::CudnnMissingOrMismatch => cudnn_fix(cx, known, observed),
         Category::PcieLinkDegraded if known.id == "cuda.too_many_peers" => (Some(too_many_peers_words(cx)), None),
+        Category::EnvVarMisconfig if known.id == "torch.alloc_conf_option_unknown" => {
+            let option = observed.iter().find_map(|m| m.values.get("option")).map_or("the option", String::as_str);
+            (
+                Some(format!(
+                    "PYTORCH_CUDA_ALLOC_CONF sets {option}, which this torch does not know (expandable_segments came \
+                     with torch 2.1): take it out of the variable (`{}`, or the line of the script that exports it), \
+                     or upgrade torch to a release that has it. `{}` shows the torch installed.",
+                    fix::unset_line(cx, "PYTORCH_CUDA_ALLOC_CONF"),
+                    cmd(cx, "python", ["-c", "import torch; print(torch.__version__)"])
+                )),
+                None,
+            )
+        }
         Category::EnvVarMisconfig if known.id == "torch.load_device_beyond_count" => {
             (Some(load_device_words(cx, observed)), None)
         }

@@ -2009,6 +2009,20 @@ const CASES: &[Case] = &[
     ),
     // (format) a CUDA error retold without its `is`, as people shorten it (Tohrusky/Final2x#613).
     ("cuda.no_kernel_image", "CUDA error: no kernel image available for sm_120", &[], &[]),
+    // trexminer/T-Rex#118 (a CUDA 10 build on an older Windows driver).
+    (
+        "windows.entry_point_not_found",
+        "The procedure entry point cuDevicePrimaryCtxReset_v2 could not be located in the dynamic link library nvcuda.dll",
+        &[("symbol", "cuDevicePrimaryCtxReset_v2"), ("dll", "nvcuda.dll")],
+        &[],
+    ),
+    // ZhengPeng7/BiRefNet#179 (torch 2.0.1 and a training script's expandable_segments).
+    (
+        "torch.alloc_conf_option_unknown",
+        "RuntimeError: Unrecognized CachingAllocator option: expandable_segments",
+        &[("option", "expandable_segments")],
+        &[],
+    ),
     // (format) cudaGetErrorString's words for 711, as a CUDA check macro prints them.
     ("cuda.too_many_peers", "CUDA failure test.cu:20 'peer mapping resources exhausted'", &[], &[]),
     // (format) torch/serialization.py's validate_cuda_device, with the values its test uses (test_load_nonexistent_device).
