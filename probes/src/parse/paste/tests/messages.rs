@@ -2023,6 +2023,13 @@ const CASES: &[Case] = &[
         &[("option", "expandable_segments")],
         &[],
     ),
+    // facebookresearch/few-shot-object-detection#11 (the closing quote lost where the paste was cut).
+    (
+        "nvcc.unsupported_gpu_architecture",
+        "nvcc fatal   : Unsupported gpu architecture 'compute_61",
+        &[("arch", "compute_61")],
+        &[],
+    ),
     // (format) cudaGetErrorString's words for 711, as a CUDA check macro prints them.
     ("cuda.too_many_peers", "CUDA failure test.cu:20 'peer mapping resources exhausted'", &[], &[]),
     // (format) torch/serialization.py's validate_cuda_device, with the values its test uses (test_load_nonexistent_device).
