@@ -105,6 +105,85 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
     read_in_words(lines, facts);
     read_both_installed(lines, facts);
     read_pip_rows(lines, facts);
+    read_pip_log(lines, facts);
+}
+
+/// The source name of [`read_pip_log`]'s packages.
+const PIP_LOG: &str = "pip install log";
+
+/// The longest `Successfully installed` line read (a large environment's install names hundreds of packages).
+const MAX_LOG_LINE: usize = 16_384;
+
+/// The name and version in pip's `name-version` (the last `-` before a digit splits them: `nvidia-cudnn-cu12-8.9.2.26`).
+fn name_dash_version(item: &str) -> Option<(&str, &str)> {
+    let at =
+        item.char_indices().rfind(|&(i, c)| c == '-' && item[i + 1..].starts_with(|d: char| d.is_ascii_digit()))?.0;
+    let (name, version) = (&item[..at], &item[at + 1..]);
+    (!name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')))
+        .then_some((name, version))
+}
+
+/// The package a wheel's file name holds (`onnxruntime_gpu-1.15.0-cp310-cp310-manylinux_2_17_x86_64.whl`, the local
+/// tag's `+` written `%2B` in a URL), from the last path segment.
+fn wheel_file(word: &str) -> Option<(String, String)> {
+    let file = word.rsplit('/').next()?.replace("%2B", "+").replace("%2b", "+");
+    let stem = file.strip_suffix(".whl")?;
+    let mut parts = stem.split('-');
+    let (name, version) = (parts.next()?, parts.next()?);
+    (parts.count() >= 3 && version.starts_with(|c: char| c.is_ascii_digit()))
+        .then(|| (name.to_owned(), version.to_owned()))
+}
+
+/// What a pip install log says is installed: `Successfully installed a-1.0 b-2.0` (the last such line first: it is
+/// the environment's latest state), `Requirement already satisfied: torch in … (2.1.0)` (the version in the last
+/// parentheses), then the wheels it downloaded or took from its cache (`Downloading torch-2.1.0-cp311-cp311-
+/// win_amd64.whl (200 MB)`, `Using cached …whl`). pypa/pip: src/pip/_internal/commands/install.py (`Successfully
+/// installed %s`, each item `name-version`), src/pip/_internal/resolution/ and req/ (`Requirement already satisfied:
+/// %s in %s (%s)`), src/pip/_internal/network/download.py and operations/prepare.py (`Downloading %s`, `Using cached
+/// %s`). Markdown's bold around a name (`Downloading **onnxruntime**-1.15.0-…`, zhengkai/rembg#461) is taken off.
+fn read_pip_log(lines: &[String], facts: &mut Facts) {
+    let mut first = None;
+    let mut seen = |i: usize| {
+        first.get_or_insert(i);
+    };
+    let short = |l: &&String| l.len() <= MAX_LOG_LINE;
+    for (i, line) in lines.iter().enumerate().rev().filter(|(_, l)| short(l)) {
+        let Some(items) = line.trim().strip_prefix("Successfully installed ") else { continue };
+        for item in items.split_whitespace() {
+            if let Some((name, version)) = name_dash_version(item)
+                && add(facts, name, version, None, PIP_LOG)
+            {
+                seen(i);
+            }
+        }
+    }
+    for (i, line) in lines.iter().enumerate().filter(|(_, l)| short(l)) {
+        let line = line.trim();
+        if let Some(rest) = line.strip_prefix("Requirement already satisfied: ") {
+            let name =
+                rest.split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))).next().unwrap_or("");
+            let version = rest.rsplit_once('(').map(|(_, v)| v.trim_end_matches(')').trim());
+            if let Some(version) = version.filter(|v| v.starts_with(|c: char| c.is_ascii_digit()) && !v.contains(' '))
+                && !name.is_empty()
+                && add(facts, name, version, None, PIP_LOG)
+            {
+                seen(i);
+            }
+            continue;
+        }
+        let Some(rest) = line.strip_prefix("Downloading ").or_else(|| line.strip_prefix("Using cached ")) else {
+            continue;
+        };
+        let word = rest.split_whitespace().next().unwrap_or("").replace("**", "");
+        if let Some((name, version)) = wheel_file(&word)
+            && add(facts, &name, &version, None, PIP_LOG)
+        {
+            seen(i);
+        }
+    }
+    if let Some(i) = first {
+        facts.saw(i, PIP_LOG);
+    }
 }
 
 /// The source name of [`read_pip_rows`]' packages.

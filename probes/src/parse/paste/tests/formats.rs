@@ -506,6 +506,32 @@ fn pip_list_rows_without_a_header() {
     assert!(names("torch    latest\n").is_empty());
 }
 
+/// A pip install log: the last `Successfully installed` line is the environment's state (a CPU torch replaced by a CUDA
+/// one reads as the CUDA one), `Requirement already satisfied` gives the version in its last parentheses, and a wheel
+/// downloaded or taken from the cache its file name's (zhengkai/rembg#461's line, Markdown's bold and all); an
+/// uninstall line is none.
+#[test]
+fn a_pip_install_log_says_what_is_installed() {
+    let versions = |text: &str| {
+        let s = read(text);
+        let envs = s.python_envs.value().cloned().unwrap_or_default();
+        let mut got: Vec<String> =
+            envs.iter().flat_map(|e| e.frameworks.clone()).map(|f| format!("{} {}", f.name, f.version)).collect();
+        got.sort();
+        got
+    };
+    let log = "Successfully installed torch-2.1.0\nSuccessfully uninstalled torch-2.1.0\nSuccessfully installed nvidia-cudnn-cu12-8.9.2.26 torch-2.1.0+cu121\n";
+    assert_eq!(versions(log), ["torch 2.1.0+cu121"]);
+    let satisfied = "Requirement already satisfied: torch>=2.0 in ./venv/lib/python3.10/site-packages (from -r requirements.txt (line 1)) (2.1.0+cpu)\n";
+    assert_eq!(versions(satisfied), ["torch 2.1.0+cpu"]);
+    let rembg =
+        "  Downloading **onnxruntime**-1.15.0-cp310-cp310-manylinux_2_17_x86_64.manylinux2014_x86_64.whl (5.9 MB)\n";
+    assert_eq!(versions(rembg), ["onnxruntime 1.15.0"]);
+    let url = "Downloading https://download.pytorch.org/whl/cu121/torch-2.1.0%2Bcu121-cp310-cp310-linux_x86_64.whl (2200.6 MB)\n";
+    assert_eq!(versions(url), ["torch 2.1.0+cu121"]);
+    assert!(versions("Successfully uninstalled torch-2.1.0\nDownloading the model weights (5 GB)\n").is_empty());
+}
+
 /// conda's package plan (conda/conda:conda/plan.py `print_dists`: `    %-27s|%17s` of `name-version`
 /// and build, then size and channel; conda/core/link.py's `name  channel/subdir::name-version-build`
 /// rows): the download table as pytorch/pytorch#59222 shows it (its `cpuonly-1.0 | 0` and
