@@ -140,8 +140,12 @@ fn wheel_file(word: &str) -> Option<(String, String)> {
 /// win_amd64.whl (200 MB)`, `Using cached …whl`). pypa/pip: src/pip/_internal/commands/install.py (`Successfully
 /// installed %s`, each item `name-version`), src/pip/_internal/resolution/ and req/ (`Requirement already satisfied:
 /// %s in %s (%s)`), src/pip/_internal/network/download.py and operations/prepare.py (`Downloading %s`, `Using cached
-/// %s`). Markdown's bold around a name (`Downloading **onnxruntime**-1.15.0-…`, zhengkai/rembg#461) is taken off.
+/// %s`). Markdown's bold around a name (`Downloading **onnxruntime**-1.15.0-…`, danielgatis/rembg#461) is taken off.
 fn read_pip_log(lines: &[String], facts: &mut Facts) {
+    if facts.complete_package_list {
+        // A package list says what is installed; the log says what an install did before it.
+        return;
+    }
     let mut first = None;
     let mut seen = |i: usize| {
         first.get_or_insert(i);
@@ -198,6 +202,10 @@ const MAX_ROW: usize = 200;
 /// reads ([`add`]) are kept, and the listing is not taken as complete. Real rows: PaddlePaddle/PaddleClas#3170
 /// (`paddlepaddle         2.5.2` beside `paddlepaddle-gpu     2.5.2.post112`).
 fn read_pip_rows(lines: &[String], facts: &mut Facts) {
+    if facts.complete_package_list {
+        // A whole listing (its header read) says what is installed, these rows among it.
+        return;
+    }
     let row = |line: &str| -> Option<(String, String, bool)> {
         if line.len() > MAX_ROW {
             return None;

@@ -508,7 +508,7 @@ fn pip_list_rows_without_a_header() {
 
 /// A pip install log: the last `Successfully installed` line is the environment's state (a CPU torch replaced by a CUDA
 /// one reads as the CUDA one), `Requirement already satisfied` gives the version in its last parentheses, and a wheel
-/// downloaded or taken from the cache its file name's (zhengkai/rembg#461's line, Markdown's bold and all); an
+/// downloaded or taken from the cache its file name's (danielgatis/rembg#461's line, Markdown's bold and all); an
 /// uninstall line is none.
 #[test]
 fn a_pip_install_log_says_what_is_installed() {
