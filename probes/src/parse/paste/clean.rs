@@ -24,7 +24,12 @@ fn unbold(line: String) -> String {
     }
     let b = line.as_bytes();
     let opens = |at: usize| at == 0 || matches!(b[at - 1], b' ' | b'\t' | b'(' | b'[' | b':' | b',' | b'"' | b'\'');
-    let closes = |at: usize| at == b.len() || matches!(b[at], b' ' | b'\t' | b')' | b']' | b',' | b'.' | b':' | b';');
+    // Also before `-` and a digit: a package named in bold, its version after (`**onnxruntime**-1.15.0-…whl`).
+    let closes = |at: usize| {
+        at == b.len()
+            || matches!(b[at], b' ' | b'\t' | b')' | b']' | b',' | b'.' | b':' | b';')
+            || (b[at] == b'-' && b.get(at + 1).is_some_and(u8::is_ascii_digit))
+    };
     let mut out = String::with_capacity(line.len());
     let (mut i, mut kept) = (0, 0);
     while let Some(off) = line[i..].find("**") {
@@ -135,7 +140,14 @@ mod tests {
             "Device 0: NVIDIA GeForce RTX 4090, compute capability 8.9, VMM: yes"
         );
         assert_eq!(unbold("**Driver Version: 550.54**".to_owned()), "Driver Version: 550.54");
-        for same in ["def f(*args, **kwargs):", "x = 2**10 + 3**2", "** not bold **", "a**b**c", "**open only"] {
+        // A package in bold before its version (danielgatis/rembg#461's pip line).
+        assert_eq!(
+            unbold("Downloading **onnxruntime**-1.15.0-cp310-cp310-manylinux_2_17_x86_64.whl (5.9 MB)".to_owned()),
+            "Downloading onnxruntime-1.15.0-cp310-cp310-manylinux_2_17_x86_64.whl (5.9 MB)"
+        );
+        for same in
+            ["def f(*args, **kwargs):", "x = 2**10 + 3**2", "** not bold **", "a**b**c", "**open only", "**a**-x"]
+        {
             assert_eq!(unbold(same.to_owned()), same);
         }
         // Many markers: one pass.

@@ -17,6 +17,11 @@ fn freeze_re() -> &'static Regex {
     RE.get_or_init(|| Regex::new(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?\s*===?\s*([0-9][^\s;#]*)$").unwrap())
 }
 
+/// Whether `name` has the characters of a package name (letters, digits, `.`, `_`, `-`), as pip and conda print it.
+fn package_name(name: &str) -> bool {
+    !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+}
+
 /// The package on one `pip freeze` line: `torch==2.5.1+cu124`, or `torch @ https://…/torch-2.1.0%2Bcu121-…whl`
 /// (the version read from the wheel's file name; `None` for a direct reference without one).
 pub(super) fn freeze_line(line: &str) -> Option<(String, String)> {
@@ -25,13 +30,11 @@ pub(super) fn freeze_line(line: &str) -> Option<(String, String)> {
         return Some((c.get(1)?.as_str().to_owned(), c.get(2)?.as_str().to_owned()));
     }
     let (name, url) = line.split_once(" @ ")?;
-    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')) {
+    if !package_name(name) {
         return None;
     }
-    let file = url.trim().rsplit('/').next()?.replace("%2B", "+").replace("%2b", "+");
-    let stem = file.strip_suffix(".whl")?;
-    let version = stem.split('-').nth(1).filter(|v| v.starts_with(|c: char| c.is_ascii_digit()))?;
-    Some((name.to_owned(), version.to_owned()))
+    let (_, version) = wheel_file(url.trim())?;
+    Some((name.to_owned(), version))
 }
 
 /// The package on one `conda list` row: name, version, build string. The row may carry the
@@ -44,7 +47,7 @@ pub(super) fn conda_line(line: &str) -> Option<(String, String, Option<String>)>
     let build = words.next();
     let features = |w: &&str| w.len() > 2 && w.starts_with('[') && w.ends_with(']');
     if words.filter(|w| !features(w)).count() > 1
-        || !name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+        || !package_name(name)
         || !version.starts_with(|c: char| c.is_ascii_digit())
     {
         return None;
@@ -119,19 +122,18 @@ fn name_dash_version(item: &str) -> Option<(&str, &str)> {
     let at =
         item.char_indices().rfind(|&(i, c)| c == '-' && item[i + 1..].starts_with(|d: char| d.is_ascii_digit()))?.0;
     let (name, version) = (&item[..at], &item[at + 1..]);
-    (!name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')))
-        .then_some((name, version))
+    package_name(name).then_some((name, version))
 }
 
 /// The package a wheel's file name holds (`onnxruntime_gpu-1.15.0-cp310-cp310-manylinux_2_17_x86_64.whl`, the local
-/// tag's `+` written `%2B` in a URL), from the last path segment.
+/// tag's `+` written `%2B` in a URL), from the last path segment: `pip freeze`'s direct references and pip's download
+/// lines name wheels so.
 fn wheel_file(word: &str) -> Option<(String, String)> {
     let file = word.rsplit('/').next()?.replace("%2B", "+").replace("%2b", "+");
     let stem = file.strip_suffix(".whl")?;
     let mut parts = stem.split('-');
     let (name, version) = (parts.next()?, parts.next()?);
-    (parts.count() >= 3 && version.starts_with(|c: char| c.is_ascii_digit()))
-        .then(|| (name.to_owned(), version.to_owned()))
+    version.starts_with(|c: char| c.is_ascii_digit()).then(|| (name.to_owned(), version.to_owned()))
 }
 
 /// What a pip install log says is installed: `Successfully installed a-1.0 b-2.0` (the last such line first: it is
@@ -140,7 +142,8 @@ fn wheel_file(word: &str) -> Option<(String, String)> {
 /// win_amd64.whl (200 MB)`, `Using cached …whl`). pypa/pip: src/pip/_internal/commands/install.py (`Successfully
 /// installed %s`, each item `name-version`), src/pip/_internal/resolution/ and req/ (`Requirement already satisfied:
 /// %s in %s (%s)`), src/pip/_internal/network/download.py and operations/prepare.py (`Downloading %s`, `Using cached
-/// %s`). Markdown's bold around a name (`Downloading **onnxruntime**-1.15.0-…`, danielgatis/rembg#461) is taken off.
+/// %s`). Markdown's bold around a name (`Downloading **onnxruntime**-1.15.0-…`, danielgatis/rembg#461) is taken
+/// off with the text's other bold (`clean::lines`).
 fn read_pip_log(lines: &[String], facts: &mut Facts) {
     if facts.complete_package_list {
         // A package list says what is installed; the log says what an install did before it.
@@ -178,8 +181,7 @@ fn read_pip_log(lines: &[String], facts: &mut Facts) {
         let Some(rest) = line.strip_prefix("Downloading ").or_else(|| line.strip_prefix("Using cached ")) else {
             continue;
         };
-        let word = rest.split_whitespace().next().unwrap_or("").replace("**", "");
-        if let Some((name, version)) = wheel_file(&word)
+        if let Some((name, version)) = wheel_file(rest.split_whitespace().next().unwrap_or(""))
             && add(facts, &name, &version, None, PIP_LOG)
         {
             seen(i);
@@ -201,12 +203,12 @@ const MAX_ROW: usize = 200;
 /// the line; or such a row with one space where the line before or after is one too. Only the packages gpu-doctor
 /// reads ([`add`]) are kept, and the listing is not taken as complete. Real rows: PaddlePaddle/PaddleClas#3170
 /// (`paddlepaddle         2.5.2` beside `paddlepaddle-gpu     2.5.2.post112`).
-fn read_pip_rows(lines: &[String], facts: &mut Facts) {
+fn read_pip_rows<'a>(lines: &'a [String], facts: &mut Facts) {
     if facts.complete_package_list {
         // A whole listing (its header read) says what is installed, these rows among it.
         return;
     }
-    let row = |line: &str| -> Option<(String, String, bool)> {
+    let row = |line: &'a str| -> Option<(&'a str, &'a str, bool)> {
         if line.len() > MAX_ROW {
             return None;
         }
@@ -215,15 +217,13 @@ fn read_pip_rows(lines: &[String], facts: &mut Facts) {
         let version = rest.trim_start();
         // Two spaces or more between them: the first split off, at least one more before the version.
         let wide = rest.len() - version.len() >= 1;
-        let name_ok = !name.is_empty()
-            && name.starts_with(|c: char| c.is_ascii_alphabetic())
-            && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+        let name_ok = name.starts_with(|c: char| c.is_ascii_alphabetic()) && package_name(name);
         let version_ok = version.starts_with(|c: char| c.is_ascii_digit())
             && !version.contains(char::is_whitespace)
             && version.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '+' | '-' | '_' | '!'));
-        (name_ok && version_ok).then(|| (name.to_owned(), version.to_owned(), wide))
+        (name_ok && version_ok).then_some((name, version, wide))
     };
-    let rows: Vec<Option<(String, String, bool)>> = lines.iter().map(|l| row(l)).collect();
+    let rows: Vec<Option<(&str, &str, bool)>> = lines.iter().map(|l| row(l)).collect();
     for (i, r) in rows.iter().enumerate() {
         let Some((name, version, wide)) = r else { continue };
         let neighbour = (i > 0 && rows[i - 1].is_some()) || rows.get(i + 1).is_some_and(Option::is_some);

@@ -517,9 +517,7 @@ fn a_build_configuration_that_found_two_releases_is_a_conflict() {
     const ID: &str = "toolkits.names_disagree";
     let compiler = "-- Looking for a CUDA compiler - /usr/bin/nvcc\n-- The CUDA compiler identification is NVIDIA 11.5.119 with host compiler GNU 11.4.0\n";
     let toolkit = "-- Found CUDAToolkit: /usr/local/cuda-12.8/include (found version \"12.8.61\")\n";
-    let kb = gpu_doctor_kb::Kb::get().unwrap();
-    let snap = gpu_doctor_probes::parse::paste::read_pasted(&format!("{compiler}{toolkit}"), kb).unwrap();
-    let found = crate::diagnose::diagnose(&snap, kb);
+    let found = super::pasted_findings(&format!("{compiler}{toolkit}"));
     let f = found.iter().find(|f| f.id == ID).unwrap_or_else(|| panic!("{found:#?}"));
     let fix = super::words(f).unwrap();
     assert!(fix.contains("-DCMAKE_CUDA_COMPILER=/usr/local/cuda-12.8/bin/nvcc"), "{fix}");

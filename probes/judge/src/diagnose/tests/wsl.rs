@@ -813,9 +813,7 @@ fn nvml_minor_number_not_supported_is_wsl_2s_nvml() {
 fn a_vmm_allocation_refused_inside_wsl2_names_the_allocator_switch() {
     const ID: &str = "wsl.vmm_allocations_refused";
     let error = "When running the VirtualMemoryResources tests under the Windows Subsystem for Linux (WSL) allocation requests throw the following error:\nE   cuda.core.experimental._utils.cuda_utils.CUDAError: CUDA_ERROR_INVALID_DEVICE: This indicates that the device ordinal supplied by the user does not correspond to a valid CUDA device or that the action requested is invalid for the specified device.\n";
-    let kb = gpu_doctor_kb::Kb::get().unwrap();
-    let snap = gpu_doctor_probes::parse::paste::read_pasted(&format!("{WSL2_UNAME}{error}"), kb).unwrap();
-    let found = crate::diagnose::diagnose(&snap, kb);
+    let found = super::pasted_findings(&format!("{WSL2_UNAME}{error}"));
     let f = found.iter().find(|f| f.id == ID).unwrap_or_else(|| panic!("{found:#?}"));
     let fix = super::words(f).unwrap();
     assert!(fix.contains("GGML_CUDA_NO_VMM=ON") && fix.contains("DeviceMemoryResource"), "{fix}");

@@ -485,19 +485,22 @@ fn conda_rows_without_a_header_and_the_export_spelling() {
     assert_eq!(torch("pytorch 1.6.0 py3.8_cpu_0 [cpuonly] pytorch extra\n"), None, "one word too many");
 }
 
+/// Each framework the text's environments hold, as `name version`, sorted.
+fn framework_versions(text: &str) -> Vec<String> {
+    let s = read(text);
+    let envs = s.python_envs.value().cloned().unwrap_or_default();
+    let mut got: Vec<String> =
+        envs.iter().flat_map(|e| e.frameworks.clone()).map(|f| format!("{} {}", f.name, f.version)).collect();
+    got.sort();
+    got
+}
+
 /// `pip list` rows without their header (PaddlePaddle/PaddleClas#3170's three rows, verbatim): the CPU and GPU
 /// packages of one framework both read; a single row of one space, a row with a third word or a version that
 /// is no version, is not.
 #[test]
 fn pip_list_rows_without_a_header() {
-    let names = |text: &str| {
-        let s = read(text);
-        let envs = s.python_envs.value().cloned().unwrap_or_default();
-        let mut got: Vec<String> =
-            envs.iter().flat_map(|e| e.frameworks.clone()).map(|f| format!("{} {}", f.name, f.version)).collect();
-        got.sort();
-        got
-    };
+    let names = framework_versions;
     let rows = "paddleclas           2.5.1\npaddlepaddle         2.5.2\npaddlepaddle-gpu     2.5.2.post112\n";
     assert_eq!(names(rows), ["paddlepaddle 2.5.2", "paddlepaddle-gpu 2.5.2.post112"]);
     assert!(names("torch 2.1.0\n").is_empty(), "one space, no row beside it");
@@ -512,14 +515,7 @@ fn pip_list_rows_without_a_header() {
 /// uninstall line is none.
 #[test]
 fn a_pip_install_log_says_what_is_installed() {
-    let versions = |text: &str| {
-        let s = read(text);
-        let envs = s.python_envs.value().cloned().unwrap_or_default();
-        let mut got: Vec<String> =
-            envs.iter().flat_map(|e| e.frameworks.clone()).map(|f| format!("{} {}", f.name, f.version)).collect();
-        got.sort();
-        got
-    };
+    let versions = framework_versions;
     let log = "Successfully installed torch-2.1.0\nSuccessfully uninstalled torch-2.1.0\nSuccessfully installed nvidia-cudnn-cu12-8.9.2.26 torch-2.1.0+cu121\n";
     assert_eq!(versions(log), ["torch 2.1.0+cu121"]);
     let satisfied = "Requirement already satisfied: torch>=2.0 in ./venv/lib/python3.10/site-packages (from -r requirements.txt (line 1)) (2.1.0+cpu)\n";
