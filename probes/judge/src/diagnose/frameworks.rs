@@ -27,7 +27,9 @@ pub(super) const CPU_ONLY: Rule = Rule {
               guard: MMCV's `nms is not compiled with GPU support`, PyTorch Geometric's `Not compiled with CUDA \
               support`; MMCV's collect_env `MMCV CUDA Compiler: not available`; OpenCV's `-216: No CUDA support`). \
               JAX's `No GPU/TPU found, falling back to CPU` with no other JAX line while torch in the same text \
-              answers `torch.cuda.is_available()` True (a CPU jaxlib). \
+              answers `torch.cuda.is_available()` True (a CPU jaxlib), or with no other known message at all, no \
+              CUDA jaxlib shown and an NVIDIA GPU or no GPU list (a CPU jaxlib, likely: a CUDA jaxlib prints why its \
+              GPU backend failed). \
               PaddlePaddle's CPU \
               package `paddlepaddle` on a machine with an NVIDIA GPU (or, without a GPU list, an NVIDIA driver the \
               text shows, or `paddlepaddle-gpu` beside it in one environment, listed or said installed in the writer's sentence: \
@@ -227,19 +229,42 @@ fn jax_on_cpu_beside_torch_on_gpu(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let Some(m) = cx.s.messages.iter().find(|m| m.id == "jax.no_gpu_fallback") else { return };
     let other_jax = cx.s.messages.iter().any(|o| o.id.starts_with("jax.") && o.id != m.id);
     let torch_gpu = cx.envs().iter().any(|e| e.deep_torch().is_some_and(|t| t.cuda_available == Some(true)));
-    if other_jax || !torch_gpu || out.iter().any(|f| f.id == CPU_ONLY.id) {
+    // Without torch's answer: the line alone among the known messages, where the GPUs are not listed or an NVIDIA GPU
+    // is, and no torch in the text failing to see it. JAX 0.3 to 0.4.16 logs a failing GPU backend at INFO, hidden by default (jax/_src/xla_bridge.py@jax-v0.4.16
+    // #L510-L513), but a CUDA jaxlib's XLA logs the driver's or the loader's failure (cuInit, libcuda) at warning
+    // or error, which are shown; with no such line, the jaxlib has no CUDA (jax-ml/jax#5231: `pip install jaxlib`).
+    let torch_no_gpu = cx.envs().iter().any(|e| e.deep_torch().is_some_and(|t| t.cuda_available == Some(false)));
+    let known = cx.kb.errors.message.iter().find(|k| k.id == m.id);
+    let alone = cx.s.messages.iter().all(|o| o.id == m.id)
+        && cx.gpu_or_no_list()
+        && !torch_no_gpu
+        && known.is_some_and(|k| super::messages::printed_here(cx, k));
+    let cuda_jaxlib = cx.envs().iter().any(|e| {
+        e.frameworks.iter().any(|f| f.name.starts_with("jax") && matches!(f.build, FrameworkBuild::Cuda { .. }))
+    });
+    if other_jax || !(torch_gpu || alone && !cuda_jaxlib) || out.iter().any(|f| f.id == CPU_ONLY.id) {
         return;
     }
-    let known = cx.kb.errors.message.iter().find(|k| k.id == m.id);
     let fix = known.and_then(|k| super::message_fix::family_fix(cx, k, &[m]).0);
-    out.push(CPU_ONLY.finding(
-        "JAX's jaxlib is its CPU build: torch on the same machine sees the GPU",
-        "JAX found no GPU backend and fell back to the CPU, and no line says its GPU backend failed, while \
-         torch.cuda.is_available() is True here: the driver and the GPU work, so the jaxlib installed has no CUDA \
-         (`pip install jax` alone installs that build).",
-        vec![format!("pasted line: {}", m.line), "torch.cuda.is_available() returned True".to_owned()],
-        fix,
-    ));
+    let (title, why, seen) = if torch_gpu {
+        (
+            "JAX's jaxlib is its CPU build: torch on the same machine sees the GPU",
+            "JAX found no GPU backend and fell back to the CPU, and no line says its GPU backend failed, while \
+             torch.cuda.is_available() is True here: the driver and the GPU work, so the jaxlib installed has no CUDA \
+             (`pip install jax` alone installs that build).",
+            "torch.cuda.is_available() returned True",
+        )
+    } else {
+        (
+            "JAX's jaxlib is likely its CPU build: it found no GPU and no line says why",
+            "JAX found no GPU backend and fell back to the CPU, and no other line of the text says a GPU backend \
+             failed. A CUDA jaxlib whose GPU cannot start prints the driver's or the loader's error (cuInit, \
+             libcuda) before this warning; without one, the jaxlib installed is most likely the CPU build that \
+             `pip install jax` alone installs.",
+            "no line of the text says why a GPU backend failed (no other known message)",
+        )
+    };
+    out.push(CPU_ONLY.finding(title, why, vec![format!("pasted line: {}", m.line), seen.to_owned()], fix));
 }
 
 /// The text saying in words that the torch installed is a CPU-only build ("This command installs cpu version instead

@@ -25,7 +25,7 @@ pub(super) fn severity(known: &KnownMessage) -> Severity {
 /// False when the message has a known range of releases that print it and every version of that
 /// package in the snapshot is outside it: the line then came from somewhere else (another
 /// environment, an old log), so its explanation would not fit this machine.
-fn printed_here(cx: &Ctx<'_>, known: &KnownMessage) -> bool {
+pub(super) fn printed_here(cx: &Ctx<'_>, known: &KnownMessage) -> bool {
     let Some(range) = &known.printed_by else { return true };
     let versions: Vec<&str> =
         cx.frameworks().filter(|(_, f)| f.name == range.package).map(|(_, f)| f.version.as_str()).collect();

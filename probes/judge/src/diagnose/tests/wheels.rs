@@ -132,3 +132,24 @@ fn jax_on_the_cpu_beside_torch_on_the_gpu_is_a_cpu_jaxlib() {
     let without_torch = text.replace("True\n", "False\n");
     assert!(!super::pasted_ids(&without_torch).contains(&"framework.cpu_only_build".to_owned()));
 }
+
+/// The warning alone (gladiaio/gladia#927, kuprel/min-dalle#22): a CUDA jaxlib whose GPU cannot start prints the
+/// driver's or the loader's error first, so with no other known line the jaxlib is likely its CPU build; not with a
+/// line saying why (cuInit failing) or a CUDA jaxlib in the text.
+#[test]
+fn jax_falling_back_with_no_line_saying_why_is_a_cpu_jaxlib() {
+    let line = "2022-11-30 12:50:08,211 - jax._src.lib.xla_bridge - WARNING - No GPU/TPU found, falling back to CPU. \
+                (Set TF_CPP_MIN_LOG_LEVEL=0 and rerun for more info.)\n";
+    let found = super::pasted_findings(line);
+    let f = found.iter().find(|f| f.id == "framework.cpu_only_build").expect("the finding");
+    assert!(f.summary.contains("likely") && f.explains.contains(&"observed.jax.no_gpu_fallback".to_owned()), "{f:?}");
+    assert!(f.fix.as_deref().unwrap().contains("jax[cuda12]"), "{:?}", f.fix);
+    let cuinit = format!(
+        "2023-01-01 10:00:00.000000: E external/org_tensorflow/tensorflow/compiler/xla/stream_executor/cuda/cuda_driver.cc:267] \
+         failed call to cuInit: CUDA_ERROR_UNKNOWN: unknown error\n{line}"
+    );
+    let cuda_jaxlib = format!("$ pip freeze\njax==0.3.25\njaxlib==0.3.25+cuda11.cudnn82\n{line}");
+    for text in [cuinit, cuda_jaxlib] {
+        assert!(!super::pasted_ids(&text).contains(&"framework.cpu_only_build".to_owned()), "{text}");
+    }
+}
