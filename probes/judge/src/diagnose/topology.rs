@@ -85,7 +85,9 @@ pub(super) const ORDER: Rule = Rule {
               `CUDA_VISIBLE_DEVICES=0` are not nvidia-smi's GPU 0. In pasted text without both orders, also a \
               sentence saying a program's GPU numbers and nvidia-smi's (nvtop's, gpustat's) disagree, or a program's \
               own numbered GPU list (T-Rex's `GPU #0:`, llama.cpp's `Device 0:`) with the same models in another \
-              order than lspci's or `nvidia-smi -L`'s, where CUDA_DEVICE_ORDER is not PCI_BUS_ID.",
+              order than lspci's or `nvidia-smi -L`'s, where CUDA_DEVICE_ORDER is not PCI_BUS_ID. Or a pasted GPU list \
+              in PCI order (nvidia-smi's, collect_env's) with no CUDA order beside it, every GPU's capability known by \
+              its name, and a slower GPU before a faster: the order expected as on a live machine.",
     source: "CUDA Programming Guide, environment variables (CUDA_DEVICE_ORDER: FASTEST_FIRST default, PCI_BUS_ID; \
              CUDA_VISIBLE_DEVICES) (https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#env-vars)",
 };

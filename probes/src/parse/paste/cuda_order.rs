@@ -7,6 +7,7 @@
 //! orders the text shows differ, the topology records the CUDA order seen, so
 //! `topology.cuda_index_differs` judges it as it judges a live machine.
 
+use gpu_doctor_kb::Kb;
 use gpu_doctor_model::{CudaOrder, DeviceOrder, EnvFacts, Gpu, PciBusId, TopoGpu, Topology};
 
 use super::gpus::{GpuFact, names_match};
@@ -106,6 +107,29 @@ pub(super) fn observed(pci: &[Gpu], cuda: &[GpuFact], env: &EnvFacts) -> Option<
     Some(Topology { gpus, pairs: Vec::new(), cuda_order, ..Topology::default() })
 }
 
+/// The order CUDA is expected to number the GPUs of a list in PCI order (nvidia-smi's, collect_env's), where the text
+/// shows no CUDA order of its own: as on a live machine ([`CudaOrder::derive`]), from the compute capabilities,
+/// highest first, under the variables the text sets. Only where every listed GPU's capability is known (from its name)
+/// and the expected order changes what the indices name: a list of one model, or one whose faster GPUs come first, is
+/// numbered alike by both.
+pub(super) fn expected(pci: &[Gpu], env: &EnvFacts, kb: &Kb) -> Option<Topology> {
+    if pci.len() < 2 {
+        return None;
+    }
+    let mut gpus: Vec<TopoGpu> = pci.iter().map(topo_gpu).collect();
+    for (t, g) in gpus.iter_mut().zip(pci) {
+        let cc = g.compute_capability.or_else(|| kb.gpus.cc_for_name(g.name.as_deref()?));
+        t.compute_capability = Some(cc?.to_string());
+    }
+    let var = |name: &str| env.vars.get(name).map(String::as_str);
+    let mut cuda_order = CudaOrder::derive(&gpus, var("CUDA_DEVICE_ORDER"), var("CUDA_VISIBLE_DEVICES"));
+    if !cuda_order.order_changes_indices() {
+        return None;
+    }
+    cuda_order.basis = format!("the pasted GPU list is in nvidia-smi's (PCI bus) order; {}", cuda_order.basis);
+    Some(Topology { gpus, pairs: Vec::new(), cuda_order, ..Topology::default() })
+}
+
 /// The listed GPU a CUDA device is: the one at its bus id, or the only one of its name when no
 /// other CUDA device has that name.
 fn match_listed<'a>(pci: &'a [Gpu], f: &GpuFact, all: &[&GpuFact]) -> Option<&'a Gpu> {
@@ -157,6 +181,35 @@ mod tests {
     fn ids(text: &str) -> Vec<String> {
         let s = read_pasted(text, Kb::get().unwrap()).unwrap();
         gpu_doctor_judge::diagnose::diagnose(&s, Kb::get().unwrap()).into_iter().map(|f| f.id).collect()
+    }
+
+    /// microsoft/onnxruntime#17546's nvidia-smi table (a Quadro P1000 at index 0, an RTX A4000 at 1), with no program
+    /// numbering the GPUs the CUDA way: CUDA is expected to put the A4000 (8.6) first, as the live probe expects;
+    /// not with CUDA_DEVICE_ORDER=PCI_BUS_ID set, nor with the faster GPU listed first.
+    #[test]
+    fn a_list_in_pci_order_with_a_slower_gpu_first_expects_cuda_to_number_it_otherwise() {
+        let table = "| NVIDIA-SMI 528.89       Driver Version: 528.89       CUDA Version: 12.0     |\n\
+                     |-------------------------------+----------------------+----------------------+\n\
+                     | GPU  Name            TCC/WDDM | Bus-Id        Disp.A | Volatile Uncorr. ECC |\n\
+                     | Fan  Temp  Perf  Pwr:Usage/Cap|         Memory-Usage | GPU-Util  Compute M. |\n\
+                     |===============================+======================+======================|\n\
+                     |   0  Quadro P1000       WDDM  | 00000000:73:00.0 Off |                  N/A |\n\
+                     | 34%   37C    P0    N/A /  47W |    323MiB /  4096MiB |      0%      Default |\n\
+                     +-------------------------------+----------------------+----------------------+\n\
+                     |   1  NVIDIA RTX A4000   WDDM  | 00000000:A6:00.0 Off |                  Off |\n\
+                     | 41%   33C    P8     9W / 140W |      0MiB / 16376MiB |      0%      Default |\n\
+                     +-------------------------------+----------------------+----------------------+\n";
+        let s = read_pasted(table, Kb::get().unwrap()).unwrap();
+        let t = s.topology.value().expect("the expected order");
+        assert_eq!(t.cuda_order.effective, [1, 0]);
+        assert!(t.cuda_order.basis.contains("nvidia-smi's (PCI bus) order"), "{}", t.cuda_order.basis);
+        assert!(ids(table).contains(&"topology.cuda_index_differs".to_owned()));
+        let pci_order = format!("$ export CUDA_DEVICE_ORDER=PCI_BUS_ID\n{table}");
+        assert!(!ids(&pci_order).contains(&"topology.cuda_index_differs".to_owned()));
+        let faster_first =
+            table.replace("Quadro P1000      ", "RTX PLACEHOLDER   ").replace("NVIDIA RTX A4000", "Quadro P1000    ");
+        let faster_first = faster_first.replace("RTX PLACEHOLDER   ", "NVIDIA RTX A4000  ");
+        assert!(!ids(&faster_first).contains(&"topology.cuda_index_differs".to_owned()), "{faster_first}");
     }
 
     /// tensorflow/tensorflow#32881 (iperov, 2019-09-27): TensorFlow's device 0 is the RTX 2080 Ti at

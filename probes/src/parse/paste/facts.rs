@@ -522,11 +522,16 @@ impl Facts {
 
 impl Facts {
     /// The CUDA order the paste shows beside nvidia-smi's (`cuda_order::observed`), from the GPUs
-    /// listed in PCI order.
+    /// listed in PCI order; where it shows none, the order CUDA is expected to use (`cuda_order::expected`).
     fn cuda_order_seen(&self, kb: &Kb) -> Option<gpu_doctor_model::Topology> {
         let in_pci_order: Vec<Gpu> =
             self.listed_gpus.iter().filter(|(_, f)| cuda_order::in_pci_order(f)).map(|(g, _)| g.clone()).collect();
-        cuda_order::observed(&gpus::merge(in_pci_order, &[], kb), &self.gpu_facts, &self.env)
+        let listed = gpus::merge(in_pci_order, &[], kb);
+        cuda_order::observed(&listed, &self.gpu_facts, &self.env).or_else(|| {
+            // A program numbering the GPUs the CUDA way, in the same order: nothing to expect.
+            let cuda_shown = self.gpu_facts.iter().filter(|f| f.index.is_some()).count() >= 2;
+            if cuda_shown { None } else { cuda_order::expected(&listed, &self.env, kb) }
+        })
     }
 }
 
