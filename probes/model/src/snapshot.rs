@@ -138,6 +138,11 @@ pub struct Snapshot {
     /// Thunderbolt 5 dock", "my eGPU"); `None` for a live machine, or when not said.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stated_egpu: Option<String>,
+    /// The CUDA toolkit the pasted text says is installed ("I installed the CUDA 12.8 release", "a P6000 GPU with
+    /// Cuda 10.1"), with the line; `None` for a live machine, or when not said. Read only against the nvcc a build
+    /// is shown running (a distribution's /usr/bin/nvcc): the toolkit meant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stated_toolkit: Option<(crate::CudaVersion, String)>,
     /// The line where the pasted text asks for CUDA without a program having shown a GPU: an install command that
     /// names a CUDA package beside the framework (`conda install jax cuda-nvcc -c nvidia`), or an issue form's
     /// accelerator answered `GPU` (JAX's bug template); `None` for a live machine, or when not said.
@@ -248,6 +253,7 @@ impl Snapshot {
             stated_idle_downshift: None,
             stated_busy_downshift: None,
             stated_egpu: None,
+            stated_toolkit: None,
             stated_cuda_wanted: None,
             stated_conda_forge_install: None,
             stated_nouveau: None,

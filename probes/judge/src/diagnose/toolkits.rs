@@ -19,7 +19,10 @@ pub(super) const CONFLICT: Rule = Rule {
               `\"__CUDACC_VER__\" redefined` on CUDA 9's crt/common_functions.h: an nvcc before CUDA 9 compiling a \
               newer toolkit's headers. Or nvcc's verbose listing (`nvcc -v`, CMake's compiler identification) naming a \
               distribution's nvcc (`_HERE_` in /usr/lib/nvidia-cuda-toolkit) of another release than a CUDA toolkit \
-              also installed (a `cuda-X.Y` folder on the PATH it ran with, CUDA_HOME). Or PyTorch's CMake package \
+              also installed (a `cuda-X.Y` folder on the PATH it ran with, CUDA_HOME); or a build naming the \
+              distribution's /usr/bin/nvcc as the compiler it ran (setuptools' `command '/usr/bin/nvcc' failed`, \
+              CMake's compiler lines) where the text says another CUDA toolkit is installed (`I installed the CUDA \
+              12.8 release`). Or PyTorch's CMake package \
               stopping on `Found two conflicting CUDA installs` (`versions` from 2.5): its FindCUDA and \
               FindCUDAToolkit searches found different toolkits, or one release through two folders. Or a build's \
               configuration (CMake's CUDA compiler identification, FindCUDA's and FindCUDAToolkit's found version, \
@@ -33,7 +36,10 @@ pub(super) const CONFLICT: Rule = Rule {
              nvcc's predefined __CUDACC_VER_MAJOR__/__CUDACC_VER_MINOR__ (CUDA Compiler Driver NVCC); \
              pytorch/pytorch:cmake/public/cuda.cmake@v2.1.0#L63-L68 and @v2.5.1#L63-L67; Kitware/CMake \
              Modules/CMakeDetermineCompilerId.cmake and FindPackageHandleStandardArgs.cmake (the `The CUDA compiler \
-             identification is` and `Found CUDAToolkit: … (found version \"…\")` lines); pytorch/pytorch#6376",
+             identification is` and `Found CUDAToolkit: … (found version \"…\")` lines); pytorch/pytorch#6376; \
+             Debian's nvidia-cuda-toolkit file list (https://packages.debian.org/sid/amd64/nvidia-cuda-toolkit/filelist: \
+             /usr/bin/nvcc, /usr/lib/nvidia-cuda-toolkit/bin/nvcc); pypa/setuptools:setuptools/_distutils/spawn.py@00eaec7a0c4e49af9c4062145c969f08d2953abe \
+             (`command %r failed with exit code %s`; CPython's own distutils wrote `exit status`)",
 };
 
 pub(super) const STALE_PATH: Rule = Rule {
@@ -577,56 +583,68 @@ fn distribution_nvcc_ran(cx: &Ctx<'_>, t: &Toolkits, out: &mut Vec<Finding>) {
     if out.iter().any(|f| f.id == CONFLICT.id) {
         return;
     }
-    let Some(ran) = t
-        .installs
-        .iter()
-        .find(|i| i.kind == ToolkitKind::Distro && i.nvcc.is_some() && i.version_source == Some(VersionSource::Nvcc))
-    else {
+    let Some(ran) = t.installs.iter().find(|i| i.kind == ToolkitKind::Distro && i.nvcc.is_some()) else {
         return;
     };
-    let Some(ran_version) = ran.version else { return };
-    let Some(meant) = t
+    let differs = |v: CudaVersion| ran.version.is_none_or(|r| r.major_minor() != v.major_minor());
+    // The toolkit meant: one the text shows (a `cuda-X.Y` folder, conda's), else the one it says is installed.
+    let shown = t
         .installs
         .iter()
         .filter(|i| matches!(i.kind, ToolkitKind::Local | ToolkitKind::Conda | ToolkitKind::Other))
-        .filter(|i| i.version.is_some_and(|v| v.major_minor() != ran_version.major_minor()))
-        .max_by_key(|i| i.version)
-    else {
-        return;
+        .filter(|i| i.version.is_some_and(differs))
+        .max_by_key(|i| i.version);
+    let (meant_version, meant_root, meant_evidence) = match (shown, cx.s.stated_toolkit.as_ref()) {
+        (Some(meant), _) => {
+            let Some(v) = meant.version else { return };
+            (
+                v.major_minor(),
+                Some(meant.root.clone()),
+                format!("also installed: {} (CUDA {})", meant.root, v.major_minor()),
+            )
+        }
+        (None, Some((v, line))) if differs(*v) => (
+            v.major_minor(),
+            None,
+            format!("the text says the toolkit installed is CUDA {}: \"{line}\"", v.major_minor()),
+        ),
+        _ => return,
     };
-    let meant_version = meant.version.map_or_else(String::new, |v| format!("CUDA {}", v.major_minor()));
-    let nvcc = meant.nvcc.clone().unwrap_or_else(|| format!("{}/bin/nvcc", meant.root));
-    let package = if ran.root.starts_with("/usr/lib/nvidia-cuda-toolkit") {
+    let ran_version =
+        ran.version.map_or_else(|| "release not shown".to_owned(), |v| format!("CUDA {}", v.major_minor()));
+    let root = meant_root.clone().unwrap_or_else(|| format!("/usr/local/cuda-{meant_version}"));
+    let nvcc = shown.and_then(|m| m.nvcc.clone()).unwrap_or_else(|| format!("{root}/bin/nvcc"));
+    let debian = ran.root.starts_with("/usr/lib/nvidia-cuda-toolkit") || ran.nvcc.as_deref() == Some("/usr/bin/nvcc");
+    let package = if debian {
         "the distribution's nvidia-cuda-toolkit package (`sudo apt remove nvidia-cuda-toolkit`; it is not needed \
          beside NVIDIA's toolkit)"
     } else {
         "the distribution's CUDA package that installed it"
     };
+    let at = meant_root.map_or_else(|| " the text says is installed".to_owned(), |r| format!(" at {r}"));
     out.push(CONFLICT.finding(
         format!(
-            "The build ran the distribution's nvcc (CUDA {}, {}), not the {meant_version} toolkit at {}",
-            ran_version.major_minor(),
-            ran.root,
-            meant.root
+            "The build ran the distribution's nvcc ({ran_version}, {}), not the CUDA {meant_version} toolkit{at}",
+            ran.root
         ),
         format!(
-            "nvcc's verbose listing names the folder of the nvcc that ran (`_HERE_`) and its release (the \
-             `__CUDACC_VER_MAJOR__`/`MINOR` it defines): a distribution's CUDA package, found before the \
-             {meant_version} toolkit (its /usr/bin/nvcc on PATH, or kept in CMake's cache from an earlier run). The \
-             build then compiles with CUDA {} and that package's headers, and fails where the code or the GPU needs \
-             the newer one (an unknown `sm_XX`, missing headers).",
-            ran_version.major_minor()
+            "The nvcc that ran is a distribution's package's (Debian's and Ubuntu's nvidia-cuda-toolkit put it at \
+             /usr/bin/nvcc; here {}), found before the CUDA {meant_version} toolkit: its /usr/bin/nvcc is on every \
+             PATH, and CMake keeps the compiler it found in its cache. The build then compiles with that package's \
+             release and headers, and fails where the code or the GPU needs the other one (an unknown `sm_XX` or \
+             `compute_XX`, a missing libdevice or header).",
+            ran.root
         ),
-        vec![
-            format!("nvcc that ran: {} (CUDA {})", ran.nvcc.as_deref().unwrap_or(&ran.root), ran_version.major_minor()),
-            format!("also installed: {} ({meant_version})", meant.root),
-        ],
+        vec![format!("nvcc that ran: {} ({ran_version})", ran.nvcc.as_deref().unwrap_or(&ran.root)), meant_evidence],
         Some(format!(
-            "Remove {package}, or name NVIDIA's compiler to the build: `export CUDACXX={}` (CMake; or \
-             `-DCMAKE_CUDA_COMPILER=` with it) and {} first on PATH; then delete the build folder's CMakeCache.txt so \
-             CMake looks for nvcc again, and check with `nvcc --version`.",
+            "Remove {package}, or name NVIDIA's compiler to the build: {} first on PATH (`export PATH={}:$PATH`), \
+             `export CUDACXX={}` for CMake (or `-DCMAKE_CUDA_COMPILER=` with it) and CUDA_HOME={} for PyTorch \
+             extensions; then delete the build folder's CMakeCache.txt so CMake looks for nvcc again, and check with \
+             `nvcc --version`.",
+            fix::word(cx, &format!("{root}/bin")),
+            fix::word(cx, &format!("{root}/bin")),
             fix::word(cx, &nvcc),
-            fix::word(cx, &format!("{}/bin", meant.root))
+            fix::word(cx, &root)
         )),
     ));
 }

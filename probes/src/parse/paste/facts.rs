@@ -123,6 +123,8 @@ pub(super) struct Facts {
     pub stated_busy_downshift: Option<String>,
     /// The GPU said to sit behind Thunderbolt or USB4 (`prose`): the line.
     pub stated_egpu: Option<String>,
+    /// The CUDA toolkit the text says is installed, with the line (`nvcc_verbose`).
+    pub stated_toolkit: Option<(CudaVersion, String)>,
     /// CUDA asked for (`install_commands`: a command naming a CUDA package; `issue_form`: an accelerator answered
     /// `GPU`): the line.
     pub stated_cuda_wanted: Option<String>,
@@ -375,6 +377,7 @@ impl Facts {
         snap.stated_idle_downshift = self.stated_idle_downshift.take();
         snap.stated_busy_downshift = self.stated_busy_downshift.take();
         snap.stated_egpu = self.stated_egpu.take();
+        snap.stated_toolkit = self.stated_toolkit.take();
         snap.stated_cuda_wanted = self.stated_cuda_wanted.take();
         snap.stated_conda_forge_install = self.stated_conda_forge_install.take();
         snap.stated_nouveau = self.stated_nouveau.take();

@@ -20,7 +20,7 @@
 //! ```
 
 use super::facts::{Facts, MAX_LIST, version_of_dir};
-use gpu_doctor_model::{CudaVersion, ToolkitInstall, VersionSource};
+use gpu_doctor_model::{CudaVersion, ToolkitInstall, ToolkitKind, VersionSource};
 
 const FORMAT: &str = "nvcc -v";
 
@@ -31,14 +31,27 @@ const HERE: &str = "#$ _HERE_=";
 const MAX_PATH: usize = 300;
 
 /// Reads the folder and release of the nvcc whose verbose listing the text holds, and the other CUDA
-/// toolkit folders on the PATH it ran with.
+/// toolkit folders on the PATH it ran with; or the distribution's nvcc named as the compiler a build ran. Where a
+/// distribution's nvcc ran, also the CUDA toolkit the text says is installed.
 pub(super) fn read(lines: &[String], facts: &mut Facts) {
+    // The listing's `_HERE_` is the folder of the nvcc that ran, whatever /usr/bin/nvcc links to.
+    if !listing(lines, facts) {
+        distro_nvcc_ran(lines, facts);
+    }
+    if facts.toolkits.iter().any(|t| t.kind == ToolkitKind::Distro && t.nvcc.is_some()) {
+        facts.stated_toolkit = facts.stated_toolkit.take().or_else(|| toolkit_in_words(lines));
+    }
+}
+
+/// nvcc's verbose listing: the folder and release of the nvcc that ran, and the other toolkits on its PATH; false
+/// where the text holds none.
+fn listing(lines: &[String], facts: &mut Facts) -> bool {
     let Some((at, here)) = lines.iter().enumerate().find_map(|(i, l)| {
         let here = l.trim().strip_prefix(HERE)?.trim();
         let ok = !here.is_empty() && here.len() <= MAX_PATH && !here.contains('$');
         ok.then(|| (i, here.trim_end_matches(['/', '\\']).to_owned()))
     }) else {
-        return;
+        return false;
     };
     facts.saw(at, FORMAT);
     let root = here.strip_suffix("/bin").or_else(|| here.strip_suffix("\\bin")).unwrap_or(&here).to_owned();
@@ -78,6 +91,78 @@ pub(super) fn read(lines: &[String], facts: &mut Facts) {
         }
         facts.toolkits.push(install(folder, Some(version), None, format!("{folder}/bin/nvcc")));
     }
+    true
+}
+
+/// Debian's and Ubuntu's `nvidia-cuda-toolkit` puts its nvcc at /usr/bin/nvcc (a wrapper of
+/// /usr/lib/nvidia-cuda-toolkit/bin/nvcc); NVIDIA's toolkits stay in /usr/local/cuda-X.Y, conda's and pip's in
+/// their environments, Arch's in /opt/cuda. So a build naming /usr/bin/nvcc as the compiler it ran ran the
+/// distribution's.
+const DISTRO_NVCC: &str = "/usr/bin/nvcc";
+const DISTRO_ROOT: &str = "/usr/lib/nvidia-cuda-toolkit";
+/// The folder above /usr/bin/nvcc's, the root CMake's reader gives it too.
+const DISTRO_NVCC_ROOT: &str = "/usr";
+
+/// The distribution's nvcc named as the compiler a build ran: setuptools' failure (`error: command '/usr/bin/nvcc'
+/// failed with exit status 1`, distutils' spawn), CMake's compiler lines (`Compiler: /usr/bin/nvcc` of a failed
+/// identification, `-- Check for working CUDA compiler: /usr/bin/nvcc`, `-- Looking for a CUDA compiler -
+/// /usr/bin/nvcc`). Kept as the distribution's toolkit with that nvcc, its release unknown here.
+fn distro_nvcc_ran(lines: &[String], facts: &mut Facts) {
+    let ran = |l: &str| {
+        let l = l.trim().trim_start_matches("-- ");
+        l.len() <= 2000
+            && (l.contains("command '/usr/bin/nvcc' failed")
+                || l.contains("command \"/usr/bin/nvcc\" failed")
+                || [
+                    "Compiler: ",
+                    "Check for working CUDA compiler: ",
+                    "Looking for a CUDA compiler - ",
+                    "The CUDA compiler is ",
+                ]
+                .iter()
+                .any(|p| l.strip_prefix(p).is_some_and(|rest| rest.split_whitespace().next() == Some(DISTRO_NVCC))))
+    };
+    let Some(at) = lines.iter().position(|l| ran(l)) else { return };
+    facts.saw(at, "a build's compiler line");
+    let full = facts.toolkits.len() >= MAX_LIST;
+    let same = |t: &ToolkitInstall| {
+        t.root == DISTRO_ROOT || t.root == DISTRO_NVCC_ROOT || t.nvcc.as_deref() == Some(DISTRO_NVCC)
+    };
+    match facts.toolkits.iter_mut().find(|t| same(t)) {
+        Some(t) => {
+            t.nvcc.get_or_insert_with(|| DISTRO_NVCC.to_owned());
+        }
+        None if !full => facts.toolkits.push(install(DISTRO_NVCC_ROOT, None, None, DISTRO_NVCC.to_owned())),
+        None => {}
+    }
+}
+
+/// The writer's sentence naming the CUDA toolkit installed (`I installed the CUDA 12.8 release`, `an Nvidia P6000
+/// GPU with Cuda 10.1`, `I have cuda 11.8 installed`, `nvcc version is 9.1, CUDA version is 10.2`), with its line: the toolkit meant. Not a framework's build
+/// (`built with CUDA 11.8`, `torch … with CUDA 12.1`). Lines of at most 500 characters.
+fn toolkit_in_words(lines: &[String]) -> Option<(CudaVersion, String)> {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    #[allow(clippy::unwrap_used)] // a literal pattern, exercised by the tests
+    let re = RE.get_or_init(|| {
+        regex::Regex::new(
+            r"(?i-u)(?-u:\b)(?:(?:installed|install|installing|have|has|with|using)\s+(?:the\s+|a\s+)?(?:nvidia\s+)?cuda(?:\s*toolkit)?\s*(?:version\s*)?v?|cuda(?:\s*toolkit)?\s+version\s+is\s+v?)(?P<major>\d{1,2})\.(?P<minor>\d{1,2})(?-u:\b)",
+        )
+        .unwrap()
+    });
+    lines.iter().filter(|l| l.len() <= 500).find_map(|l| {
+        let c = re.captures(l)?;
+        let start = c.get(0)?.start();
+        let before = l[..start].to_ascii_lowercase();
+        let framework = ["built", "compiled", "torch", "tensorflow", "jax", "wheel", "cu1"]
+            .iter()
+            .any(|w| before.rfind(w).is_some_and(|at| start - at <= 40));
+        if framework {
+            return None;
+        }
+        let version =
+            CudaVersion::new(c.name("major")?.as_str().parse().ok()?, c.name("minor")?.as_str().parse().ok()?);
+        Some((version, l.trim().to_owned()))
+    })
 }
 
 /// A toolkit the listing shows at `root`, its kind by where it is.
@@ -104,7 +189,6 @@ fn define_value(line: &str, name: &str) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gpu_doctor_model::ToolkitKind;
 
     /// CMake's compiler identification failing with nvcc's verbose listing, from
     /// NVlabs/instant-ngp#747 (Ubuntu's nvidia-cuda-toolkit 10.1 ran; CUDA 11.3 on PATH).
@@ -165,5 +249,35 @@ mod tests {
         let huge = format!("#$ _HERE_=/usr/local/cuda/bin\n#$ PATH={}\n", "/usr/local/cuda-1.0/bin:".repeat(100_000));
         let f = Facts::read_by(read, &huge);
         assert!(f.toolkits.len() <= MAX_LIST);
+    }
+
+    /// A build naming /usr/bin/nvcc as the compiler it ran (setuptools' failure, mit-han-lab/torchsparse#78; CMake's
+    /// lines) is the distribution's nvcc; the writer's sentence then gives the toolkit meant, not a framework's build.
+    #[test]
+    fn a_build_that_ran_usr_bin_nvcc_and_the_toolkit_said_installed() {
+        let torchsparse = "At the end of veeery long error message, this is written:\n\
+                           `error: command '/usr/bin/nvcc' failed with exit status 1`\n\n\
+                           gcc version is 7.4.0, nvcc version is 9.1, CUDA version is 10.2. \n";
+        let f = Facts::read_by(read, torchsparse);
+        let ran = f.toolkits.iter().find(|t| t.nvcc.as_deref() == Some(DISTRO_NVCC)).expect("the nvcc that ran");
+        assert_eq!((ran.root.as_str(), ran.kind, ran.version), ("/usr", ToolkitKind::Distro, None));
+        assert_eq!(f.stated_toolkit.as_ref().map(|(v, _)| *v), Some(CudaVersion::new(10, 2)));
+        for cmake in ["-- Check for working CUDA compiler: /usr/bin/nvcc - skipped", "  Compiler: /usr/bin/nvcc"] {
+            assert_eq!(Facts::read_by(read, cmake).toolkits.len(), 1, "{cmake}");
+        }
+        // NVIDIA/cuda-samples#356's first line beside its listing; a framework's build is no toolkit said installed.
+        let samples =
+            "I installed the CUDA 12.8 release as per the guide here\n#$ _HERE_=/usr/lib/nvidia-cuda-toolkit/bin\n";
+        let f = Facts::read_by(read, samples);
+        assert_eq!(f.stated_toolkit.map(|(v, _)| v), Some(CudaVersion::new(12, 8)));
+        let built = "error: command '/usr/bin/nvcc' failed with exit status 1\nPyTorch built with CUDA 11.8\n";
+        assert_eq!(Facts::read_by(read, built).stated_toolkit, None);
+        // No distribution's nvcc: the sentence is not read; another nvcc, or none run, is not the distribution's.
+        assert_eq!(Facts::read_by(read, "I have CUDA 11.8 installed\n").stated_toolkit, None);
+        for other in ["error: command '/usr/local/cuda/bin/nvcc' failed with exit status 1", "see /usr/bin/nvcc"] {
+            assert!(Facts::read_by(read, other).toolkits.is_empty(), "{other}");
+        }
+        let huge = format!("{}\nerror: command '/usr/bin/nvcc' failed", "with cuda 12.1 ".repeat(100_000));
+        assert_eq!(Facts::read_by(read, &huge).stated_toolkit, None);
     }
 }

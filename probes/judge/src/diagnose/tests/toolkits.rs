@@ -468,6 +468,25 @@ fn the_distributions_nvcc_ran_beside_nvidias_toolkit() {
     assert!(found.iter().all(|f| f.id != "toolkits.names_disagree"), "{found:#?}");
 }
 
+/// The distribution's nvcc named as the compiler a build ran, its release not shown, beside the toolkit the writer
+/// says is installed (NVIDIA/cuda-samples#356: "I installed the CUDA 12.8 release"; mit-han-lab/torchsparse#78's
+/// setuptools line): two toolkits, the fix naming the package and the toolkit's folder. Not without such a sentence.
+#[test]
+fn the_distributions_nvcc_ran_where_the_text_says_another_toolkit_is_installed() {
+    let text = "I installed the CUDA 12.8 release as per the guide here\n  Compiler: /usr/bin/nvcc\n\n  \
+                #$ _HERE_=/usr/lib/nvidia-cuda-toolkit/bin\n  #$ NVVMIR_LIBRARY_DIR=/usr/lib/nvidia-cuda-toolkit/libdevice\n";
+    let found = super::pasted_findings(text);
+    let f = found.iter().find(|f| f.id == "toolkits.names_disagree").unwrap_or_else(|| panic!("{found:#?}"));
+    assert!(f.summary.contains("CUDA 12.8 toolkit the text says is installed"), "{}", f.summary);
+    let fix = f.fix.as_deref().unwrap_or_default();
+    assert!(fix.contains("apt remove nvidia-cuda-toolkit") && fix.contains("/usr/local/cuda-12.8/bin"), "{fix}");
+    let setuptools =
+        "error: command '/usr/bin/nvcc' failed with exit status 1\nnvcc version is 9.1, CUDA version is 10.2.\n";
+    assert!(super::pasted_ids(setuptools).contains(&"toolkits.names_disagree".to_owned()));
+    let alone = "error: command '/usr/bin/nvcc' failed with exit status 1\n";
+    assert!(!super::pasted_ids(alone).contains(&"toolkits.names_disagree".to_owned()));
+}
+
 /// PyTorch's CMake package finding one release in two folders (2.1 to 2.4; the message over lines CMake separates
 /// with blank ones): one toolkit for both searches, the second folder's in the fix.
 #[test]
