@@ -138,8 +138,9 @@ fn distro_nvcc_ran(lines: &[String], facts: &mut Facts) {
 }
 
 /// The writer's sentence naming the CUDA toolkit installed (`I installed the CUDA 12.8 release`, `an Nvidia P6000
-/// GPU with Cuda 10.1`, `I have cuda 11.8 installed`, `nvcc version is 9.1, CUDA version is 10.2`), with its line: the toolkit meant. Not a framework's build
-/// (`built with CUDA 11.8`, `torch … with CUDA 12.1`). Lines of at most 500 characters.
+/// GPU with Cuda 10.1`, `I have cuda 11.8 installed`, `nvcc version is 9.1, CUDA version is 10.2`), with its line:
+/// the toolkit meant. Not a framework's build (`built with CUDA 11.8`, `torch … with CUDA 12.1`). Lines of at most
+/// 500 characters.
 fn toolkit_in_words(lines: &[String]) -> Option<(CudaVersion, String)> {
     static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     #[allow(clippy::unwrap_used)] // a literal pattern, exercised by the tests
