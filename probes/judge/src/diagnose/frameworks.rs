@@ -16,7 +16,8 @@ pub(super) const CPU_ONLY: Rule = Rule {
               cudatoolkit, cuda-nvcc or cuda-cudart, pip's nvidia-* wheels, an xFormers built for CUDA, a companion \
               that runs only on CUDA: vLLM, FlashInfer, flash-attn), or under a module that could not load torch's \
               own CUDA library (`libtorch_cuda.so: cannot open shared object file`); a CPU build of torch or JAX (a \
-              conda-forge `cpu_…` jaxlib) where the text asks for CUDA: an install command naming a CUDA package, \
+              conda-forge `cpu_…` jaxlib) where the text asks for CUDA: an install command naming a CUDA package or \
+              PyTorch's CUDA download pages (`--index-url …/whl/cu121`, `-f …/whl/torch_stable.html`, a `+cu` pin), \
               or JAX's issue form with the accelerator answered GPU. ONNX Runtime whose available execution providers are \
               the CPU package's (`onnxruntime`: CPU and Azure, no `CUDAExecutionProvider`), printed or named by its \
               warning about a requested provider, or said in words (`only CPUExecutionProvider is available`, `it \

@@ -95,8 +95,18 @@ fn tool_arguments<'a>(line: &'a str, verbs: &[&str]) -> Option<(bool, Vec<&'a st
 /// Whether a command's arguments ask for CUDA: a package of [`names_cuda`], and not the CPU build as well
 /// (`cpuonly`, PyTorch's cpu index, a `+cpu` pin).
 fn wants_cuda(args: &[&str]) -> bool {
-    args.iter().any(|a| names_cuda(a))
+    args.iter().any(|a| names_cuda(a) || pytorch_cuda_index(a))
         && !args.iter().any(|a| *a == "cpuonly" || a.ends_with("/whl/cpu") || a.contains("+cpu"))
+}
+
+/// PyTorch's own download pages for its CUDA builds: an index of one CUDA level (`…/whl/cu118`, `…/whl/nightly/cu128`)
+/// or the find-links page of every build (`-f https://download.pytorch.org/whl/torch_stable.html`, which pytorch.org
+/// gave for the CUDA builds up to 1.x; PyPI serves the CPU build without it), or a pin of a CUDA build (`+cu118`).
+fn pytorch_cuda_index(arg: &str) -> bool {
+    let lower = arg.to_ascii_lowercase();
+    index_tag(&lower).is_some_and(|t| t.starts_with("cu"))
+        || lower.contains("download.pytorch.org/whl/torch_stable.html")
+        || lower.split_once("+cu").is_some_and(|(_, d)| d.starts_with(|c: char| c.is_ascii_digit()))
 }
 
 /// The packages that install CUDA itself or a framework's CUDA build and nothing else: conda's toolkit packages
@@ -313,7 +323,8 @@ mod tests {
     }
 
     /// A command naming a CUDA package asks for CUDA: jax-ml/jax#24604's (verbatim, JAX's install page's conda
-    /// command) and the pip and conda packages of `names_cuda`; a framework alone, or a CPU pin, does not.
+    /// command), the pip and conda packages of `names_cuda` and PyTorch's CUDA pages; a framework alone, a CPU pin or
+    /// index, or ROCm's, does not.
     #[test]
     fn a_command_naming_a_cuda_package_asks_for_cuda() {
         let wanted = |t: &str| Facts::read_by(read, t).stated_cuda_wanted;
@@ -328,6 +339,10 @@ mod tests {
             "pip install tensorflow[and-cuda]",
             "pip install nvidia-cudnn-cu12==9.1.0.70",
             "conda install 'jaxlib=*=*cuda*' jax",
+            // PyTorch's CUDA index, its find-links page (pytorch/pytorch#52662's command), a CUDA build's pin.
+            "pip3 install torch torchvision --index-url https://download.pytorch.org/whl/cu121",
+            "python -m pip install torch===1.7.1 -f https://download.pytorch.org/whl/torch_stable.html --no-cache",
+            "pip install torch==1.8.0+cu111 torchvision==0.9.0+cu111",
         ] {
             assert!(wanted(yes).is_some(), "{yes}");
         }
@@ -337,6 +352,9 @@ mod tests {
             "conda install pytorch cudatoolkit=10.2 cpuonly -c pytorch",
             "pip install cuda-python",
             "install cuda-nvcc",
+            "pip3 install torch --index-url https://download.pytorch.org/whl/cpu",
+            "pip install torch==1.7.1+cpu -f https://download.pytorch.org/whl/torch_stable.html",
+            "pip install torch --index-url https://download.pytorch.org/whl/rocm6.2",
         ] {
             assert!(wanted(no).is_none(), "{no}");
         }
