@@ -638,11 +638,12 @@ fn distribution_nvcc_ran(cx: &Ctx<'_>, t: &Toolkits, out: &mut Vec<Finding>) {
         vec![format!("nvcc that ran: {} ({ran_version})", ran.nvcc.as_deref().unwrap_or(&ran.root)), meant_evidence],
         Some(format!(
             "Remove {package}, or name NVIDIA's compiler to the build: {} first on PATH (`export PATH={}:$PATH`), \
-             `export CUDACXX={}` for CMake (or `-DCMAKE_CUDA_COMPILER=` with it) and CUDA_HOME={} for PyTorch \
-             extensions; then delete the build folder's CMakeCache.txt so CMake looks for nvcc again, and check with \
-             `nvcc --version`.",
+             for CMake `-DCMAKE_CUDA_COMPILER={}` (or `export CUDACXX={}`) and CUDA_HOME={} for PyTorch extensions; \
+             then delete the build folder's CMakeCache.txt so CMake looks for nvcc again, and check with `nvcc \
+             --version`.",
             fix::word(cx, &format!("{root}/bin")),
             fix::word(cx, &format!("{root}/bin")),
+            fix::word(cx, &nvcc),
             fix::word(cx, &nvcc),
             fix::word(cx, &root)
         )),
