@@ -231,19 +231,21 @@ fn jax_on_cpu_beside_torch_on_gpu(cx: &Ctx<'_>, out: &mut Vec<Finding>) {
     let other_jax = cx.s.messages.iter().any(|o| o.id.starts_with("jax.") && o.id != m.id);
     let torch_gpu = cx.envs().iter().any(|e| e.deep_torch().is_some_and(|t| t.cuda_available == Some(true)));
     // Without torch's answer: the line alone among the known messages, where the GPUs are not listed or an NVIDIA GPU
-    // is, and no torch in the text failing to see it. JAX 0.3 to 0.4.16 logs a failing GPU backend at INFO, hidden by default (jax/_src/xla_bridge.py@jax-v0.4.16
-    // #L510-L513), but a CUDA jaxlib's XLA logs the driver's or the loader's failure (cuInit, libcuda) at warning
-    // or error, which are shown; with no such line, the jaxlib has no CUDA (jax-ml/jax#5231: `pip install jaxlib`).
+    // is, no torch in the text fails to see it and no CUDA jaxlib is shown. JAX 0.3 to 0.4.16 logs a failing GPU
+    // backend at INFO, hidden by default (jax/_src/xla_bridge.py@jax-v0.4.16#L510-L513), but a CUDA jaxlib's XLA logs
+    // the driver's or the loader's failure (cuInit, libcuda) at warning or error, which are shown; with no such line,
+    // the jaxlib has no CUDA (jax-ml/jax#5231: `pip install jaxlib`).
     let torch_no_gpu = cx.envs().iter().any(|e| e.deep_torch().is_some_and(|t| t.cuda_available == Some(false)));
     let known = cx.kb.errors.message.iter().find(|k| k.id == m.id);
-    let alone = cx.s.messages.iter().all(|o| o.id == m.id)
-        && cx.gpu_or_no_list()
-        && !torch_no_gpu
-        && known.is_some_and(|k| super::messages::printed_here(cx, k));
     let cuda_jaxlib = cx.envs().iter().any(|e| {
         e.frameworks.iter().any(|f| f.name.starts_with("jax") && matches!(f.build, FrameworkBuild::Cuda { .. }))
     });
-    if other_jax || !(torch_gpu || alone && !cuda_jaxlib) || out.iter().any(|f| f.id == CPU_ONLY.id) {
+    let alone = cx.s.messages.iter().all(|o| o.id == m.id)
+        && cx.gpu_or_no_list()
+        && !torch_no_gpu
+        && !cuda_jaxlib
+        && known.is_some_and(|k| super::messages::printed_here(cx, k));
+    if other_jax || !(torch_gpu || alone) || out.iter().any(|f| f.id == CPU_ONLY.id) {
         return;
     }
     let fix = known.and_then(|k| super::message_fix::family_fix(cx, k, &[m]).0);

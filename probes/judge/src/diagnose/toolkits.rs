@@ -592,17 +592,14 @@ fn distribution_nvcc_ran(cx: &Ctx<'_>, t: &Toolkits, out: &mut Vec<Finding>) {
         .installs
         .iter()
         .filter(|i| matches!(i.kind, ToolkitKind::Local | ToolkitKind::Conda | ToolkitKind::Other))
-        .filter(|i| i.version.is_some_and(differs))
-        .max_by_key(|i| i.version);
+        .filter_map(|i| Some((i, i.version.filter(|v| differs(*v))?)))
+        .max_by_key(|(_, v)| *v);
     let (meant_version, meant_root, meant_evidence) = match (shown, cx.s.stated_toolkit.as_ref()) {
-        (Some(meant), _) => {
-            let Some(v) = meant.version else { return };
-            (
-                v.major_minor(),
-                Some(meant.root.clone()),
-                format!("also installed: {} (CUDA {})", meant.root, v.major_minor()),
-            )
-        }
+        (Some((meant, v)), _) => (
+            v.major_minor(),
+            Some(meant.root.clone()),
+            format!("also installed: {} (CUDA {})", meant.root, v.major_minor()),
+        ),
         (None, Some((v, line))) if differs(*v) => (
             v.major_minor(),
             None,
@@ -613,7 +610,7 @@ fn distribution_nvcc_ran(cx: &Ctx<'_>, t: &Toolkits, out: &mut Vec<Finding>) {
     let ran_version =
         ran.version.map_or_else(|| "release not shown".to_owned(), |v| format!("CUDA {}", v.major_minor()));
     let root = meant_root.clone().unwrap_or_else(|| format!("/usr/local/cuda-{meant_version}"));
-    let nvcc = shown.and_then(|m| m.nvcc.clone()).unwrap_or_else(|| format!("{root}/bin/nvcc"));
+    let nvcc = shown.and_then(|(m, _)| m.nvcc.clone()).unwrap_or_else(|| format!("{root}/bin/nvcc"));
     let debian = ran.root.starts_with("/usr/lib/nvidia-cuda-toolkit") || ran.nvcc.as_deref() == Some("/usr/bin/nvcc");
     let package = if debian {
         "the distribution's nvidia-cuda-toolkit package (`sudo apt remove nvidia-cuda-toolkit`; it is not needed \
@@ -622,6 +619,7 @@ fn distribution_nvcc_ran(cx: &Ctx<'_>, t: &Toolkits, out: &mut Vec<Finding>) {
         "the distribution's CUDA package that installed it"
     };
     let at = meant_root.map_or_else(|| " the text says is installed".to_owned(), |r| format!(" at {r}"));
+    let (bin, nvcc) = (fix::word(cx, &format!("{root}/bin")), fix::word(cx, &nvcc));
     out.push(CONFLICT.finding(
         format!(
             "The build ran the distribution's nvcc ({ran_version}, {}), not the CUDA {meant_version} toolkit{at}",
@@ -641,10 +639,10 @@ fn distribution_nvcc_ran(cx: &Ctx<'_>, t: &Toolkits, out: &mut Vec<Finding>) {
              for CMake `-DCMAKE_CUDA_COMPILER={}` (or `export CUDACXX={}`) and CUDA_HOME={} for PyTorch extensions; \
              then delete the build folder's CMakeCache.txt so CMake looks for nvcc again, and check with `nvcc \
              --version`.",
-            fix::word(cx, &format!("{root}/bin")),
-            fix::word(cx, &format!("{root}/bin")),
-            fix::word(cx, &nvcc),
-            fix::word(cx, &nvcc),
+            bin,
+            bin,
+            nvcc,
+            nvcc,
             fix::word(cx, &root)
         )),
     ));

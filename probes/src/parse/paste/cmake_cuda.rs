@@ -80,6 +80,12 @@ fn line_found(line: &str) -> Option<Found> {
     Some(Found { root: None, version: Some(version), nvcc: None })
 }
 
+/// The CUDA compiler a CMake line names as the one it found (`-- Looking for a CUDA compiler - /usr/bin/nvcc`,
+/// `-- Check for working CUDA compiler: /usr/bin/nvcc - skipped`).
+pub(super) fn compiler_named(line: &str) -> Option<String> {
+    line_found(line)?.nvcc
+}
+
 /// Reads CMake's CUDA lines into toolkits found by the build's configuration.
 pub(super) fn read(lines: &[String], facts: &mut Facts) {
     let mut compiler: Option<(String, String)> = None;

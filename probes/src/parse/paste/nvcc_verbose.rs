@@ -109,18 +109,13 @@ const DISTRO_NVCC_ROOT: &str = "/usr";
 /// /usr/bin/nvcc`). Kept as the distribution's toolkit with that nvcc, its release unknown here.
 fn distro_nvcc_ran(lines: &[String], facts: &mut Facts) {
     let ran = |l: &str| {
-        let l = l.trim().trim_start_matches("-- ");
+        let l = l.trim();
         l.len() <= 2000
             && (l.contains("command '/usr/bin/nvcc' failed")
                 || l.contains("command \"/usr/bin/nvcc\" failed")
-                || [
-                    "Compiler: ",
-                    "Check for working CUDA compiler: ",
-                    "Looking for a CUDA compiler - ",
-                    "The CUDA compiler is ",
-                ]
-                .iter()
-                .any(|p| l.strip_prefix(p).is_some_and(|rest| rest.split_whitespace().next() == Some(DISTRO_NVCC))))
+                // A failed identification's `Compiler:` line; the search's lines are CMake's reader's.
+                || l.strip_prefix("Compiler: ").is_some_and(|rest| rest.split_whitespace().next() == Some(DISTRO_NVCC))
+                || super::cmake_cuda::compiler_named(l).as_deref() == Some(DISTRO_NVCC))
     };
     let Some(at) = lines.iter().position(|l| ran(l)) else { return };
     facts.saw(at, "a build's compiler line");
